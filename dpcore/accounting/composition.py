@@ -1,0 +1,98 @@
+"""Composition theorems, kept as comparison lines (the accountant is dp_accounting).
+
+These are the bounds a person would use without a moments accountant; the
+Accountant page draws them beside RDP and PLD to show how much tighter those are
+(Abadi et al. 2016, figure 2; seed 004).
+"""
+from __future__ import annotations
+
+import math
+from typing import Iterable
+
+from scipy import optimize
+
+from ..exceptions import DPValueError
+from ..mechanisms.gaussian import analytic_gaussian_delta
+from ..validation import check_delta, check_epsilon, check_fraction, check_int, check_nonnegative, check_positive
+
+
+def pure_epsilon_sum(epsilons: Iterable[float]) -> float:
+    """Basic composition of pure epsilon-DP steps: the epsilons add up.
+
+    >>> pure_epsilon_sum([0.5, 0.25, 0.25])
+    1.0
+    """
+    total = 0.0
+    for i, e in enumerate(epsilons):
+        total += check_epsilon(e, f"epsilons[{i}]")
+    return total
+
+
+def naive_composition(*, epsilon: float, delta: float, k: int) -> tuple[float, float]:
+    """k-fold composition of (epsilon, delta): (k epsilon, k delta)."""
+    epsilon = check_nonnegative(epsilon, "epsilon")
+    delta = check_delta(delta)
+    k = check_int(k, "k", minimum=0)
+    return k * epsilon, min(1.0, k * delta)
+
+
+def advanced_composition(*, epsilon: float, delta: float, k: int, delta_slack: float) -> tuple[float, float]:
+    """Advanced composition (Dwork, Rothblum, Vadhan 2010).
+
+    k-fold (eps, delta) is (sqrt(2k ln(1/delta')) eps + k eps (e^eps - 1), k delta + delta').
+    """
+    epsilon = check_nonnegative(epsilon, "epsilon")
+    delta = check_delta(delta)
+    k = check_int(k, "k", minimum=0)
+    delta_slack = check_delta(delta_slack, "delta_slack", allow_zero=False)
+    eps = math.sqrt(2 * k * math.log(1 / delta_slack)) * epsilon + k * epsilon * math.expm1(epsilon)
+    return eps, min(1.0, k * delta + delta_slack)
+
+
+def gaussian_epsilon(*, noise_multiplier: float, delta: float) -> float:
+    """Smallest epsilon at which the Gaussian mechanism with ``noise_multiplier`` is (eps, delta)-DP.
+
+    Exact (analytic Gaussian, Balle & Wang 2018): solves delta(eps) = delta.
+    """
+    sigma = check_positive(noise_multiplier, "noise_multiplier")
+    delta = check_delta(delta, allow_zero=False)
+    f = lambda e: analytic_gaussian_delta(sigma=sigma, epsilon=e) - delta
+    if f(0.0) <= 0:
+        return 0.0
+    hi = 1.0
+    while f(hi) > 0:
+        hi *= 2.0
+    return float(optimize.brentq(f, 0.0, hi, xtol=1e-12))
+
+
+def amplified_epsilon(*, epsilon: float, sample_rate: float) -> float:
+    """Privacy amplification by Poisson subsampling: ln(1 + q (e^eps - 1))."""
+    epsilon = check_nonnegative(epsilon, "epsilon")
+    q = check_fraction(sample_rate, "sample_rate")
+    return math.log1p(q * math.expm1(epsilon))
+
+
+def dpsgd_composition_bound(
+    *, noise_multiplier: float, sample_rate: float, steps: int, delta: float, method: str
+) -> float:
+    """Epsilon of DP-SGD by a composition theorem instead of an accountant.
+
+    Each step is the Gaussian mechanism at a per-step delta0, amplified by
+    subsampling to (ln(1 + q(e^eps0 - 1)), q delta0). ``"naive"`` composes with
+    T q delta0 = delta; ``"advanced"`` spends half of delta on the slack delta'
+    and half on T q delta0.
+    """
+    steps = check_int(steps, "steps", minimum=0)
+    if steps == 0:
+        return 0.0
+    q = check_fraction(sample_rate, "sample_rate")
+    delta = check_delta(delta, allow_zero=False)
+    if method == "naive":
+        delta0 = delta / (steps * q)
+        eps_step = amplified_epsilon(epsilon=gaussian_epsilon(noise_multiplier=noise_multiplier, delta=min(delta0, 0.5)), sample_rate=q)
+        return naive_composition(epsilon=eps_step, delta=0.0, k=steps)[0]
+    if method == "advanced":
+        delta0 = delta / (2 * steps * q)
+        eps_step = amplified_epsilon(epsilon=gaussian_epsilon(noise_multiplier=noise_multiplier, delta=min(delta0, 0.5)), sample_rate=q)
+        return advanced_composition(epsilon=eps_step, delta=0.0, k=steps, delta_slack=delta / 2)[0]
+    raise DPValueError(f"method must be 'naive' or 'advanced', got {method!r}")

@@ -1,0 +1,234 @@
+"""Events, accountants, calibration and epsilon curves (all through dp_accounting)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+import dp_accounting
+import numpy as np
+from dp_accounting import pld, rdp
+
+from ..exceptions import BudgetExceededError, DPValueError
+from ..validation import check_delta, check_epsilon, check_fraction, check_int, check_positive
+
+ACCOUNTANTS = ("rdp", "pld")
+#: "add_remove" for DP-SGD (a record is added or removed), "replace_one" for
+#: label randomized response and other replace-one guarantees.
+NEIGHBOURING = {
+    "add_remove": dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE,
+    "replace_one": dp_accounting.NeighboringRelation.REPLACE_ONE,
+}
+
+# RDP orders: dp_accounting's default grid extended with large orders so small
+# epsilons at tiny deltas are not overestimated.
+_RDP_ORDERS = (
+    [1 + x / 10.0 for x in range(1, 100)] + list(range(11, 64)) + [64, 80, 96, 128, 160, 192, 256, 384, 512, 1024]
+)
+
+
+def _check_accountant(accountant: str) -> str:
+    if accountant not in ACCOUNTANTS:
+        raise DPValueError(f"accountant must be one of {ACCOUNTANTS}, got {accountant!r}")
+    return accountant
+
+
+def make_accountant(accountant: str = "rdp", *, neighbouring: str = "add_remove") -> dp_accounting.PrivacyAccountant:
+    """Return a fresh dp_accounting accountant.
+
+    Parameters
+    ----------
+    accountant : {"rdp", "pld"}
+        ``"rdp"``: Rényi DP (the moments accountant). ``"pld"``: privacy loss
+        distributions, tighter.
+    neighbouring : {"add_remove", "replace_one"}
+        Neighbouring relation the epsilon refers to. Choose it on purpose.
+    """
+    _check_accountant(accountant)
+    if neighbouring not in NEIGHBOURING:
+        raise DPValueError(f"neighbouring must be one of {sorted(NEIGHBOURING)}, got {neighbouring!r}")
+    rel = NEIGHBOURING[neighbouring]
+    if accountant == "rdp":
+        return rdp.RdpAccountant(orders=_RDP_ORDERS, neighboring_relation=rel)
+    return pld.PLDAccountant(neighboring_relation=rel, value_discretization_interval=1e-4)
+
+
+def dpsgd_event(*, noise_multiplier: float, sample_rate: float, steps: int) -> dp_accounting.DpEvent:
+    """The event of DP-SGD: a Poisson-subsampled Gaussian composed over ``steps``.
+
+    Examples
+    --------
+    >>> dpsgd_event(noise_multiplier=1.0, sample_rate=0.01, steps=10).count
+    10
+    """
+    sigma = check_positive(noise_multiplier, "noise_multiplier")
+    q = check_fraction(sample_rate, "sample_rate")
+    steps = check_int(steps, "steps", minimum=0)
+    return dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), steps
+    )
+
+
+def epsilon_of_event(
+    event: dp_accounting.DpEvent, *, delta: float, accountant: str = "rdp", neighbouring: str = "add_remove"
+) -> float:
+    """Epsilon of ``event`` at ``delta`` under the chosen accountant."""
+    delta = check_delta(delta)
+    acc = make_accountant(accountant, neighbouring=neighbouring)
+    if not acc.supports(event):
+        raise DPValueError(f"the {accountant} accountant does not support {event} under {neighbouring}")
+    acc.compose(event)
+    return float(acc.get_epsilon(delta))
+
+
+def dpsgd_epsilon(
+    *, noise_multiplier: float, sample_rate: float, steps: int, delta: float, accountant: str = "rdp"
+) -> float:
+    """Epsilon spent by DP-SGD after ``steps`` (add/remove neighbours).
+
+    Examples
+    --------
+    >>> round(dpsgd_epsilon(noise_multiplier=1.5, sample_rate=0.04, steps=2250, delta=1e-5), 2)
+    7.33
+    """
+    if check_int(steps, "steps", minimum=0) == 0:
+        return 0.0
+    ev = dpsgd_event(noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps)
+    return epsilon_of_event(ev, delta=delta, accountant=accountant)
+
+
+def steps_for(*, epochs: float, sample_rate: float) -> int:
+    """Number of steps in ``epochs`` passes at ``sample_rate`` (expected batch = q n)."""
+    epochs = check_positive(epochs, "epochs")
+    q = check_fraction(sample_rate, "sample_rate")
+    return max(1, int(math.ceil(epochs / q)))
+
+
+def calibrate_noise_multiplier(
+    *,
+    target_epsilon: float,
+    delta: float,
+    sample_rate: float,
+    steps: int,
+    accountant: str = "rdp",
+) -> float:
+    """Smallest noise multiplier whose DP-SGD epsilon after ``steps`` is <= ``target_epsilon``.
+
+    Uses ``dp_accounting.calibrate_dp_mechanism`` (bisection on the accountant).
+    """
+    target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
+    delta = check_delta(delta, allow_zero=False)
+    q = check_fraction(sample_rate, "sample_rate")
+    steps = check_int(steps, "steps", minimum=1)
+    _check_accountant(accountant)
+
+    def make_event(sigma: float):
+        return dpsgd_event(noise_multiplier=sigma, sample_rate=q, steps=steps)
+
+    try:
+        sigma = dp_accounting.calibrate_dp_mechanism(
+            lambda: make_accountant(accountant),
+            make_event,
+            target_epsilon,
+            delta,
+            bracket_interval=dp_accounting.LowerEndpointAndGuess(1e-3, 1.0),
+            tol=1e-4,
+        )
+    except Exception as exc:  # dp_accounting raises plain ValueErrors when no bracket is found
+        raise DPValueError(
+            f"could not find a noise multiplier for epsilon={target_epsilon}, delta={delta}: {exc}"
+        ) from None
+    sigma = float(sigma)
+    # calibrate_dp_mechanism returns the upper end of its bracket, so the target holds; make sure.
+    while dpsgd_epsilon(noise_multiplier=sigma, sample_rate=q, steps=steps, delta=delta, accountant=accountant) > target_epsilon:
+        sigma *= 1.001
+    return sigma
+
+
+def epsilon_curve(
+    *,
+    noise_multiplier: float,
+    sample_rate: float,
+    delta: float,
+    steps: Sequence[int],
+    accountant: str = "rdp",
+) -> np.ndarray:
+    """Epsilon after each number of steps in ``steps`` (increasing), composed incrementally."""
+    delta = check_delta(delta)
+    sigma = check_positive(noise_multiplier, "noise_multiplier")
+    q = check_fraction(sample_rate, "sample_rate")
+    steps = [check_int(s, "steps", minimum=0) for s in steps]
+    if any(b < a for a, b in zip(steps, steps[1:])):
+        raise DPValueError("steps must be increasing")
+    step_event = dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma))
+    acc = make_accountant(accountant)
+    out, done = [], 0
+    for s in steps:
+        if s > done:
+            acc.compose(step_event, s - done)
+            done = s
+        out.append(0.0 if done == 0 else float(acc.get_epsilon(delta)))
+    return np.asarray(out)
+
+
+@dataclass
+class PrivacyLedger:
+    """A privacy odometer: records the events that ran and reports epsilon so far.
+
+    Pass one explicitly to whatever spends budget; there is no global ledger
+    (a Streamlit server is shared by every visitor).
+
+    Parameters
+    ----------
+    delta : float
+        The delta at which epsilon is reported.
+    accountant : {"rdp", "pld"}
+    neighbouring : {"add_remove", "replace_one"}
+    budget : float or None
+        If given, :meth:`spend` raises :class:`BudgetExceededError` rather than
+        go past it.
+    """
+
+    delta: float
+    accountant: str = "rdp"
+    neighbouring: str = "add_remove"
+    budget: float | None = None
+    events: list = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.delta = check_delta(self.delta)
+        _check_accountant(self.accountant)
+        if self.budget is not None:
+            self.budget = check_epsilon(self.budget, "budget")
+
+    def epsilon_if(self, event: dp_accounting.DpEvent) -> float:
+        """Epsilon the ledger would report after also spending ``event``."""
+        return epsilon_of_event(
+            dp_accounting.ComposedDpEvent(self.events + [event]),
+            delta=self.delta,
+            accountant=self.accountant,
+            neighbouring=self.neighbouring,
+        )
+
+    def spend(self, event: dp_accounting.DpEvent) -> float:
+        """Record ``event`` and return the new total epsilon."""
+        eps = self.epsilon_if(event)
+        if self.budget is not None and eps > self.budget:
+            raise BudgetExceededError(f"spending {event} would bring epsilon to {eps:.4g}, over the budget {self.budget:g}")
+        self.events.append(event)
+        return eps
+
+    @property
+    def epsilon(self) -> float:
+        if not self.events:
+            return 0.0
+        return epsilon_of_event(
+            dp_accounting.ComposedDpEvent(self.events),
+            delta=self.delta,
+            accountant=self.accountant,
+            neighbouring=self.neighbouring,
+        )
+
+    @property
+    def event(self) -> dp_accounting.DpEvent:
+        return dp_accounting.ComposedDpEvent(list(self.events))

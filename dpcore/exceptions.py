@@ -1,0 +1,35 @@
+"""Exceptions and warnings raised by dpcore.
+
+Every error a person can trigger from the dashboard or the command line is a
+:class:`DPCoreError` (or a built-in ``TypeError``) whose message names the
+parameter, the value it got and what to do instead.
+"""
+from __future__ import annotations
+
+
+class DPCoreError(Exception):
+    """Base class of every error dpcore raises on purpose."""
+
+
+class DPValueError(DPCoreError, ValueError):
+    """A parameter has a value outside its valid range."""
+
+
+class DPTypeError(DPCoreError, TypeError):
+    """A parameter has the wrong type."""
+
+
+class BudgetExceededError(DPCoreError):
+    """Spending would exceed the privacy budget that was set."""
+
+
+class DatasetError(DPCoreError, ValueError):
+    """A dataset could not be loaded or an uploaded file is unusable."""
+
+
+class PrivacyLeakWarning(UserWarning):
+    """Something leaks privacy beyond the stated epsilon (e.g. bounds inferred from data)."""
+
+
+class DPCoreWarning(UserWarning):
+    """A setting was accepted but deserves attention (e.g. delta larger than 1/n)."""

@@ -1,0 +1,150 @@
+"""Registry of learners: one interface for every private (and baseline) learner.
+
+Learner modules register themselves with :func:`register`; the registry imports
+the provider modules listed in ``_PROVIDERS`` lazily, so ``import dpcore`` stays
+light (no torch import until a learner is needed).
+
+>>> "majority" in learner_names()
+True
+"""
+from __future__ import annotations
+
+import importlib
+import time
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..datasets import Dataset, Split, load_dataset, train_test_split
+from ..exceptions import DPValueError
+from ..rng import as_generator
+from ..validation import check_delta, check_epsilon, check_fraction, check_int
+from .base import EpochCallback, LearnerSpec, RunResult
+
+_LEARNERS: dict[str, LearnerSpec] = {}
+
+# Modules that call register(...) at import. Add yours here.
+_PROVIDERS = [
+    "dpcore.learners.trivial",
+    "dpcore.training.learners",
+    "dpcore.models.learners",
+    "dpcore.pate.learners",
+    "dpcore.federated.learners",
+]
+_loaded = False
+
+
+def register(spec: LearnerSpec) -> LearnerSpec:
+    """Add ``spec`` to the registry (idempotent for the same name)."""
+    _LEARNERS[spec.name] = spec
+    return spec
+
+
+def _load_providers() -> None:
+    global _loaded
+    if _loaded:
+        return
+    for mod in _PROVIDERS:
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as exc:
+            # a provider package not written yet; any other missing module is a real error
+            if exc.name is None or not mod.startswith(exc.name):
+                raise
+    _loaded = True
+
+
+def learners() -> dict[str, LearnerSpec]:
+    """All registered learners by name."""
+    _load_providers()
+    return dict(_LEARNERS)
+
+
+def learner_names(task: str | None = None) -> list[str]:
+    return [n for n, s in learners().items() if task is None or task in s.tasks]
+
+
+def get_learner(name: str) -> LearnerSpec:
+    regs = learners()
+    if name not in regs:
+        raise DPValueError(f"unknown learner {name!r}; choose one of {', '.join(sorted(regs))}")
+    return regs[name]
+
+
+def subsample_train(split: Split, fraction: float, seed: int) -> Split:
+    """Keep a deterministic ``fraction`` of the training rows (for accuracy vs training-set size)."""
+    fraction = check_fraction(fraction, "train_fraction")
+    if fraction >= 1.0:
+        return split
+    rng = as_generator(seed + 7919)
+    n = split.X_train.shape[0]
+    k = max(2, int(round(fraction * n)))
+    idx = np.sort(rng.choice(n, size=k, replace=False))
+    return Split(
+        dataset=split.dataset,
+        X_train=split.X_train[idx],
+        y_train=split.y_train[idx],
+        X_test=split.X_test,
+        y_test=split.y_test,
+        seed=split.seed,
+        test_size=split.test_size,
+    )
+
+
+def run_learner(
+    name: str,
+    data: "str | Dataset | Split",
+    *,
+    epsilon: float = 1.0,
+    delta: float = 1e-5,
+    seed: int = 0,
+    params: Mapping[str, Any] | None = None,
+    train_fraction: float = 1.0,
+    test_size: float = 0.25,
+    on_epoch: EpochCallback | None = None,
+) -> RunResult:
+    """Run a registered learner on a dataset name, a Dataset or a Split.
+
+    The split is deterministic in ``seed``; ``train_fraction`` keeps that share
+    of the training rows (the test rows are unchanged).
+    """
+    spec = get_learner(name)
+    seed = check_int(seed, "seed", minimum=0)
+    params = dict(params or {})
+    if spec.private:
+        epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    if isinstance(data, Split):
+        split = data
+    else:
+        split = train_test_split(data, test_size=test_size, seed=seed)
+    if split.task not in spec.tasks:
+        raise DPValueError(
+            f"learner {name!r} handles {' and '.join(spec.tasks)}, but dataset {split.dataset.name!r} is {split.task}"
+        )
+    if spec.images_only and not split.dataset.is_image:
+        raise DPValueError(f"learner {name!r} needs image data; {split.dataset.name!r} is tabular")
+    unknown = sorted(set(params) - set(spec.params))
+    if unknown:
+        raise DPValueError(
+            f"learner {name!r} does not take parameter(s) {unknown}; it takes {sorted(spec.params) or 'none'}"
+        )
+    split = subsample_train(split, train_fraction, seed)
+    t0 = time.perf_counter()
+    result = spec.run(split, epsilon=epsilon, delta=delta, seed=seed, params=params, on_epoch=on_epoch)
+    if result.seconds == 0.0:
+        object.__setattr__(result, "seconds", time.perf_counter() - t0)
+    return result
+
+
+__all__ = [
+    "EpochCallback",
+    "LearnerSpec",
+    "RunResult",
+    "register",
+    "learners",
+    "learner_names",
+    "get_learner",
+    "run_learner",
+    "subsample_train",
+]

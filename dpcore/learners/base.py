@@ -1,0 +1,134 @@
+"""The one interface every learner shares, so pages, sweeps and the CLI treat them alike."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Protocol
+
+import numpy as np
+import pandas as pd
+
+#: Per-epoch callback: called with a dict such as
+#: {"epoch": 3, "epochs": 20, "loss": 0.4, "accuracy": 0.9, "epsilon": 0.7}.
+#: Lets a page draw live progress without core importing streamlit.
+EpochCallback = Callable[[Mapping[str, Any]], None]
+
+
+@dataclass(frozen=True, eq=False)
+class RunResult:
+    """What one run of a learner gives back (numpy/pandas only, so it pickles for caching).
+
+    Attributes
+    ----------
+    learner, dataset, task : str
+    metrics : dict
+        ``{"accuracy": ...}`` for classification, ``{"mse": ..., "r2": ...}`` for regression
+        (others may be added, e.g. ``"intra_cluster_variance"``), all on the test split.
+    epsilon, delta : float
+        The privacy actually spent (``inf`` and 0 for non-private learners).
+    noise_multiplier : float or None
+    seconds : float
+        Wall time of the run.
+    history : DataFrame or None
+        One row per epoch/round/iteration: at least ``epoch`` and ``epsilon``,
+        plus whatever the learner tracks (``loss``, ``accuracy``...).
+    extras : dict
+        Learner-specific outputs (predictions, confusion matrix, centroids...).
+    """
+
+    learner: str
+    dataset: str
+    task: str
+    metrics: dict
+    epsilon: float
+    delta: float
+    noise_multiplier: float | None = None
+    seconds: float = 0.0
+    history: pd.DataFrame | None = None
+    extras: dict = field(default_factory=dict)
+
+    @property
+    def score(self) -> float:
+        """The headline metric: accuracy, or mse for regression."""
+        return float(self.metrics["accuracy"] if self.task == "classification" else self.metrics["mse"])
+
+    def to_json_dict(self) -> dict:
+        """The CLI's JSON contract: accuracy (or mse/r2), epsilon, delta, noise_multiplier, seconds."""
+        out: dict[str, Any] = {"learner": self.learner, "dataset": self.dataset, "task": self.task}
+        for k, v in self.metrics.items():
+            out[k] = _jsonable(v)
+        out["epsilon"] = _jsonable(self.epsilon)
+        out["delta"] = _jsonable(self.delta)
+        out["noise_multiplier"] = _jsonable(self.noise_multiplier)
+        out["seconds"] = round(float(self.seconds), 4)
+        return out
+
+
+def _jsonable(v):
+    if v is None:
+        return None
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return str(v)
+    if math.isinf(f):
+        return "inf" if f > 0 else "-inf"
+    if math.isnan(f):
+        return None
+    return f
+
+
+class RunFunction(Protocol):
+    def __call__(
+        self,
+        split,  # dpcore.datasets.Split
+        *,
+        epsilon: float,
+        delta: float,
+        seed: int,
+        params: Mapping[str, Any],
+        on_epoch: EpochCallback | None = None,
+    ) -> RunResult: ...
+
+
+@dataclass(frozen=True)
+class LearnerSpec:
+    """A registered learner.
+
+    Attributes
+    ----------
+    name : str
+        Registry name used by the CLI, sweeps and pages (``"dpsgd"``, ``"erm-objective"``...).
+    title : str
+        Human label for select boxes and legends.
+    tasks : tuple of str
+        Which tasks it handles: ``"classification"`` and/or ``"regression"``.
+    private : bool
+        False for baselines (epsilon reported as inf).
+    run : RunFunction
+        ``run(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResult``.
+        ``params`` holds optional knobs (see ``params``); unknown keys must be
+        rejected with a clear error.
+    params : tuple of str
+        Knobs it accepts in ``params`` (e.g. ``"clip_norm"``, ``"noise_multiplier"``,
+        ``"learning_rate"``, ``"epochs"``, ``"model"``...). The sweep engine uses
+        this to know which axes a learner can be swept along.
+    baseline : str or None
+        Name of its non-private counterpart on the same model, if any.
+    images_only : bool
+        True if it needs image-shaped data.
+    description : str
+    """
+
+    name: str
+    title: str
+    tasks: tuple[str, ...]
+    private: bool
+    run: RunFunction
+    params: tuple[str, ...] = ()
+    baseline: str | None = None
+    images_only: bool = False
+    uses_delta: bool = True
+    description: str = ""

@@ -1,0 +1,49 @@
+"""Common interface of the noise mechanisms."""
+from __future__ import annotations
+
+import abc
+from typing import Any
+
+import numpy as np
+
+
+class Mechanism(abc.ABC):
+    """A randomised algorithm with a stated privacy guarantee.
+
+    Subclasses are frozen dataclasses with keyword-only fields validated in
+    ``__post_init__``. ``randomise`` is vectorised over arrays.
+    """
+
+    #: registry name, also shown in the pages' select boxes
+    name: str = ""
+    #: the neighbouring relation the guarantee refers to
+    neighbouring: str = "add/remove or replace-one (sensitivity defines it)"
+
+    @abc.abstractmethod
+    def randomise(self, values, *, rng=None) -> Any:
+        """Return a privatised copy of ``values``."""
+
+    @property
+    @abc.abstractmethod
+    def epsilon(self) -> float:
+        """The epsilon of one application."""
+
+    @property
+    def delta(self) -> float:
+        """The delta of one application (0 for pure epsilon-DP mechanisms)."""
+        return 0.0
+
+    @property
+    @abc.abstractmethod
+    def dp_event(self):
+        """The dp_accounting event describing one application."""
+
+    def variance(self) -> float:  # pragma: no cover - overridden where defined
+        """Variance of the added noise per coordinate."""
+        raise NotImplementedError(f"{type(self).__name__} has no additive noise variance")
+
+
+def as_float_array(values) -> tuple[np.ndarray, bool]:
+    """Return ``values`` as float array and whether the input was a scalar."""
+    arr = np.asarray(values, dtype=float)
+    return arr, arr.ndim == 0

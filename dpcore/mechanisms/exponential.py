@@ -1,0 +1,55 @@
+"""The exponential mechanism."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import dp_accounting
+import numpy as np
+from scipy.special import logsumexp
+
+from ..rng import as_generator
+from ..validation import check_array, check_epsilon, check_positive
+from .base import Mechanism
+
+
+@dataclass(frozen=True)
+class Exponential(Mechanism):
+    """Select candidate r with probability proportional to exp(eps u(r) / (2 Delta_u)).
+
+    Parameters
+    ----------
+    epsilon : float
+    sensitivity : float
+        Sensitivity Delta_u of the utility function.
+
+    References
+    ----------
+    McSherry & Talwar. Mechanism design via differential privacy. FOCS 2007.
+
+    Examples
+    --------
+    >>> Exponential(epsilon=1.0).probabilities([0.0, 0.0]).tolist()
+    [0.5, 0.5]
+    """
+
+    epsilon: float = field(kw_only=True)  # type: ignore[misc]
+    sensitivity: float = field(default=1.0, kw_only=True)
+    name = "exponential"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))
+
+    def probabilities(self, utilities) -> np.ndarray:
+        u = check_array(utilities, "utilities", ndim=1)
+        logits = self.epsilon * u / (2.0 * self.sensitivity)
+        return np.exp(logits - logsumexp(logits))
+
+    def randomise(self, values, *, rng=None) -> int:
+        """``values`` are the utilities of the candidates; returns the chosen index."""
+        p = self.probabilities(values)
+        return int(as_generator(rng).choice(p.size, p=p))
+
+    @property
+    def dp_event(self):
+        return dp_accounting.EpsilonDeltaDpEvent(epsilon=self.epsilon, delta=0.0)

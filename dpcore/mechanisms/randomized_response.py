@@ -1,0 +1,78 @@
+"""k-ary randomized response."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import dp_accounting
+import numpy as np
+
+from ..exceptions import DPValueError
+from ..rng import as_generator
+from ..validation import check_epsilon, check_int
+from .base import Mechanism
+
+
+@dataclass(frozen=True)
+class RandomizedResponse(Mechanism):
+    """Report the true category with probability e^eps / (e^eps + k - 1), else one of the others.
+
+    Epsilon-DP under the replace-one relation (a record's category changes).
+    In dp_accounting's terms this is ``RandomizedResponseDpEvent(p, k)`` with
+    ``p = k / (e^eps + k - 1)``, the probability of answering uniformly at random.
+
+    Parameters
+    ----------
+    epsilon : float
+    k : int
+        Number of categories, >= 2. Values are integers in ``[0, k)``.
+
+    References
+    ----------
+    Warner 1965; Kairouz, Oh, Viswanath, Extremal mechanisms for local DP (2014);
+    Ghazi et al., Deep learning with label differential privacy (NeurIPS 2021).
+
+    Examples
+    --------
+    >>> rr = RandomizedResponse(epsilon=math.log(11), k=10)
+    >>> round(rr.p_keep, 3), round(rr.noise_parameter, 3)
+    (0.55, 0.5)
+    """
+
+    epsilon: float = field(kw_only=True)  # type: ignore[misc]
+    k: int = field(kw_only=True)
+    name = "randomized_response"
+    neighbouring = "replace-one (one record's category changes)"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "k", check_int(self.k, "k", minimum=2))
+
+    @property
+    def p_keep(self) -> float:
+        """Probability of reporting the true category."""
+        e = math.exp(min(self.epsilon, 700.0))
+        return e / (e + self.k - 1)
+
+    @property
+    def noise_parameter(self) -> float:
+        """dp_accounting's p: the probability of answering uniformly at random over all k."""
+        return self.k / (math.exp(min(self.epsilon, 700.0)) + self.k - 1)
+
+    def randomise(self, values, *, rng=None):
+        gen = as_generator(rng)
+        arr = np.asarray(values)
+        if arr.size and (not np.issubdtype(arr.dtype, np.integer) or arr.min() < 0 or arr.max() >= self.k):
+            if not np.all(np.equal(np.mod(arr, 1), 0)) or arr.min() < 0 or arr.max() >= self.k:
+                raise DPValueError(f"randomized response values must be integers in [0, {self.k}), got {arr}")
+        arr = arr.astype(np.int64)
+        keep = gen.random(arr.shape) < self.p_keep
+        # a uniform draw over the other k-1 categories
+        other = gen.integers(0, self.k - 1, size=arr.shape)
+        other = other + (other >= arr)
+        out = np.where(keep, arr, other)
+        return int(out) if out.ndim == 0 else out
+
+    @property
+    def dp_event(self):
+        return dp_accounting.RandomizedResponseDpEvent(noise_parameter=self.noise_parameter, num_buckets=self.k)

@@ -1,0 +1,26 @@
+"""The bridge between dpcore and Streamlit: the only package in dpcore that imports streamlit.
+
+Pages call these helpers and the cached wrappers in the feature modules
+(``dpcore.ui.accounting`` ...), never the maths directly.
+"""
+from .common import (
+    SEED_CAPTION,
+    dataset_picker,
+    epsilon_input,
+    delta_input,
+    page_header,
+    run_guarded,
+    seed_input,
+    show_warnings,
+)
+
+__all__ = [
+    "SEED_CAPTION",
+    "dataset_picker",
+    "delta_input",
+    "epsilon_input",
+    "page_header",
+    "run_guarded",
+    "seed_input",
+    "show_warnings",
+]

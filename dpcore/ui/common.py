@@ -1,0 +1,105 @@
+"""Widgets and error handling shared by every page."""
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable
+
+import streamlit as st
+
+from ..datasets import REGISTRY, dataset_names, load_csv, read_csv_columns
+from ..exceptions import DPCoreError
+
+SEED_CAPTION = (
+    "Noise here is seeded so the same inputs give the same picture, for teaching and reproducible demos. "
+    "A real release uses unseeded, cryptographically secure randomness."
+)
+
+
+def page_header(title: str, intro: str) -> None:
+    st.set_page_config(page_title=f"{title} · dpcore", layout="wide")
+    st.title(title)
+    st.markdown(intro)
+
+
+def seed_input(key: str, *, container=None) -> int:
+    c = container or st.sidebar
+    seed = c.number_input("Seed", min_value=0, max_value=2**31 - 1, value=0, step=1, key=key,
+                          help="Same seed, same noise, same picture.")
+    c.caption(SEED_CAPTION)
+    return int(seed)
+
+
+def epsilon_input(key: str, *, default: float = 1.0, container=None, label: str = "Epsilon (ε)") -> float:
+    c = container or st.sidebar
+    return float(
+        c.number_input(label, min_value=0.001, max_value=100.0, value=float(default), step=0.1, format="%.3f", key=key,
+                       help="Privacy budget: smaller is more private. Must be > 0.")
+    )
+
+
+def delta_input(key: str, *, default: float = 1e-5, container=None) -> float:
+    c = container or st.sidebar
+    return float(
+        c.number_input("Delta (δ)", min_value=0.0, max_value=0.5, value=float(default), format="%.1e", step=1e-6,
+                       key=key, help="Probability the ε guarantee may fail; keep it well below 1/n.")
+    )
+
+
+def dataset_picker(key: str, *, task: str | None = None, images: bool | None = None, allow_upload: bool = True,
+                   container=None, default: str | None = None):
+    """Select box over the registry (plus 'Upload CSV'); returns a Dataset or None (with a message shown)."""
+    c = container or st.sidebar
+    names = dataset_names(task, images=images)
+    options = names + (["upload"] if allow_upload else [])
+    labels = {n: REGISTRY[n].title for n in names}
+    labels["upload"] = "Upload a CSV…"
+    index = options.index(default) if default in options else 0
+    choice = c.selectbox("Dataset", options, index=index, format_func=lambda n: labels[n], key=key)
+    if choice != "upload":
+        from ..datasets import load_dataset
+
+        return load_dataset(choice)
+    up = c.file_uploader("CSV file (header row, numeric features)", type=["csv"], key=f"{key}.file")
+    if up is None:
+        st.info("Upload a CSV file in the sidebar to use your own data.")
+        return None
+    data = up.getvalue()
+    try:
+        cols = read_csv_columns(data)
+        label = c.selectbox("Label column", cols, index=len(cols) - 1, key=f"{key}.label")
+        kinds = ["auto", "classification", "regression"] if task is None else [task]
+        kind = c.selectbox("Task", kinds, key=f"{key}.task")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ds = load_csv(data, label_column=label, task=None if kind == "auto" else kind, name=up.name)
+        show_warnings(caught)
+        return ds
+    except DPCoreError as exc:
+        st.error(str(exc))
+        return None
+
+
+def show_warnings(caught) -> None:
+    seen = set()
+    for w in caught:
+        msg = str(w.message)
+        if msg not in seen:
+            seen.add(msg)
+            st.warning(msg)
+
+
+def run_guarded(fn: Callable[..., Any], *args, **kwargs) -> Any:
+    """Call ``fn``; show dpcore errors as ``st.error`` and warnings as ``st.warning``; return None on error.
+
+    A person never sees a traceback for bad input.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            out = fn(*args, **kwargs)
+        except (DPCoreError, ValueError, TypeError) as exc:
+            show_warnings(caught)
+            st.error(str(exc))
+            return None
+    show_warnings(caught)
+    return out

@@ -1,0 +1,196 @@
+"""Validators shared by every public entry point.
+
+Each returns the cleaned value (a Python float/int or a numpy array) and raises a
+:class:`~dpcore.exceptions.DPValueError` / :class:`~dpcore.exceptions.DPTypeError`
+whose message names the parameter, the value and what to do, in the style of
+Opacus's validators.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+
+from .exceptions import DPCoreWarning, DPTypeError, DPValueError, PrivacyLeakWarning
+
+__all__ = [
+    "check_epsilon",
+    "check_delta",
+    "check_positive",
+    "check_nonnegative",
+    "check_int",
+    "check_probability",
+    "check_fraction",
+    "check_bounds",
+    "clip_to_bounds",
+    "check_array",
+]
+
+
+def _as_real(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+        raise DPTypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+    out = float(value)
+    if math.isnan(out):
+        raise DPValueError(f"{name} must be a number, got NaN")
+    return out
+
+
+def check_epsilon(epsilon, name: str = "epsilon", *, allow_inf: bool = False) -> float:
+    """Return ``epsilon`` as a float after checking ``0 < epsilon < inf``.
+
+    >>> check_epsilon(1)
+    1.0
+    """
+    eps = _as_real(epsilon, name)
+    if eps <= 0:
+        raise DPValueError(f"{name} must be > 0, got {eps!r}; smaller epsilon means more privacy, try 1.0")
+    if math.isinf(eps) and not allow_inf:
+        raise DPValueError(f"{name} must be finite, got {eps!r}; use the non-private baseline for no privacy")
+    return eps
+
+
+def check_delta(delta, name: str = "delta", *, n: int | None = None, allow_zero: bool = True) -> float:
+    """Return ``delta`` after checking ``0 <= delta < 1``; warn when ``delta > 1/n``.
+
+    A delta above 1/n allows a mechanism that publishes one whole record at random,
+    so we warn (it is legal, but rarely what a person wants).
+    """
+    d = _as_real(delta, name)
+    if not 0.0 <= d < 1.0:
+        raise DPValueError(f"{name} must satisfy 0 <= {name} < 1, got {d!r}; a common choice is 1e-5 (below 1/n)")
+    if d == 0.0 and not allow_zero:
+        raise DPValueError(
+            f"{name} must be > 0 here, got 0; the Gaussian mechanism needs delta > 0, use Laplace for pure epsilon-DP"
+        )
+    if n is not None and n > 0 and d > 1.0 / n:
+        warnings.warn(
+            f"{name}={d:g} is larger than 1/n = {1.0 / n:.2g}: this allows leaking whole records; "
+            f"choose {name} well below 1/n",
+            DPCoreWarning,
+            stacklevel=2,
+        )
+    return d
+
+
+def check_positive(value, name: str, *, allow_inf: bool = False) -> float:
+    """Return ``value`` as a float after checking it is > 0 (and finite unless allowed)."""
+    v = _as_real(value, name)
+    if v <= 0:
+        raise DPValueError(f"{name} must be > 0, got {v!r}")
+    if math.isinf(v) and not allow_inf:
+        raise DPValueError(f"{name} must be finite, got {v!r}")
+    return v
+
+
+def check_nonnegative(value, name: str) -> float:
+    """Return ``value`` as a float after checking it is finite and >= 0."""
+    v = _as_real(value, name)
+    if v < 0 or math.isinf(v):
+        raise DPValueError(f"{name} must be a finite number >= 0, got {v!r}")
+    return v
+
+
+def check_int(value, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    """Return ``value`` as an int after checking its type and range."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
+        if isinstance(value, (float, np.floating)) and float(value).is_integer():
+            value = int(value)
+        else:
+            raise DPTypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
+    v = int(value)
+    if minimum is not None and v < minimum:
+        raise DPValueError(f"{name} must be >= {minimum}, got {v}")
+    if maximum is not None and v > maximum:
+        raise DPValueError(f"{name} must be <= {maximum}, got {v}")
+    return v
+
+
+def check_probability(value, name: str) -> float:
+    """Return ``value`` after checking ``0 <= value <= 1``."""
+    v = _as_real(value, name)
+    if not 0.0 <= v <= 1.0:
+        raise DPValueError(f"{name} must be in [0, 1], got {v!r}")
+    return v
+
+
+def check_fraction(value, name: str) -> float:
+    """Return ``value`` after checking ``0 < value <= 1`` (a sampling rate or a client fraction)."""
+    v = _as_real(value, name)
+    if not 0.0 < v <= 1.0:
+        raise DPValueError(f"{name} must be in (0, 1], got {v!r}")
+    return v
+
+
+def check_array(X, name: str = "X", *, ndim: int | None = None, allow_empty: bool = False) -> np.ndarray:
+    """Return ``X`` as a float64 array, rejecting NaN/inf and (unless allowed) empty input."""
+    try:
+        arr = np.asarray(X, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise DPTypeError(f"{name} must be numeric, could not convert: {exc}") from None
+    if ndim is not None and arr.ndim != ndim:
+        raise DPValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
+    if arr.size == 0 and not allow_empty:
+        raise DPValueError(f"{name} is empty; it needs at least one value")
+    if not np.all(np.isfinite(arr)):
+        raise DPValueError(f"{name} contains NaN or infinite values; remove or impute them first")
+    return arr
+
+
+def check_bounds(bounds, n_features: int | None = None, name: str = "bounds") -> tuple[np.ndarray, np.ndarray]:
+    """Return ``(lower, upper)`` float arrays after checking ``lower < upper`` everywhere.
+
+    ``bounds`` is a pair ``(lower, upper)`` of scalars or per-feature sequences.
+    Scalars are broadcast to ``n_features`` when it is given.
+    """
+    if bounds is None:
+        raise DPValueError(f"{name} must be given as (lower, upper); inferring them from private data leaks privacy")
+    try:
+        lower, upper = bounds
+    except (TypeError, ValueError):
+        raise DPTypeError(f"{name} must be a pair (lower, upper), got {bounds!r}") from None
+    lo = np.atleast_1d(np.asarray(lower, dtype=float))
+    hi = np.atleast_1d(np.asarray(upper, dtype=float))
+    if n_features is not None:
+        if lo.size == 1:
+            lo = np.full(n_features, lo.item())
+        if hi.size == 1:
+            hi = np.full(n_features, hi.item())
+        if lo.size != n_features or hi.size != n_features:
+            raise DPValueError(
+                f"{name} must have one (lower, upper) per feature: expected {n_features}, got {lo.size} and {hi.size}"
+            )
+    if lo.shape != hi.shape:
+        raise DPValueError(f"{name}: lower and upper have different shapes {lo.shape} and {hi.shape}")
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+        raise DPValueError(f"{name} must be finite, got lower={lo} upper={hi}")
+    if np.any(lo >= hi):
+        j = int(np.argmax(lo >= hi))
+        raise DPValueError(f"{name}: lower must be < upper for every feature; feature {j} has {lo[j]} >= {hi[j]}")
+    return lo, hi
+
+
+def clip_to_bounds(X: np.ndarray, lower: np.ndarray, upper: np.ndarray, name: str = "X") -> np.ndarray:
+    """Clip ``X`` to ``[lower, upper]``, warning (never silently) when anything was clipped."""
+    clipped = np.clip(X, lower, upper)
+    n_out = int(np.count_nonzero(clipped != X))
+    if n_out:
+        warnings.warn(
+            f"{n_out} value(s) of {name} lay outside the declared bounds and were clipped to them; "
+            "widen the bounds if that is not intended",
+            DPCoreWarning,
+            stacklevel=2,
+        )
+    return clipped
+
+
+def warn_inferred_bounds(what: str = "bounds") -> None:
+    """Warn that a bound was computed from the private data itself (diffprivlib does the same)."""
+    warnings.warn(
+        f"{what} were inferred from the private data: this leaks privacy beyond the stated epsilon. "
+        f"Declare {what} from domain knowledge to get the guarantee.",
+        PrivacyLeakWarning,
+        stacklevel=3,
+    )
