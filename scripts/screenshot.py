@@ -1,0 +1,51 @@
+"""Take a full-page screenshot of a Streamlit page with Debian's Chromium (no browser download).
+
+Usage: python scripts/screenshot.py URL OUT.png [--wait SECONDS] [--click "Button text"] [--width 1400]
+
+Prints any exception text found on the page and exits 1 if there is some.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+
+from playwright.sync_api import sync_playwright
+
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
+         "--disable-quic", "--disable-component-update", "--disable-sync"]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("url")
+    ap.add_argument("out")
+    ap.add_argument("--wait", type=float, default=8.0, help="seconds to let the page run")
+    ap.add_argument("--click", action="append", default=[], help="button text to click (in order)")
+    ap.add_argument("--width", type=int, default=1400)
+    a = ap.parse_args()
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not exe:
+        print("chromium not found: apt-get install chromium", file=sys.stderr)
+        return 2
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=FLAGS)
+        page = browser.new_page(viewport={"width": a.width, "height": 1000})
+        page.goto(a.url, wait_until="networkidle", timeout=60000)
+        page.wait_for_timeout(a.wait * 1000)
+        for text in a.click:
+            page.get_by_role("button", name=text).first.click()
+            page.wait_for_timeout(a.wait * 1000)
+        page.screenshot(path=a.out, full_page=True)
+        body = page.inner_text("body")
+        browser.close()
+    bad = [w for w in ("Traceback", "Error:", "Exception") if w in body]
+    if bad:
+        print(f"page shows {bad}:\n{body[:3000]}", file=sys.stderr)
+        return 1
+    print(f"saved {a.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,28 @@
+"""Shared test set-up: small thread pools so the suite behaves on a 2-core machine."""
+from __future__ import annotations
+
+import os
+import pathlib
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _torch_threads():
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:  # pragma: no cover
+        pass
+    yield
+
+
+@pytest.fixture
+def root() -> pathlib.Path:
+    return ROOT
