@@ -23,6 +23,7 @@ def main() -> int:
     ap.add_argument("--wait", type=float, default=8.0, help="seconds to let the page run")
     ap.add_argument("--click", action="append", default=[], help="button text to click (in order)")
     ap.add_argument("--width", type=int, default=1400)
+    ap.add_argument("--height", type=int, default=2600, help="viewport height (Streamlit scrolls inside it)")
     a = ap.parse_args()
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     if not exe:
@@ -30,7 +31,7 @@ def main() -> int:
         return 2
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=exe, args=FLAGS)
-        page = browser.new_page(viewport={"width": a.width, "height": 1000})
+        page = browser.new_page(viewport={"width": a.width, "height": a.height})
         page.goto(a.url, wait_until="networkidle", timeout=60000)
         page.wait_for_timeout(a.wait * 1000)
         for text in a.click:

@@ -15,6 +15,7 @@ from .composition import (
     naive_composition,
     pure_epsilon_sum,
 )
+from .curves import METHOD_LABELS, composition_comparison
 from .core import (
     ACCOUNTANTS,
     NEIGHBOURING,
@@ -32,7 +33,9 @@ __all__ = [
     "ACCOUNTANTS",
     "NEIGHBOURING",
     "PrivacyLedger",
+    "METHOD_LABELS",
     "advanced_composition",
+    "composition_comparison",
     "amplified_epsilon",
     "calibrate_noise_multiplier",
     "dpsgd_epsilon",

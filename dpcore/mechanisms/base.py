@@ -23,15 +23,12 @@ class Mechanism(abc.ABC):
     def randomise(self, values, *, rng=None) -> Any:
         """Return a privatised copy of ``values``."""
 
-    @property
-    @abc.abstractmethod
-    def epsilon(self) -> float:
-        """The epsilon of one application."""
+    #: every mechanism has an ``epsilon`` field (one application's budget)
+    epsilon: float
 
-    @property
-    def delta(self) -> float:
-        """The delta of one application (0 for pure epsilon-DP mechanisms)."""
-        return 0.0
+    def privacy(self) -> tuple[float, float]:
+        """(epsilon, delta) of one application."""
+        return float(self.epsilon), float(getattr(self, "delta", 0.0))
 
     @property
     @abc.abstractmethod

@@ -36,6 +36,11 @@ class Exponential(Mechanism):
     sensitivity: float = field(default=1.0, kw_only=True)
     name = "exponential"
 
+    @property
+    def delta(self) -> float:
+        """Pure epsilon-DP: delta is 0."""
+        return 0.0
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))

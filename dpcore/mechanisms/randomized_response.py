@@ -44,6 +44,11 @@ class RandomizedResponse(Mechanism):
     name = "randomized_response"
     neighbouring = "replace-one (one record's category changes)"
 
+    @property
+    def delta(self) -> float:
+        """Pure epsilon-DP: delta is 0."""
+        return 0.0
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "k", check_int(self.k, "k", minimum=2))

@@ -1,0 +1,88 @@
+"""Cached wrappers and charts for the home page and the Accountant page."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from ..accounting import calibrate_noise_multiplier, composition_comparison, dpsgd_epsilon
+from ..explain import count_query_densities, neighbouring_databases, noisy_count
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def cached_densities(mechanism: str, epsilon: float, delta: float, sensitivity: float):
+    return count_query_densities(mechanism=mechanism, epsilon=epsilon, delta=delta, sensitivity=sensitivity,
+                                 count_d=3.0, count_d2=3.0 - sensitivity)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def cached_comparison(noise_multiplier: float, sample_rate: float, delta: float, max_epochs: float, points: int,
+                      methods: tuple[str, ...]) -> pd.DataFrame:
+    epochs = [max_epochs * i / (points - 1) for i in range(points)]
+    return composition_comparison(noise_multiplier=noise_multiplier, sample_rate=sample_rate, delta=delta,
+                                  epochs=epochs, methods=methods)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def cached_noise(target_epsilon: float, delta: float, sample_rate: float, steps: int, accountant: str) -> float:
+    return calibrate_noise_multiplier(target_epsilon=target_epsilon, delta=delta, sample_rate=sample_rate,
+                                      steps=steps, accountant=accountant)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def cached_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: float, accountant: str) -> float:
+    return dpsgd_epsilon(noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps, delta=delta,
+                         accountant=accountant)
+
+
+def densities_figure(df: pd.DataFrame, summary: dict, *, count_d: float, count_d2: float) -> go.Figure:
+    fig = go.Figure()
+    fig.add_scatter(x=df.x, y=df.density_D, name=f"answer on D (true count {count_d:g})", line=dict(width=3))
+    fig.add_scatter(x=df.x, y=df.density_D2, name=f"answer on D' (true count {count_d2:g})",
+                    line=dict(width=3, dash="dash"))
+    fig.update_layout(xaxis_title="noisy count released", yaxis_title="probability density",
+                      legend=dict(orientation="h", y=1.12), height=360, margin=dict(t=40, b=40))
+    return fig
+
+
+def ratio_figure(df: pd.DataFrame, summary: dict) -> go.Figure:
+    fig = go.Figure()
+    fig.add_scatter(x=df.x, y=df.log_ratio.map(math.exp), name="p_D(x) / p_D'(x)", line=dict(width=3))
+    e = summary["e_epsilon"]
+    # drawn as traces, not add_hline annotations (those land at 10^y on a log axis)
+    x0, x1 = float(df.x.min()), float(df.x.max())
+    fig.add_scatter(x=[x0, x1], y=[e, e], mode="lines", name=f"e^ε = {e:.3g}", line=dict(color="red", dash="dot"))
+    fig.add_scatter(x=[x0, x1], y=[1 / e, 1 / e], mode="lines", name=f"e^-ε = {1 / e:.3g}",
+                    line=dict(color="red", dash="dash"))
+    ratio = df.log_ratio.map(math.exp)
+    lo = min(float(ratio.min()), 1 / e) / 2
+    hi = max(float(ratio.max()), e) * 2
+    lo, hi = max(lo, 1 / (e**4) / 2), min(hi, (e**4) * 2)  # the Gaussian's tails run off: show +-4 eps
+    fig.update_layout(xaxis_title="noisy count released", yaxis_title="privacy-loss ratio (log scale)",
+                      yaxis_type="log", yaxis_range=[math.log10(lo), math.log10(hi)], height=320,
+                      margin=dict(t=30, b=40), legend=dict(orientation="h", y=1.15))
+    return fig
+
+
+def comparison_figure(df: pd.DataFrame, *, log_y: bool = True) -> go.Figure:
+    fig = go.Figure()
+    for method, g in df.groupby("method", sort=False):
+        fig.add_scatter(x=g.epochs, y=g.epsilon.where(g.epsilon > 0), mode="lines", name=method, line=dict(width=3))
+    fig.update_layout(xaxis_title="epochs", yaxis_title="ε spent (δ fixed)", yaxis_type="log" if log_y else "linear",
+                      legend=dict(orientation="h", y=1.12), height=420, margin=dict(t=40, b=40))
+    return fig
+
+
+__all__ = [
+    "cached_densities",
+    "cached_comparison",
+    "cached_noise",
+    "cached_epsilon",
+    "densities_figure",
+    "ratio_figure",
+    "comparison_figure",
+    "neighbouring_databases",
+    "noisy_count",
+]
