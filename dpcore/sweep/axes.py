@@ -1,0 +1,138 @@
+"""The axes a sweep can run along, and how their values are checked and spaced.
+
+The five named axes are the ones the seed documents plot: accuracy against
+epsilon (seeds 000, 002, 004), against the clipping norm, the noise level and the
+learning rate (seed 001), and against the training-set size (seed 004). Any
+other numeric knob a learner lists in :attr:`~dpcore.learners.LearnerSpec.params`
+(``epochs``, ``teachers``...) can be swept too; its values are only checked to be
+finite numbers, and integral values are passed as ``int``.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..exceptions import DPTypeError, DPValueError
+from ..validation import check_epsilon, check_fraction, check_int, check_positive
+
+
+@dataclass(frozen=True)
+class Axis:
+    """A named sweep axis.
+
+    Attributes
+    ----------
+    name : str
+        ``"epsilon"``, ``"train_fraction"`` or a learner parameter name.
+    label : str
+        Axis title for charts, with its unit.
+    log : bool
+        Whether values are naturally log-spaced (and the x-axis drawn on a log scale).
+    check : callable
+        ``check(value, name) -> float`` raising a clear error for a bad value.
+    integer : bool
+        Values are passed to learners as ``int``.
+    """
+
+    name: str
+    label: str
+    log: bool
+    check: Callable[[object, str], float]
+    integer: bool = False
+
+
+def _finite(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+        raise DPTypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+    v = float(value)
+    if not math.isfinite(v):
+        raise DPValueError(f"{name} must be a finite number, got {v!r}")
+    return v
+
+
+def _epsilon(value, name: str) -> float:
+    return check_epsilon(value, name)
+
+
+def _positive(value, name: str) -> float:
+    return check_positive(value, name)
+
+
+def _fraction(value, name: str) -> float:
+    return check_fraction(value, name)
+
+
+AXES: dict[str, Axis] = {
+    "epsilon": Axis("epsilon", "ε (privacy budget)", True, _epsilon),
+    "clip_norm": Axis("clip_norm", "Clipping norm C (L2)", True, _positive),
+    "noise_multiplier": Axis("noise_multiplier", "Noise multiplier σ (noise std / C)", False, _positive),
+    "learning_rate": Axis("learning_rate", "Learning rate η", True, _positive),
+    "train_fraction": Axis("train_fraction", "Share of the training set used", False, _fraction),
+}
+
+#: Axes every learner accepts without listing them in ``LearnerSpec.params``
+#: (``run_learner`` handles them itself).
+BUILTIN_AXES = ("epsilon", "train_fraction")
+
+
+def get_axis(name: str) -> Axis:
+    """The :class:`Axis` for ``name``; unknown names become a generic numeric learner knob."""
+    if not isinstance(name, str) or not name.strip():
+        raise DPTypeError(f"axis must be a non-empty string such as 'epsilon', got {name!r}")
+    if name in AXES:
+        return AXES[name]
+    return Axis(name, name.replace("_", " "), False, _finite, integer=False)
+
+
+def normalise_value(value: float) -> float:
+    """Round to 12 significant digits so log-spaced values from the page and the CLI agree.
+
+    >>> normalise_value(0.30000000000000004)
+    0.3
+    """
+    return float(f"{float(value):.12g}")
+
+
+def value_range(axis: str, low: float, high: float, points: int, *, log: bool | None = None) -> tuple[float, ...]:
+    """``points`` values from ``low`` to ``high`` (both included), log-spaced for epsilon by default.
+
+    Parameters
+    ----------
+    axis : str
+        The axis name (decides the default spacing and the value checks).
+    low, high : float
+        The ends of the range, ``low <= high``.
+    points : int
+        How many values (>= 1; with 1 the range is just ``low``).
+    log : bool, optional
+        Force log (True) or linear (False) spacing; default: the axis's own.
+
+    >>> value_range("epsilon", 0.1, 10, 3)
+    (0.1, 1.0, 10.0)
+    """
+    ax = get_axis(axis)
+    points = check_int(points, "points", minimum=1)
+    lo = ax.check(low, f"{axis} minimum")
+    hi = ax.check(high, f"{axis} maximum")
+    if lo > hi:
+        raise DPValueError(f"the {axis} range is empty: minimum {lo:g} is above maximum {hi:g}; swap them")
+    use_log = ax.log if log is None else bool(log)
+    if use_log and lo <= 0:
+        raise DPValueError(f"a log-spaced {axis} range needs a minimum > 0, got {lo:g}; use linear spacing")
+    if points == 1:
+        vals = np.array([lo])
+    elif use_log:
+        vals = np.geomspace(lo, hi, points)
+    else:
+        vals = np.linspace(lo, hi, points)
+    out = tuple(dict.fromkeys(normalise_value(v) for v in vals))
+    if ax.integer:
+        out = tuple(dict.fromkeys(float(round(v)) for v in out))
+    return out
+
+
+__all__ = ["AXES", "Axis", "BUILTIN_AXES", "get_axis", "normalise_value", "value_range"]

@@ -1,0 +1,391 @@
+"""The frozen description of a sweep and the list of runs it expands to.
+
+A sweep is a grid: one dataset x several learners x one swept axis x seeds, with
+every other knob fixed. :class:`SweepConfig` validates all of it up front, so a
+typo fails in a second with a message that names the culprit instead of after
+an hour of computing.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import math
+import numbers
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+import dpcore
+
+from ..datasets import REGISTRY, Dataset, load_dataset
+from ..exceptions import DPTypeError, DPValueError
+from ..learners import LearnerSpec, get_learner, learners
+from ..validation import check_delta, check_epsilon, check_fraction, check_int
+from .axes import AXES, BUILTIN_AXES, get_axis, normalise_value
+
+#: Bump when a change in dpcore makes earlier cached runs wrong: every cache key includes it.
+CODE_VERSION = 1
+
+#: Non-private counterparts tried, in order, when a learner names no ``baseline``.
+FALLBACK_BASELINES = {"classification": ("non-private", "logreg"), "regression": ("linreg", "non-private")}
+#: The trivial line of each task.
+TRIVIAL_BASELINES = {"classification": "majority", "regression": "mean"}
+
+# run_learner's own arguments: they are set by the sweep, never through params.
+_RESERVED_PARAMS = ("epsilon", "delta", "seed", "train_fraction", "test_size")
+
+
+def load_providers(providers: Sequence[str]) -> None:
+    """Import extra learner provider modules so their learners are registered.
+
+    A provider module registers its learners when imported, or exposes a
+    ``register_learners()`` function, which is called every time (so learners
+    removed from the registry by a test come back). Runs do this in each worker
+    process, so a learner defined outside ``dpcore`` works with process pools and
+    Dask workers as long as its module is importable there.
+    """
+    for mod in providers:
+        try:
+            m = importlib.import_module(mod)
+        except ImportError as exc:
+            raise DPValueError(
+                f"could not import learner provider module {mod!r} ({exc}); check the module path and sys.path"
+            ) from None
+        hook = getattr(m, "register_learners", None)
+        if callable(hook):
+            hook()
+
+
+def dataset_fingerprint(dataset: "str | Dataset") -> str:
+    """A stable identifier of the data: the registry name, or a hash of an uploaded dataset's arrays.
+
+    A :class:`Dataset` that is the registry's own object (``load_dataset(name)``)
+    is identified by its name, so the page and the CLI share cache entries.
+    """
+    if isinstance(dataset, str):
+        return f"registry:{dataset}"
+    if dataset.name in REGISTRY and load_dataset(dataset.name) is dataset:
+        return f"registry:{dataset.name}"
+    h = hashlib.sha256()
+    h.update(json.dumps([dataset.name, dataset.task, list(dataset.target_names), dataset.label_range,
+                         dataset.image_shape]).encode())
+    for arr in (dataset.X, dataset.y) + tuple(dataset.bounds or ()):
+        a = np.ascontiguousarray(arr)
+        h.update(f"{a.dtype.str}{a.shape}".encode())
+        h.update(a.tobytes())
+    return "sha256:" + h.hexdigest()
+
+
+def _clean_param(key: str, value: Any) -> Any:
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (numbers.Integral, np.integer)):
+        return int(value)
+    if isinstance(value, (numbers.Real, np.floating)):
+        v = float(value)
+        if not math.isfinite(v):
+            raise DPValueError(f"parameter {key!r} must be finite, got {v!r}")
+        return v
+    raise DPTypeError(
+        f"parameter {key!r} must be a number, a string, a bool or None (it goes into the cache key), "
+        f"got {type(value).__name__}"
+    )
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of a sweep: everything a worker needs, and nothing it must look up elsewhere.
+
+    ``key`` is the SHA-256 of the run's full configuration (learner and its code
+    location, data fingerprint, parameters, epsilon, delta, seed, training fraction,
+    test size, :data:`CODE_VERSION`): the disk-cache key.
+    """
+
+    learner: str
+    role: str  # "swept", "baseline" or "trivial"
+    dataset: "str | Dataset" = field(repr=False)
+    dataset_id: str
+    axis: str
+    value: float  # NaN for baselines (drawn as horizontal lines)
+    seed: int
+    epsilon: float
+    delta: float
+    params: tuple[tuple[str, Any], ...]
+    train_fraction: float
+    test_size: float
+    providers: tuple[str, ...]
+    key: str
+
+
+@dataclass(frozen=True, eq=False)
+class SweepConfig:
+    """A privacy-utility sweep: dataset x learners x one axis x seeds, every other knob fixed.
+
+    Parameters
+    ----------
+    dataset : str or Dataset
+        A registry name (``"digits"``) or a loaded / uploaded :class:`~dpcore.datasets.Dataset`.
+    learners : sequence of str
+        Registered learner names to sweep (``"dpsgd"``, ``"erm-objective"``...).
+    axis : str, default "epsilon"
+        ``"epsilon"``, ``"clip_norm"``, ``"noise_multiplier"``, ``"learning_rate"``,
+        ``"train_fraction"``, or any other numeric knob every swept learner takes.
+    values : sequence of float
+        The axis values (sorted, duplicates dropped).
+    seeds : int, default 3
+        Repetitions per value; run ``i`` uses seed ``base_seed + i`` (for its split and its noise).
+    base_seed : int, default 0
+    epsilon : float, default 1.0
+        The fixed budget when the axis is not epsilon.
+    delta : float, default 1e-5
+    params : mapping, optional
+        Fixed knobs (``{"epochs": 5}``). Each learner receives the ones it lists in
+        ``LearnerSpec.params``; a knob no learner takes is an error (a typo).
+    train_fraction : float, default 1.0
+        Share of the training rows kept (unless that is the axis).
+    test_size : float, default 0.25
+    include_baselines : bool, default True
+        Add the non-private counterpart(s) and the majority-class / mean line, once per seed.
+    providers : sequence of str, optional
+        Extra modules to import (in every worker too) to register learners from outside
+        ``dpcore``; see :func:`load_providers`.
+
+    Raises
+    ------
+    DPValueError, DPTypeError
+        For an empty range, a bad value, an unknown learner, a learner that cannot
+        be swept along ``axis`` or does not fit the data, zero seeds, and so on.
+
+    Examples
+    --------
+    >>> cfg = SweepConfig(dataset="iris", learners=["majority"], axis="train_fraction",
+    ...                   values=[0.5, 1.0], seeds=2, include_baselines=False)
+    >>> len(cfg.runs())
+    4
+    """
+
+    dataset: "str | Dataset"
+    learners: tuple[str, ...]
+    axis: str = "epsilon"
+    values: tuple[float, ...] = ()
+    seeds: int = 3
+    base_seed: int = 0
+    epsilon: float = 1.0
+    delta: float = 1e-5
+    params: Mapping[str, Any] = field(default_factory=dict)
+    train_fraction: float = 1.0
+    test_size: float = 0.25
+    include_baselines: bool = True
+    providers: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731 (frozen dataclass)
+        providers = (self.providers,) if isinstance(self.providers, str) else tuple(self.providers or ())
+        set_("providers", tuple(str(p) for p in providers))
+        load_providers(self.providers)
+
+        # dataset
+        if isinstance(self.dataset, str):
+            if self.dataset not in REGISTRY:
+                raise DPValueError(f"unknown dataset {self.dataset!r}; choose one of {', '.join(REGISTRY)}")
+        elif not isinstance(self.dataset, Dataset):
+            raise DPTypeError(f"dataset must be a registry name or a Dataset, got {type(self.dataset).__name__}")
+
+        # learners
+        names = (self.learners,) if isinstance(self.learners, str) else tuple(self.learners or ())
+        if not names:
+            raise DPValueError("learners is empty; name at least one learner to sweep, e.g. ['dpsgd']")
+        if len(set(names)) != len(names):
+            raise DPValueError(f"learners lists a name twice: {list(names)}")
+        specs = [get_learner(n) for n in names]  # unknown names raise with the list of choices
+        set_("learners", names)
+        task, is_image = self.task, self.is_image
+        for spec in specs:
+            if task not in spec.tasks:
+                raise DPValueError(
+                    f"learner {spec.name!r} handles {' and '.join(spec.tasks)}, but dataset "
+                    f"{self.dataset_name!r} is {task}; pick learners for {task}"
+                )
+            if spec.images_only and not is_image:
+                raise DPValueError(f"learner {spec.name!r} needs image data; {self.dataset_name!r} is tabular")
+
+        # axis
+        if not isinstance(self.axis, str) or not self.axis.strip():
+            raise DPTypeError(f"axis must be a non-empty string such as 'epsilon', got {self.axis!r}")
+        ax = get_axis(self.axis)
+        for spec in specs:
+            if self.axis == "epsilon" and not spec.private:
+                raise DPValueError(
+                    f"learner {spec.name!r} is not private, so it cannot be swept along epsilon; "
+                    "non-private and trivial baselines are added to every sweep automatically"
+                )
+            if self.axis not in BUILTIN_AXES and self.axis not in spec.params:
+                raise DPValueError(
+                    f"learner {spec.name!r} does not take {self.axis!r}, so it cannot be swept along it; "
+                    f"it takes {sorted(spec.params) or 'no parameters'} (and epsilon, train_fraction)"
+                )
+
+        # values
+        if isinstance(self.values, (str, bytes)) or not isinstance(self.values, (Sequence, np.ndarray)):
+            raise DPTypeError(f"values must be a sequence of numbers, got {type(self.values).__name__}")
+        if len(self.values) == 0:
+            raise DPValueError(f"the {self.axis} range is empty; give at least one value, e.g. values=[0.1, 1, 10]")
+        vals = sorted({normalise_value(ax.check(v, f"{self.axis} value")) for v in self.values})
+        set_("values", tuple(vals))
+
+        # seeds and fixed numbers
+        if isinstance(self.seeds, bool) or not isinstance(self.seeds, (numbers.Integral, np.integer)):
+            raise DPTypeError(f"seeds must be an integer number of repetitions, got {self.seeds!r}")
+        if int(self.seeds) < 1:
+            raise DPValueError(f"seeds must be at least 1 (the number of repetitions per value), got {self.seeds}")
+        set_("seeds", int(self.seeds))
+        set_("base_seed", check_int(self.base_seed, "base_seed", minimum=0))
+        set_("epsilon", check_epsilon(self.epsilon))
+        set_("delta", check_delta(self.delta))
+        set_("train_fraction", check_fraction(self.train_fraction, "train_fraction"))
+        ts = float(self.test_size)
+        if not 0.0 < ts < 1.0:
+            raise DPValueError(f"test_size must be strictly between 0 and 1, got {self.test_size!r}")
+        set_("test_size", ts)
+        set_("include_baselines", bool(self.include_baselines))
+
+        # fixed knobs
+        if not isinstance(self.params, Mapping):
+            raise DPTypeError(f"params must be a mapping of knob -> value, got {type(self.params).__name__}")
+        params = {}
+        for k, v in self.params.items():
+            if not isinstance(k, str):
+                raise DPTypeError(f"params keys must be strings, got {k!r}")
+            if k in _RESERVED_PARAMS:
+                raise DPValueError(f"set {k!r} with the sweep's own {k}= argument, not through params")
+            if k == self.axis:
+                raise DPValueError(f"{k!r} is the swept axis; remove it from the fixed params")
+            params[k] = _clean_param(k, v)
+        takers = [spec for spec in specs + [get_learner(b) for b in self.baselines()]]
+        accepted = set().union(*(set(s.params) for s in takers)) if takers else set()
+        stray = sorted(set(params) - accepted)
+        if stray:
+            raise DPValueError(
+                f"no learner in this sweep takes parameter(s) {stray}; they take {sorted(accepted) or 'none'}"
+            )
+        set_("params", dict(sorted(params.items())))
+
+    # -- derived facts -------------------------------------------------------------------------
+    @property
+    def dataset_name(self) -> str:
+        return self.dataset if isinstance(self.dataset, str) else self.dataset.name
+
+    @property
+    def task(self) -> str:
+        return REGISTRY[self.dataset].task if isinstance(self.dataset, str) else self.dataset.task
+
+    @property
+    def is_image(self) -> bool:
+        if isinstance(self.dataset, str):
+            return REGISTRY[self.dataset].image_shape is not None
+        return self.dataset.is_image
+
+    @property
+    def metric(self) -> str:
+        """The headline metric: ``"accuracy"`` for classification, ``"mse"`` for regression."""
+        return "accuracy" if self.task == "classification" else "mse"
+
+    @property
+    def seed_list(self) -> tuple[int, ...]:
+        return tuple(range(self.base_seed, self.base_seed + self.seeds))
+
+    def baselines(self) -> tuple[str, ...]:
+        """The non-private counterparts of the swept learners that are registered, then the trivial line."""
+        if not self.include_baselines:
+            return ()
+        regs = learners()
+        task = self.task
+        out: list[str] = []
+
+        def fits(name: str | None) -> bool:
+            spec = regs.get(name) if name else None
+            return spec is not None and task in spec.tasks and (self.is_image or not spec.images_only)
+
+        for name in self.learners:
+            spec = regs[name]
+            choice = spec.baseline if fits(spec.baseline) else None
+            if choice is None and spec.private:
+                choice = next((b for b in FALLBACK_BASELINES[task] if fits(b)), None)
+            if choice and choice not in self.learners and choice not in out:
+                out.append(choice)
+        trivial = TRIVIAL_BASELINES[task]
+        if fits(trivial) and trivial not in self.learners:
+            out.append(trivial)
+        return tuple(out)
+
+    def _params_for(self, spec: LearnerSpec, value: float | None) -> dict:
+        p = {k: v for k, v in self.params.items() if k in spec.params}
+        if value is not None and self.axis not in BUILTIN_AXES:
+            # named axes are real-valued; a generic knob (epochs, teachers...) gets an int when integral
+            integral = value.is_integer() and (get_axis(self.axis).integer or self.axis not in AXES)
+            p[self.axis] = int(value) if integral else float(value)
+        return dict(sorted(p.items()))
+
+    def _run(self, spec: LearnerSpec, role: str, value: float | None, seed: int, data_id: str) -> RunSpec:
+        eps = value if (self.axis == "epsilon" and value is not None) else self.epsilon
+        tf = value if (self.axis == "train_fraction" and value is not None) else self.train_fraction
+        params = self._params_for(spec, value)
+        key_doc = {
+            "code_version": CODE_VERSION,
+            "dpcore": dpcore.__version__,
+            "learner": spec.name,
+            "impl": f"{getattr(spec.run, '__module__', '?')}.{getattr(spec.run, '__qualname__', '?')}",
+            "dataset": data_id,
+            "params": params,
+            "epsilon": eps if spec.private else None,
+            "delta": self.delta if (spec.private and spec.uses_delta) else None,
+            "seed": seed,
+            "train_fraction": tf,
+            "test_size": self.test_size,
+        }
+        key = hashlib.sha256(json.dumps(key_doc, sort_keys=True, default=str).encode()).hexdigest()
+        return RunSpec(
+            learner=spec.name, role=role, dataset=self.dataset, dataset_id=data_id, axis=self.axis,
+            value=float("nan") if value is None else float(value), seed=seed, epsilon=eps, delta=self.delta,
+            params=tuple(params.items()), train_fraction=tf, test_size=self.test_size,
+            providers=self.providers, key=key,
+        )
+
+    def runs(self) -> list[RunSpec]:
+        """Every run of the sweep, in a dispatch order that fills the chart evenly.
+
+        Baselines come first (one run per seed, ``value`` NaN); then the swept
+        runs seed by seed, so a first rough curve appears after one pass over the values.
+        """
+        data_id = dataset_fingerprint(self.dataset)
+        regs = learners()
+        out: list[RunSpec] = []
+        trivial = TRIVIAL_BASELINES[self.task]
+        for seed in self.seed_list:
+            for b in self.baselines():
+                out.append(self._run(regs[b], "trivial" if b == trivial else "baseline", None, seed, data_id))
+        for seed in self.seed_list:
+            for v in self.values:
+                for name in self.learners:
+                    out.append(self._run(regs[name], "swept", v, seed, data_id))
+        return out
+
+    def fingerprint(self) -> str:
+        """A short hash of every run key: equal settings give equal fingerprints (used by the page)."""
+        h = hashlib.sha256()
+        for r in self.runs():
+            h.update(r.key.encode())
+        return h.hexdigest()[:16]
+
+
+__all__ = [
+    "CODE_VERSION",
+    "FALLBACK_BASELINES",
+    "TRIVIAL_BASELINES",
+    "RunSpec",
+    "SweepConfig",
+    "dataset_fingerprint",
+    "load_providers",
+]

@@ -1,0 +1,381 @@
+"""Run a sweep: in parallel processes (joblib/loky) or on a Dask cluster, streamed, cached on disk.
+
+Each finished run is written to the disk cache and handed to ``on_result`` the
+moment it arrives (``joblib.Parallel(return_as="generator_unordered")``), so a
+page redraws its chart while the sweep is running, a reopened sweep is read back
+at once, and an interrupted one only computes what is missing.
+"""
+from __future__ import annotations
+
+import importlib
+import math
+import os
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import DPCoreError, DPTypeError, DPValueError
+from ..learners import run_learner
+from .cache import SweepCache
+from .config import RunSpec, SweepConfig, load_providers
+
+#: Metric columns put first, in this order, when present.
+_METRIC_ORDER = ("accuracy", "mse", "r2")
+_ROLE_ORDER = {"swept": 0, "baseline": 1, "trivial": 2}
+#: Columns every row has, in table order (metric columns go after ``seed``).
+ID_COLUMNS = ("learner", "role", "dataset", "axis", "value", "seed")
+TAIL_COLUMNS = ("epsilon", "epsilon_target", "delta", "noise_multiplier", "seconds", "cached")
+#: Seconds to wait for a Dask scheduler to answer before giving up with a clear error.
+DASK_CONNECT_TIMEOUT = 10.0
+
+
+class SweepRunError(DPCoreError):
+    """One run of a sweep failed; the message says which run and why."""
+
+
+@dataclass(frozen=True)
+class SweepProgress:
+    """What ``on_result`` receives for every finished (or cache-read) run.
+
+    Attributes
+    ----------
+    row : dict
+        The run's table row (same columns as :attr:`SweepResult.table`).
+    done, total : int
+        Runs finished so far (cached ones included) and runs in the sweep.
+    cached : bool
+        The row came from the disk cache.
+    """
+
+    row: Mapping[str, Any]
+    done: int
+    total: int
+    cached: bool
+
+    @property
+    def fraction(self) -> float:
+        return self.done / self.total if self.total else 1.0
+
+
+@dataclass(frozen=True, eq=False)
+class SweepResult:
+    """A finished sweep.
+
+    Attributes
+    ----------
+    config : SweepConfig
+    table : DataFrame
+        Tidy: one row per run with columns ``learner, role, dataset, axis, value, seed``,
+        the metrics (``accuracy``, or ``mse`` and ``r2``, plus any other the learners
+        report), ``epsilon`` (the privacy each run actually spent, from its
+        :class:`~dpcore.learners.RunResult`; ``inf`` for baselines), ``epsilon_target``
+        (the budget it was given), ``delta``, ``noise_multiplier``, ``seconds`` and
+        ``cached``. ``role`` is ``"swept"``, ``"baseline"`` (non-private counterpart)
+        or ``"trivial"`` (majority class / mean); baselines have ``value`` NaN.
+    n_cached, n_computed : int
+        How many runs were read from the cache and how many were computed.
+    seconds : float
+        Wall time of the whole sweep.
+    """
+
+    config: SweepConfig
+    table: pd.DataFrame
+    n_cached: int
+    n_computed: int
+    seconds: float
+
+    @property
+    def metric(self) -> str:
+        return self.config.metric
+
+    def summary(self, metric: str | None = None) -> pd.DataFrame:
+        """Mean, std, min and max of ``metric`` across seeds per learner and value (see :func:`summarize`)."""
+        from .summary import summarize
+
+        return summarize(self.table, metric or self.metric)
+
+
+def _limit_threads() -> None:
+    """One thread per worker: two processes on two cores must not each start a full thread pool."""
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = "1"
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1)
+    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
+        pass
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
+
+
+def _warning_class(path: str) -> type[Warning]:
+    mod, _, name = path.rpartition(".")
+    try:
+        cls = getattr(importlib.import_module(mod), name)
+        if isinstance(cls, type) and issubclass(cls, Warning):
+            return cls
+    except (ImportError, AttributeError, ValueError):
+        pass
+    return UserWarning
+
+
+def execute_run(run: RunSpec, *, limit_threads: bool = False) -> dict:
+    """Run one :class:`RunSpec` and return its row (the function each worker calls).
+
+    Imports the run's provider modules first, so learners registered outside
+    ``dpcore`` exist in a fresh worker process. Warnings raised by the learner are
+    returned in the row's ``_warnings`` entry, to be re-issued in the caller.
+
+    Raises
+    ------
+    SweepRunError
+        Naming the learner, axis value and seed, with the learner's own message.
+    """
+    if limit_threads:
+        _limit_threads()
+    load_providers(run.providers)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            res = run_learner(
+                run.learner, run.dataset, epsilon=run.epsilon, delta=run.delta, seed=run.seed,
+                params=dict(run.params), train_fraction=run.train_fraction, test_size=run.test_size,
+            )
+        except Exception as exc:  # noqa: BLE001 - re-raised with the run named
+            where = "baseline" if math.isnan(run.value) else f"{run.axis}={run.value:g}"
+            raise SweepRunError(f"run {run.learner!r} ({where}, seed={run.seed}) failed: "
+                                f"{type(exc).__name__}: {exc}") from exc
+    if limit_threads:
+        _limit_threads()  # the learner may have imported torch just now
+    row: dict[str, Any] = {
+        "learner": run.learner,
+        "role": run.role,
+        "dataset": res.dataset,
+        "axis": run.axis,
+        "value": run.value,
+        "seed": run.seed,
+    }
+    for k, v in res.metrics.items():
+        if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
+            row[k] = float(v)
+    row["epsilon"] = float(res.epsilon)
+    row["epsilon_target"] = float(run.epsilon)
+    row["delta"] = float(res.delta)
+    row["noise_multiplier"] = float("nan") if res.noise_multiplier is None else float(res.noise_multiplier)
+    row["seconds"] = float(res.seconds) if res.seconds else time.perf_counter() - t0
+    seen: dict[str, str] = {}
+    for w in caught:
+        seen.setdefault(str(w.message), f"{w.category.__module__}.{w.category.__qualname__}")
+    row["_warnings"] = [[cat, msg] for msg, cat in seen.items()]
+    return row
+
+
+def _reissue(rows: Iterable[Mapping[str, Any]], already: set) -> None:
+    for row in rows:
+        for cat, msg in row.get("_warnings", ()) or ():
+            if msg not in already:
+                already.add(msg)
+                warnings.warn(f"{row['learner']}: {msg}", _warning_class(cat), stacklevel=3)
+
+
+def build_table(config: SweepConfig, rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """The tidy table of ``rows`` in a stable order: role, learner (as configured), value, seed."""
+    rows = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
+    order = {name: i for i, name in enumerate(config.learners + config.baselines())}
+    df = pd.DataFrame(rows)
+    if df.empty:
+        metrics = ["accuracy"] if config.task == "classification" else ["mse", "r2"]
+        return pd.DataFrame(columns=list(ID_COLUMNS) + metrics + list(TAIL_COLUMNS))
+    metrics = [c for c in _METRIC_ORDER if c in df.columns]
+    metrics += sorted(c for c in df.columns if c not in ID_COLUMNS + TAIL_COLUMNS and c not in metrics)
+    df = df.reindex(columns=list(ID_COLUMNS) + metrics + list(TAIL_COLUMNS))
+    df["_r"] = df["role"].map(_ROLE_ORDER)
+    df["_l"] = df["learner"].map(order)
+    df = df.sort_values(["_r", "_l", "value", "seed"], na_position="first", kind="stable")
+    df = df.drop(columns=["_r", "_l"]).reset_index(drop=True)
+    df["seed"] = df["seed"].astype(int)
+    df["cached"] = df["cached"].astype(bool)
+    return df
+
+
+def _check_jobs(n_jobs: int) -> int:
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)):
+        raise DPTypeError(f"n_jobs must be an integer, got {n_jobs!r}")
+    n_jobs = int(n_jobs)
+    if n_jobs == 0 or n_jobs < -1:
+        raise DPValueError(f"n_jobs must be >= 1 (or -1 for every core), got {n_jobs}")
+    return n_jobs
+
+
+def cached_result(config: SweepConfig, *, cache_dir: "str | os.PathLike[str] | None" = None) -> SweepResult | None:
+    """The sweep read entirely from the disk cache, or None if any run is missing (nothing is computed)."""
+    t0 = time.perf_counter()
+    cache = SweepCache(cache_dir)
+    rows = []
+    for run in config.runs():
+        row = cache.get(run.key)
+        if row is None:
+            return None
+        rows.append({**row, "cached": True})
+    return SweepResult(config, build_table(config, rows), len(rows), 0, time.perf_counter() - t0)
+
+
+def run_sweep(
+    config: SweepConfig,
+    *,
+    n_jobs: int = 2,
+    on_result: Callable[[SweepProgress], None] | None = None,
+    cache_dir: "str | os.PathLike[str] | None" = None,
+    use_cache: bool = True,
+    scheduler: str | None = None,
+) -> SweepResult:
+    """Run every run of ``config`` that is not cached, in parallel, and return the tidy table.
+
+    Parameters
+    ----------
+    config : SweepConfig
+    n_jobs : int, default 2
+        Worker processes (joblib's loky backend; each worker uses one thread).
+        1 runs in this process. Ignored with ``scheduler``.
+    on_result : callable, optional
+        Called with a :class:`SweepProgress` for every run as it finishes (cached
+        runs first). Exceptions it raises stop the sweep; finished runs stay cached.
+    cache_dir : path, optional
+        Cache directory; default ``$DPCORE_CACHE_DIR/sweeps`` or ``.dpcore_cache/sweeps``.
+    use_cache : bool, default True
+        False: neither read nor write the cache.
+    scheduler : str, optional
+        Address of a Dask scheduler (``"tcp://10.0.0.5:8786"``): the runs go through
+        joblib's Dask backend on that cluster. Its workers need ``dpcore`` (and any
+        ``config.providers``) importable. The cache stays on this machine.
+
+    Returns
+    -------
+    SweepResult
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> cfg = SweepConfig(dataset="iris", learners=["majority"], axis="train_fraction",
+    ...                   values=[0.5, 1.0], seeds=1, include_baselines=False)
+    >>> res = run_sweep(cfg, n_jobs=1, cache_dir=tempfile.mkdtemp())
+    >>> res.table[["learner", "value", "seed"]].to_dict("records")
+    [{'learner': 'majority', 'value': 0.5, 'seed': 0}, {'learner': 'majority', 'value': 1.0, 'seed': 0}]
+
+    References
+    ----------
+    .. [1] joblib, "Parallel: return_as='generator_unordered'", https://joblib.readthedocs.io
+    .. [2] Dask, "joblib integration", https://ml.dask.org/joblib.html
+    """
+    if not isinstance(config, SweepConfig):
+        raise DPTypeError(f"config must be a SweepConfig, got {type(config).__name__}")
+    n_jobs = _check_jobs(n_jobs)
+    if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
+        raise DPValueError(f"scheduler must be a Dask scheduler address such as 'tcp://127.0.0.1:8786', got {scheduler!r}")
+    t0 = time.perf_counter()
+    runs = config.runs()
+    total = len(runs)
+    cache = SweepCache(cache_dir) if use_cache else None
+    rows: list[dict] = []
+    missing: list[RunSpec] = []
+    warned: set = set()
+    for run in runs:
+        row = cache.get(run.key) if cache is not None else None
+        if row is None:
+            missing.append(run)
+        else:
+            rows.append({**row, "cached": True})
+    _reissue(rows, warned)
+    if on_result is not None:
+        for i, row in enumerate(rows, 1):
+            on_result(SweepProgress(row, i, total, True))
+    n_cached = len(rows)
+
+    def finish(run: RunSpec, row: dict) -> None:
+        if cache is not None:
+            cache.put(run.key, row)
+        row = {**row, "cached": False}
+        rows.append(row)
+        _reissue([row], warned)
+        if on_result is not None:
+            on_result(SweepProgress(row, len(rows), total, False))
+
+    if missing:
+        if scheduler is not None:
+            _run_dask(missing, scheduler, finish)
+        elif n_jobs == 1:
+            for run in missing:
+                finish(run, execute_run(run))
+        else:
+            _run_loky(missing, n_jobs, finish)
+    return SweepResult(config, build_table(config, rows), n_cached, len(rows) - n_cached, time.perf_counter() - t0)
+
+
+def _key_and_row(run: RunSpec, limit_threads: bool) -> tuple[str, dict]:
+    return run.key, execute_run(run, limit_threads=limit_threads)
+
+
+def _consume(parallel, missing: list[RunSpec], finish, limit_threads: bool) -> None:
+    import joblib
+
+    by_key = {r.key: r for r in missing}
+    gen = parallel(joblib.delayed(_key_and_row)(r, limit_threads) for r in missing)
+    try:
+        for key, row in gen:
+            finish(by_key[key], row)
+    finally:
+        close = getattr(gen, "close", None)
+        if close is not None:
+            close()
+
+
+def _run_loky(missing: list[RunSpec], n_jobs: int, finish) -> None:
+    import joblib
+
+    workers = min(n_jobs if n_jobs > 0 else (os.cpu_count() or 1), len(missing))
+    with joblib.parallel_config(backend="loky", inner_max_num_threads=1):
+        parallel = joblib.Parallel(n_jobs=workers, return_as="generator_unordered")
+        _consume(parallel, missing, finish, True)
+
+
+def _run_dask(missing: list[RunSpec], scheduler: str, finish) -> None:
+    import joblib
+
+    try:
+        from distributed import Client
+    except ImportError:  # pragma: no cover - dask[distributed] is a dependency
+        raise DPValueError("scheduler= needs the 'distributed' package: pip install 'dask[distributed]'") from None
+    try:
+        client = Client(scheduler, timeout=f"{DASK_CONNECT_TIMEOUT}s", set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise DPValueError(
+            f"could not connect to the Dask scheduler at {scheduler!r} ({exc}); start one with "
+            "`dask scheduler` (and `dask worker ADDRESS` on each machine) and pass its tcp://host:port"
+        ) from None
+    try:
+        with joblib.parallel_config(backend="dask", client=client, wait_for_workers_timeout=30):
+            parallel = joblib.Parallel(n_jobs=-1, return_as="generator_unordered")
+            _consume(parallel, missing, finish, True)
+    finally:
+        client.close()
+
+
+__all__ = [
+    "ID_COLUMNS",
+    "TAIL_COLUMNS",
+    "SweepProgress",
+    "SweepResult",
+    "SweepRunError",
+    "build_table",
+    "cached_result",
+    "execute_run",
+    "run_sweep",
+]

@@ -1,0 +1,92 @@
+"""Small deterministic fake learners for the sweep tests.
+
+Importable by module name (``sweep_fake_learners``: pytest puts this directory on
+``sys.path`` and loky/Dask workers inherit it), so they pickle and can be
+registered in worker processes through ``SweepConfig(providers=...)``, which
+calls :func:`register_learners`. Every call appends a line to the file named by
+the ``call_log`` parameter, so tests can count how many runs were computed,
+across processes.
+"""
+from __future__ import annotations
+
+import math
+import time
+import warnings
+
+import numpy as np
+
+from dpcore.exceptions import PrivacyLeakWarning
+from dpcore.learners import LearnerSpec, RunResult, register
+from dpcore.learners import _LEARNERS  # test-only cleanup
+from dpcore.learners.metrics import score
+from dpcore.rng import as_generator
+
+NAMES = ("fake-dp", "fake-np", "fake-fixed")
+#: The fake accountant spends this share of the target budget (so "spent" != "target" in tests).
+SPENT_SHARE = 0.9
+
+
+def _log(params, name: str, epsilon: float, seed: int) -> None:
+    path = params.get("call_log")
+    if path:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(f"{name},{epsilon!r},{seed},{params.get('clip_norm')},{params.get('epochs')}\n")
+
+
+def _predict(split, quality: float, rng: np.random.Generator):
+    """Predictions whose quality in [0, 1] interpolates between a constant and the truth."""
+    n = split.y_test.shape[0]
+    if split.task == "classification":
+        classes, counts = np.unique(split.y_train, return_counts=True)
+        pred = np.full(n, classes[np.argmax(counts)])
+        right = rng.random(n) < quality
+        return np.where(right, split.y_test, pred)
+    mean = float(np.mean(split.y_train))
+    return mean + quality * (np.asarray(split.y_test, dtype=float) - mean) + (1 - quality) * rng.normal(0, 1, n)
+
+
+def _fake_dp(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResult:
+    _log(params, "fake-dp", epsilon, seed)
+    if params.get("fail"):
+        raise ValueError("asked to fail")
+    if params.get("sleep"):
+        time.sleep(float(params["sleep"]))
+    if params.get("warn"):
+        warnings.warn("bounds were inferred from the data", PrivacyLeakWarning)
+    clip = float(params.get("clip_norm", 1.0))
+    sigma = float(params.get("noise_multiplier", 1.0))
+    epochs = int(params.get("epochs", 1))
+    quality = (1 - math.exp(-epsilon * clip / sigma)) * (1 - 0.5 ** epochs)
+    rng = as_generator(seed)
+    pred = _predict(split, quality, rng)
+    return RunResult("fake-dp", split.dataset.name, split.task, score(split, pred), SPENT_SHARE * epsilon, delta,
+                     noise_multiplier=sigma)
+
+
+def _fake_np(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResult:
+    _log(params, "fake-np", epsilon, seed)
+    pred = _predict(split, 1 - 0.5 ** int(params.get("epochs", 1)), as_generator(seed))
+    return RunResult("fake-np", split.dataset.name, split.task, score(split, pred), float("inf"), 0.0)
+
+
+def _fake_fixed(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResult:
+    _log(params, "fake-fixed", epsilon, seed)
+    pred = _predict(split, 1 - math.exp(-epsilon), as_generator(seed))
+    return RunResult("fake-fixed", split.dataset.name, split.task, score(split, pred), epsilon, 0.0)
+
+
+def register_learners() -> None:
+    tasks = ("classification", "regression")
+    register(LearnerSpec("fake-dp", "Fake DP learner", tasks, True, _fake_dp,
+                         params=("clip_norm", "noise_multiplier", "learning_rate", "epochs", "call_log", "sleep",
+                                 "fail", "warn"),
+                         baseline="fake-np"))
+    register(LearnerSpec("fake-np", "Fake non-private learner", tasks, False, _fake_np,
+                         params=("learning_rate", "epochs", "call_log")))
+    register(LearnerSpec("fake-fixed", "Fake pure-DP learner without knobs", tasks, True, _fake_fixed,
+                         params=("call_log",), uses_delta=False))
+
+
+def unregister_learners() -> None:
+    for name in NAMES:
+        _LEARNERS.pop(name, None)
