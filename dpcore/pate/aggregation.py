@@ -1,0 +1,217 @@
+"""Noisy aggregation of teacher votes: LNMax (Papernot et al. 2017) and GNMax (Papernot et al. 2018).
+
+Neighbouring relation and sensitivity
+-------------------------------------
+The private data is cut into disjoint partitions, one per teacher, and a record's
+partition is fixed by the record alone (as if by a hash of its identifier), so
+adding, removing or replacing one private record changes the training set of
+exactly one teacher. That teacher may change its vote on a query from one class
+to another, so the vote histogram ``n(x)`` moves by -1 in one bin and +1 in
+another: its L1 sensitivity is 2 and its L2 sensitivity is sqrt(2)
+(:data:`HISTOGRAM_L1_SENSITIVITY`, :data:`HISTOGRAM_L2_SENSITIVITY`). A teacher
+that merely stops voting (a removal that empties a bin) moves one bin by 1,
+which is within both bounds.
+
+The accounting hands dp_accounting events whose sensitivity is already
+normalised to 1: GNMax with standard deviation ``sigma`` on the votes is a
+unit-sensitivity Gaussian with ``sigma / sqrt(2)``, LNMax with Laplace scale
+``b = 1 / gamma`` is a unit-sensitivity Laplace with scale ``b / 2``. Those are
+read by dp_accounting under its ``ADD_OR_REMOVE_ONE`` convention ("the two
+output distributions are shifted by one unit"); its ``REPLACE_ONE`` convention
+would double a shift we already doubled.
+
+References
+----------
+Papernot, Abadi, Erlingsson, Goodfellow, Talwar. "Semi-supervised Knowledge
+Transfer for Deep Learning from Private Training Data." ICLR 2017.
+Papernot, Song, Mironov, Raghunathan, Talwar, Erlingsson. "Scalable Private
+Learning with PATE." ICLR 2018.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import dp_accounting
+import numpy as np
+
+from ..exceptions import DPValueError
+from ..rng import as_generator
+from ..validation import check_int, check_positive
+
+#: Changing one private record changes one teacher's vote: -1 in one bin, +1 in another.
+HISTOGRAM_L1_SENSITIVITY = 2.0
+#: The same change measured in L2: sqrt(1 + 1).
+HISTOGRAM_L2_SENSITIVITY = math.sqrt(2.0)
+
+AGGREGATORS = ("gnmax", "lnmax")
+
+
+def vote_histogram(predictions, n_classes: int) -> np.ndarray:
+    """Count the teachers' votes for every query.
+
+    Parameters
+    ----------
+    predictions : array of int, shape (n_teachers, n_queries)
+        Class predicted by each teacher on each public query.
+    n_classes : int
+
+    Returns
+    -------
+    ndarray of int64, shape (n_queries, n_classes)
+        ``votes[q, j]`` = number of teachers that predicted class ``j`` on query ``q``.
+
+    Examples
+    --------
+    >>> vote_histogram([[0, 1], [0, 2], [1, 2]], 3).tolist()
+    [[2, 1, 0], [0, 1, 2]]
+    """
+    n_classes = check_int(n_classes, "n_classes", minimum=2)
+    p = np.asarray(predictions)
+    if p.ndim != 2:
+        raise DPValueError(f"predictions must have shape (n_teachers, n_queries), got {p.shape}")
+    if p.size and (p.min() < 0 or p.max() >= n_classes):
+        raise DPValueError(f"predictions must be class indices in [0, {n_classes}), got range [{p.min()}, {p.max()}]")
+    n_teachers, n_queries = p.shape
+    votes = np.zeros((n_queries, n_classes), dtype=np.int64)
+    np.add.at(votes, (np.broadcast_to(np.arange(n_queries), p.shape), p.astype(np.int64)), 1)
+    return votes
+
+
+def _check_votes(votes) -> np.ndarray:
+    v = np.asarray(votes, dtype=float)
+    if v.ndim == 1:
+        v = v[None, :]
+    if v.ndim != 2 or v.shape[1] < 2:
+        raise DPValueError(f"votes must have shape (n_queries, n_classes) with n_classes >= 2, got {np.shape(votes)}")
+    return v
+
+
+@dataclass(frozen=True, kw_only=True)
+class GNMax:
+    """Gaussian NoisyMax (Papernot et al. 2018): ``argmax_j n_j + N(0, sigma^2)``.
+
+    Each answered query is the Gaussian mechanism on the vote histogram (L2
+    sensitivity sqrt 2) followed by an argmax (post-processing), so it is
+    ``(alpha, alpha / sigma^2)``-RDP for every order alpha (Proposition 8),
+    i.e. ``GaussianDpEvent(sigma / sqrt(2))`` in dp_accounting.
+
+    Parameters
+    ----------
+    sigma : float
+        Standard deviation of the Gaussian noise added to every vote count.
+
+    References
+    ----------
+    Papernot et al., "Scalable Private Learning with PATE", ICLR 2018, Section 4.1.
+
+    Examples
+    --------
+    >>> GNMax(sigma=40.0).dp_event
+    GaussianDpEvent(noise_multiplier=28.284271247461902)
+    """
+
+    sigma: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sigma", check_positive(self.sigma, "sigma"))
+
+    name = "gnmax"
+
+    @property
+    def noise_std(self) -> float:
+        """Standard deviation of the noise on each count."""
+        return self.sigma
+
+    @property
+    def dp_event(self) -> dp_accounting.DpEvent:
+        """One answered query, sensitivity normalised to 1 (see the module docstring)."""
+        return dp_accounting.GaussianDpEvent(self.sigma / HISTOGRAM_L2_SENSITIVITY)
+
+    def noisy_votes(self, votes, *, rng=None) -> np.ndarray:
+        """``votes`` plus independent N(0, sigma^2) on every count (shape (n_queries, n_classes))."""
+        v = _check_votes(votes)
+        return v + as_generator(rng).normal(0.0, self.sigma, size=v.shape)
+
+    def aggregate(self, votes, *, rng=None) -> np.ndarray:
+        """The noisy winner of every query (one int per row of ``votes``)."""
+        return np.argmax(self.noisy_votes(votes, rng=rng), axis=1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LNMax:
+    """Laplace NoisyMax (Papernot et al. 2017): ``argmax_j n_j + Lap(1 / gamma)``.
+
+    Releasing the whole noisy histogram (L1 sensitivity 2) with Laplace scale
+    ``1/gamma`` is ``2 gamma``-DP, and the argmax is post-processing, so each
+    answered query is ``(2 gamma, 0)``-DP: m queries cost ``2 gamma m`` by basic
+    composition. dp_accounting sees it as ``LaplaceDpEvent(1 / (2 gamma))``,
+    whose RDP/PLD composition at ``delta > 0`` can be smaller for many queries.
+
+    Parameters
+    ----------
+    gamma : float
+        Inverse Laplace scale (the paper's privacy parameter).
+
+    References
+    ----------
+    Papernot et al., "Semi-supervised Knowledge Transfer for Deep Learning from
+    Private Training Data", ICLR 2017, Section 2.1 and Theorem 2 (the per-query 2 gamma).
+
+    Examples
+    --------
+    >>> LNMax(gamma=0.05).epsilon_per_query
+    0.1
+    """
+
+    gamma: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "gamma", check_positive(self.gamma, "gamma"))
+
+    name = "lnmax"
+
+    @property
+    def scale(self) -> float:
+        """Laplace scale ``b = 1 / gamma`` of the noise on each count."""
+        return 1.0 / self.gamma
+
+    @property
+    def noise_std(self) -> float:
+        """Standard deviation of the noise on each count: sqrt(2) b."""
+        return math.sqrt(2.0) * self.scale
+
+    @property
+    def epsilon_per_query(self) -> float:
+        """Pure epsilon of one answered query: ``2 gamma`` (L1 sensitivity 2 times gamma)."""
+        return HISTOGRAM_L1_SENSITIVITY * self.gamma
+
+    @property
+    def dp_event(self) -> dp_accounting.DpEvent:
+        """One answered query, sensitivity normalised to 1: Laplace scale ``b / 2``."""
+        return dp_accounting.LaplaceDpEvent(self.scale / HISTOGRAM_L1_SENSITIVITY)
+
+    def noisy_votes(self, votes, *, rng=None) -> np.ndarray:
+        """``votes`` plus independent Lap(1/gamma) on every count."""
+        v = _check_votes(votes)
+        return v + as_generator(rng).laplace(0.0, self.scale, size=v.shape)
+
+    def aggregate(self, votes, *, rng=None) -> np.ndarray:
+        """The noisy winner of every query (one int per row of ``votes``)."""
+        return np.argmax(self.noisy_votes(votes, rng=rng), axis=1)
+
+
+def make_aggregator(name: str, *, noise_scale: float) -> "GNMax | LNMax":
+    """Build an aggregator from its name and the noise on each count.
+
+    ``noise_scale`` is the Gaussian standard deviation ``sigma`` for ``"gnmax"``
+    and the Laplace scale ``b = 1/gamma`` for ``"lnmax"`` (both in votes).
+
+    >>> make_aggregator("lnmax", noise_scale=20.0).gamma
+    0.05
+    """
+    if name == "gnmax":
+        return GNMax(sigma=noise_scale)
+    if name == "lnmax":
+        return LNMax(gamma=1.0 / check_positive(noise_scale, "noise_scale"))
+    raise DPValueError(f"aggregator must be one of {AGGREGATORS}, got {name!r}")

@@ -1,0 +1,325 @@
+"""Privacy accounting of the PATE aggregators.
+
+Data-independent accounting goes through dp_accounting (via
+:mod:`dpcore.accounting`): m answered GNMax queries are
+``SelfComposedDpEvent(GaussianDpEvent(sigma / sqrt 2), m)``, m LNMax queries are
+``SelfComposedDpEvent(LaplaceDpEvent(1 / (2 gamma)), m)`` (plus the pure
+``2 gamma m`` of basic composition). See :mod:`dpcore.pate.aggregation` for the
+neighbouring relation and why the sensitivity is sqrt 2 (L2) / 2 (L1).
+
+The **data-dependent** RDP bound of Papernot et al. 2018 (Theorem 6 with the
+union bound of Proposition 7) is here as an option: when the teachers agree
+strongly, the noisy argmax almost surely returns the plurality class, and the
+privacy cost of such a query is far below the data-independent
+``alpha / sigma^2``. That bound is a function of the private votes, so the
+epsilon it gives is itself sensitive: Papernot et al. publish it only after
+sanitising it with smooth sensitivity (their Section 4.2 and Appendix C), which
+is NOT implemented here. Treat it as an analysis of what this run cost, not as a
+releasable guarantee.
+
+References
+----------
+Papernot et al., "Scalable Private Learning with PATE", ICLR 2018: Proposition 7
+(union bound on q), Theorem 6 (data-dependent RDP), Proposition 8
+(data-independent RDP of GNMax), Proposition 10 (choice of mu_1, mu_2).
+Mironov, "Rényi Differential Privacy", CSF 2017.
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import dp_accounting
+import numpy as np
+from dp_accounting.rdp import rdp_privacy_accountant as _rdp
+from scipy import stats
+
+from ..accounting import epsilon_of_event
+from ..exceptions import DPValueError
+from ..validation import check_delta, check_epsilon, check_int, check_positive
+from .aggregation import AGGREGATORS, HISTOGRAM_L1_SENSITIVITY, HISTOGRAM_L2_SENSITIVITY, make_aggregator
+
+#: RDP orders for the data-dependent analysis (the same range as dpcore.accounting's RDP grid).
+RDP_ORDERS = np.array(
+    [1 + x / 10.0 for x in range(1, 100)] + list(range(11, 64)) + [64, 80, 96, 128, 160, 192, 256, 384, 512, 1024],
+    dtype=float,
+)
+
+
+def _check_aggregator(aggregator: str) -> str:
+    if aggregator not in AGGREGATORS:
+        raise DPValueError(f"aggregator must be one of {AGGREGATORS}, got {aggregator!r}")
+    return aggregator
+
+
+def pate_event(*, aggregator: str, noise_scale: float, queries: int) -> dp_accounting.DpEvent:
+    """The dp_accounting event of ``queries`` answered queries.
+
+    Parameters
+    ----------
+    aggregator : {"gnmax", "lnmax"}
+    noise_scale : float
+        Gaussian sigma (GNMax) or Laplace scale 1/gamma (LNMax), in votes.
+    queries : int
+
+    Examples
+    --------
+    >>> pate_event(aggregator="gnmax", noise_scale=2 ** 0.5, queries=3)
+    SelfComposedDpEvent(event=GaussianDpEvent(noise_multiplier=1.0000000000000002), count=3)
+    """
+    agg = make_aggregator(_check_aggregator(aggregator), noise_scale=noise_scale)
+    queries = check_int(queries, "queries", minimum=0)
+    return dp_accounting.SelfComposedDpEvent(agg.dp_event, queries)
+
+
+def pate_epsilon(
+    *, aggregator: str, noise_scale: float, queries: int, delta: float, accountant: str = "rdp"
+) -> float:
+    """Data-independent epsilon of ``queries`` answered queries at ``delta``.
+
+    GNMax: dp_accounting's ``accountant`` on the event of :func:`pate_event`.
+    LNMax: the smaller of the pure basic composition ``2 gamma m`` (valid at
+    every delta, the only answer at delta = 0) and the accountant's epsilon.
+
+    Examples
+    --------
+    >>> pate_epsilon(aggregator="lnmax", noise_scale=20.0, queries=10, delta=0.0)
+    1.0
+    """
+    _check_aggregator(aggregator)
+    queries = check_int(queries, "queries", minimum=0)
+    delta = check_delta(delta)
+    noise_scale = check_positive(noise_scale, "noise_scale")
+    if queries == 0:
+        return 0.0
+    if aggregator == "lnmax":
+        pure = queries * HISTOGRAM_L1_SENSITIVITY / noise_scale
+        if delta == 0.0:
+            return pure
+        ev = pate_event(aggregator=aggregator, noise_scale=noise_scale, queries=queries)
+        return min(pure, epsilon_of_event(ev, delta=delta, accountant=accountant))
+    if delta == 0.0:
+        raise DPValueError("GNMax needs delta > 0 (the Gaussian mechanism is not pure-DP); use aggregator='lnmax' for delta = 0")
+    ev = pate_event(aggregator=aggregator, noise_scale=noise_scale, queries=queries)
+    return epsilon_of_event(ev, delta=delta, accountant=accountant)
+
+
+def calibrate_noise_scale(
+    *, aggregator: str, target_epsilon: float, delta: float, queries: int, accountant: str = "rdp"
+) -> float:
+    """Smallest noise on the votes for which ``queries`` answers cost at most ``target_epsilon``.
+
+    GNMax: ``dp_accounting.calibrate_dp_mechanism`` over sigma on the event of
+    :func:`pate_event`. LNMax: the pure answer ``b = 2 m / target_epsilon``, or,
+    when delta > 0, the accountant's smaller b if it is smaller.
+
+    Examples
+    --------
+    >>> calibrate_noise_scale(aggregator="lnmax", target_epsilon=1.0, delta=0.0, queries=10)
+    20.0
+    """
+    _check_aggregator(aggregator)
+    target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
+    delta = check_delta(delta)
+    queries = check_int(queries, "queries", minimum=1)
+    pure_scale = queries * HISTOGRAM_L1_SENSITIVITY / target_epsilon
+    if aggregator == "lnmax" and delta == 0.0:
+        return pure_scale
+    if aggregator == "gnmax" and delta == 0.0:
+        raise DPValueError("GNMax needs delta > 0; use aggregator='lnmax' for pure epsilon-DP")
+
+    from ..accounting import make_accountant
+
+    def make_event(scale: float):
+        return pate_event(aggregator=aggregator, noise_scale=scale, queries=queries)
+
+    try:
+        scale = float(
+            dp_accounting.calibrate_dp_mechanism(
+                lambda: make_accountant(accountant),
+                make_event,
+                target_epsilon,
+                delta,
+                bracket_interval=dp_accounting.LowerEndpointAndGuess(1e-3, 10.0),
+                tol=1e-4,
+            )
+        )
+    except Exception as exc:  # dp_accounting raises plain ValueErrors when no bracket is found
+        raise DPValueError(f"could not calibrate the {aggregator} noise for epsilon={target_epsilon}: {exc}") from None
+    # calibrate_dp_mechanism returns the upper end of its bracket; make sure the target holds.
+    while epsilon_of_event(make_event(scale), delta=delta, accountant=accountant) > target_epsilon:
+        scale *= 1.001
+    if aggregator == "lnmax":
+        scale = min(scale, pure_scale)
+    return scale
+
+
+# --------------------------------------------------------------------------------------------
+# Data-dependent analysis of GNMax (Papernot et al. 2018), optional and clearly labelled.
+# --------------------------------------------------------------------------------------------
+
+
+def _log1mexp(x: float) -> float:
+    """log(1 - e^x) for x <= 0, accurately."""
+    if x > 0:
+        raise DPValueError(f"log1mexp needs x <= 0, got {x}")
+    if x == 0:
+        return -math.inf
+    return math.log1p(-math.exp(x)) if x < -math.log(2) else math.log(-math.expm1(x))
+
+
+def gnmax_log_q(votes, *, sigma: float) -> float:
+    """Upper bound on ``ln Pr[GNMax(votes) != argmax votes]`` (Papernot et al. 2018, Proposition 7).
+
+    With i* the plurality class, class j beats i* only if
+    ``noise_j - noise_i* > n_i* - n_j``, where the noise difference is
+    N(0, 2 sigma^2); a union bound over j gives
+    ``q <= sum_{j != i*} Pr[N(0, 2 sigma^2) > n_i* - n_j] = sum 1/2 erfc((n_i* - n_j) / (2 sigma))``.
+    Also ``q <= 1 - 1/k``: with i.i.d. noise the plurality class is the likeliest winner.
+
+    Parameters
+    ----------
+    votes : array of shape (n_classes,)
+    sigma : float
+
+    Examples
+    --------
+    >>> round(math.exp(gnmax_log_q([10, 0], sigma=5.0)), 4)   # Pr[N(0, 50) > 10]
+    0.0786
+    """
+    sigma = check_positive(sigma, "sigma")
+    v = np.asarray(votes, dtype=float).ravel()
+    k = v.size
+    if k < 2:
+        raise DPValueError("votes must have at least 2 classes")
+    top = int(np.argmax(v))
+    gaps = v[top] - np.delete(v, top)
+    log_q = float(np.logaddexp.reduce(stats.norm.logsf(gaps, scale=math.sqrt(2.0) * sigma)))
+    return min(log_q, math.log1p(-1.0 / k))
+
+
+def gnmax_data_dependent_rdp(log_q: float, *, sigma: float, orders: Sequence[float] = RDP_ORDERS) -> np.ndarray:
+    """Data-dependent RDP of one GNMax answer, given ``q~ >= Pr[outcome != i*]`` (Theorem 6).
+
+    Theorem 6 of Papernot et al. 2018: if M is (mu_1, eps_1)- and
+    (mu_2, eps_2)-RDP, ``q~ >= Pr[M(D) != i*]``, ``lambda <= mu_1`` and
+    ``q~ <= e^((mu_2 - 1) eps_2) / (mu_1/(mu_1 - 1) * mu_2/(mu_2 - 1))^mu_2``, then
+    for every neighbour D'
+
+        D_lambda(M(D) || M(D')) <= 1/(lambda - 1) log((1 - q~) A^(lambda - 1) + q~ B^(lambda - 1)),
+        A = (1 - q~) / (1 - (q~ e^eps_2)^((mu_2 - 1)/mu_2)),   B = e^eps_1 / q~^(1/(mu_1 - 1)).
+
+    For GNMax eps_i = mu_i / sigma^2 (Proposition 8); we take
+    ``mu_2 = sigma sqrt(ln(1/q~))`` and ``mu_1 = mu_2 + 1`` (Proposition 10).
+    Orders where the conditions fail (or ``q~ e^eps_2 >= 1``, where A is not
+    defined) keep the data-independent ``lambda / sigma^2``; everywhere the
+    result is the minimum of the two, so it never exceeds the data-independent bound.
+
+    Returns
+    -------
+    ndarray
+        RDP at each order in ``orders``.
+
+    References
+    ----------
+    Papernot et al., "Scalable Private Learning with PATE", ICLR 2018, Theorem 6,
+    Propositions 7, 8 and 10.
+    """
+    sigma = check_positive(sigma, "sigma")
+    lam = np.asarray(orders, dtype=float)
+    if np.any(lam <= 1):
+        raise DPValueError("RDP orders must all be > 1")
+    if log_q > 0:
+        raise DPValueError(f"log_q must be <= 0 (it is the log of a probability), got {log_q}")
+    var = sigma**2
+    independent = lam / var
+    if math.isinf(log_q):  # the outcome is certain: 0-RDP
+        return np.zeros_like(lam)
+    mu2 = sigma * math.sqrt(-log_q)
+    mu1 = mu2 + 1.0
+    if mu2 <= 1.0:
+        return independent
+    eps1, eps2 = mu1 / var, mu2 / var
+    # Condition on q~ of Theorem 6 (in logs), and q~ e^eps2 < 1 so that A is positive and finite.
+    log_q_max = (mu2 - 1.0) * eps2 - mu2 * (math.log(mu1 / (mu1 - 1.0)) + math.log(mu2 / (mu2 - 1.0)))
+    if not (log_q <= log_q_max and log_q + eps2 < 0):
+        return independent
+    log_1mq = _log1mexp(log_q)
+    log_a = log_1mq - _log1mexp((log_q + eps2) * (mu2 - 1.0) / mu2)
+    log_b = eps1 - log_q / (mu1 - 1.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        log_sum = np.logaddexp(log_1mq + (lam - 1.0) * log_a, log_q + (lam - 1.0) * log_b)
+        dependent = log_sum / (lam - 1.0)
+    applies = lam <= mu1
+    return np.where(applies, np.minimum(independent, dependent), independent)
+
+
+def data_dependent_epsilon(
+    votes, *, sigma: float, delta: float, orders: Sequence[float] = RDP_ORDERS
+) -> tuple[float, float, np.ndarray]:
+    """DATA-DEPENDENT epsilon of GNMax answers on ``votes`` (not itself differentially private).
+
+    Sums :func:`gnmax_data_dependent_rdp` over the queries (RDP composes
+    additively) and converts RDP to (epsilon, delta) with dp_accounting's
+    conversion (``rdp_privacy_accountant.compute_epsilon``), the same one the
+    data-independent RDP accountant uses.
+
+    Parameters
+    ----------
+    votes : array of shape (n_queries, n_classes)
+        The teachers' vote histograms of the answered queries.
+    sigma, delta : float
+
+    Returns
+    -------
+    epsilon : float
+    order : float
+        The optimal RDP order.
+    per_query_rdp : ndarray of shape (n_queries,)
+        Each query's RDP at that order (strong consensus costs little).
+
+    Notes
+    -----
+    The value depends on the private votes; Papernot et al. release it only after
+    a smooth-sensitivity sanitisation that is not implemented here.
+    """
+    delta = check_delta(delta, allow_zero=False)
+    v = np.asarray(votes, dtype=float)
+    if v.ndim != 2:
+        raise DPValueError(f"votes must have shape (n_queries, n_classes), got {v.shape}")
+    lam = np.asarray(orders, dtype=float)
+    per = np.array([gnmax_data_dependent_rdp(gnmax_log_q(row, sigma=sigma), sigma=sigma, orders=lam) for row in v])
+    if per.size == 0:
+        return 0.0, float(lam[0]), np.zeros(0)
+    total = per.sum(axis=0)
+    eps, order = _rdp.compute_epsilon(lam, total, delta)
+    idx = int(np.argmin(np.abs(lam - order)))
+    return float(eps), float(order), per[:, idx]
+
+
+def data_independent_rdp_epsilon(*, sigma: float, queries: int, delta: float, orders: Sequence[float] = RDP_ORDERS) -> float:
+    """GNMax's data-independent epsilon from RDP ``m alpha / sigma^2`` on ``orders``, for comparison.
+
+    Uses the same orders and RDP-to-DP conversion as :func:`data_dependent_epsilon`,
+    so the two are directly comparable (and it matches dp_accounting's RdpAccountant).
+    """
+    sigma = check_positive(sigma, "sigma")
+    queries = check_int(queries, "queries", minimum=0)
+    delta = check_delta(delta, allow_zero=False)
+    lam = np.asarray(orders, dtype=float)
+    eps, _ = _rdp.compute_epsilon(lam, queries * lam / sigma**2, delta)
+    return float(eps)
+
+
+__all__ = [
+    "HISTOGRAM_L1_SENSITIVITY",
+    "HISTOGRAM_L2_SENSITIVITY",
+    "RDP_ORDERS",
+    "calibrate_noise_scale",
+    "data_dependent_epsilon",
+    "data_independent_rdp_epsilon",
+    "gnmax_data_dependent_rdp",
+    "gnmax_log_q",
+    "pate_epsilon",
+    "pate_event",
+]

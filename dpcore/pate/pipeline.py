@@ -1,0 +1,352 @@
+"""PATE end to end: three-way split, teachers, noisy labels for public queries, student.
+
+References
+----------
+Papernot, Abadi, Erlingsson, Goodfellow, Talwar. "Semi-supervised Knowledge
+Transfer for Deep Learning from Private Training Data." ICLR 2017.
+Papernot, Song, Mironov, Raghunathan, Talwar, Erlingsson. "Scalable Private
+Learning with PATE." ICLR 2018.
+"""
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import numpy as np
+import pandas as pd
+from dp_accounting.rdp import rdp_privacy_accountant as _rdp
+
+from ..accounting import ACCOUNTANTS
+from ..datasets import Split
+from ..datasets.transforms import scale_to_unit_interval
+from ..exceptions import DPValueError, PrivacyLeakWarning
+from ..rng import as_generator, child_seed
+from ..validation import check_delta, check_epsilon, check_int, check_positive
+from .aggregation import AGGREGATORS, make_aggregator, vote_histogram
+from .analysis import (
+    RDP_ORDERS,
+    calibrate_noise_scale,
+    gnmax_data_dependent_rdp,
+    gnmax_log_q,
+    pate_epsilon,
+    pate_event,
+)
+from .teachers import MODELS, fit_classifier, partition_indices, predict, teacher_predictions, train_teachers
+
+EpochCallback = Callable[[Mapping[str, Any]], None]
+
+
+@dataclass(frozen=True, eq=False)
+class PateData:
+    """A registry split cut three ways, features scaled by the public bounds.
+
+    ``private``: the teachers' labelled sensitive data (from the Split's training
+    part); ``public``: the student's unlabelled inputs (the rest of the training
+    part; ``y_public`` is kept only to *measure* the noisy labels, never given to
+    the student); ``test``: the Split's test set.
+    """
+
+    X_private: np.ndarray
+    y_private: np.ndarray
+    X_public: np.ndarray
+    y_public: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    private_index: np.ndarray  # rows of split.X_train
+    public_index: np.ndarray  # rows of split.X_train
+    n_classes: int
+
+    @property
+    def sizes(self) -> dict:
+        return {"private (teachers)": int(self.y_private.size), "public (student, unlabelled)": int(self.y_public.size),
+                "test": int(self.y_test.size)}
+
+
+def pate_split(split: Split, *, public_fraction: float = 0.2, seed: int = 0) -> PateData:
+    """Cut ``split``'s training part into private and public parts (the test part is kept).
+
+    Parameters
+    ----------
+    split : dpcore.datasets.Split
+    public_fraction : float in (0, 1)
+        Share of the training part that becomes the student's public, unlabelled data.
+    seed : int
+
+    Examples
+    --------
+    >>> from dpcore.datasets import train_test_split
+    >>> d = pate_split(train_test_split("iris", seed=0), public_fraction=0.2)
+    >>> d.sizes
+    {'private (teachers)': 90, 'public (student, unlabelled)': 22, 'test': 38}
+    """
+    if split.task != "classification":
+        raise DPValueError(f"PATE labels queries by a vote over classes; {split.dataset.name!r} is {split.task}")
+    public_fraction = float(public_fraction)
+    if not 0.0 < public_fraction < 1.0:
+        raise DPValueError(f"public_fraction must be strictly between 0 and 1, got {public_fraction}")
+    n = split.X_train.shape[0]
+    n_pub = int(round(public_fraction * n))
+    if n_pub < 1 or n - n_pub < 1:
+        raise DPValueError(f"public_fraction={public_fraction} leaves an empty private or public part of {n} rows")
+    perm = as_generator(seed).permutation(n)
+    pub, priv = np.sort(perm[:n_pub]), np.sort(perm[n_pub:])
+    bounds = split.dataset.bounds
+    if bounds is None:
+        warnings.warn("no public feature bounds: scaling with the private data's range leaks privacy; declare bounds",
+                      PrivacyLeakWarning, stacklevel=2)
+        bounds = (split.X_train.min(axis=0), np.maximum(split.X_train.max(axis=0), split.X_train.min(axis=0) + 1))
+    Xtr = scale_to_unit_interval(split.X_train, bounds)
+    Xte = scale_to_unit_interval(split.X_test, bounds)
+    y = np.asarray(split.y_train, dtype=np.int64)
+    return PateData(
+        X_private=Xtr[priv], y_private=y[priv], X_public=Xtr[pub], y_public=y[pub],
+        X_test=Xte, y_test=np.asarray(split.y_test, dtype=np.int64),
+        private_index=priv, public_index=pub, n_classes=max(split.n_classes, 2),
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class PateConfig:
+    """Everything one PATE run needs (frozen, hashable: a cache key).
+
+    Parameters
+    ----------
+    aggregator : {"gnmax", "lnmax"}
+        GNMax (Papernot et al. 2018, the default) or LNMax (2017).
+    teachers : int
+        Number of teachers = number of disjoint private partitions.
+    queries : int
+        Public examples labelled by the noisy aggregate (the student's training set).
+    noise_scale : float or None
+        Noise on each vote count: Gaussian sigma (GNMax) or Laplace scale 1/gamma
+        (LNMax). ``None``: calibrated so ``queries`` answers cost ``target_epsilon``.
+    target_epsilon : float or None
+        Used when ``noise_scale`` is None.
+    delta : float
+    public_fraction : float
+        Share of the training part used as the public, unlabelled pool.
+    teacher_model, student_model : {"logreg", "mlp"}
+    data_dependent : bool
+        Also compute the DATA-DEPENDENT epsilon of Papernot et al. 2018 (GNMax only;
+        not itself private, see :mod:`dpcore.pate.analysis`).
+    accountant : {"rdp", "pld"}
+    baseline : bool
+        Also train the non-private model on all private data, for comparison.
+    seed : int
+    """
+
+    aggregator: str = "gnmax"
+    teachers: int = 20
+    queries: int = 200
+    noise_scale: float | None = None
+    target_epsilon: float | None = 5.0
+    delta: float = 1e-5
+    public_fraction: float = 0.2
+    teacher_model: str = "logreg"
+    student_model: str = "logreg"
+    data_dependent: bool = False
+    accountant: str = "rdp"
+    baseline: bool = True
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.aggregator not in AGGREGATORS:
+            raise DPValueError(f"aggregator must be one of {AGGREGATORS}, got {self.aggregator!r}")
+        object.__setattr__(self, "teachers", check_int(self.teachers, "teachers", minimum=1))
+        object.__setattr__(self, "queries", check_int(self.queries, "queries", minimum=1))
+        if self.noise_scale is not None:
+            object.__setattr__(self, "noise_scale", check_positive(self.noise_scale, "noise_scale"))
+        elif self.target_epsilon is None:
+            raise DPValueError("give either noise_scale or target_epsilon")
+        else:
+            object.__setattr__(self, "target_epsilon", check_epsilon(self.target_epsilon, "target_epsilon"))
+        object.__setattr__(self, "delta", check_delta(self.delta, allow_zero=self.aggregator == "lnmax"))
+        if not 0.0 < float(self.public_fraction) < 1.0:
+            raise DPValueError(f"public_fraction must be strictly between 0 and 1, got {self.public_fraction}")
+        for name in ("teacher_model", "student_model"):
+            if getattr(self, name) not in MODELS:
+                raise DPValueError(f"{name} must be one of {sorted(MODELS)}, got {getattr(self, name)!r}")
+        if self.accountant not in ACCOUNTANTS:
+            raise DPValueError(f"accountant must be one of {ACCOUNTANTS}, got {self.accountant!r}")
+        if self.data_dependent and self.aggregator != "gnmax":
+            raise DPValueError("the data-dependent analysis is implemented for aggregator='gnmax' only")
+        object.__setattr__(self, "seed", check_int(self.seed, "seed", minimum=0))
+
+
+@dataclass(frozen=True, eq=False)
+class PateResult:
+    """What a PATE run gives back (numpy/pandas only, so it pickles for caching).
+
+    Accuracies are on the test part, except ``label_accuracy`` (noisy labels vs the
+    public part's true labels, which only the evaluation sees). ``epsilon`` is the
+    data-independent guarantee of the answered queries; ``epsilon_data_dependent``
+    (optional) is the data-dependent analysis, not itself private.
+    """
+
+    config: PateConfig
+    noise_scale: float
+    epsilon: float
+    delta: float
+    epsilon_pure: float | None
+    epsilon_data_dependent: float | None
+    student_accuracy: float
+    label_accuracy: float
+    ensemble_accuracy: float
+    teacher_accuracies: np.ndarray
+    nonprivate_accuracy: float
+    history: pd.DataFrame
+    votes: np.ndarray  # (queries, classes) teacher vote histograms of the answered queries
+    noisy_votes: np.ndarray  # the same plus the aggregator's noise (argmax = noisy label)
+    noisy_labels: np.ndarray
+    true_public_labels: np.ndarray  # evaluation only
+    query_index: np.ndarray  # rows of the public part that were queried
+    partition_sizes: np.ndarray
+    split_sizes: dict
+    per_query_rdp: np.ndarray | None
+    dp_event: str
+    seconds: float
+    teacher_seconds: float
+    student_predictions: np.ndarray = field(repr=False, default=None)
+
+    @property
+    def teacher_mean_accuracy(self) -> float:
+        return float(np.mean(self.teacher_accuracies))
+
+
+def _query_grid(q: int) -> list[int]:
+    pts = sorted({max(1, int(round(q * f))) for f in np.linspace(0, 1, 21)[1:]})
+    return pts
+
+
+def train_student(X_queries: np.ndarray, noisy_labels: np.ndarray, *, model: str, rng=None):
+    """Train the student on public inputs and the aggregator's noisy labels (and nothing else)."""
+    return fit_classifier(model, X_queries, noisy_labels, random_state=child_seed(as_generator(rng)))
+
+
+def run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCallback | None = None) -> PateResult:
+    """Run PATE: teachers on disjoint private partitions, noisy votes on public queries, a student.
+
+    Parameters
+    ----------
+    data : Split or PateData
+        A registry split (cut three ways by :func:`pate_split` with
+        ``config.public_fraction``) or an already cut :class:`PateData`.
+    config : PateConfig
+    on_epoch : callable, optional
+        Progress hook, called after every teacher (``stage="teachers"``), along the
+        answered queries (``stage="queries"``, with epsilon so far) and after the
+        student (``stage="student"``).
+
+    Returns
+    -------
+    PateResult
+
+    References
+    ----------
+    Papernot et al. 2017 (Section 2, LNMax) and 2018 (Section 4, GNMax).
+    """
+    t0 = time.perf_counter()
+    cfg = config
+    d = data if isinstance(data, PateData) else pate_split(data, public_fraction=cfg.public_fraction, seed=cfg.seed)
+    if cfg.queries > d.y_public.size:
+        raise DPValueError(
+            f"queries={cfg.queries} is more than the {d.y_public.size} public examples; lower queries "
+            f"or raise public_fraction (now {cfg.public_fraction})"
+        )
+    rng = as_generator(cfg.seed + 1)
+    cb = on_epoch or (lambda info: None)
+
+    # privacy parameters first: they do not depend on the data
+    if cfg.noise_scale is not None:
+        scale = cfg.noise_scale
+    else:
+        scale = calibrate_noise_scale(aggregator=cfg.aggregator, target_epsilon=cfg.target_epsilon, delta=cfg.delta,
+                                      queries=cfg.queries, accountant=cfg.accountant)
+    agg = make_aggregator(cfg.aggregator, noise_scale=scale)
+
+    # teachers on disjoint partitions of the private part
+    parts = partition_indices(d.y_private.size, cfg.teachers, rng=rng)
+    teacher_acc: list[float] = []
+    t_teach = time.perf_counter()
+
+    def _after_teacher(i, model):
+        acc = float(np.mean(predict(model, d.X_test) == d.y_test))
+        teacher_acc.append(acc)
+        cb({"epoch": i + 1, "epochs": cfg.teachers, "stage": "teachers", "accuracy": acc, "epsilon": 0.0})
+
+    teachers = train_teachers(d.X_private, d.y_private, parts, model=cfg.teacher_model, rng=rng,
+                              on_teacher=_after_teacher)
+    teacher_seconds = (time.perf_counter() - t_teach) / cfg.teachers
+
+    # votes on the queried public inputs; the noisy argmax is the only thing that leaves the teachers
+    query_index = np.sort(rng.permutation(d.y_public.size)[: cfg.queries])
+    X_q = d.X_public[query_index]
+    votes = vote_histogram(teacher_predictions(teachers, X_q), d.n_classes)
+    noisy = agg.noisy_votes(votes, rng=rng)
+    labels = np.argmax(noisy, axis=1)
+    true_q = d.y_public[query_index]
+
+    # accounting along the queries (data-independent), and optionally the data-dependent analysis
+    per_query = None
+    cum_rdp = None
+    if cfg.data_dependent:
+        per_query = np.array([gnmax_data_dependent_rdp(gnmax_log_q(v, sigma=scale), sigma=scale) for v in votes])
+        cum_rdp = np.cumsum(per_query, axis=0)
+    rows = []
+    for k in _query_grid(cfg.queries):
+        eps_k = pate_epsilon(aggregator=cfg.aggregator, noise_scale=scale, queries=k, delta=cfg.delta,
+                             accountant=cfg.accountant)
+        row = {"epoch": k, "queries": k, "epsilon": eps_k, "label_accuracy": float(np.mean(labels[:k] == true_q[:k]))}
+        if cum_rdp is not None:
+            row["epsilon_data_dependent"] = float(_rdp.compute_epsilon(RDP_ORDERS, cum_rdp[k - 1], cfg.delta)[0])
+        rows.append(row)
+        cb({"epoch": k, "epochs": cfg.queries, "stage": "queries", "accuracy": row["label_accuracy"], "epsilon": eps_k})
+    history = pd.DataFrame(rows)
+    epsilon = float(history.epsilon.iloc[-1])
+    eps_dd = float(history.epsilon_data_dependent.iloc[-1]) if cum_rdp is not None else None
+    per_query_at_opt = None
+    if per_query is not None:
+        _, order = _rdp.compute_epsilon(RDP_ORDERS, cum_rdp[-1], cfg.delta)
+        per_query_at_opt = per_query[:, int(np.argmin(np.abs(RDP_ORDERS - order)))]
+
+    # the student: public inputs + noisy labels only
+    student = train_student(X_q, labels, model=cfg.student_model, rng=rng)
+    student_pred = predict(student, d.X_test)
+    student_acc = float(np.mean(student_pred == d.y_test))
+    cb({"epoch": cfg.queries, "epochs": cfg.queries, "stage": "student", "accuracy": student_acc, "epsilon": epsilon})
+
+    ens = vote_histogram(teacher_predictions(teachers, d.X_test), d.n_classes).argmax(axis=1)
+    nonpriv = math.nan
+    if cfg.baseline:
+        base = fit_classifier(cfg.teacher_model, d.X_private, d.y_private, random_state=child_seed(rng))
+        nonpriv = float(np.mean(predict(base, d.X_test) == d.y_test))
+
+    return PateResult(
+        config=cfg,
+        noise_scale=float(scale),
+        epsilon=epsilon,
+        delta=cfg.delta,
+        epsilon_pure=float(agg.epsilon_per_query * cfg.queries) if cfg.aggregator == "lnmax" else None,
+        epsilon_data_dependent=eps_dd,
+        student_accuracy=student_acc,
+        label_accuracy=float(np.mean(labels == true_q)),
+        ensemble_accuracy=float(np.mean(ens == d.y_test)),
+        teacher_accuracies=np.asarray(teacher_acc),
+        nonprivate_accuracy=nonpriv,
+        history=history,
+        votes=votes,
+        noisy_votes=noisy,
+        noisy_labels=labels,
+        true_public_labels=true_q,
+        query_index=query_index,
+        partition_sizes=np.array([p.size for p in parts]),
+        split_sizes=d.sizes,
+        per_query_rdp=per_query_at_opt,
+        dp_event=repr(pate_event(aggregator=cfg.aggregator, noise_scale=scale, queries=cfg.queries)),
+        seconds=time.perf_counter() - t0,
+        teacher_seconds=teacher_seconds,
+        student_predictions=student_pred,
+    )
