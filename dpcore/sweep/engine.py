@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DPCoreError, DPTypeError, DPValueError
-from ..learners import run_learner
+from ..learners import get_learner, run_learner
 from .cache import SweepCache
 from .config import RunSpec, SweepConfig, load_providers
 
@@ -167,7 +167,8 @@ def execute_run(run: RunSpec, *, limit_threads: bool = False) -> dict:
         if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
             row[k] = float(v)
     row["epsilon"] = float(res.epsilon)
-    row["epsilon_target"] = float(run.epsilon)
+    # a non-private learner was given no budget: leave its target empty rather than show a fake one
+    row["epsilon_target"] = float(run.epsilon) if get_learner(run.learner).private else float("nan")
     row["delta"] = float(res.delta)
     row["noise_multiplier"] = float("nan") if res.noise_multiplier is None else float(res.noise_multiplier)
     row["seconds"] = float(res.seconds) if res.seconds else time.perf_counter() - t0

@@ -1,0 +1,141 @@
+"""``sweep`` command: a privacy-utility sweep from the terminal, written as a tidy CSV.
+
+``python -m dpcore sweep --dataset digits --algorithms dpsgd,erm-objective --axis epsilon
+--values 0.1,0.3,1,3,10 --seeds 3 --out results.csv`` draws a progress bar on
+stderr, prints the across-seed means on stdout and writes one row per run to
+``--out``. ``--scheduler tcp://HOST:8786`` runs on a Dask cluster instead of local
+processes. Bad input exits with status 2 and a one-line message.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from ..exceptions import DPValueError
+from .train import _parse_value
+
+_BAR = 30
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("sweep", help="sweep learners along epsilon (or another knob) over seeds; write a CSV")
+    p.add_argument("--dataset", required=True, help="registry name, e.g. digits")
+    p.add_argument("--algorithms", required=True, help="comma-separated learner names, e.g. dpsgd,erm-objective")
+    p.add_argument("--axis", default="epsilon",
+                   help="epsilon (default), clip_norm, noise_multiplier, learning_rate, train_fraction, "
+                        "or another numeric knob the learners take")
+    p.add_argument("--values", default=None, help="comma-separated axis values, e.g. 0.1,0.3,1,3,10")
+    p.add_argument("--range", dest="value_range", default=None, metavar="MIN,MAX,N",
+                   help="N values from MIN to MAX instead of --values (log-spaced for epsilon)")
+    p.add_argument("--seeds", type=int, default=3, help="repetitions per value (default 3)")
+    p.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
+    p.add_argument("--epsilon", type=float, default=1.0, help="fixed epsilon when the axis is not epsilon")
+    p.add_argument("--delta", type=float, default=1e-5)
+    p.add_argument("--train-fraction", type=float, default=1.0)
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a fixed knob, given to every learner that takes it (repeatable)")
+    p.add_argument("--no-baselines", action="store_true", help="skip the non-private and trivial baselines")
+    p.add_argument("--jobs", type=int, default=2, help="local worker processes (default 2)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS", help="run on this Dask scheduler")
+    p.add_argument("--cache-dir", default=None,
+                   help="run cache (default $DPCORE_CACHE_DIR/sweeps or .dpcore_cache/sweeps)")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the run cache")
+    p.add_argument("--provider", action="append", default=[], metavar="MODULE",
+                   help="import this module to register extra learners (also in every worker)")
+    p.add_argument("--out", default=None, help="CSV file for the tidy table ('-' or omitted: stdout)")
+    p.set_defaults(func=_run)
+
+
+def _floats(text: str, what: str) -> list[float]:
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    try:
+        return [float(t) for t in items]
+    except ValueError:
+        raise DPValueError(f"{what} must be comma-separated numbers, got {text!r}") from None
+
+
+def _values(args) -> list[float]:
+    from ..sweep import value_range
+
+    if args.values is not None and args.value_range is not None:
+        raise DPValueError("give either --values or --range, not both")
+    if args.value_range is not None:
+        parts = _floats(args.value_range, "--range")
+        if len(parts) != 3 or not float(parts[2]).is_integer():
+            raise DPValueError(f"--range expects MIN,MAX,N (N a whole number), got {args.value_range!r}")
+        return list(value_range(args.axis, parts[0], parts[1], int(parts[2])))
+    if args.values is None:
+        raise DPValueError("--values is required (e.g. --values 0.1,0.3,1,3,10), or use --range MIN,MAX,N")
+    return _floats(args.values, "--values")
+
+
+def _params(items: list[str]) -> dict:
+    params = {}
+    for item in items:
+        if "=" not in item:
+            raise DPValueError(f"--set expects KEY=VALUE, got {item!r}")
+        k, v = item.split("=", 1)
+        params[k.strip().replace("-", "_")] = _parse_value(v.strip())
+    return params
+
+
+class _ProgressBar:
+    """A one-line progress bar on stderr (a line per run when stderr is not a terminal)."""
+
+    def __init__(self, stream=None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = hasattr(stream, "isatty") and stream.isatty()
+        self.t0 = time.perf_counter()
+
+    def __call__(self, progress) -> None:
+        row = progress.row
+        filled = int(round(_BAR * progress.fraction))
+        metric = next((k for k in ("accuracy", "mse") if k in row), None)
+        what = "baseline" if row["value"] != row["value"] else f"{row['axis']}={row['value']:g}"
+        score = f" {metric}={row[metric]:.4g}" if metric else ""
+        tag = " (cached)" if progress.cached else ""
+        line = (f"[{'#' * filled}{'.' * (_BAR - filled)}] {progress.done}/{progress.total} "
+                f"{time.perf_counter() - self.t0:5.1f}s  {row['learner']} {what} seed={row['seed']}{score}{tag}")
+        if self.tty:
+            self.stream.write("\r\x1b[2K" + line)
+            if progress.done == progress.total:
+                self.stream.write("\n")
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def _run(args) -> int:
+    from ..sweep import SweepConfig, run_sweep
+
+    learners = [a.strip() for a in args.algorithms.split(",") if a.strip()]
+    config = SweepConfig(
+        dataset=args.dataset,
+        learners=learners,
+        axis=args.axis.replace("-", "_"),
+        values=_values(args),
+        seeds=args.seeds,
+        base_seed=args.seed,
+        epsilon=args.epsilon,
+        delta=args.delta,
+        params=_params(args.set),
+        train_fraction=args.train_fraction,
+        include_baselines=not args.no_baselines,
+        providers=tuple(args.provider),
+    )
+    if args.out and args.out != "-":
+        parent = os.path.dirname(os.path.abspath(args.out))
+        if not os.path.isdir(parent):
+            raise DPValueError(f"--out: the directory {parent!r} does not exist")
+    result = run_sweep(config, n_jobs=args.jobs, on_result=_ProgressBar(), cache_dir=args.cache_dir,
+                       use_cache=not args.no_cache, scheduler=args.scheduler)
+    if args.out and args.out != "-":
+        result.table.to_csv(args.out, index=False)
+        summary = result.summary().round(4)
+        print(summary.to_string(index=False))
+        print(f"wrote {len(result.table)} runs to {args.out} ({result.n_computed} computed, "
+              f"{result.n_cached} from the cache) in {result.seconds:.1f} s", file=sys.stderr)
+    else:
+        result.table.to_csv(sys.stdout, index=False)
+    return 0
