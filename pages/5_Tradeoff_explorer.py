@@ -1,0 +1,111 @@
+"""Trade-off explorer: any registered learner swept along epsilon (or another knob), over seeds, live."""
+from __future__ import annotations
+
+import streamlit as st
+
+from dpcore.learners import learners
+from dpcore.sweep import AXES, SweepConfig, get_axis, value_range
+from dpcore.ui import dataset_picker, delta_input, epsilon_input, page_header, run_guarded, seed_input
+from dpcore.ui.sweep import (DEFAULT_RANGES, METRIC_LABELS, axis_options, knobs_of, parse_knobs, remembered, run_live,
+                             sweep_figure, sweepable)
+
+page_header(
+    "Privacy-utility trade-off explorer",
+    "What does privacy cost here? Pick learners and sweep ε (or the clipping norm, the noise level, the learning "
+    "rate or the training-set size) over several seeds; each curve is the mean across seeds with its spread, "
+    "beside the non-private model and the trivial predictor (seeds 000, 001, 002 and 004).",
+)
+
+with st.sidebar:
+    st.header("Sweep")
+    ds = dataset_picker("sweep.dataset", default="breast_cancer")
+if ds is None:
+    st.stop()
+axes = axis_options(ds.task, ds.is_image)
+if not axes:
+    st.info(f"No registered learner can be swept on {ds.name} ({ds.task}) yet.")
+    st.stop()
+with st.sidebar:
+    axis = st.selectbox("Swept axis", axes, key="sweep.axis", format_func=lambda a: AXES[a].label)
+    options = sweepable(ds.task, ds.is_image, axis)
+    titles = {n: s.title for n, s in learners().items()}
+    chosen = st.multiselect("Learners", options, default=options[:2], key=f"sweep.learners.{axis}",
+                            format_func=lambda n: f"{titles.get(n, n)} ({n})")
+    lo0, hi0, n0 = DEFAULT_RANGES[axis]
+    c1, c2, c3 = st.columns(3)
+    lo = c1.number_input("Min", value=lo0, min_value=1e-4, format="%.4g", key=f"sweep.min.{axis}")
+    hi = c2.number_input("Max", value=hi0, min_value=1e-4, format="%.4g", key=f"sweep.max.{axis}")
+    points = c3.number_input("Points", 1, 25, n0, key=f"sweep.points.{axis}")
+    log = st.checkbox("Log-spaced values", get_axis(axis).log, key=f"sweep.log.{axis}")
+    seeds = st.number_input("Seeds per value", 1, 10, 3, key="sweep.seeds",
+                            help="Each seed draws its own train/test split and its own noise.")
+    base_seed = seed_input("sweep.seed")
+    delta = delta_input("sweep.delta")
+    eps = 1.0 if axis == "epsilon" else epsilon_input("sweep.epsilon", label="Fixed ε")
+    knobs_help = "; ".join(f"{n}: {', '.join(p) or 'none'}" for n, p in knobs_of(chosen).items())
+    knobs = st.text_area("Fixed knobs (key=value per line)", "", key="sweep.knobs",
+                         help="Each learner gets the knobs it takes, e.g. epochs=5.")
+    with st.expander("Advanced"):
+        jobs = st.number_input("Parallel worker processes", 1, 8, 2, key="sweep.jobs")
+        scheduler = st.text_input("Dask scheduler address (optional)", "", key="sweep.scheduler",
+                                  placeholder="tcp://10.0.0.5:8786",
+                                  help="Runs go to this Dask cluster through joblib's Dask backend.")
+        band = st.radio("Band across seeds", ["minmax", "std"], key="sweep.band", horizontal=True,
+                        format_func=lambda b: {"minmax": "min–max", "std": "±1 std"}[b])
+    st.caption(f"Knobs each learner takes — {knobs_help}" if chosen else "")
+
+if not chosen:
+    st.info("Pick at least one learner in the sidebar.")
+    st.stop()
+values = run_guarded(value_range, axis, lo, hi, int(points), log=log)
+params = run_guarded(parse_knobs, knobs)
+if values is None or params is None:
+    st.stop()
+config = run_guarded(SweepConfig, dataset=ds, learners=tuple(chosen), axis=axis, values=values, seeds=int(seeds),
+                     base_seed=base_seed, epsilon=eps, delta=delta, params=params)
+if config is None:
+    st.stop()
+n_runs = len(config.runs())
+st.caption(f"{len(chosen)} learner(s) × {len(values)} value(s) × {seeds} seed(s) + baselines "
+           f"({', '.join(config.baselines()) or 'none'}) = **{n_runs} runs**. "
+           f"Values: {', '.join(f'{v:g}' for v in values)}.")
+metric_choices = ["accuracy"] if ds.task == "classification" else ["mse", "r2"]
+metric = st.radio("Metric", metric_choices, horizontal=True, key="sweep.metric",
+                  format_func=lambda m: METRIC_LABELS[m])
+log_x = bool(log) and len(values) > 1
+
+clicked = st.button("Run", type="primary", key="sweep.run")
+progress_slot, chart_slot = st.empty(), st.empty()
+result = remembered(config)
+if clicked and result is None:
+    result = run_live(config, n_jobs=int(jobs), scheduler=scheduler.strip() or None, progress_slot=progress_slot,
+                      chart_slot=chart_slot, metric=metric, log_x=log_x, band=band)
+if result is None:
+    st.info(f"Press **Run** to compute the {n_runs} runs; finished runs are cached on disk, so reopening these "
+            "settings later shows the curve at once.")
+    st.stop()
+
+table = result.table
+summ = result.summary(metric)
+swept = summ[summ.role == "swept"]
+top = swept[swept.value == swept.value.max()]
+m = st.columns(4)
+m[0].metric("Runs", f"{len(table)}", help=f"{result.n_computed} computed, {result.n_cached} read from the cache, "
+            f"{result.seconds:.1f} s")
+if not top.empty:
+    best = top.sort_values("mean", ascending=metric == "mse").iloc[0]
+    m[1].metric(f"Best at {axis} = {best.value:g}", f"{best['mean']:.3g}", help=f"{best.learner}, mean over seeds")
+for col, role, label in ((m[2], "baseline", "Non-private"), (m[3], "trivial", "Trivial baseline")):
+    b = summ[summ.role == role]
+    if not b.empty:
+        col.metric(label, f"{b['mean'].iloc[0]:.3g}", help=b.learner.iloc[0])
+chart_slot.plotly_chart(sweep_figure(table, config, metric=metric, log_x=log_x, band=band), width="stretch",
+                        key="sweep.chart")
+st.caption("Lines: mean across seeds; band: spread across seeds. The ε column is what each run actually spent "
+           "(from its accountant); non-private and trivial baselines are drawn as horizontal lines.")
+st.subheader("Summary across seeds")
+st.dataframe(summ, hide_index=True, width="stretch", key="sweep.summary")
+st.subheader("Every run")
+st.dataframe(table, hide_index=True, width="stretch", key="sweep.table")
+st.download_button("Download the table (CSV)", table.to_csv(index=False).encode(), file_name=f"sweep_{ds.name}_"
+                   f"{axis}.csv", mime="text/csv", key="sweep.download")
