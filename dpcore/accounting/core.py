@@ -1,6 +1,7 @@
 """Events, accountants, calibration and epsilon curves (all through dp_accounting)."""
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
@@ -11,6 +12,10 @@ from dp_accounting import pld, rdp
 
 from ..exceptions import BudgetExceededError, DPValueError
 from ..validation import check_delta, check_epsilon, check_fraction, check_int, check_positive
+
+# dp_accounting logs a warning for every RDP order it drops at very small sigmas (the order is
+# simply excluded, the bound stays valid); that is noise on a terminal or a page.
+logging.getLogger("absl").setLevel(logging.ERROR)
 
 ACCOUNTANTS = ("rdp", "pld")
 #: "add_remove" for DP-SGD (a record is added or removed), "replace_one" for
@@ -33,7 +38,9 @@ def _check_accountant(accountant: str) -> str:
     return accountant
 
 
-def make_accountant(accountant: str = "rdp", *, neighbouring: str = "add_remove") -> dp_accounting.PrivacyAccountant:
+def make_accountant(
+    accountant: str = "rdp", *, neighbouring: str = "add_remove", pld_discretization: float = 1e-4
+) -> dp_accounting.PrivacyAccountant:
     """Return a fresh dp_accounting accountant.
 
     Parameters
@@ -41,6 +48,9 @@ def make_accountant(accountant: str = "rdp", *, neighbouring: str = "add_remove"
     accountant : {"rdp", "pld"}
         ``"rdp"``: Rényi DP (the moments accountant). ``"pld"``: privacy loss
         distributions, tighter.
+    pld_discretization : float
+        Value discretisation of the PLD (pessimistic, so coarser is still an
+        upper bound, only looser).
     neighbouring : {"add_remove", "replace_one"}
         Neighbouring relation the epsilon refers to. Choose it on purpose.
     """
@@ -50,7 +60,7 @@ def make_accountant(accountant: str = "rdp", *, neighbouring: str = "add_remove"
     rel = NEIGHBOURING[neighbouring]
     if accountant == "rdp":
         return rdp.RdpAccountant(orders=_RDP_ORDERS, neighboring_relation=rel)
-    return pld.PLDAccountant(neighboring_relation=rel, value_discretization_interval=1e-4)
+    return pld.PLDAccountant(neighboring_relation=rel, value_discretization_interval=pld_discretization)
 
 
 def dpsgd_event(*, noise_multiplier: float, sample_rate: float, steps: int) -> dp_accounting.DpEvent:
@@ -125,19 +135,31 @@ def calibrate_noise_multiplier(
     def make_event(sigma: float):
         return dpsgd_event(noise_multiplier=sigma, sample_rate=q, steps=steps)
 
-    try:
-        sigma = dp_accounting.calibrate_dp_mechanism(
-            lambda: make_accountant(accountant),
-            make_event,
-            target_epsilon,
-            delta,
-            bracket_interval=dp_accounting.LowerEndpointAndGuess(1e-3, 1.0),
-            tol=1e-4,
-        )
-    except Exception as exc:  # dp_accounting raises plain ValueErrors when no bracket is found
-        raise DPValueError(
-            f"could not find a noise multiplier for epsilon={target_epsilon}, delta={delta}: {exc}"
-        ) from None
+    def solve(acct: str, bracket) -> float:
+        try:
+            return float(
+                dp_accounting.calibrate_dp_mechanism(
+                    lambda: make_accountant(acct, pld_discretization=1e-3), make_event, target_epsilon, delta, bracket_interval=bracket, tol=1e-4
+                )
+            )
+        except Exception as exc:  # dp_accounting raises plain ValueErrors when no bracket is found
+            raise DPValueError(
+                f"could not find a noise multiplier for epsilon={target_epsilon}, delta={delta}: {exc}"
+            ) from None
+
+    # RDP first: cheap and robust at any sigma. PLD is tighter, so its sigma is at most the RDP one;
+    # searching PLD only in [0.3 sigma_rdp, sigma_rdp] keeps its discretisation small (tiny sigmas
+    # make PLD allocate huge arrays).
+    sigma = solve("rdp", dp_accounting.LowerEndpointAndGuess(1e-3, 1.0))
+    if accountant == "pld":
+        lo = 0.3 * sigma
+        acc = make_accountant("pld", pld_discretization=1e-3)
+        acc.compose(make_event(lo))
+        eps_lo = float(acc.get_epsilon(delta))
+        if eps_lo > target_epsilon:
+            sigma = solve("pld", dp_accounting.ExplicitBracketInterval(lo, sigma))
+        else:
+            sigma = lo
     sigma = float(sigma)
     # calibrate_dp_mechanism returns the upper end of its bracket, so the target holds; make sure.
     while dpsgd_epsilon(noise_multiplier=sigma, sample_rate=q, steps=steps, delta=delta, accountant=accountant) > target_epsilon:

@@ -1,0 +1,135 @@
+"""Accounting: golden values, Opacus cross-check, calibration, curves, composition theorems."""
+from __future__ import annotations
+
+import math
+
+import dp_accounting
+import numpy as np
+import pytest
+
+from dpcore.accounting import (
+    PrivacyLedger,
+    advanced_composition,
+    amplified_epsilon,
+    calibrate_noise_multiplier,
+    composition_comparison,
+    dpsgd_epsilon,
+    dpsgd_event,
+    epsilon_curve,
+    gaussian_epsilon,
+    naive_composition,
+    pure_epsilon_sum,
+    steps_for,
+)
+from dpcore.accounting.composition import dpsgd_composition_bound
+from dpcore.exceptions import BudgetExceededError, DPCoreError
+
+
+def test_golden_rdp_and_pld():
+    kw = dict(noise_multiplier=1.5, sample_rate=0.04, steps=2250, delta=1e-5)
+    assert dpsgd_epsilon(**kw, accountant="rdp") == pytest.approx(7.33, abs=0.01)
+    assert dpsgd_epsilon(**kw, accountant="pld") == pytest.approx(6.77, abs=0.01)
+
+
+@pytest.mark.parametrize(
+    "sigma,q,steps",
+    [(s, q, t) for s in (0.8, 1.1, 2.0, 4.0) for q in (0.001, 0.01, 0.05) for t in (100, 5000)
+     if not (s < 1 and q > 0.02 and t > 1000)] + [(1.5, 0.04, 2250)],
+)
+def test_rdp_matches_opacus_accountant(sigma, q, steps):
+    """Opacus's own RDP analysis (an independent implementation) on the same grid of orders.
+
+    The grid stays where epsilon is below ~60; far beyond, the two libraries' RDP-to-(eps, delta)
+    conversions legitimately differ (both are valid upper bounds).
+    """
+    from opacus.accountants.analysis.rdp import compute_rdp, get_privacy_spent
+
+    orders = [1 + x / 10.0 for x in range(1, 100)] + list(range(11, 64)) + [64, 80, 96, 128, 160, 192, 256, 384, 512, 1024]
+    rdp = compute_rdp(q=q, noise_multiplier=sigma, steps=steps, orders=orders)
+    eps_opacus, _ = get_privacy_spent(orders=orders, rdp=rdp, delta=1e-5)
+    ours = dpsgd_epsilon(noise_multiplier=sigma, sample_rate=q, steps=steps, delta=1e-5)
+    assert ours == pytest.approx(eps_opacus, rel=0.01)
+
+
+def test_pld_is_tighter_than_rdp():
+    kw = dict(noise_multiplier=1.0, sample_rate=0.01, steps=1000, delta=1e-5)
+    assert dpsgd_epsilon(**kw, accountant="pld") < dpsgd_epsilon(**kw, accountant="rdp")
+
+
+@pytest.mark.parametrize("accountant,target", [("rdp", 0.5), ("rdp", 2.0), ("rdp", 8.0), ("pld", 1.0)])
+def test_calibration_meets_target_tightly(accountant, target):
+    q, steps = 0.02, 500
+    s = calibrate_noise_multiplier(target_epsilon=target, delta=1e-5, sample_rate=q, steps=steps, accountant=accountant)
+    eps = dpsgd_epsilon(noise_multiplier=s, sample_rate=q, steps=steps, delta=1e-5, accountant=accountant)
+    assert eps <= target
+    assert eps >= target * 0.98  # not wastefully noisy
+
+
+def test_epsilon_curve_matches_pointwise_and_grows():
+    steps = [0, 10, 100, 1000]
+    curve = epsilon_curve(noise_multiplier=1.2, sample_rate=0.01, delta=1e-5, steps=steps)
+    assert curve[0] == 0.0
+    assert np.all(np.diff(curve) > 0)
+    for s, e in zip(steps[1:], curve[1:]):
+        assert e == pytest.approx(dpsgd_epsilon(noise_multiplier=1.2, sample_rate=0.01, steps=s, delta=1e-5), rel=1e-9)
+
+
+def test_seed_004_figure_moments_accountant_far_below_composition():
+    df = composition_comparison(noise_multiplier=4, sample_rate=0.01, delta=1e-5, epochs=[100, 400])
+    at400 = df[df.epochs == 400].set_index("method").epsilon
+    rdp = at400["Moments accountant (RDP)"]
+    assert 1.5 < rdp < 3.0  # Abadi et al.: about 2 after 400 epochs at q=0.01, sigma=4
+    assert at400["Advanced composition"] > 10 * rdp
+    assert at400["Naive composition"] > at400["Advanced composition"]
+    assert at400["Privacy loss distribution (PLD)"] <= rdp
+
+
+def test_composition_formulas():
+    assert naive_composition(epsilon=0.1, delta=1e-6, k=10) == pytest.approx((1.0, 1e-5))
+    eps, d = advanced_composition(epsilon=0.1, delta=0.0, k=100, delta_slack=1e-5)
+    assert eps == pytest.approx(math.sqrt(200 * math.log(1e5)) * 0.1 + 100 * 0.1 * math.expm1(0.1))
+    assert d == pytest.approx(1e-5)
+    assert pure_epsilon_sum([0.5, 0.25, 0.25]) == pytest.approx(1.0)
+    with pytest.raises(DPCoreError):
+        pure_epsilon_sum([0.5, -1])
+    assert amplified_epsilon(epsilon=1.0, sample_rate=0.01) == pytest.approx(math.log1p(0.01 * math.expm1(1.0)))
+
+
+def test_gaussian_epsilon_inverts_analytic_calibration():
+    from dpcore.mechanisms import analytic_gaussian_sigma
+
+    s = analytic_gaussian_sigma(epsilon=0.8, delta=1e-6)
+    assert gaussian_epsilon(noise_multiplier=s, delta=1e-6) == pytest.approx(0.8, rel=1e-6)
+
+
+def test_composition_bound_naive_scales_linearly():
+    a = dpsgd_composition_bound(noise_multiplier=4, sample_rate=0.01, steps=1000, delta=1e-5, method="naive")
+    assert a > 0
+    with pytest.raises(DPCoreError):
+        dpsgd_composition_bound(noise_multiplier=4, sample_rate=0.01, steps=10, delta=1e-5, method="magic")
+
+
+def test_event_and_validation_messages():
+    ev = dpsgd_event(noise_multiplier=1.0, sample_rate=0.5, steps=3)
+    assert isinstance(ev, dp_accounting.SelfComposedDpEvent) and ev.count == 3
+    with pytest.raises(DPCoreError, match="noise_multiplier must be > 0"):
+        dpsgd_event(noise_multiplier=0, sample_rate=0.5, steps=3)
+    with pytest.raises(DPCoreError, match="sample_rate"):
+        dpsgd_event(noise_multiplier=1, sample_rate=1.5, steps=3)
+    with pytest.raises(DPCoreError, match="delta"):
+        dpsgd_epsilon(noise_multiplier=1, sample_rate=0.1, steps=3, delta=1.0)
+    with pytest.raises(DPCoreError, match="accountant"):
+        dpsgd_epsilon(noise_multiplier=1, sample_rate=0.1, steps=3, delta=1e-5, accountant="moments")
+    assert steps_for(epochs=2, sample_rate=0.01) == 200
+
+
+def test_ledger_odometer_and_budget():
+    step = dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.0))
+    led = PrivacyLedger(delta=1e-5, budget=3.0)
+    e1 = led.spend(dp_accounting.SelfComposedDpEvent(step, 100))
+    e2 = led.spend(dp_accounting.SelfComposedDpEvent(step, 100))
+    assert 0 < e1 < e2 <= 3.0
+    assert led.epsilon == pytest.approx(dpsgd_epsilon(noise_multiplier=1.0, sample_rate=0.01, steps=200, delta=1e-5))
+    with pytest.raises(BudgetExceededError):
+        led.spend(dp_accounting.SelfComposedDpEvent(step, 100_000))
+    assert len(led.events) == 2  # the refused event was not recorded

@@ -1,0 +1,124 @@
+"""Every dataset loads offline with its documented shape; splits are deterministic; CSV upload errors are clear."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from dpcore.datasets import REGISTRY, dataset_names, load_csv, load_dataset, read_csv_columns, train_test_split
+from dpcore.datasets.transforms import clip_rows_to_norm, scale_to_unit_interval
+from dpcore.exceptions import DatasetError, DPCoreError, DPCoreWarning, PrivacyLeakWarning
+
+EXPECTED = {
+    # name: (n, features, classes or 0, image shape)
+    "iris": (150, 4, 3, None),
+    "wine": (178, 13, 3, None),
+    "breast_cancer": (569, 30, 2, None),
+    "digits": (1797, 64, 10, (8, 8)),
+    "diabetes": (442, 10, 0, None),
+    "mnist5k": (5000, 784, 10, (28, 28)),
+    "adult": (30162, 104, 2, None),
+    "faces": (200, 625, 2, (25, 25)),
+}
+
+
+def test_registry_names_are_the_documented_ones():
+    assert list(REGISTRY) == list(EXPECTED)
+
+
+@pytest.mark.parametrize("name", list(EXPECTED))
+def test_dataset_loads_with_documented_shape(name):
+    n, d, k, shape = EXPECTED[name]
+    ds = load_dataset(name)
+    assert ds.X.shape == (n, d)
+    assert ds.y.shape == (n,)
+    assert ds.n_classes == k
+    assert ds.image_shape == shape
+    assert np.all(np.isfinite(ds.X))
+    lo, hi = ds.bounds
+    assert lo.shape == hi.shape == (d,)
+    assert np.all(lo < hi)
+    # the declared bounds contain the data
+    assert np.all(ds.X >= lo - 1e-9) and np.all(ds.X <= hi + 1e-9)
+    if ds.task == "classification":
+        assert set(np.unique(ds.y)) == set(range(k))
+    assert not ds.X.flags.writeable  # cached arrays cannot be mutated by a caller
+
+
+def test_image_sets_have_pixel_bounds():
+    assert load_dataset("digits").bounds[1].max() == 16
+    assert load_dataset("mnist5k").bounds[1].max() == 255
+    assert load_dataset("faces").bounds[1].max() == 1.0
+    assert dataset_names(images=True) == ["digits", "mnist5k", "faces"]
+    assert dataset_names("regression") == ["diabetes"]
+
+
+def test_unknown_dataset():
+    with pytest.raises(DPCoreError, match="unknown dataset 'mnist'"):
+        load_dataset("mnist")
+
+
+def test_split_is_deterministic_and_stratified():
+    a = train_test_split("iris", seed=3)
+    b = train_test_split("iris", seed=3)
+    c = train_test_split("iris", seed=4)
+    np.testing.assert_array_equal(a.X_test, b.X_test)
+    assert not np.array_equal(a.X_test, c.X_test)
+    assert a.X_train.shape[0] + a.X_test.shape[0] == 150
+    # stratified: each class has the same share in the test set
+    assert np.bincount(a.y_test).tolist() == [12, 12, 12]
+    r = train_test_split("diabetes", test_size=0.2, seed=0)
+    assert r.X_test.shape[0] == round(0.2 * 442)
+
+
+def test_split_rejects_bad_test_size():
+    with pytest.raises(DPCoreError, match="test_size"):
+        train_test_split("iris", test_size=1.0)
+
+
+CSV = "a,b,label\n1,2,x\n3,4,y\n5,6,x\n7,8,y\n"
+
+
+def test_csv_loader_happy_path():
+    assert read_csv_columns(CSV.encode()) == ["a", "b", "label"]
+    with pytest.warns(PrivacyLeakWarning):
+        ds = load_csv(CSV.encode(), label_column="label")
+    assert ds.task == "classification"
+    assert ds.X.shape == (4, 2)
+    assert ds.target_names == ("x", "y")
+    assert ds.y.tolist() == [0, 1, 0, 1]
+
+
+def test_csv_regression_guess():
+    text = "a,y\n" + "\n".join(f"{i},{i * 0.37:.3f}" for i in range(30))
+    with pytest.warns(PrivacyLeakWarning):
+        ds = load_csv(text, label_column="y")
+    assert ds.task == "regression" and ds.label_range[1] > 10
+
+
+@pytest.mark.parametrize(
+    "text,label,match",
+    [
+        ("", "label", "empty"),
+        ("a,b,label\n", "label", "no data rows"),
+        ("a,b,label\n1,,x\n3,4,y\n", "label", "missing values in columns \\['b'\\]"),
+        ("a,b,label\n1,z,x\n3,4,y\n", "label", "must be numeric; these are not: \\['b'\\]"),
+        ("a,b,label\n1,2,x\n3,4,x\n", "label", "single class"),
+        ("a,b,label\n1,2,x\n3,4,y\n", "target", "is not a column"),
+        ("label\nx\ny\n", "label", "at least one feature"),
+    ],
+)
+def test_csv_loader_bad_inputs(text, label, match):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        with pytest.raises(DatasetError, match=match):
+            load_csv(text.encode(), label_column=label)
+
+
+def test_transforms_use_declared_bounds_and_warn_when_clipping():
+    with pytest.warns(DPCoreWarning, match="outside the declared bounds"):
+        out = scale_to_unit_interval(np.array([[0.0], [5.0], [20.0]]), (0.0, 10.0))
+    np.testing.assert_allclose(out.ravel(), [0.0, 0.5, 1.0])
+    rows = clip_rows_to_norm(np.array([[3.0, 4.0], [0.3, 0.4]]), 1.0)
+    np.testing.assert_allclose(np.linalg.norm(rows, axis=1), [1.0, 0.5])

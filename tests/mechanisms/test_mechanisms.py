@@ -1,0 +1,195 @@
+"""Contract and statistical tests for every registered mechanism."""
+from __future__ import annotations
+
+import math
+
+import dp_accounting
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpcore.accounting import make_accountant
+from dpcore.exceptions import DPCoreError
+from dpcore.mechanisms import (
+    MECHANISMS,
+    Exponential,
+    Gaussian,
+    Laplace,
+    RandomizedResponse,
+    analytic_gaussian_delta,
+    analytic_gaussian_sigma,
+    classic_gaussian_sigma,
+    create_mechanism,
+)
+
+GOOD = {
+    "laplace": dict(epsilon=0.7, sensitivity=2.0),
+    "gaussian": dict(epsilon=0.7, delta=1e-5, sensitivity=2.0),
+    "randomized_response": dict(epsilon=0.7, k=4),
+    "exponential": dict(epsilon=0.7, sensitivity=1.0),
+}
+INPUTS = {
+    "laplace": np.arange(6.0),
+    "gaussian": np.arange(6.0),
+    "randomized_response": np.array([0, 1, 2, 3, 0, 1]),
+    "exponential": np.array([0.0, 1.0, 3.0]),
+}
+
+
+def test_registry_is_covered():
+    assert set(GOOD) == set(MECHANISMS)
+
+
+@pytest.mark.parametrize("name", sorted(MECHANISMS))
+@pytest.mark.parametrize("bad_eps", [0.0, -1.0, float("nan"), float("inf")])
+def test_bad_epsilon_raises_with_parameter_name(name, bad_eps):
+    kw = dict(GOOD[name], epsilon=bad_eps)
+    with pytest.raises(DPCoreError, match="epsilon"):
+        create_mechanism(name, **kw)
+
+
+@pytest.mark.parametrize("name", sorted(MECHANISMS))
+def test_wrong_type_is_type_error(name):
+    with pytest.raises(TypeError):
+        create_mechanism(name, **dict(GOOD[name], epsilon="one"))
+
+
+def test_unknown_mechanism():
+    with pytest.raises(DPCoreError, match="unknown mechanism"):
+        create_mechanism("nope", epsilon=1.0)
+
+
+@pytest.mark.parametrize("name", sorted(MECHANISMS))
+def test_same_seed_same_output(name):
+    m = create_mechanism(name, **GOOD[name])
+    a = m.randomise(INPUTS[name], rng=42)
+    b = m.randomise(INPUTS[name], rng=42)
+    c = m.randomise(INPUTS[name], rng=43)
+    np.testing.assert_array_equal(a, b)
+    if name != "exponential":
+        assert not np.array_equal(a, c)
+
+
+@pytest.mark.parametrize("name", ["laplace", "gaussian"])
+def test_vectorised_shape_and_scalar(name):
+    m = create_mechanism(name, **GOOD[name])
+    out = m.randomise(np.zeros((3, 4, 5)), rng=0)
+    assert out.shape == (3, 4, 5)
+    assert isinstance(m.randomise(1.0, rng=0), float)
+
+
+@pytest.mark.parametrize("name", ["laplace", "gaussian"])
+def test_empirical_variance_matches_formula(name):
+    m = create_mechanism(name, **GOOD[name])
+    x = m.randomise(np.zeros(200_000), rng=1)
+    # variance of the sample variance is ~ 2 sigma^4 / n (Gaussian) and larger for Laplace: 3% is > 5 SE
+    assert abs(np.var(x) / m.variance() - 1) < 0.03
+    assert abs(np.mean(x)) < 5 * math.sqrt(m.variance() / x.size)
+
+
+@pytest.mark.parametrize("name", sorted(MECHANISMS))
+@pytest.mark.parametrize("accountant", ["rdp", "pld"])
+def test_event_supported_by_both_accountants(name, accountant):
+    m = create_mechanism(name, **GOOD[name])
+    relation = "replace_one" if name == "randomized_response" else "add_remove"
+    if name == "exponential":
+        relation = "replace_one"
+    acc = make_accountant(accountant, neighbouring=relation)
+    assert acc.supports(m.dp_event)
+    acc.compose(m.dp_event)
+    eps = acc.get_epsilon(1e-6)
+    assert eps <= m.epsilon * 1.05 + 1e-3 or name == "gaussian"
+
+
+def test_laplace_scale_and_density():
+    m = Laplace(epsilon=0.5, sensitivity=2.0)
+    assert m.scale == pytest.approx(4.0)
+    x = np.linspace(-20, 20, 11)
+    np.testing.assert_allclose(m.density(x), stats.laplace(scale=4.0).pdf(x))
+
+
+def test_laplace_samples_follow_laplace_distribution():
+    m = Laplace(epsilon=0.5, sensitivity=2.0)
+    x = m.randomise(np.zeros(20_000), rng=3)
+    assert stats.kstest(x, stats.laplace(scale=4.0).cdf).pvalue > 0.001
+
+
+def test_laplace_neighbouring_outputs_respect_e_epsilon():
+    """Histogram the outputs on neighbouring inputs (0 and the sensitivity); every bin ratio <= e^eps (+ noise)."""
+    eps = 1.0
+    m = Laplace(epsilon=eps, sensitivity=1.0)
+    n = 400_000
+    a = m.randomise(np.zeros(n), rng=10)
+    b = m.randomise(np.ones(n), rng=11)
+    bins = np.linspace(-3, 4, 15)
+    ha, _ = np.histogram(a, bins)
+    hb, _ = np.histogram(b, bins)
+    ratio = np.maximum(ha / hb, hb / ha)
+    # each bin has >= ~4000 samples: relative error of a ratio < ~4% at 2 SE
+    assert ratio.max() <= math.exp(eps) * 1.06
+    # and the bound is nearly attained (the mechanism is not over-noised)
+    assert ratio.max() >= math.exp(eps) * 0.85
+
+
+def test_randomized_response_neighbouring_ratio():
+    eps = math.log(3)
+    rr = RandomizedResponse(epsilon=eps, k=3)
+    n = 300_000
+    a = np.bincount(rr.randomise(np.zeros(n, dtype=int), rng=1), minlength=3) / n
+    b = np.bincount(rr.randomise(np.ones(n, dtype=int), rng=2), minlength=3) / n
+    ratio = np.maximum(a / b, b / a)
+    assert ratio.max() == pytest.approx(3.0, rel=0.03)
+    assert a[0] == pytest.approx(rr.p_keep, abs=0.005)
+
+
+def test_randomized_response_golden_ln11():
+    """dp_accounting's RR(p=0.5, k=10) under replace-one is ln 11; our parametrisation matches."""
+    acc = make_accountant("pld", neighbouring="replace_one")
+    acc.compose(dp_accounting.RandomizedResponseDpEvent(noise_parameter=0.5, num_buckets=10))
+    assert acc.get_epsilon(0.0) == pytest.approx(math.log(11), abs=1e-3)
+    rr = RandomizedResponse(epsilon=math.log(11), k=10)
+    assert rr.noise_parameter == pytest.approx(0.5)
+    assert rr.p_keep == pytest.approx(0.55)
+
+
+def test_randomized_response_rejects_out_of_range_values():
+    with pytest.raises(DPCoreError, match="integers in"):
+        RandomizedResponse(epsilon=1.0, k=3).randomise([0, 5], rng=0)
+
+
+def test_gaussian_classic_formula_and_validity():
+    s = classic_gaussian_sigma(epsilon=0.5, delta=1e-5, sensitivity=2.0)
+    assert s == pytest.approx(2.0 * math.sqrt(2 * math.log(1.25 / 1e-5)) / 0.5)
+    with pytest.raises(DPCoreError, match="epsilon < 1"):
+        Gaussian(epsilon=1.5, delta=1e-5, calibration="classic")
+    with pytest.raises(DPCoreError, match="delta"):
+        Gaussian(epsilon=0.5, delta=0.0)
+
+
+@pytest.mark.parametrize("eps", [0.1, 0.5, 0.99, 2.0, 8.0])
+@pytest.mark.parametrize("delta", [1e-3, 1e-6])
+def test_analytic_gaussian_is_tight_and_never_worse(eps, delta):
+    s = analytic_gaussian_sigma(epsilon=eps, delta=delta, sensitivity=1.5)
+    # exactly attains delta (Balle & Wang Thm 8) ...
+    assert analytic_gaussian_delta(sigma=s, epsilon=eps, sensitivity=1.5) <= delta
+    assert analytic_gaussian_delta(sigma=s * 0.99, epsilon=eps, sensitivity=1.5) > delta
+    # ... and never needs more noise than the classic bound where that one is valid
+    if eps < 1:
+        assert s <= classic_gaussian_sigma(epsilon=eps, delta=delta, sensitivity=1.5)
+
+
+def test_analytic_gaussian_against_dp_accounting():
+    """Independent check: dp_accounting's PLD of a single Gaussian gives the same epsilon."""
+    s = analytic_gaussian_sigma(epsilon=1.0, delta=1e-5)
+    acc = make_accountant("pld")
+    acc.compose(dp_accounting.GaussianDpEvent(s))
+    assert acc.get_epsilon(1e-5) == pytest.approx(1.0, abs=0.01)
+
+
+def test_exponential_probabilities_and_sampling():
+    m = Exponential(epsilon=2.0, sensitivity=1.0)
+    u = np.array([0.0, 1.0, 2.0])
+    p = m.probabilities(u)
+    np.testing.assert_allclose(p, np.exp(u) / np.exp(u).sum())
+    draws = np.array([m.randomise(u, rng=i) for i in range(3000)])
+    np.testing.assert_allclose(np.bincount(draws, minlength=3) / 3000, p, atol=0.03)

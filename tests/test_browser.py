@@ -1,0 +1,68 @@
+"""A real browser: serve the app on localhost, open it in headless Chromium, look for exception text."""
+from __future__ import annotations
+
+import pathlib
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
+         "--disable-quic", "--disable-component-update", "--disable-sync"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(120):
+        try:
+            urllib.request.urlopen(url + "/_stcore/health", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("streamlit did not start")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install chromium); "
+                                              ".ci/run installs it")
+@pytest.mark.parametrize("path,expected", [("/", "What does ε mean?"), ("/Accountant", "Privacy accountant")])
+def test_page_renders_in_headless_chromium(server, tmp_path, path, expected):
+    playwright = pytest.importorskip("playwright.sync_api")
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 2000})
+        page.goto(server + path, wait_until="networkidle", timeout=60_000)
+        page.get_by_text(expected).first.wait_for(timeout=60_000)
+        page.wait_for_timeout(3000)
+        page.screenshot(path=str(tmp_path / "page.png"), full_page=True)
+        body = page.inner_text("body")
+        # a rendered chart: plotly draws an SVG with class main-svg
+        charts = page.locator(".main-svg").count()
+        browser.close()
+    assert expected in body
+    for bad in ("Traceback", "Exception:", "Error:"):
+        assert bad not in body
+    assert charts >= 1

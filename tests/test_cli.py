@@ -1,0 +1,68 @@
+"""The command line: golden numbers on the last line, one-line errors, no tracebacks."""
+from __future__ import annotations
+
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dpcore", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=300)
+
+
+@pytest.mark.parametrize("accountant,expected", [("rdp", 7.33), ("pld", 6.77)])
+def test_epsilon_golden(accountant, expected):
+    out = run("epsilon", "--noise-multiplier", "1.5", "--sample-rate", "0.04", "--steps", "2250", "--delta", "1e-5",
+              "--accountant", accountant)
+    assert out.returncode == 0, out.stderr
+    assert float(out.stdout.strip().splitlines()[-1]) == pytest.approx(expected, abs=0.01)
+
+
+def test_noise_inverts_epsilon():
+    out = run("noise", "--epsilon", "7.33", "--delta", "1e-5", "--sample-rate", "0.04", "--steps", "2250")
+    assert out.returncode == 0, out.stderr
+    assert float(out.stdout.strip().splitlines()[-1]) == pytest.approx(1.5, abs=0.01)
+
+
+def test_datasets_lists_registry():
+    out = run("datasets")
+    assert out.returncode == 0
+    for name in ["iris", "wine", "breast_cancer", "digits", "diabetes", "mnist5k", "adult", "faces"]:
+        assert name in out.stdout
+    assert "30162" in out.stdout
+
+
+def test_train_json_contract_with_a_baseline():
+    out = run("train", "--dataset", "iris", "--algorithm", "majority", "--json")
+    assert out.returncode == 0, out.stderr
+    obj = json.loads(out.stdout.strip().splitlines()[-1])
+    for key in ["accuracy", "epsilon", "delta", "noise_multiplier", "seconds"]:
+        assert key in obj
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["epsilon", "--noise-multiplier", "-1", "--sample-rate", "0.1", "--steps", "10", "--delta", "1e-5"],
+         "noise_multiplier must be > 0"),
+        (["epsilon", "--noise-multiplier", "1", "--sample-rate", "2", "--steps", "10", "--delta", "1e-5"],
+         "sample_rate must be in (0, 1]"),
+        (["noise", "--epsilon", "0", "--delta", "1e-5", "--sample-rate", "0.1", "--steps", "10"], "epsilon must be > 0"),
+        (["epsilon", "--noise-multiplier", "abc"], "error:"),
+        (["train", "--dataset", "nope", "--algorithm", "majority"], "unknown dataset"),
+        (["train", "--dataset", "iris", "--algorithm", "nope"], "unknown learner"),
+        (["frobnicate"], "error:"),
+    ],
+)
+def test_bad_arguments_give_one_line_and_nonzero_exit(args, needle):
+    out = run(*args)
+    assert out.returncode != 0
+    assert "Traceback" not in out.stderr
+    assert needle in out.stderr
+    assert len([l for l in out.stderr.strip().splitlines() if l.startswith("error")]) == 1

@@ -1,0 +1,75 @@
+"""Validators: messages name the parameter, the value and what to do."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpcore.exceptions import DPCoreWarning, DPTypeError, DPValueError
+from dpcore.rng import as_generator
+from dpcore.validation import (
+    check_array,
+    check_bounds,
+    check_delta,
+    check_epsilon,
+    check_fraction,
+    check_int,
+    check_positive,
+    clip_to_bounds,
+)
+
+
+def test_epsilon():
+    assert check_epsilon(2) == 2.0
+    with pytest.raises(DPValueError, match=r"epsilon must be > 0, got -1.0"):
+        check_epsilon(-1.0)
+    with pytest.raises(DPValueError, match="finite"):
+        check_epsilon(float("inf"))
+    with pytest.raises(DPTypeError):
+        check_epsilon("1")
+    with pytest.raises(DPTypeError):
+        check_epsilon(True)
+
+
+def test_delta_and_its_warning():
+    assert check_delta(0) == 0.0
+    with pytest.raises(DPValueError, match="0 <= delta < 1"):
+        check_delta(1.0)
+    with pytest.raises(DPValueError, match="Gaussian mechanism needs delta > 0"):
+        check_delta(0.0, allow_zero=False)
+    with pytest.warns(DPCoreWarning, match=r"larger than 1/n = 0.0002"):
+        check_delta(0.01, n=5000)
+
+
+def test_other_validators():
+    assert check_positive(0.5, "clip_norm") == 0.5
+    with pytest.raises(DPValueError, match="clip_norm must be > 0, got 0.0"):
+        check_positive(0, "clip_norm")
+    assert check_int(3.0, "k") == 3
+    with pytest.raises(DPTypeError, match="k must be an integer"):
+        check_int(2.5, "k")
+    with pytest.raises(DPValueError, match="k must be >= 2"):
+        check_int(1, "k", minimum=2)
+    with pytest.raises(DPValueError, match=r"client_fraction must be in \(0, 1\]"):
+        check_fraction(0, "client_fraction")
+    with pytest.raises(DPValueError, match="NaN or infinite"):
+        check_array([1.0, np.nan])
+
+
+def test_bounds():
+    lo, hi = check_bounds((0, 1), 3)
+    assert lo.tolist() == [0, 0, 0] and hi.tolist() == [1, 1, 1]
+    with pytest.raises(DPValueError, match="feature 1 has 2.0 >= 1.0"):
+        check_bounds(([0, 2], [1, 1]))
+    with pytest.raises(DPValueError, match="inferring them from private data leaks privacy"):
+        check_bounds(None)
+    with pytest.warns(DPCoreWarning, match="1 value"):
+        out = clip_to_bounds(np.array([0.5, 2.0]), 0.0, 1.0)
+    assert out.tolist() == [0.5, 1.0]
+
+
+def test_rng():
+    g = as_generator(5)
+    assert as_generator(g) is g
+    assert as_generator(5).random() == as_generator(5).random()
+    with pytest.raises(TypeError):
+        as_generator("5")
