@@ -1,0 +1,41 @@
+"""``cluster`` command: private or plain k-means on a registered dataset.
+
+``python -m dpcore cluster --dataset iris --algorithm dplloyd --k 3 --epsilon 1 --seed 0 --json``
+prints the Train command's JSON contract (accuracy after Hungarian matching,
+intra_cluster_variance, epsilon, delta, noise_multiplier, seconds).
+"""
+from __future__ import annotations
+
+import json
+
+from ..learners import run_learner
+
+ALGORITHMS = ("dplloyd", "input-perturbation", "lloyd")
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("cluster", help="k-means: DPLloyd, input perturbation or plain Lloyd")
+    p.add_argument("--dataset", required=True, help="registry name of a classification dataset, e.g. iris")
+    p.add_argument("--algorithm", required=True, choices=ALGORITHMS)
+    p.add_argument("--k", type=int, default=None, help="number of clusters (default: number of classes)")
+    p.add_argument("--epsilon", type=float, default=1.0)
+    p.add_argument("--iterations", type=int, default=None, help="DPLloyd rounds (default: Su et al.'s hybrid, 1)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print the result as JSON on the last line")
+    p.set_defaults(func=_run)
+
+
+def _run(args) -> int:
+    params = {}
+    if args.k is not None:
+        params["k"] = args.k
+    if args.iterations is not None:
+        params["iterations"] = args.iterations
+    res = run_learner(args.algorithm, args.dataset, epsilon=args.epsilon, seed=args.seed, params=params)
+    out = res.to_json_dict()
+    if args.json:
+        print(json.dumps(out))
+    else:
+        for k, v in out.items():
+            print(f"{k}: {v}")
+    return 0

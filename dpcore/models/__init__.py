@@ -1,0 +1,51 @@
+"""scikit-learn style private estimators: k-means, DP-ERM classifiers, functional-mechanism regression.
+
+Every estimator stores its parameters in ``__init__`` only; ``fit`` validates,
+builds its RNG from ``random_state``, clips to the declared bounds (warning when
+anything moved), spends its budget, sets ``epsilon_spent_`` / ``dp_event_`` and
+returns ``self``. Bounds inferred from the data raise a PrivacyLeakWarning.
+"""
+from .erm import (
+    ERMClassifier,
+    ObjectivePerturbationClassifier,
+    OutputPerturbationClassifier,
+    PrivateERMClassifier,
+    RandomFourierFeatures,
+    loss_curvature,
+    objective_perturbation_params,
+    output_perturbation_beta,
+    private_tune_regularization,
+)
+from .kmeans import (
+    DPLloydKMeans,
+    InputPerturbationKMeans,
+    LloydKMeans,
+    dplloyd_noise_scales,
+    input_perturbation_scale,
+    su_count_fraction,
+)
+from .linear import BoundedLinearRegression, FunctionalMechanismRegressor, fm_sensitivities
+from .metrics import hungarian_accuracy, intra_cluster_variance
+
+__all__ = [
+    "BoundedLinearRegression",
+    "DPLloydKMeans",
+    "ERMClassifier",
+    "FunctionalMechanismRegressor",
+    "InputPerturbationKMeans",
+    "LloydKMeans",
+    "ObjectivePerturbationClassifier",
+    "OutputPerturbationClassifier",
+    "PrivateERMClassifier",
+    "RandomFourierFeatures",
+    "dplloyd_noise_scales",
+    "fm_sensitivities",
+    "hungarian_accuracy",
+    "input_perturbation_scale",
+    "intra_cluster_variance",
+    "loss_curvature",
+    "objective_perturbation_params",
+    "output_perturbation_beta",
+    "private_tune_regularization",
+    "su_count_fraction",
+]

@@ -1,0 +1,110 @@
+"""Helpers shared by the estimators in :mod:`dpcore.models` (validation, bounds, noise vectors)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..exceptions import DPCoreWarning, DPValueError, PrivacyLeakWarning
+from ..rng import as_generator
+from ..validation import check_array, check_bounds, check_positive
+
+__all__ = [
+    "resolve_bounds",
+    "box_to_unit",
+    "unit_to_box",
+    "clip_rows_l2",
+    "sample_gamma_ball",
+    "check_X",
+    "check_n_at_least",
+]
+
+
+def check_X(X, name: str = "X") -> np.ndarray:
+    """Validate a 2-D float feature matrix (1-D input is read as one feature)."""
+    X = check_array(X, name)
+    if X.ndim == 1:
+        X = X.reshape(-1, 1)
+    if X.ndim != 2:
+        raise DPValueError(f"{name} must be 2-dimensional (n_samples, n_features), got shape {X.shape}")
+    return X
+
+
+def check_n_at_least(n: int, minimum: int, what: str) -> None:
+    if n < minimum:
+        raise DPValueError(f"{what}: got {n} sample(s), need at least {minimum}")
+
+
+def resolve_bounds(X: np.ndarray, bounds, *, name: str = "bounds") -> tuple[np.ndarray, np.ndarray]:
+    """Return declared ``(lower, upper)`` per feature, or infer them from ``X`` with a PrivacyLeakWarning.
+
+    Inferring bounds from the private data is not differentially private (the
+    minimum and maximum are exact statistics of the data), so every inference
+    warns, as diffprivlib does.
+    """
+    d = X.shape[1]
+    if bounds is None:
+        warnings.warn(
+            f"{name} were not declared, so they were inferred from the private data (min and max): this leaks "
+            f"privacy beyond the stated epsilon. Declare {name}=(lower, upper) from domain knowledge.",
+            PrivacyLeakWarning,
+            stacklevel=3,
+        )
+        lo, hi = X.min(axis=0).astype(float), X.max(axis=0).astype(float)
+        hi = np.where(hi > lo, hi, lo + 1.0)
+        return lo, hi
+    return check_bounds(bounds, d, name=name)
+
+
+def clip_with_warning(X: np.ndarray, lo: np.ndarray, hi: np.ndarray, name: str) -> np.ndarray:
+    """Clip to the declared box; warn (never silently) when values were outside it."""
+    clipped = np.clip(X, lo, hi)
+    n_out = int(np.count_nonzero(clipped != X))
+    if n_out:
+        warnings.warn(
+            f"{n_out} value(s) of {name} lay outside the declared bounds and were clipped to them; "
+            "widen the bounds if that is not intended",
+            DPCoreWarning,
+            stacklevel=3,
+        )
+    return clipped
+
+
+def box_to_unit(X: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Affine map of the box ``[lo, hi]`` onto ``[-1, 1]^d`` (uses only the public bounds)."""
+    return (2.0 * X - (hi + lo)) / (hi - lo)
+
+
+def unit_to_box(Z: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Inverse of :func:`box_to_unit`."""
+    return 0.5 * (Z * (hi - lo) + (hi + lo))
+
+
+def clip_rows_l2(X: np.ndarray, max_norm: float, *, name: str = "X", warn: bool = True) -> tuple[np.ndarray, int]:
+    """Scale every row with L2 norm above ``max_norm`` down onto the sphere; return rows and how many moved."""
+    max_norm = check_positive(max_norm, "data_norm")
+    norms = np.linalg.norm(X, axis=1)
+    over = norms > max_norm * (1 + 1e-12)
+    n_over = int(np.count_nonzero(over))
+    if n_over and warn:
+        warnings.warn(
+            f"{n_over} row(s) of {name} had an L2 norm above data_norm={max_norm:g} and were scaled down to it; "
+            "this is what bounds the sensitivity (raise data_norm to clip fewer rows, at the cost of more noise)",
+            DPCoreWarning,
+            stacklevel=3,
+        )
+    scale = np.where(over, max_norm / np.maximum(norms, 1e-300), 1.0)
+    return X * scale[:, None], n_over
+
+
+def sample_gamma_ball(d: int, *, scale: float, rng) -> np.ndarray:
+    """Draw ``b`` in R^d with density proportional to ``exp(-||b|| / scale)``.
+
+    In polar coordinates the density of the norm r is proportional to
+    ``r^(d-1) exp(-r / scale)``, i.e. Gamma(shape=d, scale=scale), and the
+    direction is uniform on the sphere (Chaudhuri, Monteleoni, Sarwate 2011, eq. 4).
+    """
+    rng = as_generator(rng)
+    direction = rng.standard_normal(d)
+    direction /= np.linalg.norm(direction)
+    return rng.gamma(shape=d, scale=scale) * direction

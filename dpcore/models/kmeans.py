@@ -1,0 +1,514 @@
+"""k-means: DPLloyd (Su et al.), Laplace input perturbation (seed 000, extension 2) and plain Lloyd.
+
+All three work in the same coordinates: each feature is mapped from its
+declared public bounds ``[lo_j, hi_j]`` onto ``[-1, 1]`` (an affine map that
+uses no private statistic), so the three methods are compared on equal terms and
+``cluster_centers_`` are mapped back to the original units.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ..exceptions import DPValueError
+from ..rng import as_generator
+from ..validation import check_epsilon, check_fraction, check_int, check_positive
+from ._utils import box_to_unit, check_X, clip_with_warning, resolve_bounds, unit_to_box
+
+__all__ = [
+    "DPLloydKMeans",
+    "InputPerturbationKMeans",
+    "LloydKMeans",
+    "su_count_fraction",
+    "sphere_packing_init",
+    "noisy_grid_init",
+    "dplloyd_noise_scales",
+    "input_perturbation_scale",
+    "lloyd",
+]
+
+
+# --------------------------------------------------------------------------- plain Lloyd
+
+
+def _assign(X: np.ndarray, centers: np.ndarray) -> np.ndarray:
+    d2 = (X * X).sum(1)[:, None] - 2.0 * X @ centers.T + (centers * centers).sum(1)[None, :]
+    return np.argmin(d2, axis=1)
+
+
+def _kmeanspp(X: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """k-means++ seeding (Arthur & Vassilvitskii 2007)."""
+    n = X.shape[0]
+    centers = [X[rng.integers(n)]]
+    d2 = ((X - centers[0]) ** 2).sum(1)
+    for _ in range(1, k):
+        total = d2.sum()
+        idx = rng.integers(n) if total <= 0 else rng.choice(n, p=d2 / total)
+        centers.append(X[idx])
+        d2 = np.minimum(d2, ((X - X[idx]) ** 2).sum(1))
+    return np.array(centers)
+
+
+def lloyd(
+    X: np.ndarray, k: int, *, rng, n_init: int = 10, max_iter: int = 100, tol: float = 1e-8
+) -> tuple[np.ndarray, float, int]:
+    """Lloyd's algorithm with k-means++ seeding and ``n_init`` restarts; returns (centers, inertia, iterations).
+
+    >>> c, inertia, _ = lloyd(np.array([[0.0], [0.1], [5.0], [5.1]]), 2, rng=0)
+    >>> sorted(np.round(c.ravel(), 2).tolist())
+    [0.05, 5.05]
+    """
+    rng = as_generator(rng)
+    best = (None, np.inf, 0)
+    for _ in range(n_init):
+        c = _kmeanspp(X, k, rng)
+        for it in range(1, max_iter + 1):
+            lab = _assign(X, c)
+            new = c.copy()
+            for j in range(k):
+                m = lab == j
+                if m.any():
+                    new[j] = X[m].mean(0)
+                else:  # re-seed an empty cluster at the point farthest from its centre
+                    far = np.argmax(((X - c[lab]) ** 2).sum(1))
+                    new[j] = X[far]
+            shift = float(((new - c) ** 2).sum())
+            c = new
+            if shift <= tol:
+                break
+        inertia = float(((X - c[_assign(X, c)]) ** 2).sum())
+        if inertia < best[1]:
+            best = (c, inertia, it)
+    return best
+
+
+# --------------------------------------------------------------------------- DPLloyd pieces
+
+
+def su_count_fraction(n_features: int, rho: float = 0.225) -> float:
+    """Share of each iteration's budget that goes to the noisy counts under Su et al.'s rule.
+
+    Su et al. (2016, section 4.2) minimise the mean squared error of a noisy
+    centroid ``(S + Lap) / (C + Lap)`` and find that the budget of the count and
+    of each dimension of the sum should be in the ratio
+    ``eps_count : eps_dim = (4 d rho^2)^(1/3) : 1``, where ``rho ~ 0.225`` is
+    the average squared coordinate of a centroid in the normalised domain. With
+    ``d`` dimensions of sum this gives the count the fraction
+    ``(4 d rho^2)^(1/3) / (d + (4 d rho^2)^(1/3))`` (the same rule diffprivlib uses).
+
+    >>> round(su_count_fraction(4), 4)
+    0.1891
+    """
+    d = check_int(n_features, "n_features", minimum=1)
+    rho = check_positive(rho, "rho")
+    c = (4.0 * d * rho**2) ** (1.0 / 3.0)
+    return c / (d + c)
+
+
+def dplloyd_noise_scales(
+    *, epsilon: float, iterations: int, n_features: int, count_fraction: float
+) -> tuple[float, float, float, float]:
+    """Per-iteration budgets and Laplace scales of DPLloyd in the ``[-1, 1]^d`` domain.
+
+    Returns ``(eps_count, eps_sum, count_scale, sum_scale)``. Each iteration
+    spends ``epsilon / iterations``, split ``count_fraction`` to the counts and the
+    rest to the sums. Adding or removing one record changes one cluster's count by
+    1 (L1 sensitivity 1) and that cluster's sum by the record itself, whose L1 norm
+    is at most ``sum_j max(|lo_j|, |hi_j|) = d`` in ``[-1, 1]^d``.
+
+    >>> dplloyd_noise_scales(epsilon=1.0, iterations=2, n_features=4, count_fraction=0.2)
+    (0.1, 0.4, 10.0, 10.0)
+    """
+    eps_it = epsilon / iterations
+    eps_count = eps_it * count_fraction
+    eps_sum = eps_it - eps_count
+    return eps_count, eps_sum, 1.0 / eps_count, float(n_features) / eps_sum
+
+
+def sphere_packing_init(k: int, d: int, *, rng, max_trials: int = 100, shrink: float = 0.9) -> np.ndarray:
+    """Data-independent initial centres in ``[-1, 1]^d`` by Su et al.'s sphere packing (no privacy spent).
+
+    Start from a radius ``a`` large enough that k balls of radius ``a`` could
+    not fit; repeatedly draw k centres uniformly in ``[-1 + a, 1 - a]^d``, each
+    at distance >= ``2a`` from those already placed; after ``max_trials``
+    failures shrink ``a`` and retry. The result spreads centres over the whole
+    domain without looking at the data.
+    """
+    rng = as_generator(rng)
+    a = 1.0 / k ** (1.0 / d)
+    while True:
+        a *= shrink
+        for _ in range(max_trials):
+            centers: list[np.ndarray] = []
+            for _attempt in range(50 * k):
+                c = rng.uniform(-1.0 + a, 1.0 - a, size=d)
+                if all(np.linalg.norm(c - o) >= 2.0 * a for o in centers):
+                    centers.append(c)
+                    if len(centers) == k:
+                        return np.array(centers)
+        if a < 1e-6:  # pragma: no cover - unreachable for finite k
+            return rng.uniform(-1.0, 1.0, size=(k, d))
+
+
+def noisy_grid_init(
+    Z: np.ndarray, k: int, *, epsilon: float, grid_size: int, rng, threshold: float = 1.0, n_init: int = 10
+) -> np.ndarray:
+    """Initial centres from a noisy grid histogram (Su et al.'s EUGkM, used as the first stage of their hybrid).
+
+    Cut ``[-1, 1]^d`` into ``grid_size^d`` equal cells, release every cell count
+    plus ``Lap(1 / epsilon)`` (a histogram: one record changes one count by 1,
+    so this is epsilon-DP under add/remove), keep the cells whose noisy count
+    exceeds ``threshold / epsilon`` and run weighted k-means on their centres
+    (post-processing). Only sensible for small ``d``.
+    """
+    rng = as_generator(rng)
+    d = Z.shape[1]
+    m = grid_size
+    idx = np.clip(((Z + 1.0) / 2.0 * m).astype(np.int64), 0, m - 1)
+    flat = np.ravel_multi_index(idx.T, (m,) * d)
+    noisy = np.bincount(flat, minlength=m**d).astype(float) + rng.laplace(0.0, 1.0 / epsilon, size=m**d)
+    w = np.where(noisy > threshold / epsilon, noisy, 0.0)
+    if np.count_nonzero(w) < k:
+        w = np.clip(noisy, 0.0, None)
+    if np.count_nonzero(w) < k:
+        w = np.ones_like(noisy)
+    keep = np.flatnonzero(w > 0)
+    cells = np.stack(np.unravel_index(keep, (m,) * d), axis=1)
+    P = (cells + 0.5) / m * 2.0 - 1.0
+    W = w[keep]
+    best_c, best_inertia = None, np.inf
+    for _ in range(n_init):
+        c = P[rng.choice(P.shape[0], size=k, replace=False, p=W / W.sum())].copy()
+        for _it in range(50):
+            lab = _assign(P, c)
+            tot = np.bincount(lab, weights=W, minlength=k)
+            new = c.copy()
+            for j in np.flatnonzero(tot > 0):
+                new[j] = (W[lab == j, None] * P[lab == j]).sum(0) / tot[j]
+            if np.allclose(new, c):
+                break
+            c = new
+        inertia = float((W * ((P - c[_assign(P, c)]) ** 2).sum(1)).sum())
+        if inertia < best_inertia:
+            best_c, best_inertia = c, inertia
+    return best_c
+
+
+def input_perturbation_scale(*, epsilon: float, lower, upper) -> float:
+    """Laplace scale for input perturbation: ``Delta_1 / epsilon`` with ``Delta_1 = sum_j (hi_j - lo_j)``.
+
+    Under replace-one neighbours a record can move anywhere in the box, so the
+    L1 distance between two records is at most the sum of the ranges.
+
+    >>> input_perturbation_scale(epsilon=2.0, lower=[0, 0], upper=[1, 3])
+    2.0
+    """
+    lo = np.asarray(lower, dtype=float)
+    hi = np.asarray(upper, dtype=float)
+    return float(np.sum(hi - lo)) / check_epsilon(epsilon)
+
+
+# --------------------------------------------------------------------------- estimators
+
+
+class _BoxKMeans(ClusterMixin, BaseEstimator):
+    """Shared fit/predict plumbing: validation, bounds, mapping to [-1, 1]^d."""
+
+    def _check_params(self, X: np.ndarray) -> int:
+        k = check_int(self.n_clusters, "n_clusters", minimum=1)
+        if k > X.shape[0]:
+            raise DPValueError(
+                f"n_clusters={k} is larger than the number of samples n={X.shape[0]}; choose k <= n"
+            )
+        return k
+
+    def _prepare(self, X) -> tuple[np.ndarray, int]:
+        X = check_X(X)
+        k = self._check_params(X)
+        lo, hi = resolve_bounds(X, self.bounds)
+        X = clip_with_warning(X, lo, hi, "X")
+        self.bounds_ = (lo, hi)
+        self.n_features_in_ = X.shape[1]
+        return box_to_unit(X, lo, hi), k
+
+    def _finish(self, Z: np.ndarray, centers_unit: np.ndarray) -> None:
+        self.cluster_centers_unit_ = centers_unit
+        self.cluster_centers_ = unit_to_box(centers_unit, *self.bounds_)
+        # labels_ of the training rows are for the data owner (they read the private data); not released.
+        self.labels_ = _assign(Z, centers_unit)
+        self.inertia_ = float(((Z - centers_unit[self.labels_]) ** 2).sum())
+
+    def transform_unit(self, X) -> np.ndarray:
+        """Map ``X`` into the ``[-1, 1]^d`` coordinates the centres live in (clipping silently, for scoring)."""
+        check_is_fitted(self, "cluster_centers_unit_")
+        X = check_X(X)
+        if X.shape[1] != self.n_features_in_:
+            raise DPValueError(f"X has {X.shape[1]} features, but the model was fitted with {self.n_features_in_}")
+        lo, hi = self.bounds_
+        return box_to_unit(np.clip(X, lo, hi), lo, hi)
+
+    def predict(self, X) -> np.ndarray:
+        """Index of the nearest centre for each row."""
+        return _assign(self.transform_unit(X), self.cluster_centers_unit_)
+
+
+class LloydKMeans(_BoxKMeans):
+    """Non-private k-means (Lloyd's algorithm, k-means++ seeding) in the bounds-normalised domain.
+
+    Parameters
+    ----------
+    n_clusters : int
+    bounds : pair of arrays or None
+        Declared per-feature ``(lower, upper)``; ``None`` infers them with a PrivacyLeakWarning.
+    n_init, max_iter : int
+    random_state : int, Generator or None
+
+    References
+    ----------
+    Lloyd. Least squares quantization in PCM. IEEE Trans. Inf. Theory 1982.
+    Arthur, Vassilvitskii. k-means++: the advantages of careful seeding. SODA 2007.
+    """
+
+    def __init__(self, n_clusters: int = 3, *, bounds=None, n_init: int = 10, max_iter: int = 100, random_state=None):
+        self.n_clusters = n_clusters
+        self.bounds = bounds
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def fit(self, X, y=None) -> "LloydKMeans":
+        rng = as_generator(self.random_state)
+        Z, k = self._prepare(X)
+        c, _, it = lloyd(Z, k, rng=rng, n_init=check_int(self.n_init, "n_init", minimum=1),
+                         max_iter=check_int(self.max_iter, "max_iter", minimum=1))
+        self.n_iter_ = it
+        self.epsilon_spent_ = math.inf
+        self.dp_event_ = None
+        self._finish(Z, c)
+        return self
+
+
+class DPLloydKMeans(_BoxKMeans):
+    """Differentially private k-means by DPLloyd (Blum et al. 2005; Su et al. 2016, 2017).
+
+    The data are mapped from the declared box onto ``[-1, 1]^d``. Each of
+    ``iterations`` rounds assigns the records to their nearest centre and
+    releases, per cluster, a noisy count ``C + Lap(1 / eps_c)`` and a noisy
+    coordinate sum ``S + Lap(d / eps_s)`` per dimension, where
+    ``eps_c + eps_s = epsilon_rounds / iterations`` (add/remove-one neighbours:
+    the count vector moves by 1 and the sum matrix by one record, of L1 norm at
+    most ``sum_j max(|lo_j|, |hi_j|) = d`` in ``[-1, 1]^d``). The new centre is
+    the noisy sum over the noisy count, clamped to the box; a cluster whose noisy
+    count falls below 1 keeps its previous centre (post-processing).
+
+    Initialisation: ``"sphere_packing"`` (Su et al.; data-independent, free),
+    ``"uniform"`` (free), or ``"grid"``: Su et al.'s hybrid, whose first stage is
+    a noisy grid histogram (EUGkM, :func:`noisy_grid_init`) that spends
+    ``init_fraction * epsilon``; DPLloyd then spends the rest. ``"auto"`` picks
+    ``"grid"`` when ``grid_size^d <= 20000`` cells, else ``"sphere_packing"``.
+    By basic composition the whole run is ``epsilon``-DP.
+
+    Parameters
+    ----------
+    n_clusters : int
+    epsilon : float, keyword-only
+        Total privacy budget.
+    bounds : pair or None, keyword-only
+        Declared per-feature ``(lower, upper)``. Data outside are clipped with a
+        warning; ``None`` infers them from the data with a PrivacyLeakWarning.
+    iterations : int or None, keyword-only
+        Number of DPLloyd rounds T, fixed in advance. ``None``: 1 after the grid
+        initialisation (Su et al.'s hybrid), 3 after a data-independent one.
+    count_fraction : float or None, keyword-only
+        Share of each round's budget spent on the counts; ``None`` uses Su et al.'s
+        rule (:func:`su_count_fraction`).
+    rho : float, keyword-only
+        Su et al.'s normalised centroid magnitude used by their rule (0.225).
+    init : {"auto", "grid", "sphere_packing", "uniform"}, keyword-only
+    init_fraction : float, keyword-only
+        Share of ``epsilon`` the grid initialisation spends (ignored otherwise).
+    grid_size : int, keyword-only
+        Cells per dimension of the grid initialisation.
+    random_state : int, Generator or None
+
+    Attributes
+    ----------
+    cluster_centers_ : ndarray (k, d), in original units
+    epsilon_spent_ : float
+    dp_event_ : dp_accounting event (initial histogram, then T rounds of Laplace releases)
+    history_ : list of ndarray, centres in [-1, 1]^d after the initialisation and each round
+    noise_scales_ : dict with ``count_scale``, ``sum_scale``, ``eps_count``, ``eps_sum`` per round, ``eps_init``
+
+    References
+    ----------
+    Blum, Dwork, McSherry, Nissim. Practical privacy: the SuLQ framework. PODS 2005.
+    Su, Cao, Li, Bertino, Jin. Differentially private k-means clustering. CODASPY 2016.
+    Su, Cao, Li, Bertino, Lin, Jin. Differentially private k-means clustering and a hybrid
+    approach to private optimization. ACM TOPS 20(4), 2017.
+
+    Examples
+    --------
+    >>> X = np.r_[np.zeros((50, 2)), np.ones((50, 2))]
+    >>> km = DPLloydKMeans(2, epsilon=5.0, bounds=(0, 1), random_state=0).fit(X)
+    >>> km.epsilon_spent_
+    5.0
+    """
+
+    def __init__(
+        self,
+        n_clusters: int = 3,
+        *,
+        epsilon: float = 1.0,
+        bounds=None,
+        iterations: int | None = None,
+        count_fraction: float | None = None,
+        rho: float = 0.225,
+        init: str = "auto",
+        init_fraction: float = 0.3,
+        grid_size: int = 3,
+        random_state=None,
+    ):
+        self.n_clusters = n_clusters
+        self.epsilon = epsilon
+        self.bounds = bounds
+        self.iterations = iterations
+        self.count_fraction = count_fraction
+        self.rho = rho
+        self.init = init
+        self.init_fraction = init_fraction
+        self.grid_size = grid_size
+        self.random_state = random_state
+
+    def fit(self, X, y=None) -> "DPLloydKMeans":
+        epsilon = check_epsilon(self.epsilon)
+        if self.init not in ("auto", "grid", "sphere_packing", "uniform"):
+            raise DPValueError(f"init must be 'auto', 'grid', 'sphere_packing' or 'uniform', got {self.init!r}")
+        m = check_int(self.grid_size, "grid_size", minimum=2)
+        rng = as_generator(self.random_state)
+        Z, k = self._prepare(X)
+        d = Z.shape[1]
+        init = self.init
+        if init == "auto":
+            init = "grid" if m**d <= 20000 else "sphere_packing"
+        if init == "grid" and m**d > 10**6:
+            raise DPValueError(f"grid_size={m} gives {m}^{d} cells, too many; use init='sphere_packing'")
+        T = (1 if init == "grid" else 3) if self.iterations is None else check_int(
+            self.iterations, "iterations", minimum=1)
+        frac = su_count_fraction(d, self.rho) if self.count_fraction is None else check_fraction(
+            self.count_fraction, "count_fraction")
+        if frac >= 1.0:
+            raise DPValueError("count_fraction must be < 1 so that the sums get some budget")
+        eps_init = 0.0
+        if init == "grid":
+            f0 = check_fraction(self.init_fraction, "init_fraction")
+            if f0 >= 1.0:
+                raise DPValueError("init_fraction must be < 1 so that the DPLloyd rounds get some budget")
+            eps_init = f0 * epsilon
+            c = noisy_grid_init(Z, k, epsilon=eps_init, grid_size=m, rng=rng)
+        elif init == "sphere_packing":
+            c = sphere_packing_init(k, d, rng=rng)
+        else:
+            c = rng.uniform(-1.0, 1.0, size=(k, d))
+        eps_c, eps_s, count_scale, sum_scale = dplloyd_noise_scales(
+            epsilon=epsilon - eps_init, iterations=T, n_features=d, count_fraction=frac)
+        history = [c.copy()]
+        for _ in range(T):
+            lab = _assign(Z, c)
+            counts = np.bincount(lab, minlength=k).astype(float)
+            sums = np.zeros((k, d))
+            np.add.at(sums, lab, Z)
+            noisy_counts = counts + rng.laplace(0.0, count_scale, size=k)
+            noisy_sums = sums + rng.laplace(0.0, sum_scale, size=(k, d))
+            ok = noisy_counts >= 1.0
+            new = c.copy()
+            new[ok] = np.clip(noisy_sums[ok] / noisy_counts[ok, None], -1.0, 1.0)
+            c = new
+            history.append(c.copy())
+        self.init_ = init
+        self.count_fraction_ = frac
+        self.noise_scales_ = {"eps_init": eps_init, "eps_count": eps_c, "eps_sum": eps_s,
+                              "count_scale": count_scale, "sum_scale": sum_scale}
+        self.history_ = history
+        self.n_iter_ = T
+        self.epsilon_spent_ = eps_init + T * (eps_c + eps_s)
+        rounds = _laplace_composition_event([(count_scale, 1.0), (sum_scale, float(d))], rounds=T)
+        if eps_init > 0:
+            import dp_accounting
+
+            rounds = dp_accounting.ComposedDpEvent([dp_accounting.LaplaceDpEvent(1.0 / eps_init), rounds])
+        self.dp_event_ = rounds
+        self._finish(Z, c)
+        return self
+
+
+class InputPerturbationKMeans(_BoxKMeans):
+    """k-means on Laplace-perturbed records (seed 000, extension 2; Ren et al. 2019), then plain Lloyd.
+
+    Every record is released as ``x + Lap(Delta_1 / epsilon)`` per coordinate with
+    ``Delta_1 = sum_j (hi_j - lo_j)`` (in ``[-1, 1]^d``: ``2 d``). Under replace-one
+    neighbours (n public) the released table is epsilon-DP, and each record is in
+    fact locally epsilon-DP; Lloyd on the noisy table is post-processing.
+
+    Parameters
+    ----------
+    n_clusters : int
+    epsilon : float, keyword-only
+    bounds : pair or None, keyword-only
+    clip_noisy : bool, keyword-only
+        Clamp the noisy records back into the box before Lloyd (post-processing,
+        off by default to match the seed).
+    n_init, max_iter : int, keyword-only
+    random_state : int, Generator or None
+
+    References
+    ----------
+    Ren, Xiong, Yao, Jia, Wen. Recommender systems based on autoencoder and
+    differential privacy. COMPSAC 2019. (Seed 000, extension 2.)
+    Dwork, McSherry, Nissim, Smith. Calibrating noise to sensitivity. TCC 2006.
+    """
+
+    def __init__(self, n_clusters: int = 3, *, epsilon: float = 1.0, bounds=None, clip_noisy: bool = False,
+                 n_init: int = 10, max_iter: int = 100, random_state=None):
+        self.n_clusters = n_clusters
+        self.epsilon = epsilon
+        self.bounds = bounds
+        self.clip_noisy = clip_noisy
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def fit(self, X, y=None) -> "InputPerturbationKMeans":
+        epsilon = check_epsilon(self.epsilon)
+        rng = as_generator(self.random_state)
+        Z, k = self._prepare(X)
+        d = Z.shape[1]
+        scale = input_perturbation_scale(epsilon=epsilon, lower=-np.ones(d), upper=np.ones(d))
+        noisy = Z + rng.laplace(0.0, scale, size=Z.shape)
+        if self.clip_noisy:
+            noisy = np.clip(noisy, -1.0, 1.0)
+        c, _, it = lloyd(noisy, k, rng=rng, n_init=check_int(self.n_init, "n_init", minimum=1),
+                         max_iter=check_int(self.max_iter, "max_iter", minimum=1))
+        self.noise_scale_ = scale
+        self.noisy_data_unit_ = noisy
+        self.n_iter_ = it
+        self.epsilon_spent_ = epsilon
+        self.dp_event_ = _laplace_composition_event([(scale, float(2 * d))], rounds=1)
+        self._finish(Z, np.clip(c, -1.0, 1.0) if self.clip_noisy else c)
+        return self
+
+
+def _laplace_composition_event(parts, rounds: int):
+    """dp_accounting event: ``rounds`` compositions of Laplace releases given as (scale, L1 sensitivity)."""
+    import dp_accounting
+
+    events = [dp_accounting.LaplaceDpEvent(noise_multiplier=scale / sens) for scale, sens in parts]
+    one = events[0] if len(events) == 1 else dp_accounting.ComposedDpEvent(events)
+    return one if rounds == 1 else dp_accounting.SelfComposedDpEvent(one, rounds)
+
+
+def _is_int(x) -> bool:  # pragma: no cover - helper kept for readability
+    return isinstance(x, numbers.Integral)

@@ -1,0 +1,204 @@
+"""Registry entries for the classical private models (DP-ERM, functional mechanism, k-means).
+
+Names: ``erm-output``, ``erm-objective``, ``logreg`` (non-private), ``functional-mechanism``,
+``linreg`` (non-private), ``dplloyd``, ``input-perturbation``, ``lloyd`` (non-private).
+
+Preprocessing of the ERM learners (``preprocess``):
+
+* ``"standardize"`` (default): centre and scale each feature by the training
+  rows' mean and standard deviation, then clip rows to L2 norm ``data_norm``
+  (1.0). This is the setting of the issue's reference measurement; the mean and
+  standard deviation are statistics of the private rows, so a PrivacyLeakWarning
+  is raised every time.
+* ``"bounds"``: map each feature from the dataset's declared bounds onto
+  [-1, 1] (no private statistic), ``data_norm`` defaults to sqrt(d).
+
+Default Lambda = 0.05 was picked on a coarse grid {0.001, 0.01, 0.03, 0.05, 0.1,
+0.2} by mean test accuracy over 5 breast-cancer splits, i.e. a non-private choice
+made on the benchmark data; ``tune=True`` runs the private Algorithm 4 instead.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..datasets import standardize_with_bounds
+from ..exceptions import DPValueError, PrivacyLeakWarning
+from ..learners.base import LearnerSpec, RunResult
+from ..learners.metrics import score
+from .erm import ERMClassifier, PrivateERMClassifier, private_tune_regularization
+from .kmeans import DPLloydKMeans, InputPerturbationKMeans, LloydKMeans
+from .linear import BoundedLinearRegression, FunctionalMechanismRegressor
+from .metrics import hungarian_accuracy, intra_cluster_variance
+
+ERM_PARAMS = ("model", "kernel", "regularization", "data_norm", "huber_h", "n_components", "gamma", "preprocess",
+              "tune", "fit_intercept")
+FM_PARAMS = ("quadratic_fraction", "intercept_fraction", "ridge")
+KMEANS_PARAMS = ("k", "iterations", "init", "count_fraction", "clip_noisy")
+DEFAULT_LAMBDA = 0.05
+TUNE_LAMBDAS = (0.01, 0.05, 0.2)
+
+
+def _bounds_of(split):
+    b = split.dataset.bounds
+    if b is None:
+        warnings.warn(
+            f"dataset {split.dataset.name!r} declares no feature bounds, so they are inferred from the training rows: "
+            "this leaks privacy beyond the stated epsilon",
+            PrivacyLeakWarning,
+            stacklevel=3,
+        )
+        lo, hi = split.X_train.min(0), split.X_train.max(0)
+        return lo, np.where(hi > lo, hi, lo + 1.0)
+    return b
+
+
+def erm_features(split, preprocess: str) -> tuple[np.ndarray, np.ndarray, float]:
+    """The ERM learners' preprocessing; returns (X_train, X_test, default data_norm)."""
+    if preprocess == "standardize":
+        warnings.warn(
+            "preprocess='standardize' centres and scales features by the mean and standard deviation of the private "
+            "training rows: this leaks privacy beyond the stated epsilon (use preprocess='bounds' for the guarantee)",
+            PrivacyLeakWarning,
+            stacklevel=3,
+        )
+        mu = split.X_train.mean(0)
+        sd = split.X_train.std(0)
+        sd = np.where(sd > 0, sd, 1.0)
+        return (split.X_train - mu) / sd, (split.X_test - mu) / sd, 1.0
+    if preprocess == "bounds":
+        b = _bounds_of(split)
+        return standardize_with_bounds(split.X_train, b), standardize_with_bounds(split.X_test, b), math.sqrt(
+            split.X_train.shape[1])
+    raise DPValueError(f"preprocess must be 'standardize' or 'bounds', got {preprocess!r}")
+
+
+def _erm_runner(name: str, perturbation: str | None):
+    def run(split, *, epsilon, delta, seed, params: Mapping[str, Any], on_epoch=None) -> RunResult:
+        p = dict(params)
+        Xtr, Xte, norm = erm_features(split, p.pop("preprocess", "standardize"))
+        tune = bool(p.pop("tune", False))
+        kw = dict(model=p.pop("model", "logreg"), kernel=p.pop("kernel", "none"),
+                  regularization=float(p.pop("regularization", DEFAULT_LAMBDA)),
+                  data_norm=float(p.pop("data_norm", norm)), huber_h=float(p.pop("huber_h", 0.5)),
+                  n_components=int(p.pop("n_components", 200)), gamma=float(p.pop("gamma", 1.0)),
+                  fit_intercept=bool(p.pop("fit_intercept", True)))
+        if kw["kernel"] in (None, "", "linear"):
+            kw["kernel"] = "none"
+        extras: dict = {}
+        if perturbation is None:
+            est = ERMClassifier(**kw).fit(Xtr, split.y_train)
+            eps_spent = math.inf
+        elif tune:
+            kw.pop("regularization")
+
+            def make(**over):
+                return PrivateERMClassifier(perturbation=perturbation, **kw, **over)
+
+            est, info = private_tune_regularization(Xtr, split.y_train, lambdas=TUNE_LAMBDAS, make_estimator=make,
+                                                    epsilon=epsilon, rng=seed)
+            extras["tuning"] = info
+            eps_spent = epsilon
+        else:
+            est = PrivateERMClassifier(epsilon=epsilon, perturbation=perturbation, random_state=seed, **kw)
+            est.fit(Xtr, split.y_train)
+            eps_spent = est.epsilon_spent_
+            extras["noise_norms"] = est.noise_norms_
+            if perturbation == "objective":
+                extras["epsilon_prime"] = est.epsilon_prime_
+                extras["extra_regularization"] = est.extra_regularization_
+        pred = est.predict(Xte)
+        extras["y_pred"] = pred
+        return RunResult(name, split.dataset.name, split.task, score(split, pred), eps_spent, 0.0, extras=extras)
+
+    return run
+
+
+def _regression_runner(name: str, private: bool):
+    def run(split, *, epsilon, delta, seed, params: Mapping[str, Any], on_epoch=None) -> RunResult:
+        p = dict(params)
+        bX = _bounds_of(split)
+        ds = split.dataset
+        by = ds.label_range
+        if by is None:
+            warnings.warn("the label range is not declared, so it is inferred from the training labels: this leaks "
+                          "privacy beyond the stated epsilon", PrivacyLeakWarning, stacklevel=2)
+            by = (float(split.y_train.min()), float(split.y_train.max()))
+        if private:
+            kw = {k: p[k] for k in FM_PARAMS if k in p}
+            est = FunctionalMechanismRegressor(epsilon=epsilon, bounds_X=bX, bounds_y=by, random_state=seed, **kw)
+        else:
+            est = BoundedLinearRegression(bounds_X=bX, bounds_y=by, ridge=float(p.get("ridge", 0.0)))
+        est.fit(split.X_train, split.y_train)
+        pred = est.predict(split.X_test)
+        extras = {"y_pred": pred, "coef": est.coef_, "intercept": est.intercept_}
+        if private:
+            extras["noise_scales"] = est.noise_scales_
+            extras["epsilon_split"] = est.epsilon_split_
+        return RunResult(name, ds.name, split.task, score(split, pred), est.epsilon_spent_, 0.0, extras=extras)
+
+    return run
+
+
+def _kmeans_runner(name: str):
+    def run(split, *, epsilon, delta, seed, params: Mapping[str, Any], on_epoch=None) -> RunResult:
+        p = dict(params)
+        k = int(p.pop("k", split.n_classes or 3))
+        bounds = _bounds_of(split)
+        if name == "dplloyd":
+            kw = {key: p[key] for key in ("iterations", "init", "count_fraction") if key in p}
+            est = DPLloydKMeans(k, epsilon=epsilon, bounds=bounds, random_state=seed, **kw)
+        elif name == "input-perturbation":
+            est = InputPerturbationKMeans(k, epsilon=epsilon, bounds=bounds, random_state=seed,
+                                          clip_noisy=bool(p.get("clip_noisy", False)))
+        else:
+            est = LloydKMeans(k, bounds=bounds, random_state=seed)
+        est.fit(split.X_train)
+        pred = est.predict(split.X_test)
+        Zte = est.transform_unit(split.X_test)
+        metrics = {"accuracy": hungarian_accuracy(split.y_test, pred),
+                   "intra_cluster_variance": intra_cluster_variance(Zte, pred, est.cluster_centers_unit_)}
+        extras = {"centers": est.cluster_centers_, "centers_unit": est.cluster_centers_unit_, "labels_test": pred}
+        eps = est.epsilon_spent_
+        return RunResult(name, split.dataset.name, split.task, metrics, eps, 0.0, extras=extras)
+
+    return run
+
+
+def _register() -> None:
+    from ..learners import register
+
+    register(LearnerSpec("erm-output", "DP-ERM, output perturbation (Chaudhuri et al. Alg. 1)", ("classification",),
+                         True, _erm_runner("erm-output", "output"), ERM_PARAMS, baseline="logreg", uses_delta=False,
+                         description="Regularised logistic regression / Huber SVM plus Gamma-norm noise on the "
+                                     "minimiser (sensitivity 2/(n Lambda))."))
+    register(LearnerSpec("erm-objective", "DP-ERM, objective perturbation (Chaudhuri et al. Alg. 2)",
+                         ("classification",), True, _erm_runner("erm-objective", "objective"), ERM_PARAMS,
+                         baseline="logreg", uses_delta=False,
+                         description="Regularised logistic regression / Huber SVM with a random linear term added "
+                                     "to the objective."))
+    register(LearnerSpec("logreg", "Regularised logistic regression / SVM (non-private)", ("classification",), False,
+                         _erm_runner("logreg", None), ERM_PARAMS, uses_delta=False,
+                         description="The same ERM objective and preprocessing with no noise."))
+    register(LearnerSpec("functional-mechanism", "Linear regression, functional mechanism (Zhang et al.)",
+                         ("regression",), True, _regression_runner("functional-mechanism", True), FM_PARAMS,
+                         baseline="linreg", uses_delta=False,
+                         description="Laplace noise on the coefficients of the squared loss, then a PSD repair."))
+    register(LearnerSpec("linreg", "Linear regression (non-private)", ("regression",), False,
+                         _regression_runner("linreg", False), ("ridge",), uses_delta=False,
+                         description="Least squares in the same bounds-scaled coordinates."))
+    register(LearnerSpec("dplloyd", "k-means, DPLloyd (Su et al.)", ("classification",), True,
+                         _kmeans_runner("dplloyd"), KMEANS_PARAMS, baseline="lloyd", uses_delta=False,
+                         description="Noisy counts and sums per Lloyd round; accuracy after Hungarian matching."))
+    register(LearnerSpec("input-perturbation", "k-means on Laplace-perturbed records", ("classification",), True,
+                         _kmeans_runner("input-perturbation"), KMEANS_PARAMS, baseline="lloyd", uses_delta=False,
+                         description="Every record gets Lap(sum of ranges / epsilon) noise, then plain Lloyd."))
+    register(LearnerSpec("lloyd", "k-means, Lloyd (non-private)", ("classification",), False,
+                         _kmeans_runner("lloyd"), KMEANS_PARAMS, uses_delta=False,
+                         description="k-means++ seeding, 10 restarts, in the bounds-normalised domain."))
+
+
+_register()

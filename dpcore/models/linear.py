@@ -1,0 +1,291 @@
+"""Linear regression by the functional mechanism (Zhang et al. 2012; seed 003), and its non-private twin."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ..exceptions import DPValueError
+from ..rng import as_generator
+from ..validation import check_epsilon, check_fraction, check_nonnegative
+from ._utils import box_to_unit, check_X, clip_with_warning, resolve_bounds, unit_to_box
+
+__all__ = [
+    "FunctionalMechanismRegressor",
+    "BoundedLinearRegression",
+    "fm_sensitivities",
+    "fm_statistics",
+    "seed003_sensitivities",
+    "default_quadratic_fraction",
+    "psd_repair",
+]
+
+
+def fm_sensitivities(n_features: int) -> tuple[float, float]:
+    """L1 sensitivities ``(Delta_q, Delta_l)`` of the released coefficients, replace-one neighbours.
+
+    Derivation. Features are mapped into ``[-1, 1]^d`` and the label into
+    ``[-1, 1]`` using the declared bounds; ``x~ = (1, x)`` carries the intercept.
+    The squared loss of one record is ``y^2 - 2 y x~.w + w^T x~ x~^T w``, so the
+    objective's coefficients are the sums ``M = sum x~ x~^T`` and ``v = sum y x~``
+    (``y^2`` does not depend on w and is not released). ``M`` is symmetric, so only
+    its upper triangle is released (the lower one is a copy, post-processing), and
+    ``M_00 = n`` is public under replace-one. Replacing one record changes
+
+    * ``M_0j = sum x_j`` by at most 2 (d entries): 2d,
+    * ``M_jj = sum x_j^2`` (in [0, 1]) by at most 1 (d entries): d,
+    * ``M_jk = sum x_j x_k``, j < k, by at most 2 (d(d-1)/2 entries): d(d-1),
+
+    so ``Delta_q = d^2 + 2d = d (d + 2)``; and each ``v_j = sum y x~_j`` by at most
+    2, so ``Delta_l = 2 (d + 1)``. Both are below seed 003's bounds ``2 (d+1)^2`` and
+    ``4 (d+1)`` (the latter is for the coefficient ``-2 y x~``, i.e. ``2 (d+1)`` for v).
+
+    >>> fm_sensitivities(10)
+    (120.0, 22.0)
+    """
+    d = int(n_features)
+    return float(d * (d + 2)), float(2 * (d + 1))
+
+
+def seed003_sensitivities(n_features: int) -> tuple[float, float]:
+    """Seed 003's looser bounds: ``(2 (d+1)^2, 4 (d+1))`` (the second on ``-2 y x~``)."""
+    d = int(n_features)
+    return float(2 * (d + 1) ** 2), float(4 * (d + 1))
+
+
+def fm_statistics(Xu: np.ndarray, yu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The released statistics before noise: upper triangle of ``M`` without ``M_00``, and ``v``.
+
+    ``Xu`` in ``[-1, 1]^d`` and ``yu`` in ``[-1, 1]`` (already scaled).
+    """
+    Xt = np.hstack([np.ones((Xu.shape[0], 1)), Xu])
+    M = Xt.T @ Xt
+    iu = np.triu_indices(Xt.shape[1])
+    q = M[iu][1:]  # drop M_00 = n
+    v = Xt.T @ yu
+    return q, v
+
+
+def default_quadratic_fraction(n_features: int) -> float:
+    """Share of epsilon for the quadratic coefficients when none is given.
+
+    Minimises the total noise variance ``m_q Delta_q^2 / eps_q^2 + m_l Delta_l^2 / eps_l^2``
+    over ``eps_q + eps_l = eps`` (m = number of noisy coefficients), whose optimum is
+    ``eps_q / eps_l = (m_q Delta_q^2 / (m_l Delta_l^2))^(1/3)``. Like seed 003 it gives the
+    more sensitive quadratic part the larger share.
+
+    >>> round(default_quadratic_fraction(10), 3)
+    0.86
+    """
+    d = int(n_features)
+    dq, dl = fm_sensitivities(d)
+    mq = (d + 1) * (d + 2) / 2 - 1
+    ml = d + 1
+    r = (mq * dq**2 / (ml * dl**2)) ** (1.0 / 3.0)
+    return r / (1.0 + r)
+
+
+def psd_repair(M: np.ndarray, floor: float = 0.0) -> np.ndarray:
+    """Project a symmetric matrix onto ``{A : A >= floor I}`` by clipping its eigenvalues (Frobenius-nearest)."""
+    S = 0.5 * (M + M.T)
+    w, V = np.linalg.eigh(S)
+    return (V * np.maximum(w, floor)) @ V.T
+
+
+class _BoundedRegressor(RegressorMixin, BaseEstimator):
+    def _prepare(self, X, y):
+        X = check_X(X)
+        y = np.asarray(y, dtype=float)
+        if y.ndim != 1 or y.shape[0] != X.shape[0]:
+            raise DPValueError(f"y must be 1-D with one value per row of X ({X.shape[0]}), got shape {y.shape}")
+        if not np.all(np.isfinite(y)):
+            raise DPValueError("y contains NaN or infinite values; remove or impute them first")
+        lo, hi = resolve_bounds(X, self.bounds_X, name="bounds_X")
+        ylo, yhi = resolve_bounds(y.reshape(-1, 1), self.bounds_y, name="bounds_y")
+        X = clip_with_warning(X, lo, hi, "X")
+        y = clip_with_warning(y.reshape(-1, 1), ylo, yhi, "y").ravel()
+        self.bounds_X_ = (lo, hi)
+        self.bounds_y_ = (float(ylo[0]), float(yhi[0]))
+        self.n_features_in_ = X.shape[1]
+        return box_to_unit(X, lo, hi), box_to_unit(y.reshape(-1, 1), ylo, yhi).ravel()
+
+    def _solve(self, M: np.ndarray, v: np.ndarray, n: int) -> None:
+        """Minimise the (noisy) quadratic objective, bounded below by construction.
+
+        The intercept is profiled out exactly (``M_00 = n`` is exact):
+        ``w0 = (v0 - m.w) / n`` with ``m = M[0, 1:]``, which leaves the centred
+        problem ``min w^T C w - 2 c.w`` with ``C = M_xx - m m^T / n`` and
+        ``c = v_x - v0 m / n``. C is projected onto the PSD cone and ``ridge * n``
+        is added to its diagonal, so the objective has a unique minimiser.
+        """
+        ridge = check_nonnegative(self.ridge, "ridge")
+        # m / n estimates the feature means, which lie in [-1, 1]: clip (post-processing) so the
+        # noise in m cannot throw the intercept out of range
+        m, v0 = np.clip(M[0, 1:], -n, n), float(np.clip(v[0], -n, n))
+        # shrink the noisy feature means towards the box centre by how noisy they are
+        # (post-processing; a James-Stein-like factor computed from public quantities only)
+        m = m * self._mean_shrinkage(n)
+        C = M[1:, 1:] - np.outer(m, m) / n
+        c = v[1:] - v0 * m / n
+        A = psd_repair(C) + max(ridge * n, 1e-9 * n) * np.eye(C.shape[0])
+        wx = np.linalg.solve(A, c)
+        w = np.r_[(v0 - m @ wx) / n, wx]
+        self.w_unit_ = w
+        lo, hi = self.bounds_X_
+        ylo, yhi = self.bounds_y_
+        # back to original units: y = ymid + yhalf * (w0 + sum_j w_j (2 x_j - (hi_j + lo_j)) / (hi_j - lo_j))
+        yhalf, ymid = 0.5 * (yhi - ylo), 0.5 * (yhi + ylo)
+        self.coef_ = yhalf * w[1:] * 2.0 / (hi - lo)
+        self.intercept_ = float(ymid + yhalf * (w[0] - np.sum(w[1:] * (hi + lo) / (hi - lo))))
+
+    def _mean_shrinkage(self, n: int) -> float:
+        return 1.0
+
+    def predict(self, X) -> np.ndarray:
+        """Predictions in y's units, clipped to the declared label bounds (post-processing)."""
+        check_is_fitted(self, "coef_")
+        X = check_X(X)
+        if X.shape[1] != self.n_features_in_:
+            raise DPValueError(f"X has {X.shape[1]} features, but the model was fitted with {self.n_features_in_}")
+        lo, hi = self.bounds_X_
+        pred = np.clip(X, lo, hi) @ self.coef_ + self.intercept_
+        return np.clip(pred, *self.bounds_y_)
+
+
+class FunctionalMechanismRegressor(_BoundedRegressor):
+    """epsilon-DP linear regression by the functional mechanism (Zhang et al. 2012; seed 003).
+
+    Features and label are mapped from their declared bounds into ``[-1, 1]``
+    (clipping outliers with a warning). The squared loss is a polynomial in the
+    weights whose coefficients are the sums ``M = sum x~ x~^T`` and ``v = sum y x~``
+    (``x~ = (1, x)``); the mechanism adds ``Lap(Delta_q / eps_q)`` to the upper
+    triangle of M and ``Lap(Delta_l / eps_l)`` to v, with ``eps_q + eps_l = epsilon``
+    and the sensitivities of :func:`fm_sensitivities`. The noisy M can be
+    indefinite, so the noisy objective may be unbounded below; it is repaired by
+    projecting M onto the positive semi-definite cone (eigenvalue clipping, as in
+    Zhang et al.'s spectral trimming) and adding ``ridge * n`` to the diagonal before
+    solving. All of this is post-processing of the noisy coefficients.
+    Predictions are mapped back to y's units and clipped to its bounds.
+
+    Parameters
+    ----------
+    epsilon : float, keyword-only
+    bounds_X, bounds_y : pairs or None, keyword-only
+        Declared bounds; ``None`` infers them from the data (PrivacyLeakWarning).
+    quadratic_fraction : float or None, keyword-only
+        Share of the non-intercept budget for the quadratic coefficients (seed 003's
+        eps_1 / (eps_1 + eps_2)); ``None`` uses :func:`default_quadratic_fraction`.
+    intercept_fraction : float, keyword-only
+        Share of epsilon spent on ``v_0 = sum y`` alone (sensitivity 2), which fixes the
+        intercept; the remaining linear coefficients then have sensitivity ``2 d``. 0 gives
+        seed 003's two-way split. The three shares add up to epsilon (basic composition).
+    ridge : float, keyword-only
+        Extra regularisation, as a multiple of n, added after the PSD projection.
+    random_state : int, Generator or None
+
+    Attributes
+    ----------
+    coef_, intercept_ : in original units
+    epsilon_spent_ : float, dp_event_ : dp_accounting event
+    sensitivities_, noise_scales_, epsilon_split_ : dicts keyed quadratic / linear / intercept
+
+    References
+    ----------
+    Zhang, Zhang, Xiao, Yang, Winslett. Functional mechanism: regression analysis under
+    differential privacy. PVLDB 5(11), 2012.
+    Seed 003 (slides: DP linear regression with a budget split).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(5000, 2)); y = X @ [0.5, -0.3] + 0.05 * rng.normal(size=5000)
+    >>> fm = FunctionalMechanismRegressor(epsilon=5.0, bounds_X=(-1, 1), bounds_y=(-1, 1), random_state=0)
+    >>> fm.fit(X, y).score(X, y) > 0.8
+    True
+    """
+
+    def __init__(self, *, epsilon: float = 1.0, bounds_X=None, bounds_y=None, quadratic_fraction: float | None = 0.5,
+                 intercept_fraction: float = 0.2, ridge: float = 1.0, random_state=None):
+        self.epsilon = epsilon
+        self.bounds_X = bounds_X
+        self.bounds_y = bounds_y
+        self.quadratic_fraction = quadratic_fraction
+        self.intercept_fraction = intercept_fraction
+        self.ridge = ridge
+        self.random_state = random_state
+
+    def fit(self, X, y) -> "FunctionalMechanismRegressor":
+        eps = check_epsilon(self.epsilon)
+        rng = as_generator(self.random_state)
+        Xu, yu = self._prepare(X, y)
+        n, d = Xu.shape
+        frac = default_quadratic_fraction(d) if self.quadratic_fraction is None else check_fraction(
+            self.quadratic_fraction, "quadratic_fraction")
+        if frac >= 1.0:
+            raise DPValueError("quadratic_fraction must be < 1 so that the linear coefficients get some budget")
+        f0 = check_fraction(self.intercept_fraction, "intercept_fraction") if self.intercept_fraction else 0.0
+        if f0 >= 1.0:
+            raise DPValueError("intercept_fraction must be < 1")
+        eps_0 = f0 * eps
+        eps_q, eps_l = frac * (eps - eps_0), (1.0 - frac) * (eps - eps_0)
+        dq, dl = fm_sensitivities(d)
+        q, v = fm_statistics(Xu, yu)
+        q_noisy = q + rng.laplace(0.0, dq / eps_q, size=q.shape)
+        self._bq = dq / eps_q
+        if eps_0 > 0:
+            # v_0 = sum y (sensitivity 2) gets its own share; the rest of v has sensitivity 2 d
+            b0, bl = 2.0 / eps_0, (dl - 2.0) / eps_l
+            v_noisy = v + np.r_[rng.laplace(0.0, b0), rng.laplace(0.0, bl, size=d)]
+        else:
+            b0 = bl = dl / eps_l
+            v_noisy = v + rng.laplace(0.0, bl, size=v.shape)
+        bq = dq / eps_q
+        iu = np.triu_indices(d + 1)
+        M = np.zeros((d + 1, d + 1))
+        M[iu] = np.r_[float(n), q_noisy]
+        M = M + np.triu(M, 1).T
+        self._solve(M, v_noisy, n)
+        self.epsilon_split_ = {"quadratic": eps_q, "linear": eps_l, "intercept": eps_0}
+        self.sensitivities_ = {"quadratic": dq, "linear": dl if eps_0 == 0 else dl - 2.0,
+                               "intercept": 2.0 if eps_0 > 0 else 0.0}
+        self.noise_scales_ = {"quadratic": bq, "linear": bl, "intercept": b0}
+        self.epsilon_spent_ = eps_q + eps_l + eps_0
+        import dp_accounting
+
+        parts = [dp_accounting.LaplaceDpEvent(1.0 / eps_q), dp_accounting.LaplaceDpEvent(1.0 / eps_l)]
+        if eps_0 > 0:
+            parts.append(dp_accounting.LaplaceDpEvent(1.0 / eps_0))
+        self.dp_event_ = dp_accounting.ComposedDpEvent(parts)
+        return self
+
+
+    def _mean_shrinkage(self, n: int) -> float:
+        # the noise on each m_j has variance 2 b_q^2; the spread of a feature mean in [-1, 1]
+        # is at most 1 per coordinate: weight = 1 / (1 + noise var / (n^2))
+        bq = getattr(self, "_bq", 0.0)
+        return 1.0 / (1.0 + 2.0 * bq**2 / float(n) ** 2)
+
+
+class BoundedLinearRegression(_BoundedRegressor):
+    """Non-private least squares in the same bounds-scaled coordinates (the baseline of the functional mechanism).
+
+    References
+    ----------
+    Zhang et al. 2012 (the objective the functional mechanism perturbs).
+    """
+
+    def __init__(self, *, bounds_X=None, bounds_y=None, ridge: float = 0.0):
+        self.bounds_X = bounds_X
+        self.bounds_y = bounds_y
+        self.ridge = ridge
+
+    def fit(self, X, y) -> "BoundedLinearRegression":
+        Xu, yu = self._prepare(X, y)
+        n = Xu.shape[0]
+        Xt = np.hstack([np.ones((n, 1)), Xu])
+        self._solve(Xt.T @ Xt, Xt.T @ yu, n)
+        self.epsilon_spent_ = math.inf
+        self.dp_event_ = None
+        return self
