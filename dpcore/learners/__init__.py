@@ -30,6 +30,7 @@ _PROVIDERS = [
     "dpcore.models.learners",
     "dpcore.pate.learners",
     "dpcore.federated.learners",
+    "dpcore.images.learners",
 ]
 _loaded = False
 
