@@ -1,0 +1,393 @@
+"""Federated averaging: non-private, DP-FedAvg (server noise) and local DP (client noise).
+
+One round (McMahan et al. 2018, Algorithm 1, with the fixed-denominator estimator):
+
+1. every client joins independently with probability q (``client_fraction``);
+2. each sampled client k runs ``local_epochs`` of minibatch SGD from the global
+   model and computes its update Delta_k = theta_k - theta;
+3. private modes clip it: Delta_k * min(1, S / ||Delta_k||_2);
+4. ``mode="central"`` (DP-FedAvg): the server adds N(0, sigma^2 S^2 I) to the sum of
+   the clipped updates; ``mode="local"``: each client adds N(0, sigma^2 S^2 I) to its
+   own clipped update before sending; either way the sum is divided by the
+   expected number of clients qN;
+   ``mode="none"`` (FedAvg, McMahan et al. 2017): the sampled clients' updates are
+   averaged with weights proportional to their data sizes, no clipping, no noise;
+5. theta <- theta + server_learning_rate * average.
+
+References
+----------
+McMahan, Moore, Ramage, Hampson, Agüera y Arcas. "Communication-Efficient Learning
+of Deep Networks from Decentralized Data." AISTATS 2017 (FedAvg).
+McMahan, Ramage, Talwar, Zhang. "Learning Differentially Private Recurrent Language
+Models." ICLR 2018 (DP-FedAvg, user-level DP).
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..accounting import ACCOUNTANTS
+from ..datasets import Split
+from ..datasets.transforms import scale_to_unit_interval
+from ..exceptions import DPValueError
+from ..rng import as_generator, child_seed
+from ..validation import check_array, check_delta, check_epsilon, check_int, check_positive
+from .accounting import (
+    calibrate_dp_fedavg,
+    calibrate_local_dp,
+    check_client_fraction,
+    dp_fedavg_epsilons,
+    dp_fedavg_event,
+    local_dp_epsilon,
+    local_dp_event,
+)
+from .clients import label_counts, partition_clients
+from .models import MODELS, FlatModel, evaluate, local_sgd
+
+EpochCallback = Callable[[Mapping[str, Any]], None]
+MODES = ("central", "local", "none")
+
+
+def clip_updates(updates: torch.Tensor, clip_norm: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Scale every row of ``updates`` to L2 norm at most ``clip_norm``.
+
+    Returns the clipped updates and the norms before clipping.
+
+    >>> u, n = clip_updates(torch.tensor([[3.0, 4.0], [0.3, 0.4]]), 1.0)
+    >>> [round(float(x), 6) for x in u.norm(dim=1)]
+    [1.0, 0.5]
+    """
+    clip_norm = check_positive(clip_norm, "clip_norm")
+    norms = updates.norm(dim=1)
+    factor = torch.clamp(clip_norm / norms.clamp(min=1e-12), max=1.0)
+    return updates * factor[:, None], norms
+
+
+def noisy_server_average(
+    clipped_sum: torch.Tensor,
+    *,
+    clip_norm: float,
+    noise_multiplier: float,
+    expected_clients: float,
+    generator: torch.Generator,
+) -> torch.Tensor:
+    """DP-FedAvg's server step: ``(sum + N(0, sigma^2 S^2 I)) / (q N)``.
+
+    The noise standard deviation on each coordinate of the returned average is
+    ``noise_multiplier * clip_norm / expected_clients``.
+    """
+    std = check_positive(noise_multiplier, "noise_multiplier") * check_positive(clip_norm, "clip_norm")
+    noise = torch.normal(0.0, std, size=clipped_sum.shape, generator=generator, dtype=clipped_sum.dtype)
+    return (clipped_sum + noise) / check_positive(expected_clients, "expected_clients")
+
+
+@dataclass(frozen=True, kw_only=True)
+class FedAvgConfig:
+    """Everything one federated run needs (frozen, hashable: a cache key).
+
+    Parameters
+    ----------
+    mode : {"central", "local", "none"}
+        DP-FedAvg with server noise, local DP with client noise, or plain FedAvg.
+    clients : int
+        Number of simulated clients N (disjoint shards).
+    rounds : int
+    client_fraction : float in (0, 1]
+        Poisson sampling rate q of clients per round.
+    clip_norm : float
+        L2 bound S on each client update (private modes).
+    noise_multiplier : float or None
+        sigma: noise std is sigma * S. ``None``: calibrated to ``target_epsilon``.
+    target_epsilon : float or None
+    delta : float
+        User-level delta (keep it below 1/N).
+    local_epochs, batch_size : int
+    learning_rate : float
+        Client SGD learning rate.
+    server_learning_rate : float
+    model : {"softmax", "mlp"}
+    hidden : int
+    non_iid : bool
+        Label-skewed shards (``shards_per_client`` label-sorted shards per client).
+    shards_per_client : int
+    accountant : {"rdp", "pld"}
+    seed : int
+    """
+
+    mode: str = "central"
+    clients: int = 20
+    rounds: int = 30
+    client_fraction: float = 0.5
+    clip_norm: float = 1.0
+    noise_multiplier: float | None = None
+    target_epsilon: float | None = None
+    delta: float = 1e-5
+    local_epochs: int = 1
+    batch_size: int = 32
+    learning_rate: float = 0.5
+    server_learning_rate: float = 1.0
+    model: str = "softmax"
+    hidden: int = 64
+    non_iid: bool = False
+    shards_per_client: int = 2
+    accountant: str = "rdp"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise DPValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        if isinstance(self.clients, (int, np.integer)) and not isinstance(self.clients, bool) and self.clients < 1:
+            raise DPValueError(f"clients must be >= 1, got {self.clients}; federated learning needs at least one client")
+        object.__setattr__(self, "clients", check_int(self.clients, "clients", minimum=1))
+        object.__setattr__(self, "rounds", check_int(self.rounds, "rounds", minimum=1))
+        object.__setattr__(self, "client_fraction", check_client_fraction(self.client_fraction))
+        object.__setattr__(self, "clip_norm", check_positive(self.clip_norm, "clip_norm"))
+        object.__setattr__(self, "local_epochs", check_int(self.local_epochs, "local_epochs", minimum=1))
+        object.__setattr__(self, "batch_size", check_int(self.batch_size, "batch_size", minimum=1))
+        object.__setattr__(self, "learning_rate", check_positive(self.learning_rate, "learning_rate"))
+        object.__setattr__(self, "server_learning_rate",
+                           check_positive(self.server_learning_rate, "server_learning_rate"))
+        if self.model not in MODELS:
+            raise DPValueError(f"model must be one of {sorted(MODELS)}, got {self.model!r}")
+        object.__setattr__(self, "hidden", check_int(self.hidden, "hidden", minimum=1))
+        object.__setattr__(self, "shards_per_client", check_int(self.shards_per_client, "shards_per_client", minimum=1))
+        if self.accountant not in ACCOUNTANTS:
+            raise DPValueError(f"accountant must be one of {ACCOUNTANTS}, got {self.accountant!r}")
+        object.__setattr__(self, "seed", check_int(self.seed, "seed", minimum=0))
+        if self.mode != "none":
+            object.__setattr__(self, "delta", check_delta(self.delta, allow_zero=False, n=self.clients))
+            if self.noise_multiplier is not None:
+                object.__setattr__(self, "noise_multiplier", check_positive(self.noise_multiplier, "noise_multiplier"))
+            elif self.target_epsilon is None:
+                raise DPValueError(f"mode={self.mode!r} needs noise_multiplier or target_epsilon")
+            else:
+                object.__setattr__(self, "target_epsilon", check_epsilon(self.target_epsilon, "target_epsilon"))
+
+    @property
+    def private(self) -> bool:
+        return self.mode != "none"
+
+
+@dataclass(frozen=True, eq=False)
+class FedAvgResult:
+    """What a federated run gives back (numpy/pandas only).
+
+    ``history`` has one row per round: ``round`` (and ``epoch``, the same),
+    ``accuracy`` and ``loss`` on the test set, ``epsilon`` spent so far, ``clients``
+    sampled, ``clipped_fraction`` and ``max_sent_norm`` (the largest update norm
+    after clipping, before noise). The last two are diagnostics for the
+    demonstration, computed from the private updates: a real deployment would
+    not publish them.
+    """
+
+    config: FedAvgConfig
+    history: pd.DataFrame
+    accuracy: float
+    epsilon: float
+    delta: float
+    noise_multiplier: float | None
+    client_sizes: np.ndarray
+    client_label_counts: np.ndarray
+    participation: np.ndarray  # (rounds, clients) bool
+    dp_event: str
+    params: np.ndarray
+    seconds: float
+    seconds_per_round: float
+
+
+@contextlib.contextmanager
+def _one_torch_thread():
+    """The per-round tensors are small: one thread avoids oversubscribing shared cores (restored after)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _fixed_schedule(cfg: FedAvgConfig, rng: np.random.Generator) -> np.ndarray:
+    """Poisson participation of every client in every round, drawn before (and independent of) the data."""
+    return rng.random((cfg.rounds, cfg.clients)) < cfg.client_fraction
+
+
+def train_fedavg(
+    X,
+    y,
+    config: FedAvgConfig,
+    *,
+    X_test,
+    y_test,
+    n_classes: int | None = None,
+    on_epoch: EpochCallback | None = None,
+) -> FedAvgResult:
+    """Train a global model by (private) federated averaging over simulated clients.
+
+    Parameters
+    ----------
+    X, y : arrays
+        Training rows (already scaled, e.g. by :func:`train_fedavg_split`) and labels,
+        to be spread over ``config.clients`` disjoint shards.
+    config : FedAvgConfig
+    X_test, y_test : arrays
+        Evaluation set (the accuracy curve).
+    n_classes : int, optional
+    on_epoch : callable, optional
+        Called after each round with ``{"epoch", "epochs", "round", "accuracy", "loss", "epsilon"}``.
+
+    Returns
+    -------
+    FedAvgResult
+
+    References
+    ----------
+    McMahan et al. 2017 (FedAvg) and 2018 (DP-FedAvg, Algorithm 1).
+    """
+    with _one_torch_thread():
+        return _train_fedavg(X, y, config, X_test=X_test, y_test=y_test, n_classes=n_classes, on_epoch=on_epoch)
+
+
+def _train_fedavg(X, y, config, *, X_test, y_test, n_classes, on_epoch) -> FedAvgResult:
+    t0 = time.perf_counter()
+    cfg = config
+    X = check_array(X, "X", ndim=2)
+    y = np.asarray(y, dtype=np.int64)
+    X_test = check_array(X_test, "X_test", ndim=2)
+    y_test = np.asarray(y_test, dtype=np.int64)
+    if y.shape[0] != X.shape[0]:
+        raise DPValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}")
+    k = int(n_classes or max(int(y.max()), int(y_test.max())) + 1)
+    rng = as_generator(cfg.seed)
+    gen = torch.Generator().manual_seed(child_seed(rng))
+    shards = partition_clients(y, clients=cfg.clients, non_iid=cfg.non_iid, shards_per_client=cfg.shards_per_client,
+                               rng=rng)
+    schedule = _fixed_schedule(cfg, rng)
+    q, N, S = cfg.client_fraction, cfg.clients, cfg.clip_norm
+
+    # privacy parameters and the epsilon after each round: all data-independent
+    sigma = cfg.noise_multiplier
+    if cfg.mode == "central":
+        if sigma is None:
+            sigma = calibrate_dp_fedavg(target_epsilon=cfg.target_epsilon, delta=cfg.delta, sample_rate=q,
+                                        rounds=cfg.rounds, accountant=cfg.accountant)
+        eps_curve = dp_fedavg_epsilons(noise_multiplier=sigma, sample_rate=q, rounds=cfg.rounds, delta=cfg.delta,
+                                       accountant=cfg.accountant)
+        event = repr(dp_fedavg_event(noise_multiplier=sigma, sample_rate=q, rounds=cfg.rounds))
+    elif cfg.mode == "local":
+        most = np.maximum.accumulate(np.cumsum(schedule, axis=0).max(axis=1))  # max participations so far
+        if sigma is None:
+            sigma = calibrate_local_dp(target_epsilon=cfg.target_epsilon, delta=cfg.delta,
+                                       participations=max(1, int(most[-1])), accountant=cfg.accountant)
+        cache: dict[int, float] = {}
+        eps_curve = np.array([cache.setdefault(int(m), local_dp_epsilon(
+            noise_multiplier=sigma, participations=int(m), delta=cfg.delta, accountant=cfg.accountant)) for m in most])
+        event = repr(local_dp_event(noise_multiplier=sigma, participations=int(most[-1])))
+    else:
+        eps_curve = np.full(cfg.rounds, math.inf)
+        event = "NonPrivateDpEvent()"
+
+    model = FlatModel(cfg.model, X.shape[1], k, cfg.hidden)
+    Xt, yt = torch.tensor(X, dtype=torch.float32), torch.tensor(y)
+    Xv, yv = torch.tensor(X_test, dtype=torch.float32), torch.tensor(y_test)
+    theta = model.init(gen)
+    sizes = np.array([s.size for s in shards])
+    rows = []
+    t_rounds = time.perf_counter()
+    for r in range(cfg.rounds):
+        sampled = np.flatnonzero(schedule[r])
+        clipped_frac, max_sent = 0.0, 0.0
+        avg = None
+        if sampled.size:
+            local = local_sgd(model, theta, Xt, yt, [shards[i] for i in sampled], epochs=cfg.local_epochs,
+                              batch_size=cfg.batch_size, learning_rate=cfg.learning_rate, rng=rng)
+            updates = local - theta[None, :]
+            if cfg.mode == "none":
+                w = torch.as_tensor(sizes[sampled] / sizes[sampled].sum(), dtype=updates.dtype)
+                avg = (w[:, None] * updates).sum(dim=0)
+                max_sent = float(updates.norm(dim=1).max())
+            else:
+                clipped, norms = clip_updates(updates, S)
+                clipped_frac = float((norms > S).to(torch.float64).mean())
+                max_sent = float(clipped.norm(dim=1).max())
+                if cfg.mode == "local":
+                    clipped = clipped + torch.normal(0.0, sigma * S, size=clipped.shape, generator=gen)
+                    avg = clipped.sum(dim=0) / (q * N)
+                else:
+                    avg = noisy_server_average(clipped.sum(dim=0), clip_norm=S, noise_multiplier=sigma,
+                                               expected_clients=q * N, generator=gen)
+        elif cfg.mode == "central":  # nobody sampled: the server still adds its noise
+            avg = noisy_server_average(torch.zeros_like(theta), clip_norm=S, noise_multiplier=sigma,
+                                       expected_clients=q * N, generator=gen)
+        step_norm = 0.0
+        if avg is not None:
+            theta = theta + cfg.server_learning_rate * avg
+            step_norm = float(avg.norm()) * cfg.server_learning_rate
+        acc, loss = evaluate(model, theta, Xv, yv)
+        row = {"round": r + 1, "epoch": r + 1, "accuracy": acc, "loss": loss, "epsilon": float(eps_curve[r]),
+               "clients": int(sampled.size), "clipped_fraction": clipped_frac, "max_sent_norm": max_sent,
+               "server_step_norm": step_norm}
+        rows.append(row)
+        if on_epoch is not None:
+            on_epoch({"epoch": r + 1, "epochs": cfg.rounds, "round": r + 1, "accuracy": acc, "loss": loss,
+                      "epsilon": float(eps_curve[r])})
+    per_round = (time.perf_counter() - t_rounds) / cfg.rounds
+    hist = pd.DataFrame(rows)
+    return FedAvgResult(
+        config=cfg,
+        history=hist,
+        accuracy=float(hist.accuracy.iloc[-1]),
+        epsilon=float(eps_curve[-1]),
+        delta=cfg.delta if cfg.private else 0.0,
+        noise_multiplier=None if sigma is None else float(sigma),
+        client_sizes=sizes,
+        client_label_counts=label_counts(y, shards, k),
+        participation=schedule,
+        dp_event=event,
+        params=theta.numpy().copy(),
+        seconds=time.perf_counter() - t0,
+        seconds_per_round=per_round,
+    )
+
+
+def train_fedavg_split(split: Split, config: FedAvgConfig, *, on_epoch: EpochCallback | None = None) -> FedAvgResult:
+    """:func:`train_fedavg` on a registry split, features scaled to [0, 1] by the dataset's public bounds."""
+    if split.task != "classification":
+        raise DPValueError(f"federated averaging here trains classifiers; {split.dataset.name!r} is {split.task}")
+    bounds = split.dataset.bounds
+    if bounds is None:
+        raise DPValueError(f"dataset {split.dataset.name!r} has no declared feature bounds; declare them to train")
+    X = scale_to_unit_interval(split.X_train, bounds)
+    Xv = scale_to_unit_interval(split.X_test, bounds)
+    return train_fedavg(X, split.y_train, config, X_test=Xv, y_test=split.y_test,
+                        n_classes=max(split.n_classes, 2), on_epoch=on_epoch)
+
+
+def sweep_fedavg(
+    split: Split,
+    base: FedAvgConfig,
+    *,
+    param: str,
+    values: Sequence[float],
+    on_point: Callable[[int, float, FedAvgResult], None] | None = None,
+) -> pd.DataFrame:
+    """Final accuracy of ``base`` with ``param`` set to each of ``values`` (seed 001, figures 2 and 3).
+
+    Returns a DataFrame with columns ``param``, ``value``, ``accuracy``, ``epsilon``.
+    """
+    if param not in FedAvgConfig.__dataclass_fields__:
+        raise DPValueError(f"unknown FedAvgConfig field {param!r}")
+    rows = []
+    for i, v in enumerate(values):
+        res = train_fedavg_split(split, replace(base, **{param: v}))
+        rows.append({"param": param, "value": float(v), "accuracy": res.accuracy, "epsilon": res.epsilon,
+                     "noise_multiplier": res.noise_multiplier})
+        if on_point is not None:
+            on_point(i, float(v), res)
+    return pd.DataFrame(rows)
