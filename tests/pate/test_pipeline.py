@@ -1,0 +1,157 @@
+"""PATE end to end on digits: disjoint teachers, a student that only sees public inputs and noisy labels."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import dpcore.pate.pipeline as pipeline
+import dpcore.pate.teachers as teachers_mod
+from dpcore.datasets import Split, train_test_split
+from dpcore.exceptions import DPValueError
+from dpcore.learners import run_learner
+from dpcore.pate import PateConfig, partition_indices, pate_epsilon, pate_split, run_pate, train_teachers
+from dpcore.pate.teachers import teacher_predictions
+
+
+@pytest.fixture(scope="module")
+def split():
+    return train_test_split("digits", seed=0)
+
+
+def small(**kw):
+    base = dict(teachers=8, queries=60, noise_scale=3.0, baseline=False, seed=0)
+    base.update(kw)
+    return PateConfig(**base)
+
+
+def test_partitions_are_disjoint_and_cover():
+    parts = partition_indices(103, 10, rng=3)
+    allidx = np.concatenate(parts)
+    assert np.array_equal(np.sort(allidx), np.arange(103))
+    assert max(p.size for p in parts) - min(p.size for p in parts) <= 1
+
+
+def test_more_teachers_than_examples_is_a_clear_error(split):
+    with pytest.raises(DPValueError, match="teachers=50 is more than the 20 private examples"):
+        partition_indices(20, 50)
+    with pytest.raises(DPValueError, match="teachers"):
+        run_pate(train_test_split("iris", seed=0), small(teachers=500, queries=5))
+
+
+def test_teachers_see_disjoint_private_data(split, monkeypatch):
+    seen_parts, seen_fits = [], []
+    real_partition, real_fit = pipeline.partition_indices, teachers_mod.fit_classifier
+
+    def spy_partition(*a, **k):
+        out = real_partition(*a, **k)
+        seen_parts.append(out)
+        return out
+
+    def spy_fit(name, X, y, **k):
+        seen_fits.append((X.copy(), y.copy()))
+        return real_fit(name, X, y, **k)
+
+    monkeypatch.setattr(pipeline, "partition_indices", spy_partition)
+    monkeypatch.setattr(teachers_mod, "fit_classifier", spy_fit)
+    cfg = small()
+    d = pate_split(split, public_fraction=cfg.public_fraction, seed=cfg.seed)
+    run_pate(d, cfg)
+    (parts,) = seen_parts
+    assert len(seen_fits) == cfg.teachers == len(parts)
+    for i in range(len(parts)):
+        for j in range(i + 1, len(parts)):
+            assert not set(parts[i]) & set(parts[j])
+    for (X, y), p in zip(seen_fits, parts):
+        assert np.array_equal(X, d.X_private[p]) and np.array_equal(y, d.y_private[p])
+    # and the private part never overlaps the public pool
+    assert not set(d.private_index) & set(d.public_index)
+
+
+def test_neighbouring_private_data_changes_one_teacher_only(split):
+    """Replace one private record: only the teacher holding it can vote differently (sensitivity argument)."""
+    d = pate_split(split, seed=0)
+    parts = partition_indices(d.y_private.size, 10, rng=1)
+    X2, y2 = d.X_private.copy(), d.y_private.copy()
+    X2[5], y2[5] = d.X_private[900], (d.y_private[900] + 1) % 10
+    t1 = train_teachers(d.X_private, d.y_private, parts, rng=4)
+    t2 = train_teachers(X2, y2, parts, rng=4)
+    p1, p2 = teacher_predictions(t1, d.X_public), teacher_predictions(t2, d.X_public)
+    changed = np.flatnonzero(np.any(p1 != p2, axis=1))
+    owner = [i for i, p in enumerate(parts) if 5 in p]
+    assert set(changed) <= set(owner)
+
+
+def test_student_sees_only_public_inputs_and_noisy_labels(split, monkeypatch):
+    calls = []
+    real = pipeline.fit_classifier
+
+    def spy(name, X, y, **k):
+        calls.append((X.copy(), y.copy()))
+        return real(name, X, y, **k)
+
+    monkeypatch.setattr(pipeline, "fit_classifier", spy)
+    cfg = small(baseline=False)
+    d = pate_split(split, seed=cfg.seed)
+    r = run_pate(d, cfg)
+    (X, y), = calls  # the student is the only model the pipeline itself fits
+    assert np.array_equal(X, d.X_public[r.query_index])
+    assert np.array_equal(y, r.noisy_labels)
+    assert np.array_equal(r.noisy_labels, r.noisy_votes.argmax(axis=1))
+
+
+def test_student_does_not_depend_on_public_true_labels(split):
+    """Scramble the true labels of the public pool: the student (and its accuracy) must not move."""
+    cfg = small()
+    d = pate_split(split, seed=cfg.seed)
+    y_bad = np.array(split.y_train).copy()
+    y_bad[d.public_index] = (y_bad[d.public_index] + 3) % 10
+    split_bad = Split(split.dataset, split.X_train, y_bad, split.X_test, split.y_test, split.seed, split.test_size)
+    r1, r2 = run_pate(split, cfg), run_pate(split_bad, cfg)
+    assert np.array_equal(r1.student_predictions, r2.student_predictions)
+    assert r1.student_accuracy == r2.student_accuracy
+    assert r1.label_accuracy != r2.label_accuracy  # the evaluation did see the change
+
+
+def test_result_accounting_and_history(split):
+    r = run_pate(split, small(data_dependent=True, noise_scale=4.0, teachers=20, queries=80))
+    assert r.epsilon == pytest.approx(pate_epsilon(aggregator="gnmax", noise_scale=4.0, queries=80, delta=1e-5))
+    assert r.epsilon_data_dependent <= r.epsilon + 1e-9
+    h = r.history
+    assert h.queries.iloc[-1] == 80 and np.all(np.diff(h.epsilon) > 0)
+    assert np.all(h.epsilon_data_dependent <= h.epsilon + 1e-9)
+    assert r.votes.shape == (80, 10) and np.all(r.votes.sum(axis=1) == 20)
+    assert len(r.teacher_accuracies) == 20 and r.split_sizes["test"] == split.y_test.size
+    assert r.student_accuracy > 0.5
+
+
+def test_target_epsilon_mode_and_lnmax(split):
+    r = run_pate(split, PateConfig(aggregator="lnmax", teachers=8, queries=40, target_epsilon=4.0, delta=0.0,
+                                   baseline=False))
+    assert r.epsilon == pytest.approx(4.0) and r.epsilon_pure == pytest.approx(4.0)
+    assert r.noise_scale == pytest.approx(2 * 40 / 4.0)
+
+
+def test_bad_configs():
+    with pytest.raises(DPValueError, match="public_fraction"):
+        PateConfig(public_fraction=1.0)
+    with pytest.raises(DPValueError, match="data-dependent"):
+        PateConfig(aggregator="lnmax", data_dependent=True)
+    with pytest.raises(DPValueError, match="queries"):
+        PateConfig(queries=0)
+    with pytest.raises(DPValueError, match="noise_scale or target_epsilon"):
+        PateConfig(noise_scale=None, target_epsilon=None)
+    with pytest.raises(DPValueError, match="queries=10000"):
+        run_pate(train_test_split("iris", seed=0), PateConfig(teachers=3, queries=10000, noise_scale=1.0))
+
+
+def test_registered_learner(split):
+    res = run_learner("pate", split, epsilon=5.0, delta=1e-5, seed=0,
+                      params={"teachers": 10, "queries": 50, "aggregator": "gnmax"})
+    assert res.learner == "pate" and res.epsilon <= 5.0 + 1e-9
+    assert {"epoch", "epsilon"} <= set(res.history.columns)
+    j = res.to_json_dict()
+    assert {"accuracy", "epsilon", "delta", "noise_multiplier", "seconds"} <= set(j)
+    with pytest.raises(DPValueError, match="does not take"):
+        run_learner("pate", split, params={"rounds": 3})
