@@ -1,0 +1,116 @@
+"""Cached wrappers for the Clustering and Classical-models pages (numpy/pandas out, so st.cache_data can pickle)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from ..datasets import load_dataset, train_test_split
+from ..learners import run_learner
+
+CLUSTER_METHODS = ("lloyd", "dplloyd", "input-perturbation")
+CLUSTER_LABELS = {"lloyd": "Lloyd (non-private)", "dplloyd": "DPLloyd", "input-perturbation": "Input perturbation"}
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def cluster_demo(dataset: str, k: int, epsilon: float, iterations: int | None, seed: int) -> dict:
+    """The three methods at one epsilon: metrics, and a 2-D PCA view of the test rows with each method's centres.
+
+    The PCA is computed on the (already released) public display only; it plays no part in the clustering.
+    """
+    split = train_test_split(dataset, seed=seed)
+    rows, centres = [], []
+    labels = {}
+    for m in CLUSTER_METHODS:
+        params = {"k": k}
+        if m == "dplloyd" and iterations:
+            params["iterations"] = iterations
+        res = run_learner(m, split, epsilon=epsilon, seed=seed, params=params)
+        rows.append({"method": CLUSTER_LABELS[m], "accuracy": res.metrics["accuracy"],
+                     "intra_cluster_variance": res.metrics["intra_cluster_variance"],
+                     "epsilon": res.epsilon})
+        centres.append(res.extras["centers_unit"])
+        labels[CLUSTER_LABELS[m]] = res.extras["labels_test"]
+    lo, hi = split.dataset.bounds
+    Z = (2 * np.clip(split.X_test, lo, hi) - (hi + lo)) / (hi - lo)
+    mu = Z.mean(0)
+    _, _, Vt = np.linalg.svd(Z - mu, full_matrices=False)
+    P = Vt[:2].T if Vt.shape[0] >= 2 else np.eye(Z.shape[1])[:, :2]
+    pts = pd.DataFrame((Z - mu) @ P, columns=["PC1", "PC2"])
+    pts["class"] = [str(split.dataset.target_names[c]) if split.dataset.target_names else str(c) for c in split.y_test]
+    for name, lab in labels.items():
+        pts[name] = lab.astype(str)
+    cen = []
+    for m, c in zip(CLUSTER_METHODS, centres):
+        pc = (c - mu) @ P
+        for j, (a, b) in enumerate(pc):
+            cen.append({"method": CLUSTER_LABELS[m], "cluster": j, "PC1": a, "PC2": b})
+    return {"metrics": pd.DataFrame(rows), "points": pts, "centres": pd.DataFrame(cen)}
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def cluster_sweep(dataset: str, k: int, iterations: int | None, epsilons: tuple[float, ...], seeds: int,
+                  seed: int) -> pd.DataFrame:
+    """Accuracy and intra-cluster variance vs epsilon for the three methods, mean and sd over ``seeds`` runs."""
+    rows = []
+    for s in range(seed, seed + seeds):
+        split = train_test_split(dataset, seed=s)
+        for m in CLUSTER_METHODS:
+            for eps in (epsilons if m != "lloyd" else epsilons):
+                params = {"k": k}
+                if m == "dplloyd" and iterations:
+                    params["iterations"] = iterations
+                res = run_learner(m, split, epsilon=eps, seed=s, params=params)
+                rows.append({"method": CLUSTER_LABELS[m], "epsilon": eps, "seed": s, **res.metrics})
+    df = pd.DataFrame(rows)
+    return (df.groupby(["method", "epsilon"], as_index=False)
+            .agg(accuracy=("accuracy", "mean"), accuracy_sd=("accuracy", "std"),
+                 intra_cluster_variance=("intra_cluster_variance", "mean")))
+
+
+def _classical_params(learner: str, model: str, kernel: str, regularization: float) -> dict:
+    if learner in ("erm-output", "erm-objective", "logreg"):
+        return {"model": model, "kernel": kernel, "regularization": regularization}
+    return {}
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel: str, regularization: float,
+                    epsilons: tuple[float, ...], seeds: int, seed: int) -> pd.DataFrame:
+    """Test metric vs epsilon for each private learner, plus the non-private model and the trivial predictor."""
+    ds = load_dataset(dataset)
+    metric = "accuracy" if ds.task == "classification" else "r2"
+    base = "logreg" if ds.task == "classification" else "linreg"
+    trivial = "majority" if ds.task == "classification" else "mean"
+    rows = []
+    for s in range(seed, seed + seeds):
+        split = train_test_split(ds, seed=s)
+        for name in learners:
+            for eps in epsilons:
+                res = run_learner(name, split, epsilon=eps, seed=s,
+                                  params=_classical_params(name, model, kernel, regularization))
+                rows.append({"method": name, "epsilon": eps, "seed": s, "value": res.metrics[metric]})
+        for name in (base, trivial):
+            res = run_learner(name, split, seed=s, params=_classical_params(name, model, kernel, regularization))
+            for eps in epsilons:
+                rows.append({"method": name + " (non-private)" if name == base else name, "epsilon": eps, "seed": s,
+                             "value": res.metrics[metric]})
+    df = pd.DataFrame(rows)
+    out = df.groupby(["method", "epsilon"], as_index=False).agg(value=("value", "mean"), sd=("value", "std"))
+    out.attrs["metric"] = metric
+    return out.rename(columns={"value": metric})
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def size_sweep(dataset: str, learner: str, model: str, kernel: str, regularization: float, epsilon: float,
+               fractions: tuple[float, ...], seed: int) -> pd.DataFrame:
+    """Test metric vs training-set size (fraction of the training rows) at a fixed epsilon."""
+    ds = load_dataset(dataset)
+    metric = "accuracy" if ds.task == "classification" else "r2"
+    split = train_test_split(ds, seed=seed)
+    rows = []
+    for f in fractions:
+        res = run_learner(learner, split, epsilon=epsilon, seed=seed, train_fraction=f,
+                          params=_classical_params(learner, model, kernel, regularization))
+        rows.append({"train_fraction": f, "n_train": int(round(f * split.X_train.shape[0])), metric: res.metrics[metric]})
+    return pd.DataFrame(rows)

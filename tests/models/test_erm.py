@@ -1,0 +1,166 @@
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+
+from dpcore.exceptions import DPCoreWarning, DPValueError, PrivacyLeakWarning
+from dpcore.models import (ERMClassifier, PrivateERMClassifier, RandomFourierFeatures, loss_curvature,
+                           objective_perturbation_params, output_perturbation_beta, private_tune_regularization)
+from dpcore.models._utils import sample_gamma_ball
+
+rng0 = np.random.default_rng(0)
+X = rng0.normal(size=(300, 3)) / 3
+Y = (X[:, 0] + 0.3 * X[:, 1] > 0).astype(int)
+
+MAKERS = [
+    lambda: PrivateERMClassifier(epsilon=1.0, perturbation="objective", data_norm=1.0, random_state=0),
+    lambda: PrivateERMClassifier(epsilon=1.0, perturbation="output", model="svm", data_norm=1.0, random_state=0),
+    lambda: PrivateERMClassifier(epsilon=1.0, kernel="rff", n_components=20, data_norm=1.0, random_state=0),
+    lambda: ERMClassifier(data_norm=1.0),
+]
+
+
+@pytest.mark.parametrize("make", MAKERS)
+def test_sklearn_conventions(make):
+    est = make()
+    params = est.get_params()
+    assert clone(est).get_params() == params
+    with pytest.raises(NotFittedError):
+        est.predict(X)
+    with pytest.warns(DPCoreWarning) if np.linalg.norm(X, axis=1).max() > 1 else _nullcontext():
+        assert est.fit(X, Y) is est
+    assert est.get_params() == params
+    assert set(np.unique(est.predict(X))) <= {0, 1}
+
+
+class _nullcontext:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        return False
+
+
+def test_objective_perturbation_eps_prime_branch_positive():
+    n, lam, eps, c = 500, 0.01, 1.0, 0.25
+    x = c / (n * lam)
+    expected = eps - math.log(1 + 2 * x + x * x)
+    eps_p, delta = objective_perturbation_params(n=n, regularization=lam, epsilon=eps, c=c)
+    assert eps_p == pytest.approx(expected) and eps_p > 0
+    assert delta == 0.0
+
+
+def test_objective_perturbation_delta_branch():
+    n, lam, eps, c = 20, 0.001, 0.2, 1.0  # Huber with h = 0.5
+    x = c / (n * lam)
+    assert eps - math.log(1 + 2 * x + x * x) <= 0
+    eps_p, delta = objective_perturbation_params(n=n, regularization=lam, epsilon=eps, c=c)
+    assert eps_p == pytest.approx(eps / 2)
+    assert delta == pytest.approx(c / (n * (math.exp(eps / 4) - 1)) - lam)
+    clf = PrivateERMClassifier(epsilon=eps, regularization=lam, model="svm", data_norm=10.0, fit_intercept=False,
+                               random_state=0).fit(X[:n], Y[:n])
+    assert clf.epsilon_prime_ == pytest.approx(eps / 2)
+    assert clf.extra_regularization_ == pytest.approx(delta)
+
+
+def test_loss_curvature_constants():
+    assert loss_curvature("logreg") == 0.25
+    assert loss_curvature("svm", 0.1) == pytest.approx(5.0)
+
+
+def test_gamma_ball_norm_distribution():
+    # ||b|| ~ Gamma(d, scale): compare to scipy's Gamma with a KS test (fixed seed)
+    rng = np.random.default_rng(1)
+    d, scale = 5, 0.7
+    norms = [np.linalg.norm(sample_gamma_ball(d, scale=scale, rng=rng)) for _ in range(2000)]
+    assert stats.kstest(norms, stats.gamma(a=d, scale=scale).cdf).pvalue > 0.01
+    dirs = np.array([sample_gamma_ball(3, scale=1.0, rng=rng) for _ in range(2000)])
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    assert np.abs(dirs.mean(0)).max() < 0.06  # uniform direction
+
+
+def test_output_perturbation_noise_scale():
+    # ||f_priv - f*|| ~ Gamma(d, 2 / (n Lambda eps)), d = features + intercept
+    n, lam, eps = 300, 0.1, 0.5
+    beta = output_perturbation_beta(n=n, regularization=lam, epsilon=eps)
+    assert beta == pytest.approx(n * lam * eps / 2)
+    base = ERMClassifier(regularization=lam, data_norm=2.0).fit(X, Y)
+    f0 = np.r_[base.coef_[0], base.intercept_[0]]
+    diffs = []
+    for s in range(300):
+        clf = PrivateERMClassifier(epsilon=eps, regularization=lam, perturbation="output", data_norm=2.0,
+                                   random_state=s).fit(X, Y)
+        f = np.r_[clf.coef_[0], clf.intercept_[0]]
+        diffs.append(np.linalg.norm((f - f0) * math.sqrt(2.0)))
+    # coef_ acts on x / data_norm and the model's internal rows are [x / data_norm, 1] / sqrt 2
+    assert stats.kstest(diffs, stats.gamma(a=4, scale=1 / beta).cdf).pvalue > 0.01
+
+
+def test_objective_noise_norm_distribution():
+    n, lam, eps = 300, 0.05, 1.0
+    eps_p, _ = objective_perturbation_params(n=n, regularization=lam, epsilon=eps, c=0.25)
+    norms = [PrivateERMClassifier(epsilon=eps, regularization=lam, data_norm=2.0, random_state=s).fit(X, Y)
+             .noise_norms_[0] for s in range(200)]
+    assert stats.kstest(norms, stats.gamma(a=4, scale=2 / eps_p).cdf).pvalue > 0.01
+
+
+def test_one_vs_rest_splits_budget():
+    y3 = np.digitize(X[:, 0], [-0.1, 0.1])
+    clf = PrivateERMClassifier(epsilon=1.5, data_norm=2.0, random_state=0).fit(X, y3)
+    assert clf.coef_.shape[0] == 3
+    assert clf.epsilon_per_model_ == pytest.approx(0.5)
+    assert 3 * clf.epsilon_per_model_ == pytest.approx(clf.epsilon_spent_)
+
+
+def test_rows_clipped_to_norm_one():
+    clf = PrivateERMClassifier(epsilon=1.0, data_norm=0.1, random_state=0)
+    with pytest.warns(DPCoreWarning, match="data_norm"):
+        clf.fit(X, Y)
+    Z = clf._features(X, fitting=False)
+    assert np.linalg.norm(Z, axis=1).max() <= 1 + 1e-12
+
+
+def test_rff_features_bounded_by_one():
+    rff = RandomFourierFeatures(3, n_components=50, gamma=2.0, rng=0)
+    V = rff.transform(np.random.default_rng(0).normal(size=(100, 3)))
+    assert np.linalg.norm(V, axis=1).max() <= 1 + 1e-12
+    # kernel approximation: 2 v(x).v(y) ~ exp(-gamma ||x-y||^2)
+    rff = RandomFourierFeatures(2, n_components=4000, gamma=0.5, rng=1)
+    a, b = np.array([[0.0, 0.0]]), np.array([[1.0, 0.5]])
+    approx = 2 * (rff.transform(a) @ rff.transform(b).T).item()
+    assert approx == pytest.approx(math.exp(-0.5 * 1.25), abs=0.05)
+
+
+def test_bad_inputs():
+    with pytest.raises(DPValueError, match="epsilon"):
+        PrivateERMClassifier(epsilon=0, data_norm=1).fit(X, Y)
+    with pytest.raises(DPValueError, match="single class"):
+        PrivateERMClassifier(epsilon=1, data_norm=1).fit(X, np.zeros(300))
+    with pytest.raises(DPValueError, match="model"):
+        PrivateERMClassifier(epsilon=1, data_norm=1, model="tree").fit(X, Y)
+    with pytest.warns(PrivacyLeakWarning):
+        PrivateERMClassifier(epsilon=1, random_state=0).fit(X, Y)
+
+
+def test_private_tuning_exponential_mechanism():
+    def make(**kw):
+        return PrivateERMClassifier(data_norm=2.0, **kw)
+
+    est, info = private_tune_regularization(X, Y, lambdas=[0.01, 0.1, 10.0], make_estimator=make, epsilon=1.0,
+                                            rng=0)
+    z = np.array(info["mistakes"], dtype=float)
+    p = np.exp(-1.0 * z / 2)
+    assert np.allclose(info["probabilities"], p / p.sum())
+    assert info["chosen"] in info["lambdas"]
+    assert hasattr(est, "coef_")
+
+
+def test_accuracy_improves_with_epsilon():
+    lo = np.mean([PrivateERMClassifier(epsilon=0.05, data_norm=1.0, random_state=s).fit(X, Y).score(X, Y)
+                  for s in range(5)])
+    hi = np.mean([PrivateERMClassifier(epsilon=20, data_norm=1.0, random_state=s).fit(X, Y).score(X, Y)
+                  for s in range(5)])
+    assert hi > 0.9 and hi > lo

@@ -1,0 +1,148 @@
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+
+from dpcore.exceptions import DPCoreWarning, DPValueError, PrivacyLeakWarning
+from dpcore.models import (DPLloydKMeans, InputPerturbationKMeans, LloydKMeans, dplloyd_noise_scales,
+                           hungarian_accuracy, input_perturbation_scale, intra_cluster_variance, su_count_fraction)
+from dpcore.models.kmeans import noisy_grid_init, sphere_packing_init
+
+rng0 = np.random.default_rng(0)
+X = np.r_[rng0.normal(-0.5, 0.1, (60, 2)), rng0.normal(0.5, 0.1, (60, 2))].clip(-1, 1)
+Y = np.r_[np.zeros(60, int), np.ones(60, int)]
+B = (-1.0, 1.0)
+EST = [
+    lambda: DPLloydKMeans(2, epsilon=1.0, bounds=B, random_state=0),
+    lambda: InputPerturbationKMeans(2, epsilon=1.0, bounds=B, random_state=0),
+    lambda: LloydKMeans(2, bounds=B, random_state=0),
+]
+
+
+@pytest.mark.parametrize("make", EST)
+def test_sklearn_conventions(make):
+    est = make()
+    params = est.get_params()
+    c = clone(est)
+    assert c.get_params() == params
+    with pytest.raises(NotFittedError):
+        est.predict(X)
+    assert est.fit(X) is est
+    assert est.get_params() == params  # fit leaves parameters untouched
+    assert est.cluster_centers_.shape == (2, 2)
+    assert est.predict(X).shape == (120,)
+
+
+@pytest.mark.parametrize("make", EST)
+def test_same_seed_same_centres(make):
+    assert np.array_equal(make().fit(X).cluster_centers_, make().fit(X).cluster_centers_)
+
+
+def test_su_rule_matches_formula():
+    d, rho = 4, 0.225
+    c = np.cbrt(4 * d * rho**2)
+    assert su_count_fraction(d) == pytest.approx(c / (d + c))
+
+
+def test_dplloyd_budget_and_laplace_scales():
+    km = DPLloydKMeans(2, epsilon=2.0, bounds=B, init="sphere_packing", iterations=4, count_fraction=0.25,
+                       random_state=0).fit(X)
+    s = km.noise_scales_
+    # per round epsilon/T, split 1:3; count sensitivity 1, sum sensitivity sum_j max(|lo|,|hi|) = d = 2
+    assert s["eps_count"] == pytest.approx(0.5 * 0.25)
+    assert s["eps_sum"] == pytest.approx(0.5 * 0.75)
+    assert s["count_scale"] == pytest.approx(1 / 0.125)
+    assert s["sum_scale"] == pytest.approx(2 / 0.375)
+    assert km.epsilon_spent_ == pytest.approx(2.0)
+    assert 4 * (s["eps_count"] + s["eps_sum"]) == pytest.approx(2.0)
+
+
+def test_dplloyd_hybrid_budget_sums_to_epsilon():
+    km = DPLloydKMeans(2, epsilon=1.5, bounds=B, init="grid", init_fraction=0.3, iterations=2, random_state=1).fit(X)
+    s = km.noise_scales_
+    assert s["eps_init"] == pytest.approx(0.45)
+    assert s["eps_init"] + 2 * (s["eps_count"] + s["eps_sum"]) == pytest.approx(1.5)
+    assert km.epsilon_spent_ == pytest.approx(1.5)
+
+
+def test_dplloyd_sum_noise_is_laplace_with_declared_scale():
+    # one cluster, one round, all records at the origin: the released centre is L_s / (200 + L_c);
+    # with count scale 2 the denominator is 200 +- 1%, so 200 * centre is ~ Laplace(d / eps_s) = Laplace(4)
+    Xs = np.zeros((200, 2))
+    errs = []
+    for s in range(300):
+        km = DPLloydKMeans(1, epsilon=1.0, bounds=B, init="uniform", iterations=1, count_fraction=0.5,
+                           random_state=s).fit(Xs)
+        errs.append(km.history_[-1][0] * 200)
+    errs = np.array(errs).ravel()
+    assert km.noise_scales_["sum_scale"] == pytest.approx(4.0)
+    assert np.mean(np.abs(errs)) == pytest.approx(4.0, rel=0.1)  # E|Lap(b)| = b
+    assert np.var(errs) == pytest.approx(2 * 16.0, rel=0.25)
+
+
+def test_dplloyd_centres_clamped_to_box():
+    km = DPLloydKMeans(3, epsilon=0.01, bounds=(0, 10), init="sphere_packing", iterations=3, random_state=0).fit(
+        np.random.default_rng(0).uniform(0, 10, (50, 3)))
+    assert np.all(km.cluster_centers_ >= 0) and np.all(km.cluster_centers_ <= 10)
+    for c in km.history_:
+        assert np.all(np.abs(c) <= 1)
+
+
+def test_input_perturbation_scale_is_sum_of_ranges():
+    assert input_perturbation_scale(epsilon=0.5, lower=[0, -2], upper=[1, 2]) == pytest.approx(10.0)
+    km = InputPerturbationKMeans(2, epsilon=0.5, bounds=([0, -2], [1, 2]), random_state=0).fit(
+        np.c_[np.linspace(0, 1, 100), np.linspace(-2, 2, 100)])
+    # in [-1, 1]^d the sum of ranges is 2d = 4
+    assert km.noise_scale_ == pytest.approx(4 / 0.5)
+    noise = km.noisy_data_unit_ - np.c_[np.linspace(-1, 1, 100), np.linspace(-1, 1, 100)]
+    assert np.mean(np.abs(noise)) == pytest.approx(8.0, rel=0.2)
+
+
+def test_sphere_packing_is_data_independent_and_inside_box():
+    c = sphere_packing_init(4, 3, rng=0)
+    assert c.shape == (4, 3) and np.all(np.abs(c) <= 1)
+    assert np.array_equal(c, sphere_packing_init(4, 3, rng=0))
+
+
+def test_grid_init_recovers_well_separated_clusters():
+    c = noisy_grid_init(X, 2, epsilon=5.0, grid_size=4, rng=0)
+    assert sorted(np.round(c[:, 0], 1).tolist()) == [-0.5, 0.5] or np.all(np.abs(np.sort(c[:, 0]) - [-0.5, 0.5]) < 0.3)
+
+
+def test_bad_inputs():
+    with pytest.raises(DPValueError, match="epsilon"):
+        DPLloydKMeans(2, epsilon=0, bounds=B).fit(X)
+    with pytest.raises(DPValueError, match="epsilon"):
+        InputPerturbationKMeans(2, epsilon=-1, bounds=B).fit(X)
+    with pytest.raises(DPValueError, match="n_clusters"):
+        DPLloydKMeans(500, epsilon=1, bounds=B).fit(X)
+    with pytest.raises(DPValueError, match="init"):
+        DPLloydKMeans(2, epsilon=1, bounds=B, init="kmeans++").fit(X)
+
+
+def test_bounds_excluding_data_warn_and_clip():
+    with pytest.warns(DPCoreWarning, match="clipped"):
+        km = DPLloydKMeans(2, epsilon=1, bounds=(-0.2, 0.2), random_state=0).fit(X)
+    assert np.all(np.abs(km.cluster_centers_) <= 0.2 + 1e-12)
+
+
+def test_inferred_bounds_warn_every_time():
+    for _ in range(2):
+        with pytest.warns(PrivacyLeakWarning):
+            LloydKMeans(2, random_state=0).fit(X)
+
+
+def test_hungarian_and_variance_metrics():
+    assert hungarian_accuracy([0, 0, 1, 1, 2, 2], [1, 1, 2, 2, 0, 0]) == 1.0
+    assert hungarian_accuracy([0, 0, 1, 1], [0, 0, 0, 0]) == 0.5
+    km = LloydKMeans(2, bounds=B, random_state=0).fit(X)
+    assert hungarian_accuracy(Y, km.predict(X)) == 1.0
+    icv = intra_cluster_variance(X, km.predict(X), km.cluster_centers_)
+    assert 0 < icv < 0.2
+
+
+def test_dplloyd_converges_to_lloyd_at_large_epsilon():
+    km = DPLloydKMeans(2, epsilon=1000.0, bounds=B, random_state=0).fit(X)
+    assert hungarian_accuracy(Y, km.predict(X)) == 1.0

@@ -1,0 +1,125 @@
+import itertools
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+
+from dpcore.exceptions import DPCoreWarning, DPValueError, PrivacyLeakWarning
+from dpcore.models import BoundedLinearRegression, FunctionalMechanismRegressor, fm_sensitivities
+from dpcore.models._utils import box_to_unit
+from dpcore.models.linear import fm_statistics, psd_repair, seed003_sensitivities
+
+rng0 = np.random.default_rng(0)
+X = rng0.uniform(0, 10, size=(400, 2))
+Y = 3 + 0.5 * X[:, 0] - 0.2 * X[:, 1] + 0.1 * rng0.normal(size=400)
+BX, BY = (0.0, 10.0), (-5.0, 15.0)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: FunctionalMechanismRegressor(epsilon=1.0, bounds_X=BX, bounds_y=BY, random_state=0),
+    lambda: BoundedLinearRegression(bounds_X=BX, bounds_y=BY),
+])
+def test_sklearn_conventions(make):
+    est = make()
+    params = est.get_params()
+    assert clone(est).get_params() == params
+    with pytest.raises(NotFittedError):
+        est.predict(X)
+    assert est.fit(X, Y) is est
+    assert est.get_params() == params
+    assert est.predict(X).shape == (400,)
+
+
+def test_nonprivate_recovers_coefficients_in_original_units():
+    m = BoundedLinearRegression(bounds_X=BX, bounds_y=BY).fit(X, Y)
+    assert m.coef_ == pytest.approx([0.5, -0.2], abs=0.01)
+    assert m.intercept_ == pytest.approx(3.0, abs=0.05)
+
+
+def test_sensitivity_bounds_hold_by_brute_force():
+    # replace one record by another anywhere in the box (grid over {-1, 0, 1}, where |x_j^2 - x'_j^2| peaks)
+    d = 2
+    dq, dl = fm_sensitivities(d)
+    assert (dq, dl) == (8.0, 6.0)
+    sq, sl = seed003_sensitivities(d)
+    assert dq <= sq and dl <= sl / 2
+    base_X = np.zeros((3, d))
+    base_y = np.zeros(3)
+    pts = [np.array(p, float) for p in itertools.product([-1, 0, 1], repeat=d)]
+    worst_q = worst_l = 0.0
+    for a, b in itertools.product(pts, repeat=2):
+        for ya, yb in itertools.product([-1.0, 0.0, 1.0], repeat=2):
+            Xa, Xb = base_X.copy(), base_X.copy()
+            Xa[0], Xb[0] = a, b
+            ya_, yb_ = base_y.copy(), base_y.copy()
+            ya_[0], yb_[0] = ya, yb
+            qa, va = fm_statistics(Xa, ya_)
+            qb, vb = fm_statistics(Xb, yb_)
+            worst_q = max(worst_q, np.abs(qa - qb).sum())
+            worst_l = max(worst_l, np.abs(va - vb).sum())
+    assert worst_q <= dq + 1e-12 and worst_l <= dl + 1e-12
+    assert worst_l == dl  # the linear bound is attained
+
+
+def test_asymmetric_bounds_case_diffprivlib_gets_wrong():
+    # diffprivlib 0.6.6 (issue 105) uses max(|lo|, |lo|)^2 for the x_j^2 coefficient: with bounds [1, 10] it
+    # would add noise for a change of 1, while replacing x = 1 by x = 10 moves sum x^2 by 99.
+    lo, hi = 1.0, 10.0
+    assert max(abs(lo), abs(lo)) ** 2 < hi**2 - lo**2
+    # here every record is first mapped into [-1, 1] by the declared bounds, so the released statistics
+    # move by at most the declared sensitivity for any replacement inside [lo, hi]
+    Xa = np.full((5, 1), lo)
+    Xb = Xa.copy()
+    Xb[0] = hi
+    y = np.zeros(5)
+    qa, va = fm_statistics(box_to_unit(Xa, np.array([lo]), np.array([hi])), y)
+    qb, vb = fm_statistics(box_to_unit(Xb, np.array([lo]), np.array([hi])), y)
+    dq, _ = fm_sensitivities(1)
+    assert np.abs(qa - qb).sum() == pytest.approx(2.0)  # M_01 moves 2, M_11 moves 0
+    assert np.abs(qa - qb).sum() <= dq
+
+
+def test_laplace_scales_and_budget_split():
+    m = FunctionalMechanismRegressor(epsilon=2.0, bounds_X=BX, bounds_y=BY, quadratic_fraction=0.6,
+                                     intercept_fraction=0.25, random_state=0).fit(X, Y)
+    split = m.epsilon_split_
+    assert split["intercept"] == pytest.approx(0.5)
+    assert split["quadratic"] == pytest.approx(0.6 * 1.5)
+    assert split["linear"] == pytest.approx(0.4 * 1.5)
+    assert sum(split.values()) == pytest.approx(2.0) == m.epsilon_spent_
+    d = 2
+    assert m.noise_scales_["quadratic"] == pytest.approx(d * (d + 2) / 0.9)
+    assert m.noise_scales_["linear"] == pytest.approx(2 * d / 0.6)
+    assert m.noise_scales_["intercept"] == pytest.approx(2 / 0.5)
+    m2 = FunctionalMechanismRegressor(epsilon=2.0, bounds_X=BX, bounds_y=BY, quadratic_fraction=0.5,
+                                      intercept_fraction=0.0, random_state=0).fit(X, Y)
+    assert m2.noise_scales_["linear"] == pytest.approx(2 * (d + 1) / 1.0)
+
+
+def test_psd_repair_makes_objective_bounded_below():
+    M = np.array([[1.0, 3.0], [3.0, 1.0]])  # eigenvalues 4 and -2
+    R = psd_repair(M)
+    assert np.linalg.eigvalsh(R).min() >= -1e-12
+    assert np.allclose(R, R.T)
+
+
+def test_predictions_clipped_to_label_bounds_and_accuracy_at_large_epsilon():
+    m = FunctionalMechanismRegressor(epsilon=0.01, bounds_X=BX, bounds_y=BY, random_state=0).fit(X, Y)
+    p = m.predict(X)
+    assert p.min() >= -5 and p.max() <= 15
+    Xb = rng0.uniform(0, 10, size=(20000, 2))
+    Yb = 3 + 0.5 * Xb[:, 0] - 0.2 * Xb[:, 1]
+    good = FunctionalMechanismRegressor(epsilon=50.0, bounds_X=BX, bounds_y=BY, ridge=0.0, random_state=0)
+    assert good.fit(Xb, Yb).score(Xb, Yb) > 0.9
+
+
+def test_bad_inputs_and_warnings():
+    with pytest.raises(DPValueError, match="epsilon"):
+        FunctionalMechanismRegressor(epsilon=0, bounds_X=BX, bounds_y=BY).fit(X, Y)
+    with pytest.raises(DPValueError, match="quadratic_fraction"):
+        FunctionalMechanismRegressor(epsilon=1, bounds_X=BX, bounds_y=BY, quadratic_fraction=1.0).fit(X, Y)
+    with pytest.warns(DPCoreWarning, match="clipped"):
+        FunctionalMechanismRegressor(epsilon=1, bounds_X=(0, 5), bounds_y=BY, random_state=0).fit(X, Y)
+    with pytest.warns(PrivacyLeakWarning):
+        FunctionalMechanismRegressor(epsilon=1, random_state=0).fit(X, Y)
