@@ -1,0 +1,169 @@
+"""FedAvg / DP-FedAvg / local DP on digits: clipping, server noise, accounting, learning, bad inputs."""
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import dp_accounting
+import numpy as np
+import pytest
+import torch
+
+from dpcore.accounting.core import _RDP_ORDERS
+from dpcore.datasets import train_test_split
+from dpcore.exceptions import DPValueError
+from dpcore.federated import (
+    FedAvgConfig,
+    FlatModel,
+    clip_updates,
+    noisy_server_average,
+    sweep_fedavg,
+    train_fedavg_split,
+)
+from dpcore.learners import get_learner, run_learner
+
+
+@pytest.fixture(scope="module")
+def split():
+    return train_test_split("digits", seed=0)
+
+
+def cfg(**kw):
+    base = dict(clients=10, rounds=8, client_fraction=0.5, clip_norm=1.0, noise_multiplier=1.0, seed=0)
+    base.update(kw)
+    return FedAvgConfig(**base)
+
+
+def test_clip_updates_bounds_every_norm():
+    u = torch.randn(50, 300, generator=torch.Generator().manual_seed(0)) * torch.linspace(0.01, 3, 50)[:, None]
+    c, norms = clip_updates(u, 2.0)
+    cn = c.norm(dim=1)
+    assert torch.all(cn <= 2.0 + 1e-5)
+    small = norms <= 2.0
+    assert small.any() and (~small).any()
+    assert torch.allclose(c[small], u[small])  # untouched below the bound
+    assert torch.allclose(cn[~small], torch.full_like(cn[~small], 2.0))
+
+
+def test_server_noise_std_is_sigma_s_over_qn():
+    g = torch.Generator().manual_seed(1)
+    out = noisy_server_average(torch.zeros(200_000), clip_norm=0.7, noise_multiplier=2.0, expected_clients=5.0,
+                               generator=g)
+    assert float(out.std()) == pytest.approx(2.0 * 0.7 / 5.0, rel=0.01)
+    assert abs(float(out.mean())) < 0.002
+
+
+def test_trainer_clips_client_updates(split):
+    r = train_fedavg_split(split, cfg(clip_norm=0.05))
+    h = r.history
+    assert (h.max_sent_norm <= 0.05 + 1e-6).all()
+    assert h.clipped_fraction.max() > 0  # clipping was actually active
+
+
+def test_trainer_server_noise_has_configured_std(split):
+    """With huge noise the server step is essentially the noise: ||step|| ~ sqrt(P) sigma S / (qN)."""
+    c = cfg(noise_multiplier=300.0, clip_norm=0.5, rounds=12)
+    r = train_fedavg_split(split, c)
+    P = FlatModel("softmax", 64, 10).n_params
+    expect = math.sqrt(P) * 300.0 * 0.5 / (c.client_fraction * c.clients)
+    got = float(np.sqrt(np.mean(r.history.server_step_norm**2)))
+    assert got == pytest.approx(expect, rel=0.03)
+
+
+def test_local_dp_noise_is_added_per_client(split):
+    c = cfg(mode="local", noise_multiplier=300.0, clip_norm=0.5, rounds=12)
+    r = train_fedavg_split(split, c)
+    P = FlatModel("softmax", 64, 10).n_params
+    m = r.history.clients.to_numpy()
+    expect = np.sqrt(P * m) * 300.0 * 0.5 / (c.client_fraction * c.clients)
+    ok = m > 0
+    assert np.sqrt(np.mean(r.history.server_step_norm[ok] ** 2)) == pytest.approx(np.sqrt(np.mean(expect[ok] ** 2)),
+                                                                                   rel=0.03)
+
+
+def test_epsilon_equals_dp_accounting(split):
+    c = cfg(noise_multiplier=1.3, client_fraction=0.3, rounds=10)
+    r = train_fedavg_split(split, c)
+    acc = dp_accounting.rdp.RdpAccountant(orders=_RDP_ORDERS)
+    acc.compose(dp_accounting.PoissonSampledDpEvent(0.3, dp_accounting.GaussianDpEvent(1.3)), 10)
+    assert r.epsilon == pytest.approx(acc.get_epsilon(1e-5), rel=1e-9)
+    assert r.history.epsilon.iloc[-1] == r.epsilon and len(r.history) == 10
+
+
+def test_local_epsilon_uses_the_busiest_client(split):
+    r = train_fedavg_split(split, cfg(mode="local", noise_multiplier=4.0))
+    k = int(r.participation.sum(axis=0).max())
+    acc = dp_accounting.rdp.RdpAccountant(orders=_RDP_ORDERS)
+    acc.compose(dp_accounting.GaussianDpEvent(2.0), k)
+    assert r.epsilon == pytest.approx(acc.get_epsilon(1e-5))
+
+
+def test_target_epsilon_mode(split):
+    r = train_fedavg_split(split, cfg(noise_multiplier=None, target_epsilon=4.0))
+    assert 3.96 <= r.epsilon <= 4.0
+
+
+def test_non_private_fedavg_learns_and_dp_converges_to_it(split):
+    base = dict(clients=10, rounds=10, client_fraction=1.0, learning_rate=0.5)
+    plain = train_fedavg_split(split, FedAvgConfig(mode="none", **base))
+    assert plain.accuracy > 0.85 and math.isinf(plain.epsilon)
+    tiny_noise = train_fedavg_split(split, FedAvgConfig(mode="central", noise_multiplier=1e-3, clip_norm=100.0, **base))
+    assert tiny_noise.accuracy > 0.85
+
+
+def test_mlp_and_non_iid_run(split):
+    r = train_fedavg_split(split, cfg(model="mlp", non_iid=True, rounds=3))
+    assert r.client_label_counts.shape == (10, 10)
+    assert (r.client_label_counts > 0).sum(axis=1).max() <= 4
+
+
+def test_on_epoch_and_determinism(split):
+    seen = []
+    r1 = train_fedavg_split(split, cfg(rounds=4), on_epoch=seen.append)
+    r2 = train_fedavg_split(split, cfg(rounds=4))
+    assert [s["round"] for s in seen] == [1, 2, 3, 4] and {"accuracy", "epsilon"} <= set(seen[0])
+    assert np.array_equal(r1.params, r2.params)
+
+
+@pytest.mark.parametrize("fraction", [0.0, -0.1, 1.5])
+def test_client_fraction_outside_unit_interval(fraction):
+    with pytest.raises(DPValueError, match=r"client_fraction must be in \(0, 1\]"):
+        cfg(client_fraction=fraction)
+
+
+def test_other_bad_inputs(split):
+    with pytest.raises(DPValueError, match="clients must be >= 1"):
+        cfg(clients=0)
+    with pytest.raises(DPValueError, match="clip_norm"):
+        cfg(clip_norm=-1.0)
+    with pytest.raises(DPValueError, match="noise_multiplier or target_epsilon"):
+        cfg(noise_multiplier=None)
+    with pytest.raises(DPValueError, match="more than the"):
+        train_fedavg_split(train_test_split("iris", seed=0), cfg(clients=500))
+
+
+def test_sweep(split):
+    df = sweep_fedavg(split, cfg(rounds=3), param="clip_norm", values=[0.1, 1.0])
+    assert df.value.tolist() == [0.1, 1.0] and df.accuracy.between(0, 1).all()
+
+
+def test_registered_learners(split):
+    assert get_learner("dp-fedavg").baseline == "fedavg"
+    res = run_learner("dp-fedavg", split, epsilon=2.0, seed=0, params={"clients": 5, "rounds": 3})
+    assert res.epsilon <= 2.0 + 1e-9 and {"epoch", "epsilon", "accuracy"} <= set(res.history.columns)
+    res = run_learner("fedavg-local-dp", split, epsilon=50.0, seed=0, params={"clients": 5, "rounds": 3})
+    assert res.epsilon <= 50.0 + 1e-9
+    res = run_learner("fedavg", split, seed=0, params={"clients": 5, "rounds": 3})
+    assert math.isinf(res.epsilon)
+
+
+def test_cli_json(root):
+    out = subprocess.run([sys.executable, "-m", "dpcore", "train", "--algorithm", "dp-fedavg", "--dataset", "digits",
+                          "--clients", "5", "--rounds", "3", "--client-fraction", "0.6", "--noise-multiplier", "1.0",
+                          "--json"], capture_output=True, text=True, cwd=root, timeout=120)
+    assert out.returncode == 0, out.stderr
+    import json
+
+    j = json.loads(out.stdout.strip().splitlines()[-1])
+    assert j["learner"] == "dp-fedavg" and j["noise_multiplier"] == 1.0 and 0 < j["epsilon"] < 100
