@@ -1,0 +1,154 @@
+"""Model builders for DP-SGD: softmax/logistic regression, an MLP and a small CNN.
+
+Every parameterised layer is an :class:`torch.nn.Linear` or :class:`torch.nn.Conv2d`
+so that per-example gradient norms can be computed from activations and output
+gradients (ghost clipping) without materialising per-example gradients. No batch
+normalisation: it mixes examples of a batch, which breaks per-example clipping
+(Abadi et al. 2016 use none; Opacus replaces it by GroupNorm).
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from ..exceptions import DPValueError
+from ..validation import check_int
+
+MODELS = ("linear", "mlp", "cnn")
+ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "sigmoid": nn.Sigmoid, "elu": nn.ELU}
+
+
+def _activation(name: str) -> nn.Module:
+    if name not in ACTIVATIONS:
+        raise DPValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {name!r}")
+    return ACTIVATIONS[name]()
+
+
+class Reshape(nn.Module):
+    """Turn flat feature rows back into (channels, height, width) images."""
+
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        super().__init__()
+        self.shape = tuple(shape)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.reshape(x.shape[0], *self.shape)
+
+    def extra_repr(self) -> str:
+        return f"shape={self.shape}"
+
+
+def build_model(
+    kind: str,
+    *,
+    n_features: int,
+    n_outputs: int,
+    hidden: int = 128,
+    depth: int = 1,
+    activation: str = "tanh",
+    image_shape: tuple[int, int] | None = None,
+    channels: int = 16,
+    seed: int = 0,
+) -> nn.Sequential:
+    """Build a model whose only parameterised layers are Linear and Conv2d.
+
+    Parameters
+    ----------
+    kind : {"linear", "mlp", "cnn"}
+        ``"linear"``: softmax (multinomial logistic) regression, or linear
+        regression when ``n_outputs == 1``. ``"mlp"``: ``depth`` hidden layers of
+        width ``hidden``. ``"cnn"``: two conv blocks (3x3 conv, activation,
+        2x2 average pooling) and a linear head; works for 8x8 and 28x28 images
+        (any image of side >= 4).
+    n_features, n_outputs : int
+        Input width (flattened) and number of outputs (classes, or 1 for regression).
+    hidden, depth : int
+        MLP width and number of hidden layers.
+    activation : {"tanh", "relu", "sigmoid", "elu"}
+        Tanh is bounded, which Papernot et al. (2021) found better for DP-SGD.
+    image_shape : (int, int), optional
+        Needed for ``"cnn"``.
+    channels : int
+        Channels of the first conv layer (the second has twice as many).
+    seed : int
+        Seeds the initial weights through a private ``torch.Generator``.
+
+    References
+    ----------
+    Abadi et al., Deep learning with differential privacy, CCS 2016.
+    Papernot et al., Tempered sigmoid activations for deep learning with DP, AAAI 2021.
+
+    Examples
+    --------
+    >>> m = build_model("mlp", n_features=64, n_outputs=10, hidden=32)
+    >>> m(torch.zeros(2, 64)).shape
+    torch.Size([2, 10])
+    """
+    if kind not in MODELS:
+        raise DPValueError(f"model must be one of {MODELS}, got {kind!r}")
+    n_features = check_int(n_features, "n_features", minimum=1)
+    n_outputs = check_int(n_outputs, "n_outputs", minimum=1)
+    hidden = check_int(hidden, "hidden", minimum=1)
+    depth = check_int(depth, "depth", minimum=1)
+    channels = check_int(channels, "channels", minimum=1)
+    layers: list[nn.Module] = []
+    if kind == "linear":
+        layers = [nn.Linear(n_features, n_outputs)]
+    elif kind == "mlp":
+        width = n_features
+        for _ in range(depth):
+            layers += [nn.Linear(width, hidden), _activation(activation)]
+            width = hidden
+        layers.append(nn.Linear(width, n_outputs))
+    else:
+        if image_shape is None:
+            raise DPValueError("model='cnn' needs image data (image_shape); use 'mlp' or 'linear' for tabular data")
+        h, w = (int(s) for s in image_shape)
+        if h * w != n_features:
+            raise DPValueError(f"image_shape {image_shape} does not match n_features={n_features}")
+        if min(h, w) < 4:
+            raise DPValueError(f"model='cnn' needs images of at least 4x4 pixels, got {image_shape}")
+        c1, c2 = channels, 2 * channels
+        layers = [
+            Reshape((1, h, w)),
+            nn.Conv2d(1, c1, 3, padding=1), _activation(activation), nn.AvgPool2d(2),
+            nn.Conv2d(c1, c2, 3, padding=1), _activation(activation), nn.AvgPool2d(2),
+            nn.Flatten(),
+        ]
+        flat = c2 * (h // 2 // 2) * (w // 2 // 2)
+        layers += [nn.Linear(flat, hidden), _activation(activation), nn.Linear(hidden, n_outputs)]
+    model = nn.Sequential(*layers)
+    _init(model, seed)
+    return model
+
+
+def _init(model: nn.Module, seed: int) -> None:
+    """PyTorch's default (Kaiming-uniform) initialisation drawn from a seeded generator."""
+    gen = torch.Generator().manual_seed(int(seed))
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, (nn.Linear, nn.Conv2d)):
+                fan_in = m.weight[0].numel()
+                bound = 1.0 / math.sqrt(fan_in)
+                m.weight.uniform_(-bound, bound, generator=gen)
+                if m.bias is not None:
+                    m.bias.uniform_(-bound, bound, generator=gen)
+
+
+def trainable_layers(model: nn.Module) -> list[nn.Module]:
+    """The Linear and Conv2d layers of ``model``; raise if another layer has parameters."""
+    out = []
+    for name, m in model.named_modules():
+        own = list(m.parameters(recurse=False))
+        if isinstance(m, (nn.Linear, nn.Conv2d)):
+            if isinstance(m, nn.Conv2d) and (m.groups != 1 or m.padding_mode != "zeros"):
+                raise DPValueError(f"layer {name!r}: only Conv2d with groups=1 and zero padding is supported")
+            out.append(m)
+        elif any(p.requires_grad for p in own):
+            raise DPValueError(
+                f"layer {name!r} ({type(m).__name__}) has parameters but no per-example norm rule; "
+                "use only Linear and Conv2d layers (replace BatchNorm by nothing or GroupNorm-free blocks)"
+            )
+    return out
