@@ -1,0 +1,20 @@
+import pathlib
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def test_classical_page_runs_and_reacts():
+    at = AppTest.from_file(str(ROOT / "pages/4_Classical_models.py"), default_timeout=120)
+    at.run()
+    assert not at.exception
+    assert len(at.metric) >= 3
+    first = at.dataframe[0].value
+    assert {"erm-output", "erm-objective", "majority"} <= set(first["method"])
+    at.selectbox(key="classical.dataset").set_value("diabetes")
+    at.run()
+    assert not at.exception
+    df = at.dataframe[0].value
+    assert "r2" in df.columns and "functional-mechanism" in set(df["method"])
+    assert not at.error

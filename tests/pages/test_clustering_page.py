@@ -1,0 +1,23 @@
+import pathlib
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def test_clustering_page_runs_and_reacts():
+    at = AppTest.from_file(str(ROOT / "pages/3_Clustering.py"), default_timeout=120)
+    at.run()
+    assert not at.exception
+    assert len(at.metric) == 3
+    before = at.dataframe[0].value.copy()
+    at.number_input(key="cluster.seeds").set_value(1)
+    at.number_input(key="cluster.epsilon").set_value(0.2)
+    at.run()
+    assert not at.exception
+    after = at.dataframe[0].value
+    assert set(after["method"]) == {"Lloyd (non-private)", "DPLloyd", "Input perturbation"}
+    assert (after["epsilon"].iloc[1:] == 0.2).all()
+    priv = after["method"] != "Lloyd (non-private)"
+    assert not after.loc[priv, "intra_cluster_variance"].equals(before.loc[priv, "intra_cluster_variance"])
+    assert len(at.dataframe) == 2  # metrics table and the epsilon sweep table
