@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -350,3 +350,80 @@ def run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCal
         teacher_seconds=teacher_seconds,
         student_predictions=student_pred,
     )
+
+
+def epsilon_sweep(
+    data: "Split | PateData",
+    config: PateConfig,
+    *,
+    epsilons,
+    on_point: Callable[[int, float, dict], None] | None = None,
+) -> pd.DataFrame:
+    """Accuracy against the budget: the teachers are trained once, then for every target
+    epsilon the noise is calibrated, the queries relabelled and a student trained.
+
+    Returns one row per epsilon: ``epsilon``, ``noise_scale``, ``teacher_accuracy``
+    (mean over teachers), ``ensemble_accuracy`` (noiseless plurality vote),
+    ``label_accuracy``, ``student_accuracy`` and ``nonprivate_accuracy`` (the same
+    model on all private data with its true labels).
+    """
+    cfg = config
+    d = data if isinstance(data, PateData) else pate_split(data, public_fraction=cfg.public_fraction, seed=cfg.seed)
+    if cfg.queries > d.y_public.size:
+        raise DPValueError(f"queries={cfg.queries} is more than the {d.y_public.size} public examples")
+    rng = as_generator(cfg.seed + 1)
+    parts = partition_indices(d.y_private.size, cfg.teachers, rng=rng)
+    teachers = train_teachers(d.X_private, d.y_private, parts, model=cfg.teacher_model, rng=rng)
+    teacher_acc = float(np.mean([np.mean(predict(t, d.X_test) == d.y_test) for t in teachers]))
+    ens = float(np.mean(vote_histogram(teacher_predictions(teachers, d.X_test), d.n_classes).argmax(1) == d.y_test))
+    query_index = np.sort(rng.permutation(d.y_public.size)[: cfg.queries])
+    X_q, true_q = d.X_public[query_index], d.y_public[query_index]
+    votes = vote_histogram(teacher_predictions(teachers, X_q), d.n_classes)
+    base = fit_classifier(cfg.teacher_model, d.X_private, d.y_private, random_state=child_seed(rng))
+    nonpriv = float(np.mean(predict(base, d.X_test) == d.y_test))
+    rows = []
+    for i, eps in enumerate(sorted(float(e) for e in epsilons)):
+        scale = calibrate_noise_scale(aggregator=cfg.aggregator, target_epsilon=eps, delta=cfg.delta,
+                                      queries=cfg.queries, accountant=cfg.accountant)
+        point_rng = as_generator(cfg.seed + 1000 + i)
+        labels = make_aggregator(cfg.aggregator, noise_scale=scale).aggregate(votes, rng=point_rng)
+        student = train_student(X_q, labels, model=cfg.student_model, rng=point_rng)
+        row = {"epsilon": eps, "noise_scale": scale, "teacher_accuracy": teacher_acc, "ensemble_accuracy": ens,
+               "label_accuracy": float(np.mean(labels == true_q)),
+               "student_accuracy": float(np.mean(predict(student, d.X_test) == d.y_test)),
+               "nonprivate_accuracy": nonpriv}
+        rows.append(row)
+        if on_point is not None:
+            on_point(i, eps, row)
+    return pd.DataFrame(rows)
+
+
+def teachers_sweep(
+    data: "Split | PateData",
+    config: PateConfig,
+    *,
+    teacher_counts,
+    on_point: Callable[[int, int, dict], None] | None = None,
+) -> pd.DataFrame:
+    """The seed-004 trade-off: more teachers means a larger vote gap (cheaper, more robust
+    answers) but less data, hence weaker teachers. One full PATE run per teacher count at
+    the configuration's noise / budget; one row each.
+    """
+    rows = []
+    for i, t in enumerate(sorted(int(x) for x in teacher_counts)):
+        r = run_pate(data, replace(config, teachers=t, baseline=False))
+        row = {"teachers": t, "examples_per_teacher": float(np.mean(r.partition_sizes)),
+               "teacher_accuracy": r.teacher_mean_accuracy, "ensemble_accuracy": r.ensemble_accuracy,
+               "label_accuracy": r.label_accuracy, "student_accuracy": r.student_accuracy,
+               "mean_vote_gap": float(np.mean(_top_gap(r.votes))), "epsilon": r.epsilon,
+               "noise_scale": r.noise_scale}
+        rows.append(row)
+        if on_point is not None:
+            on_point(i, t, row)
+    return pd.DataFrame(rows)
+
+
+def _top_gap(votes: np.ndarray) -> np.ndarray:
+    """Difference between the two largest vote counts of each query."""
+    s = np.sort(votes, axis=1)
+    return s[:, -1] - s[:, -2]

@@ -155,3 +155,16 @@ def test_registered_learner(split):
     assert {"accuracy", "epsilon", "delta", "noise_multiplier", "seconds"} <= set(j)
     with pytest.raises(DPValueError, match="does not take"):
         run_learner("pate", split, params={"rounds": 3})
+
+
+def test_sweeps_show_the_tradeoffs(split):
+    from dpcore.pate.pipeline import epsilon_sweep, teachers_sweep
+
+    cfg = small(noise_scale=None, target_epsilon=5.0, teachers=10, queries=60)
+    e = epsilon_sweep(split, cfg, epsilons=[0.5, 50.0])
+    assert e.noise_scale.iloc[0] > e.noise_scale.iloc[1]
+    assert e.label_accuracy.iloc[1] > e.label_accuracy.iloc[0]
+    assert e.teacher_accuracy.nunique() == 1  # the teachers do not depend on the budget
+    t = teachers_sweep(split, cfg, teacher_counts=[3, 30])
+    assert t.examples_per_teacher.iloc[0] > t.examples_per_teacher.iloc[1]
+    assert t.mean_vote_gap.iloc[1] > t.mean_vote_gap.iloc[0]  # more teachers, larger gap
