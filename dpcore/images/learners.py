@@ -133,6 +133,7 @@ def run_noisy_input(split, *, epsilon: float, delta: float, seed: int, params: M
         "mechanism": mech.label,
         "noise_std": mech.noise_std((h, w)),
         "released_examples": released[:8].copy(),
+        "pixel_range": (lo, hi),
         "converged": converged,
         "predictions": pred,
     }
@@ -189,7 +190,7 @@ def train_on_what_you_see(
 
     Returns ``(table, info)``: the table has one row per model (``model, accuracy,
     epsilon, delta, privacy, seconds``); ``info`` holds ``released_examples`` (what the
-    noisy-input classifier saw), ``dpsgd_available`` and ``dpsgd_error`` (a message if
+    noisy-input classifier saw) with their ``pixel_range``, ``dpsgd_available`` and ``dpsgd_error`` (a message if
     DP-SGD failed). ``on_step(i, total, name)`` reports progress.
     """
     from ..datasets import train_test_split
@@ -208,7 +209,8 @@ def train_on_what_you_see(
         {"model": f"Logistic regression on noisy images ({res.extras['mechanism']})", "accuracy": res.score,
          "epsilon": res.epsilon, "delta": res.delta, "privacy": res.extras["privacy_unit"], "seconds": res.seconds},
     ]
-    info: dict[str, Any] = {"released_examples": res.extras["released_examples"], "dpsgd_available": have_dpsgd,
+    info: dict[str, Any] = {"released_examples": res.extras["released_examples"],
+                            "pixel_range": res.extras["pixel_range"], "dpsgd_available": have_dpsgd,
                             "dpsgd_error": None}
     if have_dpsgd:
         if on_step:

@@ -30,6 +30,7 @@ __all__ = [
     "load_uploaded_image",
     "MAX_UPLOAD_BYTES",
     "MAX_UPLOAD_PIXELS",
+    "DISPLAY_UPSCALE",
 ]
 
 #: default cap on the size of an uploaded file in bytes (5 MB)
@@ -158,6 +159,9 @@ def _photos(n: int | None, colour: str, max_side: int | None) -> ImageSet:
     )
 
 
+#: nearest-neighbour enlargement factor for display (so an 8x8 digit is 112 px wide)
+DISPLAY_UPSCALE = {"digits": 14, "mnist5k": 4, "faces": 5, "photos": 1}
+
 #: registry name -> (title, has labels)
 IMAGE_SETS: dict[str, tuple[str, bool]] = {
     "digits": ("Digits (8x8, pixels 0-16)", True),
@@ -201,7 +205,7 @@ def load_image_set(
         n_images = check_int(n_images, "n_images", minimum=1)
     if name == "photos":
         return _photos(n_images, colour, max_side)
-    upscale = {"digits": 14, "mnist5k": 4, "faces": 5}[name]
+    upscale = DISPLAY_UPSCALE[name]
     return _from_dataset(name, n_images, upscale)
 
 

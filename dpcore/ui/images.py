@@ -1,0 +1,177 @@
+"""Cached wrappers and renderers for the Noisy images page (the only Streamlit code of the feature)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+from ..images import (
+    IMAGE_MECHANISMS,
+    IMAGE_SETS,
+    ColumnSpec,
+    GridResult,
+    ImageSet,
+    label_noise_view,
+    load_image_set,
+    load_uploaded_image,
+    noisy_grid,
+    quality_curve,
+)
+from ..images.sets import MAX_UPLOAD_BYTES, MAX_UPLOAD_PIXELS
+from .common import run_guarded
+
+#: epsilon grid of the quality chart (log-spaced)
+CURVE_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0)
+EPSILON_CHOICES = (0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 50.0, 100.0, 1000.0, 10000.0)
+_COLOURS = dict(zip(IMAGE_MECHANISMS, ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e")))
+
+# A set is identified by plain values so st.cache_data can hash it:
+# (name, n_images, colour, upload bytes or None, upload file name)
+SetKey = tuple
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def cached_set(key: SetKey) -> ImageSet:
+    name, n, colour, data, filename = key
+    if name == "upload":
+        return load_uploaded_image(data, name=filename, colour=colour)
+    return load_image_set(name, n_images=n, colour=colour, max_side=240)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def cached_grid(key: SetKey, columns: tuple[tuple, ...], seed: int) -> GridResult:
+    return noisy_grid(cached_set(key), [ColumnSpec(*c) for c in columns], seed=seed)
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def cached_curve_point(key: SetKey, kind: str, epsilon: float, delta: float, cell: int, m: int,
+                       seed: int) -> pd.DataFrame:
+    return quality_curve(cached_set(key), [kind], [epsilon], seed=seed, delta=delta, cell=cell, m=m)
+
+
+def curve_with_progress(key: SetKey, kinds: tuple[str, ...], delta: float, cell: int, m: int, seed: int):
+    """Quality vs epsilon, one cached point at a time so a progress bar can follow (None on error)."""
+    points = [(k, e) for k in kinds for e in CURVE_EPSILONS]
+    bar = st.empty()
+    parts = []
+    for i, (k, e) in enumerate(points):
+        part = run_guarded(cached_curve_point, key, k, float(e), delta, cell, m, seed)
+        if part is None:
+            bar.empty()
+            return None
+        parts.append(part)
+        if i % 5 == 4:
+            bar.progress((i + 1) / len(points), text=f"Quality vs ε: {i + 1}/{len(points)} points")
+    bar.empty()
+    return pd.concat(parts, ignore_index=True)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def cached_labels(key: SetKey, epsilon: float, seed: int) -> pd.DataFrame:
+    s = cached_set(key)
+    return label_noise_view(s.labels, s.target_names, epsilon=epsilon, seed=seed)
+
+
+def image_set_picker(key: str) -> tuple[SetKey | None, ImageSet | None]:
+    """Sidebar controls for the image set (built-in or an uploaded PNG/JPEG)."""
+    sb = st.sidebar
+    options = list(IMAGE_SETS) + ["upload"]
+    labels = {k: t for k, (t, _) in IMAGE_SETS.items()} | {"upload": "Upload a PNG/JPEG…"}
+    name = sb.selectbox("Images", options, format_func=labels.get, key=f"{key}.name")
+    colour = "grey"
+    if name in ("photos", "upload"):
+        colour = sb.radio("Colour", ["rgb", "grey"], horizontal=True, key=f"{key}.colour",
+                          format_func={"rgb": "RGB", "grey": "Grey"}.get)
+    if name == "upload":
+        up = sb.file_uploader(f"PNG or JPEG (≤ {MAX_UPLOAD_BYTES // 2**20} MB, ≤ {MAX_UPLOAD_PIXELS / 1e6:g} M pixels)",
+                              type=["png", "jpg", "jpeg"], key=f"{key}.file")
+        if up is None:
+            st.info("Upload a PNG or JPEG in the sidebar: it is decoded in memory, shrunk to 256 px and never stored.")
+            return None, None
+        k: SetKey = ("upload", 1, colour, up.getvalue(), up.name)
+    else:
+        top = 2 if name == "photos" else 8
+        n = sb.slider("Images (rows)", 1, top, min(4, top), key=f"{key}.n")
+        k = (name, int(n), colour, None, "")
+    s = run_guarded(cached_set, k)
+    return (k, s) if s is not None else (None, None)
+
+
+def _display(img: np.ndarray, pixel_range, upscale: int) -> np.ndarray:
+    """uint8 picture, upscaled by pixel repetition (nearest neighbour, no smoothing)."""
+    lo, hi = pixel_range
+    out = np.clip(np.rint((np.asarray(img) - lo) / (hi - lo) * 255.0), 0, 255).astype(np.uint8)
+    if upscale > 1:
+        out = np.repeat(np.repeat(out, upscale, axis=0), upscale, axis=1)
+    return out
+
+
+def show_image_row(images, captions, pixel_range, upscale: int, n_cols: int | None = None) -> None:
+    cols = st.columns(n_cols or len(images))
+    for c, im, cap in zip(cols, images, captions):
+        pic = _display(im, pixel_range, upscale)
+        # small images at their enlarged size (crisp pixels); photos shrink to the column
+        c.image(pic, caption=cap, width=int(pic.shape[1]) if upscale > 1 else "stretch")
+
+
+def show_grid(grid: GridResult) -> None:
+    """Rows are images; the original first, then one column per mechanism/epsilon, PSNR/SSIM under each."""
+    heads = st.columns(1 + len(grid.columns))
+    heads[0].markdown("**Original**")
+    for h, name in zip(heads[1:], grid.columns):
+        h.markdown(f"**{name}**", help=grid.privacy_units.get(name))
+    q = grid.quality.set_index(["row", "column"])
+    for i, orig in enumerate(grid.originals):
+        caps = [grid.row_labels[i] or " "]
+        for name in grid.columns:
+            r = q.loc[(i, name)]
+            p = "∞" if math.isinf(r.psnr_db) else f"{r.psnr_db:.1f}"
+            caps.append(f"PSNR {p} dB · SSIM {r.ssim:.2f}")
+        show_image_row([orig, *grid.noisy[i]], caps, grid.pixel_range, grid.upscale)
+
+
+def units_table(grid: GridResult) -> pd.DataFrame:
+    """Per column: what neighbouring means, the noise std per pixel value, mean PSNR/SSIM."""
+    q = grid.quality.groupby("column", sort=False).agg(
+        noise_std=("noise_std", "first"), psnr_db=("psnr_db", "mean"), ssim=("ssim", "mean")).reset_index()
+    q.insert(1, "privacy unit (who counts as a neighbour)", q["column"].map(grid.privacy_units))
+    return q
+
+
+def quality_figure(df: pd.DataFrame) -> go.Figure:
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("PSNR vs ε (higher is closer to the original)",
+                                                        "SSIM vs ε (1 = identical structure)"))
+    for kind, part in df.groupby("kind", sort=False):
+        name = IMAGE_MECHANISMS[kind]
+        for col, y in ((1, "psnr_db"), (2, "ssim")):
+            fig.add_trace(go.Scatter(x=part.epsilon, y=part[y], mode="lines+markers", name=name, legendgroup=kind,
+                                     showlegend=col == 1, line=dict(color=_COLOURS.get(kind))), row=1, col=col)
+    fig.update_xaxes(type="log", title_text="ε (log scale)")
+    fig.update_yaxes(title_text="PSNR (dB)", row=1, col=1)
+    fig.update_yaxes(title_text="SSIM", row=1, col=2)
+    fig.update_layout(height=420, margin=dict(t=40, b=40), legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def show_labels(image_set: ImageSet, table: pd.DataFrame) -> None:
+    caps = [f"true {t} → Lap {a} · clamp {c} · RR {r}" for t, a, c, r in
+            table[["true", "laplace_argmax", "laplace_clamp_round", "randomized_response"]].itertuples(index=False)]
+    show_image_row(list(image_set.images), caps, image_set.pixel_range, image_set.upscale,
+                   n_cols=max(4, image_set.n_images))
+
+
+def compare_with_progress(dataset: str, epsilon: float, delta: float, seed: int, budget: str, epochs: int):
+    """Run the train-on-what-you-see comparison behind the page's button (not cached: its result is kept in
+    session state), with a progress bar."""
+    from ..images.learners import train_on_what_you_see
+
+    bar = st.progress(0.0, text="Training…")
+    out = run_guarded(train_on_what_you_see, dataset, epsilon=epsilon, delta=delta, seed=seed,
+                      noisy_params={"budget": budget}, dpsgd_params={"epochs": epochs},
+                      on_step=lambda i, n, what: bar.progress(i / n, text=f"Training {what} ({i}/{n} done)"))
+    bar.empty()
+    return out

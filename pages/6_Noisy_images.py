@@ -1,0 +1,113 @@
+"""Noisy images: what each privacy mechanism does to real pictures, and what DP training does instead."""
+from __future__ import annotations
+
+import math
+
+import streamlit as st
+
+from dpcore.images import IMAGE_MECHANISMS, IMAGE_SETS
+from dpcore.images.sets import DISPLAY_UPSCALE
+from dpcore.mechanisms import RandomizedResponse
+from dpcore.ui import delta_input, epsilon_input, page_header, run_guarded, seed_input
+from dpcore.ui import images as ui
+
+page_header(
+    "Noisy images",
+    "Each column pushes the same pictures through a privacy mechanism at a given ε, so you can see what "
+    "“protect one pixel”, “protect the whole image” and DP-Pix pixelisation (Fan 2018) cost in picture quality. "
+    "Below, the labels get the noise instead (seed 002), and a classifier trained on noisy images races DP-SGD.",
+)
+
+key, image_set = ui.image_set_picker("images.set")
+if image_set is None:
+    st.stop()
+sb = st.sidebar
+mode = sb.radio("Grid columns", ["mechanisms", "epsilons"], key="images.mode", horizontal=True,
+                format_func={"mechanisms": "Mechanisms", "epsilons": "ε values"}.get)
+kinds = list(IMAGE_MECHANISMS)
+if mode == "mechanisms":
+    chosen = sb.multiselect("Mechanisms", kinds, default=kinds, format_func=IMAGE_MECHANISMS.get, key="images.kinds")
+    eps = epsilon_input("images.eps", default=1.0)
+    pairs = [(k, eps) for k in chosen]
+else:
+    kind = sb.selectbox("Mechanism", kinds, index=4, format_func=IMAGE_MECHANISMS.get, key="images.kind")
+    eps_list = sb.multiselect("ε values", ui.EPSILON_CHOICES, default=[0.1, 1.0, 10.0, 100.0], key="images.eps_list")
+    pairs = [(kind, float(e)) for e in sorted(eps_list)]
+delta = delta_input("images.delta")
+h, w = image_set.image_shape[:2]
+cell = int(sb.number_input("DP-Pix cell size b (pixels)", 1, 64, 2 if min(h, w) <= 8 else 4 if min(h, w) <= 32 else 8,
+                           key="images.cell"))
+m = int(sb.number_input("DP-Pix m (pixels neighbours may differ in)", 1, 10_000, 1, key="images.m"))
+seed = seed_input("images.seed")
+
+st.subheader(f"{image_set.title}: {image_set.n_images} image(s) of {' x '.join(map(str, image_set.image_shape))}, "
+             f"pixel range {image_set.pixel_range[0]:g}–{image_set.pixel_range[1]:g}")
+if not pairs:
+    st.info("Choose at least one mechanism or ε value in the sidebar.")
+    st.stop()
+columns = tuple((k, float(e), float(delta), cell, m) for k, e in pairs)
+grid = run_guarded(ui.cached_grid, key, columns, int(seed))
+if grid is not None:
+    means = ui.units_table(grid)
+    for c, row in zip(st.columns(len(means)), means.itertuples(index=False)):
+        c.metric(row.column, f"{row.psnr_db:.1f} dB" if math.isfinite(row.psnr_db) else "∞ dB",
+                 help=f"Mean PSNR over the rows. Privacy unit: {row[1]}")
+    ui.show_grid(grid)
+    st.caption("Outputs are clipped to the pixel range (post-processing, no privacy cost). Small images are "
+               "enlarged by repeating pixels, never smoothed. Hover a column heading to see who counts as a "
+               "neighbour for it: per-pixel ε leaves the image as a whole with h·w·ε, per-image ε drowns it.")
+    st.dataframe(means, hide_index=True, width="stretch", key="images.units")
+
+st.subheader("Picture quality vs ε")
+curve = ui.curve_with_progress(key, tuple(kinds), float(delta), cell, m, int(seed))
+if curve is not None:
+    st.plotly_chart(ui.quality_figure(curve), width="stretch", key="images.curve_chart")
+    st.caption(f"Means over the {image_set.n_images} image(s) above; DP-Pix with b = {cell}, m = {m}; Gaussian δ = "
+               f"{delta:g}. PSNR = 10·log10(R²/MSE) with R the pixel range.")
+    st.dataframe(curve, hide_index=True, width="stretch", key="images.curve_table")
+
+if image_set.labels is not None:
+    st.subheader("Noise on the labels instead (label DP, seed 002)")
+    st.markdown("Privacy unit: **one example's label** (the images are public). Laplace adds Lap(2/ε) to each "
+                "coordinate of the one-hot label (two one-hot vectors differ by 2 in L1), then argmax, or seed "
+                "002's clamp-to-[0, 1]-and-round; k-ary randomized response keeps the label with probability "
+                "e^ε / (e^ε + k − 1).")
+    label_eps = st.number_input("ε for the labels", 0.01, 100.0, 1.0, 0.1, key="images.label_eps")
+    table = run_guarded(ui.cached_labels, key, float(label_eps), int(seed))
+    if table is not None:
+        rr = RandomizedResponse(epsilon=float(label_eps), k=image_set.n_classes)
+        c1, c2, c3 = st.columns(3)
+        c1.metric("RR keeps the true label with probability", f"{rr.p_keep:.3f}")
+        c2.metric("Laplace argmax correct here", f"{(table.laplace_argmax == table.true).mean():.0%}")
+        c3.metric("clamp+round gives a valid one-hot", f"{table.laplace_valid.mean():.0%}")
+        ui.show_labels(image_set, table)
+        st.dataframe(table, hide_index=True, width="stretch", key="images.labels_table")
+
+st.subheader("Train on what you see")
+labelled = [n for n, (_, lab) in IMAGE_SETS.items() if lab]
+train_set = image_set.name if image_set.name in labelled else "digits"
+st.markdown(f"On **{train_set}**: a logistic regression trained on images released with per-image local DP "
+            "(the noise you see above, ε split across all pixels; labels in the clear), against DP-SGD at the same "
+            "ε, which protects each whole (image, label) record but adds its noise to clipped gradients instead.")
+t1, t2, t3 = st.columns(3)
+train_eps = t1.number_input("ε", 0.05, 1000.0, 1.0, 0.5, key="images.train_eps")
+budget = t2.radio("Noisy-input budget", ["image", "pixel"], horizontal=True, key="images.train_budget",
+                  format_func={"image": "per image (the guarantee)", "pixel": "per pixel (weaker)"}.get)
+epochs = int(t3.number_input("DP-SGD epochs", 1, 50, 5, key="images.train_epochs"))
+if st.button("Train", key="images.train_button", type="primary"):
+    st.session_state["images.train"] = ui.compare_with_progress(train_set, float(train_eps), float(delta), int(seed),
+                                                                budget, epochs)
+res = st.session_state.setdefault("images.train", None)
+if res is not None:
+    table, info = res
+    for c, row in zip(st.columns(len(table)), table.itertuples(index=False)):
+        c.metric(row.model, "–" if row.accuracy is None else f"{row.accuracy:.1%}", help=row.privacy)
+    st.dataframe(table, hide_index=True, width="stretch", key="images.train_table")
+    if not info["dpsgd_available"]:
+        st.info("The DP-SGD learner (`dpsgd`) is not registered in this installation yet; its column appears "
+                "once the DP-SGD engine is available.")
+    if info["dpsgd_error"]:
+        st.warning(info["dpsgd_error"])
+    st.caption("What the noisy-input classifier was trained on (first training images as released):")
+    ex = info["released_examples"]
+    ui.show_image_row(list(ex), [""] * len(ex), info["pixel_range"], DISPLAY_UPSCALE[train_set])
