@@ -1,0 +1,164 @@
+"""Streamlit side of the PATE page: cached runs with live progress, and the page's charts."""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from ..datasets import train_test_split
+from ..pate import PateConfig, PateResult, run_pate
+from ..pate.pipeline import epsilon_sweep, teachers_sweep
+
+AGGREGATOR_LABELS = {"gnmax": "GNMax — Gaussian noise (Papernot et al. 2018)",
+                     "lnmax": "LNMax — Laplace noise (Papernot et al. 2017)"}
+
+
+_STORE = "pate.runs"
+_MAX_KEPT = 12
+
+
+def remembered(key: tuple, compute: Callable[[], object]):
+    """Memoise ``compute()`` in this session under the hashable ``key`` (frozen configs in the key).
+
+    Not ``st.cache_data``: the runs draw a live progress bar, and Streamlit cannot replay
+    elements drawn inside a cached function into a block created outside it.
+    """
+    store = st.session_state.setdefault(_STORE, {})
+    if key not in store:
+        store[key] = compute()
+        while len(store) > _MAX_KEPT:
+            store.pop(next(iter(store)))
+    return store[key]
+
+
+def cached_pate(dataset: str, config: PateConfig, on_epoch: Callable | None = None) -> PateResult:
+    """One PATE run on a registry dataset (split seeded by ``config.seed``), memoised per session."""
+    return remembered(("run", dataset, config),
+                      lambda: run_pate(train_test_split(dataset, seed=config.seed), config, on_epoch=on_epoch))
+
+
+def cached_epsilon_sweep(dataset: str, config: PateConfig, epsilons: tuple[float, ...],
+                         on_point: Callable | None = None) -> pd.DataFrame:
+    return remembered(("eps", dataset, config, tuple(epsilons)), lambda: epsilon_sweep(
+        train_test_split(dataset, seed=config.seed), config, epsilons=epsilons, on_point=on_point))
+
+
+def cached_teachers_sweep(dataset: str, config: PateConfig, counts: tuple[int, ...],
+                          on_point: Callable | None = None) -> pd.DataFrame:
+    return remembered(("teachers", dataset, config, tuple(counts)), lambda: teachers_sweep(
+        train_test_split(dataset, seed=config.seed), config, teacher_counts=counts, on_point=on_point))
+
+
+def progress_callback(bar, total_teachers: int) -> Callable:
+    """An ``on_epoch`` hook that moves a ``st.progress`` bar through teachers, queries and the student."""
+
+    def cb(info) -> None:
+        if info["stage"] == "teachers":
+            bar.progress(0.8 * info["epoch"] / total_teachers, text=f"Teacher {info['epoch']} / {total_teachers} "
+                                                                     f"trained (test accuracy {info['accuracy']:.2f})")
+        elif info["stage"] == "queries":
+            bar.progress(0.8 + 0.15 * info["epoch"] / info["epochs"],
+                         text=f"{info['epoch']} queries answered, ε = {info['epsilon']:.3g}")
+        else:
+            bar.progress(1.0, text="Student trained")
+
+    return cb
+
+
+def split_table(result: PateResult) -> pd.DataFrame:
+    sizes = result.split_sizes
+    parts = result.partition_sizes
+    return pd.DataFrame([
+        {"part": "private (teachers)", "examples": sizes["private (teachers)"],
+         "used for": f"{len(parts)} disjoint partitions of {parts.min()}–{parts.max()} labelled examples, one per teacher"},
+        {"part": "public (student)", "examples": sizes["public (student, unlabelled)"],
+         "used for": f"unlabelled inputs; {result.config.queries} of them labelled by the noisy vote"},
+        {"part": "test", "examples": sizes["test"], "used for": "accuracy of teachers, student and baseline"},
+    ])
+
+
+def split_figure(result: PateResult) -> go.Figure:
+    t = split_table(result)
+    fig = go.Figure()
+    for (_, r), c in zip(t.iterrows(), ["#d62728", "#1f77b4", "#7f7f7f"]):
+        fig.add_bar(y=["data"], x=[r.examples], name=f"{r.part}: {r.examples}", orientation="h", marker_color=c)
+    fig.update_layout(barmode="stack", height=140, margin=dict(t=10, b=30, l=10, r=10), xaxis_title="examples",
+                      yaxis_visible=False, legend=dict(orientation="h", y=1.5))
+    return fig
+
+
+def votes_figure(result: PateResult, i: int, class_names: tuple[str, ...]) -> go.Figure:
+    """Teacher votes for query ``i`` (bars), the votes plus noise (markers), the noisy winner highlighted."""
+    v, nv = result.votes[i], result.noisy_votes[i]
+    win, truth = int(result.noisy_labels[i]), int(result.true_public_labels[i])
+    names = [class_names[j] if j < len(class_names) else str(j) for j in range(v.size)]
+    colours = ["#2ca02c" if j == win else "#9ecae1" for j in range(v.size)]
+    fig = go.Figure()
+    fig.add_bar(x=names, y=v, marker_color=colours, name="teacher votes n_j")
+    fig.add_scatter(x=names, y=nv, mode="markers", marker=dict(symbol="diamond", size=12, color="#d62728"),
+                    name="n_j + noise (the aggregator's argmax is taken here)")
+    fig.add_annotation(x=names[win], y=max(v[win], nv[win]), text="noisy winner", showarrow=True, arrowhead=2, ay=-35)
+    fig.update_layout(xaxis_title=f"class (true label of this example: {names[truth]})",
+                      yaxis_title="number of teachers (votes)", height=380, margin=dict(t=30, b=40),
+                      legend=dict(orientation="h", y=1.15))
+    return fig
+
+
+def epsilon_queries_figure(history: pd.DataFrame) -> go.Figure:
+    fig = go.Figure()
+    fig.add_scatter(x=history.queries, y=history.epsilon, mode="lines+markers", name="data-independent (dp_accounting)")
+    if "epsilon_data_dependent" in history:
+        fig.add_scatter(x=history.queries, y=history.epsilon_data_dependent, mode="lines+markers",
+                        name="DATA-DEPENDENT (Papernot 2018 Thm 6; not itself private)", line=dict(dash="dash"))
+    fig.update_layout(xaxis_title="queries answered", yaxis_title="ε spent (δ fixed)", height=340,
+                      margin=dict(t=30, b=40), legend=dict(orientation="h", y=1.15))
+    return fig
+
+
+_ACC_LINES = [("teacher_accuracy", "mean teacher", "#9467bd"), ("ensemble_accuracy", "noiseless teacher vote", "#8c564b"),
+              ("label_accuracy", "noisy labels (vs true public labels)", "#ff7f0e"),
+              ("student_accuracy", "student", "#1f77b4")]
+
+
+def epsilon_sweep_figure(df: pd.DataFrame) -> go.Figure:
+    fig = go.Figure()
+    for col, name, c in _ACC_LINES:
+        fig.add_scatter(x=df.epsilon, y=df[col], mode="lines+markers", name=name, line=dict(color=c, width=3))
+    if len(df):
+        fig.add_scatter(x=[df.epsilon.min(), df.epsilon.max()], y=[df.nonprivate_accuracy.iloc[0]] * 2, mode="lines",
+                        name="non-private model on all private data", line=dict(color="black", dash="dash"))
+    fig.update_layout(xaxis_title="ε for the answered queries — log scale", xaxis_type="log",
+                      yaxis_title="accuracy (fraction correct)", yaxis_range=[0, 1], height=420,
+                      margin=dict(t=30, b=40), legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def teachers_sweep_figure(df: pd.DataFrame) -> go.Figure:
+    fig = go.Figure()
+    for col, name, c in _ACC_LINES:
+        fig.add_scatter(x=df.teachers, y=df[col], mode="lines+markers", name=name, line=dict(color=c, width=3))
+    fig.update_layout(xaxis_title="number of teachers (each gets 1/teachers of the private data) — log scale",
+                      xaxis_type="log", yaxis_title="accuracy (fraction correct)", yaxis_range=[0, 1], height=420,
+                      margin=dict(t=30, b=40), legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def sweep_progress(bar, total: int, what: str) -> Callable:
+    def cb(i, value, row) -> None:
+        bar.progress((i + 1) / total, text=f"{what} {value:g}: student accuracy {row['student_accuracy']:.3f}")
+
+    return cb
+
+
+def example_image(dataset, result: PateResult, i: int, seed: int) -> np.ndarray | None:
+    """The public example behind query ``i`` as a grey image in [0, 1] (image datasets only)."""
+    if dataset.image_shape is None:
+        return None
+    from ..pate import pate_split
+
+    d = pate_split(train_test_split(dataset.name, seed=seed), public_fraction=result.config.public_fraction,
+                   seed=seed)
+    return d.X_public[result.query_index[i]].reshape(dataset.image_shape)

@@ -1,0 +1,116 @@
+"""PATE: teachers on disjoint private data, a noisy vote, a student that never sees a private label."""
+from __future__ import annotations
+
+import math
+
+import streamlit as st
+
+from dpcore.pate import PateConfig
+from dpcore.ui import dataset_picker, delta_input, epsilon_input, page_header, run_guarded, seed_input
+from dpcore.ui.pate import (AGGREGATOR_LABELS, cached_epsilon_sweep, cached_pate, cached_teachers_sweep,
+                            epsilon_queries_figure, epsilon_sweep_figure, example_image, progress_callback,
+                            split_figure, split_table, sweep_progress, teachers_sweep_figure, votes_figure)
+
+page_header(
+    "PATE: private aggregation of teacher ensembles",
+    "Teachers are trained on disjoint parts of the sensitive data; each public question is answered by their "
+    "vote plus noise, so one person's record can move at most one vote. A student learns from those noisy answers "
+    "alone (Papernot et al. 2017, 2018; seed 004).",
+)
+
+with st.sidebar.form("pate.form"):
+    st.header("PATE settings")
+    ds = dataset_picker("pate.dataset", task="classification", allow_upload=False, default="digits", container=st)
+    agg = st.radio("Aggregator", list(AGGREGATOR_LABELS), format_func=AGGREGATOR_LABELS.get, key="pate.agg")
+    teachers = st.number_input("Teachers", 1, 1000, 20, key="pate.teachers",
+                               help="More teachers: bigger vote gaps, but less data each.")
+    queries = st.number_input("Queries answered", 1, 5000, 100, key="pate.queries",
+                              help="Public examples labelled by the noisy vote; each one spends privacy.")
+    mode = st.radio("Privacy set by", ["target ε", "noise scale"], horizontal=True, key="pate.mode")
+    eps = epsilon_input("pate.eps", default=5.0, container=st, label="Target ε for all queries")
+    noise = st.number_input("Noise scale (σ for GNMax, 1/γ for LNMax), in votes", 0.01, 1000.0, 10.0,
+                            key="pate.noise")
+    delta = delta_input("pate.delta", container=st)
+    public = st.slider("Public share of the training part", 0.05, 0.5, 0.2, 0.05, key="pate.public")
+    model = st.selectbox("Teacher and student model", ["logreg", "mlp"], key="pate.model",
+                         format_func={"logreg": "Logistic regression", "mlp": "Small neural network"}.get)
+    dd = st.checkbox("Also show the DATA-DEPENDENT ε (GNMax)", False, key="pate.dd",
+                     help="Papernot 2018 Thm 6: cheaper when teachers agree, but it depends on the private votes "
+                          "and is not itself private (smooth sensitivity not implemented).")
+    seed = seed_input("pate.seed", container=st)
+    st.form_submit_button("Run PATE", type="primary")
+
+if ds is None:
+    st.stop()
+cfg = run_guarded(PateConfig, aggregator=agg, teachers=int(teachers), queries=int(queries),
+                  noise_scale=float(noise) if mode == "noise scale" else None,
+                  target_epsilon=float(eps) if mode == "target ε" else None, delta=float(delta),
+                  public_fraction=float(public), teacher_model=model, student_model=model,
+                  data_dependent=bool(dd and agg == "gnmax"), baseline=True, seed=int(seed))
+if cfg is None:
+    st.stop()
+bar = st.progress(0.0, text="Training teachers …")
+res = run_guarded(cached_pate, ds.name, cfg, on_epoch=progress_callback(bar, cfg.teachers))
+bar.empty()
+if res is None:
+    st.stop()
+
+c = st.columns(4)
+c[0].metric("ε spent (data-independent)", f"{res.epsilon:.3g}", help=f"δ = {res.delta:g}; {res.dp_event}")
+c[1].metric("ε DATA-DEPENDENT", "—" if res.epsilon_data_dependent is None else f"{res.epsilon_data_dependent:.3g}",
+            help="Not a releasable guarantee: it is computed from the private votes.")
+c[2].metric("Noise on each vote", f"{'σ' if agg == 'gnmax' else 'b = 1/γ'} = {res.noise_scale:.3g}")
+c[3].metric("Queries answered", f"{cfg.queries}")
+c = st.columns(5)
+c[0].metric("Mean teacher accuracy", f"{res.teacher_mean_accuracy:.3f}")
+c[1].metric("Noiseless vote accuracy", f"{res.ensemble_accuracy:.3f}")
+c[2].metric("Noisy-label accuracy", f"{res.label_accuracy:.3f}")
+c[3].metric("Student accuracy", f"{res.student_accuracy:.3f}")
+c[4].metric("Non-private model", f"{res.nonprivate_accuracy:.3f}")
+if agg == "lnmax":
+    st.caption(f"LNMax: each answer is (2γ = {2 / res.noise_scale:.3g})-DP, so basic composition gives "
+               f"ε = {res.epsilon_pure:.3g} at δ = 0; with δ > 0 the accountant's bound is used if smaller.")
+
+st.subheader("1 · The data, cut three ways")
+st.plotly_chart(split_figure(res), width="stretch")
+st.dataframe(split_table(res), hide_index=True, width="stretch", key="pate.split")
+
+st.subheader("2 · One query: the teachers' votes and the noisy winner")
+i = st.slider("Answered query #", 0, cfg.queries - 1, 0, key="pate.example")
+left, right = st.columns([1, 4])
+img = example_image(ds, res, i, cfg.seed)
+if img is not None:
+    left.image(img, clamp=True, width=140, caption="the public input")
+left.markdown(f"Vote gap between the top two classes: **{sorted(res.votes[i])[-1] - sorted(res.votes[i])[-2]}** "
+              f"votes; noise std ≈ {res.noise_scale * (1 if agg == 'gnmax' else math.sqrt(2)):.3g}.")
+right.plotly_chart(votes_figure(res, i, ds.target_names), width="stretch")
+st.caption("Changing one private record retrains one teacher, which moves one vote: the histogram changes by 1 in two "
+           "bins (L1 sensitivity 2, L2 √2). That is what the noise hides.")
+
+st.subheader("3 · Privacy spent as queries are answered")
+st.plotly_chart(epsilon_queries_figure(res.history), width="stretch")
+st.dataframe(res.history, hide_index=True, width="stretch", key="pate.history")
+
+st.subheader("4 · Accuracy against ε, and the more-teachers-less-data trade-off")
+a, b = st.columns(2)
+if a.button("Sweep ε (teachers trained once)", key="pate.sweep_eps"):
+    pb = a.progress(0.0)
+    eps_values = (0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0)
+    df = run_guarded(cached_epsilon_sweep, ds.name, cfg, eps_values, on_point=sweep_progress(pb, 7, "ε ="))
+    if df is not None:
+        st.session_state["pate.eps_sweep"] = ((ds.name, cfg), df)
+if b.button("Sweep the number of teachers", key="pate.sweep_teachers"):
+    pb = b.progress(0.0)
+    n_priv = res.split_sizes["private (teachers)"]
+    counts = tuple(t for t in (2, 5, 10, 20, 50, 100, 200) if t <= n_priv // 5)
+    df = run_guarded(cached_teachers_sweep, ds.name, cfg, counts, on_point=sweep_progress(pb, len(counts), "teachers ="))
+    if df is not None:
+        st.session_state["pate.teacher_sweep"] = ((ds.name, cfg), df)
+for key, fig, note in [("pate.eps_sweep", epsilon_sweep_figure, "Accuracy against the budget for these settings."),
+                       ("pate.teacher_sweep", teachers_sweep_figure,
+                        "Fixed privacy setting; more teachers widen the vote gap but each learns from less data.")]:
+    got = st.session_state.get(key)
+    if got is not None and got[0] == (ds.name, cfg):
+        st.plotly_chart(fig(got[1]), width="stretch")
+        st.caption(note)
+        st.dataframe(got[1].round(4), hide_index=True, width="stretch", key=f"{key}.table")
