@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 import math
 import time
 import warnings
@@ -222,7 +223,16 @@ class TrainResult:
 
 @functools.lru_cache(maxsize=256)
 def _calibrated_sigma(target: float, delta: float, q: float, steps: int, accountant: str) -> float:
-    return calibrate_noise_multiplier(target_epsilon=target, delta=delta, sample_rate=q, steps=steps, accountant=accountant)
+    # dp_accounting logs convergence chatter for large q at fractional orders while bisecting; it
+    # excludes those orders (a valid, slightly looser bound), so the messages are noise to a user.
+    absl_logger = logging.getLogger("absl")
+    level = absl_logger.level
+    absl_logger.setLevel(logging.ERROR)
+    try:
+        return calibrate_noise_multiplier(target_epsilon=target, delta=delta, sample_rate=q, steps=steps,
+                                          accountant=accountant)
+    finally:
+        absl_logger.setLevel(level)
 
 
 def planned_steps(config: TrainConfig, n: int) -> tuple[float, list[int]]:
@@ -254,6 +264,44 @@ def _per_example_loss(out: torch.Tensor, yb: torch.Tensor, task: str) -> torch.T
         return F.cross_entropy(out, yb, reduction="none")
     diff = out - yb.reshape(out.shape[0], -1)
     return diff.pow(2).sum(1)
+
+
+def private_gradient(
+    model: nn.Module,
+    clipper: GhostClipper,
+    xb: torch.Tensor,
+    yb: torch.Tensor,
+    *,
+    task: str,
+    clip_norm: float,
+    noise_std: float,
+    expected_batch_size: float,
+    generator: torch.Generator,
+) -> float:
+    """Fill ``p.grad`` with one DP-SGD gradient; return the batch's summed loss (a diagnostic).
+
+    ``p.grad = (sum_i clip_C(g_i) + N(0, noise_std^2 I)) / expected_batch_size``:
+    per-example norms from ghost norms, clip factors ``min(1, C/(||g_i|| + 1e-6))``,
+    the clipped sum as one product per layer, then the noise. An empty batch
+    gives pure noise (the mechanism still runs, as the accountant assumes).
+    """
+    params = [p for p in model.parameters() if p.requires_grad]
+    loss_sum = 0.0
+    if xb.shape[0] > 0:
+        with clipper.capture():
+            out = model(xb)
+        loss = _per_example_loss(out, yb, task)
+        norms = clipper.norms(loss)
+        clipper.write_clipped_sum(clip_factors(norms, clip_norm))
+        loss_sum = float(loss.detach().sum())
+    else:
+        for p in params:
+            p.grad = torch.zeros_like(p)
+    for p in params:
+        if noise_std > 0:
+            p.grad.add_(torch.randn(p.shape, generator=generator, dtype=p.dtype), alpha=noise_std)
+        p.grad.div_(expected_batch_size)
+    return loss_sum
 
 
 def _evaluate(model: nn.Module, X: torch.Tensor, y: torch.Tensor, task: str) -> tuple[float, float]:
@@ -361,6 +409,10 @@ def train(
     q, ends = planned_steps(config, n)
     sigma = resolve_noise_multiplier(config, n)
     caught: list[str] = []
+    if config.private and sigma == 0:
+        msg = "noise_multiplier=0 adds no noise: clipping alone gives no differential privacy (epsilon = inf)"
+        warnings.warn(msg, DPCoreWarning, stacklevel=2)
+        caught.append(msg)
     if config.private and config.sampling == "shuffle":
         warnings.warn(SHUFFLE_CAVEAT, DPCoreWarning, stacklevel=2)
         caught.append(SHUFFLE_CAVEAT)
@@ -393,14 +445,15 @@ def train(
     step_event = dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)) if config.private and sigma and sigma > 0 else None
     acc = make_accountant(config.accountant) if step_event is not None else None
 
-    def eps_after(extra_steps: int) -> float:
-        if not config.private:
+    def eps_after(total_steps: int) -> float:
+        """Epsilon the odometer would show after ``total_steps`` steps."""
+        if step_event is None:  # not private, or sigma = 0: no guarantee at all
             return math.inf
-        if step_event is None:  # sigma = 0: no privacy at all
-            return math.inf
+        if total_steps == 0:
+            return 0.0
         probe = make_accountant(config.accountant)
-        probe.compose(step_event, done_steps + extra_steps) if done_steps + extra_steps > 0 else None
-        return float(probe.get_epsilon(config.delta)) if done_steps + extra_steps > 0 else 0.0
+        probe.compose(step_event, total_steps)
+        return float(probe.get_epsilon(config.delta))
 
     rows = []
     done_steps = 0
@@ -411,7 +464,7 @@ def train(
     for epoch, end in enumerate(ends, start=1):
         n_steps = end - done_steps
         if config.private and config.max_epsilon is not None:
-            nxt = eps_after(n_steps)
+            nxt = eps_after(end)
             if nxt > config.max_epsilon:
                 stopped = True
                 break
@@ -433,21 +486,10 @@ def train(
                 loss.mean().backward()
                 losses_seen += float(loss.detach().sum()); count_seen += idx.numel()
             else:
-                if idx.numel() > 0:
-                    with clipper.capture():
-                        out = model(xb)
-                    loss = _per_example_loss(out, yb, task)
-                    norms = clipper.norms(loss)
-                    clipper.write_clipped_sum(clip_factors(norms, config.clip_norm))
-                    losses_seen += float(loss.detach().sum()); count_seen += idx.numel()
-                else:
-                    for p in params:
-                        p.grad = torch.zeros_like(p)
-                std = sigma * config.clip_norm
-                for p in params:
-                    if std > 0:
-                        p.grad.add_(torch.randn(p.shape, generator=noise_gen), alpha=std)
-                    p.grad.div_(expected_batch)
+                loss_sum = private_gradient(model, clipper, xb, yb, task=task, clip_norm=config.clip_norm,
+                                            noise_std=sigma * config.clip_norm, expected_batch_size=expected_batch,
+                                            generator=noise_gen)
+                losses_seen += loss_sum; count_seen += idx.numel()
             opt.step()
             if ema_model is not None:
                 with torch.no_grad():

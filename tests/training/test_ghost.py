@@ -1,0 +1,137 @@
+"""Per-example norms and clipped sums against independent references (torch.func vmap, Opacus)."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.func import functional_call, grad, vmap
+
+from dpcore.exceptions import DPValueError
+from dpcore.training import GhostClipper, build_model, clip_factors, per_sample_grad_norms
+
+
+def _vmap_grads(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> dict[str, torch.Tensor]:
+    params = {k: v.detach() for k, v in model.named_parameters()}
+
+    def loss_one(p, xi, yi):
+        return F.cross_entropy(functional_call(model, p, (xi[None],)), yi[None])
+
+    return vmap(grad(loss_one), in_dims=(None, 0, 0))(params, x, y)
+
+
+def _vmap_norms(model, x, y):
+    g = _vmap_grads(model, x, y)
+    return torch.sqrt(sum(v.flatten(1).pow(2).sum(1) for v in g.values()))
+
+
+def _rel(a, b):
+    return float((a - b).abs().max() / b.abs().max())
+
+
+@pytest.mark.parametrize(
+    "layer, shape",
+    [
+        (nn.Linear(7, 4), (5, 7)),
+        (nn.Linear(7, 4, bias=False), (5, 7)),
+        (nn.Conv2d(2, 4, 3, padding=1), (5, 2, 6, 6)),  # materialised branch (small kernel, few positions)
+        (nn.Conv2d(3, 8, 3, stride=2, padding=1, bias=False), (5, 3, 9, 9)),
+        (nn.Conv2d(16, 32, 5, padding=2), (3, 16, 3, 3)),  # Gram (ghost) branch: T=9 positions, big kernel
+    ],
+)
+def test_layer_norms_match_vmap(layer, shape):
+    torch.manual_seed(0)
+    model = nn.Sequential(layer, nn.Flatten()).double()
+    x = torch.randn(*shape, dtype=torch.double)
+    out_dim = model(x).shape[1]
+    y = torch.randint(0, out_dim, (shape[0],))
+    ours = per_sample_grad_norms(model, lambda out: F.cross_entropy(out, y, reduction="none"), x)
+    assert _rel(ours, _vmap_norms(model, x, y)) < 1e-4
+
+
+def test_gram_and_materialised_branches_agree():
+    from dpcore.training import ghost
+
+    torch.manual_seed(1)
+    conv = nn.Conv2d(4, 6, 3, padding=1).double()
+    a = torch.randn(3, 4, 5, 5, dtype=torch.double)
+    b = torch.randn(3, 6, 5, 5, dtype=torch.double)
+    rec = ghost._Record(conv, a=a)
+    A, B = ghost._unfold(rec, b)
+    gram = ((A @ A.transpose(1, 2)) * (B @ B.transpose(1, 2))).sum((1, 2))
+    mat = (B.transpose(1, 2) @ A).pow(2).sum((1, 2))
+    assert torch.allclose(gram, mat, rtol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "kind, n_features, image_shape",
+    [("linear", 20, None), ("mlp", 20, None), ("cnn", 64, (8, 8)), ("cnn", 784, (28, 28))],
+)
+def test_full_model_norms_match_vmap(kind, n_features, image_shape):
+    torch.manual_seed(2)
+    model = build_model(kind, n_features=n_features, n_outputs=10, hidden=16, channels=4,
+                        image_shape=image_shape, activation="tanh", seed=3).double()
+    x = torch.randn(6, n_features, dtype=torch.double)
+    y = torch.randint(0, 10, (6,))
+    ours = per_sample_grad_norms(model, lambda out: F.cross_entropy(out, y, reduction="none"), x)
+    assert _rel(ours, _vmap_norms(model, x, y)) < 1e-4
+
+
+def test_clipped_sum_matches_explicit_per_example_clipping():
+    torch.manual_seed(4)
+    model = build_model("cnn", n_features=64, n_outputs=10, hidden=16, channels=4, image_shape=(8, 8)).double()
+    x = torch.randn(9, 64, dtype=torch.double)
+    y = torch.randint(0, 10, (9,))
+    g = _vmap_grads(model, x, y)
+    norms = torch.sqrt(sum(v.flatten(1).pow(2).sum(1) for v in g.values()))
+    c = clip_factors(norms, 0.5)
+    assert (c < 1).any()  # the bound really bites
+    clipper = GhostClipper(model)
+    with clipper.capture():
+        out = model(x)
+    clipper.write_clipped_sum(clip_factors(clipper.norms(F.cross_entropy(out, y, reduction="none")), 0.5))
+    for name, p in model.named_parameters():
+        ref = torch.tensordot(c, g[name], dims=1)
+        assert torch.allclose(p.grad, ref, rtol=1e-8, atol=1e-10), name
+
+
+@pytest.mark.parametrize("kind, n_features, image_shape", [("mlp", 30, None), ("cnn", 64, (8, 8))])
+def test_clipped_sum_equals_opacus(kind, n_features, image_shape):
+    """With the noise off, one step's clipped gradient sum equals Opacus's on the same batch."""
+    from opacus import GradSampleModule
+    from opacus.optimizers import DPOptimizer
+
+    torch.manual_seed(5)
+    model = build_model(kind, n_features=n_features, n_outputs=10, hidden=32, channels=4, image_shape=image_shape)
+    x = torch.randn(32, n_features)
+    y = torch.randint(0, 10, (32,))
+    C = 0.3
+
+    ref = GradSampleModule(copy.deepcopy(model))
+    opt = DPOptimizer(torch.optim.SGD(ref.parameters(), lr=0.1), noise_multiplier=0.0, max_grad_norm=C,
+                      expected_batch_size=32, loss_reduction="sum")
+    F.cross_entropy(ref(x), y, reduction="sum").backward()
+    opt.clip_and_accumulate()
+    opacus_sum = [p.summed_grad.clone() for p in ref.parameters()]
+
+    clipper = GhostClipper(model)
+    with clipper.capture():
+        out = model(x)
+    clipper.write_clipped_sum(clip_factors(clipper.norms(F.cross_entropy(out, y, reduction="none")), C))
+    for ours, theirs in zip((p.grad for p in model.parameters()), opacus_sum):
+        assert torch.allclose(ours, theirs, rtol=1e-4, atol=1e-6)
+
+
+def test_unsupported_parameterised_layer_is_rejected():
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Linear(4, 2))
+    with pytest.raises(DPValueError, match="BatchNorm1d"):
+        GhostClipper(model)
+
+
+def test_norms_need_capture():
+    model = nn.Sequential(nn.Linear(3, 2))
+    clipper = GhostClipper(model)
+    with pytest.raises(RuntimeError, match="capture"):
+        clipper.norms(torch.zeros(4))
