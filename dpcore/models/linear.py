@@ -9,7 +9,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import DPValueError
 from ..rng import as_generator
-from ..validation import check_epsilon, check_fraction, check_nonnegative
+from ..validation import check_epsilon, check_fraction, check_nonnegative, check_positive
 from ._utils import box_to_unit, check_X, clip_with_warning, resolve_bounds, unit_to_box
 
 __all__ = [
@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-def fm_sensitivities(n_features: int) -> tuple[float, float]:
+def fm_sensitivities(n_features: int, l1_norm: float | None = None) -> tuple[float, float]:
     """L1 sensitivities ``(Delta_q, Delta_l)`` of the released coefficients, replace-one neighbours.
 
     Derivation. Features are mapped into ``[-1, 1]^d`` and the label into
@@ -42,11 +42,23 @@ def fm_sensitivities(n_features: int) -> tuple[float, float]:
     2, so ``Delta_l = 2 (d + 1)``. Both are below seed 003's bounds ``2 (d+1)^2`` and
     ``4 (d+1)`` (the latter is for the coefficient ``-2 y x~``, i.e. ``2 (d+1)`` for v).
 
+    With a declared bound ``||x||_1 <= R`` on every (scaled) row the sums move less:
+    ``M_0j`` by at most ``2R`` in total; the remaining upper triangle by at most
+    ``max_x sum_{j<=k} |x_j x_k| * 2 = max_x (||x||_1^2 + ||x||_2^2) <= R^2 + R``
+    (as ``||x||_2^2 <= ||x||_1 max_j |x_j| <= R``); and v by at most ``2 + 2R``. Each
+    bound is capped by the box bound above, so ``Delta_q = min(d (d + 2), R^2 + 3R)`` and
+    ``Delta_l = 2 + 2 min(d, R)``.
+
     >>> fm_sensitivities(10)
     (120.0, 22.0)
+    >>> fm_sensitivities(10, l1_norm=4.0)
+    (28.0, 10.0)
     """
     d = int(n_features)
-    return float(d * (d + 2)), float(2 * (d + 1))
+    if l1_norm is None or l1_norm >= d:
+        return float(d * (d + 2)), float(2 * (d + 1))
+    r = float(l1_norm)
+    return float(min(d * (d + 2), r * r + 3 * r)), float(2 + 2 * min(d, r))
 
 
 def seed003_sensitivities(n_features: int) -> tuple[float, float]:
@@ -117,10 +129,10 @@ class _BoundedRegressor(RegressorMixin, BaseEstimator):
         The intercept is profiled out exactly (``M_00 = n`` is exact):
         ``w0 = (v0 - m.w) / n`` with ``m = M[0, 1:]``, which leaves the centred
         problem ``min w^T C w - 2 c.w`` with ``C = M_xx - m m^T / n`` and
-        ``c = v_x - v0 m / n``. C is projected onto the PSD cone and ``ridge * n``
+        ``c = v_x - v0 m / n``. C is projected onto the PSD cone and a ridge
         is added to its diagonal, so the objective has a unique minimiser.
         """
-        ridge = check_nonnegative(self.ridge, "ridge")
+        ridge_abs = self._ridge_absolute(n)
         # m / n estimates the feature means, which lie in [-1, 1]: clip (post-processing) so the
         # noise in m cannot throw the intercept out of range
         m, v0 = np.clip(M[0, 1:], -n, n), float(np.clip(v[0], -n, n))
@@ -129,7 +141,7 @@ class _BoundedRegressor(RegressorMixin, BaseEstimator):
         m = m * self._mean_shrinkage(n)
         C = M[1:, 1:] - np.outer(m, m) / n
         c = v[1:] - v0 * m / n
-        A = psd_repair(C) + max(ridge * n, 1e-9 * n) * np.eye(C.shape[0])
+        A = psd_repair(C) + max(ridge_abs, 1e-9 * n) * np.eye(C.shape[0])
         wx = np.linalg.solve(A, c)
         w = np.r_[(v0 - m @ wx) / n, wx]
         self.w_unit_ = w
@@ -142,6 +154,9 @@ class _BoundedRegressor(RegressorMixin, BaseEstimator):
 
     def _mean_shrinkage(self, n: int) -> float:
         return 1.0
+
+    def _ridge_absolute(self, n: int) -> float:
+        return check_nonnegative(self.ridge, "ridge") * n
 
     def predict(self, X) -> np.ndarray:
         """Predictions in y's units, clipped to the declared label bounds (post-processing)."""
@@ -182,7 +197,16 @@ class FunctionalMechanismRegressor(_BoundedRegressor):
         intercept; the remaining linear coefficients then have sensitivity ``2 d``. 0 gives
         seed 003's two-way split. The three shares add up to epsilon (basic composition).
     ridge : float, keyword-only
-        Extra regularisation, as a multiple of n, added after the PSD projection.
+        Regularisation, as a multiple of n, added after the PSD projection.
+    noise_ridge : float, keyword-only
+        A further ridge of ``noise_ridge * 2 b_q sqrt(2 d)``, the typical spectral norm of
+        the symmetric Laplace noise matrix: when the noise swamps the data the solution
+        shrinks to the intercept-only (mean) predictor instead of following the noise.
+        It depends only on epsilon, d and the bounds (public), so it is post-processing.
+    l1_norm : float or None, keyword-only
+        Declared bound R on the L1 norm of a scaled row; rows above it are scaled down
+        (counted in ``n_rows_clipped_``) and the sensitivities shrink to
+        ``min(d (d+2), R^2 + 3R)`` and ``2 + 2 min(d, R)`` (see :func:`fm_sensitivities`).
     random_state : int, Generator or None
 
     Attributes
@@ -207,13 +231,16 @@ class FunctionalMechanismRegressor(_BoundedRegressor):
     """
 
     def __init__(self, *, epsilon: float = 1.0, bounds_X=None, bounds_y=None, quadratic_fraction: float | None = 0.5,
-                 intercept_fraction: float = 0.2, ridge: float = 1.0, random_state=None):
+                 intercept_fraction: float = 0.2, ridge: float = 0.01, noise_ridge: float = 1.0,
+                 l1_norm: float | None = None, random_state=None):
         self.epsilon = epsilon
         self.bounds_X = bounds_X
         self.bounds_y = bounds_y
         self.quadratic_fraction = quadratic_fraction
         self.intercept_fraction = intercept_fraction
         self.ridge = ridge
+        self.noise_ridge = noise_ridge
+        self.l1_norm = l1_norm
         self.random_state = random_state
 
     def fit(self, X, y) -> "FunctionalMechanismRegressor":
@@ -221,6 +248,13 @@ class FunctionalMechanismRegressor(_BoundedRegressor):
         rng = as_generator(self.random_state)
         Xu, yu = self._prepare(X, y)
         n, d = Xu.shape
+        l1 = None if self.l1_norm is None else check_positive(self.l1_norm, "l1_norm")
+        if l1 is not None and l1 < d:
+            norms = np.abs(Xu).sum(1)
+            Xu = Xu * np.minimum(1.0, l1 / np.maximum(norms, 1e-300))[:, None]
+            self.n_rows_clipped_ = int(np.count_nonzero(norms > l1 * (1 + 1e-12)))
+        else:
+            self.n_rows_clipped_ = 0
         frac = default_quadratic_fraction(d) if self.quadratic_fraction is None else check_fraction(
             self.quadratic_fraction, "quadratic_fraction")
         if frac >= 1.0:
@@ -230,7 +264,7 @@ class FunctionalMechanismRegressor(_BoundedRegressor):
             raise DPValueError("intercept_fraction must be < 1")
         eps_0 = f0 * eps
         eps_q, eps_l = frac * (eps - eps_0), (1.0 - frac) * (eps - eps_0)
-        dq, dl = fm_sensitivities(d)
+        dq, dl = fm_sensitivities(d, l1)
         q, v = fm_statistics(Xu, yu)
         q_noisy = q + rng.laplace(0.0, dq / eps_q, size=q.shape)
         self._bq = dq / eps_q
@@ -260,6 +294,15 @@ class FunctionalMechanismRegressor(_BoundedRegressor):
         self.dp_event_ = dp_accounting.ComposedDpEvent(parts)
         return self
 
+
+    def _ridge_absolute(self, n: int) -> float:
+        base = check_nonnegative(self.ridge, "ridge") * n
+        if self.noise_ridge:
+            # a d x d symmetric matrix of Laplace(b) entries has spectral norm about 2 b sqrt(2 d); a ridge of
+            # that size keeps the noisy quadratic form from steering the solution (public quantities only)
+            d = self.n_features_in_
+            base += check_nonnegative(self.noise_ridge, "noise_ridge") * 2.0 * self._bq * math.sqrt(2.0 * d)
+        return base
 
     def _mean_shrinkage(self, n: int) -> float:
         # the noise on each m_j has variance 2 b_q^2; the spread of a feature mean in [-1, 1]
