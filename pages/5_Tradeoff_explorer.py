@@ -75,7 +75,7 @@ metric = st.radio("Metric", metric_choices, horizontal=True, key="sweep.metric",
 log_x = bool(log) and len(values) > 1
 
 clicked = st.button("Run", type="primary", key="sweep.run")
-progress_slot, chart_slot = st.empty(), st.empty()
+progress_slot, metrics_box, chart_slot = st.empty(), st.container(), st.empty()
 result = remembered(config)
 if clicked and result is None:
     result = run_live(config, n_jobs=int(jobs), scheduler=scheduler.strip() or None, progress_slot=progress_slot,
@@ -89,16 +89,16 @@ table = result.table
 summ = result.summary(metric)
 swept = summ[summ.role == "swept"]
 top = swept[swept.value == swept.value.max()]
-m = st.columns(4)
+m = metrics_box.columns(4)
 m[0].metric("Runs", f"{len(table)}", help=f"{result.n_computed} computed, {result.n_cached} read from the cache, "
             f"{result.seconds:.1f} s")
 if not top.empty:
     best = top.sort_values("mean", ascending=metric == "mse").iloc[0]
-    m[1].metric(f"Best at {axis} = {best.value:g}", f"{best['mean']:.3g}", help=f"{best.learner}, mean over seeds")
-for col, role, label in ((m[2], "baseline", "Non-private"), (m[3], "trivial", "Trivial baseline")):
-    b = summ[summ.role == role]
+    m[1].metric(f"Best swept at {axis} = {best.value:g}", f"{best['mean']:.3g}", help=f"{best.learner}, mean over seeds")
+for col, role, label in ((m[2], "baseline", "Best non-private"), (m[3], "trivial", "Trivial baseline")):
+    b = summ[summ.role == role].sort_values("mean", ascending=metric == "mse")
     if not b.empty:
-        col.metric(label, f"{b['mean'].iloc[0]:.3g}", help=b.learner.iloc[0])
+        col.metric(label, f"{b['mean'].iloc[0]:.3g}", help=f"{b.learner.iloc[0]}, mean over seeds")
 chart_slot.plotly_chart(sweep_figure(table, config, metric=metric, log_x=log_x, band=band), width="stretch",
                         key="sweep.chart")
 st.caption("Lines: mean across seeds; band: spread across seeds. The ε column is what each run actually spent "

@@ -296,27 +296,34 @@ class SweepConfig:
     def seed_list(self) -> tuple[int, ...]:
         return tuple(range(self.base_seed, self.base_seed + self.seeds))
 
+    def _fits(self, name: str | None) -> bool:
+        spec = learners().get(name) if name else None
+        return spec is not None and self.task in spec.tasks and (self.is_image or not spec.images_only)
+
+    def baseline_for(self, learner: str) -> str | None:
+        """The non-private counterpart drawn beside ``learner``: its ``LearnerSpec.baseline`` if that is
+        registered and fits the data, else (for a private learner) the first registered of
+        :data:`FALLBACK_BASELINES`; None if there is none or baselines are off."""
+        if not self.include_baselines:
+            return None
+        spec = learners()[learner]
+        if self._fits(spec.baseline):
+            return spec.baseline
+        if spec.private:
+            return next((b for b in FALLBACK_BASELINES[self.task] if self._fits(b)), None)
+        return None
+
     def baselines(self) -> tuple[str, ...]:
         """The non-private counterparts of the swept learners that are registered, then the trivial line."""
         if not self.include_baselines:
             return ()
-        regs = learners()
-        task = self.task
         out: list[str] = []
-
-        def fits(name: str | None) -> bool:
-            spec = regs.get(name) if name else None
-            return spec is not None and task in spec.tasks and (self.is_image or not spec.images_only)
-
         for name in self.learners:
-            spec = regs[name]
-            choice = spec.baseline if fits(spec.baseline) else None
-            if choice is None and spec.private:
-                choice = next((b for b in FALLBACK_BASELINES[task] if fits(b)), None)
+            choice = self.baseline_for(name)
             if choice and choice not in self.learners and choice not in out:
                 out.append(choice)
-        trivial = TRIVIAL_BASELINES[task]
-        if fits(trivial) and trivial not in self.learners:
+        trivial = TRIVIAL_BASELINES[self.task]
+        if self._fits(trivial) and trivial not in self.learners:
             out.append(trivial)
         return tuple(out)
 

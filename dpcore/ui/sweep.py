@@ -169,14 +169,18 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
                         legendgroup=name, customdata=s[["n", "epsilon_spent"]],
                         hovertemplate="%{x:.3g}: mean %{y:.4g} over %{customdata[0]} seed(s); "
                                       "ε spent %{customdata[1]:.3g}<extra>" + title + "</extra>")
+    # a non-private baseline takes the colour of the (first) learner it is the counterpart of
+    owner = {}
+    for i, name in enumerate(config.learners):
+        owner.setdefault(config.baseline_for(name), _COLOURS[i % len(_COLOURS)])
     if not summ.empty:
-        for j, (_, b) in enumerate(summ[summ.role != "swept"].iterrows()):
+        for _, b in summ[summ.role != "swept"].iterrows():
             title = regs[b.learner].title if b.learner in regs else b.learner
             kind = "trivial" if b.role == "trivial" else "non-private"
+            label = title if kind in title else f"{title} ({kind})"
             # traces, not add_hline: hline annotations misplace on log axes
-            fig.add_scatter(x=[x0, x1], y=[b["mean"], b["mean"]], mode="lines",
-                            name=f"{title} ({kind}): {b['mean']:.3g}",
-                            line=dict(color="black" if kind == "non-private" else "grey",
+            fig.add_scatter(x=[x0, x1], y=[b["mean"], b["mean"]], mode="lines", name=f"{label}: {b['mean']:.3g}",
+                            line=dict(color=owner.get(b.learner, "black") if kind == "non-private" else "grey",
                                       dash="dash" if kind == "non-private" else "dot", width=2))
     axis = AXES.get(config.axis)
     x_title = axis.label if axis else config.axis.replace("_", " ")
@@ -184,6 +188,7 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
         xaxis_title=x_title + (" — log scale" if log_x else ""),
         yaxis_title=METRIC_LABELS.get(metric, metric) + (" — log scale" if metric == "mse" else ""),
         xaxis_type="log" if log_x else "linear",
+        xaxis=dict(tickmode="array", tickvals=xs, ticktext=[f"{v:g}" for v in xs]) if 1 < len(xs) <= 12 else {},
         yaxis_type="log" if metric == "mse" else "linear",
         legend=dict(orientation="h", y=-0.2),
         height=460,

@@ -8,7 +8,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "sweep"))
+if str(ROOT / "tests" / "sweep") not in sys.path:
+    sys.path.insert(0, str(ROOT / "tests" / "sweep"))
 import sweep_fake_learners  # noqa: E402
 
 PAGE = str(ROOT / "pages" / "5_Tradeoff_explorer.py")

@@ -2,14 +2,24 @@
 from __future__ import annotations
 
 import pathlib
+import sys
 
 import pytest
 
-import sweep_fake_learners
+# The fake learners must be importable by module name here and in worker processes (loky and Dask
+# workers start with this process's sys.path), whatever pytest's import mode.
+_HERE = str(pathlib.Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
+
+import sweep_fake_learners  # noqa: E402
 
 
 @pytest.fixture
-def fakes():
+def fakes(monkeypatch):
+    # learners without their own baseline fall back to the fake non-private one, never to a real (slow) one
+    monkeypatch.setattr("dpcore.sweep.config.FALLBACK_BASELINES",
+                        {"classification": ("no-such-learner", "fake-np"), "regression": ("fake-np",)})
     sweep_fake_learners.register_learners()
     yield sweep_fake_learners
     sweep_fake_learners.unregister_learners()

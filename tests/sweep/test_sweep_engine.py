@@ -56,6 +56,8 @@ def test_one_row_per_learner_value_seed_with_spent_epsilon(fakes, cache_dir):
     assert base.value.isna().all() and np.isinf(base.epsilon).all()
     assert (t[t.learner == "majority"].role == "trivial").all()
     assert {"accuracy", "epsilon", "delta", "seconds", "cached"} <= set(t.columns)
+    # fake-fixed names no baseline: it gets the first registered fallback (fake-np, after an unknown name)
+    assert cfg.baseline_for("fake-fixed") == "fake-np" and cfg.baseline_for("fake-dp") == "fake-np"
     assert res.n_computed == len(t) and res.n_cached == 0
     # accuracy rises with epsilon for the fake learner (sanity of the table's contents)
     means = res.summary().query("learner == 'fake-dp'").set_index("value")["mean"]
