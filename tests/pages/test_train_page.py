@@ -1,0 +1,51 @@
+"""AppTest of the Train page: runs a tiny configuration end to end and shows the final metrics."""
+from __future__ import annotations
+
+import pathlib
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def _app():
+    at = AppTest.from_file(str(ROOT / "pages" / "2_Train.py"), default_timeout=120)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def test_train_page_runs_dpsgd_and_shows_metrics():
+    at = _app()
+    at.selectbox(key="train.dataset").set_value("iris").run()
+    at.number_input(key="train.epochs.iris").set_value(3).run()
+    at.button(key="train.run").click().run()
+    assert not at.exception
+    labels = [m.label for m in at.metric]
+    assert "ε spent" in labels and "Test accuracy (private)" in labels
+    eps = next(m for m in at.metric if m.label == "ε spent").value
+    assert float(eps) <= 1.0
+    hist = at.dataframe[0].value
+    assert len(hist) == 3 and hist["epsilon"].iloc[-1] <= 1.0
+
+
+def test_changing_epsilon_changes_the_result():
+    at = _app()
+    at.selectbox(key="train.dataset").set_value("iris").run()
+    at.number_input(key="train.epochs.iris").set_value(2).run()
+    at.button(key="train.run").click().run()
+    first = next(m for m in at.metric if m.label == "ε spent").value
+    at.number_input(key="train.epsilon").set_value(4.0).run()
+    at.button(key="train.run").click().run()
+    assert not at.exception
+    second = next(m for m in at.metric if m.label == "ε spent").value
+    assert float(second) > float(first)
+
+
+def test_label_dp_shows_confusion_matrix():
+    at = _app()
+    at.selectbox(key="train.dataset").set_value("iris").run()
+    at.selectbox(key="train.algorithm").set_value("label-dp-rr").run()
+    at.button(key="train.run").click().run()
+    assert not at.exception
+    assert any("Confusion" in s.value for s in at.subheader)
