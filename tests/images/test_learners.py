@@ -1,0 +1,63 @@
+"""The noisy-input learner and the train-on-what-you-see comparison."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpcore.exceptions import DPValueError
+from dpcore.images.learners import noisy_input_mechanism, train_on_what_you_see
+from dpcore.datasets import load_dataset
+from dpcore.learners import get_learner, learner_names, run_learner
+
+
+def test_registered():
+    assert "noisy-input" in learner_names("classification")
+    spec = get_learner("noisy-input")
+    assert spec.private and spec.images_only and "budget" in spec.params
+
+
+def test_mechanism_is_the_per_image_split_budget_by_default():
+    mech = noisy_input_mechanism(load_dataset("digits"), epsilon=2.0, delta=1e-5)
+    assert mech.kind == "laplace" and mech.budget == "image"
+    assert mech.scale((8, 8)) == pytest.approx(64 * 16 / 2.0)
+
+
+def test_noisy_input_accuracy_between_chance_and_clean():
+    tiny = run_learner("noisy-input", "faces", epsilon=0.01, seed=0)
+    huge = run_learner("noisy-input", "faces", epsilon=1e6, seed=0)
+    clean = huge.extras["clean_accuracy"]
+    assert clean > 0.9
+    assert huge.score == pytest.approx(clean, abs=0.03)
+    assert tiny.score < 0.75  # two balanced classes: near chance
+    assert tiny.epsilon == 0.01 and tiny.delta == 0.0
+    assert "per-image local DP" in tiny.extras["privacy_unit"]
+    assert tiny.extras["released_examples"].shape == (8, 25, 25)
+    again = run_learner("noisy-input", "faces", epsilon=0.01, seed=0)
+    assert np.array_equal(again.extras["predictions"], tiny.extras["predictions"])
+
+
+def test_noisy_input_params_and_errors():
+    r = run_learner("noisy-input", "faces", epsilon=5.0, seed=1,
+                    params={"mechanism": "gaussian", "budget": "pixel", "label_share": 0.2, "baseline": False})
+    assert r.delta == 1e-5 and "randomized response with ε = 1" in r.extras["privacy_unit"]
+    with pytest.raises(DPValueError, match="does not take parameter"):
+        run_learner("noisy-input", "faces", epsilon=1.0, params={"blur": 1})
+    with pytest.raises(DPValueError, match="needs image data"):
+        run_learner("noisy-input", "iris", epsilon=1.0)
+    with pytest.raises(DPValueError, match="epsilon must be > 0"):
+        run_learner("noisy-input", "faces", epsilon=0.0)
+    with pytest.raises(DPValueError, match="label_share must be < 1"):
+        run_learner("noisy-input", "faces", epsilon=1.0, params={"label_share": 1.0})
+
+
+def test_train_on_what_you_see_table():
+    table, info = train_on_what_you_see("faces", epsilon=1.0, seed=0, dpsgd_params={"epochs": 1, "unknown": 3})
+    assert table.model.iloc[0].startswith("Logistic regression on clean")
+    assert table.epsilon.iloc[1] == 1.0
+    assert info["released_examples"].shape[1:] == (25, 25)
+    if info["dpsgd_available"]:
+        assert len(table) == 3 or info["dpsgd_error"]
+        if len(table) == 3:
+            assert table.epsilon.iloc[2] <= 1.0 + 1e-6 and 0 <= table.accuracy.iloc[2] <= 1
+    else:
+        assert len(table) == 2

@@ -1,0 +1,48 @@
+"""The Noisy images page renders a grid for a small setting, and its controls change what it shows."""
+from __future__ import annotations
+
+import pathlib
+
+from streamlit.testing.v1 import AppTest
+
+PAGE = str(pathlib.Path(__file__).resolve().parents[2] / "pages" / "6_Noisy_images.py")
+
+
+def _app() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_renders_a_grid_and_reacts_to_epsilon():
+    at = _app()
+    at.slider(key="images.set.n").set_value(2).run()
+    assert not at.exception and not at.error
+    units = at.dataframe[0].value
+    assert len(units) == 5 and units["psnr_db"].notna().all()  # one column per mechanism
+    curve = at.dataframe[1].value
+    assert set(curve["kind"]) >= {"laplace-pixel", "dppix"} and curve["epsilon"].min() < curve["epsilon"].max()
+    before = [m.value for m in at.metric][:5]
+    at.number_input(key="images.eps").set_value(50.0).run()
+    after = [m.value for m in at.metric][:5]
+    assert not at.exception and after != before
+    assert float(after[0].split()[0]) > float(before[0].split()[0])  # more epsilon, higher PSNR
+
+
+def test_epsilon_columns_bad_cell_and_train_button():
+    at = _app()
+    at.slider(key="images.set.n").set_value(1).run()
+    at.radio(key="images.mode").set_value("epsilons").run()
+    at.multiselect(key="images.eps_list").set_value([0.1, 10.0]).run()
+    assert not at.exception
+    assert len(at.dataframe[0].value) == 2
+    at.number_input(key="images.cell").set_value(9).run()  # larger than the 8x8 digit
+    assert not at.exception
+    assert any("larger than the image" in e.value for e in at.error)
+    at.number_input(key="images.cell").set_value(2).run()
+    at.number_input(key="images.train_epochs").set_value(1).run()
+    at.button(key="images.train_button").click().run()
+    assert not at.exception
+    train = at.dataframe[-1].value
+    assert len(train) >= 2 and 0.0 <= train["accuracy"].iloc[1] <= 1.0
