@@ -1,0 +1,109 @@
+"""Streamlit side of the Federated page: memoised runs drawn live, client-data and per-round charts, sweeps."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from ..datasets import train_test_split
+from ..federated import FedAvgConfig, FedAvgResult, train_fedavg_split
+
+MODE_LABELS = {
+    "central": "DP-FedAvg: clip, noise added by the server (McMahan et al. 2018)",
+    "local": "Local DP: each client noises its own update",
+    "none": "FedAvg, non-private (McMahan et al. 2017)",
+}
+LEARNER_OF_MODE = {"central": "dp-fedavg", "local": "fedavg-local-dp", "none": "fedavg"}
+_STORE = "fed.runs"
+_MAX_KEPT = 12
+
+
+def remembered(key: tuple, compute: Callable[[], object]):
+    """Memoise ``compute()`` in this session under the hashable ``key`` (frozen configs in the key).
+
+    Not ``st.cache_data``: training draws its charts live, and Streamlit cannot replay
+    elements drawn inside a cached function into blocks created outside it.
+    """
+    store = st.session_state.setdefault(_STORE, {})
+    if key not in store:
+        store[key] = compute()
+        while len(store) > _MAX_KEPT:
+            store.pop(next(iter(store)))
+    return store[key]
+
+
+def cached_fedavg(dataset: str, config: FedAvgConfig, on_epoch: Callable | None = None) -> FedAvgResult:
+    """One federated run on a registry dataset (split seeded by ``config.seed``), memoised per session."""
+    return remembered(("run", dataset, config),
+                      lambda: train_fedavg_split(train_test_split(dataset, seed=config.seed), config, on_epoch=on_epoch))
+
+
+def non_private_twin(config: FedAvgConfig) -> FedAvgConfig:
+    """The same federation, sampling and local training with no clipping and no noise."""
+    return dataclasses.replace(config, mode="none", noise_multiplier=None, target_epsilon=None)
+
+
+def rounds_figures(history: pd.DataFrame, *, rounds: int, reference: pd.DataFrame | None = None,
+                   private: bool = True) -> tuple[go.Figure, go.Figure]:
+    acc = go.Figure()
+    acc.add_scatter(x=history["round"], y=history.accuracy, mode="lines+markers", name="this run",
+                    line=dict(width=3, color="#1f77b4"))
+    if reference is not None:
+        acc.add_scatter(x=reference["round"], y=reference.accuracy, mode="lines", name="non-private FedAvg",
+                        line=dict(dash="dash", color="black"))
+    acc.update_layout(xaxis_title="round", yaxis_title="test accuracy (fraction correct)", yaxis_range=[0, 1],
+                      xaxis_range=[0.5, rounds + 0.5], height=360, margin=dict(t=30, b=40),
+                      legend=dict(orientation="h", y=1.15))
+    eps = go.Figure()
+    if private:
+        eps.add_scatter(x=history["round"], y=history.epsilon, mode="lines+markers", name="ε spent",
+                        line=dict(width=3, color="#d62728"))
+    else:
+        eps.add_annotation(x=rounds / 2, y=0.5, text="non-private: ε = ∞", showarrow=False, font=dict(size=18))
+    eps.update_layout(xaxis_title="round", yaxis_title="ε spent so far (user level, δ fixed)",
+                      xaxis_range=[0.5, rounds + 0.5], height=360, margin=dict(t=30, b=40), showlegend=False)
+    return acc, eps
+
+
+def live_callback(bar, acc_slot, eps_slot, *, rounds: int, reference: pd.DataFrame | None, private: bool):
+    """An ``on_epoch`` hook that moves the progress bar and redraws both per-round charts."""
+    rows: list[dict] = []
+
+    def cb(info) -> None:
+        rows.append({"round": info["round"], "accuracy": info["accuracy"], "epsilon": info["epsilon"]})
+        bar.progress(info["round"] / rounds, text=f"round {info['round']} / {rounds}: accuracy "
+                                                  f"{info['accuracy']:.3f}, ε {info['epsilon']:.3g}")
+        a, e = rounds_figures(pd.DataFrame(rows), rounds=rounds, reference=reference, private=private)
+        acc_slot.plotly_chart(a, width="stretch", key=f"fed.live.acc.{info['round']}")
+        eps_slot.plotly_chart(e, width="stretch", key=f"fed.live.eps.{info['round']}")
+
+    return cb
+
+
+def clients_figure(counts: np.ndarray, class_names: tuple[str, ...]) -> go.Figure:
+    names = [class_names[j] if j < len(class_names) else str(j) for j in range(counts.shape[1])]
+    fig = go.Figure(go.Heatmap(z=counts, x=names, y=[f"client {i + 1}" for i in range(counts.shape[0])],
+                               colorscale="Blues", colorbar=dict(title="examples")))
+    fig.update_layout(xaxis_title="class", yaxis_title="client", height=max(260, 16 * counts.shape[0] + 80),
+                      margin=dict(t=20, b=40), yaxis_autorange="reversed")
+    return fig
+
+
+def sweep_config(dataset: str, config: FedAvgConfig, *, axis: str, values: tuple[float, ...], epsilon: float,
+                 noise_multiplier: float | None):
+    """A :class:`dpcore.sweep.SweepConfig` for seed 001's figures: accuracy vs clip norm / noise level."""
+    from ..sweep import SweepConfig
+
+    params = {"clients": config.clients, "rounds": config.rounds, "client_fraction": config.client_fraction,
+              "local_epochs": config.local_epochs, "learning_rate": config.learning_rate, "model": config.model,
+              "non_iid": config.non_iid}
+    if axis == "clip_norm" and noise_multiplier is not None:
+        params["noise_multiplier"] = noise_multiplier
+    if axis == "noise_multiplier":
+        params["clip_norm"] = config.clip_norm
+    return SweepConfig(dataset=dataset, learners=(LEARNER_OF_MODE[config.mode],), axis=axis, values=values, seeds=1,
+                       base_seed=config.seed, epsilon=epsilon, delta=config.delta, params=params)

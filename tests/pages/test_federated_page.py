@@ -1,0 +1,53 @@
+"""The Federated page trains a small federation, shows its metrics and per-round table, and reacts to σ."""
+from __future__ import annotations
+
+import pathlib
+
+from streamlit.testing.v1 import AppTest
+
+PAGE = str(pathlib.Path(__file__).resolve().parents[2] / "pages/8_Federated.py")
+
+
+def _metric(at, label):
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def _train(at):
+    next(b for b in at.button if b.label == "Train").click()
+    return at.run()
+
+
+def _small(at):
+    at.selectbox(key="fed.dataset").set_value("digits")
+    at.number_input(key="fed.clients").set_value(8)
+    at.number_input(key="fed.rounds").set_value(5)
+    return _train(at)
+
+
+def test_federated_page_runs_and_reacts():
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    assert not at.exception and not at.error
+    _small(at)
+    assert not at.exception and not at.error
+    hist = at.dataframe[0].value
+    assert list(hist["round"]) == [1, 2, 3, 4, 5]
+    eps1 = float(_metric(at, "ε (user level)"))
+    assert eps1 == float(hist.epsilon.iloc[-1]) or abs(eps1 - hist.epsilon.iloc[-1]) / eps1 < 1e-2
+    at.number_input(key="fed.sigma").set_value(4.0)
+    _train(at)
+    assert not at.exception
+    assert float(_metric(at, "ε (user level)")) < eps1  # more noise, less privacy spent
+    assert _metric(at, "Noise multiplier σ") == "4"
+
+
+def test_federated_page_non_private_and_bad_input():
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    at.radio(key="fed.mode").set_value("none")
+    _small(at)
+    assert not at.exception
+    assert _metric(at, "ε (user level)") == "∞"
+    at.selectbox(key="fed.dataset").set_value("iris")
+    at.number_input(key="fed.clients").set_value(1000)  # more clients than iris's 112 training rows
+    _train(at)
+    assert not at.exception
+    assert any("clients=1000" in e.value for e in at.error)
