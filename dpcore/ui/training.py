@@ -40,7 +40,8 @@ MODEL_KNOBS = ("model", "hidden", "activation", "epochs", "batch_size", "learnin
 def defaults_for(dataset: Dataset, test_size: float = 0.25) -> dict:
     """Preset knobs for ``dataset`` (model, batch size on its training rows, epochs, lr, clip)."""
     pre = preset_for(dataset)
-    n_train = int(round(dataset.n_samples * (1 - test_size)))
+    # the stratified split's size does not depend on the seed, only on the class counts
+    n_train = int(train_test_split(dataset, test_size=test_size, seed=0).X_train.shape[0])
     return {"model": pre.model, "hidden": pre.hidden, "activation": pre.activation, "epochs": pre.epochs,
             "batch_size": pre.batch_size(n_train), "learning_rate": pre.learning_rate, "clip_norm": pre.clip_norm,
             "n_train": n_train, "note": pre.note}
