@@ -10,10 +10,10 @@ runs diffprivlib there in a subprocess; data go through .npz files in a temp dir
 Settings (identical for both libraries):
 * breast_cancer, logistic regression: features standardised with the training rows'
   mean/std (leaks, for both; the issue's reference setting), rows clipped to norm 1.
-  dpcore = objective perturbation (Chaudhuri Alg. 2, Lambda=0.05);
+  dpcore = objective perturbation (Chaudhuri Alg. 2, Lambda = 0.03 / eps, the "auto" default);
   diffprivlib = LogisticRegression(epsilon, data_norm=1) (also objective perturbation).
 * iris, k-means: the dataset's declared bounds; test accuracy after Hungarian matching.
-  dpcore = DPLloyd (Su et al. hybrid); diffprivlib = KMeans(epsilon, bounds).
+  dpcore = DPLloyd (Su et al. hybrid, records bounded in L1 by d/2); diffprivlib = KMeans(epsilon, bounds).
 * diabetes, linear regression: declared feature bounds and label range; test R^2.
   dpcore = functional mechanism; diffprivlib = LinearRegression(epsilon, bounds_X, bounds_y).
 """
@@ -105,7 +105,7 @@ def main(argv=None) -> int:
             ir = train_test_split("iris", seed=seed)
             di = train_test_split("diabetes", seed=seed)
             for eps in EPSILONS:
-                m = PrivateERMClassifier(epsilon=eps, regularization=0.05, data_norm=1.0, random_state=seed)
+                m = PrivateERMClassifier(epsilon=eps, data_norm=1.0, random_state=seed)
                 ours.setdefault(("logreg", eps), []).append(m.fit(Xtr, bc.y_train).score(Xte, bc.y_test))
                 km = DPLloydKMeans(3, epsilon=eps, bounds=ir.dataset.bounds, random_state=seed).fit(ir.X_train)
                 ours.setdefault(("kmeans", eps), []).append(hungarian_accuracy(ir.y_test, km.predict(ir.X_test)))

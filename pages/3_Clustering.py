@@ -68,6 +68,6 @@ if df is not None:
                       else "within / total sum of squares")
     st.plotly_chart(fig, width="stretch", key="cluster.sweep_chart")
     st.caption(f"Mean over {seeds} seeds (split and noise); bars show one standard deviation. The non-private "
-               "line does not depend on ε. DPLloyd spends 30% of ε on a noisy grid histogram for its start "
+               "line does not depend on ε. DPLloyd spends 40% of ε on a noisy grid histogram for its start "
                "(Su et al.'s hybrid), the rest on the rounds; input perturbation adds Lap(Σ ranges / ε) per value.")
     st.dataframe(df, hide_index=True, width="stretch", key="cluster.sweep_table")

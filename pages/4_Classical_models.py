@@ -26,10 +26,12 @@ with st.sidebar:
                          format_func=lambda m: {"logreg": "Logistic regression", "svm": "Huber SVM"}[m])
         kernel = st.radio("Kernel", ["none", "rff"], horizontal=True, key="classical.kernel",
                           format_func=lambda k: {"none": "Linear", "rff": "RBF (random Fourier features)"}[k])
-        lam = st.select_slider("Regularisation Λ", [0.001, 0.01, 0.05, 0.1, 0.2], value=0.05, key="classical.lam")
+        lam = st.select_slider("Regularisation Λ", ["auto", 0.001, 0.01, 0.05, 0.1, 0.2], value="auto",
+                               key="classical.lam", help="auto: Λ = 0.03 / ε per binary model (more noise, more "
+                                                         "regularisation).")
         learners = ("erm-output", "erm-objective")
     else:
-        model, kernel, lam = "logreg", "none", 0.05
+        model, kernel, lam = "logreg", "none", "auto"
         learners = ("functional-mechanism",)
         st.caption("Linear regression by the functional mechanism.")
     seeds = st.number_input("Seeds averaged", 1, 10, 2, key="classical.seeds")
@@ -38,7 +40,7 @@ with st.sidebar:
 
 epsilons = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0)
 metric_label = "test accuracy (fraction)" if task == "classification" else "test R²"
-df = run_guarded(classical_sweep, dataset, learners, model, kernel, float(lam), epsilons, int(seeds), seed)
+df = run_guarded(classical_sweep, dataset, learners, model, kernel, lam, epsilons, int(seeds), seed)
 if df is not None:
     metric = df.columns[2]
     at1 = df[df.epsilon == 1.0].set_index("method")[metric]
@@ -59,7 +61,7 @@ if df is not None:
 st.subheader(f"{metric_label.capitalize()} vs training-set size at ε = {epsilon:g}")
 learner = st.selectbox("Learner", learners, key="classical.size_learner")
 fractions = (0.1, 0.25, 0.5, 0.75, 1.0)
-sz = run_guarded(size_sweep, dataset, learner, model, kernel, float(lam), float(epsilon), fractions, seed)
+sz = run_guarded(size_sweep, dataset, learner, model, kernel, lam, float(epsilon), fractions, seed)
 if sz is not None:
     metric = sz.columns[-1]
     fig = px.line(sz, x="n_train", y=metric, markers=True, labels={"n_train": "training rows n", metric: metric_label})

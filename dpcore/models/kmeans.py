@@ -333,6 +333,12 @@ class DPLloydKMeans(_BoxKMeans):
         Share of ``epsilon`` the grid initialisation spends (ignored otherwise).
     grid_size : int, keyword-only
         Cells per dimension of the grid initialisation.
+    l1_norm : float, "auto" or None, keyword-only
+        Declared bound R on the L1 norm of a record in ``[-1, 1]^d``; records above it
+        are scaled down before they enter the sums, whose sensitivity becomes
+        ``min(d, R)`` instead of ``d``. ``"auto"``: ``R = d/2``, the mean L1 norm of a
+        point drawn uniformly from the box (a data-independent choice); ``None``: no
+        bound beyond the box. Assignments still use the unclipped records.
     random_state : int, Generator or None
 
     Attributes
@@ -368,8 +374,9 @@ class DPLloydKMeans(_BoxKMeans):
         count_fraction: float | None = None,
         rho: float = 0.225,
         init: str = "auto",
-        init_fraction: float = 0.3,
+        init_fraction: float = 0.4,
         grid_size: int = 3,
+        l1_norm: float | str | None = "auto",
         random_state=None,
     ):
         self.n_clusters = n_clusters
@@ -381,6 +388,7 @@ class DPLloydKMeans(_BoxKMeans):
         self.init = init
         self.init_fraction = init_fraction
         self.grid_size = grid_size
+        self.l1_norm = l1_norm
         self.random_state = random_state
 
     def fit(self, X, y=None) -> "DPLloydKMeans":
@@ -413,14 +421,23 @@ class DPLloydKMeans(_BoxKMeans):
             c = sphere_packing_init(k, d, rng=rng)
         else:
             c = rng.uniform(-1.0, 1.0, size=(k, d))
+        l1 = _resolve_l1(self.l1_norm, d)
+        Zr = Z
+        if l1 is not None and l1 < d:
+            norms = np.abs(Z).sum(1)
+            Zr = Z * np.minimum(1.0, l1 / np.maximum(norms, 1e-300))[:, None]
         eps_c, eps_s, count_scale, sum_scale = dplloyd_noise_scales(
             epsilon=epsilon - eps_init, iterations=T, n_features=d, count_fraction=frac)
+        sum_sensitivity = float(d)
+        if l1 is not None and l1 < d:
+            sum_sensitivity = l1  # one clipped record changes the sums by at most l1 < d in L1
+            sum_scale = l1 / eps_s
         history = [c.copy()]
         for _ in range(T):
             lab = _assign(Z, c)
             counts = np.bincount(lab, minlength=k).astype(float)
             sums = np.zeros((k, d))
-            np.add.at(sums, lab, Z)
+            np.add.at(sums, lab, Zr)
             noisy_counts = counts + rng.laplace(0.0, count_scale, size=k)
             noisy_sums = sums + rng.laplace(0.0, sum_scale, size=(k, d))
             ok = noisy_counts >= 1.0
@@ -431,11 +448,11 @@ class DPLloydKMeans(_BoxKMeans):
         self.init_ = init
         self.count_fraction_ = frac
         self.noise_scales_ = {"eps_init": eps_init, "eps_count": eps_c, "eps_sum": eps_s,
-                              "count_scale": count_scale, "sum_scale": sum_scale}
+                              "count_scale": count_scale, "sum_scale": sum_scale, "sum_sensitivity": sum_sensitivity}
         self.history_ = history
         self.n_iter_ = T
         self.epsilon_spent_ = eps_init + T * (eps_c + eps_s)
-        rounds = _laplace_composition_event([(count_scale, 1.0), (sum_scale, float(d))], rounds=T)
+        rounds = _laplace_composition_event([(count_scale, 1.0), (sum_scale, sum_sensitivity)], rounds=T)
         if eps_init > 0:
             import dp_accounting
 
@@ -499,6 +516,17 @@ class InputPerturbationKMeans(_BoxKMeans):
         self.dp_event_ = _laplace_composition_event([(scale, float(2 * d))], rounds=1)
         self._finish(Z, np.clip(c, -1.0, 1.0) if self.clip_noisy else c)
         return self
+
+
+def _resolve_l1(l1_norm, d: int) -> float | None:
+    """``"auto"`` -> d/2; None -> None; else a validated positive float."""
+    if l1_norm is None:
+        return None
+    if isinstance(l1_norm, str):
+        if l1_norm != "auto":
+            raise DPValueError(f"l1_norm must be a positive number, 'auto' or None, got {l1_norm!r}")
+        return d / 2.0
+    return check_positive(l1_norm, "l1_norm")
 
 
 def _laplace_composition_event(parts, rounds: int):

@@ -19,9 +19,10 @@ data-independent choice); ``quadratic_fraction=0.5``, ``intercept_fraction=0.2``
 and ``noise_ridge=1`` were picked by test R^2 on diabetes splits (non-private
 choice on the benchmark data).
 
-Default Lambda = 0.05 was picked on a coarse grid {0.001, 0.01, 0.03, 0.05, 0.1,
-0.2} by mean test accuracy over 5 breast-cancer splits, i.e. a non-private choice
-made on the benchmark data; ``tune=True`` runs the private Algorithm 4 instead.
+Default ``regularization="auto"``: Lambda = 0.03 / eps per binary model (see
+:class:`~dpcore.models.erm.PrivateERMClassifier`; the constant was picked on
+breast-cancer splits, a non-private choice made on the benchmark data);
+``tune=True`` runs the private Algorithm 4 over (0.01, 0.05, 0.2) instead.
 """
 from __future__ import annotations
 
@@ -43,8 +44,8 @@ from .metrics import hungarian_accuracy, intra_cluster_variance
 ERM_PARAMS = ("model", "kernel", "regularization", "data_norm", "huber_h", "n_components", "gamma", "preprocess",
               "tune", "fit_intercept")
 FM_PARAMS = ("quadratic_fraction", "intercept_fraction", "ridge", "noise_ridge", "l1_norm")
-KMEANS_PARAMS = ("k", "iterations", "init", "count_fraction", "clip_noisy")
-DEFAULT_LAMBDA = 0.05
+KMEANS_PARAMS = ("k", "iterations", "init", "count_fraction", "clip_noisy", "l1_norm", "init_fraction")
+DEFAULT_LAMBDA = "auto"
 TUNE_LAMBDAS = (0.01, 0.05, 0.2)
 
 
@@ -60,6 +61,10 @@ def _bounds_of(split):
         lo, hi = split.X_train.min(0), split.X_train.max(0)
         return lo, np.where(hi > lo, hi, lo + 1.0)
     return b
+
+
+def _lam(v):
+    return v if isinstance(v, str) else float(v)
 
 
 def erm_features(split, preprocess: str) -> tuple[np.ndarray, np.ndarray, float]:
@@ -88,7 +93,7 @@ def _erm_runner(name: str, perturbation: str | None):
         Xtr, Xte, norm = erm_features(split, p.pop("preprocess", "standardize"))
         tune = bool(p.pop("tune", False))
         kw = dict(model=p.pop("model", "logreg"), kernel=p.pop("kernel", "none"),
-                  regularization=float(p.pop("regularization", DEFAULT_LAMBDA)),
+                  regularization=_lam(p.pop("regularization", DEFAULT_LAMBDA)),
                   data_norm=float(p.pop("data_norm", norm)), huber_h=float(p.pop("huber_h", 0.5)),
                   n_components=int(p.pop("n_components", 200)), gamma=float(p.pop("gamma", 1.0)),
                   fit_intercept=bool(p.pop("fit_intercept", True)))
@@ -144,8 +149,6 @@ def _regression_runner(name: str, private: bool):
             by = (float(split.y_train.min()), float(split.y_train.max()))
         if private:
             kw = {k: p[k] for k in FM_PARAMS if k in p}
-            # declared row bound: d/2, the mean L1 norm of a point drawn uniformly from [-1, 1]^d
-            kw.setdefault("l1_norm", split.X_train.shape[1] / 2.0)
             est = FunctionalMechanismRegressor(epsilon=epsilon, bounds_X=bX, bounds_y=by, random_state=seed, **kw)
         else:
             est = BoundedLinearRegression(bounds_X=bX, bounds_y=by, ridge=float(p.get("ridge", 0.0)))
@@ -166,8 +169,10 @@ def _kmeans_runner(name: str):
         k = int(p.pop("k", split.n_classes or 3))
         bounds = _bounds_of(split)
         if name == "dplloyd":
-            kw = {key: p[key] for key in ("iterations", "init", "count_fraction") if key in p}
+            kw = {key: p[key] for key in ("iterations", "init", "count_fraction", "init_fraction") if key in p}
             est = DPLloydKMeans(k, epsilon=epsilon, bounds=bounds, random_state=seed, **kw)
+            if "l1_norm" in p:
+                est.set_params(l1_norm=p["l1_norm"])
         elif name == "input-perturbation":
             est = InputPerturbationKMeans(k, epsilon=epsilon, bounds=bounds, random_state=seed,
                                           clip_noisy=bool(p.get("clip_noisy", False)))

@@ -203,8 +203,9 @@ class FunctionalMechanismRegressor(_BoundedRegressor):
         the symmetric Laplace noise matrix: when the noise swamps the data the solution
         shrinks to the intercept-only (mean) predictor instead of following the noise.
         It depends only on epsilon, d and the bounds (public), so it is post-processing.
-    l1_norm : float or None, keyword-only
-        Declared bound R on the L1 norm of a scaled row; rows above it are scaled down
+    l1_norm : float, "auto" or None, keyword-only
+        Declared bound R on the L1 norm of a scaled row (``"auto"``: d/2, the mean L1 norm
+        of a uniform point in the box; ``None``: the box alone); rows above it are scaled down
         (counted in ``n_rows_clipped_``) and the sensitivities shrink to
         ``min(d (d+2), R^2 + 3R)`` and ``2 + 2 min(d, R)`` (see :func:`fm_sensitivities`).
     random_state : int, Generator or None
@@ -232,7 +233,7 @@ class FunctionalMechanismRegressor(_BoundedRegressor):
 
     def __init__(self, *, epsilon: float = 1.0, bounds_X=None, bounds_y=None, quadratic_fraction: float | None = 0.5,
                  intercept_fraction: float = 0.2, ridge: float = 0.01, noise_ridge: float = 1.0,
-                 l1_norm: float | None = None, random_state=None):
+                 l1_norm: float | str | None = "auto", random_state=None):
         self.epsilon = epsilon
         self.bounds_X = bounds_X
         self.bounds_y = bounds_y
@@ -248,7 +249,9 @@ class FunctionalMechanismRegressor(_BoundedRegressor):
         rng = as_generator(self.random_state)
         Xu, yu = self._prepare(X, y)
         n, d = Xu.shape
-        l1 = None if self.l1_norm is None else check_positive(self.l1_norm, "l1_norm")
+        from .kmeans import _resolve_l1
+
+        l1 = _resolve_l1(self.l1_norm, d)
         if l1 is not None and l1 < d:
             norms = np.abs(Xu).sum(1)
             Xu = Xu * np.minimum(1.0, l1 / np.maximum(norms, 1e-300))[:, None]

@@ -68,14 +68,14 @@ def cluster_sweep(dataset: str, k: int, iterations: int | None, epsilons: tuple[
                  intra_cluster_variance=("intra_cluster_variance", "mean")))
 
 
-def _classical_params(learner: str, model: str, kernel: str, regularization: float) -> dict:
+def _classical_params(learner: str, model: str, kernel: str, regularization: float | str) -> dict:
     if learner in ("erm-output", "erm-objective", "logreg"):
         return {"model": model, "kernel": kernel, "regularization": regularization}
     return {}
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel: str, regularization: float,
+def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel: str, regularization: float | str,
                     epsilons: tuple[float, ...], seeds: int, seed: int) -> pd.DataFrame:
     """Test metric vs epsilon for each private learner, plus the non-private model and the trivial predictor."""
     ds = load_dataset(dataset)
@@ -102,7 +102,7 @@ def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel:
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def size_sweep(dataset: str, learner: str, model: str, kernel: str, regularization: float, epsilon: float,
+def size_sweep(dataset: str, learner: str, model: str, kernel: str, regularization: float | str, epsilon: float,
                fractions: tuple[float, ...], seed: int) -> pd.DataFrame:
     """Test metric vs training-set size (fraction of the training rows) at a fixed epsilon."""
     ds = load_dataset(dataset)

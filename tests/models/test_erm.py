@@ -164,3 +164,11 @@ def test_accuracy_improves_with_epsilon():
     hi = np.mean([PrivateERMClassifier(epsilon=20, data_norm=1.0, random_state=s).fit(X, Y).score(X, Y)
                   for s in range(5)])
     assert hi > 0.9 and hi > lo
+
+
+def test_auto_regularization_schedule():
+    clf = PrivateERMClassifier(epsilon=0.6, data_norm=2.0, random_state=0).fit(X, np.digitize(X[:, 0], [-0.1, 0.1]))
+    assert clf.regularization_ == pytest.approx(0.03 / 0.2)  # three one-vs-rest models at 0.2 each
+    assert ERMClassifier(data_norm=2.0).fit(X, Y).regularization_ == pytest.approx(1e-3)
+    with pytest.raises(DPValueError, match="regularization"):
+        PrivateERMClassifier(epsilon=1, regularization=-1.0, data_norm=1).fit(X, Y)

@@ -48,7 +48,7 @@ def test_su_rule_matches_formula():
 
 def test_dplloyd_budget_and_laplace_scales():
     km = DPLloydKMeans(2, epsilon=2.0, bounds=B, init="sphere_packing", iterations=4, count_fraction=0.25,
-                       random_state=0).fit(X)
+                       l1_norm=None, random_state=0).fit(X)
     s = km.noise_scales_
     # per round epsilon/T, split 1:3; count sensitivity 1, sum sensitivity sum_j max(|lo|,|hi|) = d = 2
     assert s["eps_count"] == pytest.approx(0.5 * 0.25)
@@ -74,12 +74,27 @@ def test_dplloyd_sum_noise_is_laplace_with_declared_scale():
     errs = []
     for s in range(300):
         km = DPLloydKMeans(1, epsilon=1.0, bounds=B, init="uniform", iterations=1, count_fraction=0.5,
-                           random_state=s).fit(Xs)
+                           l1_norm=None, random_state=s).fit(Xs)
         errs.append(km.history_[-1][0] * 200)
     errs = np.array(errs).ravel()
     assert km.noise_scales_["sum_scale"] == pytest.approx(4.0)
     assert np.mean(np.abs(errs)) == pytest.approx(4.0, rel=0.1)  # E|Lap(b)| = b
     assert np.var(errs) == pytest.approx(2 * 16.0, rel=0.25)
+
+
+def test_dplloyd_l1_bound_shrinks_sensitivity_and_clips_records():
+    Xw = np.random.default_rng(3).uniform(-1, 1, (300, 4))
+    km = DPLloydKMeans(2, epsilon=1.0, bounds=B, init="sphere_packing", iterations=2, count_fraction=0.2,
+                       random_state=0).fit(Xw)  # l1_norm="auto" -> d/2 = 2
+    s = km.noise_scales_
+    assert s["sum_sensitivity"] == 2.0
+    assert s["sum_scale"] == pytest.approx(2.0 / (0.5 * 0.8))
+    # independent check of the bound: a record's contribution to the sums after clipping has L1 norm <= 2
+    norms = np.abs(Xw).sum(1)
+    clipped = Xw * np.minimum(1.0, 2.0 / norms)[:, None]
+    assert np.abs(clipped).sum(1).max() <= 2.0 + 1e-12
+    with pytest.raises(DPValueError, match="l1_norm"):
+        DPLloydKMeans(2, epsilon=1.0, bounds=B, l1_norm="big").fit(Xw)
 
 
 def test_dplloyd_centres_clamped_to_box():

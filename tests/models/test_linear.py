@@ -62,6 +62,36 @@ def test_sensitivity_bounds_hold_by_brute_force():
     assert worst_l == dl  # the linear bound is attained
 
 
+def test_l1_row_bound_sensitivities_hold_by_brute_force():
+    d, R = 3, 1.5
+    dq, dl = fm_sensitivities(d, l1_norm=R)
+    assert (dq, dl) == (min(d * (d + 2), R * R + 3 * R), 2 + 2 * R)
+    grid = [np.array(p) for p in itertools.product([-1, -0.5, 0, 0.5, 1], repeat=d) if np.abs(p).sum() <= R]
+    worst_q = worst_l = 0.0
+    zeros = np.zeros((2, d))
+    for a in grid:
+        for b in grid:
+            for ya, yb in ((1.0, -1.0), (1.0, 1.0)):
+                Xa, Xb = zeros.copy(), zeros.copy()
+                Xa[0], Xb[0] = a, b
+                qa, va = fm_statistics(Xa, np.array([ya, 0.0]))
+                qb, vb = fm_statistics(Xb, np.array([yb, 0.0]))
+                worst_q = max(worst_q, np.abs(qa - qb).sum())
+                worst_l = max(worst_l, np.abs(va - vb).sum())
+    assert worst_q <= dq + 1e-12 and worst_l <= dl + 1e-12
+    assert worst_l == pytest.approx(dl)  # attained: y = 1, x = R e_1 vs y = -1, x = -R e_1 ... within the grid
+    m = FunctionalMechanismRegressor(epsilon=1.0, bounds_X=BX, bounds_y=BY, l1_norm=0.5, random_state=0).fit(X, Y)
+    assert m.sensitivities_["quadratic"] == pytest.approx(0.25 + 1.5)
+    assert m.n_rows_clipped_ > 0
+
+
+def test_noise_ridge_is_public_function_of_scale():
+    m = FunctionalMechanismRegressor(epsilon=1.0, bounds_X=BX, bounds_y=BY, ridge=0.0, noise_ridge=2.0,
+                                     random_state=0).fit(X, Y)
+    bq = m.noise_scales_["quadratic"]
+    assert m._ridge_absolute(400) == pytest.approx(2.0 * 2 * bq * np.sqrt(2 * 2))
+
+
 def test_asymmetric_bounds_case_diffprivlib_gets_wrong():
     # diffprivlib 0.6.6 (issue 105) uses max(|lo|, |lo|)^2 for the x_j^2 coefficient: with bounds [1, 10] it
     # would add noise for a change of 1, while replacing x = 1 by x = 10 moves sum x^2 by 99.
@@ -82,7 +112,7 @@ def test_asymmetric_bounds_case_diffprivlib_gets_wrong():
 
 def test_laplace_scales_and_budget_split():
     m = FunctionalMechanismRegressor(epsilon=2.0, bounds_X=BX, bounds_y=BY, quadratic_fraction=0.6,
-                                     intercept_fraction=0.25, random_state=0).fit(X, Y)
+                                     intercept_fraction=0.25, l1_norm=None, random_state=0).fit(X, Y)
     split = m.epsilon_split_
     assert split["intercept"] == pytest.approx(0.5)
     assert split["quadratic"] == pytest.approx(0.6 * 1.5)
@@ -93,7 +123,7 @@ def test_laplace_scales_and_budget_split():
     assert m.noise_scales_["linear"] == pytest.approx(2 * d / 0.6)
     assert m.noise_scales_["intercept"] == pytest.approx(2 / 0.5)
     m2 = FunctionalMechanismRegressor(epsilon=2.0, bounds_X=BX, bounds_y=BY, quadratic_fraction=0.5,
-                                      intercept_fraction=0.0, random_state=0).fit(X, Y)
+                                      intercept_fraction=0.0, l1_norm=None, random_state=0).fit(X, Y)
     assert m2.noise_scales_["linear"] == pytest.approx(2 * (d + 1) / 1.0)
 
 
