@@ -27,7 +27,7 @@ mode = sb.radio("Grid columns", ["mechanisms", "epsilons"], key="images.mode", h
 kinds = list(IMAGE_MECHANISMS)
 if mode == "mechanisms":
     chosen = sb.multiselect("Mechanisms", kinds, default=kinds, format_func=IMAGE_MECHANISMS.get, key="images.kinds")
-    eps = epsilon_input("images.eps", default=1.0)
+    eps = epsilon_input("images.eps", default=10.0)
     pairs = [(k, eps) for k in chosen]
 else:
     kind = sb.selectbox("Mechanism", kinds, index=4, format_func=IMAGE_MECHANISMS.get, key="images.kind")
@@ -36,7 +36,7 @@ else:
 delta = delta_input("images.delta")
 h, w = image_set.image_shape[:2]
 cell = int(sb.number_input("DP-Pix cell size b (pixels)", 1, 64, 2 if min(h, w) <= 8 else 4 if min(h, w) <= 32 else 8,
-                           key="images.cell"))
+                           key=f"images.cell.{image_set.name}"))
 m = int(sb.number_input("DP-Pix m (pixels neighbours may differ in)", 1, 10_000, 1, key="images.m"))
 seed = seed_input("images.seed")
 
@@ -93,7 +93,7 @@ t1, t2, t3 = st.columns(3)
 train_eps = t1.number_input("ε", 0.05, 1000.0, 1.0, 0.5, key="images.train_eps")
 budget = t2.radio("Noisy-input budget", ["image", "pixel"], horizontal=True, key="images.train_budget",
                   format_func={"image": "per image (the guarantee)", "pixel": "per pixel (weaker)"}.get)
-epochs = int(t3.number_input("DP-SGD epochs", 1, 50, 5, key="images.train_epochs"))
+epochs = int(t3.number_input("DP-SGD epochs", 1, 100, 15, key="images.train_epochs"))
 if st.button("Train", key="images.train_button", type="primary"):
     st.session_state["images.train"] = ui.compare_with_progress(train_set, float(train_eps), float(delta), int(seed),
                                                                 budget, epochs)

@@ -69,7 +69,8 @@ class GridResult:
     columns : tuple of str
         Column headings.
     quality : DataFrame
-        One row per cell: row, image, column, kind, epsilon, delta, psnr_db, ssim, noise_std, share_at_edge.
+        One row per cell: row, image, column, kind, epsilon, delta, psnr_db, ssim, noise_std, image_epsilon (the ε
+        for the picture as a whole), share_at_edge.
     privacy_units : dict
         Column heading -> what neighbouring means for it.
     """
@@ -128,6 +129,7 @@ def noisy_grid(image_set: ImageSet, columns: Sequence[ColumnSpec], *, seed: int 
                 "psnr_db": psnr(img, out, data_range=hi - lo),
                 "ssim": ssim(img, out, data_range=hi - lo),
                 "noise_std": mech.noise_std(image_set.image_shape),
+                "image_epsilon": mech.image_epsilon(image_set.image_shape),
                 # share of output values at the range's edge: where clipping the noise bites
                 "share_at_edge": float(np.mean((out <= lo) | (out >= hi))),
             })

@@ -28,9 +28,11 @@ from dataclasses import dataclass, field
 
 import dp_accounting
 import numpy as np
+from scipy import optimize
 
 from ..exceptions import DPValueError
-from ..mechanisms import Gaussian, Laplace
+
+from ..mechanisms import Gaussian, Laplace, analytic_gaussian_delta
 from ..rng import as_generator
 from ..validation import check_array, check_delta, check_epsilon, check_int, clip_to_bounds
 
@@ -127,6 +129,11 @@ class ImageMechanism(abc.ABC):
     @abc.abstractmethod
     def _noisy(self, image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The unclipped noisy image."""
+
+    @abc.abstractmethod
+    def image_epsilon(self, shape: tuple[int, ...]) -> float:
+        """The epsilon this mechanism gives when *any* two images of ``shape`` count as neighbours
+        (at the same delta), i.e. what it guarantees for the picture as a whole."""
 
     @property
     @abc.abstractmethod
@@ -226,6 +233,10 @@ class PixelLaplace(ImageMechanism):
     def _noisy(self, image, rng):
         return Laplace(epsilon=self.epsilon, sensitivity=self.sensitivity(image.shape)).randomise(image, rng=rng)
 
+    def image_epsilon(self, shape: tuple[int, ...]) -> float:
+        # the whole-image L1 sensitivity is h*w times the one-pixel one
+        return self.epsilon * (int(shape[0]) * int(shape[1]) if self.budget == "pixel" else 1)
+
     @property
     def dp_event(self):
         return dp_accounting.LaplaceDpEvent(noise_multiplier=1.0 / self.epsilon)
@@ -283,6 +294,18 @@ class PixelGaussian(ImageMechanism):
 
     def _noisy(self, image, rng):
         return self._mechanism(image.shape).randomise(image, rng=rng)
+
+    def image_epsilon(self, shape: tuple[int, ...]) -> float:
+        if self.budget == "image":
+            return self.epsilon
+        # same sigma, whole-image L2 sensitivity R sqrt(h w C): solve Balle & Wang's delta(eps) = delta for eps
+        sigma = self.noise_std(shape)
+        whole = self.width * math.sqrt(_channels(shape) * int(shape[0]) * int(shape[1]))
+        f = lambda log_e: analytic_gaussian_delta(sigma=sigma, epsilon=math.exp(log_e), sensitivity=whole) - self.delta
+        lo, hi = math.log(self.epsilon), math.log(self.epsilon) + 1.0
+        while f(hi) > 0:
+            hi += 1.0
+        return math.exp(optimize.brentq(f, lo, hi, xtol=1e-10))
 
     @property
     def dp_event(self):
@@ -405,6 +428,10 @@ class DPPix(ImageMechanism):
         noisy = means + lap.randomise(np.zeros_like(means), rng=rng) / cnt
         rows, cols = _cells(image.shape[0], self.cell), _cells(image.shape[1], self.cell)
         return np.repeat(np.repeat(noisy, rows, axis=0), cols, axis=1)
+
+    def image_epsilon(self, shape: tuple[int, ...]) -> float:
+        # every pixel costs at most epsilon / m (see the class docstring): h*w of them cost h*w*epsilon/m
+        return self.epsilon * int(shape[0]) * int(shape[1]) / self.m
 
     @property
     def dp_event(self):

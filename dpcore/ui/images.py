@@ -137,9 +137,10 @@ def show_grid(grid: GridResult) -> None:
 def units_table(grid: GridResult) -> pd.DataFrame:
     """Per column: what neighbouring means, the noise std per pixel value, mean PSNR/SSIM."""
     q = grid.quality.groupby("column", sort=False).agg(
-        noise_std=("noise_std", "first"), psnr_db=("psnr_db", "mean"), ssim=("ssim", "mean")).reset_index()
+        noise_std=("noise_std", "first"), image_epsilon=("image_epsilon", "first"), psnr_db=("psnr_db", "mean"),
+        ssim=("ssim", "mean")).reset_index()
     q.insert(1, "privacy unit (who counts as a neighbour)", q["column"].map(grid.privacy_units))
-    return q
+    return q.rename(columns={"image_epsilon": "ε for the whole image", "noise_std": "noise std per value"})
 
 
 def quality_figure(df: pd.DataFrame) -> go.Figure:

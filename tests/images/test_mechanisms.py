@@ -249,3 +249,17 @@ def test_privacy_units_are_stated():
     assert "one pixel" in units["laplace-pixel"] and "whole image" in units["laplace-image"]
     assert "one pixel" in units["gaussian-pixel"] and "whole image" in units["gaussian-image"]
     assert "at most m = 3 pixels" in units["dppix"]
+
+
+def test_whole_image_epsilon():
+    shape = (8, 8)
+    lap = PixelLaplace(epsilon=0.5, pixel_range=(0, 16), budget="pixel")
+    assert lap.image_epsilon(shape) == pytest.approx(32.0)  # 64 pixels x 0.5
+    assert PixelLaplace(epsilon=0.5, budget="image").image_epsilon(shape) == 0.5
+    assert DPPix(epsilon=0.5, cell=2, m=4).image_epsilon(shape) == pytest.approx(0.5 * 64 / 4)
+    g = PixelGaussian(epsilon=1.0, delta=1e-5, pixel_range=(0, 16), budget="pixel")
+    e = g.image_epsilon(shape)
+    # the same sigma against the whole-image L2 sensitivity 16*8 gives exactly delta at e (independent check)
+    assert _balle_wang_delta(g.noise_std(shape), e, 16.0 * 8) == pytest.approx(1e-5, rel=1e-4)
+    assert 1.0 < e < 64.0  # better than basic composition over 64 pixels, far worse than 1
+    assert PixelGaussian(epsilon=1.0, budget="image").image_epsilon(shape) == 1.0

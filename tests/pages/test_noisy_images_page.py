@@ -37,10 +37,10 @@ def test_epsilon_columns_bad_cell_and_train_button():
     at.multiselect(key="images.eps_list").set_value([0.1, 10.0]).run()
     assert not at.exception
     assert len(at.dataframe[0].value) == 2
-    at.number_input(key="images.cell").set_value(9).run()  # larger than the 8x8 digit
+    at.number_input(key="images.cell.digits").set_value(9).run()  # larger than the 8x8 digit
     assert not at.exception
     assert any("larger than the image" in e.value for e in at.error)
-    at.number_input(key="images.cell").set_value(2).run()
+    at.number_input(key="images.cell.digits").set_value(2).run()
     at.number_input(key="images.train_epochs").set_value(1).run()
     at.button(key="images.train_button").click().run()
     assert not at.exception
