@@ -40,16 +40,23 @@ if demo is not None:
     st.caption(f"Test rows of {REGISTRY[dataset].title}, features mapped from their declared bounds onto [-1, 1]. "
                "The 2-D PCA projection is for display only; the clustering runs in all dimensions.")
     pts, cen = demo["points"], demo["centres"]
+    classes = sorted(pts["class"].unique())
     plots = st.columns(3)
     for col, name in zip(plots, CLUSTER_LABELS.values()):
         fig = px.scatter(pts, x="PC1", y="PC2", color=name, symbol="class", opacity=0.7,
-                         labels={name: "cluster"}, title=name)
+                         labels={name: "matched class"}, title=name, category_orders={name: classes},
+                         color_discrete_sequence=px.colors.qualitative.Set1)
         c = cen[cen.method == name]
         fig.add_trace(go.Scatter(x=c.PC1, y=c.PC2, mode="markers", name="centres",
-                                 marker=dict(symbol="x", size=16, color="black", line=dict(width=2))))
+                                 text=[f"centre → {m}" + ("" if v else " (outside the view, drawn at its edge)")
+                                       for m, v in zip(c.matched_class, c.in_view)],
+                                 marker=dict(symbol=["x" if v else "triangle-up" for v in c.in_view], size=16,
+                                             color="black", line=dict(width=2))))
         fig.update_layout(height=380, margin=dict(l=10, r=10, t=40, b=10), showlegend=False,
                           xaxis_title="PC 1 (display only)", yaxis_title="PC 2")
         col.plotly_chart(fig, width="stretch", key=f"cluster.scatter.{name}")
+    st.caption("Points are coloured by the class their cluster is matched to (Hungarian matching), shaped by "
+               "their true class; ✕ marks a centre, ▲ a centre outside the view drawn at its edge.")
     st.dataframe(demo["metrics"], hide_index=True, width="stretch", key="cluster.metrics_table")
 
 st.subheader("Accuracy vs ε")
@@ -62,6 +69,7 @@ if df is not None:
                       format_func=lambda s: {"accuracy": "Accuracy (Hungarian matching)",
                                              "intra_cluster_variance": "Normalised intra-cluster variance"}[s])
     fig = px.line(df, x="epsilon", y=metric, color="method", markers=True, log_x=True,
+                  log_y=metric == "intra_cluster_variance",
                   error_y="accuracy_sd" if metric == "accuracy" else None,
                   labels={"epsilon": "ε (log scale)", metric: metric.replace("_", " ")})
     fig.update_layout(height=420, yaxis_title="test accuracy (fraction)" if metric == "accuracy"

@@ -92,7 +92,7 @@ def lloyd(
 def su_count_fraction(n_features: int, rho: float = 0.225) -> float:
     """Share of each iteration's budget that goes to the noisy counts under Su et al.'s rule.
 
-    Su et al. (2016, section 4.2) minimise the mean squared error of a noisy
+    Su et al. (2016) minimise the mean squared error of a noisy
     centroid ``(S + Lap) / (C + Lap)`` and find that the budget of the count and
     of each dimension of the sum should be in the ratio
     ``eps_count : eps_dim = (4 d rho^2)^(1/3) : 1``, where ``rho ~ 0.225`` is
