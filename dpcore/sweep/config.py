@@ -7,6 +7,7 @@ an hour of computing.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import json
@@ -92,6 +93,21 @@ def _clean_param(key: str, value: Any) -> Any:
         f"parameter {key!r} must be a number, a string, a bool or None (it goes into the cache key), "
         f"got {type(value).__name__}"
     )
+
+
+class FrozenParams(dict):
+    """A read-only, hashable, picklable dict: the fixed knobs of a frozen :class:`SweepConfig`."""
+
+    def _readonly(self, *args, **kwargs):
+        raise TypeError("SweepConfig.params is read-only; build a new SweepConfig (dataclasses.replace) instead")
+
+    __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = __ior__ = _readonly  # type: ignore
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(sorted(self.items())))
+
+    def __reduce__(self):
+        return (FrozenParams, (dict(self),))
 
 
 @dataclass(frozen=True)
@@ -270,7 +286,7 @@ class SweepConfig:
             raise DPValueError(
                 f"no learner in this sweep takes parameter(s) {stray}; they take {sorted(accepted) or 'none'}"
             )
-        set_("params", dict(sorted(params.items())))
+        set_("params", FrozenParams(sorted(params.items())))
 
     # -- derived facts -------------------------------------------------------------------------
     @property
@@ -366,6 +382,11 @@ class SweepConfig:
         Baselines come first (one run per seed, ``value`` NaN); then the swept
         runs seed by seed, so a first rough curve appears after one pass over the values.
         """
+        return list(self._plan)
+
+    @functools.cached_property
+    def _plan(self) -> tuple[RunSpec, ...]:
+        # computed once: hashing an uploaded dataset's arrays is not free, and pages ask often
         data_id = dataset_fingerprint(self.dataset)
         regs = learners()
         out: list[RunSpec] = []
@@ -377,7 +398,7 @@ class SweepConfig:
             for v in self.values:
                 for name in self.learners:
                     out.append(self._run(regs[name], "swept", v, seed, data_id))
-        return out
+        return tuple(out)
 
     def fingerprint(self) -> str:
         """A short hash of every run key: equal settings give equal fingerprints (used by the page)."""
@@ -389,6 +410,7 @@ class SweepConfig:
 
 __all__ = [
     "CODE_VERSION",
+    "FrozenParams",
     "FALLBACK_BASELINES",
     "TRIVIAL_BASELINES",
     "RunSpec",

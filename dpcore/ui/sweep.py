@@ -97,7 +97,7 @@ def remembered(config: SweepConfig, *, cache_dir=None) -> SweepResult | None:
         return store[key]
     res = cached_result(config, cache_dir=cache_dir)
     if res is not None:
-        store[key] = res
+        _remember(key, res)
     return res
 
 
@@ -126,8 +126,15 @@ def run_live(config: SweepConfig, *, n_jobs: int, scheduler: str | None, progres
         return None
     finally:
         progress_slot.empty()
-    st.session_state.setdefault(STATE, {})[config.fingerprint()] = res
+    _remember(config.fingerprint(), res)
     return res
+
+
+def _remember(key: str, res: SweepResult, keep: int = 20) -> None:
+    store = st.session_state.setdefault(STATE, {})
+    store[key] = res
+    while len(store) > keep:  # oldest first: dicts keep insertion order
+        store.pop(next(iter(store)))
 
 
 def _rgba(hex_colour: str, alpha: float) -> str:

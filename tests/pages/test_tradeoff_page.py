@@ -77,3 +77,26 @@ def test_page_reports_bad_knobs_without_a_traceback(fakes):
     at.run()
     assert not at.exception
     assert any("no learner in this sweep takes parameter(s) ['epoch']" in e.value for e in at.error)
+
+
+def test_figure_bands_baselines_and_log_axes(fakes):
+    from dpcore.sweep import SweepConfig, run_sweep
+    from dpcore.ui.sweep import sweep_figure
+
+    cfg = SweepConfig(dataset="diabetes", learners=["fake-dp"], values=[0.5, 2.0, 8.0], seeds=2,
+                      providers=("sweep_fake_learners",))
+    table = run_sweep(cfg, n_jobs=1).table
+    fig = sweep_figure(table, cfg, metric="mse", log_x=True, band="std")
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"  # log-log for MSE (seed 002)
+    names = [t.name for t in fig.data if t.showlegend is not False]
+    assert names[0] == "Fake DP learner" and any(n.startswith("Fake non-private learner: ") for n in names)
+    assert any(n.startswith("Mean predictor (trivial)") for n in names)
+    mean_line = next(t for t in fig.data if t.name == "Fake DP learner")
+    s = table[table.role == "swept"].groupby("value").mse
+    assert list(mean_line.y) == pytest.approx(list(s.mean()))
+    upper, lower = fig.data[0], fig.data[1]  # the band: mean +- sample std across the two seeds
+    assert list(upper.y) == pytest.approx(list(s.mean() + s.std()))
+    assert list(lower.y) == pytest.approx(list(s.mean() - s.std()))
+    fig2 = sweep_figure(table, cfg, metric="r2", log_x=False)
+    assert fig2.layout.yaxis.type == "linear" and fig2.layout.xaxis.type == "linear"
+    assert list(fig2.data[0].y) == pytest.approx(list(table[table.role == "swept"].groupby("value").r2.max()))

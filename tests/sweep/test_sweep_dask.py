@@ -4,6 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from dpcore.cli import main
 from dpcore.sweep import SweepConfig, run_sweep
 
 distributed = pytest.importorskip("distributed")
@@ -20,7 +21,15 @@ def test_local_cluster_equals_local(fakes, tmp_path, call_log):
         events = []
         remote = run_sweep(cfg, scheduler=cluster.scheduler_address, cache_dir=tmp_path / "dask",
                            on_result=events.append)
-    assert call_log() == 2 * n_local  # every run computed again, on the worker
+        # the command line's --scheduler goes the same way
+        out = tmp_path / "cli.csv"
+        assert main(["sweep", "--dataset", "wine", "--algorithms", "fake-dp", "--values", "0.3,3", "--seeds", "2",
+                     "--provider", "sweep_fake_learners", "--set", f"call_log={call_log.path}", "--no-cache",
+                     "--scheduler", cluster.scheduler_address, "--out", str(out)]) == 0
+    assert call_log() == 3 * n_local  # every run computed again on the worker, twice
+    cli = pd.read_csv(out)
+    assert len(cli) == len(local.table)
+    pd.testing.assert_series_equal(cli.accuracy, local.table.accuracy, check_names=False)
     assert len(events) == len(local.table)
     cols = ["seconds", "cached"]
     pd.testing.assert_frame_equal(local.table.drop(columns=cols), remote.table.drop(columns=cols))

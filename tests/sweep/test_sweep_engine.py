@@ -262,3 +262,18 @@ def test_value_range():
     with pytest.raises(DPValueError, match="epsilon minimum must be > 0"):
         value_range("epsilon", -1, 1, 3)
     assert not math.isnan(value_range("noise_multiplier", 0.5, 2, 4)[0])
+
+
+def test_config_is_frozen_and_pickles(fakes):
+    import dataclasses
+    import pickle
+
+    cfg = _cfg(params={"epochs": 2})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.axis = "clip_norm"
+    with pytest.raises(TypeError, match="read-only"):
+        cfg.params["epochs"] = 3
+    assert hash(cfg.params) == hash(_cfg(params={"epochs": 2}).params)
+    again = pickle.loads(pickle.dumps(cfg))
+    assert again.params == {"epochs": 2} and again.fingerprint() == cfg.fingerprint()
+    assert cfg.values == (0.5, 1.0, 4.0) and _cfg(values=[4, 0.5, 1, 1.0]).values == (0.5, 1.0, 4.0)
