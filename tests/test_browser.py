@@ -56,10 +56,11 @@ def test_page_renders_in_headless_chromium(server, tmp_path, path, expected):
         page = browser.new_page(viewport={"width": 1400, "height": 2000})
         page.goto(server + path, wait_until="networkidle", timeout=60_000)
         page.get_by_text(expected).first.wait_for(timeout=60_000)
-        page.wait_for_timeout(3000)
+        # a rendered chart: plotly draws an SVG with class main-svg (slow machines take a while)
+        page.locator(".main-svg").first.wait_for(timeout=90_000)
+        page.wait_for_timeout(1000)
         page.screenshot(path=str(tmp_path / "page.png"), full_page=True)
         body = page.inner_text("body")
-        # a rendered chart: plotly draws an SVG with class main-svg
         charts = page.locator(".main-svg").count()
         browser.close()
     assert expected in body
