@@ -51,7 +51,7 @@ if grid is not None:
     means = ui.units_table(grid)
     for c, row in zip(st.columns(len(means)), means.itertuples(index=False)):
         c.metric(row.column, f"{row.psnr_db:.1f} dB" if math.isfinite(row.psnr_db) else "∞ dB",
-                 help=f"Mean PSNR over the rows. Privacy unit: {row[1]}")
+                 help=f"Mean PSNR over the rows. Privacy unit: {row[-1]}")
     ui.show_grid(grid)
     st.caption("Outputs are clipped to the pixel range (post-processing, no privacy cost). Small images are "
                "enlarged by repeating pixels, never smoothed. Hover a column heading to see who counts as a "

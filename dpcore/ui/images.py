@@ -139,7 +139,7 @@ def units_table(grid: GridResult) -> pd.DataFrame:
     q = grid.quality.groupby("column", sort=False).agg(
         noise_std=("noise_std", "first"), image_epsilon=("image_epsilon", "first"), psnr_db=("psnr_db", "mean"),
         ssim=("ssim", "mean")).reset_index()
-    q.insert(1, "privacy unit (who counts as a neighbour)", q["column"].map(grid.privacy_units))
+    q["privacy unit (who counts as a neighbour)"] = q["column"].map(grid.privacy_units)
     return q.rename(columns={"image_epsilon": "ε for the whole image", "noise_std": "noise std per value"})
 
 
