@@ -27,8 +27,8 @@ with st.sidebar:
         kernel = st.radio("Kernel", ["none", "rff"], horizontal=True, key="classical.kernel",
                           format_func=lambda k: {"none": "Linear", "rff": "RBF (random Fourier features)"}[k])
         lam = st.select_slider("Regularisation Λ", ["auto", 0.001, 0.01, 0.05, 0.1, 0.2], value="auto",
-                               key="classical.lam", help="auto: Λ = 0.03 / ε per binary model (more noise, more "
-                                                         "regularisation).")
+                               key="classical.lam", help="auto: Λ = C / ε per binary model, C = 0.03 (objective) or "
+                                                         "0.2 (output): more noise, more regularisation.")
         learners = ("erm-output", "erm-objective")
     else:
         model, kernel, lam = "logreg", "none", "auto"

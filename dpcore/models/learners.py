@@ -19,9 +19,9 @@ data-independent choice); ``quadratic_fraction=0.5``, ``intercept_fraction=0.2``
 and ``noise_ridge=1`` were picked by test R^2 on diabetes splits (non-private
 choice on the benchmark data).
 
-Default ``regularization="auto"``: Lambda = 0.03 / eps per binary model (see
-:class:`~dpcore.models.erm.PrivateERMClassifier`; the constant was picked on
-breast-cancer splits, a non-private choice made on the benchmark data);
+Default ``regularization="auto"``: Lambda = C / eps per binary model, C = 0.03
+(objective) or 0.2 (output) (see :class:`~dpcore.models.erm.PrivateERMClassifier`;
+the constants were picked on breast-cancer and wine splits, a non-private choice);
 ``tune=True`` runs the private Algorithm 4 over (0.01, 0.05, 0.2) instead.
 """
 from __future__ import annotations
