@@ -7,6 +7,7 @@ import streamlit as st
 
 from ..datasets import load_dataset, train_test_split
 from ..learners import run_learner
+from ..models.metrics import match_clusters
 
 CLUSTER_METHODS = ("lloyd", "dplloyd", "input-perturbation")
 CLUSTER_LABELS = {"lloyd": "Lloyd (non-private)", "dplloyd": "DPLloyd", "input-perturbation": "Input perturbation"}
@@ -37,14 +38,28 @@ def cluster_demo(dataset: str, k: int, epsilon: float, iterations: int | None, s
     _, _, Vt = np.linalg.svd(Z - mu, full_matrices=False)
     P = Vt[:2].T if Vt.shape[0] >= 2 else np.eye(Z.shape[1])[:, :2]
     pts = pd.DataFrame((Z - mu) @ P, columns=["PC1", "PC2"])
-    pts["class"] = [str(split.dataset.target_names[c]) if split.dataset.target_names else str(c) for c in split.y_test]
+    names = split.dataset.target_names
+
+    def cname(c: int) -> str:
+        return "unmatched" if c < 0 else (str(names[c]) if names else str(c))
+
+    pts["class"] = [cname(int(c)) for c in split.y_test]
+    matches = {}
     for name, lab in labels.items():
-        pts[name] = lab.astype(str)
+        # colour each cluster by the class the Hungarian matching assigns it to
+        matches[name] = match_clusters(split.y_test, lab)
+        pts[name] = [cname(matches[name][int(c)]) for c in lab]
+    lo_v = pts[["PC1", "PC2"]].min().to_numpy() - 0.3
+    hi_v = pts[["PC1", "PC2"]].max().to_numpy() + 0.3
     cen = []
     for m, c in zip(CLUSTER_METHODS, centres):
         pc = (c - mu) @ P
-        for j, (a, b) in enumerate(pc):
-            cen.append({"method": CLUSTER_LABELS[m], "cluster": j, "PC1": a, "PC2": b})
+        for j, xy in enumerate(pc):
+            inside = bool(np.all((xy >= lo_v) & (xy <= hi_v)))
+            a, b = np.clip(xy, lo_v, hi_v)
+            cen.append({"method": CLUSTER_LABELS[m], "cluster": j,
+                        "matched_class": cname(matches[CLUSTER_LABELS[m]].get(j, -1)),
+                        "PC1": a, "PC2": b, "in_view": inside})
     return {"metrics": pd.DataFrame(rows), "points": pts, "centres": pd.DataFrame(cen)}
 
 
