@@ -84,7 +84,12 @@ def cluster_sweep(dataset: str, k: int, iterations: int | None, epsilons: tuple[
 
 
 def _classical_params(learner: str, model: str, kernel: str, regularization: float | str) -> dict:
+    """Learner params; ``regularization="tune"`` runs Chaudhuri et al.'s private Algorithm 4 for the private ERMs."""
     if learner in ("erm-output", "erm-objective", "logreg"):
+        if regularization == "tune":
+            if learner == "logreg":
+                return {"model": model, "kernel": kernel}
+            return {"model": model, "kernel": kernel, "tune": True}
         return {"model": model, "kernel": kernel, "regularization": regularization}
     return {}
 

@@ -18,3 +18,13 @@ def test_classical_page_runs_and_reacts():
     df = at.dataframe[0].value
     assert "r2" in df.columns and "functional-mechanism" in set(df["method"])
     assert not at.error
+
+
+def test_classical_page_private_tuning_option():
+    at = AppTest.from_file(str(ROOT / "pages/4_Classical_models.py"), default_timeout=120)
+    at.run()
+    at.select_slider(key="classical.lam").set_value("tune")
+    at.number_input(key="classical.seeds").set_value(1)
+    at.run()
+    assert not at.exception and not at.error
+    assert {"erm-output", "erm-objective"} <= set(at.dataframe[0].value["method"])
