@@ -95,11 +95,13 @@ budget = t2.radio("Noisy-input budget", ["image", "pixel"], horizontal=True, key
                   format_func={"image": "per image (the guarantee)", "pixel": "per pixel (weaker)"}.get)
 epochs = int(t3.number_input("DP-SGD epochs", 1, 100, 15, key="images.train_epochs"))
 if st.button("Train", key="images.train_button", type="primary"):
-    st.session_state["images.train"] = ui.compare_with_progress(train_set, float(train_eps), float(delta), int(seed),
-                                                                budget, epochs)
+    out = ui.compare_with_progress(train_set, float(train_eps), float(delta), int(seed), budget, epochs)
+    st.session_state["images.train"] = None if out is None else (
+        f"{train_set}, ε = {train_eps:g}, noisy-input budget per {budget}, DP-SGD {epochs} epochs, seed {seed}", *out)
 res = st.session_state.setdefault("images.train", None)
 if res is not None:
-    table, info = res
+    settings, table, info = res
+    st.caption(f"Result for: {settings}. Accuracy on the clean test images; hover a metric for its privacy unit.")
     for c, row in zip(st.columns(len(table)), table.itertuples(index=False)):
         c.metric(row.model, "–" if row.accuracy is None else f"{row.accuracy:.1%}", help=row.privacy)
     st.dataframe(table, hide_index=True, width="stretch", key="images.train_table")
@@ -110,4 +112,4 @@ if res is not None:
         st.warning(info["dpsgd_error"])
     st.caption("What the noisy-input classifier was trained on (first training images as released):")
     ex = info["released_examples"]
-    ui.show_image_row(list(ex), [""] * len(ex), info["pixel_range"], DISPLAY_UPSCALE[train_set])
+    ui.show_image_row(list(ex), [""] * len(ex), info["pixel_range"], DISPLAY_UPSCALE[info["dataset"]])

@@ -209,7 +209,7 @@ def train_on_what_you_see(
         {"model": f"Logistic regression on noisy images ({res.extras['mechanism']})", "accuracy": res.score,
          "epsilon": res.epsilon, "delta": res.delta, "privacy": res.extras["privacy_unit"], "seconds": res.seconds},
     ]
-    info: dict[str, Any] = {"released_examples": res.extras["released_examples"],
+    info: dict[str, Any] = {"dataset": split.dataset.name, "released_examples": res.extras["released_examples"],
                             "pixel_range": res.extras["pixel_range"], "dpsgd_available": have_dpsgd,
                             "dpsgd_error": None}
     if have_dpsgd:

@@ -19,6 +19,8 @@ def test_renders_a_grid_and_reacts_to_epsilon():
     at = _app()
     at.slider(key="images.set.n").set_value(2).run()
     assert not at.exception and not at.error
+    # 2 rows x (original + 5 mechanisms) in the grid, then the 2 images of the label view
+    assert len(at.get("image")) == 2 * 6 + 2
     units = at.dataframe[0].value
     assert len(units) == 5 and units["psnr_db"].notna().all()  # one column per mechanism
     curve = at.dataframe[1].value
