@@ -116,7 +116,7 @@ def objective_perturbation_params(*, n: int, regularization: float, epsilon: flo
     0.0
     >>> eps_p, delta = objective_perturbation_params(n=10, regularization=0.001, epsilon=0.1, c=0.25)
     >>> eps_p, round(delta, 4)
-    (0.05, 0.9991)
+    (0.05, 0.9866)
     """
     x = c / (n * regularization)
     eps_p = epsilon - math.log(1.0 + 2.0 * x + x * x)

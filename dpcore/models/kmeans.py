@@ -101,7 +101,7 @@ def su_count_fraction(n_features: int, rho: float = 0.225) -> float:
     ``(4 d rho^2)^(1/3) / (d + (4 d rho^2)^(1/3))`` (the same rule diffprivlib uses).
 
     >>> round(su_count_fraction(4), 4)
-    0.1891
+    0.189
     """
     d = check_int(n_features, "n_features", minimum=1)
     rho = check_positive(rho, "rho")

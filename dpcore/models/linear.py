@@ -89,7 +89,7 @@ def default_quadratic_fraction(n_features: int) -> float:
     more sensitive quadratic part the larger share.
 
     >>> round(default_quadratic_fraction(10), 3)
-    0.86
+    0.849
     """
     d = int(n_features)
     dq, dl = fm_sensitivities(d)
