@@ -22,12 +22,12 @@ with st.sidebar.form("pate.form"):
     st.header("PATE settings")
     ds = dataset_picker("pate.dataset", task="classification", allow_upload=False, default="digits", container=st)
     agg = st.radio("Aggregator", list(AGGREGATOR_LABELS), format_func=AGGREGATOR_LABELS.get, key="pate.agg")
-    teachers = st.number_input("Teachers", 1, 1000, 20, key="pate.teachers",
+    teachers = st.number_input("Teachers", 1, 1000, 50, key="pate.teachers",
                                help="More teachers: bigger vote gaps, but less data each.")
     queries = st.number_input("Queries answered", 1, 5000, 100, key="pate.queries",
                               help="Public examples labelled by the noisy vote; each one spends privacy.")
     mode = st.radio("Privacy set by", ["target ε", "noise scale"], horizontal=True, key="pate.mode")
-    eps = epsilon_input("pate.eps", default=5.0, container=st, label="Target ε for all queries")
+    eps = epsilon_input("pate.eps", default=10.0, container=st, label="Target ε for all queries")
     noise = st.number_input("Noise scale (σ for GNMax, 1/γ for LNMax), in votes", 0.01, 1000.0, 10.0,
                             key="pate.noise")
     delta = delta_input("pate.delta", container=st)
@@ -97,6 +97,7 @@ if a.button("Sweep ε (teachers trained once)", key="pate.sweep_eps"):
     pb = a.progress(0.0)
     eps_values = (0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0)
     df = run_guarded(cached_epsilon_sweep, ds.name, cfg, eps_values, on_point=sweep_progress(pb, 7, "ε ="))
+    pb.empty()
     if df is not None:
         st.session_state["pate.eps_sweep"] = ((ds.name, cfg), df)
 if b.button("Sweep the number of teachers", key="pate.sweep_teachers"):
@@ -104,6 +105,7 @@ if b.button("Sweep the number of teachers", key="pate.sweep_teachers"):
     n_priv = res.split_sizes["private (teachers)"]
     counts = tuple(t for t in (2, 5, 10, 20, 50, 100, 200) if t <= n_priv // 5)
     df = run_guarded(cached_teachers_sweep, ds.name, cfg, counts, on_point=sweep_progress(pb, len(counts), "teachers ="))
+    pb.empty()
     if df is not None:
         st.session_state["pate.teacher_sweep"] = ((ds.name, cfg), df)
 for key, fig, note in [("pate.eps_sweep", epsilon_sweep_figure, "Accuracy against the budget for these settings."),

@@ -101,7 +101,7 @@ def votes_figure(result: PateResult, i: int, class_names: tuple[str, ...]) -> go
     fig.add_scatter(x=names, y=nv, mode="markers", marker=dict(symbol="diamond", size=12, color="#d62728"),
                     name="n_j + noise (the aggregator's argmax is taken here)")
     fig.add_annotation(x=names[win], y=max(v[win], nv[win]), text="noisy winner", showarrow=True, arrowhead=2, ay=-35)
-    fig.update_layout(xaxis_title=f"class (true label of this example: {names[truth]})",
+    fig.update_layout(xaxis_title=f"class (true label of this example: {names[truth]})", xaxis_type="category",
                       yaxis_title="number of teachers (votes)", height=380, margin=dict(t=30, b=40),
                       legend=dict(orientation="h", y=1.15))
     return fig
