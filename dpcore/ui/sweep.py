@@ -184,7 +184,7 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
         for _, b in summ[summ.role != "swept"].iterrows():
             title = regs[b.learner].title if b.learner in regs else b.learner
             kind = "trivial" if b.role == "trivial" else "non-private"
-            label = title if kind in title else f"{title} ({kind})"
+            label = title if kind in title.lower() else f"{title} ({kind})"
             # traces, not add_hline: hline annotations misplace on log axes
             fig.add_scatter(x=[x0, x1], y=[b["mean"], b["mean"]], mode="lines", name=f"{label}: {b['mean']:.3g}",
                             line=dict(color=owner.get(b.learner, "black") if kind == "non-private" else "grey",
