@@ -95,7 +95,7 @@ def _erm_runner(name: str, perturbation: str | None):
         kw = dict(model=p.pop("model", "logreg"), kernel=p.pop("kernel", "none"),
                   regularization=_lam(p.pop("regularization", DEFAULT_LAMBDA)),
                   data_norm=float(p.pop("data_norm", norm)), huber_h=float(p.pop("huber_h", 0.5)),
-                  n_components=int(p.pop("n_components", 200)), gamma=float(p.pop("gamma", 1.0)),
+                  n_components=int(p.pop("n_components", 25)), gamma=float(p.pop("gamma", 0.5)),
                   fit_intercept=bool(p.pop("fit_intercept", True)))
         if kw["kernel"] in (None, "", "linear"):
             kw["kernel"] = "none"
