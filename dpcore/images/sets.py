@@ -215,6 +215,10 @@ def _to_array(im, *, colour: str, max_side: int | None) -> np.ndarray:
     if colour not in ("rgb", "grey"):
         raise DPValueError(f"colour must be 'rgb' or 'grey', got {colour!r}")
     im = ImageOps.exif_transpose(im)
+    if im.mode.startswith("I") or im.mode == "F":
+        # 16-bit greyscale (PNG): Pillow's convert("L") would clip at 255; rescale by the bit depth instead
+        grey = np.clip(np.asarray(im, dtype=np.float64) / 257.0, 0.0, 255.0)
+        im = Image.fromarray(np.rint(grey).astype(np.uint8), mode="L")
     if im.mode in ("RGBA", "LA", "P", "PA"):
         # flatten transparency onto white so transparent regions do not turn black
         rgba = im.convert("RGBA")

@@ -101,3 +101,12 @@ def test_decompression_bomb_is_refused_before_decoding():
     assert len(data) < 100_000
     with pytest.raises(DatasetError, match="pixels, more than the limit"):
         load_uploaded_image(data)
+
+
+def test_sixteen_bit_png_is_rescaled_not_clipped():
+    a = (np.arange(64 * 64).reshape(64, 64) * 16).astype(np.uint16)  # 0 .. 65520
+    buf = io.BytesIO()
+    Image.fromarray(a).save(buf, format="PNG")
+    s = load_uploaded_image(buf.getvalue(), colour="grey")
+    np.testing.assert_allclose(s.images[0], np.rint(a / 257.0))
+    assert 0.2 < np.mean(s.images[0] < 128) < 0.8  # not a white sheet
