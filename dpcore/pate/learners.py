@@ -1,6 +1,7 @@
 """Registers ``pate`` with the shared learner registry (CLI, sweeps, pages).
 
-``params`` (all optional): ``aggregator`` ("gnmax" | "lnmax"), ``teachers``, ``queries``,
+``params`` (all optional): ``aggregator`` ("gnmax" | "lnmax"), ``teachers`` (default: up to 50,
+keeping ~20 private examples per teacher), ``queries`` (default: up to 100, at most the public pool),
 ``noise_multiplier`` (the noise on each vote count: GNMax sigma or LNMax Laplace scale
 1/gamma, in votes; without it the noise is calibrated so the answered queries cost
 ``epsilon``), ``public_fraction``, ``teacher_model`` / ``student_model`` ("logreg" | "mlp"),
@@ -17,13 +18,22 @@ _PARAMS = ("aggregator", "teachers", "queries", "noise_multiplier", "public_frac
            "student_model", "data_dependent", "accountant", "baseline")
 
 
+def _defaults(split, public_fraction: float) -> tuple[int, int]:
+    """Default teachers / queries that fit the data: at most 50 teachers with >= ~20 examples each,
+    at most 100 queries and never more than the public pool (explicit values are never changed)."""
+    n = split.X_train.shape[0]
+    n_public = int(round(float(public_fraction) * n))
+    return max(1, min(50, (n - n_public) // 20)), max(1, min(100, n_public))
+
+
 def _run_pate(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResult:
     p = dict(params)
     noise = p.pop("noise_multiplier", None)
+    default_teachers, default_queries = _defaults(split, p.get("public_fraction", 0.2))
     cfg = PateConfig(
         aggregator=str(p.pop("aggregator", "gnmax")),
-        teachers=p.pop("teachers", 50),
-        queries=p.pop("queries", 100),
+        teachers=p.pop("teachers", default_teachers),
+        queries=p.pop("queries", default_queries),
         noise_scale=noise,
         target_epsilon=None if noise is not None else epsilon,
         delta=delta,

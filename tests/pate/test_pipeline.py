@@ -168,3 +168,10 @@ def test_sweeps_show_the_tradeoffs(split):
     t = teachers_sweep(split, cfg, teacher_counts=[3, 30])
     assert t.examples_per_teacher.iloc[0] > t.examples_per_teacher.iloc[1]
     assert t.mean_vote_gap.iloc[1] > t.mean_vote_gap.iloc[0]  # more teachers, larger gap
+
+
+def test_learner_defaults_fit_small_datasets():
+    res = run_learner("pate", "iris", epsilon=2.0, seed=0)  # 90 private / 22 public rows
+    assert res.extras["queries"] <= res.extras["split_sizes"]["public (student, unlabelled)"]
+    assert res.extras["teachers"] * 20 <= res.extras["split_sizes"]["private (teachers)"]
+    assert res.epsilon <= 2.0 + 1e-9
