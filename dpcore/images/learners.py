@@ -46,6 +46,8 @@ def noisy_input_mechanism(
     if dataset.image_shape is None:
         raise DPValueError(f"noisy-input needs image data; {dataset.name!r} is tabular")
     pixel_range = (float(np.min(dataset.bounds[0])), float(np.max(dataset.bounds[1])))
+    if budget not in ("image", "pixel"):
+        raise DPValueError(f"budget must be 'image' (per-image local DP) or 'pixel' (one pixel only), got {budget!r}")
     if mechanism in ("laplace", "gaussian"):
         kind = f"{mechanism}-{budget}"
     elif mechanism == "dppix":

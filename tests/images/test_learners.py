@@ -46,6 +46,10 @@ def test_noisy_input_params_and_errors():
         run_learner("noisy-input", "iris", epsilon=1.0)
     with pytest.raises(DPValueError, match="epsilon must be > 0"):
         run_learner("noisy-input", "faces", epsilon=0.0)
+    with pytest.raises(DPValueError, match="budget must be 'image'"):
+        run_learner("noisy-input", "faces", epsilon=1.0, params={"budget": "row"})
+    with pytest.raises(DPValueError, match="mechanism must be 'laplace'"):
+        run_learner("noisy-input", "faces", epsilon=1.0, params={"mechanism": "blur"})
     with pytest.raises(DPValueError, match="label_share must be < 1"):
         run_learner("noisy-input", "faces", epsilon=1.0, params={"label_share": 1.0})
 
