@@ -88,7 +88,8 @@ def clients_figure(counts: np.ndarray, class_names: tuple[str, ...]) -> go.Figur
     names = [class_names[j] if j < len(class_names) else str(j) for j in range(counts.shape[1])]
     fig = go.Figure(go.Heatmap(z=counts, x=names, y=[f"client {i + 1}" for i in range(counts.shape[0])],
                                colorscale="Blues", colorbar=dict(title="examples")))
-    fig.update_layout(xaxis_title="class", yaxis_title="client", height=max(260, 16 * counts.shape[0] + 80),
+    fig.update_layout(xaxis_title="class", xaxis_type="category", yaxis_title="client",
+                      height=max(260, 16 * counts.shape[0] + 80),
                       margin=dict(t=20, b=40), yaxis_autorange="reversed")
     return fig
 
