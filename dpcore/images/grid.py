@@ -90,7 +90,7 @@ def _validated(columns: Sequence[ColumnSpec], image_set: ImageSet) -> list[Image
         raise DPValueError("choose at least one mechanism or epsilon value for the grid")
     mechs = [c.build(image_set.pixel_range) for c in columns]
     for m in mechs:
-        m._check_shape(image_set.image_shape)
+        m.check_shape(image_set.image_shape)
     return mechs
 
 

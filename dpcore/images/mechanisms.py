@@ -149,7 +149,7 @@ class ImageMechanism(abc.ABC):
         rng : int, numpy Generator or None
         """
         arr = check_image(image, pixel_range=self.pixel_range)
-        self._check_shape(arr.shape)
+        self.check_shape(arr.shape)
         noisy = self._noisy(arr, as_generator(rng))
         return np.clip(noisy, *self.pixel_range)
 
@@ -161,8 +161,8 @@ class ImageMechanism(abc.ABC):
             raise DPValueError(f"images must have shape (n, h, w) or (n, h, w, 3), got {stack.shape}")
         return np.stack([self.privatise(im, rng=gen) for im in stack])
 
-    def _check_shape(self, shape: tuple[int, ...]) -> None:
-        pass
+    def check_shape(self, shape: tuple[int, ...]) -> None:
+        """Raise :class:`DPValueError` if the mechanism cannot handle images of ``shape``."""
 
 
 def _check_budget(budget: str) -> str:
@@ -400,7 +400,7 @@ class DPPix(ImageMechanism):
         return (f"any {self.m} pixel(s): neighbouring images differ in at most m = {self.m} pixels "
                 "(a small object, a face region). Larger changes are not covered.")
 
-    def _check_shape(self, shape):
+    def check_shape(self, shape):
         h, w = int(shape[0]), int(shape[1])
         if self.cell > min(h, w):
             raise DPValueError(
