@@ -107,8 +107,8 @@ class GNMax:
 
     Examples
     --------
-    >>> GNMax(sigma=40.0).dp_event
-    GaussianDpEvent(noise_multiplier=28.284271247461902)
+    >>> round(GNMax(sigma=40.0).dp_event.noise_multiplier, 6)   # sigma / sqrt(2)
+    28.284271
     """
 
     sigma: float

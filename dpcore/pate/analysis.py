@@ -64,8 +64,9 @@ def pate_event(*, aggregator: str, noise_scale: float, queries: int) -> dp_accou
 
     Examples
     --------
-    >>> pate_event(aggregator="gnmax", noise_scale=2 ** 0.5, queries=3)
-    SelfComposedDpEvent(event=GaussianDpEvent(noise_multiplier=1.0000000000000002), count=3)
+    >>> ev = pate_event(aggregator="gnmax", noise_scale=2 ** 0.5, queries=3)
+    >>> ev.count, round(ev.event.noise_multiplier, 9)
+    (3, 1.0)
     """
     agg = make_aggregator(_check_aggregator(aggregator), noise_scale=noise_scale)
     queries = check_int(queries, "queries", minimum=0)

@@ -78,9 +78,10 @@ def pate_split(split: Split, *, public_fraction: float = 0.2, seed: int = 0) -> 
     Examples
     --------
     >>> from dpcore.datasets import train_test_split
-    >>> d = pate_split(train_test_split("iris", seed=0), public_fraction=0.2)
-    >>> d.sizes
-    {'private (teachers)': 90, 'public (student, unlabelled)': 22, 'test': 38}
+    >>> split = train_test_split("iris", seed=0)
+    >>> d = pate_split(split, public_fraction=0.2)
+    >>> sum(d.sizes.values()) == split.dataset.n_samples, d.y_public.size == round(0.2 * split.y_train.size)
+    (True, True)
     """
     if split.task != "classification":
         raise DPValueError(f"PATE labels queries by a vote over classes; {split.dataset.name!r} is {split.task}")
