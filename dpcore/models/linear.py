@@ -99,6 +99,11 @@ def default_quadratic_fraction(n_features: int) -> float:
     return r / (1.0 + r)
 
 
+def _l1_clip(Xu: np.ndarray, l1: float) -> np.ndarray:
+    norms = np.abs(Xu).sum(1)
+    return Xu * np.minimum(1.0, l1 / np.maximum(norms, 1e-300))[:, None]
+
+
 def psd_repair(M: np.ndarray, floor: float = 0.0) -> np.ndarray:
     """Project a symmetric matrix onto ``{A : A >= floor I}`` by clipping its eigenvalues (Frobenius-nearest)."""
     S = 0.5 * (M + M.T)
@@ -165,7 +170,14 @@ class _BoundedRegressor(RegressorMixin, BaseEstimator):
         if X.shape[1] != self.n_features_in_:
             raise DPValueError(f"X has {X.shape[1]} features, but the model was fitted with {self.n_features_in_}")
         lo, hi = self.bounds_X_
-        pred = np.clip(X, lo, hi) @ self.coef_ + self.intercept_
+        l1 = getattr(self, "l1_norm_", None)
+        if l1 is None:
+            pred = np.clip(X, lo, hi) @ self.coef_ + self.intercept_
+        else:
+            # the model was fitted on rows bounded in L1 norm: apply the same (public) map to new rows
+            Xu = _l1_clip(box_to_unit(np.clip(X, lo, hi), lo, hi), l1)
+            pred = unit_to_box((Xu @ self.w_unit_[1:] + self.w_unit_[0]).reshape(-1, 1),
+                               np.array([self.bounds_y_[0]]), np.array([self.bounds_y_[1]])).ravel()
         return np.clip(pred, *self.bounds_y_)
 
 
@@ -208,6 +220,8 @@ class FunctionalMechanismRegressor(_BoundedRegressor):
         of a uniform point in the box; ``None``: the box alone); rows above it are scaled down
         (counted in ``n_rows_clipped_``) and the sensitivities shrink to
         ``min(d (d+2), R^2 + 3R)`` and ``2 + 2 min(d, R)`` (see :func:`fm_sensitivities`).
+        ``predict`` applies the same public map to new rows, so the model is linear in
+        the L1-bounded features (``coef_`` / ``intercept_`` describe it for rows inside the bound).
     random_state : int, Generator or None
 
     Attributes
@@ -254,10 +268,12 @@ class FunctionalMechanismRegressor(_BoundedRegressor):
         l1 = _resolve_l1(self.l1_norm, d)
         if l1 is not None and l1 < d:
             norms = np.abs(Xu).sum(1)
-            Xu = Xu * np.minimum(1.0, l1 / np.maximum(norms, 1e-300))[:, None]
+            Xu = _l1_clip(Xu, l1)
             self.n_rows_clipped_ = int(np.count_nonzero(norms > l1 * (1 + 1e-12)))
+            self.l1_norm_ = l1
         else:
             self.n_rows_clipped_ = 0
+            self.l1_norm_ = None
         frac = default_quadratic_fraction(d) if self.quadratic_fraction is None else check_fraction(
             self.quadratic_fraction, "quadratic_fraction")
         if frac >= 1.0:

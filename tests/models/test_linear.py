@@ -153,3 +153,13 @@ def test_bad_inputs_and_warnings():
         FunctionalMechanismRegressor(epsilon=1, bounds_X=(0, 5), bounds_y=BY, random_state=0).fit(X, Y)
     with pytest.warns(PrivacyLeakWarning):
         FunctionalMechanismRegressor(epsilon=1, random_state=0).fit(X, Y)
+
+
+def test_predict_applies_the_fitted_l1_map():
+    m = FunctionalMechanismRegressor(epsilon=5.0, bounds_X=BX, bounds_y=(-50, 50), l1_norm=0.8,
+                                     random_state=0).fit(X, Y)
+    inside = np.array([[5.0, 5.5], [4.5, 6.0]])  # unit coordinates (0, 0.1) and (-0.1, 0.2): L1 <= 0.8
+    assert np.allclose(m.predict(inside), inside @ m.coef_ + m.intercept_)
+    outside = np.array([[10.0, 10.0]])  # unit (1, 1), L1 = 2: scaled to (0.4, 0.4) before the linear map
+    scaled = np.array([[7.0, 7.0]])
+    assert np.allclose(m.predict(outside), m.predict(scaled))
