@@ -324,14 +324,27 @@ def _key_and_row(run: RunSpec, limit_threads: bool) -> tuple[str, dict]:
     return run.key, execute_run(run, limit_threads=limit_threads)
 
 
-def _consume(parallel, missing: list[RunSpec], finish, limit_threads: bool) -> None:
+def _consume(parallel, missing: list[RunSpec], finish, limit_threads: bool, where: str) -> None:
     import joblib
 
     by_key = {r.key: r for r in missing}
     gen = parallel(joblib.delayed(_key_and_row)(r, limit_threads) for r in missing)
+    it = iter(gen)
     try:
-        for key, row in gen:
-            finish(by_key[key], row)
+        while True:
+            try:
+                key, row = next(it)
+            except StopIteration:
+                break
+            except DPCoreError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a dead worker, an unreachable module...
+                detail = " ".join(str(exc).split())  # one line, for the CLI and st.error
+                raise SweepRunError(
+                    f"the sweep failed in {where}: {type(exc).__name__}: {detail} Finished runs are cached; "
+                    "run the sweep again to resume."
+                ) from exc
+            finish(by_key[key], row)  # the caller's callback may raise: that stops the sweep as is
     finally:
         close = getattr(gen, "close", None)
         if close is not None:
@@ -344,7 +357,7 @@ def _run_loky(missing: list[RunSpec], n_jobs: int, finish) -> None:
     workers = min(n_jobs if n_jobs > 0 else (os.cpu_count() or 1), len(missing))
     with joblib.parallel_config(backend="loky", inner_max_num_threads=1):
         parallel = joblib.Parallel(n_jobs=workers, return_as="generator_unordered")
-        _consume(parallel, missing, finish, True)
+        _consume(parallel, missing, finish, True, f"the local worker processes (n_jobs={workers})")
 
 
 def _run_dask(missing: list[RunSpec], scheduler: str, finish) -> None:
@@ -364,7 +377,8 @@ def _run_dask(missing: list[RunSpec], scheduler: str, finish) -> None:
     try:
         with joblib.parallel_config(backend="dask", client=client, wait_for_workers_timeout=30):
             parallel = joblib.Parallel(n_jobs=-1, return_as="generator_unordered")
-            _consume(parallel, missing, finish, True)
+            _consume(parallel, missing, finish, True,
+                     f"the Dask cluster at {scheduler} (its workers need dpcore and the providers importable)")
     finally:
         client.close()
 

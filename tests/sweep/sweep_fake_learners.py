@@ -10,6 +10,7 @@ across processes.
 from __future__ import annotations
 
 import math
+import os
 import time
 import warnings
 
@@ -49,6 +50,8 @@ def _fake_dp(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResult
     _log(params, "fake-dp", epsilon, seed)
     if params.get("fail"):
         raise ValueError("asked to fail")
+    if params.get("crash_unless_pid") and os.getpid() != params["crash_unless_pid"]:
+        os._exit(3)  # a worker process dying (out of memory, segfault...)
     if params.get("sleep"):
         time.sleep(float(params["sleep"]))
     if params.get("warn"):
@@ -79,7 +82,7 @@ def register_learners() -> None:
     tasks = ("classification", "regression")
     register(LearnerSpec("fake-dp", "Fake DP learner", tasks, True, _fake_dp,
                          params=("clip_norm", "noise_multiplier", "learning_rate", "epochs", "call_log", "sleep",
-                                 "fail", "warn"),
+                                 "fail", "warn", "crash_unless_pid"),
                          baseline="fake-np"))
     register(LearnerSpec("fake-np", "Fake non-private learner", tasks, False, _fake_np,
                          params=("learning_rate", "epochs", "call_log")))

@@ -277,3 +277,14 @@ def test_config_is_frozen_and_pickles(fakes):
     again = pickle.loads(pickle.dumps(cfg))
     assert again.params == {"epochs": 2} and again.fingerprint() == cfg.fingerprint()
     assert cfg.values == (0.5, 1.0, 4.0) and _cfg(values=[4, 0.5, 1, 1.0]).values == (0.5, 1.0, 4.0)
+
+
+def test_a_dead_worker_is_a_clear_error_and_the_sweep_resumes(fakes, cache_dir):
+    import os
+
+    cfg = _cfg(params={"crash_unless_pid": os.getpid()}, seeds=1)
+    with pytest.raises(SweepRunError, match=r"local worker processes.*run the sweep again to resume"):
+        run_sweep(cfg, n_jobs=2, cache_dir=cache_dir)
+    # the baselines finished before the crash stay cached; in this process nothing crashes
+    res = run_sweep(cfg, n_jobs=1, cache_dir=cache_dir)
+    assert len(res.table) == 5 and res.n_computed + res.n_cached == 5
