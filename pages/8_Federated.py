@@ -98,8 +98,10 @@ for ax, values in sweeps.items():
         continue
     done = remembered_sweep(sc)
     if clicked[ax] and done is None:
-        done = run_live(sc, n_jobs=1, scheduler=None, progress_slot=st.empty(), chart_slot=st.empty(),
+        live = st.empty()
+        done = run_live(sc, n_jobs=1, scheduler=None, progress_slot=st.empty(), chart_slot=live,
                         metric="accuracy", log_x=True, band="minmax")
+        live.empty()  # the finished chart is drawn below
     if done is not None:
         st.plotly_chart(sweep_figure(done.table, sc, metric="accuracy", log_x=True), width="stretch", key=f"fed.{ax}")
         st.dataframe(done.table[["learner", "role", "value", "accuracy", "epsilon", "noise_multiplier"]].round(4), hide_index=True,
