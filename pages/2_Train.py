@@ -35,10 +35,19 @@ with st.sidebar:
                               disabled=model == "linear")
     activation = st.radio("Activation", ["tanh", "relu"], horizontal=True, key="train.activation",
                           disabled=model == "linear")
+    params = {"model": model, "hidden": int(hidden), "activation": activation}
+    if ds.is_image and model != "cnn":
+        feats = st.radio("Input features", ["pixels", "dct"], index=["pixels", "dct"].index(d["features"]),
+                         key=f"train.features.{ds.name}", horizontal=True,
+                         format_func={"pixels": "Pixels", "dct": "Low-frequency DCT"}.get,
+                         help="A fixed transform (no privacy cost): fewer weights, so less noise in total.")
+        params["features"] = feats
+        if feats == "dct":
+            params["dct_size"] = int(st.slider("DCT block k (k×k coefficients)", 2, min(ds.image_shape), d["dct_size"],
+                                               key=f"train.dct.{ds.name}"))
     st.header("Privacy")
     epsilon = epsilon_input("train.epsilon", default=1.0)
     delta = delta_input("train.delta", default=1e-5)
-    params = {"model": model, "hidden": int(hidden), "activation": activation}
     if algo == "dpsgd":
         mode = st.radio("Noise", ["Derive σ from ε", "Set σ directly"], key="train.mode")
         if mode == "Set σ directly":
@@ -56,7 +65,7 @@ with st.sidebar:
     params["learning_rate"] = float(st.number_input("Learning rate", 0.001, 20.0, d["learning_rate"], 0.1,
                                                     key=f"train.lr.{ds.name}", format="%.3f"))
     if algo != "dpsgd":
-        params = {k: v for k, v in params.items() if k in ("model", "hidden", "activation")}
+        params = {k: v for k, v in params.items() if k in ("model", "hidden", "activation", "features", "dct_size")}
         st.caption("The non-private network behind this learner uses minibatch SGD (batch 64, momentum 0.9).")
     seed = seed_input("train.seed")
 

@@ -10,7 +10,7 @@ from .engine import SAMPLINGS, SHUFFLE_CAVEAT, TrainConfig, TrainResult, planned
 from .ghost import GhostClipper, clip_factors, per_sample_grad_norms
 from .models import ACTIVATIONS, MODELS, build_model
 from .presets import PRESETS, Preset, preset_for
-from .preprocess import prepare_features
+from .preprocess import FEATURES, dct_features, prepare_features
 
 __all__ = [
     "ACTIVATIONS",
@@ -22,7 +22,9 @@ __all__ = [
     "GhostClipper",
     "TrainConfig",
     "TrainResult",
+    "FEATURES",
     "build_model",
+    "dct_features",
     "clip_factors",
     "per_sample_grad_norms",
     "planned_steps",

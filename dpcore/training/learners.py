@@ -21,18 +21,39 @@ from ..rng import as_generator, child_seed
 from ..validation import check_int
 from .engine import TrainConfig, TrainResult, train
 from .presets import preset_for
-from .preprocess import prepare_features
+from .preprocess import FEATURES, dct_features, prepare_features
 
 MODEL_PARAMS = ("model", "hidden", "depth", "activation", "channels", "epochs", "batch_size", "learning_rate",
-                "momentum", "ema")
+                "momentum", "ema", "features", "dct_size")
+_FEATURE_KEYS = ("features", "dct_size")
 DPSGD_PARAMS = MODEL_PARAMS + ("clip_norm", "noise_multiplier", "accountant", "sampling", "max_epsilon")
 #: How the non-private network behind the baselines is trained (on the same model).
 NONPRIVATE_DEFAULTS = dict(batch_size=64, learning_rate=0.05, momentum=0.9, epochs=30, ema=0.0, sampling="shuffle")
 
 
-def _features(split) -> tuple[np.ndarray, np.ndarray]:
+def _feature_choice(split, params: Mapping[str, Any]) -> tuple[str, int]:
+    pre = preset_for(split.dataset)
+    model = params.get("model", pre.model)
+    features = params.get("features", pre.features if model != "cnn" else "pixels")
+    if features not in FEATURES:
+        raise DPValueError(f"features must be one of {FEATURES}, got {features!r}")
+    if features == "dct":
+        if not split.dataset.is_image:
+            raise DPValueError(f"features='dct' needs image data; {split.dataset.name!r} is tabular: use 'pixels'")
+        if model == "cnn":
+            raise DPValueError("model='cnn' works on pixels; use features='pixels' with it")
+    k = params.get("dct_size", pre.dct_size or min(split.dataset.image_shape or (8, 8)) // 2)
+    return features, int(k)
+
+
+def _features(split, params: Mapping[str, Any] = {}) -> tuple[np.ndarray, np.ndarray, tuple | None]:
+    """Train and test features scaled by the public bounds (and DCT-compressed if asked), and the image shape."""
     ds = split.dataset
-    return prepare_features(split.X_train, ds.bounds), prepare_features(split.X_test, ds.bounds, warn=False)
+    X_tr, X_te = prepare_features(split.X_train, ds.bounds), prepare_features(split.X_test, ds.bounds, warn=False)
+    features, k = _feature_choice(split, params)
+    if features == "dct":
+        return dct_features(X_tr, ds.image_shape, k), dct_features(X_te, ds.image_shape, k), None
+    return X_tr, X_te, ds.image_shape
 
 
 def _label_scale(split) -> tuple[float, float]:
@@ -53,7 +74,7 @@ def _model_kwargs(split, params: Mapping[str, Any], *, private: bool) -> dict:
         kw.update(NONPRIVATE_DEFAULTS)
         kw["batch_size"] = min(kw["batch_size"], n)
     for key, val in params.items():
-        if key in DPSGD_PARAMS:
+        if key in DPSGD_PARAMS and key not in _FEATURE_KEYS:
             kw[key] = val
     if kw["model"] == "cnn" and not split.dataset.is_image:
         raise DPValueError(f"model='cnn' needs image data; {split.dataset.name!r} is tabular: use 'mlp' or 'linear'")
@@ -66,7 +87,7 @@ def _model_kwargs(split, params: Mapping[str, Any], *, private: bool) -> dict:
 
 def _fit(split, y_train, *, private: bool, epsilon: float | None, delta: float, seed: int,
          params: Mapping[str, Any], on_epoch=None) -> tuple[TrainResult, np.ndarray, np.ndarray]:
-    X_tr, X_te = _features(split)
+    X_tr, X_te, image_shape = _features(split, params)
     kw = _model_kwargs(split, params, private=private)
     task = split.task
     y_te = np.asarray(split.y_test)
@@ -83,7 +104,7 @@ def _fit(split, y_train, *, private: bool, epsilon: float | None, delta: float, 
     cfg = TrainConfig(delta=delta, seed=seed, private=private, task=task, **kw)
     res = train(X_tr, y_train, cfg, X_test=X_te, y_test=y_te,
                 n_outputs=split.n_classes if task == "classification" else 1,
-                image_shape=split.dataset.image_shape, on_epoch=on_epoch)
+                image_shape=image_shape, on_epoch=on_epoch)
     return res, X_tr, X_te
 
 

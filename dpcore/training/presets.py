@@ -42,6 +42,8 @@ class Preset:
     hidden: int = 128
     activation: str = "tanh"
     momentum: float = 0.0
+    features: str = "pixels"
+    dct_size: int = 0
     note: str = ""
 
     def batch_size(self, n: int) -> int:

@@ -107,3 +107,27 @@ def test_cli_json_last_line(root):
     rec = json.loads(out.stdout.strip().splitlines()[-1])
     assert {"accuracy", "epsilon", "delta", "noise_multiplier", "seconds"} <= set(rec)
     assert rec["epsilon"] <= 1.0
+
+
+def test_dct_features_match_explicit_basis_and_preserve_norm():
+    from dpcore.training import dct_features
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(5, 36))
+    n = 6
+    # orthonormal DCT-II basis built by hand
+    D = np.array([[np.sqrt((1 if u == 0 else 2) / n) * np.cos(np.pi * (2 * x + 1) * u / (2 * n)) for x in range(n)]
+                  for u in range(n)])
+    ref = np.stack([(D @ img @ D.T)[:3, :3].ravel() for img in X.reshape(-1, n, n)])
+    np.testing.assert_allclose(dct_features(X, (n, n), 3), ref, atol=1e-5)
+    full = dct_features(X, (n, n), n)
+    np.testing.assert_allclose(np.linalg.norm(full, axis=1), np.linalg.norm(X, axis=1), rtol=1e-5)
+
+
+def test_feature_errors():
+    with pytest.raises(ValueError, match="features='dct' needs image data"):
+        run_learner("dpsgd", "iris", params={"features": "dct", "epochs": 1})
+    with pytest.raises(ValueError, match="dct_size"):
+        run_learner("non-private", "digits", params={"features": "dct", "dct_size": 20, "epochs": 1})
+    res = run_learner("dpsgd", "digits", epsilon=1.0, seed=0, params={"features": "dct", "dct_size": 4, "epochs": 1})
+    assert res.epsilon <= 1.0

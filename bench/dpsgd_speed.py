@@ -1,0 +1,147 @@
+"""Per-step time of this DP-SGD engine vs non-private SGD vs Opacus (hooks and ghost clipping) vs torch.func.
+
+Same model, same batch, same machine, one run. Usage:
+
+    python bench/dpsgd_speed.py [--steps 30] [--batch 256] [--threads 2]
+
+Prints milliseconds per optimiser step (median over ``--steps`` after warm-up)
+and the ratios the issue asks for: this engine / non-private (target <= 1.5)
+and Opacus ghost / this engine (target >= 3). Timings on a shared CPU are noisy.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from dpcore.training import GhostClipper, build_model  # noqa: E402
+from dpcore.training.engine import private_gradient  # noqa: E402
+
+warnings.filterwarnings("ignore")
+
+
+def _time(step, steps: int, warmup: int = 5) -> float:
+    for _ in range(warmup):
+        step()
+    times = []
+    for _ in range(steps):
+        t = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t)
+    return 1000 * statistics.median(times)
+
+
+def bench_model(name, model, x, y, steps, sigma=1.0, C=1.0):
+    B = x.shape[0]
+    rows = {}
+
+    m = copy.deepcopy(model)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+
+    def nonprivate():
+        opt.zero_grad(set_to_none=True)
+        F.cross_entropy(m(x), y).backward()
+        opt.step()
+
+    rows["non-private SGD"] = _time(nonprivate, steps)
+
+    m2 = copy.deepcopy(model)
+    opt2 = torch.optim.SGD(m2.parameters(), lr=0.1)
+    clipper = GhostClipper(m2)
+    gen = torch.Generator().manual_seed(0)
+
+    def ours():
+        opt2.zero_grad(set_to_none=True)
+        private_gradient(m2, clipper, x, y, task="classification", clip_norm=C, noise_std=sigma * C,
+                         expected_batch_size=float(B), generator=gen)
+        opt2.step()
+
+    rows["dpcore (ghost norms + book-keeping)"] = _time(ours, steps)
+
+    from opacus import PrivacyEngine
+
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=B)
+    for mode in ("hooks", "ghost"):
+        m3 = copy.deepcopy(model)
+        opt3 = torch.optim.SGD(m3.parameters(), lr=0.1)
+        pe = PrivacyEngine(accountant="rdp")
+        out = pe.make_private(module=m3, optimizer=opt3, data_loader=loader, noise_multiplier=sigma, max_grad_norm=C,
+                              poisson_sampling=False, grad_sample_mode=mode,
+                              criterion=torch.nn.CrossEntropyLoss())
+        if mode == "ghost":
+            gm, gopt, crit, _ = out
+        else:
+            gm, gopt, _ = out
+            crit = torch.nn.CrossEntropyLoss()
+
+        def opacus_step(gm=gm, gopt=gopt, crit=crit):
+            gopt.zero_grad(set_to_none=True)
+            loss = crit(gm(x), y)
+            loss.backward()
+            gopt.step()
+
+        rows[f"Opacus {mode}"] = _time(opacus_step, steps)
+
+    from torch.func import functional_call, grad, vmap
+
+    m4 = copy.deepcopy(model)
+    params = {k: v.detach() for k, v in m4.named_parameters()}
+
+    def loss_one(p, xi, yi):
+        return F.cross_entropy(functional_call(m4, p, (xi[None],)), yi[None])
+
+    per_ex = vmap(grad(loss_one), in_dims=(None, 0, 0))
+
+    def vmap_step():
+        g = per_ex(params, x, y)
+        norms = torch.sqrt(sum(v.flatten(1).pow(2).sum(1) for v in g.values()))
+        c = (C / (norms + 1e-6)).clamp(max=1.0)
+        for k, v in g.items():
+            s = torch.tensordot(c, v, dims=1) + sigma * C * torch.randn(v.shape[1:])
+            params[k] = params[k] - 0.1 * s / B
+
+    rows["torch.func vmap (materialised)"] = _time(vmap_step, max(5, steps // 3), warmup=2)
+    return rows
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--threads", type=int, default=2)
+    a = ap.parse_args(argv)
+    torch.set_num_threads(a.threads)
+    g = torch.Generator().manual_seed(0)
+    x = torch.rand(a.batch, 784, generator=g)
+    y = torch.randint(0, 10, (a.batch,), generator=g)
+    models = {
+        "MLP 784-128-10": build_model("mlp", n_features=784, n_outputs=10, hidden=128, activation="relu"),
+        "small CNN 28x28": build_model("cnn", n_features=784, n_outputs=10, image_shape=(28, 28), hidden=128),
+    }
+    print(f"batch {a.batch}, torch threads {a.threads}, median ms per step over {a.steps} steps "
+          "(shared 2-core CPU: timings are noisy)\n")
+    for name, model in models.items():
+        rows = bench_model(name, model, x, y, a.steps)
+        base = rows["non-private SGD"]
+        ours = rows["dpcore (ghost norms + book-keeping)"]
+        print(f"## {name}")
+        print(f"{'method':40s} {'ms/step':>9s} {'x non-private':>14s}")
+        for k, v in rows.items():
+            print(f"{k:40s} {v:9.2f} {v / base:14.2f}")
+        print(f"ratio dpcore / non-private: {ours / base:.2f} (target <= 1.5)")
+        print(f"ratio Opacus ghost / dpcore: {rows['Opacus ghost'] / ours:.2f} (target >= 3)")
+        print(f"ratio Opacus hooks / dpcore: {rows['Opacus hooks'] / ours:.2f}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
