@@ -51,3 +51,15 @@ def test_federated_page_non_private_and_bad_input():
     _train(at)
     assert not at.exception
     assert any("clients=1000" in e.value for e in at.error)
+
+
+def test_federated_page_clip_sweep(monkeypatch, tmp_path):
+    monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))  # keep the sweep cache out of the project
+    at = AppTest.from_file(PAGE, default_timeout=180).run()
+    _small(at)
+    at.button(key="fed.sweep.clip_norm").click().run()
+    assert not at.exception and not at.error
+    table = at.dataframe[-1].value
+    swept = table[table.role == "swept"]
+    assert sorted(swept.value) == [0.03, 0.1, 0.3, 1.0, 3.0, 10.0]
+    assert set(table.learner) >= {"dp-fedavg", "fedavg", "majority"}
