@@ -136,3 +136,42 @@ def test_strong_consensus_costs_far_less_than_weak():
     assert strong < 0.5 * ind
     assert weak == pytest.approx(ind, rel=1e-9)  # no consensus: nothing to gain
     assert per_strong.shape == (m,)
+
+
+def _gnmax_output_law(votes, sigma):
+    """Exact Pr[GNMax returns j] by one-dimensional integration over the winner's noise."""
+    from scipy import integrate
+
+    v = np.asarray(votes, dtype=float)
+    out = []
+    for j in range(v.size):
+        def f(z, j=j):
+            p = stats.norm.pdf(z)
+            for k in range(v.size):
+                if k != j:
+                    p *= stats.norm.cdf((v[j] - v[k]) / sigma + z)
+            return p
+        out.append(integrate.quad(f, -12, 12, epsabs=0.0, epsrel=1e-10, limit=400)[0])
+    return np.asarray(out)
+
+
+def test_data_dependent_bound_three_classes_against_exact_divergence():
+    """Three classes: every neighbour (one vote moved between two classes) stays under the bound."""
+    lam = np.array([2.0, 4.0, 8.0, 16.0, 32.0])
+    active = 0
+    for sigma, votes in [(4.0, [40, 5, 5]), (6.0, [30, 15, 5]), (10.0, [80, 10, 10]), (3.0, [20, 14, 6])]:
+        bound = gnmax_data_dependent_rdp(gnmax_log_q(votes, sigma=sigma), sigma=sigma, orders=lam)
+        active += int(np.sum(bound < lam / sigma**2 - 1e-12))
+        p = _gnmax_output_law(votes, sigma)
+        for a in range(3):
+            for b in range(3):
+                if a == b or votes[a] == 0:
+                    continue
+                w = list(votes)
+                w[a] -= 1
+                w[b] += 1
+                q = _gnmax_output_law(w, sigma)
+                logs = lam[:, None] * np.log(p)[None, :] + (1 - lam[:, None]) * np.log(q)[None, :]
+                truth = np.logaddexp.reduce(logs, axis=1) / (lam - 1)
+                assert np.all(bound >= truth - 1e-7), (sigma, votes, a, b)
+    assert active >= 10  # the data-dependent bound is in force for most of these orders
