@@ -423,9 +423,11 @@ class DPLloydKMeans(_BoxKMeans):
             c = rng.uniform(-1.0, 1.0, size=(k, d))
         l1 = _resolve_l1(self.l1_norm, d)
         Zr = Z
+        self.n_rows_clipped_ = 0
         if l1 is not None and l1 < d:
             norms = np.abs(Z).sum(1)
             Zr = Z * np.minimum(1.0, l1 / np.maximum(norms, 1e-300))[:, None]
+            self.n_rows_clipped_ = int(np.count_nonzero(norms > l1 * (1 + 1e-12)))
         eps_c, eps_s, count_scale, sum_scale = dplloyd_noise_scales(
             epsilon=epsilon - eps_init, iterations=T, n_features=d, count_fraction=frac)
         sum_sensitivity = float(d)

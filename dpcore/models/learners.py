@@ -32,7 +32,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..datasets import standardize_with_bounds
+from ..datasets import scale_to_unit_interval, standardize_with_bounds
 from ..exceptions import DPCoreWarning, DPValueError, PrivacyLeakWarning
 from ..learners.base import LearnerSpec, RunResult
 from ..learners.metrics import score
@@ -82,8 +82,9 @@ def erm_features(split, preprocess: str) -> tuple[np.ndarray, np.ndarray, float]
         return (split.X_train - mu) / sd, (split.X_test - mu) / sd, 1.0
     if preprocess == "bounds":
         b = _bounds_of(split)
-        return standardize_with_bounds(split.X_train, b), standardize_with_bounds(split.X_test, b), math.sqrt(
-            split.X_train.shape[1])
+        # training rows outside the declared bounds are clipped with a warning; test rows silently (prediction only)
+        Xtr = scale_to_unit_interval(split.X_train, b, lo=-1.0, hi=1.0, warn=True)
+        return Xtr, standardize_with_bounds(split.X_test, b), math.sqrt(split.X_train.shape[1])
     raise DPValueError(f"preprocess must be 'standardize' or 'bounds', got {preprocess!r}")
 
 
