@@ -55,12 +55,12 @@ EpochCallback = Callable[[Mapping[str, Any]], None]
 MODES = ("central", "local", "none")
 
 
-def clip_updates(updates: torch.Tensor, clip_norm: float) -> tuple[torch.Tensor, torch.Tensor]:
+def clip_updates(updates: torch.Tensor, *, clip_norm: float) -> tuple[torch.Tensor, torch.Tensor]:
     """Scale every row of ``updates`` to L2 norm at most ``clip_norm``.
 
     Returns the clipped updates and the norms before clipping.
 
-    >>> u, n = clip_updates(torch.tensor([[3.0, 4.0], [0.3, 0.4]]), 1.0)
+    >>> u, n = clip_updates(torch.tensor([[3.0, 4.0], [0.3, 0.4]]), clip_norm=1.0)
     >>> [round(float(x), 6) for x in u.norm(dim=1)]
     [1.0, 0.5]
     """
@@ -313,7 +313,7 @@ def _train_fedavg(X, y, config, *, X_test, y_test, n_classes, on_epoch) -> FedAv
                 avg = (w[:, None] * updates).sum(dim=0)
                 max_sent = float(updates.norm(dim=1).max())
             else:
-                clipped, norms = clip_updates(updates, S)
+                clipped, norms = clip_updates(updates, clip_norm=S)
                 clipped_frac = float((norms > S).to(torch.float64).mean())
                 max_sent = float(clipped.norm(dim=1).max())
                 if cfg.mode == "local":

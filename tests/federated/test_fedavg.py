@@ -37,7 +37,7 @@ def cfg(**kw):
 
 def test_clip_updates_bounds_every_norm():
     u = torch.randn(50, 300, generator=torch.Generator().manual_seed(0)) * torch.linspace(0.01, 3, 50)[:, None]
-    c, norms = clip_updates(u, 2.0)
+    c, norms = clip_updates(u, clip_norm=2.0)
     cn = c.norm(dim=1)
     assert torch.all(cn <= 2.0 + 1e-5)
     small = norms <= 2.0
