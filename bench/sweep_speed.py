@@ -140,6 +140,13 @@ def main() -> int:
         cached = run_sweep(cfg, n_jobs=args.jobs, cache_dir=cache)
         t_cached = time.perf_counter() - t0
         assert cached.n_computed == 0
+        # the engine's own cost: the same grid of trivial runs, on the now-warm worker pool
+        trivial = SweepConfig(dataset="mnist5k", learners=["majority"], axis="train_fraction",
+                              values=value_range("train_fraction", 0.3, 1.0, len(eps)), seeds=args.seeds,
+                              include_baselines=False)
+        t0 = time.perf_counter()
+        run_sweep(trivial, n_jobs=args.jobs, cache_dir=cache)
+        t_trivial = time.perf_counter() - t0
     run_sum = float(cold.table.seconds.sum())
 
     import torch
@@ -165,6 +172,8 @@ def main() -> int:
     print(f"{'dpcore run_sweep, cold (' + str(args.jobs) + ' processes)':44s} {n_runs:5d} {t_cold:9.2f} "
           f"{t_cold / n_runs:7.2f} {dp_acc:9.3f}")
     print(f"{'dpcore run_sweep, cached reopen':44s} {n_runs:5d} {t_cached:9.3f} {t_cached / n_runs:7.4f} {dp_acc:9.3f}")
+    print(f"{'dpcore engine overhead: trivial runs, warm pool':44s} {n_runs:5d} {t_trivial:9.2f} "
+          f"{t_trivial / n_runs:7.3f} {'':>9s}")
     label = f"Opacus 1.6, sequential, {k} of {len(todo)} runs timed"
     print(f"{label:44s} {k:5d} {t_op:9.2f} {t_op / k:7.2f} {op_acc:9.3f}")
     if k < len(todo):
@@ -172,7 +181,8 @@ def main() -> int:
               f"{t_op / k:7.2f} {'':>9s}")
     print()
     print(f"dpcore on the same {k} run(s): mean accuracy {dp_acc_same:.3f} (Opacus {op_acc:.3f}); "
-          f"sum of dpcore's per-run seconds {run_sum:.1f} s")
+          f"sum of dpcore's per-run seconds {run_sum:.1f} s, i.e. {run_sum / args.jobs:.1f} s of the cold wall "
+          f"time is training split over {args.jobs} processes, the rest is worker start-up and dispatch")
     print(f"Opacus / dpcore cold wall time: {t_op_all / t_cold:.1f}x"
           + (" (Opacus extrapolated)" if k < len(todo) else ""))
     print(f"target cold <= {COLD_TARGET:g} s: {'met' if t_cold <= COLD_TARGET else 'NOT met'} ({t_cold:.1f} s); "
