@@ -8,6 +8,7 @@ from dpcore.learners import learners
 from dpcore.sweep import SweepConfig, run_sweep
 
 
+@pytest.mark.filterwarnings("ignore::dpcore.exceptions.PrivacyLeakWarning")  # logreg baseline standardises
 def test_tiny_real_sweep(tmp_path):
     regs = learners()
     names = [n for n in ("dpsgd", "erm-objective") if n in regs]
