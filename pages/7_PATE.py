@@ -9,7 +9,8 @@ from dpcore.pate import PateConfig
 from dpcore.ui import dataset_picker, delta_input, epsilon_input, page_header, run_guarded, seed_input
 from dpcore.ui.pate import (AGGREGATOR_LABELS, cached_epsilon_sweep, cached_pate, cached_teachers_sweep,
                             epsilon_queries_figure, epsilon_sweep_figure, example_image, progress_callback,
-                            split_figure, split_table, sweep_progress, teachers_sweep_figure, votes_figure)
+                            split_figure, split_table, sweep_progress, teachers_sweep_figure, vote_table,
+                            votes_figure)
 
 page_header(
     "PATE: private aggregation of teacher ensembles",
@@ -84,6 +85,7 @@ if img is not None:
 left.markdown(f"Vote gap between the top two classes: **{sorted(res.votes[i])[-1] - sorted(res.votes[i])[-2]}** "
               f"votes; noise std ≈ {res.noise_scale * (1 if agg == 'gnmax' else math.sqrt(2)):.3g}.")
 right.plotly_chart(votes_figure(res, i, ds.target_names), width="stretch")
+left.dataframe(vote_table(res, i, ds.target_names), hide_index=True, key="pate.votes")
 st.caption("Changing one private record retrains one teacher, which moves one vote: the histogram changes by 1 in two "
            "bins (L1 sensitivity 2, L2 √2). That is what the noise hides.")
 

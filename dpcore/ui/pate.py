@@ -90,6 +90,14 @@ def split_figure(result: PateResult) -> go.Figure:
     return fig
 
 
+def vote_table(result: PateResult, i: int, class_names: tuple[str, ...]) -> pd.DataFrame:
+    """The numbers behind :func:`votes_figure`: votes, votes plus noise, and the noisy winner."""
+    v, nv = result.votes[i], result.noisy_votes[i]
+    names = [class_names[j] if j < len(class_names) else str(j) for j in range(v.size)]
+    return pd.DataFrame({"class": names, "votes": v, "noisy": np.round(nv, 2),
+                         "winner": ["✔" if j == int(result.noisy_labels[i]) else "" for j in range(v.size)]})
+
+
 def votes_figure(result: PateResult, i: int, class_names: tuple[str, ...]) -> go.Figure:
     """Teacher votes for query ``i`` (bars), the votes plus noise (markers), the noisy winner highlighted."""
     v, nv = result.votes[i], result.noisy_votes[i]

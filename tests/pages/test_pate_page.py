@@ -26,6 +26,8 @@ def test_pate_page_runs_and_reacts():
     assert float(_metric(at, "ε spent (data-independent)")) <= 10.0 + 1e-9
     split = at.dataframe[0].value
     assert list(split.part) == ["private (teachers)", "public (student)", "test"]
+    votes = at.dataframe[1].value  # the numbers behind the vote histogram of the chosen query
+    assert votes.loc[votes.winner == "✔", "noisy"].item() == votes.noisy.max()
     before = _metric(at, "Mean teacher accuracy")
 
     at.number_input(key="pate.teachers").set_value(5)
@@ -51,4 +53,4 @@ def test_pate_page_data_dependent_epsilon_is_labelled_and_smaller():
     assert not at.exception
     dd = float(_metric(at, "ε DATA-DEPENDENT"))
     assert dd <= float(_metric(at, "ε spent (data-independent)")) + 1e-9
-    assert "epsilon_data_dependent" in at.dataframe[1].value.columns
+    assert "epsilon_data_dependent" in at.dataframe[2].value.columns
