@@ -85,7 +85,7 @@ if img is not None:
 left.markdown(f"Vote gap between the top two classes: **{sorted(res.votes[i])[-1] - sorted(res.votes[i])[-2]}** "
               f"votes; noise std ≈ {res.noise_scale * (1 if agg == 'gnmax' else math.sqrt(2)):.3g}.")
 right.plotly_chart(votes_figure(res, i, ds.target_names), width="stretch")
-left.dataframe(vote_table(res, i, ds.target_names), hide_index=True, key="pate.votes")
+right.dataframe(vote_table(res, i, ds.target_names), hide_index=True, width="stretch", height=200, key="pate.votes")
 st.caption("Changing one private record retrains one teacher, which moves one vote: the histogram changes by 1 in two "
            "bins (L1 sensitivity 2, L2 √2). That is what the noise hides.")
 
