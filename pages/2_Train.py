@@ -66,7 +66,7 @@ with st.sidebar:
                                                     key=f"train.lr.{ds.name}", format="%.3f"))
     if algo != "dpsgd":
         params = {k: v for k, v in params.items() if k in ("model", "hidden", "activation", "features", "dct_size")}
-        st.caption("The non-private network behind this learner uses minibatch SGD (batch 64, momentum 0.9).")
+        st.caption("The non-private network behind this learner is trained with Adam (batch 64, at least 600 steps).")
     seed = seed_input("train.seed")
 
 st.info(ALGO_NOTES[algo])

@@ -33,6 +33,7 @@ from .models import ACTIVATIONS, MODELS, build_model
 
 SAMPLINGS = ("poisson", "shuffle")
 TASKS = ("classification", "regression")
+OPTIMIZERS = ("sgd", "adam")
 EpochCallback = Callable[[Mapping[str, Any]], None]
 
 SHUFFLE_CAVEAT = (
@@ -58,7 +59,10 @@ class TrainConfig:
     batch_size : int
         Expected batch size L; the sample rate is ``q = L / n``.
     learning_rate, momentum : float
-        Plain SGD (momentum is post-processing of noisy gradients, so it is free).
+        Step size, and SGD momentum (post-processing of noisy gradients, so it is free).
+    optimizer : {"sgd", "adam"}
+        What consumes the (noisy) gradient. Adam is also post-processing; the
+        non-private baseline uses it because it is robust to feature scale.
     clip_norm : float
         C, the bound on every per-example gradient's L2 norm.
     noise_multiplier : float or None
@@ -95,6 +99,7 @@ class TrainConfig:
     batch_size: int = 256
     learning_rate: float = 0.5
     momentum: float = 0.0
+    optimizer: str = "sgd"
     clip_norm: float = 1.0
     noise_multiplier: float | None = None
     target_epsilon: float | None = None
@@ -116,6 +121,8 @@ class TrainConfig:
             raise DPValueError(f"accountant must be one of {ACCOUNTANTS}, got {self.accountant!r}")
         if self.sampling not in SAMPLINGS:
             raise DPValueError(f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}")
+        if self.optimizer not in OPTIMIZERS:
+            raise DPValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
         if self.task not in TASKS:
             raise DPValueError(f"task must be one of {TASKS}, got {self.task!r}")
         for name in ("hidden", "depth", "channels", "epochs", "batch_size"):
@@ -423,7 +430,10 @@ def train(
                         channels=config.channels, seed=child_seed(rng))
     model = build_model(**model_kwargs)
     noise_gen = torch.Generator().manual_seed(child_seed(rng))
-    opt = torch.optim.SGD(model.parameters(), lr=config.learning_rate, momentum=config.momentum)
+    if config.optimizer == "adam":
+        opt = torch.optim.Adam(model.parameters(), lr=config.learning_rate)
+    else:
+        opt = torch.optim.SGD(model.parameters(), lr=config.learning_rate, momentum=config.momentum)
     clipper = GhostClipper(model) if config.private else None
     params = [p for p in model.parameters() if p.requires_grad]
     ema_model = None

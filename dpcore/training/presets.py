@@ -2,8 +2,9 @@
 
 How they were chosen (and why that is not a leak of the test set): for each
 dataset we took the training rows of the seed-0 split only, held out a fifth of
-them as a validation set, and ran a small grid (model linear/MLP, sample rate
-0.1-1, epochs 10-120, learning rate 0.5-6, parameter averaging on/off) at
+them as a validation set, and ran a small grid (model linear/MLP, pixels or low-frequency
+DCT features, sample rate 0.1-1, epochs 10-120, learning rate 0.5-6, clip norm
+0.25-6, parameter averaging on/off) at
 epsilon = 1, delta = 1e-5, two seeds each, keeping the best validation accuracy.
 The test rows were never looked at. The grid search itself touched the private
 training rows a few dozen times, a cost that a strict deployment would account
@@ -12,11 +13,13 @@ avoid by tuning on public data; the ``default`` presets were not tuned on the
 dataset they are applied to.
 
 Lessons that transfer (and match De et al. 2022 and Tramèr & Boneh 2021): on a
-few thousand records, large batches (here the whole training set for digits)
-with few steps beat many small noisy steps; a linear model on bound-scaled
+few thousand records, large batches (q around 0.25) with a few hundred
+steps beat many small noisy steps; a linear model on bound-scaled
 pixels beats an MLP at epsilon <= 2 because fewer parameters receive noise; and
 an exponential moving average of the iterates (free post-processing) removes
-much of the noise.
+much of the noise; and on 28x28 images a fixed low-frequency DCT (a public,
+data-independent transform) cuts the weights from 7850 to 1450 for a gain of
+about 3 points of validation accuracy at epsilon 1.
 """
 from __future__ import annotations
 
@@ -57,12 +60,16 @@ class Preset:
 
 PRESETS: dict[str, Preset] = {
     "digits": Preset(
-        model="linear", sample_rate=1.0, epochs=30, learning_rate=3.0, clip_norm=1.0, ema=0.9,
-        note="tuned on a validation fifth of the training rows (validation accuracy 0.88 at epsilon 1)",
+        model="linear", sample_rate=0.24, epochs=20, learning_rate=1.0, clip_norm=1.0, ema=0.9,
+        note="linear model on bound-scaled pixels, Poisson rate 0.24, 20 epochs, lr 1, averaged iterates; "
+             "tuned on a validation fifth of the training rows (validation accuracy 0.89 at epsilon 1)",
     ),
     "mnist5k": Preset(
-        model="linear", sample_rate=0.5, epochs=40, learning_rate=2.0, clip_norm=1.0, ema=0.9,
-        note="tuned on a validation fifth of the training rows (validation accuracy 0.86 at epsilon 1)",
+        model="linear", sample_rate=0.25, epochs=40, learning_rate=1.0, clip_norm=1.0, ema=0.9,
+        features="dct", dct_size=12,
+        note="linear model on the 12x12 low-frequency DCT of the pixels, Poisson rate 0.25, 40 epochs, lr 1, "
+             "averaged iterates; tuned on a validation fifth of the training rows (validation accuracy 0.86 at "
+             "epsilon 1)",
     ),
     "default": Preset(
         model="linear", sample_rate=1.0, epochs=30, learning_rate=2.0, clip_norm=1.0, ema=0.9,
