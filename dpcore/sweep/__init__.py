@@ -15,7 +15,7 @@ with every sweep.
 """
 from .axes import AXES, BUILTIN_AXES, Axis, get_axis, value_range
 from .cache import SweepCache, default_cache_dir
-from .config import CODE_VERSION, RunSpec, SweepConfig, dataset_fingerprint, load_providers
+from .config import CODE_VERSION, RunSpec, SweepConfig, dataset_fingerprint, load_providers, source_digest
 from .engine import SweepProgress, SweepResult, SweepRunError, build_table, cached_result, execute_run, run_sweep
 from .summary import summarize
 
@@ -38,6 +38,7 @@ __all__ = [
     "get_axis",
     "load_providers",
     "run_sweep",
+    "source_digest",
     "summarize",
     "value_range",
 ]

@@ -13,6 +13,8 @@ import importlib
 import json
 import math
 import numbers
+import pathlib
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -57,6 +59,35 @@ def load_providers(providers: Sequence[str]) -> None:
         hook = getattr(m, "register_learners", None)
         if callable(hook):
             hook()
+
+
+def source_digest(module_name: str) -> str:
+    """SHA-256 of the source a learner's results depend on, so editing it invalidates cached runs.
+
+    For a learner in ``dpcore.<package>`` that is every ``.py`` file of the package
+    (the learner, its engine, its models); for one outside dpcore, its module file.
+    The shared split and registry code (``dpcore.learners``, ``dpcore.datasets``) is
+    always included. A module without a source file hashes as ``"?"``.
+    """
+    root = pathlib.Path(dpcore.__file__).parent
+    files: list[pathlib.Path] = []
+    parts = module_name.split(".")
+    if parts[0] == "dpcore" and len(parts) > 1 and (root / parts[1]).is_dir():
+        files += sorted((root / parts[1]).rglob("*.py"))
+    else:
+        mod = sys.modules.get(module_name)
+        path = getattr(mod, "__file__", None) if mod is not None else None
+        if path:
+            files.append(pathlib.Path(path))
+    for shared in ("learners", "datasets"):
+        files += sorted((root / shared).rglob("*.py"))
+    h = hashlib.sha256()
+    for f in dict.fromkeys(files):
+        try:
+            h.update(f.read_bytes())
+        except OSError:
+            h.update(b"?")
+    return h.hexdigest()
 
 
 def dataset_fingerprint(dataset: "str | Dataset") -> str:
@@ -114,9 +145,11 @@ class FrozenParams(dict):
 class RunSpec:
     """One run of a sweep: everything a worker needs, and nothing it must look up elsewhere.
 
-    ``key`` is the SHA-256 of the run's full configuration (learner and its code
-    location, data fingerprint, parameters, epsilon, delta, seed, training fraction,
-    test size, :data:`CODE_VERSION`): the disk-cache key.
+    ``key`` is the SHA-256 of the run's full configuration (learner, its code
+    location and a digest of its source (:func:`source_digest`), data fingerprint,
+    parameters, epsilon, delta, seed, training fraction, test size,
+    :data:`CODE_VERSION`): the disk-cache key. Editing a learner's package therefore
+    recomputes its runs instead of serving stale ones.
     """
 
     learner: str
@@ -367,7 +400,8 @@ class SweepConfig:
             p[self.axis] = int(value) if integral else float(value)
         return dict(sorted(p.items()))
 
-    def _run(self, spec: LearnerSpec, role: str, value: float | None, seed: int, data_id: str) -> RunSpec:
+    def _run(self, spec: LearnerSpec, role: str, value: float | None, seed: int, data_id: str,
+             code: dict[str, str]) -> RunSpec:
         eps = value if (self.axis == "epsilon" and value is not None) else self.epsilon
         tf = value if (self.axis == "train_fraction" and value is not None) else self.train_fraction
         params = self._params_for(spec, value)
@@ -376,6 +410,7 @@ class SweepConfig:
             "dpcore": dpcore.__version__,
             "learner": spec.name,
             "impl": f"{getattr(spec.run, '__module__', '?')}.{getattr(spec.run, '__qualname__', '?')}",
+            "source": code[spec.name],
             "dataset": data_id,
             "params": params,
             "epsilon": eps if spec.private else None,
@@ -405,15 +440,23 @@ class SweepConfig:
         # computed once: hashing an uploaded dataset's arrays is not free, and pages ask often
         data_id = dataset_fingerprint(self.dataset)
         regs = learners()
+        names = self.learners + self.baselines()
+        digests: dict[str, str] = {}  # module -> source digest, computed once per module
+        code: dict[str, str] = {}
+        for n in names:
+            mod = getattr(regs[n].run, "__module__", "") or ""
+            if mod not in digests:
+                digests[mod] = source_digest(mod)
+            code[n] = digests[mod]
         out: list[RunSpec] = []
         trivial = TRIVIAL_BASELINES[self.task]
         for seed in self.seed_list:
             for b in self.baselines():
-                out.append(self._run(regs[b], "trivial" if b == trivial else "baseline", None, seed, data_id))
+                out.append(self._run(regs[b], "trivial" if b == trivial else "baseline", None, seed, data_id, code))
         for seed in self.seed_list:
             for v in self.values:
                 for name in self.learners:
-                    out.append(self._run(regs[name], "swept", v, seed, data_id))
+                    out.append(self._run(regs[name], "swept", v, seed, data_id, code))
         return tuple(out)
 
     def fingerprint(self) -> str:
@@ -433,4 +476,5 @@ __all__ = [
     "SweepConfig",
     "dataset_fingerprint",
     "load_providers",
+    "source_digest",
 ]

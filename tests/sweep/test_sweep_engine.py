@@ -288,3 +288,36 @@ def test_a_dead_worker_is_a_clear_error_and_the_sweep_resumes(fakes, cache_dir):
     # the baselines finished before the crash stay cached; in this process nothing crashes
     res = run_sweep(cfg, n_jobs=1, cache_dir=cache_dir)
     assert len(res.table) == 5 and res.n_computed + res.n_cached == 5
+
+
+def test_editing_a_learners_source_invalidates_its_cache(tmp_path, monkeypatch):
+    from dpcore.learners import _LEARNERS
+    from dpcore.sweep import source_digest
+
+    mod = tmp_path / "sweep_tmp_provider.py"
+    body = (
+        "from dpcore.learners import LearnerSpec, RunResult, register\n"
+        "from dpcore.learners.metrics import score\n"
+        "def run(split, *, epsilon, delta, seed, params, on_epoch=None):\n"
+        "    return RunResult('tmp-dp', split.dataset.name, split.task, score(split, split.y_test), epsilon, delta)\n"
+        "def register_learners():\n"
+        "    register(LearnerSpec('tmp-dp', 'tmp', ('classification',), True, run))\n"
+    )
+    mod.write_text(body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        cfg = SweepConfig(dataset="iris", learners=["tmp-dp"], values=[1.0], seeds=1, include_baselines=False,
+                          providers=("sweep_tmp_provider",))
+        key = cfg.runs()[0].key
+        assert SweepConfig(dataset="iris", learners=["tmp-dp"], values=[1.0], seeds=1, include_baselines=False,
+                           providers=("sweep_tmp_provider",)).runs()[0].key == key
+        before = source_digest("sweep_tmp_provider")
+        mod.write_text(body + "# a change\n")
+        assert source_digest("sweep_tmp_provider") != before
+        cfg2 = SweepConfig(dataset="iris", learners=["tmp-dp"], values=[1.0], seeds=1, include_baselines=False,
+                           providers=("sweep_tmp_provider",))
+        assert cfg2.runs()[0].key != key
+        # a learner inside dpcore is keyed by its whole package, e.g. dpcore.learners.trivial
+        assert source_digest("dpcore.learners.trivial") == source_digest("dpcore.learners")
+    finally:
+        _LEARNERS.pop("tmp-dp", None)
