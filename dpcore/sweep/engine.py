@@ -11,6 +11,7 @@ import importlib
 import math
 import os
 import sys
+import threading
 import time
 import warnings
 from dataclasses import dataclass
@@ -351,11 +352,16 @@ def _consume(parallel, missing: list[RunSpec], finish, limit_threads: bool, wher
             close()
 
 
+#: joblib's loky executor is one per process and is resized (killing running tasks) when a call asks
+#: for a different size; a dashboard serves several visitors from threads, so their sweeps take turns.
+_LOKY_LOCK = threading.Lock()
+
+
 def _run_loky(missing: list[RunSpec], n_jobs: int, finish) -> None:
     import joblib
 
     workers = min(n_jobs if n_jobs > 0 else (os.cpu_count() or 1), len(missing))
-    with joblib.parallel_config(backend="loky", inner_max_num_threads=1):
+    with _LOKY_LOCK, joblib.parallel_config(backend="loky", inner_max_num_threads=1):
         parallel = joblib.Parallel(n_jobs=workers, return_as="generator_unordered")
         _consume(parallel, missing, finish, True, f"the local worker processes (n_jobs={workers})")
 

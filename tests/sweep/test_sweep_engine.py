@@ -321,3 +321,22 @@ def test_editing_a_learners_source_invalidates_its_cache(tmp_path, monkeypatch):
         assert source_digest("dpcore.learners.trivial") == source_digest("dpcore.learners")
     finally:
         _LEARNERS.pop("tmp-dp", None)
+
+
+def test_concurrent_sweeps_from_threads_both_finish(fakes, tmp_path):
+    """A dashboard runs visitors' sweeps in threads; they share one process pool and must not break it."""
+    import threading
+
+    results = {}
+
+    def go(name, jobs):
+        results[name] = run_sweep(_cfg(values=[1.0, 2.0], seeds=2), n_jobs=jobs, cache_dir=tmp_path / name).table
+
+    threads = [threading.Thread(target=go, args=(n, j)) for n, j in (("a", 2), ("b", 1), ("c", 2))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert set(results) == {"a", "b", "c"}
+    pd.testing.assert_frame_equal(results["a"].drop(columns=VOLATILE), results["b"].drop(columns=VOLATILE))
+    pd.testing.assert_frame_equal(results["a"].drop(columns=VOLATILE), results["c"].drop(columns=VOLATILE))
