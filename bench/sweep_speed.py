@@ -168,16 +168,16 @@ def main() -> int:
     dp_acc_same = cold.table.set_index(["value", "seed"]).loc[[(e, s) for e, s in todo[:k]]].accuracy.mean()
 
     print()
-    print(f"{'what':44s} {'runs':>5s} {'wall s':>9s} {'s/run':>7s} {'mean acc':>9s}")
-    print(f"{'dpcore run_sweep, cold (' + str(args.jobs) + ' processes)':44s} {n_runs:5d} {t_cold:9.2f} "
+    print(f"{'what':50s} {'runs':>5s} {'wall s':>9s} {'s/run':>7s} {'mean acc':>9s}")
+    print(f"{'dpcore run_sweep, cold (' + str(args.jobs) + ' processes)':50s} {n_runs:5d} {t_cold:9.2f} "
           f"{t_cold / n_runs:7.2f} {dp_acc:9.3f}")
-    print(f"{'dpcore run_sweep, cached reopen':44s} {n_runs:5d} {t_cached:9.3f} {t_cached / n_runs:7.4f} {dp_acc:9.3f}")
-    print(f"{'dpcore engine overhead: trivial runs, warm pool':44s} {n_runs:5d} {t_trivial:9.2f} "
+    print(f"{'dpcore run_sweep, cached reopen':50s} {n_runs:5d} {t_cached:9.3f} {t_cached / n_runs:7.4f} {dp_acc:9.3f}")
+    print(f"{'dpcore engine overhead: trivial runs, warm pool':50s} {n_runs:5d} {t_trivial:9.2f} "
           f"{t_trivial / n_runs:7.3f} {'':>9s}")
     label = f"Opacus 1.6, sequential, {k} of {len(todo)} runs timed"
-    print(f"{label:44s} {k:5d} {t_op:9.2f} {t_op / k:7.2f} {op_acc:9.3f}")
+    print(f"{label:50s} {k:5d} {t_op:9.2f} {t_op / k:7.2f} {op_acc:9.3f}")
     if k < len(todo):
-        print(f"{'Opacus, EXTRAPOLATED to all ' + str(len(todo)) + ' runs':44s} {len(todo):5d} {t_op_all:9.2f} "
+        print(f"{'Opacus, EXTRAPOLATED to all ' + str(len(todo)) + ' runs':50s} {len(todo):5d} {t_op_all:9.2f} "
               f"{t_op / k:7.2f} {'':>9s}")
     print()
     print(f"dpcore on the same {k} run(s): mean accuracy {dp_acc_same:.3f} (Opacus {op_acc:.3f}); "
