@@ -128,5 +128,6 @@ def confusion_figure(cm: pd.DataFrame) -> go.Figure:
                                colorscale="Blues", text=cm.values, texttemplate="%{text}",
                                colorbar=dict(title="test rows")))
     fig.update_layout(height=420, xaxis_title="predicted class", yaxis_title="true class",
-                      yaxis=dict(autorange="reversed"), margin=dict(t=30))
+                      xaxis=dict(type="category"), yaxis=dict(type="category", autorange="reversed"),
+                      margin=dict(t=30))
     return fig

@@ -49,3 +49,13 @@ def test_label_dp_shows_confusion_matrix():
     at.button(key="train.run").click().run()
     assert not at.exception
     assert any("Confusion" in s.value for s in at.subheader)
+
+
+def test_output_perturbation_states_the_total_budget():
+    at = _app()
+    at.selectbox(key="train.dataset").set_value("iris").run()
+    at.selectbox(key="train.algorithm").set_value("output-perturbation").run()
+    assert any("m·ε" in i.value for i in at.info)
+    at.button(key="train.run").click().run()
+    assert not at.exception
+    assert any("queries answered" in c.value and "in total" in c.value for c in at.caption)

@@ -80,9 +80,15 @@ def test_label_laplace_noise_scales():
     lo, hi = reg.dataset.label_range
     y = laplace_labels(reg, epsilon=1e6, rng=0) * (hi - lo) + lo
     np.testing.assert_allclose(y, reg.y_train, atol=1e-2)
-    # unclamped noise std = sqrt(2) * range / eps: check through the clamped output's spread at a mid eps
+    # Lap(range/eps): std sqrt(2) * range / eps, measured on labels far from the clamp bounds
     ym = laplace_labels(reg, epsilon=5.0, rng=0)
     assert 0.0 <= ym.min() and ym.max() <= 1.0
+    eps = 20.0
+    mid = (reg.y_train > lo + 0.3 * (hi - lo)) & (reg.y_train < hi - 0.3 * (hi - lo))
+    diffs = np.concatenate([(laplace_labels(reg, epsilon=eps, rng=r) * (hi - lo) + lo - reg.y_train)[mid]
+                            for r in range(20)])
+    assert diffs.size > 1500
+    assert np.std(diffs) == pytest.approx(math.sqrt(2) * (hi - lo) / eps, rel=0.1)
 
 
 def test_label_rr_epsilon_is_replace_one():
