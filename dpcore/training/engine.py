@@ -294,20 +294,26 @@ def private_gradient(
     """
     params = [p for p in model.parameters() if p.requires_grad]
     loss_sum = 0.0
+    inv = 1.0 / expected_batch_size
     if xb.shape[0] > 0:
         with clipper.capture():
             out = model(xb)
         loss = _per_example_loss(out, yb, task)
         norms = clipper.norms(loss)
-        clipper.write_clipped_sum(clip_factors(norms, clip_norm))
+        # the 1/L of the average is folded into the clip factors: one pass over the gradients fewer
+        clipper.write_clipped_sum(clip_factors(norms, clip_norm) * inv)
         loss_sum = float(loss.detach().sum())
     else:
         for p in params:
             p.grad = torch.zeros_like(p)
-    for p in params:
-        if noise_std > 0:
-            p.grad.add_(torch.randn(p.shape, generator=generator, dtype=p.dtype), alpha=noise_std)
-        p.grad.div_(expected_batch_size)
+    if noise_std > 0:
+        # one draw for all parameters (in parameter order), then views into it
+        noise = torch.randn(sum(p.numel() for p in params), generator=generator, dtype=params[0].dtype)
+        offset = 0
+        for p in params:
+            k = p.numel()
+            p.grad.add_(noise[offset:offset + k].view_as(p), alpha=noise_std * inv)
+            offset += k
     return loss_sum
 
 

@@ -35,6 +35,10 @@ from torch import nn
 
 from .models import trainable_layers
 
+#: Conv2d layers with at least this many input channels get per-example gradients from the
+#: grouped native kernel; thinner ones (e.g. the first layer on grey images) from unfold + bmm.
+GROUPED_MIN_CHANNELS = 4
+
 #: Opacus's stabiliser in ``C / (norm + eps)``; kept identical so clipped sums match it.
 CLIP_EPS = 1e-6
 
@@ -131,10 +135,33 @@ def _unfold(rec: _Record, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return a.reshape(a.shape[0], -1, a.shape[-1]), b.reshape(b.shape[0], -1, b.shape[-1])
 
 
+def _conv_per_example_grads(rec: _Record, b: torch.Tensor) -> torch.Tensor:
+    """Per-example Conv2d weight gradients (B, p, d) with the native weight-gradient kernel.
+
+    Folding the batch into the channel axis and using ``groups=B`` makes the
+    backend compute every example's weight gradient at once without unfolding
+    the input (an im2col copy that dominates the cost for many input channels).
+    """
+    layer, a = rec.layer, rec.a
+    n, cin, h, w = a.shape
+    cout = layer.out_channels
+    g = torch.nn.grad.conv2d_weight(
+        a.reshape(1, n * cin, h, w), (n * cout, cin, *layer.kernel_size), b.reshape(1, n * cout, *b.shape[2:]),
+        stride=layer.stride, padding=layer.padding, dilation=layer.dilation, groups=n,
+    )
+    return g.reshape(n, cout, -1)
+
+
 def _layer_sq_norms(rec: _Record, b: torch.Tensor) -> torch.Tensor:
+    has_bias = rec.layer.bias is not None
+    if isinstance(rec.layer, nn.Conv2d) and rec.layer.in_channels >= GROUPED_MIN_CHANNELS:
+        rec.G = _conv_per_example_grads(rec, b)
+        rec.Bg = b.flatten(2).transpose(1, 2)
+        rec.A = None
+        sq = rec.G.pow(2).sum((1, 2))
+        return sq + rec.Bg.sum(1).pow(2).sum(1) if has_bias else sq
     A, Bg = _unfold(rec, b)
     rec.A, rec.Bg = A, Bg
-    has_bias = rec.layer.bias is not None
     if A.dim() == 2:  # ||a_i||^2 ||b_i||^2 (+ ||b_i||^2 for the bias)
         b2 = Bg.pow(2).sum(1)
         a2 = A.pow(2).sum(1)
@@ -155,15 +182,16 @@ def _layer_sq_norms(rec: _Record, b: torch.Tensor) -> torch.Tensor:
 
 def _layer_weighted_sum(rec: _Record, c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
     A, Bg = rec.A, rec.Bg
-    if A.dim() == 2:
+    bias_on = rec.layer.bias is not None
+    if A is not None and A.dim() == 2:
         Bc = Bg * c[:, None]
-        return Bc.t() @ A, (Bc.sum(0) if rec.layer.bias is not None else None)
+        return Bc.t() @ A, (Bc.sum(0) if bias_on else None)
     if rec.G is not None:
         w = torch.tensordot(c, rec.G, dims=1)
     else:
         Bc = Bg * c[:, None, None]
         w = Bc.reshape(-1, Bc.shape[2]).t() @ A.reshape(-1, A.shape[2])
-    bias = torch.tensordot(c, Bg.sum(1), dims=1) if rec.layer.bias is not None else None
+    bias = torch.tensordot(c, Bg.sum(1), dims=1) if bias_on else None
     return w, bias
 
 

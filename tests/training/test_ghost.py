@@ -38,7 +38,9 @@ def _rel(a, b):
         (nn.Linear(7, 4, bias=False), (5, 7)),
         (nn.Conv2d(2, 4, 3, padding=1), (5, 2, 6, 6)),  # materialised branch (small kernel, few positions)
         (nn.Conv2d(3, 8, 3, stride=2, padding=1, bias=False), (5, 3, 9, 9)),
-        (nn.Conv2d(16, 32, 5, padding=2), (3, 16, 3, 3)),  # Gram (ghost) branch: T=9 positions, big kernel
+        (nn.Conv2d(3, 32, 5, padding=2), (3, 3, 2, 2)),  # Gram (ghost) branch: 4 positions, big kernel
+        (nn.Conv2d(16, 32, 5, padding=2), (3, 16, 3, 3)),  # grouped native kernel (>= 4 input channels)
+        (nn.Conv2d(8, 6, 3, stride=2, padding=2, dilation=2), (4, 8, 9, 9)),  # grouped, strided, dilated
     ],
 )
 def test_layer_norms_match_vmap(layer, shape):
@@ -49,6 +51,24 @@ def test_layer_norms_match_vmap(layer, shape):
     y = torch.randint(0, out_dim, (shape[0],))
     ours = per_sample_grad_norms(model, lambda out: F.cross_entropy(out, y, reduction="none"), x)
     assert _rel(ours, _vmap_norms(model, x, y)) < 1e-4
+
+
+def test_branch_selection():
+    from dpcore.training import ghost
+
+    def branch(layer, shape):
+        model = nn.Sequential(layer, nn.Flatten())
+        clipper = GhostClipper(model)
+        with clipper.capture():
+            out = model(torch.randn(*shape))
+        clipper.norms(out.sum(1))
+        rec = clipper.records[0]
+        return "grouped" if rec.A is None else ("materialised" if rec.G is not None else "gram")
+
+    assert branch(nn.Conv2d(3, 32, 5, padding=2), (2, 3, 2, 2)) == "gram"
+    assert branch(nn.Conv2d(2, 4, 3, padding=1), (2, 2, 6, 6)) == "materialised"
+    assert branch(nn.Conv2d(16, 4, 3, padding=1), (2, 16, 6, 6)) == "grouped"
+    assert ghost.GROUPED_MIN_CHANNELS == 4
 
 
 def test_gram_and_materialised_branches_agree():
