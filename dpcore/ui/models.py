@@ -83,20 +83,20 @@ def cluster_sweep(dataset: str, k: int, iterations: int | None, epsilons: tuple[
                  intra_cluster_variance=("intra_cluster_variance", "mean")))
 
 
-def _classical_params(learner: str, model: str, kernel: str, regularization: float | str) -> dict:
+def _classical_params(learner: str, model: str, kernel: str, regularization: float | str,
+                      preprocess: str = "bounds") -> dict:
     """Learner params; ``regularization="tune"`` runs Chaudhuri et al.'s private Algorithm 4 for the private ERMs."""
     if learner in ("erm-output", "erm-objective", "logreg"):
+        base = {"model": model, "kernel": kernel, "preprocess": preprocess}
         if regularization == "tune":
-            if learner == "logreg":
-                return {"model": model, "kernel": kernel}
-            return {"model": model, "kernel": kernel, "tune": True}
-        return {"model": model, "kernel": kernel, "regularization": regularization}
+            return base if learner == "logreg" else {**base, "tune": True}
+        return {**base, "regularization": regularization}
     return {}
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel: str, regularization: float | str,
-                    epsilons: tuple[float, ...], seeds: int, seed: int) -> pd.DataFrame:
+                    epsilons: tuple[float, ...], seeds: int, seed: int, preprocess: str = "bounds") -> pd.DataFrame:
     """Test metric vs epsilon for each private learner, plus the non-private model and the trivial predictor."""
     ds = load_dataset(dataset)
     metric = "accuracy" if ds.task == "classification" else "r2"
@@ -108,10 +108,10 @@ def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel:
         for name in learners:
             for eps in epsilons:
                 res = run_learner(name, split, epsilon=eps, seed=s,
-                                  params=_classical_params(name, model, kernel, regularization))
+                                  params=_classical_params(name, model, kernel, regularization, preprocess))
                 rows.append({"method": name, "epsilon": eps, "seed": s, "value": res.metrics[metric]})
         for name in (base, trivial):
-            res = run_learner(name, split, seed=s, params=_classical_params(name, model, kernel, regularization))
+            res = run_learner(name, split, seed=s, params=_classical_params(name, model, kernel, regularization, preprocess))
             for eps in epsilons:
                 rows.append({"method": name + " (non-private)" if name == base else name, "epsilon": eps, "seed": s,
                              "value": res.metrics[metric]})
@@ -123,7 +123,7 @@ def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel:
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def size_sweep(dataset: str, learner: str, model: str, kernel: str, regularization: float | str, epsilon: float,
-               fractions: tuple[float, ...], seed: int) -> pd.DataFrame:
+               fractions: tuple[float, ...], seed: int, preprocess: str = "bounds") -> pd.DataFrame:
     """Test metric vs training-set size (fraction of the training rows) at a fixed epsilon."""
     ds = load_dataset(dataset)
     metric = "accuracy" if ds.task == "classification" else "r2"
@@ -131,6 +131,6 @@ def size_sweep(dataset: str, learner: str, model: str, kernel: str, regularizati
     rows = []
     for f in fractions:
         res = run_learner(learner, split, epsilon=epsilon, seed=seed, train_fraction=f,
-                          params=_classical_params(learner, model, kernel, regularization))
+                          params=_classical_params(learner, model, kernel, regularization, preprocess))
         rows.append({"train_fraction": f, "n_train": int(round(f * split.X_train.shape[0])), metric: res.metrics[metric]})
     return pd.DataFrame(rows)
