@@ -4,7 +4,7 @@ Same model, same batch, same machine, one run. Usage:
 
     python bench/dpsgd_speed.py [--steps 30] [--batch 256] [--threads 2]
 
-Prints milliseconds per optimiser step (median over ``--steps`` after warm-up)
+Prints milliseconds per optimiser step (best of ``--rounds`` interleaved rounds)
 and the ratios the issue asks for: this engine / non-private (target <= 1.5)
 and Opacus ghost / this engine (target >= 3). Timings on a shared CPU are noisy.
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import statistics
 import sys
 import time
 import warnings
@@ -29,20 +28,29 @@ from dpcore.training.engine import private_gradient  # noqa: E402
 warnings.filterwarnings("ignore")
 
 
-def _time(step, steps: int, warmup: int = 5) -> float:
-    for _ in range(warmup):
-        step()
-    times = []
-    for _ in range(steps):
-        t = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - t)
-    return 1000 * statistics.median(times)
+def _time_interleaved(steps_by_method: dict, rounds: int, per_round: int, slow: set) -> dict:
+    """Run the methods round-robin, ``per_round`` steps each per round; per-step ms = best round.
+
+    Interleaving puts every method through the same background load; the best
+    round is the least disturbed estimate on a CPU shared with other jobs.
+    """
+    for f in steps_by_method.values():
+        for _ in range(3):
+            f()
+    best = {k: float("inf") for k in steps_by_method}
+    for _ in range(rounds):
+        for k, f in steps_by_method.items():
+            n = max(1, per_round // 10) if k in slow else per_round
+            t = time.perf_counter()
+            for _ in range(n):
+                f()
+            best[k] = min(best[k], 1000 * (time.perf_counter() - t) / n)
+    return best
 
 
-def bench_model(name, model, x, y, steps, sigma=1.0, C=1.0):
+def bench_model(name, model, x, y, steps, sigma=1.0, C=1.0, rounds=7):
     B = x.shape[0]
-    rows = {}
+    fns = {}
 
     m = copy.deepcopy(model)
     opt = torch.optim.SGD(m.parameters(), lr=0.1)
@@ -52,7 +60,7 @@ def bench_model(name, model, x, y, steps, sigma=1.0, C=1.0):
         F.cross_entropy(m(x), y).backward()
         opt.step()
 
-    rows["non-private SGD"] = _time(nonprivate, steps)
+    fns["non-private SGD"] = nonprivate
 
     m2 = copy.deepcopy(model)
     opt2 = torch.optim.SGD(m2.parameters(), lr=0.1)
@@ -65,7 +73,7 @@ def bench_model(name, model, x, y, steps, sigma=1.0, C=1.0):
                          expected_batch_size=float(B), generator=gen)
         opt2.step()
 
-    rows["dpcore (ghost norms + book-keeping)"] = _time(ours, steps)
+    fns["dpcore (ghost norms + book-keeping)"] = ours
 
     from opacus import PrivacyEngine
 
@@ -89,7 +97,7 @@ def bench_model(name, model, x, y, steps, sigma=1.0, C=1.0):
             loss.backward()
             gopt.step()
 
-        rows[f"Opacus {mode}"] = _time(opacus_step, steps)
+        fns[f"Opacus {mode}"] = opacus_step
 
     from torch.func import functional_call, grad, vmap
 
@@ -109,13 +117,15 @@ def bench_model(name, model, x, y, steps, sigma=1.0, C=1.0):
             s = torch.tensordot(c, v, dims=1) + sigma * C * torch.randn(v.shape[1:])
             params[k] = params[k] - 0.1 * s / B
 
-    rows["torch.func vmap (materialised)"] = _time(vmap_step, max(5, steps // 3), warmup=2)
-    return rows
+    fns["torch.func vmap (materialised)"] = vmap_step
+    slow = {"Opacus hooks", "torch.func vmap (materialised)"}
+    return _time_interleaved(fns, rounds, steps, slow)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--steps", type=int, default=20, help="steps per method per round")
+    ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args(argv)
@@ -127,10 +137,10 @@ def main(argv=None) -> int:
         "MLP 784-128-10": build_model("mlp", n_features=784, n_outputs=10, hidden=128, activation="relu"),
         "small CNN 28x28": build_model("cnn", n_features=784, n_outputs=10, image_shape=(28, 28), hidden=128),
     }
-    print(f"batch {a.batch}, torch threads {a.threads}, median ms per step over {a.steps} steps "
-          "(shared 2-core CPU: timings are noisy)\n")
+    print(f"batch {a.batch}, torch threads {a.threads}; ms per step = best of {a.rounds} interleaved rounds of "
+          f"{a.steps} steps (2 for the slow methods); shared 2-core CPU: timings are noisy\n")
     for name, model in models.items():
-        rows = bench_model(name, model, x, y, a.steps)
+        rows = bench_model(name, model, x, y, a.steps, rounds=a.rounds)
         base = rows["non-private SGD"]
         ours = rows["dpcore (ghost norms + book-keeping)"]
         print(f"## {name}")
