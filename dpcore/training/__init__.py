@@ -6,7 +6,16 @@ Public API: :class:`TrainConfig`, :class:`TrainResult`, :func:`train`,
 (``non-private``, ``dpsgd``, ``output-perturbation``, ``label-dp-laplace``,
 ``label-dp-rr``) are registered by :mod:`dpcore.training.learners`.
 """
-from .engine import SAMPLINGS, SHUFFLE_CAVEAT, TrainConfig, TrainResult, planned_steps, resolve_noise_multiplier, train
+from .engine import (
+    SAMPLINGS,
+    SHUFFLE_CAVEAT,
+    TrainConfig,
+    TrainResult,
+    planned_steps,
+    private_gradient,
+    resolve_noise_multiplier,
+    train,
+)
 from .ghost import GhostClipper, clip_factors, per_sample_grad_norms
 from .models import ACTIVATIONS, MODELS, build_model
 from .presets import PRESETS, Preset, preset_for
@@ -30,6 +39,7 @@ __all__ = [
     "planned_steps",
     "prepare_features",
     "preset_for",
+    "private_gradient",
     "resolve_noise_multiplier",
     "train",
 ]

@@ -49,11 +49,11 @@ def _feature_choice(split, params: Mapping[str, Any]) -> tuple[str, int]:
     return features, int(k)
 
 
-def _features(split, params: Mapping[str, Any] = {}) -> tuple[np.ndarray, np.ndarray, tuple | None]:
+def _features(split, params: Mapping[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray, tuple | None]:
     """Train and test features scaled by the public bounds (and DCT-compressed if asked), and the image shape."""
     ds = split.dataset
     X_tr, X_te = prepare_features(split.X_train, ds.bounds), prepare_features(split.X_test, ds.bounds, warn=False)
-    features, k = _feature_choice(split, params)
+    features, k = _feature_choice(split, params or {})
     if features == "dct":
         return dct_features(X_tr, ds.image_shape, k), dct_features(X_te, ds.image_shape, k), None
     return X_tr, X_te, ds.image_shape
@@ -255,7 +255,12 @@ def run_label_dp_laplace(split, *, epsilon, delta, seed, params, on_epoch=None) 
     y_noisy = laplace_labels(split, epsilon=epsilon, rng=child_seed(rng), decode=decode)
     res, _, X_te = _fit(split, y_noisy, private=False, epsilon=None, delta=0.0, seed=seed, params=params,
                         on_epoch=on_epoch)
-    extras = {"label_noise_scale": (2.0 if split.task == "classification" else np.subtract(*_label_scale(split)[::-1])) / epsilon}
+    if split.task == "classification":
+        sensitivity = 2.0  # one changed label moves a one-hot vector by 2 in L1
+    else:
+        lo, hi = _label_scale(split)
+        sensitivity = hi - lo
+    extras = {"label_noise_scale": sensitivity / epsilon, "sensitivity_l1": sensitivity}
     if split.task == "classification":
         hard = y_noisy if y_noisy.ndim == 1 else y_noisy.argmax(1)
         extras["label_agreement"] = float(np.mean(hard == np.asarray(split.y_train)))

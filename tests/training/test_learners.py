@@ -99,8 +99,12 @@ def test_label_rr_epsilon_is_replace_one():
 
 
 def test_label_dp_regression_runs():
-    res = run_learner("label-dp-laplace", "diabetes", epsilon=1.0, seed=0, params=FAST)
+    res = run_learner("label-dp-laplace", "diabetes", epsilon=0.5, seed=0, params=FAST)
     assert res.task == "regression" and res.metrics["mse"] > 0
+    lo, hi = train_test_split("diabetes", seed=0).dataset.label_range
+    assert res.extras["label_noise_scale"] == pytest.approx((hi - lo) / 0.5)
+    cls = run_learner("label-dp-laplace", "iris", epsilon=0.5, seed=0, params=FAST)
+    assert cls.extras["label_noise_scale"] == pytest.approx(4.0)
 
 
 def test_cli_json_last_line(root):
