@@ -60,6 +60,9 @@ class TrainConfig:
         Expected batch size L; the sample rate is ``q = L / n``.
     learning_rate, momentum : float
         Step size, and SGD momentum (post-processing of noisy gradients, so it is free).
+    weight_decay : float
+        L2 shrinkage of the weights at every step (post-processing, free): it
+        stops the injected noise from accumulating as a random walk.
     optimizer : {"sgd", "adam"}
         What consumes the (noisy) gradient. Adam is also post-processing; the
         non-private baseline uses it because it is robust to feature scale.
@@ -99,6 +102,7 @@ class TrainConfig:
     batch_size: int = 256
     learning_rate: float = 0.5
     momentum: float = 0.0
+    weight_decay: float = 0.0
     optimizer: str = "sgd"
     clip_norm: float = 1.0
     noise_multiplier: float | None = None
@@ -131,6 +135,7 @@ class TrainConfig:
         object.__setattr__(self, "learning_rate", check_positive(self.learning_rate, "learning_rate"))
         object.__setattr__(self, "momentum", check_nonnegative(self.momentum, "momentum"))
         object.__setattr__(self, "ema", check_nonnegative(self.ema, "ema"))
+        object.__setattr__(self, "weight_decay", check_nonnegative(self.weight_decay, "weight_decay"))
         if self.ema >= 1:
             raise DPValueError(f"ema must be in [0, 1), got {self.ema}")
         if self.momentum >= 1:
@@ -437,9 +442,10 @@ def train(
     model = build_model(**model_kwargs)
     noise_gen = torch.Generator().manual_seed(child_seed(rng))
     if config.optimizer == "adam":
-        opt = torch.optim.Adam(model.parameters(), lr=config.learning_rate)
+        opt = torch.optim.Adam(model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
     else:
-        opt = torch.optim.SGD(model.parameters(), lr=config.learning_rate, momentum=config.momentum)
+        opt = torch.optim.SGD(model.parameters(), lr=config.learning_rate, momentum=config.momentum,
+                              weight_decay=config.weight_decay)
     clipper = GhostClipper(model) if config.private else None
     params = [p for p in model.parameters() if p.requires_grad]
     ema_model = None

@@ -24,7 +24,7 @@ from .presets import preset_for
 from .preprocess import FEATURES, dct_features, prepare_features
 
 MODEL_PARAMS = ("model", "hidden", "depth", "activation", "channels", "epochs", "batch_size", "learning_rate",
-                "momentum", "ema", "features", "dct_size")
+                "momentum", "weight_decay", "ema", "features", "dct_size")
 _FEATURE_KEYS = ("features", "dct_size")
 DPSGD_PARAMS = MODEL_PARAMS + ("optimizer",) + ("clip_norm", "noise_multiplier", "accountant", "sampling", "max_epsilon")
 #: How the non-private network behind the baselines is trained (on the same model).

@@ -4,7 +4,7 @@ How they were chosen (and why that is not a leak of the test set): for each
 dataset we took the training rows of the seed-0 split only, held out a fifth of
 them as a validation set, and ran a small grid (model linear/MLP, pixels or low-frequency
 DCT features, sample rate 0.1-1, epochs 10-120, learning rate 0.5-6, clip norm
-0.25-6, parameter averaging on/off) at
+0.25-6, weight decay, parameter averaging on/off) at
 epsilon = 1, delta = 1e-5, two seeds each, keeping the best validation accuracy.
 The test rows were never looked at. The grid search itself touched the private
 training rows a few dozen times, a cost that a strict deployment would account
@@ -60,9 +60,9 @@ class Preset:
 
 PRESETS: dict[str, Preset] = {
     "digits": Preset(
-        model="linear", sample_rate=0.24, epochs=20, learning_rate=1.0, clip_norm=1.0, ema=0.9,
-        note="linear model on bound-scaled pixels, Poisson rate 0.24, 20 epochs, lr 1, averaged iterates; "
-             "tuned on a validation fifth of the training rows (validation accuracy 0.89 at epsilon 1)",
+        model="linear", sample_rate=0.24, epochs=30, learning_rate=0.5, clip_norm=1.0, ema=0.9,
+        note="linear model on bound-scaled pixels, Poisson rate 0.24, 30 epochs, lr 0.5, averaged iterates; "
+             "tuned on a validation fifth of the training rows (validation accuracy 0.88 at epsilon 1, 6 seeds)",
     ),
     "mnist5k": Preset(
         model="linear", sample_rate=0.25, epochs=40, learning_rate=1.0, clip_norm=1.0, ema=0.9,
