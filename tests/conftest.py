@@ -26,3 +26,17 @@ def _torch_threads():
 @pytest.fixture
 def root() -> pathlib.Path:
     return ROOT
+
+
+@pytest.fixture(autouse=True)
+def _restore_main_module():
+    """AppTest runs page scripts as ``__main__``; restore it so process-spawning tests
+    (Dask nannies, multiprocessing) do not re-run a page script in their children."""
+    import sys
+
+    main = sys.modules.get("__main__")
+    main_file = getattr(main, "__file__", None)
+    yield
+    sys.modules["__main__"] = main
+    if main is not None and main_file is not None and getattr(main, "__file__", None) != main_file:
+        main.__file__ = main_file
