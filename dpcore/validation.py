@@ -172,7 +172,9 @@ def check_bounds(bounds, n_features: int | None = None, name: str = "bounds") ->
     return lo, hi
 
 
-def clip_to_bounds(X: np.ndarray, lower: np.ndarray, upper: np.ndarray, name: str = "X") -> np.ndarray:
+def clip_to_bounds(
+    X: np.ndarray, lower: np.ndarray, upper: np.ndarray, name: str = "X", *, stacklevel: int = 2
+) -> np.ndarray:
     """Clip ``X`` to ``[lower, upper]``, warning (never silently) when anything was clipped."""
     clipped = np.clip(X, lower, upper)
     n_out = int(np.count_nonzero(clipped != X))
@@ -181,7 +183,7 @@ def clip_to_bounds(X: np.ndarray, lower: np.ndarray, upper: np.ndarray, name: st
             f"{n_out} value(s) of {name} lay outside the declared bounds and were clipped to them; "
             "widen the bounds if that is not intended",
             DPCoreWarning,
-            stacklevel=2,
+            stacklevel=stacklevel,
         )
     return clipped
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import math
 
-import plotly.express as px
 import streamlit as st
 
 from dpcore.learners import get_learner

@@ -6,8 +6,8 @@ intra_cluster_variance, epsilon, delta, noise_multiplier, seconds).
 """
 from __future__ import annotations
 
-import json
 
+from .train import print_result
 from ..learners import run_learner
 
 ALGORITHMS = ("dplloyd", "input-perturbation", "lloyd")
@@ -32,10 +32,5 @@ def _run(args) -> int:
     if args.iterations is not None:
         params["iterations"] = args.iterations
     res = run_learner(args.algorithm, args.dataset, epsilon=args.epsilon, seed=args.seed, params=params)
-    out = res.to_json_dict()
-    if args.json:
-        print(json.dumps(out))
-    else:
-        for k, v in out.items():
-            print(f"{k}: {v}")
+    print_result(res, as_json=args.json)
     return 0

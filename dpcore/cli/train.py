@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..learners import get_learner, learner_names, run_learner
+from ..learners import get_learner, run_learner
 
 # flag -> params key; only passed when given, and only if the learner takes it
 _FLAGS = {
@@ -87,10 +87,15 @@ def _run(args) -> int:
         train_fraction=args.train_fraction,
         on_epoch=on_epoch,
     )
+    print_result(res, as_json=args.json)
+    return 0
+
+
+def print_result(res, *, as_json: bool) -> None:
+    """Print a RunResult: one JSON object on the last line, or ``key: value`` lines."""
     out = res.to_json_dict()
-    if args.json:
+    if as_json:
         print(json.dumps(out))
     else:
         for k, v in out.items():
             print(f"{k}: {v}")
-    return 0

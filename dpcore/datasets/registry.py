@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np

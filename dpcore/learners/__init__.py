@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..datasets import Dataset, Split, load_dataset, train_test_split
+from ..datasets import Dataset, Split, train_test_split
 from ..exceptions import DPValueError
 from ..rng import as_generator
 from ..validation import check_delta, check_epsilon, check_fraction, check_int

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..exceptions import DPCoreWarning, DPValueError, PrivacyLeakWarning
 from ..rng import as_generator
-from ..validation import check_array, check_bounds, check_positive
+from ..validation import clip_to_bounds, check_array, check_bounds, check_positive
 
 __all__ = [
     "resolve_bounds",
@@ -58,16 +58,7 @@ def resolve_bounds(X: np.ndarray, bounds, *, name: str = "bounds") -> tuple[np.n
 
 def clip_with_warning(X: np.ndarray, lo: np.ndarray, hi: np.ndarray, name: str) -> np.ndarray:
     """Clip to the declared box; warn (never silently) when values were outside it."""
-    clipped = np.clip(X, lo, hi)
-    n_out = int(np.count_nonzero(clipped != X))
-    if n_out:
-        warnings.warn(
-            f"{n_out} value(s) of {name} lay outside the declared bounds and were clipped to them; "
-            "widen the bounds if that is not intended",
-            DPCoreWarning,
-            stacklevel=3,
-        )
-    return clipped
+    return clip_to_bounds(X, lo, hi, name, stacklevel=4)
 
 
 def box_to_unit(X: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

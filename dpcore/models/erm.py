@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import DPValueError
 from ..rng import as_generator, child_seed
-from ..validation import check_epsilon, check_int, check_nonnegative, check_positive
+from ..validation import check_epsilon, check_int, check_positive
 from ._utils import check_X, clip_rows_l2, sample_gamma_ball
 
 __all__ = [

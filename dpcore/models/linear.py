@@ -9,7 +9,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import DPValueError
 from ..rng import as_generator
-from ..validation import check_epsilon, check_fraction, check_nonnegative, check_positive
+from ..validation import check_epsilon, check_fraction, check_nonnegative
 from ._utils import box_to_unit, check_X, clip_with_warning, resolve_bounds, unit_to_box
 
 __all__ = [

@@ -6,7 +6,7 @@ import logging
 import math
 import time
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, Callable, Mapping
 
 import dp_accounting

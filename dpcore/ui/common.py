@@ -88,6 +88,21 @@ def show_warnings(caught) -> None:
             st.warning(msg)
 
 
+def remembered(store_key: str, key: tuple, compute: Callable[[], Any], *, max_kept: int = 12) -> Any:
+    """Memoise ``compute()`` in this visitor's session under ``st.session_state[store_key][key]``.
+
+    Not ``st.cache_data``: runs that draw live progress (bars, charts per epoch) cannot be
+    replayed by Streamlit from a cached function into blocks created outside it. The
+    oldest entries are dropped beyond ``max_kept``.
+    """
+    store = st.session_state.setdefault(store_key, {})
+    if key not in store:
+        store[key] = compute()
+        while len(store) > max_kept:
+            store.pop(next(iter(store)))
+    return store[key]
+
+
 def run_guarded(fn: Callable[..., Any], *args, **kwargs) -> Any:
     """Call ``fn``; show dpcore errors as ``st.error`` and warnings as ``st.warning``; return None on error.
 

@@ -7,7 +7,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-import streamlit as st
+
+from .common import remembered as _remembered
 
 from ..datasets import train_test_split
 from ..federated import FedAvgConfig, FedAvgResult, train_fedavg_split
@@ -23,17 +24,8 @@ _MAX_KEPT = 12
 
 
 def remembered(key: tuple, compute: Callable[[], object]):
-    """Memoise ``compute()`` in this session under the hashable ``key`` (frozen configs in the key).
-
-    Not ``st.cache_data``: training draws its charts live, and Streamlit cannot replay
-    elements drawn inside a cached function into blocks created outside it.
-    """
-    store = st.session_state.setdefault(_STORE, {})
-    if key not in store:
-        store[key] = compute()
-        while len(store) > _MAX_KEPT:
-            store.pop(next(iter(store)))
-    return store[key]
+    """Memoise ``compute()`` in this session under the hashable ``key`` (see :func:`dpcore.ui.common.remembered`)."""
+    return _remembered(_STORE, key, compute, max_kept=_MAX_KEPT)
 
 
 def cached_fedavg(dataset: str, config: FedAvgConfig, on_epoch: Callable | None = None) -> FedAvgResult:

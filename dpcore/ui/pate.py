@@ -6,7 +6,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-import streamlit as st
+
+from .common import remembered as _remembered
 
 from ..datasets import train_test_split
 from ..pate import PateConfig, PateResult, run_pate
@@ -21,17 +22,8 @@ _MAX_KEPT = 12
 
 
 def remembered(key: tuple, compute: Callable[[], object]):
-    """Memoise ``compute()`` in this session under the hashable ``key`` (frozen configs in the key).
-
-    Not ``st.cache_data``: the runs draw a live progress bar, and Streamlit cannot replay
-    elements drawn inside a cached function into a block created outside it.
-    """
-    store = st.session_state.setdefault(_STORE, {})
-    if key not in store:
-        store[key] = compute()
-        while len(store) > _MAX_KEPT:
-            store.pop(next(iter(store)))
-    return store[key]
+    """Memoise ``compute()`` in this session under the hashable ``key`` (see :func:`dpcore.ui.common.remembered`)."""
+    return _remembered(_STORE, key, compute, max_kept=_MAX_KEPT)
 
 
 def cached_pate(dataset: str, config: PateConfig, on_epoch: Callable | None = None) -> PateResult:
