@@ -44,7 +44,9 @@ def home() -> None:
         eps = st.slider("Epsilon (ε)", 0.05, 5.0, 1.0, 0.05, key="home.eps")
         delta = st.select_slider("Delta (δ), Gaussian only", [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2], value=1e-5,
                                  key="home.delta", format_func=lambda d: f"{d:.0e}")
-        sens = st.slider("Sensitivity (how much one record can move the answer)", 0.5, 5.0, 1.0, 0.5, key="home.sens")
+        sens = st.slider("Declared sensitivity Δ", 1.0, 5.0, 1.0, 0.5, key="home.sens",
+                         help="The most one record can move the answer, as declared by the analyst. For a count "
+                              "it is 1; declaring more is still private, it only adds noise.")
         seed = seed_input("home.seed")
 
     st.subheader("1 · Two neighbouring databases")
@@ -67,7 +69,7 @@ def home() -> None:
         c3.metric("A noisy answer on D (this seed)", f"{answer:.2f}", help="Change the seed to draw another.")
 
     st.subheader("2 · The released answer's distribution on D and on D′")
-    res = run_guarded(cached_densities, mech, eps, delta, sens)
+    res = run_guarded(cached_densities, mech, eps, delta, sens, float(true_d), float(true_d2))
     if res is not None:
         df, summary = res
         m1, m2, m3 = st.columns(3)
@@ -80,7 +82,10 @@ def home() -> None:
         else:
             m3.metric("δ actually used", f"{summary['delta_actual']:.2e}",
                       help="Pr_D[S] − e^ε Pr_D′[S] over the outputs S where the ratio exceeds e^ε; at most δ.")
-        st.plotly_chart(densities_figure(df, summary, count_d=true_d, count_d2=true_d - sens), width="stretch")
+        st.plotly_chart(densities_figure(df, summary, count_d=true_d, count_d2=true_d2), width="stretch")
+        if sens > 1:
+            st.caption(f"The noise is calibrated to the declared Δ = {sens:g}, more than the count's true "
+                       "sensitivity of 1: still private, just noisier than it needs to be.")
         st.markdown(
             "**The privacy-loss ratio** p_D(x)/p_D′(x): an observer who sees x can update their belief that the data is "
             "D rather than D′ by at most this factor. " + (

@@ -11,18 +11,19 @@ page_header(
     "Privacy accountant",
     "DP-SGD touches the data thousands of times; how much ε that costs depends on how you count. "
     "The moments accountant (RDP) and privacy loss distributions (PLD) are far tighter than the composition "
-    "theorems, which is why deep learning with differential privacy is practical (Abadi et al. 2016, seed 004).",
+    "theorems, which is why deep learning with differential privacy is practical (Abadi et al. 2016, figure 2).",
 )
 
 with st.sidebar:
     st.header("DP-SGD settings")
     n = st.number_input("Training-set size n", 10, 10_000_000, 60_000, step=1000, key="acct.n")
     batch = st.number_input("Expected batch size L", 1, 1_000_000, 600, step=10, key="acct.batch")
-    sigma = st.number_input("Noise multiplier σ", 0.1, 100.0, 4.0, 0.1, key="acct.sigma",
-                            help="Noise standard deviation divided by the clip norm C.")
+    sigma = st.number_input("Noise multiplier σ", 0.5, 100.0, 4.0, 0.1, key="acct.sigma",
+                            help="Noise standard deviation divided by the clip norm C. Below ~0.7 the guarantee is "
+                                 "vacuous at these step counts (ε in the hundreds).")
     delta = st.select_slider("δ", [1e-7, 1e-6, 1e-5, 1e-4, 1e-3], value=1e-5, key="acct.delta",
                              format_func=lambda d: f"{d:.0e}")
-    max_epochs = st.number_input("Epochs shown", 1, 1000, 400, step=10, key="acct.epochs")
+    max_epochs = st.number_input("Epochs shown", 1, 500, 400, step=10, key="acct.epochs")
     methods = st.multiselect("Methods", ["naive", "advanced", "rdp", "pld"], ["naive", "advanced", "rdp", "pld"],
                              key="acct.methods", format_func=lambda m: {"naive": "Naive composition",
                              "advanced": "Advanced composition", "rdp": "Moments accountant (RDP)",
@@ -39,7 +40,8 @@ if not methods:
     st.info("Pick at least one method in the sidebar.")
     st.stop()
 
-df = run_guarded(cached_comparison, float(sigma), float(q), float(delta), float(max_epochs), 41, tuple(methods))
+with st.spinner("Composing the privacy loss over every step…"):
+    df = run_guarded(cached_comparison, float(sigma), float(q), float(delta), float(max_epochs), 41, tuple(methods))
 if df is not None:
     final = df[df.epochs == df.epochs.max()].set_index("method").epsilon
     st.markdown(f"**ε spent after {max_epochs:g} epochs** (δ = {delta:.0e}):")

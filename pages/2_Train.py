@@ -96,6 +96,9 @@ cols[0].metric(f"Test {metric} (private)", f"{priv:.3f}", f"{priv - base:+.3f} v
 cols[1].metric(f"Test {metric} (non-private)", f"{base:.3f}")
 eps = out["epsilon"]
 cols[2].metric("ε spent", "∞" if not math.isfinite(eps) else f"{eps:.3f}", help=f"δ = {out['delta']:g}")
+if getattr(ds, "source", "") == "upload":
+    st.warning("ε covers the training only: the feature bounds of an uploaded CSV were read from the data itself, "
+               "an extra leak that no ε accounts for. Declare bounds from domain knowledge for a real guarantee.")
 sigma = out["noise_multiplier"]
 cols[3].metric("Noise multiplier σ", "—" if sigma is None else f"{sigma:.2f}")
 if algo == "output-perturbation":

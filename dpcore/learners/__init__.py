@@ -131,6 +131,8 @@ def run_learner(
             f"learner {name!r} does not take parameter(s) {unknown}; it takes {sorted(spec.params) or 'none'}"
         )
     split = subsample_train(split, train_fraction, seed)
+    if spec.private and spec.uses_delta and delta > 0:
+        check_delta(delta, n=split.X_train.shape[0])  # warns when delta > 1/n
     t0 = time.perf_counter()
     result = spec.run(split, epsilon=epsilon, delta=delta, seed=seed, params=params, on_epoch=on_epoch)
     if result.seconds == 0.0:

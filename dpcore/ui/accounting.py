@@ -12,9 +12,10 @@ from ..explain import count_query_densities, neighbouring_databases, noisy_count
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def cached_densities(mechanism: str, epsilon: float, delta: float, sensitivity: float):
+def cached_densities(mechanism: str, epsilon: float, delta: float, sensitivity: float, count_d: float = 3.0,
+                     count_d2: float = 2.0):
     return count_query_densities(mechanism=mechanism, epsilon=epsilon, delta=delta, sensitivity=sensitivity,
-                                 count_d=3.0, count_d2=3.0 - sensitivity)
+                                 count_d=count_d, count_d2=count_d2)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

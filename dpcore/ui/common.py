@@ -40,8 +40,9 @@ def epsilon_input(key: str, *, default: float = 1.0, container=None, label: str 
 def delta_input(key: str, *, default: float = 1e-5, container=None) -> float:
     c = container or st.sidebar
     return float(
-        c.number_input("Delta (δ)", min_value=0.0, max_value=0.5, value=float(default), format="%.1e", step=1e-6,
-                       key=key, help="Probability the ε guarantee may fail; keep it well below 1/n.")
+        c.number_input("Delta (δ)", min_value=0.0, max_value=0.01, value=float(default), format="%.1e", step=1e-6,
+                       key=key, help="Probability the ε guarantee may fail; keep it well below 1/n "
+                                     "(a warning appears when it is not).")
     )
 
 
