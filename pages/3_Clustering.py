@@ -6,7 +6,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dpcore.datasets import REGISTRY, dataset_names
-from dpcore.ui import epsilon_input, page_header, run_guarded, seed_input
+from dpcore.ui import readable_log_ticks, epsilon_input, page_header, run_guarded, seed_input
 from dpcore.ui.models import CLUSTER_LABELS, cluster_demo, cluster_sweep
 
 page_header(
@@ -72,6 +72,9 @@ if df is not None:
                   log_y=metric == "intra_cluster_variance",
                   error_y="accuracy_sd" if metric == "accuracy" else None,
                   labels={"epsilon": "ε (log scale)", metric: metric.replace("_", " ")})
+    readable_log_ticks(fig, "x")
+    if metric == "intra_cluster_variance":
+        readable_log_ticks(fig, "y")
     fig.update_layout(height=420, yaxis_title="test accuracy (fraction)" if metric == "accuracy"
                       else "within / total sum of squares")
     st.plotly_chart(fig, width="stretch", key="cluster.sweep_chart")

@@ -5,7 +5,7 @@ import plotly.express as px
 import streamlit as st
 
 from dpcore.datasets import REGISTRY, dataset_names
-from dpcore.ui import epsilon_input, page_header, run_guarded, seed_input
+from dpcore.ui import readable_log_ticks, epsilon_input, page_header, run_guarded, seed_input
 from dpcore.ui.models import classical_sweep, size_sweep
 
 page_header(
@@ -57,6 +57,7 @@ if df is not None:
         c.metric(f"{name} at ε = 1", f"{v:.3f}")
     fig = px.line(df, x="epsilon", y=metric, color="method", markers=True, log_x=True,
                   labels={"epsilon": "ε (log scale)", metric: metric_label})
+    readable_log_ticks(fig, "x")
     fig.update_layout(height=420, yaxis_title=metric_label)
     if task == "regression":
         fig.update_yaxes(range=[max(-1.0, float(df[metric].min()) - 0.1), 1.0])

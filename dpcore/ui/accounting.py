@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ..accounting import calibrate_noise_multiplier, composition_comparison, dpsgd_epsilon
+from .common import readable_log_ticks
 from ..explain import count_query_densities, neighbouring_databases, noisy_count
 
 
@@ -64,7 +65,7 @@ def ratio_figure(df: pd.DataFrame, summary: dict) -> go.Figure:
     fig.update_layout(xaxis_title="noisy count released", yaxis_title="privacy-loss ratio (log scale)",
                       yaxis_type="log", yaxis_range=[math.log10(lo), math.log10(hi)], height=320,
                       margin=dict(t=30, b=40), legend=dict(orientation="h", y=1.15))
-    return fig
+    return readable_log_ticks(fig, "y")
 
 
 def comparison_figure(df: pd.DataFrame, *, log_y: bool = True) -> go.Figure:
@@ -73,7 +74,7 @@ def comparison_figure(df: pd.DataFrame, *, log_y: bool = True) -> go.Figure:
         fig.add_scatter(x=g.epochs, y=g.epsilon.where(g.epsilon > 0), mode="lines", name=method, line=dict(width=3))
     fig.update_layout(xaxis_title="epochs", yaxis_title="ε spent (δ fixed)", yaxis_type="log" if log_y else "linear",
                       legend=dict(orientation="h", y=1.12), height=420, margin=dict(t=40, b=40))
-    return fig
+    return readable_log_ticks(fig, "y") if log_y else fig
 
 
 __all__ = [

@@ -104,6 +104,40 @@ def remembered(store_key: str, key: tuple, compute: Callable[[], Any], *, max_ke
     return store[key]
 
 
+def readable_log_ticks(fig, axis: str = "x"):
+    """Label a log axis at 1-2-5 values with their full numbers (Plotly alone writes 0.5 as "5").
+
+    Works on every trace of ``fig`` (Plotly figure); returns the figure.
+    """
+    import math
+
+    import numpy as np
+
+    vals = []
+    for tr in fig.data:
+        arr = getattr(tr, axis, None)
+        if arr is None:
+            continue
+        try:
+            a = np.asarray(arr, dtype=float)
+        except (TypeError, ValueError):
+            continue
+        vals.append(a[np.isfinite(a) & (a > 0)])
+    vals = np.concatenate(vals) if vals else np.array([])
+    if vals.size == 0:
+        return fig
+    lo, hi = float(vals.min()), float(vals.max())
+    ticks = [m * 10.0**k for k in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
+             for m in (1, 2, 5) if lo / 1.05 <= m * 10.0**k <= hi * 1.05]
+    if len(ticks) > 12:  # many decades: powers of ten only
+        ticks = [t for t in ticks if math.isclose(math.log10(t), round(math.log10(t)))]
+    if len(ticks) < 2:
+        ticks = sorted({lo, hi})
+    update = fig.update_xaxes if axis == "x" else fig.update_yaxes
+    update(tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
+    return fig
+
+
 def run_guarded(fn: Callable[..., Any], *args, **kwargs) -> Any:
     """Call ``fn``; show dpcore errors as ``st.error`` and warnings as ``st.warning``; return None on error.
 

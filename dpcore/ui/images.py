@@ -7,6 +7,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
+
+from .common import readable_log_ticks
 from plotly.subplots import make_subplots
 
 from ..images import (
@@ -155,7 +157,7 @@ def quality_figure(df: pd.DataFrame) -> go.Figure:
     fig.update_yaxes(title_text="PSNR (dB)", row=1, col=1)
     fig.update_yaxes(title_text="SSIM", row=1, col=2)
     fig.update_layout(height=420, margin=dict(t=40, b=40), legend=dict(orientation="h", y=-0.25))
-    return fig
+    return readable_log_ticks(fig, "x")
 
 
 def show_labels(image_set: ImageSet, table: pd.DataFrame) -> None:

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from .common import readable_log_ticks
 from .common import remembered as _remembered
 
 from ..datasets import train_test_split
@@ -133,7 +134,7 @@ def epsilon_sweep_figure(df: pd.DataFrame) -> go.Figure:
     fig.update_layout(xaxis_title="ε for the answered queries — log scale", xaxis_type="log",
                       yaxis_title="accuracy (fraction correct)", yaxis_range=[0, 1], height=420,
                       margin=dict(t=30, b=40), legend=dict(orientation="h", y=-0.25))
-    return fig
+    return readable_log_ticks(fig, "x")
 
 
 def teachers_sweep_figure(df: pd.DataFrame) -> go.Figure:
@@ -143,7 +144,7 @@ def teachers_sweep_figure(df: pd.DataFrame) -> go.Figure:
     fig.update_layout(xaxis_title="number of teachers (each gets 1/teachers of the private data) — log scale",
                       xaxis_type="log", yaxis_title="accuracy (fraction correct)", yaxis_range=[0, 1], height=420,
                       margin=dict(t=30, b=40), legend=dict(orientation="h", y=-0.25))
-    return fig
+    return readable_log_ticks(fig, "x")
 
 
 def sweep_progress(bar, total: int, what: str) -> Callable:

@@ -14,6 +14,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from .common import readable_log_ticks
+
 from ..exceptions import DPValueError
 from ..learners import learners
 from ..sweep import AXES, BUILTIN_AXES, SweepConfig, SweepResult, build_table, cached_result, run_sweep, summarize
@@ -201,7 +203,7 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
         height=460,
         margin=dict(t=30, b=40),
     )
-    return fig
+    return readable_log_ticks(fig, "y") if metric == "mse" else fig
 
 
 __all__ = [
