@@ -28,8 +28,8 @@ with st.sidebar.form("pate.form"):
     queries = st.number_input("Queries answered", 1, 5000, 100, key="pate.queries",
                               help="Public examples labelled by the noisy vote; each one spends privacy.")
     mode = st.radio("Privacy set by", ["target ε", "noise scale"], horizontal=True, key="pate.mode")
-    eps = epsilon_input("pate.eps", default=10.0, container=st, label="Target ε for all queries")
-    noise = st.number_input("Noise scale (σ for GNMax, 1/γ for LNMax), in votes", 0.01, 1000.0, 10.0,
+    eps = epsilon_input("pate.eps", default=10.0, container=st, label="Target ε for all queries (if set by target ε)")
+    noise = st.number_input("Noise scale in votes: σ for GNMax, 1/γ for LNMax (if set by noise scale)", 0.01, 1000.0, 10.0,
                             key="pate.noise")
     delta = delta_input("pate.delta", container=st)
     public = st.slider("Public share of the training part", 0.05, 0.5, 0.2, 0.05, key="pate.public")
