@@ -13,7 +13,7 @@ page_header(
     "Private k-means clustering",
     "DPLloyd (Su et al.) adds Laplace noise to each cluster's count and coordinate sums in every Lloyd round; input "
     "perturbation adds Laplace noise to every record and then runs ordinary Lloyd. Both are compared with the "
-    "non-private algorithm by accuracy against the true classes after Hungarian matching, as in seed 000.",
+    "non-private algorithm by accuracy against the true classes after Hungarian matching.",
 )
 
 with st.sidebar:

@@ -15,7 +15,7 @@ page_header(
     "Noisy images",
     "Each column pushes the same pictures through a privacy mechanism at a given ε, so you can see what "
     "“protect one pixel”, “protect the whole image” and DP-Pix pixelisation (Fan 2018) cost in picture quality. "
-    "Below, the labels get the noise instead (seed 002), and a classifier trained on noisy images races DP-SGD.",
+    "Below, the labels get the noise instead (label DP), and a classifier trained on noisy images races DP-SGD.",
 )
 
 key, image_set = ui.image_set_picker("images.set")
@@ -67,7 +67,7 @@ if curve is not None:
     st.dataframe(curve, hide_index=True, width="stretch", key="images.curve_table")
 
 if image_set.labels is not None:
-    st.subheader("Noise on the labels instead (label DP, seed 002)")
+    st.subheader("Noise on the labels instead (label DP)")
     st.markdown("Privacy unit: **one example's label** (the images are public). Laplace adds Lap(2/ε) to each "
                 "coordinate of the one-hot label (two one-hot vectors differ by 2 in L1), then argmax, or seed "
                 "002's clamp-to-[0, 1]-and-round; k-ary randomized response keeps the label with probability "

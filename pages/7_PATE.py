@@ -16,7 +16,7 @@ page_header(
     "PATE: private aggregation of teacher ensembles",
     "Teachers are trained on disjoint parts of the sensitive data; each public question is answered by their "
     "vote plus noise, so one person's record can move at most one vote. A student learns from those noisy answers "
-    "alone (Papernot et al. 2017, 2018; seed 004).",
+    "alone (Papernot et al. 2017, 2018).",
 )
 
 with st.sidebar.form("pate.form"):

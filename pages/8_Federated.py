@@ -14,7 +14,7 @@ page_header(
     "Federated learning with differential privacy",
     "Clients keep their data and send only model updates. DP-FedAvg clips each client's update and lets the server "
     "add Gaussian noise, hiding whether any one client took part (user-level DP); local DP makes every client add "
-    "its own noise instead, which protects even from the server but costs far more accuracy (seed 001).",
+    "its own noise instead, which protects even from the server but costs far more accuracy.",
 )
 
 with st.sidebar.form("fed.form"):
@@ -83,7 +83,7 @@ st.caption("clipped_fraction and max_sent_norm are computed from the private upd
 with st.expander("Who holds what: class counts per client", expanded=cfg.non_iid):
     st.plotly_chart(clients_figure(res.client_label_counts, ds.target_names), width="stretch")
 
-st.subheader("Accuracy against the clip norm and the noise level (seed 001, figures 2 and 3)")
+st.subheader("Accuracy against the clip norm and the noise level ")
 if not private:
     st.info("Choose DP-FedAvg or local DP to sweep the clip norm and the noise level.")
     st.stop()
