@@ -83,7 +83,7 @@ st.caption("clipped_fraction and max_sent_norm are computed from the private upd
 with st.expander("Who holds what: class counts per client", expanded=cfg.non_iid):
     st.plotly_chart(clients_figure(res.client_label_counts, ds.target_names), width="stretch")
 
-st.subheader("Accuracy against the clip norm and the noise level ")
+st.subheader("Accuracy against the clip norm and the noise level")
 if not private:
     st.info("Choose DP-FedAvg or local DP to sweep the clip norm and the noise level.")
     st.stop()
