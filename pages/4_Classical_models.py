@@ -54,7 +54,9 @@ if df is not None:
     at1 = df[df.epsilon == 1.0].set_index("method")[metric]
     cols = st.columns(len(at1))
     for c, (name, v) in zip(cols, at1.items()):
-        c.metric(f"{name} at ε = 1", f"{v:.3f}")
+        private = name in learners
+        c.metric(f"{name} at ε = 1" if private else name, f"{v:.3f}",
+                 help=None if private else "Non-private reference: it does not depend on ε.")
     fig = px.line(df, x="epsilon", y=metric, color="method", markers=True, log_x=True,
                   labels={"epsilon": "ε (log scale)", metric: metric_label})
     readable_log_ticks(fig, "x")
