@@ -13,7 +13,7 @@ page_header(
     "Privacy-utility trade-off explorer",
     "What does privacy cost here? Pick learners and sweep ε (or the clipping norm, the noise level, the learning "
     "rate or the training-set size) over several seeds; each curve is the mean across seeds with its spread, "
-    "beside the non-private model and the trivial predictor (seeds 000, 001, 002 and 004).",
+    "beside the non-private model and the trivial predictor.",
 )
 
 with st.sidebar:
@@ -94,7 +94,8 @@ m[0].metric("Runs", f"{len(table)}", help=f"{result.n_computed} computed, {resul
             f"{result.seconds:.1f} s")
 if not top.empty:
     best = top.sort_values("mean", ascending=metric == "mse").iloc[0]
-    m[1].metric(f"Best swept at {axis} = {best.value:g}", f"{best['mean']:.3g}", help=f"{best.learner}, mean over seeds")
+    axis_name = "ε" if axis == "epsilon" else axis.replace("_", " ")
+    m[1].metric(f"Best swept at {axis_name} = {best.value:.3g}", f"{best['mean']:.3g}", help=f"{best.learner}, mean over seeds")
 for col, role, label in ((m[2], "baseline", "Best non-private"), (m[3], "trivial", "Trivial baseline")):
     b = summ[summ.role == role].sort_values("mean", ascending=metric == "mse")
     if not b.empty:

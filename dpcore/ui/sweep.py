@@ -197,7 +197,7 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
         xaxis_title=x_title + (" — log scale" if log_x else ""),
         yaxis_title=METRIC_LABELS.get(metric, metric) + (" — log scale" if metric == "mse" else ""),
         xaxis_type="log" if log_x else "linear",
-        xaxis=dict(tickmode="array", tickvals=xs, ticktext=[f"{v:g}" for v in xs]) if 1 < len(xs) <= 12 else {},
+        xaxis=dict(tickmode="array", tickvals=xs, ticktext=[f"{v:.3g}" for v in xs]) if 1 < len(xs) <= 12 else {},
         yaxis_type="log" if metric == "mse" else "linear",
         legend=dict(orientation="h", y=-0.2),
         height=460,
