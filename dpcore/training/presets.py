@@ -2,24 +2,39 @@
 
 How they were chosen (and why that is not a leak of the test set): for each
 dataset we took the training rows of the seed-0 split only, held out a fifth of
-them as a validation set, and ran a small grid (model linear/MLP, pixels or low-frequency
-DCT features, sample rate 0.1-1, epochs 10-120, learning rate 0.5-6, clip norm
-0.25-6, weight decay, parameter averaging on/off) at
-epsilon = 1, delta = 1e-5, two seeds each, keeping the best validation accuracy.
-The test rows were never looked at. The grid search itself touched the private
-training rows a few dozen times, a cost that a strict deployment would account
-for (Papernot & Steinke, Hyperparameter tuning with Rényi DP, ICLR 2022) or
-avoid by tuning on public data; the ``default`` presets were not tuned on the
-dataset they are applied to.
+them (a fixed random fifth, ``numpy.random.default_rng(123)``) as a validation
+set, and ran small grids (model linear/MLP 16-128 tanh, pixels or low-frequency
+DCT features of size 5-14, sample rate 0.15-0.6, epochs 20-80, learning rate
+0.3-6, clip norm 0.1-6 with the learning rate scaled by 1/C, weight decay,
+momentum, parameter averaging 0-0.97) at epsilon = 1 (and epsilon = 2 for
+mnist5k), delta = 1e-5, first two seeds each, then re-ran the few leaders with
+6-8 seeds and kept the best mean validation accuracy (ties broken towards the
+cheaper run). The test rows were never looked at. The grid search itself
+touched the private training rows a few hundred times, a cost that a strict
+deployment would account for (Papernot & Steinke, Hyperparameter tuning with
+Rényi DP, ICLR 2022) or avoid by tuning on public data; the ``default``
+presets were not tuned on the dataset they are applied to.
+
+Validation accuracy of the current presets (8 seeds): digits 0.888 at
+epsilon 1 (linear on pixels, the previous preset: 0.880; the best MLP, 32-64
+tanh units, 0.87-0.88); mnist5k 0.837 at epsilon 1 and 0.884 at epsilon 2
+(previous preset, 40 epochs at lr 1: 0.835 / 0.879; MLP 64-128 tanh on the
+same DCT: 0.818-0.825 / 0.880-0.886). Differences of under a point are within
+the seed-to-seed noise of a validation set of 270 (digits) or 750 (mnist5k)
+rows, so these presets are "best found", not "significantly best"; two-seed
+leaders (MLP-32 at 0.90 on digits) regressed to the mean once re-run with six
+seeds, which is why the leaders were re-run.
 
 Lessons that transfer (and match De et al. 2022 and Tramèr & Boneh 2021): on a
 few thousand records, large batches (q around 0.25) with a few hundred
 steps beat many small noisy steps; a linear model on bound-scaled
-pixels beats an MLP at epsilon <= 2 because fewer parameters receive noise; and
+features beats an MLP at epsilon <= 2 because fewer parameters receive noise;
 an exponential moving average of the iterates (free post-processing) removes
-much of the noise; and on 28x28 images a fixed low-frequency DCT (a public,
-data-independent transform) cuts the weights from 7850 to 1450 for a gain of
-about 3 points of validation accuracy at epsilon 1.
+much of the noise; and a fixed low-frequency DCT (a public, data-independent
+transform) cuts the weights -- on 28x28 images from 7850 to 1450 for about
+3 points of validation accuracy at epsilon 1, and on the 8x8 digits from 650
+to 370 for about 1 point. A smaller clip norm with the step scaled to match
+(lr C constant) changed nothing measurable for these models.
 """
 from __future__ import annotations
 
@@ -60,16 +75,18 @@ class Preset:
 
 PRESETS: dict[str, Preset] = {
     "digits": Preset(
-        model="linear", sample_rate=0.24, epochs=30, learning_rate=0.5, clip_norm=1.0, ema=0.9,
-        note="linear model on bound-scaled pixels, Poisson rate 0.24, 30 epochs, lr 0.5, averaged iterates; "
-             "tuned on a validation fifth of the training rows (validation accuracy 0.88 at epsilon 1, 6 seeds)",
+        model="linear", sample_rate=0.24, epochs=30, learning_rate=1.0, clip_norm=1.0, ema=0.9,
+        features="dct", dct_size=6,
+        note="linear model on the 6x6 low-frequency DCT of the 8x8 pixels, Poisson rate 0.24, 30 epochs, lr 1, "
+             "averaged iterates; tuned on a validation fifth of the training rows (validation accuracy 0.89 at "
+             "epsilon 1, 8 seeds)",
     ),
     "mnist5k": Preset(
-        model="linear", sample_rate=0.25, epochs=40, learning_rate=1.0, clip_norm=1.0, ema=0.9,
+        model="linear", sample_rate=0.25, epochs=60, learning_rate=0.75, clip_norm=1.0, ema=0.9,
         features="dct", dct_size=12,
-        note="linear model on the 12x12 low-frequency DCT of the pixels, Poisson rate 0.25, 40 epochs, lr 1, "
-             "averaged iterates; tuned on a validation fifth of the training rows (validation accuracy 0.86 at "
-             "epsilon 1)",
+        note="linear model on the 12x12 low-frequency DCT of the pixels, Poisson rate 0.25, 60 epochs, lr 0.75, "
+             "averaged iterates; tuned on a validation fifth of the training rows (validation accuracy 0.84 at "
+             "epsilon 1 and 0.88 at epsilon 2, 8 seeds)",
     ),
     "default": Preset(
         model="linear", sample_rate=1.0, epochs=30, learning_rate=2.0, clip_norm=1.0, ema=0.9,
