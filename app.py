@@ -15,14 +15,14 @@ from dpcore.ui.accounting import (
 )
 
 PAGES = [
-    ("pages/1_Accountant.py", "Accountant", ":material/calculate:", "ε spent as DP-SGD trains: naive vs advanced composition vs moments accountant vs PLD."),
-    ("pages/2_Train.py", "Train a network", ":material/neurology:", "DP-SGD, softmax output perturbation and label DP, trained live."),
-    ("pages/3_Clustering.py", "Clustering", ":material/scatter_plot:", "k-means by DPLloyd and by Laplace input perturbation."),
-    ("pages/4_Classical_models.py", "Classical models", ":material/show_chart:", "Output and objective perturbation, kernels, functional mechanism."),
-    ("pages/5_Tradeoff_explorer.py", "Trade-off explorer", ":material/balance:", "Accuracy vs ε (or clip, noise, learning rate, data size) for any learner."),
-    ("pages/6_Noisy_images.py", "Noisy images", ":material/image:", "What input noise does to pictures, and why DP training does better."),
-    ("pages/7_PATE.py", "PATE", ":material/school:", "Teachers vote, noise decides, a student learns from public data."),
-    ("pages/8_Federated.py", "Federated learning", ":material/devices:", "DP-FedAvg with clipped client updates and server noise."),
+    ("views/1_Accountant.py", "Accountant", ":material/calculate:", "ε spent as DP-SGD trains: naive vs advanced composition vs moments accountant vs PLD."),
+    ("views/2_Train.py", "Train a network", ":material/neurology:", "DP-SGD, softmax output perturbation and label DP, trained live."),
+    ("views/3_Clustering.py", "Clustering", ":material/scatter_plot:", "k-means by DPLloyd and by Laplace input perturbation."),
+    ("views/4_Classical_models.py", "Classical models", ":material/show_chart:", "Output and objective perturbation, kernels, functional mechanism."),
+    ("views/5_Tradeoff_explorer.py", "Trade-off explorer", ":material/balance:", "Accuracy vs ε (or clip, noise, learning rate, data size) for any learner."),
+    ("views/6_Noisy_images.py", "Noisy images", ":material/image:", "What input noise does to pictures, and why DP training does better."),
+    ("views/7_PATE.py", "PATE", ":material/school:", "Teachers vote, noise decides, a student learns from public data."),
+    ("views/8_Federated.py", "Federated learning", ":material/devices:", "DP-FedAvg with clipped client updates and server noise."),
 ]
 ROOT = pathlib.Path(__file__).parent
 AVAILABLE = [p for p in PAGES if (ROOT / p[0]).exists()]

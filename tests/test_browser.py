@@ -48,7 +48,8 @@ def server():
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install chromium); "
                                               ".ci/run installs it")
-@pytest.mark.parametrize("path,expected", [("/", "What does ε mean?"), ("/Accountant", "Privacy accountant")])
+# deep link first: a fresh server opened on a page must still show the app's own navigation
+@pytest.mark.parametrize("path,expected", [("/Accountant", "Privacy accountant"), ("/", "What does ε mean?")])
 def test_page_renders_in_headless_chromium(server, tmp_path, path, expected):
     playwright = pytest.importorskip("playwright.sync_api")
     with playwright.sync_playwright() as p:
@@ -64,6 +65,7 @@ def test_page_renders_in_headless_chromium(server, tmp_path, path, expected):
         charts = page.locator(".main-svg").count()
         browser.close()
     assert expected in body
+    assert "What ε means" in body  # the st.navigation menu, not Streamlit's auto-discovered one
     for bad in ("Traceback", "Exception:", "Error:"):
         assert bad not in body
     assert charts >= 1

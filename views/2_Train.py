@@ -114,5 +114,6 @@ st.dataframe(out["history"], hide_index=True, key="train.history_table")
 if "confusion" in out:
     st.subheader("Confusion matrix of the private model (test rows)")
     st.plotly_chart(confusion_figure(out["confusion"]), key="train.confusion_chart")
-st.caption("Training loss and accuracy shown here use the test rows, which play no part in training; the ε shown is "
+st.caption("The loss and accuracy curves use the test rows, which play no part in training (the table's train_loss "
+           "is on the private training rows, for display only); the ε shown is "
            "what the accountant (dp_accounting) certifies for the training data.")

@@ -6,7 +6,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_classical_page_runs_and_reacts():
-    at = AppTest.from_file(str(ROOT / "pages/4_Classical_models.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "views/4_Classical_models.py"), default_timeout=120)
     at.run()
     assert not at.exception
     assert len(at.metric) >= 3
@@ -21,7 +21,7 @@ def test_classical_page_runs_and_reacts():
 
 
 def test_classical_page_private_tuning_option():
-    at = AppTest.from_file(str(ROOT / "pages/4_Classical_models.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "views/4_Classical_models.py"), default_timeout=120)
     at.run()
     at.select_slider(key="classical.lam").set_value("tune")
     at.number_input(key="classical.seeds").set_value(1)

@@ -6,7 +6,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_clustering_page_runs_and_reacts():
-    at = AppTest.from_file(str(ROOT / "pages/3_Clustering.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "views/3_Clustering.py"), default_timeout=120)
     at.run()
     assert not at.exception
     assert len(at.metric) == 3
