@@ -1,6 +1,7 @@
 """Events, accountants, calibration and epsilon curves (all through dp_accounting)."""
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from dataclasses import dataclass, field
@@ -103,8 +104,42 @@ def dpsgd_epsilon(
     """
     if check_int(steps, "steps", minimum=0) == 0:
         return 0.0
+    if _check_accountant(accountant) == "rdp":
+        one = _dpsgd_rdp_per_step(check_fraction(sample_rate, "sample_rate"),
+                                  check_positive(noise_multiplier, "noise_multiplier"))
+        if one is not None:
+            return _rdp_epsilon(one, steps, check_delta(delta))
     ev = dpsgd_event(noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps)
     return epsilon_of_event(ev, delta=delta, accountant=accountant)
+
+
+@functools.lru_cache(maxsize=1024)
+def _dpsgd_rdp_per_step(q: float, sigma: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """RDP curve of ONE Poisson-subsampled Gaussian step, computed by dp_accounting.
+
+    ``RdpAccountant.compose(event, count)`` adds ``count`` times this curve to its
+    state and ``get_epsilon`` converts the sum with ``compute_epsilon``; so the
+    epsilon after k steps is ``compute_epsilon(orders, k * curve, delta)``, bit for
+    bit what a fresh accountant composing k steps returns, at the cost of one
+    subsampled-Gaussian evaluation per (q, sigma) instead of one per query. This is
+    what makes a per-epoch odometer and a sweep of hundreds of runs cheap. The
+    curve is read from the accountant's internal state; if a future dp_accounting
+    renames it, ``None`` is returned and callers take the ordinary route.
+    """
+    acc = make_accountant("rdp")
+    acc.compose(dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)))
+    curve, orders = getattr(acc, "_rdp", None), getattr(acc, "_orders", None)
+    if curve is None or orders is None or np.shape(curve) != np.shape(orders):
+        return None
+    curve, orders = np.array(curve, dtype=float), np.array(orders, dtype=float)
+    curve.flags.writeable = orders.flags.writeable = False
+    return orders, curve
+
+
+def _rdp_epsilon(one: tuple[np.ndarray, np.ndarray], steps: int, delta: float) -> float:
+    orders, curve = one
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        return float(rdp.compute_epsilon(orders, steps * curve, delta)[0])
 
 
 def steps_for(*, epochs: float, sample_rate: float) -> int:
@@ -124,7 +159,12 @@ def calibrate_noise_multiplier(
 ) -> float:
     """Smallest noise multiplier whose DP-SGD epsilon after ``steps`` is <= ``target_epsilon``.
 
-    Uses ``dp_accounting.calibrate_dp_mechanism`` (bisection on the accountant).
+    RDP: Brent's method on log sigma over :func:`dpsgd_epsilon` (dp_accounting's
+    RDP, one subsampled-Gaussian curve per trial sigma), bracketed from
+    sigma = 1 and a 1/sigma extrapolation; 6-9 accountant evaluations instead of the ~17 of
+    ``dp_accounting.calibrate_dp_mechanism`` with an open bracket. PLD:
+    ``dp_accounting.calibrate_dp_mechanism`` searched between 0.3 times the RDP
+    answer and the RDP answer. The returned sigma always meets the target.
     """
     target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
     delta = check_delta(delta, allow_zero=False)
@@ -150,7 +190,9 @@ def calibrate_noise_multiplier(
     # RDP first: cheap and robust at any sigma. PLD is tighter, so its sigma is at most the RDP one;
     # searching PLD only in [0.3 sigma_rdp, sigma_rdp] keeps its discretisation small (tiny sigmas
     # make PLD allocate huge arrays).
-    sigma = solve("rdp", dp_accounting.LowerEndpointAndGuess(1e-3, 1.0))
+    sigma = _calibrate_rdp(target_epsilon, delta, q, steps)
+    if sigma is None:  # dp_accounting's internal layout changed: its own calibration routine
+        sigma = solve("rdp", dp_accounting.LowerEndpointAndGuess(1e-3, 1.0))
     if accountant == "pld":
         lo = 0.3 * sigma
         acc = make_accountant("pld", pld_discretization=1e-3)
@@ -165,6 +207,39 @@ def calibrate_noise_multiplier(
     while dpsgd_epsilon(noise_multiplier=sigma, sample_rate=q, steps=steps, delta=delta, accountant=accountant) > target_epsilon:
         sigma *= 1.001
     return sigma
+
+
+def _calibrate_rdp(target: float, delta: float, q: float, steps: int) -> float | None:
+    """Smallest sigma (to ~1e-4 relative) with RDP epsilon <= target, or None without the fast path."""
+    from scipy.optimize import brentq
+
+    if _dpsgd_rdp_per_step(q, 1.0) is None:
+        return None
+
+    def gap(log_sigma: float) -> float:  # log eps - log target: nearly linear in log sigma, so Brent is quick
+        eps = dpsgd_epsilon(noise_multiplier=math.exp(log_sigma), sample_rate=q, steps=steps, delta=delta)
+        return math.log(eps / target) if 0 < eps < math.inf else (math.inf if eps > 0 else -math.inf)
+
+    # Bracket the root in log sigma. First trial sigma = 1; for moderate and large sigma epsilon
+    # falls roughly like 1/sigma, so eps(1)/target is a good second trial; then steps of x1.5.
+    floor, ceil, step = math.log(1e-3), math.log(1e7), math.log(1.5)
+    g1 = gap(0.0)
+    if not math.isfinite(g1) or g1 > 0:
+        lo, hi = 0.0, max(step, g1) if math.isfinite(g1) else math.log(2.0)
+        while gap(hi) > 0:
+            lo, hi = hi, hi + step
+            if hi > ceil:
+                raise DPValueError(f"could not find a noise multiplier for epsilon={target}, delta={delta}: "
+                                   "even sigma = 1e7 does not reach it")
+    else:
+        hi, lo = 0.0, max(floor, min(-step, g1))
+        while gap(lo) <= 0:
+            hi, lo = lo, lo - step
+            if lo < floor:
+                return 1e-3 if gap(floor) <= 0 else math.exp(hi)
+    root = brentq(gap, lo, hi, xtol=1e-4, rtol=1e-6)
+    sigma = math.exp(max(root, lo) + 1e-4)
+    return sigma if gap(math.log(sigma)) <= 0 else math.exp(hi)
 
 
 def epsilon_curve(
@@ -187,6 +262,10 @@ def epsilon_curve(
     steps = [check_int(s, "steps", minimum=0) for s in steps]
     if any(b < a for a, b in zip(steps, steps[1:])):
         raise DPValueError("steps must be increasing")
+    if accountant == "rdp":
+        one = _dpsgd_rdp_per_step(q, sigma)
+        if one is not None:  # RDP adds up over steps: one curve, then one conversion per point
+            return np.asarray([0.0 if s == 0 else _rdp_epsilon(one, s, delta) for s in steps])
     step_event = dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma))
     acc = make_accountant(accountant, pld_discretization=pld_discretization)
     out, done = [], 0

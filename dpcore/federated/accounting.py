@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dp_accounting
 import numpy as np
-from dp_accounting.rdp import rdp_privacy_accountant
 
 from ..accounting import calibrate_noise_multiplier, dpsgd_event, epsilon_curve, epsilon_of_event, make_accountant
 from ..exceptions import DPValueError
@@ -47,25 +46,14 @@ def dp_fedavg_epsilons(
 ) -> np.ndarray:
     """Epsilon after each round 1..rounds of DP-FedAvg (user-level, add/remove of a client).
 
-    With the RDP accountant, one round's RDP curve is computed once by
-    dp_accounting's ``RdpAccountant`` and round t's epsilon is dp_accounting's
-    ``compute_epsilon`` on t times it, which is exactly how the accountant composes
-    a ``SelfComposedDpEvent`` (RDP adds up); each round then costs microseconds
-    instead of a fresh subsampled-Gaussian RDP evaluation. The PLD accountant
-    composes incrementally through :func:`dpcore.accounting.epsilon_curve` (slower).
+    Through :func:`dpcore.accounting.epsilon_curve`: with the RDP accountant one
+    round's RDP curve is computed once by dp_accounting and round t's epsilon is
+    ``compute_epsilon`` on t times it (exactly how the accountant composes a
+    ``SelfComposedDpEvent``), so each round costs microseconds; the PLD accountant
+    composes incrementally (slower).
     """
     rounds = check_int(rounds, "rounds", minimum=1)
     delta = check_delta(delta, allow_zero=False)
-    if accountant == "rdp":
-        acc = make_accountant("rdp")
-        acc.compose(dp_accounting.PoissonSampledDpEvent(
-            check_fraction(sample_rate, "sample_rate"),
-            dp_accounting.GaussianDpEvent(check_positive(noise_multiplier, "noise_multiplier"))))
-        one = getattr(acc, "_rdp", None)
-        orders = getattr(acc, "_orders", None)
-        if one is not None and orders is not None:  # dp_accounting's internal layout; else the slow path below
-            return np.array([float(rdp_privacy_accountant.compute_epsilon(orders, t * np.asarray(one), delta)[0])
-                             for t in range(1, rounds + 1)])
     return epsilon_curve(noise_multiplier=noise_multiplier, sample_rate=sample_rate, delta=delta,
                          steps=list(range(1, rounds + 1)), accountant=accountant)
 

@@ -65,6 +65,49 @@ def test_calibration_meets_target_tightly(accountant, target):
     assert eps >= target * 0.98  # not wastefully noisy
 
 
+@pytest.mark.parametrize("sigma,q,steps", [(1.5, 0.04, 2250), (0.7, 0.25, 240), (15.8, 0.25, 240), (0.5, 1.0, 3)])
+def test_rdp_fast_path_is_bit_for_bit_a_fresh_accountant(sigma, q, steps):
+    """dpsgd_epsilon / epsilon_curve scale one step's RDP curve; a fresh dp_accounting accountant agrees exactly."""
+    from dpcore.accounting import core
+
+    core._dpsgd_rdp_per_step.cache_clear()
+    acc = core.make_accountant("rdp")
+    acc.compose(dpsgd_event(noise_multiplier=sigma, sample_rate=q, steps=steps))
+    assert dpsgd_epsilon(noise_multiplier=sigma, sample_rate=q, steps=steps, delta=1e-5) == acc.get_epsilon(1e-5)
+    curve = epsilon_curve(noise_multiplier=sigma, sample_rate=q, delta=1e-5, steps=[1, steps // 2 + 1, steps])
+    assert curve[-1] == acc.get_epsilon(1e-5)
+    info = core._dpsgd_rdp_per_step.cache_info()
+    assert info.misses == 1 and info.hits >= 1  # the fast path ran (one curve, reused)
+
+
+def test_rdp_fallback_without_dp_accounting_internals(monkeypatch):
+    """If dp_accounting's internal layout changes, the ordinary route gives the same numbers."""
+    from dpcore.accounting import core
+
+    kw = dict(noise_multiplier=1.1, sample_rate=0.05, steps=400, delta=1e-5)
+    fast = dpsgd_epsilon(**kw)
+    fast_sigma = calibrate_noise_multiplier(target_epsilon=2.0, delta=1e-5, sample_rate=0.05, steps=400)
+    monkeypatch.setattr(core, "_dpsgd_rdp_per_step", lambda q, sigma: None)
+    assert dpsgd_epsilon(**kw) == pytest.approx(fast, rel=1e-12)
+    slow_sigma = calibrate_noise_multiplier(target_epsilon=2.0, delta=1e-5, sample_rate=0.05, steps=400)
+    assert slow_sigma == pytest.approx(fast_sigma, rel=2e-3)
+
+
+@pytest.mark.parametrize("target,q,steps", [(1.0, 0.25, 240), (0.1, 0.25, 240), (10.0, 0.25, 240),
+                                            (8.0, 0.01, 1000), (50.0, 0.5, 10)])
+def test_rdp_calibration_agrees_with_dp_accounting_calibrate(target, q, steps):
+    """The log-space Brent search lands where dp_accounting.calibrate_dp_mechanism does, on the safe side."""
+    from dpcore.accounting.core import make_accountant
+
+    ours = calibrate_noise_multiplier(target_epsilon=target, delta=1e-5, sample_rate=q, steps=steps)
+    ref = dp_accounting.calibrate_dp_mechanism(
+        lambda: make_accountant("rdp"), lambda s: dpsgd_event(noise_multiplier=s, sample_rate=q, steps=steps),
+        target, 1e-5, bracket_interval=dp_accounting.LowerEndpointAndGuess(1e-3, 1.0), tol=1e-6)
+    assert ours == pytest.approx(ref, rel=5e-4)
+    assert dpsgd_epsilon(noise_multiplier=ours, sample_rate=q, steps=steps, delta=1e-5) <= target
+    assert dpsgd_epsilon(noise_multiplier=ours * 0.995, sample_rate=q, steps=steps, delta=1e-5) > target
+
+
 def test_epsilon_curve_matches_pointwise_and_grows():
     steps = [0, 10, 100, 1000]
     curve = epsilon_curve(noise_multiplier=1.2, sample_rate=0.01, delta=1e-5, steps=steps)
