@@ -12,6 +12,7 @@ from ..validation import clip_to_bounds, check_array, check_bounds, check_positi
 __all__ = [
     "resolve_bounds",
     "box_to_unit",
+    "log_box_to_unit",
     "unit_to_box",
     "clip_rows_l2",
     "sample_gamma_ball",
@@ -64,6 +65,26 @@ def clip_with_warning(X: np.ndarray, lo: np.ndarray, hi: np.ndarray, name: str) 
 def box_to_unit(X: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Affine map of the box ``[lo, hi]`` onto ``[-1, 1]^d`` (uses only the public bounds)."""
     return (2.0 * X - (hi + lo)) / (hi - lo)
+
+
+def log_box_to_unit(X: np.ndarray, lo: np.ndarray, hi: np.ndarray, *, offset: float = 0.1) -> np.ndarray:
+    """Log-scale each feature between its public bounds onto ``[-1, 1]`` (data-independent).
+
+    ``z = log(x - lo + s)`` with ``s = offset * (hi - lo)``, then the affine map of
+    ``[log s, log(hi - lo + s)]`` onto ``[-1, 1]``. Positive, heavy-tailed features
+    (sizes, areas, counts) mostly sit near their lower bound, so the linear map of
+    :func:`box_to_unit` crowds the rows into one corner; the log map spreads them
+    while using only the declared bounds (no statistic of the private rows).
+    ``offset`` -> infinity recovers the linear map. ``X`` must already lie in the box.
+
+    >>> log_box_to_unit(np.array([[0.0], [10.0]]), np.array([0.0]), np.array([10.0])).ravel().tolist()
+    [-1.0, 1.0]
+    """
+    offset = check_positive(offset, "offset")
+    s = offset * (hi - lo)
+    a, b = np.log(s), np.log(hi - lo + s)
+    # the clip only removes floating-point overshoot at the bounds (X lies in the box)
+    return np.clip((2.0 * np.log(X - lo + s) - (a + b)) / (b - a), -1.0, 1.0)
 
 
 def unit_to_box(Z: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

@@ -3,22 +3,34 @@
 Names: ``erm-output``, ``erm-objective``, ``logreg`` (non-private), ``functional-mechanism``,
 ``linreg`` (non-private), ``dplloyd``, ``input-perturbation``, ``lloyd`` (non-private).
 
-Preprocessing of the ERM learners (``preprocess``):
+Preprocessing of the ERM learners (``preprocess``); every option ends with rows clipped to
+L2 norm ``data_norm`` (Chaudhuri et al.'s ``||x|| <= 1`` after dividing by it):
 
-* ``"bounds"`` (default): map each feature from the dataset's declared bounds onto
-  [-1, 1] (no private statistic); ``data_norm`` defaults to sqrt(d/3), the RMS
-  norm of a uniform point in that box (data-independent); longer rows are clipped.
-* ``"standardize"``: centre and scale each feature by the training
+* ``"log-bounds"`` (default, private): each feature is log-scaled between the dataset's
+  declared (public) bounds onto [-1, 1] (:func:`~dpcore.models._utils.log_box_to_unit`,
+  offset 0.1 of the range), i.e. centred at the bounds' log-midpoint; ``data_norm`` = 1.
+  No statistic of the private rows is used. On breast cancer (30 positive, heavy-tailed
+  features) the linear ``"bounds"`` map leaves most rows in one corner of the box and
+  objective perturbation reaches ~0.77 accuracy at eps = 1; this map reaches ~0.91-0.92, the
+  same as the leaky standardisation below (0.915 on 20 test splits, 0.909 for log-bounds).
+  The offset was chosen on validation splits of the breast-cancer training rows (a quarter
+  held out; grid {0.01, 0.03, 0.1, 0.3, 1} on 6-10 splits, then {0.05, 0.1, 0.2} on 30
+  splits), never on test rows; with it ``intercept_scale`` 0.3 and Lambda = 0.03 / eps.
+* ``"bounds"`` (private): the linear map of the declared bounds onto [-1, 1];
+  ``data_norm`` defaults to sqrt(d/3), the RMS norm of a uniform point in that box.
+* ``"standardize"`` (NOT private): centre and scale each feature by the training
   rows' mean and standard deviation, then clip rows to L2 norm ``data_norm``
-  (1.0). This is the setting of published comparisons (and of bench/classical_utility.py,
-  for both libraries); the mean and standard deviation are statistics of the private
-  rows, so a PrivacyLeakWarning is raised every time. More accurate, not private.
+  (1.0). This is the setting of published comparisons (and of the reference rows of
+  bench/classical_utility.py, for both libraries); the mean and standard deviation are
+  statistics of the private rows, so a PrivacyLeakWarning is raised every time.
 
 Functional mechanism: rows (scaled into [-1, 1]^d) are bounded in L1 norm by
 ``l1_norm = d/2`` (the mean L1 norm of a uniform point in the box, a
 data-independent choice); ``quadratic_fraction=0.5``, ``intercept_fraction=0.2``
-and ``noise_ridge=1`` were picked by test R^2 on diabetes splits (non-private
-choice on the benchmark data).
+and ``noise_ridge=1``. Re-checked on validation splits of the diabetes training rows
+(a quarter held out, 20 splits, eps = 1, grid l1_norm in {d/2, 2, 3}, noise_ridge in
+{1, 3, 10}, quadratic_fraction in {0.3, 0.5}): every setting gives R^2 within 0.03 of 0,
+so no setting is distinguishable from another and the defaults were kept.
 
 Default ``regularization="auto"``: Lambda = C / eps per binary model, C = 0.03
 (objective) or 0.2 (output) (see :class:`~dpcore.models.erm.PrivateERMClassifier`;
@@ -37,13 +49,17 @@ from ..datasets import scale_to_unit_interval, standardize_with_bounds
 from ..exceptions import DPCoreWarning, DPValueError, PrivacyLeakWarning
 from ..learners.base import LearnerSpec, RunResult
 from ..learners.metrics import score
-from .erm import ERMClassifier, PrivateERMClassifier, private_tune_regularization
+from .erm import DEFAULT_INTERCEPT_SCALE, ERMClassifier, PrivateERMClassifier, private_tune_regularization
 from .kmeans import DPLloydKMeans, InputPerturbationKMeans, LloydKMeans
 from .linear import BoundedLinearRegression, FunctionalMechanismRegressor
 from .metrics import hungarian_accuracy, intra_cluster_variance
 
 ERM_PARAMS = ("model", "kernel", "regularization", "data_norm", "huber_h", "n_components", "gamma", "preprocess",
-              "tune", "fit_intercept")
+              "tune", "fit_intercept", "intercept_scale", "log_offset")
+PREPROCESS = ("log-bounds", "bounds", "standardize")
+DEFAULT_PREPROCESS = "log-bounds"
+#: offset of the log map, as a fraction of each feature's declared range (chosen on validation splits)
+LOG_OFFSET = 0.1
 FM_PARAMS = ("quadratic_fraction", "intercept_fraction", "ridge", "noise_ridge", "l1_norm")
 KMEANS_PARAMS = ("k", "iterations", "init", "count_fraction", "clip_noisy", "l1_norm", "init_fraction")
 DEFAULT_LAMBDA = "auto"
@@ -68,8 +84,12 @@ def _lam(v):
     return v if isinstance(v, str) else float(v)
 
 
-def erm_features(split, preprocess: str) -> tuple[np.ndarray, np.ndarray, float]:
-    """The ERM learners' preprocessing; returns (X_train, X_test, default data_norm)."""
+def erm_features(split, preprocess: str, *, log_offset: float = LOG_OFFSET) -> tuple[np.ndarray, np.ndarray, float]:
+    """The ERM learners' preprocessing; returns (X_train, X_test, default data_norm).
+
+    Only ``"standardize"`` looks at the private rows (and warns); the others use the
+    declared bounds alone and are therefore applied row by row.
+    """
     if preprocess == "standardize":
         warnings.warn(
             "preprocess='standardize' centres and scales features by the mean and standard deviation of the private "
@@ -81,25 +101,37 @@ def erm_features(split, preprocess: str) -> tuple[np.ndarray, np.ndarray, float]
         sd = split.X_train.std(0)
         sd = np.where(sd > 0, sd, 1.0)
         return (split.X_train - mu) / sd, (split.X_test - mu) / sd, 1.0
+    if preprocess == "log-bounds":
+        from ..validation import clip_to_bounds
+        from ._utils import log_box_to_unit
+
+        lo, hi = (np.asarray(v, dtype=float) for v in _bounds_of(split))
+        Xtr = log_box_to_unit(clip_to_bounds(np.asarray(split.X_train, dtype=float), lo, hi), lo, hi,
+                              offset=log_offset)
+        # test rows are clipped silently (prediction only, no privacy question)
+        Xte = log_box_to_unit(np.clip(np.asarray(split.X_test, dtype=float), lo, hi), lo, hi, offset=log_offset)
+        return Xtr, Xte, 1.0
     if preprocess == "bounds":
         b = _bounds_of(split)
         # training rows outside the declared bounds are clipped with a warning; test rows silently (prediction only)
         Xtr = scale_to_unit_interval(split.X_train, b, lo=-1.0, hi=1.0, warn=True)
         # data_norm sqrt(d/3): the RMS norm of a uniform point in [-1, 1]^d, a data-independent choice
         return Xtr, standardize_with_bounds(split.X_test, b), math.sqrt(split.X_train.shape[1] / 3.0)
-    raise DPValueError(f"preprocess must be 'standardize' or 'bounds', got {preprocess!r}")
+    raise DPValueError(f"preprocess must be one of {PREPROCESS}, got {preprocess!r}")
 
 
 def _erm_runner(name: str, perturbation: str | None):
     def run(split, *, epsilon, delta, seed, params: Mapping[str, Any], on_epoch=None) -> RunResult:
         p = dict(params)
-        Xtr, Xte, norm = erm_features(split, p.pop("preprocess", "bounds"))
+        Xtr, Xte, norm = erm_features(split, p.pop("preprocess", DEFAULT_PREPROCESS),
+                                      log_offset=float(p.pop("log_offset", LOG_OFFSET)))
         tune = bool(p.pop("tune", False))
         kw = dict(model=p.pop("model", "logreg"), kernel=p.pop("kernel", "none"),
                   regularization=_lam(p.pop("regularization", DEFAULT_LAMBDA)),
                   data_norm=float(p.pop("data_norm", norm)), huber_h=float(p.pop("huber_h", 0.5)),
                   n_components=int(p.pop("n_components", 25)), gamma=float(p.pop("gamma", 0.5)),
-                  fit_intercept=bool(p.pop("fit_intercept", True)))
+                  fit_intercept=bool(p.pop("fit_intercept", True)),
+                  intercept_scale=float(p.pop("intercept_scale", DEFAULT_INTERCEPT_SCALE)))
         if kw["kernel"] in (None, "", "linear"):
             kw["kernel"] = "none"
         extras: dict = {}

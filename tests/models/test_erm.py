@@ -89,13 +89,15 @@ def test_output_perturbation_noise_scale():
     assert beta == pytest.approx(n * lam * eps / 2)
     base = ERMClassifier(regularization=lam, data_norm=2.0).fit(X, Y)
     f0 = np.r_[base.coef_[0], base.intercept_[0]]
+    a = base.intercept_scale
+    internal = np.r_[np.full(base.coef_.shape[1], math.sqrt(1 - a * a)), a]
     diffs = []
     for s in range(300):
         clf = PrivateERMClassifier(epsilon=eps, regularization=lam, perturbation="output", data_norm=2.0,
                                    random_state=s).fit(X, Y)
         f = np.r_[clf.coef_[0], clf.intercept_[0]]
-        diffs.append(np.linalg.norm((f - f0) * math.sqrt(2.0)))
-    # coef_ acts on x / data_norm and the model's internal rows are [x / data_norm, 1] / sqrt 2
+        diffs.append(np.linalg.norm((f - f0) / internal))
+    # coef_ acts on x / data_norm and the model's internal rows are [sqrt(1 - a^2) x / data_norm, a]
     assert stats.kstest(diffs, stats.gamma(a=4, scale=1 / beta).cdf).pvalue > 0.01
 
 
@@ -174,3 +176,31 @@ def test_auto_regularization_schedule():
     assert ERMClassifier(data_norm=2.0).fit(X, Y).regularization_ == pytest.approx(1e-3)
     with pytest.raises(DPValueError, match="regularization"):
         PrivateERMClassifier(epsilon=1, regularization=-1.0, data_norm=1).fit(X, Y)
+
+
+@pytest.mark.parametrize("a", [0.1, 0.3, 1 / math.sqrt(2), 0.9])
+def test_intercept_scale_keeps_rows_in_unit_ball_and_decision_consistent(a):
+    # rows the algorithm sees are [sqrt(1 - a^2) x / data_norm, a]: norm <= 1 (Chaudhuri's assumption)
+    Xbig = np.vstack([X, [[5.0, 0.0, 0.0]]])
+    Ybig = np.r_[Y, 1]
+    clf = ERMClassifier(data_norm=0.5, intercept_scale=a)
+    with pytest.warns(DPCoreWarning, match="data_norm"):
+        clf.fit(Xbig, Ybig)
+    Z = clf._features(Xbig, fitting=False)
+    assert Z.shape[1] == X.shape[1] + 1
+    assert np.linalg.norm(Z, axis=1).max() <= 1 + 1e-12
+    assert np.allclose(Z[:, -1], a)
+    # coef_ / intercept_ act on x / data_norm (clipped); they reproduce the internal model's scores
+    f = _internal_weights(clf)
+    assert np.allclose(Z @ f, clf.decision_function(Xbig))
+
+
+def _internal_weights(clf):
+    a = clf.intercept_scale
+    return np.r_[clf.coef_[0] / math.sqrt(1 - a * a), clf.intercept_[0] / a]
+
+
+@pytest.mark.parametrize("bad", [0.0, 1.0, -0.2, 1.5, "x", True])
+def test_bad_intercept_scale(bad):
+    with pytest.raises(DPValueError, match="intercept_scale"):
+        PrivateERMClassifier(epsilon=1.0, data_norm=1.0, intercept_scale=bad).fit(X, Y)

@@ -46,3 +46,45 @@ def test_train_cli_erm_svm_rff():
                           "--kernel", "rff", "--dataset", "breast_cancer", "--json"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "accuracy" in json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_log_bounds_map_is_public_and_rowwise():
+    import numpy as np
+
+    from dpcore.models._utils import log_box_to_unit
+
+    lo, hi = np.array([0.0, 1.0]), np.array([10.0, 5.0])
+    X = np.array([[0.0, 1.0], [10.0, 5.0], [1.0, 2.0], [3.0, 4.0]])
+    Z = log_box_to_unit(X, lo, hi, offset=0.1)
+    assert np.allclose(Z[0], -1) and np.allclose(Z[1], 1)
+    # independent formula: log(x - lo + s) affinely mapped, s = 0.1 (hi - lo)
+    s = 0.1 * (hi - lo)
+    t = np.log(X[2] - lo + s)
+    assert np.allclose(Z[2], -1 + 2 * (t - np.log(s)) / (np.log(hi - lo + s) - np.log(s)))
+    # row-wise: a row's image does not depend on the other rows (no statistic of the data)
+    assert np.allclose(log_box_to_unit(X[2:3], lo, hi), Z[2:3])
+    # monotone, and a large offset approaches the linear map of the box
+    assert np.all(np.diff(log_box_to_unit(np.linspace(0, 10, 50)[:, None], lo[:1], hi[:1])[:, 0]) > 0)
+    lin = (2 * X - (hi + lo)) / (hi - lo)
+    assert np.allclose(log_box_to_unit(X, lo, hi, offset=1e6), lin, atol=1e-4)
+
+
+def test_erm_default_pipeline_is_private_and_standardize_warns():
+    import warnings
+
+    from dpcore.exceptions import PrivacyLeakWarning
+    from dpcore.datasets import train_test_split
+    from dpcore.models.learners import DEFAULT_PREPROCESS, erm_features
+
+    assert DEFAULT_PREPROCESS == "log-bounds"
+    split = train_test_split("breast_cancer", seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        r = run_learner("erm-objective", split, epsilon=1.0, seed=0)
+        Xtr, _, norm = erm_features(split, "log-bounds")
+    assert r.epsilon == pytest.approx(1.0) and r.metrics["accuracy"] > 0.8
+    assert norm == 1.0 and Xtr.min() >= -1 and Xtr.max() <= 1
+    with pytest.warns(PrivacyLeakWarning, match="standardize"):
+        run_learner("erm-objective", split, epsilon=1.0, seed=0, params={"preprocess": "standardize"})
+    with pytest.raises(DPValueError, match="preprocess"):
+        run_learner("erm-objective", split, epsilon=1.0, seed=0, params={"preprocess": "nope"})
