@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..accounting import calibrate_noise_multiplier, dpsgd_event, make_accountant
+from ..accounting import calibrate_noise_multiplier, dpsgd_epsilon, dpsgd_event, make_accountant
 from ..accounting.core import ACCOUNTANTS
 from ..exceptions import DPCoreWarning, DPValueError
 from ..rng import as_generator, child_seed
@@ -28,7 +28,7 @@ from ..validation import (
     check_nonnegative,
     check_positive,
 )
-from .ghost import GhostClipper, clip_factors
+from .ghost import DenseStackClipper, GhostClipper, clip_factors, make_clipper
 from .models import ACTIVATIONS, MODELS, build_model
 
 SAMPLINGS = ("poisson", "shuffle")
@@ -280,7 +280,7 @@ def _per_example_loss(out: torch.Tensor, yb: torch.Tensor, task: str) -> torch.T
 
 def private_gradient(
     model: nn.Module,
-    clipper: GhostClipper,
+    clipper: GhostClipper | DenseStackClipper,
     xb: torch.Tensor,
     yb: torch.Tensor,
     *,
@@ -296,29 +296,46 @@ def private_gradient(
     per-example norms from ghost norms, clip factors ``min(1, C/(||g_i|| + 1e-6))``,
     the clipped sum as one product per layer, then the noise. An empty batch
     gives pure noise (the mechanism still runs, as the accountant assumes).
+
+    The noise is one draw of ``N(0, (noise_std / L)^2)`` for all parameters (in
+    ``model.parameters()`` order) straight into a flat gradient buffer, and the
+    clipped sum (with the ``1/L`` folded into the clip factors) is added to it in
+    place; every ``p.grad`` is a view into that buffer. ``clipper`` is a
+    :class:`~dpcore.training.ghost.DenseStackClipper` (hand-differentiated
+    Linear/activation stacks, no autograd) or a :class:`GhostClipper` (hooks,
+    any supported model); both give the same gradient (see
+    :func:`~dpcore.training.ghost.make_clipper`).
     """
     params = [p for p in model.parameters() if p.requires_grad]
-    loss_sum = 0.0
     inv = 1.0 / expected_batch_size
-    if xb.shape[0] > 0:
-        with clipper.capture():
-            out = model(xb)
-        loss = _per_example_loss(out, yb, task)
-        norms = clipper.norms(loss)
-        # the 1/L of the average is folded into the clip factors: one pass over the gradients fewer
-        clipper.write_clipped_sum(clip_factors(norms, clip_norm) * inv)
-        loss_sum = float(loss.detach().sum())
-    else:
-        for p in params:
-            p.grad = torch.zeros_like(p)
+    flat = torch.empty(sum(p.numel() for p in params), dtype=params[0].dtype, device=params[0].device)
     if noise_std > 0:
-        # one draw for all parameters (in parameter order), then views into it
-        noise = torch.randn(sum(p.numel() for p in params), generator=generator, dtype=params[0].dtype)
-        offset = 0
-        for p in params:
-            k = p.numel()
-            p.grad.add_(noise[offset:offset + k].view_as(p), alpha=noise_std * inv)
-            offset += k
+        flat.normal_(0.0, noise_std * inv, generator=generator)
+    else:
+        flat.zero_()
+    grads = []
+    offset = 0
+    for p in params:
+        k = p.numel()
+        grads.append(flat[offset:offset + k].view_as(p))
+        offset += k
+    loss_sum = 0.0
+    if xb.shape[0] > 0:
+        if isinstance(clipper, DenseStackClipper):
+            losses, norms = clipper.per_example(xb, yb, task=task)
+            # the 1/L of the average is folded into the clip factors: one pass over the gradients fewer
+            clipper.add_clipped_sum(clip_factors(norms, clip_norm) * inv, grads)
+        else:
+            with clipper.capture():
+                out = model(xb)
+            losses = _per_example_loss(out, yb, task)
+            norms = clipper.norms(losses)
+            for p, g in zip(params, grads):
+                p.grad = g
+            clipper.write_clipped_sum(clip_factors(norms, clip_norm) * inv, accumulate=True)
+        loss_sum = float(losses.detach().sum())
+    for p, g in zip(params, grads):
+        p.grad = g
     return loss_sum
 
 
@@ -446,7 +463,7 @@ def train(
     else:
         opt = torch.optim.SGD(model.parameters(), lr=config.learning_rate, momentum=config.momentum,
                               weight_decay=config.weight_decay)
-    clipper = GhostClipper(model) if config.private else None
+    clipper = make_clipper(model) if config.private else None
     params = [p for p in model.parameters() if p.requires_grad]
     ema_model = None
     if config.ema > 0:
@@ -473,9 +490,9 @@ def train(
             return math.inf
         if total_steps == 0:
             return 0.0
-        probe = make_accountant(config.accountant)
-        probe.compose(step_event, total_steps)
-        return float(probe.get_epsilon(config.delta))
+        # equals a fresh accountant composing total_steps steps (RDP: one curve per (q, sigma), scaled)
+        return dpsgd_epsilon(noise_multiplier=sigma, sample_rate=q, steps=total_steps, delta=config.delta,
+                             accountant=config.accountant)
 
     rows = []
     done_steps = 0
@@ -517,8 +534,10 @@ def train(
                 with torch.no_grad():
                     torch._foreach_lerp_(ema_params, params, 1.0 - config.ema)
         done_steps = end
-        if acc is not None:
-            acc.compose(step_event, n_steps)
+        if acc is not None and config.accountant == "rdp":
+            eps_spent = eps_after(done_steps)  # cheap: the one-step RDP curve is computed once per run
+        elif acc is not None:
+            acc.compose(step_event, n_steps)  # PLD composes incrementally
             eps_spent = float(acc.get_epsilon(config.delta))
         elif config.private:
             eps_spent = math.inf
