@@ -32,14 +32,16 @@ with st.sidebar:
                                                          "0.2 by the exponential mechanism on disjoint splits "
                                                          "(Chaudhuri et al. Alg. 4).")
         preprocess = st.radio(
-            "Feature scaling", ["bounds", "standardize"], key="classical.preprocess",
-            format_func=lambda p: {"bounds": "Declared bounds (private)",
+            "Feature scaling", ["log-bounds", "bounds", "standardize"], key="classical.preprocess",
+            format_func=lambda p: {"log-bounds": "Log scale between declared bounds (private)",
+                                   "bounds": "Linear scale between declared bounds (private)",
                                    "standardize": "Training mean/std (leaks; the usual reference setting)"}[p],
-            help="Private: each feature is mapped from its public bounds onto [-1, 1]. The other option standardises "
-                 "with statistics of the private rows, as most published comparisons do: more accurate, not private.")
+            help="Private options use only each feature's public bounds: the log scale spreads positive, skewed "
+                 "features (sizes, areas) that the linear scale crowds near their lower bound. The last option "
+                 "standardises with statistics of the private rows, as most published comparisons do: not private.")
         learners = ("erm-output", "erm-objective")
     else:
-        model, kernel, lam, preprocess = "logreg", "none", "auto", "bounds"
+        model, kernel, lam, preprocess = "logreg", "none", "auto", "log-bounds"
         learners = ("functional-mechanism",)
         st.caption("Linear regression by the functional mechanism.")
     seeds = st.number_input("Seeds averaged", 1, 10, 2, key="classical.seeds")

@@ -230,6 +230,20 @@ class FunctionalMechanismRegressor(_BoundedRegressor):
     epsilon_spent_ : float, dp_event_ : dp_accounting event
     sensitivities_, noise_scales_, epsilon_split_ : dicts keyed quadratic / linear / intercept
 
+    Notes
+    -----
+    How far this can go on small data. On diabetes (n = 332 training rows, d = 10) the
+    mechanism stays near the mean predictor up to eps = 1 (test R^2 about 0.0 over 20 splits,
+    0.12 at eps = 2, 0.29 at eps = 5, against 0.48 without privacy). The noise, not the
+    repair, is the limit: in the scaled coordinates a diagonal entry of M is about
+    ``n var(x_j) ~ 46`` and the largest ``v_j = n cov(x_j, y) ~ 35``, while at eps = 1 the
+    default split puts Laplace noise of standard deviation ``sqrt 2 * 40 / 0.4 ~ 140`` on
+    each entry of M and ``sqrt 2 * 10 / 0.4 ~ 35`` on each ``v_j``. Even an oracle that
+    receives M exactly and for free, spends the whole eps = 1 on v (rows bounded in L1 by
+    3, Laplace of scale 6) and picks its ridge with hindsight on the test rows reaches only
+    R^2 ~ 0.34 (measured over 20 splits); any split that also pays for M does worse, so an
+    R^2 of 0.3 at eps = 1 is not within reach of this mechanism at this n.
+
     References
     ----------
     Zhang, Zhang, Xiao, Yang, Winslett. Functional mechanism: regression analysis under

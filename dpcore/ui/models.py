@@ -84,7 +84,7 @@ def cluster_sweep(dataset: str, k: int, iterations: int | None, epsilons: tuple[
 
 
 def _classical_params(learner: str, model: str, kernel: str, regularization: float | str,
-                      preprocess: str = "bounds") -> dict:
+                      preprocess: str = "log-bounds") -> dict:
     """Learner params; ``regularization="tune"`` runs Chaudhuri et al.'s private Algorithm 4 for the private ERMs."""
     if learner in ("erm-output", "erm-objective", "logreg"):
         base = {"model": model, "kernel": kernel, "preprocess": preprocess}
@@ -96,7 +96,7 @@ def _classical_params(learner: str, model: str, kernel: str, regularization: flo
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel: str, regularization: float | str,
-                    epsilons: tuple[float, ...], seeds: int, seed: int, preprocess: str = "bounds") -> pd.DataFrame:
+                    epsilons: tuple[float, ...], seeds: int, seed: int, preprocess: str = "log-bounds") -> pd.DataFrame:
     """Test metric vs epsilon for each private learner, plus the non-private model and the trivial predictor."""
     ds = load_dataset(dataset)
     metric = "accuracy" if ds.task == "classification" else "r2"
@@ -123,7 +123,7 @@ def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel:
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def size_sweep(dataset: str, learner: str, model: str, kernel: str, regularization: float | str, epsilon: float,
-               fractions: tuple[float, ...], seed: int, preprocess: str = "bounds") -> pd.DataFrame:
+               fractions: tuple[float, ...], seed: int, preprocess: str = "log-bounds") -> pd.DataFrame:
     """Test metric vs training-set size (fraction of the training rows) at a fixed epsilon."""
     ds = load_dataset(dataset)
     metric = "accuracy" if ds.task == "classification" else "r2"

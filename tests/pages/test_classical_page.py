@@ -28,3 +28,15 @@ def test_classical_page_private_tuning_option():
     at.run()
     assert not at.exception and not at.error
     assert {"erm-output", "erm-objective"} <= set(at.dataframe[0].value["method"])
+
+
+def test_classical_page_default_scaling_is_private_and_switch_changes_table():
+    at = AppTest.from_file(str(ROOT / "views/4_Classical_models.py"), default_timeout=120)
+    at.run()
+    assert at.radio(key="classical.preprocess").value == "log-bounds"
+    before = at.dataframe[0].value
+    at.radio(key="classical.preprocess").set_value("bounds")
+    at.run()
+    assert not at.exception and not at.error
+    after = at.dataframe[0].value
+    assert not before["accuracy"].equals(after["accuracy"])
