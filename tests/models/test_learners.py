@@ -88,3 +88,21 @@ def test_erm_default_pipeline_is_private_and_standardize_warns():
         run_learner("erm-objective", split, epsilon=1.0, seed=0, params={"preprocess": "standardize"})
     with pytest.raises(DPValueError, match="preprocess"):
         run_learner("erm-objective", split, epsilon=1.0, seed=0, params={"preprocess": "nope"})
+
+
+def test_log_bounds_warns_and_clips_training_rows_outside_the_declared_bounds():
+    import dataclasses
+
+    import numpy as np
+
+    from dpcore.datasets import train_test_split
+    from dpcore.exceptions import DPCoreWarning
+    from dpcore.models.learners import erm_features
+
+    split = train_test_split("breast_cancer", seed=0)
+    X = np.array(split.X_train, dtype=float)
+    X[0, 3] = 10 * split.dataset.bounds[1][3]  # far above the declared upper bound of 'mean area'
+    bad = dataclasses.replace(split, X_train=X)
+    with pytest.warns(DPCoreWarning, match="outside the declared bounds"):
+        Xtr, _, _ = erm_features(bad, "log-bounds")
+    assert Xtr[0, 3] == 1.0
