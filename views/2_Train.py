@@ -36,14 +36,18 @@ with st.sidebar:
                           disabled=model == "linear")
     params = {"model": model, "hidden": int(hidden), "activation": activation}
     if ds.is_image and model != "cnn":
-        feats = st.radio("Input features", ["pixels", "dct"], index=["pixels", "dct"].index(d["features"]),
+        kinds = ["pixels", "dct", "hog"]
+        feats = st.radio("Input features", kinds, index=kinds.index(d["features"]),
                          key=f"train.features.{ds.name}", horizontal=True,
-                         format_func={"pixels": "Pixels", "dct": "Low-frequency DCT"}.get,
+                         format_func={"pixels": "Pixels", "dct": "Low-frequency DCT", "hog": "HOG"}.get,
                          help="A fixed transform (no privacy cost): fewer weights, so less noise in total.")
         params["features"] = feats
         if feats == "dct":
             params["dct_size"] = int(st.slider("DCT block k (k×k coefficients)", 2, min(ds.image_shape), d["dct_size"],
                                                key=f"train.dct.{ds.name}"))
+        if feats == "hog":
+            params["hog_cell"] = int(st.slider("HOG cell (pixels)", 2, min(ds.image_shape) // 2, d["hog_cell"],
+                                               key=f"train.hog.{ds.name}"))
     st.header("Privacy")
     epsilon = epsilon_input("train.epsilon", default=1.0)
     delta = delta_input("train.delta", default=1e-5)
@@ -54,7 +58,8 @@ with st.sidebar:
                                                                key="train.sigma"))
             st.caption("ε is then reported, not targeted.")
         params["clip_norm"] = float(st.number_input("Clip norm C", 0.01, 100.0, d["clip_norm"], 0.1, key="train.clip"))
-        params["accountant"] = st.radio("Accountant", ["rdp", "pld"], horizontal=True, key="train.accountant",
+        params["accountant"] = st.radio("Accountant", ["rdp", "pld"], index=["rdp", "pld"].index(d["accountant"]),
+                                        horizontal=True, key=f"train.accountant.{ds.name}",
                                         format_func={"rdp": "RDP (moments)", "pld": "PLD"}.get)
         params["sampling"] = st.radio("Sampling", ["poisson", "shuffle"], horizontal=True, key="train.sampling")
     st.header("Optimiser")
@@ -64,7 +69,8 @@ with st.sidebar:
     params["learning_rate"] = float(st.number_input("Learning rate", 0.001, 20.0, d["learning_rate"], 0.1,
                                                     key=f"train.lr.{ds.name}", format="%.3f"))
     if algo != "dpsgd":
-        params = {k: v for k, v in params.items() if k in ("model", "hidden", "activation", "features", "dct_size")}
+        params = {k: v for k, v in params.items()
+                  if k in ("model", "hidden", "activation", "features", "dct_size", "hog_cell")}
         st.caption("The non-private network behind this learner is trained with Adam (batch 64, at least 600 steps).")
     seed = seed_input("train.seed")
 

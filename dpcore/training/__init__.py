@@ -19,7 +19,7 @@ from .engine import (
 from .ghost import GhostClipper, clip_factors, per_sample_grad_norms
 from .models import ACTIVATIONS, MODELS, build_model
 from .presets import PRESETS, Preset, preset_for
-from .preprocess import FEATURES, dct_features, prepare_features
+from .preprocess import FEATURES, dct_features, hog_features, prepare_features
 
 __all__ = [
     "ACTIVATIONS",
@@ -34,6 +34,7 @@ __all__ = [
     "FEATURES",
     "build_model",
     "dct_features",
+    "hog_features",
     "clip_factors",
     "per_sample_grad_norms",
     "planned_steps",

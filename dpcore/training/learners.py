@@ -21,11 +21,11 @@ from ..rng import as_generator, child_seed
 from ..validation import check_int
 from .engine import TrainConfig, TrainResult, train
 from .presets import preset_for
-from .preprocess import FEATURES, dct_features, prepare_features
+from .preprocess import FEATURES, dct_features, hog_features, prepare_features
 
 MODEL_PARAMS = ("model", "hidden", "depth", "activation", "channels", "epochs", "batch_size", "learning_rate",
-                "momentum", "weight_decay", "ema", "features", "dct_size")
-_FEATURE_KEYS = ("features", "dct_size")
+                "momentum", "weight_decay", "ema", "features", "dct_size", "hog_cell", "hog_block")
+_FEATURE_KEYS = ("features", "dct_size", "hog_cell", "hog_block")
 DPSGD_PARAMS = MODEL_PARAMS + ("optimizer",) + ("clip_norm", "noise_multiplier", "accountant", "sampling", "max_epsilon")
 #: How the non-private network behind the baselines is trained (on the same model).
 #: Adam because it is robust to the scale of the features; at least 30 epochs and about 600 steps.
@@ -34,28 +34,41 @@ NONPRIVATE_DEFAULTS = dict(batch_size=64, learning_rate=0.01, momentum=0.0, opti
 NONPRIVATE_MIN_STEPS = 600
 
 
-def _feature_choice(split, params: Mapping[str, Any]) -> tuple[str, int]:
+def _feature_choice(split, params: Mapping[str, Any]) -> tuple[str, dict]:
+    """The feature transform (``"pixels"``, ``"dct"`` or ``"hog"``) and its options, preset overridden by ``params``."""
     pre = preset_for(split.dataset)
     model = params.get("model", pre.model)
     features = params.get("features", pre.features if model != "cnn" else "pixels")
     if features not in FEATURES:
         raise DPValueError(f"features must be one of {FEATURES}, got {features!r}")
-    if features == "dct":
+    if features != "pixels":
         if not split.dataset.is_image:
-            raise DPValueError(f"features='dct' needs image data; {split.dataset.name!r} is tabular: use 'pixels'")
+            raise DPValueError(f"features={features!r} needs image data; {split.dataset.name!r} is tabular: "
+                               "use 'pixels'")
         if model == "cnn":
             raise DPValueError("model='cnn' works on pixels; use features='pixels' with it")
-    k = params.get("dct_size", pre.dct_size or min(split.dataset.image_shape or (8, 8)) // 2)
-    return features, int(k)
+    shape = split.dataset.image_shape or (8, 8)
+    if features == "dct":
+        return features, {"k": check_int(params.get("dct_size", pre.dct_size or min(shape) // 2), "dct_size")}
+    if features == "hog":
+        cell = check_int(params.get("hog_cell", pre.hog_cell or max(2, min(shape) // 4)), "hog_cell", minimum=1)
+        block = check_int(params.get("hog_block", pre.hog_block), "hog_block", minimum=1)
+        return features, {"cell_size": cell, "block_size": block}
+    return features, {}
 
 
 def _features(split, params: Mapping[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray, tuple | None]:
-    """Train and test features scaled by the public bounds (and DCT-compressed if asked), and the image shape."""
+    """Train and test features scaled by the public bounds (then DCT or HOG if asked), and the image shape.
+
+    Each transform is per-sample and data-independent (see :mod:`dpcore.training.preprocess`).
+    """
     ds = split.dataset
     X_tr, X_te = prepare_features(split.X_train, ds.bounds), prepare_features(split.X_test, ds.bounds, warn=False)
-    features, k = _feature_choice(split, params or {})
+    features, opts = _feature_choice(split, params or {})
     if features == "dct":
-        return dct_features(X_tr, ds.image_shape, k), dct_features(X_te, ds.image_shape, k), None
+        return dct_features(X_tr, ds.image_shape, opts["k"]), dct_features(X_te, ds.image_shape, opts["k"]), None
+    if features == "hog":
+        return hog_features(X_tr, ds.image_shape, **opts), hog_features(X_te, ds.image_shape, **opts), None
     return X_tr, X_te, ds.image_shape
 
 
@@ -72,7 +85,7 @@ def _model_kwargs(split, params: Mapping[str, Any], *, private: bool) -> dict:
     pre = preset_for(split.dataset)
     kw: dict[str, Any] = dict(model=pre.model, hidden=pre.hidden, activation=pre.activation, epochs=pre.epochs,
                               batch_size=pre.batch_size(n), learning_rate=pre.learning_rate, momentum=pre.momentum,
-                              ema=pre.ema, clip_norm=pre.clip_norm)
+                              ema=pre.ema, clip_norm=pre.clip_norm, accountant=pre.accountant)
     if not private:
         kw.update(NONPRIVATE_DEFAULTS)
         kw["batch_size"] = min(kw["batch_size"], n)

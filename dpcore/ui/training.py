@@ -44,7 +44,8 @@ def defaults_for(dataset: Dataset, test_size: float = 0.25) -> dict:
     n_train = int(train_test_split(dataset, test_size=test_size, seed=0).X_train.shape[0])
     return {"model": pre.model, "hidden": pre.hidden, "activation": pre.activation, "epochs": pre.epochs,
             "batch_size": pre.batch_size(n_train), "learning_rate": pre.learning_rate, "clip_norm": pre.clip_norm,
-            "features": pre.features, "dct_size": pre.dct_size or 4,
+            "features": pre.features, "dct_size": pre.dct_size or 4, "hog_cell": pre.hog_cell or 4,
+            "accountant": pre.accountant,
             "n_train": n_train, "note": pre.note}
 
 
@@ -83,7 +84,8 @@ def train_with_baseline(dataset: Dataset, algorithm: str, params: dict, *, epsil
     spec = get_learner(algorithm)
     params = {k: v for k, v in params.items() if k in spec.params}
     res = run_learner(algorithm, split, epsilon=epsilon, delta=delta, seed=seed, params=params, on_epoch=on_epoch)
-    base_params = {k: v for k, v in params.items() if k in ("model", "hidden", "activation", "features", "dct_size")}
+    base_params = {k: v for k, v in params.items()
+                   if k in ("model", "hidden", "activation", "features", "dct_size", "hog_cell", "hog_block")}
     base = run_learner("non-private", split, epsilon=epsilon, delta=delta, seed=seed, params=base_params)
     out: dict[str, Any] = {
         "task": split.task,

@@ -48,7 +48,7 @@ def test_unknown_param_rejected():
 def test_presets_are_honest_defaults():
     assert preset_for("digits").model in ("linear", "mlp", "cnn")
     assert preset_for("mnist5k").batch_size(3750) >= 256
-    assert preset_for("mnist5k").features == "dct"
+    assert preset_for("mnist5k").features == "hog"
 
 
 def test_output_perturbation_noise_scale_and_budget():
