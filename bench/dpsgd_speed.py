@@ -22,7 +22,8 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dpcore.training import GhostClipper, build_model  # noqa: E402
+from dpcore.training import build_model  # noqa: E402
+from dpcore.training.ghost import make_clipper  # noqa: E402
 from dpcore.training.engine import private_gradient  # noqa: E402
 
 warnings.filterwarnings("ignore")
@@ -64,7 +65,7 @@ def bench_model(name, model, x, y, steps, sigma=1.0, C=1.0, rounds=7):
 
     m2 = copy.deepcopy(model)
     opt2 = torch.optim.SGD(m2.parameters(), lr=0.1)
-    clipper = GhostClipper(m2)
+    clipper = make_clipper(m2)
     gen = torch.Generator().manual_seed(0)
 
     def ours():

@@ -28,7 +28,7 @@ from ..validation import (
     check_nonnegative,
     check_positive,
 )
-from .ghost import DenseStackClipper, GhostClipper, clip_factors, make_clipper
+from .ghost import CLIP_EPS, DenseStackClipper, GhostClipper, make_clipper
 from .models import ACTIVATIONS, MODELS, build_model
 
 SAMPLINGS = ("poisson", "shuffle")
@@ -278,6 +278,15 @@ def _per_example_loss(out: torch.Tensor, yb: torch.Tensor, task: str) -> torch.T
     return diff.pow(2).sum(1)
 
 
+def _scaled_clip_factors(norms: torch.Tensor, clip_norm: float, scale: float) -> torch.Tensor:
+    """``scale * min(1, C / (||g_i|| + 1e-6))`` (:func:`clip_factors` times ``scale``) in two passes.
+
+    The ``1/L`` of the average is folded into the clip factors, so the clipped
+    sum comes out already divided by the expected batch size.
+    """
+    return torch.div(clip_norm * scale, norms + CLIP_EPS).clamp_(max=scale)
+
+
 def private_gradient(
     model: nn.Module,
     clipper: GhostClipper | DenseStackClipper,
@@ -313,18 +322,12 @@ def private_gradient(
         flat.normal_(0.0, noise_std * inv, generator=generator)
     else:
         flat.zero_()
-    grads = []
-    offset = 0
-    for p in params:
-        k = p.numel()
-        grads.append(flat[offset:offset + k].view_as(p))
-        offset += k
+    grads = [g.view_as(p) for g, p in zip(flat.split([p.numel() for p in params]), params)]
     loss_sum = 0.0
     if xb.shape[0] > 0:
         if isinstance(clipper, DenseStackClipper):
             losses, norms = clipper.per_example(xb, yb, task=task)
-            # the 1/L of the average is folded into the clip factors: one pass over the gradients fewer
-            clipper.add_clipped_sum(clip_factors(norms, clip_norm) * inv, grads)
+            clipper.add_clipped_sum(_scaled_clip_factors(norms, clip_norm, inv), grads)
         else:
             with clipper.capture():
                 out = model(xb)
@@ -332,7 +335,7 @@ def private_gradient(
             norms = clipper.norms(losses)
             for p, g in zip(params, grads):
                 p.grad = g
-            clipper.write_clipped_sum(clip_factors(norms, clip_norm) * inv, accumulate=True)
+            clipper.write_clipped_sum(_scaled_clip_factors(norms, clip_norm, inv), accumulate=True)
         loss_sum = float(losses.detach().sum())
     for p, g in zip(params, grads):
         p.grad = g
@@ -515,7 +518,7 @@ def train(
                 idx = torch.as_tensor(np.flatnonzero(rng.random(n) < q))
             else:
                 idx = order[s * config.batch_size:(s + 1) * config.batch_size]
-            xb, yb = Xt[idx], y_t[idx]
+            xb, yb = Xt.index_select(0, idx), y_t.index_select(0, idx)
             opt.zero_grad(set_to_none=True)
             if not config.private:
                 if idx.numel() == 0:

@@ -379,11 +379,15 @@ class DenseStackClipper:
                     k -= 1
                     rec = records[k]
                     rec[2] = g
-                    a = rec[1]
-                    b2 = g.pow(2).sum(1)
-                    a2 = a.pow(2).sum(1)
-                    sq = b2 * (a2 + 1.0) if rec[0].bias is not None else b2 * a2
-                    total = sq if total is None else total + sq
+                    # ||a_i||^2 ||b_i||^2 (+ ||b_i||^2 for the bias); vector_norm is one fused pass
+                    b2 = torch.linalg.vector_norm(g, dim=1).square_()
+                    a2 = torch.linalg.vector_norm(rec[1], dim=1).square_()
+                    if total is None:
+                        total = torch.addcmul(b2, b2, a2) if rec[0].bias is not None else b2.mul_(a2)
+                    else:
+                        total.addcmul_(b2, a2)
+                        if rec[0].bias is not None:
+                            total.add_(b2)
                     if k == 0:
                         break
                     g = g @ rec[0].weight.detach()
