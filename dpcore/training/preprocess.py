@@ -81,7 +81,11 @@ def hog_features(X, image_shape: tuple[int, int], *, cell_size: int = 6, block_s
     normalised (``block_norm``, eps = 1e-5); the blocks are concatenated. When
     the image side is not a multiple of ``cell_size``, the cells tile a centred
     crop (``skimage`` crops the bottom/right edge instead; on a centred crop the
-    two agree exactly). With ``unit_norm`` the whole vector is then divided by
+    two agree to float32 precision, except that a gradient lying exactly on a
+    bin edge -- possible only at 0, 45, 90 or 135 degrees -- goes to the bin
+    above the edge here, while skimage's float64 degrees may round it either
+    way; with the default 9 bins no such edge exists besides 0). With
+    ``unit_norm`` the whole vector is then divided by
     its L2 norm, so every row has norm 1 (0 for a blank image).
 
     This is a fixed per-sample transform: a row's features depend on that row
@@ -194,15 +198,25 @@ def _hog(X: np.ndarray, shape: tuple[int, int], cell: int, block: int, n_or: int
     n = X.shape[0]
     nr, nc = h // cell, w // cell
     oh, ow = (h - nr * cell) // 2, (w - nc * cell) // 2
-    img = np.asarray(X, dtype=np.float64).reshape(n, h, w)[:, oh:oh + nr * cell, ow:ow + nc * cell]
+    # float32 for the per-pixel stage (4x less memory traffic); histograms and norms in float64
+    img = np.asarray(X, dtype=np.float32).reshape(n, h, w)[:, oh:oh + nr * cell, ow:ow + nc * cell]
     hh, ww = img.shape[1:]
-    g_row = np.zeros_like(img)
-    g_col = np.zeros_like(img)
-    g_row[:, 1:-1, :] = img[:, 2:, :] - img[:, :-2, :]
-    g_col[:, :, 1:-1] = img[:, :, 2:] - img[:, :, :-2]
+    g_row = np.zeros(img.shape, dtype=np.float32)
+    g_col = np.zeros(img.shape, dtype=np.float32)
+    np.subtract(img[:, 2:, :], img[:, :-2, :], out=g_row[:, 1:-1, :])
+    np.subtract(img[:, :, 2:], img[:, :, :-2], out=g_col[:, :, 1:-1])
     mag = np.hypot(g_row, g_col)
-    angle = np.rad2deg(np.arctan2(g_row, g_col)) % 180.0
-    bins = np.floor_divide(angle, 180.0 / n_or).astype(np.int64) % n_or
+    # unsigned orientation: angle in (-180, 180] degrees, taken mod 180, cut into n_or bins of 180/n_or degrees
+    bins = np.floor(np.arctan2(g_row, g_col) * np.float32(n_or / np.pi)).astype(np.int64) % n_or
+    # Axes and diagonals are the only directions with a rational slope (Niven), so the only ones that exact
+    # pixel differences hit exactly, and they are common; bin them exactly as an exact angle would be
+    # (0/180 -> 0, 45 -> floor(n/4), 90 -> floor(n/2), 135 -> floor(3n/4)), not by float rounding at a bin edge.
+    bins[g_row == 0] = 0
+    bins[(g_col == 0) & (g_row != 0)] = n_or // 2
+    diag = (np.abs(g_row) == np.abs(g_col)) & (g_row != 0)
+    same_sign = (g_row > 0) == (g_col > 0)
+    bins[diag & same_sign] = n_or // 4
+    bins[diag & ~same_sign] = (3 * n_or) // 4
     # one flat index per pixel: (image, cell row, cell column, orientation bin), summed by bincount
     r_cell = (np.arange(hh) // cell)[:, None] * nc
     c_cell = (np.arange(ww) // cell)[None, :]

@@ -17,13 +17,15 @@ def mnist_rows():
     return np.asarray(ds.X[:60], dtype=float) / 255.0
 
 
-@pytest.mark.parametrize("cell,block,norm", [(7, 2, "L2-Hys"), (4, 3, "L1"), (4, 2, "L1-sqrt"), (14, 1, "L2")])
-def test_hog_matches_skimage_on_mnist(mnist_rows, cell, block, norm):
+@pytest.mark.parametrize("cell,block,norm,orient", [(7, 2, "L2-Hys", 9), (4, 3, "L1", 9), (4, 2, "L1-sqrt", 6),
+                                                    (14, 1, "L2", 9)])
+def test_hog_matches_skimage_on_mnist(mnist_rows, cell, block, norm, orient):
     from skimage.feature import hog
 
-    ref = np.stack([hog(x.reshape(28, 28), orientations=9, pixels_per_cell=(cell, cell),
+    ref = np.stack([hog(x.reshape(28, 28), orientations=orient, pixels_per_cell=(cell, cell),
                         cells_per_block=(block, block), block_norm=norm) for x in mnist_rows])
-    ours = hog_features(mnist_rows, (28, 28), cell_size=cell, block_size=block, block_norm=norm, unit_norm=False)
+    ours = hog_features(mnist_rows, (28, 28), cell_size=cell, block_size=block, orientations=orient,
+                        block_norm=norm, unit_norm=False)
     assert ours.shape == ref.shape
     np.testing.assert_allclose(ours, ref, atol=1e-5)
 
@@ -68,6 +70,16 @@ def test_hog_is_deterministic_and_invariant_to_intensity_scale(mnist_rows):
     np.testing.assert_array_equal(hog_features(mnist_rows, (28, 28)), a)
     # the learners feed pixels mapped to [-1, 1]; block normalisation removes the affine rescaling
     np.testing.assert_allclose(hog_features(2 * mnist_rows - 1, (28, 28)), a, atol=1e-4)
+
+
+def test_hog_bins_exact_diagonals_above_the_edge():
+    """With 8 bins of 22.5 degrees, 45 and 135 degrees are bin edges: they go to bins 2 and 6."""
+    diag = np.zeros((8, 8)); diag[np.arange(8), np.arange(8)] = 1.0
+    anti = diag[:, ::-1].copy()
+    f = hog_features(np.stack([diag.ravel(), anti.ravel()]), (8, 8), cell_size=8, block_size=1, orientations=8,
+                     block_norm="L1", unit_norm=False)
+    assert set(np.flatnonzero(f[0] > 1e-6)) <= {0, 4, 6} and f[0, 6] == f[0].max()  # gradient across "\\"
+    assert set(np.flatnonzero(f[1] > 1e-6)) <= {0, 2, 4} and f[1, 2] == f[1].max()  # gradient across "/"
 
 
 def test_hog_responds_to_orientation():
