@@ -372,7 +372,9 @@ def train(
     Each step: Poisson-sample a batch with rate ``q = batch_size / n``; compute
     every example's gradient norm from the layer activations and output
     gradients (ghost norms, never materialising per-example gradients of Linear
-    layers); clip ``g_i / max(1, ||g_i|| / C)``; sum them as one product per
+    layers; for the ``linear`` and ``mlp`` models by a hand-written forward and
+    backward with no autograd, :class:`~dpcore.training.ghost.DenseStackClipper`,
+    for the CNN through forward hooks and one autograd pass); clip ``g_i / max(1, ||g_i|| / C)``; sum them as one product per
     layer; add ``N(0, sigma^2 C^2 I)``; divide by the expected batch size
     ``q n`` (not the realised one, which would leak); take an SGD step. An empty
     Poisson batch still adds the noise and steps. After every epoch the

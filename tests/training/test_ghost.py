@@ -155,3 +155,25 @@ def test_norms_need_capture():
     clipper = GhostClipper(model)
     with pytest.raises(RuntimeError, match="capture"):
         clipper.norms(torch.zeros(4))
+
+
+def test_write_clipped_sum_accumulate_adds_to_existing_grad():
+    torch.manual_seed(6)
+    model = build_model("cnn", n_features=64, n_outputs=10, hidden=8, channels=4, image_shape=(8, 8)).double()
+    x, y = torch.randn(5, 64, dtype=torch.double), torch.randint(0, 10, (5,))
+    sums = []
+    for start in (None, 0.25):
+        clipper = GhostClipper(model)
+        with clipper.capture():
+            out = model(x)
+        factors = clip_factors(clipper.norms(F.cross_entropy(out, y, reduction="none")), 0.5)
+        if start is None:
+            clipper.write_clipped_sum(factors)
+        else:
+            for p in model.parameters():
+                p.grad = torch.full_like(p, start)
+            clipper.write_clipped_sum(factors, accumulate=True)
+        sums.append([p.grad.clone() for p in model.parameters()])
+        clipper.remove()
+    for fresh, acc in zip(*sums):
+        assert torch.allclose(acc, fresh + 0.25, rtol=1e-12, atol=1e-12)
