@@ -53,6 +53,10 @@ def _feature_choice(split, params: Mapping[str, Any]) -> tuple[str, dict]:
     if features == "hog":
         cell = check_int(params.get("hog_cell", pre.hog_cell or max(2, min(shape) // 4)), "hog_cell", minimum=1)
         block = check_int(params.get("hog_block", pre.hog_block), "hog_block", minimum=1)
+        if cell * block > min(shape):
+            raise DPValueError(f"hog_cell={cell} with hog_block={block} needs images of at least {cell * block}x"
+                               f"{cell * block} pixels, {split.dataset.name!r} has {shape[0]}x{shape[1]}; use a "
+                               "smaller hog_cell or hog_block")
         return features, {"cell_size": cell, "block_size": block}
     return features, {}
 

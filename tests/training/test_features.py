@@ -128,7 +128,7 @@ def test_learner_features_follow_the_preset_and_params():
     assert X_tr7.shape[1] == 4 * 4 * 9
     with pytest.raises(DPValueError, match="hog_cell"):
         _features(split, {"hog_cell": 0})
-    with pytest.raises(DPValueError, match="needs images of at least"):
+    with pytest.raises(DPValueError, match="hog_cell=10 with hog_block=3 needs images of at least 30x30"):
         _features(split, {"hog_cell": 10, "hog_block": 3})
     with pytest.raises(ValueError, match="features='hog' needs image data"):
         run_learner("dpsgd", "iris", params={"features": "hog", "epochs": 1})
