@@ -16,6 +16,13 @@ output gradients (book-keeping, Bu et al. 2023), with no second backward pass.
 The whole per-example gradient is clipped ("flat" clipping, Abadi et al. 2016):
 the norms of all layers are added before the clip factor is computed.
 
+Two implementations: :class:`GhostClipper` records layer inputs with forward
+hooks and gets the output gradients from one ``torch.autograd.grad`` call (any
+model of Linear and Conv2d layers); :class:`DenseStackClipper` is the fast path
+for plain stacks of Linear layers and elementwise activations (the ``linear``
+and ``mlp`` models), whose forward and backward it writes out by hand, with no
+autograd graph at all. :func:`make_clipper` picks the fast path when it applies.
+
 References
 ----------
 Abadi et al., Deep learning with differential privacy, CCS 2016.
