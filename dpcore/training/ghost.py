@@ -147,11 +147,30 @@ def _unfold(rec: _Record, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Return (A, B) as (batch, positions, d) and (batch, positions, p), or 2-D for plain Linear."""
     layer, a = rec.layer, rec.a
     if isinstance(layer, nn.Conv2d):
-        A = F.unfold(a, layer.kernel_size, dilation=layer.dilation, padding=layer.padding, stride=layer.stride)
+        A = _im2col(a, layer.kernel_size, layer.dilation, layer.padding, layer.stride)
         return A.transpose(1, 2), b.flatten(2).transpose(1, 2)
     if a.dim() == 2:
         return a, b
     return a.reshape(a.shape[0], -1, a.shape[-1]), b.reshape(b.shape[0], -1, b.shape[-1])
+
+
+def _im2col(a: torch.Tensor, kernel_size, dilation, padding, stride) -> torch.Tensor:
+    """``F.unfold(a, ...)`` (shape ``(B, C*kh*kw, L)``, same order, same values) as one strided copy.
+
+    A zero-padded copy of the input viewed through ``as_strided`` as
+    ``(B, C, kh, kw, out_h, out_w)`` and reshaped: several times faster than
+    ``F.unfold`` on CPU, whose im2col kernel is serial (e.g. 0.1 ms instead of
+    1.1 ms for a batch of 256 28x28 grey images and a 3x3 kernel).
+    """
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel_size, dilation, padding, stride
+    if ph or pw:
+        a = F.pad(a, (pw, pw, ph, ph))
+    n, c, h, w = a.shape
+    oh = (h - dh * (kh - 1) - 1) // sh + 1
+    ow = (w - dw * (kw - 1) - 1) // sw + 1
+    s_n, s_c, s_h, s_w = a.stride()
+    windows = a.as_strided((n, c, kh, kw, oh, ow), (s_n, s_c, dh * s_h, dw * s_w, sh * s_h, sw * s_w))
+    return windows.reshape(n, c * kh * kw, oh * ow)
 
 
 def _conv_per_example_grads(rec: _Record, b: torch.Tensor) -> torch.Tensor:
@@ -192,7 +211,7 @@ def _layer_sq_norms(rec: _Record, b: torch.Tensor) -> torch.Tensor:
         gb = torch.bmm(Bg, Bg.transpose(1, 2))
         sq = (ga * gb).sum((1, 2))
     else:  # materialise the (p, d) per-example gradients; reused for the clipped sum
-        rec.G = torch.bmm(Bg.transpose(1, 2), A)
+        rec.G = torch.bmm(A.transpose(1, 2), Bg).transpose(1, 2)  # (d, p) products: faster for thin inputs
         sq = rec.G.pow(2).sum((1, 2))
     if has_bias:
         sq = sq + Bg.sum(1).pow(2).sum(1)

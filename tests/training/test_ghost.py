@@ -177,3 +177,16 @@ def test_write_clipped_sum_accumulate_adds_to_existing_grad():
         clipper.remove()
     for fresh, acc in zip(*sums):
         assert torch.allclose(acc, fresh + 0.25, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "shape, kernel, dilation, padding, stride",
+    [((3, 1, 8, 8), (3, 3), (1, 1), (1, 1), (1, 1)), ((2, 4, 9, 7), (3, 2), (2, 1), (2, 0), (2, 3)),
+     ((2, 3, 5, 5), (5, 5), (1, 1), (0, 0), (1, 1)), ((1, 2, 6, 6), (1, 1), (1, 1), (0, 0), (2, 2))],
+)
+def test_im2col_equals_unfold(shape, kernel, dilation, padding, stride):
+    from dpcore.training import ghost
+
+    a = torch.randn(*shape)
+    ref = F.unfold(a, kernel, dilation=dilation, padding=padding, stride=stride)
+    assert torch.equal(ghost._im2col(a, kernel, dilation, padding, stride), ref)
