@@ -19,6 +19,7 @@ from .curves import METHOD_LABELS, composition_comparison
 from .core import (
     ACCOUNTANTS,
     NEIGHBOURING,
+    DpsgdOdometer,
     PrivacyLedger,
     calibrate_noise_multiplier,
     dpsgd_epsilon,
@@ -32,6 +33,7 @@ from .core import (
 __all__ = [
     "ACCOUNTANTS",
     "NEIGHBOURING",
+    "DpsgdOdometer",
     "PrivacyLedger",
     "METHOD_LABELS",
     "advanced_composition",

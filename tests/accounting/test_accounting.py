@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from dpcore.accounting import (
+    DpsgdOdometer,
     PrivacyLedger,
     advanced_composition,
     amplified_epsilon,
@@ -106,6 +107,25 @@ def test_rdp_calibration_agrees_with_dp_accounting_calibrate(target, q, steps):
     assert ours == pytest.approx(ref, rel=5e-4)
     assert dpsgd_epsilon(noise_multiplier=ours, sample_rate=q, steps=steps, delta=1e-5) <= target
     assert dpsgd_epsilon(noise_multiplier=ours * 0.995, sample_rate=q, steps=steps, delta=1e-5) > target
+
+
+@pytest.mark.parametrize("accountant", ["rdp", "pld"])
+def test_odometer_equals_an_accountant_fed_the_same_epochs(accountant):
+    """Per-epoch epsilon and the look-ahead equal a dp_accounting accountant composing the same steps."""
+    from dpcore.accounting.core import make_accountant
+
+    sigma, q, delta, epochs = 1.3, 0.2, 1e-5, [5, 5, 6, 5]
+    odo = DpsgdOdometer(noise_multiplier=sigma, sample_rate=q, delta=delta, accountant=accountant)
+    acc = make_accountant(accountant)
+    step = dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma))
+    for n in epochs:
+        ahead = odo.epsilon_after(odo.steps + n)
+        acc.compose(step, n)
+        assert odo.advance(n) == pytest.approx(acc.get_epsilon(delta), rel=1e-12)
+        assert ahead == odo.epsilon  # the look-ahead predicts exactly what advancing gives
+    assert odo.steps == sum(epochs)
+    with pytest.raises(DPCoreError, match="total_steps"):
+        odo.epsilon_after(3)  # cannot look back
 
 
 def test_epsilon_curve_matches_pointwise_and_grows():
