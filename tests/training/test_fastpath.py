@@ -185,7 +185,7 @@ def test_fast_path_noise_std_is_sigma_times_clip():
     kw = dict(task="classification", clip_norm=C, expected_batch_size=L, generator=torch.Generator().manual_seed(2))
     private_gradient(model, clipper, x, y, noise_std=0.0, **kw)
     clean = torch.cat([p.grad.flatten() for p in model.parameters()])
-    assert float(clean.norm()) * L <= 16 * C * (1 + 1e-5)  # at most L... every clipped g_i has norm <= C
+    assert float(clean.norm()) * L <= 16 * C * (1 + 1e-5)  # a sum of 16 clipped gradients, each of norm <= C
     private_gradient(model, clipper, x, y, noise_std=sigma * C, **kw)
     noisy = torch.cat([p.grad.flatten() for p in model.parameters()])
     diff = ((noisy - clean) * L).double().numpy()
