@@ -233,7 +233,10 @@ def test_whole_training_run_fast_equals_hooks_and_is_deterministic(kind, task, m
     cfg = TrainConfig(model=kind, hidden=16, epochs=3, batch_size=30, learning_rate=0.5, noise_multiplier=1.0,
                       clip_norm=0.5, task=task, seed=4)
     kw = dict(n_outputs=2) if task == "classification" else {}
+    used = []
+    monkeypatch.setattr(engine_mod, "make_clipper", lambda model: used.append(make_clipper(model)) or used[-1])
     a = train(X, y, cfg, **kw)
+    assert len(used) == 1 and isinstance(used[0], DenseStackClipper)  # train() takes the fast path
     b = train(X, y, cfg, **kw)
     for key in a.state:
         assert np.array_equal(a.state[key], b.state[key])  # same seed, same result (bitwise)
