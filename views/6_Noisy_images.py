@@ -6,6 +6,7 @@ import math
 import streamlit as st
 
 from dpcore.images import IMAGE_MECHANISMS, IMAGE_SETS
+from dpcore.images.labels import laplace_label_probabilities
 from dpcore.images.sets import DISPLAY_UPSCALE
 from dpcore.mechanisms import RandomizedResponse
 from dpcore.ui import delta_input, epsilon_input, page_header, run_guarded, seed_input
@@ -56,7 +57,7 @@ if grid is not None:
     st.caption("Outputs are clipped to the pixel range (post-processing, no privacy cost). Small images are "
                "enlarged by repeating pixels, never smoothed. Hover a column heading to see who counts as a "
                "neighbour for it: per-pixel ε leaves the image as a whole with h·w·ε, per-image ε drowns it.")
-    st.dataframe(means, hide_index=True, width="stretch", key="images.units")
+    st.dataframe(ui.units_display(means), hide_index=True, width="stretch", key="images.units")
 
 st.subheader("Picture quality vs ε")
 curve = ui.curve_with_progress(key, tuple(kinds), float(delta), cell, m, int(seed))
@@ -64,47 +65,60 @@ if curve is not None:
     st.plotly_chart(ui.quality_figure(curve), width="stretch", key="images.curve_chart")
     st.caption(f"Means over the {image_set.n_images} image(s) above; DP-Pix with b = {cell}, m = {m}; Gaussian δ = "
                f"{delta:g}. PSNR = 10·log10(R²/MSE) with R the pixel range.")
-    st.dataframe(curve, hide_index=True, width="stretch", key="images.curve_table")
+    st.dataframe(ui.curve_display(curve), hide_index=True, width="stretch", key="images.curve_table")
 
 if image_set.labels is not None:
     st.subheader("Noise on the labels instead (label DP)")
     st.markdown("Privacy unit: **one example's label** (the images are public). Laplace adds Lap(2/ε) to each "
-                "coordinate of the one-hot label (two one-hot vectors differ by 2 in L1), then argmax, or seed "
-                "002's clamp-to-[0, 1]-and-round; k-ary randomized response keeps the label with probability "
-                "e^ε / (e^ε + k − 1).")
+                "coordinate of the one-hot label (two one-hot vectors differ by 2 in L1), then decodes it either by "
+                "taking the largest coordinate (argmax) or by clamping each coordinate to [0, 1] and rounding, which "
+                "can leave no class or several. k-ary randomized response keeps the label with probability "
+                "$e^{\\varepsilon} / (e^{\\varepsilon} + k - 1)$.")
     label_eps = st.number_input("ε for the labels", 0.01, 100.0, 1.0, 0.1, key="images.label_eps")
     table = run_guarded(ui.cached_labels, key, float(label_eps), int(seed))
     if table is not None:
         rr = RandomizedResponse(epsilon=float(label_eps), k=image_set.n_classes)
+        probs = laplace_label_probabilities(k=image_set.n_classes, epsilon=float(label_eps))
         c1, c2, c3 = st.columns(3)
-        c1.metric("RR keeps the true label with probability", f"{rr.p_keep:.3f}")
-        c2.metric("Laplace argmax correct here", f"{(table.laplace_argmax == table.true).mean():.0%}")
-        c3.metric("clamp+round gives a valid one-hot", f"{table.laplace_valid.mean():.0%}")
+        c1.metric("Randomized response keeps the true label", f"{rr.p_keep:.1%}")
+        c2.metric("Laplace + argmax gives the true label", f"{probs['argmax_correct']:.1%}")
+        c3.metric("Laplace + clamp/round gives exactly one class", f"{probs['clamp_round_valid']:.1%}")
+        st.caption(f"Probabilities for any one label ({image_set.n_classes} classes, exact, not counted on the "
+                   f"{len(table)} image(s) below, which are one random draw).")
         ui.show_labels(image_set, table)
-        st.dataframe(table, hide_index=True, width="stretch", key="images.labels_table")
+        st.dataframe(ui.labels_display(table), hide_index=True, width="stretch", key="images.labels_table")
 
 st.subheader("Train on what you see")
 labelled = [n for n, (_, lab) in IMAGE_SETS.items() if lab]
 train_set = image_set.name if image_set.name in labelled else "digits"
-st.markdown(f"On **{train_set}**: a logistic regression trained on images released with per-image local DP "
-            "(the noise you see above, ε split across all pixels; labels in the clear), against DP-SGD at the same "
-            "ε, which protects each whole (image, label) record but adds its noise to clipped gradients instead.")
-t1, t2, t3 = st.columns(3)
-train_eps = t1.number_input("ε", 0.05, 1000.0, 1.0, 0.5, key="images.train_eps")
+st.markdown(f"On **{train_set}**: a logistic regression trained on noisy released images (the noise you see above; "
+            "labels in the clear), against DP-SGD at the same ε, which protects each whole (image, label) record but "
+            "adds its noise to clipped gradients instead. DP-SGD uses the dataset's preset, as `python -m dpcore "
+            "train` does.")
+t1, t2 = st.columns(2)
+train_eps = t1.number_input("ε (requested)", 0.05, 1000.0, 1.0, 0.5, key="images.train_eps")
 budget = t2.radio("Noisy-input budget", ["image", "pixel"], horizontal=True, key="images.train_budget",
-                  format_func={"image": "per image (the guarantee)", "pixel": "per pixel (weaker)"}.get)
-epochs = int(t3.number_input("DP-SGD epochs", 1, 100, 15, key="images.train_epochs"))
+                  format_func={"image": "ε per image (the guarantee)", "pixel": "ε per pixel (much weaker)"}.get)
 if st.button("Train", key="images.train_button", type="primary"):
-    out = ui.compare_with_progress(train_set, float(train_eps), float(delta), int(seed), budget, epochs)
+    out = ui.compare_with_progress(train_set, float(train_eps), float(delta), int(seed), budget)
     st.session_state["images.train"] = None if out is None else (
-        f"{train_set}, ε = {train_eps:g}, noisy-input budget per {budget}, DP-SGD {epochs} epochs, seed {seed}", *out)
+        f"{train_set}, requested ε = {train_eps:g} per {budget}, seed {seed}", *out)
 res = st.session_state.setdefault("images.train", None)
 if res is not None:
     settings, table, info = res
     st.caption(f"Result for: {settings}. Accuracy on the clean test images; hover a metric for its privacy unit.")
     for c, row in zip(st.columns(len(table)), table.itertuples(index=False)):
-        c.metric(row.model, "–" if row.accuracy is None else f"{row.accuracy:.1%}", help=row.privacy)
-    st.dataframe(table, hide_index=True, width="stretch", key="images.train_table")
+        eps_txt = "no privacy" if math.isinf(row.epsilon) else f"ε = {row.epsilon:.3g} per image"
+        c.metric(f"{row.model} · {eps_txt}", "–" if row.accuracy is None else f"{row.accuracy:.1%}", help=row.privacy)
+    if info["epsilon_image"] > info["epsilon_requested"] * (1 + 1e-9):
+        st.warning(f"ε = {info['epsilon_requested']:g} per pixel protects one pixel only: each training image is "
+                   f"only ε = {info['epsilon_image']:.3g}-DP as a whole (h·w·ε, basic composition), and that is the "
+                   "ε the table reports. DP-SGD's ε is per whole record.")
+    st.caption("**Not like for like:** input noise protects the images only; the noisy-input classifier uses the "
+               "true labels, unprotected. DP-SGD's ε covers the whole (image, label) record.")
+    st.dataframe(ui.compare_display(table), hide_index=True, width="stretch", key="images.train_table")
+    if info["dpsgd_settings"]:
+        st.caption(f"DP-SGD settings: {info['dpsgd_settings']}.")
     if not info["dpsgd_available"]:
         st.info("The DP-SGD learner (`dpsgd`) is not registered in this installation yet; its column appears "
                 "once the DP-SGD engine is available.")

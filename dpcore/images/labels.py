@@ -27,6 +27,7 @@ __all__ = [
     "decode_clamp_round",
     "randomized_response_labels",
     "label_noise_view",
+    "laplace_label_probabilities",
 ]
 
 #: L1 distance between two different one-hot vectors
@@ -98,3 +99,44 @@ def label_noise_view(labels, target_names, *, epsilon: float, seed: int = 0) -> 
             "randomized_response": [names[i] for i in rr],
         }
     )
+
+
+def laplace_label_probabilities(*, k: int, epsilon: float) -> dict[str, float]:
+    """Exact probabilities of the two decodings of a Laplace-noised one-hot label.
+
+    Each of the ``k`` coordinates gets independent ``X_j ~ Lap(b)``, ``b = 2 / epsilon``.
+
+    * ``"argmax_correct"``: ``P(1 + X_0 > max_{j>0} X_j) = \\int f(x) F(1 + x)^{k-1} dx``
+      (``f``, ``F`` the Laplace density and CDF), by numerical integration.
+    * ``"clamp_round_valid"``: clamp+round leaves exactly one 1. The true coordinate
+      rounds to 1 with ``p1 = P(X >= -1/2)``, another one to 0 with ``p0 = P(X < 1/2)``:
+      ``p1 p0^(k-1) + (1 - p1)(k - 1)(1 - p0) p0^(k-2)``.
+    * ``"clamp_round_correct"``: exactly the true class survives, ``p1 p0^(k-1)``.
+
+    What the page shows next to a handful of noisy labels, which cannot estimate these.
+
+    References
+    ----------
+    Dwork, McSherry, Nissim, Smith (TCC 2006); Ghazi et al., Deep learning with label
+    differential privacy, NeurIPS 2021.
+
+    Examples
+    --------
+    >>> p = laplace_label_probabilities(k=2, epsilon=1e6)
+    >>> round(p["argmax_correct"], 6), round(p["clamp_round_valid"], 6)
+    (1.0, 1.0)
+    """
+    from scipy import integrate, stats
+
+    k = check_int(k, "k", minimum=2)
+    epsilon = check_epsilon(epsilon)
+    b = ONE_HOT_SENSITIVITY / epsilon
+    lap = stats.laplace(scale=b)
+    integrand = lambda x: lap.pdf(x) * lap.cdf(1.0 + x) ** (k - 1)  # noqa: E731
+    # the density has a kink at 0 and the CDF one at -1: split there, integrate out to 60 scales
+    pts = sorted({-60.0 * b, -1.0, 0.0, 60.0 * b})
+    argmax = sum(integrate.quad(integrand, a, c, limit=200)[0] for a, c in zip(pts[:-1], pts[1:]) if c > a)
+    p1, p0 = float(lap.sf(-0.5)), float(lap.cdf(0.5))
+    valid = p1 * p0 ** (k - 1) + (1.0 - p1) * (k - 1) * (1.0 - p0) * p0 ** (k - 2)
+    return {"argmax_correct": float(min(1.0, argmax)), "clamp_round_valid": float(valid),
+            "clamp_round_correct": float(p1 * p0 ** (k - 1))}

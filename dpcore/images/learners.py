@@ -1,16 +1,31 @@
 """"Train on what you see": a classifier trained on input-perturbed images, registered as ``noisy-input``.
 
-Privacy of ``noisy-input``: **per-image local DP**. Every training image is released
-once through an image mechanism (by default Laplace with epsilon split across all
-pixels of the image, so any two images are neighbours) and the classifier only ever
-sees the released images. Each person's image is epsilon-DP on its own, whatever
-the others are; the training set's labels are used in the clear unless
-``label_share > 0`` spends that share of epsilon on k-ary randomized response
-(then the whole (image, label) record is epsilon-DP by basic composition).
+Privacy of ``noisy-input`` with the default ``budget="image"``: **per-image local DP**.
+Every training image is released once through an image mechanism (Laplace with epsilon
+split across all pixels of the image, so any two images are neighbours) and the
+classifier only ever sees the released images. Each person's image is epsilon-DP on its
+own, whatever the others are.
 
-DP-SGD at the same epsilon protects a whole (image, label) record too, but in the
-central model (the trainer sees the data, only the model is released), which is
-why it needs far less noise per record: the comparison on the page shows it.
+With ``budget="pixel"`` (or ``mechanism="dppix"``) the requested epsilon protects one pixel
+(or ``m`` pixels) only; the image as a whole is then ``h * w * epsilon``-DP for Laplace by
+basic composition (``h * w * epsilon / m`` for DP-Pix; for the Gaussian the whole-image
+epsilon at the same delta). ``RunResult.epsilon`` always reports that **per-image**
+epsilon, never the per-pixel one, so a 8x8 image at epsilon = 1 per pixel reports 64.
+
+The labels are not touched by input noise: they are used in the clear unless
+``label_share > 0`` spends that share of the requested epsilon on k-ary randomized
+response (then the reported epsilon is image epsilon + label epsilon, basic composition,
+for the whole (image, label) record).
+
+DP-SGD protects a whole (image, label) record, in the central model (the trainer sees the
+data, only the model is released), which is why it needs far less noise per record. With
+labels in the clear the comparison on the page is not like for like, and it says so.
+
+References
+----------
+Dwork & Roth, The Algorithmic Foundations of Differential Privacy (2014), Thm 3.16
+(basic composition); Kasiviswanathan et al., What can we learn privately? FOCS 2008;
+Fan, Image pixelization with differential privacy, DBSec 2018.
 """
 from __future__ import annotations
 
@@ -82,7 +97,9 @@ def run_noisy_input(split, *, epsilon: float, delta: float, seed: int, params: M
     split : dpcore.datasets.Split
         An image dataset (digits, mnist5k, faces).
     epsilon, delta : float
-        Per-record budget. ``delta`` is only used by ``mechanism="gaussian"``.
+        Requested budget, in the unit of ``budget`` (one whole image, or one pixel for
+        ``budget="pixel"``, ``m`` pixels for DP-Pix). ``delta`` is only used by
+        ``mechanism="gaussian"``.
     seed : int
     params : mapping
         ``mechanism`` ("laplace" | "gaussian" | "dppix", default "laplace"), ``budget``
@@ -94,9 +111,12 @@ def run_noisy_input(split, *, epsilon: float, delta: float, seed: int, params: M
     Returns
     -------
     RunResult
-        ``metrics["accuracy"]`` on the clean test images; ``extras`` holds the privacy
-        unit, the noise std per pixel, a few released training images and, with
-        ``baseline``, ``clean_accuracy``.
+        ``metrics["accuracy"]`` on the clean test images. ``epsilon`` is the **per-image**
+        guarantee actually given (``h * w * epsilon`` for Laplace with ``budget="pixel"``,
+        basic composition; plus the label share if labels are noised), never the
+        per-pixel one; ``extras`` holds ``epsilon_requested``, ``epsilon_image``,
+        ``labels_protected``, the privacy unit in words, the noise std per pixel, a few
+        released training images and, with ``baseline``, ``clean_accuracy``.
 
     References
     ----------
@@ -127,11 +147,33 @@ def run_noisy_input(split, *, epsilon: float, delta: float, seed: int, params: M
     scale = lambda X: (np.asarray(X, dtype=float).reshape(len(X), -1) - lo) / (hi - lo)  # noqa: E731 (public range)
     pred, converged = _fit_predict(scale(released), y_train, scale(split.X_test), C=C, max_iter=max_iter)
     metrics = score(split, pred)
+    # the guarantee for one whole image (what a person cares about), whatever the requested unit was
+    image_epsilon = float(mech.image_epsilon((h, w)))
+    label_epsilon = epsilon * label_share
+    reported = image_epsilon + label_epsilon  # basic composition of image and label releases
+    per_image = p["mechanism"] in ("laplace", "gaussian") and p["budget"] == "image"
+    if per_image:
+        unit = (f"per-image local DP: each training image is released once through {mech.title} with "
+                f"ε = {eps_image:g} for the whole image; " + mech.privacy_unit)
+    elif p["mechanism"] == "dppix":
+        unit = (f"per-{mech.m}-pixel DP only: each training image is released once through {mech.title} with "
+                f"ε = {eps_image:g} per {mech.m} pixel(s); the image as a whole is only "
+                f"ε = h·w·ε/m = {h}·{w}·{eps_image:g}/{mech.m} = {image_epsilon:.4g}-DP (composition over its pixels).")
+    else:
+        how = ("by basic composition" if p["mechanism"] == "laplace"
+               else "at the same δ (analytic Gaussian, whole-image sensitivity)")
+        unit = (f"per-pixel DP only: each training image is released once through {mech.title} with "
+                f"ε = {eps_image:g} per pixel; the image as a whole is only "
+                + (f"ε = h·w·ε = {h}·{w}·{eps_image:g} = {image_epsilon:.4g}" if p["mechanism"] == "laplace"
+                   else f"ε = {image_epsilon:.4g}") + f"-DP {how}. That per-image ε is the one reported.")
+    unit += (f" Labels: randomized response with ε = {label_epsilon:g}; the record (image, label) is "
+             f"ε = {reported:.4g}-DP by basic composition." if label_share > 0
+             else " Labels are used in the clear: NOT protected by the input noise.")
     extras: dict[str, Any] = {
-        "privacy_unit": ("per-image local DP: each training image is released once through "
-                         f"{mech.title} with ε = {eps_image:g}; " + mech.privacy_unit
-                         + (f" Labels: randomized response with ε = {epsilon * label_share:g}."
-                            if label_share > 0 else " Labels are used in the clear (not protected).")),
+        "privacy_unit": unit,
+        "epsilon_requested": float(epsilon),
+        "epsilon_image": image_epsilon,
+        "labels_protected": label_share > 0,
         "mechanism": mech.label,
         "noise_std": mech.noise_std((h, w)),
         "released_examples": released[:8].copy(),
@@ -143,17 +185,17 @@ def run_noisy_input(split, *, epsilon: float, delta: float, seed: int, params: M
         clean_pred, _ = _fit_predict(scale(split.X_train), split.y_train, scale(split.X_test), C=C, max_iter=max_iter)
         extras["clean_accuracy"] = score(split, clean_pred)["accuracy"]
     if on_epoch is not None:
-        on_epoch({"epoch": 1, "epochs": 1, "accuracy": metrics["accuracy"], "epsilon": epsilon})
+        on_epoch({"epoch": 1, "epochs": 1, "accuracy": metrics["accuracy"], "epsilon": reported})
     return RunResult(
         learner="noisy-input",
         dataset=ds.name,
         task="classification",
         metrics=metrics,
-        epsilon=float(epsilon),
+        epsilon=reported,
         delta=float(mech.delta),
         noise_multiplier=None,
         seconds=time.perf_counter() - t0,
-        history=pd.DataFrame([{"epoch": 1, "epsilon": float(epsilon), "accuracy": metrics["accuracy"]}]),
+        history=pd.DataFrame([{"epoch": 1, "epsilon": reported, "accuracy": metrics["accuracy"]}]),
         extras=extras,
     )
 
@@ -170,6 +212,19 @@ register(LearnerSpec(
     description=("Each training image is released with per-image local DP (Laplace, ε split across all "
                  "pixels, by default); a logistic regression is trained on what was released."),
 ))
+
+
+def _dpsgd_settings(dataset, overrides: Mapping[str, Any]) -> str:
+    """In words: the DP-SGD preset of ``dataset`` and any overrides the caller passed."""
+    try:
+        from ..training import preset_for
+
+        text = f"the {dataset.name} preset of the dpsgd learner: {preset_for(dataset).note}"
+    except ImportError:  # pragma: no cover - the training package ships with dpcore
+        text = "the dpsgd learner's defaults"
+    if overrides:
+        text += "; overridden: " + ", ".join(f"{k} = {v}" for k, v in overrides.items())
+    return text
 
 
 def dpsgd_available() -> bool:
@@ -190,10 +245,24 @@ def train_on_what_you_see(
 ) -> tuple[pd.DataFrame, dict]:
     """Accuracy side by side: clean baseline, noisy-input and (when registered) DP-SGD at one epsilon.
 
+    DP-SGD runs through ``run_learner("dpsgd", ...)`` with ``dpsgd_params`` (default none:
+    the dataset's preset, the same run as ``python -m dpcore train``); it is trained at the
+    requested ``epsilon`` for a whole (image, label) record. The noisy-input row reports
+    its per-image epsilon (``h * w * epsilon`` with ``budget="pixel"``) and, unless
+    ``label_share > 0``, leaves the labels unprotected, so the two rows are not like for
+    like: ``labels_protected`` says which rows protect the label.
+
     Returns ``(table, info)``: the table has one row per model (``model, accuracy,
-    epsilon, delta, privacy, seconds``); ``info`` holds ``released_examples`` (what the
-    noisy-input classifier saw) with their ``pixel_range``, ``dpsgd_available`` and ``dpsgd_error`` (a message if
-    DP-SGD failed). ``on_step(i, total, name)`` reports progress.
+    epsilon, delta, privacy, seconds, labels_protected``); ``info`` holds
+    ``released_examples`` (what the noisy-input classifier saw) with their ``pixel_range``,
+    ``epsilon_requested``, ``epsilon_image``, ``labels_protected``, ``dpsgd_available``,
+    ``dpsgd_settings`` (the preset in words) and ``dpsgd_error`` (a message if DP-SGD
+    failed). ``on_step(i, total, name)`` reports progress.
+
+    References
+    ----------
+    Abadi et al., Deep learning with differential privacy, CCS 2016 (DP-SGD); Dwork & Roth
+    (2014), Thm 3.16 (basic composition).
     """
     from ..datasets import train_test_split
 
@@ -207,25 +276,31 @@ def train_on_what_you_see(
                       params=dict(noisy_params or {}), train_fraction=train_fraction)
     rows = [
         {"model": "Logistic regression on clean images (no privacy)", "accuracy": res.extras.get("clean_accuracy"),
-         "epsilon": float("inf"), "delta": 0.0, "privacy": "none", "seconds": np.nan},
+         "epsilon": float("inf"), "delta": 0.0, "privacy": "none", "seconds": np.nan, "labels_protected": False},
         {"model": f"Logistic regression on noisy images ({res.extras['mechanism']})", "accuracy": res.score,
-         "epsilon": res.epsilon, "delta": res.delta, "privacy": res.extras["privacy_unit"], "seconds": res.seconds},
+         "epsilon": res.epsilon, "delta": res.delta, "privacy": res.extras["privacy_unit"], "seconds": res.seconds,
+         "labels_protected": res.extras["labels_protected"]},
     ]
     info: dict[str, Any] = {"dataset": split.dataset.name, "released_examples": res.extras["released_examples"],
                             "pixel_range": res.extras["pixel_range"], "dpsgd_available": have_dpsgd,
-                            "dpsgd_error": None}
+                            "dpsgd_error": None, "dpsgd_settings": None,
+                            "epsilon_requested": res.extras["epsilon_requested"],
+                            "epsilon_image": res.extras["epsilon_image"],
+                            "labels_protected": res.extras["labels_protected"]}
     if have_dpsgd:
         if on_step:
             on_step(1, total, "dpsgd")
         spec = get_learner("dpsgd")
         kw = {k: v for k, v in dict(dpsgd_params or {}).items() if k in spec.params}
+        # no params by default: the dataset's DP-SGD preset, exactly what `python -m dpcore train` runs
         try:
             d = run_learner("dpsgd", split, epsilon=epsilon, delta=delta, seed=seed, params=kw,
                             train_fraction=train_fraction)
             rows.append({"model": "DP-SGD (central DP, trained on the clean images)", "accuracy": d.score,
                          "epsilon": d.epsilon, "delta": d.delta,
                          "privacy": "one (image, label) record, add/remove, accounted by dp_accounting",
-                         "seconds": d.seconds})
+                         "seconds": d.seconds, "labels_protected": True})
+            info["dpsgd_settings"] = _dpsgd_settings(split.dataset, kw)
         except Exception as exc:  # the page must not crash if the other engine fails
             info["dpsgd_error"] = f"DP-SGD failed: {exc}"
     if on_step:

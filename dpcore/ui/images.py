@@ -145,6 +145,38 @@ def units_table(grid: GridResult) -> pd.DataFrame:
     return q.rename(columns={"image_epsilon": "ε for the whole image", "noise_std": "noise std per value"})
 
 
+def units_display(means: pd.DataFrame) -> pd.DataFrame:
+    """:func:`units_table` with readable headers."""
+    return means.rename(columns={"column": "column", "psnr_db": "PSNR (dB, mean)", "ssim": "SSIM (mean)"})
+
+
+def curve_display(curve: pd.DataFrame) -> pd.DataFrame:
+    """The quality-vs-epsilon numbers with readable headers (the internal ``kind`` key dropped)."""
+    out = curve.drop(columns=[c for c in ("kind",) if c in curve])
+    return out.rename(columns={"epsilon": "ε", "psnr_db": "PSNR (dB)", "ssim": "SSIM", "noise_std": "noise std per value",
+                               "image_epsilon": "ε for the whole image"})
+
+
+def labels_display(table: pd.DataFrame) -> pd.DataFrame:
+    """The label-noise table with readable headers."""
+    return table.rename(columns={"true": "true label", "laplace_argmax": "Laplace, argmax",
+                                 "laplace_clamp_round": "Laplace, clamp to [0, 1] and round",
+                                 "laplace_valid": "clamp+round gives one class",
+                                 "randomized_response": "randomized response"})
+
+
+def compare_display(table: pd.DataFrame) -> pd.DataFrame:
+    """The train-on-what-you-see table as shown: ε of ∞ as "— (none)", labels protected as yes/no."""
+    out = table.copy()
+    out["epsilon"] = [("∞ (no privacy)" if not math.isfinite(e) else f"{e:.3g}") for e in out.epsilon]
+    out["delta"] = [f"{d:g}" for d in out.delta]
+    out["labels_protected"] = out.labels_protected.map({True: "yes", False: "no"})
+    out["seconds"] = [("—" if not math.isfinite(x) else f"{x:.2f}") for x in out.seconds]
+    return out.rename(columns={"accuracy": "test accuracy", "epsilon": "ε per training record (image)",
+                               "delta": "δ", "privacy": "privacy unit", "labels_protected": "labels protected",
+                               "seconds": "seconds"})
+
+
 def quality_figure(df: pd.DataFrame) -> go.Figure:
     fig = make_subplots(rows=1, cols=2, subplot_titles=("PSNR vs ε (higher is closer to the original)",
                                                         "SSIM vs ε (1 = identical structure)"))
@@ -167,14 +199,14 @@ def show_labels(image_set: ImageSet, table: pd.DataFrame) -> None:
                    n_cols=max(4, image_set.n_images))
 
 
-def compare_with_progress(dataset: str, epsilon: float, delta: float, seed: int, budget: str, epochs: int):
+def compare_with_progress(dataset: str, epsilon: float, delta: float, seed: int, budget: str):
     """Run the train-on-what-you-see comparison behind the page's button (not cached: its result is kept in
-    session state), with a progress bar."""
+    session state), with a progress bar. DP-SGD runs with the dataset's preset (as the CLI does)."""
     from ..images.learners import train_on_what_you_see
 
     bar = st.progress(0.0, text="Training…")
     out = run_guarded(train_on_what_you_see, dataset, epsilon=epsilon, delta=delta, seed=seed,
-                      noisy_params={"budget": budget}, dpsgd_params={"epochs": epochs},
+                      noisy_params={"budget": budget},
                       on_step=lambda i, n, what: bar.progress(i / n, text=f"Training {what} ({i}/{n} done)"))
     bar.empty()
     return out

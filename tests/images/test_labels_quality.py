@@ -84,3 +84,17 @@ def test_ssim():
     assert ssim(rgb, rgb, data_range=255.0) == pytest.approx(1.0)
     assert ssim(a[:5, :5], b[:5, :5], data_range=1.0) <= 1.0  # window shrinks to 5
     assert math.isnan(ssim(a[:2, :2], b[:2, :2], data_range=1.0))
+
+
+@pytest.mark.parametrize("k, eps", [(10, 1.0), (10, 0.2), (2, 3.0)])
+def test_laplace_label_probabilities_match_simulation(k, eps):
+    from dpcore.images.labels import decode_argmax, decode_clamp_round, laplace_label_probabilities, laplace_one_hot
+
+    p = laplace_label_probabilities(k=k, epsilon=eps)
+    noisy = laplace_one_hot(np.zeros(100_000, dtype=int), k=k, epsilon=eps, rng=7)
+    cr = decode_clamp_round(noisy)
+    # 100k draws: standard error <= 0.0016, tolerance about 4 of them
+    assert p["argmax_correct"] == pytest.approx(np.mean(decode_argmax(noisy) == 0), abs=0.007)
+    assert p["clamp_round_valid"] == pytest.approx(np.mean(cr.sum(axis=1) == 1), abs=0.007)
+    assert p["clamp_round_correct"] == pytest.approx(np.mean((cr.sum(axis=1) == 1) & (cr[:, 0] == 1)), abs=0.007)
+    assert 1.0 / k < p["argmax_correct"] < 1.0

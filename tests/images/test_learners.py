@@ -31,9 +31,42 @@ def test_noisy_input_accuracy_between_chance_and_clean():
     assert tiny.score < 0.75  # two balanced classes: near chance
     assert tiny.epsilon == 0.01 and tiny.delta == 0.0
     assert "per-image local DP" in tiny.extras["privacy_unit"]
+    assert "NOT protected" in tiny.extras["privacy_unit"] and not tiny.extras["labels_protected"]
     assert tiny.extras["released_examples"].shape == (8, 25, 25)
     again = run_learner("noisy-input", "faces", epsilon=0.01, seed=0)
     assert np.array_equal(again.extras["predictions"], tiny.extras["predictions"])
+
+
+@pytest.mark.parametrize("eps", [1.0, 0.3])
+def test_pixel_budget_reports_the_per_image_epsilon(eps):
+    # review item 1: eps per pixel on an 8x8 image is only (8*8*eps)-DP for the image (basic composition)
+    r = run_learner("noisy-input", "digits", epsilon=eps, seed=0, params={"budget": "pixel", "baseline": False})
+    h, w = load_dataset("digits").image_shape
+    assert (h, w) == (8, 8)
+    assert r.epsilon == pytest.approx(h * w * eps)
+    assert r.history.epsilon.iloc[-1] == pytest.approx(h * w * eps)
+    assert r.extras["epsilon_requested"] == eps
+    assert "per-image local DP" not in r.extras["privacy_unit"]
+    assert "per-pixel DP only" in r.extras["privacy_unit"] and f"{h * w * eps:.4g}" in r.extras["privacy_unit"]
+    # DP-Pix: each pixel costs eps/m, the h*w pixels h*w*eps/m; the label share adds by basic composition
+    d = run_learner("noisy-input", "digits", epsilon=2.0, seed=0,
+                    params={"mechanism": "dppix", "m": 4, "label_share": 0.25, "baseline": False})
+    assert d.epsilon == pytest.approx(64 * 1.5 / 4 + 0.5)
+    assert d.extras["labels_protected"]
+
+
+def test_gaussian_pixel_budget_matches_an_accountant_for_the_whole_image():
+    import dp_accounting
+
+    r = run_learner("noisy-input", "digits", epsilon=1.0, delta=1e-5, seed=0,
+                    params={"mechanism": "gaussian", "budget": "pixel", "baseline": False})
+    mech = noisy_input_mechanism(load_dataset("digits"), epsilon=1.0, delta=1e-5, mechanism="gaussian", budget="pixel")
+    # the same noise std against the whole image's L2 sensitivity R*sqrt(64), composed by an independent accountant
+    z = mech.noise_std((8, 8)) / (mech.width * 8.0)
+    acc = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)
+    acc.compose(dp_accounting.GaussianDpEvent(noise_multiplier=z))
+    assert r.epsilon == pytest.approx(acc.get_epsilon(1e-5), rel=0.01)
+    assert 1.0 < r.epsilon < 64.0
 
 
 def test_noisy_input_params_and_errors():
@@ -58,6 +91,7 @@ def test_train_on_what_you_see_table():
     table, info = train_on_what_you_see("faces", epsilon=1.0, seed=0, dpsgd_params={"epochs": 1, "unknown": 3})
     assert table.model.iloc[0].startswith("Logistic regression on clean")
     assert table.epsilon.iloc[1] == 1.0
+    assert list(table.labels_protected) == [False, False] + [True] * (len(table) - 2)
     assert info["released_examples"].shape[1:] == (25, 25)
     if info["dpsgd_available"]:
         assert len(table) == 3 or info["dpsgd_error"]

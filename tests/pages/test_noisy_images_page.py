@@ -22,9 +22,9 @@ def test_renders_a_grid_and_reacts_to_epsilon():
     # 2 rows x (original + 5 mechanisms) in the grid, then the 2 images of the label view
     assert len(at.get("image")) == 2 * 6 + 2
     units = at.dataframe[0].value
-    assert len(units) == 5 and units["psnr_db"].notna().all()  # one column per mechanism
+    assert len(units) == 5 and units["PSNR (dB, mean)"].notna().all()  # one column per mechanism
     curve = at.dataframe[1].value
-    assert set(curve["kind"]) >= {"laplace-pixel", "dppix"} and curve["epsilon"].min() < curve["epsilon"].max()
+    assert "kind" not in curve and curve["mechanism"].nunique() == 5 and curve["ε"].min() < curve["ε"].max()
     before = [m.value for m in at.metric][:5]
     at.number_input(key="images.eps").set_value(50.0).run()
     after = [m.value for m in at.metric][:5]
@@ -43,8 +43,14 @@ def test_epsilon_columns_bad_cell_and_train_button():
     assert not at.exception
     assert any("larger than the image" in e.value for e in at.error)
     at.number_input(key="images.cell.digits").set_value(2).run()
-    at.number_input(key="images.train_epochs").set_value(1).run()
+    at.radio(key="images.train_budget").set_value("pixel").run()
     at.button(key="images.train_button").click().run()
     assert not at.exception
     train = at.dataframe[-1].value
-    assert len(train) >= 2 and 0.0 <= train["accuracy"].iloc[1] <= 1.0
+    assert len(train) >= 2 and 0.0 <= train["test accuracy"].iloc[1] <= 1.0
+    # review item 1: eps = 1 per pixel of an 8x8 digit is reported as the per-image 64, and said so
+    assert train["ε per training record (image)"].iloc[1] == "64"
+    assert list(train["labels protected"])[:2] == ["no", "no"]
+    assert any("only ε = 64-DP as a whole" in w.value for w in at.warning)
+    assert any("Not like for like" in c.value for c in at.caption)
+    assert any("ε = 64 per image" in m.label for m in at.metric)
