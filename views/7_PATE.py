@@ -7,10 +7,11 @@ import streamlit as st
 
 from dpcore.pate import PateConfig
 from dpcore.ui import dataset_picker, delta_input, epsilon_input, page_header, run_guarded, seed_input
+from dpcore.ui.accounting import weak_guarantee_note
 from dpcore.ui.pate import (AGGREGATOR_LABELS, cached_epsilon_sweep, cached_pate, cached_teachers_sweep,
-                            epsilon_queries_figure, epsilon_sweep_figure, example_image, progress_callback,
-                            split_figure, split_table, sweep_progress, teachers_sweep_figure, vote_table,
-                            votes_figure)
+                            epsilon_queries_figure, epsilon_sweep_figure, example_image, history_display,
+                            majority_accuracy, pate_warnings, progress_callback, split_figure, split_table,
+                            sweep_display, sweep_progress, teachers_sweep_figure, vote_table, votes_figure)
 
 page_header(
     "PATE: private aggregation of teacher ensembles",
@@ -56,18 +57,29 @@ bar.empty()
 if res is None:
     st.stop()
 
-c = st.columns(4)
+c = st.columns(3)
 c[0].metric("ε spent (data-independent)", f"{res.epsilon:.3g}", help=f"δ = {res.delta:g}; {res.dp_event}")
-c[1].metric("ε DATA-DEPENDENT", "—" if res.epsilon_data_dependent is None else f"{res.epsilon_data_dependent:.3g}",
-            help="Not a releasable guarantee: it is computed from the private votes.")
-c[2].metric("Noise on each vote", f"{'σ' if agg == 'gnmax' else 'b = 1/γ'} = {res.noise_scale:.3g}")
-c[3].metric("Queries answered", f"{cfg.queries}")
+c[1].metric("Noise on each vote", f"{'σ' if agg == 'gnmax' else 'b = 1/γ'} = {res.noise_scale:.3g}")
+c[2].metric("Queries answered", f"{cfg.queries}")
+if (note := weak_guarantee_note(res.epsilon, unit="per private record")) is not None:
+    st.warning(note)
+if res.epsilon_data_dependent is not None:
+    with st.expander("Data-dependent ε (GNMax): NOT a privacy guarantee", expanded=True):
+        st.markdown(f"Data-dependent ε = **{res.epsilon_data_dependent:.3g}** (Papernot et al. 2018, Thm 6). "
+                    "It is computed from the private votes, so it is **not a privacy guarantee: do not publish it**. "
+                    "Releasing it would itself need a private analysis (smooth sensitivity, not implemented). "
+                    f"The guarantee is the data-independent ε = {res.epsilon:.3g} above.")
+chance = run_guarded(majority_accuracy, ds.name, cfg.seed)
+for w in pate_warnings(res, n_classes=ds.n_classes, chance=chance if chance is not None else 0.0):
+    st.warning(w)
 c = st.columns(5)
 c[0].metric("Mean teacher accuracy", f"{res.teacher_mean_accuracy:.3f}")
 c[1].metric("Noiseless vote accuracy", f"{res.ensemble_accuracy:.3f}")
 c[2].metric("Noisy-label accuracy", f"{res.label_accuracy:.3f}")
 c[3].metric("Student accuracy", f"{res.student_accuracy:.3f}")
 c[4].metric("Non-private model", f"{res.nonprivate_accuracy:.3f}")
+st.caption(f"Accuracies on the test part. Chance level (always the most common class): {chance:.3f}." if chance
+           is not None else "Accuracies on the test part.")
 if agg == "lnmax":
     st.caption(f"LNMax: each answer is (2γ = {2 / res.noise_scale:.3g})-DP, so basic composition gives "
                f"ε = {res.epsilon_pure:.3g} at δ = 0; with δ > 0 the accountant's bound is used if smaller.")
@@ -91,7 +103,7 @@ st.caption("Changing one private record retrains one teacher, which moves one vo
 
 st.subheader("3 · Privacy spent as queries are answered")
 st.plotly_chart(epsilon_queries_figure(res.history), width="stretch")
-st.dataframe(res.history, hide_index=True, width="stretch", key="pate.history")
+st.dataframe(history_display(res.history), hide_index=True, width="stretch", key="pate.history")
 
 st.subheader("4 · Accuracy against ε, and the more-teachers-less-data trade-off")
 a, b = st.columns(2)
@@ -115,6 +127,6 @@ for key, fig, note in [("pate.eps_sweep", epsilon_sweep_figure, "Accuracy agains
                         "Fixed privacy setting; more teachers widen the vote gap but each learns from less data.")]:
     got = st.session_state.get(key)
     if got is not None and got[0] == (ds.name, cfg):
-        st.plotly_chart(fig(got[1]), width="stretch")
+        st.plotly_chart(fig(got[1], chance), width="stretch")
         st.caption(note)
-        st.dataframe(got[1].round(4), hide_index=True, width="stretch", key=f"{key}.table")
+        st.dataframe(sweep_display(got[1]), hide_index=True, width="stretch", key=f"{key}.table")

@@ -12,6 +12,26 @@ from .common import readable_log_ticks
 from ..explain import count_query_densities, neighbouring_databases, noisy_count
 
 
+#: above this epsilon the guarantee says little: e^10 > 22 000 as the allowed likelihood ratio
+WEAK_EPSILON = 10.0
+
+
+def weak_guarantee_note(epsilon: float, *, unit: str = "") -> str | None:
+    """A plain warning for an epsilon above :data:`WEAK_EPSILON`, None otherwise.
+
+    An observer's odds about one person (record, user...) may grow by up to ``e^epsilon``;
+    above 10 that factor exceeds 22 000, so the bound itself promises almost nothing even
+    though noise was added (Dwork & Roth 2014, section 2.3.2: epsilon of order 1 or less).
+    """
+    if not (epsilon > WEAK_EPSILON):
+        return None
+    ratio = "more than 10^300" if epsilon > 690 else f"{math.exp(epsilon):.3g}"
+    who = f" {unit}" if unit else ""
+    return (f"Weak guarantee: ε = {epsilon:.3g}{who} allows the odds of any inference about one person to grow by a "
+            f"factor e^ε = {ratio}. Above ε ≈ 10 this is almost no formal protection, even though noise was added; "
+            "lower ε (more noise, fewer rounds/steps) for a meaningful guarantee.")
+
+
 @st.cache_data(show_spinner=False, max_entries=256)
 def cached_densities(mechanism: str, epsilon: float, delta: float, sensitivity: float, count_d: float = 3.0,
                      count_d2: float = 2.0):
@@ -78,6 +98,8 @@ def comparison_figure(df: pd.DataFrame, *, log_y: bool = True) -> go.Figure:
 
 
 __all__ = [
+    "WEAK_EPSILON",
+    "weak_guarantee_note",
     "cached_densities",
     "cached_comparison",
     "cached_noise",

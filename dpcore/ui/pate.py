@@ -61,6 +61,47 @@ def progress_callback(bar, total_teachers: int) -> Callable:
     return cb
 
 
+def majority_accuracy(dataset: str, seed: int) -> float:
+    """Test accuracy of always guessing the training set's most common class (the chance line)."""
+    from ..learners import run_learner
+
+    return remembered(("majority", dataset, seed),
+                      lambda: run_learner("majority", train_test_split(dataset, seed=seed), seed=seed).score)
+
+
+def pate_warnings(result: PateResult, *, n_classes: int, chance: float) -> list[str]:
+    """Plain-language warnings when the teachers have too little data to learn anything."""
+    out = []
+    per = float(np.mean(result.partition_sizes))
+    if per < 2 * n_classes:
+        out.append(f"Too few examples per teacher: {result.config.teachers} teachers share "
+                   f"{int(np.sum(result.partition_sizes))} private examples, about {per:.3g} each for {n_classes} "
+                   "classes. Teachers that saw one or two examples vote almost at random; use fewer teachers or more "
+                   "data (Papernot et al. used hundreds of examples per teacher).")
+    if result.teacher_mean_accuracy < chance + 0.1 * (1.0 - chance):
+        out.append(f"The teachers are barely better than guessing the most common class "
+                   f"(mean teacher accuracy {result.teacher_mean_accuracy:.3f} vs {chance:.3f}): their votes carry "
+                   "little information, so neither the noisy labels nor the student can be good.")
+    return out
+
+
+def history_display(history: pd.DataFrame) -> pd.DataFrame:
+    """The per-query history as shown (``epoch`` duplicates ``queries``)."""
+    return history.drop(columns=[c for c in ("epoch",) if c in history]).rename(columns={
+        "queries": "queries answered", "epsilon": "ε (data-independent)",
+        "label_accuracy": "noisy-label accuracy so far",
+        "epsilon_data_dependent": "ε data-dependent (NOT private, do not publish)"})
+
+
+def sweep_display(df: pd.DataFrame) -> pd.DataFrame:
+    """A sweep table with readable headers, 3 significant figures."""
+    names = {"epsilon": "ε", "noise_scale": "noise scale", "teacher_accuracy": "mean teacher accuracy",
+             "ensemble_accuracy": "noiseless vote accuracy", "label_accuracy": "noisy-label accuracy",
+             "student_accuracy": "student accuracy", "nonprivate_accuracy": "non-private model accuracy",
+             "teachers": "teachers", "examples_per_teacher": "examples per teacher", "mean_vote_gap": "mean vote gap"}
+    return df.apply(lambda c: c.map(lambda v: float(f"{v:.3g}")) if c.dtype.kind == "f" else c).rename(columns=names)
+
+
 def split_table(result: PateResult) -> pd.DataFrame:
     sizes = result.split_sizes
     parts = result.partition_sizes
@@ -113,7 +154,7 @@ def epsilon_queries_figure(history: pd.DataFrame) -> go.Figure:
     fig.add_scatter(x=history.queries, y=history.epsilon, mode="lines+markers", name="data-independent (dp_accounting)")
     if "epsilon_data_dependent" in history:
         fig.add_scatter(x=history.queries, y=history.epsilon_data_dependent, mode="lines+markers",
-                        name="DATA-DEPENDENT (Papernot 2018 Thm 6; not itself private)", line=dict(dash="dash"))
+                        name="data-dependent (Papernot 2018 Thm 6): NOT a guarantee, do not publish", line=dict(dash="dash"))
     fig.update_layout(xaxis_title="queries answered", yaxis_title="ε spent (δ fixed)", height=340,
                       margin=dict(t=30, b=40), legend=dict(orientation="h", y=1.15))
     return fig
@@ -124,23 +165,31 @@ _ACC_LINES = [("teacher_accuracy", "mean teacher", "#9467bd"), ("ensemble_accura
               ("student_accuracy", "student", "#1f77b4")]
 
 
-def epsilon_sweep_figure(df: pd.DataFrame) -> go.Figure:
+def _chance_line(fig: go.Figure, x, chance: float | None) -> None:
+    if chance is not None and len(x):
+        fig.add_scatter(x=[min(x), max(x)], y=[chance] * 2, mode="lines", line=dict(color="grey", dash="dot"),
+                        name=f"chance: always the most common class ({chance:.2f})")
+
+
+def epsilon_sweep_figure(df: pd.DataFrame, chance: float | None = None) -> go.Figure:
     fig = go.Figure()
     for col, name, c in _ACC_LINES:
         fig.add_scatter(x=df.epsilon, y=df[col], mode="lines+markers", name=name, line=dict(color=c, width=3))
     if len(df):
         fig.add_scatter(x=[df.epsilon.min(), df.epsilon.max()], y=[df.nonprivate_accuracy.iloc[0]] * 2, mode="lines",
                         name="non-private model on all private data", line=dict(color="black", dash="dash"))
+    _chance_line(fig, list(df.epsilon), chance)
     fig.update_layout(xaxis_title="ε for the answered queries — log scale", xaxis_type="log",
                       yaxis_title="accuracy (fraction correct)", yaxis_range=[0, 1], height=420,
                       margin=dict(t=30, b=40), legend=dict(orientation="h", y=-0.25))
     return readable_log_ticks(fig, "x")
 
 
-def teachers_sweep_figure(df: pd.DataFrame) -> go.Figure:
+def teachers_sweep_figure(df: pd.DataFrame, chance: float | None = None) -> go.Figure:
     fig = go.Figure()
     for col, name, c in _ACC_LINES:
         fig.add_scatter(x=df.teachers, y=df[col], mode="lines+markers", name=name, line=dict(color=c, width=3))
+    _chance_line(fig, list(df.teachers), chance)
     fig.update_layout(xaxis_title="number of teachers (each gets 1/teachers of the private data) — log scale",
                       xaxis_type="log", yaxis_title="accuracy (fraction correct)", yaxis_range=[0, 1], height=420,
                       margin=dict(t=30, b=40), legend=dict(orientation="h", y=-0.25))

@@ -51,6 +51,25 @@ def test_pate_page_data_dependent_epsilon_is_labelled_and_smaller():
     at.checkbox(key="pate.dd").check()
     _submit(at)
     assert not at.exception
-    dd = float(_metric(at, "ε DATA-DEPENDENT"))
+    # review item 3: not a headline metric, but a visibly labelled expander
+    assert not any("DATA-DEPENDENT" in m.label.upper() for m in at.metric)
+    box = next(e for e in at.expander if "NOT a privacy guarantee" in e.label)
+    text = box.markdown[0].value
+    assert "do not publish" in text
+    dd = float(text.split("**")[1])
     assert dd <= float(_metric(at, "ε spent (data-independent)")) + 1e-9
-    assert "epsilon_data_dependent" in at.dataframe[2].value.columns
+    history = at.dataframe[2].value
+    assert "ε data-dependent (NOT private, do not publish)" in history.columns and "epoch" not in history.columns
+
+
+def test_pate_page_warns_about_tiny_teachers_and_large_epsilon():
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    assert not any("Too few examples per teacher" in w.value for w in at.warning)
+    assert any("Chance level" in c.value for c in at.caption)
+    at.number_input(key="pate.teachers").set_value(300)
+    at.number_input(key="pate.queries").set_value(20)
+    at.number_input(key="pate.eps").set_value(20.0)
+    _submit(at)
+    assert not at.exception
+    assert any("Too few examples per teacher" in w.value for w in at.warning)
+    assert any("Weak guarantee" in w.value for w in at.warning)
