@@ -1,12 +1,16 @@
 """Federated learning with differential privacy: DP-FedAvg, local DP and plain FedAvg, drawn round by round."""
 from __future__ import annotations
 
+import dataclasses
+
 import streamlit as st
 
 from dpcore.federated import FedAvgConfig
 from dpcore.ui import dataset_picker, delta_input, epsilon_input, page_header, run_guarded, seed_input
-from dpcore.ui.federated import (MODE_LABELS, cached_fedavg, clients_figure, live_callback, non_private_twin,
-                                 rounds_figures, sweep_config)
+from dpcore.ui.accounting import weak_guarantee_note
+from dpcore.ui.federated import (MODE_LABELS, cached_fedavg, clients_figure, federation_warnings, history_display,
+                                 live_callback, majority_accuracy, non_private_twin, rounds_figures, sweep_config,
+                                 sweep_display)
 from dpcore.ui.sweep import remembered as remembered_sweep
 from dpcore.ui.sweep import run_live, sweep_figure
 
@@ -26,7 +30,7 @@ with st.sidebar.form("fed.form"):
     fraction = st.slider("Client fraction q (Poisson sampling rate)", 0.05, 1.0, 0.5, 0.05, key="fed.fraction")
     skew = st.radio("Client data", ["IID", "label-skewed (non-IID)"], horizontal=True, key="fed.skew")
     clip = st.number_input("Clip norm S of each client update", 0.001, 100.0, 1.0, key="fed.clip")
-    by = st.radio("Privacy set by", ["noise multiplier", "target ε"], horizontal=True, key="fed.by")
+    by = st.radio("Privacy set by", ["target ε", "noise multiplier"], horizontal=True, key="fed.by")
     sigma = st.number_input("Noise multiplier σ, noise std = σ·S (if set by noise multiplier)", 0.01, 100.0, 1.0, key="fed.sigma")
     eps = epsilon_input("fed.eps", default=5.0, container=st, label="Target ε, user level (if set by target ε)")
     delta = delta_input("fed.delta", container=st)
@@ -49,16 +53,19 @@ if cfg is None:
     st.stop()
 
 ref = run_guarded(cached_fedavg, ds.name, non_private_twin(cfg)) if private else None
+chance = run_guarded(majority_accuracy, ds.name, cfg.seed)
 metrics_slot = st.container()
 bar = st.progress(0.0, text="Training …")
 c1, c2 = st.columns(2)
 acc_slot, eps_slot = c1.empty(), c2.empty()
 res = run_guarded(cached_fedavg, ds.name, cfg, on_epoch=live_callback(
-    bar, acc_slot, eps_slot, rounds=cfg.rounds, reference=None if ref is None else ref.history, private=private))
+    bar, acc_slot, eps_slot, rounds=cfg.rounds, reference=None if ref is None else ref.history, private=private,
+    chance=chance))
 bar.empty()
 if res is None:
     st.stop()
-a, e = rounds_figures(res.history, rounds=cfg.rounds, reference=None if ref is None else ref.history, private=private)
+a, e = rounds_figures(res.history, rounds=cfg.rounds, reference=None if ref is None else ref.history, private=private,
+                      chance=chance)
 acc_slot.plotly_chart(a, width="stretch", key="fed.chart.acc")
 eps_slot.plotly_chart(e, width="stretch", key="fed.chart.eps")
 
@@ -69,6 +76,10 @@ m[2].metric("ε (user level)", "∞" if not private else f"{res.epsilon:.3g}",
             help=f"δ = {res.delta:g}; {res.dp_event}")
 m[3].metric("Noise multiplier σ", "—" if res.noise_multiplier is None else f"{res.noise_multiplier:.3g}")
 m[4].metric("Expected clients per round qN", f"{cfg.client_fraction * cfg.clients:.3g}")
+notes = [weak_guarantee_note(res.epsilon, unit="per client") if private else None,
+         *federation_warnings(dataclasses.replace(cfg, noise_multiplier=res.noise_multiplier))]
+for note in filter(None, notes):
+    metrics_slot.warning(note)
 if mode == "central":
     st.caption(f"Each round the server adds N(0, (σS)²) = N(0, {res.noise_multiplier * cfg.clip_norm:.3g}²) to the sum of "
                f"clipped updates and divides by qN = {cfg.client_fraction * cfg.clients:.3g}; accounted as "
@@ -77,8 +88,10 @@ elif mode == "local":
     st.caption("Local DP: each update is released to the server, so there is no amplification by sampling; two "
                "clipped updates differ by up to 2S, so ε composes Gaussian(σ/2) over the rounds of the busiest client.")
 st.caption(f"{res.seconds_per_round * 1000:.0f} ms per round, all sampled clients trained as one batched computation.")
-st.dataframe(res.history, hide_index=True, width="stretch", key="fed.history")
-st.caption("clipped_fraction and max_sent_norm are computed from the private updates: diagnostics for this demo only.")
+st.dataframe(history_display(res.history), hide_index=True, width="stretch", key="fed.history")
+st.caption("The share of updates clipped and the largest update norm are computed from the private updates: "
+           "diagnostics for this demo only, not private themselves."
+           + ("" if chance is None else f" Chance level (always the most common class): {chance:.3f}."))
 
 with st.expander("Who holds what: class counts per client", expanded=cfg.non_iid):
     st.plotly_chart(clients_figure(res.client_label_counts, ds.target_names), width="stretch")
@@ -104,5 +117,4 @@ for ax, values in sweeps.items():
         live.empty()  # the finished chart is drawn below
     if done is not None:
         st.plotly_chart(sweep_figure(done.table, sc, metric="accuracy", log_x=True), width="stretch", key=f"fed.{ax}")
-        st.dataframe(done.table[["learner", "role", "value", "accuracy", "epsilon", "noise_multiplier"]].round(4), hide_index=True,
-                     width="stretch", key=f"fed.{ax}.table")
+        st.dataframe(sweep_display(done.table, ax), hide_index=True, width="stretch", key=f"fed.{ax}.table")

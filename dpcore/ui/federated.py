@@ -39,14 +39,61 @@ def non_private_twin(config: FedAvgConfig) -> FedAvgConfig:
     return dataclasses.replace(config, mode="none", noise_multiplier=None, target_epsilon=None)
 
 
+def majority_accuracy(dataset: str, seed: int) -> float:
+    """Test accuracy of always guessing the training set's most common class (the chance line)."""
+    from ..learners import run_learner
+
+    return remembered(("majority", dataset, seed),
+                      lambda: run_learner("majority", train_test_split(dataset, seed=seed), seed=seed).score)
+
+
+def federation_warnings(config: FedAvgConfig) -> list[str]:
+    """Plain-language warnings when there are too few clients for user-level DP to leave any signal."""
+    out = []
+    qn = config.client_fraction * config.clients
+    if config.mode != "none" and qn < 10:
+        sigma = config.noise_multiplier
+        ratio = "" if sigma is None else (
+            f" With σ = {sigma:.3g} the noise on the averaged update has std "
+            f"{sigma / (qn if config.mode == 'central' else qn ** 0.5):.3g}·S per coordinate, against an averaged "
+            "update of norm at most S.")
+        out.append(f"Few clients: about qN = {qn:.3g} client(s) per round. User-level DP must hide a whole client, "
+                   f"so the noise is sized to one client's update and averaged over only {qn:.3g}.{ratio} Accuracy near "
+                   "chance is expected: DP-FedAvg is meant for thousands of clients (McMahan et al. 2018).")
+    return out
+
+
+def history_display(history: pd.DataFrame) -> pd.DataFrame:
+    """The per-round history as shown (``epoch`` duplicates ``round``)."""
+    return history.drop(columns=[c for c in ("epoch",) if c in history]).rename(columns={
+        "accuracy": "test accuracy", "loss": "test loss", "epsilon": "ε so far (user level)",
+        "clients": "clients this round", "clipped_fraction": "share of updates clipped",
+        "max_sent_norm": "largest update norm sent", "server_step_norm": "norm of the server step"})
+
+
+def sweep_display(table: pd.DataFrame, axis: str) -> pd.DataFrame:
+    """A sweep's every-run table with readable headers and names, 3 significant figures."""
+    from ..learners import get_learner
+
+    out = table[["learner", "role", "value", "accuracy", "epsilon", "noise_multiplier"]].copy()
+    out["learner"] = out.learner.map(lambda n: get_learner(n).title)
+    for c in ("value", "accuracy", "epsilon", "noise_multiplier"):
+        out[c] = [("—" if v is None or not np.isfinite(v) else f"{v:.3g}") for v in out[c].astype(float)]
+    return out.rename(columns={"learner": "model", "value": axis.replace("_", " "), "accuracy": "test accuracy",
+                               "epsilon": "ε", "noise_multiplier": "noise multiplier σ"})
+
+
 def rounds_figures(history: pd.DataFrame, *, rounds: int, reference: pd.DataFrame | None = None,
-                   private: bool = True) -> tuple[go.Figure, go.Figure]:
+                   private: bool = True, chance: float | None = None) -> tuple[go.Figure, go.Figure]:
     acc = go.Figure()
     acc.add_scatter(x=history["round"], y=history.accuracy, mode="lines+markers", name="this run",
                     line=dict(width=3, color="#1f77b4"))
     if reference is not None:
         acc.add_scatter(x=reference["round"], y=reference.accuracy, mode="lines", name="non-private FedAvg",
                         line=dict(dash="dash", color="black"))
+    if chance is not None:
+        acc.add_scatter(x=[0.5, rounds + 0.5], y=[chance, chance], mode="lines", line=dict(dash="dot", color="grey"),
+                        name=f"chance: most common class ({chance:.2f})")
     acc.update_layout(xaxis_title="round", yaxis_title="test accuracy (fraction correct)", yaxis_range=[0, 1],
                       xaxis_range=[0.5, rounds + 0.5], height=360, margin=dict(t=30, b=40),
                       legend=dict(orientation="h", y=1.15))
@@ -61,7 +108,8 @@ def rounds_figures(history: pd.DataFrame, *, rounds: int, reference: pd.DataFram
     return acc, eps
 
 
-def live_callback(bar, acc_slot, eps_slot, *, rounds: int, reference: pd.DataFrame | None, private: bool):
+def live_callback(bar, acc_slot, eps_slot, *, rounds: int, reference: pd.DataFrame | None, private: bool,
+                  chance: float | None = None):
     """An ``on_epoch`` hook that moves the progress bar and redraws both per-round charts."""
     rows: list[dict] = []
 
@@ -69,7 +117,7 @@ def live_callback(bar, acc_slot, eps_slot, *, rounds: int, reference: pd.DataFra
         rows.append({"round": info["round"], "accuracy": info["accuracy"], "epsilon": info["epsilon"]})
         bar.progress(info["round"] / rounds, text=f"round {info['round']} / {rounds}: accuracy "
                                                   f"{info['accuracy']:.3f}, ε {info['epsilon']:.3g}")
-        a, e = rounds_figures(pd.DataFrame(rows), rounds=rounds, reference=reference, private=private)
+        a, e = rounds_figures(pd.DataFrame(rows), rounds=rounds, reference=reference, private=private, chance=chance)
         acc_slot.plotly_chart(a, width="stretch", key=f"fed.live.acc.{info['round']}")
         eps_slot.plotly_chart(e, width="stretch", key=f"fed.live.eps.{info['round']}")
 

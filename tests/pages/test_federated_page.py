@@ -17,8 +17,9 @@ def _train(at):
     return at.run()
 
 
-def _small(at):
+def _small(at, by="noise multiplier"):
     at.selectbox(key="fed.dataset").set_value("digits")
+    at.radio(key="fed.by").set_value(by)
     at.number_input(key="fed.clients").set_value(8)
     at.number_input(key="fed.rounds").set_value(5)
     return _train(at)
@@ -30,9 +31,10 @@ def test_federated_page_runs_and_reacts():
     _small(at)
     assert not at.exception and not at.error
     hist = at.dataframe[0].value
-    assert list(hist["round"]) == [1, 2, 3, 4, 5]
+    assert list(hist["round"]) == [1, 2, 3, 4, 5] and "epoch" not in hist
     eps1 = float(_metric(at, "ε (user level)"))
-    assert eps1 == float(hist.epsilon.iloc[-1]) or abs(eps1 - hist.epsilon.iloc[-1]) / eps1 < 1e-2
+    last = hist["ε so far (user level)"].iloc[-1]
+    assert eps1 == float(last) or abs(eps1 - last) / eps1 < 1e-2
     at.number_input(key="fed.sigma").set_value(4.0)
     _train(at)
     assert not at.exception
@@ -61,5 +63,20 @@ def test_federated_page_clip_sweep(monkeypatch, tmp_path):
     assert not at.exception and not at.error
     table = at.dataframe[-1].value
     swept = table[table.role == "swept"]
-    assert sorted(swept.value) == [0.03, 0.1, 0.3, 1.0, 3.0, 10.0]
-    assert set(table.learner) >= {"dp-fedavg", "fedavg", "majority"}
+    assert sorted(float(v) for v in swept["clip norm"]) == [0.03, 0.1, 0.3, 1.0, 3.0, 10.0]
+    assert len(set(table.model)) >= 3 and not any("-" in m and " " not in m for m in table.model)
+
+
+def test_federated_defaults_to_target_epsilon_and_warns():
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    assert at.radio(key="fed.by").value == "target ε"
+    at.selectbox(key="fed.dataset").set_value("digits")
+    at.number_input(key="fed.clients").set_value(4)
+    at.number_input(key="fed.rounds").set_value(3)
+    at.number_input(key="fed.eps").set_value(20.0)
+    _train(at)
+    assert not at.exception and not at.error
+    assert float(_metric(at, "ε (user level)")) <= 20.0 + 1e-6
+    texts = [w.value for w in at.warning]
+    assert any("Weak guarantee" in t for t in texts) and any("Few clients" in t for t in texts)
+    assert any("Chance level" in c.value for c in at.caption)
