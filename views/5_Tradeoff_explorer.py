@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpcore.learners import learners
 from dpcore.sweep import AXES, SweepConfig, get_axis, value_range
 from dpcore.ui import dataset_picker, delta_input, epsilon_input, page_header, run_guarded, seed_input
-from dpcore.ui.sweep import (DEFAULT_RANGES, METRIC_LABELS, axis_options, knobs_of, parse_knobs, remembered, run_live,
-                             sweep_figure, sweepable)
+from dpcore.ui.sweep import (DEFAULT_RANGES, METRIC_LABELS, axis_options, default_learners, display_runs,
+                             display_summary, knobs_markdown, n_to_compute, no_better_than_trivial, parse_knobs,
+                             remembered, run_live, show_sweep_warnings, sweep_figure, sweepable, title_of)
 
 page_header(
     "Privacy-utility trade-off explorer",
@@ -28,23 +28,26 @@ if not axes:
 with st.sidebar:
     axis = st.selectbox("Swept axis", axes, key="sweep.axis", format_func=lambda a: AXES[a].label)
     options = sweepable(ds.task, ds.is_image, axis)
-    titles = {n: s.title for n, s in learners().items()}
-    chosen = st.multiselect("Learners", options, default=options[:2], key=f"sweep.learners.{axis}",
-                            format_func=lambda n: f"{titles.get(n, n)} ({n})")
+    # keyed by the kind of data: switching to data where the selection does not fit resets it to the default
+    chosen = st.multiselect("Learners", options, default=default_learners(options, ds.task),
+                            key=f"sweep.learners.{ds.task}.{'img' if ds.is_image else 'tab'}.{axis}",
+                            format_func=title_of)
     lo0, hi0, n0 = DEFAULT_RANGES[axis]
     c1, c2, c3 = st.columns(3)
     lo = c1.number_input("Min", value=lo0, min_value=1e-4, format="%.4g", key=f"sweep.min.{axis}")
     hi = c2.number_input("Max", value=hi0, min_value=1e-4, format="%.4g", key=f"sweep.max.{axis}")
     points = c3.number_input("Points", 1, 25, n0, key=f"sweep.points.{axis}")
     log = st.checkbox("Log-spaced values", get_axis(axis).log, key=f"sweep.log.{axis}")
-    seeds = st.number_input("Seeds per value", 1, 10, 3, key="sweep.seeds",
+    seeds = st.number_input("Seeds per value", 1, 10, 2, key="sweep.seeds",
                             help="Each seed draws its own train/test split and its own noise.")
     base_seed = seed_input("sweep.seed")
     delta = delta_input("sweep.delta")
     eps = 1.0 if axis == "epsilon" else epsilon_input("sweep.epsilon", label="Fixed ε")
-    knobs_help = "; ".join(f"{n}: {', '.join(p) or 'none'}" for n, p in knobs_of(chosen).items())
     knobs = st.text_area("Fixed knobs (key=value per line)", "", key="sweep.knobs",
-                         help="Each learner gets the knobs it takes, e.g. epochs=5.")
+                         help="Each learner gets the knobs it takes, e.g. epochs=5 or preprocess=standardize.")
+    if chosen:
+        with st.expander("Knobs each learner takes"):
+            st.markdown(knobs_markdown(chosen))
     with st.expander("Advanced"):
         jobs = st.number_input("Parallel worker processes", 1, 8, 2, key="sweep.jobs")
         scheduler = st.text_input("Dask scheduler address (optional)", "", key="sweep.scheduler",
@@ -52,7 +55,6 @@ with st.sidebar:
                                   help="Runs go to this Dask cluster through joblib's Dask backend.")
         band = st.radio("Band across seeds", ["minmax", "std"], key="sweep.band", horizontal=True,
                         format_func=lambda b: {"minmax": "min–max", "std": "±1 std"}[b])
-    st.caption(f"Knobs each learner takes — {knobs_help}" if chosen else "")
 
 if not chosen:
     st.info("Pick at least one learner in the sidebar.")
@@ -65,21 +67,26 @@ config = run_guarded(SweepConfig, dataset=ds, learners=tuple(chosen), axis=axis,
                      base_seed=base_seed, epsilon=eps, delta=delta, params=params)
 if config is None:
     st.stop()
-n_runs = len(config.runs())
+n_runs, todo = len(config.runs()), n_to_compute(config)
 st.caption(f"{len(chosen)} learner(s) × {len(values)} value(s) × {seeds} seed(s) + baselines "
-           f"({', '.join(config.baselines()) or 'none'}) = **{n_runs} runs**. "
-           f"Values: {', '.join(f'{v:g}' for v in values)}.")
+           f"({', '.join(title_of(b) for b in config.baselines()) or 'none'}) = **{n_runs} runs**, "
+           f"{todo} not computed yet. Values: {', '.join(f'{v:.3g}' for v in values)}.")
 metric_choices = ["accuracy"] if ds.task == "classification" else ["mse", "r2"]
-metric = st.radio("Metric", metric_choices, horizontal=True, key="sweep.metric",
-                  format_func=lambda m: METRIC_LABELS[m])
+metric = metric_choices[0] if len(metric_choices) == 1 else st.radio(
+    "Metric", metric_choices, horizontal=True, key="sweep.metric", format_func=lambda m: METRIC_LABELS[m])
 log_x = bool(log) and len(values) > 1
 
-clicked = st.button("Run", type="primary", key="sweep.run")
+b1, b2 = st.columns([1, 5], vertical_alignment="center")
+clicked = b1.button("Run", type="primary", key="sweep.run")
+b2.caption("On a quiet 2-core machine the default sweep takes about 10–20 s (mostly starting the worker "
+           "processes); images, PATE and federated learners take longer per run. Finished runs are cached.")
 progress_slot, metrics_box, chart_slot = st.empty(), st.container(), st.empty()
 result = remembered(config)
 if clicked and result is None:
     result = run_live(config, n_jobs=int(jobs), scheduler=scheduler.strip() or None, progress_slot=progress_slot,
                       chart_slot=chart_slot, metric=metric, log_x=log_x, band=band)
+if result is None and clicked:
+    st.stop()  # the error is shown above; no chart, no "press Run" box
 if result is None:
     st.info(f"Press **Run** to compute the {n_runs} runs; finished runs are cached on disk, so reopening these "
             "settings later shows the curve at once.")
@@ -87,26 +94,33 @@ if result is None:
 
 table = result.table
 summ = result.summary(metric)
+show_sweep_warnings(table)
 swept = summ[summ.role == "swept"]
 top = swept[swept.value == swept.value.max()]
+axis_name = "ε" if axis == "epsilon" else axis.replace("_", " ")
 m = metrics_box.columns(4)
 m[0].metric("Runs", f"{len(table)}", help=f"{result.n_computed} computed, {result.n_cached} read from the cache, "
             f"{result.seconds:.1f} s")
 if not top.empty:
     best = top.sort_values("mean", ascending=metric == "mse").iloc[0]
-    axis_name = "ε" if axis == "epsilon" else axis.replace("_", " ")
-    m[1].metric(f"Best swept at {axis_name} = {best.value:.3g}", f"{best['mean']:.3g}", help=f"{best.learner}, mean over seeds")
+    m[1].metric(f"Best swept at {axis_name} = {best.value:.3g}", f"{best['mean']:.3g}",
+                help=f"{title_of(best.learner)}, mean over seeds")
 for col, role, label in ((m[2], "baseline", "Best non-private"), (m[3], "trivial", "Trivial baseline")):
     b = summ[summ.role == role].sort_values("mean", ascending=metric == "mse")
     if not b.empty:
-        col.metric(label, f"{b['mean'].iloc[0]:.3g}", help=f"{b.learner.iloc[0]}, mean over seeds")
+        col.metric(label, f"{b['mean'].iloc[0]:.3g}", help=f"{title_of(b.learner.iloc[0])}, mean over seeds")
+for name, best_v, triv in no_better_than_trivial(summ, metric):
+    st.warning(f"**{title_of(name)}** is no better than the trivial predictor at every {axis_name} tried (best "
+               f"{best_v:.3g} vs {triv:.3g}): at these settings privacy costs all the utility. Try a larger "
+               f"{axis_name}, more data, or a learner made for this task.")
 chart_slot.plotly_chart(sweep_figure(table, config, metric=metric, log_x=log_x, band=band), width="stretch",
                         key="sweep.chart")
 st.caption("Lines: mean across seeds; band: spread across seeds. The ε column is what each run actually spent "
            "(from its accountant); non-private and trivial baselines are drawn as horizontal lines.")
 st.subheader("Summary across seeds")
-st.dataframe(summ, hide_index=True, width="stretch", key="sweep.summary")
+st.dataframe(display_summary(summ, metric=metric, axis=axis), hide_index=True, width="stretch", key="sweep.summary")
 st.subheader("Every run")
-st.dataframe(table, hide_index=True, width="stretch", key="sweep.table")
+st.dataframe(display_runs(table, axis=axis), hide_index=True, width="stretch", key="sweep.table")
+st.caption("The CSV keeps the tidy, machine-readable columns (learner registry names, inf for non-private ε).")
 st.download_button("Download the table (CSV)", table.to_csv(index=False).encode(), file_name=f"sweep_{ds.name}_"
                    f"{axis}.csv", mime="text/csv", key="sweep.download")

@@ -6,26 +6,28 @@ With ``--json`` the last line is a JSON object with at least ``accuracy`` (or
 from __future__ import annotations
 
 import json
+import re
 import sys
 
+from ..exceptions import DPValueError
 from ..learners import get_learner, run_learner
 
-# flag -> params key; only passed when given, and only if the learner takes it
+# flag -> (params key type, help); only passed when given, and only if the learner takes it
 _FLAGS = {
-    "model": str,
-    "kernel": str,
-    "aggregator": str,
-    "accountant": str,
-    "epochs": int,
-    "batch_size": int,
-    "learning_rate": float,
-    "clip_norm": float,
-    "noise_multiplier": float,
-    "teachers": int,
-    "queries": int,
-    "clients": int,
-    "rounds": int,
-    "client_fraction": float,
+    "model": (str, "network or model family, e.g. linear, mlp, cnn (DP-SGD) or logistic, huber-svm (DP-ERM)"),
+    "kernel": (str, "DP-ERM kernel: linear or rbf (random Fourier features)"),
+    "aggregator": (str, "PATE vote aggregator, e.g. gnmax or lnmax"),
+    "accountant": (str, "privacy accountant: rdp or pld"),
+    "epochs": (int, "passes over the training data"),
+    "batch_size": (int, "expected minibatch size (DP-SGD: Poisson sampling rate = batch size / n)"),
+    "learning_rate": (float, "step size"),
+    "clip_norm": (float, "per-example (or per-client) L2 clipping norm C"),
+    "noise_multiplier": (float, "Gaussian noise std / C; omitted: calibrated from --epsilon"),
+    "teachers": (int, "PATE: number of teachers (disjoint partitions of the private data)"),
+    "queries": (int, "PATE: labels the student asks the teachers for"),
+    "clients": (int, "federated: number of clients the data is split across"),
+    "rounds": (int, "federated: communication rounds"),
+    "client_fraction": (float, "federated: expected share of clients sampled per round"),
 }
 
 
@@ -39,19 +41,41 @@ def _parse_value(v: str):
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("train", help="train a registered learner and print its metrics")
-    p.add_argument("--dataset", required=True, help="registry name, e.g. digits")
-    p.add_argument("--algorithm", required=True, help="learner name (python -m dpcore train --list shows them)")
-    p.add_argument("--epsilon", type=float, default=1.0)
-    p.add_argument("--delta", type=float, default=1e-5)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--train-fraction", type=float, default=1.0)
-    for flag, typ in _FLAGS.items():
-        p.add_argument("--" + flag.replace("_", "-"), dest=flag, type=typ, default=None)
+    p = sub.add_parser(
+        "train", help="train a registered learner and print its metrics",
+        description="Train one registered learner on one dataset and print its test metrics and the privacy it "
+                    "spent. Options a learner does not take are an error. 'train --list' lists the learners.",
+    )
+    p.add_argument("--list", action="store_true", help="list the registered learners with a one-line description "
+                                                       "and exit")
+    p.add_argument("--dataset", help="registry name, e.g. digits (python -m dpcore datasets lists them)")
+    p.add_argument("--algorithm", help="learner name, e.g. dpsgd (python -m dpcore train --list shows them)")
+    p.add_argument("--epsilon", type=float, default=1.0, help="privacy budget epsilon (default 1.0; ignored by "
+                                                              "non-private learners)")
+    p.add_argument("--delta", type=float, default=1e-5, help="delta of (epsilon, delta)-DP (default 1e-5)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the train/test split and of the noise (default 0)")
+    p.add_argument("--train-fraction", type=float, default=1.0,
+                   help="share of the training rows kept, in (0, 1] (default 1.0)")
+    for flag, (typ, text) in _FLAGS.items():
+        p.add_argument("--" + flag.replace("_", "-"), dest=flag, type=typ, default=None, help=text)
     p.add_argument("--lr", dest="learning_rate", type=float, default=None, help="alias of --learning-rate")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="any other learner parameter")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="any other learner parameter, e.g. --set preprocess=standardize (repeatable)")
     p.add_argument("--json", action="store_true", help="print the result as JSON on the last line")
     p.set_defaults(func=_run)
+
+
+def list_learners(stream=None) -> None:
+    """Print every registered learner: name, tasks, private or not, and the first sentence of its description."""
+    from ..learners import learners
+
+    out = stream if stream is not None else sys.stdout
+    regs = learners()
+    width = max(len(n) for n in regs)
+    for name, spec in regs.items():
+        desc = re.split(r"(?<!\bal)\.\s+(?=[A-Z])", spec.description or spec.title)[0].rstrip(".")
+        kind = "private" if spec.private else "non-private"
+        print(f"{name:<{width}}  [{kind}; {'/'.join(spec.tasks)}]  {spec.title}: {desc}.", file=out)
 
 
 def collect_params(args, spec) -> dict:
@@ -69,6 +93,13 @@ def collect_params(args, spec) -> dict:
 
 
 def _run(args) -> int:
+    if args.list:
+        list_learners()
+        return 0
+    missing = [f"--{k}" for k in ("dataset", "algorithm") if not getattr(args, k)]
+    if missing:
+        raise DPValueError(f"train needs {' and '.join(missing)}, e.g. --dataset digits --algorithm dpsgd "
+                           "(python -m dpcore train --list shows the learners)")
     spec = get_learner(args.algorithm)
     params = collect_params(args, spec)
 

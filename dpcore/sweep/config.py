@@ -126,6 +126,58 @@ def _clean_param(key: str, value: Any) -> Any:
     )
 
 
+#: Knobs that take a whole number (``epochs=abc`` or ``epochs=2.5`` fails when the config is built).
+INTEGER_KNOBS = frozenset({
+    "epochs", "batch_size", "hidden", "depth", "channels", "dct_size", "hog_cell", "hog_block", "n_components",
+    "k", "iterations", "teachers", "queries", "clients", "rounds", "local_epochs", "shards_per_client",
+    "max_iter", "cell", "m",
+})
+#: Knobs that take a real number.
+REAL_KNOBS = frozenset({
+    "learning_rate", "momentum", "weight_decay", "ema", "clip_norm", "noise_multiplier", "max_epsilon",
+    "regularization", "data_norm", "huber_h", "gamma", "intercept_scale", "log_offset", "quadratic_fraction",
+    "intercept_fraction", "ridge", "noise_ridge", "l1_norm", "count_fraction", "init_fraction", "public_fraction",
+    "client_fraction", "server_learning_rate", "label_share", "C",
+})
+#: Knobs that take true / false.
+BOOL_KNOBS = frozenset({"tune", "fit_intercept", "clip_noisy", "data_dependent"})
+
+
+def check_knob_type(key: str, value: Any) -> Any:
+    """Check a fixed knob's type from :data:`INTEGER_KNOBS` / :data:`REAL_KNOBS` / :data:`BOOL_KNOBS`.
+
+    Knobs not listed (``model``, ``kernel``, ``preprocess``... and knobs of learners
+    registered outside dpcore) are passed through; the learner checks them. An
+    integral float for a whole-number knob (``epochs=5.0``) becomes ``5``.
+
+    Raises
+    ------
+    DPValueError
+        Naming the knob, the kind of value it takes and the value given.
+
+    >>> check_knob_type("epochs", 5.0)
+    5
+    >>> check_knob_type("epochs", "abc")
+    Traceback (most recent call last):
+    ...
+    dpcore.exceptions.DPValueError: knob 'epochs' takes a whole number (e.g. epochs=5), got 'abc'
+    """
+    if value is None:
+        return value
+    if key in INTEGER_KNOBS:
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise DPValueError(f"knob {key!r} takes a whole number (e.g. {key}=5), got {value!r}")
+    elif key in REAL_KNOBS:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise DPValueError(f"knob {key!r} takes a number (e.g. {key}=0.5), got {value!r}")
+    elif key in BOOL_KNOBS:
+        if not isinstance(value, bool):
+            raise DPValueError(f"knob {key!r} takes true or false, got {value!r}")
+    return value
+
+
 class FrozenParams(dict):
     """A read-only, hashable, picklable dict: the fixed knobs of a frozen :class:`SweepConfig`."""
 
@@ -327,7 +379,7 @@ class SweepConfig:
                 raise DPValueError(f"set {k!r} with the sweep's own {k}= argument, not through params")
             if k == self.axis:
                 raise DPValueError(f"{k!r} is the swept axis; remove it from the fixed params")
-            params[k] = _clean_param(k, v)
+            params[k] = check_knob_type(k, _clean_param(k, v))
         takers = [spec for spec in specs + [get_learner(b) for b in self.baselines()]]
         accepted = set().union(*(set(s.params) for s in takers)) if takers else set()
         stray = sorted(set(params) - accepted)
@@ -469,7 +521,11 @@ class SweepConfig:
 
 __all__ = [
     "CODE_VERSION",
+    "BOOL_KNOBS",
     "FrozenParams",
+    "INTEGER_KNOBS",
+    "REAL_KNOBS",
+    "check_knob_type",
     "FALLBACK_BASELINES",
     "TRIVIAL_BASELINES",
     "RunSpec",

@@ -20,8 +20,8 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from ..exceptions import DPCoreError, DPTypeError, DPValueError
-from ..learners import get_learner, run_learner
+from ..exceptions import DPCoreError, DPTypeError, DPValueError, PrivacyLeakWarning
+from ..learners import get_learner, learners, run_learner
 from .cache import SweepCache
 from .config import RunSpec, SweepConfig, load_providers
 
@@ -30,7 +30,10 @@ _METRIC_ORDER = ("accuracy", "mse", "r2")
 _ROLE_ORDER = {"swept": 0, "baseline": 1, "trivial": 2}
 #: Columns every row has, in table order (metric columns go after ``seed``).
 ID_COLUMNS = ("learner", "role", "dataset", "axis", "value", "seed")
-TAIL_COLUMNS = ("epsilon", "epsilon_target", "delta", "noise_multiplier", "seconds", "cached")
+TAIL_COLUMNS = ("epsilon", "epsilon_target", "delta", "noise_multiplier", "seconds", "cached", "leaks_privacy",
+                "warnings")
+#: Separator between several warnings of one run in the ``warnings`` column.
+WARNING_SEP = " | "
 #: Seconds to wait for a Dask scheduler to answer before giving up with a clear error.
 DASK_CONNECT_TIMEOUT = 10.0
 
@@ -76,7 +79,11 @@ class SweepResult:
         report), ``epsilon`` (the privacy each run actually spent, from its
         :class:`~dpcore.learners.RunResult`; ``inf`` for baselines), ``epsilon_target``
         (the budget it was given), ``delta``, ``noise_multiplier``, ``seconds`` and
-        ``cached``. ``role`` is ``"swept"``, ``"baseline"`` (non-private counterpart)
+        ``cached``, then ``leaks_privacy`` (True when the run raised a
+        :class:`~dpcore.exceptions.PrivacyLeakWarning`: its ``epsilon`` is not a
+        guarantee) and ``warnings`` (every warning the run raised, joined by
+        ``" | "``; empty when none). Both are rebuilt from the cached row, so a
+        sweep read back from the cache carries them too. ``role`` is ``"swept"``, ``"baseline"`` (non-private counterpart)
         or ``"trivial"`` (majority class / mean); baselines have ``value`` NaN.
     n_cached, n_computed : int
         How many runs were read from the cache and how many were computed.
@@ -181,16 +188,67 @@ def execute_run(run: RunSpec, *, limit_threads: bool = False) -> dict:
 
 
 def _reissue(rows: Iterable[Mapping[str, Any]], already: set) -> None:
+    """Warn once per (learner, message): two learners raising the same text are both named."""
     for row in rows:
         for cat, msg in row.get("_warnings", ()) or ():
-            if msg not in already:
-                already.add(msg)
+            if (row["learner"], msg) not in already:
+                already.add((row["learner"], msg))
                 warnings.warn(f"{row['learner']}: {msg}", _warning_class(cat), stacklevel=3)
+
+
+def _is_leak(category: str) -> bool:
+    return issubclass(_warning_class(category), PrivacyLeakWarning)
+
+
+def _warning_columns(row: Mapping[str, Any]) -> dict:
+    caught = row.get("_warnings", ()) or ()
+    return {
+        "leaks_privacy": any(_is_leak(cat) for cat, _ in caught),
+        "warnings": WARNING_SEP.join(msg for _, msg in caught),
+    }
+
+
+def table_warnings(table: pd.DataFrame) -> list[dict]:
+    """The distinct warnings of a sweep table, each with the learners that raised it.
+
+    Returns
+    -------
+    list of dict
+        ``{"message": str, "learners": [names in table order], "leak": bool,
+        "private": bool}``, privacy leaks first. ``leak`` is True when a run raised it
+        as a :class:`~dpcore.exceptions.PrivacyLeakWarning`; ``private`` when one of
+        those learners is a private learner (one that claims an epsilon) rather than a
+        non-private baseline.
+        De-duplicated by message, never by learner: the same text from the private
+        learner and from its non-private baseline names both.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"learner": ["a", "b", "a"], "role": ["swept", "baseline", "swept"],
+    ...                   "leaks_privacy": [True, True, True], "warnings": ["x", "x", "x"]})
+    >>> table_warnings(t)
+    [{'message': 'x', 'learners': ['a', 'b'], 'leak': True, 'private': True}]
+    """
+    if table.empty or "warnings" not in table.columns:
+        return []
+    found: dict[str, dict] = {}
+    for row in table.itertuples(index=False):
+        text = row.warnings if isinstance(row.warnings, str) else ""
+        for msg in filter(None, text.split(WARNING_SEP)):
+            w = found.setdefault(msg, {"message": msg, "learners": [], "leak": False, "private": False})
+            if row.learner not in w["learners"]:
+                w["learners"].append(row.learner)
+            if bool(getattr(row, "leaks_privacy", False)):
+                w["leak"] = True
+                spec = learners().get(row.learner)
+                private = spec.private if spec is not None else row.role == "swept"
+                w["private"] = w["private"] or private
+    return sorted(found.values(), key=lambda w: (not w["leak"], not w["private"]))
 
 
 def build_table(config: SweepConfig, rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """The tidy table of ``rows`` in a stable order: role, learner (as configured), value, seed."""
-    rows = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
+    rows = [{**{k: v for k, v in r.items() if not k.startswith("_")}, **_warning_columns(r)} for r in rows]
     order = {name: i for i, name in enumerate(config.learners + config.baselines())}
     df = pd.DataFrame(rows)
     if df.empty:
@@ -205,6 +263,8 @@ def build_table(config: SweepConfig, rows: Iterable[Mapping[str, Any]]) -> pd.Da
     df = df.drop(columns=["_r", "_l"]).reset_index(drop=True)
     df["seed"] = df["seed"].astype(int)
     df["cached"] = df["cached"].astype(bool)
+    df["leaks_privacy"] = df["leaks_privacy"].astype(bool)
+    df["warnings"] = df["warnings"].fillna("").astype(str)
     return df
 
 
@@ -397,6 +457,8 @@ __all__ = [
     "SweepRunError",
     "build_table",
     "cached_result",
+    "WARNING_SEP",
     "execute_run",
     "run_sweep",
+    "table_warnings",
 ]

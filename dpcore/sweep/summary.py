@@ -10,7 +10,9 @@ from ..exceptions import DPValueError
 def summarize(table: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Mean, std, min, max and count of ``metric`` across seeds, per (learner, role, value).
 
-    Also the mean epsilon actually spent. Baseline rows (``value`` NaN) give one
+    Also the mean epsilon actually spent and, when the table has the
+    ``leaks_privacy`` column, whether any run of the group leaked (its epsilon is then
+    not a guarantee). Baseline rows (``value`` NaN) give one
     row per baseline learner. ``std`` is the sample standard deviation (0 for one seed).
 
     >>> t = pd.DataFrame({"learner": ["a", "a"], "role": ["swept"] * 2, "value": [1.0, 1.0],
@@ -21,9 +23,14 @@ def summarize(table: pd.DataFrame, metric: str) -> pd.DataFrame:
     if metric not in table.columns:
         raise DPValueError(f"metric {metric!r} is not a column of the sweep table; it has {list(table.columns)}")
     cols = ["learner", "role", "value", "mean", "std", "min", "max", "n", "epsilon_spent"]
+    leaks = "leaks_privacy" in table.columns
+    if leaks:
+        cols.append("leaks_privacy")
     if table.empty:
         return pd.DataFrame(columns=cols)
     t = table.copy()
+    if not leaks:
+        t["leaks_privacy"] = False
     t["_v"] = t["value"].fillna(-np.inf)  # groupby drops NaN keys; baselines have value NaN
     g = t.groupby(["learner", "role", "_v"], sort=False)
     out = g.agg(
@@ -34,6 +41,7 @@ def summarize(table: pd.DataFrame, metric: str) -> pd.DataFrame:
         max=(metric, "max"),
         n=(metric, "count"),
         epsilon_spent=("epsilon", "mean"),
+        leaks_privacy=("leaks_privacy", "any"),
     ).reset_index()
     out["std"] = out["std"].fillna(0.0)
     out["n"] = out["n"].astype(int)

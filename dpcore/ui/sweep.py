@@ -7,6 +7,7 @@ the same settings shows the curve at once.
 """
 from __future__ import annotations
 
+import math
 import time
 from typing import Any, Mapping
 
@@ -18,11 +19,16 @@ from .common import readable_log_ticks
 
 from ..exceptions import DPValueError
 from ..learners import learners
-from ..sweep import AXES, BUILTIN_AXES, SweepConfig, SweepResult, build_table, cached_result, run_sweep, summarize
+from ..sweep.engine import ID_COLUMNS, TAIL_COLUMNS
+from ..sweep import (AXES, BUILTIN_AXES, SweepCache, SweepConfig, SweepResult, build_table, cached_result, run_sweep,
+                     summarize, table_warnings)
 
 #: Learners tried first as the page's default selection (the seeds' headline comparisons).
 PREFERRED = ("dpsgd", "erm-objective", "erm-output", "output-perturbation", "label-dp-laplace", "dplloyd",
              "functional-mechanism", "pate", "dp-fedavg")
+#: Default selection per task: regression gets the learner made for it (functional mechanism, Zhang et al.
+#: 2012); DP-SGD on small regression data is often no better than predicting the mean.
+DEFAULT_LEARNERS = {"classification": ("dpsgd", "erm-objective"), "regression": ("functional-mechanism",)}
 #: Default (min, max, points) per axis.
 DEFAULT_RANGES = {
     "epsilon": (0.1, 10.0, 5),
@@ -34,6 +40,7 @@ DEFAULT_RANGES = {
 _COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
 _TRIVIAL = ("majority", "mean")
 STATE = "sweep.results"
+ENGINE_COLUMNS = ID_COLUMNS + TAIL_COLUMNS
 
 
 def _fits(spec, task: str, is_image: bool) -> bool:
@@ -59,9 +66,36 @@ def axis_options(task: str, is_image: bool) -> list[str]:
     return [a for a in AXES if sweepable(task, is_image, a)]
 
 
+def default_learners(options: list[str], task: str) -> list[str]:
+    """The page's default selection among ``options``: :data:`DEFAULT_LEARNERS` of the task, else the first two."""
+    chosen = [n for n in DEFAULT_LEARNERS.get(task, ()) if n in options]
+    return chosen or options[:2]
+
+
 def knobs_of(names: list[str]) -> dict[str, tuple[str, ...]]:
     regs = learners()
     return {n: regs[n].params for n in names if n in regs}
+
+
+def title_of(name: str) -> str:
+    """A learner's human title (its registry name if unknown)."""
+    spec = learners().get(name)
+    return spec.title if spec is not None else name
+
+
+def knobs_markdown(names: list[str]) -> str:
+    """One bullet per learner: its title and the knob names it takes (what to type in "Fixed knobs")."""
+    lines = []
+    for n, params in knobs_of(names).items():
+        knobs = ", ".join(f"`{p}`" for p in params) or "none"
+        lines.append(f"- **{title_of(n)}**: {knobs}")
+    return "\n".join(lines)
+
+
+def n_to_compute(config: SweepConfig, *, cache_dir=None) -> int:
+    """How many runs of ``config`` are not in the disk cache yet."""
+    cache = SweepCache(cache_dir)
+    return sum(run.key not in cache for run in config.runs())
 
 
 def parse_knobs(text: str) -> dict[str, Any]:
@@ -124,6 +158,7 @@ def run_live(config: SweepConfig, *, n_jobs: int, scheduler: str | None, progres
     try:
         res = run_sweep(config, n_jobs=n_jobs, scheduler=scheduler or None, on_result=on_result, cache_dir=cache_dir)
     except Exception as exc:  # noqa: BLE001 - a person never sees a traceback
+        chart_slot.empty()  # no half-drawn chart above the error
         st.error(str(exc) or type(exc).__name__)
         return None
     finally:
@@ -163,6 +198,17 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
     summ = summarize(table, metric) if not table.empty and metric in table.columns else pd.DataFrame()
     xs = list(config.values)
     x0, x1 = (min(xs), max(xs)) if xs else (0, 1)
+    x_range = None
+    if len(xs) == 1:  # one value: a readable range around it, baselines drawn across it
+        v = xs[0]
+        if log_x and v > 0:
+            x0, x1 = v / 3, v * 3
+            x_range = [math.log10(x0), math.log10(x1)]
+        else:
+            half = abs(v) / 2 if v else 1.0
+            x0, x1 = v - half, v + half
+            x_range = [x0, x1]
+    leaky = set(table.loc[table["leaks_privacy"].astype(bool), "learner"]) if "leaks_privacy" in table else set()
     for i, name in enumerate(config.learners):
         s = summ[(summ.learner == name) & (summ.role == "swept")].sort_values("value") if not summ.empty else summ
         if s.empty:
@@ -170,12 +216,14 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
         c = _COLOURS[i % len(_COLOURS)]
         lo, hi = (s["min"], s["max"]) if band == "minmax" else (s["mean"] - s["std"], s["mean"] + s["std"])
         title = regs[name].title if name in regs else name
+        if name in leaky:
+            title += " ⚠ leaks privacy"
         fig.add_scatter(x=s.value, y=hi, mode="lines", line=dict(width=0), showlegend=False, hoverinfo="skip",
                         legendgroup=name)
         fig.add_scatter(x=s.value, y=lo, mode="lines", line=dict(width=0), fill="tonexty", fillcolor=_rgba(c, 0.18),
                         showlegend=False, hoverinfo="skip", legendgroup=name)
         fig.add_scatter(x=s.value, y=s["mean"], mode="lines+markers", name=title, line=dict(color=c, width=3),
-                        legendgroup=name, customdata=s[["n", "epsilon_spent"]],
+                        marker=dict(symbol="x", size=10) if name in leaky else None, legendgroup=name, customdata=s[["n", "epsilon_spent"]],
                         hovertemplate="%{x:.3g}: mean %{y:.4g} over %{customdata[0]} seed(s); "
                                       "ε spent %{customdata[1]:.3g}<extra>" + title + "</extra>")
     # a non-private baseline takes the colour of the (first) learner it is the counterpart of
@@ -197,19 +245,142 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
         xaxis_title=x_title + (" — log scale" if log_x else ""),
         yaxis_title=METRIC_LABELS.get(metric, metric) + (" — log scale" if metric == "mse" else ""),
         xaxis_type="log" if log_x else "linear",
-        xaxis=dict(tickmode="array", tickvals=xs, ticktext=[f"{v:.3g}" for v in xs]) if 1 < len(xs) <= 12 else {},
+        xaxis=dict(tickmode="array", tickvals=xs, ticktext=[f"{v:.3g}" for v in xs]) if 1 <= len(xs) <= 12 else {},
         yaxis_type="log" if metric == "mse" else "linear",
         legend=dict(orientation="h", y=-0.2),
         height=460,
         margin=dict(t=30, b=40),
     )
+    if x_range is not None:
+        fig.update_xaxes(range=x_range)
     return readable_log_ticks(fig, "y") if metric == "mse" else fig
 
 
+ROLE_LABELS = {"swept": "private (swept)", "baseline": "non-private baseline", "trivial": "trivial baseline"}
+_METRIC_SHORT = {"accuracy": "Accuracy", "mse": "MSE", "r2": "R²"}
+DASH = "—"
+
+
+def _num(v, digits: int = 3) -> str:
+    """``v`` to ``digits`` significant figures; "—" for missing or infinite."""
+    if v is None or isinstance(v, bool):
+        return DASH if v is None else ("yes" if v else "")
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return str(v)
+    if not math.isfinite(f):
+        return DASH
+    return f"{f:.{digits}g}"
+
+
+def _axis_header(axis: str) -> str:
+    return "ε" if axis == "epsilon" else (AXES[axis].label if axis in AXES else axis.replace("_", " "))
+
+
+def _epsilon_text(v) -> str:
+    f = float(v) if v is not None else math.nan
+    return "none (not private)" if f == math.inf else _num(f)
+
+
+def _leak_text(v) -> str:
+    return "⚠ yes: ε is not a guarantee" if bool(v) else ""
+
+
+def display_summary(summ: pd.DataFrame, *, metric: str, axis: str) -> pd.DataFrame:
+    """The across-seed summary with readable headers and cells (strings; "—" where there is no number)."""
+    name = _METRIC_SHORT.get(metric, metric)
+    out = pd.DataFrame({
+        "Learner": summ["learner"].map(title_of),
+        "Kind": summ["role"].map(lambda r: ROLE_LABELS.get(r, r)),
+        _axis_header(axis): summ["value"].map(_num),
+        f"Mean {name}": summ["mean"].map(_num),
+        "Std across seeds": summ["std"].map(_num),
+        "Min": summ["min"].map(_num),
+        "Max": summ["max"].map(_num),
+        "Seeds": summ["n"].astype(int),
+        "ε spent (mean)": summ["epsilon_spent"].map(_epsilon_text),
+    })
+    if "leaks_privacy" in summ:
+        out["Leaks privacy"] = summ["leaks_privacy"].map(_leak_text)
+    return out
+
+
+def display_runs(table: pd.DataFrame, *, axis: str) -> pd.DataFrame:
+    """Every run with readable headers and cells; dataset and axis (the same in every row) are left out."""
+    out = pd.DataFrame({
+        "Learner": table["learner"].map(title_of),
+        "Kind": table["role"].map(lambda r: ROLE_LABELS.get(r, r)),
+        _axis_header(axis): table["value"].map(_num),
+        "Seed": table["seed"].astype(int),
+    })
+    for m in [c for c in table.columns if c not in set(ENGINE_COLUMNS)]:
+        out[_METRIC_SHORT.get(m, m.replace("_", " ").capitalize())] = table[m].map(lambda v: _num(v, 4))
+    out["ε spent"] = table["epsilon"].map(_epsilon_text)
+    out["ε target"] = table["epsilon_target"].map(_num)
+    out["δ"] = table["delta"].map(lambda d: _num(d) if d else DASH)
+    out["Noise multiplier σ"] = table["noise_multiplier"].map(_num)
+    out["Seconds"] = table["seconds"].map(lambda v: f"{v:.2f}")
+    out["From cache"] = table["cached"].map(lambda c: "yes" if c else "")
+    if "leaks_privacy" in table:
+        out["Leaks privacy"] = table["leaks_privacy"].map(_leak_text)
+        out["Warnings"] = table["warnings"].fillna("")
+    return out
+
+
+def show_sweep_warnings(table: pd.DataFrame) -> int:
+    """``st.warning`` per distinct warning of the sweep, naming the learners that raised it; returns how many.
+
+    Built from the table's ``leaks_privacy`` / ``warnings`` columns, so a sweep read
+    back from the cache shows the same warnings as a fresh one.
+    """
+    found = table_warnings(table)
+    for w in found:
+        who = ", ".join(title_of(n) for n in w["learners"])
+        if w["leak"] and w["private"]:
+            st.warning(f"**Privacy leak — {who}:** {w['message']} The ε shown for these runs is not a privacy "
+                       "guarantee.", icon="⚠️")
+        elif w["leak"]:
+            st.warning(f"**{who}** (not private anyway): {w['message']}", icon="⚠️")
+        else:
+            st.warning(f"**{who}:** {w['message']}")
+    return len(found)
+
+
+def _better(a: float, b: float, metric: str) -> bool:
+    return a < b if metric == "mse" else a > b
+
+
+def no_better_than_trivial(summ: pd.DataFrame, metric: str) -> list[tuple[str, float, float]]:
+    """Swept learners whose best mean (over every value tried) does not beat the trivial baseline.
+
+    Returns ``(learner, best mean, trivial mean)`` tuples; empty when there is no trivial line.
+    """
+    triv = summ[summ.role == "trivial"]["mean"]
+    if triv.empty:
+        return []
+    t = float(triv.iloc[0])
+    out = []
+    for name, g in summ[summ.role == "swept"].groupby("learner", sort=False):
+        best = float(g["mean"].min() if metric == "mse" else g["mean"].max())
+        if not _better(best, t, metric):
+            out.append((name, best, t))
+    return out
+
+
 __all__ = [
+    "DEFAULT_LEARNERS",
     "DEFAULT_RANGES",
     "METRIC_LABELS",
     "axis_options",
+    "default_learners",
+    "display_runs",
+    "display_summary",
+    "knobs_markdown",
+    "n_to_compute",
+    "no_better_than_trivial",
+    "show_sweep_warnings",
+    "title_of",
     "knobs_of",
     "parse_knobs",
     "remembered",

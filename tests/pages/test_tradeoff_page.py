@@ -1,6 +1,11 @@
-"""The trade-off explorer page: a 2-value, 1-seed sweep runs and shows its table; reopening is cached."""
+"""The trade-off explorer page: a 2-value, 1-seed sweep runs and shows its table; reopening is cached.
+
+Also: privacy-leak warnings are shown (fresh and from the cache), a knob of the wrong type or a failing
+run leaves no stale chart, the tables are readable, regression data defaults to the functional mechanism.
+"""
 from __future__ import annotations
 
+import json
 import pathlib
 import sys
 
@@ -16,8 +21,14 @@ PAGE = str(ROOT / "views" / "5_Tradeoff_explorer.py")
 
 
 def _run_table(at):
-    """The per-run table (the one with a ``cached`` column), or None when none is shown."""
-    return next((df.value for df in at.dataframe if "cached" in df.value.columns), None)
+    """The displayed per-run table (the one with a "From cache" column), or None when none is shown."""
+    return next((df.value for df in at.dataframe if "From cache" in df.value.columns), None)
+
+
+def _result(at):
+    """The SweepResult the page keeps in its session (numbers, not display strings)."""
+    store = at.session_state["sweep.results"]
+    return list(store.values())[-1]
 
 
 @pytest.fixture
@@ -28,31 +39,35 @@ def fakes(tmp_path, monkeypatch):
     sweep_fake_learners.unregister_learners()
 
 
-def _page() -> AppTest:
+def _page(dataset: str = "iris", learners=("fake-dp",), points: int = 2, knobs: str = "") -> AppTest:
     at = AppTest.from_file(PAGE, default_timeout=120)
     at.run()
     assert not at.exception
-    at.selectbox(key="sweep.dataset").set_value("iris")
+    at.selectbox(key="sweep.dataset").set_value(dataset)
     at.run()
-    at.multiselect(key="sweep.learners.epsilon").set_value(["fake-dp"])
+    ms = next(m for m in at.multiselect if m.key.startswith("sweep.learners."))
+    ms.set_value(list(learners))
     at.number_input(key="sweep.min.epsilon").set_value(0.5)
     at.number_input(key="sweep.max.epsilon").set_value(5.0)
-    at.number_input(key="sweep.points.epsilon").set_value(2)
+    at.number_input(key="sweep.points.epsilon").set_value(points)
     at.number_input(key="sweep.seeds").set_value(1)
     at.number_input(key="sweep.jobs").set_value(1)  # in-process: the fakes are registered here only
+    at.text_area(key="sweep.knobs").set_value(knobs)
     at.run()
-    assert not at.exception and not at.error
+    assert not at.exception
     return at
 
 
 def test_page_runs_a_small_sweep_and_shows_the_table(fakes):
     at = _page()
+    assert not at.error
     assert _run_table(at) is None
     assert any("Press **Run**" in i.value for i in at.info)
+    assert not [r for r in at.radio if r.key == "sweep.metric"]  # one metric: no single-option radio
     at.button(key="sweep.run").click()
     at.run()
     assert not at.exception and not at.error
-    table = _run_table(at)
+    table = _result(at).table
     swept = table[table.role == "swept"]
     assert sorted(swept.value) == [0.5, 5.0] and set(swept.seed) == {0}
     assert set(table[table.role != "swept"].learner) == {"fake-np", "majority"}
@@ -61,9 +76,19 @@ def test_page_runs_a_small_sweep_and_shows_the_table(fakes):
     assert metrics["Runs"] == "4"
     assert len(at.get("plotly_chart")) == 1
 
+    # readable display: titles, no None / inf / nan cells, no code-style headers
+    shown = _run_table(at)
+    assert "Fake DP learner" in set(shown["Learner"]) and "cached" not in shown.columns
+    summary = next(df.value for df in at.dataframe if "Mean Accuracy" in df.value.columns)
+    for df in (shown, summary):
+        cells = {str(v) for v in df.to_numpy().ravel()}
+        assert not cells & {"None", "nan", "inf", "Infinity", "NaN"}
+        assert not any("_" in c for c in df.columns)
+    assert "—" in set(summary["ε"]) and "none (not private)" in set(summary["ε spent (mean)"])
+
     # reopening the same settings (a fresh session) shows the cached curve without pressing Run
     again = _page()
-    table2 = _run_table(again)
+    table2 = _result(again).table
     assert table2.cached.all() and len(table2) == 4
     # changing a setting changes the plan: the curve for 3 points is not cached yet
     again.number_input(key="sweep.points.epsilon").set_value(3)
@@ -72,11 +97,72 @@ def test_page_runs_a_small_sweep_and_shows_the_table(fakes):
 
 
 def test_page_reports_bad_knobs_without_a_traceback(fakes):
-    at = _page()
-    at.text_area(key="sweep.knobs").set_value("epoch=3")
+    at = _page(knobs="epoch=3")
+    assert any("no learner in this sweep takes parameter(s) ['epoch']" in e.value for e in at.error)
+    at.text_area(key="sweep.knobs").set_value("epochs=abc")  # a knob of the wrong type fails before any run
     at.run()
     assert not at.exception
-    assert any("no learner in this sweep takes parameter(s) ['epoch']" in e.value for e in at.error)
+    assert any("knob 'epochs' takes a whole number" in e.value for e in at.error)
+    assert not at.get("plotly_chart") and not at.info
+
+
+def test_a_failing_run_leaves_no_chart_and_no_run_prompt(fakes):
+    at = _page(knobs="fail=true")
+    at.button(key="sweep.run").click()
+    at.run()
+    assert not at.exception
+    assert any("asked to fail" in e.value for e in at.error)
+    assert not at.get("plotly_chart")
+    assert not any("Press **Run**" in i.value for i in at.info)
+
+
+def test_leak_warning_is_shown_fresh_and_from_the_cache(tmp_path, monkeypatch):
+    """preprocess=standardize on erm-objective leaks: a row-level flag and a visible st.warning, twice."""
+    monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))
+    at = _page("breast_cancer", ("erm-objective",), points=1, knobs="preprocess=standardize")
+    at.button(key="sweep.run").click()
+    at.run()
+    assert not at.exception and not at.error
+    table = _result(at).table
+    assert table.set_index("learner").loc["erm-objective", "leaks_privacy"]
+    assert table.set_index("learner").loc["logreg", "leaks_privacy"]
+
+    def leak_texts(app):
+        return [w.value for w in app.warning if "Privacy leak" in w.value]
+
+    texts = leak_texts(at)
+    assert texts and "DP-ERM, objective perturbation" in texts[0] and "logreg" not in texts[0].split(":")[0]
+    assert "Regularised logistic regression" in texts[0]  # the baseline raised the same message: both named
+    shown = _run_table(at).set_index("Learner")["Leaks privacy"]
+    assert shown.loc["DP-ERM, objective perturbation (Chaudhuri et al. Alg. 2)"].startswith("⚠")
+    assert shown.loc["Majority class (trivial)"] == ""
+    # a single value (0.5): the x-axis is a readable range around it, not -0.5..1
+    xaxis = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]["xaxis"]
+    assert xaxis["range"] == pytest.approx([0.25, 0.75]) and xaxis["tickvals"] == [0.5]
+
+    again = _page("breast_cancer", ("erm-objective",), points=1, knobs="preprocess=standardize")
+    assert _result(again).table.cached.all()
+    assert leak_texts(again) == texts
+
+
+def test_regression_defaults_and_no_better_than_trivial_note(fakes):
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.run()
+    assert set(next(m for m in at.multiselect if m.key.startswith("sweep.learners.")).value) == {
+        "dpsgd", "erm-objective"}
+    at.selectbox(key="sweep.dataset").set_value("diabetes")
+    at.run()
+    ms = next(m for m in at.multiselect if m.key.startswith("sweep.learners."))
+    assert ms.value == ["functional-mechanism"]  # reset, and the learner made for regression
+    assert [r for r in at.radio if r.key == "sweep.metric"]  # two metrics (MSE, R²): the radio is shown
+
+    # a learner that is never better than the trivial line gets a visible note
+    at2 = _page(knobs="noise_multiplier=1000000")
+    at2.button(key="sweep.run").click()
+    at2.run()
+    assert not at2.exception
+    assert any("no better than the trivial predictor" in w.value and "Fake DP learner" in w.value
+               for w in at2.warning)
 
 
 def test_figure_bands_baselines_and_log_axes(fakes):
@@ -100,3 +186,34 @@ def test_figure_bands_baselines_and_log_axes(fakes):
     fig2 = sweep_figure(table, cfg, metric="r2", log_x=False)
     assert fig2.layout.yaxis.type == "linear" and fig2.layout.xaxis.type == "linear"
     assert list(fig2.data[0].y) == pytest.approx(list(table[table.role == "swept"].groupby("value").r2.max()))
+
+
+@pytest.mark.parametrize("log_x", [True, False])
+def test_single_value_gets_a_readable_range(fakes, log_x):
+    from dpcore.sweep import SweepConfig, run_sweep
+    from dpcore.ui.sweep import sweep_figure
+
+    cfg = SweepConfig(dataset="iris", learners=["fake-dp"], values=[1.0], seeds=1, providers=("sweep_fake_learners",))
+    table = run_sweep(cfg, n_jobs=1).table
+    fig = sweep_figure(table, cfg, metric="accuracy", log_x=log_x)
+    lo, hi = fig.layout.xaxis.range
+    if log_x:
+        assert lo == pytest.approx(-0.477, abs=1e-3) and hi == pytest.approx(0.477, abs=1e-3)  # 1/3 .. 3
+    else:
+        assert (lo, hi) == pytest.approx((0.5, 1.5))
+    assert list(fig.layout.xaxis.tickvals) == [1.0]
+    baseline = next(t for t in fig.data if t.name and t.name.startswith("Majority"))
+    span = [10 ** lo, 10 ** hi] if log_x else [lo, hi]
+    assert list(baseline.x) == pytest.approx(span)  # the baselines cross the whole visible range
+
+
+def test_leaky_learner_is_marked_in_the_legend(fakes):
+    from dpcore.sweep import SweepConfig, run_sweep
+    from dpcore.ui.sweep import sweep_figure
+
+    cfg = SweepConfig(dataset="iris", learners=["fake-dp"], values=[1.0, 2.0], seeds=1, params={"warn": True},
+                      providers=("sweep_fake_learners",))
+    with pytest.warns(Warning):
+        table = run_sweep(cfg, n_jobs=1).table
+    fig = sweep_figure(table, cfg, metric="accuracy")
+    assert any(t.name == "Fake DP learner ⚠ leaks privacy" for t in fig.data)

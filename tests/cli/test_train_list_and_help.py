@@ -1,0 +1,54 @@
+"""``python -m dpcore train --list`` lists the learners; every train option has help; missing flags are clear."""
+from __future__ import annotations
+
+import pathlib
+import re
+import subprocess
+import sys
+
+from dpcore.cli import build_parser, main
+from dpcore.learners import learners
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def test_train_list_prints_every_learner_with_a_description(capsys):
+    assert main(["train", "--list"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    regs = learners()
+    assert len(out) == len(regs)
+    for line, (name, spec) in zip(out, regs.items()):
+        assert line.split()[0] == name
+        assert spec.title in line and ("[private;" in line) == spec.private
+        assert len(line) > len(name) + len(spec.title) + 10  # a description follows the title
+    # "et al." does not end the one-line description early
+    rr = next(line for line in out if line.startswith("label-dp-rr "))
+    assert "Ghazi et al. 2021" in rr
+
+
+def test_train_list_in_a_subprocess():
+    out = subprocess.run([sys.executable, "-m", "dpcore", "train", "--list"], capture_output=True, text=True,
+                         cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert re.search(r"^dpsgd\s+\[private; classification/regression\]\s+DP-SGD", out.stdout, re.M)
+
+
+def test_train_without_dataset_or_algorithm_is_a_clear_error(capsys):
+    assert main(["train", "--dataset", "iris"]) == 2
+    err = capsys.readouterr().err
+    assert "train needs --algorithm" in err and "train --list" in err
+    assert main(["train"]) == 2
+    assert "--dataset and --algorithm" in capsys.readouterr().err
+
+
+def test_every_train_option_has_help_text():
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    train = sub.choices["train"]
+    missing = [a.option_strings for a in train._actions if a.option_strings and not a.help]
+    assert missing == []
+
+
+def test_train_still_runs_a_learner(capsys):
+    assert main(["train", "--dataset", "iris", "--algorithm", "majority", "--json"]) == 0
+    assert '"accuracy"' in capsys.readouterr().out.splitlines()[-1]

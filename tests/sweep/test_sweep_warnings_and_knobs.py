@@ -1,0 +1,81 @@
+"""Privacy-leak warnings survive the table and the cache, attributed per learner; knob types are checked early."""
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from dpcore.exceptions import DPValueError, PrivacyLeakWarning
+from dpcore.sweep import SweepConfig, cached_result, run_sweep, summarize, table_warnings
+from dpcore.sweep.config import check_knob_type
+
+
+def _leaky_erm(cache_dir):
+    cfg = SweepConfig(dataset="breast_cancer", learners=["erm-objective"], values=[0.1], seeds=1,
+                      params={"preprocess": "standardize"})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = run_sweep(cfg, n_jobs=1, cache_dir=cache_dir)
+    return cfg, res, caught
+
+
+def test_standardize_on_erm_objective_flags_the_rows_and_names_both_learners(cache_dir):
+    cfg, res, caught = _leaky_erm(cache_dir)
+    t = res.table.set_index("learner")
+    assert t.loc["erm-objective", "leaks_privacy"] and t.loc["logreg", "leaks_privacy"]
+    assert not t.loc["majority", "leaks_privacy"] and t.loc["majority", "warnings"] == ""
+    assert "standard deviation of the private training rows" in t.loc["erm-objective", "warnings"]
+    # de-duplicated by (learner, message): the private learner's copy is not dropped for the baseline's
+    leaks = [str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)]
+    assert any(m.startswith("erm-objective: preprocess='standardize'") for m in leaks)
+    assert any(m.startswith("logreg: preprocess='standardize'") for m in leaks)
+    found = table_warnings(res.table)
+    assert len(found) == 1 and found[0]["leak"] and found[0]["private"]
+    assert found[0]["learners"] == ["erm-objective", "logreg"]
+    assert summarize(res.table, "accuracy").set_index("learner").loc["erm-objective", "leaks_privacy"]
+
+    # read back whole from the cache: the flag and the text are still there
+    again = cached_result(cfg, cache_dir=cache_dir)
+    assert again is not None and again.table.cached.all()
+    assert list(again.table.leaks_privacy) == list(res.table.leaks_privacy)
+    assert list(again.table.warnings) == list(res.table.warnings)
+
+
+def test_bounds_preprocessing_does_not_flag(cache_dir):
+    cfg = SweepConfig(dataset="breast_cancer", learners=["erm-objective"], values=[1.0], seeds=1,
+                      params={"preprocess": "bounds"}, include_baselines=False)
+    res = run_sweep(cfg, n_jobs=1, cache_dir=cache_dir)
+    assert not res.table.leaks_privacy.any()
+    assert not any(w["leak"] for w in table_warnings(res.table))
+
+
+def test_non_leak_warnings_are_kept_but_not_flagged(fakes, cache_dir):
+    import pandas as pd
+
+    t = pd.DataFrame({"learner": ["fake-dp"], "role": ["swept"], "leaks_privacy": [False],
+                      "warnings": ["did not converge | lr is large"]})
+    assert [(w["message"], w["leak"]) for w in table_warnings(t)] == [("did not converge", False),
+                                                                      ("lr is large", False)]
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"epochs": "abc"}, r"knob 'epochs' takes a whole number \(e.g. epochs=5\), got 'abc'"),
+    ({"epochs": 2.5}, "knob 'epochs' takes a whole number"),
+    ({"clip_norm": "big"}, "knob 'clip_norm' takes a number"),
+    ({"epochs": True}, "knob 'epochs' takes a whole number"),
+])
+def test_knob_types_are_checked_when_the_config_is_built(fakes, params, match):
+    with pytest.raises(DPValueError, match=match):
+        SweepConfig(dataset="iris", learners=["fake-dp"], values=[1.0], params=params,
+                    providers=("sweep_fake_learners",))
+
+
+def test_knob_types_accept_the_right_values(fakes):
+    cfg = SweepConfig(dataset="iris", learners=["fake-dp"], values=[1.0], params={"epochs": 3.0, "clip_norm": 2},
+                      providers=("sweep_fake_learners",))
+    assert cfg.params == {"epochs": 3, "clip_norm": 2}
+    assert isinstance(cfg.params["epochs"], int)
+    assert check_knob_type("fit_intercept", False) is False
+    with pytest.raises(DPValueError, match="'fit_intercept' takes true or false"):
+        check_knob_type("fit_intercept", "yes")
+    assert check_knob_type("model", "mlp") == "mlp"  # not a typed knob: the learner checks it
