@@ -9,14 +9,13 @@ import warnings
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Mapping
 
-import dp_accounting
 import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..accounting import calibrate_noise_multiplier, dpsgd_epsilon, dpsgd_event, make_accountant
+from ..accounting import DpsgdOdometer, calibrate_noise_multiplier, dpsgd_event
 from ..accounting.core import ACCOUNTANTS
 from ..exceptions import DPCoreWarning, DPValueError
 from ..rng import as_generator, child_seed
@@ -271,6 +270,47 @@ def resolve_noise_multiplier(config: TrainConfig, n: int) -> float | None:
     return _calibrated_sigma(config.target_epsilon, config.delta, q, ends[-1], config.accountant)
 
 
+class PlainSGD:
+    """``torch.optim.SGD`` (no dampening, no Nesterov), written out.
+
+    Creating any ``torch.optim`` optimizer imports ``torch._dynamo`` on first use,
+    about 1.4 s per process, which every sweep worker and every command-line run
+    paid for an update of a few lines. This is the same arithmetic as torch's
+    single-tensor SGD (bitwise equal, tested): weight decay added to the gradient,
+    a momentum buffer started as a copy of the first gradient, then
+    ``p -= lr * g``. Parameters whose gradient is None are skipped.
+    """
+
+    def __init__(self, params, *, lr: float, momentum: float = 0.0, weight_decay: float = 0.0) -> None:
+        self.params = [p for p in params if p.requires_grad]
+        self.lr, self.momentum, self.weight_decay = float(lr), float(momentum), float(weight_decay)
+        self._bufs: list[torch.Tensor | None] = [None] * len(self.params)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.params:
+            if set_to_none:
+                p.grad = None
+            elif p.grad is not None:
+                p.grad.zero_()
+
+    @torch.no_grad()
+    def step(self) -> None:
+        for i, p in enumerate(self.params):
+            g = p.grad
+            if g is None:
+                continue
+            if self.weight_decay != 0:
+                g = g.add(p, alpha=self.weight_decay)
+            if self.momentum != 0:
+                buf = self._bufs[i]
+                if buf is None:
+                    buf = self._bufs[i] = torch.clone(g).detach()
+                else:
+                    buf.mul_(self.momentum).add_(g)
+                g = buf
+            p.add_(g, alpha=-self.lr)
+
+
 def _per_example_loss(out: torch.Tensor, yb: torch.Tensor, task: str) -> torch.Tensor:
     if task == "classification":
         return F.cross_entropy(out, yb, reduction="none")
@@ -466,8 +506,8 @@ def train(
     if config.optimizer == "adam":
         opt = torch.optim.Adam(model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
     else:
-        opt = torch.optim.SGD(model.parameters(), lr=config.learning_rate, momentum=config.momentum,
-                              weight_decay=config.weight_decay)
+        opt = PlainSGD(model.parameters(), lr=config.learning_rate, momentum=config.momentum,
+                       weight_decay=config.weight_decay)
     clipper = make_clipper(model) if config.private else None
     params = [p for p in model.parameters() if p.requires_grad]
     ema_model = None
@@ -486,18 +526,15 @@ def train(
         Xe, ye = Xt, y_t
     expected_batch = q * n
 
-    step_event = dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)) if config.private and sigma and sigma > 0 else None
-    acc = make_accountant(config.accountant) if step_event is not None else None
+    # the privacy odometer: equal to a dp_accounting accountant composing the steps epoch by epoch
+    odometer = DpsgdOdometer(noise_multiplier=sigma, sample_rate=q, delta=config.delta,
+                             accountant=config.accountant) if config.private and sigma and sigma > 0 else None
 
     def eps_after(total_steps: int) -> float:
         """Epsilon the odometer would show after ``total_steps`` steps."""
-        if step_event is None:  # not private, or sigma = 0: no guarantee at all
+        if odometer is None:  # not private, or sigma = 0: no guarantee at all
             return math.inf
-        if total_steps == 0:
-            return 0.0
-        # equals a fresh accountant composing total_steps steps (RDP: one curve per (q, sigma), scaled)
-        return dpsgd_epsilon(noise_multiplier=sigma, sample_rate=q, steps=total_steps, delta=config.delta,
-                             accountant=config.accountant)
+        return odometer.epsilon_after(total_steps)
 
     rows = []
     done_steps = 0
@@ -539,11 +576,8 @@ def train(
                 with torch.no_grad():
                     torch._foreach_lerp_(ema_params, params, 1.0 - config.ema)
         done_steps = end
-        if acc is not None and config.accountant == "rdp":
-            eps_spent = eps_after(done_steps)  # cheap: the one-step RDP curve is computed once per run
-        elif acc is not None:
-            acc.compose(step_event, n_steps)  # PLD composes incrementally
-            eps_spent = float(acc.get_epsilon(config.delta))
+        if odometer is not None:
+            eps_spent = odometer.advance(n_steps)
         elif config.private:
             eps_spent = math.inf
         loss_e, metric = _evaluate(ema_model if ema_model is not None else model, Xe, ye, task)
@@ -562,7 +596,7 @@ def train(
         caught.append(msg)
     history = pd.DataFrame(rows, columns=["epoch", "step", "loss", "accuracy" if task == "classification" else "mse",
                                           "epsilon", "train_loss"])
-    event = dpsgd_event(noise_multiplier=sigma, sample_rate=q, steps=done_steps) if step_event is not None else None
+    event = dpsgd_event(noise_multiplier=sigma, sample_rate=q, steps=done_steps) if odometer is not None else None
     final = ema_model if ema_model is not None else model
     state = {k: v.detach().numpy().copy() for k, v in final.state_dict().items()}
     return TrainResult(

@@ -198,3 +198,26 @@ def test_bad_data_errors():
         train(X, y, cfg.replace(batch_size=5, model="cnn"), n_outputs=2)
     with pytest.raises(DPValueError, match="NaN"):
         train(np.full((20, 6), np.nan), y, cfg.replace(batch_size=5), n_outputs=2)
+
+
+@pytest.mark.parametrize("momentum,weight_decay", [(0.0, 0.0), (0.9, 0.0), (0.5, 1e-3)])
+def test_plain_sgd_is_bitwise_torch_sgd(momentum, weight_decay):
+    """The written-out SGD (no torch.optim import) takes exactly torch.optim.SGD's steps."""
+    import torch
+
+    from dpcore.training.engine import PlainSGD
+
+    gen = torch.Generator().manual_seed(0)
+    a = [torch.randn(5, 3, generator=gen, requires_grad=True), torch.randn(3, generator=gen, requires_grad=True)]
+    b = [t.detach().clone().requires_grad_(True) for t in a]
+    ours = PlainSGD(a, lr=0.3, momentum=momentum, weight_decay=weight_decay)
+    ref = torch.optim.SGD(b, lr=0.3, momentum=momentum, weight_decay=weight_decay)
+    for step in range(5):
+        grads = [torch.randn(t.shape, generator=gen) for t in a]
+        for opt, ps in ((ours, a), (ref, b)):
+            opt.zero_grad(set_to_none=True)
+            for p, g in zip(ps, grads):
+                p.grad = None if (step == 2 and p.ndim == 1) else g.clone()  # a skipped parameter, as torch does
+            opt.step()
+        for p, r in zip(a, b):
+            assert torch.equal(p, r)
