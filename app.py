@@ -43,7 +43,8 @@ def home() -> None:
                         help="Laplace gives pure ε-DP; Gaussian gives (ε, δ)-DP and composes better.")
         eps = st.slider("Epsilon (ε)", 0.05, 5.0, 1.0, 0.05, key="home.eps")
         delta = st.select_slider("Delta (δ), Gaussian only", [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2], value=1e-5,
-                                 key="home.delta", format_func=lambda d: f"{d:.0e}")
+                                 key="home.delta", format_func=lambda d: f"{d:.0e}", disabled=mech == "laplace",
+                                 help="Laplace is pure ε-DP: δ = 0, so this only applies to the Gaussian.")
         sens = st.slider("Declared sensitivity Δ", 1.0, 5.0, 1.0, 0.5, key="home.sens",
                          help="The most one record can move the answer, as declared by the analyst. For a count "
                               "it is 1; declaring more is still private, it only adds noise.")
@@ -75,21 +76,22 @@ def home() -> None:
         m1, m2, m3 = st.columns(3)
         m1.metric("Noise scale", f"{summary['noise_scale']:.3g}",
                   help="Laplace b = sensitivity/ε; Gaussian σ from the analytic calibration (Balle & Wang 2018).")
-        m2.metric("e^ε (allowed ratio)", f"{summary['e_epsilon']:.3g}")
+        m2.metric("$e^{\\varepsilon}$ (allowed ratio)", f"{summary['e_epsilon']:.3g}")
         if mech == "laplace":
-            m3.metric("Largest ratio p_D / p_D′", f"{pow(2.718281828459045, summary['max_abs_log_ratio']):.3g}",
-                      help="Never above e^ε: pure ε-DP.")
+            m3.metric("Largest ratio $p_D / p_{D'}$", f"{pow(2.718281828459045, summary['max_abs_log_ratio']):.3g}",
+                      help="Never above $e^{\\varepsilon}$: pure ε-DP.")
         else:
             m3.metric("δ actually used", f"{summary['delta_actual']:.2e}",
-                      help="Pr_D[S] − e^ε Pr_D′[S] over the outputs S where the ratio exceeds e^ε; at most δ.")
+                      help="$\\Pr_D[S] - e^{\\varepsilon} \\Pr_{D'}[S]$ over the outputs S where the ratio exceeds "
+                           "$e^{\\varepsilon}$; at most δ.")
         st.plotly_chart(densities_figure(df, summary, count_d=true_d, count_d2=true_d2), width="stretch")
         if sens > 1:
             st.caption(f"The noise is calibrated to the declared Δ = {sens:g}, more than the count's true "
                        "sensitivity of 1: still private, just noisier than it needs to be.")
         st.markdown(
-            "**The privacy-loss ratio** p_D(x)/p_D′(x): an observer who sees x can update their belief that the data is "
-            "D rather than D′ by at most this factor. " + (
-                "For Laplace it never leaves the band [e^−ε, e^ε]." if mech == "laplace" else
+            "**The privacy-loss ratio** $p_D(x)/p_{D'}(x)$: an observer who sees x can update their belief that the data "
+            "is D rather than D′ by at most this factor. " + (
+                "For Laplace it never leaves the band $[e^{-\\varepsilon}, e^{\\varepsilon}]$." if mech == "laplace" else
                 "For the Gaussian it leaves the band far in the tails; those outputs are where δ is spent."
             )
         )
@@ -97,11 +99,11 @@ def home() -> None:
         st.caption("Smaller ε → wider noise → the two curves overlap more → less can be learned about Chandler.")
 
     st.subheader("3 · Private machine learning, live")
-    cols = st.columns(2)
-    for i, (path, label, icon, blurb) in enumerate(AVAILABLE):
-        with cols[i % 2]:
-            st.page_link(path, label=label, icon=icon)
-            st.caption(blurb)
+    for start in range(0, len(AVAILABLE), 2):  # one row of columns per pair, so the rows line up
+        for col, (path, label, icon, blurb) in zip(st.columns(2), AVAILABLE[start:start + 2]):
+            with col.container(border=True, height=100):
+                st.page_link(path, label=label, icon=icon)
+                st.caption(blurb)
 
 
 nav = st.navigation(

@@ -5,7 +5,8 @@ import streamlit as st
 
 from dpcore.accounting import steps_for
 from dpcore.ui import page_header, run_guarded
-from dpcore.ui.accounting import cached_comparison, cached_epsilon, cached_noise, comparison_figure
+from dpcore.ui.accounting import (ADVANCED_LABEL, cached_comparison, cached_epsilon, cached_noise, comparison_figure,
+                                  comparison_table, weak_guarantee_note)
 
 page_header(
     "Privacy accountant",
@@ -46,19 +47,23 @@ if df is not None:
     final = df[df.epochs == df.epochs.max()].set_index("method").epsilon
     st.markdown(f"**ε spent after {max_epochs:g} epochs** (δ = {delta:.0e}):")
     cols = st.columns(len(final))
-    short = {"Naive composition": "Naive", "Advanced composition": "Advanced", "Moments accountant (RDP)": "RDP",
+    short = {"Naive composition": "Naive", ADVANCED_LABEL: "Advanced", "Moments accountant (RDP)": "RDP",
              "Privacy loss distribution (PLD)": "PLD"}
     for c, (m, e) in zip(cols, final.items()):
         c.metric(short.get(m, m), f"ε = {e:.3g}", help=m)
+    if (note := weak_guarantee_note(float(final.min()), unit="per training record (tightest method shown)")):
+        st.warning(note)
     st.plotly_chart(comparison_figure(df, log_y=log_y), width="stretch")
     st.caption("Naive and advanced composition treat each step as a subsampled Gaussian mechanism with its own δ "
-               "(amplification by subsampling, Dwork–Rothblum–Vadhan 2010); RDP and PLD come from Google's "
-               "dp_accounting on the event SelfComposed(PoissonSampled(q, Gaussian(σ)), steps).")
-    order = [m for m in df.method.unique()]
-    table = df.pivot(index="epochs", columns="method", values="epsilon")[order].reset_index()
-    st.dataframe(table, hide_index=True, width="stretch", key="acct.table")
+               "(amplification by subsampling, Dwork–Rothblum–Vadhan 2010); both are valid bounds at the same total "
+               "δ, so the advanced curve shows the smaller of the two (advanced composition alone is worse than the "
+               "naive sum when each step's ε is large, e.g. σ = 0.5). RDP and PLD come from Google's dp_accounting "
+               "on the event SelfComposed(PoissonSampled(q, Gaussian(σ)), steps).")
+    st.dataframe(comparison_table(df), hide_index=True, width="stretch", key="acct.table")
 
 st.subheader("The inverse: how much noise for a target ε?")
+st.caption(f"Uses the sidebar's δ = {delta:.0e} and sampling rate q = L/n = {q:.4g}; choose the target ε, the epochs "
+           "and the accountant here.")
 c1, c2, c3 = st.columns(3)
 target = c1.number_input("Target ε", 0.01, 100.0, 1.0, 0.1, key="acct.target")
 epochs = c2.number_input("Epochs planned", 0.1, 10_000.0, 10.0, 1.0, key="acct.plan_epochs")

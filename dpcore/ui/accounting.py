@@ -39,12 +39,43 @@ def cached_densities(mechanism: str, epsilon: float, delta: float, sensitivity: 
                                  count_d=count_d, count_d2=count_d2)
 
 
+ADVANCED_LABEL = "Advanced composition (or naive, if smaller)"
+#: one colour and dash per method, so overlapping curves (RDP and PLD often do) stay distinguishable
+METHOD_STYLES = {
+    "Naive composition": dict(color="#7f7f7f", dash="dot"),
+    ADVANCED_LABEL: dict(color="#ff7f0e", dash="dash"),
+    "Moments accountant (RDP)": dict(color="#1f77b4", dash="solid"),
+    "Privacy loss distribution (PLD)": dict(color="#2ca02c", dash="dashdot"),
+}
+
+
+def best_of_compositions(df: pd.DataFrame) -> pd.DataFrame:
+    """Replace the advanced-composition curve by ``min(naive, advanced)`` point by point.
+
+    Both are valid (epsilon, delta) bounds at the same total delta (see
+    :func:`dpcore.accounting.dpsgd_composition_bound`), so their minimum is one too; the
+    advanced theorem alone exceeds the naive sum when each step's epsilon is large
+    (its ``k eps (e^eps - 1)`` term), e.g. sigma = 0.5. Dwork & Roth (2014) Thm 3.16, 3.20.
+    """
+    naive = df[df.method == "Naive composition"].set_index("epochs").epsilon
+    adv = df.method == "Advanced composition"
+    out = df.copy()
+    if adv.any() and len(naive):
+        out.loc[adv, "epsilon"] = [min(e, naive.get(x, math.inf)) for x, e in zip(df.epochs[adv], df.epsilon[adv])]
+    out.loc[adv, "method"] = ADVANCED_LABEL
+    return out
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def cached_comparison(noise_multiplier: float, sample_rate: float, delta: float, max_epochs: float, points: int,
                       methods: tuple[str, ...]) -> pd.DataFrame:
+    """The epsilon curves of :func:`composition_comparison`, advanced composition as ``min(naive, advanced)``."""
     epochs = [max_epochs * i / (points - 1) for i in range(points)]
-    return composition_comparison(noise_multiplier=noise_multiplier, sample_rate=sample_rate, delta=delta,
-                                  epochs=epochs, methods=methods)
+    extra = ("naive",) if "advanced" in methods and "naive" not in methods else ()
+    df = composition_comparison(noise_multiplier=noise_multiplier, sample_rate=sample_rate, delta=delta,
+                                epochs=epochs, methods=tuple(methods) + extra)
+    df = best_of_compositions(df)
+    return df[df.method != "Naive composition"].reset_index(drop=True) if extra else df
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -71,12 +102,14 @@ def densities_figure(df: pd.DataFrame, summary: dict, *, count_d: float, count_d
 
 def ratio_figure(df: pd.DataFrame, summary: dict) -> go.Figure:
     fig = go.Figure()
-    fig.add_scatter(x=df.x, y=df.log_ratio.map(math.exp), name="p_D(x) / p_D'(x)", line=dict(width=3))
+    fig.add_scatter(x=df.x, y=df.log_ratio.map(math.exp), name="p<sub>D</sub>(x) / p<sub>D′</sub>(x)",
+                    line=dict(width=3))
     e = summary["e_epsilon"]
     # drawn as traces, not add_hline annotations (those land at 10^y on a log axis)
     x0, x1 = float(df.x.min()), float(df.x.max())
-    fig.add_scatter(x=[x0, x1], y=[e, e], mode="lines", name=f"e^ε = {e:.3g}", line=dict(color="red", dash="dot"))
-    fig.add_scatter(x=[x0, x1], y=[1 / e, 1 / e], mode="lines", name=f"e^-ε = {1 / e:.3g}",
+    fig.add_scatter(x=[x0, x1], y=[e, e], mode="lines", name=f"e<sup>ε</sup> = {e:.3g}",
+                    line=dict(color="red", dash="dot"))
+    fig.add_scatter(x=[x0, x1], y=[1 / e, 1 / e], mode="lines", name=f"e<sup>−ε</sup> = {1 / e:.3g}",
                     line=dict(color="red", dash="dash"))
     ratio = df.log_ratio.map(math.exp)
     lo = min(float(ratio.min()), 1 / e) / 2
@@ -88,17 +121,31 @@ def ratio_figure(df: pd.DataFrame, summary: dict) -> go.Figure:
     return readable_log_ticks(fig, "y")
 
 
+def comparison_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Epsilon per method (columns) after each number of epochs, 3 significant figures, as shown."""
+    order = list(df.method.unique())
+    table = df.pivot(index="epochs", columns="method", values="epsilon")[order]
+    table = table.map(lambda v: f"{v:.3g}").reset_index()
+    table["epochs"] = table.epochs.map(lambda v: float(f"{v:.3g}"))
+    return table
+
+
 def comparison_figure(df: pd.DataFrame, *, log_y: bool = True) -> go.Figure:
     fig = go.Figure()
     for method, g in df.groupby("method", sort=False):
-        fig.add_scatter(x=g.epochs, y=g.epsilon.where(g.epsilon > 0), mode="lines", name=method, line=dict(width=3))
+        fig.add_scatter(x=g.epochs, y=g.epsilon.where(g.epsilon > 0), mode="lines", name=method,
+                        line=dict(width=3, **METHOD_STYLES.get(method, {})))
     fig.update_layout(xaxis_title="epochs", yaxis_title="ε spent (δ fixed)", yaxis_type="log" if log_y else "linear",
                       legend=dict(orientation="h", y=1.12), height=420, margin=dict(t=40, b=40))
     return readable_log_ticks(fig, "y") if log_y else fig
 
 
 __all__ = [
+    "ADVANCED_LABEL",
+    "METHOD_STYLES",
     "WEAK_EPSILON",
+    "best_of_compositions",
+    "comparison_table",
     "weak_guarantee_note",
     "cached_densities",
     "cached_comparison",

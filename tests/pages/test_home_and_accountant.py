@@ -13,17 +13,19 @@ def test_home_runs_and_epsilon_changes_the_noise(app_page):
     at = app_page("app.py").run()
     assert not at.exception
     assert metrics(at)["Noise scale"] == "1"
-    assert metrics(at)["Largest ratio p_D / p_D′"] == "2.72"
+    assert metrics(at)["Largest ratio $p_D / p_{D'}$"] == "2.72"
+    assert at.select_slider(key="home.delta").disabled  # δ means nothing for Laplace
     at.slider(key="home.eps").set_value(0.5).run()
     assert not at.exception
     assert metrics(at)["Noise scale"] == "2"
-    assert metrics(at)["e^ε (allowed ratio)"] == "1.65"
+    assert metrics(at)["$e^{\\varepsilon}$ (allowed ratio)"] == "1.65"
 
 
 def test_home_gaussian_shows_delta_spent(app_page):
     at = app_page("app.py").run()
     at.radio(key="home.mech").set_value("gaussian").run()
     assert not at.exception
+    assert not at.select_slider(key="home.delta").disabled
     d = float(metrics(at)["δ actually used"])
     assert 0.9e-5 < d <= 1.0001e-5
 
@@ -37,6 +39,9 @@ def test_accountant_page_shows_seed_004_gap(app_page):
     assert 1.5 < rdp < 3 and adv > 10 * rdp
     table = at.dataframe[0].value
     assert list(table.columns)[:1] == ["epochs"] and len(table) == 41
+    assert all(len(v.replace(".", "").replace("-", "").split("e")[0].lstrip("0")) <= 3 for v in table.iloc[-1, 1:])
+    assert any("sidebar's δ" in c.value for c in at.caption)  # the inverse section says what it reuses
+    assert not any("Weak guarantee" in w.value for w in at.warning)
     assert float(m["Noise multiplier needed σ"]) > 0
     assert float(m["ε check with that σ"]) <= 1.0
 
@@ -50,3 +55,29 @@ def test_accountant_reacts_to_sigma_and_rejects_bad_batch(app_page):
     at.number_input(key="acct.batch").set_value(100_000).run()
     assert not at.exception
     assert any("larger than n" in e.value for e in at.error)
+
+
+def test_accountant_small_sigma_advanced_is_never_above_naive_and_warns(app_page):
+    at = app_page("views/1_Accountant.py")
+    at.run()
+    at.number_input(key="acct.sigma").set_value(0.5).run()
+    assert not at.exception
+    m = metrics(at)
+    naive, adv = (float(m[k].split("=")[1]) for k in ("Naive", "Advanced"))
+    assert adv <= naive  # min(naive, advanced): both valid at the same delta
+    assert any("Weak guarantee" in w.value for w in at.warning)
+
+
+def test_best_of_compositions_against_the_theorems():
+    from dpcore.accounting.composition import dpsgd_composition_bound
+    from dpcore.ui.accounting import ADVANCED_LABEL, cached_comparison, weak_guarantee_note
+
+    df = cached_comparison(0.5, 0.01, 1e-5, 100.0, 3, ("advanced",))
+    assert set(df.method) == {ADVANCED_LABEL}
+    for ep, eps in zip(df.epochs, df.epsilon):
+        steps = int(round(ep / 0.01))
+        ref = [dpsgd_composition_bound(noise_multiplier=0.5, sample_rate=0.01, steps=steps, delta=1e-5, method=k)
+               for k in ("naive", "advanced")]
+        assert eps == pytest.approx(min(ref))
+    assert weak_guarantee_note(10.0) is None and "22000" not in (weak_guarantee_note(10.5) or "")
+    assert "3.63e+04" in weak_guarantee_note(10.5)
