@@ -107,9 +107,12 @@ res = st.session_state.setdefault("images.train", None)
 if res is not None:
     settings, table, info = res
     st.caption(f"Result for: {settings}. Accuracy on the clean test images; hover a metric for its privacy unit.")
-    for c, row in zip(st.columns(len(table)), table.itertuples(index=False)):
-        eps_txt = "no privacy" if math.isinf(row.epsilon) else f"ε = {row.epsilon:.3g} per image"
-        c.metric(f"{row.model} · {eps_txt}", "–" if row.accuracy is None else f"{row.accuracy:.1%}", help=row.privacy)
+    short = ("Clean images", "Noisy images", "DP-SGD")
+    for c, name, row in zip(st.columns(len(table)), short, table.itertuples(index=False)):
+        eps_txt = "no privacy" if math.isinf(row.epsilon) else f"ε = {row.epsilon:.3g} per " + (
+            "(image, label) record" if row.labels_protected else "image")
+        c.metric(f"{name} · {eps_txt}", "–" if row.accuracy is None else f"{row.accuracy:.1%}",
+                 help=f"{row.model}. Privacy unit: {row.privacy}")
     if info["epsilon_image"] > info["epsilon_requested"] * (1 + 1e-9):
         st.warning(f"ε = {info['epsilon_requested']:g} per pixel protects one pixel only: each training image is "
                    f"only ε = {info['epsilon_image']:.3g}-DP as a whole (h·w·ε, basic composition), and that is the "
