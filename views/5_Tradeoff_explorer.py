@@ -67,20 +67,21 @@ config = run_guarded(SweepConfig, dataset=ds, learners=tuple(chosen), axis=axis,
                      base_seed=base_seed, epsilon=eps, delta=delta, params=params)
 if config is None:
     st.stop()
-n_runs, todo = len(config.runs()), n_to_compute(config)
+n_runs = len(config.runs())
+axis_name = "ε" if axis == "epsilon" else axis.replace("_", " ")
 st.caption(f"{len(chosen)} learner(s) × {len(values)} value(s) × {seeds} seed(s) + baselines "
-           f"({', '.join(title_of(b) for b in config.baselines()) or 'none'}) = **{n_runs} runs**, "
-           f"{todo} not computed yet. Values: {', '.join(f'{v:.3g}' for v in values)}.")
+           f"({', '.join(title_of(b) for b in config.baselines()) or 'none'}) = **{n_runs} runs**; "
+           f"{axis_name} values {', '.join(f'{v:.3g}' for v in values)}.")
 metric_choices = ["accuracy"] if ds.task == "classification" else ["mse", "r2"]
 metric = metric_choices[0] if len(metric_choices) == 1 else st.radio(
     "Metric", metric_choices, horizontal=True, key="sweep.metric", format_func=lambda m: METRIC_LABELS[m])
 log_x = bool(log) and len(values) > 1
 
-b1, b2 = st.columns([1, 5], vertical_alignment="center")
+b1, b2 = st.columns([1, 12], vertical_alignment="center")
 clicked = b1.button("Run", type="primary", key="sweep.run")
 b2.caption("On a quiet 2-core machine the default sweep takes about 10–20 s (mostly starting the worker "
            "processes); images, PATE and federated learners take longer per run. Finished runs are cached.")
-progress_slot, metrics_box, chart_slot = st.empty(), st.container(), st.empty()
+progress_slot, warn_box, metrics_box, chart_slot = st.empty(), st.container(), st.container(), st.empty()
 result = remembered(config)
 if clicked and result is None:
     result = run_live(config, n_jobs=int(jobs), scheduler=scheduler.strip() or None, progress_slot=progress_slot,
@@ -88,23 +89,25 @@ if clicked and result is None:
 if result is None and clicked:
     st.stop()  # the error is shown above; no chart, no "press Run" box
 if result is None:
-    st.info(f"Press **Run** to compute the {n_runs} runs; finished runs are cached on disk, so reopening these "
-            "settings later shows the curve at once.")
+    st.info(f"Press **Run** to compute the {n_runs} runs ({n_to_compute(config)} not computed yet); finished runs are cached on "
+            "disk, so reopening these settings later shows the curve at once.")
     st.stop()
 
 table = result.table
 summ = result.summary(metric)
-show_sweep_warnings(table)
+with warn_box:
+    show_sweep_warnings(table)
 swept = summ[summ.role == "swept"]
 top = swept[swept.value == swept.value.max()]
-axis_name = "ε" if axis == "epsilon" else axis.replace("_", " ")
 m = metrics_box.columns(4)
 m[0].metric("Runs", f"{len(table)}", help=f"{result.n_computed} computed, {result.n_cached} read from the cache, "
             f"{result.seconds:.1f} s")
 if not top.empty:
     best = top.sort_values("mean", ascending=metric == "mse").iloc[0]
     m[1].metric(f"Best swept at {axis_name} = {best.value:.3g}", f"{best['mean']:.3g}",
-                help=f"{title_of(best.learner)}, mean over seeds")
+                help=f"{title_of(best.learner)}, mean over seeds"
+                     + (" — ⚠ this learner leaked privacy here: its ε is not a guarantee" if best.get(
+                         "leaks_privacy", False) else ""))
 for col, role, label in ((m[2], "baseline", "Best non-private"), (m[3], "trivial", "Trivial baseline")):
     b = summ[summ.role == role].sort_values("mean", ascending=metric == "mse")
     if not b.empty:

@@ -131,8 +131,11 @@ def readable_log_ticks(fig, axis: str = "x"):
              for m in (1, 2, 5) if lo / 1.05 <= m * 10.0**k <= hi * 1.05]
     if len(ticks) > 12:  # many decades: powers of ten only
         ticks = [t for t in ticks if math.isclose(math.log10(t), round(math.log10(t)))]
+    if len(ticks) < 3:  # less than a decade: every 1..9 mantissa
+        ticks = [m * 10.0**k for k in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
+                 for m in range(1, 10) if lo / 1.05 <= m * 10.0**k <= hi * 1.05]
     if len(ticks) < 2:
-        ticks = sorted({lo, hi})
+        ticks = sorted({float(f"{lo:.3g}"), float(f"{hi:.3g}")})
     update = fig.update_xaxes if axis == "x" else fig.update_yaxes
     update(tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
     return fig

@@ -337,6 +337,8 @@ def show_sweep_warnings(table: pd.DataFrame) -> int:
     found = table_warnings(table)
     for w in found:
         who = ", ".join(title_of(n) for n in w["learners"])
+        msg = w["message"].rstrip()
+        w = {**w, "message": msg if msg.endswith((".", "!", "?")) else msg + "."}
         if w["leak"] and w["private"]:
             st.warning(f"**Privacy leak — {who}:** {w['message']} The ε shown for these runs is not a privacy "
                        "guarantee.", icon="⚠️")

@@ -183,6 +183,8 @@ def test_figure_bands_baselines_and_log_axes(fakes):
     upper, lower = fig.data[0], fig.data[1]  # the band: mean +- sample std across the two seeds
     assert list(upper.y) == pytest.approx(list(s.mean() + s.std()))
     assert list(lower.y) == pytest.approx(list(s.mean() - s.std()))
+    ticks = [float(t) for t in fig.layout.yaxis.ticktext]  # round numbers on the log MSE axis, at least two
+    assert len(ticks) >= 2 and all(float(f"{t:.1g}") == t for t in ticks)
     fig2 = sweep_figure(table, cfg, metric="r2", log_x=False)
     assert fig2.layout.yaxis.type == "linear" and fig2.layout.xaxis.type == "linear"
     assert list(fig2.data[0].y) == pytest.approx(list(table[table.role == "swept"].groupby("value").r2.max()))
