@@ -8,7 +8,7 @@ the same sweep again ("cached reopen": every run read back from disk).
 
 Opacus 1.6 runs the same runs one after the other in this process (torch using
 every core): the same split (``train_test_split(seed)``), the same features
-(public bounds mapped to [-1, 1]), the same model (``dpcore.training.models.build_model``
+(whatever the dpsgd learner's preset computes: HOG for mnist5k), the same model (``dpcore.training.models.build_model``
 with the dpsgd learner's preset for mnist5k, or ``--model``), the same Poisson
 sample rate, epochs, learning rate, momentum and clip norm, and sigma from
 ``make_private_with_epsilon`` (Opacus's own RDP accountant) for each target epsilon.
@@ -58,18 +58,19 @@ def opacus_run(epsilon: float, seed: int, *, delta: float, model: str | None, ep
 
     from dpcore.datasets import train_test_split
     from dpcore.training.models import build_model
-    from dpcore.training.preprocess import prepare_features
+    from dpcore.training.learners import _features
 
     t0 = time.perf_counter()
     split = train_test_split("mnist5k", seed=seed)
     s = _dpsgd_settings(split, model)
     if epochs is not None:
         s["epochs"] = epochs
-    X_tr = torch.from_numpy(np.array(prepare_features(split.X_train, split.dataset.bounds, warn=False)))
-    X_te = torch.from_numpy(np.array(prepare_features(split.X_test, split.dataset.bounds, warn=False)))
+    feats_tr, feats_te, image_shape = _features(split, {"model": s["model"]})  # the dpsgd learner's own features
+    X_tr = torch.from_numpy(np.ascontiguousarray(feats_tr, dtype=np.float32))
+    X_te = torch.from_numpy(np.ascontiguousarray(feats_te, dtype=np.float32))
     y_tr = torch.from_numpy(np.array(split.y_train, dtype=np.int64))
     net = build_model(s["model"], n_features=X_tr.shape[1], n_outputs=10, hidden=s["hidden"],
-                      activation=s["activation"], image_shape=split.dataset.image_shape, seed=seed)
+                      activation=s["activation"], image_shape=image_shape, seed=seed)
     opt = torch.optim.SGD(net.parameters(), lr=s["learning_rate"], momentum=s["momentum"])
     gen = torch.Generator().manual_seed(seed)
     loader = DataLoader(TensorDataset(X_tr, y_tr), batch_size=s["batch_size"], generator=gen)
