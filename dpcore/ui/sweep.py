@@ -85,11 +85,17 @@ def title_of(name: str) -> str:
 
 def knobs_markdown(names: list[str]) -> str:
     """One bullet per learner: its title and the knob names it takes (what to type in "Fixed knobs")."""
+    from ..sweep.config import BOOL_KNOBS, INTEGER_KNOBS, REAL_KNOBS
+
+    def kind(p: str) -> str:
+        return ("whole number" if p in INTEGER_KNOBS else "number" if p in REAL_KNOBS
+                else "true/false" if p in BOOL_KNOBS else "text")
+
     lines = []
     for n, params in knobs_of(names).items():
-        knobs = ", ".join(f"`{p}`" for p in params) or "none"
+        knobs = ", ".join(f"`{p}` ({kind(p)})" for p in params) or "none"
         lines.append(f"- **{title_of(n)}**: {knobs}")
-    return "\n".join(lines)
+    return "\n".join(lines) + "\n\nWrite one `name=value` per line; each learner gets the knobs it takes."
 
 
 def n_to_compute(config: SweepConfig, *, cache_dir=None) -> int:

@@ -219,3 +219,11 @@ def test_leaky_learner_is_marked_in_the_legend(fakes):
         table = run_sweep(cfg, n_jobs=1).table
     fig = sweep_figure(table, cfg, metric="accuracy")
     assert any(t.name == "Fake DP learner ⚠ leaks privacy" for t in fig.data)
+
+
+def test_knob_list_is_readable(fakes):
+    from dpcore.ui.sweep import knobs_markdown
+
+    text = knobs_markdown(["fake-dp", "fake-fixed"])
+    assert "- **Fake DP learner**: `clip_norm` (number)" in text and "`epochs` (whole number)" in text
+    assert "- **Fake pure-DP learner without knobs**: `call_log` (text)" in text
