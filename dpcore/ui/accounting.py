@@ -27,8 +27,8 @@ def weak_guarantee_note(epsilon: float, *, unit: str = "") -> str | None:
         return None
     ratio = "more than 10^300" if epsilon > 690 else f"{math.exp(epsilon):.3g}"
     who = f" {unit}" if unit else ""
-    return (f"Weak guarantee: ε = {epsilon:.3g}{who} allows the odds of any inference about one person to grow by a "
-            f"factor e^ε = {ratio}. Above ε ≈ 10 this is almost no formal protection, even though noise was added; "
+    return (f"Weak guarantee: ε = {epsilon:.3g}{who} lets an observer's odds about the protected unit (one record, "
+            f"one client) grow by a factor $e^{{\\varepsilon}}$ = {ratio}. Above ε ≈ 10 this is almost no formal protection, even though noise was added; "
             "lower ε (more noise, fewer rounds/steps) for a meaningful guarantee.")
 
 
@@ -132,8 +132,10 @@ def comparison_table(df: pd.DataFrame) -> pd.DataFrame:
 
 def comparison_figure(df: pd.DataFrame, *, log_y: bool = True) -> go.Figure:
     fig = go.Figure()
-    for method, g in df.groupby("method", sort=False):
-        fig.add_scatter(x=g.epochs, y=g.epsilon.where(g.epsilon > 0), mode="lines", name=method,
+    groups = list(df.groupby("method", sort=False))
+    # the naive curve is drawn after the advanced one (which equals it where naive is smaller), legend order kept
+    for rank, (method, g) in sorted(enumerate(groups), key=lambda t: t[1][0] == "Naive composition"):
+        fig.add_scatter(x=g.epochs, y=g.epsilon.where(g.epsilon > 0), mode="lines", name=method, legendrank=rank,
                         line=dict(width=3, **METHOD_STYLES.get(method, {})))
     fig.update_layout(xaxis_title="epochs", yaxis_title="ε spent (δ fixed)", yaxis_type="log" if log_y else "linear",
                       legend=dict(orientation="h", y=1.12), height=420, margin=dict(t=40, b=40))
