@@ -6,7 +6,7 @@ import math
 import streamlit as st
 
 from dpcore.learners import get_learner
-from dpcore.ui import dataset_picker, delta_input, epsilon_input, page_header, run_guarded, seed_input
+from dpcore.ui import dataset_picker, delta_input, epsilon_input, page_header, run_guarded, seed_input, show_table
 from dpcore.ui.training import (ALGO_NOTES, ALGORITHMS, LiveProgress, confusion_figure, defaults_for,
                                 history_figure, run_key, train_with_baseline)
 
@@ -116,7 +116,7 @@ st.caption(f"{out['n_train']} training rows, {out['n_test']} test rows, {out['se
 
 st.subheader("Training history")
 st.plotly_chart(history_figure(out["history"]), key="train.history_chart")
-st.dataframe(out["history"], hide_index=True, key="train.history_table")
+show_table(out["history"], key="train.history_table")
 if "confusion" in out:
     st.subheader("Confusion matrix of the private model (test rows)")
     st.plotly_chart(confusion_figure(out["confusion"]), key="train.confusion_chart")

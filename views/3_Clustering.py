@@ -6,7 +6,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dpcore.datasets import REGISTRY, dataset_names
-from dpcore.ui import readable_log_ticks, epsilon_input, page_header, run_guarded, seed_input
+from dpcore.ui import readable_log_ticks, epsilon_input, page_header, run_guarded, seed_input, show_table
 from dpcore.ui.models import CLUSTER_LABELS, cluster_demo, cluster_sweep
 
 page_header(
@@ -57,7 +57,7 @@ if demo is not None:
         col.plotly_chart(fig, width="stretch", key=f"cluster.scatter.{name}")
     st.caption("Points are coloured by the class their cluster is matched to (Hungarian matching), shaped by "
                "their true class; ✕ marks a centre, ▲ a centre outside the view drawn at its edge.")
-    st.dataframe(demo["metrics"], hide_index=True, width="stretch", key="cluster.metrics_table")
+    show_table(demo["metrics"], key="cluster.metrics_table")
 
 st.subheader("Accuracy vs ε")
 epsilons = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0)
@@ -81,4 +81,4 @@ if df is not None:
     st.caption(f"Mean over {seeds} seeds (split and noise); bars show one standard deviation. The non-private "
                "line does not depend on ε. DPLloyd spends 40% of ε on a noisy grid histogram for its start "
                "(Su et al.'s hybrid), the rest on the rounds; input perturbation adds Lap(Σ ranges / ε) per value.")
-    st.dataframe(df, hide_index=True, width="stretch", key="cluster.sweep_table")
+    show_table(df, key="cluster.sweep_table")

@@ -5,7 +5,7 @@ import plotly.express as px
 import streamlit as st
 
 from dpcore.datasets import REGISTRY, dataset_names
-from dpcore.ui import readable_log_ticks, epsilon_input, page_header, run_guarded, seed_input
+from dpcore.ui import readable_log_ticks, epsilon_input, page_header, run_guarded, seed_input, show_table
 from dpcore.ui.models import classical_sweep, size_sweep
 
 page_header(
@@ -52,11 +52,10 @@ epsilons = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0)
 metric_label = "test accuracy (fraction)" if task == "classification" else "test R²"
 df = run_guarded(classical_sweep, dataset, learners, model, kernel, lam, epsilons, int(seeds), seed, preprocess)
 if df is not None:
-    metric = df.columns[2]
-    at1 = df[df.epsilon == 1.0].set_index("method")[metric]
+    metric = df.attrs.get("metric", df.columns[3])
+    at1 = df[df.epsilon == 1.0]
     cols = st.columns(len(at1))
-    for c, (name, v) in zip(cols, at1.items()):
-        private = name in learners
+    for c, (name, private, v) in zip(cols, at1[["method", "private", metric]].itertuples(index=False)):
         c.metric(f"{name} at ε = 1" if private else name, f"{v:.3f}",
                  help=None if private else "Non-private reference: it does not depend on ε.")
     fig = px.line(df, x="epsilon", y=metric, color="method", markers=True, log_x=True,
@@ -71,7 +70,7 @@ if df is not None:
                    "curves show the algorithm's accuracy, but the pipeline as a whole is not ε-DP.")
     st.caption(f"Mean over {seeds} seeds. ERM rows are clipped to a declared norm (the sensitivity bound of "
                "Chaudhuri et al.); the functional mechanism uses only the declared bounds. Pure ε-DP: δ = 0.")
-    st.dataframe(df, hide_index=True, width="stretch", key="classical.eps_table")
+    show_table(df, key="classical.eps_table")
 
 st.subheader(f"{metric_label.capitalize()} vs training-set size at ε = {epsilon:g}")
 learner = st.selectbox("Learner", learners, key="classical.size_learner")
@@ -83,4 +82,4 @@ if sz is not None:
     fig.update_layout(height=360, yaxis_title=metric_label)
     st.plotly_chart(fig, width="stretch", key="classical.size_chart")
     st.caption("More rows means less noise per row: the noise of output perturbation shrinks like 1/(n Λ ε).")
-    st.dataframe(sz, hide_index=True, width="stretch", key="classical.size_table")
+    show_table(sz, key="classical.size_table")

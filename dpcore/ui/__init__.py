@@ -12,6 +12,7 @@ from .common import (
     readable_log_ticks,
     run_guarded,
     seed_input,
+    show_table,
     show_warnings,
 )
 
@@ -24,5 +25,6 @@ __all__ = [
     "readable_log_ticks",
     "run_guarded",
     "seed_input",
+    "show_table",
     "show_warnings",
 ]

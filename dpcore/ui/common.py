@@ -80,6 +80,30 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         return None
 
 
+#: Display names for the columns of the tidy tables pages show (the CSV downloads keep the tidy names).
+COLUMN_LABELS = {
+    "epoch": "Epoch", "step": "Steps so far", "loss": "Test loss", "accuracy": "Test accuracy", "mse": "Test MSE",
+    "r2": "Test R²", "epsilon": "ε", "train_loss": "Training loss (private rows)", "method": "Method",
+    "accuracy_sd": "Accuracy SD", "intra_cluster_variance": "Within / total sum of squares",
+    "intra_cluster_variance_sd": "Within / total SD", "n_train": "Training rows", "learner": "Learner",
+    "seed": "Seed", "seconds": "Seconds", "noise_multiplier": "Noise multiplier σ", "delta": "δ",
+}
+
+
+def show_table(df, *, key: str, labels: dict | None = None, digits: int = 4) -> None:
+    """``st.dataframe`` with readable headers and numbers rounded to ``digits`` significant figures."""
+    import numpy as np
+    import pandas as pd
+
+    out = df.copy()
+    for c in out.columns:
+        if pd.api.types.is_float_dtype(out[c]):
+            out[c] = [v if not np.isfinite(v) else float(f"{v:.{digits}g}") for v in out[c]]
+    names = {**COLUMN_LABELS, **(labels or {})}
+    out = out.rename(columns={c: names.get(c, str(c).replace("_", " ").capitalize()) for c in out.columns})
+    st.dataframe(out, hide_index=True, width="stretch", key=key)
+
+
 def show_warnings(caught) -> None:
     seen = set()
     for w in caught:

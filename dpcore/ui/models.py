@@ -94,6 +94,15 @@ def _classical_params(learner: str, model: str, kernel: str, regularization: flo
     return {}
 
 
+#: Short names for legends and tables (the registry ids stay in the CLI and sweeps).
+METHOD_NAMES = {
+    "erm-output": "Output perturbation (Alg. 1)", "erm-objective": "Objective perturbation (Alg. 2)",
+    "functional-mechanism": "Functional mechanism", "logreg": "Non-private model (same loss)",
+    "linreg": "Non-private linear regression", "majority": "Majority class (trivial)",
+    "mean": "Mean predictor (trivial)",
+}
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
 def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel: str, regularization: float | str,
                     epsilons: tuple[float, ...], seeds: int, seed: int, preprocess: str = "log-bounds") -> pd.DataFrame:
@@ -109,14 +118,16 @@ def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel:
             for eps in epsilons:
                 res = run_learner(name, split, epsilon=eps, seed=s,
                                   params=_classical_params(name, model, kernel, regularization, preprocess))
-                rows.append({"method": name, "epsilon": eps, "seed": s, "value": res.metrics[metric]})
+                rows.append({"method": METHOD_NAMES.get(name, name), "private": True, "epsilon": eps, "seed": s,
+                             "value": res.metrics[metric]})
         for name in (base, trivial):
             res = run_learner(name, split, seed=s, params=_classical_params(name, model, kernel, regularization, preprocess))
             for eps in epsilons:
-                rows.append({"method": name + " (non-private)" if name == base else name, "epsilon": eps, "seed": s,
+                rows.append({"method": METHOD_NAMES.get(name, name), "private": False, "epsilon": eps, "seed": s,
                              "value": res.metrics[metric]})
     df = pd.DataFrame(rows)
-    out = df.groupby(["method", "epsilon"], as_index=False).agg(value=("value", "mean"), sd=("value", "std"))
+    out = df.groupby(["method", "private", "epsilon"], as_index=False, sort=False).agg(
+        value=("value", "mean"), sd=("value", "std"))
     out.attrs["metric"] = metric
     return out.rename(columns={"value": metric})
 

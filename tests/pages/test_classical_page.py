@@ -11,12 +11,12 @@ def test_classical_page_runs_and_reacts():
     assert not at.exception
     assert len(at.metric) >= 3
     first = at.dataframe[0].value
-    assert {"erm-output", "erm-objective", "majority"} <= set(first["method"])
+    assert {"Output perturbation (Alg. 1)", "Objective perturbation (Alg. 2)", "Majority class (trivial)"} <= set(first["Method"])
     at.selectbox(key="classical.dataset").set_value("diabetes")
     at.run()
     assert not at.exception
     df = at.dataframe[0].value
-    assert "r2" in df.columns and "functional-mechanism" in set(df["method"])
+    assert "Test R²" in df.columns and "Functional mechanism" in set(df["Method"])
     assert not at.error
 
 
@@ -27,7 +27,7 @@ def test_classical_page_private_tuning_option():
     at.number_input(key="classical.seeds").set_value(1)
     at.run()
     assert not at.exception and not at.error
-    assert {"erm-output", "erm-objective"} <= set(at.dataframe[0].value["method"])
+    assert {"Output perturbation (Alg. 1)", "Objective perturbation (Alg. 2)"} <= set(at.dataframe[0].value["Method"])
 
 
 def test_classical_page_default_scaling_is_private_and_switch_changes_table():
@@ -39,4 +39,4 @@ def test_classical_page_default_scaling_is_private_and_switch_changes_table():
     at.run()
     assert not at.exception and not at.error
     after = at.dataframe[0].value
-    assert not before["accuracy"].equals(after["accuracy"])
+    assert not before["Test accuracy"].equals(after["Test accuracy"])

@@ -16,8 +16,8 @@ def test_clustering_page_runs_and_reacts():
     at.run()
     assert not at.exception
     after = at.dataframe[0].value
-    assert set(after["method"]) == {"Lloyd (non-private)", "DPLloyd", "Input perturbation"}
-    assert (after["epsilon"].iloc[1:] == 0.2).all()
-    priv = after["method"] != "Lloyd (non-private)"
-    assert not after.loc[priv, "intra_cluster_variance"].equals(before.loc[priv, "intra_cluster_variance"])
+    assert set(after["Method"]) == {"Lloyd (non-private)", "DPLloyd", "Input perturbation"}
+    assert (after["ε"].iloc[1:] == 0.2).all()
+    priv = after["Method"] != "Lloyd (non-private)"
+    assert not after.loc[priv, "Within / total sum of squares"].equals(before.loc[priv, "Within / total sum of squares"])
     assert len(at.dataframe) == 2  # metrics table and the epsilon sweep table

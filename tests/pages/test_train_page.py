@@ -26,7 +26,7 @@ def test_train_page_runs_dpsgd_and_shows_metrics():
     eps = next(m for m in at.metric if m.label == "ε spent").value
     assert float(eps) <= 1.0
     hist = at.dataframe[0].value
-    assert len(hist) == 3 and hist["epsilon"].iloc[-1] <= 1.0
+    assert len(hist) == 3 and hist["ε"].iloc[-1] <= 1.0
 
 
 def test_changing_epsilon_changes_the_result():
