@@ -71,7 +71,7 @@ if df is not None:
     fig = px.line(df, x="epsilon", y=metric, color="method", markers=True, log_x=True,
                   log_y=metric == "intra_cluster_variance",
                   error_y="accuracy_sd" if metric == "accuracy" else None,
-                  labels={"epsilon": "ε (log scale)", metric: metric.replace("_", " ")})
+                  labels={"epsilon": "ε (log scale)", metric: metric.replace("_", " "), "method": "Method"})
     readable_log_ticks(fig, "x")
     if metric == "intra_cluster_variance":
         readable_log_ticks(fig, "y")

@@ -6,7 +6,7 @@ import streamlit as st
 
 from dpcore.datasets import REGISTRY, dataset_names
 from dpcore.ui import readable_log_ticks, epsilon_input, page_header, run_guarded, seed_input, show_table
-from dpcore.ui.models import classical_sweep, size_sweep
+from dpcore.ui.models import METHOD_NAMES, classical_sweep, size_sweep
 
 page_header(
     "Classical private models",
@@ -59,7 +59,7 @@ if df is not None:
         c.metric(f"{name} at ε = 1" if private else name, f"{v:.3f}",
                  help=None if private else "Non-private reference: it does not depend on ε.")
     fig = px.line(df, x="epsilon", y=metric, color="method", markers=True, log_x=True,
-                  labels={"epsilon": "ε (log scale)", metric: metric_label})
+                  labels={"epsilon": "ε (log scale)", metric: metric_label, "method": "Method"})
     readable_log_ticks(fig, "x")
     fig.update_layout(height=420, yaxis_title=metric_label)
     if task == "regression":
@@ -73,7 +73,8 @@ if df is not None:
     show_table(df, key="classical.eps_table")
 
 st.subheader(f"{metric_label.capitalize()} vs training-set size at ε = {epsilon:g}")
-learner = st.selectbox("Learner", learners, key="classical.size_learner")
+learner = st.selectbox("Learner", learners, key="classical.size_learner",
+                       format_func=lambda n: METHOD_NAMES.get(n, n))
 fractions = (0.1, 0.25, 0.5, 0.75, 1.0)
 sz = run_guarded(size_sweep, dataset, learner, model, kernel, lam, float(epsilon), fractions, seed, preprocess)
 if sz is not None:

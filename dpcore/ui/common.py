@@ -86,7 +86,7 @@ COLUMN_LABELS = {
     "r2": "Test R²", "epsilon": "ε", "train_loss": "Training loss (private rows)", "method": "Method",
     "accuracy_sd": "Accuracy SD", "intra_cluster_variance": "Within / total sum of squares",
     "intra_cluster_variance_sd": "Within / total SD", "n_train": "Training rows", "learner": "Learner",
-    "seed": "Seed", "seconds": "Seconds", "noise_multiplier": "Noise multiplier σ", "delta": "δ",
+    "seed": "Seed", "seconds": "Seconds", "sd": "SD across seeds", "noise_multiplier": "Noise multiplier σ", "delta": "δ",
 }
 
 
@@ -98,7 +98,12 @@ def show_table(df, *, key: str, labels: dict | None = None, digits: int = 4) -> 
     out = df.copy()
     for c in out.columns:
         if pd.api.types.is_float_dtype(out[c]):
-            out[c] = [v if not np.isfinite(v) else float(f"{v:.{digits}g}") for v in out[c]]
+            vals = out[c].to_numpy()
+            if np.isinf(vals).any():  # e.g. the epsilon of a non-private run: text, since Arrow shows "Infinity"
+                out[c] = ["∞ (not private)" if v == np.inf else "—" if not np.isfinite(v) else f"{v:.{digits}g}"
+                          for v in vals]
+            else:
+                out[c] = [v if not np.isfinite(v) else float(f"{v:.{digits}g}") for v in vals]
     names = {**COLUMN_LABELS, **(labels or {})}
     out = out.rename(columns={c: names.get(c, str(c).replace("_", " ").capitalize()) for c in out.columns})
     st.dataframe(out, hide_index=True, width="stretch", key=key)

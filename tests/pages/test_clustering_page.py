@@ -17,7 +17,7 @@ def test_clustering_page_runs_and_reacts():
     assert not at.exception
     after = at.dataframe[0].value
     assert set(after["Method"]) == {"Lloyd (non-private)", "DPLloyd", "Input perturbation"}
-    assert (after["ε"].iloc[1:] == 0.2).all()
+    assert (after["ε"].iloc[1:] == "0.2").all() and after["ε"].iloc[0] == "∞ (not private)"
     priv = after["Method"] != "Lloyd (non-private)"
     assert not after.loc[priv, "Within / total sum of squares"].equals(before.loc[priv, "Within / total sum of squares"])
     assert len(at.dataframe) == 2  # metrics table and the epsilon sweep table
