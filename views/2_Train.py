@@ -6,9 +6,10 @@ import math
 import streamlit as st
 
 from dpcore.learners import get_learner
+from dpcore.ui.accounting import weak_guarantee_note
 from dpcore.ui import dataset_picker, delta_input, epsilon_input, page_header, run_guarded, seed_input, show_table
-from dpcore.ui.training import (ALGO_NOTES, ALGORITHMS, LiveProgress, confusion_figure, defaults_for,
-                                history_figure, run_key, train_with_baseline)
+from dpcore.ui.training import (ALGO_NOTES, ALGORITHMS, EPS_LABEL, EPS_UNIT, EPS_UNIT_SHORT, HISTORY_NOTE, LiveProgress,
+                                confusion_figure, defaults_for, history_figure, run_key, train_with_baseline)
 
 page_header(
     "Train a network privately",
@@ -101,7 +102,10 @@ cols[0].metric(f"Test {metric} (private)", f"{priv:.3f}", f"{priv - base:+.3f} v
                delta_color="normal" if metric == "accuracy" else "inverse")
 cols[1].metric(f"Test {metric} (non-private)", f"{base:.3f}")
 eps = out["epsilon"]
-cols[2].metric("ε spent", "∞" if not math.isfinite(eps) else f"{eps:.3f}", help=f"δ = {out['delta']:g}")
+cols[2].metric(EPS_LABEL.get(algo, "ε spent"), "∞" if not math.isfinite(eps) else f"{eps:.3f}",
+               help=f"δ = {out['delta']:g}. {EPS_UNIT.get(algo, '')}")
+if math.isfinite(eps) and (note := weak_guarantee_note(eps, unit=EPS_UNIT_SHORT.get(algo, "per training record"))):
+    st.warning(note)
 if getattr(ds, "source", "") == "upload":
     st.warning("ε covers the training only: the feature bounds of an uploaded CSV were read from the data itself, "
                "an extra leak that no ε accounts for. Declare bounds from domain knowledge for a real guarantee.")
@@ -120,6 +124,4 @@ show_table(out["history"], key="train.history_table")
 if "confusion" in out:
     st.subheader("Confusion matrix of the private model (test rows)")
     st.plotly_chart(confusion_figure(out["confusion"]), key="train.confusion_chart")
-st.caption("The loss and accuracy curves use the test rows, which play no part in training (the table's train_loss "
-           "is on the private training rows, for display only); the ε shown is "
-           "what the accountant (dp_accounting) certifies for the training data.")
+st.caption(HISTORY_NOTE.get(algo, HISTORY_NOTE["dpsgd"]))

@@ -17,13 +17,13 @@ WEAK_EPSILON = 10.0
 
 
 def weak_guarantee_note(epsilon: float, *, unit: str = "") -> str | None:
-    """A plain warning for an epsilon above :data:`WEAK_EPSILON`, None otherwise.
+    """A plain warning for an epsilon of :data:`WEAK_EPSILON` or more, None otherwise.
 
     An observer's odds about one person (record, user...) may grow by up to ``e^epsilon``;
-    above 10 that factor exceeds 22 000, so the bound itself promises almost nothing even
+    from 10 on that factor exceeds 22 000, so the bound itself promises almost nothing even
     though noise was added (Dwork & Roth 2014, section 2.3.2: epsilon of order 1 or less).
     """
-    if not (epsilon > WEAK_EPSILON):
+    if not (epsilon >= WEAK_EPSILON):
         return None
     ratio = "more than 10^300" if epsilon > 690 else f"{math.exp(epsilon):.3g}"
     who = f" {unit}" if unit else ""

@@ -34,6 +34,31 @@ ALGO_NOTES = {
     "label-dp-rr": "Only the labels are private. Each label is kept with probability e^ε/(e^ε+k−1), otherwise "
                    "replaced by one of the other k−1 classes (k-ary randomized response, ε under replace-one).",
 }
+#: What each learner's ε protects, for the metric label, its help and the notes under the history.
+EPS_LABEL = {"dpsgd": "ε spent (whole records)", "label-dp-laplace": "ε (labels only)",
+             "label-dp-rr": "ε (labels only)", "output-perturbation": "ε (all answers released)"}
+EPS_UNIT = {
+    "dpsgd": "Protects each whole training record (features and label), as accounted by dp_accounting.",
+    "label-dp-laplace": "Protects only each record's label; the features are used as they are. Not comparable "
+                        "with DP-SGD's ε, which protects whole records.",
+    "label-dp-rr": "Protects only each record's label (replace-one neighbours); the features are used as they are. "
+                   "Not comparable with DP-SGD's ε, which protects whole records.",
+    "output-perturbation": "Every released softmax vector costs ε; the total is the sum over all answered queries.",
+}
+EPS_UNIT_SHORT = {"label-dp-laplace": "per label", "label-dp-rr": "per label",
+                  "output-perturbation": "over all released answers"}
+HISTORY_NOTE = {
+    "dpsgd": "The loss and accuracy curves use the test rows, which play no part in training. The table's training "
+             "loss is computed on the private rows for display only and is not covered by ε; the ε column is what "
+             "the accountant (dp_accounting) certifies for the training data after each epoch.",
+    "label-dp-laplace": "The history is the network trained on the noisy labels; the ε shown is that of the label "
+                        "noise (pure ε-DP per label), not an accountant's figure for whole records.",
+    "label-dp-rr": "The history is the network trained on the randomized-response labels; the ε shown is that of "
+                   "the label mechanism (pure ε-DP per label, replace-one), not a figure for whole records.",
+    "output-perturbation": "The history is the NON-PRIVATE network before any noise (its ε column is ∞); privacy "
+                           "comes only from the Laplace noise on each released answer, counted in the ε above.",
+}
+
 MODEL_KNOBS = ("model", "hidden", "activation", "epochs", "batch_size", "learning_rate")
 
 

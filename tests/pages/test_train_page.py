@@ -22,8 +22,8 @@ def test_train_page_runs_dpsgd_and_shows_metrics():
     at.button(key="train.run").click().run()
     assert not at.exception
     labels = [m.label for m in at.metric]
-    assert "ε spent" in labels and "Test accuracy (private)" in labels
-    eps = next(m for m in at.metric if m.label == "ε spent").value
+    assert "ε spent (whole records)" in labels and "Test accuracy (private)" in labels
+    eps = next(m for m in at.metric if m.label == "ε spent (whole records)").value
     assert float(eps) <= 1.0
     hist = at.dataframe[0].value
     assert len(hist) == 3 and hist["ε"].iloc[-1] <= 1.0
@@ -34,11 +34,11 @@ def test_changing_epsilon_changes_the_result():
     at.selectbox(key="train.dataset").set_value("iris").run()
     at.number_input(key="train.epochs.iris").set_value(2).run()
     at.button(key="train.run").click().run()
-    first = next(m for m in at.metric if m.label == "ε spent").value
+    first = next(m for m in at.metric if m.label == "ε spent (whole records)").value
     at.number_input(key="train.epsilon").set_value(4.0).run()
     at.button(key="train.run").click().run()
     assert not at.exception
-    second = next(m for m in at.metric if m.label == "ε spent").value
+    second = next(m for m in at.metric if m.label == "ε spent (whole records)").value
     assert float(second) > float(first)
 
 
@@ -59,3 +59,16 @@ def test_output_perturbation_states_the_total_budget():
     at.button(key="train.run").click().run()
     assert not at.exception
     assert any("queries answered" in c.value and "in total" in c.value for c in at.caption)
+    # 38 test queries at eps = 1 each: the total is flagged as a weak guarantee, and labelled as such
+    assert any(m.label == "ε (all answers released)" and float(m.value) >= 10 for m in at.metric)
+    assert any("Weak guarantee" in w.value for w in at.warning)
+
+
+def test_label_dp_epsilon_is_labelled_labels_only():
+    at = _app()
+    at.selectbox(key="train.dataset").set_value("iris").run()
+    at.selectbox(key="train.algorithm").set_value("label-dp-laplace").run()
+    at.button(key="train.run").click().run()
+    assert not at.exception
+    assert any(m.label == "ε (labels only)" for m in at.metric)
+    assert not any("Weak guarantee" in w.value for w in at.warning)  # eps = 1 per label is not flagged
