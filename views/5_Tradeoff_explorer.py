@@ -7,7 +7,8 @@ from dpcore.sweep import AXES, SweepConfig, get_axis, value_range
 from dpcore.ui import dataset_picker, delta_input, epsilon_input, page_header, run_guarded, seed_input
 from dpcore.ui.sweep import (DEFAULT_RANGES, METRIC_LABELS, axis_options, default_learners, display_runs,
                              display_summary, knobs_markdown, n_to_compute, no_better_than_trivial, parse_knobs,
-                             remembered, run_live, show_sweep_warnings, sweep_figure, sweepable, title_of)
+                             remembered, run_live, show_sweep_warnings, sweep_figure, sweepable, title_of,
+                             worse_than_trivial_at)
 
 page_header(
     "Privacy-utility trade-off explorer",
@@ -116,6 +117,9 @@ for name, best_v, triv in no_better_than_trivial(summ, metric):
     st.warning(f"**{title_of(name)}** is no better than the trivial predictor at every {axis_name} tried (best "
                f"{best_v:.3g} vs {triv:.3g}): at these settings privacy costs all the utility. Try a larger "
                f"{axis_name}, more data, or a learner made for this task.")
+for name, worse in worse_than_trivial_at(summ, metric):
+    st.info(f"**{title_of(name)}** is no better than the trivial predictor at {axis_name} = "
+            f"{', '.join(f'{v:.3g}' for v in worse)}: there the noise costs more than the model learns.")
 chart_slot.plotly_chart(sweep_figure(table, config, metric=metric, log_x=log_x, band=band), width="stretch",
                         key="sweep.chart")
 st.caption("Lines: mean across seeds; band: spread across seeds. The ε column is what each run actually spent "

@@ -376,6 +376,31 @@ def no_better_than_trivial(summ: pd.DataFrame, metric: str) -> list[tuple[str, f
     return out
 
 
+def worse_than_trivial_at(summ: pd.DataFrame, metric: str) -> list[tuple[str, list[float]]]:
+    """Swept learners that beat the trivial baseline somewhere but not at every value: ``(learner, values)``.
+
+    The values are those where the learner's mean is no better than the trivial predictor's
+    (learners that never beat it are reported by :func:`no_better_than_trivial`).
+
+    Examples
+    --------
+    >>> summ = pd.DataFrame({"learner": ["fm"] * 3 + ["mean"], "role": ["swept"] * 3 + ["trivial"],
+    ...                      "value": [0.1, 1.0, 10.0, float("nan")], "mean": [9.0, 7.0, 3.0, 6.0]})
+    >>> worse_than_trivial_at(summ, "mse")
+    [('fm', [0.1, 1.0])]
+    """
+    triv = summ[summ.role == "trivial"]["mean"]
+    if triv.empty:
+        return []
+    t = float(triv.iloc[0])
+    out = []
+    for name, g in summ[summ.role == "swept"].groupby("learner", sort=False):
+        worse = [float(v) for v, m in zip(g["value"], g["mean"]) if not _better(float(m), t, metric)]
+        if worse and len(worse) < len(g):
+            out.append((name, sorted(worse)))
+    return out
+
+
 __all__ = [
     "DEFAULT_LEARNERS",
     "DEFAULT_RANGES",
@@ -387,6 +412,7 @@ __all__ = [
     "knobs_markdown",
     "n_to_compute",
     "no_better_than_trivial",
+    "worse_than_trivial_at",
     "show_sweep_warnings",
     "title_of",
     "knobs_of",
