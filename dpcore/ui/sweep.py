@@ -293,6 +293,24 @@ def _leak_text(v) -> str:
     return "⚠ yes: ε is not a guarantee" if bool(v) else ""
 
 
+def _leak_column(df: pd.DataFrame) -> pd.Series | None:
+    """The "Leaks privacy" cells, only for private (swept) rows; None when no private row leaked.
+
+    A non-private baseline has no guarantee to lose, so a leak there is not flagged.
+    """
+    if "leaks_privacy" not in df:
+        return None
+    flags = df["leaks_privacy"].astype(bool) & (df["role"] == "swept")
+    return flags.map(_leak_text) if flags.any() else None
+
+
+def _insert_leaks(out: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
+    col = _leak_column(df)
+    if col is not None:  # right after "Kind", where a narrow screen still shows it
+        out.insert(2, "Leaks privacy", col.to_numpy())
+    return out
+
+
 def display_summary(summ: pd.DataFrame, *, metric: str, axis: str) -> pd.DataFrame:
     """The across-seed summary with readable headers and cells (strings; "—" where there is no number)."""
     name = _METRIC_SHORT.get(metric, metric)
@@ -307,9 +325,7 @@ def display_summary(summ: pd.DataFrame, *, metric: str, axis: str) -> pd.DataFra
         "Seeds": summ["n"].astype(int),
         "ε spent (mean)": summ["epsilon_spent"].map(_epsilon_text),
     })
-    if "leaks_privacy" in summ:
-        out["Leaks privacy"] = summ["leaks_privacy"].map(_leak_text)
-    return out
+    return _insert_leaks(out, summ)
 
 
 def display_runs(table: pd.DataFrame, *, axis: str) -> pd.DataFrame:
@@ -328,10 +344,9 @@ def display_runs(table: pd.DataFrame, *, axis: str) -> pd.DataFrame:
     out["Noise multiplier σ"] = table["noise_multiplier"].map(_num)
     out["Seconds"] = table["seconds"].map(lambda v: f"{v:.2f}")
     out["From cache"] = table["cached"].map(lambda c: "yes" if c else "")
-    if "leaks_privacy" in table:
-        out["Leaks privacy"] = table["leaks_privacy"].map(_leak_text)
+    if "warnings" in table and table["warnings"].fillna("").astype(bool).any():
         out["Warnings"] = table["warnings"].fillna("")
-    return out
+    return _insert_leaks(out, table)
 
 
 def show_sweep_warnings(table: pd.DataFrame) -> int:

@@ -227,3 +227,19 @@ def test_knob_list_is_readable(fakes):
     text = knobs_markdown(["fake-dp", "fake-fixed"])
     assert "- **Fake DP learner**: `clip_norm` (number)" in text and "`epochs` (whole number)" in text
     assert "- **Fake pure-DP learner without knobs**: `call_log` (text)" in text
+
+
+def test_leak_column_flags_private_rows_only():
+    import pandas as pd
+
+    from dpcore.ui.sweep import display_summary
+
+    summ = pd.DataFrame({"learner": ["erm-objective", "logreg"], "role": ["swept", "baseline"],
+                         "value": [1.0, float("nan")], "mean": [0.9, 0.95], "std": [0.01, 0.0],
+                         "min": [0.89, 0.95], "max": [0.91, 0.95], "n": [2, 2],
+                         "epsilon_spent": [1.0, float("inf")], "leaks_privacy": [True, True]})
+    out = display_summary(summ, metric="accuracy", axis="epsilon")
+    assert list(out.columns[:3]) == ["Learner", "Kind", "Leaks privacy"]
+    assert out["Leaks privacy"].tolist() == ["⚠ yes: ε is not a guarantee", ""]  # a baseline has nothing to leak
+    no_private_leak = display_summary(summ.assign(leaks_privacy=[False, True]), metric="accuracy", axis="epsilon")
+    assert "Leaks privacy" not in no_private_leak.columns
