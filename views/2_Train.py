@@ -64,22 +64,25 @@ with st.sidebar:
                                         format_func={"rdp": "RDP (moments)", "pld": "PLD"}.get)
         params["sampling"] = st.radio("Sampling", ["poisson", "shuffle"], horizontal=True, key="train.sampling")
     st.header("Optimiser")
-    params["batch_size"] = int(st.number_input("Batch size (expected)", 1, d["n_train"], d["batch_size"],
-                                               key=f"train.batch.{ds.name}"))
-    params["epochs"] = int(st.number_input("Epochs", 1, 200, d["epochs"], key=f"train.epochs.{ds.name}"))
-    params["learning_rate"] = float(st.number_input("Learning rate", 0.001, 20.0, d["learning_rate"], 0.1,
-                                                    key=f"train.lr.{ds.name}", format="%.3f"))
-    if algo != "dpsgd":
+    if algo == "dpsgd":
+        params["batch_size"] = int(st.number_input("Batch size (expected)", 1, d["n_train"], d["batch_size"],
+                                                   key=f"train.batch.{ds.name}"))
+        params["epochs"] = int(st.number_input("Epochs", 1, 200, d["epochs"], key=f"train.epochs.{ds.name}"))
+        params["learning_rate"] = float(st.number_input("Learning rate", 0.001, 20.0, d["learning_rate"], 0.1,
+                                                        key=f"train.lr.{ds.name}", format="%.3f"))
+    else:  # the noise is on labels or outputs; the network itself trains with its own fixed recipe
         params = {k: v for k, v in params.items()
                   if k in ("model", "hidden", "activation", "features", "dct_size", "hog_cell")}
-        st.caption("The non-private network behind this learner is trained with Adam (batch 64, at least 600 steps).")
+        st.caption("The network behind this learner is trained without DP-SGD, with Adam (batch 64, at least 600 "
+                   "steps); its privacy comes from the noise on the labels or on the released outputs.")
     seed = seed_input("train.seed")
 
 st.info(ALGO_NOTES[algo])
 if algo == "dpsgd" and params.get("sampling") == "shuffle":
     st.warning("Shuffled fixed-size batches are accounted as Poisson samples (as Opacus does); that ε is not a "
                "proven guarantee for shuffling. Keep Poisson sampling for the stated ε.")
-st.caption(f"Defaults for this dataset: {d['note']}.")
+if algo == "dpsgd":
+    st.caption(f"Defaults for this dataset: {d['note']}.")
 
 key = run_key(ds, algo, params, epsilon, delta, seed)
 if st.button("Train", type="primary", key="train.run"):
