@@ -58,6 +58,9 @@ if demo is not None:
     st.caption("Points are coloured by the class their cluster is matched to (Hungarian matching), shaped by "
                "their true class; ✕ marks a centre, ▲ a centre outside the view drawn at its edge.")
     show_table(demo["metrics"], key="cluster.metrics_table")
+    st.caption("Within / total sum of squares: the squared distance of each point to its centre, summed, over the "
+               "squared distance to the overall mean (1 = no better than a single centre at the mean; above 1, "
+               "centres far from the data, as the noisy centres of input perturbation at small ε can be).")
 
 st.subheader("Accuracy vs ε")
 epsilons = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0)
