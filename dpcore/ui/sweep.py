@@ -374,17 +374,23 @@ def _better(a: float, b: float, metric: str) -> bool:
     return a < b if metric == "mse" else a > b
 
 
+def _swept_vs_trivial(summ: pd.DataFrame):
+    """``(learner, its summary rows, trivial mean)`` per swept learner; nothing when there is no trivial line."""
+    triv = summ[summ.role == "trivial"]["mean"]
+    if triv.empty:
+        return
+    t = float(triv.iloc[0])
+    for name, g in summ[summ.role == "swept"].groupby("learner", sort=False):
+        yield name, g, t
+
+
 def no_better_than_trivial(summ: pd.DataFrame, metric: str) -> list[tuple[str, float, float]]:
     """Swept learners whose best mean (over every value tried) does not beat the trivial baseline.
 
     Returns ``(learner, best mean, trivial mean)`` tuples; empty when there is no trivial line.
     """
-    triv = summ[summ.role == "trivial"]["mean"]
-    if triv.empty:
-        return []
-    t = float(triv.iloc[0])
     out = []
-    for name, g in summ[summ.role == "swept"].groupby("learner", sort=False):
+    for name, g, t in _swept_vs_trivial(summ):
         best = float(g["mean"].min() if metric == "mse" else g["mean"].max())
         if not _better(best, t, metric):
             out.append((name, best, t))
@@ -404,12 +410,8 @@ def worse_than_trivial_at(summ: pd.DataFrame, metric: str) -> list[tuple[str, li
     >>> worse_than_trivial_at(summ, "mse")
     [('fm', [0.1, 1.0])]
     """
-    triv = summ[summ.role == "trivial"]["mean"]
-    if triv.empty:
-        return []
-    t = float(triv.iloc[0])
     out = []
-    for name, g in summ[summ.role == "swept"].groupby("learner", sort=False):
+    for name, g, t in _swept_vs_trivial(summ):
         worse = [float(v) for v, m in zip(g["value"], g["mean"]) if not _better(float(m), t, metric)]
         if worse and len(worse) < len(g):
             out.append((name, sorted(worse)))
