@@ -23,7 +23,7 @@ def weak_guarantee_note(epsilon: float, *, unit: str = "") -> str | None:
     from 10 on that factor exceeds 22 000, so the bound itself promises almost nothing even
     though noise was added (Dwork & Roth 2014, section 2.3.2: epsilon of order 1 or less).
     """
-    if not (epsilon >= WEAK_EPSILON):
+    if not (epsilon >= 0.999 * WEAK_EPSILON):  # a budget calibrated to 10 is spent as 9.9999...
         return None
     ratio = "more than 10^300" if epsilon > 690 else f"{math.exp(epsilon):.3g}"
     who = f" {unit}" if unit else ""
