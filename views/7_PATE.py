@@ -6,7 +6,7 @@ import math
 import streamlit as st
 
 from dpcore.pate import PateConfig
-from dpcore.ui import dataset_picker, delta_input, epsilon_input, page_header, run_guarded, seed_input
+from dpcore.ui import dataset_picker, delta_input, epsilon_input, page_header, run_guarded, seed_input, show_table
 from dpcore.ui.accounting import weak_guarantee_note
 from dpcore.ui.pate import (AGGREGATOR_LABELS, cached_epsilon_sweep, cached_pate, cached_teachers_sweep,
                             epsilon_queries_figure, epsilon_sweep_figure, example_image, history_display,
@@ -86,7 +86,7 @@ if agg == "lnmax":
 
 st.subheader("1 · The data, cut three ways")
 st.plotly_chart(split_figure(res), width="stretch")
-st.dataframe(split_table(res), hide_index=True, width="stretch", key="pate.split")
+show_table(split_table(res), key="pate.split")
 
 st.subheader("2 · One query: the teachers' votes and the noisy winner")
 i = st.slider("Answered query #", 0, cfg.queries - 1, 0, key="pate.example")

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ..accounting import calibrate_noise_multiplier, composition_comparison, dpsgd_epsilon
-from .common import readable_log_ticks
+from .common import format_epsilon, readable_log_ticks
 from ..explain import count_query_densities, neighbouring_databases, noisy_count
 
 
@@ -125,9 +125,9 @@ def comparison_table(df: pd.DataFrame) -> pd.DataFrame:
     """Epsilon per method (columns) after each number of epochs, 3 significant figures, as shown."""
     order = list(df.method.unique())
     table = df.pivot(index="epochs", columns="method", values="epsilon")[order]
-    table = table.map(lambda v: f"{v:.3g}").reset_index()
+    table = table.map(format_epsilon).reset_index()
     table["epochs"] = table.epochs.map(lambda v: float(f"{v:.3g}"))
-    return table
+    return table.rename(columns={"epochs": "Epochs"})
 
 
 def comparison_figure(df: pd.DataFrame, *, log_y: bool = True) -> go.Figure:

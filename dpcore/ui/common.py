@@ -1,9 +1,12 @@
 """Widgets and error handling shared by every page."""
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any, Callable
 
+import numpy as np
+import pandas as pd
 import streamlit as st
 
 from ..datasets import REGISTRY, dataset_names, load_csv, read_csv_columns
@@ -90,23 +93,94 @@ COLUMN_LABELS = {
 }
 
 
-def show_table(df, *, key: str, labels: dict | None = None, digits: int = 4) -> None:
-    """``st.dataframe`` with readable headers and numbers rounded to ``digits`` significant figures."""
-    import numpy as np
-    import pandas as pd
+DASH = "—"
+#: How every table shows the epsilon of a run that is not private (an infinite budget).
+NOT_PRIVATE = "∞ (not private)"
 
-    out = df.copy()
-    for c in out.columns:
-        if pd.api.types.is_float_dtype(out[c]):
-            vals = out[c].to_numpy()
-            if np.isinf(vals).any():  # e.g. the epsilon of a non-private run: text, since Arrow shows "Infinity"
-                out[c] = ["∞ (not private)" if v == np.inf else "—" if not np.isfinite(v) else f"{v:.{digits}g}"
-                          for v in vals]
-            else:
-                out[c] = [v if not np.isfinite(v) else float(f"{v:.{digits}g}") for v in vals]
+
+def format_number(v, digits: int = 3) -> str:
+    """``v`` to ``digits`` significant figures as text; a dash for a missing or infinite value.
+
+    >>> format_number(0.123456), format_number(float("nan")), format_number(None), format_number(True)
+    ('0.123', '—', '—', 'yes')
+    """
+    if v is None:
+        return DASH
+    if isinstance(v, (bool, np.bool_)):
+        return "yes" if v else "no"
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return str(v)
+    return f"{f:.{digits}g}" if math.isfinite(f) else DASH
+
+
+def format_epsilon(v, digits: int = 3) -> str:
+    """An epsilon as text: ``∞ (not private)`` for an infinite budget, else :func:`format_number`.
+
+    >>> format_epsilon(float("inf")), format_epsilon(1.23456)
+    ('∞ (not private)', '1.23')
+    """
+    try:
+        if v is not None and float(v) == math.inf:
+            return NOT_PRIVATE
+    except (TypeError, ValueError):
+        pass
+    return format_number(v, digits)
+
+
+def _header(name) -> str:
+    """Sentence case without touching Greek letters (``"ε so far"`` stays, ``"test loss"`` -> ``"Test loss"``)."""
+    text = str(name)
+    return text[:1].upper() + text[1:] if text[:1].isascii() else text
+
+
+def _is_epsilon_column(name, header: str) -> bool:
+    return "epsilon" in str(name).lower() or "ε" in header
+
+
+def readable_table(df: pd.DataFrame, *, labels: dict | None = None, digits: int = 4,
+                   drop: tuple[str, ...] = ()) -> pd.DataFrame:
+    """The one display form of every results table the pages show.
+
+    * headers: ``labels``, then :data:`COLUMN_LABELS`, else the tidy name with spaces for
+      underscores; all in sentence case;
+    * numbers rounded to ``digits`` significant figures and kept numeric (so the table sorts),
+      unless the column holds a missing or infinite value: then it is text, with
+      :data:`NOT_PRIVATE` for an infinite epsilon and a dash elsewhere (Arrow would print
+      "Infinity" / "None");
+    * booleans as yes / no; ``drop`` removes internal columns.
+
+    The tidy frame itself (for CSV downloads and tests of the core) is left untouched.
+    """
     names = {**COLUMN_LABELS, **(labels or {})}
-    out = out.rename(columns={c: names.get(c, str(c).replace("_", " ").capitalize()) for c in out.columns})
-    st.dataframe(out, hide_index=True, width="stretch", key=key)
+    out = pd.DataFrame(index=df.index)
+    for c in df.columns:
+        if c in drop:
+            continue
+        header = _header(names.get(c, str(c).replace("_", " ")))
+        col = df[c]
+        if pd.api.types.is_bool_dtype(col):
+            out[header] = col.map(format_number)
+        elif pd.api.types.is_float_dtype(col):
+            vals = col.to_numpy(dtype=float)
+            if np.isfinite(vals).all():
+                out[header] = [float(f"{v:.{digits}g}") for v in vals]
+            else:
+                fmt = format_epsilon if _is_epsilon_column(c, header) else format_number
+                out[header] = [fmt(v, digits) for v in vals]
+        elif col.dtype == object and col.map(lambda v: isinstance(v, float) and not math.isfinite(v)).any():
+            fmt = format_epsilon if _is_epsilon_column(c, header) else format_number
+            out[header] = col.map(lambda v: fmt(v, digits) if isinstance(v, float) else v)
+        else:
+            out[header] = col
+    return out.reset_index(drop=True)
+
+
+def show_table(df, *, key: str, labels: dict | None = None, digits: int = 4, drop: tuple[str, ...] = ()) -> None:
+    """``st.dataframe`` of :func:`readable_table` (no index, full width)."""
+    st.dataframe(readable_table(df, labels=labels, digits=digits, drop=drop), hide_index=True, width="stretch",
+                 key=key)
 
 
 def show_warnings(caught) -> None:

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .common import remembered as _remembered
+from .common import readable_table, remembered as _remembered
+from .sweep import ROLE_LABELS
 
 from ..datasets import train_test_split
 from ..federated import FedAvgConfig, FedAvgResult, train_fedavg_split
@@ -65,22 +66,20 @@ def federation_warnings(config: FedAvgConfig) -> list[str]:
 
 def history_display(history: pd.DataFrame) -> pd.DataFrame:
     """The per-round history as shown (``epoch`` duplicates ``round``)."""
-    return history.drop(columns=[c for c in ("epoch",) if c in history]).rename(columns={
+    return readable_table(history, drop=("epoch",), labels={
         "accuracy": "test accuracy", "loss": "test loss", "epsilon": "ε so far (user level)",
         "clients": "clients this round", "clipped_fraction": "share of updates clipped",
         "max_sent_norm": "largest update norm sent", "server_step_norm": "norm of the server step"})
 
 
 def sweep_display(table: pd.DataFrame, axis: str) -> pd.DataFrame:
-    """A sweep's every-run table with readable headers and names, 3 significant figures."""
+    """A sweep's every-run table with readable headers and learner names, 3 significant figures."""
     from ..learners import get_learner
 
     out = table[["learner", "role", "value", "accuracy", "epsilon", "noise_multiplier"]].copy()
     out["learner"] = out.learner.map(lambda n: get_learner(n).title)
-    for c in ("value", "accuracy", "epsilon", "noise_multiplier"):
-        out[c] = [("—" if v is None or not np.isfinite(v) else f"{v:.3g}") for v in out[c].astype(float)]
-    return out.rename(columns={"learner": "model", "value": axis.replace("_", " "), "accuracy": "test accuracy",
-                               "epsilon": "ε", "noise_multiplier": "noise multiplier σ"})
+    out["role"] = out.role.map(lambda r: ROLE_LABELS.get(r, r))
+    return readable_table(out, digits=3, labels={"learner": "model", "role": "kind", "value": axis.replace("_", " ")})
 
 
 def rounds_figures(history: pd.DataFrame, *, rounds: int, reference: pd.DataFrame | None = None,

@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from .common import readable_log_ticks
+from .common import readable_log_ticks, readable_table
 from plotly.subplots import make_subplots
 
 from ..images import (
@@ -147,34 +147,29 @@ def units_table(grid: GridResult) -> pd.DataFrame:
 
 def units_display(means: pd.DataFrame) -> pd.DataFrame:
     """:func:`units_table` with readable headers."""
-    return means.rename(columns={"column": "column", "psnr_db": "PSNR (dB, mean)", "ssim": "SSIM (mean)"})
+    return readable_table(means, labels={"psnr_db": "PSNR (dB, mean)", "ssim": "SSIM (mean)"})
 
 
 def curve_display(curve: pd.DataFrame) -> pd.DataFrame:
     """The quality-vs-epsilon numbers with readable headers (the internal ``kind`` key dropped)."""
-    out = curve.drop(columns=[c for c in ("kind",) if c in curve])
-    return out.rename(columns={"epsilon": "ε", "psnr_db": "PSNR (dB)", "ssim": "SSIM", "noise_std": "noise std per value",
-                               "image_epsilon": "ε for the whole image"})
+    return readable_table(curve, drop=("kind",), labels={
+        "psnr_db": "PSNR (dB)", "ssim": "SSIM", "noise_std": "noise std per value",
+        "image_epsilon": "ε for the whole image"})
 
 
 def labels_display(table: pd.DataFrame) -> pd.DataFrame:
     """The label-noise table with readable headers."""
-    return table.rename(columns={"true": "true label", "laplace_argmax": "Laplace, argmax",
-                                 "laplace_clamp_round": "Laplace, clamp to [0, 1] and round",
-                                 "laplace_valid": "clamp+round gives one class",
-                                 "randomized_response": "randomized response"})
+    return readable_table(table, labels={"true": "true label", "laplace_argmax": "Laplace, argmax",
+                                         "laplace_clamp_round": "Laplace, clamp to [0, 1] and round",
+                                         "laplace_valid": "clamp+round gives one class",
+                                         "randomized_response": "randomized response"})
 
 
 def compare_display(table: pd.DataFrame) -> pd.DataFrame:
-    """The train-on-what-you-see table as shown: ε of ∞ as "— (none)", labels protected as yes/no."""
-    out = table.copy()
-    out["epsilon"] = [("∞ (no privacy)" if not math.isfinite(e) else f"{e:.3g}") for e in out.epsilon]
-    out["delta"] = [f"{d:g}" for d in out.delta]
-    out["labels_protected"] = out.labels_protected.map({True: "yes", False: "no"})
-    out["seconds"] = [("—" if not math.isfinite(x) else f"{x:.2f}") for x in out.seconds]
-    return out.rename(columns={"accuracy": "test accuracy", "epsilon": "ε per training record (image)",
-                               "delta": "δ", "privacy": "privacy unit", "labels_protected": "labels protected",
-                               "seconds": "seconds"})
+    """The train-on-what-you-see table as shown: an infinite ε as "∞ (not private)", labels protected as yes/no."""
+    return readable_table(table, digits=3, labels={
+        "accuracy": "test accuracy", "epsilon": "ε per training record (image)", "privacy": "privacy unit",
+        "labels_protected": "labels protected"})
 
 
 def quality_figure(df: pd.DataFrame) -> go.Figure:

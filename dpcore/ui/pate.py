@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .common import readable_log_ticks
+from .common import readable_log_ticks, readable_table
 from .common import remembered as _remembered
 
 from ..datasets import train_test_split
@@ -87,7 +87,7 @@ def pate_warnings(result: PateResult, *, n_classes: int, chance: float) -> list[
 
 def history_display(history: pd.DataFrame) -> pd.DataFrame:
     """The per-query history as shown (``epoch`` duplicates ``queries``)."""
-    return history.drop(columns=[c for c in ("epoch",) if c in history]).rename(columns={
+    return readable_table(history, drop=("epoch",), labels={
         "queries": "queries answered", "epsilon": "ε (data-independent)",
         "label_accuracy": "noisy-label accuracy so far",
         "epsilon_data_dependent": "ε data-dependent (NOT private, do not publish)"})
@@ -95,11 +95,11 @@ def history_display(history: pd.DataFrame) -> pd.DataFrame:
 
 def sweep_display(df: pd.DataFrame) -> pd.DataFrame:
     """A sweep table with readable headers, 3 significant figures."""
-    names = {"epsilon": "ε", "noise_scale": "noise scale", "teacher_accuracy": "mean teacher accuracy",
-             "ensemble_accuracy": "noiseless vote accuracy", "label_accuracy": "noisy-label accuracy",
-             "student_accuracy": "student accuracy", "nonprivate_accuracy": "non-private model accuracy",
-             "teachers": "teachers", "examples_per_teacher": "examples per teacher", "mean_vote_gap": "mean vote gap"}
-    return df.apply(lambda c: c.map(lambda v: float(f"{v:.3g}")) if c.dtype.kind == "f" else c).rename(columns=names)
+    return readable_table(df, digits=3, labels={
+        "noise_scale": "noise scale", "teacher_accuracy": "mean teacher accuracy",
+        "ensemble_accuracy": "noiseless vote accuracy", "label_accuracy": "noisy-label accuracy",
+        "student_accuracy": "student accuracy", "nonprivate_accuracy": "non-private model accuracy",
+        "examples_per_teacher": "examples per teacher", "mean_vote_gap": "mean vote gap"})
 
 
 def split_table(result: PateResult) -> pd.DataFrame:
@@ -128,8 +128,10 @@ def vote_table(result: PateResult, i: int, class_names: tuple[str, ...]) -> pd.D
     """The numbers behind :func:`votes_figure`: votes, votes plus noise, and the noisy winner."""
     v, nv = result.votes[i], result.noisy_votes[i]
     names = [class_names[j] if j < len(class_names) else str(j) for j in range(v.size)]
-    return pd.DataFrame({"class": names, "votes": v, "noisy": np.round(nv, 2),
-                         "winner": ["✔" if j == int(result.noisy_labels[i]) else "" for j in range(v.size)]})
+    return readable_table(pd.DataFrame({
+        "class": names, "votes": v, "noisy": nv,
+        "winner": ["✔" if j == int(result.noisy_labels[i]) else "" for j in range(v.size)]}),
+        digits=3, labels={"votes": "teacher votes", "noisy": "votes + noise", "winner": "noisy winner"})
 
 
 def votes_figure(result: PateResult, i: int, class_names: tuple[str, ...]) -> go.Figure:

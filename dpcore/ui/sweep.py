@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from .common import readable_log_ticks
+from .common import DASH, format_epsilon, format_number, readable_log_ticks
 
 from ..exceptions import DPValueError
 from ..learners import learners
@@ -264,29 +264,8 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
 
 ROLE_LABELS = {"swept": "private (swept)", "baseline": "non-private baseline", "trivial": "trivial baseline"}
 _METRIC_SHORT = {"accuracy": "Accuracy", "mse": "MSE", "r2": "R²"}
-DASH = "—"
-
-
-def _num(v, digits: int = 3) -> str:
-    """``v`` to ``digits`` significant figures; "—" for missing or infinite."""
-    if v is None or isinstance(v, bool):
-        return DASH if v is None else ("yes" if v else "")
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return str(v)
-    if not math.isfinite(f):
-        return DASH
-    return f"{f:.{digits}g}"
-
-
 def _axis_header(axis: str) -> str:
     return "ε" if axis == "epsilon" else (AXES[axis].label if axis in AXES else axis.replace("_", " "))
-
-
-def _epsilon_text(v) -> str:
-    f = float(v) if v is not None else math.nan
-    return "none (not private)" if f == math.inf else _num(f)
 
 
 def _leak_text(v) -> str:
@@ -317,13 +296,13 @@ def display_summary(summ: pd.DataFrame, *, metric: str, axis: str) -> pd.DataFra
     out = pd.DataFrame({
         "Learner": summ["learner"].map(title_of),
         "Kind": summ["role"].map(lambda r: ROLE_LABELS.get(r, r)),
-        _axis_header(axis): summ["value"].map(_num),
-        f"Mean {name}": summ["mean"].map(_num),
-        "Std across seeds": summ["std"].map(_num),
-        "Min": summ["min"].map(_num),
-        "Max": summ["max"].map(_num),
+        _axis_header(axis): summ["value"].map(format_number),
+        f"Mean {name}": summ["mean"].map(format_number),
+        "Std across seeds": summ["std"].map(format_number),
+        "Min": summ["min"].map(format_number),
+        "Max": summ["max"].map(format_number),
         "Seeds": summ["n"].astype(int),
-        "ε spent (mean)": summ["epsilon_spent"].map(_epsilon_text),
+        "ε spent (mean)": summ["epsilon_spent"].map(format_epsilon),
     })
     return _insert_leaks(out, summ)
 
@@ -333,15 +312,15 @@ def display_runs(table: pd.DataFrame, *, axis: str) -> pd.DataFrame:
     out = pd.DataFrame({
         "Learner": table["learner"].map(title_of),
         "Kind": table["role"].map(lambda r: ROLE_LABELS.get(r, r)),
-        _axis_header(axis): table["value"].map(_num),
+        _axis_header(axis): table["value"].map(format_number),
         "Seed": table["seed"].astype(int),
     })
     for m in [c for c in table.columns if c not in set(ENGINE_COLUMNS)]:
-        out[_METRIC_SHORT.get(m, m.replace("_", " ").capitalize())] = table[m].map(lambda v: _num(v, 4))
-    out["ε spent"] = table["epsilon"].map(_epsilon_text)
-    out["ε target"] = table["epsilon_target"].map(_num)
-    out["δ"] = table["delta"].map(lambda d: _num(d) if d else DASH)
-    out["Noise multiplier σ"] = table["noise_multiplier"].map(_num)
+        out[_METRIC_SHORT.get(m, m.replace("_", " ").capitalize())] = table[m].map(lambda v: format_number(v, 4))
+    out["ε spent"] = table["epsilon"].map(format_epsilon)
+    out["ε target"] = table["epsilon_target"].map(format_number)
+    out["δ"] = table["delta"].map(lambda d: format_number(d) if d else DASH)
+    out["Noise multiplier σ"] = table["noise_multiplier"].map(format_number)
     out["Seconds"] = table["seconds"].map(lambda v: f"{v:.2f}")
     out["From cache"] = table["cached"].map(lambda c: "yes" if c else "")
     if "warnings" in table and table["warnings"].fillna("").astype(bool).any():

@@ -31,7 +31,7 @@ def test_federated_page_runs_and_reacts():
     _small(at)
     assert not at.exception and not at.error
     hist = at.dataframe[0].value
-    assert list(hist["round"]) == [1, 2, 3, 4, 5] and "epoch" not in hist
+    assert list(hist["Round"]) == [1, 2, 3, 4, 5] and "epoch" not in hist and "Epoch" not in hist
     eps1 = float(_metric(at, "ε (user level)"))
     last = hist["ε so far (user level)"].iloc[-1]
     assert eps1 == float(last) or abs(eps1 - last) / eps1 < 1e-2
@@ -62,9 +62,9 @@ def test_federated_page_clip_sweep(monkeypatch, tmp_path):
     at.button(key="fed.sweep.clip_norm").click().run()
     assert not at.exception and not at.error
     table = at.dataframe[-1].value
-    swept = table[table.role == "swept"]
-    assert sorted(float(v) for v in swept["clip norm"]) == [0.03, 0.1, 0.3, 1.0, 3.0, 10.0]
-    assert len(set(table.model)) >= 3 and not any("-" in m and " " not in m for m in table.model)
+    swept = table[table["Kind"] == "private (swept)"]
+    assert sorted(float(v) for v in swept["Clip norm"]) == [0.03, 0.1, 0.3, 1.0, 3.0, 10.0]
+    assert len(set(table["Model"])) >= 3 and not any("-" in m and " " not in m for m in table["Model"])
 
 
 def test_federated_defaults_to_target_epsilon_and_warns():

@@ -38,7 +38,7 @@ def test_accountant_page_shows_seed_004_gap(app_page):
     adv = float(m["Advanced"].split("=")[1])
     assert 1.5 < rdp < 3 and adv > 10 * rdp
     table = at.dataframe[0].value
-    assert list(table.columns)[:1] == ["epochs"] and len(table) == 41
+    assert list(table.columns)[:1] == ["Epochs"] and len(table) == 41
     assert all(len(v.replace(".", "").replace("-", "").split("e")[0].lstrip("0")) <= 3 for v in table.iloc[-1, 1:])
     assert any("sidebar's δ" in c.value for c in at.caption)  # the inverse section says what it reuses
     assert not any("Weak guarantee" in w.value for w in at.warning)

@@ -24,7 +24,7 @@ def test_renders_a_grid_and_reacts_to_epsilon():
     units = at.dataframe[0].value
     assert len(units) == 5 and units["PSNR (dB, mean)"].notna().all()  # one column per mechanism
     curve = at.dataframe[1].value
-    assert "kind" not in curve and curve["mechanism"].nunique() == 5 and curve["ε"].min() < curve["ε"].max()
+    assert "kind" not in curve and curve["Mechanism"].nunique() == 5 and curve["ε"].min() < curve["ε"].max()
     before = [m.value for m in at.metric][:5]
     at.number_input(key="images.eps").set_value(50.0).run()
     after = [m.value for m in at.metric][:5]
@@ -47,10 +47,10 @@ def test_epsilon_columns_bad_cell_and_train_button():
     at.button(key="images.train_button").click().run()
     assert not at.exception
     train = at.dataframe[-1].value
-    assert len(train) >= 2 and 0.0 <= train["test accuracy"].iloc[1] <= 1.0
+    assert len(train) >= 2 and 0.0 <= train["Test accuracy"].iloc[1] <= 1.0
     # review item 1: eps = 1 per pixel of an 8x8 digit is reported as the per-image 64, and said so
     assert train["ε per training record (image)"].iloc[1] == "64"
-    assert list(train["labels protected"])[:2] == ["no", "no"]
+    assert list(train["Labels protected"])[:2] == ["no", "no"]
     assert any("only ε = 64-DP as a whole" in w.value for w in at.warning)
     assert any("Not like for like" in c.value for c in at.caption)
     assert any("ε = 64 per image" in m.label for m in at.metric)

@@ -25,9 +25,9 @@ def test_pate_page_runs_and_reacts():
     assert {"ε spent (data-independent)", "Student accuracy", "Mean teacher accuracy", "Noisy-label accuracy"} <= labels
     assert float(_metric(at, "ε spent (data-independent)")) <= 10.0 + 1e-9
     split = at.dataframe[0].value
-    assert list(split.part) == ["private (teachers)", "public (student)", "test"]
+    assert list(split["Part"]) == ["private (teachers)", "public (student)", "test"]
     votes = at.dataframe[1].value  # the numbers behind the vote histogram of the chosen query
-    assert votes.loc[votes.winner == "✔", "noisy"].item() == votes.noisy.max()
+    assert votes.loc[votes["Noisy winner"] == "✔", "Votes + noise"].item() == votes["Votes + noise"].max()
     before = _metric(at, "Mean teacher accuracy")
 
     at.number_input(key="pate.teachers").set_value(5)

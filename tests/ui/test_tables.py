@@ -1,0 +1,34 @@
+"""The one display form of results tables (dpcore.ui.common.readable_table)."""
+import math
+
+import numpy as np
+import pandas as pd
+
+from dpcore.ui.common import DASH, NOT_PRIVATE, format_epsilon, format_number, readable_table
+
+
+def test_format_number_and_epsilon():
+    assert format_number(0.123456) == "0.123" and format_number(123456.0, 2) == "1.2e+05"
+    assert format_number(None) == DASH and format_number(math.nan) == DASH and format_number(-math.inf) == DASH
+    assert format_number(True) == "yes" and format_number(np.bool_(False)) == "no" and format_number("abc") == "abc"
+    assert format_epsilon(math.inf) == NOT_PRIVATE and format_epsilon(np.float64("inf")) == NOT_PRIVATE
+    assert format_epsilon(2.0) == "2" and format_epsilon(None) == DASH and format_epsilon(math.nan) == DASH
+
+
+def test_readable_table_headers_numbers_and_infinite_epsilon():
+    df = pd.DataFrame({"epsilon": [math.inf, 1.23456], "test_loss": [0.123456789, 2.0], "seconds": [math.inf, 0.5],
+                       "labels_protected": [False, True], "kind": ["x", "y"], "round": [1, 2]})
+    out = readable_table(df, labels={"test_loss": "test loss"}, drop=("kind",))
+    assert list(out.columns) == ["ε", "Test loss", "Seconds", "Labels protected", "Round"]
+    assert list(out["ε"]) == [NOT_PRIVATE, "1.235"]  # an infinite epsilon says what it means
+    assert list(out["Seconds"]) == [DASH, "0.5"]  # other infinities are a dash, not "∞ (not private)"
+    assert out["Test loss"].dtype.kind == "f" and out["Test loss"].iloc[0] == 0.1235  # finite: stays numeric
+    assert list(out["Labels protected"]) == ["no", "yes"] and list(out["Round"]) == [1, 2]
+    assert list(df.columns)[0] == "epsilon" and df["epsilon"].iloc[0] == math.inf  # the tidy frame is untouched
+
+
+def test_readable_table_keeps_greek_headers_and_object_infinities():
+    df = pd.DataFrame({"ε so far": [0.5, 1.0], "epsilon_spent": [math.inf, 0.3]}).astype({"epsilon_spent": object})
+    out = readable_table(df, digits=3)
+    assert list(out.columns) == ["ε so far", "Epsilon spent"]
+    assert list(out["Epsilon spent"]) == [NOT_PRIVATE, "0.3"]  # one type per column for Arrow
