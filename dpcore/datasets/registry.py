@@ -34,7 +34,11 @@ class Dataset:
     ``bounds`` are the per-feature (lower, upper) ranges treated as public
     knowledge: pixel ranges for images, and for tabular sets the ranges
     published with the dataset's documentation (scikit-learn's DESCR tables,
-    the UCI descriptions). Private algorithms clip to them.
+    the UCI descriptions). Private algorithms clip to them. Diabetes is the
+    exception: its documentation gives no ranges (only that each column is
+    centred with unit sum of squares), so its bounds and label range are the
+    minimum and maximum of the published table itself, which is what a DESCR
+    table would print; treating them as public is a convention, stated here.
     """
 
     name: str
