@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import plotly.express as px
-import plotly.graph_objects as go
 import streamlit as st
 
-from dpcore.datasets import REGISTRY, dataset_names
+from dpcore.datasets import REGISTRY, dataset_names, load_dataset
 from dpcore.ui import readable_log_ticks, epsilon_input, page_header, run_guarded, seed_input, show_table
-from dpcore.ui.models import CLUSTER_LABELS, cluster_demo, cluster_sweep
+from dpcore.ui.models import (CLUSTER_LABELS, NEIGHBOURING_LABELS, cluster_demo, cluster_scatter_figure,
+                              cluster_sweep, dplloyd_run_text, neighbouring_text)
 
 page_header(
     "Private k-means clustering",
@@ -21,15 +21,29 @@ with st.sidebar:
     names = [n for n in dataset_names("classification", images=False) if n != "adult"]
     dataset = st.selectbox("Dataset", names, index=names.index("iris"), key="cluster.dataset",
                            format_func=lambda n: REGISTRY[n].title)
-    k = st.number_input("Clusters k", 2, 20, 3, key="cluster.k")
+    n_classes = load_dataset(dataset).n_classes
+    # one k per dataset, starting at its number of classes (a stale k = 3 on a 2-class set would look like a bug)
+    k = st.number_input("Clusters k", 2, 20, min(max(n_classes, 2), 20), key=f"cluster.k.{dataset}",
+                        help=f"{REGISTRY[dataset].title} has {n_classes} classes.")
     epsilon = epsilon_input("cluster.epsilon", default=1.0)
+    neighbouring = st.radio("Neighbouring data sets (DPLloyd)", list(NEIGHBOURING_LABELS), key="cluster.neighbouring",
+                            format_func=NEIGHBOURING_LABELS.get,
+                            help="What ε protects: replacing one record's values, or whether a record is there at "
+                                 "all. Input perturbation protects each record's values (replace-one).")
     auto_iter = st.checkbox("Su et al.'s default rounds", True, key="cluster.auto_iter",
-                            help="1 DPLloyd round after the noisy-grid initialisation (their hybrid).")
+                            help="1 round after a noisy-grid start when the data have few enough dimensions for "
+                                 "a grid (Su et al.'s hybrid, e.g. iris), else 3 rounds after a data-independent "
+                                 "sphere-packing start. The text under the charts says which one ran.")
     iterations = None if auto_iter else int(st.number_input("DPLloyd rounds T", 1, 20, 3, key="cluster.iterations"))
     seeds = st.number_input("Seeds averaged in the sweep", 1, 10, 3, key="cluster.seeds")
     seed = seed_input("cluster.seed")
 
-demo = run_guarded(cluster_demo, dataset, int(k), float(epsilon), iterations, seed)
+if int(k) != n_classes:
+    st.warning(f"k = {int(k)} but {REGISTRY[dataset].title} has {n_classes} classes. Accuracy matches clusters to "
+               "classes one to one (Hungarian matching), so clusters left over count as errors and a missing cluster "
+               "costs a whole class: accuracy then says little about privacy, even for the non-private algorithm.")
+
+demo = run_guarded(cluster_demo, dataset, int(k), float(epsilon), iterations, seed, neighbouring)
 if demo is not None:
     m = demo["metrics"].set_index("method")
     cols = st.columns(3)
@@ -38,50 +52,43 @@ if demo is not None:
                  help=f"Intra-cluster variance {m.loc[name, 'intra_cluster_variance']:.3f} "
                       "(within-cluster / total sum of squares; lower is tighter).")
     st.caption(f"Test rows of {REGISTRY[dataset].title}, features mapped from their declared bounds onto [-1, 1]. "
-               "The 2-D PCA projection is for display only; the clustering runs in all dimensions.")
-    pts, cen = demo["points"], demo["centres"]
-    classes = sorted(pts["class"].unique())
+               "The 2-D PCA projection is for display only; the clustering runs in all dimensions. "
+               + dplloyd_run_text(demo["run"], float(epsilon)) + " " + neighbouring_text(neighbouring))
     plots = st.columns(3)
     for col, name in zip(plots, CLUSTER_LABELS.values()):
-        fig = px.scatter(pts, x="PC1", y="PC2", color=name, symbol="class", opacity=0.7,
-                         labels={name: "matched class"}, title=name, category_orders={name: classes},
-                         color_discrete_sequence=px.colors.qualitative.Set1)
-        c = cen[cen.method == name]
-        fig.add_trace(go.Scatter(x=c.PC1, y=c.PC2, mode="markers", name="centres",
-                                 text=[f"centre → {m}" + ("" if v else " (outside the view, drawn at its edge)")
-                                       for m, v in zip(c.matched_class, c.in_view)],
-                                 marker=dict(symbol=["x" if v else "triangle-up" for v in c.in_view], size=16,
-                                             color="black", line=dict(width=2))))
-        fig.update_layout(height=380, margin=dict(l=10, r=10, t=40, b=10), showlegend=False,
-                          xaxis_title="PC 1 (display only)", yaxis_title="PC 2")
-        col.plotly_chart(fig, width="stretch", key=f"cluster.scatter.{name}")
-    st.caption("Points are coloured by the class their cluster is matched to (Hungarian matching), shaped by "
-               "their true class; ✕ marks a centre, ▲ a centre outside the view drawn at its edge.")
+        col.plotly_chart(cluster_scatter_figure(demo["points"], demo["centres"], name, demo["classes"]),
+                         width="stretch", key=f"cluster.scatter.{name}")
+    st.caption("Colour: the class a point's cluster is matched to (grey: a cluster left unmatched when k exceeds the "
+               "number of classes). Shape: the point's true class. ✕ marks a centre, ▲ a centre outside the view "
+               "drawn at its edge: at small ε the noisy centres of input perturbation often lie far outside the data, "
+               "and every point then joins the one centre that is nearest.")
     show_table(demo["metrics"], key="cluster.metrics_table")
     st.caption("Within / total sum of squares: the squared distance of each point to its centre, summed, over the "
                "squared distance to the overall mean (1 = no better than a single centre at the mean; above 1, "
                "centres far from the data, as the noisy centres of input perturbation at small ε can be).")
 
-st.subheader("Accuracy vs ε")
+metric = st.radio("Metric", ["accuracy", "intra_cluster_variance"], horizontal=True, key="cluster.metric",
+                  format_func=lambda s: {"accuracy": "Accuracy (Hungarian matching)",
+                                         "intra_cluster_variance": "Normalised intra-cluster variance"}[s])
+title = {"accuracy": "Accuracy", "intra_cluster_variance": "Within / total sum of squares"}[metric]
+st.subheader(f"{title} vs ε")
 epsilons = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0)
-progress = st.progress(0.0, text="Sweeping ε …")
-df = run_guarded(cluster_sweep, dataset, int(k), iterations, epsilons, int(seeds), seed)
-progress.progress(1.0, text="Done")
+with st.spinner(f"Running the three methods at {len(epsilons)} values of ε over {int(seeds)} seed(s) …"):
+    df = run_guarded(cluster_sweep, dataset, int(k), iterations, epsilons, int(seeds), seed, neighbouring)
 if df is not None:
-    metric = st.radio("Metric", ["accuracy", "intra_cluster_variance"], horizontal=True, key="cluster.metric",
-                      format_func=lambda s: {"accuracy": "Accuracy (Hungarian matching)",
-                                             "intra_cluster_variance": "Normalised intra-cluster variance"}[s])
     fig = px.line(df, x="epsilon", y=metric, color="method", markers=True, log_x=True,
-                  log_y=metric == "intra_cluster_variance",
-                  error_y="accuracy_sd" if metric == "accuracy" else None,
-                  labels={"epsilon": "ε (log scale)", metric: metric.replace("_", " "), "method": "Method"})
+                  log_y=metric == "intra_cluster_variance", error_y=f"{metric}_sd" if int(seeds) > 1 else None,
+                  color_discrete_map={"Lloyd (non-private)": "black", "DPLloyd": "#1f77b4",
+                                      "Input perturbation": "#d62728"},
+                  labels={"epsilon": "ε (log scale)", metric: title, "method": "Method"})
     readable_log_ticks(fig, "x")
     if metric == "intra_cluster_variance":
         readable_log_ticks(fig, "y")
     fig.update_layout(height=420, yaxis_title="test accuracy (fraction)" if metric == "accuracy"
-                      else "within / total sum of squares")
+                      else "within / total sum of squares (log scale)")
     st.plotly_chart(fig, width="stretch", key="cluster.sweep_chart")
-    st.caption(f"Mean over {seeds} seeds (split and noise); bars show one standard deviation. The non-private "
-               "line does not depend on ε. DPLloyd spends 40% of ε on a noisy grid histogram for its start "
-               "(Su et al.'s hybrid), the rest on the rounds; input perturbation adds Lap(Σ ranges / ε) per value.")
+    spread = "; bars show one standard deviation" if int(seeds) > 1 else ""
+    st.caption(f"Mean over {seeds} seed(s) (split and noise){spread}. The non-private line does not depend on ε. "
+               "Input perturbation adds Lap(Σ ranges / ε) to every value of every record; DPLloyd splits each ε "
+               "as described above the scatter plots.")
     show_table(df, key="cluster.sweep_table")

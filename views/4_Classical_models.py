@@ -6,7 +6,8 @@ import streamlit as st
 
 from dpcore.datasets import REGISTRY, dataset_names
 from dpcore.ui import readable_log_ticks, epsilon_input, page_header, run_guarded, seed_input, show_table
-from dpcore.ui.models import METHOD_NAMES, classical_sweep, size_sweep
+from dpcore.models.learners import default_preprocess
+from dpcore.ui.models import METHOD_COLOURS, METHOD_NAMES, SIZE_NOTES, classical_sweep, size_sweep
 
 page_header(
     "Classical private models",
@@ -31,13 +32,16 @@ with st.sidebar:
                                                          "0.2 (output). tune: private choice among 0.01, 0.05, "
                                                          "0.2 by the exponential mechanism on disjoint splits "
                                                          "(Chaudhuri et al. Alg. 4).")
+        options = ["log-bounds", "bounds", "standardize"]
         preprocess = st.radio(
-            "Feature scaling", ["log-bounds", "bounds", "standardize"], key="classical.preprocess",
+            "Feature scaling", options, key=f"classical.preprocess.{dataset}",
+            index=options.index(default_preprocess(dataset)),
             format_func=lambda p: {"log-bounds": "Log scale between declared bounds (private)",
                                    "bounds": "Linear scale between declared bounds (private)",
                                    "standardize": "Training mean/std (leaks; the usual reference setting)"}[p],
             help="Private options use only each feature's public bounds: the log scale spreads positive, skewed "
-                 "features (sizes, areas) that the linear scale crowds near their lower bound. The last option "
+                 "features (sizes, areas) that the linear scale crowds near their lower bound; the default for "
+                 "each dataset is the one that did better on validation rows (linear for iris). The last option "
                  "standardises with statistics of the private rows, as most published comparisons do: not private.")
         learners = ("erm-output", "erm-objective")
     else:
@@ -50,7 +54,15 @@ with st.sidebar:
 
 epsilons = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0)
 metric_label = "test accuracy (fraction)" if task == "classification" else "test R²"
-df = run_guarded(classical_sweep, dataset, learners, model, kernel, lam, epsilons, int(seeds), seed, preprocess)
+spread = "; bars show one standard deviation" if int(seeds) > 1 else ""
+# the page says it in its own words below the chart (once, also when the sweep comes from the cache)
+leak_note = ("preprocess='standardize'",)
+if preprocess == "standardize":
+    st.warning("Features are standardised with the private training rows' mean and standard deviation: the "
+               "curves show the algorithm's accuracy, but the pipeline as a whole is not ε-DP. Choose a scaling "
+               "between declared bounds for the guarantee.")
+df = run_guarded(classical_sweep, dataset, learners, model, kernel, lam, epsilons, int(seeds), seed, preprocess,
+                 hide_warnings=leak_note)
 if df is not None:
     metric = df.attrs.get("metric", df.columns[3])
     at1 = df[df.epsilon == 1.0]
@@ -59,28 +71,39 @@ if df is not None:
         c.metric(f"{name} at ε = 1" if private else name, f"{v:.3f}",
                  help=None if private else "Non-private reference: it does not depend on ε.")
     fig = px.line(df, x="epsilon", y=metric, color="method", markers=True, log_x=True,
+                  error_y="sd" if int(seeds) > 1 else None, color_discrete_map=METHOD_COLOURS,
                   labels={"epsilon": "ε (log scale)", metric: metric_label, "method": "Method"})
     readable_log_ticks(fig, "x")
     fig.update_layout(height=420, yaxis_title=metric_label)
     if task == "regression":
         fig.update_yaxes(range=[max(-1.0, float(df[metric].min()) - 0.1), 1.0])
     st.plotly_chart(fig, width="stretch", key="classical.eps_chart")
-    if preprocess == "standardize":
-        st.warning("Features are standardised with the private training rows' mean and standard deviation: the "
-                   "curves show the algorithm's accuracy, but the pipeline as a whole is not ε-DP.")
-    st.caption(f"Mean over {seeds} seeds. ERM rows are clipped to a declared norm (the sensitivity bound of "
-               "Chaudhuri et al.); the functional mechanism uses only the declared bounds. Pure ε-DP: δ = 0.")
+    below_zero = (" R² below 0 means worse than predicting the training mean for everyone (the trivial line at 0): "
+                  "with few rows and small ε the noise outweighs the signal." if task == "regression" else "")
+    st.caption(f"Mean over {seeds} seed(s){spread}. ERM rows are clipped to a declared norm (the sensitivity bound "
+               "of Chaudhuri et al.); the functional mechanism uses only the declared bounds. Pure ε-DP: δ = 0."
+               + below_zero)
     show_table(df, key="classical.eps_table")
 
-st.subheader(f"{metric_label.capitalize()} vs training-set size at ε = {epsilon:g}")
+st.subheader(f"{metric_label[:1].upper() + metric_label[1:]} vs training-set size at ε = {epsilon:g}")
 learner = st.selectbox("Learner", learners, key="classical.size_learner",
                        format_func=lambda n: METHOD_NAMES.get(n, n))
 fractions = (0.1, 0.25, 0.5, 0.75, 1.0)
-sz = run_guarded(size_sweep, dataset, learner, model, kernel, lam, float(epsilon), fractions, seed, preprocess)
+sz = run_guarded(size_sweep, dataset, learner, model, kernel, lam, float(epsilon), fractions, int(seeds), seed,
+                 preprocess, hide_warnings=leak_note)
 if sz is not None:
-    metric = sz.columns[-1]
-    fig = px.line(sz, x="n_train", y=metric, markers=True, labels={"n_train": "training rows n", metric: metric_label})
-    fig.update_layout(height=360, yaxis_title=metric_label)
+    metric = sz.attrs.get("metric", "accuracy")
+    fig = px.line(sz, x="n_train", y=metric, color="method", markers=True, color_discrete_map=METHOD_COLOURS,
+                  error_y="sd" if int(seeds) > 1 else None,
+                  labels={"n_train": "training rows n", metric: metric_label, "method": "Method"})
+    fig.update_layout(height=380, yaxis_title=metric_label)
+    if task == "regression":
+        fig.update_yaxes(range=[max(-1.0, float(sz[metric].min()) - 0.1), 1.0])
+    else:
+        fig.update_yaxes(range=[0.0, 1.02])
     st.plotly_chart(fig, width="stretch", key="classical.size_chart")
-    st.caption("More rows means less noise per row: the noise of output perturbation shrinks like 1/(n Λ ε).")
-    show_table(sz, key="classical.size_table")
+    for skip in sz.attrs.get("skipped", []):
+        st.info(f"{skip['method']} could not run on {skip['n_train']} training rows: {skip['reason']}")
+    st.caption(f"Mean over {seeds} seed(s) (split and noise){spread}. {SIZE_NOTES.get(learner, '')} The "
+               "non-private model and the trivial predictor are drawn for the same rows.")
+    show_table(sz, key="classical.size_table", labels={"runs": "Seeds run"})

@@ -27,6 +27,7 @@ __all__ = [
     "sphere_packing_init",
     "noisy_grid_init",
     "dplloyd_noise_scales",
+    "dplloyd_sensitivities",
     "input_perturbation_scale",
     "lloyd",
 ]
@@ -109,24 +110,52 @@ def su_count_fraction(n_features: int, rho: float = 0.225) -> float:
     return c / (d + c)
 
 
+NEIGHBOURING = ("add-remove", "replace-one")
+
+
+def dplloyd_sensitivities(*, n_features: int, l1_norm: float | None = None,
+                          neighbouring: str = "add-remove") -> tuple[float, float]:
+    """L1 sensitivities ``(count, sum)`` of one DPLloyd round in ``[-1, 1]^d``.
+
+    Adding or removing one record changes one cluster's count by 1 and that
+    cluster's coordinate sums by the record itself, whose L1 norm is at most ``d``
+    in the box (or ``R`` when records are scaled into the L1 ball of radius R).
+    Replacing a record takes it out of one cluster and puts the new one into
+    another: two counts move by 1 and two sums by a record each, so both
+    sensitivities double (``2`` and ``2 min(d, R)``), the price of comparing
+    DPLloyd with replace-one mechanisms such as input perturbation.
+
+    >>> dplloyd_sensitivities(n_features=4), dplloyd_sensitivities(n_features=4, l1_norm=2.0, neighbouring="replace-one")
+    ((1.0, 4.0), (2.0, 4.0))
+    """
+    if neighbouring not in NEIGHBOURING:
+        raise DPValueError(f"neighbouring must be 'add-remove' or 'replace-one', got {neighbouring!r}")
+    factor = 2.0 if neighbouring == "replace-one" else 1.0
+    record = float(n_features) if l1_norm is None or l1_norm >= n_features else float(l1_norm)
+    return factor, factor * record
+
+
 def dplloyd_noise_scales(
-    *, epsilon: float, iterations: int, n_features: int, count_fraction: float
+    *, epsilon: float, iterations: int, n_features: int, count_fraction: float, l1_norm: float | None = None,
+    neighbouring: str = "add-remove",
 ) -> tuple[float, float, float, float]:
     """Per-iteration budgets and Laplace scales of DPLloyd in the ``[-1, 1]^d`` domain.
 
     Returns ``(eps_count, eps_sum, count_scale, sum_scale)``. Each iteration
     spends ``epsilon / iterations``, split ``count_fraction`` to the counts and the
-    rest to the sums. Adding or removing one record changes one cluster's count by
-    1 (L1 sensitivity 1) and that cluster's sum by the record itself, whose L1 norm
-    is at most ``sum_j max(|lo_j|, |hi_j|) = d`` in ``[-1, 1]^d``.
+    rest to the sums; each scale is the sensitivity of :func:`dplloyd_sensitivities`
+    over its budget.
 
     >>> dplloyd_noise_scales(epsilon=1.0, iterations=2, n_features=4, count_fraction=0.2)
     (0.1, 0.4, 10.0, 10.0)
+    >>> dplloyd_noise_scales(epsilon=1.0, iterations=2, n_features=4, count_fraction=0.2, neighbouring="replace-one")
+    (0.1, 0.4, 20.0, 20.0)
     """
     eps_it = epsilon / iterations
     eps_count = eps_it * count_fraction
     eps_sum = eps_it - eps_count
-    return eps_count, eps_sum, 1.0 / eps_count, float(n_features) / eps_sum
+    s_count, s_sum = dplloyd_sensitivities(n_features=n_features, l1_norm=l1_norm, neighbouring=neighbouring)
+    return eps_count, eps_sum, s_count / eps_count, s_sum / eps_sum
 
 
 def sphere_packing_init(k: int, d: int, *, rng, max_trials: int = 100, shrink: float = 0.9) -> np.ndarray:
@@ -155,23 +184,28 @@ def sphere_packing_init(k: int, d: int, *, rng, max_trials: int = 100, shrink: f
 
 
 def noisy_grid_init(
-    Z: np.ndarray, k: int, *, epsilon: float, grid_size: int, rng, threshold: float = 1.0, n_init: int = 10
+    Z: np.ndarray, k: int, *, epsilon: float, grid_size: int, rng, threshold: float = 1.0, n_init: int = 10,
+    sensitivity: float = 1.0,
 ) -> np.ndarray:
     """Initial centres from a noisy grid histogram (Su et al.'s EUGkM, used as the first stage of their hybrid).
 
     Cut ``[-1, 1]^d`` into ``grid_size^d`` equal cells, release every cell count
-    plus ``Lap(1 / epsilon)`` (a histogram: one record changes one count by 1,
-    so this is epsilon-DP under add/remove), keep the cells whose noisy count
-    exceeds ``threshold / epsilon`` and run weighted k-means on their centres
-    (post-processing). Only sensible for small ``d``.
+    plus ``Lap(sensitivity / epsilon)``, keep the cells whose noisy count exceeds
+    ``threshold * sensitivity / epsilon`` and run weighted k-means on their centres
+    (post-processing). A histogram's L1 sensitivity is 1 under add/remove (one count
+    moves by 1) and 2 under replace-one (one count down, another up). Only sensible
+    for small ``d``; it needs at least ``k`` cells.
     """
     rng = as_generator(rng)
     d = Z.shape[1]
     m = grid_size
+    if m**d < k:
+        raise DPValueError(f"the noisy grid has only grid_size^d = {m}^{d} = {m**d} cells, fewer than k={k} "
+                           "clusters; use a larger grid_size or init='sphere_packing'")
     idx = np.clip(((Z + 1.0) / 2.0 * m).astype(np.int64), 0, m - 1)
     flat = np.ravel_multi_index(idx.T, (m,) * d)
-    noisy = np.bincount(flat, minlength=m**d).astype(float) + rng.laplace(0.0, 1.0 / epsilon, size=m**d)
-    w = np.where(noisy > threshold / epsilon, noisy, 0.0)
+    noisy = np.bincount(flat, minlength=m**d).astype(float) + rng.laplace(0.0, sensitivity / epsilon, size=m**d)
+    w = np.where(noisy > threshold * sensitivity / epsilon, noisy, 0.0)
     if np.count_nonzero(w) < k:
         w = np.clip(noisy, 0.0, None)
     if np.count_nonzero(w) < k:
@@ -222,7 +256,8 @@ class _BoxKMeans(ClusterMixin, BaseEstimator):
         k = check_int(self.n_clusters, "n_clusters", minimum=1)
         if k > X.shape[0]:
             raise DPValueError(
-                f"n_clusters={k} is larger than the number of samples n={X.shape[0]}; choose k <= n"
+                f"n_clusters={k} (the number of clusters k) is larger than the number of training rows "
+                f"n={X.shape[0]}; choose k <= n"
             )
         return k
 
@@ -299,9 +334,11 @@ class DPLloydKMeans(_BoxKMeans):
     ``iterations`` rounds assigns the records to their nearest centre and
     releases, per cluster, a noisy count ``C + Lap(1 / eps_c)`` and a noisy
     coordinate sum ``S + Lap(d / eps_s)`` per dimension, where
-    ``eps_c + eps_s = epsilon_rounds / iterations`` (add/remove-one neighbours:
-    the count vector moves by 1 and the sum matrix by one record, of L1 norm at
-    most ``sum_j max(|lo_j|, |hi_j|) = d`` in ``[-1, 1]^d``). The new centre is
+    ``eps_c + eps_s = epsilon_rounds / iterations`` (add/remove-one neighbours, as in
+    Su et al.: the count vector moves by 1 and the sum matrix by one record, of L1
+    norm at most ``sum_j max(|lo_j|, |hi_j|) = d`` in ``[-1, 1]^d``; under
+    ``neighbouring="replace-one"`` both sensitivities double, see
+    :func:`dplloyd_sensitivities`). The new centre is
     the noisy sum over the noisy count, clamped to the box; a cluster whose noisy
     count falls below 1 keeps its previous centre (post-processing).
 
@@ -309,7 +346,8 @@ class DPLloydKMeans(_BoxKMeans):
     ``"uniform"`` (free), or ``"grid"``: Su et al.'s hybrid, whose first stage is
     a noisy grid histogram (EUGkM, :func:`noisy_grid_init`) that spends
     ``init_fraction * epsilon``; DPLloyd then spends the rest. ``"auto"`` picks
-    ``"grid"`` when ``grid_size^d <= 20000`` cells, else ``"sphere_packing"``.
+    ``"grid"`` when the grid has between k and 20000 cells (``k <= grid_size^d <= 20000``),
+    else ``"sphere_packing"``.
     By basic composition the whole run is ``epsilon``-DP.
 
     Parameters
@@ -333,6 +371,11 @@ class DPLloydKMeans(_BoxKMeans):
         Share of ``epsilon`` the grid initialisation spends (ignored otherwise).
     grid_size : int, keyword-only
         Cells per dimension of the grid initialisation.
+    neighbouring : {"add-remove", "replace-one"}, keyword-only
+        What a neighbouring data set is. ``"add-remove"`` (Su et al.; diffprivlib) hides
+        one record's presence; ``"replace-one"`` hides a change of one record's values, as
+        input perturbation does, and doubles every sensitivity. An add/remove ε-DP run is
+        2ε-DP under replace-one, so only the same relation gives a like-for-like comparison.
     l1_norm : float, "auto" or None, keyword-only
         Declared bound R on the L1 norm of a record in ``[-1, 1]^d``; records above it
         are scaled down before they enter the sums, whose sensitivity becomes
@@ -377,6 +420,7 @@ class DPLloydKMeans(_BoxKMeans):
         init_fraction: float = 0.4,
         grid_size: int = 3,
         l1_norm: float | str | None = "auto",
+        neighbouring: str = "add-remove",
         random_state=None,
     ):
         self.n_clusters = n_clusters
@@ -389,6 +433,7 @@ class DPLloydKMeans(_BoxKMeans):
         self.init_fraction = init_fraction
         self.grid_size = grid_size
         self.l1_norm = l1_norm
+        self.neighbouring = neighbouring
         self.random_state = random_state
 
     def fit(self, X, y=None) -> "DPLloydKMeans":
@@ -396,12 +441,14 @@ class DPLloydKMeans(_BoxKMeans):
         if self.init not in ("auto", "grid", "sphere_packing", "uniform"):
             raise DPValueError(f"init must be 'auto', 'grid', 'sphere_packing' or 'uniform', got {self.init!r}")
         m = check_int(self.grid_size, "grid_size", minimum=2)
+        if self.neighbouring not in NEIGHBOURING:
+            raise DPValueError(f"neighbouring must be 'add-remove' or 'replace-one', got {self.neighbouring!r}")
         rng = as_generator(self.random_state)
         Z, k = self._prepare(X)
         d = Z.shape[1]
         init = self.init
         if init == "auto":
-            init = "grid" if m**d <= 20000 else "sphere_packing"
+            init = "grid" if k <= m**d <= 20000 else "sphere_packing"
         if init == "grid" and m**d > 10**6:
             raise DPValueError(f"grid_size={m} gives {m}^{d} cells, too many; use init='sphere_packing'")
         T = (1 if init == "grid" else 3) if self.iterations is None else check_int(
@@ -416,7 +463,8 @@ class DPLloydKMeans(_BoxKMeans):
             if f0 >= 1.0:
                 raise DPValueError("init_fraction must be < 1 so that the DPLloyd rounds get some budget")
             eps_init = f0 * epsilon
-            c = noisy_grid_init(Z, k, epsilon=eps_init, grid_size=m, rng=rng)
+            c = noisy_grid_init(Z, k, epsilon=eps_init, grid_size=m, rng=rng,
+                                sensitivity=2.0 if self.neighbouring == "replace-one" else 1.0)
         elif init == "sphere_packing":
             c = sphere_packing_init(k, d, rng=rng)
         else:
@@ -429,11 +477,10 @@ class DPLloydKMeans(_BoxKMeans):
             Zr = Z * np.minimum(1.0, l1 / np.maximum(norms, 1e-300))[:, None]
             self.n_rows_clipped_ = int(np.count_nonzero(norms > l1 * (1 + 1e-12)))
         eps_c, eps_s, count_scale, sum_scale = dplloyd_noise_scales(
-            epsilon=epsilon - eps_init, iterations=T, n_features=d, count_fraction=frac)
-        sum_sensitivity = float(d)
-        if l1 is not None and l1 < d:
-            sum_sensitivity = l1  # one clipped record changes the sums by at most l1 < d in L1
-            sum_scale = l1 / eps_s
+            epsilon=epsilon - eps_init, iterations=T, n_features=d, count_fraction=frac, l1_norm=l1,
+            neighbouring=self.neighbouring)
+        count_sensitivity, sum_sensitivity = dplloyd_sensitivities(n_features=d, l1_norm=l1,
+                                                                   neighbouring=self.neighbouring)
         history = [c.copy()]
         for _ in range(T):
             lab = _assign(Z, c)
@@ -450,11 +497,13 @@ class DPLloydKMeans(_BoxKMeans):
         self.init_ = init
         self.count_fraction_ = frac
         self.noise_scales_ = {"eps_init": eps_init, "eps_count": eps_c, "eps_sum": eps_s,
-                              "count_scale": count_scale, "sum_scale": sum_scale, "sum_sensitivity": sum_sensitivity}
+                              "count_scale": count_scale, "sum_scale": sum_scale, "sum_sensitivity": sum_sensitivity,
+                              "count_sensitivity": count_sensitivity}
         self.history_ = history
         self.n_iter_ = T
         self.epsilon_spent_ = eps_init + T * (eps_c + eps_s)
-        rounds = _laplace_composition_event([(count_scale, 1.0), (sum_scale, sum_sensitivity)], rounds=T)
+        rounds = _laplace_composition_event([(count_scale, count_sensitivity), (sum_scale, sum_sensitivity)],
+                                            rounds=T)
         if eps_init > 0:
             import dp_accounting
 

@@ -183,11 +183,11 @@ def show_table(df, *, key: str, labels: dict | None = None, digits: int = 4, dro
                  key=key)
 
 
-def show_warnings(caught) -> None:
+def show_warnings(caught, *, hide: tuple[str, ...] = ()) -> None:
     seen = set()
     for w in caught:
         msg = str(w.message)
-        if msg not in seen:
+        if msg not in seen and not msg.startswith(tuple(hide)):
             seen.add(msg)
             st.warning(msg)
 
@@ -244,18 +244,19 @@ def readable_log_ticks(fig, axis: str = "x"):
     return fig
 
 
-def run_guarded(fn: Callable[..., Any], *args, **kwargs) -> Any:
+def run_guarded(fn: Callable[..., Any], *args, hide_warnings: tuple[str, ...] = (), **kwargs) -> Any:
     """Call ``fn``; show dpcore errors as ``st.error`` and warnings as ``st.warning``; return None on error.
 
-    A person never sees a traceback for bad input.
+    A person never sees a traceback for bad input. ``hide_warnings``: message prefixes the page
+    already explains in its own words (each warning is shown once either way).
     """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             out = fn(*args, **kwargs)
         except (DPCoreError, ValueError, TypeError) as exc:
-            show_warnings(caught)
+            show_warnings(caught, hide=hide_warnings)
             st.error(str(exc))
             return None
-    show_warnings(caught)
+    show_warnings(caught, hide=hide_warnings)
     return out

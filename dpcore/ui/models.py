@@ -3,35 +3,56 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
 import streamlit as st
 
 from ..datasets import load_dataset, train_test_split
+from ..exceptions import DPCoreError, DPValueError
 from ..learners import run_learner
 from ..models.metrics import match_clusters
 
 CLUSTER_METHODS = ("lloyd", "dplloyd", "input-perturbation")
 CLUSTER_LABELS = {"lloyd": "Lloyd (non-private)", "dplloyd": "DPLloyd", "input-perturbation": "Input perturbation"}
+#: What a neighbouring data set is, for DPLloyd on the Clustering page (input perturbation is replace-one by nature).
+NEIGHBOURING_LABELS = {
+    "replace-one": "Replace one record (like for like with input perturbation)",
+    "add-remove": "Add or remove one record (Su et al.; DPLloyd only)",
+}
+UNMATCHED = "unmatched"
+
+
+def _cluster_params(method: str, k: int, iterations: int | None, neighbouring: str) -> dict:
+    params = {"k": k}
+    if method == "dplloyd":
+        params["neighbouring"] = neighbouring
+        if iterations:
+            params["iterations"] = iterations
+    return params
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def cluster_demo(dataset: str, k: int, epsilon: float, iterations: int | None, seed: int) -> dict:
+def cluster_demo(dataset: str, k: int, epsilon: float, iterations: int | None, seed: int,
+                 neighbouring: str = "replace-one") -> dict:
     """The three methods at one epsilon: metrics, and a 2-D PCA view of the test rows with each method's centres.
 
     The PCA is computed on the (already released) public display only; it plays no part in the clustering.
+    ``run`` describes what DPLloyd did (initialisation, rounds, budget of the start, rows scaled down).
     """
     split = train_test_split(dataset, seed=seed)
     rows, centres = [], []
     labels = {}
+    run = {}
     for m in CLUSTER_METHODS:
-        params = {"k": k}
-        if m == "dplloyd" and iterations:
-            params["iterations"] = iterations
-        res = run_learner(m, split, epsilon=epsilon, seed=seed, params=params)
+        res = run_learner(m, split, epsilon=epsilon, seed=seed, params=_cluster_params(m, k, iterations, neighbouring))
         rows.append({"method": CLUSTER_LABELS[m], "accuracy": res.metrics["accuracy"],
                      "intra_cluster_variance": res.metrics["intra_cluster_variance"],
                      "epsilon": res.epsilon})
         centres.append(res.extras["centers_unit"])
         labels[CLUSTER_LABELS[m]] = res.extras["labels_test"]
+        if m == "dplloyd":
+            run = {key: res.extras[key] for key in ("init", "rounds", "epsilon_init", "rows_clipped", "n_train",
+                                                    "neighbouring")}
     lo, hi = split.dataset.bounds
     Z = (2 * np.clip(split.X_test, lo, hi) - (hi + lo)) / (hi - lo)
     mu = Z.mean(0)
@@ -41,7 +62,7 @@ def cluster_demo(dataset: str, k: int, epsilon: float, iterations: int | None, s
     names = split.dataset.target_names
 
     def cname(c: int) -> str:
-        return "unmatched" if c < 0 else (str(names[c]) if names else str(c))
+        return UNMATCHED if c < 0 else (str(names[c]) if names else str(c))
 
     pts["class"] = [cname(int(c)) for c in split.y_test]
     matches = {}
@@ -60,27 +81,82 @@ def cluster_demo(dataset: str, k: int, epsilon: float, iterations: int | None, s
             cen.append({"method": CLUSTER_LABELS[m], "cluster": j,
                         "matched_class": cname(matches[CLUSTER_LABELS[m]].get(j, -1)),
                         "PC1": a, "PC2": b, "in_view": inside})
-    return {"metrics": pd.DataFrame(rows), "points": pts, "centres": pd.DataFrame(cen)}
+    classes = [cname(c) for c in range(len(names))] if names else sorted(pts["class"].unique())
+    return {"metrics": pd.DataFrame(rows), "points": pts, "centres": pd.DataFrame(cen), "run": run,
+            "classes": classes}
+
+
+def dplloyd_run_text(run: dict, epsilon: float) -> str:
+    """One sentence on what DPLloyd did in this run, from what actually ran (not from the defaults of iris)."""
+    if run.get("init") == "grid":
+        share = run["epsilon_init"] / epsilon if epsilon > 0 else 0.0
+        start = (f"a noisy grid histogram for its start ({share:.0%} of ε, here {run['epsilon_init']:.3g}; Su et "
+                 f"al.'s hybrid), then {run['rounds']} round(s) of noisy counts and sums on the rest")
+    else:
+        kind = {"sphere_packing": "data-independent sphere packing", "uniform": "uniformly random centres"}.get(
+            run.get("init"), str(run.get("init")))
+        start = (f"{kind} for its start (no budget spent: too many dimensions, or clusters, for a grid), then "
+                 f"{run['rounds']} round(s) of noisy counts and sums, each with an equal share of ε")
+    clipped = run.get("rows_clipped", 0)
+    scaled = (f" {clipped} of {run['n_train']} training records have an L1 norm above d/2 and are scaled down to it "
+              "before they enter the noisy sums (this bounds the sensitivity and pulls those records towards the "
+              "centre of the box)." if clipped else "")
+    return f"DPLloyd used {start}.{scaled}"
+
+
+def neighbouring_text(neighbouring: str) -> str:
+    if neighbouring == "replace-one":
+        return ("Both private methods protect against replacing one record. For DPLloyd that doubles the noise of "
+                "Su et al.'s add/remove version: the same run is ε/2-DP under add/remove.")
+    return ("DPLloyd protects against adding or removing one record (Su et al.), input perturbation against "
+            "replacing one: under replace-one this DPLloyd is only 2ε-DP, so the two are not compared like for like.")
+
+
+def cluster_scatter_figure(points: pd.DataFrame, centres: pd.DataFrame, method: str, classes: list[str]) -> go.Figure:
+    """Test rows on the 2-D display projection: colour = class the point's cluster is matched to, shape = true class."""
+    palette = px.colors.qualitative.Set1
+    colours = {c: palette[i % len(palette)] for i, c in enumerate(classes)}
+    colours[UNMATCHED] = "#9e9e9e"
+    symbols = ["circle", "diamond", "square", "cross", "triangle-down", "star", "hexagon", "pentagon"]
+    shape = {c: symbols[i % len(symbols)] for i, c in enumerate(classes)}
+    fig = go.Figure()
+    for matched in [*classes, UNMATCHED]:
+        part = points[points[method] == matched]
+        if part.empty:
+            continue
+        fig.add_scatter(x=part.PC1, y=part.PC2, mode="markers", name=f"→ {matched}" if matched != UNMATCHED
+                        else "unmatched cluster", opacity=0.7,
+                        marker=dict(color=colours[matched], symbol=[shape.get(c, "circle") for c in part["class"]],
+                                    size=8),
+                        text=[f"true class: {c}" for c in part["class"]], hovertemplate="%{text}<extra></extra>")
+    c = centres[centres.method == method]
+    fig.add_scatter(x=c.PC1, y=c.PC2, mode="markers", name="centre (▲: outside the view)",
+                    text=[f"centre → {m}" + ("" if v else " (outside the view, drawn at its edge)")
+                          for m, v in zip(c.matched_class, c.in_view)], hovertemplate="%{text}<extra></extra>",
+                    marker=dict(symbol=["x" if v else "triangle-up" for v in c.in_view], size=16, color="black",
+                                line=dict(width=2)))
+    fig.update_layout(title=method, height=420, margin=dict(l=10, r=10, t=40, b=10),
+                      xaxis_title="PC 1 (display only)", yaxis_title="PC 2",
+                      legend=dict(orientation="h", y=-0.25, title_text="cluster matched to"))
+    return fig
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def cluster_sweep(dataset: str, k: int, iterations: int | None, epsilons: tuple[float, ...], seeds: int,
-                  seed: int) -> pd.DataFrame:
+                  seed: int, neighbouring: str = "replace-one") -> pd.DataFrame:
     """Accuracy and intra-cluster variance vs epsilon for the three methods, mean and sd over ``seeds`` runs."""
     rows = []
     for s in range(seed, seed + seeds):
         split = train_test_split(dataset, seed=s)
         for m in CLUSTER_METHODS:
-            for eps in (epsilons if m != "lloyd" else epsilons):
-                params = {"k": k}
-                if m == "dplloyd" and iterations:
-                    params["iterations"] = iterations
-                res = run_learner(m, split, epsilon=eps, seed=s, params=params)
+            for eps in epsilons:
+                res = run_learner(m, split, epsilon=eps, seed=s, params=_cluster_params(m, k, iterations, neighbouring))
                 rows.append({"method": CLUSTER_LABELS[m], "epsilon": eps, "seed": s, **res.metrics})
     df = pd.DataFrame(rows)
-    return (df.groupby(["method", "epsilon"], as_index=False)
+    return (df.groupby(["method", "epsilon"], as_index=False, sort=False)
             .agg(accuracy=("accuracy", "mean"), accuracy_sd=("accuracy", "std"),
-                 intra_cluster_variance=("intra_cluster_variance", "mean")))
+                 intra_cluster_variance=("intra_cluster_variance", "mean"),
+                 intra_cluster_variance_sd=("intra_cluster_variance", "std")))
 
 
 def _classical_params(learner: str, model: str, kernel: str, regularization: float | str,
@@ -132,16 +208,56 @@ def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel:
     return out.rename(columns={"value": metric})
 
 
+#: One colour per method on every classical chart (baselines black and grey, the same on every dataset).
+METHOD_COLOURS = {
+    "Output perturbation (Alg. 1)": "#1f77b4", "Objective perturbation (Alg. 2)": "#ff7f0e",
+    "Functional mechanism": "#2ca02c", "Non-private model (same loss)": "black",
+    "Non-private linear regression": "black", "Majority class (trivial)": "#9e9e9e", "Mean predictor (trivial)": "#9e9e9e",
+}
+
+#: Why more rows help, per learner (the caption under the training-size chart).
+SIZE_NOTES = {
+    "erm-output": "Output perturbation adds noise of norm ~ 2/(n Λ ε) to the minimiser: it shrinks like 1/n.",
+    "erm-objective": "Objective perturbation adds a random linear term b·w/n to the objective: its pull on the "
+                     "minimiser shrinks like 1/n.",
+    "functional-mechanism": "The Laplace noise on the loss coefficients keeps its size while the coefficients grow "
+                            "with n, so the relative noise shrinks like 1/n.",
+}
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
 def size_sweep(dataset: str, learner: str, model: str, kernel: str, regularization: float | str, epsilon: float,
-               fractions: tuple[float, ...], seed: int, preprocess: str = "log-bounds") -> pd.DataFrame:
-    """Test metric vs training-set size (fraction of the training rows) at a fixed epsilon."""
+               fractions: tuple[float, ...], seeds: int, seed: int, preprocess: str = "log-bounds") -> pd.DataFrame:
+    """Test metric vs training-set size at a fixed epsilon, beside the non-private model and the trivial predictor.
+
+    Mean and sd over ``seeds`` splits. A size at which a learner cannot run (e.g. private tuning on a handful of
+    rows, whose disjoint parts then hold a single class) is left out for that learner; ``attrs["skipped"]`` says
+    which sizes and why, instead of one error hiding the whole chart.
+    """
     ds = load_dataset(dataset)
     metric = "accuracy" if ds.task == "classification" else "r2"
-    split = train_test_split(ds, seed=seed)
-    rows = []
-    for f in fractions:
-        res = run_learner(learner, split, epsilon=epsilon, seed=seed, train_fraction=f,
-                          params=_classical_params(learner, model, kernel, regularization, preprocess))
-        rows.append({"train_fraction": f, "n_train": int(round(f * split.X_train.shape[0])), metric: res.metrics[metric]})
-    return pd.DataFrame(rows)
+    base = "logreg" if ds.task == "classification" else "linreg"
+    trivial = "majority" if ds.task == "classification" else "mean"
+    rows, skipped = [], {}
+    for s in range(seed, seed + seeds):
+        split = train_test_split(ds, seed=s)
+        for f in fractions:
+            n = int(round(f * split.X_train.shape[0]))
+            for name in (learner, base, trivial):
+                try:
+                    budget = {"epsilon": epsilon} if name == learner else {}
+                    res = run_learner(name, split, seed=s, train_fraction=f, **budget,
+                                      params=_classical_params(name, model, kernel, regularization, preprocess))
+                except DPCoreError as exc:
+                    skipped.setdefault((METHOD_NAMES.get(name, name), n), str(exc))
+                    continue
+                rows.append({"method": METHOD_NAMES.get(name, name), "n_train": n, "seed": s,
+                             "value": res.metrics[metric]})
+    if not rows:
+        raise DPValueError("no training-set size could be run: " + "; ".join(sorted(set(skipped.values()))))
+    df = pd.DataFrame(rows)
+    out = df.groupby(["method", "n_train"], as_index=False, sort=False).agg(
+        value=("value", "mean"), sd=("value", "std"), runs=("value", "size"))
+    out.attrs["skipped"] = [{"method": m, "n_train": n, "reason": r} for (m, n), r in sorted(skipped.items())]
+    out.attrs["metric"] = metric
+    return out.rename(columns={"value": metric})

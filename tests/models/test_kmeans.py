@@ -161,3 +161,85 @@ def test_hungarian_and_variance_metrics():
 def test_dplloyd_converges_to_lloyd_at_large_epsilon():
     km = DPLloydKMeans(2, epsilon=1000.0, bounds=B, random_state=0).fit(X)
     assert hungarian_accuracy(Y, km.predict(X)) == 1.0
+
+
+def _round_statistics(Z, centres, l1):
+    """One DPLloyd round's released statistics before noise: per-cluster counts and L1-clipped sums."""
+    lab = np.argmin(((Z[:, None, :] - centres[None]) ** 2).sum(-1), axis=1)
+    Zr = Z * np.minimum(1.0, l1 / np.maximum(np.abs(Z).sum(1), 1e-300))[:, None]
+    counts = np.bincount(lab, minlength=len(centres)).astype(float)
+    sums = np.zeros_like(centres)
+    np.add.at(sums, lab, Zr)
+    return counts, sums
+
+
+def test_replace_one_sensitivities_hold_by_brute_force_and_add_remove_would_not():
+    # independent of the estimator: move one record anywhere in the box and measure how far the statistics move
+    rng = np.random.default_rng(7)
+    d, l1 = 4, 2.0
+    Z = rng.uniform(-1, 1, (40, d))
+    centres = np.array([[-0.5] * d, [0.5] * d])
+    c0, s0 = _round_statistics(Z, centres, l1)
+    worst_c = worst_s = 0.0
+    for _ in range(400):
+        Zn = Z.copy()
+        Zn[rng.integers(40)] = rng.choice([-1.0, 1.0], size=d) * rng.uniform(0.5, 1.0, size=d)
+        c1, s1 = _round_statistics(Zn, centres, l1)
+        worst_c, worst_s = max(worst_c, np.abs(c1 - c0).sum()), max(worst_s, np.abs(s1 - s0).sum())
+    from dpcore.models.kmeans import dplloyd_sensitivities
+
+    sc, ss = dplloyd_sensitivities(n_features=d, l1_norm=l1, neighbouring="replace-one")
+    assert (sc, ss) == (2.0, 4.0)
+    assert worst_c <= sc and worst_s <= ss + 1e-12
+    assert worst_c > 1.0 and worst_s > l1  # the add/remove sensitivities (1, R) are exceeded by a replacement
+    assert dplloyd_sensitivities(n_features=d, l1_norm=l1) == (1.0, 2.0)
+
+
+def test_replace_one_doubles_every_noise_scale_and_keeps_the_budget():
+    kw = dict(epsilon=1.5, bounds=B, init="grid", init_fraction=0.3, iterations=2, count_fraction=0.25,
+              random_state=1)
+    ar = DPLloydKMeans(2, **kw).fit(X)
+    ro = DPLloydKMeans(2, neighbouring="replace-one", **kw).fit(X)
+    for key in ("count_scale", "sum_scale", "count_sensitivity", "sum_sensitivity"):
+        assert ro.noise_scales_[key] == pytest.approx(2 * ar.noise_scales_[key])
+    assert ro.epsilon_spent_ == pytest.approx(1.5) == ar.epsilon_spent_
+    import dp_accounting
+
+    # the event's noise multipliers (scale / sensitivity) are unchanged: same epsilon, under the other relation
+    assert str(ro.dp_event_) == str(ar.dp_event_)
+    with pytest.raises(DPValueError, match="neighbouring"):
+        DPLloydKMeans(2, epsilon=1.0, bounds=B, neighbouring="swap").fit(X)
+    assert isinstance(ro.dp_event_, dp_accounting.ComposedDpEvent)
+
+
+class _LaplaceSpy(np.random.Generator):
+    """A generator that records the scale of every Laplace draw (the noise the code really adds)."""
+
+    def __init__(self, seed):
+        super().__init__(np.random.PCG64(seed))
+        self.scales = []
+
+    def laplace(self, loc=0.0, scale=1.0, size=None):
+        self.scales.append(float(scale))
+        return super().laplace(loc, scale, size)
+
+
+@pytest.mark.parametrize("neighbouring, sensitivity", [("add-remove", 1.0), ("replace-one", 2.0)])
+def test_grid_histogram_and_rounds_draw_noise_at_the_declared_scales(neighbouring, sensitivity):
+    spy = _LaplaceSpy(0)
+    noisy_grid_init(np.zeros((10, 2)), 2, epsilon=0.5, grid_size=3, rng=spy, sensitivity=sensitivity)
+    assert spy.scales == [sensitivity / 0.5]  # one histogram release, Lap(sensitivity / eps)
+    spy = _LaplaceSpy(0)
+    km = DPLloydKMeans(2, epsilon=1.0, bounds=B, init="grid", init_fraction=0.4, iterations=1, count_fraction=0.5,
+                       l1_norm=None, neighbouring=neighbouring, random_state=spy).fit(X)
+    # grid with eps 0.4, then one round of counts (eps 0.3) and sums (eps 0.3, d = 2 per record)
+    assert spy.scales == pytest.approx([sensitivity / 0.4, sensitivity / 0.3, sensitivity * 2 / 0.3])
+    assert km.epsilon_spent_ == pytest.approx(1.0)
+
+
+def test_more_clusters_than_grid_cells():
+    Xw = np.random.default_rng(0).uniform(-1, 1, (200, 2))  # 3^2 = 9 grid cells
+    km = DPLloydKMeans(12, epsilon=1.0, bounds=B, random_state=0).fit(Xw)
+    assert km.init_ == "sphere_packing" and km.cluster_centers_.shape == (12, 2)
+    with pytest.raises(DPValueError, match="grid_size"):
+        DPLloydKMeans(12, epsilon=1.0, bounds=B, init="grid", random_state=0).fit(Xw)

@@ -2,6 +2,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from dpcore.learners import get_learner, run_learner
@@ -106,3 +107,16 @@ def test_log_bounds_warns_and_clips_training_rows_outside_the_declared_bounds():
     with pytest.warns(DPCoreWarning, match="outside the declared bounds"):
         Xtr, _, _ = erm_features(bad, "log-bounds")
     assert Xtr[0, 3] == 1.0
+
+
+def test_iris_defaults_to_the_linear_bounds_map_chosen_on_validation_rows():
+    from dpcore.datasets import train_test_split
+    from dpcore.models.learners import default_preprocess
+
+    assert default_preprocess("iris") == "bounds" and default_preprocess("wine") == "log-bounds"
+    split = train_test_split("iris", seed=0)
+    default = run_learner("erm-objective", split, epsilon=2.0, seed=0)
+    linear = run_learner("erm-objective", split, epsilon=2.0, seed=0, params={"preprocess": "bounds"})
+    log = run_learner("erm-objective", split, epsilon=2.0, seed=0, params={"preprocess": "log-bounds"})
+    assert np.array_equal(default.extras["y_pred"], linear.extras["y_pred"])
+    assert default.metrics == linear.metrics and default.metrics != log.metrics

@@ -10,6 +10,7 @@ def test_clustering_page_runs_and_reacts():
     at.run()
     assert not at.exception
     assert len(at.metric) == 3
+    assert any("noisy grid histogram for its start (40% of ε" in c.value for c in at.caption)  # iris: the hybrid
     before = at.dataframe[0].value.copy()
     at.number_input(key="cluster.seeds").set_value(1)
     at.number_input(key="cluster.epsilon").set_value(0.2)
@@ -21,3 +22,23 @@ def test_clustering_page_runs_and_reacts():
     priv = after["Method"] != "Lloyd (non-private)"
     assert not after.loc[priv, "Within / total sum of squares"].equals(before.loc[priv, "Within / total sum of squares"])
     assert len(at.dataframe) == 2  # metrics table and the epsilon sweep table
+
+
+def test_clustering_page_follows_the_dataset_and_states_the_relation():
+    at = AppTest.from_file(str(ROOT / "views/3_Clustering.py"), default_timeout=180)
+    at.run()
+    assert any("replacing one record" in c.value and "ε/2-DP under add/remove" in c.value for c in at.caption)
+    at.number_input(key="cluster.seeds").set_value(1)
+    at.selectbox(key="cluster.dataset").set_value("breast_cancer")
+    at.run()
+    assert not at.exception and not at.error
+    assert at.number_input(key="cluster.k.breast_cancer").value == 2  # k follows the number of classes
+    assert not any("classes one to one" in w.value for w in at.warning)
+    # 30 features: no grid, sphere packing and 3 rounds, said as such (the iris text would be wrong here)
+    assert any("sphere packing for its start" in c.value and "3 round(s)" in c.value for c in at.caption)
+    at.number_input(key="cluster.k.breast_cancer").set_value(4)
+    at.radio(key="cluster.neighbouring").set_value("add-remove")
+    at.run()
+    assert not at.exception
+    assert any("classes one to one" in w.value for w in at.warning)
+    assert any("only 2ε-DP" in c.value for c in at.caption)
