@@ -124,11 +124,19 @@ def cluster_scatter_figure(points: pd.DataFrame, centres: pd.DataFrame, method: 
         part = points[points[method] == matched]
         if part.empty:
             continue
-        fig.add_scatter(x=part.PC1, y=part.PC2, mode="markers", name=f"→ {matched}" if matched != UNMATCHED
-                        else "unmatched cluster", opacity=0.7,
+        fig.add_scatter(x=part.PC1, y=part.PC2, mode="markers", opacity=0.7, showlegend=False,
                         marker=dict(color=colours[matched], symbol=[shape.get(c, "circle") for c in part["class"]],
                                     size=8),
-                        text=[f"true class: {c}" for c in part["class"]], hovertemplate="%{text}<extra></extra>")
+                        text=[f"true class: {c}, cluster matched to: {matched}" for c in part["class"]],
+                        hovertemplate="%{text}<extra></extra>")
+        # legend entries that show one thing each: the colour of the matched class ...
+        fig.add_scatter(x=[None], y=[None], mode="markers", marker=dict(color=colours[matched], symbol="circle",
+                                                                         size=9),
+                        name=f"cluster → {matched}" if matched != UNMATCHED else "unmatched cluster",
+                        legendgroup="colour")
+    for c in classes:  # ... and the shape of the true class
+        fig.add_scatter(x=[None], y=[None], mode="markers", name=f"true class {c}", legendgroup="shape",
+                        marker=dict(color="#555555", symbol=shape[c], size=9, line=dict(width=0)))
     c = centres[centres.method == method]
     fig.add_scatter(x=c.PC1, y=c.PC2, mode="markers", name="centre (▲: outside the view)",
                     text=[f"centre → {m}" + ("" if v else " (outside the view, drawn at its edge)")
@@ -137,7 +145,7 @@ def cluster_scatter_figure(points: pd.DataFrame, centres: pd.DataFrame, method: 
                                 line=dict(width=2)))
     fig.update_layout(title=method, height=420, margin=dict(l=10, r=10, t=40, b=10),
                       xaxis_title="PC 1 (display only)", yaxis_title="PC 2",
-                      legend=dict(orientation="h", y=-0.25, title_text="cluster matched to"))
+                      legend=dict(orientation="h", y=-0.25))
     return fig
 
 
