@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 import warnings
 
@@ -43,6 +44,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_NOT_A_NUMBER = re.compile(r"^(could not convert string to float|invalid literal for int\(\) with base 10): '(.*)'$")
+
+
+def _with_hint(message: str, args) -> str:
+    """``message`` with what to do on the command line, when the library's message cannot know the flag."""
+    m = _NOT_A_NUMBER.match(message)
+    if m:  # a learner called float() / int() on a --set value
+        bad = [item.strip() for item in getattr(args, "set", []) if item.partition("=")[2].strip() == m.group(2)]
+        if bad:
+            kind = "a whole number" if m.group(1).startswith("invalid literal") else "a number"
+            return f"--set {bad[0]}: {bad[0].partition('=')[0].strip()} takes {kind}"
+    if "single class" in message:  # few training rows left, e.g. by a small --train-fraction
+        fraction = getattr(args, "train_fraction", 1.0)
+        if fraction < 1.0:
+            return f"{message} (--train-fraction {fraction:g} keeps few training rows; use a larger --train-fraction)"
+        if str(getattr(args, "axis", "")).replace("-", "_") == "train_fraction":
+            return f"{message} (a small train_fraction keeps few training rows; sweep larger --values)"
+    return message
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -51,11 +72,8 @@ def main(argv: list[str] | None = None) -> int:
             warnings.simplefilter("always")
             warnings.showwarning = lambda msg, cat, *a, **k: print(f"warning: {msg}", file=sys.stderr)
             return int(args.func(args) or 0)
-    except DPCoreError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except (ValueError, TypeError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except (DPCoreError, ValueError, TypeError) as exc:
+        print(f"error: {_with_hint(str(exc), args)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -13,7 +13,7 @@ import sys
 import time
 
 from ..exceptions import DPValueError
-from .train import _parse_value
+from .train import parse_set
 
 _BAR = 30
 
@@ -70,16 +70,6 @@ def _values(args) -> list[float]:
     return _floats(args.values, "--values")
 
 
-def _params(items: list[str]) -> dict:
-    params = {}
-    for item in items:
-        if "=" not in item:
-            raise DPValueError(f"--set expects KEY=VALUE, got {item!r}")
-        k, v = item.split("=", 1)
-        params[k.strip().replace("-", "_")] = _parse_value(v.strip())
-    return params
-
-
 class _ProgressBar:
     """A one-line progress bar on stderr (a line per run when stderr is not a terminal)."""
 
@@ -119,7 +109,7 @@ def _run(args) -> int:
         base_seed=args.seed,
         epsilon=args.epsilon,
         delta=args.delta,
-        params=_params(args.set),
+        params=parse_set(args.set),
         train_fraction=args.train_fraction,
         include_baselines=not args.no_baselines,
         providers=tuple(args.provider),

@@ -14,8 +14,10 @@ from ..learners import get_learner, run_learner
 
 # flag -> (params key type, help); only passed when given, and only if the learner takes it
 _FLAGS = {
-    "model": (str, "network or model family, e.g. linear, mlp, cnn (DP-SGD) or logistic, huber-svm (DP-ERM)"),
-    "kernel": (str, "DP-ERM kernel: linear or rbf (random Fourier features)"),
+    "model": (str, "network or model family: linear, mlp or cnn (DP-SGD); softmax or mlp (federated); logreg or "
+                   "svm (DP-ERM; also accepted: logistic, huber-svm)"),
+    "kernel": (str, "DP-ERM kernel: none or rff (random Fourier features of an RBF kernel; also accepted: linear, "
+                    "rbf)"),
     "aggregator": (str, "PATE vote aggregator, e.g. gnmax or lnmax"),
     "accountant": (str, "privacy accountant: rdp or pld"),
     "epochs": (int, "passes over the training data"),
@@ -38,6 +40,21 @@ def _parse_value(v: str):
         except ValueError:
             pass
     return {"true": True, "false": False}.get(v.lower(), v)
+
+
+def parse_set(items: list[str]) -> dict:
+    """Parse ``--set KEY=VALUE`` items (``-`` in KEY read as ``_``); values become int, float or bool when they can."""
+    params = {}
+    for item in items:
+        if "=" not in item:
+            raise DPValueError(f"--set expects KEY=VALUE, got {item!r}")
+        k, v = item.split("=", 1)
+        key, value = k.strip().replace("-", "_"), _parse_value(v.strip())
+        if key == "regularization" and isinstance(value, str) and value != "auto":
+            raise DPValueError(f"--set regularization={value}: regularization takes a number > 0 or 'auto'; "
+                               f"{_tune_hint()}")
+        params[key] = value
+    return params
 
 
 def add_parser(sub) -> None:
@@ -78,17 +95,22 @@ def list_learners(stream=None) -> None:
         print(f"{name:<{width}}  [{kind}; {'/'.join(spec.tasks)}]  {spec.title}: {desc}.", file=out)
 
 
+def _tune_hint() -> str:
+    """Where private tuning of the regularisation lives: ``--set tune=true`` and the learners that take it."""
+    from ..learners import learners
+
+    names = [n for n, spec in learners().items() if spec.private and "tune" in spec.params]
+    return (f"to choose it privately use --set tune=true ({', '.join(names)} take it; "
+            "python -m dpcore train --list describes every learner)")
+
+
 def collect_params(args, spec) -> dict:
     params = {}
     for key in _FLAGS:
         val = getattr(args, key, None)
         if val is not None:
             params[key] = val
-    for item in args.set:
-        if "=" not in item:
-            raise ValueError(f"--set expects KEY=VALUE, got {item!r}")
-        k, v = item.split("=", 1)
-        params[k.strip().replace("-", "_")] = _parse_value(v.strip())
+    params.update(parse_set(args.set))
     return params
 
 

@@ -80,7 +80,7 @@ def load_csv(source, *, label_column: str, task: str | None = None, name: str = 
     if task == "classification":
         classes, y = np.unique(labels.astype(str).to_numpy(), return_inverse=True)
         if classes.size < 2:
-            raise DatasetError(f"the label column {label_column!r} has a single class {classes[0]!r}; it needs at least two")
+            raise DatasetError(f"the label column {label_column!r} has a single class {str(classes[0])!r}; it needs at least two")
         target_names = tuple(classes.tolist())
         y = y.astype(np.int64)
         label_range = None

@@ -18,7 +18,17 @@ __all__ = [
     "sample_gamma_ball",
     "check_X",
     "check_n_at_least",
+    "plain",
 ]
+
+
+def plain(value):
+    """A numpy scalar as the Python value it holds (for messages: ``1``, not ``np.int64(1)``).
+
+    >>> plain(np.int64(1)), plain("a")
+    (1, 'a')
+    """
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def check_X(X, name: str = "X") -> np.ndarray:

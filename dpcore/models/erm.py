@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..exceptions import DPValueError
 from ..rng import as_generator, child_seed
 from ..validation import check_epsilon, check_int, check_positive
-from ._utils import check_X, clip_rows_l2, sample_gamma_ball
+from ._utils import check_X, clip_rows_l2, plain, sample_gamma_ball
 
 __all__ = [
     "PrivateERMClassifier",
@@ -34,10 +34,16 @@ __all__ = [
     "objective_perturbation_params",
     "output_perturbation_beta",
     "loss_curvature",
+    "canonical_model",
+    "canonical_kernel",
     "private_tune_regularization",
 ]
 
 _MODELS = ("logreg", "svm")
+_KERNELS = ("none", "rff")
+#: other accepted spellings (the names the papers and the command-line help use)
+MODEL_ALIASES = {"logistic": "logreg", "huber-svm": "svm"}
+KERNEL_ALIASES = {"linear": "none", "rbf": "rff"}
 #: Lambda = AUTO_LAMBDA[perturbation] / eps_model when regularization="auto"
 AUTO_LAMBDA = {"objective": 0.03, "output": 0.2}
 #: default value a of the constant (intercept) feature; the other features get norm sqrt(1 - a^2)
@@ -61,17 +67,44 @@ def _huber(z: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:
     return val, grad
 
 
+def _choice(value, name: str, valid: tuple[str, ...], aliases: dict[str, str]) -> str:
+    """Return the canonical spelling of ``value`` (one of ``valid`` or an alias of one)."""
+    if isinstance(value, str):
+        value_ = aliases.get(value, value)
+        if value_ in valid:
+            return value_
+    names = " or ".join(repr(v) for v in valid)
+    alias_text = ", ".join(f"{a!r} for {c!r}" for a, c in aliases.items())
+    raise DPValueError(f"{name} must be {names} (also accepted: {alias_text}), got {value!r}")
+
+
+def canonical_model(model) -> str:
+    """``"logreg"`` or ``"svm"``; ``"logistic"`` and ``"huber-svm"`` are accepted as aliases.
+
+    >>> canonical_model("huber-svm")
+    'svm'
+    """
+    return _choice(model, "model", _MODELS, MODEL_ALIASES)
+
+
+def canonical_kernel(kernel) -> str:
+    """``"none"`` or ``"rff"``; ``"linear"`` and ``"rbf"`` are accepted as aliases.
+
+    >>> canonical_kernel("rbf")
+    'rff'
+    """
+    return _choice(kernel, "kernel", _KERNELS, KERNEL_ALIASES)
+
+
 def loss_curvature(model: str, huber_h: float = 0.5) -> float:
     """The constant c bounding |l''|: 1/4 for logistic loss, 1/(2h) for the Huber SVM loss.
 
     >>> loss_curvature("logreg"), loss_curvature("svm", 0.5)
     (0.25, 1.0)
     """
-    if model == "logreg":
+    if canonical_model(model) == "logreg":
         return 0.25
-    if model == "svm":
-        return 1.0 / (2.0 * check_positive(huber_h, "huber_h"))
-    raise DPValueError(f"model must be one of {_MODELS}, got {model!r}")
+    return 1.0 / (2.0 * check_positive(huber_h, "huber_h"))
 
 
 def _solve(X: np.ndarray, y: np.ndarray, *, model: str, huber_h: float, lam: float,
@@ -175,7 +208,8 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
         :class:`ERMClassifier` uses 0.001 for ``"auto"``.
     perturbation : {"objective", "output"}, keyword-only
     model : {"logreg", "svm"}, keyword-only
-    huber_h : float, keyword-only
+        Also accepted: ``"logistic"`` for ``"logreg"``, ``"huber-svm"`` for ``"svm"``.
+    huber_h : float > 0, keyword-only
         Width h of the Huber SVM loss (c = 1/(2h)).
     data_norm : float or None, keyword-only
         Declared bound on the L2 norm of a row; larger rows are scaled down to it
@@ -189,6 +223,7 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
         split. Default 0.3, chosen on validation splits of breast-cancer training rows
         (grid {0.15, 0.3, 0.71}; 0.15 and 0.3 tied, 0.71 about 2 points worse).
     kernel : {"none", "rff"}, keyword-only
+        Also accepted: ``"linear"`` for ``"none"``, ``"rbf"`` for ``"rff"``.
         ``"rff"``: Algorithm 3 with ``n_components`` random Fourier features of an
         RBF kernel of width ``gamma``.
     n_components : int, gamma : float, keyword-only
@@ -254,14 +289,22 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
     _private = True
 
     def _check_common(self) -> None:
-        if self.model not in _MODELS:
-            raise DPValueError(f"model must be 'logreg' or 'svm', got {self.model!r}")
-        if self.kernel not in ("none", "rff"):
-            raise DPValueError(f"kernel must be 'none' or 'rff', got {self.kernel!r}")
+        """Validate the parameters; set ``model_`` and ``kernel_`` (the canonical spellings)."""
+        self.model_ = canonical_model(self.model)
+        self.kernel_ = canonical_kernel(self.kernel)
         if self._private and self.perturbation not in ("objective", "output"):
             raise DPValueError(f"perturbation must be 'objective' or 'output', got {self.perturbation!r}")
-        if not (isinstance(self.regularization, str) and self.regularization == "auto"):
+        if isinstance(self.regularization, str):
+            if self.regularization != "auto":
+                raise DPValueError(f"regularization must be a number > 0 or 'auto', got {self.regularization!r}")
+        else:
             check_positive(self.regularization, "regularization")
+        check_positive(self.huber_h, "huber_h")  # h = 0 would divide by zero in the Huber loss
+        if self.data_norm is not None:
+            check_positive(self.data_norm, "data_norm")
+        if self.kernel_ == "rff":
+            check_int(self.n_components, "n_components", minimum=1)
+            check_positive(self.gamma, "gamma")
         a = self.intercept_scale
         if isinstance(a, bool) or not isinstance(a, (int, float)) or not 0.0 < float(a) < 1.0:
             raise DPValueError(f"intercept_scale must be a number strictly between 0 and 1, got {a!r}")
@@ -288,7 +331,8 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
         classes = np.unique(y)
         if classes.size < 2:
             raise DPValueError(
-                f"y has a single class ({classes[0]!r}); a classifier needs at least two classes in the training data"
+                f"y has a single class ({plain(classes[0])!r}); a classifier needs at least two classes in the "
+                "training data"
             )
         rng = as_generator(self.random_state)
         eps = check_epsilon(self.epsilon) if self._private else math.inf
@@ -302,7 +346,7 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
         self.n_features_in_ = X.shape[1]
         self.rff_ = (
             RandomFourierFeatures(X.shape[1], n_components=self.n_components, gamma=self.gamma, rng=child_seed(rng))
-            if self.kernel == "rff" else None
+            if self.kernel_ == "rff" else None
         )
         Z = self._features(X, fitting=True)
         self.classes_ = classes
@@ -344,14 +388,14 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
         n, d = Z.shape
         lam = self._lambda(eps)
         if self.perturbation == "output":
-            f = _solve(Z, y, model=self.model, huber_h=self.huber_h, lam=lam)
+            f = _solve(Z, y, model=self.model_, huber_h=self.huber_h, lam=lam)
             beta = output_perturbation_beta(n=n, regularization=lam, epsilon=eps)
             b = sample_gamma_ball(d, scale=1.0 / beta, rng=rng)
             return f + b, {"noise_norm": float(np.linalg.norm(b))}
-        c = loss_curvature(self.model, self.huber_h)
+        c = loss_curvature(self.model_, self.huber_h)
         eps_p, extra = objective_perturbation_params(n=n, regularization=lam, epsilon=eps, c=c)
         b = sample_gamma_ball(d, scale=2.0 / eps_p, rng=rng)
-        f = _solve(Z, y, model=self.model, huber_h=self.huber_h, lam=lam, b=b, extra=extra)
+        f = _solve(Z, y, model=self.model_, huber_h=self.huber_h, lam=lam, b=b, extra=extra)
         return f, {"noise_norm": float(np.linalg.norm(b)), "epsilon_prime": eps_p, "extra": extra}
 
     def decision_function(self, X) -> np.ndarray:
@@ -396,7 +440,7 @@ class ERMClassifier(PrivateERMClassifier):
     _private = False
 
     def _fit_binary(self, Z, y, eps, rng):
-        return _solve(Z, y, model=self.model, huber_h=self.huber_h, lam=self._lambda(math.inf)), {}
+        return _solve(Z, y, model=self.model_, huber_h=self.huber_h, lam=self._lambda(math.inf)), {}
 
 
 # --------------------------------------------------------------------------- Algorithm 4

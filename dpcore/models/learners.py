@@ -108,6 +108,18 @@ def _bounds_of(split):
     return b
 
 
+def _flag(params: dict, key: str, default: bool) -> bool:
+    """A true/false learner parameter; a string such as "no" is an error, not ``bool("no") == True``."""
+    value = params.pop(key, default)
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "yes", "1", "false", "no", "0"):
+        return value.strip().lower() in ("true", "yes", "1")
+    if isinstance(value, (int, np.integer)) and value in (0, 1):
+        return bool(value)
+    raise DPValueError(f"{key} takes true or false, got {value!r}")
+
+
 def _lam(v):
     return v if isinstance(v, str) else float(v)
 
@@ -154,12 +166,12 @@ def _erm_runner(name: str, perturbation: str | None):
         p = dict(params)
         Xtr, Xte, norm = erm_features(split, p.pop("preprocess", default_preprocess(split.dataset.name)),
                                       log_offset=float(p.pop("log_offset", LOG_OFFSET)))
-        tune = bool(p.pop("tune", False))
+        tune = _flag(p, "tune", False)
         kw = dict(model=p.pop("model", "logreg"), kernel=p.pop("kernel", "none"),
                   regularization=_lam(p.pop("regularization", DEFAULT_LAMBDA)),
                   data_norm=float(p.pop("data_norm", norm)), huber_h=float(p.pop("huber_h", 0.5)),
                   n_components=int(p.pop("n_components", 25)), gamma=float(p.pop("gamma", 0.5)),
-                  fit_intercept=bool(p.pop("fit_intercept", True)),
+                  fit_intercept=_flag(p, "fit_intercept", True),
                   intercept_scale=float(p.pop("intercept_scale", DEFAULT_INTERCEPT_SCALE)))
         if kw["kernel"] in (None, "", "linear"):
             kw["kernel"] = "none"
@@ -240,7 +252,7 @@ def _kmeans_runner(name: str):
                 est.set_params(l1_norm=p["l1_norm"])
         elif name == "input-perturbation":
             est = InputPerturbationKMeans(k, epsilon=epsilon, bounds=bounds, random_state=seed,
-                                          clip_noisy=bool(p.get("clip_noisy", False)))
+                                          clip_noisy=_flag(dict(p), "clip_noisy", False))
         else:
             est = LloydKMeans(k, bounds=bounds, random_state=seed)
         est.fit(split.X_train)

@@ -170,6 +170,8 @@ def check_knob_type(key: str, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, int):
             raise DPValueError(f"knob {key!r} takes a whole number (e.g. {key}=5), got {value!r}")
     elif key in REAL_KNOBS:
+        if key == "regularization" and value == "auto":  # DP-ERM's default, Lambda = C / eps
+            return value
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise DPValueError(f"knob {key!r} takes a number (e.g. {key}=0.5), got {value!r}")
     elif key in BOOL_KNOBS:

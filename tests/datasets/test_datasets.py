@@ -104,7 +104,7 @@ def test_csv_regression_guess():
         ("a,b,label\n", "label", "no data rows"),
         ("a,b,label\n1,,x\n3,4,y\n", "label", "missing values in columns \\['b'\\]"),
         ("a,b,label\n1,z,x\n3,4,y\n", "label", "must be numeric; these are not: \\['b'\\]"),
-        ("a,b,label\n1,2,x\n3,4,x\n", "label", "single class"),
+        ("a,b,label\n1,2,x\n3,4,x\n", "label", "single class 'x'; it needs"),  # plain, not np.str_('x')
         ("a,b,label\n1,2,x\n3,4,y\n", "target", "is not a column"),
         ("label\nx\ny\n", "label", "at least one feature"),
     ],

@@ -1,4 +1,5 @@
 import math
+import re
 
 import numpy as np
 import pytest
@@ -204,3 +205,68 @@ def _internal_weights(clf):
 def test_bad_intercept_scale(bad):
     with pytest.raises(DPValueError, match="intercept_scale"):
         PrivateERMClassifier(epsilon=1.0, data_norm=1.0, intercept_scale=bad).fit(X, Y)
+
+
+@pytest.mark.parametrize("perturbation", ["output", "objective"])
+@pytest.mark.parametrize("bad", [0.0, -0.5, math.inf, math.nan])
+def test_huber_h_must_be_positive_and_finite(perturbation, bad):
+    # huber_h = 0 used to divide by zero in the Huber loss (output perturbation never checked it)
+    clf = PrivateERMClassifier(epsilon=1.0, model="svm", perturbation=perturbation, huber_h=bad, data_norm=1.0)
+    with pytest.raises(DPValueError, match="huber_h must be"):
+        clf.fit(X, Y)
+    with pytest.raises(DPValueError, match="huber_h must be"):
+        ERMClassifier(model="svm", huber_h=bad, data_norm=1.0).fit(X, Y)
+
+
+@pytest.mark.parametrize("perturbation", ["output", "objective"])
+@pytest.mark.parametrize("param,bad,needle", [
+    ("regularization", 0.0, "regularization must be > 0"),
+    ("regularization", -1.0, "regularization must be > 0"),
+    ("regularization", math.inf, "regularization must be finite"),
+    ("regularization", "tune", "regularization must be a number > 0 or 'auto', got 'tune'"),
+    ("data_norm", 0.0, "data_norm must be > 0"),
+    ("data_norm", -2.0, "data_norm must be > 0"),
+    ("data_norm", math.inf, "data_norm must be finite"),
+])
+def test_numeric_parameters_are_validated(perturbation, param, bad, needle):
+    kw = {"data_norm": 1.0, param: bad}
+    with pytest.raises(DPValueError, match=re.escape(needle)):
+        PrivateERMClassifier(epsilon=1.0, perturbation=perturbation, **kw).fit(X, Y)
+
+
+def test_rff_parameters_are_validated():
+    with pytest.raises(DPValueError, match="gamma must be > 0"):
+        PrivateERMClassifier(kernel="rff", gamma=0.0, data_norm=1.0).fit(X, Y)
+    with pytest.raises(DPValueError, match="n_components must be >= 1"):
+        PrivateERMClassifier(kernel="rbf", n_components=0, data_norm=1.0).fit(X, Y)
+
+
+def test_single_class_message_prints_the_plain_label():
+    with pytest.raises(DPValueError, match=r"y has a single class \(1\);") as info:
+        PrivateERMClassifier(epsilon=1, data_norm=1).fit(X, np.ones(300, dtype=np.int64))
+    assert "np." not in str(info.value)
+    with pytest.raises(DPValueError, match=r"y has a single class \('b'\);"):
+        ERMClassifier(data_norm=1).fit(X, np.array(["b"] * 300))
+
+
+@pytest.mark.parametrize("alias,name,canonical", [("logistic", "model", "logreg"), ("huber-svm", "model", "svm"),
+                                                  ("linear", "kernel", "none"), ("rbf", "kernel", "rff")])
+def test_model_and_kernel_aliases_fit_the_same_model(alias, name, canonical):
+    a = PrivateERMClassifier(epsilon=1.0, data_norm=1.0, random_state=3, **{name: alias})
+    b = PrivateERMClassifier(epsilon=1.0, data_norm=1.0, random_state=3, **{name: canonical})
+    a.fit(X, Y)
+    b.fit(X, Y)
+    assert a.get_params()[name] == alias  # fit leaves the parameter as given
+    assert getattr(a, name + "_") == canonical
+    assert np.array_equal(a.coef_, b.coef_) and np.array_equal(a.intercept_, b.intercept_)
+
+
+def test_unknown_model_or_kernel_lists_the_valid_values():
+    with pytest.raises(DPValueError, match=r"model must be 'logreg' or 'svm' \(also accepted: 'logistic'.*got 'tree'"):
+        PrivateERMClassifier(model="tree", data_norm=1.0).fit(X, Y)
+    with pytest.raises(DPValueError, match=r"kernel must be 'none' or 'rff' \(also accepted: 'linear'.*got 'poly'"):
+        PrivateERMClassifier(kernel="poly", data_norm=1.0).fit(X, Y)
+    assert loss_curvature("huber-svm", 0.25) == pytest.approx(2.0)
+    assert loss_curvature("logistic") == 0.25
+    with pytest.raises(DPValueError, match="model must be"):
+        loss_curvature("tree")

@@ -120,3 +120,18 @@ def test_iris_defaults_to_the_linear_bounds_map_chosen_on_validation_rows():
     log = run_learner("erm-objective", split, epsilon=2.0, seed=0, params={"preprocess": "log-bounds"})
     assert np.array_equal(default.extras["y_pred"], linear.extras["y_pred"])
     assert default.metrics == linear.metrics and default.metrics != log.metrics
+
+
+def test_true_false_parameters_reject_other_strings():
+    from dpcore.datasets import train_test_split
+
+    split = train_test_split("breast_cancer", seed=0)
+    on = run_learner("erm-objective", split, epsilon=0.2, seed=0, params={"fit_intercept": True})
+    off = run_learner("erm-objective", split, epsilon=0.2, seed=0, params={"fit_intercept": "no"})
+    assert not np.array_equal(on.extras["y_pred"], off.extras["y_pred"])  # "no" really turns it off
+    same = run_learner("erm-objective", split, epsilon=0.2, seed=0, params={"fit_intercept": False})
+    assert np.array_equal(same.extras["y_pred"], off.extras["y_pred"])
+    with pytest.raises(DPValueError, match="fit_intercept takes true or false, got 'maybe'"):
+        run_learner("erm-objective", split, epsilon=1.0, seed=0, params={"fit_intercept": "maybe"})
+    with pytest.raises(DPValueError, match="tune takes true or false"):
+        run_learner("erm-output", split, epsilon=1.0, seed=0, params={"tune": 2})

@@ -79,3 +79,10 @@ def test_knob_types_accept_the_right_values(fakes):
     with pytest.raises(DPValueError, match="'fit_intercept' takes true or false"):
         check_knob_type("fit_intercept", "yes")
     assert check_knob_type("model", "mlp") == "mlp"  # not a typed knob: the learner checks it
+
+
+def test_regularization_knob_takes_a_number_or_auto():
+    assert check_knob_type("regularization", "auto") == "auto"
+    assert check_knob_type("regularization", 0.1) == 0.1
+    with pytest.raises(DPValueError, match="regularization"):
+        check_knob_type("regularization", "tune")
