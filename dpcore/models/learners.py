@@ -85,6 +85,8 @@ def default_preprocess(dataset: str) -> str:
     ('bounds', 'log-bounds')
     """
     return PREPROCESS_BY_DATASET.get(dataset, DEFAULT_PREPROCESS)
+
+
 #: offset of the log map, as a fraction of each feature's declared range (chosen on validation splits)
 LOG_OFFSET = 0.1
 FM_PARAMS = ("quadratic_fraction", "intercept_fraction", "ridge", "noise_ridge", "l1_norm")
@@ -173,7 +175,7 @@ def _erm_runner(name: str, perturbation: str | None):
                   n_components=int(p.pop("n_components", 25)), gamma=float(p.pop("gamma", 0.5)),
                   fit_intercept=_flag(p, "fit_intercept", True),
                   intercept_scale=float(p.pop("intercept_scale", DEFAULT_INTERCEPT_SCALE)))
-        if kw["kernel"] in (None, "", "linear"):
+        if kw["kernel"] in (None, ""):  # aliases such as "linear" are the estimator's business
             kw["kernel"] = "none"
         extras: dict = {}
         with warnings.catch_warnings():
@@ -252,7 +254,7 @@ def _kmeans_runner(name: str):
                 est.set_params(l1_norm=p["l1_norm"])
         elif name == "input-perturbation":
             est = InputPerturbationKMeans(k, epsilon=epsilon, bounds=bounds, random_state=seed,
-                                          clip_noisy=_flag(dict(p), "clip_noisy", False))
+                                          clip_noisy=_flag(p, "clip_noisy", False))
         else:
             est = LloydKMeans(k, bounds=bounds, random_state=seed)
         est.fit(split.X_train)

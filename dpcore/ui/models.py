@@ -157,6 +157,10 @@ def cluster_sweep(dataset: str, k: int, iterations: int | None, epsilons: tuple[
     for s in range(seed, seed + seeds):
         split = train_test_split(dataset, seed=s)
         for m in CLUSTER_METHODS:
+            if m == "lloyd":  # non-private: one run per seed, drawn at every epsilon
+                res = run_learner(m, split, seed=s, params=_cluster_params(m, k, iterations, neighbouring))
+                rows += [{"method": CLUSTER_LABELS[m], "epsilon": eps, "seed": s, **res.metrics} for eps in epsilons]
+                continue
             for eps in epsilons:
                 res = run_learner(m, split, epsilon=eps, seed=s, params=_cluster_params(m, k, iterations, neighbouring))
                 rows.append({"method": CLUSTER_LABELS[m], "epsilon": eps, "seed": s, **res.metrics})

@@ -1,13 +1,22 @@
-import pathlib
-
 from streamlit.testing.v1 import AppTest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from .conftest import page
+
+
+def _open(dataset: str | None = None, seeds: int | None = None, **choices) -> AppTest:
+    """The Classical models page after a first run, then with ``dataset`` / ``seeds`` / other widget values set."""
+    at = page("views/4_Classical_models.py").run()
+    if dataset is not None:
+        at.selectbox(key="classical.dataset").set_value(dataset)
+    if seeds is not None:
+        at.number_input(key="classical.seeds").set_value(seeds)
+    for key, value in choices.items():
+        at.select_slider(key=f"classical.{key}").set_value(value)
+    return at.run() if dataset is not None or seeds is not None or choices else at
 
 
 def test_classical_page_runs_and_reacts():
-    at = AppTest.from_file(str(ROOT / "views/4_Classical_models.py"), default_timeout=120)
-    at.run()
+    at = _open()
     assert not at.exception
     assert len(at.metric) >= 3
     first = at.dataframe[0].value
@@ -21,18 +30,13 @@ def test_classical_page_runs_and_reacts():
 
 
 def test_classical_page_private_tuning_option():
-    at = AppTest.from_file(str(ROOT / "views/4_Classical_models.py"), default_timeout=120)
-    at.run()
-    at.select_slider(key="classical.lam").set_value("tune")
-    at.number_input(key="classical.seeds").set_value(1)
-    at.run()
+    at = _open(seeds=1, lam="tune")
     assert not at.exception and not at.error
     assert {"Output perturbation (Alg. 1)", "Objective perturbation (Alg. 2)"} <= set(at.dataframe[0].value["Method"])
 
 
 def test_classical_page_default_scaling_is_private_and_switch_changes_table():
-    at = AppTest.from_file(str(ROOT / "views/4_Classical_models.py"), default_timeout=120)
-    at.run()
+    at = _open()
     assert at.radio(key="classical.preprocess.breast_cancer").value == "log-bounds"
     before = at.dataframe[0].value
     at.radio(key="classical.preprocess.breast_cancer").set_value("bounds")
@@ -43,12 +47,7 @@ def test_classical_page_default_scaling_is_private_and_switch_changes_table():
 
 
 def test_size_chart_survives_tuning_on_few_rows_and_has_baselines():
-    at = AppTest.from_file(str(ROOT / "views/4_Classical_models.py"), default_timeout=180)
-    at.run()
-    at.selectbox(key="classical.dataset").set_value("wine")
-    at.select_slider(key="classical.lam").set_value("tune")
-    at.number_input(key="classical.seeds").set_value(2)
-    at.run()
+    at = _open("wine", seeds=2, lam="tune")
     assert not at.exception and not at.error  # review: tuning on 13 rows used to replace the chart by an error
     size = at.dataframe[-1].value
     assert {"Non-private model (same loss)", "Majority class (trivial)"} <= set(size["Method"])
@@ -58,11 +57,7 @@ def test_size_chart_survives_tuning_on_few_rows_and_has_baselines():
 
 
 def test_iris_scaling_defaults_to_linear_and_standardize_warns_once():
-    at = AppTest.from_file(str(ROOT / "views/4_Classical_models.py"), default_timeout=180)
-    at.run()
-    at.selectbox(key="classical.dataset").set_value("iris")
-    at.number_input(key="classical.seeds").set_value(1)
-    at.run()
+    at = _open("iris", seeds=1)
     assert at.radio(key="classical.preprocess.iris").value == "bounds"
     at.radio(key="classical.preprocess.iris").set_value("standardize")
     at.run()
@@ -72,11 +67,7 @@ def test_iris_scaling_defaults_to_linear_and_standardize_warns_once():
 
 
 def test_regression_explains_negative_r2():
-    at = AppTest.from_file(str(ROOT / "views/4_Classical_models.py"), default_timeout=180)
-    at.run()
-    at.selectbox(key="classical.dataset").set_value("diabetes")
-    at.number_input(key="classical.seeds").set_value(1)
-    at.run()
+    at = _open("diabetes", seeds=1)
     assert not at.exception and not at.error
     assert any("R² below 0 means worse than predicting the training mean" in c.value for c in at.caption)
     assert any(h.value.startswith("Test R² vs training-set size") for h in at.subheader)
