@@ -172,13 +172,17 @@ def sphere_packing_init(k: int, d: int, *, rng, max_trials: int = 100, shrink: f
     while True:
         a *= shrink
         for _ in range(max_trials):
-            centers: list[np.ndarray] = []
-            for _attempt in range(50 * k):
-                c = rng.uniform(-1.0 + a, 1.0 - a, size=d)
-                if all(np.linalg.norm(c - o) >= 2.0 * a for o in centers):
-                    centers.append(c)
-                    if len(centers) == k:
-                        return np.array(centers)
+            # 50 k candidates drawn at once; accepting them in order, each if it is >= 2a from those accepted
+            # before, is the same as: take the first live candidate, kill every candidate within 2a of it, repeat
+            cand = rng.uniform(-1.0 + a, 1.0 - a, size=(50 * k, d))
+            live = np.arange(cand.shape[0])
+            chosen = []
+            while live.size and len(chosen) < k:
+                first = cand[live[0]]
+                chosen.append(first)
+                live = live[((cand[live] - first) ** 2).sum(1) >= 4.0 * a * a]
+            if len(chosen) == k:
+                return np.array(chosen)
         if a < 1e-6:  # pragma: no cover - unreachable for finite k
             return rng.uniform(-1.0, 1.0, size=(k, d))
 

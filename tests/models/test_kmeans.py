@@ -243,3 +243,28 @@ def test_more_clusters_than_grid_cells():
     assert km.init_ == "sphere_packing" and km.cluster_centers_.shape == (12, 2)
     with pytest.raises(DPValueError, match="grid_size"):
         DPLloydKMeans(12, epsilon=1.0, bounds=B, init="grid", random_state=0).fit(Xw)
+
+
+def _sequential_packing(k, d, seed, shrink=0.9, max_trials=100):
+    """Su et al.'s sphere packing written as the plain one-candidate-at-a-time loop, same candidate draws."""
+    rng = np.random.default_rng(seed)
+    a = 1.0 / k ** (1.0 / d)
+    while True:
+        a *= shrink
+        for _ in range(max_trials):
+            cand = rng.uniform(-1.0 + a, 1.0 - a, size=(50 * k, d))
+            centers = []
+            for c in cand:
+                if all(np.linalg.norm(c - o) >= 2.0 * a for o in centers):
+                    centers.append(c)
+                    if len(centers) == k:
+                        return np.array(centers), a
+
+
+@pytest.mark.parametrize("k, d", [(3, 4), (12, 4), (5, 30)])
+def test_sphere_packing_equals_the_sequential_rule(k, d):
+    ref, a = _sequential_packing(k, d, seed=k + d)
+    got = sphere_packing_init(k, d, rng=np.random.default_rng(k + d))
+    np.testing.assert_array_equal(got, ref)
+    gaps = np.linalg.norm(got[:, None] - got[None], axis=-1)[np.triu_indices(k, 1)]
+    assert gaps.min() >= 2 * a - 1e-12 and np.all(np.abs(got) <= 1 - a + 1e-12)
