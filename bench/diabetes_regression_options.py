@@ -4,7 +4,8 @@ Issue 4 asks for test R^2 >= 0.3 at eps = 1 on diabetes (332 training rows, 10 f
 This script runs, on the same splits, the non-private least squares (all features, and
 the best two and one), the functional mechanism as shipped, and three routes tried to
 close the gap: a stronger post-processing ridge, private feature selection (exponential
-mechanism, then the functional mechanism on the chosen features), and a tighter box
+mechanism, then the functional mechanism on the chosen features; also with scores clipped at documented
+sd, the best of 64 such settings, chosen with hindsight), and a tighter box
 built from the dataset's documented standardisation (each column centred, sum of squares
 1, so sd = 1/sqrt(442); a public box of +-k sd clips the tails). An "oracle" row gives
 the functional mechanism the two best features for free: no private method that first
@@ -40,17 +41,29 @@ def _unit(split):
     return Xu, yu
 
 
-def private_top_k(split, k: int, eps_select: float, eps_centre: float, rng) -> list[int]:
+def private_top_k(split, k: int, eps_select: float, eps_centre: float, rng, clip: tuple[float, float] | None = None
+                  ) -> list[int]:
     """k features by the exponential mechanism (peeling, eps_select / k each) on |sum (y - c_y) x_j|.
 
     c_y is a private mean of y (Laplace, sensitivity 2 in [-1, 1]); with it fixed, one record's term
     (y - c_y) x_j lies in +-(1 + |c_y|), so each score moves by at most 2 (1 + |c_y|) under replace-one;
     scores are divided by that, giving sensitivity 1.
+
+    ``clip = (tx, ty)`` scores tighter clipped terms instead: x_j clipped to +-tx documented sd (centred at
+    the documented mean 0) and y - c_y to +-ty times the label range, each then scaled to [-1, 1], so one
+    record's term lies in [-1, 1] and a score moves by at most 2 (again divided out). The clip costs a
+    little signal in the tails and makes the scores about 3x less noisy than in the unit box.
     """
     Xu, yu = _unit(split)
     n = yu.size
     c_y = float(np.clip((yu.sum() + rng.laplace(0.0, 2.0 / eps_centre)) / n, -1.0, 1.0))
-    score = np.abs(((yu - c_y)[:, None] * Xu).sum(0)) / (2.0 * (1.0 + abs(c_y)))
+    if clip is None:
+        score = np.abs(((yu - c_y)[:, None] * Xu).sum(0)) / (2.0 * (1.0 + abs(c_y)))
+    else:
+        tx, ty = clip
+        xs = np.clip(split.X_train / (tx * SD), -1.0, 1.0)
+        ys = np.clip((yu - c_y) / (2.0 * ty), -1.0, 1.0)  # yu spans the range in 2 units
+        score = np.abs((ys[:, None] * xs).sum(0)) / 2.0
     chosen: list[int] = []
     for _ in range(k):
         u = np.where(np.isin(np.arange(score.size), chosen), -np.inf, score)
@@ -82,13 +95,23 @@ def main(argv=None) -> int:
         cols = private_top_k(split, k, eps_select, eps_centre, rng)
         return fm(split, eps - eps_select - eps_centre, seed, cols=cols)
 
+    def selected_tight(split, eps, seed):
+        # the best of 64 settings tried on these splits at eps = 1 (k in {1, 2}, selection share {0.2, 0.3},
+        # score clips, FM box +-2 or 3 sd, L1 bound on/off): chosen with hindsight, so an optimistic row
+        rng = np.random.default_rng(10_000 + seed)
+        eps_select, eps_centre = 0.3 * eps, 0.05 * eps
+        cols = private_top_k(split, 1, eps_select, eps_centre, rng, clip=(1.5, 0.25))
+        return fm(split, eps - eps_select - eps_centre, seed, cols=cols, bounds=box2)
+
     box = (np.full(10, -1.5 * SD), np.full(10, 1.5 * SD))
+    box2 = (np.full(10, -2.0 * SD), np.full(10, 2.0 * SD))
     rows = {
         "functional mechanism (shipped)": lambda sp, e, s: fm(sp, e, s),
         "  noise_ridge 2 (more shrinkage)": lambda sp, e, s: fm(sp, e, s, noise_ridge=2.0),
         "  box +-1.5 documented sd": lambda sp, e, s: fm(sp, e, s, bounds=box),
         "  private top-1 feature, then FM": lambda sp, e, s: selected(sp, e, s, 1),
         "  private top-2 features, then FM": lambda sp, e, s: selected(sp, e, s, 2),
+        "  top-1, clipped scores, FM box +-2 sd": lambda sp, e, s: selected_tight(sp, e, s),
         "  ORACLE: FM on bmi+s5 (not private)": lambda sp, e, s: fm(sp, e, s, cols=BEST_TWO),
     }
     t0 = time.perf_counter()

@@ -16,7 +16,7 @@ from .exceptions import DPTypeError
 def as_generator(seed: "int | np.random.Generator | None" = None) -> np.random.Generator:
     """Return a :class:`numpy.random.Generator` from a seed, a generator or ``None``.
 
-    >>> as_generator(0).integers(10) == as_generator(0).integers(10)
+    >>> bool(as_generator(0).integers(10) == as_generator(0).integers(10))
     True
     """
     if isinstance(seed, np.random.Generator):

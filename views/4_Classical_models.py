@@ -7,7 +7,8 @@ import streamlit as st
 from dpcore.datasets import REGISTRY, dataset_names
 from dpcore.ui import readable_log_ticks, epsilon_input, page_header, run_guarded, seed_input, show_table
 from dpcore.models.learners import default_preprocess
-from dpcore.ui.models import METHOD_COLOURS, METHOD_NAMES, SIZE_NOTES, classical_sweep, size_sweep
+from dpcore.ui.models import (METHOD_COLOURS, METHOD_NAMES, SIZE_NOTES, classical_sweep, regularization_text,
+                              size_sweep)
 
 page_header(
     "Classical private models",
@@ -27,12 +28,20 @@ with st.sidebar:
                          format_func=lambda m: {"logreg": "Logistic regression", "svm": "Huber SVM"}[m])
         kernel = st.radio("Kernel", ["none", "rff"], horizontal=True, key="classical.kernel",
                           format_func=lambda k: {"none": "Linear", "rff": "RBF (random Fourier features)"}[k])
-        lam = st.select_slider("Regularisation Λ", ["auto", "tune", 0.001, 0.01, 0.05, 0.1, 0.2], value="auto",
-                               key="classical.lam", help="auto: Λ = C / ε per binary model, C = 0.03 (objective) or "
-                                                         "0.2 (output), chosen on validation rows of breast cancer "
-                                                         "(a choice made on data, not accounted for). tune: private choice among 0.01, 0.05, "
-                                                         "0.2 by the exponential mechanism on disjoint splits "
-                                                         "(Chaudhuri et al. Alg. 4).")
+        lam_mode = st.radio(
+            "Regularisation Λ", ["auto", "tune", "fixed"], horizontal=True, key="classical.lam_mode",
+            format_func=lambda m: {"auto": "Auto", "tune": "Tune privately", "fixed": "Fixed"}[m],
+            help="Auto: Λ = C / ε per binary model, C = 0.03 (objective) or 0.2 (output), chosen on validation "
+                 "rows of breast cancer (a choice made on data, not accounted for). Tune privately: Chaudhuri et "
+                 "al.'s Algorithm 4 picks among 0.01, 0.05 and 0.2 by the exponential mechanism on disjoint parts "
+                 "of the training rows, inside the same ε. Fixed: the value you set.")
+        if lam_mode == "fixed":
+            lam = st.select_slider("Λ", [0.001, 0.003, 0.01, 0.03, 0.05, 0.1, 0.2, 0.5, 1.0], value=0.05,
+                                   key="classical.lam_value",
+                                   help="Larger Λ shrinks the noise's effect (it scales like 1/(n Λ ε)) but pulls "
+                                        "the weights towards 0.")
+        else:
+            lam = lam_mode
         options = ["log-bounds", "bounds", "standardize"]
         preprocess = st.radio(
             "Feature scaling", options, key=f"classical.preprocess.{dataset}",
@@ -83,7 +92,7 @@ if df is not None:
                   "with few rows and small ε the noise outweighs the signal." if task == "regression" else "")
     st.caption(f"Mean over {seeds} seed(s){spread}. ERM rows are clipped to a declared norm (the sensitivity bound "
                "of Chaudhuri et al.); the functional mechanism uses only the declared bounds. Pure ε-DP: δ = 0."
-               + below_zero)
+               + below_zero + (" " + regularization_text(lam) if task == "classification" else ""))
     show_table(df, key="classical.eps_table")
 
 st.subheader(f"{metric_label[:1].upper() + metric_label[1:]} vs training-set size at ε = {epsilon:g}")

@@ -93,7 +93,7 @@ class Gaussian(Mechanism):
     --------
     >>> g = Gaussian(epsilon=0.5, delta=1e-5, calibration="classic")
     >>> round(g.sigma, 3)
-    9.689
+    9.69
     >>> Gaussian(epsilon=0.5, delta=1e-5).sigma < g.sigma
     True
     """

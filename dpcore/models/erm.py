@@ -46,6 +46,8 @@ MODEL_ALIASES = {"logistic": "logreg", "huber-svm": "svm"}
 KERNEL_ALIASES = {"linear": "none", "rbf": "rff"}
 #: Lambda = AUTO_LAMBDA[perturbation] / eps_model when regularization="auto"
 AUTO_LAMBDA = {"objective": 0.03, "output": 0.2}
+#: Lambda of the non-private model when regularization="auto" (no epsilon to scale by)
+NONPRIVATE_AUTO_LAMBDA = 1e-3
 #: default value a of the constant (intercept) feature; the other features get norm sqrt(1 - a^2)
 DEFAULT_INTERCEPT_SCALE = 0.3
 
@@ -380,7 +382,7 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
     def _lambda(self, eps_model: float) -> float:
         if isinstance(self.regularization, str):
             if not math.isfinite(eps_model):
-                return 1e-3
+                return NONPRIVATE_AUTO_LAMBDA
             return AUTO_LAMBDA.get(self.perturbation, AUTO_LAMBDA["objective"]) / eps_model
         return float(self.regularization)
 

@@ -192,6 +192,10 @@ def _erm_runner(name: str, perturbation: str | None):
 def _fit_erm(perturbation, tune, kw, Xtr, split, epsilon, seed, extras):
     """Fit the ERM estimator the learner asks for; returns (estimator, epsilon spent)."""
     if perturbation is None:
+        if tune:
+            warnings.warn("tune=true selects Λ privately and applies to the private learners only; the non-private "
+                          f"model uses regularization={kw['regularization']!r} (set it with --set regularization=...)",
+                          DPCoreWarning, stacklevel=4)
         est = ERMClassifier(**kw).fit(Xtr, split.y_train)
         eps_spent = math.inf
     elif tune:

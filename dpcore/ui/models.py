@@ -182,6 +182,24 @@ def _classical_params(learner: str, model: str, kernel: str, regularization: flo
     return {}
 
 
+def regularization_text(regularization: float | str) -> str:
+    """One sentence on the Λ each model used (the non-private model cannot tune privately, and has no ε for auto).
+
+    >>> regularization_text(0.05)
+    'Every model, the non-private one included, uses Λ = 0.05.'
+    """
+    from ..models.erm import AUTO_LAMBDA, NONPRIVATE_AUTO_LAMBDA
+
+    base = f"The non-private model uses Λ = {NONPRIVATE_AUTO_LAMBDA:g}"
+    if regularization == "auto":
+        return (f"Private models use Λ = {AUTO_LAMBDA['output']:g} / ε (output) or {AUTO_LAMBDA['objective']:g} / ε "
+                f"(objective) per binary model. {base}.")
+    if regularization == "tune":
+        return ("Private models choose Λ privately (Algorithm 4, inside the same ε). "
+                f"{base}: it has no privacy to spend on tuning.")
+    return f"Every model, the non-private one included, uses Λ = {float(regularization):g}."
+
+
 #: Short names for legends and tables (the registry ids stay in the CLI and sweeps).
 METHOD_NAMES = {
     "erm-output": "Output perturbation (Alg. 1)", "erm-objective": "Objective perturbation (Alg. 2)",

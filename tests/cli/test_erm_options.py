@@ -91,3 +91,10 @@ def test_regularization_auto_and_private_tuning_still_run(capsys):
                                          ("n-components=x", "--set n-components=x: n-components takes a whole number")])
 def test_set_value_that_is_not_a_number_names_the_key(capsys, item, needle):
     assert _error(capsys, *BC, "--algorithm", "erm-objective", "--set", item) == f"error: {needle}"
+
+
+def test_tune_on_the_non_private_model_warns_instead_of_being_ignored(capsys):
+    assert main([*BC, "--algorithm", "logreg", "--set", "tune=true"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: tune=true selects Λ privately and applies to the private learners only" in err
+    assert "regularization='auto'" in err

@@ -10,9 +10,15 @@ def _open(dataset: str | None = None, seeds: int | None = None, **choices) -> Ap
         at.selectbox(key="classical.dataset").set_value(dataset)
     if seeds is not None:
         at.number_input(key="classical.seeds").set_value(seeds)
+    lam = choices.pop("lam", None)
+    if lam is not None:  # "auto" / "tune" are modes; a number is the fixed mode's slider value
+        at.radio(key="classical.lam_mode").set_value(lam if isinstance(lam, str) else "fixed")
+        if not isinstance(lam, str):
+            at.run()
+            at.select_slider(key="classical.lam_value").set_value(lam)
     for key, value in choices.items():
         at.select_slider(key=f"classical.{key}").set_value(value)
-    return at.run() if dataset is not None or seeds is not None or choices else at
+    return at.run() if dataset is not None or seeds is not None or choices or lam is not None else at
 
 
 def test_classical_page_runs_and_reacts():
@@ -72,3 +78,18 @@ def test_regression_explains_negative_r2():
     assert any("R² below 0 means worse than predicting the training mean" in c.value for c in at.caption)
     assert any(h.value.startswith("Test R² vs training-set size") for h in at.subheader)
     assert any("Laplace noise on the loss coefficients" in c.value for c in at.caption)
+
+
+def test_fixed_lambda_applies_to_every_model_and_caption_says_so():
+    at = _open(seeds=1)
+    assert any("The non-private model uses Λ = 0.001" in c.value for c in at.caption)
+    auto = at.dataframe[0].value
+    at = _open(seeds=1, lam=1.0)
+    assert not at.exception and not at.error
+    assert any("Every model, the non-private one included, uses Λ = 1" in c.value for c in at.caption)
+    fixed = at.dataframe[0].value
+    # a much larger Λ changes the private curves and the non-private model alike
+    assert not auto["Test accuracy"].equals(fixed["Test accuracy"])
+    np_auto = auto[auto["Method"] == "Non-private model (same loss)"]["Test accuracy"].iloc[0]
+    np_fixed = fixed[fixed["Method"] == "Non-private model (same loss)"]["Test accuracy"].iloc[0]
+    assert np_auto != np_fixed
