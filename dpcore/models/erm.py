@@ -64,8 +64,10 @@ def _logistic(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _huber(z: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:
     """Chaudhuri et al.'s Huber hinge (eq. 7): |l'| <= 1, l'' <= 1/(2h)."""
-    val = np.where(z > 1 + h, 0.0, np.where(z < 1 - h, 1.0 - z, (1.0 + h - z) ** 2 / (4.0 * h)))
-    grad = np.where(z > 1 + h, 0.0, np.where(z < 1 - h, -1.0, -(1.0 + h - z) / (2.0 * h)))
+    # (1 + h - z)^2 / (4h) written as t^2 with t = (1 + h - z) / (2 sqrt h): no overflow for huge h
+    t = (1.0 + h - z) / (2.0 * math.sqrt(h))
+    val = np.where(z > 1 + h, 0.0, np.where(z < 1 - h, 1.0 - z, t * t))
+    grad = np.where(z > 1 + h, 0.0, np.where(z < 1 - h, -1.0, -t / math.sqrt(h)))
     return val, grad
 
 

@@ -270,3 +270,23 @@ def test_unknown_model_or_kernel_lists_the_valid_values():
     assert loss_curvature("logistic") == 0.25
     with pytest.raises(DPValueError, match="model must be"):
         loss_curvature("tree")
+
+
+def test_huber_loss_matches_chaudhuri_eq7_and_does_not_overflow_for_huge_h():
+    import warnings
+
+    from dpcore.models.erm import _huber
+
+    z = np.linspace(-3, 3, 61)
+    for h in (0.1, 0.5, 2.0):
+        ref = np.where(z > 1 + h, 0.0, np.where(z < 1 - h, 1 - z, (1 + h - z) ** 2 / (4 * h)))
+        val, grad = _huber(z, h)
+        assert np.allclose(val, ref)
+        num = (_huber(z + 1e-6, h)[0] - _huber(z - 1e-6, h)[0]) / 2e-6  # the gradient is the loss's derivative
+        assert np.allclose(grad, num, atol=1e-5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # used to print "overflow encountered in square" and return inf
+        val, grad = _huber(z, 1e300)
+    assert np.all(np.isfinite(val)) and np.all(np.isfinite(grad))
+    clf = PrivateERMClassifier(epsilon=1.0, model="svm", huber_h=1e300, data_norm=1.0, random_state=0).fit(X, Y)
+    assert np.all(np.isfinite(clf.coef_))
