@@ -29,7 +29,10 @@ def _read(source) -> pd.DataFrame:
         df = pd.read_csv(source)
     except pd.errors.EmptyDataError:
         raise DatasetError("the CSV file is empty; upload a file with a header row and at least two data rows") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError:
+        raise DatasetError("the file is not UTF-8 text (is it a spreadsheet, a zip or another binary file?); "
+                           "save it as CSV (UTF-8) and upload that") from None
+    except pd.errors.ParserError as exc:
         raise DatasetError(f"could not parse the file as CSV: {exc}") from None
     if df.shape[0] == 0 or df.shape[1] == 0:
         raise DatasetError("the CSV file has no data rows; it needs a header row and at least two data rows")

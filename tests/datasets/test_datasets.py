@@ -122,3 +122,9 @@ def test_transforms_use_declared_bounds_and_warn_when_clipping():
     np.testing.assert_allclose(out.ravel(), [0.0, 0.5, 1.0])
     rows = clip_rows_to_norm(np.array([[3.0, 4.0], [0.3, 0.4]]), 1.0)
     np.testing.assert_allclose(np.linalg.norm(rows, axis=1), [1.0, 0.5])
+
+
+def test_binary_upload_says_it_is_not_text():
+    blob = b"PK\x03\x04\x14\x00\x06\x00\x08\x00\x00\x00!\x00\xff\xfe\x8f\x92" * 20  # looks like an .xlsx (zip)
+    with pytest.raises(DatasetError, match=r"not UTF-8 text .*save it as CSV \(UTF-8\)"):
+        read_csv_columns(blob)
