@@ -9,7 +9,10 @@ def _open(dataset: str | None = None, seeds: int | None = None, **choices) -> Ap
     if dataset is not None:
         at.selectbox(key="classical.dataset").set_value(dataset)
     if seeds is not None:
-        at.number_input(key="classical.seeds").set_value(seeds)
+        task = "regression" if dataset == "diabetes" else "classification"
+        if dataset is not None:
+            at.run()  # the seeds box is keyed by the dataset's task
+        at.number_input(key=f"classical.seeds.{task}").set_value(seeds)
     lam = choices.pop("lam", None)
     if lam is not None:  # "auto" / "tune" are modes; a number is the fixed mode's slider value
         at.radio(key="classical.lam_mode").set_value(lam if isinstance(lam, str) else "fixed")
@@ -93,3 +96,9 @@ def test_fixed_lambda_applies_to_every_model_and_caption_says_so():
     np_auto = auto[auto["Method"] == "Non-private model (same loss)"]["Test accuracy"].iloc[0]
     np_fixed = fixed[fixed["Method"] == "Non-private model (same loss)"]["Test accuracy"].iloc[0]
     assert np_auto != np_fixed
+
+
+def test_regression_averages_ten_splits_by_default():
+    at = _open("diabetes")
+    assert at.number_input(key="classical.seeds.regression").value == 10
+    assert any(c.value.startswith("Mean over 10 seed(s)") for c in at.caption)
