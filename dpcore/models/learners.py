@@ -248,7 +248,9 @@ def _regression_runner(name: str, private: bool):
 def _kmeans_runner(name: str):
     def run(split, *, epsilon, delta, seed, params: Mapping[str, Any], on_epoch=None) -> RunResult:
         p = dict(params)
-        k = int(p.pop("k", split.n_classes or 3))
+        from ..validation import check_int
+
+        k = check_int(p.pop("k", split.n_classes or 3), "k", minimum=1)  # named as the user typed it (--k, k=)
         bounds = _bounds_of(split)
         if name == "dplloyd":
             kw = {key: p[key] for key in ("iterations", "init", "count_fraction", "init_fraction", "neighbouring")

@@ -27,9 +27,10 @@ def weak_guarantee_note(epsilon: float, *, unit: str = "") -> str | None:
         return None
     ratio = "more than 10^300" if epsilon > 690 else f"{math.exp(epsilon):.3g}"
     who = f" {unit}" if unit else ""
-    return (f"Weak guarantee: ε = {epsilon:.3g}{who} lets an observer's odds about the protected unit (one record, "
-            f"one client) grow by a factor $e^{{\\varepsilon}}$ = {ratio}. Above ε ≈ 10 this is almost no formal protection, even though noise was added; "
-            "lower ε (more noise, fewer rounds/steps) for a meaningful guarantee.")
+    protected = "a client's data" if "client" in unit else "a record"
+    return (f"Weak guarantee: ε = {epsilon:.3g}{who} lets an observer's odds about {protected} grow by a factor "
+            f"$e^{{\\varepsilon}}$ = {ratio}. Above ε ≈ 10 this is almost no formal protection, even though noise was "
+            "added; lower ε (more noise, fewer rounds/steps) for a meaningful guarantee.")
 
 
 @st.cache_data(show_spinner=False, max_entries=256)

@@ -88,15 +88,16 @@ def cluster_demo(dataset: str, k: int, epsilon: float, iterations: int | None, s
 
 def dplloyd_run_text(run: dict, epsilon: float) -> str:
     """One sentence on what DPLloyd did in this run, from what actually ran (not from the defaults of iris)."""
+    rounds = f"{run['rounds']} round{'' if run['rounds'] == 1 else 's'}"
     if run.get("init") == "grid":
         share = run["epsilon_init"] / epsilon if epsilon > 0 else 0.0
         start = (f"a noisy grid histogram for its start ({share:.0%} of ε, here {run['epsilon_init']:.3g}; Su et "
-                 f"al.'s hybrid), then {run['rounds']} round(s) of noisy counts and sums on the rest")
+                 f"al.'s hybrid), then {rounds} of noisy counts and sums on the rest")
     else:
         kind = {"sphere_packing": "data-independent sphere packing", "uniform": "uniformly random centres"}.get(
             run.get("init"), str(run.get("init")))
         start = (f"{kind} for its start (no budget spent: too many dimensions, or clusters, for a grid), then "
-                 f"{run['rounds']} round(s) of noisy counts and sums, each with an equal share of ε")
+                 f"{rounds} of noisy counts and sums, each with an equal share of ε")
     clipped = run.get("rows_clipped", 0)
     scaled = (f" {clipped} of {run['n_train']} training records have an L1 norm above d/2 and are scaled down to it "
               "before they enter the noisy sums (this bounds the sensitivity and pulls those records towards the "

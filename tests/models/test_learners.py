@@ -40,6 +40,9 @@ def test_cluster_cli_json():
     bad = subprocess.run([sys.executable, "-m", "dpcore", "cluster", "--dataset", "iris", "--algorithm", "lloyd",
                           "--k", "1000"], capture_output=True, text=True)
     assert bad.returncode == 2 and "n_clusters" in bad.stderr and "Traceback" not in bad.stderr
+    zero = subprocess.run([sys.executable, "-m", "dpcore", "cluster", "--dataset", "iris", "--algorithm", "dplloyd",
+                           "--k", "0"], capture_output=True, text=True)
+    assert zero.returncode == 2 and zero.stderr.strip() == "error: k must be >= 1, got 0"  # the name the user typed
 
 
 def test_train_cli_erm_svm_rff():

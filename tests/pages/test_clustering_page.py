@@ -35,7 +35,7 @@ def test_clustering_page_follows_the_dataset_and_states_the_relation():
     assert at.number_input(key="cluster.k.breast_cancer").value == 2  # k follows the number of classes
     assert not any("classes one to one" in w.value for w in at.warning)
     # 30 features: no grid, sphere packing and 3 rounds, said as such (the iris text would be wrong here)
-    assert any("sphere packing for its start" in c.value and "3 round(s)" in c.value for c in at.caption)
+    assert any("sphere packing for its start" in c.value and "3 rounds of noisy" in c.value for c in at.caption)
     at.number_input(key="cluster.k.breast_cancer").set_value(4)
     at.radio(key="cluster.neighbouring").set_value("add-remove")
     at.run()
