@@ -102,3 +102,14 @@ def test_regression_averages_ten_splits_by_default():
     at = _open("diabetes")
     assert at.number_input(key="classical.seeds.regression").value == 10
     assert any(c.value.startswith("Mean over 10 seed(s)") for c in at.caption)
+
+
+def test_leaky_scaling_is_not_labelled_private():
+    at = _open(seeds=1)
+    assert set(at.dataframe[0].value["Private"]) == {"yes", "no"}
+    at.radio(key="classical.preprocess.breast_cancer").set_value("standardize")
+    at.run()
+    assert not at.exception
+    assert "yes" not in set(at.dataframe[0].value["Private"])
+    assert "no: ε-DP algorithm, leaky scaling" in set(at.dataframe[0].value["Private"])
+    assert any(m.label.endswith("at ε = 1 (scaling leaks)") for m in at.metric)
