@@ -159,8 +159,9 @@ def execute_run(run: RunSpec, *, limit_threads: bool = False) -> dict:
             )
         except Exception as exc:  # noqa: BLE001 - re-raised with the run named
             where = "baseline" if math.isnan(run.value) else f"{run.axis}={run.value:g}"
-            raise SweepRunError(f"run {run.learner!r} ({where}, seed={run.seed}) failed: "
-                                f"{type(exc).__name__}: {exc}") from exc
+            # a DPCoreError already says what to do in plain words; anything else is a bug: keep its type
+            detail = str(exc) if isinstance(exc, DPCoreError) else f"{type(exc).__name__}: {exc}"
+            raise SweepRunError(f"run {run.learner!r} ({where}, seed={run.seed}) failed: {detail}") from exc
     if limit_threads:
         _limit_threads()  # the learner may have imported torch just now
     row: dict[str, Any] = {

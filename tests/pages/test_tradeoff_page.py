@@ -243,3 +243,18 @@ def test_leak_column_flags_private_rows_only():
     assert out["Leaks privacy"].tolist() == ["⚠ yes: ε is not a guarantee", ""]  # a baseline has nothing to leak
     no_private_leak = display_summary(summ.assign(leaks_privacy=[False, True]), metric="accuracy", axis="epsilon")
     assert "Leaks privacy" not in no_private_leak.columns
+
+
+def test_many_log_values_get_full_number_ticks(fakes):
+    # review: 25 values from 0.01 to 100 were labelled "0.01 2 5 0.1 2 5 ..." by Plotly
+    import numpy as np
+
+    from dpcore.sweep import SweepConfig, run_sweep
+    from dpcore.ui.sweep import sweep_figure
+
+    cfg = SweepConfig(dataset="iris", learners=["fake-dp"], values=list(np.geomspace(0.01, 100, 25)), seeds=1,
+                      providers=("sweep_fake_learners",))
+    fig = sweep_figure(run_sweep(cfg, n_jobs=1).table, cfg, metric="accuracy", log_x=True)
+    text = list(fig.layout.xaxis.ticktext)
+    assert text[0] == "0.01" and text[-1] == "100" and "0.1" in text and "2" not in text[:3]
+    assert all(float(t) == v for t, v in zip(text, fig.layout.xaxis.tickvals))

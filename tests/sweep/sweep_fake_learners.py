@@ -48,6 +48,10 @@ def _predict(split, quality: float, rng: np.random.Generator):
 
 def _fake_dp(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResult:
     _log(params, "fake-dp", epsilon, seed)
+    if params.get("fail") == "user":
+        from dpcore.exceptions import DPValueError
+
+        raise DPValueError("asked to fail politely; pick another value")
     if params.get("fail"):
         raise ValueError("asked to fail")
     if params.get("crash_unless_pid") and os.getpid() != params["crash_unless_pid"]:

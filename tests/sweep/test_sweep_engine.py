@@ -207,6 +207,9 @@ def test_learner_failures_and_warnings_name_the_run(fakes, cache_dir):
         run_sweep(_cfg(params={"fail": True}, seeds=1), n_jobs=1, cache_dir=cache_dir)
     with pytest.raises(SweepRunError, match="asked to fail"):
         run_sweep(_cfg(params={"fail": True}, seeds=1), n_jobs=2, cache_dir=cache_dir)
+    # a user-facing DPCoreError is shown as its message, without the exception's class name
+    with pytest.raises(SweepRunError, match=r"seed=0\) failed: asked to fail politely; pick another value$"):
+        run_sweep(_cfg(params={"fail": "user"}, seeds=1), n_jobs=1, cache_dir=cache_dir)
     with pytest.warns(PrivacyLeakWarning, match="fake-dp: bounds were inferred"):
         run_sweep(_cfg(params={"warn": True}, seeds=1, values=[1.0]), n_jobs=2, cache_dir=cache_dir)
     with pytest.warns(PrivacyLeakWarning):  # still warned when read back from the cache
