@@ -24,8 +24,8 @@ References
 Yeom, Giacomelli, Fredrikson, Jha. Privacy risk in machine learning: analyzing the
 connection to overfitting. IEEE CSF 2018 (the loss-threshold attack).
 Carlini, Chien, Nasr, Song, Terzis, Tramèr. Membership inference attacks from first
-principles. IEEE S&P 2022 (LiRA, Algorithm 1; logit scaling, Section IV-B; fixed
-variance and the offline attack, Section IV-C/D).
+principles. IEEE S&P 2022 (LiRA, Algorithm 1, with its logit scaling, fixed-variance
+and offline variants; the paper reports TPR at low FPR).
 """
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ def logit_confidence(probabilities, labels=None, *, floor: float = PROBABILITY_F
 
     References
     ----------
-    Carlini et al. Membership inference attacks from first principles, Section IV-B. IEEE S&P 2022.
+    Carlini et al. Membership inference attacks from first principles (logit scaling). IEEE S&P 2022.
 
     Examples
     --------
@@ -275,7 +275,7 @@ def lira_offline_scores(
     References
     ----------
     Carlini et al. Membership inference attacks from first principles, Algorithm 1
-    (offline variant) and Section IV-D. IEEE S&P 2022.
+    (offline variant). IEEE S&P 2022.
 
     Examples
     --------

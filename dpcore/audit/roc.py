@@ -13,9 +13,9 @@ whole curve, exactly as :func:`sklearn.metrics.roc_curve` with
 References
 ----------
 Carlini, Chien, Nasr, Song, Terzis, Tramèr. Membership inference attacks from first
-principles. IEEE S&P 2022 (Section III: report the TPR at a low FPR, not only the AUC).
+principles. IEEE S&P 2022 (report the TPR at a low FPR, not only the AUC).
 Yeom, Giacomelli, Fredrikson, Jha. Privacy risk in machine learning: analyzing the
-connection to overfitting. IEEE CSF 2018 (membership advantage, Definition 4).
+connection to overfitting. IEEE CSF 2018 (membership advantage).
 """
 from __future__ import annotations
 
@@ -187,7 +187,7 @@ def tpr_at_fpr(member_scores, nonmember_scores, fpr: float | Sequence[float] = D
 
 
 def membership_advantage(member_scores, nonmember_scores) -> float:
-    """max over thresholds of TPR - FPR (Yeom et al. 2018, Definition 4).
+    """max over thresholds of TPR - FPR, Yeom et al.'s (2018) membership advantage.
 
     >>> membership_advantage([2.0, 1.0], [1.0, 0.0])
     0.5

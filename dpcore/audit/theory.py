@@ -24,8 +24,7 @@ References
 ----------
 Kairouz, Oh, Viswanath. The composition theorem for differential privacy. ICML 2015.
 Dong, Roth, Su. Gaussian differential privacy. JRSS B 2022 (arXiv 2019), Proposition 2.12
-and Definition 2.6 (the Gaussian trade-off function).
-Yeom, Giacomelli, Fredrikson, Jha. Privacy risk in machine learning. IEEE CSF 2018.
+(the privacy-profile duality) and the Gaussian trade-off function G_mu.
 Humphries et al. Investigating membership inference attacks under data dependencies.
 IEEE CSF 2023 (the advantage bound with delta).
 """
@@ -101,9 +100,12 @@ def max_tpr_at_fpr(fpr, *, epsilon: float, delta: float = 0.0):
 def max_advantage(*, epsilon: float, delta: float = 0.0) -> float:
     """Largest membership advantage TPR - FPR against (eps, delta)-DP: (e^eps - 1 + 2 delta) / (e^eps + 1).
 
+    The gap of the region's two lines is largest where they cross, at FPR
+    (1 - delta) / (e^eps + 1). It is tighter than Yeom et al.'s (2018) e^eps - 1.
+
     References
     ----------
-    Yeom et al. 2018 (Theorem 1, delta = 0); Humphries et al. 2023 (with delta).
+    Kairouz, Oh, Viswanath 2015 (the region); Humphries et al. 2023 (the same bound).
 
     >>> round(max_advantage(epsilon=math.log(3)), 12)
     0.5
