@@ -1,0 +1,161 @@
+"""What an audit reports: one frozen, picklable result and its JSON form."""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from ..exceptions import DPTypeError
+from ..validation import check_delta, check_epsilon
+from .bounds import check_confidence, epsilon_lower_bound_from_scores
+from .roc import DEFAULT_FPRS, roc_curve
+
+__all__ = ["AuditResult", "audit_from_scores"]
+
+
+def _json_number(value: float) -> float | None:
+    """JSON has no infinity: a non-private run's epsilon is written as null."""
+    return float(value) if math.isfinite(value) else None
+
+
+@dataclass(frozen=True, eq=False)
+class AuditResult:
+    """An attack on a trained model and the epsilon it certifies.
+
+    Plain Python values and two read-only numpy arrays, so ``pickle`` (and hence
+    ``st.cache_data``) handles it.
+
+    Attributes
+    ----------
+    attack : str
+        e.g. ``"loss-threshold"``, ``"lira-online"``, ``"one-run"``.
+    epsilon, delta : float
+        The privacy claim audited (``inf`` for a non-private model).
+    epsilon_lower_bound : float
+        The true epsilon exceeds this with probability >= ``confidence``.
+    confidence : float
+    auc, advantage : float
+        ROC area and max TPR - FPR.
+    tpr_at_fpr : dict
+        Best TPR with FPR <= the key, keys ``"0.001"``, ``"0.01"``.
+    n_members, n_nonmembers : int
+    fpr, tpr : ndarray
+        The ROC curve.
+    seconds : float
+        Wall time of the attack and the audit.
+    bound_method : str
+        How the threshold was chosen (``"split"``, ``"bonferroni"``, ``"one-run"``).
+
+    Examples
+    --------
+    >>> r = audit_from_scores([3.0, 2.0, 1.5], [1.0, 0.0], attack="demo", epsilon=1.0, delta=1e-5)
+    >>> d = r.to_json_dict()
+    >>> d["auc"], d["tpr_at_fpr"], d["n_members"], d["epsilon_lower_bound"]
+    (1.0, {'0.001': 1.0, '0.01': 1.0}, 3, 0.0)
+    """
+
+    attack: str
+    epsilon: float
+    delta: float
+    epsilon_lower_bound: float
+    confidence: float
+    auc: float
+    tpr_at_fpr: dict[str, float]
+    advantage: float
+    n_members: int
+    n_nonmembers: int
+    fpr: np.ndarray = field(repr=False)
+    tpr: np.ndarray = field(repr=False)
+    seconds: float
+    bound_method: str = "bonferroni"
+
+    def __post_init__(self) -> None:
+        for name in ("fpr", "tpr"):
+            arr = np.array(getattr(self, name), dtype=float)
+            arr.setflags(write=False)
+            object.__setattr__(self, name, arr)
+        object.__setattr__(self, "tpr_at_fpr", {str(k): float(v) for k, v in self.tpr_at_fpr.items()})
+
+    def to_json_dict(self) -> dict:
+        """The result as JSON-ready values (the ROC arrays are left out; non-finite epsilon is null)."""
+        return {
+            "attack": self.attack,
+            "epsilon": _json_number(self.epsilon),
+            "delta": float(self.delta),
+            "epsilon_lower_bound": float(self.epsilon_lower_bound),
+            "confidence": float(self.confidence),
+            "auc": float(self.auc),
+            "tpr_at_fpr": dict(self.tpr_at_fpr),
+            "advantage": float(self.advantage),
+            "n_members": int(self.n_members),
+            "n_nonmembers": int(self.n_nonmembers),
+            "seconds": float(self.seconds),
+            "bound_method": self.bound_method,
+        }
+
+
+def audit_from_scores(
+    member_scores,
+    nonmember_scores,
+    *,
+    attack: str,
+    epsilon: float,
+    delta: float,
+    confidence: float = 0.95,
+    method: str = "bonferroni",
+    fprs: Sequence[float] = DEFAULT_FPRS,
+    rng=None,
+    seconds: float = 0.0,
+) -> AuditResult:
+    """ROC summary and a valid Clopper-Pearson epsilon lower bound from attack scores.
+
+    Parameters
+    ----------
+    member_scores, nonmember_scores : array_like
+        Attack scores, higher = member.
+    attack : str
+        Name recorded in the result.
+    epsilon, delta : float
+        The privacy claim of the attacked model (``float("inf")`` if non-private).
+    confidence, method, rng
+        Passed to :func:`dpcore.audit.bounds.epsilon_lower_bound_from_scores`.
+    fprs : sequence of float
+        FPRs to report the TPR at.
+    seconds : float
+        Time already spent producing the scores (e.g. training shadows); the audit's own
+        time is added.
+
+    References
+    ----------
+    Carlini et al. Membership inference attacks from first principles. IEEE S&P 2022.
+    Jagielski, Ullman, Oprea. Auditing differentially private machine learning. NeurIPS 2020.
+    """
+    start = time.perf_counter()
+    epsilon = check_epsilon(epsilon, allow_inf=True)
+    if not isinstance(attack, str) or not attack:
+        raise DPTypeError(f"attack must be a non-empty name such as 'loss-threshold', got {attack!r}")
+    delta = check_delta(delta)
+    confidence = check_confidence(confidence)
+    roc = roc_curve(member_scores, nonmember_scores)
+    bound = epsilon_lower_bound_from_scores(
+        member_scores, nonmember_scores, delta=delta, confidence=confidence, method=method, rng=rng
+    )
+    return AuditResult(
+        attack=attack,
+        epsilon=float(epsilon),
+        delta=delta,
+        epsilon_lower_bound=bound.epsilon,
+        confidence=confidence,
+        auc=roc.auc,
+        tpr_at_fpr=roc.tpr_at_fprs(fprs),
+        advantage=roc.advantage,
+        n_members=roc.n_members,
+        n_nonmembers=roc.n_nonmembers,
+        fpr=roc.fpr,
+        tpr=roc.tpr,
+        seconds=float(seconds) + time.perf_counter() - start,
+        bound_method=bound.method,
+    )
