@@ -7,7 +7,7 @@ import numpy as np
 
 from ..exceptions import DPCoreWarning, DPValueError, PrivacyLeakWarning
 from ..rng import as_generator
-from ..validation import clip_to_bounds, check_array, check_bounds, check_positive
+from ..validation import clip_to_bounds, clip_to_norm, check_array, check_bounds, check_positive
 
 __all__ = [
     "resolve_bounds",
@@ -115,11 +115,8 @@ def unit_to_box(Z: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 
 def clip_rows_l2(X: np.ndarray, max_norm: float, *, name: str = "X", warn: bool = True) -> tuple[np.ndarray, int]:
-    """Scale every row with L2 norm above ``max_norm`` down onto the sphere; return rows and how many moved."""
-    max_norm = check_positive(max_norm, "data_norm")
-    norms = np.linalg.norm(X, axis=1)
-    over = norms > max_norm * (1 + 1e-12)
-    n_over = int(np.count_nonzero(over))
+    """:func:`~dpcore.validation.clip_to_norm` in L2 with a warning when rows moved; returns rows and how many."""
+    Z, n_over = clip_to_norm(X, max_norm, name="data_norm", return_count=True)
     if n_over and warn:
         warnings.warn(
             f"{n_over} row(s) of {name} had an L2 norm above data_norm={max_norm:g} and were scaled down to it; "
@@ -127,8 +124,7 @@ def clip_rows_l2(X: np.ndarray, max_norm: float, *, name: str = "X", warn: bool 
             DPCoreWarning,
             stacklevel=3,
         )
-    scale = np.where(over, max_norm / np.maximum(norms, 1e-300), 1.0)
-    return X * scale[:, None], n_over
+    return Z, n_over
 
 
 def sample_gamma_ball(d: int, *, scale: float, rng) -> np.ndarray:

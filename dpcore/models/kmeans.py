@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 
 from ..exceptions import DPValueError
 from ..rng import as_generator
-from ..validation import check_epsilon, check_fraction, check_int, check_positive
+from ..validation import check_epsilon, check_fraction, check_int, check_positive, clip_to_norm
 from ._utils import box_to_unit, check_X, check_fitted_X, clip_with_warning, resolve_bounds, unit_to_box
 
 __all__ = [
@@ -470,12 +470,9 @@ class DPLloydKMeans(_BoxKMeans):
         else:
             c = rng.uniform(-1.0, 1.0, size=(k, d))
         l1 = _resolve_l1(self.l1_norm, d)
-        Zr = Z
-        self.n_rows_clipped_ = 0
+        Zr, self.n_rows_clipped_ = Z, 0
         if l1 is not None and l1 < d:
-            norms = np.abs(Z).sum(1)
-            Zr = Z * np.minimum(1.0, l1 / np.maximum(norms, 1e-300))[:, None]
-            self.n_rows_clipped_ = int(np.count_nonzero(norms > l1 * (1 + 1e-12)))
+            Zr, self.n_rows_clipped_ = clip_to_norm(Z, l1, ord=1, name="l1_norm", return_count=True)
         eps_c, eps_s, count_scale, sum_scale = dplloyd_noise_scales(
             epsilon=epsilon - eps_init, iterations=T, n_features=d, count_fraction=frac, l1_norm=l1,
             neighbouring=self.neighbouring)

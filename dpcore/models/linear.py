@@ -8,7 +8,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 from ..exceptions import DPValueError
 from ..rng import as_generator
-from ..validation import check_epsilon, check_fraction, check_nonnegative
+from ..validation import check_epsilon, check_fraction, check_nonnegative, clip_to_norm
 from ._utils import box_to_unit, check_X, check_fitted_X, clip_with_warning, resolve_bounds, unit_to_box
 
 __all__ = [
@@ -98,11 +98,6 @@ def default_quadratic_fraction(n_features: int) -> float:
     return r / (1.0 + r)
 
 
-def _l1_clip(Xu: np.ndarray, l1: float) -> np.ndarray:
-    norms = np.abs(Xu).sum(1)
-    return Xu * np.minimum(1.0, l1 / np.maximum(norms, 1e-300))[:, None]
-
-
 def psd_repair(M: np.ndarray, floor: float = 0.0) -> np.ndarray:
     """Project a symmetric matrix onto ``{A : A >= floor I}`` by clipping its eigenvalues (Frobenius-nearest)."""
     S = 0.5 * (M + M.T)
@@ -171,7 +166,7 @@ class _BoundedRegressor(RegressorMixin, BaseEstimator):
             pred = np.clip(X, lo, hi) @ self.coef_ + self.intercept_
         else:
             # the model was fitted on rows bounded in L1 norm: apply the same (public) map to new rows
-            Xu = _l1_clip(box_to_unit(np.clip(X, lo, hi), lo, hi), l1)
+            Xu = clip_to_norm(box_to_unit(np.clip(X, lo, hi), lo, hi), l1, ord=1, name="l1_norm")
             pred = unit_to_box((Xu @ self.w_unit_[1:] + self.w_unit_[0]).reshape(-1, 1),
                                np.array([self.bounds_y_[0]]), np.array([self.bounds_y_[1]])).ravel()
         return np.clip(pred, *self.bounds_y_)
@@ -280,9 +275,7 @@ class FunctionalMechanismRegressor(_BoundedRegressor):
 
         l1 = _resolve_l1(self.l1_norm, d)
         if l1 is not None and l1 < d:
-            norms = np.abs(Xu).sum(1)
-            Xu = _l1_clip(Xu, l1)
-            self.n_rows_clipped_ = int(np.count_nonzero(norms > l1 * (1 + 1e-12)))
+            Xu, self.n_rows_clipped_ = clip_to_norm(Xu, l1, ord=1, name="l1_norm", return_count=True)
             self.l1_norm_ = l1
         else:
             self.n_rows_clipped_ = 0

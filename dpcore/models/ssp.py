@@ -18,7 +18,7 @@ import numpy as np
 from ..exceptions import DPValueError
 from ..mechanisms.gaussian import analytic_gaussian_sigma
 from ..rng import as_generator
-from ..validation import check_delta, check_epsilon, check_positive
+from ..validation import check_delta, check_epsilon, check_positive, clip_to_norm
 from ._utils import box_to_unit, check_fitted_X, check_n_at_least
 from .linear import _BoundedRegressor, psd_repair
 
@@ -77,12 +77,6 @@ def ssp_noise_multipliers(epsilon: float, delta: float, *, adaptive: bool = Fals
     total = sum(shares.values())
     s = analytic_gaussian_sigma(epsilon=eps, delta=delta)
     return {k: s / math.sqrt(w / total) for k, w in shares.items()}
-
-
-def _clip_rows(X: np.ndarray, norm: float) -> tuple[np.ndarray, int]:
-    norms = np.linalg.norm(X, axis=1)
-    scale = np.minimum(1.0, norm / np.maximum(norms, 1e-300))
-    return X * scale[:, None], int(np.count_nonzero(norms > norm * (1 + 1e-12)))
 
 
 class SSPRegressor(_BoundedRegressor):
@@ -185,7 +179,7 @@ class SSPRegressor(_BoundedRegressor):
         centre = np.clip((Xu.sum(0) + std["sum_x"] * rng.standard_normal(d)) / n_noisy, -1.0, 1.0)
         ybar = float(np.clip((yu.sum() + std["sum_y"] * rng.standard_normal()) / n_noisy, -1.0, 1.0))
         # 2. centre and clip with public quantities
-        Xc, self.n_rows_clipped_ = _clip_rows(Xu - centre, r)
+        Xc, self.n_rows_clipped_ = clip_to_norm(Xu - centre, r, name="data_norm", return_count=True)
         yc = np.clip(yu - ybar, -1.0, 1.0)
         # 3. the statistics
         xtx, xty = Xc.T @ Xc, Xc.T @ yc
@@ -223,7 +217,7 @@ class SSPRegressor(_BoundedRegressor):
         """Predictions in y's units, clipped to the declared label bounds (post-processing)."""
         X = check_fitted_X(self, X, "w_unit_")
         lo, hi = self.bounds_X_
-        Xc, _ = _clip_rows(box_to_unit(np.clip(X, lo, hi), lo, hi) - self.centre_, float(self.data_norm))
+        Xc = clip_to_norm(box_to_unit(np.clip(X, lo, hi), lo, hi) - self.centre_, float(self.data_norm))
         ylo, yhi = self.bounds_y_
         pred = 0.5 * (yhi + ylo) + 0.5 * (yhi - ylo) * (self.ybar_ + Xc @ self.w_unit_)
         return np.clip(pred, ylo, yhi)
