@@ -6,7 +6,6 @@ import warnings
 import numpy as np
 
 from ..exceptions import DPCoreWarning, DPValueError, PrivacyLeakWarning
-from ..rng import as_generator
 from ..validation import clip_to_bounds, clip_to_norm, check_array, check_bounds, check_positive
 
 __all__ = [
@@ -15,7 +14,6 @@ __all__ = [
     "log_box_to_unit",
     "unit_to_box",
     "clip_rows_l2",
-    "sample_gamma_ball",
     "check_X",
     "check_fitted_X",
     "check_n_at_least",
@@ -125,16 +123,3 @@ def clip_rows_l2(X: np.ndarray, max_norm: float, *, name: str = "X", warn: bool 
             stacklevel=3,
         )
     return Z, n_over
-
-
-def sample_gamma_ball(d: int, *, scale: float, rng) -> np.ndarray:
-    """Draw ``b`` in R^d with density proportional to ``exp(-||b|| / scale)``.
-
-    In polar coordinates the density of the norm r is proportional to
-    ``r^(d-1) exp(-r / scale)``, i.e. Gamma(shape=d, scale=scale), and the
-    direction is uniform on the sphere (Chaudhuri, Monteleoni, Sarwate 2011, eq. 4).
-    """
-    rng = as_generator(rng)
-    direction = rng.standard_normal(d)
-    direction /= np.linalg.norm(direction)
-    return rng.gamma(shape=d, scale=scale) * direction

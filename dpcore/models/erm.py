@@ -20,9 +20,10 @@ from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ..exceptions import DPValueError
+from ..mechanisms import Exponential, L2LaplaceVector
 from ..rng import as_generator, child_seed
 from ..validation import check_epsilon, check_int, check_positive
-from ._utils import check_X, check_fitted_X, clip_rows_l2, plain, sample_gamma_ball
+from ._utils import check_X, check_fitted_X, clip_rows_l2, plain
 
 __all__ = [
     "PrivateERMClassifier",
@@ -392,12 +393,13 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
         lam = self._lambda(eps)
         if self.perturbation == "output":
             f = _solve(Z, y, model=self.model_, huber_h=self.huber_h, lam=lam)
-            beta = output_perturbation_beta(n=n, regularization=lam, epsilon=eps)
-            b = sample_gamma_ball(d, scale=1.0 / beta, rng=rng)
+            # Corollary 8: argmin J has L2 sensitivity 2 / (n Lambda), so the noise has scale 1 / beta
+            b = L2LaplaceVector(epsilon=eps, sensitivity=2.0 / (n * lam)).noise((d,), rng=rng)
             return f + b, {"noise_norm": float(np.linalg.norm(b))}
         c = loss_curvature(self.model_, self.huber_h)
         eps_p, extra = objective_perturbation_params(n=n, regularization=lam, epsilon=eps, c=c)
-        b = sample_gamma_ball(d, scale=2.0 / eps_p, rng=rng)
+        # Algorithm 2: b has density proportional to exp(-(eps'/2) ||b||)
+        b = L2LaplaceVector(epsilon=eps_p, sensitivity=2.0).noise((d,), rng=rng)
         f = _solve(Z, y, model=self.model_, huber_h=self.huber_h, lam=lam, b=b, extra=extra)
         return f, {"noise_norm": float(np.linalg.norm(b)), "epsilon_prime": eps_p, "extra": extra}
 
@@ -479,9 +481,9 @@ def private_tune_regularization(
         est.fit(X[part], y[part])
         models.append(est)
         mistakes.append(int(np.sum(est.predict(X[hold]) != y[hold])))
-    z = np.array(mistakes, dtype=float)
-    logits = -eps * z / 2.0
-    p = np.exp(logits - logits.max())
-    p /= p.sum()
-    i = int(rng.choice(m, p=p))
+    # the exponential mechanism with utility -z (sensitivity 1): Pr[i] proportional to exp(-epsilon z_i / 2)
+    selection = Exponential(epsilon=eps, sensitivity=1.0)
+    utilities = -np.array(mistakes, dtype=float)
+    i = selection.randomise(utilities, rng=rng)
+    p = selection.probabilities(utilities)
     return models[i], {"lambdas": lambdas, "mistakes": mistakes, "probabilities": p.tolist(), "chosen": lambdas[i]}

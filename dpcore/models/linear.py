@@ -7,6 +7,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from ..exceptions import DPValueError
+from ..mechanisms import Laplace
 from ..rng import as_generator
 from ..validation import check_epsilon, check_fraction, check_nonnegative, clip_to_norm
 from ._utils import box_to_unit, check_X, check_fitted_X, clip_with_warning, resolve_bounds, unit_to_box
@@ -291,16 +292,19 @@ class FunctionalMechanismRegressor(_BoundedRegressor):
         eps_q, eps_l = frac * (eps - eps_0), (1.0 - frac) * (eps - eps_0)
         dq, dl = fm_sensitivities(d, l1)
         q, v = fm_statistics(Xu, yu)
-        q_noisy = q + rng.laplace(0.0, dq / eps_q, size=q.shape)
-        self._bq = dq / eps_q
+        quadratic = Laplace(epsilon=eps_q, sensitivity=dq)
+        q_noisy = quadratic.randomise(q, rng=rng)
         if eps_0 > 0:
             # v_0 = sum y (sensitivity 2) gets its own share; the rest of v has sensitivity 2 d
-            b0, bl = 2.0 / eps_0, (dl - 2.0) / eps_l
-            v_noisy = v + np.r_[rng.laplace(0.0, b0), rng.laplace(0.0, bl, size=d)]
+            intercept, linear = Laplace(epsilon=eps_0, sensitivity=2.0), Laplace(epsilon=eps_l, sensitivity=dl - 2.0)
+            v_noisy = np.r_[intercept.randomise(v[0], rng=rng), linear.randomise(v[1:], rng=rng)]
+            mechanisms = [quadratic, linear, intercept]
         else:
-            b0 = bl = dl / eps_l
-            v_noisy = v + rng.laplace(0.0, bl, size=v.shape)
-        bq = dq / eps_q
+            linear = intercept = Laplace(epsilon=eps_l, sensitivity=dl)
+            v_noisy = linear.randomise(v, rng=rng)
+            mechanisms = [quadratic, linear]
+        bq, bl, b0 = quadratic.scale, linear.scale, intercept.scale
+        self._bq = bq
         iu = np.triu_indices(d + 1)
         M = np.zeros((d + 1, d + 1))
         M[iu] = np.r_[float(n), q_noisy]
@@ -313,10 +317,7 @@ class FunctionalMechanismRegressor(_BoundedRegressor):
         self.epsilon_spent_ = eps_q + eps_l + eps_0
         import dp_accounting
 
-        parts = [dp_accounting.LaplaceDpEvent(1.0 / eps_q), dp_accounting.LaplaceDpEvent(1.0 / eps_l)]
-        if eps_0 > 0:
-            parts.append(dp_accounting.LaplaceDpEvent(1.0 / eps_0))
-        self.dp_event_ = dp_accounting.ComposedDpEvent(parts)
+        self.dp_event_ = dp_accounting.ComposedDpEvent([m.dp_event for m in mechanisms])
         return self
 
 

@@ -10,7 +10,6 @@ from sklearn.exceptions import NotFittedError
 from dpcore.exceptions import DPCoreWarning, DPValueError, PrivacyLeakWarning
 from dpcore.models import (ERMClassifier, PrivateERMClassifier, RandomFourierFeatures, loss_curvature,
                            objective_perturbation_params, output_perturbation_beta, private_tune_regularization)
-from dpcore.models._utils import sample_gamma_ball
 
 rng0 = np.random.default_rng(0)
 X = rng0.normal(size=(300, 3)) / 3
@@ -70,17 +69,6 @@ def test_objective_perturbation_delta_branch():
 def test_loss_curvature_constants():
     assert loss_curvature("logreg") == 0.25
     assert loss_curvature("svm", 0.1) == pytest.approx(5.0)
-
-
-def test_gamma_ball_norm_distribution():
-    # ||b|| ~ Gamma(d, scale): compare to scipy's Gamma with a KS test (fixed seed)
-    rng = np.random.default_rng(1)
-    d, scale = 5, 0.7
-    norms = [np.linalg.norm(sample_gamma_ball(d, scale=scale, rng=rng)) for _ in range(2000)]
-    assert stats.kstest(norms, stats.gamma(a=d, scale=scale).cdf).pvalue > 0.01
-    dirs = np.array([sample_gamma_ball(3, scale=1.0, rng=rng) for _ in range(2000)])
-    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
-    assert np.abs(dirs.mean(0)).max() < 0.06  # uniform direction
 
 
 def test_output_perturbation_noise_scale():
