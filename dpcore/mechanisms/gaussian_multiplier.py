@@ -4,12 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import dp_accounting
-from scipy import optimize
 
 from ..rng import as_generator
-from ..validation import check_delta, check_positive
+from ..validation import check_positive
 from .base import Mechanism, as_float_array
-from .gaussian import analytic_gaussian_delta
 
 
 @dataclass(frozen=True)
@@ -67,14 +65,9 @@ class NoiseMultiplierGaussian(Mechanism):
 
     def epsilon_at(self, delta: float) -> float:
         """The smallest epsilon for which one release is (epsilon, ``delta``)-DP (Balle & Wang 2018)."""
-        delta = check_delta(delta, allow_zero=False)
-        f = lambda eps: analytic_gaussian_delta(sigma=self.noise_multiplier, epsilon=eps) - delta  # noqa: E731
-        if f(0.0) <= 0:
-            return 0.0
-        hi = 1.0
-        while f(hi) > 0:
-            hi *= 2.0
-        return float(optimize.brentq(f, 0.0, hi, xtol=1e-12))
+        from ..accounting.composition import gaussian_epsilon  # accounting imports the mechanisms
+
+        return gaussian_epsilon(noise_multiplier=self.noise_multiplier, delta=delta)
 
     def privacy(self, delta: float | None = None) -> tuple[float, float]:
         """(epsilon, delta) of one application at the given ``delta`` (a Gaussian has no pure epsilon)."""
