@@ -17,7 +17,7 @@ from ..exceptions import DPValueError
 from ..mechanisms import Laplace
 from ..rng import as_generator
 from ..validation import check_epsilon, check_fraction, check_int, check_positive, clip_to_norm
-from ._utils import box_to_unit, check_X, check_fitted_X, clip_with_warning, resolve_bounds, unit_to_box
+from ._utils import box_to_unit, check_fitted_X, clip_with_warning, resolve_bounds, unit_to_box, validate_X
 
 __all__ = [
     "DPLloydKMeans",
@@ -267,12 +267,11 @@ class _BoxKMeans(ClusterMixin, BaseEstimator):
         return k
 
     def _prepare(self, X) -> tuple[np.ndarray, int]:
-        X = check_X(X)
+        X = validate_X(self, X, reset=True)
         k = self._check_params(X)
         lo, hi = resolve_bounds(X, self.bounds)
         X = clip_with_warning(X, lo, hi, "X")
         self.bounds_ = (lo, hi)
-        self.n_features_in_ = X.shape[1]
         return box_to_unit(X, lo, hi), k
 
     def _finish(self, Z: np.ndarray, centers_unit: np.ndarray) -> None:

@@ -10,7 +10,7 @@ from ..exceptions import DPValueError
 from ..mechanisms import Laplace
 from ..rng import as_generator
 from ..validation import check_epsilon, check_fraction, check_nonnegative, clip_to_norm
-from ._utils import box_to_unit, check_X, check_fitted_X, clip_with_warning, resolve_bounds, unit_to_box
+from ._utils import box_to_unit, check_fitted_X, clip_with_warning, resolve_bounds, unit_to_box, validate_X_y
 
 __all__ = [
     "FunctionalMechanismRegressor",
@@ -108,19 +108,14 @@ def psd_repair(M: np.ndarray, floor: float = 0.0) -> np.ndarray:
 
 class _BoundedRegressor(RegressorMixin, BaseEstimator):
     def _prepare(self, X, y):
-        X = check_X(X)
-        y = np.asarray(y, dtype=float)
-        if y.ndim != 1 or y.shape[0] != X.shape[0]:
-            raise DPValueError(f"y must be 1-D with one value per row of X ({X.shape[0]}), got shape {y.shape}")
-        if not np.all(np.isfinite(y)):
-            raise DPValueError("y contains NaN or infinite values; remove or impute them first")
+        X, y = validate_X_y(self, X, y, classifier=False)
+        y = y.astype(float)
         lo, hi = resolve_bounds(X, self.bounds_X, name="bounds_X")
         ylo, yhi = resolve_bounds(y.reshape(-1, 1), self.bounds_y, name="bounds_y")
         X = clip_with_warning(X, lo, hi, "X")
         y = clip_with_warning(y.reshape(-1, 1), ylo, yhi, "y").ravel()
         self.bounds_X_ = (lo, hi)
         self.bounds_y_ = (float(ylo[0]), float(yhi[0]))
-        self.n_features_in_ = X.shape[1]
         return box_to_unit(X, lo, hi), box_to_unit(y.reshape(-1, 1), ylo, yhi).ravel()
 
     def _solve(self, M: np.ndarray, v: np.ndarray, n: int) -> None:

@@ -115,11 +115,16 @@ def test_rows_clipped_to_norm_one():
 
 
 def test_rff_features_bounded_by_one():
-    rff = RandomFourierFeatures(3, n_components=50, gamma=2.0, rng=0)
-    V = rff.transform(np.random.default_rng(0).normal(size=(100, 3)))
+    Xr = np.random.default_rng(0).normal(size=(100, 3))
+    rff = RandomFourierFeatures(n_components=50, gamma=2.0, random_state=0).fit(Xr)
+    V = rff.transform(Xr)
     assert np.linalg.norm(V, axis=1).max() <= 1 + 1e-12
+    # the draws depend on the seed and the width only, never on the rows
+    other = RandomFourierFeatures(n_components=50, gamma=2.0, random_state=0).fit(np.zeros((1, 3)))
+    assert np.array_equal(other.random_weights_, rff.random_weights_)
+    assert np.array_equal(other.random_offset_, rff.random_offset_)
     # kernel approximation: 2 v(x).v(y) ~ exp(-gamma ||x-y||^2)
-    rff = RandomFourierFeatures(2, n_components=4000, gamma=0.5, rng=1)
+    rff = RandomFourierFeatures(n_components=4000, gamma=0.5, random_state=1).fit(np.zeros((1, 2)))
     a, b = np.array([[0.0, 0.0]]), np.array([[1.0, 0.5]])
     approx = 2 * (rff.transform(a) @ rff.transform(b).T).item()
     assert approx == pytest.approx(math.exp(-0.5 * 1.25), abs=0.05)
