@@ -15,6 +15,7 @@ from dpcore.validation import (
     check_int,
     check_positive,
     clip_to_bounds,
+    clip_to_norm,
 )
 
 
@@ -65,6 +66,35 @@ def test_bounds():
     with pytest.warns(DPCoreWarning, match="1 value"):
         out = clip_to_bounds(np.array([0.5, 2.0]), 0.0, 1.0)
     assert out.tolist() == [0.5, 1.0]
+
+
+@pytest.mark.parametrize("ord", [1, 2])
+def test_clip_to_norm_bounds_every_row_and_leaves_inner_rows_alone(ord):
+    rng = np.random.default_rng(ord)
+    X = np.vstack([rng.normal(scale=3.0, size=(200, 5)), np.zeros((2, 5)), [[1.0, 0, 0, 0, 0]]])
+    bound = 2.0
+    norms = np.linalg.norm(X, ord=ord, axis=1)
+    out, n_clipped = clip_to_norm(X, bound, ord=ord, return_count=True)
+    after = np.linalg.norm(out, ord=ord, axis=1)
+    assert after.max() <= bound * (1 + 1e-12)
+    inside = norms <= bound
+    assert np.array_equal(out[inside], X[inside])  # bit for bit, zero rows included
+    assert n_clipped == np.count_nonzero(~inside) > 0
+    # clipped rows keep their direction and land on the sphere
+    assert np.allclose(after[~inside], bound)
+    assert np.allclose(out[~inside] * norms[~inside, None] / bound, X[~inside])
+    assert np.array_equal(clip_to_norm(X, bound, ord=ord), out)
+    # a row on the sphere itself is not counted as clipped
+    assert clip_to_norm([[2.0, 0.0]], 2.0, ord=ord, return_count=True)[1] == 0
+
+
+def test_clip_to_norm_rejects_bad_arguments():
+    with pytest.raises(DPValueError, match="data_norm must be > 0, got 0.0"):
+        clip_to_norm([[1.0]], 0.0, name="data_norm")
+    with pytest.raises(DPValueError, match="ord must be 1 or 2"):
+        clip_to_norm([[1.0]], 1.0, ord=3)
+    with pytest.raises(DPValueError, match="2-D"):
+        clip_to_norm([1.0, 2.0], 1.0)
 
 
 def test_rng():

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..validation import check_bounds, check_positive, clip_to_bounds
+from ..validation import check_bounds, clip_to_bounds, clip_to_norm
 
 
 def scale_to_unit_interval(X, bounds, *, lo: float = 0.0, hi: float = 1.0, warn: bool = True) -> np.ndarray:
@@ -27,8 +27,6 @@ def standardize_with_bounds(X, bounds) -> np.ndarray:
 
 
 def clip_rows_to_norm(X, max_norm: float = 1.0) -> np.ndarray:
-    """Scale down every row whose L2 norm exceeds ``max_norm`` (per-example clipping)."""
-    max_norm = check_positive(max_norm, "max_norm")
-    X = np.asarray(X, dtype=float)
-    norms = np.linalg.norm(X, axis=1, keepdims=True)
-    return X * np.minimum(1.0, max_norm / np.maximum(norms, 1e-300))
+    """Scale down every row whose L2 norm exceeds ``max_norm`` (per-example clipping; see
+    :func:`dpcore.validation.clip_to_norm`)."""
+    return clip_to_norm(X, max_norm)

@@ -2,6 +2,10 @@
 
 ``MECHANISMS`` maps registry names to classes; ``create_mechanism(name, **kw)``
 builds one (the pages' select boxes and the tests' parametrize lists use it).
+Every privacy noise draw in dpcore goes through one of these classes, so the
+sampler can be changed in one place. :class:`NoiseMultiplierGaussian` (Gaussian
+noise stated by its noise multiplier rather than a target epsilon) is exported
+but not registered.
 """
 from __future__ import annotations
 
@@ -9,6 +13,8 @@ from ..exceptions import DPValueError
 from .base import Mechanism
 from .exponential import Exponential
 from .gaussian import Gaussian, analytic_gaussian_delta, analytic_gaussian_sigma, classic_gaussian_sigma
+from .gaussian_multiplier import NoiseMultiplierGaussian
+from .l2_laplace import L2LaplaceVector
 from .laplace import Laplace
 from .randomized_response import RandomizedResponse
 
@@ -17,6 +23,7 @@ MECHANISMS: dict[str, type[Mechanism]] = {
     "gaussian": Gaussian,
     "randomized_response": RandomizedResponse,
     "exponential": Exponential,
+    "l2_laplace_vector": L2LaplaceVector,
 }
 
 
@@ -36,6 +43,8 @@ __all__ = [
     "Gaussian",
     "RandomizedResponse",
     "Exponential",
+    "L2LaplaceVector",
+    "NoiseMultiplierGaussian",
     "create_mechanism",
     "classic_gaussian_sigma",
     "analytic_gaussian_sigma",

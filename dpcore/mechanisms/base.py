@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import abc
+import math
 from typing import Any
 
+import dp_accounting
 import numpy as np
 
 
@@ -44,3 +46,15 @@ def as_float_array(values) -> tuple[np.ndarray, bool]:
     """Return ``values`` as float array and whether the input was a scalar."""
     arr = np.asarray(values, dtype=float)
     return arr, arr.ndim == 0
+
+
+def pure_epsilon_event(epsilon: float):
+    """A dp_accounting event that bounds every pure ``epsilon``-DP mechanism: binary randomized response.
+
+    Its privacy-loss distribution dominates that of every pure epsilon-DP mechanism
+    (Kairouz, Oh & Viswanath, The composition theorem for differential privacy, ICML
+    2015), so accountants composing it bound such a mechanism correctly. dp_accounting
+    0.6 has no generic pure-epsilon event; this one is read under replace-one neighbours.
+    """
+    p = 2.0 / (math.exp(min(epsilon, 700.0)) + 1.0)
+    return dp_accounting.RandomizedResponseDpEvent(noise_parameter=p, num_buckets=2)

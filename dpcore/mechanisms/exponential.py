@@ -1,16 +1,14 @@
 """The exponential mechanism."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
-import dp_accounting
 import numpy as np
 from scipy.special import logsumexp
 
 from ..rng import as_generator
 from ..validation import check_array, check_epsilon, check_positive
-from .base import Mechanism
+from .base import Mechanism, pure_epsilon_event
 
 
 @dataclass(frozen=True)
@@ -59,13 +57,5 @@ class Exponential(Mechanism):
 
     @property
     def dp_event(self):
-        """Binary randomized response at the same epsilon, under replace-one neighbours.
-
-        Its privacy-loss distribution dominates that of every pure epsilon-DP
-        mechanism (Kairouz, Oh & Viswanath, The composition theorem for
-        differential privacy, ICML 2015), so accountants composing this event
-        bound the exponential mechanism correctly. dp_accounting 0.6 has no
-        generic pure-epsilon event.
-        """
-        p = 2.0 / (math.exp(min(self.epsilon, 700.0)) + 1.0)
-        return dp_accounting.RandomizedResponseDpEvent(noise_parameter=p, num_buckets=2)
+        """Binary randomized response at the same epsilon, under replace-one neighbours (:func:`pure_epsilon_event`)."""
+        return pure_epsilon_event(self.epsilon)

@@ -1,13 +1,15 @@
-"""Helpers shared by the estimators in :mod:`dpcore.models` (validation, bounds, noise vectors)."""
+"""Helpers shared by the estimators in :mod:`dpcore.models` (input validation, bounds, clipping)."""
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 import numpy as np
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..exceptions import DPCoreWarning, DPValueError, PrivacyLeakWarning
-from ..rng import as_generator
-from ..validation import clip_to_bounds, check_array, check_bounds, check_positive
+from ..exceptions import DPCoreError, DPCoreWarning, DPTypeError, DPValueError, PrivacyLeakWarning
+from ..validation import clip_to_bounds, clip_to_norm, check_array, check_bounds, check_positive
 
 __all__ = [
     "resolve_bounds",
@@ -15,8 +17,8 @@ __all__ = [
     "log_box_to_unit",
     "unit_to_box",
     "clip_rows_l2",
-    "sample_gamma_ball",
-    "check_X",
+    "validate_X",
+    "validate_X_y",
     "check_fitted_X",
     "check_n_at_least",
     "plain",
@@ -32,25 +34,60 @@ def plain(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-def check_X(X, name: str = "X") -> np.ndarray:
-    """Validate a 2-D float feature matrix (1-D input is read as one feature)."""
-    X = check_array(X, name)
-    if X.ndim == 1:
-        X = X.reshape(-1, 1)
-    if X.ndim != 2:
-        raise DPValueError(f"{name} must be 2-dimensional (n_samples, n_features), got shape {X.shape}")
-    return X
+@contextlib.contextmanager
+def _as_dpcore_errors():
+    """Re-raise scikit-learn's TypeError / ValueError as dpcore's (the pages and the CLI catch DPCoreError)."""
+    try:
+        yield
+    except DPCoreError:
+        raise
+    except TypeError as exc:
+        raise DPTypeError(str(exc)) from None
+    except ValueError as exc:
+        raise DPValueError(str(exc)) from None
+
+
+def _refuse_1d(X) -> None:
+    """A 1-D array or flat list is ambiguous (one feature or one sample?): say so without echoing the values.
+
+    Other array-likes are left to ``validate_data``, which refuses 1-D input too.
+    """
+    flat_list = isinstance(X, (list, tuple)) and len(X) > 0 and np.isscalar(X[0])
+    if getattr(X, "ndim", None) == 1 or flat_list:
+        raise DPValueError(
+            f"X must be 2-D (n_samples, n_features), got a 1-D array of {len(X)} values. Reshape your data: "
+            "X.reshape(-1, 1) if it holds one feature, X.reshape(1, -1) if it holds one sample"
+        )
+
+
+def validate_X(estimator, X, *, reset: bool) -> np.ndarray:
+    """``X`` as a 2-D float array, checked by scikit-learn's ``validate_data``.
+
+    ``reset=True`` (in ``fit``) records ``n_features_in_``; ``reset=False`` (after fit)
+    checks the width against it. Sparse, complex, empty and 1-D input are refused with
+    a message saying so, NaN and infinity with dpcore's message; errors are dpcore's.
+    """
+    _refuse_1d(X)
+    with _as_dpcore_errors():
+        X = validate_data(estimator, X, reset=reset, dtype=np.float64, ensure_all_finite=False)
+    return check_array(X, "X")
+
+
+def validate_X_y(estimator, X, y, *, classifier: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``(X, y)`` for ``fit``: X as in :func:`validate_X`; y 1-D, one per row, finite (numeric for regressors,
+    discrete classes for classifiers; a column vector is accepted with scikit-learn's DataConversionWarning)."""
+    _refuse_1d(X)
+    with _as_dpcore_errors():
+        X, y = validate_data(estimator, X, y, dtype=np.float64, ensure_all_finite=False, y_numeric=not classifier)
+        if classifier:
+            check_classification_targets(y)
+    return check_array(X, "X"), y
 
 
 def check_fitted_X(estimator, X, attribute: str) -> np.ndarray:
     """``X`` validated for a fitted ``estimator`` (NotFittedError before fit; a clear error on a wrong width)."""
-    from sklearn.utils.validation import check_is_fitted
-
     check_is_fitted(estimator, attribute)
-    X = check_X(X)
-    if X.shape[1] != estimator.n_features_in_:
-        raise DPValueError(f"X has {X.shape[1]} features, but the model was fitted with {estimator.n_features_in_}")
-    return X
+    return validate_X(estimator, X, reset=False)
 
 
 def check_n_at_least(n: int, minimum: int, what: str) -> None:
@@ -115,11 +152,8 @@ def unit_to_box(Z: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 
 def clip_rows_l2(X: np.ndarray, max_norm: float, *, name: str = "X", warn: bool = True) -> tuple[np.ndarray, int]:
-    """Scale every row with L2 norm above ``max_norm`` down onto the sphere; return rows and how many moved."""
-    max_norm = check_positive(max_norm, "data_norm")
-    norms = np.linalg.norm(X, axis=1)
-    over = norms > max_norm * (1 + 1e-12)
-    n_over = int(np.count_nonzero(over))
+    """:func:`~dpcore.validation.clip_to_norm` in L2 with a warning when rows moved; returns rows and how many."""
+    Z, n_over = clip_to_norm(X, max_norm, name="data_norm", return_count=True)
     if n_over and warn:
         warnings.warn(
             f"{n_over} row(s) of {name} had an L2 norm above data_norm={max_norm:g} and were scaled down to it; "
@@ -127,18 +161,4 @@ def clip_rows_l2(X: np.ndarray, max_norm: float, *, name: str = "X", warn: bool 
             DPCoreWarning,
             stacklevel=3,
         )
-    scale = np.where(over, max_norm / np.maximum(norms, 1e-300), 1.0)
-    return X * scale[:, None], n_over
-
-
-def sample_gamma_ball(d: int, *, scale: float, rng) -> np.ndarray:
-    """Draw ``b`` in R^d with density proportional to ``exp(-||b|| / scale)``.
-
-    In polar coordinates the density of the norm r is proportional to
-    ``r^(d-1) exp(-r / scale)``, i.e. Gamma(shape=d, scale=scale), and the
-    direction is uniform on the sphere (Chaudhuri, Monteleoni, Sarwate 2011, eq. 4).
-    """
-    rng = as_generator(rng)
-    direction = rng.standard_normal(d)
-    direction /= np.linalg.norm(direction)
-    return rng.gamma(shape=d, scale=scale) * direction
+    return Z, n_over

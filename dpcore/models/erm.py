@@ -17,12 +17,13 @@ import math
 
 import numpy as np
 from scipy.optimize import minimize
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from ..exceptions import DPValueError
+from ..mechanisms import Exponential, L2LaplaceVector
 from ..rng import as_generator, child_seed
-from ..validation import check_epsilon, check_int, check_positive
-from ._utils import check_X, check_fitted_X, clip_rows_l2, plain, sample_gamma_ball
+from ..validation import check_array, check_epsilon, check_int, check_positive
+from ._utils import check_fitted_X, clip_rows_l2, plain, validate_X, validate_X_y
 
 __all__ = [
     "PrivateERMClassifier",
@@ -166,24 +167,58 @@ def objective_perturbation_params(*, n: int, regularization: float, epsilon: flo
 # --------------------------------------------------------------------------- random Fourier features
 
 
-class RandomFourierFeatures:
+class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """v(x) = sqrt(2/D) [cos(w_j.x + u_j)]_j / sqrt(2), w_j ~ N(0, 2 gamma I), u_j ~ U[0, 2 pi].
 
     Approximates the RBF kernel ``exp(-gamma ||x - y||^2)`` up to the factor 1/2
     that makes ``||v(x)|| <= 1`` for every x (Rahimi & Recht 2007; Chaudhuri et al.
-    2011, Algorithm 3). The draws depend only on the seed, never on the data, and are
-    part of the released model.
+    2011, Algorithm 3). ``fit`` reads only the number of columns of ``X``: the draws
+    depend on the seed, never on the data (no privacy is spent), and are part of the
+    released model.
+
+    Parameters
+    ----------
+    n_components : int
+        Number D of random features.
+    gamma : float
+        Width of the RBF kernel.
+    random_state : int, Generator or None
+
+    Attributes
+    ----------
+    random_weights_ : ndarray (n_features_in_, n_components), the w_j
+    random_offset_ : ndarray (n_components,), the u_j
+
+    References
+    ----------
+    Rahimi, Recht. Random features for large-scale kernel machines. NeurIPS 2007.
+    Chaudhuri, Monteleoni, Sarwate. Differentially private empirical risk minimization. JMLR 2011.
+
+    Examples
+    --------
+    >>> V = RandomFourierFeatures(n_components=50, random_state=0).fit_transform(np.ones((4, 3)))
+    >>> V.shape, bool(np.linalg.norm(V, axis=1).max() <= 1.0)
+    ((4, 50), True)
     """
 
-    def __init__(self, n_features_in: int, *, n_components: int = 200, gamma: float = 1.0, rng=None):
-        rng = as_generator(rng)
-        self.n_components = check_int(n_components, "n_components", minimum=1)
-        self.gamma = check_positive(gamma, "gamma")
-        self.W = rng.normal(0.0, math.sqrt(2.0 * self.gamma), size=(n_features_in, self.n_components))
-        self.u = rng.uniform(0.0, 2.0 * math.pi, size=self.n_components)
+    def __init__(self, n_components: int = 200, *, gamma: float = 1.0, random_state=None):
+        self.n_components = n_components
+        self.gamma = gamma
+        self.random_state = random_state
 
-    def transform(self, X: np.ndarray) -> np.ndarray:
-        return np.cos(X @ self.W + self.u) / math.sqrt(self.n_components)
+    def fit(self, X, y=None) -> "RandomFourierFeatures":
+        n_components = check_int(self.n_components, "n_components", minimum=1)
+        gamma = check_positive(self.gamma, "gamma")
+        X = validate_X(self, X, reset=True)
+        rng = as_generator(self.random_state)
+        self.random_weights_ = rng.normal(0.0, math.sqrt(2.0 * gamma), size=(X.shape[1], n_components))
+        self.random_offset_ = rng.uniform(0.0, 2.0 * math.pi, size=n_components)
+        self._n_features_out = n_components
+        return self
+
+    def transform(self, X) -> np.ndarray:
+        X = check_fitted_X(self, X, "random_weights_")
+        return np.cos(X @ self.random_weights_ + self.random_offset_) / math.sqrt(self._n_features_out)
 
 
 # --------------------------------------------------------------------------- estimators
@@ -327,15 +362,12 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y) -> "PrivateERMClassifier":
         self._check_common()
-        X = check_X(X)
-        y = np.asarray(y)
-        if y.ndim != 1 or y.shape[0] != X.shape[0]:
-            raise DPValueError(f"y must be 1-D with one label per row of X ({X.shape[0]}), got shape {y.shape}")
+        X, y = validate_X_y(self, X, y, classifier=True)
         classes = np.unique(y)
         if classes.size < 2:
             raise DPValueError(
-                f"y has a single class ({plain(classes[0])!r}); a classifier needs at least two classes in the "
-                "training data"
+                f"y has a single class ({plain(classes[0])!r}); one class gives a classifier nothing to tell apart, "
+                "the training data needs at least two classes"
             )
         rng = as_generator(self.random_state)
         eps = check_epsilon(self.epsilon) if self._private else math.inf
@@ -346,11 +378,10 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
             self.data_norm_ = float(max(np.linalg.norm(X, axis=1).max(), 1e-12))
         else:
             self.data_norm_ = check_positive(self.data_norm, "data_norm")
-        self.n_features_in_ = X.shape[1]
-        self.rff_ = (
-            RandomFourierFeatures(X.shape[1], n_components=self.n_components, gamma=self.gamma, rng=child_seed(rng))
-            if self.kernel_ == "rff" else None
-        )
+        self.rff_ = None
+        if self.kernel_ == "rff":  # data-independent draws: fit reads only the width of X
+            self.rff_ = RandomFourierFeatures(n_components=self.n_components, gamma=self.gamma,
+                                              random_state=child_seed(rng)).fit(X)
         Z = self._features(X, fitting=True)
         self.classes_ = classes
         n_models = 1 if classes.size == 2 else classes.size
@@ -392,12 +423,13 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
         lam = self._lambda(eps)
         if self.perturbation == "output":
             f = _solve(Z, y, model=self.model_, huber_h=self.huber_h, lam=lam)
-            beta = output_perturbation_beta(n=n, regularization=lam, epsilon=eps)
-            b = sample_gamma_ball(d, scale=1.0 / beta, rng=rng)
+            # Corollary 8: argmin J has L2 sensitivity 2 / (n Lambda), so the noise has scale 1 / beta
+            b = L2LaplaceVector(epsilon=eps, sensitivity=2.0 / (n * lam)).noise((d,), rng=rng)
             return f + b, {"noise_norm": float(np.linalg.norm(b))}
         c = loss_curvature(self.model_, self.huber_h)
         eps_p, extra = objective_perturbation_params(n=n, regularization=lam, epsilon=eps, c=c)
-        b = sample_gamma_ball(d, scale=2.0 / eps_p, rng=rng)
+        # Algorithm 2: b has density proportional to exp(-(eps'/2) ||b||)
+        b = L2LaplaceVector(epsilon=eps_p, sensitivity=2.0).noise((d,), rng=rng)
         f = _solve(Z, y, model=self.model_, huber_h=self.huber_h, lam=lam, b=b, extra=extra)
         return f, {"noise_norm": float(np.linalg.norm(b)), "epsilon_prime": eps_p, "extra": extra}
 
@@ -465,8 +497,10 @@ def private_tune_regularization(
     if not lambdas:
         raise DPValueError("lambdas must hold at least one candidate regularisation constant")
     rng = as_generator(rng)
-    X = check_X(X)
+    X = check_array(X, "X", ndim=2)
     y = np.asarray(y)
+    if y.shape != (X.shape[0],):
+        raise DPValueError(f"y must be 1-D with one label per row of X ({X.shape[0]}), got shape {y.shape}")
     m = len(lambdas)
     perm = rng.permutation(X.shape[0])
     parts = np.array_split(perm, m + 1)
@@ -479,9 +513,9 @@ def private_tune_regularization(
         est.fit(X[part], y[part])
         models.append(est)
         mistakes.append(int(np.sum(est.predict(X[hold]) != y[hold])))
-    z = np.array(mistakes, dtype=float)
-    logits = -eps * z / 2.0
-    p = np.exp(logits - logits.max())
-    p /= p.sum()
-    i = int(rng.choice(m, p=p))
+    # the exponential mechanism with utility -z (sensitivity 1): Pr[i] proportional to exp(-epsilon z_i / 2)
+    selection = Exponential(epsilon=eps, sensitivity=1.0)
+    utilities = -np.array(mistakes, dtype=float)
+    i = selection.randomise(utilities, rng=rng)
+    p = selection.probabilities(utilities)
     return models[i], {"lambdas": lambdas, "mistakes": mistakes, "probabilities": p.tolist(), "chosen": lambdas[i]}

@@ -14,9 +14,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from ..exceptions import DPValueError
+from ..mechanisms import Laplace
 from ..rng import as_generator
-from ..validation import check_epsilon, check_fraction, check_int, check_positive
-from ._utils import box_to_unit, check_X, check_fitted_X, clip_with_warning, resolve_bounds, unit_to_box
+from ..validation import check_epsilon, check_fraction, check_int, check_positive, clip_to_norm
+from ._utils import box_to_unit, check_fitted_X, clip_with_warning, resolve_bounds, unit_to_box, validate_X
 
 __all__ = [
     "DPLloydKMeans",
@@ -207,7 +208,8 @@ def noisy_grid_init(
                            "clusters; use a larger grid_size or init='sphere_packing'")
     idx = np.clip(((Z + 1.0) / 2.0 * m).astype(np.int64), 0, m - 1)
     flat = np.ravel_multi_index(idx.T, (m,) * d)
-    noisy = np.bincount(flat, minlength=m**d).astype(float) + rng.laplace(0.0, sensitivity / epsilon, size=m**d)
+    histogram = Laplace(epsilon=epsilon, sensitivity=sensitivity)
+    noisy = histogram.randomise(np.bincount(flat, minlength=m**d).astype(float), rng=rng)
     w = np.where(noisy > threshold * sensitivity / epsilon, noisy, 0.0)
     if np.count_nonzero(w) < k:
         w = np.clip(noisy, 0.0, None)
@@ -265,12 +267,11 @@ class _BoxKMeans(ClusterMixin, BaseEstimator):
         return k
 
     def _prepare(self, X) -> tuple[np.ndarray, int]:
-        X = check_X(X)
+        X = validate_X(self, X, reset=True)
         k = self._check_params(X)
         lo, hi = resolve_bounds(X, self.bounds)
         X = clip_with_warning(X, lo, hi, "X")
         self.bounds_ = (lo, hi)
-        self.n_features_in_ = X.shape[1]
         return box_to_unit(X, lo, hi), k
 
     def _finish(self, Z: np.ndarray, centers_unit: np.ndarray) -> None:
@@ -470,25 +471,24 @@ class DPLloydKMeans(_BoxKMeans):
         else:
             c = rng.uniform(-1.0, 1.0, size=(k, d))
         l1 = _resolve_l1(self.l1_norm, d)
-        Zr = Z
-        self.n_rows_clipped_ = 0
+        Zr, self.n_rows_clipped_ = Z, 0
         if l1 is not None and l1 < d:
-            norms = np.abs(Z).sum(1)
-            Zr = Z * np.minimum(1.0, l1 / np.maximum(norms, 1e-300))[:, None]
-            self.n_rows_clipped_ = int(np.count_nonzero(norms > l1 * (1 + 1e-12)))
+            Zr, self.n_rows_clipped_ = clip_to_norm(Z, l1, ord=1, name="l1_norm", return_count=True)
         eps_c, eps_s, count_scale, sum_scale = dplloyd_noise_scales(
             epsilon=epsilon - eps_init, iterations=T, n_features=d, count_fraction=frac, l1_norm=l1,
             neighbouring=self.neighbouring)
         count_sensitivity, sum_sensitivity = dplloyd_sensitivities(n_features=d, l1_norm=l1,
                                                                    neighbouring=self.neighbouring)
+        count_mechanism = Laplace(epsilon=eps_c, sensitivity=count_sensitivity)
+        sum_mechanism = Laplace(epsilon=eps_s, sensitivity=sum_sensitivity)
         history = [c.copy()]
         for _ in range(T):
             lab = _assign(Z, c)
             counts = np.bincount(lab, minlength=k).astype(float)
             sums = np.zeros((k, d))
             np.add.at(sums, lab, Zr)
-            noisy_counts = counts + rng.laplace(0.0, count_scale, size=k)
-            noisy_sums = sums + rng.laplace(0.0, sum_scale, size=(k, d))
+            noisy_counts = count_mechanism.randomise(counts, rng=rng)
+            noisy_sums = sum_mechanism.randomise(sums, rng=rng)
             ok = noisy_counts >= 1.0
             new = c.copy()
             new[ok] = np.clip(noisy_sums[ok] / noisy_counts[ok, None], -1.0, 1.0)
@@ -502,8 +502,7 @@ class DPLloydKMeans(_BoxKMeans):
         self.history_ = history
         self.n_iter_ = T
         self.epsilon_spent_ = eps_init + T * (eps_c + eps_s)
-        rounds = _laplace_composition_event([(count_scale, count_sensitivity), (sum_scale, sum_sensitivity)],
-                                            rounds=T)
+        rounds = _composition_event([count_mechanism, sum_mechanism], rounds=T)
         if eps_init > 0:
             import dp_accounting
 
@@ -554,17 +553,18 @@ class InputPerturbationKMeans(_BoxKMeans):
         rng = as_generator(self.random_state)
         Z, k = self._prepare(X)
         d = Z.shape[1]
-        scale = input_perturbation_scale(epsilon=epsilon, lower=-np.ones(d), upper=np.ones(d))
-        noisy = Z + rng.laplace(0.0, scale, size=Z.shape)
+        # replace-one: a record moves anywhere in [-1, 1]^d, by at most 2 d in L1 norm
+        mechanism = Laplace(epsilon=epsilon, sensitivity=2.0 * d)
+        noisy = mechanism.randomise(Z, rng=rng)
         if self.clip_noisy:
             noisy = np.clip(noisy, -1.0, 1.0)
         c, _, it = lloyd(noisy, k, rng=rng, n_init=check_int(self.n_init, "n_init", minimum=1),
                          max_iter=check_int(self.max_iter, "max_iter", minimum=1))
-        self.noise_scale_ = scale
+        self.noise_scale_ = mechanism.scale
         self.noisy_data_unit_ = noisy
         self.n_iter_ = it
         self.epsilon_spent_ = epsilon
-        self.dp_event_ = _laplace_composition_event([(scale, float(2 * d))], rounds=1)
+        self.dp_event_ = mechanism.dp_event
         self._finish(Z, np.clip(c, -1.0, 1.0) if self.clip_noisy else c)
         return self
 
@@ -580,11 +580,11 @@ def _resolve_l1(l1_norm, d: int) -> float | None:
     return check_positive(l1_norm, "l1_norm")
 
 
-def _laplace_composition_event(parts, rounds: int):
-    """dp_accounting event: ``rounds`` compositions of Laplace releases given as (scale, L1 sensitivity)."""
+def _composition_event(mechanisms, rounds: int):
+    """dp_accounting event: ``rounds`` compositions of one release by each of ``mechanisms``."""
     import dp_accounting
 
-    events = [dp_accounting.LaplaceDpEvent(noise_multiplier=scale / sens) for scale, sens in parts]
+    events = [m.dp_event for m in mechanisms]
     one = events[0] if len(events) == 1 else dp_accounting.ComposedDpEvent(events)
     return one if rounds == 1 else dp_accounting.SelfComposedDpEvent(one, rounds)
 

@@ -7,9 +7,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from ..exceptions import DPValueError
+from ..mechanisms import Laplace
 from ..rng import as_generator
-from ..validation import check_epsilon, check_fraction, check_nonnegative
-from ._utils import box_to_unit, check_X, check_fitted_X, clip_with_warning, resolve_bounds, unit_to_box
+from ..validation import check_epsilon, check_fraction, check_nonnegative, clip_to_norm
+from ._utils import box_to_unit, check_fitted_X, clip_with_warning, resolve_bounds, unit_to_box, validate_X_y
 
 __all__ = [
     "FunctionalMechanismRegressor",
@@ -98,11 +99,6 @@ def default_quadratic_fraction(n_features: int) -> float:
     return r / (1.0 + r)
 
 
-def _l1_clip(Xu: np.ndarray, l1: float) -> np.ndarray:
-    norms = np.abs(Xu).sum(1)
-    return Xu * np.minimum(1.0, l1 / np.maximum(norms, 1e-300))[:, None]
-
-
 def psd_repair(M: np.ndarray, floor: float = 0.0) -> np.ndarray:
     """Project a symmetric matrix onto ``{A : A >= floor I}`` by clipping its eigenvalues (Frobenius-nearest)."""
     S = 0.5 * (M + M.T)
@@ -112,19 +108,14 @@ def psd_repair(M: np.ndarray, floor: float = 0.0) -> np.ndarray:
 
 class _BoundedRegressor(RegressorMixin, BaseEstimator):
     def _prepare(self, X, y):
-        X = check_X(X)
-        y = np.asarray(y, dtype=float)
-        if y.ndim != 1 or y.shape[0] != X.shape[0]:
-            raise DPValueError(f"y must be 1-D with one value per row of X ({X.shape[0]}), got shape {y.shape}")
-        if not np.all(np.isfinite(y)):
-            raise DPValueError("y contains NaN or infinite values; remove or impute them first")
+        X, y = validate_X_y(self, X, y, classifier=False)
+        y = y.astype(float)
         lo, hi = resolve_bounds(X, self.bounds_X, name="bounds_X")
         ylo, yhi = resolve_bounds(y.reshape(-1, 1), self.bounds_y, name="bounds_y")
         X = clip_with_warning(X, lo, hi, "X")
         y = clip_with_warning(y.reshape(-1, 1), ylo, yhi, "y").ravel()
         self.bounds_X_ = (lo, hi)
         self.bounds_y_ = (float(ylo[0]), float(yhi[0]))
-        self.n_features_in_ = X.shape[1]
         return box_to_unit(X, lo, hi), box_to_unit(y.reshape(-1, 1), ylo, yhi).ravel()
 
     def _solve(self, M: np.ndarray, v: np.ndarray, n: int) -> None:
@@ -171,7 +162,7 @@ class _BoundedRegressor(RegressorMixin, BaseEstimator):
             pred = np.clip(X, lo, hi) @ self.coef_ + self.intercept_
         else:
             # the model was fitted on rows bounded in L1 norm: apply the same (public) map to new rows
-            Xu = _l1_clip(box_to_unit(np.clip(X, lo, hi), lo, hi), l1)
+            Xu = clip_to_norm(box_to_unit(np.clip(X, lo, hi), lo, hi), l1, ord=1, name="l1_norm")
             pred = unit_to_box((Xu @ self.w_unit_[1:] + self.w_unit_[0]).reshape(-1, 1),
                                np.array([self.bounds_y_[0]]), np.array([self.bounds_y_[1]])).ravel()
         return np.clip(pred, *self.bounds_y_)
@@ -280,9 +271,7 @@ class FunctionalMechanismRegressor(_BoundedRegressor):
 
         l1 = _resolve_l1(self.l1_norm, d)
         if l1 is not None and l1 < d:
-            norms = np.abs(Xu).sum(1)
-            Xu = _l1_clip(Xu, l1)
-            self.n_rows_clipped_ = int(np.count_nonzero(norms > l1 * (1 + 1e-12)))
+            Xu, self.n_rows_clipped_ = clip_to_norm(Xu, l1, ord=1, name="l1_norm", return_count=True)
             self.l1_norm_ = l1
         else:
             self.n_rows_clipped_ = 0
@@ -298,16 +287,19 @@ class FunctionalMechanismRegressor(_BoundedRegressor):
         eps_q, eps_l = frac * (eps - eps_0), (1.0 - frac) * (eps - eps_0)
         dq, dl = fm_sensitivities(d, l1)
         q, v = fm_statistics(Xu, yu)
-        q_noisy = q + rng.laplace(0.0, dq / eps_q, size=q.shape)
-        self._bq = dq / eps_q
+        quadratic = Laplace(epsilon=eps_q, sensitivity=dq)
+        q_noisy = quadratic.randomise(q, rng=rng)
         if eps_0 > 0:
             # v_0 = sum y (sensitivity 2) gets its own share; the rest of v has sensitivity 2 d
-            b0, bl = 2.0 / eps_0, (dl - 2.0) / eps_l
-            v_noisy = v + np.r_[rng.laplace(0.0, b0), rng.laplace(0.0, bl, size=d)]
+            intercept, linear = Laplace(epsilon=eps_0, sensitivity=2.0), Laplace(epsilon=eps_l, sensitivity=dl - 2.0)
+            v_noisy = np.r_[intercept.randomise(v[0], rng=rng), linear.randomise(v[1:], rng=rng)]
+            mechanisms = [quadratic, linear, intercept]
         else:
-            b0 = bl = dl / eps_l
-            v_noisy = v + rng.laplace(0.0, bl, size=v.shape)
-        bq = dq / eps_q
+            linear = intercept = Laplace(epsilon=eps_l, sensitivity=dl)
+            v_noisy = linear.randomise(v, rng=rng)
+            mechanisms = [quadratic, linear]
+        bq, bl, b0 = quadratic.scale, linear.scale, intercept.scale
+        self._bq = bq
         iu = np.triu_indices(d + 1)
         M = np.zeros((d + 1, d + 1))
         M[iu] = np.r_[float(n), q_noisy]
@@ -320,10 +312,7 @@ class FunctionalMechanismRegressor(_BoundedRegressor):
         self.epsilon_spent_ = eps_q + eps_l + eps_0
         import dp_accounting
 
-        parts = [dp_accounting.LaplaceDpEvent(1.0 / eps_q), dp_accounting.LaplaceDpEvent(1.0 / eps_l)]
-        if eps_0 > 0:
-            parts.append(dp_accounting.LaplaceDpEvent(1.0 / eps_0))
-        self.dp_event_ = dp_accounting.ComposedDpEvent(parts)
+        self.dp_event_ = dp_accounting.ComposedDpEvent([m.dp_event for m in mechanisms])
         return self
 
 

@@ -16,9 +16,10 @@ import dp_accounting
 import numpy as np
 
 from ..exceptions import DPValueError
+from ..mechanisms import NoiseMultiplierGaussian
 from ..mechanisms.gaussian import analytic_gaussian_sigma
 from ..rng import as_generator
-from ..validation import check_delta, check_epsilon, check_positive
+from ..validation import check_delta, check_epsilon, check_positive, clip_to_norm
 from ._utils import box_to_unit, check_fitted_X, check_n_at_least
 from .linear import _BoundedRegressor, psd_repair
 
@@ -77,12 +78,6 @@ def ssp_noise_multipliers(epsilon: float, delta: float, *, adaptive: bool = Fals
     total = sum(shares.values())
     s = analytic_gaussian_sigma(epsilon=eps, delta=delta)
     return {k: s / math.sqrt(w / total) for k, w in shares.items()}
-
-
-def _clip_rows(X: np.ndarray, norm: float) -> tuple[np.ndarray, int]:
-    norms = np.linalg.norm(X, axis=1)
-    scale = np.minimum(1.0, norm / np.maximum(norms, 1e-300))
-    return X * scale[:, None], int(np.count_nonzero(norms > norm * (1 + 1e-12)))
 
 
 class SSPRegressor(_BoundedRegressor):
@@ -178,24 +173,27 @@ class SSPRegressor(_BoundedRegressor):
         check_delta(delta, n=n)  # warns when delta > 1/n
         mult = ssp_noise_multipliers(eps, delta, adaptive=adaptive)
         sens = ssp_sensitivities(d, r)
-        std = {k: mult[k] * sens[k] for k in mult}
+        gauss = {k: NoiseMultiplierGaussian(noise_multiplier=mult[k], sensitivity=sens[k]) for k in mult}
+        std = {k: g.sigma for k, g in gauss.items()}
 
         # 1. count and sums -> public centre
-        n_noisy = max(1.0, n + std["n"] * rng.standard_normal())
-        centre = np.clip((Xu.sum(0) + std["sum_x"] * rng.standard_normal(d)) / n_noisy, -1.0, 1.0)
-        ybar = float(np.clip((yu.sum() + std["sum_y"] * rng.standard_normal()) / n_noisy, -1.0, 1.0))
+        n_noisy = max(1.0, gauss["n"].randomise(float(n), rng=rng))
+        centre = np.clip(gauss["sum_x"].randomise(Xu.sum(0), rng=rng) / n_noisy, -1.0, 1.0)
+        ybar = float(np.clip(gauss["sum_y"].randomise(float(yu.sum()), rng=rng) / n_noisy, -1.0, 1.0))
         # 2. centre and clip with public quantities
-        Xc, self.n_rows_clipped_ = _clip_rows(Xu - centre, r)
+        Xc, self.n_rows_clipped_ = clip_to_norm(Xu - centre, r, name="data_norm", return_count=True)
         yc = np.clip(yu - ybar, -1.0, 1.0)
         # 3. the statistics
         xtx, xty = Xc.T @ Xc, Xc.T @ yc
-        z = rng.standard_normal((d, d))
-        xtx_noisy = xtx + std["xtx"] * (np.triu(z) + np.triu(z, 1).T)
-        xty_noisy = xty + std["xty"] * rng.standard_normal(d)
+        upper = np.triu_indices(d)  # the upper triangle is released, the lower one mirrors it
+        xtx_noisy = np.zeros((d, d))
+        xtx_noisy[upper] = gauss["xtx"].randomise(xtx[upper], rng=rng)
+        xtx_noisy = xtx_noisy + np.triu(xtx_noisy, 1).T
+        xty_noisy = gauss["xty"].randomise(xty, rng=rng)
         if adaptive:
             lmin = float(np.linalg.eigvalsh(xtx)[0])
             s_l = std["lambda_min"]
-            lmin_noisy = max(0.0, lmin + s_l * rng.standard_normal() - s_l * math.sqrt(math.log(6.0 / delta)))
+            lmin_noisy = max(0.0, gauss["lambda_min"].randomise(lmin, rng=rng) - s_l * math.sqrt(math.log(6.0 / delta)))
             ridge = max(0.0, math.sqrt(d * math.log(2.0 * d * d / 0.05)) * std["xtx"] - lmin_noisy)
         else:
             ridge = 2.0 * math.sqrt(d) * std["xtx"]
@@ -216,14 +214,14 @@ class SSPRegressor(_BoundedRegressor):
         self.noise_multipliers_, self.noise_stds_, self.sensitivities_ = mult, std, sens
         self.epsilon_spent_, self.delta_ = eps, delta
         self.neighbouring_ = "add_remove"
-        self.dp_event_ = dp_accounting.ComposedDpEvent([dp_accounting.GaussianDpEvent(m) for m in mult.values()])
+        self.dp_event_ = dp_accounting.ComposedDpEvent([g.dp_event for g in gauss.values()])
         return self
 
     def predict(self, X) -> np.ndarray:
         """Predictions in y's units, clipped to the declared label bounds (post-processing)."""
         X = check_fitted_X(self, X, "w_unit_")
         lo, hi = self.bounds_X_
-        Xc, _ = _clip_rows(box_to_unit(np.clip(X, lo, hi), lo, hi) - self.centre_, float(self.data_norm))
+        Xc = clip_to_norm(box_to_unit(np.clip(X, lo, hi), lo, hi) - self.centre_, float(self.data_norm))
         ylo, yhi = self.bounds_y_
         pred = 0.5 * (yhi + ylo) + 0.5 * (yhi - ylo) * (self.ybar_ + Xc @ self.w_unit_)
         return np.clip(pred, ylo, yhi)

@@ -36,7 +36,7 @@ import dp_accounting
 import numpy as np
 
 from ..exceptions import DPValueError
-from ..rng import as_generator
+from ..mechanisms import Laplace, NoiseMultiplierGaussian
 from ..validation import check_int, check_positive
 
 #: Changing one private record changes one teacher's vote: -1 in one bin, +1 in another.
@@ -124,14 +124,19 @@ class GNMax:
         return self.sigma
 
     @property
+    def mechanism(self) -> NoiseMultiplierGaussian:
+        """The Gaussian mechanism on one query's histogram: multiplier sigma / sqrt 2 at L2 sensitivity sqrt 2."""
+        return NoiseMultiplierGaussian(noise_multiplier=self.sigma / HISTOGRAM_L2_SENSITIVITY,
+                                       sensitivity=HISTOGRAM_L2_SENSITIVITY)
+
+    @property
     def dp_event(self) -> dp_accounting.DpEvent:
         """One answered query, sensitivity normalised to 1 (see the module docstring)."""
-        return dp_accounting.GaussianDpEvent(self.sigma / HISTOGRAM_L2_SENSITIVITY)
+        return self.mechanism.dp_event
 
     def noisy_votes(self, votes, *, rng=None) -> np.ndarray:
         """``votes`` plus independent N(0, sigma^2) on every count (shape (n_queries, n_classes))."""
-        v = _check_votes(votes)
-        return v + as_generator(rng).normal(0.0, self.sigma, size=v.shape)
+        return self.mechanism.randomise(_check_votes(votes), rng=rng)
 
     def aggregate(self, votes, *, rng=None) -> np.ndarray:
         """The noisy winner of every query (one int per row of ``votes``)."""
@@ -187,14 +192,18 @@ class LNMax:
         return HISTOGRAM_L1_SENSITIVITY * self.gamma
 
     @property
+    def mechanism(self) -> Laplace:
+        """The Laplace mechanism on one query's histogram: L1 sensitivity 2 at epsilon 2 gamma (scale 1/gamma)."""
+        return Laplace(epsilon=self.epsilon_per_query, sensitivity=HISTOGRAM_L1_SENSITIVITY)
+
+    @property
     def dp_event(self) -> dp_accounting.DpEvent:
         """One answered query, sensitivity normalised to 1: Laplace scale ``b / 2``."""
-        return dp_accounting.LaplaceDpEvent(self.scale / HISTOGRAM_L1_SENSITIVITY)
+        return self.mechanism.dp_event
 
     def noisy_votes(self, votes, *, rng=None) -> np.ndarray:
         """``votes`` plus independent Lap(1/gamma) on every count."""
-        v = _check_votes(votes)
-        return v + as_generator(rng).laplace(0.0, self.scale, size=v.shape)
+        return self.mechanism.randomise(_check_votes(votes), rng=rng)
 
     def aggregate(self, votes, *, rng=None) -> np.ndarray:
         """The noisy winner of every query (one int per row of ``votes``)."""

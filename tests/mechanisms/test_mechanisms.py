@@ -14,7 +14,9 @@ from dpcore.mechanisms import (
     MECHANISMS,
     Exponential,
     Gaussian,
+    L2LaplaceVector,
     Laplace,
+    NoiseMultiplierGaussian,
     RandomizedResponse,
     analytic_gaussian_delta,
     analytic_gaussian_sigma,
@@ -27,12 +29,14 @@ GOOD = {
     "gaussian": dict(epsilon=0.7, delta=1e-5, sensitivity=2.0),
     "randomized_response": dict(epsilon=0.7, k=4),
     "exponential": dict(epsilon=0.7, sensitivity=1.0),
+    "l2_laplace_vector": dict(epsilon=0.7, sensitivity=2.0),
 }
 INPUTS = {
     "laplace": np.arange(6.0),
     "gaussian": np.arange(6.0),
     "randomized_response": np.array([0, 1, 2, 3, 0, 1]),
     "exponential": np.array([0.0, 1.0, 3.0]),
+    "l2_laplace_vector": np.arange(6.0).reshape(2, 3),
 }
 
 
@@ -70,7 +74,7 @@ def test_same_seed_same_output(name):
         assert not np.array_equal(a, c)
 
 
-@pytest.mark.parametrize("name", ["laplace", "gaussian"])
+@pytest.mark.parametrize("name", ["laplace", "gaussian", "l2_laplace_vector"])
 def test_vectorised_shape_and_scalar(name):
     m = create_mechanism(name, **GOOD[name])
     out = m.randomise(np.zeros((3, 4, 5)), rng=0)
@@ -91,9 +95,9 @@ def test_empirical_variance_matches_formula(name):
 @pytest.mark.parametrize("accountant", ["rdp", "pld"])
 def test_event_supported_by_both_accountants(name, accountant):
     m = create_mechanism(name, **GOOD[name])
-    relation = "replace_one" if name == "randomized_response" else "add_remove"
-    if name == "exponential":
-        relation = "replace_one"
+    # randomized response, and the binary randomized response that bounds the pure-epsilon exponential and
+    # L2 Laplace mechanisms, are read by dp_accounting under replace-one only
+    relation = "replace_one" if name in ("randomized_response", "exponential", "l2_laplace_vector") else "add_remove"
     acc = make_accountant(accountant, neighbouring=relation)
     assert acc.supports(m.dp_event)
     acc.compose(m.dp_event)
@@ -193,3 +197,76 @@ def test_exponential_probabilities_and_sampling():
     np.testing.assert_allclose(p, np.exp(u) / np.exp(u).sum())
     draws = np.array([m.randomise(u, rng=i) for i in range(3000)])
     np.testing.assert_allclose(np.bincount(draws, minlength=3) / 3000, p, atol=0.03)
+
+
+def test_l2_laplace_norm_is_gamma_and_direction_uniform():
+    """||b|| ~ Gamma(d, sensitivity / epsilon) and b / ||b|| uniform on the sphere (Chaudhuri et al. 2011, eq. 4)."""
+    m = L2LaplaceVector(epsilon=2.0, sensitivity=1.4)
+    b = m.randomise(np.zeros((4000, 5)), rng=1)
+    norms = np.linalg.norm(b, axis=1)
+    assert stats.kstest(norms, stats.gamma(a=5, scale=0.7).cdf).pvalue > 0.01
+    dirs = m.randomise(np.zeros((4000, 3)), rng=2)
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    assert np.abs(dirs.mean(0)).max() < 0.05  # mean of a uniform direction is 0 (SE ~ 0.009)
+    # uniform on the sphere in R^3: each coordinate is uniform on [-1, 1] (Archimedes)
+    assert stats.kstest(dirs[:, 0], stats.uniform(loc=-1, scale=2).cdf).pvalue > 0.01
+
+
+def test_l2_laplace_per_coordinate_variance_and_one_dimension_is_laplace():
+    m = L2LaplaceVector(epsilon=0.5, sensitivity=1.0)
+    b = m.randomise(np.zeros((100_000, 4)), rng=3)
+    assert np.var(b) / m.variance(dim=4) == pytest.approx(1.0, abs=0.03)
+    one = m.randomise(np.zeros((20_000, 1)), rng=4).ravel()
+    assert stats.kstest(one, stats.laplace(scale=2.0).cdf).pvalue > 0.01
+    assert m.variance() == Laplace(epsilon=0.5).variance()
+
+
+def test_l2_laplace_neighbouring_outputs_respect_e_epsilon():
+    """Outputs on two inputs at L2 distance = sensitivity: every 2-D histogram bin ratio <= e^eps (+ noise)."""
+    eps = 1.0
+    m = L2LaplaceVector(epsilon=eps, sensitivity=1.0)
+    n = 600_000
+    a = m.randomise(np.zeros((n, 2)), rng=10)
+    b = m.randomise(np.tile([0.6, 0.8], (n, 1)), rng=11)  # ||(0.6, 0.8)|| = 1
+    edges = np.linspace(-2.0, 3.0, 11)
+    ha, _, _ = np.histogram2d(a[:, 0], a[:, 1], [edges, edges])
+    hb, _, _ = np.histogram2d(b[:, 0], b[:, 1], [edges, edges])
+    ok = (ha > 2000) & (hb > 2000)  # relative error of a ratio of two such counts < ~5% at 2 SE
+    ratio = np.maximum(ha[ok] / hb[ok], hb[ok] / ha[ok])
+    assert ratio.max() <= math.exp(eps) * 1.07
+    assert ratio.max() >= math.exp(eps) * 0.85  # nearly attained: not over-noised (twice the noise gives ~0.63)
+
+
+def test_l2_laplace_empty_and_bad_input():
+    m = L2LaplaceVector(epsilon=1.0)
+    assert m.randomise(np.zeros((3, 0)), rng=0).shape == (3, 0)
+    with pytest.raises(DPCoreError, match="sensitivity"):
+        L2LaplaceVector(epsilon=1.0, sensitivity=0.0)
+    with pytest.raises(DPCoreError, match="at least one axis"):
+        m.noise((), rng=0)
+
+
+def test_noise_multiplier_gaussian_std_event_and_epsilon():
+    g = NoiseMultiplierGaussian(noise_multiplier=1.5, sensitivity=2.0)
+    assert g.sigma == 3.0 and g.dp_event == dp_accounting.GaussianDpEvent(1.5)
+    x = g.randomise(np.zeros(200_000), rng=5)
+    assert np.std(x) == pytest.approx(3.0, rel=0.01)
+    np.testing.assert_array_equal(g.randomise(np.arange(4.0), rng=6), g.randomise(np.arange(4.0), rng=6))
+    assert isinstance(g.randomise(1.0, rng=0), float)
+    # epsilon at delta: dp_accounting's PLD of the same Gaussian is the independent reference
+    acc = make_accountant("pld")
+    acc.compose(g.dp_event)
+    assert g.epsilon_at(1e-5) == pytest.approx(acc.get_epsilon(1e-5), rel=0.01)
+    assert g.privacy(1e-5) == (g.epsilon_at(1e-5), 1e-5)
+    # and the analytic Gaussian calibrated to that epsilon needs exactly this multiplier
+    assert analytic_gaussian_sigma(epsilon=g.epsilon_at(1e-5), delta=1e-5) == pytest.approx(1.5, rel=1e-6)
+    with pytest.raises(TypeError, match="delta"):
+        g.privacy()
+
+
+@pytest.mark.parametrize("field, bad", [("noise_multiplier", 0.0), ("noise_multiplier", -1.0),
+                                        ("sensitivity", 0.0), ("noise_multiplier", float("nan"))])
+def test_noise_multiplier_gaussian_rejects_bad_parameters(field, bad):
+    kw = {"noise_multiplier": 1.0, "sensitivity": 1.0, field: bad}
+    with pytest.raises(DPCoreError, match=field):
+        NoiseMultiplierGaussian(**kw)

@@ -10,7 +10,6 @@ from sklearn.exceptions import NotFittedError
 from dpcore.exceptions import DPCoreWarning, DPValueError, PrivacyLeakWarning
 from dpcore.models import (ERMClassifier, PrivateERMClassifier, RandomFourierFeatures, loss_curvature,
                            objective_perturbation_params, output_perturbation_beta, private_tune_regularization)
-from dpcore.models._utils import sample_gamma_ball
 
 rng0 = np.random.default_rng(0)
 X = rng0.normal(size=(300, 3)) / 3
@@ -72,17 +71,6 @@ def test_loss_curvature_constants():
     assert loss_curvature("svm", 0.1) == pytest.approx(5.0)
 
 
-def test_gamma_ball_norm_distribution():
-    # ||b|| ~ Gamma(d, scale): compare to scipy's Gamma with a KS test (fixed seed)
-    rng = np.random.default_rng(1)
-    d, scale = 5, 0.7
-    norms = [np.linalg.norm(sample_gamma_ball(d, scale=scale, rng=rng)) for _ in range(2000)]
-    assert stats.kstest(norms, stats.gamma(a=d, scale=scale).cdf).pvalue > 0.01
-    dirs = np.array([sample_gamma_ball(3, scale=1.0, rng=rng) for _ in range(2000)])
-    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
-    assert np.abs(dirs.mean(0)).max() < 0.06  # uniform direction
-
-
 def test_output_perturbation_noise_scale():
     # ||f_priv - f*|| ~ Gamma(d, 2 / (n Lambda eps)), d = features + intercept
     n, lam, eps = 300, 0.1, 0.5
@@ -127,11 +115,16 @@ def test_rows_clipped_to_norm_one():
 
 
 def test_rff_features_bounded_by_one():
-    rff = RandomFourierFeatures(3, n_components=50, gamma=2.0, rng=0)
-    V = rff.transform(np.random.default_rng(0).normal(size=(100, 3)))
+    Xr = np.random.default_rng(0).normal(size=(100, 3))
+    rff = RandomFourierFeatures(n_components=50, gamma=2.0, random_state=0).fit(Xr)
+    V = rff.transform(Xr)
     assert np.linalg.norm(V, axis=1).max() <= 1 + 1e-12
+    # the draws depend on the seed and the width only, never on the rows
+    other = RandomFourierFeatures(n_components=50, gamma=2.0, random_state=0).fit(np.zeros((1, 3)))
+    assert np.array_equal(other.random_weights_, rff.random_weights_)
+    assert np.array_equal(other.random_offset_, rff.random_offset_)
     # kernel approximation: 2 v(x).v(y) ~ exp(-gamma ||x-y||^2)
-    rff = RandomFourierFeatures(2, n_components=4000, gamma=0.5, rng=1)
+    rff = RandomFourierFeatures(n_components=4000, gamma=0.5, random_state=1).fit(np.zeros((1, 2)))
     a, b = np.array([[0.0, 0.0]]), np.array([[1.0, 0.5]])
     approx = 2 * (rff.transform(a) @ rff.transform(b).T).item()
     assert approx == pytest.approx(math.exp(-0.5 * 1.25), abs=0.05)

@@ -11,7 +11,8 @@ from dpcore.accounting import epsilon_of_event
 from dpcore.exceptions import DPCoreWarning, DPValueError, PrivacyLeakWarning
 from dpcore.models import SSPRegressor, ssp_noise_multipliers, ssp_sensitivities
 from dpcore.models.linear import psd_repair
-from dpcore.models.ssp import SSP_SHARES, _clip_rows
+from dpcore.models.ssp import SSP_SHARES
+from dpcore.validation import clip_to_norm
 
 rng0 = np.random.default_rng(0)
 X = rng0.uniform(0, 10, size=(400, 2))
@@ -44,8 +45,8 @@ def test_sensitivities_hold_when_a_record_is_added(d, R):
         # and clipping to norm R (so the added row is clipped too)
         before, after = _stats(base_X, base_y), _stats(np.vstack([base_X, x]), np.r_[base_y, y])
         c = np.full(d, 0.3)
-        Xc, _ = _clip_rows(base_X - c, R)
-        xc, _ = _clip_rows((x - c)[None, :], R)
+        Xc = clip_to_norm(base_X - c, R)
+        xc = clip_to_norm((x - c)[None, :], R)
         yc = np.clip(base_y - 0.1, -1, 1)
         b2, a2 = _stats(Xc, yc), _stats(np.vstack([Xc, xc]), np.r_[yc, np.clip(y - 0.1, -1, 1)])
         for k in ("n", "sum_x", "sum_y"):
