@@ -2,7 +2,8 @@
 
 Usage: python scripts/screenshot.py URL OUT.png [--wait SECONDS] [--click "Button text"] [--width 1400]
 
-Prints any exception text found on the page and exits 1 if there is some.
+Prints the app's sidebar menu (the st.page_link list app.py draws) and exits 1 if the page shows exception text,
+if that menu is missing, or if Streamlit's auto-discovered page list shows instead.
 """
 from __future__ import annotations
 
@@ -39,10 +40,19 @@ def main() -> int:
             page.wait_for_timeout(a.wait * 1000)
         page.screenshot(path=a.out, full_page=True)
         body = page.inner_text("body")
+        menu = [t.splitlines()[-1] for t in
+                page.locator('[data-testid="stSidebar"] [data-testid="stPageLink-NavLink"]').all_inner_texts()]
+        auto_nav = page.locator('[data-testid="stSidebarNav"]').count()
+        title = page.title()
         browser.close()
-    bad = [w for w in ("Traceback", "Error:", "Exception") if w in body]
+    print(f"tab title: {title}; sidebar menu: {' | '.join(menu) or '(none)'}")
+    bad = [w for w in ("Traceback", "Error:", "Exception", "Page not found") if w in body]
     if bad:
         print(f"page shows {bad}:\n{body[:3000]}", file=sys.stderr)
+        return 1
+    if not menu or auto_nav:
+        print("the app's own sidebar menu is missing" if not menu else "Streamlit's auto-discovered page list shows",
+              file=sys.stderr)
         return 1
     print(f"saved {a.out}")
     return 0

@@ -5,7 +5,7 @@ from .conftest import page
 
 def _open(dataset: str | None = None, seeds: int | None = None, **choices) -> AppTest:
     """The Classical models page after a first run, then with ``dataset`` / ``seeds`` / other widget values set."""
-    at = page("views/4_Classical_models.py").run()
+    at = page("pages/4_Classical_models.py").run()
     if dataset is not None:
         at.selectbox(key="classical.dataset").set_value(dataset)
     if seeds is not None:

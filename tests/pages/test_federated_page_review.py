@@ -8,7 +8,7 @@ import re
 
 from tests.pages.conftest import page
 
-PAGE = "views/8_Federated.py"
+PAGE = "pages/8_Federated_learning.py"
 
 
 def _metric(at, label):

@@ -31,7 +31,7 @@ def test_home_gaussian_shows_delta_spent(app_page):
 
 
 def test_accountant_page_shows_seed_004_gap(app_page):
-    at = app_page("views/1_Accountant.py").run()
+    at = app_page("pages/1_Accountant.py").run()
     assert not at.exception
     m = metrics(at)
     rdp = float(m["RDP"].split("=")[1])
@@ -47,7 +47,7 @@ def test_accountant_page_shows_seed_004_gap(app_page):
 
 
 def test_accountant_reacts_to_sigma_and_rejects_bad_batch(app_page):
-    at = app_page("views/1_Accountant.py")
+    at = app_page("pages/1_Accountant.py")
     at.run()
     before = float(metrics(at)["RDP"].split("=")[1])
     at.number_input(key="acct.sigma").set_value(2.0).run()
@@ -58,7 +58,7 @@ def test_accountant_reacts_to_sigma_and_rejects_bad_batch(app_page):
 
 
 def test_accountant_small_sigma_advanced_is_never_above_naive_and_warns(app_page):
-    at = app_page("views/1_Accountant.py")
+    at = app_page("pages/1_Accountant.py")
     at.run()
     at.number_input(key="acct.sigma").set_value(0.5).run()
     assert not at.exception

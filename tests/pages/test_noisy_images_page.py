@@ -5,7 +5,7 @@ import pathlib
 
 from streamlit.testing.v1 import AppTest
 
-PAGE = str(pathlib.Path(__file__).resolve().parents[2] / "views" / "6_Noisy_images.py")
+PAGE = str(pathlib.Path(__file__).resolve().parents[2] / "pages" / "6_Noisy_images.py")
 
 
 def _app() -> AppTest:

@@ -5,7 +5,7 @@ import pathlib
 
 from streamlit.testing.v1 import AppTest
 
-PAGE = str(pathlib.Path(__file__).resolve().parents[2] / "views/7_PATE.py")
+PAGE = str(pathlib.Path(__file__).resolve().parents[2] / "pages/7_PATE.py")
 
 
 def _metric(at, label):

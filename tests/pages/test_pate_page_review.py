@@ -6,7 +6,7 @@ import re
 
 from tests.pages.conftest import page
 
-PAGE = "views/7_PATE.py"
+PAGE = "pages/7_PATE.py"
 
 
 def _metric(at, label):

@@ -17,7 +17,7 @@ if str(ROOT / "tests" / "sweep") not in sys.path:
     sys.path.insert(0, str(ROOT / "tests" / "sweep"))
 import sweep_fake_learners  # noqa: E402
 
-PAGE = str(ROOT / "views" / "5_Tradeoff_explorer.py")
+PAGE = str(ROOT / "pages" / "5_Tradeoff_explorer.py")
 
 
 def _run_table(at):
