@@ -1,8 +1,9 @@
 """The router: every page lives in pages/, their titles and icons in dpcore.ui.navigation.PAGES.
 
 Streamlit's own page list is hidden (``position="hidden"`` here, ``client.showSidebarNavigation = false`` in
-.streamlit/config.toml, which also covers a fresh server's first paint of a deep link); the app draws its own
-menu of ``st.page_link``s at the top of every page's sidebar instead.
+.streamlit/config.toml); the app draws its own menu of ``st.page_link``s at the top of every page's sidebar.
+A fresh server runs a deep-linked pages/ file once on its own; its page_header sends it back through here
+(dpcore.ui.navigation.route_through_app).
 """
 from __future__ import annotations
 
