@@ -1,113 +1,20 @@
-"""Home page: what epsilon and delta mean, made tangible; links to every page."""
-from __future__ import annotations
+"""The router: every page lives in pages/, their titles and icons in dpcore.ui.navigation.PAGES.
 
-import pathlib
+Streamlit's own page list is hidden (``position="hidden"`` here, ``client.showSidebarNavigation = false`` in
+.streamlit/config.toml); the app draws its own menu of ``st.page_link``s at the top of every page's sidebar.
+A fresh server runs a deep-linked pages/ file once on its own; its page_header sends it back through here
+(dpcore.ui.navigation.route_through_app).
+"""
+from __future__ import annotations
 
 import streamlit as st
 
-from dpcore.ui import run_guarded, seed_input
-from dpcore.ui.accounting import (
-    cached_densities,
-    densities_figure,
-    neighbouring_databases,
-    noisy_count,
-    ratio_figure,
-)
-
-PAGES = [
-    ("views/1_Accountant.py", "Accountant", ":material/calculate:", "ε spent as DP-SGD trains: naive vs advanced composition vs moments accountant vs PLD."),
-    ("views/2_Train.py", "Train a network", ":material/neurology:", "DP-SGD, softmax output perturbation and label DP, trained live."),
-    ("views/3_Clustering.py", "Clustering", ":material/scatter_plot:", "k-means by DPLloyd and by Laplace input perturbation."),
-    ("views/4_Classical_models.py", "Classical models", ":material/show_chart:", "Output and objective perturbation, kernels, functional mechanism."),
-    ("views/5_Tradeoff_explorer.py", "Trade-off explorer", ":material/balance:", "Accuracy vs ε (or clip, noise, learning rate, data size) for any learner."),
-    ("views/6_Noisy_images.py", "Noisy images", ":material/image:", "What input noise does to pictures, and why DP training does better."),
-    ("views/7_PATE.py", "PATE", ":material/school:", "Teachers vote, noise decides, a student learns from public data."),
-    ("views/8_Federated.py", "Federated learning", ":material/devices:", "DP-FedAvg with clipped client updates and server noise."),
-]
-ROOT = pathlib.Path(__file__).parent
-AVAILABLE = [p for p in PAGES if (ROOT / p[0]).exists()]
-
-
-def home() -> None:
-    st.set_page_config(page_title="dpcore · differential privacy on real machine learning", layout="wide")
-    st.title("What does ε mean?")
-    st.markdown(
-        "Differential privacy promises that **anything released looks almost the same whether or not one person's "
-        "record is in the data**. ε bounds *how* much the two can differ, δ the small chance that the bound fails. "
-        "Play with a count query below, then visit the pages to see private machine learning trained live."
-    )
-
-    with st.sidebar:
-        st.header("Knobs")
-        mech = st.radio("Mechanism", ["laplace", "gaussian"], format_func=str.capitalize, key="home.mech",
-                        help="Laplace gives pure ε-DP; Gaussian gives (ε, δ)-DP and composes better.")
-        eps = st.slider("Epsilon (ε)", 0.05, 5.0, 1.0, 0.05, key="home.eps")
-        delta = st.select_slider("Delta (δ), Gaussian only", [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2], value=1e-5,
-                                 key="home.delta", format_func=lambda d: f"{d:.0e}", disabled=mech == "laplace",
-                                 help="Laplace is pure ε-DP: δ = 0, so this only applies to the Gaussian.")
-        sens = st.slider("Declared sensitivity Δ", 1.0, 5.0, 1.0, 0.5, key="home.sens",
-                         help="The most one record can move the answer, as declared by the analyst. For a count "
-                              "it is 1; declaring more is still private, it only adds noise.")
-        seed = seed_input("home.seed")
-
-    st.subheader("1 · Two neighbouring databases")
-    d, d2 = neighbouring_databases()
-    c1, c2, c3 = st.columns([2, 2, 3])
-    c1.markdown("**D**")
-    c1.dataframe(d, hide_index=True, width="stretch")
-    c2.markdown("**D′**: Chandler's record changed")
-    c2.dataframe(d2.style.apply(lambda r: ["background-color: #ffe08a" if r.Name == "Chandler" else "" for _ in r],
-                                axis=1), hide_index=True, width="stretch")
-    true_d, true_d2 = int(d["Has diabetes"].sum()), int(d2["Has diabetes"].sum())
-    c3.markdown(
-        f"Query: **how many people have diabetes?** On D the answer is {true_d}, on D′ it is {true_d2}. "
-        "Publish the exact count and anyone who knows the other four records learns Chandler's. "
-        "A private answer adds noise scaled to the sensitivity (here one record moves the count by at most 1)."
-    )
-    answer = run_guarded(noisy_count, mechanism=mech, epsilon=eps, delta=delta, sensitivity=sens, true_count=true_d,
-                         seed=seed)
-    if answer is not None:
-        c3.metric("A noisy answer on D (this seed)", f"{answer:.2f}", help="Change the seed to draw another.")
-
-    st.subheader("2 · The released answer's distribution on D and on D′")
-    res = run_guarded(cached_densities, mech, eps, delta, sens, float(true_d), float(true_d2))
-    if res is not None:
-        df, summary = res
-        m1, m2, m3 = st.columns(3)
-        m1.metric("Noise scale", f"{summary['noise_scale']:.3g}",
-                  help="Laplace b = sensitivity/ε; Gaussian σ from the analytic calibration (Balle & Wang 2018).")
-        m2.metric("$e^{\\varepsilon}$ (allowed ratio)", f"{summary['e_epsilon']:.3g}")
-        if mech == "laplace":
-            m3.metric("Largest ratio $p_D / p_{D'}$", f"{pow(2.718281828459045, summary['max_abs_log_ratio']):.3g}",
-                      help="Never above $e^{\\varepsilon}$: pure ε-DP.")
-        else:
-            m3.metric("δ actually used", f"{summary['delta_actual']:.2e}",
-                      help="$\\Pr_D[S] - e^{\\varepsilon} \\Pr_{D'}[S]$ over the outputs S where the ratio exceeds "
-                           "$e^{\\varepsilon}$; at most δ.")
-        st.plotly_chart(densities_figure(df, summary, count_d=true_d, count_d2=true_d2), width="stretch")
-        if sens > 1:
-            st.caption(f"The noise is calibrated to the declared Δ = {sens:g}, more than the count's true "
-                       "sensitivity of 1: still private, just noisier than it needs to be.")
-        st.markdown(
-            "**The privacy-loss ratio** $p_D(x)/p_{D'}(x)$: an observer who sees x can update their belief that the data "
-            "is D rather than D′ by at most this factor. " + (
-                "For Laplace it never leaves the band $[e^{-\\varepsilon}, e^{\\varepsilon}]$." if mech == "laplace" else
-                "For the Gaussian it leaves the band far in the tails; those outputs are where δ is spent."
-            )
-        )
-        st.plotly_chart(ratio_figure(df, summary), width="stretch")
-        st.caption("Smaller ε → wider noise → the two curves overlap more → less can be learned about Chandler.")
-
-    st.subheader("3 · Private machine learning, live")
-    for start in range(0, len(AVAILABLE), 2):  # one row of columns per pair, so the rows line up
-        for col, (path, label, icon, blurb) in zip(st.columns(2), AVAILABLE[start:start + 2]):
-            with col.container(border=True, height=100):
-                st.page_link(path, label=label, icon=icon)
-                st.caption(blurb)
-
+from dpcore.ui.navigation import PAGES, sidebar_menu
 
 nav = st.navigation(
-    [st.Page(home, title="What ε means", icon=":material/home:", default=True)]
-    + [st.Page(path, title=label, icon=icon) for path, label, icon, _ in AVAILABLE]
+    [st.Page(p.path, title=p.title, icon=p.icon, default=i == 0) for i, p in enumerate(PAGES)],
+    position="hidden",
 )
+st.set_page_config(page_title=f"{nav.title} · dpcore", layout="wide")
+sidebar_menu()
 nav.run()

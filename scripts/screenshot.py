@@ -2,7 +2,8 @@
 
 Usage: python scripts/screenshot.py URL OUT.png [--wait SECONDS] [--click "Button text"] [--width 1400]
 
-Prints any exception text found on the page and exits 1 if there is some.
+Prints the app's sidebar menu (the st.page_link list app.py draws) and exits 1 if the page shows exception text,
+if that menu is missing, or if Streamlit's auto-discovered page list shows instead.
 """
 from __future__ import annotations
 
@@ -16,11 +17,21 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
          "--disable-quic", "--disable-component-update", "--disable-sync"]
 
 
+def wait_until_idle(page, *, timeout: float = 180.0) -> None:
+    """Wait until Streamlit's running indicator has been gone for two checks in a row (a script is done)."""
+    idle, waited = 0, 0.0
+    while idle < 2 and waited < timeout:
+        idle = idle + 1 if page.locator('[data-testid="stStatusWidget"]').count() == 0 else 0
+        page.wait_for_timeout(1000)
+        waited += 1.0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("url")
     ap.add_argument("out")
-    ap.add_argument("--wait", type=float, default=8.0, help="seconds to let the page run")
+    ap.add_argument("--wait", type=float, default=8.0,
+                    help="seconds to let the page start (then it waits until the script has finished)")
     ap.add_argument("--click", action="append", default=[], help="button text to click (in order)")
     ap.add_argument("--width", type=int, default=1400)
     ap.add_argument("--height", type=int, default=2600, help="viewport height (Streamlit scrolls inside it)")
@@ -34,15 +45,26 @@ def main() -> int:
         page = browser.new_page(viewport={"width": a.width, "height": a.height})
         page.goto(a.url, wait_until="networkidle", timeout=60000)
         page.wait_for_timeout(a.wait * 1000)
+        wait_until_idle(page)
         for text in a.click:
             page.get_by_role("button", name=text).first.click()
             page.wait_for_timeout(a.wait * 1000)
+            wait_until_idle(page)
         page.screenshot(path=a.out, full_page=True)
         body = page.inner_text("body")
+        menu = [t.splitlines()[-1] for t in
+                page.locator('[data-testid="stSidebar"] [data-testid="stPageLink-NavLink"]').all_inner_texts()]
+        auto_nav = page.locator('[data-testid="stSidebarNav"]').count()
+        title = page.title()
         browser.close()
-    bad = [w for w in ("Traceback", "Error:", "Exception") if w in body]
+    print(f"tab title: {title}; sidebar menu: {' | '.join(menu) or '(none)'}")
+    bad = [w for w in ("Traceback", "Error:", "Exception", "Page not found") if w in body]
     if bad:
         print(f"page shows {bad}:\n{body[:3000]}", file=sys.stderr)
+        return 1
+    if not menu or auto_nav:
+        print("the app's own sidebar menu is missing" if not menu else "Streamlit's auto-discovered page list shows",
+              file=sys.stderr)
         return 1
     print(f"saved {a.out}")
     return 0

@@ -11,6 +11,8 @@ import urllib.request
 
 import pytest
 
+from dpcore.ui.navigation import PAGES
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
@@ -48,9 +50,10 @@ def server():
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install chromium); "
                                               ".ci/run installs it")
-# deep link first: a fresh server opened on a page must still show the app's own navigation
-@pytest.mark.parametrize("path,expected", [("/Accountant", "Privacy accountant"), ("/", "What does ε mean?")])
-def test_page_renders_in_headless_chromium(server, tmp_path, path, expected):
+# deep link first: a fresh server opened on a page (before anyone has visited /) must route it through app.py
+@pytest.mark.parametrize("path,expected,tab", [("/Accountant", "Privacy accountant", "Accountant · dpcore"),
+                                               ("/", "What does ε mean?", "What ε means · dpcore")])
+def test_page_renders_in_headless_chromium_with_the_apps_own_menu(server, tmp_path, path, expected, tab):
     playwright = pytest.importorskip("playwright.sync_api")
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
@@ -63,9 +66,16 @@ def test_page_renders_in_headless_chromium(server, tmp_path, path, expected):
         page.screenshot(path=str(tmp_path / "page.png"), full_page=True)
         body = page.inner_text("body")
         charts = page.locator(".main-svg").count()
+        title = page.title()
+        menu = page.locator('[data-testid="stSidebar"] [data-testid="stPageLink-NavLink"]').all_inner_texts()
+        auto_nav = page.locator('[data-testid="stSidebarNav"]').count()
         browser.close()
     assert expected in body
-    assert "What ε means" in body  # the st.navigation menu, not Streamlit's auto-discovered one
-    for bad in ("Traceback", "Exception:", "Error:"):
+    # the app's own menu (dpcore.ui.navigation.PAGES, drawn by app.py), every page in order ...
+    assert [m.splitlines()[-1] for m in menu] == [p.title for p in PAGES]
+    # ... not Streamlit's list of pages/, and the router set the tab title
+    assert auto_nav == 0
+    assert title == tab
+    for bad in ("Traceback", "Exception:", "Error:", "Page not found"):
         assert bad not in body
     assert charts >= 1

@@ -11,6 +11,7 @@ import streamlit as st
 
 from ..datasets import REGISTRY, dataset_names, load_csv, read_csv_columns
 from ..exceptions import DPCoreError
+from .navigation import route_through_app
 
 SEED_CAPTION = (
     "Noise here is seeded so the same inputs give the same picture, for teaching and reproducible demos. "
@@ -19,7 +20,11 @@ SEED_CAPTION = (
 
 
 def page_header(title: str, intro: str) -> None:
-    st.set_page_config(page_title=f"{title} · dpcore", layout="wide")
+    """The page's title and intro; the router (app.py) sets the browser tab's title and the wide layout.
+
+    Called first by every page, so a page Streamlit runs without the router reruns through it.
+    """
+    route_through_app()
     st.title(title)
     st.markdown(intro)
 

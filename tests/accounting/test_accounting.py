@@ -137,7 +137,7 @@ def test_epsilon_curve_matches_pointwise_and_grows():
         assert e == pytest.approx(dpsgd_epsilon(noise_multiplier=1.2, sample_rate=0.01, steps=s, delta=1e-5), rel=1e-9)
 
 
-def test_seed_004_figure_moments_accountant_far_below_composition():
+def test_abadi_figure_moments_accountant_far_below_composition():
     df = composition_comparison(noise_multiplier=4, sample_rate=0.01, delta=1e-5, epochs=[100, 400])
     at400 = df[df.epochs == 400].set_index("method").epsilon
     rdp = at400["Moments accountant (RDP)"]

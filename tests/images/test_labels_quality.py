@@ -1,4 +1,4 @@
-"""Label-noise views (seed 002) and the PSNR/SSIM numbers."""
+"""Label-noise views (Laplace on one-hot labels, randomized response) and the PSNR/SSIM numbers."""
 from __future__ import annotations
 
 import math

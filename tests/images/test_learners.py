@@ -39,7 +39,7 @@ def test_noisy_input_accuracy_between_chance_and_clean():
 
 @pytest.mark.parametrize("eps", [1.0, 0.3])
 def test_pixel_budget_reports_the_per_image_epsilon(eps):
-    # review item 1: eps per pixel on an 8x8 image is only (8*8*eps)-DP for the image (basic composition)
+    # eps per pixel on an 8x8 image is only (8*8*eps)-DP for the image (basic composition)
     r = run_learner("noisy-input", "digits", epsilon=eps, seed=0, params={"budget": "pixel", "baseline": False})
     h, w = load_dataset("digits").image_shape
     assert (h, w) == (8, 8)

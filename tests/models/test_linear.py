@@ -94,8 +94,9 @@ def test_noise_ridge_is_public_function_of_scale():
 
 
 def test_asymmetric_bounds_case_diffprivlib_gets_wrong():
-    # diffprivlib 0.6.6 (issue 105) uses max(|lo|, |lo|)^2 for the x_j^2 coefficient: with bounds [1, 10] it
-    # would add noise for a change of 1, while replacing x = 1 by x = 10 moves sum x^2 by 99.
+    # diffprivlib 0.6.6 uses max(|lo|, |lo|)^2 for the x_j^2 coefficient (its GitHub issue
+    # IBM/differential-privacy-library#105): with bounds [1, 10] it would add noise for a change of 1, while
+    # replacing x = 1 by x = 10 moves sum x^2 by 99.
     lo, hi = 1.0, 10.0
     assert max(abs(lo), abs(lo)) ** 2 < hi**2 - lo**2
     # here every record is first mapped into [-1, 1] by the declared bounds, so the released statistics

@@ -131,7 +131,7 @@ def test_accuracy_at_large_epsilon_and_on_diabetes_at_one():
     ds = load_dataset("diabetes")
     r2 = [SSPRegressor(epsilon=1.0, delta=1e-5, bounds_X=ds.bounds, bounds_y=ds.label_range, random_state=s)
           .fit((sp := train_test_split(ds, seed=s)).X_train, sp.y_train).score(sp.X_test, sp.y_test) for s in range(5)]
-    assert np.mean(r2) >= 0.3  # the target at epsilon = 1 (delta = 1e-5, add/remove)
+    assert np.mean(r2) >= 0.3  # useful at epsilon = 1 (delta = 1e-5, add/remove), where the functional mechanism is ~0
 
 
 def test_coef_and_intercept_describe_predictions_inside_the_norm_bound():
@@ -160,7 +160,7 @@ def test_bad_inputs_and_warnings():
 
 
 def test_the_solved_system_does_not_reveal_the_true_count():
-    # review finding: with the adaptive ridge at 0, a floor of 1e-9 n let n be read back from the model
+    # with the adaptive ridge at 0, a floor of 1e-9 n let n be read back from the model
     for n in (2999, 3000):
         Xn = np.random.default_rng(1).uniform(0, 10, size=(n, 2))
         Yn = 3 + 0.5 * Xn[:, 0] - 0.2 * Xn[:, 1]

@@ -10,7 +10,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def page(path: str, timeout: float = 180) -> AppTest:
-    """``AppTest`` for ``path`` relative to the project root (e.g. ``"views/2_Train.py"``)."""
+    """``AppTest`` for ``path`` relative to the project root (e.g. ``"pages/2_Train_a_network.py"``)."""
     return AppTest.from_file(str(ROOT / path), default_timeout=timeout)
 
 

@@ -5,7 +5,7 @@ from .conftest import page
 
 def _open(dataset: str | None = None, seeds: int | None = None, **choices) -> AppTest:
     """The Classical models page after a first run, then with ``dataset`` / ``seeds`` / other widget values set."""
-    at = page("views/4_Classical_models.py").run()
+    at = page("pages/4_Classical_models.py").run()
     if dataset is not None:
         at.selectbox(key="classical.dataset").set_value(dataset)
     if seeds is not None:
@@ -57,7 +57,7 @@ def test_classical_page_default_scaling_is_private_and_switch_changes_table():
 
 def test_size_chart_survives_tuning_on_few_rows_and_has_baselines():
     at = _open("wine", seeds=2, lam="tune")
-    assert not at.exception and not at.error  # review: tuning on 13 rows used to replace the chart by an error
+    assert not at.exception and not at.error  # tuning on 13 rows keeps the chart (no error in its place)
     size = at.dataframe[-1].value
     assert {"Non-private model (same loss)", "Majority class (trivial)"} <= set(size["Method"])
     assert size["Training rows"].nunique() >= 4 and (size["Seeds run"] <= 2).all()

@@ -6,7 +6,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_clustering_page_runs_and_reacts():
-    at = AppTest.from_file(str(ROOT / "views/3_Clustering.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "pages/3_Clustering.py"), default_timeout=120)
     at.run()
     assert not at.exception
     assert len(at.metric) == 3
@@ -25,7 +25,7 @@ def test_clustering_page_runs_and_reacts():
 
 
 def test_clustering_page_follows_the_dataset_and_states_the_relation():
-    at = AppTest.from_file(str(ROOT / "views/3_Clustering.py"), default_timeout=180)
+    at = AppTest.from_file(str(ROOT / "pages/3_Clustering.py"), default_timeout=180)
     at.run()
     assert any("replacing one record" in c.value and "ε/2-DP under add/remove" in c.value for c in at.caption)
     at.number_input(key="cluster.seeds").set_value(1)

@@ -7,7 +7,7 @@ import re
 
 from streamlit.testing.v1 import AppTest
 
-PAGE = str(pathlib.Path(__file__).resolve().parents[2] / "views/8_Federated.py")
+PAGE = str(pathlib.Path(__file__).resolve().parents[2] / "pages/8_Federated_learning.py")
 
 
 def _metric(at, label):

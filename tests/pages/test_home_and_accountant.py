@@ -30,8 +30,8 @@ def test_home_gaussian_shows_delta_spent(app_page):
     assert 0.9e-5 < d <= 1.0001e-5
 
 
-def test_accountant_page_shows_seed_004_gap(app_page):
-    at = app_page("views/1_Accountant.py").run()
+def test_accountant_page_shows_the_moments_accountant_far_below_the_theorems(app_page):
+    at = app_page("pages/1_Accountant.py").run()
     assert not at.exception
     m = metrics(at)
     rdp = float(m["RDP"].split("=")[1])
@@ -47,7 +47,7 @@ def test_accountant_page_shows_seed_004_gap(app_page):
 
 
 def test_accountant_reacts_to_sigma_and_rejects_bad_batch(app_page):
-    at = app_page("views/1_Accountant.py")
+    at = app_page("pages/1_Accountant.py")
     at.run()
     before = float(metrics(at)["RDP"].split("=")[1])
     at.number_input(key="acct.sigma").set_value(2.0).run()
@@ -58,7 +58,7 @@ def test_accountant_reacts_to_sigma_and_rejects_bad_batch(app_page):
 
 
 def test_accountant_small_sigma_advanced_is_never_above_naive_and_warns(app_page):
-    at = app_page("views/1_Accountant.py")
+    at = app_page("pages/1_Accountant.py")
     at.run()
     at.number_input(key="acct.sigma").set_value(0.5).run()
     assert not at.exception
@@ -82,6 +82,6 @@ def test_best_of_compositions_against_the_theorems():
     assert weak_guarantee_note(9.9) is None and weak_guarantee_note(10.0) is not None  # e^10 > 22 000: weak
     assert weak_guarantee_note(9.9999) is not None  # what a run calibrated to a target of 10 spends
     assert "3.63e+04" in weak_guarantee_note(10.5)
-    # the protected unit is named for the page's guarantee (review: every page said "one record, one client")
+    # the protected unit is named for the page's guarantee, not "one record, one client" on every page
     assert "odds about a record grow" in weak_guarantee_note(12, unit="per training record")
     assert "odds about a client's data grow" in weak_guarantee_note(12, unit="per client")

@@ -5,7 +5,7 @@ import pathlib
 
 from streamlit.testing.v1 import AppTest
 
-PAGE = str(pathlib.Path(__file__).resolve().parents[2] / "views" / "6_Noisy_images.py")
+PAGE = str(pathlib.Path(__file__).resolve().parents[2] / "pages" / "6_Noisy_images.py")
 
 
 def _app() -> AppTest:
@@ -48,7 +48,7 @@ def test_epsilon_columns_bad_cell_and_train_button():
     assert not at.exception
     train = at.dataframe[-1].value
     assert len(train) >= 2 and 0.0 <= train["Test accuracy"].iloc[1] <= 1.0
-    # review item 1: eps = 1 per pixel of an 8x8 digit is reported as the per-image 64, and said so
+    # eps = 1 per pixel of an 8x8 digit is reported as the per-image 64, and said so
     assert train["ε per training record (image)"].iloc[1] == "64"
     assert list(train["Labels protected"])[:2] == ["no", "no"]
     assert any("only ε = 64-DP as a whole" in w.value for w in at.warning)

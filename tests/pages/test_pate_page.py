@@ -5,7 +5,7 @@ import pathlib
 
 from streamlit.testing.v1 import AppTest
 
-PAGE = str(pathlib.Path(__file__).resolve().parents[2] / "views/7_PATE.py")
+PAGE = str(pathlib.Path(__file__).resolve().parents[2] / "pages/7_PATE.py")
 
 
 def _metric(at, label):
@@ -51,7 +51,7 @@ def test_pate_page_data_dependent_epsilon_is_labelled_and_smaller():
     at.checkbox(key="pate.dd").check()
     _submit(at)
     assert not at.exception
-    # review item 3: not a headline metric, but a visibly labelled expander
+    # not a headline metric, but a visibly labelled expander
     assert not any("DATA-DEPENDENT" in m.label.upper() for m in at.metric)
     box = next(e for e in at.expander if "NOT a privacy guarantee" in e.label)
     text = box.markdown[0].value

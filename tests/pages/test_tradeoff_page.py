@@ -17,7 +17,7 @@ if str(ROOT / "tests" / "sweep") not in sys.path:
     sys.path.insert(0, str(ROOT / "tests" / "sweep"))
 import sweep_fake_learners  # noqa: E402
 
-PAGE = str(ROOT / "views" / "5_Tradeoff_explorer.py")
+PAGE = str(ROOT / "pages" / "5_Tradeoff_explorer.py")
 
 
 def _run_table(at):
@@ -173,7 +173,7 @@ def test_figure_bands_baselines_and_log_axes(fakes):
                       providers=("sweep_fake_learners",))
     table = run_sweep(cfg, n_jobs=1).table
     fig = sweep_figure(table, cfg, metric="mse", log_x=True, band="std")
-    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"  # log-log for MSE (seed 002)
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"  # log-log for MSE
     names = [t.name for t in fig.data if t.showlegend is not False]
     assert names[0] == "Fake DP learner" and any(n.startswith("Fake non-private learner: ") for n in names)
     assert any(n.startswith("Mean predictor (trivial)") for n in names)
@@ -246,7 +246,7 @@ def test_leak_column_flags_private_rows_only():
 
 
 def test_many_log_values_get_full_number_ticks(fakes):
-    # review: 25 values from 0.01 to 100 were labelled "0.01 2 5 0.1 2 5 ..." by Plotly
+    # 25 values from 0.01 to 100: Plotly's own minor labels would read "0.01 2 5 0.1 2 5 ..."
     import numpy as np
 
     from dpcore.sweep import SweepConfig, run_sweep

@@ -9,7 +9,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _app():
-    at = AppTest.from_file(str(ROOT / "views" / "2_Train.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "pages" / "2_Train_a_network.py"), default_timeout=120)
     at.run()
     assert not at.exception
     return at

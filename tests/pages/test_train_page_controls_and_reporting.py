@@ -1,4 +1,6 @@
-"""AppTest of the Train page's review fixes: tiny uploads, regression baselines, diagnostics, budgets, σ mode, reuse."""
+"""AppTest of the Train page: a tiny upload is a clear error; regression is scored beside the mean predictor, in
+label units; non-private diagnostics sit in a collapsed expander; the budget is stated in words; boxes the chosen
+mode does not use are disabled; identical inputs reuse the stored result."""
 from __future__ import annotations
 
 import json

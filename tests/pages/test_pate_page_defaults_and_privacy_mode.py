@@ -1,4 +1,4 @@
-"""New-user review of the PATE page: the privacy box the mode does not use is disabled, the noise actually used
+"""The PATE page: the privacy box the mode does not use is disabled, the noise actually used
 is shown, and the first visit shows PATE working without tripping the page's own weak-guarantee warning."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 
 from tests.pages.conftest import page
 
-PAGE = "views/7_PATE.py"
+PAGE = "pages/7_PATE.py"
 
 
 def _metric(at, label):

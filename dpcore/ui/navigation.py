@@ -1,0 +1,81 @@
+"""The app's pages in one table: the router, the sidebar menu and the home page's link grid all read it.
+
+Paths are relative to ``app.py`` (the router); Streamlit derives each page's URL from its file name, so
+``pages/2_Train_a_network.py`` is served at ``/Train_a_network`` and the home page (the default) at ``/``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+
+@dataclass(frozen=True)
+class PageInfo:
+    """One page of the app: its file (relative to ``app.py``), menu title, Material icon and one-line blurb."""
+
+    path: str
+    title: str
+    icon: str
+    blurb: str
+
+
+#: Every page, the home page first (it is the default, served at ``/``).
+PAGES: tuple[PageInfo, ...] = (
+    PageInfo("pages/0_What_epsilon_means.py", "What ε means", ":material/home:",
+             "Two neighbouring databases, a noisy count and the privacy-loss ratio against e^ε."),
+    PageInfo("pages/1_Accountant.py", "Accountant", ":material/calculate:",
+             "ε spent as DP-SGD trains: naive vs advanced composition vs moments accountant vs PLD."),
+    PageInfo("pages/2_Train_a_network.py", "Train a network", ":material/neurology:",
+             "DP-SGD, softmax output perturbation and label DP, trained live."),
+    PageInfo("pages/3_Clustering.py", "Clustering", ":material/scatter_plot:",
+             "k-means by DPLloyd and by Laplace input perturbation."),
+    PageInfo("pages/4_Classical_models.py", "Classical models", ":material/show_chart:",
+             "Output and objective perturbation, kernels, functional mechanism."),
+    PageInfo("pages/5_Tradeoff_explorer.py", "Trade-off explorer", ":material/balance:",
+             "Accuracy vs ε (or clip, noise, learning rate, data size) for any learner."),
+    PageInfo("pages/6_Noisy_images.py", "Noisy images", ":material/image:",
+             "What input noise does to pictures, and why DP training does better."),
+    PageInfo("pages/7_PATE.py", "PATE", ":material/school:",
+             "Teachers vote, noise decides, a student learns from public data."),
+    PageInfo("pages/8_Federated_learning.py", "Federated learning", ":material/devices:",
+             "DP-FedAvg with clipped client updates and server noise."),
+)
+
+
+def route_through_app() -> None:
+    """Rerun through ``app.py`` when Streamlit ran a ``pages/`` file on its own.
+
+    A Streamlit process starts in its pages-directory mode whenever ``pages/`` sits beside the entry file:
+    a page asked for by URL (``/Train_a_network``) is executed alone, without ``app.py``, so without the app's
+    menu and layout, until some run calls ``st.navigation``, which switches the whole process to routing
+    through ``app.py`` (Streamlit 1.67: ``PagesManager.uses_pages_directory``, set to False by
+    ``st.navigation``). On a fresh server the first visitor's deep link would therefore show a bare page.
+    Every page calls this first (through :func:`dpcore.ui.page_header`): in that mode it makes the same switch
+    and reruns, so ``app.py`` draws the menu and runs the requested page. Elsewhere (already routed, or a page
+    file run on its own by ``streamlit run`` or ``AppTest``, which has no ``pages/`` beside it) it does nothing.
+    """
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:  # a Streamlit without the pages-directory mode: nothing to leave
+        return
+    if getattr(PagesManager, "uses_pages_directory", False):
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+def sidebar_menu() -> None:
+    """The app's own menu at the top of the sidebar: one ``st.page_link`` per page (drawn by the router)."""
+    with st.sidebar:
+        for p in PAGES:
+            st.page_link(p.path, label=p.title, icon=p.icon)
+        st.divider()
+
+
+def page_grid(pages: tuple[PageInfo, ...] = PAGES[1:], *, per_row: int = 2) -> None:
+    """Bordered cards linking to ``pages`` (every page but the home page by default), ``per_row`` to a row."""
+    for start in range(0, len(pages), per_row):  # one row of columns at a time, so the rows line up
+        for col, p in zip(st.columns(per_row), pages[start:start + per_row]):
+            with col.container(border=True, height=100):
+                st.page_link(p.path, label=p.title, icon=p.icon)
+                st.caption(p.blurb)

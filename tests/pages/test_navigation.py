@@ -1,0 +1,58 @@
+"""The router (app.py): every page file is listed once in PAGES, and every page shows the app's own menu."""
+from __future__ import annotations
+
+import ast
+import tomllib
+
+from dpcore.ui.navigation import PAGES
+
+from .conftest import ROOT
+
+
+def _menu(at) -> list[tuple[str, str]]:
+    return [(link.proto.label, link.proto.page) for link in at.sidebar.get("page_link")]
+
+
+def _url_path(path: str) -> str:
+    """The URL Streamlit derives from a page file's name: ``pages/2_Train_a_network.py`` -> ``Train_a_network``."""
+    return path.rsplit("/", 1)[-1].removesuffix(".py").split("_", 1)[1]
+
+
+def test_pages_lists_every_page_file_once_with_distinct_titles_and_urls():
+    assert sorted(p.path for p in PAGES) == sorted(f"pages/{f.name}" for f in (ROOT / "pages").glob("*.py"))
+    assert PAGES[0].path == "pages/0_What_epsilon_means.py"  # the home page, served at /
+    assert len({p.title for p in PAGES}) == len({_url_path(p.path) for p in PAGES}) == len(PAGES)
+    assert all(p.icon.startswith(":material/") and p.blurb for p in PAGES)
+
+
+def test_app_py_only_routes():
+    tree = ast.parse((ROOT / "app.py").read_text())
+    calls = {node.func.attr for node in ast.walk(tree)
+             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)}
+    assert {"navigation", "set_page_config", "run"} <= calls
+    assert not calls & {"title", "markdown", "metric", "plotly_chart", "slider", "radio"}  # no page content
+
+
+def test_streamlits_own_page_list_is_switched_off():
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["client"]["showSidebarNavigation"] is False
+
+
+def test_home_shows_the_menu_and_links_to_every_other_page(app_page):
+    at = app_page("app.py", timeout=120).run()
+    assert not at.exception
+    assert _menu(at) == [(p.title, "" if i == 0 else _url_path(p.path)) for i, p in enumerate(PAGES)]
+    grid = [link.proto.label for link in at.main.get("page_link")]
+    assert grid == [p.title for p in PAGES[1:]]
+
+
+def test_a_page_opened_through_the_router_shows_the_same_menu(app_page):
+    # AppTest, like a fresh server asked for a deep link, first runs a pages/ file without app.py; the page
+    # must come back through the router (and so show the menu) rather than render bare
+    at = app_page("app.py", timeout=120).run()
+    at.switch_page("pages/1_Accountant.py").run()
+    assert not at.exception
+    assert at.title[0].value == "Privacy accountant"
+    assert [label for label, _ in _menu(at)] == [p.title for p in PAGES]
+    at.switch_page("pages/0_What_epsilon_means.py").run()
+    assert not at.exception and at.title[0].value == "What does ε mean?" and len(_menu(at)) == len(PAGES)
