@@ -19,7 +19,7 @@ __all__ = ["calibrate", "calibrate_noise_multiplier"]
 _SEARCH_DISCRETIZATION = 1e-3
 _MAX_NUDGES = 200
 #: How far below the target the answer's epsilon may land (relative): the search stops within it
-_RTOL = 1e-5
+_RTOL = 1e-6
 
 
 def calibrate(
