@@ -9,7 +9,9 @@ person waits for):
 * dpcore: ``dpcore.accounting.calibrate`` (Brent on log epsilon vs log noise, one RDP curve
   of dp_accounting per trial noise), through the caller's own entry point where it has one;
 * dp_accounting: ``calibrate_dp_mechanism`` with a fresh accountant per trial, bracket
-  ``LowerEndpointAndGuess(1e-3, 1)``, ``tol=1e-4`` (about dpcore's precision);
+  ``LowerEndpointAndGuess(1e-3, 1)``, ``tol=1e-4`` (about dpcore's precision); for the PLD case
+  the bracket starts at 0.5 (from 1e-3 the PLD of a tiny sigma asks for tens of GB: dpcore
+  seeds its PLD search with the RDP answer for this reason);
 * Opacus 1.6 (DP-SGD cases only): ``get_noise_multiplier`` (RDP, ``epsilon_tolerance=0.01``,
   its default).
 
@@ -98,7 +100,8 @@ def main() -> int:
                                  neighbouring="replace-one" if name.startswith("local") else "add-remove")
         t_ref, s_ref = _best(lambda: dp_accounting.calibrate_dp_mechanism(
             lambda: make_accountant(c["accountant"]), c["event"], c["eps"], 1e-5,
-            bracket_interval=dp_accounting.LowerEndpointAndGuess(1e-3, 1.0), tol=1e-4), a.repeats)
+            bracket_interval=dp_accounting.LowerEndpointAndGuess(0.5 if c["accountant"] == "pld" else 1e-3, 1.0),
+            tol=1e-4), a.repeats)
         if c["opacus"]:
             eps, q, steps = c["opacus"]
             with warnings.catch_warnings():
