@@ -7,6 +7,7 @@ import streamlit as st
 
 from dpcore.learners import get_learner
 from dpcore.ui.accounting import weak_guarantee_note
+from dpcore.ui.ledger import show_session_total
 from dpcore.ui import dataset_picker, remember, delta_input, epsilon_input, page_header, run_guarded, seed_input, show_table
 from dpcore.ui.training import (ALGO_NOTES, ALGORITHMS, EPS_INPUT_LABEL, EPS_UNIT_SHORT, HISTORY_NOTE, LiveProgress,
                                 confusion_figure, defaults_for, history_caption, history_figure, history_labels,
@@ -117,6 +118,7 @@ if out is None:
 for w in out["warnings"]:
     st.warning(w)
 show_headline(out, algo)
+show_session_total(ds, key, out, algo)
 if note := worse_than_mean_note(out):
     st.warning(note)
 eps = out["epsilon"]

@@ -1,45 +1,42 @@
 """Privacy accounting: a thin layer over Google's ``dp_accounting``.
 
-Nothing here computes RDP or privacy-loss distributions by hand: every epsilon
-comes from ``dp_accounting.rdp.RdpAccountant`` (the moments accountant of Abadi
-et al. 2016, in Mironov's RDP form) or ``dp_accounting.pld.PLDAccountant``.
-The composition theorems (naive and advanced) are here only as the comparison
-lines of seed 004's figure, and :func:`pure_epsilon_sum` is the basic
-composition of pure epsilon-DP (Laplace) pipelines, for which both accountants
-answer infinity at delta = 0.
+One surface for every private learner:
+
+* events: every run describes what it released as a ``dp_accounting.DpEvent``
+  (:func:`dpsgd_event`, :class:`EpsilonDeltaDpEvent` for guarantees proved by a theorem);
+* :func:`epsilon_of_event`: its epsilon under ``dp_accounting.rdp.RdpAccountant`` (the
+  moments accountant of Abadi et al. 2016, in Mironov's RDP form) or
+  ``dp_accounting.pld.PLDAccountant``; pure epsilon-DP events at delta = 0 by basic
+  composition, for which both accountants answer infinity;
+* :func:`calibrate`: the noise whose event spends at most a target epsilon;
+* :class:`PrivacyLedger`: events composed as they are spent, epsilon so far and
+  epsilon-if, with a budget;
+* :class:`Neighbouring`: who counts as a neighbour, one typed name.
+
+Nothing here computes RDP or privacy-loss distributions by hand. The composition
+theorems (naive and advanced) are here only as the comparison lines of the
+Accountant page (Abadi et al. 2016, figure 2).
 """
-from .composition import (
-    advanced_composition,
-    amplified_epsilon,
-    gaussian_epsilon,
-    naive_composition,
-    pure_epsilon_sum,
-)
+from .accountants import ACCOUNTANTS, make_accountant
+from .calibration import calibrate, calibrate_noise_multiplier
+from .composition import advanced_composition, amplified_epsilon, gaussian_epsilon, naive_composition
+from .core import dpsgd_epsilon, epsilon_curve, steps_for
 from .curves import METHOD_LABELS, composition_comparison
-from .core import (
-    ACCOUNTANTS,
-    NEIGHBOURING,
-    DpsgdOdometer,
-    PrivacyLedger,
-    calibrate_noise_multiplier,
-    dpsgd_epsilon,
-    dpsgd_event,
-    epsilon_curve,
-    epsilon_of_event,
-    make_accountant,
-    steps_for,
-)
+from .events import EpsilonDeltaDpEvent, dpsgd_event
+from .ledger import PrivacyLedger, epsilon_of_event
+from .neighbouring import Neighbouring
 
 __all__ = [
     "ACCOUNTANTS",
-    "NEIGHBOURING",
-    "DpsgdOdometer",
-    "PrivacyLedger",
+    "EpsilonDeltaDpEvent",
     "METHOD_LABELS",
+    "Neighbouring",
+    "PrivacyLedger",
     "advanced_composition",
-    "composition_comparison",
     "amplified_epsilon",
+    "calibrate",
     "calibrate_noise_multiplier",
+    "composition_comparison",
     "dpsgd_epsilon",
     "dpsgd_event",
     "epsilon_curve",
@@ -47,6 +44,5 @@ __all__ = [
     "gaussian_epsilon",
     "make_accountant",
     "naive_composition",
-    "pure_epsilon_sum",
     "steps_for",
 ]

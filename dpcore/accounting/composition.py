@@ -7,25 +7,11 @@ Accountant page draws them beside RDP and PLD to show how much tighter those are
 from __future__ import annotations
 
 import math
-from typing import Iterable
-
 from scipy import optimize
 
 from ..exceptions import DPValueError
 from ..mechanisms.gaussian import analytic_gaussian_delta
-from ..validation import check_delta, check_epsilon, check_fraction, check_int, check_nonnegative, check_positive
-
-
-def pure_epsilon_sum(epsilons: Iterable[float]) -> float:
-    """Basic composition of pure epsilon-DP steps: the epsilons add up.
-
-    >>> pure_epsilon_sum([0.5, 0.25, 0.25])
-    1.0
-    """
-    total = 0.0
-    for i, e in enumerate(epsilons):
-        total += check_epsilon(e, f"epsilons[{i}]")
-    return total
+from ..validation import check_delta, check_fraction, check_int, check_nonnegative, check_positive
 
 
 def naive_composition(*, epsilon: float, delta: float, k: int) -> tuple[float, float]:

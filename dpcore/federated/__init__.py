@@ -7,8 +7,6 @@ DP), or averaged as they are (FedAvg, McMahan et al. 2017). All clients of a
 round train at once as one batched torch computation.
 """
 from .accounting import (
-    calibrate_dp_fedavg,
-    calibrate_local_dp,
     dp_fedavg_epsilons,
     dp_fedavg_event,
     local_dp_epsilon,
@@ -33,8 +31,6 @@ __all__ = [
     "FedAvgConfig",
     "FedAvgResult",
     "FlatModel",
-    "calibrate_dp_fedavg",
-    "calibrate_local_dp",
     "clip_updates",
     "dp_fedavg_epsilons",
     "dp_fedavg_event",

@@ -24,12 +24,14 @@ from __future__ import annotations
 import dp_accounting
 import numpy as np
 
-from ..accounting import calibrate_noise_multiplier, dpsgd_event, epsilon_curve, epsilon_of_event, make_accountant
-from ..exceptions import DPValueError
-from ..validation import check_delta, check_epsilon, check_fraction, check_int, check_positive
+from ..accounting import Neighbouring, dpsgd_event, epsilon_curve, epsilon_of_event
+from ..validation import check_delta, check_fraction, check_int, check_positive
 
 #: Two clipped updates (norm <= S each) differ by at most 2S: the local-DP sensitivity in units of S.
 LOCAL_SENSITIVITY = 2.0
+#: Who is a neighbour: DP-FedAvg hides whether a client took part at all; local DP hides what a client sent.
+DP_FEDAVG_NEIGHBOURING = Neighbouring.ADD_REMOVE
+LOCAL_DP_NEIGHBOURING = Neighbouring.REPLACE_ONE
 
 
 def dp_fedavg_event(*, noise_multiplier: float, sample_rate: float, rounds: int) -> dp_accounting.DpEvent:
@@ -58,14 +60,6 @@ def dp_fedavg_epsilons(
                          steps=list(range(1, rounds + 1)), accountant=accountant)
 
 
-def calibrate_dp_fedavg(
-    *, target_epsilon: float, delta: float, sample_rate: float, rounds: int, accountant: str = "rdp"
-) -> float:
-    """Smallest sigma for which ``rounds`` of DP-FedAvg cost at most ``target_epsilon``."""
-    return calibrate_noise_multiplier(target_epsilon=target_epsilon, delta=delta, sample_rate=sample_rate,
-                                      steps=rounds, accountant=accountant)
-
-
 def local_dp_event(*, noise_multiplier: float, participations: int) -> dp_accounting.DpEvent:
     """One client's local-DP event: ``participations`` Gaussian releases with multiplier ``sigma / 2``.
 
@@ -82,25 +76,7 @@ def local_dp_epsilon(*, noise_multiplier: float, participations: int, delta: flo
     if check_int(participations, "participations", minimum=0) == 0:
         return 0.0
     return epsilon_of_event(local_dp_event(noise_multiplier=noise_multiplier, participations=participations),
-                            delta=delta, accountant=accountant)
-
-
-def calibrate_local_dp(*, target_epsilon: float, delta: float, participations: int, accountant: str = "rdp") -> float:
-    """Smallest sigma whose local-DP epsilon after ``participations`` updates is at most ``target_epsilon``."""
-    target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
-    delta = check_delta(delta, allow_zero=False)
-    k = check_int(participations, "participations", minimum=1)
-    try:
-        s = float(dp_accounting.calibrate_dp_mechanism(
-            lambda: make_accountant(accountant),
-            lambda x: local_dp_event(noise_multiplier=x, participations=k),
-            target_epsilon, delta,
-            bracket_interval=dp_accounting.LowerEndpointAndGuess(1e-3, 1.0), tol=1e-4))
-    except Exception as exc:  # dp_accounting raises plain ValueErrors when no bracket is found
-        raise DPValueError(f"could not calibrate the local noise for epsilon={target_epsilon}: {exc}") from None
-    while local_dp_epsilon(noise_multiplier=s, participations=k, delta=delta, accountant=accountant) > target_epsilon:
-        s *= 1.001
-    return s
+                            delta=delta, accountant=accountant, neighbouring=LOCAL_DP_NEIGHBOURING)
 
 
 def check_client_fraction(value) -> float:

@@ -29,19 +29,19 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Sequence
 
+import dp_accounting
 import numpy as np
 import pandas as pd
 import torch
 
-from ..accounting import ACCOUNTANTS
+from ..accounting import ACCOUNTANTS, calibrate
 from ..datasets import Split
 from ..datasets.transforms import scale_to_unit_interval
 from ..exceptions import DPValueError
 from ..rng import as_generator, child_seed
 from ..validation import check_array, check_delta, check_epsilon, check_int, check_positive
 from .accounting import (
-    calibrate_dp_fedavg,
-    calibrate_local_dp,
+    LOCAL_DP_NEIGHBOURING,
     check_client_fraction,
     dp_fedavg_epsilons,
     dp_fedavg_event,
@@ -196,7 +196,7 @@ class FedAvgResult:
     client_sizes: np.ndarray
     client_label_counts: np.ndarray
     participation: np.ndarray  # (rounds, clients) bool
-    dp_event: str
+    dp_event: dp_accounting.DpEvent  # NonPrivateDpEvent() without clipping and noise
     params: np.ndarray
     seconds: float
     seconds_per_round: float
@@ -275,23 +275,25 @@ def _train_fedavg(X, y, config, *, X_test, y_test, n_classes, on_epoch) -> FedAv
     sigma = cfg.noise_multiplier
     if cfg.mode == "central":
         if sigma is None:
-            sigma = calibrate_dp_fedavg(target_epsilon=cfg.target_epsilon, delta=cfg.delta, sample_rate=q,
-                                        rounds=cfg.rounds, accountant=cfg.accountant)
+            sigma = calibrate(lambda s: dp_fedavg_event(noise_multiplier=s, sample_rate=q, rounds=cfg.rounds),
+                              target_epsilon=cfg.target_epsilon, delta=cfg.delta, accountant=cfg.accountant)
         eps_curve = dp_fedavg_epsilons(noise_multiplier=sigma, sample_rate=q, rounds=cfg.rounds, delta=cfg.delta,
                                        accountant=cfg.accountant)
-        event = repr(dp_fedavg_event(noise_multiplier=sigma, sample_rate=q, rounds=cfg.rounds))
+        event = dp_fedavg_event(noise_multiplier=sigma, sample_rate=q, rounds=cfg.rounds)
     elif cfg.mode == "local":
         most = np.maximum.accumulate(np.cumsum(schedule, axis=0).max(axis=1))  # max participations so far
         if sigma is None:
-            sigma = calibrate_local_dp(target_epsilon=cfg.target_epsilon, delta=cfg.delta,
-                                       participations=max(1, int(most[-1])), accountant=cfg.accountant)
+            busiest = max(1, int(most[-1]))
+            sigma = calibrate(lambda s: local_dp_event(noise_multiplier=s, participations=busiest),
+                              target_epsilon=cfg.target_epsilon, delta=cfg.delta, accountant=cfg.accountant,
+                              neighbouring=LOCAL_DP_NEIGHBOURING)
         cache: dict[int, float] = {}
         eps_curve = np.array([cache.setdefault(int(m), local_dp_epsilon(
             noise_multiplier=sigma, participations=int(m), delta=cfg.delta, accountant=cfg.accountant)) for m in most])
-        event = repr(local_dp_event(noise_multiplier=sigma, participations=int(most[-1])))
+        event = local_dp_event(noise_multiplier=sigma, participations=int(most[-1]))
     else:
         eps_curve = np.full(cfg.rounds, math.inf)
-        event = "NonPrivateDpEvent()"
+        event = dp_accounting.NonPrivateDpEvent()
 
     model = FlatModel(cfg.model, X.shape[1], k, cfg.hidden)
     Xt, yt = torch.tensor(X, dtype=torch.float32), torch.tensor(y)

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from ..learners import register
 from ..learners.base import LearnerSpec, RunResult
+from .accounting import DP_FEDAVG_NEIGHBOURING, LOCAL_DP_NEIGHBOURING
 from .fedavg import FedAvgConfig, train_fedavg_split
 
 _COMMON = ("clients", "rounds", "client_fraction", "local_epochs", "batch_size", "learning_rate",
            "server_learning_rate", "model", "hidden", "non_iid", "shards_per_client")
 _PRIVATE = _COMMON + ("clip_norm", "noise_multiplier", "accountant")
+_NEIGHBOURING = {"central": DP_FEDAVG_NEIGHBOURING, "local": LOCAL_DP_NEIGHBOURING, "none": None}
 
 
 def _runner(name: str, mode: str):
@@ -28,9 +30,10 @@ def _runner(name: str, mode: str):
         cfg = FedAvgConfig(mode=mode, delta=delta, seed=seed, **kw)
         r = train_fedavg_split(split, cfg, on_epoch=on_epoch)
         extras = {"client_sizes": r.client_sizes, "client_label_counts": r.client_label_counts,
-                  "dp_event": r.dp_event, "seconds_per_round": r.seconds_per_round}
+                  "seconds_per_round": r.seconds_per_round}
         return RunResult(name, split.dataset.name, split.task, {"accuracy": r.accuracy}, r.epsilon, r.delta,
-                         noise_multiplier=r.noise_multiplier, seconds=r.seconds, history=r.history, extras=extras)
+                         noise_multiplier=r.noise_multiplier, seconds=r.seconds, history=r.history, extras=extras,
+                         event=None if mode == "none" else r.dp_event, neighbouring=_NEIGHBOURING[mode])
 
     return run
 

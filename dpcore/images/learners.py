@@ -33,13 +33,16 @@ import time
 import warnings
 from typing import Any, Mapping
 
+import dp_accounting
 import numpy as np
 import pandas as pd
 
+from ..accounting import Neighbouring
 from ..exceptions import DPValueError
 from ..learners import get_learner, learner_names, register, run_learner
 from ..learners.base import LearnerSpec, RunResult
 from ..learners.metrics import score
+from ..mechanisms import RandomizedResponse
 from ..rng import as_generator, child_seed
 from ..validation import check_fraction, check_int, check_positive, check_probability
 from .labels import randomized_response_labels
@@ -186,6 +189,11 @@ def run_noisy_input(split, *, epsilon: float, delta: float, seed: int, params: M
         extras["clean_accuracy"] = score(split, clean_pred)["accuracy"]
     if on_epoch is not None:
         on_epoch({"epoch": 1, "epochs": 1, "accuracy": metrics["accuracy"], "epsilon": reported})
+    # each training record is released once (parallel composition over records): its image, then its label
+    event = mech.image_dp_event((h, w))
+    if label_share > 0:
+        event = dp_accounting.ComposedDpEvent(
+            [event, RandomizedResponse(epsilon=label_epsilon, k=ds.n_classes).dp_event])
     return RunResult(
         learner="noisy-input",
         dataset=ds.name,
@@ -197,6 +205,8 @@ def run_noisy_input(split, *, epsilon: float, delta: float, seed: int, params: M
         seconds=time.perf_counter() - t0,
         history=pd.DataFrame([{"epoch": 1, "epsilon": reported, "accuracy": metrics["accuracy"]}]),
         extras=extras,
+        event=event,
+        neighbouring=Neighbouring.REPLACE_ONE,  # one person's image (and label) replaced by any other
     )
 
 

@@ -140,6 +140,14 @@ class ImageMechanism(abc.ABC):
     def dp_event(self) -> dp_accounting.DpEvent:
         """dp_accounting event of one application, relative to this mechanism's neighbouring relation."""
 
+    def image_dp_event(self, shape: tuple[int, ...]) -> dp_accounting.DpEvent:
+        """dp_accounting event of one image of ``shape`` released when *any* two images are neighbours.
+
+        Its epsilon is :meth:`image_epsilon`. Laplace and DP-Pix: one vector Laplace release
+        whose whole-image L1 sensitivity over the noise scale is that epsilon.
+        """
+        return dp_accounting.LaplaceDpEvent(noise_multiplier=1.0 / self.image_epsilon(shape))
+
     def privatise(self, image, *, rng=None) -> np.ndarray:
         """Return a private copy of ``image``: same shape, float64, clipped to ``pixel_range``.
 
@@ -311,6 +319,11 @@ class PixelGaussian(ImageMechanism):
     def dp_event(self):
         # noise multiplier sigma / Delta_2 does not depend on the image size
         return self._mechanism((1, 1)).dp_event
+
+    def image_dp_event(self, shape: tuple[int, ...]) -> dp_accounting.DpEvent:
+        """The same noise against the whole-image L2 sensitivity ``R sqrt(h w C)``."""
+        whole = self.width * math.sqrt(_channels(shape) * int(shape[0]) * int(shape[1]))
+        return dp_accounting.GaussianDpEvent(noise_multiplier=self.noise_std(shape) / whole)
 
 
 def _cells(n: int, b: int) -> np.ndarray:

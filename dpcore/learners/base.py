@@ -5,8 +5,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol
 
+import dp_accounting
 import numpy as np
 import pandas as pd
+
+from ..accounting import Neighbouring
 
 #: Per-epoch callback: called with a dict such as
 #: {"epoch": 3, "epochs": 20, "loss": 0.4, "accuracy": 0.9, "epsilon": 0.7}.
@@ -34,6 +37,13 @@ class RunResult:
         plus whatever the learner tracks (``loss``, ``accuracy``...).
     extras : dict
         Learner-specific outputs (predictions, confusion matrix, centroids...).
+    event : dp_accounting.DpEvent or None
+        What the run released, as a composable dp_accounting event (``None`` only for
+        non-private learners): ``dpcore.accounting.epsilon_of_event(event, delta=delta,
+        neighbouring=neighbouring)`` gives back ``epsilon``, and a
+        :class:`~dpcore.accounting.PrivacyLedger` composes it with other runs on the same data.
+    neighbouring : Neighbouring or None
+        The relation ``epsilon`` refers to (who counts as a neighbour); ``None`` when not private.
     """
 
     learner: str
@@ -46,6 +56,8 @@ class RunResult:
     seconds: float = 0.0
     history: pd.DataFrame | None = None
     extras: dict = field(default_factory=dict)
+    event: dp_accounting.DpEvent | None = None
+    neighbouring: Neighbouring | None = None
 
     @property
     def score(self) -> float:

@@ -13,6 +13,7 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
+from ..accounting.neighbouring import Neighbouring
 from ..exceptions import DPValueError
 from ..mechanisms import Laplace
 from ..rng import as_generator
@@ -110,11 +111,8 @@ def su_count_fraction(n_features: int, rho: float = 0.225) -> float:
     return c / (d + c)
 
 
-NEIGHBOURING = ("add-remove", "replace-one")
-
-
 def dplloyd_sensitivities(*, n_features: int, l1_norm: float | None = None,
-                          neighbouring: str = "add-remove") -> tuple[float, float]:
+                          neighbouring: "Neighbouring | str" = Neighbouring.ADD_REMOVE) -> tuple[float, float]:
     """L1 sensitivities ``(count, sum)`` of one DPLloyd round in ``[-1, 1]^d``.
 
     Adding or removing one record changes one cluster's count by 1 and that
@@ -128,16 +126,14 @@ def dplloyd_sensitivities(*, n_features: int, l1_norm: float | None = None,
     >>> dplloyd_sensitivities(n_features=4), dplloyd_sensitivities(n_features=4, l1_norm=2.0, neighbouring="replace-one")
     ((1.0, 4.0), (2.0, 4.0))
     """
-    if neighbouring not in NEIGHBOURING:
-        raise DPValueError(f"neighbouring must be 'add-remove' or 'replace-one', got {neighbouring!r}")
-    factor = 2.0 if neighbouring == "replace-one" else 1.0
+    factor = 2.0 if Neighbouring.of(neighbouring) is Neighbouring.REPLACE_ONE else 1.0
     record = float(n_features) if l1_norm is None or l1_norm >= n_features else float(l1_norm)
     return factor, factor * record
 
 
 def dplloyd_noise_scales(
     *, epsilon: float, iterations: int, n_features: int, count_fraction: float, l1_norm: float | None = None,
-    neighbouring: str = "add-remove",
+    neighbouring: "Neighbouring | str" = Neighbouring.ADD_REMOVE,
 ) -> tuple[float, float, float, float]:
     """Per-iteration budgets and Laplace scales of DPLloyd in the ``[-1, 1]^d`` domain.
 
@@ -372,7 +368,7 @@ class DPLloydKMeans(_BoxKMeans):
         Share of ``epsilon`` the grid initialisation spends (ignored otherwise).
     grid_size : int, keyword-only
         Cells per dimension of the grid initialisation.
-    neighbouring : {"add-remove", "replace-one"}, keyword-only
+    neighbouring : Neighbouring or {"add-remove", "replace-one"}, keyword-only
         What a neighbouring data set is. ``"add-remove"`` (Su et al.; diffprivlib) hides
         one record's presence; ``"replace-one"`` hides a change of one record's values, as
         input perturbation does, and doubles every sensitivity. An add/remove ε-DP run is
@@ -442,8 +438,7 @@ class DPLloydKMeans(_BoxKMeans):
         if self.init not in ("auto", "grid", "sphere_packing", "uniform"):
             raise DPValueError(f"init must be 'auto', 'grid', 'sphere_packing' or 'uniform', got {self.init!r}")
         m = check_int(self.grid_size, "grid_size", minimum=2)
-        if self.neighbouring not in NEIGHBOURING:
-            raise DPValueError(f"neighbouring must be 'add-remove' or 'replace-one', got {self.neighbouring!r}")
+        rel = Neighbouring.of(self.neighbouring)
         rng = as_generator(self.random_state)
         Z, k = self._prepare(X)
         d = Z.shape[1]
@@ -465,7 +460,7 @@ class DPLloydKMeans(_BoxKMeans):
                 raise DPValueError("init_fraction must be < 1 so that the DPLloyd rounds get some budget")
             eps_init = f0 * epsilon
             c = noisy_grid_init(Z, k, epsilon=eps_init, grid_size=m, rng=rng,
-                                sensitivity=2.0 if self.neighbouring == "replace-one" else 1.0)
+                                sensitivity=2.0 if rel is Neighbouring.REPLACE_ONE else 1.0)
         elif init == "sphere_packing":
             c = sphere_packing_init(k, d, rng=rng)
         else:
@@ -476,9 +471,8 @@ class DPLloydKMeans(_BoxKMeans):
             Zr, self.n_rows_clipped_ = clip_to_norm(Z, l1, ord=1, name="l1_norm", return_count=True)
         eps_c, eps_s, count_scale, sum_scale = dplloyd_noise_scales(
             epsilon=epsilon - eps_init, iterations=T, n_features=d, count_fraction=frac, l1_norm=l1,
-            neighbouring=self.neighbouring)
-        count_sensitivity, sum_sensitivity = dplloyd_sensitivities(n_features=d, l1_norm=l1,
-                                                                   neighbouring=self.neighbouring)
+            neighbouring=rel)
+        count_sensitivity, sum_sensitivity = dplloyd_sensitivities(n_features=d, l1_norm=l1, neighbouring=rel)
         count_mechanism = Laplace(epsilon=eps_c, sensitivity=count_sensitivity)
         sum_mechanism = Laplace(epsilon=eps_s, sensitivity=sum_sensitivity)
         history = [c.copy()]

@@ -59,6 +59,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from ..accounting import EpsilonDeltaDpEvent, Neighbouring
 from ..datasets import scale_to_unit_interval, standardize_with_bounds
 from ..exceptions import DPCoreWarning, DPValueError, PrivacyLeakWarning
 from ..learners.base import LearnerSpec, RunResult
@@ -186,7 +187,10 @@ def _erm_runner(name: str, perturbation: str | None):
             est, eps_spent = _fit_erm(perturbation, tune, kw, Xtr, split, epsilon, seed, extras)
         pred = est.predict(Xte)
         extras["y_pred"] = pred
-        return RunResult(name, split.dataset.name, split.task, score(split, pred), eps_spent, 0.0, extras=extras)
+        # Chaudhuri et al. prove pure epsilon-DP (Theorems 6 and 9) for noise dp_accounting does not model
+        event = None if perturbation is None else EpsilonDeltaDpEvent(eps_spent, 0.0)
+        return RunResult(name, split.dataset.name, split.task, score(split, pred), eps_spent, 0.0, extras=extras,
+                         event=event, neighbouring=None if perturbation is None else Neighbouring.REPLACE_ONE)
 
     return run
 
@@ -249,8 +253,10 @@ def _regression_runner(name: str, private: bool):
         elif private:
             extras["noise_scales"] = est.noise_scales_
             extras["epsilon_split"] = est.epsilon_split_
+        # SSP adds or removes a record; the functional mechanism replaces one (its n is public)
+        rel = (Neighbouring.of(est.neighbouring_) if name == "ssp" else Neighbouring.REPLACE_ONE) if private else None
         return RunResult(name, ds.name, split.task, score(split, pred), est.epsilon_spent_,
-                         est.delta_ if name == "ssp" else 0.0, extras=extras)
+                         est.delta_ if name == "ssp" else 0.0, extras=extras, event=est.dp_event_, neighbouring=rel)
 
     return run
 
@@ -284,7 +290,13 @@ def _kmeans_runner(name: str):
                           rows_clipped=est.n_rows_clipped_, n_train=int(split.X_train.shape[0]),
                           neighbouring=est.neighbouring)
         eps = est.epsilon_spent_
-        return RunResult(name, split.dataset.name, split.task, metrics, eps, 0.0, extras=extras)
+        rel = None
+        if name == "dplloyd":
+            rel = Neighbouring.of(est.neighbouring)
+        elif name == "input-perturbation":
+            rel = Neighbouring.REPLACE_ONE  # every record is released once: its values are what is protected
+        return RunResult(name, split.dataset.name, split.task, metrics, eps, 0.0, extras=extras,
+                         event=est.dp_event_, neighbouring=rel)
 
     return run
 

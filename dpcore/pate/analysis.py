@@ -34,9 +34,9 @@ import numpy as np
 from dp_accounting.rdp import rdp_privacy_accountant as _rdp
 from scipy import stats
 
-from ..accounting import epsilon_of_event
+from ..accounting import Neighbouring, calibrate, epsilon_of_event
 from ..exceptions import DPValueError
-from ..validation import check_delta, check_epsilon, check_int, check_positive
+from ..validation import check_delta, check_int, check_positive
 from .aggregation import AGGREGATORS, HISTOGRAM_L1_SENSITIVITY, HISTOGRAM_L2_SENSITIVITY, make_aggregator
 
 #: RDP orders for the data-dependent analysis (the same range as dpcore.accounting's RDP grid).
@@ -44,6 +44,11 @@ RDP_ORDERS = np.array(
     [1 + x / 10.0 for x in range(1, 100)] + list(range(11, 64)) + [64, 80, 96, 128, 160, 192, 256, 384, 512, 1024],
     dtype=float,
 )
+
+
+#: A record is added to, removed from or replaced in one teacher's partition (see :mod:`.aggregation`); the
+#: vote sensitivities already cover all three, and dp_accounting reads the events as one-unit shifts.
+PATE_NEIGHBOURING = Neighbouring.ADD_REMOVE
 
 
 def _check_aggregator(aggregator: str) -> str:
@@ -78,8 +83,8 @@ def pate_epsilon(
 ) -> float:
     """Data-independent epsilon of ``queries`` answered queries at ``delta``.
 
-    GNMax: dp_accounting's ``accountant`` on the event of :func:`pate_event`.
-    LNMax: the smaller of the pure basic composition ``2 gamma m`` (valid at
+    :func:`~dpcore.accounting.epsilon_of_event` on the event of :func:`pate_event`:
+    for LNMax that is the smaller of the pure basic composition ``2 gamma m`` (valid at
     every delta, the only answer at delta = 0) and the accountant's epsilon.
 
     Examples
@@ -93,16 +98,15 @@ def pate_epsilon(
     noise_scale = check_positive(noise_scale, "noise_scale")
     if queries == 0:
         return 0.0
-    if aggregator == "lnmax":
-        pure = queries * HISTOGRAM_L1_SENSITIVITY / noise_scale
-        if delta == 0.0:
-            return pure
-        ev = pate_event(aggregator=aggregator, noise_scale=noise_scale, queries=queries)
-        return min(pure, epsilon_of_event(ev, delta=delta, accountant=accountant))
-    if delta == 0.0:
-        raise DPValueError("GNMax needs delta > 0 (the Gaussian mechanism is not pure-DP); use aggregator='lnmax' for delta = 0")
+    _check_gnmax_delta(aggregator, delta)
     ev = pate_event(aggregator=aggregator, noise_scale=noise_scale, queries=queries)
-    return epsilon_of_event(ev, delta=delta, accountant=accountant)
+    return epsilon_of_event(ev, delta=delta, accountant=accountant, neighbouring=PATE_NEIGHBOURING)
+
+
+def _check_gnmax_delta(aggregator: str, delta: float) -> None:
+    if aggregator == "gnmax" and delta == 0.0:
+        raise DPValueError("GNMax needs delta > 0 (the Gaussian mechanism is not pure-DP); use aggregator='lnmax' "
+                           "for delta = 0")
 
 
 def calibrate_noise_scale(
@@ -110,49 +114,22 @@ def calibrate_noise_scale(
 ) -> float:
     """Smallest noise on the votes for which ``queries`` answers cost at most ``target_epsilon``.
 
-    GNMax: ``dp_accounting.calibrate_dp_mechanism`` over sigma on the event of
-    :func:`pate_event`. LNMax: the pure answer ``b = 2 m / target_epsilon``, or,
-    when delta > 0, the accountant's smaller b if it is smaller.
+    :func:`~dpcore.accounting.calibrate` over the noise scale of :func:`pate_event`
+    (GNMax sigma, LNMax Laplace scale b = 1/gamma, in votes).
 
     Examples
     --------
-    >>> calibrate_noise_scale(aggregator="lnmax", target_epsilon=1.0, delta=0.0, queries=10)
-    20.0
+    >>> b = calibrate_noise_scale(aggregator="lnmax", target_epsilon=1.0, delta=0.0, queries=10)
+    >>> 20.0 <= b < 20.01   # basic composition: 10 queries of 2 / b each
+    True
     """
     _check_aggregator(aggregator)
-    target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
     delta = check_delta(delta)
     queries = check_int(queries, "queries", minimum=1)
-    pure_scale = queries * HISTOGRAM_L1_SENSITIVITY / target_epsilon
-    if aggregator == "lnmax" and delta == 0.0:
-        return pure_scale
-    if aggregator == "gnmax" and delta == 0.0:
-        raise DPValueError("GNMax needs delta > 0; use aggregator='lnmax' for pure epsilon-DP")
-
-    from ..accounting import make_accountant
-
-    def make_event(scale: float):
-        return pate_event(aggregator=aggregator, noise_scale=scale, queries=queries)
-
-    try:
-        scale = float(
-            dp_accounting.calibrate_dp_mechanism(
-                lambda: make_accountant(accountant),
-                make_event,
-                target_epsilon,
-                delta,
-                bracket_interval=dp_accounting.LowerEndpointAndGuess(1e-3, 10.0),
-                tol=1e-4,
-            )
-        )
-    except Exception as exc:  # dp_accounting raises plain ValueErrors when no bracket is found
-        raise DPValueError(f"could not calibrate the {aggregator} noise for epsilon={target_epsilon}: {exc}") from None
-    # calibrate_dp_mechanism returns the upper end of its bracket; make sure the target holds.
-    while epsilon_of_event(make_event(scale), delta=delta, accountant=accountant) > target_epsilon:
-        scale *= 1.001
-    if aggregator == "lnmax":
-        scale = min(scale, pure_scale)
-    return scale
+    _check_gnmax_delta(aggregator, delta)
+    return calibrate(lambda scale: pate_event(aggregator=aggregator, noise_scale=scale, queries=queries),
+                     target_epsilon=target_epsilon, delta=delta, accountant=accountant,
+                     neighbouring=PATE_NEIGHBOURING, guess=10.0, name="noise_scale")
 
 
 # --------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..learners import register
 from ..learners.base import LearnerSpec, RunResult
+from .analysis import PATE_NEIGHBOURING
 from .pipeline import PateConfig, run_pate
 
 _PARAMS = ("aggregator", "teachers", "queries", "noise_multiplier", "public_fraction", "teacher_model",
@@ -61,12 +62,12 @@ def _run_pate(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResul
         "epsilon_pure": r.epsilon_pure,
         "epsilon_data_dependent": r.epsilon_data_dependent,
         "split_sizes": r.split_sizes,
-        "dp_event": r.dp_event,
         "teacher_seconds": r.teacher_seconds,
         "predictions": r.student_predictions,
     }
     return RunResult("pate", split.dataset.name, split.task, metrics, r.epsilon, r.delta,
-                     noise_multiplier=r.noise_scale, seconds=r.seconds, history=r.history, extras=extras)
+                     noise_multiplier=r.noise_scale, seconds=r.seconds, history=r.history, extras=extras,
+                     event=r.dp_event, neighbouring=PATE_NEIGHBOURING)
 
 
 register(

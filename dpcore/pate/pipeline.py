@@ -15,6 +15,7 @@ import warnings
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
+import dp_accounting
 import numpy as np
 import pandas as pd
 from dp_accounting.rdp import rdp_privacy_accountant as _rdp
@@ -207,7 +208,7 @@ class PateResult:
     partition_sizes: np.ndarray
     split_sizes: dict
     per_query_rdp: np.ndarray | None
-    dp_event: str
+    dp_event: dp_accounting.DpEvent
     seconds: float
     teacher_seconds: float
     student_predictions: np.ndarray = field(repr=False, default=None)
@@ -346,7 +347,7 @@ def run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCal
         partition_sizes=np.array([p.size for p in parts]),
         split_sizes=d.sizes,
         per_query_rdp=per_query_at_opt,
-        dp_event=repr(pate_event(aggregator=cfg.aggregator, noise_scale=scale, queries=cfg.queries)),
+        dp_event=pate_event(aggregator=cfg.aggregator, noise_scale=scale, queries=cfg.queries),
         seconds=time.perf_counter() - t0,
         teacher_seconds=teacher_seconds,
         student_predictions=student_pred,

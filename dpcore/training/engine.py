@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..accounting import DpsgdOdometer, calibrate_noise_multiplier, dpsgd_event
+from ..accounting import PrivacyLedger, calibrate_noise_multiplier, dpsgd_event
 from ..accounting.core import ACCOUNTANTS
 from ..exceptions import DPCoreWarning, DPValueError
 from ..rng import as_generator, child_seed
@@ -527,14 +527,14 @@ def train(
     expected_batch = q * n
 
     # the privacy odometer: equal to a dp_accounting accountant composing the steps epoch by epoch
-    odometer = DpsgdOdometer(noise_multiplier=sigma, sample_rate=q, delta=config.delta,
-                             accountant=config.accountant) if config.private and sigma and sigma > 0 else None
+    odometer = PrivacyLedger(delta=config.delta, accountant=config.accountant) \
+        if config.private and sigma and sigma > 0 else None
 
-    def eps_after(total_steps: int) -> float:
-        """Epsilon the odometer would show after ``total_steps`` steps."""
+    def eps_after(n_steps: int) -> float:
+        """Epsilon the odometer would show after ``n_steps`` more steps."""
         if odometer is None:  # not private, or sigma = 0: no guarantee at all
             return math.inf
-        return odometer.epsilon_after(total_steps)
+        return odometer.epsilon_if(dpsgd_event(noise_multiplier=sigma, sample_rate=q, steps=n_steps))
 
     rows = []
     done_steps = 0
@@ -545,7 +545,7 @@ def train(
     for epoch, end in enumerate(ends, start=1):
         n_steps = end - done_steps
         if config.private and config.max_epsilon is not None:
-            nxt = eps_after(end)
+            nxt = eps_after(n_steps)
             if nxt > config.max_epsilon:
                 stopped = True
                 break
@@ -577,7 +577,7 @@ def train(
                     torch._foreach_lerp_(ema_params, params, 1.0 - config.ema)
         done_steps = end
         if odometer is not None:
-            eps_spent = odometer.advance(n_steps)
+            eps_spent = odometer.spend(dpsgd_event(noise_multiplier=sigma, sample_rate=q, steps=n_steps))
         elif config.private:
             eps_spent = math.inf
         loss_e, metric = _evaluate(ema_model if ema_model is not None else model, Xe, ye, task)

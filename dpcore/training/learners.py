@@ -13,7 +13,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..accounting import epsilon_of_event
+import dp_accounting
+
+from ..accounting import Neighbouring, epsilon_of_event
 from ..exceptions import DPValueError
 from ..learners.base import LearnerSpec, RunResult
 from ..learners.metrics import confusion_matrix, score
@@ -33,6 +35,8 @@ DPSGD_PARAMS = MODEL_PARAMS + ("optimizer",) + ("clip_norm", "noise_multiplier",
 NONPRIVATE_DEFAULTS = dict(batch_size=64, learning_rate=0.01, momentum=0.0, optimizer="adam", ema=0.0,
                            sampling="shuffle")
 NONPRIVATE_MIN_STEPS = 600
+#: Label DP (Ghazi et al. 2021): neighbouring training sets differ in one record's label; the features are public.
+LABEL_NEIGHBOURING = Neighbouring.REPLACE_ONE
 
 
 def _feature_choice(split, params: Mapping[str, Any]) -> tuple[str, dict]:
@@ -138,7 +142,8 @@ def _label_units_mse(on_epoch, scale: float, info: dict) -> None:
 
 
 def _result(name: str, split, res: TrainResult, y_pred, *, epsilon: float, delta: float,
-            noise_multiplier=None, extras: dict | None = None) -> RunResult:
+            noise_multiplier=None, extras: dict | None = None, event: dp_accounting.DpEvent | None = None,
+            neighbouring: Neighbouring | None = None) -> RunResult:
     metrics = score(split, y_pred)
     ex = {"predictions": np.asarray(y_pred), "sample_rate": res.sample_rate, "steps": res.steps,
           "stopped_early": res.stopped_early, "warnings": list(res.warnings), "config": res.config}
@@ -150,7 +155,7 @@ def _result(name: str, split, res: TrainResult, y_pred, *, epsilon: float, delta
         lo, hi = _label_scale(split)
         hist["mse"] = hist["mse"] * (hi - lo) ** 2
     return RunResult(name, split.dataset.name, split.task, metrics, float(epsilon), float(delta),
-                     noise_multiplier, res.seconds, hist, ex)
+                     noise_multiplier, res.seconds, hist, ex, event=event, neighbouring=neighbouring)
 
 
 def _predict(split, res: TrainResult, X_te: np.ndarray) -> np.ndarray:
@@ -188,7 +193,9 @@ def run_dpsgd(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResul
                         params=params, on_epoch=on_epoch)
     return _result("dpsgd", split, res, _predict(split, res, X_te), epsilon=res.epsilon, delta=delta,
                    noise_multiplier=res.noise_multiplier,
-                   extras={"accountant": res.config.accountant, "target_epsilon": res.config.target_epsilon})
+                   extras={"accountant": res.config.accountant, "target_epsilon": res.config.target_epsilon},
+                   event=res.dp_event if res.dp_event is not None else dp_accounting.NonPrivateDpEvent(),
+                   neighbouring=Neighbouring.ADD_REMOVE)
 
 
 def softmax_output_perturbation(proba: np.ndarray, *, epsilon: float, rng) -> np.ndarray:
@@ -233,9 +240,13 @@ def run_output_perturbation(split, *, epsilon, delta, seed, params, on_epoch=Non
     noisy = softmax_output_perturbation(res.predict_proba(X_te), epsilon=eps_q, rng=rng)
     y_pred = noisy.argmax(1)
     clean_acc = float(np.mean(res.predict(X_te) == np.asarray(split.y_test)))
+    # m releases of Lap(2/eps_q) at L1 sensitivity 2; 2 bounds the change between ANY two training sets, so the
+    # guarantee holds under add/remove (and replace-one) alike
+    event = dp_accounting.SelfComposedDpEvent(dp_accounting.LaplaceDpEvent(1.0 / eps_q), m)
     return _result("output-perturbation", split, res, y_pred, epsilon=eps_q * m, delta=0.0,
                    extras={"epsilon_per_query": eps_q, "queries": m, "noise_scale": 2.0 / eps_q,
-                           "sensitivity_l1": 2.0, "accuracy_without_noise": clean_acc})
+                           "sensitivity_l1": 2.0, "accuracy_without_noise": clean_acc},
+                   event=event, neighbouring=Neighbouring.ADD_REMOVE)
 
 
 def laplace_labels(split, *, epsilon: float, rng, decode: str = "argmax") -> np.ndarray:
@@ -290,8 +301,10 @@ def run_label_dp_laplace(split, *, epsilon, delta, seed, params, on_epoch=None) 
         extras["label_agreement"] = float(np.mean(hard == np.asarray(split.y_train)))
     hist = res.history.assign(epsilon=epsilon)
     object.__setattr__(res, "history", hist)
+    # each record's label is released once (noise scale sensitivity / epsilon): one Laplace event per record
     return _result("label-dp-laplace", split, res, _predict(split, res, X_te), epsilon=epsilon, delta=0.0,
-                   extras=extras)
+                   extras=extras, event=dp_accounting.LaplaceDpEvent(1.0 / epsilon),
+                   neighbouring=LABEL_NEIGHBOURING)
 
 
 def run_label_dp_rr(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResult:
@@ -302,11 +315,11 @@ def run_label_dp_rr(split, *, epsilon, delta, seed, params, on_epoch=None) -> Ru
     y_noisy = rr.randomise(np.asarray(split.y_train, dtype=np.int64), rng=child_seed(rng))
     res, _, X_te = _fit(split, np.asarray(y_noisy), private=False, epsilon=None, delta=0.0, seed=seed,
                         params=params, on_epoch=on_epoch)
-    eps = epsilon_of_event(rr.dp_event, delta=0.0, accountant="pld", neighbouring="replace_one")
+    eps = epsilon_of_event(rr.dp_event, delta=0.0, neighbouring=LABEL_NEIGHBOURING)
     object.__setattr__(res, "history", res.history.assign(epsilon=eps))
     return _result("label-dp-rr", split, res, _predict(split, res, X_te), epsilon=eps, delta=0.0,
-                   extras={"p_keep": rr.p_keep, "label_agreement": float(np.mean(y_noisy == np.asarray(split.y_train))),
-                           "dp_event": rr.dp_event})
+                   extras={"p_keep": rr.p_keep, "label_agreement": float(np.mean(y_noisy == np.asarray(split.y_train)))},
+                   event=rr.dp_event, neighbouring=LABEL_NEIGHBOURING)
 
 
 def _register() -> None:

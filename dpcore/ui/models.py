@@ -7,6 +7,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
+from ..accounting import Neighbouring
 from ..datasets import load_dataset, train_test_split
 from ..exceptions import DPCoreError, DPValueError
 from ..learners import run_learner
@@ -105,8 +106,8 @@ def dplloyd_run_text(run: dict, epsilon: float) -> str:
     return f"DPLloyd used {start}.{scaled}"
 
 
-def neighbouring_text(neighbouring: str) -> str:
-    if neighbouring == "replace-one":
+def neighbouring_text(neighbouring: "Neighbouring | str") -> str:
+    if Neighbouring.of(neighbouring) is Neighbouring.REPLACE_ONE:
         return ("Both private methods protect against replacing one record. For DPLloyd that doubles the noise of "
                 "Su et al.'s add/remove version: the same run is ε/2-DP under add/remove.")
     return ("DPLloyd protects against adding or removing one record (Su et al.), input perturbation against "

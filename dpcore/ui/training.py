@@ -185,6 +185,8 @@ def train_with_baseline(dataset: Dataset, algorithm: str, params: dict, *, epsil
         "extras": {k: v for k, v in res.extras.items() if isinstance(v, (int, float, str))},
         "n_train": int(split.X_train.shape[0]),
         "n_test": int(split.X_test.shape[0]),
+        "event": res.event,  # for the session's running total (dpcore.ui.ledger)
+        "neighbouring": res.neighbouring,
     }
     if split.task == "classification":
         names = list(dataset.target_names) or [str(i) for i in range(split.n_classes)]

@@ -7,15 +7,15 @@ import dp_accounting
 import numpy as np
 import pytest
 
-from dpcore.accounting import dpsgd_epsilon
-from dpcore.accounting.core import _RDP_ORDERS
+from dpcore.accounting import calibrate, dpsgd_epsilon
+from dpcore.accounting.accountants import RDP_ORDERS
 from dpcore.exceptions import DPValueError
 from dpcore.federated import (
-    calibrate_dp_fedavg,
-    calibrate_local_dp,
     dp_fedavg_epsilons,
+    dp_fedavg_event,
     label_counts,
     local_dp_epsilon,
+    local_dp_event,
     partition_clients,
 )
 
@@ -49,7 +49,7 @@ def test_more_clients_than_examples():
 
 @pytest.mark.parametrize("sigma,q,rounds", [(1.0, 0.5, 30), (2.5, 0.1, 50), (0.8, 1.0, 5)])
 def test_dp_fedavg_epsilon_equals_dp_accounting(sigma, q, rounds):
-    acc = dp_accounting.rdp.RdpAccountant(orders=_RDP_ORDERS)
+    acc = dp_accounting.rdp.RdpAccountant(orders=list(RDP_ORDERS))
     acc.compose(dp_accounting.SelfComposedDpEvent(
         dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), rounds))
     curve = dp_fedavg_epsilons(noise_multiplier=sigma, sample_rate=q, rounds=rounds, delta=1e-5)
@@ -68,14 +68,16 @@ def test_pld_curve_matches_pld_accountant():
 
 def test_local_dp_is_a_sensitivity_2s_gaussian_without_amplification():
     """Local DP: N(0, sigma^2 S^2) on an update that can move by 2S = unit Gaussian with sigma / 2."""
-    acc = dp_accounting.rdp.RdpAccountant(orders=_RDP_ORDERS)
+    acc = dp_accounting.rdp.RdpAccountant(orders=list(RDP_ORDERS))
     acc.compose(dp_accounting.GaussianDpEvent(3.0 / 2), 7)
     assert local_dp_epsilon(noise_multiplier=3.0, participations=7, delta=1e-5) == pytest.approx(acc.get_epsilon(1e-5))
     assert local_dp_epsilon(noise_multiplier=3.0, participations=0, delta=1e-5) == 0.0
 
 
 def test_calibration_meets_targets():
-    s = calibrate_dp_fedavg(target_epsilon=3.0, delta=1e-5, sample_rate=0.5, rounds=20)
+    s = calibrate(lambda x: dp_fedavg_event(noise_multiplier=x, sample_rate=0.5, rounds=20), target_epsilon=3.0,
+                  delta=1e-5)
     assert 2.97 <= dpsgd_epsilon(noise_multiplier=s, sample_rate=0.5, steps=20, delta=1e-5) <= 3.0
-    s = calibrate_local_dp(target_epsilon=8.0, delta=1e-5, participations=12)
+    s = calibrate(lambda x: local_dp_event(noise_multiplier=x, participations=12), target_epsilon=8.0, delta=1e-5,
+                  neighbouring="replace-one")
     assert 7.92 <= local_dp_epsilon(noise_multiplier=s, participations=12, delta=1e-5) <= 8.0

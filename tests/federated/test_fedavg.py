@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from dpcore.accounting.core import _RDP_ORDERS
+from dpcore.accounting.accountants import RDP_ORDERS
 from dpcore.datasets import train_test_split
 from dpcore.exceptions import DPValueError
 from dpcore.federated import (
@@ -85,7 +85,7 @@ def test_local_dp_noise_is_added_per_client(split):
 def test_epsilon_equals_dp_accounting(split):
     c = cfg(noise_multiplier=1.3, client_fraction=0.3, rounds=10)
     r = train_fedavg_split(split, c)
-    acc = dp_accounting.rdp.RdpAccountant(orders=_RDP_ORDERS)
+    acc = dp_accounting.rdp.RdpAccountant(orders=list(RDP_ORDERS))
     acc.compose(dp_accounting.PoissonSampledDpEvent(0.3, dp_accounting.GaussianDpEvent(1.3)), 10)
     assert r.epsilon == pytest.approx(acc.get_epsilon(1e-5), rel=1e-9)
     assert r.history.epsilon.iloc[-1] == r.epsilon and len(r.history) == 10
@@ -94,7 +94,7 @@ def test_epsilon_equals_dp_accounting(split):
 def test_local_epsilon_uses_the_busiest_client(split):
     r = train_fedavg_split(split, cfg(mode="local", noise_multiplier=4.0))
     k = int(r.participation.sum(axis=0).max())
-    acc = dp_accounting.rdp.RdpAccountant(orders=_RDP_ORDERS)
+    acc = dp_accounting.rdp.RdpAccountant(orders=list(RDP_ORDERS))
     acc.compose(dp_accounting.GaussianDpEvent(2.0), k)
     assert r.epsilon == pytest.approx(acc.get_epsilon(1e-5))
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import pathlib
 
+import pytest
+
 from streamlit.testing.v1 import AppTest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -75,3 +77,30 @@ def test_label_dp_epsilon_is_labelled_labels_only():
     assert not at.exception
     assert any(m.label == "ε (labels only)" for m in at.metric)
     assert not any("Weak guarantee" in w.value for w in at.warning)  # eps = 1 per label is not flagged
+
+
+def test_session_total_composes_the_trainings_of_this_session():
+    """Two DP-SGD runs on iris: the caption's total is dp_accounting's composition of both events (RDP, at the
+    sum of their deltas), below the sum of their epsilons; showing a run again does not count it twice."""
+    import re
+
+    import dp_accounting
+
+    at = _app()
+    _train_iris(at, 2)
+    assert any("1 private training** on Iris" in c.value for c in at.caption)
+    at.number_input(key="train.epsilon").set_value(4.0).run()
+    at.button(key="train.run").click().run()
+    at.button(key="train.run").click().run()  # same inputs: the stored run is shown again
+    assert not at.exception
+    text = next(c.value for c in at.caption if "Session total" in c.value)
+    assert "2 private trainings" in text and "compose" in text and "non-private baselines" in text
+    outs = list(at.session_state["train.results"].values())
+    acc = dp_accounting.rdp.RdpAccountant(orders=[1 + x / 10.0 for x in range(1, 100)] + list(range(11, 64))
+                                          + [64, 80, 96, 128, 160, 192, 256, 384, 512, 1024])
+    for o in outs:
+        acc.compose(o["event"])
+    expect = min(acc.get_epsilon(sum(o["delta"] for o in outs)), sum(o["epsilon"] for o in outs))
+    shown = float(re.search(r"ε = ([0-9.]+)", text).group(1))
+    assert shown == pytest.approx(expect, rel=2e-3)
+    assert shown < sum(o["epsilon"] for o in outs)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from dpcore.accounting.core import _RDP_ORDERS
+from dpcore.accounting.accountants import RDP_ORDERS
 from dpcore.exceptions import DPValueError
 from dpcore.pate import (
     calibrate_noise_scale,
@@ -45,14 +45,14 @@ def test_gnmax_epsilon_matches_exact_gaussian_composition(sigma, m):
 def test_gnmax_rdp_is_alpha_over_sigma_squared():
     """Proposition 8: RDP alpha / sigma^2 per query; same conversion as the accountant."""
     sigma, m = 30.0, 50
-    acc = dp_accounting.rdp.RdpAccountant(orders=_RDP_ORDERS)
+    acc = dp_accounting.rdp.RdpAccountant(orders=list(RDP_ORDERS))
     acc.compose(dp_accounting.GaussianDpEvent(sigma / math.sqrt(2)), m)
-    by_hand = dp_accounting.rdp.compute_epsilon(np.array(_RDP_ORDERS), m * np.array(_RDP_ORDERS) / sigma**2, 1e-5)[0]
+    by_hand = dp_accounting.rdp.compute_epsilon(np.array(RDP_ORDERS), m * np.array(RDP_ORDERS) / sigma**2, 1e-5)[0]
     assert acc.get_epsilon(1e-5) == pytest.approx(by_hand)
     assert pate_epsilon(aggregator="gnmax", noise_scale=sigma, queries=m, delta=1e-5) == pytest.approx(by_hand)
     assert data_independent_rdp_epsilon(sigma=sigma, queries=m, delta=1e-5) == pytest.approx(by_hand)
     # the classical conversion min_a (m a / s^2 + ln(1/delta)/(a - 1)) is an upper bound on it
-    classic = min(m * a / sigma**2 + math.log(1e5) / (a - 1) for a in _RDP_ORDERS)
+    classic = min(m * a / sigma**2 + math.log(1e5) / (a - 1) for a in RDP_ORDERS)
     assert by_hand <= classic
 
 

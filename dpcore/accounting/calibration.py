@@ -1,0 +1,206 @@
+"""One calibration for every private learner: the noise that spends at most a target epsilon."""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import dp_accounting
+
+from ..exceptions import DPValueError
+from ..validation import check_delta, check_epsilon, check_fraction, check_int, check_positive
+from .accountants import PLD_DISCRETIZATION, check_accountant
+from .events import dpsgd_event
+from .ledger import epsilon_of_event
+from .neighbouring import Neighbouring
+
+__all__ = ["calibrate", "calibrate_noise_multiplier"]
+
+#: The PLD grid of the search (the answer is then checked on the finer grid of reported epsilons).
+_SEARCH_DISCRETIZATION = 1e-3
+_MAX_NUDGES = 200
+#: How far below the target the answer's epsilon may land (relative): the search stops within it
+_RTOL = 1e-6
+
+
+def calibrate(
+    make_event: Callable[[float], dp_accounting.DpEvent],
+    *,
+    target_epsilon: float,
+    delta: float,
+    accountant: str = "rdp",
+    neighbouring: "Neighbouring | str" = Neighbouring.ADD_REMOVE,
+    guess: float = 1.0,
+    lower: float = 1e-3,
+    upper: float = 1e7,
+    name: str = "noise_multiplier",
+) -> float:
+    """Smallest noise parameter whose event spends at most ``target_epsilon`` at ``delta``.
+
+    ``make_event(x)`` describes the mechanism run with noise parameter ``x`` (a noise
+    multiplier, a Laplace scale ...); epsilon must fall as ``x`` grows. The search solves
+    log epsilon = log target in log x (nearly linear for noise parameters: 4-6 evaluations of
+    :func:`~dpcore.accounting.epsilon_of_event`, each mechanism's RDP curve computed once per
+    trial x), bracketed from ``guess``. With ``accountant="pld"`` the RDP answer (PLD is
+    tighter, so its x is at most that) seeds a search on a 1e-3 PLD grid. The answer is then
+    checked at the grid of reported epsilons and nudged up by 0.1 % steps until it does not
+    exceed the target: the one place dpcore enforces "never above target".
+
+    Parameters
+    ----------
+    make_event : callable
+        ``x -> DpEvent``.
+    target_epsilon, delta : float
+        ``delta = 0`` works for pure epsilon-DP events (basic composition).
+    accountant : {"rdp", "pld"}
+    neighbouring : Neighbouring or str
+    guess, lower, upper : float
+        Where the search starts, and the range it may search.
+    name : str
+        The parameter's name in error messages.
+
+    Raises
+    ------
+    DPValueError
+        When no x up to ``upper`` meets the target (e.g. a Gaussian at delta = 0).
+
+    References
+    ----------
+    Dowell and Jarratt, BIT 11, 1971 (the Illinois method); dp_accounting's
+    ``calibrate_dp_mechanism`` (Brent's method on x itself), specialised here to noise parameters.
+
+    Examples
+    --------
+    >>> import dp_accounting
+    >>> b = calibrate(lambda b: dp_accounting.SelfComposedDpEvent(dp_accounting.LaplaceDpEvent(b), 10),
+    ...               target_epsilon=1.0, delta=0.0)
+    >>> 10.0 <= b < 10.01
+    True
+    """
+    target = check_epsilon(target_epsilon, "target_epsilon")
+    delta = check_delta(delta)
+    check_accountant(accountant)
+    rel = Neighbouring.of(neighbouring)
+    lower, upper = check_positive(lower, "lower"), check_positive(upper, "upper")
+    guess = min(max(check_positive(guess, "guess"), lower), upper)
+
+    def spent(x: float, acct: str, grid: float) -> float:
+        return epsilon_of_event(make_event(x), delta=delta, accountant=acct, neighbouring=rel,
+                                pld_discretization=grid)
+
+    def solve(acct: str, grid: float, start: float) -> float:
+        return _solve(lambda x: spent(x, acct, grid), target, start, lower, upper,
+                      what=f"{name} for epsilon={target:g}, delta={delta:g}",
+                      hint=" (the Gaussian mechanism needs delta > 0; use Laplace for pure epsilon-DP)"
+                      if delta == 0 else "")
+
+    if accountant == "pld":
+        try:  # RDP first: cheap at any x; a tiny x would make PLD allocate huge arrays
+            guess = solve("rdp", PLD_DISCRETIZATION, guess)
+        except DPValueError:  # RDP cannot compose this event (or never reaches the target): search PLD alone
+            pass
+        x = solve("pld", _SEARCH_DISCRETIZATION, guess)
+    else:
+        x = solve("rdp", PLD_DISCRETIZATION, guess)
+    for _ in range(_MAX_NUDGES):
+        if spent(x, accountant, PLD_DISCRETIZATION) <= target:
+            return x
+        x *= 1.001
+    raise DPValueError(f"could not find a {name} for epsilon={target:g}, delta={delta:g}: the search did not settle")
+
+
+def _solve(epsilon_at: Callable[[float], float], target: float, guess: float, lower: float, upper: float, *,
+           what: str, hint: str = "") -> float:
+    """Smallest x in [lower, upper] with epsilon_at(x) <= target, its epsilon within _RTOL of the target."""
+
+    def gap(t: float) -> float:  # log eps - log target at x = e^t: nearly linear in t for noise parameters
+        eps = epsilon_at(math.exp(t))
+        return math.log(eps / target) if 0 < eps < math.inf else (math.inf if eps > 0 else -math.inf)
+
+    floor, ceil, step = math.log(lower), math.log(upper), math.log(1.5)
+    t0 = math.log(guess)
+    g0 = gap(t0)
+    if not math.isfinite(g0) or g0 > 0:  # more noise needed; epsilon falls roughly like 1/x
+        lo, g_lo, hi = t0, g0, min(ceil, t0 + (max(step, g0) if math.isfinite(g0) else math.log(2.0)))
+        while (g_hi := gap(hi)) > 0:
+            if hi >= ceil:
+                raise DPValueError(f"could not find a {what}: even {math.exp(ceil):g} does not reach it{hint}")
+            lo, g_lo, hi = hi, g_hi, min(ceil, hi + step)
+    else:
+        hi, g_hi, lo = t0, g0, max(floor, t0 + min(-step, g0))
+        while (g_lo := gap(lo)) <= 0:
+            if lo <= floor:
+                return lower  # even the least noise allowed meets the target
+            hi, g_hi, lo = lo, g_lo, max(floor, lo - step)
+    return math.exp(_root_in_bracket(gap, lo, g_lo, hi, g_hi))
+
+
+def _root_in_bracket(gap: Callable[[float], float], lo: float, g_lo: float, hi: float, g_hi: float) -> float:
+    """A t in [lo, hi] with -_RTOL <= gap(t) <= 0, given gap(lo) > 0 >= gap(hi) and gap decreasing.
+
+    Aims at -_RTOL / 2, so that landing within _RTOL / 2 of the aim is on the safe side. Each step
+    is inverse quadratic interpolation through the last three points (gap is nearly linear
+    here, so 2-4 steps after the bracket usually do it), or regula falsi on the bracket with
+    the Illinois modification (Dowell and Jarratt 1971) when interpolation leaves the bracket
+    or two steps in a row land on the same side: the bracket always shrinks.
+    """
+    aim = -_RTOL / 2
+    f_lo, f_hi = g_lo - aim, g_hi - aim
+    points, same_side, side = [(lo, f_lo), (hi, f_hi)], 0, 0
+    for _ in range(100):
+        t = _inverse_quadratic(points[-3:]) if len(points) >= 3 and same_side < 2 else None
+        if t is None or not lo < t < hi:
+            finite = math.isfinite(f_lo) and math.isfinite(f_hi)
+            t = lo + f_lo * (hi - lo) / (f_lo - f_hi) if finite else 0.5 * (lo + hi)
+            if not lo < t < hi:
+                t = 0.5 * (lo + hi)
+        f = gap(t) - aim
+        if abs(f) <= _RTOL / 2:
+            return t
+        new_side = 1 if f > 0 else -1
+        same_side = same_side + 1 if new_side == side else 0
+        if f > 0:
+            lo, f_lo = t, f
+            f_hi = f_hi / 2 if same_side else f_hi  # Illinois: the stale end counts half
+        else:
+            hi, f_hi = t, f
+            f_lo = f_lo / 2 if same_side else f_lo
+        side = new_side
+        points.append((t, f))
+        if hi - lo < 1e-12:
+            break
+    return hi
+
+
+def _inverse_quadratic(points: list[tuple[float, float]]) -> float | None:
+    """t where the parabola t(f) through three (t, f) points meets f = 0 (None if two f coincide)."""
+    (a, fa), (b, fb), (c, fc) = points
+    if not all(map(math.isfinite, (fa, fb, fc))) or fa == fb or fb == fc or fa == fc:
+        return None
+    return (a * fb * fc / ((fa - fb) * (fa - fc)) + b * fa * fc / ((fb - fa) * (fb - fc))
+            + c * fa * fb / ((fc - fa) * (fc - fb)))
+
+
+def calibrate_noise_multiplier(
+    *,
+    target_epsilon: float,
+    delta: float,
+    sample_rate: float,
+    steps: int,
+    accountant: str = "rdp",
+) -> float:
+    """Smallest DP-SGD noise multiplier whose epsilon after ``steps`` is <= ``target_epsilon``.
+
+    :func:`calibrate` on :func:`~dpcore.accounting.dpsgd_event` (add/remove neighbours).
+
+    Examples
+    --------
+    >>> from dpcore.accounting import dpsgd_epsilon
+    >>> s = calibrate_noise_multiplier(target_epsilon=1.0, delta=1e-5, sample_rate=0.01, steps=1000)
+    >>> 0.99 < dpsgd_epsilon(noise_multiplier=s, sample_rate=0.01, steps=1000, delta=1e-5) <= 1.0
+    True
+    """
+    delta = check_delta(delta, allow_zero=False)
+    q = check_fraction(sample_rate, "sample_rate")
+    steps = check_int(steps, "steps", minimum=1)
+    return calibrate(lambda s: dpsgd_event(noise_multiplier=s, sample_rate=q, steps=steps),
+                     target_epsilon=target_epsilon, delta=delta, accountant=accountant)

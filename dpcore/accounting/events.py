@@ -1,0 +1,108 @@
+"""dp_accounting events: dpcore's builders, the event for guarantees dp_accounting cannot model, and
+basic composition of pure epsilon-DP events.
+"""
+from __future__ import annotations
+
+import math
+from typing import Iterator
+
+import attr
+import dp_accounting
+
+from ..exceptions import DPValueError
+from ..validation import check_fraction, check_int, check_positive
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class EpsilonDeltaDpEvent(dp_accounting.DpEvent):
+    """A mechanism known only to be (epsilon, delta)-DP.
+
+    For guarantees proved by a theorem rather than by a noise distribution
+    dp_accounting models: objective and Gamma-norm output perturbation
+    (Chaudhuri et al. 2011, Theorems 6 and 9), private parameter tuning, the
+    exponential mechanism, DP-Pix's per-pixel bound. dp_accounting 0.6 has no
+    such event, so its accountants call it unsupported; :func:`epsilon_of_event`
+    composes it by basic composition (epsilons and deltas add up; Dwork and Roth
+    2014, Theorem 3.16).
+
+    Examples
+    --------
+    >>> EpsilonDeltaDpEvent(1.0)
+    EpsilonDeltaDpEvent(epsilon=1.0, delta=0.0)
+    """
+
+    epsilon: float
+    delta: float = 0.0
+
+    def __attrs_post_init__(self) -> None:
+        if not (self.epsilon >= 0 and math.isfinite(self.epsilon)):
+            raise DPValueError(f"EpsilonDeltaDpEvent needs a finite epsilon >= 0, got {self.epsilon!r}")
+        if not 0.0 <= self.delta < 1.0:
+            raise DPValueError(f"EpsilonDeltaDpEvent needs 0 <= delta < 1, got {self.delta!r}")
+
+
+def dpsgd_event(*, noise_multiplier: float, sample_rate: float, steps: int) -> dp_accounting.DpEvent:
+    """The event of DP-SGD: a Poisson-subsampled Gaussian composed over ``steps``.
+
+    Examples
+    --------
+    >>> dpsgd_event(noise_multiplier=1.0, sample_rate=0.01, steps=10).count
+    10
+    """
+    sigma = check_positive(noise_multiplier, "noise_multiplier")
+    q = check_fraction(sample_rate, "sample_rate")
+    steps = check_int(steps, "steps", minimum=0)
+    return dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), steps
+    )
+
+
+def flatten(event: dp_accounting.DpEvent, count: int = 1) -> Iterator[tuple[dp_accounting.DpEvent, int]]:
+    """The (mechanism, times composed) pairs of ``event``, in the order dp_accounting's accountants visit them.
+
+    ``ComposedDpEvent`` and ``SelfComposedDpEvent`` are opened (counts multiply, as in the
+    accountants' ``_maybe_compose``); ``NoOpDpEvent`` and zero counts vanish.
+
+    Examples
+    --------
+    >>> lap = dp_accounting.LaplaceDpEvent(1.0)
+    >>> list(flatten(dp_accounting.SelfComposedDpEvent(dp_accounting.ComposedDpEvent([lap, lap]), 3)))
+    [(LaplaceDpEvent(noise_multiplier=1.0), 3), (LaplaceDpEvent(noise_multiplier=1.0), 3)]
+    """
+    if not isinstance(event, dp_accounting.DpEvent):
+        raise DPValueError(f"expected a dp_accounting DpEvent, got {type(event).__name__}")
+    if isinstance(event, dp_accounting.NoOpDpEvent) or count == 0:
+        return
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        yield from flatten(event.event, count * event.count)
+    elif isinstance(event, dp_accounting.ComposedDpEvent):
+        for e in event.events:
+            yield from flatten(e, count)
+    else:
+        yield event, count
+
+
+def atom_pure_epsilon(atom: dp_accounting.DpEvent) -> float:
+    """Epsilon of one mechanism at delta = 0 (``inf`` if it is not pure epsilon-DP).
+
+    Laplace with noise multiplier b is 1/b-DP; k-ary randomized response that answers at
+    random with probability p is ln(1 + k (1 - p) / p)-DP (Warner 1965; Kairouz et al. 2014);
+    an :class:`EpsilonDeltaDpEvent` with delta = 0 is its epsilon. Both dp_accounting
+    accountants answer infinity at delta = 0, hence this; :func:`~dpcore.accounting.epsilon_of_event`
+    adds these up over a composition (basic composition).
+
+    Examples
+    --------
+    >>> round(atom_pure_epsilon(dp_accounting.RandomizedResponseDpEvent(0.5, 10)), 6) == round(math.log(11), 6)
+    True
+    """
+    if isinstance(atom, dp_accounting.LaplaceDpEvent):
+        return math.inf if atom.noise_multiplier == 0 else 1.0 / atom.noise_multiplier
+    if isinstance(atom, dp_accounting.RandomizedResponseDpEvent):
+        p, k = atom.noise_parameter, atom.num_buckets
+        if k == 1:
+            return 0.0
+        return math.inf if p == 0 else math.log1p(k * (1.0 - p) / p)
+    if isinstance(atom, EpsilonDeltaDpEvent):
+        return atom.epsilon if atom.delta == 0 else math.inf
+    return math.inf

@@ -1,0 +1,338 @@
+"""One ledger: compose dp_accounting events as they are spent, ask epsilon so far or epsilon-if.
+
+:class:`PrivacyLedger` is the odometer of the DP-SGD engine (one event per epoch), of the
+epsilon curves, and of a dashboard session's running total; :func:`epsilon_of_event`
+is a one-event ledger. The numbers are dp_accounting's: the RDP accountant adds
+``count * curve`` for every mechanism it meets and converts the sum with
+``compute_epsilon``; the PLD accountant composes ``pld(mechanism).self_compose(count)``.
+The ledger does exactly that, but keeps each mechanism's RDP curve or one-step PLD
+(computed by dp_accounting, once per mechanism) instead of recomputing it for every
+epoch and every trial noise multiplier: that is what makes a per-epoch odometer, a
+calibration and a sweep of hundreds of runs cheap. If a future dp_accounting renames
+the accountants' internal state, the ledger composes with fresh accountants instead
+(same numbers, slower).
+
+Mechanisms the chosen accountant cannot model but whose guarantee is known (pure
+epsilon-DP Laplace or randomized response under a relation the accountant refuses,
+:class:`~dpcore.accounting.events.EpsilonDeltaDpEvent`) are composed with the rest by
+basic composition (Dwork and Roth 2014, Theorem 3.16). At delta = 0 the answer is the
+basic composition of pure events (both accountants answer infinity there); at delta > 0
+it is never above that sum either.
+
+The neighbouring relation names what the guarantee protects. dpcore's events already
+divide their noise by the sensitivity under that relation, so dp_accounting reads a plain
+Gaussian or Laplace event under its ``ADD_OR_REMOVE_ONE`` convention whatever the
+relation; the relation is handed to dp_accounting where it changes the mechanism's
+analysis: subsampling (amplification differs) and randomized response (defined for a
+replaced value).
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import dp_accounting
+import numpy as np
+from dp_accounting import pld, rdp
+
+from ..exceptions import BudgetExceededError, DPValueError
+from ..validation import check_delta, check_epsilon, check_positive
+from .accountants import PLD_DISCRETIZATION, RDP_ORDERS, check_accountant, make_accountant
+from .events import EpsilonDeltaDpEvent, atom_pure_epsilon, flatten
+from .neighbouring import Neighbouring
+
+__all__ = ["PrivacyLedger", "epsilon_of_event"]
+
+_ORDERS = np.array(RDP_ORDERS)
+#: a mechanism whose accountant state says "no differential privacy at all" (e.g. noise 0)
+_NON_PRIVATE = object()
+
+
+def _cached(maxsize: int):
+    """lru_cache that computes (without caching) when an argument is unhashable (events holding lists)."""
+    def wrap(fn):
+        cached = functools.lru_cache(maxsize=maxsize)(fn)
+
+        @functools.wraps(fn)
+        def call(*args):
+            try:
+                return cached(*args)
+            except TypeError:  # unhashable event
+                return fn(*args)
+        call.cache_clear, call.cache_info = cached.cache_clear, cached.cache_info
+        return call
+    return wrap
+
+
+@_cached(4096)
+def _supports(accountant: str, neighbouring: Neighbouring, atom) -> bool:
+    return make_accountant(accountant, neighbouring=neighbouring).supports(atom)
+
+
+@_cached(1024)
+def _rdp_curve(atom, neighbouring: Neighbouring) -> np.ndarray | None:
+    """dp_accounting's RDP curve of ONE application of ``atom`` (None if its internals moved)."""
+    acc = make_accountant("rdp", neighbouring=neighbouring)
+    acc.compose(atom)
+    curve = getattr(acc, "_rdp", None)
+    if curve is None or np.shape(curve) != _ORDERS.shape:
+        return None
+    curve = np.array(curve, dtype=float)
+    curve.flags.writeable = False
+    return curve
+
+
+@functools.lru_cache(maxsize=64)
+def _poisson_gaussian_pld(q: float, sigma: float, neighbouring: Neighbouring, discretization: float):
+    """The one-step PLD of a Poisson-subsampled Gaussian, built as dp_accounting's PLDAccountant builds it."""
+    return pld.privacy_loss_distribution.from_gaussian_mechanism(
+        standard_deviation=sigma, value_discretization_interval=discretization, sampling_prob=q,
+        neighboring_relation=neighbouring.relation)
+
+
+def _pld_of(atom, count: int, neighbouring: Neighbouring, discretization: float):
+    """PLD of ``count`` applications of ``atom``; ``_NON_PRIVATE``; or None if dp_accounting's internals moved."""
+    if (isinstance(atom, dp_accounting.PoissonSampledDpEvent) and isinstance(atom.event, dp_accounting.GaussianDpEvent)
+            and atom.sampling_probability > 0 and atom.event.noise_multiplier > 0):
+        one = _poisson_gaussian_pld(atom.sampling_probability, atom.event.noise_multiplier, neighbouring,
+                                    discretization)
+        return one.self_compose(count)
+    acc = make_accountant("pld", neighbouring=neighbouring, pld_discretization=discretization)
+    acc.compose(atom, count)
+    if getattr(acc, "_contains_non_dp_event", False):
+        return _NON_PRIVATE
+    return getattr(acc, "_pld", None)
+
+
+#: Events whose meaning depends on the relation: subsampling amplifies differently under add/remove and
+#: replace-one. Every other noise event is read under dp_accounting's ADD_OR_REMOVE_ONE convention, "the two
+#: output distributions are one unit apart": dpcore's events already divide the noise by the sensitivity
+#: under their own relation (replace-one doubles it where it must), and dp_accounting's REPLACE_ONE would
+#: double that shift again (its PLD does for a Gaussian; its RDP does not).
+_SAMPLED = (dp_accounting.PoissonSampledDpEvent, dp_accounting.SampledWithReplacementDpEvent,
+            dp_accounting.SampledWithoutReplacementDpEvent)
+
+
+def _relation_for(atom, neighbouring: Neighbouring) -> Neighbouring:
+    """The relation dp_accounting must compose ``atom`` under, for a guarantee under ``neighbouring``."""
+    if isinstance(atom, _SAMPLED):
+        return neighbouring
+    if isinstance(atom, dp_accounting.RandomizedResponseDpEvent):
+        return Neighbouring.REPLACE_ONE  # one value replaced: what randomized response is defined for
+    return Neighbouring.ADD_REMOVE
+
+
+class _Composition:
+    """The events composed so far, kept in the form the accountant composes fastest (see the module doc)."""
+
+    def __init__(self, accountant: str, neighbouring: Neighbouring, discretization: float) -> None:
+        self.accountant, self.neighbouring, self.discretization = accountant, neighbouring, discretization
+        self.basic = 0.0  # basic composition of everything (inf unless all of it is pure)
+        self.outside_epsilon = self.outside_delta = 0.0  # what the accountant cannot model, basic composition
+        self.supported: list[tuple[dp_accounting.DpEvent, int, Neighbouring]] = []  # what it can, in order
+        self.rdp: dict | None = {}  # (atom, relation) -> (curve, count); None: compose with fresh accountants
+        self.pld = pld.privacy_loss_distribution.identity(value_discretization_interval=discretization) \
+            if accountant == "pld" else None
+        self.non_private = False
+
+    def copy(self) -> "_Composition":
+        new = object.__new__(_Composition)
+        new.__dict__.update(self.__dict__)
+        new.supported = list(self.supported)
+        new.rdp = None if self.rdp is None else dict(self.rdp)
+        return new  # the PLD object is immutable: composing returns a new one
+
+    def add(self, event: dp_accounting.DpEvent) -> None:
+        plan = []
+        for atom, count in flatten(event):  # check everything before changing anything
+            rel = _relation_for(atom, self.neighbouring)
+            if not isinstance(atom, EpsilonDeltaDpEvent) and _supports(self.accountant, rel, atom):
+                plan.append((rel, atom, count))
+            elif isinstance(atom, EpsilonDeltaDpEvent) or math.isfinite(atom_pure_epsilon(atom)):
+                plan.append((None, atom, count))
+            else:
+                raise DPValueError(
+                    f"the {self.accountant} accountant cannot compose {atom} under {self.neighbouring.spelling} "
+                    "neighbours, and it is not a pure epsilon-DP event; try the other accountant ('rdp' or 'pld') "
+                    "or check the neighbouring relation")
+        for rel, atom, count in plan:
+            self.basic += count * atom_pure_epsilon(atom)
+            if rel is not None:
+                self._add_supported(atom, count, rel)
+            elif isinstance(atom, EpsilonDeltaDpEvent):
+                self.outside_epsilon += count * atom.epsilon
+                self.outside_delta += count * atom.delta
+            else:
+                self.outside_epsilon += count * atom_pure_epsilon(atom)
+
+    def _add_supported(self, atom, count: int, rel: Neighbouring) -> None:
+        self.supported.append((atom, count, rel))
+        if self.accountant == "rdp" and self.rdp is not None:
+            curve = _rdp_curve(atom, rel)
+            try:
+                hash(atom)
+                key = (atom, rel)
+            except TypeError:  # an event holding a list: its own entry
+                key = object()
+            if curve is None:
+                self.rdp = None
+            else:
+                self.rdp[key] = (curve, self.rdp.get(key, (None, 0))[1] + count)
+        elif self.accountant == "pld" and self.pld is not None:
+            p = _pld_of(atom, count, rel, self.discretization)
+            if p is _NON_PRIVATE:
+                self.non_private = True
+            elif p is None:
+                self.pld = None
+            else:
+                self.pld = self.pld.compose(p)
+
+    def epsilon(self, delta: float) -> float:
+        if delta == 0:
+            return self.basic
+        rest = delta - self.outside_delta
+        if self.non_private or rest <= 0:
+            return self.basic
+        return min(self.basic, self.outside_epsilon + self._accountant_epsilon(rest))
+
+    def _accountant_epsilon(self, delta: float) -> float:
+        if not self.supported:
+            return 0.0
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            if self.accountant == "rdp" and self.rdp is not None:
+                total = np.zeros_like(_ORDERS, dtype=np.float64)
+                for curve, count in self.rdp.values():
+                    total += count * curve  # as RdpAccountant._maybe_compose does
+                return float(rdp.compute_epsilon(_ORDERS, total, delta)[0])
+            if self.accountant == "pld" and self.pld is not None:
+                return float(self.pld.get_epsilon_for_delta(delta))
+        return self._fresh_accountants_epsilon(delta)
+
+    def _fresh_accountants_epsilon(self, delta: float) -> float:
+        """Without dp_accounting's internals: one fresh accountant per relation, basic composition between them."""
+        groups: dict[Neighbouring, dp_accounting.PrivacyAccountant] = {}
+        for atom, count, rel in self.supported:
+            if rel not in groups:
+                groups[rel] = make_accountant(self.accountant, neighbouring=rel,
+                                              pld_discretization=self.discretization)
+            groups[rel].compose(atom, count)
+        return sum(float(acc.get_epsilon(delta / len(groups))) for acc in groups.values())
+
+
+class PrivacyLedger:
+    """A privacy odometer: composes dp_accounting events as they are spent.
+
+    Pass one explicitly to whatever spends budget; there is no global ledger
+    (a Streamlit server is shared by every visitor).
+
+    Parameters
+    ----------
+    delta : float
+        The delta at which :attr:`epsilon` and the budget are read (0 for pure epsilon-DP).
+    accountant : {"rdp", "pld"}
+    neighbouring : Neighbouring or str
+        The relation every spent event refers to.
+    budget : float or None
+        If given, :meth:`spend` raises :class:`~dpcore.exceptions.BudgetExceededError`
+        rather than go past it (and records nothing).
+    pld_discretization : float
+        PLD grid (pessimistic: coarser is faster and looser).
+
+    Examples
+    --------
+    >>> from dpcore.accounting import dpsgd_event
+    >>> ledger = PrivacyLedger(delta=1e-5, budget=10.0)
+    >>> round(ledger.spend(dpsgd_event(noise_multiplier=1.5, sample_rate=0.04, steps=2250)), 2)
+    7.33
+    >>> ledger.epsilon_if(dpsgd_event(noise_multiplier=1.5, sample_rate=0.04, steps=2250)) > 10
+    True
+    >>> len(ledger)
+    1
+    """
+
+    def __init__(self, *, delta: float, accountant: str = "rdp",
+                 neighbouring: "Neighbouring | str" = Neighbouring.ADD_REMOVE, budget: float | None = None,
+                 pld_discretization: float = PLD_DISCRETIZATION) -> None:
+        self.delta = check_delta(delta)
+        self.accountant = check_accountant(accountant)
+        self.neighbouring = Neighbouring.of(neighbouring)
+        self.budget = None if budget is None else check_epsilon(budget, "budget")
+        disc = check_positive(pld_discretization, "pld_discretization")
+        self._events: list[dp_accounting.DpEvent] = []
+        self._state = _Composition(self.accountant, self.neighbouring, disc)
+        self._preview: tuple | None = None  # (event, state) of the last epsilon_if: spend reuses it
+
+    @property
+    def events(self) -> tuple[dp_accounting.DpEvent, ...]:
+        """The events spent so far, in order."""
+        return tuple(self._events)
+
+    @property
+    def event(self) -> dp_accounting.DpEvent:
+        """Everything spent, as one composable event."""
+        return dp_accounting.ComposedDpEvent(list(self._events))
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    def epsilon_at(self, delta: float) -> float:
+        """Epsilon of everything spent so far, read at ``delta``."""
+        return self._state.epsilon(check_delta(delta))
+
+    @property
+    def epsilon(self) -> float:
+        """Epsilon of everything spent so far, at :attr:`delta`."""
+        return self._state.epsilon(self.delta)
+
+    def _with(self, event: dp_accounting.DpEvent) -> _Composition:
+        if self._preview is not None and (self._preview[0] is event or self._preview[0] == event):
+            return self._preview[1]
+        state = self._state.copy()
+        state.add(event)
+        self._preview = (event, state)
+        return state
+
+    def epsilon_if(self, event: dp_accounting.DpEvent) -> float:
+        """Epsilon the ledger would report after also spending ``event`` (nothing is recorded)."""
+        return self._with(event).epsilon(self.delta)
+
+    def spend(self, event: dp_accounting.DpEvent) -> float:
+        """Record ``event`` and return the new epsilon; refuse it if it would pass the budget."""
+        state = self._with(event)
+        eps = state.epsilon(self.delta)
+        if self.budget is not None and eps > self.budget:
+            raise BudgetExceededError(f"spending {event} would bring epsilon to {eps:.4g}, over the budget "
+                                      f"{self.budget:g}; nothing was spent")
+        self._state, self._preview = state, None
+        self._events.append(event)
+        return eps
+
+
+def epsilon_of_event(
+    event: dp_accounting.DpEvent,
+    *,
+    delta: float,
+    accountant: str = "rdp",
+    neighbouring: "Neighbouring | str" = Neighbouring.ADD_REMOVE,
+    pld_discretization: float = PLD_DISCRETIZATION,
+) -> float:
+    """Epsilon of ``event`` at ``delta`` under the chosen accountant and neighbouring relation.
+
+    At ``delta = 0`` the basic composition of its pure parts (infinity if any part
+    is not pure epsilon-DP); at ``delta > 0`` dp_accounting's answer, never above
+    that basic composition (see :class:`PrivacyLedger`).
+
+    Examples
+    --------
+    >>> import dp_accounting, math
+    >>> rr = dp_accounting.RandomizedResponseDpEvent(noise_parameter=0.5, num_buckets=10)
+    >>> abs(epsilon_of_event(rr, delta=0.0, neighbouring="replace-one") - math.log(11)) < 1e-12
+    True
+    >>> epsilon_of_event(dp_accounting.LaplaceDpEvent(2.0), delta=0.0)
+    0.5
+    """
+    delta = check_delta(delta)
+    state = _Composition(check_accountant(accountant), Neighbouring.of(neighbouring),
+                         check_positive(pld_discretization, "pld_discretization"))
+    state.add(event)
+    return state.epsilon(delta)

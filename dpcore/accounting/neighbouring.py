@@ -1,0 +1,100 @@
+"""Who counts as a neighbour: the one typed name for the privacy unit's relation.
+
+A guarantee "epsilon-DP" means nothing until it says which pairs of data sets
+must be indistinguishable. dpcore names the two relations it uses once, here,
+and maps them to dp_accounting's ``NeighboringRelation``; every function that
+lets a caller choose accepts a :class:`Neighbouring` (or, for compatibility,
+one of the spellings the code used before, converted once by
+:meth:`Neighbouring.of`).
+
+References
+----------
+Dwork and Roth, "The Algorithmic Foundations of Differential Privacy", 2014,
+Definition 2.4 (add/remove); Vadhan, "The Complexity of Differential Privacy",
+2017, Section 1.1 (replace-one). Under add/remove a mechanism that is epsilon-DP
+is 2 epsilon-DP under replace-one (replacing is removing then adding), not the
+other way round.
+"""
+from __future__ import annotations
+
+import enum
+
+import dp_accounting
+
+from ..exceptions import DPTypeError, DPValueError
+
+__all__ = ["Neighbouring"]
+
+
+class Neighbouring(enum.Enum):
+    """The neighbouring relation a privacy guarantee refers to.
+
+    Examples
+    --------
+    >>> Neighbouring.of("replace-one") is Neighbouring.REPLACE_ONE
+    True
+    >>> Neighbouring.of("add_remove").relation
+    <NeighboringRelation.ADD_OR_REMOVE_ONE: 1>
+    >>> Neighbouring.ADD_REMOVE.spelling
+    'add-remove'
+    """
+
+    #: Two data sets are neighbours if one is the other with one record added or removed
+    #: (Abadi et al. 2016 for DP-SGD; Su et al. 2016 for DPLloyd; the unit of user-level FedAvg).
+    ADD_REMOVE = "add_remove"
+    #: Two data sets of the same size are neighbours if one record's values differ
+    #: (Chaudhuri et al. 2011; randomized response; label DP, where only the label changes).
+    REPLACE_ONE = "replace_one"
+
+    @property
+    def relation(self) -> dp_accounting.NeighboringRelation:
+        """dp_accounting's name for the same relation."""
+        return _RELATIONS[self]
+
+    @property
+    def spelling(self) -> str:
+        """The hyphenated word the pages and estimators show (``"add-remove"``, ``"replace-one"``)."""
+        return self.value.replace("_", "-")
+
+    @property
+    def description(self) -> str:
+        """A phrase for captions: what a neighbouring data set is."""
+        return "one record added or removed" if self is Neighbouring.ADD_REMOVE else "one record replaced"
+
+    @classmethod
+    def of(cls, value: "Neighbouring | dp_accounting.NeighboringRelation | str", name: str = "neighbouring"
+           ) -> "Neighbouring":
+        """Convert any accepted spelling once, at the boundary; unknown spellings get a clear error.
+
+        Accepted: a :class:`Neighbouring`; dp_accounting's ``ADD_OR_REMOVE_ONE`` / ``REPLACE_ONE``;
+        the strings ``"add_remove"``, ``"add-remove"``, ``"add/remove"``, ``"add_or_remove_one"``,
+        ``"replace_one"``, ``"replace-one"``, ``"replace"`` (any case).
+        """
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, dp_accounting.NeighboringRelation):
+            for member, rel in _RELATIONS.items():
+                if rel is value:
+                    return member
+            raise DPValueError(f"{name}: dpcore uses ADD_OR_REMOVE_ONE or REPLACE_ONE, got {value!r}")
+        if not isinstance(value, str):
+            raise DPTypeError(f"{name} must be a Neighbouring or a string such as 'add-remove', got "
+                              f"{type(value).__name__}")
+        key = value.strip().lower().replace("-", "_").replace("/", "_").replace(" ", "_")
+        if key in _SPELLINGS:
+            return _SPELLINGS[key]
+        raise DPValueError(f"{name} must be 'add-remove' (a record added or removed) or 'replace-one' "
+                           f"(a record replaced), got {value!r}")
+
+
+_RELATIONS = {
+    Neighbouring.ADD_REMOVE: dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE,
+    Neighbouring.REPLACE_ONE: dp_accounting.NeighboringRelation.REPLACE_ONE,
+}
+_SPELLINGS = {
+    "add_remove": Neighbouring.ADD_REMOVE,
+    "add_or_remove": Neighbouring.ADD_REMOVE,
+    "add_or_remove_one": Neighbouring.ADD_REMOVE,
+    "replace_one": Neighbouring.REPLACE_ONE,
+    "replace": Neighbouring.REPLACE_ONE,
+}

@@ -1,0 +1,106 @@
+"""A visitor's running privacy total: every private run on the same data composes.
+
+Each page run of a private learner is a release about the same people; if all of them were
+published, their guarantees compose. :func:`session_ledger` keeps one
+:class:`~dpcore.accounting.PrivacyLedger` per data set and protected unit in this visitor's
+``st.session_state`` (never shared between visitors), :func:`record_run` spends a run's event
+once (showing the same inputs again re-shows the same seeded release, it is not a new one),
+and :func:`show_session_total` says the total in one caption.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import dp_accounting
+import streamlit as st
+
+from ..accounting import Neighbouring, PrivacyLedger
+
+#: session-state key of the store: {(data, unit, relation): SessionRuns}
+SESSION_KEY = "session.ledgers"
+#: What a learner's epsilon protects when it is not whole records.
+PROTECTED_UNIT = {"label-dp-laplace": "labels", "label-dp-rr": "labels"}
+
+
+@dataclass
+class SessionRuns:
+    """The private runs of one visitor on one data set that protect the same unit under the same relation."""
+
+    ledger: PrivacyLedger
+    keys: set = field(default_factory=set)
+    reported: list = field(default_factory=list)  # (epsilon, delta) each run reported
+
+    @property
+    def delta(self) -> float:
+        """The total is stated at the sum of the runs' deltas, where basic composition holds too."""
+        return min(sum(d for _, d in self.reported), 0.999)
+
+    @property
+    def epsilon(self) -> float:
+        """dp_accounting's composition of all runs, never above the sum of their own epsilons (basic composition)."""
+        basic = sum(e for e, _ in self.reported)
+        return min(self.ledger.epsilon_at(self.delta), basic)
+
+
+def session_ledger(data: str, *, unit: str = "records", neighbouring: Neighbouring | str = Neighbouring.ADD_REMOVE,
+                   store: dict | None = None) -> SessionRuns:
+    """This visitor's runs on ``data`` protecting ``unit`` under ``neighbouring`` (created empty on first use)."""
+    store = st.session_state.setdefault(SESSION_KEY, {}) if store is None else store
+    rel = Neighbouring.of(neighbouring)
+    return store.setdefault((data, unit, rel), SessionRuns(PrivacyLedger(delta=0.0, neighbouring=rel)))
+
+
+def record_run(data: str, run_key, *, event: dp_accounting.DpEvent | None, epsilon: float, delta: float,
+               neighbouring: Neighbouring | None, unit: str = "records", store: dict | None = None) -> bool:
+    """Spend one run's event on the session ledger of ``data``, once per ``run_key``; True if it was new.
+
+    Runs without an event (not private) are not recorded: they have no guarantee to compose.
+    """
+    if event is None or neighbouring is None or not math.isfinite(epsilon):
+        return False
+    runs = session_ledger(data, unit=unit, neighbouring=neighbouring, store=store)
+    if run_key in runs.keys:
+        return False
+    runs.ledger.spend(event)
+    runs.keys.add(run_key)
+    runs.reported.append((float(epsilon), float(delta)))
+    return True
+
+
+def session_total_text(data: str, title: str, *, store: dict) -> str | None:
+    """One paragraph on what this session's private runs on ``data`` would cost if all were released."""
+    groups = [(key, runs) for key, runs in store.items() if key[0] == data and runs.reported]
+    if not groups:
+        return None
+    parts = []
+    for (_, unit, rel), runs in groups:
+        n = len(runs.reported)
+        total = f"ε = {runs.epsilon:.4g}" + (f", δ = {runs.delta:.2g}" if runs.delta > 0 else "")
+        if unit != "records":
+            parts.append(f"**{n} label-DP training{'s' if n > 1 else ''}** protected only the {unit} ({total} for "
+                         f"them, {rel.description}); they used the features in the clear, so they protect no "
+                         "whole record.")
+        elif n == 1:
+            parts.append(f"This session has run **1 private training** on {title}: **{total}** for each record "
+                         f"({rel.description}).")
+        else:
+            parts.append(f"This session has run **{n} private trainings** on {title}; if they were all released, "
+                         f"the total would be **{total}** for each record ({rel.description}).")
+    return (" ".join(parts) + " Runs on the same data compose (dp_accounting's RDP accountant, never more than the "
+            "sum of their ε): each new one adds to the total if it is released too, whatever its seed or split. "
+            "The non-private baselines shown beside them are not covered.")
+
+
+def show_session_total(dataset, run_key: tuple, out: dict, learner: str) -> None:
+    """Record the run on show (once) and draw the session's running total on ``dataset`` as a caption.
+
+    ``run_key`` is the page's key of the run (its first item identifies the data, uploads
+    included); ``out`` holds the run's ``event``, ``epsilon``, ``delta`` and ``neighbouring``.
+    """
+    store = st.session_state.setdefault(SESSION_KEY, {})
+    data = run_key[0]
+    record_run(data, run_key, event=out.get("event"), epsilon=out["epsilon"], delta=out["delta"],
+               neighbouring=out.get("neighbouring"), unit=PROTECTED_UNIT.get(learner, "records"), store=store)
+    if text := session_total_text(data, dataset.title, store=store):
+        st.caption(f"**Session total.** {text}")

@@ -1,0 +1,46 @@
+"""The session's running total: runs compose once each, per data set and protected unit."""
+from __future__ import annotations
+
+import math
+
+import dp_accounting
+import pytest
+
+from dpcore.accounting import Neighbouring, dpsgd_epsilon, dpsgd_event
+from dpcore.ui.ledger import record_run, session_ledger, session_total_text
+
+
+def _dpsgd(steps: int):
+    return dpsgd_event(noise_multiplier=1.2, sample_rate=0.05, steps=steps)
+
+
+def test_runs_compose_once_each_and_per_data_set():
+    store: dict = {}
+    kw = dict(delta=1e-5, neighbouring=Neighbouring.ADD_REMOVE, store=store)
+    e1 = dpsgd_epsilon(noise_multiplier=1.2, sample_rate=0.05, steps=200, delta=1e-5)
+    assert record_run("digits", ("a",), event=_dpsgd(200), epsilon=e1, **kw)
+    assert not record_run("digits", ("a",), event=_dpsgd(200), epsilon=e1, **kw)  # shown again: not a new release
+    assert record_run("digits", ("b",), event=_dpsgd(200), epsilon=e1, **kw)
+    assert record_run("iris", ("c",), event=_dpsgd(200), epsilon=e1, **kw)
+    assert not record_run("digits", ("d",), event=None, epsilon=math.inf, **kw)  # not private: nothing to compose
+    runs = session_ledger("digits", store=store)
+    assert len(runs.ledger) == 2 and runs.delta == pytest.approx(2e-5)
+    # two identical runs = one run of twice the steps, read at the sum of the deltas
+    assert runs.epsilon == pytest.approx(
+        dpsgd_epsilon(noise_multiplier=1.2, sample_rate=0.05, steps=400, delta=2e-5), rel=1e-12)
+    assert runs.epsilon < 2 * e1
+
+
+def test_pure_runs_add_up_and_labels_are_kept_apart():
+    store: dict = {}
+    lap = dp_accounting.SelfComposedDpEvent(dp_accounting.LaplaceDpEvent(1.0), 3)  # 3 answers at eps = 1
+    rr = dp_accounting.RandomizedResponseDpEvent(noise_parameter=0.5, num_buckets=10)  # ln 11 per label
+    record_run("iris", ("op",), event=lap, epsilon=3.0, delta=0.0, neighbouring=Neighbouring.ADD_REMOVE, store=store)
+    record_run("iris", ("op2",), event=lap, epsilon=3.0, delta=0.0, neighbouring=Neighbouring.ADD_REMOVE, store=store)
+    record_run("iris", ("rr",), event=rr, epsilon=math.log(11), delta=0.0, neighbouring=Neighbouring.REPLACE_ONE,
+               unit="labels", store=store)
+    assert session_ledger("iris", store=store).epsilon == pytest.approx(6.0)
+    text = session_total_text("iris", "Iris", store=store)
+    assert "**2 private trainings** on Iris" in text and "ε = 6**" in text
+    assert "label-DP training** protected only the labels (ε = 2.398" in text and "protect no whole record" in text
+    assert session_total_text("digits", "Digits", store=store) is None
