@@ -68,13 +68,16 @@ class Clipper(Protocol):
     :func:`~dpcore.training.ghost.make_clipper` picks the faster one.
     """
 
-    def loss_and_norms(self, x: torch.Tensor, y: torch.Tensor, *, task: str) -> tuple[torch.Tensor, torch.Tensor]:
+    def loss_and_norms(self, x: torch.Tensor, y: torch.Tensor, *, task: str,
+                       x_sq_norms: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Per-example losses (detached) and per-example gradient L2 norms, both of shape ``(B,)``.
 
         The loss is the cross-entropy (integer labels or soft rows) for
         ``task="classification"`` and the squared error summed over outputs
         for ``"regression"``; the norm is over all trainable parameters
-        together ("flat" clipping).
+        together ("flat" clipping). ``x_sq_norms`` optionally gives the squared
+        L2 norms of the rows of ``x``, computed once per run by the caller; a
+        clipper may use them or ignore them.
         """
         ...
 

@@ -447,12 +447,16 @@ def _lot_step(config: TrainConfig, model: nn.Module, data: _Data, *, sigma: floa
                                      expected_batch_size=expected_batch, generator=noise_gen, extra=extra,
                                      on_step=on_step)
 
+    # the rows' squared norms once per run, not once per step (the fast path's first layer needs them)
+    x_sq = torch.linalg.vector_norm(X, dim=1).square_()
+
     def step(idx: np.ndarray) -> tuple[float, int]:
         extra_idx = None
         if extra is not None:
             idx, extra_idx = idx[idx < n], idx[idx >= n] - n
         rows = torch.from_numpy(idx)
-        loss_sum = noisy_gradient(X.index_select(0, rows), y.index_select(0, rows), extra_index=extra_idx)
+        loss_sum = noisy_gradient(X.index_select(0, rows), y.index_select(0, rows),
+                                  x_sq_norms=x_sq.index_select(0, rows), extra_index=extra_idx)
         opt.step()
         ema.update()
         return loss_sum, idx.size
@@ -543,8 +547,9 @@ def train(
     t0 = time.perf_counter()
     if not isinstance(config, TrainConfig):
         raise DPValueError(f"config must be a TrainConfig, got {type(config).__name__}")
-    if extra_gradients is not None and not config.private:
-        raise DPValueError("extra_gradients needs a private run (private=True): they are added to the noisy sum")
+    for name, hook in (("extra_gradients", extra_gradients), ("on_step", on_step)):
+        if hook is not None and not config.private:
+            raise DPValueError(f"{name} needs a private run (private=True): it acts on the noisy clipped sum")
     data = _training_data(X, y, config.task, n_outputs, X_test, y_test)
     n_records = data.n + (extra_gradients.count if extra_gradients is not None else 0)
     q, ends = planned_steps(config, n_records)

@@ -130,8 +130,12 @@ class GhostClipper:
         """Context manager: record layer inputs and outputs during the forward pass inside it."""
         return GhostClipper._Capture(self)
 
-    def loss_and_norms(self, x: torch.Tensor, y: torch.Tensor, *, task: str) -> tuple[torch.Tensor, torch.Tensor]:
-        """Per-example losses (detached) and gradient norms for the batch ``(x, y)`` (see the protocol)."""
+    def loss_and_norms(self, x: torch.Tensor, y: torch.Tensor, *, task: str,
+                       x_sq_norms: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-example losses (detached) and gradient norms for the batch ``(x, y)`` (see the protocol).
+
+        ``x_sq_norms`` is accepted and not used: the hooks see each layer's input, not ``x``.
+        """
         with self.capture():
             out = self.model(x)
         losses = per_example_loss(out, y, task)
@@ -376,6 +380,7 @@ class DenseStackClipper:
         self.model = model
         self._plan = plan
         self._linears = [op[1] for op in plan if op[0] == "linear"]
+        self._input_is_x = plan[0][0] == "linear"  # the first Linear layer's input is x itself
         self._cache: list | None = None
 
     @staticmethod
@@ -387,13 +392,17 @@ class DenseStackClipper:
         """Nothing to detach (no hooks); present so both clippers can be used alike."""
         self._cache = None
 
-    def loss_and_norms(self, x: torch.Tensor, y: torch.Tensor, *, task: str) -> tuple[torch.Tensor, torch.Tensor]:
+    def loss_and_norms(self, x: torch.Tensor, y: torch.Tensor, *, task: str,
+                       x_sq_norms: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Per-example losses and gradient norms (both shape ``(B,)``) for the batch ``(x, y)``.
 
         ``task="classification"``: cross-entropy of the logits against integer
         labels (or soft/one-hot rows); ``"regression"``: squared error summed over
         outputs. The layer inputs and output gradients are kept for
-        :meth:`accumulate_clipped_sum`.
+        :meth:`accumulate_clipped_sum`. ``x_sq_norms``, if given, are the
+        ``||x_i||^2`` of the rows of ``x`` (as ``vector_norm(x, dim=1) ** 2``):
+        the first layer's input norms, which ``train()`` computes once per run
+        instead of once per step.
         """
         records = []  # (linear layer, its input a, its output gradient b) in forward order
         acts = []
@@ -425,7 +434,10 @@ class DenseStackClipper:
                     rec[2] = g
                     # ||a_i||^2 ||b_i||^2 (+ ||b_i||^2 for the bias); vector_norm is one fused pass
                     b2 = torch.linalg.vector_norm(g, dim=1).square_()
-                    a2 = torch.linalg.vector_norm(rec[1], dim=1).square_()
+                    if k == 0 and x_sq_norms is not None and self._input_is_x:
+                        a2 = x_sq_norms
+                    else:
+                        a2 = torch.linalg.vector_norm(rec[1], dim=1).square_()
                     if total is None:
                         total = torch.addcmul(b2, b2, a2) if rec[0].bias is not None else b2.mul_(a2)
                     else:
@@ -455,13 +467,14 @@ class DenseStackClipper:
         with torch.no_grad():
             for layer, a, b in self._cache:
                 gw = next(it)
-                # scale the narrower of the two factors by c: sum_i c_i b_i a_i^T
-                if b.shape[1] <= a.shape[1]:
-                    gw.addmm_((b * factors[:, None]).t(), a)
-                else:
-                    gw.addmm_(b.t(), a * factors[:, None])
+                # scale the narrower of the two factors by c: sum_i c_i b_i a_i^T (b in place: it is ours and
+                # no longer needed; a may be the caller's x)
                 if layer.bias is not None:
                     next(it).addmv_(b.t(), factors)
+                if b.shape[1] <= a.shape[1]:
+                    gw.addmm_(b.mul_(factors[:, None]).t(), a)
+                else:
+                    gw.addmm_(b.t(), a * factors[:, None])
         self._cache = None
 
 

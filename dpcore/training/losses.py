@@ -22,6 +22,17 @@ def per_example_loss(out: torch.Tensor, y: torch.Tensor, task: str) -> torch.Ten
     return diff.pow(2).sum(1)
 
 
+_MINUS_ONES: dict[torch.dtype, torch.Tensor] = {}
+
+
+def _minus_ones(n: int, dtype: torch.dtype) -> torch.Tensor:
+    """A (n, 1) column of -1 (a view of one cached column per dtype, grown as needed)."""
+    col = _MINUS_ONES.get(dtype)
+    if col is None or col.shape[0] < n:
+        col = _MINUS_ONES[dtype] = torch.full((max(n, 1024), 1), -1.0, dtype=dtype)
+    return col[:n]
+
+
 def loss_and_output_grad(out: torch.Tensor, y: torch.Tensor, task: str) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-example losses and their gradients with respect to ``out``, written down (no autograd).
 
@@ -35,14 +46,13 @@ def loss_and_output_grad(out: torch.Tensor, y: torch.Tensor, task: str) -> tuple
     """
     if task == "classification":
         lsm = torch.log_softmax(out, 1)
-        prob = lsm.exp()
         if y.dim() == 1:
-            idx = y[:, None]
-            losses = -lsm.gather(1, idx).squeeze(1)
-            prob.scatter_add_(1, idx, torch.full(idx.shape, -1.0, dtype=prob.dtype))
+            losses = F.nll_loss(lsm, y, reduction="none")
+            prob = lsm.exp_()  # the log-probabilities are not needed after the loss
+            prob.scatter_add_(1, y[:, None], _minus_ones(y.shape[0], prob.dtype))
             return losses, prob
         yf = y.to(out.dtype)
         losses = -(lsm * yf).sum(1)
-        return losses, prob * yf.sum(1, keepdim=True) - yf
+        return losses, lsm.exp_() * yf.sum(1, keepdim=True) - yf
     diff = out - y.reshape(out.shape[0], -1).to(out.dtype)
     return diff.pow(2).sum(1), diff * 2.0

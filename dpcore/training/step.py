@@ -173,9 +173,12 @@ class PrivateGradient:
         self.extra = _checked_extra(extra, size=self._flat.numel(), clip_norm=self.clip_norm)
         self.steps = 0
 
-    def __call__(self, x: torch.Tensor, y: torch.Tensor, *, extra_index=None) -> float:
+    def __call__(self, x: torch.Tensor, y: torch.Tensor, *, x_sq_norms: torch.Tensor | None = None,
+                 extra_index=None) -> float:
         """One noisy clipped gradient for the batch ``(x, y)`` plus the extra records ``extra_index``.
 
+        ``x_sq_norms``: the squared L2 norms of the rows of ``x`` if the caller
+        has them (``train()`` computes them once per run), passed to the clipper.
         Returns the batch's summed loss (a non-private diagnostic).
         """
         flat = self._flat
@@ -185,7 +188,7 @@ class PrivateGradient:
             flat.zero_()
         loss_sum = 0.0
         if x.shape[0] > 0:
-            losses, norms = self.clipper.loss_and_norms(x, y, task=self.task)
+            losses, norms = self.clipper.loss_and_norms(x, y, task=self.task, x_sq_norms=x_sq_norms)
             self.clipper.accumulate_clipped_sum(clip_factors(norms, self.clip_norm, scale=self._inv), self._grads)
             loss_sum = float(losses.sum())
         if extra_index is not None and len(extra_index):

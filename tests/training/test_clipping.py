@@ -34,7 +34,7 @@ class NaiveClipper:
         self.model = model
         self._grads: list[list[torch.Tensor]] | None = None
 
-    def loss_and_norms(self, x, y, *, task):
+    def loss_and_norms(self, x, y, *, task, x_sq_norms=None):
         params = [p for p in self.model.parameters() if p.requires_grad]
         losses, grads = [], []
         for i in range(x.shape[0]):

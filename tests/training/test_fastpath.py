@@ -250,3 +250,19 @@ def test_whole_training_run_fast_equals_hooks_and_is_deterministic(kind, task, m
     assert h.steps == a.steps and h.epsilon == a.epsilon
     for key in a.state:
         assert _rel(torch.as_tensor(a.state[key]), torch.as_tensor(h.state[key])) < 1e-4, key
+
+
+@pytest.mark.parametrize("model", [build_model("mlp", n_features=12, n_outputs=3, hidden=9, seed=0),
+                                   nn.Sequential(nn.Tanh(), nn.Linear(12, 3))])
+def test_precomputed_input_norms_give_the_same_norms(model):
+    """train() passes the rows' squared norms computed once per run; a stack that starts with an
+    activation (whose first Linear does not see x) must ignore them."""
+    x, y = _batch("classification", 3, d=12)
+    x, model = x.float(), model.float()
+    clipper = DenseStackClipper(model)
+    _, plain = clipper.loss_and_norms(x, y, task="classification")
+    x_sq = torch.linalg.vector_norm(x, dim=1).square_()
+    _, given = clipper.loss_and_norms(x, y, task="classification", x_sq_norms=x_sq)
+    assert torch.equal(plain, given)
+    _, wrong = clipper.loss_and_norms(x, y, task="classification", x_sq_norms=4 * x_sq)
+    assert torch.equal(plain, wrong) == isinstance(model[0], nn.Tanh)  # used exactly when x feeds a Linear

@@ -138,6 +138,7 @@ def test_observer_changes_nothing_and_canaries_change_the_run():
     P = sum(v.size for v in plain.state.values())
     with_canaries = train(X, y, cfg, n_outputs=2, extra_gradients=ExtraGradients.diracs([0, 1], value=0.1, size=P))
     assert with_canaries.sample_rate == pytest.approx(30 / 122) and with_canaries.epsilon > 0
-    with pytest.raises(DPValueError, match="private"):
-        train(X, y, cfg.replace(private=False, noise_multiplier=None), n_outputs=2,
-              extra_gradients=ExtraGradients.diracs([0], value=0.1, size=P))
+    for hook in (dict(extra_gradients=ExtraGradients.diracs([0], value=0.1, size=P)),
+                 dict(on_step=lambda i, s: None)):
+        with pytest.raises(DPValueError, match=f"{next(iter(hook))} needs a private run"):
+            train(X, y, cfg.replace(private=False, noise_multiplier=None), n_outputs=2, **hook)
