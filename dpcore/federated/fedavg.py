@@ -39,6 +39,7 @@ from ..datasets import Split
 from ..datasets.transforms import scale_to_unit_interval
 from ..exceptions import DPValueError
 from ..rng import as_generator, child_seed
+from ..training.clipping import clip_factors
 from ..validation import check_array, check_delta, check_epsilon, check_int, check_positive
 from .accounting import (
     LOCAL_DP_NEIGHBOURING,
@@ -58,6 +59,8 @@ MODES = ("central", "local", "none")
 def clip_updates(updates: torch.Tensor, *, clip_norm: float) -> tuple[torch.Tensor, torch.Tensor]:
     """Scale every row of ``updates`` to L2 norm at most ``clip_norm``.
 
+    Row i is multiplied by :func:`~dpcore.training.clipping.clip_factors`'s
+    ``min(1, S / (||Delta_i|| + 1e-6))``, the rule the DP-SGD engine uses.
     Returns the clipped updates and the norms before clipping.
 
     >>> u, n = clip_updates(torch.tensor([[3.0, 4.0], [0.3, 0.4]]), clip_norm=1.0)
@@ -66,8 +69,7 @@ def clip_updates(updates: torch.Tensor, *, clip_norm: float) -> tuple[torch.Tens
     """
     clip_norm = check_positive(clip_norm, "clip_norm")
     norms = updates.norm(dim=1)
-    factor = torch.clamp(clip_norm / norms.clamp(min=1e-12), max=1.0)
-    return updates * factor[:, None], norms
+    return updates * clip_factors(norms, clip_norm)[:, None], norms
 
 
 def noisy_server_average(

@@ -115,12 +115,16 @@ class Gaussian(Mechanism):
                 f"the classic Gaussian calibration is only valid for epsilon < 1, got epsilon={self.epsilon}; "
                 "use calibration='analytic'"
             )
+        # Solved once here (the analytic calibration is a root search), not on every access. A plain
+        # attribute, not a field: equality, hashing, repr and dataclasses.replace see only the parameters
+        # (replace re-runs __post_init__), and pickling carries the solved value along.
+        fn = analytic_gaussian_sigma if self.calibration == "analytic" else classic_gaussian_sigma
+        object.__setattr__(self, "_sigma", fn(epsilon=self.epsilon, delta=self.delta, sensitivity=self.sensitivity))
 
     @property
     def sigma(self) -> float:
-        """Standard deviation of the added noise."""
-        fn = analytic_gaussian_sigma if self.calibration == "analytic" else classic_gaussian_sigma
-        return fn(epsilon=self.epsilon, delta=self.delta, sensitivity=self.sensitivity)
+        """Standard deviation of the added noise (calibrated once, when the mechanism is made)."""
+        return self._sigma
 
     def variance(self) -> float:
         return self.sigma**2

@@ -2,27 +2,41 @@
 
 Public API: :class:`TrainConfig`, :class:`TrainResult`, :func:`train`,
 :func:`build_model`, :data:`PRESETS` / :func:`preset_for`,
-:func:`per_sample_grad_norms`, :class:`GhostClipper`. The learners
+:func:`per_sample_grad_norms`, :class:`GhostClipper`. The parts of one DP-SGD
+step, as Opacus splits them: :mod:`~dpcore.training.sampling` (Poisson or
+shuffled batches), :mod:`~dpcore.training.clipping` (:func:`clip_factors` and the
+:class:`Clipper` protocol), :mod:`~dpcore.training.ghost` (the two clippers) and
+:mod:`~dpcore.training.step` (:class:`PrivateGradient`: clip, sum, noise, divide;
+with hooks for audit canaries). The learners
 (``non-private``, ``dpsgd``, ``output-perturbation``, ``label-dp-laplace``,
 ``label-dp-rr``) are registered by :mod:`dpcore.training.learners`.
 """
+from .clipping import CLIP_EPS, Clipper, clip_factors
 from .engine import (
-    SAMPLINGS,
     SHUFFLE_CAVEAT,
     TrainConfig,
     TrainResult,
     planned_steps,
-    private_gradient,
     resolve_noise_multiplier,
     train,
 )
-from .ghost import GhostClipper, clip_factors, per_sample_grad_norms
+from .ghost import DenseStackClipper, GhostClipper, make_clipper, per_sample_grad_norms
 from .models import ACTIVATIONS, MODELS, build_model
 from .presets import PRESETS, Preset, preset_for
 from .preprocess import FEATURES, dct_features, hog_features, prepare_features
+from .sampling import SAMPLINGS, PoissonSampler, ShuffleSampler, make_sampler
+from .step import ExtraGradients, PrivateGradient, StepObserver, private_gradient
 
 __all__ = [
     "ACTIVATIONS",
+    "CLIP_EPS",
+    "Clipper",
+    "DenseStackClipper",
+    "ExtraGradients",
+    "PoissonSampler",
+    "PrivateGradient",
+    "ShuffleSampler",
+    "StepObserver",
     "MODELS",
     "PRESETS",
     "Preset",
@@ -35,6 +49,8 @@ __all__ = [
     "build_model",
     "dct_features",
     "hog_features",
+    "make_clipper",
+    "make_sampler",
     "clip_factors",
     "per_sample_grad_norms",
     "planned_steps",

@@ -12,7 +12,6 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import pandas as pd
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from ..accounting import PrivacyLedger, calibrate_noise_multiplier, dpsgd_event
@@ -27,10 +26,12 @@ from ..validation import (
     check_nonnegative,
     check_positive,
 )
-from .ghost import CLIP_EPS, DenseStackClipper, GhostClipper, make_clipper
+from .ghost import make_clipper
+from .losses import per_example_loss
 from .models import ACTIVATIONS, MODELS, build_model
-
-SAMPLINGS = ("poisson", "shuffle")
+from .optim import make_optimizer
+from .sampling import SAMPLINGS, make_sampler
+from .step import ExtraGradients, PrivateGradient, StepObserver
 TASKS = ("classification", "regression")
 OPTIMIZERS = ("sgd", "adam")
 EpochCallback = Callable[[Mapping[str, Any]], None]
@@ -270,123 +271,146 @@ def resolve_noise_multiplier(config: TrainConfig, n: int) -> float | None:
     return _calibrated_sigma(config.target_epsilon, config.delta, q, ends[-1], config.accountant)
 
 
-class PlainSGD:
-    """``torch.optim.SGD`` (no dampening, no Nesterov), written out.
+@dataclass(frozen=True)
+class _Data:
+    """The training rows as tensors, the evaluation rows, and the number of model outputs."""
 
-    Creating any ``torch.optim`` optimizer imports ``torch._dynamo`` on first use,
-    about 1.4 s per process, which every sweep worker and every command-line run
-    paid for an update of a few lines. This is the same arithmetic as torch's
-    single-tensor SGD (bitwise equal, tested): weight decay added to the gradient,
-    a momentum buffer started as a copy of the first gradient, then
-    ``p -= lr * g``. Parameters whose gradient is None are skipped.
-    """
+    X: torch.Tensor
+    y: torch.Tensor
+    X_eval: torch.Tensor
+    y_eval: torch.Tensor
+    n_outputs: int
 
-    def __init__(self, params, *, lr: float, momentum: float = 0.0, weight_decay: float = 0.0) -> None:
-        self.params = [p for p in params if p.requires_grad]
-        self.lr, self.momentum, self.weight_decay = float(lr), float(momentum), float(weight_decay)
-        self._bufs: list[torch.Tensor | None] = [None] * len(self.params)
-
-    def zero_grad(self, set_to_none: bool = True) -> None:
-        for p in self.params:
-            if set_to_none:
-                p.grad = None
-            elif p.grad is not None:
-                p.grad.zero_()
-
-    @torch.no_grad()
-    def step(self) -> None:
-        for i, p in enumerate(self.params):
-            g = p.grad
-            if g is None:
-                continue
-            if self.weight_decay != 0:
-                g = g.add(p, alpha=self.weight_decay)
-            if self.momentum != 0:
-                buf = self._bufs[i]
-                if buf is None:
-                    buf = self._bufs[i] = torch.clone(g).detach()
-                else:
-                    buf.mul_(self.momentum).add_(g)
-                g = buf
-            p.add_(g, alpha=-self.lr)
+    @property
+    def n(self) -> int:
+        return int(self.X.shape[0])
 
 
-def _per_example_loss(out: torch.Tensor, yb: torch.Tensor, task: str) -> torch.Tensor:
-    if task == "classification":
-        return F.cross_entropy(out, yb, reduction="none")
-    diff = out - yb.reshape(out.shape[0], -1)
-    return diff.pow(2).sum(1)
-
-
-def _scaled_clip_factors(norms: torch.Tensor, clip_norm: float, scale: float) -> torch.Tensor:
-    """``scale * min(1, C / (||g_i|| + 1e-6))`` (:func:`clip_factors` times ``scale``) in two passes.
-
-    The ``1/L`` of the average is folded into the clip factors, so the clipped
-    sum comes out already divided by the expected batch size.
-    """
-    return torch.div(clip_norm * scale, norms + CLIP_EPS).clamp_(max=scale)
-
-
-def private_gradient(
-    model: nn.Module,
-    clipper: GhostClipper | DenseStackClipper,
-    xb: torch.Tensor,
-    yb: torch.Tensor,
-    *,
-    task: str,
-    clip_norm: float,
-    noise_std: float,
-    expected_batch_size: float,
-    generator: torch.Generator,
-) -> float:
-    """Fill ``p.grad`` with one DP-SGD gradient; return the batch's summed loss (a diagnostic).
-
-    ``p.grad = (sum_i clip_C(g_i) + N(0, noise_std^2 I)) / expected_batch_size``:
-    per-example norms from ghost norms, clip factors ``min(1, C/(||g_i|| + 1e-6))``,
-    the clipped sum as one product per layer, then the noise. An empty batch
-    gives pure noise (the mechanism still runs, as the accountant assumes).
-
-    The noise is one draw of ``N(0, (noise_std / L)^2)`` for all parameters (in
-    ``model.parameters()`` order) straight into a flat gradient buffer, and the
-    clipped sum (with the ``1/L`` folded into the clip factors) is added to it in
-    place; every ``p.grad`` is a view into that buffer. ``clipper`` is a
-    :class:`~dpcore.training.ghost.DenseStackClipper` (hand-differentiated
-    Linear/activation stacks, no autograd) or a :class:`GhostClipper` (hooks,
-    any supported model); both give the same gradient (see
-    :func:`~dpcore.training.ghost.make_clipper`).
-    """
-    params = [p for p in model.parameters() if p.requires_grad]
-    inv = 1.0 / expected_batch_size
-    flat = torch.empty(sum(p.numel() for p in params), dtype=params[0].dtype, device=params[0].device)
-    if noise_std > 0:
-        flat.normal_(0.0, noise_std * inv, generator=generator)
+def _training_data(X, y, task: str, n_outputs: int | None, X_test, y_test) -> _Data:
+    """Validate the rows and labels (integer classes, soft rows, or real targets) and make tensors."""
+    X = check_array(X, "X", ndim=2)
+    n = X.shape[0]
+    y_arr = np.asarray(y)
+    if y_arr.shape[0] != n:
+        raise DPValueError(f"X has {n} rows but y has {y_arr.shape[0]}; they must match")
+    if task == "classification" and y_arr.ndim == 1:
+        if not np.all(np.equal(np.mod(y_arr, 1), 0)) or (y_arr.size and y_arr.min() < 0):
+            raise DPValueError("classification labels must be integers 0..k-1 (or one-hot/soft rows)")
+        y_t = torch.as_tensor(y_arr.astype(np.int64))
+        k = int(n_outputs) if n_outputs is not None else int(y_arr.max()) + 1
+        if y_arr.size and y_arr.max() >= k:
+            raise DPValueError(f"labels go up to {int(y_arr.max())} but n_outputs={k}")
+    elif task == "classification":
+        y_t = torch.as_tensor(check_array(y_arr, "y", ndim=2), dtype=torch.float32)
+        k = y_arr.shape[1]
     else:
-        flat.zero_()
-    grads = [g.view_as(p) for g, p in zip(flat.split([p.numel() for p in params]), params)]
-    loss_sum = 0.0
-    if xb.shape[0] > 0:
-        if isinstance(clipper, DenseStackClipper):
-            losses, norms = clipper.per_example(xb, yb, task=task)
-            clipper.add_clipped_sum(_scaled_clip_factors(norms, clip_norm, inv), grads)
-        else:
-            with clipper.capture():
-                out = model(xb)
-            losses = _per_example_loss(out, yb, task)
-            norms = clipper.norms(losses)
-            for p, g in zip(params, grads):
-                p.grad = g
-            clipper.write_clipped_sum(_scaled_clip_factors(norms, clip_norm, inv), accumulate=True)
-        loss_sum = float(losses.detach().sum())
-    for p, g in zip(params, grads):
-        p.grad = g
-    return loss_sum
+        y_t = torch.as_tensor(check_array(y_arr, "y").reshape(n, -1), dtype=torch.float32)
+        k = y_t.shape[1]
+    if k < 1 or (task == "classification" and k < 2):
+        raise DPValueError(f"classification needs at least 2 classes, got n_outputs={k}")
+    Xt = torch.as_tensor(X, dtype=torch.float32)
+    if X_test is None:
+        return _Data(Xt, y_t, Xt, y_t, k)
+    Xe = torch.as_tensor(check_array(X_test, "X_test", ndim=2), dtype=torch.float32)
+    ye_arr = np.asarray(y_test)
+    if task == "classification" and ye_arr.ndim == 1:
+        ye = torch.as_tensor(ye_arr.astype(np.int64))
+    else:
+        ye = torch.as_tensor(ye_arr.reshape(len(ye_arr), -1) if task == "regression" else ye_arr,
+                             dtype=torch.float32)
+    return _Data(Xt, y_t, Xe, ye, k)
+
+
+def _run_warnings(config: TrainConfig, sigma: float | None) -> list[str]:
+    """Warn (and return the messages for the result) about settings that weaken the guarantee."""
+    caught = []
+    if config.private and sigma == 0:
+        caught.append("noise_multiplier=0 adds no noise: clipping alone gives no differential privacy (epsilon = inf)")
+    if config.private and config.sampling == "shuffle":
+        caught.append(SHUFFLE_CAVEAT)
+    for msg in caught:
+        warnings.warn(msg, DPCoreWarning, stacklevel=3)
+    return caught
+
+
+class _Budget:
+    """The run's privacy odometer, in one place: epsilon after each epoch and the ``max_epsilon`` check.
+
+    It equals a dp_accounting accountant composing the steps epoch by epoch. With
+    sigma = 0 or a non-private run there is no guarantee: epsilon is infinite.
+    """
+
+    def __init__(self, config: TrainConfig, sigma: float | None, q: float) -> None:
+        self.config, self.sigma, self.q = config, sigma, q
+        self.odometer = PrivacyLedger(delta=config.delta, accountant=config.accountant) \
+            if config.private and sigma else None
+        self.epsilon = 0.0 if config.private else math.inf
+        self.steps = 0
+
+    def allows(self, total_steps: int) -> bool:
+        """False if running to ``total_steps`` would spend more than ``max_epsilon``."""
+        if not self.config.private or self.config.max_epsilon is None:
+            return True
+        if self.odometer is None:
+            return False
+        return self.odometer.epsilon_if(self.event(total_steps - self.steps)) <= self.config.max_epsilon
+
+    def advance(self, steps: int) -> float:
+        """Spend ``steps`` more steps; the epsilon spent so far."""
+        if self.odometer is not None:
+            self.epsilon = self.odometer.spend(self.event(steps))
+            self.steps += steps
+        elif self.config.private:
+            self.epsilon = math.inf
+        return self.epsilon
+
+    def event(self, steps: int):
+        if self.odometer is None:
+            return None
+        return dpsgd_event(noise_multiplier=self.sigma, sample_rate=self.q, steps=steps)
+
+
+class _Ema:
+    """Exponential moving average of the iterates (De et al. 2022): post-processing, free in privacy."""
+
+    def __init__(self, model: nn.Module, model_kwargs: dict, decay: float) -> None:
+        self.model, self.decay = None, decay
+        if decay > 0:
+            self.model = build_model(**model_kwargs)
+            self.model.load_state_dict(model.state_dict())
+            self._avg = list(self.model.parameters())
+            self._live = [p for p in model.parameters() if p.requires_grad]
+
+    def current(self, model: nn.Module) -> nn.Module:
+        """What evaluation and the result use: the average when it is on, else ``model``."""
+        return model if self.model is None else self.model
+
+    def update(self) -> None:
+        if self.model is not None:
+            with torch.no_grad():
+                torch._foreach_lerp_(self._avg, self._live, 1.0 - self.decay)
+
+
+def _model_kwargs(config: TrainConfig, data: _Data, image_shape, *, seed: int) -> dict:
+    """The arguments of :func:`build_model` for this run (kept in the result to rebuild the model)."""
+    return dict(kind=config.model, n_features=data.X.shape[1], n_outputs=data.n_outputs, hidden=config.hidden,
+                depth=config.depth, activation=config.activation,
+                image_shape=tuple(image_shape) if image_shape else None, channels=config.channels, seed=seed)
+
+
+def _history_row(epoch: int, step: int, model: nn.Module, data: _Data, task: str, epsilon: float,
+                 train_loss: float) -> dict:
+    """One row of the history: the evaluation loss and metric after ``step`` steps, and the epsilon spent."""
+    loss, metric = _evaluate(model, data.X_eval, data.y_eval, task)
+    return {"epoch": epoch, "step": step, "loss": loss, ("accuracy" if task == "classification" else "mse"): metric,
+            "epsilon": epsilon, "train_loss": train_loss}
 
 
 def _evaluate(model: nn.Module, X: torch.Tensor, y: torch.Tensor, task: str) -> tuple[float, float]:
     model.eval()
     with torch.no_grad():
         out = model(X)
-        loss = float(_per_example_loss(out, y, task).mean())
+        loss = float(per_example_loss(out, y, task).mean())
         if task == "classification":
             target = y if y.dim() == 1 else y.argmax(1)
             metric = float((out.argmax(1) == target).float().mean())
@@ -394,6 +418,54 @@ def _evaluate(model: nn.Module, X: torch.Tensor, y: torch.Tensor, task: str) -> 
             metric = loss
     model.train()
     return loss, metric
+
+
+def _lot_step(config: TrainConfig, model: nn.Module, data: _Data, *, sigma: float | None, expected_batch: float,
+              noise_gen: torch.Generator, ema: _Ema, extra: ExtraGradients | None,
+              on_step: StepObserver | None) -> tuple[Callable[[np.ndarray], tuple[float, int]], Any]:
+    """The function that takes one step on the records ``idx``, and the clipper to detach afterwards.
+
+    Private: Abadi et al.'s Algorithm 1 for one lot (clip each example's
+    gradient, sum, add N(0, sigma^2 C^2 I), divide by the expected batch size,
+    descend). Non-private: plain minibatch SGD on the mean loss (an empty batch
+    is skipped). Indices ``>= n`` are the extra records of ``extra``.
+    """
+    opt = make_optimizer(model, kind=config.optimizer, learning_rate=config.learning_rate,
+                         momentum=config.momentum, weight_decay=config.weight_decay)
+    X, y, task, n = data.X, data.y, config.task, data.n
+    if not config.private:
+        def step(idx: np.ndarray) -> tuple[float, int]:
+            opt.zero_grad(set_to_none=True)
+            if idx.size == 0:
+                return 0.0, 0
+            rows = torch.from_numpy(idx)
+            losses = per_example_loss(model(X.index_select(0, rows)), y.index_select(0, rows), task)
+            losses.mean().backward()
+            opt.step()
+            ema.update()
+            return float(losses.detach().sum()), idx.size
+
+        return step, None
+    clipper = make_clipper(model)
+    noisy_gradient = PrivateGradient(model, clipper, task=task, clip_norm=config.clip_norm, noise_multiplier=sigma,
+                                     expected_batch_size=expected_batch, generator=noise_gen, extra=extra,
+                                     on_step=on_step)
+
+    # the rows' squared norms once per run, not once per step (the fast path's first layer needs them)
+    x_sq = torch.linalg.vector_norm(X, dim=1).square_()
+
+    def step(idx: np.ndarray) -> tuple[float, int]:
+        extra_idx = None
+        if extra is not None:
+            idx, extra_idx = idx[idx < n], idx[idx >= n] - n
+        rows = torch.from_numpy(idx)
+        loss_sum = noisy_gradient(X.index_select(0, rows), y.index_select(0, rows),
+                                  x_sq_norms=x_sq.index_select(0, rows), extra_index=extra_idx)
+        opt.step()
+        ema.update()
+        return loss_sum, idx.size
+
+    return step, clipper
 
 
 def train(
@@ -406,20 +478,25 @@ def train(
     n_outputs: int | None = None,
     image_shape: tuple[int, int] | None = None,
     on_epoch: EpochCallback | None = None,
+    on_step: StepObserver | None = None,
+    extra_gradients: ExtraGradients | None = None,
 ) -> TrainResult:
     """Train a model with DP-SGD (or non-privately if ``config.private`` is False).
 
-    Each step: Poisson-sample a batch with rate ``q = batch_size / n``; compute
+    Each step (Abadi et al. 2016, Algorithm 1): Poisson-sample a batch with
+    rate ``q = batch_size / n`` (:mod:`~dpcore.training.sampling`); compute
     every example's gradient norm from the layer activations and output
     gradients (ghost norms, never materialising per-example gradients of Linear
     layers; for the ``linear`` and ``mlp`` models by a hand-written forward and
     backward with no autograd, :class:`~dpcore.training.ghost.DenseStackClipper`,
-    for the CNN through forward hooks and one autograd pass); clip ``g_i / max(1, ||g_i|| / C)``; sum them as one product per
-    layer; add ``N(0, sigma^2 C^2 I)``; divide by the expected batch size
-    ``q n`` (not the realised one, which would leak); take an SGD step. An empty
-    Poisson batch still adds the noise and steps. After every epoch the
-    accountant (RDP by default, PLD optionally, both from dp_accounting via
-    :mod:`dpcore.accounting`) gives the epsilon spent so far.
+    for the CNN through forward hooks and one autograd pass); clip
+    ``g_i / max(1, ||g_i|| / C)``; sum them as one product per layer; add
+    ``N(0, sigma^2 C^2 I)``; divide by the expected batch size ``q n`` (not the
+    realised one, which would leak); take an SGD step
+    (:class:`~dpcore.training.step.PrivateGradient`). An empty Poisson batch
+    still adds the noise and steps. After every epoch the accountant (RDP by
+    default, PLD optionally, both from dp_accounting via :mod:`dpcore.accounting`)
+    gives the epsilon spent so far.
 
     Parameters
     ----------
@@ -439,6 +516,16 @@ def train(
     on_epoch : callable, optional
         Called after every epoch with ``{"epoch", "epochs", "step", "loss",
         "accuracy"/"mse", "epsilon", "train_loss"}``.
+    on_step : callable, optional
+        Private runs: ``on_step(step_index, noisy_sum)`` after every step, with
+        the step's noisy summed gradient (before the division by the expected
+        batch size) as a flat tensor in ``model.parameters()`` order: what a
+        white-box auditor reads. Nothing is copied when it is None.
+    extra_gradients : ExtraGradients, optional
+        Private runs: m extra records whose clipped gradient is a fixed vector
+        (e.g. audit canaries, Steinke, Nasr & Jagielski 2023). They are records
+        of the training set like the others: sampled with the same rate, which
+        is ``batch_size / (n + m)``, and covered by the reported epsilon.
 
     Returns
     -------
@@ -464,143 +551,58 @@ def train(
     t0 = time.perf_counter()
     if not isinstance(config, TrainConfig):
         raise DPValueError(f"config must be a TrainConfig, got {type(config).__name__}")
-    X = check_array(X, "X", ndim=2)
-    n, d = X.shape
-    y_arr = np.asarray(y)
-    if y_arr.shape[0] != n:
-        raise DPValueError(f"X has {n} rows but y has {y_arr.shape[0]}; they must match")
-    task = config.task
-    if task == "classification":
-        if y_arr.ndim == 1:
-            if not np.all(np.equal(np.mod(y_arr, 1), 0)) or (y_arr.size and y_arr.min() < 0):
-                raise DPValueError("classification labels must be integers 0..k-1 (or one-hot/soft rows)")
-            y_t = torch.as_tensor(y_arr.astype(np.int64))
-            k = int(n_outputs) if n_outputs is not None else int(y_arr.max()) + 1
-            if y_arr.size and y_arr.max() >= k:
-                raise DPValueError(f"labels go up to {int(y_arr.max())} but n_outputs={k}")
-        else:
-            y_t = torch.as_tensor(check_array(y_arr, "y", ndim=2), dtype=torch.float32)
-            k = y_arr.shape[1]
-    else:
-        y_t = torch.as_tensor(check_array(y_arr, "y").reshape(n, -1), dtype=torch.float32)
-        k = y_t.shape[1]
-    if k < 1 or (task == "classification" and k < 2):
-        raise DPValueError(f"classification needs at least 2 classes, got n_outputs={k}")
-    q, ends = planned_steps(config, n)
-    sigma = resolve_noise_multiplier(config, n)
-    caught: list[str] = []
-    if config.private and sigma == 0:
-        msg = "noise_multiplier=0 adds no noise: clipping alone gives no differential privacy (epsilon = inf)"
-        warnings.warn(msg, DPCoreWarning, stacklevel=2)
-        caught.append(msg)
-    if config.private and config.sampling == "shuffle":
-        warnings.warn(SHUFFLE_CAVEAT, DPCoreWarning, stacklevel=2)
-        caught.append(SHUFFLE_CAVEAT)
+    for name, hook in (("extra_gradients", extra_gradients), ("on_step", on_step)):
+        if hook is not None and not config.private:
+            raise DPValueError(f"{name} needs a private run (private=True): it acts on the noisy clipped sum")
+    data = _training_data(X, y, config.task, n_outputs, X_test, y_test)
+    n_records = data.n + (extra_gradients.count if extra_gradients is not None else 0)
+    q, ends = planned_steps(config, n_records)
+    sigma = resolve_noise_multiplier(config, n_records)
+    caught = _run_warnings(config, sigma)
 
-    rng = as_generator(config.seed)
-    model_kwargs = dict(kind=config.model, n_features=d, n_outputs=k, hidden=config.hidden, depth=config.depth,
-                        activation=config.activation, image_shape=tuple(image_shape) if image_shape else None,
-                        channels=config.channels, seed=child_seed(rng))
+    rng = as_generator(config.seed)  # one seed: model init, then the noise generator's seed, then the batches
+    model_kwargs = _model_kwargs(config, data, image_shape, seed=child_seed(rng))
     model = build_model(**model_kwargs)
     noise_gen = torch.Generator().manual_seed(child_seed(rng))
-    if config.optimizer == "adam":
-        opt = torch.optim.Adam(model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
-    else:
-        opt = PlainSGD(model.parameters(), lr=config.learning_rate, momentum=config.momentum,
-                       weight_decay=config.weight_decay)
-    clipper = make_clipper(model) if config.private else None
-    params = [p for p in model.parameters() if p.requires_grad]
-    ema_model = None
-    if config.ema > 0:
-        ema_model = build_model(**model_kwargs)
-        ema_model.load_state_dict(model.state_dict())
-        ema_params = list(ema_model.parameters())
+    ema = _Ema(model, model_kwargs, config.ema)
+    step, clipper = _lot_step(config, model, data, sigma=sigma, expected_batch=q * n_records, noise_gen=noise_gen,
+                              ema=ema, extra=extra_gradients, on_step=on_step)
+    sampler = make_sampler(config.sampling, n_records, batch_size=config.batch_size, rng=rng)
+    budget = _Budget(config, sigma, q)
 
-    Xt = torch.as_tensor(X, dtype=torch.float32)
-    if X_test is not None:
-        Xe = torch.as_tensor(check_array(X_test, "X_test", ndim=2), dtype=torch.float32)
-        ye_arr = np.asarray(y_test)
-        ye = torch.as_tensor(ye_arr.astype(np.int64)) if task == "classification" and ye_arr.ndim == 1 else \
-            torch.as_tensor(ye_arr.reshape(len(ye_arr), -1) if task == "regression" else ye_arr, dtype=torch.float32)
-    else:
-        Xe, ye = Xt, y_t
-    expected_batch = q * n
-
-    # the privacy odometer: equal to a dp_accounting accountant composing the steps epoch by epoch
-    odometer = PrivacyLedger(delta=config.delta, accountant=config.accountant) \
-        if config.private and sigma and sigma > 0 else None
-
-    def eps_after(n_steps: int) -> float:
-        """Epsilon the odometer would show after ``n_steps`` more steps."""
-        if odometer is None:  # not private, or sigma = 0: no guarantee at all
-            return math.inf
-        return odometer.epsilon_if(dpsgd_event(noise_multiplier=sigma, sample_rate=q, steps=n_steps))
-
-    rows = []
-    done_steps = 0
-    eps_spent = 0.0 if config.private else math.inf
-    stopped = False
-    order = None
+    rows, done, stopped = [], 0, False
     model.train()
     for epoch, end in enumerate(ends, start=1):
-        n_steps = end - done_steps
-        if config.private and config.max_epsilon is not None:
-            nxt = eps_after(n_steps)
-            if nxt > config.max_epsilon:
-                stopped = True
-                break
-        if config.sampling == "shuffle":
-            order = torch.as_tensor(rng.permutation(n))
-        losses_seen, count_seen = 0.0, 0
-        for s in range(n_steps):
-            if config.sampling == "poisson":
-                idx = torch.as_tensor(np.flatnonzero(rng.random(n) < q))
-            else:
-                idx = order[s * config.batch_size:(s + 1) * config.batch_size]
-            xb, yb = Xt.index_select(0, idx), y_t.index_select(0, idx)
-            opt.zero_grad(set_to_none=True)
-            if not config.private:
-                if idx.numel() == 0:
-                    continue
-                out = model(xb)
-                loss = _per_example_loss(out, yb, task)
-                loss.mean().backward()
-                losses_seen += float(loss.detach().sum()); count_seen += idx.numel()
-            else:
-                loss_sum = private_gradient(model, clipper, xb, yb, task=task, clip_norm=config.clip_norm,
-                                            noise_std=sigma * config.clip_norm, expected_batch_size=expected_batch,
-                                            generator=noise_gen)
-                losses_seen += loss_sum; count_seen += idx.numel()
-            opt.step()
-            if ema_model is not None:
-                with torch.no_grad():
-                    torch._foreach_lerp_(ema_params, params, 1.0 - config.ema)
-        done_steps = end
-        if odometer is not None:
-            eps_spent = odometer.spend(dpsgd_event(noise_multiplier=sigma, sample_rate=q, steps=n_steps))
-        elif config.private:
-            eps_spent = math.inf
-        loss_e, metric = _evaluate(ema_model if ema_model is not None else model, Xe, ye, task)
-        row = {"epoch": epoch, "step": done_steps, "loss": loss_e,
-               ("accuracy" if task == "classification" else "mse"): metric,
-               "epsilon": eps_spent, "train_loss": losses_seen / max(count_seen, 1)}
-        rows.append(row)
+        if not budget.allows(end):
+            stopped = True
+            break
+        loss_sum, count = 0.0, 0
+        for idx in sampler.batches(end - done):
+            batch_loss, batch_count = step(idx)
+            loss_sum += batch_loss
+            count += batch_count
+        epsilon = budget.advance(end - done)
+        done = end
+        rows.append(_history_row(epoch, done, ema.current(model), data, config.task, epsilon, loss_sum / max(count, 1)))
         if on_epoch is not None:
-            on_epoch({**row, "epochs": config.epochs})
+            on_epoch({**rows[-1], "epochs": config.epochs})
     if clipper is not None:
         clipper.remove()
     if stopped:
-        msg = (f"stopped after epoch {len(rows)} of {config.epochs}: one more epoch would spend more than "
-               f"max_epsilon={config.max_epsilon:g}")
-        warnings.warn(msg, DPCoreWarning, stacklevel=2)
-        caught.append(msg)
-    history = pd.DataFrame(rows, columns=["epoch", "step", "loss", "accuracy" if task == "classification" else "mse",
-                                          "epsilon", "train_loss"])
-    event = dpsgd_event(noise_multiplier=sigma, sample_rate=q, steps=done_steps) if odometer is not None else None
-    final = ema_model if ema_model is not None else model
+        caught.append(f"stopped after epoch {len(rows)} of {config.epochs}: one more epoch would spend more than "
+                      f"max_epsilon={config.max_epsilon:g}")
+        warnings.warn(caught[-1], DPCoreWarning, stacklevel=2)
+    return _result(config, rows, budget, done, stopped, ema.current(model), model_kwargs, t0, caught)
+
+
+def _result(config: TrainConfig, rows: list, budget: _Budget, steps: int, stopped: bool, final: nn.Module,
+            model_kwargs: dict, t0: float, caught: list[str]) -> TrainResult:
+    metric = "accuracy" if config.task == "classification" else "mse"
+    history = pd.DataFrame(rows, columns=["epoch", "step", "loss", metric, "epsilon", "train_loss"])
     state = {k: v.detach().numpy().copy() for k, v in final.state_dict().items()}
     return TrainResult(
-        config=config, history=history, epsilon=eps_spent, delta=config.delta if config.private else 0.0,
-        noise_multiplier=sigma, sample_rate=q, steps=done_steps, stopped_early=stopped, state=state,
-        model_kwargs=model_kwargs, dp_event=event, seconds=time.perf_counter() - t0, warnings=tuple(caught),
+        config=config, history=history, epsilon=budget.epsilon, delta=config.delta if config.private else 0.0,
+        noise_multiplier=budget.sigma, sample_rate=budget.q, steps=steps, stopped_early=stopped, state=state,
+        model_kwargs=model_kwargs, dp_event=budget.event(steps), seconds=time.perf_counter() - t0,
+        warnings=tuple(caught),
     )

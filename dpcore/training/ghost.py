@@ -16,12 +16,14 @@ output gradients (book-keeping, Bu et al. 2023), with no second backward pass.
 The whole per-example gradient is clipped ("flat" clipping, Abadi et al. 2016):
 the norms of all layers are added before the clip factor is computed.
 
-Two implementations: :class:`GhostClipper` records layer inputs with forward
-hooks and gets the output gradients from one ``torch.autograd.grad`` call (any
-model of Linear and Conv2d layers); :class:`DenseStackClipper` is the fast path
-for plain stacks of Linear layers and elementwise activations (the ``linear``
-and ``mlp`` models), whose forward and backward it writes out by hand, with no
-autograd graph at all. :func:`make_clipper` picks the fast path when it applies.
+Two implementations of one protocol (:class:`~dpcore.training.clipping.Clipper`:
+``loss_and_norms(x, y, task=...)`` then ``accumulate_clipped_sum(factors, grads)``):
+:class:`GhostClipper` records layer inputs with forward hooks and gets the output
+gradients from one ``torch.autograd.grad`` call (any model of Linear and Conv2d
+layers); :class:`DenseStackClipper` is the fast path for plain stacks of Linear
+layers and elementwise activations (the ``linear`` and ``mlp`` models), whose
+forward and backward it writes out by hand, with no autograd graph at all.
+:func:`make_clipper` picks the fast path when it applies.
 
 References
 ----------
@@ -35,21 +37,19 @@ small cost (book-keeping), ICML 2023.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from ..exceptions import DPValueError
+from .losses import loss_and_output_grad, per_example_loss
 from .models import trainable_layers
 
 #: Conv2d layers with at least this many input channels get per-example gradients from the
 #: grouped native kernel; thinner ones (e.g. the first layer on grey images) from unfold + bmm.
 GROUPED_MIN_CHANNELS = 4
-
-#: Opacus's stabiliser in ``C / (norm + eps)``; kept identical so clipped sums match it.
-CLIP_EPS = 1e-6
-
 
 @dataclass
 class _Record:
@@ -63,16 +63,40 @@ class _Record:
 
 
 class GhostClipper:
-    """Attach to a model; after a forward pass, compute per-example norms and clipped sums.
+    """Per-example norms and clipped sums of any model of Linear and Conv2d layers, through hooks.
 
-    Usage: ``with clipper.capture(): out = model(x)``; then
-    ``norms = clipper.norms(per_example_losses)`` and
-    ``clipper.write_clipped_sum(factors)`` fills ``p.grad`` with ``sum_i c_i g_i``.
+    The :class:`~dpcore.training.clipping.Clipper` protocol:
+    ``losses, norms = clipper.loss_and_norms(x, y, task=...)`` runs the forward
+    pass with the hooks on and one ``torch.autograd.grad`` call;
+    ``clipper.accumulate_clipped_sum(factors, grads)`` adds ``sum_i c_i g_i``
+    to ``grads`` (one product per layer). For another loss, run the forward
+    pass inside ``with clipper.capture():`` and call ``clipper.norms(losses)``.
+
+    Examples
+    --------
+    >>> m = nn.Sequential(nn.Linear(3, 2))
+    >>> clipper = GhostClipper(m)
+    >>> losses, norms = clipper.loss_and_norms(torch.randn(4, 3), torch.tensor([0, 1, 1, 0]),
+    ...                                        task="classification")
+    >>> sums = [torch.zeros_like(p) for p in m.parameters()]
+    >>> clipper.accumulate_clipped_sum(torch.ones(4), sums)
+    >>> [tuple(s.shape) for s in sums]
+    [(2, 3), (2,)]
     """
 
     def __init__(self, model: nn.Module) -> None:
         self.model = model
         self.records = [_Record(layer) for layer in trainable_layers(model)]
+        position = {id(p): i for i, p in enumerate(p for p in model.parameters() if p.requires_grad)}
+        self._slots = []  # where each layer's weight and bias gradients go in the grads list
+        for rec in self.records:
+            own = [rec.layer.weight] + ([rec.layer.bias] if rec.layer.bias is not None else [])
+            if any(id(p) not in position for p in own):
+                raise DPValueError(
+                    f"{type(rec.layer).__name__} layer has a frozen parameter: per-example clipping counts every "
+                    "parameter of the Linear and Conv2d layers; unfreeze it or remove the layer"
+                )
+            self._slots.append([position[id(p)] for p in own])
         self._active = False
         self._handles = [r.layer.register_forward_hook(self._make_hook(r)) for r in self.records]
 
@@ -106,6 +130,17 @@ class GhostClipper:
         """Context manager: record layer inputs and outputs during the forward pass inside it."""
         return GhostClipper._Capture(self)
 
+    def loss_and_norms(self, x: torch.Tensor, y: torch.Tensor, *, task: str,
+                       x_sq_norms: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-example losses (detached) and gradient norms for the batch ``(x, y)`` (see the protocol).
+
+        ``x_sq_norms`` is accepted and not used: the hooks see each layer's input, not ``x``.
+        """
+        with self.capture():
+            out = self.model(x)
+        losses = per_example_loss(out, y, task)
+        return losses.detach(), self.norms(losses)
+
     def norms(self, losses: torch.Tensor) -> torch.Tensor:
         """Per-example L2 norms of the gradient of ``losses[i]`` w.r.t. all parameters, shape (B,)."""
         outs = [r.out for r in self.records]
@@ -117,30 +152,17 @@ class GhostClipper:
             total = total + _layer_sq_norms(rec, b.detach())
         return total.sqrt()
 
-    def write_clipped_sum(self, factors: torch.Tensor, *, accumulate: bool = False) -> None:
-        """Set ``p.grad = sum_i factors[i] * g_i`` for every parameter (one product per layer).
-
-        With ``accumulate=True`` the sum is added to the existing ``p.grad``
-        (which must be set), e.g. to a buffer that already holds the noise.
-        """
-        for rec in self.records:
-            w_grad, b_grad = _layer_weighted_sum(rec, factors)
-            w_grad = w_grad.reshape(rec.layer.weight.shape)
-            if accumulate:
-                rec.layer.weight.grad.add_(w_grad)
-            else:
-                rec.layer.weight.grad = w_grad
-            if rec.layer.bias is not None:
-                if accumulate:
-                    rec.layer.bias.grad.add_(b_grad)
-                else:
-                    rec.layer.bias.grad = b_grad
-            rec.a = rec.out = rec.A = rec.Bg = rec.G = None
-
-
-def clip_factors(norms: torch.Tensor, clip_norm: float) -> torch.Tensor:
-    """``min(1, C / (||g_i|| + 1e-6))``, as in Opacus."""
-    return (clip_norm / (norms + CLIP_EPS)).clamp(max=1.0)
+    def accumulate_clipped_sum(self, factors: torch.Tensor, grads: Sequence[torch.Tensor]) -> None:
+        """Add ``sum_i factors[i] * g_i`` to ``grads`` (trainable parameters in ``model.parameters()`` order)."""
+        if any(r.A is None and r.G is None for r in self.records):
+            raise RuntimeError("call loss_and_norms (or norms) before accumulate_clipped_sum")
+        with torch.no_grad():
+            for rec, slots in zip(self.records, self._slots):
+                w_grad, b_grad = _layer_weighted_sum(rec, factors)
+                grads[slots[0]].add_(w_grad.reshape(rec.layer.weight.shape))
+                if b_grad is not None:
+                    grads[slots[1]].add_(b_grad)
+                rec.a = rec.out = rec.A = rec.Bg = rec.G = None
 
 
 def _unfold(rec: _Record, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -341,8 +363,8 @@ class DenseStackClipper:
     --------
     >>> m = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
     >>> clipper = DenseStackClipper(m)
-    >>> losses, norms = clipper.per_example(torch.randn(5, 3), torch.tensor([0, 1, 1, 0, 1]),
-    ...                                     task="classification")
+    >>> losses, norms = clipper.loss_and_norms(torch.randn(5, 3), torch.tensor([0, 1, 1, 0, 1]),
+    ...                                        task="classification")
     >>> norms.shape
     torch.Size([5])
     """
@@ -358,6 +380,7 @@ class DenseStackClipper:
         self.model = model
         self._plan = plan
         self._linears = [op[1] for op in plan if op[0] == "linear"]
+        self._input_is_x = plan[0][0] == "linear"  # the first Linear layer's input is x itself
         self._cache: list | None = None
 
     @staticmethod
@@ -369,13 +392,17 @@ class DenseStackClipper:
         """Nothing to detach (no hooks); present so both clippers can be used alike."""
         self._cache = None
 
-    def per_example(self, x: torch.Tensor, y: torch.Tensor, *, task: str) -> tuple[torch.Tensor, torch.Tensor]:
+    def loss_and_norms(self, x: torch.Tensor, y: torch.Tensor, *, task: str,
+                       x_sq_norms: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Per-example losses and gradient norms (both shape ``(B,)``) for the batch ``(x, y)``.
 
         ``task="classification"``: cross-entropy of the logits against integer
         labels (or soft/one-hot rows); ``"regression"``: squared error summed over
         outputs. The layer inputs and output gradients are kept for
-        :meth:`add_clipped_sum`.
+        :meth:`accumulate_clipped_sum`. ``x_sq_norms``, if given, are the
+        ``||x_i||^2`` of the rows of ``x`` (as ``vector_norm(x, dim=1) ** 2``):
+        the first layer's input norms, which ``train()`` computes once per run
+        instead of once per step.
         """
         records = []  # (linear layer, its input a, its output gradient b) in forward order
         acts = []
@@ -395,7 +422,7 @@ class DenseStackClipper:
                     h = fwd(z, fresh and not keep_z)
                     acts.append((bwd, z if keep_z else None, h))
                 fresh = op[0] == "linear"
-            losses, g = _loss_and_output_grad(h, y, task)
+            losses, g = loss_and_output_grad(h, y, task)
             # back through the stack: every Linear's output gradient, and the input gradient of all but the first
             total = None
             ai = len(acts)
@@ -407,7 +434,10 @@ class DenseStackClipper:
                     rec[2] = g
                     # ||a_i||^2 ||b_i||^2 (+ ||b_i||^2 for the bias); vector_norm is one fused pass
                     b2 = torch.linalg.vector_norm(g, dim=1).square_()
-                    a2 = torch.linalg.vector_norm(rec[1], dim=1).square_()
+                    if k == 0 and x_sq_norms is not None and self._input_is_x:
+                        a2 = x_sq_norms
+                    else:
+                        a2 = torch.linalg.vector_norm(rec[1], dim=1).square_()
                     if total is None:
                         total = torch.addcmul(b2, b2, a2) if rec[0].bias is not None else b2.mul_(a2)
                     else:
@@ -424,52 +454,28 @@ class DenseStackClipper:
         self._cache = records
         return losses, total.sqrt()
 
-    def add_clipped_sum(self, factors: torch.Tensor, grads: list[torch.Tensor] | None = None) -> None:
+    def accumulate_clipped_sum(self, factors: torch.Tensor, grads: Sequence[torch.Tensor]) -> None:
         """Add ``sum_i factors[i] * g_i`` to every parameter's gradient, one product per layer.
 
-        ``grads`` lists the destination tensors in ``model.parameters()`` order
-        (default: the existing ``p.grad``, which must be set); the sums are added
-        in place (``addmm_``/``addmv_``) so a buffer that already holds the noise
-        needs no second pass.
+        ``grads`` lists the destination tensors in ``model.parameters()`` order;
+        the sums are added in place (``addmm_``/``addmv_``), so a buffer that
+        already holds the noise needs no second pass.
         """
         if self._cache is None:
-            raise RuntimeError("call per_example(x, y, task=...) before add_clipped_sum")
-        if grads is None:
-            grads = [p.grad for p in self.model.parameters()]
+            raise RuntimeError("call loss_and_norms(x, y, task=...) before accumulate_clipped_sum")
         it = iter(grads)
         with torch.no_grad():
             for layer, a, b in self._cache:
                 gw = next(it)
-                # scale the narrower of the two factors by c: sum_i c_i b_i a_i^T
-                if b.shape[1] <= a.shape[1]:
-                    gw.addmm_((b * factors[:, None]).t(), a)
-                else:
-                    gw.addmm_(b.t(), a * factors[:, None])
+                # scale the narrower of the two factors by c: sum_i c_i b_i a_i^T (b in place: it is ours and
+                # no longer needed; a may be the caller's x)
                 if layer.bias is not None:
                     next(it).addmv_(b.t(), factors)
+                if b.shape[1] <= a.shape[1]:
+                    gw.addmm_(b.mul_(factors[:, None]).t(), a)
+                else:
+                    gw.addmm_(b.t(), a * factors[:, None])
         self._cache = None
-
-
-def _loss_and_output_grad(out: torch.Tensor, y: torch.Tensor, task: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-example losses and their gradients with respect to ``out`` (no autograd).
-
-    Cross-entropy ``l_i = -sum_k y_ik log softmax(z_i)_k`` has gradient
-    ``softmax(z_i) * sum_k y_ik - y_i`` (``softmax(z_i) - onehot(y_i)`` for a
-    label); the squared error ``l_i = ||z_i - y_i||^2`` has ``2 (z_i - y_i)``.
-    """
-    if task == "classification":
-        lsm = torch.log_softmax(out, 1)
-        prob = lsm.exp()
-        if y.dim() == 1:
-            idx = y[:, None]
-            losses = -lsm.gather(1, idx).squeeze(1)
-            prob.scatter_add_(1, idx, torch.full(idx.shape, -1.0, dtype=prob.dtype))
-            return losses, prob
-        yf = y.to(out.dtype)
-        losses = -(lsm * yf).sum(1)
-        return losses, prob * yf.sum(1, keepdim=True) - yf
-    diff = out - y.reshape(out.shape[0], -1).to(out.dtype)
-    return diff.pow(2).sum(1), diff * 2.0
 
 
 def make_clipper(model: nn.Module, *, fast: bool = True) -> "DenseStackClipper | GhostClipper":

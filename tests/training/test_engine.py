@@ -10,7 +10,7 @@ import torch
 
 from dpcore.exceptions import DPCoreWarning, DPValueError
 from dpcore.training import GhostClipper, TrainConfig, build_model, train
-from dpcore.training.engine import private_gradient
+from dpcore.training.step import private_gradient
 
 
 def _data(n=200, d=6, seed=0):
@@ -205,7 +205,7 @@ def test_plain_sgd_is_bitwise_torch_sgd(momentum, weight_decay):
     """The written-out SGD (no torch.optim import) takes exactly torch.optim.SGD's steps."""
     import torch
 
-    from dpcore.training.engine import PlainSGD
+    from dpcore.training.optim import PlainSGD
 
     gen = torch.Generator().manual_seed(0)
     a = [torch.randn(5, 3, generator=gen, requires_grad=True), torch.randn(3, generator=gen, requires_grad=True)]

@@ -18,8 +18,9 @@ from torch.func import functional_call, grad, vmap
 from dpcore.exceptions import DPValueError
 from dpcore.training import ACTIVATIONS, GhostClipper, TrainConfig, build_model, clip_factors, train
 from dpcore.training import engine as engine_mod
-from dpcore.training.engine import private_gradient
 from dpcore.training.ghost import DenseStackClipper, make_clipper
+from dpcore.training.losses import per_example_loss
+from dpcore.training.step import private_gradient
 
 TOL = 1e-5
 
@@ -86,13 +87,13 @@ def test_norms_and_clipped_sum_match_hooks_and_vmap(kind, activation, task, bias
     ref_norms = torch.sqrt(sum(v.flatten(1).pow(2).sum(1) for v in ref))
 
     fast = DenseStackClipper(model)
-    losses, norms = fast.per_example(x, y, task=task)
+    losses, norms = fast.loss_and_norms(x, y, task=task)
     assert _rel(norms, ref_norms) < TOL
     hook_model = copy.deepcopy(model)
     hook = GhostClipper(hook_model)
     with hook.capture():
         out = hook_model(x)
-    hook_losses = engine_mod._per_example_loss(out, y, task)
+    hook_losses = per_example_loss(out, y, task)
     hook_norms = hook.norms(hook_losses)
     assert _rel(norms, hook_norms) < TOL
     assert _rel(losses, hook_losses.detach()) < TOL
@@ -100,12 +101,13 @@ def test_norms_and_clipped_sum_match_hooks_and_vmap(kind, activation, task, bias
     c = clip_factors(ref_norms, float(ref_norms.median()))
     assert (c < 1).any() and (c == 1).any()  # some examples clipped, some not
     sums = [torch.zeros_like(p) for p in model.parameters()]
-    fast.add_clipped_sum(c, sums)
-    hook.write_clipped_sum(c)
-    for s, g, p in zip(sums, ref, hook_model.parameters()):
+    fast.accumulate_clipped_sum(c, sums)
+    hook_sums = [torch.zeros_like(p) for p in model.parameters()]
+    hook.accumulate_clipped_sum(c, hook_sums)
+    for s, g, h in zip(sums, ref, hook_sums):
         expected = torch.tensordot(c, g, dims=1)
         assert _rel(s, expected) < TOL
-        assert _rel(s, p.grad) < TOL
+        assert _rel(s, h) < TOL
 
 
 @pytest.mark.parametrize("kind, activation", CASES)
@@ -144,7 +146,7 @@ def test_soft_label_classification_matches_vmap():
 
     ref = vmap(grad(loss), in_dims=(None, 0, 0))(params, x, y)
     ref_norms = torch.sqrt(sum(ref[k].flatten(1).pow(2).sum(1) for k in names))
-    losses, norms = DenseStackClipper(model).per_example(x, y, task="classification")
+    losses, norms = DenseStackClipper(model).loss_and_norms(x, y, task="classification")
     assert _rel(norms, ref_norms) < TOL
     assert _rel(losses, F.cross_entropy(model(x), y, reduction="none").detach()) < TOL
 
@@ -157,7 +159,7 @@ def test_unusual_stacks_match_hooks_and_leave_input_alone():
     x, y = _batch("classification", 3, d=6)
     x_before = x.clone()
     assert DenseStackClipper.supports(model)
-    _, fast_norms = DenseStackClipper(model).per_example(x, y, task="classification")
+    _, fast_norms = DenseStackClipper(model).loss_and_norms(x, y, task="classification")
     assert torch.equal(x, x_before)
     ref = _vmap_grads(model, x, y, "classification")
     assert _rel(fast_norms, torch.sqrt(sum(v.flatten(1).pow(2).sum(1) for v in ref))) < TOL
@@ -214,10 +216,12 @@ def test_supports_and_make_clipper():
     assert not DenseStackClipper.supports(frozen)
 
 
-def test_clipped_sum_needs_per_example_first():
-    clipper = DenseStackClipper(nn.Sequential(nn.Linear(3, 2)))
-    with pytest.raises(RuntimeError, match="per_example"):
-        clipper.add_clipped_sum(torch.ones(4))
+@pytest.mark.parametrize("clipper_cls", [DenseStackClipper, GhostClipper])
+def test_clipped_sum_needs_loss_and_norms_first(clipper_cls):
+    model = nn.Sequential(nn.Linear(3, 2))
+    clipper = clipper_cls(model)
+    with pytest.raises(RuntimeError, match="loss_and_norms"):
+        clipper.accumulate_clipped_sum(torch.ones(4), [torch.zeros_like(p) for p in model.parameters()])
 
 
 def _train_data(task: str, n: int = 150, d: int = 8):
@@ -246,3 +250,19 @@ def test_whole_training_run_fast_equals_hooks_and_is_deterministic(kind, task, m
     assert h.steps == a.steps and h.epsilon == a.epsilon
     for key in a.state:
         assert _rel(torch.as_tensor(a.state[key]), torch.as_tensor(h.state[key])) < 1e-4, key
+
+
+@pytest.mark.parametrize("model", [build_model("mlp", n_features=12, n_outputs=3, hidden=9, seed=0),
+                                   nn.Sequential(nn.Tanh(), nn.Linear(12, 3))])
+def test_precomputed_input_norms_give_the_same_norms(model):
+    """train() passes the rows' squared norms computed once per run; a stack that starts with an
+    activation (whose first Linear does not see x) must ignore them."""
+    x, y = _batch("classification", 3, d=12)
+    x, model = x.float(), model.float()
+    clipper = DenseStackClipper(model)
+    _, plain = clipper.loss_and_norms(x, y, task="classification")
+    x_sq = torch.linalg.vector_norm(x, dim=1).square_()
+    _, given = clipper.loss_and_norms(x, y, task="classification", x_sq_norms=x_sq)
+    assert torch.equal(plain, given)
+    _, wrong = clipper.loss_and_norms(x, y, task="classification", x_sq_norms=4 * x_sq)
+    assert torch.equal(plain, wrong) == isinstance(model[0], nn.Tanh)  # used exactly when x feeds a Linear

@@ -111,10 +111,11 @@ def test_clipped_sum_matches_explicit_per_example_clipping():
     clipper = GhostClipper(model)
     with clipper.capture():
         out = model(x)
-    clipper.write_clipped_sum(clip_factors(clipper.norms(F.cross_entropy(out, y, reduction="none")), 0.5))
-    for name, p in model.named_parameters():
+    sums = [torch.zeros_like(p) for p in model.parameters()]
+    clipper.accumulate_clipped_sum(clip_factors(clipper.norms(F.cross_entropy(out, y, reduction="none")), 0.5), sums)
+    for (name, p), s in zip(model.named_parameters(), sums):
         ref = torch.tensordot(c, g[name], dims=1)
-        assert torch.allclose(p.grad, ref, rtol=1e-8, atol=1e-10), name
+        assert torch.allclose(s, ref, rtol=1e-8, atol=1e-10), name
 
 
 @pytest.mark.parametrize("kind, n_features, image_shape", [("mlp", 30, None), ("cnn", 64, (8, 8))])
@@ -137,10 +138,10 @@ def test_clipped_sum_equals_opacus(kind, n_features, image_shape):
     opacus_sum = [p.summed_grad.clone() for p in ref.parameters()]
 
     clipper = GhostClipper(model)
-    with clipper.capture():
-        out = model(x)
-    clipper.write_clipped_sum(clip_factors(clipper.norms(F.cross_entropy(out, y, reduction="none")), C))
-    for ours, theirs in zip((p.grad for p in model.parameters()), opacus_sum):
+    losses, norms = clipper.loss_and_norms(x, y, task="classification")
+    sums = [torch.zeros_like(p) for p in model.parameters()]
+    clipper.accumulate_clipped_sum(clip_factors(norms, C), sums)
+    for ours, theirs in zip(sums, opacus_sum):
         assert torch.allclose(ours, theirs, rtol=1e-4, atol=1e-6)
 
 
@@ -157,26 +158,27 @@ def test_norms_need_capture():
         clipper.norms(torch.zeros(4))
 
 
-def test_write_clipped_sum_accumulate_adds_to_existing_grad():
+def test_accumulate_clipped_sum_adds_to_what_the_buffer_holds():
     torch.manual_seed(6)
     model = build_model("cnn", n_features=64, n_outputs=10, hidden=8, channels=4, image_shape=(8, 8)).double()
     x, y = torch.randn(5, 64, dtype=torch.double), torch.randint(0, 10, (5,))
     sums = []
-    for start in (None, 0.25):
+    for start in (0.0, 0.25):
         clipper = GhostClipper(model)
-        with clipper.capture():
-            out = model(x)
-        factors = clip_factors(clipper.norms(F.cross_entropy(out, y, reduction="none")), 0.5)
-        if start is None:
-            clipper.write_clipped_sum(factors)
-        else:
-            for p in model.parameters():
-                p.grad = torch.full_like(p, start)
-            clipper.write_clipped_sum(factors, accumulate=True)
-        sums.append([p.grad.clone() for p in model.parameters()])
+        _, norms = clipper.loss_and_norms(x, y, task="classification")
+        buf = [torch.full_like(p, start) for p in model.parameters()]
+        clipper.accumulate_clipped_sum(clip_factors(norms, 0.5), buf)
+        sums.append(buf)
         clipper.remove()
     for fresh, acc in zip(*sums):
         assert torch.allclose(acc, fresh + 0.25, rtol=1e-12, atol=1e-12)
+
+
+def test_frozen_parameter_is_rejected_with_a_clear_message():
+    model = build_model("cnn", n_features=64, n_outputs=3, hidden=8, channels=4, image_shape=(8, 8))
+    next(model.parameters()).requires_grad_(False)
+    with pytest.raises(DPValueError, match="frozen parameter"):
+        GhostClipper(model)
 
 
 @pytest.mark.parametrize(

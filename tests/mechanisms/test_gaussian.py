@@ -1,0 +1,49 @@
+"""The Gaussian mechanism's sigma is calibrated once and the mechanism stays a plain value object."""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pickle
+
+import pytest
+
+from dpcore.mechanisms import Gaussian, analytic_gaussian_sigma, classic_gaussian_sigma
+from dpcore.mechanisms import gaussian as gaussian_mod
+
+
+@pytest.mark.parametrize("calibration, solver", [("analytic", "analytic_gaussian_sigma"),
+                                                 ("classic", "classic_gaussian_sigma")])
+def test_sigma_is_solved_once_per_mechanism(calibration, solver, monkeypatch):
+    calls = []
+    real = getattr(gaussian_mod, solver)
+    monkeypatch.setattr(gaussian_mod, solver, lambda **kw: calls.append(kw) or real(**kw))
+    g = Gaussian(epsilon=0.5, delta=1e-5, sensitivity=2.0, calibration=calibration)
+    for _ in range(5):
+        g.sigma
+    g.variance()
+    g.randomise([1.0, 2.0], rng=0)
+    g.density([0.0])
+    g.dp_event
+    assert len(calls) == 1
+    assert g.sigma == real(epsilon=0.5, delta=1e-5, sensitivity=2.0)
+
+
+def test_cached_sigma_matches_the_calibration_functions():
+    assert Gaussian(epsilon=2.0, delta=1e-6).sigma == analytic_gaussian_sigma(epsilon=2.0, delta=1e-6)
+    assert Gaussian(epsilon=0.3, delta=1e-6, calibration="classic").sigma == \
+        classic_gaussian_sigma(epsilon=0.3, delta=1e-6)
+
+
+def test_equal_hashable_picklable_and_replace_recalibrates():
+    a = Gaussian(epsilon=0.5, delta=1e-5)
+    b = Gaussian(epsilon=0.5, delta=1e-5)
+    assert a == b and hash(a) == hash(b) and len({a, b}) == 1
+    assert a != Gaussian(epsilon=0.6, delta=1e-5)
+    assert "_sigma" not in repr(a)
+    assert [f.name for f in dataclasses.fields(a)] == ["epsilon", "delta", "sensitivity", "calibration"]
+    for clone in (pickle.loads(pickle.dumps(a)), copy.deepcopy(a)):
+        assert clone == a and hash(clone) == hash(a) and clone.sigma == a.sigma
+    wider = dataclasses.replace(a, sensitivity=3.0)
+    assert wider.sigma == pytest.approx(3.0 * a.sigma, rel=1e-9)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.epsilon = 1.0
