@@ -8,6 +8,7 @@ comparable on the same split.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 import math
 from typing import Any, Mapping
 
@@ -112,8 +113,26 @@ def _model_kwargs(split, params: Mapping[str, Any], *, private: bool) -> dict:
     return kw
 
 
-def _fit(split, y_train, *, private: bool, epsilon: float | None, delta: float, seed: int,
-         params: Mapping[str, Any], on_epoch=None) -> tuple[TrainResult, np.ndarray, np.ndarray]:
+@dataclass(frozen=True)
+class TrainingProblem:
+    """Exactly what a registered network learner hands to :func:`dpcore.training.train` for a split.
+
+    Public so that an auditor can run the same training with the engine's hooks (gradient
+    canaries, a per-step observer) on the same features, labels and configuration.
+    """
+
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    config: TrainConfig
+    n_outputs: int
+    image_shape: tuple | None
+
+
+def training_problem(split, y_train=None, *, private: bool, epsilon: float | None, delta: float, seed: int,
+                     params: Mapping[str, Any]) -> TrainingProblem:
+    """The features, labels and :class:`TrainConfig` the learners train on (preset overridden by ``params``)."""
     X_tr, X_te, image_shape = _features(split, params)
     kw = _model_kwargs(split, params, private=private)
     task = split.task
@@ -129,12 +148,19 @@ def _fit(split, y_train, *, private: bool, epsilon: float | None, delta: float, 
             kw.pop(k, None)
         kw["clip_norm"] = kw.get("clip_norm", 1.0)
     cfg = TrainConfig(delta=delta, seed=seed, private=private, task=task, **kw)
-    if task == "regression" and on_epoch is not None:  # mse in label units, as in the final history (_result)
+    return TrainingProblem(X_tr, _train_labels(split) if y_train is None else y_train, X_te, y_te, cfg,
+                           split.n_classes if task == "classification" else 1, image_shape)
+
+
+def _fit(split, y_train, *, private: bool, epsilon: float | None, delta: float, seed: int,
+         params: Mapping[str, Any], on_epoch=None) -> tuple[TrainResult, np.ndarray, np.ndarray]:
+    pb = training_problem(split, y_train, private=private, epsilon=epsilon, delta=delta, seed=seed, params=params)
+    if split.task == "regression" and on_epoch is not None:  # mse in label units, as in the final history (_result)
+        lo, hi = _label_scale(split)
         on_epoch = functools.partial(_label_units_mse, on_epoch, (hi - lo) ** 2)
-    res = train(X_tr, y_train, cfg, X_test=X_te, y_test=y_te,
-                n_outputs=split.n_classes if task == "classification" else 1,
-                image_shape=image_shape, on_epoch=on_epoch)
-    return res, X_tr, X_te
+    res = train(pb.X_train, pb.y_train, pb.config, X_test=pb.X_test, y_test=pb.y_test, n_outputs=pb.n_outputs,
+                image_shape=pb.image_shape, on_epoch=on_epoch)
+    return res, pb.X_train, pb.X_test
 
 
 def _label_units_mse(on_epoch, scale: float, info: dict) -> None:
