@@ -30,6 +30,7 @@ from __future__ import annotations
 from .canaries import CANARY_KINDS, CanaryAudit, gradient_canary_audit, input_canary_audit
 from .membership import ATTACKS, MembershipAudit, example_statistic, membership_audit
 from .release import output_perturbation_release_audit
+from .run import AUDIT_KINDS, run_audit
 from .attacks import (
     lira_offline_scores,
     lira_online_scores,
@@ -59,6 +60,8 @@ from .theory import gaussian_tradeoff_tpr, max_advantage, max_tpr_at_fpr, pld_ma
 
 __all__ = [
     "ATTACKS",
+    "AUDIT_KINDS",
+    "run_audit",
     "CANARY_KINDS",
     "CanaryAudit",
     "MembershipAudit",

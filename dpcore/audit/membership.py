@@ -126,6 +126,27 @@ class MembershipAudit:
         return idx[np.argsort(-self.scores[idx], kind="stable")][:k]
 
 
+def balanced_membership(shadows: int, n: int, rng: np.random.Generator) -> np.ndarray:
+    """A (shadows, n) IN/OUT design: every record IN for exactly half the shadows, every shadow on exactly n/2.
+
+    Carlini et al. train each shadow on a random half so that every example has IN and
+    OUT models; making the halves exact also gives every shadow the same training-set
+    size, so a learner that calibrates its noise to epsilon solves one (cached)
+    calibration for all of them. Needs an even ``shadows`` dividing ``n``: record j (in a
+    random order) is IN for the cyclic block of shadows starting at j mod shadows.
+
+    >>> m = balanced_membership(4, 8, np.random.default_rng(0))
+    >>> m.sum(axis=0).tolist(), m.sum(axis=1).tolist()
+    ([2, 2, 2, 2, 2, 2, 2, 2], [4, 4, 4, 4])
+    """
+    if shadows % 2 or n % shadows:
+        raise DPValueError(f"a balanced design needs an even number of shadows dividing the pool, got "
+                           f"{shadows} shadows and {n} records")
+    start = rng.permutation(n) % shadows
+    offset = (np.arange(shadows)[:, None] - start[None, :]) % shadows
+    return rng.permutation(offset < shadows // 2)  # shuffle the shadows too
+
+
 def _pool(data: "str | Dataset", *, seed: int, pool_size: int | None) -> tuple[Split, np.ndarray]:
     split = train_test_split(load_dataset(data) if isinstance(data, str) else data, seed=seed)
     n = split.X_train.shape[0]
@@ -210,20 +231,22 @@ def membership_audit(
     spec = get_learner(learner)
     start = time.perf_counter()
     split, pool = _pool(data, seed=seed, pool_size=pool_size)
-    y_pool = split.y_train[pool]
     rng = as_generator(seed + 7)
-    members = rng.random(pool.size) < 0.5
     report = on_progress or (lambda info: None)
-    n_shadows = 0 if attack == "loss" else check_int(shadows, "shadows", minimum=2)
+    n_shadows = 0 if attack == "loss" else check_int(shadows, "shadows", minimum=2, maximum=256)
+    if n_shadows % 2:
+        raise DPValueError(f"shadows must be even (each record is IN for exactly half of them), got {n_shadows}")
+    if n_shadows:  # a pool of a multiple of the shadow count: see balanced_membership
+        pool = pool[: pool.size - pool.size % n_shadows]
+    y_pool = split.y_train[pool]
+    members = rng.random(pool.size) < 0.5
     target = _fit_on(spec.name, split, pool, members, epsilon=epsilon, delta=delta, seed=seed, params=params)
     report({"stage": "target", "done": 1, "total": 1 + n_shadows})
     if attack == "loss":
         scores = example_statistic(target.test_outputs, y_pool, loss=True)
     else:
         target_stat = example_statistic(target.test_outputs, y_pool)
-        # every shadow trains on exactly half the pool: the same training-set size every time, so a learner
-        # calibrating its noise to epsilon solves the same (cached) calibration for all of them
-        inside = np.argsort(rng.random((n_shadows, pool.size)), axis=1) < pool.size // 2
+        inside = balanced_membership(n_shadows, pool.size, rng)
         stats = np.empty((n_shadows, pool.size))
         for k in range(n_shadows):
             res = _fit_on(spec.name, split, pool, inside[k], epsilon=epsilon, delta=delta, seed=seed + 1 + k,
