@@ -65,6 +65,7 @@ class CanaryAudit:
     scores: np.ndarray = field(repr=False)
     included: np.ndarray = field(repr=False)
     accuracy: float | None = None  # the audited model's test accuracy (its utility with the canaries in)
+    run: dict = field(default_factory=dict)  # what ran: noise_multiplier, sample_rate, steps (DP-SGD)
 
 
 def _split(data: "str | Dataset", seed: int) -> Split:
@@ -146,7 +147,9 @@ def gradient_canary_audit(
     result = _audit_result(scores, included, attack="one-run gradient canaries", epsilon=res.epsilon,
                            delta=delta, confidence=confidence, seconds=time.perf_counter() - start)
     acc = float(res.history["accuracy"].iloc[-1]) if len(res.history) else None
-    return CanaryAudit(result, "dpsgd", split.dataset.name, "gradient", scores, included, acc)
+    run = {"noise_multiplier": float(res.noise_multiplier), "sample_rate": float(res.sample_rate),
+           "steps": int(res.steps), "clip_norm": float(C)}
+    return CanaryAudit(result, "dpsgd", split.dataset.name, "gradient", scores, included, acc, run)
 
 
 def _model_params(kwargs: dict, n_features: int):
