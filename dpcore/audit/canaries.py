@@ -66,6 +66,7 @@ class CanaryAudit:
     included: np.ndarray = field(repr=False)
     accuracy: float | None = None  # the audited model's test accuracy (its utility with the canaries in)
     run: dict = field(default_factory=dict)  # what ran: noise_multiplier, sample_rate, steps (DP-SGD)
+    event: Any = None  # the audited run's dp_accounting event (None if not private)
 
 
 def _split(data: "str | Dataset", seed: int) -> Split:
@@ -149,7 +150,7 @@ def gradient_canary_audit(
     acc = float(res.history["accuracy"].iloc[-1]) if len(res.history) else None
     run = {"noise_multiplier": float(res.noise_multiplier), "sample_rate": float(res.sample_rate),
            "steps": int(res.steps), "clip_norm": float(C)}
-    return CanaryAudit(result, "dpsgd", split.dataset.name, "gradient", scores, included, acc, run)
+    return CanaryAudit(result, "dpsgd", split.dataset.name, "gradient", scores, included, acc, run, res.dp_event)
 
 
 def _model_params(kwargs: dict, n_features: int):
@@ -231,4 +232,4 @@ def input_canary_audit(
     result = _audit_result(np.nan_to_num(scores, nan=0.0), included, attack="one-run input canaries",
                            epsilon=claimed, delta=res.delta, confidence=confidence,
                            seconds=time.perf_counter() - start)
-    return CanaryAudit(result, spec.name, split.dataset.name, "input", scores, included)
+    return CanaryAudit(result, spec.name, split.dataset.name, "input", scores, included, event=res.event)

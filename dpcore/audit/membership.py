@@ -120,6 +120,11 @@ class MembershipAudit:
     target: RunResult = field(repr=False)
     shadows: int = 0
 
+    @property
+    def event(self):
+        """The attacked run's dp_accounting event (None if not private): its theoretical limits."""
+        return self.target.event
+
     def most_exposed(self, k: int = 8) -> np.ndarray:
         """Pool positions of the k members the attack is most sure of, most exposed first."""
         idx = np.flatnonzero(self.members)
