@@ -128,7 +128,10 @@ st.caption("Lines: mean across seeds; band: spread across seeds. The ε column i
 st.subheader("Summary across seeds")
 st.dataframe(display_summary(summ, metric=metric, axis=axis), hide_index=True, width="stretch", key="sweep.summary")
 tax = tuning_tax(table, delta=delta)
-if len(tax):
+if axis == "epsilon":
+    st.caption("Sweeping ε chooses a budget rather than tuning a model; the tuning tax (what choosing the best of "
+               "several candidates costs) is shown for sweeps of the other knobs, such as the clip norm.")
+elif len(tax):
     st.subheader("The tuning tax: what choosing the best point costs")
     st.markdown(
         "Picking the best value of this sweep looked at every candidate's result on the private data, so the "

@@ -77,8 +77,9 @@ def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:
         k = int(group["value"].nunique())
         texts = set(group["event"].fillna(""))
         run_eps = float(group["epsilon"].max())
+        per_candidate = group.groupby("value")["epsilon"].max()  # one release per candidate, composed
         row = {"learner": learner, "candidates": k, "run_epsilon": run_eps, "search_epsilon": np.nan,
-               "composition_epsilon": k * run_eps, "note": ""}
+               "composition_epsilon": float(per_candidate.sum()), "note": ""}
         if "" in texts:
             row["note"] = "a run has no stored event (computed by an older version): rerun the sweep"
         elif len(texts) > 1:
