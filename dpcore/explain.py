@@ -1,4 +1,4 @@
-"""The "what epsilon means" explainer behind the home page (seed 003's neighbouring databases).
+"""The "what epsilon means" explainer behind the home page: two neighbouring databases and a count query.
 
 Two databases D and D' differ in one person's record; a count query answered
 through Laplace or Gaussian noise has output densities p_D and p_D' whose ratio
@@ -21,7 +21,7 @@ _PEOPLE = ["Ross", "Monica", "Joey", "Phoebe", "Chandler"]
 
 
 def neighbouring_databases() -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Seed 003's example: D and D' differ only in Chandler's diabetes status."""
+    """Five friends; D and D' differ only in Chandler's diabetes status."""
     d = pd.DataFrame({"Name": _PEOPLE, "Has diabetes": [1, 1, 0, 0, 1]})
     d2 = d.copy()
     d2.loc[d2.Name == "Chandler", "Has diabetes"] = 0
@@ -100,3 +100,68 @@ def noisy_count(*, mechanism: str, epsilon: float, delta: float = 1e-5, sensitiv
     """One noisy answer to the count query (seeded for demonstration)."""
     mech = _mechanism(mechanism, epsilon=check_epsilon(epsilon), delta=delta, sensitivity=sensitivity)
     return float(mech.randomise(true_count, rng=as_generator(seed)))
+
+
+def repeated_answers(*, mechanism: str, epsilon: float, delta: float = 1e-5, sensitivity: float = 1.0,
+                     true_count: float, asks: int, budget: float | None = None, seed=None) -> pd.DataFrame:
+    """Ask the same count ``asks`` times: each noisy answer, their running mean, and the epsilon spent so far.
+
+    Averaging k answers shrinks the noise by sqrt(k), so the mean closes in on the exact
+    count; that is why every answer is charged. The epsilon column comes from a
+    :class:`~dpcore.accounting.PrivacyLedger` composing the answers' dp_accounting events
+    (basic composition k * epsilon for Laplace, the RDP accountant at ``delta`` for the
+    Gaussian: Dwork & Roth 2014, section 3.5). With a ``budget`` the ledger refuses the
+    answer that would pass it, and that answer and all later ones are not released
+    (``released`` False, no value).
+
+    Examples
+    --------
+    >>> t = repeated_answers(mechanism="laplace", epsilon=0.5, true_count=3, asks=4, budget=1.0, seed=0)
+    >>> t["epsilon"].tolist(), t["released"].tolist()
+    ([0.5, 1.0, 1.0, 1.0], [True, True, False, False])
+    """
+    from .accounting import PrivacyLedger
+    from .exceptions import BudgetExceededError
+    from .validation import check_int
+
+    epsilon = check_epsilon(epsilon)
+    asks = check_int(asks, "asks", minimum=1, maximum=100_000)
+    mech = _mechanism(mechanism, epsilon=epsilon, delta=delta, sensitivity=check_positive(sensitivity, "sensitivity"))
+    ledger = PrivacyLedger(delta=0.0 if mechanism == "laplace" else check_delta(delta, allow_zero=False),
+                           budget=budget)
+    draws = np.asarray(mech.randomise(np.full(asks, float(true_count)), rng=as_generator(seed)), dtype=float)
+    rows, total, released = [], 0.0, 0
+    for i, value in enumerate(draws, start=1):
+        try:
+            spent = ledger.spend(mech.dp_event)
+        except BudgetExceededError:
+            spent, value = ledger.epsilon, math.nan
+        ok = not math.isnan(value)
+        if ok:
+            total, released = total + value, released + 1
+        rows.append({"ask": i, "answer": value, "released": ok,
+                     "running_mean": total / released if released else math.nan, "epsilon": spent})
+    return pd.DataFrame(rows)
+
+
+def posterior_bound(prior, *, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+    """The range an attacker's belief can reach after one epsilon-DP release, from a prior ``prior``.
+
+    Whatever the output, the likelihood ratio between "Chandler has diabetes" and "he does
+    not" is within [e^-epsilon, e^epsilon], so Bayes' rule bounds the posterior by
+    e^epsilon p / (e^epsilon p + 1 - p) above and p / (p + e^epsilon (1 - p)) below
+    (Kasiviswanathan & Smith 2014, "On the 'semantics' of differential privacy").
+
+    >>> low, high = posterior_bound(0.5, epsilon=math.log(3))
+    >>> round(float(low), 12), round(float(high), 12)
+    (0.25, 0.75)
+    """
+    epsilon = check_epsilon(epsilon)
+    p = np.asarray(prior, dtype=float)
+    if np.any((p < 0) | (p > 1)):
+        raise DPValueError("prior must be a probability in [0, 1]")
+    e = math.exp(min(epsilon, 700.0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        high = np.where(p > 0, e * p / (e * p + 1 - p), 0.0)
+        low = np.where(p < 1, p / (p + e * (1 - p)), 1.0)
+    return low, high

@@ -1,6 +1,8 @@
 """Home page: what epsilon and delta mean, made tangible on a count query; links to every page."""
 from __future__ import annotations
 
+import math
+
 import streamlit as st
 
 from dpcore.ui import page_header, run_guarded, seed_input
@@ -11,6 +13,7 @@ from dpcore.ui.accounting import (
     noisy_count,
     ratio_figure,
 )
+from dpcore.ui.explain import averaging_figure, cached_repeated_answers, e_to_the, posterior_figure
 from dpcore.ui.navigation import page_grid
 
 page_header(
@@ -81,5 +84,38 @@ if res is not None:
     st.plotly_chart(ratio_figure(df, summary), width="stretch")
     st.caption("Smaller ε → wider noise → the two curves overlap more → less can be learned about Chandler.")
 
-st.subheader("3 · Private machine learning, live")
+st.subheader("3 · Two more ways to read ε")
+ask_tab, belief_tab = st.tabs(["Ask again and again", "What can an attacker believe?"])
+with ask_tab:
+    a1, a2 = st.columns(2)
+    asks = a1.slider("Times the same question is asked", 1, 200, 50, key="home.asks")
+    capped = a2.checkbox("Cap the total budget", True, key="home.capped")
+    budget = a2.number_input("Total ε budget", 0.1, 100.0, 25.0, 0.5, key="home.budget", disabled=not capped)
+    rep = run_guarded(cached_repeated_answers, mech, eps, delta, sens, float(true_d), int(asks),
+                      float(budget) if capped else None, int(seed))
+    if rep is not None:
+        st.plotly_chart(averaging_figure(rep, true_count=true_d, budget=float(budget) if capped else None),
+                        width="stretch", key="home.averaging")
+        last = rep[rep.released].iloc[-1] if rep.released.any() else None
+        refused = int((~rep.released).sum())
+        st.markdown(
+            f"Each answer is noisy, but **the mean of many answers closes in on the exact count**"
+            + (f" ({last.running_mean:.2f} after {int(last.ask)} answers, against {true_d})" if last is not None
+               else "") + ". That is why every answer is charged: the accountant's ε grows with every ask"
+            + (" (k·ε for Laplace)" if mech == "laplace" else " (more slowly than k·ε for the Gaussian, "
+               "composed by the RDP accountant)") + "."
+            + (f" **{refused} answer(s) refused**: they would have passed the budget of {budget:g}." if refused
+               else ""))
+with belief_tab:
+    prior = st.slider("Attacker's prior belief that Chandler has diabetes", 0.01, 0.99, 0.5, 0.01,
+                      key="home.prior", format="%.2f")
+    st.plotly_chart(posterior_figure(epsilon=eps, prior=prior), width="stretch", key="home.posterior")
+    st.markdown(
+        f"Whatever noisy answer is published, it is at most e^ε = {e_to_the(eps)} times more likely on D than on "
+        f"D′. So an attacker who believed Chandler had diabetes with probability p can afterwards believe it with "
+        f"probability at most e^ε·p / (e^ε·p + 1 − p): with ε = {eps:g} and p = {prior:.0%}, at most "
+        f"**{math.exp(eps) * prior / (math.exp(eps) * prior + 1 - prior):.0%}**. A small ε keeps the belief close "
+        "to the prior, whatever the attacker knew before.")
+
+st.subheader("4 · Private machine learning, live")
 page_grid()

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpcore.sweep import AXES, SweepConfig, get_axis, value_range
+from dpcore.sweep import AXES, SweepConfig, get_axis, tuning_tax, value_range
 from dpcore.ui import dataset_picker, delta_input, epsilon_input, page_header, run_guarded, seed_input
 from dpcore.ui.sweep import (DEFAULT_RANGES, METRIC_LABELS, axis_options, default_learners, display_runs,
+                             display_tuning_tax,
                              display_summary, knobs_markdown, n_to_compute, no_better_than_trivial, parse_knobs,
                              remembered, run_live, show_sweep_warnings, sweep_figure, sweepable, title_of,
                              worse_than_trivial_at)
@@ -126,6 +127,19 @@ st.caption("Lines: mean across seeds; band: spread across seeds. The ε column i
            "(from its accountant); non-private and trivial baselines are drawn as horizontal lines.")
 st.subheader("Summary across seeds")
 st.dataframe(display_summary(summ, metric=metric, axis=axis), hide_index=True, width="stretch", key="sweep.summary")
+tax = tuning_tax(table, delta=delta)
+if axis == "epsilon":
+    st.caption("Sweeping ε chooses a budget rather than tuning a model; the tuning tax (what choosing the best of "
+               "several candidates costs) is shown for sweeps of the other knobs, such as the clip norm.")
+elif len(tax):
+    st.subheader("The tuning tax: what choosing the best point costs")
+    st.markdown(
+        "Picking the best value of this sweep looked at every candidate's result on the private data, so the "
+        "chosen model carries more than one run's ε. Released together, the runs cost the sum of their ε. If the "
+        "number of candidates tried is random (Poisson, with the mean shown) and only the best model is released, "
+        "Papernot & Steinke (2022) bound the whole search by little more than one run (dp_accounting's "
+        "repeat-and-select event). Seeds repeat a candidate; they are not extra candidates here.")
+    st.dataframe(display_tuning_tax(tax), hide_index=True, width="stretch", key="sweep.tuning")
 st.subheader("Every run")
 st.dataframe(display_runs(table, axis=axis), hide_index=True, width="stretch", key="sweep.table")
 st.caption("The CSV keeps the tidy, machine-readable columns (learner registry names, inf for non-private ε).")

@@ -106,3 +106,78 @@ def atom_pure_epsilon(atom: dp_accounting.DpEvent) -> float:
     if isinstance(atom, EpsilonDeltaDpEvent):
         return atom.epsilon if atom.delta == 0 else math.inf
     return math.inf
+
+
+def _event_classes() -> dict[str, type]:
+    classes = {name: cls for name in dir(dp_accounting.dp_event)
+               if isinstance(cls := getattr(dp_accounting.dp_event, name), type)
+               and issubclass(cls, dp_accounting.DpEvent)}
+    classes["EpsilonDeltaDpEvent"] = EpsilonDeltaDpEvent
+    return classes
+
+
+def event_to_json(event: dp_accounting.DpEvent | None):
+    """A dp_accounting event as plain JSON values (class name and fields, nested), for caches and files.
+
+    :func:`event_from_json` gives back an equal event, so a stored run's privacy composes again.
+
+    Examples
+    --------
+    >>> e = dpsgd_event(noise_multiplier=1.5, sample_rate=0.04, steps=2250)
+    >>> event_from_json(event_to_json(e)) == e
+    True
+    """
+    if event is None:
+        return None
+    if isinstance(event, dp_accounting.DpEvent):
+        fields = {f.name: event_to_json(getattr(event, f.name)) for f in attr.fields(type(event))}
+        return {"dp_event": type(event).__name__, **fields}
+    if isinstance(event, (list, tuple)):
+        return [event_to_json(e) for e in event]
+    if isinstance(event, float) and not math.isfinite(event):
+        return {"float": repr(event)}
+    return event
+
+
+def event_from_json(doc) -> dp_accounting.DpEvent | None:
+    """Inverse of :func:`event_to_json`; an unknown event class is an error naming it."""
+    if isinstance(doc, list):
+        return [event_from_json(d) for d in doc]
+    if not isinstance(doc, dict):
+        return doc
+    if set(doc) == {"float"}:
+        return float(doc["float"])
+    name = doc.get("dp_event")
+    cls = _event_classes().get(name)
+    if cls is None:
+        raise DPValueError(f"unknown dp_accounting event {name!r}; it was stored by another version of dp_accounting")
+    return cls(**{k: event_from_json(v) for k, v in doc.items() if k != "dp_event"})
+
+
+def repeat_and_select_epsilon(event: dp_accounting.DpEvent, *, candidates: float, delta: float,
+                              shape: float = math.inf) -> float:
+    """Epsilon of a hyperparameter search: ``event`` run a random number of times (mean ``candidates``), best kept.
+
+    Papernot & Steinke (2022) show that choosing the best of a random number of runs (a
+    Poisson number for ``shape`` = inf, the default; geometric for 1; truncated negative
+    binomial in between) costs little more than one run, where a fixed number K of runs
+    costs K times as much under composition. The number comes from dp_accounting's RDP
+    accountant for its ``RepeatAndSelectDpEvent``.
+
+    Examples
+    --------
+    >>> e = dp_accounting.GaussianDpEvent(2.0)
+    >>> one = repeat_and_select_epsilon(e, candidates=1, delta=1e-5)
+    >>> ten = repeat_and_select_epsilon(e, candidates=10, delta=1e-5)
+    >>> one < ten < 10 * one
+    True
+
+    References
+    ----------
+    Papernot, Steinke. Hyperparameter tuning with Renyi differential privacy. ICLR 2022.
+    """
+    from .ledger import epsilon_of_event
+
+    k = check_positive(candidates, "candidates")
+    return epsilon_of_event(dp_accounting.dp_event.RepeatAndSelectDpEvent(event, float(k), float(shape)), delta=delta,
+                            accountant="rdp")

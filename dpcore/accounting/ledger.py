@@ -90,6 +90,7 @@ def _poisson_gaussian_pld(q: float, sigma: float, neighbouring: Neighbouring, di
         neighboring_relation=neighbouring.relation)
 
 
+@_cached(256)
 def _pld_of(atom, count: int, neighbouring: Neighbouring, discretization: float):
     """PLD of ``count`` applications of ``atom``; ``_NON_PRIVATE``; or None if dp_accounting's internals moved."""
     if (isinstance(atom, dp_accounting.PoissonSampledDpEvent) and isinstance(atom.event, dp_accounting.GaussianDpEvent)
@@ -122,6 +123,26 @@ def _relation_for(atom, neighbouring: Neighbouring) -> Neighbouring:
     return Neighbouring.ADD_REMOVE
 
 
+@_cached(128)
+def _pld_chain(chain: tuple):
+    """The PLD of the (atom, count, relation, discretization) steps of ``chain``, composed in order.
+
+    Every prefix is cached too, so a second run of the same DP-SGD schedule (a shadow model,
+    a repeated seed, a sweep) reuses the per-epoch compositions of the first: the odometer's
+    numbers are data-independent. Each step must have a PLD (see :func:`_pld_of`).
+    """
+    *head, (atom, count, rel, disc) = chain
+    step = _pld_of(atom, count, rel, disc)
+    before = _pld_chain(tuple(head)) if head else pld.privacy_loss_distribution.identity(
+        value_discretization_interval=disc)  # as PLDAccountant starts, so the numbers are its own
+    return before.compose(step)
+
+
+@_cached(1024)
+def _pld_chain_epsilon(chain: tuple, delta: float) -> float:
+    return float(_pld_chain(chain).get_epsilon_for_delta(delta))
+
+
 class _Composition:
     """The events composed so far, kept in the form the accountant composes fastest (see the module doc)."""
 
@@ -131,8 +152,7 @@ class _Composition:
         self.outside_epsilon = self.outside_delta = 0.0  # what the accountant cannot model, basic composition
         self.supported: list[tuple[dp_accounting.DpEvent, int, Neighbouring]] = []  # what it can, in order
         self.rdp: dict | None = {}  # (atom, relation) -> (curve, count); None: compose with fresh accountants
-        self.pld = pld.privacy_loss_distribution.identity(value_discretization_interval=discretization) \
-            if accountant == "pld" else None
+        self.pld_chain: tuple | None = ()  # the PLD steps composed (see _pld_chain); None: fresh accountants
         self.non_private = False
 
     def copy(self) -> "_Composition":
@@ -140,7 +160,7 @@ class _Composition:
         new.__dict__.update(self.__dict__)
         new.supported = list(self.supported)
         new.rdp = None if self.rdp is None else dict(self.rdp)
-        return new  # the PLD object is immutable: composing returns a new one
+        return new  # the PLD chain is a tuple: extending it makes a new one
 
     def add(self, event: dp_accounting.DpEvent) -> None:
         plan = []
@@ -178,14 +198,14 @@ class _Composition:
                 self.rdp = None
             else:
                 self.rdp[key] = (curve, self.rdp.get(key, (None, 0))[1] + count)
-        elif self.accountant == "pld" and self.pld is not None:
+        elif self.accountant == "pld" and self.pld_chain is not None:
             p = _pld_of(atom, count, rel, self.discretization)
             if p is _NON_PRIVATE:
                 self.non_private = True
             elif p is None:
-                self.pld = None
+                self.pld_chain = None
             else:
-                self.pld = self.pld.compose(p)
+                self.pld_chain += ((atom, count, rel, self.discretization),)
 
     def epsilon(self, delta: float) -> float:
         if delta == 0:
@@ -204,8 +224,8 @@ class _Composition:
                 for curve, count in self.rdp.values():
                     total += count * curve  # as RdpAccountant._maybe_compose does
                 return float(rdp.compute_epsilon(_ORDERS, total, delta)[0])
-            if self.accountant == "pld" and self.pld is not None:
-                return float(self.pld.get_epsilon_for_delta(delta))
+            if self.accountant == "pld" and self.pld_chain is not None:
+                return _pld_chain_epsilon(self.pld_chain, delta) if self.pld_chain else 0.0
         return self._fresh_accountants_epsilon(delta)
 
     def _fresh_accountants_epsilon(self, delta: float) -> float:

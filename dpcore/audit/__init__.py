@@ -15,9 +15,22 @@ Streamlit-free mathematics, each module with its paper:
   (Kairouz et al. 2015) or against the composed mechanism itself, from dp_accounting's
   privacy loss distribution (Dong, Roth & Su 2019).
 - :mod:`~dpcore.audit.result`: :class:`AuditResult`, what a page or the CLI shows.
+
+Audits of the library's own learners, trained for real:
+
+- :mod:`~dpcore.audit.membership`: loss-threshold and LiRA attacks on any registered
+  learner, shadow models included, bounded by the one-run theorem.
+- :mod:`~dpcore.audit.canaries`: one-run audits with white-box gradient canaries (DP-SGD)
+  and black-box mislabelled input canaries (any learner).
+- :mod:`~dpcore.audit.release`: output perturbation's release step against its worst-case
+  pair of answers.
 """
 from __future__ import annotations
 
+from .canaries import CANARY_KINDS, CanaryAudit, gradient_canary_audit, input_canary_audit
+from .membership import ATTACKS, MembershipAudit, example_statistic, membership_audit
+from .release import output_perturbation_release_audit
+from .run import AUDIT_KINDS, run_audit
 from .attacks import (
     lira_offline_scores,
     lira_online_scores,
@@ -46,6 +59,17 @@ from .roc import DEFAULT_FPRS, RocCurve, fpr_key, membership_advantage, roc_auc,
 from .theory import gaussian_tradeoff_tpr, max_advantage, max_tpr_at_fpr, pld_max_tpr_at_fpr
 
 __all__ = [
+    "ATTACKS",
+    "AUDIT_KINDS",
+    "run_audit",
+    "CANARY_KINDS",
+    "CanaryAudit",
+    "MembershipAudit",
+    "example_statistic",
+    "gradient_canary_audit",
+    "input_canary_audit",
+    "membership_audit",
+    "output_perturbation_release_audit",
     "DEFAULT_FPRS",
     "AuditResult",
     "EpsilonBound",

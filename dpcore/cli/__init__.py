@@ -21,6 +21,7 @@ _COMMANDS = [
     "dpcore.cli.train",
     "dpcore.cli.cluster",
     "dpcore.cli.sweep",
+    "dpcore.cli.audit",
 ]
 
 

@@ -202,6 +202,7 @@ class FedAvgResult:
     params: np.ndarray
     seconds: float
     seconds_per_round: float
+    test_proba: np.ndarray | None = None  # the global model's class probabilities on X_test
 
 
 @contextlib.contextmanager
@@ -357,7 +358,13 @@ def _train_fedavg(X, y, config, *, X_test, y_test, n_classes, on_epoch) -> FedAv
         params=theta.numpy().copy(),
         seconds=time.perf_counter() - t0,
         seconds_per_round=per_round,
+        test_proba=_probabilities(model, theta, Xv),
     )
+
+
+def _probabilities(model, theta: torch.Tensor, X: torch.Tensor) -> np.ndarray:
+    with torch.no_grad():
+        return torch.softmax(model.logits(theta[None, :], X[None])[0], dim=1).numpy()
 
 
 def train_fedavg_split(split: Split, config: FedAvgConfig, *, on_epoch: EpochCallback | None = None) -> FedAvgResult:

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from ..learners import register
-from ..learners.base import LearnerSpec, RunResult
+from ..learners.base import LearnerSpec, RunResult, TestOutputs
 from .accounting import DP_FEDAVG_NEIGHBOURING, LOCAL_DP_NEIGHBOURING
 from .fedavg import FedAvgConfig, train_fedavg_split
 
@@ -33,7 +33,8 @@ def _runner(name: str, mode: str):
                   "seconds_per_round": r.seconds_per_round}
         return RunResult(name, split.dataset.name, split.task, {"accuracy": r.accuracy}, r.epsilon, r.delta,
                          noise_multiplier=r.noise_multiplier, seconds=r.seconds, history=r.history, extras=extras,
-                         event=None if mode == "none" else r.dp_event, neighbouring=_NEIGHBOURING[mode])
+                         event=None if mode == "none" else r.dp_event, neighbouring=_NEIGHBOURING[mode],
+                         test_outputs=TestOutputs(r.test_proba, "probability"))
 
     return run
 

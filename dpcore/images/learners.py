@@ -40,7 +40,7 @@ import pandas as pd
 from ..accounting import Neighbouring
 from ..exceptions import DPValueError
 from ..learners import get_learner, learner_names, register, run_learner
-from ..learners.base import LearnerSpec, RunResult
+from ..learners.base import LearnerSpec, RunResult, TestOutputs
 from ..learners.metrics import score
 from ..mechanisms import RandomizedResponse
 from ..rng import as_generator, child_seed
@@ -75,7 +75,8 @@ def noisy_input_mechanism(
     return make_image_mechanism(kind, epsilon=epsilon, pixel_range=pixel_range, delta=delta, cell=cell, m=m)
 
 
-def _fit_predict(X_train, y_train, X_test, *, C: float, max_iter: int) -> tuple[np.ndarray, bool]:
+def _fit_predict(X_train, y_train, X_test, *, C: float, max_iter: int) -> tuple[np.ndarray, bool, np.ndarray]:
+    """Predicted labels, whether lbfgs converged, and class probabilities (columns: the classes seen)."""
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression
 
@@ -88,7 +89,9 @@ def _fit_predict(X_train, y_train, X_test, *, C: float, max_iter: int) -> tuple[
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf.fit(X_train, y_train)
     converged = bool(np.all(np.asarray(clf.n_iter_) < max_iter))
-    return clf.predict(X_test), converged
+    proba = np.zeros((X_test.shape[0], int(np.max(clf.classes_)) + 1))
+    proba[:, clf.classes_] = clf.predict_proba(X_test)
+    return clf.predict(X_test), converged, proba
 
 
 def run_noisy_input(split, *, epsilon: float, delta: float, seed: int, params: Mapping[str, Any],
@@ -148,7 +151,7 @@ def run_noisy_input(split, *, epsilon: float, delta: float, seed: int, params: M
         y_train = randomized_response_labels(y_train, k=ds.n_classes, epsilon=epsilon * label_share,
                                              rng=as_generator(child_seed(gen)))
     scale = lambda X: (np.asarray(X, dtype=float).reshape(len(X), -1) - lo) / (hi - lo)  # noqa: E731 (public range)
-    pred, converged = _fit_predict(scale(released), y_train, scale(split.X_test), C=C, max_iter=max_iter)
+    pred, converged, proba = _fit_predict(scale(released), y_train, scale(split.X_test), C=C, max_iter=max_iter)
     metrics = score(split, pred)
     # the guarantee for one whole image (what a person cares about), whatever the requested unit was
     image_epsilon = float(mech.image_epsilon((h, w)))
@@ -185,7 +188,7 @@ def run_noisy_input(split, *, epsilon: float, delta: float, seed: int, params: M
         "predictions": pred,
     }
     if p["baseline"]:
-        clean_pred, _ = _fit_predict(scale(split.X_train), split.y_train, scale(split.X_test), C=C, max_iter=max_iter)
+        clean_pred, _, _ = _fit_predict(scale(split.X_train), split.y_train, scale(split.X_test), C=C, max_iter=max_iter)
         extras["clean_accuracy"] = score(split, clean_pred)["accuracy"]
     if on_epoch is not None:
         on_epoch({"epoch": 1, "epochs": 1, "accuracy": metrics["accuracy"], "epsilon": reported})
@@ -207,6 +210,8 @@ def run_noisy_input(split, *, epsilon: float, delta: float, seed: int, params: M
         extras=extras,
         event=event,
         neighbouring=Neighbouring.REPLACE_ONE,  # one person's image (and label) replaced by any other
+        test_outputs=TestOutputs(np.pad(proba, ((0, 0), (0, max(0, ds.n_classes - proba.shape[1])))),
+                                 "probability"),
     )
 
 

@@ -19,7 +19,7 @@ from ..datasets import Dataset, Split, train_test_split
 from ..exceptions import DPValueError
 from ..rng import as_generator
 from ..validation import check_delta, check_epsilon, check_fraction, check_int
-from .base import EpochCallback, LearnerSpec, RunResult
+from .base import EpochCallback, LearnerSpec, RunResult, TestOutputs
 
 _LEARNERS: dict[str, LearnerSpec] = {}
 
@@ -144,6 +144,7 @@ __all__ = [
     "EpochCallback",
     "LearnerSpec",
     "RunResult",
+    "TestOutputs",
     "register",
     "learners",
     "learner_names",

@@ -17,6 +17,46 @@ from ..accounting import Neighbouring
 EpochCallback = Callable[[Mapping[str, Any]], None]
 
 
+#: What the numbers in :class:`TestOutputs` are.
+OUTPUT_KINDS = ("probability", "score", "cluster", "value")
+
+
+@dataclass(frozen=True, eq=False)
+class TestOutputs:
+    """The released model's answer on every test row, as a black-box attacker would see it.
+
+    Parameters
+    ----------
+    values : array
+        ``(n_test, n_classes)`` for ``kind`` "probability" (rows on the simplex) and "score"
+        (higher = more likely, e.g. decision values or noisy released softmax vectors);
+        ``(n_test, n_clusters)`` for "cluster" (minus the squared distance to each centre);
+        ``(n_test,)`` for "value" (regression predictions, in label units).
+    kind : {"probability", "score", "cluster", "value"}
+    """
+
+    __test__ = False  # not a pytest class, whatever its name
+
+    values: np.ndarray
+    kind: str
+
+    def __post_init__(self) -> None:
+        if self.kind not in OUTPUT_KINDS:
+            raise ValueError(f"kind must be one of {OUTPUT_KINDS}, got {self.kind!r}")
+        v = np.array(self.values, dtype=float)
+        if v.ndim != (1 if self.kind == "value" else 2):
+            raise ValueError(f"values of kind {self.kind!r} must be {'1' if self.kind == 'value' else '2'}-D, "
+                             f"got shape {v.shape}")
+        v.flags.writeable = False
+        object.__setattr__(self, "values", v)
+
+    @classmethod
+    def from_labels(cls, labels, n_classes: int) -> "TestOutputs":
+        """One-hot rows for a model that only releases its predicted labels (a label-only attacker)."""
+        lab = np.asarray(labels, dtype=np.int64)
+        return cls(np.eye(max(int(n_classes), int(lab.max(initial=0)) + 1))[lab], "probability")
+
+
 @dataclass(frozen=True, eq=False)
 class RunResult:
     """What one run of a learner gives back (numpy/pandas only, so it pickles for caching).
@@ -44,6 +84,10 @@ class RunResult:
         :class:`~dpcore.accounting.PrivacyLedger` composes it with other runs on the same data.
     neighbouring : Neighbouring or None
         The relation ``epsilon`` refers to (who counts as a neighbour); ``None`` when not private.
+    test_outputs : TestOutputs or None
+        What the released model answers on each test row (class probabilities, scores,
+        cluster affinities or predicted values): what a black-box attacker sees, so that
+        :mod:`dpcore.audit` can attack any learner by putting candidate records in the test rows.
     """
 
     learner: str
@@ -58,6 +102,7 @@ class RunResult:
     extras: dict = field(default_factory=dict)
     event: dp_accounting.DpEvent | None = None
     neighbouring: Neighbouring | None = None
+    test_outputs: "TestOutputs | None" = None
 
     @property
     def score(self) -> float:

@@ -3,19 +3,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import LearnerSpec, RunResult
+from .base import LearnerSpec, RunResult, TestOutputs
 from .metrics import score
 
 
 def _majority(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResult:
     classes, counts = np.unique(split.y_train, return_counts=True)
     pred = np.full(split.y_test.shape, classes[np.argmax(counts)])
-    return RunResult("majority", split.dataset.name, split.task, score(split, pred), float("inf"), 0.0)
+    return RunResult("majority", split.dataset.name, split.task, score(split, pred), float("inf"), 0.0,
+                     test_outputs=TestOutputs.from_labels(pred, split.n_classes))
 
 
 def _mean(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResult:
     pred = np.full(split.y_test.shape, float(np.mean(split.y_train)))
-    return RunResult("mean", split.dataset.name, split.task, score(split, pred), float("inf"), 0.0)
+    return RunResult("mean", split.dataset.name, split.task, score(split, pred), float("inf"), 0.0,
+                     test_outputs=TestOutputs(pred, "value"))
 
 
 def _register() -> None:

@@ -62,7 +62,7 @@ import numpy as np
 from ..accounting import EpsilonDeltaDpEvent, Neighbouring
 from ..datasets import scale_to_unit_interval, standardize_with_bounds
 from ..exceptions import DPCoreWarning, DPValueError, PrivacyLeakWarning
-from ..learners.base import LearnerSpec, RunResult
+from ..learners.base import LearnerSpec, RunResult, TestOutputs
 from ..learners.metrics import score
 from .erm import DEFAULT_INTERCEPT_SCALE, ERMClassifier, PrivateERMClassifier, private_tune_regularization
 from .kmeans import DPLloydKMeans, InputPerturbationKMeans, LloydKMeans
@@ -190,9 +190,16 @@ def _erm_runner(name: str, perturbation: str | None):
         # Chaudhuri et al. prove pure epsilon-DP (Theorems 6 and 9) for noise dp_accounting does not model
         event = None if perturbation is None else EpsilonDeltaDpEvent(eps_spent, 0.0)
         return RunResult(name, split.dataset.name, split.task, score(split, pred), eps_spent, 0.0, extras=extras,
-                         event=event, neighbouring=None if perturbation is None else Neighbouring.REPLACE_ONE)
+                         event=event, neighbouring=None if perturbation is None else Neighbouring.REPLACE_ONE,
+                         test_outputs=_class_scores(est.decision_function(Xte)))
 
     return run
+
+
+def _class_scores(decision: np.ndarray) -> TestOutputs:
+    """Decision values as one score per class (a binary model's margin s becomes (-s/2, s/2))."""
+    d = np.asarray(decision, dtype=float)
+    return TestOutputs(np.c_[-d / 2, d / 2] if d.ndim == 1 else d, "score")
 
 
 def _fit_erm(perturbation, tune, kw, Xtr, split, epsilon, seed, extras):
@@ -256,7 +263,8 @@ def _regression_runner(name: str, private: bool):
         # SSP adds or removes a record; the functional mechanism replaces one (its n is public)
         rel = (Neighbouring.of(est.neighbouring_) if name == "ssp" else Neighbouring.REPLACE_ONE) if private else None
         return RunResult(name, ds.name, split.task, score(split, pred), est.epsilon_spent_,
-                         est.delta_ if name == "ssp" else 0.0, extras=extras, event=est.dp_event_, neighbouring=rel)
+                         est.delta_ if name == "ssp" else 0.0, extras=extras, event=est.dp_event_, neighbouring=rel,
+                         test_outputs=TestOutputs(pred, "value"))
 
     return run
 
@@ -295,8 +303,10 @@ def _kmeans_runner(name: str):
             rel = Neighbouring.of(est.neighbouring)
         elif name == "input-perturbation":
             rel = Neighbouring.REPLACE_ONE  # every record is released once: its values are what is protected
+        # minus the squared distance to every released centre: how close each test row sits to the model
+        affinity = -((Zte[:, None, :] - est.cluster_centers_unit_[None, :, :]) ** 2).sum(-1)
         return RunResult(name, split.dataset.name, split.task, metrics, eps, 0.0, extras=extras,
-                         event=est.dp_event_, neighbouring=rel)
+                         event=est.dp_event_, neighbouring=rel, test_outputs=TestOutputs(affinity, "cluster"))
 
     return run
 

@@ -11,7 +11,7 @@ keeping ~20 private examples per teacher), ``queries`` (default: up to 100, at m
 from __future__ import annotations
 
 from ..learners import register
-from ..learners.base import LearnerSpec, RunResult
+from ..learners.base import LearnerSpec, RunResult, TestOutputs
 from .analysis import PATE_NEIGHBOURING
 from .pipeline import PateConfig, run_pate
 
@@ -67,7 +67,8 @@ def _run_pate(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResul
     }
     return RunResult("pate", split.dataset.name, split.task, metrics, r.epsilon, r.delta,
                      noise_multiplier=r.noise_scale, seconds=r.seconds, history=r.history, extras=extras,
-                     event=r.dp_event, neighbouring=PATE_NEIGHBOURING)
+                     event=r.dp_event, neighbouring=PATE_NEIGHBOURING,
+                     test_outputs=TestOutputs.from_labels(r.student_predictions, split.n_classes))
 
 
 register(

@@ -18,7 +18,7 @@ from .cache import SweepCache, default_cache_dir
 from .config import CODE_VERSION, RunSpec, SweepConfig, dataset_fingerprint, load_providers, source_digest
 from .engine import (SweepProgress, SweepResult, SweepRunError, build_table, cached_result, execute_run, run_sweep,
                      table_warnings)
-from .summary import summarize
+from .summary import summarize, tuning_tax
 
 __all__ = [
     "AXES",
@@ -41,6 +41,7 @@ __all__ = [
     "run_sweep",
     "source_digest",
     "summarize",
+    "tuning_tax",
     "table_warnings",
     "value_range",
 ]

@@ -8,6 +8,7 @@ at once, and an interrupted one only computes what is missing.
 from __future__ import annotations
 
 import importlib
+import json
 import math
 import os
 import sys
@@ -21,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DPCoreError, DPTypeError, DPValueError, PrivacyLeakWarning
+from ..accounting import event_to_json
 from ..learners import get_learner, learners, run_learner
 from .cache import SweepCache
 from .config import RunSpec, SweepConfig, load_providers
@@ -31,7 +33,7 @@ _ROLE_ORDER = {"swept": 0, "baseline": 1, "trivial": 2}
 #: Columns every row has, in table order (metric columns go after ``seed``).
 ID_COLUMNS = ("learner", "role", "dataset", "axis", "value", "seed")
 TAIL_COLUMNS = ("epsilon", "epsilon_target", "delta", "noise_multiplier", "seconds", "cached", "leaks_privacy",
-                "warnings")
+                "warnings", "event")
 #: Separator between several warnings of one run in the ``warnings`` column.
 WARNING_SEP = " | "
 #: Seconds to wait for a Dask scheduler to answer before giving up with a clear error.
@@ -181,6 +183,8 @@ def execute_run(run: RunSpec, *, limit_threads: bool = False) -> dict:
     row["delta"] = float(res.delta)
     row["noise_multiplier"] = float("nan") if res.noise_multiplier is None else float(res.noise_multiplier)
     row["seconds"] = float(res.seconds) if res.seconds else time.perf_counter() - t0
+    # the run's dp_accounting event as JSON text, so a cached run still composes (e.g. into a tuning search)
+    row["event"] = json.dumps(event_to_json(res.event)) if res.event is not None else ""
     seen: dict[str, str] = {}
     for w in caught:
         seen.setdefault(str(w.message), f"{w.category.__module__}.{w.category.__qualname__}")

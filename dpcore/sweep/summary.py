@@ -1,10 +1,12 @@
 """Across-seed summaries of a sweep table: what the chart draws and the CLI prints."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 
-from ..exceptions import DPValueError
+from ..exceptions import DPCoreError, DPValueError
 
 
 def summarize(table: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -49,3 +51,50 @@ def summarize(table: pd.DataFrame, metric: str) -> pd.DataFrame:
 
 
 __all__ = ["summarize"]
+
+
+def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:
+    """What picking the best point of a sweep costs in privacy, per swept private learner.
+
+    A sweep trains one model per candidate value; choosing the best of K candidates on the
+    private data spends more than one run. Under basic composition it spends K times a
+    run's epsilon. Papernot & Steinke (2022) show that if the number of runs is itself
+    random (Poisson with mean K) and only the best is released, the whole search costs
+    little more than one run: the ``search_epsilon`` column, from dp_accounting's
+    ``RepeatAndSelectDpEvent`` with the runs' own event. It needs every candidate to be
+    the same mechanism (sweeping the clip norm or the learning rate changes no noise); when
+    the candidates' events differ (sweeping epsilon, the noise or the epochs) the column is
+    NaN and ``note`` says why. Seeds are repetitions of the same candidate, not candidates.
+
+    Returns a DataFrame with ``learner``, ``candidates``, ``run_epsilon``, ``search_epsilon``,
+    ``composition_epsilon`` and ``note``.
+    """
+    from ..accounting import event_from_json, repeat_and_select_epsilon
+
+    rows = []
+    swept = table[(table["role"] == "swept") & (table["epsilon"] < np.inf)] if "event" in table else table.iloc[:0]
+    for learner, group in swept.groupby("learner", sort=False):
+        k = int(group["value"].nunique())
+        texts = set(group["event"].fillna(""))
+        run_eps = float(group["epsilon"].max())
+        per_candidate = group.groupby("value")["epsilon"].max()  # one release per candidate, composed
+        row = {"learner": learner, "candidates": k, "run_epsilon": run_eps, "search_epsilon": np.nan,
+               "composition_epsilon": float(per_candidate.sum()), "note": ""}
+        if "" in texts:
+            row["note"] = "a run has no stored event (computed by an older version): rerun the sweep"
+        elif len(texts) > 1:
+            row["note"] = ("the candidates are different mechanisms (the swept knob changes the noise), so the "
+                           "repeat-and-select bound of one mechanism does not apply: basic composition only")
+        else:
+            event = event_from_json(json.loads(texts.pop()))
+            try:
+                row["search_epsilon"] = repeat_and_select_epsilon(event, candidates=k, delta=delta or 1e-5)
+            except DPCoreError:
+                row["note"] = ("dp_accounting has no Renyi analysis of this mechanism (a guarantee proved by a "
+                               "theorem), so its repetition cannot be accounted: basic composition only")
+            else:
+                if delta == 0:
+                    row["note"] = "read at delta = 1e-5 (the Renyi bound of a repeated search needs a delta > 0)"
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["learner", "candidates", "run_epsilon", "search_epsilon",
+                                       "composition_epsilon", "note"])

@@ -8,6 +8,7 @@ comparable on the same split.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 import math
 from typing import Any, Mapping
 
@@ -17,7 +18,7 @@ import dp_accounting
 
 from ..accounting import Neighbouring, epsilon_of_event
 from ..exceptions import DPValueError
-from ..learners.base import LearnerSpec, RunResult
+from ..learners.base import LearnerSpec, RunResult, TestOutputs
 from ..learners.metrics import confusion_matrix, score
 from ..mechanisms import Laplace, RandomizedResponse
 from ..rng import as_generator, child_seed
@@ -112,8 +113,26 @@ def _model_kwargs(split, params: Mapping[str, Any], *, private: bool) -> dict:
     return kw
 
 
-def _fit(split, y_train, *, private: bool, epsilon: float | None, delta: float, seed: int,
-         params: Mapping[str, Any], on_epoch=None) -> tuple[TrainResult, np.ndarray, np.ndarray]:
+@dataclass(frozen=True)
+class TrainingProblem:
+    """Exactly what a registered network learner hands to :func:`dpcore.training.train` for a split.
+
+    Public so that an auditor can run the same training with the engine's hooks (gradient
+    canaries, a per-step observer) on the same features, labels and configuration.
+    """
+
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    config: TrainConfig
+    n_outputs: int
+    image_shape: tuple | None
+
+
+def training_problem(split, y_train=None, *, private: bool, epsilon: float | None, delta: float, seed: int,
+                     params: Mapping[str, Any]) -> TrainingProblem:
+    """The features, labels and :class:`TrainConfig` the learners train on (preset overridden by ``params``)."""
     X_tr, X_te, image_shape = _features(split, params)
     kw = _model_kwargs(split, params, private=private)
     task = split.task
@@ -129,12 +148,19 @@ def _fit(split, y_train, *, private: bool, epsilon: float | None, delta: float, 
             kw.pop(k, None)
         kw["clip_norm"] = kw.get("clip_norm", 1.0)
     cfg = TrainConfig(delta=delta, seed=seed, private=private, task=task, **kw)
-    if task == "regression" and on_epoch is not None:  # mse in label units, as in the final history (_result)
+    return TrainingProblem(X_tr, _train_labels(split) if y_train is None else y_train, X_te, y_te, cfg,
+                           split.n_classes if task == "classification" else 1, image_shape)
+
+
+def _fit(split, y_train, *, private: bool, epsilon: float | None, delta: float, seed: int,
+         params: Mapping[str, Any], on_epoch=None) -> tuple[TrainResult, np.ndarray, np.ndarray]:
+    pb = training_problem(split, y_train, private=private, epsilon=epsilon, delta=delta, seed=seed, params=params)
+    if split.task == "regression" and on_epoch is not None:  # mse in label units, as in the final history (_result)
+        lo, hi = _label_scale(split)
         on_epoch = functools.partial(_label_units_mse, on_epoch, (hi - lo) ** 2)
-    res = train(X_tr, y_train, cfg, X_test=X_te, y_test=y_te,
-                n_outputs=split.n_classes if task == "classification" else 1,
-                image_shape=image_shape, on_epoch=on_epoch)
-    return res, X_tr, X_te
+    res = train(pb.X_train, pb.y_train, pb.config, X_test=pb.X_test, y_test=pb.y_test, n_outputs=pb.n_outputs,
+                image_shape=pb.image_shape, on_epoch=on_epoch)
+    return res, pb.X_train, pb.X_test
 
 
 def _label_units_mse(on_epoch, scale: float, info: dict) -> None:
@@ -143,8 +169,12 @@ def _label_units_mse(on_epoch, scale: float, info: dict) -> None:
 
 def _result(name: str, split, res: TrainResult, y_pred, *, epsilon: float, delta: float,
             noise_multiplier=None, extras: dict | None = None, event: dp_accounting.DpEvent | None = None,
-            neighbouring: Neighbouring | None = None) -> RunResult:
+            neighbouring: Neighbouring | None = None, X_te: np.ndarray | None = None,
+            outputs: TestOutputs | None = None) -> RunResult:
     metrics = score(split, y_pred)
+    if outputs is None and X_te is not None:  # what the released model answers on the test rows
+        outputs = TestOutputs(res.predict_proba(X_te), "probability") if split.task == "classification" \
+            else TestOutputs(np.asarray(y_pred, dtype=float), "value")
     ex = {"predictions": np.asarray(y_pred), "sample_rate": res.sample_rate, "steps": res.steps,
           "stopped_early": res.stopped_early, "warnings": list(res.warnings), "config": res.config}
     if split.task == "classification":
@@ -155,7 +185,8 @@ def _result(name: str, split, res: TrainResult, y_pred, *, epsilon: float, delta
         lo, hi = _label_scale(split)
         hist["mse"] = hist["mse"] * (hi - lo) ** 2
     return RunResult(name, split.dataset.name, split.task, metrics, float(epsilon), float(delta),
-                     noise_multiplier, res.seconds, hist, ex, event=event, neighbouring=neighbouring)
+                     noise_multiplier, res.seconds, hist, ex, event=event, neighbouring=neighbouring,
+                     test_outputs=outputs)
 
 
 def _predict(split, res: TrainResult, X_te: np.ndarray) -> np.ndarray:
@@ -177,7 +208,7 @@ def run_nonprivate(split, *, epsilon, delta, seed, params, on_epoch=None) -> Run
     """The same model and features trained without privacy (Adam, batch 64, >= 600 steps): the baseline."""
     res, _, X_te = _fit(split, _train_labels(split), private=False, epsilon=None, delta=delta, seed=seed,
                         params=params, on_epoch=on_epoch)
-    return _result("non-private", split, res, _predict(split, res, X_te), epsilon=math.inf, delta=0.0)
+    return _result("non-private", split, res, _predict(split, res, X_te), epsilon=math.inf, delta=0.0, X_te=X_te)
 
 
 def run_dpsgd(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResult:
@@ -195,7 +226,7 @@ def run_dpsgd(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResul
                    noise_multiplier=res.noise_multiplier,
                    extras={"accountant": res.config.accountant, "target_epsilon": res.config.target_epsilon},
                    event=res.dp_event if res.dp_event is not None else dp_accounting.NonPrivateDpEvent(),
-                   neighbouring=Neighbouring.ADD_REMOVE)
+                   neighbouring=Neighbouring.ADD_REMOVE, X_te=X_te)
 
 
 def softmax_output_perturbation(proba: np.ndarray, *, epsilon: float, rng) -> np.ndarray:
@@ -246,7 +277,8 @@ def run_output_perturbation(split, *, epsilon, delta, seed, params, on_epoch=Non
     return _result("output-perturbation", split, res, y_pred, epsilon=eps_q * m, delta=0.0,
                    extras={"epsilon_per_query": eps_q, "queries": m, "noise_scale": 2.0 / eps_q,
                            "sensitivity_l1": 2.0, "accuracy_without_noise": clean_acc},
-                   event=event, neighbouring=Neighbouring.ADD_REMOVE)
+                   event=event, neighbouring=Neighbouring.ADD_REMOVE,
+                   outputs=TestOutputs(noisy, "score"))  # the released noisy vectors: all an attacker sees
 
 
 def laplace_labels(split, *, epsilon: float, rng, decode: str = "argmax") -> np.ndarray:
@@ -304,7 +336,7 @@ def run_label_dp_laplace(split, *, epsilon, delta, seed, params, on_epoch=None) 
     # each record's label is released once (noise scale sensitivity / epsilon): one Laplace event per record
     return _result("label-dp-laplace", split, res, _predict(split, res, X_te), epsilon=epsilon, delta=0.0,
                    extras=extras, event=dp_accounting.LaplaceDpEvent(1.0 / epsilon),
-                   neighbouring=LABEL_NEIGHBOURING)
+                   neighbouring=LABEL_NEIGHBOURING, X_te=X_te)
 
 
 def run_label_dp_rr(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResult:
@@ -319,7 +351,7 @@ def run_label_dp_rr(split, *, epsilon, delta, seed, params, on_epoch=None) -> Ru
     object.__setattr__(res, "history", res.history.assign(epsilon=eps))
     return _result("label-dp-rr", split, res, _predict(split, res, X_te), epsilon=eps, delta=0.0,
                    extras={"p_keep": rr.p_keep, "label_agreement": float(np.mean(y_noisy == np.asarray(split.y_train)))},
-                   event=rr.dp_event, neighbouring=LABEL_NEIGHBOURING)
+                   event=rr.dp_event, neighbouring=LABEL_NEIGHBOURING, X_te=X_te)
 
 
 def _register() -> None:

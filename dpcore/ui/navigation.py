@@ -40,6 +40,8 @@ PAGES: tuple[PageInfo, ...] = (
              "Teachers vote, noise decides, a student learns from public data."),
     PageInfo("pages/8_Federated_learning.py", "Federated learning", ":material/devices:",
              "DP-FedAvg with clipped client updates and server noise."),
+    PageInfo("pages/9_Attack_the_model.py", "Attack the model", ":material/policy:",
+             "Membership inference and privacy audits: what an attacker can still learn at your ε."),
 )
 
 

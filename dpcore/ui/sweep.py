@@ -418,3 +418,16 @@ __all__ = [
     "sweep_figure",
     "sweepable",
 ]
+
+
+def display_tuning_tax(tax: pd.DataFrame) -> pd.DataFrame:
+    """The tuning-tax table with readable headers: one row per swept private learner."""
+    return pd.DataFrame({
+        "Learner": tax["learner"].map(title_of),
+        "Candidates tried": tax["candidates"].astype(int),
+        "ε of one run": tax["run_epsilon"].map(format_epsilon),
+        "ε of the search, best kept (repeat-and-select)": tax["search_epsilon"].map(
+            lambda v: DASH if pd.isna(v) else format_epsilon(v)),
+        "ε if every run were released (composition)": tax["composition_epsilon"].map(format_epsilon),
+        "Note": tax["note"],
+    })

@@ -258,3 +258,28 @@ def test_many_log_values_get_full_number_ticks(fakes):
     text = list(fig.layout.xaxis.ticktext)
     assert text[0] == "0.01" and text[-1] == "100" and "0.1" in text and "2" not in text[:3]
     assert all(float(t) == v for t, v in zip(text, fig.layout.xaxis.tickvals))
+
+
+def test_a_clip_norm_sweep_shows_what_choosing_its_best_point_costs(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))
+    at = AppTest.from_file(PAGE, default_timeout=180)
+    at.run()
+    at.selectbox(key="sweep.dataset").set_value("iris")
+    at.run()
+    at.selectbox(key="sweep.axis").set_value("clip_norm")
+    at.run()
+    ms = next(m for m in at.multiselect if m.key.startswith("sweep.learners."))
+    ms.set_value(["dpsgd"])
+    at.number_input(key="sweep.seeds").set_value(1)
+    at.number_input(key="sweep.jobs").set_value(1)
+    at.text_area(key="sweep.knobs").set_value("epochs=3")
+    at.run()
+    at.button(key="sweep.run").click()
+    at.run()
+    assert not at.exception, at.exception
+    tax = next(df.value for df in at.dataframe if "Candidates tried" in df.value.columns)
+    row = tax.iloc[0]
+    assert row["Candidates tried"] >= 2
+    one, search, all_runs = (float(row[c]) for c in ("ε of one run", "ε of the search, best kept (repeat-and-select)",
+                                                      "ε if every run were released (composition)"))
+    assert one < search < all_runs

@@ -1,0 +1,285 @@
+"""Membership inference against any registered learner, trained for real.
+
+The attacker's universe is a pool of records (the training rows of the seed's split).
+Every record joins the attacked ("target") model's training set by an independent fair
+coin; the model is then asked about every record of the pool, exactly as a black-box
+attacker who can query it would. Two attacks turn the answers into a membership score:
+
+* the **loss-threshold** attack (Yeom et al. 2018): a record the model fits better than
+  usual was probably trained on (score = minus its loss);
+* **LiRA** (Carlini et al. 2022): K shadow models, trained by the same learner with the
+  same knobs on fresh random halves of the pool, show how each record's logit-scaled
+  confidence is distributed when it is IN and when it is OUT; the score is the
+  likelihood ratio of the target's confidence under the two Gaussians (online), or how
+  far it sits above the OUT Gaussian (offline).
+
+Because membership was decided by independent fair coins before training, the attack's
+guesses on its most and least confident records give a valid epsilon lower bound from
+this one training run (Steinke, Nasr & Jagielski 2023, Theorem 5.2; at delta = 0 it is
+the one-sided Clopper-Pearson limit on the accuracy of the guesses, Bonferroni-corrected
+over the guess counts tried), with the run's delta accounted.
+
+References
+----------
+Yeom, Giacomelli, Fredrikson, Jha. Privacy risk in machine learning: analyzing the
+connection to overfitting. IEEE CSF 2018.
+Carlini, Chien, Nasr, Song, Terzis, Tramèr. Membership inference attacks from first
+principles. IEEE S&P 2022.
+Steinke, Nasr, Jagielski. Privacy auditing with one (1) training run. NeurIPS 2023.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from ..datasets import Dataset, Split, load_dataset, train_test_split
+from ..exceptions import DPValueError
+from ..learners import RunResult, TestOutputs, get_learner, run_learner
+from ..rng import as_generator
+from ..validation import check_int
+from .attacks import PROBABILITY_FLOOR, lira_offline_scores, lira_online_scores, logit_confidence
+from .bounds import check_confidence
+from .one_run import one_run_audit
+from .result import AuditResult
+from .roc import DEFAULT_FPRS, roc_curve
+
+__all__ = ["ATTACKS", "MembershipAudit", "example_statistic", "membership_audit"]
+
+#: Black-box membership attacks on a learner.
+ATTACKS = ("loss", "lira-online", "lira-offline")
+#: Progress callback: ``{"stage": "target" | "shadow", "done": i, "total": n}``.
+ProgressCallback = Callable[[Mapping[str, Any]], None]
+
+
+def example_statistic(outputs: TestOutputs, y, *, loss: bool = False) -> np.ndarray:
+    """The per-record statistic an attacker reads off the model's answers (higher = fits better).
+
+    * class probabilities: minus the cross-entropy of the true label (``loss=True``, Yeom
+      et al.) or the logit-scaled confidence log p_y - log(1 - p_y) (Carlini et al.);
+    * released scores (decision values, noisy softmax vectors): the true label's margin
+      over the best other class;
+    * clusters: minus the squared distance to the nearest released centre;
+    * regression values: minus the squared error.
+    """
+    v = outputs.values
+    if outputs.kind == "value":
+        return -(np.asarray(y, dtype=float) - v) ** 2
+    if outputs.kind == "cluster":
+        return v.max(axis=1)
+    lab = np.asarray(y, dtype=np.int64)
+    if lab.size and (lab.min() < 0 or lab.max() >= v.shape[1]):
+        raise DPValueError(f"labels must be classes 0..{v.shape[1] - 1} of the model's outputs")
+    rows = np.arange(lab.size)
+    if outputs.kind == "probability":
+        if loss:
+            return np.log(np.clip(v[rows, lab], PROBABILITY_FLOOR, 1.0))
+        return logit_confidence(np.clip(v, 0.0, 1.0), lab)
+    others = v.copy()
+    others[rows, lab] = -np.inf
+    return v[rows, lab] - others.max(axis=1)
+
+
+@dataclass(frozen=True, eq=False)
+class MembershipAudit:
+    """A membership attack on a learner trained for real, and what it certifies.
+
+    Attributes
+    ----------
+    result : AuditResult
+        ROC, AUC, TPR at low FPR, advantage and the epsilon lower bound.
+    learner, dataset : str
+    scores : ndarray, shape (n_pool,)
+        The attack's score of every pool record (higher = "member").
+    members : ndarray of bool, shape (n_pool,)
+        Which pool records the target model was trained on.
+    pool_index : ndarray of int
+        Row of each pool record in the split's training rows (``X_pool`` below).
+    X_pool, y_pool : ndarray
+        The pool's records, for showing the most exposed ones.
+    target_accuracy : float or None
+        The target model's accuracy on the pool records it did NOT train on (its
+        utility on fresh data); None for regression.
+    target : RunResult
+        The attacked run (its ``event`` and ``neighbouring`` give the theoretical limits).
+    shadows : int
+    """
+
+    result: AuditResult
+    learner: str
+    dataset: str
+    scores: np.ndarray = field(repr=False)
+    members: np.ndarray = field(repr=False)
+    pool_index: np.ndarray = field(repr=False)
+    X_pool: np.ndarray = field(repr=False)
+    y_pool: np.ndarray = field(repr=False)
+    target_accuracy: float | None
+    target: RunResult = field(repr=False)
+    shadows: int = 0
+
+    @property
+    def event(self):
+        """The attacked run's dp_accounting event (None if not private): its theoretical limits."""
+        return self.target.event
+
+    def most_exposed(self, k: int = 8) -> np.ndarray:
+        """Pool positions of the k members the attack is most sure of, most exposed first."""
+        idx = np.flatnonzero(self.members)
+        return idx[np.argsort(-self.scores[idx], kind="stable")][:k]
+
+
+def balanced_membership(shadows: int, n: int, rng: np.random.Generator) -> np.ndarray:
+    """A (shadows, n) IN/OUT design: every record IN for exactly half the shadows, every shadow on exactly n/2.
+
+    Carlini et al. train each shadow on a random half so that every example has IN and
+    OUT models; making the halves exact also gives every shadow the same training-set
+    size, so a learner that calibrates its noise to epsilon solves one (cached)
+    calibration for all of them. Needs an even ``shadows`` dividing ``n``: record j (in a
+    random order) is IN for the cyclic block of shadows starting at j mod shadows.
+
+    >>> m = balanced_membership(4, 8, np.random.default_rng(0))
+    >>> m.sum(axis=0).tolist(), m.sum(axis=1).tolist()
+    ([2, 2, 2, 2, 2, 2, 2, 2], [4, 4, 4, 4])
+    """
+    if shadows % 2 or n % shadows:
+        raise DPValueError(f"a balanced design needs an even number of shadows dividing the pool, got "
+                           f"{shadows} shadows and {n} records")
+    start = rng.permutation(n) % shadows
+    offset = (np.arange(shadows)[:, None] - start[None, :]) % shadows
+    return rng.permutation(offset < shadows // 2)  # shuffle the shadows too
+
+
+def _pool(data: "str | Dataset", *, seed: int, pool_size: int | None) -> tuple[Split, np.ndarray]:
+    split = train_test_split(load_dataset(data) if isinstance(data, str) else data, seed=seed)
+    n = split.X_train.shape[0]
+    if pool_size is None or pool_size >= n:
+        return split, np.arange(n)
+    pool_size = check_int(pool_size, "pool_size", minimum=4)
+    return split, np.sort(as_generator(seed + 104729).choice(n, size=pool_size, replace=False))
+
+
+def _fit_on(spec_name: str, split: Split, pool: np.ndarray, members: np.ndarray, *, epsilon: float, delta: float,
+            seed: int, params: Mapping[str, Any] | None) -> RunResult:
+    """Train ``spec_name`` on the pool's members and query it on the whole pool (its 'test' rows)."""
+    X, y = split.X_train[pool], split.y_train[pool]
+    if not members.any():
+        raise DPValueError("no pool record was drawn as a member; use a larger pool_size")
+    sub = Split(dataset=split.dataset, X_train=X[members], y_train=y[members], X_test=X, y_test=y, seed=seed,
+                test_size=split.test_size)
+    res = run_learner(spec_name, sub, epsilon=epsilon, delta=delta, seed=seed, params=params)
+    if res.test_outputs is None:
+        raise DPValueError(f"learner {spec_name!r} releases no per-record outputs, so it cannot be attacked here")
+    return res
+
+
+def _target_accuracy(res: RunResult, y_pool: np.ndarray, members: np.ndarray) -> float | None:
+    if res.task != "classification" or res.test_outputs.kind == "cluster":
+        return None
+    pred = res.test_outputs.values.argmax(axis=1)
+    out = ~members
+    return float(np.mean(pred[out] == y_pool[out])) if out.any() else None
+
+
+def membership_audit(
+    learner: str,
+    data: "str | Dataset",
+    *,
+    epsilon: float,
+    delta: float = 1e-5,
+    params: Mapping[str, Any] | None = None,
+    attack: str = "loss",
+    shadows: int = 16,
+    pool_size: int | None = None,
+    confidence: float = 0.95,
+    seed: int = 0,
+    on_progress: ProgressCallback | None = None,
+) -> MembershipAudit:
+    """Attack ``learner`` trained on a random half of a pool of records; bound its epsilon from below.
+
+    Parameters
+    ----------
+    learner : str
+        Any registered learner (``python -m dpcore train --list``).
+    data : str or Dataset
+    epsilon, delta : float
+        The target's privacy budget (ignored by non-private learners).
+    params : mapping, optional
+        The learner's knobs; the shadow models use the same.
+    attack : {"loss", "lira-online", "lira-offline"}
+    shadows : int
+        LiRA's shadow models (ignored by the loss attack). Each record is IN for about half.
+    pool_size : int, optional
+        Records in the attacker's universe (default: all training rows of the split).
+    confidence : float
+        The lower bound holds with this probability.
+    seed : int
+        Seeds the split, the membership coins and every model's noise.
+    on_progress : callable, optional
+        Called after the target and after each shadow.
+
+    Returns
+    -------
+    MembershipAudit
+
+    Examples
+    --------
+    >>> a = membership_audit("non-private", "iris", epsilon=1.0, pool_size=60, seed=0)
+    >>> a.result.n_members + a.result.n_nonmembers
+    60
+    """
+    if attack not in ATTACKS:
+        raise DPValueError(f"attack must be one of {', '.join(ATTACKS)}, got {attack!r}")
+    confidence = check_confidence(confidence)
+    spec = get_learner(learner)
+    start = time.perf_counter()
+    split, pool = _pool(data, seed=seed, pool_size=pool_size)
+    rng = as_generator(seed + 7)
+    report = on_progress or (lambda info: None)
+    n_shadows = 0 if attack == "loss" else check_int(shadows, "shadows", minimum=2, maximum=256)
+    if n_shadows % 2:
+        raise DPValueError(f"shadows must be even (each record is IN for exactly half of them), got {n_shadows}")
+    if n_shadows:  # a pool of a multiple of the shadow count: see balanced_membership
+        pool = pool[: pool.size - pool.size % n_shadows]
+    y_pool = split.y_train[pool]
+    members = rng.random(pool.size) < 0.5
+    target = _fit_on(spec.name, split, pool, members, epsilon=epsilon, delta=delta, seed=seed, params=params)
+    report({"stage": "target", "done": 1, "total": 1 + n_shadows})
+    if attack == "loss":
+        scores = example_statistic(target.test_outputs, y_pool, loss=True)
+    else:
+        target_stat = example_statistic(target.test_outputs, y_pool)
+        inside = balanced_membership(n_shadows, pool.size, rng)
+        stats = np.empty((n_shadows, pool.size))
+        for k in range(n_shadows):
+            res = _fit_on(spec.name, split, pool, inside[k], epsilon=epsilon, delta=delta, seed=seed + 1 + k,
+                          params=params)
+            stats[k] = example_statistic(res.test_outputs, y_pool)
+            report({"stage": "shadow", "done": k + 2, "total": 1 + n_shadows})
+        # a fixed (pooled) variance: Carlini et al. recommend it below about 64 shadow models
+        score_fn = lira_online_scores if attack == "lira-online" else lira_offline_scores
+        scores = score_fn(stats, inside, target_stat, fixed_variance=True)
+    scores = np.nan_to_num(np.asarray(scores, dtype=float), nan=0.0, posinf=1e300, neginf=-1e300)
+    claimed = target.epsilon if spec.private else math.inf
+    result = _audit_result(scores, members, attack=attack, epsilon=claimed, delta=target.delta,
+                           confidence=confidence, seconds=time.perf_counter() - start)
+    return MembershipAudit(result=result, learner=spec.name, dataset=split.dataset.name, scores=scores,
+                           members=members, pool_index=pool, X_pool=split.X_train[pool], y_pool=y_pool,
+                           target_accuracy=_target_accuracy(target, y_pool, members), target=target,
+                           shadows=n_shadows)
+
+
+def _audit_result(scores: np.ndarray, included: np.ndarray, *, attack: str, epsilon: float, delta: float,
+                  confidence: float, seconds: float) -> AuditResult:
+    """ROC summary of the scores and Steinke et al.'s one-run epsilon lower bound (membership by fair coins)."""
+    t0 = time.perf_counter()
+    roc = roc_curve(scores[included], scores[~included])
+    bound = one_run_audit(scores, included, delta=float(delta), confidence=confidence)
+    return AuditResult(
+        attack=attack, epsilon=float(epsilon), delta=float(delta), epsilon_lower_bound=bound.epsilon_lower_bound,
+        confidence=confidence, auc=roc.auc, tpr_at_fpr=roc.tpr_at_fprs(DEFAULT_FPRS), advantage=roc.advantage,
+        n_members=roc.n_members, n_nonmembers=roc.n_nonmembers, fpr=roc.fpr, tpr=roc.tpr,
+        seconds=seconds + time.perf_counter() - t0, bound_method="one-run",
+    )

@@ -1,0 +1,58 @@
+"""One entry point for every audit, as the command line and the page call it."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..exceptions import DPValueError
+from ..learners import get_learner
+from .canaries import CanaryAudit, gradient_canary_audit, input_canary_audit
+from .membership import MembershipAudit, ProgressCallback, membership_audit
+
+__all__ = ["AUDIT_KINDS", "run_audit"]
+
+#: ``attack`` values of :func:`run_audit`: two membership attacks and the one-run canary audit.
+AUDIT_KINDS = ("loss", "lira", "lira-offline", "one-run")
+
+
+def run_audit(
+    learner: str,
+    data,
+    *,
+    epsilon: float,
+    delta: float = 1e-5,
+    attack: str = "loss",
+    params: Mapping[str, Any] | None = None,
+    shadows: int = 16,
+    canaries: int = 1000,
+    canary_kind: str | None = None,
+    pool_size: int | None = None,
+    confidence: float = 0.95,
+    seed: int = 0,
+    on_progress: ProgressCallback | None = None,
+) -> "MembershipAudit | CanaryAudit":
+    """Run the audit ``attack`` against ``learner`` on ``data``.
+
+    ``"loss"``, ``"lira"`` (online) and ``"lira-offline"`` attack a model trained on a
+    random half of a pool (:func:`~dpcore.audit.membership_audit`); ``"one-run"`` inserts
+    canaries: gradient canaries for DP-SGD by default, mislabelled input canaries for any
+    other learner (``canary_kind`` "gradient" or "input").
+    """
+    spec = get_learner(learner)
+    if attack not in AUDIT_KINDS:
+        raise DPValueError(f"attack must be one of {', '.join(AUDIT_KINDS)}, got {attack!r}")
+    if attack != "one-run":
+        name = {"loss": "loss", "lira": "lira-online", "lira-offline": "lira-offline"}[attack]
+        return membership_audit(spec.name, data, epsilon=epsilon, delta=delta, params=params, attack=name,
+                                shadows=shadows, pool_size=pool_size, confidence=confidence, seed=seed,
+                                on_progress=on_progress)
+    kind = canary_kind or ("gradient" if spec.name == "dpsgd" else "input")
+    if kind == "gradient":
+        if spec.name != "dpsgd":
+            raise DPValueError(f"gradient canaries are written into DP-SGD's noisy gradients; learner "
+                               f"{spec.name!r} has none: use canary_kind='input'")
+        return gradient_canary_audit(data, epsilon=epsilon, delta=delta, canaries=canaries, params=params,
+                                     confidence=confidence, seed=seed, on_progress=on_progress)
+    if kind != "input":
+        raise DPValueError(f"canary_kind must be 'gradient' or 'input', got {kind!r}")
+    return input_canary_audit(spec.name, data, epsilon=epsilon, delta=delta, canaries=canaries, params=params,
+                              confidence=confidence, seed=seed, on_progress=on_progress)

@@ -1,0 +1,58 @@
+"""``audit`` command: attack a learner trained for real and bound its epsilon from below.
+
+``python -m dpcore audit --dataset digits --algorithm dpsgd --epsilon 1 --attack loss --seed 0 --json``
+prints, on its last line, a JSON object with ``epsilon`` (claimed), ``epsilon_lower_bound``,
+``confidence``, ``auc``, ``tpr_at_fpr`` (keyed "0.001", "0.01"), ``attack``, ``n_members``,
+``n_nonmembers`` and ``seconds``.
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+from ..audit.run import AUDIT_KINDS, run_audit
+from .train import parse_set
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "audit", help="attack a trained learner (membership inference, one-run canaries) and bound its epsilon",
+        description="Train a registered learner for real, attack it, and print what the attack certifies: a "
+                    "lower bound on epsilon at the given confidence beside the epsilon the learner claims.")
+    p.add_argument("--dataset", required=True, help="registry name, e.g. digits (python -m dpcore datasets)")
+    p.add_argument("--algorithm", required=True, help="learner name, e.g. dpsgd (python -m dpcore train --list)")
+    p.add_argument("--epsilon", type=float, default=1.0, help="the learner's privacy budget (default 1.0)")
+    p.add_argument("--delta", type=float, default=1e-5, help="delta of (epsilon, delta)-DP (default 1e-5)")
+    p.add_argument("--attack", choices=AUDIT_KINDS, default="loss",
+                   help="loss: loss threshold (Yeom et al. 2018); lira / lira-offline: likelihood ratio with shadow "
+                        "models (Carlini et al. 2022); one-run: canaries in one training run (Steinke et al. 2023)")
+    p.add_argument("--shadows", type=int, default=16, help="LiRA's shadow models (default 16)")
+    p.add_argument("--canaries", type=int, default=1000, help="one-run canaries (default 1000)")
+    p.add_argument("--canary-kind", choices=("gradient", "input"), default=None,
+                   help="one-run canaries: gradient (white-box, DP-SGD; its default) or input (mislabelled "
+                        "records, any learner)")
+    p.add_argument("--pool-size", type=int, default=None,
+                   help="records in the membership attacker's pool (default: every training row)")
+    p.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the split, the membership coins and the noise")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a learner knob (repeatable)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON on the last line")
+    p.set_defaults(func=_run)
+
+
+def _run(args) -> int:
+    def progress(info):
+        if not args.json:
+            print(f"{info['stage']}: {info['done']}/{info['total']}", file=sys.stderr)
+
+    audit = run_audit(args.algorithm, args.dataset, epsilon=args.epsilon, delta=args.delta, attack=args.attack,
+                      params=parse_set(args.set), shadows=args.shadows, canaries=args.canaries,
+                      canary_kind=args.canary_kind, pool_size=args.pool_size, confidence=args.confidence,
+                      seed=args.seed, on_progress=progress)
+    out = {"learner": audit.learner, "dataset": audit.dataset, **audit.result.to_json_dict()}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        for k, v in out.items():
+            print(f"{k}: {v}")
+    return 0

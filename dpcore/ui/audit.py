@@ -1,0 +1,153 @@
+"""Streamlit side of the "Attack the model" page: cached audits, the ROC figure, the exposed records."""
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from ..audit import max_tpr_at_fpr, pld_max_tpr_at_fpr, run_audit
+from ..learners import get_learner, learners
+from .common import format_epsilon, remembered
+
+#: How each attack is offered on the page, and what it assumes and knows.
+ATTACK_LABELS = {
+    "loss": "Loss threshold (black-box)",
+    "lira": "LiRA with shadow models (black-box)",
+    "one-run": "Canaries in one training run (audit)",
+}
+ATTACK_NOTES = {
+    "loss": "**What the attacker has:** the released model, which it can query on any record, and each record's "
+            "label. **What it does:** it calls a record a member when the model fits it better than usual (its "
+            "loss is low): models fit their training data better than fresh data (Yeom et al. 2018). No shadow "
+            "models, no knowledge of the training algorithm.",
+    "lira": "**What the attacker has:** the released model (queries only), each record's label, data from the same "
+            "distribution, and the training recipe (learner, knobs, ε). **What it does:** it trains shadow models "
+            "the same way on random halves of the data, learns how each record's confidence is distributed when "
+            "the record is in and when it is out, and asks which of the two the target's confidence fits better "
+            "(the likelihood-ratio attack, Carlini et al. 2022). The strongest black-box membership attack known.",
+    "one-run": "**What the auditor does:** it plants canaries, each by a fair coin, and trains once. For DP-SGD the "
+               "canaries are gradients written into coordinates no real record uses, and the auditor reads every "
+               "noisy step (white-box: the strongest adversary DP allows). For other learners they are "
+               "mislabelled records, and the auditor only queries the final model (black-box). How many canaries "
+               "it places correctly bounds ε from below (Steinke, Nasr & Jagielski 2023).",
+}
+#: The model behind the network learners on this page: a flexible one shows leakage, the preset is tuned for DP.
+NETWORK_CHOICES = {"preset": "The dataset's preset (as on the Train page)", "mlp": "MLP, 256 units"}
+NETWORK_LEARNERS = ("dpsgd", "output-perturbation", "label-dp-laplace", "label-dp-rr")
+
+
+def private_learners(task: str, is_image: bool) -> list[str]:
+    """The private learners that can be attacked on a dataset of this task (images-only ones on images)."""
+    return [n for n, s in learners().items() if s.private and task in s.tasks and (is_image or not s.images_only)]
+
+
+def contrast_learner(name: str) -> str | None:
+    """The non-private counterpart attacked alongside ``name``."""
+    spec = get_learner(name)
+    base = spec.baseline or "non-private"
+    tasks = get_learner(base).tasks if base in learners() else ()
+    return base if any(t in tasks for t in spec.tasks) else None
+
+
+def cached_audit(learner: str, dataset: str, *, epsilon: float, delta: float, attack: str, params: tuple,
+                 shadows: int, canaries: int, pool_size: int | None, seed: int, progress=None):
+    """:func:`dpcore.audit.run_audit` on a registry dataset, memoised in the session on every input.
+
+    The seed fixes the noise, so equal inputs give equal results. Not ``st.cache_data``: the run
+    moves a progress bar created outside it, which a cache replay could not redraw.
+    """
+    key = (learner, dataset, epsilon, delta, attack, params, shadows, canaries, pool_size, seed)
+    return remembered("audit.results", key, lambda: run_audit(
+        learner, dataset, epsilon=epsilon, delta=delta, attack=attack, params=dict(params), shadows=shadows,
+        canaries=canaries, pool_size=pool_size, seed=seed, on_progress=progress))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def cached_theory(epsilon: float, delta: float, _event, event_key: str, fpr: tuple) -> tuple[np.ndarray, np.ndarray | None]:
+    """The best TPR any attack can reach at each FPR: from the (ε, δ) claim, and from the run's composed event."""
+    f = np.asarray(fpr)
+    region = max_tpr_at_fpr(f, epsilon=epsilon, delta=delta) if math.isfinite(epsilon) else np.ones_like(f)
+    exact = None
+    if _event is not None and math.isfinite(epsilon):
+        try:
+            exact = np.asarray(pld_max_tpr_at_fpr(_event, f), dtype=float)
+        except Exception:  # the event has no PLD (pure-epsilon parts dp_accounting cannot model): region only
+            exact = None
+    return region, exact
+
+
+class AuditProgress:
+    """A progress bar that the audit's ``on_progress`` moves (target, then each shadow or epoch)."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.bar = st.progress(0.0, text=f"{label}: starting …")
+
+    def __call__(self, info: Mapping[str, Any]) -> None:
+        done, total = int(info["done"]), max(int(info["total"]), 1)
+        what = {"target": "target model trained", "shadow": "shadow models trained",
+                "training": "epochs"}.get(info["stage"], info["stage"])
+        self.bar.progress(min(done / total, 1.0), text=f"{self.label}: {done} of {total} {what}")
+
+    def done(self) -> None:
+        self.bar.empty()
+
+
+def roc_figure(curves: Mapping[str, Any], *, epsilon: float, delta: float, region, exact, fpr) -> go.Figure:
+    """ROC curves on log-log axes inside the shaded region no attack can leave under the claimed ε."""
+    fig = go.Figure()
+    f = np.asarray(fpr)
+    if region is not None and math.isfinite(epsilon):
+        fig.add_trace(go.Scatter(x=f, y=np.clip(region, 1e-4, 1), mode="lines", line=dict(width=0),
+                                 fill="tozeroy", fillcolor="rgba(0,114,178,0.12)",
+                                 name=f"Allowed by (ε = {epsilon:.3g}, δ = {delta:g})"))
+    if exact is not None:
+        fig.add_trace(go.Scatter(x=f, y=np.clip(exact, 1e-4, 1), mode="lines",
+                                 line=dict(color="#0072B2", dash="dot", width=2),
+                                 name="Best possible for this exact run (PLD)"))
+    fig.add_trace(go.Scatter(x=f, y=f, mode="lines", line=dict(color="#888888", dash="dash"),
+                             name="Guessing (diagonal)"))
+    styles = [("#D55E00", "solid", "circle"), ("#009E73", "dashdot", "diamond")]
+    for (label, result), (color, dash, marker) in zip(curves.items(), styles):
+        x, y = np.maximum(result.fpr, 1e-4), np.maximum(result.tpr, 1e-4)
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line=dict(color=color, dash=dash, width=3),
+                                 name=f"{label} (AUC {result.auc:.3f})"))
+    lo = max(1e-3, 0.5 / max(min(r.n_nonmembers for r in curves.values()), 1))
+    ticks = [t for t in (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0) if t >= lo * 0.99]
+    labels = [f"{t:g}" for t in ticks]
+    fig.update_xaxes(type="log", range=[math.log10(lo), 0], tickvals=ticks, ticktext=labels,
+                     title="False positive rate (non-members called members)")
+    fig.update_yaxes(type="log", range=[math.log10(lo), 0], tickvals=ticks, ticktext=labels,
+                     title="True positive rate (members found)")
+    fig.update_layout(height=480, margin=dict(l=10, r=10, t=30, b=10),
+                      legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
+    return fig
+
+
+def results_table(rows: Mapping[str, Any]) -> pd.DataFrame:
+    """The numbers behind the chart, one row per attacked model."""
+    out = []
+    for label, (audit, accuracy) in rows.items():
+        r = audit.result
+        out.append({"Model": label, "ε claimed": format_epsilon(r.epsilon),
+                    "ε lower bound (95%)": round(r.epsilon_lower_bound, 3), "AUC": round(r.auc, 3),
+                    "TPR at 0.1% FPR": round(r.tpr_at_fpr["0.001"], 4), "TPR at 1% FPR": round(r.tpr_at_fpr["0.01"], 4),
+                    "Advantage (max TPR − FPR)": round(r.advantage, 3),
+                    "Accuracy on non-members": None if accuracy is None else round(accuracy, 3),
+                    "Members / non-members": f"{r.n_members} / {r.n_nonmembers}", "Seconds": round(r.seconds, 1)})
+    return pd.DataFrame(out)
+
+
+def exposed_records(audit, k: int = 8) -> tuple[np.ndarray, pd.DataFrame]:
+    """The k members the attack is most sure of: their pool rows and a table (label, score)."""
+    idx = audit.most_exposed(k)
+    labels = audit.y_pool[idx]
+    if np.all(np.mod(labels, 1) == 0):
+        labels = labels.astype(int)
+    table = pd.DataFrame({"Pool record": idx, "Label": labels,
+                          "Attack score": [float(f"{v:.3g}") for v in audit.scores[idx]]})
+    return audit.X_pool[idx], table

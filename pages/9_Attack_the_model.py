@@ -1,0 +1,103 @@
+"""Attack the model: membership inference and privacy audits beside the epsilon a learner claims."""
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from dpcore.ui import dataset_picker, delta_input, epsilon_input, page_header, run_guarded, seed_input, show_table
+from dpcore.ui.audit import (ATTACK_LABELS, ATTACK_NOTES, NETWORK_CHOICES, NETWORK_LEARNERS, AuditProgress,
+                             cached_audit, cached_theory, contrast_learner, exposed_records, private_learners,
+                             results_table, roc_figure)
+from dpcore.learners import get_learner
+
+page_header(
+    "Attack the model",
+    "What does ε buy? Train a model for real, then attack it as an adversary would: can it tell the records the "
+    "model was trained on from records it never saw? Differential privacy caps how well any attack can do; the "
+    "attack's success in turn proves a lower bound on the ε the model really has.",
+)
+
+with st.sidebar.form("audit.form"):
+    st.header("Target")
+    ds = dataset_picker("audit.dataset", allow_upload=False, default="mnist5k", container=st)
+    names = private_learners(ds.task, ds.is_image) if ds is not None else ["dpsgd"]
+    learner = st.selectbox("Private learner", names, index=names.index("dpsgd") if "dpsgd" in names else 0,
+                           format_func=lambda n: get_learner(n).title, key="audit.learner")
+    network = st.radio("Network", list(NETWORK_CHOICES), format_func=NETWORK_CHOICES.get, key="audit.network",
+                       help="For the network learners only. A flexible network memorises more, so the non-private "
+                            "one leaks more; the preset is what the Train page uses.")
+    epsilon = epsilon_input("audit.eps", default=1.0, container=st)
+    delta = delta_input("audit.delta", container=st)
+    st.header("Attack")
+    attack = st.radio("Attack", list(ATTACK_LABELS), format_func=ATTACK_LABELS.get, key="audit.attack")
+    pool = st.select_slider("Records in the attacker's pool (half are members)", [200, 400, 1000, 2000, 4000],
+                            value=1000, key="audit.pool", help="Membership attacks only. Fewer records: the model "
+                            "memorises more, and a private model learns less.")
+    shadows = st.select_slider("Shadow models (LiRA)", [4, 8, 16, 32], value=16, key="audit.shadows")
+    canaries = st.select_slider("Canaries (one-run audit)", [100, 200, 500, 1000, 2000], value=1000,
+                                key="audit.canaries")
+    seed = seed_input("audit.seed", container=st)
+    st.form_submit_button("Train and attack", type="primary")
+
+if ds is None:
+    st.stop()
+st.markdown(ATTACK_NOTES[attack])
+params = (("model", "mlp"), ("hidden", 256)) if network == "mlp" and learner in NETWORK_LEARNERS else ()
+pool_size = int(pool) if attack != "one-run" else None
+# input canaries are mislabelled test rows (a quarter of the data): no more of them than there are
+canary_count = int(min(canaries, len(ds.y) // 4)) if attack == "one-run" and learner != "dpsgd" else int(canaries)
+runs = {f"{get_learner(learner).title}, ε = {epsilon:g}": (learner, epsilon)}
+contrast = contrast_learner(learner)
+if contrast is not None and not (attack == "one-run" and learner == "dpsgd"):
+    runs[f"{get_learner(contrast).title} (no privacy)"] = (contrast, epsilon)
+
+audits = {}
+for label, (name, eps) in runs.items():
+    progress = AuditProgress(label)
+    audit = run_guarded(cached_audit, name, ds.name, epsilon=float(eps), delta=float(delta), attack=attack,
+                        params=params, shadows=int(shadows), canaries=canary_count, pool_size=pool_size,
+                        seed=int(seed), progress=progress)
+    progress.done()
+    if audit is None:
+        st.stop()
+    audits[label] = audit
+
+private_label = next(iter(audits))
+main = audits[private_label]
+claim = main.result.epsilon
+c = st.columns(4)
+c[0].metric("ε claimed by the learner", f"{claim:.3g}")
+c[1].metric("ε proven by the attack (95%)", f"{main.result.epsilon_lower_bound:.3g}",
+            help="The true ε of this run is at least this, with 95% confidence (Steinke et al. 2023 for one "
+                 "training run). It must never exceed the claim; if it did, the implementation would be broken.")
+c[2].metric("Attack AUC", f"{main.result.auc:.3f}", help="0.5 is guessing; 1 is a perfect attack.")
+c[3].metric("Members found at 1% false alarms", f"{main.result.tpr_at_fpr['0.01']:.1%}",
+            help="True positive rate at a 1% false positive rate: how many members the attacker names while "
+                 "wrongly naming 1 in 100 non-members. Guessing gives 1%.")
+
+fpr = tuple(np.logspace(-3, 0, 80))
+region, exact = cached_theory(float(claim), float(main.result.delta), main.event, repr(main.event), fpr)
+st.plotly_chart(roc_figure({k: a.result for k, a in audits.items()}, epsilon=claim, delta=main.result.delta,
+                           region=region, exact=exact, fpr=fpr), key="audit.roc")
+st.markdown(
+    "Each curve is one attack: how many members it finds (up) for how many non-members it wrongly accuses "
+    "(right), on log scales so the rare, confident hits show. **No attack can leave the shaded region** of the "
+    "claimed (ε, δ); the dotted line is the tighter limit of the exact noise this run added. The dashed diagonal "
+    "is guessing.")
+accuracy = {k: getattr(a, "target_accuracy", getattr(a, "accuracy", None)) for k, a in audits.items()}
+show_table(results_table({k: (a, accuracy[k]) for k, a in audits.items()}), key="audit.table")
+
+if hasattr(main, "most_exposed"):
+    st.subheader("The records most exposed")
+    worst = audits[list(audits)[-1]]
+    st.markdown(f"The members the attack was most sure of in **{list(audits)[-1]}**, with their attack scores: "
+                "the records a real release would leak first.")
+    X, table = exposed_records(worst)
+    if ds.is_image:
+        cols = st.columns(len(X))
+        for col, img, label, score in zip(cols, X, table["Label"], table["Attack score"]):
+            lo, hi = float(np.min(img)), float(np.max(img))
+            col.image((np.asarray(img).reshape(ds.image_shape) - lo) / max(hi - lo, 1e-9), clamp=True,
+                      caption=f"label {label}, score {score:.3g}", use_container_width=True)
+    show_table(table, key="audit.exposed")
+st.caption("Seeded noise is for reproducible demonstrations; a real release uses unseeded, secure randomness.")

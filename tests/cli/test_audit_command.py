@@ -1,0 +1,50 @@
+"""``python -m dpcore audit``: the JSON contract on the last line, one-line errors."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dpcore.cli import main
+
+KEYS = {"epsilon", "epsilon_lower_bound", "confidence", "auc", "tpr_at_fpr", "attack", "n_members", "n_nonmembers",
+        "seconds"}
+
+
+def _last_json(capsys) -> dict:
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+def test_loss_attack_prints_the_contract(capsys):
+    assert main(["audit", "--dataset", "iris", "--algorithm", "dpsgd", "--epsilon", "1", "--seed", "0", "--json"]) == 0
+    out = _last_json(capsys)
+    assert KEYS <= set(out)
+    assert set(out["tpr_at_fpr"]) == {"0.001", "0.01"}
+    assert out["attack"] == "loss" and out["confidence"] == 0.95
+    assert out["epsilon"] == pytest.approx(1.0, abs=1e-3)
+    assert 0 <= out["epsilon_lower_bound"] <= out["epsilon"]
+    assert out["n_members"] + out["n_nonmembers"] == 114  # the training rows of iris's split
+
+
+def test_one_run_gradient_canaries_and_lira_run_from_the_command_line(capsys):
+    assert main(["audit", "--dataset", "digits", "--algorithm", "dpsgd", "--attack", "one-run", "--canaries", "200",
+                 "--json"]) == 0
+    out = _last_json(capsys)
+    assert out["attack"] == "one-run gradient canaries" and out["n_members"] + out["n_nonmembers"] == 200
+    assert main(["audit", "--dataset", "iris", "--algorithm", "non-private", "--attack", "lira", "--shadows", "4",
+                 "--json"]) == 0
+    out = _last_json(capsys)
+    assert out["attack"] == "lira-online" and out["epsilon"] is None  # JSON has no infinity: not private
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--algorithm", "erm-output", "--attack", "one-run", "--canary-kind", "gradient"], "canary_kind='input'"),
+    (["--algorithm", "dpsgd", "--attack", "lira", "--shadows", "3"], "shadows must be even"),
+    (["--algorithm", "dpsgd", "--attack", "one-run", "--canaries", "5"], "canaries must be >= 10"),
+    (["--algorithm", "dpsgd", "--epsilon", "-1"], "epsilon"),
+    (["--algorithm", "nope"], "unknown learner"),
+])
+def test_bad_arguments_get_one_line_and_a_nonzero_exit(capsys, argv, words):
+    assert main(["audit", "--dataset", "iris", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("error:") and words in err

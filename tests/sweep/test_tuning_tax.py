@@ -1,0 +1,51 @@
+"""The privacy cost of picking the best point of a sweep (Papernot & Steinke 2022)."""
+from __future__ import annotations
+
+import json
+import math
+import warnings
+
+import dp_accounting
+import pytest
+
+from dpcore.accounting import event_from_json, event_to_json
+from dpcore.learners import learners, run_learner
+from dpcore.sweep import SweepConfig, run_sweep, tuning_tax
+
+
+def _sweep(axis, values, learner="dpsgd"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return run_sweep(SweepConfig(dataset="iris", learners=[learner], axis=axis, values=values, seeds=2,
+                                     params={"epochs": 5}), n_jobs=1)
+
+
+def test_choosing_the_best_clip_norm_costs_the_repeat_and_select_epsilon_of_the_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))
+    res = _sweep("clip_norm", [0.1, 1.0, 10.0])
+    tax = tuning_tax(res.table, delta=1e-5).iloc[0]
+    assert tax.candidates == 3
+    event = event_from_json(json.loads(res.table[res.table.role == "swept"].event.iloc[0]))
+    # independently: dp_accounting's own RDP accountant on its repeat-and-select event (Poisson, mean 3)
+    acc = dp_accounting.rdp.RdpAccountant()
+    acc.compose(dp_accounting.dp_event.RepeatAndSelectDpEvent(event, 3.0, math.inf))
+    assert tax.search_epsilon == pytest.approx(acc.get_epsilon(1e-5), rel=1e-9)
+    assert tax.run_epsilon < tax.search_epsilon < tax.composition_epsilon == pytest.approx(3 * tax.run_epsilon)
+
+
+def test_sweeping_epsilon_itself_is_not_one_mechanism_repeated(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))
+    tax = tuning_tax(_sweep("epsilon", [0.5, 2.0]).table, delta=1e-5).iloc[0]
+    assert math.isnan(tax.search_epsilon) and "different mechanisms" in tax.note
+    assert tax.composition_epsilon == pytest.approx(0.5 + 2.0, abs=1e-3)  # the candidates' epsilons add up
+
+
+@pytest.mark.parametrize("name", [n for n, s in learners().items() if s.private])
+def test_every_private_learners_event_survives_a_json_round_trip(name):
+    spec = learners()[name]
+    data = "digits" if spec.images_only else ("iris" if "classification" in spec.tasks else "diabetes")
+    knobs = {"rounds": 3} if "fedavg" in name else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        event = run_learner(name, data, epsilon=1.0, params=knobs).event
+    assert event_from_json(json.loads(json.dumps(event_to_json(event)))) == event
