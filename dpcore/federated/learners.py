@@ -10,21 +10,61 @@ from __future__ import annotations
 
 from ..learners import register
 from ..learners.base import LearnerSpec, RunResult, TestOutputs
+from ..learners.knobs import Knob
 from .accounting import DP_FEDAVG_NEIGHBOURING, LOCAL_DP_NEIGHBOURING
 from .fedavg import FedAvgConfig, train_fedavg_split
 
-_COMMON = ("clients", "rounds", "client_fraction", "local_epochs", "batch_size", "learning_rate",
-           "server_learning_rate", "model", "hidden", "non_iid", "shards_per_client")
-_PRIVATE = _COMMON + ("clip_norm", "noise_multiplier", "accountant")
+
+
+def default_clients(split) -> int:
+    """About 3 examples per client, at most 1 000 clients (user-level DP needs many clients per round)."""
+    return max(2, min(1000, split.X_train.shape[0] // 3))
+
+
+#: The federation's knobs. The defaults were chosen on a validation fifth of MNIST 5k's TRAINING rows (3 seeds),
+#: never the test rows: clients N in 20-3000, q in 0.2-1, clip S in 0.3-3, client learning rate 0.5-2, 30 or 50
+#: rounds, at epsilon 2 and 4. User-level DP hides one whole client, so the noise on the average falls only as qN
+#: grows: 20 clients (qN = 10) gave ~0.5 validation accuracy whatever else was tuned; 1 000 clients of ~4 examples
+#: each, q = 0.2 (qN = 200) gave ~0.86 at epsilon 4 against ~0.87 without privacy.
+COMMON_KNOBS = (
+    Knob("clients", "int", low=1, high=100_000, shared=True, label="Clients N", default_from=default_clients,
+         help="number of clients the training rows are split across (default: ~3 examples each, at most 1000)"),
+    Knob("rounds", "int", default=50, low=1, high=10_000, shared=True, label="Rounds", help="communication rounds"),
+    Knob("client_fraction", "float", default=0.2, low=0.0, low_open=True, high=1.0, shared=True,
+         label="Client fraction q", help="expected share of clients sampled per round (Poisson)"),
+    Knob("local_epochs", "int", default=1, low=1, high=100, shared=True, advanced=True, label="Local epochs",
+         help="passes over its own data each sampled client makes"),
+    Knob("batch_size", "int", default=32, low=1, high=100_000, shared=True, advanced=True,
+         label="Client batch size", help="minibatch size of the clients' local SGD"),
+    Knob("learning_rate", "float", default=0.5, low=0.0, low_open=True, high=100.0, log=True, shared=True,
+         label="Client learning rate", help="step size of the clients' local SGD"),
+    Knob("server_learning_rate", "float", default=1.0, low=0.0, low_open=True, high=100.0, shared=True,
+         advanced=True, label="Server learning rate", help="step size of the server's averaged update"),
+    Knob("model", "choice", default="softmax", choices=("softmax", "mlp"), shared=True, label="Model",
+         help="softmax regression or an MLP"),
+    Knob("hidden", "int", default=64, low=1, high=4096, shared=True, advanced=True, label="Hidden width",
+         help="hidden units of the MLP"),
+    Knob("non_iid", "bool", default=False, shared=True, label="Label-skewed clients",
+         help="give each client only a few classes (shards) instead of an IID share"),
+    Knob("shards_per_client", "int", default=2, low=1, high=100, shared=True, advanced=True,
+         label="Shards per client", help="classes per client when non_iid"),
+)
+PRIVATE_KNOBS = COMMON_KNOBS + (
+    Knob("clip_norm", "float", default=1.0, low=0.0, low_open=True, high=1e6, log=True, privacy=True,
+         label="Clip norm S", help="each client update is clipped to this L2 norm"),
+    Knob("noise_multiplier", "float", low=0.0, low_open=True, high=1e4, log=True, privacy=True,
+         label="Noise multiplier σ", help="noise std = σ·S; omitted: calibrated from epsilon"),
+    Knob("accountant", "choice", default="rdp", choices=("rdp", "pld"), privacy=True, advanced=True,
+         label="Accountant", help="rdp or pld"),
+)
 _NEIGHBOURING = {"central": DP_FEDAVG_NEIGHBOURING, "local": LOCAL_DP_NEIGHBOURING, "none": None}
 
 
 def _runner(name: str, mode: str):
     def run(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResult:
         p = dict(params)
-        kw = {k: p[k] for k in p}
-        if "non_iid" in kw:
-            kw["non_iid"] = bool(kw["non_iid"])
+        kw = {k: v for k, v in p.items() if v is not None}
+        kw.setdefault("clients", default_clients(split))
         if mode != "none" and kw.get("noise_multiplier") is None:
             kw["target_epsilon"] = epsilon
         cfg = FedAvgConfig(mode=mode, delta=delta, seed=seed, **kw)
@@ -41,15 +81,15 @@ def _runner(name: str, mode: str):
 
 register(LearnerSpec(
     "dp-fedavg", "DP-FedAvg (server noise, user-level DP)", ("classification",), True, _runner("dp-fedavg", "central"),
-    params=_PRIVATE, baseline="fedavg",
+    knobs=PRIVATE_KNOBS, baseline="fedavg", default_epsilon=4.0,
     description="Federated averaging with Poisson client sampling, per-client update clipping and Gaussian noise "
                 "at the server (McMahan et al. 2018); user-level DP accounted by dp_accounting."))
 register(LearnerSpec(
     "fedavg-local-dp", "FedAvg with local DP (client noise)", ("classification",), True,
-    _runner("fedavg-local-dp", "local"), params=_PRIVATE, baseline="fedavg",
+    _runner("fedavg-local-dp", "local"), knobs=PRIVATE_KNOBS, baseline="fedavg", default_epsilon=4.0,
     description="Each client clips and noises its own update before sending: private even from the server, "
                 "at a much larger noise cost."))
 register(LearnerSpec(
     "fedavg", "FedAvg (non-private)", ("classification",), False, _runner("fedavg", "none"),
-    params=_COMMON, uses_delta=False,
+    knobs=COMMON_KNOBS, uses_delta=False,
     description="Federated averaging (McMahan et al. 2017) with no clipping and no noise."))

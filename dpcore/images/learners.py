@@ -41,6 +41,7 @@ from ..accounting import Neighbouring
 from ..exceptions import DPValueError
 from ..learners import get_learner, learner_names, register, run_learner
 from ..learners.base import LearnerSpec, RunResult, TestOutputs
+from ..learners.knobs import Knob
 from ..learners.metrics import score
 from ..mechanisms import RandomizedResponse
 from ..rng import as_generator, child_seed
@@ -48,13 +49,28 @@ from ..validation import check_fraction, check_int, check_positive, check_probab
 from .labels import randomized_response_labels
 from .mechanisms import ImageMechanism, make_image_mechanism
 
-__all__ = ["NOISY_INPUT_PARAMS", "noisy_input_mechanism", "run_noisy_input", "train_on_what_you_see"]
+__all__ = ["NOISY_INPUT_KNOBS", "noisy_input_mechanism", "run_noisy_input", "train_on_what_you_see"]
 
-NOISY_INPUT_PARAMS = ("mechanism", "budget", "cell", "m", "label_share", "C", "max_iter", "baseline")
-_DEFAULTS: dict[str, Any] = {
-    "mechanism": "laplace", "budget": "image", "cell": 2, "m": 1, "label_share": 0.0,
-    "C": 1.0, "max_iter": 200, "baseline": True,
-}
+#: The noisy-input learner's knobs.
+NOISY_INPUT_KNOBS = (
+    Knob("mechanism", "choice", default="laplace", choices=("laplace", "gaussian", "dppix"), privacy=True,
+         label="Input mechanism", help="laplace, gaussian or dppix (Fan 2018: pixelise, then Laplace per cell)"),
+    Knob("budget", "choice", default="image", choices=("image", "pixel"), privacy=True, label="ε applies to",
+         help="image (per-image local DP) or pixel (one pixel only; the image then costs h·w·ε)"),
+    Knob("cell", "int", default=2, low=1, high=64, privacy=True, advanced=True, label="DP-Pix cell (pixels)",
+         help="side of the DP-Pix averaging cell"),
+    Knob("m", "int", default=1, low=1, high=1_000_000, privacy=True, advanced=True, label="DP-Pix m",
+         help="pixels that may differ between neighbouring images (DP-Pix)"),
+    Knob("label_share", "float", default=0.0, low=0.0, high=0.99, privacy=True, label="Share of ε for labels",
+         help="share of ε spent on randomized response of the labels (0: labels in the clear)"),
+    Knob("C", "float", default=1.0, low=0.0, low_open=True, high=1e6, log=True, advanced=True,
+         label="Inverse regularisation C", help="C of scikit-learn's LogisticRegression"),
+    Knob("max_iter", "int", default=200, low=1, high=100_000, advanced=True, label="Solver iterations",
+         help="max_iter of scikit-learn's LogisticRegression"),
+    Knob("baseline", "bool", default=True, advanced=True, label="Also fit on clean images",
+         help="also fit the same model on the clean images, for comparison"),
+)
+_DEFAULTS: dict[str, Any] = {k.name: k.default for k in NOISY_INPUT_KNOBS}
 
 
 def noisy_input_mechanism(
@@ -221,7 +237,7 @@ register(LearnerSpec(
     tasks=("classification",),
     private=True,
     run=run_noisy_input,
-    params=NOISY_INPUT_PARAMS,
+    knobs=NOISY_INPUT_KNOBS,
     images_only=True,
     uses_delta=True,
     description=("Each training image is released with per-image local DP (Laplace, ε split across all "

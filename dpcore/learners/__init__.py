@@ -20,6 +20,7 @@ from ..exceptions import DPValueError
 from ..rng import as_generator
 from ..validation import check_delta, check_epsilon, check_fraction, check_int
 from .base import EpochCallback, LearnerSpec, RunResult, TestOutputs
+from .knobs import Knob, Wording, parse_value
 
 _LEARNERS: dict[str, LearnerSpec] = {}
 
@@ -125,11 +126,8 @@ def run_learner(
         )
     if spec.images_only and not split.dataset.is_image:
         raise DPValueError(f"learner {name!r} needs image data; {split.dataset.name!r} is tabular")
-    unknown = sorted(set(params) - set(spec.params))
-    if unknown:
-        raise DPValueError(
-            f"learner {name!r} does not take parameter(s) {unknown}; it takes {sorted(spec.params) or 'none'}"
-        )
+    params = spec.check_params(params)  # unknown names and bad values refused here, before any work
+    params = {**spec.fixed_defaults(), **params}  # the declared defaults: the same for the CLI, sweeps and pages
     split = subsample_train(split, train_fraction, seed)
     if spec.private and spec.uses_delta and delta > 0:
         check_delta(delta, n=split.X_train.shape[0])  # warns when delta > 1/n
@@ -145,6 +143,9 @@ __all__ = [
     "LearnerSpec",
     "RunResult",
     "TestOutputs",
+    "Knob",
+    "Wording",
+    "parse_value",
     "register",
     "learners",
     "learner_names",

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..accounting import Neighbouring
+from .knobs import Knob, Wording
 
 #: Per-epoch callback: called with a dict such as
 #: {"epoch": 3, "epochs": 20, "loss": 0.4, "accuracy": 0.9, "epsilon": 0.7}.
@@ -152,7 +153,7 @@ class RunFunction(Protocol):
 
 @dataclass(frozen=True)
 class LearnerSpec:
-    """A registered learner.
+    """A registered learner, and everything about it that pages, sweeps and the command line need.
 
     Attributes
     ----------
@@ -166,17 +167,26 @@ class LearnerSpec:
         False for baselines (epsilon reported as inf).
     run : RunFunction
         ``run(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResult``.
-        ``params`` holds optional knobs (see ``params``); unknown keys must be
-        rejected with a clear error.
+        ``params`` holds the knobs given, already checked against ``knobs``.
+    knobs : tuple of Knob
+        Every parameter it takes, declared once (:class:`~dpcore.learners.knobs.Knob`):
+        type, default, range, label, help. The CLI's flags and ``--set``, the sweep's
+        fixed knobs and axes, the pages' widgets and the baseline's parameters are
+        derived from them.
     params : tuple of str
-        Knobs it accepts in ``params`` (e.g. ``"clip_norm"``, ``"noise_multiplier"``,
-        ``"learning_rate"``, ``"epochs"``, ``"model"``...). The sweep engine uses
-        this to know which axes a learner can be swept along.
+        The knob names (derived from ``knobs``; a learner registered outside dpcore may
+        give names alone, whose values are then passed through unchecked).
     baseline : str or None
         Name of its non-private counterpart on the same model, if any.
     images_only : bool
         True if it needs image-shaped data.
+    uses_delta : bool
+        False for pure epsilon-DP learners (delta is ignored).
     description : str
+    wording : Wording
+        How pages talk about its epsilon and results (:class:`~dpcore.learners.knobs.Wording`).
+    default_epsilon : float
+        The budget the pages start from and the command line uses without ``--epsilon``.
     """
 
     name: str
@@ -189,3 +199,49 @@ class LearnerSpec:
     images_only: bool = False
     uses_delta: bool = True
     description: str = ""
+    knobs: tuple[Knob, ...] = ()
+    wording: Wording = field(default_factory=Wording)
+    default_epsilon: float = 1.0
+
+    def __post_init__(self) -> None:
+        knobs = tuple(self.knobs)
+        names = [k.name for k in knobs]
+        if len(set(names)) != len(names):
+            raise ValueError(f"learner {self.name!r} declares a knob twice: {names}")
+        object.__setattr__(self, "knobs", knobs)
+        if knobs:
+            object.__setattr__(self, "params", tuple(names))
+
+    def knob(self, name: str) -> Knob | None:
+        """The declaration of knob ``name``, or None (also for undeclared names of an external learner)."""
+        return next((k for k in self.knobs if k.name == name), None)
+
+    def check_params(self, params: Mapping[str, Any] | None) -> dict:
+        """``params`` with every value checked by its knob; an unknown name is refused by name.
+
+        The one place a learner's parameters are validated, before any work starts.
+        """
+        params = dict(params or {})
+        unknown = sorted(set(params) - set(self.params))
+        if unknown:
+            from ..exceptions import DPValueError
+
+            raise DPValueError(f"learner {self.name!r} does not take parameter(s) {unknown}; it takes "
+                               f"{sorted(self.params) or 'none'}")
+        out = {}
+        for key, value in params.items():
+            k = self.knob(key)
+            out[key] = k.check(value) if k is not None else value
+        return out
+
+    def shared_params(self, params: Mapping[str, Any]) -> dict:
+        """The values of ``params`` that its non-private baseline takes too (knobs declared ``shared``)."""
+        return {k.name: params[k.name] for k in self.knobs if k.shared and k.name in params}
+
+    def fixed_defaults(self) -> dict:
+        """The knobs whose default does not depend on the data; :func:`run_learner` fills them in."""
+        return {k.name: k.default for k in self.knobs if k.default is not None and k.default_from is None}
+
+    def defaults(self, split=None) -> dict:
+        """Every knob's default for ``split`` (dataset presets included), None where the learner decides."""
+        return {k.name: k.default_for(split) for k in self.knobs}

@@ -63,15 +63,15 @@ from ..accounting import EpsilonDeltaDpEvent, Neighbouring
 from ..datasets import scale_to_unit_interval, standardize_with_bounds
 from ..exceptions import DPCoreWarning, DPValueError, PrivacyLeakWarning
 from ..learners.base import LearnerSpec, RunResult, TestOutputs
+from ..learners.knobs import Knob
 from ..learners.metrics import score
-from .erm import DEFAULT_INTERCEPT_SCALE, ERMClassifier, PrivateERMClassifier, private_tune_regularization
+from .erm import (DEFAULT_INTERCEPT_SCALE, KERNEL_ALIASES, MODEL_ALIASES, ERMClassifier, PrivateERMClassifier,
+                  private_tune_regularization)
 from .kmeans import DPLloydKMeans, InputPerturbationKMeans, LloydKMeans
 from .linear import BoundedLinearRegression, FunctionalMechanismRegressor
 from .ssp import SSPRegressor
 from .metrics import hungarian_accuracy, intra_cluster_variance
 
-ERM_PARAMS = ("model", "kernel", "regularization", "data_norm", "huber_h", "n_components", "gamma", "preprocess",
-              "tune", "fit_intercept", "intercept_scale", "log_offset")
 PREPROCESS = ("log-bounds", "bounds", "standardize")
 DEFAULT_PREPROCESS = "log-bounds"
 #: Per-dataset default scaling where the linear map wins on validation rows
@@ -91,12 +91,82 @@ def default_preprocess(dataset: str) -> str:
 
 #: offset of the log map, as a fraction of each feature's declared range (chosen on validation splits)
 LOG_OFFSET = 0.1
-FM_PARAMS = ("quadratic_fraction", "intercept_fraction", "ridge", "noise_ridge", "l1_norm")
-SSP_PARAMS = ("data_norm", "adaptive")
-KMEANS_PARAMS = ("k", "iterations", "init", "count_fraction", "clip_noisy", "l1_norm", "init_fraction",
-                 "neighbouring")
 DEFAULT_LAMBDA = "auto"
 TUNE_LAMBDAS = (0.01, 0.05, 0.2)
+_POSITIVE = dict(low=0.0, low_open=True, high=1e6)
+
+#: DP-ERM's knobs (Chaudhuri, Monteleoni & Sarwate 2011); the non-private logistic regression shares them.
+ERM_KNOBS = (
+    Knob("model", "choice", default="logreg", choices=("logreg", "svm"), aliases=dict(MODEL_ALIASES), shared=True,
+         label="Model", help="logreg (logistic regression) or svm (Huber-loss SVM); also accepted: logistic, "
+                             "huber-svm"),
+    Knob("kernel", "choice", default="none", choices=("none", "rff"), aliases=dict(KERNEL_ALIASES), shared=True,
+         label="Kernel", help="none (linear) or rff: random Fourier features of an RBF kernel (Chaudhuri et al. "
+                              "Algorithm 3); also accepted: linear, rbf"),
+    Knob("regularization", "float", default=DEFAULT_LAMBDA, also=("auto",), log=True, privacy=True,
+         label="Regularisation Λ", help="Λ > 0, or auto: Λ = C/ε per binary model (C chosen on validation rows)",
+         **_POSITIVE),
+    Knob("tune", "bool", default=False, privacy=True, label="Tune Λ privately",
+         help="choose Λ privately among (0.01, 0.05, 0.2) (Chaudhuri et al. Algorithm 4; its cost is included)"),
+    Knob("preprocess", "choice", choices=PREPROCESS, shared=True, privacy=True, label="Feature scaling",
+         default_from=lambda split: default_preprocess(split.dataset.name),
+         help="log-bounds or bounds (private: only the declared bounds are used) or standardize (leaks: uses the "
+              "private rows' mean and standard deviation)"),
+    Knob("data_norm", "float", shared=True, advanced=True, label="Row norm bound",
+         help="rows are clipped to this L2 norm (the sensitivity assumes norm <= 1 after dividing by it)",
+         **_POSITIVE),
+    Knob("huber_h", "float", default=0.5, shared=True, advanced=True, label="Huber h",
+         help="smoothing width of the Huber loss (SVM only)", **_POSITIVE),
+    Knob("n_components", "int", default=25, low=1, high=100_000, shared=True, advanced=True,
+         label="Random features", help="number of random Fourier features (kernel=rff)"),
+    Knob("gamma", "float", default=0.5, shared=True, advanced=True, label="RBF γ",
+         help="RBF kernel width of the random features (kernel=rff)", **_POSITIVE),
+    Knob("fit_intercept", "bool", default=True, shared=True, advanced=True, label="Fit an intercept",
+         help="add a constant feature (scaled by intercept_scale)"),
+    Knob("intercept_scale", "float", default=DEFAULT_INTERCEPT_SCALE, low=0.0, high=1e6, shared=True,
+         advanced=True, label="Intercept scale", help="value of the constant feature before row clipping"),
+    Knob("log_offset", "float", default=LOG_OFFSET, shared=True, advanced=True, label="Log offset",
+         help="offset (as a share of the range) of the log-bounds scaling", **_POSITIVE),
+)
+#: The functional mechanism's knobs (Zhang et al. 2012).
+FM_KNOBS = (
+    Knob("quadratic_fraction", "float", default=0.5, low=0.0, low_open=True, high=0.999, privacy=True,
+         advanced=True, label="Budget share of the quadratic terms", help="share of ε spent on the X^T X terms"),
+    Knob("intercept_fraction", "float", default=0.2, low=0.0, high=0.999, privacy=True, advanced=True,
+         label="Budget share of the intercept", help="share of ε spent on the intercept terms"),
+    Knob("ridge", "float", default=0.01, low=0.0, high=1e6, advanced=True, label="Ridge",
+         help="ridge added before solving"),
+    Knob("noise_ridge", "float", default=1.0, low=0.0, high=1e6, advanced=True, label="Noise ridge",
+         help="multiples of the noise scale added to the diagonal (a PSD repair)"),
+    Knob("l1_norm", "float", privacy=True, advanced=True, label="Row L1 bound",
+         help="rows are clipped to this L1 norm (default d/2)", **_POSITIVE),
+)
+#: Gaussian sufficient-statistics perturbation (Wang 2018).
+SSP_KNOBS = (
+    Knob("data_norm", "float", default=1.0, privacy=True, advanced=True, label="Row norm bound",
+         help="centred rows are clipped to this L2 norm before X^T X and X^T y", **_POSITIVE),
+    Knob("adaptive", "bool", default=False, privacy=True, label="AdaSSP ridge",
+         help="use AdaSSP's adaptive ridge instead of the size of the noise"),
+)
+_K = Knob("k", "int", low=1, high=1000, label="Clusters k", default_from=lambda split: split.n_classes or 3,
+          shared=True, help="number of clusters (default: the dataset's number of classes)")
+#: DPLloyd (Su et al. 2016).
+DPLLOYD_KNOBS = (
+    _K,
+    Knob("iterations", "int", low=1, high=1000, privacy=True, label="Rounds",
+         help="Lloyd rounds, each spending its share of ε (default: Su et al.'s rule, 1 round in 2-D)"),
+    Knob("init", "choice", default="auto", choices=("auto", "grid", "sphere_packing", "uniform"), privacy=True,
+         label="Initial centres", help="auto, grid (a private histogram), sphere_packing or uniform"),
+    Knob("count_fraction", "float", low=0.0, low_open=True, high=0.999, privacy=True, advanced=True,
+         label="Budget share of the counts", help="share of each round's ε spent on the counts (default: Su et al.)"),
+    Knob("l1_norm", "float", privacy=True, advanced=True, label="Row L1 bound",
+         help="rows are clipped to this L1 norm in the unit box (default: none)", **_POSITIVE),
+    Knob("init_fraction", "float", default=0.4, low=0.0, high=0.999, privacy=True, advanced=True,
+         label="Budget share of the initial centres", help="share of ε spent on the private grid start"),
+    Knob("neighbouring", "choice", default="add-remove", choices=("add-remove", "replace-one"), privacy=True,
+         aliases={"add_remove": "add-remove", "replace_one": "replace-one", "replace": "replace-one"},
+         label="Neighbours", help="add-remove (Su et al.) or replace-one (doubles every sensitivity)"),
+)
 
 
 def _bounds_of(split):
@@ -243,10 +313,10 @@ def _regression_runner(name: str, private: bool):
                           "privacy beyond the stated epsilon", PrivacyLeakWarning, stacklevel=2)
             by = (float(split.y_train.min()), float(split.y_train.max()))
         if name == "ssp":
-            kw = {k: p[k] for k in SSP_PARAMS if k in p}
+            kw = {k.name: p[k.name] for k in SSP_KNOBS if k.name in p}
             est = SSPRegressor(epsilon=epsilon, delta=delta, bounds_X=bX, bounds_y=by, random_state=seed, **kw)
         elif private:
-            kw = {k: p[k] for k in FM_PARAMS if k in p}
+            kw = {k.name: p[k.name] for k in FM_KNOBS if k.name in p}
             est = FunctionalMechanismRegressor(epsilon=epsilon, bounds_X=bX, bounds_y=by, random_state=seed, **kw)
         else:
             est = BoundedLinearRegression(bounds_X=bX, bounds_y=by, ridge=float(p.get("ridge", 0.0)))
@@ -315,38 +385,43 @@ def _register() -> None:
     from ..learners import register
 
     register(LearnerSpec("erm-output", "DP-ERM, output perturbation (Chaudhuri et al. Alg. 1)", ("classification",),
-                         True, _erm_runner("erm-output", "output"), ERM_PARAMS, baseline="logreg", uses_delta=False,
+                         True, _erm_runner("erm-output", "output"), knobs=ERM_KNOBS, baseline="logreg",
+                         uses_delta=False,
                          description="Regularised logistic regression / Huber SVM plus Gamma-norm noise on the "
                                      "minimiser (sensitivity 2/(n Lambda))."))
     register(LearnerSpec("erm-objective", "DP-ERM, objective perturbation (Chaudhuri et al. Alg. 2)",
-                         ("classification",), True, _erm_runner("erm-objective", "objective"), ERM_PARAMS,
+                         ("classification",), True, _erm_runner("erm-objective", "objective"), knobs=ERM_KNOBS,
                          baseline="logreg", uses_delta=False,
                          description="Regularised logistic regression / Huber SVM with a random linear term added "
                                      "to the objective."))
     register(LearnerSpec("logreg", "Regularised logistic regression / SVM (non-private)", ("classification",), False,
-                         _erm_runner("logreg", None), ERM_PARAMS, uses_delta=False,
+                         _erm_runner("logreg", None), knobs=ERM_KNOBS, uses_delta=False,
                          description="The same ERM objective and preprocessing with no noise."))
     register(LearnerSpec("functional-mechanism", "Linear regression, functional mechanism (Zhang et al.)",
-                         ("regression",), True, _regression_runner("functional-mechanism", True), FM_PARAMS,
+                         ("regression",), True, _regression_runner("functional-mechanism", True), knobs=FM_KNOBS,
                          baseline="linreg", uses_delta=False,
                          description="Laplace noise on the coefficients of the squared loss, then a PSD repair."))
     register(LearnerSpec("ssp", "Linear regression, Gaussian sufficient statistics (SSP / AdaSSP, Wang 2018)",
-                         ("regression",), True, _regression_runner("ssp", True), SSP_PARAMS,
+                         ("regression",), True, _regression_runner("ssp", True), knobs=SSP_KNOBS,
                          baseline="linreg", uses_delta=True,
                          description="Gaussian noise on the count, sums, X^T X and X^T y ((epsilon, delta), "
                                      "add/remove one record), then a ridge the size of the noise."))
     register(LearnerSpec("linreg", "Linear regression (non-private)", ("regression",), False,
-                         _regression_runner("linreg", False), ("ridge",), uses_delta=False,
+                         _regression_runner("linreg", False), uses_delta=False,
+                         knobs=(Knob("ridge", "float", default=0.0, low=0.0, high=1e6, advanced=True, label="Ridge",
+                                     help="ridge added before solving"),),
                          description="Least squares in the same bounds-scaled coordinates."))
     register(LearnerSpec("dplloyd", "k-means, DPLloyd (Su et al.)", ("classification",), True,
-                         _kmeans_runner("dplloyd"), KMEANS_PARAMS, baseline="lloyd", uses_delta=False,
+                         _kmeans_runner("dplloyd"), knobs=DPLLOYD_KNOBS, baseline="lloyd", uses_delta=False,
                          description="Noisy counts and sums per Lloyd round; accuracy after Hungarian matching."))
     register(LearnerSpec("input-perturbation", "k-means on Laplace-perturbed records", ("classification",), True,
-                         _kmeans_runner("input-perturbation"), KMEANS_PARAMS, baseline="lloyd", uses_delta=False,
+                         _kmeans_runner("input-perturbation"), baseline="lloyd", uses_delta=False,
+                         knobs=(_K, Knob("clip_noisy", "bool", default=False, label="Clip noisy records to the box",
+                                         help="clip each noisy record back into the declared bounds "
+                                              "(post-processing)")),
                          description="Every record gets Lap(sum of ranges / epsilon) noise, then plain Lloyd."))
     register(LearnerSpec("lloyd", "k-means, Lloyd (non-private)", ("classification",), False,
-                         _kmeans_runner("lloyd"), KMEANS_PARAMS, uses_delta=False,
+                         _kmeans_runner("lloyd"), knobs=(_K,), uses_delta=False,
                          description="k-means++ seeding, 10 restarts, in the bounds-normalised domain."))
-
 
 _register()

@@ -126,58 +126,44 @@ def _clean_param(key: str, value: Any) -> Any:
     )
 
 
-#: Knobs that take a whole number (``epochs=abc`` or ``epochs=2.5`` fails when the config is built).
-INTEGER_KNOBS = frozenset({
-    "epochs", "batch_size", "hidden", "depth", "channels", "dct_size", "hog_cell", "hog_block", "n_components",
-    "k", "iterations", "teachers", "queries", "clients", "rounds", "local_epochs", "shards_per_client",
-    "max_iter", "cell", "m",
-})
-#: Knobs that take a real number.
-REAL_KNOBS = frozenset({
-    "learning_rate", "momentum", "weight_decay", "ema", "clip_norm", "noise_multiplier", "max_epsilon",
-    "regularization", "data_norm", "huber_h", "gamma", "intercept_scale", "log_offset", "quadratic_fraction",
-    "intercept_fraction", "ridge", "noise_ridge", "l1_norm", "count_fraction", "init_fraction", "public_fraction",
-    "client_fraction", "server_learning_rate", "label_share", "C",
-})
-#: Knobs that take true / false.
-BOOL_KNOBS = frozenset({"tune", "fit_intercept", "clip_noisy", "data_dependent"})
+def check_knob_type(key: str, value: Any, specs: Sequence[LearnerSpec] | None = None) -> Any:
+    """``value`` checked by the declaration of knob ``key`` in every learner of ``specs`` that takes it.
 
-
-def check_knob_type(key: str, value: Any) -> Any:
-    """Check a fixed knob's type from :data:`INTEGER_KNOBS` / :data:`REAL_KNOBS` / :data:`BOOL_KNOBS`.
-
-    Knobs not listed (``model``, ``kernel``, ``preprocess``... and knobs of learners
-    registered outside dpcore) are passed through; the learner checks them. An
-    integral float for a whole-number knob (``epochs=5.0``) becomes ``5``.
+    A learner's :class:`~dpcore.learners.Knob` decides (type, range, choices), so the sweep
+    refuses exactly what the CLI and the learner refuse (``epochs=-1``, ``clip_norm=1e308``,
+    ``regularization=-1``), with the same message, before any run starts. With ``specs``
+    None every registered learner is asked. A knob no declaration covers (a learner
+    registered outside dpcore with names only) is passed through.
 
     Raises
     ------
     DPValueError
-        Naming the knob, the kind of value it takes and the value given.
+        Naming the knob, what it takes and the value given.
 
     >>> check_knob_type("epochs", 5.0)
     5
     >>> check_knob_type("epochs", "abc")
     Traceback (most recent call last):
     ...
-    dpcore.exceptions.DPValueError: knob 'epochs' takes a whole number (e.g. epochs=5), got 'abc'
+    dpcore.exceptions.DPValueError: epochs must be a whole number from 1 to 10000, got 'abc'
     """
     if value is None:
+        return None
+    knobs = [spec.knob(key) for spec in (learners().values() if specs is None else specs)]
+    knobs = [k for k in knobs if k is not None]
+    if not knobs:
         return value
-    if key in INTEGER_KNOBS:
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise DPValueError(f"knob {key!r} takes a whole number (e.g. {key}=5), got {value!r}")
-    elif key in REAL_KNOBS:
-        if key == "regularization" and value == "auto":  # DP-ERM's default, Lambda = C / eps
-            return value
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise DPValueError(f"knob {key!r} takes a number (e.g. {key}=0.5), got {value!r}")
-    elif key in BOOL_KNOBS:
-        if not isinstance(value, bool):
-            raise DPValueError(f"knob {key!r} takes true or false, got {value!r}")
-    return value
+    if specs is not None:  # every learner of the sweep that takes the knob must accept the value
+        for knob in knobs:
+            cleaned = knob.check(value)
+        return cleaned
+    errors = []
+    for knob in knobs:  # no sweep: the value only has to suit some learner that takes the knob
+        try:
+            return knob.check(value)
+        except DPValueError as exc:
+            errors.append(exc)
+    raise errors[0]
 
 
 class FrozenParams(dict):
@@ -352,6 +338,9 @@ class SweepConfig:
         if len(self.values) == 0:
             raise DPValueError(f"the {self.axis} range is empty; give at least one value, e.g. values=[0.1, 1, 10]")
         vals = sorted({normalise_value(ax.check(v, f"{self.axis} value")) for v in self.values})
+        if self.axis not in BUILTIN_AXES:  # a knob axis: every value must be one its learners accept
+            for v in vals:
+                check_knob_type(self.axis, v, specs)
         set_("values", tuple(vals))
 
         # seeds and fixed numbers
@@ -381,7 +370,7 @@ class SweepConfig:
                 raise DPValueError(f"set {k!r} with the sweep's own {k}= argument, not through params")
             if k == self.axis:
                 raise DPValueError(f"{k!r} is the swept axis; remove it from the fixed params")
-            params[k] = check_knob_type(k, _clean_param(k, v))
+            params[k] = check_knob_type(k, _clean_param(k, v), specs + [get_learner(b) for b in self.baselines()])
         takers = [spec for spec in specs + [get_learner(b) for b in self.baselines()]]
         accepted = set().union(*(set(s.params) for s in takers)) if takers else set()
         stray = sorted(set(params) - accepted)
@@ -523,10 +512,7 @@ class SweepConfig:
 
 __all__ = [
     "CODE_VERSION",
-    "BOOL_KNOBS",
     "FrozenParams",
-    "INTEGER_KNOBS",
-    "REAL_KNOBS",
     "check_knob_type",
     "FALLBACK_BASELINES",
     "TRIVIAL_BASELINES",

@@ -23,14 +23,87 @@ from ..learners.metrics import confusion_matrix, score
 from ..mechanisms import Laplace, RandomizedResponse
 from ..rng import as_generator, child_seed
 from ..validation import check_int
-from .engine import TrainConfig, TrainResult, train
+from ..learners.knobs import Knob, Wording
+from .engine import OPTIMIZERS, TrainConfig, TrainResult, train
+from .sampling import SAMPLINGS
+from .models import ACTIVATIONS, MODELS
 from .presets import preset_for
 from .preprocess import FEATURES, dct_features, hog_features, prepare_features
 
-MODEL_PARAMS = ("model", "hidden", "depth", "activation", "channels", "epochs", "batch_size", "learning_rate",
-                "momentum", "weight_decay", "ema", "features", "dct_size", "hog_cell", "hog_block")
-_FEATURE_KEYS = ("features", "dct_size", "hog_cell", "hog_block")
-DPSGD_PARAMS = MODEL_PARAMS + ("optimizer",) + ("clip_norm", "noise_multiplier", "accountant", "sampling", "max_epsilon")
+
+def _preset(attr: str):
+    """``default_from`` reading the dataset preset's ``attr`` (see :mod:`dpcore.training.presets`)."""
+    def default(split):
+        pre = preset_for(split.dataset)
+        if attr == "batch_size":
+            return pre.batch_size(split.X_train.shape[0])
+        value = getattr(pre, attr)
+        if attr in ("dct_size", "hog_cell") and not value:
+            return None  # 0 in a preset means "not set": the learner derives it from the image size
+        return value
+    return default
+
+
+#: The network and its input features: the non-private baseline trains the same (``shared``).
+MODEL_KNOBS = (
+    Knob("model", "choice", choices=MODELS, shared=True, label="Model", default_from=_preset("model"),
+         help="network: linear (softmax or linear regression), mlp or cnn (images only); default: the dataset preset"),
+    Knob("hidden", "int", low=1, high=4096, shared=True, label="Hidden width", default_from=_preset("hidden"),
+         help="units per hidden layer of the MLP"),
+    Knob("depth", "int", default=1, low=1, high=8, shared=True, advanced=True, label="Hidden layers",
+         help="number of hidden layers of the MLP"),
+    Knob("activation", "choice", choices=tuple(ACTIVATIONS), shared=True, label="Activation",
+         default_from=_preset("activation"), help="hidden-layer activation (tanh is bounded, which suits DP-SGD)"),
+    Knob("channels", "int", default=16, low=1, high=256, shared=True, advanced=True, label="CNN channels",
+         help="channels of the CNN's first convolution (the second has twice as many)"),
+    Knob("features", "choice", choices=FEATURES, shared=True, label="Input features",
+         default_from=_preset("features"),
+         help="a fixed per-image transform (no privacy cost): pixels, a low-frequency DCT or HOG (images only)"),
+    Knob("dct_size", "int", low=1, high=64, shared=True, advanced=True, label="DCT block k (k×k coefficients)",
+         default_from=_preset("dct_size"), help="side of the block of low-frequency DCT coefficients kept"),
+    Knob("hog_cell", "int", low=1, high=64, shared=True, advanced=True, label="HOG cell (pixels)",
+         default_from=_preset("hog_cell"), help="side of a HOG cell in pixels"),
+    Knob("hog_block", "int", low=1, high=16, shared=True, advanced=True, label="HOG block (cells)",
+         default_from=_preset("hog_block"), help="side of a HOG normalisation block in cells"),
+)
+#: How the network is optimised (defaults: the dataset preset for DP-SGD, Adam for the non-private network).
+OPTIMISER_KNOBS = (
+    Knob("epochs", "int", low=1, high=10_000, group="optimiser", label="Epochs", default_from=_preset("epochs"),
+         help="passes over the training data"),
+    Knob("batch_size", "int", low=1, high=1_000_000, group="optimiser", label="Batch size (expected)",
+         default_from=_preset("batch_size"),
+         help="expected minibatch size (DP-SGD: Poisson sampling rate = batch size / n); at most the training rows"),
+    Knob("learning_rate", "float", low=0.0, low_open=True, high=1000.0, log=True, group="optimiser",
+         label="Learning rate", default_from=_preset("learning_rate"), help="step size"),
+    Knob("momentum", "float", low=0.0, high=0.999, group="optimiser", advanced=True, label="Momentum",
+         default_from=_preset("momentum"), help="SGD momentum (post-processing of the noisy gradients: free)"),
+    Knob("weight_decay", "float", default=0.0, low=0.0, high=10.0, group="optimiser", advanced=True,
+         label="Weight decay", help="L2 shrinkage of the weights at every step (post-processing: free)"),
+    Knob("ema", "float", low=0.0, high=0.9999, group="optimiser", advanced=True, label="Iterate averaging (EMA)",
+         default_from=_preset("ema"),
+         help="decay of an exponential moving average of the weights (0 = off; post-processing: free)"),
+)
+#: DP-SGD's own knobs (Abadi et al. 2016).
+DPSGD_KNOBS = (
+    Knob("optimizer", "choice", default="sgd", choices=OPTIMIZERS, group="optimiser", advanced=True,
+         label="Optimiser", help="what consumes the noisy gradient: sgd or adam (both post-processing)"),
+    Knob("clip_norm", "float", low=0.0, low_open=True, high=1e6, log=True, privacy=True, group="privacy",
+         label="Clip norm C", default_from=_preset("clip_norm"),
+         help="per-example L2 clipping norm C: every example's gradient is scaled down to at most C"),
+    Knob("noise_multiplier", "float", low=0.0, high=1e4, log=True, privacy=True, group="privacy",
+         label="Noise multiplier σ",
+         help="Gaussian noise std / C; omitted: calibrated from epsilon (then the epsilon spent is reported)"),
+    Knob("accountant", "choice", choices=("rdp", "pld"), privacy=True, group="privacy", label="Accountant",
+         default_from=_preset("accountant"), help="privacy accountant: rdp (moments accountant) or pld"),
+    Knob("sampling", "choice", default="poisson", choices=SAMPLINGS, privacy=True, group="privacy",
+         label="Sampling", help="poisson (what the accountant assumes) or shuffle (faster; the epsilon is then not "
+                                "a proven guarantee)"),
+    Knob("max_epsilon", "float", low=0.0, low_open=True, high=1e4, privacy=True, group="privacy", advanced=True,
+         label="Stop at ε", help="odometer budget: training stops before an epoch would spend more"),
+)
+#: The knobs that go into TrainConfig (the feature knobs act before training, in _features).
+_TRAIN_CONFIG_KEYS = frozenset(k.name for k in MODEL_KNOBS + OPTIMISER_KNOBS + DPSGD_KNOBS
+                               if k.name not in ("features", "dct_size", "hog_cell", "hog_block"))
 #: How the non-private network behind the baselines is trained (on the same model).
 #: Adam because it is robust to the scale of the features; at least 30 epochs and about 600 steps.
 NONPRIVATE_DEFAULTS = dict(batch_size=64, learning_rate=0.01, momentum=0.0, optimizer="adam", ema=0.0,
@@ -102,7 +175,7 @@ def _model_kwargs(split, params: Mapping[str, Any], *, private: bool) -> dict:
         per_epoch = math.ceil(n / kw["batch_size"])
         kw["epochs"] = int(min(300, max(30, math.ceil(NONPRIVATE_MIN_STEPS / per_epoch))))
     for key, val in params.items():
-        if key in DPSGD_PARAMS and key not in _FEATURE_KEYS:
+        if key in _TRAIN_CONFIG_KEYS:
             kw[key] = val
     if kw["model"] == "cnn" and not split.dataset.is_image:
         raise DPValueError(f"model='cnn' needs image data; {split.dataset.name!r} is tabular: use 'mlp' or 'linear'")
@@ -354,30 +427,103 @@ def run_label_dp_rr(split, *, epsilon, delta, seed, params, on_epoch=None) -> Ru
                    event=rr.dp_event, neighbouring=LABEL_NEIGHBOURING, X_te=X_te)
 
 
+#: What a network trained without privacy on exact labels says about epsilon.
+_NONPRIVATE_NOTE = ("The network behind this learner is trained without DP-SGD, with Adam (batch 64, at least 600 "
+                    "steps); its privacy comes from the noise on the labels or on the released outputs.")
+_LABEL_DIAGNOSTICS = {
+    "title": "Training-set diagnostics (noisy labels)", "column": "Training loss (noisy labels)",
+    "text": "The mean training loss against the noisy labels. Under label DP the features are public, so this is "
+            "post-processing of the noisy labels and is covered by the label ε."}
+_NOT_COVERED = "Non-private diagnostics (not covered by ε)"
+WORDING = {
+    "dpsgd": Wording(
+        epsilon_label="ε spent (whole records)",
+        unit="Protects each whole training record (features and label), as accounted by dp_accounting.",
+        note="DP-SGD (Abadi et al. 2016): every example's gradient is clipped to norm C, Gaussian noise σ·C is "
+             "added to the sum, and the accountant tracks ε after each epoch.",
+        history_note="The test loss and the test accuracy (or MSE) use the test rows, which play no part in "
+                     "training; the ε column is what the accountant (dp_accounting) certifies for the training data "
+                     "after each epoch.",
+        diagnostics={"title": _NOT_COVERED, "column": "Training loss (private rows, not covered by ε)",
+                     "text": "The mean loss of the sampled batches on the private training rows, before clipping "
+                             "and noise. It is computed for display only: a statistic of the private data that the "
+                             "ε above does not cover, so a real release would not publish it."}),
+    "output-perturbation": Wording(
+        epsilon_label="ε (all answers released)", epsilon_input="Epsilon (ε) per released answer",
+        unit="Every released softmax vector costs ε; the total is the sum over all answered queries.",
+        unit_short="over all released answers",
+        note="A network trained without privacy answers each test query with its softmax vector plus Laplace noise "
+             "of scale 2/ε: two softmax vectors differ by at most 2 in L1 norm, so each released vector is ε-DP, "
+             "and m answered queries cost m·ε in total. " + _NONPRIVATE_NOTE,
+        history_note="The history is the NON-PRIVATE network before any noise (its ε column is ∞); privacy comes "
+                     "only from the Laplace noise on each released answer, counted in the ε above.",
+        diagnostics={"title": _NOT_COVERED, "column": "Training loss (private rows, not covered by ε)",
+                     "text": "The network is trained without privacy: its loss on the training rows and its test "
+                             "accuracy before the noise are statistics of the private data that the ε above "
+                             "(which covers only the released noisy answers) does not cover."}),
+    "label-dp-laplace": Wording(
+        epsilon_label="ε (labels only)", epsilon_input="Epsilon (ε) per label", unit_short="per label",
+        unit="Protects only each record's label; the features are used as they are. Not comparable with "
+             "DP-SGD's ε, which protects whole records.",
+        note="Only the labels are private. One-hot labels get Laplace noise of scale 2/ε (one changed label moves "
+             "the one-hot vector by 2 in L1) and are decoded by argmax; regression labels get Laplace noise of "
+             "scale (label range)/ε and are clamped. " + _NONPRIVATE_NOTE,
+        history_note="The history is the network trained on the noisy labels; the ε shown is that of the label "
+                     "noise (pure ε-DP per label), not an accountant's figure for whole records.",
+        diagnostics=_LABEL_DIAGNOSTICS),
+    "label-dp-rr": Wording(
+        epsilon_label="ε (labels only)", epsilon_input="Epsilon (ε) per label", unit_short="per label",
+        unit="Protects only each record's label (replace-one neighbours); the features are used as they are. "
+             "Not comparable with DP-SGD's ε, which protects whole records.",
+        note="Only the labels are private. Each label is kept with probability e^ε/(e^ε+k−1), otherwise replaced by "
+             "one of the other k−1 classes (k-ary randomized response, ε under replace-one). " + _NONPRIVATE_NOTE,
+        history_note="The history is the network trained on the randomized-response labels; the ε shown is that "
+                     "of the label mechanism (pure ε-DP per label, replace-one), not a figure for whole records.",
+        diagnostics=_LABEL_DIAGNOSTICS),
+}
+#: The non-private network's own optimiser defaults differ from DP-SGD's presets (see NONPRIVATE_DEFAULTS).
+_NONPRIVATE_OPTIMISER = tuple(
+    Knob(k.name, k.kind, low=k.low, high=k.high, low_open=k.low_open, group=k.group, label=k.label, log=k.log,
+         advanced=k.advanced, help=k.help + " (default for the non-private network: Adam, batch 64, at least 600 "
+                                            "steps)")
+    for k in OPTIMISER_KNOBS)
+
+
 def _register() -> None:
     from ..learners import register
 
     register(LearnerSpec(
         "non-private", "Non-private SGD (same model)", ("classification", "regression"), False, run_nonprivate,
-        params=MODEL_PARAMS, uses_delta=False,
+        knobs=MODEL_KNOBS + _NONPRIVATE_OPTIMISER, uses_delta=False,
+        wording=Wording(epsilon_label="ε (not private)", unit="No privacy: trained on the exact data."),
         description="The same network trained without privacy (minibatch SGD with momentum): the baseline."))
     register(LearnerSpec(
         "dpsgd", "DP-SGD (Abadi et al. 2016)", ("classification", "regression"), True, run_dpsgd,
-        params=DPSGD_PARAMS, baseline="non-private",
+        knobs=MODEL_KNOBS + OPTIMISER_KNOBS + DPSGD_KNOBS, baseline="non-private", wording=WORDING["dpsgd"],
         description="Per-example clipping (ghost norms), Gaussian noise sigma*C, Poisson sampling, RDP/PLD accounting."))
     register(LearnerSpec(
         "output-perturbation", "Laplace on the softmax outputs", ("classification",), True, run_output_perturbation,
-        params=MODEL_PARAMS + ("budget",), baseline="non-private", uses_delta=False,
+        knobs=MODEL_KNOBS + _NONPRIVATE_OPTIMISER + (Knob("budget", "choice", default="per-query", choices=("per-query", "total"),
+                                  privacy=True, group="privacy", label="Budget of ε",
+                                  help="per-query: ε for each released answer (m answers cost m·ε); total: ε split "
+                                       "evenly over the m answers"),),
+        baseline="non-private", uses_delta=False, wording=WORDING["output-perturbation"],
         description="Non-private network; every released softmax vector gets Lap(2/epsilon) (L1 sensitivity 2 "
                     "on the simplex). m queries cost m*epsilon."))
     register(LearnerSpec(
         "label-dp-laplace", "Label DP: Laplace on labels", ("classification", "regression"), True,
-        run_label_dp_laplace, params=MODEL_PARAMS + ("decode",), baseline="non-private", uses_delta=False,
+        run_label_dp_laplace,
+        knobs=MODEL_KNOBS + _NONPRIVATE_OPTIMISER + (Knob("decode", "choice", default="argmax", choices=("argmax", "clamp-round"),
+                                  label="Decode noisy one-hot labels",
+                                  help="argmax (a hard label) or clamp-round (clamp to [0, 1] and round, kept as "
+                                       "soft targets)"),),
+        baseline="non-private", uses_delta=False, wording=WORDING["label-dp-laplace"],
         description="One-hot labels + Lap(2/epsilon) then argmax (or clamp+round); regression labels + "
                     "Lap(range/epsilon) then clamp. Features are public."))
     register(LearnerSpec(
         "label-dp-rr", "Label DP: randomized response", ("classification",), True, run_label_dp_rr,
-        params=MODEL_PARAMS, baseline="non-private", uses_delta=False,
+        knobs=MODEL_KNOBS + _NONPRIVATE_OPTIMISER, baseline="non-private", uses_delta=False,
+        wording=WORDING["label-dp-rr"],
         description="k-ary randomized response on labels (Ghazi et al. 2021), epsilon under replace-one."))
 
 

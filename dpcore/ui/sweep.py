@@ -18,7 +18,7 @@ import streamlit as st
 from .common import DASH, format_epsilon, format_number, readable_log_ticks, remember
 
 from ..exceptions import DPValueError
-from ..learners import learners
+from ..learners import parse_value, learners
 from ..sweep.engine import ID_COLUMNS, TAIL_COLUMNS
 from ..sweep import (AXES, BUILTIN_AXES, SweepCache, SweepConfig, SweepResult, build_table, cached_result, run_sweep,
                      summarize, table_warnings)
@@ -86,15 +86,14 @@ def title_of(name: str) -> str:
 
 def knobs_markdown(names: list[str]) -> str:
     """One bullet per learner: its title and the knob names it takes (what to type in "Fixed knobs")."""
-    from ..sweep.config import BOOL_KNOBS, INTEGER_KNOBS, REAL_KNOBS
-
-    def kind(p: str) -> str:
-        return ("whole number" if p in INTEGER_KNOBS else "number" if p in REAL_KNOBS
-                else "true/false" if p in BOOL_KNOBS else "text")
-
+    regs = learners()
     lines = []
-    for n, params in knobs_of(names).items():
-        knobs = ", ".join(f"`{p}` ({kind(p)})" for p in params) or "none"
+    for n in names:
+        spec = regs.get(n)
+        if spec is None:
+            continue
+        knobs = ", ".join(f"`{k.name}` ({k.describe()})" for k in spec.knobs) or ", ".join(
+            f"`{p}`" for p in spec.params) or "none"
         lines.append(f"- **{title_of(n)}**: {knobs}")
     return "\n".join(lines) + "\n\nWrite one `name=value` per line; each learner gets the knobs it takes."
 
@@ -119,17 +118,8 @@ def parse_knobs(text: str) -> dict[str, Any]:
         if "=" not in item:
             raise DPValueError(f"fixed knobs are written key=value, one per line; got {item!r}")
         k, v = (s.strip() for s in item.split("=", 1))
-        out[k.replace("-", "_")] = _parse(v)
+        out[k.replace("-", "_")] = None if v.lower() == "none" else parse_value(v)
     return out
-
-
-def _parse(v: str):
-    for cast in (int, float):
-        try:
-            return cast(v)
-        except ValueError:
-            pass
-    return {"true": True, "false": False, "none": None}.get(v.lower(), v)
 
 
 def remembered(config: SweepConfig, *, cache_dir=None) -> SweepResult | None:

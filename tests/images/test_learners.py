@@ -81,9 +81,9 @@ def test_noisy_input_params_and_errors():
         run_learner("noisy-input", "faces", epsilon=0.0)
     with pytest.raises(DPValueError, match="budget must be 'image'"):
         run_learner("noisy-input", "faces", epsilon=1.0, params={"budget": "row"})
-    with pytest.raises(DPValueError, match="mechanism must be 'laplace'"):
+    with pytest.raises(DPValueError, match="mechanism must be one of 'laplace', 'gaussian', 'dppix'"):
         run_learner("noisy-input", "faces", epsilon=1.0, params={"mechanism": "blur"})
-    with pytest.raises(DPValueError, match="label_share must be < 1"):
+    with pytest.raises(DPValueError, match="label_share must be a number from 0 to 0.99"):
         run_learner("noisy-input", "faces", epsilon=1.0, params={"label_share": 1.0})
 
 

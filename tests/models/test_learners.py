@@ -42,7 +42,7 @@ def test_cluster_cli_json():
     assert bad.returncode == 2 and "n_clusters" in bad.stderr and "Traceback" not in bad.stderr
     zero = subprocess.run([sys.executable, "-m", "dpcore", "cluster", "--dataset", "iris", "--algorithm", "dplloyd",
                            "--k", "0"], capture_output=True, text=True)
-    assert zero.returncode == 2 and zero.stderr.strip() == "error: k must be >= 1, got 0"  # the name the user typed
+    assert zero.returncode == 2 and zero.stderr.strip() == "error: k must be a whole number from 1 to 1000, got 0"
 
 
 def test_train_cli_erm_svm_rff():
@@ -134,7 +134,7 @@ def test_true_false_parameters_reject_other_strings():
     assert not np.array_equal(on.extras["y_pred"], off.extras["y_pred"])  # "no" really turns it off
     same = run_learner("erm-objective", split, epsilon=0.2, seed=0, params={"fit_intercept": False})
     assert np.array_equal(same.extras["y_pred"], off.extras["y_pred"])
-    with pytest.raises(DPValueError, match="fit_intercept takes true or false, got 'maybe'"):
+    with pytest.raises(DPValueError, match="fit_intercept must be true or false, got 'maybe'"):
         run_learner("erm-objective", split, epsilon=1.0, seed=0, params={"fit_intercept": "maybe"})
-    with pytest.raises(DPValueError, match="tune takes true or false"):
+    with pytest.raises(DPValueError, match="tune must be true or false"):
         run_learner("erm-output", split, epsilon=1.0, seed=0, params={"tune": 2})

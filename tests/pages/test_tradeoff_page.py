@@ -102,7 +102,10 @@ def test_page_reports_bad_knobs_without_a_traceback(fakes):
     at.text_area(key="sweep.knobs").set_value("epochs=abc")  # a knob of the wrong type fails before any run
     at.run()
     assert not at.exception
-    assert any("knob 'epochs' takes a whole number" in e.value for e in at.error)
+    assert any("epochs must be a whole number" in e.value for e in at.error)
+    at.text_area(key="sweep.knobs").set_value("epochs=1000000000")  # beyond the declared range: refused, no run
+    at.run()
+    assert any("epochs must be a whole number from 1 to 10000, got 1000000000" in e.value for e in at.error)
     assert not at.get("plotly_chart") and not at.info
 
 
@@ -157,7 +160,7 @@ def test_regression_defaults_and_no_better_than_trivial_note(fakes):
     assert [r for r in at.radio if r.key == "sweep.metric"]  # two metrics (MSE, R²): the radio is shown
 
     # a learner that is never better than the trivial line gets a visible note
-    at2 = _page(knobs="noise_multiplier=1000000")
+    at2 = _page(knobs="noise_multiplier=10000")
     at2.button(key="sweep.run").click()
     at2.run()
     assert not at2.exception
@@ -225,8 +228,10 @@ def test_knob_list_is_readable(fakes):
     from dpcore.ui.sweep import knobs_markdown
 
     text = knobs_markdown(["fake-dp", "fake-fixed"])
-    assert "- **Fake DP learner**: `clip_norm` (number)" in text and "`epochs` (whole number)" in text
-    assert "- **Fake pure-DP learner without knobs**: `call_log` (text)" in text
+    assert "- **Fake DP learner**: `clip_norm` (a number > 0 and <= 1e+06)" not in text  # ranges read naturally
+    assert "- **Fake DP learner**: `clip_norm` (a number from 0 (excluded) to 1e+06)" in text
+    assert "`epochs` (a whole number from 1 to 10000)" in text
+    assert "- **Fake pure-DP learner without knobs**: `call_log` (a text value)" in text
 
 
 def test_leak_column_flags_private_rows_only():

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from dpcore.exceptions import PrivacyLeakWarning
-from dpcore.learners import LearnerSpec, RunResult, register
+from dpcore.learners import Knob, LearnerSpec, RunResult, register
 from dpcore.learners import _LEARNERS  # test-only cleanup
 from dpcore.learners.metrics import score
 from dpcore.rng import as_generator
@@ -82,16 +82,22 @@ def _fake_fixed(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunRes
     return RunResult("fake-fixed", split.dataset.name, split.task, score(split, pred), epsilon, 0.0)
 
 
+#: Knobs the fakes declare, as a real learner does (the sweep checks values against them).
+_CLIP = Knob("clip_norm", "float", low=0.0, low_open=True, high=1e6)
+_SIGMA = Knob("noise_multiplier", "float", low=0.0, low_open=True, high=1e4)
+_LR = Knob("learning_rate", "float", low=0.0, low_open=True, high=1000.0)
+_EPOCHS = Knob("epochs", "int", low=1, high=10_000)
+_LOG = Knob("call_log", "str")
+
+
 def register_learners() -> None:
     tasks = ("classification", "regression")
-    register(LearnerSpec("fake-dp", "Fake DP learner", tasks, True, _fake_dp,
-                         params=("clip_norm", "noise_multiplier", "learning_rate", "epochs", "call_log", "sleep",
-                                 "fail", "warn", "crash_unless_pid"),
-                         baseline="fake-np"))
-    register(LearnerSpec("fake-np", "Fake non-private learner", tasks, False, _fake_np,
-                         params=("learning_rate", "epochs", "call_log")))
+    register(LearnerSpec("fake-dp", "Fake DP learner", tasks, True, _fake_dp, baseline="fake-np",
+                         knobs=(_CLIP, _SIGMA, _LR, _EPOCHS, _LOG, Knob("sleep", "float", low=0.0, high=60.0),
+                                Knob("fail", "choice", choices=(True, False, "user")), Knob("warn", "bool"), Knob("crash_unless_pid", "int", low=0))))
+    register(LearnerSpec("fake-np", "Fake non-private learner", tasks, False, _fake_np, knobs=(_LR, _EPOCHS, _LOG)))
     register(LearnerSpec("fake-fixed", "Fake pure-DP learner without knobs", tasks, True, _fake_fixed,
-                         params=("call_log",), uses_delta=False))
+                         knobs=(_LOG,), uses_delta=False))
 
 
 def unregister_learners() -> None:

@@ -59,10 +59,13 @@ def test_non_leak_warnings_are_kept_but_not_flagged(fakes, cache_dir):
 
 
 @pytest.mark.parametrize("params, match", [
-    ({"epochs": "abc"}, r"knob 'epochs' takes a whole number \(e.g. epochs=5\), got 'abc'"),
-    ({"epochs": 2.5}, "knob 'epochs' takes a whole number"),
-    ({"clip_norm": "big"}, "knob 'clip_norm' takes a number"),
-    ({"epochs": True}, "knob 'epochs' takes a whole number"),
+    ({"epochs": "abc"}, r"epochs must be a whole number from 1 to 10000, got 'abc'"),
+    ({"epochs": 2.5}, "epochs must be a whole number"),
+    ({"clip_norm": "big"}, r"clip_norm must be a number from 0 \(excluded\) to 1e\+06"),
+    ({"epochs": True}, "epochs must be a whole number"),
+    ({"epochs": -1}, "epochs must be a whole number from 1 to 10000, got -1"),
+    ({"epochs": 0}, "epochs must be a whole number from 1 to 10000, got 0"),
+    ({"clip_norm": 1e308}, r"clip_norm must be a number from 0 \(excluded\) to 1e\+06"),
 ])
 def test_knob_types_are_checked_when_the_config_is_built(fakes, params, match):
     with pytest.raises(DPValueError, match=match):
@@ -76,9 +79,10 @@ def test_knob_types_accept_the_right_values(fakes):
     assert cfg.params == {"epochs": 3, "clip_norm": 2}
     assert isinstance(cfg.params["epochs"], int)
     assert check_knob_type("fit_intercept", False) is False
-    with pytest.raises(DPValueError, match="'fit_intercept' takes true or false"):
-        check_knob_type("fit_intercept", "yes")
-    assert check_knob_type("model", "mlp") == "mlp"  # not a typed knob: the learner checks it
+    assert check_knob_type("fit_intercept", "yes") is True
+    with pytest.raises(DPValueError, match="fit_intercept must be true or false, got 'maybe'"):
+        check_knob_type("fit_intercept", "maybe")
+    assert check_knob_type("model", "mlp") == "mlp"  # some learner (the networks) takes it
 
 
 def test_regularization_knob_takes_a_number_or_auto():
