@@ -8,7 +8,7 @@ import streamlit as st
 from dpcore.pate import PateConfig
 from dpcore.ui import dataset_picker, delta_input, epsilon_input, page_header, run_guarded, seed_input, show_table
 from dpcore.ui.accounting import weak_guarantee_note
-from dpcore.ui.pate import (AGGREGATOR_LABELS, DEFAULTS, PRIVACY_MODES, cached_epsilon_sweep, cached_pate,
+from dpcore.ui.pate import (AGGREGATOR_LABELS, START_DATASET, page_defaults, PRIVACY_MODES, cached_epsilon_sweep, cached_pate,
                             cached_teachers_sweep, epsilon_queries_figure, epsilon_sweep_figure, example_image,
                             history_display, majority_accuracy, noise_used_caption, pate_warnings, progress_callback,
                             split_figure, split_table, sweep_display, sweep_progress, teachers_sweep_figure,
@@ -25,9 +25,10 @@ page_header(
 mode = st.sidebar.radio("Privacy set by", PRIVACY_MODES, horizontal=True, key="pate.mode",
                         help="Either fix the budget and let the noise be calibrated to it, or fix the noise and "
                              "read off the budget it costs.")
+DEFAULTS = page_defaults()  # the learner's declared defaults on the page's first dataset
 with st.sidebar.form("pate.form"):
     st.header("PATE settings")
-    ds = dataset_picker("pate.dataset", task="classification", allow_upload=False, default="digits", container=st)
+    ds = dataset_picker("pate.dataset", task="classification", allow_upload=False, default=START_DATASET, container=st)
     agg = st.radio("Aggregator", list(AGGREGATOR_LABELS), format_func=AGGREGATOR_LABELS.get, key="pate.agg")
     teachers = st.number_input("Teachers", 1, 1000, DEFAULTS["teachers"], key="pate.teachers",
                                help="More teachers: bigger vote gaps, but less data each.")
@@ -41,7 +42,7 @@ with st.sidebar.form("pate.form"):
                             help="Used when privacy is set by noise scale.")
     used_slot = st.empty()  # the noise actually used, filled in after the run
     delta = delta_input("pate.delta", container=st)
-    public = st.slider("Public share of the training part", 0.05, 0.5, 0.2, 0.05, key="pate.public")
+    public = st.slider("Public share of the training part", 0.05, 0.5, DEFAULTS["public_fraction"], 0.05, key="pate.public")
     model = st.selectbox("Teacher and student model", ["logreg", "mlp"], key="pate.model",
                          format_func={"logreg": "Logistic regression", "mlp": "Small neural network"}.get)
     dd = st.checkbox("Also show the DATA-DEPENDENT ε (GNMax)", False, key="pate.dd",

@@ -8,7 +8,7 @@ import streamlit as st
 from dpcore.federated import FedAvgConfig
 from dpcore.ui import dataset_picker, delta_input, epsilon_input, page_header, run_guarded, seed_input, show_table
 from dpcore.ui.accounting import weak_guarantee_note
-from dpcore.ui.federated import (DEFAULTS, DIAGNOSTIC_COLUMNS, HEATMAP_CLIENTS, HISTORY_LABELS, MODE_LABELS,
+from dpcore.ui.federated import (START_DATASET, page_defaults, DIAGNOSTIC_COLUMNS, HEATMAP_CLIENTS, HISTORY_LABELS, MODE_LABELS,
                                  PRIVACY_MODES, cached_fedavg, clients_figure, federation_warnings, gap_caption,
                                  live_callback, majority_accuracy, non_private_twin, rounds_figures,
                                  sigma_used_caption, step_caption, sweep_config, sweep_display)
@@ -30,8 +30,9 @@ private = mode != "none"
 by = st.sidebar.radio("Privacy set by", PRIVACY_MODES, horizontal=True, key="fed.by", disabled=not private,
                       help="Either fix the user-level budget and let σ be calibrated to it, or fix σ and read "
                            "off ε.")
+DEFAULTS = page_defaults()  # the learner's declared defaults on the page's first dataset
 with st.sidebar.form("fed.form"):
-    ds = dataset_picker("fed.dataset", task="classification", allow_upload=False, default="mnist5k", container=st)
+    ds = dataset_picker("fed.dataset", task="classification", allow_upload=False, default=START_DATASET, container=st)
     clients = st.number_input("Clients N", 1, 5000, DEFAULTS["clients"], key="fed.clients",
                               help="Each client holds a disjoint share of the training rows.")
     rounds = st.number_input("Rounds", 1, 500, DEFAULTS["rounds"], key="fed.rounds")
@@ -50,7 +51,7 @@ with st.sidebar.form("fed.form"):
     used_slot = st.empty()  # the σ and ε actually used, filled in after the run
     delta = delta_input("fed.delta", container=st, disabled=not private,
                         help=None if private else "Not used: non-private training spends no privacy budget.")
-    local_epochs = st.number_input("Local epochs", 1, 20, 1, key="fed.local_epochs")
+    local_epochs = st.number_input("Local epochs", 1, 20, DEFAULTS["local_epochs"], key="fed.local_epochs")
     lr = st.number_input("Client learning rate", 0.001, 10.0, DEFAULTS["learning_rate"], key="fed.lr")
     model = st.selectbox("Model", ["softmax", "mlp"], key="fed.model",
                          format_func={"softmax": "Softmax regression", "mlp": "Small neural network"}.get)

@@ -26,6 +26,13 @@ _COMMANDS = [
 
 
 class _Parser(argparse.ArgumentParser):
+    """One-line errors; values that start with a minus sign (``-1e-5``, ``-1,0``) read as values, not flags."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # argparse's default only takes -1 or -.5 as a negative number: -1e-5 or -1,0 became "an option"
+        self._negative_number_matcher = re.compile(r"^-(\d|\.\d)[\d.eE+,-]*$")
+
     def error(self, message: str):  # one line, exit 2
         self.exit(2, f"error: {message}\n")
 
@@ -48,8 +55,30 @@ def build_parser() -> argparse.ArgumentParser:
 _NOT_A_NUMBER = re.compile(r"^(could not convert string to float|invalid literal for int\(\) with base 10): '(.*)'$")
 
 
+_KNOB_MESSAGE = re.compile(r"^(\w+) must be ")
+
+
+def _where_given(message: str, args) -> str | None:
+    """The command-line item a knob's message is about (``--set huber_h=abc`` or ``--epochs -1``), if any."""
+    m = _KNOB_MESSAGE.match(message)
+    if not m:
+        return None
+    key = m.group(1)
+    for item in getattr(args, "set", []) or []:
+        k, _, v = item.partition("=")
+        if k.strip().replace("-", "_") == key:
+            return f"--set {item.strip()}"
+    value = getattr(args, key, None)
+    if isinstance(value, str):  # a knob flag (they arrive as text)
+        return f"--{key.replace('_', '-')} {value}"
+    return None
+
+
 def _with_hint(message: str, args) -> str:
     """``message`` with what to do on the command line, when the library's message cannot know the flag."""
+    where = _where_given(message, args)
+    if where:
+        return f"{where}: {message}"
     m = _NOT_A_NUMBER.match(message)
     if m:  # a learner called float() / int() on a --set value
         bad = [item.strip() for item in getattr(args, "set", []) if item.partition("=")[2].strip() == m.group(2)]

@@ -10,50 +10,43 @@ import re
 import sys
 
 from ..exceptions import DPValueError
-from ..learners import get_learner, run_learner
+from ..learners import get_learner, parse_value, run_learner
 
-# flag -> (params key type, help); only passed when given, and only if the learner takes it
-_FLAGS = {
-    "model": (str, "network or model family: linear, mlp or cnn (DP-SGD); softmax or mlp (federated); logreg or "
-                   "svm (DP-ERM; also accepted: logistic, huber-svm)"),
-    "kernel": (str, "DP-ERM kernel: none or rff (random Fourier features of an RBF kernel; also accepted: linear, "
-                    "rbf)"),
-    "aggregator": (str, "PATE vote aggregator, e.g. gnmax or lnmax"),
-    "accountant": (str, "privacy accountant: rdp or pld"),
-    "epochs": (int, "passes over the training data"),
-    "batch_size": (int, "expected minibatch size (DP-SGD: Poisson sampling rate = batch size / n)"),
-    "learning_rate": (float, "step size"),
-    "clip_norm": (float, "per-example (or per-client) L2 clipping norm C"),
-    "noise_multiplier": (float, "Gaussian noise std / C; omitted: calibrated from --epsilon"),
-    "teachers": (int, "PATE: number of teachers (disjoint partitions of the private data)"),
-    "queries": (int, "PATE: labels the student asks the teachers for"),
-    "clients": (int, "federated: number of clients the data is split across"),
-    "rounds": (int, "federated: communication rounds"),
-    "client_fraction": (float, "federated: expected share of clients sampled per round"),
-}
+def knob_flags(spec_names=None) -> dict:
+    """Every knob name of the (given) registered learners -> its help, naming which learners take it.
 
+    The ``train`` command offers each as a ``--flag``; what a value may be is the learner's
+    declaration (:class:`~dpcore.learners.Knob`), checked when the run starts. A name that
+    means different things to different learners (``model``) lists each meaning.
+    """
+    from ..learners import learners
 
-def _parse_value(v: str):
-    for cast in (int, float):
-        try:
-            return cast(v)
-        except ValueError:
-            pass
-    return {"true": True, "false": False}.get(v.lower(), v)
+    meanings: dict[str, dict[str, list[str]]] = {}
+    for name, spec in learners().items():
+        if spec_names is not None and name not in spec_names:
+            continue
+        for knob in spec.knobs:
+            text = f"{knob.help} ({knob.describe()})" if knob.help else knob.describe()
+            meanings.setdefault(knob.name, {}).setdefault(text, []).append(name)
+    return {flag: "; ".join(f"{', '.join(takers)}: {text}" for text, takers in texts.items())
+            for flag, texts in sorted(meanings.items())}
 
 
 def parse_set(items: list[str]) -> dict:
-    """Parse ``--set KEY=VALUE`` items (``-`` in KEY read as ``_``); values become int, float or bool when they can."""
+    """Parse ``--set KEY=VALUE`` items (``-`` in KEY read as ``_``); values become int, float or bool when they can.
+
+    What a value may be is the learner's knob declaration, checked when the run starts
+    (``run_learner``, ``SweepConfig``), so every entry point refuses the same values.
+    """
     params = {}
     for item in items:
         if "=" not in item:
             raise DPValueError(f"--set expects KEY=VALUE, got {item!r}")
         k, v = item.split("=", 1)
-        key, value = k.strip().replace("-", "_"), _parse_value(v.strip())
-        if key == "regularization" and isinstance(value, str) and value != "auto":
-            raise DPValueError(f"--set regularization={value}: regularization takes a number > 0 or 'auto'; "
-                               f"{_tune_hint()}")
-        params[key] = value
+        key = k.strip().replace("-", "_")
+        if not key:
+            raise DPValueError(f"--set expects KEY=VALUE with a KEY, got {item!r}")
+        params[key] = parse_value(v.strip())
     return params
 
 
@@ -67,15 +60,16 @@ def add_parser(sub) -> None:
                                                        "and exit")
     p.add_argument("--dataset", help="registry name, e.g. digits (python -m dpcore datasets lists them)")
     p.add_argument("--algorithm", help="learner name, e.g. dpsgd (python -m dpcore train --list shows them)")
-    p.add_argument("--epsilon", type=float, default=1.0, help="privacy budget epsilon (default 1.0; ignored by "
-                                                              "non-private learners)")
+    p.add_argument("--epsilon", type=float, default=None,
+                   help="privacy budget epsilon (default: the learner's, as on the pages; 1.0 for most; ignored by "
+                        "non-private learners)")
     p.add_argument("--delta", type=float, default=1e-5, help="delta of (epsilon, delta)-DP (default 1e-5)")
     p.add_argument("--seed", type=int, default=0, help="seed of the train/test split and of the noise (default 0)")
     p.add_argument("--train-fraction", type=float, default=1.0,
                    help="share of the training rows kept, in (0, 1] (default 1.0)")
-    for flag, (typ, text) in _FLAGS.items():
-        p.add_argument("--" + flag.replace("_", "-"), dest=flag, type=typ, default=None, help=text)
-    p.add_argument("--lr", dest="learning_rate", type=float, default=None, help="alias of --learning-rate")
+    for flag, text in knob_flags().items():
+        p.add_argument("--" + flag.replace("_", "-"), dest=flag, default=None, metavar="VALUE", help=text)
+    p.add_argument("--lr", dest="learning_rate", default=None, metavar="VALUE", help="alias of --learning-rate")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="any other learner parameter, e.g. --set preprocess=standardize (repeatable)")
     p.add_argument("--json", action="store_true", help="print the result as JSON on the last line")
@@ -95,21 +89,13 @@ def list_learners(stream=None) -> None:
         print(f"{name:<{width}}  [{kind}; {'/'.join(spec.tasks)}]  {spec.title}: {desc}.", file=out)
 
 
-def _tune_hint() -> str:
-    """Where private tuning of the regularisation lives: ``--set tune=true`` and the learners that take it."""
-    from ..learners import learners
-
-    names = [n for n, spec in learners().items() if spec.private and "tune" in spec.params]
-    return (f"to choose it privately use --set tune=true ({', '.join(names)} take it; "
-            "python -m dpcore train --list describes every learner)")
-
-
 def collect_params(args, spec) -> dict:
+    """The knob flags given on the command line and the ``--set`` items, as values for ``spec``."""
     params = {}
-    for key in _FLAGS:
+    for key in knob_flags():
         val = getattr(args, key, None)
         if val is not None:
-            params[key] = val
+            params[key] = parse_value(val)
     params.update(parse_set(args.set))
     return params
 
@@ -133,7 +119,7 @@ def _run(args) -> int:
     res = run_learner(
         args.algorithm,
         args.dataset,
-        epsilon=args.epsilon,
+        epsilon=spec.default_epsilon if args.epsilon is None else args.epsilon,
         delta=args.delta,
         seed=args.seed,
         params=params,

@@ -82,6 +82,17 @@ class Knob:
         A page widget should step on a log scale (learning rates, noise, Lambda).
     advanced : bool
         Pages put it under "more knobs" rather than in the first screen of controls.
+    hint : str
+        What to do instead, appended to the message when a value is refused.
+    when : dict
+        The knob only matters when other knobs have these values (``{"model": ("mlp",)}``);
+        a page greys its widget out otherwise.
+    images : bool
+        The knob only applies to image data (a page hides it for tabular data).
+    image_choices : tuple
+        Choices that only apply to image data (``"cnn"``).
+    choice_labels : dict
+        How a page names each choice.
     aliases : dict
         Other spellings accepted for a choice, mapped to the canonical one.
     default_from : callable, optional
@@ -103,6 +114,11 @@ class Knob:
     shared: bool = False
     log: bool = False
     advanced: bool = False
+    hint: str = ""
+    when: dict = field(default_factory=dict, hash=False, compare=False)
+    images: bool = False
+    image_choices: tuple = ()
+    choice_labels: dict = field(default_factory=dict, hash=False, compare=False)
     aliases: dict = field(default_factory=dict, hash=False, compare=False)
     default_from: Callable[[Any], Any] | None = field(default=None, hash=False, compare=False, repr=False)
 
@@ -138,6 +154,8 @@ class Knob:
         elif self.kind == "choice":
             names = [repr(c) for c in self.choices]
             what = " or ".join(names) if len(names) <= 2 else "one of " + ", ".join(names)
+            if self.aliases:
+                what += " (also accepted: " + ", ".join(f"{a!r} for {c!r}" for a, c in self.aliases.items()) + ")"
         else:
             what = "a text value"
         if self.also:
@@ -145,7 +163,8 @@ class Knob:
         return what
 
     def _fail(self, value) -> DPValueError:
-        return DPValueError(f"{self.name} must be {self.describe()}, got {value!r}")
+        hint = f"; {self.hint}" if self.hint else ""
+        return DPValueError(f"{self.name} must be {self.describe()}, got {value!r}{hint}")
 
     def check(self, value: Any) -> Any:
         """``value`` cleaned (strings from a command line parsed, integral floats made int), or a
@@ -193,6 +212,14 @@ class Knob:
         if isinstance(value, (int, np.integer)) and value in (0, 1):
             return bool(value)
         raise self._fail(value)
+
+    def applies(self, values: dict) -> bool:
+        """False when a knob it depends on (``when``) has another value in ``values``."""
+        return all(values.get(k) in allowed for k, allowed in self.when.items() if k in values)
+
+    def choices_for(self, *, images: bool) -> tuple:
+        """The choices that make sense for image or tabular data."""
+        return tuple(c for c in self.choices if images or c not in self.image_choices)
 
     def default_for(self, split=None) -> Any:
         """The default for ``split`` (the preset's when ``default_from`` is set and a split is given)."""

@@ -105,6 +105,7 @@ ERM_KNOBS = (
                               "Algorithm 3); also accepted: linear, rbf"),
     Knob("regularization", "float", default=DEFAULT_LAMBDA, also=("auto",), log=True, privacy=True,
          label="Regularisation Λ", help="Λ > 0, or auto: Λ = C/ε per binary model (C chosen on validation rows)",
+         hint="to choose Λ privately use tune=true (the private ERM learners take it)",
          **_POSITIVE),
     Knob("tune", "bool", default=False, privacy=True, label="Tune Λ privately",
          help="choose Λ privately among (0.01, 0.05, 0.2) (Chaudhuri et al. Algorithm 4; its cost is included)"),

@@ -435,8 +435,14 @@ class SweepConfig:
             out.append(trivial)
         return tuple(out)
 
-    def _params_for(self, spec: LearnerSpec, value: float | None) -> dict:
+    def _params_for(self, spec: LearnerSpec, value: float | None, role: str = "swept") -> dict:
         p = {k: v for k, v in self.params.items() if k in spec.params}
+        if role != "swept":
+            # a baseline takes only the knobs a swept learner declares shared with it (the model, the epochs),
+            # not the ones tuned for privacy (its clip norm, its learning rate)
+            swept = [get_learner(n) for n in self.learners]
+            p = {k: v for k, v in p.items()
+                 if spec.knob(k) is None or any(s.knob(k) is not None and s.knob(k).shared for s in swept)}
         if value is not None and self.axis not in BUILTIN_AXES:
             # named axes are real-valued; a generic knob (epochs, teachers...) gets an int when integral
             integral = value.is_integer() and (get_axis(self.axis).integer or self.axis not in AXES)
@@ -447,7 +453,7 @@ class SweepConfig:
              code: dict[str, str]) -> RunSpec:
         eps = value if (self.axis == "epsilon" and value is not None) else self.epsilon
         tf = value if (self.axis == "train_fraction" and value is not None) else self.train_fraction
-        params = self._params_for(spec, value)
+        params = self._params_for(spec, value, role)
         key_doc = {
             "code_version": CODE_VERSION,
             "dpcore": dpcore.__version__,

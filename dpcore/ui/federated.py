@@ -12,6 +12,7 @@ from .common import readable_table, remembered as _remembered
 from .sweep import ROLE_LABELS
 
 from ..datasets import train_test_split
+from ..learners import get_learner
 from ..federated import FedAvgConfig, FedAvgResult, train_fedavg_split
 
 MODE_LABELS = {
@@ -22,14 +23,24 @@ MODE_LABELS = {
 LEARNER_OF_MODE = {"central": "dp-fedavg", "local": "fedavg-local-dp", "none": "fedavg"}
 PRIVACY_MODES = ("target ε", "noise multiplier")
 
-#: The page's first run (mnist5k, softmax regression, 7 850 parameters). Chosen on a validation fifth of the
-#: TRAINING rows (3 seeds), never the test rows: clients N in 20-3000, q in 0.2-1, S in 0.3-3, client learning
-#: rate 0.5-2, 30 or 50 rounds, at ε = 2 and 4. User-level DP hides one whole client, so the noise on the average
-#: falls only as qN grows: 20 clients (qN = 10) gave ~0.5 validation accuracy whatever else was tuned; 1 000
-#: clients of ~4 examples each, q = 0.2 (qN = 200) gave ~0.86 at ε = 4 against ~0.87 without privacy.
-#: ``noise_multiplier`` (used only when privacy is set by σ) costs about the same ε.
-DEFAULTS = {"clients": 1000, "rounds": 50, "client_fraction": 0.2, "clip_norm": 1.0, "noise_multiplier": 2.0,
-            "epsilon": 4.0, "learning_rate": 0.5}
+#: Where the σ box starts when privacy is set by σ (otherwise σ is calibrated from ε): about the same ε as the
+#: default budget on MNIST 5k.
+SIGMA_START = 2.0
+
+
+#: The dataset the page opens on.
+START_DATASET = "mnist5k"
+
+
+def page_defaults(dataset: str = START_DATASET) -> dict:
+    """The federation's defaults on ``dataset``: the ``dp-fedavg`` learner's declared knobs and budget (how they
+    were chosen is in :mod:`dpcore.federated.learners`; the command line uses the same), and where the σ box
+    starts."""
+    spec = get_learner("dp-fedavg")
+    out = spec.defaults(train_test_split(dataset, seed=0))
+    return {**out, "epsilon": spec.default_epsilon, "noise_multiplier": SIGMA_START}
+
+
 #: Per-round statistics of the private updates themselves: shown apart, labelled as not covered by ε.
 DIAGNOSTIC_COLUMNS = ("clipped_fraction", "max_sent_norm")
 HISTORY_LABELS = {"accuracy": "test accuracy", "loss": "test loss", "epsilon": "ε so far (user level)",

@@ -11,6 +11,7 @@ from .common import readable_log_ticks, readable_table
 from .common import remembered as _remembered
 
 from ..datasets import train_test_split
+from ..learners import get_learner
 from ..pate import PateConfig, PateResult, run_pate
 from ..pate.pipeline import epsilon_sweep, teachers_sweep
 
@@ -19,12 +20,18 @@ AGGREGATOR_LABELS = {"gnmax": "GNMax — Gaussian noise (Papernot et al. 2018)",
 
 PRIVACY_MODES = ("target ε", "noise scale")
 
-#: The page's first run. Chosen on digits (3 seeds) by the accuracy of the noisy labels against the true labels
-#: of the PUBLIC pool, never the test rows: among 25-150 teachers, 50-200 queries and ε 2-5, the best setting
-#: that keeps at least 2 examples per class per teacher (no "too few examples" warning) and ε below the
-#: weak-guarantee line. Noisy labels ~0.76, student ~0.73 on the test rows vs mean teacher ~0.60, chance 0.10.
-#: ``noise_scale`` (used only when privacy is set by noise) costs about the same ε for these queries.
-DEFAULTS = {"teachers": 50, "queries": 50, "epsilon": 5.0, "noise_scale": 10.0}
+#: The dataset the page opens on.
+START_DATASET = "digits"
+#: Where the noise box starts when privacy is set by noise: about the default budget for the default queries.
+NOISE_START = 10.0
+
+
+def page_defaults(dataset: str = START_DATASET) -> dict:
+    """PATE's defaults on ``dataset``: the ``pate`` learner's declared knobs and budget (how they were chosen is in
+    :mod:`dpcore.pate.learners`; the command line uses the same), and where the noise box starts."""
+    spec = get_learner("pate")
+    out = spec.defaults(train_test_split(dataset, seed=0))
+    return {**out, "epsilon": spec.default_epsilon, "noise_scale": NOISE_START}
 
 _STORE = "pate.runs"
 _MAX_KEPT = 12

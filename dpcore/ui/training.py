@@ -25,89 +25,32 @@ from ..training import preset_for
 from .common import format_epsilon, show_table
 
 ALGORITHMS = ("dpsgd", "output-perturbation", "label-dp-laplace", "label-dp-rr")
-ALGO_NOTES = {
-    "dpsgd": "DP-SGD (Abadi et al. 2016): every example's gradient is clipped to norm C, Gaussian noise σ·C is "
-             "added to the sum, and the accountant tracks ε after each epoch.",
-    "output-perturbation": "A network trained without privacy answers each test query with its softmax vector plus "
-                           "Laplace noise of scale 2/ε: two softmax vectors differ by at most 2 in L1 norm, so each "
-                           "released vector is ε-DP, and m answered queries cost m·ε in total.",
-    "label-dp-laplace": "Only the labels are private. One-hot labels get Laplace noise of scale 2/ε (one changed "
-                        "label moves the one-hot vector by 2 in L1) and are decoded by argmax; regression labels get "
-                        "Laplace noise of scale (label range)/ε and are clamped.",
-    "label-dp-rr": "Only the labels are private. Each label is kept with probability e^ε/(e^ε+k−1), otherwise "
-                   "replaced by one of the other k−1 classes (k-ary randomized response, ε under replace-one).",
-}
-#: What each learner's ε protects, for the metric label, its help and the notes under the history.
-EPS_LABEL = {"dpsgd": "ε spent (whole records)", "label-dp-laplace": "ε (labels only)",
-             "label-dp-rr": "ε (labels only)", "output-perturbation": "ε (all answers released)"}
-EPS_UNIT = {
-    "dpsgd": "Protects each whole training record (features and label), as accounted by dp_accounting.",
-    "label-dp-laplace": "Protects only each record's label; the features are used as they are. Not comparable "
-                        "with DP-SGD's ε, which protects whole records.",
-    "label-dp-rr": "Protects only each record's label (replace-one neighbours); the features are used as they are. "
-                   "Not comparable with DP-SGD's ε, which protects whole records.",
-    "output-perturbation": "Every released softmax vector costs ε; the total is the sum over all answered queries.",
-}
-#: The sidebar's epsilon box says what one unit of budget buys (the headline metric gives the total).
-EPS_INPUT_LABEL = {"output-perturbation": "Epsilon (ε) per released answer",
-                   "label-dp-laplace": "Epsilon (ε) per label", "label-dp-rr": "Epsilon (ε) per label"}
-EPS_UNIT_SHORT = {"label-dp-laplace": "per label", "label-dp-rr": "per label",
-                  "output-perturbation": "over all released answers"}
-HISTORY_NOTE = {
-    "dpsgd": "The test loss and the test accuracy (or MSE) use the test rows, which play no part in training; the ε "
-             "column is what the accountant (dp_accounting) certifies for the training data after each epoch.",
-    "label-dp-laplace": "The history is the network trained on the noisy labels; the ε shown is that of the label "
-                        "noise (pure ε-DP per label), not an accountant's figure for whole records.",
-    "label-dp-rr": "The history is the network trained on the randomized-response labels; the ε shown is that of "
-                   "the label mechanism (pure ε-DP per label, replace-one), not a figure for whole records.",
-    "output-perturbation": "The history is the NON-PRIVATE network before any noise (its ε column is ∞); privacy "
-                           "comes only from the Laplace noise on each released answer, counted in the ε above.",
-}
 #: History columns computed on the training rows: shown only in the diagnostics expander, never in the main table.
 DIAGNOSTIC_COLUMNS = ("train_loss",)
-NOT_COVERED = "Non-private diagnostics (not covered by ε)"
-#: The expander holding them: its title, what it says, the training-loss header. Under label DP the features are
-#: public and the training loss is taken against the noisy labels: post-processing, covered by the label epsilon.
-DIAGNOSTICS = {
-    "dpsgd": {"title": NOT_COVERED, "column": "Training loss (private rows, not covered by ε)",
-              "text": "The mean loss of the sampled batches on the private training rows, before clipping and noise. "
-                      "It is computed for display only: a statistic of the private data that the ε above does not "
-                      "cover, so a real release would not publish it."},
-    "output-perturbation": {
-        "title": NOT_COVERED, "column": "Training loss (private rows, not covered by ε)",
-        "text": "The network is trained without privacy: its loss on the training rows and its test accuracy before "
-                "the noise are statistics of the private data that the ε above (which covers only the released "
-                "noisy answers) does not cover."},
-    "label-dp-laplace": {
-        "title": "Training-set diagnostics (noisy labels)", "column": "Training loss (noisy labels)",
-        "text": "The mean training loss against the noisy labels. Under label DP the features are public, so this is "
-                "post-processing of the noisy labels and is covered by the label ε."},
-}
-DIAGNOSTICS["label-dp-rr"] = DIAGNOSTICS["label-dp-laplace"]
-
-MODEL_KNOBS = ("model", "hidden", "activation", "epochs", "batch_size", "learning_rate")
 
 
-def defaults_for(dataset: Dataset, test_size: float = 0.25) -> dict:
-    """Preset knobs for ``dataset`` (model, batch size on its training rows, epochs, lr, clip).
+def knobs_of_group(spec, group: str | None, *, advanced: bool = False) -> list:
+    """The knobs a page shows in one section: ``group`` (any when None), advanced or not."""
+    return [k for k in spec.knobs if (group is None or k.group == group) and k.advanced == advanced
+            and k.name != "noise_multiplier"]
+
+
+def defaults_for(dataset: Dataset, algorithm: str = "dpsgd", test_size: float = 0.25) -> dict:
+    """The learner's knob defaults on ``dataset`` (its preset included), the training rows and the preset note.
 
     Raises :class:`~dpcore.exceptions.DPValueError` with what to do when the dataset is too
     small to split into training and test rows.
     """
-    pre = preset_for(dataset)
     # the stratified split's size does not depend on the seed, only on the class counts
     try:
-        n_train = int(train_test_split(dataset, test_size=test_size, seed=0).X_train.shape[0])
+        split = train_test_split(dataset, test_size=test_size, seed=0)
     except DPValueError as exc:
         reason = str(exc)
         raise DPValueError(f"{reason[:1].upper()}{reason[1:]}. This page trains on {1 - test_size:.0%} of the rows and tests on the other "
                            f"{test_size:.0%} (at least one per class for classification): use a dataset with more "
                            "rows (a few dozen at the very least).") from exc
-    return {"model": pre.model, "hidden": pre.hidden, "activation": pre.activation, "epochs": pre.epochs,
-            "batch_size": pre.batch_size(n_train), "learning_rate": pre.learning_rate, "clip_norm": pre.clip_norm,
-            "features": pre.features, "dct_size": pre.dct_size or 4, "hog_cell": pre.hog_cell or 4,
-            "accountant": pre.accountant,
-            "n_train": n_train, "note": pre.note}
+    return {"defaults": get_learner(algorithm).defaults(split), "n_train": int(split.X_train.shape[0]),
+            "note": preset_for(dataset).note}
 
 
 class LiveProgress:
@@ -169,9 +112,8 @@ def train_with_baseline(dataset: Dataset, algorithm: str, params: dict, *, epsil
     spec = get_learner(algorithm)
     params = {k: v for k, v in params.items() if k in spec.params}
     res = run_learner(algorithm, split, epsilon=epsilon, delta=delta, seed=seed, params=params, on_epoch=on_epoch)
-    base_params = {k: v for k, v in params.items()
-                   if k in ("model", "hidden", "activation", "features", "dct_size", "hog_cell", "hog_block")}
-    base = run_learner("non-private", split, epsilon=epsilon, delta=delta, seed=seed, params=base_params)
+    base = run_learner(spec.baseline or "non-private", split, epsilon=epsilon, delta=delta, seed=seed,
+                       params=spec.shared_params(params))
     out: dict[str, Any] = {
         "task": split.task,
         "metrics": dict(res.metrics),
@@ -199,14 +141,15 @@ def train_with_baseline(dataset: Dataset, algorithm: str, params: dict, *, epsil
 def show_headline(out: dict, algorithm: str) -> None:
     """The final metrics: private vs non-private (and, for regression, the mean predictor and R²), ε and σ."""
     eps, sigma = out["epsilon"], out["noise_multiplier"]
-    eps_help = f"δ = {out['delta']:g}. {EPS_UNIT.get(algorithm, '')}"
+    wording = get_learner(algorithm).wording
+    eps_help = f"δ = {out['delta']:g}. {wording.unit}"
     sigma_text = "—" if sigma is None else f"{sigma:.2f}"
     if out["task"] == "classification":
         cols = st.columns(4)
         priv, base = out["metrics"]["accuracy"], out["baseline"]["accuracy"]
         cols[0].metric("Test accuracy (private)", f"{priv:.3f}", f"{priv - base:+.3f} vs non-private")
         cols[1].metric("Test accuracy (non-private)", f"{base:.3f}")
-        cols[2].metric(EPS_LABEL.get(algorithm, "ε spent"), format_epsilon(eps, 4), help=eps_help)
+        cols[2].metric(wording.epsilon_label, format_epsilon(eps, 4), help=eps_help)
         cols[3].metric("Noise multiplier σ", sigma_text)
         return
     priv, base, triv = out["metrics"], out["baseline"], out["trivial"]
@@ -219,7 +162,7 @@ def show_headline(out: dict, algorithm: str) -> None:
                   delta_color="inverse", help="Mean squared error on the test rows, in label units².")
     top[1].metric("Test MSE (non-private)", f"{base['mse']:.4g}")
     top[2].metric("Test MSE (mean predictor)", f"{triv['mse']:.4g}", help=mean_help)
-    top[3].metric(EPS_LABEL.get(algorithm, "ε spent"), format_epsilon(eps, 4), help=eps_help)
+    top[3].metric(wording.epsilon_label, format_epsilon(eps, 4), help=eps_help)
     bottom[0].metric("Test R² (private)", f"{priv['r2']:.3f}", help=r2_help)
     bottom[1].metric("Test R² (non-private)", f"{base['r2']:.3f}", help=r2_help)
     bottom[2].metric("Test R² (mean predictor)", f"{triv['r2']:.3f}", help=r2_help)
@@ -271,7 +214,7 @@ def split_history(history: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def show_diagnostics(out: dict, algorithm: str, diagnostics: pd.DataFrame) -> None:
     """The training-row statistics, in an expander collapsed by default and labelled by what covers them."""
-    spec = DIAGNOSTICS.get(algorithm, DIAGNOSTICS["dpsgd"])
+    spec = get_learner(algorithm).wording.diagnostics or get_learner("dpsgd").wording.diagnostics
     with st.expander(spec["title"], expanded=False):
         st.caption(spec["text"] + ("" if out["task"] == "classification" else
                                    " For regression the loss is on labels scaled to [0, 1]."))

@@ -30,8 +30,9 @@ def _error(capsys, *args: str) -> str:
 
 def test_help_names_the_values_erm_accepts():
     helps = _train_help()
-    assert "logreg or svm" in helps["model"] and "logistic, huber-svm" in helps["model"]
-    assert "none or rff" in helps["kernel"] and "linear, rbf" in helps["kernel"]
+    assert "erm-output, erm-objective, logreg: logreg (logistic regression) or svm" in helps["model"]
+    assert "'logistic' for 'logreg', 'huber-svm' for 'svm'" in helps["model"]
+    assert "none (linear) or rff" in helps["kernel"] and "'linear' for 'none', 'rbf' for 'rff'" in helps["kernel"]
 
 
 @pytest.mark.parametrize("flag,alias,canonical", [("--model", "logistic", "logreg"), ("--model", "huber-svm", "svm"),
@@ -59,27 +60,31 @@ def test_single_class_after_train_fraction_is_plain_and_suggests_a_larger_fracti
 
 
 @pytest.mark.parametrize("algorithm", ["erm-output", "erm-objective"])
-@pytest.mark.parametrize("value,needle", [("0", "huber_h must be > 0, got 0.0"), ("-1", "huber_h must be > 0"),
-                                          ("inf", "huber_h must be finite")])
+@pytest.mark.parametrize("value,needle", [
+    ("0", "--set huber_h=0: huber_h must be a number from 0 (excluded) to 1e+06, got 0"),
+    ("-1", "huber_h must be a number from 0 (excluded) to 1e+06, got -1"),
+    ("inf", "huber_h must be a number from 0 (excluded) to 1e+06, got inf")])
 def test_huber_h_must_be_positive(capsys, algorithm, value, needle):
     err = _error(capsys, *BC, "--algorithm", algorithm, "--model", "svm", "--set", f"huber_h={value}")
     assert needle in err and "divide by zero" not in err
 
 
-@pytest.mark.parametrize("item,needle", [("regularization=0", "regularization must be > 0"),
-                                         ("data_norm=-1", "data_norm must be > 0")])
+@pytest.mark.parametrize("item,needle", [
+    ("regularization=0", "regularization must be a number from 0 (excluded) to 1e+06 or 'auto', got 0"),
+    ("data_norm=-1", "data_norm must be a number from 0 (excluded) to 1e+06, got -1")])
 def test_other_erm_numbers_are_checked(capsys, item, needle):
     assert needle in _error(capsys, *BC, "--algorithm", "erm-output", "--set", item)
 
 
 def test_regularization_tune_points_to_set_tune(capsys):
     err = _error(capsys, *BC, "--algorithm", "erm-objective", "--set", "regularization=tune")
-    assert err.startswith("error: --set regularization=tune: regularization takes a number > 0 or 'auto'")
-    assert "use --set tune=true (erm-output, erm-objective take it" in err and "train --list" in err
+    assert err.startswith("error: --set regularization=tune: regularization must be a number from 0 (excluded) to "
+                          "1e+06 or 'auto', got 'tune'")
+    assert "to choose Λ privately use tune=true (the private ERM learners take it)" in err
     # the sweep parses --set the same way
     err = _error(capsys, "sweep", "--dataset", "breast_cancer", "--algorithms", "erm-objective", "--values", "1",
                  "--set", "regularization=tune", "--no-cache")
-    assert "use --set tune=true" in err
+    assert "use tune=true" in err
 
 
 def test_regularization_auto_and_private_tuning_still_run(capsys):
@@ -87,8 +92,9 @@ def test_regularization_auto_and_private_tuning_still_run(capsys):
     assert 0 <= _accuracy(capsys, "--algorithm", "erm-objective", "--set", "tune=true") <= 1
 
 
-@pytest.mark.parametrize("item,needle", [("huber_h=abc", "--set huber_h=abc: huber_h takes a number"),
-                                         ("n-components=x", "--set n-components=x: n-components takes a whole number")])
+@pytest.mark.parametrize("item,needle", [
+    ("huber_h=abc", "--set huber_h=abc: huber_h must be a number from 0 (excluded) to 1e+06, got 'abc'"),
+    ("n-components=x", "--set n-components=x: n_components must be a whole number from 1 to 100000, got 'x'")])
 def test_set_value_that_is_not_a_number_names_the_key(capsys, item, needle):
     assert _error(capsys, *BC, "--algorithm", "erm-objective", "--set", item) == f"error: {needle}"
 

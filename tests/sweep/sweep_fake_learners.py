@@ -86,8 +86,8 @@ def _fake_fixed(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunRes
 _CLIP = Knob("clip_norm", "float", low=0.0, low_open=True, high=1e6)
 _SIGMA = Knob("noise_multiplier", "float", low=0.0, low_open=True, high=1e4)
 _LR = Knob("learning_rate", "float", low=0.0, low_open=True, high=1000.0)
-_EPOCHS = Knob("epochs", "int", low=1, high=10_000)
-_LOG = Knob("call_log", "str")
+_EPOCHS = Knob("epochs", "int", low=1, high=10_000, shared=True)
+_LOG = Knob("call_log", "str", shared=True)  # every run of a sweep logs its call, the baselines too
 
 
 def register_learners() -> None:

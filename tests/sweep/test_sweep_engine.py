@@ -137,7 +137,7 @@ def test_other_axes_pass_the_value_as_the_learners_parameter(fakes, cache_dir, c
     lines = [line.split(",") for line in open(call_log.path).read().splitlines()]
     dp_lines = sorted((float(c), int(e), float(eps)) for name, eps, seed, c, e in lines if name == "fake-dp")
     assert dp_lines == [(0.1, 3, 0.5), (2.0, 3, 0.5)]
-    # the baseline takes epochs but not clip_norm: it gets only the knob it accepts
+    # the baseline gets epochs (declared shared) but not clip_norm (which it does not take)
     np_lines = [line for line in lines if line[0] == "fake-np"]
     assert np_lines and all(line[3] == "None" and line[4] == "3" for line in np_lines)
     swept = res.table[res.table.role == "swept"]
@@ -148,6 +148,14 @@ def test_other_axes_pass_the_value_as_the_learners_parameter(fakes, cache_dir, c
     # a generic integer knob: epochs
     ep = run_sweep(_cfg(call_log, axis="epochs", values=[1, 4], seeds=1), n_jobs=1, cache_dir=cache_dir)
     assert sorted(ep.table.query("role == 'swept'").value) == [1.0, 4.0]
+
+
+def test_a_baseline_gets_only_the_knobs_the_swept_learner_shares_with_it(fakes):
+    cfg = _cfg(params={"epochs": 3, "learning_rate": 0.3})
+    runs = {r.role: dict(r.params) for r in cfg.runs()}
+    assert runs["swept"] == {"epochs": 3, "learning_rate": 0.3}
+    # fake-np takes a learning rate too, but the fake DP learner's is tuned for its noise: not shared
+    assert runs["baseline"] == {"epochs": 3}
 
 
 def test_regression_metrics_and_mean_baseline(fakes, cache_dir):

@@ -1,0 +1,98 @@
+"""Widgets built from a learner's knob declarations: a knob added to a learner appears on its page.
+
+:func:`knob_widget` draws one :class:`~dpcore.learners.Knob` (a number box with its declared
+range, a checkbox, a select box or radio with its labelled choices); :func:`knob_widgets`
+draws a learner's knobs of one group in order, greys out the ones that do not apply to the
+values chosen so far (``Knob.when``), hides image-only knobs on tabular data, and returns the
+chosen values. Widget keys are ``f"{prefix}.{knob}.{dataset}"``, so each dataset keeps its own
+values.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+import streamlit as st
+
+from ..exceptions import DPValueError
+from ..learners import Knob, LearnerSpec, parse_value
+
+__all__ = ["knob_widget", "knob_widgets", "widget_spec"]
+
+
+def widget_spec(knob: Knob, *, value: Any, images: bool = True) -> dict:
+    """What widget a knob gets and its arguments (pure Python: the tests check every declared knob).
+
+    >>> from dpcore.learners import Knob
+    >>> widget_spec(Knob("epochs", "int", low=1, high=100), value=5)["widget"]
+    'number_input'
+    """
+    if knob.kind == "bool":
+        return {"widget": "checkbox", "value": bool(value)}
+    if knob.kind == "choice":
+        options = list(knob.choices_for(images=images))
+        index = options.index(value) if value in options else 0
+        kind = "radio" if len(options) <= 3 else "selectbox"
+        return {"widget": kind, "options": options, "index": index,
+                "format_func": lambda c: knob.choice_labels.get(c, str(c))}
+    if knob.kind in ("int", "float") and knob.also:
+        # a number or one of the words it also takes ("auto"): typed, then read and checked like --set
+        return {"widget": "text_input", "value": "" if value is None else str(value)}
+    if knob.kind in ("int", "float"):
+        lo = knob.low if knob.low is not None else None
+        if knob.low_open and lo is not None:
+            lo = (lo + 1) if knob.kind == "int" else (lo + (1e-3 if lo == 0 else abs(lo) * 1e-6))
+        hi = knob.high
+        v = value if value is not None else (lo if lo is not None else 0)
+        if knob.kind == "int":
+            return {"widget": "number_input", "min_value": None if lo is None else int(math.ceil(lo)),
+                    "max_value": None if hi is None else int(hi), "value": int(v), "step": 1}
+        return {"widget": "number_input", "min_value": None if lo is None else float(lo),
+                "max_value": None if hi is None else float(hi), "value": float(v), "format": "%g"}
+    return {"widget": "text_input", "value": "" if value is None else str(value)}
+
+
+def knob_widget(knob: Knob, *, key: str, value: Any, container=None, disabled: bool = False,
+                images: bool = True, help: str | None = None) -> Any:
+    """Draw ``knob`` with ``value`` preselected; returns the chosen value (checked by the knob)."""
+    c = container or st.sidebar
+    spec = widget_spec(knob, value=value, images=images)
+    widget = spec.pop("widget")
+    help_text = help or (knob.help[:1].upper() + knob.help[1:] + "." if knob.help else None)
+    if widget == "checkbox":
+        return c.checkbox(knob.label, key=key, disabled=disabled, help=help_text, **spec)
+    if widget == "radio":
+        return c.radio(knob.label, key=key, disabled=disabled, help=help_text, horizontal=True, **spec)
+    if widget == "selectbox":
+        return c.selectbox(knob.label, key=key, disabled=disabled, help=help_text, **spec)
+    if widget == "number_input":
+        out = c.number_input(knob.label, key=key, disabled=disabled, help=help_text, **spec)
+        return knob.check(out)
+    text = c.text_input(knob.label, key=key, disabled=disabled, help=help_text or knob.describe(), **spec)
+    try:
+        return knob.check(parse_value(text.strip()))
+    except DPValueError as exc:  # a typo is answered under the box, and the default is used meanwhile
+        c.warning(f"{exc}. Using the default, {value}.")
+        return knob.check(value)
+
+
+def knob_widgets(spec: LearnerSpec, knobs: Iterable[Knob], defaults: dict, *, prefix: str, dataset: str,
+                 images: bool, chosen: dict | None = None, container=None) -> dict:
+    """Draw ``knobs`` of ``spec`` in order; returns ``{name: value}`` for the ones that apply.
+
+    ``defaults`` holds each knob's default for the dataset (``spec.defaults(split)``); a
+    knob without one (the learner decides) is skipped. ``chosen`` holds values picked
+    further up the page, for ``Knob.when``.
+    """
+    values = dict(chosen or {})
+    out = {}
+    for knob in knobs:
+        if (knob.images and not images) or defaults.get(knob.name) is None:
+            continue
+        applies = knob.applies(values)
+        v = knob_widget(knob, key=f"{prefix}.{knob.name}.{dataset}", value=defaults[knob.name],
+                        container=container, disabled=not applies, images=images)
+        values[knob.name] = v
+        if applies:
+            out[knob.name] = v
+    return out
