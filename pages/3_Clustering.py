@@ -1,4 +1,4 @@
-"""Clustering: DPLloyd vs Laplace input perturbation vs plain Lloyd (seed 000, figures 3 and 4)."""
+"""Clustering: DPLloyd vs Laplace input perturbation vs plain Lloyd (as in J. Zhang's 2021 course report, figures 3 and 4)."""
 from __future__ import annotations
 
 import plotly.express as px

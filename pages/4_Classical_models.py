@@ -1,4 +1,4 @@
-"""Classical private models: Chaudhuri et al.'s DP-ERM, the functional mechanism and Gaussian SSP (seeds 003, 004)."""
+"""Classical private models: DP-ERM (Chaudhuri et al. 2011), the functional mechanism (Zhang et al. 2012) and Gaussian SSP (Wang 2018)."""
 from __future__ import annotations
 
 import plotly.express as px

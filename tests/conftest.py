@@ -40,3 +40,12 @@ def _restore_main_module():
     sys.modules["__main__"] = main
     if main is not None and main_file is not None and getattr(main, "__file__", None) != main_file:
         main.__file__ = main_file
+
+
+@pytest.fixture(autouse=True)
+def _restore_work_budget():
+    """Pages switch the process to the shared server's work budget; each test starts from the library's."""
+    from dpcore.workload import COMMAND_LINE, set_default_budget
+
+    yield
+    set_default_budget(COMMAND_LINE)

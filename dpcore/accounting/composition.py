@@ -2,7 +2,7 @@
 
 These are the bounds a person would use without a moments accountant; the
 Accountant page draws them beside RDP and PLD to show how much tighter those are
-(Abadi et al. 2016, figure 2; seed 004).
+(Abadi et al. 2016, figure 2).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Epsilon-vs-epochs curves for the Accountant page (seed 004's figure)."""
+"""Epsilon-vs-epochs curves for the Accountant page (Abadi et al. 2016, figure 2)."""
 from __future__ import annotations
 
 from typing import Sequence

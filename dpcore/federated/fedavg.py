@@ -41,6 +41,7 @@ from ..exceptions import DPValueError
 from ..rng import as_generator, child_seed
 from ..training.clipping import clip_factors
 from ..validation import check_array, check_delta, check_epsilon, check_int, check_positive
+from ..workload import MemoryGuard, Work, check_work
 from .accounting import (
     LOCAL_DP_NEIGHBOURING,
     check_client_fraction,
@@ -257,6 +258,30 @@ def train_fedavg(
         return _train_fedavg(X, y, config, X_test=X_test, y_test=y_test, n_classes=n_classes, on_epoch=on_epoch)
 
 
+def fedavg_work(config: FedAvgConfig, n: int, n_features: int, n_classes: int) -> Work:
+    """The work of one federated run, estimated before anything is allocated.
+
+    Every round trains the expected ``q N`` sampled clients side by side (a ``(q N, parameters)`` block of
+    local models and their batches) for ``local_epochs`` passes over their rows; the participation
+    schedule holds ``rounds x N`` flags.
+    """
+    d, k, h = int(n_features), int(n_classes), int(config.hidden)
+    params = d * k + k if config.model == "softmax" else d * h + h + h * k + k
+    macs = params
+    m = config.client_fraction * config.clients
+    m = m + 3.0 * math.sqrt(m)  # Poisson participation: a busy round, not the average one
+    rows = math.ceil(n / config.clients)
+    batch = min(config.batch_size, max(rows, 1))
+    local_steps = config.local_epochs * math.ceil(2 * rows / batch)
+    acts = d + (0 if config.model == "softmax" else h) + k
+    memory = 4.0 * (6 * m * params + 2 * m * batch * acts) + config.rounds * config.clients
+    operations = 3.0 * config.rounds * config.local_epochs * config.client_fraction * n * macs \
+        + 4.0 * config.rounds * m * params
+    return Work(steps=config.rounds * local_steps, operations=operations, memory_bytes=memory, parameters=params,
+                drivers={"steps": ("rounds", config.rounds), "operations": ("rounds", config.rounds),
+                         "memory_bytes": ("hidden", h) if config.model == "mlp" else ("clients", config.clients)})
+
+
 def _train_fedavg(X, y, config, *, X_test, y_test, n_classes, on_epoch) -> FedAvgResult:
     t0 = time.perf_counter()
     cfg = config
@@ -267,6 +292,8 @@ def _train_fedavg(X, y, config, *, X_test, y_test, n_classes, on_epoch) -> FedAv
     if y.shape[0] != X.shape[0]:
         raise DPValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}")
     k = int(n_classes or max(int(y.max()), int(y_test.max())) + 1)
+    check_work(fedavg_work(cfg, X.shape[0], X.shape[1], k))  # before the schedule or a model exists
+    guard = MemoryGuard(what="this federated run")
     rng = as_generator(cfg.seed)
     gen = torch.Generator().manual_seed(child_seed(rng))
     shards = partition_clients(y, clients=cfg.clients, non_iid=cfg.non_iid, shards_per_client=cfg.shards_per_client,
@@ -339,6 +366,7 @@ def _train_fedavg(X, y, config, *, X_test, y_test, n_classes, on_epoch) -> FedAv
                "clients": int(sampled.size), "clipped_fraction": clipped_frac, "max_sent_norm": max_sent,
                "server_step_norm": step_norm}
         rows.append(row)
+        guard.check()
         if on_epoch is not None:
             on_epoch({"epoch": r + 1, "epochs": cfg.rounds, "round": r + 1, "accuracy": acc, "loss": loss,
                       "epsilon": float(eps_curve[r])})
@@ -388,7 +416,7 @@ def sweep_fedavg(
     values: Sequence[float],
     on_point: Callable[[int, float, FedAvgResult], None] | None = None,
 ) -> pd.DataFrame:
-    """Final accuracy of ``base`` with ``param`` set to each of ``values`` (seed 001, figures 2 and 3).
+    """Final accuracy of ``base`` with ``param`` set to each of ``values`` (Ma, Yan, Lai & Wu 2021, figures 2 and 3).
 
     Returns a DataFrame with columns ``param``, ``value``, ``accuracy``, ``epsilon``.
     """

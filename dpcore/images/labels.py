@@ -1,11 +1,11 @@
-"""Label noise views (seed 002; Ghazi et al. 2021): the images stay, their labels get noise.
+"""Label noise views (A. L. Hansen 2023; Ghazi et al. 2021): the images stay, their labels get noise.
 
 Privacy unit: **one example's label**. The images are treated as public; two
 neighbouring training sets differ in the label of one example (replace-one).
 
 * Laplace on the one-hot label: two one-hot vectors differ by 2 in L1, so each of
   the ``k`` coordinates gets ``Lap(2 / epsilon)``. The noisy vector is decoded by
-  argmax, or as seed 002 does by clamping to [0, 1] and rounding (which may give
+  argmax, or as A. L. Hansen (2023) does by clamping to [0, 1] and rounding (which may give
   no class or several: an invalid label).
 * k-ary randomized response (:class:`dpcore.mechanisms.RandomizedResponse`): keep
   the true label with probability ``e^eps / (e^eps + k - 1)``, else one of the others.
@@ -48,7 +48,7 @@ def laplace_one_hot(labels, *, k: int, epsilon: float, rng=None) -> np.ndarray:
 
     References
     ----------
-    Dwork, McSherry, Nissim, Smith (TCC 2006); seed 002 (A. L. Hansen, label DP on MNIST);
+    Dwork, McSherry, Nissim, Smith (TCC 2006); A. L. Hansen (2023, label DP on MNIST);
     Ghazi, Golowich, Kumar, Manurangsi, Zhang. Deep learning with label differential privacy. NeurIPS 2021.
     """
     k = check_int(k, "k", minimum=2)
@@ -64,7 +64,7 @@ def decode_argmax(noisy: np.ndarray) -> np.ndarray:
 
 
 def decode_clamp_round(noisy: np.ndarray) -> np.ndarray:
-    """Seed 002's decoding: clamp each coordinate to [0, 1] and round; rows may have 0 or several ones."""
+    """A. L. Hansen's (2023) decoding: clamp each coordinate to [0, 1] and round; rows may have 0 or several ones."""
     return np.rint(np.clip(np.asarray(noisy, dtype=float), 0.0, 1.0)).astype(np.int64)
 
 

@@ -47,12 +47,7 @@ def _load_providers() -> None:
     if _loaded:
         return
     for mod in _PROVIDERS:
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as exc:
-            # a provider package not written yet; any other missing module is a real error
-            if exc.name is None or not mod.startswith(exc.name):
-                raise
+        importlib.import_module(mod)
     _loaded = True
 
 

@@ -1,4 +1,4 @@
-"""k-means: DPLloyd (Su et al.), Laplace input perturbation (seed 000, extension 2) and plain Lloyd.
+"""k-means: DPLloyd (Su et al.), Laplace input perturbation (J. Zhang 2021, course report, extension 2) and plain Lloyd.
 
 All three work in the same coordinates: each feature is mapped from its
 declared public bounds ``[lo_j, hi_j]`` onto ``[-1, 1]`` (an affine map that
@@ -18,6 +18,7 @@ from ..exceptions import DPValueError
 from ..mechanisms import Laplace
 from ..rng import as_generator
 from ..validation import check_epsilon, check_fraction, check_int, check_positive, clip_to_norm
+from ..workload import Work, check_work
 from ._utils import box_to_unit, check_fitted_X, clip_with_warning, resolve_bounds, unit_to_box, validate_X
 
 __all__ = [
@@ -55,6 +56,17 @@ def _kmeanspp(X: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
     return np.array(centers)
 
 
+def kmeans_work(n: int, d: int, k: int, iterations: int, restarts: int = 1) -> Work:
+    """The work of ``restarts`` runs of at most ``iterations`` Lloyd rounds on ``n`` rows in ``d`` dimensions.
+
+    Each round computes the ``n x k`` squared distances (about 3 n k d operations, an ``n x k`` array)
+    and then one pass over the rows per cluster.
+    """
+    rounds = iterations * restarts
+    return Work(steps=rounds, operations=rounds * (3.0 * n * k * d + 2.0 * n * k), memory_bytes=8.0 * 3 * n * k,
+                drivers={"operations": ("k", k), "memory_bytes": ("k", k), "steps": ("iterations", iterations)})
+
+
 def lloyd(
     X: np.ndarray, k: int, *, rng, n_init: int = 10, max_iter: int = 100, tol: float = 1e-8
 ) -> tuple[np.ndarray, float, int]:
@@ -65,6 +77,7 @@ def lloyd(
     [0.05, 5.05]
     """
     rng = as_generator(rng)
+    check_work(kmeans_work(X.shape[0], X.shape[1], k, max_iter, n_init))
     best = (None, np.inf, 0)
     for _ in range(n_init):
         c = _kmeanspp(X, k, rng)
@@ -154,33 +167,60 @@ def dplloyd_noise_scales(
     return eps_count, eps_sum, s_count / eps_count, s_sum / eps_sum
 
 
-def sphere_packing_init(k: int, d: int, *, rng, max_trials: int = 100, shrink: float = 0.9) -> np.ndarray:
+def sphere_packing_init(k: int, d: int, *, rng, max_trials: int = 10, shrink: float = 0.9) -> np.ndarray:
     """Data-independent initial centres in ``[-1, 1]^d`` by Su et al.'s sphere packing (no privacy spent).
 
     Start from a radius ``a`` large enough that k balls of radius ``a`` could
     not fit; repeatedly draw k centres uniformly in ``[-1 + a, 1 - a]^d``, each
     at distance >= ``2a`` from those already placed; after ``max_trials``
-    failures shrink ``a`` and retry. The result spreads centres over the whole
-    domain without looking at the data.
+    failures (or at once, when a draw placed fewer than 90% of the k) shrink ``a``
+    and retry. The result spreads centres over the whole domain without looking at the data.
     """
     rng = as_generator(rng)
     a = 1.0 / k ** (1.0 / d)
     while True:
         a *= shrink
         for _ in range(max_trials):
-            # 50 k candidates drawn at once; accepting them in order, each if it is >= 2a from those accepted
-            # before, is the same as: take the first live candidate, kill every candidate within 2a of it, repeat
-            cand = rng.uniform(-1.0 + a, 1.0 - a, size=(50 * k, d))
-            live = np.arange(cand.shape[0])
-            chosen = []
-            while live.size and len(chosen) < k:
-                first = cand[live[0]]
-                chosen.append(first)
-                live = live[((cand[live] - first) ** 2).sum(1) >= 4.0 * a * a]
+            chosen = _first_spread_candidates(rng.uniform(-1.0 + a, 1.0 - a, size=(50 * k, d)), k, 4.0 * a * a)
             if len(chosen) == k:
-                return np.array(chosen)
+                return chosen
+            if len(chosen) < 0.9 * k:  # far from fitting: more draws at this radius would fail too
+                break
         if a < 1e-6:  # pragma: no cover - unreachable for finite k
             return rng.uniform(-1.0, 1.0, size=(k, d))
+
+
+def _first_spread_candidates(cand: np.ndarray, k: int, min_sq: float, block: int = 1024) -> np.ndarray:
+    """Up to ``k`` candidates taken in order, each kept if its squared distance to every one kept before is >= ``min_sq``.
+
+    The candidates are read in blocks: a block is first filtered against those already kept (one matrix
+    product), then decided in order from its own distance matrix, and reading stops once ``k`` are kept,
+    so in high dimension, where almost every candidate is far enough, only about ``k`` are ever looked at.
+    """
+    kept = np.empty((0, cand.shape[1]))
+
+    def sq_dist(A, B):
+        return (A * A).sum(1)[:, None] - 2.0 * A @ B.T + (B * B).sum(1)[None, :]
+
+    for start in range(0, cand.shape[0], block):
+        B = cand[start:start + block]
+        if len(kept):
+            B = B[sq_dist(B, kept).min(1) >= min_sq]
+        if not len(B):
+            continue
+        close = sq_dist(B, B) < min_sq
+        alive = np.ones(len(B), dtype=bool)
+        take = []
+        for i in range(len(B)):
+            if alive[i]:
+                take.append(i)
+                if len(kept) + len(take) == k:
+                    break
+                alive &= ~close[i]
+        kept = np.vstack([kept, B[take]])
+        if len(kept) == k:
+            break
+    return kept
 
 
 def noisy_grid_init(
@@ -449,6 +489,7 @@ class DPLloydKMeans(_BoxKMeans):
             raise DPValueError(f"grid_size={m} gives {m}^{d} cells, too many; use init='sphere_packing'")
         T = (1 if init == "grid" else 3) if self.iterations is None else check_int(
             self.iterations, "iterations", minimum=1)
+        check_work(kmeans_work(Z.shape[0], d, k, T))
         frac = su_count_fraction(d, self.rho) if self.count_fraction is None else check_fraction(
             self.count_fraction, "count_fraction")
         if frac >= 1.0:
@@ -507,7 +548,7 @@ class DPLloydKMeans(_BoxKMeans):
 
 
 class InputPerturbationKMeans(_BoxKMeans):
-    """k-means on Laplace-perturbed records (seed 000, extension 2; Ren et al. 2019), then plain Lloyd.
+    """k-means on Laplace-perturbed records (J. Zhang's 2021 course report, extension 2; Ren et al. 2019), then plain Lloyd.
 
     Every record is released as ``x + Lap(Delta_1 / epsilon)`` per coordinate with
     ``Delta_1 = sum_j (hi_j - lo_j)`` (in ``[-1, 1]^d``: ``2 d``). Under replace-one
@@ -528,7 +569,7 @@ class InputPerturbationKMeans(_BoxKMeans):
     References
     ----------
     Ren, Xiong, Yao, Jia, Wen. Recommender systems based on autoencoder and
-    differential privacy. COMPSAC 2019. (Seed 000, extension 2.)
+    differential privacy. COMPSAC 2019. (Also J. Zhang's 2021 CSDS 440 course report, extension 2.)
     Dwork, McSherry, Nissim, Smith. Calibrating noise to sensitivity. TCC 2006.
     """
 

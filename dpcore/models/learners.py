@@ -375,7 +375,8 @@ def _kmeans_runner(name: str):
         elif name == "input-perturbation":
             rel = Neighbouring.REPLACE_ONE  # every record is released once: its values are what is protected
         # minus the squared distance to every released centre: how close each test row sits to the model
-        affinity = -((Zte[:, None, :] - est.cluster_centers_unit_[None, :, :]) ** 2).sum(-1)
+        C = est.cluster_centers_unit_  # (as a matrix product: no n x k x d array)
+        affinity = -np.maximum((Zte * Zte).sum(1)[:, None] - 2.0 * Zte @ C.T + (C * C).sum(1)[None, :], 0.0)
         return RunResult(name, split.dataset.name, split.task, metrics, eps, 0.0, extras=extras,
                          event=est.dp_event_, neighbouring=rel, test_outputs=TestOutputs(affinity, "cluster"))
 

@@ -1,4 +1,4 @@
-"""Linear regression by the functional mechanism (Zhang et al. 2012; seed 003), and its non-private twin."""
+"""Linear regression by the functional mechanism (Zhang et al. 2012), and its non-private twin."""
 from __future__ import annotations
 
 import math
@@ -17,7 +17,7 @@ __all__ = [
     "BoundedLinearRegression",
     "fm_sensitivities",
     "fm_statistics",
-    "seed003_sensitivities",
+    "loose_fm_sensitivities",
     "default_quadratic_fraction",
     "psd_repair",
 ]
@@ -39,7 +39,7 @@ def fm_sensitivities(n_features: int, l1_norm: float | None = None) -> tuple[flo
     * ``M_jk = sum x_j x_k``, j < k, by at most 2 (d(d-1)/2 entries): d(d-1),
 
     so ``Delta_q = d^2 + 2d = d (d + 2)``; and each ``v_j = sum y x~_j`` by at most
-    2, so ``Delta_l = 2 (d + 1)``. Both are below seed 003's bounds ``2 (d+1)^2`` and
+    2, so ``Delta_l = 2 (d + 1)``. Both are below the looser bounds often quoted (C. Jiang's slides) ``2 (d+1)^2`` and
     ``4 (d+1)`` (the latter is for the coefficient ``-2 y x~``, i.e. ``2 (d+1)`` for v).
 
     With a declared bound ``||x||_1 <= R`` on every (scaled) row the sums move less:
@@ -61,8 +61,8 @@ def fm_sensitivities(n_features: int, l1_norm: float | None = None) -> tuple[flo
     return float(min(d * (d + 2), r * r + 3 * r)), float(2 + 2 * min(d, r))
 
 
-def seed003_sensitivities(n_features: int) -> tuple[float, float]:
-    """Seed 003's looser bounds: ``(2 (d+1)^2, 4 (d+1))`` (the second on ``-2 y x~``)."""
+def loose_fm_sensitivities(n_features: int) -> tuple[float, float]:
+    """The looser bounds of C. Jiang's slides (Deep Learning With Differential Privacy): ``(2 (d+1)^2, 4 (d+1))`` (the second on ``-2 y x~``)."""
     d = int(n_features)
     return float(2 * (d + 1) ** 2), float(4 * (d + 1))
 
@@ -85,7 +85,7 @@ def default_quadratic_fraction(n_features: int) -> float:
 
     Minimises the total noise variance ``m_q Delta_q^2 / eps_q^2 + m_l Delta_l^2 / eps_l^2``
     over ``eps_q + eps_l = eps`` (m = number of noisy coefficients), whose optimum is
-    ``eps_q / eps_l = (m_q Delta_q^2 / (m_l Delta_l^2))^(1/3)``. Like seed 003 it gives the
+    ``eps_q / eps_l = (m_q Delta_q^2 / (m_l Delta_l^2))^(1/3)``. Like C. Jiang's slides it gives the
     more sensitive quadratic part the larger share.
 
     >>> round(default_quadratic_fraction(10), 3)
@@ -169,7 +169,7 @@ class _BoundedRegressor(RegressorMixin, BaseEstimator):
 
 
 class FunctionalMechanismRegressor(_BoundedRegressor):
-    """epsilon-DP linear regression by the functional mechanism (Zhang et al. 2012; seed 003).
+    """epsilon-DP linear regression by the functional mechanism (Zhang et al. 2012).
 
     Features and label are mapped from their declared bounds into ``[-1, 1]``
     (clipping outliers with a warning). The squared loss is a polynomial in the
@@ -189,12 +189,12 @@ class FunctionalMechanismRegressor(_BoundedRegressor):
     bounds_X, bounds_y : pairs or None, keyword-only
         Declared bounds; ``None`` infers them from the data (PrivacyLeakWarning).
     quadratic_fraction : float or None, keyword-only
-        Share of the non-intercept budget for the quadratic coefficients (seed 003's
+        Share of the non-intercept budget for the quadratic coefficients (C. Jiang's slides'
         eps_1 / (eps_1 + eps_2)); ``None`` uses :func:`default_quadratic_fraction`.
     intercept_fraction : float, keyword-only
         Share of epsilon spent on ``v_0 = sum y`` alone (sensitivity 2), which fixes the
         intercept; the remaining linear coefficients then have sensitivity ``2 d``. 0 gives
-        seed 003's two-way split. The three shares add up to epsilon (basic composition).
+        the slides' two-way split. The three shares add up to epsilon (basic composition).
     ridge : float, keyword-only
         Regularisation, as a multiple of n, added after the PSD projection.
     noise_ridge : float, keyword-only
@@ -238,7 +238,7 @@ class FunctionalMechanismRegressor(_BoundedRegressor):
     ----------
     Zhang, Zhang, Xiao, Yang, Winslett. Functional mechanism: regression analysis under
     differential privacy. PVLDB 5(11), 2012.
-    Seed 003 (slides: DP linear regression with a budget split).
+    C. Jiang, Deep Learning With Differential Privacy (slides: DP linear regression with a budget split).
 
     Examples
     --------

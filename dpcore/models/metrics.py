@@ -31,7 +31,7 @@ def match_clusters(labels_true, labels_pred) -> dict[int, int]:
 
 
 def hungarian_accuracy(labels_true, labels_pred) -> float:
-    """Fraction of points whose cluster maps to their class under the best matching (seed 000's accuracy).
+    """Fraction of points whose cluster maps to their class under the best matching (the accuracy of J. Zhang's 2021 course report).
 
     >>> hungarian_accuracy([0, 0, 1, 1, 2], [2, 2, 0, 0, 1])
     1.0

@@ -1,8 +1,8 @@
 """The axes a sweep can run along, and how their values are checked and spaced.
 
-The five named axes are the ones the seed documents plot: accuracy against
-epsilon (seeds 000, 002, 004), against the clipping norm, the noise level and the
-learning rate (seed 001), and against the training-set size (seed 004). Any
+The five named axes are the ones the papers behind the project plot: accuracy against
+epsilon (Zhang 2021, Hansen 2023, Abadi et al. 2016), against the clipping norm, the noise level and the
+learning rate (Ma et al. 2021), and against the training-set size. Any
 other numeric knob a learner lists in :attr:`~dpcore.learners.LearnerSpec.params`
 (``epochs``, ``teachers``...) can be swept too; its values are only checked to be
 finite numbers, and integral values are passed as ``int``.

@@ -261,7 +261,7 @@ class SweepConfig:
     .. [2] M. Abadi et al., "Deep learning with differential privacy", CCS 2016 (accuracy vs noise
        level, clipping norm and epsilon).
     .. [3] B. Ma, W. Q. Yan, E. Lai, J. Wu, "A new noise generating method based on Gaussian sampling
-       for privacy preservation", 2021 (accuracy vs clipping norm, noise level and learning rate; seed 001).
+       for privacy preservation", 2021 (accuracy vs clipping norm, noise level and learning rate).
 
     Examples
     --------

@@ -25,6 +25,7 @@ from ..exceptions import DPCoreError, DPTypeError, DPValueError, PrivacyLeakWarn
 from ..accounting import event_to_json
 from ..learners import get_learner, learners, run_learner
 from .cache import SweepCache
+from ..workload import Work, WorkBudget, active_budget, check_work, set_default_budget
 from .config import RunSpec, SweepConfig, load_providers
 
 #: Metric columns put first, in this order, when present.
@@ -350,6 +351,8 @@ def run_sweep(
     t0 = time.perf_counter()
     runs = config.runs()
     total = len(runs)
+    budget = active_budget()  # the workers hold each run to the caller's budget (the pages': the server's)
+    check_work(Work(runs=total, drivers={"runs": _runs_driver(config)}), budget)
     cache = SweepCache(cache_dir) if use_cache else None
     rows: list[dict] = []
     missing: list[RunSpec] = []
@@ -377,24 +380,32 @@ def run_sweep(
 
     if missing:
         if scheduler is not None:
-            _run_dask(missing, scheduler, finish)
+            _run_dask(missing, scheduler, finish, budget)
         elif n_jobs == 1:
             for run in missing:
                 finish(run, execute_run(run))
         else:
-            _run_loky(missing, n_jobs, finish)
+            _run_loky(missing, n_jobs, finish, budget)
     return SweepResult(config, build_table(config, rows), n_cached, len(rows) - n_cached, time.perf_counter() - t0)
 
 
-def _key_and_row(run: RunSpec, limit_threads: bool) -> tuple[str, dict]:
+def _runs_driver(config: SweepConfig) -> tuple[str, int]:
+    """The sweep input that multiplies its runs most, for the refusal: the axis values or the seeds."""
+    values, seeds = len(config.values), int(config.seeds)
+    return ("values", values) if values >= seeds else ("seeds", seeds)
+
+
+def _key_and_row(run: RunSpec, limit_threads: bool, budget: WorkBudget) -> tuple[str, dict]:
+    set_default_budget(budget)
     return run.key, execute_run(run, limit_threads=limit_threads)
 
 
-def _consume(parallel, missing: list[RunSpec], finish, limit_threads: bool, where: str) -> None:
+def _consume(parallel, missing: list[RunSpec], finish, limit_threads: bool, where: str,
+             budget: WorkBudget) -> None:
     import joblib
 
     by_key = {r.key: r for r in missing}
-    gen = parallel(joblib.delayed(_key_and_row)(r, limit_threads) for r in missing)
+    gen = parallel(joblib.delayed(_key_and_row)(r, limit_threads, budget) for r in missing)
     it = iter(gen)
     try:
         while True:
@@ -422,16 +433,16 @@ def _consume(parallel, missing: list[RunSpec], finish, limit_threads: bool, wher
 _LOKY_LOCK = threading.Lock()
 
 
-def _run_loky(missing: list[RunSpec], n_jobs: int, finish) -> None:
+def _run_loky(missing: list[RunSpec], n_jobs: int, finish, budget: WorkBudget) -> None:
     import joblib
 
     workers = min(n_jobs if n_jobs > 0 else (os.cpu_count() or 1), len(missing))
     with _LOKY_LOCK, joblib.parallel_config(backend="loky", inner_max_num_threads=1):
         parallel = joblib.Parallel(n_jobs=workers, return_as="generator_unordered")
-        _consume(parallel, missing, finish, True, f"the local worker processes (n_jobs={workers})")
+        _consume(parallel, missing, finish, True, f"the local worker processes (n_jobs={workers})", budget)
 
 
-def _run_dask(missing: list[RunSpec], scheduler: str, finish) -> None:
+def _run_dask(missing: list[RunSpec], scheduler: str, finish, budget: WorkBudget) -> None:
     import joblib
 
     try:
@@ -449,7 +460,7 @@ def _run_dask(missing: list[RunSpec], scheduler: str, finish) -> None:
         with joblib.parallel_config(backend="dask", client=client, wait_for_workers_timeout=30):
             parallel = joblib.Parallel(n_jobs=-1, return_as="generator_unordered")
             _consume(parallel, missing, finish, True,
-                     f"the Dask cluster at {scheduler} (its workers need dpcore and the providers importable)")
+                     f"the Dask cluster at {scheduler} (its workers need dpcore and the providers importable)", budget)
     finally:
         client.close()
 

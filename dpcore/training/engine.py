@@ -18,6 +18,7 @@ from ..accounting import PrivacyLedger, calibrate_noise_multiplier, dpsgd_event
 from ..accounting.core import ACCOUNTANTS
 from ..exceptions import DPCoreWarning, DPValueError
 from ..rng import as_generator, child_seed
+from ..workload import MemoryGuard, Work, check_work
 from ..validation import (
     check_array,
     check_delta,
@@ -259,6 +260,47 @@ def planned_steps(config: TrainConfig, n: int) -> tuple[float, list[int]]:
         per = int(math.ceil(n / config.batch_size))
         ends = [per * e for e in range(1, config.epochs + 1)]
     return q, ends
+
+
+def model_size(config: TrainConfig, n_features: int, n_outputs: int, image_shape=None) -> tuple[int, int, int]:
+    """(parameters, multiply-adds per example forward, activations per example) of the model ``config`` builds,
+    counted from its shape alone (nothing is allocated)."""
+    d, k, h, depth = int(n_features), int(n_outputs), int(config.hidden), int(config.depth)
+    if config.model == "linear":
+        return d * k + k, d * k, d + k
+    if config.model == "mlp":
+        params = d * h + h + (depth - 1) * (h * h + h) + h * k + k
+        return params, params, d + depth * h + k
+    H, W = (int(s) for s in image_shape) if image_shape else (int(math.isqrt(d)), int(math.isqrt(d)))
+    c1, c2 = int(config.channels), 2 * int(config.channels)
+    flat = c2 * (H // 4) * (W // 4)
+    params = 9 * c1 + c1 + 9 * c1 * c2 + c2 + flat * h + h + h * k + k
+    macs = 9 * c1 * H * W + 9 * c1 * c2 * (H // 2) * (W // 2) + flat * h + h * k
+    return params, macs, H * W * (1 + c1) + c2 * (H // 2) * (W // 2) + h + k
+
+
+def training_work(config: TrainConfig, n: int, n_features: int, n_outputs: int, image_shape=None) -> Work:
+    """The work of one training run, estimated before the model or the accountant's grid exists.
+
+    Steps: ``epochs * n / batch_size``. Arithmetic: about 3 passes (forward, backward, per-example norms)
+    over every sampled example. Memory: the weights with their gradient, noise, optimiser and EMA copies,
+    and a batch of activations with their gradients.
+    """
+    params, macs, acts = model_size(config, n_features, n_outputs, image_shape)
+    steps = config.epochs * math.ceil(n / config.batch_size)
+    memory = 4.0 * (6 * params + 3 * config.batch_size * acts)
+    width = ("channels", config.channels, 2) if config.model == "cnn" else ("hidden", config.hidden,
+                                                                            2 if config.depth > 1 else 1)
+    big_batch = 3 * config.batch_size * acts > 6 * params
+    drivers = {"steps": ("epochs", config.epochs), "operations": ("epochs", config.epochs)}
+    if big_batch or config.model == "linear":
+        drivers["memory_bytes"] = ("batch_size", config.batch_size)
+    else:
+        drivers["memory_bytes"] = width
+    if config.model != "linear":
+        drivers["parameters"] = width
+    return Work(steps=steps, operations=3.0 * steps * config.batch_size * macs, memory_bytes=memory,
+                parameters=params, drivers=drivers)
 
 
 def resolve_noise_multiplier(config: TrainConfig, n: int) -> float | None:
@@ -556,6 +598,9 @@ def train(
             raise DPValueError(f"{name} needs a private run (private=True): it acts on the noisy clipped sum")
     data = _training_data(X, y, config.task, n_outputs, X_test, y_test)
     n_records = data.n + (extra_gradients.count if extra_gradients is not None else 0)
+    # refused here, before the accountant's grid, the model or a batch is allocated
+    check_work(training_work(config, n_records, data.X.shape[1], data.n_outputs, image_shape))
+    guard = MemoryGuard(what="this training run")
     q, ends = planned_steps(config, n_records)
     sigma = resolve_noise_multiplier(config, n_records)
     caught = _run_warnings(config, sigma)
@@ -584,6 +629,7 @@ def train(
         epsilon = budget.advance(end - done)
         done = end
         rows.append(_history_row(epoch, done, ema.current(model), data, config.task, epsilon, loss_sum / max(count, 1)))
+        guard.check()
         if on_epoch is not None:
             on_epoch({**rows[-1], "epochs": config.epochs})
     if clipper is not None:

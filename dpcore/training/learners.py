@@ -338,7 +338,7 @@ def softmax_output_perturbation(proba: np.ndarray, *, epsilon: float, rng) -> np
 def run_output_perturbation(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResult:
     """Non-private network; each test query's softmax is released with Lap(2/epsilon_q), then argmax.
 
-    ``params["budget"]``: ``"per-query"`` (default, as in seed 000: ``epsilon`` is
+    ``params["budget"]``: ``"per-query"`` (default, as in J. Zhang's 2021 course report: ``epsilon`` is
     each query's budget and the m test queries together cost ``m * epsilon``, the
     reported epsilon) or ``"total"`` (``epsilon`` is split evenly: each of the m
     queries gets ``epsilon / m``).
@@ -367,7 +367,7 @@ def run_output_perturbation(split, *, epsilon, delta, seed, params, on_epoch=Non
 
 
 def laplace_labels(split, *, epsilon: float, rng, decode: str = "argmax") -> np.ndarray:
-    """Label-DP training labels by the Laplace mechanism (seed 002).
+    """Label-DP training labels by the Laplace mechanism (A. L. Hansen 2023, label DP on MNIST).
 
     Classification: one-hot labels differ by 2 in L1 norm when one record's
     label changes, so every coordinate gets Lap(2/epsilon); then ``"argmax"``

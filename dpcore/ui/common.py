@@ -11,6 +11,7 @@ import streamlit as st
 
 from ..datasets import REGISTRY, dataset_names, load_csv, read_csv_columns
 from ..exceptions import DPCoreError
+from ..workload import SERVER, set_default_budget
 from .navigation import route_through_app
 
 SEED_CAPTION = (
@@ -22,8 +23,11 @@ SEED_CAPTION = (
 def page_header(title: str, intro: str) -> None:
     """The page's title and intro; the router (app.py) sets the browser tab's title and the wide layout.
 
-    Called first by every page, so a page Streamlit runs without the router reruns through it.
+    Called first by every page, so a page Streamlit runs without the router reruns through it, and so
+    every page's work is held to the shared server's budget (:data:`dpcore.workload.SERVER`, unless
+    ``DPCORE_WORK_BUDGET`` says otherwise).
     """
+    set_default_budget(SERVER)
     route_through_app()
     st.title(title)
     st.markdown(intro)

@@ -219,7 +219,7 @@ def clients_figure(counts: np.ndarray, class_names: tuple[str, ...], max_clients
 
 def sweep_config(dataset: str, config: FedAvgConfig, *, axis: str, values: tuple[float, ...], epsilon: float,
                  noise_multiplier: float | None):
-    """A :class:`dpcore.sweep.SweepConfig` for seed 001's figures: accuracy vs clip norm / noise level."""
+    """A :class:`dpcore.sweep.SweepConfig` for Ma et al.'s (2021) figures: accuracy vs clip norm / noise level."""
     from ..sweep import SweepConfig
 
     params = {"clients": config.clients, "rounds": config.rounds, "client_fraction": config.client_fraction,

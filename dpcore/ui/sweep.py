@@ -185,7 +185,7 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
                  band: str = "minmax") -> go.Figure:
     """Mean across seeds per learner with a band (min-max or ±1 std), baselines as horizontal lines.
 
-    Log x when ``log_x``; the y-axis is logarithmic too for MSE (seed 002's log-log plot).
+    Log x when ``log_x``; the y-axis is logarithmic too for MSE (as A. L. Hansen's 2023 label-DP study plots it).
     """
     regs = learners()
     fig = go.Figure()

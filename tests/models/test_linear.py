@@ -8,7 +8,7 @@ from sklearn.exceptions import NotFittedError
 from dpcore.exceptions import DPCoreWarning, DPValueError, PrivacyLeakWarning
 from dpcore.models import BoundedLinearRegression, FunctionalMechanismRegressor, SSPRegressor, fm_sensitivities
 from dpcore.models._utils import box_to_unit
-from dpcore.models.linear import fm_statistics, psd_repair, seed003_sensitivities
+from dpcore.models.linear import fm_statistics, psd_repair, loose_fm_sensitivities
 
 rng0 = np.random.default_rng(0)
 X = rng0.uniform(0, 10, size=(400, 2))
@@ -43,7 +43,7 @@ def test_sensitivity_bounds_hold_by_brute_force():
     d = 2
     dq, dl = fm_sensitivities(d)
     assert (dq, dl) == (8.0, 6.0)
-    sq, sl = seed003_sensitivities(d)
+    sq, sl = loose_fm_sensitivities(d)
     assert dq <= sq and dl <= sl / 2
     base_X = np.zeros((3, d))
     base_y = np.zeros(3)

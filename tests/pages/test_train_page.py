@@ -104,3 +104,15 @@ def test_session_total_composes_the_trainings_of_this_session():
     shown = float(re.search(r"ε = ([0-9.]+)", text).group(1))
     assert shown == pytest.approx(expect, rel=2e-3)
     assert shown < sum(o["epsilon"] for o in outs)
+
+
+def test_a_run_beyond_the_servers_budget_is_refused_before_it_starts(monkeypatch):
+    monkeypatch.setenv("DPCORE_WORK_BUDGET", "server,steps=40")
+    monkeypatch.setattr("dpcore.training.engine.resolve_noise_multiplier",
+                        lambda *a, **k: pytest.fail("the run started before its work was checked"))
+    at = _app()
+    _train_iris(at, 50)
+    assert not at.exception
+    errors = " ".join(e.value for e in at.error)
+    assert "epochs=50 asks for" in errors and "use at most epochs=" in errors and "shared server" in errors
+    assert "Test accuracy (private)" not in [m.label for m in at.metric]

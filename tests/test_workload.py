@@ -1,0 +1,155 @@
+"""The work budget: a request that asks for more than the machine may give is refused before any work,
+with a message naming the parameter and the largest value that fits; a run that still grows is stopped."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from dpcore.exceptions import DPValueError
+from dpcore.workload import (
+    COMMAND_LINE,
+    SERVER,
+    MemoryGuard,
+    Work,
+    WorkBudget,
+    WorkBudgetExceeded,
+    active_budget,
+    check_work,
+    parse_budget,
+    set_default_budget,
+)
+
+
+def _largest(message: str, name: str) -> int:
+    return int(re.search(rf"use at most {name}=(\d+)", message).group(1))
+
+
+def test_refusal_names_the_parameter_what_it_asks_and_the_largest_value_that_fits():
+    work = Work(steps=2e9, drivers={"steps": ("epochs", 1e9)})
+    with pytest.raises(WorkBudgetExceeded) as err:
+        check_work(work, SERVER)
+    msg = str(err.value)
+    assert msg.startswith("epochs=1000000000 asks for 2e+09 optimiser steps")
+    assert "shared server" in msg and "DPCORE_WORK_BUDGET" in msg
+    largest = _largest(msg, "epochs")
+    assert largest == SERVER.steps / 2
+    check_work(Work(steps=2 * largest, drivers={"steps": ("epochs", largest)}), SERVER)  # that value fits
+
+
+def test_a_driver_that_grows_as_a_square_gets_the_square_root():
+    work = Work(parameters=4e8, drivers={"parameters": ("hidden", 20_000, 2)})
+    with pytest.raises(WorkBudgetExceeded) as err:
+        check_work(work, SERVER)
+    assert _largest(str(err.value), "hidden") == int(20_000 * (SERVER.parameters / 4e8) ** 0.5)
+
+
+def test_the_command_line_allows_what_the_server_refuses():
+    work = Work(steps=1e6, operations=1e12, memory_bytes=3e9)
+    for key in ("steps", "operations", "memory_bytes"):
+        assert getattr(SERVER, key) < getattr(work, key) <= getattr(COMMAND_LINE, key)
+    check_work(work, COMMAND_LINE)
+    with pytest.raises(WorkBudgetExceeded, match="memory"):
+        check_work(work, SERVER)  # the model's memory is checked before the work it causes
+
+
+def test_non_finite_work_is_refused():
+    with pytest.raises(WorkBudgetExceeded):
+        check_work(Work(operations=float("nan")), COMMAND_LINE)
+
+
+def test_environment_chooses_and_overrides_the_budget(monkeypatch):
+    monkeypatch.setenv("DPCORE_WORK_BUDGET", "server,steps=5")
+    budget = active_budget()
+    assert budget.name == "server" and budget.steps == 5 and budget.memory_bytes == SERVER.memory_bytes
+    monkeypatch.setenv("DPCORE_WORK_BUDGET", "command-line")
+    assert active_budget() == COMMAND_LINE
+    monkeypatch.delenv("DPCORE_WORK_BUDGET")
+    set_default_budget(SERVER)
+    assert active_budget() == SERVER
+
+
+@pytest.mark.parametrize("text, word", [("laptop", "unknown budget"), ("server,cores=3", "unknown field"),
+                                        ("server,steps=many", "takes a number"), ("server,steps=-1", "> 0")])
+def test_a_bad_budget_setting_is_named(text, word):
+    with pytest.raises(DPValueError, match=f"DPCORE_WORK_BUDGET.*{word}"):
+        parse_budget(text)
+
+
+def test_memory_guard_stops_a_run_that_grows_past_its_share():
+    guard = MemoryGuard(WorkBudget("tiny", memory_bytes=20e6), what="this test run")
+    block = np.ones(100_000_000 // 8)  # 100 MB, written so that it is resident
+    with pytest.raises(WorkBudgetExceeded, match="this test run was stopped"):
+        guard.check()
+    del block
+
+
+def test_memory_guard_lets_a_run_inside_its_share_go_on():
+    guard = MemoryGuard(WorkBudget("roomy", memory_bytes=5e9))
+    guard.check()
+    guard.close()
+
+
+def test_training_is_refused_before_the_model_or_the_accountant_exists(monkeypatch):
+    from dpcore.training import TrainConfig, train
+
+    X = np.random.default_rng(0).normal(size=(200, 4)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(np.int64)
+    monkeypatch.setattr("dpcore.training.engine.resolve_noise_multiplier",
+                        lambda *a, **k: pytest.fail("the accountant ran before the work was checked"))
+    set_default_budget(WorkBudget("small", steps=100))
+    with pytest.raises(WorkBudgetExceeded) as err:
+        train(X, y, TrainConfig(model="linear", epochs=1_000_000, batch_size=50, target_epsilon=1.0, delta=1e-5))
+    largest = _largest(str(err.value), "epochs")
+    assert largest == 25  # 4 steps an epoch on 200 rows in batches of 50
+
+
+def test_training_within_the_budget_runs():
+    from dpcore.training import TrainConfig, train
+
+    X = np.random.default_rng(0).normal(size=(200, 4)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(np.int64)
+    set_default_budget(WorkBudget("small", steps=100))
+    res = train(X, y, TrainConfig(model="linear", epochs=25, batch_size=50, target_epsilon=1.0, delta=1e-5))
+    assert len(res.history) == 25
+
+
+def test_a_huge_hidden_layer_is_refused_by_its_parameter_count():
+    from dpcore.training import TrainConfig
+    from dpcore.training.engine import training_work
+
+    work = training_work(TrainConfig(model="mlp", hidden=100_000, depth=3, private=False), 5000, 784, 10)
+    with pytest.raises(WorkBudgetExceeded, match="hidden=100000 asks for .* model parameters"):
+        check_work(work, SERVER)
+
+
+def test_k_means_with_too_many_clusters_is_refused_naming_k():
+    from dpcore.models.kmeans import lloyd
+
+    X = np.random.default_rng(0).uniform(-1, 1, size=(5000, 50))
+    set_default_budget(SERVER)
+    with pytest.raises(WorkBudgetExceeded, match=r"k=1000 asks for .*use at most k=\d+"):
+        lloyd(X, 1000, rng=0)
+
+
+def test_federated_rounds_beyond_the_budget_are_refused_naming_rounds():
+    from dpcore.federated.fedavg import FedAvgConfig, train_fedavg
+
+    X = np.random.default_rng(0).normal(size=(300, 5)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(np.int64)
+    set_default_budget(WorkBudget("small", steps=1000))
+    with pytest.raises(WorkBudgetExceeded, match=r"rounds=100000000 asks for .*use at most rounds=\d+"):
+        train_fedavg(X, y, FedAvgConfig(mode="none", clients=30, rounds=100_000_000), X_test=X, y_test=y)
+
+
+def test_a_sweep_with_too_many_runs_starts_none(tmp_path):
+    from dpcore.sweep import SweepConfig, run_sweep
+
+    cfg = SweepConfig(dataset="iris", learners=["majority"], axis="train_fraction", values=[0.5, 0.75, 1.0],
+                      seeds=4, include_baselines=False)
+    started = []
+    set_default_budget(WorkBudget("small", runs=5))
+    with pytest.raises(WorkBudgetExceeded, match=r"seeds=4 asks for 12 runs.*use at most seeds=1"):
+        run_sweep(cfg, n_jobs=1, cache_dir=tmp_path, on_result=started.append)
+    assert not started and not any(tmp_path.iterdir())
