@@ -153,3 +153,15 @@ def test_a_sweep_with_too_many_runs_starts_none(tmp_path):
     with pytest.raises(WorkBudgetExceeded, match=r"seeds=4 asks for 12 runs.*use at most seeds=1"):
         run_sweep(cfg, n_jobs=1, cache_dir=tmp_path, on_result=started.append)
     assert not started and not any(tmp_path.iterdir())
+
+
+def test_random_fourier_features_beyond_the_memory_budget_are_refused_naming_n_components():
+    from dpcore.models.erm import PrivateERMClassifier
+
+    X = np.random.default_rng(0).uniform(-1, 1, size=(2000, 5))
+    y = (X[:, 0] > 0).astype(int)
+    set_default_budget(SERVER)
+    est = PrivateERMClassifier(kernel="rff", n_components=100_000, epsilon=1.0, data_norm=1.0, random_state=0)
+    with pytest.raises(WorkBudgetExceeded, match=r"n_components=100000 asks for .* bytes of memory.*use at most"):
+        est.fit(X, y)
+    assert not hasattr(est, "rff_")  # refused before the random features were drawn

@@ -22,6 +22,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, ClassNamePrefixFeatures
 from ..exceptions import DPValueError
 from ..mechanisms import Exponential, L2LaplaceVector
 from ..rng import as_generator, child_seed
+from ..workload import Work, check_work
 from ..validation import check_array, check_epsilon, check_int, check_positive
 from ._utils import check_fitted_X, clip_rows_l2, plain, validate_X, validate_X_y
 
@@ -127,6 +128,18 @@ def _solve(X: np.ndarray, y: np.ndarray, *, model: str, huber_h: float, lam: flo
 
     res = minimize(fun, np.zeros(d), jac=True, method="L-BFGS-B", options={"maxiter": 2000, "gtol": 1e-10})
     return res.x
+
+
+def erm_work(n: int, n_features: int, n_components: int | None, n_models: int) -> Work:
+    """The work of fitting ``n_models`` one-vs-rest models on ``n`` rows, before the features exist.
+
+    The feature matrix (random Fourier features when ``n_components`` is given) and its products hold
+    about three ``n x D`` arrays; L-BFGS takes a few hundred passes over it per model.
+    """
+    D = (check_int(n_components, "n_components", minimum=1) if n_components is not None else int(n_features)) + 1
+    drivers = {"memory_bytes": ("n_components", n_components), "operations": ("n_components", n_components)} \
+        if n_components is not None else {}
+    return Work(memory_bytes=3 * 8.0 * n * D, operations=300 * 4.0 * n * D * n_models, drivers=drivers)
 
 
 # --------------------------------------------------------------------------- privacy parameters
@@ -378,6 +391,8 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
             self.data_norm_ = float(max(np.linalg.norm(X, axis=1).max(), 1e-12))
         else:
             self.data_norm_ = check_positive(self.data_norm, "data_norm")
+        check_work(erm_work(X.shape[0], X.shape[1], self.n_components if self.kernel_ == "rff" else None,
+                            1 if classes.size == 2 else classes.size))
         self.rff_ = None
         if self.kernel_ == "rff":  # data-independent draws: fit reads only the width of X
             self.rff_ = RandomFourierFeatures(n_components=self.n_components, gamma=self.gamma,
