@@ -100,9 +100,14 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
     from dpcore.datasets import train_test_split
+    from dpcore.models import (
+        DPLloydKMeans,
+        FunctionalMechanismRegressor,
+        PrivateERMClassifier,
+        SSPRegressor,
+        hungarian_accuracy,
+    )
     from dpcore.models.learners import erm_features
-    from dpcore.models import (DPLloydKMeans, FunctionalMechanismRegressor, PrivateERMClassifier, SSPRegressor,
-                               hungarian_accuracy)
 
     py = ensure_env()
     ours: dict[tuple[str, float], list[float]] = {}

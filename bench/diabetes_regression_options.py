@@ -144,7 +144,8 @@ def main(argv=None) -> int:
     head = f"{'':<40}" + "".join(f"{'eps=' + format(e, 'g'):>16}" for e in EPSILONS)
     print(head + "\n" + "-" * len(head))
     for name in rows:
-        cells = "".join(f"{np.mean(res[(name, e)]):>8.3f} ({np.percentile(res[(name, e)], 10):>5.2f})" for e in EPSILONS)
+        cells = "".join(f"{np.mean(res[(name, e)]):>8.3f} ({np.percentile(res[(name, e)], 10):>5.2f})"
+                        for e in EPSILONS)
         print(f"{name:<40}{cells}")
     print("\nTarget of issue 4: R^2 >= 0.3 at eps = 1. The oracle row bounds any pure-eps route that must first "
           "find the features privately; the SSP rows spend (eps, 1e-5) on a record added or removed.")

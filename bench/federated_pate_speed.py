@@ -95,8 +95,8 @@ def bench_federated(split, rounds: int) -> None:
 
 
 def bench_pate(split, teachers: int) -> None:
-    from threadpoolctl import threadpool_limits
     from sklearn.linear_model import LogisticRegression
+    from threadpoolctl import threadpool_limits
 
     from dpcore.pate import PateConfig, pate_split, run_pate
     from dpcore.pate.teachers import partition_indices
@@ -110,7 +110,8 @@ def bench_pate(split, teachers: int) -> None:
                                    student_model=model, baseline=False, data_dependent=True))
         total = time.perf_counter() - t
         print(f"{'dpcore teachers (' + model + ', 1 BLAS thread per fit)':<60}{r.teacher_seconds:>12.4f}{total:>10.2f}"
-              f"   student acc {r.student_accuracy:.3f}, eps {r.epsilon:.2f} (data-dependent {r.epsilon_data_dependent:.2f})")
+              f"   student acc {r.student_accuracy:.3f}, eps {r.epsilon:.2f} "
+              f"(data-dependent {r.epsilon_data_dependent:.2f})")
     parts = partition_indices(d.y_private.size, teachers, rng=0)
     with threadpool_limits(limits=None):
         t = time.perf_counter()

@@ -38,6 +38,12 @@ COLD_TARGET, CACHED_TARGET = 20.0, 0.3
 ALPHAS = [1 + x / 10.0 for x in range(1, 100)] + list(range(11, 64)) + [80, 128, 256, 512, 1024]
 
 
+def _split(name: str):
+    from dpcore.datasets import train_test_split
+
+    return train_test_split(name)
+
+
 def _dpsgd_settings(split, model: str | None) -> dict:
     """The dpsgd learner's preset for this split, as plain settings (model overridable)."""
     from dpcore.training.presets import preset_for
@@ -57,8 +63,8 @@ def opacus_run(epsilon: float, seed: int, *, delta: float, model: str | None, ep
     from torch.utils.data import DataLoader, TensorDataset
 
     from dpcore.datasets import train_test_split
-    from dpcore.training.models import build_model
     from dpcore.training.learners import _features
+    from dpcore.training.models import build_model
 
     t0 = time.perf_counter()
     split = train_test_split("mnist5k", seed=seed)
@@ -127,8 +133,9 @@ def main() -> int:
                       params=params, include_baselines=False)
     n_runs = len(cfg.runs())
     print(f"# DP-SGD on mnist5k: {len(eps)} epsilons x {args.seeds} seeds = {n_runs} runs; "
-          f"settings {_dpsgd_settings(__import__('dpcore.datasets', fromlist=['x']).train_test_split('mnist5k'), args.model) | params}")
-    print(f"# load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores (machine shared: timings are noisy)")
+          f"settings {_dpsgd_settings(_split('mnist5k'), args.model) | params}")
+    print(f"# load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores "
+          "(machine shared: timings are noisy)")
 
     with tempfile.TemporaryDirectory() as cache:
         t0 = time.perf_counter()
@@ -187,7 +194,8 @@ def main() -> int:
     print(f"Opacus / dpcore cold wall time: {t_op_all / t_cold:.1f}x"
           + (" (Opacus extrapolated)" if k < len(todo) else ""))
     print(f"target cold <= {COLD_TARGET:g} s: {'met' if t_cold <= COLD_TARGET else 'NOT met'} ({t_cold:.1f} s); "
-          f"target cached <= {CACHED_TARGET:g} s: {'met' if t_cached <= CACHED_TARGET else 'NOT met'} ({t_cached:.3f} s)")
+          f"target cached <= {CACHED_TARGET:g} s: {'met' if t_cached <= CACHED_TARGET else 'NOT met'} "
+          f"({t_cached:.3f} s)")
     print(f"# load average after: {os.getloadavg()[0]:.2f}")
     return 0
 

@@ -99,7 +99,7 @@ with ask_tab:
         last = rep[rep.released].iloc[-1] if rep.released.any() else None
         refused = int((~rep.released).sum())
         st.markdown(
-            f"Each answer is noisy, but **the mean of many answers closes in on the exact count**"
+            "Each answer is noisy, but **the mean of many answers closes in on the exact count**"
             + (f" ({last.running_mean:.2f} after {int(last.ask)} answers, against {true_d})" if last is not None
                else "") + ". That is why every answer is charged: the accountant's ε grows with every ask"
             + (" (k·ε for Laplace)" if mech == "laplace" else " (more slowly than k·ε for the Gaussian, "

@@ -5,8 +5,15 @@ import streamlit as st
 
 from dpcore.accounting import steps_for
 from dpcore.ui import page_header, run_guarded
-from dpcore.ui.accounting import (ADVANCED_LABEL, cached_comparison, cached_epsilon, cached_noise, comparison_figure,
-                                  comparison_table, weak_guarantee_note)
+from dpcore.ui.accounting import (
+    ADVANCED_LABEL,
+    cached_comparison,
+    cached_epsilon,
+    cached_noise,
+    comparison_figure,
+    comparison_table,
+    weak_guarantee_note,
+)
 
 page_header(
     "Privacy accountant",

@@ -1,4 +1,4 @@
-"""Train a network privately, live: DP-SGD, Laplace output perturbation and label DP; every knob from its declaration."""
+"""Train a network privately, live: DP-SGD, Laplace output perturbation and label DP, knobs from their declarations."""
 from __future__ import annotations
 
 import math
@@ -6,14 +6,36 @@ import math
 import streamlit as st
 
 from dpcore.learners import get_learner
+from dpcore.ui import (
+    dataset_picker,
+    delta_input,
+    epsilon_input,
+    page_header,
+    remember,
+    run_guarded,
+    seed_input,
+    show_table,
+)
 from dpcore.ui.accounting import weak_guarantee_note
-from dpcore.ui.ledger import show_session_total
-from dpcore.ui import dataset_picker, remember, delta_input, epsilon_input, page_header, run_guarded, seed_input, show_table
 from dpcore.ui.knobs import knob_widget, knob_widgets
-from dpcore.ui.training import (ALGORITHMS, LiveProgress, confusion_figure, defaults_for, history_caption,
-                                history_figure, history_labels, knobs_of_group, output_budget_text, run_key,
-                                show_diagnostics, show_headline, split_history, train_with_baseline,
-                                worse_than_mean_note)
+from dpcore.ui.ledger import show_session_total
+from dpcore.ui.training import (
+    ALGORITHMS,
+    LiveProgress,
+    confusion_figure,
+    defaults_for,
+    history_caption,
+    history_figure,
+    history_labels,
+    knobs_of_group,
+    output_budget_text,
+    run_key,
+    show_diagnostics,
+    show_headline,
+    split_history,
+    train_with_baseline,
+    worse_than_mean_note,
+)
 
 page_header(
     "Train a network privately",

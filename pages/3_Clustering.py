@@ -1,13 +1,20 @@
-"""Clustering: DPLloyd vs Laplace input perturbation vs plain Lloyd (as in J. Zhang's 2021 course report, figures 3 and 4)."""
+"""Clustering: DPLloyd vs Laplace input perturbation vs plain Lloyd (J. Zhang's 2021 course report, figures 3-4)."""
 from __future__ import annotations
 
 import plotly.express as px
 import streamlit as st
 
 from dpcore.datasets import REGISTRY, dataset_names, load_dataset
-from dpcore.ui import readable_log_ticks, epsilon_input, page_header, run_guarded, seed_input, show_table
-from dpcore.ui.models import (CLUSTER_LABELS, NEIGHBOURING_LABELS, cluster_demo, cluster_scatter_figure,
-                              cluster_sweep, dplloyd_run_text, neighbouring_text)
+from dpcore.ui import epsilon_input, page_header, readable_log_ticks, run_guarded, seed_input, show_table
+from dpcore.ui.models import (
+    CLUSTER_LABELS,
+    NEIGHBOURING_LABELS,
+    cluster_demo,
+    cluster_scatter_figure,
+    cluster_sweep,
+    dplloyd_run_text,
+    neighbouring_text,
+)
 
 page_header(
     "Private k-means clustering",

@@ -1,14 +1,15 @@
-"""Classical private models: DP-ERM (Chaudhuri et al. 2011), the functional mechanism (Zhang et al. 2012) and Gaussian SSP (Wang 2018)."""
+"""Classical private models: DP-ERM (Chaudhuri et al. 2011), the functional mechanism (Zhang et al. 2012), SSP.
+
+Sufficient-statistics perturbation follows Wang 2018."""
 from __future__ import annotations
 
 import plotly.express as px
 import streamlit as st
 
 from dpcore.datasets import REGISTRY, dataset_names
-from dpcore.ui import readable_log_ticks, epsilon_input, page_header, run_guarded, seed_input, show_table
 from dpcore.models.learners import default_preprocess
-from dpcore.ui.models import (METHOD_COLOURS, METHOD_NAMES, SIZE_NOTES, classical_sweep, regularization_text,
-                              size_sweep)
+from dpcore.ui import epsilon_input, page_header, readable_log_ticks, run_guarded, seed_input, show_table
+from dpcore.ui.models import METHOD_COLOURS, METHOD_NAMES, SIZE_NOTES, classical_sweep, regularization_text, size_sweep
 
 page_header(
     "Classical private models",

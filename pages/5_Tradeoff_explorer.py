@@ -5,11 +5,26 @@ import streamlit as st
 
 from dpcore.sweep import AXES, SweepConfig, get_axis, tuning_tax, value_range
 from dpcore.ui import dataset_picker, delta_input, epsilon_input, page_header, run_guarded, seed_input
-from dpcore.ui.sweep import (DEFAULT_RANGES, METRIC_LABELS, axis_options, default_learners, display_runs,
-                             display_tuning_tax,
-                             display_summary, knobs_markdown, n_to_compute, no_better_than_trivial, parse_knobs,
-                             remembered, run_live, show_sweep_warnings, sweep_figure, sweepable, title_of,
-                             worse_than_trivial_at)
+from dpcore.ui.sweep import (
+    DEFAULT_RANGES,
+    METRIC_LABELS,
+    axis_options,
+    default_learners,
+    display_runs,
+    display_summary,
+    display_tuning_tax,
+    knobs_markdown,
+    n_to_compute,
+    no_better_than_trivial,
+    parse_knobs,
+    remembered,
+    run_live,
+    show_sweep_warnings,
+    sweep_figure,
+    sweepable,
+    title_of,
+    worse_than_trivial_at,
+)
 
 page_header(
     "Privacy-utility trade-off explorer",
@@ -91,8 +106,8 @@ if clicked and result is None:
 if result is None and clicked:
     st.stop()  # the error is shown above; no chart, no "press Run" box
 if result is None:
-    st.info(f"Press **Run** to compute the {n_runs} runs ({n_to_compute(config)} not computed yet); finished runs are cached on "
-            "disk, so reopening these settings later shows the curve at once.")
+    st.info(f"Press **Run** to compute the {n_runs} runs ({n_to_compute(config)} not computed yet); "
+            "finished runs are cached on disk, so reopening these settings later shows the curve at once.")
     st.stop()
 
 table = result.table

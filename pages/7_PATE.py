@@ -8,11 +8,30 @@ import streamlit as st
 from dpcore.pate import PateConfig
 from dpcore.ui import dataset_picker, delta_input, epsilon_input, page_header, run_guarded, seed_input, show_table
 from dpcore.ui.accounting import weak_guarantee_note
-from dpcore.ui.pate import (AGGREGATOR_LABELS, START_DATASET, page_defaults, PRIVACY_MODES, cached_epsilon_sweep, cached_pate,
-                            cached_teachers_sweep, epsilon_queries_figure, epsilon_sweep_figure, example_image,
-                            history_display, majority_accuracy, noise_used_caption, pate_warnings, progress_callback,
-                            split_figure, split_table, sweep_display, sweep_progress, teachers_sweep_figure,
-                            vote_table, votes_figure)
+from dpcore.ui.pate import (
+    AGGREGATOR_LABELS,
+    PRIVACY_MODES,
+    START_DATASET,
+    cached_epsilon_sweep,
+    cached_pate,
+    cached_teachers_sweep,
+    epsilon_queries_figure,
+    epsilon_sweep_figure,
+    example_image,
+    history_display,
+    majority_accuracy,
+    noise_used_caption,
+    page_defaults,
+    pate_warnings,
+    progress_callback,
+    split_figure,
+    split_table,
+    sweep_display,
+    sweep_progress,
+    teachers_sweep_figure,
+    vote_table,
+    votes_figure,
+)
 
 page_header(
     "PATE: private aggregation of teacher ensembles",
@@ -42,7 +61,8 @@ with st.sidebar.form("pate.form"):
                             help="Used when privacy is set by noise scale.")
     used_slot = st.empty()  # the noise actually used, filled in after the run
     delta = delta_input("pate.delta", container=st)
-    public = st.slider("Public share of the training part", 0.05, 0.5, DEFAULTS["public_fraction"], 0.05, key="pate.public")
+    public = st.slider("Public share of the training part", 0.05, 0.5, DEFAULTS["public_fraction"], 0.05,
+                       key="pate.public")
     model = st.selectbox("Teacher and student model", ["logreg", "mlp"], key="pate.model",
                          format_func={"logreg": "Logistic regression", "mlp": "Small neural network"}.get)
     dd = st.checkbox("Also show the DATA-DEPENDENT ε (GNMax)", False, key="pate.dd",
@@ -128,7 +148,8 @@ if b.button("Sweep the number of teachers", key="pate.sweep_teachers"):
     pb = b.progress(0.0)
     n_priv = res.split_sizes["private (teachers)"]
     counts = tuple(t for t in (2, 5, 10, 20, 50, 100, 200) if t <= n_priv // 5)
-    df = run_guarded(cached_teachers_sweep, ds.name, cfg, counts, on_point=sweep_progress(pb, len(counts), "teachers ="))
+    df = run_guarded(cached_teachers_sweep, ds.name, cfg, counts,
+                     on_point=sweep_progress(pb, len(counts), "teachers ="))
     pb.empty()
     if df is not None:
         st.session_state["pate.teacher_sweep"] = ((ds.name, cfg), df)

@@ -8,10 +8,27 @@ import streamlit as st
 from dpcore.federated import FedAvgConfig
 from dpcore.ui import dataset_picker, delta_input, epsilon_input, page_header, run_guarded, seed_input, show_table
 from dpcore.ui.accounting import weak_guarantee_note
-from dpcore.ui.federated import (START_DATASET, page_defaults, DIAGNOSTIC_COLUMNS, HEATMAP_CLIENTS, HISTORY_LABELS, MODE_LABELS,
-                                 PRIVACY_MODES, cached_fedavg, clients_figure, federation_warnings, gap_caption,
-                                 live_callback, majority_accuracy, non_private_twin, rounds_figures,
-                                 sigma_used_caption, step_caption, sweep_config, sweep_display)
+from dpcore.ui.federated import (
+    DIAGNOSTIC_COLUMNS,
+    HEATMAP_CLIENTS,
+    HISTORY_LABELS,
+    MODE_LABELS,
+    PRIVACY_MODES,
+    START_DATASET,
+    cached_fedavg,
+    clients_figure,
+    federation_warnings,
+    gap_caption,
+    live_callback,
+    majority_accuracy,
+    non_private_twin,
+    page_defaults,
+    rounds_figures,
+    sigma_used_caption,
+    step_caption,
+    sweep_config,
+    sweep_display,
+)
 from dpcore.ui.sweep import remembered as remembered_sweep
 from dpcore.ui.sweep import run_live, sweep_figure
 
@@ -61,7 +78,8 @@ with st.sidebar.form("fed.form"):
 if ds is None:
     st.stop()
 cfg = run_guarded(FedAvgConfig, mode=mode, clients=int(clients), rounds=int(rounds), client_fraction=float(fraction),
-                  clip_norm=float(clip), noise_multiplier=float(sigma) if private and by == "noise multiplier" else None,
+                  clip_norm=float(clip),
+                  noise_multiplier=float(sigma) if private and by == "noise multiplier" else None,
                   target_epsilon=float(eps) if private and by == "target ε" else None, delta=float(delta),
                   local_epochs=int(local_epochs), learning_rate=float(lr), model=model,
                   non_iid=skew != "IID", seed=int(seed))
@@ -98,7 +116,8 @@ notes = [weak_guarantee_note(res.epsilon, unit="per client") if private else Non
 for note in filter(None, notes):
     metrics_slot.warning(note)
 if mode == "central":
-    st.caption(f"Each round the server adds N(0, (σS)²) = N(0, {res.noise_multiplier * cfg.clip_norm:.3g}²) to the sum of "
+    st.caption(f"Each round the server adds N(0, (σS)²) = N(0, {res.noise_multiplier * cfg.clip_norm:.3g}²) "
+               "to the sum of "
                f"clipped updates and divides by qN = {cfg.client_fraction * cfg.clients:.3g}; accounted as "
                "PoissonSampled(q, Gaussian(σ)) per round with dp_accounting, a client's whole data being the unit.")
 elif mode == "local":

@@ -4,11 +4,22 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from dpcore.ui import dataset_picker, delta_input, epsilon_input, page_header, run_guarded, seed_input, show_table
-from dpcore.ui.audit import (ATTACK_LABELS, ATTACK_NOTES, NETWORK_CHOICES, NETWORK_LEARNERS, AuditProgress,
-                             cached_audit, cached_theory, contrast_learner, exposed_records, private_learners,
-                             results_table, roc_figure)
 from dpcore.learners import get_learner
+from dpcore.ui import dataset_picker, delta_input, epsilon_input, page_header, run_guarded, seed_input, show_table
+from dpcore.ui.audit import (
+    ATTACK_LABELS,
+    ATTACK_NOTES,
+    NETWORK_CHOICES,
+    NETWORK_LEARNERS,
+    AuditProgress,
+    cached_audit,
+    cached_theory,
+    contrast_learner,
+    exposed_records,
+    private_learners,
+    results_table,
+    roc_figure,
+)
 
 page_header(
     "Attack the model",

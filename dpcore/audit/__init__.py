@@ -27,10 +27,6 @@ Audits of the library's own learners, trained for real:
 """
 from __future__ import annotations
 
-from .canaries import CANARY_KINDS, CanaryAudit, gradient_canary_audit, input_canary_audit
-from .membership import ATTACKS, MembershipAudit, example_statistic, membership_audit
-from .release import output_perturbation_release_audit
-from .run import AUDIT_KINDS, run_audit
 from .attacks import (
     lira_offline_scores,
     lira_online_scores,
@@ -46,6 +42,8 @@ from .bounds import (
     epsilon_lower_bound,
     epsilon_lower_bound_from_scores,
 )
+from .canaries import CANARY_KINDS, CanaryAudit, gradient_canary_audit, input_canary_audit
+from .membership import ATTACKS, MembershipAudit, example_statistic, membership_audit
 from .one_run import (
     OneRunAudit,
     default_guess_counts,
@@ -54,8 +52,10 @@ from .one_run import (
     one_run_guesses,
     one_run_p_value,
 )
+from .release import output_perturbation_release_audit
 from .result import AuditResult, audit_from_scores
 from .roc import DEFAULT_FPRS, RocCurve, fpr_key, membership_advantage, roc_auc, roc_curve, tpr_at_fpr
+from .run import AUDIT_KINDS, run_audit
 from .theory import gaussian_tradeoff_tpr, max_advantage, max_tpr_at_fpr, pld_max_tpr_at_fpr
 
 __all__ = [

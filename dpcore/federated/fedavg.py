@@ -147,7 +147,8 @@ class FedAvgConfig:
         if self.mode not in MODES:
             raise DPValueError(f"mode must be one of {MODES}, got {self.mode!r}")
         if isinstance(self.clients, (int, np.integer)) and not isinstance(self.clients, bool) and self.clients < 1:
-            raise DPValueError(f"clients must be >= 1, got {self.clients}; federated learning needs at least one client")
+            raise DPValueError(f"clients must be >= 1, got {self.clients}; "
+                               "federated learning needs at least one client")
         object.__setattr__(self, "clients", check_int(self.clients, "clients", minimum=1))
         object.__setattr__(self, "rounds", check_int(self.rounds, "rounds", minimum=1))
         object.__setattr__(self, "client_fraction", check_client_fraction(self.client_fraction))

@@ -15,7 +15,6 @@ from .accounting import DP_FEDAVG_NEIGHBOURING, LOCAL_DP_NEIGHBOURING
 from .fedavg import FedAvgConfig, train_fedavg_split
 
 
-
 def default_clients(split) -> int:
     """About 3 examples per client, at most 1 000 clients (user-level DP needs many clients per round)."""
     return max(2, min(1000, split.X_train.shape[0] // 3))

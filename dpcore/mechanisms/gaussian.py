@@ -61,7 +61,9 @@ def analytic_gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float 
     delta = check_delta(delta, allow_zero=False)
     sensitivity = check_positive(sensitivity, "sensitivity")
     # delta(sigma) decreases in sigma: bracket then bisect on log sigma.
-    f = lambda log_s: analytic_gaussian_delta(sigma=math.exp(log_s), epsilon=epsilon, sensitivity=sensitivity) - delta
+    def f(log_s):
+        return analytic_gaussian_delta(sigma=math.exp(log_s), epsilon=epsilon, sensitivity=sensitivity) - delta
+
     lo, hi = math.log(sensitivity) - 10.0, math.log(sensitivity) + 2.0
     while f(hi) > 0:
         hi += 2.0

@@ -9,7 +9,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..exceptions import DPCoreError, DPCoreWarning, DPTypeError, DPValueError, PrivacyLeakWarning
-from ..validation import clip_to_bounds, clip_to_norm, check_array, check_bounds, check_positive
+from ..validation import check_array, check_bounds, check_positive, clip_to_bounds, clip_to_norm
 
 __all__ = [
     "resolve_bounds",

@@ -22,8 +22,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin, ClassNamePrefixFeatures
 from ..exceptions import DPValueError
 from ..mechanisms import Exponential, L2LaplaceVector
 from ..rng import as_generator, child_seed
-from ..workload import Work, check_work
 from ..validation import check_array, check_epsilon, check_int, check_positive
+from ..workload import Work, check_work
 from ._utils import check_fitted_X, clip_rows_l2, plain, validate_X, validate_X_y
 
 __all__ = [

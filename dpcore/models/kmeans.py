@@ -81,7 +81,7 @@ def lloyd(
     best = (None, np.inf, 0)
     for _ in range(n_init):
         c = _kmeanspp(X, k, rng)
-        for it in range(1, max_iter + 1):
+        for it in range(1, max_iter + 1):  # noqa: B007 - the round count is kept after the loop
             lab = _assign(X, c)
             new = c.copy()
             for j in range(k):
@@ -136,7 +136,8 @@ def dplloyd_sensitivities(*, n_features: int, l1_norm: float | None = None,
     sensitivities double (``2`` and ``2 min(d, R)``), the price of comparing
     DPLloyd with replace-one mechanisms such as input perturbation.
 
-    >>> dplloyd_sensitivities(n_features=4), dplloyd_sensitivities(n_features=4, l1_norm=2.0, neighbouring="replace-one")
+    >>> (dplloyd_sensitivities(n_features=4),
+    ...  dplloyd_sensitivities(n_features=4, l1_norm=2.0, neighbouring="replace-one"))
     ((1.0, 4.0), (2.0, 4.0))
     """
     factor = 2.0 if Neighbouring.of(neighbouring) is Neighbouring.REPLACE_ONE else 1.0
@@ -191,7 +192,7 @@ def sphere_packing_init(k: int, d: int, *, rng, max_trials: int = 10, shrink: fl
 
 
 def _first_spread_candidates(cand: np.ndarray, k: int, min_sq: float, block: int = 1024) -> np.ndarray:
-    """Up to ``k`` candidates taken in order, each kept if its squared distance to every one kept before is >= ``min_sq``.
+    """Up to ``k`` candidates taken in order, each kept if it is at squared distance >= ``min_sq`` from all kept before.
 
     The candidates are read in blocks: a block is first filtered against those already kept (one matrix
     product), then decided in order from its own distance matrix, and reading stops once ``k`` are kept,
@@ -548,7 +549,7 @@ class DPLloydKMeans(_BoxKMeans):
 
 
 class InputPerturbationKMeans(_BoxKMeans):
-    """k-means on Laplace-perturbed records (J. Zhang's 2021 course report, extension 2; Ren et al. 2019), then plain Lloyd.
+    """k-means on Laplace-perturbed records, then plain Lloyd (Ren et al. 2019; J. Zhang's 2021 course report).
 
     Every record is released as ``x + Lap(Delta_1 / epsilon)`` per coordinate with
     ``Delta_1 = sum_j (hi_j - lo_j)`` (in ``[-1, 1]^d``: ``2 d``). Under replace-one

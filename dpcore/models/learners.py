@@ -1,13 +1,14 @@
 """Registry entries for the classical private models (DP-ERM, functional mechanism, k-means).
 
 Names: ``erm-output``, ``erm-objective``, ``logreg`` (non-private), ``functional-mechanism``,
-``ssp`` (Gaussian sufficient statistics, (epsilon, delta)), ``linreg`` (non-private), ``dplloyd``, ``input-perturbation``, ``lloyd`` (non-private).
+``ssp`` (Gaussian sufficient statistics, (epsilon, delta)), ``linreg`` (non-private), ``dplloyd``,
+``input-perturbation``, ``lloyd`` (non-private).
 
 Preprocessing of the ERM learners (``preprocess``); every option ends with rows clipped to
 L2 norm ``data_norm`` (Chaudhuri et al.'s ``||x|| <= 1`` after dividing by it):
 
-* ``"log-bounds"`` (default except on iris, see :data:`PREPROCESS_BY_DATASET`; private): each feature is log-scaled between the dataset's
-  declared (public) bounds onto [-1, 1] (:func:`~dpcore.models._utils.log_box_to_unit`,
+* ``"log-bounds"`` (default except on iris, see :data:`PREPROCESS_BY_DATASET`; private): each feature is
+  log-scaled between the dataset's declared (public) bounds onto [-1, 1] (:func:`~dpcore.models._utils.log_box_to_unit`,
   offset 0.1 of the range), i.e. centred at the bounds' log-midpoint; ``data_norm`` = 1.
   No statistic of the private rows is used. On breast cancer (30 positive, heavy-tailed
   features) the linear ``"bounds"`` map leaves most rows in one corner of the box and
@@ -65,12 +66,18 @@ from ..exceptions import DPCoreWarning, DPValueError, PrivacyLeakWarning
 from ..learners.base import LearnerSpec, RunResult, TestOutputs
 from ..learners.knobs import Knob
 from ..learners.metrics import score
-from .erm import (DEFAULT_INTERCEPT_SCALE, KERNEL_ALIASES, MODEL_ALIASES, ERMClassifier, PrivateERMClassifier,
-                  private_tune_regularization)
+from .erm import (
+    DEFAULT_INTERCEPT_SCALE,
+    KERNEL_ALIASES,
+    MODEL_ALIASES,
+    ERMClassifier,
+    PrivateERMClassifier,
+    private_tune_regularization,
+)
 from .kmeans import DPLloydKMeans, InputPerturbationKMeans, LloydKMeans
 from .linear import BoundedLinearRegression, FunctionalMechanismRegressor
-from .ssp import SSPRegressor
 from .metrics import hungarian_accuracy, intra_cluster_variance
+from .ssp import SSPRegressor
 
 PREPROCESS = ("log-bounds", "bounds", "standardize")
 DEFAULT_PREPROCESS = "log-bounds"

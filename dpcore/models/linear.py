@@ -62,7 +62,7 @@ def fm_sensitivities(n_features: int, l1_norm: float | None = None) -> tuple[flo
 
 
 def loose_fm_sensitivities(n_features: int) -> tuple[float, float]:
-    """The looser bounds of C. Jiang's slides (Deep Learning With Differential Privacy): ``(2 (d+1)^2, 4 (d+1))`` (the second on ``-2 y x~``)."""
+    """Looser bounds ``(2 (d+1)^2, 4 (d+1))`` (the second on ``-2 y x~``), as in C. Jiang's slides on DP learning."""
     d = int(n_features)
     return float(2 * (d + 1) ** 2), float(4 * (d + 1))
 

@@ -31,7 +31,9 @@ def match_clusters(labels_true, labels_pred) -> dict[int, int]:
 
 
 def hungarian_accuracy(labels_true, labels_pred) -> float:
-    """Fraction of points whose cluster maps to their class under the best matching (the accuracy of J. Zhang's 2021 course report).
+    """Fraction of points whose cluster maps to their class under the best matching.
+
+    The clustering accuracy of J. Zhang's 2021 course report on DPLloyd and input perturbation.
 
     >>> hungarian_accuracy([0, 0, 1, 1, 2], [2, 2, 0, 0, 1])
     1.0

@@ -43,6 +43,7 @@ __all__ = [
     "gnmax_data_dependent_rdp",
     "gnmax_log_q",
     "make_aggregator",
+    "vote_histogram",
     "partition_indices",
     "pate_epsilon",
     "pate_event",

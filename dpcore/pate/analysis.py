@@ -275,7 +275,8 @@ def data_dependent_epsilon(
     return float(eps), float(order), per[:, idx]
 
 
-def data_independent_rdp_epsilon(*, sigma: float, queries: int, delta: float, orders: Sequence[float] = RDP_ORDERS) -> float:
+def data_independent_rdp_epsilon(*, sigma: float, queries: int, delta: float,
+                                 orders: Sequence[float] = RDP_ORDERS) -> float:
     """GNMax's data-independent epsilon from RDP ``m alpha / sigma^2`` on ``orders``, for comparison.
 
     Uses the same orders and RDP-to-DP conversion as :func:`data_dependent_epsilon`,

@@ -16,8 +16,16 @@ with every sweep.
 from .axes import AXES, BUILTIN_AXES, Axis, get_axis, value_range
 from .cache import SweepCache, default_cache_dir
 from .config import CODE_VERSION, RunSpec, SweepConfig, dataset_fingerprint, load_providers, source_digest
-from .engine import (SweepProgress, SweepResult, SweepRunError, build_table, cached_result, execute_run, run_sweep,
-                     table_warnings)
+from .engine import (
+                     SweepProgress,
+                     SweepResult,
+                     SweepRunError,
+                     build_table,
+                     cached_result,
+                     execute_run,
+                     run_sweep,
+                     table_warnings,
+)
 from .summary import summarize, tuning_tax
 
 __all__ = [

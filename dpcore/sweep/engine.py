@@ -21,11 +21,11 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from ..exceptions import DPCoreError, DPTypeError, DPValueError, PrivacyLeakWarning
 from ..accounting import event_to_json
+from ..exceptions import DPCoreError, DPTypeError, DPValueError, PrivacyLeakWarning
 from ..learners import get_learner, learners, run_learner
-from .cache import SweepCache
 from ..workload import Work, WorkBudget, active_budget, check_work, set_default_budget
+from .cache import SweepCache
 from .config import RunSpec, SweepConfig, load_providers
 
 #: Metric columns put first, in this order, when present.
@@ -86,8 +86,8 @@ class SweepResult:
         :class:`~dpcore.exceptions.PrivacyLeakWarning`: its ``epsilon`` is not a
         guarantee) and ``warnings`` (every warning the run raised, joined by
         ``" | "``; empty when none). Both are rebuilt from the cached row, so a
-        sweep read back from the cache carries them too. ``role`` is ``"swept"``, ``"baseline"`` (non-private counterpart)
-        or ``"trivial"`` (majority class / mean); baselines have ``value`` NaN.
+        sweep read back from the cache carries them too. ``role`` is ``"swept"``, ``"baseline"``
+        (non-private counterpart) or ``"trivial"`` (majority class / mean); baselines have ``value`` NaN.
     n_cached, n_computed : int
         How many runs were read from the cache and how many were computed.
     seconds : float
@@ -347,7 +347,8 @@ def run_sweep(
         raise DPTypeError(f"config must be a SweepConfig, got {type(config).__name__}")
     n_jobs = _check_jobs(n_jobs)
     if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
-        raise DPValueError(f"scheduler must be a Dask scheduler address such as 'tcp://127.0.0.1:8786', got {scheduler!r}")
+        raise DPValueError(
+            f"scheduler must be a Dask scheduler address such as 'tcp://127.0.0.1:8786', got {scheduler!r}")
     t0 = time.perf_counter()
     runs = config.runs()
     total = len(runs)

@@ -22,8 +22,8 @@ from .engine import (
 )
 from .ghost import DenseStackClipper, GhostClipper, make_clipper, per_sample_grad_norms
 from .models import ACTIVATIONS, MODELS, build_model
-from .presets import PRESETS, Preset, preset_for
 from .preprocess import FEATURES, dct_features, hog_features, prepare_features
+from .presets import PRESETS, Preset, preset_for
 from .sampling import SAMPLINGS, PoissonSampler, ShuffleSampler, make_sampler
 from .step import ExtraGradients, PrivateGradient, StepObserver, private_gradient
 

@@ -18,7 +18,6 @@ from ..accounting import PrivacyLedger, calibrate_noise_multiplier, dpsgd_event
 from ..accounting.core import ACCOUNTANTS
 from ..exceptions import DPCoreWarning, DPValueError
 from ..rng import as_generator, child_seed
-from ..workload import MemoryGuard, Work, check_work
 from ..validation import (
     check_array,
     check_delta,
@@ -27,12 +26,14 @@ from ..validation import (
     check_nonnegative,
     check_positive,
 )
+from ..workload import MemoryGuard, Work, check_work
 from .ghost import make_clipper
 from .losses import per_example_loss
 from .models import ACTIVATIONS, MODELS, build_model
 from .optim import make_optimizer
 from .sampling import SAMPLINGS, make_sampler
 from .step import ExtraGradients, PrivateGradient, StepObserver
+
 TASKS = ("classification", "regression")
 OPTIMIZERS = ("sgd", "adam")
 EpochCallback = Callable[[Mapping[str, Any]], None]

@@ -8,27 +8,26 @@ comparable on the same split.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 import math
+from dataclasses import dataclass
 from typing import Any, Mapping
 
-import numpy as np
-
 import dp_accounting
+import numpy as np
 
 from ..accounting import Neighbouring, epsilon_of_event
 from ..exceptions import DPValueError
 from ..learners.base import LearnerSpec, RunResult, TestOutputs
+from ..learners.knobs import Knob, Wording
 from ..learners.metrics import confusion_matrix, score
 from ..mechanisms import Laplace, RandomizedResponse
 from ..rng import as_generator, child_seed
 from ..validation import check_int
-from ..learners.knobs import Knob, Wording
 from .engine import OPTIMIZERS, TrainConfig, TrainResult, train
-from .sampling import SAMPLINGS
 from .models import ACTIVATIONS, MODELS
-from .presets import preset_for
 from .preprocess import FEATURES, dct_features, hog_features, prepare_features
+from .presets import preset_for
+from .sampling import SAMPLINGS
 
 
 def _preset(attr: str):
@@ -435,7 +434,8 @@ def run_label_dp_rr(split, *, epsilon, delta, seed, params, on_epoch=None) -> Ru
     eps = epsilon_of_event(rr.dp_event, delta=0.0, neighbouring=LABEL_NEIGHBOURING)
     object.__setattr__(res, "history", res.history.assign(epsilon=eps))
     return _result("label-dp-rr", split, res, _predict(split, res, X_te), epsilon=eps, delta=0.0,
-                   extras={"p_keep": rr.p_keep, "label_agreement": float(np.mean(y_noisy == np.asarray(split.y_train)))},
+                   extras={"p_keep": rr.p_keep,
+                           "label_agreement": float(np.mean(y_noisy == np.asarray(split.y_train)))},
                    event=rr.dp_event, neighbouring=LABEL_NEIGHBOURING, X_te=X_te)
 
 
@@ -512,10 +512,12 @@ def _register() -> None:
     register(LearnerSpec(
         "dpsgd", "DP-SGD (Abadi et al. 2016)", ("classification", "regression"), True, run_dpsgd,
         knobs=MODEL_KNOBS + OPTIMISER_KNOBS + DPSGD_KNOBS, baseline="non-private", wording=WORDING["dpsgd"],
-        description="Per-example clipping (ghost norms), Gaussian noise sigma*C, Poisson sampling, RDP/PLD accounting."))
+        description="Per-example clipping (ghost norms), Gaussian noise sigma*C, Poisson sampling, "
+                    "RDP/PLD accounting."))
     register(LearnerSpec(
         "output-perturbation", "Laplace on the softmax outputs", ("classification",), True, run_output_perturbation,
-        knobs=MODEL_KNOBS + _NONPRIVATE_OPTIMISER + (Knob("budget", "choice", default="per-query", choices=("per-query", "total"),
+        knobs=MODEL_KNOBS + _NONPRIVATE_OPTIMISER + (Knob("budget", "choice", default="per-query",
+                                                          choices=("per-query", "total"),
                                   privacy=True, group="privacy", label="Budget of ε",
                                   help="per-query: ε for each released answer (m answers cost m·ε); total: ε split "
                                        "evenly over the m answers"),),
@@ -525,7 +527,8 @@ def _register() -> None:
     register(LearnerSpec(
         "label-dp-laplace", "Label DP: Laplace on labels", ("classification", "regression"), True,
         run_label_dp_laplace,
-        knobs=MODEL_KNOBS + _NONPRIVATE_OPTIMISER + (Knob("decode", "choice", default="argmax", choices=("argmax", "clamp-round"),
+        knobs=MODEL_KNOBS + _NONPRIVATE_OPTIMISER + (Knob("decode", "choice", default="argmax",
+                                                          choices=("argmax", "clamp-round"),
                                   label="Decode noisy one-hot labels",
                                   help="argmax (a hard label) or clamp-round (clamp to [0, 1] and round, kept as "
                                        "soft targets)"),),

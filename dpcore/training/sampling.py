@@ -87,7 +87,8 @@ class ShuffleSampler:
         self.n = check_int(n, "n", minimum=1)
         self.batch_size = check_int(batch_size, "batch_size", minimum=1)
         if self.batch_size > self.n:
-            raise DPValueError(f"batch_size={self.batch_size} is larger than the {self.n} records; use at most {self.n}")
+            raise DPValueError(
+                f"batch_size={self.batch_size} is larger than the {self.n} records; use at most {self.n}")
         self.rng = as_generator(rng)
 
     @property

@@ -6,8 +6,8 @@ Pages call these helpers and the cached wrappers in the feature modules
 from .common import (
     SEED_CAPTION,
     dataset_picker,
-    epsilon_input,
     delta_input,
+    epsilon_input,
     page_header,
     readable_log_ticks,
     remember,

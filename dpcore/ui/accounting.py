@@ -8,9 +8,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ..accounting import calibrate_noise_multiplier, composition_comparison, dpsgd_epsilon
-from .common import format_epsilon, readable_log_ticks
 from ..explain import count_query_densities, neighbouring_databases, noisy_count
-
+from .common import format_epsilon, readable_log_ticks
 
 #: above this epsilon the guarantee says little: e^10 > 22 000 as the allowed likelihood ratio
 WEAK_EPSILON = 10.0

@@ -67,7 +67,8 @@ def cached_audit(learner: str, dataset: str, *, epsilon: float, delta: float, at
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def cached_theory(epsilon: float, delta: float, _event, event_key: str, fpr: tuple) -> tuple[np.ndarray, np.ndarray | None]:
+def cached_theory(epsilon: float, delta: float, _event, event_key: str,
+                  fpr: tuple) -> tuple[np.ndarray, np.ndarray | None]:
     """The best TPR any attack can reach at each FPR: from the (ε, δ) claim, and from the run's composed event."""
     f = np.asarray(fpr)
     region = max_tpr_at_fpr(f, epsilon=epsilon, delta=delta) if math.isfinite(epsilon) else np.ones_like(f)
@@ -112,7 +113,7 @@ def roc_figure(curves: Mapping[str, Any], *, epsilon: float, delta: float, regio
     fig.add_trace(go.Scatter(x=f, y=f, mode="lines", line=dict(color="#888888", dash="dash"),
                              name="Guessing (diagonal)"))
     styles = [("#D55E00", "solid", "circle"), ("#009E73", "dashdot", "diamond")]
-    for (label, result), (color, dash, marker) in zip(curves.items(), styles):
+    for (label, result), (color, dash, _marker) in zip(curves.items(), styles):
         x, y = np.maximum(result.fpr, 1e-4), np.maximum(result.tpr, 1e-4)
         fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line=dict(color=color, dash=dash, width=3),
                                  name=f"{label} (AUC {result.auc:.3f})"))

@@ -103,7 +103,8 @@ COLUMN_LABELS = {
     "r2": "Test R²", "epsilon": "ε", "train_loss": "Training loss (private rows)", "method": "Method",
     "accuracy_sd": "Accuracy SD", "intra_cluster_variance": "Within / total sum of squares",
     "intra_cluster_variance_sd": "Within / total SD", "n_train": "Training rows", "learner": "Learner",
-    "seed": "Seed", "seconds": "Seconds", "sd": "SD across seeds", "noise_multiplier": "Noise multiplier σ", "delta": "δ",
+    "seed": "Seed", "seconds": "Seconds", "sd": "SD across seeds", "noise_multiplier": "Noise multiplier σ",
+    "delta": "δ",
 }
 
 
@@ -185,7 +186,7 @@ def readable_table(df: pd.DataFrame, *, labels: dict | None = None, digits: int 
                 out[header] = [fmt(v, digits) for v in vals]
         elif col.dtype == object and col.map(lambda v: isinstance(v, float) and not math.isfinite(v)).any():
             fmt = format_epsilon if _is_epsilon_column(c, header) else format_number
-            out[header] = col.map(lambda v: fmt(v, digits) if isinstance(v, float) else v)
+            out[header] = col.map(lambda v, fmt=fmt: fmt(v, digits) if isinstance(v, float) else v)
         else:
             out[header] = col
     return out.reset_index(drop=True)

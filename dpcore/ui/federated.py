@@ -8,12 +8,12 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .common import readable_table, remembered as _remembered
-from .sweep import ROLE_LABELS
-
 from ..datasets import train_test_split
-from ..learners import get_learner
 from ..federated import FedAvgConfig, FedAvgResult, train_fedavg_split
+from ..learners import get_learner
+from .common import readable_table
+from .common import remembered as _remembered
+from .sweep import ROLE_LABELS
 
 MODE_LABELS = {
     "central": "DP-FedAvg: clip, noise added by the server (McMahan et al. 2018)",
@@ -59,8 +59,10 @@ def remembered(key: tuple, compute: Callable[[], object]):
 
 def cached_fedavg(dataset: str, config: FedAvgConfig, on_epoch: Callable | None = None) -> FedAvgResult:
     """One federated run on a registry dataset (split seeded by ``config.seed``), memoised per session."""
-    return remembered(("run", dataset, config),
-                      lambda: train_fedavg_split(train_test_split(dataset, seed=config.seed), config, on_epoch=on_epoch))
+    def run():
+        return train_fedavg_split(train_test_split(dataset, seed=config.seed), config, on_epoch=on_epoch)
+
+    return remembered(("run", dataset, config), run)
 
 
 def non_private_twin(config: FedAvgConfig) -> FedAvgConfig:
@@ -87,8 +89,9 @@ def federation_warnings(config: FedAvgConfig) -> list[str]:
             f"{sigma / (qn if config.mode == 'central' else qn ** 0.5):.3g}·S per coordinate, against an averaged "
             "update of norm at most S.")
         out.append(f"Few clients: about qN = {qn:.3g} client(s) per round. User-level DP must hide a whole client, "
-                   f"so the noise is sized to one client's update and averaged over only {qn:.3g}.{ratio} Accuracy near "
-                   "chance is expected: DP-FedAvg is meant for thousands of clients (McMahan et al. 2018).")
+                   f"so the noise is sized to one client's update and averaged over only {qn:.3g}.{ratio} "
+                   "Accuracy near chance is expected: DP-FedAvg is meant for thousands of clients "
+                   "(McMahan et al. 2018).")
     return out
 
 

@@ -7,8 +7,6 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
-
-from .common import readable_log_ticks, readable_table
 from plotly.subplots import make_subplots
 
 from ..images import (
@@ -24,7 +22,7 @@ from ..images import (
     quality_curve,
 )
 from ..images.sets import MAX_UPLOAD_BYTES, MAX_UPLOAD_PIXELS
-from .common import run_guarded
+from .common import readable_log_ticks, readable_table, run_guarded
 
 #: epsilon grid of the quality chart (log-spaced)
 CURVE_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0)

@@ -230,7 +230,8 @@ def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel:
                 rows.append({"method": METHOD_NAMES.get(name, name), "private": True, "epsilon": eps, "seed": s,
                              "value": res.metrics[metric]})
         for name in (base, trivial):
-            res = run_learner(name, split, seed=s, params=_classical_params(name, model, kernel, regularization, preprocess))
+            params = _classical_params(name, model, kernel, regularization, preprocess)
+            res = run_learner(name, split, seed=s, params=params)
             for eps in epsilons:
                 rows.append({"method": METHOD_NAMES.get(name, name), "private": False, "epsilon": eps, "seed": s,
                              "value": res.metrics[metric]})
@@ -245,7 +246,8 @@ def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel:
 METHOD_COLOURS = {
     "Output perturbation (Alg. 1)": "#1f77b4", "Objective perturbation (Alg. 2)": "#ff7f0e",
     "Functional mechanism": "#2ca02c", "Gaussian SSP (ε, δ)": "#9467bd", "Non-private model (same loss)": "black",
-    "Non-private linear regression": "black", "Majority class (trivial)": "#9e9e9e", "Mean predictor (trivial)": "#9e9e9e",
+    "Non-private linear regression": "black", "Majority class (trivial)": "#9e9e9e",
+    "Mean predictor (trivial)": "#9e9e9e",
 }
 
 #: Why more rows help, per learner (the caption under the training-size chart).

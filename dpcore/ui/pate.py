@@ -7,13 +7,12 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .common import readable_log_ticks, readable_table
-from .common import remembered as _remembered
-
 from ..datasets import train_test_split
 from ..learners import get_learner
 from ..pate import PateConfig, PateResult, run_pate
 from ..pate.pipeline import epsilon_sweep, teachers_sweep
+from .common import readable_log_ticks, readable_table
+from .common import remembered as _remembered
 
 AGGREGATOR_LABELS = {"gnmax": "GNMax — Gaussian noise (Papernot et al. 2018)",
                      "lnmax": "LNMax — Laplace noise (Papernot et al. 2017)"}
@@ -133,7 +132,8 @@ def split_table(result: PateResult) -> pd.DataFrame:
     parts = result.partition_sizes
     return pd.DataFrame([
         {"part": "private (teachers)", "examples": sizes["private (teachers)"],
-         "used for": f"{len(parts)} disjoint partitions of {parts.min()}–{parts.max()} labelled examples, one per teacher"},
+         "used for": f"{len(parts)} disjoint partitions of {parts.min()}–{parts.max()} labelled examples, "
+                     "one per teacher"},
         {"part": "public (student)", "examples": sizes["public (student, unlabelled)"],
          "used for": f"unlabelled inputs; {result.config.queries} of them labelled by the noisy vote"},
         {"part": "test", "examples": sizes["test"], "used for": "accuracy of teachers, student and baseline"},
@@ -182,13 +182,15 @@ def epsilon_queries_figure(history: pd.DataFrame) -> go.Figure:
     fig.add_scatter(x=history.queries, y=history.epsilon, mode="lines+markers", name="data-independent (dp_accounting)")
     if "epsilon_data_dependent" in history:
         fig.add_scatter(x=history.queries, y=history.epsilon_data_dependent, mode="lines+markers",
-                        name="data-dependent (Papernot 2018 Thm 6): NOT a guarantee, do not publish", line=dict(dash="dash"))
+                        name="data-dependent (Papernot 2018 Thm 6): NOT a guarantee, do not publish",
+                        line=dict(dash="dash"))
     fig.update_layout(xaxis_title="queries answered", yaxis_title="ε spent (δ fixed)", height=340,
                       margin=dict(t=30, b=40), legend=dict(orientation="h", y=1.15))
     return fig
 
 
-_ACC_LINES = [("teacher_accuracy", "mean teacher", "#9467bd"), ("ensemble_accuracy", "noiseless teacher vote", "#8c564b"),
+_ACC_LINES = [("teacher_accuracy", "mean teacher", "#9467bd"),
+              ("ensemble_accuracy", "noiseless teacher vote", "#8c564b"),
               ("label_accuracy", "noisy labels (vs true public labels)", "#ff7f0e"),
               ("student_accuracy", "student", "#1f77b4")]
 

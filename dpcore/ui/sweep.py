@@ -15,13 +15,22 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from .common import DASH, format_epsilon, format_number, readable_log_ticks, remember
-
 from ..exceptions import DPValueError
-from ..learners import parse_value, learners
+from ..learners import learners, parse_value
+from ..sweep import (
+    AXES,
+    BUILTIN_AXES,
+    SweepCache,
+    SweepConfig,
+    SweepResult,
+    build_table,
+    cached_result,
+    run_sweep,
+    summarize,
+    table_warnings,
+)
 from ..sweep.engine import ID_COLUMNS, TAIL_COLUMNS
-from ..sweep import (AXES, BUILTIN_AXES, SweepCache, SweepConfig, SweepResult, build_table, cached_result, run_sweep,
-                     summarize, table_warnings)
+from .common import DASH, format_epsilon, format_number, readable_log_ticks, remember
 
 #: Learners tried first as the page's default selection (the seeds' headline comparisons).
 PREFERRED = ("dpsgd", "erm-objective", "erm-output", "output-perturbation", "label-dp-laplace", "dplloyd",
@@ -217,7 +226,8 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
         fig.add_scatter(x=s.value, y=lo, mode="lines", line=dict(width=0), fill="tonexty", fillcolor=_rgba(c, 0.18),
                         showlegend=False, hoverinfo="skip", legendgroup=name)
         fig.add_scatter(x=s.value, y=s["mean"], mode="lines+markers", name=title, line=dict(color=c, width=3),
-                        marker=dict(symbol="x", size=10) if name in leaky else None, legendgroup=name, customdata=s[["n", "epsilon_spent"]],
+                        marker=dict(symbol="x", size=10) if name in leaky else None, legendgroup=name,
+                        customdata=s[["n", "epsilon_spent"]],
                         hovertemplate="%{x:.3g}: mean %{y:.4g} over %{customdata[0]} seed(s); "
                                       "ε spent %{customdata[1]:.3g}<extra>" + title + "</extra>")
     # a non-private baseline takes the colour of the (first) learner it is the counterpart of

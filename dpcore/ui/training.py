@@ -46,7 +46,8 @@ def defaults_for(dataset: Dataset, algorithm: str = "dpsgd", test_size: float = 
         split = train_test_split(dataset, test_size=test_size, seed=0)
     except DPValueError as exc:
         reason = str(exc)
-        raise DPValueError(f"{reason[:1].upper()}{reason[1:]}. This page trains on {1 - test_size:.0%} of the rows and tests on the other "
+        raise DPValueError(f"{reason[:1].upper()}{reason[1:]}. This page trains on {1 - test_size:.0%} of the rows "
+                           "and tests on the other "
                            f"{test_size:.0%} (at least one per class for classification): use a dataset with more "
                            "rows (a few dozen at the very least).") from exc
     return {"defaults": get_learner(algorithm).defaults(split), "n_train": int(split.X_train.shape[0]),

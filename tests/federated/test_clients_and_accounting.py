@@ -1,8 +1,6 @@
 """Client shards and the user-level accounting of DP-FedAvg / local DP against dp_accounting."""
 from __future__ import annotations
 
-import math
-
 import dp_accounting
 import numpy as np
 import pytest

@@ -8,8 +8,15 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 from dpcore.exceptions import DPCoreWarning, DPValueError, PrivacyLeakWarning
-from dpcore.models import (ERMClassifier, PrivateERMClassifier, RandomFourierFeatures, loss_curvature,
-                           objective_perturbation_params, output_perturbation_beta, private_tune_regularization)
+from dpcore.models import (
+    ERMClassifier,
+    PrivateERMClassifier,
+    RandomFourierFeatures,
+    loss_curvature,
+    objective_perturbation_params,
+    output_perturbation_beta,
+    private_tune_regularization,
+)
 
 rng0 = np.random.default_rng(0)
 X = rng0.normal(size=(300, 3)) / 3

@@ -5,7 +5,15 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 from dpcore.exceptions import DPCoreWarning, DPValueError, PrivacyLeakWarning
-from dpcore.models import (DPLloydKMeans, InputPerturbationKMeans, LloydKMeans, hungarian_accuracy, input_perturbation_scale, intra_cluster_variance, su_count_fraction)
+from dpcore.models import (
+    DPLloydKMeans,
+    InputPerturbationKMeans,
+    LloydKMeans,
+    hungarian_accuracy,
+    input_perturbation_scale,
+    intra_cluster_variance,
+    su_count_fraction,
+)
 from dpcore.models.kmeans import noisy_grid_init, sphere_packing_init
 
 rng0 = np.random.default_rng(0)

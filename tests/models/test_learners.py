@@ -5,8 +5,8 @@ import sys
 import numpy as np
 import pytest
 
-from dpcore.learners import get_learner, run_learner
 from dpcore.exceptions import DPValueError
+from dpcore.learners import get_learner, run_learner
 
 NAMES = ["erm-output", "erm-objective", "logreg", "functional-mechanism", "linreg", "dplloyd",
          "input-perturbation", "lloyd"]
@@ -76,8 +76,8 @@ def test_log_bounds_map_is_public_and_rowwise():
 def test_erm_default_pipeline_is_private_and_standardize_warns():
     import warnings
 
-    from dpcore.exceptions import PrivacyLeakWarning
     from dpcore.datasets import train_test_split
+    from dpcore.exceptions import PrivacyLeakWarning
     from dpcore.models.learners import DEFAULT_PREPROCESS, erm_features
 
     assert DEFAULT_PREPROCESS == "log-bounds"

@@ -8,7 +8,7 @@ from sklearn.exceptions import NotFittedError
 from dpcore.exceptions import DPCoreWarning, DPValueError, PrivacyLeakWarning
 from dpcore.models import BoundedLinearRegression, FunctionalMechanismRegressor, SSPRegressor, fm_sensitivities
 from dpcore.models._utils import box_to_unit
-from dpcore.models.linear import fm_statistics, psd_repair, loose_fm_sensitivities
+from dpcore.models.linear import fm_statistics, loose_fm_sensitivities, psd_repair
 
 rng0 = np.random.default_rng(0)
 X = rng0.uniform(0, 10, size=(400, 2))

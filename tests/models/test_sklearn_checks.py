@@ -18,7 +18,8 @@ from dpcore.exceptions import DPTypeError, DPValueError
 from dpcore.models import PrivateERMClassifier
 
 PUBLIC_ESTIMATORS = sorted(
-    (cls for name in models.__all__ if isinstance(cls := getattr(models, name), type) and issubclass(cls, BaseEstimator)),
+    (cls for name in models.__all__
+     if isinstance(cls := getattr(models, name), type) and issubclass(cls, BaseEstimator)),
     key=lambda cls: cls.__name__,
 )
 

@@ -29,7 +29,8 @@ def test_classical_page_runs_and_reacts():
     assert not at.exception
     assert len(at.metric) >= 3
     first = at.dataframe[0].value
-    assert {"Output perturbation (Alg. 1)", "Objective perturbation (Alg. 2)", "Majority class (trivial)"} <= set(first["Method"])
+    expected = {"Output perturbation (Alg. 1)", "Objective perturbation (Alg. 2)", "Majority class (trivial)"}
+    assert expected <= set(first["Method"])
     at.selectbox(key="classical.dataset").set_value("diabetes")
     at.run()
     assert not at.exception

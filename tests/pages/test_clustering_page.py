@@ -20,7 +20,8 @@ def test_clustering_page_runs_and_reacts():
     assert set(after["Method"]) == {"Lloyd (non-private)", "DPLloyd", "Input perturbation"}
     assert (after["ε"].iloc[1:] == "0.2").all() and after["ε"].iloc[0] == "∞ (not private)"
     priv = after["Method"] != "Lloyd (non-private)"
-    assert not after.loc[priv, "Within / total sum of squares"].equals(before.loc[priv, "Within / total sum of squares"])
+    wss = "Within / total sum of squares"
+    assert not after.loc[priv, wss].equals(before.loc[priv, wss])
     assert len(at.dataframe) == 2  # metrics table and the epsilon sweep table
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 import pytest
 
 
-
 def metrics(at) -> dict:
     return {m.label: m.value for m in at.metric}
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+
 import tomllib
 
 from dpcore.ui.navigation import PAGES

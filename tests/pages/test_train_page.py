@@ -4,7 +4,6 @@ from __future__ import annotations
 import pathlib
 
 import pytest
-
 from streamlit.testing.v1 import AppTest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

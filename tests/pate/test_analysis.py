@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from dpcore.accounting.accountants import RDP_ORDERS
 from dpcore.exceptions import DPValueError
 from dpcore.pate import (
     calibrate_noise_scale,

@@ -1,8 +1,6 @@
 """PATE end to end on digits: disjoint teachers, a student that only sees public inputs and noisy labels."""
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 

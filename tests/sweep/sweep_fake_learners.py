@@ -17,8 +17,13 @@ import warnings
 import numpy as np
 
 from dpcore.exceptions import PrivacyLeakWarning
-from dpcore.learners import Knob, LearnerSpec, RunResult, register
-from dpcore.learners import _LEARNERS  # test-only cleanup
+from dpcore.learners import (
+    _LEARNERS,  # test-only cleanup
+    Knob,
+    LearnerSpec,
+    RunResult,
+    register,
+)
 from dpcore.learners.metrics import score
 from dpcore.rng import as_generator
 
@@ -59,7 +64,7 @@ def _fake_dp(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResult
     if params.get("sleep"):
         time.sleep(float(params["sleep"]))
     if params.get("warn"):
-        warnings.warn("bounds were inferred from the data", PrivacyLeakWarning)
+        warnings.warn("bounds were inferred from the data", PrivacyLeakWarning, stacklevel=2)
     clip = float(params.get("clip_norm", 1.0))
     sigma = float(params.get("noise_multiplier", 1.0))
     epochs = int(params.get("epochs", 1))
@@ -94,7 +99,8 @@ def register_learners() -> None:
     tasks = ("classification", "regression")
     register(LearnerSpec("fake-dp", "Fake DP learner", tasks, True, _fake_dp, baseline="fake-np",
                          knobs=(_CLIP, _SIGMA, _LR, _EPOCHS, _LOG, Knob("sleep", "float", low=0.0, high=60.0),
-                                Knob("fail", "choice", choices=(True, False, "user")), Knob("warn", "bool"), Knob("crash_unless_pid", "int", low=0))))
+                                Knob("fail", "choice", choices=(True, False, "user")), Knob("warn", "bool"),
+                                Knob("crash_unless_pid", "int", low=0))))
     register(LearnerSpec("fake-np", "Fake non-private learner", tasks, False, _fake_np, knobs=(_LR, _EPOCHS, _LOG)))
     register(LearnerSpec("fake-fixed", "Fake pure-DP learner without knobs", tasks, True, _fake_fixed,
                          knobs=(_LOG,), uses_delta=False))

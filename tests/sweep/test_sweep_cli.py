@@ -71,4 +71,5 @@ def test_cli_in_a_subprocess_exits_nonzero(tmp_path):
                            "--axis", "train_fraction", "--values", "0.5,1", "--seeds", "0"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == ["error: seeds must be at least 1 (the number of repetitions per value), got 0"]
+    expected = "error: seeds must be at least 1 (the number of repetitions per value), got 0"
+    assert proc.stderr.strip().splitlines() == [expected]

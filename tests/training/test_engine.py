@@ -82,7 +82,7 @@ def test_reported_epsilon_equals_dp_accounting(accountant):
     cfg = TrainConfig(model="linear", epochs=3, batch_size=10, noise_multiplier=1.1, accountant=accountant, seed=0)
     res = train(X, y, cfg, n_outputs=2)
     assert res.steps == 30 and res.sample_rate == pytest.approx(0.1)
-    for epoch, row in res.history.iterrows():
+    for _, row in res.history.iterrows():
         ref = _reference_epsilon(0.1, 1.1, int(row["step"]), 1e-5, accountant)
         assert row["epsilon"] == pytest.approx(ref, rel=1e-3 if accountant == "pld" else 1e-6)
     assert res.epsilon == res.history["epsilon"].iloc[-1]

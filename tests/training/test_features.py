@@ -74,7 +74,7 @@ def test_hog_is_deterministic_and_invariant_to_intensity_scale(mnist_rows):
 
 def test_hog_bins_exact_diagonals_above_the_edge():
     """With 8 bins of 22.5 degrees, 45 and 135 degrees are bin edges: they go to bins 2 and 6."""
-    diag = np.zeros((8, 8)); diag[np.arange(8), np.arange(8)] = 1.0
+    diag = np.eye(8)
     anti = diag[:, ::-1].copy()
     f = hog_features(np.stack([diag.ravel(), anti.ravel()]), (8, 8), cell_size=8, block_size=1, orientations=8,
                      block_norm="L1", unit_norm=False)
@@ -83,7 +83,8 @@ def test_hog_bins_exact_diagonals_above_the_edge():
 
 
 def test_hog_responds_to_orientation():
-    bar_v = np.zeros((8, 8)); bar_v[:, 3] = 1.0
+    bar_v = np.zeros((8, 8))
+    bar_v[:, 3] = 1.0
     bar_h = bar_v.T.copy()
     fv, fh = hog_features(np.stack([bar_v.ravel(), bar_h.ravel()]), (8, 8), cell_size=8, block_size=1)
     # a vertical bar has horizontal gradients (0 degrees), a horizontal bar vertical ones (90 degrees)

@@ -113,7 +113,7 @@ def test_clipped_sum_matches_explicit_per_example_clipping():
         out = model(x)
     sums = [torch.zeros_like(p) for p in model.parameters()]
     clipper.accumulate_clipped_sum(clip_factors(clipper.norms(F.cross_entropy(out, y, reduction="none")), 0.5), sums)
-    for (name, p), s in zip(model.named_parameters(), sums):
+    for (name, _p), s in zip(model.named_parameters(), sums):
         ref = torch.tensordot(c, g[name], dims=1)
         assert torch.allclose(s, ref, rtol=1e-8, atol=1e-10), name
 

@@ -9,8 +9,15 @@ import pytest
 
 from dpcore.datasets import load_csv, load_dataset
 from dpcore.exceptions import DPValueError, PrivacyLeakWarning
-from dpcore.ui.training import (DIAGNOSTIC_COLUMNS, defaults_for, history_figure, run_key,
-                                split_history, train_with_baseline, worse_than_mean_note)
+from dpcore.ui.training import (
+    DIAGNOSTIC_COLUMNS,
+    defaults_for,
+    history_figure,
+    run_key,
+    split_history,
+    train_with_baseline,
+    worse_than_mean_note,
+)
 
 
 def _history(eps) -> pd.DataFrame:
