@@ -53,11 +53,16 @@ def test_train_json_contract_with_a_baseline():
          "noise_multiplier must be > 0"),
         (["epsilon", "--noise-multiplier", "1", "--sample-rate", "2", "--steps", "10", "--delta", "1e-5"],
          "sample_rate must be in (0, 1]"),
-        (["noise", "--epsilon", "0", "--delta", "1e-5", "--sample-rate", "0.1", "--steps", "10"], "epsilon must be > 0"),
+        (["noise", "--epsilon", "0", "--delta", "1e-5", "--sample-rate", "0.1", "--steps", "10"],
+         "epsilon must be > 0"),
         (["epsilon", "--noise-multiplier", "abc"], "error:"),
         (["train", "--dataset", "nope", "--algorithm", "majority"], "unknown dataset"),
         (["train", "--dataset", "iris", "--algorithm", "nope"], "unknown learner"),
         (["frobnicate"], "error:"),
+        (["sweep", "--dataset", "iris", "--algorithm", "dpsgd", "--axis", "epsilon", "--values", "1", "--out", "/"],
+         "'/' is a directory; give a file name"),
+        (["epsilon", "--noise-multiplier", "1e308", "--sample-rate", "0.1", "--steps", "10", "--delta", "1e-5"],
+         "noise_multiplier must be at most 1e+12"),
     ],
 )
 def test_bad_arguments_give_one_line_and_nonzero_exit(args, needle):
@@ -65,4 +70,18 @@ def test_bad_arguments_give_one_line_and_nonzero_exit(args, needle):
     assert out.returncode != 0
     assert "Traceback" not in out.stderr
     assert needle in out.stderr
-    assert len([l for l in out.stderr.strip().splitlines() if l.startswith("error")]) == 1
+    assert len([line for line in out.stderr.strip().splitlines() if line.startswith("error")]) == 1
+
+
+def test_arithmetic_overflow_anywhere_is_one_line_naming_what_to_do(monkeypatch, capsys):
+    import dpcore.cli.accounting as accounting_cli
+    from dpcore.cli import main
+
+    def overflow(**kwargs):
+        raise OverflowError("math range error")
+
+    monkeypatch.setattr(accounting_cli, "dpsgd_epsilon", overflow)
+    code = main(["epsilon", "--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "10", "--delta", "1e-5"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.strip() == "error: a value is too large to compute with (math range error); use smaller values"

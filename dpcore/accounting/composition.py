@@ -7,6 +7,7 @@ Accountant page draws them beside RDP and PLD to show how much tighter those are
 from __future__ import annotations
 
 import math
+
 from scipy import optimize
 
 from ..exceptions import DPValueError
@@ -42,7 +43,9 @@ def gaussian_epsilon(*, noise_multiplier: float, delta: float) -> float:
     """
     sigma = check_positive(noise_multiplier, "noise_multiplier")
     delta = check_delta(delta, allow_zero=False)
-    f = lambda e: analytic_gaussian_delta(sigma=sigma, epsilon=e) - delta
+    def f(e):
+        return analytic_gaussian_delta(sigma=sigma, epsilon=e) - delta
+
     if f(0.0) <= 0:
         return 0.0
     hi = 1.0
@@ -75,10 +78,12 @@ def dpsgd_composition_bound(
     delta = check_delta(delta, allow_zero=False)
     if method == "naive":
         delta0 = delta / (steps * q)
-        eps_step = amplified_epsilon(epsilon=gaussian_epsilon(noise_multiplier=noise_multiplier, delta=min(delta0, 0.5)), sample_rate=q)
+        eps_one = gaussian_epsilon(noise_multiplier=noise_multiplier, delta=min(delta0, 0.5))
+        eps_step = amplified_epsilon(epsilon=eps_one, sample_rate=q)
         return naive_composition(epsilon=eps_step, delta=0.0, k=steps)[0]
     if method == "advanced":
         delta0 = delta / (2 * steps * q)
-        eps_step = amplified_epsilon(epsilon=gaussian_epsilon(noise_multiplier=noise_multiplier, delta=min(delta0, 0.5)), sample_rate=q)
+        eps_one = gaussian_epsilon(noise_multiplier=noise_multiplier, delta=min(delta0, 0.5))
+        eps_step = amplified_epsilon(epsilon=eps_one, sample_rate=q)
         return advanced_composition(epsilon=eps_step, delta=0.0, k=steps, delta_slack=delta / 2)[0]
     raise DPValueError(f"method must be 'naive' or 'advanced', got {method!r}")

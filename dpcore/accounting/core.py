@@ -26,9 +26,10 @@ def dpsgd_epsilon(
     7.33
     """
     check_accountant(accountant)
-    if check_int(steps, "steps", minimum=0) == 0:
+    ev = dpsgd_event(noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps)  # checks them all
+    delta = check_delta(delta)
+    if ev.count == 0:
         return 0.0
-    ev = dpsgd_event(noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps)
     return epsilon_of_event(ev, delta=delta, accountant=accountant)
 
 

@@ -54,7 +54,10 @@ def composition_comparison(
             eps = epsilon_curve(noise_multiplier=sigma, sample_rate=q, delta=delta, steps=steps.tolist(), accountant=m,
                                 pld_discretization=1e-3)
         elif m in ("naive", "advanced"):
-            eps = [dpsgd_composition_bound(noise_multiplier=sigma, sample_rate=q, steps=int(s), delta=delta, method=m) for s in steps]
+            eps = [
+                dpsgd_composition_bound(noise_multiplier=sigma, sample_rate=q, steps=int(s), delta=delta, method=m)
+                for s in steps
+            ]
         else:
             raise DPValueError(f"unknown method {m!r}; choose from {list(METHOD_LABELS)}")
         for e_, s_, v in zip(ep, steps, eps):

@@ -41,6 +41,10 @@ class EpsilonDeltaDpEvent(dp_accounting.DpEvent):
             raise DPValueError(f"EpsilonDeltaDpEvent needs 0 <= delta < 1, got {self.delta!r}")
 
 
+#: The largest DP-SGD noise multiplier accounted: epsilon is 0 in double precision long before it.
+MAX_NOISE_MULTIPLIER = 1e12
+
+
 def dpsgd_event(*, noise_multiplier: float, sample_rate: float, steps: int) -> dp_accounting.DpEvent:
     """The event of DP-SGD: a Poisson-subsampled Gaussian composed over ``steps``.
 
@@ -50,6 +54,9 @@ def dpsgd_event(*, noise_multiplier: float, sample_rate: float, steps: int) -> d
     10
     """
     sigma = check_positive(noise_multiplier, "noise_multiplier")
+    if sigma > MAX_NOISE_MULTIPLIER:
+        raise DPValueError(f"noise_multiplier must be at most {MAX_NOISE_MULTIPLIER:g}, got {sigma:g}: the epsilon is "
+                           "already 0 to machine precision there (and larger values overflow the accountant)")
     q = check_fraction(sample_rate, "sample_rate")
     steps = check_int(steps, "steps", minimum=0)
     return dp_accounting.SelfComposedDpEvent(

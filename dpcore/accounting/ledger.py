@@ -90,6 +90,69 @@ def _poisson_gaussian_pld(q: float, sigma: float, neighbouring: Neighbouring, di
         neighboring_relation=neighbouring.relation)
 
 
+#: The most grid points a composed PLD may hold (a float array of 40 MB; composing one takes a few seconds).
+#: Beyond it the PLD accountant hands the composition to RDP, which gives a valid, looser bound.
+PLD_MAX_POINTS = 5e6
+#: How far dp_accounting's Gaussian PLD reaches, in standard deviations (its tail truncation, with margin).
+_PLD_TAIL_SIGMAS = 10.0
+
+
+def pld_grid_points(atom, count: int, neighbouring: Neighbouring, discretization: float) -> float:
+    """About how many points the PLD of ``count`` runs of ``atom`` holds (0 for events it does not estimate).
+
+    For a Gaussian, Poisson-subsampled or not: one step's privacy loss spans about ``1/sigma^2 + 2 z / sigma``
+    (the Gaussian's support truncated at z standard deviations); the composition's truncated support reaches
+    about the epsilon at delta = 1e-15, which RDP gives cheaply. For a Laplace of scale b, one step spans
+    ``2/b`` and the composition ``count/b``. Both are divided by the grid's spacing. Replace-one neighbours
+    count as a doubled sensitivity. Checked against dp_accounting on sigma 0.5-5, q 0.01-1 and 10-1e5
+    steps: from half to three times the real size.
+    """
+    scale = 2.0 if neighbouring is Neighbouring.REPLACE_ONE else 1.0  # replace-one doubles the sensitivity
+    inner, q = (atom.event, float(atom.sampling_probability)) if isinstance(
+        atom, dp_accounting.PoissonSampledDpEvent) else (atom, 1.0)
+    if not isinstance(inner, (dp_accounting.GaussianDpEvent, dp_accounting.LaplaceDpEvent)):
+        return 0.0
+    noise = float(inner.noise_multiplier) / scale
+    if noise < 1e-100:
+        return math.inf
+    if isinstance(inner, dp_accounting.GaussianDpEvent):
+        one, proxy = 1.0 / noise**2 + 2.0 * _PLD_TAIL_SIGMAS / noise, dp_accounting.GaussianDpEvent(noise)
+        most = math.inf
+    else:
+        one, proxy = 2.0 / noise, dp_accounting.LaplaceDpEvent(noise)
+        most = count / noise  # pure epsilon composes at most linearly
+    curve = _rdp_curve(dp_accounting.PoissonSampledDpEvent(q, proxy) if q < 1 else proxy, Neighbouring.ADD_REMOVE)
+    if curve is None:
+        return one / discretization
+    with np.errstate(over="ignore", invalid="ignore"):
+        reach = min(most, float(rdp.compute_epsilon(_ORDERS, count * curve, 1e-15)[0]))
+    return (one + 2.0 * reach) / discretization
+
+
+_warned_rdp_instead: set = set()
+
+
+def _noise_of(atom) -> str:
+    inner = getattr(atom, "event", atom)
+    noise = getattr(inner, "noise_multiplier", None)
+    return f"noise_multiplier={noise:g}" if noise is not None else str(atom)
+
+
+def _warn_rdp_instead(atom, count: int, points: float) -> None:
+    key = (atom, count)
+    if key in _warned_rdp_instead:
+        return
+    _warned_rdp_instead.add(key)
+    import warnings
+
+    from ..exceptions import DPCoreWarning
+
+    warnings.warn(
+        f"the PLD accountant would need about {points:.2g} grid points for {_noise_of(atom)} over {count} steps "
+        f"(at most {PLD_MAX_POINTS:.0g}); this epsilon comes "
+        "from the RDP accountant instead (a valid upper bound, looser than PLD's)", DPCoreWarning, stacklevel=4)
+
+
 @_cached(256)
 def _pld_of(atom, count: int, neighbouring: Neighbouring, discretization: float):
     """PLD of ``count`` applications of ``atom``; ``_NON_PRIVATE``; or None if dp_accounting's internals moved."""
@@ -199,6 +262,17 @@ class _Composition:
             else:
                 self.rdp[key] = (curve, self.rdp.get(key, (None, 0))[1] + count)
         elif self.accountant == "pld" and self.pld_chain is not None:
+            total = sum(c for a, c, r in self.supported if a == atom and r == rel)
+            points = pld_grid_points(atom, total, rel, self.discretization)
+            if points > PLD_MAX_POINTS:
+                if not all(_supports("rdp", r, a) for a, _, r in self.supported):
+                    raise DPValueError(
+                        f"the PLD accountant would need about {points:.2g} grid points for {atom} over {total} "
+                        f"steps under {rel.spelling} neighbours, and RDP cannot compose them there; use more noise "
+                        "(a larger noise_multiplier) or fewer steps")
+                _warn_rdp_instead(atom, total, points)
+                self._switch_to_rdp()
+                return
             p = _pld_of(atom, count, rel, self.discretization)
             if p is _NON_PRIVATE:
                 self.non_private = True
@@ -206,6 +280,13 @@ class _Composition:
                 self.pld_chain = None
             else:
                 self.pld_chain += ((atom, count, rel, self.discretization),)
+
+    def _switch_to_rdp(self) -> None:
+        """Compose everything so far, and from now on, with RDP (a PLD grid would not fit in memory)."""
+        self.accountant, self.pld_chain, self.rdp = "rdp", None, {}
+        supported, self.supported = self.supported, []
+        for atom, count, rel in supported:
+            self._add_supported(atom, count, rel)
 
     def epsilon(self, delta: float) -> float:
         if delta == 0:

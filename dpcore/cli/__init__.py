@@ -105,6 +105,13 @@ def main(argv: list[str] | None = None) -> int:
     except (DPCoreError, ValueError, TypeError) as exc:
         print(f"error: {_with_hint(str(exc), args)}", file=sys.stderr)
         return 2
+    except (OverflowError, FloatingPointError, MemoryError) as exc:  # a value the arithmetic cannot hold
+        print(f"error: a value is too large to compute with ({exc}); use smaller values", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a file or a network address the command was given
+        where = f" {exc.filename!r}" if getattr(exc, "filename", None) else ""
+        print(f"error: {exc.strerror or exc}{where}; check the paths and addresses given", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -39,7 +39,10 @@ def _epsilon(args) -> int:
         delta=args.delta,
         accountant=args.accountant,
     )
-    print(f"accountant={args.accountant} sigma={args.noise_multiplier} q={args.sample_rate} steps={args.steps} delta={args.delta}")
+    print(
+        f"accountant={args.accountant} sigma={args.noise_multiplier} q={args.sample_rate} "
+        f"steps={args.steps} delta={args.delta}"
+    )
     print(f"{eps:.6g}")
     return 0
 
@@ -52,6 +55,9 @@ def _noise(args) -> int:
         steps=args.steps,
         accountant=args.accountant,
     )
-    print(f"accountant={args.accountant} target epsilon={args.epsilon} delta={args.delta} q={args.sample_rate} steps={args.steps}")
+    print(
+        f"accountant={args.accountant} target epsilon={args.epsilon} delta={args.delta} "
+        f"q={args.sample_rate} steps={args.steps}"
+    )
     print(f"{sigma:.6g}")
     return 0

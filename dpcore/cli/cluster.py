@@ -6,9 +6,8 @@ intra_cluster_variance, epsilon, delta, noise_multiplier, seconds).
 """
 from __future__ import annotations
 
-
-from .train import print_result
 from ..learners import run_learner
+from .train import print_result
 
 ALGORITHMS = ("dplloyd", "input-perturbation", "lloyd")
 

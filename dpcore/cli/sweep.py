@@ -118,6 +118,10 @@ def _run(args) -> int:
         parent = os.path.dirname(os.path.abspath(args.out))
         if not os.path.isdir(parent):
             raise DPValueError(f"--out: the directory {parent!r} does not exist")
+        if os.path.isdir(args.out):
+            raise DPValueError(f"--out: {args.out!r} is a directory; give a file name such as {args.out}/results.csv")
+        if not os.access(parent, os.W_OK) or (os.path.exists(args.out) and not os.access(args.out, os.W_OK)):
+            raise DPValueError(f"--out: cannot write {args.out!r} (no permission); choose a file you can write")
     result = run_sweep(config, n_jobs=args.jobs, on_result=_ProgressBar(), cache_dir=args.cache_dir,
                        use_cache=not args.no_cache, scheduler=args.scheduler)
     if args.out and args.out != "-":

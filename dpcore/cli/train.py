@@ -12,6 +12,7 @@ import sys
 from ..exceptions import DPValueError
 from ..learners import get_learner, parse_value, run_learner
 
+
 def knob_flags(spec_names=None) -> dict:
     """Every knob name of the (given) registered learners -> its help, naming which learners take it.
 

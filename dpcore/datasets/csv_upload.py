@@ -1,7 +1,9 @@
 """Load a user's CSV file as a :class:`Dataset`."""
 from __future__ import annotations
 
+import csv
 import io
+import os
 import warnings
 
 import numpy as np
@@ -11,6 +13,11 @@ from ..exceptions import DatasetError, PrivacyLeakWarning
 from .registry import Dataset, _freeze
 
 MAX_CSV_BYTES = 50 * 1024 * 1024
+#: The largest magnitude a feature or regression label may have: squares and ranges of larger values
+#: overflow double precision in the learners (1e308 squared is inf).
+MAX_ABS_VALUE = 1e15
+#: Delimiters recognised besides the comma (spreadsheets in many locales write semicolons).
+_DELIMITERS = (",", ";", "\t", "|")
 
 
 def read_csv_columns(source) -> list[str]:
@@ -18,20 +25,62 @@ def read_csv_columns(source) -> list[str]:
     return list(_read(source).columns)
 
 
-def _read(source) -> pd.DataFrame:
-    if isinstance(source, (bytes, bytearray)):
-        if len(source) > MAX_CSV_BYTES:
-            raise DatasetError(f"the CSV file is {len(source) / 1e6:.1f} MB; the limit is {MAX_CSV_BYTES / 1e6:.0f} MB")
-        source = io.BytesIO(source)
-    elif isinstance(source, str) and "\n" in source:
-        source = io.StringIO(source)
+def _text_of(source) -> str:
+    """The upload as text: bytes, a path, CSV text (with a newline) or a file object."""
+    if isinstance(source, str) and "\n" in source:
+        return source
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, "rb") as fh:
+            source = fh.read(MAX_CSV_BYTES + 1)
+    elif hasattr(source, "read"):
+        source = source.read(MAX_CSV_BYTES + 1)
+    if isinstance(source, str):
+        return source
+    if not isinstance(source, (bytes, bytearray)):
+        raise DatasetError(f"expected CSV bytes, text, a path or a file, got {type(source).__name__}")
+    if len(source) > MAX_CSV_BYTES:
+        raise DatasetError(f"the CSV file is over {MAX_CSV_BYTES / 1e6:.0f} MB, the limit; upload a smaller sample")
     try:
-        df = pd.read_csv(source)
-    except pd.errors.EmptyDataError:
-        raise DatasetError("the CSV file is empty; upload a file with a header row and at least two data rows") from None
+        return bytes(source).decode("utf-8-sig")
     except UnicodeDecodeError:
         raise DatasetError("the file is not UTF-8 text (is it a spreadsheet, a zip or another binary file?); "
                            "save it as CSV (UTF-8) and upload that") from None
+
+
+def _delimiter(header: str) -> str:
+    """The delimiter of the header line: the comma unless another candidate splits it into more columns."""
+    counts = {d: header.count(d) for d in _DELIMITERS}
+    best = max(_DELIMITERS, key=lambda d: counts[d])
+    return best if counts[best] > counts[","] else ","
+
+
+def _numeric_columns(df: pd.DataFrame) -> int:
+    return sum(pd.api.types.is_numeric_dtype(df[c]) for c in df.columns)
+
+
+def _read(source) -> pd.DataFrame:
+    text = _text_of(source)
+    header = text.lstrip("\r\n").splitlines()[0] if text.strip() else ""
+    sep = _delimiter(header)
+    names = next(csv.reader([header], delimiter=sep), []) if header else []
+    seen, repeated = set(), []
+    for n in (n.strip() for n in names):
+        if n in seen and n not in repeated:
+            repeated.append(n)
+        seen.add(n)
+    if repeated:
+        raise DatasetError(f"the header names the column(s) {repeated} more than once; give every column its own "
+                           "name so the label column is unambiguous")
+    try:
+        df = pd.read_csv(io.StringIO(text), sep=sep)
+        if sep == ";":  # semicolon files often write decimals with a comma (1,5): keep the reading with more numbers
+            alt = pd.read_csv(io.StringIO(text), sep=sep, decimal=",")
+            if _numeric_columns(alt) > _numeric_columns(df):
+                df = alt
+    except pd.errors.EmptyDataError:
+        raise DatasetError(
+            "the CSV file is empty; upload a file with a header row and at least two data rows"
+        ) from None
     except pd.errors.ParserError as exc:
         raise DatasetError(f"could not parse the file as CSV: {exc}") from None
     if df.shape[0] == 0 or df.shape[1] == 0:
@@ -79,11 +128,18 @@ def load_csv(source, *, label_column: str, task: str | None = None, name: str = 
         raise DatasetError("the CSV needs at least two data rows")
     X = features.to_numpy(dtype=float)
     if not np.all(np.isfinite(X)):
-        raise DatasetError("the CSV has infinite values in its features; remove them first")
+        bad = [str(c) for c, ok in zip(features.columns, np.isfinite(X).all(axis=0)) if not ok]
+        raise DatasetError(f"the CSV has infinite values in feature column(s) {bad}; remove them first")
+    too_large = [str(c) for c, m in zip(features.columns, np.abs(X).max(axis=0)) if m > MAX_ABS_VALUE]
+    if too_large:
+        raise DatasetError(f"feature column(s) {too_large} hold values beyond {MAX_ABS_VALUE:.0e} in magnitude, "
+                           "which overflow the learners' arithmetic; rescale them (e.g. to thousands or millions)")
     if task == "classification":
         classes, y = np.unique(labels.astype(str).to_numpy(), return_inverse=True)
         if classes.size < 2:
-            raise DatasetError(f"the label column {label_column!r} has a single class {str(classes[0])!r}; it needs at least two")
+            raise DatasetError(
+                f"the label column {label_column!r} has a single class {str(classes[0])!r}; it needs at least two"
+            )
         target_names = tuple(classes.tolist())
         y = y.astype(np.int64)
         label_range = None
@@ -91,6 +147,9 @@ def load_csv(source, *, label_column: str, task: str | None = None, name: str = 
         if not pd.api.types.is_numeric_dtype(labels):
             raise DatasetError(f"a regression label column must be numeric; {label_column!r} is not")
         y = labels.to_numpy(dtype=float)
+        if not np.all(np.isfinite(y)) or np.abs(y).max() > MAX_ABS_VALUE:
+            raise DatasetError(f"the regression label column {label_column!r} holds infinite values or values beyond "
+                               f"{MAX_ABS_VALUE:.0e} in magnitude; remove or rescale them")
         target_names = ()
         label_range = (float(y.min()), float(y.max()))
     warnings.warn(

@@ -237,13 +237,20 @@ def _faces() -> Dataset:
 
 REGISTRY: dict[str, DatasetInfo] = {
     "iris": DatasetInfo("iris", "Iris", "classification", "scikit-learn", "150 flowers, 4 measurements, 3 species."),
-    "wine": DatasetInfo("wine", "Wine", "classification", "scikit-learn", "178 wines, 13 chemical measurements, 3 cultivars."),
+    "wine": DatasetInfo(
+        "wine", "Wine", "classification", "scikit-learn", "178 wines, 13 chemical measurements, 3 cultivars."
+    ),
     "breast_cancer": DatasetInfo(
         "breast_cancer", "Breast cancer (Wisconsin)", "classification", "scikit-learn",
         "569 tumours, 30 cell-nucleus features, malignant or benign.",
     ),
     "digits": DatasetInfo(
-        "digits", "Digits (8x8)", "classification", "scikit-learn", "1797 handwritten digits, 8x8 pixels of 0-16.", (8, 8)
+        "digits",
+        "Digits (8x8)",
+        "classification",
+        "scikit-learn",
+        "1797 handwritten digits, 8x8 pixels of 0-16.",
+        (8, 8),
     ),
     "diabetes": DatasetInfo(
         "diabetes", "Diabetes", "regression", "scikit-learn",
@@ -265,7 +272,9 @@ REGISTRY: dict[str, DatasetInfo] = {
 _LOADERS: dict[str, Callable[[], Dataset]] = {
     "iris": lambda: _sklearn("load_iris", "iris", "Iris", "classification"),
     "wine": lambda: _sklearn("load_wine", "wine", "Wine", "classification"),
-    "breast_cancer": lambda: _sklearn("load_breast_cancer", "breast_cancer", "Breast cancer (Wisconsin)", "classification"),
+    "breast_cancer": lambda: _sklearn(
+        "load_breast_cancer", "breast_cancer", "Breast cancer (Wisconsin)", "classification"
+    ),
     "digits": lambda: _sklearn("load_digits", "digits", "Digits (8x8)", "classification"),
     "diabetes": lambda: _sklearn("load_diabetes", "diabetes", "Diabetes", "regression"),
     "mnist5k": _mnist5k,
@@ -325,7 +334,9 @@ def train_test_split(dataset: Dataset | str, *, test_size: float = 0.25, seed: i
     mask = np.zeros(n, dtype=bool)
     mask[test] = True
     if mask.all() or not mask.any():
-        raise DPValueError(f"the split of {ds.name} with test_size={test_size} leaves an empty part; it has only {n} rows")
+        raise DPValueError(
+            f"the split of {ds.name} with test_size={test_size} leaves an empty part; it has only {n} rows"
+        )
     return Split(
         dataset=ds,
         X_train=_freeze(ds.X[~mask]),

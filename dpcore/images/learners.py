@@ -74,7 +74,14 @@ _DEFAULTS: dict[str, Any] = {k.name: k.default for k in NOISY_INPUT_KNOBS}
 
 
 def noisy_input_mechanism(
-    dataset, *, epsilon: float, delta: float, mechanism: str = "laplace", budget: str = "image", cell: int = 2, m: int = 1
+    dataset,
+    *,
+    epsilon: float,
+    delta: float,
+    mechanism: str = "laplace",
+    budget: str = "image",
+    cell: int = 2,
+    m: int = 1,
 ) -> ImageMechanism:
     """The image mechanism the ``noisy-input`` learner applies to each training image of ``dataset``."""
     if dataset.image_shape is None:
@@ -95,7 +102,6 @@ def _fit_predict(X_train, y_train, X_test, *, C: float, max_iter: int) -> tuple[
     """Predicted labels, whether lbfgs converged, and class probabilities (columns: the classes seen)."""
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression
-
     from threadpoolctl import threadpool_limits
 
     clf = LogisticRegression(C=C, max_iter=max_iter)
@@ -204,7 +210,9 @@ def run_noisy_input(split, *, epsilon: float, delta: float, seed: int, params: M
         "predictions": pred,
     }
     if p["baseline"]:
-        clean_pred, _, _ = _fit_predict(scale(split.X_train), split.y_train, scale(split.X_test), C=C, max_iter=max_iter)
+        clean_pred, _, _ = _fit_predict(
+            scale(split.X_train), split.y_train, scale(split.X_test), C=C, max_iter=max_iter
+        )
         extras["clean_accuracy"] = score(split, clean_pred)["accuracy"]
     if on_epoch is not None:
         on_epoch({"epoch": 1, "epochs": 1, "accuracy": metrics["accuracy"], "epsilon": reported})

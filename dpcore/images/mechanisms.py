@@ -31,7 +31,6 @@ import numpy as np
 from scipy import optimize
 
 from ..exceptions import DPValueError
-
 from ..mechanisms import Gaussian, Laplace, analytic_gaussian_delta
 from ..rng import as_generator
 from ..validation import check_array, check_delta, check_epsilon, check_int, clip_to_bounds
@@ -170,12 +169,15 @@ class ImageMechanism(abc.ABC):
         return np.stack([self.privatise(im, rng=gen) for im in stack])
 
     def check_shape(self, shape: tuple[int, ...]) -> None:
-        """Raise :class:`DPValueError` if the mechanism cannot handle images of ``shape``."""
+        """Raise :class:`DPValueError` if the mechanism cannot handle images of ``shape`` (any shape by default)."""
+        return None
 
 
 def _check_budget(budget: str) -> str:
     if budget not in _BUDGETS:
-        raise DPValueError(f"budget must be 'pixel' (protect one pixel) or 'image' (protect the whole image), got {budget!r}")
+        raise DPValueError(
+            f"budget must be 'pixel' (protect one pixel) or 'image' (protect the whole image), got {budget!r}"
+        )
     return budget
 
 
@@ -309,8 +311,12 @@ class PixelGaussian(ImageMechanism):
         # same sigma, whole-image L2 sensitivity R sqrt(h w C): solve Balle & Wang's delta(eps) = delta for eps
         sigma = self.noise_std(shape)
         whole = self.width * math.sqrt(_channels(shape) * int(shape[0]) * int(shape[1]))
-        f = lambda log_e: analytic_gaussian_delta(sigma=sigma, epsilon=math.exp(log_e), sensitivity=whole) - self.delta
+        def f(log_e):
+            return analytic_gaussian_delta(sigma=sigma, epsilon=math.exp(log_e), sensitivity=whole) - self.delta
+
         lo, hi = math.log(self.epsilon), math.log(self.epsilon) + 1.0
+        if f(lo) <= 0:  # one pixel is the whole image (1 x 1): the per-pixel epsilon is the image's
+            return self.epsilon
         while f(hi) > 0:
             hi += 1.0
         return math.exp(optimize.brentq(f, lo, hi, xtol=1e-10))

@@ -266,10 +266,10 @@ def load_uploaded_image(
 
     Examples
     --------
-    >>> load_uploaded_image(b"hello")
+    >>> load_uploaded_image(b"hello")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    dpcore.exceptions.DatasetError: the upload is not a PNG or JPEG image (its first bytes are b'hello'); upload a .png or .jpg file
+    dpcore.exceptions.DatasetError: the upload is not a PNG or JPEG image (its first bytes are b'hello'); upload ...
     """
     from PIL import Image, UnidentifiedImageError
 

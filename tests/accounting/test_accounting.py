@@ -17,10 +17,10 @@ from dpcore.accounting import (
     dpsgd_event,
     epsilon_curve,
     gaussian_epsilon,
+    make_accountant,
     naive_composition,
     steps_for,
 )
-from dpcore.accounting import make_accountant
 from dpcore.accounting.composition import dpsgd_composition_bound
 from dpcore.exceptions import BudgetExceededError, DPCoreError
 
@@ -44,7 +44,8 @@ def test_rdp_matches_opacus_accountant(sigma, q, steps):
     """
     from opacus.accountants.analysis.rdp import compute_rdp, get_privacy_spent
 
-    orders = [1 + x / 10.0 for x in range(1, 100)] + list(range(11, 64)) + [64, 80, 96, 128, 160, 192, 256, 384, 512, 1024]
+    orders = [1 + x / 10.0 for x in range(1, 100)] + list(range(11, 64))
+    orders += [64, 80, 96, 128, 160, 192, 256, 384, 512, 1024]
     rdp = compute_rdp(q=q, noise_multiplier=sigma, steps=steps, orders=orders)
     eps_opacus, _ = get_privacy_spent(orders=orders, rdp=rdp, delta=1e-5)
     ours = dpsgd_epsilon(noise_multiplier=sigma, sample_rate=q, steps=steps, delta=1e-5)

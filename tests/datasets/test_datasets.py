@@ -107,6 +107,10 @@ def test_csv_regression_guess():
         ("a,b,label\n1,2,x\n3,4,x\n", "label", "single class 'x'; it needs"),  # plain, not np.str_('x')
         ("a,b,label\n1,2,x\n3,4,y\n", "target", "is not a column"),
         ("label\nx\ny\n", "label", "at least one feature"),
+        ("label,x,label\n1,2,3\n4,5,6\n", "label", "names the column\\(s\\) \\['label'\\] more than once"),
+        ("a,label\n1,inf\n2,3.5\n3,1.25\n", "label", "regression label column 'label' holds infinite"),
+        ("a,label\n1e308,x\n-1e308,y\n", "label", "\\['a'\\] hold values beyond 1e\\+15"),
+        ("a,b,label\n1,-inf,x\n3,4,y\n", "label", "infinite values in feature column\\(s\\) \\['b'\\]"),
     ],
 )
 def test_csv_loader_bad_inputs(text, label, match):
@@ -114,6 +118,21 @@ def test_csv_loader_bad_inputs(text, label, match):
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         with pytest.raises(DatasetError, match=match):
             load_csv(text.encode(), label_column=label)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a;b;label\n1;2;x\n3;4;y\n", "a\tb\tlabel\n1\t2\tx\n3\t4\ty\n", "a;b;label\n1,0;2,0;x\n3,0;4,0;y\n",
+     "\ufeffa,b,label\n1,2,x\n3,4,y\n"],
+    ids=["semicolons", "tabs", "semicolons-with-decimal-commas", "byte-order-mark"],
+)
+def test_csv_in_other_spreadsheet_dialects_reads_the_same_columns(text):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        ds = load_csv(text.encode(), label_column="label")
+    assert ds.feature_names == ("a", "b")
+    np.testing.assert_allclose(ds.X, [[1.0, 2.0], [3.0, 4.0]])
+    assert ds.target_names == ("x", "y")
 
 
 def test_transforms_use_declared_bounds_and_warn_when_clipping():

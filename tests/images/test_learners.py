@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dpcore.datasets import load_dataset
 from dpcore.exceptions import DPValueError
 from dpcore.images.learners import noisy_input_mechanism, train_on_what_you_see
-from dpcore.datasets import load_dataset
 from dpcore.learners import get_learner, learner_names, run_learner
 
 

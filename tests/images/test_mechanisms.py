@@ -299,3 +299,10 @@ def test_dppix_privacy_loss_of_m_pixel_neighbours_is_at_most_epsilon(shape, b, m
     y.flat[idx] = R
     loss = np.sum(np.abs(cell_means(x, b)[0] - cell_means(y, b)[0]) / scales)
     assert loss == pytest.approx(eps * len(idx) / m)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 1, 3)])
+def test_one_pixel_image_spends_the_per_pixel_epsilon(shape):
+    # a 1 x 1 image is its only pixel: the whole-image guarantee is the per-pixel one
+    assert PixelGaussian(epsilon=0.7, delta=1e-5, budget="pixel").image_epsilon(shape) == 0.7
+    assert PixelLaplace(epsilon=0.7, budget="pixel").image_epsilon(shape) == pytest.approx(0.7)

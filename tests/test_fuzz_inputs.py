@@ -1,0 +1,112 @@
+"""Whatever a user types, the answer is a result or one clear error line, never a traceback.
+
+Property-based: hypothesis draws numbers from the whole double range (0, subnormals, 1e308, inf,
+nan, negatives), words and empty strings for the command line's accounting commands and for every
+knob of every registered learner. A value a knob refuses is refused by the command line too, naming
+the knob, before any work starts.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from dpcore.cli import main
+from dpcore.exceptions import DPValueError
+from dpcore.learners import learners
+from dpcore.learners.knobs import parse_value
+
+FUZZ = settings(max_examples=40, deadline=None, derandomize=True, database=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+
+numbers = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(min_value=-(10**20), max_value=10**20),
+    st.sampled_from([0, 1e-300, 5e-324, 1e308, -1e308, 1e12, 1e13, 0.5, 1.0, 2.0]),
+)
+texts = st.one_of(st.sampled_from(["", " ", "abc", "1,2", "--", "nan", "inf", "-inf", "1e", "0x10", "true", "1e-5x"]),
+                  st.text(alphabet="0123456789.e-+abcxyz ,", max_size=8))
+anything = st.one_of(numbers.map(repr), numbers.map(str), texts)
+
+
+def _run(argv: list[str]) -> tuple[int, str]:
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        try:
+            code = main(argv)
+        except SystemExit as exc:  # argparse's own refusals
+            code = exc.code
+    return code, err.getvalue()
+
+
+def _assert_answered(code, stderr: str) -> None:
+    assert "Traceback" not in stderr
+    assert code in (0, 2), (code, stderr)
+    if code == 2:
+        errors = [line for line in stderr.splitlines() if line.startswith("error:") or ": error:" in line]
+        assert len(errors) == 1, stderr
+
+
+@FUZZ
+@given(sigma=anything, q=anything, steps=anything, delta=anything, accountant=st.sampled_from(["rdp", "pld"]))
+def test_epsilon_command_answers_any_values(sigma, q, steps, delta, accountant):
+    code, err = _run(["epsilon", f"--noise-multiplier={sigma}", f"--sample-rate={q}", f"--steps={steps}",
+                      f"--delta={delta}", f"--accountant={accountant}"])
+    _assert_answered(code, err)
+
+
+@FUZZ
+@given(eps=anything, q=anything, steps=anything, delta=anything, accountant=st.sampled_from(["rdp", "pld"]))
+def test_noise_command_answers_any_values(eps, q, steps, delta, accountant):
+    code, err = _run(["noise", f"--epsilon={eps}", f"--sample-rate={q}", f"--steps={steps}", f"--delta={delta}",
+                      f"--accountant={accountant}"])
+    _assert_answered(code, err)
+
+
+KNOBS = [(name, knob) for name, spec in sorted(learners().items()) for knob in spec.knobs]
+
+
+@pytest.mark.parametrize("learner,knob", KNOBS, ids=[f"{n}-{k.name}" for n, k in KNOBS])
+@settings(max_examples=25, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(value=st.one_of(numbers, texts, st.booleans(), st.none()))
+def test_every_knob_keeps_a_value_or_refuses_it_by_name(learner, knob, value):
+    for given_value in (value, parse_value(value) if isinstance(value, str) else value):
+        try:
+            kept = knob.check(given_value)
+        except DPValueError as exc:
+            assert str(exc).startswith(f"{knob.name} must be "), str(exc)
+            continue
+        assert knob.check(kept) == kept  # a kept value is clean: checking it again changes nothing
+        if isinstance(kept, float):
+            assert math.isfinite(kept)
+            assert knob.high is None or kept <= knob.high
+            assert knob.low is None or kept >= knob.low
+
+
+def _refused(knob, text: str) -> bool:
+    try:
+        knob.check(text)
+    except DPValueError:
+        return True
+    return False
+
+
+TRAIN = [(n, k) for n, k in KNOBS if not learners()[n].images_only and k.kind in ("int", "float")]
+
+
+@pytest.mark.parametrize("learner,knob", TRAIN, ids=[f"{n}-{k.name}" for n, k in TRAIN])
+@settings(max_examples=6, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(value=anything)
+def test_the_command_line_refuses_what_the_knob_refuses_before_any_work(learner, knob, value):
+    assume(value.strip() and not value.strip().startswith("-") and "=" not in value)
+    assume(_refused(knob, value))
+    dataset = "iris" if "classification" in learners()[learner].tasks else "diabetes"
+    code, err = _run(["train", "--dataset", dataset, "--algorithm", learner, "--set", f"{knob.name}={value}"])
+    _assert_answered(code, err)
+    assert code == 2 and knob.name in err, err
