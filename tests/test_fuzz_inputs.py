@@ -110,3 +110,34 @@ def test_the_command_line_refuses_what_the_knob_refuses_before_any_work(learner,
     code, err = _run(["train", "--dataset", dataset, "--algorithm", learner, "--set", f"{knob.name}={value}"])
     _assert_answered(code, err)
     assert code == 2 and knob.name in err, err
+
+
+@FUZZ
+@given(k=anything, eps=anything, iterations=anything, algorithm=st.sampled_from(["dplloyd", "input-perturbation"]))
+def test_cluster_command_answers_any_values(k, eps, iterations, algorithm):
+    code, err = _run(["cluster", "--dataset", "iris", "--algorithm", algorithm, f"--k={k}", f"--epsilon={eps}",
+                      f"--iterations={iterations}"])
+    _assert_answered(code, err)
+
+
+#: Values no count, size or probability can take.
+nonsense = st.one_of(st.sampled_from(["0", "-1", "-0.5", "nan", "inf", "-inf", "1e308", "1e20", "2.5e9", "abc", ""]),
+                     st.text(alphabet="xyz,;-", min_size=1, max_size=4))
+
+
+@settings(max_examples=20, deadline=None, derandomize=True, database=None)
+@given(flag=st.sampled_from(["--shadows", "--canaries", "--pool-size", "--confidence", "--epsilon", "--delta"]),
+       value=nonsense, attack=st.sampled_from(["loss", "lira", "one-run"]))
+def test_audit_command_refuses_nonsense_before_training(flag, value, attack):
+    code, err = _run(["audit", "--dataset", "iris", "--algorithm", "dpsgd", "--attack", attack, f"{flag}={value}"])
+    _assert_answered(code, err)
+    assert code == 2
+
+
+@settings(max_examples=20, deadline=None, derandomize=True, database=None)
+@given(values=st.lists(nonsense, min_size=1, max_size=3).map(",".join), axis=st.sampled_from(["epsilon", "epochs"]))
+def test_sweep_command_refuses_nonsense_axis_values_before_any_run(values, axis):
+    code, err = _run(["sweep", "--dataset", "iris", "--algorithm", "dpsgd", "--axis", axis, f"--values={values}",
+                      "--no-cache"])
+    _assert_answered(code, err)
+    assert code == 2

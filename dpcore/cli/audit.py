@@ -11,6 +11,7 @@ import json
 import sys
 
 from ..audit.run import AUDIT_KINDS, run_audit
+from ..exceptions import DPValueError
 from .train import parse_set
 
 
@@ -26,8 +27,8 @@ def add_parser(sub) -> None:
     p.add_argument("--attack", choices=AUDIT_KINDS, default="loss",
                    help="loss: loss threshold (Yeom et al. 2018); lira / lira-offline: likelihood ratio with shadow "
                         "models (Carlini et al. 2022); one-run: canaries in one training run (Steinke et al. 2023)")
-    p.add_argument("--shadows", type=int, default=16, help="LiRA's shadow models (default 16)")
-    p.add_argument("--canaries", type=int, default=1000, help="one-run canaries (default 1000)")
+    p.add_argument("--shadows", type=int, default=None, help="LiRA's shadow models (default 16)")
+    p.add_argument("--canaries", type=int, default=None, help="one-run canaries (default 1000)")
     p.add_argument("--canary-kind", choices=("gradient", "input"), default=None,
                    help="one-run canaries: gradient (white-box, DP-SGD; its default) or input (mislabelled "
                         "records, any learner)")
@@ -40,15 +41,30 @@ def add_parser(sub) -> None:
     p.set_defaults(func=_run)
 
 
+#: The flags that only some attacks read, and those attacks.
+_ATTACK_FLAGS = {"shadows": ("lira", "lira-offline"), "canaries": ("one-run",), "canary_kind": ("one-run",),
+                 "pool_size": ("loss", "lira", "lira-offline")}
+
+
+def _refuse_unused_flags(args) -> None:
+    for key, attacks in _ATTACK_FLAGS.items():
+        if getattr(args, key) is not None and args.attack not in attacks:
+            flag = "--" + key.replace("_", "-")
+            raise DPValueError(f"{flag} is read by the {' and '.join(attacks)} attack(s), not by --attack "
+                               f"{args.attack}; drop it or choose --attack {attacks[0]}")
+
+
 def _run(args) -> int:
+    _refuse_unused_flags(args)
+
     def progress(info):
         if not args.json:
             print(f"{info['stage']}: {info['done']}/{info['total']}", file=sys.stderr)
 
+    given = {key: getattr(args, key) for key in _ATTACK_FLAGS if getattr(args, key) is not None}
     audit = run_audit(args.algorithm, args.dataset, epsilon=args.epsilon, delta=args.delta, attack=args.attack,
-                      params=parse_set(args.set), shadows=args.shadows, canaries=args.canaries,
-                      canary_kind=args.canary_kind, pool_size=args.pool_size, confidence=args.confidence,
-                      seed=args.seed, on_progress=progress)
+                      params=parse_set(args.set), confidence=args.confidence, seed=args.seed,
+                      on_progress=progress, **given)
     out = {"learner": audit.learner, "dataset": audit.dataset, **audit.result.to_json_dict()}
     if args.json:
         print(json.dumps(out))

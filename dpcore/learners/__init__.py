@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import importlib
 import time
+import warnings
 from typing import Any, Mapping
 
 import numpy as np
 
 from ..datasets import Dataset, Split, train_test_split
-from ..exceptions import DPValueError
+from ..exceptions import DPCoreWarning, DPValueError
 from ..rng import as_generator
 from ..validation import check_delta, check_epsilon, check_fraction, check_int
 from .base import EpochCallback, LearnerSpec, RunResult, TestOutputs
@@ -130,7 +131,31 @@ def run_learner(
     result = spec.run(split, epsilon=epsilon, delta=delta, seed=seed, params=params, on_epoch=on_epoch)
     if result.seconds == 0.0:
         object.__setattr__(result, "seconds", time.perf_counter() - t0)
+    _say_if_single_class(spec, split, result)
     return result
+
+
+def _say_if_single_class(spec: LearnerSpec, split: Split, result: RunResult) -> None:
+    """Warn, and record in ``extras["single_class"]``, when a classifier answers one class for every test row.
+
+    Such a model's accuracy is the share of that class among the test rows, not anything learnt; the
+    majority baseline does it by design and is not flagged.
+    """
+    outputs = result.test_outputs
+    if (split.task != "classification" or spec.name == "majority" or outputs is None
+            or outputs.kind not in ("probability", "score") or np.unique(split.y_test).size < 2):
+        return
+    predicted = np.unique(np.argmax(outputs.values, axis=1))
+    if predicted.size != 1:
+        return
+    names = split.dataset.target_names
+    label = names[int(predicted[0])] if int(predicted[0]) < len(names) else int(predicted[0])
+    result.extras["single_class"] = str(label)
+    why = "The noise may have drowned what it learnt: try a larger epsilon" if spec.private else "Try"
+    warnings.warn(  # no per-run numbers in the text, so a sweep's many runs give one message per learner
+        f"{spec.name} predicts the single class {str(label)!r} for every test row: its accuracy is that class's "
+        f"share of the test rows, not skill. {why}, more epochs or rounds, or knobs suited to this dataset "
+        "(learning rate, regularisation)", DPCoreWarning, stacklevel=2)
 
 
 __all__ = [

@@ -119,6 +119,8 @@ class RunResult:
         out["delta"] = _jsonable(self.delta)
         out["noise_multiplier"] = _jsonable(self.noise_multiplier)
         out["seconds"] = round(float(self.seconds), 4)
+        if "single_class" in self.extras:  # the model answers one class for every row (see run_learner)
+            out["single_class"] = self.extras["single_class"]
         return out
 
 

@@ -48,3 +48,14 @@ def test_bad_arguments_get_one_line_and_a_nonzero_exit(capsys, argv, words):
     assert main(["audit", "--dataset", "iris", *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith("error:") and words in err
+
+
+@pytest.mark.parametrize(
+    "flags,needle",
+    [(["--shadows", "4"], "--shadows is read by the lira and lira-offline attack(s), not by --attack loss"),
+     (["--attack", "lira", "--canaries", "50"], "--canaries is read by the one-run attack(s), not by --attack lira"),
+     (["--attack", "one-run", "--pool-size", "20"], "--pool-size is read by the loss and lira and lira-offline")],
+)
+def test_a_flag_the_chosen_attack_does_not_read_is_refused_not_ignored(flags, needle, capsys):
+    assert main(["audit", "--dataset", "iris", "--algorithm", "dpsgd", *flags]) == 2
+    assert needle in capsys.readouterr().err

@@ -1,0 +1,29 @@
+"""A classifier that answers one class for every test row says so; it never passes for a model."""
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from dpcore.exceptions import DPCoreWarning
+from dpcore.learners import run_learner
+
+
+def test_objective_perturbation_collapsed_on_adult_says_which_class():
+    # Chaudhuri et al. 2011's objective perturbation at epsilon = 1 with its default regularisation on UCI Adult:
+    # every test row gets '<=50K', whose share (0.751) is then the accuracy
+    with pytest.warns(DPCoreWarning, match=r"predicts the single class '<=50K' for every test row: its accuracy "
+                                           r"is that class's share of the test rows, not skill"):
+        result = run_learner("erm-objective", "adult", epsilon=1.0, seed=0)
+    assert result.extras["single_class"] == "<=50K"
+    assert result.to_json_dict()["single_class"] == "<=50K"
+    assert result.metrics["accuracy"] == pytest.approx(0.751, abs=1e-3)
+
+
+@pytest.mark.parametrize("learner", ["logreg", "majority"])
+def test_a_model_that_tells_classes_apart_and_the_majority_baseline_stay_quiet(learner):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DPCoreWarning)
+        result = run_learner(learner, "iris", seed=0)
+    assert "single_class" not in result.extras
+    assert "single_class" not in result.to_json_dict()
