@@ -16,7 +16,7 @@ L2 norm ``data_norm`` (Chaudhuri et al.'s ``||x|| <= 1`` after dividing by it):
   same as the leaky standardisation below (0.915 on 20 test splits, 0.909 for log-bounds).
   The offset was chosen on validation splits of the breast-cancer training rows (a quarter
   held out; grid {0.01, 0.03, 0.1, 0.3, 1} on 6-10 splits, then {0.05, 0.1, 0.2} on 30
-  splits), never on test rows; with it ``intercept_scale`` 0.3 and Lambda = 0.03 / eps.
+  splits), never on test rows; with it ``intercept_scale`` 0.3 and Lambda = 0.03 / eps (the rule then).
   Other data sets (validation splits, 15 per cell, objective and output perturbation at
   eps 1 and 5; mean over breast cancer, wine, iris): offset 0.1 -> 0.739, 0.3 -> 0.750,
   1 -> 0.746, linear ``"bounds"`` with ``data_norm`` 1 -> 0.730. 0.1 wins on breast cancer
@@ -47,10 +47,10 @@ quadratic_fraction in {0.35, 0.5, 0.65}, noise_ridge in {0.25, 0.5, 1}, intercep
 and quadratic_fraction 0.65, a difference within the split-to-split noise), so the defaults
 were kept.
 
-Default ``regularization="auto"``: Lambda = C / eps per binary model, C = 0.03
-(objective) or 0.2 (output) (see :class:`~dpcore.models.erm.PrivateERMClassifier`;
-the constants were picked on breast-cancer and wine splits, a non-private choice);
-``tune=True`` runs the private Algorithm 4 over (0.01, 0.05, 0.2) instead.
+Default ``regularization="auto"``: Lambda = C sqrt(d) / (n eps) per binary model, C = 3
+(objective) or 10 (output) (:func:`~dpcore.models.erm.auto_regularization`; chosen on validation rows of
+every classification dataset, a non-private choice); ``tune=True`` runs the private Algorithm 4 over
+(0.01, 0.05, 0.2) instead.
 """
 from __future__ import annotations
 
@@ -111,7 +111,8 @@ ERM_KNOBS = (
          label="Kernel", help="none (linear) or rff: random Fourier features of an RBF kernel (Chaudhuri et al. "
                               "Algorithm 3); also accepted: linear, rbf"),
     Knob("regularization", "float", default=DEFAULT_LAMBDA, also=("auto",), log=True, privacy=True,
-         label="Regularisation Λ", help="Λ > 0, or auto: Λ = C/ε per binary model (C chosen on validation rows)",
+         label="Regularisation Λ",
+         help="Λ > 0, or auto: Λ = C·√d/(n·ε) per binary model (C chosen on validation rows of every dataset)",
          hint="to choose Λ privately use tune=true (the private ERM learners take it)",
          **_POSITIVE),
     Knob("tune", "bool", default=False, privacy=True, label="Tune Λ privately",

@@ -194,8 +194,9 @@ def regularization_text(regularization: float | str) -> str:
 
     base = f"The non-private model uses Λ = {NONPRIVATE_AUTO_LAMBDA:g}"
     if regularization == "auto":
-        return (f"Private models use Λ = {AUTO_LAMBDA['output']:g} / ε (output) or {AUTO_LAMBDA['objective']:g} / ε "
-                f"(objective) per binary model. {base}.")
+        return (f"Private models use Λ = {AUTO_LAMBDA['output']:g}·√d / (n·ε) (output) or "
+                f"{AUTO_LAMBDA['objective']:g}·√d / (n·ε) (objective) per binary model, n training rows of d "
+                f"features: more regularisation where the noise is larger. {base}.")
     if regularization == "tune":
         return ("Private models choose Λ privately (Algorithm 4, inside the same ε). "
                 f"{base}: it has no privacy to spend on tuning.")

@@ -170,10 +170,13 @@ def test_accuracy_improves_with_epsilon():
 
 
 def test_auto_regularization_schedule():
+    n, d = X.shape[0], X.shape[1] + 1  # the intercept is one more feature
     clf = PrivateERMClassifier(epsilon=0.6, data_norm=2.0, random_state=0).fit(X, np.digitize(X[:, 0], [-0.1, 0.1]))
-    assert clf.regularization_ == pytest.approx(0.03 / 0.2)  # three one-vs-rest models at 0.2 each
+    assert clf.regularization_ == pytest.approx(3.0 * math.sqrt(d) / (n * 0.2))  # three one-vs-rest models at 0.2
     out = PrivateERMClassifier(epsilon=0.5, perturbation="output", data_norm=2.0, random_state=0).fit(X, Y)
-    assert out.regularization_ == pytest.approx(0.2 / 0.5)
+    assert out.regularization_ == pytest.approx(10.0 * math.sqrt(d) / (n * 0.5))
+    rff = PrivateERMClassifier(epsilon=0.5, kernel="rff", n_components=30, data_norm=2.0, random_state=0).fit(X, Y)
+    assert rff.regularization_ == pytest.approx(3.0 * math.sqrt(31) / (n * 0.5))  # d counts the random features
     assert ERMClassifier(data_norm=2.0).fit(X, Y).regularization_ == pytest.approx(1e-3)
     with pytest.raises(DPValueError, match="regularization"):
         PrivateERMClassifier(epsilon=1, regularization=-1.0, data_norm=1).fit(X, Y)
