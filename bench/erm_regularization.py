@@ -27,6 +27,7 @@ sys.path.insert(0, ".")
 from dpcore.datasets import Split, train_test_split  # noqa: E402
 from dpcore.datasets.registry import REGISTRY  # noqa: E402
 from dpcore.learners import run_learner  # noqa: E402
+from dpcore.models.erm import auto_regularization  # noqa: E402
 
 GRID = [10.0 ** e for e in np.arange(-5.0, 1.01, 0.5)]
 LEARNERS = {"objective": "erm-objective", "output": "erm-output"}
@@ -68,7 +69,8 @@ def main() -> int:
     ap.add_argument("--epsilons", default="0.5,1,2,5")
     ap.add_argument("--datasets", default=",".join(n for n, i in REGISTRY.items() if i.task == "classification"))
     ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--out", default=None)
+    ap.add_argument("--out", default=None, help="CSV of every run")
+    ap.add_argument("--from-csv", default=None, help="re-read the runs of an earlier --out instead of running")
     a = ap.parse_args()
     eps_list = [float(e) for e in a.epsilons.split(",")]
     t0 = time.time()
@@ -77,8 +79,10 @@ def main() -> int:
         for sp in validation_splits(name, a.splits):
             shapes[name] = shape_of(sp)
             tasks += [(p, sp, e, lam) for p in LEARNERS for e in eps_list for lam in GRID]
-    rows = Parallel(n_jobs=a.jobs, verbose=0)(delayed(one)(*t) for t in tasks)
-    df = pd.DataFrame(rows)
+    if a.from_csv:
+        df = pd.read_csv(a.from_csv)
+    else:
+        df = pd.DataFrame(Parallel(n_jobs=a.jobs, verbose=0)(delayed(one)(*t) for t in tasks))
     if a.out:
         df.to_csv(a.out, index=False)
     cell = df.groupby(["dataset", "perturbation", "epsilon", "lam"], as_index=False)["accuracy"].mean()
@@ -88,7 +92,26 @@ def main() -> int:
         n, d, m = shapes[r.dataset]
         print(f"{r.dataset:14s} {r.perturbation:9s} eps={r.epsilon:<4g} n={n:<6d} d={d:<4d} models={m:<2d} "
               f"best Lambda={r.lam:.1e} acc={r.accuracy:.3f}  n*eps_model*Lambda/d={n * r.epsilon / m * r.lam / d:.3g}")
-    print(df.groupby(["dataset"]).size().to_string())
+    # each rule's Lambda, snapped to the nearest grid point (half a decade apart), scored on the same cells
+    grid = np.array(GRID)
+    rules = {"best of the grid (hindsight)": None,
+             "auto: C sqrt(d)/(n eps)": lambda p, n, d, e: auto_regularization(p, n=n, d=d, epsilon=e),
+             "former: 0.03/eps, 0.2/eps": lambda p, n, d, e: (0.03 if p == "objective" else 0.2) / e}
+    rows = []
+    for (ds, p, e), g in cell.groupby(["dataset", "perturbation", "epsilon"]):
+        n, d, m = shapes[ds]
+        row = {"dataset": ds, "perturbation": p}
+        for label, rule in rules.items():
+            if rule is None:
+                row[label] = g["accuracy"].max()
+                continue
+            lam = grid[np.argmin(np.abs(np.log(grid) - np.log(rule(p, n, d, e / m))))]
+            row[label] = float(g.loc[np.isclose(g["lam"], lam), "accuracy"].iloc[0])
+        rows.append(row)
+    table = pd.DataFrame(rows).groupby(["perturbation", "dataset"]).mean()
+    print("\n# mean validation accuracy over epsilon, per rule")
+    print(table.round(3).to_string())
+    print(pd.DataFrame(rows).groupby("perturbation").mean(numeric_only=True).round(3).to_string())
     return 0
 
 

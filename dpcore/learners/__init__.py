@@ -136,26 +136,51 @@ def run_learner(
 
 
 def _say_if_single_class(spec: LearnerSpec, split: Split, result: RunResult) -> None:
-    """Warn, and record in ``extras["single_class"]``, when a classifier answers one class for every test row.
+    """Warn when a model does no better than the trivial predictor, naming which way.
 
-    Such a model's accuracy is the share of that class among the test rows, not anything learnt; the
-    majority baseline does it by design and is not flagged.
+    A classifier that answers one class for every test row gets ``extras["single_class"]`` (its accuracy is
+    that class's share, not anything learnt); any other model whose test score is no better than always
+    answering the most common training class (or, for regression, the training mean) gets
+    ``extras["no_better_than_trivial"]``. The trivial baselines themselves are not flagged. The messages
+    carry no per-run numbers, so a sweep's many runs give one message per learner.
     """
+    if spec.name in ("majority", "mean") or split.y_test.size == 0:
+        return
+    private = "The noise may have drowned what it learnt: try a larger epsilon" if spec.private else "Try"
+    advice = f"{private}, or other knobs for this dataset (more epochs or rounds, a learning rate, regularisation)"
     outputs = result.test_outputs
-    if (split.task != "classification" or spec.name == "majority" or outputs is None
-            or outputs.kind not in ("probability", "score") or np.unique(split.y_test).size < 2):
+    if split.task == "classification":
+        if outputs is not None and outputs.kind in ("probability", "score") and np.unique(split.y_test).size > 1:
+            predicted = np.unique(np.argmax(outputs.values, axis=1))
+            if predicted.size == 1:
+                label = _class_name(split, int(predicted[0]))
+                result.extras["single_class"] = label
+                warnings.warn(
+                    f"{spec.name} predicts the single class {label!r} for every test row: its accuracy is that "
+                    f"class's share of the test rows, not skill. {advice}", DPCoreWarning, stacklevel=3)
+                return
+        accuracy = result.metrics.get("accuracy")
+        if accuracy is None:
+            return
+        values, counts = np.unique(split.y_train, return_counts=True)
+        common = int(values[np.argmax(counts)])
+        if accuracy <= float(np.mean(split.y_test == common)):
+            result.extras["no_better_than_trivial"] = True
+            warnings.warn(
+                f"{spec.name} is no more accurate on the test rows than always answering the most common training "
+                f"class ({_class_name(split, common)!r}). {advice}", DPCoreWarning, stacklevel=3)
         return
-    predicted = np.unique(np.argmax(outputs.values, axis=1))
-    if predicted.size != 1:
-        return
+    mse = result.metrics.get("mse")
+    if mse is not None and mse >= float(np.mean((split.y_test - np.mean(split.y_train)) ** 2)):
+        result.extras["no_better_than_trivial"] = True
+        warnings.warn(
+            f"{spec.name}'s test error is no smaller than predicting the mean of the training labels for every row. "
+            f"{advice}", DPCoreWarning, stacklevel=3)
+
+
+def _class_name(split: Split, index: int) -> str:
     names = split.dataset.target_names
-    label = names[int(predicted[0])] if int(predicted[0]) < len(names) else int(predicted[0])
-    result.extras["single_class"] = str(label)
-    why = "The noise may have drowned what it learnt: try a larger epsilon" if spec.private else "Try"
-    warnings.warn(  # no per-run numbers in the text, so a sweep's many runs give one message per learner
-        f"{spec.name} predicts the single class {str(label)!r} for every test row: its accuracy is that class's "
-        f"share of the test rows, not skill. {why}, more epochs or rounds, or knobs suited to this dataset "
-        "(learning rate, regularisation)", DPCoreWarning, stacklevel=2)
+    return str(names[index]) if 0 <= index < len(names) else str(index)
 
 
 __all__ = [

@@ -121,6 +121,8 @@ class RunResult:
         out["seconds"] = round(float(self.seconds), 4)
         if "single_class" in self.extras:  # the model answers one class for every row (see run_learner)
             out["single_class"] = self.extras["single_class"]
+        if self.extras.get("no_better_than_trivial"):  # no better than the majority class or the mean
+            out["no_better_than_trivial"] = True
         return out
 
 

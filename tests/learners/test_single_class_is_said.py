@@ -1,4 +1,4 @@
-"""A classifier that answers one class for every test row says so; it never passes for a model."""
+"""A model no better than the trivial predictor says so; it never passes for a model that learnt."""
 from __future__ import annotations
 
 import warnings
@@ -36,3 +36,22 @@ def test_a_model_that_tells_classes_apart_and_the_majority_baseline_stay_quiet(l
         result = run_learner(learner, "iris", seed=0)
     assert "single_class" not in result.extras
     assert "single_class" not in result.to_json_dict()
+
+
+def test_a_regressor_worse_than_the_training_mean_says_so():
+    # DP-SGD at epsilon = 1 on the 331 diabetes training rows: its test error is above the mean predictor's
+    with pytest.warns(DPCoreWarning, match="no smaller than predicting the mean of the training labels"):
+        result = run_learner("dpsgd", "diabetes", epsilon=1.0, seed=0)
+    assert result.extras["no_better_than_trivial"] is True
+    assert result.to_json_dict()["no_better_than_trivial"] is True
+    trivial = run_learner("mean", "diabetes", seed=0)
+    assert result.metrics["mse"] >= trivial.metrics["mse"]
+
+
+def test_clusters_no_better_than_the_most_common_class_say_so():
+    # DPLloyd at epsilon = 1 on breast cancer: its matched accuracy is the benign share
+    with pytest.warns(DPCoreWarning, match=r"no more accurate on the test rows than always answering the most "
+                                           r"common training class \('benign'\)"):
+        result = run_learner("dplloyd", "breast_cancer", epsilon=1.0, seed=0)
+    assert result.extras["no_better_than_trivial"] is True
+    assert result.metrics["accuracy"] <= run_learner("majority", "breast_cancer", seed=0).metrics["accuracy"]
