@@ -49,3 +49,12 @@ def _restore_work_budget():
 
     yield
     set_default_budget(COMMAND_LINE)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_shared_runs():
+    """Results the server shares between visitors are per test: a test sees its own runs computed."""
+    from dpcore.serving import shared_runs
+
+    shared_runs().clear()
+    yield

@@ -13,6 +13,7 @@ from .common import (
     remember,
     run_guarded,
     seed_input,
+    shared_call,
     show_table,
     show_warnings,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "readable_log_ticks",
     "remember",
     "run_guarded",
+    "shared_call",
     "seed_input",
     "show_table",
     "show_warnings",

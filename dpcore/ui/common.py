@@ -282,3 +282,40 @@ def run_guarded(fn: Callable[..., Any], *args, hide_warnings: tuple[str, ...] = 
             return None
     show_warnings(caught, hide=hide_warnings)
     return out
+
+
+def shared_call(key: tuple, compute: Callable[[Callable[[Any], None]], Any], *,
+                on_progress: Callable[[Any], None] | None = None) -> Any:
+    """``compute(progress)`` run once for every visitor of this server asking with the same ``key``.
+
+    The work runs on the server's bounded pool (:func:`dpcore.serving.shared_runs`): a result someone already
+    has is shown at once, a run in flight is followed live (``on_progress`` sees its progress events here),
+    and while the run waits for a worker a note says how many runs are ahead. The run's warnings are raised
+    again in this thread, so :func:`run_guarded` around it shows them to every visitor; its error too.
+    """
+    from ..serving import shared_runs
+
+    note = st.empty()
+
+    def queued(ahead: int) -> None:
+        where = (f"{ahead} run{'s' if ahead != 1 else ''} ahead of yours" if ahead else
+                 "yours is next")
+        note.info(f"Waiting for a free worker ({shared_runs().workers} run at a time on this server): {where}. "
+                  "Change any input to leave the queue.")
+
+    def work(progress):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            value = compute(progress)
+        return value, [(w.category, str(w.message)) for w in caught]
+
+    try:
+        (value, said), how = shared_runs().get_or_run(key, work, on_progress=on_progress, on_queued=queued)
+    finally:
+        note.empty()
+    for category, message in dict.fromkeys(said):
+        warnings.warn(message, category, stacklevel=2)
+    if how == "joined":
+        st.caption("Another visitor asked for exactly these inputs first: you followed the same run, trained once "
+                   "for both.")
+    return value

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from ..datasets import train_test_split
 from ..federated import FedAvgConfig, FedAvgResult, train_fedavg_split
 from ..learners import get_learner
-from .common import readable_table
+from .common import readable_table, shared_call
 from .common import remembered as _remembered
 from .sweep import ROLE_LABELS
 
@@ -59,10 +59,12 @@ def remembered(key: tuple, compute: Callable[[], object]):
 
 def cached_fedavg(dataset: str, config: FedAvgConfig, on_epoch: Callable | None = None) -> FedAvgResult:
     """One federated run on a registry dataset (split seeded by ``config.seed``), memoised per session."""
-    def run():
-        return train_fedavg_split(train_test_split(dataset, seed=config.seed), config, on_epoch=on_epoch)
+    def run(progress):
+        return train_fedavg_split(train_test_split(dataset, seed=config.seed), config, on_epoch=progress)
 
-    return remembered(("run", dataset, config), run)
+    # one run for every visitor asking the same, followed live by each
+    return remembered(("run", dataset, config), lambda: shared_call(("fedavg", dataset, config), run,
+                                                                     on_progress=on_epoch))
 
 
 def non_private_twin(config: FedAvgConfig) -> FedAvgConfig:

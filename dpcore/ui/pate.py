@@ -11,7 +11,7 @@ from ..datasets import train_test_split
 from ..learners import get_learner
 from ..pate import PateConfig, PateResult, run_pate
 from ..pate.pipeline import epsilon_sweep, teachers_sweep
-from .common import readable_log_ticks, readable_table
+from .common import readable_log_ticks, readable_table, shared_call
 from .common import remembered as _remembered
 
 AGGREGATOR_LABELS = {"gnmax": "GNMax — Gaussian noise (Papernot et al. 2018)",
@@ -43,8 +43,9 @@ def remembered(key: tuple, compute: Callable[[], object]):
 
 def cached_pate(dataset: str, config: PateConfig, on_epoch: Callable | None = None) -> PateResult:
     """One PATE run on a registry dataset (split seeded by ``config.seed``), memoised per session."""
-    return remembered(("run", dataset, config),
-                      lambda: run_pate(train_test_split(dataset, seed=config.seed), config, on_epoch=on_epoch))
+    return remembered(("run", dataset, config), lambda: shared_call(  # one run for every visitor asking the same
+        ("pate", dataset, config), lambda progress: run_pate(train_test_split(dataset, seed=config.seed), config,
+                                                             on_epoch=progress), on_progress=on_epoch))
 
 
 def cached_epsilon_sweep(dataset: str, config: PateConfig, epsilons: tuple[float, ...],

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import time
 from typing import Any
 
 import numpy as np
@@ -57,11 +58,16 @@ def defaults_for(dataset: Dataset, algorithm: str = "dpsgd", test_size: float = 
 class LiveProgress:
     """An ``on_epoch`` callback that moves a progress bar and redraws the charts epoch by epoch."""
 
+    #: Seconds between two redraws of the live chart: building a figure per epoch for every visitor following
+    #: the same run would compete with the training itself for the interpreter.
+    REDRAW_SECONDS = 0.5
+
     def __init__(self, label: str) -> None:
         self.bar = st.progress(0.0, text=label)
         self.chart = st.empty()
         self.rows: list[dict] = []
         self.label = label
+        self._drawn = 0.0
 
     def __call__(self, info) -> None:
         self.rows.append({k: v for k, v in info.items() if k != "epochs"})
@@ -69,7 +75,10 @@ class LiveProgress:
         eps = info.get("epsilon", math.inf)
         self.bar.progress(frac, text=f"{self.label}: epoch {info['epoch']}/{info['epochs']}, ε spent "
                                      f"{'∞ (not private)' if not math.isfinite(eps) else f'{eps:.3f}'}")
-        self.chart.plotly_chart(history_figure(pd.DataFrame(self.rows)), key=f"train.live.{len(self.rows)}")
+        now = time.monotonic()
+        if now - self._drawn >= self.REDRAW_SECONDS or info["epoch"] >= info["epochs"]:
+            self._drawn = now
+            self.chart.plotly_chart(history_figure(pd.DataFrame(self.rows)), key=f"train.live.{len(self.rows)}")
 
     def done(self) -> None:
         self.bar.progress(1.0, text=f"{self.label}: done")

@@ -115,3 +115,22 @@ def test_a_run_beyond_the_servers_budget_is_refused_before_it_starts(monkeypatch
     errors = " ".join(e.value for e in at.error)
     assert "epochs=50 asks for" in errors and "use at most epochs=" in errors and "shared server" in errors
     assert "Test accuracy (private)" not in [m.label for m in at.metric]
+
+
+def test_a_second_visitor_asking_the_same_run_gets_it_without_training_again(monkeypatch):
+    import dpcore.ui.training as training
+
+    calls = []
+    real = training.train_with_baseline
+
+    def counted(*args, **kwargs):
+        calls.append(args[1])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(training, "train_with_baseline", counted)
+    first, second = _train_iris(_app(), 3), _train_iris(_app(), 3)  # two sessions, the same inputs
+    assert not first.exception and not second.exception
+    assert calls == ["dpsgd"]  # trained once for both
+    assert [m.value for m in first.metric] == [m.value for m in second.metric]
+    third = _train_iris(_app(), 4)  # other inputs: a run of its own
+    assert not third.exception and calls == ["dpsgd", "dpsgd"]

@@ -1,0 +1,176 @@
+"""One server, a whole classroom: heavy runs shared by every visitor and queued on a few workers.
+
+A seeded run is a pure function of its inputs (the seed fixes the noise), so when a class of twenty presses
+Train on the same defaults the server needs to train once. :class:`SharedRuns` keeps finished results under
+their exact inputs (bounded, least recently asked-for first out) and runs new work on at most ``workers``
+threads at once, in order of arrival. Every asker, the first included, follows its run from its own thread:
+it replays the run's progress events as they come (so each visitor's page draws the same live progress),
+hears its place in the queue while it waits, and gets the result, or the run's error, at the end. A run
+whose askers have all gone is cancelled: dropped from the queue, or stopped at its next progress event,
+instead of finishing for nobody. Streamlit-free: the pages reach it through :func:`dpcore.ui.run_shared`.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable, Hashable
+
+from .exceptions import DPValueError
+
+__all__ = ["SharedRuns", "RunCancelled", "default_workers", "shared_runs"]
+
+#: How often a follower looks for new progress (seconds).
+POLL_SECONDS = 0.2
+_ENV = "DPCORE_RUN_WORKERS"
+
+
+class RunCancelled(Exception):
+    """Raised inside a run's progress callback once nobody waits for the run any more."""
+
+
+def default_workers() -> int:
+    """Runs at once: ``DPCORE_RUN_WORKERS`` if set, else one core fewer than the machine has (at least one),
+    so that page scripts keep a core while heavy work runs."""
+    env = os.environ.get(_ENV)
+    if env:
+        try:
+            n = int(env)
+        except ValueError:
+            raise DPValueError(f"{_ENV} must be a whole number of runs at once, got {env!r}") from None
+        if n < 1:
+            raise DPValueError(f"{_ENV} must be at least 1, got {n}")
+        return n
+    return max(1, (os.cpu_count() or 2) - 1)
+
+
+@dataclass
+class _Run:
+    done: threading.Event = field(default_factory=threading.Event)
+    events: list = field(default_factory=list)
+    value: Any = None
+    error: BaseException | None = None
+    started: bool = False
+    followers: int = 0
+    future: Any = None
+
+
+class SharedRuns:
+    """Finished runs keyed by their exact inputs, runs in flight joined, new runs queued on ``workers`` threads.
+
+    Examples
+    --------
+    >>> runs = SharedRuns(max_entries=2, workers=1)
+    >>> runs.get_or_run(("square", 3), lambda progress: 3 * 3)
+    (9, 'computed')
+    >>> runs.get_or_run(("square", 3), lambda progress: 1 / 0)  # the same inputs: not run again
+    (9, 'cached')
+    """
+
+    def __init__(self, max_entries: int = 64, workers: int | None = None) -> None:
+        self.max_entries = int(max_entries)
+        self.workers = default_workers() if workers is None else int(workers)
+        self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="dpcore-run")
+        self._lock = threading.Lock()
+        self._done: OrderedDict[Hashable, Any] = OrderedDict()
+        self._runs: dict[Hashable, _Run] = {}
+        self._queue: list[Hashable] = []  # submitted, not started, in order
+
+    def get_or_run(self, key: Hashable, compute: Callable[[Callable[[Any], None]], Any], *,
+                   on_progress: Callable[[Any], None] | None = None,
+                   on_queued: Callable[[int], None] | None = None) -> tuple[Any, str]:
+        """``(value, how)``; how is ``"cached"``, ``"joined"`` (someone else had asked first) or ``"computed"``.
+
+        ``compute(progress)`` does the work on a worker thread, calling ``progress(event)`` as it goes. This
+        asker's ``on_progress(event)`` sees every event in order, and ``on_queued(ahead)`` the number of
+        runs ahead of it while it waits for a worker, both in the asker's own thread. An exception from
+        either (a visitor who left) stops this asker following; the run is cancelled if nobody else follows.
+        """
+        with self._lock:
+            if key in self._done:
+                self._done.move_to_end(key)
+                return self._done[key], "cached"
+            run = self._runs.get(key)
+            how = "joined" if run is not None else "computed"
+            if run is None:
+                run = self._runs[key] = _Run()
+                self._queue.append(key)
+                run.future = self._pool.submit(self._work, key, run, compute)
+            run.followers += 1
+        try:
+            return self._follow(key, run, on_progress, on_queued), how
+        finally:
+            with self._lock:
+                run.followers -= 1
+                if run.followers == 0 and not run.done.is_set() and not run.started and run.future.cancel():
+                    self._queue.remove(key)
+                    self._runs.pop(key, None)
+
+    def _work(self, key: Hashable, run: _Run, compute) -> None:
+        with self._lock:
+            run.started = True
+            self._queue.remove(key)
+
+        def progress(event) -> None:
+            with self._lock:
+                if run.followers == 0:
+                    raise RunCancelled("nobody follows this run any more")
+                run.events.append(event)
+
+        try:
+            run.value = compute(progress)
+        except BaseException as exc:  # handed to every follower
+            run.error = exc
+        with self._lock:
+            self._runs.pop(key, None)
+            if run.error is None:
+                self._done[key] = run.value
+                while len(self._done) > self.max_entries:
+                    self._done.popitem(last=False)
+        run.done.set()
+
+    def _follow(self, key: Hashable, run: _Run, on_progress, on_queued) -> Any:
+        seen, last_ahead = 0, None
+        while True:
+            finished = run.done.wait(POLL_SECONDS)
+            with self._lock:
+                new = run.events[seen:]
+                ahead = self._queue.index(key) if key in self._queue else None
+            seen += len(new)
+            if on_queued is not None and ahead is not None and ahead != last_ahead:
+                on_queued(ahead)
+                last_ahead = ahead
+            if on_progress is not None:
+                for event in new:
+                    on_progress(event)
+            if finished:
+                break
+        if run.error is not None:
+            raise run.error
+        return run.value
+
+    def status(self) -> dict:
+        """How many runs are queued and running, and how many results are kept."""
+        with self._lock:
+            return {"queued": len(self._queue), "running": len(self._runs) - len(self._queue),
+                    "kept": len(self._done), "workers": self.workers}
+
+    def clear(self) -> None:
+        """Forget every finished result (runs in flight finish and are kept)."""
+        with self._lock:
+            self._done.clear()
+
+
+_shared: SharedRuns | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_runs() -> SharedRuns:
+    """The one store of this process, shared by every session of a Streamlit server (made on first use)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = SharedRuns()
+        return _shared

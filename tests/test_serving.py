@@ -1,0 +1,155 @@
+"""Runs shared by every visitor of a server: computed once, joined live, queued, cancelled when nobody waits."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from dpcore.exceptions import DPValueError
+from dpcore.serving import RunCancelled, SharedRuns, default_workers
+
+
+def _counting(value, events=(), gate: threading.Event | None = None, calls: list | None = None):
+    def compute(progress):
+        if calls is not None:
+            calls.append(value)
+        for e in events:
+            if gate is not None:
+                gate.wait(5)
+            progress(e)
+        return value
+    return compute
+
+
+def test_two_visitors_asking_the_same_run_share_one_computation_and_its_progress():
+    runs = SharedRuns(workers=2)
+    gate, calls, out, seen = threading.Event(), [], {}, {"a": [], "b": []}
+
+    def ask(name):
+        out[name] = runs.get_or_run(("train", 1), _counting(42, events=[1, 2, 3], gate=gate, calls=calls),
+                                    on_progress=seen[name].append)
+
+    a = threading.Thread(target=ask, args=("a",))
+    a.start()
+    time.sleep(0.3)  # a's run is waiting at its gate
+    b = threading.Thread(target=ask, args=("b",))
+    b.start()
+    time.sleep(0.3)
+    gate.set()
+    a.join(5)
+    b.join(5)
+    assert calls == [42]  # trained once
+    assert {out["a"], out["b"]} == {(42, "computed"), (42, "joined")}
+    assert seen["a"] == seen["b"] == [1, 2, 3]  # both pages drew every progress event, in order
+    assert runs.get_or_run(("train", 1), _counting(0)) == (42, "cached")
+
+
+def test_finished_results_are_bounded_least_recently_asked_first_out():
+    runs = SharedRuns(max_entries=2, workers=1)
+    calls = []
+    for k in (1, 2):
+        runs.get_or_run(k, _counting(k, calls=calls))
+    runs.get_or_run(1, _counting(1, calls=calls))  # 1 is now the most recent
+    runs.get_or_run(3, _counting(3, calls=calls))  # evicts 2
+    assert runs.get_or_run(1, _counting(1, calls=calls))[1] == "cached"
+    assert runs.get_or_run(2, _counting(2, calls=calls))[1] == "computed"
+    assert calls == [1, 2, 3, 2]
+    assert runs.status()["kept"] == 2
+
+
+def test_an_error_reaches_every_asker_and_is_not_kept():
+    runs = SharedRuns(workers=1)
+
+    def broken(progress):
+        raise DPValueError("epochs must be at most 10")
+
+    with pytest.raises(DPValueError, match="epochs must be at most 10"):
+        runs.get_or_run("k", broken)
+    assert runs.get_or_run("k", _counting(7)) == (7, "computed")
+
+
+def test_a_queued_visitor_hears_how_many_runs_are_ahead():
+    runs = SharedRuns(workers=1)
+    gate = threading.Event()
+    heard = {"second": [], "third": []}
+    first = threading.Thread(target=runs.get_or_run, args=("first", _counting(1, events=[0], gate=gate)))
+    first.start()
+    time.sleep(0.3)
+    second = threading.Thread(target=runs.get_or_run, args=("second", _counting(2)),
+                              kwargs={"on_queued": heard["second"].append})
+    second.start()
+    time.sleep(0.3)
+    third = threading.Thread(target=runs.get_or_run, args=("third", _counting(3)),
+                             kwargs={"on_queued": heard["third"].append})
+    third.start()
+    time.sleep(0.5)
+    assert runs.status()["queued"] == 2 and runs.status()["running"] == 1
+    gate.set()
+    for t in (first, second, third):
+        t.join(5)
+    assert heard["second"] == [0]  # next in line
+    assert heard["third"][0] == 1  # one run ahead, then next
+    assert runs.status() == {"queued": 0, "running": 0, "kept": 3, "workers": 1}
+
+
+class _Left(Exception):
+    """A visitor's page stopped (Streamlit raises in the script thread when the visitor reruns or leaves)."""
+
+
+def test_a_run_nobody_follows_any_more_is_stopped_and_not_kept():
+    runs = SharedRuns(workers=1)
+    steps, stopped = [], threading.Event()
+
+    def long(progress):
+        try:
+            for i in range(1000):
+                progress(i)
+                steps.append(i)
+                time.sleep(0.01)
+        except RunCancelled:
+            stopped.set()
+            raise
+        return "finished"
+
+    def leave_after_three(event):
+        if event >= 3:
+            raise _Left
+
+    with pytest.raises(_Left):
+        runs.get_or_run("long", long, on_progress=leave_after_three)
+    assert stopped.wait(5)
+    assert len(steps) < 1000
+    assert runs.status()["kept"] == 0
+
+
+def test_a_queued_run_whose_visitor_left_never_starts():
+    runs = SharedRuns(workers=1)
+    gate, calls = threading.Event(), []
+    first = threading.Thread(target=runs.get_or_run, args=("first", _counting(1, events=[0], gate=gate)))
+    first.start()
+    time.sleep(0.3)
+
+    def leave(ahead):
+        raise _Left
+
+    with pytest.raises(_Left):
+        runs.get_or_run("queued", _counting(2, calls=calls), on_queued=leave)
+    gate.set()
+    first.join(5)
+    time.sleep(0.3)
+    assert calls == []
+    assert runs.status()["queued"] == 0
+
+
+def test_workers_come_from_the_environment_or_leave_a_core_free(monkeypatch):
+    monkeypatch.setenv("DPCORE_RUN_WORKERS", "3")
+    assert default_workers() == 3
+    monkeypatch.setenv("DPCORE_RUN_WORKERS", "many")
+    with pytest.raises(DPValueError, match="DPCORE_RUN_WORKERS must be a whole number"):
+        default_workers()
+    monkeypatch.setenv("DPCORE_RUN_WORKERS", "0")
+    with pytest.raises(DPValueError, match="at least 1"):
+        default_workers()
+    monkeypatch.delenv("DPCORE_RUN_WORKERS")
+    assert default_workers() >= 1
