@@ -11,7 +11,7 @@ import streamlit as st
 
 from ..audit import max_tpr_at_fpr, pld_max_tpr_at_fpr, run_audit
 from ..learners import get_learner, learners
-from .common import format_epsilon, remembered
+from .common import format_epsilon, remembered, shared_call
 
 #: How each attack is offered on the page, and what it assumes and knows.
 ATTACK_LABELS = {
@@ -61,9 +61,12 @@ def cached_audit(learner: str, dataset: str, *, epsilon: float, delta: float, at
     moves a progress bar created outside it, which a cache replay could not redraw.
     """
     key = (learner, dataset, epsilon, delta, attack, params, shadows, canaries, pool_size, seed)
-    return remembered("audit.results", key, lambda: run_audit(
-        learner, dataset, epsilon=epsilon, delta=delta, attack=attack, params=dict(params), shadows=shadows,
-        canaries=canaries, pool_size=pool_size, seed=seed, on_progress=progress))
+    def run(on_progress):
+        return run_audit(learner, dataset, epsilon=epsilon, delta=delta, attack=attack, params=dict(params),
+                         shadows=shadows, canaries=canaries, pool_size=pool_size, seed=seed, on_progress=on_progress)
+
+    # one run for every visitor asking the same (dpcore.serving), memoised in the session too
+    return remembered("audit.results", key, lambda: shared_call(("audit", *key), run, on_progress=progress))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
