@@ -149,33 +149,30 @@ def _say_if_single_class(spec: LearnerSpec, split: Split, result: RunResult) -> 
     private = "The noise may have drowned what it learnt: try a larger epsilon" if spec.private else "Try"
     advice = f"{private}, or other knobs for this dataset (more epochs or rounds, a learning rate, regularisation)"
     outputs = result.test_outputs
+
+    def say(key: str, value, message: str) -> None:
+        result.extras[key] = value
+        warnings.warn(f"{message} {advice}", DPCoreWarning, stacklevel=4)
+
     if split.task == "classification":
         if outputs is not None and outputs.kind in ("probability", "score") and np.unique(split.y_test).size > 1:
             predicted = np.unique(np.argmax(outputs.values, axis=1))
             if predicted.size == 1:
                 label = _class_name(split, int(predicted[0]))
-                result.extras["single_class"] = label
-                warnings.warn(
-                    f"{spec.name} predicts the single class {label!r} for every test row: its accuracy is that "
-                    f"class's share of the test rows, not skill. {advice}", DPCoreWarning, stacklevel=3)
+                say("single_class", label, f"{spec.name} predicts the single class {label!r} for every test row: "
+                    "its accuracy is that class's share of the test rows, not skill.")
                 return
         accuracy = result.metrics.get("accuracy")
-        if accuracy is None:
-            return
         values, counts = np.unique(split.y_train, return_counts=True)
         common = int(values[np.argmax(counts)])
-        if accuracy <= float(np.mean(split.y_test == common)):
-            result.extras["no_better_than_trivial"] = True
-            warnings.warn(
-                f"{spec.name} is no more accurate on the test rows than always answering the most common training "
-                f"class ({_class_name(split, common)!r}). {advice}", DPCoreWarning, stacklevel=3)
+        if accuracy is not None and accuracy <= float(np.mean(split.y_test == common)):
+            say("no_better_than_trivial", True, f"{spec.name} is no more accurate on the test rows than always "
+                f"answering the most common training class ({_class_name(split, common)!r}).")
         return
     mse = result.metrics.get("mse")
     if mse is not None and mse >= float(np.mean((split.y_test - np.mean(split.y_train)) ** 2)):
-        result.extras["no_better_than_trivial"] = True
-        warnings.warn(
-            f"{spec.name}'s test error is no smaller than predicting the mean of the training labels for every row. "
-            f"{advice}", DPCoreWarning, stacklevel=3)
+        say("no_better_than_trivial", True, f"{spec.name}'s test error is no smaller than predicting the mean of "
+            "the training labels for every row.")
 
 
 def _class_name(split: Split, index: int) -> str:
