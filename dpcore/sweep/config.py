@@ -286,26 +286,34 @@ class SweepConfig:
     providers: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731 (frozen dataclass)
         providers = (self.providers,) if isinstance(self.providers, str) else tuple(self.providers or ())
-        set_("providers", tuple(str(p) for p in providers))
+        self._set("providers", tuple(str(p) for p in providers))
         load_providers(self.providers)
+        self._check_dataset()
+        specs = self._check_learners()
+        ax = self._check_axis(specs)
+        self._check_values(ax, specs)
+        self._check_numbers()
+        self._check_params(specs)
 
-        # dataset
+    def _set(self, key: str, value) -> None:
+        object.__setattr__(self, key, value)  # a frozen dataclass cleans its own fields here
+
+    def _check_dataset(self) -> None:
         if isinstance(self.dataset, str):
             if self.dataset not in REGISTRY:
                 raise DPValueError(f"unknown dataset {self.dataset!r}; choose one of {', '.join(REGISTRY)}")
         elif not isinstance(self.dataset, Dataset):
             raise DPTypeError(f"dataset must be a registry name or a Dataset, got {type(self.dataset).__name__}")
 
-        # learners
+    def _check_learners(self) -> list:
         names = (self.learners,) if isinstance(self.learners, str) else tuple(self.learners or ())
         if not names:
             raise DPValueError("learners is empty; name at least one learner to sweep, e.g. ['dpsgd']")
         if len(set(names)) != len(names):
             raise DPValueError(f"learners lists a name twice: {list(names)}")
         specs = [get_learner(n) for n in names]  # unknown names raise with the list of choices
-        set_("learners", names)
+        self._set("learners", names)
         task, is_image = self.task, self.is_image
         for spec in specs:
             if task not in spec.tasks:
@@ -315,8 +323,9 @@ class SweepConfig:
                 )
             if spec.images_only and not is_image:
                 raise DPValueError(f"learner {spec.name!r} needs image data; {self.dataset_name!r} is tabular")
+        return specs
 
-        # axis
+    def _check_axis(self, specs: list):
         if not isinstance(self.axis, str) or not self.axis.strip():
             raise DPTypeError(f"axis must be a non-empty string such as 'epsilon', got {self.axis!r}")
         ax = get_axis(self.axis)
@@ -331,8 +340,9 @@ class SweepConfig:
                     f"learner {spec.name!r} does not take {self.axis!r}, so it cannot be swept along it; "
                     f"it takes {sorted(spec.params) or 'no parameters'} (and epsilon, train_fraction)"
                 )
+        return ax
 
-        # values
+    def _check_values(self, ax, specs: list) -> None:
         if isinstance(self.values, (str, bytes)) or not isinstance(self.values, (Sequence, np.ndarray)):
             raise DPTypeError(f"values must be a sequence of numbers, got {type(self.values).__name__}")
         if len(self.values) == 0:
@@ -341,25 +351,26 @@ class SweepConfig:
         if self.axis not in BUILTIN_AXES:  # a knob axis: every value must be one its learners accept
             for v in vals:
                 check_knob_type(self.axis, v, specs)
-        set_("values", tuple(vals))
+        self._set("values", tuple(vals))
 
-        # seeds and fixed numbers
+    def _check_numbers(self) -> None:
         if isinstance(self.seeds, bool) or not isinstance(self.seeds, (numbers.Integral, np.integer)):
             raise DPTypeError(f"seeds must be an integer number of repetitions, got {self.seeds!r}")
         if int(self.seeds) < 1:
             raise DPValueError(f"seeds must be at least 1 (the number of repetitions per value), got {self.seeds}")
-        set_("seeds", int(self.seeds))
-        set_("base_seed", check_int(self.base_seed, "base_seed", minimum=0))
-        set_("epsilon", check_epsilon(self.epsilon))
-        set_("delta", check_delta(self.delta))
-        set_("train_fraction", check_fraction(self.train_fraction, "train_fraction"))
+        self._set("seeds", int(self.seeds))
+        self._set("base_seed", check_int(self.base_seed, "base_seed", minimum=0))
+        self._set("epsilon", check_epsilon(self.epsilon))
+        self._set("delta", check_delta(self.delta))
+        self._set("train_fraction", check_fraction(self.train_fraction, "train_fraction"))
         ts = float(self.test_size)
         if not 0.0 < ts < 1.0:
             raise DPValueError(f"test_size must be strictly between 0 and 1, got {self.test_size!r}")
-        set_("test_size", ts)
-        set_("include_baselines", bool(self.include_baselines))
+        self._set("test_size", ts)
+        self._set("include_baselines", bool(self.include_baselines))
 
-        # fixed knobs
+    def _check_params(self, specs: list) -> None:
+        """The fixed knobs: each one a learner of the sweep (or a baseline) takes, with a value it accepts."""
         if not isinstance(self.params, Mapping):
             raise DPTypeError(f"params must be a mapping of knob -> value, got {type(self.params).__name__}")
         params = {}
@@ -378,7 +389,7 @@ class SweepConfig:
             raise DPValueError(
                 f"no learner in this sweep takes parameter(s) {stray}; they take {sorted(accepted) or 'none'}"
             )
-        set_("params", FrozenParams(sorted(params.items())))
+        self._set("params", FrozenParams(sorted(params.items())))
 
     # -- derived facts -------------------------------------------------------------------------
     @property
