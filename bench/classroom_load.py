@@ -91,7 +91,8 @@ def run_class(browser, sessions: int, distinct: int, timeout: float, *, late_com
         pages = []
         for _ in range(sessions):
             page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.goto(server.url("Train_a_network"))
+            page.set_default_timeout(300_000)
+            page.goto(server.url("Train_a_network"), wait_until="commit")
             pages.append(page)
         for i, page in enumerate(pages):
             page.get_by_role("button", name="Train", exact=True).wait_for(timeout=180_000)
@@ -109,7 +110,8 @@ def run_class(browser, sessions: int, distinct: int, timeout: float, *, late_com
         while len(finished) < sessions and time.time() - t0 < timeout:
             if late_comer and late is None and time.time() - t0 > 5:
                 late, late_start = browser.new_page(viewport={"width": 1280, "height": 900}), time.time()
-                late.goto(server.url())
+                late.set_default_timeout(300_000)
+                late.goto(server.url(), wait_until="commit")
             if late is not None and late_time is None and late.locator(".js-plotly-plot").count() > 0:
                 late_time = time.time() - late_start
             for i, page in enumerate(pages):
