@@ -36,7 +36,7 @@ with st.sidebar:
                           "it is 1; declaring more is still private, it only adds noise.")
     seed = seed_input("home.seed")
 
-st.subheader("1 · Two neighbouring databases")
+st.header("1 · Two neighbouring databases")
 d, d2 = neighbouring_databases()
 c1, c2, c3 = st.columns([2, 2, 3])
 c1.markdown("**D**")
@@ -55,7 +55,7 @@ answer = run_guarded(noisy_count, mechanism=mech, epsilon=eps, delta=delta, sens
 if answer is not None:
     c3.metric("A noisy answer on D (this seed)", f"{answer:.2f}", help="Change the seed to draw another.")
 
-st.subheader("2 · The released answer's distribution on D and on D′")
+st.header("2 · The released answer's distribution on D and on D′")
 res = run_guarded(cached_densities, mech, eps, delta, sens, float(true_d), float(true_d2))
 if res is not None:
     df, summary = res
@@ -84,7 +84,7 @@ if res is not None:
     st.plotly_chart(ratio_figure(df, summary), width="stretch")
     st.caption("Smaller ε → wider noise → the two curves overlap more → less can be learned about Chandler.")
 
-st.subheader("3 · Two more ways to read ε")
+st.header("3 · Two more ways to read ε")
 ask_tab, belief_tab = st.tabs(["Ask again and again", "What can an attacker believe?"])
 with ask_tab:
     a1, a2 = st.columns(2)
@@ -117,5 +117,5 @@ with belief_tab:
         f"**{math.exp(eps) * prior / (math.exp(eps) * prior + 1 - prior):.0%}**. A small ε keeps the belief close "
         "to the prior, whatever the attacker knew before.")
 
-st.subheader("4 · Private machine learning, live")
+st.header("4 · Private machine learning, live")
 page_grid()

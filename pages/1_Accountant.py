@@ -68,7 +68,7 @@ if df is not None:
                "on the event SelfComposed(PoissonSampled(q, Gaussian(σ)), steps).")
     st.dataframe(comparison_table(df), hide_index=True, width="stretch", key="acct.table")
 
-st.subheader("The inverse: how much noise for a target ε?")
+st.header("The inverse: how much noise for a target ε?")
 st.caption(f"Uses the sidebar's δ = {delta:.0e} and sampling rate q = L/n = {q:.4g}; choose the target ε, the epochs "
            "and the accountant here.")
 c1, c2, c3 = st.columns(3)

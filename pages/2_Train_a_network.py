@@ -132,7 +132,7 @@ if algo == "output-perturbation":
     st.markdown(output_budget_text(out))
 st.caption(f"{out['n_train']} training rows, {out['n_test']} test rows, {out['seconds']:.1f} s.")
 
-st.subheader("Training history")
+st.header("Training history")
 st.plotly_chart(history_figure(out["history"]), key="train.history_chart")
 history, diagnostics = split_history(out["history"])
 show_table(history, key="train.history_table", labels=history_labels(out["task"]))
@@ -141,5 +141,5 @@ if units := history_caption(out["task"]):
 st.caption(spec.wording.history_note)
 show_diagnostics(out, algo, diagnostics)
 if "confusion" in out:
-    st.subheader("Confusion matrix of the private model (test rows)")
+    st.header("Confusion matrix of the private model (test rows)")
     st.plotly_chart(confusion_figure(out["confusion"]), key="train.confusion_chart")

@@ -78,7 +78,7 @@ metric = st.radio("Metric", ["accuracy", "intra_cluster_variance"], horizontal=T
                   format_func=lambda s: {"accuracy": "Accuracy (Hungarian matching)",
                                          "intra_cluster_variance": "Normalised intra-cluster variance"}[s])
 title = {"accuracy": "Accuracy", "intra_cluster_variance": "Within / total sum of squares"}[metric]
-st.subheader(f"{title} vs ε")
+st.header(f"{title} vs ε")
 epsilons = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0)
 with st.spinner(f"Running the three methods at {len(epsilons)} values of ε over {int(seeds)} seed(s) …"):
     df = run_guarded(cluster_sweep, dataset, int(k), iterations, epsilons, int(seeds), seed, neighbouring)

@@ -109,7 +109,7 @@ if df is not None:
                + below_zero + (" " + regularization_text(lam) if task == "classification" else ""))
     show_table(df, key="classical.eps_table")
 
-st.subheader(f"{metric_label[:1].upper() + metric_label[1:]} vs training-set size at ε = {epsilon:g}")
+st.header(f"{metric_label[:1].upper() + metric_label[1:]} vs training-set size at ε = {epsilon:g}")
 learner = st.selectbox("Learner", learners, key="classical.size_learner",
                        format_func=lambda n: METHOD_NAMES.get(n, n))
 fractions = (0.1, 0.25, 0.5, 0.75, 1.0)

@@ -140,14 +140,14 @@ chart_slot.plotly_chart(sweep_figure(table, config, metric=metric, log_x=log_x, 
                         key="sweep.chart")
 st.caption("Lines: mean across seeds; band: spread across seeds. The ε column is what each run actually spent "
            "(from its accountant); non-private and trivial baselines are drawn as horizontal lines.")
-st.subheader("Summary across seeds")
+st.header("Summary across seeds")
 st.dataframe(display_summary(summ, metric=metric, axis=axis), hide_index=True, width="stretch", key="sweep.summary")
 tax = tuning_tax(table, delta=delta)
 if axis == "epsilon":
     st.caption("Sweeping ε chooses a budget rather than tuning a model; the tuning tax (what choosing the best of "
                "several candidates costs) is shown for sweeps of the other knobs, such as the clip norm.")
 elif len(tax):
-    st.subheader("The tuning tax: what choosing the best point costs")
+    st.header("The tuning tax: what choosing the best point costs")
     st.markdown(
         "Picking the best value of this sweep looked at every candidate's result on the private data, so the "
         "chosen model carries more than one run's ε. Released together, the runs cost the sum of their ε. If the "
@@ -155,7 +155,7 @@ elif len(tax):
         "Papernot & Steinke (2022) bound the whole search by little more than one run (dp_accounting's "
         "repeat-and-select event). Seeds repeat a candidate; they are not extra candidates here.")
     st.dataframe(display_tuning_tax(tax), hide_index=True, width="stretch", key="sweep.tuning")
-st.subheader("Every run")
+st.header("Every run")
 st.dataframe(display_runs(table, axis=axis), hide_index=True, width="stretch", key="sweep.table")
 st.caption("The CSV keeps the tidy, machine-readable columns (learner registry names, inf for non-private ε).")
 st.download_button("Download the table (CSV)", table.to_csv(index=False).encode(), file_name=f"sweep_{ds.name}_"

@@ -41,7 +41,7 @@ cell = int(sb.number_input("DP-Pix cell size b (pixels)", 1, 64, 2 if min(h, w) 
 m = int(sb.number_input("DP-Pix m (pixels neighbours may differ in)", 1, 10_000, 1, key="images.m"))
 seed = seed_input("images.seed")
 
-st.subheader(f"{image_set.title}: {image_set.n_images} image(s) of {' x '.join(map(str, image_set.image_shape))}, "
+st.header(f"{image_set.title}: {image_set.n_images} image(s) of {' x '.join(map(str, image_set.image_shape))}, "
              f"pixel range {image_set.pixel_range[0]:g}–{image_set.pixel_range[1]:g}")
 if not pairs:
     st.info("Choose at least one mechanism or ε value in the sidebar.")
@@ -59,7 +59,7 @@ if grid is not None:
                "neighbour for it: per-pixel ε leaves the image as a whole with h·w·ε, per-image ε drowns it.")
     st.dataframe(ui.units_display(means), hide_index=True, width="stretch", key="images.units")
 
-st.subheader("Picture quality vs ε")
+st.header("Picture quality vs ε")
 curve = ui.curve_with_progress(key, tuple(kinds), float(delta), cell, m, int(seed))
 if curve is not None:
     st.plotly_chart(ui.quality_figure(curve), width="stretch", key="images.curve_chart")
@@ -68,7 +68,7 @@ if curve is not None:
     st.dataframe(ui.curve_display(curve), hide_index=True, width="stretch", key="images.curve_table")
 
 if image_set.labels is not None:
-    st.subheader("Noise on the labels instead (label DP)")
+    st.header("Noise on the labels instead (label DP)")
     st.markdown("Privacy unit: **one example's label** (the images are public). Laplace adds Lap(2/ε) to each "
                 "coordinate of the one-hot label (two one-hot vectors differ by 2 in L1), then decodes it either by "
                 "taking the largest coordinate (argmax) or by clamping each coordinate to [0, 1] and rounding, which "
@@ -88,7 +88,7 @@ if image_set.labels is not None:
         ui.show_labels(image_set, table)
         st.dataframe(ui.labels_display(table), hide_index=True, width="stretch", key="images.labels_table")
 
-st.subheader("Train on what you see")
+st.header("Train on what you see")
 labelled = [n for n, (_, lab) in IMAGE_SETS.items() if lab]
 train_set = image_set.name if image_set.name in labelled else "digits"
 st.markdown(f"On **{train_set}**: a logistic regression trained on noisy released images (the noise you see above; "

@@ -114,16 +114,17 @@ if agg == "lnmax":
     st.caption(f"LNMax: each answer is (2γ = {2 / res.noise_scale:.3g})-DP, so basic composition gives "
                f"ε = {res.epsilon_pure:.3g} at δ = 0; with δ > 0 the accountant's bound is used if smaller.")
 
-st.subheader("1 · The data, cut three ways")
+st.header("1 · The data, cut three ways")
 st.plotly_chart(split_figure(res), width="stretch")
 show_table(split_table(res), key="pate.split")
 
-st.subheader("2 · One query: the teachers' votes and the noisy winner")
+st.header("2 · One query: the teachers' votes and the noisy winner")
 i = st.slider("Answered query #", 0, cfg.queries - 1, 0, key="pate.example")
 left, right = st.columns([1, 4])
 img = example_image(ds, res, i, cfg.seed)
 if img is not None:
-    left.image(img, clamp=True, width=140, caption="the public input")
+    left.image(img, clamp=True, width=140, caption="the public input",
+               alt=f"The public input of query {i}, the picture the teachers vote on")
 left.markdown(f"Vote gap between the top two classes: **{sorted(res.votes[i])[-1] - sorted(res.votes[i])[-2]}** "
               f"votes; noise std ≈ {res.noise_scale * (1 if agg == 'gnmax' else math.sqrt(2)):.3g}.")
 right.plotly_chart(votes_figure(res, i, ds.target_names), width="stretch")
@@ -131,11 +132,11 @@ right.dataframe(vote_table(res, i, ds.target_names), hide_index=True, width="str
 st.caption("Changing one private record retrains one teacher, which moves one vote: the histogram changes by 1 in two "
            "bins (L1 sensitivity 2, L2 √2). That is what the noise hides.")
 
-st.subheader("3 · Privacy spent as queries are answered")
+st.header("3 · Privacy spent as queries are answered")
 st.plotly_chart(epsilon_queries_figure(res.history), width="stretch")
 st.dataframe(history_display(res.history), hide_index=True, width="stretch", key="pate.history")
 
-st.subheader("4 · Accuracy against ε, and the more-teachers-less-data trade-off")
+st.header("4 · Accuracy against ε, and the more-teachers-less-data trade-off")
 a, b = st.columns(2)
 if a.button("Sweep ε (teachers trained once)", key="pate.sweep_eps"):
     pb = a.progress(0.0)

@@ -142,7 +142,7 @@ with st.expander("Who holds what: class counts per client"
                  + ("" if shown == cfg.clients else f" (the first {shown} of {cfg.clients})"), expanded=cfg.non_iid):
     st.plotly_chart(clients_figure(res.client_label_counts, ds.target_names), width="stretch")
 
-st.subheader("Accuracy against the clip norm and the noise level")
+st.header("Accuracy against the clip norm and the noise level")
 if not private:
     st.info("Choose DP-FedAvg or local DP to sweep the clip norm and the noise level.")
     st.stop()

@@ -99,7 +99,7 @@ accuracy = {k: getattr(a, "target_accuracy", getattr(a, "accuracy", None)) for k
 show_table(results_table({k: (a, accuracy[k]) for k, a in audits.items()}), key="audit.table")
 
 if hasattr(main, "most_exposed"):
-    st.subheader("The records most exposed")
+    st.header("The records most exposed")
     worst = audits[list(audits)[-1]]
     st.markdown(f"The members the attack was most sure of in **{list(audits)[-1]}**, with their attack scores: "
                 "the records a real release would leak first.")
@@ -109,6 +109,7 @@ if hasattr(main, "most_exposed"):
         for col, img, label, score in zip(cols, X, table["Label"], table["Attack score"]):
             lo, hi = float(np.min(img)), float(np.max(img))
             col.image((np.asarray(img).reshape(ds.image_shape) - lo) / max(hi - lo, 1e-9), clamp=True,
-                      caption=f"label {label}, score {score:.3g}", use_container_width=True)
+                      caption=f"label {label}, score {score:.3g}", width="stretch",
+                      alt=f"A training record labelled {label}, attack score {score:.3g}")
     show_table(table, key="audit.exposed")
 st.caption("Seeded noise is for reproducible demonstrations; a real release uses unseeded, secure randomness.")

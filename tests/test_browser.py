@@ -79,3 +79,50 @@ def test_page_renders_in_headless_chromium_with_the_apps_own_menu(server, tmp_pa
     for bad in ("Traceback", "Exception:", "Error:", "Page not found"):
         assert bad not in body
     assert charts >= 1
+
+
+def _axe_scan():
+    """``scripts/axe_scan.py`` (the same scan a developer runs by hand), imported from its file."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("axe_scan", ROOT / "scripts" / "axe_scan.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install chromium)")
+def test_the_accessibility_scan_catches_an_image_without_alt_text_and_low_contrast_text():
+    playwright = pytest.importorskip("playwright.sync_api")
+    pytest.importorskip("axe_playwright_python")
+    axe = _axe_scan()
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page()
+        page.set_content('<html lang="en"><head><title>t</title></head><body><main><h1>Broken</h1>'
+                         '<img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=">'
+                         '<p style="color:#bbbbbb;background:#ffffff">faint caption</p></main></body></html>')
+        found = {v["id"] for v in axe.violations(page)}
+        browser.close()
+    assert {"image-alt", "color-contrast"} <= found
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install chromium)")
+def test_every_page_has_no_serious_accessibility_violation_before_and_after_its_main_run(server):
+    """axe-core on every page once rendered and, where there is one, after its main button's run finished:
+    zero critical and zero serious violations (alt text on every picture, 4.5:1 text contrast, ...)."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    pytest.importorskip("axe_playwright_python")
+    axe = _axe_scan()
+    report = []
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        for info in PAGES:
+            path = axe.url_path(info.path)
+            stages = axe.scan_page(browser, server, path)
+            assert len(stages) == (2 if path in axe.MAIN_BUTTONS else 1)
+            for stage, found, body in stages:
+                assert "Traceback" not in body, f"{path} ({stage}) shows a traceback"
+                report += [f"{path} ({stage}):\n{axe.describe(v)}" for v in found]
+        browser.close()
+    assert not report, "\n".join(report)

@@ -110,28 +110,35 @@ def _display(img: np.ndarray, pixel_range, upscale: int) -> np.ndarray:
     return out
 
 
-def show_image_row(images, captions, pixel_range, upscale: int, n_cols: int | None = None) -> None:
+def show_image_row(images, captions, pixel_range, upscale: int, n_cols: int | None = None,
+                   alts: list[str] | None = None) -> None:
+    """One row of pictures, each with its caption and its alt text for screen readers (the caption if none)."""
     cols = st.columns(n_cols or len(images))
-    for c, im, cap in zip(cols, images, captions):
+    for c, im, cap, alt in zip(cols, images, captions, alts or captions):
         pic = _display(im, pixel_range, upscale)
         # small images at their enlarged size (crisp pixels); photos shrink to the column
-        c.image(pic, caption=cap, width=int(pic.shape[1]) if upscale > 1 else "stretch")
+        c.image(pic, caption=cap, alt=alt, width=int(pic.shape[1]) if upscale > 1 else "stretch")
 
 
 def show_grid(grid: GridResult) -> None:
-    """Rows are images; the original first, then one column per mechanism/epsilon, PSNR/SSIM under each."""
+    """Rows are images; the original first, then one column per mechanism/epsilon, PSNR/SSIM under each.
+
+    Every picture names its mechanism and ε in its own caption (on a phone the columns stack, so the headings
+    alone would no longer say which mechanism made a picture) and in its alt text."""
     heads = st.columns(1 + len(grid.columns))
     heads[0].markdown("**Original**")
     for h, name in zip(heads[1:], grid.columns):
         h.markdown(f"**{name}**", help=grid.privacy_units.get(name))
     q = grid.quality.set_index(["row", "column"])
     for i, orig in enumerate(grid.originals):
-        caps = [grid.row_labels[i] or " "]
+        which = grid.row_labels[i] or f"image {i + 1}"
+        caps, alts = [f"Original · {which}"], [f"Original picture, {which}"]
         for name in grid.columns:
             r = q.loc[(i, name)]
             p = "∞" if math.isinf(r.psnr_db) else f"{r.psnr_db:.1f}"
-            caps.append(f"PSNR {p} dB · SSIM {r.ssim:.2f}")
-        show_image_row([orig, *grid.noisy[i]], caps, grid.pixel_range, grid.upscale)
+            caps.append(f"{name} · PSNR {p} dB · SSIM {r.ssim:.2f}")
+            alts.append(f"{which} after {name}: PSNR {p} dB, SSIM {r.ssim:.2f}")
+        show_image_row([orig, *grid.noisy[i]], caps, grid.pixel_range, grid.upscale, alts=alts)
 
 
 def units_table(grid: GridResult) -> pd.DataFrame:
@@ -186,10 +193,13 @@ def quality_figure(df: pd.DataFrame) -> go.Figure:
 
 
 def show_labels(image_set: ImageSet, table: pd.DataFrame) -> None:
-    caps = [f"true {t} → Lap {a} · clamp {c} · RR {r}" for t, a, c, r in
-            table[["true", "laplace_argmax", "laplace_clamp_round", "randomized_response"]].itertuples(index=False)]
+    rows = table[["true", "laplace_argmax", "laplace_clamp_round", "randomized_response"]].itertuples(index=False)
+    rows = list(rows)
+    caps = [f"true {t} → Lap {a} · clamp {c} · RR {r}" for t, a, c, r in rows]
+    alts = [f"Image labelled {t}; the noisy label is {a} by Laplace and argmax, {c} by Laplace, clamp and round, "
+            f"{r} by randomised response" for t, a, c, r in rows]
     show_image_row(list(image_set.images), caps, image_set.pixel_range, image_set.upscale,
-                   n_cols=max(4, image_set.n_images))
+                   n_cols=max(4, image_set.n_images), alts=alts)
 
 
 def compare_with_progress(dataset: str, epsilon: float, delta: float, seed: int, budget: str):

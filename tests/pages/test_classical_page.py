@@ -63,7 +63,7 @@ def test_size_chart_survives_tuning_on_few_rows_and_has_baselines():
     assert {"Non-private model (same loss)", "Majority class (trivial)"} <= set(size["Method"])
     assert size["Training rows"].nunique() >= 4 and (size["Seeds run"] <= 2).all()
     assert any("could not run on" in i.value and "class" in i.value for i in at.info)  # said, not hidden
-    assert any(h.value.startswith("Test accuracy (fraction) vs training-set size") for h in at.subheader)
+    assert any(h.value.startswith("Test accuracy (fraction) vs training-set size") for h in at.header)
 
 
 def test_iris_scaling_defaults_to_linear_and_standardize_warns_once():
@@ -80,7 +80,7 @@ def test_regression_explains_negative_r2():
     at = _open("diabetes", seeds=1)
     assert not at.exception and not at.error
     assert any("R² below 0 means worse than predicting the training mean" in c.value for c in at.caption)
-    assert any(h.value.startswith("Test R² vs training-set size") for h in at.subheader)
+    assert any(h.value.startswith("Test R² vs training-set size") for h in at.header)
     assert any("Laplace noise on the loss coefficients" in c.value for c in at.caption)
 
 

@@ -52,7 +52,7 @@ def test_label_dp_shows_confusion_matrix():
     at.selectbox(key="train.algorithm").set_value("label-dp-rr").run()
     at.button(key="train.run").click().run()
     assert not at.exception
-    assert any("Confusion" in s.value for s in at.subheader)
+    assert any("Confusion" in s.value for s in at.header)
 
 
 def test_output_perturbation_states_the_total_budget():

@@ -1,0 +1,111 @@
+"""Scan every page of a running app with axe-core (the accessibility engine) in Debian's Chromium.
+
+Usage: python scripts/axe_scan.py http://127.0.0.1:8501 [--page /PATE] [--all-impacts]
+
+For each page (every page of the app by default) it waits until the script has finished and scans; where the page
+has a main button (``MAIN_BUTTONS``) it presses it, waits for the run and scans again. It prints every violation of
+impact "critical" or "serious" (all impacts with --all-impacts): the rule, how many elements and the first few
+offending elements, and exits 1 when any critical or serious violation is found. ``tests/test_browser.py`` runs
+the same scan.
+"""
+from __future__ import annotations
+
+import argparse
+import pathlib
+import shutil
+import sys
+
+from playwright.sync_api import sync_playwright
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # the repository, for dpcore
+from dpcore.ui.navigation import PAGES  # noqa: E402
+
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
+         "--disable-quic", "--disable-component-update", "--disable-sync"]
+BLOCKING = ("critical", "serious")
+#: The button that starts each page's main run (pages without one are scanned once).
+MAIN_BUTTONS = {"/Train_a_network": "Train", "/Tradeoff_explorer": "Run", "/Noisy_images": "Train",
+                "/PATE": "Run PATE", "/Federated_learning": "Train", "/Attack_the_model": "Train and attack"}
+
+
+def url_path(path: str) -> str:
+    """``pages/2_Train_a_network.py`` → ``/Train_a_network``; the home page → ``/``."""
+    if path == PAGES[0].path:
+        return "/"
+    return "/" + path.split("/")[-1].removesuffix(".py").split("_", 1)[1]
+
+
+def wait_until_idle(page, *, timeout: float = 240.0) -> None:
+    """Wait until Streamlit's running indicator has been gone for two checks in a row (a script is done)."""
+    idle, waited = 0, 0.0
+    while idle < 2 and waited < timeout:
+        idle = idle + 1 if page.locator('[data-testid="stStatusWidget"]').count() == 0 else 0
+        page.wait_for_timeout(1000)
+        waited += 1.0
+
+
+def violations(page, *, impacts=BLOCKING) -> list[dict]:
+    """axe-core's violations on the current page whose impact is one of ``impacts``."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    found = Axe().run(page).response["violations"]
+    return [v for v in found if v.get("impact") in impacts]
+
+
+def describe(v: dict, *, limit: int = 3) -> str:
+    targets = "; ".join(" ".join(map(str, n["target"])) for n in v["nodes"][:limit])
+    return f"  [{v['impact']}] {v['id']} ×{len(v['nodes'])}: {v['help']} — {targets}"
+
+
+def scan_page(browser, base: str, path: str, *, impacts=BLOCKING, width: int = 1280, height: int = 720):
+    """Open ``base + path``, scan it once rendered and, where it has a main button, again after its run.
+
+    Returns ``[(stage, violations, body_text)]`` with stage ``"rendered"`` or ``"after <button>"``.
+    """
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.set_default_timeout(300_000)
+    page.goto(base + path, wait_until="networkidle", timeout=120_000)
+    page.locator('[data-testid="stHeading"]').first.wait_for()
+    page.wait_for_timeout(1000)
+    wait_until_idle(page)
+    out = [("rendered", violations(page, impacts=impacts), page.inner_text("body"))]
+    button = MAIN_BUTTONS.get(path)
+    if button:
+        page.get_by_role("button", name=button, exact=True).first.click()
+        page.wait_for_timeout(1500)
+        wait_until_idle(page)
+        out.append((f"after {button}", violations(page, impacts=impacts), page.inner_text("body")))
+    page.close()
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("base")
+    ap.add_argument("--page", action="append", default=[], help="a page path such as /PATE (default: all)")
+    ap.add_argument("--all-impacts", action="store_true")
+    ap.add_argument("--width", type=int, default=1280)
+    ap.add_argument("--height", type=int, default=720)
+    a = ap.parse_args()
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not exe:
+        print("chromium not found: apt-get install chromium", file=sys.stderr)
+        return 2
+    base = a.base.rstrip("/")
+    paths = a.page or [url_path(p.path) for p in PAGES]
+    impacts = ("critical", "serious", "moderate", "minor") if a.all_impacts else BLOCKING
+    blocking = 0
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=FLAGS)
+        for path in paths:
+            for stage, found, _ in scan_page(browser, base, path, impacts=impacts, width=a.width, height=a.height):
+                blocking += sum(v["impact"] in BLOCKING for v in found)
+                print(f"{base}{path} ({stage}): {len(found)} violation rule(s)")
+                for v in found:
+                    print(describe(v))
+        browser.close()
+    return 1 if blocking else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
