@@ -13,7 +13,14 @@ from dpcore.ui.accounting import (
     noisy_count,
     ratio_figure,
 )
-from dpcore.ui.explain import averaging_figure, cached_repeated_answers, e_to_the, posterior_figure
+from dpcore.ui.explain import (
+    averaging_figure,
+    cached_float_attack,
+    cached_repeated_answers,
+    e_to_the,
+    float_attack_table,
+    posterior_figure,
+)
 from dpcore.ui.navigation import page_grid
 
 page_header(
@@ -117,5 +124,30 @@ with belief_tab:
         f"**{math.exp(eps) * prior / (math.exp(eps) * prior + 1 - prior):.0%}**. A small ε keeps the belief close "
         "to the prior, whatever the attacker knew before.")
 
-st.header("4 · Private machine learning, live")
+st.header("4 · Noise you could ship")
+st.markdown(
+    "Everything on these pages draws its noise from a **seed** (0 unless you change it), so a class sees the same "
+    "picture for the same inputs. A real release must not: anyone who knows the seed can subtract the noise. Worse, "
+    "textbook Laplace noise computed in floating point leaks even without the seed (Mironov 2012): the exact "
+    "doubles that *count + noise* can produce depend on the count, so an attacker who sees one release can often "
+    "check that D′ could **never** have produced it. The secure mode rounds the answer to a fine grid, adds exact "
+    "integer Laplace noise (Canonne, Kamath & Steinke 2020) drawn from the operating system's cryptographic source, "
+    "and refuses seeds; the grid costs at most 0.2% more noise.")
+if st.button(f"Attack both kinds of noise at ε = {eps:g} (count {true_d} on D, {true_d2} on D′)",
+             key="home.float_attack") or st.session_state.get("home.float_attack_ran"):
+    st.session_state["home.float_attack_ran"] = True
+    attack = run_guarded(cached_float_attack, float(eps), float(true_d), float(true_d2))
+    if attack is not None:
+        st.dataframe(float_attack_table(attack), hide_index=True, width="stretch", key="home.float_attack_table")
+        textbook, secure = attack
+        st.markdown(
+            f"ε-DP allows any event at most e^ε = {e_to_the(eps)} times more often on D than on D′. The event "
+            f"\"D′ cannot have produced this\" never happens on D′, yet it happened for **{textbook.certain_rate:.0%}"
+            f"** of the textbook releases from D: the counts prove ε ≥ {textbook.epsilon_lower_bound:.2f} at 95% "
+            f"confidence, against the claimed {eps:g}. On the secure releases it happened "
+            f"{secure.certain_when_x} times: every grid point can come from either database. (The demonstration "
+            "attacks Laplace whichever mechanism is picked above; `dpcore.mechanisms.secure.SecureLaplace` is the "
+            "library's secure mechanism.)")
+
+st.header("5 · Private machine learning, live")
 page_grid()

@@ -29,6 +29,20 @@ def test_home_gaussian_shows_delta_spent(app_page):
     assert 0.9e-5 < d <= 1.0001e-5
 
 
+def test_home_shows_the_floating_point_attack_breaking_textbook_noise_and_not_secure_noise(app_page):
+    at = app_page("app.py").run()
+    assert at.button(key="home.float_attack")
+    at.session_state["home.float_attack_ran"] = True  # what the button sets (AppTest's router drops the click)
+    at.run()
+    assert not at.exception
+    table = next(d.value for d in at.dataframe if "ε proven (95%)" in d.value.columns)
+    textbook, secure = table.to_dict("records")
+    assert textbook["ε proven (95%)"] > 3 * textbook["ε claimed"]
+    assert secure["ε proven (95%)"] == 0.0
+    assert textbook["Wrongly certain (from D′)"] == 0 == secure["Wrongly certain (from D′)"]
+    assert any("never happens on D′" in m.value for m in at.markdown)
+
+
 def test_accountant_page_shows_the_moments_accountant_far_below_the_theorems(app_page):
     at = app_page("pages/1_Accountant.py").run()
     assert not at.exception

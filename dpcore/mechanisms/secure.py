@@ -1,0 +1,184 @@
+"""Noise you could ship: exact discrete samplers fed by the operating system's cryptographic source.
+
+The seeded mechanisms (:class:`~dpcore.mechanisms.Laplace` and the rest) draw floating-point noise from numpy's
+generator: right for teaching, where the same inputs must draw the same picture, but unsafe for a real release.
+Anyone who knows the seed reproduces the noise, and even without it the floating-point sampler leaks: the doubles
+that ``x + Laplace`` can output depend on ``x``, so an observer can tell neighbouring databases apart from a single
+release far beyond what e^ε allows (Mironov 2012; :mod:`dpcore.audit.floating_point` carries out the attack).
+
+:class:`SecureLaplace` avoids both. The true answer is rounded to a grid of spacing ``granularity`` (a power of
+two, so grid points are exact doubles), integer noise from the discrete Laplace distribution is added on that grid
+by the exact rejection sampler of Canonne, Kamath & Steinke (2020, Algorithms 1 and 2), using only integer and
+rational arithmetic, and every random bit comes from :mod:`secrets` (the OS CSPRNG). The output is a grid point, so
+every grid point can come from every input and no floating-point artefact exists.
+
+What it costs: rounding can move two neighbouring answers apart by up to ``floor(Δ/g) + 1`` grid steps instead of
+``Δ/g``, so the noise scale is ``(floor(Δ/g) + 1)·g / ε`` rather than ``Δ/ε`` (with the default grid of
+``Δ/1024``, rounded down to a power of two, at most 0.2% more). :attr:`SecureLaplace.scale_increase` states it and
+the privacy guarantee is exactly ``ε``: P[Z = z] ∝ exp(-|z|·ε/Δ_grid) is ε-DP for integer sensitivity Δ_grid.
+A seed is refused: reproducible noise is what this mode exists to prevent.
+
+References
+----------
+Mironov. On significance of the least significant bits for differential privacy. CCS 2012.
+Canonne, Kamath, Steinke. The discrete Gaussian for differential privacy. NeurIPS 2020 (Algorithms 1-2).
+"""
+from __future__ import annotations
+
+import math
+import secrets
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import dp_accounting
+import numpy as np
+
+from ..exceptions import DPValueError
+from ..validation import check_epsilon, check_positive
+from .base import Mechanism, as_float_array
+
+#: grid steps per unit of sensitivity by default (the grid is then rounded down to a power of two)
+DEFAULT_STEPS_PER_SENSITIVITY = 1024
+#: answers are refused beyond this many grid steps from zero (grid points stay exact doubles below 2**53)
+MAX_GRID_STEPS = 2**52
+
+
+def _bernoulli(p: Fraction) -> bool:
+    """True with probability exactly ``p`` (0 <= p <= 1), from the OS's cryptographic source."""
+    return secrets.randbelow(p.denominator) < p.numerator
+
+
+def _bernoulli_exp_small(gamma: Fraction) -> bool:
+    """True with probability exp(-gamma) for 0 <= gamma <= 1 (Canonne et al. 2020, Algorithm 1, first case)."""
+    k = 1
+    while _bernoulli(gamma / k):
+        k += 1
+    return k % 2 == 1
+
+
+def bernoulli_exp(gamma: Fraction) -> bool:
+    """True with probability exactly exp(-gamma), gamma >= 0 rational (Canonne et al. 2020, Algorithm 1)."""
+    gamma = Fraction(gamma)
+    if gamma < 0:
+        raise DPValueError(f"gamma must be >= 0, got {gamma}")
+    for _ in range(math.floor(gamma)):
+        if not _bernoulli_exp_small(Fraction(1)):
+            return False
+    return _bernoulli_exp_small(gamma - math.floor(gamma))
+
+
+def discrete_laplace(scale: Fraction) -> int:
+    """One draw with P[Z = z] ∝ exp(-|z| / scale), scale = t/s > 0 rational (Canonne et al. 2020, Algorithm 2)."""
+    scale = Fraction(scale)
+    if scale <= 0:
+        raise DPValueError(f"scale must be > 0, got {scale}")
+    t, s = scale.numerator, scale.denominator
+    while True:
+        u = secrets.randbelow(t)
+        if not bernoulli_exp(Fraction(u, t)):
+            continue
+        v = 0
+        while bernoulli_exp(Fraction(1)):
+            v += 1
+        y = (u + t * v) // s
+        negative = secrets.randbits(1) == 1
+        if negative and y == 0:
+            continue
+        return -y if negative else y
+
+
+def default_granularity(sensitivity: float) -> float:
+    """The largest power of two at most ``sensitivity / 1024``: the grid the answer is rounded to."""
+    return 2.0 ** math.floor(math.log2(sensitivity / DEFAULT_STEPS_PER_SENSITIVITY))
+
+
+@dataclass(frozen=True)
+class SecureLaplace(Mechanism):
+    """ε-DP for a query of L1 sensitivity ``sensitivity``: grid rounding plus exact discrete Laplace noise.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget of one application, > 0.
+    sensitivity : float
+        L1 sensitivity of the query.
+    granularity : float or None
+        Spacing of the output grid, a power of two (default: :func:`default_granularity`).
+
+    Examples
+    --------
+    >>> m = SecureLaplace(epsilon=1.0, sensitivity=1.0)
+    >>> m.granularity, m.grid_sensitivity
+    (0.0009765625, 1025)
+    >>> float(m.randomise(10.0) / m.granularity).is_integer()
+    True
+    """
+
+    epsilon: float = field(kw_only=True)  # type: ignore[misc]
+    sensitivity: float = field(default=1.0, kw_only=True)
+    granularity: float | None = field(default=None, kw_only=True)
+    name = "secure_laplace"
+
+    @property
+    def delta(self) -> float:
+        """Pure epsilon-DP: delta is 0."""
+        return 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))
+        g = default_granularity(self.sensitivity) if self.granularity is None else check_positive(
+            self.granularity, "granularity")
+        if math.frexp(g)[0] != 0.5:
+            raise DPValueError(f"granularity must be a power of two (such as {default_granularity(self.sensitivity)})"
+                               f" so every grid point is an exact double, got {g!r}")
+        object.__setattr__(self, "granularity", g)
+
+    @property
+    def grid_sensitivity(self) -> int:
+        """How many grid steps two neighbouring answers can be apart after rounding: floor(Δ/g) + 1."""
+        return math.floor(self.sensitivity / self.granularity) + 1
+
+    @property
+    def grid_scale(self) -> Fraction:
+        """Discrete Laplace scale in grid steps, exactly grid_sensitivity / epsilon."""
+        return Fraction(self.grid_sensitivity) / Fraction(self.epsilon)
+
+    @property
+    def scale(self) -> float:
+        """The noise scale in the answer's units: grid_sensitivity · granularity / epsilon."""
+        return float(self.grid_scale) * self.granularity
+
+    @property
+    def scale_increase(self) -> float:
+        """What rounding to the grid costs: this scale over the continuous Laplace's Δ/ε (just above 1)."""
+        return self.grid_sensitivity * self.granularity / self.sensitivity
+
+    def variance(self) -> float:
+        """Variance of the discrete Laplace noise: 2 q / (1 - q)^2 grid steps squared, q = exp(-1/scale)."""
+        q = math.exp(-1.0 / float(self.grid_scale))
+        return 2.0 * q / (1.0 - q) ** 2 * self.granularity**2
+
+    def randomise(self, values, *, rng=None):
+        if rng is not None:
+            raise DPValueError("secure noise takes no seed or generator (rng): its bits come from the operating "
+                               "system's cryptographic source so nobody can reproduce them; drop the seed, or use "
+                               "the seeded Laplace mechanism for a reproducible classroom demo")
+        arr, scalar = as_float_array(values)
+        steps = arr / self.granularity
+        if not np.all(np.isfinite(steps)) or np.any(np.abs(steps) >= MAX_GRID_STEPS):
+            raise DPValueError(f"values must be finite and within ±{MAX_GRID_STEPS * self.granularity:g} "
+                               f"(2**52 grid steps of {self.granularity:g}); clip the query's answer first")
+        noise = np.fromiter((discrete_laplace(self.grid_scale) for _ in range(steps.size)), dtype=np.int64,
+                            count=steps.size).reshape(steps.shape)
+        out = (np.rint(steps).astype(np.int64) + noise) * self.granularity
+        return float(out) if scalar else out
+
+    def pmf(self, k) -> np.ndarray:
+        """P[noise = k grid steps] (the exact discrete Laplace law the sampler draws from)."""
+        q = math.exp(-1.0 / float(self.grid_scale))
+        return (1.0 - q) / (1.0 + q) * q ** np.abs(np.asarray(k, dtype=float))
+
+    @property
+    def dp_event(self):
+        return dp_accounting.LaplaceDpEvent(noise_multiplier=float(self.grid_scale) / self.grid_sensitivity)
