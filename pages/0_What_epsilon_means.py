@@ -5,7 +5,7 @@ import math
 
 import streamlit as st
 
-from dpcore.ui import page_header, run_guarded, seed_input
+from dpcore.ui import page_header, run_guarded, seed_input, show_frame
 from dpcore.ui.accounting import (
     cached_densities,
     densities_figure,
@@ -138,7 +138,7 @@ if st.button(f"Attack both kinds of noise at ε = {eps:g} (count {true_d} on D, 
     st.session_state["home.float_attack_ran"] = True
     attack = run_guarded(cached_float_attack, float(eps), float(true_d), float(true_d2))
     if attack is not None:
-        st.dataframe(float_attack_table(attack), hide_index=True, width="stretch", key="home.float_attack_table")
+        show_frame(float_attack_table(attack), key="home.float_attack_table")
         textbook, secure = attack
         st.markdown(
             f"ε-DP allows any event at most e^ε = {e_to_the(eps)} times more often on D than on D′. The event "

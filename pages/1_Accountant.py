@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dpcore.accounting import steps_for
-from dpcore.ui import page_header, run_guarded
+from dpcore.ui import page_header, run_guarded, show_frame
 from dpcore.ui.accounting import (
     ADVANCED_LABEL,
     cached_comparison,
@@ -66,7 +66,7 @@ if df is not None:
                "δ, so the advanced curve shows the smaller of the two (advanced composition alone is worse than the "
                "naive sum when each step's ε is large, e.g. σ = 0.5). RDP and PLD come from Google's dp_accounting "
                "on the event SelfComposed(PoissonSampled(q, Gaussian(σ)), steps).")
-    st.dataframe(comparison_table(df), hide_index=True, width="stretch", key="acct.table")
+    show_frame(comparison_table(df), key="acct.table")
 
 st.header("The inverse: how much noise for a target ε?")
 st.caption(f"Uses the sidebar's δ = {delta:.0e} and sampling rate q = L/n = {q:.4g}; choose the target ε, the epochs "

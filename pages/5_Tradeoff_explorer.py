@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dpcore.sweep import AXES, SweepConfig, get_axis, tuning_tax, value_range
-from dpcore.ui import dataset_picker, delta_input, epsilon_input, page_header, run_guarded, seed_input
+from dpcore.ui import dataset_picker, delta_input, epsilon_input, page_header, run_guarded, seed_input, show_frame
 from dpcore.ui.sweep import (
     DEFAULT_RANGES,
     METRIC_LABELS,
@@ -141,7 +141,7 @@ chart_slot.plotly_chart(sweep_figure(table, config, metric=metric, log_x=log_x, 
 st.caption("Lines: mean across seeds; band: spread across seeds. The ε column is what each run actually spent "
            "(from its accountant); non-private and trivial baselines are drawn as horizontal lines.")
 st.header("Summary across seeds")
-st.dataframe(display_summary(summ, metric=metric, axis=axis), hide_index=True, width="stretch", key="sweep.summary")
+show_frame(display_summary(summ, metric=metric, axis=axis), key="sweep.summary")
 tax = tuning_tax(table, delta=delta)
 if axis == "epsilon":
     st.caption("Sweeping ε chooses a budget rather than tuning a model; the tuning tax (what choosing the best of "
@@ -154,9 +154,9 @@ elif len(tax):
         "number of candidates tried is random (Poisson, with the mean shown) and only the best model is released, "
         "Papernot & Steinke (2022) bound the whole search by little more than one run (dp_accounting's "
         "repeat-and-select event). Seeds repeat a candidate; they are not extra candidates here.")
-    st.dataframe(display_tuning_tax(tax), hide_index=True, width="stretch", key="sweep.tuning")
+    show_frame(display_tuning_tax(tax), key="sweep.tuning")
 st.header("Every run")
-st.dataframe(display_runs(table, axis=axis), hide_index=True, width="stretch", key="sweep.table")
+show_frame(display_runs(table, axis=axis), key="sweep.table")
 st.caption("The CSV keeps the tidy, machine-readable columns (learner registry names, inf for non-private ε).")
 st.download_button("Download the table (CSV)", table.to_csv(index=False).encode(), file_name=f"sweep_{ds.name}_"
                    f"{axis}.csv", mime="text/csv", key="sweep.download")

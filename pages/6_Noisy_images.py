@@ -9,7 +9,7 @@ from dpcore.images import IMAGE_MECHANISMS, IMAGE_SETS
 from dpcore.images.labels import laplace_label_probabilities
 from dpcore.images.sets import DISPLAY_UPSCALE
 from dpcore.mechanisms import RandomizedResponse
-from dpcore.ui import delta_input, epsilon_input, page_header, run_guarded, seed_input
+from dpcore.ui import delta_input, epsilon_input, page_header, run_guarded, seed_input, show_frame
 from dpcore.ui import images as ui
 
 page_header(
@@ -57,7 +57,7 @@ if grid is not None:
     st.caption("Outputs are clipped to the pixel range (post-processing, no privacy cost). Small images are "
                "enlarged by repeating pixels, never smoothed. Hover a column heading to see who counts as a "
                "neighbour for it: per-pixel ε leaves the image as a whole with h·w·ε, per-image ε drowns it.")
-    st.dataframe(ui.units_display(means), hide_index=True, width="stretch", key="images.units")
+    show_frame(ui.units_display(means), key="images.units")
 
 st.header("Picture quality vs ε")
 curve = ui.curve_with_progress(key, tuple(kinds), float(delta), cell, m, int(seed))
@@ -65,7 +65,7 @@ if curve is not None:
     st.plotly_chart(ui.quality_figure(curve), width="stretch", key="images.curve_chart")
     st.caption(f"Means over the {image_set.n_images} image(s) above; DP-Pix with b = {cell}, m = {m}; Gaussian δ = "
                f"{delta:g}. PSNR = 10·log10(R²/MSE) with R the pixel range.")
-    st.dataframe(ui.curve_display(curve), hide_index=True, width="stretch", key="images.curve_table")
+    show_frame(ui.curve_display(curve), key="images.curve_table")
 
 if image_set.labels is not None:
     st.header("Noise on the labels instead (label DP)")
@@ -86,7 +86,7 @@ if image_set.labels is not None:
         st.caption(f"Probabilities for any one label ({image_set.n_classes} classes, exact, not counted on the "
                    f"{len(table)} image(s) below, which are one random draw).")
         ui.show_labels(image_set, table)
-        st.dataframe(ui.labels_display(table), hide_index=True, width="stretch", key="images.labels_table")
+        show_frame(ui.labels_display(table), key="images.labels_table")
 
 st.header("Train on what you see")
 labelled = [n for n, (_, lab) in IMAGE_SETS.items() if lab]
@@ -119,7 +119,7 @@ if res is not None:
                    "ε the table reports. DP-SGD's ε is per whole record.")
     st.caption("**Not like for like:** input noise protects the images only; the noisy-input classifier uses the "
                "true labels, unprotected. DP-SGD's ε covers the whole (image, label) record.")
-    st.dataframe(ui.compare_display(table), hide_index=True, width="stretch", key="images.train_table")
+    show_frame(ui.compare_display(table), key="images.train_table")
     if info["dpsgd_settings"]:
         st.caption(f"DP-SGD settings: {info['dpsgd_settings']}.")
     if not info["dpsgd_available"]:

@@ -6,7 +6,17 @@ import math
 import streamlit as st
 
 from dpcore.pate import PateConfig
-from dpcore.ui import dataset_picker, delta_input, epsilon_input, page_header, run_guarded, seed_input, show_table
+from dpcore.ui import (
+    close_sidebar_on_phone,
+    dataset_picker,
+    delta_input,
+    epsilon_input,
+    page_header,
+    run_guarded,
+    seed_input,
+    show_frame,
+    show_table,
+)
 from dpcore.ui.accounting import weak_guarantee_note
 from dpcore.ui.pate import (
     AGGREGATOR_LABELS,
@@ -69,7 +79,8 @@ with st.sidebar.form("pate.form"):
                      help="Papernot 2018 Thm 6: cheaper when teachers agree, but it depends on the private votes "
                           "and is not itself private (smooth sensitivity not implemented).")
     seed = seed_input("pate.seed", container=st)
-    st.form_submit_button("Run PATE", type="primary")
+    if st.form_submit_button("Run PATE", type="primary"):
+        close_sidebar_on_phone()  # on a phone the open sidebar would hide the result
 
 if ds is None:
     st.stop()
@@ -128,13 +139,13 @@ if img is not None:
 left.markdown(f"Vote gap between the top two classes: **{sorted(res.votes[i])[-1] - sorted(res.votes[i])[-2]}** "
               f"votes; noise std ≈ {res.noise_scale * (1 if agg == 'gnmax' else math.sqrt(2)):.3g}.")
 right.plotly_chart(votes_figure(res, i, ds.target_names), width="stretch")
-right.dataframe(vote_table(res, i, ds.target_names), hide_index=True, width="stretch", height=200, key="pate.votes")
+show_frame(vote_table(res, i, ds.target_names), container=right, height=200, key="pate.votes")
 st.caption("Changing one private record retrains one teacher, which moves one vote: the histogram changes by 1 in two "
            "bins (L1 sensitivity 2, L2 √2). That is what the noise hides.")
 
 st.header("3 · Privacy spent as queries are answered")
 st.plotly_chart(epsilon_queries_figure(res.history), width="stretch")
-st.dataframe(history_display(res.history), hide_index=True, width="stretch", key="pate.history")
+show_frame(history_display(res.history), key="pate.history")
 
 st.header("4 · Accuracy against ε, and the more-teachers-less-data trade-off")
 a, b = st.columns(2)
@@ -161,4 +172,4 @@ for key, fig, note in [("pate.eps_sweep", epsilon_sweep_figure, "Accuracy agains
     if got is not None and got[0] == (ds.name, cfg):
         st.plotly_chart(fig(got[1], chance), width="stretch")
         st.caption(note)
-        st.dataframe(sweep_display(got[1]), hide_index=True, width="stretch", key=f"{key}.table")
+        show_frame(sweep_display(got[1]), key=f"{key}.table")

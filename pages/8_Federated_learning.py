@@ -6,7 +6,17 @@ import dataclasses
 import streamlit as st
 
 from dpcore.federated import FedAvgConfig
-from dpcore.ui import dataset_picker, delta_input, epsilon_input, page_header, run_guarded, seed_input, show_table
+from dpcore.ui import (
+    close_sidebar_on_phone,
+    dataset_picker,
+    delta_input,
+    epsilon_input,
+    page_header,
+    run_guarded,
+    seed_input,
+    show_frame,
+    show_table,
+)
 from dpcore.ui.accounting import weak_guarantee_note
 from dpcore.ui.federated import (
     DIAGNOSTIC_COLUMNS,
@@ -73,7 +83,8 @@ with st.sidebar.form("fed.form"):
     model = st.selectbox("Model", ["softmax", "mlp"], key="fed.model",
                          format_func={"softmax": "Softmax regression", "mlp": "Small neural network"}.get)
     seed = seed_input("fed.seed", container=st)
-    st.form_submit_button("Train", type="primary")
+    if st.form_submit_button("Train", type="primary"):
+        close_sidebar_on_phone()  # on a phone the open sidebar would hide the result
 
 if ds is None:
     st.stop()
@@ -163,4 +174,4 @@ for ax, values in sweeps.items():
         live.empty()  # the finished chart is drawn below
     if done is not None:
         st.plotly_chart(sweep_figure(done.table, sc, metric="accuracy", log_x=True), width="stretch", key=f"fed.{ax}")
-        st.dataframe(sweep_display(done.table, ax), hide_index=True, width="stretch", key=f"fed.{ax}.table")
+        show_frame(sweep_display(done.table, ax), key=f"fed.{ax}.table")

@@ -5,7 +5,16 @@ import numpy as np
 import streamlit as st
 
 from dpcore.learners import get_learner
-from dpcore.ui import dataset_picker, delta_input, epsilon_input, page_header, run_guarded, seed_input, show_table
+from dpcore.ui import (
+    close_sidebar_on_phone,
+    dataset_picker,
+    delta_input,
+    epsilon_input,
+    page_header,
+    run_guarded,
+    seed_input,
+    show_table,
+)
 from dpcore.ui.audit import (
     ATTACK_LABELS,
     ATTACK_NOTES,
@@ -48,7 +57,8 @@ with st.sidebar.form("audit.form"):
     canaries = st.select_slider("Canaries (one-run audit)", [100, 200, 500, 1000, 2000], value=1000,
                                 key="audit.canaries")
     seed = seed_input("audit.seed", container=st)
-    st.form_submit_button("Train and attack", type="primary")
+    if st.form_submit_button("Train and attack", type="primary"):
+        close_sidebar_on_phone()  # on a phone the open sidebar would hide the result
 
 if ds is None:
     st.stop()

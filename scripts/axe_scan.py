@@ -52,6 +52,32 @@ def violations(page, *, impacts=BLOCKING) -> list[dict]:
     return [v for v in found if v.get("impact") in impacts]
 
 
+#: Elements of the main area that stick out past the right edge of the viewport (scrollable tables, charts and
+#: code blocks excepted: they scroll or shrink inside their own frame).
+_OVERFLOW_JS = """() => {
+  const width = window.innerWidth, out = [];
+  for (const el of document.querySelectorAll('[data-testid="stMain"] *')) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.right <= width + 1) continue;
+    if (el.closest('[data-testid="stDataFrame"], [data-testid="stTable"], .js-plotly-plot, pre')) continue;
+    out.push((el.getAttribute('data-testid') || el.tagName) + ' ends at ' + Math.round(r.right) + ' px');
+  }
+  return out;
+}"""
+PHONE = {"width": 390, "height": 844}
+
+
+def phone_overflow(page) -> list[dict]:
+    """At a phone's 390 x 844: the elements wider than the screen, as one axe-style "serious" violation."""
+    page.set_viewport_size(PHONE)
+    page.wait_for_timeout(1000)
+    found = page.evaluate(_OVERFLOW_JS)
+    if not found:
+        return []
+    return [{"id": "horizontal-overflow", "impact": "serious", "help": "Content wider than a 390 px phone screen",
+             "nodes": [{"target": [f]} for f in found]}]
+
+
 def describe(v: dict, *, limit: int = 3) -> str:
     targets = "; ".join(" ".join(map(str, n["target"])) for n in v["nodes"][:limit])
     return f"  [{v['impact']}] {v['id']} ×{len(v['nodes'])}: {v['help']} — {targets}"
@@ -60,7 +86,8 @@ def describe(v: dict, *, limit: int = 3) -> str:
 def scan_page(browser, base: str, path: str, *, impacts=BLOCKING, width: int = 1280, height: int = 720):
     """Open ``base + path``, scan it once rendered and, where it has a main button, again after its run.
 
-    Returns ``[(stage, violations, body_text)]`` with stage ``"rendered"`` or ``"after <button>"``.
+    Returns ``[(stage, violations, body_text)]`` with stage ``"rendered"``, ``"after <button>"`` and, last,
+    ``"phone"``: the final state resized to a 390 px phone, where nothing may stick out sideways.
     """
     page = browser.new_page(viewport={"width": width, "height": height})
     page.set_default_timeout(300_000)
@@ -75,6 +102,7 @@ def scan_page(browser, base: str, path: str, *, impacts=BLOCKING, width: int = 1
         page.wait_for_timeout(1500)
         wait_until_idle(page)
         out.append((f"after {button}", violations(page, impacts=impacts), page.inner_text("body")))
+    out.append(("phone", phone_overflow(page), page.inner_text("body")))
     page.close()
     return out
 

@@ -5,6 +5,7 @@ Pages call these helpers and the cached wrappers in the feature modules
 """
 from .common import (
     SEED_CAPTION,
+    close_sidebar_on_phone,
     dataset_picker,
     delta_input,
     epsilon_input,
@@ -14,12 +15,14 @@ from .common import (
     run_guarded,
     seed_input,
     shared_call,
+    show_frame,
     show_table,
     show_warnings,
 )
 
 __all__ = [
     "SEED_CAPTION",
+    "close_sidebar_on_phone",
     "dataset_picker",
     "delta_input",
     "epsilon_input",
@@ -29,6 +32,7 @@ __all__ = [
     "run_guarded",
     "shared_call",
     "seed_input",
+    "show_frame",
     "show_table",
     "show_warnings",
 ]

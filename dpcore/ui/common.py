@@ -14,6 +14,21 @@ from ..exceptions import DPCoreError
 from ..workload import SERVER, set_default_budget
 from .navigation import route_through_app
 
+#: Shown under a wide table on narrow screens only (the class is styled by :data:`_PHONE_STYLE`).
+SCROLL_CUE = '<p class="dp-scroll-cue">⟷ This table scrolls sideways; its first column stays in place.</p>'
+#: Page-wide style: the scroll cue appears below 640 px only.
+_PHONE_STYLE = ("<style>.dp-scroll-cue{display:none;margin:-0.5rem 0 1rem;font-size:0.9rem}"
+                "@media (max-width: 640px){.dp-scroll-cue{display:block}}</style>")
+#: Folds the sidebar away on a phone (below 640 px the open sidebar covers most of the screen), so the run that a
+#: sidebar button started is seen; it does nothing on wider screens or when the sidebar is already closed.
+_CLOSE_SIDEBAR_ON_PHONE = """<script>
+(() => {
+  if (window.innerWidth > 640) return;
+  const button = document.querySelector('[data-testid="stSidebar"] button[aria-label="Collapse sidebar"]');
+  if (button) button.click();
+})();
+</script>"""
+
 SEED_CAPTION = (
     "Noise here is seeded so the same inputs give the same picture, for teaching and reproducible demos. "
     "A real release uses unseeded, cryptographically secure randomness."
@@ -29,6 +44,7 @@ def page_header(title: str, intro: str) -> None:
     """
     set_default_budget(SERVER)
     route_through_app()
+    st.html(_PHONE_STYLE)
     st.title(title)
     st.markdown(intro)
 
@@ -192,10 +208,25 @@ def readable_table(df: pd.DataFrame, *, labels: dict | None = None, digits: int 
     return out.reset_index(drop=True)
 
 
+def show_frame(df: pd.DataFrame, *, key: str | None = None, container=None, height: int | str = "auto",
+               wide_from: int = 4) -> None:
+    """A display-ready table, full width, no index, its first column pinned while the rest scrolls sideways;
+    a table of ``wide_from`` columns or more says on a phone that it scrolls."""
+    c = container or st
+    config = {df.columns[0]: st.column_config.Column(pinned=True)} if len(df.columns) else None
+    c.dataframe(df, hide_index=True, width="stretch", height=height, key=key, column_config=config)
+    if len(df.columns) >= wide_from:
+        c.markdown(SCROLL_CUE, unsafe_allow_html=True)
+
+
+def close_sidebar_on_phone() -> None:
+    """Fold the sidebar away on a phone: call it where a sidebar button starts a run, so its result is seen."""
+    st.html(_CLOSE_SIDEBAR_ON_PHONE, unsafe_allow_javascript=True)
+
+
 def show_table(df, *, key: str, labels: dict | None = None, digits: int = 4, drop: tuple[str, ...] = ()) -> None:
-    """``st.dataframe`` of :func:`readable_table` (no index, full width)."""
-    st.dataframe(readable_table(df, labels=labels, digits=digits, drop=drop), hide_index=True, width="stretch",
-                 key=key)
+    """:func:`show_frame` of :func:`readable_table`."""
+    show_frame(readable_table(df, labels=labels, digits=digits, drop=drop), key=key)
 
 
 def show_warnings(caught, *, hide: tuple[str, ...] = ()) -> None:
