@@ -12,6 +12,7 @@ import sys
 
 from ..audit.run import AUDIT_KINDS, run_audit
 from ..exceptions import DPValueError
+from .data import add_data_flags, dataset_from_args
 from .train import parse_set
 
 
@@ -20,7 +21,7 @@ def add_parser(sub) -> None:
         "audit", help="attack a trained learner (membership inference, one-run canaries) and bound its epsilon",
         description="Train a registered learner for real, attack it, and print what the attack certifies: a "
                     "lower bound on epsilon at the given confidence beside the epsilon the learner claims.")
-    p.add_argument("--dataset", required=True, help="registry name, e.g. digits (python -m dpcore datasets)")
+    add_data_flags(p)
     p.add_argument("--algorithm", required=True, help="learner name, e.g. dpsgd (python -m dpcore train --list)")
     p.add_argument("--epsilon", type=float, default=1.0, help="the learner's privacy budget (default 1.0)")
     p.add_argument("--delta", type=float, default=1e-5, help="delta of (epsilon, delta)-DP (default 1e-5)")
@@ -62,8 +63,8 @@ def _run(args) -> int:
             print(f"{info['stage']}: {info['done']}/{info['total']}", file=sys.stderr)
 
     given = {key: getattr(args, key) for key in _ATTACK_FLAGS if getattr(args, key) is not None}
-    audit = run_audit(args.algorithm, args.dataset, epsilon=args.epsilon, delta=args.delta, attack=args.attack,
-                      params=parse_set(args.set), confidence=args.confidence, seed=args.seed,
+    audit = run_audit(args.algorithm, dataset_from_args(args), epsilon=args.epsilon, delta=args.delta,
+                      attack=args.attack, params=parse_set(args.set), confidence=args.confidence, seed=args.seed,
                       on_progress=progress, **given)
     out = {"learner": audit.learner, "dataset": audit.dataset, **audit.result.to_json_dict()}
     if args.json:

@@ -7,6 +7,7 @@ intra_cluster_variance, epsilon, delta, noise_multiplier, seconds).
 from __future__ import annotations
 
 from ..learners import run_learner
+from .data import add_data_flags, dataset_from_args
 from .train import print_result
 
 ALGORITHMS = ("dplloyd", "input-perturbation", "lloyd")
@@ -14,7 +15,7 @@ ALGORITHMS = ("dplloyd", "input-perturbation", "lloyd")
 
 def add_parser(sub) -> None:
     p = sub.add_parser("cluster", help="k-means: DPLloyd, input perturbation or plain Lloyd")
-    p.add_argument("--dataset", required=True, help="registry name of a classification dataset, e.g. iris")
+    add_data_flags(p, what="registry name of a classification dataset, e.g. iris")
     p.add_argument("--algorithm", required=True, choices=ALGORITHMS)
     p.add_argument("--k", type=int, default=None, help="number of clusters (default: number of classes)")
     p.add_argument("--epsilon", type=float, default=1.0)
@@ -30,6 +31,6 @@ def _run(args) -> int:
         params["k"] = args.k
     if args.iterations is not None:
         params["iterations"] = args.iterations
-    res = run_learner(args.algorithm, args.dataset, epsilon=args.epsilon, seed=args.seed, params=params)
+    res = run_learner(args.algorithm, dataset_from_args(args), epsilon=args.epsilon, seed=args.seed, params=params)
     print_result(res, as_json=args.json)
     return 0

@@ -13,6 +13,7 @@ import sys
 import time
 
 from ..exceptions import DPValueError
+from .data import add_data_flags, dataset_from_args
 from .train import parse_set
 
 _BAR = 30
@@ -20,7 +21,7 @@ _BAR = 30
 
 def add_parser(sub) -> None:
     p = sub.add_parser("sweep", help="sweep learners along epsilon (or another knob) over seeds; write a CSV")
-    p.add_argument("--dataset", required=True, help="registry name, e.g. digits")
+    add_data_flags(p)
     p.add_argument("--algorithms", required=True, help="comma-separated learner names, e.g. dpsgd,erm-objective")
     p.add_argument("--axis", default="epsilon",
                    help="epsilon (default), clip_norm, noise_multiplier, learning_rate, train_fraction, "
@@ -101,7 +102,7 @@ def _run(args) -> int:
 
     learners = [a.strip() for a in args.algorithms.split(",") if a.strip()]
     config = SweepConfig(
-        dataset=args.dataset,
+        dataset=dataset_from_args(args),
         learners=learners,
         axis=args.axis.replace("-", "_"),
         values=_values(args),

@@ -11,6 +11,7 @@ import sys
 
 from ..exceptions import DPValueError
 from ..learners import get_learner, parse_value, run_learner
+from .data import add_data_flags, dataset_from_args
 
 
 def knob_flags(spec_names=None) -> dict:
@@ -59,7 +60,7 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--list", action="store_true", help="list the registered learners with a one-line description "
                                                        "and exit")
-    p.add_argument("--dataset", help="registry name, e.g. digits (python -m dpcore datasets lists them)")
+    add_data_flags(p)
     p.add_argument("--algorithm", help="learner name, e.g. dpsgd (python -m dpcore train --list shows them)")
     p.add_argument("--epsilon", type=float, default=None,
                    help="privacy budget epsilon (default: the learner's, as on the pages; 1.0 for most; ignored by "
@@ -105,10 +106,13 @@ def _run(args) -> int:
     if args.list:
         list_learners()
         return 0
-    missing = [f"--{k}" for k in ("dataset", "algorithm") if not getattr(args, k)]
+    missing = [flag for flag, given in (("--dataset", args.dataset or args.data), ("--algorithm", args.algorithm))
+               if not given]
     if missing:
         raise DPValueError(f"train needs {' and '.join(missing)}, e.g. --dataset digits --algorithm dpsgd "
-                           "(python -m dpcore train --list shows the learners)")
+                           "(python -m dpcore train --list shows the learners; --data FILE.csv --label COLUMN "
+                           "trains on your own file)")
+    data = dataset_from_args(args)
     spec = get_learner(args.algorithm)
     params = collect_params(args, spec)
 
@@ -119,7 +123,7 @@ def _run(args) -> int:
 
     res = run_learner(
         args.algorithm,
-        args.dataset,
+        data,
         epsilon=spec.default_epsilon if args.epsilon is None else args.epsilon,
         delta=args.delta,
         seed=args.seed,
