@@ -8,6 +8,7 @@ from dpcore.datasets import REGISTRY, dataset_names, load_dataset
 from dpcore.ui import epsilon_input, page_header, readable_log_ticks, run_guarded, seed_input, show_table
 from dpcore.ui.models import (
     CLUSTER_LABELS,
+    CLUSTER_STYLE,
     NEIGHBOURING_LABELS,
     cluster_demo,
     cluster_scatter_figure,
@@ -15,6 +16,7 @@ from dpcore.ui.models import (
     dplloyd_run_text,
     neighbouring_text,
 )
+from dpcore.ui.palette import legend_below
 
 page_header(
     "Private k-means clustering",
@@ -83,16 +85,16 @@ epsilons = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0)
 with st.spinner(f"Running the three methods at {len(epsilons)} values of ε over {int(seeds)} seed(s) …"):
     df = run_guarded(cluster_sweep, dataset, int(k), iterations, epsilons, int(seeds), seed, neighbouring)
 if df is not None:
-    fig = px.line(df, x="epsilon", y=metric, color="method", markers=True, log_x=True,
+    fig = px.line(df, x="epsilon", y=metric, color="method", line_dash="method", symbol="method", log_x=True,
                   log_y=metric == "intra_cluster_variance", error_y=f"{metric}_sd" if int(seeds) > 1 else None,
-                  color_discrete_map={"Lloyd (non-private)": "black", "DPLloyd": "#1f77b4",
-                                      "Input perturbation": "#d62728"},
+                  **CLUSTER_STYLE,
                   labels={"epsilon": "ε (log scale)", metric: title, "method": "Method"})
     readable_log_ticks(fig, "x")
     if metric == "intra_cluster_variance":
         readable_log_ticks(fig, "y")
     fig.update_layout(height=420, yaxis_title="test accuracy (fraction)" if metric == "accuracy"
                       else "within / total sum of squares (log scale)")
+    legend_below(fig)
     st.plotly_chart(fig, width="stretch", key="cluster.sweep_chart")
     spread = "; bars show one standard deviation" if int(seeds) > 1 else ""
     st.caption(f"Mean over {seeds} seed(s) (split and noise){spread}. The non-private line does not depend on ε. "

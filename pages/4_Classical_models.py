@@ -9,7 +9,8 @@ import streamlit as st
 from dpcore.datasets import REGISTRY, dataset_names
 from dpcore.models.learners import default_preprocess
 from dpcore.ui import epsilon_input, page_header, readable_log_ticks, run_guarded, seed_input, show_table
-from dpcore.ui.models import METHOD_COLOURS, METHOD_NAMES, SIZE_NOTES, classical_sweep, regularization_text, size_sweep
+from dpcore.ui.models import METHOD_NAMES, METHOD_STYLE, SIZE_NOTES, classical_sweep, regularization_text, size_sweep
+from dpcore.ui.palette import legend_below
 
 page_header(
     "Classical private models",
@@ -89,11 +90,12 @@ if df is not None:
                  help=None if private else "Non-private reference: it does not depend on ε.")
     if leaky:  # the algorithm spends ε, but the pipeline is not private: the table must not say "yes"
         df = df.assign(private=df["private"].map({True: "no: ε-DP algorithm, leaky scaling", False: "no"}))
-    fig = px.line(df, x="epsilon", y=metric, color="method", markers=True, log_x=True,
-                  error_y="sd" if int(seeds) > 1 else None, color_discrete_map=METHOD_COLOURS,
+    fig = px.line(df, x="epsilon", y=metric, color="method", line_dash="method", symbol="method", log_x=True,
+                  error_y="sd" if int(seeds) > 1 else None, **METHOD_STYLE,
                   labels={"epsilon": "ε (log scale)", metric: metric_label, "method": "Method"})
     readable_log_ticks(fig, "x")
-    fig.update_layout(height=420, yaxis_title=metric_label)
+    fig.update_layout(height=440, yaxis_title=metric_label)
+    legend_below(fig)
     if task == "regression":
         fig.update_yaxes(range=[max(-1.0, float(df[metric].min()) - 0.1), 1.0])
     st.plotly_chart(fig, width="stretch", key="classical.eps_chart")
@@ -117,10 +119,11 @@ sz = run_guarded(size_sweep, dataset, learner, model, kernel, lam, float(epsilon
                  preprocess, hide_warnings=leak_note)
 if sz is not None:
     metric = sz.attrs.get("metric", "accuracy")
-    fig = px.line(sz, x="n_train", y=metric, color="method", markers=True, color_discrete_map=METHOD_COLOURS,
+    fig = px.line(sz, x="n_train", y=metric, color="method", line_dash="method", symbol="method", **METHOD_STYLE,
                   error_y="sd" if int(seeds) > 1 else None,
                   labels={"n_train": "training rows n", metric: metric_label, "method": "Method"})
-    fig.update_layout(height=380, yaxis_title=metric_label)
+    fig.update_layout(height=400, yaxis_title=metric_label)
+    legend_below(fig)
     if task == "regression":
         fig.update_yaxes(range=[max(-1.0, float(sz[metric].min()) - 0.1), 1.0])
     else:

@@ -9,6 +9,7 @@ import streamlit as st
 
 from ..accounting import calibrate_noise_multiplier, composition_comparison, dpsgd_epsilon
 from ..explain import count_query_densities, neighbouring_databases, noisy_count
+from . import palette
 from .common import format_epsilon, readable_log_ticks
 
 #: above this epsilon the guarantee says little: e^10 > 22 000 as the allowed likelihood ratio
@@ -42,10 +43,10 @@ def cached_densities(mechanism: str, epsilon: float, delta: float, sensitivity: 
 ADVANCED_LABEL = "Advanced composition (or naive, if smaller)"
 #: one colour and dash per method, so overlapping curves (RDP and PLD often do) stay distinguishable
 METHOD_STYLES = {
-    "Naive composition": dict(color="#7f7f7f", dash="dot"),
-    ADVANCED_LABEL: dict(color="#ff7f0e", dash="dash"),
-    "Moments accountant (RDP)": dict(color="#1f77b4", dash="solid"),
-    "Privacy loss distribution (PLD)": dict(color="#2ca02c", dash="dashdot"),
+    "Naive composition": dict(color=palette.GREY, dash="dot"),
+    ADVANCED_LABEL: dict(color=palette.ORANGE, dash="dash"),
+    "Moments accountant (RDP)": dict(color=palette.BLUE, dash="solid"),
+    "Privacy loss distribution (PLD)": dict(color=palette.GREEN, dash="dashdot"),
 }
 
 
@@ -92,33 +93,34 @@ def cached_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delt
 
 def densities_figure(df: pd.DataFrame, summary: dict, *, count_d: float, count_d2: float) -> go.Figure:
     fig = go.Figure()
-    fig.add_scatter(x=df.x, y=df.density_D, name=f"answer on D (true count {count_d:g})", line=dict(width=3))
+    fig.add_scatter(x=df.x, y=df.density_D, name=f"answer on D (true count {count_d:g})",
+                    line=dict(width=3, color=palette.BLUE))
     fig.add_scatter(x=df.x, y=df.density_D2, name=f"answer on D' (true count {count_d2:g})",
-                    line=dict(width=3, dash="dash"))
-    fig.update_layout(xaxis_title="noisy count released", yaxis_title="probability density",
-                      legend=dict(orientation="h", y=1.12), height=360, margin=dict(t=40, b=40))
-    return fig
+                    line=dict(width=3, dash="dash", color=palette.VERMILLION))
+    fig.update_layout(xaxis_title="noisy count released", yaxis_title="probability density", height=380,
+                      margin=dict(t=20, b=40))
+    return palette.legend_below(fig)
 
 
 def ratio_figure(df: pd.DataFrame, summary: dict) -> go.Figure:
     fig = go.Figure()
     fig.add_scatter(x=df.x, y=df.log_ratio.map(math.exp), name="p<sub>D</sub>(x) / p<sub>D′</sub>(x)",
-                    line=dict(width=3))
+                    line=dict(width=3, color=palette.BLUE))
     e = summary["e_epsilon"]
     # drawn as traces, not add_hline annotations (those land at 10^y on a log axis)
     x0, x1 = float(df.x.min()), float(df.x.max())
     fig.add_scatter(x=[x0, x1], y=[e, e], mode="lines", name=f"e<sup>ε</sup> = {e:.3g}",
-                    line=dict(color="red", dash="dot"))
+                    line=dict(color=palette.VERMILLION, dash="dot"))
     fig.add_scatter(x=[x0, x1], y=[1 / e, 1 / e], mode="lines", name=f"e<sup>−ε</sup> = {1 / e:.3g}",
-                    line=dict(color="red", dash="dash"))
+                    line=dict(color=palette.VERMILLION, dash="dash"))
     ratio = df.log_ratio.map(math.exp)
     lo = min(float(ratio.min()), 1 / e) / 2
     hi = max(float(ratio.max()), e) * 2
     lo, hi = max(lo, 1 / (e**4) / 2), min(hi, (e**4) * 2)  # the Gaussian's tails run off: show +-4 eps
     fig.update_layout(xaxis_title="noisy count released", yaxis_title="privacy-loss ratio (log scale)",
-                      yaxis_type="log", yaxis_range=[math.log10(lo), math.log10(hi)], height=320,
-                      margin=dict(t=30, b=40), legend=dict(orientation="h", y=1.15))
-    return readable_log_ticks(fig, "y")
+                      yaxis_type="log", yaxis_range=[math.log10(lo), math.log10(hi)], height=340,
+                      margin=dict(t=20, b=40))
+    return readable_log_ticks(palette.legend_below(fig), "y")
 
 
 def comparison_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -138,7 +140,8 @@ def comparison_figure(df: pd.DataFrame, *, log_y: bool = True) -> go.Figure:
         fig.add_scatter(x=g.epochs, y=g.epsilon.where(g.epsilon > 0), mode="lines", name=method, legendrank=rank,
                         line=dict(width=3, **METHOD_STYLES.get(method, {})))
     fig.update_layout(xaxis_title="epochs", yaxis_title="ε spent (δ fixed)", yaxis_type="log" if log_y else "linear",
-                      legend=dict(orientation="h", y=1.12), height=420, margin=dict(t=40, b=40))
+                      height=440, margin=dict(t=20, b=40))
+    palette.legend_below(fig)
     return readable_log_ticks(fig, "y") if log_y else fig
 
 

@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 from ..datasets import train_test_split
 from ..federated import FedAvgConfig, FedAvgResult, train_fedavg_split
 from ..learners import get_learner
+from . import palette
 from .common import readable_table, shared_call
 from .common import remembered as _remembered
 from .sweep import ROLE_LABELS
@@ -173,20 +174,20 @@ def rounds_figures(history: pd.DataFrame, *, rounds: int, reference: pd.DataFram
                    private: bool = True, chance: float | None = None) -> tuple[go.Figure, go.Figure]:
     acc = go.Figure()
     acc.add_scatter(x=history["round"], y=history.accuracy, mode="lines+markers", name="this run",
-                    line=dict(width=3, color="#1f77b4"))
+                    line=dict(width=3, color=palette.BLUE), marker=dict(symbol="circle"))
     if reference is not None:
         acc.add_scatter(x=reference["round"], y=reference.accuracy, mode="lines", name="non-private FedAvg",
-                        line=dict(dash="dash", color="black"))
+                        line=dict(dash="dash", color=palette.BLACK))
     if chance is not None:
-        acc.add_scatter(x=[0.5, rounds + 0.5], y=[chance, chance], mode="lines", line=dict(dash="dot", color="grey"),
-                        name=f"chance: most common class ({chance:.2f})")
+        acc.add_scatter(x=[0.5, rounds + 0.5], y=[chance, chance], mode="lines",
+                        line=dict(dash="dot", color=palette.GREY), name=f"chance: most common class ({chance:.2f})")
     acc.update_layout(xaxis_title="round", yaxis_title="test accuracy (fraction correct)", yaxis_range=[0, 1],
                       xaxis_range=[0.5, rounds + 0.5], height=360, margin=dict(t=30, b=40),
                       legend=dict(orientation="h", y=1.15))
     eps = go.Figure()
     if private:
         eps.add_scatter(x=history["round"], y=history.epsilon, mode="lines+markers", name="ε spent",
-                        line=dict(width=3, color="#d62728"))
+                        line=dict(width=3, color=palette.VERMILLION))
     else:
         eps.add_annotation(x=rounds / 2, y=0.5, text="non-private: ε = ∞", showarrow=False, font=dict(size=18))
     eps.update_layout(xaxis_title="round", yaxis_title="ε spent so far (user level, δ fixed)",

@@ -22,12 +22,14 @@ from ..images import (
     quality_curve,
 )
 from ..images.sets import MAX_UPLOAD_BYTES, MAX_UPLOAD_PIXELS
+from . import palette
 from .common import readable_log_ticks, readable_table, run_guarded
 
 #: epsilon grid of the quality chart (log-spaced)
 CURVE_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0)
 EPSILON_CHOICES = (0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 50.0, 100.0, 1000.0, 10000.0)
-_COLOURS = dict(zip(IMAGE_MECHANISMS, ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e")))
+#: one colour, dash and marker per mechanism (the same on both panels and every image set)
+_STYLE = {kind: palette.line_and_marker(i) for i, kind in enumerate(IMAGE_MECHANISMS)}
 
 # A set is identified by plain values so st.cache_data can hash it:
 # (name, n_images, colour, upload bytes or None, upload file name)
@@ -184,7 +186,7 @@ def quality_figure(df: pd.DataFrame) -> go.Figure:
         name = IMAGE_MECHANISMS[kind]
         for col, y in ((1, "psnr_db"), (2, "ssim")):
             fig.add_trace(go.Scatter(x=part.epsilon, y=part[y], mode="lines+markers", name=name, legendgroup=kind,
-                                     showlegend=col == 1, line=dict(color=_COLOURS.get(kind))), row=1, col=col)
+                                     showlegend=col == 1, **_STYLE[kind]), row=1, col=col)
     fig.update_xaxes(type="log", title_text="ε (log scale)")
     fig.update_yaxes(title_text="PSNR (dB)", row=1, col=1)
     fig.update_yaxes(title_text="SSIM", row=1, col=2)

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -12,9 +11,17 @@ from ..datasets import load_dataset, train_test_split
 from ..exceptions import DPCoreError, DPValueError
 from ..learners import run_learner
 from ..models.metrics import match_clusters
+from . import palette
 
 CLUSTER_METHODS = ("lloyd", "dplloyd", "input-perturbation")
 CLUSTER_LABELS = {"lloyd": "Lloyd (non-private)", "dplloyd": "DPLloyd", "input-perturbation": "Input perturbation"}
+#: colour, dash and marker of each clustering method on the ε chart (Plotly Express maps keyed by the legend name)
+CLUSTER_STYLE = {
+    "color_discrete_map": {"Lloyd (non-private)": palette.BLACK, "DPLloyd": palette.BLUE,
+                           "Input perturbation": palette.VERMILLION},
+    "line_dash_map": {"Lloyd (non-private)": "longdash", "DPLloyd": "solid", "Input perturbation": "dash"},
+    "symbol_map": {"Lloyd (non-private)": "x", "DPLloyd": "circle", "Input perturbation": "square"},
+}
 #: What a neighbouring data set is, for DPLloyd on the Clustering page (input perturbation is replace-one by nature).
 NEIGHBOURING_LABELS = {
     "replace-one": "Replace one record (like for like with input perturbation)",
@@ -116,9 +123,8 @@ def neighbouring_text(neighbouring: "Neighbouring | str") -> str:
 
 def cluster_scatter_figure(points: pd.DataFrame, centres: pd.DataFrame, method: str, classes: list[str]) -> go.Figure:
     """Test rows on the 2-D display projection: colour = class the point's cluster is matched to, shape = true class."""
-    palette = px.colors.qualitative.Set1
-    colours = {c: palette[i % len(palette)] for i, c in enumerate(classes)}
-    colours[UNMATCHED] = "#9e9e9e"
+    colours = {c: palette.SERIES_COLOURS[i % len(palette.SERIES_COLOURS)] for i, c in enumerate(classes)}
+    colours[UNMATCHED] = palette.GREY
     symbols = ["circle", "diamond", "square", "cross", "triangle-down", "star", "hexagon", "pentagon"]
     shape = {c: symbols[i % len(symbols)] for i, c in enumerate(classes)}
     fig = go.Figure()
@@ -245,11 +251,18 @@ def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel:
 
 #: One colour per method on every classical chart (baselines black and grey, the same on every dataset).
 METHOD_COLOURS = {
-    "Output perturbation (Alg. 1)": "#1f77b4", "Objective perturbation (Alg. 2)": "#ff7f0e",
-    "Functional mechanism": "#2ca02c", "Gaussian SSP (ε, δ)": "#9467bd", "Non-private model (same loss)": "black",
-    "Non-private linear regression": "black", "Majority class (trivial)": "#9e9e9e",
-    "Mean predictor (trivial)": "#9e9e9e",
+    "Output perturbation (Alg. 1)": palette.BLUE, "Objective perturbation (Alg. 2)": palette.VERMILLION,
+    "Functional mechanism": palette.GREEN, "Gaussian SSP (ε, δ)": palette.ORANGE,
+    "Non-private model (same loss)": palette.BLACK, "Non-private linear regression": palette.BLACK,
+    "Majority class (trivial)": palette.GREY, "Mean predictor (trivial)": palette.GREY,
 }
+#: ... and one dash and marker per method, so no line is told apart by its colour alone
+METHOD_DASHES = {m: d for m, d in zip(METHOD_COLOURS, ("solid", "dash", "dot", "dashdot", "longdash", "longdash",
+                                                         "dot", "dot"))}
+METHOD_SYMBOLS = {m: s for m, s in zip(METHOD_COLOURS, ("circle", "square", "diamond", "triangle-up", "x", "x",
+                                                          "cross", "cross"))}
+#: the keyword arguments of ``px.line(..., color="method", line_dash="method", symbol="method")`` on those charts
+METHOD_STYLE = {"color_discrete_map": METHOD_COLOURS, "line_dash_map": METHOD_DASHES, "symbol_map": METHOD_SYMBOLS}
 
 #: Why more rows help, per learner (the caption under the training-size chart).
 SIZE_NOTES = {

@@ -11,6 +11,7 @@ from ..datasets import train_test_split
 from ..learners import get_learner
 from ..pate import PateConfig, PateResult, run_pate
 from ..pate.pipeline import epsilon_sweep, teachers_sweep
+from . import palette
 from .common import readable_log_ticks, readable_table, shared_call
 from .common import remembered as _remembered
 
@@ -144,7 +145,7 @@ def split_table(result: PateResult) -> pd.DataFrame:
 def split_figure(result: PateResult) -> go.Figure:
     t = split_table(result)
     fig = go.Figure()
-    for (_, r), c in zip(t.iterrows(), ["#d62728", "#1f77b4", "#7f7f7f"]):
+    for (_, r), c in zip(t.iterrows(), [palette.VERMILLION, palette.BLUE, palette.GREY]):
         fig.add_bar(y=["data"], x=[r.examples], name=f"{r.part}: {r.examples}", orientation="h", marker_color=c)
     fig.update_layout(barmode="stack", height=140, margin=dict(t=10, b=30, l=10, r=10), xaxis_title="examples",
                       yaxis_visible=False, legend=dict(orientation="h", y=1.5))
@@ -166,10 +167,15 @@ def votes_figure(result: PateResult, i: int, class_names: tuple[str, ...]) -> go
     v, nv = result.votes[i], result.noisy_votes[i]
     win, truth = int(result.noisy_labels[i]), int(result.true_public_labels[i])
     names = [class_names[j] if j < len(class_names) else str(j) for j in range(v.size)]
-    colours = ["#2ca02c" if j == win else "#9ecae1" for j in range(v.size)]
     fig = go.Figure()
-    fig.add_bar(x=names, y=v, marker_color=colours, name="teacher votes n_j")
-    fig.add_scatter(x=names, y=nv, mode="markers", marker=dict(symbol="diamond", size=12, color="#d62728"),
+    # the winner's bar is dark blue and hatched, the others pale blue; the noisy counts are vermillion diamonds
+    # with a black rim (Okabe-Ito colours that stay apart under colour-vision deficiencies, told apart by shape too)
+    fig.add_bar(x=names, y=v, name="teacher votes n_j (hatched: the noisy winner)",
+                marker=dict(color=[palette.BLUE if j == win else palette.SKY_BLUE for j in range(v.size)],
+                            pattern=dict(shape=["/" if j == win else "" for j in range(v.size)])))
+    fig.add_scatter(x=names, y=nv, mode="markers",
+                    marker=dict(symbol="diamond", size=13, color=palette.VERMILLION,
+                                line=dict(color="black", width=1.5)),
                     name="n_j + noise (the aggregator's argmax is taken here)")
     fig.add_annotation(x=names[win], y=max(v[win], nv[win]), text="noisy winner", showarrow=True, arrowhead=2, ay=-35)
     fig.update_layout(xaxis_title=f"class (true label of this example: {names[truth]})", xaxis_type="category",
@@ -180,35 +186,36 @@ def votes_figure(result: PateResult, i: int, class_names: tuple[str, ...]) -> go
 
 def epsilon_queries_figure(history: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
-    fig.add_scatter(x=history.queries, y=history.epsilon, mode="lines+markers", name="data-independent (dp_accounting)")
+    fig.add_scatter(x=history.queries, y=history.epsilon, mode="lines+markers", name="data-independent (dp_accounting)",
+                    **palette.line_and_marker(0))
     if "epsilon_data_dependent" in history:
         fig.add_scatter(x=history.queries, y=history.epsilon_data_dependent, mode="lines+markers",
                         name="data-dependent (Papernot 2018 Thm 6): NOT a guarantee, do not publish",
-                        line=dict(dash="dash"))
+                        **palette.line_and_marker(1))
     fig.update_layout(xaxis_title="queries answered", yaxis_title="ε spent (δ fixed)", height=340,
                       margin=dict(t=30, b=40), legend=dict(orientation="h", y=1.15))
     return fig
 
 
-_ACC_LINES = [("teacher_accuracy", "mean teacher", "#9467bd"),
-              ("ensemble_accuracy", "noiseless teacher vote", "#8c564b"),
-              ("label_accuracy", "noisy labels (vs true public labels)", "#ff7f0e"),
-              ("student_accuracy", "student", "#1f77b4")]
+_ACC_LINES = [("teacher_accuracy", "mean teacher", palette.line_and_marker(4)),
+              ("ensemble_accuracy", "noiseless teacher vote", palette.line_and_marker(2)),
+              ("label_accuracy", "noisy labels (vs true public labels)", palette.line_and_marker(3)),
+              ("student_accuracy", "student", palette.line_and_marker(0, width=3))]
 
 
 def _chance_line(fig: go.Figure, x, chance: float | None) -> None:
     if chance is not None and len(x):
-        fig.add_scatter(x=[min(x), max(x)], y=[chance] * 2, mode="lines", line=dict(color="grey", dash="dot"),
+        fig.add_scatter(x=[min(x), max(x)], y=[chance] * 2, mode="lines", line=dict(color=palette.GREY, dash="dot"),
                         name=f"chance: always the most common class ({chance:.2f})")
 
 
 def epsilon_sweep_figure(df: pd.DataFrame, chance: float | None = None) -> go.Figure:
     fig = go.Figure()
-    for col, name, c in _ACC_LINES:
-        fig.add_scatter(x=df.epsilon, y=df[col], mode="lines+markers", name=name, line=dict(color=c, width=3))
+    for col, name, style in _ACC_LINES:
+        fig.add_scatter(x=df.epsilon, y=df[col], mode="lines+markers", name=name, **style)
     if len(df):
         fig.add_scatter(x=[df.epsilon.min(), df.epsilon.max()], y=[df.nonprivate_accuracy.iloc[0]] * 2, mode="lines",
-                        name="non-private model on all private data", line=dict(color="black", dash="dash"))
+                        name="non-private model on all private data", line=dict(color=palette.BLACK, dash="longdash"))
     _chance_line(fig, list(df.epsilon), chance)
     fig.update_layout(xaxis_title="ε for the answered queries — log scale", xaxis_type="log",
                       yaxis_title="accuracy (fraction correct)", yaxis_range=[0, 1], height=420,
@@ -218,8 +225,8 @@ def epsilon_sweep_figure(df: pd.DataFrame, chance: float | None = None) -> go.Fi
 
 def teachers_sweep_figure(df: pd.DataFrame, chance: float | None = None) -> go.Figure:
     fig = go.Figure()
-    for col, name, c in _ACC_LINES:
-        fig.add_scatter(x=df.teachers, y=df[col], mode="lines+markers", name=name, line=dict(color=c, width=3))
+    for col, name, style in _ACC_LINES:
+        fig.add_scatter(x=df.teachers, y=df[col], mode="lines+markers", name=name, **style)
     _chance_line(fig, list(df.teachers), chance)
     fig.update_layout(xaxis_title="number of teachers (each gets 1/teachers of the private data) — log scale",
                       xaxis_type="log", yaxis_title="accuracy (fraction correct)", yaxis_range=[0, 1], height=420,

@@ -30,6 +30,7 @@ from ..sweep import (
     table_warnings,
 )
 from ..sweep.engine import ID_COLUMNS, TAIL_COLUMNS
+from . import palette
 from .common import DASH, format_epsilon, format_number, readable_log_ticks, remember
 
 #: Learners tried first as the page's default selection (the seeds' headline comparisons).
@@ -47,7 +48,7 @@ DEFAULT_RANGES = {
     "learning_rate": (0.01, 1.0, 5),
     "train_fraction": (0.1, 1.0, 5),
 }
-_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
+_COLOURS = palette.SERIES_COLOURS
 _TRIVIAL = ("majority", "mean")
 STATE = "sweep.results"
 ENGINE_COLUMNS = ID_COLUMNS + TAIL_COLUMNS
@@ -225,8 +226,11 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
                         legendgroup=name)
         fig.add_scatter(x=s.value, y=lo, mode="lines", line=dict(width=0), fill="tonexty", fillcolor=_rgba(c, 0.18),
                         showlegend=False, hoverinfo="skip", legendgroup=name)
-        fig.add_scatter(x=s.value, y=s["mean"], mode="lines+markers", name=title, line=dict(color=c, width=3),
-                        marker=dict(symbol="x", size=10) if name in leaky else None, legendgroup=name,
+        style = palette.series_style(i)
+        fig.add_scatter(x=s.value, y=s["mean"], mode="lines+markers", name=title,
+                        line=dict(color=c, width=3, dash=style["dash"]),
+                        marker=dict(symbol="x" if name in leaky else style["symbol"], size=10 if name in leaky else 8),
+                        legendgroup=name,
                         customdata=s[["n", "epsilon_spent"]],
                         hovertemplate="%{x:.3g}: mean %{y:.4g} over %{customdata[0]} seed(s); "
                                       "ε spent %{customdata[1]:.3g}<extra>" + title + "</extra>")
@@ -241,7 +245,8 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
             label = title if kind in title.lower() else f"{title} ({kind})"
             # traces, not add_hline: hline annotations misplace on log axes
             fig.add_scatter(x=[x0, x1], y=[b["mean"], b["mean"]], mode="lines", name=f"{label}: {b['mean']:.3g}",
-                            line=dict(color=owner.get(b.learner, "black") if kind == "non-private" else "grey",
+                            line=dict(color=owner.get(b.learner, palette.BLACK) if kind == "non-private"
+                                      else palette.GREY,
                                       dash="dash" if kind == "non-private" else "dot", width=2))
     axis = AXES.get(config.axis)
     x_title = axis.label if axis else config.axis.replace("_", " ")

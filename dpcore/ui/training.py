@@ -23,6 +23,7 @@ from ..datasets import Dataset, train_test_split
 from ..exceptions import DPValueError
 from ..learners import get_learner, run_learner
 from ..training import preset_for
+from . import palette
 from .common import format_epsilon, show_table
 
 ALGORITHMS = ("dpsgd", "output-perturbation", "label-dp-laplace", "label-dp-rr")
@@ -245,18 +246,20 @@ def history_figure(history: pd.DataFrame) -> go.Figure:
     metric = "accuracy" if classification else "mse"
     eps = history["epsilon"].replace([np.inf, -np.inf], np.nan) if "epsilon" in history else pd.Series(dtype=float)
     with_eps = bool(eps.notna().any())
-    titles = ["Test loss (cross-entropy)" if classification else "Test loss (labels scaled to [0, 1])",
-              "Test accuracy" if classification else "Test MSE (label units²)"] + (["ε spent"] if with_eps else [])
-    fig = make_subplots(rows=1, cols=len(titles), subplot_titles=titles)
+    # short panel titles (the axis titles carry the detail): long ones run into each other on a phone
+    titles = ["Test loss", "Test accuracy" if classification else "Test MSE"] + (["ε spent"] if with_eps else [])
+    fig = make_subplots(rows=1, cols=len(titles), subplot_titles=titles, horizontal_spacing=0.09)
     x = history["epoch"]
-    fig.add_trace(go.Scatter(x=x, y=history["loss"], mode="lines+markers", name="loss"), 1, 1)
-    fig.add_trace(go.Scatter(x=x, y=history[metric], mode="lines+markers", name=metric), 1, 2)
+    fig.add_trace(go.Scatter(x=x, y=history["loss"], mode="lines+markers", name="loss",
+                             **palette.line_and_marker(0)), 1, 1)
+    fig.add_trace(go.Scatter(x=x, y=history[metric], mode="lines+markers", name=metric,
+                             **palette.line_and_marker(2)), 1, 2)
     if with_eps:
-        fig.add_trace(go.Scatter(x=x, y=eps, mode="lines+markers", name="ε"), 1, 3)
+        fig.add_trace(go.Scatter(x=x, y=eps, mode="lines+markers", name="ε", **palette.line_and_marker(1)), 1, 3)
         fig.update_yaxes(title_text="ε", rangemode="tozero", row=1, col=3)
     for c in range(1, len(titles) + 1):
         fig.update_xaxes(title_text="epoch", row=1, col=c)
-    fig.update_yaxes(title_text="cross-entropy" if classification else "squared error (scaled labels)", row=1, col=1)
+    fig.update_yaxes(title_text="cross-entropy" if classification else "MSE, labels scaled to [0, 1]", row=1, col=1)
     fig.update_yaxes(title_text="accuracy (fraction)" if classification else "MSE (label units²)", row=1, col=2)
     fig.update_layout(height=330, showlegend=False, margin=dict(t=40, b=40))
     return fig

@@ -23,6 +23,12 @@ def _chart_titles(at, key: str) -> list[str]:
     return [a["text"] for a in spec["layout"].get("annotations", [])]
 
 
+def _axis_titles(at, key: str) -> list[str]:
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(key) or key in c.proto.id)
+    layout = json.loads(chart.proto.spec)["layout"]
+    return [v["title"]["text"] for k, v in layout.items() if k.startswith("yaxis") and (v.get("title") or {}).get("text")]
+
+
 def test_tiny_csv_is_an_error_message_not_a_traceback():
     at = _app()
     at.selectbox(key="train.dataset").set_value("upload").run()
@@ -59,7 +65,8 @@ def test_regression_shows_the_mean_predictor_and_r2_and_says_when_it_is_beaten_b
     cols = list(at.dataframe[0].value.columns)
     assert "Test loss (MSE, labels scaled to [0, 1])" in cols and "Test MSE (label units²)" in cols
     assert any("label units²" in c.value and "scaled to [0, 1]" in c.value for c in at.caption)
-    assert "Test MSE (label units²)" in _chart_titles(at, "train.history_chart")
+    assert "Test MSE" in _chart_titles(at, "train.history_chart")
+    assert "MSE (label units²)" in _axis_titles(at, "train.history_chart")
 
 
 def test_training_loss_lives_in_a_collapsed_non_private_expander():

@@ -1,0 +1,138 @@
+"""One colour-blind-safe palette for every chart, each series also told apart by dash or marker.
+
+The colours are Okabe & Ito's (2008) eight, chosen to stay distinct under the common colour-vision deficiencies.
+Colour alone still is not enough (a projector washes colours out, a printout may be grey), so every series of a
+chart also gets its own dash and marker: :func:`series_style` hands out the three together.
+
+:func:`colour_clashes` is the check the tests run over every figure the pages draw: it simulates deuteranopia
+(the most common deficiency) with the matrix of Machado, Oliveira & Fernandes (2009, severity 1) and reports
+every pair of series that then look alike and share their dash and marker as well.
+
+References
+----------
+Okabe, Ito. Color universal design (CUD): how to make figures and presentations that are friendly to colorblind
+people. 2008.
+Machado, Oliveira, Fernandes. A physiologically-based model for simulation of color vision deficiency. IEEE TVCG
+2009.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+#: Okabe & Ito (2008)
+BLACK, ORANGE, SKY_BLUE, GREEN, YELLOW, BLUE, VERMILLION, PURPLE = (
+    "#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7")
+GREY = "#7F7F7F"  # reference lines (chance, the diagonal, non-private baselines drawn dashed)
+#: the order series take colours in (yellow last: it is faint on white)
+SERIES_COLOURS = (BLUE, VERMILLION, GREEN, ORANGE, PURPLE, SKY_BLUE, BLACK, YELLOW)
+DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+MARKERS = ("circle", "square", "diamond", "triangle-up", "x", "cross", "star", "triangle-down")
+
+
+def series_style(i: int) -> dict[str, str]:
+    """Colour, dash and marker of the ``i``-th series of a chart (all three differ from the neighbours')."""
+    return {"color": SERIES_COLOURS[i % len(SERIES_COLOURS)], "dash": DASHES[i % len(DASHES)],
+            "symbol": MARKERS[i % len(MARKERS)]}
+
+
+def line_and_marker(i: int, *, width: float = 2.5, size: float = 8) -> dict[str, Any]:
+    """``line=`` and ``marker=`` keyword arguments of a ``go.Scatter`` for the ``i``-th series."""
+    s = series_style(i)
+    return {"line": {"color": s["color"], "dash": s["dash"], "width": width},
+            "marker": {"color": s["color"], "symbol": s["symbol"], "size": size}}
+
+
+def legend_below(fig, *, y: float = -0.22):
+    """Put the legend in a row under the plot (a right-hand legend squeezes a phone's plot to a sliver)."""
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=y, x=0, xanchor="left"))
+    return fig
+
+
+# --- the deuteranopia check -------------------------------------------------------------------------------------
+
+_DEUTERANOPIA = np.array([[0.367322, 0.860646, -0.227968],
+                          [0.280085, 0.672501, 0.047413],
+                          [-0.011820, 0.042940, 0.968881]])  # Machado et al. 2009, severity 1.0, linear RGB
+_NAMED = {"black": BLACK, "white": "#FFFFFF", "grey": "#808080", "gray": "#808080", "red": "#FF0000",
+          "green": "#008000", "blue": "#0000FF", "orange": "#FFA500"}
+#: series closer than this (Euclidean distance in sRGB, 0-255 per channel) after simulation look alike
+ALIKE = 40.0
+
+
+def _rgb(colour: str) -> np.ndarray | None:
+    c = _NAMED.get(colour.strip().lower(), colour.strip())
+    if c.startswith("#") and len(c) == 7:
+        return np.array([int(c[i:i + 2], 16) for i in (1, 3, 5)], dtype=float)
+    if c.startswith("rgb"):
+        parts = c[c.index("(") + 1:c.index(")")].split(",")
+        return np.array([float(p) for p in parts[:3]])
+    return None
+
+
+def deuteranopia(colour: str) -> np.ndarray | None:
+    """The sRGB colour (0-255) a deuteranope sees for ``colour`` (hex, rgb() or a few names); None if unknown."""
+    rgb = _rgb(colour)
+    if rgb is None:
+        return None
+    s = rgb / 255.0
+    linear = np.where(s <= 0.04045, s / 12.92, ((s + 0.055) / 1.055) ** 2.4)
+    seen = np.clip(_DEUTERANOPIA @ linear, 0.0, 1.0)
+    back = np.where(seen <= 0.0031308, 12.92 * seen, 1.055 * seen ** (1 / 2.4) - 0.055)
+    return back * 255.0
+
+
+def _get(obj, key):
+    return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
+
+
+def _series(fig) -> list[dict]:
+    """The legend entries of a figure (a plotly Figure or its JSON dict): name, colour, dash, marker, mode."""
+    data = fig["data"] if isinstance(fig, dict) else fig.data
+    out = []
+    for t in data:
+        if _get(t, "showlegend") is False or _get(t, "visible") is False or _get(t, "type") not in (None, "scatter",
+                                                                                                    "scattergl", "bar"):
+            continue
+        line, marker = _get(t, "line") or {}, _get(t, "marker") or {}
+        colour = _get(line, "color") or _get(marker, "color") or _get(t, "fillcolor")
+        if isinstance(colour, (list, tuple)) and colour and all(isinstance(c, str) for c in colour):
+            colour = max(set(colour), key=list(colour).count)  # bars of several colours: the one most of them have
+        out.append({"name": _get(t, "name") or "(unnamed)", "colour": colour if isinstance(colour, str) else None,
+                    "dash": _get(line, "dash") or "solid", "symbol": _get(marker, "symbol") or "circle",
+                    "mode": _get(t, "mode") or ("bar" if _get(t, "type") == "bar" else "lines+markers"),
+                    "pattern": _get(_get(marker, "pattern") or {}, "shape") or ""})
+    return out
+
+
+def colour_clashes(fig) -> list[str]:
+    """Every problem a colour-blind reader would have with ``fig``'s legend, in words (empty when none).
+
+    A series without a colour of its own is reported (the theme would choose it, maybe red beside green); two
+    series are reported when, under deuteranopia, their colours are within :data:`ALIKE` and nothing else (dash,
+    marker, bar pattern) tells them apart.
+    """
+    series = _series(fig)
+    problems = [f"series {s['name']!r} has no colour of its own" for s in series if s["colour"] is None]
+    for a, b in itertools.combinations([s for s in series if s["colour"] is not None], 2):
+        ca, cb = deuteranopia(a["colour"]), deuteranopia(b["colour"])
+        if ca is None or cb is None or float(np.linalg.norm(ca - cb)) >= ALIKE:
+            continue
+        shows_lines = "lines" in a["mode"] and "lines" in b["mode"]
+        shows_markers = "markers" in a["mode"] and "markers" in b["mode"]
+        differ = (shows_lines and a["dash"] != b["dash"]) or (shows_markers and a["symbol"] != b["symbol"]) \
+            or a["pattern"] != b["pattern"] or a["mode"] != b["mode"]
+        if not differ:
+            problems.append(f"series {a['name']!r} and {b['name']!r} look alike to a deuteranope "
+                            f"({a['colour']} vs {b['colour']}) and share their dash and marker")
+    return problems
+
+
+def legend_problems(fig) -> list[str]:
+    """A legend beside the plot (it squeezes narrow screens): reported when the figure shows more than one series."""
+    layout = fig["layout"] if isinstance(fig, dict) else fig.layout.to_plotly_json()
+    shown = layout.get("showlegend", True) is not False and len(_series(fig)) > 1
+    orientation = (layout.get("legend") or {}).get("orientation")
+    return [] if not shown or orientation == "h" else ["the legend sits beside the plot; put it below (orientation h)"]

@@ -1,0 +1,58 @@
+"""The colour-blind check catches the charts it is meant to catch, and the app's palette passes it."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from dpcore.ui import palette
+
+
+def _two_lines(c1: str, c2: str, **second) -> go.Figure:
+    fig = go.Figure()
+    fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines+markers", name="a", line=dict(color=c1))
+    fig.add_scatter(x=[0, 1], y=[1, 0], mode="lines+markers", name="b", line=dict(color=c2, **second))
+    return fig
+
+
+def test_red_beside_green_in_the_same_style_is_caught():
+    # the Noisy images chart's old pair: matplotlib's red and green become one olive for a deuteranope
+    problems = palette.colour_clashes(_two_lines("#d62728", "#2ca02c"))
+    assert len(problems) == 1 and "look alike to a deuteranope" in problems[0]
+
+
+def test_red_beside_green_passes_once_the_dash_differs():
+    assert palette.colour_clashes(_two_lines("#d62728", "#2ca02c", dash="dash")) == []
+
+
+def test_a_series_left_to_the_theme_colour_is_caught():
+    fig = go.Figure(go.Scatter(x=[0, 1], y=[0, 1], name="no colour"))
+    assert palette.colour_clashes(fig) == ["series 'no colour' has no colour of its own"]
+
+
+def test_deuteranopia_simulation_keeps_grey_and_merges_red_with_green():
+    # Machado et al. (2009): achromatic colours are fixed points; pure red and green land close together
+    assert np.allclose(palette.deuteranopia("#808080"), [128, 128, 128], atol=1.5)
+    red, green = palette.deuteranopia("#FF0000"), palette.deuteranopia("#00FF00")
+    assert np.linalg.norm(red - green) < np.linalg.norm(np.array([255.0, -255.0, 0.0]))
+    assert np.linalg.norm(palette.deuteranopia("#d62728") - palette.deuteranopia("#2ca02c")) < palette.ALIKE
+
+
+@pytest.mark.parametrize("i,j", list(itertools.combinations(range(8), 2)))
+def test_every_pair_of_series_styles_differs_in_more_than_colour(i, j):
+    a, b = palette.series_style(i), palette.series_style(j)
+    assert a["color"] != b["color"] and (a["dash"] != b["dash"] or a["symbol"] != b["symbol"])
+
+
+def test_the_palette_first_five_colours_stay_apart_for_a_deuteranope():
+    seen = [palette.deuteranopia(c) for c in palette.SERIES_COLOURS[:5]]
+    for a, b in itertools.combinations(seen, 2):
+        assert np.linalg.norm(a - b) >= palette.ALIKE
+
+
+def test_a_legend_beside_the_plot_is_reported_and_one_below_is_not():
+    fig = _two_lines(palette.BLUE, palette.VERMILLION)
+    assert palette.legend_problems(fig)
+    assert palette.legend_problems(palette.legend_below(fig)) == []
