@@ -1,7 +1,8 @@
 """The router: every page lives in pages/, their titles and icons in dpcore.ui.navigation.PAGES.
 
 Streamlit's own page list is hidden (``position="hidden"`` here, ``client.showSidebarNavigation = false`` in
-.streamlit/config.toml); the app draws its own menu of ``st.page_link``s at the top of every page's sidebar.
+.streamlit/config.toml); the app draws its own menu of ``st.page_link``s at the top of every page's sidebar
+and a glossary at its foot.
 A fresh server runs a deep-linked pages/ file once on its own; its page_header sends it back through here
 (dpcore.ui.navigation.route_through_app).
 """
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpcore.ui.navigation import PAGES, sidebar_menu
+from dpcore.ui.navigation import PAGES, sidebar_glossary, sidebar_menu
 
 nav = st.navigation(
     [st.Page(p.path, title=p.title, icon=p.icon, default=i == 0) for i, p in enumerate(PAGES)],
@@ -18,3 +19,4 @@ nav = st.navigation(
 st.set_page_config(page_title=f"{nav.title} · dpcore", layout="wide")
 sidebar_menu()
 nav.run()
+sidebar_glossary()

@@ -5,7 +5,7 @@ import math
 
 import streamlit as st
 
-from dpcore.ui import page_header, run_guarded, seed_input, show_frame
+from dpcore.ui import page_header, run_guarded, seed_input, show_frame, verdict_line
 from dpcore.ui.accounting import (
     cached_densities,
     densities_figure,
@@ -35,6 +35,7 @@ with st.sidebar:
     mech = st.radio("Mechanism", ["laplace", "gaussian"], format_func=str.capitalize, key="home.mech",
                     help="Laplace gives pure ε-DP; Gaussian gives (ε, δ)-DP and composes better.")
     eps = st.slider("Epsilon (ε)", 0.05, 5.0, 1.0, 0.05, key="home.eps")
+    verdict_line(eps)
     delta = st.select_slider("Delta (δ), Gaussian only", [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2], value=1e-5,
                              key="home.delta", format_func=lambda d: f"{d:.0e}", disabled=mech == "laplace",
                              help="Laplace is pure ε-DP: δ = 0, so this only applies to the Gaussian.")
@@ -98,6 +99,8 @@ with ask_tab:
     asks = a1.slider("Times the same question is asked", 1, 200, 50, key="home.asks")
     capped = a2.checkbox("Cap the total budget", True, key="home.capped")
     budget = a2.number_input("Total ε budget", 0.1, 100.0, 25.0, 0.5, key="home.budget", disabled=not capped)
+    if capped:
+        verdict_line(budget, container=a2, compare=False)
     rep = run_guarded(cached_repeated_answers, mech, eps, delta, sens, float(true_d), int(asks),
                       float(budget) if capped else None, int(seed))
     if rep is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dpcore.accounting import steps_for
-from dpcore.ui import page_header, run_guarded, show_frame
+from dpcore.ui import page_header, run_guarded, show_frame, verdict_line
 from dpcore.ui.accounting import (
     ADVANCED_LABEL,
     cached_comparison,
@@ -58,6 +58,9 @@ if df is not None:
              "Privacy loss distribution (PLD)": "PLD"}
     for c, (m, e) in zip(cols, final.items()):
         c.metric(short.get(m, m), f"ε = {e:.3g}", help=m)
+        verdict_line(e, container=c, short=True)
+    tightest = short.get(str(final.idxmin()), str(final.idxmin()))
+    verdict_line(float(final.min()), what=f"The tightest accounting ({tightest})")
     if (note := weak_guarantee_note(float(final.min()), unit="per training record (tightest method shown)")):
         st.warning(note)
     st.plotly_chart(comparison_figure(df, log_y=log_y), width="stretch")
@@ -85,3 +88,4 @@ if steps is not None:
         m1.metric("Noise multiplier needed σ", f"{s:.4g}")
         m2.metric("Steps", f"{steps:,}")
         m3.metric("ε check with that σ", f"{e:.4g}", help="Never above the target.")
+        verdict_line(float(target), what=f"Target ε = {target:g}")

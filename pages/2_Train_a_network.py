@@ -133,7 +133,7 @@ if algo == "output-perturbation":
 st.caption(f"{out['n_train']} training rows, {out['n_test']} test rows, {out['seconds']:.1f} s.")
 
 st.header("Training history")
-st.plotly_chart(history_figure(out["history"]), key="train.history_chart")
+st.plotly_chart(history_figure(out["history"], chance=out.get("chance")), key="train.history_chart")
 history, diagnostics = split_history(out["history"])
 show_table(history, key="train.history_table", labels=history_labels(out["task"]))
 if units := history_caption(out["task"]):

@@ -16,7 +16,7 @@ from dpcore.ui.models import (
     dplloyd_run_text,
     neighbouring_text,
 )
-from dpcore.ui.palette import legend_below
+from dpcore.ui.palette import epsilon_bands, legend_below
 
 page_header(
     "Private k-means clustering",
@@ -60,6 +60,10 @@ if demo is not None:
         c.metric(f"{name} accuracy", f"{m.loc[name, 'accuracy']:.3f}",
                  help=f"Intra-cluster variance {m.loc[name, 'intra_cluster_variance']:.3f} "
                       "(within-cluster / total sum of squares; lower is tighter).")
+    chance = float(demo["points"]["class"].value_counts(normalize=True).max())
+    st.markdown(f"**Chance level: {chance:.3f}**, the accuracy of putting every test row in one cluster (it is then "
+                "matched to the most common class). Accuracy is the fraction of test rows whose cluster is matched "
+                "to their true class.")
     st.caption(f"Test rows of {REGISTRY[dataset].title}, features mapped from their declared bounds onto [-1, 1]. "
                "The 2-D PCA projection is for display only; the clustering runs in all dimensions. "
                + dplloyd_run_text(demo["run"], float(epsilon)) + " " + neighbouring_text(neighbouring))
@@ -92,9 +96,13 @@ if df is not None:
     readable_log_ticks(fig, "x")
     if metric == "intra_cluster_variance":
         readable_log_ticks(fig, "y")
+    elif demo is not None:
+        fig.add_hline(y=chance, line=dict(color="#7F7F7F", dash="dot"), annotation_text=f"chance {chance:.2f}",
+                      annotation_position="bottom right")
     fig.update_layout(height=420, yaxis_title="test accuracy (fraction)" if metric == "accuracy"
                       else "within / total sum of squares (log scale)")
     legend_below(fig)
+    epsilon_bands(fig, epsilons)
     st.plotly_chart(fig, width="stretch", key="cluster.sweep_chart")
     spread = "; bars show one standard deviation" if int(seeds) > 1 else ""
     st.caption(f"Mean over {seeds} seed(s) (split and noise){spread}. The non-private line does not depend on ε. "

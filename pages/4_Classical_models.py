@@ -10,7 +10,7 @@ from dpcore.datasets import REGISTRY, dataset_names
 from dpcore.models.learners import default_preprocess
 from dpcore.ui import epsilon_input, page_header, readable_log_ticks, run_guarded, seed_input, show_table
 from dpcore.ui.models import METHOD_NAMES, METHOD_STYLE, SIZE_NOTES, classical_sweep, regularization_text, size_sweep
-from dpcore.ui.palette import legend_below
+from dpcore.ui.palette import epsilon_bands, legend_below
 
 page_header(
     "Classical private models",
@@ -96,6 +96,7 @@ if df is not None:
     readable_log_ticks(fig, "x")
     fig.update_layout(height=440, yaxis_title=metric_label)
     legend_below(fig)
+    epsilon_bands(fig, epsilons)
     if task == "regression":
         fig.update_yaxes(range=[max(-1.0, float(df[metric].min()) - 0.1), 1.0])
     st.plotly_chart(fig, width="stretch", key="classical.eps_chart")

@@ -4,7 +4,16 @@ from __future__ import annotations
 import streamlit as st
 
 from dpcore.sweep import AXES, SweepConfig, get_axis, tuning_tax, value_range
-from dpcore.ui import dataset_picker, delta_input, epsilon_input, page_header, run_guarded, seed_input, show_frame
+from dpcore.ui import (
+    dataset_picker,
+    delta_input,
+    epsilon_input,
+    page_header,
+    run_guarded,
+    seed_input,
+    show_frame,
+    verdict_text,
+)
 from dpcore.ui.sweep import (
     DEFAULT_RANGES,
     METRIC_LABELS,
@@ -60,6 +69,9 @@ with st.sidebar:
     base_seed = seed_input("sweep.seed")
     delta = delta_input("sweep.delta")
     eps = 1.0 if axis == "epsilon" else epsilon_input("sweep.epsilon", label="Fixed ε")
+    if axis == "epsilon" and 0 < lo <= hi:
+        st.markdown(f"From ε = {lo:g}: {verdict_text(lo, short=True)}  \nto ε = {hi:g}: {verdict_text(hi, short=True)}"
+                    "  \nThe chart shades the bands along its ε axis.")
     knobs = st.text_area("Fixed knobs (key=value per line)", "", key="sweep.knobs",
                          help="Each learner gets the knobs it takes, e.g. epochs=5 or preprocess=standardize.")
     if chosen:

@@ -9,8 +9,9 @@ from dpcore.images import IMAGE_MECHANISMS, IMAGE_SETS
 from dpcore.images.labels import laplace_label_probabilities
 from dpcore.images.sets import DISPLAY_UPSCALE
 from dpcore.mechanisms import RandomizedResponse
-from dpcore.ui import delta_input, epsilon_input, page_header, run_guarded, seed_input, show_frame
+from dpcore.ui import delta_input, epsilon_input, page_header, run_guarded, seed_input, show_frame, verdict_line
 from dpcore.ui import images as ui
+from dpcore.ui.common import majority_accuracy
 
 page_header(
     "Noisy images",
@@ -75,6 +76,7 @@ if image_set.labels is not None:
                 "can leave no class or several. k-ary randomized response keeps the label with probability "
                 "$e^{\\varepsilon} / (e^{\\varepsilon} + k - 1)$.")
     label_eps = st.number_input("ε for the labels", 0.01, 100.0, 1.0, 0.1, key="images.label_eps")
+    verdict_line(float(label_eps), what="ε per label")
     table = run_guarded(ui.cached_labels, key, float(label_eps), int(seed))
     if table is not None:
         rr = RandomizedResponse(epsilon=float(label_eps), k=image_set.n_classes)
@@ -97,6 +99,7 @@ st.markdown(f"On **{train_set}**: a logistic regression trained on noisy release
             "train` does.")
 t1, t2 = st.columns(2)
 train_eps = t1.number_input("ε (requested)", 0.05, 1000.0, 1.0, 0.5, key="images.train_eps")
+verdict_line(float(train_eps), container=t1, compare=False)
 budget = t2.radio("Noisy-input budget", ["image", "pixel"], horizontal=True, key="images.train_budget",
                   format_func={"image": "ε per image (the guarantee)", "pixel": "ε per pixel (much weaker)"}.get)
 if st.button("Train", key="images.train_button", type="primary"):
@@ -111,8 +114,12 @@ if res is not None:
     for c, name, row in zip(st.columns(len(table)), short, table.itertuples(index=False)):
         eps_txt = "no privacy" if math.isinf(row.epsilon) else f"ε = {row.epsilon:.3g} per " + (
             "(image, label) record" if row.labels_protected else "image")
-        c.metric(f"{name} · {eps_txt}", "–" if row.accuracy is None else f"{row.accuracy:.1%}",
-                 help=f"{row.model}. Privacy unit: {row.privacy}")
+        c.metric(f"{name} · {eps_txt}", "–" if row.accuracy is None else f"{row.accuracy:.3f}",
+                 help=f"{row.model}. Privacy unit: {row.privacy}. Accuracy: the fraction of test images right.")
+        verdict_line(row.epsilon, container=c, short=True)
+    chance = run_guarded(majority_accuracy, train_set, int(seed))
+    if chance is not None:
+        st.markdown(f"**Chance level** (always the most common class): **{chance:.3f}**.")
     if info["epsilon_image"] > info["epsilon_requested"] * (1 + 1e-9):
         st.warning(f"ε = {info['epsilon_requested']:g} per pixel protects one pixel only: each training image is "
                    f"only ε = {info['epsilon_image']:.3g}-DP as a whole (h·w·ε, basic composition), and that is the "

@@ -16,6 +16,7 @@ from dpcore.ui import (
     seed_input,
     show_frame,
     show_table,
+    verdict_line,
 )
 from dpcore.ui.accounting import weak_guarantee_note
 from dpcore.ui.pate import (
@@ -102,6 +103,7 @@ c = st.columns(3)
 c[0].metric("ε spent (data-independent)", f"{res.epsilon:.3g}", help=f"δ = {res.delta:g}; {res.dp_event}")
 c[1].metric("Noise on each vote", f"{'σ' if agg == 'gnmax' else 'b = 1/γ'} = {res.noise_scale:.3g}")
 c[2].metric("Queries answered", f"{cfg.queries}")
+verdict_line(res.epsilon, what="ε spent")
 if (note := weak_guarantee_note(res.epsilon, unit="per private record")) is not None:
     st.warning(note)
 if res.epsilon_data_dependent is not None:
@@ -119,8 +121,8 @@ c[1].metric("Noiseless vote accuracy", f"{res.ensemble_accuracy:.3f}")
 c[2].metric("Noisy-label accuracy", f"{res.label_accuracy:.3f}")
 c[3].metric("Student accuracy", f"{res.student_accuracy:.3f}")
 c[4].metric("Non-private model", f"{res.nonprivate_accuracy:.3f}")
-st.caption(f"Accuracies on the test part. Chance level (always the most common class): {chance:.3f}." if chance
-           is not None else "Accuracies on the test part.")
+st.markdown("Accuracy: the fraction of the test part predicted correctly."
+            + (f" **Chance level** (always the most common class): **{chance:.3f}**." if chance is not None else ""))
 if agg == "lnmax":
     st.caption(f"LNMax: each answer is (2γ = {2 / res.noise_scale:.3g})-DP, so basic composition gives "
                f"ε = {res.epsilon_pure:.3g} at δ = 0; with δ > 0 the accountant's bound is used if smaller.")

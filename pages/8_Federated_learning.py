@@ -16,6 +16,7 @@ from dpcore.ui import (
     seed_input,
     show_frame,
     show_table,
+    verdict_line,
 )
 from dpcore.ui.accounting import weak_guarantee_note
 from dpcore.ui.federated import (
@@ -121,7 +122,12 @@ m[1].metric("Non-private FedAvg", "—" if ref is None else f"{ref.accuracy:.3f}
 m[2].metric("ε (user level)", "∞" if not private else f"{res.epsilon:.3g}",
             help=f"δ = {res.delta:g}; {res.dp_event}")
 m[3].metric("Noise multiplier σ", "—" if res.noise_multiplier is None else f"{res.noise_multiplier:.3g}")
-m[4].metric("Expected clients per round qN", f"{cfg.client_fraction * cfg.clients:.3g}")
+m[4].metric("Clients per round qN", f"{cfg.client_fraction * cfg.clients:.3g}",
+            help="Expected number of clients sampled each round: the sampling rate q times the N clients.")
+verdict_line(res.epsilon if private else float("inf"), container=metrics_slot, what="ε per client")
+if chance is not None:
+    metrics_slot.markdown(f"**Chance level** (always the most common class): **{chance:.3f}**. Accuracy is the "
+                          "fraction of test rows predicted correctly.")
 notes = [weak_guarantee_note(res.epsilon, unit="per client") if private else None,
          *federation_warnings(dataclasses.replace(cfg, noise_multiplier=res.noise_multiplier))]
 for note in filter(None, notes):
@@ -138,8 +144,7 @@ n_params = int(res.params.size)
 if (gap := gap_caption(cfg, res.noise_multiplier, n_params, private_accuracy=res.accuracy,
                        nonprivate_accuracy=None if ref is None else ref.accuracy)) is not None:
     st.caption(gap)
-st.caption(f"{res.seconds_per_round * 1000:.0f} ms per round, all sampled clients trained as one batched computation."
-           + ("" if chance is None else f" Chance level (always the most common class): {chance:.3f}."))
+st.caption(f"{res.seconds_per_round * 1000:.0f} ms per round, all sampled clients trained as one batched computation.")
 show_table(res.history, key="fed.history", labels=HISTORY_LABELS, drop=("epoch", *DIAGNOSTIC_COLUMNS))
 st.caption(step_caption(cfg, res.noise_multiplier, n_params))
 with st.expander("Non-private diagnostics of the clients' updates (NOT covered by ε)", expanded=False):

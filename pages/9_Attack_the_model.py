@@ -14,6 +14,7 @@ from dpcore.ui import (
     run_guarded,
     seed_input,
     show_table,
+    verdict_line,
 )
 from dpcore.ui.audit import (
     ATTACK_LABELS,
@@ -95,6 +96,12 @@ c[2].metric("Attack AUC", f"{main.result.auc:.3f}", help="0.5 is guessing; 1 is 
 c[3].metric("Members found at 1% false alarms", f"{main.result.tpr_at_fpr['0.01']:.1%}",
             help="True positive rate at a 1% false positive rate: how many members the attacker names while "
                  "wrongly naming 1 in 100 non-members. Guessing gives 1%.")
+verdict_line(float(claim), what="ε claimed")
+proven = main.result.epsilon_lower_bound
+st.markdown("**The attack-based reading:** " + (
+    f"this attack proves that the run leaks at least ε = {proven:.3g} (95 % confidence), against the {claim:.3g} "
+    "claimed: the attacker gets that far, the guarantee covers the rest." if proven > 0 else
+    "this attack could not prove any leak (its lower bound on ε is 0): it did no better than guessing on this run."))
 
 fpr = tuple(np.logspace(-3, 0, 80))
 region, exact = cached_theory(float(claim), float(main.result.delta), main.event, repr(main.event), fpr)

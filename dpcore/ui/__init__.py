@@ -18,6 +18,8 @@ from .common import (
     show_frame,
     show_table,
     show_warnings,
+    verdict_line,
+    verdict_text,
 )
 
 __all__ = [
@@ -35,4 +37,6 @@ __all__ = [
     "show_frame",
     "show_table",
     "show_warnings",
+    "verdict_line",
+    "verdict_text",
 ]

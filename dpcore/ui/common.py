@@ -11,6 +11,7 @@ import streamlit as st
 
 from ..datasets import REGISTRY, dataset_names, load_csv, read_csv_columns
 from ..exceptions import DPCoreError
+from ..verdict import comparison, verdict
 from ..workload import SERVER, set_default_budget
 from .navigation import route_through_app
 
@@ -59,12 +60,31 @@ def seed_input(key: str, *, container=None) -> int:
 
 def epsilon_input(key: str, *, default: float = 1.0, container=None, label: str = "Epsilon (ε)",
                   disabled: bool = False, help: str | None = None) -> float:
-    """ε box; ``disabled=True`` keeps it visible but greyed out (with ``help`` saying why)."""
+    """ε box with its verdict band under it; ``disabled=True`` keeps it visible but greyed out (``help`` says why)."""
     c = container or st.sidebar
-    return float(
+    eps = float(
         c.number_input(label, min_value=0.001, max_value=100.0, value=float(default), step=0.1, format="%.3f", key=key,
                        disabled=disabled, help=help or "Privacy budget: smaller is more private. Must be > 0.")
     )
+    if not disabled:
+        verdict_line(eps, container=c)
+    return eps
+
+
+def verdict_text(epsilon: float, *, what: str | None = None, compare: bool = True, short: bool = False) -> str:
+    """The verdict band of ``epsilon`` in words (:mod:`dpcore.verdict`), and where published deployments sit.
+
+    ``short`` gives the band alone (for under a number in a narrow column).
+    """
+    v = verdict(epsilon)
+    text = (f"{what}: " if what else "") + (v.short() if short else v.sentence())
+    return text + ("  \n" + comparison(epsilon) if compare and not short else "")
+
+
+def verdict_line(epsilon: float, *, container=None, what: str | None = None, compare: bool = True,
+                 short: bool = False) -> None:
+    """Write :func:`verdict_text` in body text (not a grey caption) under an ε the page shows."""
+    (container or st).markdown(verdict_text(epsilon, what=what, compare=compare, short=short))
 
 
 def delta_input(key: str, *, default: float = 1e-5, container=None, disabled: bool = False,
@@ -236,6 +256,15 @@ def show_warnings(caught, *, hide: tuple[str, ...] = ()) -> None:
         if msg not in seen and not msg.startswith(tuple(hide)):
             seen.add(msg)
             st.warning(msg)
+
+
+def majority_accuracy(dataset: str, seed: int) -> float:
+    """Test accuracy of always guessing the training set's most common class (the chance line)."""
+    from ..datasets import train_test_split
+    from ..learners import run_learner
+
+    return remembered("chance_levels", (dataset, seed),
+                      lambda: run_learner("majority", train_test_split(dataset, seed=seed), seed=seed).score)
 
 
 def remembered(store_key: str, key: tuple, compute: Callable[[], Any], *, max_kept: int = 12) -> Any:

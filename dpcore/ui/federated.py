@@ -12,7 +12,11 @@ from ..datasets import train_test_split
 from ..federated import FedAvgConfig, FedAvgResult, train_fedavg_split
 from ..learners import get_learner
 from . import palette
-from .common import readable_table, shared_call
+from .common import (
+    majority_accuracy,  # noqa: F401  (the pages' chance line)
+    readable_table,
+    shared_call,
+)
 from .common import remembered as _remembered
 from .sweep import ROLE_LABELS
 
@@ -71,14 +75,6 @@ def cached_fedavg(dataset: str, config: FedAvgConfig, on_epoch: Callable | None 
 def non_private_twin(config: FedAvgConfig) -> FedAvgConfig:
     """The same federation, sampling and local training with no clipping and no noise."""
     return dataclasses.replace(config, mode="none", noise_multiplier=None, target_epsilon=None)
-
-
-def majority_accuracy(dataset: str, seed: int) -> float:
-    """Test accuracy of always guessing the training set's most common class (the chance line)."""
-    from ..learners import run_learner
-
-    return remembered(("majority", dataset, seed),
-                      lambda: run_learner("majority", train_test_split(dataset, seed=seed), seed=seed).score)
 
 
 def federation_warnings(config: FedAvgConfig) -> list[str]:

@@ -180,8 +180,7 @@ def compare_display(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def quality_figure(df: pd.DataFrame) -> go.Figure:
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("PSNR vs ε (higher is closer to the original)",
-                                                        "SSIM vs ε (1 = identical structure)"))
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("PSNR: higher is closer", "SSIM: 1 = same structure"))
     for kind, part in df.groupby("kind", sort=False):
         name = IMAGE_MECHANISMS[kind]
         for col, y in ((1, "psnr_db"), (2, "ssim")):
@@ -191,6 +190,7 @@ def quality_figure(df: pd.DataFrame) -> go.Figure:
     fig.update_yaxes(title_text="PSNR (dB)", row=1, col=1)
     fig.update_yaxes(title_text="SSIM", row=1, col=2)
     fig.update_layout(height=420, margin=dict(t=40, b=40), legend=dict(orientation="h", y=-0.25))
+    palette.epsilon_bands(fig, list(df.epsilon), row="all", col="all")
     return readable_log_ticks(fig, "x")
 
 

@@ -74,6 +74,29 @@ def sidebar_menu() -> None:
         st.divider()
 
 
+def glossary_markdown() -> str:
+    """The sidebar glossary's text: the ε bands, published deployments with their sources, then every term."""
+    from ..glossary import GLOSSARY
+    from ..verdict import BANDS, DEPLOYMENTS, NOT_PRIVATE
+
+    ranges = {"strong": "ε ≤ 1", "moderate": "1 < ε ≤ 4", "weak": "4 < ε ≤ 10", "nominal": "ε > 10"}
+    lines = ["**Judging ε.** Every ε on these pages carries one of these bands; the band describes what the "
+             "guarantee bounds (an attacker's odds about anyone change by at most e^ε), not a legal threshold.", ""]
+    lines += [f"- {b.icon} **{b.headline}**: {ranges[b.name]}" for b in BANDS]
+    lines += [f"- {NOT_PRIVATE.icon} **{NOT_PRIVATE.headline}**: ε = ∞", "",
+              "**Published ε** (as each source states it; per-day budgets add up over days):", ""]
+    lines += [f"- **{d.epsilon:g}**: {d.who}, {d.what} ({d.unit}). *{d.source}*" for d in DEPLOYMENTS]
+    lines += ["", "**Terms**", ""]
+    lines += [f"- **{term}**: {text}" for term, text in GLOSSARY.items()]
+    return "\n".join(lines)
+
+
+def sidebar_glossary() -> None:
+    """A folded glossary at the foot of every page's sidebar (drawn by the router after the page)."""
+    with st.sidebar.expander("Glossary: terms, and how to judge ε", icon=":material/menu_book:"):
+        st.markdown(glossary_markdown())
+
+
 def page_grid(pages: tuple[PageInfo, ...] = PAGES[1:], *, per_row: int = 2) -> None:
     """Bordered cards linking to ``pages`` (every page but the home page by default), ``per_row`` to a row."""
     for start in range(0, len(pages), per_row):  # one row of columns at a time, so the rows line up

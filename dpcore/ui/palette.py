@@ -51,6 +51,36 @@ def legend_below(fig, *, y: float = -0.22):
     return fig
 
 
+#: the tint behind each verdict band on an ε axis (light: the curves stay the figure's subject)
+BAND_TINTS = {"strong": "rgba(0,158,115,0.08)", "moderate": "rgba(240,228,66,0.16)",
+              "weak": "rgba(230,159,0,0.10)", "nominal": "rgba(213,94,0,0.08)"}
+
+
+def epsilon_bands(fig, values, **where):
+    """Shade the verdict bands of :mod:`dpcore.verdict` behind an ε x-axis spanning ``values``, each named.
+
+    ``where`` is passed to ``add_vrect`` (``row="all", col="all"`` on subplots). Only the bands the axis
+    reaches are drawn, clipped to its span, so a chart of ε from 0.1 to 20 reads strong | moderate | weak |
+    nominal along its top.
+    """
+    from ..verdict import BANDS
+
+    xs = [float(v) for v in values if v is not None and float(v) > 0]
+    if not xs:
+        return fig
+    lo, hi = min(xs), max(xs)
+    start = 0.0
+    for band in BANDS:
+        x0, x1 = max(start, lo), min(band.upper, hi)
+        start = band.upper
+        if x1 <= x0:
+            continue
+        fig.add_vrect(x0=x0, x1=x1, fillcolor=BAND_TINTS[band.name], line_width=0, layer="below",
+                      label=dict(text=band.name, textposition="top center", font=dict(size=12, color="#333333")),
+                      **where)
+    return fig
+
+
 # --- the deuteranopia check -------------------------------------------------------------------------------------
 
 _DEUTERANOPIA = np.array([[0.367322, 0.860646, -0.227968],

@@ -12,7 +12,12 @@ from ..learners import get_learner
 from ..pate import PateConfig, PateResult, run_pate
 from ..pate.pipeline import epsilon_sweep, teachers_sweep
 from . import palette
-from .common import readable_log_ticks, readable_table, shared_call
+from .common import (
+    majority_accuracy,  # noqa: F401  (the pages' chance line)
+    readable_log_ticks,
+    readable_table,
+    shared_call,
+)
 from .common import remembered as _remembered
 
 AGGREGATOR_LABELS = {"gnmax": "GNMax — Gaussian noise (Papernot et al. 2018)",
@@ -86,14 +91,6 @@ def noise_used_caption(result: PateResult) -> str:
         return (f"Used: {name} = {result.noise_scale:.3g}, calibrated so that {spent} "
                 f"(target {cfg.target_epsilon:g}, δ = {result.delta:g}).")
     return f"Used: {name} = {result.noise_scale:.3g} as set; {spent} (δ = {result.delta:g})."
-
-
-def majority_accuracy(dataset: str, seed: int) -> float:
-    """Test accuracy of always guessing the training set's most common class (the chance line)."""
-    from ..learners import run_learner
-
-    return remembered(("majority", dataset, seed),
-                      lambda: run_learner("majority", train_test_split(dataset, seed=seed), seed=seed).score)
 
 
 def pate_warnings(result: PateResult, *, n_classes: int, chance: float) -> list[str]:
@@ -217,6 +214,7 @@ def epsilon_sweep_figure(df: pd.DataFrame, chance: float | None = None) -> go.Fi
         fig.add_scatter(x=[df.epsilon.min(), df.epsilon.max()], y=[df.nonprivate_accuracy.iloc[0]] * 2, mode="lines",
                         name="non-private model on all private data", line=dict(color=palette.BLACK, dash="longdash"))
     _chance_line(fig, list(df.epsilon), chance)
+    palette.epsilon_bands(fig, list(df.epsilon))
     fig.update_layout(xaxis_title="ε for the answered queries — log scale", xaxis_type="log",
                       yaxis_title="accuracy (fraction correct)", yaxis_range=[0, 1], height=420,
                       margin=dict(t=30, b=40), legend=dict(orientation="h", y=-0.25))

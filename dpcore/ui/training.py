@@ -24,7 +24,7 @@ from ..exceptions import DPValueError
 from ..learners import get_learner, run_learner
 from ..training import preset_for
 from . import palette
-from .common import format_epsilon, show_table
+from .common import format_epsilon, show_table, verdict_line
 
 ALGORITHMS = ("dpsgd", "output-perturbation", "label-dp-laplace", "label-dp-rr")
 #: History columns computed on the training rows: shown only in the diagnostics expander, never in the main table.
@@ -144,6 +144,8 @@ def train_with_baseline(dataset: Dataset, algorithm: str, params: dict, *, epsil
     if split.task == "classification":
         names = list(dataset.target_names) or [str(i) for i in range(split.n_classes)]
         out["confusion"] = pd.DataFrame(res.extras["confusion_matrix"], index=names, columns=names)
+        # chance level: always answering the training rows' most common class, scored on the same test rows
+        out["chance"] = float(run_learner("majority", split, seed=seed).metrics["accuracy"])
     else:
         out["trivial"] = dict(run_learner("mean", split, seed=seed).metrics)
     return out
@@ -162,6 +164,10 @@ def show_headline(out: dict, algorithm: str) -> None:
         cols[1].metric("Test accuracy (non-private)", f"{base:.3f}")
         cols[2].metric(wording.epsilon_label, format_epsilon(eps, 4), help=eps_help)
         cols[3].metric("Noise multiplier σ", sigma_text)
+        if out.get("chance") is not None:
+            st.markdown(f"**Chance level** (always answering the most common class): **{out['chance']:.3f}**. "
+                        "Accuracy is the fraction of test rows predicted correctly, on every page.")
+        _epsilon_verdict(eps, wording.epsilon_label)
         return
     priv, base, triv = out["metrics"], out["baseline"], out["trivial"]
     r2_help = ("R² = 1 − MSE / variance of the test labels: 1 is a perfect fit, 0 is predicting the test rows' "
@@ -180,6 +186,15 @@ def show_headline(out: dict, algorithm: str) -> None:
     bottom[3].metric("Noise multiplier σ", sigma_text)
     st.caption("Mean predictor: the training rows' mean label for every test row, on the same split. A non-private "
                "reference (it reads the training labels without noise), not a released model.")
+    _epsilon_verdict(eps, wording.epsilon_label)
+
+
+def _epsilon_verdict(eps, label: str) -> None:
+    """The verdict band of the ε this run spent (nothing to judge when it was trained without privacy)."""
+    if eps is not None and math.isfinite(float(eps)):
+        verdict_line(float(eps), what=label)
+    else:
+        verdict_line(math.inf, what=label, compare=False)
 
 
 def worse_than_mean_note(out: dict) -> str | None:
@@ -236,7 +251,7 @@ def show_diagnostics(out: dict, algorithm: str, diagnostics: pd.DataFrame) -> No
             show_table(diagnostics, key="train.diagnostics_table", labels={"train_loss": spec["column"]})
 
 
-def history_figure(history: pd.DataFrame) -> go.Figure:
+def history_figure(history: pd.DataFrame, chance: float | None = None) -> go.Figure:
     """Test loss, test metric and epsilon spent against the epoch, one panel each.
 
     The ε panel is left out when no epoch has a finite ε (a network trained without privacy):
@@ -257,6 +272,9 @@ def history_figure(history: pd.DataFrame) -> go.Figure:
     if with_eps:
         fig.add_trace(go.Scatter(x=x, y=eps, mode="lines+markers", name="ε", **palette.line_and_marker(1)), 1, 3)
         fig.update_yaxes(title_text="ε", rangemode="tozero", row=1, col=3)
+    if classification and chance is not None:
+        fig.add_hline(y=chance, line=dict(color=palette.GREY, dash="dot"), row=1, col=2,
+                      annotation_text=f"chance {chance:.2f}", annotation_position="bottom right")
     for c in range(1, len(titles) + 1):
         fig.update_xaxes(title_text="epoch", row=1, col=c)
     fig.update_yaxes(title_text="cross-entropy" if classification else "MSE, labels scaled to [0, 1]", row=1, col=1)

@@ -39,7 +39,7 @@ def test_federated_page_runs_and_reacts():
     private, reference = float(_metric(at, "Final test accuracy")), float(_metric(at, "Non-private FedAvg"))
     assert reference - private >= 0.05
     gap = next(c.value for c in at.caption if c.value.startswith("Why the gap"))
-    qn = float(_metric(at, "Expected clients per round qN"))
+    qn = float(_metric(at, "Clients per round qN"))
     sigma = float(_metric(at, "Noise multiplier σ"))
     norm = sigma * 1.0 * math.sqrt(65 * 10) / qn  # digits: 64 features + bias, 10 classes; S = 1
     assert math.isclose(float(re.search(r"norm about ([0-9]+\.?[0-9]*)", gap).group(1)), norm, rel_tol=0.01)
@@ -91,4 +91,4 @@ def test_federated_defaults_to_target_epsilon_and_warns():
     assert float(_metric(at, "ε (user level)")) <= 20.0 + 1e-6
     texts = [w.value for w in at.warning]
     assert any("Weak guarantee" in t for t in texts) and any("Few clients" in t for t in texts)
-    assert any("Chance level" in c.value for c in at.caption)
+    assert any("Chance level" in m.value for m in at.markdown)

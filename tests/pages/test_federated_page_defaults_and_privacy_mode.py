@@ -45,7 +45,7 @@ def test_default_federation_learns_under_a_meaningful_epsilon_and_explains_its_c
     step = next(c.value for c in at.caption if c.value.startswith("Server step size"))
     d = int(re.search(r"d = ([0-9,]+)", step).group(1).replace(",", ""))
     assert d == 7850  # softmax regression on 784 pixels, 10 classes
-    sigma, qn = float(_metric(at, "Noise multiplier σ")), float(_metric(at, "Expected clients per round qN"))
+    sigma, qn = float(_metric(at, "Noise multiplier σ")), float(_metric(at, "Clients per round qN"))
     predicted = sigma * 1.0 * math.sqrt(d) / qn
     shown = float(re.search(r"norm about that × √d = ([0-9]+\.?[0-9]*)", step).group(1))
     assert math.isclose(shown, predicted, rel_tol=0.01)

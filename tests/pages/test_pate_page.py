@@ -65,7 +65,7 @@ def test_pate_page_data_dependent_epsilon_is_labelled_and_smaller():
 def test_pate_page_warns_about_tiny_teachers_and_large_epsilon():
     at = AppTest.from_file(PAGE, default_timeout=120).run()
     assert not any("Too few examples per teacher" in w.value for w in at.warning)
-    assert any("Chance level" in c.value for c in at.caption)
+    assert any("Chance level" in m.value for m in at.markdown)
     at.number_input(key="pate.teachers").set_value(300)
     at.number_input(key="pate.queries").set_value(20)
     at.number_input(key="pate.eps").set_value(20.0)

@@ -28,7 +28,8 @@ def test_default_run_shows_pate_working_without_a_weak_guarantee():
     assert 2.0 <= eps <= 5.0 + 1e-9
     assert not any("Weak guarantee" in w.value for w in at.warning)
     assert not any("Too few examples per teacher" in w.value or "barely better" in w.value for w in at.warning)
-    chance = float(re.search(r"Chance level[^:]*: ([0-9]+\.[0-9]+)", " ".join(c.value for c in at.caption)).group(1))
+    body = " ".join(m.value for m in at.markdown)
+    chance = float(re.search(r"Chance level[^:]*: \**([0-9]+\.[0-9]+)", body).group(1))
     student = float(_metric(at, "Student accuracy"))
     assert student > chance + 0.5  # digits: chance 0.10
     assert student >= float(_metric(at, "Mean teacher accuracy"))  # the aggregate beats a single teacher

@@ -20,13 +20,14 @@ def _metric(at, label: str) -> str:
 def _chart_titles(at, key: str) -> list[str]:
     chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(key) or key in c.proto.id)
     spec = json.loads(chart.proto.spec)
-    return [a["text"] for a in spec["layout"].get("annotations", [])]
+    return [a["text"] for a in spec["layout"].get("annotations", []) if not a["text"].startswith("chance")]
 
 
 def _axis_titles(at, key: str) -> list[str]:
     chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(key) or key in c.proto.id)
     layout = json.loads(chart.proto.spec)["layout"]
-    return [v["title"]["text"] for k, v in layout.items() if k.startswith("yaxis") and (v.get("title") or {}).get("text")]
+    return [v["title"]["text"] for k, v in layout.items()
+            if k.startswith("yaxis") and (v.get("title") or {}).get("text")]
 
 
 def test_tiny_csv_is_an_error_message_not_a_traceback():

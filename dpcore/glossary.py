@@ -1,0 +1,89 @@
+"""Every abbreviation and term the pages use, defined in a sentence a newcomer can read.
+
+The sidebar's glossary shows this list on every page (:func:`dpcore.ui.navigation.sidebar_menu`), and a test
+checks that each abbreviation a page's first screen uses is defined here.
+"""
+from __future__ import annotations
+
+#: term -> definition; abbreviations first spelled out
+GLOSSARY: dict[str, str] = {
+    "ε (epsilon)": "The privacy budget. Whatever is released changes an attacker's odds about any one record by at "
+                   "most a factor e^ε. Smaller is more private; ε = ∞ means no privacy.",
+    "δ (delta)": "The probability with which an (ε, δ) guarantee may fail. Keep it well below 1/n for n records.",
+    "Neighbouring data sets": "Two data sets that differ in one record (added, removed or replaced). Differential "
+                              "privacy promises that the output hardly changes between them.",
+    "Sensitivity": "The most one record can change a query's answer; the noise is scaled to it.",
+    "Laplace mechanism": "Adds noise from a Laplace distribution of scale sensitivity/ε: pure ε-DP.",
+    "Gaussian mechanism": "Adds normally distributed noise scaled to the L2 sensitivity: (ε, δ)-DP.",
+    "Clip norm (C)": "The largest length a single example's gradient (or a client's update) may have; longer ones "
+                     "are scaled down to C, which bounds the sensitivity.",
+    "Noise multiplier (σ)": "The noise's standard deviation divided by the clip norm.",
+    "DP-SGD": "Differentially private stochastic gradient descent (Abadi et al. 2016): clip each example's "
+              "gradient, add Gaussian noise to their sum, take a step.",
+    "RDP": "Rényi differential privacy (Mironov 2017), a way of adding up the privacy cost of many noisy steps.",
+    "zCDP": "Zero-concentrated differential privacy (Bun & Steinke 2016), another accounting of composed "
+            "Gaussian noise; the 2020 US Census states its budget as zCDP ρ.",
+    "PLD": "Privacy loss distribution: the exact distribution of the privacy loss, composed numerically; the "
+           "tightest accounting here.",
+    "Moments accountant": "Abadi et al.'s (2016) accounting of DP-SGD's sampled Gaussian steps, computed today "
+                          "with RDP.",
+    "Composition": "Running several private steps on the same data: their ε add up (naively) or grow more "
+                   "slowly (advanced composition, RDP, PLD).",
+    "ERM": "Empirical risk minimisation: fitting a model by minimising its average loss on the training rows "
+           "(Chaudhuri, Monteleoni & Sarwate 2011 make it private by output or objective perturbation).",
+    "Output perturbation": "Train normally, then add noise to the model's weights.",
+    "Objective perturbation": "Add a random term to the training objective, then minimise it exactly.",
+    "RFF": "Random Fourier features: a random map that lets a linear model imitate an RBF kernel.",
+    "Functional mechanism": "Zhang et al. (2012): add Laplace noise to the coefficients of the loss written as a "
+                            "polynomial, then minimise the noisy loss.",
+    "SSP": "Sufficient statistics perturbation: add noise to XᵀX and Xᵀy, then solve the linear regression.",
+    "Λ (lambda)": "The regularisation strength; private ERM needs it to bound how far one record moves the model.",
+    "DPLloyd": "Su et al.'s (2016) private k-means: each Lloyd round adds Laplace noise to the cluster counts and "
+               "sums.",
+    "Input perturbation": "Add noise to every record before any analysis, so anything computed after is private.",
+    "Label DP": "Protects only the labels (the features are public); e.g. randomized response on each label.",
+    "Randomized response": "Report the true answer with some probability, otherwise a random one (Warner 1965).",
+    "PATE": "Private aggregation of teacher ensembles (Papernot et al. 2017): teachers trained on disjoint parts "
+            "vote, noise is added to the vote count, and a student learns from the noisy answers.",
+    "GNMax": "Gaussian noisy max (Papernot et al. 2018): add Gaussian noise to each class's vote count and "
+             "answer with the largest.",
+    "FedAvg": "Federated averaging (McMahan et al. 2017): clients train on their own data and send only model "
+              "updates, which the server averages.",
+    "DP-FedAvg": "FedAvg with each client's update clipped and Gaussian noise added to the average, so the model "
+                 "protects each whole client (user-level privacy).",
+    "IID": "Independent and identically distributed: every client's data is drawn from the same mix of classes.",
+    "DCT": "Discrete cosine transform: rewrites an image as a sum of waves; keeping only the few largest "
+           "lowers the sensitivity of a private image.",
+    "DP-Pix": "Fan's (2018) private images: average the pixels over blocks (pixelisation), then add Laplace noise "
+              "to the block means; coarser blocks mean less noise per pixel.",
+    "SVM": "Support vector machine: a linear classifier trained with the hinge loss (private here by ERM).",
+    "HOG": "Histogram of oriented gradients: a summary of edge directions in an image, used as features.",
+    "PSNR": "Peak signal-to-noise ratio in decibels: how close a noisy image is to the original (higher is "
+            "closer).",
+    "SSIM": "Structural similarity: 1 means the same structure as the original, 0 none of it.",
+    "Membership inference": "An attack that guesses whether a given record was in the training data.",
+    "LiRA": "Likelihood-ratio attack (Carlini et al. 2022): compares a record's score with the scores of "
+            "shadow models trained with and without it.",
+    "Shadow models": "Models the attacker trains the same way on data it chose, to learn what membership looks "
+                     "like.",
+    "TPR / FPR": "True-positive rate (members caught) and false-positive rate (non-members wrongly accused).",
+    "AUC": "Area under the ROC curve: 0.5 is guessing, 1 is a perfect attack.",
+    "Audit": "Measuring how much privacy a trained model really gives, as a lower bound on its ε from an "
+             "attack's success.",
+    "Canary": "A record planted in the training data to test whether the model gives it away.",
+    "Chance level": "The accuracy of always answering the most common class; a model at chance has learnt "
+                    "nothing.",
+    "Accuracy": "The fraction of test rows predicted correctly (between 0 and 1 on every page).",
+    "MSE": "Mean squared error of a regression, in the label's units squared.",
+    "R²": "The share of the label's variance a regression explains: 1 perfect, 0 no better than the mean.",
+}
+
+
+def define(term: str) -> str:
+    """The definition of ``term`` (exact key, or its abbreviation before a space or parenthesis)."""
+    if term in GLOSSARY:
+        return GLOSSARY[term]
+    for key, text in GLOSSARY.items():
+        if key.split(" (")[0] == term or key.split(" / ")[0] == term:
+            return text
+    raise KeyError(f"{term!r} is not in the glossary")

@@ -1,0 +1,187 @@
+"""How to judge an ε: a plain verdict band, what the guarantee bounds, and published deployments to compare with.
+
+ε-DP bounds how much any one output can change an observer's odds about any one person: by a factor of at most
+e^ε (Dwork, McSherry, Nissim & Smith 2006; Dwork & Roth 2014, §2.3). From even odds (a prior of 1/2 that a record
+is in the data), an attacker's belief after seeing the output is therefore at most e^ε / (1 + e^ε) (Kasiviswanathan
+& Smith 2014), and no membership test can have a true-positive rate above e^ε times its false-positive rate plus δ
+(Kairouz, Oh & Viswanath 2015). These bounds give the bands:
+
+======================  =================  ===================================================================
+band                    ε                  what the guarantee alone says
+======================  =================  ===================================================================
+strong                  ε ≤ 1              odds change at most e ≈ 2.7-fold; a belief of 1/2 can reach 73 %
+moderate                1 < ε ≤ 4          odds up to ~55-fold; 1/2 can reach 98 %
+weak                    4 < ε ≤ 10         odds up to ~22,000-fold; the formal bound is loose, attacks in
+                                           practice are often far weaker: audit the model
+nominal                 ε > 10             the bound alone promises next to nothing; protection, if any, comes
+                                           from what attacks can actually do
+not private             ε = ∞              no guarantee at all
+======================  =================  ===================================================================
+
+The cut at 1 is the textbook "small constant" (Dwork & Roth 2014); 10 is where e^ε passes 22,000 and published
+DP-SGD models stop (Abadi et al. 2016 report ε = 0.5, 2 and 8). The bands describe the bound, not a legal or
+policy threshold: the deployments in :data:`DEPLOYMENTS` show the range organisations have published.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .exceptions import DPValueError
+
+
+@dataclass(frozen=True)
+class Band:
+    """One verdict band: ε up to ``upper`` (inclusive) is ``name``."""
+
+    name: str
+    upper: float
+    headline: str
+    #: a four-dot strength meter beside the words (plain glyphs: no colour needed, no emoji font either)
+    icon: str
+
+
+BANDS: tuple[Band, ...] = (
+    Band("strong", 1.0, "Strong privacy", "●●●●"),
+    Band("moderate", 4.0, "Moderate privacy", "●●●○"),
+    Band("weak", 10.0, "Weak guarantee", "●●○○"),
+    Band("nominal", math.inf, "Nominal guarantee only", "●○○○"),
+)
+NOT_PRIVATE = Band("not private", math.inf, "Not private", "○○○○")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What an ε means in words: its band, the odds factor e^ε and the belief an attacker can reach from 1/2."""
+
+    epsilon: float
+    band: Band
+    odds_factor: float
+    max_belief: float
+
+    @property
+    def name(self) -> str:
+        return self.band.name
+
+    def short(self) -> str:
+        """The band alone, e.g. ``●●●● Strong privacy``, for under a number in a narrow column."""
+        return f"{self.band.icon} {self.band.headline}"
+
+    def sentence(self) -> str:
+        """One line for beside the number, e.g. ``●●●● **Strong privacy** (ε ≤ 1): ... odds ... change at most 2.7×``."""
+        b = self.band
+        if b is NOT_PRIVATE:
+            return f"{b.icon} **{b.headline}**: no guarantee; the output may reveal anyone's record."
+        rng = {"strong": "ε ≤ 1", "moderate": "1 < ε ≤ 4", "weak": "4 < ε ≤ 10", "nominal": "ε > 10"}[b.name]
+        tail = {"strong": "", "moderate": "",
+                "weak": " The bound is loose; real attacks often learn far less: audit the model.",
+                "nominal": " The bound alone promises next to nothing; only an audit can say what is protected."}
+        return (f"{b.icon} **{b.headline}** ({rng}): an attacker's odds about anyone change at most "
+                f"{_times(self.epsilon)}; a 50 % guess can reach {_percent(self.max_belief)}.{tail[b.name]}")
+
+
+def _times(epsilon: float) -> str:
+    """e^ε as a readable factor (``10^427×`` where it would overflow a float)."""
+    if epsilon > 13.8:
+        return f"10^{epsilon / math.log(10):.0f}×"
+    x = math.exp(epsilon)
+    if x < 10:
+        return f"{x:.2g}×"
+    return f"{x:,.0f}×"
+
+
+def _percent(p: float) -> str:
+    if p >= 1 - 1e-4:
+        return "certainty (over 99.99 %)"
+    if p >= 0.995:
+        return f"{100 * p:.2f} %"
+    return f"{100 * p:.0f} %"
+
+
+def verdict(epsilon: float) -> Verdict:
+    """The band of ``epsilon`` and what it bounds. ``inf`` is "not private"; a negative or NaN ε is refused.
+
+    >>> [verdict(e).name for e in (0.1, 1, 8, 983, float("inf"))]
+    ['strong', 'strong', 'weak', 'nominal', 'not private']
+    """
+    try:
+        eps = float(epsilon)
+    except (TypeError, ValueError):
+        raise DPValueError(f"epsilon must be a number, got {epsilon!r}") from None
+    if math.isnan(eps) or eps < 0:
+        raise DPValueError(f"epsilon must be ≥ 0 (or inf for a non-private result), got {epsilon!r}")
+    if math.isinf(eps):
+        return Verdict(eps, NOT_PRIVATE, math.inf, 1.0)
+    band = next(b for b in BANDS if eps <= b.upper)
+    odds = math.exp(eps) if eps < 700 else math.inf
+    belief = 1.0 / (1.0 + math.exp(-eps)) if eps < 700 else 1.0
+    return Verdict(eps, band, odds, belief)
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """A published use of differential privacy with its stated ε and where it is stated."""
+
+    who: str
+    what: str
+    epsilon: float
+    unit: str
+    source: str
+    #: a few words for the one-line comparison under an ε
+    short: str
+
+
+#: Published deployments and results, smallest ε first. Each ε is as its source states it, for the unit named:
+#: a per-day ε composes over days, a whole-release ε does not, so read the unit before comparing.
+DEPLOYMENTS: tuple[Deployment, ...] = (
+    Deployment("Abadi et al.", "DP-SGD on MNIST, 90 % test accuracy", 0.5, "per training example, δ = 10⁻⁵",
+               "Abadi et al. 2016, Deep learning with differential privacy (MNIST results)",
+               "DP-SGD on MNIST at 90 % (Abadi 2016)"),
+    Deployment("Google", "COVID-19 symptom search trends", 1.68, "per user per day",
+               "Bavadekar et al. 2020, arXiv:2009.01265", "Google's symptom search trends, per user-day"),
+    Deployment("Abadi et al.", "DP-SGD on MNIST, 95 % test accuracy", 2.0, "per training example, δ = 10⁻⁵",
+               "Abadi et al. 2016 (MNIST results)", "DP-SGD on MNIST at 95 % (Abadi 2016)"),
+    Deployment("Google", "COVID-19 vaccination search insights", 2.19, "per user per day, δ = 10⁻⁵",
+               "Bavadekar et al. 2021, arXiv:2107.01179", "Google's vaccination search insights, per user-day"),
+    Deployment("US Census Bureau", "2020 Census redistricting data, housing units", 2.47, "whole release, δ = 10⁻¹⁰",
+               "US Census Bureau 2021, privacy-loss budget of the 2020 redistricting data (zCDP ρ = 0.07)",
+               "US Census 2020 housing-unit data"),
+    Deployment("Apple", "emoji suggestions (local DP)", 4.0, "per submission from a device",
+               "Apple Differential Privacy Team 2017, Differential Privacy Overview", "Apple's emoji statistics"),
+    Deployment("Abadi et al.", "DP-SGD on MNIST, 97 % test accuracy", 8.0, "per training example, δ = 10⁻⁵",
+               "Abadi et al. 2016 (MNIST results)", "DP-SGD on MNIST at 97 % (Abadi 2016)"),
+    Deployment("Apple", "QuickType keyboard words (local DP)", 8.0, "per submission from a device",
+               "Apple Differential Privacy Team 2017, Differential Privacy Overview", "Apple's QuickType words"),
+    Deployment("US Census Bureau", "OnTheMap commuting data", 8.6, "whole release, δ = 10⁻⁵",
+               "Machanavajjhala et al. 2008, Privacy: theory meets practice on the map", "US Census OnTheMap"),
+    Deployment("US Census Bureau", "2020 Census redistricting data, persons", 17.14, "whole release, δ = 10⁻¹⁰",
+               "US Census Bureau 2021, privacy-loss budget of the 2020 redistricting data (zCDP ρ = 2.63)",
+               "US Census 2020 persons data"),
+)
+
+
+def neighbours(epsilon: float, k: int = 1) -> tuple[list[Deployment], list[Deployment]]:
+    """Up to ``k`` deployments at or just below ``epsilon`` and ``k`` just above it, nearest first."""
+    below = [d for d in DEPLOYMENTS if d.epsilon <= epsilon]
+    above = [d for d in DEPLOYMENTS if d.epsilon > epsilon]
+    return below[::-1][:k], above[:k]
+
+
+def comparison(epsilon: float) -> str:
+    """One line placing ``epsilon`` between the nearest published deployments (their units differ: see the list).
+
+    >>> comparison(3.0)
+    "Published: US Census 2020 housing-unit data 2.47 ≤ ε = 3 < Apple's emoji statistics 4."
+    """
+    if math.isinf(epsilon):
+        return "Every published deployment states a finite ε; a non-private result has none."
+    below, above = neighbours(epsilon)
+    left = f"{below[0].short} {below[0].epsilon:g} ≤ " if below else ""
+    right = f" < {above[0].short} {above[0].epsilon:g}" if above else ""
+    if not below:
+        left = ""
+        right = f" < every deployment listed (smallest: {above[0].short} {above[0].epsilon:g})"
+    if not above:
+        right = f" (above every deployment listed; largest: {below[0].short} {below[0].epsilon:g})"
+        left = ""
+    return f"Published: {left}ε = {epsilon:.3g}{right}."

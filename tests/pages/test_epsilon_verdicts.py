@@ -1,0 +1,64 @@
+"""Every page that shows an ε says how to judge it: a verdict band in body text beside it."""
+from __future__ import annotations
+
+import pytest
+
+from dpcore.ui.navigation import PAGES
+from dpcore.verdict import BANDS, NOT_PRIVATE
+
+from .conftest import page
+
+HEADLINES = tuple(b.headline for b in BANDS) + (NOT_PRIVATE.headline,)
+
+
+def verdicts(at) -> list[str]:
+    """Every markdown block of the page (sidebar included) that carries a verdict band."""
+    return [m.value for m in at.markdown if any(f"**{h}**" in m.value or h in m.value for h in HEADLINES)]
+
+
+@pytest.mark.parametrize("path", ["app.py", *(p.path for p in PAGES[1:])])  # the home page needs the router
+def test_every_page_judges_the_epsilon_it_shows(path):
+    at = page(path).run()
+    assert not at.exception
+    found = verdicts(at)
+    assert found, f"{path} shows an ε without a verdict band"
+    # a sentence names its ε; a bare band sits right under the metric that shows the ε
+    shorts = {f"{b.icon} {b.headline}" for b in (*BANDS, NOT_PRIVATE)}
+    assert all("ε" in v or v in shorts for v in found), [v for v in found if "ε" not in v]
+
+
+def test_accountant_judges_each_method_and_names_the_tightest():
+    at = page("pages/1_Accountant.py").run()
+    found = verdicts(at)
+    # one band under each method's ε, a sentence for the tightest accounting, one for the target of the inverse
+    assert sum(v.startswith(tuple(b.icon for b in BANDS)) for v in found) >= 4
+    assert any(v.startswith("The tightest accounting") for v in found)
+    assert any("Published: " in v for v in found)
+
+
+def test_the_band_follows_the_epsilon_box():
+    at = page("pages/3_Clustering.py").run()
+    at.number_input(key="cluster.epsilon").set_value(8.0).run()
+    assert any("Weak guarantee" in v for v in verdicts(at))
+    at.number_input(key="cluster.epsilon").set_value(0.1).run()
+    assert any("Strong privacy" in v for v in verdicts(at)) and not any("Weak guarantee" in v for v in verdicts(at))
+
+
+def test_clustering_states_its_chance_level():
+    at = page("pages/3_Clustering.py").run()
+    assert any("Chance level: 0.333" in m.value for m in at.markdown)  # iris: three classes of 50
+
+
+def test_trained_network_states_the_band_of_the_epsilon_spent_and_the_chance_level():
+    at = page("pages/2_Train_a_network.py").run()
+    at.button(key="train.run").click().run()
+    assert not at.exception
+    assert any(v.startswith("ε spent") or "spent" in v.split(":")[0] for v in verdicts(at))
+    assert any("Chance level" in m.value for m in at.markdown)
+
+
+def test_the_glossary_sits_at_the_foot_of_every_page_with_deployments_and_terms():
+    at = page("app.py").run()
+    glossary = next(e for e in at.sidebar.expander if e.label.startswith("Glossary"))
+    text = " ".join(m.value for m in glossary.markdown)
+    assert "17.14" in text and "US Census Bureau" in text and "**DP-SGD**" in text and "**GNMax**" in text

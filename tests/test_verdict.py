@@ -1,0 +1,115 @@
+"""The ε verdict bands, the published deployments they are compared with, and the glossary behind every page."""
+from __future__ import annotations
+
+import ast
+import math
+import pathlib
+import re
+
+import pytest
+
+from dpcore.exceptions import DPValueError
+from dpcore.glossary import GLOSSARY, define
+from dpcore.verdict import BANDS, DEPLOYMENTS, comparison, neighbours, verdict
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("epsilon,band", [(0.1, "strong"), (1, "strong"), (8, "weak"), (983, "nominal")])
+def test_the_band_of_the_four_reference_epsilons(epsilon, band):
+    assert verdict(epsilon).name == band
+
+
+@pytest.mark.parametrize("epsilon,band", [(1.0000001, "moderate"), (4, "moderate"), (4.01, "weak"), (10, "weak"),
+                                          (10.5, "nominal"), (0, "strong"), (math.inf, "not private")])
+def test_band_edges_belong_to_the_lower_band(epsilon, band):
+    assert verdict(epsilon).name == band
+
+
+@pytest.mark.parametrize("bad", [-0.1, float("nan"), "abc", None])
+def test_a_negative_or_non_numeric_epsilon_is_refused_with_its_name(bad):
+    with pytest.raises(DPValueError, match="epsilon"):
+        verdict(bad)
+
+
+@pytest.mark.parametrize("epsilon,belief", [(0.1, "52 %"), (1.0, "73 %"), (3.0, "95 %"), (8.0, "99.97 %")])
+def test_the_sentence_states_the_odds_bound_and_the_belief_reachable_from_even_odds(epsilon, belief):
+    v = verdict(epsilon)
+    # e^ε bounds the likelihood ratio of any output (Dwork et al. 2006); from prior 1/2 the posterior is at most
+    # e^ε / (1 + e^ε), computed here from Bayes' rule on the odds
+    assert v.odds_factor == pytest.approx(math.exp(epsilon))
+    prior_odds = 1.0
+    assert v.max_belief == pytest.approx(prior_odds * math.exp(epsilon) / (1 + prior_odds * math.exp(epsilon)))
+    text = v.sentence()
+    assert v.band.headline in text and f"reach {belief}" in text
+
+
+def test_the_belief_bound_agrees_with_the_home_page_posterior_curve():
+    from dpcore.explain import posterior_bound
+
+    for epsilon in (0.5, 2.0):
+        low, high = posterior_bound([0.5], epsilon=epsilon)
+        assert verdict(epsilon).max_belief == pytest.approx(float(high[0]))
+        assert 1 - verdict(epsilon).max_belief == pytest.approx(float(low[0]))
+
+
+def test_huge_epsilon_is_written_as_a_power_of_ten_not_an_overflow():
+    text = verdict(983).sentence()
+    assert "10^427×" in text and "inf" not in text.lower()
+
+
+def test_bands_are_ordered_and_cover_every_finite_epsilon():
+    uppers = [b.upper for b in BANDS]
+    assert uppers == sorted(uppers) and uppers[-1] == math.inf
+    assert len({b.icon for b in BANDS}) == len(BANDS)  # the icon repeats the words, it never replaces them
+
+
+def test_deployments_are_sorted_sourced_and_state_their_unit():
+    eps = [d.epsilon for d in DEPLOYMENTS]
+    assert eps == sorted(eps)
+    for d in DEPLOYMENTS:
+        assert d.source and d.unit and d.short and d.epsilon > 0
+    assert {"US Census Bureau", "Apple", "Google"} <= {d.who for d in DEPLOYMENTS}
+
+
+def test_comparison_names_the_nearest_deployments_on_each_side():
+    below, above = neighbours(3.0)
+    assert below[0].epsilon <= 3.0 < above[0].epsilon
+    assert all(not (below[0].epsilon < d.epsilon <= 3.0) for d in DEPLOYMENTS)
+    text = comparison(3.0)
+    assert below[0].short in text and above[0].short in text
+    assert "every deployment listed" in comparison(0.01) and "above every deployment" in comparison(500)
+    assert "finite" in comparison(math.inf)
+
+
+#: the abbreviations a newcomer meets on first screens (the menu and the page introductions)
+NAMED_IN_THE_ISSUE = ("DP-SGD", "RDP", "PLD", "DPLloyd", "ERM", "RFF", "SSP", "GNMax", "DCT", "HOG", "PSNR", "SSIM",
+                      "IID")
+#: names, not jargon: data sets, organisations, file formats
+NOT_JARGON = {"MNIST", "UCI", "CSV", "US", "LFW", "CIFAR", "OS", "ML", "I", "II", "III", "HDF", "KDD", "DP", "NOT"}
+
+
+@pytest.mark.parametrize("term", NAMED_IN_THE_ISSUE)
+def test_every_abbreviation_of_the_first_screens_is_in_the_glossary(term):
+    assert define(term)
+
+
+def _first_screen_texts() -> list[str]:
+    from dpcore.ui.navigation import PAGES
+
+    texts = [p.blurb for p in PAGES]
+    for path in sorted((ROOT / "pages").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "page_header":
+                texts += [ast.literal_eval(a) for a in node.args if isinstance(a, (ast.Constant, ast.JoinedStr))
+                          and not isinstance(a, ast.JoinedStr)]
+    return texts
+
+
+def test_no_abbreviation_on_a_first_screen_is_left_undefined():
+    defined = {k.split(" (")[0] for k in GLOSSARY} | {part for k in GLOSSARY for part in re.split(r"[ /()]+", k)}
+    found = set()
+    for text in _first_screen_texts():
+        found |= set(re.findall(r"\b(?:[A-Z][A-Za-z]*[A-Z][A-Za-z-]*|[A-Z]{2,})\b", text))
+    undefined = sorted(t for t in found if t not in defined and t not in NOT_JARGON)
+    assert not undefined, f"define these in dpcore/glossary.py: {undefined}"
