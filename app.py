@@ -11,12 +11,15 @@ from __future__ import annotations
 import streamlit as st
 
 from dpcore.ui.navigation import PAGES, sidebar_glossary, sidebar_menu
+from dpcore.ui.present import presentation_mode, presentation_toggle
 
 nav = st.navigation(
     [st.Page(p.path, title=p.title, icon=p.icon, default=i == 0) for i, p in enumerate(PAGES)],
     position="hidden",
 )
-st.set_page_config(page_title=f"{nav.title} · dpcore", layout="wide")
+st.set_page_config(page_title=f"{nav.title} · dpcore", layout="wide",
+                   initial_sidebar_state="collapsed" if presentation_mode() else "auto")
 sidebar_menu()
+presentation_toggle()
 nav.run()
 sidebar_glossary()

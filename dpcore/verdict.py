@@ -68,7 +68,7 @@ class Verdict:
         return f"{self.band.icon} {self.band.headline}"
 
     def sentence(self) -> str:
-        """One line for beside the number, e.g. ``●●●● **Strong privacy** (ε ≤ 1): ... odds ... change at most 2.7×``."""
+        """One line for beside the number: ``●●●● **Strong privacy** (ε ≤ 1): ... change at most 2.7×; ...``."""
         b = self.band
         if b is NOT_PRIVATE:
             return f"{b.icon} **{b.headline}**: no guarantee; the output may reveal anyone's record."
@@ -176,6 +176,9 @@ def comparison(epsilon: float) -> str:
     if math.isinf(epsilon):
         return "Every published deployment states a finite ε; a non-private result has none."
     below, above = neighbours(epsilon)
+    shown = f"{epsilon:.3g}"
+    if any(f"{d.epsilon:g}" == shown for d in below[:1] + above[:1]):  # 3.9996 must not read "4 < 4"
+        shown = f"{epsilon:.6g}"
     left = f"{below[0].short} {below[0].epsilon:g} ≤ " if below else ""
     right = f" < {above[0].short} {above[0].epsilon:g}" if above else ""
     if not below:
@@ -184,4 +187,4 @@ def comparison(epsilon: float) -> str:
     if not above:
         right = f" (above every deployment listed; largest: {below[0].short} {below[0].epsilon:g})"
         left = ""
-    return f"Published: {left}ε = {epsilon:.3g}{right}."
+    return f"Published: {left}ε = {shown}{right}."

@@ -22,6 +22,7 @@ from dpcore.ui.explain import (
     posterior_figure,
 )
 from dpcore.ui.navigation import page_grid
+from dpcore.ui.present import control_area, headline_area
 
 page_header(
     "What does ε mean?",
@@ -34,8 +35,8 @@ with st.sidebar:
     st.header("Knobs")
     mech = st.radio("Mechanism", ["laplace", "gaussian"], format_func=str.capitalize, key="home.mech",
                     help="Laplace gives pure ε-DP; Gaussian gives (ε, δ)-DP and composes better.")
-    eps = st.slider("Epsilon (ε)", 0.05, 5.0, 1.0, 0.05, key="home.eps")
-    verdict_line(eps)
+    eps = control_area(st.sidebar).slider("Epsilon (ε)", 0.05, 5.0, 1.0, 0.05, key="home.eps")
+    verdict_line(eps, container=control_area(st.sidebar))
     delta = st.select_slider("Delta (δ), Gaussian only", [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2], value=1e-5,
                              key="home.delta", format_func=lambda d: f"{d:.0e}", disabled=mech == "laplace",
                              help="Laplace is pure ε-DP: δ = 0, so this only applies to the Gaussian.")
@@ -78,7 +79,7 @@ if res is not None:
         m3.metric("δ actually used", f"{summary['delta_actual']:.2e}",
                   help="$\\Pr_D[S] - e^{\\varepsilon} \\Pr_{D'}[S]$ over the outputs S where the ratio exceeds "
                        "$e^{\\varepsilon}$; at most δ.")
-    st.plotly_chart(densities_figure(df, summary, count_d=true_d, count_d2=true_d2), width="stretch")
+    headline_area().plotly_chart(densities_figure(df, summary, count_d=true_d, count_d2=true_d2), width="stretch")
     if sens > 1:
         st.caption(f"The noise is calibrated to the declared Δ = {sens:g}, more than the count's true "
                    "sensitivity of 1: still private, just noisier than it needs to be.")

@@ -14,6 +14,7 @@ from dpcore.ui.accounting import (
     comparison_table,
     weak_guarantee_note,
 )
+from dpcore.ui.present import control_area, headline_area
 
 page_header(
     "Privacy accountant",
@@ -26,7 +27,7 @@ with st.sidebar:
     st.header("DP-SGD settings")
     n = st.number_input("Training-set size n", 10, 10_000_000, 60_000, step=1000, key="acct.n")
     batch = st.number_input("Expected batch size L", 1, 1_000_000, 600, step=10, key="acct.batch")
-    sigma = st.number_input("Noise multiplier σ", 0.5, 100.0, 4.0, 0.1, key="acct.sigma",
+    sigma = control_area(st.sidebar).number_input("Noise multiplier σ", 0.5, 100.0, 4.0, 0.1, key="acct.sigma",
                             help="Noise standard deviation divided by the clip norm C. Below ~0.7 the guarantee is "
                                  "vacuous at these step counts (ε in the hundreds).")
     delta = st.select_slider("δ", [1e-7, 1e-6, 1e-5, 1e-4, 1e-3], value=1e-5, key="acct.delta",
@@ -63,7 +64,7 @@ if df is not None:
     verdict_line(float(final.min()), what=f"The tightest accounting ({tightest})")
     if (note := weak_guarantee_note(float(final.min()), unit="per training record (tightest method shown)")):
         st.warning(note)
-    st.plotly_chart(comparison_figure(df, log_y=log_y), width="stretch")
+    headline_area().plotly_chart(comparison_figure(df, log_y=log_y), width="stretch")
     st.caption("Naive and advanced composition treat each step as a subsampled Gaussian mechanism with its own δ "
                "(amplification by subsampling, Dwork–Rothblum–Vadhan 2010); both are valid bounds at the same total "
                "δ, so the advanced curve shows the smaller of the two (advanced composition alone is worse than the "

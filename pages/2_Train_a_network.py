@@ -20,6 +20,7 @@ from dpcore.ui import (
 from dpcore.ui.accounting import weak_guarantee_note
 from dpcore.ui.knobs import knob_widget, knob_widgets
 from dpcore.ui.ledger import show_session_total
+from dpcore.ui.present import control_area, headline_area
 from dpcore.ui.training import (
     ALGORITHMS,
     LiveProgress,
@@ -97,7 +98,7 @@ if algo == "dpsgd":
 
 key = run_key(ds, algo, params, epsilon, delta, seed)
 results = st.session_state["train.results"]
-if st.button("Train", type="primary", key="train.run"):
+if control_area(st).button("Train", type="primary", key="train.run"):
     if key in results:
         st.info("Same inputs as an earlier run: showing its result (the seed fixes the noise, so training again "
                 "would draw the same picture). Change any input to train anew.")
@@ -133,7 +134,7 @@ if algo == "output-perturbation":
 st.caption(f"{out['n_train']} training rows, {out['n_test']} test rows, {out['seconds']:.1f} s.")
 
 st.header("Training history")
-st.plotly_chart(history_figure(out["history"], chance=out.get("chance")), key="train.history_chart")
+headline_area().plotly_chart(history_figure(out["history"], chance=out.get("chance")), key="train.history_chart")
 history, diagnostics = split_history(out["history"])
 show_table(history, key="train.history_table", labels=history_labels(out["task"]))
 if units := history_caption(out["task"]):

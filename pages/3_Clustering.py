@@ -17,6 +17,7 @@ from dpcore.ui.models import (
     neighbouring_text,
 )
 from dpcore.ui.palette import epsilon_bands, legend_below
+from dpcore.ui.present import headline_area
 
 page_header(
     "Private k-means clustering",
@@ -67,7 +68,7 @@ if demo is not None:
     st.caption(f"Test rows of {REGISTRY[dataset].title}, features mapped from their declared bounds onto [-1, 1]. "
                "The 2-D PCA projection is for display only; the clustering runs in all dimensions. "
                + dplloyd_run_text(demo["run"], float(epsilon)) + " " + neighbouring_text(neighbouring))
-    plots = st.columns(3)
+    plots = headline_area().columns(3)
     for col, name in zip(plots, CLUSTER_LABELS.values()):
         col.plotly_chart(cluster_scatter_figure(demo["points"], demo["centres"], name, demo["classes"]),
                          width="stretch", key=f"cluster.scatter.{name}")

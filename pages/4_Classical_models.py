@@ -11,6 +11,7 @@ from dpcore.models.learners import default_preprocess
 from dpcore.ui import epsilon_input, page_header, readable_log_ticks, run_guarded, seed_input, show_table
 from dpcore.ui.models import METHOD_NAMES, METHOD_STYLE, SIZE_NOTES, classical_sweep, regularization_text, size_sweep
 from dpcore.ui.palette import epsilon_bands, legend_below
+from dpcore.ui.present import headline_area
 
 page_header(
     "Classical private models",
@@ -129,7 +130,7 @@ if sz is not None:
         fig.update_yaxes(range=[max(-1.0, float(sz[metric].min()) - 0.1), 1.0])
     else:
         fig.update_yaxes(range=[0.0, 1.02])
-    st.plotly_chart(fig, width="stretch", key="classical.size_chart")
+    headline_area().plotly_chart(fig, width="stretch", key="classical.size_chart")
     for skip in sz.attrs.get("skipped", []):
         st.info(f"{skip['method']} could not run on {skip['n_train']} training rows: {skip['reason']}")
     st.caption(f"Mean over {seeds} seed(s) (split and noise){spread}. {SIZE_NOTES.get(learner, '')} The "

@@ -14,6 +14,7 @@ from dpcore.ui import (
     show_frame,
     verdict_text,
 )
+from dpcore.ui.present import control_area, headline_area
 from dpcore.ui.sweep import (
     DEFAULT_RANGES,
     METRIC_LABELS,
@@ -70,8 +71,9 @@ with st.sidebar:
     delta = delta_input("sweep.delta")
     eps = 1.0 if axis == "epsilon" else epsilon_input("sweep.epsilon", label="Fixed ε")
     if axis == "epsilon" and 0 < lo <= hi:
-        st.markdown(f"From ε = {lo:g}: {verdict_text(lo, short=True)}  \nto ε = {hi:g}: {verdict_text(hi, short=True)}"
-                    "  \nThe chart shades the bands along its ε axis.")
+        control_area(st.sidebar).markdown(
+            f"From ε = {lo:g}: {verdict_text(lo, short=True)}  \nto ε = {hi:g}: {verdict_text(hi, short=True)}"
+            "  \nThe chart shades the bands along its ε axis.")
     knobs = st.text_area("Fixed knobs (key=value per line)", "", key="sweep.knobs",
                          help="Each learner gets the knobs it takes, e.g. epochs=5 or preprocess=standardize.")
     if chosen:
@@ -107,10 +109,10 @@ metric = metric_choices[0] if len(metric_choices) == 1 else st.radio(
 log_x = bool(log) and len(values) > 1
 
 b1, b2 = st.columns([1, 12], vertical_alignment="center")
-clicked = b1.button("Run", type="primary", key="sweep.run")
+clicked = control_area(b1).button("Run", type="primary", key="sweep.run")
 b2.caption("On a quiet 2-core machine the default sweep takes about 10–20 s (mostly starting the worker "
            "processes); images, PATE and federated learners take longer per run. Finished runs are cached.")
-progress_slot, warn_box, metrics_box, chart_slot = st.empty(), st.container(), st.container(), st.empty()
+progress_slot, warn_box, metrics_box, chart_slot = st.empty(), st.container(), st.container(), headline_area().empty()
 result = remembered(config)
 if clicked and result is None:
     result = run_live(config, n_jobs=int(jobs), scheduler=scheduler.strip() or None, progress_slot=progress_slot,

@@ -12,6 +12,7 @@ from dpcore.mechanisms import RandomizedResponse
 from dpcore.ui import delta_input, epsilon_input, page_header, run_guarded, seed_input, show_frame, verdict_line
 from dpcore.ui import images as ui
 from dpcore.ui.common import majority_accuracy
+from dpcore.ui.present import headline_area
 
 page_header(
     "Noisy images",
@@ -54,7 +55,8 @@ if grid is not None:
     for c, row in zip(st.columns(len(means)), means.itertuples(index=False)):
         c.metric(row.column, f"{row.psnr_db:.1f} dB" if math.isfinite(row.psnr_db) else "∞ dB",
                  help=f"Mean PSNR over the rows. Privacy unit: {row[-1]}")
-    ui.show_grid(grid)
+    with headline_area(st.container()):
+        ui.show_grid(grid)
     st.caption("Outputs are clipped to the pixel range (post-processing, no privacy cost). Small images are "
                "enlarged by repeating pixels, never smoothed. Hover a column heading to see who counts as a "
                "neighbour for it: per-pixel ε leaves the image as a whole with h·w·ε, per-image ε drowns it.")

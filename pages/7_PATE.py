@@ -43,6 +43,7 @@ from dpcore.ui.pate import (
     vote_table,
     votes_figure,
 )
+from dpcore.ui.present import control_area, headline_area, presenting_stage
 
 page_header(
     "PATE: private aggregation of teacher ensembles",
@@ -56,7 +57,8 @@ mode = st.sidebar.radio("Privacy set by", PRIVACY_MODES, horizontal=True, key="p
                         help="Either fix the budget and let the noise be calibrated to it, or fix the noise and "
                              "read off the budget it costs.")
 DEFAULTS = page_defaults()  # the learner's declared defaults on the page's first dataset
-with st.sidebar.form("pate.form"):
+with control_area(st.sidebar).form("pate.form"):
+    key_slot = st.container() if presenting_stage() else st  # presentation mode: ε first, beside the chart
     st.header("PATE settings")
     ds = dataset_picker("pate.dataset", task="classification", allow_upload=False, default=START_DATASET, container=st)
     agg = st.radio("Aggregator", list(AGGREGATOR_LABELS), format_func=AGGREGATOR_LABELS.get, key="pate.agg")
@@ -64,7 +66,7 @@ with st.sidebar.form("pate.form"):
                                help="More teachers: bigger vote gaps, but less data each.")
     queries = st.number_input("Queries answered", 1, 5000, DEFAULTS["queries"], key="pate.queries",
                               help="Public examples labelled by the noisy vote; each one spends privacy.")
-    eps = epsilon_input("pate.eps", default=DEFAULTS["epsilon"], container=st, label="Target ε for all queries",
+    eps = epsilon_input("pate.eps", default=DEFAULTS["epsilon"], container=key_slot, label="Target ε for all queries",
                         disabled=mode != "target ε",
                         help="Privacy budget: smaller is more private. Used when privacy is set by target ε.")
     noise = st.number_input("Noise scale in votes: σ for GNMax, 1/γ for LNMax", 0.01, 1000.0, DEFAULTS["noise_scale"],
@@ -146,7 +148,7 @@ st.caption("Changing one private record retrains one teacher, which moves one vo
            "bins (L1 sensitivity 2, L2 √2). That is what the noise hides.")
 
 st.header("3 · Privacy spent as queries are answered")
-st.plotly_chart(epsilon_queries_figure(res.history), width="stretch")
+headline_area().plotly_chart(epsilon_queries_figure(res.history), width="stretch")
 show_frame(history_display(res.history), key="pate.history")
 
 st.header("4 · Accuracy against ε, and the more-teachers-less-data trade-off")

@@ -40,6 +40,7 @@ from dpcore.ui.federated import (
     sweep_config,
     sweep_display,
 )
+from dpcore.ui.present import control_area, headline_area, presenting_stage
 from dpcore.ui.sweep import remembered as remembered_sweep
 from dpcore.ui.sweep import run_live, sweep_figure
 
@@ -59,7 +60,8 @@ by = st.sidebar.radio("Privacy set by", PRIVACY_MODES, horizontal=True, key="fed
                       help="Either fix the user-level budget and let σ be calibrated to it, or fix σ and read "
                            "off ε.")
 DEFAULTS = page_defaults()  # the learner's declared defaults on the page's first dataset
-with st.sidebar.form("fed.form"):
+with control_area(st.sidebar).form("fed.form"):
+    key_slot = st.container() if presenting_stage() else st  # presentation mode: ε first, beside the chart
     ds = dataset_picker("fed.dataset", task="classification", allow_upload=False, default=START_DATASET, container=st)
     clients = st.number_input("Clients N", 1, 5000, DEFAULTS["clients"], key="fed.clients",
                               help="Each client holds a disjoint share of the training rows.")
@@ -72,7 +74,7 @@ with st.sidebar.form("fed.form"):
     sigma = st.number_input("Noise multiplier σ, noise std = σ·S", 0.01, 100.0, DEFAULTS["noise_multiplier"],
                             key="fed.sigma", disabled=not private or by != "noise multiplier",
                             help="Used when privacy is set by noise multiplier.")
-    eps = epsilon_input("fed.eps", default=DEFAULTS["epsilon"], container=st, label="Target ε, user level",
+    eps = epsilon_input("fed.eps", default=DEFAULTS["epsilon"], container=key_slot, label="Target ε, user level",
                         disabled=not private or by != "target ε",
                         help="Privacy budget for one client's whole data: smaller is more private. Used when "
                              "privacy is set by target ε.")
@@ -102,7 +104,7 @@ ref = run_guarded(cached_fedavg, ds.name, non_private_twin(cfg)) if private else
 chance = run_guarded(majority_accuracy, ds.name, cfg.seed)
 metrics_slot = st.container()
 bar = st.progress(0.0, text="Training …")
-c1, c2 = st.columns(2)
+c1, c2 = headline_area().columns(2)
 acc_slot, eps_slot = c1.empty(), c2.empty()
 res = run_guarded(cached_fedavg, ds.name, cfg, on_epoch=live_callback(
     bar, acc_slot, eps_slot, rounds=cfg.rounds, reference=None if ref is None else ref.history, private=private,

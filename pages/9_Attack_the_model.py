@@ -30,6 +30,7 @@ from dpcore.ui.audit import (
     results_table,
     roc_figure,
 )
+from dpcore.ui.present import control_area, headline_area, presenting_stage
 
 page_header(
     "Attack the model",
@@ -38,7 +39,8 @@ page_header(
     "attack's success in turn proves a lower bound on the ε the model really has.",
 )
 
-with st.sidebar.form("audit.form"):
+with control_area(st.sidebar).form("audit.form"):
+    key_slot = st.container() if presenting_stage() else st  # presentation mode: ε first, beside the chart
     st.header("Target")
     ds = dataset_picker("audit.dataset", allow_upload=False, default="mnist5k", container=st)
     names = private_learners(ds.task, ds.is_image) if ds is not None else ["dpsgd"]
@@ -47,7 +49,7 @@ with st.sidebar.form("audit.form"):
     network = st.radio("Network", list(NETWORK_CHOICES), format_func=NETWORK_CHOICES.get, key="audit.network",
                        help="For the network learners only. A flexible network memorises more, so the non-private "
                             "one leaks more; the preset is what the Train page uses.")
-    epsilon = epsilon_input("audit.eps", default=1.0, container=st)
+    epsilon = epsilon_input("audit.eps", default=1.0, container=key_slot)
     delta = delta_input("audit.delta", container=st)
     st.header("Attack")
     attack = st.radio("Attack", list(ATTACK_LABELS), format_func=ATTACK_LABELS.get, key="audit.attack")
@@ -105,8 +107,9 @@ st.markdown("**The attack-based reading:** " + (
 
 fpr = tuple(np.logspace(-3, 0, 80))
 region, exact = cached_theory(float(claim), float(main.result.delta), main.event, repr(main.event), fpr)
-st.plotly_chart(roc_figure({k: a.result for k, a in audits.items()}, epsilon=claim, delta=main.result.delta,
-                           region=region, exact=exact, fpr=fpr), key="audit.roc")
+roc = roc_figure({k: a.result for k, a in audits.items()}, epsilon=claim, delta=main.result.delta, region=region,
+                 exact=exact, fpr=fpr)
+headline_area().plotly_chart(roc, key="audit.roc")
 st.markdown(
     "Each curve is one attack: how many members it finds (up) for how many non-members it wrongly accuses "
     "(right), on log scales so the rare, confident hits show. **No attack can leave the shaded region** of the "

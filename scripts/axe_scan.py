@@ -3,7 +3,8 @@
 Usage: python scripts/axe_scan.py http://127.0.0.1:8501 [--page /PATE] [--all-impacts]
 
 For each page (every page of the app by default) it waits until the script has finished and scans; where the page
-has a main button (``MAIN_BUTTONS``) it presses it, waits for the run and scans again. It prints every violation of
+has a main button (``MAIN_BUTTONS``) it presses it, waits for the run and scans again; then it checks the page in
+presentation mode at 1280 x 720 (key control and headline chart on the first screen). It prints every violation of
 impact "critical" or "serious" (all impacts with --all-impacts): the rule, how many elements and the first few
 offending elements, and exits 1 when any critical or serious violation is found. ``tests/test_browser.py`` runs
 the same scan.
@@ -78,6 +79,59 @@ def phone_overflow(page) -> list[dict]:
              "nodes": [{"target": [f]} for f in found]}]
 
 
+#: The control each page puts beside its headline chart in presentation mode (a label, or a button's name).
+KEY_CONTROLS = {"/": "Epsilon (ε)", "/Accountant": "Noise multiplier σ", "/Train_a_network": "Epsilon (ε)",
+                "/Clustering": "Epsilon (ε)", "/Classical_models": "ε for the training-size chart",
+                "/Tradeoff_explorer": "button:Run", "/Noisy_images": "Epsilon (ε)",
+                "/PATE": "Target ε for all queries", "/Federated_learning": "Target ε, user level",
+                "/Attack_the_model": "Epsilon (ε)"}
+PROJECTOR = {"width": 1280, "height": 720}
+
+
+def presentation_layout(browser, base: str, path: str) -> list[dict]:
+    """Open ``path`` with ``?present=1`` at 1280 x 720, run its main button, and check the first screen.
+
+    Returns axe-style "serious" violations when the key control (:data:`KEY_CONTROLS`) or the headline (the first
+    chart, or the first picture on the Noisy images page) does not start within the first screen with at least
+    120 px of it showing, or when the sidebar is left open over the stage.
+    """
+    page = browser.new_page(viewport=PROJECTOR)
+    page.set_default_timeout(300_000)
+    page.goto(base + path + "?present=1", wait_until="networkidle", timeout=120_000)
+    page.locator('[data-testid="stHeading"]').first.wait_for()
+    page.wait_for_timeout(1000)
+    wait_until_idle(page)
+    button = MAIN_BUTTONS.get(path)
+    if button:
+        page.get_by_role("button", name=button, exact=True).first.click()
+        page.wait_for_timeout(1500)
+        wait_until_idle(page)
+    page.evaluate("window.scrollTo(0, 0)")
+    page.locator('[data-testid="stMain"]').evaluate("el => el.scrollTo(0, 0)")
+    problems = []
+    control = KEY_CONTROLS[path]
+    if control.startswith("button:"):
+        where = page.get_by_role("button", name=control.split(":", 1)[1], exact=True).first
+    else:
+        where = page.get_by_text(control, exact=True).first
+    headline = page.locator('[data-testid="stImage"]' if path == "/Noisy_images" else '[data-testid="stPlotlyChart"]')
+    limit = PROJECTOR["height"] - 120
+    for what, loc in (("key control " + repr(control), where), ("headline chart", headline.first)):
+        box = loc.bounding_box() if loc.count() else None
+        if box is None or box["y"] > limit:
+            problems.append(f"{what} starts at {'nowhere' if box is None else round(box['y'])} px, below "
+                            f"{limit} px of a {PROJECTOR['height']} px screen")
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    if sidebar.count() and sidebar.first.get_attribute("data-collapsed") == "false":
+        problems.append("the sidebar is open over the stage")
+    page.close()
+    if not problems:
+        return []
+    return [{"id": "presentation-first-screen", "impact": "serious",
+             "help": "Presentation mode at 1280 x 720: key control and headline on the first screen",
+             "nodes": [{"target": [p]} for p in problems]}]
+
+
 def describe(v: dict, *, limit: int = 3) -> str:
     targets = "; ".join(" ".join(map(str, n["target"])) for n in v["nodes"][:limit])
     return f"  [{v['impact']}] {v['id']} ×{len(v['nodes'])}: {v['help']} — {targets}"
@@ -126,7 +180,9 @@ def main() -> int:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=exe, args=FLAGS)
         for path in paths:
-            for stage, found, _ in scan_page(browser, base, path, impacts=impacts, width=a.width, height=a.height):
+            stages = scan_page(browser, base, path, impacts=impacts, width=a.width, height=a.height)
+            stages.append(("presentation mode", presentation_layout(browser, base, path), ""))
+            for stage, found, _ in stages:
                 blocking += sum(v["impact"] in BLOCKING for v in found)
                 print(f"{base}{path} ({stage}): {len(found)} violation rule(s)")
                 for v in found:

@@ -125,8 +125,28 @@ def test_every_page_has_no_serious_accessibility_violation_before_and_after_its_
             path = axe.url_path(info.path)
             stages = axe.scan_page(browser, server, path)
             assert len(stages) == (3 if path in axe.MAIN_BUTTONS else 2)
+            stages.append(("presentation mode", axe.presentation_layout(browser, server, path), ""))
             for stage, found, body in stages:
                 assert "Traceback" not in body, f"{path} ({stage}) shows a traceback"
                 report += [f"{path} ({stage}):\n{axe.describe(v)}" for v in found]
         browser.close()
     assert not report, "\n".join(report)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install chromium)")
+def test_the_presentation_check_catches_a_control_below_the_first_screen_and_an_open_sidebar(server, monkeypatch):
+    playwright = pytest.importorskip("playwright.sync_api")
+    axe = _axe_scan()
+    # the home page's "times asked" slider sits in its third section, far below a 720 px screen
+    monkeypatch.setitem(axe.KEY_CONTROLS, "/", "Times the same question is asked")
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        found = axe.presentation_layout(browser, server, "/")
+        page = browser.new_page(viewport=axe.PROJECTOR)  # without ?present=1 the sidebar stays open
+        page.goto(server + "/", wait_until="networkidle")
+        page.locator('[data-testid="stHeading"]').first.wait_for()
+        sidebar_open = page.locator('[data-testid="stSidebar"]').first.get_attribute("data-collapsed") == "false"
+        browser.close()
+    assert [v["id"] for v in found] == ["presentation-first-screen"]
+    assert "Times the same question is asked" in found[0]["nodes"][0]["target"][0]
+    assert sidebar_open  # the attribute the check reads tells an open sidebar from a folded one

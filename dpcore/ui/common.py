@@ -14,12 +14,15 @@ from ..exceptions import DPCoreError
 from ..verdict import comparison, verdict
 from ..workload import SERVER, set_default_budget
 from .navigation import route_through_app
+from .present import control_area, open_stage
 
 #: Shown under a wide table on narrow screens only (the class is styled by :data:`_PHONE_STYLE`).
 SCROLL_CUE = '<p class="dp-scroll-cue">⟷ This table scrolls sideways; its first column stays in place.</p>'
 #: Page-wide style: the scroll cue appears below 640 px only.
 _PHONE_STYLE = ("<style>.dp-scroll-cue{display:none;margin:-0.5rem 0 1rem;font-size:0.9rem}"
-                "@media (max-width: 640px){.dp-scroll-cue{display:block}}</style>")
+                "@media (max-width: 640px){.dp-scroll-cue{display:block}}"
+                ".stPlotlyChart .xtick text,.stPlotlyChart .ytick text,.stPlotlyChart .g-xtitle text,"
+                ".stPlotlyChart .g-ytitle text{fill:#333333 !important}</style>")
 #: Folds the sidebar away on a phone (below 640 px the open sidebar covers most of the screen), so the run that a
 #: sidebar button started is seen; it does nothing on wider screens or when the sidebar is already closed.
 _CLOSE_SIDEBAR_ON_PHONE = """<script>
@@ -47,7 +50,7 @@ def page_header(title: str, intro: str) -> None:
     route_through_app()
     st.html(_PHONE_STYLE)
     st.title(title)
-    st.markdown(intro)
+    open_stage(intro)  # presentation mode folds the intro and opens the stage (dpcore.ui.present)
 
 
 def seed_input(key: str, *, container=None) -> int:
@@ -60,8 +63,11 @@ def seed_input(key: str, *, container=None) -> int:
 
 def epsilon_input(key: str, *, default: float = 1.0, container=None, label: str = "Epsilon (ε)",
                   disabled: bool = False, help: str | None = None) -> float:
-    """ε box with its verdict band under it; ``disabled=True`` keeps it visible but greyed out (``help`` says why)."""
-    c = container or st.sidebar
+    """ε box with its verdict band under it; ``disabled=True`` keeps it visible but greyed out (``help`` says why).
+
+    Without a ``container`` it goes to the sidebar, or to the stage beside the headline chart in presentation mode.
+    """
+    c = container or control_area(st.sidebar)
     eps = float(
         c.number_input(label, min_value=0.001, max_value=100.0, value=float(default), step=0.1, format="%.3f", key=key,
                        disabled=disabled, help=help or "Privacy budget: smaller is more private. Must be > 0.")

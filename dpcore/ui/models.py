@@ -153,7 +153,7 @@ def cluster_scatter_figure(points: pd.DataFrame, centres: pd.DataFrame, method: 
                                 line=dict(width=2)))
     fig.update_layout(title=method, height=420, margin=dict(l=10, r=10, t=40, b=10),
                       xaxis_title="PC 1 (display only)", yaxis_title="PC 2",
-                      legend=dict(orientation="h", y=-0.25))
+                      legend=dict(orientation="h", yanchor="top", y=-0.3))
     return fig
 
 

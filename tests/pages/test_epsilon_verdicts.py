@@ -62,3 +62,4 @@ def test_the_glossary_sits_at_the_foot_of_every_page_with_deployments_and_terms(
     glossary = next(e for e in at.sidebar.expander if e.label.startswith("Glossary"))
     text = " ".join(m.value for m in glossary.markdown)
     assert "17.14" in text and "US Census Bureau" in text and "**DP-SGD**" in text and "**GNMax**" in text
+

@@ -1,0 +1,105 @@
+"""Presentation mode: for a projector at 1280×720, the key control beside the headline chart on the first screen.
+
+Switched on by the sidebar's toggle or by a link with ``?present=1`` (so a teacher can send a class a link that
+opens in it). It then
+
+- folds the sidebar away and enlarges text, metrics and chart labels (:data:`STYLE`);
+- folds each page's introduction into an expander, so the content starts under the title;
+- opens a *stage* right under the title: on the left the page's key control (ε on most pages: every
+  :func:`dpcore.ui.epsilon_input` drawn for the sidebar lands there, and a page moves its own main control
+  with :func:`control_area`), on the right the page's headline chart (:func:`headline_area`).
+
+Off, :func:`control_area` and :func:`headline_area` return the containers the page would have used anyway, so
+the normal layout is untouched. The stage lives for one script run (a thread-local set by ``page_header``).
+"""
+from __future__ import annotations
+
+import threading
+
+import streamlit as st
+
+#: query parameter and session key
+PARAM = "present"
+_ON = {"1", "true", "yes", "on"}
+#: larger type, tighter top margin, dark chart labels (applied only in presentation mode)
+STYLE = """<style>
+html { font-size: 19px; }
+[data-testid="stMainBlockContainer"] { padding-top: 3.2rem; padding-bottom: 2rem; max-width: none; }
+h1 { font-size: 2.1rem !important; padding-top: 0 !important; padding-bottom: 0.3rem !important; }
+h2 { font-size: 1.6rem !important; }
+[data-testid="stMetricValue"] { font-size: 2.6rem; }
+[data-testid="stMetricLabel"] p { font-size: 1.05rem; }
+.stPlotlyChart .xtick text, .stPlotlyChart .ytick text { font-size: 15px !important; }
+</style>"""
+#: folds the sidebar away once when presentation mode is switched on in a running session
+_FOLD_SIDEBAR = """<script>
+(() => {
+  const button = document.querySelector('[data-testid="stSidebar"] button[aria-label="Collapse sidebar"]');
+  if (button) button.click();
+})();
+</script>"""
+
+_stage = threading.local()
+
+
+def presentation_mode() -> bool:
+    """Whether this session presents: the toggle's state, else the link's ``?present=`` parameter."""
+    if PARAM in st.session_state:
+        return bool(st.session_state[PARAM])
+    return str(st.query_params.get(PARAM, "")).lower() in _ON
+
+
+def _toggled() -> None:
+    if st.session_state.get(PARAM):
+        st.query_params[PARAM] = "1"
+        st.session_state["present.fold"] = True
+    else:
+        st.query_params.pop(PARAM, None)
+
+
+def presentation_toggle() -> None:
+    """The sidebar switch (drawn by the router under the menu); it keeps the URL's ``?present=1`` in step."""
+    st.session_state.setdefault(PARAM, presentation_mode())
+    st.sidebar.toggle("Presentation mode", key=PARAM, on_change=_toggled,
+                      help="For a projector: larger type, the sidebar folded away, the key control beside the "
+                           "headline chart. A link with ?present=1 opens in it.")
+
+
+def open_stage(intro: str) -> None:
+    """Called by ``page_header`` after the title: in presentation mode, the intro folded and the stage opened."""
+    _stage.cols = None
+    if not presentation_mode():
+        st.markdown(intro)
+        return
+    st.html(STYLE)
+    if st.session_state.pop("present.fold", False):
+        st.html(_FOLD_SIDEBAR, unsafe_allow_javascript=True)
+    with st.expander("About this page"):
+        st.markdown(intro)
+    left, right = st.columns([1, 2.4], gap="medium")
+    _stage.cols = (left.container(), right.container())
+
+
+def _cols():
+    return getattr(_stage, "cols", None)
+
+
+def control_area(default=None):
+    """Where the page's key control goes: the stage's left column when presenting, else ``default`` (the sidebar)."""
+    cols = _cols()
+    if cols is not None:
+        return cols[0]
+    return default if default is not None else st.sidebar
+
+
+def headline_area(default=None):
+    """Where the page's headline chart goes: the stage's right column when presenting, else ``default`` (here)."""
+    cols = _cols()
+    if cols is not None:
+        return cols[1]
+    return default if default is not None else st
+
+
+def presenting_stage() -> bool:
+    """Whether this run has a stage open (presentation mode, after ``page_header``)."""
+    return _cols() is not None

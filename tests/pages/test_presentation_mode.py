@@ -1,0 +1,28 @@
+"""Presentation mode: a link with ?present=1 (or the sidebar switch) puts ε beside the headline chart."""
+from __future__ import annotations
+
+from .conftest import page
+
+
+def test_presentation_link_moves_epsilon_beside_the_headline_and_folds_the_intro():
+    at = page("pages/3_Clustering.py")
+    at.query_params["present"] = "1"
+    at.run()
+    assert not at.exception
+    assert "cluster.epsilon" not in [w.key for w in at.sidebar.number_input]  # on the stage, not in the sidebar
+    assert at.number_input(key="cluster.epsilon").value == 1.0
+    assert any(e.label == "About this page" for e in at.expander)
+    normal = page("pages/3_Clustering.py").run()
+    assert "cluster.epsilon" in [w.key for w in normal.sidebar.number_input]
+    assert not any(e.label == "About this page" for e in normal.expander)
+
+
+def test_presentation_toggle_writes_the_link_parameter():
+    at = page("app.py").run()
+    toggle = at.sidebar.toggle(key="present")
+    assert toggle.value is False
+    toggle.set_value(True).run()
+    assert at.query_params.get("present") in ("1", ["1"])
+    assert any(e.label == "About this page" for e in at.expander)
+    at.sidebar.toggle(key="present").set_value(False).run()
+    assert "present" not in at.query_params
