@@ -131,7 +131,7 @@ if getattr(ds, "source", "") == "upload":
                "an extra leak that no ε accounts for. Declare bounds from domain knowledge for a real guarantee.")
 if algo == "output-perturbation":
     st.markdown(output_budget_text(out))
-st.caption(f"{out['n_train']} training rows, {out['n_test']} test rows, {out['seconds']:.1f} s.")
+st.markdown(f"**{out['n_train']} training rows, {out['n_test']} test rows**; trained in {out['seconds']:.1f} s.")
 
 st.header("Training history")
 headline_area().plotly_chart(history_figure(out["history"], chance=out.get("chance")), key="train.history_chart")

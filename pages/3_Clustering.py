@@ -72,10 +72,10 @@ if demo is not None:
     for col, name in zip(plots, CLUSTER_LABELS.values()):
         col.plotly_chart(cluster_scatter_figure(demo["points"], demo["centres"], name, demo["classes"]),
                          width="stretch", key=f"cluster.scatter.{name}")
-    st.caption("Colour: the class a point's cluster is matched to (grey: a cluster left unmatched when k exceeds the "
-               "number of classes). Shape: the point's true class. ✕ marks a centre, ▲ a centre outside the view "
-               "drawn at its edge: at small ε the noisy centres of input perturbation often lie far outside the data, "
-               "and every point then joins the one centre that is nearest.")
+    st.markdown("**Colour**: the class a point's cluster is matched to (grey: a cluster left unmatched when k "
+                "exceeds the number of classes). **Shape**: the point's true class. ✕ marks a centre, ▲ a centre "
+                "outside the view drawn at its edge: at small ε the noisy centres of input perturbation often lie far "
+                "outside the data, and every point then joins the one centre that is nearest.")
     show_table(demo["metrics"], key="cluster.metrics_table")
     st.caption("Within / total sum of squares: the squared distance of each point to its centre, summed, over the "
                "squared distance to the overall mean (1 = no better than a single centre at the mean; above 1, "

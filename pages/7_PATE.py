@@ -141,7 +141,9 @@ if img is not None:
     left.image(img, clamp=True, width=140, caption="the public input",
                alt=f"The public input of query {i}, the picture the teachers vote on")
 left.markdown(f"Vote gap between the top two classes: **{sorted(res.votes[i])[-1] - sorted(res.votes[i])[-2]}** "
-              f"votes; noise std ≈ {res.noise_scale * (1 if agg == 'gnmax' else math.sqrt(2)):.3g}.")
+              f"votes; noise std ≈ {res.noise_scale * (1 if agg == 'gnmax' else math.sqrt(2)):.3g}. "
+              "Noise can push a count below zero: a noisy count is not a number of teachers, only which "
+              "class has the largest one matters.")
 right.plotly_chart(votes_figure(res, i, ds.target_names), width="stretch")
 show_frame(vote_table(res, i, ds.target_names), container=right, height=200, key="pate.votes")
 st.caption("Changing one private record retrains one teacher, which moves one vote: the histogram changes by 1 in two "

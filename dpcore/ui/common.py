@@ -22,7 +22,12 @@ SCROLL_CUE = '<p class="dp-scroll-cue">⟷ This table scrolls sideways; its firs
 _PHONE_STYLE = ("<style>.dp-scroll-cue{display:none;margin:-0.5rem 0 1rem;font-size:0.9rem}"
                 "@media (max-width: 640px){.dp-scroll-cue{display:block}}"
                 ".stPlotlyChart .xtick text,.stPlotlyChart .ytick text,.stPlotlyChart .g-xtitle text,"
-                ".stPlotlyChart .g-ytitle text{fill:#333333 !important}</style>")
+                ".stPlotlyChart .g-ytitle text{fill:#333333 !important}"
+                # Plotly's toolbar would cover the legend on a phone; a touch screen cannot hover it away
+                "@media (max-width: 640px), (hover: none){.stPlotlyChart .modebar-container{display:none !important}"
+                # a touch screen shows a table's toolbar at all times, 44 px above it: make room, off the chart above
+                "[data-testid=\"stDataFrame\"]{margin-top:2.8rem}}"
+                "</style>")
 #: Folds the sidebar away on a phone (below 640 px the open sidebar covers most of the screen), so the run that a
 #: sidebar button started is seen; it does nothing on wider screens or when the sidebar is already closed.
 _CLOSE_SIDEBAR_ON_PHONE = """<script>

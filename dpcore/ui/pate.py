@@ -175,6 +175,9 @@ def votes_figure(result: PateResult, i: int, class_names: tuple[str, ...]) -> go
                                 line=dict(color="black", width=1.5)),
                     name="n_j + noise (the aggregator's argmax is taken here)")
     fig.add_annotation(x=names[win], y=max(v[win], nv[win]), text="noisy winner", showarrow=True, arrowhead=2, ay=-35)
+    if float(np.min(nv)) < 0:  # say why the axis goes below zero
+        fig.add_hline(y=0, line=dict(color=palette.BLACK, width=1),
+                      annotation_text="below 0: noise only, no teacher votes here", annotation_position="bottom left")
     fig.update_layout(xaxis_title=f"class (true label of this example: {names[truth]})", xaxis_type="category",
                       yaxis_title="number of teachers (votes)", height=380, margin=dict(t=30, b=40),
                       legend=dict(orientation="h", y=1.15))

@@ -4,6 +4,7 @@ mode does not use are disabled; identical inputs reuse the stored result."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -91,7 +92,9 @@ def test_softmax_perturbation_labels_epsilon_per_answer_and_states_the_budget_in
     at.button(key="train.run").click().run()
     assert not at.exception
     m = next(mk.value for mk in at.markdown if "Privacy budget" in mk.value)
-    n_test = int(next(c.value for c in at.caption if "test rows" in c.value).split(" training rows, ")[1].split()[0])
+    sizes = next(re.search(r"(\d+) training rows, (\d+) test rows", mk.value) for mk in at.markdown
+                 if re.search(r"\d+ training rows, \d+ test rows", mk.value))
+    n_test = int(sizes.group(2))
     assert "Training itself is not private" in m and f"{n_test} × 1 = {n_test}" in m and "basic composition" in m
     assert float(_metric(at, "ε (all answers released)")) == pytest.approx(n_test)
     titles = _chart_titles(at, "train.history_chart")
