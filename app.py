@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpcore.ui.navigation import PAGES, sidebar_glossary, sidebar_menu
+from dpcore.ui.links import abandon_view, begin_page, finish_page
+from dpcore.ui.navigation import PAGES, sidebar_menu
 from dpcore.ui.present import presentation_mode, presentation_toggle
 
 nav = st.navigation(
@@ -21,5 +22,11 @@ st.set_page_config(page_title=f"{nav.title} · dpcore", layout="wide",
                    initial_sidebar_state="collapsed" if presentation_mode() else "auto")
 sidebar_menu()
 presentation_toggle()
-nav.run()
-sidebar_glossary()
+begin_page(next(p.keys for p in PAGES if p.title == nav.title))  # a link's inputs, before any widget exists
+try:
+    nav.run()
+except Exception:
+    if not abandon_view():  # not a link's doing: Streamlit shows the error as usual
+        raise
+    st.rerun()  # the link's values made the page fail: draw it again with the defaults and a warning
+finish_page()  # the address bar now restores this view; the glossary at the sidebar's foot

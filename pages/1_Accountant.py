@@ -14,6 +14,7 @@ from dpcore.ui.accounting import (
     comparison_table,
     weak_guarantee_note,
 )
+from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area
 
 page_header(
@@ -41,13 +42,13 @@ with st.sidebar:
 
 if batch > n:
     st.error(f"The batch size L={batch} is larger than n={n}; choose L ≤ n.")
-    st.stop()
+    stop_page()
 q = batch / n
 st.markdown(f"Sampling rate **q = L/n = {q:.4g}** (each record joins a batch with this probability); "
             f"one epoch = 1/q = {1 / q:.4g} steps.")
 if not methods:
     st.info("Pick at least one method in the sidebar.")
-    st.stop()
+    stop_page()
 
 with st.spinner("Composing the privacy loss over every step…"):
     df = run_guarded(cached_comparison, float(sigma), float(q), float(delta), float(max_epochs), 41, tuple(methods))

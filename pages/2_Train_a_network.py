@@ -20,6 +20,7 @@ from dpcore.ui import (
 from dpcore.ui.accounting import weak_guarantee_note
 from dpcore.ui.knobs import knob_widget, knob_widgets
 from dpcore.ui.ledger import show_session_total
+from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area
 from dpcore.ui.training import (
     ALGORITHMS,
@@ -51,14 +52,14 @@ with st.sidebar:
     st.header("Data and learner")
     ds = dataset_picker("train.dataset", default="digits")
 if ds is None:
-    st.stop()
+    stop_page()
 with st.sidebar:
     algos = [a for a in ALGORITHMS if ds.task in get_learner(a).tasks]
     algo = st.selectbox("Algorithm", algos, key="train.algorithm", format_func=lambda a: get_learner(a).title)
 spec = get_learner(algo)
 d = run_guarded(defaults_for, ds, algo)  # a dataset too small to split stops here with the reason
 if d is None:
-    st.stop()
+    stop_page()
 widgets = dict(prefix="train", dataset=ds.name, images=ds.is_image)
 with st.sidebar:
     params = knob_widgets(spec, knobs_of_group(spec, "model"), d["defaults"], **widgets)
@@ -115,7 +116,7 @@ if control_area(st).button("Train", type="primary", key="train.run"):
 out = results.get(key)
 if out is None:
     st.caption("Press **Train** to run (a few seconds with the defaults).")
-    st.stop()
+    stop_page()
 
 for w in out["warnings"]:
     st.warning(w)

@@ -14,6 +14,7 @@ from dpcore.ui import (
     show_frame,
     verdict_text,
 )
+from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area
 from dpcore.ui.sweep import (
     DEFAULT_RANGES,
@@ -47,11 +48,11 @@ with st.sidebar:
     st.header("Sweep")
     ds = dataset_picker("sweep.dataset", default="breast_cancer")
 if ds is None:
-    st.stop()
+    stop_page()
 axes = axis_options(ds.task, ds.is_image)
 if not axes:
     st.info(f"No registered learner can be swept on {ds.name} ({ds.task}) yet.")
-    st.stop()
+    stop_page()
 with st.sidebar:
     axis = st.selectbox("Swept axis", axes, key="sweep.axis", format_func=lambda a: AXES[a].label)
     options = sweepable(ds.task, ds.is_image, axis)
@@ -89,15 +90,15 @@ with st.sidebar:
 
 if not chosen:
     st.info("Pick at least one learner in the sidebar.")
-    st.stop()
+    stop_page()
 values = run_guarded(value_range, axis, lo, hi, int(points), log=log)
 params = run_guarded(parse_knobs, knobs)
 if values is None or params is None:
-    st.stop()
+    stop_page()
 config = run_guarded(SweepConfig, dataset=ds, learners=tuple(chosen), axis=axis, values=values, seeds=int(seeds),
                      base_seed=base_seed, epsilon=eps, delta=delta, params=params)
 if config is None:
-    st.stop()
+    stop_page()
 n_runs = len(config.runs())
 axis_name = "ε" if axis == "epsilon" else axis.replace("_", " ")
 st.caption(f"{len(chosen)} learner(s) × {len(values)} value(s) × {seeds} seed(s) + baselines "
@@ -118,11 +119,11 @@ if clicked and result is None:
     result = run_live(config, n_jobs=int(jobs), scheduler=scheduler.strip() or None, progress_slot=progress_slot,
                       chart_slot=chart_slot, metric=metric, log_x=log_x, band=band)
 if result is None and clicked:
-    st.stop()  # the error is shown above; no chart, no "press Run" box
+    stop_page()  # the error is shown above; no chart, no "press Run" box
 if result is None:
     st.info(f"Press **Run** to compute the {n_runs} runs ({n_to_compute(config)} not computed yet); "
             "finished runs are cached on disk, so reopening these settings later shows the curve at once.")
-    st.stop()
+    stop_page()
 
 table = result.table
 summ = result.summary(metric)

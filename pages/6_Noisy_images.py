@@ -12,6 +12,7 @@ from dpcore.mechanisms import RandomizedResponse
 from dpcore.ui import delta_input, epsilon_input, page_header, run_guarded, seed_input, show_frame, verdict_line
 from dpcore.ui import images as ui
 from dpcore.ui.common import majority_accuracy
+from dpcore.ui.links import stop_page
 from dpcore.ui.present import headline_area
 
 page_header(
@@ -23,7 +24,7 @@ page_header(
 
 key, image_set = ui.image_set_picker("images.set")
 if image_set is None:
-    st.stop()
+    stop_page()
 sb = st.sidebar
 mode = sb.radio("Grid columns", ["mechanisms", "epsilons"], key="images.mode", horizontal=True,
                 format_func={"mechanisms": "Mechanisms", "epsilons": "ε values"}.get)
@@ -47,7 +48,7 @@ st.header(f"{image_set.title}: {image_set.n_images} image(s) of {' x '.join(map(
              f"pixel range {image_set.pixel_range[0]:g}–{image_set.pixel_range[1]:g}")
 if not pairs:
     st.info("Choose at least one mechanism or ε value in the sidebar.")
-    st.stop()
+    stop_page()
 columns = tuple((k, float(e), float(delta), cell, m) for k, e in pairs)
 grid = run_guarded(ui.cached_grid, key, columns, int(seed))
 if grid is not None:

@@ -19,6 +19,7 @@ from dpcore.ui import (
     verdict_line,
 )
 from dpcore.ui.accounting import weak_guarantee_note
+from dpcore.ui.links import stop_page
 from dpcore.ui.pate import (
     AGGREGATOR_LABELS,
     PRIVACY_MODES,
@@ -86,19 +87,19 @@ with control_area(st.sidebar).form("pate.form"):
         close_sidebar_on_phone()  # on a phone the open sidebar would hide the result
 
 if ds is None:
-    st.stop()
+    stop_page()
 cfg = run_guarded(PateConfig, aggregator=agg, teachers=int(teachers), queries=int(queries),
                   noise_scale=float(noise) if mode == "noise scale" else None,
                   target_epsilon=float(eps) if mode == "target ε" else None, delta=float(delta),
                   public_fraction=float(public), teacher_model=model, student_model=model,
                   data_dependent=bool(dd and agg == "gnmax"), baseline=True, seed=int(seed))
 if cfg is None:
-    st.stop()
+    stop_page()
 bar = st.progress(0.0, text="Training teachers …")
 res = run_guarded(cached_pate, ds.name, cfg, on_epoch=progress_callback(bar, cfg.teachers))
 bar.empty()
 if res is None:
-    st.stop()
+    stop_page()
 used_slot.caption(noise_used_caption(res))
 
 c = st.columns(3)

@@ -40,6 +40,7 @@ from dpcore.ui.federated import (
     sweep_config,
     sweep_display,
 )
+from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area, presenting_stage
 from dpcore.ui.sweep import remembered as remembered_sweep
 from dpcore.ui.sweep import run_live, sweep_figure
@@ -90,7 +91,7 @@ with control_area(st.sidebar).form("fed.form"):
         close_sidebar_on_phone()  # on a phone the open sidebar would hide the result
 
 if ds is None:
-    st.stop()
+    stop_page()
 cfg = run_guarded(FedAvgConfig, mode=mode, clients=int(clients), rounds=int(rounds), client_fraction=float(fraction),
                   clip_norm=float(clip),
                   noise_multiplier=float(sigma) if private and by == "noise multiplier" else None,
@@ -98,7 +99,7 @@ cfg = run_guarded(FedAvgConfig, mode=mode, clients=int(clients), rounds=int(roun
                   local_epochs=int(local_epochs), learning_rate=float(lr), model=model,
                   non_iid=skew != "IID", seed=int(seed))
 if cfg is None:
-    st.stop()
+    stop_page()
 
 ref = run_guarded(cached_fedavg, ds.name, non_private_twin(cfg)) if private else None
 chance = run_guarded(majority_accuracy, ds.name, cfg.seed)
@@ -111,7 +112,7 @@ res = run_guarded(cached_fedavg, ds.name, cfg, on_epoch=live_callback(
     chance=chance))
 bar.empty()
 if res is None:
-    st.stop()
+    stop_page()
 used_slot.caption(sigma_used_caption(res))
 a, e = rounds_figures(res.history, rounds=cfg.rounds, reference=None if ref is None else ref.history, private=private,
                       chance=chance)
@@ -163,7 +164,7 @@ with st.expander("Who holds what: class counts per client"
 st.header("Accuracy against the clip norm and the noise level")
 if not private:
     st.info("Choose DP-FedAvg or local DP to sweep the clip norm and the noise level.")
-    st.stop()
+    stop_page()
 b1, b2 = st.columns(2)
 sweeps = {"clip_norm": (0.03, 0.1, 0.3, 1.0, 3.0, 10.0), "noise_multiplier": (0.1, 0.3, 0.5, 1.0, 2.0, 4.0)}
 clicked = {ax: col.button(f"Sweep the {ax.replace('_', ' ')}", key=f"fed.sweep.{ax}")

@@ -30,6 +30,7 @@ from dpcore.ui.audit import (
     results_table,
     roc_figure,
 )
+from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area, presenting_stage
 
 page_header(
@@ -64,7 +65,7 @@ with control_area(st.sidebar).form("audit.form"):
         close_sidebar_on_phone()  # on a phone the open sidebar would hide the result
 
 if ds is None:
-    st.stop()
+    stop_page()
 st.markdown(ATTACK_NOTES[attack])
 params = (("model", "mlp"), ("hidden", 256)) if network == "mlp" and learner in NETWORK_LEARNERS else ()
 pool_size = int(pool) if attack != "one-run" else None
@@ -83,7 +84,7 @@ for label, (name, eps) in runs.items():
                         seed=int(seed), progress=progress)
     progress.done()
     if audit is None:
-        st.stop()
+        stop_page()
     audits[label] = audit
 
 private_label = next(iter(audits))

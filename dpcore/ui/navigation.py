@@ -12,36 +12,38 @@ import streamlit as st
 
 @dataclass(frozen=True)
 class PageInfo:
-    """One page of the app: its file (relative to ``app.py``), menu title, Material icon and one-line blurb."""
+    """One page of the app: its file (relative to ``app.py``), menu title, Material icon, one-line blurb, and the
+    prefix of its widget keys (the inputs a link to the page carries, :mod:`dpcore.ui.links`)."""
 
     path: str
     title: str
     icon: str
     blurb: str
+    keys: str = ""
 
 
 #: Every page, the home page first (it is the default, served at ``/``).
 PAGES: tuple[PageInfo, ...] = (
     PageInfo("pages/0_What_epsilon_means.py", "What ε means", ":material/home:",
-             "Two neighbouring databases, a noisy count and the privacy-loss ratio against e^ε."),
+             "Two neighbouring databases, a noisy count and the privacy-loss ratio against e^ε.", keys="home."),
     PageInfo("pages/1_Accountant.py", "Accountant", ":material/calculate:",
-             "ε spent as DP-SGD trains: naive vs advanced composition vs moments accountant vs PLD."),
+             "ε spent as DP-SGD trains: naive vs advanced composition vs moments accountant vs PLD.", keys="acct."),
     PageInfo("pages/2_Train_a_network.py", "Train a network", ":material/neurology:",
-             "DP-SGD, softmax output perturbation and label DP, trained live."),
+             "DP-SGD, softmax output perturbation and label DP, trained live.", keys="train."),
     PageInfo("pages/3_Clustering.py", "Clustering", ":material/scatter_plot:",
-             "k-means by DPLloyd and by Laplace input perturbation."),
+             "k-means by DPLloyd and by Laplace input perturbation.", keys="cluster."),
     PageInfo("pages/4_Classical_models.py", "Classical models", ":material/show_chart:",
-             "Output and objective perturbation, kernels, functional mechanism."),
+             "Output and objective perturbation, kernels, functional mechanism.", keys="classical."),
     PageInfo("pages/5_Tradeoff_explorer.py", "Trade-off explorer", ":material/balance:",
-             "Accuracy vs ε (or clip, noise, learning rate, data size) for any learner."),
+             "Accuracy vs ε (or clip, noise, learning rate, data size) for any learner.", keys="sweep."),
     PageInfo("pages/6_Noisy_images.py", "Noisy images", ":material/image:",
-             "What input noise does to pictures, and why DP training does better."),
+             "What input noise does to pictures, and why DP training does better.", keys="images."),
     PageInfo("pages/7_PATE.py", "PATE", ":material/school:",
-             "Teachers vote, noise decides, a student learns from public data."),
+             "Teachers vote, noise decides, a student learns from public data.", keys="pate."),
     PageInfo("pages/8_Federated_learning.py", "Federated learning", ":material/devices:",
-             "DP-FedAvg with clipped client updates and server noise."),
+             "DP-FedAvg with clipped client updates and server noise.", keys="fed."),
     PageInfo("pages/9_Attack_the_model.py", "Attack the model", ":material/policy:",
-             "Membership inference and privacy audits: what an attacker can still learn at your ε."),
+             "Membership inference and privacy audits: what an attacker can still learn at your ε.", keys="audit."),
 )
 
 

@@ -1,0 +1,167 @@
+"""Links that restore a view: every page's inputs in the URL's query string, written on change, read on load.
+
+A teacher sets up a page and sends the address; whoever opens it sees the same dataset, ε and knobs. After each
+run the router (``app.py``) writes the current page's input values (:func:`write_view`) as JSON in the query
+string, ``?cluster.epsilon=0.5&cluster.dataset="wine"``; the first run of a page in a session reads them back
+(:func:`restore_view`, called by ``page_header`` before any widget exists), so the widgets start from them.
+
+A value that no longer fits (an ε above the box's maximum, a dataset that was renamed, a mangled number) is not
+a traceback: Streamlit puts such a widget back to its default, :func:`check_view` notices the difference and
+the page is drawn again with a warning naming the input. Buttons, uploads and anything that is not a plain
+value (numbers, text, true/false, lists of them) never go into a link.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+import streamlit as st
+
+#: query parameters that are not inputs of a page
+RESERVED = ("present",)
+_RESTORED = "link.restored"  # {key: value} read from the link in this run, checked after it
+_PROBLEMS = "link.problems"  # inputs of the link that could not be used, shown on the next run
+_LOADED = "link.loaded"  # pages whose link has been read in this session
+#: widget value kinds that are a momentary action or a file, never part of a view
+_NOT_A_VIEW = {"trigger_value", "string_trigger_value", "json_trigger_value", "file_uploader_state_value",
+               "chat_input_value"}
+
+
+def _plain(value: Any) -> bool:
+    if isinstance(value, (bool, int, float, str)):
+        return True
+    return isinstance(value, (list, tuple)) and all(isinstance(v, (bool, int, float, str)) for v in value)
+
+
+def _widget_kind(key: str) -> str | None:
+    """The kind of value the widget ``key`` holds (Streamlit's own record), or None when it is not a widget."""
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+        state = get_script_run_ctx().session_state._state
+        widget_id = state._key_id_mapper.get_id_from_key(key, None)
+        meta = state._new_widget_state.widget_metadata.get(widget_id) if widget_id else None
+        return None if meta is None else meta.value_type
+    except Exception:  # a Streamlit without these internals: nothing is written, nothing breaks
+        return None
+
+
+def view_values(prefix: str) -> dict[str, Any]:
+    """The current page's inputs (widget keys starting with ``prefix``) that a link can carry."""
+    out = {}
+    for key in list(st.session_state.keys()):
+        if not isinstance(key, str) or not key.startswith(prefix):
+            continue
+        value = st.session_state[key]
+        kind = _widget_kind(key)
+        if kind is not None and kind not in _NOT_A_VIEW and _plain(value):
+            out[key] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+def write_view(prefix: str) -> None:
+    """Put the page's inputs in the address bar (the presentation switch and other reserved keys are kept)."""
+    wanted = {k: json.dumps(v, ensure_ascii=False) for k, v in sorted(view_values(prefix).items())}
+    for k in RESERVED:
+        if k in st.query_params:
+            wanted[k] = st.query_params[k]
+    if dict(st.query_params) != wanted:
+        st.query_params.from_dict(wanted)
+
+
+def restore_view(prefix: str) -> None:
+    """On a page's first run in this session, start its widgets from the link's values (before they exist)."""
+    loaded = st.session_state.setdefault(_LOADED, set())
+    if prefix in loaded:
+        return
+    loaded.add(prefix)
+    restored = {}
+    for key in st.query_params.keys():
+        if key in RESERVED or not key.startswith(prefix):
+            continue
+        raw = st.query_params[key]
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = raw  # a hand-typed word without quotes
+        if not _plain(value):
+            st.session_state.setdefault(_PROBLEMS, []).append(key)
+            continue
+        st.session_state[key] = value
+        restored[key] = value
+    st.session_state[_RESTORED] = restored
+
+
+def check_view() -> bool:
+    """After the run: the inputs the link set but a widget did not keep; True when the page must be redrawn."""
+    restored = st.session_state.pop(_RESTORED, {})
+    bad = []
+    for key, value in restored.items():
+        if _widget_kind(key) is None:  # no input of this page has that name (any more)
+            st.session_state.pop(key, None)
+            bad.append(key)
+        elif key not in st.session_state or json.dumps(_norm(st.session_state[key])) != json.dumps(_norm(value)):
+            bad.append(key)  # the widget put itself back to its default
+    if bad:
+        st.session_state.setdefault(_PROBLEMS, []).extend(bad)
+    return bool(bad)
+
+
+def abandon_view() -> bool:
+    """A run that failed right after reading a link: drop the link's values; True when there were any."""
+    restored = st.session_state.pop(_RESTORED, {})
+    if not restored:
+        return False
+    for key in restored:
+        st.session_state.pop(key, None)
+    st.session_state.setdefault(_PROBLEMS, []).extend(restored)
+    return True
+
+
+def _norm(v: Any) -> Any:
+    return list(v) if isinstance(v, tuple) else v
+
+
+def show_link_problems() -> None:
+    """The warning for the inputs a link could not set (called by ``page_header``, once)."""
+    bad = st.session_state.pop(_PROBLEMS, [])
+    if bad:
+        keys = list(dict.fromkeys(bad))
+        names = ", ".join(f"`{k}`" for k in keys)
+        many = len(keys) > 1
+        st.warning(f"This link's value{'s' if many else ''} for {names} {'are' if many else 'is'} not valid here "
+                   f"(out of range, outdated or mistyped): showing the default{'s' if many else ''} instead.")
+
+
+# --- one page run: what the router does before and after it --------------------------------------------------
+
+_run = threading.local()
+
+
+def begin_page(prefix: str) -> None:
+    """Before the page runs (the router): read the link, say what of an earlier link could not be used."""
+    _run.prefix = prefix
+    restore_view(prefix)
+    show_link_problems()
+
+
+def finish_page() -> None:
+    """After the page, or where it stops early (:func:`stop_page`): check the link, write the view, draw the
+    sidebar's glossary. Does nothing when the page runs without the router (a test, ``streamlit run pages/...``)."""
+    prefix = getattr(_run, "prefix", None)
+    if prefix is None:
+        return
+    _run.prefix = None
+    if check_view():
+        st.rerun()  # a value of the link did not fit: draw the page again, with the warning
+    write_view(prefix)
+    from .navigation import sidebar_glossary
+
+    sidebar_glossary()
+
+
+def stop_page() -> None:
+    """``st.stop()`` for a page: the page ends here, but its view still goes into the address bar."""
+    finish_page()
+    st.stop()

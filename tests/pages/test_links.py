@@ -1,0 +1,56 @@
+"""Links that restore a view: a page's inputs are written to the address and read back from it."""
+from __future__ import annotations
+
+from .conftest import page
+
+
+def _param(at, key):
+    value = at.query_params.get(key)
+    return value[0] if isinstance(value, list) else value
+
+
+def test_a_link_sets_the_page_inputs_and_the_address_follows_every_change():
+    at = page("app.py")
+    at.query_params["home.eps"] = "0.5"
+    at.run()
+    assert not at.exception and not at.warning
+    assert at.slider(key="home.eps").value == 0.5
+    assert _param(at, "home.eps") == "0.5" and _param(at, "home.mech") == '"laplace"'
+    at.slider(key="home.eps").set_value(2.0).run()
+    assert _param(at, "home.eps") == "2.0"
+    # a new visitor given that address sees the same view
+    again = page("app.py")
+    for key, value in at.query_params.items():
+        again.query_params[key] = value[0] if isinstance(value, list) else value
+    again.run()
+    assert again.slider(key="home.eps").value == 2.0 and again.radio(key="home.mech").value == "laplace"
+
+
+def test_an_out_of_range_or_mistyped_value_is_a_warning_and_the_default_not_a_traceback():
+    for bad in ("50", "abc", "[1, 2, 3]"):
+        at = page("app.py")
+        at.query_params["home.eps"] = bad
+        at.run()
+        assert not at.exception, bad
+        assert at.slider(key="home.eps").value == 1.0
+        assert any("home.eps" in w.value and "default" in w.value for w in at.warning), bad
+
+
+def test_an_outdated_choice_or_an_unknown_input_is_named_in_the_warning():
+    at = page("app.py")
+    at.query_params["home.mech"] = '"exponential"'  # no such mechanism on the page
+    at.query_params["home.no_such_input"] = "3"
+    at.run()
+    assert not at.exception
+    assert at.radio(key="home.mech").value == "laplace"
+    warning = " ".join(w.value for w in at.warning)
+    assert "home.mech" in warning and "home.no_such_input" in warning
+    assert "home.no_such_input" not in at.query_params
+
+
+def test_a_page_that_stops_early_still_writes_its_view_and_its_glossary():
+    at = page("app.py").run()
+    at.switch_page("pages/2_Train_a_network.py").run()  # it stops at "Press Train to run"
+    assert not at.exception
+    assert _param(at, "train.epsilon") is not None
+    assert any(e.label.startswith("Glossary") for e in at.sidebar.expander)
