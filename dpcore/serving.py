@@ -7,7 +7,9 @@ threads at once, in order of arrival. Every asker, the first included, follows i
 it replays the run's progress events as they come (so each visitor's page draws the same live progress),
 hears its place in the queue while it waits, and gets the result, or the run's error, at the end. A run
 whose askers have all gone is cancelled: dropped from the queue, or stopped at its next progress event,
-instead of finishing for nobody. Streamlit-free: the pages reach it through :func:`dpcore.ui.run_shared`.
+instead of finishing for nobody. With a Dask scheduler address (``DPCORE_SCHEDULER``) the runs execute on
+that cluster, their progress streamed back (:mod:`dpcore.remote`). Streamlit-free: the pages reach it through
+:func:`dpcore.ui.run_shared`.
 """
 from __future__ import annotations
 
@@ -25,6 +27,8 @@ __all__ = ["SharedRuns", "RunCancelled", "default_workers", "shared_runs"]
 #: How often a follower looks for new progress (seconds).
 POLL_SECONDS = 0.2
 _ENV = "DPCORE_RUN_WORKERS"
+#: a Dask scheduler address: the runs then execute on that cluster (:mod:`dpcore.remote`)
+_SCHEDULER_ENV = "DPCORE_SCHEDULER"
 
 
 class RunCancelled(Exception):
@@ -69,9 +73,16 @@ class SharedRuns:
     (9, 'cached')
     """
 
-    def __init__(self, max_entries: int = 64, workers: int | None = None) -> None:
+    def __init__(self, max_entries: int = 64, workers: int | None = None, scheduler: str | None = None) -> None:
         self.max_entries = int(max_entries)
         self.workers = default_workers() if workers is None else int(workers)
+        #: runs execute on this Dask cluster when a scheduler address is given (else on this machine's threads)
+        self.scheduler = scheduler or None
+        self._client = None
+        if self.scheduler:
+            from .remote import connect
+
+            self._client = connect(self.scheduler)
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="dpcore-run")
         self._lock = threading.Lock()
         self._done: OrderedDict[Hashable, Any] = OrderedDict()
@@ -120,7 +131,12 @@ class SharedRuns:
                 run.events.append(event)
 
         try:
-            run.value = compute(progress)
+            if self._client is not None:
+                from .remote import run_on_cluster
+
+                run.value = run_on_cluster(self._client, compute, progress)
+            else:
+                run.value = compute(progress)
         except BaseException as exc:  # handed to every follower
             run.error = exc
         with self._lock:
@@ -162,6 +178,13 @@ class SharedRuns:
         with self._lock:
             self._done.clear()
 
+    def close(self) -> None:
+        """Stop taking runs (those in flight finish) and let go of the cluster, if any."""
+        self._pool.shutdown(wait=True)
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
 
 _shared: SharedRuns | None = None
 _shared_lock = threading.Lock()
@@ -172,5 +195,5 @@ def shared_runs() -> SharedRuns:
     global _shared
     with _shared_lock:
         if _shared is None:
-            _shared = SharedRuns()
+            _shared = SharedRuns(scheduler=os.environ.get(_SCHEDULER_ENV) or None)
         return _shared

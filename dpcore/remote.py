@@ -1,0 +1,95 @@
+"""A shared run executed on a Dask cluster, its live progress streamed back, cancellable from here.
+
+:class:`dpcore.serving.SharedRuns` runs ``compute(progress)`` on its own threads; given a Dask scheduler
+address (``DPCORE_SCHEDULER``, the same kind of address the sweeps accept) it hands each run to
+:func:`run_on_cluster` instead, so a department server grows by adding machines to the cluster rather than
+by a bigger box. The function and its inputs travel to a worker (cloudpickle, as Dask ships any task);
+every ``progress(event)`` the run makes on the worker goes into a Dask ``Queue`` that this side drains
+into the local ``progress``, so each visitor's page draws the same live progress as a local run. When the
+local ``progress`` raises (nobody follows the run any more), a Dask ``Variable`` tells the worker, whose
+next ``progress`` call raises :class:`dpcore.serving.RunCancelled` and ends the run there.
+"""
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, Callable
+
+from .exceptions import DPValueError
+
+#: How often the server looks for progress from the cluster (seconds).
+POLL_SECONDS = 0.1
+
+
+def connect(address: str):
+    """A ``distributed.Client`` of the scheduler at ``address``, or a clear error naming what is missing."""
+    try:
+        import distributed
+    except ImportError:
+        raise DPValueError("a Dask scheduler address was given but dask.distributed is not installed: "
+                           "pip install 'dask[distributed]'") from None
+    try:
+        return distributed.Client(address, set_as_default=False, timeout=10)
+    except (OSError, TimeoutError) as exc:
+        raise DPValueError(f"cannot reach the Dask scheduler at {address!r} ({exc}); check DPCORE_SCHEDULER "
+                           "or leave it unset to run on this machine") from None
+
+
+def _on_worker(compute: Callable, name: str) -> Any:
+    """Runs on a Dask worker: ``compute`` with a ``progress`` that reports home and listens for a stop."""
+    from distributed import Queue, Variable
+
+    from .serving import RunCancelled
+
+    events, stop = Queue(f"dpcore-progress-{name}"), Variable(f"dpcore-stop-{name}")
+
+    def progress(event) -> None:
+        if stop.get(timeout=30):
+            raise RunCancelled("nobody follows this run any more")
+        events.put(event)
+
+    return compute(progress)
+
+
+def run_on_cluster(client, compute: Callable[[Callable[[Any], None]], Any],
+                   progress: Callable[[Any], None]) -> Any:
+    """``compute(progress)`` on a worker of ``client``'s cluster; its events replayed through ``progress`` here.
+
+    Returns the run's value, or raises its error. If ``progress`` raises, the run is told to stop and the
+    error is raised here once the worker has given up.
+    """
+    from distributed import Queue, Variable
+
+    name = uuid.uuid4().hex
+    events = Queue(f"dpcore-progress-{name}", client=client)
+    stop = Variable(f"dpcore-stop-{name}", client=client)
+    stop.set(False)
+    future = client.submit(_on_worker, compute, name, pure=False)
+    cancelled: BaseException | None = None
+    try:
+        while True:
+            finished = future.done()
+            for event in events.get(batch=True):
+                if cancelled is None:
+                    try:
+                        progress(event)
+                    except BaseException as exc:  # the local side has gone: stop the worker too
+                        cancelled = exc
+                        stop.set(True)
+            if finished:
+                break
+            time.sleep(POLL_SECONDS)
+        if cancelled is not None:
+            future.cancel()
+            raise cancelled
+        try:
+            return future.result()
+        except Exception as exc:
+            if "No module named 'dpcore'" in str(exc) or "No module named 'dpcore'" in str(exc.__cause__):
+                raise DPValueError("the Dask workers cannot import dpcore: install this project on every worker "
+                                   "(pip install -r requirements.txt, with this folder on PYTHONPATH) or unset "
+                                   "DPCORE_SCHEDULER to run on this machine") from None
+            raise
+    finally:
+        stop.delete()
+        events.close()

@@ -1,0 +1,90 @@
+"""The classroom's shared runs executed on a Dask cluster: live progress comes back, a run nobody follows stops."""
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+import pytest
+
+from dpcore.exceptions import DPValueError
+from dpcore.serving import RunCancelled, SharedRuns
+
+distributed = pytest.importorskip("distributed")
+cloudpickle = pytest.importorskip("cloudpickle")
+cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the worker process cannot import this test file
+
+
+def _steps(n: int, name: str):
+    """A run of ``n`` steps that records, in a Dask Variable, the last step it reached on the worker."""
+    def compute(progress):
+        import os
+
+        from distributed import Variable
+
+        reached = Variable(name)
+        for i in range(n):
+            reached.set(i)
+            progress({"step": i, "pid": os.getpid()})
+            time.sleep(0.02)
+        return {"steps": n, "pid": os.getpid()}
+    return compute
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as c:
+        yield c
+
+
+def test_a_shared_run_executes_on_the_cluster_and_streams_its_progress_to_every_asker(cluster):
+    import os
+
+    runs = SharedRuns(workers=2, scheduler=cluster.scheduler_address)
+    seen: dict[str, list] = {"first": [], "second": []}
+    results = {}
+
+    def ask(who):
+        results[who] = runs.get_or_run(("steps", 12), _steps(12, "reached-a"), on_progress=seen[who].append)
+
+    first = threading.Thread(target=ask, args=("first",))
+    first.start()
+    while not seen["first"]:
+        time.sleep(0.01)
+    ask("second")  # joins the run in flight
+    first.join()
+    value, how = results["first"]
+    assert value["steps"] == 12 and value["pid"] != os.getpid()  # computed in the worker's process
+    assert how == "computed" and results["second"][1] == "joined"
+    assert [e["step"] for e in seen["first"]] == list(range(12)) == [e["step"] for e in seen["second"]]
+    assert runs.get_or_run(("steps", 12), _steps(12, "unused"))[1] == "cached"
+    runs.close()
+
+
+def test_a_run_whose_visitor_leaves_is_stopped_on_the_worker(cluster):
+    runs = SharedRuns(workers=1, scheduler=cluster.scheduler_address)
+
+    def leave_after_three(event):
+        if event["step"] >= 2:
+            raise KeyboardInterrupt("the visitor closed the tab")
+
+    with pytest.raises(KeyboardInterrupt):
+        runs.get_or_run(("steps", 500), _steps(500, "reached-b"), on_progress=leave_after_three)
+    with distributed.Client(cluster.scheduler_address, set_as_default=False) as client:
+        reached = distributed.Variable("reached-b", client=client)
+        for _ in range(200):  # the worker stops at its next progress call once told
+            if runs.status()["running"] == 0:
+                break
+            time.sleep(0.05)
+        assert reached.get() < 499
+    assert runs.status() == {"queued": 0, "running": 0, "kept": 0, "workers": 1}
+    with pytest.raises(RunCancelled):  # nothing kept: asking again starts afresh, and may be left again
+        runs.get_or_run(("steps", 500), _steps(500, "reached-c"),
+                        on_progress=lambda e: (_ for _ in ()).throw(RunCancelled("gone")))
+    runs.close()
+
+
+def test_an_unreachable_scheduler_is_a_clear_error():
+    with pytest.raises(DPValueError, match="Dask scheduler"):
+        SharedRuns(workers=1, scheduler="tcp://127.0.0.1:9")
