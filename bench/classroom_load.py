@@ -21,6 +21,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
@@ -36,9 +37,12 @@ def _free_port() -> int:
 class Server:
     def __init__(self) -> None:
         self.port = _free_port()
+        # a cache of finished runs of its own: a fresh server must really train, not read an earlier run's result
+        self.cache = tempfile.TemporaryDirectory(prefix="dpcore-bench-cache-")
+        env = {**os.environ, "DPCORE_CACHE_DIR": self.cache.name}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--server.port", str(self.port)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+             "--server.port", str(self.port)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
         deadline = time.time() + 60
         while time.time() < deadline:
             with socket.socket() as s:

@@ -13,7 +13,11 @@ that cluster, their progress streamed back (:mod:`dpcore.remote`). Streamlit-fre
 """
 from __future__ import annotations
 
+import hashlib
 import os
+import pathlib
+import pickle
+import tempfile
 import threading
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
@@ -73,8 +77,12 @@ class SharedRuns:
     (9, 'cached')
     """
 
-    def __init__(self, max_entries: int = 64, workers: int | None = None, scheduler: str | None = None) -> None:
+    def __init__(self, max_entries: int = 64, workers: int | None = None, scheduler: str | None = None,
+                 directory: "str | os.PathLike[str] | None" = None, max_files: int = 2000) -> None:
         self.max_entries = int(max_entries)
+        #: finished results are also kept here, so they survive a restart of the server (None: memory only)
+        self.directory = pathlib.Path(directory) if directory is not None else None
+        self.max_files = int(max_files)
         self.workers = default_workers() if workers is None else int(workers)
         #: runs execute on this Dask cluster when a scheduler address is given (else on this machine's threads)
         self.scheduler = scheduler or None
@@ -103,6 +111,10 @@ class SharedRuns:
             if key in self._done:
                 self._done.move_to_end(key)
                 return self._done[key], "cached"
+            found, value = self._read(key)
+            if found:  # finished before the server restarted
+                self._keep(key, value)
+                return value, "cached"
             run = self._runs.get(key)
             how = "joined" if run is not None else "computed"
             if run is None:
@@ -142,10 +154,63 @@ class SharedRuns:
         with self._lock:
             self._runs.pop(key, None)
             if run.error is None:
-                self._done[key] = run.value
-                while len(self._done) > self.max_entries:
-                    self._done.popitem(last=False)
+                self._keep(key, run.value)
+        if run.error is None:
+            self._write(key, run.value)
         run.done.set()
+
+    def _keep(self, key: Hashable, value: Any) -> None:
+        self._done[key] = value
+        self._done.move_to_end(key)
+        while len(self._done) > self.max_entries:
+            self._done.popitem(last=False)
+
+    # --- the disk layer: one pickle per result, named by a hash of the inputs' repr ----------------------
+
+    def _path(self, key: Hashable) -> pathlib.Path | None:
+        if self.directory is None:
+            return None
+        text = repr(key)
+        if " at 0x" in text:  # an object without a stable repr: its address would change with every start
+            return None
+        from . import __version__
+        from .sweep.config import CODE_VERSION
+
+        # the same version stamp as the sweeps' cache: a change that makes earlier results wrong bumps it
+        digest = hashlib.sha256(f"{__version__}|{CODE_VERSION}|{text}".encode()).hexdigest()
+        return self.directory / digest[:2] / f"{digest}.pkl"
+
+    def _read(self, key: Hashable) -> tuple[bool, Any]:
+        path = self._path(key)
+        if path is None or not path.exists():
+            return False, None
+        try:
+            with open(path, "rb") as fh:
+                stored_key, value = pickle.load(fh)  # written by this server only (its own cache directory)
+        except Exception:  # unreadable or from an older version: computed again, and rewritten
+            return False, None
+        return (True, value) if stored_key == repr(key) else (False, None)
+
+    def _write(self, key: Hashable, value: Any) -> None:
+        path = self._path(key)
+        if path is None:
+            return
+        tmp = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=path.parent, delete=False, suffix=".tmp") as fh:
+                tmp = fh.name
+                pickle.dump((repr(key), value), fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)  # never a half-written entry
+            tmp = None
+            files = sorted(self.directory.glob("*/*.pkl"), key=lambda f: f.stat().st_mtime)
+            for old in files[:max(0, len(files) - self.max_files)]:
+                old.unlink(missing_ok=True)
+        except Exception:  # a result that cannot be pickled, a full disk: it stays in memory only
+            pass
+        finally:
+            if tmp is not None:
+                pathlib.Path(tmp).unlink(missing_ok=True)
 
     def _follow(self, key: Hashable, run: _Run, on_progress, on_queued) -> Any:
         seen, last_ahead = 0, None
@@ -195,5 +260,8 @@ def shared_runs() -> SharedRuns:
     global _shared
     with _shared_lock:
         if _shared is None:
-            _shared = SharedRuns(scheduler=os.environ.get(_SCHEDULER_ENV) or None)
+            from .sweep.cache import DEFAULT_ROOT, ENV_VAR
+
+            root = pathlib.Path(os.environ.get(ENV_VAR) or DEFAULT_ROOT)  # beside the sweeps' cache
+            _shared = SharedRuns(scheduler=os.environ.get(_SCHEDULER_ENV) or None, directory=root / "runs")
         return _shared

@@ -3,9 +3,12 @@ from __future__ import annotations
 
 import os
 import pathlib
+import tempfile
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
+# finished runs and sweeps are cached on disk: the suite gets a fresh cache of its own, never the project's
+os.environ.setdefault("DPCORE_CACHE_DIR", tempfile.mkdtemp(prefix="dpcore-test-cache-"))
 
 import pytest
 

@@ -153,3 +153,38 @@ def test_workers_come_from_the_environment_or_leave_a_core_free(monkeypatch):
         default_workers()
     monkeypatch.delenv("DPCORE_RUN_WORKERS")
     assert default_workers() >= 1
+
+
+def test_finished_results_survive_a_restart_and_a_damaged_entry_is_computed_again(tmp_path):
+    calls = []
+
+    def compute(progress):
+        calls.append(1)
+        return {"accuracy": 0.9}
+
+    first = SharedRuns(workers=1, directory=tmp_path)
+    assert first.get_or_run(("train", "iris", 0), compute) == ({"accuracy": 0.9}, "computed")
+    first.close()
+    restarted = SharedRuns(workers=1, directory=tmp_path)  # a new server process, the same cache directory
+    assert restarted.get_or_run(("train", "iris", 0), compute) == ({"accuracy": 0.9}, "cached")
+    assert len(calls) == 1
+    (entry,) = tmp_path.glob("*/*.pkl")
+    entry.write_bytes(b"not a pickle")
+    again = SharedRuns(workers=1, directory=tmp_path)
+    assert again.get_or_run(("train", "iris", 0), compute) == ({"accuracy": 0.9}, "computed")
+    assert len(calls) == 2
+
+
+def test_inputs_without_a_stable_text_are_kept_in_memory_only(tmp_path):
+    runs = SharedRuns(workers=1, directory=tmp_path)
+    key = ("train", object())  # its repr holds a memory address, different after a restart
+    assert runs.get_or_run(key, lambda progress: 1) == (1, "computed")
+    assert runs.get_or_run(key, lambda progress: 2) == (1, "cached")
+    assert not list(tmp_path.glob("*/*.pkl"))
+
+
+def test_the_disk_keeps_at_most_max_files_results(tmp_path):
+    runs = SharedRuns(workers=1, directory=tmp_path, max_files=3)
+    for i in range(6):
+        runs.get_or_run(("run", i), lambda progress, i=i: i)
+    assert len(list(tmp_path.glob("*/*.pkl"))) == 3
