@@ -239,9 +239,12 @@ class SharedRuns:
                     "kept": len(self._done), "workers": self.workers}
 
     def clear(self) -> None:
-        """Forget every finished result (runs in flight finish and are kept)."""
+        """Forget every finished result, in memory and on disk (runs in flight finish and are kept)."""
         with self._lock:
             self._done.clear()
+            if self.directory is not None:
+                for entry in self.directory.glob("*/*.pkl"):
+                    entry.unlink(missing_ok=True)
 
     def close(self) -> None:
         """Stop taking runs (those in flight finish) and let go of the cluster, if any."""

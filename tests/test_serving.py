@@ -188,3 +188,11 @@ def test_the_disk_keeps_at_most_max_files_results(tmp_path):
     for i in range(6):
         runs.get_or_run(("run", i), lambda progress, i=i: i)
     assert len(list(tmp_path.glob("*/*.pkl"))) == 3
+
+
+def test_clearing_forgets_the_results_on_disk_too(tmp_path):
+    runs = SharedRuns(workers=1, directory=tmp_path)
+    runs.get_or_run(("run", 1), lambda progress: 1)
+    runs.clear()
+    assert not list(tmp_path.glob("*/*.pkl"))
+    assert SharedRuns(workers=1, directory=tmp_path).get_or_run(("run", 1), lambda progress: 2) == (2, "computed")
