@@ -19,10 +19,11 @@ import sys
 from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # the repository, for dpcore
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # this folder, for screenshot.py
+from screenshot import FLAGS, wait_until_idle  # noqa: E402  (the same browser flags and wait as screenshot.py)
+
 from dpcore.ui.navigation import PAGES  # noqa: E402
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
-         "--disable-quic", "--disable-component-update", "--disable-sync"]
 BLOCKING = ("critical", "serious")
 #: The button that starts each page's main run (pages without one are scanned once).
 MAIN_BUTTONS = {"/Train_a_network": "Train", "/Tradeoff_explorer": "Run", "/Noisy_images": "Train",
@@ -34,15 +35,6 @@ def url_path(path: str) -> str:
     if path == PAGES[0].path:
         return "/"
     return "/" + path.split("/")[-1].removesuffix(".py").split("_", 1)[1]
-
-
-def wait_until_idle(page, *, timeout: float = 240.0) -> None:
-    """Wait until Streamlit's running indicator has been gone for two checks in a row (a script is done)."""
-    idle, waited = 0, 0.0
-    while idle < 2 and waited < timeout:
-        idle = idle + 1 if page.locator('[data-testid="stStatusWidget"]').count() == 0 else 0
-        page.wait_for_timeout(1000)
-        waited += 1.0
 
 
 def violations(page, *, impacts=BLOCKING) -> list[dict]:
@@ -100,12 +92,12 @@ def presentation_layout(browser, base: str, path: str) -> list[dict]:
     page.goto(base + path + "?present=1", wait_until="networkidle", timeout=120_000)
     page.locator('[data-testid="stHeading"]').first.wait_for()
     page.wait_for_timeout(1000)
-    wait_until_idle(page)
+    wait_until_idle(page, timeout=240.0)
     button = MAIN_BUTTONS.get(path)
     if button:
         page.get_by_role("button", name=button, exact=True).first.click()
         page.wait_for_timeout(1500)
-        wait_until_idle(page)
+        wait_until_idle(page, timeout=240.0)
     page.evaluate("window.scrollTo(0, 0)")
     page.locator('[data-testid="stMain"]').evaluate("el => el.scrollTo(0, 0)")
     problems = []
@@ -148,13 +140,13 @@ def scan_page(browser, base: str, path: str, *, impacts=BLOCKING, width: int = 1
     page.goto(base + path, wait_until="networkidle", timeout=120_000)
     page.locator('[data-testid="stHeading"]').first.wait_for()
     page.wait_for_timeout(1000)
-    wait_until_idle(page)
+    wait_until_idle(page, timeout=240.0)
     out = [("rendered", violations(page, impacts=impacts), page.inner_text("body"))]
     button = MAIN_BUTTONS.get(path)
     if button:
         page.get_by_role("button", name=button, exact=True).first.click()
         page.wait_for_timeout(1500)
-        wait_until_idle(page)
+        wait_until_idle(page, timeout=240.0)
         out.append((f"after {button}", violations(page, impacts=impacts), page.inner_text("body")))
     out.append(("phone", phone_overflow(page), page.inner_text("body")))
     page.close()

@@ -95,6 +95,31 @@ def default_granularity(sensitivity: float) -> float:
     return 2.0 ** math.floor(math.log2(sensitivity / DEFAULT_STEPS_PER_SENSITIVITY))
 
 
+def _grid(sensitivity: float, granularity: float | None) -> float:
+    """The output grid's spacing: ``granularity`` if given (it must be a power of two), else the default."""
+    g = default_granularity(sensitivity) if granularity is None else check_positive(granularity, "granularity")
+    if math.frexp(g)[0] != 0.5:
+        raise DPValueError(f"granularity must be a power of two (such as {default_granularity(sensitivity)}) so "
+                           f"every grid point is an exact double, got {g!r}")
+    return g
+
+
+def _noisy_on_grid(values, granularity: float, draw, *, rng, seeded: str):
+    """Round ``values`` to the grid and add one integer ``draw()`` per value; a seed (``rng``) is refused."""
+    if rng is not None:
+        raise DPValueError("secure noise takes no seed or generator (rng): its bits come from the operating "
+                           "system's cryptographic source so nobody can reproduce them; drop the seed, or use "
+                           f"the seeded {seeded} mechanism for a reproducible classroom demo")
+    arr, scalar = as_float_array(values)
+    steps = arr / granularity
+    if not np.all(np.isfinite(steps)) or np.any(np.abs(steps) >= MAX_GRID_STEPS):
+        raise DPValueError(f"values must be finite and within ±{MAX_GRID_STEPS * granularity:g} "
+                           f"(2**52 grid steps of {granularity:g}); clip the query's answer first")
+    noise = np.fromiter((draw() for _ in range(steps.size)), dtype=np.int64, count=steps.size).reshape(steps.shape)
+    out = (np.rint(steps).astype(np.int64) + noise) * granularity
+    return float(out) if scalar else out
+
+
 @dataclass(frozen=True)
 class SecureLaplace(Mechanism):
     """ε-DP for a query of L1 sensitivity ``sensitivity``: grid rounding plus exact discrete Laplace noise.
@@ -130,12 +155,7 @@ class SecureLaplace(Mechanism):
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))
-        g = default_granularity(self.sensitivity) if self.granularity is None else check_positive(
-            self.granularity, "granularity")
-        if math.frexp(g)[0] != 0.5:
-            raise DPValueError(f"granularity must be a power of two (such as {default_granularity(self.sensitivity)})"
-                               f" so every grid point is an exact double, got {g!r}")
-        object.__setattr__(self, "granularity", g)
+        object.__setattr__(self, "granularity", _grid(self.sensitivity, self.granularity))
 
     @property
     def grid_sensitivity(self) -> int:
@@ -163,19 +183,8 @@ class SecureLaplace(Mechanism):
         return 2.0 * q / (1.0 - q) ** 2 * self.granularity**2
 
     def randomise(self, values, *, rng=None):
-        if rng is not None:
-            raise DPValueError("secure noise takes no seed or generator (rng): its bits come from the operating "
-                               "system's cryptographic source so nobody can reproduce them; drop the seed, or use "
-                               "the seeded Laplace mechanism for a reproducible classroom demo")
-        arr, scalar = as_float_array(values)
-        steps = arr / self.granularity
-        if not np.all(np.isfinite(steps)) or np.any(np.abs(steps) >= MAX_GRID_STEPS):
-            raise DPValueError(f"values must be finite and within ±{MAX_GRID_STEPS * self.granularity:g} "
-                               f"(2**52 grid steps of {self.granularity:g}); clip the query's answer first")
-        noise = np.fromiter((discrete_laplace(self.grid_scale) for _ in range(steps.size)), dtype=np.int64,
-                            count=steps.size).reshape(steps.shape)
-        out = (np.rint(steps).astype(np.int64) + noise) * self.granularity
-        return float(out) if scalar else out
+        scale = self.grid_scale
+        return _noisy_on_grid(values, self.granularity, lambda: discrete_laplace(scale), rng=rng, seeded="Laplace")
 
     def pmf(self, k) -> np.ndarray:
         """P[noise = k grid steps] (the exact discrete Laplace law the sampler draws from)."""
@@ -249,12 +258,7 @@ class SecureGaussian(Mechanism):
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "delta", check_delta(self.delta, allow_zero=False))
         object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))
-        g = default_granularity(self.sensitivity) if self.granularity is None else check_positive(
-            self.granularity, "granularity")
-        if math.frexp(g)[0] != 0.5:
-            raise DPValueError(f"granularity must be a power of two (such as {default_granularity(self.sensitivity)})"
-                               f" so every grid point is an exact double, got {g!r}")
-        object.__setattr__(self, "granularity", g)
+        object.__setattr__(self, "granularity", _grid(self.sensitivity, self.granularity))
         steps = analytic_gaussian_sigma(epsilon=self.epsilon, delta=self.delta, sensitivity=self.grid_sensitivity)
         # the continuous calibration, then checked on the integers (Theorem 7): widened by 0.1 % steps if the
         # discrete Gaussian's exact δ at this σ were above the δ asked for
@@ -286,20 +290,8 @@ class SecureGaussian(Mechanism):
         return self.sigma**2  # the discrete Gaussian's variance is at most σ² (Canonne et al. 2020, Prop. 19)
 
     def randomise(self, values, *, rng=None):
-        if rng is not None:
-            raise DPValueError("secure noise takes no seed or generator (rng): its bits come from the operating "
-                               "system's cryptographic source so nobody can reproduce them; drop the seed, or use "
-                               "the seeded Gaussian mechanism for a reproducible classroom demo")
-        arr, scalar = as_float_array(values)
-        steps = arr / self.granularity
-        if not np.all(np.isfinite(steps)) or np.any(np.abs(steps) >= MAX_GRID_STEPS):
-            raise DPValueError(f"values must be finite and within ±{MAX_GRID_STEPS * self.granularity:g} "
-                               f"(2**52 grid steps of {self.granularity:g}); clip the query's answer first")
         s2 = self.sigma_steps**2
-        noise = np.fromiter((discrete_gaussian(s2) for _ in range(steps.size)), dtype=np.int64,
-                            count=steps.size).reshape(steps.shape)
-        out = (np.rint(steps).astype(np.int64) + noise) * self.granularity
-        return float(out) if scalar else out
+        return _noisy_on_grid(values, self.granularity, lambda: discrete_gaussian(s2), rng=rng, seeded="Gaussian")
 
     def pmf(self, k) -> np.ndarray:
         """P[noise = k grid steps] (the discrete Gaussian law the sampler draws from)."""
