@@ -16,7 +16,7 @@ from dpcore.ui.models import (
     dplloyd_run_text,
     neighbouring_text,
 )
-from dpcore.ui.palette import epsilon_bands, legend_below
+from dpcore.ui.palette import GREY, epsilon_bands, legend_below
 from dpcore.ui.present import headline_area
 
 page_header(
@@ -61,7 +61,7 @@ if demo is not None:
         c.metric(f"{name} accuracy", f"{m.loc[name, 'accuracy']:.3f}",
                  help=f"Intra-cluster variance {m.loc[name, 'intra_cluster_variance']:.3f} "
                       "(within-cluster / total sum of squares; lower is tighter).")
-    chance = float(demo["points"]["class"].value_counts(normalize=True).max())
+    chance = demo["chance"]
     st.markdown(f"**Chance level: {chance:.3f}**, the accuracy of putting every test row in one cluster (it is then "
                 "matched to the most common class). Accuracy is the fraction of test rows whose cluster is matched "
                 "to their true class.")
@@ -98,7 +98,7 @@ if df is not None:
     if metric == "intra_cluster_variance":
         readable_log_ticks(fig, "y")
     elif demo is not None:
-        fig.add_hline(y=chance, line=dict(color="#7F7F7F", dash="dot"), annotation_text=f"chance {chance:.2f}",
+        fig.add_hline(y=chance, line=dict(color=GREY, dash="dot"), annotation_text=f"chance {chance:.2f}",
                       annotation_position="bottom right")
     fig.update_layout(height=420, yaxis_title="test accuracy (fraction)" if metric == "accuracy"
                       else "within / total sum of squares (log scale)")

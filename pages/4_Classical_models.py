@@ -9,7 +9,15 @@ import streamlit as st
 from dpcore.datasets import REGISTRY, dataset_names
 from dpcore.models.learners import default_preprocess
 from dpcore.ui import epsilon_input, page_header, readable_log_ticks, run_guarded, seed_input, show_table
-from dpcore.ui.models import METHOD_NAMES, METHOD_STYLE, SIZE_NOTES, classical_sweep, regularization_text, size_sweep
+from dpcore.ui.models import (
+    METHOD_NAMES,
+    METHOD_SHORT,
+    METHOD_STYLE,
+    SIZE_NOTES,
+    classical_sweep,
+    regularization_text,
+    size_sweep,
+)
 from dpcore.ui.palette import epsilon_bands, legend_below
 from dpcore.ui.present import headline_area
 
@@ -85,10 +93,12 @@ if df is not None:
     metric = df.attrs.get("metric", df.columns[3])
     leaky = preprocess == "standardize"
     at1 = df[df.epsilon == 1.0]
+    st.markdown(f"**{metric_label[:1].upper() + metric_label[1:]} at ε = 1**"
+                + (" (the scaling leaks: not private as a whole)" if leaky else ""))
     cols = st.columns(len(at1))
     for c, (name, private, v) in zip(cols, at1[["method", "private", metric]].itertuples(index=False)):
-        c.metric(f"{name} at ε = 1" + (" (scaling leaks)" if leaky else "") if private else name, f"{v:.3f}",
-                 help=None if private else "Non-private reference: it does not depend on ε.")
+        c.metric(METHOD_SHORT.get(name, name), f"{v:.3f}",
+                 help=f"{name} at ε = 1." if private else f"{name}: a non-private reference, it does not depend on ε.")
     if leaky:  # the algorithm spends ε, but the pipeline is not private: the table must not say "yes"
         df = df.assign(private=df["private"].map({True: "no: ε-DP algorithm, leaky scaling", False: "no"}))
     fig = px.line(df, x="epsilon", y=metric, color="method", line_dash="method", symbol="method", log_x=True,

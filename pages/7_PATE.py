@@ -19,6 +19,7 @@ from dpcore.ui import (
     verdict_line,
 )
 from dpcore.ui.accounting import weak_guarantee_note
+from dpcore.ui.common import majority_accuracy
 from dpcore.ui.links import stop_page
 from dpcore.ui.pate import (
     AGGREGATOR_LABELS,
@@ -31,7 +32,6 @@ from dpcore.ui.pate import (
     epsilon_sweep_figure,
     example_image,
     history_display,
-    majority_accuracy,
     noise_used_caption,
     page_defaults,
     pate_warnings,

@@ -19,6 +19,7 @@ from dpcore.ui import (
     verdict_line,
 )
 from dpcore.ui.accounting import weak_guarantee_note
+from dpcore.ui.common import majority_accuracy
 from dpcore.ui.federated import (
     DIAGNOSTIC_COLUMNS,
     HEATMAP_CLIENTS,
@@ -31,7 +32,6 @@ from dpcore.ui.federated import (
     federation_warnings,
     gap_caption,
     live_callback,
-    majority_accuracy,
     non_private_twin,
     page_defaults,
     rounds_figures,

@@ -96,7 +96,7 @@ c[1].metric("ε proven by the attack (95%)", f"{main.result.epsilon_lower_bound:
             help="The true ε of this run is at least this, with 95% confidence (Steinke et al. 2023 for one "
                  "training run). It must never exceed the claim; if it did, the implementation would be broken.")
 c[2].metric("Attack AUC", f"{main.result.auc:.3f}", help="0.5 is guessing; 1 is a perfect attack.")
-c[3].metric("Members found at 1% false alarms", f"{main.result.tpr_at_fpr['0.01']:.1%}",
+c[3].metric("Caught at 1% false alarms", f"{main.result.tpr_at_fpr['0.01']:.1%}",
             help="True positive rate at a 1% false positive rate: how many members the attacker names while "
                  "wrongly naming 1 in 100 non-members. Guessing gives 1%.")
 verdict_line(float(claim), what="ε claimed")

@@ -287,7 +287,7 @@ class SecureGaussian(Mechanism):
         return discrete_gaussian_delta(float(self.sigma_steps), self.epsilon, self.grid_sensitivity)
 
     def variance(self) -> float:
-        return self.sigma**2  # the discrete Gaussian's variance is at most σ² (Canonne et al. 2020, Prop. 19)
+        return self.sigma**2  # an upper bound: the discrete Gaussian's variance is below σ² (Canonne et al. 2020)
 
     def randomise(self, values, *, rng=None):
         s2 = self.sigma_steps**2
@@ -302,4 +302,7 @@ class SecureGaussian(Mechanism):
 
     @property
     def dp_event(self):
+        """The Gaussian of the grid's σ and sensitivity. The discrete Gaussian meets the same zero-concentrated
+        bound, Δ²/(2σ²) (Canonne et al. 2020), so RDP composition of this event is valid for it; a single use is
+        covered exactly by :attr:`delta_exact`."""
         return dp_accounting.GaussianDpEvent(noise_multiplier=float(self.sigma_steps) / self.grid_sensitivity)

@@ -13,7 +13,6 @@ from ..federated import FedAvgConfig, FedAvgResult, train_fedavg_split
 from ..learners import get_learner
 from . import palette
 from .common import (
-    majority_accuracy,  # noqa: F401  (the pages' chance line)
     readable_table,
     shared_call,
 )

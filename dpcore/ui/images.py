@@ -190,7 +190,7 @@ def quality_figure(df: pd.DataFrame) -> go.Figure:
     fig.update_yaxes(title_text="PSNR (dB)", row=1, col=1)
     fig.update_yaxes(title_text="SSIM", row=1, col=2)
     fig.update_layout(height=420, margin=dict(t=40, b=40), legend=dict(orientation="h", y=-0.25))
-    palette.epsilon_bands(fig, list(df.epsilon), row="all", col="all")
+    palette.epsilon_bands(fig, list(df.epsilon), labels_above=False, row="all", col="all")
     return readable_log_ticks(fig, "x")
 
 

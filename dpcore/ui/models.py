@@ -90,8 +90,10 @@ def cluster_demo(dataset: str, k: int, epsilon: float, iterations: int | None, s
                         "matched_class": cname(matches[CLUSTER_LABELS[m]].get(j, -1)),
                         "PC1": a, "PC2": b, "in_view": inside})
     classes = [cname(c) for c in range(len(names))] if names else sorted(pts["class"].unique())
+    # chance level: every test row in one cluster, matched to the most common class
+    chance = float(pts["class"].value_counts(normalize=True).max())
     return {"metrics": pd.DataFrame(rows), "points": pts, "centres": pd.DataFrame(cen), "run": run,
-            "classes": classes}
+            "classes": classes, "chance": chance}
 
 
 def dplloyd_run_text(run: dict, epsilon: float) -> str:
@@ -248,6 +250,14 @@ def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel:
     out.attrs["metric"] = metric
     return out.rename(columns={"value": metric})
 
+
+#: Metric labels short enough for a row of four at 1280 px (the full name is the metric's help).
+METHOD_SHORT = {
+    "Output perturbation (Alg. 1)": "Output perturbation", "Objective perturbation (Alg. 2)": "Objective perturb.",
+    "Functional mechanism": "Functional mech.", "Gaussian SSP (ε, δ)": "Gaussian SSP",
+    "Non-private model (same loss)": "Non-private", "Non-private linear regression": "Non-private",
+    "Majority class (trivial)": "Majority class", "Mean predictor (trivial)": "Mean predictor",
+}
 
 #: One colour per method on every classical chart (baselines black and grey, the same on every dataset).
 METHOD_COLOURS = {

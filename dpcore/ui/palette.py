@@ -18,6 +18,7 @@ Machado, Oliveira, Fernandes. A physiologically-based model for simulation of co
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any
 
 import numpy as np
@@ -56,12 +57,13 @@ BAND_TINTS = {"strong": "rgba(0,158,115,0.08)", "moderate": "rgba(240,228,66,0.1
               "weak": "rgba(230,159,0,0.10)", "nominal": "rgba(213,94,0,0.08)"}
 
 
-def epsilon_bands(fig, values, **where):
+def epsilon_bands(fig, values, *, log: bool = True, labels_above: bool = True, **where):
     """Shade the verdict bands of :mod:`dpcore.verdict` behind an ε x-axis spanning ``values``, each named.
 
-    ``where`` is passed to ``add_vrect`` (``row="all", col="all"`` on subplots). Only the bands the axis
-    reaches are drawn, clipped to its span, so a chart of ε from 0.1 to 20 reads strong | moderate | weak |
-    nominal along its top.
+    Only the bands the axis reaches are drawn, clipped to its span, so a chart of ε from 0.1 to 20 reads
+    strong | moderate | weak | nominal. The names sit just above the plot area (``labels_above``; a line near the
+    top of the plot would strike through them inside it), placed on a log axis when ``log``; charts with subplot
+    titles up there keep them inside (``labels_above=False``, ``where`` = ``row="all", col="all"``).
     """
     from ..verdict import BANDS
 
@@ -75,9 +77,14 @@ def epsilon_bands(fig, values, **where):
         start = band.upper
         if x1 <= x0:
             continue
-        fig.add_vrect(x0=x0, x1=x1, fillcolor=BAND_TINTS[band.name], line_width=0, layer="below",
-                      label=dict(text=band.name, textposition="top center", font=dict(size=12, color="#333333")),
+        label = None if labels_above else dict(text=band.name, textposition="top center",
+                                               font=dict(size=12, color="#333333"))
+        fig.add_vrect(x0=x0, x1=x1, fillcolor=BAND_TINTS[band.name], line_width=0, layer="below", label=label,
                       **where)
+        if labels_above:  # annotations on a log axis take log10 coordinates
+            mid = (math.log10(x0) + math.log10(x1)) / 2 if log else (x0 + x1) / 2
+            fig.add_annotation(x=mid, y=1.0, xref="x", yref="paper", yanchor="bottom", showarrow=False,
+                               text=band.name, font=dict(size=12, color="#333333"))
     return fig
 
 

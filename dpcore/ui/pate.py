@@ -13,7 +13,6 @@ from ..pate import PateConfig, PateResult, run_pate
 from ..pate.pipeline import epsilon_sweep, teachers_sweep
 from . import palette
 from .common import (
-    majority_accuracy,  # noqa: F401  (the pages' chance line)
     readable_log_ticks,
     readable_table,
     shared_call,

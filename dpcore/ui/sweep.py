@@ -263,7 +263,7 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
     if x_range is not None:
         fig.update_xaxes(range=x_range)
     if config.axis == "epsilon":  # the verdict bands behind an ε axis
-        palette.epsilon_bands(fig, [x0, x1])
+        palette.epsilon_bands(fig, [x0, x1], log=log_x)
     if log_x and len(xs) > 12:  # too many values to label each: full-number 1-2-5 ticks (Plotly writes 0.02 as "2")
         readable_log_ticks(fig, "x")
     return readable_log_ticks(fig, "y") if metric == "mse" else fig

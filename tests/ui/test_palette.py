@@ -36,7 +36,9 @@ def test_deuteranopia_simulation_keeps_grey_and_merges_red_with_green():
     # Machado et al. (2009): achromatic colours are fixed points; pure red and green land close together
     assert np.allclose(palette.deuteranopia("#808080"), [128, 128, 128], atol=1.5)
     red, green = palette.deuteranopia("#FF0000"), palette.deuteranopia("#00FF00")
-    assert np.linalg.norm(red - green) < np.linalg.norm(np.array([255.0, -255.0, 0.0]))
+    assert np.linalg.norm(red - green) < 0.5 * np.linalg.norm([255.0, -255.0, 0.0])  # red and green collapse ...
+    seen_apart = np.linalg.norm(palette.deuteranopia(palette.VERMILLION) - palette.deuteranopia(palette.BLUE))
+    assert seen_apart > 150  # ... while the palette's vermillion and blue stay far apart
     assert np.linalg.norm(palette.deuteranopia("#d62728") - palette.deuteranopia("#2ca02c")) < palette.ALIKE
 
 
