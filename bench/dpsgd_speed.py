@@ -18,10 +18,14 @@ former the hook path is timed too, and for every model the same step with an
 draw row times ``torch.Tensor.normal_`` for as many coordinates as the model has
 parameters: every DP step pays it, the non-private step does not, so no DP-SGD
 step can be faster than the floor without drawing its noise differently.
+
+"dpcore secure mode" is the same step inside :func:`dpcore.rng.secure_noise` (``--secure`` on the command line):
+the noisy sum released on a grid with Gaussian noise from ``os.urandom`` (target: at most 2x the default step).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import statistics
 import sys
@@ -34,6 +38,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from dpcore.rng import secure_noise  # noqa: E402
 from dpcore.training import build_model  # noqa: E402
 from dpcore.training.ghost import DenseStackClipper, GhostClipper, make_clipper  # noqa: E402
 from dpcore.training.step import PrivateGradient  # noqa: E402
@@ -44,6 +49,7 @@ OURS = "dpcore (train() default)"
 OBSERVED = "dpcore + on_step observer"
 HOOKS = "dpcore hook path (GhostClipper)"
 NOISE = "  of which: noise draw (normal_)"
+SECURE = "dpcore secure mode (--secure)"
 
 
 def _time_interleaved(steps_by_method: dict, rounds: int, per_round: int, slow: set) -> dict:
@@ -83,12 +89,13 @@ def bench_model(name, model, x, y, steps, sigma=1.0, C=1.0, rounds=7):
     # train() computes the rows' squared norms once per run and indexes them per step
     x_sq = torch.linalg.vector_norm(x, dim=1).square_()
 
-    def dpcore_step(clipper_of, on_step=None):
+    def dpcore_step(clipper_of, on_step=None, secure=False):
         m2 = copy.deepcopy(model)
         opt2 = torch.optim.SGD(m2.parameters(), lr=0.1)
-        noisy_gradient = PrivateGradient(m2, clipper_of(m2), task="classification", clip_norm=C,
-                                         noise_multiplier=sigma, expected_batch_size=float(B),
-                                         generator=torch.Generator().manual_seed(0), on_step=on_step)
+        with secure_noise() if secure else contextlib.nullcontext():  # the step reads the mode when it is made
+            noisy_gradient = PrivateGradient(m2, clipper_of(m2), task="classification", clip_norm=C,
+                                             noise_multiplier=sigma, expected_batch_size=float(B),
+                                             generator=torch.Generator().manual_seed(0), on_step=on_step)
 
         def ours():
             noisy_gradient(x, y, x_sq_norms=x_sq)
@@ -98,6 +105,7 @@ def bench_model(name, model, x, y, steps, sigma=1.0, C=1.0, rounds=7):
 
     fns[OURS] = dpcore_step(make_clipper)  # what train() uses: the fast path when the model allows it
     fns[OBSERVED] = dpcore_step(make_clipper, on_step=lambda i, noisy_sum: None)
+    fns[SECURE] = dpcore_step(make_clipper, secure=True)
     if DenseStackClipper.supports(model):
         fns[HOOKS] = dpcore_step(GhostClipper)
 
@@ -186,7 +194,8 @@ def main(argv=None) -> int:
         print(f"ratio dpcore / floor: {ours / floor:.2f} (target <= 1.1); dpcore / non-private: {ours / base:.2f}")
         print(f"ratio Opacus ghost / dpcore: {rows['Opacus ghost'] / ours:.2f}; "
               f"Opacus hooks / dpcore: {rows['Opacus hooks'] / ours:.2f}")
-        print(f"on_step observer: {rows[OBSERVED] / ours:.3f}x the step without it\n")
+        print(f"on_step observer: {rows[OBSERVED] / ours:.3f}x the step without it")
+        print(f"ratio secure mode / default: {rows[SECURE] / ours:.2f} (target <= 2)\n")
     return 0
 
 

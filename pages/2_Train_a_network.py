@@ -10,10 +10,10 @@ from dpcore.ui import (
     dataset_picker,
     delta_input,
     epsilon_input,
+    noise_mode_input,
     page_header,
     remember,
     run_guarded,
-    seed_input,
     shared_call,
     show_table,
 )
@@ -88,7 +88,7 @@ with st.sidebar:
     with st.expander("More knobs"):
         params |= knob_widgets(spec, knobs_of_group(spec, None, advanced=True), d["defaults"], chosen=params,
                                container=st, **widgets)
-    seed = seed_input("train.seed")
+    seed = noise_mode_input("train.seed", uploaded=getattr(ds, "source", "") == "upload")
 
 st.info(spec.wording.note)
 if algo == "dpsgd" and params.get("sampling") == "shuffle":
@@ -102,7 +102,9 @@ results = st.session_state["train.results"]
 if control_area(st).button("Train", type="primary", key="train.run"):
     if key in results:
         st.info("Same inputs as an earlier run: showing its result (the seed fixes the noise, so training again "
-                "would draw the same picture). Change any input to train anew.")
+                "would draw the same picture). Change any input to train anew." if seed is not None else
+                "Same inputs as an earlier run: showing its secure release (drawing fresh noise for the same data "
+                "would spend the budget again). Change any input to train anew.")
     else:
         live = LiveProgress(get_learner(algo).title)
         def train(progress):

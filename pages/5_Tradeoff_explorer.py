@@ -8,9 +8,9 @@ from dpcore.ui import (
     dataset_picker,
     delta_input,
     epsilon_input,
+    noise_mode_input,
     page_header,
     run_guarded,
-    seed_input,
     show_frame,
     verdict_text,
 )
@@ -68,7 +68,10 @@ with st.sidebar:
     log = st.checkbox("Log-spaced values", get_axis(axis).log, key=f"sweep.log.{axis}")
     seeds = st.number_input("Seeds per value", 1, 10, 2, key="sweep.seeds",
                             help="Each seed draws its own train/test split and its own noise.")
-    base_seed = seed_input("sweep.seed")
+    base_seed = noise_mode_input("sweep.seed", uploaded=getattr(ds, "source", "") == "upload")
+    if base_seed is None:
+        st.caption("In secure mode every run uses one train/test split (seed 0); the repetitions differ in their "
+                   "noise only.")
     delta = delta_input("sweep.delta")
     eps = 1.0 if axis == "epsilon" else epsilon_input("sweep.epsilon", label="Fixed ε")
     if axis == "epsilon" and 0 < lo <= hi:
@@ -96,7 +99,7 @@ params = run_guarded(parse_knobs, knobs)
 if values is None or params is None:
     stop_page()
 config = run_guarded(SweepConfig, dataset=ds, learners=tuple(chosen), axis=axis, values=values, seeds=int(seeds),
-                     base_seed=base_seed, epsilon=eps, delta=delta, params=params)
+                     base_seed=base_seed or 0, secure=base_seed is None, epsilon=eps, delta=delta, params=params)
 if config is None:
     stop_page()
 n_runs = len(config.runs())

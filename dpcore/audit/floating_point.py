@@ -31,7 +31,8 @@ import numpy as np
 
 from ..exceptions import DPValueError
 from ..mechanisms import Laplace
-from ..mechanisms.secure import SecureLaplace
+from ..mechanisms.secure import SecureLaplace, secure_grid
+from ..rng import SECURE
 from ..validation import check_int
 from .bounds import epsilon_lower_bound
 
@@ -72,9 +73,12 @@ def reachable_by_textbook_laplace(y: float, loc: float, scale: float) -> bool:
     return False
 
 
-def _reachable(mechanism, y: float, answer: float) -> bool:
+def _reachable(mechanism, y: float, answer: float, *, secure: bool = False) -> bool:
     if isinstance(mechanism, SecureLaplace):  # every grid point has positive probability from every answer
         return float(y / mechanism.granularity).is_integer()
+    if secure and isinstance(mechanism, Laplace):  # the secure mode's grid: every grid point within 745 scales
+        g = secure_grid(sensitivity=mechanism.sensitivity, scale=mechanism.scale, coordinates=1, norm=1)
+        return float(y / g.granularity).is_integer() and abs(y - answer) < 700 * mechanism.scale
     if isinstance(mechanism, Laplace):
         return reachable_by_textbook_laplace(y, answer, mechanism.scale)
     raise DPValueError(f"the floating-point attack knows Laplace and SecureLaplace, not {type(mechanism).__name__}")
@@ -102,21 +106,25 @@ class FloatingPointAttack:
 
 
 def floating_point_attack(mechanism, *, releases: int = 2000, x: float = 0.0, x_prime: float = 1.0,
-                          seed: int | None = 0) -> FloatingPointAttack:
+                          seed: int | None = 0, secure: bool = False) -> FloatingPointAttack:
     """Release the count ``x`` and its neighbour ``x_prime`` ``releases`` times each and attack every release.
 
     ``seed`` seeds the textbook mechanism's draws (a demonstration that the attack does not need it: the attacker
-    never sees it); the secure mechanism refuses seeds, so it is ignored there.
+    never sees it); the secure mechanism refuses seeds, so it is ignored there. ``secure=True`` attacks
+    :class:`~dpcore.mechanisms.Laplace` in secure mode (``rng="secure"``), one release per query.
     """
     n = check_int(releases, "releases", minimum=1)
     if abs(x - x_prime) > getattr(mechanism, "sensitivity", 1.0):
         raise DPValueError("x and x_prime must be neighbouring answers: |x - x_prime| <= the mechanism's sensitivity")
-    secure = isinstance(mechanism, SecureLaplace)
-    gen = None if secure else np.random.default_rng(seed)
-    from_x = np.atleast_1d(mechanism.randomise(np.full(n, float(x)), rng=gen))
-    from_x_prime = np.atleast_1d(mechanism.randomise(np.full(n, float(x_prime)), rng=gen))
-    tp = sum(not _reachable(mechanism, float(y), x_prime) for y in from_x)
-    fp = sum(not _reachable(mechanism, float(y), x_prime) for y in from_x_prime)
+    if secure and isinstance(mechanism, Laplace):  # each release is its own query on its own grid
+        from_x = np.array([mechanism.randomise(float(x), rng=SECURE) for _ in range(n)])
+        from_x_prime = np.array([mechanism.randomise(float(x_prime), rng=SECURE) for _ in range(n)])
+    else:
+        gen = None if isinstance(mechanism, SecureLaplace) else np.random.default_rng(seed)
+        from_x = np.atleast_1d(mechanism.randomise(np.full(n, float(x)), rng=gen))
+        from_x_prime = np.atleast_1d(mechanism.randomise(np.full(n, float(x_prime)), rng=gen))
+    tp = sum(not _reachable(mechanism, float(y), x_prime, secure=secure) for y in from_x)
+    fp = sum(not _reachable(mechanism, float(y), x_prime, secure=secure) for y in from_x_prime)
     bound = epsilon_lower_bound(tp=tp, fn=n - tp, fp=fp, tn=n - fp)
     return FloatingPointAttack(mechanism=type(mechanism).__name__, epsilon=float(mechanism.epsilon), releases=n,
                                certain_when_x=int(tp), certain_when_x_prime=int(fp), epsilon_lower_bound=bound)

@@ -7,12 +7,14 @@ prints, on its last line, a JSON object with ``epsilon`` (claimed), ``epsilon_lo
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 
 from ..audit.run import AUDIT_KINDS, run_audit
 from ..exceptions import DPValueError
-from .data import add_data_flags, dataset_from_args
+from ..rng import secure_noise
+from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
 from .train import parse_set
 
 
@@ -36,7 +38,7 @@ def add_parser(sub) -> None:
     p.add_argument("--pool-size", type=int, default=None,
                    help="records in the membership attacker's pool (default: every training row)")
     p.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the split, the membership coins and the noise")
+    add_noise_flags(p, seed_help="seed of the split, the membership coins and the noise")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a learner knob (repeatable)")
     p.add_argument("--json", action="store_true", help="print the result as JSON on the last line")
     p.set_defaults(func=_run)
@@ -63,10 +65,15 @@ def _run(args) -> int:
             print(f"{info['stage']}: {info['done']}/{info['total']}", file=sys.stderr)
 
     given = {key: getattr(args, key) for key in _ATTACK_FLAGS if getattr(args, key) is not None}
-    audit = run_audit(args.algorithm, dataset_from_args(args), epsilon=args.epsilon, delta=args.delta,
-                      attack=args.attack, params=parse_set(args.set), confidence=args.confidence, seed=args.seed,
-                      on_progress=progress, **given)
-    out = {"learner": audit.learner, "dataset": audit.dataset, **audit.result.to_json_dict()}
+    data = dataset_from_args(args)
+    seed, secure = noise_from_args(args)
+    # secure mode: the trained models' noise, batches and coins from the OS (the attack's own coins are seed 0)
+    with secure_noise() if secure else contextlib.nullcontext():
+        audit = run_audit(args.algorithm, data, epsilon=args.epsilon, delta=args.delta, attack=args.attack,
+                          params=parse_set(args.set), confidence=args.confidence, seed=seed or 0,
+                          on_progress=progress, **given)
+    out = {"learner": audit.learner, "dataset": audit.dataset, **audit.result.to_json_dict(),
+           "noise": "secure" if secure else "seeded"}
     if args.json:
         print(json.dumps(out))
     else:

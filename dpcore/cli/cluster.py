@@ -7,7 +7,7 @@ intra_cluster_variance, epsilon, delta, noise_multiplier, seconds).
 from __future__ import annotations
 
 from ..learners import run_learner
-from .data import add_data_flags, dataset_from_args
+from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
 from .train import print_result
 
 ALGORITHMS = ("dplloyd", "input-perturbation", "lloyd")
@@ -20,7 +20,7 @@ def add_parser(sub) -> None:
     p.add_argument("--k", type=int, default=None, help="number of clusters (default: number of classes)")
     p.add_argument("--epsilon", type=float, default=1.0)
     p.add_argument("--iterations", type=int, default=None, help="DPLloyd rounds (default: Su et al.'s hybrid, 1)")
-    p.add_argument("--seed", type=int, default=0)
+    add_noise_flags(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON on the last line")
     p.set_defaults(func=_run)
 
@@ -31,6 +31,8 @@ def _run(args) -> int:
         params["k"] = args.k
     if args.iterations is not None:
         params["iterations"] = args.iterations
-    res = run_learner(args.algorithm, dataset_from_args(args), epsilon=args.epsilon, seed=args.seed, params=params)
-    print_result(res, as_json=args.json)
+    data = dataset_from_args(args)
+    seed, secure = noise_from_args(args)
+    res = run_learner(args.algorithm, data, epsilon=args.epsilon, seed=seed, secure=secure, params=params)
+    print_result(res, as_json=args.json, secure=secure)
     return 0

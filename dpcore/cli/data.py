@@ -1,9 +1,14 @@
-"""``--dataset NAME`` or ``--data FILE.csv --label COLUMN``: the data every command that trains reads.
+"""``--dataset NAME`` or ``--data FILE.csv --label COLUMN``: the data every command that trains reads; and
+``--seed`` or ``--secure``: how its noise is drawn.
 
 A CSV is read exactly as the pages read an upload (:func:`dpcore.datasets.load_csv`: delimiter sniffing, decimal
 commas, refusals naming the column), so the same file gives the same dataset everywhere. Its feature bounds are
-read from the data, which leaks privacy, and the noise is seeded: both are said on standard error, because a
-result on one's own data is the one most likely to be shared.
+read from the data, which leaks privacy: that is said on standard error.
+
+Noise on a registry dataset is seeded (seed 0 unless ``--seed``) so a result can be reproduced; ``--secure`` draws
+it from the operating system's cryptographic source onto a grid (:func:`dpcore.rng.secure_noise`). A CSV of one's
+own runs in secure mode unless ``--seed`` asks for a reproducible demonstration, because a result on one's own
+data is the one most likely to be shared; which mode ran is said on standard error.
 """
 from __future__ import annotations
 
@@ -13,8 +18,11 @@ import sys
 from ..exceptions import DPValueError
 
 SEEDED_NOTE = ("note: the noise is seeded (--seed {seed}), so anyone who knows the seed can reproduce it, and it is "
-               "drawn in floating point (Mironov 2012): use this result to explore, not to publish. A statistic for "
-               "release: dpcore.mechanisms.secure.SecureLaplace")
+               "drawn in floating point (Mironov 2012): use this result to explore, not to publish. Drop --seed (or "
+               "give --secure) for secure noise")
+SECURE_NOTE = ("note: secure mode: the noise comes from the operating system's cryptographic source and every "
+               "released value lies on a grid that Mironov's floating-point attack (2012) cannot read; each run "
+               "draws fresh noise. Give --seed N for a reproducible demonstration instead")
 
 
 def add_data_flags(p, *, what: str = "registry name, e.g. digits (python -m dpcore datasets lists them)") -> None:
@@ -26,6 +34,31 @@ def add_data_flags(p, *, what: str = "registry name, e.g. digits (python -m dpco
     p.add_argument("--task", choices=("classification", "regression"), default=None,
                    help="with --data: what the label is (default: guessed; integer or text labels with at most 20 "
                         "values are classes)")
+
+
+def add_noise_flags(p, *, seed_help: str = "seed of the train/test split and of the noise") -> None:
+    """``--seed N`` (a reproducible demonstration) or ``--secure`` (noise for a real release)."""
+    p.add_argument("--seed", type=int, default=None,
+                   help=f"{seed_help} (default 0 on a registry dataset; with --data the default is --secure)")
+    p.add_argument("--secure", action="store_true",
+                   help="secure noise for a real release: drawn from the operating system's cryptographic source "
+                        "onto a grid that defeats floating-point attacks; refuses --seed (the split uses seed 0)")
+
+
+def noise_from_args(args) -> tuple[int | None, bool]:
+    """``(seed, secure)`` for ``run_learner``: ``(None, True)`` in secure mode, else ``(seed, False)``.
+
+    Secure when ``--secure`` is given or ``--data`` is given without ``--seed``; ``--secure`` with ``--seed`` is
+    refused. The mode is said on standard error for a user's own file.
+    """
+    if args.secure and args.seed is not None:
+        raise DPValueError(f"--secure and --seed {args.seed} contradict each other: secure noise cannot be seeded "
+                           "(anyone who knew the seed could subtract it). Drop --seed, or drop --secure for a "
+                           "reproducible demonstration")
+    secure = bool(args.secure) or (bool(getattr(args, "data", None)) and args.seed is None)
+    if getattr(args, "data", None):
+        print(SECURE_NOTE if secure else SEEDED_NOTE.format(seed=args.seed), file=sys.stderr)
+    return (None, True) if secure else (0 if args.seed is None else args.seed, False)
 
 
 def dataset_from_args(args):
@@ -46,6 +79,4 @@ def dataset_from_args(args):
     path = pathlib.Path(args.data)
     if not path.is_file():
         raise DPValueError(f"--data {args.data!r} is not a readable file")
-    data = load_csv(path.read_bytes(), label_column=args.label, task=args.task, name=path.stem)
-    print(SEEDED_NOTE.format(seed=getattr(args, "seed", 0)), file=sys.stderr)
-    return data
+    return load_csv(path.read_bytes(), label_column=args.label, task=args.task, name=path.stem)

@@ -13,7 +13,7 @@ import sys
 import time
 
 from ..exceptions import DPValueError
-from .data import add_data_flags, dataset_from_args
+from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
 from .train import parse_set
 
 _BAR = 30
@@ -30,7 +30,7 @@ def add_parser(sub) -> None:
     p.add_argument("--range", dest="value_range", default=None, metavar="MIN,MAX,N",
                    help="N values from MIN to MAX instead of --values (log-spaced for epsilon)")
     p.add_argument("--seeds", type=int, default=3, help="repetitions per value (default 3)")
-    p.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
+    add_noise_flags(p, seed_help="first seed")
     p.add_argument("--epsilon", type=float, default=1.0, help="fixed epsilon when the axis is not epsilon")
     p.add_argument("--delta", type=float, default=1e-5)
     p.add_argument("--train-fraction", type=float, default=1.0)
@@ -101,13 +101,16 @@ def _run(args) -> int:
     from ..sweep import SweepConfig, run_sweep
 
     learners = [a.strip() for a in args.algorithms.split(",") if a.strip()]
+    data = dataset_from_args(args)
+    seed, secure = noise_from_args(args)
     config = SweepConfig(
-        dataset=dataset_from_args(args),
+        dataset=data,
+        secure=secure,
         learners=learners,
         axis=args.axis.replace("-", "_"),
         values=_values(args),
         seeds=args.seeds,
-        base_seed=args.seed,
+        base_seed=seed or 0,
         epsilon=args.epsilon,
         delta=args.delta,
         params=parse_set(args.set),

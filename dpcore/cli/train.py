@@ -11,7 +11,7 @@ import sys
 
 from ..exceptions import DPValueError
 from ..learners import get_learner, parse_value, run_learner
-from .data import add_data_flags, dataset_from_args
+from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
 
 
 def knob_flags(spec_names=None) -> dict:
@@ -66,7 +66,7 @@ def add_parser(sub) -> None:
                    help="privacy budget epsilon (default: the learner's, as on the pages; 1.0 for most; ignored by "
                         "non-private learners)")
     p.add_argument("--delta", type=float, default=1e-5, help="delta of (epsilon, delta)-DP (default 1e-5)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the train/test split and of the noise (default 0)")
+    add_noise_flags(p)
     p.add_argument("--train-fraction", type=float, default=1.0,
                    help="share of the training rows kept, in (0, 1] (default 1.0)")
     for flag, text in knob_flags().items():
@@ -113,6 +113,7 @@ def _run(args) -> int:
                            "(python -m dpcore train --list shows the learners; --data FILE.csv --label COLUMN "
                            "trains on your own file)")
     data = dataset_from_args(args)
+    seed, secure = noise_from_args(args)
     spec = get_learner(args.algorithm)
     params = collect_params(args, spec)
 
@@ -126,18 +127,19 @@ def _run(args) -> int:
         data,
         epsilon=spec.default_epsilon if args.epsilon is None else args.epsilon,
         delta=args.delta,
-        seed=args.seed,
+        seed=seed,
+        secure=secure,
         params=params,
         train_fraction=args.train_fraction,
         on_epoch=on_epoch,
     )
-    print_result(res, as_json=args.json)
+    print_result(res, as_json=args.json, secure=secure)
     return 0
 
 
-def print_result(res, *, as_json: bool) -> None:
-    """Print a RunResult: one JSON object on the last line, or ``key: value`` lines."""
-    out = res.to_json_dict()
+def print_result(res, *, as_json: bool, secure: bool = False) -> None:
+    """Print a RunResult: one JSON object on the last line, or ``key: value`` lines; ``noise`` says the mode."""
+    out = {**res.to_json_dict(), "noise": "secure" if secure else "seeded"}
     if as_json:
         print(json.dumps(out))
     else:

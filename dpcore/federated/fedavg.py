@@ -38,7 +38,8 @@ from ..accounting import ACCOUNTANTS, calibrate
 from ..datasets import Split
 from ..datasets.transforms import scale_to_unit_interval
 from ..exceptions import DPValueError
-from ..rng import as_generator, child_seed
+from ..mechanisms.secure import gaussian_noise, secure_additive
+from ..rng import as_generator, child_seed, noise_generator, secure_active
 from ..training.clipping import clip_factors
 from ..validation import check_array, check_delta, check_epsilon, check_int, check_positive
 from ..workload import MemoryGuard, Work, check_work
@@ -87,8 +88,17 @@ def noisy_server_average(
     ``noise_multiplier * clip_norm / expected_clients``.
     """
     std = check_positive(noise_multiplier, "noise_multiplier") * check_positive(clip_norm, "clip_norm")
+    if secure_active():  # the sum released on a grid with noise from the operating system's source
+        return secure_gaussian(clipped_sum, std=std, sensitivity=clip_norm) / check_positive(
+            expected_clients, "expected_clients")
     noise = torch.normal(0.0, std, size=clipped_sum.shape, generator=generator, dtype=clipped_sum.dtype)
     return (clipped_sum + noise) / check_positive(expected_clients, "expected_clients")
+
+
+def secure_gaussian(values: torch.Tensor, *, std: float, sensitivity: float) -> torch.Tensor:
+    """``values`` + N(0, std²) released in secure mode (:func:`dpcore.mechanisms.secure.secure_additive`)."""
+    out = secure_additive(values, norm=2, scale=std, sensitivity=sensitivity, draw=gaussian_noise)
+    return out.to(values.dtype)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -220,7 +230,7 @@ def _one_torch_thread():
 
 def _fixed_schedule(cfg: FedAvgConfig, rng: np.random.Generator) -> np.ndarray:
     """Poisson participation of every client in every round, drawn before (and independent of) the data."""
-    return rng.random((cfg.rounds, cfg.clients)) < cfg.client_fraction
+    return noise_generator(rng).random((cfg.rounds, cfg.clients)) < cfg.client_fraction  # secret in secure mode
 
 
 def train_fedavg(
@@ -350,7 +360,10 @@ def _train_fedavg(X, y, config, *, X_test, y_test, n_classes, on_epoch) -> FedAv
                 clipped_frac = float((norms > S).to(torch.float64).mean())
                 max_sent = float(clipped.norm(dim=1).max())
                 if cfg.mode == "local":
-                    clipped = clipped + torch.normal(0.0, sigma * S, size=clipped.shape, generator=gen)
+                    if secure_active():  # each client's update released on its own secure grid
+                        clipped = torch.stack([secure_gaussian(row, std=sigma * S, sensitivity=S) for row in clipped])
+                    else:
+                        clipped = clipped + torch.normal(0.0, sigma * S, size=clipped.shape, generator=gen)
                     avg = clipped.sum(dim=0) / (q * N)
                 else:
                     avg = noisy_server_average(clipped.sum(dim=0), clip_norm=S, noise_multiplier=sigma,

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..datasets import Dataset, Split, train_test_split
 from ..exceptions import DPCoreWarning, DPValueError
-from ..rng import as_generator
+from ..rng import as_generator, secure_noise
 from ..validation import check_delta, check_epsilon, check_fraction, check_int
 from .base import EpochCallback, LearnerSpec, RunResult, TestOutputs
 from .knobs import Knob, Wording, parse_value
@@ -95,18 +95,35 @@ def run_learner(
     *,
     epsilon: float = 1.0,
     delta: float = 1e-5,
-    seed: int = 0,
+    seed: int | None = 0,
     params: Mapping[str, Any] | None = None,
     train_fraction: float = 1.0,
     test_size: float = 0.25,
     on_epoch: EpochCallback | None = None,
+    secure: bool = False,
 ) -> RunResult:
     """Run a registered learner on a dataset name, a Dataset or a Split.
 
     The split is deterministic in ``seed``; ``train_fraction`` keeps that share
     of the training rows (the test rows are unchanged).
+
+    ``secure=True`` is the mode for a real release: every noise draw, Poisson batch and randomized-response coin
+    comes from the operating system's cryptographic source and every released value lands on a grid that defeats
+    Mironov's floating-point attack (:func:`dpcore.rng.secure_noise`). A seed is refused there (give ``seed=None``);
+    the randomness that releases nothing (the split, initial weights) uses seed 0.
     """
     spec = get_learner(name)
+    if secure:
+        if seed is not None:
+            raise DPValueError(f"seed={seed!r} with secure=True: secure noise cannot be seeded (anyone who knew the "
+                               "seed could subtract the noise). Give seed=None, or secure=False for a reproducible "
+                               "demonstration")
+        with secure_noise():
+            return run_learner(name, data, epsilon=epsilon, delta=delta, seed=0, params=params,
+                               train_fraction=train_fraction, test_size=test_size, on_epoch=on_epoch)
+    if seed is None:
+        raise DPValueError("seed=None asks for unseeded noise: pass secure=True for the secure mode, or a seed "
+                           "(an integer >= 0) for a reproducible demonstration")
     seed = check_int(seed, "seed", minimum=0)
     params = dict(params or {})
     if spec.private:

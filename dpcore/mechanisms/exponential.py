@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import logsumexp
 
-from ..rng import as_generator
+from ..rng import noise_generator
 from ..validation import check_array, check_epsilon, check_positive
 from .base import Mechanism, pure_epsilon_event
 
@@ -53,7 +53,7 @@ class Exponential(Mechanism):
     def randomise(self, values, *, rng=None) -> int:
         """``values`` are the utilities of the candidates; returns the chosen index."""
         p = self.probabilities(values)
-        return int(as_generator(rng).choice(p.size, p=p))
+        return int(noise_generator(rng).choice(p.size, p=p))
 
     @property
     def dp_event(self):

@@ -5,9 +5,10 @@ from dataclasses import dataclass, field
 
 import dp_accounting
 
-from ..rng import as_generator
+from ..rng import as_generator, wants_secure
 from ..validation import check_positive
 from .base import Mechanism, as_float_array
+from .secure import gaussian_noise, secure_additive
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,10 @@ class NoiseMultiplierGaussian(Mechanism):
         return self.sigma**2
 
     def randomise(self, values, *, rng=None):
+        """``values`` plus noise; ``rng="secure"`` (or secure mode) gives secure noise (:func:`secure_additive`)."""
+        if wants_secure(rng):
+            return secure_additive(values, draw=gaussian_noise,
+                                   scale=self.sigma, sensitivity=self.sensitivity, norm=2)
         arr, scalar = as_float_array(values)
         out = arr + as_generator(rng).normal(0.0, self.sigma, size=arr.shape)
         return float(out) if scalar else out

@@ -6,9 +6,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..exceptions import DPValueError
-from ..rng import as_generator
+from ..rng import noise_generator, wants_secure
 from ..validation import check_epsilon, check_int, check_positive
 from .base import Mechanism, as_float_array, pure_epsilon_event
+from .secure import secure_additive
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ class L2LaplaceVector(Mechanism):
 
     def noise(self, shape, *, rng=None) -> np.ndarray:
         """Noise vectors of the given shape (the last axis is the vector)."""
-        gen = as_generator(rng)
+        gen = noise_generator(rng)  # secure mode: the operating system's source
         shape = tuple(shape)
         if not shape:
             raise DPValueError("noise vectors need a shape with at least one axis (the last is the vector)")
@@ -89,7 +90,14 @@ class L2LaplaceVector(Mechanism):
         return np.asarray(radius)[..., None] * direction
 
     def randomise(self, values, *, rng=None):
+        """``values`` plus noise; ``rng="secure"`` (or secure mode) gives secure noise on a grid, each vector's
+        coordinates counted for the rounding cost (:func:`secure_additive`)."""
         arr, scalar = as_float_array(values)
+        if wants_secure(rng):
+            shape = arr.shape or (1,)
+            mech = self
+            return secure_additive(values, norm=2, coordinates=shape[-1], sensitivity=self.sensitivity,
+                                   scale=self.scale, draw=lambda src, b, s: _scaled(mech, b).noise(s, rng=src))
         out = arr + self.noise(arr.shape or (1,), rng=rng).reshape(arr.shape)
         return float(out) if scalar else out
 
@@ -97,3 +105,8 @@ class L2LaplaceVector(Mechanism):
     def dp_event(self):
         """Binary randomized response at the same epsilon (replace-one; see :func:`pure_epsilon_event`)."""
         return pure_epsilon_event(self.epsilon)
+
+
+def _scaled(mech: L2LaplaceVector, scale: float) -> L2LaplaceVector:
+    """The same mechanism with its norm's scale set to ``scale`` (the secure grid's widened scale)."""
+    return L2LaplaceVector(epsilon=mech.epsilon, sensitivity=scale * mech.epsilon)

@@ -6,9 +6,10 @@ from dataclasses import dataclass, field
 import dp_accounting
 import numpy as np
 
-from ..rng import as_generator
+from ..rng import as_generator, wants_secure
 from ..validation import check_epsilon, check_positive
 from .base import Mechanism, as_float_array
+from .secure import laplace_noise, secure_additive
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,10 @@ class Laplace(Mechanism):
         return 2.0 * self.scale**2
 
     def randomise(self, values, *, rng=None):
+        """``values`` plus noise; ``rng="secure"`` (or secure mode) gives secure noise (:func:`secure_additive`)."""
+        if wants_secure(rng):
+            return secure_additive(values, draw=laplace_noise,
+                                   scale=self.scale, sensitivity=self.sensitivity, norm=1)
         arr, scalar = as_float_array(values)
         out = arr + as_generator(rng).laplace(0.0, self.scale, size=arr.shape)
         return float(out) if scalar else out

@@ -8,7 +8,7 @@ import dp_accounting
 import numpy as np
 
 from ..exceptions import DPValueError
-from ..rng import as_generator
+from ..rng import noise_generator
 from ..validation import check_epsilon, check_int
 from .base import Mechanism
 
@@ -65,7 +65,7 @@ class RandomizedResponse(Mechanism):
         return self.k / (math.exp(min(self.epsilon, 700.0)) + self.k - 1)
 
     def randomise(self, values, *, rng=None):
-        gen = as_generator(rng)
+        gen = noise_generator(rng)
         arr = np.asarray(values)
         if arr.size and (not np.issubdtype(arr.dtype, np.integer) or arr.min() < 0 or arr.max() >= self.k):
             if not np.all(np.equal(np.mod(arr, 1), 0)) or arr.min() < 0 or arr.max() >= self.k:

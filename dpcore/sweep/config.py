@@ -206,6 +206,7 @@ class RunSpec:
     test_size: float
     providers: tuple[str, ...]
     key: str
+    secure: bool = False  # secure noise (run_learner(secure=True)); ``seed`` then only numbers the repetition
 
 
 @dataclass(frozen=True, eq=False)
@@ -240,6 +241,9 @@ class SweepConfig:
     providers : sequence of str, optional
         Extra modules to import (in every worker too) to register learners from outside
         ``dpcore``; see :func:`load_providers`.
+    secure : bool, default False
+        Secure noise in every run (``run_learner(secure=True)``): the split uses seed 0 and the seeds only number
+        the repetitions, whose noise comes from the operating system's source.
 
     Raises
     ------
@@ -284,6 +288,7 @@ class SweepConfig:
     test_size: float = 0.25
     include_baselines: bool = True
     providers: tuple[str, ...] = ()
+    secure: bool = False
 
     def __post_init__(self) -> None:
         providers = (self.providers,) if isinstance(self.providers, str) else tuple(self.providers or ())
@@ -360,6 +365,7 @@ class SweepConfig:
             raise DPValueError(f"seeds must be at least 1 (the number of repetitions per value), got {self.seeds}")
         self._set("seeds", int(self.seeds))
         self._set("base_seed", check_int(self.base_seed, "base_seed", minimum=0))
+        self._set("secure", bool(self.secure))
         self._set("epsilon", check_epsilon(self.epsilon))
         self._set("delta", check_delta(self.delta))
         self._set("train_fraction", check_fraction(self.train_fraction, "train_fraction"))
@@ -478,13 +484,14 @@ class SweepConfig:
             "seed": seed,
             "train_fraction": tf,
             "test_size": self.test_size,
+            "secure": bool(self.secure),
         }
         key = hashlib.sha256(json.dumps(key_doc, sort_keys=True, default=str).encode()).hexdigest()
         return RunSpec(
             learner=spec.name, role=role, dataset=self.dataset, dataset_id=data_id, axis=self.axis,
             value=float("nan") if value is None else float(value), seed=seed, epsilon=eps, delta=self.delta,
             params=tuple(params.items()), train_fraction=tf, test_size=self.test_size,
-            providers=self.providers, key=key,
+            providers=self.providers, key=key, secure=bool(self.secure),
         )
 
     def runs(self) -> list[RunSpec]:

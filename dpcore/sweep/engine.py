@@ -157,7 +157,8 @@ def execute_run(run: RunSpec, *, limit_threads: bool = False) -> dict:
         warnings.simplefilter("always")
         try:
             res = run_learner(
-                run.learner, run.dataset, epsilon=run.epsilon, delta=run.delta, seed=run.seed,
+                run.learner, run.dataset, epsilon=run.epsilon, delta=run.delta,
+                seed=None if run.secure else run.seed, secure=run.secure,
                 params=dict(run.params), train_fraction=run.train_fraction, test_size=run.test_size,
             )
         except Exception as exc:  # noqa: BLE001 - re-raised with the run named

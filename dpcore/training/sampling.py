@@ -26,7 +26,7 @@ from typing import Iterator
 import numpy as np
 
 from ..exceptions import DPValueError
-from ..rng import as_generator
+from ..rng import as_generator, noise_generator
 from ..validation import check_fraction, check_int
 
 SAMPLINGS = ("poisson", "shuffle")
@@ -58,7 +58,7 @@ class PoissonSampler:
     def __init__(self, n: int, *, sample_rate: float, rng=None) -> None:
         self.n = check_int(n, "n", minimum=1)
         self.sample_rate = check_fraction(sample_rate, "sample_rate")
-        self.rng = as_generator(rng)
+        self.rng = noise_generator(rng)  # secure mode: which records join a batch stays secret (amplification)
 
     @property
     def expected_batch_size(self) -> float:

@@ -28,6 +28,8 @@ import torch
 from torch import nn
 
 from ..exceptions import DPTypeError, DPValueError
+from ..mechanisms.secure import gaussian_noise, secure_additive
+from ..rng import secure_active
 from ..validation import check_nonnegative, check_positive
 from .clipping import Clipper, clip_factors
 
@@ -167,6 +169,10 @@ class PrivateGradient:
         self._inv = 1.0 / self.expected_batch_size
         # (sigma C) / L, in the order train() has always computed it (same noise for a seed)
         self._noise_std = check_nonnegative(noise_multiplier, "noise_multiplier") * self.clip_norm * self._inv
+        self.noise_multiplier = float(noise_multiplier)
+        #: secure mode (:func:`dpcore.rng.secure_noise` around the run): the noisy sum is released on a grid with
+        #: noise from the operating system's source (:func:`dpcore.mechanisms.secure.secure_additive`)
+        self.secure = secure_active()
         p0 = self.params[0]
         self._flat = torch.empty(sum(p.numel() for p in self.params), dtype=p0.dtype, device=p0.device)
         self._grads = [g.view_as(p) for g, p in zip(self._flat.split([p.numel() for p in self.params]), self.params)]
@@ -182,7 +188,7 @@ class PrivateGradient:
         Returns the batch's summed loss (a non-private diagnostic).
         """
         flat = self._flat
-        if self._noise_std > 0:
+        if self._noise_std > 0 and not self.secure:
             flat.normal_(0.0, self._noise_std, generator=self.generator)
         else:
             flat.zero_()
@@ -195,12 +201,22 @@ class PrivateGradient:
             if self.extra is None:
                 raise DPValueError("extra_index given but this step has no extra gradients")
             self.extra.add_to(flat, extra_index, alpha=self._inv)
+        if self.secure and self._noise_std > 0:
+            self._release_securely(flat)
         if self.on_step is not None:
             self.on_step(self.steps, flat * self.expected_batch_size)
         self.steps += 1
         for p, g in zip(self.params, self._grads):
             p.grad = g
         return loss_sum
+
+
+    def _release_securely(self, flat: torch.Tensor) -> None:
+        """Replace the clipped sum (held divided by L) by its secure release N(0, σ²C²) on a grid, divided by L."""
+        total = flat.detach().to(torch.float64).mul_(self.expected_batch_size)
+        released = secure_additive(total, draw=gaussian_noise,
+                                   scale=self.noise_multiplier * self.clip_norm, sensitivity=self.clip_norm, norm=2)
+        flat.copy_(released.mul_(self._inv))
 
 
 def _checked_extra(extra: ExtraGradients | None, *, size: int, clip_norm: float) -> ExtraGradients | None:

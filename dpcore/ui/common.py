@@ -66,6 +66,37 @@ def seed_input(key: str, *, container=None) -> int:
     return int(seed)
 
 
+SECURE_CAPTION = (
+    "**Secure noise**: drawn from the operating system's cryptographic source and released on a fine grid, so "
+    "nobody can reproduce or subtract it and Mironov's floating-point attack finds nothing. The same inputs show "
+    "the same release again: a fresh draw would spend the budget again."
+)
+DEMO_CAPTION = (
+    "**Seeded demo mode**: the same seed draws the same noise, so a class sees the same picture. Anyone who knows "
+    "the seed can subtract the noise: not for a real release."
+)
+
+
+def noise_mode_input(key: str, *, uploaded: bool, container=None) -> int | None:
+    """Secure noise or a seed: returns ``None`` for secure mode (pass ``secure=True`` to the run), else the seed.
+
+    Secure by default for an uploaded CSV (a result on one's own data is the one likely to be shared), seeded by
+    default for a registry dataset (the same picture for the whole class); either is one click away.
+    """
+    c = container or st.sidebar
+    secure = c.toggle("Secure noise (for a real release)", value=uploaded,
+                      key=f"{key}.secure_{'upload' if uploaded else 'demo'}",
+                      help="On: unseeded noise from the operating system, on a grid that defeats floating-point "
+                           "attacks (Mironov 2012). Off: seeded noise for a reproducible demonstration.")
+    if secure:
+        c.caption(SECURE_CAPTION)
+        return None
+    seed = c.number_input("Seed", min_value=0, max_value=2**31 - 1, value=0, step=1, key=key,
+                          help="Same seed, same noise, same picture.")
+    c.caption(DEMO_CAPTION)
+    return int(seed)
+
+
 def epsilon_input(key: str, *, default: float = 1.0, container=None, label: str = "Epsilon (ε)",
                   disabled: bool = False, help: str | None = None) -> float:
     """ε box with its verdict band under it; ``disabled=True`` keeps it visible but greyed out (``help`` says why).

@@ -101,28 +101,32 @@ def _fingerprint(dataset: Dataset) -> str:
     return f"{dataset.name}:{h.hexdigest()[:16]}"
 
 
-def run_key(dataset: Dataset, algorithm: str, params: dict, epsilon: float, delta: float, seed: int) -> tuple:
-    """Hashable key of a run: the same inputs give the same picture.
+def run_key(dataset: Dataset, algorithm: str, params: dict, epsilon: float, delta: float, seed: int | None) -> tuple:
+    """Hashable key of a run: the same inputs give the same picture (``seed=None``: secure noise, one release).
 
     With the noise multiplier set directly DP-SGD ignores ``epsilon`` (it reports the ε
     spent instead), so ``epsilon`` is left out of the key.
     """
     eps = None if algorithm == "dpsgd" and params.get("noise_multiplier") is not None else float(epsilon)
     return (_fingerprint(dataset), dataset.task, dataset.n_samples, algorithm, tuple(sorted(params.items())), eps,
-            float(delta), int(seed))
+            float(delta), "secure" if seed is None else int(seed))
 
 
-def train_with_baseline(dataset: Dataset, algorithm: str, params: dict, *, epsilon: float, delta: float, seed: int,
-                        on_epoch=None) -> dict:
+def train_with_baseline(dataset: Dataset, algorithm: str, params: dict, *, epsilon: float, delta: float,
+                        seed: int | None, on_epoch=None) -> dict:
     """Run ``algorithm`` and the non-private baseline on the same split and model; numpy/pandas out.
 
     For regression the mean predictor (the training rows' mean label for every test row, a
-    non-private reference) is scored on the same split too, as ``out["trivial"]``.
+    non-private reference) is scored on the same split too, as ``out["trivial"]``. ``seed=None`` runs the private
+    learner in secure mode (``run_learner(secure=True)``; the split and the references use seed 0).
     """
+    secure = seed is None
+    seed = 0 if secure else seed
     split = train_test_split(dataset, seed=seed)
     spec = get_learner(algorithm)
     params = {k: v for k, v in params.items() if k in spec.params}
-    res = run_learner(algorithm, split, epsilon=epsilon, delta=delta, seed=seed, params=params, on_epoch=on_epoch)
+    res = run_learner(algorithm, split, epsilon=epsilon, delta=delta, seed=None if secure else seed, secure=secure,
+                      params=params, on_epoch=on_epoch)
     base = run_learner(spec.baseline or "non-private", split, epsilon=epsilon, delta=delta, seed=seed,
                        params=spec.shared_params(params))
     out: dict[str, Any] = {
@@ -140,6 +144,7 @@ def train_with_baseline(dataset: Dataset, algorithm: str, params: dict, *, epsil
         "n_test": int(split.X_test.shape[0]),
         "event": res.event,  # for the session's running total (dpcore.ui.ledger)
         "neighbouring": res.neighbouring,
+        "secure": secure,
     }
     if split.task == "classification":
         names = list(dataset.target_names) or [str(i) for i in range(split.n_classes)]

@@ -23,9 +23,9 @@ def _last_json(capsys):
     return json.loads(captured.out.strip().splitlines()[-1]), captured.err
 
 
-def test_train_on_a_csv_equals_training_on_the_same_dataset_loaded_as_the_page_does(iris_csv, capsys):
+def test_train_on_a_csv_with_a_seed_equals_training_on_the_same_dataset_loaded_as_the_page_does(iris_csv, capsys):
     assert main(["train", "--data", str(iris_csv), "--label", "species", "--algorithm", "dpsgd", "--epochs", "2",
-                 "--json"]) == 0
+                 "--seed", "0", "--json"]) == 0
     out, err = _last_json(capsys)
     from dpcore.learners import run_learner
 
@@ -35,6 +35,32 @@ def test_train_on_a_csv_equals_training_on_the_same_dataset_loaded_as_the_page_d
     assert out["accuracy"] == pytest.approx(same.to_json_dict()["accuracy"]) and out["dataset"] == "my flowers"
     assert "inferred from the data itself" in err  # the bounds leak, said once
     assert "seeded" in err and "not to publish" in err  # and the noise is reproducible, said too
+    assert out["noise"] == "seeded"
+
+
+def test_a_csv_without_a_seed_runs_in_secure_mode_and_says_so(iris_csv, capsys):
+    runs = []
+    for _ in range(2):
+        assert main(["train", "--data", str(iris_csv), "--label", "species", "--algorithm", "erm-output",
+                     "--epsilon", "0.3", "--json"]) == 0
+        out, err = _last_json(capsys)
+        assert out["noise"] == "secure" and "secure mode" in err and "--seed N" in err
+        runs.append(out)
+    assert main(["train", "--data", str(iris_csv), "--label", "species", "--algorithm", "erm-output",
+                 "--epsilon", "0.3", "--secure", "--seed", "3"]) == 2
+    assert "--secure and --seed 3 contradict" in capsys.readouterr().err
+
+
+def test_secure_flag_on_a_registry_dataset_runs_in_secure_mode_and_plain_runs_stay_seeded(capsys):
+    outs = []
+    for _ in range(3):
+        assert main(["train", "--dataset", "breast_cancer", "--algorithm", "label-dp-laplace", "--epsilon", "0.2",
+                     "--secure", "--json"]) == 0
+        outs.append(_last_json(capsys)[0])
+    assert {o["noise"] for o in outs} == {"secure"}
+    assert main(["train", "--dataset", "breast_cancer", "--algorithm", "label-dp-laplace", "--epsilon", "0.2",
+                 "--json"]) == 0
+    assert _last_json(capsys)[0]["noise"] == "seeded"
 
 
 @pytest.mark.parametrize("argv", [
@@ -42,10 +68,12 @@ def test_train_on_a_csv_equals_training_on_the_same_dataset_loaded_as_the_page_d
     ["sweep", "--algorithms", "erm-objective", "--values", "1", "--seeds", "1"],
     ["audit", "--algorithm", "erm-objective", "--json"],
 ])
-def test_cluster_sweep_and_audit_read_the_file_too(iris_csv, tmp_path, capsys, argv):
+def test_cluster_sweep_and_audit_read_the_file_too_in_secure_mode_unless_seeded(iris_csv, tmp_path, capsys, argv):
     extra = ["--out", str(tmp_path / "sweep.csv")] if argv[0] == "sweep" else []
     assert main([*argv, "--data", str(iris_csv), "--label", "species", *extra]) == 0
-    assert "seeded" in capsys.readouterr().err
+    assert "secure mode" in capsys.readouterr().err
+    assert main([*argv, "--data", str(iris_csv), "--label", "species", "--seed", "1", *extra]) == 0
+    assert "seeded (--seed 1)" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv, words", [

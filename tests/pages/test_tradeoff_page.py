@@ -288,3 +288,16 @@ def test_a_clip_norm_sweep_shows_what_choosing_its_best_point_costs(tmp_path, mo
     one, search, all_runs = (float(row[c]) for c in ("ε of one run", "ε of the search, best kept (repeat-and-select)",
                                                       "ε if every run were released (composition)"))
     assert one < search < all_runs
+
+
+def test_secure_noise_on_the_tradeoff_explorer_runs_every_sweep_run_in_secure_mode(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))
+    at = _page(learners=("erm-output",))
+    at.toggle(key="sweep.seed.secure_demo").set_value(True).run()
+    assert not at.exception
+    assert not [n for n in at.sidebar.number_input if n.key == "sweep.seed"]
+    assert any("differ in their noise only" in c.value for c in at.sidebar.caption)
+    at.button(key="sweep.run").click().run()
+    assert not at.exception and not at.error
+    result = _result(at)
+    assert result.config.secure and all(r.secure for r in result.config.runs())
