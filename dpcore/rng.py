@@ -276,3 +276,8 @@ def wants_secure(rng) -> bool:
 def noise_generator(rng):
     """The generator privacy-relevant draws use: a :class:`SecureRandom` in secure mode, else ``as_generator(rng)``."""
     return SecureRandom() if wants_secure(rng) else as_generator(rng)
+
+
+def noise_mode(secure: bool):
+    """:func:`secure_noise` when ``secure``, else a block that changes nothing."""
+    return secure_noise() if secure else contextlib.nullcontext()

@@ -134,7 +134,10 @@ if getattr(ds, "source", "") == "upload":
                "an extra leak that no ε accounts for. Declare bounds from domain knowledge for a real guarantee.")
 if algo == "output-perturbation":
     st.markdown(output_budget_text(out))
-st.markdown(f"**{out['n_train']} training rows, {out['n_test']} test rows**; trained in {out['seconds']:.1f} s.")
+st.markdown(f"**{out['n_train']} training rows, {out['n_test']} test rows**; trained in {out['seconds']:.1f} s. "
+            + ("Noise: **secure** (the operating system's cryptographic source, released on a grid)."
+               if out.get("secure") else
+               f"Noise: **seeded demo** (seed {seed}): reproducible, not for a real release."))
 
 st.header("Training history")
 headline_area().plotly_chart(history_figure(out["history"], chance=out.get("chance")), key="train.history_chart")

@@ -5,7 +5,7 @@ import plotly.express as px
 import streamlit as st
 
 from dpcore.datasets import REGISTRY, dataset_names, load_dataset
-from dpcore.ui import epsilon_input, page_header, readable_log_ticks, run_guarded, seed_input, show_table
+from dpcore.ui import epsilon_input, noise_mode_input, page_header, readable_log_ticks, run_guarded, show_table
 from dpcore.ui.models import (
     CLUSTER_LABELS,
     CLUSTER_STYLE,
@@ -46,7 +46,7 @@ with st.sidebar:
                                  "sphere-packing start. The text under the charts says which one ran.")
     iterations = None if auto_iter else int(st.number_input("DPLloyd rounds T", 1, 20, 3, key="cluster.iterations"))
     seeds = st.number_input("Seeds averaged in the sweep", 1, 10, 3, key="cluster.seeds")
-    seed = seed_input("cluster.seed")
+    seed = noise_mode_input("cluster.seed", uploaded=False)
 
 if int(k) != n_classes:
     st.warning(f"k = {int(k)} but {REGISTRY[dataset].title} has {n_classes} classes. Accuracy matches clusters to "

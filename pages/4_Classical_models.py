@@ -8,7 +8,7 @@ import streamlit as st
 
 from dpcore.datasets import REGISTRY, dataset_names
 from dpcore.models.learners import default_preprocess
-from dpcore.ui import epsilon_input, page_header, readable_log_ticks, run_guarded, seed_input, show_table
+from dpcore.ui import epsilon_input, noise_mode_input, page_header, readable_log_ticks, run_guarded, show_table
 from dpcore.ui.models import (
     METHOD_NAMES,
     METHOD_SHORT,
@@ -76,7 +76,7 @@ with st.sidebar:
                             help="Each seed is a new train/test split and new noise; the charts show the mean "
                                  "and one standard deviation.")
     epsilon = epsilon_input("classical.epsilon", default=1.0, label="ε for the training-size chart")
-    seed = seed_input("classical.seed")
+    seed = noise_mode_input("classical.seed", uploaded=False)
 
 epsilons = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0)
 metric_label = "test accuracy (fraction)" if task == "classification" else "test R²"

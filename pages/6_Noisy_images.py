@@ -9,7 +9,7 @@ from dpcore.images import IMAGE_MECHANISMS, IMAGE_SETS
 from dpcore.images.labels import laplace_label_probabilities
 from dpcore.images.sets import DISPLAY_UPSCALE
 from dpcore.mechanisms import RandomizedResponse
-from dpcore.ui import delta_input, epsilon_input, page_header, run_guarded, seed_input, show_frame, verdict_line
+from dpcore.ui import delta_input, epsilon_input, noise_mode_input, page_header, run_guarded, show_frame, verdict_line
 from dpcore.ui import images as ui
 from dpcore.ui.common import majority_accuracy
 from dpcore.ui.links import stop_page
@@ -42,7 +42,7 @@ h, w = image_set.image_shape[:2]
 cell = int(sb.number_input("DP-Pix cell size b (pixels)", 1, 64, 2 if min(h, w) <= 8 else 4 if min(h, w) <= 32 else 8,
                            key=f"images.cell.{image_set.name}"))
 m = int(sb.number_input("DP-Pix m (pixels neighbours may differ in)", 1, 10_000, 1, key="images.m"))
-seed = seed_input("images.seed")
+seed = noise_mode_input("images.seed", uploaded=key is not None and key[0] == "upload")
 
 st.header(f"{image_set.title}: {image_set.n_images} image(s) of {' x '.join(map(str, image_set.image_shape))}, "
              f"pixel range {image_set.pixel_range[0]:g}–{image_set.pixel_range[1]:g}")
@@ -50,7 +50,7 @@ if not pairs:
     st.info("Choose at least one mechanism or ε value in the sidebar.")
     stop_page()
 columns = tuple((k, float(e), float(delta), cell, m) for k, e in pairs)
-grid = run_guarded(ui.cached_grid, key, columns, int(seed))
+grid = run_guarded(ui.cached_grid, key, columns, seed)
 if grid is not None:
     means = ui.units_table(grid)
     for c, row in zip(st.columns(len(means)), means.itertuples(index=False)):
@@ -64,7 +64,7 @@ if grid is not None:
     show_frame(ui.units_display(means), key="images.units")
 
 st.header("Picture quality vs ε")
-curve = ui.curve_with_progress(key, tuple(kinds), float(delta), cell, m, int(seed))
+curve = ui.curve_with_progress(key, tuple(kinds), float(delta), cell, m, seed)
 if curve is not None:
     st.plotly_chart(ui.quality_figure(curve), width="stretch", key="images.curve_chart")
     st.caption(f"Means over the {image_set.n_images} image(s) above; DP-Pix with b = {cell}, m = {m}; Gaussian δ = "
@@ -80,7 +80,7 @@ if image_set.labels is not None:
                 "$e^{\\varepsilon} / (e^{\\varepsilon} + k - 1)$.")
     label_eps = st.number_input("ε for the labels", 0.01, 100.0, 1.0, 0.1, key="images.label_eps")
     verdict_line(float(label_eps), what="ε per label")
-    table = run_guarded(ui.cached_labels, key, float(label_eps), int(seed))
+    table = run_guarded(ui.cached_labels, key, float(label_eps), seed)
     if table is not None:
         rr = RandomizedResponse(epsilon=float(label_eps), k=image_set.n_classes)
         probs = laplace_label_probabilities(k=image_set.n_classes, epsilon=float(label_eps))
@@ -106,9 +106,10 @@ verdict_line(float(train_eps), container=t1, compare=False)
 budget = t2.radio("Noisy-input budget", ["image", "pixel"], horizontal=True, key="images.train_budget",
                   format_func={"image": "ε per image (the guarantee)", "pixel": "ε per pixel (much weaker)"}.get)
 if st.button("Train", key="images.train_button", type="primary"):
-    out = ui.compare_with_progress(train_set, float(train_eps), float(delta), int(seed), budget)
+    out = ui.compare_with_progress(train_set, float(train_eps), float(delta), seed, budget)
     st.session_state["images.train"] = None if out is None else (
-        f"{train_set}, requested ε = {train_eps:g} per {budget}, seed {seed}", *out)
+        f"{train_set}, requested ε = {train_eps:g} per {budget}, "
+        + ("secure noise" if seed is None else f"seed {seed}"), *out)
 res = st.session_state.setdefault("images.train", None)
 if res is not None:
     settings, table, info = res
@@ -120,7 +121,7 @@ if res is not None:
         c.metric(f"{name} · {eps_txt}", "–" if row.accuracy is None else f"{row.accuracy:.3f}",
                  help=f"{row.model}. Privacy unit: {row.privacy}. Accuracy: the fraction of test images right.")
         verdict_line(row.epsilon, container=c, short=True)
-    chance = run_guarded(majority_accuracy, train_set, int(seed))
+    chance = run_guarded(majority_accuracy, train_set, seed or 0)
     if chance is not None:
         st.markdown(f"**Chance level** (always the most common class): **{chance:.3f}**.")
     if info["epsilon_image"] > info["epsilon_requested"] * (1 + 1e-9):

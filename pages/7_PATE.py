@@ -11,9 +11,9 @@ from dpcore.ui import (
     dataset_picker,
     delta_input,
     epsilon_input,
+    noise_mode_input,
     page_header,
     run_guarded,
-    seed_input,
     show_frame,
     show_table,
     verdict_line,
@@ -82,7 +82,7 @@ with control_area(st.sidebar).form("pate.form"):
     dd = st.checkbox("Also show the DATA-DEPENDENT ε (GNMax)", False, key="pate.dd",
                      help="Papernot 2018 Thm 6: cheaper when teachers agree, but it depends on the private votes "
                           "and is not itself private (smooth sensitivity not implemented).")
-    seed = seed_input("pate.seed", container=st)
+    seed = noise_mode_input("pate.seed", uploaded=False, container=st, in_form=True)
     if st.form_submit_button("Run PATE", type="primary"):
         close_sidebar_on_phone()  # on a phone the open sidebar would hide the result
 
@@ -92,7 +92,8 @@ cfg = run_guarded(PateConfig, aggregator=agg, teachers=int(teachers), queries=in
                   noise_scale=float(noise) if mode == "noise scale" else None,
                   target_epsilon=float(eps) if mode == "target ε" else None, delta=float(delta),
                   public_fraction=float(public), teacher_model=model, student_model=model,
-                  data_dependent=bool(dd and agg == "gnmax"), baseline=True, seed=int(seed))
+                  data_dependent=bool(dd and agg == "gnmax"), baseline=True, seed=seed or 0,
+                  secure=seed is None)
 if cfg is None:
     stop_page()
 bar = st.progress(0.0, text="Training teachers …")

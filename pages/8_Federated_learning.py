@@ -11,9 +11,9 @@ from dpcore.ui import (
     dataset_picker,
     delta_input,
     epsilon_input,
+    noise_mode_input,
     page_header,
     run_guarded,
-    seed_input,
     show_frame,
     show_table,
     verdict_line,
@@ -86,7 +86,7 @@ with control_area(st.sidebar).form("fed.form"):
     lr = st.number_input("Client learning rate", 0.001, 10.0, DEFAULTS["learning_rate"], key="fed.lr")
     model = st.selectbox("Model", ["softmax", "mlp"], key="fed.model",
                          format_func={"softmax": "Softmax regression", "mlp": "Small neural network"}.get)
-    seed = seed_input("fed.seed", container=st)
+    seed = noise_mode_input("fed.seed", uploaded=False, container=st, in_form=True)
     if st.form_submit_button("Train", type="primary"):
         close_sidebar_on_phone()  # on a phone the open sidebar would hide the result
 
@@ -97,7 +97,7 @@ cfg = run_guarded(FedAvgConfig, mode=mode, clients=int(clients), rounds=int(roun
                   noise_multiplier=float(sigma) if private and by == "noise multiplier" else None,
                   target_epsilon=float(eps) if private and by == "target ε" else None, delta=float(delta),
                   local_epochs=int(local_epochs), learning_rate=float(lr), model=model,
-                  non_iid=skew != "IID", seed=int(seed))
+                  non_iid=skew != "IID", seed=seed or 0, secure=seed is None)
 if cfg is None:
     stop_page()
 

@@ -10,9 +10,9 @@ from dpcore.ui import (
     dataset_picker,
     delta_input,
     epsilon_input,
+    noise_mode_input,
     page_header,
     run_guarded,
-    seed_input,
     show_table,
     verdict_line,
 )
@@ -60,7 +60,7 @@ with control_area(st.sidebar).form("audit.form"):
     shadows = st.select_slider("Shadow models (LiRA)", [4, 8, 16, 32], value=16, key="audit.shadows")
     canaries = st.select_slider("Canaries (one-run audit)", [100, 200, 500, 1000, 2000], value=1000,
                                 key="audit.canaries")
-    seed = seed_input("audit.seed", container=st)
+    seed = noise_mode_input("audit.seed", uploaded=False, container=st, in_form=True)
     if st.form_submit_button("Train and attack", type="primary"):
         close_sidebar_on_phone()  # on a phone the open sidebar would hide the result
 
@@ -81,7 +81,7 @@ for label, (name, eps) in runs.items():
     progress = AuditProgress(label)
     audit = run_guarded(cached_audit, name, ds.name, epsilon=float(eps), delta=float(delta), attack=attack,
                         params=params, shadows=int(shadows), canaries=canary_count, pool_size=pool_size,
-                        seed=int(seed), progress=progress)
+                        seed=seed, progress=progress)
     progress.done()
     if audit is None:
         stop_page()
@@ -133,4 +133,6 @@ if hasattr(main, "most_exposed"):
                       caption=f"label {label}, score {score:.3g}", width="stretch",
                       alt=f"A training record labelled {label}, attack score {score:.3g}")
     show_table(table, key="audit.exposed")
-st.caption("Seeded noise is for reproducible demonstrations; a real release uses unseeded, secure randomness.")
+st.caption("Seeded noise is for reproducible demonstrations; a real release uses secure noise (the switch in the "
+           "sidebar): an attack measures the mechanism either way, and secure noise is what defeats the seed and the "
+           "floating-point attacks besides.")

@@ -39,7 +39,7 @@ from ..datasets import Split
 from ..datasets.transforms import scale_to_unit_interval
 from ..exceptions import DPValueError
 from ..mechanisms.secure import gaussian_noise, secure_additive
-from ..rng import as_generator, child_seed, noise_generator, secure_active
+from ..rng import as_generator, child_seed, noise_generator, noise_mode, secure_active
 from ..training.clipping import clip_factors
 from ..validation import check_array, check_delta, check_epsilon, check_int, check_positive
 from ..workload import MemoryGuard, Work, check_work
@@ -132,6 +132,9 @@ class FedAvgConfig:
     shards_per_client : int
     accountant : {"rdp", "pld"}
     seed : int
+    secure : bool
+        Secure noise (:func:`dpcore.rng.secure_noise`): every noise draw and sample from the operating system;
+        ``seed`` then fixes only what releases nothing (partitions, initial weights).
     """
 
     mode: str = "central"
@@ -152,6 +155,7 @@ class FedAvgConfig:
     shards_per_client: int = 2
     accountant: str = "rdp"
     seed: int = 0
+    secure: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -265,7 +269,7 @@ def train_fedavg(
     ----------
     McMahan et al. 2017 (FedAvg) and 2018 (DP-FedAvg, Algorithm 1).
     """
-    with _one_torch_thread():
+    with _one_torch_thread(), noise_mode(config.secure):  # secure: every draw from the operating system
         return _train_fedavg(X, y, config, X_test=X_test, y_test=y_test, n_classes=n_classes, on_epoch=on_epoch)
 
 

@@ -24,7 +24,7 @@ from ..accounting import ACCOUNTANTS
 from ..datasets import Split
 from ..datasets.transforms import scale_to_unit_interval
 from ..exceptions import DPValueError, PrivacyLeakWarning
-from ..rng import as_generator, child_seed
+from ..rng import as_generator, child_seed, noise_mode
 from ..validation import check_delta, check_epsilon, check_int, check_positive
 from .aggregation import AGGREGATORS, make_aggregator, vote_histogram
 from .analysis import (
@@ -138,6 +138,9 @@ class PateConfig:
     baseline : bool
         Also train the non-private model on all private data, for comparison.
     seed : int
+    secure : bool
+        Secure noise (:func:`dpcore.rng.secure_noise`): every noise draw and sample from the operating system;
+        ``seed`` then fixes only what releases nothing (partitions, initial weights).
     """
 
     aggregator: str = "gnmax"
@@ -153,6 +156,7 @@ class PateConfig:
     accountant: str = "rdp"
     baseline: bool = True
     seed: int = 0
+    secure: bool = False
 
     def __post_init__(self) -> None:
         if self.aggregator not in AGGREGATORS:
@@ -228,28 +232,8 @@ def train_student(X_queries: np.ndarray, noisy_labels: np.ndarray, *, model: str
     return fit_classifier(model, X_queries, noisy_labels, random_state=child_seed(as_generator(rng)))
 
 
-def run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCallback | None = None) -> PateResult:
-    """Run PATE: teachers on disjoint private partitions, noisy votes on public queries, a student.
-
-    Parameters
-    ----------
-    data : Split or PateData
-        A registry split (cut three ways by :func:`pate_split` with
-        ``config.public_fraction``) or an already cut :class:`PateData`.
-    config : PateConfig
-    on_epoch : callable, optional
-        Progress hook, called after every teacher (``stage="teachers"``), along the
-        answered queries (``stage="queries"``, with epsilon so far) and after the
-        student (``stage="student"``).
-
-    Returns
-    -------
-    PateResult
-
-    References
-    ----------
-    Papernot et al. 2017 (Section 2, LNMax) and 2018 (Section 4, GNMax).
-    """
+def _run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCallback | None = None) -> PateResult:
+    """The body of :func:`run_pate`."""
     t0 = time.perf_counter()
     cfg = config
     d = data if isinstance(data, PateData) else pate_split(data, public_fraction=cfg.public_fraction, seed=cfg.seed)
@@ -352,6 +336,33 @@ def run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCal
         teacher_seconds=teacher_seconds,
         student_predictions=student_pred,
     )
+
+
+def run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCallback | None = None) -> PateResult:
+    """Run PATE: teachers on disjoint private partitions, noisy votes on public queries, a student (secure mode
+    when ``config.secure``).
+
+    Parameters
+    ----------
+    data : Split or PateData
+        A registry split (cut three ways by :func:`pate_split` with
+        ``config.public_fraction``) or an already cut :class:`PateData`.
+    config : PateConfig
+    on_epoch : callable, optional
+        Progress hook, called after every teacher (``stage="teachers"``), along the
+        answered queries (``stage="queries"``, with epsilon so far) and after the
+        student (``stage="student"``).
+
+    Returns
+    -------
+    PateResult
+
+    References
+    ----------
+    Papernot et al. 2017 (Section 2, LNMax) and 2018 (Section 4, GNMax).
+    """
+    with noise_mode(config.secure):  # secure: every vote's noise from the operating system
+        return _run_pate(data, config, on_epoch=on_epoch)
 
 
 def epsilon_sweep(

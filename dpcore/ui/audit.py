@@ -11,6 +11,7 @@ import streamlit as st
 
 from ..audit import max_tpr_at_fpr, pld_max_tpr_at_fpr, run_audit
 from ..learners import get_learner, learners
+from ..rng import noise_mode
 from .common import format_epsilon, remembered, shared_call
 
 #: How each attack is offered on the page, and what it assumes and knows.
@@ -54,7 +55,7 @@ def contrast_learner(name: str) -> str | None:
 
 
 def cached_audit(learner: str, dataset: str, *, epsilon: float, delta: float, attack: str, params: tuple,
-                 shadows: int, canaries: int, pool_size: int | None, seed: int, progress=None):
+                 shadows: int, canaries: int, pool_size: int | None, seed: int | None, progress=None):
     """:func:`dpcore.audit.run_audit` on a registry dataset, memoised in the session on every input.
 
     The seed fixes the noise, so equal inputs give equal results. Not ``st.cache_data``: the run
@@ -62,8 +63,10 @@ def cached_audit(learner: str, dataset: str, *, epsilon: float, delta: float, at
     """
     key = (learner, dataset, epsilon, delta, attack, params, shadows, canaries, pool_size, seed)
     def run(on_progress):
-        return run_audit(learner, dataset, epsilon=epsilon, delta=delta, attack=attack, params=dict(params),
-                         shadows=shadows, canaries=canaries, pool_size=pool_size, seed=seed, on_progress=on_progress)
+        with noise_mode(seed is None):  # seed None: the trained models' noise from the operating system
+            return run_audit(learner, dataset, epsilon=epsilon, delta=delta, attack=attack, params=dict(params),
+                             shadows=shadows, canaries=canaries, pool_size=pool_size, seed=seed or 0,
+                             on_progress=on_progress)
 
     # one run for every visitor asking the same (dpcore.serving), memoised in the session too
     return remembered("audit.results", key, lambda: shared_call(("audit", *key), run, on_progress=progress))

@@ -77,24 +77,25 @@ DEMO_CAPTION = (
 )
 
 
-def noise_mode_input(key: str, *, uploaded: bool, container=None) -> int | None:
+def noise_mode_input(key: str, *, uploaded: bool, container=None, in_form: bool = False) -> int | None:
     """Secure noise or a seed: returns ``None`` for secure mode (pass ``secure=True`` to the run), else the seed.
 
     Secure by default for an uploaded CSV (a result on one's own data is the one likely to be shared), seeded by
-    default for a registry dataset (the same picture for the whole class); either is one click away.
+    default for a registry dataset (the same picture for the whole class); either is one click away. Inside a form
+    (``in_form``) nothing reruns until it is submitted, so the seed box stays, marked as used by the demo only.
     """
     c = container or st.sidebar
     secure = c.toggle("Secure noise (for a real release)", value=uploaded,
                       key=f"{key}.secure_{'upload' if uploaded else 'demo'}",
                       help="On: unseeded noise from the operating system, on a grid that defeats floating-point "
                            "attacks (Mironov 2012). Off: seeded noise for a reproducible demonstration.")
-    if secure:
+    if secure and not in_form:
         c.caption(SECURE_CAPTION)
         return None
-    seed = c.number_input("Seed", min_value=0, max_value=2**31 - 1, value=0, step=1, key=key,
-                          help="Same seed, same noise, same picture.")
-    c.caption(DEMO_CAPTION)
-    return int(seed)
+    seed = c.number_input("Seed (seeded demo mode only)" if in_form else "Seed", min_value=0, max_value=2**31 - 1,
+                          value=0, step=1, key=key, help="Same seed, same noise, same picture.")
+    c.caption(SECURE_CAPTION if secure else DEMO_CAPTION)
+    return None if secure else int(seed)
 
 
 def epsilon_input(key: str, *, default: float = 1.0, container=None, label: str = "Epsilon (ε)",

@@ -22,6 +22,7 @@ from ..images import (
     quality_curve,
 )
 from ..images.sets import MAX_UPLOAD_BYTES, MAX_UPLOAD_PIXELS
+from ..rng import noise_mode
 from . import palette
 from .common import readable_log_ticks, readable_table, run_guarded
 
@@ -45,17 +46,21 @@ def cached_set(key: SetKey) -> ImageSet:
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def cached_grid(key: SetKey, columns: tuple[tuple, ...], seed: int) -> GridResult:
-    return noisy_grid(cached_set(key), [ColumnSpec(*c) for c in columns], seed=seed)
+def cached_grid(key: SetKey, columns: tuple[tuple, ...], seed: int | None) -> GridResult:
+    secure, seed = seed is None, 0 if seed is None else seed  # None: secure noise
+    with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
+        return noisy_grid(cached_set(key), [ColumnSpec(*c) for c in columns], seed=seed)
 
 
 @st.cache_data(show_spinner=False, max_entries=512)
 def cached_curve_point(key: SetKey, kind: str, epsilon: float, delta: float, cell: int, m: int,
-                       seed: int) -> pd.DataFrame:
-    return quality_curve(cached_set(key), [kind], [epsilon], seed=seed, delta=delta, cell=cell, m=m)
+                       seed: int | None) -> pd.DataFrame:
+    secure, seed = seed is None, 0 if seed is None else seed  # None: secure noise
+    with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
+        return quality_curve(cached_set(key), [kind], [epsilon], seed=seed, delta=delta, cell=cell, m=m)
 
 
-def curve_with_progress(key: SetKey, kinds: tuple[str, ...], delta: float, cell: int, m: int, seed: int):
+def curve_with_progress(key: SetKey, kinds: tuple[str, ...], delta: float, cell: int, m: int, seed: int | None):
     """Quality vs epsilon, one cached point at a time so a progress bar can follow (None on error)."""
     points = [(k, e) for k in kinds for e in CURVE_EPSILONS]
     bar = st.empty()
@@ -73,9 +78,11 @@ def curve_with_progress(key: SetKey, kinds: tuple[str, ...], delta: float, cell:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def cached_labels(key: SetKey, epsilon: float, seed: int) -> pd.DataFrame:
-    s = cached_set(key)
-    return label_noise_view(s.labels, s.target_names, epsilon=epsilon, seed=seed)
+def cached_labels(key: SetKey, epsilon: float, seed: int | None) -> pd.DataFrame:
+    secure, seed = seed is None, 0 if seed is None else seed  # None: secure noise
+    with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
+        s = cached_set(key)
+        return label_noise_view(s.labels, s.target_names, epsilon=epsilon, seed=seed)
 
 
 def image_set_picker(key: str) -> tuple[SetKey | None, ImageSet | None]:
@@ -204,14 +211,16 @@ def show_labels(image_set: ImageSet, table: pd.DataFrame) -> None:
                    n_cols=max(4, image_set.n_images), alts=alts)
 
 
-def compare_with_progress(dataset: str, epsilon: float, delta: float, seed: int, budget: str):
+def compare_with_progress(dataset: str, epsilon: float, delta: float, seed: int | None, budget: str):
     """Run the train-on-what-you-see comparison behind the page's button (not cached: its result is kept in
     session state), with a progress bar. DP-SGD runs with the dataset's preset (as the CLI does)."""
-    from ..images.learners import train_on_what_you_see
+    secure, seed = seed is None, 0 if seed is None else seed  # None: secure noise
+    with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
+        from ..images.learners import train_on_what_you_see
 
-    bar = st.progress(0.0, text="Training…")
-    out = run_guarded(train_on_what_you_see, dataset, epsilon=epsilon, delta=delta, seed=seed,
-                      noisy_params={"budget": budget},
-                      on_step=lambda i, n, what: bar.progress(i / n, text=f"Training {what} ({i}/{n} done)"))
-    bar.empty()
-    return out
+        bar = st.progress(0.0, text="Training…")
+        out = run_guarded(train_on_what_you_see, dataset, epsilon=epsilon, delta=delta, seed=seed,
+                          noisy_params={"budget": budget},
+                          on_step=lambda i, n, what: bar.progress(i / n, text=f"Training {what} ({i}/{n} done)"))
+        bar.empty()
+        return out

@@ -11,6 +11,7 @@ from ..datasets import load_dataset, train_test_split
 from ..exceptions import DPCoreError, DPValueError
 from ..learners import run_learner
 from ..models.metrics import match_clusters
+from ..rng import noise_mode
 from . import palette
 
 CLUSTER_METHODS = ("lloyd", "dplloyd", "input-perturbation")
@@ -40,60 +41,63 @@ def _cluster_params(method: str, k: int, iterations: int | None, neighbouring: s
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def cluster_demo(dataset: str, k: int, epsilon: float, iterations: int | None, seed: int,
+def cluster_demo(dataset: str, k: int, epsilon: float, iterations: int | None, seed: int | None,
                  neighbouring: str = "replace-one") -> dict:
     """The three methods at one epsilon: metrics, and a 2-D PCA view of the test rows with each method's centres.
 
     The PCA is computed on the (already released) public display only; it plays no part in the clustering.
     ``run`` describes what DPLloyd did (initialisation, rounds, budget of the start, rows scaled down).
     """
-    split = train_test_split(dataset, seed=seed)
-    rows, centres = [], []
-    labels = {}
-    run = {}
-    for m in CLUSTER_METHODS:
-        res = run_learner(m, split, epsilon=epsilon, seed=seed, params=_cluster_params(m, k, iterations, neighbouring))
-        rows.append({"method": CLUSTER_LABELS[m], "accuracy": res.metrics["accuracy"],
-                     "intra_cluster_variance": res.metrics["intra_cluster_variance"],
-                     "epsilon": res.epsilon})
-        centres.append(res.extras["centers_unit"])
-        labels[CLUSTER_LABELS[m]] = res.extras["labels_test"]
-        if m == "dplloyd":
-            run = {key: res.extras[key] for key in ("init", "rounds", "epsilon_init", "rows_clipped", "n_train",
-                                                    "neighbouring")}
-    lo, hi = split.dataset.bounds
-    Z = (2 * np.clip(split.X_test, lo, hi) - (hi + lo)) / (hi - lo)
-    mu = Z.mean(0)
-    _, _, Vt = np.linalg.svd(Z - mu, full_matrices=False)
-    P = Vt[:2].T if Vt.shape[0] >= 2 else np.eye(Z.shape[1])[:, :2]
-    pts = pd.DataFrame((Z - mu) @ P, columns=["PC1", "PC2"])
-    names = split.dataset.target_names
+    secure, seed = seed is None, 0 if seed is None else seed  # None: secure noise
+    with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
+        split = train_test_split(dataset, seed=seed)
+        rows, centres = [], []
+        labels = {}
+        run = {}
+        for m in CLUSTER_METHODS:
+            res = run_learner(m, split, epsilon=epsilon, seed=seed,
+                              params=_cluster_params(m, k, iterations, neighbouring))
+            rows.append({"method": CLUSTER_LABELS[m], "accuracy": res.metrics["accuracy"],
+                         "intra_cluster_variance": res.metrics["intra_cluster_variance"],
+                         "epsilon": res.epsilon})
+            centres.append(res.extras["centers_unit"])
+            labels[CLUSTER_LABELS[m]] = res.extras["labels_test"]
+            if m == "dplloyd":
+                run = {key: res.extras[key] for key in ("init", "rounds", "epsilon_init", "rows_clipped", "n_train",
+                                                        "neighbouring")}
+        lo, hi = split.dataset.bounds
+        Z = (2 * np.clip(split.X_test, lo, hi) - (hi + lo)) / (hi - lo)
+        mu = Z.mean(0)
+        _, _, Vt = np.linalg.svd(Z - mu, full_matrices=False)
+        P = Vt[:2].T if Vt.shape[0] >= 2 else np.eye(Z.shape[1])[:, :2]
+        pts = pd.DataFrame((Z - mu) @ P, columns=["PC1", "PC2"])
+        names = split.dataset.target_names
 
-    def cname(c: int) -> str:
-        return UNMATCHED if c < 0 else (str(names[c]) if names else str(c))
+        def cname(c: int) -> str:
+            return UNMATCHED if c < 0 else (str(names[c]) if names else str(c))
 
-    pts["class"] = [cname(int(c)) for c in split.y_test]
-    matches = {}
-    for name, lab in labels.items():
-        # colour each cluster by the class the Hungarian matching assigns it to
-        matches[name] = match_clusters(split.y_test, lab)
-        pts[name] = [cname(matches[name][int(c)]) for c in lab]
-    lo_v = pts[["PC1", "PC2"]].min().to_numpy() - 0.3
-    hi_v = pts[["PC1", "PC2"]].max().to_numpy() + 0.3
-    cen = []
-    for m, c in zip(CLUSTER_METHODS, centres):
-        pc = (c - mu) @ P
-        for j, xy in enumerate(pc):
-            inside = bool(np.all((xy >= lo_v) & (xy <= hi_v)))
-            a, b = np.clip(xy, lo_v, hi_v)
-            cen.append({"method": CLUSTER_LABELS[m], "cluster": j,
-                        "matched_class": cname(matches[CLUSTER_LABELS[m]].get(j, -1)),
-                        "PC1": a, "PC2": b, "in_view": inside})
-    classes = [cname(c) for c in range(len(names))] if names else sorted(pts["class"].unique())
-    # chance level: every test row in one cluster, matched to the most common class
-    chance = float(pts["class"].value_counts(normalize=True).max())
-    return {"metrics": pd.DataFrame(rows), "points": pts, "centres": pd.DataFrame(cen), "run": run,
-            "classes": classes, "chance": chance}
+        pts["class"] = [cname(int(c)) for c in split.y_test]
+        matches = {}
+        for name, lab in labels.items():
+            # colour each cluster by the class the Hungarian matching assigns it to
+            matches[name] = match_clusters(split.y_test, lab)
+            pts[name] = [cname(matches[name][int(c)]) for c in lab]
+        lo_v = pts[["PC1", "PC2"]].min().to_numpy() - 0.3
+        hi_v = pts[["PC1", "PC2"]].max().to_numpy() + 0.3
+        cen = []
+        for m, c in zip(CLUSTER_METHODS, centres):
+            pc = (c - mu) @ P
+            for j, xy in enumerate(pc):
+                inside = bool(np.all((xy >= lo_v) & (xy <= hi_v)))
+                a, b = np.clip(xy, lo_v, hi_v)
+                cen.append({"method": CLUSTER_LABELS[m], "cluster": j,
+                            "matched_class": cname(matches[CLUSTER_LABELS[m]].get(j, -1)),
+                            "PC1": a, "PC2": b, "in_view": inside})
+        classes = [cname(c) for c in range(len(names))] if names else sorted(pts["class"].unique())
+        # chance level: every test row in one cluster, matched to the most common class
+        chance = float(pts["class"].value_counts(normalize=True).max())
+        return {"metrics": pd.DataFrame(rows), "points": pts, "centres": pd.DataFrame(cen), "run": run,
+                "classes": classes, "chance": chance}
 
 
 def dplloyd_run_text(run: dict, epsilon: float) -> str:
@@ -161,24 +165,28 @@ def cluster_scatter_figure(points: pd.DataFrame, centres: pd.DataFrame, method: 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def cluster_sweep(dataset: str, k: int, iterations: int | None, epsilons: tuple[float, ...], seeds: int,
-                  seed: int, neighbouring: str = "replace-one") -> pd.DataFrame:
+                  seed: int | None, neighbouring: str = "replace-one") -> pd.DataFrame:
     """Accuracy and intra-cluster variance vs epsilon for the three methods, mean and sd over ``seeds`` runs."""
-    rows = []
-    for s in range(seed, seed + seeds):
-        split = train_test_split(dataset, seed=s)
-        for m in CLUSTER_METHODS:
-            if m == "lloyd":  # non-private: one run per seed, drawn at every epsilon
-                res = run_learner(m, split, seed=s, params=_cluster_params(m, k, iterations, neighbouring))
-                rows += [{"method": CLUSTER_LABELS[m], "epsilon": eps, "seed": s, **res.metrics} for eps in epsilons]
-                continue
-            for eps in epsilons:
-                res = run_learner(m, split, epsilon=eps, seed=s, params=_cluster_params(m, k, iterations, neighbouring))
-                rows.append({"method": CLUSTER_LABELS[m], "epsilon": eps, "seed": s, **res.metrics})
-    df = pd.DataFrame(rows)
-    return (df.groupby(["method", "epsilon"], as_index=False, sort=False)
-            .agg(accuracy=("accuracy", "mean"), accuracy_sd=("accuracy", "std"),
-                 intra_cluster_variance=("intra_cluster_variance", "mean"),
-                 intra_cluster_variance_sd=("intra_cluster_variance", "std")))
+    secure, seed = seed is None, 0 if seed is None else seed  # None: secure noise
+    with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
+        rows = []
+        for s in range(seed, seed + seeds):
+            split = train_test_split(dataset, seed=s)
+            for m in CLUSTER_METHODS:
+                if m == "lloyd":  # non-private: one run per seed, drawn at every epsilon
+                    res = run_learner(m, split, seed=s, params=_cluster_params(m, k, iterations, neighbouring))
+                    rows += [{"method": CLUSTER_LABELS[m], "epsilon": eps, "seed": s, **res.metrics}
+                             for eps in epsilons]
+                    continue
+                for eps in epsilons:
+                    res = run_learner(m, split, epsilon=eps, seed=s,
+                                      params=_cluster_params(m, k, iterations, neighbouring))
+                    rows.append({"method": CLUSTER_LABELS[m], "epsilon": eps, "seed": s, **res.metrics})
+        df = pd.DataFrame(rows)
+        return (df.groupby(["method", "epsilon"], as_index=False, sort=False)
+                .agg(accuracy=("accuracy", "mean"), accuracy_sd=("accuracy", "std"),
+                     intra_cluster_variance=("intra_cluster_variance", "mean"),
+                     intra_cluster_variance_sd=("intra_cluster_variance", "std")))
 
 
 def _classical_params(learner: str, model: str, kernel: str, regularization: float | str,
@@ -223,32 +231,35 @@ METHOD_NAMES = {
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel: str, regularization: float | str,
-                    epsilons: tuple[float, ...], seeds: int, seed: int, preprocess: str = "log-bounds") -> pd.DataFrame:
+                    epsilons: tuple[float, ...], seeds: int, seed: int | None,
+                    preprocess: str = "log-bounds") -> pd.DataFrame:
     """Test metric vs epsilon for each private learner, plus the non-private model and the trivial predictor."""
-    ds = load_dataset(dataset)
-    metric = "accuracy" if ds.task == "classification" else "r2"
-    base = "logreg" if ds.task == "classification" else "linreg"
-    trivial = "majority" if ds.task == "classification" else "mean"
-    rows = []
-    for s in range(seed, seed + seeds):
-        split = train_test_split(ds, seed=s)
-        for name in learners:
-            for eps in epsilons:
-                res = run_learner(name, split, epsilon=eps, seed=s,
-                                  params=_classical_params(name, model, kernel, regularization, preprocess))
-                rows.append({"method": METHOD_NAMES.get(name, name), "private": True, "epsilon": eps, "seed": s,
-                             "value": res.metrics[metric]})
-        for name in (base, trivial):
-            params = _classical_params(name, model, kernel, regularization, preprocess)
-            res = run_learner(name, split, seed=s, params=params)
-            for eps in epsilons:
-                rows.append({"method": METHOD_NAMES.get(name, name), "private": False, "epsilon": eps, "seed": s,
-                             "value": res.metrics[metric]})
-    df = pd.DataFrame(rows)
-    out = df.groupby(["method", "private", "epsilon"], as_index=False, sort=False).agg(
-        value=("value", "mean"), sd=("value", "std"))
-    out.attrs["metric"] = metric
-    return out.rename(columns={"value": metric})
+    secure, seed = seed is None, 0 if seed is None else seed  # None: secure noise
+    with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
+        ds = load_dataset(dataset)
+        metric = "accuracy" if ds.task == "classification" else "r2"
+        base = "logreg" if ds.task == "classification" else "linreg"
+        trivial = "majority" if ds.task == "classification" else "mean"
+        rows = []
+        for s in range(seed, seed + seeds):
+            split = train_test_split(ds, seed=s)
+            for name in learners:
+                for eps in epsilons:
+                    res = run_learner(name, split, epsilon=eps, seed=s,
+                                      params=_classical_params(name, model, kernel, regularization, preprocess))
+                    rows.append({"method": METHOD_NAMES.get(name, name), "private": True, "epsilon": eps, "seed": s,
+                                 "value": res.metrics[metric]})
+            for name in (base, trivial):
+                params = _classical_params(name, model, kernel, regularization, preprocess)
+                res = run_learner(name, split, seed=s, params=params)
+                for eps in epsilons:
+                    rows.append({"method": METHOD_NAMES.get(name, name), "private": False, "epsilon": eps, "seed": s,
+                                 "value": res.metrics[metric]})
+        df = pd.DataFrame(rows)
+        out = df.groupby(["method", "private", "epsilon"], as_index=False, sort=False).agg(
+            value=("value", "mean"), sd=("value", "std"))
+        out.attrs["metric"] = metric
+        return out.rename(columns={"value": metric})
 
 
 #: Metric labels short enough for a row of four at 1280 px (the full name is the metric's help).
@@ -288,37 +299,40 @@ SIZE_NOTES = {
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def size_sweep(dataset: str, learner: str, model: str, kernel: str, regularization: float | str, epsilon: float,
-               fractions: tuple[float, ...], seeds: int, seed: int, preprocess: str = "log-bounds") -> pd.DataFrame:
+               fractions: tuple[float, ...], seeds: int, seed: int | None,
+               preprocess: str = "log-bounds") -> pd.DataFrame:
     """Test metric vs training-set size at a fixed epsilon, beside the non-private model and the trivial predictor.
 
     Mean and sd over ``seeds`` splits. A size at which a learner cannot run (e.g. private tuning on a handful of
     rows, whose disjoint parts then hold a single class) is left out for that learner; ``attrs["skipped"]`` says
     which sizes and why, instead of one error hiding the whole chart.
     """
-    ds = load_dataset(dataset)
-    metric = "accuracy" if ds.task == "classification" else "r2"
-    base = "logreg" if ds.task == "classification" else "linreg"
-    trivial = "majority" if ds.task == "classification" else "mean"
-    rows, skipped = [], {}
-    for s in range(seed, seed + seeds):
-        split = train_test_split(ds, seed=s)
-        for f in fractions:
-            n = int(round(f * split.X_train.shape[0]))
-            for name in (learner, base, trivial):
-                try:
-                    budget = {"epsilon": epsilon} if name == learner else {}
-                    res = run_learner(name, split, seed=s, train_fraction=f, **budget,
-                                      params=_classical_params(name, model, kernel, regularization, preprocess))
-                except DPCoreError as exc:
-                    skipped.setdefault((METHOD_NAMES.get(name, name), n), str(exc))
-                    continue
-                rows.append({"method": METHOD_NAMES.get(name, name), "n_train": n, "seed": s,
-                             "value": res.metrics[metric]})
-    if not rows:
-        raise DPValueError("no training-set size could be run: " + "; ".join(sorted(set(skipped.values()))))
-    df = pd.DataFrame(rows)
-    out = df.groupby(["method", "n_train"], as_index=False, sort=False).agg(
-        value=("value", "mean"), sd=("value", "std"), runs=("value", "size"))
-    out.attrs["skipped"] = [{"method": m, "n_train": n, "reason": r} for (m, n), r in sorted(skipped.items())]
-    out.attrs["metric"] = metric
-    return out.rename(columns={"value": metric})
+    secure, seed = seed is None, 0 if seed is None else seed  # None: secure noise
+    with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
+        ds = load_dataset(dataset)
+        metric = "accuracy" if ds.task == "classification" else "r2"
+        base = "logreg" if ds.task == "classification" else "linreg"
+        trivial = "majority" if ds.task == "classification" else "mean"
+        rows, skipped = [], {}
+        for s in range(seed, seed + seeds):
+            split = train_test_split(ds, seed=s)
+            for f in fractions:
+                n = int(round(f * split.X_train.shape[0]))
+                for name in (learner, base, trivial):
+                    try:
+                        budget = {"epsilon": epsilon} if name == learner else {}
+                        res = run_learner(name, split, seed=s, train_fraction=f, **budget,
+                                          params=_classical_params(name, model, kernel, regularization, preprocess))
+                    except DPCoreError as exc:
+                        skipped.setdefault((METHOD_NAMES.get(name, name), n), str(exc))
+                        continue
+                    rows.append({"method": METHOD_NAMES.get(name, name), "n_train": n, "seed": s,
+                                 "value": res.metrics[metric]})
+        if not rows:
+            raise DPValueError("no training-set size could be run: " + "; ".join(sorted(set(skipped.values()))))
+        df = pd.DataFrame(rows)
+        out = df.groupby(["method", "n_train"], as_index=False, sort=False).agg(
+            value=("value", "mean"), sd=("value", "std"), runs=("value", "size"))
+        out.attrs["skipped"] = [{"method": m, "n_train": n, "reason": r} for (m, n), r in sorted(skipped.items())]
+        out.attrs["metric"] = metric
+        return out.rename(columns={"value": metric})

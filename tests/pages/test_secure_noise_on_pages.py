@@ -2,10 +2,15 @@
 from __future__ import annotations
 
 import io
+import pathlib
 
+import pytest
 from sklearn.datasets import load_breast_cancer
+from streamlit.testing.v1 import AppTest
 
 from .test_train_page import _app
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _csv() -> bytes:
@@ -53,3 +58,50 @@ def test_a_registry_dataset_stays_seeded_by_default():
     at = _app()
     assert at.toggle(key="train.seed.secure_demo").value is False
     assert at.number_input(key="train.seed").value == 0
+
+
+PAGES_WITH_THE_SWITCH = {  # page -> (seed key, the form's submit button when the switch is in a form)
+    "3_Clustering.py": ("cluster.seed", None),
+    "4_Classical_models.py": ("classical.seed", None),
+    "6_Noisy_images.py": ("images.seed", None),
+    "7_PATE.py": ("pate.seed", "Run PATE"),
+    "8_Federated_learning.py": ("fed.seed", "Train"),
+    "9_Attack_the_model.py": ("audit.seed", "Train and attack"),  # submitted in the Attack page's own tests
+}
+
+
+@pytest.mark.parametrize("page,key,submit", [(p, k, s) for p, (k, s) in PAGES_WITH_THE_SWITCH.items()])
+def test_every_page_that_releases_noise_offers_secure_noise_and_labels_the_seeded_demo(page, key, submit):
+    at = AppTest.from_file(str(ROOT / "pages" / page), default_timeout=180)
+    at.run()
+    assert not at.exception
+    toggle = at.toggle(key=f"{key}.secure_demo")
+    assert toggle.value is False  # registry data: the seeded demo, the same picture for the whole class
+    assert "Seeded demo mode" in " ".join(c.value for c in at.caption)
+    toggle.set_value(True).run()
+    assert not at.exception
+    if submit is None:
+        assert not [n for n in at.number_input if n.key == key]  # no seed box in secure mode
+    else:  # in a form the change shows when it is submitted; the seed box stays, marked as the demo's
+        assert at.number_input(key=key).label == "Seed (seeded demo mode only)"
+        if page == "9_Attack_the_model.py":
+            return  # training and attacking twice takes a minute; the library test covers secure audits
+        at.toggle(key=f"{key}.secure_demo").set_value(True)  # a form sends its values with the submit
+        next(b for b in at.button if b.label == submit).click()
+        at.run()
+        assert not at.exception and not at.error
+    assert "Secure noise" in " ".join(c.value for c in at.caption)
+
+
+def test_the_clustering_page_in_secure_mode_draws_fresh_noise_but_shows_one_release_per_input():
+    from dpcore.ui.models import cluster_demo
+
+    cluster_demo.clear()
+    first = cluster_demo("iris", 3, 0.3, None, None)
+    assert cluster_demo("iris", 3, 0.3, None, None)["centres"].equals(first["centres"])  # the same release again
+    cluster_demo.clear()
+    again = cluster_demo("iris", 3, 0.3, None, None)
+    assert not again["centres"].equals(first["centres"])  # a new release draws new noise
+    seeded = cluster_demo("iris", 3, 0.3, None, 0)
+    cluster_demo.clear()
+    assert cluster_demo("iris", 3, 0.3, None, 0)["centres"].equals(seeded["centres"])  # seeded: reproducible
