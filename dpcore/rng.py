@@ -191,13 +191,13 @@ class SecureRandom:
             idx = idx if size is not None else int(idx.reshape(-1)[0])
         return pool[idx]
 
-    def _standard_normal(self, n: int):
-        """Torch tensor of ``n`` standard normals: the Box–Muller transform of secure uniforms."""
+    def _standard_normal(self, n: int, scale: float = 1.0):
+        """Torch tensor of ``n`` normals N(0, scale²): the Box–Muller transform of secure uniforms."""
         import torch
 
         half = (n + 1) // 2
         u = self._unit(2 * half)  # one keystream for radii and angles
-        r = torch.log(self._uniform_positive(half, u[:half])).mul_(-2.0).sqrt_()
+        r = torch.log(self._uniform_positive(half, u[:half])).mul_(-2.0 * scale * scale).sqrt_()
         theta = u[half:].mul_(2.0 * math.pi)
         out = torch.empty(2 * half, dtype=torch.float64)
         torch.mul(r, torch.cos(theta), out=out[:half])
@@ -216,6 +216,14 @@ class SecureRandom:
         shape = _shape(size)
         z = self._standard_normal(int(np.prod(shape, dtype=np.int64))).mul_(float(scale)).add_(float(loc)).numpy()
         return z.reshape(shape) if size is not None else float(z[0])
+
+    def _laplace(self, n: int, scale: float = 1.0):
+        """Torch tensor of ``n`` Laplace(scale) draws: a secure sign times a secure exponential."""
+        import torch
+
+        u = self._uniform_positive(n)
+        signs = torch.from_numpy((self.words(n) >> np.uint64(63)).view(np.int64)).to(torch.float64)
+        return torch.log(u).mul_(signs.mul_(2.0).sub_(1.0).mul_(scale))
 
     def exponential(self, scale=1.0, size=None):
         import torch

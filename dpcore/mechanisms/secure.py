@@ -313,8 +313,8 @@ class SecureGaussian(Mechanism):
 # --------------------------------------------------------------------------------------------------------------
 # Secure mode for every additive mechanism: the same grid idea, vectorised, with continuous secure noise.
 
-#: the grid is never finer than 2**-24 noise scales: every grid cell then spans at least 2**28 of the sampler's
-#: doubles, so rounding the noise to the grid leaves no reachable-or-not pattern for Mironov's attack to read
+#: the grid is never finer than 2**-24 noise scales, far coarser than the spacing of the sampler's doubles, so
+#: rounding the noise to the grid leaves no reachable-or-not pattern for Mironov's attack to read
 GRID_PER_SCALE = 2.0**-24
 
 
@@ -352,29 +352,32 @@ def secure_grid(*, sensitivity: float, scale: float, coordinates: int, norm: int
     return SecureGrid(granularity=g, scale_increase=(sensitivity + g * m) / sensitivity)
 
 
-def gaussian_noise(source, scale: float, shape) -> np.ndarray:
-    """N(0, scale²) draws from ``source``: the ``draw`` of a secure Gaussian release."""
-    return source.normal(0.0, scale, size=shape)
+def gaussian_noise(source, scale: float, shape):
+    """N(0, scale²) draws from a :class:`~dpcore.rng.SecureRandom`, as a float64 torch tensor of ``shape``: the
+    ``draw`` of a secure Gaussian release."""
+    return source._standard_normal(int(np.prod(shape, dtype=np.int64)), scale).reshape(shape)
 
 
-def laplace_noise(source, scale: float, shape) -> np.ndarray:
-    """Laplace(scale) draws from ``source``: the ``draw`` of a secure Laplace release."""
-    return source.laplace(0.0, scale, size=shape)
+def laplace_noise(source, scale: float, shape):
+    """Laplace(scale) draws from a :class:`~dpcore.rng.SecureRandom`, as a float64 torch tensor of ``shape``: the
+    ``draw`` of a secure Laplace release."""
+    return source._laplace(int(np.prod(shape, dtype=np.int64)), scale).reshape(shape)
 
 
 def secure_additive(values, *, draw, scale: float, sensitivity: float, norm: int, coordinates: int | None = None):
     """Release ``values`` + noise with secure randomness on a grid: what every additive mechanism does in secure mode.
 
-    ``draw(source, scale, shape)`` returns continuous noise of the given scale from a
-    :class:`~dpcore.rng.SecureRandom`. The answer is rounded to the :func:`secure_grid` (Mironov 2012's snapping
-    idea), noise of ``scale · scale_increase`` is added and the sum rounded to the grid again. Rounding the noisy
-    grid answer is post-processing of the continuous mechanism on the rounded answer, whose sensitivity the increase
-    covers, so the privacy claim is unchanged; and since every grid cell spans at least 2**28 of the sampler's
-    doubles (uniforms at full precision down to 2**-1021), every grid point near the answer is reachable from every
-    neighbouring answer, with probabilities within a relative 2**-18 of the ideal ones (the logarithm's rounding
-    and the uniform's spacing, checked out to 745 noise scales). The sampler's range ends at
-    745 noise scales (|log U| ≤ 745), an event of probability below 1e-300. For one query answered exactly, with
-    integer arithmetic only, use :class:`SecureLaplace` or :class:`SecureGaussian`.
+    ``draw(source, scale, shape)`` returns continuous noise of the given scale (in grid steps) from a
+    :class:`~dpcore.rng.SecureRandom` (:func:`gaussian_noise`, :func:`laplace_noise`). The answer is rounded to the
+    :func:`secure_grid` (Mironov 2012's snapping idea), noise of ``scale · scale_increase`` is added and the sum
+    rounded to the grid again. Rounding the noisy grid answer is post-processing of the continuous mechanism on the
+    rounded answer, whose sensitivity the increase covers, so the privacy claim is unchanged. The grid is at least
+    2**-24 noise scales while the sampler's doubles are far denser (uniforms with 52 random bits, refined below
+    2**-12 down every binade), so every grid point near the answer is reachable from every neighbouring answer and
+    the probabilities differ from the ideal rounded law only by floating-point rounding, not by the gaps Mironov's
+    attack reads. The sampler's range ends near 745 noise scales (|log U| ≤ 745), an event of probability below
+    1e-300. For one query answered exactly, with integer arithmetic only, use :class:`SecureLaplace` or
+    :class:`SecureGaussian`.
     """
     import torch
 
@@ -394,9 +397,10 @@ def secure_additive(values, *, draw, scale: float, sensitivity: float, norm: int
     if steps.numel() and not bool(steps.abs().max() < MAX_GRID_STEPS):  # NaN and ±inf fail this too
         raise DPValueError(f"values must be finite and within ±{MAX_GRID_STEPS * g:g} for a secure release "
                            f"(2**52 grid steps of {g:g}); clip the query's answer first")
-    noise = np.asarray(draw(SecureRandom(), scale * grid.scale_increase, shape or (1,)), dtype=np.float64)
+    # the noise is drawn in grid steps (its scale divided by g), a numpy array or a torch tensor
+    noise = torch.as_tensor(draw(SecureRandom(), scale * grid.scale_increase / g, shape or (1,)), dtype=torch.float64)
     # round half to even, as numpy's rint; the sum of two grid counts below 2**53 is exact, and so is the product
-    out = steps.round_().add_(torch.from_numpy(noise.reshape(shape)).div_(g).round_()).mul_(g)
+    out = steps.round_().add_(noise.reshape(shape).round_()).mul_(g)
     if tensor:
         return out
     return float(out) if scalar else out.numpy()
