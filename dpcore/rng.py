@@ -286,6 +286,12 @@ def noise_generator(rng):
     return SecureRandom() if wants_secure(rng) else as_generator(rng)
 
 
+def secure_or_seed(seed: "int | None") -> tuple[bool, int]:
+    """``(secure, seed)`` from a seed where ``None`` asks for secure noise (the pages' convention); the seed of what
+    releases nothing (splits, initial weights) is then 0."""
+    return (True, 0) if seed is None else (False, seed)
+
+
 def noise_mode(secure: bool):
     """:func:`secure_noise` when ``secure``, else a block that changes nothing."""
     return secure_noise() if secure else contextlib.nullcontext()

@@ -7,13 +7,12 @@ prints, on its last line, a JSON object with ``epsilon`` (claimed), ``epsilon_lo
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 
 from ..audit.run import AUDIT_KINDS, run_audit
 from ..exceptions import DPValueError
-from ..rng import secure_noise
+from ..rng import noise_mode
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
 from .train import parse_set
 
@@ -68,7 +67,7 @@ def _run(args) -> int:
     data = dataset_from_args(args)
     seed, secure = noise_from_args(args)
     # secure mode: the trained models' noise, batches and coins from the OS (the attack's own coins are seed 0)
-    with secure_noise() if secure else contextlib.nullcontext():
+    with noise_mode(secure):
         audit = run_audit(args.algorithm, data, epsilon=args.epsilon, delta=args.delta, attack=args.attack,
                           params=parse_set(args.set), confidence=args.confidence, seed=seed or 0,
                           on_progress=progress, **given)

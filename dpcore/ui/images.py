@@ -22,7 +22,7 @@ from ..images import (
     quality_curve,
 )
 from ..images.sets import MAX_UPLOAD_BYTES, MAX_UPLOAD_PIXELS
-from ..rng import noise_mode
+from ..rng import noise_mode, secure_or_seed
 from . import palette
 from .common import readable_log_ticks, readable_table, run_guarded
 
@@ -47,7 +47,7 @@ def cached_set(key: SetKey) -> ImageSet:
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def cached_grid(key: SetKey, columns: tuple[tuple, ...], seed: int | None) -> GridResult:
-    secure, seed = seed is None, 0 if seed is None else seed  # None: secure noise
+    secure, seed = secure_or_seed(seed)
     with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
         return noisy_grid(cached_set(key), [ColumnSpec(*c) for c in columns], seed=seed)
 
@@ -55,7 +55,7 @@ def cached_grid(key: SetKey, columns: tuple[tuple, ...], seed: int | None) -> Gr
 @st.cache_data(show_spinner=False, max_entries=512)
 def cached_curve_point(key: SetKey, kind: str, epsilon: float, delta: float, cell: int, m: int,
                        seed: int | None) -> pd.DataFrame:
-    secure, seed = seed is None, 0 if seed is None else seed  # None: secure noise
+    secure, seed = secure_or_seed(seed)
     with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
         return quality_curve(cached_set(key), [kind], [epsilon], seed=seed, delta=delta, cell=cell, m=m)
 
@@ -79,7 +79,7 @@ def curve_with_progress(key: SetKey, kinds: tuple[str, ...], delta: float, cell:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def cached_labels(key: SetKey, epsilon: float, seed: int | None) -> pd.DataFrame:
-    secure, seed = seed is None, 0 if seed is None else seed  # None: secure noise
+    secure, seed = secure_or_seed(seed)
     with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
         s = cached_set(key)
         return label_noise_view(s.labels, s.target_names, epsilon=epsilon, seed=seed)
@@ -214,7 +214,7 @@ def show_labels(image_set: ImageSet, table: pd.DataFrame) -> None:
 def compare_with_progress(dataset: str, epsilon: float, delta: float, seed: int | None, budget: str):
     """Run the train-on-what-you-see comparison behind the page's button (not cached: its result is kept in
     session state), with a progress bar. DP-SGD runs with the dataset's preset (as the CLI does)."""
-    secure, seed = seed is None, 0 if seed is None else seed  # None: secure noise
+    secure, seed = secure_or_seed(seed)
     with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
         from ..images.learners import train_on_what_you_see
 

@@ -11,7 +11,7 @@ from ..datasets import load_dataset, train_test_split
 from ..exceptions import DPCoreError, DPValueError
 from ..learners import run_learner
 from ..models.metrics import match_clusters
-from ..rng import noise_mode
+from ..rng import noise_mode, secure_or_seed
 from . import palette
 
 CLUSTER_METHODS = ("lloyd", "dplloyd", "input-perturbation")
@@ -48,7 +48,7 @@ def cluster_demo(dataset: str, k: int, epsilon: float, iterations: int | None, s
     The PCA is computed on the (already released) public display only; it plays no part in the clustering.
     ``run`` describes what DPLloyd did (initialisation, rounds, budget of the start, rows scaled down).
     """
-    secure, seed = seed is None, 0 if seed is None else seed  # None: secure noise
+    secure, seed = secure_or_seed(seed)
     with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
         split = train_test_split(dataset, seed=seed)
         rows, centres = [], []
@@ -167,7 +167,7 @@ def cluster_scatter_figure(points: pd.DataFrame, centres: pd.DataFrame, method: 
 def cluster_sweep(dataset: str, k: int, iterations: int | None, epsilons: tuple[float, ...], seeds: int,
                   seed: int | None, neighbouring: str = "replace-one") -> pd.DataFrame:
     """Accuracy and intra-cluster variance vs epsilon for the three methods, mean and sd over ``seeds`` runs."""
-    secure, seed = seed is None, 0 if seed is None else seed  # None: secure noise
+    secure, seed = secure_or_seed(seed)
     with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
         rows = []
         for s in range(seed, seed + seeds):
@@ -229,17 +229,22 @@ METHOD_NAMES = {
 }
 
 
+def _scored_against(task: str) -> tuple[str, str, str]:
+    """The metric, the non-private model and the trivial predictor of a Classical-models chart for ``task``."""
+    if task == "classification":
+        return "accuracy", "logreg", "majority"
+    return "r2", "linreg", "mean"
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
 def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel: str, regularization: float | str,
                     epsilons: tuple[float, ...], seeds: int, seed: int | None,
                     preprocess: str = "log-bounds") -> pd.DataFrame:
     """Test metric vs epsilon for each private learner, plus the non-private model and the trivial predictor."""
-    secure, seed = seed is None, 0 if seed is None else seed  # None: secure noise
+    secure, seed = secure_or_seed(seed)
     with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
         ds = load_dataset(dataset)
-        metric = "accuracy" if ds.task == "classification" else "r2"
-        base = "logreg" if ds.task == "classification" else "linreg"
-        trivial = "majority" if ds.task == "classification" else "mean"
+        metric, base, trivial = _scored_against(ds.task)
         rows = []
         for s in range(seed, seed + seeds):
             split = train_test_split(ds, seed=s)
@@ -307,12 +312,10 @@ def size_sweep(dataset: str, learner: str, model: str, kernel: str, regularizati
     rows, whose disjoint parts then hold a single class) is left out for that learner; ``attrs["skipped"]`` says
     which sizes and why, instead of one error hiding the whole chart.
     """
-    secure, seed = seed is None, 0 if seed is None else seed  # None: secure noise
+    secure, seed = secure_or_seed(seed)
     with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
         ds = load_dataset(dataset)
-        metric = "accuracy" if ds.task == "classification" else "r2"
-        base = "logreg" if ds.task == "classification" else "linreg"
-        trivial = "majority" if ds.task == "classification" else "mean"
+        metric, base, trivial = _scored_against(ds.task)
         rows, skipped = [], {}
         for s in range(seed, seed + seeds):
             split = train_test_split(ds, seed=s)
