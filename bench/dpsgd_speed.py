@@ -20,7 +20,8 @@ parameters: every DP step pays it, the non-private step does not, so no DP-SGD
 step can be faster than the floor without drawing its noise differently.
 
 "dpcore secure mode" is the same step inside :func:`dpcore.rng.secure_noise` (``--secure`` on the command line):
-the noisy sum released on a grid with Gaussian noise from ``os.urandom`` (target: at most 2x the default step).
+the noisy sum released on a grid with Gaussian noise from ``os.urandom`` (an AES-CTR keystream keyed from it), drawn
+in blocks (target: at most 2x the default step).
 """
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ import torch
 from torch import nn
 
 from ..exceptions import DPTypeError, DPValueError
-from ..mechanisms.secure import gaussian_noise, secure_additive
+from ..mechanisms.secure import SecureGaussianStream
 from ..rng import secure_active
 from ..validation import check_nonnegative, check_positive
 from .clipping import Clipper, clip_factors
@@ -171,10 +171,14 @@ class PrivateGradient:
         self._noise_std = check_nonnegative(noise_multiplier, "noise_multiplier") * self.clip_norm * self._inv
         self.noise_multiplier = float(noise_multiplier)
         #: secure mode (:func:`dpcore.rng.secure_noise` around the run): the noisy sum is released on a grid with
-        #: noise from the operating system's source (:func:`dpcore.mechanisms.secure.secure_additive`)
+        #: noise from the operating system's source, drawn in blocks (:class:`~dpcore.mechanisms.secure
+        #: .SecureGaussianStream`)
         self.secure = secure_active()
         p0 = self.params[0]
         self._flat = torch.empty(sum(p.numel() for p in self.params), dtype=p0.dtype, device=p0.device)
+        self._secure_stream = SecureGaussianStream(sigma=float(noise_multiplier) * self.clip_norm,
+                                                   sensitivity=self.clip_norm, size=self._flat.numel()) \
+            if self.secure and self._noise_std > 0 else None
         self._grads = [g.view_as(p) for g, p in zip(self._flat.split([p.numel() for p in self.params]), self.params)]
         self.extra = _checked_extra(extra, size=self._flat.numel(), clip_norm=self.clip_norm)
         self.steps = 0
@@ -214,9 +218,7 @@ class PrivateGradient:
     def _release_securely(self, flat: torch.Tensor) -> None:
         """Replace the clipped sum (held divided by L) by its secure release N(0, σ²C²) on a grid, divided by L."""
         total = flat.detach().to(torch.float64).mul_(self.expected_batch_size)
-        released = secure_additive(total, draw=gaussian_noise,
-                                   scale=self.noise_multiplier * self.clip_norm, sensitivity=self.clip_norm, norm=2)
-        flat.copy_(released.mul_(self._inv))
+        flat.copy_(self._secure_stream.release(total).mul_(self._inv))
 
 
 def _checked_extra(extra: ExtraGradients | None, *, size: int, clip_norm: float) -> ExtraGradients | None:

@@ -24,7 +24,7 @@ from dpcore.mechanisms import (
     NoiseMultiplierGaussian,
     RandomizedResponse,
 )
-from dpcore.mechanisms.secure import GRID_PER_SCALE, secure_grid
+from dpcore.mechanisms.secure import GRID_PER_SCALE, SecureGaussianStream, secure_grid
 from dpcore.rng import SECURE, SecureRandom, as_generator, secure_active, secure_noise
 from dpcore.training import make_clipper
 from dpcore.training.sampling import PoissonSampler
@@ -171,6 +171,22 @@ def test_a_secure_dpsgd_step_adds_noise_of_sigma_c_over_l_on_a_grid():
     grid = secure_grid(sensitivity=2.0, scale=3.0, coordinates=z.size // 60, norm=2)
     assert np.allclose(z / grid.granularity, np.rint(z / grid.granularity), atol=1e-3)  # on the grid (float32 store)
     assert stats.kstest(z, stats.norm(scale=3.0 * grid.scale_increase).cdf).pvalue > 1e-6
+
+
+def test_a_noise_stream_drawn_in_blocks_gives_independent_releases_across_refills():
+    """Small blocks force refills: every release still carries N(0, (σ·increase)²) on the grid, and consecutive
+    releases are uncorrelated (the blocks are used once, one vector at a time)."""
+    stream = SecureGaussianStream(sigma=1.5, sensitivity=1.0, size=40, block_values=120)  # 3 vectors per block
+    g = stream.grid.granularity
+    releases = np.stack([stream.release(torch.zeros(40, dtype=torch.float64)).numpy() for _ in range(600)])
+    assert np.array_equal(releases / g, np.rint(releases / g))
+    assert stats.kstest(releases.ravel(), stats.norm(scale=1.5 * stream.grid.scale_increase).cdf).pvalue > 1e-6
+    r = np.corrcoef(releases[:-1].ravel(), releases[1:].ravel())[0, 1]
+    assert abs(r) < 5.5 / math.sqrt(releases[1:].size)
+    with pytest.raises(DPValueError, match="vectors of 40 values"):
+        stream.release(torch.zeros(41, dtype=torch.float64))
+    with pytest.raises(DPValueError, match="finite"):
+        stream.release(torch.full((40,), float("nan"), dtype=torch.float64))
 
 
 def test_a_seeded_dpsgd_step_is_unchanged_outside_secure_mode():
