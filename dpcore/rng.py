@@ -1,8 +1,9 @@
-"""One way to turn a seed into a random generator.
+"""One way to turn a seed into a random generator, and the secure source that replaces it for a real release.
 
-Seeded noise exists for reproducible demonstrations. A real release should use
-unseeded, cryptographically secure randomness (and a floating-point-safe
-sampler, Mironov 2012).
+Seeded noise exists for reproducible demonstrations. A real release uses secure mode: :data:`SECURE` as a
+mechanism's ``rng``, or :func:`secure_noise` around any code, draws from :class:`SecureRandom` (the operating
+system's cryptographic source), and the mechanisms then release on a grid that defeats Mironov's (2012)
+floating-point attack (:func:`dpcore.mechanisms.secure.secure_additive`).
 """
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ _CLOSE_SIDEBAR_ON_PHONE = """<script>
 
 SEED_CAPTION = (
     "Noise here is seeded so the same inputs give the same picture, for teaching and reproducible demos. "
-    "A real release uses unseeded, cryptographically secure randomness."
+    "A real release uses secure noise: the switch on the learning pages, --secure on the command line."
 )
 
 

@@ -51,16 +51,18 @@ def test_a_csv_without_a_seed_runs_in_secure_mode_and_says_so(iris_csv, capsys):
     assert "--secure and --seed 3 contradict" in capsys.readouterr().err
 
 
-def test_secure_flag_on_a_registry_dataset_runs_in_secure_mode_and_plain_runs_stay_seeded(capsys):
-    outs = []
-    for _ in range(3):
-        assert main(["train", "--dataset", "breast_cancer", "--algorithm", "label-dp-laplace", "--epsilon", "0.2",
-                     "--secure", "--json"]) == 0
-        outs.append(_last_json(capsys)[0])
-    assert {o["noise"] for o in outs} == {"secure"}
-    assert main(["train", "--dataset", "breast_cancer", "--algorithm", "label-dp-laplace", "--epsilon", "0.2",
-                 "--json"]) == 0
-    assert _last_json(capsys)[0]["noise"] == "seeded"
+def test_secure_flag_on_a_registry_dataset_draws_from_the_secure_source_and_plain_runs_do_not(capsys, monkeypatch):
+    from dpcore.rng import SecureRandom
+
+    drawn = []
+    real = SecureRandom.words
+    monkeypatch.setattr(SecureRandom, "words", staticmethod(lambda n: drawn.append(n) or real(n)))
+    argv = ["train", "--dataset", "breast_cancer", "--algorithm", "label-dp-laplace", "--epsilon", "0.2", "--json"]
+    assert main([*argv, "--secure"]) == 0
+    assert _last_json(capsys)[0]["noise"] == "secure" and drawn  # the labels' noise came from the OS
+    drawn.clear()
+    assert main(argv) == 0
+    assert _last_json(capsys)[0]["noise"] == "seeded" and not drawn
 
 
 @pytest.mark.parametrize("argv", [
