@@ -27,7 +27,8 @@ from dpcore.ui.navigation import PAGES  # noqa: E402
 BLOCKING = ("critical", "serious")
 #: The button that starts each page's main run (pages without one are scanned once).
 MAIN_BUTTONS = {"/Train_a_network": "Train", "/Tradeoff_explorer": "Run", "/Noisy_images": "Train",
-                "/PATE": "Run PATE", "/Federated_learning": "Train", "/Attack_the_model": "Train and attack"}
+                "/PATE": "Run PATE", "/Federated_learning": "Train", "/Attack_the_model": "Train and attack",
+                "/Papers_reproduced": "Run it live"}
 
 
 def url_path(path: str) -> str:
@@ -76,7 +77,7 @@ KEY_CONTROLS = {"/": "Epsilon (ε)", "/Accountant": "Noise multiplier σ", "/Tra
                 "/Clustering": "Epsilon (ε)", "/Classical_models": "ε for the training-size chart",
                 "/Tradeoff_explorer": "button:Run", "/Noisy_images": "Epsilon (ε)",
                 "/PATE": "Target ε for all queries", "/Federated_learning": "Target ε, user level",
-                "/Attack_the_model": "Epsilon (ε)"}
+                "/Attack_the_model": "Epsilon (ε)", "/Papers_reproduced": "Paper"}
 PROJECTOR = {"width": 1280, "height": 720}
 
 

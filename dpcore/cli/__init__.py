@@ -22,6 +22,7 @@ _COMMANDS = [
     "dpcore.cli.cluster",
     "dpcore.cli.sweep",
     "dpcore.cli.audit",
+    "dpcore.cli.reproduce",
 ]
 
 

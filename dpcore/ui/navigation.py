@@ -44,6 +44,9 @@ PAGES: tuple[PageInfo, ...] = (
              "DP-FedAvg with clipped client updates and server noise.", keys="fed."),
     PageInfo("pages/9_Attack_the_model.py", "Attack the model", ":material/policy:",
              "Membership inference and privacy audits: what an attacker can still learn at your ε.", keys="audit."),
+    PageInfo("pages/10_Papers_reproduced.py", "Papers, reproduced", ":material/menu_book:",
+             "Published results run live beside ours: Abadi, Chaudhuri, Papernot, Zhang, Su, Tramèr.",
+             keys="repro."),
 )
 
 

@@ -1,0 +1,80 @@
+"""``reproduce`` command: run a paper's result live and print the published numbers beside ours.
+
+``python -m dpcore reproduce --list`` lists the entries; ``python -m dpcore reproduce NAME`` runs one
+(progress on stderr); ``python -m dpcore reproduce --all`` runs every entry; ``--json`` prints one JSON
+object per entry (``name``, ``rows`` of ``quantity``/``published``/``ours``, ``checks``, ``gap``,
+``passed``, ``seconds``) on the last line. The exit status is 0 when every check holds, 1 otherwise.
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+from ..exceptions import DPValueError
+from ..reproduce import get_reproduction, reproduction_names, run_reproduction
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "reproduce", help="papers reproduced live: published numbers beside ours",
+        description="Run a published result live (Abadi et al. 2016, Chaudhuri et al. 2011, Papernot et al. 2017, "
+                    "...) and print the paper's numbers beside ours, the checks with their tolerances and any "
+                    "difference in setup.")
+    p.add_argument("name", nargs="?", help="the entry to run (see --list)")
+    p.add_argument("--list", action="store_true", help="list the entries and exit")
+    p.add_argument("--all", action="store_true", help="run every entry")
+    p.add_argument("--json", action="store_true", help="print the result as JSON on the last line")
+    p.set_defaults(func=_run)
+
+
+def _fmt(v: float) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return f"{v:.4g}"
+
+
+def _progress(done: int, total: int, message: str) -> None:
+    print(f"[{done}/{total}] {message}", file=sys.stderr, flush=True)
+
+
+def _print(result, entry) -> None:
+    print(f"{entry.title}  ({entry.name})")
+    print(f"  {entry.citation}; {entry.where}")
+    print(f"  published: {entry.published}")
+    print(f"  ours:      {entry.setup}")
+    print(f"  setup differs: {entry.difference}")
+    width = max(len(q) for q in result.table.quantity)
+    print(f"\n  {'quantity':<{width}}  {'published':>10}  {'ours':>10}")
+    for row in result.table.itertuples():
+        print(f"  {row.quantity:<{width}}  {_fmt(row.published):>10}  {_fmt(row.ours):>10}")
+    print()
+    for c in result.checks:
+        print(f"  [{'ok' if c.holds else 'FAILS'}] {c.claim}")
+    if result.gap:
+        print(f"  not reproduced: {result.gap}")
+    print(f"  ({result.seconds:.1f} s)\n")
+
+
+def _run(args) -> int:
+    if args.list:
+        for name in reproduction_names():
+            e = get_reproduction(name)
+            print(f"{name:<26} {e.cite}: {e.title}")
+        return 0
+    if args.all:
+        names = reproduction_names()
+    elif args.name:
+        names = [get_reproduction(args.name).name]
+    else:
+        raise DPValueError("name an entry to run (python -m dpcore reproduce --list shows them), or give --all")
+    results = []
+    for name in names:
+        r = run_reproduction(name, on_progress=_progress)
+        results.append(r)
+        if not args.json:
+            _print(r, get_reproduction(name))
+    if args.json:
+        docs = [r.to_dict() for r in results]
+        print(json.dumps(docs[0] if len(docs) == 1 and not args.all else docs))
+    return 0 if all(r.passed for r in results) else 1

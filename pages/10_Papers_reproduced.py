@@ -1,0 +1,74 @@
+"""Papers, reproduced: a published figure or table, its numbers, and our implementation run live beside it."""
+from __future__ import annotations
+
+import streamlit as st
+
+from dpcore.reproduce import get_reproduction, reproduction_names
+from dpcore.ui import page_header, run_guarded, show_frame, verdict_line
+from dpcore.ui.present import control_area, headline_area
+from dpcore.ui.reproduce import (
+    cached_reproduction,
+    checks_markdown,
+    comparison_table,
+    curve_table,
+    progress_callback,
+    reproduction_figure,
+)
+
+page_header(
+    "Papers, reproduced",
+    "The results this app is built on, run live: pick a paper, read what it reports, and run our implementation "
+    "on the same data (or the closest data that ships offline). Every number on the right is computed now; "
+    "every claim below is checked, with its tolerance written out.",
+)
+
+names = reproduction_names()
+name = control_area(st.sidebar).selectbox(
+    "Paper", names, key="repro.name",
+    format_func=lambda n: f"{get_reproduction(n).cite} — {get_reproduction(n).title}")
+entry = get_reproduction(name)
+
+st.subheader(entry.title)
+st.markdown(f"**{entry.citation}** · {entry.where}")
+left, right = st.columns(2)
+left.markdown(f"**What the paper reports.** {entry.published}")
+right.markdown(f"**What runs here.** {entry.setup}")
+st.caption(f"**How the setup differs.** {entry.difference}")
+if entry.epsilon is not None:
+    verdict_line(entry.epsilon, what=f"The headline result sits at ε = {entry.epsilon:g}")
+
+store = st.session_state.setdefault("repro.results", {})
+ran = (name,) in store
+if not ran and not control_area(st).button("Run it live", type="primary", key="repro.run",
+                             help="Seeded runs: the same numbers for every visitor, computed once per server."):
+    st.info("Press **Run it live** to reproduce this result (a few seconds to a minute on a laptop).")
+    st.stop()
+
+bar = st.progress(0.0, text="Starting…")
+result = run_guarded(cached_reproduction, name, on_progress=progress_callback(bar))
+bar.empty()
+if result is None:
+    st.stop()
+
+held = sum(c.holds for c in result.checks)
+c1, c2, c3 = st.columns(3)
+c1.metric("Checks that hold", f"{held} / {len(result.checks)}")
+c2.metric("Runtime", f"{result.seconds:.1f} s")
+c3.metric("Reproduced", "yes" if result.passed and not result.gap else ("in part" if result.passed else "no"))
+
+fig = reproduction_figure(entry, result)
+if fig is not None:
+    headline_area().plotly_chart(fig, width="stretch", key="repro.chart")
+
+st.markdown("#### Published beside ours")
+show_frame(comparison_table(result), key="repro.table")
+st.markdown("#### What we check")
+st.markdown(checks_markdown(result))
+if result.gap:
+    st.warning(f"**Not reproduced.** {result.gap}")
+with st.expander("The numbers behind the chart"):
+    wide = curve_table(result)
+    if wide is not None:
+        show_frame(wide, key="repro.curve")
+st.caption(f"The same run on the command line: `python -m dpcore reproduce {name}`; every entry at once: "
+           "`python bench/reproductions.py`.")

@@ -1,0 +1,34 @@
+"""The "Papers, reproduced" page: a paper's claim, a live run on a click, published beside ours."""
+from __future__ import annotations
+
+from .conftest import page
+
+PATH = "pages/10_Papers_reproduced.py"
+
+
+def test_the_page_describes_the_paper_and_runs_it_on_a_click():
+    at = page(PATH).run()
+    assert not at.exception
+    text = " ".join(m.value for m in at.markdown)
+    assert "Abadi" in text and "What the paper reports" in text and "What runs here" in text
+    assert not at.get("plotly_chart")  # nothing computed before the click
+    at.button(key="repro.run").click().run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert list(table.columns) == ["Quantity", "Published", "Ours"]
+    assert "1.26" in table.Published.tolist() and "9.34" in table.Published.tolist()
+    assert at.get("plotly_chart")
+    checks = " ".join(m.value for m in at.markdown)
+    assert "holds" in checks and "fails" not in checks
+    assert any(m.label == "Checks that hold" and m.value == "4 / 4" for m in at.metric)
+
+
+def test_an_entry_with_a_gap_says_so_and_the_result_stays_when_coming_back():
+    at = page(PATH).run()
+    at.selectbox(key="repro.name").set_value("papernot2017-pate-adult").run()
+    at.button(key="repro.run").click().run()
+    assert not at.exception
+    assert any("Not reproduced" in w.value for w in at.warning)
+    at.selectbox(key="repro.name").set_value("abadi2016-accountant").run()
+    at.selectbox(key="repro.name").set_value("papernot2017-pate-adult").run()
+    assert at.get("plotly_chart")  # kept in the session: no second click

@@ -1,0 +1,118 @@
+"""Published results reproduced live: every entry reaches the claims it prints, and a broken run fails them."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from dpcore.cli import main
+from dpcore.exceptions import DPValueError
+from dpcore.reproduce import entries as entries_module
+from dpcore.reproduce import get_reproduction, reproduction_names, run_reproduction
+from dpcore.reproduce.registry import at_least, at_most
+
+NAMES = reproduction_names()
+
+
+def test_the_papers_the_issue_names_are_all_there():
+    cites = {get_reproduction(n).cite for n in NAMES}
+    assert {"Abadi et al. 2016", "Chaudhuri et al. 2011", "Papernot et al. 2017", "Zhang et al. 2012",
+            "Su et al. 2016", "Tramèr & Boneh 2021", "Lau Hansen 2023", "Zhang 2021"} <= cites
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_reproduction_reaches_every_claim_it_prints(name):
+    seen = []
+    r = run_reproduction(name, on_progress=lambda done, total, message: seen.append((done, total)))
+    failing = [c.claim for c in r.checks if not c.holds]
+    assert not failing, failing
+    assert r.checks and r.passed
+    # every row has a number of ours; the published column is a number or NaN (a curve only)
+    assert list(r.table.columns) == ["quantity", "published", "ours"]
+    assert all(np.isfinite(r.table.ours))
+    # the progress reaches its total, one step at a time
+    assert seen and seen[-1][0] == seen[-1][1] and [d for d, _ in seen] == list(range(1, len(seen) + 1))
+    entry = get_reproduction(name)
+    assert entry.citation and entry.where and entry.published and entry.setup and entry.difference
+    assert r.curve is not None and {"x", "value", "series"} <= set(r.curve.columns)
+
+
+def test_the_published_numbers_printed_are_the_papers():
+    abadi = run_reproduction("abadi2016-accountant").table.set_index("quantity").published.dropna().tolist()
+    assert abadi == [1.26, 9.34]  # Abadi et al. 2016, Section 3.1: q = 0.01, sigma = 4, T = 10,000
+    pate = run_reproduction("papernot2017-pate-adult").table.set_index("quantity").published
+    assert pate["student test accuracy"] == 0.83 and pate["non-private baseline"] == 0.85
+
+
+def test_an_accountant_that_doubles_epsilon_fails_the_abadi_claims(monkeypatch):
+    real = entries_module.composition_comparison
+
+    def doubled(**kw):
+        df = real(**kw)
+        return df.assign(epsilon=df.epsilon * 2)
+
+    monkeypatch.setattr(entries_module, "composition_comparison", doubled)
+    r = run_reproduction("abadi2016-accountant")
+    assert not r.passed
+    assert [c.holds for c in r.checks][0] is False  # 2.07 > 1.26 + 0.01
+
+
+def test_dplloyd_swapped_for_input_perturbation_fails_the_comparison(monkeypatch):
+    real = entries_module.run_learner
+
+    def swapped(name, *args, **kw):
+        return real("input-perturbation" if name == "dplloyd" else name, *args, **kw)
+
+    monkeypatch.setattr(entries_module, "run_learner", swapped)
+    r = run_reproduction("su2016-dplloyd")
+    assert not r.passed and not any(c.holds for c in r.checks if "minus input perturbation" in c.claim)
+
+
+def test_claims_state_their_tolerance_and_hold_only_inside_it():
+    c = at_least("accuracy", 0.79, 0.80, 0.02)
+    assert c.holds and c.claim == "accuracy: 0.79 >= 0.8 - 0.02"
+    assert not at_least("accuracy", 0.77, 0.80, 0.02).holds
+    c = at_most("epsilon", 1.3, 1.26, 0.01)
+    assert not c.holds and c.claim == "epsilon: 1.3 <= 1.26 + 0.01"
+
+
+def test_an_unknown_name_lists_the_entries():
+    with pytest.raises(DPValueError, match="abadi2016-accountant"):
+        get_reproduction("abadi")
+
+
+def test_the_short_citation_reads_like_a_reference():
+    assert get_reproduction("abadi2016-accountant").cite == "Abadi et al. 2016"
+    assert get_reproduction("tramer2021-features").cite == "Tramèr & Boneh 2021"
+    assert get_reproduction("course-iris-networks").cite == "Zhang 2021"
+
+
+def test_the_pate_entries_say_plainly_what_they_do_not_reproduce():
+    r = run_reproduction("papernot2017-pate-mnist")
+    ours = r.table.set_index("quantity").ours
+    assert ours["student test accuracy"] < 0.98 and "Not reproduced" in r.gap
+    assert math.isclose(ours["ε guaranteed (data-independent, δ = 1e-5)"], 2.04, rel_tol=1e-5)
+
+
+def test_command_line_lists_runs_and_reports_as_json(capsys):
+    assert main(["reproduce", "--list"]) == 0
+    listed = capsys.readouterr().out
+    assert all(n in listed for n in NAMES)
+    assert main(["reproduce", "su2016-dplloyd", "--json"]) == 0
+    out = capsys.readouterr()
+    doc = json.loads(out.out.strip().splitlines()[-1])
+    assert doc["name"] == "su2016-dplloyd" and doc["passed"] is True
+    assert {"quantity", "published", "ours"} == set(doc["rows"][0])
+    assert "[1/" in out.err  # progress goes to stderr
+    assert main(["reproduce", "abadi2016-accountant"]) == 0
+    text = capsys.readouterr().out
+    assert "published" in text and "1.26" in text and "[ok]" in text and "setup differs" in text
+
+
+def test_command_line_errors_name_what_to_do(capsys):
+    assert main(["reproduce", "nope"]) == 2
+    assert "python -m dpcore reproduce --list" in capsys.readouterr().err
+    assert main(["reproduce"]) == 2
+    assert "--all" in capsys.readouterr().err
