@@ -86,7 +86,7 @@ def test_regression_explains_negative_r2():
 
 def test_fixed_lambda_applies_to_every_model_and_caption_says_so():
     at = _open(seeds=1)
-    assert any("The non-private model uses Λ = 0.001" in c.value for c in at.caption)
+    assert any("The non-private model uses Λ = 1e-05" in c.value for c in at.caption)
     auto = at.dataframe[0].value
     at = _open(seeds=1, lam=1.0)
     assert not at.exception and not at.error
