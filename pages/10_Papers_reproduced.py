@@ -11,6 +11,7 @@ from dpcore.ui.reproduce import (
     checks_markdown,
     comparison_table,
     curve_table,
+    overview_table,
     progress_callback,
     reproduction_figure,
 )
@@ -38,10 +39,32 @@ if entry.epsilon is not None:
     verdict_line(entry.epsilon, what=f"The headline result sits at ε = {entry.epsilon:g}")
 
 store = st.session_state.setdefault("repro.results", {})
+
+
+def overview() -> None:
+    """Every entry at a glance: those run in this session, and a button that runs the rest."""
+    with st.expander("Every paper at a glance"):
+        missing = [n for n in names if (n,) not in store]
+        if missing and st.button(f"Run the {len(missing)} entries not run yet (about a minute in all)",
+                                 key="repro.all"):
+            bar = st.progress(0.0, text="Starting…")
+            for i, n in enumerate(missing):
+                bar.progress(i / len(missing), text=f"{i + 1} / {len(missing)}: {get_reproduction(n).title}")
+                run_guarded(cached_reproduction, n)
+            bar.empty()
+            st.rerun()  # redraw with every result (the selected entry's included)
+        done = {n: store[(n,)] for n in names if (n,) in store}
+        if done:
+            show_frame(overview_table(done), key="repro.overview")
+        else:
+            st.caption("No entry has been run in this session yet.")
+
+
 ran = (name,) in store
 if not ran and not control_area(st).button("Run it live", type="primary", key="repro.run",
                              help="Seeded runs: the same numbers for every visitor, computed once per server."):
     st.info("Press **Run it live** to reproduce this result (a few seconds to a minute on a laptop).")
+    overview()
     st.stop()
 
 bar = st.progress(0.0, text="Starting…")
@@ -54,7 +77,7 @@ held = sum(c.holds for c in result.checks)
 c1, c2, c3 = st.columns(3)
 c1.metric("Checks that hold", f"{held} / {len(result.checks)}")
 c2.metric("Runtime", f"{result.seconds:.1f} s")
-c3.metric("Reproduced", "yes" if result.passed and not result.gap else ("in part" if result.passed else "no"))
+c3.metric("Reproduced", result.reproduced)
 
 fig = reproduction_figure(entry, result)
 if fig is not None:
@@ -65,10 +88,11 @@ show_frame(comparison_table(result), key="repro.table")
 st.markdown("#### What we check")
 st.markdown(checks_markdown(result))
 if result.gap:
-    st.warning(f"**Not reproduced.** {result.gap}")
+    st.warning(result.gap if result.gap.startswith("Not reproduced") else f"**Not reproduced.** {result.gap}")
 with st.expander("The numbers behind the chart"):
     wide = curve_table(result)
     if wide is not None:
         show_frame(wide, key="repro.curve")
 st.caption(f"The same run on the command line: `python -m dpcore reproduce {name}`; every entry at once: "
            "`python bench/reproductions.py`.")
+overview()

@@ -52,8 +52,8 @@ def _print(result, entry) -> None:
     for c in result.checks:
         print(f"  [{'ok' if c.holds else 'FAILS'}] {c.claim}")
     if result.gap:
-        print(f"  not reproduced: {result.gap}")
-    print(f"  ({result.seconds:.1f} s)\n")
+        print(f"  gap: {result.gap}")
+    print(f"  reproduced: {result.reproduced} ({result.seconds:.1f} s)\n")
 
 
 def _run(args) -> int:

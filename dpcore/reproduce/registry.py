@@ -79,6 +79,14 @@ class ReproductionResult:
         """Every check holds."""
         return all(c.holds for c in self.checks)
 
+    @property
+    def reproduced(self) -> str:
+        """"yes" (every check holds, no gap), "in part" (a gap is stated) or "no" (a check fails, or the gap says
+        the headline result is not reproduced)."""
+        if not self.passed or self.gap.startswith("Not reproduced"):
+            return "no"
+        return "in part" if self.gap else "yes"
+
     def to_dict(self) -> dict:
         """A JSON-ready summary (NaN published numbers become None)."""
         def _num(v):
@@ -91,6 +99,7 @@ class ReproductionResult:
             "checks": [{"claim": c.claim, "value": c.value, "holds": c.holds} for c in self.checks],
             "gap": self.gap,
             "passed": self.passed,
+            "reproduced": self.reproduced,
             "seconds": round(self.seconds, 2),
         }
 
@@ -133,6 +142,8 @@ class Reproduction:
         Whether the curve's x axis is logarithmic.
     epsilon : float or None
         The ε of the paper's headline result (the page judges it with the verdict bands).
+    log_y : bool
+        Whether the curve's y axis is logarithmic.
     """
 
     name: str
@@ -147,6 +158,7 @@ class Reproduction:
     run: Callable[[Progress], Outcome] = field(repr=False)
     log_x: bool = True
     epsilon: float | None = None
+    log_y: bool = False
 
     @property
     def cite(self) -> str:

@@ -7,7 +7,7 @@ from typing import Callable
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..reproduce import Reproduction, ReproductionResult, run_reproduction
+from ..reproduce import CODE_TAG, Reproduction, ReproductionResult, run_reproduction
 from . import palette
 from .common import readable_log_ticks, remembered, shared_call
 
@@ -22,8 +22,23 @@ def cached_reproduction(name: str, on_progress: Callable | None = None) -> Repro
         return run_reproduction(name, on_progress=lambda done, total, message: progress(
             {"done": done, "total": total, "message": message}))
 
-    return remembered("repro.results", (name,), lambda: shared_call(("reproduce", name), compute,
+    return remembered("repro.results", (name,), lambda: shared_call(("reproduce", name, CODE_TAG), compute,
                                                                     on_progress=on_progress))
+
+
+def overview_table(results: dict) -> pd.DataFrame:
+    """One row per entry run so far: the paper, what it shows, the checks that hold, and whether it is reproduced."""
+    from ..reproduce import get_reproduction
+
+    rows = []
+    for name, r in results.items():
+        e = get_reproduction(name)
+        held = f"{sum(c.holds for c in r.checks)} / {len(r.checks)}"
+        verdict = r.reproduced + ("" if r.reproduced == "yes" else " (see its gap)")
+        rows.append({"Paper": e.cite, "Result": e.title, "Checks that hold": held, "Reproduced": verdict,
+                     "Run took (s)": round(r.seconds, 1),
+                     "Command": f"python -m dpcore reproduce {name}"})
+    return pd.DataFrame(rows)
 
 
 def progress_callback(bar) -> Callable:
@@ -69,6 +84,9 @@ def reproduction_figure(entry: Reproduction, result: ReproductionResult) -> go.F
     if entry.log_x:
         fig.update_xaxes(type="log")
         readable_log_ticks(fig, "x")
+    if entry.log_y:
+        fig.update_yaxes(type="log")
+        readable_log_ticks(fig, "y")
     return palette.legend_below(fig)
 
 

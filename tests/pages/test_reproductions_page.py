@@ -32,3 +32,22 @@ def test_an_entry_with_a_gap_says_so_and_the_result_stays_when_coming_back():
     at.selectbox(key="repro.name").set_value("abadi2016-accountant").run()
     at.selectbox(key="repro.name").set_value("papernot2017-pate-adult").run()
     assert at.get("plotly_chart")  # kept in the session: no second click
+
+
+def test_every_paper_at_a_glance_runs_the_rest_and_lists_each_with_its_checks(monkeypatch):
+    from dpcore.reproduce import entries, registry
+
+    # the slow entries stand aside here: the table and the button are what is under test (each entry is tested alone)
+    fast = {n: registry.REPRODUCTIONS[n] for n in ("abadi2016-accountant", "su2016-dplloyd", "zhang2012-functional")}
+    monkeypatch.setattr(registry, "REPRODUCTIONS", fast)
+    assert entries  # the entries module registered into the real table before the swap
+    at = page(PATH).run()
+    at.button(key="repro.all").click().run()
+    assert not at.exception
+    table = next(d.value for d in at.dataframe if "Paper" in d.value.columns)
+    assert set(table.Paper) == {"Abadi et al. 2016", "Su et al. 2016", "Zhang et al. 2012"}
+    assert table.set_index("Paper").loc["Zhang et al. 2012", "Reproduced"] == "in part (see its gap)"
+    assert not any("Run the" in b.label for b in at.button)  # nothing left to run
+    assert any(m.label == "Checks that hold" for m in at.metric)  # the selected entry's result is drawn too
+    held, total = table["Checks that hold"].str.split(" / ").str[0], table["Checks that hold"].str.split(" / ").str[1]
+    assert (held == total).all()
