@@ -26,13 +26,48 @@ from typing import Any, Callable, Hashable
 
 from .exceptions import DPValueError
 
-__all__ = ["SharedRuns", "RunCancelled", "default_workers", "shared_runs"]
+__all__ = ["SharedRuns", "RunCancelled", "cap_run_threads", "default_run_threads", "default_workers", "shared_runs"]
 
 #: How often a follower looks for new progress (seconds).
 POLL_SECONDS = 0.2
 _ENV = "DPCORE_RUN_WORKERS"
+_THREADS_ENV = "DPCORE_RUN_THREADS"
 #: a Dask scheduler address: the runs then execute on that cluster (:mod:`dpcore.remote`)
 _SCHEDULER_ENV = "DPCORE_SCHEDULER"
+
+
+def default_run_threads(workers: int) -> int:
+    """Threads each run's torch and BLAS may use: ``DPCORE_RUN_THREADS`` if set, else the cores left after one for
+    the page scripts, shared among the ``workers`` runs (at least one each)."""
+    env = os.environ.get(_THREADS_ENV)
+    if env:
+        try:
+            n = int(env)
+        except ValueError:
+            raise DPValueError(f"{_THREADS_ENV} must be a whole number of threads per run, got {env!r}") from None
+        if n < 1:
+            raise DPValueError(f"{_THREADS_ENV} must be at least 1, got {n}")
+        return n
+    return max(1, ((os.cpu_count() or 2) - 1) // max(1, int(workers)))
+
+
+_thread_limits = None  # threadpoolctl's handle, kept so the BLAS cap stays in force
+
+
+def cap_run_threads(threads: int) -> int:
+    """Cap torch's intra-op threads and the BLAS pools (OpenBLAS, MKL, OpenMP) of this process at ``threads``.
+
+    A server calls it once (:func:`shared_runs`): with W runs at once each using ``threads``, the heavy work
+    stays on ``W * threads`` cores and the page scripts keep the rest. Returns the cap.
+    """
+    global _thread_limits
+    threads = max(1, int(threads))
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    torch.set_num_threads(threads)
+    _thread_limits = threadpool_limits(limits=threads)
+    return threads
 
 
 class RunCancelled(Exception):
@@ -91,6 +126,8 @@ class SharedRuns:
             from .remote import connect
 
             self._client = connect(self.scheduler)
+        #: torch/BLAS threads per run, when this process capped them (:func:`cap_run_threads`); None otherwise
+        self.run_threads: int | None = None
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="dpcore-run")
         self._lock = threading.Lock()
         self._done: OrderedDict[Hashable, Any] = OrderedDict()
@@ -267,4 +304,6 @@ def shared_runs() -> SharedRuns:
 
             root = pathlib.Path(os.environ.get(ENV_VAR) or DEFAULT_ROOT)  # beside the sweeps' cache
             _shared = SharedRuns(scheduler=os.environ.get(_SCHEDULER_ENV) or None, directory=root / "runs")
+            if _shared.scheduler is None:  # the runs share this machine with the page scripts
+                _shared.run_threads = cap_run_threads(default_run_threads(_shared.workers))
         return _shared

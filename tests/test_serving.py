@@ -6,8 +6,9 @@ import time
 
 import pytest
 
+from dpcore import serving
 from dpcore.exceptions import DPValueError
-from dpcore.serving import RunCancelled, SharedRuns, default_workers
+from dpcore.serving import RunCancelled, SharedRuns, cap_run_threads, default_run_threads, default_workers
 
 
 def _counting(value, events=(), gate: threading.Event | None = None, calls: list | None = None):
@@ -153,6 +154,33 @@ def test_workers_come_from_the_environment_or_leave_a_core_free(monkeypatch):
         default_workers()
     monkeypatch.delenv("DPCORE_RUN_WORKERS")
     assert default_workers() >= 1
+
+
+def test_each_run_gets_the_cores_left_after_one_for_the_pages_shared_among_the_workers(monkeypatch):
+    monkeypatch.delenv("DPCORE_RUN_THREADS", raising=False)
+    monkeypatch.setattr(serving.os, "cpu_count", lambda: 8)
+    assert default_run_threads(3) == 2 and default_run_threads(1) == 7 and default_run_threads(7) == 1
+    monkeypatch.setattr(serving.os, "cpu_count", lambda: 2)
+    assert default_run_threads(1) == 1
+    monkeypatch.setenv("DPCORE_RUN_THREADS", "3")
+    assert default_run_threads(1) == 3
+    monkeypatch.setenv("DPCORE_RUN_THREADS", "all")
+    with pytest.raises(DPValueError, match="DPCORE_RUN_THREADS must be a whole number"):
+        default_run_threads(1)
+
+
+def test_capping_run_threads_holds_torch_and_the_blas_pools_to_the_cap():
+    import torch
+    from threadpoolctl import threadpool_info
+
+    before = torch.get_num_threads()
+    try:
+        assert cap_run_threads(1) == 1
+        assert torch.get_num_threads() == 1
+        assert all(pool["num_threads"] == 1 for pool in threadpool_info())
+    finally:
+        torch.set_num_threads(before)
+        serving._thread_limits.restore_original_limits()
 
 
 def test_finished_results_survive_a_restart_and_a_damaged_entry_is_computed_again(tmp_path):

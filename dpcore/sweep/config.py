@@ -29,7 +29,7 @@ from ..validation import check_delta, check_epsilon, check_fraction, check_int
 from .axes import AXES, BUILTIN_AXES, get_axis, normalise_value
 
 #: Bump when a change in dpcore makes earlier cached runs wrong: every cache key includes it.
-CODE_VERSION = 2
+CODE_VERSION = 3  # 3: the non-private ERM model's automatic Λ became 1e-5
 
 #: Non-private counterparts tried, in order, when a learner names no ``baseline``.
 FALLBACK_BASELINES = {"classification": ("non-private", "logreg"), "regression": ("linreg", "non-private")}
