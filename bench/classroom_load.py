@@ -111,7 +111,8 @@ def run_class(browser, sessions: int, distinct: int, timeout: float, *, late_com
             page.get_by_role("button", name="Train", exact=True).click()
         finished: dict[int, float] = {}
         late, late_time = None, None
-        while len(finished) < sessions and time.time() - t0 < timeout:
+        # until every session is done and, when there is one, the late-comer's chart has appeared
+        while (len(finished) < sessions or (late_comer and late_time is None)) and time.time() - t0 < timeout:
             if late_comer and late is None and time.time() - t0 > 5:
                 late, late_start = browser.new_page(viewport={"width": 1280, "height": 900}), time.time()
                 late.set_default_timeout(300_000)
