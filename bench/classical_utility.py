@@ -88,6 +88,19 @@ def ensure_env() -> pathlib.Path:
     return py
 
 
+def run_diffprivlib(py: pathlib.Path, files: list[str], tmp: str) -> list[dict] | None:
+    """Run diffprivlib on the .npz tasks ``files`` with the venv's interpreter ``py``; its rows, or None (stderr
+    printed) when it failed."""
+    script = os.path.join(tmp, "run_dpl.py")
+    pathlib.Path(script).write_text(_DPL_SCRIPT)
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    proc = subprocess.run([str(py), script, *files], capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        print(proc.stderr[-4000:], file=sys.stderr)
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def _standardise(split):
     mu, sd = split.X_train.mean(0), split.X_train.std(0)
     sd = np.where(sd > 0, sd, 1.0)
@@ -145,15 +158,11 @@ def main(argv=None) -> int:
                     f = os.path.join(tmp, f"{kind}_{eps}_{seed}.npz")
                     np.savez(f, kind=kind, eps=eps, seed=seed, **payload)
                     files.append(f)
-        script = os.path.join(tmp, "run_dpl.py")
-        pathlib.Path(script).write_text(_DPL_SCRIPT)
-        env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
-        proc = subprocess.run([str(py), script, *files], capture_output=True, text=True, env=env)
-        if proc.returncode != 0:
-            print(proc.stderr, file=sys.stderr)
+        rows = run_diffprivlib(py, files, tmp)
+        if rows is None:
             return 1
         theirs: dict[tuple[str, float], list[float]] = {}
-        for row in json.loads(proc.stdout.strip().splitlines()[-1]):
+        for row in rows:
             theirs.setdefault((row["kind"], row["eps"]), []).append(row["value"])
 
     labels = {"logreg-private": "breast_cancer logreg, private", "logreg": "breast_cancer logreg, std (leaks)",

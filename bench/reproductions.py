@@ -14,10 +14,8 @@ Exit status 1 when a check fails.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import pathlib
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,7 +39,7 @@ def _fmt(v) -> str:
 
 def diffprivlib_adult() -> dict[float, float] | None:
     """diffprivlib's objective perturbation on our Adult features: mean test accuracy per epsilon (3 seeds)."""
-    from classical_utility import _DPL_SCRIPT, ensure_env
+    from classical_utility import ensure_env, run_diffprivlib
 
     from dpcore.datasets import train_test_split
     from dpcore.datasets.transforms import clip_rows_to_norm
@@ -62,15 +60,11 @@ def diffprivlib_adult() -> dict[float, float] | None:
                 f = os.path.join(tmp, f"adult_{eps}_{seed}.npz")
                 np.savez(f, kind="logreg", eps=eps, seed=seed, Xtr=Xtr, ytr=split.y_train, Xte=Xte, yte=split.y_test)
                 files.append(f)
-        script = os.path.join(tmp, "run_dpl.py")
-        pathlib.Path(script).write_text(_DPL_SCRIPT)
-        env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
-        proc = subprocess.run([str(py), script, *files], capture_output=True, text=True, env=env)
-    if proc.returncode != 0:
-        print(proc.stderr[-2000:], file=sys.stderr)
+        rows = run_diffprivlib(py, files, tmp)
+    if rows is None:
         return None
     out: dict[float, list[float]] = {}
-    for row in json.loads(proc.stdout.strip().splitlines()[-1]):
+    for row in rows:
         out.setdefault(row["eps"], []).append(row["value"])
     return {e: float(np.mean(v)) for e, v in out.items()}
 

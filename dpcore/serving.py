@@ -36,19 +36,25 @@ _THREADS_ENV = "DPCORE_RUN_THREADS"
 _SCHEDULER_ENV = "DPCORE_SCHEDULER"
 
 
+def _count_from_env(name: str, what: str) -> int | None:
+    """The positive whole number in the environment variable ``name`` (None when unset); a clear error otherwise."""
+    env = os.environ.get(name)
+    if not env:
+        return None
+    try:
+        n = int(env)
+    except ValueError:
+        raise DPValueError(f"{name} must be a whole number of {what}, got {env!r}") from None
+    if n < 1:
+        raise DPValueError(f"{name} must be at least 1, got {n}")
+    return n
+
+
 def default_run_threads(workers: int) -> int:
     """Threads each run's torch and BLAS may use: ``DPCORE_RUN_THREADS`` if set, else the cores left after one for
     the page scripts, shared among the ``workers`` runs (at least one each)."""
-    env = os.environ.get(_THREADS_ENV)
-    if env:
-        try:
-            n = int(env)
-        except ValueError:
-            raise DPValueError(f"{_THREADS_ENV} must be a whole number of threads per run, got {env!r}") from None
-        if n < 1:
-            raise DPValueError(f"{_THREADS_ENV} must be at least 1, got {n}")
-        return n
-    return max(1, ((os.cpu_count() or 2) - 1) // max(1, int(workers)))
+    n = _count_from_env(_THREADS_ENV, "threads per run")
+    return n if n is not None else max(1, ((os.cpu_count() or 2) - 1) // max(1, int(workers)))
 
 
 _thread_limits = None  # threadpoolctl's handle, kept so the BLAS cap stays in force
@@ -77,16 +83,8 @@ class RunCancelled(Exception):
 def default_workers() -> int:
     """Runs at once: ``DPCORE_RUN_WORKERS`` if set, else one core fewer than the machine has (at least one),
     so that page scripts keep a core while heavy work runs."""
-    env = os.environ.get(_ENV)
-    if env:
-        try:
-            n = int(env)
-        except ValueError:
-            raise DPValueError(f"{_ENV} must be a whole number of runs at once, got {env!r}") from None
-        if n < 1:
-            raise DPValueError(f"{_ENV} must be at least 1, got {n}")
-        return n
-    return max(1, (os.cpu_count() or 2) - 1)
+    n = _count_from_env(_ENV, "runs at once")
+    return n if n is not None else max(1, (os.cpu_count() or 2) - 1)
 
 
 @dataclass
