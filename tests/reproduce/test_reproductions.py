@@ -42,6 +42,8 @@ def test_each_reproduction_reaches_every_claim_it_prints(name):
 def test_the_published_numbers_printed_are_the_papers():
     abadi = run_reproduction("abadi2016-accountant").table.set_index("quantity").published.dropna().tolist()
     assert abadi == [1.26, 9.34]  # Abadi et al. 2016, Section 3.1: q = 0.01, sigma = 4, T = 10,000
+    mnist = run_reproduction("abadi2016-mnist").table.published.dropna().tolist()
+    assert mnist == [0.90, 0.95, 0.97]  # Abadi et al. 2016, Section 5.2: epsilon 0.5, 2 and 8 at delta 1e-5
     pate = run_reproduction("papernot2017-pate-adult").table.set_index("quantity").published
     assert pate["student test accuracy"] == 0.83 and pate["non-private baseline"] == 0.85
 
