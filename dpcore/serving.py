@@ -13,6 +13,7 @@ that cluster, their progress streamed back (:mod:`dpcore.remote`). Streamlit-fre
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import pathlib
@@ -34,6 +35,17 @@ _ENV = "DPCORE_RUN_WORKERS"
 _THREADS_ENV = "DPCORE_RUN_THREADS"
 #: a Dask scheduler address: the runs then execute on that cluster (:mod:`dpcore.remote`)
 _SCHEDULER_ENV = "DPCORE_SCHEDULER"
+
+
+@functools.lru_cache(maxsize=1)
+def source_digest() -> str:
+    """A digest of every source file of dpcore: it changes with any change to the code that computes a result."""
+    h = hashlib.sha256()
+    root = pathlib.Path(__file__).resolve().parent
+    for path in sorted(root.rglob("*.py")):
+        h.update(path.relative_to(root).as_posix().encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
 
 
 def _count_from_env(name: str, what: str) -> int | None:
@@ -208,11 +220,8 @@ class SharedRuns:
         text = repr(key)
         if " at 0x" in text:  # an object without a stable repr: its address would change with every start
             return None
-        from . import __version__
-        from .sweep.config import CODE_VERSION
-
-        # the same version stamp as the sweeps' cache: a change that makes earlier results wrong bumps it
-        digest = hashlib.sha256(f"{__version__}|{CODE_VERSION}|{text}".encode()).hexdigest()
+        # any change to dpcore's source makes a new name: a restarted server never shows an older code's result
+        digest = hashlib.sha256(f"{source_digest()}|{text}".encode()).hexdigest()
         return self.directory / digest[:2] / f"{digest}.pkl"
 
     def _read(self, key: Hashable) -> tuple[bool, Any]:

@@ -203,6 +203,21 @@ def test_finished_results_survive_a_restart_and_a_damaged_entry_is_computed_agai
     assert len(calls) == 2
 
 
+def test_a_result_on_disk_is_not_shown_once_the_code_has_changed(tmp_path, monkeypatch):
+    calls = []
+
+    def compute(progress):
+        calls.append(1)
+        return len(calls)
+
+    first = SharedRuns(workers=1, directory=tmp_path)
+    assert first.get_or_run(("train", "iris", 0), compute) == (1, "computed")
+    first.close()
+    monkeypatch.setattr(serving, "source_digest", lambda: "another version of dpcore")
+    restarted = SharedRuns(workers=1, directory=tmp_path)
+    assert restarted.get_or_run(("train", "iris", 0), compute) == (2, "computed")
+
+
 def test_inputs_without_a_stable_text_are_kept_in_memory_only(tmp_path):
     runs = SharedRuns(workers=1, directory=tmp_path)
     key = ("train", object())  # its repr holds a memory address, different after a restart

@@ -6,9 +6,7 @@ True
 
 ``python -m dpcore reproduce --list`` lists them; ``python -m dpcore reproduce NAME`` runs one.
 """
-import hashlib
-import pathlib
-
+from ..serving import source_digest
 from . import entries  # noqa: F401  (registers the entries)
 from .registry import (
     REPRODUCTIONS,
@@ -21,19 +19,8 @@ from .registry import (
     run_reproduction,
 )
 
-
-def _code_tag() -> str:
-    """A digest of dpcore's source: it changes with any change to an entry or to a learner it runs."""
-    h = hashlib.sha256()
-    root = pathlib.Path(__file__).resolve().parents[1]
-    for path in sorted(root.rglob("*.py")):
-        h.update(path.relative_to(root).as_posix().encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()[:12]
-
-
 #: Results a server keeps (in memory and on disk) under another tag were computed by other code: never shown.
-CODE_TAG = _code_tag()
+CODE_TAG = source_digest()
 
 __all__ = ["CODE_TAG", "REPRODUCTIONS", "Check", "Outcome", "Reproduction", "ReproductionResult", "get_reproduction",
            "reproduction_names", "run_reproduction"]
