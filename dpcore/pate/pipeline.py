@@ -232,6 +232,30 @@ def train_student(X_queries: np.ndarray, noisy_labels: np.ndarray, *, model: str
     return fit_classifier(model, X_queries, noisy_labels, random_state=child_seed(as_generator(rng)))
 
 
+def _query_history(cfg: PateConfig, scale: float, votes: np.ndarray, correct: np.ndarray,
+                   cb: EpochCallback) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """Epsilon (data-independent, and the data-dependent analysis when asked) and label accuracy along the answered
+    queries; also each query's data-dependent RDP at the order that gives the final epsilon (None when not asked)."""
+    per_query = cum_rdp = None
+    if cfg.data_dependent:
+        per_query = np.array([gnmax_data_dependent_rdp(gnmax_log_q(v, sigma=scale), sigma=scale) for v in votes])
+        cum_rdp = np.cumsum(per_query, axis=0)
+    rows = []
+    for k in _query_grid(cfg.queries):
+        eps_k = pate_epsilon(aggregator=cfg.aggregator, noise_scale=scale, queries=k, delta=cfg.delta,
+                             accountant=cfg.accountant)
+        row = {"epoch": k, "queries": k, "epsilon": eps_k, "label_accuracy": float(np.mean(correct[:k]))}
+        if cum_rdp is not None:
+            row["epsilon_data_dependent"] = float(_rdp.compute_epsilon(RDP_ORDERS, cum_rdp[k - 1], cfg.delta)[0])
+        rows.append(row)
+        cb({"epoch": k, "epochs": cfg.queries, "stage": "queries", "accuracy": row["label_accuracy"], "epsilon": eps_k})
+    at_opt = None
+    if per_query is not None:
+        _, order = _rdp.compute_epsilon(RDP_ORDERS, cum_rdp[-1], cfg.delta)
+        at_opt = per_query[:, int(np.argmin(np.abs(RDP_ORDERS - order)))]
+    return pd.DataFrame(rows), at_opt
+
+
 def _run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCallback | None = None) -> PateResult:
     """The body of :func:`run_pate`."""
     t0 = time.perf_counter()
@@ -275,28 +299,9 @@ def _run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCa
     labels = np.argmax(noisy, axis=1)
     true_q = d.y_public[query_index]
 
-    # accounting along the queries (data-independent), and optionally the data-dependent analysis
-    per_query = None
-    cum_rdp = None
-    if cfg.data_dependent:
-        per_query = np.array([gnmax_data_dependent_rdp(gnmax_log_q(v, sigma=scale), sigma=scale) for v in votes])
-        cum_rdp = np.cumsum(per_query, axis=0)
-    rows = []
-    for k in _query_grid(cfg.queries):
-        eps_k = pate_epsilon(aggregator=cfg.aggregator, noise_scale=scale, queries=k, delta=cfg.delta,
-                             accountant=cfg.accountant)
-        row = {"epoch": k, "queries": k, "epsilon": eps_k, "label_accuracy": float(np.mean(labels[:k] == true_q[:k]))}
-        if cum_rdp is not None:
-            row["epsilon_data_dependent"] = float(_rdp.compute_epsilon(RDP_ORDERS, cum_rdp[k - 1], cfg.delta)[0])
-        rows.append(row)
-        cb({"epoch": k, "epochs": cfg.queries, "stage": "queries", "accuracy": row["label_accuracy"], "epsilon": eps_k})
-    history = pd.DataFrame(rows)
+    history, per_query_at_opt = _query_history(cfg, scale, votes, labels == true_q, cb)
     epsilon = float(history.epsilon.iloc[-1])
-    eps_dd = float(history.epsilon_data_dependent.iloc[-1]) if cum_rdp is not None else None
-    per_query_at_opt = None
-    if per_query is not None:
-        _, order = _rdp.compute_epsilon(RDP_ORDERS, cum_rdp[-1], cfg.delta)
-        per_query_at_opt = per_query[:, int(np.argmin(np.abs(RDP_ORDERS - order)))]
+    eps_dd = float(history.epsilon_data_dependent.iloc[-1]) if cfg.data_dependent else None
 
     # the student: public inputs + noisy labels only
     student = train_student(X_q, labels, model=cfg.student_model, rng=rng)
