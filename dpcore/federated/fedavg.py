@@ -297,26 +297,10 @@ def fedavg_work(config: FedAvgConfig, n: int, n_features: int, n_classes: int) -
                          "memory_bytes": ("hidden", h) if config.model == "mlp" else ("clients", config.clients)})
 
 
-def _train_fedavg(X, y, config, *, X_test, y_test, n_classes, on_epoch) -> FedAvgResult:
-    t0 = time.perf_counter()
-    cfg = config
-    X = check_array(X, "X", ndim=2)
-    y = np.asarray(y, dtype=np.int64)
-    X_test = check_array(X_test, "X_test", ndim=2)
-    y_test = np.asarray(y_test, dtype=np.int64)
-    if y.shape[0] != X.shape[0]:
-        raise DPValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}")
-    k = int(n_classes or max(int(y.max()), int(y_test.max())) + 1)
-    check_work(fedavg_work(cfg, X.shape[0], X.shape[1], k))  # before the schedule or a model exists
-    guard = MemoryGuard(what="this federated run")
-    rng = as_generator(cfg.seed)
-    gen = torch.Generator().manual_seed(child_seed(rng))
-    shards = partition_clients(y, clients=cfg.clients, non_iid=cfg.non_iid, shards_per_client=cfg.shards_per_client,
-                               rng=rng)
-    schedule = _fixed_schedule(cfg, rng)
-    q, N, S = cfg.client_fraction, cfg.clients, cfg.clip_norm
-
-    # privacy parameters and the epsilon after each round: all data-independent
+def _privacy_plan(cfg, schedule: np.ndarray) -> tuple[float | None, np.ndarray, dp_accounting.DpEvent]:
+    """The noise multiplier (calibrated to the target when not given), epsilon after each round and the run's event;
+    they depend on the configuration and the public participation schedule only."""
+    q = cfg.client_fraction
     sigma = cfg.noise_multiplier
     if cfg.mode == "central":
         if sigma is None:
@@ -339,6 +323,57 @@ def _train_fedavg(X, y, config, *, X_test, y_test, n_classes, on_epoch) -> FedAv
     else:
         eps_curve = np.full(cfg.rounds, math.inf)
         event = dp_accounting.NonPrivateDpEvent()
+    return sigma, eps_curve, event
+
+
+def _round_average(cfg, model, theta, Xt, yt, shards, sizes, sampled, sigma, *, rng, gen):
+    """One round's released average update (None when nothing is released), the share of sampled clients whose
+    update was clipped, and the largest update norm a client sent. Each sampled client runs local SGD; DP-FedAvg
+    clips every update to S and the server adds N(0, sigma^2 S^2) to their sum (McMahan et al. 2018), local DP has
+    each client add its own noise, and plain FedAvg weights the updates by client size."""
+    q, N, S = cfg.client_fraction, cfg.clients, cfg.clip_norm
+    if not sampled.size:
+        if cfg.mode == "central":  # nobody sampled: the server still adds its noise
+            return noisy_server_average(torch.zeros_like(theta), clip_norm=S, noise_multiplier=sigma,
+                                        expected_clients=q * N, generator=gen), 0.0, 0.0
+        return None, 0.0, 0.0
+    local = local_sgd(model, theta, Xt, yt, [shards[i] for i in sampled], epochs=cfg.local_epochs,
+                      batch_size=cfg.batch_size, learning_rate=cfg.learning_rate, rng=rng)
+    updates = local - theta[None, :]
+    if cfg.mode == "none":
+        w = torch.as_tensor(sizes[sampled] / sizes[sampled].sum(), dtype=updates.dtype)
+        return (w[:, None] * updates).sum(dim=0), 0.0, float(updates.norm(dim=1).max())
+    clipped, norms = clip_updates(updates, clip_norm=S)
+    clipped_frac = float((norms > S).to(torch.float64).mean())
+    max_sent = float(clipped.norm(dim=1).max())
+    if cfg.mode == "local":
+        if secure_active():  # each client's update released on its own secure grid
+            clipped = torch.stack([secure_gaussian(row, std=sigma * S, sensitivity=S) for row in clipped])
+        else:
+            clipped = clipped + torch.normal(0.0, sigma * S, size=clipped.shape, generator=gen)
+        return clipped.sum(dim=0) / (q * N), clipped_frac, max_sent
+    return noisy_server_average(clipped.sum(dim=0), clip_norm=S, noise_multiplier=sigma, expected_clients=q * N,
+                                generator=gen), clipped_frac, max_sent
+
+
+def _train_fedavg(X, y, config, *, X_test, y_test, n_classes, on_epoch) -> FedAvgResult:
+    t0 = time.perf_counter()
+    cfg = config
+    X = check_array(X, "X", ndim=2)
+    y = np.asarray(y, dtype=np.int64)
+    X_test = check_array(X_test, "X_test", ndim=2)
+    y_test = np.asarray(y_test, dtype=np.int64)
+    if y.shape[0] != X.shape[0]:
+        raise DPValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}")
+    k = int(n_classes or max(int(y.max()), int(y_test.max())) + 1)
+    check_work(fedavg_work(cfg, X.shape[0], X.shape[1], k))  # before the schedule or a model exists
+    guard = MemoryGuard(what="this federated run")
+    rng = as_generator(cfg.seed)
+    gen = torch.Generator().manual_seed(child_seed(rng))
+    shards = partition_clients(y, clients=cfg.clients, non_iid=cfg.non_iid, shards_per_client=cfg.shards_per_client,
+                               rng=rng)
+    schedule = _fixed_schedule(cfg, rng)
+    sigma, eps_curve, event = _privacy_plan(cfg, schedule)  # all data-independent
 
     model = FlatModel(cfg.model, X.shape[1], k, cfg.hidden)
     Xt, yt = torch.tensor(X, dtype=torch.float32), torch.tensor(y)
@@ -349,32 +384,8 @@ def _train_fedavg(X, y, config, *, X_test, y_test, n_classes, on_epoch) -> FedAv
     t_rounds = time.perf_counter()
     for r in range(cfg.rounds):
         sampled = np.flatnonzero(schedule[r])
-        clipped_frac, max_sent = 0.0, 0.0
-        avg = None
-        if sampled.size:
-            local = local_sgd(model, theta, Xt, yt, [shards[i] for i in sampled], epochs=cfg.local_epochs,
-                              batch_size=cfg.batch_size, learning_rate=cfg.learning_rate, rng=rng)
-            updates = local - theta[None, :]
-            if cfg.mode == "none":
-                w = torch.as_tensor(sizes[sampled] / sizes[sampled].sum(), dtype=updates.dtype)
-                avg = (w[:, None] * updates).sum(dim=0)
-                max_sent = float(updates.norm(dim=1).max())
-            else:
-                clipped, norms = clip_updates(updates, clip_norm=S)
-                clipped_frac = float((norms > S).to(torch.float64).mean())
-                max_sent = float(clipped.norm(dim=1).max())
-                if cfg.mode == "local":
-                    if secure_active():  # each client's update released on its own secure grid
-                        clipped = torch.stack([secure_gaussian(row, std=sigma * S, sensitivity=S) for row in clipped])
-                    else:
-                        clipped = clipped + torch.normal(0.0, sigma * S, size=clipped.shape, generator=gen)
-                    avg = clipped.sum(dim=0) / (q * N)
-                else:
-                    avg = noisy_server_average(clipped.sum(dim=0), clip_norm=S, noise_multiplier=sigma,
-                                               expected_clients=q * N, generator=gen)
-        elif cfg.mode == "central":  # nobody sampled: the server still adds its noise
-            avg = noisy_server_average(torch.zeros_like(theta), clip_norm=S, noise_multiplier=sigma,
-                                       expected_clients=q * N, generator=gen)
+        avg, clipped_frac, max_sent = _round_average(cfg, model, theta, Xt, yt, shards, sizes, sampled, sigma,
+                                                     rng=rng, gen=gen)
         step_norm = 0.0
         if avg is not None:
             theta = theta + cfg.server_learning_rate * avg
