@@ -116,6 +116,33 @@ def _fit_predict(X_train, y_train, X_test, *, C: float, max_iter: int) -> tuple[
     return clf.predict(X_test), converged, proba
 
 
+def _privacy_unit(mech, p: Mapping[str, Any], shape: tuple[int, int], *, eps_image: float, image_epsilon: float,
+                  label_epsilon: float, reported: float) -> str:
+    """What the reported epsilon protects, in words: the whole image, or only a pixel / m pixels (then what that
+    amounts to for the whole image), and whether the labels are protected too."""
+    h, w = shape
+    label_share = label_epsilon > 0
+    per_image = p["mechanism"] in ("laplace", "gaussian") and p["budget"] == "image"
+    if per_image:
+        unit = (f"per-image local DP: each training image is released once through {mech.title} with "
+                f"ε = {eps_image:g} for the whole image; " + mech.privacy_unit)
+    elif p["mechanism"] == "dppix":
+        unit = (f"per-{mech.m}-pixel DP only: each training image is released once through {mech.title} with "
+                f"ε = {eps_image:g} per {mech.m} pixel(s); the image as a whole is only "
+                f"ε = h·w·ε/m = {h}·{w}·{eps_image:g}/{mech.m} = {image_epsilon:.4g}-DP (composition over its pixels).")
+    else:
+        how = ("by basic composition" if p["mechanism"] == "laplace"
+               else "at the same δ (analytic Gaussian, whole-image sensitivity)")
+        unit = (f"per-pixel DP only: each training image is released once through {mech.title} with "
+                f"ε = {eps_image:g} per pixel; the image as a whole is only "
+                + (f"ε = h·w·ε = {h}·{w}·{eps_image:g} = {image_epsilon:.4g}" if p["mechanism"] == "laplace"
+                   else f"ε = {image_epsilon:.4g}") + f"-DP {how}. That per-image ε is the one reported.")
+    unit += (f" Labels: randomized response with ε = {label_epsilon:g}; the record (image, label) is "
+             f"ε = {reported:.4g}-DP by basic composition." if label_share
+             else " Labels are used in the clear: NOT protected by the input noise.")
+    return unit
+
+
 def run_noisy_input(split, *, epsilon: float, delta: float, seed: int, params: Mapping[str, Any],
                     on_epoch=None) -> RunResult:
     """Release every training image through an image mechanism, then fit a logistic regression.
@@ -179,24 +206,8 @@ def run_noisy_input(split, *, epsilon: float, delta: float, seed: int, params: M
     image_epsilon = float(mech.image_epsilon((h, w)))
     label_epsilon = epsilon * label_share
     reported = image_epsilon + label_epsilon  # basic composition of image and label releases
-    per_image = p["mechanism"] in ("laplace", "gaussian") and p["budget"] == "image"
-    if per_image:
-        unit = (f"per-image local DP: each training image is released once through {mech.title} with "
-                f"ε = {eps_image:g} for the whole image; " + mech.privacy_unit)
-    elif p["mechanism"] == "dppix":
-        unit = (f"per-{mech.m}-pixel DP only: each training image is released once through {mech.title} with "
-                f"ε = {eps_image:g} per {mech.m} pixel(s); the image as a whole is only "
-                f"ε = h·w·ε/m = {h}·{w}·{eps_image:g}/{mech.m} = {image_epsilon:.4g}-DP (composition over its pixels).")
-    else:
-        how = ("by basic composition" if p["mechanism"] == "laplace"
-               else "at the same δ (analytic Gaussian, whole-image sensitivity)")
-        unit = (f"per-pixel DP only: each training image is released once through {mech.title} with "
-                f"ε = {eps_image:g} per pixel; the image as a whole is only "
-                + (f"ε = h·w·ε = {h}·{w}·{eps_image:g} = {image_epsilon:.4g}" if p["mechanism"] == "laplace"
-                   else f"ε = {image_epsilon:.4g}") + f"-DP {how}. That per-image ε is the one reported.")
-    unit += (f" Labels: randomized response with ε = {label_epsilon:g}; the record (image, label) is "
-             f"ε = {reported:.4g}-DP by basic composition." if label_share > 0
-             else " Labels are used in the clear: NOT protected by the input noise.")
+    unit = _privacy_unit(mech, p, (h, w), eps_image=eps_image, image_epsilon=image_epsilon,
+                         label_epsilon=label_epsilon, reported=reported)
     extras: dict[str, Any] = {
         "privacy_unit": unit,
         "epsilon_requested": float(epsilon),
