@@ -61,8 +61,9 @@ def overview() -> None:
 
 
 ran = (name,) in store
-if not ran and not control_area(st).button("Run it live", type="primary", key="repro.run",
-                             help="Seeded runs: the same numbers for every visitor, computed once per server."):
+slot = control_area(st).empty()  # the button, gone once this entry's result is here
+if not ran and not slot.button("Run it live", type="primary", key="repro.run",
+                               help="Seeded runs: the same numbers for every visitor, computed once per server."):
     st.info("Press **Run it live** to reproduce this result (a few seconds to a minute on a laptop).")
     overview()
     st.stop()
@@ -70,6 +71,7 @@ if not ran and not control_area(st).button("Run it live", type="primary", key="r
 bar = st.progress(0.0, text="Starting…")
 result = run_guarded(cached_reproduction, name, on_progress=progress_callback(bar))
 bar.empty()
+slot.empty()
 if result is None:
     st.stop()
 
