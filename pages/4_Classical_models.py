@@ -8,7 +8,15 @@ import streamlit as st
 
 from dpcore.datasets import REGISTRY, dataset_names
 from dpcore.models.learners import default_preprocess
-from dpcore.ui import epsilon_input, noise_mode_input, page_header, readable_log_ticks, run_guarded, show_table
+from dpcore.ui import (
+    epsilon_input,
+    noise_mode_input,
+    page_header,
+    readable_log_ticks,
+    run_guarded,
+    show_table,
+    show_warnings,
+)
 from dpcore.ui.models import (
     METHOD_NAMES,
     METHOD_SHORT,
@@ -90,6 +98,7 @@ if preprocess == "standardize":
 df = run_guarded(classical_sweep, dataset, learners, model, kernel, lam, epsilons, int(seeds), seed, preprocess,
                  hide_warnings=leak_note)
 if df is not None:
+    show_warnings(df.attrs.get("warnings", ()), hide=leak_note)  # each with the ε at which it was raised
     metric = df.attrs.get("metric", df.columns[3])
     leaky = preprocess == "standardize"
     at1 = df[df.epsilon == 1.0]
@@ -130,6 +139,7 @@ fractions = (0.1, 0.25, 0.5, 0.75, 1.0)
 sz = run_guarded(size_sweep, dataset, learner, model, kernel, lam, float(epsilon), fractions, int(seeds), seed,
                  preprocess, hide_warnings=leak_note)
 if sz is not None:
+    show_warnings(sz.attrs.get("warnings", ()), hide=leak_note)
     metric = sz.attrs.get("metric", "accuracy")
     fig = px.line(sz, x="n_train", y=metric, color="method", line_dash="method", symbol="method", **METHOD_STYLE,
                   error_y="sd" if int(seeds) > 1 else None,

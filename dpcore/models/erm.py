@@ -53,7 +53,8 @@ AUTO_LAMBDA = {"objective": 3.0, "output": 10.0}
 #: Lambda of the non-private model when regularization="auto" (no noise to regularise against, no epsilon to scale
 #: by). Chosen on validation quarters of the training rows of the seven classification datasets (3 splits each):
 #: mean validation accuracy 0.938 at 1e-5 against 0.910 at the former 1e-3, which underfit MNIST 5k (0.852 vs
-#: 0.904) and Adult (0.818 vs 0.845) and so understated what privacy costs; no dataset lost more than 0.02.
+#: 0.904) and Adult (0.818 vs 0.845) and so understated what privacy costs; no dataset lost more than 0.02
+#: (``python bench/erm_regularization.py --nonprivate`` prints the table).
 NONPRIVATE_AUTO_LAMBDA = 1e-5
 
 

@@ -46,27 +46,29 @@ def _mean_metric(learner: str, dataset: str, *, epsilon: float, seeds: Sequence[
     return float(np.mean(vals)), float(np.std(vals))
 
 
-def _sweep(series: Mapping[str, tuple[str, Mapping]], dataset: str, *, epsilons: Sequence[float],
-           seeds: Sequence[int], metric: str, counter: _Counter, delta: float = 1e-5) -> pd.DataFrame:
-    """A tidy curve ``x, value, sd, series``: each labelled (learner, params) at each epsilon."""
+def _curves(progress: Progress, dataset: str, series: Mapping[str, tuple[str, Mapping]],
+            references: Mapping[str, str] | None = None, *, epsilons: Sequence[float], seeds: Sequence[int],
+            metric: str) -> tuple[pd.DataFrame, dict[str, float]]:
+    """Each labelled (learner, params) of ``series`` at each epsilon, mean and spread over ``seeds``, then each
+    non-private or trivial learner of ``references`` once (a flat line, ``reference`` True). Returns the tidy curve
+    ``x, value, sd, series, reference`` and the references' values by label."""
+    references = dict(references or {})
+    c = _Counter(progress, (len(series) * len(epsilons) + len(references)) * len(seeds))
     rows = []
     for label, (learner, params) in series.items():
         for e in epsilons:
-            m, sd = _mean_metric(learner, dataset, epsilon=e, seeds=seeds, metric=metric, params=params,
-                                 delta=delta, counter=counter)
-            rows.append({"x": float(e), "value": m, "sd": sd, "series": label})
-    return pd.DataFrame(rows)
+            m, sd = _mean_metric(learner, dataset, epsilon=e, seeds=seeds, metric=metric, params=params, counter=c)
+            rows.append({"x": float(e), "value": m, "sd": sd, "series": label, "reference": False})
+    refs = {label: _mean_metric(learner, dataset, epsilon=1.0, seeds=seeds, metric=metric, counter=c)[0]
+            for label, learner in references.items()}
+    rows += [{"x": float(e), "value": v, "sd": 0.0, "series": label, "reference": True}
+             for label, v in refs.items() for e in epsilons]
+    return pd.DataFrame(rows), refs
 
 
 def _at(curve: pd.DataFrame, series: str, x: float) -> float:
     row = curve[(curve.series == series) & np.isclose(curve.x, x)]
     return float(row.value.iloc[0])
-
-
-def _flat(curve: pd.DataFrame, label: str, value: float, epsilons: Sequence[float]) -> pd.DataFrame:
-    """A horizontal reference line (non-private, majority) on the same x grid."""
-    return pd.concat([curve, pd.DataFrame({"x": list(map(float, epsilons)), "value": value, "sd": 0.0,
-                                           "series": label})], ignore_index=True)
 
 
 def _table(rows: Sequence[tuple[str, float, float]]) -> pd.DataFrame:
@@ -157,11 +159,10 @@ MNIST_EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0)
 
 def _run_abadi_mnist(progress: Progress) -> Outcome:
     seeds = (0, 1, 2)
-    c = _Counter(progress, len(MNIST_EPSILONS) * len(seeds) + len(seeds))
-    curve = _sweep({"DP-SGD (app preset)": ("dpsgd", {})}, "mnist5k", epsilons=MNIST_EPSILONS, seeds=seeds,
-                   metric="accuracy", counter=c)
-    nonpriv, _ = _mean_metric("non-private", "mnist5k", epsilon=1.0, seeds=seeds, metric="accuracy", counter=c)
-    curve = _flat(curve, "non-private network (same model)", nonpriv, MNIST_EPSILONS)
+    curve, refs = _curves(progress, "mnist5k", {"DP-SGD (app preset)": ("dpsgd", {})},
+                          {"non-private network (same model)": "non-private"}, epsilons=MNIST_EPSILONS, seeds=seeds,
+                          metric="accuracy")
+    nonpriv = refs["non-private network (same model)"]
     ours = {e: _at(curve, "DP-SGD (app preset)", e) for e in MNIST_EPSILONS}
     table = _table([(f"test accuracy at ε = {e:g}, δ = 1e-5", MNIST_PUBLISHED.get(e, NaN), ours[e])
                     for e in MNIST_EPSILONS] + [("test accuracy, non-private (same model)", NaN, nonpriv)])
@@ -206,12 +207,10 @@ def _run_chaudhuri(progress: Progress) -> Outcome:
         "output perturbation, Huber SVM": ("erm-output", {"model": "svm"}),
     }
     seeds = CHAUDHURI_SEEDS
-    c = _Counter(progress, len(series) * len(CHAUDHURI_EPSILONS) * len(seeds) + 2 * len(seeds))
-    curve = _sweep(series, "adult", epsilons=CHAUDHURI_EPSILONS, seeds=seeds, metric="accuracy", counter=c)
-    nonpriv, _ = _mean_metric("logreg", "adult", epsilon=1.0, seeds=seeds, metric="accuracy", counter=c)
-    majority, _ = _mean_metric("majority", "adult", epsilon=1.0, seeds=seeds, metric="accuracy", counter=c)
-    curve = _flat(_flat(curve, "non-private logistic regression", nonpriv, CHAUDHURI_EPSILONS),
-                  "majority class", majority, CHAUDHURI_EPSILONS)
+    curve, refs = _curves(progress, "adult", series, {"non-private logistic regression": "logreg",
+                                                      "majority class": "majority"},
+                          epsilons=CHAUDHURI_EPSILONS, seeds=seeds, metric="accuracy")
+    nonpriv, majority = refs["non-private logistic regression"], refs["majority class"]
     table = _table([(f"test accuracy at ε = 1, {s}", NaN, _at(curve, s, 1.0)) for s in series]
                    + [("test accuracy, non-private logistic regression", NaN, nonpriv),
                       ("test accuracy, majority class", NaN, majority)])
@@ -345,12 +344,10 @@ def _run_functional(progress: Progress) -> Outcome:
     seeds = (0, 1, 2, 3, 4)
     series = {"functional mechanism (ε-DP)": ("functional-mechanism", {}),
               "sufficient statistics, AdaSSP ((ε, δ)-DP)": ("ssp", {})}
-    c = _Counter(progress, len(series) * len(REGRESSION_EPSILONS) * len(seeds) + 2 * len(seeds))
-    curve = _sweep(series, "diabetes", epsilons=REGRESSION_EPSILONS, seeds=seeds, metric="mse", counter=c)
-    linreg, _ = _mean_metric("linreg", "diabetes", epsilon=1.0, seeds=seeds, metric="mse", counter=c)
-    mean, _ = _mean_metric("mean", "diabetes", epsilon=1.0, seeds=seeds, metric="mse", counter=c)
-    curve = _flat(_flat(curve, "non-private least squares", linreg, REGRESSION_EPSILONS), "mean predictor", mean,
-                  REGRESSION_EPSILONS)
+    curve, refs = _curves(progress, "diabetes", series, {"non-private least squares": "linreg",
+                                                         "mean predictor": "mean"},
+                          epsilons=REGRESSION_EPSILONS, seeds=seeds, metric="mse")
+    linreg, mean = refs["non-private least squares"], refs["mean predictor"]
     fm = "functional mechanism (ε-DP)"
     table = _table([(f"test MSE at ε = {e:g}, functional mechanism", NaN, _at(curve, fm, e))
                     for e in (0.1, 1.0, 10.0, 30.0)]
@@ -395,10 +392,9 @@ _REPORT = "Zhang 2021, CSDS440 final report (Case Western Reserve University)"
 def _run_iris_networks(progress: Progress) -> Outcome:
     seeds = (0, 1, 2, 3, 4)
     series = {"DP-SGD": ("dpsgd", {}), "Laplace on the softmax output (ε per answer)": ("output-perturbation", {})}
-    c = _Counter(progress, len(series) * len(IRIS_EPSILONS) * len(seeds) + len(seeds))
-    curve = _sweep(series, "iris", epsilons=IRIS_EPSILONS, seeds=seeds, metric="accuracy", counter=c)
-    nonpriv, _ = _mean_metric("non-private", "iris", epsilon=1.0, seeds=seeds, metric="accuracy", counter=c)
-    curve = _flat(curve, "non-private network", nonpriv, IRIS_EPSILONS)
+    curve, refs = _curves(progress, "iris", series, {"non-private network": "non-private"}, epsilons=IRIS_EPSILONS,
+                          seeds=seeds, metric="accuracy")
+    nonpriv = refs["non-private network"]
     lap = "Laplace on the softmax output (ε per answer)"
     table = _table([(f"test accuracy at ε = {e:g}, DP-SGD", NaN, _at(curve, "DP-SGD", e)) for e in (1.0, 10.0)]
                    + [(f"test accuracy at ε = {e:g}, Laplace output perturbation", NaN, _at(curve, lap, e))
@@ -434,10 +430,9 @@ register(Reproduction(
 def _run_iris_kmeans(progress: Progress) -> Outcome:
     seeds = (0, 1, 2, 3, 4)
     series = {"DPLloyd": ("dplloyd", {}), "input perturbation": ("input-perturbation", {})}
-    c = _Counter(progress, len(series) * len(IRIS_EPSILONS) * len(seeds) + len(seeds))
-    curve = _sweep(series, "iris", epsilons=IRIS_EPSILONS, seeds=seeds, metric="accuracy", counter=c)
-    lloyd, _ = _mean_metric("lloyd", "iris", epsilon=1.0, seeds=seeds, metric="accuracy", counter=c)
-    curve = _flat(curve, "Lloyd (non-private)", lloyd, IRIS_EPSILONS)
+    curve, refs = _curves(progress, "iris", series, {"Lloyd (non-private)": "lloyd"}, epsilons=IRIS_EPSILONS,
+                          seeds=seeds, metric="accuracy")
+    lloyd = refs["Lloyd (non-private)"]
     table = _table([(f"accuracy at ε = {e:g}, DPLloyd", NaN, _at(curve, "DPLloyd", e)) for e in (1.0, 10.0)]
                    + [(f"accuracy at ε = {e:g}, input perturbation", NaN, _at(curve, "input perturbation", e))
                       for e in (1.0, 100.0)]
@@ -474,10 +469,9 @@ LABEL_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
 def _run_label_dp(progress: Progress) -> Outcome:
     seeds = (0, 1)
     series = {"Laplace on one-hot labels": ("label-dp-laplace", {})}
-    c = _Counter(progress, len(LABEL_EPSILONS) * len(seeds) + len(seeds))
-    curve = _sweep(series, "mnist5k", epsilons=LABEL_EPSILONS, seeds=seeds, metric="accuracy", counter=c)
-    nonpriv, _ = _mean_metric("non-private", "mnist5k", epsilon=1.0, seeds=seeds, metric="accuracy", counter=c)
-    curve = _flat(curve, "non-private network", nonpriv, LABEL_EPSILONS)
+    curve, refs = _curves(progress, "mnist5k", series, {"non-private network": "non-private"},
+                          epsilons=LABEL_EPSILONS, seeds=seeds, metric="accuracy")
+    nonpriv = refs["non-private network"]
     s = "Laplace on one-hot labels"
     table = _table([(f"test accuracy at ε = {e:g}", NaN, _at(curve, s, e)) for e in LABEL_EPSILONS]
                    + [("test accuracy, non-private network", NaN, nonpriv)])
@@ -517,8 +511,7 @@ def _run_features(progress: Progress) -> Outcome:
     seeds = (0, 1)
     series = {"DP-SGD on HOG features (linear)": ("dpsgd", {"model": "linear", "features": "hog"}),
               "DP-SGD on raw pixels (linear)": ("dpsgd", {"model": "linear", "features": "pixels"})}
-    c = _Counter(progress, len(series) * len(FEATURE_EPSILONS) * len(seeds))
-    curve = _sweep(series, "mnist5k", epsilons=FEATURE_EPSILONS, seeds=seeds, metric="accuracy", counter=c)
+    curve, _ = _curves(progress, "mnist5k", series, epsilons=FEATURE_EPSILONS, seeds=seeds, metric="accuracy")
     hog, px = series
     table = _table([(f"test accuracy at ε = {e:g}, {name}", NaN, _at(curve, name, e))
                     for e in (1.0, 3.0) for name in (hog, px)])

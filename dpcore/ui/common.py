@@ -294,9 +294,11 @@ def show_table(df, *, key: str, labels: dict | None = None, digits: int = 4, dro
 
 
 def show_warnings(caught, *, hide: tuple[str, ...] = ()) -> None:
+    """``st.warning`` once per distinct message of ``caught`` (recorded warnings or plain strings), except those
+    starting with one of ``hide`` (which the page says in its own words)."""
     seen = set()
     for w in caught:
-        msg = str(w.message)
+        msg = str(getattr(w, "message", w))
         if msg not in seen and not msg.startswith(tuple(hide)):
             seen.add(msg)
             st.warning(msg)

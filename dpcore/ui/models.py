@@ -1,6 +1,8 @@
 """Cached wrappers for the Clustering and Classical-models pages (numpy/pandas out, so st.cache_data can pickle)."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -236,6 +238,45 @@ def _scored_against(task: str) -> tuple[str, str, str]:
     return "r2", "linreg", "mean"
 
 
+class _RunWarnings:
+    """The warnings of a chart's many runs, one per message, with where on the x axis each was raised.
+
+    A sweep of 6 epsilons x 2 seeds may warn "no more accurate than the most common class" at epsilon = 0.1 only;
+    said once without its epsilon, the warning sits above a chart whose headline (epsilon = 1) is fine. Kept in the
+    returned frame's ``attrs["warnings"]`` so a cached chart shows them too (``st.cache_data`` replays no warnings).
+    """
+
+    def __init__(self, x_name: str, seeds: int):
+        self.x_name, self.seeds, self.found, self.xs = x_name, seeds, {}, set()
+
+    def run(self, x, name: str, split, *, seed: int, **kwargs):
+        """``run_learner(name, split, seed=seed, **kwargs)`` with its warnings recorded against ``x`` (None: the
+        run does not depend on x)."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = run_learner(name, split, seed=seed, **kwargs)
+        self.xs.add(x)
+        for w in caught:
+            msg = str(w.message)
+            title = METHOD_NAMES.get(name, name)
+            for own in (f"{name} ", f"{name}'s "):  # the registry id reads as the method's name on the page
+                if msg.startswith(own):
+                    msg = title + msg[len(name):]
+            self.found.setdefault(msg, {}).setdefault(x, set()).add(seed)
+        return out
+
+    def messages(self) -> list[str]:
+        out = []
+        for msg, where in self.found.items():
+            if None in where or (set(where) == self.xs - {None} and all(len(s) == self.seeds for s in where.values())):
+                out.append(msg)  # everywhere: no place to name
+                continue
+            at = ", ".join(f"{x:g}" + (f" ({len(s)} of {self.seeds} seeds)" if len(s) < self.seeds else "")
+                           for x, s in sorted(where.items()))
+            out.append(f"At {self.x_name} = {at}: {msg}")
+        return out
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
 def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel: str, regularization: float | str,
                     epsilons: tuple[float, ...], seeds: int, seed: int | None,
@@ -245,18 +286,18 @@ def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel:
     with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
         ds = load_dataset(dataset)
         metric, base, trivial = _scored_against(ds.task)
-        rows = []
+        rows, said = [], _RunWarnings("ε", seeds)
         for s in range(seed, seed + seeds):
             split = train_test_split(ds, seed=s)
             for name in learners:
                 for eps in epsilons:
-                    res = run_learner(name, split, epsilon=eps, seed=s,
-                                      params=_classical_params(name, model, kernel, regularization, preprocess))
+                    res = said.run(eps, name, split, epsilon=eps, seed=s,
+                                   params=_classical_params(name, model, kernel, regularization, preprocess))
                     rows.append({"method": METHOD_NAMES.get(name, name), "private": True, "epsilon": eps, "seed": s,
                                  "value": res.metrics[metric]})
             for name in (base, trivial):
                 params = _classical_params(name, model, kernel, regularization, preprocess)
-                res = run_learner(name, split, seed=s, params=params)
+                res = said.run(None, name, split, seed=s, params=params)
                 for eps in epsilons:
                     rows.append({"method": METHOD_NAMES.get(name, name), "private": False, "epsilon": eps, "seed": s,
                                  "value": res.metrics[metric]})
@@ -264,6 +305,7 @@ def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel:
         out = df.groupby(["method", "private", "epsilon"], as_index=False, sort=False).agg(
             value=("value", "mean"), sd=("value", "std"))
         out.attrs["metric"] = metric
+        out.attrs["warnings"] = said.messages()
         return out.rename(columns={"value": metric})
 
 
@@ -316,7 +358,7 @@ def size_sweep(dataset: str, learner: str, model: str, kernel: str, regularizati
     with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
         ds = load_dataset(dataset)
         metric, base, trivial = _scored_against(ds.task)
-        rows, skipped = [], {}
+        rows, skipped, said = [], {}, _RunWarnings("training rows", seeds)
         for s in range(seed, seed + seeds):
             split = train_test_split(ds, seed=s)
             for f in fractions:
@@ -324,8 +366,9 @@ def size_sweep(dataset: str, learner: str, model: str, kernel: str, regularizati
                 for name in (learner, base, trivial):
                     try:
                         budget = {"epsilon": epsilon} if name == learner else {}
-                        res = run_learner(name, split, seed=s, train_fraction=f, **budget,
-                                          params=_classical_params(name, model, kernel, regularization, preprocess))
+                        res = said.run(n if name == learner else None, name, split, seed=s, train_fraction=f,
+                                       **budget, params=_classical_params(name, model, kernel, regularization,
+                                                                          preprocess))
                     except DPCoreError as exc:
                         skipped.setdefault((METHOD_NAMES.get(name, name), n), str(exc))
                         continue
@@ -338,4 +381,5 @@ def size_sweep(dataset: str, learner: str, model: str, kernel: str, regularizati
             value=("value", "mean"), sd=("value", "std"), runs=("value", "size"))
         out.attrs["skipped"] = [{"method": m, "n_train": n, "reason": r} for (m, n), r in sorted(skipped.items())]
         out.attrs["metric"] = metric
+        out.attrs["warnings"] = said.messages()
         return out.rename(columns={"value": metric})

@@ -7,12 +7,9 @@ from typing import Callable
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..reproduce import CODE_TAG, Reproduction, ReproductionResult, run_reproduction
+from ..reproduce import Reproduction, ReproductionResult, run_reproduction
 from . import palette
 from .common import readable_log_ticks, remembered, shared_call
-
-#: Series drawn as grey dashed reference lines rather than as results.
-REFERENCE_WORDS = ("non-private", "majority", "mean predictor", "Lloyd (non-private)")
 
 
 def cached_reproduction(name: str, on_progress: Callable | None = None) -> ReproductionResult:
@@ -22,7 +19,7 @@ def cached_reproduction(name: str, on_progress: Callable | None = None) -> Repro
         return run_reproduction(name, on_progress=lambda done, total, message: progress(
             {"done": done, "total": total, "message": message}))
 
-    return remembered("repro.results", (name,), lambda: shared_call(("reproduce", name, CODE_TAG), compute,
+    return remembered("repro.results", (name,), lambda: shared_call(("reproduce", name), compute,
                                                                     on_progress=on_progress))
 
 
@@ -50,10 +47,6 @@ def progress_callback(bar) -> Callable:
     return cb
 
 
-def _is_reference(series: str) -> bool:
-    return any(w in series for w in REFERENCE_WORDS)
-
-
 def reproduction_figure(entry: Reproduction, result: ReproductionResult) -> go.Figure | None:
     """The curve behind the entry: one line per method (error bars over seeds), references dashed grey."""
     curve = result.curve
@@ -63,7 +56,7 @@ def reproduction_figure(entry: Reproduction, result: ReproductionResult) -> go.F
     i = refs = 0
     for series, df in curve.groupby("series", sort=False):
         df = df.sort_values("x")
-        if _is_reference(str(series)):  # grey, each reference with its own dash
+        if "reference" in df and df["reference"].any():  # grey, each reference with its own dash
             fig.add_trace(go.Scatter(x=df.x, y=df.value, name=str(series), mode="lines",
                                      line=dict(color=palette.GREY, dash=("dash", "dot", "dashdot")[refs % 3],
                                                width=2)))

@@ -127,3 +127,13 @@ def test_regression_shows_gaussian_ssp_beside_the_functional_mechanism_with_its_
     at.selectbox(key="classical.size_learner").set_value("ssp").run()
     assert not at.exception
     assert any("Gaussian noise on X^T X" in c.value for c in at.caption)
+
+
+def test_a_weak_model_warning_names_the_epsilon_it_came_from_also_when_the_chart_is_cached():
+    # breast cancer, 2 seeds: objective perturbation does no better than "benign" for one seed at ε = 0.1 only;
+    # the headline at ε = 1 is fine, so the warning must say where it applies
+    for _ in range(2):  # the second visitor reads the chart from the cache
+        at = _open()
+        texts = [w.value for w in at.warning if "most common training class" in w.value]
+        assert texts and all(t.startswith("At ε = 0.1 (1 of 2 seeds): Objective perturbation (Alg. 2) is no more")
+                             for t in texts), texts

@@ -16,7 +16,7 @@ from dpcore.reproduce.registry import at_least, at_most
 NAMES = reproduction_names()
 
 
-def test_the_papers_the_issue_names_are_all_there():
+def test_every_paper_the_app_builds_on_has_an_entry():
     cites = {get_reproduction(n).cite for n in NAMES}
     assert {"Abadi et al. 2016", "Chaudhuri et al. 2011", "Papernot et al. 2017", "Zhang et al. 2012",
             "Su et al. 2016", "Tramèr & Boneh 2021", "Lau Hansen 2023", "Zhang 2021"} <= cites
@@ -46,6 +46,13 @@ def test_the_published_numbers_printed_are_the_papers():
     assert mnist == [0.90, 0.95, 0.97]  # Abadi et al. 2016, Section 5.2: epsilon 0.5, 2 and 8 at delta 1e-5
     pate = run_reproduction("papernot2017-pate-adult").table.set_index("quantity").published
     assert pate["student test accuracy"] == 0.83 and pate["non-private baseline"] == 0.85
+
+
+def test_non_private_and_trivial_lines_are_marked_as_references_and_flat():
+    curve = run_reproduction("su2016-dplloyd").curve
+    refs = curve[curve.reference]
+    assert set(refs.series) == {"Lloyd (non-private)"} and refs.value.nunique() == 1
+    assert set(curve[~curve.reference].series) == {"DPLloyd", "input perturbation"}
 
 
 def test_an_accountant_that_doubles_epsilon_fails_the_abadi_claims(monkeypatch):
