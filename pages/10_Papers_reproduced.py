@@ -90,7 +90,8 @@ show_frame(comparison_table(result), key="repro.table")
 st.markdown("#### What we check")
 st.markdown(checks_markdown(result))
 if result.gap:
-    st.warning(result.gap if result.gap.startswith("Not reproduced") else f"**Not reproduced.** {result.gap}")
+    st.warning(result.gap if result.gap.startswith("Not reproduced") else
+               f"**{'Reproduced in part' if result.reproduced == 'in part' else 'Not reproduced'}.** {result.gap}")
 with st.expander("The numbers behind the chart"):
     wide = curve_table(result)
     if wide is not None:

@@ -23,7 +23,10 @@ from dpcore.ui.common import majority_accuracy
 from dpcore.ui.links import stop_page
 from dpcore.ui.pate import (
     AGGREGATOR_LABELS,
+    FEATURE_LABELS,
+    MODEL_LABELS,
     PRIVACY_MODES,
+    QUERY_MODE_LABELS,
     START_DATASET,
     cached_epsilon_sweep,
     cached_pate,
@@ -63,10 +66,20 @@ with control_area(st.sidebar).form("pate.form"):
     st.header("PATE settings")
     ds = dataset_picker("pate.dataset", task="classification", allow_upload=False, default=START_DATASET, container=st)
     agg = st.radio("Aggregator", list(AGGREGATOR_LABELS), format_func=AGGREGATOR_LABELS.get, key="pate.agg")
-    teachers = st.number_input("Teachers", 1, 1000, DEFAULTS["teachers"], key="pate.teachers",
+    # the sizes' defaults follow the dataset (the learner's rule; the command line uses the same)
+    DEFAULTS = page_defaults(ds.name) if ds is not None else DEFAULTS
+    at = ds.name if ds is not None else START_DATASET
+    teachers = st.number_input("Teachers", 1, 1000, DEFAULTS["teachers"], key=f"pate.teachers.{at}",
                                help="More teachers: bigger vote gaps, but less data each.")
-    queries = st.number_input("Queries answered", 1, 5000, DEFAULTS["queries"], key="pate.queries",
-                              help="Public examples labelled by the noisy vote; each one spends privacy.")
+    query_mode = st.radio("Each query labels", list(QUERY_MODE_LABELS), format_func=QUERY_MODE_LABELS.get,
+                          index=list(QUERY_MODE_LABELS).index(DEFAULTS["query_mode"]), key=f"pate.query_mode.{at}",
+                          help="One example: the student learns the answered examples only. One cluster: the public "
+                               "pool is cut into k-means clusters (public data, no privacy cost), every teacher votes "
+                               "once per cluster for the class it predicts most there, and the student learns every "
+                               "public example with its cluster's noisy label. Each query costs the same either way.")
+    queries = st.number_input("Queries answered", 1, 5000, DEFAULTS["queries"], key=f"pate.queries.{at}",
+                              help="Public examples (or clusters) labelled by the noisy vote; each one spends "
+                                   "privacy.")
     eps = epsilon_input("pate.eps", default=DEFAULTS["epsilon"], container=key_slot, label="Target ε for all queries",
                         disabled=mode != "target ε",
                         help="Privacy budget: smaller is more private. Used when privacy is set by target ε.")
@@ -77,8 +90,19 @@ with control_area(st.sidebar).form("pate.form"):
     delta = delta_input("pate.delta", container=st)
     public = st.slider("Public share of the training part", 0.05, 0.5, DEFAULTS["public_fraction"], 0.05,
                        key="pate.public")
-    model = st.selectbox("Teacher and student model", ["logreg", "mlp"], key="pate.model",
-                         format_func={"logreg": "Logistic regression", "mlp": "Small neural network"}.get)
+    features = "pixels"
+    if ds is not None and ds.is_image:
+        features = st.radio("Features (teachers and student)", list(FEATURE_LABELS), format_func=FEATURE_LABELS.get,
+                            index=list(FEATURE_LABELS).index(DEFAULTS["features"]), key=f"pate.features.{at}",
+                            horizontal=True, help="HOG: histograms of oriented gradients, computed from each image "
+                                                  "alone (no privacy cost); they make few-row teachers much better.")
+    teacher_model = st.selectbox("Teacher model", list(MODEL_LABELS), key="pate.teacher_model",
+                                 index=list(MODEL_LABELS).index(DEFAULTS["teacher_model"]),
+                                 format_func=MODEL_LABELS.get,
+                                 help="Nearest neighbour stays useful on the few rows each teacher holds.")
+    student_model = st.selectbox("Student model", list(MODEL_LABELS), key="pate.student_model",
+                                 index=list(MODEL_LABELS).index(DEFAULTS["student_model"]),
+                                 format_func=MODEL_LABELS.get)
     dd = st.checkbox("Also show the DATA-DEPENDENT ε (GNMax)", False, key="pate.dd",
                      help="Papernot 2018 Thm 6: cheaper when teachers agree, but it depends on the private votes "
                           "and is not itself private (smooth sensitivity not implemented).")
@@ -91,7 +115,8 @@ if ds is None:
 cfg = run_guarded(PateConfig, aggregator=agg, teachers=int(teachers), queries=int(queries),
                   noise_scale=float(noise) if mode == "noise scale" else None,
                   target_epsilon=float(eps) if mode == "target ε" else None, delta=float(delta),
-                  public_fraction=float(public), teacher_model=model, student_model=model,
+                  public_fraction=float(public), teacher_model=teacher_model, student_model=student_model,
+                  features=features, query_mode=query_mode,
                   data_dependent=bool(dd and agg == "gnmax"), baseline=True, seed=seed or 0,
                   secure=seed is None)
 if cfg is None:
@@ -124,7 +149,8 @@ c[0].metric("Mean teacher accuracy", f"{res.teacher_mean_accuracy:.3f}")
 c[1].metric("Noiseless vote accuracy", f"{res.ensemble_accuracy:.3f}")
 c[2].metric("Noisy-label accuracy", f"{res.label_accuracy:.3f}")
 c[3].metric("Student accuracy", f"{res.student_accuracy:.3f}")
-c[4].metric("Non-private model", f"{res.nonprivate_accuracy:.3f}")
+c[4].metric("Non-private model", f"{res.nonprivate_accuracy:.3f}",
+             help="The student's model trained on all private data with their true labels: no privacy.")
 st.markdown("Accuracy: the fraction of the test part predicted correctly."
             + (f" **Chance level** (always the most common class): **{chance:.3f}**." if chance is not None else ""))
 if agg == "lnmax":
@@ -136,12 +162,17 @@ st.plotly_chart(split_figure(res), width="stretch")
 show_table(split_table(res), key="pate.split")
 
 st.header("2 · One query: the teachers' votes and the noisy winner")
-i = st.slider("Answered query #", 0, cfg.queries - 1, 0, key="pate.example")
+i = st.slider("Answered query #", 0, len(res.votes) - 1, 0, key="pate.example")
 left, right = st.columns([1, 4])
 img = example_image(ds, res, i, cfg.seed)
+clustered = cfg.query_mode == "clusters"
 if img is not None:
-    left.image(img, clamp=True, width=140, caption="the public input",
+    left.image(img, clamp=True, width=140,
+               caption="the cluster's most central example" if clustered else "the public input",
                alt=f"The public input of query {i}, the picture the teachers vote on")
+if clustered:
+    left.markdown(f"This query is a cluster of **{res.cluster_sizes[i]}** public examples; each teacher's one vote "
+                  "is the class it predicts most often among them.")
 left.markdown(f"Vote gap between the top two classes: **{sorted(res.votes[i])[-1] - sorted(res.votes[i])[-2]}** "
               f"votes; noise std ≈ {res.noise_scale * (1 if agg == 'gnmax' else math.sqrt(2)):.3g}. "
               "Noise can push a count below zero: a noisy count is not a number of teachers, only which "

@@ -12,6 +12,7 @@ from .aggregation import (
     HISTOGRAM_L2_SENSITIVITY,
     GNMax,
     LNMax,
+    cluster_votes,
     make_aggregator,
     vote_histogram,
 )
@@ -24,11 +25,12 @@ from .analysis import (
     pate_epsilon,
     pate_event,
 )
-from .pipeline import PateConfig, PateData, PateResult, pate_split, run_pate, train_student
+from .pipeline import FEATURES, QUERY_MODES, PateConfig, PateData, PateResult, pate_split, run_pate, train_student
 from .teachers import MODELS, partition_indices, train_teachers
 
 __all__ = [
     "AGGREGATORS",
+    "FEATURES",
     "HISTOGRAM_L1_SENSITIVITY",
     "HISTOGRAM_L2_SENSITIVITY",
     "GNMax",
@@ -37,7 +39,9 @@ __all__ = [
     "PateConfig",
     "PateData",
     "PateResult",
+    "QUERY_MODES",
     "calibrate_noise_scale",
+    "cluster_votes",
     "data_dependent_epsilon",
     "data_independent_rdp_epsilon",
     "gnmax_data_dependent_rdp",

@@ -78,6 +78,46 @@ def vote_histogram(predictions, n_classes: int) -> np.ndarray:
     return votes
 
 
+def cluster_votes(predictions, assignment, n_clusters: int, n_classes: int) -> np.ndarray:
+    """Count the teachers' votes when each query is a cluster of public examples.
+
+    Every teacher casts ONE vote per cluster: the class it predicts most often over the cluster's members (ties
+    to the smaller class index). Changing one teacher's partition changes that teacher's predictions only, so it
+    moves at most one vote of each cluster, as with one example per query: the aggregators' sensitivity, and so
+    their accounting, are unchanged.
+
+    Parameters
+    ----------
+    predictions : array of int, shape (n_teachers, n_rows)
+        Each teacher's class on every public row.
+    assignment : array of int, shape (n_rows,)
+        The cluster of every row, in ``[0, n_clusters)``.
+    n_clusters, n_classes : int
+
+    Returns
+    -------
+    ndarray of int64, shape (n_clusters, n_classes)
+
+    Examples
+    --------
+    >>> cluster_votes([[0, 0, 1, 1], [0, 1, 1, 1], [2, 2, 2, 1]], [0, 0, 1, 1], 2, 3).tolist()
+    [[2, 0, 1], [0, 3, 0]]
+    """
+    p = np.asarray(predictions)
+    a = np.asarray(assignment)
+    n_clusters = check_int(n_clusters, "n_clusters", minimum=1)
+    if p.ndim != 2 or a.shape != (p.shape[1],):
+        raise DPValueError(f"predictions (n_teachers, n_rows) and assignment (n_rows,) do not match: {p.shape}, "
+                           f"{a.shape}")
+    votes = np.zeros((n_clusters, n_classes), dtype=np.int64)
+    for c in range(n_clusters):
+        members = np.flatnonzero(a == c)
+        if members.size:  # each teacher's plurality over the members: one vote
+            per_teacher = vote_histogram(p[:, members].T, n_classes)  # (n_teachers, n_classes)
+            votes[c] = np.bincount(per_teacher.argmax(axis=1), minlength=n_classes)
+    return votes
+
+
 def _check_votes(votes) -> np.ndarray:
     v = np.asarray(votes, dtype=float)
     if v.ndim == 1:

@@ -19,6 +19,7 @@ import dp_accounting
 import numpy as np
 import pandas as pd
 from dp_accounting.rdp import rdp_privacy_accountant as _rdp
+from threadpoolctl import threadpool_limits
 
 from ..accounting import ACCOUNTANTS
 from ..datasets import Split
@@ -26,7 +27,7 @@ from ..datasets.transforms import scale_to_unit_interval
 from ..exceptions import DPValueError, PrivacyLeakWarning
 from ..rng import as_generator, child_seed, noise_mode
 from ..validation import check_delta, check_epsilon, check_int, check_positive
-from .aggregation import AGGREGATORS, make_aggregator, vote_histogram
+from .aggregation import AGGREGATORS, cluster_votes, make_aggregator, vote_histogram
 from .analysis import (
     RDP_ORDERS,
     calibrate_noise_scale,
@@ -38,6 +39,10 @@ from .analysis import (
 from .teachers import MODELS, fit_classifier, partition_indices, predict, teacher_predictions, train_teachers
 
 EpochCallback = Callable[[Mapping[str, Any]], None]
+#: What teachers and student see (see :class:`PateConfig`).
+FEATURES = ("pixels", "hog")
+#: What one query labels: one public example, or one k-means cluster of the public pool.
+QUERY_MODES = ("points", "clusters")
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,6 +64,7 @@ class PateData:
     private_index: np.ndarray  # rows of split.X_train
     public_index: np.ndarray  # rows of split.X_train
     n_classes: int
+    image_shape: tuple[int, int] | None = None  # (h, w) of image data, for features="hog"
 
     @property
     def sizes(self) -> dict:
@@ -107,7 +113,77 @@ def pate_split(split: Split, *, public_fraction: float = 0.2, seed: int = 0) -> 
         X_private=Xtr[priv], y_private=y[priv], X_public=Xtr[pub], y_public=y[pub],
         X_test=Xte, y_test=np.asarray(split.y_test, dtype=np.int64),
         private_index=priv, public_index=pub, n_classes=max(split.n_classes, 2),
+        image_shape=split.dataset.image_shape,
     )
+
+
+def with_features(d: PateData, features: str) -> PateData:
+    """``d`` with every part's inputs replaced by ``features`` of them ("pixels": unchanged).
+
+    HOG (Dalal & Triggs 2005; :func:`~dpcore.training.preprocess.hog_features`) is computed per image from that
+    image alone, so it costs no privacy; cells of ``min(6, max(2, side // 4))`` pixels in blocks of 2 x 2 cells.
+    """
+    if features not in FEATURES:
+        raise DPValueError(f"features must be one of {FEATURES}, got {features!r}")
+    if features == "pixels":
+        return d
+    if d.image_shape is None:
+        raise DPValueError("features='hog' needs image data and this dataset is tabular: use features='pixels'")
+    from ..training.preprocess import hog_features  # lazily: the training package brings torch
+
+    side = min(d.image_shape)
+    cell = min(6, max(2, side // 4))
+    block = 2 if 2 * cell <= side else 1
+
+    def hog(X):
+        return hog_features(X, d.image_shape, cell_size=cell, block_size=block)
+
+    return replace(d, X_private=hog(d.X_private), X_public=hog(d.X_public), X_test=hog(d.X_test))
+
+
+@dataclass(frozen=True, eq=False)
+class PublicQueries:
+    """What the aggregator is asked: ``index`` holds the public row of each query (in cluster mode the member
+    nearest the cluster's centre, to show), ``assignment`` (cluster mode only) the query of every public row."""
+
+    index: np.ndarray
+    assignment: np.ndarray | None = None
+
+    def votes(self, teachers, d: PateData) -> np.ndarray:
+        """The teachers' vote histogram of every query (only its noisy argmax ever leaves the teachers)."""
+        if self.assignment is None:
+            return vote_histogram(teacher_predictions(teachers, d.X_public[self.index]), d.n_classes)
+        return cluster_votes(teacher_predictions(teachers, d.X_public), self.assignment, self.index.size,
+                             d.n_classes)
+
+    def student_rows(self, d: PateData, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The student's training set: the queried rows with their labels, or every public row with its
+        cluster's label."""
+        if self.assignment is None:
+            return d.X_public[self.index], labels
+        return d.X_public, labels[self.assignment]
+
+    def true_labels(self, d: PateData) -> np.ndarray:
+        """Each query's true label, for evaluation only: the row's, or the most common one in the cluster."""
+        if self.assignment is None:
+            return d.y_public[self.index]
+        return np.array([np.bincount(d.y_public[self.assignment == c]).argmax() for c in range(self.index.size)])
+
+
+def public_queries(d: PateData, cfg: "PateConfig", rng) -> PublicQueries:
+    """``cfg.queries`` random public examples, or (``query_mode="clusters"``) ``cfg.queries`` k-means clusters of
+    the public pool (public data only: no privacy cost; a cluster left empty is dropped, and the accounting
+    still charges ``cfg.queries``, an upper bound)."""
+    if cfg.query_mode == "points":
+        return PublicQueries(np.sort(rng.permutation(d.y_public.size)[: cfg.queries]))
+    from sklearn.cluster import KMeans
+
+    with threadpool_limits(limits=1):
+        km = KMeans(n_clusters=cfg.queries, n_init=3, random_state=child_seed(rng)).fit(d.X_public)
+    present, assignment = np.unique(km.labels_, return_inverse=True)
+    dist = np.sum((d.X_public - km.cluster_centers_[km.labels_]) ** 2, axis=1)
+    index = np.array([np.flatnonzero(assignment == c)[np.argmin(dist[assignment == c])] for c in range(present.size)])
+    return PublicQueries(index, assignment)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -130,13 +206,23 @@ class PateConfig:
     delta : float
     public_fraction : float
         Share of the training part used as the public, unlabelled pool.
-    teacher_model, student_model : {"logreg", "mlp"}
+    teacher_model, student_model : {"logreg", "mlp", "knn"}
+    features : {"pixels", "hog"}
+        What teachers and student see: the scaled inputs, or (image datasets) histograms of oriented gradients
+        (Dalal & Triggs 2005), a fixed per-image transform that costs no privacy.
+    query_mode : {"points", "clusters"}
+        ``"points"``: each query is one public example (Papernot et al. 2017). ``"clusters"``: the public pool is
+        cut into ``queries`` k-means clusters (public data: no privacy cost), each cluster is one query, every
+        teacher casts ONE vote per cluster (the class it predicts most often over the cluster's members), and the
+        student learns every public row with its cluster's noisy label -- cluster-then-label semi-supervised
+        learning (Chapelle, Schölkopf & Zien 2006, Section 1.2.2) on the student's side. One teacher still moves one
+        vote per query, so the aggregator and its accounting are unchanged; the labels cover the whole pool.
     data_dependent : bool
         Also compute the DATA-DEPENDENT epsilon of Papernot et al. 2018 (GNMax only;
         not itself private, see :mod:`dpcore.pate.analysis`).
     accountant : {"rdp", "pld"}
     baseline : bool
-        Also train the non-private model on all private data, for comparison.
+        Also train the student's model on all private data with their true labels (no privacy), for comparison.
     seed : int
     secure : bool
         Secure noise (:func:`dpcore.rng.secure_noise`): every noise draw and sample from the operating system;
@@ -152,6 +238,8 @@ class PateConfig:
     public_fraction: float = 0.2
     teacher_model: str = "logreg"
     student_model: str = "logreg"
+    features: str = "pixels"
+    query_mode: str = "points"
     data_dependent: bool = False
     accountant: str = "rdp"
     baseline: bool = True
@@ -177,6 +265,10 @@ class PateConfig:
                 raise DPValueError(f"{name} must be one of {sorted(MODELS)}, got {getattr(self, name)!r}")
         if self.accountant not in ACCOUNTANTS:
             raise DPValueError(f"accountant must be one of {ACCOUNTANTS}, got {self.accountant!r}")
+        if self.features not in FEATURES:
+            raise DPValueError(f"features must be one of {FEATURES}, got {self.features!r}")
+        if self.query_mode not in QUERY_MODES:
+            raise DPValueError(f"query_mode must be one of {QUERY_MODES}, got {self.query_mode!r}")
         if self.data_dependent and self.aggregator != "gnmax":
             raise DPValueError("the data-dependent analysis is implemented for aggregator='gnmax' only")
         object.__setattr__(self, "seed", check_int(self.seed, "seed", minimum=0))
@@ -216,10 +308,17 @@ class PateResult:
     seconds: float
     teacher_seconds: float
     student_predictions: np.ndarray = field(repr=False, default=None)
+    cluster_of_public_row: np.ndarray | None = None  # query_mode="clusters": the query (cluster) of each public row
 
     @property
     def teacher_mean_accuracy(self) -> float:
         return float(np.mean(self.teacher_accuracies))
+
+    @property
+    def cluster_sizes(self) -> np.ndarray | None:
+        """Public examples in each answered cluster (None when each query is one example)."""
+        a = self.cluster_of_public_row
+        return None if a is None else np.bincount(a, minlength=len(self.votes))
 
 
 def _query_grid(q: int) -> list[int]:
@@ -256,16 +355,30 @@ def _query_history(cfg: PateConfig, scale: float, votes: np.ndarray, correct: np
     return pd.DataFrame(rows), at_opt
 
 
+def _prepared(data: "Split | PateData", cfg: PateConfig) -> PateData:
+    """``data`` cut three ways (a Split) with ``cfg.features``, checked against ``cfg.queries``."""
+    d = data if isinstance(data, PateData) else pate_split(data, public_fraction=cfg.public_fraction, seed=cfg.seed)
+    if cfg.queries > d.y_public.size:
+        what = "clusters" if cfg.query_mode == "clusters" else "queries"
+        raise DPValueError(
+            f"queries={cfg.queries} asks for more {what} than the {d.y_public.size} public examples; lower queries "
+            f"or raise public_fraction (now {cfg.public_fraction})"
+        )
+    return with_features(d, cfg.features)
+
+
+def _label_accuracy(queries: PublicQueries, d: PateData, labels: np.ndarray) -> float:
+    """Share of the student's training labels that are right (evaluation only: uses the public rows' labels)."""
+    rows = queries.index if queries.assignment is None else slice(None)
+    _, y = queries.student_rows(d, labels)
+    return float(np.mean(y == d.y_public[rows]))
+
+
 def _run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCallback | None = None) -> PateResult:
     """The body of :func:`run_pate`."""
     t0 = time.perf_counter()
     cfg = config
-    d = data if isinstance(data, PateData) else pate_split(data, public_fraction=cfg.public_fraction, seed=cfg.seed)
-    if cfg.queries > d.y_public.size:
-        raise DPValueError(
-            f"queries={cfg.queries} is more than the {d.y_public.size} public examples; lower queries "
-            f"or raise public_fraction (now {cfg.public_fraction})"
-        )
+    d = _prepared(data, cfg)
     rng = as_generator(cfg.seed + 1)
     cb = on_epoch or (lambda info: None)
 
@@ -291,20 +404,20 @@ def _run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCa
                               on_teacher=_after_teacher)
     teacher_seconds = (time.perf_counter() - t_teach) / cfg.teachers
 
-    # votes on the queried public inputs; the noisy argmax is the only thing that leaves the teachers
-    query_index = np.sort(rng.permutation(d.y_public.size)[: cfg.queries])
-    X_q = d.X_public[query_index]
-    votes = vote_histogram(teacher_predictions(teachers, X_q), d.n_classes)
+    # votes on the queries; the noisy argmax is the only thing that leaves the teachers
+    queries = public_queries(d, cfg, rng)
+    votes = queries.votes(teachers, d)
     noisy = agg.noisy_votes(votes, rng=rng)
     labels = np.argmax(noisy, axis=1)
-    true_q = d.y_public[query_index]
+    true_q = queries.true_labels(d)
 
     history, per_query_at_opt = _query_history(cfg, scale, votes, labels == true_q, cb)
     epsilon = float(history.epsilon.iloc[-1])
     eps_dd = float(history.epsilon_data_dependent.iloc[-1]) if cfg.data_dependent else None
 
     # the student: public inputs + noisy labels only
-    student = train_student(X_q, labels, model=cfg.student_model, rng=rng)
+    X_student, y_student = queries.student_rows(d, labels)
+    student = train_student(X_student, y_student, model=cfg.student_model, rng=rng)
     student_pred = predict(student, d.X_test)
     student_acc = float(np.mean(student_pred == d.y_test))
     cb({"epoch": cfg.queries, "epochs": cfg.queries, "stage": "student", "accuracy": student_acc, "epsilon": epsilon})
@@ -312,7 +425,7 @@ def _run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCa
     ens = vote_histogram(teacher_predictions(teachers, d.X_test), d.n_classes).argmax(axis=1)
     nonpriv = math.nan
     if cfg.baseline:
-        base = fit_classifier(cfg.teacher_model, d.X_private, d.y_private, random_state=child_seed(rng))
+        base = fit_classifier(cfg.student_model, d.X_private, d.y_private, random_state=child_seed(rng))
         nonpriv = float(np.mean(predict(base, d.X_test) == d.y_test))
 
     return PateResult(
@@ -323,7 +436,7 @@ def _run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCa
         epsilon_pure=float(agg.epsilon_per_query * cfg.queries) if cfg.aggregator == "lnmax" else None,
         epsilon_data_dependent=eps_dd,
         student_accuracy=student_acc,
-        label_accuracy=float(np.mean(labels == true_q)),
+        label_accuracy=_label_accuracy(queries, d, labels),
         ensemble_accuracy=float(np.mean(ens == d.y_test)),
         teacher_accuracies=np.asarray(teacher_acc),
         nonprivate_accuracy=nonpriv,
@@ -332,7 +445,7 @@ def _run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCa
         noisy_votes=noisy,
         noisy_labels=labels,
         true_public_labels=true_q,
-        query_index=query_index,
+        query_index=queries.index,
         partition_sizes=np.array([p.size for p in parts]),
         split_sizes=d.sizes,
         per_query_rdp=per_query_at_opt,
@@ -340,6 +453,7 @@ def _run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCa
         seconds=time.perf_counter() - t0,
         teacher_seconds=teacher_seconds,
         student_predictions=student_pred,
+        cluster_of_public_row=queries.assignment,
     )
 
 
@@ -382,22 +496,19 @@ def epsilon_sweep(
 
     Returns one row per epsilon: ``epsilon``, ``noise_scale``, ``teacher_accuracy``
     (mean over teachers), ``ensemble_accuracy`` (noiseless plurality vote),
-    ``label_accuracy``, ``student_accuracy`` and ``nonprivate_accuracy`` (the same
-    model on all private data with its true labels).
+    ``label_accuracy``, ``student_accuracy`` and ``nonprivate_accuracy`` (the student's
+    model on all private data with their true labels).
     """
     cfg = config
-    d = data if isinstance(data, PateData) else pate_split(data, public_fraction=cfg.public_fraction, seed=cfg.seed)
-    if cfg.queries > d.y_public.size:
-        raise DPValueError(f"queries={cfg.queries} is more than the {d.y_public.size} public examples")
+    d = _prepared(data, cfg)
     rng = as_generator(cfg.seed + 1)
     parts = partition_indices(d.y_private.size, cfg.teachers, rng=rng)
     teachers = train_teachers(d.X_private, d.y_private, parts, model=cfg.teacher_model, rng=rng)
     teacher_acc = float(np.mean([np.mean(predict(t, d.X_test) == d.y_test) for t in teachers]))
     ens = float(np.mean(vote_histogram(teacher_predictions(teachers, d.X_test), d.n_classes).argmax(1) == d.y_test))
-    query_index = np.sort(rng.permutation(d.y_public.size)[: cfg.queries])
-    X_q, true_q = d.X_public[query_index], d.y_public[query_index]
-    votes = vote_histogram(teacher_predictions(teachers, X_q), d.n_classes)
-    base = fit_classifier(cfg.teacher_model, d.X_private, d.y_private, random_state=child_seed(rng))
+    queries = public_queries(d, cfg, rng)
+    votes = queries.votes(teachers, d)
+    base = fit_classifier(cfg.student_model, d.X_private, d.y_private, random_state=child_seed(rng))
     nonpriv = float(np.mean(predict(base, d.X_test) == d.y_test))
     rows = []
     for i, eps in enumerate(sorted(float(e) for e in epsilons)):
@@ -405,9 +516,9 @@ def epsilon_sweep(
                                       queries=cfg.queries, accountant=cfg.accountant)
         point_rng = as_generator(cfg.seed + 1000 + i)
         labels = make_aggregator(cfg.aggregator, noise_scale=scale).aggregate(votes, rng=point_rng)
-        student = train_student(X_q, labels, model=cfg.student_model, rng=point_rng)
+        student = train_student(*queries.student_rows(d, labels), model=cfg.student_model, rng=point_rng)
         row = {"epsilon": eps, "noise_scale": scale, "teacher_accuracy": teacher_acc, "ensemble_accuracy": ens,
-               "label_accuracy": float(np.mean(labels == true_q)),
+               "label_accuracy": _label_accuracy(queries, d, labels),
                "student_accuracy": float(np.mean(predict(student, d.X_test) == d.y_test)),
                "nonprivate_accuracy": nonpriv}
         rows.append(row)
@@ -423,7 +534,7 @@ def teachers_sweep(
     teacher_counts,
     on_point: Callable[[int, int, dict], None] | None = None,
 ) -> pd.DataFrame:
-    """The seed-004 trade-off: more teachers means a larger vote gap (cheaper, more robust
+    """The teachers trade-off (Papernot et al. 2017): more teachers means a larger vote gap (cheaper, more robust
     answers) but less data, hence weaker teachers. One full PATE run per teacher count at
     the configuration's noise / budget; one row each.
     """

@@ -25,6 +25,7 @@ from ..validation import check_int
 MODELS = {
     "logreg": "Logistic regression (scikit-learn)",
     "mlp": "Small neural network, one hidden layer of 64 (scikit-learn)",
+    "knn": "Nearest neighbour (1-NN, scikit-learn): the strongest teacher on a handful of rows each",
 }
 
 
@@ -79,6 +80,10 @@ def make_model(name: str, *, random_state: int):
         from sklearn.neural_network import MLPClassifier
 
         return MLPClassifier(hidden_layer_sizes=(64,), max_iter=150, alpha=1e-3, random_state=random_state)
+    if name == "knn":
+        from sklearn.neighbors import KNeighborsClassifier
+
+        return KNeighborsClassifier(n_neighbors=1)
     raise DPValueError(f"model must be one of {sorted(MODELS)}, got {name!r}")
 
 

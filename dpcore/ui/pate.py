@@ -23,6 +23,10 @@ AGGREGATOR_LABELS = {"gnmax": "GNMax — Gaussian noise (Papernot et al. 2018)",
                      "lnmax": "LNMax — Laplace noise (Papernot et al. 2017)"}
 
 PRIVACY_MODES = ("target ε", "noise scale")
+#: How the page names the query modes and the models.
+QUERY_MODE_LABELS = {"points": "one public example", "clusters": "one cluster of public examples"}
+MODEL_LABELS = {"knn": "Nearest neighbour", "logreg": "Logistic regression", "mlp": "Small neural network"}
+FEATURE_LABELS = {"pixels": "Pixels", "hog": "HOG (gradient histograms)"}
 
 #: The dataset the page opens on.
 START_DATASET = "digits"
@@ -96,11 +100,11 @@ def pate_warnings(result: PateResult, *, n_classes: int, chance: float) -> list[
     """Plain-language warnings when the teachers have too little data to learn anything."""
     out = []
     per = float(np.mean(result.partition_sizes))
-    if per < 2 * n_classes:
+    if per < n_classes:
         out.append(f"Too few examples per teacher: {result.config.teachers} teachers share "
                    f"{int(np.sum(result.partition_sizes))} private examples, about {per:.3g} each for {n_classes} "
-                   "classes. Teachers that saw one or two examples vote almost at random; use fewer teachers or more "
-                   "data (Papernot et al. used hundreds of examples per teacher).")
+                   "classes. A teacher that never saw a class can never vote for it; use fewer teachers or more "
+                   "data (the default keeps about two examples per class for each teacher).")
     if result.teacher_mean_accuracy < chance + 0.1 * (1.0 - chance):
         out.append(f"The teachers are barely better than guessing the most common class "
                    f"(mean teacher accuracy {result.teacher_mean_accuracy:.3f} vs {chance:.3f}): their votes carry "
@@ -128,12 +132,15 @@ def sweep_display(df: pd.DataFrame) -> pd.DataFrame:
 def split_table(result: PateResult) -> pd.DataFrame:
     sizes = result.split_sizes
     parts = result.partition_sizes
+    size = f"{parts.min()}" if parts.min() == parts.max() else f"{parts.min()}–{parts.max()}"
+    public = (f"{len(result.votes)} k-means clusters, one noisy vote each; every input takes its cluster's label"
+              if result.cluster_of_public_row is not None
+              else f"unlabelled inputs; {result.config.queries} of them labelled by the noisy vote")
     return pd.DataFrame([
         {"part": "private (teachers)", "examples": sizes["private (teachers)"],
-         "used for": f"{len(parts)} disjoint partitions of {parts.min()}–{parts.max()} labelled examples, "
-                     "one per teacher"},
+         "used for": f"{len(parts)} disjoint partitions of {size} labelled examples, one per teacher"},
         {"part": "public (student)", "examples": sizes["public (student, unlabelled)"],
-         "used for": f"unlabelled inputs; {result.config.queries} of them labelled by the noisy vote"},
+         "used for": public},
         {"part": "test", "examples": sizes["test"], "used for": "accuracy of teachers, student and baseline"},
     ])
 
@@ -177,7 +184,9 @@ def votes_figure(result: PateResult, i: int, class_names: tuple[str, ...]) -> go
     if float(np.min(nv)) < 0:  # say why the axis goes below zero
         fig.add_hline(y=0, line=dict(color=palette.BLACK, width=1),
                       annotation_text="below 0: noise only, no teacher votes here", annotation_position="bottom left")
-    fig.update_layout(xaxis_title=f"class (true label of this example: {names[truth]})", xaxis_type="category",
+    truth_of = ("most common true label in this cluster" if result.config.query_mode == "clusters"
+                else "true label of this example")
+    fig.update_layout(xaxis_title=f"class ({truth_of}: {names[truth]})", xaxis_type="category",
                       yaxis_title="number of teachers (votes)", height=380, margin=dict(t=30, b=40),
                       legend=dict(orientation="h", y=1.15))
     return fig

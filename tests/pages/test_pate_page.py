@@ -30,8 +30,8 @@ def test_pate_page_runs_and_reacts():
     assert votes.loc[votes["Noisy winner"] == "✔", "Votes + noise"].item() == votes["Votes + noise"].max()
     before = _metric(at, "Mean teacher accuracy")
 
-    at.number_input(key="pate.teachers").set_value(5)
-    at.number_input(key="pate.queries").set_value(40)
+    at.number_input(key="pate.teachers.digits").set_value(5)
+    at.number_input(key="pate.queries.digits").set_value(40)
     _submit(at)
     assert not at.exception
     assert _metric(at, "Mean teacher accuracy") != before  # fewer teachers, more data each
@@ -40,7 +40,7 @@ def test_pate_page_runs_and_reacts():
 
 def test_pate_page_bad_input_is_an_error_not_a_traceback():
     at = AppTest.from_file(PAGE, default_timeout=120).run()
-    at.number_input(key="pate.queries").set_value(5000)  # more than the public pool
+    at.number_input(key="pate.queries.digits").set_value(5000)  # more than the public pool
     _submit(at)
     assert not at.exception
     assert any("queries=5000" in e.value for e in at.error)
@@ -66,8 +66,8 @@ def test_pate_page_warns_about_tiny_teachers_and_large_epsilon():
     at = AppTest.from_file(PAGE, default_timeout=120).run()
     assert not any("Too few examples per teacher" in w.value for w in at.warning)
     assert any("Chance level" in m.value for m in at.markdown)
-    at.number_input(key="pate.teachers").set_value(300)
-    at.number_input(key="pate.queries").set_value(20)
+    at.number_input(key="pate.teachers.digits").set_value(300)
+    at.number_input(key="pate.queries.digits").set_value(20)
     at.number_input(key="pate.eps").set_value(20.0)
     _submit(at)
     assert not at.exception

@@ -58,3 +58,21 @@ def test_privacy_mode_disables_the_unused_box_and_shows_the_noise_used():
     assert not at.exception
     assert _sigma(at) == 20.0
     assert float(_metric(at, "ε spent (data-independent)")) < eps_before  # more noise, less privacy spent
+
+
+def test_choosing_mnist_brings_its_own_defaults_and_a_cluster_query_says_what_it_is():
+    from dpcore.datasets import train_test_split
+    from dpcore.learners import get_learner
+
+    at = page(PAGE).run()
+    at.selectbox(key="pate.dataset").set_value("mnist5k")
+    next(b for b in at.button if b.label == "Run PATE").click()
+    at.run()
+    assert not at.exception and not at.error
+    expected = get_learner("pate").defaults(train_test_split("mnist5k", seed=0))  # the command line's defaults
+    assert at.number_input(key="pate.teachers.mnist5k").value == expected["teachers"]
+    assert at.radio(key="pate.query_mode.mnist5k").value == expected["query_mode"] == "clusters"
+    assert at.radio(key="pate.features.mnist5k").value == "hog"
+    assert at.selectbox(key="pate.teacher_model").value == "knn"
+    assert any("This query is a cluster of" in m.value for m in at.markdown)
+    assert float(_metric(at, "Student accuracy")) > 0.75

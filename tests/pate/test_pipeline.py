@@ -8,8 +8,9 @@ import dpcore.pate.pipeline as pipeline
 import dpcore.pate.teachers as teachers_mod
 from dpcore.datasets import Split, train_test_split
 from dpcore.exceptions import DPValueError
-from dpcore.learners import run_learner
+from dpcore.learners import get_learner, run_learner
 from dpcore.pate import PateConfig, partition_indices, pate_epsilon, pate_split, run_pate, train_teachers
+from dpcore.pate.aggregation import vote_histogram
 from dpcore.pate.teachers import teacher_predictions
 
 
@@ -171,5 +172,76 @@ def test_sweeps_show_the_tradeoffs(split):
 def test_learner_defaults_fit_small_datasets():
     res = run_learner("pate", "iris", epsilon=2.0, seed=0)  # 90 private / 22 public rows
     assert res.extras["queries"] <= res.extras["split_sizes"]["public (student, unlabelled)"]
-    assert res.extras["teachers"] * 20 <= res.extras["split_sizes"]["private (teachers)"]
+    assert res.extras["teachers"] * 6 <= res.extras["split_sizes"]["private (teachers)"]  # 2 rows per class each
+    assert res.extras["query_mode"] == "points"  # 22 public rows: too few for clusters of 3 classes
     assert res.epsilon <= 2.0 + 1e-9
+
+
+def test_default_features_and_query_mode_follow_the_data():
+    m = get_learner("pate").defaults(train_test_split("mnist5k", seed=0))
+    assert (m["features"], m["query_mode"], m["teacher_model"]) == ("hog", "clusters", "knn")
+    d = run_learner("pate", "digits", epsilon=2.0, seed=0).extras
+    assert (d["features"], d["query_mode"]) == ("pixels", "clusters")
+    with pytest.raises(DPValueError, match="features='hog' needs image data"):
+        run_learner("pate", "wine", epsilon=2.0, seed=0, params={"features": "hog"})
+
+
+def _neighbouring_cluster_votes(split, votes_of):
+    """Cluster votes before and after a change confined to one teacher's partition (the worst one private record
+    can do: retrain that teacher into anything), here every label of teacher 0's rows shifted by one class."""
+    d = pate_split(split, seed=0)
+    cfg = small(query_mode="clusters", queries=20)
+    queries = pipeline.public_queries(d, cfg, np.random.default_rng(0))
+    parts = partition_indices(d.y_private.size, 40, rng=1)
+    X2, y2 = d.X_private.copy(), d.y_private.copy()
+    y2[parts[0]] = (y2[parts[0]] + 1) % 10
+    out = []
+    for X, y in ((d.X_private, d.y_private), (X2, y2)):
+        teachers = train_teachers(X, y, parts, model="knn", rng=4)
+        out.append(votes_of(teacher_predictions(teachers, d.X_public), queries.assignment, queries.index.size))
+    return out
+
+
+def test_a_cluster_query_moves_by_one_vote_when_one_private_record_changes(split):
+    """Each teacher casts one vote per cluster, so a change within one teacher's data moves each cluster's histogram
+    by at most 1 in two bins (L1 2, L2 sqrt 2): the sensitivity GNMax and LNMax are calibrated to."""
+    from dpcore.pate import HISTOGRAM_L1_SENSITIVITY, cluster_votes
+
+    v1, v2 = _neighbouring_cluster_votes(split, lambda p, a, k: cluster_votes(p, a, k, 10))
+    assert np.all(v1.sum(axis=1) == 40) and np.all(np.abs(v1 - v2).sum(axis=1) <= HISTOGRAM_L1_SENSITIVITY)
+    assert np.abs(v1 - v2).sum() > 0  # the change did move votes: the check is not vacuous
+
+    def every_member_votes(p, a, k):  # a broken aggregator: each teacher votes once per member of the cluster
+        return np.stack([vote_histogram(p[:, a == c], 10).sum(axis=0) for c in range(k)])
+
+    w1, w2 = _neighbouring_cluster_votes(split, every_member_votes)
+    assert np.abs(w1 - w2).sum(axis=1).max() > HISTOGRAM_L1_SENSITIVITY  # the same check catches it
+
+
+def test_in_cluster_mode_the_student_learns_every_public_row_with_its_clusters_noisy_label(split, monkeypatch):
+    calls = []
+    real = pipeline.fit_classifier
+
+    def spy(name, X, y, **k):
+        calls.append((X.copy(), y.copy()))
+        return real(name, X, y, **k)
+
+    monkeypatch.setattr(pipeline, "fit_classifier", spy)
+    cfg = small(query_mode="clusters", queries=25, teachers=40, teacher_model="knn")
+    d = pate_split(split, seed=cfg.seed)
+    r = run_pate(d, cfg)
+    (X, y), = calls
+    assert np.array_equal(X, d.X_public) and y.size == d.y_public.size
+    assert set(np.unique(y)) <= set(r.noisy_labels) and r.votes.shape == (25, 10)
+    assert r.cluster_sizes.sum() == d.y_public.size
+    assert np.array_equal(y, r.noisy_labels[r.cluster_of_public_row])  # each row: its cluster's noisy winner
+    assert r.epsilon == pytest.approx(pate_epsilon(aggregator="gnmax", noise_scale=3.0, queries=25, delta=1e-5))
+
+
+def test_on_mnist_hog_features_and_knn_teachers_label_better_than_pixels_and_logistic_teachers():
+    mnist = train_test_split("mnist5k", seed=0)
+    kw = dict(teachers=150, queries=40, noise_scale=None, target_epsilon=2.0, query_mode="clusters")
+    plain = run_pate(mnist, small(**kw, features="pixels", teacher_model="logreg"))
+    tuned = run_pate(mnist, small(**kw, features="hog", teacher_model="knn"))
+    assert tuned.epsilon == pytest.approx(plain.epsilon)
+    assert tuned.label_accuracy > plain.label_accuracy + 0.1

@@ -101,7 +101,8 @@ def test_the_short_citation_reads_like_a_reference():
 def test_the_pate_entries_say_plainly_what_they_do_not_reproduce():
     r = run_reproduction("papernot2017-pate-mnist")
     ours = r.table.set_index("quantity").ours
-    assert ours["student test accuracy"] < 0.98 and "Not reproduced" in r.gap and r.reproduced == "no"
+    # MNIST 5k at ε = 2.04: at least 0.80 (the app's target), not the paper's 98% on 60,000 images
+    assert 0.80 <= ours["student test accuracy"] < 0.98 and "short of 98%" in r.gap and r.reproduced == "in part"
     assert run_reproduction("papernot2017-pate-adult").reproduced == "in part"
     assert run_reproduction("abadi2016-accountant").reproduced == "yes"
     assert math.isclose(ours["ε guaranteed (data-independent, δ = 1e-5)"], 2.04, rel_tol=1e-5)
