@@ -6,6 +6,7 @@ import dataclasses
 import streamlit as st
 
 from dpcore.federated import FedAvgConfig
+from dpcore.federated.learners import SMALL_FEDERATION, default_rounds
 from dpcore.ui import (
     close_sidebar_on_phone,
     dataset_picker,
@@ -66,7 +67,10 @@ with control_area(st.sidebar).form("fed.form"):
     ds = dataset_picker("fed.dataset", task="classification", allow_upload=False, default=START_DATASET, container=st)
     clients = st.number_input("Clients N", 1, 5000, DEFAULTS["clients"], key="fed.clients",
                               help="Each client holds a disjoint share of the training rows.")
-    rounds = st.number_input("Rounds", 1, 500, DEFAULTS["rounds"], key="fed.rounds")
+    rounds = st.number_input("Rounds", 1, 500, None, key="fed.rounds", placeholder="from ε",
+                             help="Empty: from the budget, 25 rounds per unit of ε (20 to 100; 100 below 100 "
+                                  "clients; 50 when privacy is set by σ or off): every round spends budget, so a "
+                                  "small ε buys fewer, less noisy rounds. The command line uses the same rule.")
     fraction = st.slider("Client fraction q (Poisson sampling rate)", 0.05, 1.0, DEFAULTS["client_fraction"], 0.05,
                          key="fed.fraction")
     skew = st.radio("Client data", ["IID", "label-skewed (non-IID)"], horizontal=True, key="fed.skew")
@@ -92,6 +96,15 @@ with control_area(st.sidebar).form("fed.form"):
 
 if ds is None:
     stop_page()
+rounds_note = ""
+if rounds is None:  # the learner's rule at the budget it is given
+    rounds = default_rounds(float(eps) if private and by == "target ε" else None, int(clients))
+    if not (private and by == "target ε"):
+        rounds_note = f" {rounds} rounds (the default without a target ε)."
+    elif int(clients) < SMALL_FEDERATION:
+        rounds_note = f" {rounds} rounds (the default below {SMALL_FEDERATION} clients)."
+    else:
+        rounds_note = f" {rounds} rounds, from the rule (25 per unit of ε, 20 to 100)."
 cfg = run_guarded(FedAvgConfig, mode=mode, clients=int(clients), rounds=int(rounds), client_fraction=float(fraction),
                   clip_norm=float(clip),
                   noise_multiplier=float(sigma) if private and by == "noise multiplier" else None,
@@ -113,7 +126,7 @@ res = run_guarded(cached_fedavg, ds.name, cfg, on_epoch=live_callback(
 bar.empty()
 if res is None:
     stop_page()
-used_slot.caption(sigma_used_caption(res))
+used_slot.caption(sigma_used_caption(res) + rounds_note)
 a, e = rounds_figures(res.history, rounds=cfg.rounds, reference=None if ref is None else ref.history, private=private,
                       chance=chance)
 acc_slot.plotly_chart(a, width="stretch", key="fed.chart.acc")

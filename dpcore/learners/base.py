@@ -246,6 +246,8 @@ class LearnerSpec:
         """The knobs whose default does not depend on the data; :func:`run_learner` fills them in."""
         return {k.name: k.default for k in self.knobs if k.default is not None and k.default_from is None}
 
-    def defaults(self, split=None) -> dict:
-        """Every knob's default for ``split`` (dataset presets included), None where the learner decides."""
-        return {k.name: k.default_for(split) for k in self.knobs}
+    def defaults(self, split=None, epsilon: float | None = None) -> dict:
+        """Every knob's default for ``split`` (dataset presets included) and ``epsilon`` (default: the learner's
+        own; for knobs whose default follows the budget), None where the learner decides."""
+        eps = (self.default_epsilon if epsilon is None else epsilon) if self.private else None
+        return {k.name: k.default_for(split, eps) for k in self.knobs}

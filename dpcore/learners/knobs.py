@@ -97,6 +97,9 @@ class Knob:
         Other spellings accepted for a choice, mapped to the canonical one.
     default_from : callable, optional
         ``default_from(split) -> value`` when the default depends on the data (a preset).
+    by_epsilon : callable, optional
+        ``by_epsilon(epsilon, split) -> value`` when the default depends on the privacy budget (``None``: no
+        privacy) and perhaps the data (``split`` may be None); the learner applies it at the epsilon it runs with.
     """
 
     name: str
@@ -121,6 +124,7 @@ class Knob:
     choice_labels: dict = field(default_factory=dict, hash=False, compare=False)
     aliases: dict = field(default_factory=dict, hash=False, compare=False)
     default_from: Callable[[Any], Any] | None = field(default=None, hash=False, compare=False, repr=False)
+    by_epsilon: Callable[[float | None, Any], Any] | None = field(default=None, hash=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -221,8 +225,11 @@ class Knob:
         """The choices that make sense for image or tabular data."""
         return tuple(c for c in self.choices if images or c not in self.image_choices)
 
-    def default_for(self, split=None) -> Any:
-        """The default for ``split`` (the preset's when ``default_from`` is set and a split is given)."""
+    def default_for(self, split=None, epsilon: float | None = None) -> Any:
+        """The default for ``split`` (the preset's when ``default_from`` is set and a split is given) and, for a knob
+        whose default follows the budget (``by_epsilon``), for ``epsilon`` (None: no privacy)."""
+        if self.by_epsilon is not None:
+            return self.check(self.by_epsilon(epsilon, split))
         if self.default_from is not None and split is not None:
             return self.check(self.default_from(split))
         return self.default

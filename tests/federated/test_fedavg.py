@@ -167,3 +167,16 @@ def test_cli_json(root):
 
     j = json.loads(out.stdout.strip().splitlines()[-1])
     assert j["learner"] == "dp-fedavg" and j["noise_multiplier"] == 1.0 and 0 < j["epsilon"] < 100
+
+
+def test_rounds_follow_the_budget_when_not_given():
+    from dpcore.federated.learners import default_rounds
+
+    few = run_learner("dp-fedavg", "digits", epsilon=0.5, seed=0)
+    many = run_learner("dp-fedavg", "digits", epsilon=4.0, seed=0)
+    assert (len(few.history), len(many.history)) == (20, 100) == (default_rounds(0.5), default_rounds(4.0))
+    assert few.epsilon <= 0.5 + 1e-6 and many.epsilon <= 4.0 + 1e-6
+    assert len(run_learner("dp-fedavg", "digits", epsilon=0.5, seed=0, params={"rounds": 7}).history) == 7
+    assert len(run_learner("fedavg", "digits", seed=0).history) == default_rounds(None) == 50
+    spec = get_learner("dp-fedavg")
+    assert spec.defaults(epsilon=1.0)["rounds"] == 25 and spec.defaults()["rounds"] == 100  # its own ε = 4

@@ -74,3 +74,14 @@ def test_privacy_boxes_follow_the_mode_and_the_sigma_used_is_shown():
     assert at.radio(key="fed.by").disabled
     assert _metric(at, "ε (user level)") == "∞" and "not used" in _used(at)
 
+
+
+def test_rounds_left_empty_follow_the_target_epsilon_and_say_so():
+    at = page(PAGE).run()
+    assert at.number_input(key="fed.rounds").value is None  # empty: from ε
+    assert "100 rounds, from the rule" in _used(at)  # the page's ε = 4
+    at.number_input(key="fed.eps").set_value(1.0)
+    next(b for b in at.button if b.label == "Train").click()
+    at.run()
+    assert not at.exception and "25 rounds, from the rule" in _used(at)
+    assert len(at.dataframe[0].value) == 25
