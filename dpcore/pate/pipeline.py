@@ -374,6 +374,37 @@ def _label_accuracy(queries: PublicQueries, d: PateData, labels: np.ndarray) -> 
     return float(np.mean(y == d.y_public[rows]))
 
 
+def _noise_scale(cfg: PateConfig) -> float:
+    """The noise on each vote count: as set, or calibrated so ``cfg.queries`` answers cost the target epsilon."""
+    if cfg.noise_scale is not None:
+        return cfg.noise_scale
+    return calibrate_noise_scale(aggregator=cfg.aggregator, target_epsilon=cfg.target_epsilon, delta=cfg.delta,
+                                 queries=cfg.queries, accountant=cfg.accountant)
+
+
+def _teachers(d: PateData, cfg: PateConfig, rng, cb: EpochCallback) -> tuple[list, list, list[float], float]:
+    """Teachers on disjoint partitions of the private part, each scored on the test part as it finishes: the
+    partitions, the teachers, their test accuracies and the seconds per teacher."""
+    parts = partition_indices(d.y_private.size, cfg.teachers, rng=rng)
+    accuracies: list[float] = []
+    t0 = time.perf_counter()
+
+    def after_teacher(i, model):
+        acc = float(np.mean(predict(model, d.X_test) == d.y_test))
+        accuracies.append(acc)
+        cb({"epoch": i + 1, "epochs": cfg.teachers, "stage": "teachers", "accuracy": acc, "epsilon": 0.0})
+
+    teachers = train_teachers(d.X_private, d.y_private, parts, model=cfg.teacher_model, rng=rng,
+                              on_teacher=after_teacher)
+    return parts, teachers, accuracies, (time.perf_counter() - t0) / cfg.teachers
+
+
+def _nonprivate_accuracy(d: PateData, cfg: PateConfig, rng) -> float:
+    """Test accuracy of the student's model on all private rows with their true labels (no privacy)."""
+    base = fit_classifier(cfg.student_model, d.X_private, d.y_private, random_state=child_seed(rng))
+    return float(np.mean(predict(base, d.X_test) == d.y_test))
+
+
 def _run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCallback | None = None) -> PateResult:
     """The body of :func:`run_pate`."""
     t0 = time.perf_counter()
@@ -382,27 +413,9 @@ def _run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCa
     rng = as_generator(cfg.seed + 1)
     cb = on_epoch or (lambda info: None)
 
-    # privacy parameters first: they do not depend on the data
-    if cfg.noise_scale is not None:
-        scale = cfg.noise_scale
-    else:
-        scale = calibrate_noise_scale(aggregator=cfg.aggregator, target_epsilon=cfg.target_epsilon, delta=cfg.delta,
-                                      queries=cfg.queries, accountant=cfg.accountant)
+    scale = _noise_scale(cfg)  # privacy parameters first: they do not depend on the data
     agg = make_aggregator(cfg.aggregator, noise_scale=scale)
-
-    # teachers on disjoint partitions of the private part
-    parts = partition_indices(d.y_private.size, cfg.teachers, rng=rng)
-    teacher_acc: list[float] = []
-    t_teach = time.perf_counter()
-
-    def _after_teacher(i, model):
-        acc = float(np.mean(predict(model, d.X_test) == d.y_test))
-        teacher_acc.append(acc)
-        cb({"epoch": i + 1, "epochs": cfg.teachers, "stage": "teachers", "accuracy": acc, "epsilon": 0.0})
-
-    teachers = train_teachers(d.X_private, d.y_private, parts, model=cfg.teacher_model, rng=rng,
-                              on_teacher=_after_teacher)
-    teacher_seconds = (time.perf_counter() - t_teach) / cfg.teachers
+    parts, teachers, teacher_acc, teacher_seconds = _teachers(d, cfg, rng, cb)
 
     # votes on the queries; the noisy argmax is the only thing that leaves the teachers
     queries = public_queries(d, cfg, rng)
@@ -423,10 +436,7 @@ def _run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCa
     cb({"epoch": cfg.queries, "epochs": cfg.queries, "stage": "student", "accuracy": student_acc, "epsilon": epsilon})
 
     ens = vote_histogram(teacher_predictions(teachers, d.X_test), d.n_classes).argmax(axis=1)
-    nonpriv = math.nan
-    if cfg.baseline:
-        base = fit_classifier(cfg.student_model, d.X_private, d.y_private, random_state=child_seed(rng))
-        nonpriv = float(np.mean(predict(base, d.X_test) == d.y_test))
+    nonpriv = _nonprivate_accuracy(d, cfg, rng) if cfg.baseline else math.nan
 
     return PateResult(
         config=cfg,
@@ -508,8 +518,7 @@ def epsilon_sweep(
     ens = float(np.mean(vote_histogram(teacher_predictions(teachers, d.X_test), d.n_classes).argmax(1) == d.y_test))
     queries = public_queries(d, cfg, rng)
     votes = queries.votes(teachers, d)
-    base = fit_classifier(cfg.student_model, d.X_private, d.y_private, random_state=child_seed(rng))
-    nonpriv = float(np.mean(predict(base, d.X_test) == d.y_test))
+    nonpriv = _nonprivate_accuracy(d, cfg, rng)
     rows = []
     for i, eps in enumerate(sorted(float(e) for e in epsilons)):
         scale = calibrate_noise_scale(aggregator=cfg.aggregator, target_epsilon=eps, delta=cfg.delta,

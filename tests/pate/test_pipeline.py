@@ -82,7 +82,8 @@ def test_neighbouring_private_data_changes_one_teacher_only(split):
     assert set(changed) <= set(owner)
 
 
-def test_student_sees_only_public_inputs_and_noisy_labels(split, monkeypatch):
+def _record_fits(monkeypatch) -> list:
+    """Every (X, y) the pipeline itself fits a model on (the teachers are fitted in their own module)."""
     calls = []
     real = pipeline.fit_classifier
 
@@ -91,6 +92,11 @@ def test_student_sees_only_public_inputs_and_noisy_labels(split, monkeypatch):
         return real(name, X, y, **k)
 
     monkeypatch.setattr(pipeline, "fit_classifier", spy)
+    return calls
+
+
+def test_student_sees_only_public_inputs_and_noisy_labels(split, monkeypatch):
+    calls = _record_fits(monkeypatch)
     cfg = small(baseline=False)
     d = pate_split(split, seed=cfg.seed)
     r = run_pate(d, cfg)
@@ -219,14 +225,7 @@ def test_a_cluster_query_moves_by_one_vote_when_one_private_record_changes(split
 
 
 def test_in_cluster_mode_the_student_learns_every_public_row_with_its_clusters_noisy_label(split, monkeypatch):
-    calls = []
-    real = pipeline.fit_classifier
-
-    def spy(name, X, y, **k):
-        calls.append((X.copy(), y.copy()))
-        return real(name, X, y, **k)
-
-    monkeypatch.setattr(pipeline, "fit_classifier", spy)
+    calls = _record_fits(monkeypatch)
     cfg = small(query_mode="clusters", queries=25, teachers=40, teacher_model="knn")
     d = pate_split(split, seed=cfg.seed)
     r = run_pate(d, cfg)
