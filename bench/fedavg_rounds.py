@@ -7,7 +7,11 @@ the rule's choice (``dpcore.federated.learners.default_rounds``: 25 per unit of 
 100 clients) and what it
 gets beside the best number of rounds of the grid.
 
+With ``--knob NAME --values a,b,c`` the grid is over that knob instead (rounds from the rule), to see whether
+its best value moves with epsilon (clip_norm, client_fraction, server_learning_rate, learning_rate).
+
 Usage: python bench/fedavg_rounds.py [--datasets mnist5k,digits] [--epsilons 0.5,1,2,4] [--rounds 20,50,100]
+       python bench/fedavg_rounds.py --knob clip_norm --values 0.3,1,3
 """
 from __future__ import annotations
 
@@ -26,14 +30,38 @@ from dpcore.federated.learners import default_clients, default_rounds  # noqa: E
 from dpcore.learners import run_learner  # noqa: E402
 
 
+def knob_grid(datasets: list[str], eps_list: list[float], knob: str, values: list[float], splits: int) -> int:
+    """Validation accuracy of DP-FedAvg for each value of ``knob`` at each epsilon (other knobs at their defaults)."""
+    rows = []
+    for name in datasets:
+        for sp in validation_splits(name, splits):
+            for eps in eps_list:
+                for v in values:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        r = run_learner("dp-fedavg", sp, epsilon=eps, seed=sp.seed, params={knob: v})
+                    rows.append({"dataset": name, "epsilon": eps, knob: v, "accuracy": r.metrics["accuracy"]})
+        print(f"  {name} done", file=sys.stderr, flush=True)
+    t = pd.DataFrame(rows).pivot_table(index=["dataset", "epsilon"], columns=knob, values="accuracy", sort=False)
+    t["best"] = t.idxmax(axis=1)
+    pd.set_option("display.width", 220)
+    print(f"# DP-FedAvg validation accuracy by {knob} (columns) and epsilon; rounds from the rule")
+    print(t.round(3).to_string())
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--datasets", default=",".join(n for n, d in REGISTRY.items() if d.task == "classification"))
     ap.add_argument("--epsilons", default="0.5,1,2,4")
     ap.add_argument("--rounds", default="20,50,100")
     ap.add_argument("--splits", type=int, default=2)
+    ap.add_argument("--knob", default=None, help="grid over this knob instead of the rounds")
+    ap.add_argument("--values", default=None, help="the knob's values, comma-separated")
     a = ap.parse_args()
     eps_list = [float(e) for e in a.epsilons.split(",")]
+    if a.knob:
+        return knob_grid(a.datasets.split(","), eps_list, a.knob, [float(v) for v in a.values.split(",")], a.splits)
     rows = []
     for name in a.datasets.split(","):
         for sp in validation_splits(name, a.splits):
