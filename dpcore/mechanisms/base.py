@@ -3,10 +3,13 @@ from __future__ import annotations
 
 import abc
 import math
+from dataclasses import dataclass, field
 from typing import Any
 
 import dp_accounting
 import numpy as np
+
+from ..validation import check_epsilon, check_positive
 
 
 class Mechanism(abc.ABC):
@@ -40,6 +43,24 @@ class Mechanism(abc.ABC):
     def variance(self) -> float:  # pragma: no cover - overridden where defined
         """Variance of the added noise per coordinate."""
         raise NotImplementedError(f"{type(self).__name__} has no additive noise variance")
+
+
+@dataclass(frozen=True)
+class PureEpsilonMechanism(Mechanism):
+    """A pure epsilon-DP mechanism calibrated to a ``sensitivity`` (delta = 0): the fields and checks the
+    Laplace, L2-Laplace, exponential and secure Laplace mechanisms share."""
+
+    epsilon: float = field(kw_only=True)  # type: ignore[misc]
+    sensitivity: float = field(default=1.0, kw_only=True)
+
+    @property
+    def delta(self) -> float:
+        """Pure epsilon-DP: delta is 0."""
+        return 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))
 
 
 def as_float_array(values) -> tuple[np.ndarray, bool]:

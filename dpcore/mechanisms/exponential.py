@@ -1,18 +1,18 @@
 """The exponential mechanism."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import logsumexp
 
 from ..rng import noise_generator
-from ..validation import check_array, check_epsilon, check_positive
-from .base import Mechanism, pure_epsilon_event
+from ..validation import check_array
+from .base import PureEpsilonMechanism, pure_epsilon_event
 
 
 @dataclass(frozen=True)
-class Exponential(Mechanism):
+class Exponential(PureEpsilonMechanism):
     """Select candidate r with probability proportional to exp(eps u(r) / (2 Delta_u)).
 
     Parameters
@@ -31,19 +31,8 @@ class Exponential(Mechanism):
     [0.5, 0.5]
     """
 
-    epsilon: float = field(kw_only=True)  # type: ignore[misc]
-    sensitivity: float = field(default=1.0, kw_only=True)
     name = "exponential"
     neighbouring = "replace-one (as the utility's sensitivity is defined)"
-
-    @property
-    def delta(self) -> float:
-        """Pure epsilon-DP: delta is 0."""
-        return 0.0
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
-        object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))
 
     def probabilities(self, utilities) -> np.ndarray:
         u = check_array(utilities, "utilities", ndim=1)

@@ -1,19 +1,19 @@
 """The L2 (multivariate) Laplace mechanism: noise vectors with density proportional to exp(-||b|| / scale)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..exceptions import DPValueError
 from ..rng import noise_generator, wants_secure
-from ..validation import check_epsilon, check_int, check_positive
-from .base import Mechanism, as_float_array, pure_epsilon_event
+from ..validation import check_int
+from .base import PureEpsilonMechanism, as_float_array, pure_epsilon_event
 from .secure import secure_additive
 
 
 @dataclass(frozen=True)
-class L2LaplaceVector(Mechanism):
+class L2LaplaceVector(PureEpsilonMechanism):
     """Add a vector ``b`` with density proportional to ``exp(-epsilon ||b||_2 / sensitivity)``.
 
     Epsilon-DP for a vector-valued query of L2 sensitivity ``sensitivity``: moving the
@@ -49,18 +49,7 @@ class L2LaplaceVector(Mechanism):
     (0.25, (3,))
     """
 
-    epsilon: float = field(kw_only=True)  # type: ignore[misc]
-    sensitivity: float = field(default=1.0, kw_only=True)
     name = "l2_laplace_vector"
-
-    @property
-    def delta(self) -> float:
-        """Pure epsilon-DP: delta is 0."""
-        return 0.0
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
-        object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))
 
     @property
     def scale(self) -> float:

@@ -1,19 +1,18 @@
 """The Laplace mechanism."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import dp_accounting
 import numpy as np
 
 from ..rng import as_generator, wants_secure
-from ..validation import check_epsilon, check_positive
-from .base import Mechanism, as_float_array
+from .base import PureEpsilonMechanism, as_float_array
 from .secure import laplace_noise, secure_additive
 
 
 @dataclass(frozen=True)
-class Laplace(Mechanism):
+class Laplace(PureEpsilonMechanism):
     """Add Laplace noise of scale ``sensitivity / epsilon`` to every coordinate.
 
     Gives epsilon-DP for a query whose L1 sensitivity is ``sensitivity``.
@@ -37,18 +36,7 @@ class Laplace(Mechanism):
     2.0
     """
 
-    epsilon: float = field(kw_only=True)  # type: ignore[misc]
-    sensitivity: float = field(default=1.0, kw_only=True)
     name = "laplace"
-
-    @property
-    def delta(self) -> float:
-        """Pure epsilon-DP: delta is 0."""
-        return 0.0
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
-        object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))
 
     @property
     def scale(self) -> float:

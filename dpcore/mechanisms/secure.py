@@ -38,7 +38,7 @@ import numpy as np
 
 from ..exceptions import DPValueError
 from ..validation import check_epsilon, check_positive
-from .base import Mechanism, as_float_array
+from .base import Mechanism, PureEpsilonMechanism, as_float_array
 
 #: grid steps per unit of sensitivity by default (the grid is then rounded down to a power of two)
 DEFAULT_STEPS_PER_SENSITIVITY = 1024
@@ -123,7 +123,7 @@ def _noisy_on_grid(values, granularity: float, draw, *, rng, seeded: str):
 
 
 @dataclass(frozen=True)
-class SecureLaplace(Mechanism):
+class SecureLaplace(PureEpsilonMechanism):
     """ε-DP for a query of L1 sensitivity ``sensitivity``: grid rounding plus exact discrete Laplace noise.
 
     Parameters
@@ -144,19 +144,11 @@ class SecureLaplace(Mechanism):
     True
     """
 
-    epsilon: float = field(kw_only=True)  # type: ignore[misc]
-    sensitivity: float = field(default=1.0, kw_only=True)
     granularity: float | None = field(default=None, kw_only=True)
     name = "secure_laplace"
 
-    @property
-    def delta(self) -> float:
-        """Pure epsilon-DP: delta is 0."""
-        return 0.0
-
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
-        object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))
+        super().__post_init__()
         object.__setattr__(self, "granularity", _grid(self.sensitivity, self.granularity))
 
     @property
