@@ -9,10 +9,9 @@ import numpy as np
 from scipy import optimize, special
 
 from ..exceptions import DPValueError
-from ..rng import as_generator, wants_secure
 from ..validation import check_delta, check_epsilon, check_positive
-from .base import Mechanism, as_float_array
-from .secure import gaussian_noise, secure_additive
+from .base import Mechanism
+from .secure import add_noise
 
 
 def classic_gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
@@ -134,12 +133,7 @@ class Gaussian(Mechanism):
 
     def randomise(self, values, *, rng=None):
         """``values`` plus noise; ``rng="secure"`` (or secure mode) gives secure noise (:func:`secure_additive`)."""
-        if wants_secure(rng):
-            return secure_additive(values, draw=gaussian_noise,
-                                   scale=self.sigma, sensitivity=self.sensitivity, norm=2)
-        arr, scalar = as_float_array(values)
-        out = arr + as_generator(rng).normal(0.0, self.sigma, size=arr.shape)
-        return float(out) if scalar else out
+        return add_noise(values, kind="gaussian", scale=self.sigma, sensitivity=self.sensitivity, rng=rng)
 
     def density(self, x, center: float = 0.0):
         x = np.asarray(x, dtype=float)

@@ -5,10 +5,9 @@ from dataclasses import dataclass, field
 
 import dp_accounting
 
-from ..rng import as_generator, wants_secure
 from ..validation import check_positive
-from .base import Mechanism, as_float_array
-from .secure import gaussian_noise, secure_additive
+from .base import Mechanism
+from .secure import add_noise
 
 
 @dataclass(frozen=True)
@@ -61,12 +60,7 @@ class NoiseMultiplierGaussian(Mechanism):
 
     def randomise(self, values, *, rng=None):
         """``values`` plus noise; ``rng="secure"`` (or secure mode) gives secure noise (:func:`secure_additive`)."""
-        if wants_secure(rng):
-            return secure_additive(values, draw=gaussian_noise,
-                                   scale=self.sigma, sensitivity=self.sensitivity, norm=2)
-        arr, scalar = as_float_array(values)
-        out = arr + as_generator(rng).normal(0.0, self.sigma, size=arr.shape)
-        return float(out) if scalar else out
+        return add_noise(values, kind="gaussian", scale=self.sigma, sensitivity=self.sensitivity, rng=rng)
 
     def epsilon_at(self, delta: float) -> float:
         """The smallest epsilon for which one release is (epsilon, ``delta``)-DP (Balle & Wang 2018)."""

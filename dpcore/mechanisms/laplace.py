@@ -6,9 +6,8 @@ from dataclasses import dataclass
 import dp_accounting
 import numpy as np
 
-from ..rng import as_generator, wants_secure
-from .base import PureEpsilonMechanism, as_float_array
-from .secure import laplace_noise, secure_additive
+from .base import PureEpsilonMechanism
+from .secure import add_noise
 
 
 @dataclass(frozen=True)
@@ -48,12 +47,7 @@ class Laplace(PureEpsilonMechanism):
 
     def randomise(self, values, *, rng=None):
         """``values`` plus noise; ``rng="secure"`` (or secure mode) gives secure noise (:func:`secure_additive`)."""
-        if wants_secure(rng):
-            return secure_additive(values, draw=laplace_noise,
-                                   scale=self.scale, sensitivity=self.sensitivity, norm=1)
-        arr, scalar = as_float_array(values)
-        out = arr + as_generator(rng).laplace(0.0, self.scale, size=arr.shape)
-        return float(out) if scalar else out
+        return add_noise(values, kind="laplace", scale=self.scale, sensitivity=self.sensitivity, rng=rng)
 
     def density(self, x, center: float = 0.0):
         """Density of the output at ``x`` when the true answer is ``center``."""

@@ -37,6 +37,7 @@ import dp_accounting
 import numpy as np
 
 from ..exceptions import DPValueError
+from ..rng import as_generator, wants_secure
 from ..validation import check_epsilon, check_positive
 from .base import Mechanism, PureEpsilonMechanism, as_float_array
 
@@ -395,6 +396,24 @@ def secure_additive(values, *, draw, scale: float, sensitivity: float, norm: int
     if tensor:
         return out
     return float(out) if scalar else out.numpy()
+
+
+
+def add_noise(values, *, kind: str, scale: float, sensitivity: float, rng=None):
+    """``values`` plus independent noise of ``scale`` on every coordinate: Laplace (``kind="laplace"``, calibrated to
+    an L1 ``sensitivity``) or Gaussian (``"gaussian"``, L2). ``rng="secure"`` (or secure mode) gives secure noise
+    (:func:`secure_additive`); otherwise numpy's generator from ``rng``. A scalar in gives a float out.
+
+    >>> abs(add_noise(1.0, kind="laplace", scale=1e-6, sensitivity=1.0, rng=0) - 1.0) < 1e-4
+    True
+    """
+    norm, draw = {"laplace": (1, laplace_noise), "gaussian": (2, gaussian_noise)}[kind]
+    if wants_secure(rng):
+        return secure_additive(values, draw=draw, scale=scale, sensitivity=sensitivity, norm=norm)
+    arr, scalar = as_float_array(values)
+    g = as_generator(rng)
+    out = arr + (g.laplace(0.0, scale, size=arr.shape) if norm == 1 else g.normal(0.0, scale, size=arr.shape))
+    return float(out) if scalar else out
 
 
 def _add_on_grid(steps, noise_steps, g: float):

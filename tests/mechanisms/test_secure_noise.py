@@ -36,8 +36,9 @@ def test_discrete_laplace_draws_follow_the_exact_law(scale):
     def p_abs_at_least(a):  # P[|Z| >= a] = 2 q^a / (1 + q) for a >= 1
         return 1.0 if a == 0 else 2 * q**a / (1 + q)
 
-    # bins [lo, hi) on |z| of roughly equal mass (the last one open), so every expected count is large
-    lows = np.unique(np.quantile(np.abs(draws), np.linspace(0, 1, 9)[:-1]).astype(int))
+    # bins [lo, hi) on |z| of roughly equal mass (the last one open), so every expected count is large; the first
+    # starts at 0 even when no draw is 0 (at scale 1025, P[Z = 0] ~ 1/2050: about 1 run in 50 draws none)
+    lows = np.unique(np.r_[0, np.quantile(np.abs(draws), np.linspace(0, 1, 9)[1:-1]).astype(int)])
     highs = [*lows[1:], None]
     observed = [int(((np.abs(draws) >= lo) & (True if hi is None else np.abs(draws) < hi)).sum())
                 for lo, hi in zip(lows, highs)]
