@@ -9,13 +9,14 @@ from dpcore.ui import epsilon_input, noise_mode_input, page_header, readable_log
 from dpcore.ui.models import (
     CLUSTER_LABELS,
     CLUSTER_STYLE,
-    NEIGHBOURING_LABELS,
     cluster_demo,
     cluster_scatter_figure,
     cluster_sweep,
     dplloyd_run_text,
     neighbouring_text,
 )
+from dpcore.learners import get_learner
+from dpcore.ui.knobs import knob_widget
 from dpcore.ui.palette import GREY, epsilon_bands, legend_below
 from dpcore.ui.present import headline_area
 
@@ -33,13 +34,15 @@ with st.sidebar:
                            format_func=lambda n: REGISTRY[n].title)
     n_classes = load_dataset(dataset).n_classes
     # one k per dataset, starting at its number of classes (a stale k = 3 on a 2-class set would look like a bug)
-    k = st.number_input("Clusters k", 2, 20, min(max(n_classes, 2), 20), key=f"cluster.k.{dataset}",
-                        help=f"{REGISTRY[dataset].title} has {n_classes} classes.")
+    dplloyd = get_learner("dplloyd")  # k and the neighbouring relation are its declared knobs
+    k = knob_widget(dplloyd.knob("k"), key=f"cluster.k.{dataset}", value=min(max(n_classes, 2), 20),
+                    help=f"{REGISTRY[dataset].title} has {n_classes} classes.")
     epsilon = epsilon_input("cluster.epsilon", default=1.0)
-    neighbouring = st.radio("Neighbouring data sets (DPLloyd)", list(NEIGHBOURING_LABELS), key="cluster.neighbouring",
-                            format_func=NEIGHBOURING_LABELS.get,
-                            help="What ε protects: replacing one record's values, or whether a record is there at "
-                                 "all. Input perturbation protects each record's values (replace-one).")
+    # the page starts on replace-one, the relation input perturbation protects, so that both are compared like
+    # for like (DPLloyd's own default, add-remove, is one click away)
+    neighbouring = knob_widget(dplloyd.knob("neighbouring"), key="cluster.neighbouring", value="replace-one",
+                               help="What ε protects: replacing one record's values, or whether a record is there "
+                                    "at all. Input perturbation protects each record's values (replace-one).")
     auto_iter = st.checkbox("Su et al.'s default rounds", True, key="cluster.auto_iter",
                             help="1 round after a noisy-grid start when the data have few enough dimensions for "
                                  "a grid (Su et al.'s hybrid, e.g. iris), else 3 rounds after a data-independent "

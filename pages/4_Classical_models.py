@@ -26,6 +26,8 @@ from dpcore.ui.models import (
     regularization_text,
     size_sweep,
 )
+from dpcore.learners import get_learner
+from dpcore.ui.knobs import knob_widget
 from dpcore.ui.palette import epsilon_bands, legend_below
 from dpcore.ui.present import headline_area
 
@@ -44,10 +46,9 @@ with st.sidebar:
                            format_func=lambda n: REGISTRY[n].title)
     task = REGISTRY[dataset].task
     if task == "classification":
-        model = st.radio("Model", ["logreg", "svm"], horizontal=True, key="classical.model",
-                         format_func=lambda m: {"logreg": "Logistic regression", "svm": "Huber SVM"}[m])
-        kernel = st.radio("Kernel", ["none", "rff"], horizontal=True, key="classical.kernel",
-                          format_func=lambda k: {"none": "Linear", "rff": "RBF (random Fourier features)"}[k])
+        erm = get_learner("erm-objective")  # model, kernel and scaling are DP-ERM's declared knobs
+        model = knob_widget(erm.knob("model"), key="classical.model", value=erm.knob("model").default)
+        kernel = knob_widget(erm.knob("kernel"), key="classical.kernel", value=erm.knob("kernel").default)
         lam_mode = st.radio(
             "Regularisation Λ", ["auto", "tune", "fixed"], horizontal=True, key="classical.lam_mode",
             format_func=lambda m: {"auto": "Auto", "tune": "Tune privately", "fixed": "Fixed"}[m],
@@ -62,13 +63,8 @@ with st.sidebar:
                                         "the weights towards 0.")
         else:
             lam = lam_mode
-        options = ["log-bounds", "bounds", "standardize"]
-        preprocess = st.radio(
-            "Feature scaling", options, key=f"classical.preprocess.{dataset}",
-            index=options.index(default_preprocess(dataset)),
-            format_func=lambda p: {"log-bounds": "Log scale between declared bounds (private)",
-                                   "bounds": "Linear scale between declared bounds (private)",
-                                   "standardize": "Training mean/std (leaks; the usual reference setting)"}[p],
+        preprocess = knob_widget(
+            erm.knob("preprocess"), key=f"classical.preprocess.{dataset}", value=default_preprocess(dataset),
             help="Private options use only each feature's public bounds: the log scale spreads positive, skewed "
                  "features (sizes, areas) that the linear scale crowds near their lower bound; the default for "
                  "each dataset is the one that did better on validation rows (linear for iris). The last option "

@@ -5,7 +5,6 @@ import math
 
 import streamlit as st
 
-from dpcore.pate import PateConfig
 from dpcore.ui import (
     close_sidebar_on_phone,
     dataset_picker,
@@ -20,13 +19,13 @@ from dpcore.ui import (
 )
 from dpcore.ui.accounting import weak_guarantee_note
 from dpcore.ui.common import majority_accuracy
+from dpcore.ui.knobs import knob_widget, knob_widgets, knobs_named, other_knobs
 from dpcore.ui.links import stop_page
 from dpcore.ui.pate import (
-    AGGREGATOR_LABELS,
-    FEATURE_LABELS,
-    MODEL_LABELS,
+    NOISE_START,
+    PAGE_DRAWN,
+    PATE_SPEC,
     PRIVACY_MODES,
-    QUERY_MODE_LABELS,
     START_DATASET,
     cached_epsilon_sweep,
     cached_pate,
@@ -36,6 +35,7 @@ from dpcore.ui.pate import (
     example_image,
     history_display,
     noise_used_caption,
+    page_config,
     page_defaults,
     pate_warnings,
     progress_callback,
@@ -60,65 +60,36 @@ page_header(
 mode = st.sidebar.radio("Privacy set by", PRIVACY_MODES, horizontal=True, key="pate.mode",
                         help="Either fix the budget and let the noise be calibrated to it, or fix the noise and "
                              "read off the budget it costs.")
-DEFAULTS = page_defaults()  # the learner's declared defaults on the page's first dataset
 with control_area(st.sidebar).form("pate.form"):
     key_slot = st.container() if presenting_stage() else st  # presentation mode: ε first, beside the chart
     st.header("PATE settings")
     ds = dataset_picker("pate.dataset", task="classification", allow_upload=False, default=START_DATASET, container=st)
-    agg = st.radio("Aggregator", list(AGGREGATOR_LABELS), format_func=AGGREGATOR_LABELS.get, key="pate.agg")
-    # the sizes' defaults follow the dataset (the learner's rule; the command line uses the same)
-    DEFAULTS = page_defaults(ds.name) if ds is not None else DEFAULTS
     at = ds.name if ds is not None else START_DATASET
-    teachers = st.number_input("Teachers", 1, 1000, DEFAULTS["teachers"], key=f"pate.teachers.{at}",
-                               help="More teachers: bigger vote gaps, but less data each.")
-    query_mode = st.radio("Each query labels", list(QUERY_MODE_LABELS), format_func=QUERY_MODE_LABELS.get,
-                          index=list(QUERY_MODE_LABELS).index(DEFAULTS["query_mode"]), key=f"pate.query_mode.{at}",
-                          help="One example: the student learns the answered examples only. One cluster: the public "
-                               "pool is cut into k-means clusters (public data, no privacy cost), every teacher votes "
-                               "once per cluster for the class it predicts most there, and the student learns every "
-                               "public example with its cluster's noisy label. Each query costs the same either way.")
-    queries = st.number_input("Queries answered", 1, 5000, DEFAULTS["queries"], key=f"pate.queries.{at}",
-                              help="Public examples (or clusters) labelled by the noisy vote; each one spends "
-                                   "privacy.")
+    # every box below is one of the pate learner's declared knobs, with its defaults on this dataset (the
+    # command line uses the same); each dataset keeps its own values
+    DEFAULTS = page_defaults(at)
+    widgets = dict(prefix="pate", dataset=at, images=ds is not None and ds.is_image, container=st)
+    params = knob_widgets(PATE_SPEC, knobs_named(PATE_SPEC, "aggregator", "teachers", "query_mode", "queries"),
+                          DEFAULTS, **widgets)
     eps = epsilon_input("pate.eps", default=DEFAULTS["epsilon"], container=key_slot, label="Target ε for all queries",
                         disabled=mode != "target ε",
                         help="Privacy budget: smaller is more private. Used when privacy is set by target ε.")
-    noise = st.number_input("Noise scale in votes: σ for GNMax, 1/γ for LNMax", 0.01, 1000.0, DEFAULTS["noise_scale"],
-                            key="pate.noise", disabled=mode != "noise scale",
-                            help="Used when privacy is set by noise scale.")
+    noise = knob_widget(PATE_SPEC.knob("noise_multiplier"), key="pate.noise", value=NOISE_START, container=st,
+                        disabled=mode != "noise scale", help="Used when privacy is set by noise scale.")
     used_slot = st.empty()  # the noise actually used, filled in after the run
     delta = delta_input("pate.delta", container=st)
-    public = st.slider("Public share of the training part", 0.05, 0.5, DEFAULTS["public_fraction"], 0.05,
-                       key="pate.public")
-    features = "pixels"
-    if ds is not None and ds.is_image:
-        features = st.radio("Features (teachers and student)", list(FEATURE_LABELS), format_func=FEATURE_LABELS.get,
-                            index=list(FEATURE_LABELS).index(DEFAULTS["features"]), key=f"pate.features.{at}",
-                            horizontal=True, help="HOG: histograms of oriented gradients, computed from each image "
-                                                  "alone (no privacy cost); they make few-row teachers much better.")
-    teacher_model = st.selectbox("Teacher model", list(MODEL_LABELS), key="pate.teacher_model",
-                                 index=list(MODEL_LABELS).index(DEFAULTS["teacher_model"]),
-                                 format_func=MODEL_LABELS.get,
-                                 help="Nearest neighbour stays useful on the few rows each teacher holds.")
-    student_model = st.selectbox("Student model", list(MODEL_LABELS), key="pate.student_model",
-                                 index=list(MODEL_LABELS).index(DEFAULTS["student_model"]),
-                                 format_func=MODEL_LABELS.get)
-    dd = st.checkbox("Also show the DATA-DEPENDENT ε (GNMax)", False, key="pate.dd",
-                     help="Papernot 2018 Thm 6: cheaper when teachers agree, but it depends on the private votes "
-                          "and is not itself private (smooth sensitivity not implemented).")
+    params |= knob_widgets(PATE_SPEC, knobs_named(PATE_SPEC, "public_fraction", "features", "teacher_model",
+                                                  "student_model"), DEFAULTS, chosen=params, **widgets)
+    with st.expander("More settings"):
+        params |= knob_widgets(PATE_SPEC, other_knobs(PATE_SPEC, PAGE_DRAWN), DEFAULTS, chosen=params, **widgets)
     seed = noise_mode_input("pate.seed", uploaded=False, container=st, in_form=True)
     if st.form_submit_button("Run PATE", type="primary"):
         close_sidebar_on_phone()  # on a phone the open sidebar would hide the result
 
 if ds is None:
     stop_page()
-cfg = run_guarded(PateConfig, aggregator=agg, teachers=int(teachers), queries=int(queries),
-                  noise_scale=float(noise) if mode == "noise scale" else None,
-                  target_epsilon=float(eps) if mode == "target ε" else None, delta=float(delta),
-                  public_fraction=float(public), teacher_model=teacher_model, student_model=student_model,
-                  features=features, query_mode=query_mode,
-                  data_dependent=bool(dd and agg == "gnmax"), baseline=True, seed=seed or 0,
-                  secure=seed is None)
+cfg = run_guarded(page_config, ds.name, epsilon=float(eps), delta=float(delta), seed=seed or 0, secure=seed is None,
+                  params={**params, "noise_multiplier": float(noise) if mode == "noise scale" else None})
 if cfg is None:
     stop_page()
 bar = st.progress(0.0, text="Training teachers …")
@@ -130,7 +101,7 @@ used_slot.caption(noise_used_caption(res))
 
 c = st.columns(3)
 c[0].metric("ε spent (data-independent)", f"{res.epsilon:.3g}", help=f"δ = {res.delta:g}; {res.dp_event}")
-c[1].metric("Noise on each vote", f"{'σ' if agg == 'gnmax' else 'b = 1/γ'} = {res.noise_scale:.3g}")
+c[1].metric("Noise on each vote", f"{'σ' if cfg.aggregator == 'gnmax' else 'b = 1/γ'} = {res.noise_scale:.3g}")
 c[2].metric("Queries answered", f"{cfg.queries}")
 verdict_line(res.epsilon, what="ε spent")
 if (note := weak_guarantee_note(res.epsilon, unit="per private record")) is not None:
@@ -153,7 +124,7 @@ c[4].metric("Non-private model", f"{res.nonprivate_accuracy:.3f}",
              help="The student's model trained on all private data with their true labels: no privacy.")
 st.markdown("Accuracy: the fraction of the test part predicted correctly."
             + (f" **Chance level** (always the most common class): **{chance:.3f}**." if chance is not None else ""))
-if agg == "lnmax":
+if cfg.aggregator == "lnmax":
     st.caption(f"LNMax: each answer is (2γ = {2 / res.noise_scale:.3g})-DP, so basic composition gives "
                f"ε = {res.epsilon_pure:.3g} at δ = 0; with δ > 0 the accountant's bound is used if smaller.")
 
@@ -174,7 +145,7 @@ if clustered:
     left.markdown(f"This query is a cluster of **{res.cluster_sizes[i]}** public examples; each teacher's one vote "
                   "is the class it predicts most often among them.")
 left.markdown(f"Vote gap between the top two classes: **{sorted(res.votes[i])[-1] - sorted(res.votes[i])[-2]}** "
-              f"votes; noise std ≈ {res.noise_scale * (1 if agg == 'gnmax' else math.sqrt(2)):.3g}. "
+              f"votes; noise std ≈ {res.noise_scale * (1 if cfg.aggregator == 'gnmax' else math.sqrt(2)):.3g}. "
               "Noise can push a count below zero: a noisy count is not a number of teachers, only which "
               "class has the largest one matters.")
 right.plotly_chart(votes_figure(res, i, ds.target_names), width="stretch")

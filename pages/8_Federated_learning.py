@@ -5,8 +5,6 @@ import dataclasses
 
 import streamlit as st
 
-from dpcore.federated import FedAvgConfig
-from dpcore.federated.learners import SMALL_FEDERATION, default_rounds
 from dpcore.ui import (
     close_sidebar_on_phone,
     dataset_picker,
@@ -23,10 +21,13 @@ from dpcore.ui.accounting import weak_guarantee_note
 from dpcore.ui.common import majority_accuracy
 from dpcore.ui.federated import (
     DIAGNOSTIC_COLUMNS,
+    FED_SPEC,
     HEATMAP_CLIENTS,
     HISTORY_LABELS,
     MODE_LABELS,
+    PAGE_DRAWN,
     PRIVACY_MODES,
+    SIGMA_START,
     START_DATASET,
     cached_fedavg,
     clients_figure,
@@ -34,13 +35,16 @@ from dpcore.ui.federated import (
     gap_caption,
     live_callback,
     non_private_twin,
+    page_config,
     page_defaults,
+    rounds_caption,
     rounds_figures,
     sigma_used_caption,
     step_caption,
     sweep_config,
     sweep_display,
 )
+from dpcore.ui.knobs import knob_widget, knob_widgets, knobs_named, other_knobs
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area, presenting_stage
 from dpcore.ui.sweep import remembered as remembered_sweep
@@ -61,24 +65,25 @@ private = mode != "none"
 by = st.sidebar.radio("Privacy set by", PRIVACY_MODES, horizontal=True, key="fed.by", disabled=not private,
                       help="Either fix the user-level budget and let σ be calibrated to it, or fix σ and read "
                            "off ε.")
-DEFAULTS = page_defaults()  # the learner's declared defaults on the page's first dataset
 with control_area(st.sidebar).form("fed.form"):
     key_slot = st.container() if presenting_stage() else st  # presentation mode: ε first, beside the chart
     ds = dataset_picker("fed.dataset", task="classification", allow_upload=False, default=START_DATASET, container=st)
-    clients = st.number_input("Clients N", 1, 5000, DEFAULTS["clients"], key="fed.clients",
-                              help="Each client holds a disjoint share of the training rows.")
+    at = ds.name if ds is not None else START_DATASET
+    # every box below is one of the dp-fedavg learner's declared knobs, with its defaults on this dataset (the
+    # command line uses the same); each dataset keeps its own values
+    DEFAULTS = page_defaults(at)
+    widgets = dict(prefix="fed", dataset=at, images=False, container=st)
+    params = knob_widgets(FED_SPEC, knobs_named(FED_SPEC, "clients"), DEFAULTS, **widgets)
     rounds = st.number_input("Rounds", 1, 500, None, key="fed.rounds", placeholder="from ε",
                              help="Empty: from the budget, 25 rounds per unit of ε (20 to 100; 100 below 100 "
                                   "clients; 50 when privacy is set by σ or off): every round spends budget, so a "
                                   "small ε buys fewer, less noisy rounds. The command line uses the same rule.")
-    fraction = st.slider("Client fraction q (Poisson sampling rate)", 0.05, 1.0, DEFAULTS["client_fraction"], 0.05,
-                         key="fed.fraction")
-    skew = st.radio("Client data", ["IID", "label-skewed (non-IID)"], horizontal=True, key="fed.skew")
-    clip = st.number_input("Clip norm S of each client update", 0.001, 100.0, DEFAULTS["clip_norm"], key="fed.clip",
-                           disabled=not private)
-    sigma = st.number_input("Noise multiplier σ, noise std = σ·S", 0.01, 100.0, DEFAULTS["noise_multiplier"],
-                            key="fed.sigma", disabled=not private or by != "noise multiplier",
-                            help="Used when privacy is set by noise multiplier.")
+    params |= knob_widgets(FED_SPEC, knobs_named(FED_SPEC, "client_fraction", "non_iid"), DEFAULTS, **widgets)
+    params["clip_norm"] = knob_widget(FED_SPEC.knob("clip_norm"), key=f"fed.clip_norm.{at}",
+                                      value=DEFAULTS["clip_norm"], container=st, disabled=not private)
+    sigma = knob_widget(FED_SPEC.knob("noise_multiplier"), key="fed.sigma", value=SIGMA_START, container=st,
+                        disabled=not private or by != "noise multiplier",
+                        help="Used when privacy is set by noise multiplier.")
     eps = epsilon_input("fed.eps", default=DEFAULTS["epsilon"], container=key_slot, label="Target ε, user level",
                         disabled=not private or by != "target ε",
                         help="Privacy budget for one client's whole data: smaller is more private. Used when "
@@ -86,31 +91,20 @@ with control_area(st.sidebar).form("fed.form"):
     used_slot = st.empty()  # the σ and ε actually used, filled in after the run
     delta = delta_input("fed.delta", container=st, disabled=not private,
                         help=None if private else "Not used: non-private training spends no privacy budget.")
-    local_epochs = st.number_input("Local epochs", 1, 20, DEFAULTS["local_epochs"], key="fed.local_epochs")
-    lr = st.number_input("Client learning rate", 0.001, 10.0, DEFAULTS["learning_rate"], key="fed.lr")
-    model = st.selectbox("Model", ["softmax", "mlp"], key="fed.model",
-                         format_func={"softmax": "Softmax regression", "mlp": "Small neural network"}.get)
+    params |= knob_widgets(FED_SPEC, knobs_named(FED_SPEC, "local_epochs", "learning_rate", "model"), DEFAULTS,
+                           **widgets)
+    with st.expander("More settings"):
+        params |= knob_widgets(FED_SPEC, other_knobs(FED_SPEC, PAGE_DRAWN), DEFAULTS, chosen=params, **widgets)
     seed = noise_mode_input("fed.seed", uploaded=False, container=st, in_form=True)
     if st.form_submit_button("Train", type="primary"):
         close_sidebar_on_phone()  # on a phone the open sidebar would hide the result
 
 if ds is None:
     stop_page()
-rounds_note = ""
-if rounds is None:  # the learner's rule at the budget it is given
-    rounds = default_rounds(float(eps) if private and by == "target ε" else None, int(clients))
-    if not (private and by == "target ε"):
-        rounds_note = f" {rounds} rounds (the default without a target ε)."
-    elif int(clients) < SMALL_FEDERATION:
-        rounds_note = f" {rounds} rounds (the default below {SMALL_FEDERATION} clients)."
-    else:
-        rounds_note = f" {rounds} rounds, from the rule (25 per unit of ε, 20 to 100)."
-cfg = run_guarded(FedAvgConfig, mode=mode, clients=int(clients), rounds=int(rounds), client_fraction=float(fraction),
-                  clip_norm=float(clip),
-                  noise_multiplier=float(sigma) if private and by == "noise multiplier" else None,
-                  target_epsilon=float(eps) if private and by == "target ε" else None, delta=float(delta),
-                  local_epochs=int(local_epochs), learning_rate=float(lr), model=model,
-                  non_iid=skew != "IID", seed=seed or 0, secure=seed is None)
+params |= {"rounds": rounds, "noise_multiplier": float(sigma) if private and by == "noise multiplier" else None}
+cfg = run_guarded(page_config, ds.name, mode, epsilon=float(eps), delta=float(delta), seed=seed or 0,
+                  secure=seed is None, params=params)
+rounds_note = "" if cfg is None or rounds is not None else " " + rounds_caption(cfg, calibrated=private and by == "target ε")
 if cfg is None:
     stop_page()
 
@@ -183,7 +177,7 @@ sweeps = {"clip_norm": (0.03, 0.1, 0.3, 1.0, 3.0, 10.0), "noise_multiplier": (0.
 clicked = {ax: col.button(f"Sweep the {ax.replace('_', ' ')}", key=f"fed.sweep.{ax}")
            for ax, col in zip(sweeps, (b1, b2))}
 for ax, values in sweeps.items():
-    sc = run_guarded(sweep_config, ds.name, cfg, axis=ax, values=values, epsilon=float(eps),
+    sc = run_guarded(sweep_config, ds.name, cfg, params, axis=ax, values=values, epsilon=float(eps),
                      noise_multiplier=res.noise_multiplier)
     if sc is None:
         continue

@@ -88,6 +88,50 @@ def _read(source) -> pd.DataFrame:
     return df
 
 
+def _guess_task(labels: pd.Series) -> str:
+    """Classification for text or whole-number labels with at most 20 distinct values, regression otherwise."""
+    discrete = not pd.api.types.is_numeric_dtype(labels) or (
+        pd.api.types.is_integer_dtype(labels) or np.allclose(labels, np.round(labels))
+    )
+    return "classification" if discrete and labels.nunique() <= 20 else "regression"
+
+
+def _feature_matrix(features: pd.DataFrame) -> np.ndarray:
+    """The feature columns as floats, refused by name when one is not numeric, infinite or too large."""
+    non_numeric = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]
+    if non_numeric:
+        raise DatasetError(
+            f"feature columns must be numeric; these are not: {non_numeric}. Encode them as numbers or drop them"
+        )
+    X = features.to_numpy(dtype=float)
+    if not np.all(np.isfinite(X)):
+        bad = [str(c) for c, ok in zip(features.columns, np.isfinite(X).all(axis=0)) if not ok]
+        raise DatasetError(f"the CSV has infinite values in feature column(s) {bad}; remove them first")
+    too_large = [str(c) for c, m in zip(features.columns, np.abs(X).max(axis=0)) if m > MAX_ABS_VALUE]
+    if too_large:
+        raise DatasetError(f"feature column(s) {too_large} hold values beyond {MAX_ABS_VALUE:.0e} in magnitude, "
+                           "which overflow the learners' arithmetic; rescale them (e.g. to thousands or millions)")
+    return X
+
+
+def _label_vector(labels: pd.Series, task: str, label_column: str) -> tuple[np.ndarray, tuple, tuple | None]:
+    """``(y, target_names, label_range)``: class indices and names, or checked real targets and their range."""
+    if task == "classification":
+        classes, y = np.unique(labels.astype(str).to_numpy(), return_inverse=True)
+        if classes.size < 2:
+            raise DatasetError(
+                f"the label column {label_column!r} has a single class {str(classes[0])!r}; it needs at least two"
+            )
+        return y.astype(np.int64), tuple(classes.tolist()), None
+    if not pd.api.types.is_numeric_dtype(labels):
+        raise DatasetError(f"a regression label column must be numeric; {label_column!r} is not")
+    y = labels.to_numpy(dtype=float)
+    if not np.all(np.isfinite(y)) or np.abs(y).max() > MAX_ABS_VALUE:
+        raise DatasetError(f"the regression label column {label_column!r} holds infinite values or values beyond "
+                           f"{MAX_ABS_VALUE:.0e} in magnitude; remove or rescale them")
+    return y, (), (float(y.min()), float(y.max()))
+
+
 def load_csv(source, *, label_column: str, task: str | None = None, name: str = "upload") -> Dataset:
     """Turn an uploaded CSV (path, bytes, text or file object) into a Dataset.
 
@@ -111,47 +155,14 @@ def load_csv(source, *, label_column: str, task: str | None = None, name: str = 
         bad = [c for c in df.columns if df[c].isna().any()]
         raise DatasetError(f"the CSV has missing values in columns {bad}; remove or fill those rows first")
     features = df.drop(columns=[label_column])
-    non_numeric = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]
-    if non_numeric:
-        raise DatasetError(
-            f"feature columns must be numeric; these are not: {non_numeric}. Encode them as numbers or drop them"
-        )
     labels = df[label_column]
-    if task is None:
-        discrete = not pd.api.types.is_numeric_dtype(labels) or (
-            pd.api.types.is_integer_dtype(labels) or np.allclose(labels, np.round(labels))
-        )
-        task = "classification" if discrete and labels.nunique() <= 20 else "regression"
+    task = _guess_task(labels) if task is None else task
     if task not in ("classification", "regression"):
         raise DatasetError(f"task must be 'classification' or 'regression', got {task!r}")
     if len(df) < 2:
         raise DatasetError("the CSV needs at least two data rows")
-    X = features.to_numpy(dtype=float)
-    if not np.all(np.isfinite(X)):
-        bad = [str(c) for c, ok in zip(features.columns, np.isfinite(X).all(axis=0)) if not ok]
-        raise DatasetError(f"the CSV has infinite values in feature column(s) {bad}; remove them first")
-    too_large = [str(c) for c, m in zip(features.columns, np.abs(X).max(axis=0)) if m > MAX_ABS_VALUE]
-    if too_large:
-        raise DatasetError(f"feature column(s) {too_large} hold values beyond {MAX_ABS_VALUE:.0e} in magnitude, "
-                           "which overflow the learners' arithmetic; rescale them (e.g. to thousands or millions)")
-    if task == "classification":
-        classes, y = np.unique(labels.astype(str).to_numpy(), return_inverse=True)
-        if classes.size < 2:
-            raise DatasetError(
-                f"the label column {label_column!r} has a single class {str(classes[0])!r}; it needs at least two"
-            )
-        target_names = tuple(classes.tolist())
-        y = y.astype(np.int64)
-        label_range = None
-    else:
-        if not pd.api.types.is_numeric_dtype(labels):
-            raise DatasetError(f"a regression label column must be numeric; {label_column!r} is not")
-        y = labels.to_numpy(dtype=float)
-        if not np.all(np.isfinite(y)) or np.abs(y).max() > MAX_ABS_VALUE:
-            raise DatasetError(f"the regression label column {label_column!r} holds infinite values or values beyond "
-                               f"{MAX_ABS_VALUE:.0e} in magnitude; remove or rescale them")
-        target_names = ()
-        label_range = (float(y.min()), float(y.max()))
+    X = _feature_matrix(features)
+    y, target_names, label_range = _label_vector(labels, task, label_column)
     warnings.warn(
         "feature bounds of the uploaded CSV were inferred from the data itself, which leaks privacy; "
         "a real deployment declares them from domain knowledge",

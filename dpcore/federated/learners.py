@@ -64,7 +64,7 @@ COMMON_KNOBS = (
          help="communication rounds (default: 25 per unit of ε, from 20 to 100; 100 below 100 clients; 50 "
               "without privacy)"),
     Knob("client_fraction", "float", default=0.2, low=0.0, low_open=True, high=1.0, shared=True,
-         label="Client fraction q", help="expected share of clients sampled per round (Poisson)"),
+         label="Client fraction q (Poisson sampling rate)", help="expected share of clients sampled per round (Poisson)"),
     Knob("local_epochs", "int", default=1, low=1, high=100, shared=True, advanced=True, label="Local epochs",
          help="passes over its own data each sampled client makes"),
     Knob("batch_size", "int", default=32, low=1, high=100_000, shared=True, advanced=True,
@@ -74,35 +74,46 @@ COMMON_KNOBS = (
     Knob("server_learning_rate", "float", default=1.0, low=0.0, low_open=True, high=100.0, shared=True,
          advanced=True, label="Server learning rate", help="step size of the server's averaged update"),
     Knob("model", "choice", default="softmax", choices=("softmax", "mlp"), shared=True, label="Model",
+         choice_labels={"softmax": "Softmax regression", "mlp": "Small neural network"},
          help="softmax regression or an MLP"),
     Knob("hidden", "int", default=64, low=1, high=4096, shared=True, advanced=True, label="Hidden width",
+         when={"model": ("mlp",)},
          help="hidden units of the MLP"),
-    Knob("non_iid", "bool", default=False, shared=True, label="Label-skewed clients",
+    Knob("non_iid", "bool", default=False, shared=True, label="Label-skewed (non-IID) clients",
          help="give each client only a few classes (shards) instead of an IID share"),
     Knob("shards_per_client", "int", default=2, low=1, high=100, shared=True, advanced=True,
-         label="Shards per client", help="classes per client when non_iid"),
+         label="Shards per client", when={"non_iid": (True,)}, help="classes per client when non_iid"),
 )
 PRIVATE_KNOBS = COMMON_KNOBS + (
     Knob("clip_norm", "float", default=1.0, low=0.0, low_open=True, high=1e6, log=True, privacy=True,
-         label="Clip norm S", help="each client update is clipped to this L2 norm"),
+         label="Clip norm S of each client update", help="each client update is clipped to this L2 norm"),
     Knob("noise_multiplier", "float", low=0.0, low_open=True, high=1e4, log=True, privacy=True,
-         label="Noise multiplier σ", help="noise std = σ·S; omitted: calibrated from epsilon"),
+         label="Noise multiplier σ, noise std = σ·S", help="noise std = σ·S; omitted: calibrated from epsilon"),
     Knob("accountant", "choice", default="rdp", choices=("rdp", "pld"), privacy=True, advanced=True,
          label="Accountant", help="rdp or pld"),
 )
 _NEIGHBOURING = {"central": DP_FEDAVG_NEIGHBOURING, "local": LOCAL_DP_NEIGHBOURING, "none": None}
 
 
+def fedavg_config(split, mode: str, *, epsilon, delta, seed, params, secure: bool = False) -> FedAvgConfig:
+    """The :class:`FedAvgConfig` for ``params`` (knob values; a missing or None one takes the knob's default on
+    ``split``, the rounds from the budget by :func:`default_rounds`). ``mode`` is "central" (DP-FedAvg), "local"
+    or "none". With ``noise_multiplier`` set the noise is fixed and ``epsilon`` is not used; without it sigma is
+    calibrated to ``epsilon``. The command line, sweeps and the Federated page all build their runs here."""
+    kw = {k: v for k, v in dict(params).items() if v is not None}
+    if mode == "none":  # no clipping, no noise: the privacy knobs do not apply
+        kw = {k: v for k, v in kw.items() if k not in ("clip_norm", "noise_multiplier", "accountant")}
+    calibrated = mode != "none" and kw.get("noise_multiplier") is None
+    kw.setdefault("clients", default_clients(split))
+    kw.setdefault("rounds", default_rounds(epsilon if calibrated else None, kw["clients"]))
+    if calibrated:
+        kw["target_epsilon"] = epsilon
+    return FedAvgConfig(mode=mode, delta=delta, seed=seed, secure=secure, **kw)
+
+
 def _runner(name: str, mode: str):
     def run(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResult:
-        p = dict(params)
-        kw = {k: v for k, v in p.items() if v is not None}
-        kw.setdefault("clients", default_clients(split))
-        kw.setdefault("rounds", default_rounds(epsilon if mode != "none" and kw.get("noise_multiplier") is None
-                                                else None, kw["clients"]))
-        if mode != "none" and kw.get("noise_multiplier") is None:
-            kw["target_epsilon"] = epsilon
-        cfg = FedAvgConfig(mode=mode, delta=delta, seed=seed, **kw)
+        cfg = fedavg_config(split, mode, epsilon=epsilon, delta=delta, seed=seed, params=params)
         r = train_fedavg_split(split, cfg, on_epoch=on_epoch)
         extras = {"client_sizes": r.client_sizes, "client_label_counts": r.client_label_counts,
                   "seconds_per_round": r.seconds_per_round}

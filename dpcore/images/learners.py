@@ -143,6 +143,20 @@ def _privacy_unit(mech, p: Mapping[str, Any], shape: tuple[int, int], *, eps_ima
     return unit
 
 
+def _released_training_set(split, mech, *, label_epsilon: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every training image through ``mech``, and the labels through k-ary randomized response at
+    ``label_epsilon`` (in the clear when it is 0)."""
+    h, w = split.dataset.image_shape
+    gen = as_generator(seed)
+    X_img = np.asarray(split.X_train, dtype=float).reshape(-1, h, w)
+    released = mech.privatise_many(X_img, rng=as_generator(child_seed(gen)))
+    y_train = np.asarray(split.y_train)
+    if label_epsilon > 0:
+        y_train = randomized_response_labels(y_train, k=split.dataset.n_classes, epsilon=label_epsilon,
+                                             rng=as_generator(child_seed(gen)))
+    return released, y_train
+
+
 def run_noisy_input(split, *, epsilon: float, delta: float, seed: int, params: Mapping[str, Any],
                     on_epoch=None) -> RunResult:
     """Release every training image through an image mechanism, then fit a logistic regression.
@@ -191,14 +205,8 @@ def run_noisy_input(split, *, epsilon: float, delta: float, seed: int, params: M
                                  budget=p["budget"], cell=p["cell"], m=p["m"])
     h, w = ds.image_shape
     lo, hi = mech.pixel_range
-    gen = as_generator(seed)
     t0 = time.perf_counter()
-    X_img = np.asarray(split.X_train, dtype=float).reshape(-1, h, w)
-    released = mech.privatise_many(X_img, rng=as_generator(child_seed(gen)))
-    y_train = np.asarray(split.y_train)
-    if label_share > 0:
-        y_train = randomized_response_labels(y_train, k=ds.n_classes, epsilon=epsilon * label_share,
-                                             rng=as_generator(child_seed(gen)))
+    released, y_train = _released_training_set(split, mech, label_epsilon=epsilon * label_share, seed=seed)
     scale = lambda X: (np.asarray(X, dtype=float).reshape(len(X), -1) - lo) / (hi - lo)  # noqa: E731 (public range)
     pred, converged, proba = _fit_predict(scale(released), y_train, scale(split.X_test), C=C, max_iter=max_iter)
     metrics = score(split, pred)
@@ -233,17 +241,9 @@ def run_noisy_input(split, *, epsilon: float, delta: float, seed: int, params: M
         event = dp_accounting.ComposedDpEvent(
             [event, RandomizedResponse(epsilon=label_epsilon, k=ds.n_classes).dp_event])
     return RunResult(
-        learner="noisy-input",
-        dataset=ds.name,
-        task="classification",
-        metrics=metrics,
-        epsilon=reported,
-        delta=float(mech.delta),
-        noise_multiplier=None,
-        seconds=time.perf_counter() - t0,
+        "noisy-input", ds.name, "classification", metrics, reported, float(mech.delta), noise_multiplier=None,
+        seconds=time.perf_counter() - t0, extras=extras, event=event,
         history=pd.DataFrame([{"epoch": 1, "epsilon": reported, "accuracy": metrics["accuracy"]}]),
-        extras=extras,
-        event=event,
         neighbouring=Neighbouring.REPLACE_ONE,  # one person's image (and label) replaced by any other
         test_outputs=TestOutputs(np.pad(proba, ((0, 0), (0, max(0, ds.n_classes - proba.shape[1])))),
                                  "probability"),

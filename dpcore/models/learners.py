@@ -105,10 +105,12 @@ _POSITIVE = dict(low=0.0, low_open=True, high=1e6)
 #: DP-ERM's knobs (Chaudhuri, Monteleoni & Sarwate 2011); the non-private logistic regression shares them.
 ERM_KNOBS = (
     Knob("model", "choice", default="logreg", choices=("logreg", "svm"), aliases=dict(MODEL_ALIASES), shared=True,
-         label="Model", help="logreg (logistic regression) or svm (Huber-loss SVM); also accepted: logistic, "
+         label="Model", choice_labels={"logreg": "Logistic regression", "svm": "Huber SVM"},
+         help="logreg (logistic regression) or svm (Huber-loss SVM); also accepted: logistic, "
                              "huber-svm"),
     Knob("kernel", "choice", default="none", choices=("none", "rff"), aliases=dict(KERNEL_ALIASES), shared=True,
-         label="Kernel", help="none (linear) or rff: random Fourier features of an RBF kernel (Chaudhuri et al. "
+         label="Kernel", choice_labels={"none": "Linear", "rff": "RBF (random Fourier features)"},
+         help="none (linear) or rff: random Fourier features of an RBF kernel (Chaudhuri et al. "
                               "Algorithm 3); also accepted: linear, rbf"),
     Knob("regularization", "float", default=DEFAULT_LAMBDA, also=("auto",), log=True, privacy=True,
          label="Regularisation Λ",
@@ -118,6 +120,9 @@ ERM_KNOBS = (
     Knob("tune", "bool", default=False, privacy=True, label="Tune Λ privately",
          help="choose Λ privately among (0.01, 0.05, 0.2) (Chaudhuri et al. Algorithm 4; its cost is included)"),
     Knob("preprocess", "choice", choices=PREPROCESS, shared=True, privacy=True, label="Feature scaling",
+         choice_labels={"log-bounds": "Log scale between declared bounds (private)",
+                        "bounds": "Linear scale between declared bounds (private)",
+                        "standardize": "Training mean/std (leaks; the usual reference setting)"},
          default_from=lambda split: default_preprocess(split.dataset.name),
          help="log-bounds or bounds (private: only the declared bounds are used) or standardize (leaks: uses the "
               "private rows' mean and standard deviation)"),
@@ -174,7 +179,10 @@ DPLLOYD_KNOBS = (
          label="Budget share of the initial centres", help="share of ε spent on the private grid start"),
     Knob("neighbouring", "choice", default="add-remove", choices=("add-remove", "replace-one"), privacy=True,
          aliases={"add_remove": "add-remove", "replace_one": "replace-one", "replace": "replace-one"},
-         label="Neighbours", help="add-remove (Su et al.) or replace-one (doubles every sensitivity)"),
+         label="Neighbouring data sets",
+         choice_labels={"add-remove": "Add or remove one record (Su et al.; DPLloyd only)",
+                        "replace-one": "Replace one record (like for like with input perturbation)"},
+         help="add-remove (Su et al.) or replace-one (doubles every sensitivity)"),
 )
 
 

@@ -127,8 +127,27 @@ def _check_votes(votes) -> np.ndarray:
     return v
 
 
+class _NoisyMax:
+    """What GNMax and LNMax share: each answered query is their ``mechanism`` (Gaussian or Laplace) on the vote
+    histogram, then an argmax (post-processing); its dp_accounting event is the mechanism's, sensitivity
+    normalised to 1 (see the module docstring)."""
+
+    @property
+    def dp_event(self) -> dp_accounting.DpEvent:
+        """One answered query."""
+        return self.mechanism.dp_event
+
+    def noisy_votes(self, votes, *, rng=None) -> np.ndarray:
+        """``votes`` (shape (n_queries, n_classes)) plus the mechanism's independent noise on every count."""
+        return self.mechanism.randomise(_check_votes(votes), rng=rng)
+
+    def aggregate(self, votes, *, rng=None) -> np.ndarray:
+        """The noisy winner of every query (one int per row of ``votes``)."""
+        return np.argmax(self.noisy_votes(votes, rng=rng), axis=1)
+
+
 @dataclass(frozen=True, kw_only=True)
-class GNMax:
+class GNMax(_NoisyMax):
     """Gaussian NoisyMax (Papernot et al. 2018): ``argmax_j n_j + N(0, sigma^2)``.
 
     Each answered query is the Gaussian mechanism on the vote histogram (L2
@@ -169,22 +188,10 @@ class GNMax:
         return NoiseMultiplierGaussian(noise_multiplier=self.sigma / HISTOGRAM_L2_SENSITIVITY,
                                        sensitivity=HISTOGRAM_L2_SENSITIVITY)
 
-    @property
-    def dp_event(self) -> dp_accounting.DpEvent:
-        """One answered query, sensitivity normalised to 1 (see the module docstring)."""
-        return self.mechanism.dp_event
-
-    def noisy_votes(self, votes, *, rng=None) -> np.ndarray:
-        """``votes`` plus independent N(0, sigma^2) on every count (shape (n_queries, n_classes))."""
-        return self.mechanism.randomise(_check_votes(votes), rng=rng)
-
-    def aggregate(self, votes, *, rng=None) -> np.ndarray:
-        """The noisy winner of every query (one int per row of ``votes``)."""
-        return np.argmax(self.noisy_votes(votes, rng=rng), axis=1)
 
 
 @dataclass(frozen=True, kw_only=True)
-class LNMax:
+class LNMax(_NoisyMax):
     """Laplace NoisyMax (Papernot et al. 2017): ``argmax_j n_j + Lap(1 / gamma)``.
 
     Releasing the whole noisy histogram (L1 sensitivity 2) with Laplace scale
@@ -236,18 +243,6 @@ class LNMax:
         """The Laplace mechanism on one query's histogram: L1 sensitivity 2 at epsilon 2 gamma (scale 1/gamma)."""
         return Laplace(epsilon=self.epsilon_per_query, sensitivity=HISTOGRAM_L1_SENSITIVITY)
 
-    @property
-    def dp_event(self) -> dp_accounting.DpEvent:
-        """One answered query, sensitivity normalised to 1: Laplace scale ``b / 2``."""
-        return self.mechanism.dp_event
-
-    def noisy_votes(self, votes, *, rng=None) -> np.ndarray:
-        """``votes`` plus independent Lap(1/gamma) on every count."""
-        return self.mechanism.randomise(_check_votes(votes), rng=rng)
-
-    def aggregate(self, votes, *, rng=None) -> np.ndarray:
-        """The noisy winner of every query (one int per row of ``votes``)."""
-        return np.argmax(self.noisy_votes(votes, rng=rng), axis=1)
 
 
 def make_aggregator(name: str, *, noise_scale: float) -> "GNMax | LNMax":

@@ -68,15 +68,21 @@ def default_features(split) -> str:
     return "hog" if preset_for(split.dataset).features == "hog" else "pixels"
 
 
+#: How the teacher and student models are named on the page.
+MODEL_LABELS = {"knn": "Nearest neighbour", "logreg": "Logistic regression", "mlp": "Small neural network"}
+
 #: PATE's knobs. The defaults (a rule in the private rows, public rows and classes of each dataset: see the
 #: default_* functions) were chosen on validation rows of every classification dataset at epsilon 1, 2 and 5
 #: (``python bench/pate_defaults.py``), never on test rows; at epsilon = 1 they beat the most common class on each.
 PATE_KNOBS = (
     Knob("aggregator", "choice", default="gnmax", choices=AGGREGATORS, privacy=True, label="Aggregator",
+         choice_labels={"gnmax": "GNMax — Gaussian noise (Papernot et al. 2018)",
+                        "lnmax": "LNMax — Laplace noise (Papernot et al. 2017)"},
          help="gnmax (Gaussian noise on the vote counts, Papernot et al. 2018) or lnmax (Laplace, 2017)"),
     Knob("teachers", "int", low=1, high=10_000, privacy=True, label="Teachers", default_from=default_teachers,
          help="teachers on disjoint private partitions (default: about 2 rows per class each, at most 250)"),
     Knob("query_mode", "choice", choices=QUERY_MODES, label="Each query labels", default_from=default_query_mode,
+         choice_labels={"points": "one public example", "clusters": "one cluster of public examples"},
          help="points: one public example per query; clusters: one k-means cluster of the public pool per query, "
               "each teacher voting once per cluster, the student learning every public row (default when the "
               "public pool has 10 rows per class or more)"),
@@ -84,20 +90,27 @@ PATE_KNOBS = (
          default_from=default_queries, help="public examples (or clusters) labelled by the noisy vote; each one "
                                             "spends privacy"),
     Knob("noise_multiplier", "float", low=0.0, low_open=True, high=1e6, log=True, privacy=True,
-         label="Noise scale in votes", help="GNMax sigma or LNMax 1/gamma, in votes; omitted: calibrated from "
+         label="Noise scale in votes: σ for GNMax, 1/γ for LNMax",
+         help="GNMax sigma or LNMax 1/gamma, in votes; omitted: calibrated from "
                                             "epsilon"),
     Knob("public_fraction", "float", default=PUBLIC_FRACTION, low=0.0, low_open=True, high=0.9,
          label="Public share of the training part", help="share of the training rows used as the student's "
                                                          "unlabelled public data"),
-    Knob("features", "choice", choices=FEATURES, label="Features", default_from=default_features, images=True,
+    Knob("features", "choice", choices=FEATURES, label="Features (teachers and student)",
+         default_from=default_features, images=True,
+         choice_labels={"pixels": "Pixels", "hog": "HOG (gradient histograms)"},
          help="pixels, or hog (histograms of oriented gradients, image datasets only): what teachers and student "
               "see; a per-image transform, no privacy cost"),
     Knob("teacher_model", "choice", default="knn", choices=tuple(MODELS), label="Teacher model",
+         choice_labels=MODEL_LABELS,
          help="knn (1-nearest neighbour: the best on a few rows each), logreg or mlp"),
     Knob("student_model", "choice", default="logreg", choices=tuple(MODELS), label="Student model",
+         choice_labels=MODEL_LABELS,
          help="logreg, mlp or knn"),
-    Knob("data_dependent", "bool", default=False, advanced=True, label="Data-dependent ε (GNMax)",
-         help="also report the data-dependent epsilon (not itself private)"),
+    Knob("data_dependent", "bool", default=False, advanced=True, label="Also show the DATA-DEPENDENT ε (GNMax)",
+         when={"aggregator": ("gnmax",)},
+         help="also report the data-dependent epsilon of Papernot et al. 2018 (Theorem 6): smaller when the "
+              "teachers agree, but computed from the private votes, so not itself private"),
     Knob("accountant", "choice", default="rdp", choices=("rdp", "pld"), privacy=True, advanced=True,
          label="Accountant", help="rdp or pld"),
     Knob("baseline", "bool", default=False, advanced=True, label="Non-private baseline",
@@ -105,27 +118,35 @@ PATE_KNOBS = (
 )
 
 
-def _run_pate(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResult:
-    p = dict(params)
-    noise = p.pop("noise_multiplier", None)
-    public = p.pop("public_fraction", PUBLIC_FRACTION)
-    cfg = PateConfig(
-        aggregator=str(p.pop("aggregator", "gnmax")),
-        teachers=p.pop("teachers", None) or default_teachers(split, public),
-        queries=p.pop("queries", None) or default_queries(split, public),
+def pate_config(split, *, epsilon, delta, seed, params, secure: bool = False) -> PateConfig:
+    """The :class:`PateConfig` for ``params`` (knob values; a missing or None one takes the knob's default on
+    ``split``). With ``noise_multiplier`` set the noise is fixed and ``epsilon`` is not used; without it the noise
+    is calibrated to ``epsilon``. The command line, sweeps and the PATE page all build their runs here."""
+    p = {k.name: k.default for k in PATE_KNOBS} | {k: v for k, v in dict(params).items() if v is not None}
+    public = p["public_fraction"]
+    noise = p["noise_multiplier"]
+    return PateConfig(
+        aggregator=str(p["aggregator"]),
+        teachers=p["teachers"] or default_teachers(split, public),
+        queries=p["queries"] or default_queries(split, public),
         noise_scale=noise,
         target_epsilon=None if noise is not None else epsilon,
         delta=delta,
         public_fraction=public,
-        teacher_model=str(p.pop("teacher_model", "knn")),
-        student_model=str(p.pop("student_model", "logreg")),
-        features=str(p.pop("features", None) or default_features(split)),
-        query_mode=str(p.pop("query_mode", None) or default_query_mode(split, public)),
-        data_dependent=bool(p.pop("data_dependent", False)),
-        accountant=str(p.pop("accountant", "rdp")),
-        baseline=bool(p.pop("baseline", False)),
+        teacher_model=str(p["teacher_model"]),
+        student_model=str(p["student_model"]),
+        features=str(p["features"] or default_features(split)),
+        query_mode=str(p["query_mode"] or default_query_mode(split, public)),
+        data_dependent=bool(p["data_dependent"]),
+        accountant=str(p["accountant"]),
+        baseline=bool(p["baseline"]),
         seed=seed,
+        secure=secure,
     )
+
+
+def _run_pate(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResult:
+    cfg = pate_config(split, epsilon=epsilon, delta=delta, seed=seed, params=params)
     r = run_pate(split, cfg, on_epoch=on_epoch)
     metrics = {
         "accuracy": r.student_accuracy,

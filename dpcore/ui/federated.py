@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 from ..datasets import train_test_split
 from ..federated import FedAvgConfig, FedAvgResult, train_fedavg_split
+from ..federated.learners import SMALL_FEDERATION, fedavg_config
 from ..learners import get_learner
 from . import palette
 from .common import (
@@ -27,6 +28,12 @@ MODE_LABELS = {
 LEARNER_OF_MODE = {"central": "dp-fedavg", "local": "fedavg-local-dp", "none": "fedavg"}
 PRIVACY_MODES = ("target ε", "noise multiplier")
 
+#: The learner whose knobs the page draws (DP-FedAvg's: the other variants take a subset).
+FED_SPEC = get_learner("dp-fedavg")
+#: Knobs the page places itself (rounds: an empty box means "from ε"); the rest go under "More settings".
+PAGE_DRAWN = ("clients", "rounds", "client_fraction", "non_iid", "clip_norm", "noise_multiplier", "local_epochs",
+              "learning_rate", "model")
+
 #: Where the σ box starts when privacy is set by σ (otherwise σ is calibrated from ε): about the same ε as the
 #: default budget on MNIST 5k.
 SIGMA_START = 2.0
@@ -38,11 +45,25 @@ START_DATASET = "mnist5k"
 
 def page_defaults(dataset: str = START_DATASET) -> dict:
     """The federation's defaults on ``dataset``: the ``dp-fedavg`` learner's declared knobs and budget (how they
-    were chosen is in :mod:`dpcore.federated.learners`; the command line uses the same), and where the σ box
-    starts."""
-    spec = get_learner("dp-fedavg")
-    out = spec.defaults(train_test_split(dataset, seed=0))
-    return {**out, "epsilon": spec.default_epsilon, "noise_multiplier": SIGMA_START}
+    were chosen is in :mod:`dpcore.federated.learners`; the command line uses the same)."""
+    return {**FED_SPEC.defaults(train_test_split(dataset, seed=0)), "epsilon": FED_SPEC.default_epsilon}
+
+
+def page_config(dataset: str, mode: str, *, epsilon: float, delta: float, seed: int, params: dict,
+                secure: bool) -> FedAvgConfig:
+    """The run the page's boxes ask for, built by the learner's own
+    :func:`~dpcore.federated.learners.fedavg_config` (as on the command line)."""
+    return fedavg_config(train_test_split(dataset, seed=0), mode, epsilon=epsilon, delta=delta, seed=seed,
+                         params=params, secure=secure)
+
+
+def rounds_caption(config: FedAvgConfig, *, calibrated: bool) -> str:
+    """How many rounds the budget's rule gave, and why (the rounds box was left empty)."""
+    if not calibrated:
+        return f"{config.rounds} rounds (the default without a target ε)."
+    if config.clients < SMALL_FEDERATION:
+        return f"{config.rounds} rounds (the default below {SMALL_FEDERATION} clients)."
+    return f"{config.rounds} rounds, from the rule (25 per unit of ε, 20 to 100)."
 
 
 #: Per-round statistics of the private updates themselves: shown apart, labelled as not covered by ε.
@@ -218,14 +239,14 @@ def clients_figure(counts: np.ndarray, class_names: tuple[str, ...], max_clients
     return fig
 
 
-def sweep_config(dataset: str, config: FedAvgConfig, *, axis: str, values: tuple[float, ...], epsilon: float,
-                 noise_multiplier: float | None):
-    """A :class:`dpcore.sweep.SweepConfig` for Ma et al.'s (2021) figures: accuracy vs clip norm / noise level."""
+def sweep_config(dataset: str, config: FedAvgConfig, params: dict, *, axis: str, values: tuple[float, ...],
+                 epsilon: float, noise_multiplier: float | None):
+    """A :class:`dpcore.sweep.SweepConfig` for Ma et al.'s (2021) figures: accuracy vs clip norm / noise level, the
+    page's other knobs (``params``) and the run's rounds held fixed."""
     from ..sweep import SweepConfig
 
-    params = {"clients": config.clients, "rounds": config.rounds, "client_fraction": config.client_fraction,
-              "local_epochs": config.local_epochs, "learning_rate": config.learning_rate, "model": config.model,
-              "non_iid": config.non_iid}
+    params = {k: v for k, v in params.items() if v is not None and k not in ("clip_norm", "noise_multiplier")}
+    params["rounds"] = config.rounds
     if axis == "clip_norm" and noise_multiplier is not None:
         params["noise_multiplier"] = noise_multiplier
     if axis == "noise_multiplier":

@@ -17,7 +17,7 @@ import streamlit as st
 from ..exceptions import DPValueError
 from ..learners import Knob, LearnerSpec, parse_value
 
-__all__ = ["knob_widget", "knob_widgets", "widget_spec"]
+__all__ = ["knob_widget", "knob_widgets", "knobs_named", "other_knobs", "widget_spec"]
 
 
 def widget_spec(knob: Knob, *, value: Any, images: bool = True) -> dict:
@@ -52,6 +52,18 @@ def widget_spec(knob: Knob, *, value: Any, images: bool = True) -> dict:
     return {"widget": "text_input", "value": "" if value is None else str(value)}
 
 
+def knobs_named(spec: LearnerSpec, *names: str) -> list[Knob]:
+    """``spec``'s knobs called ``names``, in that order (a page's hand-picked section)."""
+    return [spec.knob(n) for n in names]
+
+
+def other_knobs(spec: LearnerSpec, drawn: Iterable[str]) -> list[Knob]:
+    """``spec``'s knobs not in ``drawn``, in declaration order: a page's "More settings", so a knob added to the
+    learner shows up on its page without touching the page."""
+    seen = set(drawn)
+    return [k for k in spec.knobs if k.name not in seen]
+
+
 def knob_widget(knob: Knob, *, key: str, value: Any, container=None, disabled: bool = False,
                 images: bool = True, help: str | None = None) -> Any:
     """Draw ``knob`` with ``value`` preselected; returns the chosen value (checked by the knob)."""
@@ -61,8 +73,9 @@ def knob_widget(knob: Knob, *, key: str, value: Any, container=None, disabled: b
     help_text = help or (knob.help[:1].upper() + knob.help[1:] + "." if knob.help else None)
     if widget == "checkbox":
         return c.checkbox(knob.label, key=key, disabled=disabled, help=help_text, **spec)
-    if widget == "radio":
-        return c.radio(knob.label, key=key, disabled=disabled, help=help_text, horizontal=True, **spec)
+    if widget == "radio":  # side by side when the choices' names are short, one per line otherwise
+        short = all(len(spec["format_func"](o)) <= 24 for o in spec["options"])
+        return c.radio(knob.label, key=key, disabled=disabled, help=help_text, horizontal=short, **spec)
     if widget == "selectbox":
         return c.selectbox(knob.label, key=key, disabled=disabled, help=help_text, **spec)
     if widget == "number_input":

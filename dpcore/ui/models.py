@@ -26,10 +26,6 @@ CLUSTER_STYLE = {
     "symbol_map": {"Lloyd (non-private)": "x", "DPLloyd": "circle", "Input perturbation": "square"},
 }
 #: What a neighbouring data set is, for DPLloyd on the Clustering page (input perturbation is replace-one by nature).
-NEIGHBOURING_LABELS = {
-    "replace-one": "Replace one record (like for like with input perturbation)",
-    "add-remove": "Add or remove one record (Su et al.; DPLloyd only)",
-}
 UNMATCHED = "unmatched"
 
 

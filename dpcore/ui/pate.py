@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from ..datasets import train_test_split
 from ..learners import get_learner
 from ..pate import PateConfig, PateResult, run_pate
+from ..pate.learners import pate_config
 from ..pate.pipeline import epsilon_sweep, teachers_sweep
 from . import palette
 from .common import (
@@ -19,14 +20,13 @@ from .common import (
 )
 from .common import remembered as _remembered
 
-AGGREGATOR_LABELS = {"gnmax": "GNMax — Gaussian noise (Papernot et al. 2018)",
-                     "lnmax": "LNMax — Laplace noise (Papernot et al. 2017)"}
-
 PRIVACY_MODES = ("target ε", "noise scale")
-#: How the page names the query modes and the models.
-QUERY_MODE_LABELS = {"points": "one public example", "clusters": "one cluster of public examples"}
-MODEL_LABELS = {"knn": "Nearest neighbour", "logreg": "Logistic regression", "mlp": "Small neural network"}
-FEATURE_LABELS = {"pixels": "Pixels", "hog": "HOG (gradient histograms)"}
+#: The learner whose knobs the page draws.
+PATE_SPEC = get_learner("pate")
+#: Knobs the page sets itself rather than in "More settings": the noise box (drawn in its privacy mode) and the
+#: non-private reference the page always shows.
+PAGE_DRAWN = ("aggregator", "teachers", "query_mode", "queries", "noise_multiplier", "public_fraction", "features",
+              "teacher_model", "student_model", "baseline")
 
 #: The dataset the page opens on.
 START_DATASET = "digits"
@@ -37,9 +37,15 @@ NOISE_START = 10.0
 def page_defaults(dataset: str = START_DATASET) -> dict:
     """PATE's defaults on ``dataset``: the ``pate`` learner's declared knobs and budget (how they were chosen is in
     :mod:`dpcore.pate.learners`; the command line uses the same), and where the noise box starts."""
-    spec = get_learner("pate")
-    out = spec.defaults(train_test_split(dataset, seed=0))
-    return {**out, "epsilon": spec.default_epsilon, "noise_scale": NOISE_START}
+    out = PATE_SPEC.defaults(train_test_split(dataset, seed=0))
+    return {**out, "epsilon": PATE_SPEC.default_epsilon, "noise_scale": NOISE_START}
+
+
+def page_config(dataset: str, *, epsilon: float, delta: float, seed: int, params: dict, secure: bool) -> PateConfig:
+    """The run the page's boxes ask for: the learner's own :func:`~dpcore.pate.learners.pate_config` (as on the
+    command line), with the non-private reference always on."""
+    return pate_config(train_test_split(dataset, seed=0), epsilon=epsilon, delta=delta, seed=seed, secure=secure,
+                       params={**params, "baseline": True})
 
 _STORE = "pate.runs"
 _MAX_KEPT = 12

@@ -19,10 +19,18 @@ def _train(at):
     return at.run()
 
 
+def _choose(at, dataset):
+    """Switch the dataset (one quick round): each dataset keeps its own boxes, drawn once it is chosen."""
+    at.selectbox(key="fed.dataset").set_value(dataset)
+    at.number_input(key="fed.rounds").set_value(1)
+    return _train(at)
+
+
 def _small(at, by="noise multiplier"):
-    at.selectbox(key="fed.dataset").set_value("digits")
-    at.radio(key="fed.by").set_value(by)
-    at.number_input(key="fed.clients").set_value(8)
+    if not at.radio(key="fed.by").disabled:
+        at.radio(key="fed.by").set_value(by)
+    _choose(at, "digits")
+    at.number_input(key="fed.clients.digits").set_value(8)
     at.number_input(key="fed.rounds").set_value(5)
     return _train(at)
 
@@ -60,8 +68,8 @@ def test_federated_page_non_private_and_bad_input():
     _small(at)
     assert not at.exception
     assert _metric(at, "ε (user level)") == "∞"
-    at.selectbox(key="fed.dataset").set_value("iris")
-    at.number_input(key="fed.clients").set_value(1000)  # more clients than iris's 112 training rows
+    _choose(at, "iris")
+    at.number_input(key="fed.clients.iris").set_value(1000)  # more clients than iris's 112 training rows
     _train(at)
     assert not at.exception
     assert any("clients=1000" in e.value for e in at.error)
@@ -82,8 +90,8 @@ def test_federated_page_clip_sweep(monkeypatch, tmp_path):
 def test_federated_defaults_to_target_epsilon_and_warns():
     at = AppTest.from_file(PAGE, default_timeout=120).run()
     assert at.radio(key="fed.by").value == "target ε"
-    at.selectbox(key="fed.dataset").set_value("digits")
-    at.number_input(key="fed.clients").set_value(4)
+    _choose(at, "digits")
+    at.number_input(key="fed.clients.digits").set_value(4)
     at.number_input(key="fed.rounds").set_value(3)
     at.number_input(key="fed.eps").set_value(20.0)
     _train(at)

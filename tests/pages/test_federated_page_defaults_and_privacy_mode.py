@@ -20,7 +20,8 @@ def _used(at):
 
 
 def _disabled(at):
-    return {k: at.number_input(key=f"fed.{k}").disabled for k in ("clip", "sigma", "eps", "delta")}
+    keys = {"clip": "fed.clip_norm.mnist5k", "sigma": "fed.sigma", "eps": "fed.eps", "delta": "fed.delta"}
+    return {k: at.number_input(key=key).disabled for k, key in keys.items()}
 
 
 def test_default_federation_learns_under_a_meaningful_epsilon_and_explains_its_columns():

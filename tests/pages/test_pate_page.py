@@ -48,7 +48,7 @@ def test_pate_page_bad_input_is_an_error_not_a_traceback():
 
 def test_pate_page_data_dependent_epsilon_is_labelled_and_smaller():
     at = AppTest.from_file(PAGE, default_timeout=120).run()
-    at.checkbox(key="pate.dd").check()
+    at.checkbox(key="pate.data_dependent.digits").check()
     _submit(at)
     assert not at.exception
     # not a headline metric, but a visibly labelled expander

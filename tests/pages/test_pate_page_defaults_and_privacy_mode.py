@@ -73,6 +73,6 @@ def test_choosing_mnist_brings_its_own_defaults_and_a_cluster_query_says_what_it
     assert at.number_input(key="pate.teachers.mnist5k").value == expected["teachers"]
     assert at.radio(key="pate.query_mode.mnist5k").value == expected["query_mode"] == "clusters"
     assert at.radio(key="pate.features.mnist5k").value == "hog"
-    assert at.selectbox(key="pate.teacher_model").value == "knn"
+    assert at.radio(key="pate.teacher_model.mnist5k").value == "knn"
     assert any("This query is a cluster of" in m.value for m in at.markdown)
     assert float(_metric(at, "Student accuracy")) > 0.75
