@@ -5,7 +5,9 @@ import plotly.express as px
 import streamlit as st
 
 from dpcore.datasets import REGISTRY, dataset_names, load_dataset
+from dpcore.learners import get_learner
 from dpcore.ui import epsilon_input, noise_mode_input, page_header, readable_log_ticks, run_guarded, show_table
+from dpcore.ui.knobs import knob_widget
 from dpcore.ui.models import (
     CLUSTER_LABELS,
     CLUSTER_STYLE,
@@ -15,8 +17,6 @@ from dpcore.ui.models import (
     dplloyd_run_text,
     neighbouring_text,
 )
-from dpcore.learners import get_learner
-from dpcore.ui.knobs import knob_widget
 from dpcore.ui.palette import GREY, epsilon_bands, legend_below
 from dpcore.ui.present import headline_area
 

@@ -7,6 +7,7 @@ import plotly.express as px
 import streamlit as st
 
 from dpcore.datasets import REGISTRY, dataset_names
+from dpcore.learners import get_learner
 from dpcore.models.learners import default_preprocess
 from dpcore.ui import (
     epsilon_input,
@@ -17,6 +18,7 @@ from dpcore.ui import (
     show_table,
     show_warnings,
 )
+from dpcore.ui.knobs import knob_widget
 from dpcore.ui.models import (
     METHOD_NAMES,
     METHOD_SHORT,
@@ -26,8 +28,6 @@ from dpcore.ui.models import (
     regularization_text,
     size_sweep,
 )
-from dpcore.learners import get_learner
-from dpcore.ui.knobs import knob_widget
 from dpcore.ui.palette import epsilon_bands, legend_below
 from dpcore.ui.present import headline_area
 

@@ -104,9 +104,9 @@ if ds is None:
 params |= {"rounds": rounds, "noise_multiplier": float(sigma) if private and by == "noise multiplier" else None}
 cfg = run_guarded(page_config, ds.name, mode, epsilon=float(eps), delta=float(delta), seed=seed or 0,
                   secure=seed is None, params=params)
-rounds_note = "" if cfg is None or rounds is not None else " " + rounds_caption(cfg, calibrated=private and by == "target ε")
 if cfg is None:
     stop_page()
+rounds_note = "" if rounds is not None else " " + rounds_caption(cfg, calibrated=private and by == "target ε")
 
 ref = run_guarded(cached_fedavg, ds.name, non_private_twin(cfg)) if private else None
 chance = run_guarded(majority_accuracy, ds.name, cfg.seed)

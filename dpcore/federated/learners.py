@@ -64,7 +64,8 @@ COMMON_KNOBS = (
          help="communication rounds (default: 25 per unit of ε, from 20 to 100; 100 below 100 clients; 50 "
               "without privacy)"),
     Knob("client_fraction", "float", default=0.2, low=0.0, low_open=True, high=1.0, shared=True,
-         label="Client fraction q (Poisson sampling rate)", help="expected share of clients sampled per round (Poisson)"),
+         label="Client fraction q (Poisson sampling rate)",
+         help="expected share of clients sampled per round (Poisson)"),
     Knob("local_epochs", "int", default=1, low=1, high=100, shared=True, advanced=True, label="Local epochs",
          help="passes over its own data each sampled client makes"),
     Knob("batch_size", "int", default=32, low=1, high=100_000, shared=True, advanced=True,
