@@ -1,6 +1,6 @@
 """Every published result of ``python -m dpcore reproduce`` beside ours, in one run, with the references.
 
-    python bench/reproductions.py [--only NAME[,NAME]] [--no-diffprivlib]
+    python bench/reproductions.py [--only NAME[,NAME]] [--no-diffprivlib] [--no-targets]
 
 For each entry: the paper's numbers beside ours, each check with its tolerance, any gap stated plainly,
 and the wall time (the target is under 2 minutes per entry on 2 cores). References run beside ours:
@@ -9,7 +9,8 @@ and the wall time (the target is under 2 minutes per entry on 2 cores). Referenc
   same epsilons, the same split and the very same feature matrix as our objective perturbation (rows clipped
   to norm 1). diffprivlib does not import with scikit-learn >= 1.6, so it runs in the virtual environment that
   ``bench/classical_utility.py`` creates (first use needs the package registry).
-Exit status 1 when a check fails.
+Then the app's defaults against their accuracy targets (DP-ERM on Adult at ε = 1, PATE and DP-FedAvg on
+MNIST 5k at ε = 2). Exit status 1 when a check fails or a target is missed.
 """
 from __future__ import annotations
 
@@ -69,10 +70,42 @@ def diffprivlib_adult() -> dict[float, float] | None:
     return {e: float(np.mean(v)) for e, v in out.items()}
 
 
+#: Accuracy targets of the app's defaults on test rows (mean of TARGET_SEEDS): (learner, dataset, epsilon, at least).
+TARGETS = (
+    ("erm-objective", "adult", 1.0, 0.80),
+    ("pate", "mnist5k", 2.0, 0.80),
+    ("dp-fedavg", "mnist5k", 2.0, 0.80),
+)
+TARGET_SEEDS = (0, 1, 2)
+
+
+def targets() -> int:
+    """Each learner with the defaults the pages and the command line use, at the target's epsilon (delta 1e-5);
+    prints the mean test accuracy beside its target and returns how many fall short."""
+    from dpcore.datasets import train_test_split
+    from dpcore.learners import run_learner
+
+    print("\n=== The app's defaults against their accuracy targets (test rows, mean of 3 seeds)")
+    print(f"  {'learner':<15} {'dataset':<9} {'ε':>5} {'target':>7} {'ours':>7}  seeds           seconds")
+    short = 0
+    for learner, dataset, eps, target in TARGETS:
+        t0 = time.perf_counter()
+        accs = [run_learner(learner, train_test_split(dataset, seed=s), epsilon=eps, delta=1e-5, seed=s).score
+                for s in TARGET_SEEDS]
+        ok = float(np.mean(accs)) >= target
+        short += not ok
+        print(f"  [{'ok' if ok else 'SHORT'}] {learner:<15} {dataset:<9} {eps:>5g} {target:>7.2f} "
+              f"{np.mean(accs):>7.4f}  {' '.join(f'{a:.3f}' for a in accs)}  {time.perf_counter() - t0:7.1f}")
+    print("  (every private learner against the trivial predictor at ε = 1 on every dataset: "
+          "python bench/defaults_everywhere.py)")
+    return short
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="", help="comma-separated entry names (default: every entry)")
     ap.add_argument("--no-diffprivlib", action="store_true", help="skip the diffprivlib reference")
+    ap.add_argument("--no-targets", action="store_true", help="skip the defaults' accuracy targets")
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
     names = [n.strip() for n in args.only.split(",") if n.strip()] or reproduction_names()
@@ -105,6 +138,8 @@ def main(argv=None) -> int:
     print("\nentry                        checks   seconds  reproduced")
     for name, held, total, secs, verdict in summary:
         print(f"{name:<28} {held:>2}/{total:<4} {secs:>8.1f}  {verdict}")
+    if not args.no_targets and not args.only:
+        failed += targets()
     return 1 if failed else 0
 
 

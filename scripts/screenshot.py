@@ -17,13 +17,14 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
          "--disable-quic", "--disable-component-update", "--disable-sync"]
 
 
-def wait_until_idle(page, *, timeout: float = 180.0) -> None:
-    """Wait until Streamlit's running indicator has been gone for two checks in a row (a script is done)."""
-    idle, waited = 0, 0.0
-    while idle < 2 and waited < timeout:
-        idle = idle + 1 if page.locator('[data-testid="stStatusWidget"]').count() == 0 else 0
-        page.wait_for_timeout(1000)
-        waited += 1.0
+def wait_until_idle(page, *, timeout: float = 180.0, quiet: float = 1.0, poll: float = 0.25) -> None:
+    """Wait until Streamlit's running indicator has been gone for ``quiet`` seconds (a script is done), checking
+    every ``poll`` seconds."""
+    idle, waited = 0.0, 0.0
+    while idle < quiet and waited < timeout:
+        idle = idle + poll if page.locator('[data-testid="stStatusWidget"]').count() == 0 else 0.0
+        page.wait_for_timeout(poll * 1000)
+        waited += poll
 
 
 def main() -> int:
