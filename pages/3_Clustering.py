@@ -6,7 +6,15 @@ import streamlit as st
 
 from dpcore.datasets import REGISTRY, dataset_names, load_dataset
 from dpcore.learners import get_learner
-from dpcore.ui import epsilon_input, noise_mode_input, page_header, readable_log_ticks, run_guarded, show_table
+from dpcore.ui import (
+    epsilon_input,
+    noise_mode_input,
+    page_header,
+    readable_log_ticks,
+    run_guarded,
+    show_table,
+    show_warnings,
+)
 from dpcore.ui.knobs import knob_widget
 from dpcore.ui.models import (
     CLUSTER_LABELS,
@@ -58,6 +66,7 @@ if int(k) != n_classes:
 
 demo = run_guarded(cluster_demo, dataset, int(k), float(epsilon), iterations, seed, neighbouring)
 if demo is not None:
+    show_warnings(demo["warnings"])  # kept with the result: a visitor served from the cache sees them too
     m = demo["metrics"].set_index("method")
     cols = st.columns(3)
     for c, name in zip(cols, m.index):
@@ -92,6 +101,8 @@ st.header(f"{title} vs ε")
 epsilons = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0)
 with st.spinner(f"Running the three methods at {len(epsilons)} values of ε over {int(seeds)} seed(s) …"):
     df = run_guarded(cluster_sweep, dataset, int(k), iterations, epsilons, int(seeds), seed, neighbouring)
+    if df is not None:
+        show_warnings(df.attrs.get("warnings", ()))  # each with the ε at which it was raised
 if df is not None:
     fig = px.line(df, x="epsilon", y=metric, color="method", line_dash="method", symbol="method", log_x=True,
                   log_y=metric == "intra_cluster_variance", error_y=f"{metric}_sd" if int(seeds) > 1 else None,

@@ -66,9 +66,9 @@ with control_area(st.sidebar).form("pate.form"):
     ds = dataset_picker("pate.dataset", task="classification", allow_upload=False, default=START_DATASET, container=st)
     at = ds.name if ds is not None else START_DATASET
     # every box below is one of the pate learner's declared knobs, with its defaults on this dataset (the
-    # command line uses the same); each dataset keeps its own values
+    # command line uses the same); each dataset starts from its own defaults
     DEFAULTS = page_defaults(at)
-    widgets = dict(prefix="pate", dataset=at, images=ds is not None and ds.is_image, container=st)
+    widgets = dict(prefix="pate", dataset=at, images=ds is not None and ds.is_image, container=st, in_form=True)
     params = knob_widgets(PATE_SPEC, knobs_named(PATE_SPEC, "aggregator", "teachers", "query_mode", "queries"),
                           DEFAULTS, **widgets)
     eps = epsilon_input("pate.eps", default=DEFAULTS["epsilon"], container=key_slot, label="Target ε for all queries",

@@ -70,9 +70,9 @@ with control_area(st.sidebar).form("fed.form"):
     ds = dataset_picker("fed.dataset", task="classification", allow_upload=False, default=START_DATASET, container=st)
     at = ds.name if ds is not None else START_DATASET
     # every box below is one of the dp-fedavg learner's declared knobs, with its defaults on this dataset (the
-    # command line uses the same); each dataset keeps its own values
+    # command line uses the same); each dataset starts from its own defaults
     DEFAULTS = page_defaults(at)
-    widgets = dict(prefix="fed", dataset=at, images=False, container=st)
+    widgets = dict(prefix="fed", dataset=at, images=False, container=st, in_form=True)
     params = knob_widgets(FED_SPEC, knobs_named(FED_SPEC, "clients"), DEFAULTS, **widgets)
     rounds = st.number_input("Rounds", 1, 500, None, key="fed.rounds", placeholder="from ε",
                              help="Empty: from the budget, 25 rounds per unit of ε (20 to 100; 100 below 100 "

@@ -12,7 +12,7 @@ import math
 
 from ..learners import register
 from ..learners.base import LearnerSpec, RunResult, TestOutputs
-from ..learners.knobs import Knob
+from ..learners.knobs import ACCOUNTANT_LABELS, ACCOUNTANT_PAGE_HELP, Knob
 from .accounting import DP_FEDAVG_NEIGHBOURING, LOCAL_DP_NEIGHBOURING
 from .fedavg import FedAvgConfig, train_fedavg_split
 
@@ -83,7 +83,9 @@ COMMON_KNOBS = (
     Knob("non_iid", "bool", default=False, shared=True, label="Label-skewed (non-IID) clients",
          help="give each client only a few classes (shards) instead of an IID share"),
     Knob("shards_per_client", "int", default=2, low=1, high=100, shared=True, advanced=True,
-         label="Shards per client", when={"non_iid": (True,)}, help="classes per client when non_iid"),
+         label="Shards per client", when={"non_iid": (True,)}, help="classes per client when non_iid",
+         page_help="How many label-sorted shards (about one class each) every client holds when clients are "
+                   "label-skewed."),
 )
 PRIVATE_KNOBS = COMMON_KNOBS + (
     Knob("clip_norm", "float", default=1.0, low=0.0, low_open=True, high=1e6, log=True, privacy=True,
@@ -91,7 +93,7 @@ PRIVATE_KNOBS = COMMON_KNOBS + (
     Knob("noise_multiplier", "float", low=0.0, low_open=True, high=1e4, log=True, privacy=True,
          label="Noise multiplier σ, noise std = σ·S", help="noise std = σ·S; omitted: calibrated from epsilon"),
     Knob("accountant", "choice", default="rdp", choices=("rdp", "pld"), privacy=True, advanced=True,
-         label="Accountant", help="rdp or pld"),
+         label="Accountant", help="rdp or pld", choice_labels=ACCOUNTANT_LABELS, page_help=ACCOUNTANT_PAGE_HELP),
 )
 _NEIGHBOURING = {"central": DP_FEDAVG_NEIGHBOURING, "local": LOCAL_DP_NEIGHBOURING, "none": None}
 

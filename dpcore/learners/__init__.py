@@ -163,8 +163,9 @@ def _say_if_single_class(spec: LearnerSpec, split: Split, result: RunResult) -> 
     """
     if spec.name in ("majority", "mean") or split.y_test.size == 0:
         return
-    private = "The noise may have drowned what it learnt: try a larger epsilon" if spec.private else "Try"
-    advice = f"{private}, or other knobs for this dataset (more epochs or rounds, a learning rate, regularisation)"
+    advice = ("The noise may have drowned what it learnt: try a larger epsilon, or other settings for this dataset."
+              if spec.private else "Other settings may suit this dataset better.")
+    who = spec.title  # the name a reader knows, not the registry's identifier
     outputs = result.test_outputs
 
     def say(key: str, value, message: str) -> None:
@@ -176,19 +177,19 @@ def _say_if_single_class(spec: LearnerSpec, split: Split, result: RunResult) -> 
             predicted = np.unique(np.argmax(outputs.values, axis=1))
             if predicted.size == 1:
                 label = _class_name(split, int(predicted[0]))
-                say("single_class", label, f"{spec.name} predicts the single class {label!r} for every test row: "
+                say("single_class", label, f"{who} predicts the single class {label!r} for every test row: "
                     "its accuracy is that class's share of the test rows, not skill.")
                 return
         accuracy = result.metrics.get("accuracy")
         values, counts = np.unique(split.y_train, return_counts=True)
         common = int(values[np.argmax(counts)])
         if accuracy is not None and accuracy <= float(np.mean(split.y_test == common)):
-            say("no_better_than_trivial", True, f"{spec.name} is no more accurate on the test rows than always "
+            say("no_better_than_trivial", True, f"{who} is no more accurate on the test rows than always "
                 f"answering the most common training class ({_class_name(split, common)!r}).")
         return
     mse = result.metrics.get("mse")
     if mse is not None and mse >= float(np.mean((split.y_test - np.mean(split.y_train)) ** 2)):
-        say("no_better_than_trivial", True, f"{spec.name}'s test error is no smaller than predicting the mean of "
+        say("no_better_than_trivial", True, f"{who}: its test error is no smaller than predicting the mean of "
             "the training labels for every row.")
 
 

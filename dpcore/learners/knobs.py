@@ -26,7 +26,7 @@ import numpy as np
 
 from ..exceptions import DPValueError
 
-__all__ = ["KINDS", "Knob", "Wording", "parse_value"]
+__all__ = ["ACCOUNTANT_LABELS", "ACCOUNTANT_PAGE_HELP", "KINDS", "Knob", "Wording", "parse_value"]
 
 #: What a knob's values are.
 KINDS = ("int", "float", "bool", "choice", "str")
@@ -49,6 +49,12 @@ def parse_value(text: str) -> Any:
     if low in ("true", "false"):
         return low == "true"
     return s
+
+
+#: How pages name the two accountants, and what they say about the choice (every learner with an accountant knob).
+ACCOUNTANT_LABELS = {"rdp": "RDP (Rényi DP)", "pld": "PLD (privacy loss distribution)"}
+ACCOUNTANT_PAGE_HELP = ("How the privacy cost of many noisy steps is added up: Rényi DP (Mironov 2017) or the "
+                        "privacy loss distribution, which is usually a little tighter. Both come from dp_accounting.")
 
 
 @dataclass(frozen=True)
@@ -91,6 +97,9 @@ class Knob:
         The knob only applies to image data (a page hides it for tabular data).
     image_choices : tuple
         Choices that only apply to image data (``"cnn"``).
+    page_help : str
+        The help a page shows beside the widget, in words for a reader (``help`` is the command line's, which
+        names the values to type); empty: the page shows ``help``.
     choice_labels : dict
         How a page names each choice.
     aliases : dict
@@ -121,6 +130,7 @@ class Knob:
     when: dict = field(default_factory=dict, hash=False, compare=False)
     images: bool = False
     image_choices: tuple = ()
+    page_help: str = field(default="", hash=False, compare=False)
     choice_labels: dict = field(default_factory=dict, hash=False, compare=False)
     aliases: dict = field(default_factory=dict, hash=False, compare=False)
     default_from: Callable[[Any], Any] | None = field(default=None, hash=False, compare=False, repr=False)

@@ -106,10 +106,14 @@ _POSITIVE = dict(low=0.0, low_open=True, high=1e6)
 ERM_KNOBS = (
     Knob("model", "choice", default="logreg", choices=("logreg", "svm"), aliases=dict(MODEL_ALIASES), shared=True,
          label="Model", choice_labels={"logreg": "Logistic regression", "svm": "Huber SVM"},
+         page_help="Logistic regression, or a support vector machine with the Huber loss (a smoothed hinge; "
+                   "Chaudhuri et al. 2011).",
          help="logreg (logistic regression) or svm (Huber-loss SVM); also accepted: logistic, "
                              "huber-svm"),
     Knob("kernel", "choice", default="none", choices=("none", "rff"), aliases=dict(KERNEL_ALIASES), shared=True,
          label="Kernel", choice_labels={"none": "Linear", "rff": "RBF (random Fourier features)"},
+         page_help="Linear, or an RBF kernel approximated by random Fourier features (Chaudhuri et al. 2011, "
+                   "Algorithm 3).",
          help="none (linear) or rff: random Fourier features of an RBF kernel (Chaudhuri et al. "
                               "Algorithm 3); also accepted: linear, rbf"),
     Knob("regularization", "float", default=DEFAULT_LAMBDA, also=("auto",), log=True, privacy=True,

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..learners import register
 from ..learners.base import LearnerSpec, RunResult, TestOutputs
-from ..learners.knobs import Knob
+from ..learners.knobs import ACCOUNTANT_LABELS, ACCOUNTANT_PAGE_HELP, Knob
 from .aggregation import AGGREGATORS
 from .analysis import PATE_NEIGHBOURING
 from .pipeline import FEATURES, QUERY_MODES, PateConfig, run_pate
@@ -78,11 +78,17 @@ PATE_KNOBS = (
     Knob("aggregator", "choice", default="gnmax", choices=AGGREGATORS, privacy=True, label="Aggregator",
          choice_labels={"gnmax": "GNMax — Gaussian noise (Papernot et al. 2018)",
                         "lnmax": "LNMax — Laplace noise (Papernot et al. 2017)"},
-         help="gnmax (Gaussian noise on the vote counts, Papernot et al. 2018) or lnmax (Laplace, 2017)"),
+         help="gnmax (Gaussian noise on the vote counts, Papernot et al. 2018) or lnmax (Laplace, 2017)",
+         page_help="Which noise the teachers' vote counts get before the winner is read: Gaussian (GNMax) or "
+                   "Laplace (LNMax)."),
     Knob("teachers", "int", low=1, high=10_000, privacy=True, label="Teachers", default_from=default_teachers,
          help="teachers on disjoint private partitions (default: about 2 rows per class each, at most 250)"),
     Knob("query_mode", "choice", choices=QUERY_MODES, label="Each query labels", default_from=default_query_mode,
-         choice_labels={"points": "one public example", "clusters": "one cluster of public examples"},
+         choice_labels={"points": "One public example", "clusters": "One cluster of public examples"},
+         page_help="One example: the student learns the answered examples only. One cluster: the public pool is cut "
+                   "into k-means clusters (public data, no privacy cost), every teacher votes once per cluster for "
+                   "the class it predicts most there, and the student learns every public example with its "
+                   "cluster's noisy label. Each query costs the same either way.",
          help="points: one public example per query; clusters: one k-means cluster of the public pool per query, "
               "each teacher voting once per cluster, the student learning every public row (default when the "
               "public pool has 10 rows per class or more)"),
@@ -99,20 +105,22 @@ PATE_KNOBS = (
     Knob("features", "choice", choices=FEATURES, label="Features (teachers and student)",
          default_from=default_features, images=True,
          choice_labels={"pixels": "Pixels", "hog": "HOG (gradient histograms)"},
+         page_help="HOG: histograms of oriented gradients, computed from each image alone (no privacy cost); they "
+                   "make few-row teachers much better.",
          help="pixels, or hog (histograms of oriented gradients, image datasets only): what teachers and student "
               "see; a per-image transform, no privacy cost"),
     Knob("teacher_model", "choice", default="knn", choices=tuple(MODELS), label="Teacher model",
-         choice_labels=MODEL_LABELS,
+         choice_labels=MODEL_LABELS, page_help="Nearest neighbour stays useful on the few rows each teacher holds.",
          help="knn (1-nearest neighbour: the best on a few rows each), logreg or mlp"),
     Knob("student_model", "choice", default="logreg", choices=tuple(MODELS), label="Student model",
-         choice_labels=MODEL_LABELS,
+         choice_labels=MODEL_LABELS, page_help="The model trained on the public examples and their noisy labels.",
          help="logreg, mlp or knn"),
     Knob("data_dependent", "bool", default=False, advanced=True, label="Also show the DATA-DEPENDENT ε (GNMax)",
          when={"aggregator": ("gnmax",)},
          help="also report the data-dependent epsilon of Papernot et al. 2018 (Theorem 6): smaller when the "
               "teachers agree, but computed from the private votes, so not itself private"),
     Knob("accountant", "choice", default="rdp", choices=("rdp", "pld"), privacy=True, advanced=True,
-         label="Accountant", help="rdp or pld"),
+         label="Accountant", help="rdp or pld", choice_labels=ACCOUNTANT_LABELS, page_help=ACCOUNTANT_PAGE_HELP),
     Knob("baseline", "bool", default=False, advanced=True, label="Non-private baseline",
          help="also train one non-private model on all private rows, for comparison"),
 )

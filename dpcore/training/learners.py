@@ -18,7 +18,7 @@ import numpy as np
 from ..accounting import Neighbouring, epsilon_of_event
 from ..exceptions import DPValueError
 from ..learners.base import LearnerSpec, RunResult, TestOutputs
-from ..learners.knobs import Knob, Wording
+from ..learners.knobs import ACCOUNTANT_LABELS, ACCOUNTANT_PAGE_HELP, Knob, Wording
 from ..learners.metrics import confusion_matrix, score
 from ..mechanisms import Laplace, RandomizedResponse
 from ..rng import as_generator, child_seed
@@ -104,7 +104,7 @@ DPSGD_KNOBS = (
          label="Noise multiplier σ",
          help="Gaussian noise std / C; omitted: calibrated from epsilon (then the epsilon spent is reported)"),
     Knob("accountant", "choice", choices=("rdp", "pld"), privacy=True, group="privacy", label="Accountant",
-         choice_labels={"rdp": "RDP (moments)", "pld": "PLD"},
+         choice_labels=ACCOUNTANT_LABELS, page_help=ACCOUNTANT_PAGE_HELP,
          default_from=_preset("accountant"), help="privacy accountant: rdp (moments accountant) or pld"),
     Knob("sampling", "choice", default="poisson", choices=SAMPLINGS, privacy=True, group="privacy",
          label="Sampling", help="poisson (what the accountant assumes) or shuffle (faster; the epsilon is then not "

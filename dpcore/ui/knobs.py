@@ -4,8 +4,8 @@
 range, a checkbox, a select box or radio with its labelled choices); :func:`knob_widgets`
 draws a learner's knobs of one group in order, greys out the ones that do not apply to the
 values chosen so far (``Knob.when``), hides image-only knobs on tabular data, and returns the
-chosen values. Widget keys are ``f"{prefix}.{knob}.{dataset}"``, so each dataset keeps its own
-values.
+chosen values. Widget keys are ``f"{prefix}.{knob}.{dataset}"``, so each dataset starts from its own
+defaults.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import streamlit as st
 from ..exceptions import DPValueError
 from ..learners import Knob, LearnerSpec, parse_value
 
-__all__ = ["knob_widget", "knob_widgets", "knobs_named", "other_knobs", "widget_spec"]
+__all__ = ["knob_widget", "knob_widgets", "knobs_named", "other_knobs", "help_text", "when_text", "widget_spec"]
 
 
 def widget_spec(knob: Knob, *, value: Any, images: bool = True) -> dict:
@@ -64,24 +64,32 @@ def other_knobs(spec: LearnerSpec, drawn: Iterable[str]) -> list[Knob]:
     return [k for k in spec.knobs if k.name not in seen]
 
 
+def help_text(knob: Knob, note: str = "") -> str | None:
+    """The tooltip: the knob's words for a page (else its command-line help) as a sentence, then ``note``."""
+    words = knob.page_help or knob.help
+    sentence = words[:1].upper() + words[1:] + ("" if words.endswith(".") else ".") if words else ""
+    return (sentence + " " + note).strip() or None
+
+
 def knob_widget(knob: Knob, *, key: str, value: Any, container=None, disabled: bool = False,
-                images: bool = True, help: str | None = None) -> Any:
-    """Draw ``knob`` with ``value`` preselected; returns the chosen value (checked by the knob)."""
+                images: bool = True, help: str | None = None, note: str = "") -> Any:
+    """Draw ``knob`` with ``value`` preselected; returns the chosen value (checked by the knob). ``help``
+    replaces the knob's own tooltip; ``note`` is added to it."""
     c = container or st.sidebar
     spec = widget_spec(knob, value=value, images=images)
     widget = spec.pop("widget")
-    help_text = help or (knob.help[:1].upper() + knob.help[1:] + "." if knob.help else None)
+    help_text_ = help or help_text(knob, note)
     if widget == "checkbox":
-        return c.checkbox(knob.label, key=key, disabled=disabled, help=help_text, **spec)
+        return c.checkbox(knob.label, key=key, disabled=disabled, help=help_text_, **spec)
     if widget == "radio":  # side by side when the choices' names are short, one per line otherwise
         short = all(len(spec["format_func"](o)) <= 24 for o in spec["options"])
-        return c.radio(knob.label, key=key, disabled=disabled, help=help_text, horizontal=short, **spec)
+        return c.radio(knob.label, key=key, disabled=disabled, help=help_text_, horizontal=short, **spec)
     if widget == "selectbox":
-        return c.selectbox(knob.label, key=key, disabled=disabled, help=help_text, **spec)
+        return c.selectbox(knob.label, key=key, disabled=disabled, help=help_text_, **spec)
     if widget == "number_input":
-        out = c.number_input(knob.label, key=key, disabled=disabled, help=help_text, **spec)
+        out = c.number_input(knob.label, key=key, disabled=disabled, help=help_text_, **spec)
         return knob.check(out)
-    text = c.text_input(knob.label, key=key, disabled=disabled, help=help_text or knob.describe(), **spec)
+    text = c.text_input(knob.label, key=key, disabled=disabled, help=help_text_ or knob.describe(), **spec)
     try:
         return knob.check(parse_value(text.strip()))
     except DPValueError as exc:  # a typo is answered under the box, and the default is used meanwhile
@@ -89,13 +97,28 @@ def knob_widget(knob: Knob, *, key: str, value: Any, container=None, disabled: b
         return knob.check(value)
 
 
+def when_text(spec: LearnerSpec, knob: Knob) -> str:
+    """"Used only when Model is Small neural network.": ``knob.when`` in the page's words."""
+    parts = []
+    for name, allowed in knob.when.items():
+        other = spec.knob(name)
+        if other is None:
+            continue
+        shown = [other.choice_labels.get(a, "on" if a is True else "off" if a is False else str(a)) for a in allowed]
+        parts.append(f"{other.label} is {' or '.join(shown)}" if other.kind != "bool" else
+                     f"{other.label} is {'ticked' if True in allowed else 'not ticked'}")
+    return f"Used only when {' and '.join(parts)}." if parts else ""
+
+
 def knob_widgets(spec: LearnerSpec, knobs: Iterable[Knob], defaults: dict, *, prefix: str, dataset: str,
-                 images: bool, chosen: dict | None = None, container=None) -> dict:
+                 images: bool, chosen: dict | None = None, container=None, in_form: bool = False) -> dict:
     """Draw ``knobs`` of ``spec`` in order; returns ``{name: value}`` for the ones that apply.
 
     ``defaults`` holds each knob's default for the dataset (``spec.defaults(split)``); a
     knob without one (the learner decides) is skipped. ``chosen`` holds values picked
-    further up the page, for ``Knob.when``.
+    further up the page, for ``Knob.when``: a knob that does not apply is greyed out, except
+    ``in_form`` (a form redraws only on submit, so a greyed box would stay greyed after the choice
+    that enables it), where its help says when it is used instead.
     """
     values = dict(chosen or {})
     out = {}
@@ -103,8 +126,9 @@ def knob_widgets(spec: LearnerSpec, knobs: Iterable[Knob], defaults: dict, *, pr
         if (knob.images and not images) or defaults.get(knob.name) is None:
             continue
         applies = knob.applies(values)
+        note = when_text(spec, knob) if in_form and knob.when else ""
         v = knob_widget(knob, key=f"{prefix}.{knob.name}.{dataset}", value=defaults[knob.name],
-                        container=container, disabled=not applies, images=images)
+                        container=container, disabled=not applies and not in_form, images=images, note=note)
         values[knob.name] = v
         if applies:
             out[knob.name] = v

@@ -11,7 +11,7 @@ import streamlit as st
 from ..accounting import Neighbouring
 from ..datasets import load_dataset, train_test_split
 from ..exceptions import DPCoreError, DPValueError
-from ..learners import run_learner
+from ..learners import get_learner, run_learner
 from ..models.metrics import match_clusters
 from ..rng import noise_mode, secure_or_seed
 from . import palette
@@ -52,9 +52,10 @@ def cluster_demo(dataset: str, k: int, epsilon: float, iterations: int | None, s
         rows, centres = [], []
         labels = {}
         run = {}
+        said = _RunWarnings("ε", 1)
         for m in CLUSTER_METHODS:
-            res = run_learner(m, split, epsilon=epsilon, seed=seed,
-                              params=_cluster_params(m, k, iterations, neighbouring))
+            res = said.run(None, m, split, epsilon=epsilon, seed=seed,
+                           params=_cluster_params(m, k, iterations, neighbouring))
             rows.append({"method": CLUSTER_LABELS[m], "accuracy": res.metrics["accuracy"],
                          "intra_cluster_variance": res.metrics["intra_cluster_variance"],
                          "epsilon": res.epsilon})
@@ -95,7 +96,7 @@ def cluster_demo(dataset: str, k: int, epsilon: float, iterations: int | None, s
         # chance level: every test row in one cluster, matched to the most common class
         chance = float(pts["class"].value_counts(normalize=True).max())
         return {"metrics": pd.DataFrame(rows), "points": pts, "centres": pd.DataFrame(cen), "run": run,
-                "classes": classes, "chance": chance}
+                "classes": classes, "chance": chance, "warnings": said.messages()}
 
 
 def dplloyd_run_text(run: dict, epsilon: float) -> str:
@@ -168,23 +169,26 @@ def cluster_sweep(dataset: str, k: int, iterations: int | None, epsilons: tuple[
     secure, seed = secure_or_seed(seed)
     with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
         rows = []
+        said = _RunWarnings("ε", seeds)
         for s in range(seed, seed + seeds):
             split = train_test_split(dataset, seed=s)
             for m in CLUSTER_METHODS:
                 if m == "lloyd":  # non-private: one run per seed, drawn at every epsilon
-                    res = run_learner(m, split, seed=s, params=_cluster_params(m, k, iterations, neighbouring))
+                    res = said.run(None, m, split, seed=s, params=_cluster_params(m, k, iterations, neighbouring))
                     rows += [{"method": CLUSTER_LABELS[m], "epsilon": eps, "seed": s, **res.metrics}
                              for eps in epsilons]
                     continue
                 for eps in epsilons:
-                    res = run_learner(m, split, epsilon=eps, seed=s,
-                                      params=_cluster_params(m, k, iterations, neighbouring))
+                    res = said.run(eps, m, split, epsilon=eps, seed=s,
+                                   params=_cluster_params(m, k, iterations, neighbouring))
                     rows.append({"method": CLUSTER_LABELS[m], "epsilon": eps, "seed": s, **res.metrics})
         df = pd.DataFrame(rows)
-        return (df.groupby(["method", "epsilon"], as_index=False, sort=False)
-                .agg(accuracy=("accuracy", "mean"), accuracy_sd=("accuracy", "std"),
-                     intra_cluster_variance=("intra_cluster_variance", "mean"),
-                     intra_cluster_variance_sd=("intra_cluster_variance", "std")))
+        out = (df.groupby(["method", "epsilon"], as_index=False, sort=False)
+               .agg(accuracy=("accuracy", "mean"), accuracy_sd=("accuracy", "std"),
+                    intra_cluster_variance=("intra_cluster_variance", "mean"),
+                    intra_cluster_variance_sd=("intra_cluster_variance", "std")))
+        out.attrs["warnings"] = said.messages()  # with the ε each came from, also when the chart is cached
+        return out
 
 
 def _classical_params(learner: str, model: str, kernel: str, regularization: float | str,
@@ -252,12 +256,11 @@ class _RunWarnings:
             warnings.simplefilter("always")
             out = run_learner(name, split, seed=seed, **kwargs)
         self.xs.add(x)
+        own, title = get_learner(name).title, METHOD_NAMES.get(name, CLUSTER_LABELS.get(name))
         for w in caught:
             msg = str(w.message)
-            title = METHOD_NAMES.get(name, name)
-            for own in (f"{name} ", f"{name}'s "):  # the registry id reads as the method's name on the page
-                if msg.startswith(own):
-                    msg = title + msg[len(name):]
+            if title and msg.startswith(own):  # the learner's title reads as the page's name for the method
+                msg = title + msg[len(own):]
             self.found.setdefault(msg, {}).setdefault(x, set()).add(seed)
         return out
 

@@ -55,3 +55,12 @@ def test_clusters_no_better_than_the_most_common_class_say_so():
         result = run_learner("dplloyd", "breast_cancer", epsilon=1.0, seed=0)
     assert result.extras["no_better_than_trivial"] is True
     assert result.metrics["accuracy"] <= run_learner("majority", "breast_cancer", seed=0).metrics["accuracy"]
+
+
+def test_the_warning_names_the_method_as_a_reader_knows_it_and_its_advice_reads_as_a_sentence():
+    with pytest.warns(DPCoreWarning) as caught:
+        run_learner("dplloyd", "breast_cancer", epsilon=1.0, seed=0)
+    message = next(str(w.message) for w in caught if "no more accurate" in str(w.message))
+    assert message.startswith("k-means, DPLloyd (Su et al.) is no more accurate")  # its title, not "dplloyd"
+    assert message.endswith("try a larger epsilon, or other settings for this dataset.")
+    assert "epochs" not in message  # DPLloyd has rounds, not epochs: no advice about knobs it does not have
