@@ -109,6 +109,8 @@ if cfg is None:
 rounds_note = "" if rounds is not None else " " + rounds_caption(cfg, calibrated=private and by == "target ε")
 
 ref = run_guarded(cached_fedavg, ds.name, non_private_twin(cfg)) if private else None
+if private and ref is None:  # refused (the error is shown): the private run would be refused again, said twice
+    stop_page()
 chance = run_guarded(majority_accuracy, ds.name, cfg.seed)
 metrics_slot = st.container()
 bar = st.progress(0.0, text="Training …")
