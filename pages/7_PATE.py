@@ -66,7 +66,7 @@ with control_area(st.sidebar).form("pate.form"):
     ds = dataset_picker("pate.dataset", task="classification", allow_upload=False, default=START_DATASET, container=st)
     at = ds.name if ds is not None else START_DATASET
     # every box below is one of the pate learner's declared knobs, with its defaults on this dataset (the
-    # command line uses the same); each dataset starts from its own defaults
+    # command line uses the same); each dataset starts from its own defaults and keeps what was chosen for it
     DEFAULTS = page_defaults(at)
     widgets = dict(prefix="pate", dataset=at, images=ds is not None and ds.is_image, container=st, in_form=True)
     params = knob_widgets(PATE_SPEC, knobs_named(PATE_SPEC, "aggregator", "teachers", "query_mode", "queries"),

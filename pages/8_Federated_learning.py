@@ -70,7 +70,7 @@ with control_area(st.sidebar).form("fed.form"):
     ds = dataset_picker("fed.dataset", task="classification", allow_upload=False, default=START_DATASET, container=st)
     at = ds.name if ds is not None else START_DATASET
     # every box below is one of the dp-fedavg learner's declared knobs, with its defaults on this dataset (the
-    # command line uses the same); each dataset starts from its own defaults
+    # command line uses the same); each dataset starts from its own defaults and keeps what was chosen for it
     DEFAULTS = page_defaults(at)
     widgets = dict(prefix="fed", dataset=at, images=False, container=st, in_form=True)
     params = knob_widgets(FED_SPEC, knobs_named(FED_SPEC, "clients"), DEFAULTS, **widgets)

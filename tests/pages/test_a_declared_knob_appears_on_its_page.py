@@ -47,3 +47,21 @@ def test_the_pate_page_builds_the_same_run_as_the_command_line_for_the_same_knob
     cli = pate_config(split, epsilon=2.0, delta=1e-5, seed=3, params={})
     shown = page_config("mnist5k", epsilon=2.0, delta=1e-5, seed=3, params=params, secure=False)
     assert dataclasses.replace(shown, baseline=False) == cli  # the page adds only its non-private reference
+
+
+def test_a_value_chosen_for_one_dataset_is_still_there_after_looking_at_another():
+    at = page("pages/7_PATE.py").run()
+
+    def submit():
+        next(b for b in at.button if b.label == "Run PATE").click()
+        at.run()
+
+    at.number_input(key="pate.teachers.digits").set_value(20)
+    submit()
+    at.selectbox(key="pate.dataset").set_value("iris")
+    submit()
+    assert at.number_input(key="pate.teachers.iris").value != 20  # iris has its own default
+    at.selectbox(key="pate.dataset").set_value("digits")
+    submit()
+    assert not at.exception and not any("Session State" in w.value for w in at.warning)
+    assert at.number_input(key="pate.teachers.digits").value == 20
