@@ -4,7 +4,7 @@ from __future__ import annotations
 import plotly.express as px
 import streamlit as st
 
-from dpcore.datasets import REGISTRY, dataset_names, load_dataset
+from dpcore.datasets import REGISTRY, dataset_names, load_dataset, train_test_split
 from dpcore.learners import get_learner
 from dpcore.ui import (
     epsilon_input,
@@ -15,7 +15,7 @@ from dpcore.ui import (
     show_table,
     show_warnings,
 )
-from dpcore.ui.knobs import knob_widget
+from dpcore.ui.knobs import knob_widget, knob_widgets, other_knobs
 from dpcore.ui.models import (
     CLUSTER_LABELS,
     CLUSTER_STYLE,
@@ -56,6 +56,15 @@ with st.sidebar:
                                  "a grid (Su et al.'s hybrid, e.g. iris), else 3 rounds after a data-independent "
                                  "sphere-packing start. The text under the charts says which one ran.")
     iterations = None if auto_iter else int(st.number_input("DPLloyd rounds T", 1, 20, 3, key="cluster.iterations"))
+    with st.expander("More settings"):  # every other knob the two private methods declare
+        more = ()
+        for name in ("dplloyd", "input-perturbation"):
+            spec = get_learner(name)
+            st.caption(CLUSTER_LABELS[name])
+            chosen = knob_widgets(spec, other_knobs(spec, ("k", "neighbouring", "iterations")),
+                                  spec.defaults(train_test_split(dataset, seed=0)), prefix=f"cluster.{name}",
+                                  dataset=dataset, images=False, container=st)
+            more += tuple((name, knob, value) for knob, value in chosen.items())
     seeds = st.number_input("Seeds averaged in the sweep", 1, 10, 3, key="cluster.seeds")
     seed = noise_mode_input("cluster.seed", uploaded=False)
 
@@ -64,7 +73,7 @@ if int(k) != n_classes:
                "classes one to one (Hungarian matching), so clusters left over count as errors and a missing cluster "
                "costs a whole class: accuracy then says little about privacy, even for the non-private algorithm.")
 
-demo = run_guarded(cluster_demo, dataset, int(k), float(epsilon), iterations, seed, neighbouring)
+demo = run_guarded(cluster_demo, dataset, int(k), float(epsilon), iterations, seed, neighbouring, more)
 if demo is not None:
     show_warnings(demo["warnings"])  # kept with the result: a visitor served from the cache sees them too
     m = demo["metrics"].set_index("method")
@@ -100,7 +109,7 @@ title = {"accuracy": "Accuracy", "intra_cluster_variance": "Within / total sum o
 st.header(f"{title} vs ε")
 epsilons = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0)
 with st.spinner(f"Running the three methods at {len(epsilons)} values of ε over {int(seeds)} seed(s) …"):
-    df = run_guarded(cluster_sweep, dataset, int(k), iterations, epsilons, int(seeds), seed, neighbouring)
+    df = run_guarded(cluster_sweep, dataset, int(k), iterations, epsilons, int(seeds), seed, neighbouring, more)
     if df is not None:
         show_warnings(df.attrs.get("warnings", ()))  # each with the ε at which it was raised
 if df is not None:

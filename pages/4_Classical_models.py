@@ -24,6 +24,7 @@ from dpcore.ui.models import (
     METHOD_SHORT,
     METHOD_STYLE,
     SIZE_NOTES,
+    classical_more_settings,
     classical_sweep,
     regularization_text,
     size_sweep,
@@ -75,6 +76,8 @@ with st.sidebar:
         learners = ("functional-mechanism", "ssp")
         st.caption("Linear regression by the functional mechanism (Laplace, pure ε) and by Gaussian "
                    "sufficient-statistics perturbation (SSP: δ = 1e-5, a record added or removed).")
+    with st.expander("More settings"):  # every other knob the learners on this page declare
+        more = classical_more_settings(dataset, task)
     # the functional mechanism fits in milliseconds and swings a lot between splits at small ε: average more
     seeds = st.number_input("Seeds averaged", 1, 20, 10 if task == "regression" else 2, key=f"classical.seeds.{task}",
                             help="Each seed is a new train/test split and new noise; the charts show the mean "
@@ -92,7 +95,7 @@ if preprocess == "standardize":
                "curves show the algorithm's accuracy, but the pipeline as a whole is not ε-DP. Choose a scaling "
                "between declared bounds for the guarantee.")
 df = run_guarded(classical_sweep, dataset, learners, model, kernel, lam, epsilons, int(seeds), seed, preprocess,
-                 hide_warnings=leak_note)
+                 more, hide_warnings=leak_note)
 if df is not None:
     show_warnings(df.attrs.get("warnings", ()), hide=leak_note)  # each with the ε at which it was raised
     metric = df.attrs.get("metric", df.columns[3])
@@ -133,7 +136,7 @@ learner = st.selectbox("Learner", learners, key="classical.size_learner",
                        format_func=lambda n: METHOD_NAMES.get(n, n))
 fractions = (0.1, 0.25, 0.5, 0.75, 1.0)
 sz = run_guarded(size_sweep, dataset, learner, model, kernel, lam, float(epsilon), fractions, int(seeds), seed,
-                 preprocess, hide_warnings=leak_note)
+                 preprocess, more, hide_warnings=leak_note)
 if sz is not None:
     show_warnings(sz.attrs.get("warnings", ()), hide=leak_note)
     metric = sz.attrs.get("metric", "accuracy")

@@ -29,18 +29,20 @@ CLUSTER_STYLE = {
 UNMATCHED = "unmatched"
 
 
-def _cluster_params(method: str, k: int, iterations: int | None, neighbouring: str) -> dict:
+def _cluster_params(method: str, k: int, iterations: int | None, neighbouring: str, more: tuple = ()) -> dict:
+    """The params of ``method``: k, DPLloyd's relation and rounds, and the page's "More settings" (``more``:
+    ``(learner, knob, value)`` triples, a tuple so that the cached functions can hash it)."""
     params = {"k": k}
     if method == "dplloyd":
         params["neighbouring"] = neighbouring
         if iterations:
             params["iterations"] = iterations
-    return params
+    return params | {knob: value for learner, knob, value in more if learner == method}
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def cluster_demo(dataset: str, k: int, epsilon: float, iterations: int | None, seed: int | None,
-                 neighbouring: str = "replace-one") -> dict:
+                 neighbouring: str = "replace-one", more: tuple = ()) -> dict:
     """The three methods at one epsilon: metrics, and a 2-D PCA view of the test rows with each method's centres.
 
     The PCA is computed on the (already released) public display only; it plays no part in the clustering.
@@ -55,7 +57,7 @@ def cluster_demo(dataset: str, k: int, epsilon: float, iterations: int | None, s
         said = _RunWarnings("ε", 1)
         for m in CLUSTER_METHODS:
             res = said.run(None, m, split, epsilon=epsilon, seed=seed,
-                           params=_cluster_params(m, k, iterations, neighbouring))
+                           params=_cluster_params(m, k, iterations, neighbouring, more))
             rows.append({"method": CLUSTER_LABELS[m], "accuracy": res.metrics["accuracy"],
                          "intra_cluster_variance": res.metrics["intra_cluster_variance"],
                          "epsilon": res.epsilon})
@@ -109,7 +111,7 @@ def dplloyd_run_text(run: dict, epsilon: float) -> str:
     else:
         kind = {"sphere_packing": "data-independent sphere packing", "uniform": "uniformly random centres"}.get(
             run.get("init"), str(run.get("init")))
-        start = (f"{kind} for its start (no budget spent: too many dimensions, or clusters, for a grid), then "
+        start = (f"{kind} for its start (no budget spent; the default when a grid would need too many cells), then "
                  f"{rounds} of noisy counts and sums, each with an equal share of ε")
     clipped = run.get("rows_clipped", 0)
     scaled = (f" {clipped} of {run['n_train']} training records have an L1 norm above d/2 and are scaled down to it "
@@ -164,7 +166,7 @@ def cluster_scatter_figure(points: pd.DataFrame, centres: pd.DataFrame, method: 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def cluster_sweep(dataset: str, k: int, iterations: int | None, epsilons: tuple[float, ...], seeds: int,
-                  seed: int | None, neighbouring: str = "replace-one") -> pd.DataFrame:
+                  seed: int | None, neighbouring: str = "replace-one", more: tuple = ()) -> pd.DataFrame:
     """Accuracy and intra-cluster variance vs epsilon for the three methods, mean and sd over ``seeds`` runs."""
     secure, seed = secure_or_seed(seed)
     with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
@@ -174,13 +176,13 @@ def cluster_sweep(dataset: str, k: int, iterations: int | None, epsilons: tuple[
             split = train_test_split(dataset, seed=s)
             for m in CLUSTER_METHODS:
                 if m == "lloyd":  # non-private: one run per seed, drawn at every epsilon
-                    res = said.run(None, m, split, seed=s, params=_cluster_params(m, k, iterations, neighbouring))
+                    res = said.run(None, m, split, seed=s, params=_cluster_params(m, k, iterations, neighbouring, more))
                     rows += [{"method": CLUSTER_LABELS[m], "epsilon": eps, "seed": s, **res.metrics}
                              for eps in epsilons]
                     continue
                 for eps in epsilons:
                     res = said.run(eps, m, split, epsilon=eps, seed=s,
-                                   params=_cluster_params(m, k, iterations, neighbouring))
+                                   params=_cluster_params(m, k, iterations, neighbouring, more))
                     rows.append({"method": CLUSTER_LABELS[m], "epsilon": eps, "seed": s, **res.metrics})
         df = pd.DataFrame(rows)
         out = (df.groupby(["method", "epsilon"], as_index=False, sort=False)
@@ -192,14 +194,16 @@ def cluster_sweep(dataset: str, k: int, iterations: int | None, epsilons: tuple[
 
 
 def _classical_params(learner: str, model: str, kernel: str, regularization: float | str,
-                      preprocess: str = "log-bounds") -> dict:
-    """Learner params; ``regularization="tune"`` runs Chaudhuri et al.'s private Algorithm 4 for the private ERMs."""
+                      preprocess: str = "log-bounds", more: tuple = ()) -> dict:
+    """Learner params; ``regularization="tune"`` runs Chaudhuri et al.'s private Algorithm 4 for the private ERMs.
+    ``more``: the page's "More settings", ``(learner, knob, value)`` triples (a tuple, for the cache's hash)."""
+    extra = {knob: value for name, knob, value in more if name == learner}
     if learner in ("erm-output", "erm-objective", "logreg"):
-        base = {"model": model, "kernel": kernel, "preprocess": preprocess}
+        base = {"model": model, "kernel": kernel, "preprocess": preprocess, **extra}
         if regularization == "tune":
             return base if learner == "logreg" else {**base, "tune": True}
         return {**base, "regularization": regularization}
-    return {}
+    return extra
 
 
 def regularization_text(regularization: float | str) -> str:
@@ -276,10 +280,33 @@ class _RunWarnings:
         return out
 
 
+def classical_more_settings(dataset: str, task: str) -> tuple:
+    """Draw, under the page's "More settings", every knob of the page's learners that the page does not place
+    itself; returns ``(learner, knob, value)`` triples for :func:`classical_sweep` and :func:`size_sweep` (the
+    non-private baseline gets the values it shares)."""
+    from .knobs import knob_widgets, other_knobs
+
+    groups = ({"erm-objective": ("erm-output", "erm-objective")} if task == "classification"
+              else {"functional-mechanism": ("functional-mechanism",), "ssp": ("ssp",)})
+    defaults_on = train_test_split(dataset, seed=0)
+    more: tuple = ()
+    for name, targets in groups.items():
+        spec = get_learner(name)
+        if len(groups) > 1:
+            st.caption(METHOD_NAMES.get(name, name))
+        chosen = knob_widgets(spec, other_knobs(spec, ("model", "kernel", "regularization", "tune", "preprocess")),
+                              spec.defaults(defaults_on), prefix=f"classical.{name}", dataset=dataset, images=False,
+                              container=st)
+        more += tuple((t, knob, value) for t in targets for knob, value in chosen.items())
+        if spec.baseline:
+            more += tuple((spec.baseline, knob, value) for knob, value in spec.shared_params(chosen).items())
+    return more
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
 def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel: str, regularization: float | str,
                     epsilons: tuple[float, ...], seeds: int, seed: int | None,
-                    preprocess: str = "log-bounds") -> pd.DataFrame:
+                    preprocess: str = "log-bounds", more: tuple = ()) -> pd.DataFrame:
     """Test metric vs epsilon for each private learner, plus the non-private model and the trivial predictor."""
     secure, seed = secure_or_seed(seed)
     with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
@@ -291,11 +318,11 @@ def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel:
             for name in learners:
                 for eps in epsilons:
                     res = said.run(eps, name, split, epsilon=eps, seed=s,
-                                   params=_classical_params(name, model, kernel, regularization, preprocess))
+                                   params=_classical_params(name, model, kernel, regularization, preprocess, more))
                     rows.append({"method": METHOD_NAMES.get(name, name), "private": True, "epsilon": eps, "seed": s,
                                  "value": res.metrics[metric]})
             for name in (base, trivial):
-                params = _classical_params(name, model, kernel, regularization, preprocess)
+                params = _classical_params(name, model, kernel, regularization, preprocess, more)
                 res = said.run(None, name, split, seed=s, params=params)
                 for eps in epsilons:
                     rows.append({"method": METHOD_NAMES.get(name, name), "private": False, "epsilon": eps, "seed": s,
@@ -346,7 +373,7 @@ SIZE_NOTES = {
 @st.cache_data(show_spinner=False, max_entries=32)
 def size_sweep(dataset: str, learner: str, model: str, kernel: str, regularization: float | str, epsilon: float,
                fractions: tuple[float, ...], seeds: int, seed: int | None,
-               preprocess: str = "log-bounds") -> pd.DataFrame:
+               preprocess: str = "log-bounds", more: tuple = ()) -> pd.DataFrame:
     """Test metric vs training-set size at a fixed epsilon, beside the non-private model and the trivial predictor.
 
     Mean and sd over ``seeds`` splits. A size at which a learner cannot run (e.g. private tuning on a handful of
@@ -367,7 +394,7 @@ def size_sweep(dataset: str, learner: str, model: str, kernel: str, regularizati
                         budget = {"epsilon": epsilon} if name == learner else {}
                         res = said.run(n if name == learner else None, name, split, seed=s, train_fraction=f,
                                        **budget, params=_classical_params(name, model, kernel, regularization,
-                                                                          preprocess))
+                                                                          preprocess, more))
                     except DPCoreError as exc:
                         skipped.setdefault((METHOD_NAMES.get(name, name), n), str(exc))
                         continue
