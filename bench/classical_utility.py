@@ -13,7 +13,7 @@ Settings (identical for both libraries):
     the dataset's public bounds; no statistic of the private rows), the end-to-end eps-DP
     pipeline;
   - "standardised": features standardised with the training rows' mean/std (LEAKS, for both;
-    the issue's reference setting, kept for comparison with published numbers).
+    the usual reference setting in published comparisons, kept for comparison with their numbers).
   dpcore = objective perturbation (Chaudhuri Alg. 2, Lambda = 3 sqrt(d) / (n eps), the "auto" default,
   constant feature 0.3); diffprivlib = LogisticRegression(epsilon, data_norm=1) (also objective
   perturbation) on the very same feature matrices.
