@@ -17,7 +17,7 @@ accuracies are indicative; the comparison is wall time. ``--opacus-runs N`` time
 only the first N of the 24 runs and extrapolates to all 24; the table says so.
 
 The machine is shared: the load average is printed, and timings are noisy.
-Targets from the issue: cold sweep <= 20 s, cached reopen <= 0.3 s.
+Targets: cold sweep <= 20 s, cached reopen <= 0.3 s.
 """
 from __future__ import annotations
 
