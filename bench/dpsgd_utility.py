@@ -3,7 +3,7 @@
 Mean over 3 seeds (each seed: its own train/test split, its own noise) at
 epsilon 0.5, 1, 2, 4, 8 and delta 1e-5, on digits and MNIST 5k, plus the
 non-private model. Opacus runs with the defaults of its MNIST tutorial as
-as first measured: MLP 128 tanh, 30 epochs, batch 128, SGD lr 1, clip 1,
+first measured: MLP 128 tanh, 30 epochs, batch 128, SGD lr 1, clip 1,
 Poisson sampling, RDP accountant, sigma from ``make_private_with_epsilon``.
 Both use the same split; Opacus sees the bound-scaled pixels, dpcore the
 preset's fixed per-sample features of them (digits: 6x6 low-frequency DCT;
