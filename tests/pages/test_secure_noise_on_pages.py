@@ -73,6 +73,8 @@ PAGES_WITH_THE_SWITCH = {  # page -> (seed key, the form's submit button when th
 @pytest.mark.parametrize("page,key,submit", [(p, k, s) for p, (k, s) in PAGES_WITH_THE_SWITCH.items()])
 def test_every_page_that_releases_noise_offers_secure_noise_and_labels_the_seeded_demo(page, key, submit):
     at = AppTest.from_file(str(ROOT / "pages" / page), default_timeout=180)
+    if page == "8_Federated_learning.py":
+        at.session_state["fed.rounds"] = 5  # a short federation: the switch is under test, not the training
     at.run()
     assert not at.exception
     toggle = at.toggle(key=f"{key}.secure_demo")
