@@ -1,8 +1,6 @@
 """PATE: teachers on disjoint private data, a noisy vote, a student that never sees a private label."""
 from __future__ import annotations
 
-import math
-
 import streamlit as st
 
 from dpcore.ui import (
@@ -30,15 +28,19 @@ from dpcore.ui.pate import (
     cached_epsilon_sweep,
     cached_pate,
     cached_teachers_sweep,
+    confident_caption,
     epsilon_queries_figure,
     epsilon_sweep_figure,
     example_image,
     history_display,
+    noise_name,
+    noise_std,
     noise_used_caption,
     page_config,
     page_defaults,
     pate_warnings,
     progress_callback,
+    released_epsilon_text,
     split_figure,
     split_table,
     sweep_display,
@@ -101,17 +103,25 @@ used_slot.caption(noise_used_caption(res))
 
 c = st.columns(3)
 c[0].metric("ε spent (data-independent)", f"{res.epsilon:.3g}", help=f"δ = {res.delta:g}; {res.dp_event}")
-c[1].metric("Noise on each vote", f"{'σ' if cfg.aggregator == 'gnmax' else 'b = 1/γ'} = {res.noise_scale:.3g}")
-c[2].metric("Queries answered", f"{cfg.queries}")
+c[1].metric("Noise on each vote", f"{noise_name(cfg.aggregator)} = {res.noise_scale:.3g}")
+c[2].metric("Queries answered", f"{res.answered_count}" if cfg.aggregator != "confident"
+            else f"{res.answered_count} of {cfg.queries}")
 verdict_line(res.epsilon, what="ε spent")
 if (note := weak_guarantee_note(res.epsilon, unit="per private record")) is not None:
     st.warning(note)
+if cfg.aggregator == "confident":
+    st.markdown(confident_caption(res))
+if res.released is not None:
+    st.info(released_epsilon_text(res))
+elif res.epsilon_data_dependent is not None:
+    st.warning("The data-dependent ε cannot be released privately for this noise: the smooth-sensitivity conditions "
+               "of Papernot et al. 2018 do not hold. Try a larger noise.")
 if res.epsilon_data_dependent is not None:
-    with st.expander("Data-dependent ε (GNMax): NOT a privacy guarantee", expanded=True):
-        st.markdown(f"Data-dependent ε = **{res.epsilon_data_dependent:.3g}** (Papernot et al. 2018, Thm 6). "
-                    "It is computed from the private votes, so it is **not a privacy guarantee: do not publish it**. "
-                    "Releasing it would itself need a private analysis (smooth sensitivity, not implemented). "
-                    f"The guarantee is the data-independent ε = {res.epsilon:.3g} above.")
+    with st.expander("The exact data-dependent ε: NOT a privacy guarantee"):
+        st.markdown(f"Exact data-dependent ε = **{res.epsilon_data_dependent:.3g}** at its best Rényi order "
+                    "(Papernot et al. 2018, Theorem 6). It is computed from the private votes without noise, so it "
+                    "is **not a privacy guarantee: do not publish it**; the released value above is the one to "
+                    f"publish. The guarantee whatever the votes is the data-independent ε = {res.epsilon:.3g}.")
 chance = run_guarded(majority_accuracy, ds.name, cfg.seed)
 for w in pate_warnings(res, n_classes=ds.n_classes, chance=chance if chance is not None else 0.0):
     st.warning(w)
@@ -133,7 +143,8 @@ st.plotly_chart(split_figure(res), width="stretch")
 show_table(split_table(res), key="pate.split")
 
 st.header("2 · One query: the teachers' votes and the noisy winner")
-i = st.slider("Answered query #", 0, len(res.votes) - 1, 0, key="pate.example")
+i = st.slider("Query #" if cfg.aggregator == "confident" else "Answered query #", 0, len(res.votes) - 1, 0,
+              key="pate.example")
 left, right = st.columns([1, 4])
 img = example_image(ds, res, i, cfg.seed)
 clustered = cfg.query_mode == "clusters"
@@ -145,7 +156,8 @@ if clustered:
     left.markdown(f"This query is a cluster of **{res.cluster_sizes[i]}** public examples; each teacher's one vote "
                   "is the class it predicts most often among them.")
 left.markdown(f"Vote gap between the top two classes: **{sorted(res.votes[i])[-1] - sorted(res.votes[i])[-2]}** "
-              f"votes; noise std ≈ {res.noise_scale * (1 if cfg.aggregator == 'gnmax' else math.sqrt(2)):.3g}. "
+              f"votes; noise std ≈ {noise_std(res):.3g}"
+              + (" (this query was not answered: its check failed). " if res.noisy_labels[i] < 0 else ". ") +
               "Noise can push a count below zero: a noisy count is not a number of teachers, only which "
               "class has the largest one matters.")
 right.plotly_chart(votes_figure(res, i, ds.target_names), width="stretch")

@@ -64,7 +64,7 @@ PHONE = {"width": 390, "height": 844}
 def phone_overflow(page) -> list[dict]:
     """At a phone's 390 x 844: the elements wider than the screen, as one axe-style "serious" violation."""
     page.set_viewport_size(PHONE)
-    page.wait_for_timeout(1000)
+    page.wait_for_timeout(500)  # the layout settles
     found = page.evaluate(_OVERFLOW_JS)
     if not found:
         return []
@@ -92,12 +92,11 @@ def presentation_layout(browser, base: str, path: str) -> list[dict]:
     page.set_default_timeout(300_000)
     page.goto(base + path + "?present=1", wait_until="networkidle", timeout=120_000)
     page.locator('[data-testid="stHeading"]').first.wait_for()
-    page.wait_for_timeout(1000)
-    wait_until_idle(page, timeout=240.0)
+    wait_until_idle(page, timeout=240.0)  # a second without the running indicator
     button = MAIN_BUTTONS.get(path)
     if button:
         page.get_by_role("button", name=button, exact=True).first.click()
-        page.wait_for_timeout(1500)
+        page.wait_for_timeout(500)  # the rerun starts
         wait_until_idle(page, timeout=240.0)
     page.evaluate("window.scrollTo(0, 0)")
     page.locator('[data-testid="stMain"]').evaluate("el => el.scrollTo(0, 0)")
@@ -140,13 +139,12 @@ def scan_page(browser, base: str, path: str, *, impacts=BLOCKING, width: int = 1
     page.set_default_timeout(300_000)
     page.goto(base + path, wait_until="networkidle", timeout=120_000)
     page.locator('[data-testid="stHeading"]').first.wait_for()
-    page.wait_for_timeout(1000)
-    wait_until_idle(page, timeout=240.0)
+    wait_until_idle(page, timeout=240.0)  # a second without the running indicator
     out = [("rendered", violations(page, impacts=impacts), page.inner_text("body"))]
     button = MAIN_BUTTONS.get(path)
     if button:
         page.get_by_role("button", name=button, exact=True).first.click()
-        page.wait_for_timeout(1500)
+        page.wait_for_timeout(500)  # the rerun starts
         wait_until_idle(page, timeout=240.0)
         out.append((f"after {button}", violations(page, impacts=impacts), page.inner_text("body")))
     out.append(("phone", phone_overflow(page), page.inner_text("body")))

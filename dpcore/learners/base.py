@@ -123,7 +123,16 @@ class RunResult:
             out["single_class"] = self.extras["single_class"]
         if self.extras.get("no_better_than_trivial"):  # no better than the majority class or the mean
             out["no_better_than_trivial"] = True
+        for k in PUBLISHED_EXTRAS:
+            v = self.extras.get(k)
+            if v is not None:
+                out[k] = int(v) if isinstance(v, (int, np.integer)) else _jsonable(v)
         return out
+
+
+#: Extras a learner may report that are safe to publish beside epsilon (PATE: how many queries got a label, and the
+#: data-dependent epsilon as released with smooth sensitivity; never the exact data-dependent value).
+PUBLISHED_EXTRAS = ("answered", "epsilon_data_dependent_released", "epsilon_data_dependent_released_std")
 
 
 def _jsonable(v):

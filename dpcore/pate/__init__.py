@@ -2,9 +2,9 @@
 
 Teachers are trained on disjoint partitions of the private data; their votes on
 public, unlabelled queries are aggregated with noise (LNMax: Laplace, 2017;
-GNMax: Gaussian, 2018); a student learns from the public inputs and the noisy
-labels only. Privacy is accounted per answered query through dp_accounting; a
-data-dependent analysis (2018, Theorem 6) is available as a clearly labelled option.
+GNMax: Gaussian, 2018; Confident-GNMax, 2018, which answers only when the teachers agree); a student learns from
+the public inputs and the noisy labels only. Privacy is accounted per query through dp_accounting; the
+data-dependent analysis (2018, Theorem 6) is an option, released privately with smooth sensitivity.
 """
 from .aggregation import (
     AGGREGATORS,
@@ -25,11 +25,14 @@ from .analysis import (
     pate_epsilon,
     pate_event,
 )
+from .confident import ConfidentGNMax, ReleasedEpsilon, release_data_dependent_epsilon
 from .pipeline import FEATURES, QUERY_MODES, PateConfig, PateData, PateResult, pate_split, run_pate, train_student
 from .teachers import MODELS, partition_indices, train_teachers
 
 __all__ = [
     "AGGREGATORS",
+    "ConfidentGNMax",
+    "ReleasedEpsilon",
     "FEATURES",
     "HISTOGRAM_L1_SENSITIVITY",
     "HISTOGRAM_L2_SENSITIVITY",
@@ -52,6 +55,7 @@ __all__ = [
     "pate_epsilon",
     "pate_event",
     "pate_split",
+    "release_data_dependent_epsilon",
     "run_pate",
     "train_student",
     "train_teachers",

@@ -44,7 +44,8 @@ HISTOGRAM_L1_SENSITIVITY = 2.0
 #: The same change measured in L2: sqrt(1 + 1).
 HISTOGRAM_L2_SENSITIVITY = math.sqrt(2.0)
 
-AGGREGATORS = ("gnmax", "lnmax")
+#: GNMax, LNMax and Confident-GNMax (GNMax behind a noisy consensus check, :mod:`dpcore.pate.confident`).
+AGGREGATORS = ("gnmax", "lnmax", "confident")
 
 
 def vote_histogram(predictions, n_classes: int) -> np.ndarray:
@@ -254,7 +255,7 @@ def make_aggregator(name: str, *, noise_scale: float) -> "GNMax | LNMax":
     >>> make_aggregator("lnmax", noise_scale=20.0).gamma
     0.05
     """
-    if name == "gnmax":
+    if name in ("gnmax", "confident"):  # Confident-GNMax answers with GNMax (its check: dpcore.pate.confident)
         return GNMax(sigma=noise_scale)
     if name == "lnmax":
         return LNMax(gamma=1.0 / check_positive(noise_scale, "noise_scale"))

@@ -13,9 +13,9 @@ strongly, the noisy argmax almost surely returns the plurality class, and the
 privacy cost of such a query is far below the data-independent
 ``alpha / sigma^2``. That bound is a function of the private votes, so the
 epsilon it gives is itself sensitive: Papernot et al. publish it only after
-sanitising it with smooth sensitivity (their Section 4.2 and Appendix C), which
-is NOT implemented here. Treat it as an analysis of what this run cost, not as a
-releasable guarantee.
+sanitising it with smooth sensitivity (their Section 4.2 and Appendix B), which
+:func:`dpcore.pate.confident.release_data_dependent_epsilon` does. The values here are
+the exact, unsanitised analysis of what a run cost: not to be published.
 
 References
 ----------
@@ -57,15 +57,19 @@ def _check_aggregator(aggregator: str) -> str:
     return aggregator
 
 
-def pate_event(*, aggregator: str, noise_scale: float, queries: int) -> dp_accounting.DpEvent:
-    """The dp_accounting event of ``queries`` answered queries.
+def pate_event(*, aggregator: str, noise_scale: float, queries: int,
+               threshold_noise: float | None = None) -> dp_accounting.DpEvent:
+    """The dp_accounting event of ``queries`` queries.
 
     Parameters
     ----------
-    aggregator : {"gnmax", "lnmax"}
+    aggregator : {"gnmax", "lnmax", "confident"}
     noise_scale : float
-        Gaussian sigma (GNMax) or Laplace scale 1/gamma (LNMax), in votes.
+        Gaussian sigma (GNMax, and Confident-GNMax's answers), or Laplace scale 1/gamma (LNMax), in votes.
     queries : int
+        Answered queries; for Confident-GNMax, examined queries (each checked, and in the worst case answered).
+    threshold_noise : float, optional
+        Confident-GNMax only: sigma1, the noise on the consensus check, in votes.
 
     Examples
     --------
@@ -73,15 +77,24 @@ def pate_event(*, aggregator: str, noise_scale: float, queries: int) -> dp_accou
     >>> ev.count, round(ev.event.noise_multiplier, 9)
     (3, 1.0)
     """
-    agg = make_aggregator(_check_aggregator(aggregator), noise_scale=noise_scale)
+    aggregator = _check_aggregator(aggregator)
     queries = check_int(queries, "queries", minimum=0)
+    if aggregator == "confident":
+        from .confident import confident_event  # confident builds on this module
+
+        if threshold_noise is None:
+            raise DPValueError("aggregator='confident' needs threshold_noise (sigma1, the noise on the consensus "
+                               "check)")
+        return confident_event(sigma1=threshold_noise, sigma2=noise_scale, queries=queries)
+    agg = make_aggregator(aggregator, noise_scale=noise_scale)
     return dp_accounting.SelfComposedDpEvent(agg.dp_event, queries)
 
 
 def pate_epsilon(
-    *, aggregator: str, noise_scale: float, queries: int, delta: float, accountant: str = "rdp"
+    *, aggregator: str, noise_scale: float, queries: int, delta: float, accountant: str = "rdp",
+    threshold_noise: float | None = None,
 ) -> float:
-    """Data-independent epsilon of ``queries`` answered queries at ``delta``.
+    """Data-independent epsilon of ``queries`` queries at ``delta``.
 
     :func:`~dpcore.accounting.epsilon_of_event` on the event of :func:`pate_event`:
     for LNMax that is the smaller of the pure basic composition ``2 gamma m`` (valid at
@@ -98,24 +111,25 @@ def pate_epsilon(
     noise_scale = check_positive(noise_scale, "noise_scale")
     if queries == 0:
         return 0.0
-    _check_gnmax_delta(aggregator, delta)
-    ev = pate_event(aggregator=aggregator, noise_scale=noise_scale, queries=queries)
+    _check_gaussian_delta(aggregator, delta)
+    ev = pate_event(aggregator=aggregator, noise_scale=noise_scale, queries=queries, threshold_noise=threshold_noise)
     return epsilon_of_event(ev, delta=delta, accountant=accountant, neighbouring=PATE_NEIGHBOURING)
 
 
-def _check_gnmax_delta(aggregator: str, delta: float) -> None:
-    if aggregator == "gnmax" and delta == 0.0:
-        raise DPValueError("GNMax needs delta > 0 (the Gaussian mechanism is not pure-DP); use aggregator='lnmax' "
-                           "for delta = 0")
+def _check_gaussian_delta(aggregator: str, delta: float) -> None:
+    if aggregator in ("gnmax", "confident") and delta == 0.0:
+        raise DPValueError(f"{'GNMax' if aggregator == 'gnmax' else 'Confident-GNMax'} needs delta > 0 (Gaussian "
+                           "noise is not pure-DP); use aggregator='lnmax' for delta = 0")
 
 
 def calibrate_noise_scale(
-    *, aggregator: str, target_epsilon: float, delta: float, queries: int, accountant: str = "rdp"
+    *, aggregator: str, target_epsilon: float, delta: float, queries: int, accountant: str = "rdp",
+    threshold_noise: float | None = None,
 ) -> float:
     """Smallest noise on the votes for which ``queries`` answers cost at most ``target_epsilon``.
 
     :func:`~dpcore.accounting.calibrate` over the noise scale of :func:`pate_event`
-    (GNMax sigma, LNMax Laplace scale b = 1/gamma, in votes).
+    (GNMax sigma, LNMax Laplace scale b = 1/gamma, Confident-GNMax's sigma2 with its check's noise fixed; in votes).
 
     Examples
     --------
@@ -126,8 +140,16 @@ def calibrate_noise_scale(
     _check_aggregator(aggregator)
     delta = check_delta(delta)
     queries = check_int(queries, "queries", minimum=1)
-    _check_gnmax_delta(aggregator, delta)
-    return calibrate(lambda scale: pate_event(aggregator=aggregator, noise_scale=scale, queries=queries),
+    _check_gaussian_delta(aggregator, delta)
+    if aggregator == "confident":
+        checks = pate_epsilon(aggregator=aggregator, noise_scale=1e12, queries=queries, delta=delta,
+                              accountant=accountant, threshold_noise=threshold_noise)
+        if checks >= target_epsilon:
+            raise DPValueError(
+                f"the {queries} consensus checks alone cost epsilon = {checks:.3g}, not less than the target "
+                f"{target_epsilon:g}: raise threshold_noise (the check's noise), ask fewer queries or raise epsilon")
+    return calibrate(lambda scale: pate_event(aggregator=aggregator, noise_scale=scale, queries=queries,
+                                              threshold_noise=threshold_noise),
                      target_epsilon=target_epsilon, delta=delta, accountant=accountant,
                      neighbouring=PATE_NEIGHBOURING, guess=10.0, name="noise_scale")
 
@@ -259,7 +281,7 @@ def data_dependent_epsilon(
     Notes
     -----
     The value depends on the private votes; Papernot et al. release it only after
-    a smooth-sensitivity sanitisation that is not implemented here.
+    a smooth-sensitivity sanitisation (:func:`dpcore.pate.confident.release_data_dependent_epsilon`).
     """
     delta = check_delta(delta, allow_zero=False)
     v = np.asarray(votes, dtype=float)

@@ -36,6 +36,13 @@ from .analysis import (
     pate_epsilon,
     pate_event,
 )
+from .confident import (
+    ConfidentGNMax,
+    ReleasedEpsilon,
+    check_data_dependent_rdp,
+    log_pr_answered,
+    release_data_dependent_epsilon,
+)
 from .teachers import MODELS, fit_classifier, partition_indices, predict, teacher_predictions, train_teachers
 
 EpochCallback = Callable[[Mapping[str, Any]], None]
@@ -160,8 +167,11 @@ class PublicQueries:
         """The student's training set: the queried rows with their labels, or every public row with its
         cluster's label."""
         if self.assignment is None:
-            return d.X_public[self.index], labels
-        return d.X_public, labels[self.assignment]
+            X, y = d.X_public[self.index], labels
+        else:
+            X, y = d.X_public, labels[self.assignment]
+        keep = y >= 0  # Confident-GNMax leaves unanswered queries (label -1) out
+        return (X, y) if keep.all() else (X[keep], y[keep])
 
     def true_labels(self, d: PateData) -> np.ndarray:
         """Each query's true label, for evaluation only: the row's, or the most common one in the cluster."""
@@ -192,15 +202,22 @@ class PateConfig:
 
     Parameters
     ----------
-    aggregator : {"gnmax", "lnmax"}
-        GNMax (Papernot et al. 2018, the default) or LNMax (2017).
+    aggregator : {"gnmax", "lnmax", "confident"}
+        GNMax (Papernot et al. 2018, the default), LNMax (2017) or Confident-GNMax (2018, Algorithm 1: a query is
+        answered by GNMax only when its noisy largest count reaches the threshold; the student learns the answered
+        queries only).
     teachers : int
         Number of teachers = number of disjoint private partitions.
     queries : int
-        Public examples labelled by the noisy aggregate (the student's training set).
+        Public examples (or clusters) labelled by the noisy aggregate (the student's training set); for
+        Confident-GNMax, the queries examined, each checked and answered only when the teachers agree.
     noise_scale : float or None
-        Noise on each vote count: Gaussian sigma (GNMax) or Laplace scale 1/gamma
-        (LNMax). ``None``: calibrated so ``queries`` answers cost ``target_epsilon``.
+        Noise on each vote count: Gaussian sigma (GNMax, and Confident-GNMax's answers) or Laplace scale 1/gamma
+        (LNMax). ``None``: calibrated so ``queries`` answers cost ``target_epsilon`` (for Confident-GNMax: every
+        examined query checked and answered, the data-independent worst case).
+    threshold, threshold_noise : float
+        Confident-GNMax only: the threshold T and the check's noise sigma1, as shares of the number of teachers
+        (Papernot et al. 2018 used T = 200 and sigma1 = 150 for 250 teachers on MNIST: 0.8 and 0.6).
     target_epsilon : float or None
         Used when ``noise_scale`` is None.
     delta : float
@@ -218,8 +235,9 @@ class PateConfig:
         learning (Chapelle, Schölkopf & Zien 2006, Section 1.2.2) on the student's side. One teacher still moves one
         vote per query, so the aggregator and its accounting are unchanged; the labels cover the whole pool.
     data_dependent : bool
-        Also compute the DATA-DEPENDENT epsilon of Papernot et al. 2018 (GNMax only;
-        not itself private, see :mod:`dpcore.pate.analysis`).
+        Also compute the DATA-DEPENDENT epsilon of Papernot et al. 2018 (GNMax and Confident-GNMax): along the
+        queries, as an analysis that is not itself private (:mod:`dpcore.pate.analysis`), and once at the end
+        released privately with smooth sensitivity (:func:`dpcore.pate.confident.release_data_dependent_epsilon`).
     accountant : {"rdp", "pld"}
     baseline : bool
         Also train the student's model on all private data with their true labels (no privacy), for comparison.
@@ -233,6 +251,8 @@ class PateConfig:
     teachers: int = 20
     queries: int = 200
     noise_scale: float | None = None
+    threshold: float = 0.8
+    threshold_noise: float = 0.6
     target_epsilon: float | None = 5.0
     delta: float = 1e-5
     public_fraction: float = 0.2
@@ -245,6 +265,16 @@ class PateConfig:
     baseline: bool = True
     seed: int = 0
     secure: bool = False
+
+    @property
+    def sigma1(self) -> float | None:
+        """Confident-GNMax's check noise in votes (None for the other aggregators)."""
+        return self.threshold_noise * self.teachers if self.aggregator == "confident" else None
+
+    @property
+    def threshold_votes(self) -> float:
+        """Confident-GNMax's threshold T in votes."""
+        return self.threshold * self.teachers
 
     def __post_init__(self) -> None:
         if self.aggregator not in AGGREGATORS:
@@ -269,8 +299,12 @@ class PateConfig:
             raise DPValueError(f"features must be one of {FEATURES}, got {self.features!r}")
         if self.query_mode not in QUERY_MODES:
             raise DPValueError(f"query_mode must be one of {QUERY_MODES}, got {self.query_mode!r}")
-        if self.data_dependent and self.aggregator != "gnmax":
-            raise DPValueError("the data-dependent analysis is implemented for aggregator='gnmax' only")
+        if self.data_dependent and self.aggregator == "lnmax":
+            raise DPValueError("the data-dependent analysis is implemented for the Gaussian aggregators only: use "
+                               "aggregator='gnmax' or 'confident'")
+        if not 0.0 < float(self.threshold) <= 1.0:
+            raise DPValueError(f"threshold is a share of the teachers, in (0, 1]; got {self.threshold}")
+        object.__setattr__(self, "threshold_noise", check_positive(self.threshold_noise, "threshold_noise"))
         object.__setattr__(self, "seed", check_int(self.seed, "seed", minimum=0))
 
 
@@ -309,6 +343,12 @@ class PateResult:
     teacher_seconds: float
     student_predictions: np.ndarray = field(repr=False, default=None)
     cluster_of_public_row: np.ndarray | None = None  # query_mode="clusters": the query (cluster) of each public row
+    answered: np.ndarray | None = None  # which queries got a label (all but Confident-GNMax's failed checks)
+    released: ReleasedEpsilon | None = None  # data_dependent: the data-dependent epsilon released privately
+
+    @property
+    def answered_count(self) -> int:
+        return int(self.noisy_labels.size if self.answered is None else np.sum(self.answered))
 
     @property
     def teacher_mean_accuracy(self) -> float:
@@ -331,19 +371,36 @@ def train_student(X_queries: np.ndarray, noisy_labels: np.ndarray, *, model: str
     return fit_classifier(model, X_queries, noisy_labels, random_state=child_seed(as_generator(rng)))
 
 
-def _query_history(cfg: PateConfig, scale: float, votes: np.ndarray, correct: np.ndarray,
+def _data_dependent_rdp(cfg: PateConfig, scale: float, votes: np.ndarray, answered: np.ndarray) -> np.ndarray:
+    """Each query's data-dependent RDP on :data:`RDP_ORDERS` (Papernot et al. 2018, Theorem 6): the answer's where
+    answered, plus the consensus check's for Confident-GNMax."""
+    per = np.array([gnmax_data_dependent_rdp(gnmax_log_q(v, sigma=scale), sigma=scale) for v in votes])
+    per = per * answered[:, None]
+    if cfg.aggregator == "confident":
+        log_p = log_pr_answered(votes, threshold=cfg.threshold_votes, sigma1=cfg.sigma1)
+        per = per + np.array([check_data_dependent_rdp(x, sigma1=cfg.sigma1) for x in log_p])
+    return per
+
+
+def _query_history(cfg: PateConfig, scale: float, votes: np.ndarray, labels: np.ndarray, correct: np.ndarray,
                    cb: EpochCallback) -> tuple[pd.DataFrame, np.ndarray | None]:
-    """Epsilon (data-independent, and the data-dependent analysis when asked) and label accuracy along the answered
-    queries; also each query's data-dependent RDP at the order that gives the final epsilon (None when not asked)."""
+    """Epsilon (data-independent, and the data-dependent analysis when asked) and label accuracy along the queries
+    (for Confident-GNMax: the examined queries, with how many were answered); also each query's data-dependent RDP
+    at the order that gives the final epsilon (None when not asked)."""
+    answered = labels >= 0
     per_query = cum_rdp = None
     if cfg.data_dependent:
-        per_query = np.array([gnmax_data_dependent_rdp(gnmax_log_q(v, sigma=scale), sigma=scale) for v in votes])
+        per_query = _data_dependent_rdp(cfg, scale, votes, answered)
         cum_rdp = np.cumsum(per_query, axis=0)
     rows = []
     for k in _query_grid(cfg.queries):
         eps_k = pate_epsilon(aggregator=cfg.aggregator, noise_scale=scale, queries=k, delta=cfg.delta,
-                             accountant=cfg.accountant)
-        row = {"epoch": k, "queries": k, "epsilon": eps_k, "label_accuracy": float(np.mean(correct[:k]))}
+                             accountant=cfg.accountant, threshold_noise=cfg.sigma1)
+        got = answered[:k]
+        row = {"epoch": k, "queries": k, "epsilon": eps_k,
+               "label_accuracy": float(np.mean(correct[:k][got])) if got.any() else math.nan}
+        if cfg.aggregator == "confident":
+            row["answered"] = int(got.sum())
         if cum_rdp is not None:
             row["epsilon_data_dependent"] = float(_rdp.compute_epsilon(RDP_ORDERS, cum_rdp[k - 1], cfg.delta)[0])
         rows.append(row)
@@ -353,6 +410,37 @@ def _query_history(cfg: PateConfig, scale: float, votes: np.ndarray, correct: np
         _, order = _rdp.compute_epsilon(RDP_ORDERS, cum_rdp[-1], cfg.delta)
         at_opt = per_query[:, int(np.argmin(np.abs(RDP_ORDERS - order)))]
     return pd.DataFrame(rows), at_opt
+
+
+def _aggregate(cfg: PateConfig, scale: float, votes: np.ndarray, rng) -> tuple[np.ndarray, np.ndarray]:
+    """The noisy label of every query (-1 where Confident-GNMax's check failed) and the noisy votes."""
+    if cfg.aggregator == "confident":
+        agg = ConfidentGNMax(threshold=cfg.threshold_votes, sigma1=cfg.sigma1, sigma2=scale)
+        passed, noisy = agg.noisy_votes(votes, rng=rng)
+        labels = np.where(passed, np.argmax(noisy, axis=1), -1)
+        if not passed.any():
+            raise DPValueError(
+                f"no query passed Confident-GNMax's consensus check (threshold {cfg.threshold:g} of the teachers, "
+                f"check noise {cfg.threshold_noise:g} of the teachers): the student has nothing to learn from; "
+                "lower threshold, or ask more queries")
+        return labels, noisy
+    noisy = make_aggregator(cfg.aggregator, noise_scale=scale).noisy_votes(votes, rng=rng)
+    return np.argmax(noisy, axis=1), noisy
+
+
+def _released(cfg: PateConfig, scale: float, votes: np.ndarray, labels: np.ndarray, rng) -> ReleasedEpsilon | None:
+    """The data-dependent epsilon released with smooth sensitivity (None when not asked, or when its conditions
+    fail for this noise: a warning says so)."""
+    if not cfg.data_dependent:
+        return None
+    confident = cfg.aggregator == "confident"
+    try:
+        return release_data_dependent_epsilon(
+            votes, labels >= 0, teachers=cfg.teachers, sigma2=scale, delta=cfg.delta, rng=rng,
+            threshold=cfg.threshold_votes if confident else None, sigma1=cfg.sigma1)
+    except DPValueError as e:
+        warnings.warn(f"the data-dependent epsilon is not released: {e}", stacklevel=3)
+        return None
 
 
 def _prepared(data: "Split | PateData", cfg: PateConfig) -> PateData:
@@ -369,9 +457,10 @@ def _prepared(data: "Split | PateData", cfg: PateConfig) -> PateData:
 
 def _label_accuracy(queries: PublicQueries, d: PateData, labels: np.ndarray) -> float:
     """Share of the student's training labels that are right (evaluation only: uses the public rows' labels)."""
-    rows = queries.index if queries.assignment is None else slice(None)
-    _, y = queries.student_rows(d, labels)
-    return float(np.mean(y == d.y_public[rows]))
+    rows = queries.index if queries.assignment is None else np.arange(d.y_public.size)
+    label_of_row = labels if queries.assignment is None else labels[queries.assignment]
+    keep = label_of_row >= 0
+    return float(np.mean(label_of_row[keep] == d.y_public[rows][keep])) if keep.any() else math.nan
 
 
 def _noise_scale(cfg: PateConfig) -> float:
@@ -379,7 +468,7 @@ def _noise_scale(cfg: PateConfig) -> float:
     if cfg.noise_scale is not None:
         return cfg.noise_scale
     return calibrate_noise_scale(aggregator=cfg.aggregator, target_epsilon=cfg.target_epsilon, delta=cfg.delta,
-                                 queries=cfg.queries, accountant=cfg.accountant)
+                                 queries=cfg.queries, accountant=cfg.accountant, threshold_noise=cfg.sigma1)
 
 
 def _teachers(d: PateData, cfg: PateConfig, rng, cb: EpochCallback) -> tuple[list, list, list[float], float]:
@@ -414,19 +503,18 @@ def _run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCa
     cb = on_epoch or (lambda info: None)
 
     scale = _noise_scale(cfg)  # privacy parameters first: they do not depend on the data
-    agg = make_aggregator(cfg.aggregator, noise_scale=scale)
     parts, teachers, teacher_acc, teacher_seconds = _teachers(d, cfg, rng, cb)
 
-    # votes on the queries; the noisy argmax is the only thing that leaves the teachers
+    # votes on the queries; the noisy argmax (and Confident-GNMax's check) is all that leaves the teachers
     queries = public_queries(d, cfg, rng)
     votes = queries.votes(teachers, d)
-    noisy = agg.noisy_votes(votes, rng=rng)
-    labels = np.argmax(noisy, axis=1)
+    labels, noisy = _aggregate(cfg, scale, votes, rng)
     true_q = queries.true_labels(d)
 
-    history, per_query_at_opt = _query_history(cfg, scale, votes, labels == true_q, cb)
+    history, per_query_at_opt = _query_history(cfg, scale, votes, labels, labels == true_q, cb)
     epsilon = float(history.epsilon.iloc[-1])
     eps_dd = float(history.epsilon_data_dependent.iloc[-1]) if cfg.data_dependent else None
+    released = _released(cfg, scale, votes, labels, rng)
 
     # the student: public inputs + noisy labels only
     X_student, y_student = queries.student_rows(d, labels)
@@ -443,7 +531,8 @@ def _run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCa
         noise_scale=float(scale),
         epsilon=epsilon,
         delta=cfg.delta,
-        epsilon_pure=float(agg.epsilon_per_query * cfg.queries) if cfg.aggregator == "lnmax" else None,
+        epsilon_pure=(float(make_aggregator("lnmax", noise_scale=scale).epsilon_per_query * cfg.queries)
+                      if cfg.aggregator == "lnmax" else None),
         epsilon_data_dependent=eps_dd,
         student_accuracy=student_acc,
         label_accuracy=_label_accuracy(queries, d, labels),
@@ -459,11 +548,14 @@ def _run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCa
         partition_sizes=np.array([p.size for p in parts]),
         split_sizes=d.sizes,
         per_query_rdp=per_query_at_opt,
-        dp_event=pate_event(aggregator=cfg.aggregator, noise_scale=scale, queries=cfg.queries),
+        dp_event=pate_event(aggregator=cfg.aggregator, noise_scale=scale, queries=cfg.queries,
+                            threshold_noise=cfg.sigma1),
         seconds=time.perf_counter() - t0,
         teacher_seconds=teacher_seconds,
         student_predictions=student_pred,
         cluster_of_public_row=queries.assignment,
+        answered=labels >= 0,
+        released=released,
     )
 
 
@@ -522,9 +614,9 @@ def epsilon_sweep(
     rows = []
     for i, eps in enumerate(sorted(float(e) for e in epsilons)):
         scale = calibrate_noise_scale(aggregator=cfg.aggregator, target_epsilon=eps, delta=cfg.delta,
-                                      queries=cfg.queries, accountant=cfg.accountant)
+                                      queries=cfg.queries, accountant=cfg.accountant, threshold_noise=cfg.sigma1)
         point_rng = as_generator(cfg.seed + 1000 + i)
-        labels = make_aggregator(cfg.aggregator, noise_scale=scale).aggregate(votes, rng=point_rng)
+        labels, _ = _aggregate(cfg, scale, votes, point_rng)
         student = train_student(*queries.student_rows(d, labels), model=cfg.student_model, rng=point_rng)
         row = {"epsilon": eps, "noise_scale": scale, "teacher_accuracy": teacher_acc, "ensemble_accuracy": ens,
                "label_accuracy": _label_accuracy(queries, d, labels),

@@ -91,11 +91,49 @@ def progress_callback(bar, total_teachers: int) -> Callable:
     return cb
 
 
+def noise_name(aggregator: str) -> str:
+    """How the page names the noise on the vote counts: GNMax's σ, Confident-GNMax's σ₂ (its answers), LNMax's 1/γ."""
+    return {"gnmax": "σ", "confident": "σ₂", "lnmax": "1/γ"}[aggregator]
+
+
+def noise_std(result: PateResult) -> float:
+    """Standard deviation of the noise on each vote count (Laplace's is √2 times its scale)."""
+    return result.noise_scale * (np.sqrt(2.0) if result.config.aggregator == "lnmax" else 1.0)
+
+
+def confident_caption(result: PateResult) -> str:
+    """What Confident-GNMax did: how many queries passed the consensus check and what that bought."""
+    cfg = result.config
+    hint = ("" if cfg.data_dependent else " Switch on the data-dependent ε under “More settings” to see what "
+                                              "agreeing teachers actually cost.")
+    return (f"Confident-GNMax answered **{result.answered_count} of {cfg.queries}** queries: those whose largest vote "
+            f"count plus noise (σ₁ = {cfg.sigma1:.3g}) reached the threshold T = {cfg.threshold_votes:.3g} votes "
+            f"({cfg.threshold:g} of {cfg.teachers} teachers). The student learns the answered ones only. The ε above "
+            "is the guarantee whatever the votes: every check, and every query answered." + hint)
+
+
+def released_epsilon_text(result: PateResult) -> str:
+    """The privately released data-dependent ε, its noise and its costs, in words."""
+    r = result.released
+    p = r.params
+    conversion = np.log(1.0 / r.delta) / (p.order - 1.0)
+    better = ("smaller than" if r.epsilon < result.epsilon else "no better than")
+    return (f"Data-dependent ε, released privately: **{r.epsilon:.3g}** (δ = {r.delta:g}; noise std ± "
+            f"{r.noise_std:.2g}), {better} the data-independent guarantee {result.epsilon:.3g}. Papernot et al. 2018 "
+            "(Section 4.2): the cost of these answers given the actual votes, at Rényi order "
+            f"{p.order:.3g}, plus Gaussian noise scaled by its smooth sensitivity (β = {p.beta:.3g}, σ = "
+            f"{p.sigma_ss:.3g}); the value includes that release's own cost ({p.cost:.3g}) and the conversion to "
+            f"(ε, δ) ({conversion:.3g}). It is small when the teachers agree, and may be published.")
+
+
 def noise_used_caption(result: PateResult) -> str:
     """Which noise the run used and the ε it cost, whichever of the two the visitor set."""
     cfg = result.config
-    name = "σ" if cfg.aggregator == "gnmax" else "1/γ"
+    name = noise_name(cfg.aggregator)
     spent = f"{cfg.queries} {'query costs' if cfg.queries == 1 else 'queries cost'} ε = {result.epsilon:.3g}"
+    if cfg.aggregator == "confident":
+        spent = (f"{cfg.queries} examined {'query' if cfg.queries == 1 else 'queries'}, each checked (σ₁ = "
+                 f"{cfg.sigma1:.3g}) and in the worst case answered, cost ε = {result.epsilon:.3g}")
     if cfg.noise_scale is None:
         return (f"Used: {name} = {result.noise_scale:.3g}, calibrated so that {spent} "
                 f"(target {cfg.target_epsilon:g}, δ = {result.delta:g}).")
@@ -123,6 +161,7 @@ def history_display(history: pd.DataFrame) -> pd.DataFrame:
     return readable_table(history, drop=("epoch",), labels={
         "queries": "queries answered", "epsilon": "ε (data-independent)",
         "label_accuracy": "noisy-label accuracy so far",
+        "answered": "queries answered (passed the check)",
         "epsilon_data_dependent": "ε data-dependent (NOT private, do not publish)"})
 
 
@@ -186,7 +225,13 @@ def votes_figure(result: PateResult, i: int, class_names: tuple[str, ...]) -> go
                     marker=dict(symbol="diamond", size=13, color=palette.VERMILLION,
                                 line=dict(color="black", width=1.5)),
                     name="n_j + noise (the aggregator's argmax is taken here)")
-    fig.add_annotation(x=names[win], y=max(v[win], nv[win]), text="noisy winner", showarrow=True, arrowhead=2, ay=-35)
+    if win >= 0:
+        fig.add_annotation(x=names[win], y=max(v[win], nv[win]), text="noisy winner", showarrow=True, arrowhead=2,
+                           ay=-35)
+    else:  # Confident-GNMax: the check failed, nothing was released for this query
+        top = int(np.argmax(v))
+        fig.add_annotation(x=names[top], y=max(v[top], nv[top]), showarrow=True, arrowhead=2, ay=-35,
+                           text="not answered: the consensus check failed (no label released)")
     if float(np.min(nv)) < 0:  # say why the axis goes below zero
         fig.add_hline(y=0, line=dict(color=palette.BLACK, width=1),
                       annotation_text="below 0: noise only, no teacher votes here", annotation_position="bottom left")

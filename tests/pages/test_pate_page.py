@@ -73,3 +73,18 @@ def test_pate_page_warns_about_tiny_teachers_and_large_epsilon():
     assert not at.exception
     assert any("Too few examples per teacher" in w.value for w in at.warning)
     assert any("Weak guarantee" in w.value for w in at.warning)
+
+
+def test_confident_gnmax_on_the_page_says_how_many_queries_it_answered_and_releases_its_data_dependent_epsilon():
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    at.radio(key="pate.aggregator.digits").set_value("confident")
+    at.number_input(key="pate.threshold.digits").set_value(0.5)
+    at.checkbox(key="pate.data_dependent.digits").check()
+    _submit(at)
+    assert not at.exception and not at.error
+    answered, examined = (int(x) for x in _metric(at, "Queries answered").split(" of "))
+    assert 0 < answered <= examined
+    assert any(f"answered **{answered} of {examined}**" in m.value for m in at.markdown)
+    released = next(i.value for i in at.info if "released privately" in i.value)
+    assert float(released.split("**")[1]) > 0 and "may be published" in released
+    assert any("NOT a privacy guarantee" in e.label for e in at.expander)
