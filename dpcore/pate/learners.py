@@ -98,9 +98,12 @@ PATE_KNOBS = (
          help="points: one public example per query; clusters: one k-means cluster of the public pool per query, "
               "each teacher voting once per cluster, the student learning every public row (default when the "
               "public pool has 10 rows per class or more)"),
-    Knob("queries", "int", low=1, high=100_000, privacy=True, label="Queries answered",
-         default_from=default_queries, help="public examples (or clusters) labelled by the noisy vote; each one "
-                                            "spends privacy"),
+    Knob("queries", "int", low=1, high=100_000, privacy=True, label="Queries asked",
+         default_from=default_queries,
+         page_help="Public examples (or clusters) put to the teachers; each one spends privacy. GNMax and LNMax "
+                   "answer every one, Confident-GNMax only those whose teachers agree.",
+         help="public examples (or clusters) put to the teachers, each one spending privacy (Confident-GNMax answers "
+              "only those that pass its check)"),
     Knob("noise_multiplier", "float", low=0.0, low_open=True, high=1e6, log=True, privacy=True,
          label="Noise scale in votes: σ for GNMax, 1/γ for LNMax",
          help="GNMax sigma (Confident-GNMax: sigma2, the answers' noise) or LNMax 1/gamma, in votes; omitted: "
