@@ -45,7 +45,7 @@ def overview() -> None:
     """Every entry at a glance: those run in this session, and a button that runs the rest."""
     with st.expander("Every paper at a glance"):
         missing = [n for n in names if (n,) not in store]
-        if missing and st.button(f"Run the {len(missing)} entries not run yet (about a minute in all)",
+        if missing and st.button(f"Run the {len(missing)} entries not run yet (about two minutes in all)",
                                  key="repro.all"):
             bar = st.progress(0.0, text="Starting…")
             for i, n in enumerate(missing):

@@ -18,7 +18,8 @@ NAMES = reproduction_names()
 
 def test_every_paper_the_app_builds_on_has_an_entry():
     cites = {get_reproduction(n).cite for n in NAMES}
-    assert {"Abadi et al. 2016", "Chaudhuri et al. 2011", "Papernot et al. 2017", "Zhang et al. 2012",
+    assert {"Abadi et al. 2016", "Chaudhuri et al. 2011", "Papernot et al. 2017", "Papernot et al. 2018",
+            "Zhang et al. 2012",
             "Su et al. 2016", "Tramèr & Boneh 2021", "Lau Hansen 2023", "Zhang 2021"} <= cites
 
 
@@ -56,6 +57,9 @@ def test_the_published_numbers_printed_are_the_papers():
     assert mnist == [0.90, 0.95, 0.97]  # Abadi et al. 2016, Section 5.2: epsilon 0.5, 2 and 8 at delta 1e-5
     pate = _result("papernot2017-pate-adult").table.set_index("quantity").published
     assert pate["student test accuracy"] == 0.83 and pate["non-private baseline"] == 0.85
+    confident = _result("papernot2018-confident-mnist").table.set_index("quantity").published.dropna()
+    # Papernot et al. 2018, Table 2, MNIST: Confident-GNMax 98.5% at epsilon 1.97 (delta 1e-5), non-private 99.2%
+    assert confident.tolist() == [0.985, 0.992, 1.97]
 
 
 def test_non_private_and_trivial_lines_are_marked_as_references_and_flat():
@@ -116,6 +120,19 @@ def test_the_pate_entries_say_plainly_what_they_do_not_reproduce():
     assert _result("papernot2017-pate-adult").reproduced == "in part"
     assert _result("abadi2016-accountant").reproduced == "yes"
     assert math.isclose(ours["ε guaranteed (data-independent, δ = 1e-5)"], 2.04, rel_tol=1e-5)
+
+
+def test_the_confident_gnmax_entry_reports_a_released_epsilon_and_not_the_exact_one_as_the_papers_kind():
+    r = _result("papernot2018-confident-mnist")
+    t = r.table.set_index("quantity")
+    released = t.ours[t.index.str.startswith("ε data-dependent, released privately")].iloc[0]
+    assert t.published[t.index.str.startswith("ε data-dependent, released privately")].iloc[0] == 1.97
+    assert released > 0 and all("not itself private" in q for q in t.index if "before release" in q)
+    # the checks and the answers together spend the guarantee; fewer queries answered than asked
+    assert math.isclose(t.ours["ε guaranteed (data-independent, δ = 1e-5): checks and answers"], 1.97, rel_tol=1e-5)
+    asked = t.ours["queries asked (ours: k-means clusters of the public pool)"]
+    assert t.ours["queries answered, Confident-GNMax"] < asked
+    assert r.reproduced == "in part" and set(r.curve.series) == set(entries_module.CONFIDENT_SERIES)
 
 
 def test_command_line_lists_runs_and_reports_as_json(capsys):
