@@ -3,8 +3,9 @@
 Usage: python scripts/axe_scan.py http://127.0.0.1:8501 [--page /PATE] [--all-impacts]
 
 For each page (every page of the app by default) it waits until the script has finished and scans; where the page
-has a main button (``MAIN_BUTTONS``) it presses it, waits for the run and scans again; then it checks the page in
-presentation mode at 1280 x 720 (key control and headline chart on the first screen). It prints every violation of
+has a main button (``MAIN_BUTTONS``) it presses it, waits for the run and scans again; then it checks the page on a
+390 px phone and, switched to presentation mode in the same session, at 1280 x 720 (key control and headline
+chart on the first screen). It prints every violation of
 impact "critical" or "serious" (all impacts with --all-impacts): the rule, how many elements and the first few
 offending elements, and exits 1 when any critical or serious violation is found. ``tests/test_browser.py`` runs
 the same scan.
@@ -82,22 +83,49 @@ PROJECTOR = {"width": 1280, "height": 720}
 
 
 def presentation_layout(browser, base: str, path: str) -> list[dict]:
-    """Open ``path`` with ``?present=1`` at 1280 x 720, run its main button, and check the first screen.
-
-    Returns axe-style "serious" violations when the key control (:data:`KEY_CONTROLS`) or the headline (the first
-    chart, or the first picture on the Noisy images page) does not start within the first screen with at least
-    120 px of it showing, or when the sidebar is left open over the stage.
-    """
+    """Open ``path`` with ``?present=1`` (a link to presentation mode) at 1280 x 720, run its main button, and check
+    the first screen (:func:`first_screen`)."""
     page = browser.new_page(viewport=PROJECTOR)
     page.set_default_timeout(300_000)
     page.goto(base + path + "?present=1", wait_until="networkidle", timeout=120_000)
     page.locator('[data-testid="stHeading"]').first.wait_for()
     wait_until_idle(page, timeout=240.0)  # a second without the running indicator
+    _press_main_button(page, path)
+    found = first_screen(page, path)
+    page.close()
+    return found
+
+
+def switch_to_presentation(page, path: str) -> list[dict]:
+    """On an open page: back to 1280 x 720, the sidebar's *Presentation mode* switch turned on (the way a teacher
+    does it mid-lesson), the main button pressed again where the page still shows it, then the first screen checked
+    (:func:`first_screen`)."""
+    page.set_viewport_size(PROJECTOR)
+    page.wait_for_timeout(300)
+    expand = page.locator('[data-testid="stExpandSidebarButton"]')
+    if expand.count() and expand.first.is_visible():
+        expand.first.click()
+        page.wait_for_timeout(300)
+    page.get_by_text("Presentation mode", exact=True).first.click()
+    page.wait_for_timeout(500)  # the rerun starts
+    wait_until_idle(page, timeout=240.0)
+    _press_main_button(page, path, if_shown=True)  # a page that keeps its result hides the button
+    return first_screen(page, path)
+
+
+def _press_main_button(page, path: str, *, if_shown: bool = False) -> None:
     button = MAIN_BUTTONS.get(path)
-    if button:
-        page.get_by_role("button", name=button, exact=True).first.click()
+    loc = page.get_by_role("button", name=button or "", exact=True)
+    if button and not (if_shown and loc.count() == 0):
+        loc.first.click()
         page.wait_for_timeout(500)  # the rerun starts
         wait_until_idle(page, timeout=240.0)
+
+
+def first_screen(page, path: str) -> list[dict]:
+    """Presentation mode at 1280 x 720: axe-style "serious" violations when the key control (:data:`KEY_CONTROLS`)
+    or the headline (the first chart, or the first picture on the Noisy images page) does not start within the
+    first screen with at least 120 px of it showing, or when the sidebar is left open over the stage."""
     page.evaluate("window.scrollTo(0, 0)")
     page.locator('[data-testid="stMain"]').evaluate("el => el.scrollTo(0, 0)")
     problems = []
@@ -116,7 +144,6 @@ def presentation_layout(browser, base: str, path: str) -> list[dict]:
     sidebar = page.locator('[data-testid="stSidebar"]')
     if sidebar.count() and sidebar.first.get_attribute("data-collapsed") == "false":
         problems.append("the sidebar is open over the stage")
-    page.close()
     if not problems:
         return []
     return [{"id": "presentation-first-screen", "impact": "serious",
@@ -129,11 +156,13 @@ def describe(v: dict, *, limit: int = 3) -> str:
     return f"  [{v['impact']}] {v['id']} ×{len(v['nodes'])}: {v['help']} — {targets}"
 
 
-def scan_page(browser, base: str, path: str, *, impacts=BLOCKING, width: int = 1280, height: int = 720):
+def scan_page(browser, base: str, path: str, *, impacts=BLOCKING, width: int = 1280, height: int = 720,
+              presentation: bool = True):
     """Open ``base + path``, scan it once rendered and, where it has a main button, again after its run.
 
-    Returns ``[(stage, violations, body_text)]`` with stage ``"rendered"``, ``"after <button>"`` and, last,
-    ``"phone"``: the final state resized to a 390 px phone, where nothing may stick out sideways.
+    Returns ``[(stage, violations, body_text)]`` with stage ``"rendered"``, ``"after <button>"``, ``"phone"``: the
+    final state resized to a 390 px phone, where nothing may stick out sideways, and, last (with
+    ``presentation``), ``"presentation mode"``: the same session switched to it (:func:`switch_to_presentation`).
     """
     page = browser.new_page(viewport={"width": width, "height": height})
     page.set_default_timeout(300_000)
@@ -148,6 +177,8 @@ def scan_page(browser, base: str, path: str, *, impacts=BLOCKING, width: int = 1
         wait_until_idle(page, timeout=240.0)
         out.append((f"after {button}", violations(page, impacts=impacts), page.inner_text("body")))
     out.append(("phone", phone_overflow(page), page.inner_text("body")))
+    if presentation:
+        out.append(("presentation mode", switch_to_presentation(page, path), page.inner_text("body")))
     page.close()
     return out
 
@@ -172,7 +203,6 @@ def main() -> int:
         browser = p.chromium.launch(executable_path=exe, args=FLAGS)
         for path in paths:
             stages = scan_page(browser, base, path, impacts=impacts, width=a.width, height=a.height)
-            stages.append(("presentation mode", presentation_layout(browser, base, path), ""))
             for stage, found, _ in stages:
                 blocking += sum(v["impact"] in BLOCKING for v in found)
                 print(f"{base}{path} ({stage}): {len(found)} violation rule(s)")
