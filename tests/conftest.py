@@ -31,6 +31,26 @@ def root() -> pathlib.Path:
     return ROOT
 
 
+@pytest.fixture
+def cli(capsys):
+    """``cli("train", "--json", ...)`` runs ``python -m dpcore ...``'s ``main`` in this process and returns a
+    ``CompletedProcess`` (exit code, stdout, stderr): the same command as from a shell without the seconds spent
+    importing torch again. tests/test_cli.py checks the shell's own process."""
+    import subprocess
+
+    from dpcore.cli import main
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as stop:  # argparse's own errors
+            code = stop.code
+        captured = capsys.readouterr()
+        return subprocess.CompletedProcess(list(args), code or 0, captured.out, captured.err)
+
+    return run
+
+
 @pytest.fixture(autouse=True)
 def _restore_main_module():
     """AppTest runs page scripts as ``__main__``; restore it so process-spawning tests

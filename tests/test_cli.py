@@ -12,26 +12,27 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
+    """``python -m dpcore ARGS`` in a new process, as from a shell."""
     return subprocess.run([sys.executable, "-m", "dpcore", *args], capture_output=True, text=True, cwd=ROOT,
                           timeout=300)
 
 
 @pytest.mark.parametrize("accountant,expected", [("rdp", 7.33), ("pld", 6.77)])
-def test_epsilon_golden(accountant, expected):
-    out = run("epsilon", "--noise-multiplier", "1.5", "--sample-rate", "0.04", "--steps", "2250", "--delta", "1e-5",
+def test_epsilon_golden(accountant, expected, cli):
+    out = cli("epsilon", "--noise-multiplier", "1.5", "--sample-rate", "0.04", "--steps", "2250", "--delta", "1e-5",
               "--accountant", accountant)
     assert out.returncode == 0, out.stderr
     assert float(out.stdout.strip().splitlines()[-1]) == pytest.approx(expected, abs=0.01)
 
 
-def test_noise_inverts_epsilon():
-    out = run("noise", "--epsilon", "7.33", "--delta", "1e-5", "--sample-rate", "0.04", "--steps", "2250")
+def test_noise_inverts_epsilon(cli):
+    out = cli("noise", "--epsilon", "7.33", "--delta", "1e-5", "--sample-rate", "0.04", "--steps", "2250")
     assert out.returncode == 0, out.stderr
     assert float(out.stdout.strip().splitlines()[-1]) == pytest.approx(1.5, abs=0.01)
 
 
-def test_datasets_lists_registry():
-    out = run("datasets")
+def test_datasets_lists_registry(cli):
+    out = cli("datasets")
     assert out.returncode == 0
     for name in ["iris", "wine", "breast_cancer", "digits", "diabetes", "mnist5k", "adult", "faces"]:
         assert name in out.stdout
@@ -65,8 +66,15 @@ def test_train_json_contract_with_a_baseline():
          "noise_multiplier must be at most 1e+12"),
     ],
 )
-def test_bad_arguments_give_one_line_and_nonzero_exit(args, needle):
-    out = run(*args)
+def test_bad_arguments_give_one_line_and_nonzero_exit(args, needle, cli):
+    out = cli(*args)  # in this process an uncaught exception fails the test; the shell's is checked below
+    assert out.returncode != 0
+    assert needle in out.stderr
+    assert len([line for line in out.stderr.strip().splitlines() if line.startswith("error")]) == 1
+
+
+def test_bad_arguments_from_the_shell_exit_nonzero_with_one_line_and_no_traceback():
+    out, needle = run("frobnicate"), "error:"
     assert out.returncode != 0
     assert "Traceback" not in out.stderr
     assert needle in out.stderr

@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 
 import dp_accounting
 import numpy as np
@@ -158,10 +156,9 @@ def test_registered_learners(split):
     assert math.isinf(res.epsilon)
 
 
-def test_cli_json(root):
-    out = subprocess.run([sys.executable, "-m", "dpcore", "train", "--algorithm", "dp-fedavg", "--dataset", "digits",
-                          "--clients", "5", "--rounds", "3", "--client-fraction", "0.6", "--noise-multiplier", "1.0",
-                          "--json"], capture_output=True, text=True, cwd=root, timeout=120)
+def test_cli_json(cli):
+    out = cli("train", "--algorithm", "dp-fedavg", "--dataset", "digits", "--clients", "5", "--rounds", "3",
+              "--client-fraction", "0.6", "--noise-multiplier", "1.0", "--json")
     assert out.returncode == 0, out.stderr
     import json
 

@@ -1,6 +1,4 @@
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -31,23 +29,21 @@ def test_runs_and_metrics():
         run_learner("dplloyd", "iris", epsilon=0.0)
 
 
-def test_cluster_cli_json():
-    out = subprocess.run([sys.executable, "-m", "dpcore", "cluster", "--dataset", "iris", "--algorithm", "dplloyd",
-                          "--k", "3", "--epsilon", "1", "--seed", "0", "--json"], capture_output=True, text=True)
+def test_cluster_cli_json(cli):
+    out = cli("cluster", "--dataset", "iris", "--algorithm", "dplloyd", "--k", "3", "--epsilon", "1", "--seed", "0",
+              "--json")
     assert out.returncode == 0, out.stderr
     d = json.loads(out.stdout.strip().splitlines()[-1])
     assert {"accuracy", "epsilon", "delta", "seconds", "intra_cluster_variance"} <= set(d)
-    bad = subprocess.run([sys.executable, "-m", "dpcore", "cluster", "--dataset", "iris", "--algorithm", "lloyd",
-                          "--k", "1000"], capture_output=True, text=True)
+    bad = cli("cluster", "--dataset", "iris", "--algorithm", "lloyd", "--k", "1000")
     assert bad.returncode == 2 and "n_clusters" in bad.stderr and "Traceback" not in bad.stderr
-    zero = subprocess.run([sys.executable, "-m", "dpcore", "cluster", "--dataset", "iris", "--algorithm", "dplloyd",
-                           "--k", "0"], capture_output=True, text=True)
+    zero = cli("cluster", "--dataset", "iris", "--algorithm", "dplloyd", "--k", "0")
     assert zero.returncode == 2 and zero.stderr.strip() == "error: k must be a whole number from 1 to 1000, got 0"
 
 
-def test_train_cli_erm_svm_rff():
-    out = subprocess.run([sys.executable, "-m", "dpcore", "train", "--algorithm", "erm-objective", "--model", "svm",
-                          "--kernel", "rff", "--dataset", "breast_cancer", "--json"], capture_output=True, text=True)
+def test_train_cli_erm_svm_rff(cli):
+    out = cli("train", "--algorithm", "erm-objective", "--model", "svm", "--kernel", "rff", "--dataset",
+              "breast_cancer", "--json")
     assert out.returncode == 0, out.stderr
     assert "accuracy" in json.loads(out.stdout.strip().splitlines()[-1])
 

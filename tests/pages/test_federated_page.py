@@ -26,17 +26,25 @@ def _choose(at, dataset):
     return _train(at)
 
 
+def _opened_on_digits(timeout=120):
+    """The page opened on digits with one round (as a link would), so the first run is not the default MNIST one."""
+    at = AppTest.from_file(PAGE, default_timeout=timeout)
+    at.session_state["fed.dataset"], at.session_state["fed.rounds"] = "digits", 1
+    return at.run()
+
+
 def _small(at, by="noise multiplier"):
     if not at.radio(key="fed.by").disabled:
         at.radio(key="fed.by").set_value(by)
-    _choose(at, "digits")
+    if at.selectbox(key="fed.dataset").value != "digits":
+        _choose(at, "digits")
     at.number_input(key="fed.clients.digits").set_value(8)
     at.number_input(key="fed.rounds").set_value(5)
     return _train(at)
 
 
 def test_federated_page_runs_and_reacts():
-    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    at = _opened_on_digits()
     assert not at.exception and not at.error
     _small(at)
     assert not at.exception and not at.error
@@ -63,7 +71,7 @@ def test_federated_page_runs_and_reacts():
 
 
 def test_federated_page_non_private_and_bad_input():
-    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    at = _opened_on_digits()
     at.radio(key="fed.mode").set_value("none")
     _small(at)
     assert not at.exception
@@ -77,7 +85,7 @@ def test_federated_page_non_private_and_bad_input():
 
 def test_federated_page_clip_sweep(monkeypatch, tmp_path):
     monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))  # keep the sweep cache out of the project
-    at = AppTest.from_file(PAGE, default_timeout=180).run()
+    at = _opened_on_digits(timeout=180)
     _small(at)
     at.button(key="fed.sweep.clip_norm").click().run()
     assert not at.exception and not at.error
@@ -88,9 +96,8 @@ def test_federated_page_clip_sweep(monkeypatch, tmp_path):
 
 
 def test_federated_defaults_to_target_epsilon_and_warns():
-    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    at = _opened_on_digits()
     assert at.radio(key="fed.by").value == "target ε"
-    _choose(at, "digits")
     at.number_input(key="fed.clients.digits").set_value(4)
     at.number_input(key="fed.rounds").set_value(3)
     at.number_input(key="fed.eps").set_value(20.0)

@@ -205,10 +205,10 @@ def test_the_release_is_cheap_when_teachers_agree_and_carries_its_noise_and_cost
     assert floor <= strong.epsilon < 0.5 * guarantee < weak.epsilon
     few = split[:5]  # the released value's spread is its noise, SS * sigma_ss (far from the clip at 0 here)
     draws = [release_data_dependent_epsilon(few, answered[:5], teachers=teachers, sigma2=sigma2, delta=1e-5, rng=s,
-                                            params=params).epsilon for s in range(300)]
+                                            params=params).epsilon for s in range(100)]
     one = release_data_dependent_epsilon(few, answered[:5], teachers=teachers, sigma2=sigma2, delta=1e-5, rng=0,
                                          params=params)
-    assert one.noise_std > 0 and np.std(draws) == pytest.approx(one.noise_std, rel=0.15)
+    assert one.noise_std > 0 and np.std(draws) == pytest.approx(one.noise_std, rel=0.2)  # 100 draws: ~7% spread
 
 
 def test_the_release_order_falls_back_where_the_conditions_fail_and_is_refused_with_a_reason():

@@ -244,3 +244,19 @@ def test_on_mnist_hog_features_and_knn_teachers_label_better_than_pixels_and_log
     tuned = run_pate(mnist, small(**kw, features="hog", teacher_model="knn"))
     assert tuned.epsilon == pytest.approx(plain.epsilon)
     assert tuned.label_accuracy > plain.label_accuracy + 0.1
+
+
+
+def test_the_nearest_neighbour_teacher_predicts_what_scikit_learns_1nn_does():
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from dpcore.pate.teachers import fit_classifier, teacher_predictions
+
+    rng = np.random.default_rng(3)
+    X, y = rng.normal(size=(40, 12)), rng.integers(0, 4, 40)
+    queries = rng.normal(size=(3000, 12))
+    ours = fit_classifier("knn", X, y, random_state=0)
+    reference = KNeighborsClassifier(n_neighbors=1).fit(X, y)
+    assert np.array_equal(ours.predict(queries), reference.predict(queries))
+    assert np.array_equal(ours.predict(X), y)  # each training row is its own nearest neighbour
+    assert teacher_predictions([ours, ours], queries).shape == (2, 3000)

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -107,13 +105,9 @@ def test_label_dp_regression_runs():
     assert cls.extras["label_noise_scale"] == pytest.approx(4.0)
 
 
-def test_cli_json_last_line(root):
-    out = subprocess.run(
-        [sys.executable, "-m", "dpcore", "train", "--dataset", "iris", "--algorithm", "dpsgd", "--epsilon", "1",
-         "--delta", "1e-5", "--seed", "0", "--epochs", "2", "--json"],
-        capture_output=True, text=True, timeout=120, cwd=root,
-        env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)},
-    )
+def test_cli_json_last_line(cli):
+    out = cli("train", "--dataset", "iris", "--algorithm", "dpsgd", "--epsilon", "1", "--delta", "1e-5", "--seed", "0",
+              "--epochs", "2", "--json")
     assert out.returncode == 0, out.stderr
     rec = json.loads(out.stdout.strip().splitlines()[-1])
     assert {"accuracy", "epsilon", "delta", "noise_multiplier", "seconds"} <= set(rec)
