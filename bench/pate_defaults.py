@@ -79,6 +79,11 @@ CANDIDATES = {
     "clusters, 8 rows/class/teacher, >=2 clusters/class": _clusters(8, 2),
     "clusters, 2 rows/class/teacher, >=4 clusters/class": _clusters(2, 4),
     "clusters, 4 rows/class/teacher, >=4 clusters/class": _clusters(4, 4),
+    "clusters, at most 200": _clusters(2, 2, max_clusters=200),
+    "clusters, at most 400, 10 rows each": _clusters(2, 2, max_clusters=400, rows_per_cluster=10),
+    "clusters, logreg teachers": lambda sp: {**_clusters(2, 2)(sp), "teacher_model": "logreg"},
+    "clusters, up to 1,000 teachers": _clusters(1, 2, max_teachers=1000),
+    "points, 1,000 queries": lambda sp: {**_default(sp), "query_mode": "points", "queries": min(1000, _sizes(sp)[1])},
 }
 
 

@@ -305,7 +305,10 @@ def _run_pate_adult(progress: Progress) -> Outcome:
                              "Short of 83% by about 1.5 points: the student learns one label per k-means cluster, and "
                              "Adult's clusters mix incomes, so some rows of each take the wrong label even when the "
                              "vote is right; the paper's random-forest teachers labelled single queries, and its ε "
-                             "is data-dependent."))
+                             "is data-dependent. On validation rows (bench/pate_defaults.py) neither more clusters "
+                             "(up to 340), logistic-regression teachers, up to 1,000 teachers nor 1,000 single-row "
+                             "queries lifted the student above 0.823 (3 splits): the 250 teachers' noiseless "
+                             "vote itself is right 83% of the time."))
 
 
 _PATE_CITATION = ("Papernot, Abadi, Erlingsson, Goodfellow & Talwar 2017, Semi-supervised Knowledge Transfer for Deep "
