@@ -93,6 +93,21 @@ def test_dplloyd_swapped_for_input_perturbation_fails_the_comparison(monkeypatch
     assert not r.passed and not any(c.holds for c in r.checks if "minus input perturbation" in c.claim)
 
 
+def test_a_confident_check_that_answers_where_the_teachers_disagree_fails_the_confident_claims(monkeypatch):
+    from dpcore.pate.confident import ConfidentGNMax
+
+    real = ConfidentGNMax.answered
+
+    def inverted(self, votes, *, rng=None):  # answers exactly the queries the real check would leave unanswered
+        return ~real(self, votes, rng=rng)
+
+    monkeypatch.setattr(ConfidentGNMax, "answered", inverted)
+    r = run_reproduction("papernot2018-confident-mnist")
+    failing = [c.claim for c in r.checks if not c.holds]
+    assert not r.passed
+    assert any(c.startswith("right answered labels, Confident-GNMax minus GNMax") for c in failing), failing
+
+
 def test_claims_state_their_tolerance_and_hold_only_inside_it():
     c = at_least("accuracy", 0.79, 0.80, 0.02)
     assert c.holds and c.claim == "accuracy: 0.79 >= 0.8 - 0.02"
