@@ -136,11 +136,11 @@ class Deployment:
 DEPLOYMENTS: tuple[Deployment, ...] = (
     Deployment("Abadi et al.", "DP-SGD on MNIST, 90 % test accuracy", 0.5, "per training example, δ = 10⁻⁵",
                "Abadi et al. 2016, Deep learning with differential privacy (MNIST results)",
-               "DP-SGD on MNIST at 90 % (Abadi 2016)"),
+               "Abadi 2016's DP-SGD on MNIST at 90 %"),
     Deployment("Google", "COVID-19 symptom search trends", 1.68, "per user per day",
                "Bavadekar et al. 2020, arXiv:2009.01265", "Google's symptom search trends, per user-day"),
     Deployment("Abadi et al.", "DP-SGD on MNIST, 95 % test accuracy", 2.0, "per training example, δ = 10⁻⁵",
-               "Abadi et al. 2016 (MNIST results)", "DP-SGD on MNIST at 95 % (Abadi 2016)"),
+               "Abadi et al. 2016 (MNIST results)", "Abadi 2016's DP-SGD on MNIST at 95 %"),
     Deployment("Google", "COVID-19 vaccination search insights", 2.19, "per user per day, δ = 10⁻⁵",
                "Bavadekar et al. 2021, arXiv:2107.01179", "Google's vaccination search insights, per user-day"),
     Deployment("US Census Bureau", "2020 Census redistricting data, housing units", 2.47, "whole release, δ = 10⁻¹⁰",
@@ -149,7 +149,7 @@ DEPLOYMENTS: tuple[Deployment, ...] = (
     Deployment("Apple", "emoji suggestions (local DP)", 4.0, "per submission from a device",
                "Apple Differential Privacy Team 2017, Differential Privacy Overview", "Apple's emoji statistics"),
     Deployment("Abadi et al.", "DP-SGD on MNIST, 97 % test accuracy", 8.0, "per training example, δ = 10⁻⁵",
-               "Abadi et al. 2016 (MNIST results)", "DP-SGD on MNIST at 97 % (Abadi 2016)"),
+               "Abadi et al. 2016 (MNIST results)", "Abadi 2016's DP-SGD on MNIST at 97 %"),
     Deployment("Apple", "QuickType keyboard words (local DP)", 8.0, "per submission from a device",
                "Apple Differential Privacy Team 2017, Differential Privacy Overview", "Apple's QuickType words"),
     Deployment("US Census Bureau", "OnTheMap commuting data", 8.6, "whole release, δ = 10⁻⁵",
@@ -171,7 +171,7 @@ def comparison(epsilon: float) -> str:
     """One line placing ``epsilon`` between the nearest published deployments (their units differ: see the list).
 
     >>> comparison(3.0)
-    "Published: US Census 2020 housing-unit data 2.47 ≤ ε = 3 < Apple's emoji statistics 4."
+    "Published: US Census 2020 housing-unit data (ε 2.47) ≤ ε = 3 < Apple's emoji statistics (ε 4)."
     """
     if math.isinf(epsilon):
         return "Every published deployment states a finite ε; a non-private result has none."
@@ -179,12 +179,12 @@ def comparison(epsilon: float) -> str:
     shown = f"{epsilon:.3g}"
     if any(f"{d.epsilon:g}" == shown for d in below[:1] + above[:1]):  # 3.9996 must not read "4 < 4"
         shown = f"{epsilon:.6g}"
-    left = f"{below[0].short} {below[0].epsilon:g} ≤ " if below else ""
-    right = f" < {above[0].short} {above[0].epsilon:g}" if above else ""
+    left = f"{below[0].short} (ε {below[0].epsilon:g}) ≤ " if below else ""
+    right = f" < {above[0].short} (ε {above[0].epsilon:g})" if above else ""
     if not below:
         left = ""
-        right = f" < every deployment listed (smallest: {above[0].short} {above[0].epsilon:g})"
+        right = f" < every deployment listed (smallest: {above[0].short}, ε {above[0].epsilon:g})"
     if not above:
-        right = f" (above every deployment listed; largest: {below[0].short} {below[0].epsilon:g})"
+        right = f" (above every deployment listed; largest: {below[0].short}, ε {below[0].epsilon:g})"
         left = ""
     return f"Published: {left}ε = {shown}{right}."

@@ -78,6 +78,8 @@ def test_comparison_names_the_nearest_deployments_on_each_side():
     assert all(not (below[0].epsilon < d.epsilon <= 3.0) for d in DEPLOYMENTS)
     text = comparison(3.0)
     assert below[0].short in text and above[0].short in text
+    # each deployment's own ε stands beside its name, so "... data 2.47 ≤ ε = 3" never reads as one number
+    assert f"{below[0].short} (ε {below[0].epsilon:g}) ≤ ε = 3 < {above[0].short} (ε {above[0].epsilon:g})" in text
     assert "every deployment listed" in comparison(0.01) and "above every deployment" in comparison(500)
     assert "finite" in comparison(math.inf)
 
