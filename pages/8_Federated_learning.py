@@ -94,7 +94,8 @@ with control_area(st.sidebar).form("fed.form"):
     params |= knob_widgets(FED_SPEC, knobs_named(FED_SPEC, "local_epochs", "learning_rate", "model"), DEFAULTS,
                            **widgets)
     with st.expander("More settings"):
-        params |= knob_widgets(FED_SPEC, other_knobs(FED_SPEC, PAGE_DRAWN), DEFAULTS, chosen=params, **widgets)
+        params |= knob_widgets(FED_SPEC, other_knobs(FED_SPEC, PAGE_DRAWN), DEFAULTS, chosen=params,
+                               private=private, **widgets)
     seed = noise_mode_input("fed.seed", uploaded=False, container=st, in_form=True)
     if st.form_submit_button("Train", type="primary"):
         close_sidebar_on_phone()  # on a phone the open sidebar would hide the result

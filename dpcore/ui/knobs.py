@@ -138,14 +138,16 @@ def when_text(spec: LearnerSpec, knob: Knob) -> str:
 
 
 def knob_widgets(spec: LearnerSpec, knobs: Iterable[Knob], defaults: dict, *, prefix: str, dataset: str,
-                 images: bool, chosen: dict | None = None, container=None, in_form: bool = False) -> dict:
+                 images: bool, chosen: dict | None = None, container=None, in_form: bool = False,
+                 private: bool = True) -> dict:
     """Draw ``knobs`` of ``spec`` in order; returns ``{name: value}`` for the ones that apply.
 
     ``defaults`` holds each knob's default for the dataset (``spec.defaults(split)``); a
     knob without one (the learner decides) is skipped. ``chosen`` holds values picked
     further up the page, for ``Knob.when``: a knob that does not apply is greyed out, except
     ``in_form`` (a form redraws only on submit, so a greyed box would stay greyed after the choice
-    that enables it), where its help says when it is used instead.
+    that enables it), where its help says when it is used instead. With ``private=False`` (a
+    non-private run chosen outside the form) the privacy knobs are greyed out and say why.
     """
     values = dict(chosen or {})
     out = {}
@@ -154,8 +156,12 @@ def knob_widgets(spec: LearnerSpec, knobs: Iterable[Knob], defaults: dict, *, pr
             continue
         applies = knob.applies(values)
         note = when_text(spec, knob) if in_form and knob.when else ""
+        unused = knob.privacy and not private
+        if unused:
+            note = (note + " " if note else "") + "Not used: a non-private run spends no privacy budget."
         v = knob_widget(knob, key=f"{prefix}.{knob.name}.{dataset}", value=defaults[knob.name],
-                        container=container, disabled=not applies and not in_form, images=images, note=note)
+                        container=container, disabled=(not applies and not in_form) or unused, images=images,
+                        note=note)
         values[knob.name] = v
         if applies:
             out[knob.name] = v

@@ -27,6 +27,11 @@ def _on_digits(**state):
     return at
 
 
+def _accountant(at):
+    """The accountant box under "More settings" (a privacy knob drawn from the learner's declaration)."""
+    return next(w for w in at.get("selectbox") + at.get("radio") if w.key == "fed.accountant.digits")
+
+
 def _disabled(at):
     dataset = at.selectbox(key="fed.dataset").value
     keys = {"clip": f"fed.clip_norm.{dataset}", "sigma": "fed.sigma", "eps": "fed.eps", "delta": "fed.delta"}
@@ -67,6 +72,7 @@ def test_default_federation_learns_under_a_meaningful_epsilon_and_explains_its_c
 def test_privacy_boxes_follow_the_mode_and_the_sigma_used_is_shown():
     at = _on_digits(**{"fed.rounds": 2}).run()
     assert _disabled(at) == {"clip": False, "sigma": True, "eps": False, "delta": False}
+    assert not _accountant(at).disabled
     assert not any("(if set by" in n.label for n in at.number_input)
     sigma = float(_metric(at, "Noise multiplier σ"))
     assert "calibrated" in _used(at) and f"σ = {sigma:.3g}" in _used(at)
@@ -82,6 +88,7 @@ def test_privacy_boxes_follow_the_mode_and_the_sigma_used_is_shown():
     assert not at.exception and not at.error
     assert _disabled(at) == {"clip": True, "sigma": True, "eps": True, "delta": True}
     assert at.radio(key="fed.by").disabled
+    assert _accountant(at).disabled and "Not used" in _accountant(at).help  # "More settings" follows the variant
     assert _metric(at, "ε (user level)") == "∞" and "not used" in _used(at)
 
 
