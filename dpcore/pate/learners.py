@@ -105,7 +105,7 @@ PATE_KNOBS = (
          help="public examples (or clusters) put to the teachers, each one spending privacy (Confident-GNMax answers "
               "only those that pass its check)"),
     Knob("noise_multiplier", "float", low=0.0, low_open=True, high=1e6, log=True, privacy=True,
-         label="Noise scale in votes: σ for GNMax, 1/γ for LNMax",
+         label="Noise scale in votes: σ (GNMax), σ₂ (Confident-GNMax), 1/γ (LNMax)",
          help="GNMax sigma (Confident-GNMax: sigma2, the answers' noise) or LNMax 1/gamma, in votes; omitted: "
               "calibrated from epsilon"),
     # Confident-GNMax's defaults, 0.5 and 0.5, were chosen on validation rows of every classification dataset at
