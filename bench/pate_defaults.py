@@ -7,7 +7,12 @@ scored on the held-out quarter, beside the majority class. The candidates differ
 public example, Papernot et al. 2017; or one k-means cluster of the public pool, each teacher casting one vote per
 cluster), the teacher model, the features and the numbers of teachers and queries.
 
+With ``--ceiling`` it prints instead the noiseless teacher vote's accuracy on the validation rows (no noise, no
+student: the most any student of these teachers could learn) for several teacher families, numbers of teachers and
+vote thresholds (a row is labelled positive when at least that share of the teachers says so; binary datasets).
+
 Usage: python bench/pate_defaults.py [--splits 3] [--epsilons 1,2,5] [--datasets iris,adult] [--configs a,b]
+       python bench/pate_defaults.py --ceiling [--datasets adult] [--splits 1]
 """
 from __future__ import annotations
 
@@ -109,6 +114,52 @@ def run(datasets, epsilons, splits, configs, hog: bool) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _ceiling_families() -> dict:
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.naive_bayes import BernoulliNB
+    from sklearn.tree import DecisionTreeClassifier
+
+    from dpcore.pate.teachers import NearestNeighbour
+    return {"nearest neighbour": NearestNeighbour,
+            "logistic regression": lambda: LogisticRegression(max_iter=300),
+            "logistic regression, balanced classes": lambda: LogisticRegression(C=10, max_iter=300,
+                                                                                class_weight="balanced"),
+            "tree of depth 3": lambda: DecisionTreeClassifier(max_depth=3, random_state=0),
+            "random forest, 25 trees of depth 5": lambda: RandomForestClassifier(25, max_depth=5, random_state=0),
+            "naive Bayes (Bernoulli)": lambda: BernoulliNB(binarize=0.5)}
+
+
+def ceiling(datasets, splits: int, teachers=(50, 100, 250), thresholds=(0.3, 0.4, 0.5, 0.6, 0.7)) -> pd.DataFrame:
+    """The noiseless vote's validation accuracy for each teacher family, number of teachers and vote threshold."""
+    from dpcore.pate.pipeline import pate_split
+    from dpcore.pate.teachers import partition_indices
+
+    rows = []
+    for name in datasets:
+        for sp in validation_splits(name, splits):
+            if np.unique(sp.y_train).size != 2:
+                print(f"  {name}: not binary, skipped", file=sys.stderr)
+                break
+            d = pate_split(sp, public_fraction=PUBLIC_FRACTION, seed=sp.seed)
+            for t in teachers:
+                parts = partition_indices(d.y_private.size, t, rng=np.random.default_rng(sp.seed))
+                for family, make in _ceiling_families().items():
+                    votes = []
+                    for idx in parts:
+                        y = d.y_private[idx]
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            votes.append(np.full(d.y_test.size, y[0]) if np.unique(y).size < 2
+                                         else make().fit(d.X_private[idx], y).predict(d.X_test))
+                    share = np.mean(votes, axis=0)
+                    rows += [{"dataset": name, "split": sp.seed, "private rows": d.y_private.size, "teachers": t,
+                              "family": family, "threshold": th, "accuracy": float(np.mean((share >= th) == d.y_test))}
+                             for th in thresholds]
+            print(f"  {name} split {sp.seed} done", file=sys.stderr, flush=True)
+    return pd.DataFrame(rows)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--splits", type=int, default=3)
@@ -117,7 +168,16 @@ def main() -> int:
     ap.add_argument("--configs", default=None, help="comma-separated indices into the candidates (default all)")
     ap.add_argument("--no-hog", action="store_true", help="pixels on image datasets too")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--ceiling", action="store_true", help="the noiseless teacher vote's accuracy instead")
     a = ap.parse_args()
+    pd.set_option("display.width", 200)
+    if a.ceiling:
+        table = ceiling(a.datasets.split(","), a.splits)
+        wide = table.pivot_table(index=["dataset", "teachers", "family"], columns="threshold", values="accuracy",
+                                 sort=False)
+        wide.columns = [f"vote share >= {c:g}" for c in wide.columns]
+        print(wide.round(3).to_string())
+        return 0
     labels = list(CANDIDATES)
     if a.configs:
         labels = [labels[int(i)] for i in a.configs.split(",")]
