@@ -93,3 +93,24 @@ def test_arithmetic_overflow_anywhere_is_one_line_naming_what_to_do(monkeypatch,
     err = capsys.readouterr().err
     assert code == 2
     assert err.strip() == "error: a value is too large to compute with (math range error); use smaller values"
+
+
+@pytest.mark.parametrize("args", [["--help"], [], ["frobnicate"]])
+def test_help_and_a_mistyped_command_answer_without_importing_the_learners(args):
+    """Only the module of the command given is imported: the top-level help, a missing command and a mistyped one
+    answer without loading torch or dp_accounting (seconds of importing otherwise)."""
+    code = ("import sys\nfrom dpcore.cli import main\ntry:\n    main(%r)\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('torch', 'dp_accounting', 'sklearn') if m in sys.modules))" % (args,))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout + out.stderr
+
+
+def test_every_command_is_listed_with_its_help_and_builds_its_own_options():
+    from dpcore.cli import COMMANDS, build_parser
+
+    sub = next(a for a in build_parser("")._actions if a.dest == "command")
+    assert list(sub.choices) == list(COMMANDS)
+    for name in COMMANDS:
+        parser = next(a for a in build_parser(name)._actions if a.dest == "command").choices[name]
+        assert parser.get_default("func") is not None, name  # the real parser, not the listing's
+        assert sub._choices_actions[list(COMMANDS).index(name)].help == COMMANDS[name][1]

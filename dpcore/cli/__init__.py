@@ -1,9 +1,11 @@
 """Command line: ``python -m dpcore COMMAND ...``.
 
 Each command lives in its own module here with ``add_parser(subparsers)``;
-the module sets ``func`` on its parser. Add yours to ``_COMMANDS``. Errors
-from dpcore (and argparse) become a one-line message and a non-zero exit,
-never a traceback.
+the module sets ``func`` on its parser. Add yours to ``COMMANDS`` with its
+one-line help. Only the module of the command given is imported, so
+``--help`` and a mistyped command answer at once instead of after importing
+torch and dp_accounting. Errors from dpcore (and argparse) become a one-line
+message and a non-zero exit, never a traceback.
 """
 from __future__ import annotations
 
@@ -15,15 +17,23 @@ import warnings
 
 from ..exceptions import DPCoreError
 
-_COMMANDS = [
-    "dpcore.cli.accounting",
-    "dpcore.cli.datasets",
-    "dpcore.cli.train",
-    "dpcore.cli.cluster",
-    "dpcore.cli.sweep",
-    "dpcore.cli.audit",
-    "dpcore.cli.reproduce",
-]
+#: command -> (the module that adds its parser, its one-line help); a module may add several commands
+COMMANDS = {
+    "epsilon": ("dpcore.cli.accounting", "epsilon spent by DP-SGD (Poisson-subsampled Gaussian)"),
+    "noise": ("dpcore.cli.accounting", "noise multiplier needed for a target epsilon"),
+    "datasets": ("dpcore.cli.datasets", "list the offline datasets"),
+    "train": ("dpcore.cli.train", "train a registered learner and print its metrics"),
+    "cluster": ("dpcore.cli.cluster", "k-means: DPLloyd, input perturbation or plain Lloyd"),
+    "sweep": ("dpcore.cli.sweep", "sweep learners along epsilon (or another knob) over seeds; write a CSV"),
+    "audit": ("dpcore.cli.audit", "attack a trained learner (membership inference, one-run canaries) and bound its "
+                                  "epsilon"),
+    "reproduce": ("dpcore.cli.reproduce", "papers reproduced live: published numbers beside ours"),
+}
+
+
+def command_help(name: str) -> str:
+    """The one-line help of command ``name`` (its module's parser uses it too)."""
+    return COMMANDS[name][1]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -38,19 +48,26 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or (``command`` given, "" for none) one in which only that command's module is imported and
+    the other commands are listed by name and help."""
     parser = _Parser(prog="python -m dpcore", description="Differential privacy on real machine learning.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for mod in _COMMANDS:
-        try:
-            m = importlib.import_module(mod)
-        except ModuleNotFoundError as exc:
-            if exc.name == mod:
-                continue
-            raise
-        m.add_parser(sub)
+    wanted = {mod for mod, _ in COMMANDS.values()} if command is None else {COMMANDS.get(command, ("",))[0]}
+    added: set[str] = set()
+    for name, (mod, text) in COMMANDS.items():
+        if mod not in wanted:
+            sub.add_parser(name, help=text)
+        elif mod not in added:
+            added.add(mod)
+            importlib.import_module(mod).add_parser(sub)
     return parser
+
+
+def _command_in(argv: list[str]) -> str:
+    """The command named in ``argv`` (its first item that is not an option), or "" if none is."""
+    return next((a for a in argv if not a.startswith("-")), "")
 
 
 _NOT_A_NUMBER = re.compile(r"^(could not convert string to float|invalid literal for int\(\) with base 10): '(.*)'$")
@@ -96,8 +113,8 @@ def _with_hint(message: str, args) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(_command_in(argv)).parse_args(argv)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always")

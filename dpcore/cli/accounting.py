@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 
 from ..accounting import ACCOUNTANTS, calibrate_noise_multiplier, dpsgd_epsilon
+from . import command_help
 
 
 def _positive_float(s: str) -> float:
@@ -23,10 +24,10 @@ def _run_arguments(p, first: tuple[str, str]) -> None:
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("epsilon", help="epsilon spent by DP-SGD (Poisson-subsampled Gaussian)")
+    p = sub.add_parser("epsilon", help=command_help("epsilon"))
     _run_arguments(p, ("noise-multiplier", "sigma (noise std / clip norm)"))
     p.set_defaults(func=_epsilon)
-    p = sub.add_parser("noise", help="noise multiplier needed for a target epsilon")
+    p = sub.add_parser("noise", help=command_help("noise"))
     _run_arguments(p, ("epsilon", "target epsilon"))
     p.set_defaults(func=_noise)
 

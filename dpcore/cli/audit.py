@@ -13,13 +13,14 @@ import sys
 from ..audit.run import AUDIT_KINDS, run_audit
 from ..exceptions import DPValueError
 from ..rng import noise_mode
+from . import command_help
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
 from .train import parse_set
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
-        "audit", help="attack a trained learner (membership inference, one-run canaries) and bound its epsilon",
+        "audit", help=command_help("audit"),
         description="Train a registered learner for real, attack it, and print what the attack certifies: a "
                     "lower bound on epsilon at the given confidence beside the epsilon the learner claims.")
     add_data_flags(p)

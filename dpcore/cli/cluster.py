@@ -7,6 +7,7 @@ intra_cluster_variance, epsilon, delta, noise_multiplier, seconds).
 from __future__ import annotations
 
 from ..learners import run_learner
+from . import command_help
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
 from .train import print_result
 
@@ -14,7 +15,7 @@ ALGORITHMS = ("dplloyd", "input-perturbation", "lloyd")
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("cluster", help="k-means: DPLloyd, input perturbation or plain Lloyd")
+    p = sub.add_parser("cluster", help=command_help("cluster"))
     add_data_flags(p, what="registry name of a classification dataset, e.g. iris")
     p.add_argument("--algorithm", required=True, choices=ALGORITHMS)
     p.add_argument("--k", type=int, default=None, help="number of clusters (default: number of classes)")

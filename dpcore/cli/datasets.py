@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 from ..datasets import REGISTRY, load_dataset
+from . import command_help
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("datasets", help="list the offline datasets")
+    p = sub.add_parser("datasets", help=command_help("datasets"))
     p.set_defaults(func=_run)
 
 

@@ -13,11 +13,12 @@ import sys
 
 from ..exceptions import DPValueError
 from ..reproduce import get_reproduction, reproduction_names, run_reproduction
+from . import command_help
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
-        "reproduce", help="papers reproduced live: published numbers beside ours",
+        "reproduce", help=command_help("reproduce"),
         description="Run a published result live (Abadi et al. 2016, Chaudhuri et al. 2011, Papernot et al. 2017, "
                     "...) and print the paper's numbers beside ours, the checks with their tolerances and any "
                     "difference in setup.")

@@ -13,6 +13,7 @@ import sys
 import time
 
 from ..exceptions import DPValueError
+from . import command_help
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
 from .train import parse_set
 
@@ -20,7 +21,7 @@ _BAR = 30
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("sweep", help="sweep learners along epsilon (or another knob) over seeds; write a CSV")
+    p = sub.add_parser("sweep", help=command_help("sweep"))
     add_data_flags(p)
     p.add_argument("--algorithms", required=True, help="comma-separated learner names, e.g. dpsgd,erm-objective")
     p.add_argument("--axis", default="epsilon",

@@ -11,6 +11,7 @@ import sys
 
 from ..exceptions import DPValueError
 from ..learners import get_learner, parse_value, run_learner
+from . import command_help
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
 
 
@@ -54,7 +55,7 @@ def parse_set(items: list[str]) -> dict:
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
-        "train", help="train a registered learner and print its metrics",
+        "train", help=command_help("train"),
         description="Train one registered learner on one dataset and print its test metrics and the privacy it "
                     "spent. Options a learner does not take are an error. 'train --list' lists the learners.",
     )
