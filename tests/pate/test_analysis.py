@@ -6,7 +6,7 @@ import math
 import dp_accounting
 import numpy as np
 import pytest
-from scipy import optimize, stats
+from scipy import stats
 
 from dpcore.exceptions import DPValueError
 from dpcore.pate import (
@@ -18,13 +18,7 @@ from dpcore.pate import (
     pate_epsilon,
 )
 from dpcore.pate.analysis import RDP_ORDERS
-
-
-def _analytic_gaussian_epsilon(s: float, delta: float) -> float:
-    """Exact epsilon of a unit-sensitivity Gaussian with std s (Balle & Wang 2018), by root finding."""
-    def d(eps):
-        return stats.norm.cdf(1 / (2 * s) - eps * s) - math.exp(eps) * stats.norm.cdf(-1 / (2 * s) - eps * s) - delta
-    return optimize.brentq(d, 0.0, 500.0)
+from tests.pate.conftest import exact_gaussian_epsilon
 
 
 @pytest.mark.parametrize("sigma,m", [(40.0, 100), (10.0, 20), (5.0, 1)])
@@ -34,7 +28,7 @@ def test_gnmax_epsilon_matches_exact_gaussian_composition(sigma, m):
     So the exact epsilon is that of a unit-sensitivity Gaussian with std sigma / sqrt(2m); PLD is
     (nearly) exact and RDP is an upper bound.
     """
-    exact = _analytic_gaussian_epsilon(sigma / math.sqrt(2 * m), 1e-5)
+    exact = exact_gaussian_epsilon(sigma / math.sqrt(2 * m), 1e-5)
     pld = pate_epsilon(aggregator="gnmax", noise_scale=sigma, queries=m, delta=1e-5, accountant="pld")
     rdp = pate_epsilon(aggregator="gnmax", noise_scale=sigma, queries=m, delta=1e-5, accountant="rdp")
     assert pld == pytest.approx(exact, rel=0.01)

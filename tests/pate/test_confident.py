@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy import optimize, stats
+from scipy import stats
 
 from dpcore.datasets import train_test_split
 from dpcore.exceptions import DPValueError
@@ -27,13 +27,7 @@ from dpcore.pate.confident import (
     smooth_sensitivity,
     smooth_sensitivity_conditions_hold,
 )
-
-
-def _exact_gaussian_epsilon(s: float, delta: float) -> float:
-    """Exact epsilon of a unit-sensitivity Gaussian with standard deviation s (Balle & Wang 2018)."""
-    def d(eps):
-        return stats.norm.cdf(1 / (2 * s) - eps * s) - math.exp(eps) * stats.norm.cdf(-1 / (2 * s) - eps * s) - delta
-    return optimize.brentq(d, 0.0, 500.0)
+from tests.pate.conftest import exact_gaussian_epsilon
 
 
 def test_the_guarantee_is_every_check_and_every_answer_as_one_gaussian():
@@ -41,7 +35,7 @@ def test_the_guarantee_is_every_check_and_every_answer_as_one_gaussian():
     Gaussian whose noise over sensitivity is 1 / sqrt(m / sigma1^2 + 2 m / sigma2^2): PLD meets its exact epsilon,
     RDP bounds it from above."""
     s1, s2, m = 30.0, 25.0, 40
-    exact = _exact_gaussian_epsilon(1.0 / math.sqrt(m / s1**2 + 2 * m / s2**2), 1e-5)
+    exact = exact_gaussian_epsilon(1.0 / math.sqrt(m / s1**2 + 2 * m / s2**2), 1e-5)
     pld = pate_epsilon(aggregator="confident", noise_scale=s2, queries=m, delta=1e-5, accountant="pld",
                        threshold_noise=s1)
     rdp = pate_epsilon(aggregator="confident", noise_scale=s2, queries=m, delta=1e-5, threshold_noise=s1)
