@@ -5,6 +5,7 @@ import streamlit as st
 
 from dpcore.reproduce import get_reproduction, reproduction_names
 from dpcore.ui import page_header, run_guarded, show_frame, verdict_line
+from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area
 from dpcore.ui.reproduce import (
     cached_reproduction,
@@ -66,14 +67,14 @@ if not ran and not slot.button("Run it live", type="primary", key="repro.run",
                                help="Seeded runs: the same numbers for every visitor, computed once per server."):
     st.info("Press **Run it live** to reproduce this result (a few seconds to a minute on a laptop).")
     overview()
-    st.stop()
+    stop_page()
 
 bar = st.progress(0.0, text="Starting…")
 result = run_guarded(cached_reproduction, name, on_progress=progress_callback(bar))
 bar.empty()
 slot.empty()
 if result is None:
-    st.stop()
+    stop_page()
 
 held = sum(c.holds for c in result.checks)
 c1, c2, c3 = st.columns(3)

@@ -54,3 +54,21 @@ def test_a_page_that_stops_early_still_writes_its_view_and_its_glossary():
     assert not at.exception
     assert _param(at, "train.epsilon") is not None
     assert any(e.label.startswith("Glossary") for e in at.sidebar.expander)
+
+
+def test_no_page_ends_without_writing_its_view():
+    """A page that ends early with st.stop() instead of stop_page() keeps its choices out of the address and loses
+    the sidebar's glossary (as the papers page did before anything was run)."""
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    stopping = [p.name for p in sorted((root / "pages").glob("*.py")) if "st.stop()" in p.read_text()]
+    assert stopping == []
+
+
+def test_the_papers_page_before_a_run_writes_the_chosen_paper_and_draws_the_glossary():
+    at = page("app.py").run()
+    at.switch_page("pages/10_Papers_reproduced.py").run()
+    assert not at.exception
+    assert _param(at, "repro.name") is not None
+    assert any(e.label.startswith("Glossary") for e in at.sidebar.expander)
