@@ -111,7 +111,7 @@ if control_area(st).button("Train", type="primary", key="train.run"):
             return train_with_baseline(ds, algo, params, epsilon=epsilon, delta=delta, seed=seed, on_epoch=progress)
 
         out = run_guarded(shared_call, ("train", *key), train, on_progress=live,  # one run for the whole class
-                          hide_warnings=(f"{algo}'s test error is no smaller",))  # said below in the page's words
+                          hide_warnings=(f"{get_learner(algo).title}: its test error is no smaller",))  # said below
         live.done()
         if out is not None:
             remember(results, key, out)

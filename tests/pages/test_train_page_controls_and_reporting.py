@@ -63,6 +63,7 @@ def test_regression_shows_the_mean_predictor_and_r2_and_says_when_it_is_beaten_b
     private = float(_metric(at, "Test MSE (private)"))
     assert private > trivial["mse"] and float(_metric(at, "Test R² (private)")) < 0
     assert any("worse than predicting the training mean" in w.value for w in at.warning)
+    assert not any("test error is no smaller" in w.value for w in at.warning)  # said once, in the page's words
     # units of the loss and of the MSE, in the table headers and the chart titles
     cols = list(at.dataframe[0].value.columns)
     assert "Test loss (MSE, labels scaled to [0, 1])" in cols and "Test MSE (label units²)" in cols
