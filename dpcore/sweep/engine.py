@@ -222,7 +222,10 @@ def table_warnings(table: pd.DataFrame) -> list[dict]:
     -------
     list of dict
         ``{"message": str, "learners": [names in table order], "leak": bool,
-        "private": bool}``, privacy leaks first. ``leak`` is True when a run raised it
+        "private": bool, "where": {axis value: (runs that raised it, runs)}, "everywhere": bool}``, privacy
+        leaks first. ``where`` counts, at each axis value, the runs of those learners that raised it and all their
+        runs there (baselines, which have no axis value, are left out); ``everywhere`` is True when every run of
+        those learners raised it. ``leak`` is True when a run raised it
         as a :class:`~dpcore.exceptions.PrivacyLeakWarning`; ``private`` when one of
         those learners is a private learner (one that claims an epsilon) rather than a
         non-private baseline.
@@ -234,15 +237,21 @@ def table_warnings(table: pd.DataFrame) -> list[dict]:
     >>> t = pd.DataFrame({"learner": ["a", "b", "a"], "role": ["swept", "baseline", "swept"],
     ...                   "leaks_privacy": [True, True, True], "warnings": ["x", "x", "x"]})
     >>> table_warnings(t)
-    [{'message': 'x', 'learners': ['a', 'b'], 'leak': True, 'private': True}]
+    [{'message': 'x', 'learners': ['a', 'b'], 'leak': True, 'private': True, 'where': {}, 'everywhere': True}]
     """
     if table.empty or "warnings" not in table.columns:
         return []
     found: dict[str, dict] = {}
-    for row in table.itertuples(index=False):
+    raised: dict[str, set] = {}  # message -> the rows that raised it
+    for i, row in enumerate(table.itertuples(index=False)):
         text = row.warnings if isinstance(row.warnings, str) else ""
         for msg in filter(None, text.split(WARNING_SEP)):
-            w = found.setdefault(msg, {"message": msg, "learners": [], "leak": False, "private": False})
+            w = found.setdefault(msg, {"message": msg, "learners": [], "leak": False, "private": False,
+                                       "where": {}, "everywhere": True})
+            raised.setdefault(msg, set()).add(i)
+            value = getattr(row, "value", float("nan"))
+            if isinstance(value, (int, float)) and not math.isnan(value):
+                w["where"][value] = w["where"].get(value, 0) + 1
             if row.learner not in w["learners"]:
                 w["learners"].append(row.learner)
             if bool(getattr(row, "leaks_privacy", False)):
@@ -250,6 +259,10 @@ def table_warnings(table: pd.DataFrame) -> list[dict]:
                 spec = learners().get(row.learner)
                 private = spec.private if spec is not None else row.role == "swept"
                 w["private"] = w["private"] or private
+    for msg, w in found.items():
+        theirs = table.learner.isin(w["learners"])
+        w["everywhere"] = len(raised[msg]) == int(theirs.sum())
+        w["where"] = {v: (k, int((theirs & (table.value == v)).sum())) for v, k in sorted(w["where"].items())}
     return sorted(found.values(), key=lambda w: (not w["leak"], not w["private"]))
 
 

@@ -271,7 +271,11 @@ class _RunWarnings:
     def messages(self) -> list[str]:
         out = []
         for msg, where in self.found.items():
-            if None in where or (set(where) == self.xs - {None} and all(len(s) == self.seeds for s in where.values())):
+            if None in where:  # raised by a run that does not depend on x
+                n = len(where[None])
+                out.append(msg if n == self.seeds else f"In {n} of {self.seeds} seeds: {msg}")
+                continue
+            if set(where) == self.xs - {None} and all(len(s) == self.seeds for s in where.values()):
                 out.append(msg)  # everywhere: no place to name
                 continue
             at = ", ".join(f"{x:g}" + (f" ({len(s)} of {self.seeds} seeds)" if len(s) < self.seeds else "")
@@ -392,7 +396,7 @@ def size_sweep(dataset: str, learner: str, model: str, kernel: str, regularizati
                 for name in (learner, base, trivial):
                     try:
                         budget = {"epsilon": epsilon} if name == learner else {}
-                        res = said.run(n if name == learner else None, name, split, seed=s, train_fraction=f,
+                        res = said.run(n, name, split, seed=s, train_fraction=f,
                                        **budget, params=_classical_params(name, model, kernel, regularization,
                                                                           preprocess, more))
                     except DPCoreError as exc:

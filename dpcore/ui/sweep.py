@@ -335,24 +335,39 @@ def display_runs(table: pd.DataFrame, *, axis: str) -> pd.DataFrame:
     return _insert_leaks(out, table)
 
 
+def _where_raised(w: dict, table: pd.DataFrame) -> str:
+    """"At ε = 0.1 (1 of 2 runs), 0.3: " when a warning was not raised by every run of its learners, else ""."""
+    if w["everywhere"] or not w["where"]:
+        return ""
+    axis = next((a for a in table.get("axis", pd.Series(dtype=object)).dropna()), "value")
+    name = "ε" if axis == "epsilon" else str(axis).replace("_", " ")
+    at = ", ".join(f"{v:g}" + (f" ({k} of {n} runs)" if k < n else "") for v, (k, n) in w["where"].items())
+    return f"At {name} = {at}: "
+
+
 def show_sweep_warnings(table: pd.DataFrame) -> int:
-    """``st.warning`` per distinct warning of the sweep, naming the learners that raised it; returns how many.
+    """``st.warning`` per distinct warning of the sweep, naming the learners that raised it and, when not every
+    run of theirs did, the axis values where it was raised; returns how many.
 
     Built from the table's ``leaks_privacy`` / ``warnings`` columns, so a sweep read
     back from the cache shows the same warnings as a fresh one.
     """
     found = table_warnings(table)
     for w in found:
-        who = ", ".join(title_of(n) for n in w["learners"])
+        titles = [title_of(n) for n in w["learners"]]
+        who = ", ".join(titles)
         msg = w["message"].rstrip()
-        w = {**w, "message": msg if msg.endswith((".", "!", "?")) else msg + "."}
+        msg = msg if msg.endswith((".", "!", "?")) else msg + "."
+        where = _where_raised(w, table)
         if w["leak"] and w["private"]:
-            st.warning(f"**Privacy leak — {who}:** {w['message']} The ε shown for these runs is not a privacy "
+            st.warning(f"**Privacy leak — {who}:** {where}{msg} The ε shown for these runs is not a privacy "
                        "guarantee.", icon="⚠️")
         elif w["leak"]:
-            st.warning(f"**{who}** (not private anyway): {w['message']}", icon="⚠️")
+            st.warning(f"**{who}** (not private anyway): {where}{msg}", icon="⚠️")
+        elif len(titles) == 1 and msg.startswith(titles[0]):  # the message names its learner already
+            st.warning(f"{where}**{who}**{msg[len(who):]}")
         else:
-            st.warning(f"**{who}:** {w['message']}")
+            st.warning(f"**{who}:** {where}{msg}")
     return len(found)
 
 

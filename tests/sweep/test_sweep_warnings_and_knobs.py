@@ -58,6 +58,23 @@ def test_non_leak_warnings_are_kept_but_not_flagged(fakes, cache_dir):
                                                                       ("lr is large", False)]
 
 
+def test_a_warning_raised_by_some_runs_says_at_which_axis_values_and_how_many_runs():
+    import pandas as pd
+
+    from dpcore.ui.sweep import _where_raised
+
+    t = pd.DataFrame({"learner": ["dp"] * 4 + ["base"], "role": ["swept"] * 4 + ["baseline"], "axis": "epsilon",
+                      "value": [0.1, 0.1, 1.0, 1.0, float("nan")], "seed": [0, 1, 0, 1, 0],
+                      "leaks_privacy": False, "warnings": ["no skill", "no skill", "", "", "no skill"]})
+    (w,) = table_warnings(t)
+    assert w["learners"] == ["dp", "base"] and w["where"] == {0.1: (2, 2)} and not w["everywhere"]
+    assert _where_raised(w, t) == "At ε = 0.1: "
+    t.loc[1, "warnings"] = ""
+    assert _where_raised(table_warnings(t)[0], t) == "At ε = 0.1 (1 of 2 runs): "
+    t["warnings"] = "no skill"  # every run: nothing to name
+    assert table_warnings(t)[0]["everywhere"] and _where_raised(table_warnings(t)[0], t) == ""
+
+
 @pytest.mark.parametrize("params, match", [
     ({"epochs": "abc"}, r"epochs must be a whole number from 1 to 10000, got 'abc'"),
     ({"epochs": 2.5}, "epochs must be a whole number"),

@@ -32,3 +32,14 @@ def test_readable_table_keeps_greek_headers_and_object_infinities():
     out = readable_table(df, digits=3)
     assert list(out.columns) == ["ε so far", "Epsilon spent"]
     assert list(out["Epsilon spent"]) == [NOT_PRIVATE, "0.3"]  # one type per column for Arrow
+
+
+def test_a_chart_warning_from_some_seeds_of_a_run_that_ignores_the_axis_says_how_many():
+    from dpcore.ui.models import _RunWarnings
+
+    said = _RunWarnings("ε", seeds=3)
+    said.xs.add(None)
+    said.found["weak"] = {None: {0}}  # a non-private run (drawn at every ε) warned on one seed of three
+    assert said.messages() == ["In 1 of 3 seeds: weak"]
+    said.found["weak"] = {None: {0, 1, 2}}
+    assert said.messages() == ["weak"]
