@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from dpcore.datasets import train_test_split
 from dpcore.learners import get_learner
 from dpcore.ui import (
     close_sidebar_on_phone,
@@ -29,6 +30,7 @@ from dpcore.ui.audit import (
     private_learners,
     results_table,
     roc_figure,
+    tpr_measured,
 )
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area, presenting_stage
@@ -69,12 +71,19 @@ if ds is None:
 st.markdown(ATTACK_NOTES[attack])
 params = (("model", "mlp"), ("hidden", 256)) if network == "mlp" and learner in NETWORK_LEARNERS else ()
 pool_size = int(pool) if attack != "one-run" else None
+training_rows = train_test_split(ds, seed=0).y_train.size
+if pool_size is not None and pool_size >= training_rows:
+    st.info(f"{ds.title} has {training_rows:,} training rows, fewer than the {pool_size:,} asked for the attacker's "
+            f"pool: the pool holds all {training_rows:,} (about half of them members), so larger pools give the "
+            "same run.")
+    pool_size = training_rows  # one result for every larger choice
 # input canaries are mislabelled test rows (a quarter of the data): no more of them than there are
 canary_count = int(min(canaries, len(ds.y) // 4)) if attack == "one-run" and learner != "dpsgd" else int(canaries)
 runs = {f"{get_learner(learner).title}, ε = {epsilon:g}": (learner, epsilon)}
 contrast = contrast_learner(learner)
 if contrast is not None and not (attack == "one-run" and learner == "dpsgd"):
-    runs[f"{get_learner(contrast).title} (no privacy)"] = (contrast, epsilon)
+    title = get_learner(contrast).title
+    runs[title if "non-private" in title.lower() else f"{title} (no privacy)"] = (contrast, epsilon)
 
 audits = {}
 for label, (name, eps) in runs.items():
@@ -96,9 +105,12 @@ c[1].metric("ε proven by the attack (95%)", f"{main.result.epsilon_lower_bound:
             help="The true ε of this run is at least this, with 95% confidence (Steinke et al. 2023 for one "
                  "training run). It must never exceed the claim; if it did, the implementation would be broken.")
 c[2].metric("Attack AUC", f"{main.result.auc:.3f}", help="0.5 is guessing; 1 is a perfect attack.")
-c[3].metric("Caught at 1% false alarms", f"{main.result.tpr_at_fpr['0.01']:.1%}",
+caught = tpr_measured(main.result, "0.01")
+c[3].metric("Caught at 1% false alarms", "—" if caught is None else f"{caught:.1%}",
             help="True positive rate at a 1% false positive rate: how many members the attacker names while "
-                 "wrongly naming 1 in 100 non-members. Guessing gives 1%.")
+                 "wrongly naming 1 in 100 non-members. Guessing gives 1%."
+                 + ("" if caught is not None else f" Not measurable here: {main.result.n_nonmembers} non-members, "
+                    "fewer than 100."))
 verdict_line(float(claim), what="ε claimed")
 proven = main.result.epsilon_lower_bound
 st.markdown("**The attack-based reading:** " + (
@@ -118,6 +130,10 @@ st.markdown(
     "is guessing.")
 accuracy = {k: getattr(a, "target_accuracy", getattr(a, "accuracy", None)) for k, a in audits.items()}
 show_table(results_table({k: (a, accuracy[k]) for k, a in audits.items()}), key="audit.table")
+if tpr_measured(main.result, "0.001") is None:
+    st.caption(f"An empty TPR cell: with {main.result.n_nonmembers:,} non-members, a false-alarm rate below "
+               f"1 in {main.result.n_nonmembers:,} cannot be measured (one false alarm is already more); a larger "
+               "pool, on a larger dataset, measures it.")
 
 if hasattr(main, "most_exposed"):
     st.header("The records most exposed")

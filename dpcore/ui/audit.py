@@ -135,14 +135,26 @@ def roc_figure(curves: Mapping[str, Any], *, epsilon: float, delta: float, regio
     return fig
 
 
+def tpr_measured(result, fpr: str) -> float | None:
+    """The attack's true positive rate at false positive rate ``fpr`` ("0.01"), or None when there are too few
+    non-members to measure that rate (fewer than 1 / fpr: one false alarm is already more than it allows, so the
+    number would be the rate at zero false alarms, the same for every smaller fpr)."""
+    if result.n_nonmembers * float(fpr) < 1.0:
+        return None
+    return float(result.tpr_at_fpr[fpr])
+
+
 def results_table(rows: Mapping[str, Any]) -> pd.DataFrame:
-    """The numbers behind the chart, one row per attacked model."""
+    """The numbers behind the chart, one row per attacked model; a rate the pool is too small to measure is left
+    empty."""
     out = []
     for label, (audit, accuracy) in rows.items():
         r = audit.result
+        low, one = tpr_measured(r, "0.001"), tpr_measured(r, "0.01")
         out.append({"Model": label, "ε claimed": format_epsilon(r.epsilon),
                     "ε lower bound (95%)": round(r.epsilon_lower_bound, 3), "AUC": round(r.auc, 3),
-                    "TPR at 0.1% FPR": round(r.tpr_at_fpr["0.001"], 4), "TPR at 1% FPR": round(r.tpr_at_fpr["0.01"], 4),
+                    "TPR at 0.1% FPR": None if low is None else round(low, 4),
+                    "TPR at 1% FPR": None if one is None else round(one, 4),
                     "Advantage (max TPR − FPR)": round(r.advantage, 3),
                     "Accuracy on non-members": None if accuracy is None else round(accuracy, 3),
                     "Members / non-members": f"{r.n_members} / {r.n_nonmembers}", "Seconds": round(r.seconds, 1)})

@@ -14,7 +14,7 @@ def test_default_attack_shows_leakage_without_privacy_and_none_with_it():
     at = page(PATH).run()
     assert not at.exception, at.exception
     table = at.dataframe[0].value
-    assert list(table["Model"])[1].endswith("(no privacy)")
+    assert list(table["Model"])[1] == "Non-private SGD (same model)"  # its name says it: no "(no privacy)" after it
     private, plain = table.iloc[0], table.iloc[1]
     assert float(private["ε lower bound (95%)"]) <= float(_metric(at, "ε claimed"))
     assert plain["AUC"] > private["AUC"]
@@ -34,3 +34,15 @@ def test_one_run_gradient_canary_audit_runs_from_the_page():
     assert len(table) == 1  # white-box canaries only exist in DP-SGD's gradients: no non-private row
     assert table.iloc[0]["Members / non-members"].replace(" ", "").count("/") == 1
     assert float(table.iloc[0]["ε lower bound (95%)"]) <= float(_metric(at, "ε claimed"))
+
+
+def test_a_pool_larger_than_the_dataset_is_said_and_unmeasurable_rates_are_left_empty():
+    at = page(PATH)
+    at.session_state["audit.dataset"] = "iris"  # 114 training rows, 60 non-members
+    at.run()
+    assert not at.exception, at.exception
+    assert any("114 training rows, fewer than the 1,000" in i.value for i in at.info)
+    table = at.dataframe[0].value
+    assert table["TPR at 0.1% FPR"].isna().all() and table["TPR at 1% FPR"].isna().all()
+    assert _metric(at, "Caught at 1% false alarms") == "—"
+    assert any("cannot be measured" in c.value for c in at.caption)
