@@ -14,6 +14,7 @@ from dpcore.ui.accounting import (
     comparison_table,
     weak_guarantee_note,
 )
+from dpcore.ui.common import bounded_number
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area
 
@@ -28,9 +29,10 @@ with st.sidebar:
     st.header("DP-SGD settings")
     n = st.number_input("Training-set size n", 10, 10_000_000, 60_000, step=1000, key="acct.n")
     batch = st.number_input("Expected batch size L", 1, 1_000_000, 600, step=10, key="acct.batch")
-    sigma = control_area(st.sidebar).number_input("Noise multiplier σ", 0.5, 100.0, 4.0, 0.1, key="acct.sigma",
-                            help="Noise standard deviation divided by the clip norm C. Below ~0.7 the guarantee is "
-                                 "vacuous at these step counts (ε in the hundreds).")
+    sigma = bounded_number(control_area(st.sidebar), "Noise multiplier σ", low=0.5, high=100.0, default=4.0,
+                           key="acct.sigma", name="σ", value=4.0, step=0.1,
+                           help="Noise standard deviation divided by the clip norm C, from 0.5 to 100. Below ~0.7 "
+                                "the guarantee is vacuous at these step counts (ε in the hundreds).")
     delta = st.select_slider("δ", [1e-7, 1e-6, 1e-5, 1e-4, 1e-3], value=1e-5, key="acct.delta",
                              format_func=lambda d: f"{d:.0e}")
     max_epochs = st.number_input("Epochs shown", 1, 500, 400, step=10, key="acct.epochs")
@@ -77,7 +79,7 @@ st.header("The inverse: how much noise for a target ε?")
 st.caption(f"Uses the sidebar's δ = {delta:.0e} and sampling rate q = L/n = {q:.4g}; choose the target ε, the epochs "
            "and the accountant here.")
 c1, c2, c3 = st.columns(3)
-target = c1.number_input("Target ε", 0.01, 100.0, 1.0, 0.1, key="acct.target")
+target = bounded_number(c1, "Target ε", low=0.01, high=100.0, default=1.0, key="acct.target", value=1.0, step=0.1)
 epochs = c2.number_input("Epochs planned", 0.1, 10_000.0, 10.0, 1.0, key="acct.plan_epochs")
 acct = c3.radio("Accountant", ["rdp", "pld"], horizontal=True, key="acct.acct",
                 format_func=lambda a: a.upper())

@@ -99,6 +99,24 @@ def noise_mode_input(key: str, *, uploaded: bool, container=None, in_form: bool 
     return None if secure else int(seed)
 
 
+def bounded_number(c, label: str, *, low: float | None, high: float | None, default: float, key: str,
+                   name: str | None = None, **kwargs) -> float:
+    """A number box whose range is checked here, not by the browser.
+
+    Streamlit's own ``min_value``/``max_value`` make the browser refuse a typed value out of range with only a red
+    outline, while the page goes on with the old value: a student typing ε = 0 sees results and thinks it worked.
+    Here the value reaches the page, and one out of range (or not finite) gets a message under the box naming the
+    range, and the page uses ``default`` meanwhile. Returns the value to use."""
+    value = c.number_input(label, key=key, **kwargs)
+    v = float(default if value is None else value)
+    if math.isfinite(v) and (low is None or v >= low) and (high is None or v <= high):
+        return v
+    rng = (f"from {low:g} to {high:g}" if low is not None and high is not None else
+           f"at least {low:g}" if low is not None else f"at most {high:g}")
+    c.error(f"{name or label} must be {rng}; {v:g} is not. The page uses {default:g} until it is.")
+    return float(default)
+
+
 def epsilon_input(key: str, *, default: float = 1.0, container=None, label: str = "Epsilon (ε)",
                   disabled: bool = False, help: str | None = None) -> float:
     """ε box with its verdict band under it; ``disabled=True`` keeps it visible but greyed out (``help`` says why).
@@ -106,10 +124,9 @@ def epsilon_input(key: str, *, default: float = 1.0, container=None, label: str 
     Without a ``container`` it goes to the sidebar, or to the stage beside the headline chart in presentation mode.
     """
     c = container or control_area(st.sidebar)
-    eps = float(
-        c.number_input(label, min_value=0.001, max_value=100.0, value=float(default), step=0.1, format="%.3f", key=key,
-                       disabled=disabled, help=help or "Privacy budget: smaller is more private. Must be > 0.")
-    )
+    eps = bounded_number(c, label, low=0.001, high=100.0, default=float(default), key=key, name="ε",
+                         value=float(default), step=0.1, format="%.3f", disabled=disabled,
+                         help=help or "Privacy budget: smaller is more private; from 0.001 to 100.")
     if not disabled:
         verdict_line(eps, container=c)
     return eps
@@ -136,9 +153,9 @@ def delta_input(key: str, *, default: float = 1e-5, container=None, disabled: bo
     """δ box; ``disabled=True`` keeps it visible but greyed out (with ``help`` saying why)."""
     c = container or st.sidebar
     return float(
-        c.number_input("Delta (δ)", min_value=0.0, max_value=0.01, value=float(default), format="%.1e", step=1e-6,
-                       key=key, disabled=disabled,
-                       help=help or "Probability the ε guarantee may fail; keep it well below 1/n "
+        bounded_number(c, "Delta (δ)", low=0.0, high=0.01, default=float(default), key=key, name="δ",
+                       value=float(default), format="%.1e", step=1e-6, disabled=disabled,
+                       help=help or "Probability the ε guarantee may fail, from 0 to 0.01; keep it well below 1/n "
                                     "(a warning appears when it is not).")
     )
 

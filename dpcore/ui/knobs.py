@@ -113,9 +113,13 @@ def _draw(c, widget: str, knob: Knob, *, key: str, value: Any, disabled: bool, t
         return c.radio(knob.label, key=key, disabled=disabled, help=tip, horizontal=short, **spec)
     if widget == "selectbox":
         return c.selectbox(knob.label, key=key, disabled=disabled, help=tip, **spec)
-    if widget == "number_input":
-        out = c.number_input(knob.label, key=key, disabled=disabled, help=tip, **spec)
-        return knob.check(out)
+    if widget == "number_input":  # the range is checked here, so a value out of it is said, not silently refused
+        from .common import bounded_number
+
+        low, high = spec.pop("min_value", None), spec.pop("max_value", None)
+        out = bounded_number(c, knob.label, low=low, high=high, default=value, key=key, disabled=disabled,
+                             help=tip, **spec)
+        return knob.check(int(out) if knob.kind == "int" else out)
     text = c.text_input(knob.label, key=key, disabled=disabled, help=tip or knob.describe(), **spec)
     try:
         return knob.check(parse_value(text.strip()))

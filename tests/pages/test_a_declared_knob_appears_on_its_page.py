@@ -32,7 +32,11 @@ def test_a_knob_added_to_the_learner_is_drawn_with_its_declared_label_and_defaul
     assert not at.exception
     box = at.number_input(key=key)
     assert box.label == NEW_KNOB.label and box.value == NEW_KNOB.default
-    assert box.proto.min > 0 and box.proto.max == 10.0
+    box.set_value(20.0)  # out of the declared range (0, 10]: said under the box, the default used meanwhile
+    submit = [b for b in at.button if b.key and b.key.startswith("FormSubmitter")]
+    (submit[0].click() if submit else at).run()
+    assert not at.exception
+    assert any(e.value.startswith(f"{NEW_KNOB.label} must be from 0.001 to 10; 20 is not") for e in at.error)
 
 
 def test_the_pate_page_builds_the_same_run_as_the_command_line_for_the_same_knobs():

@@ -63,3 +63,16 @@ def test_the_glossary_sits_at_the_foot_of_every_page_with_deployments_and_terms(
     text = " ".join(m.value for m in glossary.markdown)
     assert "17.14" in text and "US Census Bureau" in text and "**DP-SGD**" in text and "**GNMax**" in text
 
+
+
+def test_an_epsilon_or_delta_out_of_range_is_said_under_its_box_and_not_used():
+    # the browser used to refuse such a value with a red outline only, while the page went on with the old one
+    from tests.pages.conftest import page
+
+    at = page("pages/2_Train_a_network.py").run()
+    at.number_input(key="train.epsilon").set_value(0.0).run()
+    assert not at.exception
+    assert any(e.value == "ε must be from 0.001 to 100; 0 is not. The page uses 1 until it is." for e in at.error)
+    at.number_input(key="train.epsilon").set_value(2.0)
+    at.number_input(key="train.delta").set_value(1.0).run()
+    assert [e.value for e in at.error] == ["δ must be from 0 to 0.01; 1 is not. The page uses 1e-05 until it is."]
