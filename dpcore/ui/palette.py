@@ -71,20 +71,29 @@ def epsilon_bands(fig, values, *, log: bool = True, labels_above: bool = True, *
     if not xs:
         return fig
     lo, hi = min(xs), max(xs)
-    start = 0.0
+
+    def position(x):
+        return math.log10(x) if log else x
+
+    span = max(position(hi) - position(lo), 1e-12)
+    start, staggered = 0.0, False
     for band in BANDS:
         x0, x1 = max(start, lo), min(band.upper, hi)
         start = band.upper
         if x1 <= x0:
             continue
-        label = None if labels_above else dict(text=band.name, textposition="top center",
-                                               font=dict(size=12, color="#333333"))
+        # two narrow bands side by side (1-4 and 4-10 on an axis to 3,000) would run their names together: every
+        # other narrow one has its name a line lower
+        narrow = (position(x1) - position(x0)) / span < 0.15
+        staggered = narrow and not staggered
+        label = None if labels_above else dict(text=band.name, textposition="top center", padding=18 if staggered
+                                               else 3, font=dict(size=12, color="#333333"))
         fig.add_vrect(x0=x0, x1=x1, fillcolor=BAND_TINTS[band.name], line_width=0, layer="below", label=label,
                       **where)
         if labels_above:  # annotations on a log axis take log10 coordinates
             mid = (math.log10(x0) + math.log10(x1)) / 2 if log else (x0 + x1) / 2
             fig.add_annotation(x=mid, y=1.0, xref="x", yref="paper", yanchor="bottom", showarrow=False,
-                               text=band.name, font=dict(size=12, color="#333333"))
+                               text=band.name, font=dict(size=12, color="#333333"), yshift=14 if staggered else 0)
     return fig
 
 
