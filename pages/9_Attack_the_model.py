@@ -131,7 +131,7 @@ st.markdown(
 accuracy = {k: getattr(a, "target_accuracy", getattr(a, "accuracy", None)) for k, a in audits.items()}
 show_table(results_table({k: (a, accuracy[k]) for k, a in audits.items()}), key="audit.table")
 if tpr_measured(main.result, "0.001") is None:
-    st.caption(f"An empty TPR cell: with {main.result.n_nonmembers:,} non-members, a false-alarm rate below "
+    st.caption(f"A dash for a TPR: with {main.result.n_nonmembers:,} non-members, a false-alarm rate below "
                f"1 in {main.result.n_nonmembers:,} cannot be measured (one false alarm is already more); a larger "
                "pool, on a larger dataset, measures it.")
 

@@ -12,7 +12,7 @@ import streamlit as st
 from ..audit import max_tpr_at_fpr, pld_max_tpr_at_fpr, run_audit
 from ..learners import get_learner, learners
 from ..rng import noise_mode
-from .common import format_epsilon, remembered, shared_call
+from .common import DASH, format_epsilon, remembered, shared_call
 
 #: How each attack is offered on the page, and what it assumes and knows.
 ATTACK_LABELS = {
@@ -145,16 +145,16 @@ def tpr_measured(result, fpr: str) -> float | None:
 
 
 def results_table(rows: Mapping[str, Any]) -> pd.DataFrame:
-    """The numbers behind the chart, one row per attacked model; a rate the pool is too small to measure is left
-    empty."""
+    """The numbers behind the chart, one row per attacked model; a rate the pool is too small to measure is a
+    dash."""
     out = []
     for label, (audit, accuracy) in rows.items():
         r = audit.result
         low, one = tpr_measured(r, "0.001"), tpr_measured(r, "0.01")
         out.append({"Model": label, "ε claimed": format_epsilon(r.epsilon),
                     "ε lower bound (95%)": round(r.epsilon_lower_bound, 3), "AUC": round(r.auc, 3),
-                    "TPR at 0.1% FPR": None if low is None else round(low, 4),
-                    "TPR at 1% FPR": None if one is None else round(one, 4),
+                    "TPR at 0.1% FPR": DASH if low is None else round(low, 4),
+                    "TPR at 1% FPR": DASH if one is None else round(one, 4),
                     "Advantage (max TPR − FPR)": round(r.advantage, 3),
                     "Accuracy on non-members": None if accuracy is None else round(accuracy, 3),
                     "Members / non-members": f"{r.n_members} / {r.n_nonmembers}", "Seconds": round(r.seconds, 1)})

@@ -76,16 +76,17 @@ def epsilon_bands(fig, values, *, log: bool = True, labels_above: bool = True, *
         return math.log10(x) if log else x
 
     span = max(position(hi) - position(lo), 1e-12)
-    start, staggered = 0.0, False
+    start, staggered, after_narrow = 0.0, False, False
     for band in BANDS:
         x0, x1 = max(start, lo), min(band.upper, hi)
         start = band.upper
         if x1 <= x0:
             continue
-        # two narrow bands side by side (1-4 and 4-10 on an axis to 3,000) would run their names together: every
-        # other narrow one has its name a line lower
+        # two narrow bands side by side (1-4 and 4-10 on an axis to 3,000) would run their names together: the
+        # second of two has its name a line off
         narrow = (position(x1) - position(x0)) / span < 0.15
-        staggered = narrow and not staggered
+        staggered = narrow and after_narrow and not staggered
+        after_narrow = narrow
         label = None if labels_above else dict(text=band.name, textposition="top center", padding=18 if staggered
                                                else 3, font=dict(size=12, color="#333333"))
         fig.add_vrect(x0=x0, x1=x1, fillcolor=BAND_TINTS[band.name], line_width=0, layer="below", label=label,

@@ -58,3 +58,15 @@ def test_a_legend_beside_the_plot_is_reported_and_one_below_is_not():
     fig = _two_lines(palette.BLUE, palette.VERMILLION)
     assert palette.legend_problems(fig)
     assert palette.legend_problems(palette.legend_below(fig)) == []
+
+
+def test_two_narrow_bands_side_by_side_keep_their_names_apart_and_wide_ones_stay_in_line():
+    import plotly.graph_objects as go
+
+    from dpcore.ui.palette import epsilon_bands
+
+    inside = epsilon_bands(go.Figure(), (0.1, 3000), labels_above=False)  # 1-4 and 4-10 are narrow here
+    pads = {s.label.text: s.label.padding for s in inside.layout.shapes}
+    assert pads["moderate"] != pads["weak"] and pads["strong"] == pads["nominal"] == pads["moderate"]
+    above = epsilon_bands(go.Figure(), (0.1, 20), labels_above=True)  # room for every name on one line
+    assert {a.yshift for a in above.layout.annotations} == {0}
