@@ -25,7 +25,7 @@ page_header(
 )
 
 names = reproduction_names()
-name = control_area(st.sidebar).selectbox(
+name = control_area(st).selectbox(  # on the page, wide enough for the paper's name and result
     "Paper", names, key="repro.name",
     format_func=lambda n: f"{get_reproduction(n).cite} — {get_reproduction(n).title}")
 entry = get_reproduction(name)
