@@ -161,7 +161,8 @@ left.markdown(f"Vote gap between the top two classes: **{sorted(res.votes[i])[-1
               "Noise can push a count below zero: a noisy count is not a number of teachers, only which "
               "class has the largest one matters.")
 right.plotly_chart(votes_figure(res, i, ds.target_names), width="stretch")
-show_frame(vote_table(res, i, ds.target_names), container=right, height=200, key="pate.votes")
+votes_shown = vote_table(res, i, ds.target_names)  # as tall as its rows (two classes: no empty rows), at most 200 px
+show_frame(votes_shown, container=right, height=min(200, 40 + 35 * len(votes_shown)), key="pate.votes")
 st.caption("Changing one private record retrains one teacher, which moves one vote: the histogram changes by 1 in two "
            "bins (L1 sensitivity 2, L2 √2). That is what the noise hides.")
 
