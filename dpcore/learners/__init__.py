@@ -184,8 +184,10 @@ def _say_if_single_class(spec: LearnerSpec, split: Split, result: RunResult) -> 
         values, counts = np.unique(split.y_train, return_counts=True)
         common = int(values[np.argmax(counts)])
         if accuracy is not None and accuracy <= float(np.mean(split.y_test == common)):
-            say("no_better_than_trivial", True, f"{who} is no more accurate on the test rows than always "
-                f"answering the most common training class ({_class_name(split, common)!r}).")
+            trivial = (f"putting every row in one cluster (matched to the most common training class, "
+                       f"{_class_name(split, common)!r})" if outputs is not None and outputs.kind == "cluster" else
+                       f"always answering the most common training class ({_class_name(split, common)!r})")
+            say("no_better_than_trivial", True, f"{who} is no more accurate on the test rows than {trivial}.")
         return
     mse = result.metrics.get("mse")
     if mse is not None and mse >= float(np.mean((split.y_test - np.mean(split.y_train)) ** 2)):
