@@ -184,9 +184,10 @@ def _say_if_single_class(spec: LearnerSpec, split: Split, result: RunResult) -> 
         values, counts = np.unique(split.y_train, return_counts=True)
         common = int(values[np.argmax(counts)])
         if accuracy is not None and accuracy <= float(np.mean(split.y_test == common)):
-            # the class is named only where it clearly leads: on a balanced set (iris) the leader changes with the
-            # split, and naming it would turn one message into one per class across a sweep's seeds
-            top = np.sort(counts)[::-1]
+            # the class is named only where it clearly leads in the whole dataset: on a balanced set (iris) the
+            # leader changes with the split and the subsample, and naming it would turn one message into one per
+            # class across a sweep's seeds and sizes
+            top = np.sort(np.unique(np.asarray(split.dataset.y), return_counts=True)[1])[::-1]
             name = f", {_class_name(split, common)!r}" if top.size == 1 or top[0] >= 1.1 * top[1] else ""
             trivial = (f"putting every row in one cluster (matched to the most common training class{name})"
                        if outputs is not None and outputs.kind == "cluster" else
