@@ -16,6 +16,7 @@ import streamlit as st
 
 from ..exceptions import DPValueError
 from ..learners import Knob, LearnerSpec, parse_value
+from .common import bounded_number
 
 __all__ = ["knob_widget", "knob_widgets", "knobs_named", "other_knobs", "help_text", "when_text", "widget_spec"]
 
@@ -114,8 +115,6 @@ def _draw(c, widget: str, knob: Knob, *, key: str, value: Any, disabled: bool, t
     if widget == "selectbox":
         return c.selectbox(knob.label, key=key, disabled=disabled, help=tip, **spec)
     if widget == "number_input":  # the range is checked here, so a value out of it is said, not silently refused
-        from .common import bounded_number
-
         low, high = spec.pop("min_value", None), spec.pop("max_value", None)
         out = bounded_number(c, knob.label, low=low, high=high, default=value, key=key, disabled=disabled,
                              help=tip, **spec)
