@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from dpcore.datasets import train_test_split
+from dpcore.audit import pool_capacity
 from dpcore.learners import get_learner
 from dpcore.ui import (
     close_sidebar_on_phone,
@@ -71,7 +71,7 @@ if ds is None:
 st.markdown(ATTACK_NOTES[attack])
 params = (("model", "mlp"), ("hidden", 256)) if network == "mlp" and learner in NETWORK_LEARNERS else ()
 pool_size = int(pool) if attack != "one-run" else None
-training_rows = train_test_split(ds, seed=0).y_train.size
+training_rows = pool_capacity(ds)
 if pool_size is not None and pool_size >= training_rows:
     st.info(f"{ds.title} has {training_rows:,} training rows, fewer than the {pool_size:,} asked for the attacker's "
             f"pool: the pool holds all {training_rows:,} (about half of them members), so larger pools give the "

@@ -43,7 +43,7 @@ from .bounds import (
     epsilon_lower_bound_from_scores,
 )
 from .canaries import CANARY_KINDS, CanaryAudit, gradient_canary_audit, input_canary_audit
-from .membership import ATTACKS, MembershipAudit, example_statistic, membership_audit
+from .membership import ATTACKS, MembershipAudit, example_statistic, membership_audit, pool_capacity
 from .one_run import (
     OneRunAudit,
     default_guess_counts,
@@ -69,6 +69,7 @@ __all__ = [
     "gradient_canary_audit",
     "input_canary_audit",
     "membership_audit",
+    "pool_capacity",
     "output_perturbation_release_audit",
     "DEFAULT_FPRS",
     "AuditResult",

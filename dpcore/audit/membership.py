@@ -152,9 +152,15 @@ def balanced_membership(shadows: int, n: int, rng: np.random.Generator) -> np.nd
     return rng.permutation(offset < shadows // 2)  # shuffle the shadows too
 
 
+def pool_capacity(data: "str | Dataset") -> int:
+    """The most records the attacker's pool can hold on ``data``: its training rows, from which the pool is drawn.
+    A larger ``pool_size`` gives the same audit as this one."""
+    return train_test_split(load_dataset(data) if isinstance(data, str) else data, seed=0).y_train.size
+
+
 def _pool(data: "str | Dataset", *, seed: int, pool_size: int | None) -> tuple[Split, np.ndarray]:
     split = train_test_split(load_dataset(data) if isinstance(data, str) else data, seed=seed)
-    n = split.X_train.shape[0]
+    n = split.X_train.shape[0]  # pool_capacity(data): the split's sizes do not depend on the seed
     if pool_size is None or pool_size >= n:
         return split, np.arange(n)
     pool_size = check_int(pool_size, "pool_size", minimum=4)

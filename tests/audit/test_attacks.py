@@ -196,3 +196,13 @@ def test_lira_errors_name_shadow_membership_and_suggest_the_fix():
         attacks.lira_online_scores(conf, None, np.zeros(3))
     with pytest.raises(TypeError, match="shadow_membership"):
         attacks.lira_online_scores(conf, np.full((4, 3), 2), np.zeros(3))
+
+
+def test_pool_capacity_is_the_pool_an_oversized_request_gets():
+    from dpcore.audit import membership_audit, pool_capacity
+
+    capacity = pool_capacity("iris")
+    assert capacity == 114  # iris: 150 rows less the 36 held out for testing
+    for seed in (0, 3):  # the split's sizes, and so the cap, do not depend on the seed
+        a = membership_audit("non-private", "iris", epsilon=1.0, pool_size=10_000, attack="loss", seed=seed)
+        assert a.result.n_members + a.result.n_nonmembers == capacity
