@@ -5,6 +5,7 @@ import math
 
 import streamlit as st
 
+from dpcore.defaults import DELTA, EPSILON
 from dpcore.ui import page_header, run_guarded, seed_input, show_frame, verdict_line
 from dpcore.ui.accounting import (
     cached_densities,
@@ -35,9 +36,9 @@ with st.sidebar:
     st.header("Knobs")
     mech = st.radio("Mechanism", ["laplace", "gaussian"], format_func=str.capitalize, key="home.mech",
                     help="Laplace gives pure ε-DP; Gaussian gives (ε, δ)-DP and composes better.")
-    eps = control_area(st.sidebar).slider("Epsilon (ε)", 0.05, 5.0, 1.0, 0.05, key="home.eps")
+    eps = control_area(st.sidebar).slider("Epsilon (ε)", 0.05, 5.0, EPSILON, 0.05, key="home.eps")
     verdict_line(eps, container=control_area(st.sidebar))
-    delta = st.select_slider("Delta (δ), Gaussian only", [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2], value=1e-5,
+    delta = st.select_slider("Delta (δ), Gaussian only", [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2], value=DELTA,
                              key="home.delta", format_func=lambda d: f"{d:.0e}", disabled=mech == "laplace",
                              help="Laplace is pure ε-DP: δ = 0, so this only applies to the Gaussian.")
     sens = st.slider("Declared sensitivity Δ", 1.0, 5.0, 1.0, 0.5, key="home.sens",

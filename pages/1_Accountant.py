@@ -4,6 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dpcore.accounting import steps_for
+from dpcore.defaults import DELTA, EPSILON
 from dpcore.ui import page_header, run_guarded, show_frame, verdict_line
 from dpcore.ui.accounting import (
     ADVANCED_LABEL,
@@ -33,7 +34,7 @@ with st.sidebar:
                            key="acct.sigma", name="σ", value=4.0, step=0.1,
                            help="Noise standard deviation divided by the clip norm C, from 0.5 to 100. Below ~0.7 "
                                 "the guarantee is vacuous at these step counts (ε in the hundreds).")
-    delta = st.select_slider("δ", [1e-7, 1e-6, 1e-5, 1e-4, 1e-3], value=1e-5, key="acct.delta",
+    delta = st.select_slider("δ", [1e-7, 1e-6, 1e-5, 1e-4, 1e-3], value=DELTA, key="acct.delta",
                              format_func=lambda d: f"{d:.0e}")
     max_epochs = st.number_input("Epochs shown", 1, 500, 400, step=10, key="acct.epochs")
     methods = st.multiselect("Methods", ["naive", "advanced", "rdp", "pld"], ["naive", "advanced", "rdp", "pld"],
@@ -79,7 +80,8 @@ st.header("The inverse: how much noise for a target ε?")
 st.caption(f"Uses the sidebar's δ = {delta:.0e} and sampling rate q = L/n = {q:.4g}; choose the target ε, the epochs "
            "and the accountant here.")
 c1, c2, c3 = st.columns(3)
-target = bounded_number(c1, "Target ε", low=0.01, high=100.0, default=1.0, key="acct.target", value=1.0, step=0.1)
+target = bounded_number(c1, "Target ε", low=0.01, high=100.0, default=EPSILON, key="acct.target", value=EPSILON,
+                        step=0.1)
 epochs = c2.number_input("Epochs planned", 0.1, 10_000.0, 10.0, 1.0, key="acct.plan_epochs")
 acct = c3.radio("Accountant", ["rdp", "pld"], horizontal=True, key="acct.acct",
                 format_func=lambda a: a.upper())

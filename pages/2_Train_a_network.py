@@ -75,7 +75,7 @@ with st.sidebar:
         params["noise_multiplier"] = knob_widget(spec.knob("noise_multiplier"), key="train.sigma", value=10.0)
         st.caption("ε is not a target with σ set directly: the ε spent follows from σ, the sampling rate and the "
                    "epochs, and is reported after training.")
-    delta = delta_input("train.delta", default=1e-5, disabled=not spec.uses_delta,
+    delta = delta_input("train.delta", disabled=not spec.uses_delta,
                         help=None if spec.uses_delta else "Not used: this algorithm is pure ε-DP (δ = 0).")
     params |= knob_widgets(spec, knobs_of_group(spec, "privacy"), d["defaults"], chosen=params, **widgets)
     st.header("Optimiser")

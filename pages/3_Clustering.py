@@ -45,7 +45,7 @@ with st.sidebar:
     dplloyd = get_learner("dplloyd")  # k and the neighbouring relation are its declared knobs
     k = knob_widget(dplloyd.knob("k"), key=f"cluster.k.{dataset}", value=min(max(n_classes, 2), 20),
                     help=f"{REGISTRY[dataset].title} has {n_classes} classes.")
-    epsilon = epsilon_input("cluster.epsilon", default=1.0)
+    epsilon = epsilon_input("cluster.epsilon")
     # the page starts on replace-one, the relation input perturbation protects, so that both are compared like
     # for like (DPLloyd's own default, add-remove, is one click away)
     neighbouring = knob_widget(dplloyd.knob("neighbouring"), key="cluster.neighbouring", value="replace-one",

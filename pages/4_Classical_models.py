@@ -82,7 +82,7 @@ with st.sidebar:
     seeds = st.number_input("Seeds averaged", 1, 20, 10 if task == "regression" else 2, key=f"classical.seeds.{task}",
                             help="Each seed is a new train/test split and new noise; the charts show the mean "
                                  "and one standard deviation.")
-    epsilon = epsilon_input("classical.epsilon", default=1.0, label="ε for the training-size chart")
+    epsilon = epsilon_input("classical.epsilon", label="ε for the training-size chart")
     seed = noise_mode_input("classical.seed", uploaded=False)
 
 epsilons = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0)

@@ -3,7 +3,16 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpcore.sweep import AXES, SweepConfig, get_axis, tuning_tax, value_range
+from dpcore.sweep import (
+    AXES,
+    DEFAULT_JOBS,
+    DEFAULT_RANGES,
+    DEFAULT_SEEDS,
+    SweepConfig,
+    get_axis,
+    tuning_tax,
+    value_range,
+)
 from dpcore.ui import (
     dataset_picker,
     delta_input,
@@ -17,7 +26,6 @@ from dpcore.ui import (
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area
 from dpcore.ui.sweep import (
-    DEFAULT_RANGES,
     METRIC_LABELS,
     axis_options,
     default_learners,
@@ -66,7 +74,7 @@ with st.sidebar:
     hi = c2.number_input("Max", value=hi0, min_value=1e-4, format="%.4g", key=f"sweep.max.{axis}")
     points = c3.number_input("Points", 1, 25, n0, key=f"sweep.points.{axis}")
     log = st.checkbox("Log-spaced values", get_axis(axis).log, key=f"sweep.log.{axis}")
-    seeds = st.number_input("Seeds per value", 1, 10, 2, key="sweep.seeds",
+    seeds = st.number_input("Seeds per value", 1, 10, DEFAULT_SEEDS, key="sweep.seeds",
                             help="Each seed draws its own train/test split and its own noise.")
     base_seed = noise_mode_input("sweep.seed", uploaded=getattr(ds, "source", "") == "upload")
     if base_seed is None:
@@ -84,7 +92,7 @@ with st.sidebar:
         with st.expander("Knobs each learner takes"):
             st.markdown(knobs_markdown(chosen))
     with st.expander("Advanced"):
-        jobs = st.number_input("Parallel worker processes", 1, 8, 2, key="sweep.jobs")
+        jobs = st.number_input("Parallel worker processes", 1, 8, DEFAULT_JOBS, key="sweep.jobs")
         scheduler = st.text_input("Dask scheduler address (optional)", "", key="sweep.scheduler",
                                   placeholder="tcp://10.0.0.5:8786",
                                   help="Runs go to this Dask cluster through joblib's Dask backend.")

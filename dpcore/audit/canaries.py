@@ -39,6 +39,7 @@ import numpy as np
 import torch
 
 from ..datasets import Dataset, Split, load_dataset, train_test_split
+from ..defaults import DELTA
 from ..exceptions import DPValueError
 from ..learners import get_learner, run_learner
 from ..rng import as_generator
@@ -88,7 +89,7 @@ def gradient_canary_audit(
     data: "str | Dataset",
     *,
     epsilon: float,
-    delta: float = 1e-5,
+    delta: float = DELTA,
     canaries: int = 1000,
     params: Mapping[str, Any] | None = None,
     confidence: float = 0.95,
@@ -190,7 +191,7 @@ def input_canary_audit(
     data: "str | Dataset",
     *,
     epsilon: float,
-    delta: float = 1e-5,
+    delta: float = DELTA,
     canaries: int = 200,
     canary_style: str = "mislabelled",
     params: Mapping[str, Any] | None = None,

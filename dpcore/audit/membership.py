@@ -37,6 +37,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ..datasets import Dataset, Split, load_dataset, train_test_split
+from ..defaults import DELTA
 from ..exceptions import DPValueError
 from ..learners import RunResult, TestOutputs, get_learner, run_learner
 from ..rng import as_generator
@@ -194,7 +195,7 @@ def membership_audit(
     data: "str | Dataset",
     *,
     epsilon: float,
-    delta: float = 1e-5,
+    delta: float = DELTA,
     params: Mapping[str, Any] | None = None,
     attack: str = "loss",
     shadows: int = 16,

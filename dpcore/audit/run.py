@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from ..defaults import DELTA
 from ..exceptions import DPValueError
 from ..learners import get_learner
 from .canaries import CanaryAudit, gradient_canary_audit, input_canary_audit
@@ -19,7 +20,7 @@ def run_audit(
     data,
     *,
     epsilon: float,
-    delta: float = 1e-5,
+    delta: float = DELTA,
     attack: str = "loss",
     params: Mapping[str, Any] | None = None,
     shadows: int = 16,

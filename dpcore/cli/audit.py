@@ -11,6 +11,7 @@ import json
 import sys
 
 from ..audit.run import AUDIT_KINDS, run_audit
+from ..defaults import DELTA, EPSILON
 from ..exceptions import DPValueError
 from ..rng import noise_mode
 from . import command_help
@@ -25,8 +26,8 @@ def add_parser(sub) -> None:
                     "lower bound on epsilon at the given confidence beside the epsilon the learner claims.")
     add_data_flags(p)
     p.add_argument("--algorithm", required=True, help="learner name, e.g. dpsgd (python -m dpcore train --list)")
-    p.add_argument("--epsilon", type=float, default=1.0, help="the learner's privacy budget (default 1.0)")
-    p.add_argument("--delta", type=float, default=1e-5, help="delta of (epsilon, delta)-DP (default 1e-5)")
+    p.add_argument("--epsilon", type=float, default=EPSILON, help=f"the learner's privacy budget (default {EPSILON:g})")
+    p.add_argument("--delta", type=float, default=DELTA, help=f"delta of (epsilon, delta)-DP (default {DELTA:g})")
     p.add_argument("--attack", choices=AUDIT_KINDS, default="loss",
                    help="loss: loss threshold (Yeom et al. 2018); lira / lira-offline: likelihood ratio with shadow "
                         "models (Carlini et al. 2022); one-run: canaries in one training run (Steinke et al. 2023)")

@@ -6,6 +6,7 @@ intra_cluster_variance, epsilon, delta, noise_multiplier, seconds).
 """
 from __future__ import annotations
 
+from ..defaults import EPSILON
 from ..learners import run_learner
 from . import command_help
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
@@ -19,7 +20,7 @@ def add_parser(sub) -> None:
     add_data_flags(p, what="registry name of a classification dataset, e.g. iris")
     p.add_argument("--algorithm", required=True, choices=ALGORITHMS)
     p.add_argument("--k", type=int, default=None, help="number of clusters (default: number of classes)")
-    p.add_argument("--epsilon", type=float, default=1.0)
+    p.add_argument("--epsilon", type=float, default=EPSILON, help=f"default {EPSILON:g}")
     p.add_argument("--iterations", type=int, default=None, help="DPLloyd rounds (default: Su et al.'s hybrid, 1)")
     add_noise_flags(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON on the last line")

@@ -12,7 +12,9 @@ import os
 import sys
 import time
 
+from ..defaults import DELTA, EPSILON
 from ..exceptions import DPValueError
+from ..sweep import DEFAULT_JOBS, DEFAULT_RANGES, DEFAULT_SEEDS
 from . import command_help
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
 from .train import parse_set
@@ -27,18 +29,22 @@ def add_parser(sub) -> None:
     p.add_argument("--axis", default="epsilon",
                    help="epsilon (default), clip_norm, noise_multiplier, learning_rate, train_fraction, "
                         "or another numeric knob the learners take")
-    p.add_argument("--values", default=None, help="comma-separated axis values, e.g. 0.1,0.3,1,3,10")
+    p.add_argument("--values", default=None,
+                   help="comma-separated axis values, e.g. 0.1,0.3,1,3,10 (default: the Trade-off explorer's range "
+                        "for the axis: " + "; ".join(f"{a} {lo:g} to {hi:g}, {n} values"
+                                                     for a, (lo, hi, n) in DEFAULT_RANGES.items()) + ")")
     p.add_argument("--range", dest="value_range", default=None, metavar="MIN,MAX,N",
                    help="N values from MIN to MAX instead of --values (log-spaced for epsilon)")
-    p.add_argument("--seeds", type=int, default=3, help="repetitions per value (default 3)")
+    p.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help=f"repetitions per value (default {DEFAULT_SEEDS})")
     add_noise_flags(p, seed_help="first seed")
-    p.add_argument("--epsilon", type=float, default=1.0, help="fixed epsilon when the axis is not epsilon")
-    p.add_argument("--delta", type=float, default=1e-5)
+    p.add_argument("--epsilon", type=float, default=EPSILON,
+                   help=f"fixed epsilon when the axis is not epsilon (default {EPSILON:g})")
+    p.add_argument("--delta", type=float, default=DELTA, help=f"delta of (epsilon, delta)-DP (default {DELTA:g})")
     p.add_argument("--train-fraction", type=float, default=1.0)
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a fixed knob, given to every learner that takes it (repeatable)")
     p.add_argument("--no-baselines", action="store_true", help="skip the non-private and trivial baselines")
-    p.add_argument("--jobs", type=int, default=2, help="local worker processes (default 2)")
+    p.add_argument("--jobs", type=int, default=DEFAULT_JOBS, help=f"local worker processes (default {DEFAULT_JOBS})")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS", help="run on this Dask scheduler")
     p.add_argument("--cache-dir", default=None,
                    help="run cache (default $DPCORE_CACHE_DIR/sweeps or .dpcore_cache/sweeps)")
@@ -58,7 +64,7 @@ def _floats(text: str, what: str) -> list[float]:
 
 
 def _values(args) -> list[float]:
-    from ..sweep import value_range
+    from ..sweep import default_values, value_range
 
     if args.values is not None and args.value_range is not None:
         raise DPValueError("give either --values or --range, not both")
@@ -68,7 +74,7 @@ def _values(args) -> list[float]:
             raise DPValueError(f"--range expects MIN,MAX,N (N a whole number), got {args.value_range!r}")
         return list(value_range(args.axis, parts[0], parts[1], int(parts[2])))
     if args.values is None:
-        raise DPValueError("--values is required (e.g. --values 0.1,0.3,1,3,10), or use --range MIN,MAX,N")
+        return list(default_values(args.axis))  # an axis without a default range says to give --values
     return _floats(args.values, "--values")
 
 

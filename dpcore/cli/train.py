@@ -9,6 +9,7 @@ import json
 import re
 import sys
 
+from ..defaults import DELTA
 from ..exceptions import DPValueError
 from ..learners import get_learner, parse_value, run_learner
 from . import command_help
@@ -66,7 +67,7 @@ def add_parser(sub) -> None:
     p.add_argument("--epsilon", type=float, default=None,
                    help="privacy budget epsilon (default: the learner's, as on the pages; 1.0 for most; ignored by "
                         "non-private learners)")
-    p.add_argument("--delta", type=float, default=1e-5, help="delta of (epsilon, delta)-DP (default 1e-5)")
+    p.add_argument("--delta", type=float, default=DELTA, help=f"delta of (epsilon, delta)-DP (default {DELTA:g})")
     add_noise_flags(p)
     p.add_argument("--train-fraction", type=float, default=1.0,
                    help="share of the training rows kept, in (0, 1] (default 1.0)")

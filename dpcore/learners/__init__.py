@@ -17,6 +17,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..datasets import Dataset, Split, train_test_split
+from ..defaults import DELTA, EPSILON
 from ..exceptions import DPCoreWarning, DPValueError
 from ..rng import as_generator, secure_noise
 from ..validation import check_delta, check_epsilon, check_fraction, check_int
@@ -93,8 +94,8 @@ def run_learner(
     name: str,
     data: "str | Dataset | Split",
     *,
-    epsilon: float = 1.0,
-    delta: float = 1e-5,
+    epsilon: float = EPSILON,
+    delta: float = DELTA,
     seed: int | None = 0,
     params: Mapping[str, Any] | None = None,
     train_fraction: float = 1.0,

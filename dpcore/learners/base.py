@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..accounting import Neighbouring
+from ..defaults import EPSILON
 from .knobs import Knob, Wording
 
 #: Per-epoch callback: called with a dict such as
@@ -214,7 +215,7 @@ class LearnerSpec:
     description: str = ""
     knobs: tuple[Knob, ...] = ()
     wording: Wording = field(default_factory=Wording)
-    default_epsilon: float = 1.0
+    default_epsilon: float = EPSILON
 
     def __post_init__(self) -> None:
         knobs = tuple(self.knobs)

@@ -13,10 +13,19 @@ configuration, so a reopened sweep is read back at once and an interrupted one
 resumes. The non-private counterpart and the majority-class / mean line come
 with every sweep.
 """
-from .axes import AXES, BUILTIN_AXES, Axis, get_axis, value_range
+from .axes import AXES, BUILTIN_AXES, DEFAULT_RANGES, Axis, default_values, get_axis, value_range
 from .cache import SweepCache, default_cache_dir
-from .config import CODE_VERSION, RunSpec, SweepConfig, dataset_fingerprint, load_providers, source_digest
+from .config import (
+                     CODE_VERSION,
+                     DEFAULT_SEEDS,
+                     RunSpec,
+                     SweepConfig,
+                     dataset_fingerprint,
+                     load_providers,
+                     source_digest,
+)
 from .engine import (
+                     DEFAULT_JOBS,
                      SweepProgress,
                      SweepResult,
                      SweepRunError,
@@ -33,6 +42,9 @@ __all__ = [
     "BUILTIN_AXES",
     "Axis",
     "CODE_VERSION",
+    "DEFAULT_JOBS",
+    "DEFAULT_RANGES",
+    "DEFAULT_SEEDS",
     "RunSpec",
     "SweepCache",
     "SweepConfig",
@@ -43,6 +55,7 @@ __all__ = [
     "cached_result",
     "dataset_fingerprint",
     "default_cache_dir",
+    "default_values",
     "execute_run",
     "get_axis",
     "load_providers",

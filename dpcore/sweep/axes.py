@@ -74,6 +74,16 @@ AXES: dict[str, Axis] = {
     "train_fraction": Axis("train_fraction", "Share of the training set used", False, _fraction),
 }
 
+#: Default (min, max, points) of each named axis: the Trade-off explorer's range boxes and ``sweep`` without
+#: ``--values`` start from them.
+DEFAULT_RANGES: dict[str, tuple[float, float, int]] = {
+    "epsilon": (0.1, 10.0, 5),
+    "clip_norm": (0.1, 10.0, 5),
+    "noise_multiplier": (0.5, 4.0, 5),
+    "learning_rate": (0.01, 1.0, 5),
+    "train_fraction": (0.1, 1.0, 5),
+}
+
 #: Axes every learner accepts without listing them in ``LearnerSpec.params``
 #: (``run_learner`` handles them itself).
 BUILTIN_AXES = ("epsilon", "train_fraction")
@@ -135,4 +145,16 @@ def value_range(axis: str, low: float, high: float, points: int, *, log: bool | 
     return out
 
 
-__all__ = ["AXES", "Axis", "BUILTIN_AXES", "get_axis", "normalise_value", "value_range"]
+def default_values(axis: str) -> tuple[float, ...]:
+    """The values of :data:`DEFAULT_RANGES` for ``axis`` (spaced as the axis is); a learner's own knob has none.
+
+    >>> default_values("epsilon")
+    (0.1, 0.316227766017, 1.0, 3.16227766017, 10.0)
+    """
+    if axis not in DEFAULT_RANGES:
+        raise DPValueError(f"the axis {axis!r} has no default range: give its values (e.g. --values 0.5,1,2)")
+    return value_range(axis, *DEFAULT_RANGES[axis])
+
+
+__all__ = ["AXES", "Axis", "BUILTIN_AXES", "DEFAULT_RANGES", "default_values", "get_axis", "normalise_value",
+           "value_range"]

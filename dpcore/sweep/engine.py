@@ -39,6 +39,9 @@ TAIL_COLUMNS = ("epsilon", "epsilon_target", "delta", "noise_multiplier", "secon
 WARNING_SEP = " | "
 #: Seconds to wait for a Dask scheduler to answer before giving up with a clear error.
 DASK_CONNECT_TIMEOUT = 10.0
+#: Local worker processes unless told otherwise (the page's "Parallel worker processes", ``sweep --jobs``): one
+#: per core of the 2-core laptops the app is meant for.
+DEFAULT_JOBS = 2
 
 
 class SweepRunError(DPCoreError):
@@ -313,7 +316,7 @@ def cached_result(config: SweepConfig, *, cache_dir: "str | os.PathLike[str] | N
 def run_sweep(
     config: SweepConfig,
     *,
-    n_jobs: int = 2,
+    n_jobs: int = DEFAULT_JOBS,
     on_result: Callable[[SweepProgress], None] | None = None,
     cache_dir: "str | os.PathLike[str] | None" = None,
     use_cache: bool = True,

@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from ..datasets import REGISTRY, dataset_names, load_csv, read_csv_columns
+from ..defaults import DELTA, EPSILON
 from ..exceptions import DPCoreError
 from ..verdict import comparison, verdict
 from ..workload import SERVER, set_default_budget
@@ -117,7 +118,7 @@ def bounded_number(c, label: str, *, low: float | None, high: float | None, defa
     return float(default)
 
 
-def epsilon_input(key: str, *, default: float = 1.0, container=None, label: str = "Epsilon (ε)",
+def epsilon_input(key: str, *, default: float = EPSILON, container=None, label: str = "Epsilon (ε)",
                   disabled: bool = False, help: str | None = None) -> float:
     """ε box with its verdict band under it; ``disabled=True`` keeps it visible but greyed out (``help`` says why).
 
@@ -148,7 +149,7 @@ def verdict_line(epsilon: float, *, container=None, what: str | None = None, com
     (container or st).markdown(verdict_text(epsilon, what=what, compare=compare, short=short))
 
 
-def delta_input(key: str, *, default: float = 1e-5, container=None, disabled: bool = False,
+def delta_input(key: str, *, default: float = DELTA, container=None, disabled: bool = False,
                 help: str | None = None) -> float:
     """δ box; ``disabled=True`` keeps it visible but greyed out (with ``help`` saying why)."""
     c = container or st.sidebar

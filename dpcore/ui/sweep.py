@@ -40,14 +40,6 @@ PREFERRED = ("dpsgd", "erm-objective", "erm-output", "output-perturbation", "lab
 #: 2012, pure epsilon; Gaussian SSP, Wang 2018, epsilon and delta); DP-SGD on small regression data is often
 #: no better than predicting the mean.
 DEFAULT_LEARNERS = {"classification": ("dpsgd", "erm-objective"), "regression": ("functional-mechanism", "ssp")}
-#: Default (min, max, points) per axis.
-DEFAULT_RANGES = {
-    "epsilon": (0.1, 10.0, 5),
-    "clip_norm": (0.1, 10.0, 5),
-    "noise_multiplier": (0.5, 4.0, 5),
-    "learning_rate": (0.01, 1.0, 5),
-    "train_fraction": (0.1, 1.0, 5),
-}
 _COLOURS = palette.SERIES_COLOURS
 _TRIVIAL = ("majority", "mean")
 STATE = "sweep.results"
@@ -421,7 +413,6 @@ def worse_than_trivial_at(summ: pd.DataFrame, metric: str) -> list[tuple[str, li
 
 __all__ = [
     "DEFAULT_LEARNERS",
-    "DEFAULT_RANGES",
     "METRIC_LABELS",
     "axis_options",
     "default_learners",

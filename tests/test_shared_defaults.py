@@ -1,0 +1,68 @@
+"""The command line and the pages start from the same defaults, kept in one place: ε and δ in dpcore.defaults,
+the sweep's values, seeds and workers in dpcore.sweep."""
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dpcore.cli import COMMANDS, build_parser
+from dpcore.defaults import DELTA, EPSILON
+from dpcore.sweep import DEFAULT_JOBS, DEFAULT_RANGES, DEFAULT_SEEDS, SweepConfig, default_values, value_range
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def _command(name: str):
+    return next(a for a in build_parser(name)._actions if a.dest == "command").choices[name]
+
+
+@pytest.mark.parametrize("name", [n for n in COMMANDS if n in ("train", "cluster", "sweep", "audit")])
+def test_every_command_that_takes_epsilon_and_delta_starts_from_the_shared_values(name):
+    p = _command(name)
+    # train's --epsilon is the learner's own default (LearnerSpec.default_epsilon, the one the Train page shows)
+    assert p.get_default("epsilon") == (None if name == "train" else EPSILON)
+    if any(a.dest == "delta" for a in p._actions):
+        assert p.get_default("delta") == DELTA
+
+
+def test_a_sweep_without_values_runs_the_trade_off_explorers_default_range_seeds_and_workers():
+    from dpcore.cli.sweep import _values
+
+    p = _command("sweep")
+    for axis, (lo, hi, n) in DEFAULT_RANGES.items():
+        args = p.parse_args(["--dataset", "iris", "--algorithms", "dpsgd", "--axis", axis])
+        assert tuple(_values(args)) == default_values(axis) == value_range(axis, lo, hi, n)
+        assert len(default_values(axis)) == n
+    assert (args.seeds, args.jobs, args.epsilon, args.delta) == (DEFAULT_SEEDS, DEFAULT_JOBS, EPSILON, DELTA)
+    assert (SweepConfig.seeds, SweepConfig.epsilon, SweepConfig.delta) == (DEFAULT_SEEDS, EPSILON, DELTA)
+
+
+def test_a_learners_own_knob_has_no_default_range_and_the_command_says_to_give_values():
+    from dpcore.cli.sweep import _values
+    from dpcore.exceptions import DPValueError
+
+    args = _command("sweep").parse_args(["--dataset", "iris", "--algorithms", "dpsgd", "--axis", "epochs"])
+    with pytest.raises(DPValueError, match="no default range.*--values"):
+        _values(args)
+
+
+def test_the_trade_off_explorer_opens_on_the_shared_range_seeds_workers_and_delta():
+    at = AppTest.from_file(str(ROOT / "pages" / "5_Tradeoff_explorer.py"), default_timeout=120)
+    at.run()
+    assert not at.exception
+    lo, hi, n = DEFAULT_RANGES["epsilon"]
+    assert (at.number_input(key="sweep.min.epsilon").value, at.number_input(key="sweep.max.epsilon").value,
+            at.number_input(key="sweep.points.epsilon").value) == (lo, hi, n)
+    assert at.number_input(key="sweep.seeds").value == DEFAULT_SEEDS
+    assert at.number_input(key="sweep.jobs").value == DEFAULT_JOBS
+    assert at.number_input(key="sweep.delta").value == DELTA
+
+
+@pytest.mark.parametrize("page,key", [("3_Clustering.py", "cluster.epsilon"), ("9_Attack_the_model.py", "audit.eps")])
+def test_pages_without_a_learner_default_open_on_the_shared_epsilon(page, key):
+    at = AppTest.from_file(str(ROOT / "pages" / page), default_timeout=120)
+    at.run()
+    assert not at.exception
+    assert at.number_input(key=key).value == EPSILON
