@@ -297,11 +297,12 @@ def display_summary(summ: pd.DataFrame, *, metric: str, axis: str) -> pd.DataFra
         "Kind": summ["role"].map(lambda r: ROLE_LABELS.get(r, r)),
         _axis_header(axis): summ["value"].map(format_number),
         f"Mean {name}": summ["mean"].map(format_number),
-        "Std across seeds": summ["std"].map(format_number),
+        "Std": summ["std"].map(format_number),  # across seeds, as every column here
         "Min": summ["min"].map(format_number),
         "Max": summ["max"].map(format_number),
         "Seeds": summ["n"].astype(int),
-        "ε spent (mean)": summ["epsilon_spent"].map(format_epsilon),
+        # "∞" alone: the Kind column already says non-private, and the table then fits a laptop's width
+        "ε spent": summ["epsilon_spent"].map(lambda e: "∞" if e == math.inf else format_epsilon(e)),
     })
     return _insert_leaks(out, summ)
 
