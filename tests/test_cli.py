@@ -114,3 +114,15 @@ def test_every_command_is_listed_with_its_help_and_builds_its_own_options():
         parser = next(a for a in build_parser(name)._actions if a.dest == "command").choices[name]
         assert parser.get_default("func") is not None, name  # the real parser, not the listing's
         assert sub._choices_actions[list(COMMANDS).index(name)].help == COMMANDS[name][1]
+
+
+def test_an_epsilon_of_zero_for_finite_noise_is_explained_as_zero_delta_dp():
+    """Past sigma ~ 1e4 (q = 0.01, 100 steps) the RDP conversion gives exactly 0: a true (0, delta) guarantee that
+    must not read as perfect privacy, and 'noise' for any smaller target lands on that jump."""
+    out = run("epsilon", "--noise-multiplier", "1e5", "--delta", "1e-5", "--sample-rate", "0.01", "--steps", "100")
+    assert out.returncode == 0 and out.stdout.strip().splitlines()[-1] == "0"
+    assert "(0, delta)-DP guarantee, not perfect privacy" in out.stderr
+    out = run("noise", "--epsilon", "1e-5", "--delta", "1e-5", "--sample-rate", "0.01", "--steps", "100")
+    assert out.returncode == 0 and "no smaller noise reaches epsilon 1e-05" in out.stderr
+    out = run("noise", "--epsilon", "1", "--delta", "1e-5", "--sample-rate", "0.01", "--steps", "100")
+    assert out.returncode == 0 and out.stderr == ""

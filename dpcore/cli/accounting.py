@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ..accounting import ACCOUNTANTS, calibrate_noise_multiplier, dpsgd_epsilon
 from . import command_help
@@ -39,13 +40,26 @@ def _report(args, given: str, value: float) -> int:
     return 0
 
 
+#: Said on stderr when the accountant's epsilon is exactly 0 for finite noise.
+ZERO_EPSILON_NOTE = ("note: epsilon 0 here is a (0, delta)-DP guarantee, not perfect privacy: the noise is so large "
+                     "that the outputs with and without any one record differ by at most delta in probability (the "
+                     "RDP conversion gives exactly 0 once the Renyi divergence falls below delta^2)")
+
+
 def _epsilon(args) -> int:
     eps = dpsgd_epsilon(noise_multiplier=args.noise_multiplier, sample_rate=args.sample_rate, steps=args.steps,
                         delta=args.delta, accountant=args.accountant)
+    if eps == 0.0:
+        print(ZERO_EPSILON_NOTE, file=sys.stderr)
     return _report(args, f"sigma={args.noise_multiplier}", eps)
 
 
 def _noise(args) -> int:
     sigma = calibrate_noise_multiplier(target_epsilon=args.epsilon, delta=args.delta, sample_rate=args.sample_rate,
                                        steps=args.steps, accountant=args.accountant)
+    reached = dpsgd_epsilon(noise_multiplier=sigma, sample_rate=args.sample_rate, steps=args.steps, delta=args.delta,
+                            accountant=args.accountant)
+    if reached == 0.0 and args.epsilon > 0:
+        print(f"note: no smaller noise reaches epsilon {args.epsilon:g}; this sigma is where the accountant's epsilon "
+              "drops to 0. " + ZERO_EPSILON_NOTE.removeprefix("note: "), file=sys.stderr)
     return _report(args, f"target epsilon={args.epsilon}", sigma)
