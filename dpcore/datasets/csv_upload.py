@@ -89,11 +89,12 @@ def _read(source) -> pd.DataFrame:
 
 
 def _guess_task(labels: pd.Series) -> str:
-    """Classification for text or whole-number labels with at most 20 distinct values, regression otherwise."""
-    discrete = not pd.api.types.is_numeric_dtype(labels) or (
-        pd.api.types.is_integer_dtype(labels) or np.allclose(labels, np.round(labels))
-    )
-    return "classification" if discrete and labels.nunique() <= 20 else "regression"
+    """Classification for text labels (they cannot be regression targets) and for whole-number labels with at
+    most 20 distinct values; regression otherwise."""
+    if not pd.api.types.is_numeric_dtype(labels):
+        return "classification"
+    whole = pd.api.types.is_integer_dtype(labels) or np.allclose(labels, np.round(labels))
+    return "classification" if whole and labels.nunique() <= 20 else "regression"
 
 
 def _feature_matrix(features: pd.DataFrame) -> np.ndarray:
@@ -114,15 +115,30 @@ def _feature_matrix(features: pd.DataFrame) -> np.ndarray:
     return X
 
 
+def _class_name(value) -> str:
+    """A numeric class label as text: whole numbers without a decimal point ("3", not "3.0")."""
+    v = float(value)
+    return str(int(v)) if v.is_integer() else f"{v:g}"
+
+
 def _label_vector(labels: pd.Series, task: str, label_column: str) -> tuple[np.ndarray, tuple, tuple | None]:
     """``(y, target_names, label_range)``: class indices and names, or checked real targets and their range."""
     if task == "classification":
-        classes, y = np.unique(labels.astype(str).to_numpy(), return_inverse=True)
+        numeric = pd.api.types.is_numeric_dtype(labels) and not pd.api.types.is_bool_dtype(labels)
+        # numbers in numeric order (0, 1, 2, ..., 10, 11), not as text (0, 1, 10, 11, 2, ...)
+        classes, y = np.unique(labels.to_numpy() if numeric else labels.astype(str).to_numpy(), return_inverse=True)
+        names = tuple(_class_name(c) for c in classes) if numeric else tuple(classes.tolist())
         if classes.size < 2:
             raise DatasetError(
-                f"the label column {label_column!r} has a single class {str(classes[0])!r}; it needs at least two"
+                f"the label column {label_column!r} has a single class {names[0]!r}; it needs at least two"
             )
-        return y.astype(np.int64), tuple(classes.tolist()), None
+        if classes.size > max(20, len(labels) / 2):  # mostly one-row classes: a split cannot stratify them
+            hint = ("; it looks like a number to predict: choose regression" if numeric
+                    else "; group them into fewer classes")
+            raise DatasetError(f"the label column {label_column!r} has {classes.size} distinct values in "
+                               f"{len(labels)} rows, too many classes to learn (each needs rows to train and to test "
+                               f"on){hint}")
+        return y.astype(np.int64), names, None
     if not pd.api.types.is_numeric_dtype(labels):
         raise DatasetError(f"a regression label column must be numeric; {label_column!r} is not")
     y = labels.to_numpy(dtype=float)
@@ -140,8 +156,8 @@ def load_csv(source, *, label_column: str, task: str | None = None, name: str = 
     label_column : str
         The column to predict. Every other column must be numeric.
     task : {"classification", "regression"} or None
-        ``None`` guesses: integer or text labels with at most 20 distinct values
-        are classification, anything else regression.
+        ``None`` guesses: text labels, and whole numbers with at most 20 distinct values, are classification;
+        anything else regression.
 
     Feature bounds are taken from the uploaded data's own min and max, which
     leaks privacy; a :class:`PrivacyLeakWarning` says so.

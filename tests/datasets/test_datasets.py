@@ -97,6 +97,29 @@ def test_csv_regression_guess():
     assert ds.task == "regression" and ds.label_range[1] > 10
 
 
+def test_text_labels_are_classes_whatever_their_number():
+    text = "a,label\n" + "\n".join(f"{i},c{i % 30}" for i in range(300))  # 30 text classes: more than 20
+    with pytest.warns(PrivacyLeakWarning):
+        ds = load_csv(text, label_column="label")
+    assert ds.task == "classification" and len(ds.target_names) == 30
+
+
+def test_number_classes_keep_their_numeric_order():
+    text = "a,digit\n" + "\n".join(f"{i},{i % 12}" for i in range(120))
+    with pytest.warns(PrivacyLeakWarning):
+        ds = load_csv(text, label_column="digit", task="classification")
+    assert ds.target_names == tuple(str(k) for k in range(12))  # not '0', '1', '10', '11', '2', ...
+    assert [ds.target_names[c] for c in ds.y[:12]] == [str(k) for k in range(12)]
+
+
+def test_a_continuous_label_read_as_classes_is_refused_with_the_count_and_a_hint_to_use_regression():
+    text = "a,price\n" + "\n".join(f"{i},{i * 0.37 + 0.01:.3f}" for i in range(300))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        with pytest.raises(DatasetError, match="300 distinct values in 300 rows.*choose regression"):
+            load_csv(text, label_column="price", task="classification")
+
+
 @pytest.mark.parametrize(
     "text,label,match",
     [
