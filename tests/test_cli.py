@@ -126,3 +126,11 @@ def test_an_epsilon_of_zero_for_finite_noise_is_explained_as_zero_delta_dp():
     assert out.returncode == 0 and "no smaller noise reaches epsilon 1e-05" in out.stderr
     out = run("noise", "--epsilon", "1", "--delta", "1e-5", "--sample-rate", "0.01", "--steps", "100")
     assert out.returncode == 0 and out.stderr == ""
+
+
+def test_an_audit_pool_larger_than_the_training_rows_is_capped_with_a_note():
+    out = run("audit", "--dataset", "iris", "--algorithm", "non-private", "--pool-size", "100000", "--json")
+    assert out.returncode == 0, out.stderr
+    assert "--pool-size 100000 is more than the 114 training rows" in out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["n_members"] + result["n_nonmembers"] == 114

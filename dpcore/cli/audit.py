@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 
+from ..audit import pool_capacity
 from ..audit.run import AUDIT_KINDS, run_audit
 from ..defaults import DELTA, EPSILON
 from ..exceptions import DPValueError
@@ -67,6 +68,9 @@ def _run(args) -> int:
 
     given = {key: getattr(args, key) for key in _ATTACK_FLAGS if getattr(args, key) is not None}
     data = dataset_from_args(args)
+    if args.pool_size is not None and args.pool_size > (capacity := pool_capacity(data)):
+        print(f"note: --pool-size {args.pool_size} is more than the {capacity} training rows; the pool holds all "
+              f"{capacity} (about half of them members)", file=sys.stderr)
     seed, secure = noise_from_args(args)
     # secure mode: the trained models' noise, batches and coins from the OS (the attack's own coins are seed 0)
     with noise_mode(secure):

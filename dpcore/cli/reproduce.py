@@ -59,9 +59,11 @@ def _print(result, entry) -> None:
 
 def _run(args) -> int:
     if args.list:
-        for name in reproduction_names():
+        names = reproduction_names()
+        width = max(map(len, names))  # the titles line up whatever the longest name
+        for name in names:
             e = get_reproduction(name)
-            print(f"{name:<26} {e.cite}: {e.title}")
+            print(f"{name:<{width}}  {e.cite}: {e.title}")
         return 0
     if args.all:
         names = reproduction_names()

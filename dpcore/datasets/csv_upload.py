@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from ..exceptions import DatasetError, PrivacyLeakWarning
+from ..exceptions import DatasetError, DPCoreWarning, PrivacyLeakWarning
 from .registry import Dataset, _freeze
 
 MAX_CSV_BYTES = 50 * 1024 * 1024
@@ -86,6 +86,10 @@ def _read(source) -> pd.DataFrame:
     if df.shape[0] == 0 or df.shape[1] == 0:
         raise DatasetError("the CSV file has no data rows; it needs a header row and at least two data rows")
     return df
+
+
+#: Fewer rows than this and an upload is warned that its test accuracy (on a quarter of them) says little.
+FEW_ROWS = 40
 
 
 def _guess_task(labels: pd.Series) -> str:
@@ -185,6 +189,14 @@ def load_csv(source, *, label_column: str, task: str | None = None, name: str = 
         PrivacyLeakWarning,
         stacklevel=2,
     )
+    if len(df) < FEW_ROWS:
+        test_rows = max(1, round(0.25 * len(df)))
+        warnings.warn(
+            f"the CSV has only {len(df)} rows: a run tests on a quarter of them (about {test_rows}), so the test "
+            f"accuracy moves in steps of 1/{test_rows} and says little; a few hundred rows give a steadier picture",
+            DPCoreWarning,
+            stacklevel=2,
+        )
     lo, hi = X.min(axis=0), X.max(axis=0)
     hi = np.where(hi > lo, hi, lo + 1.0)
     return Dataset(

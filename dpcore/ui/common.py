@@ -19,6 +19,8 @@ from .present import control_area, open_stage
 
 #: Shown under a wide table on narrow screens only (the class is styled by :data:`_PHONE_STYLE`).
 SCROLL_CUE = '<p class="dp-scroll-cue">⟷ This table scrolls sideways; its first column stays in place.</p>'
+#: The same cue under a table whose first column is too long to pin (:data:`PIN_CHARACTERS`).
+SCROLL_CUE_UNPINNED = '<p class="dp-scroll-cue">⟷ This table scrolls sideways.</p>'
 #: Page-wide style: the scroll cue appears below 640 px only.
 _PHONE_STYLE = ("<style>.dp-scroll-cue{display:none;margin:-0.5rem 0 1rem;font-size:0.9rem}"
                 "@media (max-width: 640px){.dp-scroll-cue{display:block}}"
@@ -161,10 +163,16 @@ def delta_input(key: str, *, default: float = DELTA, container=None, disabled: b
     )
 
 
+#: Session key of what stops the page for want of data: ``(kind, message)``, shown again in the main area by
+#: :func:`dpcore.ui.links.stop_page`, since on a phone the sidebar where the picker says it is folded away.
+DATASET_PROBLEM = "dataset.problem"
+
+
 def dataset_picker(key: str, *, task: str | None = None, images: bool | None = None, allow_upload: bool = True,
                    container=None, default: str | None = None):
     """Select box over the registry (plus 'Upload CSV'); returns a Dataset or None (with a message shown)."""
     c = container or st.sidebar
+    st.session_state.pop(DATASET_PROBLEM, None)
     names = dataset_names(task, images=images)
     options = names + (["upload"] if allow_upload else [])
     labels = {n: REGISTRY[n].title for n in names}
@@ -178,6 +186,8 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
     up = c.file_uploader("CSV file (header row, numeric features)", type=["csv"], key=f"{key}.file")
     if up is None:
         st.info("Upload a CSV file in the sidebar to use your own data.")
+        st.session_state[DATASET_PROBLEM] = ("info", "Upload a CSV file in the sidebar (the ☰ menu on a phone) to "
+                                                     "use your own data.")
         return None
     data = up.getvalue()
     try:
@@ -192,6 +202,7 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         return ds
     except DPCoreError as exc:
         st.error(str(exc))
+        st.session_state[DATASET_PROBLEM] = ("error", f"The uploaded file {up.name!r} cannot be used: {exc}")
         return None
 
 
@@ -290,15 +301,23 @@ def readable_table(df: pd.DataFrame, *, labels: dict | None = None, digits: int 
     return out.reset_index(drop=True)
 
 
+#: The longest first column :func:`show_frame` pins: about 180 px, half a 390 px phone screen.
+PIN_CHARACTERS = 24
+
+
 def show_frame(df: pd.DataFrame, *, key: str | None = None, container=None, height: int | str = "auto",
                wide_from: int = 4) -> None:
-    """A display-ready table, full width, no index, its first column pinned while the rest scrolls sideways;
-    a table of ``wide_from`` columns or more says on a phone that it scrolls."""
+    """A display-ready table, full width, no index, its first column pinned while the rest scrolls sideways when
+    that column is short (at most ``PIN_CHARACTERS`` characters: a pinned column of long learner names would fill
+    a phone's screen and leave no room to scroll the numbers through); a table of ``wide_from`` columns or more says
+    on a phone that it scrolls."""
     c = container or st
-    config = {df.columns[0]: st.column_config.Column(pinned=True)} if len(df.columns) else None
+    config = None
+    if len(df.columns) and max(map(len, map(str, [df.columns[0], *df.iloc[:, 0]]))) <= PIN_CHARACTERS:
+        config = {df.columns[0]: st.column_config.Column(pinned=True)}
     c.dataframe(df, hide_index=True, width="stretch", height=height, key=key, column_config=config)
     if len(df.columns) >= wide_from:
-        c.markdown(SCROLL_CUE, unsafe_allow_html=True)
+        c.markdown(SCROLL_CUE if config else SCROLL_CUE_UNPINNED, unsafe_allow_html=True)
 
 
 def close_sidebar_on_phone() -> None:

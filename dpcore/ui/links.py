@@ -47,15 +47,29 @@ def _widget_kind(key: str) -> str | None:
         return None
 
 
+def _drawn_this_run(key: str) -> bool:
+    """Whether the widget ``key`` was drawn in this run (a widget of an earlier view, such as a knob of another
+    dataset, keeps its record but is not part of what the page shows now)."""
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+        ctx = get_script_run_ctx()
+        widget_id = ctx.session_state._state._key_id_mapper.get_id_from_key(key, None)
+        return widget_id is not None and widget_id in ctx.shared.widget_ids_this_run
+    except Exception:  # a Streamlit without these internals: judge by the widget's record alone
+        return _widget_kind(key) is not None
+
+
 def view_values(prefix: str) -> dict[str, Any]:
-    """The current page's inputs (widget keys starting with ``prefix``) that a link can carry."""
+    """The current page's inputs (widget keys starting with ``prefix``, drawn in this run) that a link can
+    carry."""
     out = {}
     for key in list(st.session_state.keys()):
         if not isinstance(key, str) or not key.startswith(prefix):
             continue
         value = st.session_state[key]
         kind = _widget_kind(key)
-        if kind is not None and kind not in _NOT_A_VIEW and _plain(value):
+        if kind is not None and kind not in _NOT_A_VIEW and _plain(value) and _drawn_this_run(key):
             out[key] = list(value) if isinstance(value, tuple) else value
     return out
 
@@ -93,16 +107,25 @@ def restore_view(prefix: str) -> None:
     st.session_state[_RESTORED] = restored
 
 
-def check_view() -> bool:
-    """After the run: the inputs the link set but a widget did not keep; True when the page must be redrawn."""
+def check_view(*, stopped: bool = False) -> bool:
+    """After the run: the inputs the link set but a widget did not keep; True when the page must be redrawn.
+
+    ``stopped``: the page ended early (:func:`stop_page`, e.g. waiting for an uploaded file), so inputs it did not
+    draw are not judged: their values wait in the session for their widgets, which start from them once drawn.
+    """
     restored = st.session_state.pop(_RESTORED, {})
     bad = []
     for key, value in restored.items():
-        if _widget_kind(key) is None:  # no input of this page has that name (any more)
-            st.session_state.pop(key, None)
+        if not _drawn_this_run(key):
+            if stopped:
+                continue
+            st.session_state.pop(key, None)  # no input of this page has that name (any more)
             bad.append(key)
         elif key not in st.session_state or json.dumps(_norm(st.session_state[key])) != json.dumps(_norm(value)):
-            bad.append(key)  # the widget put itself back to its default
+            # the widget did not keep the value (a multiselect drops unknown options, leaving none): forget it, so
+            # the redrawn widget shows its default, as the warning says
+            st.session_state.pop(key, None)
+            bad.append(key)
     if bad:
         st.session_state.setdefault(_PROBLEMS, []).extend(bad)
     return bool(bad)
@@ -146,14 +169,15 @@ def begin_page(prefix: str) -> None:
     show_link_problems()
 
 
-def finish_page() -> None:
-    """After the page, or where it stops early (:func:`stop_page`): check the link, write the view, draw the
-    sidebar's glossary. Does nothing when the page runs without the router (a test, ``streamlit run pages/...``)."""
+def finish_page(*, stopped: bool = False) -> None:
+    """After the page, or where it stops early (:func:`stop_page`, ``stopped=True``): check the link, write the
+    view, draw the sidebar's glossary. Does nothing when the page runs without the router (a test,
+    ``streamlit run pages/...``)."""
     prefix = getattr(_run, "prefix", None)
     if prefix is None:
         return
     _run.prefix = None
-    if check_view():
+    if check_view(stopped=stopped):
         st.rerun()  # a value of the link did not fit: draw the page again, with the warning
     write_view(prefix)
     from .navigation import sidebar_glossary
@@ -162,6 +186,11 @@ def finish_page() -> None:
 
 
 def stop_page() -> None:
-    """``st.stop()`` for a page: the page ends here, but its view still goes into the address bar."""
-    finish_page()
+    """``st.stop()`` for a page: the page ends here, but its view still goes into the address bar. What the
+    dataset picker needs (a file, or a fix to one) is said here in the main area too."""
+    problem = st.session_state.pop("dataset.problem", None)  # dpcore.ui.common.DATASET_PROBLEM
+    if problem is not None:
+        kind, message = problem
+        (st.error if kind == "error" else st.info)(message)
+    finish_page(stopped=True)
     st.stop()

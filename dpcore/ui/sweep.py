@@ -334,7 +334,7 @@ def _where_raised(w: dict, table: pd.DataFrame) -> str:
         return ""
     axis = next((a for a in table.get("axis", pd.Series(dtype=object)).dropna()), "value")
     name = _axis_header(str(axis))
-    at = ", ".join(f"{v:g}" + (f" ({k} of {n} runs)" if k < n else "") for v, (k, n) in w["where"].items())
+    at = ", ".join(format_number(v) + (f" ({k} of {n} runs)" if k < n else "") for v, (k, n) in w["where"].items())
     return f"At {name} = {at}: "
 
 

@@ -170,3 +170,12 @@ def test_binary_upload_says_it_is_not_text():
     blob = b"PK\x03\x04\x14\x00\x06\x00\x08\x00\x00\x00!\x00\xff\xfe\x8f\x92" * 20  # looks like an .xlsx (zip)
     with pytest.raises(DatasetError, match=r"not UTF-8 text .*save it as CSV \(UTF-8\)"):
         read_csv_columns(blob)
+
+
+def test_a_tiny_upload_is_warned_that_its_test_accuracy_says_little():
+    with pytest.warns(DPCoreWarning, match="only 8 rows.*about 2.*steps of 1/2"):
+        load_csv("a,label\n" + "\n".join(f"{i},{'xy'[i % 2]}" for i in range(8)), label_column="label")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DPCoreWarning)
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        load_csv("a,label\n" + "\n".join(f"{i},{'xy'[i % 2]}" for i in range(200)), label_column="label")

@@ -72,3 +72,42 @@ def test_the_papers_page_before_a_run_writes_the_chosen_paper_and_draws_the_glos
     assert not at.exception
     assert _param(at, "repro.name") is not None
     assert any(e.label.startswith("Glossary") for e in at.sidebar.expander)
+
+
+def _open(path: str, params: dict):
+    at = page("app.py")
+    at.switch_page(path)
+    for key, value in params.items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def test_a_list_of_unknown_choices_falls_back_to_the_default_choices_the_warning_promises():
+    key = "sweep.learners.classification.tab.epsilon"
+    at = _open("pages/5_Tradeoff_explorer.py", {key: '["nope"]'})
+    assert not at.exception
+    assert at.multiselect(key=key).value == ["dpsgd", "erm-objective"]  # not an empty selection
+    assert any(key in w.value and "default" in w.value for w in at.warning)
+    assert _param(at, key) == '["dpsgd", "erm-objective"]'
+
+
+def test_a_link_made_with_an_uploaded_file_waits_quietly_for_the_file_and_keeps_its_other_inputs():
+    at = _open("pages/2_Train_a_network.py", {"train.dataset": '"upload"', "train.dataset.label": '"target"',
+                                              "train.dataset.task": '"auto"', "train.epsilon": "2.5"})
+    assert not at.exception and not at.warning  # the page asks for the file; nothing is "not valid"
+    assert at.session_state["train.epsilon"] == 2.5  # for the ε box, once the file is there
+
+
+def test_the_address_carries_only_the_inputs_the_page_shows_now():
+    at = page("app.py")
+    at.switch_page("pages/2_Train_a_network.py").run()
+    at.selectbox(key="train.dataset").set_value("iris").run()
+    assert any(k.endswith(".iris") for k in at.query_params)
+    at.selectbox(key="train.dataset").set_value("wine").run()
+    assert not any(k.endswith(".iris") for k in at.query_params)  # no knob of the dataset left behind
+
+
+def test_a_page_waiting_for_an_upload_says_so_in_the_main_area_too_where_a_phone_shows_it():
+    at = _open("pages/5_Tradeoff_explorer.py", {"sweep.dataset": '"upload"'})
+    assert not at.exception
+    assert any("Upload a CSV file in the sidebar" in i.value for i in at.main.info)

@@ -154,6 +154,7 @@ def test_command_line_lists_runs_and_reports_as_json(capsys):
     assert main(["reproduce", "--list"]) == 0
     listed = capsys.readouterr().out
     assert all(n in listed for n in NAMES)
+    assert len({len(line) - len(line.split(None, 1)[1]) for line in listed.splitlines()}) == 1  # titles line up
     assert main(["reproduce", "su2016-dplloyd", "--json"]) == 0
     out = capsys.readouterr()
     doc = json.loads(out.out.strip().splitlines()[-1])

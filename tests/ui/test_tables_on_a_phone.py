@@ -1,0 +1,26 @@
+"""Tables: the first column stays in view while the rest scrolls, unless it is too long for a phone."""
+from __future__ import annotations
+
+import json
+
+from streamlit.testing.v1 import AppTest
+
+
+def _tables():
+    import pandas as pd
+
+    from dpcore.ui.common import show_frame
+
+    show_frame(pd.DataFrame({"Round": [1, 2], "Accuracy": [0.5, 0.6]}), key="short", wide_from=2)
+    show_frame(pd.DataFrame({"Learner": ["DP-ERM, objective perturbation (Chaudhuri et al. Alg. 2)"], "ε": [1.0]}),
+               key="long", wide_from=2)
+
+
+def test_a_short_first_column_is_pinned_and_a_column_of_long_names_is_not():
+    at = AppTest.from_function(_tables).run()
+    assert not at.exception
+    short, long = (json.loads(df.proto.columns) for df in at.dataframe)
+    assert short["Round"] == {"pinned": True}
+    assert not long.get("Learner", {}).get("pinned")  # it would fill a 390 px screen, leaving the numbers no room
+    cues = [m.value for m in at.markdown if "dp-scroll-cue" in m.value]
+    assert "first column stays in place" in cues[0] and "first column" not in cues[1]  # the phone's cue is true
