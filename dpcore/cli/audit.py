@@ -17,7 +17,7 @@ from ..exceptions import DPValueError
 from ..rng import noise_mode
 from . import command_help
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
-from .train import parse_set
+from .train import parse_set, text_line
 
 
 def add_parser(sub) -> None:
@@ -83,5 +83,5 @@ def _run(args) -> int:
         print(json.dumps(out))
     else:
         for k, v in out.items():
-            print(f"{k}: {v}")
+            print(text_line(k, v))
     return 0

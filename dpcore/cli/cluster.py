@@ -7,10 +7,10 @@ intra_cluster_variance, epsilon, delta, noise_multiplier, seconds).
 from __future__ import annotations
 
 from ..defaults import EPSILON
-from ..learners import run_learner
+from ..learners import get_learner, run_learner
 from . import command_help
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
-from .train import print_result
+from .train import note_ignored_epsilon, print_result
 
 ALGORITHMS = ("dplloyd", "input-perturbation", "lloyd")
 
@@ -20,7 +20,8 @@ def add_parser(sub) -> None:
     add_data_flags(p, what="registry name of a classification dataset, e.g. iris")
     p.add_argument("--algorithm", required=True, choices=ALGORITHMS)
     p.add_argument("--k", type=int, default=None, help="number of clusters (default: number of classes)")
-    p.add_argument("--epsilon", type=float, default=EPSILON, help=f"default {EPSILON:g}")
+    p.add_argument("--epsilon", type=float, default=None,
+                   help=f"default {EPSILON:g}; lloyd is not private and takes none")
     p.add_argument("--iterations", type=int, default=None, help="DPLloyd rounds (default: Su et al.'s hybrid, 1)")
     add_noise_flags(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON on the last line")
@@ -35,6 +36,8 @@ def _run(args) -> int:
         params["iterations"] = args.iterations
     data = dataset_from_args(args)
     seed, secure = noise_from_args(args)
-    res = run_learner(args.algorithm, data, epsilon=args.epsilon, seed=seed, secure=secure, params=params)
+    note_ignored_epsilon(get_learner(args.algorithm), args.epsilon)
+    res = run_learner(args.algorithm, data, epsilon=EPSILON if args.epsilon is None else args.epsilon, seed=seed,
+                      secure=secure, params=params)
     print_result(res, as_json=args.json, secure=secure)
     return 0

@@ -124,6 +124,7 @@ def _run(args) -> int:
             parts = [f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in info.items()]
             print(" ".join(parts), file=sys.stderr)
 
+    note_ignored_epsilon(spec, args.epsilon)
     res = run_learner(
         args.algorithm,
         data,
@@ -139,6 +140,19 @@ def _run(args) -> int:
     return 0
 
 
+def note_ignored_epsilon(spec, epsilon) -> None:
+    """On stderr: ``--epsilon`` was given to a learner that spends no privacy budget (it is not private)."""
+    if epsilon is not None and not spec.private:
+        print(f"note: {spec.name} is not private, so --epsilon {epsilon:g} is ignored", file=sys.stderr)
+
+
+def text_line(key: str, value) -> str:
+    """``key: value`` for the text output; a non-private run's epsilon (inf, or None in an audit) says so."""
+    if key == "epsilon" and (value is None or str(value) in ("inf", "Infinity")):
+        return f"{key}: inf (not private)"
+    return f"{key}: {value}"
+
+
 def print_result(res, *, as_json: bool, secure: bool = False) -> None:
     """Print a RunResult: one JSON object on the last line, or ``key: value`` lines; ``noise`` says the mode."""
     out = {**res.to_json_dict(), "noise": "secure" if secure else "seeded"}
@@ -146,4 +160,4 @@ def print_result(res, *, as_json: bool, secure: bool = False) -> None:
         print(json.dumps(out))
     else:
         for k, v in out.items():
-            print(f"{k}: {v}")
+            print(text_line(k, v))
