@@ -1,10 +1,10 @@
 """The privacy budget a run starts from, everywhere: every page's ε and δ boxes, every command's ``--epsilon`` and
 ``--delta``, and the library's functions when they are not given one.
 
-ε = 1 sits between the budgets deployments have published (Apple's keyboard statistics, ε 2-8 per day; the US
-Census 2020, ε 2.47 per housing-unit table) and the "strong" band of the verdict (ε ≤ 1). δ = 1e-5 is below one
-over the number of rows of every registry dataset (the largest, Adult, has 30,162), the usual rule for δ
-(Dwork & Roth 2014, Section 2.3: δ much smaller than 1/n).
+ε = 1 is the top of the verdict's "strong" band (ε ≤ 1), below the budgets deployments have published (Apple's
+emoji statistics, ε 4 per day; the US Census 2020 housing-unit data, ε 2.47), as the app's verdict lines compare.
+δ = 1e-5 is below one over the number of rows of every registry dataset (the largest, Adult, has 30,162), the usual
+rule for δ (Dwork & Roth 2014, Section 2.3: δ much smaller than 1/n).
 """
 from __future__ import annotations
 

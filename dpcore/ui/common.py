@@ -14,6 +14,7 @@ from ..defaults import DELTA, EPSILON
 from ..exceptions import DPCoreError
 from ..verdict import comparison, verdict
 from ..workload import SERVER, set_default_budget
+from .links import DATASET_PROBLEM
 from .navigation import route_through_app
 from .present import control_area, open_stage
 
@@ -163,9 +164,8 @@ def delta_input(key: str, *, default: float = DELTA, container=None, disabled: b
     )
 
 
-#: Session key of what stops the page for want of data: ``(kind, message)``, shown again in the main area by
-#: :func:`dpcore.ui.links.stop_page`, since on a phone the sidebar where the picker says it is folded away.
-DATASET_PROBLEM = "dataset.problem"
+#: What a page without data asks for, in the sidebar beside the uploader and again in the main area.
+UPLOAD_PROMPT = "Upload a CSV file in the sidebar (the ☰ menu on a phone) to use your own data."
 
 
 def dataset_picker(key: str, *, task: str | None = None, images: bool | None = None, allow_upload: bool = True,
@@ -185,9 +185,8 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         return load_dataset(choice)
     up = c.file_uploader("CSV file (header row, numeric features)", type=["csv"], key=f"{key}.file")
     if up is None:
-        st.info("Upload a CSV file in the sidebar to use your own data.")
-        st.session_state[DATASET_PROBLEM] = ("info", "Upload a CSV file in the sidebar (the ☰ menu on a phone) to "
-                                                     "use your own data.")
+        st.info(UPLOAD_PROMPT)
+        st.session_state[DATASET_PROBLEM] = ("info", UPLOAD_PROMPT)
         return None
     data = up.getvalue()
     try:

@@ -20,6 +20,10 @@ import streamlit as st
 
 #: query parameters that are not inputs of a page
 RESERVED = ("present",)
+#: Session key of what keeps a page from its data, ``(kind, message)`` (set by
+#: :func:`dpcore.ui.common.dataset_picker`): :func:`stop_page` says it in the main area, since on a phone the
+#: sidebar where the picker stands is folded away.
+DATASET_PROBLEM = "dataset.problem"
 _RESTORED = "link.restored"  # {key: value} read from the link in this run, checked after it
 _PROBLEMS = "link.problems"  # inputs of the link that could not be used, shown on the next run
 _LOADED = "link.loaded"  # pages whose link has been read in this session
@@ -188,7 +192,7 @@ def finish_page(*, stopped: bool = False) -> None:
 def stop_page() -> None:
     """``st.stop()`` for a page: the page ends here, but its view still goes into the address bar. What the
     dataset picker needs (a file, or a fix to one) is said here in the main area too."""
-    problem = st.session_state.pop("dataset.problem", None)  # dpcore.ui.common.DATASET_PROBLEM
+    problem = st.session_state.pop(DATASET_PROBLEM, None)
     if problem is not None:
         kind, message = problem
         (st.error if kind == "error" else st.info)(message)
