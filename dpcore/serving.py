@@ -276,6 +276,11 @@ class SharedRuns:
             raise run.error
         return run.value
 
+    def watching(self) -> int:
+        """Visitors following a run that has started: each of them redraws its progress as the run goes."""
+        with self._lock:
+            return sum(run.followers for run in self._runs.values() if run.started)
+
     def status(self) -> dict:
         """How many runs are queued and running, and how many results are kept."""
         with self._lock:
@@ -300,6 +305,12 @@ class SharedRuns:
 
 _shared: SharedRuns | None = None
 _shared_lock = threading.Lock()
+
+
+def watchers() -> int:
+    """Visitors of this server following a run now (0 before the first run: the store is not made here)."""
+    store = _shared
+    return 0 if store is None else store.watching()
 
 
 def shared_runs() -> SharedRuns:

@@ -50,10 +50,10 @@ st.header("1 · Two neighbouring databases")
 d, d2 = neighbouring_databases()
 c1, c2, c3 = st.columns([2, 2, 3])
 c1.markdown("**D**")
-c1.dataframe(d, hide_index=True, width="stretch")
+c1.table(d.style.hide(axis="index"))
 c2.markdown("**D′**: Chandler's record changed")
-c2.dataframe(d2.style.apply(lambda r: ["background-color: #ffe08a" if r.Name == "Chandler" else "" for _ in r],
-                            axis=1), hide_index=True, width="stretch")
+c2.table(d2.style.apply(lambda r: ["background-color: #ffe08a" if r.Name == "Chandler" else "" for _ in r],
+                       axis=1).hide(axis="index"))
 true_d, true_d2 = int(d["Has diabetes"].sum()), int(d2["Has diabetes"].sum())
 c3.markdown(
     f"Query: **how many people have diabetes?** On D the answer is {true_d}, on D′ it is {true_d2}. "

@@ -46,6 +46,28 @@ def test_two_visitors_asking_the_same_run_share_one_computation_and_its_progress
     assert runs.get_or_run(("train", 1), _counting(0)) == (42, "cached")
 
 
+def test_watchers_count_the_visitors_following_started_runs_not_queued_ones():
+    runs = SharedRuns(workers=1)
+    gate = threading.Event()
+    threads = [threading.Thread(target=runs.get_or_run, args=("shared", _counting(1, events=[0], gate=gate)))
+               for _ in range(3)]
+    threads.append(threading.Thread(target=runs.get_or_run, args=("queued", _counting(2))))
+    for t in threads:
+        t.start()
+        time.sleep(0.2)
+    assert runs.watching() == 3  # three follow the running one; the queued run's visitor draws nothing yet
+    gate.set()
+    for t in threads:
+        t.join(5)
+    assert runs.watching() == 0
+
+
+def test_the_server_wide_watcher_count_is_zero_before_any_run(monkeypatch):
+    monkeypatch.setattr(serving, "_shared", None)
+    assert serving.watchers() == 0  # and asking does not make the store (which would cap this process's threads)
+    assert serving._shared is None
+
+
 def test_finished_results_are_bounded_least_recently_asked_first_out():
     runs = SharedRuns(max_entries=2, workers=1)
     calls = []

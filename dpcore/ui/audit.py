@@ -13,6 +13,7 @@ from ..audit import max_tpr_at_fpr, pld_max_tpr_at_fpr, run_audit
 from ..learners import get_learner, learners
 from ..rng import noise_mode
 from .common import DASH, format_epsilon, remembered, shared_call
+from .live import BAR_SECONDS, Every
 
 #: How each attack is offered on the page, and what it assumes and knows.
 ATTACK_LABELS = {
@@ -93,9 +94,12 @@ class AuditProgress:
     def __init__(self, label: str) -> None:
         self.label = label
         self.bar = st.progress(0.0, text=f"{label}: starting …")
+        self._due = Every(BAR_SECONDS)  # spaced more widely while a class follows runs (dpcore.ui.live)
 
     def __call__(self, info: Mapping[str, Any]) -> None:
         done, total = int(info["done"]), max(int(info["total"]), 1)
+        if not self._due(last=done >= total):
+            return
         what = {"target": "target model trained", "shadow": "shadow models trained",
                 "training": "epochs"}.get(info["stage"], info["stage"])
         self.bar.progress(min(done / total, 1.0), text=f"{self.label}: {done} of {total} {what}")

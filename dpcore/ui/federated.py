@@ -18,6 +18,7 @@ from .common import (
     shared_call,
 )
 from .common import remembered as _remembered
+from .live import CHART_SECONDS, Every
 from .sweep import ROLE_LABELS
 
 MODE_LABELS = {
@@ -215,11 +216,14 @@ def live_callback(bar, acc_slot, eps_slot, *, rounds: int, reference: pd.DataFra
                   chance: float | None = None):
     """An ``on_epoch`` hook that moves the progress bar and redraws both per-round charts."""
     rows: list[dict] = []
+    chart_due = Every(CHART_SECONDS)  # spaced more widely while a class follows runs (dpcore.ui.live)
 
     def cb(info) -> None:
         rows.append({"round": info["round"], "accuracy": info["accuracy"], "epsilon": info["epsilon"]})
         bar.progress(info["round"] / rounds, text=f"round {info['round']} / {rounds}: accuracy "
                                                   f"{info['accuracy']:.3f}, ε {info['epsilon']:.3g}")
+        if not chart_due(last=info["round"] >= rounds):
+            return
         a, e = rounds_figures(pd.DataFrame(rows), rounds=rounds, reference=reference, private=private, chance=chance)
         acc_slot.plotly_chart(a, width="stretch", key=f"fed.live.acc.{info['round']}")
         eps_slot.plotly_chart(e, width="stretch", key=f"fed.live.eps.{info['round']}")

@@ -19,6 +19,7 @@ from .common import (
     shared_call,
 )
 from .common import remembered as _remembered
+from .live import BAR_SECONDS, Every
 
 PRIVACY_MODES = ("target ε", "noise scale")
 #: The learner whose knobs the page draws.
@@ -78,7 +79,11 @@ def cached_teachers_sweep(dataset: str, config: PateConfig, counts: tuple[int, .
 def progress_callback(bar, total_teachers: int) -> Callable:
     """An ``on_epoch`` hook that moves a ``st.progress`` bar through teachers, queries and the student."""
 
+    bar_due = Every(BAR_SECONDS)  # spaced more widely while a class follows runs (dpcore.ui.live)
+
     def cb(info) -> None:
+        if info["stage"] != "student" and not bar_due(last=info["epoch"] >= info["epochs"]):
+            return
         if info["stage"] == "teachers":
             bar.progress(0.8 * info["epoch"] / total_teachers, text=f"Teacher {info['epoch']} / {total_teachers} "
                                                                      f"trained (test accuracy {info['accuracy']:.2f})")

@@ -8,7 +8,6 @@ the same settings shows the curve at once.
 from __future__ import annotations
 
 import math
-import time
 from typing import Any, Mapping
 
 import pandas as pd
@@ -32,6 +31,7 @@ from ..sweep import (
 from ..sweep.engine import ID_COLUMNS, TAIL_COLUMNS
 from . import palette
 from .common import DASH, format_epsilon, format_number, readable_log_ticks, remember
+from .live import CHART_SECONDS, Every
 
 #: Learners tried first as the page's default selection (the seeds' headline comparisons).
 PREFERRED = ("dpsgd", "erm-objective", "erm-output", "output-perturbation", "label-dp-laplace", "dplloyd",
@@ -141,15 +141,13 @@ def run_live(config: SweepConfig, *, n_jobs: int, scheduler: str | None, progres
     """Run the sweep, redrawing the progress bar and the chart as runs finish; errors become ``st.error``."""
     rows: list[Mapping[str, Any]] = []
     bar = progress_slot.progress(0.0, text=f"0 / {len(config.runs())} runs")
-    last = [0.0]
+    chart_due = Every(CHART_SECONDS)  # spaced more widely while a class follows runs (dpcore.ui.live)
     n_drawn = [0]
 
     def on_result(p) -> None:
         rows.append(p.row)
         bar.progress(p.fraction, text=f"{p.done} / {p.total} runs" + (" (cached)" if p.cached else ""))
-        now = time.perf_counter()
-        if now - last[0] > 0.5 or p.done == p.total:
-            last[0] = now
+        if chart_due(last=p.done == p.total):
             n_drawn[0] += 1
             fig = sweep_figure(build_table(config, rows), config, metric=metric, log_x=log_x, band=band)
             chart_slot.plotly_chart(fig, width="stretch", key=f"sweep.live.{n_drawn[0]}")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import time
 from typing import Any
 
 import numpy as np
@@ -25,6 +24,7 @@ from ..learners import get_learner, run_learner
 from ..training import preset_for
 from . import palette
 from .common import format_epsilon, show_table, verdict_line
+from .live import BAR_SECONDS, CHART_SECONDS, Every
 
 ALGORITHMS = ("dpsgd", "output-perturbation", "label-dp-laplace", "label-dp-rr")
 #: History columns computed on the training rows: shown only in the diagnostics expander, never in the main table.
@@ -59,26 +59,24 @@ def defaults_for(dataset: Dataset, algorithm: str = "dpsgd", test_size: float = 
 class LiveProgress:
     """An ``on_epoch`` callback that moves a progress bar and redraws the charts epoch by epoch."""
 
-    #: Seconds between two redraws of the live chart: building a figure per epoch for every visitor following
-    #: the same run would compete with the training itself for the interpreter.
-    REDRAW_SECONDS = 0.5
-
     def __init__(self, label: str) -> None:
         self.bar = st.progress(0.0, text=label)
         self.chart = st.empty()
         self.rows: list[dict] = []
         self.label = label
-        self._drawn = 0.0
+        # building a figure per epoch for every visitor following the same run would compete with the training
+        # itself for the interpreter: redraws are spaced, more widely while a class follows runs (dpcore.ui.live)
+        self._bar_due, self._chart_due = Every(BAR_SECONDS), Every(CHART_SECONDS)
 
     def __call__(self, info) -> None:
         self.rows.append({k: v for k, v in info.items() if k != "epochs"})
-        frac = min(1.0, info["epoch"] / max(1, info["epochs"]))
-        eps = info.get("epsilon", math.inf)
-        self.bar.progress(frac, text=f"{self.label}: epoch {info['epoch']}/{info['epochs']}, ε spent "
-                                     f"{'∞ (not private)' if not math.isfinite(eps) else f'{eps:.3f}'}")
-        now = time.monotonic()
-        if now - self._drawn >= self.REDRAW_SECONDS or info["epoch"] >= info["epochs"]:
-            self._drawn = now
+        last = info["epoch"] >= info["epochs"]
+        if self._bar_due(last=last):
+            frac = min(1.0, info["epoch"] / max(1, info["epochs"]))
+            eps = info.get("epsilon", math.inf)
+            self.bar.progress(frac, text=f"{self.label}: epoch {info['epoch']}/{info['epochs']}, ε spent "
+                                         f"{'∞ (not private)' if not math.isfinite(eps) else f'{eps:.3f}'}")
+        if self._chart_due(last=last):
             self.chart.plotly_chart(history_figure(pd.DataFrame(self.rows)), key=f"train.live.{len(self.rows)}")
 
     def done(self) -> None:

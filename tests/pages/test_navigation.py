@@ -39,6 +39,12 @@ def test_streamlits_own_page_list_is_switched_off():
     assert config["client"]["showSidebarNavigation"] is False
 
 
+def test_the_server_neither_watches_module_sources_nor_collects_garbage_after_every_script_run():
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["fileWatcherType"] == "none"
+    assert config["runner"]["postScriptGC"] is False
+
+
 def test_home_shows_the_menu_and_links_to_every_other_page(app_page):
     at = app_page("app.py", timeout=120).run()
     assert not at.exception
