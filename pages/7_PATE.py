@@ -73,8 +73,8 @@ with control_area(st.sidebar).form("pate.form"):
     widgets = dict(prefix="pate", dataset=at, images=ds is not None and ds.is_image, container=st, in_form=True)
     params = knob_widgets(PATE_SPEC, knobs_named(PATE_SPEC, "aggregator", "teachers", "query_mode", "queries"),
                           DEFAULTS, **widgets)
-    eps = epsilon_input("pate.eps", default=DEFAULTS["epsilon"], container=key_slot, label="Target ε for all queries",
-                        disabled=mode != "target ε",
+    eps = epsilon_input("pate.eps", default=DEFAULTS["epsilon"], container=key_slot, in_form=True,
+                        label="Target ε for all queries", disabled=mode != "target ε",
                         help="Privacy budget: smaller is more private. Used when privacy is set by target ε.")
     noise = knob_widget(PATE_SPEC.knob("noise_multiplier"), key="pate.noise", value=NOISE_START, container=st,
                         disabled=mode != "noise scale", help="Used when privacy is set by noise scale.")

@@ -52,7 +52,7 @@ with control_area(st.sidebar).form("audit.form"):
     network = st.radio("Network", list(NETWORK_CHOICES), format_func=NETWORK_CHOICES.get, key="audit.network",
                        help="For the network learners only. A flexible network memorises more, so the non-private "
                             "one leaks more; the preset is what the Train page uses.")
-    epsilon = epsilon_input("audit.eps", container=key_slot)
+    epsilon = epsilon_input("audit.eps", container=key_slot, in_form=True)
     delta = delta_input("audit.delta", container=st)
     st.header("Attack")
     attack = st.radio("Attack", list(ATTACK_LABELS), format_func=ATTACK_LABELS.get, key="audit.attack")

@@ -122,17 +122,19 @@ def bounded_number(c, label: str, *, low: float | None, high: float | None, defa
 
 
 def epsilon_input(key: str, *, default: float = EPSILON, container=None, label: str = "Epsilon (ε)",
-                  disabled: bool = False, help: str | None = None) -> float:
+                  disabled: bool = False, help: str | None = None, in_form: bool = False) -> float:
     """ε box with its verdict band under it; ``disabled=True`` keeps it visible but greyed out (``help`` says why).
 
     Without a ``container`` it goes to the sidebar, or to the stage beside the headline chart in presentation mode.
+    ``in_form``: the box is in a ``st.form``, which reports a new value only when submitted, so the verdict names
+    the ε it judges (the one last applied) rather than seeming to judge the number being typed.
     """
     c = container or control_area(st.sidebar)
     eps = bounded_number(c, label, low=0.001, high=100.0, default=float(default), key=key, name="ε",
                          value=float(default), step=0.1, format="%.3f", disabled=disabled,
                          help=help or "Privacy budget: smaller is more private; from 0.001 to 100.")
     if not disabled:
-        verdict_line(eps, container=c)
+        verdict_line(eps, container=c, what=f"At the ε last applied, {format_number(eps)}" if in_form else None)
     return eps
 
 

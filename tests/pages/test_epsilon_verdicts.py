@@ -76,3 +76,13 @@ def test_an_epsilon_or_delta_out_of_range_is_said_under_its_box_and_not_used():
     at.number_input(key="train.epsilon").set_value(2.0)
     at.number_input(key="train.delta").set_value(1.0).run()
     assert [e.value for e in at.error] == ["δ must be from 0 to 0.01; 1 is not. The page uses 1e-05 until it is."]
+
+
+@pytest.mark.parametrize("path, key", [("pages/9_Attack_the_model.py", "audit.eps"), ("pages/7_PATE.py", "pate.eps")])
+def test_a_verdict_inside_a_form_names_the_epsilon_it_judges_until_the_form_is_submitted(path, key):
+    at = page(path).run()
+    assert any(v.startswith("At the ε last applied, 5") or v.startswith("At the ε last applied, 1")
+               for v in verdicts(at))
+    at.number_input(key=key).set_value(8.0).run()  # typed, not submitted: a form reports nothing yet
+    applied = [v for v in verdicts(at) if v.startswith("At the ε last applied")]
+    assert applied and not any("At the ε last applied, 8" in v for v in applied)
