@@ -27,36 +27,66 @@ Audits of the library's own learners, trained for real:
 """
 from __future__ import annotations
 
-from .attacks import (
-    lira_offline_scores,
-    lira_online_scores,
-    logit_confidence,
-    logit_confidence_from_logits,
-    loss_threshold_scores,
-    negative_squared_error,
-)
-from .bounds import (
-    EpsilonBound,
-    clopper_pearson_lower,
-    clopper_pearson_upper,
-    epsilon_lower_bound,
-    epsilon_lower_bound_from_scores,
-)
-from .canaries import CANARY_KINDS, CanaryAudit, gradient_canary_audit, input_canary_audit
-from .membership import ATTACKS, MembershipAudit, example_statistic, membership_audit, pool_capacity
-from .one_run import (
-    OneRunAudit,
-    default_guess_counts,
-    one_run_audit,
-    one_run_epsilon_lower_bound,
-    one_run_guesses,
-    one_run_p_value,
-)
-from .release import output_perturbation_release_audit
-from .result import AuditResult, audit_from_scores
-from .roc import DEFAULT_FPRS, RocCurve, fpr_key, membership_advantage, roc_auc, roc_curve, tpr_at_fpr
-from .run import AUDIT_KINDS, run_audit
-from .theory import gaussian_tradeoff_tpr, max_advantage, max_tpr_at_fpr, pld_max_tpr_at_fpr
+import importlib
+
+#: Where each public name lives. Imported on first use (PEP 562), so that a page needing one light module
+#: (the home page's floating-point attack) does not import torch with the audits that train models.
+_WHERE = {
+    "lira_offline_scores": "attacks",
+    "lira_online_scores": "attacks",
+    "logit_confidence": "attacks",
+    "logit_confidence_from_logits": "attacks",
+    "loss_threshold_scores": "attacks",
+    "negative_squared_error": "attacks",
+    "EpsilonBound": "bounds",
+    "clopper_pearson_lower": "bounds",
+    "clopper_pearson_upper": "bounds",
+    "epsilon_lower_bound": "bounds",
+    "epsilon_lower_bound_from_scores": "bounds",
+    "CANARY_KINDS": "canaries",
+    "CanaryAudit": "canaries",
+    "gradient_canary_audit": "canaries",
+    "input_canary_audit": "canaries",
+    "ATTACKS": "membership",
+    "MembershipAudit": "membership",
+    "example_statistic": "membership",
+    "membership_audit": "membership",
+    "pool_capacity": "membership",
+    "OneRunAudit": "one_run",
+    "default_guess_counts": "one_run",
+    "one_run_audit": "one_run",
+    "one_run_epsilon_lower_bound": "one_run",
+    "one_run_guesses": "one_run",
+    "one_run_p_value": "one_run",
+    "output_perturbation_release_audit": "release",
+    "AuditResult": "result",
+    "audit_from_scores": "result",
+    "DEFAULT_FPRS": "roc",
+    "RocCurve": "roc",
+    "fpr_key": "roc",
+    "membership_advantage": "roc",
+    "roc_auc": "roc",
+    "roc_curve": "roc",
+    "tpr_at_fpr": "roc",
+    "AUDIT_KINDS": "run",
+    "run_audit": "run",
+    "gaussian_tradeoff_tpr": "theory",
+    "max_advantage": "theory",
+    "max_tpr_at_fpr": "theory",
+    "pld_max_tpr_at_fpr": "theory",
+}
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_WHERE))
 
 __all__ = [
     "ATTACKS",
