@@ -115,13 +115,15 @@ def check_view(*, stopped: bool = False) -> bool:
     """After the run: the inputs the link set but a widget did not keep; True when the page must be redrawn.
 
     ``stopped``: the page ended early (:func:`stop_page`, e.g. waiting for an uploaded file), so inputs it did not
-    draw are not judged: their values wait in the session for their widgets, which start from them once drawn.
+    draw are not judged yet: their values wait in the session for their widgets, which start from them once drawn,
+    and are judged on the run that draws them (a value the widget then refuses is warned about like any other).
     """
     restored = st.session_state.pop(_RESTORED, {})
-    bad = []
+    bad, waiting = [], {}
     for key, value in restored.items():
         if not _drawn_this_run(key):
             if stopped:
+                waiting[key] = value
                 continue
             st.session_state.pop(key, None)  # no input of this page has that name (any more)
             bad.append(key)
@@ -130,6 +132,8 @@ def check_view(*, stopped: bool = False) -> bool:
             # the redrawn widget shows its default, as the warning says
             st.session_state.pop(key, None)
             bad.append(key)
+    if waiting:
+        st.session_state[_RESTORED] = waiting
     if bad:
         st.session_state.setdefault(_PROBLEMS, []).extend(bad)
     return bool(bad)

@@ -98,6 +98,25 @@ def test_a_link_made_with_an_uploaded_file_waits_quietly_for_the_file_and_keeps_
     assert at.session_state["train.epsilon"] == 2.5  # for the ε box, once the file is there
 
 
+def test_a_waiting_link_value_its_widget_refuses_once_the_file_is_there_is_warned_about():
+    at = _open("pages/2_Train_a_network.py", {"train.dataset": '"upload"', "train.algorithm": '"no-such-learner"'})
+    assert not at.exception and not at.warning  # waiting for the file: nothing judged yet
+    at.get("file_uploader")[0].set_value(("mine.csv", b"a,b,label\n" + b"".join(
+        f"{i},{i % 7},{i % 2}\n".encode() for i in range(80)), "text/csv")).run()
+    assert not at.exception
+    assert any("train.algorithm" in w.value and "default" in w.value for w in at.warning)
+    assert at.selectbox(key="train.algorithm").value == "dpsgd"  # the default the warning promises
+
+
+def test_a_waiting_link_value_that_fits_is_applied_without_a_warning():
+    at = _open("pages/2_Train_a_network.py", {"train.dataset": '"upload"', "train.epsilon": "2.5"})
+    at.get("file_uploader")[0].set_value(("mine.csv", b"a,b,label\n" + b"".join(
+        f"{i},{i % 7},{i % 2}\n".encode() for i in range(80)), "text/csv")).run()
+    assert not at.exception
+    assert not any("train.epsilon" in w.value for w in at.warning)
+    assert at.number_input(key="train.epsilon").value == 2.5
+
+
 def test_the_address_carries_only_the_inputs_the_page_shows_now():
     at = page("app.py")
     at.switch_page("pages/2_Train_a_network.py").run()
