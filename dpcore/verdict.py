@@ -85,6 +85,8 @@ def _times(epsilon: float) -> str:
     if epsilon > 13.8:
         return f"10^{epsilon / math.log(10):.0f}×"
     x = math.exp(epsilon)
+    if x < 1.1:  # a small ε: "1×" would read as no change at all, so enough decimals to show it
+        return f"{x:.{max(3, math.ceil(-math.log10(epsilon)))}f}×" if epsilon > 0 else "1×"
     if x < 10:
         return f"{x:.2g}×"
     return f"{x:,.0f}×"
@@ -175,10 +177,9 @@ def comparison(epsilon: float) -> str:
     """
     if math.isinf(epsilon):
         return "Every published deployment states a finite ε; a non-private result has none."
-    below, above = neighbours(epsilon)
+    # placed by the value as shown: a calibrated 3.9999999 reads "ε 4 ≤ ε = 4", never "ε = 4 < ε 4"
     shown = f"{epsilon:.3g}"
-    if any(f"{d.epsilon:g}" == shown for d in below[:1] + above[:1]):  # 3.9996 must not read "4 < 4"
-        shown = f"{epsilon:.6g}"
+    below, above = neighbours(float(shown))
     left = f"{below[0].short} (ε {below[0].epsilon:g}) ≤ " if below else ""
     right = f" < {above[0].short} (ε {above[0].epsilon:g})" if above else ""
     if not below:

@@ -116,3 +116,14 @@ def test_no_abbreviation_on_a_first_screen_is_left_undefined():
         found |= set(re.findall(r"\b(?:[A-Z][A-Za-z]*[A-Z][A-Za-z-]*|[A-Z]{2,})\b", text))
     undefined = sorted(t for t in found if t not in defined and t not in NOT_JARGON)
     assert not undefined, f"define these in dpcore/glossary.py: {undefined}"
+
+
+def test_an_epsilon_calibrated_just_under_a_deployment_is_placed_as_shown_not_below_itself():
+    text = comparison(3.9999999)  # a calibrated target of 4
+    assert "ε = 4 < Apple" not in text
+    assert "Apple's emoji statistics (ε 4) ≤ ε = 4 <" in text
+
+
+def test_a_tiny_epsilon_says_the_odds_move_a_little_not_1x():
+    assert "1.001×" in verdict(0.001).sentence()
+    assert "1.0003×" in verdict(0.0003).sentence()
