@@ -6,6 +6,7 @@ import streamlit as st
 
 from dpcore.datasets import REGISTRY, dataset_names, load_dataset, train_test_split
 from dpcore.learners import get_learner
+from dpcore.models.learners import CLUSTER_COMPARISON_NEIGHBOURING
 from dpcore.ui import (
     epsilon_input,
     noise_mode_input,
@@ -47,8 +48,9 @@ with st.sidebar:
                     help=f"{REGISTRY[dataset].title} has {n_classes} classes.")
     epsilon = epsilon_input("cluster.epsilon")
     # the page starts on replace-one, the relation input perturbation protects, so that both are compared like
-    # for like (DPLloyd's own default, add-remove, is one click away)
-    neighbouring = knob_widget(dplloyd.knob("neighbouring"), key="cluster.neighbouring", value="replace-one",
+    # for like (DPLloyd's own default, add-remove, is one click away); the cluster command starts there too
+    neighbouring = knob_widget(dplloyd.knob("neighbouring"), key="cluster.neighbouring",
+                               value=CLUSTER_COMPARISON_NEIGHBOURING,
                                help="What ε protects: replacing one record's values, or whether a record is there "
                                     "at all. Input perturbation protects each record's values (replace-one).")
     auto_iter = st.checkbox("Su et al.'s default rounds", True, key="cluster.auto_iter",

@@ -67,3 +67,18 @@ def test_pages_without_a_learner_default_open_on_the_shared_epsilon(page, key):
     at.run()
     assert not at.exception
     assert at.number_input(key=key).value == EPSILON
+
+
+def test_the_cluster_command_runs_dplloyd_on_the_clustering_pages_neighbouring_relation_and_says_so(capsys):
+    at = AppTest.from_file(str(ROOT / "pages" / "3_Clustering.py"), default_timeout=120)
+    at.run()
+    page_relation = at.radio(key="cluster.neighbouring").value
+    args = build_parser().parse_args(["cluster", "--dataset", "iris", "--algorithm", "dplloyd"])
+    assert args.func(args) == 0
+    printed = capsys.readouterr().out
+    assert f"neighbouring: {page_relation}" in printed
+    # and the same inputs give the page's number (the same seed fixes the noise)
+    from dpcore.learners import run_learner
+
+    same = run_learner("dplloyd", "iris", epsilon=EPSILON, seed=0, params={"neighbouring": page_relation})
+    assert f"intra_cluster_variance: {same.metrics['intra_cluster_variance']}" in printed

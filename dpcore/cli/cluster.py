@@ -2,12 +2,16 @@
 
 ``python -m dpcore cluster --dataset iris --algorithm dplloyd --k 3 --epsilon 1 --seed 0 --json``
 prints the Train command's JSON contract (accuracy after Hungarian matching,
-intra_cluster_variance, epsilon, delta, noise_multiplier, seconds).
+intra_cluster_variance, epsilon, delta, noise_multiplier, seconds), and for DPLloyd the neighbouring
+relation its ε protects. Its defaults are the Clustering page's (DPLloyd on replace-one, as there).
 """
 from __future__ import annotations
 
+import sys
+
 from ..defaults import EPSILON
 from ..learners import get_learner, run_learner
+from ..models.learners import CLUSTER_COMPARISON_NEIGHBOURING
 from . import command_help
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
 from .train import note_ignored_epsilon, print_result
@@ -23,6 +27,9 @@ def add_parser(sub) -> None:
     p.add_argument("--epsilon", type=float, default=None,
                    help=f"default {EPSILON:g}; lloyd is not private and takes none")
     p.add_argument("--iterations", type=int, default=None, help="DPLloyd rounds (default: Su et al.'s hybrid, 1)")
+    p.add_argument("--neighbouring", choices=("add-remove", "replace-one"), default=None,
+                   help=f"DPLloyd only: what ε protects (default {CLUSTER_COMPARISON_NEIGHBOURING}, as on the "
+                        "Clustering page, like for like with input perturbation; add-remove is Su et al.'s)")
     add_noise_flags(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON on the last line")
     p.set_defaults(func=_run)
@@ -34,10 +41,15 @@ def _run(args) -> int:
         params["k"] = args.k
     if args.iterations is not None:
         params["iterations"] = args.iterations
+    extra = {}
+    if args.algorithm == "dplloyd":
+        params["neighbouring"] = extra["neighbouring"] = args.neighbouring or CLUSTER_COMPARISON_NEIGHBOURING
+    elif args.neighbouring is not None:
+        print(f"note: --neighbouring applies to dplloyd only; {args.algorithm} ignores it", file=sys.stderr)
     data = dataset_from_args(args)
     seed, secure = noise_from_args(args)
     note_ignored_epsilon(get_learner(args.algorithm), args.epsilon)
     res = run_learner(args.algorithm, data, epsilon=EPSILON if args.epsilon is None else args.epsilon, seed=seed,
                       secure=secure, params=params)
-    print_result(res, as_json=args.json, secure=secure)
+    print_result(res, as_json=args.json, secure=secure, extra=extra)
     return 0

@@ -153,9 +153,10 @@ def text_line(key: str, value) -> str:
     return f"{key}: {value}"
 
 
-def print_result(res, *, as_json: bool, secure: bool = False) -> None:
-    """Print a RunResult: one JSON object on the last line, or ``key: value`` lines; ``noise`` says the mode."""
-    out = {**res.to_json_dict(), "noise": "secure" if secure else "seeded"}
+def print_result(res, *, as_json: bool, secure: bool = False, extra: dict | None = None) -> None:
+    """Print a RunResult: one JSON object on the last line, or ``key: value`` lines; ``noise`` says the mode;
+    ``extra`` adds lines (e.g. the neighbouring relation the command chose)."""
+    out = {**res.to_json_dict(), **(extra or {}), "noise": "secure" if secure else "seeded"}
     if as_json:
         print(json.dumps(out))
     else:

@@ -189,6 +189,11 @@ DPLLOYD_KNOBS = (
          help="add-remove (Su et al.) or replace-one (doubles every sensitivity)"),
 )
 
+#: The neighbouring relation the Clustering page and the ``cluster`` command start DPLloyd on: replace-one, the
+#: relation input perturbation protects, so that the two are compared like for like. DPLloyd's own default (its
+#: knob's, for ``train`` and the sweeps) stays add-remove, Su et al.'s.
+CLUSTER_COMPARISON_NEIGHBOURING = "replace-one"
+
 
 def _bounds_of(split):
     b = split.dataset.bounds
