@@ -169,6 +169,12 @@ def neighbours(epsilon: float, k: int = 1) -> tuple[list[Deployment], list[Deplo
     return below[::-1][:k], above[:k]
 
 
+#: Why an accountant's ε can be exactly 0 for finite noise (pages and the command line say it in these words).
+ZERO_EPSILON = ("ε = 0 here is a (0, δ) guarantee, not perfect privacy: the noise is so large that the outputs with "
+                "and without any one record differ by at most δ in probability (the Rényi conversion gives exactly 0 "
+                "once the Rényi divergence falls below δ²).")
+
+
 def comparison(epsilon: float) -> str:
     """One line placing ``epsilon`` between the nearest published deployments (their units differ: see the list).
 

@@ -179,7 +179,13 @@ b1, b2 = st.columns(2)
 sweeps = {"clip_norm": (0.03, 0.1, 0.3, 1.0, 3.0, 10.0), "noise_multiplier": (0.1, 0.3, 0.5, 1.0, 2.0, 4.0)}
 clicked = {ax: col.button(f"Sweep the {ax.replace('_', ' ')}", key=f"fed.sweep.{ax}")
            for ax, col in zip(sweeps, (b1, b2))}
+sigma_limit = FED_SPEC.knob("noise_multiplier").high
 for ax, values in sweeps.items():
+    if ax == "clip_norm" and res.noise_multiplier is not None and res.noise_multiplier > sigma_limit:
+        st.info(f"The clip-norm sweep keeps this run's σ = {res.noise_multiplier:.3g}, more than the "
+                f"{sigma_limit:,.0f} a sweep accepts: an ε this small needs more noise than any model survives. "
+                "Raise ε to sweep the clip norm.")
+        continue
     sc = run_guarded(sweep_config, ds.name, cfg, params, axis=ax, values=values, epsilon=float(eps),
                      noise_multiplier=res.noise_multiplier)
     if sc is None:

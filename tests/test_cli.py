@@ -121,7 +121,7 @@ def test_an_epsilon_of_zero_for_finite_noise_is_explained_as_zero_delta_dp():
     must not read as perfect privacy, and 'noise' for any smaller target lands on that jump."""
     out = run("epsilon", "--noise-multiplier", "1e5", "--delta", "1e-5", "--sample-rate", "0.01", "--steps", "100")
     assert out.returncode == 0 and out.stdout.strip().splitlines()[-1] == "0"
-    assert "(0, delta)-DP guarantee, not perfect privacy" in out.stderr
+    assert "(0, δ) guarantee, not perfect privacy" in out.stderr
     out = run("noise", "--epsilon", "1e-5", "--delta", "1e-5", "--sample-rate", "0.01", "--steps", "100")
     assert out.returncode == 0 and "no smaller noise reaches epsilon 1e-05" in out.stderr
     out = run("noise", "--epsilon", "1", "--delta", "1e-5", "--sample-rate", "0.01", "--steps", "100")

@@ -5,6 +5,7 @@ import argparse
 import sys
 
 from ..accounting import ACCOUNTANTS, calibrate_noise_multiplier, dpsgd_epsilon
+from ..verdict import ZERO_EPSILON
 from . import command_help
 
 
@@ -41,9 +42,7 @@ def _report(args, given: str, value: float) -> int:
 
 
 #: Said on stderr when the accountant's epsilon is exactly 0 for finite noise.
-ZERO_EPSILON_NOTE = ("note: epsilon 0 here is a (0, delta)-DP guarantee, not perfect privacy: the noise is so large "
-                     "that the outputs with and without any one record differ by at most delta in probability (the "
-                     "RDP conversion gives exactly 0 once the Renyi divergence falls below delta^2)")
+ZERO_EPSILON_NOTE = "note: " + ZERO_EPSILON
 
 
 def _epsilon(args) -> int:

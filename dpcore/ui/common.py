@@ -12,7 +12,7 @@ import streamlit as st
 from ..datasets import REGISTRY, dataset_names, load_csv, read_csv_columns
 from ..defaults import DELTA, EPSILON
 from ..exceptions import DPCoreError
-from ..verdict import comparison, verdict
+from ..verdict import ZERO_EPSILON, comparison, verdict
 from ..workload import SERVER, set_default_budget
 from .links import DATASET_PROBLEM
 from .navigation import route_through_app
@@ -145,6 +145,8 @@ def verdict_text(epsilon: float, *, what: str | None = None, compare: bool = Tru
     """
     v = verdict(epsilon)
     text = (f"{what}: " if what else "") + (v.short() if short else v.sentence())
+    if epsilon == 0 and not short:  # a calibrated tiny target: the accountant's true (0, δ) bound
+        text += "  \n" + ZERO_EPSILON
     return text + ("  \n" + comparison(epsilon) if compare and not short else "")
 
 

@@ -107,3 +107,14 @@ def test_federated_defaults_to_target_epsilon_and_warns():
     texts = [w.value for w in at.warning]
     assert any("Weak guarantee" in t for t in texts) and any("Few clients" in t for t in texts)
     assert any("Chance level" in m.value for m in at.markdown)
+
+
+def test_a_tiny_target_epsilon_explains_its_zero_and_the_clip_sweep_without_an_error():
+    # ε = 0.001 needs σ far above what a sweep accepts, and the accountant then reports exactly 0
+    at = _opened_on_digits()
+    at.number_input(key="fed.eps").set_value(0.001)
+    at = _train(at)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert _metric(at, "ε (user level)") == "0"
+    assert any("(0, δ) guarantee, not perfect privacy" in m.value for m in at.markdown)
+    assert any("clip-norm sweep keeps this run's σ" in i.value for i in at.info)
