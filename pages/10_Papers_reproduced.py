@@ -5,6 +5,7 @@ import streamlit as st
 
 from dpcore.reproduce import get_reproduction, reproduction_names
 from dpcore.ui import page_header, run_guarded, show_frame, verdict_line
+from dpcore.ui.common import DASH
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area
 from dpcore.ui.reproduce import (
@@ -86,8 +87,15 @@ fig = reproduction_figure(entry, result)
 if fig is not None:
     headline_area().plotly_chart(fig, width="stretch", key="repro.chart")
 
-st.markdown("#### Published beside ours")
-show_frame(comparison_table(result), key="repro.table")
+table = comparison_table(result)
+if table["Published"].eq(DASH).all():  # the paper gives a curve or a claim, no number to set beside ours
+    st.markdown("#### Our numbers")
+    st.caption("The paper states this result as a curve and a claim (quoted above), not as numbers; the checks "
+               "below test the claim on ours.")
+    show_frame(table.drop(columns="Published"), key="repro.table")
+else:
+    st.markdown("#### Published beside ours")
+    show_frame(table, key="repro.table")
 st.markdown("#### What we check")
 st.markdown(checks_markdown(result))
 if result.gap:

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from ..reproduce import Reproduction, ReproductionResult, run_reproduction
 from . import palette
-from .common import readable_log_ticks, remembered, shared_call
+from .common import DASH, readable_log_ticks, remembered, shared_call
 
 
 def cached_reproduction(name: str, on_progress: Callable | None = None) -> ReproductionResult:
@@ -87,7 +87,7 @@ def comparison_table(result: ReproductionResult) -> pd.DataFrame:
     """Published beside ours, readable: a dash where the paper gives only a curve."""
     def fmt(v) -> str:
         if v is None or (isinstance(v, float) and math.isnan(v)):
-            return "—"
+            return DASH
         return f"{v:.4g}"
 
     return pd.DataFrame({"Quantity": result.table.quantity, "Published": result.table.published.map(fmt),

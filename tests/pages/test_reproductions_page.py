@@ -35,6 +35,16 @@ def test_an_entry_with_a_gap_says_so_and_the_result_stays_when_coming_back():
     assert at.get("plotly_chart")  # kept in the session: no second click
 
 
+def test_an_entry_whose_paper_gives_no_numbers_shows_ours_without_a_column_of_dashes():
+    at = page(PATH).run()
+    at.selectbox(key="repro.name").set_value("su2016-dplloyd").run()
+    at.button(key="repro.run").click().run()
+    assert not at.exception
+    assert list(at.dataframe[0].value.columns) == ["Quantity", "Ours"]
+    assert any("#### Our numbers" in m.value for m in at.markdown)
+    assert not any("Published beside ours" in m.value for m in at.markdown)
+
+
 def test_every_paper_at_a_glance_runs_the_rest_and_lists_each_with_its_checks(monkeypatch):
     from dpcore.reproduce import entries, registry
 
