@@ -11,7 +11,7 @@ from dpcore.images.sets import DISPLAY_UPSCALE
 from dpcore.mechanisms import RandomizedResponse
 from dpcore.ui import delta_input, epsilon_input, noise_mode_input, page_header, run_guarded, show_frame, verdict_line
 from dpcore.ui import images as ui
-from dpcore.ui.common import majority_accuracy
+from dpcore.ui.common import format_number, majority_accuracy, verdict_text
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import headline_area
 
@@ -33,6 +33,11 @@ if mode == "mechanisms":
     chosen = sb.multiselect("Mechanisms", kinds, default=kinds, format_func=IMAGE_MECHANISMS.get, key="images.kinds")
     eps = epsilon_input("images.eps", default=10.0)
     pairs = [(k, eps) for k in chosen]
+    if any(k.endswith("-pixel") for k in chosen):  # the verdict above judges ε as typed: say what it covers there
+        h0, w0 = image_set.image_shape[:2]
+        sb.markdown(f"For the per-pixel mechanisms this ε protects **one pixel**: a whole {h0}×{w0} image is "
+                    f"protected only at {h0 * w0}·ε = **{format_number(h0 * w0 * eps)}**, "
+                    f"{verdict_text(h0 * w0 * eps, short=True)} (the table under the grid).")
 else:
     kind = sb.selectbox("Mechanism", kinds, index=4, format_func=IMAGE_MECHANISMS.get, key="images.kind")
     eps_list = sb.multiselect("ε values", ui.EPSILON_CHOICES, default=[0.1, 1.0, 10.0, 100.0], key="images.eps_list")
@@ -53,6 +58,7 @@ columns = tuple((k, float(e), float(delta), cell, m) for k, e in pairs)
 grid = run_guarded(ui.cached_grid, key, columns, seed)
 if grid is not None:
     means = ui.units_table(grid)
+    st.markdown("**Picture quality, PSNR** (mean over the rows; higher is closer to the original):")
     for c, row in zip(st.columns(len(means)), means.itertuples(index=False)):
         c.metric(row.column, f"{row.psnr_db:.1f} dB" if math.isfinite(row.psnr_db) else "∞ dB",
                  help=f"Mean PSNR over the rows. Privacy unit: {row[-1]}")

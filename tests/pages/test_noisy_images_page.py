@@ -54,3 +54,12 @@ def test_epsilon_columns_bad_cell_and_train_button():
     assert any("only ε = 64-DP as a whole" in w.value for w in at.warning)
     assert any("Not like for like" in c.value for c in at.caption)
     assert any("ε = 64 per image" in m.label for m in at.metric)
+
+
+def test_the_sidebar_says_what_a_per_pixel_epsilon_leaves_the_whole_image_with():
+    at = _app()
+    text = " ".join(m.value for m in at.sidebar.markdown)
+    assert "protects **one pixel**" in text and "64·ε = **640**" in text  # digits: 8 x 8 at the default ε 10
+    at.multiselect(key="images.kinds").set_value(["laplace-image", "dppix"]).run()
+    assert "protects **one pixel**" not in " ".join(m.value for m in at.sidebar.markdown)
+    assert any(m.value.startswith("**Picture quality, PSNR**") for m in at.markdown)  # what the dB above are
