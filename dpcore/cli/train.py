@@ -121,8 +121,7 @@ def _run(args) -> int:
 
     def on_epoch(info):
         if not args.json:
-            parts = [f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in info.items()]
-            print(" ".join(parts), file=sys.stderr)
+            print(progress_line(info), file=sys.stderr)
 
     note_ignored_epsilon(spec, args.epsilon)
     res = run_learner(
@@ -151,6 +150,23 @@ def text_line(key: str, value) -> str:
     if key == "epsilon" and (value is None or str(value) in ("inf", "Infinity")):
         return f"{key}: inf (not private)"
     return f"{key}: {value}"
+
+
+def progress_line(info: dict) -> str:
+    """One progress event as ``key=value`` pairs; a federated round is counted as ``round=3/100``, not as epochs
+    (its event carries ``epoch`` and ``epochs`` too, for the progress hooks that count steps generically).
+
+    >>> progress_line({"epoch": 3, "epochs": 100, "round": 3, "accuracy": 0.51234})
+    'round=3/100 accuracy=0.5123'
+    >>> progress_line({"epoch": 2, "epochs": 30, "epsilon": 0.25})
+    'epoch=2 epochs=30 epsilon=0.25'
+    """
+    info = dict(info)
+    if "round" in info and "epochs" in info:
+        info.pop("epoch", None)
+        info["round"] = f"{info['round']}/{info.pop('epochs')}"
+        info = {"round": info.pop("round"), **info}
+    return " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in info.items())
 
 
 def print_result(res, *, as_json: bool, secure: bool = False, extra: dict | None = None) -> None:
