@@ -187,17 +187,19 @@ def compare_display(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def quality_figure(df: pd.DataFrame) -> go.Figure:
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("PSNR: higher is closer", "SSIM: 1 = same structure"))
+    # what each panel shows is in its axis title, so the verdict bands can be named above the plots, clear of the
+    # gridlines and the curves
+    fig = make_subplots(rows=1, cols=2)
     for kind, part in df.groupby("kind", sort=False):
         name = IMAGE_MECHANISMS[kind]
         for col, y in ((1, "psnr_db"), (2, "ssim")):
             fig.add_trace(go.Scatter(x=part.epsilon, y=part[y], mode="lines+markers", name=name, legendgroup=kind,
                                      showlegend=col == 1, **_STYLE[kind]), row=1, col=col)
     fig.update_xaxes(type="log", title_text="ε (log scale)")
-    fig.update_yaxes(title_text="PSNR (dB)", row=1, col=1)
-    fig.update_yaxes(title_text="SSIM", row=1, col=2)
-    fig.update_layout(height=420, margin=dict(t=40, b=40), legend=dict(orientation="h", y=-0.25))
-    palette.epsilon_bands(fig, list(df.epsilon), labels_above=False, row="all", col="all")
+    fig.update_yaxes(title_text="PSNR (dB), higher is closer", row=1, col=1)
+    fig.update_yaxes(title_text="SSIM, 1 = same structure", row=1, col=2)
+    fig.update_layout(height=420, margin=dict(t=50, b=40), legend=dict(orientation="h", y=-0.25))
+    palette.epsilon_bands(fig, list(df.epsilon), label_axes=("x", "x2"), row="all", col="all")
     return readable_log_ticks(fig, "x")
 
 

@@ -57,13 +57,15 @@ BAND_TINTS = {"strong": "rgba(0,158,115,0.08)", "moderate": "rgba(240,228,66,0.1
               "weak": "rgba(230,159,0,0.10)", "nominal": "rgba(213,94,0,0.08)"}
 
 
-def epsilon_bands(fig, values, *, log: bool = True, labels_above: bool = True, **where):
+def epsilon_bands(fig, values, *, log: bool = True, labels_above: bool = True, label_axes: tuple[str, ...] = ("x",),
+                  **where):
     """Shade the verdict bands of :mod:`dpcore.verdict` behind an ε x-axis spanning ``values``, each named.
 
     Only the bands the axis reaches are drawn, clipped to its span, so a chart of ε from 0.1 to 20 reads
     strong | moderate | weak | nominal. The names sit just above the plot area (``labels_above``; a line near the
     top of the plot would strike through them inside it), placed on a log axis when ``log``; charts with subplot
-    titles up there keep them inside (``labels_above=False``, ``where`` = ``row="all", col="all"``).
+    titles up there keep them inside (``labels_above=False``, ``where`` = ``row="all", col="all"``). Side-by-side
+    subplots without titles name the bands above each one: ``label_axes=("x", "x2")`` with ``where`` as above.
     """
     from ..verdict import BANDS
 
@@ -93,8 +95,9 @@ def epsilon_bands(fig, values, *, log: bool = True, labels_above: bool = True, *
                       **where)
         if labels_above:  # annotations on a log axis take log10 coordinates
             mid = (math.log10(x0) + math.log10(x1)) / 2 if log else (x0 + x1) / 2
-            fig.add_annotation(x=mid, y=1.0, xref="x", yref="paper", yanchor="bottom", showarrow=False,
-                               text=band.name, font=dict(size=12, color="#333333"), yshift=14 if staggered else 0)
+            for xref in label_axes:
+                fig.add_annotation(x=mid, y=1.0, xref=xref, yref="paper", yanchor="bottom", showarrow=False,
+                                   text=band.name, font=dict(size=12, color="#333333"), yshift=14 if staggered else 0)
     return fig
 
 

@@ -70,3 +70,18 @@ def test_two_narrow_bands_side_by_side_keep_their_names_apart_and_wide_ones_stay
     assert pads["moderate"] != pads["weak"] and pads["strong"] == pads["nominal"] == pads["moderate"]
     above = epsilon_bands(go.Figure(), (0.1, 20), labels_above=True)  # room for every name on one line
     assert {a.yshift for a in above.layout.annotations} == {0}
+
+
+def test_the_picture_quality_panels_name_the_bands_above_each_plot_not_on_a_gridline():
+    import pandas as pd
+
+    from dpcore.ui.images import quality_figure
+
+    df = pd.DataFrame([{"kind": k, "epsilon": e, "psnr_db": 10.0, "ssim": 0.5}
+                       for k in ("laplace-pixel", "dppix") for e in (0.1, 1.0, 10.0, 100.0)])
+    fig = quality_figure(df)
+    names = [(a.text, a.xref) for a in fig.layout.annotations]
+    for band in ("strong", "moderate", "weak", "nominal"):
+        assert (band, "x") in names and (band, "x2") in names  # one set over each panel
+    assert all(a.yref == "paper" and a.y == 1.0 and a.yanchor == "bottom" for a in fig.layout.annotations)
+    assert not any(s.label.text for s in fig.layout.shapes)  # none inside the plot, where gridlines cross them
