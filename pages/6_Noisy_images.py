@@ -11,7 +11,7 @@ from dpcore.images.sets import DISPLAY_UPSCALE
 from dpcore.mechanisms import RandomizedResponse
 from dpcore.ui import delta_input, epsilon_input, noise_mode_input, page_header, run_guarded, show_frame, verdict_line
 from dpcore.ui import images as ui
-from dpcore.ui.common import format_number, majority_accuracy, verdict_text
+from dpcore.ui.common import majority_accuracy
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import headline_area
 
@@ -33,11 +33,6 @@ if mode == "mechanisms":
     chosen = sb.multiselect("Mechanisms", kinds, default=kinds, format_func=IMAGE_MECHANISMS.get, key="images.kinds")
     eps = epsilon_input("images.eps", default=10.0)
     pairs = [(k, eps) for k in chosen]
-    if any(k.endswith("-pixel") for k in chosen):  # the verdict above judges ε as typed: say what it covers there
-        h0, w0 = image_set.image_shape[:2]
-        sb.markdown(f"For the per-pixel mechanisms this ε protects **one pixel**: a whole {h0}×{w0} image is "
-                    f"protected only at {h0 * w0}·ε = **{format_number(h0 * w0 * eps)}**, "
-                    f"{verdict_text(h0 * w0 * eps, short=True)} (the table under the grid).")
 else:
     kind = sb.selectbox("Mechanism", kinds, index=4, format_func=IMAGE_MECHANISMS.get, key="images.kind")
     eps_list = sb.multiselect("ε values", ui.EPSILON_CHOICES, default=[0.1, 1.0, 10.0, 100.0], key="images.eps_list")
@@ -47,6 +42,8 @@ h, w = image_set.image_shape[:2]
 cell = int(sb.number_input("DP-Pix cell size b (pixels)", 1, 64, 2 if min(h, w) <= 8 else 4 if min(h, w) <= 32 else 8,
                            key=f"images.cell.{image_set.name}"))
 m = int(sb.number_input("DP-Pix m (pixels neighbours may differ in)", 1, 10_000, 1, key="images.m"))
+if mode == "mechanisms" and (note := ui.whole_image_note(chosen, eps, delta, image_set, cell=cell, m=m)):
+    sb.markdown(note)  # the verdict under the ε box judges ε as typed: say what it leaves a whole image with
 seed = noise_mode_input("images.seed", uploaded=key is not None and key[0] == "upload")
 
 st.header(f"{image_set.title}: {image_set.n_images} image(s) of {' x '.join(map(str, image_set.image_shape))}, "

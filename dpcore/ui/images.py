@@ -18,13 +18,14 @@ from ..images import (
     label_noise_view,
     load_image_set,
     load_uploaded_image,
+    make_image_mechanism,
     noisy_grid,
     quality_curve,
 )
 from ..images.sets import MAX_UPLOAD_BYTES, MAX_UPLOAD_PIXELS
 from ..rng import noise_mode, secure_or_seed
 from . import palette
-from .common import readable_log_ticks, readable_table, run_guarded
+from .common import format_number, readable_log_ticks, readable_table, run_guarded, verdict_text
 
 #: epsilon grid of the quality chart (log-spaced)
 CURVE_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0)
@@ -184,6 +185,26 @@ def compare_display(table: pd.DataFrame) -> pd.DataFrame:
     return readable_table(table, digits=3, labels={
         "accuracy": "test accuracy", "epsilon": "ε per training record (image)", "privacy": "privacy unit",
         "labels_protected": "labels protected"})
+
+
+def whole_image_note(kinds, epsilon: float, delta: float, image_set: ImageSet, *, cell: int,
+                     m: int) -> str | None:
+    """What ε leaves a whole image with under each chosen mechanism that protects pixels rather than images (None
+    when none does): each mechanism's own whole-image ε, the number the table under the grid shows (Laplace per
+    pixel: h·w·ε; Gaussian per pixel: Balle & Wang's calibration solved for the whole image's L2 sensitivity;
+    DP-Pix: its cells composed over the image)."""
+    shape = image_set.image_shape
+    parts = []
+    for kind in kinds:
+        mech = make_image_mechanism(kind, epsilon=epsilon, pixel_range=image_set.pixel_range, delta=delta,
+                                    cell=cell, m=m)
+        whole = mech.image_epsilon(shape)
+        if whole > epsilon * (1 + 1e-9):
+            parts.append(f"{mech.label.split(',')[0]} **ε {format_number(whole)}**, {verdict_text(whole, short=True)}")
+    if not parts:
+        return None
+    return (f"This ε protects **pixels, not the image**: a whole {shape[0]}×{shape[1]} image is protected only at "
+            + "; ".join(parts) + " (the table under the grid).")
 
 
 def quality_figure(df: pd.DataFrame) -> go.Figure:

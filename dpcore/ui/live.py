@@ -2,8 +2,10 @@
 
 Every visitor following a run builds its own figure and progress text from the run's events, in the server's
 one Python process, and every browser then draws them. Twenty visitors each redrawing a chart twice a second
-would hold the interpreter lock the run itself needs (measured with ``bench/classroom_load.py``: the shared
-run took three times as long) and keep their browsers busy drawing charts nobody has time to read. So the
+build forty figures a second, holding the interpreter lock the run itself needs, and keep their browsers busy
+drawing charts nobody has time to read. (In ``bench/classroom_load.py`` the spacing alone made no clear
+difference; most of the lock went to Streamlit's module watcher and garbage collection, switched off in
+``.streamlit/config.toml``. The spacing bounds the cost as classes grow.) So the
 pause between two redraws grows with the number of visitors following a run on this server
 (:func:`dpcore.serving.watchers`): alone, a chart is redrawn every :data:`CHART_SECONDS`; with n visitors,
 every n times that, so the server builds about the same number of figures a second however large the class.

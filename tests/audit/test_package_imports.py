@@ -19,7 +19,6 @@ def test_the_home_pages_floating_point_attack_loads_without_torch():
 def test_every_public_name_of_the_audit_package_still_resolves():
     import dpcore.audit as audit
 
-    assert set(audit.__all__) == set(audit._WHERE)
     for name in audit.__all__:
         assert getattr(audit, name) is not None
     assert "torch" in _modules_after("from dpcore.audit import run_audit")  # the audits that train still load it

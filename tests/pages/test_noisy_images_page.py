@@ -56,10 +56,18 @@ def test_epsilon_columns_bad_cell_and_train_button():
     assert any("ε = 64 per image" in m.label for m in at.metric)
 
 
-def test_the_sidebar_says_what_a_per_pixel_epsilon_leaves_the_whole_image_with():
+def test_the_sidebar_says_what_an_epsilon_on_pixels_leaves_the_whole_image_with():
+    from dpcore.ui.common import format_number
+
     at = _app()
     text = " ".join(m.value for m in at.sidebar.markdown)
-    assert "protects **one pixel**" in text and "64·ε = **640**" in text  # digits: 8 x 8 at the default ε 10
-    at.multiselect(key="images.kinds").set_value(["laplace-image", "dppix"]).run()
-    assert "protects **one pixel**" not in " ".join(m.value for m in at.sidebar.markdown)
+    # digits, 8 x 8 at the default ε 10: each mechanism's own whole-image ε, as in the table under the grid
+    units = at.dataframe[0].value.set_index("Column")["ε for the whole image"]
+    assert "protects **pixels, not the image**" in text
+    for column, whole in units.items():
+        said = f"{column.split(',')[0]} **ε {format_number(whole)}**"
+        assert (said in text) == (whole > 10), column
+    assert units["Gaussian / pixel, ε=10"] < 640 == units["Laplace / pixel, ε=10"]  # not h·w·ε for the Gaussian
+    at.multiselect(key="images.kinds").set_value(["laplace-image", "gaussian-image"]).run()
+    assert "pixels, not the image" not in " ".join(m.value for m in at.sidebar.markdown)
     assert any(m.value.startswith("**Picture quality, PSNR**") for m in at.markdown)  # what the dB above are
