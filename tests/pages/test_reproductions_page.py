@@ -1,6 +1,8 @@
 """The "Papers, reproduced" page: a paper's claim, a live run on a click, published beside ours."""
 from __future__ import annotations
 
+import json
+
 from .conftest import page
 
 PATH = "pages/10_Papers_reproduced.py"
@@ -30,6 +32,9 @@ def test_an_entry_with_a_gap_says_so_and_the_result_stays_when_coming_back():
     at.button(key="repro.run").click().run()
     assert not at.exception
     assert any(w.value.startswith("**Reproduced in part.**") for w in at.warning)
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert spec["layout"]["xaxis"]["type"] == "log"
+    assert spec["layout"]["xaxis"]["title"]["text"] == "ε — log scale"  # a reader sees the axis is not linear
     at.selectbox(key="repro.name").set_value("abadi2016-accountant").run()
     at.selectbox(key="repro.name").set_value("zhang2012-functional").run()
     assert at.get("plotly_chart")  # kept in the session: no second click
