@@ -17,6 +17,7 @@ from .exceptions import DPCoreWarning, DPTypeError, DPValueError, PrivacyLeakWar
 
 __all__ = [
     "check_epsilon",
+    "check_real",
     "check_delta",
     "check_positive",
     "check_nonnegative",
@@ -37,6 +38,11 @@ def _as_real(value, name: str) -> float:
     if math.isnan(out):
         raise DPValueError(f"{name} must be a number, got NaN")
     return out
+
+
+def check_real(value, name: str) -> float:
+    """Return ``value`` as a float after checking that it is a real number, not NaN (any range)."""
+    return _as_real(value, name)
 
 
 def check_epsilon(epsilon, name: str = "epsilon", *, allow_inf: bool = False) -> float:

@@ -81,7 +81,11 @@ with st.sidebar:
         st.caption("In secure mode every run uses one train/test split (seed 0); the repetitions differ in their "
                    "noise only.")
     delta = delta_input("sweep.delta")
-    eps = 1.0 if axis == "epsilon" else epsilon_input("sweep.epsilon", label="Fixed ε")
+    # sweeping σ: each run spends the ε its σ gives, so there is no ε to fix (SweepConfig.sets_noise)
+    eps = 1.0 if axis in ("epsilon", "noise_multiplier") else epsilon_input("sweep.epsilon", label="Fixed ε")
+    if axis == "noise_multiplier":
+        st.caption("No fixed ε when sweeping σ: each run spends the ε its σ gives with the learner's epochs and "
+                   "batch size, shown in the **ε spent** columns below.")
     if axis == "epsilon" and 0 < lo <= hi:
         control_area(st.sidebar).markdown(
             f"From ε = {lo:g}: {verdict_text(lo, short=True)}  \nto ε = {hi:g}: {verdict_text(hi, short=True)}"
@@ -110,6 +114,9 @@ config = run_guarded(SweepConfig, dataset=ds, learners=tuple(chosen), axis=axis,
                      base_seed=base_seed or 0, secure=base_seed is None, epsilon=eps, delta=delta, params=params)
 if config is None:
     stop_page()
+if config.sets_noise and axis != "noise_multiplier":
+    st.info("noise_multiplier is fixed in the knobs: each run spends the ε that σ gives, shown in the **ε spent** "
+            "columns; the Fixed ε in the sidebar is not used.")
 n_runs = len(config.runs())
 axis_name = "ε" if axis == "epsilon" else axis.replace("_", " ")
 st.caption(f"{len(chosen)} learner(s) × {len(values)} value(s) × {seeds} seed(s) + baselines "
@@ -125,6 +132,7 @@ clicked = control_area(b1).button("Run", type="primary", key="sweep.run")
 b2.caption("On a quiet 2-core machine the default sweep takes about 10–20 s (mostly starting the worker "
            "processes); images, PATE and federated learners take longer per run. Finished runs are cached.")
 progress_slot, warn_box, metrics_box, chart_slot = st.empty(), st.container(), st.container(), headline_area().empty()
+prompt_slot = st.empty()  # drawn now, so an earlier run's "Press Run" box does not linger while this one runs
 result = remembered(config)
 if clicked and result is None:
     result = run_live(config, n_jobs=int(jobs), scheduler=scheduler.strip() or None, progress_slot=progress_slot,
@@ -132,7 +140,7 @@ if clicked and result is None:
 if result is None and clicked:
     stop_page()  # the error is shown above; no chart, no "press Run" box
 if result is None:
-    st.info(f"Press **Run** to compute the {n_runs} runs ({n_to_compute(config)} not computed yet); "
+    prompt_slot.info(f"Press **Run** to compute the {n_runs} runs ({n_to_compute(config)} not computed yet); "
             "finished runs are cached on disk, so reopening these settings later shows the curve at once.")
     stop_page()
 
@@ -140,14 +148,13 @@ table = result.table
 summ = result.summary(metric)
 with warn_box:
     show_sweep_warnings(table)
-swept = summ[summ.role == "swept"]
-top = swept[swept.value == swept.value.max()]
+swept = summ[summ.role == "swept"].dropna(subset=["mean"])
 m = metrics_box.columns(4)
 m[0].metric("Runs", f"{len(table)}", help=f"{result.n_computed} computed, {result.n_cached} read from the cache, "
             f"{result.seconds:.1f} s")
-if not top.empty:
-    best = top.sort_values("mean", ascending=metric == "mse").iloc[0]
-    m[1].metric(f"Best swept at {axis_name} = {best.value:.3g}", f"{best['mean']:.3g}",
+if not swept.empty:  # the best point of any swept curve, wherever it lies on the axis
+    best = swept.sort_values("mean", ascending=metric == "mse", kind="stable").iloc[0]
+    m[1].metric(f"Best swept: {axis_name} = {best.value:.3g}", f"{best['mean']:.3g}",
                 help=f"{title_of(best.learner)}, mean over seeds"
                      + (" — ⚠ this learner leaked privacy here: its ε is not a guarantee" if best.get(
                          "leaks_privacy", False) else ""))

@@ -188,7 +188,10 @@ if b.button("Sweep the number of teachers", key="pate.sweep_teachers"):
     pb.empty()
     if df is not None:
         st.session_state["pate.teacher_sweep"] = ((ds.name, cfg), df)
-for key, fig, note in [("pate.eps_sweep", epsilon_sweep_figure, "Accuracy against the budget for these settings."),
+for key, fig, note in [("pate.eps_sweep", epsilon_sweep_figure,
+                        "Accuracy against the budget for these settings. The teachers are those of the run above; "
+                        "each point draws noise of its own and trains its own student, so at the run's own ε the "
+                        "point can differ from the result above: the difference is what one draw of noise moves."),
                        ("pate.teacher_sweep", teachers_sweep_figure,
                         "Fixed privacy setting; more teachers widen the vote gap but each learns from less data.")]:
     got = st.session_state.get(key)

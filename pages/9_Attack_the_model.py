@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from dpcore.audit import pool_capacity
+from dpcore.audit import DEFAULT_POOL_SIZE, POOL_SIZES, pool_capacity
 from dpcore.learners import get_learner
 from dpcore.ui import (
     close_sidebar_on_phone,
@@ -25,8 +25,10 @@ from dpcore.ui.audit import (
     AuditProgress,
     cached_audit,
     cached_theory,
+    chance_accuracy,
     contrast_learner,
     exposed_records,
+    model_accuracy_metric,
     private_learners,
     results_table,
     roc_figure,
@@ -56,9 +58,9 @@ with control_area(st.sidebar).form("audit.form"):
     delta = delta_input("audit.delta", container=st)
     st.header("Attack")
     attack = st.radio("Attack", list(ATTACK_LABELS), format_func=ATTACK_LABELS.get, key="audit.attack")
-    pool = st.select_slider("Records in the attacker's pool (half are members)", [200, 400, 1000, 2000, 4000],
-                            value=1000, key="audit.pool", help="Membership attacks only. Fewer records: the model "
-                            "memorises more, and a private model learns less.")
+    pool = st.select_slider("Records in the attacker's pool (half are members)", POOL_SIZES,
+                            value=DEFAULT_POOL_SIZE, key="audit.pool", help="Membership attacks only. Fewer "
+                            "records: the model memorises more, and a private model learns less.")
     shadows = st.select_slider("Shadow models (LiRA)", [4, 8, 16, 32], value=16, key="audit.shadows")
     canaries = st.select_slider("Canaries (one-run audit)", [100, 200, 500, 1000, 2000], value=1000,
                                 key="audit.canaries")
@@ -99,7 +101,8 @@ for label, (name, eps) in runs.items():
 private_label = next(iter(audits))
 main = audits[private_label]
 claim = main.result.epsilon
-c = st.columns(4)
+accuracy = {k: getattr(a, "target_accuracy", getattr(a, "accuracy", None)) for k, a in audits.items()}
+c = st.columns(5)
 c[0].metric("ε claimed by the learner", f"{claim:.3g}")
 c[1].metric("ε proven by the attack (95%)", f"{main.result.epsilon_lower_bound:.3g}",
             help="The true ε of this run is at least this, with 95% confidence (Steinke et al. 2023 for one "
@@ -111,12 +114,14 @@ c[3].metric("Caught at 1% false alarms", "—" if caught is None else f"{caught:
                  "wrongly naming 1 in 100 non-members. Guessing gives 1%."
                  + ("" if caught is not None else f" Not measurable here: {main.result.n_nonmembers} non-members, "
                     "fewer than 100."))
+utility = model_accuracy_metric(c[4], accuracy, private_label, chance=chance_accuracy(ds))
 verdict_line(float(claim), what="ε claimed")
 proven = main.result.epsilon_lower_bound
 st.markdown("**The attack-based reading:** " + (
     f"this attack proves that the run leaks at least ε = {proven:.3g} (95 % confidence), against the {claim:.3g} "
     "claimed: the attacker gets that far, the guarantee covers the rest." if proven > 0 else
-    "this attack could not prove any leak (its lower bound on ε is 0): it did no better than guessing on this run."))
+    "this attack could not prove any leak (its lower bound on ε is 0): it did no better than guessing on this run.")
+    + (" " + utility if utility else ""))
 
 fpr = tuple(np.logspace(-3, 0, 80))
 region, exact = cached_theory(float(claim), float(main.result.delta), main.event, repr(main.event), fpr)
@@ -128,12 +133,12 @@ st.markdown(
     "(right), on log scales so the rare, confident hits show. **No attack can leave the shaded region** of the "
     "claimed (ε, δ); the dotted line is the tighter limit of the exact noise this run added. The dashed diagonal "
     "is guessing.")
-accuracy = {k: getattr(a, "target_accuracy", getattr(a, "accuracy", None)) for k, a in audits.items()}
 show_table(results_table({k: (a, accuracy[k]) for k, a in audits.items()}), key="audit.table")
 if tpr_measured(main.result, "0.001") is None:
     st.caption(f"A dash for a TPR: with {main.result.n_nonmembers:,} non-members, a false-alarm rate below "
-               f"1 in {main.result.n_nonmembers:,} cannot be measured (one false alarm is already more); a larger "
-               "pool, on a larger dataset, measures it.")
+               f"1 in {main.result.n_nonmembers:,} cannot be measured (one false alarm is already more); "
+               + ("more canaries measure it." if attack == "one-run" else
+                  "a larger pool, on a larger dataset, measures it."))
 
 if hasattr(main, "most_exposed"):
     st.header("The records most exposed")

@@ -261,3 +261,23 @@ def test_clearing_forgets_the_results_on_disk_too(tmp_path):
     runs.clear()
     assert not list(tmp_path.glob("*/*.pkl"))
     assert SharedRuns(workers=1, directory=tmp_path).get_or_run(("run", 1), lambda progress: 2) == (2, "computed")
+
+
+def test_the_command_line_trains_on_the_app_servers_threads_and_restores_them(monkeypatch):
+    import torch
+
+    import dpcore.cli.train as cli_train
+    from dpcore.cli import main
+
+    monkeypatch.setenv("DPCORE_RUN_THREADS", "1")
+    seen, original = [], cli_train.run_learner
+
+    def spy(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(cli_train, "run_learner", spy)
+    before = torch.get_num_threads()
+    assert main(["train", "--dataset", "iris", "--algorithm", "dpsgd", "--json"]) == 0
+    assert seen == [default_run_threads(default_workers())] == [1]  # what a page's run gets on this server
+    assert torch.get_num_threads() == before

@@ -28,6 +28,11 @@ def test_every_command_that_takes_epsilon_and_delta_starts_from_the_shared_value
         assert p.get_default("delta") == DELTA
 
 
+@pytest.mark.parametrize("name", ["epsilon", "noise"])
+def test_the_accounting_commands_read_epsilon_at_the_shared_delta(name):
+    assert _command(name).get_default("delta") == DELTA
+
+
 def test_a_sweep_without_values_runs_the_trade_off_explorers_default_range_seeds_and_workers():
     from dpcore.cli.sweep import _values
 
@@ -49,7 +54,7 @@ def test_a_learners_own_knob_has_no_default_range_and_the_command_says_to_give_v
         _values(args)
 
 
-def test_the_trade_off_explorer_opens_on_the_shared_range_seeds_workers_and_delta():
+def test_the_trade_off_explorer_opens_on_the_shared_range_seeds_workers_and_delta(tmp_path):
     at = AppTest.from_file(str(ROOT / "pages" / "5_Tradeoff_explorer.py"), default_timeout=120)
     at.run()
     assert not at.exception
@@ -59,6 +64,26 @@ def test_the_trade_off_explorer_opens_on_the_shared_range_seeds_workers_and_delt
     assert at.number_input(key="sweep.seeds").value == DEFAULT_SEEDS
     assert at.number_input(key="sweep.jobs").value == DEFAULT_JOBS
     assert at.number_input(key="sweep.delta").value == DELTA
+    # the learners: the command without --algorithms sweeps the page's selection
+    at.selectbox(key="sweep.dataset").set_value("diabetes").run()
+    page_learners = next(m for m in at.multiselect if m.key.startswith("sweep.learners.")).value
+    assert page_learners == ["functional-mechanism", "ssp"]
+    import pandas as pd
+
+    from dpcore.cli import main
+
+    out = tmp_path / "sweep.csv"
+    assert main(["sweep", "--dataset", "diabetes", "--values", "1", "--seeds", "1", "--no-cache", "--no-baselines",
+                 "--jobs", "1", "--out", str(out)]) == 0
+    assert sorted(pd.read_csv(out).learner.unique()) == sorted(page_learners)
+
+
+def test_the_audit_command_attacks_the_attack_pages_learner_by_default():
+    at = AppTest.from_file(str(ROOT / "pages" / "9_Attack_the_model.py"), default_timeout=180)
+    at.session_state["audit.dataset"] = "iris"
+    at.run()
+    assert not at.exception
+    assert _command("audit").get_default("algorithm") == at.selectbox(key="audit.learner").value == "dpsgd"
 
 
 @pytest.mark.parametrize("page,key", [("3_Clustering.py", "cluster.epsilon"), ("9_Attack_the_model.py", "audit.eps")])
@@ -81,4 +106,4 @@ def test_the_cluster_command_runs_dplloyd_on_the_clustering_pages_neighbouring_r
     from dpcore.learners import run_learner
 
     same = run_learner("dplloyd", "iris", epsilon=EPSILON, seed=0, params={"neighbouring": page_relation})
-    assert f"intra_cluster_variance: {same.metrics['intra_cluster_variance']}" in printed
+    assert f"intra_cluster_variance: {same.metrics['intra_cluster_variance']:.6g}" in printed  # text: 6 figures

@@ -33,6 +33,7 @@ def calibrate(
     lower: float = 1e-3,
     upper: float = 1e7,
     name: str = "noise_multiplier",
+    pld_discretization: float = PLD_DISCRETIZATION,
 ) -> float:
     """Smallest noise parameter whose event spends at most ``target_epsilon`` at ``delta``.
 
@@ -57,6 +58,10 @@ def calibrate(
         Where the search starts, and the range it may search.
     name : str
         The parameter's name in error messages.
+    pld_discretization : float
+        The PLD grid the answer is checked on: the grid the run's epsilon will be reported on
+        (:func:`~dpcore.accounting.accountants.pld_discretization_for`); the search runs on a grid ten times
+        coarser.
 
     Raises
     ------
@@ -87,30 +92,32 @@ def calibrate(
         return epsilon_of_event(make_event(x), delta=delta, accountant=acct, neighbouring=rel,
                                 pld_discretization=grid)
 
-    def solve(acct: str, grid: float, start: float) -> float:
-        return _solve(lambda x: spent(x, acct, grid), target, start, lower, upper,
+    def solve(acct: str, grid: float, start: float, width: float = 1e-7) -> float:
+        return _solve(lambda x: spent(x, acct, grid), target, start, lower, upper, width=width,
                       what=f"{name} for epsilon={target:g}, delta={delta:g}",
                       hint=" (the Gaussian mechanism needs delta > 0; use Laplace for pure epsilon-DP)"
                       if delta == 0 else "")
 
+    grid = check_positive(pld_discretization, "pld_discretization")
     if accountant == "pld":
         try:  # RDP first: cheap at any x; a tiny x would make PLD allocate huge arrays
-            guess = solve("rdp", PLD_DISCRETIZATION, guess)
+            guess = solve("rdp", grid, guess, width=0.05)  # a start for PLD: within 5 % is plenty
         except DPValueError:  # RDP cannot compose this event (or never reaches the target): search PLD alone
             pass
-        x = solve("pld", _SEARCH_DISCRETIZATION, guess)
+        x = solve("pld", _SEARCH_DISCRETIZATION * grid / PLD_DISCRETIZATION, guess)
     else:
-        x = solve("rdp", PLD_DISCRETIZATION, guess)
+        x = solve("rdp", grid, guess)
     for _ in range(_MAX_NUDGES):
-        if spent(x, accountant, PLD_DISCRETIZATION) <= target:
+        if spent(x, accountant, grid) <= target:
             return x
         x *= 1.001
     raise DPValueError(f"could not find a {name} for epsilon={target:g}, delta={delta:g}: the search did not settle")
 
 
 def _solve(epsilon_at: Callable[[float], float], target: float, guess: float, lower: float, upper: float, *,
-           what: str, hint: str = "") -> float:
-    """Smallest x in [lower, upper] with epsilon_at(x) <= target, its epsilon within _RTOL of the target."""
+           what: str, hint: str = "", width: float = 1e-7) -> float:
+    """Smallest x in [lower, upper] with epsilon_at(x) <= target, its epsilon within _RTOL of the target, or
+    known to ``width`` (relative) where epsilon jumps past the target."""
 
     def gap(t: float) -> float:  # log eps - log target at x = e^t: nearly linear in t for noise parameters
         eps = epsilon_at(math.exp(t))
@@ -119,22 +126,24 @@ def _solve(epsilon_at: Callable[[float], float], target: float, guess: float, lo
     floor, ceil, step = math.log(lower), math.log(upper), math.log(1.5)
     t0 = math.log(guess)
     g0 = gap(t0)
-    if not math.isfinite(g0) or g0 > 0:  # more noise needed; epsilon falls roughly like 1/x
+    if g0 > 0:  # more noise needed (+inf: no finite epsilon yet); epsilon falls roughly like 1/x
         lo, g_lo, hi = t0, g0, min(ceil, t0 + (max(step, g0) if math.isfinite(g0) else math.log(2.0)))
         while (g_hi := gap(hi)) > 0:
             if hi >= ceil:
                 raise DPValueError(f"could not find a {what}: even {math.exp(ceil):g} does not reach it{hint}")
             lo, g_lo, hi = hi, g_hi, min(ceil, hi + step)
     else:
-        hi, g_hi, lo = t0, g0, max(floor, t0 + min(-step, g0))
+        # epsilon 0 at the guess (all of the event's loss fits in delta): step down, not straight to the floor
+        hi, g_hi, lo = t0, g0, max(floor, t0 + (min(-step, g0) if math.isfinite(g0) else -math.log(2.0)))
         while (g_lo := gap(lo)) <= 0:
             if lo <= floor:
                 return lower  # even the least noise allowed meets the target
             hi, g_hi, lo = lo, g_lo, max(floor, lo - step)
-    return math.exp(_root_in_bracket(gap, lo, g_lo, hi, g_hi))
+    return math.exp(_root_in_bracket(gap, lo, g_lo, hi, g_hi, width=width))
 
 
-def _root_in_bracket(gap: Callable[[float], float], lo: float, g_lo: float, hi: float, g_hi: float) -> float:
+def _root_in_bracket(gap: Callable[[float], float], lo: float, g_lo: float, hi: float, g_hi: float, *,
+                     width: float = 1e-7) -> float:
     """A t in [lo, hi] with -_RTOL <= gap(t) <= 0, given gap(lo) > 0 >= gap(hi) and gap decreasing.
 
     Aims at -_RTOL / 2, so that landing within _RTOL / 2 of the aim is on the safe side. Each step
@@ -166,7 +175,7 @@ def _root_in_bracket(gap: Callable[[float], float], lo: float, g_lo: float, hi: 
             f_lo = f_lo / 2 if same_side else f_lo
         side = new_side
         points.append((t, f))
-        if hi - lo < 1e-12:
+        if hi - lo < width:  # x known to ``width`` (relative): epsilon jumps here (e.g. to 0); hi is safe
             break
     return hi
 
@@ -187,10 +196,12 @@ def calibrate_noise_multiplier(
     sample_rate: float,
     steps: int,
     accountant: str = "rdp",
+    pld_discretization: float = PLD_DISCRETIZATION,
 ) -> float:
     """Smallest DP-SGD noise multiplier whose epsilon after ``steps`` is <= ``target_epsilon``.
 
-    :func:`calibrate` on :func:`~dpcore.accounting.dpsgd_event` (add/remove neighbours).
+    :func:`calibrate` on :func:`~dpcore.accounting.dpsgd_event` (add/remove neighbours); ``pld_discretization``
+    is the PLD grid the run's epsilon will be reported on.
 
     Examples
     --------
@@ -203,4 +214,5 @@ def calibrate_noise_multiplier(
     q = check_fraction(sample_rate, "sample_rate")
     steps = check_int(steps, "steps", minimum=1)
     return calibrate(lambda s: dpsgd_event(noise_multiplier=s, sample_rate=q, steps=steps),
-                     target_epsilon=target_epsilon, delta=delta, accountant=accountant)
+                     target_epsilon=target_epsilon, delta=delta, accountant=accountant,
+                     pld_discretization=pld_discretization)

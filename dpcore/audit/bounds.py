@@ -46,7 +46,7 @@ from scipy import stats
 
 from ..exceptions import DPValueError
 from ..rng import as_generator
-from ..validation import check_delta, check_int, check_probability
+from ..validation import check_delta, check_int, check_probability, check_real
 from .roc import check_scores, counts_at_thresholds
 
 __all__ = [
@@ -64,8 +64,8 @@ THRESHOLD_SELECTIONS = ("bonferroni", "split")
 
 def check_confidence(confidence) -> float:
     """Return ``confidence`` after checking ``0 < confidence < 1``."""
-    c = check_probability(confidence, "confidence")
-    if not 0.0 < c < 1.0:
+    c = check_real(confidence, "confidence")
+    if not 0.0 < c < 1.0:  # one message for 0, 1 and beyond (a probability check would say "in [0, 1]" for 1.5)
         raise DPValueError(f"confidence must be strictly between 0 and 1, got {c!r}; 0.95 is usual")
     return c
 

@@ -48,10 +48,18 @@ from .one_run import one_run_audit
 from .result import AuditResult
 from .roc import DEFAULT_FPRS, roc_curve
 
-__all__ = ["ATTACKS", "MembershipAudit", "example_statistic", "membership_audit"]
+__all__ = ["ATTACKS", "DEFAULT_POOL_SIZE", "MIN_POOL_SIZE", "POOL_SIZES", "MembershipAudit", "example_statistic",
+           "membership_audit", "pool_capacity"]
 
 #: Black-box membership attacks on a learner.
 ATTACKS = ("loss", "lira-online", "lira-offline")
+#: Records in the attacker's pool (half of them members) that the page offers; the page and the ``audit``
+#: command start from :data:`DEFAULT_POOL_SIZE`.
+POOL_SIZES = (200, 400, 1000, 2000, 4000)
+DEFAULT_POOL_SIZE = 1000
+#: The smallest pool an attack is run on: about 25 members and 25 non-members. Below it the model is trained on a
+#: handful of rows and the attack's rates move in steps of several percent.
+MIN_POOL_SIZE = 50
 #: Progress callback: ``{"stage": "target" | "shadow", "done": i, "total": n}``.
 ProgressCallback = Callable[[Mapping[str, Any]], None]
 
@@ -164,7 +172,11 @@ def _pool(data: "str | Dataset", *, seed: int, pool_size: int | None) -> tuple[S
     n = split.X_train.shape[0]  # pool_capacity(data): the split's sizes do not depend on the seed
     if pool_size is None or pool_size >= n:
         return split, np.arange(n)
-    pool_size = check_int(pool_size, "pool_size", minimum=4)
+    pool_size = check_int(pool_size, "pool_size")
+    if pool_size < MIN_POOL_SIZE:
+        raise DPValueError(f"pool_size must be at least {MIN_POOL_SIZE}, got {pool_size}: the model trains on about "
+                           "half the pool, and a smaller pool leaves it a handful of rows and the attack too few "
+                           "records to measure a rate")
     return split, np.sort(as_generator(seed + 104729).choice(n, size=pool_size, replace=False))
 
 

@@ -54,7 +54,7 @@ class AuditResult:
     >>> r = audit_from_scores([3.0, 2.0, 1.5], [1.0, 0.0], attack="demo", epsilon=1.0, delta=1e-5)
     >>> d = r.to_json_dict()
     >>> d["auc"], d["tpr_at_fpr"], d["n_members"], d["epsilon_lower_bound"]
-    (1.0, {'0.001': 1.0, '0.01': 1.0}, 3, 0.0)
+    (1.0, {'0.001': None, '0.01': None}, 3, 0.0)
     """
 
     attack: str
@@ -79,8 +79,17 @@ class AuditResult:
             object.__setattr__(self, name, arr)
         object.__setattr__(self, "tpr_at_fpr", {str(k): float(v) for k, v in self.tpr_at_fpr.items()})
 
+    def tpr_measured(self, fpr: str) -> float | None:
+        """The true positive rate at false positive rate ``fpr`` ("0.01"), or None when there are too few
+        non-members to measure that rate: fewer than 1 / fpr, so one false alarm is already more than it allows
+        and the number would be the rate at zero false alarms, the same for every smaller fpr."""
+        if self.n_nonmembers * float(fpr) < 1.0:
+            return None
+        return float(self.tpr_at_fpr[fpr])
+
     def to_json_dict(self) -> dict:
-        """The result as JSON-ready values (the ROC arrays are left out; non-finite epsilon is null)."""
+        """The result as JSON-ready values (the ROC arrays are left out; non-finite epsilon is null, and so is a
+        TPR the non-members are too few to measure, :meth:`tpr_measured`)."""
         return {
             "attack": self.attack,
             "epsilon": _json_number(self.epsilon),
@@ -88,7 +97,7 @@ class AuditResult:
             "epsilon_lower_bound": float(self.epsilon_lower_bound),
             "confidence": float(self.confidence),
             "auc": float(self.auc),
-            "tpr_at_fpr": dict(self.tpr_at_fpr),
+            "tpr_at_fpr": {k: self.tpr_measured(k) for k in self.tpr_at_fpr},
             "advantage": float(self.advantage),
             "n_members": int(self.n_members),
             "n_nonmembers": int(self.n_nonmembers),

@@ -30,6 +30,10 @@ COMMANDS = {
     "reproduce": ("dpcore.cli.reproduce", "papers reproduced live: published numbers beside ours"),
 }
 
+#: The commands that train: they run with the app server's torch/BLAS threads per run (dpcore.serving), so that a
+#: seeded run prints the numbers a page shows for the same inputs on the same machine.
+TRAINING_COMMANDS = ("train", "cluster", "sweep", "audit", "reproduce")
+
 
 def command_help(name: str) -> str:
     """The one-line help of command ``name`` (its module's parser uses it too)."""
@@ -119,7 +123,12 @@ def main(argv: list[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("always")
             warnings.showwarning = lambda msg, cat, *a, **k: print(f"warning: {msg}", file=sys.stderr)
-            return int(args.func(args) or 0)
+            if args.command not in TRAINING_COMMANDS:
+                return int(args.func(args) or 0)
+            from ..serving import default_run_threads, default_workers, run_threads
+
+            with run_threads(default_run_threads(default_workers())):  # the app server's threads: its numbers
+                return int(args.func(args) or 0)
     except (DPCoreError, ValueError, TypeError) as exc:
         print(f"error: {_with_hint(str(exc), args)}", file=sys.stderr)
         return 2

@@ -5,6 +5,7 @@ import argparse
 import sys
 
 from ..accounting import ACCOUNTANTS, calibrate_noise_multiplier, dpsgd_epsilon
+from ..defaults import DELTA
 from ..verdict import ZERO_EPSILON
 from . import command_help
 
@@ -19,7 +20,8 @@ def _positive_float(s: str) -> float:
 def _run_arguments(p, first: tuple[str, str]) -> None:
     """The flags both commands take: ``first`` (what is given: sigma or epsilon), then delta, q, steps, accountant."""
     p.add_argument(f"--{first[0]}", type=_positive_float, required=True, help=first[1])
-    p.add_argument("--delta", type=_positive_float, required=True)
+    p.add_argument("--delta", type=_positive_float, default=DELTA,
+                   help=f"delta of (epsilon, delta)-DP (default {DELTA:g}, as on the Accountant page and in train)")
     p.add_argument("--sample-rate", type=_positive_float, required=True, help="q = expected batch size / n")
     p.add_argument("--steps", type=int, required=True)
     p.add_argument("--accountant", choices=ACCOUNTANTS, default="rdp")

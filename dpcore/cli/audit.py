@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..audit import pool_capacity
+from ..audit import DEFAULT_POOL_SIZE, MIN_POOL_SIZE, pool_capacity
 from ..audit.run import AUDIT_KINDS, run_audit
 from ..defaults import DELTA, EPSILON
 from ..exceptions import DPValueError
@@ -26,7 +26,8 @@ def add_parser(sub) -> None:
         description="Train a registered learner for real, attack it, and print what the attack certifies: a "
                     "lower bound on epsilon at the given confidence beside the epsilon the learner claims.")
     add_data_flags(p)
-    p.add_argument("--algorithm", required=True, help="learner name, e.g. dpsgd (python -m dpcore train --list)")
+    p.add_argument("--algorithm", default="dpsgd",
+                   help="learner name (default dpsgd, as on the Attack page; python -m dpcore train --list)")
     p.add_argument("--epsilon", type=float, default=EPSILON, help=f"the learner's privacy budget (default {EPSILON:g})")
     p.add_argument("--delta", type=float, default=DELTA, help=f"delta of (epsilon, delta)-DP (default {DELTA:g})")
     p.add_argument("--attack", choices=AUDIT_KINDS, default="loss",
@@ -38,7 +39,9 @@ def add_parser(sub) -> None:
                    help="one-run canaries: gradient (white-box, DP-SGD; its default) or input (mislabelled "
                         "records, any learner)")
     p.add_argument("--pool-size", type=int, default=None,
-                   help="records in the membership attacker's pool (default: every training row)")
+                   help=f"records in the membership attacker's pool, half of them members (default "
+                        f"{DEFAULT_POOL_SIZE}, as on the Attack page; at least {MIN_POOL_SIZE}; a pool larger than "
+                        "the training rows holds them all)")
     p.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")
     add_noise_flags(p, seed_help="seed of the split, the membership coins and the noise")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a learner knob (repeatable)")
@@ -67,10 +70,14 @@ def _run(args) -> int:
             print(f"{info['stage']}: {info['done']}/{info['total']}", file=sys.stderr)
 
     given = {key: getattr(args, key) for key in _ATTACK_FLAGS if getattr(args, key) is not None}
+    if args.attack in _ATTACK_FLAGS["pool_size"]:
+        given.setdefault("pool_size", DEFAULT_POOL_SIZE)  # the page's default pool, so both give the same audit
     data = dataset_from_args(args)
-    if args.pool_size is not None and args.pool_size > (capacity := pool_capacity(data)):
-        print(f"note: --pool-size {args.pool_size} is more than the {capacity} training rows; the pool holds all "
-              f"{capacity} (about half of them members)", file=sys.stderr)
+    if "pool_size" in given and given["pool_size"] > (capacity := pool_capacity(data)):
+        if args.pool_size is not None:  # said only when asked for: the default pool is capped without a word
+            print(f"note: --pool-size {args.pool_size} is more than the {capacity} training rows; the pool holds "
+                  f"all {capacity} (about half of them members)", file=sys.stderr)
+        given["pool_size"] = capacity
     seed, secure = noise_from_args(args)
     # secure mode: the trained models' noise, batches and coins from the OS (the attack's own coins are seed 0)
     with noise_mode(secure):

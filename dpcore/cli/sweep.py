@@ -25,7 +25,9 @@ _BAR = 30
 def add_parser(sub) -> None:
     p = sub.add_parser("sweep", help=command_help("sweep"))
     add_data_flags(p)
-    p.add_argument("--algorithms", required=True, help="comma-separated learner names, e.g. dpsgd,erm-objective")
+    p.add_argument("--algorithms", default=None,
+                   help="comma-separated learner names, e.g. dpsgd,erm-objective (default: the Trade-off "
+                        "explorer's selection for the data and axis, e.g. dpsgd,erm-objective for classification)")
     p.add_argument("--axis", default="epsilon",
                    help="epsilon (default), clip_norm, noise_multiplier, learning_rate, train_fraction, "
                         "or another numeric knob the learners take")
@@ -40,7 +42,8 @@ def add_parser(sub) -> None:
     p.add_argument("--epsilon", type=float, default=EPSILON,
                    help=f"fixed epsilon when the axis is not epsilon (default {EPSILON:g})")
     p.add_argument("--delta", type=float, default=DELTA, help=f"delta of (epsilon, delta)-DP (default {DELTA:g})")
-    p.add_argument("--train-fraction", type=float, default=1.0)
+    p.add_argument("--train-fraction", type=float, default=1.0,
+                   help="share of the training rows each run uses, in (0, 1] (default 1: all of them)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a fixed knob, given to every learner that takes it (repeatable)")
     p.add_argument("--no-baselines", action="store_true", help="skip the non-private and trivial baselines")
@@ -107,14 +110,26 @@ class _ProgressBar:
 def _run(args) -> int:
     from ..sweep import SweepConfig, run_sweep
 
-    learners = [a.strip() for a in args.algorithms.split(",") if a.strip()]
     data = dataset_from_args(args)
+    axis = args.axis.replace("-", "_")
+    if args.algorithms is None:  # the page's default selection for this data and axis
+        from ..datasets import load_dataset
+        from ..sweep.choices import default_learners, sweepable
+
+        ds = load_dataset(data) if isinstance(data, str) else data
+        learners = default_learners(sweepable(ds.task, ds.is_image, axis), ds.task)
+        if not learners:
+            raise DPValueError(f"no registered learner can be swept along {axis!r} on {ds.name}; pass --algorithms")
+        print(f"note: --algorithms not given: sweeping {','.join(learners)}, as the Trade-off explorer starts",
+              file=sys.stderr)
+    else:
+        learners = [a.strip() for a in args.algorithms.split(",") if a.strip()]
     seed, secure = noise_from_args(args)
     config = SweepConfig(
         dataset=data,
         secure=secure,
         learners=learners,
-        axis=args.axis.replace("-", "_"),
+        axis=axis,
         values=_values(args),
         seeds=args.seeds,
         base_seed=seed or 0,
@@ -125,6 +140,9 @@ def _run(args) -> int:
         include_baselines=not args.no_baselines,
         providers=tuple(args.provider),
     )
+    if config.sets_noise:
+        print("note: noise_multiplier is set, so each run spends the epsilon its sigma gives (the epsilon column); "
+              "--epsilon is not used", file=sys.stderr)
     if args.out and args.out != "-":
         parent = os.path.dirname(os.path.abspath(args.out))
         if not os.path.isdir(parent):

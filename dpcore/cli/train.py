@@ -6,6 +6,7 @@ With ``--json`` the last line is a JSON object with at least ``accuracy`` (or
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 
@@ -146,10 +147,26 @@ def note_ignored_epsilon(spec, epsilon) -> None:
 
 
 def text_line(key: str, value) -> str:
-    """``key: value`` for the text output; a non-private run's epsilon (inf, or None in an audit) says so."""
+    """``key: value`` for the text output, numbers to 6 significant figures (``--json`` keeps every digit); a
+    non-private run's epsilon (inf, or None in an audit) says so.
+
+    >>> text_line("epsilon", 0.9999995000032698), text_line("tpr_at_fpr", {"0.001": None, "0.01": 0.0398406374})
+    ('epsilon: 1.0', "tpr_at_fpr: {'0.001': None, '0.01': 0.0398406}")
+    """
     if key == "epsilon" and (value is None or str(value) in ("inf", "Infinity")):
         return f"{key}: inf (not private)"
-    return f"{key}: {value}"
+    return f"{key}: {_short(value)}"
+
+
+def _short(value):
+    """Floats (also inside a dict or list) rounded to 6 significant figures; anything else as it is."""
+    if isinstance(value, float) and math.isfinite(value):
+        return float(f"{value:.6g}")
+    if isinstance(value, dict):
+        return {k: _short(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_short(v) for v in value)
+    return value
 
 
 def progress_line(info: dict) -> str:

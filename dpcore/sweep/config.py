@@ -423,6 +423,12 @@ class SweepConfig:
         return "accuracy" if self.task == "classification" else "mse"
 
     @property
+    def sets_noise(self) -> bool:
+        """True when the noise multiplier σ is swept or fixed: each run then spends the ε its σ gives, and
+        ``epsilon`` is not used (no ε is aimed at)."""
+        return self.axis == "noise_multiplier" or "noise_multiplier" in dict(self.params)
+
+    @property
     def seed_list(self) -> tuple[int, ...]:
         return tuple(range(self.base_seed, self.base_seed + self.seeds))
 

@@ -280,6 +280,8 @@ def build_table(config: SweepConfig, rows: Iterable[Mapping[str, Any]]) -> pd.Da
     metrics = [c for c in _METRIC_ORDER if c in df.columns]
     metrics += sorted(c for c in df.columns if c not in ID_COLUMNS + TAIL_COLUMNS and c not in metrics)
     df = df.reindex(columns=list(ID_COLUMNS) + metrics + list(TAIL_COLUMNS))
+    if config.sets_noise:  # σ is given, not calibrated: no run aimed at an ε, each spends what its σ gives
+        df["epsilon_target"] = np.nan
     df["_r"] = df["role"].map(_ROLE_ORDER)
     df["_l"] = df["learner"].map(order)
     df = df.sort_values(["_r", "_l", "value", "seed"], na_position="first", kind="stable")

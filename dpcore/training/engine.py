@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from ..accounting import PrivacyLedger, calibrate_noise_multiplier, dpsgd_event
+from ..accounting.accountants import pld_discretization_for
 from ..accounting.core import ACCOUNTANTS
 from ..exceptions import DPCoreWarning, DPValueError
 from ..rng import as_generator, child_seed
@@ -244,7 +245,7 @@ def _calibrated_sigma(target: float, delta: float, q: float, steps: int, account
     absl_logger.setLevel(logging.ERROR)
     try:
         return calibrate_noise_multiplier(target_epsilon=target, delta=delta, sample_rate=q, steps=steps,
-                                          accountant=accountant)
+                                          accountant=accountant, pld_discretization=pld_discretization_for(target))
     finally:
         absl_logger.setLevel(level)
 
@@ -385,7 +386,10 @@ class _Budget:
 
     def __init__(self, config: TrainConfig, sigma: float | None, q: float) -> None:
         self.config, self.sigma, self.q = config, sigma, q
-        self.odometer = PrivacyLedger(delta=config.delta, accountant=config.accountant) \
+        # the grid sigma was calibrated on (finer for small budgets, coarser for large ones): reported on another,
+        # the epsilon could land above its target
+        self.odometer = PrivacyLedger(delta=config.delta, accountant=config.accountant,
+                                      pld_discretization=pld_discretization_for(config.target_epsilon)) \
             if config.private and sigma else None
         self.epsilon = 0.0 if config.private else math.inf
         self.steps = 0

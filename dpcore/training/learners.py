@@ -67,13 +67,13 @@ MODEL_KNOBS = (
          default_from=_preset("features"),
          help="a fixed per-image transform (no privacy cost): pixels, a low-frequency DCT or HOG (images only)"),
     Knob("dct_size", "int", low=1, high=64, shared=True, label="DCT block k (k×k coefficients)", images=True,
-         when={"features": ("dct",)},
+         when={"model": ("linear", "mlp"), "features": ("dct",)},  # the CNN reads pixels
          default_from=_preset("dct_size"), help="side of the block of low-frequency DCT coefficients kept"),
     Knob("hog_cell", "int", low=1, high=64, shared=True, label="HOG cell (pixels)", images=True,
-         when={"features": ("hog",)},
+         when={"model": ("linear", "mlp"), "features": ("hog",)},
          default_from=_preset("hog_cell"), help="side of a HOG cell in pixels"),
     Knob("hog_block", "int", low=1, high=16, shared=True, advanced=True, label="HOG block (cells)", images=True,
-         when={"features": ("hog",)},
+         when={"model": ("linear", "mlp"), "features": ("hog",)},
          default_from=_preset("hog_block"), help="side of a HOG normalisation block in cells"),
 )
 #: How the network is optimised (defaults: the dataset preset for DP-SGD, Adam for the non-private network).

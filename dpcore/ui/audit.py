@@ -12,7 +12,7 @@ import streamlit as st
 from ..audit import max_tpr_at_fpr, pld_max_tpr_at_fpr, run_audit
 from ..learners import get_learner, learners
 from ..rng import noise_mode
-from .common import DASH, format_epsilon, remembered, shared_call
+from .common import DASH, format_epsilon, majority_accuracy, remembered, shared_call
 from .live import BAR_SECONDS, Every
 
 #: How each attack is offered on the page, and what it assumes and knows.
@@ -140,12 +140,9 @@ def roc_figure(curves: Mapping[str, Any], *, epsilon: float, delta: float, regio
 
 
 def tpr_measured(result, fpr: str) -> float | None:
-    """The attack's true positive rate at false positive rate ``fpr`` ("0.01"), or None when there are too few
-    non-members to measure that rate (fewer than 1 / fpr: one false alarm is already more than it allows, so the
-    number would be the rate at zero false alarms, the same for every smaller fpr)."""
-    if result.n_nonmembers * float(fpr) < 1.0:
-        return None
-    return float(result.tpr_at_fpr[fpr])
+    """The attack's true positive rate at false positive rate ``fpr`` ("0.01"), or None when the non-members are
+    too few to measure it (:meth:`dpcore.audit.AuditResult.tpr_measured`, as the ``audit`` command reports it)."""
+    return result.tpr_measured(fpr)
 
 
 def results_table(rows: Mapping[str, Any]) -> pd.DataFrame:
@@ -157,8 +154,9 @@ def results_table(rows: Mapping[str, Any]) -> pd.DataFrame:
         low, one = tpr_measured(r, "0.001"), tpr_measured(r, "0.01")
         out.append({"Model": label, "ε claimed": format_epsilon(r.epsilon),
                     "ε lower bound (95%)": round(r.epsilon_lower_bound, 3), "AUC": round(r.auc, 3),
-                    "TPR at 0.1% FPR": DASH if low is None else round(low, 4),
-                    "TPR at 1% FPR": DASH if one is None else round(one, 4),
+                    # percentages, as the "Caught at 1% false alarms" headline shows the same rate
+                    "TPR at 0.1% FPR": DASH if low is None else f"{low:.1%}",
+                    "TPR at 1% FPR": DASH if one is None else f"{one:.1%}",
                     "Advantage (max TPR − FPR)": round(r.advantage, 3),
                     "Accuracy on non-members": None if accuracy is None else round(accuracy, 3),
                     "Members / non-members": f"{r.n_members} / {r.n_nonmembers}", "Seconds": round(r.seconds, 1)})
@@ -174,3 +172,29 @@ def exposed_records(audit, k: int = 8) -> tuple[np.ndarray, pd.DataFrame]:
     table = pd.DataFrame({"Pool record": idx, "Label": labels,
                           "Attack score": [float(f"{v:.3g}") for v in audit.scores[idx]]})
     return audit.X_pool[idx], table
+
+
+def chance_accuracy(ds) -> float | None:
+    """Test accuracy of always answering the most common class on ``ds`` (seed 0's split); None for regression."""
+    return majority_accuracy(ds.name, 0) if ds.task == "classification" else None
+
+
+def model_accuracy_metric(col, accuracy: Mapping[str, float | None], private_label: str, *,
+                          chance: float | None) -> str:
+    """Show the attacked private model's accuracy in ``col``; return the sentence that puts the attack's reading
+    beside it ("" when there is no accuracy to show). A model no better than the most common class learnt
+    nothing, so an attack finding nothing there says nothing about what ε protects: the sentence says so."""
+    acc = accuracy.get(private_label)
+    if acc is None:
+        return ""
+    others = [(k, a) for k, a in accuracy.items() if k != private_label and a is not None]
+    col.metric("Model accuracy", f"{acc:.1%}",
+               help="The attacked private model's accuracy on records it did not train on"
+                    + "".join(f"; {k}: {a:.1%}" for k, a in others)
+                    + ("" if chance is None else f"; always answering the most common class: {chance:.1%}") + ".")
+    beside = "".join(f", against {a:.1%} for {k}" for k, a in others)
+    if chance is not None and acc <= chance:
+        return (f"**But the model learnt nothing:** it is right on {acc:.1%} of the records it never saw{beside}, "
+                f"no better than always answering the most common class ({chance:.1%}). A model that learnt "
+                "nothing has nothing to leak; raise ε to see what privacy costs and what it protects.")
+    return f"The private model is right on {acc:.1%} of the records it never saw{beside}."

@@ -161,6 +161,12 @@ def pate_warnings(result: PateResult, *, n_classes: int, chance: float) -> list[
                    f"test accuracy {result.ensemble_accuracy:.3f} vs {chance:.3f}; one teacher's "
                    f"{result.teacher_mean_accuracy:.3f}): their votes carry little information, so neither the "
                    "noisy labels nor the student can be good.")
+    elif result.student_accuracy <= chance:  # good teachers, but the noise drowned their answers
+        out.append(f"The student is no better than always answering the most common class (test accuracy "
+                   f"{result.student_accuracy:.3f} vs {chance:.3f}), although the teachers' noiseless vote gets "
+                   f"{result.ensemble_accuracy:.3f}: at this ε the noise drowned their answers (only "
+                   f"{result.label_accuracy:.1%} of the noisy labels are right). Raise ε, or answer fewer queries "
+                   "so each gets less noise.")
     return out
 
 

@@ -18,7 +18,6 @@ from ..exceptions import DPValueError
 from ..learners import learners, parse_value
 from ..sweep import (
     AXES,
-    BUILTIN_AXES,
     SweepCache,
     SweepConfig,
     SweepResult,
@@ -28,51 +27,15 @@ from ..sweep import (
     summarize,
     table_warnings,
 )
+from ..sweep.choices import DEFAULT_LEARNERS, axis_options, default_learners, sweepable
 from ..sweep.engine import ID_COLUMNS, TAIL_COLUMNS
 from . import palette
 from .common import DASH, format_epsilon, format_number, readable_log_ticks, remember
 from .live import CHART_SECONDS, Every
 
-#: Learners tried first as the page's default selection (the seeds' headline comparisons).
-PREFERRED = ("dpsgd", "erm-objective", "erm-output", "output-perturbation", "label-dp-laplace", "dplloyd",
-             "functional-mechanism", "ssp", "pate", "dp-fedavg")
-#: Default selection per task: regression gets the learners made for it (functional mechanism, Zhang et al.
-#: 2012, pure epsilon; Gaussian SSP, Wang 2018, epsilon and delta); DP-SGD on small regression data is often
-#: no better than predicting the mean.
-DEFAULT_LEARNERS = {"classification": ("dpsgd", "erm-objective"), "regression": ("functional-mechanism", "ssp")}
 _COLOURS = palette.SERIES_COLOURS
-_TRIVIAL = ("majority", "mean")
 STATE = "sweep.results"
 ENGINE_COLUMNS = ID_COLUMNS + TAIL_COLUMNS
-
-
-def _fits(spec, task: str, is_image: bool) -> bool:
-    return task in spec.tasks and (is_image or not spec.images_only) and spec.name not in _TRIVIAL
-
-
-def sweepable(task: str, is_image: bool, axis: str) -> list[str]:
-    """Learners that fit the data and can be swept along ``axis`` (private ones only for epsilon)."""
-    out = []
-    for name, spec in learners().items():
-        if not _fits(spec, task, is_image):
-            continue
-        if axis == "epsilon" and not spec.private:
-            continue
-        if axis not in BUILTIN_AXES and axis not in spec.params:
-            continue
-        out.append(name)
-    return sorted(out, key=lambda n: (n not in PREFERRED, PREFERRED.index(n) if n in PREFERRED else 0, n))
-
-
-def axis_options(task: str, is_image: bool) -> list[str]:
-    """The named axes along which at least one registered learner can be swept on this data."""
-    return [a for a in AXES if sweepable(task, is_image, a)]
-
-
-def default_learners(options: list[str], task: str) -> list[str]:
-    """The page's default selection among ``options``: :data:`DEFAULT_LEARNERS` of the task, else the first two."""
-    chosen = [n for n in DEFAULT_LEARNERS.get(task, ()) if n in options]
-    return chosen or options[:2]
 
 
 def knobs_of(names: list[str]) -> dict[str, tuple[str, ...]]:

@@ -24,6 +24,17 @@ def test_loss_attack_prints_the_contract(capsys):
     assert out["epsilon"] == pytest.approx(1.0, abs=1e-3)
     assert 0 <= out["epsilon_lower_bound"] <= out["epsilon"]
     assert out["n_members"] + out["n_nonmembers"] == 114  # the training rows of iris's split
+    # 57 non-members cannot measure a rate of 1 in 100 (one false alarm is more): null, as the page's dash
+    assert out["tpr_at_fpr"] == {"0.001": None, "0.01": None}
+
+
+def test_the_command_attacks_the_pages_default_pool_not_every_training_row(capsys):
+    from dpcore.audit import DEFAULT_POOL_SIZE
+
+    assert main(["audit", "--dataset", "digits", "--algorithm", "erm-output", "--json"]) == 0
+    out = _last_json(capsys)
+    assert out["n_members"] + out["n_nonmembers"] == DEFAULT_POOL_SIZE  # digits has 1,347 training rows
+    assert out["tpr_at_fpr"]["0.01"] is not None and out["tpr_at_fpr"]["0.001"] is None
 
 
 def test_one_run_gradient_canaries_and_lira_run_from_the_command_line(capsys):
@@ -43,6 +54,7 @@ def test_one_run_gradient_canaries_and_lira_run_from_the_command_line(capsys):
     (["--algorithm", "dpsgd", "--attack", "one-run", "--canaries", "5"], "canaries must be >= 10"),
     (["--algorithm", "dpsgd", "--epsilon", "-1"], "epsilon"),
     (["--algorithm", "nope"], "unknown learner"),
+    (["--algorithm", "dpsgd", "--pool-size", "5"], "pool_size must be at least 50"),
 ])
 def test_bad_arguments_get_one_line_and_a_nonzero_exit(capsys, argv, words):
     assert main(["audit", "--dataset", "iris", *argv]) == 2

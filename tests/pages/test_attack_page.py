@@ -46,3 +46,27 @@ def test_a_pool_larger_than_the_dataset_is_said_and_unmeasurable_rates_are_left_
     assert set(table["TPR at 0.1% FPR"]) == {"—"} and set(table["TPR at 1% FPR"]) == {"—"}
     assert _metric(at, "Caught at 1% false alarms") == "—"
     assert any("cannot be measured" in c.value for c in at.caption)
+
+
+def test_a_model_that_learnt_nothing_is_not_passed_off_as_one_that_leaks_nothing():
+    at = page(PATH)
+    at.session_state["audit.eps"] = 0.01  # DP-SGD on MNIST 5k learns nothing at this ε
+    at.session_state["audit.pool"] = 200
+    at.run()
+    assert not at.exception, at.exception
+    accuracy = float(_metric(at, "Model accuracy").rstrip("%")) / 100
+    assert accuracy <= 0.11  # about the most common class's share
+    reading = next(m.value for m in at.markdown if m.value.startswith("**The attack-based reading:**"))
+    assert "could not prove any leak" in reading and "the model learnt nothing" in reading
+    assert f"{accuracy:.1%}" in reading and "Non-private SGD (same model)" in reading
+
+
+def test_the_attack_page_and_the_audit_command_start_from_the_same_pool():
+    from dpcore.audit import DEFAULT_POOL_SIZE
+
+    at = page(PATH).run()
+    assert at.select_slider(key="audit.pool").value == DEFAULT_POOL_SIZE
+    table = at.dataframe[0].value
+    members, nonmembers = (int(v) for v in table.iloc[0]["Members / non-members"].split("/"))
+    assert members + nonmembers == DEFAULT_POOL_SIZE
+    assert _metric(at, "Model accuracy").endswith("%")

@@ -73,6 +73,10 @@ def test_an_epsilon_or_delta_out_of_range_is_said_under_its_box_and_not_used():
     at.number_input(key="train.epsilon").set_value(0.0).run()
     assert not at.exception
     assert any(e.value == "ε must be from 0.001 to 100; 0 is not. The page uses 1 until it is." for e in at.error)
+    # and a toast, seen wherever the box has scrolled to, once per refused value
+    assert [t.value for t in at.toast] == ["ε must be from 0.001 to 100; 0 is not. The page uses 1 until it is."]
+    at.run()
+    assert not at.toast
     at.number_input(key="train.epsilon").set_value(2.0)
     at.number_input(key="train.delta").set_value(1.0).run()
     assert [e.value for e in at.error] == ["δ must be from 0 to 0.01; 1 is not. The page uses 1e-05 until it is."]

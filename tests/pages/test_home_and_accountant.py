@@ -59,6 +59,15 @@ def test_accountant_page_shows_the_moments_accountant_far_below_the_theorems(app
     assert float(m["ε check with that σ"]) <= 1.0
 
 
+def test_the_accountant_pages_pld_number_is_the_epsilon_commands(app_page):
+    from dpcore.accounting import dpsgd_epsilon
+
+    at = app_page("pages/1_Accountant.py").run()  # n 60,000, L 600, σ 4, 400 epochs
+    cli = dpsgd_epsilon(noise_multiplier=4.0, sample_rate=0.01, steps=40_000, delta=1e-5, accountant="pld")
+    assert metrics(at)["PLD"] == f"ε = {cli:.3g}" == "ε = 2.03"  # the curve's coarser grid gives 2.06
+    assert any("coarser grid (1e-3)" in c.value and "2.06" in c.value for c in at.caption)
+
+
 def test_accountant_reacts_to_sigma_and_rejects_bad_batch(app_page):
     at = app_page("pages/1_Accountant.py")
     at.run()

@@ -301,3 +301,34 @@ def test_secure_noise_on_the_tradeoff_explorer_runs_every_sweep_run_in_secure_mo
     assert not at.exception and not at.error
     result = _result(at)
     assert result.config.secure and all(r.secure for r in result.config.runs())
+
+
+def test_a_noise_sweep_fixes_no_epsilon_and_names_its_best_point(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))
+    at = AppTest.from_file(PAGE, default_timeout=180)
+    at.run()
+    at.selectbox(key="sweep.dataset").set_value("iris")
+    at.run()
+    at.selectbox(key="sweep.axis").set_value("noise_multiplier")
+    at.run()
+    assert not [n for n in at.number_input if n.key == "sweep.epsilon"]  # σ, not ε, sets each run's budget
+    assert any("No fixed ε when sweeping σ" in c.value for c in at.sidebar.caption)
+    ms = next(m for m in at.multiselect if m.key.startswith("sweep.learners."))
+    ms.set_value(["dpsgd"])
+    at.number_input(key="sweep.min.noise_multiplier").set_value(0.5)
+    at.number_input(key="sweep.max.noise_multiplier").set_value(4.0)
+    at.number_input(key="sweep.points.noise_multiplier").set_value(3)
+    at.number_input(key="sweep.seeds").set_value(1)
+    at.number_input(key="sweep.jobs").set_value(1)
+    at.text_area(key="sweep.knobs").set_value("epochs=3")
+    at.run()
+    at.button(key="sweep.run").click()
+    at.run()
+    assert not at.exception, at.exception
+    table = _result(at).table
+    swept = table[table.role == "swept"].sort_values("value")
+    assert swept.epsilon.is_monotonic_decreasing and swept.epsilon_target.isna().all()
+    assert set(_run_table(at)["ε target"]) == {"—"}
+    best = swept.loc[swept.accuracy.idxmax()]  # one seed: the mean is the run
+    label, value = next((m.label, m.value) for m in at.metric if m.label.startswith("Best swept"))
+    assert label == f"Best swept: noise multiplier = {best.value:.3g}" and value == f"{best.accuracy:.3g}"

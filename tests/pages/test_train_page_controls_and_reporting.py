@@ -151,3 +151,12 @@ def test_delta_box_is_disabled_for_pure_epsilon_algorithms():
     assert not at.exception
     box = at.number_input(key="train.delta")
     assert box.disabled and "pure ε-DP" in box.help
+
+
+def test_the_feature_boxes_are_disabled_for_the_cnn_which_reads_pixels():
+    at = _app()  # Digits: a linear model on the low-frequency DCT
+    assert not at.number_input(key="train.dct_size.digits").disabled
+    at.radio(key="train.model.digits").set_value("cnn").run()
+    assert not at.exception
+    assert at.radio(key="train.features.digits").disabled and at.number_input(key="train.dct_size.digits").disabled
+    assert not at.number_input(key="train.channels.digits").disabled

@@ -73,3 +73,13 @@ def test_cli_in_a_subprocess_exits_nonzero(tmp_path):
     assert proc.returncode == 2
     expected = "error: seeds must be at least 1 (the number of repetitions per value), got 0"
     assert proc.stderr.strip().splitlines() == [expected]
+
+
+def test_a_noise_sweep_says_epsilon_is_not_used_and_aims_at_none(tmp_path, capsys):
+    argv = ["sweep", "--dataset", "iris", "--algorithms", "dpsgd", "--axis", "noise_multiplier", "--values", "1,4",
+            "--seeds", "1", "--set", "epochs=2", "--jobs", "1", "--no-cache", "--no-baselines", "--epsilon", "1"]
+    assert main(argv) == 0
+    out = capsys.readouterr()
+    assert "--epsilon is not used" in out.err
+    t = pd.read_csv(io.StringIO(out.out))
+    assert t.epsilon_target.isna().all() and t.sort_values("value").epsilon.is_monotonic_decreasing

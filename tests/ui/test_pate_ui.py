@@ -6,9 +6,10 @@ from types import SimpleNamespace
 from dpcore.ui.pate import pate_warnings
 
 
-def _result(teacher: float, vote: float):
+def _result(teacher: float, vote: float, student: float = 0.82, labels: float = 0.83):
     return SimpleNamespace(partition_sizes=[72] * 250, config=SimpleNamespace(teachers=250),
-                           teacher_mean_accuracy=teacher, ensemble_accuracy=vote)
+                           teacher_mean_accuracy=teacher, ensemble_accuracy=vote, student_accuracy=student,
+                           label_accuracy=labels)
 
 
 def test_weak_teachers_whose_vote_is_good_are_not_called_useless():
@@ -19,3 +20,10 @@ def test_weak_teachers_whose_vote_is_good_are_not_called_useless():
 def test_a_vote_barely_above_the_most_common_class_is_said():
     (msg,) = pate_warnings(_result(0.756, 0.760), n_classes=2, chance=0.751)
     assert "barely better" in msg and "0.760 vs 0.751" in msg
+
+
+def test_a_student_the_noise_left_below_the_most_common_class_is_said():
+    # UCI Adult at ε = 0.1: the vote is good, but the noisy labels are worse than a coin
+    (msg,) = pate_warnings(_result(0.756, 0.830, student=0.616, labels=0.575), n_classes=2, chance=0.751)
+    assert "no better than always answering the most common class" in msg and "0.616 vs 0.751" in msg
+    assert "57.5% of the noisy labels" in msg and "Raise ε" in msg
