@@ -60,7 +60,7 @@ spec = get_learner(algo)
 d = run_guarded(defaults_for, ds, algo)  # a dataset too small to split stops here with the reason
 if d is None:
     stop_page()
-widgets = dict(prefix="train", dataset=ds.name, images=ds.is_image)
+widgets = dict(prefix="train", dataset=ds.name, images=ds.is_image, split=d["split"])
 with st.sidebar:
     params = knob_widgets(spec, knobs_of_group(spec, "model"), d["defaults"], **widgets)
     st.header("Privacy")
@@ -95,7 +95,13 @@ if algo == "dpsgd" and params.get("sampling") == "shuffle":
     st.warning("Shuffled fixed-size batches are accounted as Poisson samples (as Opacus does); that ε is not a "
                "proven guarantee for shuffling. Keep Poisson sampling for the stated ε.")
 if algo == "dpsgd":
-    st.caption(f"Defaults for this dataset: {d['note']}.")
+    st.caption(f"Defaults for this dataset: {d['note']}."
+               + (f" The Small CNN starts from its own learning rate, "
+                  f"{spec.knob('learning_rate').following(params, d['split'])[1]:g}, tuned for it on validation "
+                  "rows; it reads the raw pixels, and the rest of its recipe (sampling, epochs, clipping, "
+                  "averaging) is the one above. At small ε a linear model on handcrafted features "
+                  "often beats a CNN trained end to end (Tramèr & Boneh 2021)." if params.get("model") == "cnn"
+                  else ""))
 
 key = run_key(ds, algo, params, epsilon, delta, seed)
 results = st.session_state["train.results"]
@@ -134,7 +140,7 @@ if getattr(ds, "source", "") == "upload":
                "an extra leak that no ε accounts for. Declare bounds from domain knowledge for a real guarantee.")
 if algo == "output-perturbation":
     st.markdown(output_budget_text(out))
-st.markdown(f"**{out['n_train']} training rows, {out['n_test']} test rows**; trained in {out['seconds']:.1f} s. "
+st.markdown(f"**{out['n_train']} training rows, {out['n_test']} test rows**; the training took {out['seconds']:.1f} s. "
             + ("Noise: **secure** (the operating system's cryptographic source, released on a grid)."
                if out.get("secure") else
                f"Noise: **seeded demo** (seed {seed}): reproducible, not for a real release."))

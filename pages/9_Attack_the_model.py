@@ -103,13 +103,13 @@ main = audits[private_label]
 claim = main.result.epsilon
 accuracy = {k: getattr(a, "target_accuracy", getattr(a, "accuracy", None)) for k, a in audits.items()}
 c = st.columns(5)
-c[0].metric("ε claimed by the learner", f"{claim:.3g}")
-c[1].metric("ε proven by the attack (95%)", f"{main.result.epsilon_lower_bound:.3g}",
+c[0].metric("ε claimed", f"{claim:.3g}", help="The ε the learner's accountant certifies for this run.")
+c[1].metric("ε proven (95%)", f"{main.result.epsilon_lower_bound:.3g}",
             help="The true ε of this run is at least this, with 95% confidence (Steinke et al. 2023 for one "
                  "training run). It must never exceed the claim; if it did, the implementation would be broken.")
 c[2].metric("Attack AUC", f"{main.result.auc:.3f}", help="0.5 is guessing; 1 is a perfect attack.")
 caught = tpr_measured(main.result, "0.01")
-c[3].metric("Caught at 1% false alarms", "—" if caught is None else f"{caught:.1%}",
+c[3].metric("Caught at 1% FPR", "—" if caught is None else f"{caught:.1%}",
             help="True positive rate at a 1% false positive rate: how many members the attacker names while "
                  "wrongly naming 1 in 100 non-members. Guessing gives 1%."
                  + ("" if caught is not None else f" Not measurable here: {main.result.n_nonmembers} non-members, "

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -109,6 +109,11 @@ class Knob:
     by_epsilon : callable, optional
         ``by_epsilon(epsilon, split) -> value`` when the default depends on the privacy budget (``None``: no
         privacy) and perhaps the data (``split`` may be None); the learner applies it at the epsilon it runs with.
+    default_if : dict, optional
+        Defaults that follow another knob's value, ``{"model": {"cnn": f}}`` with ``f(split) -> value``: the
+        learning rate tuned for a linear model is far too large for a CNN. :meth:`following` reads it; a page
+        redraws the widget with that default when the other knob changes, a learner applies it when the knob
+        itself was not given.
     """
 
     name: str
@@ -135,6 +140,7 @@ class Knob:
     aliases: dict = field(default_factory=dict, hash=False, compare=False)
     default_from: Callable[[Any], Any] | None = field(default=None, hash=False, compare=False, repr=False)
     by_epsilon: Callable[[float | None, Any], Any] | None = field(default=None, hash=False, compare=False, repr=False)
+    default_if: dict = field(default_factory=dict, hash=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -226,6 +232,15 @@ class Knob:
         if isinstance(value, (int, np.integer)) and value in (0, 1):
             return bool(value)
         raise self._fail(value)
+
+    def following(self, values: Mapping[str, Any], split) -> tuple[str, Any] | None:
+        """``(tag, default)`` when another knob's value in ``values`` sets this knob's default (``default_if``),
+        the tag naming that value (``"model=cnn"``); None when the usual default holds."""
+        for other, table in self.default_if.items():
+            chosen = values.get(other)
+            if chosen in table:
+                return f"{other}={chosen}", self.check(table[chosen](split))
+        return None
 
     def applies(self, values: dict) -> bool:
         """False when a knob it depends on (``when``) has another value in ``values``."""

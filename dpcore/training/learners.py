@@ -84,7 +84,9 @@ OPTIMISER_KNOBS = (
          default_from=_preset("batch_size"),
          help="expected minibatch size (DP-SGD: Poisson sampling rate = batch size / n); at most the training rows"),
     Knob("learning_rate", "float", low=0.0, low_open=True, high=1000.0, log=True, group="optimiser",
-         label="Learning rate", default_from=_preset("learning_rate"), help="step size"),
+         label="Learning rate", default_from=_preset("learning_rate"),
+         help="step size (default: the dataset preset's; the Small CNN starts from its own, smaller one)",
+         default_if={"model": {"cnn": _preset("cnn_learning_rate")}}),
     Knob("momentum", "float", low=0.0, high=0.999, group="optimiser", advanced=True, label="Momentum",
          default_from=_preset("momentum"), help="SGD momentum (post-processing of the noisy gradients: free)"),
     Knob("weight_decay", "float", default=0.0, low=0.0, high=10.0, group="optimiser", advanced=True,
@@ -188,6 +190,10 @@ def _model_kwargs(split, params: Mapping[str, Any], *, private: bool) -> dict:
     for key, val in params.items():
         if key in _TRAIN_CONFIG_KEYS:
             kw[key] = val
+    if private:  # defaults that follow another knob (a CNN's learning rate), where that knob was not given
+        for knob in OPTIMISER_KNOBS:
+            if knob.name not in params and (follow := knob.following(kw, split)) is not None:
+                kw[knob.name] = follow[1]
     if kw["model"] == "cnn" and not split.dataset.is_image:
         raise DPValueError(f"model='cnn' needs image data; {split.dataset.name!r} is tabular: use 'mlp' or 'linear'")
     if "batch_size" in kw:

@@ -154,7 +154,7 @@ def results_table(rows: Mapping[str, Any]) -> pd.DataFrame:
         low, one = tpr_measured(r, "0.001"), tpr_measured(r, "0.01")
         out.append({"Model": label, "ε claimed": format_epsilon(r.epsilon),
                     "ε lower bound (95%)": round(r.epsilon_lower_bound, 3), "AUC": round(r.auc, 3),
-                    # percentages, as the "Caught at 1% false alarms" headline shows the same rate
+                    # percentages, as the "Caught at 1% FPR" headline shows the same rate
                     "TPR at 0.1% FPR": DASH if low is None else f"{low:.1%}",
                     "TPR at 1% FPR": DASH if one is None else f"{one:.1%}",
                     "Advantage (max TPR − FPR)": round(r.advantage, 3),

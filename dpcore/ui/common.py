@@ -468,4 +468,7 @@ def shared_call(key: tuple, compute: Callable[[Callable[[Any], None]], Any], *,
     if how == "joined":
         st.caption("Another visitor asked for exactly these inputs first: you followed the same run, trained once "
                    "for both.")
+    elif how == "cached":
+        st.caption("These exact inputs were run on this server before: the result is shown from its store of "
+                   "finished runs, without running again.")
     return value

@@ -142,7 +142,7 @@ def when_text(spec: LearnerSpec, knob: Knob) -> str:
 
 def knob_widgets(spec: LearnerSpec, knobs: Iterable[Knob], defaults: dict, *, prefix: str, dataset: str,
                  images: bool, chosen: dict | None = None, container=None, in_form: bool = False,
-                 private: bool = True) -> dict:
+                 private: bool = True, split=None) -> dict:
     """Draw ``knobs`` of ``spec`` in order; returns ``{name: value}`` for the ones that apply.
 
     ``defaults`` holds each knob's default for the dataset (``spec.defaults(split)``); a
@@ -150,7 +150,9 @@ def knob_widgets(spec: LearnerSpec, knobs: Iterable[Knob], defaults: dict, *, pr
     further up the page, for ``Knob.when``: a knob that does not apply is greyed out, except
     ``in_form`` (a form redraws only on submit, so a greyed box would stay greyed after the choice
     that enables it), where its help says when it is used instead. With ``private=False`` (a
-    non-private run chosen outside the form) the privacy knobs are greyed out and say why.
+    non-private run chosen outside the form) the privacy knobs are greyed out and say why. Given the ``split``, a
+    knob whose default follows another knob's value (``Knob.default_if``: a CNN's learning rate) starts from that
+    default, in a widget of its own for that value, so switching back restores the other default.
     """
     values = dict(chosen or {})
     out = {}
@@ -162,7 +164,10 @@ def knob_widgets(spec: LearnerSpec, knobs: Iterable[Knob], defaults: dict, *, pr
         unused = knob.privacy and not private
         if unused:
             note = (note + " " if note else "") + "Not used: a non-private run spends no privacy budget."
-        v = knob_widget(knob, key=f"{prefix}.{knob.name}.{dataset}", value=defaults[knob.name],
+        key, default = f"{prefix}.{knob.name}.{dataset}", defaults[knob.name]
+        if split is not None and (follow := knob.following(values, split)) is not None:
+            key, default = f"{key}.{follow[0]}", follow[1]
+        v = knob_widget(knob, key=key, value=default,
                         container=container, disabled=(not applies and not in_form) or unused, images=images,
                         note=note)
         values[knob.name] = v

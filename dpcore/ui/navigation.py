@@ -47,6 +47,9 @@ PAGES: tuple[PageInfo, ...] = (
     PageInfo("pages/10_Papers_reproduced.py", "Papers, reproduced", ":material/menu_book:",
              "Published results run live beside ours: Abadi, Chaudhuri, Papernot, Zhang, Su, Tramèr.",
              keys="repro."),
+    PageInfo("pages/11_Glossary.py", "Glossary", ":material/dictionary:",
+             "Every term these pages use, how to judge an ε, and the ε of published deployments.",
+             keys="glossary."),
 )
 
 
@@ -79,8 +82,9 @@ def sidebar_menu() -> None:
         st.divider()
 
 
-def glossary_markdown() -> str:
-    """The sidebar glossary's text: the ε bands, published deployments with their sources, then every term."""
+def glossary_markdown(find: str = "") -> str:
+    """The glossary's text: the ε bands, published deployments with their sources, then every term (those whose
+    name or text contains ``find``, any case, when it is given)."""
     from ..glossary import GLOSSARY
     from ..verdict import BANDS, DEPLOYMENTS, NOT_PRIVATE
 
@@ -92,7 +96,9 @@ def glossary_markdown() -> str:
               "**Published ε** (as each source states it; per-day budgets add up over days):", ""]
     lines += [f"- **{d.epsilon:g}**: {d.who}, {d.what} ({d.unit}). *{d.source}*" for d in DEPLOYMENTS]
     lines += ["", "**Terms**", ""]
-    lines += [f"- **{term}**: {text}" for term, text in GLOSSARY.items()]
+    needle = find.strip().lower()
+    terms = [(t, x) for t, x in GLOSSARY.items() if needle in t.lower() or needle in x.lower()]
+    lines += [f"- **{term}**: {text}" for term, text in terms] or [f"No term mentions “{find.strip()}”."]
     return "\n".join(lines)
 
 

@@ -53,7 +53,7 @@ def defaults_for(dataset: Dataset, algorithm: str = "dpsgd", test_size: float = 
                            f"{test_size:.0%} (at least one per class for classification): use a dataset with more "
                            "rows (a few dozen at the very least).") from exc
     return {"defaults": get_learner(algorithm).defaults(split), "n_train": int(split.X_train.shape[0]),
-            "note": preset_for(dataset).note}
+            "note": preset_for(dataset).note, "split": split}
 
 
 class LiveProgress:

@@ -44,7 +44,7 @@ def test_a_pool_larger_than_the_dataset_is_said_and_unmeasurable_rates_are_left_
     assert any("114 training rows, fewer than the 1,000" in i.value for i in at.info)
     table = at.dataframe[0].value
     assert set(table["TPR at 0.1% FPR"]) == {"—"} and set(table["TPR at 1% FPR"]) == {"—"}
-    assert _metric(at, "Caught at 1% false alarms") == "—"
+    assert _metric(at, "Caught at 1% FPR") == "—"
     assert any("cannot be measured" in c.value for c in at.caption)
 
 

@@ -331,4 +331,4 @@ def test_a_noise_sweep_fixes_no_epsilon_and_names_its_best_point(tmp_path, monke
     assert set(_run_table(at)["ε target"]) == {"—"}
     best = swept.loc[swept.accuracy.idxmax()]  # one seed: the mean is the run
     label, value = next((m.label, m.value) for m in at.metric if m.label.startswith("Best swept"))
-    assert label == f"Best swept: noise multiplier = {best.value:.3g}" and value == f"{best.accuracy:.3g}"
+    assert label == f"Best swept: σ = {best.value:.3g}" and value == f"{best.accuracy:.3g}"

@@ -160,3 +160,25 @@ def test_the_feature_boxes_are_disabled_for_the_cnn_which_reads_pixels():
     assert not at.exception
     assert at.radio(key="train.features.digits").disabled and at.number_input(key="train.dct_size.digits").disabled
     assert not at.number_input(key="train.channels.digits").disabled
+
+
+def test_the_cnn_starts_from_its_own_learning_rate_on_the_page_and_on_the_command_line():
+    from dpcore.training.learners import training_problem
+    from dpcore.training.presets import preset_for
+
+    pre = preset_for("digits")
+    at = _app()
+    assert at.number_input(key="train.learning_rate.digits").value == pre.learning_rate  # the linear model's
+    at.radio(key="train.model.digits").set_value("cnn").run()
+    assert not at.exception
+    assert at.number_input(key="train.learning_rate.digits.model=cnn").value == pre.cnn_learning_rate
+    assert any(f"its own learning rate, {pre.cnn_learning_rate:g}" in c.value for c in at.caption)
+    at.radio(key="train.model.digits").set_value("linear").run()  # back: the linear model's rate again
+    assert at.number_input(key="train.learning_rate.digits").value == pre.learning_rate
+    # the learner (and so the command line, which passes only the flags given) applies the same rule
+    split = train_test_split("digits", seed=0)
+    cnn = training_problem(split, private=True, epsilon=1.0, delta=1e-5, seed=0, params={"model": "cnn"})
+    assert cnn.config.learning_rate == pre.cnn_learning_rate < pre.learning_rate
+    given = training_problem(split, private=True, epsilon=1.0, delta=1e-5, seed=0,
+                             params={"model": "cnn", "learning_rate": 3.0})
+    assert given.config.learning_rate == 3.0

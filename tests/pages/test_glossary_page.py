@@ -1,0 +1,19 @@
+"""The Glossary page: every term on a page of its own, and a box that finds one."""
+from __future__ import annotations
+
+from dpcore.glossary import GLOSSARY
+
+from .conftest import page
+
+
+def test_the_glossary_page_lists_every_term_and_finds_one():
+    at = page("pages/11_Glossary.py").run()
+    assert not at.exception
+    text = " ".join(m.value for m in at.markdown)
+    assert all(f"**{term}**" in text for term in GLOSSARY) and "Judging ε" in text
+    term = next(iter(GLOSSARY))
+    at.text_input(key="glossary.find").set_value(term.upper()).run()  # any case
+    text = " ".join(m.value for m in at.markdown)
+    assert f"**{term}**" in text and len([t for t in GLOSSARY if f"**{t}**" in text]) < len(GLOSSARY)
+    at.text_input(key="glossary.find").set_value("zzzz-no-such-term").run()
+    assert "No term mentions “zzzz-no-such-term”" in " ".join(m.value for m in at.markdown)
