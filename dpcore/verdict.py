@@ -77,13 +77,17 @@ class Verdict:
                 "weak": " The bound is loose; real attacks often learn far less: audit the model.",
                 "nominal": " The bound alone promises next to nothing; only an audit can say what is protected."}
         return (f"{b.icon} **{b.headline}** ({rng}): an attacker's odds about anyone change at most "
-                f"{_times(self.epsilon)}; a 50 % guess can reach {_percent(self.max_belief)}.{tail[b.name]}")
+                f"{odds_factor(self.epsilon)}; a 50 % guess can reach {_percent(self.max_belief)}.{tail[b.name]}")
 
 
-def _times(epsilon: float) -> str:
-    """e^ε as a readable factor (``10^427×`` where it would overflow a float)."""
-    if epsilon > 13.8:
-        return f"10^{epsilon / math.log(10):.0f}×"
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def odds_factor(epsilon: float) -> str:
+    """e^ε as a readable factor (``10⁴²⁷×`` where it would overflow a float); every page's verdict and warning
+    writes it this way."""
+    if epsilon > 13.8:  # 10 with a raised exponent (10⁹×), as printed in a textbook, not a programmer's 10^9
+        return "10" + f"{epsilon / math.log(10):.0f}".translate(_SUPERSCRIPT) + "×"
     x = math.exp(epsilon)
     if x < 1.1:  # a small ε: "1×" would read as no change at all, so enough decimals to show it
         return f"{x:.{max(3, math.ceil(-math.log10(epsilon)))}f}×" if epsilon > 0 else "1×"

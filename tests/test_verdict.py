@@ -55,7 +55,7 @@ def test_the_belief_bound_agrees_with_the_home_page_posterior_curve():
 
 def test_huge_epsilon_is_written_as_a_power_of_ten_not_an_overflow():
     text = verdict(983).sentence()
-    assert "10^427×" in text and "inf" not in text.lower()
+    assert "10⁴²⁷×" in text and "inf" not in text.lower()
 
 
 def test_bands_are_ordered_and_cover_every_finite_epsilon():

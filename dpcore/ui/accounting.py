@@ -7,6 +7,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from ..verdict import odds_factor
+
 from ..accounting import calibrate_noise_multiplier, composition_comparison, dpsgd_epsilon
 from ..explain import count_query_densities, neighbouring_databases, noisy_count
 from . import palette
@@ -25,11 +27,10 @@ def weak_guarantee_note(epsilon: float, *, unit: str = "") -> str | None:
     """
     if not (epsilon >= 0.999 * WEAK_EPSILON):  # a budget calibrated to 10 is spent as 9.9999...
         return None
-    ratio = "more than 10^300" if epsilon > 690 else f"{math.exp(epsilon):.3g}"
     who = f" {unit}" if unit else ""
     protected = "a client's data" if "client" in unit else "a record"
     return (f"Weak guarantee: ε = {epsilon:.3g}{who} lets an observer's odds about {protected} grow by a factor "
-            f"$e^{{\\varepsilon}}$ = {ratio}. Above ε ≈ 10 this is almost no formal protection, even though noise was "
+            f"$e^{{\\varepsilon}}$, up to {odds_factor(epsilon)}. Above ε ≈ 10 this is almost no formal protection, even though noise was "
             "added; lower ε (more noise, fewer rounds/steps) for a meaningful guarantee.")
 
 
