@@ -7,10 +7,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from ..verdict import odds_factor
-
 from ..accounting import calibrate_noise_multiplier, composition_comparison, dpsgd_epsilon
 from ..explain import count_query_densities, neighbouring_databases, noisy_count
+from ..verdict import odds_factor
 from . import palette
 from .common import format_epsilon, readable_log_ticks
 
