@@ -78,7 +78,9 @@ KEY_CONTROLS = {"/": "Epsilon (ε)", "/Accountant": "Noise multiplier σ", "/Tra
                 "/Clustering": "Epsilon (ε)", "/Classical_models": "ε for the training-size chart",
                 "/Tradeoff_explorer": "button:Run", "/Noisy_images": "Epsilon (ε)",
                 "/PATE": "Target ε for all queries", "/Federated_learning": "Target ε, user level",
-                "/Attack_the_model": "Epsilon (ε)", "/Papers_reproduced": "Paper"}
+                "/Attack_the_model": "Epsilon (ε)", "/Papers_reproduced": "Paper", "/Glossary": "Find a term"}
+#: What stands for the headline on a page without a chart: its first picture, or the first words of its text.
+HEADLINES = {"/Noisy_images": '[data-testid="stImage"]', "/Glossary": '[data-testid="stMain"] >> text=Judging ε.'}
 PROJECTOR = {"width": 1280, "height": 720}
 
 
@@ -125,7 +127,8 @@ def _press_main_button(page, path: str, *, if_shown: bool = False) -> None:
 def first_screen(page, path: str) -> list[dict]:
     """Presentation mode at 1280 x 720: axe-style "serious" violations when the key control (:data:`KEY_CONTROLS`)
     or the headline (the first chart, or the first picture on the Noisy images page) does not start within the
-    first screen with at least 120 px of it showing, or when the sidebar is left open over the stage."""
+    first screen with at least 120 px of it showing, or when the sidebar is left open over the stage. A page without
+    a chart has its own headline (:data:`HEADLINES`)."""
     page.evaluate("window.scrollTo(0, 0)")
     page.locator('[data-testid="stMain"]').evaluate("el => el.scrollTo(0, 0)")
     problems = []
@@ -134,7 +137,7 @@ def first_screen(page, path: str) -> list[dict]:
         where = page.get_by_role("button", name=control.split(":", 1)[1], exact=True).first
     else:
         where = page.get_by_text(control, exact=True).first
-    headline = page.locator('[data-testid="stImage"]' if path == "/Noisy_images" else '[data-testid="stPlotlyChart"]')
+    headline = page.locator(HEADLINES.get(path, '[data-testid="stPlotlyChart"]'))
     limit = PROJECTOR["height"] - 120
     for what, loc in (("key control " + repr(control), where), ("headline chart", headline.first)):
         box = loc.bounding_box() if loc.count() else None
