@@ -265,16 +265,22 @@ def test_many_log_values_get_full_number_ticks(fakes):
     assert all(float(t) == v for t, v in zip(text, fig.layout.xaxis.tickvals))
 
 
-def test_a_clip_norm_sweep_shows_what_choosing_its_best_point_costs(tmp_path, monkeypatch):
+def _dpsgd_on_iris_along(axis: str, tmp_path, monkeypatch, *, check=None, **ranges) -> AppTest:
+    """The page swept along ``axis`` with real DP-SGD on iris (3 epochs, 1 seed, in process), after Run.
+    ``ranges`` sets the range boxes (``min=0.5``); ``check(at)`` looks at the sidebar once the axis is chosen."""
     monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))
     at = AppTest.from_file(PAGE, default_timeout=180)
     at.run()
     at.selectbox(key="sweep.dataset").set_value("iris")
     at.run()
-    at.selectbox(key="sweep.axis").set_value("clip_norm")
+    at.selectbox(key="sweep.axis").set_value(axis)
     at.run()
+    if check is not None:
+        check(at)
     ms = next(m for m in at.multiselect if m.key.startswith("sweep.learners."))
     ms.set_value(["dpsgd"])
+    for box, value in ranges.items():
+        at.number_input(key=f"sweep.{box}.{axis}").set_value(value)
     at.number_input(key="sweep.seeds").set_value(1)
     at.number_input(key="sweep.jobs").set_value(1)
     at.text_area(key="sweep.knobs").set_value("epochs=3")
@@ -282,6 +288,11 @@ def test_a_clip_norm_sweep_shows_what_choosing_its_best_point_costs(tmp_path, mo
     at.button(key="sweep.run").click()
     at.run()
     assert not at.exception, at.exception
+    return at
+
+
+def test_a_clip_norm_sweep_shows_what_choosing_its_best_point_costs(tmp_path, monkeypatch):
+    at = _dpsgd_on_iris_along("clip_norm", tmp_path, monkeypatch)
     tax = next(df.value for df in at.dataframe if "Candidates tried" in df.value.columns)
     row = tax.iloc[0]
     assert row["Candidates tried"] >= 2
@@ -304,27 +315,12 @@ def test_secure_noise_on_the_tradeoff_explorer_runs_every_sweep_run_in_secure_mo
 
 
 def test_a_noise_sweep_fixes_no_epsilon_and_names_its_best_point(tmp_path, monkeypatch):
-    monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))
-    at = AppTest.from_file(PAGE, default_timeout=180)
-    at.run()
-    at.selectbox(key="sweep.dataset").set_value("iris")
-    at.run()
-    at.selectbox(key="sweep.axis").set_value("noise_multiplier")
-    at.run()
-    assert not [n for n in at.number_input if n.key == "sweep.epsilon"]  # σ, not ε, sets each run's budget
-    assert any("No fixed ε when sweeping σ" in c.value for c in at.sidebar.caption)
-    ms = next(m for m in at.multiselect if m.key.startswith("sweep.learners."))
-    ms.set_value(["dpsgd"])
-    at.number_input(key="sweep.min.noise_multiplier").set_value(0.5)
-    at.number_input(key="sweep.max.noise_multiplier").set_value(4.0)
-    at.number_input(key="sweep.points.noise_multiplier").set_value(3)
-    at.number_input(key="sweep.seeds").set_value(1)
-    at.number_input(key="sweep.jobs").set_value(1)
-    at.text_area(key="sweep.knobs").set_value("epochs=3")
-    at.run()
-    at.button(key="sweep.run").click()
-    at.run()
-    assert not at.exception, at.exception
+    def no_epsilon_box(at):
+        assert not [n for n in at.number_input if n.key == "sweep.epsilon"]  # σ, not ε, sets each run's budget
+        assert any("No fixed ε when sweeping σ" in c.value for c in at.sidebar.caption)
+
+    at = _dpsgd_on_iris_along("noise_multiplier", tmp_path, monkeypatch, check=no_epsilon_box, min=0.5, max=4.0,
+                              points=3)
     table = _result(at).table
     swept = table[table.role == "swept"].sort_values("value")
     assert swept.epsilon.is_monotonic_decreasing and swept.epsilon_target.isna().all()
