@@ -154,8 +154,8 @@ m[0].metric("Runs", f"{len(table)}", help=f"{result.n_computed} computed, {resul
             f"{result.seconds:.1f} s")
 if not swept.empty:  # the best point of any swept curve, wherever it lies on the axis
     best = swept.sort_values("mean", ascending=metric == "mse", kind="stable").iloc[0]
-    short = {"epsilon": "ε", "clip_norm": "C", "noise_multiplier": "σ", "learning_rate": "η"}.get(axis, axis_name)
-    m[1].metric(f"Best swept: {short} = {best.value:.3g}", f"{best['mean']:.3g}",  # short: fits a quarter width
+    short = get_axis(axis).symbol or axis_name  # a letter fits a quarter of the page's width
+    m[1].metric(f"Best swept: {short} = {best.value:.3g}", f"{best['mean']:.3g}",
                 help=f"{title_of(best.learner)}, mean over seeds"
                      + (" — ⚠ this learner leaked privacy here: its ε is not a guarantee" if best.get(
                          "leaks_privacy", False) else ""))

@@ -32,7 +32,6 @@ from dpcore.ui.audit import (
     private_learners,
     results_table,
     roc_figure,
-    tpr_measured,
 )
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area, presenting_stage
@@ -108,7 +107,7 @@ c[1].metric("ε proven (95%)", f"{main.result.epsilon_lower_bound:.3g}",
             help="The true ε of this run is at least this, with 95% confidence (Steinke et al. 2023 for one "
                  "training run). It must never exceed the claim; if it did, the implementation would be broken.")
 c[2].metric("Attack AUC", f"{main.result.auc:.3f}", help="0.5 is guessing; 1 is a perfect attack.")
-caught = tpr_measured(main.result, "0.01")
+caught = main.result.tpr_measured("0.01")
 c[3].metric("Caught at 1% FPR", "—" if caught is None else f"{caught:.1%}",
             help="True positive rate at a 1% false positive rate: how many members the attacker names while "
                  "wrongly naming 1 in 100 non-members. Guessing gives 1%."
@@ -134,7 +133,7 @@ st.markdown(
     "claimed (ε, δ); the dotted line is the tighter limit of the exact noise this run added. The dashed diagonal "
     "is guessing.")
 show_table(results_table({k: (a, accuracy[k]) for k, a in audits.items()}), key="audit.table")
-if tpr_measured(main.result, "0.001") is None:
+if main.result.tpr_measured("0.001") is None:
     st.caption(f"A dash for a TPR: with {main.result.n_nonmembers:,} non-members, a false-alarm rate below "
                f"1 in {main.result.n_nonmembers:,} cannot be measured (one false alarm is already more); "
                + ("more canaries measure it." if attack == "one-run" else

@@ -34,6 +34,8 @@ class Axis:
         Whether values are naturally log-spaced (and the x-axis drawn on a log scale).
     check : callable
         ``check(value, name) -> float`` raising a clear error for a bad value.
+    symbol : str
+        The axis's letter where space is short (``"σ"``); empty: the name in words.
     integer : bool
         Values are passed to learners as ``int``.
     """
@@ -43,6 +45,7 @@ class Axis:
     log: bool
     check: Callable[[object, str], float]
     integer: bool = False
+    symbol: str = ""
 
 
 def _finite(value, name: str) -> float:
@@ -67,10 +70,10 @@ def _fraction(value, name: str) -> float:
 
 
 AXES: dict[str, Axis] = {
-    "epsilon": Axis("epsilon", "ε (privacy budget)", True, _epsilon),
-    "clip_norm": Axis("clip_norm", "Clipping norm C (L2)", True, _positive),
-    "noise_multiplier": Axis("noise_multiplier", "Noise multiplier σ (noise std / C)", False, _positive),
-    "learning_rate": Axis("learning_rate", "Learning rate η", True, _positive),
+    "epsilon": Axis("epsilon", "ε (privacy budget)", True, _epsilon, symbol="ε"),
+    "clip_norm": Axis("clip_norm", "Clipping norm C (L2)", True, _positive, symbol="C"),
+    "noise_multiplier": Axis("noise_multiplier", "Noise multiplier σ (noise std / C)", False, _positive, symbol="σ"),
+    "learning_rate": Axis("learning_rate", "Learning rate η", True, _positive, symbol="η"),
     "train_fraction": Axis("train_fraction", "Share of the training set used", False, _fraction),
 }
 

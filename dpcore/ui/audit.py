@@ -139,19 +139,13 @@ def roc_figure(curves: Mapping[str, Any], *, epsilon: float, delta: float, regio
     return fig
 
 
-def tpr_measured(result, fpr: str) -> float | None:
-    """The attack's true positive rate at false positive rate ``fpr`` ("0.01"), or None when the non-members are
-    too few to measure it (:meth:`dpcore.audit.AuditResult.tpr_measured`, as the ``audit`` command reports it)."""
-    return result.tpr_measured(fpr)
-
-
 def results_table(rows: Mapping[str, Any]) -> pd.DataFrame:
     """The numbers behind the chart, one row per attacked model; a rate the pool is too small to measure is a
     dash."""
     out = []
     for label, (audit, accuracy) in rows.items():
         r = audit.result
-        low, one = tpr_measured(r, "0.001"), tpr_measured(r, "0.01")
+        low, one = r.tpr_measured("0.001"), r.tpr_measured("0.01")
         out.append({"Model": label, "ε claimed": format_epsilon(r.epsilon),
                     "ε lower bound (95%)": round(r.epsilon_lower_bound, 3), "AUC": round(r.auc, 3),
                     # percentages, as the "Caught at 1% FPR" headline shows the same rate
