@@ -300,5 +300,5 @@ def _audit_result(scores: np.ndarray, included: np.ndarray, *, attack: str, epsi
         attack=attack, epsilon=float(epsilon), delta=float(delta), epsilon_lower_bound=bound.epsilon_lower_bound,
         confidence=confidence, auc=roc.auc, tpr_at_fpr=roc.tpr_at_fprs(DEFAULT_FPRS), advantage=roc.advantage,
         n_members=roc.n_members, n_nonmembers=roc.n_nonmembers, fpr=roc.fpr, tpr=roc.tpr,
-        seconds=seconds + time.perf_counter() - t0, bound_method="one-run",
+        seconds=seconds + time.perf_counter() - t0, bound_method="one-run-coins",
     )

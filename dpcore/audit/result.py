@@ -47,7 +47,9 @@ class AuditResult:
     seconds : float
         Wall time of the attack and the audit.
     bound_method : str
-        How the threshold was chosen (``"split"``, ``"bonferroni"``, ``"one-run"``).
+        How the bound was drawn: ``"split"`` or ``"bonferroni"`` (a threshold chosen on held-out scores or over
+        all of them), or ``"one-run-coins"`` (Steinke, Nasr & Jagielski 2023's bound on membership decided by fair
+        coins; every membership attack uses it, not only the one-run canary audit).
 
     Examples
     --------

@@ -35,6 +35,35 @@ COMMANDS = {
 TRAINING_COMMANDS = ("train", "cluster", "sweep", "audit", "reproduce")
 
 
+#: What a command cannot start without: groups of flags, one of each to be given. ``main`` checks the words typed
+#: before the command's module (and torch) is imported, so a bare ``train`` answers at once, not after 5 s.
+NEEDS = {
+    "train": (("--dataset", "--data"), ("--algorithm",)),
+    "cluster": (("--dataset", "--data"), ("--algorithm",)),
+    "sweep": (("--dataset", "--data"),),
+    "audit": (("--dataset", "--data"),),
+}
+_EXAMPLE = {"train": "--dataset digits --algorithm dpsgd", "cluster": "--dataset iris --algorithm dplloyd",
+            "sweep": "--dataset digits", "audit": "--dataset digits"}
+_NO_NEEDS = ("-h", "--help", "--list")  # these answer without the data
+
+
+def missing_flags(command: str, given) -> list[str]:
+    """The groups of ``NEEDS[command]`` with no flag in ``given`` (an argparse abbreviation such as ``--alg``
+    counts), each written "--dataset (or --data)"."""
+    names = [g.split("=", 1)[0] for g in given if g.startswith("--")]
+    return [group[0] + "".join(f" (or {flag})" for flag in group[1:]) for group in NEEDS.get(command, ())
+            if not any(len(n) > 3 and flag.startswith(n) for n in names for flag in group)]
+
+
+def missing_message(command: str, missing: list[str]) -> str:
+    """One line: what ``command`` needs, an example, and where to look."""
+    hint = ("python -m dpcore train --list shows the learners; --data FILE.csv --label COLUMN trains on your own file"
+            if command == "train" else
+            "python -m dpcore datasets lists the datasets; --data FILE.csv --label COLUMN reads your own file")
+    return f"{command} needs {' and '.join(missing)}, e.g. {_EXAMPLE[command]} ({hint})"
+
+
 def command_help(name: str) -> str:
     """The one-line help of command ``name`` (its module's parser uses it too)."""
     return COMMANDS[name][1]
@@ -118,7 +147,13 @@ def _with_hint(message: str, args) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser(_command_in(argv)).parse_args(argv)
+    command = _command_in(argv)
+    if command in NEEDS and not any(a in _NO_NEEDS for a in argv):
+        missing = missing_flags(command, argv)
+        if missing:
+            print(f"error: {missing_message(command, missing)}", file=sys.stderr)
+            return 2
+    args = build_parser(command).parse_args(argv)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always")

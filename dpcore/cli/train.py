@@ -13,7 +13,7 @@ import sys
 from ..defaults import DELTA
 from ..exceptions import DPValueError
 from ..learners import get_learner, parse_value, run_learner
-from . import command_help
+from . import command_help, missing_message
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
 
 
@@ -111,10 +111,8 @@ def _run(args) -> int:
         return 0
     missing = [flag for flag, given in (("--dataset", args.dataset or args.data), ("--algorithm", args.algorithm))
                if not given]
-    if missing:
-        raise DPValueError(f"train needs {' and '.join(missing)}, e.g. --dataset digits --algorithm dpsgd "
-                           "(python -m dpcore train --list shows the learners; --data FILE.csv --label COLUMN "
-                           "trains on your own file)")
+    if missing:  # main checks the words typed first; this is for a caller of _run
+        raise DPValueError(missing_message("train", missing))
     data = dataset_from_args(args)
     seed, secure = noise_from_args(args)
     spec = get_learner(args.algorithm)

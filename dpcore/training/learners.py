@@ -499,11 +499,19 @@ WORDING = {
                      "of the label mechanism (pure ε-DP per label, replace-one), not a figure for whole records.",
         diagnostics=_LABEL_DIAGNOSTICS),
 }
-#: The non-private network's own optimiser defaults differ from DP-SGD's presets (see NONPRIVATE_DEFAULTS).
+def _nonprivate_default(name: str) -> str:
+    """What the network trained without DP-SGD starts from for optimiser knob ``name`` (NONPRIVATE_DEFAULTS), or ""."""
+    if name == "epochs":
+        return f"enough for at least {NONPRIVATE_MIN_STEPS} steps, from 30 to 300"
+    value = NONPRIVATE_DEFAULTS.get(name)
+    return "" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+
+#: The optimiser knobs of the networks trained without DP-SGD (the baseline, output perturbation, label DP): their
+#: defaults are the non-private recipe (NONPRIVATE_DEFAULTS), not DP-SGD's presets; each help names its own.
 _NONPRIVATE_OPTIMISER = tuple(
     Knob(k.name, k.kind, low=k.low, high=k.high, low_open=k.low_open, group=k.group, label=k.label, log=k.log,
-         advanced=k.advanced, help=k.help + " (default for the non-private network: Adam, batch 64, at least 600 "
-                                            "steps)")
+         advanced=k.advanced, help=k.help + (f" (default without DP-SGD: {d})" if (d := _nonprivate_default(k.name)) else ""))
     for k in OPTIMISER_KNOBS)
 
 

@@ -37,12 +37,14 @@ def averaging_figure(df: pd.DataFrame, *, true_count: float, budget: float | Non
     fig.add_trace(go.Scatter(x=df.ask, y=df.epsilon, mode="lines+markers", name="ε spent (accountant)",
                              line=dict(color="#0072B2", width=2), marker=dict(symbol="square", size=5)), row=2, col=1)
     if budget is not None:
+        # the label sits under its line: above it, it would run into the refused band's label on a phone
         fig.add_hline(y=budget, line=dict(color="#CC79A7", dash="dot"), annotation_text=f"budget {budget:g}",
-                      row=2, col=1)
+                      annotation_position="bottom right", row=2, col=1)
     refused = df[~df.released]
     if len(refused):
-        fig.add_vrect(x0=refused.ask.min() - 0.5, x1=df.ask.max() + 0.5, fillcolor="#CC79A7", opacity=0.08,
-                      line_width=0, annotation_text="refused: over budget", annotation_position="top left")
+        band = dict(x0=refused.ask.min() - 0.5, x1=df.ask.max() + 0.5, fillcolor="#CC79A7", opacity=0.08, line_width=0)
+        fig.add_vrect(**band, annotation_text="refused: over budget", annotation_position="top left", row=1, col=1)
+        fig.add_vrect(**band, row=2, col=1)  # named once, in the top panel
     fig.update_xaxes(title="Times the same question was asked", row=2, col=1)
     fig.update_layout(height=460, margin=dict(l=10, r=10, t=40, b=10),
                       legend=dict(orientation="h", yanchor="top", y=-0.2, x=0))

@@ -86,8 +86,8 @@ def test_bad_arguments_name_the_parameter(kw, match):
 def test_result_can_be_built_directly():
     r = AuditResult(attack="one-run", epsilon=2.0, delta=1e-5, epsilon_lower_bound=0.5, confidence=0.95, auc=0.6,
                     tpr_at_fpr={"0.001": 0.0, "0.01": 0.02}, advantage=0.1, n_members=10, n_nonmembers=10,
-                    fpr=[0.0, 1.0], tpr=[0.0, 1.0], seconds=1.0, bound_method="one-run")
-    assert r.to_json_dict()["bound_method"] == "one-run"
+                    fpr=[0.0, 1.0], tpr=[0.0, 1.0], seconds=1.0, bound_method="one-run-coins")
+    assert r.to_json_dict()["bound_method"] == "one-run-coins"
     assert isinstance(r.fpr, np.ndarray)
 
 

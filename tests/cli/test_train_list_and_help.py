@@ -38,7 +38,20 @@ def test_train_without_dataset_or_algorithm_is_a_clear_error(capsys):
     err = capsys.readouterr().err
     assert "train needs --algorithm" in err and "train --list" in err
     assert main(["train"]) == 2
-    assert "--dataset and --algorithm" in capsys.readouterr().err
+    assert "--dataset (or --data) and --algorithm" in capsys.readouterr().err
+
+
+def test_a_command_missing_its_data_says_so_before_importing_torch():
+    # a bare `train` used to take 5 s (torch and every learner) to say what it needs
+    code = ("import sys; from dpcore.cli import main; rc = main(sys.argv[1:]); "
+            "print(rc, 'torch' in sys.modules, file=sys.stderr)")
+    for argv, needs in ((["train", "--alg", "dpsgd"], "train needs --dataset (or --data),"),
+                        (["sweep", "--seeds", "2"], "sweep needs --dataset (or --data),"),
+                        (["cluster", "--dataset=iris"], "cluster needs --algorithm,"),
+                        (["audit"], "audit needs --dataset (or --data),")):
+        out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, cwd=ROOT,
+                             timeout=120)
+        assert needs in out.stderr and out.stderr.strip().endswith("2 False"), (argv, out.stderr)
 
 
 def test_every_train_option_has_help_text():
@@ -52,3 +65,13 @@ def test_every_train_option_has_help_text():
 def test_train_still_runs_a_learner(capsys):
     assert main(["train", "--dataset", "iris", "--algorithm", "majority", "--json"]) == 0
     assert '"accuracy"' in capsys.readouterr().out.splitlines()[-1]
+
+
+def test_the_help_of_a_non_private_optimiser_knob_names_its_own_default():
+    from dpcore.learners import get_learner
+    from dpcore.training.learners import NONPRIVATE_DEFAULTS
+
+    helps = {k.name: k.help for k in get_learner("non-private").knobs}
+    assert helps["batch_size"].endswith(f"(default without DP-SGD: {NONPRIVATE_DEFAULTS['batch_size']})")
+    assert helps["momentum"].endswith("(default without DP-SGD: 0)")  # not the batch size and steps of the recipe
+    assert "600 steps" in helps["epochs"] and "600 steps" not in helps["ema"]
