@@ -511,7 +511,8 @@ def _nonprivate_default(name: str) -> str:
 #: defaults are the non-private recipe (NONPRIVATE_DEFAULTS), not DP-SGD's presets; each help names its own.
 _NONPRIVATE_OPTIMISER = tuple(
     Knob(k.name, k.kind, low=k.low, high=k.high, low_open=k.low_open, group=k.group, label=k.label, log=k.log,
-         advanced=k.advanced, help=k.help + (f" (default without DP-SGD: {d})" if (d := _nonprivate_default(k.name)) else ""))
+         advanced=k.advanced,
+         help=k.help + (f" (default without DP-SGD: {d})" if (d := _nonprivate_default(k.name)) else ""))
     for k in OPTIMISER_KNOBS)
 
 
