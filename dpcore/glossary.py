@@ -60,7 +60,8 @@ GLOSSARY: dict[str, str] = {
     "HOG": "Histogram of oriented gradients: a summary of edge directions in an image, used as features.",
     "PSNR": "Peak signal-to-noise ratio in decibels: how close a noisy image is to the original (higher is "
             "closer).",
-    "SSIM": "Structural similarity: 1 means the same structure as the original, 0 none of it.",
+    "SSIM": "Structural similarity (Wang et al. 2004): 1 means the same structure as the original, 0 none of it, and "
+            "below 0 its light and dark parts swapped (the noisy picture anti-correlated with the original).",
     "Membership inference": "An attack that guesses whether a given record was in the training data.",
     "LiRA": "Likelihood-ratio attack (Carlini et al. 2022): compares a record's score with the scores of "
             "shadow models trained with and without it.",

@@ -61,8 +61,10 @@ if grid is not None:
                  help=f"Mean PSNR over the rows. Privacy unit: {row[-1]}")
     with headline_area(st.container()):
         ui.show_grid(grid)
-    st.caption("Outputs are clipped to the pixel range (post-processing, no privacy cost). Small images are "
-               "enlarged by repeating pixels, never smoothed. Hover a column heading to see who counts as a "
+    st.caption("Under each picture: **PSNR** = 10·log10(R²/MSE), R the pixel range (higher is closer to the "
+               "original); **SSIM**, structural similarity (Wang et al. 2004): 1 is the original's structure, 0 "
+               "none of it, below 0 its light and dark parts swapped. Outputs are clipped to the pixel range "
+               "(post-processing, no privacy cost). Small images are enlarged by repeating pixels, never smoothed. Hover a column heading to see who counts as a "
                "neighbour for it: per-pixel ε leaves the image as a whole with h·w·ε, per-image ε drowns it.")
     show_frame(ui.units_display(means), key="images.units")
 
@@ -71,7 +73,7 @@ curve = ui.curve_with_progress(key, tuple(kinds), float(delta), cell, m, seed)
 if curve is not None:
     st.plotly_chart(ui.quality_figure(curve), width="stretch", key="images.curve_chart")
     st.caption(f"Means over the {image_set.n_images} image(s) above; DP-Pix with b = {cell}, m = {m}; Gaussian δ = "
-               f"{delta:g}. PSNR = 10·log10(R²/MSE) with R the pixel range.")
+               f"{delta:g}. PSNR and SSIM as under the pictures above.")
     show_frame(ui.curve_display(curve), key="images.curve_table")
 
 if image_set.labels is not None:

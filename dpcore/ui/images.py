@@ -120,25 +120,37 @@ def _display(img: np.ndarray, pixel_range, upscale: int) -> np.ndarray:
     return out
 
 
-def show_image_row(images, captions, pixel_range, upscale: int, n_cols: int | None = None,
-                   alts: list[str] | None = None) -> None:
+#: A picture's width on the page, in CSS pixels (the small sets' enlarged pictures are 112-125 px): six pictures and
+#: their gaps fit a laptop's page, and on a phone a row wraps two or three to a line, so a picture's noisy versions
+#: stay beside it (Streamlit's columns would stack them one per line, each row's six far apart).
+CELL_PX = 128
+
+
+def _row():
+    """A row of cells that wraps on a narrow screen instead of stacking (Streamlit's horizontal container)."""
+    return st.container(horizontal=True, wrap=True, gap="small")
+
+
+def show_image_row(images, captions, pixel_range, upscale: int, alts: list[str] | None = None) -> None:
     """One row of pictures, each with its caption and its alt text for screen readers (the caption if none)."""
-    cols = st.columns(n_cols or len(images))
-    for c, im, cap, alt in zip(cols, images, captions, alts or captions):
+    row = _row()
+    for im, cap, alt in zip(images, captions, alts or captions):
         pic = _display(im, pixel_range, upscale)
-        # small images at their enlarged size (crisp pixels); photos shrink to the column
-        c.image(pic, caption=cap, alt=alt, width=int(pic.shape[1]) if upscale > 1 else "stretch")
+        # small images at their enlarged size (crisp pixels); photos shrink to the cell
+        width = min(int(pic.shape[1]), CELL_PX) if upscale > 1 else CELL_PX
+        row.container(width=CELL_PX, gap=None).image(pic, caption=cap or None, alt=alt or "a released image",
+                                                     width=width)
 
 
 def show_grid(grid: GridResult) -> None:
     """Rows are images; the original first, then one column per mechanism/epsilon, PSNR/SSIM under each.
 
-    Every picture names its mechanism and ε in its own caption (on a phone the columns stack, so the headings
-    alone would no longer say which mechanism made a picture) and in its alt text."""
-    heads = st.columns(1 + len(grid.columns))
-    heads[0].markdown("**Original**")
-    for h, name in zip(heads[1:], grid.columns):
-        h.markdown(f"**{name}**", help=grid.privacy_units.get(name))
+    Every picture names its mechanism and ε in its own caption (on a phone a row wraps, so the headings alone
+    would no longer say which mechanism made a picture) and in its alt text."""
+    heads = _row()
+    heads.markdown("**Original**", width=CELL_PX)
+    for name in grid.columns:
+        heads.markdown(f"**{name}**", help=grid.privacy_units.get(name), width=CELL_PX)
     q = grid.quality.set_index(["row", "column"])
     for i, orig in enumerate(grid.originals):
         which = grid.row_labels[i] or f"image {i + 1}"
@@ -208,20 +220,24 @@ def whole_image_note(kinds, epsilon: float, delta: float, image_set: ImageSet, *
 
 
 def quality_figure(df: pd.DataFrame) -> go.Figure:
-    # what each panel shows is in its axis title, so the verdict bands can be named above the plots, clear of the
-    # gridlines and the curves
-    fig = make_subplots(rows=1, cols=2)
+    """PSNR above SSIM against ε, one line per mechanism, the verdict bands behind both.
+
+    The panels are stacked, not side by side: on a phone two side by side left each 150 px, their band names ran
+    together and the SSIM axis title lay over the PSNR lines. What each panel shows is in its axis title, so the
+    bands can be named once above the plots, clear of the gridlines and the curves."""
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
     for kind, part in df.groupby("kind", sort=False):
         name = IMAGE_MECHANISMS[kind]
-        for col, y in ((1, "psnr_db"), (2, "ssim")):
+        for row, y in ((1, "psnr_db"), (2, "ssim")):
             fig.add_trace(go.Scatter(x=part.epsilon, y=part[y], mode="lines+markers", name=name, legendgroup=kind,
-                                     showlegend=col == 1, **_STYLE[kind]), row=1, col=col)
-    fig.update_xaxes(type="log", title_text="ε (log scale)")
+                                     showlegend=row == 1, **_STYLE[kind]), row=row, col=1)
+    fig.update_xaxes(type="log")
+    fig.update_xaxes(title_text="ε (log scale)", row=2, col=1)
     fig.update_yaxes(title_text="PSNR (dB), higher is closer", row=1, col=1)
-    fig.update_yaxes(title_text="SSIM, 1 = same structure", row=1, col=2)
-    fig.update_layout(height=420, margin=dict(t=50, b=40), legend=dict(orientation="h", y=-0.25))
-    palette.epsilon_bands(fig, list(df.epsilon), label_axes=("x", "x2"), row="all", col="all")
-    return readable_log_ticks(fig, "x")
+    fig.update_yaxes(title_text="SSIM, 1 = same", row=2, col=1)
+    fig.update_layout(height=560, margin=dict(t=50, b=40), legend=dict(orientation="h", y=-0.14))
+    palette.epsilon_bands(fig, list(df.epsilon), label_axes=("x",), row="all", col="all")
+    return readable_log_ticks(fig, "x")  # both panels share the ε axis
 
 
 def show_labels(image_set: ImageSet, table: pd.DataFrame) -> None:
@@ -230,8 +246,7 @@ def show_labels(image_set: ImageSet, table: pd.DataFrame) -> None:
     caps = [f"true {t} → Lap {a} · clamp {c} · RR {r}" for t, a, c, r in rows]
     alts = [f"Image labelled {t}; the noisy label is {a} by Laplace and argmax, {c} by Laplace, clamp and round, "
             f"{r} by randomised response" for t, a, c, r in rows]
-    show_image_row(list(image_set.images), caps, image_set.pixel_range, image_set.upscale,
-                   n_cols=max(4, image_set.n_images), alts=alts)
+    show_image_row(list(image_set.images), caps, image_set.pixel_range, image_set.upscale, alts=alts)
 
 
 def compare_with_progress(dataset: str, epsilon: float, delta: float, seed: int | None, budget: str):

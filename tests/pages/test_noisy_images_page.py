@@ -21,6 +21,25 @@ def test_renders_a_grid_and_reacts_to_epsilon():
     assert not at.exception and not at.error
     # 2 rows x (original + 5 mechanisms) in the grid, then the 2 images of the label view
     assert len(at.get("image")) == 2 * 6 + 2
+    assert _rows_that_wrap(at) >= 1 + 2 + 1  # the headings, each grid row and the label view wrap, not stack
+
+
+def _rows_that_wrap(at: AppTest) -> int:
+    """Blocks that lay their pictures out left to right and wrap on a narrow screen: on a phone Streamlit's columns
+    stack instead, parting a picture from its noisy versions."""
+    from streamlit.proto.Block_pb2 import Block
+    from streamlit.testing.v1.element_tree import Column
+
+    across = Block.FlexContainer.Direction.Value("HORIZONTAL")
+
+    def walk(node):
+        proto = getattr(node, "proto", None)
+        flex = proto.flex_container if isinstance(proto, Block) and proto.HasField("flex_container") else None
+        cells = getattr(node, "children", {}).values()
+        columns = any(isinstance(c, Column) for c in cells)
+        here = int(flex is not None and flex.wrap and flex.direction == across and not columns)
+        return here + sum(walk(c) for c in getattr(node, "children", {}).values())
+    return walk(at.main)
     units = at.dataframe[0].value
     assert len(units) == 5 and units["PSNR (dB, mean)"].notna().all()  # one column per mechanism
     curve = at.dataframe[1].value

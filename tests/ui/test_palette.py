@@ -72,7 +72,7 @@ def test_two_narrow_bands_side_by_side_keep_their_names_apart_and_wide_ones_stay
     assert {a.yshift for a in above.layout.annotations} == {0}
 
 
-def test_the_picture_quality_panels_name_the_bands_above_each_plot_not_on_a_gridline():
+def test_the_picture_quality_panels_are_stacked_and_name_the_bands_once_above_them_not_on_a_gridline():
     import pandas as pd
 
     from dpcore.ui.images import quality_figure
@@ -82,6 +82,7 @@ def test_the_picture_quality_panels_name_the_bands_above_each_plot_not_on_a_grid
     fig = quality_figure(df)
     names = [(a.text, a.xref) for a in fig.layout.annotations]
     for band in ("strong", "moderate", "weak", "nominal"):
-        assert (band, "x") in names and (band, "x2") in names  # one set over each panel
+        assert names.count((band, "x")) == 1  # once, over the stacked panels (side by side they ran together)
+    assert fig.layout.xaxis.domain == fig.layout.xaxis2.domain  # one above the other, each the chart's width
     assert all(a.yref == "paper" and a.y == 1.0 and a.yanchor == "bottom" for a in fig.layout.annotations)
     assert not any(s.label.text for s in fig.layout.shapes)  # none inside the plot, where gridlines cross them
