@@ -64,7 +64,8 @@ if grid is not None:
     st.caption("Under each picture: **PSNR** = 10·log10(R²/MSE), R the pixel range (higher is closer to the "
                "original); **SSIM**, structural similarity (Wang et al. 2004): 1 is the original's structure, 0 "
                "none of it, below 0 its light and dark parts swapped. Outputs are clipped to the pixel range "
-               "(post-processing, no privacy cost). Small images are enlarged by repeating pixels, never smoothed. Hover a column heading to see who counts as a "
+               "(post-processing, no privacy cost). Small images are enlarged by repeating pixels, never smoothed. "
+               "Hover a column heading to see who counts as a "
                "neighbour for it: per-pixel ε leaves the image as a whole with h·w·ε, per-image ε drowns it.")
     show_frame(ui.units_display(means), key="images.units")
 
