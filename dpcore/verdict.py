@@ -101,7 +101,10 @@ def _percent(p: float) -> str:
         return "certainty (over 99.99 %)"
     if p >= 0.995:
         return f"{100 * p:.2f} %"
-    return f"{100 * p:.0f} %"
+    digits = 0  # a small ε moves a 50 % guess a little: 50.2 %, not a "50 %" that reads as no change at all
+    while round(100 * p, digits) <= 50 < 100 * p and digits < 4:
+        digits += 1
+    return f"{100 * p:.{digits}f} %"
 
 
 def verdict(epsilon: float) -> Verdict:
@@ -142,11 +145,11 @@ class Deployment:
 DEPLOYMENTS: tuple[Deployment, ...] = (
     Deployment("Abadi et al.", "DP-SGD on MNIST, 90 % test accuracy", 0.5, "per training example, δ = 10⁻⁵",
                "Abadi et al. 2016, Deep learning with differential privacy (MNIST results)",
-               "Abadi 2016's DP-SGD on MNIST at 90 %"),
+               "Abadi 2016's DP-SGD on MNIST at 90 % accuracy"),
     Deployment("Google", "COVID-19 symptom search trends", 1.68, "per user per day",
                "Bavadekar et al. 2020, arXiv:2009.01265", "Google's symptom search trends, per user-day"),
     Deployment("Abadi et al.", "DP-SGD on MNIST, 95 % test accuracy", 2.0, "per training example, δ = 10⁻⁵",
-               "Abadi et al. 2016 (MNIST results)", "Abadi 2016's DP-SGD on MNIST at 95 %"),
+               "Abadi et al. 2016 (MNIST results)", "Abadi 2016's DP-SGD on MNIST at 95 % accuracy"),
     Deployment("Google", "COVID-19 vaccination search insights", 2.19, "per user per day, δ = 10⁻⁵",
                "Bavadekar et al. 2021, arXiv:2107.01179", "Google's vaccination search insights, per user-day"),
     Deployment("US Census Bureau", "2020 Census redistricting data, housing units", 2.47, "whole release, δ = 10⁻¹⁰",
@@ -155,7 +158,7 @@ DEPLOYMENTS: tuple[Deployment, ...] = (
     Deployment("Apple", "emoji suggestions (local DP)", 4.0, "per submission from a device",
                "Apple Differential Privacy Team 2017, Differential Privacy Overview", "Apple's emoji statistics"),
     Deployment("Abadi et al.", "DP-SGD on MNIST, 97 % test accuracy", 8.0, "per training example, δ = 10⁻⁵",
-               "Abadi et al. 2016 (MNIST results)", "Abadi 2016's DP-SGD on MNIST at 97 %"),
+               "Abadi et al. 2016 (MNIST results)", "Abadi 2016's DP-SGD on MNIST at 97 % accuracy"),
     Deployment("Apple", "QuickType keyboard words (local DP)", 8.0, "per submission from a device",
                "Apple Differential Privacy Team 2017, Differential Privacy Overview", "Apple's QuickType words"),
     Deployment("US Census Bureau", "OnTheMap commuting data", 8.6, "whole release, δ = 10⁻⁵",

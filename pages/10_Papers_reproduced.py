@@ -21,8 +21,8 @@ from dpcore.ui.reproduce import (
 page_header(
     "Papers, reproduced",
     "The results this app is built on, run live: pick a paper, read what it reports, and run our implementation "
-    "on the same data (or the closest data that ships offline). Every number on the right is computed now; "
-    "every claim below is checked, with its tolerance written out.",
+    "on the same data (or the closest data that ships offline). Every number in the table's \"Ours\" column is "
+    "computed now; every claim below it is checked, with its tolerance written out.",
 )
 
 names = reproduction_names()
@@ -79,9 +79,13 @@ if result is None:
 
 held = sum(c.holds for c in result.checks)
 c1, c2, c3 = st.columns(3)
-c1.metric("Checks that hold", f"{held} / {len(result.checks)}")
+c1.metric("Checks that hold", f"{held} / {len(result.checks)}",
+          help="Each check is a claim on our run with its tolerance written out below. A check may ask less than "
+               "the paper's number (data we cannot ship, a different setup): then \"Reproduced\" says in part.")
 c2.metric("Runtime", f"{result.seconds:.1f} s")
-c3.metric("Reproduced", result.reproduced)
+c3.metric("Reproduced", result.reproduced,
+          help="yes: every check holds and nothing differs from the paper's result; in part: the checks hold but "
+               "our number or setup falls short of the paper's (the yellow box says how); no: a check fails.")
 
 fig = reproduction_figure(entry, result)
 if fig is not None:

@@ -8,7 +8,8 @@ import streamlit as st
 
 from dpcore.datasets import REGISTRY, dataset_names
 from dpcore.learners import get_learner
-from dpcore.models.learners import default_preprocess
+from dpcore.models.erm import AUTO_LAMBDA
+from dpcore.models.learners import TUNE_LAMBDAS, default_preprocess
 from dpcore.ui import (
     epsilon_input,
     noise_mode_input,
@@ -53,10 +54,12 @@ with st.sidebar:
         lam_mode = st.radio(
             "Regularisation Λ", ["auto", "tune", "fixed"], horizontal=True, key="classical.lam_mode",
             format_func=lambda m: {"auto": "Auto", "tune": "Tune privately", "fixed": "Fixed"}[m],
-            help="Auto: Λ = C / ε per binary model, C = 0.03 (objective) or 0.2 (output), chosen on validation "
-                 "rows of breast cancer (a choice made on data, not accounted for). Tune privately: Chaudhuri et "
-                 "al.'s Algorithm 4 picks among 0.01, 0.05 and 0.2 by the exponential mechanism on disjoint parts "
-                 "of the training rows, inside the same ε. Fixed: the value you set.")
+            help=f"Auto: Λ = C·√d / (n·ε) per binary model, n training rows of d features, C = "
+                 f"{AUTO_LAMBDA['objective']:g} (objective) or {AUTO_LAMBDA['output']:g} (output), chosen on "
+                 "validation rows of every classification dataset (a choice made on data, not accounted for). Tune "
+                 "privately: Chaudhuri et al.'s Algorithm 4 picks among "
+                 f"{', '.join(f'{v:g}' for v in TUNE_LAMBDAS)} by the exponential mechanism on disjoint parts of the "
+                 "training rows, inside the same ε. Fixed: the value you set.")
         if lam_mode == "fixed":
             lam = st.select_slider("Λ", [0.001, 0.003, 0.01, 0.03, 0.05, 0.1, 0.2, 0.5, 1.0], value=0.05,
                                    key="classical.lam_value",

@@ -127,3 +127,10 @@ def test_an_epsilon_calibrated_just_under_a_deployment_is_placed_as_shown_not_be
 def test_a_tiny_epsilon_says_the_odds_move_a_little_not_1x():
     assert "1.001×" in verdict(0.001).sentence()
     assert "1.0003×" in verdict(0.0003).sentence()
+
+
+def test_a_tiny_epsilon_moves_a_fair_guess_by_a_visible_decimal_not_to_a_rounded_50_percent():
+    from dpcore.verdict import verdict
+
+    assert "a 50 % guess can reach 50.2 %" in verdict(0.01).sentence()
+    assert "a 50 % guess can reach 73 %" in verdict(1.0).sentence()

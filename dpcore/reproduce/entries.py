@@ -93,6 +93,22 @@ def _opacus_rdp_epsilon(*, sigma: float, q: float, steps: int, delta: float) -> 
     return float(acc.get_epsilon(delta))
 
 
+def abadi_strong_composition(*, sigma: float, q: float, steps: int, delta: float) -> float:
+    """The strong composition figure as the 2016 paper's numbers come out (9.35 at its q, σ, T, δ; it prints 9.34).
+
+    Half of δ is the composition's slack δ', the other half is spread as ``T q δ0``; each step is the Gaussian
+    mechanism with the classic calibration ε0 = √(2 ln(1.25/δ0)) / σ (Dwork & Roth 2014, Theorem A.1), and
+    subsampling is taken to make it (q ε0, q δ0)-DP, the small-ε0 form of privacy amplification. Neither step is a
+    valid bound here: the classic calibration needs ε0 < 1 (it is 1.46), and the exact amplification is
+    ln(1 + q(e^ε0 - 1)), more than q ε0 for this ε0 (Balle, Barthe & Gaboardi 2018). The curve uses the valid form.
+    """
+    from ..accounting import advanced_composition
+
+    delta0 = delta / (2 * steps * q)
+    eps0 = math.sqrt(2 * math.log(1.25 / delta0)) / sigma
+    return advanced_composition(epsilon=q * eps0, delta=0.0, k=steps, delta_slack=delta / 2)[0]
+
+
 def _run_abadi(progress: Progress) -> Outcome:
     c = _Counter(progress, 4)
     curves = []
@@ -111,17 +127,22 @@ def _run_abadi(progress: Progress) -> Outcome:
     curve["series"] = curve.series.replace({METHOD_LABELS["advanced"]: "Strong composition theorem"})
     opacus = _opacus_rdp_epsilon(sigma=ABADI_SIGMA, q=ABADI_Q, steps=steps, delta=ABADI_DELTA)
     c.tick("Opacus's RDP accountant for comparison")
+    as_published = abadi_strong_composition(sigma=ABADI_SIGMA, q=ABADI_Q, steps=steps, delta=ABADI_DELTA)
     table = _table([
         ("ε after 100 epochs (T = 10,000), moments accountant / RDP", ABADI_PUBLISHED["rdp"], ours["rdp"]),
-        ("ε after 100 epochs, strong composition theorem", ABADI_PUBLISHED["advanced"], ours["advanced"]),
+        ("ε after 100 epochs, strong composition, the paper's per-step (q ε0, q δ0)", ABADI_PUBLISHED["advanced"],
+         as_published),
+        ("ε after 100 epochs, strong composition on a valid per-step bound (the curve)", NaN, ours["advanced"]),
         ("ε after 100 epochs, privacy loss distribution (PLD)", NaN, ours["pld"]),
         ("ε after 100 epochs, Opacus RDP accountant (reference)", NaN, opacus),
     ])
     checks = [
         at_most("moments accountant at 100 epochs, ours vs the published", ours["rdp"], ABADI_PUBLISHED["rdp"],
                 0.01),
-        at_least("strong composition / moments accountant at 100 epochs (the paper's ratio is 9.34 / 1.26 = 7.4)",
-                 ours["advanced"] / ours["rdp"], 5.0),
+        at_most("|strong composition by the paper's recipe - 9.34| at 100 epochs",
+                abs(as_published - ABADI_PUBLISHED["advanced"]), 0.0, 0.02),
+        at_least("strong composition, valid bound / moments accountant at 100 epochs (the paper's ratio is 9.34 / "
+                 "1.26 = 7.4; a valid bound only widens it)", ours["advanced"] / ours["rdp"], 7.4),
         at_most("PLD at 100 epochs vs RDP (PLD is the tighter accountant)", ours["pld"], ours["rdp"], 1e-9),
     ]
     if not math.isnan(opacus):
@@ -145,9 +166,11 @@ register(Reproduction(
           "accountant, and the strong (advanced) composition theorem on the per-step subsampled Gaussian bound; "
           "Opacus's RDP accountant as an independent reference.",
     difference="Our RDP-to-(ε, δ) conversion is tighter than the 2016 moments bound, so ours sits a little below "
-               "1.26. Our strong composition (exact Gaussian ε per step, amplification ln(1 + q(e^ε - 1)), "
-               "Dwork-Rothblum-Vadhan with δ split in halves) gives about 17 rather than 9.34: the paper does not "
-               "spell out its per-step bound. The ordering and the order of magnitude of the gap are the claim.",
+               "1.26. The paper's 9.34 comes back (9.35) when each step is taken as (q ε0, q δ0)-DP with the classic "
+               "Gaussian calibration of ε0, which is how it reads subsampling; at ε0 = 1.46 neither step is a valid "
+               "bound, so the curve uses the analytic Gaussian and the exact amplification ln(1 + q(e^ε0 - 1)) "
+               "(Balle, Barthe & Gaboardi 2018) and reaches about 17: strong composition is worse than the paper "
+               "said, and the accountant's advantage larger.",
     x_label="epochs E", y_label="ε at δ = 1e-5",
     run=_run_abadi, epsilon=1.26, log_y=True,
 ))
@@ -162,9 +185,9 @@ MNIST_EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0)
 def _run_abadi_mnist(progress: Progress) -> Outcome:
     seeds = (0, 1, 2)
     curve, refs = _curves(progress, "mnist5k", {"DP-SGD (app preset)": ("dpsgd", {})},
-                          {"non-private network (same model)": "non-private"}, epsilons=MNIST_EPSILONS, seeds=seeds,
+                          {"non-private (same model, same features)": "non-private"}, epsilons=MNIST_EPSILONS, seeds=seeds,
                           metric="accuracy")
-    nonpriv = refs["non-private network (same model)"]
+    nonpriv = refs["non-private (same model, same features)"]
     ours = {e: _at(curve, "DP-SGD (app preset)", e) for e in MNIST_EPSILONS}
     table = _table([(f"test accuracy at ε = {e:g}, δ = 1e-5", MNIST_PUBLISHED.get(e, NaN), ours[e])
                     for e in MNIST_EPSILONS] + [("test accuracy, non-private (same model)", NaN, nonpriv)])

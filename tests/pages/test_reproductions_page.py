@@ -22,7 +22,7 @@ def test_the_page_describes_the_paper_and_runs_it_on_a_click():
     assert at.get("plotly_chart")
     checks = " ".join(m.value for m in at.markdown)
     assert "holds" in checks and "fails" not in checks
-    assert any(m.label == "Checks that hold" and m.value == "4 / 4" for m in at.metric)
+    assert any(m.label == "Checks that hold" and m.value == "5 / 5" for m in at.metric)
     assert not any(b.label == "Run it live" for b in at.button)  # nothing left to press for this entry
 
 
