@@ -185,8 +185,8 @@ MNIST_EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0)
 def _run_abadi_mnist(progress: Progress) -> Outcome:
     seeds = (0, 1, 2)
     curve, refs = _curves(progress, "mnist5k", {"DP-SGD (app preset)": ("dpsgd", {})},
-                          {"non-private (same model, same features)": "non-private"}, epsilons=MNIST_EPSILONS, seeds=seeds,
-                          metric="accuracy")
+                          {"non-private (same model, same features)": "non-private"}, epsilons=MNIST_EPSILONS,
+                          seeds=seeds, metric="accuracy")
     nonpriv = refs["non-private (same model, same features)"]
     ours = {e: _at(curve, "DP-SGD (app preset)", e) for e in MNIST_EPSILONS}
     table = _table([(f"test accuracy at ε = {e:g}, δ = 1e-5", MNIST_PUBLISHED.get(e, NaN), ours[e])
