@@ -11,11 +11,36 @@ next ``progress`` call raises :class:`dpcore.serving.RunCancelled` and ends the 
 """
 from __future__ import annotations
 
+import socket
 import time
 import uuid
 from typing import Any, Callable
+from urllib.parse import urlsplit
 
 from .exceptions import DPValueError
+
+
+def check_scheduler(address: str, timeout: float = 5.0) -> str:
+    """``address`` if a Dask scheduler could be listening there: a ``tcp://host:port`` (or ``host:port``) whose
+    port takes a connection within ``timeout`` seconds. Otherwise a one-line error, at once: a malformed address
+    left to ``distributed.Client`` cost 20 s and a traceback from its clean-up at exit.
+    """
+    text = str(address).strip()
+    parts = urlsplit(text if "://" in text else f"tcp://{text}")
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if parts.scheme not in ("tcp", "tls") or not parts.hostname or port is None:
+        raise DPValueError(f"the Dask scheduler address {address!r} is not tcp://host:port (e.g. "
+                           "tcp://127.0.0.1:8786, the address `dask scheduler` prints)")
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=timeout):
+            pass
+    except OSError as exc:
+        raise DPValueError(f"nothing answers at the Dask scheduler address {address!r} ({exc.strerror or exc}); "
+                           "start one with `dask scheduler` and pass the address it prints") from None
+    return text
 
 #: How often the server looks for progress from the cluster (seconds).
 POLL_SECONDS = 0.1
@@ -28,6 +53,7 @@ def connect(address: str):
     except ImportError:
         raise DPValueError("a Dask scheduler address was given but dask.distributed is not installed: "
                            "pip install 'dask[distributed]'") from None
+    check_scheduler(address)
     try:
         return distributed.Client(address, set_as_default=False, timeout=10)
     except (OSError, TimeoutError) as exc:

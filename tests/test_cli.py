@@ -146,3 +146,35 @@ def test_a_non_private_run_says_it_is_not_private_and_that_a_given_epsilon_is_ig
     assert "epsilon: inf (not private)" in out.stdout.splitlines()  # not "epsilon: None"
     out = run("cluster", "--dataset", "iris", "--algorithm", "dplloyd", "--seed", "0")
     assert out.returncode == 0 and "ignored" not in out.stderr and "epsilon: 1.0" in out.stdout.splitlines()
+
+
+def test_a_dpsgd_run_reports_enough_to_recompute_its_epsilon_and_to_rerun_it(capsys):
+    from dpcore.accounting import dpsgd_epsilon
+    from dpcore.cli import main
+
+    argv = ["train", "--dataset", "iris", "--algorithm", "dpsgd", "--epochs", "3", "--seed", "4", "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["seed"] == 4 and out["neighbouring"] == "add-remove" and out["config"]["epochs"] == 3
+    again = dpsgd_epsilon(noise_multiplier=out["noise_multiplier"], sample_rate=out["sample_rate"],
+                          steps=out["steps"], delta=out["delta"], accountant=out["accountant"])
+    assert again == pytest.approx(out["epsilon"], rel=1e-3)  # the accountant named is the one that ran
+
+
+def test_a_value_given_twice_or_a_given_epsilon_that_the_noise_overrides_is_said(capsys):
+    from dpcore.cli import main
+
+    assert main(["train", "--dataset", "iris", "--algorithm", "dpsgd", "--lr", "1", "--set", "learning_rate=2"]) == 2
+    assert "--learning-rate 1 and --set learning_rate=2 disagree" in capsys.readouterr().err
+    assert main(["train", "--dataset", "iris", "--algorithm", "dpsgd", "--epochs", "1", "--epsilon", "1",
+                 "--noise-multiplier", "1"]) == 0
+    assert "--epsilon 1 is not used" in capsys.readouterr().err
+    assert main(["sweep", "--dataset", "iris", "--jobs", "0"]) == 2
+    assert "error: --jobs 0: n_jobs must be >= 1" in capsys.readouterr().err
+
+
+def test_a_reader_that_stops_early_is_not_an_error():
+    listing = subprocess.Popen([sys.executable, "-m", "dpcore", "train", "--list"], cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    listing.stdout.close()  # as `| head` does once it has its lines; here before the first (the import takes 4 s)
+    assert listing.wait(timeout=120) == 0 and "error" not in listing.stderr.read()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import re
 import sys
 import warnings
@@ -107,6 +108,8 @@ _NOT_A_NUMBER = re.compile(r"^(could not convert string to float|invalid literal
 
 
 _KNOB_MESSAGE = re.compile(r"^(\w+) must be ")
+#: The library's name of a value -> the command line's flag (without --) where they differ.
+_LIBRARY_NAMES = {"n_jobs": "jobs"}
 
 
 def _where_given(message: str, args) -> str | None:
@@ -115,6 +118,8 @@ def _where_given(message: str, args) -> str | None:
     if not m:
         return None
     key = m.group(1)
+    if key in _LIBRARY_NAMES:  # a command's own flag under another name
+        return f"--{_LIBRARY_NAMES[key]} {getattr(args, _LIBRARY_NAMES[key], '')}".rstrip()
     for item in getattr(args, "set", []) or []:
         k, _, v = item.partition("=")
         if k.strip().replace("-", "_") == key:
@@ -170,6 +175,9 @@ def main(argv: list[str] | None = None) -> int:
     except (OverflowError, FloatingPointError, MemoryError) as exc:  # a value the arithmetic cannot hold
         print(f"error: a value is too large to compute with ({exc}); use smaller values", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader stopped early (`... | head`): nothing went wrong here
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - Python's own advice, so the exit flush does not fail
+        return 0
     except OSError as exc:  # a file or a network address the command was given
         where = f" {exc.filename!r}" if getattr(exc, "filename", None) else ""
         print(f"error: {exc.strerror or exc}{where}; check the paths and addresses given", file=sys.stderr)

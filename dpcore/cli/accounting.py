@@ -50,7 +50,7 @@ ZERO_EPSILON_NOTE = "note: " + ZERO_EPSILON
 def _epsilon(args) -> int:
     eps = dpsgd_epsilon(noise_multiplier=args.noise_multiplier, sample_rate=args.sample_rate, steps=args.steps,
                         delta=args.delta, accountant=args.accountant)
-    if eps == 0.0:
+    if eps == 0.0 and args.steps > 0:  # no step released nothing: that 0 is exact
         print(ZERO_EPSILON_NOTE, file=sys.stderr)
     return _report(args, f"sigma={args.noise_multiplier}", eps)
 

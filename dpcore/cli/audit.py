@@ -84,8 +84,11 @@ def _run(args) -> int:
         audit = run_audit(args.algorithm, data, epsilon=args.epsilon, delta=args.delta, attack=args.attack,
                           params=parse_set(args.set), confidence=args.confidence, seed=seed or 0,
                           on_progress=progress, **given)
+    # the attacked model's accuracy on records it never saw: a model that learnt nothing has nothing to leak, so a
+    # lower bound of 0 there says nothing about what epsilon protects (the Attack page says the same)
+    accuracy = getattr(audit, "target_accuracy", getattr(audit, "accuracy", None))
     out = {"learner": audit.learner, "dataset": audit.dataset, **audit.result.to_json_dict(),
-           "noise": "secure" if secure else "seeded"}
+           "model_accuracy": accuracy, "seed": seed, "noise": "secure" if secure else "seeded"}
     if args.json:
         print(json.dumps(out))
     else:

@@ -101,7 +101,11 @@ def collect_params(args, spec) -> dict:
         val = getattr(args, key, None)
         if val is not None:
             params[key] = parse_value(val)
-    params.update(parse_set(args.set))
+    for key, val in parse_set(args.set).items():
+        if key in params and params[key] != val:  # neither may quietly win
+            raise DPValueError(f"--{key.replace('_', '-')} {getattr(args, key)} and --set {key}={val} disagree; "
+                               "give the value once")
+        params[key] = val
     return params
 
 
@@ -123,6 +127,9 @@ def _run(args) -> int:
             print(progress_line(info), file=sys.stderr)
 
     note_ignored_epsilon(spec, args.epsilon)
+    if args.epsilon is not None and params.get("noise_multiplier") is not None and spec.private:
+        print(f"note: --noise-multiplier {params['noise_multiplier']:g} sets the noise, so the run spends the epsilon "
+              f"it gives (printed below); --epsilon {args.epsilon:g} is not used", file=sys.stderr)
     res = run_learner(
         args.algorithm,
         data,
@@ -134,7 +141,7 @@ def _run(args) -> int:
         train_fraction=args.train_fraction,
         on_epoch=on_epoch,
     )
-    print_result(res, as_json=args.json, secure=secure)
+    print_result(res, as_json=args.json, secure=secure, extra={"seed": seed})
     return 0
 
 
@@ -192,4 +199,9 @@ def print_result(res, *, as_json: bool, secure: bool = False, extra: dict | None
         print(json.dumps(out))
     else:
         for k, v in out.items():
-            print(text_line(k, v))
+            if k not in _JSON_ONLY:
+                print(text_line(k, v))
+
+
+#: Keys only the JSON carries: every setting of the run (long) and the warnings (already on stderr).
+_JSON_ONLY = ("config", "warnings")

@@ -1,6 +1,7 @@
 """The one interface every learner shares, so pages, sweeps and the CLI treat them alike."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol
@@ -120,6 +121,16 @@ class RunResult:
         out["delta"] = _jsonable(self.delta)
         out["noise_multiplier"] = _jsonable(self.noise_multiplier)
         out["seconds"] = round(float(self.seconds), 4)
+        if self.neighbouring is not None:  # what the epsilon protects: one record added/removed, or replaced
+            out["neighbouring"] = Neighbouring.of(self.neighbouring).spelling
+        for k in ("accountant", "sample_rate", "steps"):  # DP-SGD's: enough to recompute the epsilon elsewhere
+            if self.extras.get(k) is not None:
+                out[k] = self.extras[k] if isinstance(self.extras[k], str) else _jsonable(self.extras[k])
+        if dataclasses.is_dataclass(config := self.extras.get("config")):  # every setting the run used
+            out["config"] = {k: v if isinstance(v, (str, bool)) else _jsonable(v)
+                             for k, v in dataclasses.asdict(config).items()}
+        if self.extras.get("warnings"):  # what stderr said, for a script that reads only the JSON
+            out["warnings"] = [str(w) for w in self.extras["warnings"]]
         if "single_class" in self.extras:  # the model answers one class for every row (see run_learner)
             out["single_class"] = self.extras["single_class"]
         if self.extras.get("no_better_than_trivial"):  # no better than the majority class or the mean
@@ -139,7 +150,7 @@ PUBLISHED_EXTRAS = ("answered", "epsilon_data_dependent_released", "epsilon_data
 def _jsonable(v):
     if v is None:
         return None
-    if isinstance(v, (np.integer,)):
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):  # a count stays a whole number in the JSON
         return int(v)
     try:
         f = float(v)

@@ -469,6 +469,9 @@ def _run_dask(missing: list[RunSpec], scheduler: str, finish, budget: WorkBudget
         from distributed import Client
     except ImportError:  # pragma: no cover - dask[distributed] is a dependency
         raise DPValueError("scheduler= needs the 'distributed' package: pip install 'dask[distributed]'") from None
+    from ..remote import check_scheduler
+
+    check_scheduler(scheduler, timeout=DASK_CONNECT_TIMEOUT)  # at once, before a Client whose failure costs 20 s
     try:
         client = Client(scheduler, timeout=f"{DASK_CONNECT_TIMEOUT}s", set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:

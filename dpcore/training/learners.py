@@ -523,7 +523,8 @@ def _register() -> None:
         "non-private", "Non-private SGD (same model)", ("classification", "regression"), False, run_nonprivate,
         knobs=MODEL_KNOBS + _NONPRIVATE_OPTIMISER, uses_delta=False,
         wording=Wording(epsilon_label="ε (not private)", unit="No privacy: trained on the exact data."),
-        description="The same network trained without privacy (minibatch SGD with momentum): the baseline."))
+        description=f"The same network trained without privacy (Adam, batch {NONPRIVATE_DEFAULTS['batch_size']}, at "
+                    f"least {NONPRIVATE_MIN_STEPS} steps): the baseline."))
     register(LearnerSpec(
         "dpsgd", "DP-SGD (Abadi et al. 2016)", ("classification", "regression"), True, run_dpsgd,
         knobs=MODEL_KNOBS + OPTIMISER_KNOBS + DPSGD_KNOBS, baseline="non-private", wording=WORDING["dpsgd"],

@@ -22,6 +22,7 @@ def test_loss_attack_prints_the_contract(capsys):
     assert set(out["tpr_at_fpr"]) == {"0.001", "0.01"}
     assert out["attack"] == "loss" and out["confidence"] == 0.95
     assert out["bound_method"] == "one-run-coins"  # Steinke et al.'s bound; "one-run" alone read as the other attack
+    assert 0 <= out["model_accuracy"] <= 1 and out["seed"] == 0  # what the attacked model learnt, and how to rerun
     assert out["epsilon"] == pytest.approx(1.0, abs=1e-3)
     assert 0 <= out["epsilon_lower_bound"] <= out["epsilon"]
     assert out["n_members"] + out["n_nonmembers"] == 114  # the training rows of iris's split

@@ -258,8 +258,11 @@ def test_bad_run_options(fakes, monkeypatch):
     cfg = _cfg(seeds=1)
     with pytest.raises(DPValueError, match="n_jobs must be >= 1"):
         run_sweep(cfg, n_jobs=0)
-    with pytest.raises(DPValueError, match="could not connect to the Dask scheduler"):
+    with pytest.raises(DPValueError, match="nothing answers at the Dask scheduler address 'tcp://127.0.0.1:1'"):
         run_sweep(cfg, scheduler="tcp://127.0.0.1:1", use_cache=False)
+    for malformed in ("garbage", "localhost", "tcp://host:notaport"):  # said at once, without a Client's 20 s
+        with pytest.raises(DPValueError, match="is not tcp://host:port"):
+            run_sweep(cfg, scheduler=malformed, use_cache=False)
     with pytest.raises(TypeError, match="SweepConfig"):
         run_sweep({"dataset": "iris"})
 
