@@ -1,6 +1,8 @@
 """Clustering: DPLloyd vs Laplace input perturbation vs plain Lloyd (J. Zhang's 2021 course report, figures 3-4)."""
 from __future__ import annotations
 
+import math
+
 import plotly.express as px
 import streamlit as st
 
@@ -138,7 +140,13 @@ if df is not None:
                       else "within / total sum of squares (log scale)")
     legend_below(fig)
     epsilon_bands(fig, epsilons)
+    if min(epsilons) <= epsilon <= max(epsilons):  # where the runs above the chart sit on it
+        fig.add_vline(x=math.log10(epsilon), line=dict(color=GREY, dash="dash"),
+                      annotation_text=f"your ε = {epsilon:g}", annotation_position="bottom left")
     st.plotly_chart(fig, width="stretch", key="cluster.sweep_chart")
+    if not min(epsilons) <= epsilon <= max(epsilons):
+        st.caption(f"Your ε = {epsilon:g} (the runs above) lies outside this sweep's {min(epsilons):g} to "
+                   f"{max(epsilons):g}.")
     spread = "; bars show one standard deviation" if int(seeds) > 1 else ""
     st.caption(f"Mean over {seeds} seed(s) (split and noise){spread}. The non-private line does not depend on ε. "
                "Input perturbation adds Lap(Σ ranges / ε) to every value of every record; DPLloyd splits each ε "

@@ -3,6 +3,8 @@
 Sufficient-statistics perturbation follows Wang 2018."""
 from __future__ import annotations
 
+import math
+
 import plotly.express as px
 import streamlit as st
 
@@ -30,7 +32,7 @@ from dpcore.ui.models import (
     regularization_text,
     size_sweep,
 )
-from dpcore.ui.palette import epsilon_bands, legend_below
+from dpcore.ui.palette import GREY, epsilon_bands, legend_below
 from dpcore.ui.present import headline_area
 
 page_header(
@@ -110,6 +112,15 @@ if df is not None:
     for c, (name, private, v) in zip(cols, at1[["method", "private", metric]].itertuples(index=False)):
         c.metric(METHOD_SHORT.get(name, name), f"{v:.3f}",
                  help=f"{name} at ε = 1." if private else f"{name}: a non-private reference, it does not depend on ε.")
+    trivial = at1[at1.method.str.endswith("(trivial)")][metric]
+    if len(trivial):  # a mean at or barely above the trivial predictor's, though single seeds may do better
+        floor, margin = float(trivial.iloc[0]), 0.02 if task == "regression" else 0.01
+        rows = at1[["method", "private", metric]].itertuples(index=False)
+        behind = [f"{METHOD_SHORT.get(n, n)} ({v:.3f})" for n, p, v in rows if p and v <= floor + margin]
+        if behind:
+            st.warning(f"At ε = 1, {' and '.join(behind)} {'does' if len(behind) == 1 else 'do'} little or no better "
+                       f"on average than the trivial predictor ({floor:.3f}): at this ε the noise outweighs what the "
+                       "training rows can teach. The curve below shows from which ε it pays.")
     if leaky:  # the algorithm spends ε, but the pipeline is not private: the table must not say "yes"
         df = df.assign(private=df["private"].map({True: "no: ε-DP algorithm, leaky scaling", False: "no"}))
     fig = px.line(df, x="epsilon", y=metric, color="method", line_dash="method", symbol="method", log_x=True,
@@ -119,10 +130,15 @@ if df is not None:
     fig.update_layout(height=440, yaxis_title=metric_label)
     legend_below(fig)
     epsilon_bands(fig, epsilons)
-    if task == "regression":
-        fig.update_yaxes(range=[max(-1.0, float(df[metric].min()) - 0.1), 1.0])
+    if min(epsilons) <= epsilon <= max(epsilons):  # the sidebar's ε sets the chart below, not this sweep
+        fig.add_vline(x=math.log10(epsilon), line=dict(color=GREY, dash="dash"),
+                      annotation_text=f"your ε = {epsilon:g} (the chart below)", annotation_position="bottom left")
+    if task == "regression":  # room for the error bars too, down to R² = -1
+        low = float((df[metric] - (df["sd"].fillna(0) if int(seeds) > 1 else 0)).min())
+        fig.update_yaxes(range=[max(-1.0, low - 0.1), 1.0])
     st.plotly_chart(fig, width="stretch", key="classical.eps_chart")
-    below_zero = (" R² below 0 means worse than predicting the training mean for everyone (the trivial line at 0): "
+    below_zero = (" R² below 0 means worse than predicting the training mean for everyone (the trivial line, about "
+                  "0: the training mean is not quite the test rows' mean): "
                   "with few rows and small ε the noise outweighs the signal." if task == "regression" else "")
     guarantee = (" ERM rows are clipped to a declared norm (the sensitivity bound of Chaudhuri et al.). Pure ε-DP: "
                  "δ = 0, neighbours differ in one record replaced." if task == "classification" else
@@ -130,7 +146,9 @@ if df is not None:
                  "one record replaced). Gaussian SSP adds Gaussian noise to the count, the sums, XᵀX and Xᵀy and is "
                  "(ε, δ = 1e-5)-DP for one record added or removed, the same notion as DP-SGD: a weaker guarantee "
                  "than pure ε, bought with noise about √d times smaller (L2 instead of L1 sensitivities).")
-    st.caption(f"Mean over {seeds} seed(s){spread}." + guarantee
+    st.caption(f"Mean over {seeds} seed(s){spread}. This chart and the numbers above it sweep ε from "
+               f"{min(epsilons):g} to {max(epsilons):g}; the ε box in the sidebar sets the training-size chart below."
+               + guarantee
                + below_zero + (" " + regularization_text(lam) if task == "classification" else ""))
     show_table(df, key="classical.eps_table")
 
@@ -149,7 +167,8 @@ if sz is not None:
     fig.update_layout(height=400, yaxis_title=metric_label)
     legend_below(fig)
     if task == "regression":
-        fig.update_yaxes(range=[max(-1.0, float(sz[metric].min()) - 0.1), 1.0])
+        low = float((sz[metric] - (sz["sd"].fillna(0) if int(seeds) > 1 else 0)).min())
+        fig.update_yaxes(range=[max(-1.0, low - 0.1), 1.0])
     else:
         fig.update_yaxes(range=[0.0, 1.02])
     headline_area().plotly_chart(fig, width="stretch", key="classical.size_chart")

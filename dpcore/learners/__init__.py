@@ -166,6 +166,8 @@ def _say_if_single_class(spec: LearnerSpec, split: Split, result: RunResult) -> 
         return
     advice = ("The noise may have drowned what it learnt: try a larger epsilon, or other settings for this dataset."
               if spec.private else "Other settings may suit this dataset better.")
+    if spec.wording.when_trivial:  # the learner's own reason (no per-run numbers: one message per learner)
+        advice = spec.wording.when_trivial.format(d=split.X_train.shape[1])
     who = spec.title  # the name a reader knows, not the registry's identifier
     outputs = result.test_outputs
 

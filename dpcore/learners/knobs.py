@@ -281,6 +281,9 @@ class Wording:
     diagnostics : dict
         Optional ``{"title", "column", "text"}`` for statistics of the private rows
         shown only in a collapsed expander.
+    when_trivial : str
+        Why this learner can end up no better than the trivial predictor and what to change, said in place of the
+        general advice when it does; ``{d}`` becomes the number of features.
     """
 
     epsilon_label: str = "ε spent"
@@ -290,3 +293,4 @@ class Wording:
     note: str = ""
     history_note: str = ""
     diagnostics: dict = field(default_factory=dict, hash=False, compare=False)
+    when_trivial: str = ""

@@ -64,7 +64,7 @@ from ..accounting import EpsilonDeltaDpEvent, Neighbouring
 from ..datasets import scale_to_unit_interval, standardize_with_bounds
 from ..exceptions import DPCoreWarning, DPValueError, PrivacyLeakWarning
 from ..learners.base import LearnerSpec, RunResult, TestOutputs
-from ..learners.knobs import Knob
+from ..learners.knobs import Knob, Wording
 from ..learners.metrics import score
 from .erm import (
     DEFAULT_INTERCEPT_SCALE,
@@ -440,13 +440,24 @@ def _register() -> None:
                          description="Least squares in the same bounds-scaled coordinates."))
     register(LearnerSpec("dplloyd", "k-means, DPLloyd (Su et al.)", ("classification",), True,
                          _kmeans_runner("dplloyd"), knobs=DPLLOYD_KNOBS, baseline="lloyd", uses_delta=False,
-                         description="Noisy counts and sums per Lloyd round; accuracy after Hungarian matching."))
+                         description="Noisy counts and sums per Lloyd round; accuracy after Hungarian matching.",
+                         wording=Wording(when_trivial=(
+                             "Each round adds Laplace noise to every cluster's count and to each of its {d} "
+                             "coordinate sums, so with many features and a few hundred rows per cluster the noisy "
+                             "centres drift from the rows and one cluster takes them all (the sums' sensitivity grows "
+                             "with the dimension, Su et al. 2016). At a small epsilon a noisy centre can still split "
+                             "the classes by luck on one seed: read the mean over seeds. Try a larger epsilon, or "
+                             "data with fewer features."))))
     register(LearnerSpec("input-perturbation", "k-means on Laplace-perturbed records", ("classification",), True,
                          _kmeans_runner("input-perturbation"), baseline="lloyd", uses_delta=False,
                          knobs=(_K, Knob("clip_noisy", "bool", default=False, label="Clip noisy records to the box",
                                          help="clip each noisy record back into the declared bounds "
                                               "(post-processing)")),
-                         description="Every record gets Lap(sum of ranges / epsilon) noise, then plain Lloyd."))
+                         description="Every record gets Lap(sum of ranges / epsilon) noise, then plain Lloyd.",
+                         wording=Wording(when_trivial=(
+                             "Every value of every record gets Laplace noise scaled by the sum of the {d} features' "
+                             "ranges over epsilon, so with many features the noise swamps the records unless epsilon "
+                             "is large: try a larger epsilon, or data with fewer features."))))
     register(LearnerSpec("lloyd", "k-means, Lloyd (non-private)", ("classification",), False,
                          _kmeans_runner("lloyd"), knobs=(_K,), uses_delta=False,
                          description="k-means++ seeding, 10 restarts, in the bounds-normalised domain."))

@@ -103,6 +103,9 @@ def test_regression_averages_ten_splits_by_default():
     at = _open("diabetes")
     assert at.number_input(key="classical.seeds.regression").value == 10
     assert any(c.value.startswith("Mean over 10 seed(s)") for c in at.caption)
+    # the functional mechanism's mean R² at ε = 1 (about 0.01) beside the mean predictor's (about -0.01): said
+    trivial = [w.value for w in at.warning if "little or no better on average than the trivial predictor" in w.value]
+    assert len(trivial) == 1 and "Functional mech." in trivial[0] and "SSP" not in trivial[0]
 
 
 def test_leaky_scaling_is_not_labelled_private():

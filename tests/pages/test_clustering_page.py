@@ -1,3 +1,4 @@
+import json
 import pathlib
 
 from streamlit.testing.v1 import AppTest
@@ -23,6 +24,9 @@ def test_clustering_page_runs_and_reacts():
     wss = "Within / total sum of squares"
     assert not after.loc[priv, wss].equals(before.loc[priv, wss])
     assert len(at.dataframe) == 2  # metrics table and the epsilon sweep table
+    sweep = json.loads(at.get("plotly_chart")[-1].proto.spec)
+    marks = [a["text"] for a in sweep["layout"]["annotations"] if "your ε" in a["text"]]
+    assert marks == ["your ε = 0.2"]  # the runs above the chart, placed on it
 
 
 def test_clustering_page_follows_the_dataset_and_states_the_relation():
