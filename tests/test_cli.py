@@ -159,6 +159,9 @@ def test_a_dpsgd_run_reports_enough_to_recompute_its_epsilon_and_to_rerun_it(cap
     again = dpsgd_epsilon(noise_multiplier=out["noise_multiplier"], sample_rate=out["sample_rate"],
                           steps=out["steps"], delta=out["delta"], accountant=out["accountant"])
     assert again == pytest.approx(out["epsilon"], rel=1e-3)  # the accountant named is the one that ran
+    assert main([*argv, "--delta", "0.5"]) == 0  # a warning on stderr is in the JSON too
+    told = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["warnings"]
+    assert any("delta=0.5 is larger than 1/n" in w for w in told)
 
 
 def test_a_value_given_twice_or_a_given_epsilon_that_the_noise_overrides_is_said(capsys):
@@ -178,3 +181,19 @@ def test_a_reader_that_stops_early_is_not_an_error():
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     listing.stdout.close()  # as `| head` does once it has its lines; here before the first (the import takes 4 s)
     assert listing.wait(timeout=120) == 0 and "error" not in listing.stderr.read()
+
+
+def test_epsilon_takes_opacus_style_batch_size_and_epochs_and_agrees_with_opacus(capsys):
+    from opacus.accountants import RDPAccountant
+
+    from dpcore.cli import main
+
+    assert main(["epsilon", "--noise-multiplier", "1.1", "--batch-size", "256", "--dataset-size", "60000",
+                 "--epochs", "60", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["sample_rate"] == 256 / 60000 and out["steps"] == 14063  # ceil(60 epochs / q)
+    opacus = RDPAccountant()
+    opacus.history = [(1.1, 256 / 60000, 14063)]
+    assert out["epsilon"] == pytest.approx(opacus.get_epsilon(1e-5), rel=1e-3)  # 2.597
+    assert main(["noise", "--epsilon", "1", "--sample-rate", "0.01", "--batch-size", "5", "--steps", "4"]) == 2
+    assert "not both" in capsys.readouterr().err

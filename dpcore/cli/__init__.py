@@ -65,6 +65,10 @@ def missing_message(command: str, missing: list[str]) -> str:
     return f"{command} needs {' and '.join(missing)}, e.g. {_EXAMPLE[command]} ({hint})"
 
 
+#: The warnings said on stderr during the command that is running, in order (``main`` fills it).
+said: list[str] = []
+
+
 def command_help(name: str) -> str:
     """The one-line help of command ``name`` (its module's parser uses it too)."""
     return COMMANDS[name][1]
@@ -162,7 +166,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always")
-            warnings.showwarning = lambda msg, cat, *a, **k: print(f"warning: {msg}", file=sys.stderr)
+            said.clear()
+
+            def show(msg, *_args, **_kwargs):
+                said.append(str(msg))  # a command's JSON carries them too (print_result)
+                print(f"warning: {msg}", file=sys.stderr)
+
+            warnings.showwarning = show
             if args.command not in TRAINING_COMMANDS:
                 return int(args.func(args) or 0)
             from ..serving import default_run_threads, default_workers, run_threads

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import sys
 
 from ..accounting import ACCOUNTANTS, calibrate_noise_multiplier, dpsgd_epsilon
@@ -18,13 +20,42 @@ def _positive_float(s: str) -> float:
 
 
 def _run_arguments(p, first: tuple[str, str]) -> None:
-    """The flags both commands take: ``first`` (what is given: sigma or epsilon), then delta, q, steps, accountant."""
+    """The flags both commands take: ``first`` (what is given: sigma or epsilon), then delta, the sampling (q and
+    steps, or a batch size, a data size and epochs as Opacus takes them), the accountant and --json."""
     p.add_argument(f"--{first[0]}", type=_positive_float, required=True, help=first[1])
     p.add_argument("--delta", type=_positive_float, default=DELTA,
                    help=f"delta of (epsilon, delta)-DP (default {DELTA:g}, as on the Accountant page and in train)")
-    p.add_argument("--sample-rate", type=_positive_float, required=True, help="q = expected batch size / n")
-    p.add_argument("--steps", type=int, required=True)
-    p.add_argument("--accountant", choices=ACCOUNTANTS, default="rdp")
+    p.add_argument("--sample-rate", type=_positive_float, default=None,
+                   help="q = expected batch size / n (or give --batch-size and --dataset-size)")
+    p.add_argument("--steps", type=int, default=None, help="noisy steps (or give --epochs)")
+    p.add_argument("--batch-size", type=int, default=None, help="expected batch size (with --dataset-size: q)")
+    p.add_argument("--dataset-size", type=int, default=None, help="training records n (with --batch-size: q)")
+    p.add_argument("--epochs", type=_positive_float, default=None,
+                   help="passes over the data: steps = ceil(epochs / q)")
+    p.add_argument("--accountant", choices=ACCOUNTANTS, default="rdp",
+                   help="rdp: Renyi DP (Mironov 2017; the moments accountant of Abadi et al. 2016), as Opacus; pld: "
+                        "privacy loss distributions (tighter); both from dp_accounting (default rdp)")
+    p.add_argument("--json", action="store_true", help="print the answer and its inputs as one JSON object")
+
+
+def _sampling(args) -> None:
+    """Fill ``args.sample_rate`` and ``args.steps`` from whichever way they were given; refuse a mix or a gap."""
+    from ..exceptions import DPValueError
+
+    if args.sample_rate is None:
+        if args.batch_size is None or args.dataset_size is None:
+            raise DPValueError("give --sample-rate q, or --batch-size and --dataset-size (q = batch size / n)")
+        if not 1 <= args.batch_size <= args.dataset_size:
+            raise DPValueError(f"--batch-size {args.batch_size} must be from 1 to --dataset-size {args.dataset_size}")
+        args.sample_rate = args.batch_size / args.dataset_size
+    elif args.batch_size is not None or args.dataset_size is not None:
+        raise DPValueError("give --sample-rate or --batch-size with --dataset-size, not both")
+    if args.steps is None:
+        if args.epochs is None:
+            raise DPValueError("give --steps, or --epochs (steps = ceil(epochs / q))")
+        args.steps = math.ceil(args.epochs / args.sample_rate - 1e-9)
+    elif args.epochs is not None:
+        raise DPValueError("give --steps or --epochs, not both")
 
 
 def add_parser(sub) -> None:
@@ -36,9 +67,16 @@ def add_parser(sub) -> None:
     p.set_defaults(func=_noise)
 
 
-def _report(args, given: str, value: float) -> int:
-    """One line saying what was asked, one with the answer (the only line a script needs to read)."""
-    print(f"accountant={args.accountant} {given} delta={args.delta} q={args.sample_rate} steps={args.steps}")
+def _report(args, given: str, value: float, key: str) -> int:
+    """One line saying what was asked, one with the answer (the only line a script needs to read); with --json one
+    object holding both."""
+    if args.json:
+        asked = {"target_epsilon": args.epsilon} if key == "noise_multiplier" else {
+            "noise_multiplier": args.noise_multiplier}
+        print(json.dumps({key: value, **asked, "accountant": args.accountant, "delta": args.delta,
+                          "sample_rate": args.sample_rate, "steps": args.steps}))
+        return 0
+    print(f"accountant={args.accountant} {given} delta={args.delta} q={args.sample_rate:.6g} steps={args.steps}")
     print(f"{value:.6g}")
     return 0
 
@@ -48,14 +86,16 @@ ZERO_EPSILON_NOTE = "note: " + ZERO_EPSILON
 
 
 def _epsilon(args) -> int:
+    _sampling(args)
     eps = dpsgd_epsilon(noise_multiplier=args.noise_multiplier, sample_rate=args.sample_rate, steps=args.steps,
                         delta=args.delta, accountant=args.accountant)
     if eps == 0.0 and args.steps > 0:  # no step released nothing: that 0 is exact
         print(ZERO_EPSILON_NOTE, file=sys.stderr)
-    return _report(args, f"sigma={args.noise_multiplier}", eps)
+    return _report(args, f"sigma={args.noise_multiplier}", eps, "epsilon")
 
 
 def _noise(args) -> int:
+    _sampling(args)
     sigma = calibrate_noise_multiplier(target_epsilon=args.epsilon, delta=args.delta, sample_rate=args.sample_rate,
                                        steps=args.steps, accountant=args.accountant)
     reached = dpsgd_epsilon(noise_multiplier=sigma, sample_rate=args.sample_rate, steps=args.steps, delta=args.delta,
@@ -63,4 +103,4 @@ def _noise(args) -> int:
     if reached == 0.0 and args.epsilon > 0:
         print(f"note: no smaller noise reaches epsilon {args.epsilon:g}; this sigma is where the accountant's epsilon "
               "drops to 0. " + ZERO_EPSILON_NOTE.removeprefix("note: "), file=sys.stderr)
-    return _report(args, f"target epsilon={args.epsilon}", sigma)
+    return _report(args, f"target epsilon={args.epsilon}", sigma, "noise_multiplier")

@@ -28,7 +28,8 @@ def add_parser(sub) -> None:
     add_data_flags(p)
     p.add_argument("--algorithm", default="dpsgd",
                    help="learner name (default dpsgd, as on the Attack page; python -m dpcore train --list)")
-    p.add_argument("--epsilon", type=float, default=EPSILON, help=f"the learner's privacy budget (default {EPSILON:g})")
+    p.add_argument("--epsilon", type=float, default=EPSILON,
+                   help=f"the learner's privacy budget (default {EPSILON:g} for every learner, as on the Attack page)")
     p.add_argument("--delta", type=float, default=DELTA, help=f"delta of (epsilon, delta)-DP (default {DELTA:g})")
     p.add_argument("--attack", choices=AUDIT_KINDS, default="loss",
                    help="loss: loss threshold (Yeom et al. 2018); lira / lira-offline: likelihood ratio with shadow "
@@ -89,6 +90,10 @@ def _run(args) -> int:
     accuracy = getattr(audit, "target_accuracy", getattr(audit, "accuracy", None))
     out = {"learner": audit.learner, "dataset": audit.dataset, **audit.result.to_json_dict(),
            "model_accuracy": accuracy, "seed": seed, "noise": "secure" if secure else "seeded"}
+    from . import said
+
+    if said:  # what stderr said, for a script that reads only the JSON
+        out["warnings"] = list(dict.fromkeys(said))
     if args.json:
         print(json.dumps(out))
     else:

@@ -57,9 +57,18 @@ def _print(result, entry) -> None:
     print(f"  reproduced: {result.reproduced} ({result.seconds:.1f} s)\n")
 
 
+def _entry_dict(entry) -> dict:
+    """What the text output says about an entry besides its numbers: the paper, what it reports, what runs."""
+    return {"name": entry.name, "title": entry.title, "citation": entry.citation, "where": entry.where,
+            "published_text": entry.published, "setup": entry.setup, "setup_differs": entry.difference}
+
+
 def _run(args) -> int:
     if args.list:
         names = reproduction_names()
+        if args.json:
+            print(json.dumps([_entry_dict(get_reproduction(n)) for n in names]))
+            return 0
         width = max(map(len, names))  # the titles line up whatever the longest name
         for name in names:
             e = get_reproduction(name)
@@ -78,6 +87,6 @@ def _run(args) -> int:
         if not args.json:
             _print(r, get_reproduction(name))
     if args.json:
-        docs = [r.to_dict() for r in results]
+        docs = [{**_entry_dict(get_reproduction(r.name)), **r.to_dict()} for r in results]
         print(json.dumps(docs[0] if len(docs) == 1 and not args.all else docs))
     return 0 if all(r.passed for r in results) else 1

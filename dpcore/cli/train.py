@@ -195,6 +195,10 @@ def print_result(res, *, as_json: bool, secure: bool = False, extra: dict | None
     """Print a RunResult: one JSON object on the last line, or ``key: value`` lines; ``noise`` says the mode;
     ``extra`` adds lines (e.g. the neighbouring relation the command chose)."""
     out = {**res.to_json_dict(), **(extra or {}), "noise": "secure" if secure else "seeded"}
+    from . import said
+
+    if told := list(dict.fromkeys([*out.get("warnings", []), *said])):  # what stderr said, each once
+        out["warnings"] = told
     if as_json:
         print(json.dumps(out))
     else:

@@ -160,7 +160,10 @@ def test_command_line_lists_runs_and_reports_as_json(capsys):
     doc = json.loads(out.out.strip().splitlines()[-1])
     assert doc["name"] == "su2016-dplloyd" and doc["passed"] is True
     assert {"quantity", "published", "ours"} == set(doc["rows"][0])
+    assert "Su" in doc["citation"] and doc["setup_differs"]  # all the text output says, not only its numbers
     assert "[1/" in out.err  # progress goes to stderr
+    assert main(["reproduce", "--list", "--json"]) == 0
+    assert [e["name"] for e in json.loads(capsys.readouterr().out)] == list(NAMES)
     assert main(["reproduce", "abadi2016-accountant"]) == 0
     text = capsys.readouterr().out
     assert "published" in text and "1.26" in text and "[ok]" in text and "setup differs" in text
