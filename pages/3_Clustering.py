@@ -89,6 +89,8 @@ demo = run_guarded(cluster_demo, dataset, int(k), float(epsilon), iterations, se
 if demo is not None:
     show_warnings(_worth_saying(demo["warnings"]))  # kept with the result: a visitor served from the cache sees them
     m = demo["metrics"].set_index("method")
+    # the settings sit in the sidebar, folded away on a phone: the numbers say what they are for
+    st.markdown(f"**{REGISTRY[dataset].title} at ε = {float(epsilon):g}**, k = {int(k)} clusters")
     cols = st.columns(3)
     for c, name in zip(cols, m.index):
         c.metric(f"{name} accuracy", f"{m.loc[name, 'accuracy']:.3f}",

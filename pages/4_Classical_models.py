@@ -106,7 +106,7 @@ if df is not None:
     metric = df.attrs.get("metric", df.columns[3])
     leaky = preprocess == "standardize"
     at1 = df[df.epsilon == 1.0]
-    st.markdown(f"**{metric_label[:1].upper() + metric_label[1:]} at ε = 1**"
+    st.markdown(f"**{metric_label[:1].upper() + metric_label[1:]} at ε = 1 on {REGISTRY[dataset].title}**"
                 + (" (the scaling leaks: not private as a whole)" if leaky else ""))
     cols = st.columns(len(at1))
     for c, (name, private, v) in zip(cols, at1[["method", "private", metric]].itertuples(index=False)):

@@ -68,6 +68,7 @@ if grid is not None:
                "Hover a column heading to see who counts as a "
                "neighbour for it: per-pixel ε leaves the image as a whole with h·w·ε, per-image ε drowns it.")
     show_frame(ui.units_display(means), key="images.units")
+    st.markdown(ui.units_markdown(means["column"], means[ui.UNIT_COLUMN]))
 
 st.header("Picture quality vs ε")
 curve = ui.curve_with_progress(key, tuple(kinds), float(delta), cell, m, seed)
@@ -137,6 +138,7 @@ if res is not None:
     st.caption("**Not like for like:** input noise protects the images only; the noisy-input classifier uses the "
                "true labels, unprotected. DP-SGD's ε covers the whole (image, label) record.")
     show_frame(ui.compare_display(table), key="images.train_table")
+    st.markdown(ui.units_markdown(table["model"], table["privacy"]))
     if info["dpsgd_settings"]:
         st.caption(f"DP-SGD settings: {info['dpsgd_settings']}.")
     if not info["dpsgd_available"]:

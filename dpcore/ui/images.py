@@ -172,9 +172,20 @@ def units_table(grid: GridResult) -> pd.DataFrame:
     return q.rename(columns={"image_epsilon": "ε for the whole image", "noise_std": "noise std per value"})
 
 
+#: The column of :func:`units_table` that holds a sentence: it is written out under the table, where it wraps, not
+#: cut off in a cell (Streamlit's table cells do not wrap).
+UNIT_COLUMN = "privacy unit (who counts as a neighbour)"
+
+
 def units_display(means: pd.DataFrame) -> pd.DataFrame:
-    """:func:`units_table` with readable headers."""
-    return readable_table(means, labels={"psnr_db": "PSNR (dB, mean)", "ssim": "SSIM (mean)"})
+    """:func:`units_table` with readable headers, its sentences left to :func:`units_markdown`."""
+    return readable_table(means, drop=(UNIT_COLUMN,), labels={"psnr_db": "PSNR (dB, mean)", "ssim": "SSIM (mean)"})
+
+
+def units_markdown(names, units) -> str:
+    """Each name's privacy unit as a list: who counts as a neighbour for it."""
+    return "**Privacy unit** (who counts as a neighbour):\n" + "\n".join(
+        f"- **{name}**: {unit}" for name, unit in zip(names, units))
 
 
 def curve_display(curve: pd.DataFrame) -> pd.DataFrame:
@@ -194,8 +205,8 @@ def labels_display(table: pd.DataFrame) -> pd.DataFrame:
 
 def compare_display(table: pd.DataFrame) -> pd.DataFrame:
     """The train-on-what-you-see table as shown: an infinite ε as "∞ (not private)", labels protected as yes/no."""
-    return readable_table(table, digits=3, labels={
-        "accuracy": "test accuracy", "epsilon": "ε per training record (image)", "privacy": "privacy unit",
+    return readable_table(table, digits=3, drop=("privacy",), labels={  # the units: units_markdown, under it
+        "accuracy": "test accuracy", "epsilon": "ε per training record (image)",
         "labels_protected": "labels protected"})
 
 

@@ -42,6 +42,9 @@ def _rows_that_wrap(at: AppTest) -> int:
     return walk(at.main)
     units = at.dataframe[0].value
     assert len(units) == 5 and units["PSNR (dB, mean)"].notna().all()  # one column per mechanism
+    # who counts as a neighbour: a list that wraps under the table, not a sentence cut off in a cell
+    assert not any("neighbour" in str(c) for c in units.columns)
+    assert any(m.value.startswith("**Privacy unit**") and m.value.count("\n- **") == 5 for m in at.markdown)
     curve = at.dataframe[1].value
     assert "kind" not in curve and curve["Mechanism"].nunique() == 5 and curve["ε"].min() < curve["ε"].max()
     before = [m.value for m in at.metric][:5]
