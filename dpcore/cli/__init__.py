@@ -103,6 +103,23 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _unknown_dataset(argv: list[str]) -> str | None:
+    """The registry's refusal of a ``--dataset`` name it does not hold, or None (no name given, or a known one)."""
+    given = [a.split("=", 1)[1] for a in argv if a.startswith("--dataset=")]
+    given += [b for a, b in zip(argv, argv[1:]) if a == "--dataset"]
+    if not given:
+        return None
+    from ..datasets import REGISTRY, load_dataset
+
+    if given[-1] in REGISTRY:
+        return None
+    try:
+        load_dataset(given[-1])
+    except DPCoreError as exc:
+        return str(exc)
+    return None
+
+
 def _command_in(argv: list[str]) -> str:
     """The command named in ``argv`` (its first item that is not an option), or "" if none is."""
     return next((a for a in argv if not a.startswith("-")), "")
@@ -161,6 +178,9 @@ def main(argv: list[str] | None = None) -> int:
         missing = missing_flags(command, argv)
         if missing:
             print(f"error: {missing_message(command, missing)}", file=sys.stderr)
+            return 2
+        if (unknown := _unknown_dataset(argv)) is not None:  # a typo answered in 0.6 s, not after torch's 5 s
+            print(f"error: {unknown}", file=sys.stderr)
             return 2
     args = build_parser(command).parse_args(argv)
     try:

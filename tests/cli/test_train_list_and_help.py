@@ -41,14 +41,15 @@ def test_train_without_dataset_or_algorithm_is_a_clear_error(capsys):
     assert "--dataset (or --data) and --algorithm" in capsys.readouterr().err
 
 
-def test_a_command_missing_its_data_says_so_before_importing_torch():
+def test_a_command_missing_its_data_or_naming_an_unknown_dataset_says_so_before_importing_torch():
     # a bare `train` used to take 5 s (torch and every learner) to say what it needs
     code = ("import sys; from dpcore.cli import main; rc = main(sys.argv[1:]); "
             "print(rc, 'torch' in sys.modules, file=sys.stderr)")
     for argv, needs in ((["train", "--alg", "dpsgd"], "train needs --dataset (or --data),"),
                         (["sweep", "--seeds", "2"], "sweep needs --dataset (or --data),"),
                         (["cluster", "--dataset=iris"], "cluster needs --algorithm,"),
-                        (["audit"], "audit needs --dataset (or --data),")):
+                        (["audit"], "audit needs --dataset (or --data),"),
+                        (["train", "--dataset", "irsi", "--algorithm", "dpsgd"], "unknown dataset 'irsi'; choose one")):
         out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, cwd=ROOT,
                              timeout=120)
         assert needs in out.stderr and out.stderr.strip().endswith("2 False"), (argv, out.stderr)
