@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dpcore.serving import settings_problem
 from dpcore.ui.links import abandon_view, begin_page, finish_page
 from dpcore.ui.navigation import PAGES, sidebar_menu
 from dpcore.ui.present import presentation_mode, presentation_toggle
@@ -22,6 +23,9 @@ st.set_page_config(page_title=f"{nav.title} · dpcore", layout="wide",
                    initial_sidebar_state="collapsed" if presentation_mode() else "auto")
 sidebar_menu()
 presentation_toggle()
+if problem := settings_problem():  # the operator's environment, before any student's run fails on it
+    st.error(f"This server is misconfigured: {problem}. Whoever runs it should fix the setting and restart.")
+    st.stop()
 begin_page(next(p.keys for p in PAGES if p.title == nav.title))  # a link's inputs, before any widget exists
 try:
     nav.run()

@@ -19,6 +19,7 @@ import hashlib
 import os
 import pathlib
 import pickle
+import sys
 import tempfile
 import threading
 from collections import OrderedDict
@@ -114,6 +115,36 @@ def run_threads(threads: int) -> Iterator[int]:
 
 class RunCancelled(Exception):
     """Raised inside a run's progress callback once nobody waits for the run any more."""
+
+
+_settings_said = False
+
+
+def settings_problem() -> str | None:
+    """What is wrong with the server's settings in the environment (``DPCORE_RUN_WORKERS``, ``DPCORE_RUN_THREADS``),
+    or None. Said once on the server's log the first time it is asked, so an operator sees it at start-up rather
+    than from the first student who presses Train."""
+    global _settings_said
+    try:
+        default_run_threads(default_workers())
+    except DPValueError as exc:
+        if not _settings_said:
+            _settings_said = True
+            print(f"dpcore: server settings: {exc}", file=sys.stderr, flush=True)
+        return str(exc)
+    return None
+
+
+def server_scheduler() -> str | None:
+    """The Dask scheduler the server's operator named (``DPCORE_SCHEDULER``), or None: the only cluster a page sends
+    work to (a visitor cannot name another: it would make the server connect anywhere and wait on it)."""
+    return os.environ.get(_SCHEDULER_ENV, "").strip() or None
+
+
+def max_sweep_jobs() -> int:
+    """The most worker processes one visitor's sweep may start: the machine's cores (a link asking 8 on 2 cores
+    started 8 processes, 3.3 GB)."""
+    return max(1, os.cpu_count() or 1)
 
 
 def default_workers() -> int:
@@ -345,7 +376,7 @@ def shared_runs() -> SharedRuns:
             from .sweep.cache import DEFAULT_ROOT, ENV_VAR
 
             root = pathlib.Path(os.environ.get(ENV_VAR) or DEFAULT_ROOT)  # beside the sweeps' cache
-            _shared = SharedRuns(scheduler=os.environ.get(_SCHEDULER_ENV) or None, directory=root / "runs")
+            _shared = SharedRuns(scheduler=server_scheduler(), directory=root / "runs")
             if _shared.scheduler is None:  # the runs share this machine with the page scripts
                 _shared.run_threads = cap_run_threads(default_run_threads(_shared.workers))
         return _shared

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dpcore.serving import max_sweep_jobs, server_scheduler
 from dpcore.sweep import (
     AXES,
     DEFAULT_JOBS,
@@ -96,10 +97,13 @@ with st.sidebar:
         with st.expander("Knobs each learner takes"):
             st.markdown(knobs_markdown(chosen))
     with st.expander("Advanced"):
-        jobs = st.number_input("Parallel worker processes", 1, 8, DEFAULT_JOBS, key="sweep.jobs")
-        scheduler = st.text_input("Dask scheduler address (optional)", "", key="sweep.scheduler",
-                                  placeholder="tcp://10.0.0.5:8786",
-                                  help="Runs go to this Dask cluster through joblib's Dask backend.")
+        top = max_sweep_jobs()
+        jobs = st.number_input("Parallel worker processes", 1, top, min(DEFAULT_JOBS, top), key="sweep.jobs",
+                               help=f"At most this machine's {top} cores.")
+        scheduler = server_scheduler()  # the operator's cluster only (DPCORE_SCHEDULER), never a visitor's address
+        st.caption(f"Runs go to the server's Dask cluster at {scheduler}." if scheduler else
+                   "Runs use this machine; the server's operator can send them to a Dask cluster (DPCORE_SCHEDULER, "
+                   "see the README).")
         band = st.radio("Band across seeds", ["minmax", "std"], key="sweep.band", horizontal=True,
                         format_func=lambda b: {"minmax": "min–max", "std": "±1 std"}[b])
 
@@ -135,7 +139,7 @@ progress_slot, warn_box, metrics_box, chart_slot = st.empty(), st.container(), s
 prompt_slot = st.empty()  # drawn now, so an earlier run's "Press Run" box does not linger while this one runs
 result = remembered(config)
 if clicked and result is None:
-    result = run_live(config, n_jobs=int(jobs), scheduler=scheduler.strip() or None, progress_slot=progress_slot,
+    result = run_live(config, n_jobs=int(jobs), scheduler=scheduler, progress_slot=progress_slot,
                       chart_slot=chart_slot, metric=metric, log_x=log_x, band=band)
 if result is None and clicked:
     stop_page()  # the error is shown above; no chart, no "press Run" box

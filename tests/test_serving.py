@@ -281,3 +281,26 @@ def test_the_command_line_trains_on_the_app_servers_threads_and_restores_them(mo
     assert main(["train", "--dataset", "iris", "--algorithm", "dpsgd", "--json"]) == 0
     assert seen == [default_run_threads(default_workers())] == [1]  # what a page's run gets on this server
     assert torch.get_num_threads() == before
+
+
+def test_a_bad_server_setting_is_found_before_any_run(monkeypatch):
+    from dpcore.serving import settings_problem
+
+    monkeypatch.setenv("DPCORE_RUN_WORKERS", "two")
+    assert "DPCORE_RUN_WORKERS must be a whole number" in settings_problem()
+    monkeypatch.setenv("DPCORE_RUN_WORKERS", "1")
+    monkeypatch.setenv("DPCORE_RUN_THREADS", "0")
+    assert "DPCORE_RUN_THREADS must be at least 1" in settings_problem()
+    monkeypatch.delenv("DPCORE_RUN_THREADS")
+    assert settings_problem() is None
+
+
+def test_the_uploader_states_the_limit_the_app_reads():
+    import pathlib
+    import tomllib
+
+    from dpcore.datasets.csv_upload import MAX_CSV_BYTES
+
+    config = tomllib.loads((pathlib.Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] * 2**20 == MAX_CSV_BYTES  # not Streamlit's 200 MB beside a 50 MiB limit
+    assert config["browser"]["gatherUsageStats"] is False

@@ -450,7 +450,7 @@ def shared_call(key: tuple, compute: Callable[[Callable[[Any], None]], Any], *,
     def queued(ahead: int) -> None:
         where = (f"{ahead} run{'s' if ahead != 1 else ''} ahead of yours" if ahead else
                  "yours is next")
-        note.info(f"Waiting for a free worker ({shared_runs().workers} run at a time on this server): {where}. "
+        note.info(f"Waiting for a free worker ({_runs_at_once(shared_runs().workers)} on this server): {where}. "
                   "Change any input to leave the queue.")
 
     def work(progress):
@@ -472,3 +472,8 @@ def shared_call(key: tuple, compute: Callable[[Callable[[Any], None]], Any], *,
         st.caption("These exact inputs were run on this server before: the result is shown from its store of "
                    "finished runs, without running again.")
     return value
+
+
+def _runs_at_once(workers: int) -> str:
+    """"1 run at a time", "2 runs at a time"."""
+    return f"{workers} run{'s' if workers != 1 else ''} at a time"

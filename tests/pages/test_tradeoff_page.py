@@ -328,3 +328,14 @@ def test_a_noise_sweep_fixes_no_epsilon_and_names_its_best_point(tmp_path, monke
     best = swept.loc[swept.accuracy.idxmax()]  # one seed: the mean is the run
     label, value = next((m.label, m.value) for m in at.metric if m.label.startswith("Best swept"))
     assert label == f"Best swept: σ = {best.value:.3g}" and value == f"{best.accuracy:.3g}"
+
+
+def test_a_visitor_cannot_name_a_cluster_or_start_more_processes_than_cores(monkeypatch):
+    import os
+
+    monkeypatch.delenv("DPCORE_SCHEDULER", raising=False)
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    assert not at.exception
+    assert not [t for t in at.text_input if "scheduler" in str(t.key)]  # a visitor's address made the server wait
+    assert at.number_input(key="sweep.jobs").max == max(1, os.cpu_count() or 1)
+    assert any("DPCORE_SCHEDULER" in c.value for c in at.caption)
