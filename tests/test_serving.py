@@ -297,6 +297,7 @@ def test_a_bad_server_setting_is_found_before_any_run(monkeypatch):
 
 def test_the_uploader_states_the_limit_the_app_reads():
     import pathlib
+
     import tomllib
 
     from dpcore.datasets.csv_upload import MAX_CSV_BYTES

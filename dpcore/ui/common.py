@@ -118,6 +118,9 @@ def bounded_number(c, label: str, *, low: float | None, high: float | None, defa
     rng = (f"from {low:g} to {high:g}" if low is not None and high is not None else
            f"at least {low:g}" if low is not None else f"at most {high:g}")
     message = f"{name or label} must be {rng}; {v:g} is not. The page uses {default:g} until it is."
+    from .links import REFUSED
+
+    st.session_state.setdefault(REFUSED, set()).add(key)  # a link's value: replaced by the default, with a warning
     c.error(message)
     if st.session_state.get(f"{key}.refused") != v:  # once per refused value: the box may sit out of sight
         st.session_state[f"{key}.refused"] = v

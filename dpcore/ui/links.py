@@ -27,6 +27,7 @@ DATASET_PROBLEM = "dataset.problem"
 _RESTORED = "link.restored"  # {key: value} read from the link in this run, checked after it
 _PROBLEMS = "link.problems"  # inputs of the link that could not be used, shown on the next run
 _LOADED = "link.loaded"  # pages whose link has been read in this session
+REFUSED = "link.refused"  # inputs whose own check refused their value in this run (dpcore.ui.common.bounded_number)
 #: widget value kinds that are a momentary action or a file, never part of a view
 _NOT_A_VIEW = {"trigger_value", "string_trigger_value", "json_trigger_value", "file_uploader_state_value",
                "chat_input_value"}
@@ -119,9 +120,15 @@ def check_view(*, stopped: bool = False) -> bool:
     and are judged on the run that draws them (a value the widget then refuses is warned about like any other).
     """
     restored = st.session_state.pop(_RESTORED, {})
+    refused = st.session_state.pop(REFUSED, set())
     bad, waiting = [], {}
     for key, value in restored.items():
-        if not _drawn_this_run(key):
+        if key in refused or _fraction_for_a_whole_number(key, value):
+            # out of the box's range (its message says so), or 5000.5 in a box of whole numbers, which shows 5000
+            # while the page computes with 5000.5: the default, and the link's warning
+            st.session_state.pop(key, None)
+            bad.append(key)
+        elif not _drawn_this_run(key):
             if stopped:
                 waiting[key] = value
                 continue
@@ -137,6 +144,24 @@ def check_view(*, stopped: bool = False) -> bool:
     if bad:
         st.session_state.setdefault(_PROBLEMS, []).extend(bad)
     return bool(bad)
+
+
+def _fraction_for_a_whole_number(key: str, value: Any) -> bool:
+    """Whether the link gave a box of whole numbers a value that is not one (Streamlit keeps and returns it: the box
+    shows 5000 while the page computes with 5000.5)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return False
+    try:
+        from streamlit.proto.NumberInput_pb2 import NumberInput
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+        state = get_script_run_ctx().session_state._state
+        widget_id = state._key_id_mapper.get_id_from_key(key, None)
+        meta = state._new_widget_state.widget_metadata.get(widget_id) if widget_id else None
+        serde = getattr(getattr(meta, "deserializer", None), "__self__", None)
+        return getattr(serde, "data_type", None) == NumberInput.INT
+    except Exception:  # a Streamlit without these internals: the value is judged as before
+        return False
 
 
 def abandon_view() -> bool:

@@ -130,3 +130,14 @@ def test_a_page_waiting_for_an_upload_says_so_in_the_main_area_too_where_a_phone
     at = _open("pages/5_Tradeoff_explorer.py", {"sweep.dataset": '"upload"'})
     assert not at.exception
     assert any("Upload a CSV file in the sidebar" in i.value for i in at.main.info)
+
+
+def test_a_fraction_for_a_whole_number_or_a_value_its_box_refuses_is_replaced_not_kept_in_the_address():
+    # the box showed 5000 while the page computed with 5000.5; a σ of -3 stayed in the box and in the address
+    at = _open("pages/1_Accountant.py", {"acct.n": "5000.5", "acct.sigma": "-3", "acct.batch": "10"})
+    assert not at.exception
+    assert at.number_input(key="acct.n").value == 60_000 and at.number_input(key="acct.sigma").value == 4.0
+    assert at.number_input(key="acct.batch").value == 10  # a whole number is kept
+    warning = " ".join(w.value for w in at.warning)
+    assert "acct.n" in warning and "acct.sigma" in warning and "acct.batch" not in warning
+    assert _param(at, "acct.n") == "60000" and _param(at, "acct.sigma") == "4.0"
