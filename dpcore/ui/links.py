@@ -27,6 +27,7 @@ DATASET_PROBLEM = "dataset.problem"
 _RESTORED = "link.restored"  # {key: value} read from the link in this run, checked after it
 _PROBLEMS = "link.problems"  # inputs of the link that could not be used, shown on the next run
 _LOADED = "link.loaded"  # pages whose link has been read in this session
+_PROBLEM_VALUES = "link.problem_values"  # {key: the link's value} of those inputs, quoted in the warning
 REFUSED = "link.refused"  # inputs whose own check refused their value in this run (dpcore.ui.common.bounded_number)
 #: widget value kinds that are a momentary action or a file, never part of a view
 _NOT_A_VIEW = {"trigger_value", "string_trigger_value", "json_trigger_value", "file_uploader_state_value",
@@ -143,6 +144,7 @@ def check_view(*, stopped: bool = False) -> bool:
         st.session_state[_RESTORED] = waiting
     if bad:
         st.session_state.setdefault(_PROBLEMS, []).extend(bad)
+        st.session_state.setdefault(_PROBLEM_VALUES, {}).update({k: restored[k] for k in bad})
     return bool(bad)
 
 
@@ -182,12 +184,19 @@ def _norm(v: Any) -> Any:
 def show_link_problems() -> None:
     """The warning for the inputs a link could not set (called by ``page_header``, once)."""
     bad = st.session_state.pop(_PROBLEMS, [])
+    values = st.session_state.pop(_PROBLEM_VALUES, {})
     if bad:
         keys = list(dict.fromkeys(bad))
-        names = ", ".join(f"`{k}`" for k in keys)
+        names = ", ".join(f"`{k}`" + (f" (`{_short_value(values[k])}`)" if k in values else "") for k in keys)
         many = len(keys) > 1
         st.warning(f"This link's value{'s' if many else ''} for {names} {'are' if many else 'is'} not valid here "
                    f"(out of range, outdated or mistyped): showing the default{'s' if many else ''} instead.")
+
+
+def _short_value(value: Any, limit: int = 40) -> str:
+    """The link's value as it was written, cut to ``limit`` characters (a link may carry thousands)."""
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 # --- one page run: what the router does before and after it --------------------------------------------------

@@ -139,5 +139,5 @@ def test_a_fraction_for_a_whole_number_or_a_value_its_box_refuses_is_replaced_no
     assert at.number_input(key="acct.n").value == 60_000 and at.number_input(key="acct.sigma").value == 4.0
     assert at.number_input(key="acct.batch").value == 10  # a whole number is kept
     warning = " ".join(w.value for w in at.warning)
-    assert "acct.n" in warning and "acct.sigma" in warning and "acct.batch" not in warning
+    assert "`acct.n` (`5000.5`)" in warning and "`acct.sigma` (`-3`)" in warning and "acct.batch" not in warning
     assert _param(at, "acct.n") == "60000" and _param(at, "acct.sigma") == "4.0"
