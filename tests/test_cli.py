@@ -171,7 +171,9 @@ def test_a_value_given_twice_or_a_given_epsilon_that_the_noise_overrides_is_said
     assert "--learning-rate 1 and --set learning_rate=2 disagree" in capsys.readouterr().err
     assert main(["train", "--dataset", "iris", "--algorithm", "dpsgd", "--epochs", "1", "--epsilon", "1",
                  "--noise-multiplier", "1"]) == 0
-    assert "--epsilon 1 is not used" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--epsilon 1 is not used" in err
+    assert err.count("train_loss below is a statistic of the private training rows that ε does not cover") == 1
     assert main(["sweep", "--dataset", "iris", "--jobs", "0"]) == 2
     assert "error: --jobs 0: n_jobs must be >= 1" in capsys.readouterr().err
 

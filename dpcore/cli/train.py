@@ -122,8 +122,15 @@ def _run(args) -> int:
     spec = get_learner(args.algorithm)
     params = collect_params(args, spec)
 
+    said_private = []
+
     def on_epoch(info):
         if not args.json:
+            if not said_private and (private := [k for k in info if k in PRIVATE_STATISTICS]):
+                said_private.append(True)
+                print(f"note: {', '.join(private)} below {'is a statistic' if len(private) == 1 else 'are statistics'}"
+                      " of the private training rows that ε does not cover: a real release would not print it",
+                      file=sys.stderr)
             print(progress_line(info), file=sys.stderr)
 
     note_ignored_epsilon(spec, args.epsilon)
@@ -172,6 +179,11 @@ def _short(value):
     if isinstance(value, (list, tuple)):
         return type(value)(_short(v) for v in value)
     return value
+
+
+#: Progress values computed on the private training rows without noise (the pages fold them away as "not covered
+#: by ε"): the progress on stderr says so once.
+PRIVATE_STATISTICS = ("train_loss", "clipped_fraction", "max_sent_norm")
 
 
 def progress_line(info: dict) -> str:
