@@ -16,9 +16,13 @@ from .roc import DEFAULT_FPRS, roc_curve
 __all__ = ["AuditResult", "audit_from_scores"]
 
 
-def _json_number(value: float) -> float | None:
-    """JSON has no infinity: a non-private run's epsilon is written as null."""
-    return float(value) if math.isfinite(value) else None
+def _json_number(value: float) -> float | str | None:
+    """JSON has no infinity: a non-private run's epsilon is written "inf", as ``train``, ``cluster`` and ``sweep``
+    write it (dpcore.learners.base); not a number is null."""
+    value = float(value)
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return None if math.isnan(value) else value
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,8 +94,8 @@ class AuditResult:
         return float(self.tpr_at_fpr[fpr])
 
     def to_json_dict(self) -> dict:
-        """The result as JSON-ready values (the ROC arrays are left out; non-finite epsilon is null, and so is a
-        TPR the non-members are too few to measure, :meth:`tpr_measured`)."""
+        """The result as JSON-ready values (the ROC arrays are left out; an infinite epsilon is "inf"; a TPR the
+        non-members are too few to measure is null, :meth:`tpr_measured`)."""
         return {
             "attack": self.attack,
             "epsilon": _json_number(self.epsilon),
