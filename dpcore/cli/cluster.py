@@ -51,5 +51,5 @@ def _run(args) -> int:
     note_ignored_epsilon(get_learner(args.algorithm), args.epsilon)
     res = run_learner(args.algorithm, data, epsilon=EPSILON if args.epsilon is None else args.epsilon, seed=seed,
                       secure=secure, params=params)
-    print_result(res, as_json=args.json, secure=secure, extra=extra)
+    print_result(res, as_json=args.json, secure=secure, extra={**extra, "seed": seed})
     return 0
