@@ -212,10 +212,13 @@ def run_class(browser, sessions: int, distinct: int, timeout: float, *, late_bro
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--sessions", type=int, default=20)
-    ap.add_argument("--distinct", type=int, default=5)
-    ap.add_argument("--timeout", type=float, default=900.0)
+    ap = argparse.ArgumentParser(description="A class of browser sessions on a server this script starts (on this "
+                                             "checkout, a free port), beside one session alone, in one run.")
+    ap.add_argument("--sessions", type=int, default=20,
+                    help="sessions that press Train at once (default 20), the late-comer besides")
+    ap.add_argument("--distinct", type=int, default=5,
+                    help="of them, how many ask for inputs of their own (default 5); the rest ask the same run")
+    ap.add_argument("--timeout", type=float, default=900.0, help="seconds a session may take (default 900)")
     ap.add_argument("--class-browser", choices=("idle", "normal"), default="idle",
                     help="scheduling of the class's browser: idle (only the CPU the server leaves) or normal")
     a = ap.parse_args()

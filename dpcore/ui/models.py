@@ -268,9 +268,28 @@ class _RunWarnings:
             self.found.setdefault(msg, {}).setdefault(x, set()).add(seed)
         return out
 
+    def _folded(self) -> dict:
+        """``found`` with each learner's "predicts the single class" runs folded into its "no more accurate" message
+        (a single-class model is no better than the trivial one): two warnings listing overlapping runs of one
+        learner read as one thing said twice."""
+        found = {m: {x: set(s) for x, s in w.items()} for m, w in self.found.items()}
+        for msg in [m for m in found if " predicts the single class " in m]:
+            who, _, rest = msg.partition(" predicts the single class ")
+            worse = next((m for m in found if m.startswith(f"{who} is no more accurate")), None)
+            if worse is None:
+                continue
+            where = found.pop(msg)
+            runs = sum(len(s) for s in where.values())
+            for x, s in where.items():
+                found[worse].setdefault(x, set()).update(s)
+            label = rest.split(" for every test row")[0]
+            found[f"{worse} In {runs} of these run{'s' if runs > 1 else ''} it predicts the single class {label} "
+                  "for every test row."] = found.pop(worse)
+        return found
+
     def messages(self) -> list[str]:
         out = []
-        for msg, where in self.found.items():
+        for msg, where in self._folded().items():
             if None in where:  # raised by a run that does not depend on x
                 n = len(where[None])
                 out.append(msg if n == self.seeds else f"In {n} of {self.seeds} seeds: {msg}")
