@@ -29,6 +29,7 @@ from dpcore.ui.models import (
     SIZE_NOTES,
     classical_more_settings,
     classical_sweep,
+    near_trivial_text,
     regularization_text,
     size_sweep,
 )
@@ -112,15 +113,8 @@ if df is not None:
     for c, (name, private, v) in zip(cols, at1[["method", "private", metric]].itertuples(index=False)):
         c.metric(METHOD_SHORT.get(name, name), f"{v:.3f}",
                  help=f"{name} at ε = 1." if private else f"{name}: a non-private reference, it does not depend on ε.")
-    trivial = at1[at1.method.str.endswith("(trivial)")][metric]
-    if len(trivial):  # a mean at or barely above the trivial predictor's, though single seeds may do better
-        floor, margin = float(trivial.iloc[0]), 0.02 if task == "regression" else 0.01
-        rows = at1[["method", "private", metric]].itertuples(index=False)
-        behind = [f"{METHOD_SHORT.get(n, n)} ({v:.3f})" for n, p, v in rows if p and v <= floor + margin]
-        if behind:
-            st.warning(f"At ε = 1, {' and '.join(behind)} {'does' if len(behind) == 1 else 'do'} little or no better "
-                       f"on average than the trivial predictor ({floor:.3f}): at this ε the noise outweighs what the "
-                       "training rows can teach. The curve below shows from which ε it pays.")
+    if behind := near_trivial_text(at1, metric, task):
+        st.warning(behind)
     if leaky:  # the algorithm spends ε, but the pipeline is not private: the table must not say "yes"
         df = df.assign(private=df["private"].map({True: "no: ε-DP algorithm, leaky scaling", False: "no"}))
     fig = px.line(df, x="epsilon", y=metric, color="method", line_dash="method", symbol="method", log_x=True,

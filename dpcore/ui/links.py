@@ -40,17 +40,23 @@ def _plain(value: Any) -> bool:
     return isinstance(value, (list, tuple)) and all(isinstance(v, (bool, int, float, str)) for v in value)
 
 
-def _widget_kind(key: str) -> str | None:
-    """The kind of value the widget ``key`` holds (Streamlit's own record), or None when it is not a widget."""
+def _widget_metadata(key: str):
+    """Streamlit's own record of the widget ``key`` (its value kind, its deserializer), or None when it is not a
+    widget. The one place these internals are read: a Streamlit without them gives None, and nothing breaks."""
     try:
         from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
         state = get_script_run_ctx().session_state._state
         widget_id = state._key_id_mapper.get_id_from_key(key, None)
-        meta = state._new_widget_state.widget_metadata.get(widget_id) if widget_id else None
-        return None if meta is None else meta.value_type
-    except Exception:  # a Streamlit without these internals: nothing is written, nothing breaks
+        return state._new_widget_state.widget_metadata.get(widget_id) if widget_id else None
+    except Exception:
         return None
+
+
+def _widget_kind(key: str) -> str | None:
+    """The kind of value the widget ``key`` holds, or None when it is not a widget."""
+    meta = _widget_metadata(key)
+    return None if meta is None else meta.value_type
 
 
 def _drawn_this_run(key: str) -> bool:
@@ -153,17 +159,10 @@ def _fraction_for_a_whole_number(key: str, value: Any) -> bool:
     shows 5000 while the page computes with 5000.5)."""
     if isinstance(value, int) and not isinstance(value, bool):
         return False
-    try:
-        from streamlit.proto.NumberInput_pb2 import NumberInput
-        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+    from streamlit.proto.NumberInput_pb2 import NumberInput
 
-        state = get_script_run_ctx().session_state._state
-        widget_id = state._key_id_mapper.get_id_from_key(key, None)
-        meta = state._new_widget_state.widget_metadata.get(widget_id) if widget_id else None
-        serde = getattr(getattr(meta, "deserializer", None), "__self__", None)
-        return getattr(serde, "data_type", None) == NumberInput.INT
-    except Exception:  # a Streamlit without these internals: the value is judged as before
-        return False
+    serde = getattr(getattr(_widget_metadata(key), "deserializer", None), "__self__", None)
+    return getattr(serde, "data_type", None) == NumberInput.INT
 
 
 def abandon_view() -> bool:

@@ -242,6 +242,28 @@ def _scored_against(task: str) -> tuple[str, str, str]:
     return "r2", "linreg", "mean"
 
 
+#: How close to the trivial predictor a private model's mean may come before the page says it learnt little:
+#: 0.02 of R² for regression, 0.01 of accuracy for classification.
+NEAR_TRIVIAL = {"regression": 0.02, "classification": 0.01}
+
+
+def near_trivial_text(at_one: pd.DataFrame, metric: str, task: str) -> str | None:
+    """The sentence for the private models whose mean at ε = 1 (rows of ``at_one``: method, private, ``metric``) is
+    at or within :data:`NEAR_TRIVIAL` of the trivial predictor's, or None. The runs' own warnings count single
+    seeds; this judges the mean the headline shows (the functional mechanism on diabetes: 0.006 beside -0.009)."""
+    trivial = at_one[at_one.method.str.endswith("(trivial)")][metric]
+    if not len(trivial):
+        return None
+    floor = float(trivial.iloc[0])
+    rows = at_one[["method", "private", metric]].itertuples(index=False)
+    behind = [f"{METHOD_SHORT.get(n, n)} ({v:.3f})" for n, p, v in rows if p and v <= floor + NEAR_TRIVIAL[task]]
+    if not behind:
+        return None
+    return (f"At ε = 1, {' and '.join(behind)} {'does' if len(behind) == 1 else 'do'} little or no better on average "
+            f"than the trivial predictor ({floor:.3f}): at this ε the noise outweighs what the training rows can "
+            "teach. The curve below shows from which ε it pays.")
+
+
 class _RunWarnings:
     """The warnings of a chart's many runs, one per message, with where on the x axis each was raised.
 
