@@ -12,11 +12,16 @@ import streamlit as st
 
 from dpcore.serving import settings_problem
 from dpcore.ui.links import abandon_view, begin_page, finish_page
-from dpcore.ui.navigation import PAGES, sidebar_menu
+from dpcore.ui.navigation import HOME_ALIAS, PAGES, sidebar_menu
 from dpcore.ui.present import presentation_mode, presentation_toggle
 
+home = PAGES[0]
 nav = st.navigation(
-    [st.Page(p.path, title=p.title, icon=p.icon, default=i == 0) for i, p in enumerate(PAGES)],
+    # the home page is served at / (reserving the name "home") and, as a page of its own, at the name of its file,
+    # which the default page would reserve without serving it ("Page not found" there)
+    [st.Page(home.path, title=home.title, icon=home.icon, default=True, url_path="home")]
+    + [st.Page(p.path, title=p.title, icon=p.icon) for p in PAGES[1:]]
+    + [st.Page(home.path, title=home.title, icon=home.icon, url_path=HOME_ALIAS)],
     position="hidden",
 )
 st.set_page_config(page_title=f"{nav.title} · dpcore", layout="wide",

@@ -11,6 +11,7 @@ next ``progress`` call raises :class:`dpcore.serving.RunCancelled` and ends the 
 """
 from __future__ import annotations
 
+import math
 import socket
 import time
 import uuid
@@ -44,6 +45,10 @@ def check_scheduler(address: str, timeout: float = 5.0) -> str:
 
 #: How often the server looks for progress from the cluster (seconds).
 POLL_SECONDS = 0.1
+#: How long a run waits for the cluster to have a worker at all before it fails with a message saying so (seconds).
+NO_WORKER_SECONDS = 30.0
+#: How often the server asks the scheduler how many workers it has while a run has not started (seconds).
+WORKER_CHECK_SECONDS = 2.0
 
 
 def connect(address: str):
@@ -77,25 +82,51 @@ def _on_worker(compute: Callable, name: str) -> Any:
     return compute(progress)
 
 
+def _n_workers(client) -> int | None:
+    """How many workers the scheduler has now (None: it could not say)."""
+    try:
+        return len(client.scheduler_info(n_workers=-1).get("workers", {}))
+    except TypeError:  # a distributed without the n_workers argument
+        return len(client.scheduler_info().get("workers", {}))
+    except Exception:
+        return None
+
+
 def run_on_cluster(client, compute: Callable[[Callable[[Any], None]], Any],
-                   progress: Callable[[Any], None]) -> Any:
+                   progress: Callable[[Any], None], *, no_worker_seconds: float | None = None) -> Any:
     """``compute(progress)`` on a worker of ``client``'s cluster; its events replayed through ``progress`` here.
 
     Returns the run's value, or raises its error. If ``progress`` raises, the run is told to stop and the
-    error is raised here once the worker has given up.
+    error is raised here once the worker has given up. A cluster with no worker at all for ``no_worker_seconds``
+    (default :data:`NO_WORKER_SECONDS`) while the run waits is an error saying so, not a page that waits for good.
     """
     from distributed import Queue, Variable
 
+    limit = NO_WORKER_SECONDS if no_worker_seconds is None else float(no_worker_seconds)
     name = uuid.uuid4().hex
     events = Queue(f"dpcore-progress-{name}", client=client)
     stop = Variable(f"dpcore-stop-{name}", client=client)
     stop.set(False)
     future = client.submit(_on_worker, compute, name, pure=False)
     cancelled: BaseException | None = None
+    heard, without_since, checked = False, None, -math.inf
     try:
         while True:
             finished = future.done()
+            if not heard and not finished and time.monotonic() - checked >= WORKER_CHECK_SECONDS:
+                checked = time.monotonic()
+                if _n_workers(client) == 0:
+                    without_since = checked if without_since is None else without_since
+                    if checked - without_since >= limit:
+                        future.cancel()
+                        raise DPValueError(
+                            f"the server's Dask cluster ({client.scheduler.address}) has had no worker for "
+                            f"{limit:g} s, so the run cannot start: whoever runs the server should start workers "
+                            "(`dask worker <scheduler address>`) or unset DPCORE_SCHEDULER; then run it again")
+                else:
+                    without_since = None
             for event in events.get(batch=True):
+                heard = True
                 if cancelled is None:
                     try:
                         progress(event)

@@ -163,6 +163,8 @@ class _Run:
     started: bool = False
     followers: int = 0
     future: Any = None
+    keep: bool = True  # kept when finished (memory and disk); else only joined while in flight
+    here: bool = False  # on this machine even with a cluster (work that sends its own parts there)
 
 
 class SharedRuns:
@@ -201,26 +203,30 @@ class SharedRuns:
 
     def get_or_run(self, key: Hashable, compute: Callable[[Callable[[Any], None]], Any], *,
                    on_progress: Callable[[Any], None] | None = None,
-                   on_queued: Callable[[int], None] | None = None) -> tuple[Any, str]:
+                   on_queued: Callable[[int], None] | None = None,
+                   keep: bool = True, here: bool = False) -> tuple[Any, str]:
         """``(value, how)``; how is ``"cached"``, ``"joined"`` (someone else had asked first) or ``"computed"``.
 
         ``compute(progress)`` does the work on a worker thread, calling ``progress(event)`` as it goes. This
         asker's ``on_progress(event)`` sees every event in order, and ``on_queued(ahead)`` the number of
         runs ahead of it while it waits for a worker, both in the asker's own thread. An exception from
         either (a visitor who left) stops this asker following; the run is cancelled if nobody else follows.
+        ``keep=False``: the finished value is not stored (work with a cache of its own, or holding a visitor's
+        upload); the run is still shared while in flight. ``here=True``: the work runs on this machine's worker
+        thread even when the store has a cluster (a sweep, which sends its own runs to the cluster).
         """
         with self._lock:
             if key in self._done:
                 self._done.move_to_end(key)
                 return self._done[key], "cached"
-            found, value = self._read(key)
+            found, value = self._read(key) if keep else (False, None)
             if found:  # finished before the server restarted
                 self._keep(key, value)
                 return value, "cached"
             run = self._runs.get(key)
             how = "joined" if run is not None else "computed"
             if run is None:
-                run = self._runs[key] = _Run()
+                run = self._runs[key] = _Run(keep=keep, here=here)
                 self._queue.append(key)
                 run.future = self._pool.submit(self._work, key, run, compute)
             run.followers += 1
@@ -245,7 +251,7 @@ class SharedRuns:
                 run.events.append(event)
 
         try:
-            if self._client is not None:
+            if self._client is not None and not run.here:
                 from .remote import run_on_cluster
 
                 run.value = run_on_cluster(self._client, compute, progress)
@@ -255,9 +261,9 @@ class SharedRuns:
             run.error = exc
         with self._lock:
             self._runs.pop(key, None)
-            if run.error is None:
+            if run.error is None and run.keep:
                 self._keep(key, run.value)
-        if run.error is None:
+        if run.error is None and run.keep:
             self._write(key, run.value)
         run.done.set()
 

@@ -27,6 +27,7 @@ from dpcore.ui.models import (
     cluster_sweep,
     dplloyd_run_text,
     neighbouring_text,
+    queued_sweep,
 )
 from dpcore.ui.palette import GREY, epsilon_bands, legend_below
 from dpcore.ui.present import headline_area
@@ -122,11 +123,11 @@ metric = st.radio("Metric", ["accuracy", "intra_cluster_variance"], horizontal=T
 title = {"accuracy": "Accuracy", "intra_cluster_variance": "Within / total sum of squares"}[metric]
 st.header(f"{title} vs ε")
 epsilons = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0)
-with st.spinner(f"Running the three methods at {len(epsilons)} values of ε over {int(seeds)} seed(s) …"):
-    df = run_guarded(cluster_sweep, dataset, int(k), iterations, epsilons, int(seeds), seed, neighbouring, more)
-    if df is not None:
-        shown = () if demo is None else tuple(_worth_saying(demo["warnings"]))  # not twice: said above already
-        show_warnings(_worth_saying(df.attrs.get("warnings", ())), hide=shown)  # each with the ε it was raised at
+df = run_guarded(queued_sweep, cluster_sweep, dataset, int(k), iterations, epsilons, int(seeds), seed, neighbouring,
+                 more, what=f"The three methods at {len(epsilons)} values of ε over {int(seeds)} seed(s)")
+if df is not None:
+    shown = () if demo is None else tuple(_worth_saying(demo["warnings"]))  # not twice: said above already
+    show_warnings(_worth_saying(df.attrs.get("warnings", ())), hide=shown)  # each with the ε it was raised at
 if df is not None:
     fig = px.line(df, x="epsilon", y=metric, color="method", line_dash="method", symbol="method", log_x=True,
                   log_y=metric == "intra_cluster_variance", error_y=f"{metric}_sd" if int(seeds) > 1 else None,

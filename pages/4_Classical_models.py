@@ -30,6 +30,7 @@ from dpcore.ui.models import (
     classical_more_settings,
     classical_sweep,
     near_trivial_text,
+    queued_sweep,
     regularization_text,
     size_sweep,
 )
@@ -100,8 +101,9 @@ if preprocess == "standardize":
     st.warning("Features are standardised with the private training rows' mean and standard deviation: the "
                "curves show the algorithm's accuracy, but the pipeline as a whole is not ε-DP. Choose a scaling "
                "between declared bounds for the guarantee.")
-df = run_guarded(classical_sweep, dataset, learners, model, kernel, lam, epsilons, int(seeds), seed, preprocess,
-                 more, hide_warnings=leak_note)
+df = run_guarded(queued_sweep, classical_sweep, dataset, learners, model, kernel, lam, epsilons, int(seeds), seed,
+                 preprocess, more, what=f"Each method at {len(epsilons)} values of ε over {int(seeds)} seed(s)",
+                 hide_warnings=leak_note)
 if df is not None:
     show_warnings(df.attrs.get("warnings", ()), hide=leak_note)  # each with the ε at which it was raised
     metric = df.attrs.get("metric", df.columns[3])
@@ -150,8 +152,9 @@ st.header(f"{metric_label[:1].upper() + metric_label[1:]} vs training-set size a
 learner = st.selectbox("Learner", learners, key="classical.size_learner",
                        format_func=lambda n: METHOD_NAMES.get(n, n))
 fractions = (0.1, 0.25, 0.5, 0.75, 1.0)
-sz = run_guarded(size_sweep, dataset, learner, model, kernel, lam, float(epsilon), fractions, int(seeds), seed,
-                 preprocess, more, hide_warnings=leak_note)
+sz = run_guarded(queued_sweep, size_sweep, dataset, learner, model, kernel, lam, float(epsilon), fractions,
+                 int(seeds), seed, preprocess, more,
+                 what=f"{len(fractions)} training-set sizes over {int(seeds)} seed(s)", hide_warnings=leak_note)
 if sz is not None:
     show_warnings(sz.attrs.get("warnings", ()), hide=leak_note)
     metric = sz.attrs.get("metric", "accuracy")

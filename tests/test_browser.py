@@ -52,7 +52,8 @@ def server():
                                               ".ci/run installs it")
 # deep link first: a fresh server opened on a page (before anyone has visited /) must route it through app.py
 @pytest.mark.parametrize("path,expected,tab", [("/Accountant", "Privacy accountant", "Accountant · dpcore"),
-                                               ("/", "What does ε mean?", "What ε means · dpcore")])
+                                               ("/", "What does ε mean?", "What ε means · dpcore"),
+                                               ("/What_epsilon_means", "What does ε mean?", "What ε means · dpcore")])
 def test_page_renders_in_headless_chromium_with_the_apps_own_menu(server, tmp_path, path, expected, tab):
     playwright = pytest.importorskip("playwright.sync_api")
     with playwright.sync_playwright() as p:

@@ -305,3 +305,35 @@ def test_the_uploader_states_the_limit_the_app_reads():
     config = tomllib.loads((pathlib.Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())
     assert config["server"]["maxUploadSize"] * 2**20 == MAX_CSV_BYTES  # not Streamlit's 200 MB beside a 50 MiB limit
     assert config["browser"]["gatherUsageStats"] is False
+
+
+def test_work_not_to_be_kept_is_shared_while_it_runs_and_computed_again_afterwards(tmp_path):
+    runs = SharedRuns(workers=2, directory=tmp_path)
+    gate, calls, out = threading.Event(), [], {}
+
+    def ask(name):
+        out[name] = runs.get_or_run("sweep", _counting(7, events=[1], gate=gate, calls=calls), keep=False)
+
+    threads = [threading.Thread(target=ask, args=(n,)) for n in "ab"]
+    for t in threads:
+        t.start()
+        time.sleep(0.3)
+    gate.set()
+    for t in threads:
+        t.join(5)
+    assert calls == [7] and {out["a"], out["b"]} == {(7, "computed"), (7, "joined")}  # one run in flight
+    assert runs.status()["kept"] == 0 and not list(tmp_path.glob("*/*.pkl"))  # neither in memory nor on disk
+    assert runs.get_or_run("sweep", _counting(7, calls=calls), keep=False) == (7, "computed")
+    assert calls == [7, 7]
+
+
+def test_work_marked_to_run_here_stays_on_this_machine_when_the_store_has_a_cluster(monkeypatch):
+    runs = SharedRuns(workers=1)
+    runs._client = object()  # a cluster the store would otherwise send its runs to
+    shipped = []
+    monkeypatch.setattr("dpcore.remote.run_on_cluster", lambda client, compute, progress: shipped.append(1) or -1)
+    assert runs.get_or_run("sweep", _counting(3), here=True) == (3, "computed")
+    assert shipped == []
+    assert runs.get_or_run("train", _counting(4)) == (-1, "computed")  # the others still go to the cluster
+    assert shipped == [1]
+    runs._client = None

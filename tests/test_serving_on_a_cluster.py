@@ -88,3 +88,12 @@ def test_a_run_whose_visitor_leaves_is_stopped_on_the_worker(cluster):
 def test_an_unreachable_scheduler_is_a_clear_error():
     with pytest.raises(DPValueError, match="Dask scheduler"):
         SharedRuns(workers=1, scheduler="tcp://127.0.0.1:9")
+
+
+def test_a_run_on_a_cluster_without_any_worker_fails_with_a_message_instead_of_waiting_for_good():
+    from dpcore.remote import run_on_cluster
+
+    with distributed.LocalCluster(n_workers=0, processes=True, host="127.0.0.1", dashboard_address=None) as empty, \
+            distributed.Client(empty, set_as_default=False) as client:
+        with pytest.raises(DPValueError, match="no worker for 1 s"):
+            run_on_cluster(client, _steps(3, "never-started"), lambda event: None, no_worker_seconds=1)

@@ -438,13 +438,17 @@ def run_guarded(fn: Callable[..., Any], *args, hide_warnings: tuple[str, ...] = 
 
 
 def shared_call(key: tuple, compute: Callable[[Callable[[Any], None]], Any], *,
-                on_progress: Callable[[Any], None] | None = None) -> Any:
+                on_progress: Callable[[Any], None] | None = None, keep: bool = True, here: bool = False,
+                quiet: bool = False, done: str = "trained") -> Any:
     """``compute(progress)`` run once for every visitor of this server asking with the same ``key``.
 
     The work runs on the server's bounded pool (:func:`dpcore.serving.shared_runs`): a result someone already
     has is shown at once, a run in flight is followed live (``on_progress`` sees its progress events here),
     and while the run waits for a worker a note says how many runs are ahead. The run's warnings are raised
     again in this thread, so :func:`run_guarded` around it shows them to every visitor; its error too.
+    ``keep`` and ``here`` go to :meth:`~dpcore.serving.SharedRuns.get_or_run`; ``quiet``: no caption when the
+    result comes from the store (a chart redrawn on every change of the page); ``done``: the verb of the
+    caption for a joined run ("trained", "computed").
     """
     from ..serving import shared_runs
 
@@ -463,15 +467,16 @@ def shared_call(key: tuple, compute: Callable[[Callable[[Any], None]], Any], *,
         return value, [(w.category, str(w.message)) for w in caught]
 
     try:
-        (value, said), how = shared_runs().get_or_run(key, work, on_progress=on_progress, on_queued=queued)
+        (value, said), how = shared_runs().get_or_run(key, work, on_progress=on_progress, on_queued=queued,
+                                                      keep=keep, here=here)
     finally:
         note.empty()
     for category, message in dict.fromkeys(said):
         warnings.warn(message, category, stacklevel=2)
     if how == "joined":
-        st.caption("Another visitor asked for exactly these inputs first: you followed the same run, trained once "
+        st.caption(f"Another visitor asked for exactly these inputs first: you followed the same run, {done} once "
                    "for both.")
-    elif how == "cached":
+    elif how == "cached" and not quiet:
         st.caption("These exact inputs were run on this server before: the result is shown from its store of "
                    "finished runs, without running again.")
     return value

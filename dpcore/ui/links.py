@@ -7,8 +7,10 @@ string, ``?cluster.epsilon=0.5&cluster.dataset="wine"``; the first run of a page
 
 A value that no longer fits (an ε above the box's maximum, a dataset that was renamed, a mangled number) is not
 a traceback: Streamlit puts such a widget back to its default, :func:`check_view` notices the difference and
-the page is drawn again with a warning naming the input. Buttons, uploads and anything that is not a plain
-value (numbers, text, true/false, lists of them) never go into a link.
+the page is drawn again with a warning naming the input. A list that names some options no longer offered keeps
+the others, and the warning names those left out. A name that is no page's input (``?epsilon=2``, typed without
+the page's prefix) is named in the warning too. Buttons, uploads and anything that is not a plain value (numbers,
+text, true/false, lists of them) never go into a link.
 """
 from __future__ import annotations
 
@@ -18,8 +20,8 @@ from typing import Any
 
 import streamlit as st
 
-#: query parameters that are not inputs of a page
-RESERVED = ("present",)
+#: query parameters that are not inputs of a page (the presentation switch; Streamlit's own embedding options)
+RESERVED = ("present", "embed", "embed_options")
 #: Session key of what keeps a page from its data, ``(kind, message)`` (set by
 #: :func:`dpcore.ui.common.dataset_picker`): :func:`stop_page` says it in the main area, since on a phone the
 #: sidebar where the picker stands is folded away.
@@ -28,6 +30,7 @@ _RESTORED = "link.restored"  # {key: value} read from the link in this run, chec
 _PROBLEMS = "link.problems"  # inputs of the link that could not be used, shown on the next run
 _LOADED = "link.loaded"  # pages whose link has been read in this session
 _PROBLEM_VALUES = "link.problem_values"  # {key: the link's value} of those inputs, quoted in the warning
+_LEFT_OUT = "link.left_out"  # {key: the options of a list the widget does not offer}; the rest of the list is kept
 REFUSED = "link.refused"  # inputs whose own check refused their value in this run (dpcore.ui.common.bounded_number)
 #: widget value kinds that are a momentary action or a file, never part of a view
 _NOT_A_VIEW = {"trigger_value", "string_trigger_value", "json_trigger_value", "file_uploader_state_value",
@@ -104,8 +107,13 @@ def restore_view(prefix: str) -> None:
     loaded.add(prefix)
     restored = {}
     for key in st.query_params.keys():
-        if key in RESERVED or not key.startswith(prefix):
+        if key in RESERVED:
             continue
+        if not key.startswith(prefix):
+            if not _of_some_page(key):  # a hand-typed ?epsilon=2: said, not dropped in silence
+                st.session_state.setdefault(_PROBLEMS, []).append(key)
+                st.session_state.setdefault(_PROBLEM_VALUES, {})[key] = st.query_params[key]
+            continue  # another page's input (the address can lag behind a page switch): not this page's to judge
         raw = st.query_params[key]
         try:
             value = json.loads(raw)
@@ -119,6 +127,24 @@ def restore_view(prefix: str) -> None:
     st.session_state[_RESTORED] = restored
 
 
+def _of_some_page(key: str) -> bool:
+    """Whether ``key`` carries the prefix of one of the app's pages."""
+    from .navigation import PAGES
+
+    return any(p.keys and key.startswith(p.keys) for p in PAGES)
+
+
+def _left_out(value: Any, kept: Any) -> list | None:
+    """The items of the link's list that the widget dropped, when it kept the others (a multiselect offered
+    ``["dpsgd", "nope"]`` keeps ``["dpsgd"]``); None when that is not what happened."""
+    if not isinstance(value, list) or not isinstance(kept, (list, tuple)) or not kept:
+        return None
+    mine = [json.dumps(v) for v in kept]
+    if len(mine) >= len(value) or not set(mine) <= {json.dumps(v) for v in value}:
+        return None
+    return [v for v in value if json.dumps(v) not in mine]
+
+
 def check_view(*, stopped: bool = False) -> bool:
     """After the run: the inputs the link set but a widget did not keep; True when the page must be redrawn.
 
@@ -128,7 +154,7 @@ def check_view(*, stopped: bool = False) -> bool:
     """
     restored = st.session_state.pop(_RESTORED, {})
     refused = st.session_state.pop(REFUSED, set())
-    bad, waiting = [], {}
+    bad, waiting, left_out = [], {}, {}
     for key, value in restored.items():
         if key in refused or _fraction_for_a_whole_number(key, value):
             # out of the box's range (its message says so), or 5000.5 in a box of whole numbers, which shows 5000
@@ -141,6 +167,8 @@ def check_view(*, stopped: bool = False) -> bool:
                 continue
             st.session_state.pop(key, None)  # no input of this page has that name (any more)
             bad.append(key)
+        elif (dropped := _left_out(value, st.session_state.get(key))) is not None:
+            left_out[key] = dropped  # the options it offers stay chosen; the warning names the others
         elif key not in st.session_state or json.dumps(_norm(st.session_state[key])) != json.dumps(_norm(value)):
             # the widget did not keep the value (a multiselect drops unknown options, leaving none): forget it, so
             # the redrawn widget shows its default, as the warning says
@@ -151,7 +179,9 @@ def check_view(*, stopped: bool = False) -> bool:
     if bad:
         st.session_state.setdefault(_PROBLEMS, []).extend(bad)
         st.session_state.setdefault(_PROBLEM_VALUES, {}).update({k: restored[k] for k in bad})
-    return bool(bad)
+    if left_out:
+        st.session_state.setdefault(_LEFT_OUT, {}).update(left_out)
+    return bool(bad or left_out)
 
 
 def _fraction_for_a_whole_number(key: str, value: Any) -> bool:
@@ -190,6 +220,10 @@ def show_link_problems() -> None:
         many = len(keys) > 1
         st.warning(f"This link's value{'s' if many else ''} for {names} {'are' if many else 'is'} not valid here "
                    f"(out of range, outdated or mistyped): showing the default{'s' if many else ''} instead.")
+    for key, dropped in st.session_state.pop(_LEFT_OUT, {}).items():
+        st.warning(f"This link's `{key}` names {', '.join(f'`{_short_value(v)}`' for v in dropped)}, which "
+                   f"{'is' if len(dropped) == 1 else 'are'} not offered here (outdated or mistyped): left out, the "
+                   "rest of its choices kept.")
 
 
 def _short_value(value: Any, limit: int = 40) -> str:

@@ -1,7 +1,9 @@
-"""Cached wrappers for the Clustering and Classical-models pages (numpy/pandas out, so st.cache_data can pickle)."""
+"""The Clustering and Classical-models pages' runs (numpy/pandas out: kept in the server's store, pickled to disk)."""
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -15,6 +17,8 @@ from ..learners import get_learner, run_learner
 from ..models.metrics import match_clusters
 from ..rng import noise_mode, secure_or_seed
 from . import palette
+from .common import shared_call
+from .live import BAR_SECONDS, Every
 
 CLUSTER_METHODS = ("lloyd", "dplloyd", "input-perturbation")
 CLUSTER_LABELS = {"lloyd": "Lloyd (non-private)", "dplloyd": "DPLloyd", "input-perturbation": "Input perturbation"}
@@ -38,6 +42,31 @@ def _cluster_params(method: str, k: int, iterations: int | None, neighbouring: s
         if iterations:
             params["iterations"] = iterations
     return params | {knob: value for learner, knob, value in more if learner == method}
+
+
+class RunsDone(NamedTuple):
+    """A chart's progress: ``done`` of its ``total`` runs tried."""
+    done: int
+    total: int
+
+
+def queued_sweep(sweep: Callable[..., pd.DataFrame], *args, what: str) -> pd.DataFrame:
+    """``sweep(*args)`` (:func:`cluster_sweep`, :func:`classical_sweep`, :func:`size_sweep`) as heavy work of the
+    server: on its bounded run queue, computed once for every visitor asking the same, kept in its store of
+    finished runs (memory and disk), stopped when nobody waits for it any more, with a progress bar here
+    ("``what``: 12 / 51 runs"). Registry data sets only: the key is the data set's name."""
+    bar = st.empty()
+    due = Every(BAR_SECONDS)
+
+    def show(event: RunsDone) -> None:
+        if event.total and due(last=event.done >= event.total):
+            bar.progress(min(1.0, event.done / event.total), text=f"{what}: {event.done} / {event.total} runs")
+
+    try:
+        return shared_call((sweep.__name__, *args), lambda progress: sweep(*args, progress=progress),
+                           on_progress=show, quiet=True, done="computed")
+    finally:
+        bar.empty()
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -164,14 +193,17 @@ def cluster_scatter_figure(points: pd.DataFrame, centres: pd.DataFrame, method: 
     return fig
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
 def cluster_sweep(dataset: str, k: int, iterations: int | None, epsilons: tuple[float, ...], seeds: int,
-                  seed: int | None, neighbouring: str = "replace-one", more: tuple = ()) -> pd.DataFrame:
-    """Accuracy and intra-cluster variance vs epsilon for the three methods, mean and sd over ``seeds`` runs."""
+                  seed: int | None, neighbouring: str = "replace-one", more: tuple = (), *,
+                  progress: Callable[[RunsDone], None] | None = None) -> pd.DataFrame:
+    """Accuracy and intra-cluster variance vs epsilon for the three methods, mean and sd over ``seeds`` runs.
+
+    ``progress(RunsDone(done, total))`` after each run. The page runs it through :func:`queued_sweep`."""
     secure, seed = secure_or_seed(seed)
     with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
         rows = []
-        said = _RunWarnings("ε", seeds)
+        said = _RunWarnings("ε", seeds, total=seeds * (1 + (len(CLUSTER_METHODS) - 1) * len(epsilons)),
+                            progress=progress)
         for s in range(seed, seed + seeds):
             split = train_test_split(dataset, seed=s)
             for m in CLUSTER_METHODS:
@@ -272,15 +304,22 @@ class _RunWarnings:
     returned frame's ``attrs["warnings"]`` so a cached chart shows them too (``st.cache_data`` replays no warnings).
     """
 
-    def __init__(self, x_name: str, seeds: int):
+    def __init__(self, x_name: str, seeds: int, *, total: int = 0, progress: Callable[[RunsDone], None] | None = None):
         self.x_name, self.seeds, self.found, self.xs = x_name, seeds, {}, set()
+        #: ``progress(RunsDone(done, total))`` after each run, tried or not (it may raise to stop the chart)
+        self.total, self.progress, self.done = total, progress, 0
 
     def run(self, x, name: str, split, *, seed: int, **kwargs):
         """``run_learner(name, split, seed=seed, **kwargs)`` with its warnings recorded against ``x`` (None: the
         run does not depend on x)."""
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            out = run_learner(name, split, seed=seed, **kwargs)
+            try:
+                out = run_learner(name, split, seed=seed, **kwargs)
+            finally:
+                self.done += 1
+                if self.progress is not None:
+                    self.progress(RunsDone(self.done, self.total))
         self.xs.add(x)
         own, title = get_learner(name).title, METHOD_NAMES.get(name, CLUSTER_LABELS.get(name))
         for w in caught:
@@ -348,16 +387,19 @@ def classical_more_settings(dataset: str, task: str) -> tuple:
     return more
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
 def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel: str, regularization: float | str,
                     epsilons: tuple[float, ...], seeds: int, seed: int | None,
-                    preprocess: str = "log-bounds", more: tuple = ()) -> pd.DataFrame:
-    """Test metric vs epsilon for each private learner, plus the non-private model and the trivial predictor."""
+                    preprocess: str = "log-bounds", more: tuple = (), *,
+                    progress: Callable[[RunsDone], None] | None = None) -> pd.DataFrame:
+    """Test metric vs epsilon for each private learner, plus the non-private model and the trivial predictor.
+
+    ``progress(RunsDone(done, total))`` after each run. The page runs it through :func:`queued_sweep`."""
     secure, seed = secure_or_seed(seed)
     with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
         ds = load_dataset(dataset)
         metric, base, trivial = _scored_against(ds.task)
-        rows, said = [], _RunWarnings("ε", seeds)
+        rows, said = [], _RunWarnings("ε", seeds, total=seeds * (len(learners) * len(epsilons) + 2),
+                                      progress=progress)
         for s in range(seed, seed + seeds):
             split = train_test_split(ds, seed=s)
             for name in learners:
@@ -415,21 +457,23 @@ SIZE_NOTES = {
 }
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
 def size_sweep(dataset: str, learner: str, model: str, kernel: str, regularization: float | str, epsilon: float,
                fractions: tuple[float, ...], seeds: int, seed: int | None,
-               preprocess: str = "log-bounds", more: tuple = ()) -> pd.DataFrame:
+               preprocess: str = "log-bounds", more: tuple = (), *,
+               progress: Callable[[RunsDone], None] | None = None) -> pd.DataFrame:
     """Test metric vs training-set size at a fixed epsilon, beside the non-private model and the trivial predictor.
 
     Mean and sd over ``seeds`` splits. A size at which a learner cannot run (e.g. private tuning on a handful of
     rows, whose disjoint parts then hold a single class) is left out for that learner; ``attrs["skipped"]`` says
-    which sizes and why, instead of one error hiding the whole chart.
+    which sizes and why, instead of one error hiding the whole chart. ``progress(RunsDone(done, total))`` after
+    each run. The page runs it through :func:`queued_sweep`.
     """
     secure, seed = secure_or_seed(seed)
     with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
         ds = load_dataset(dataset)
         metric, base, trivial = _scored_against(ds.task)
-        rows, skipped, said = [], {}, _RunWarnings("training rows", seeds)
+        rows, skipped, said = [], {}, _RunWarnings("training rows", seeds, total=seeds * len(fractions) * 3,
+                                                   progress=progress)
         for s in range(seed, seed + seeds):
             split = train_test_split(ds, seed=s)
             for f in fractions:

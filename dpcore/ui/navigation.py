@@ -1,7 +1,8 @@
 """The app's pages in one table: the router, the sidebar menu and the home page's link grid all read it.
 
 Paths are relative to ``app.py`` (the router); Streamlit derives each page's URL from its file name, so
-``pages/2_Train_a_network.py`` is served at ``/Train_a_network`` and the home page (the default) at ``/``.
+``pages/2_Train_a_network.py`` is served at ``/Train_a_network`` and the home page (the default) at ``/`` (and at
+:data:`HOME_ALIAS`).
 """
 from __future__ import annotations
 
@@ -51,6 +52,11 @@ PAGES: tuple[PageInfo, ...] = (
              "Every term these pages use, how to judge an ε, and the ε of published deployments.",
              keys="glossary."),
 )
+
+
+#: The home page is served at ``/`` and also at the name its file gives it (``/What_epsilon_means``: where a link
+#: written from the file's name, or from Streamlit's own page list of an older version of this app, leads).
+HOME_ALIAS = PAGES[0].path.rsplit("/", 1)[-1].removesuffix(".py").split("_", 1)[1]
 
 
 def route_through_app() -> None:

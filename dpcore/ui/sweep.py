@@ -30,7 +30,7 @@ from ..sweep import (
 from ..sweep.choices import DEFAULT_LEARNERS, axis_options, default_learners, sweepable
 from ..sweep.engine import ID_COLUMNS, TAIL_COLUMNS
 from . import palette
-from .common import DASH, format_epsilon, format_number, readable_log_ticks, remember
+from .common import DASH, format_epsilon, format_number, readable_log_ticks, remember, shared_call
 from .live import CHART_SECONDS, Every
 
 _COLOURS = palette.SERIES_COLOURS
@@ -101,7 +101,13 @@ def remembered(config: SweepConfig, *, cache_dir=None) -> SweepResult | None:
 
 def run_live(config: SweepConfig, *, n_jobs: int, scheduler: str | None, progress_slot, chart_slot,
              metric: str, log_x: bool, band: str, cache_dir=None) -> SweepResult | None:
-    """Run the sweep, redrawing the progress bar and the chart as runs finish; errors become ``st.error``."""
+    """Run the sweep, redrawing the progress bar and the chart as runs finish; errors become ``st.error``.
+
+    The sweep is heavy work of the server: it waits its turn on the bounded run queue (:func:`shared_call`),
+    a visitor asking for the same sweep while it runs follows it instead of starting another, and it stops
+    when nobody waits for it (finished runs stay in the sweep's cache). Its parts go to the operator's cluster
+    when there is one, so the queue runs it here (``here``) and does not keep it: the sweep's own cache does,
+    and it may hold a visitor's upload."""
     rows: list[Mapping[str, Any]] = []
     bar = progress_slot.progress(0.0, text=f"0 / {len(config.runs())} runs")
     chart_due = Every(CHART_SECONDS)  # spaced more widely while a class follows runs (dpcore.ui.live)
@@ -115,8 +121,12 @@ def run_live(config: SweepConfig, *, n_jobs: int, scheduler: str | None, progres
             fig = sweep_figure(build_table(config, rows), config, metric=metric, log_x=log_x, band=band)
             chart_slot.plotly_chart(fig, width="stretch", key=f"sweep.live.{n_drawn[0]}")
 
+    def compute(progress) -> SweepResult:
+        return run_sweep(config, n_jobs=n_jobs, scheduler=scheduler or None, on_result=progress, cache_dir=cache_dir)
+
     try:
-        res = run_sweep(config, n_jobs=n_jobs, scheduler=scheduler or None, on_result=on_result, cache_dir=cache_dir)
+        res = shared_call(("sweep", config.fingerprint()), compute, on_progress=on_result, keep=False, here=True,
+                          done="computed")
     except Exception as exc:  # noqa: BLE001 - a person never sees a traceback
         chart_slot.empty()  # no half-drawn chart above the error
         st.error(str(exc) or type(exc).__name__)

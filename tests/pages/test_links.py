@@ -141,3 +141,27 @@ def test_a_fraction_for_a_whole_number_or_a_value_its_box_refuses_is_replaced_no
     warning = " ".join(w.value for w in at.warning)
     assert "`acct.n` (`5000.5`)" in warning and "`acct.sigma` (`-3`)" in warning and "acct.batch" not in warning
     assert _param(at, "acct.n") == "60000" and _param(at, "acct.sigma") == "4.0"
+
+
+def test_a_list_with_an_option_not_offered_keeps_the_others_and_names_the_one_left_out():
+    at = page("app.py")
+    at.query_params["sweep.learners.classification.tab.epsilon"] = '["dpsgd", "no-such-learner"]'
+    at.switch_page("pages/5_Tradeoff_explorer.py").run()
+    assert not at.exception
+    assert at.multiselect(key="sweep.learners.classification.tab.epsilon").value == ["dpsgd"]  # not the default pair
+    warning = " ".join(w.value for w in at.warning)
+    assert "no-such-learner" in warning and "rest of its choices kept" in warning
+    assert _param(at, "sweep.learners.classification.tab.epsilon") == '["dpsgd"]'
+
+
+def test_a_name_that_is_no_pages_input_is_said_and_another_pages_input_is_left_to_it():
+    at = page("app.py")
+    at.query_params["epsilon"] = "2"  # typed by hand, without the page's prefix
+    at.query_params["train.epsilon"] = "3"  # the Train page's, in an address that lags behind a page switch
+    at.query_params["embed"] = "true"  # Streamlit's own
+    at.run()
+    assert not at.exception
+    warning = " ".join(w.value for w in at.warning)
+    assert "`epsilon` (`2`)" in warning
+    assert "train.epsilon" not in warning and "embed" not in warning
+    assert at.slider(key="home.eps").value == 1.0
