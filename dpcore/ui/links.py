@@ -31,6 +31,7 @@ _PROBLEMS = "link.problems"  # inputs of the link that could not be used, shown 
 _LOADED = "link.loaded"  # pages whose link has been read in this session
 _PROBLEM_VALUES = "link.problem_values"  # {key: the link's value} of those inputs, quoted in the warning
 _LEFT_OUT = "link.left_out"  # {key: the options of a list the widget does not offer}; the rest of the list is kept
+_SHOWN = "link.shown"  # what this run's warning said, said again if the page is drawn again for a later finding
 REFUSED = "link.refused"  # inputs whose own check refused their value in this run (dpcore.ui.common.bounded_number)
 #: widget value kinds that are a momentary action or a file, never part of a view
 _NOT_A_VIEW = {"trigger_value", "string_trigger_value", "json_trigger_value", "file_uploader_state_value",
@@ -181,6 +182,12 @@ def check_view(*, stopped: bool = False) -> bool:
         st.session_state.setdefault(_PROBLEM_VALUES, {}).update({k: restored[k] for k in bad})
     if left_out:
         st.session_state.setdefault(_LEFT_OUT, {}).update(left_out)
+    shown = st.session_state.pop(_SHOWN, None)
+    if (bad or left_out) and shown:  # the redrawn page says what this run said too (a name that is no input...)
+        keys, values, lists = shown
+        st.session_state[_PROBLEMS] = keys + st.session_state.get(_PROBLEMS, [])
+        st.session_state[_PROBLEM_VALUES] = {**values, **st.session_state.get(_PROBLEM_VALUES, {})}
+        st.session_state[_LEFT_OUT] = {**lists, **st.session_state.get(_LEFT_OUT, {})}
     return bool(bad or left_out)
 
 
@@ -214,13 +221,18 @@ def show_link_problems() -> None:
     """The warning for the inputs a link could not set (called by ``page_header``, once)."""
     bad = st.session_state.pop(_PROBLEMS, [])
     values = st.session_state.pop(_PROBLEM_VALUES, {})
+    lists = st.session_state.pop(_LEFT_OUT, {})
+    st.session_state[_SHOWN] = (list(bad), dict(values), dict(lists))
     if bad:
         keys = list(dict.fromkeys(bad))
         names = ", ".join(f"`{k}`" + (f" (`{_short_value(values[k])}`)" if k in values else "") for k in keys)
         many = len(keys) > 1
+        prefix = getattr(_run, "prefix", None)
+        hint = (f" This page's inputs are named `{prefix}…` (change one on the page to see its name in the address)."
+                if prefix and any(not k.startswith(prefix) for k in keys) else "")
         st.warning(f"This link's value{'s' if many else ''} for {names} {'are' if many else 'is'} not valid here "
-                   f"(out of range, outdated or mistyped): showing the default{'s' if many else ''} instead.")
-    for key, dropped in st.session_state.pop(_LEFT_OUT, {}).items():
+                   f"(out of range, outdated or mistyped): showing the default{'s' if many else ''} instead." + hint)
+    for key, dropped in lists.items():
         st.warning(f"This link's `{key}` names {', '.join(f'`{_short_value(v)}`' for v in dropped)}, which "
                    f"{'is' if len(dropped) == 1 else 'are'} not offered here (outdated or mistyped): left out, the "
                    "rest of its choices kept.")

@@ -162,6 +162,15 @@ def test_a_name_that_is_no_pages_input_is_said_and_another_pages_input_is_left_t
     at.run()
     assert not at.exception
     warning = " ".join(w.value for w in at.warning)
-    assert "`epsilon` (`2`)" in warning
+    assert "`epsilon` (`2`)" in warning and "inputs are named `home.…`" in warning
     assert "train.epsilon" not in warning and "embed" not in warning
     assert at.slider(key="home.eps").value == 1.0
+
+
+def test_every_problem_of_a_link_is_still_said_when_a_later_one_makes_the_page_draw_again():
+    at = page("app.py")
+    at.query_params["epsilon"] = "2"  # said as the link is read
+    at.query_params["sweep.learners.classification.tab.epsilon"] = '["dpsgd", "gone"]'  # found after the run
+    at.switch_page("pages/5_Tradeoff_explorer.py").run()
+    warning = " ".join(w.value for w in at.warning)
+    assert "`epsilon` (`2`)" in warning and "`gone`" in warning
