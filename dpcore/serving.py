@@ -22,6 +22,7 @@ import pickle
 import sys
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -195,6 +196,8 @@ class SharedRuns:
             self._client = connect(self.scheduler)
         #: torch/BLAS threads per run, when this process capped them (:func:`cap_run_threads`); None otherwise
         self.run_threads: int | None = None
+        #: told one line when a run starts and when it ends (the server's log, :func:`shared_runs`); None: quiet
+        self.log: Callable[[str], None] | None = None
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="dpcore-run")
         self._lock = threading.Lock()
         self._done: OrderedDict[Hashable, Any] = OrderedDict()
@@ -243,6 +246,9 @@ class SharedRuns:
         with self._lock:
             run.started = True
             self._queue.remove(key)
+            waiting = len(self._queue)
+        name, t0 = _run_name(key), time.perf_counter()
+        self._say(f"run {name} started ({waiting} waiting)")
 
         def progress(event) -> None:
             with self._lock:
@@ -263,9 +269,24 @@ class SharedRuns:
             self._runs.pop(key, None)
             if run.error is None and run.keep:
                 self._keep(key, run.value)
+            followers = run.followers
         if run.error is None and run.keep:
             self._write(key, run.value)
         run.done.set()
+        took = f"{time.perf_counter() - t0:.1f} s"
+        if isinstance(run.error, RunCancelled):
+            self._say(f"run {name} stopped after {took}: nobody follows it any more")
+        elif run.error is not None:
+            self._say(f"run {name} failed after {took}: {type(run.error).__name__}: {run.error}")
+        else:
+            self._say(f"run {name} finished in {took}, for {followers} visitor{'s' if followers != 1 else ''}")
+
+    def _say(self, line: str) -> None:
+        if self.log is not None:
+            try:
+                self.log(line)
+            except Exception:  # a log that cannot be written never fails a run
+                pass
 
     def _keep(self, key: Hashable, value: Any) -> None:
         self._done[key] = value
@@ -364,6 +385,17 @@ class SharedRuns:
             self._client = None
 
 
+def _run_name(key: Hashable) -> str:
+    """A run's name on the server's log: its kind (a key's first word) and a short digest of its exact inputs, so
+    that the start and the end of one run can be matched without writing a visitor's inputs into the log."""
+    kind = key[0] if isinstance(key, tuple) and key and isinstance(key[0], str) else type(key).__name__
+    return f"{kind}#{hashlib.sha256(repr(key).encode()).hexdigest()[:6]}"
+
+
+def _server_log(line: str) -> None:
+    print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} dpcore: {line}", file=sys.stderr, flush=True)
+
+
 _shared: SharedRuns | None = None
 _shared_lock = threading.Lock()
 
@@ -383,6 +415,7 @@ def shared_runs() -> SharedRuns:
 
             root = pathlib.Path(os.environ.get(ENV_VAR) or DEFAULT_ROOT)  # beside the sweeps' cache
             _shared = SharedRuns(scheduler=server_scheduler(), directory=root / "runs")
+            _shared.log = _server_log  # each run's start and end on the server's log
             if _shared.scheduler is None:  # the runs share this machine with the page scripts
                 _shared.run_threads = cap_run_threads(default_run_threads(_shared.workers))
         return _shared

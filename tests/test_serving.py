@@ -337,3 +337,34 @@ def test_work_marked_to_run_here_stays_on_this_machine_when_the_store_has_a_clus
     assert runs.get_or_run("train", _counting(4)) == (-1, "computed")  # the others still go to the cluster
     assert shipped == [1]
     runs._client = None
+
+
+def test_the_server_log_says_when_each_run_starts_and_how_it_ended_without_its_inputs():
+    runs = SharedRuns(workers=1)
+    lines = []
+    runs.log = lines.append
+    runs.get_or_run(("train", "secret-input"), _counting(1, events=[0]))
+    with pytest.raises(ZeroDivisionError):
+        runs.get_or_run(("audit", 2), lambda progress: 1 / 0)
+
+    def leave(event):
+        raise _Left
+
+    def long(progress):
+        for i in range(1000):
+            progress(i)
+            time.sleep(0.01)
+
+    with pytest.raises(_Left):
+        runs.get_or_run(("sweep", 3), long, on_progress=leave)
+    deadline = time.time() + 5
+    while len(lines) < 6 and time.time() < deadline:
+        time.sleep(0.05)
+    text = "\n".join(lines)
+    assert [line.split(" ", 2)[1] for line in lines] == [lines[0].split()[1]] * 2 + [lines[2].split()[1]] * 2 + [
+        lines[4].split()[1]] * 2  # each run's start and end carry the same name
+    assert lines[0].startswith("run train#") and "started (0 waiting)" in lines[0]
+    assert "finished in" in lines[1] and "for 1 visitor" in lines[1]
+    assert lines[3].startswith("run audit#") and "failed after" in lines[3] and "ZeroDivisionError" in lines[3]
+    assert lines[5].startswith("run sweep#") and "nobody follows it any more" in lines[5]
+    assert "secret-input" not in text
