@@ -192,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
                 said.append(str(msg))  # a command's JSON carries them too (print_result)
                 print(f"warning: {msg}", file=sys.stderr)
 
-            warnings.showwarning = show
+            # Python's last step, where dpcore.thread_warnings hands on what no block of the thread catches
+            warnings._showwarnmsg_impl = lambda msg: show(msg.message)
             if args.command not in TRAINING_COMMANDS:
                 return int(args.func(args) or 0)
             from ..serving import default_run_threads, default_workers, run_threads

@@ -30,7 +30,6 @@ Fan, Image pixelization with differential privacy, DBSec 2018.
 from __future__ import annotations
 
 import time
-import warnings
 from typing import Any, Mapping
 
 import dp_accounting
@@ -45,6 +44,7 @@ from ..learners.knobs import Knob
 from ..learners.metrics import score
 from ..mechanisms import RandomizedResponse
 from ..rng import as_generator, child_seed
+from ..thread_warnings import ignored
 from ..validation import check_fraction, check_int, check_positive, check_probability
 from .labels import randomized_response_labels
 from .mechanisms import ImageMechanism, make_image_mechanism
@@ -106,9 +106,8 @@ def _fit_predict(X_train, y_train, X_test, *, C: float, max_iter: int) -> tuple[
 
     clf = LogisticRegression(C=C, max_iter=max_iter)
     # one BLAS thread: the machine (and a Streamlit server) is shared, and oversubscribed BLAS is 100x slower
-    with warnings.catch_warnings(), threadpool_limits(limits=1):
-        # noisy inputs often stop lbfgs at max_iter; report it in extras instead of spamming the page
-        warnings.simplefilter("ignore", ConvergenceWarning)
+    # noisy inputs often stop lbfgs at max_iter; report it in extras instead of spamming the page
+    with ignored(ConvergenceWarning), threadpool_limits(limits=1):
         clf.fit(X_train, y_train)
     converged = bool(np.all(np.asarray(clf.n_iter_) < max_iter))
     proba = np.zeros((X_test.shape[0], int(np.max(clf.classes_)) + 1))

@@ -66,6 +66,7 @@ from ..exceptions import DPCoreWarning, DPValueError, PrivacyLeakWarning
 from ..learners.base import LearnerSpec, RunResult, TestOutputs
 from ..learners.knobs import Knob, Wording
 from ..learners.metrics import score
+from ..thread_warnings import ignored
 from .erm import (
     DEFAULT_INTERCEPT_SCALE,
     KERNEL_ALIASES,
@@ -277,9 +278,8 @@ def _erm_runner(name: str, perturbation: str | None):
         if kw["kernel"] in (None, ""):  # aliases such as "linear" are the estimator's business
             kw["kernel"] = "none"
         extras: dict = {}
-        with warnings.catch_warnings():
-            # clipping rows to data_norm is the designed sensitivity bound here (the preprocessing note says so)
-            warnings.filterwarnings("ignore", message=r".*had an L2 norm above data_norm", category=DPCoreWarning)
+        # clipping rows to data_norm is the designed sensitivity bound here (the preprocessing note says so)
+        with ignored(DPCoreWarning, r".*had an L2 norm above data_norm"):
             est, eps_spent = _fit_erm(perturbation, tune, kw, Xtr, split, epsilon, seed, extras)
         pred = est.predict(Xte)
         extras["y_pred"] = pred

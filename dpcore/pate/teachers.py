@@ -11,13 +11,13 @@ Private Training Data", ICLR 2017, Section 2.1 (training the ensemble of teacher
 """
 from __future__ import annotations
 
-import warnings
 from typing import Callable, Sequence
 
 import numpy as np
 
 from ..exceptions import DPValueError
 from ..rng import as_generator, child_seed
+from ..thread_warnings import ignored
 from ..validation import check_int
 
 #: Teacher / student model families: name -> human label.
@@ -129,8 +129,7 @@ def fit_classifier(name: str, X: np.ndarray, y: np.ndarray, *, random_state: int
     if classes.size == 1:
         return ConstantClassifier(int(classes[0]))
     model = make_model(name, random_state=random_state)
-    with one_thread(), warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*(converge|Maximum iterations).*")
+    with one_thread(), ignored(Warning, ".*(converge|Maximum iterations).*"):
         model.fit(X, y)
     return model
 

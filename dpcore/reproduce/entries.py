@@ -8,7 +8,6 @@ few fixed seeds, so the claims are stable from one run to the next.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -16,6 +15,7 @@ import pandas as pd
 
 from ..accounting.curves import METHOD_LABELS, composition_comparison
 from ..learners import run_learner
+from ..thread_warnings import ignored
 from .registry import Outcome, Progress, Reproduction, at_least, at_most, register
 
 NaN = float("nan")
@@ -37,8 +37,7 @@ def _mean_metric(learner: str, dataset: str, *, epsilon: float, seeds: Sequence[
     """Mean and standard deviation of ``metric`` over ``seeds`` (warnings about defaults are silenced)."""
     vals = []
     for s in seeds:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with ignored():
             r = run_learner(learner, dataset, epsilon=epsilon, delta=delta, seed=s, params=dict(params or {}))
         vals.append(float(r.metrics[metric]))
         if counter is not None:
@@ -284,8 +283,7 @@ def _pate_outcome(progress: Progress, *, dataset: str, epsilon: float, published
         params = {"baseline": True, "data_dependent": True}
         if queries is not None:
             params["queries"] = queries
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with ignored():
             runs.append(run_learner("pate", dataset, epsilon=epsilon, delta=1e-5, seed=s, params=params))
         c.tick(f"PATE on {dataset}, seed {s}")
     majority, _ = _mean_metric("majority", dataset, epsilon=1.0, seeds=(0,), metric="accuracy", counter=c)
@@ -398,8 +396,7 @@ def _run_confident_mnist(progress: Progress) -> Outcome:
     runs: dict[str, list] = {}
     for label, knobs in CONFIDENT_SERIES.items():
         for s in seeds:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+            with ignored():
                 runs.setdefault(label, []).append(run_learner(
                     "pate", "mnist5k", epsilon=CONFIDENT_EPSILON, delta=1e-5, seed=s,
                     params={**knobs, "baseline": True, "data_dependent": True}))

@@ -24,6 +24,7 @@ import pandas as pd
 from ..accounting import event_to_json
 from ..exceptions import DPCoreError, DPTypeError, DPValueError, PrivacyLeakWarning
 from ..learners import get_learner, learners, run_learner
+from ..thread_warnings import caught as caught_warnings
 from ..workload import Work, WorkBudget, active_budget, check_work, set_default_budget
 from .cache import SweepCache
 from .config import RunSpec, SweepConfig, load_providers
@@ -156,8 +157,7 @@ def execute_run(run: RunSpec, *, limit_threads: bool = False) -> dict:
         _limit_threads()
     load_providers(run.providers)
     t0 = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with caught_warnings() as caught:  # this run's own (a server runs others in other threads)
         try:
             res = run_learner(
                 run.learner, run.dataset, epsilon=run.epsilon, delta=run.delta,

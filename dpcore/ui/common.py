@@ -12,6 +12,7 @@ import streamlit as st
 from ..datasets import REGISTRY, dataset_names, load_csv, read_csv_columns
 from ..defaults import DELTA, EPSILON
 from ..exceptions import DPCoreError
+from ..thread_warnings import caught as caught_warnings
 from ..verdict import ZERO_EPSILON, comparison, verdict
 from ..workload import SERVER, set_default_budget
 from .links import DATASET_PROBLEM
@@ -205,8 +206,7 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         label = c.selectbox("Label column", cols, index=len(cols) - 1, key=f"{key}.label")
         kinds = ["auto", "classification", "regression"] if task is None else [task]
         kind = c.selectbox("Task", kinds, key=f"{key}.task")
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        with caught_warnings() as caught:
             ds = load_csv(data, label_column=label, task=None if kind == "auto" else kind, name=up.name)
         show_warnings(caught)
         return ds
@@ -425,8 +425,7 @@ def run_guarded(fn: Callable[..., Any], *args, hide_warnings: tuple[str, ...] = 
     A person never sees a traceback for bad input. ``hide_warnings``: message prefixes the page
     already explains in its own words (each warning is shown once either way).
     """
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with caught_warnings() as caught:  # this visitor's own, not another's run's (dpcore.thread_warnings)
         try:
             out = fn(*args, **kwargs)
         except (DPCoreError, ValueError, TypeError) as exc:
@@ -461,8 +460,7 @@ def shared_call(key: tuple, compute: Callable[[Callable[[Any], None]], Any], *,
                   "Change any input to leave the queue.")
 
     def work(progress):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        with caught_warnings() as caught:
             value = compute(progress)
         return value, [(w.category, str(w.message)) for w in caught]
 

@@ -1,7 +1,6 @@
 """The Clustering and Classical-models pages' runs (numpy/pandas out: kept in the server's store, pickled to disk)."""
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -16,6 +15,7 @@ from ..exceptions import DPCoreError, DPValueError
 from ..learners import get_learner, run_learner
 from ..models.metrics import match_clusters
 from ..rng import noise_mode, secure_or_seed
+from ..thread_warnings import caught as caught_warnings
 from . import palette
 from .common import shared_call
 from .live import BAR_SECONDS, Every
@@ -312,8 +312,7 @@ class _RunWarnings:
     def run(self, x, name: str, split, *, seed: int, **kwargs):
         """``run_learner(name, split, seed=seed, **kwargs)`` with its warnings recorded against ``x`` (None: the
         run does not depend on x)."""
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        with caught_warnings() as caught:
             try:
                 out = run_learner(name, split, seed=seed, **kwargs)
             finally:
