@@ -35,6 +35,9 @@ __all__ = ["SharedRuns", "RunCancelled", "cap_run_threads", "default_run_threads
 
 #: How often a follower looks for new progress (seconds).
 POLL_SECONDS = 0.2
+#: How often a waiting asker is told its place again, unchanged (seconds): a Streamlit page stops a script (its
+#: visitor changed an input or left) only when the script calls Streamlit, so the waiting page redraws its note.
+REMIND_SECONDS = 1.0
 _ENV = "DPCORE_RUN_WORKERS"
 _THREADS_ENV = "DPCORE_RUN_THREADS"
 #: a Dask scheduler address: the runs then execute on that cluster (:mod:`dpcore.remote`)
@@ -212,7 +215,8 @@ class SharedRuns:
 
         ``compute(progress)`` does the work on a worker thread, calling ``progress(event)`` as it goes. This
         asker's ``on_progress(event)`` sees every event in order, and ``on_queued(ahead)`` the number of
-        runs ahead of it while it waits for a worker, both in the asker's own thread. An exception from
+        runs ahead of it while it waits for a worker (again every :data:`REMIND_SECONDS`, and ``None`` once
+        the run has started), both in the asker's own thread. An exception from
         either (a visitor who left) stops this asker following; the run is cancelled if nobody else follows.
         ``keep=False``: the finished value is not stored (work with a cache of its own, or holding a visitor's
         upload); the run is still shared while in flight. ``here=True``: the work runs on this machine's worker
@@ -339,16 +343,17 @@ class SharedRuns:
                 pathlib.Path(tmp).unlink(missing_ok=True)
 
     def _follow(self, key: Hashable, run: _Run, on_progress, on_queued) -> Any:
-        seen, last_ahead = 0, None
+        seen, last_ahead, told = 0, None, 0.0
         while True:
             finished = run.done.wait(POLL_SECONDS)
             with self._lock:
                 new = run.events[seen:]
                 ahead = self._queue.index(key) if key in self._queue else None
             seen += len(new)
-            if on_queued is not None and ahead is not None and ahead != last_ahead:
-                on_queued(ahead)
-                last_ahead = ahead
+            if on_queued is not None and (
+                    ahead != last_ahead or (ahead is not None and time.monotonic() - told >= REMIND_SECONDS)):
+                on_queued(ahead)  # its place; None once the run has started; the same place again now and then
+                last_ahead, told = ahead, time.monotonic()
             if on_progress is not None:
                 for event in new:
                     on_progress(event)

@@ -111,8 +111,8 @@ def test_a_queued_visitor_hears_how_many_runs_are_ahead():
     gate.set()
     for t in (first, second, third):
         t.join(5)
-    assert heard["second"] == [0]  # next in line
-    assert heard["third"][0] == 1  # one run ahead, then next
+    assert heard["second"][0] == 0 and heard["second"][-1] is None  # next in line, then started
+    assert heard["third"][0] == 1 and heard["third"][-1] is None  # one run ahead, then next, then started
     assert runs.status() == {"queued": 0, "running": 0, "kept": 3, "workers": 1}
 
 
@@ -368,3 +368,27 @@ def test_the_server_log_says_when_each_run_starts_and_how_it_ended_without_its_i
     assert lines[3].startswith("run audit#") and "failed after" in lines[3] and "ZeroDivisionError" in lines[3]
     assert lines[5].startswith("run sweep#") and "nobody follows it any more" in lines[5]
     assert "secret-input" not in text
+
+
+def test_a_waiting_asker_is_reminded_of_its_place_so_a_page_can_notice_its_visitor_left(monkeypatch):
+    monkeypatch.setattr(serving, "REMIND_SECONDS", 0.2)
+    runs = SharedRuns(workers=1)
+    gate = threading.Event()
+    first = threading.Thread(target=runs.get_or_run, args=("first", _counting(1, events=[0], gate=gate)))
+    first.start()
+    time.sleep(0.3)
+    heard = []
+
+    def leave_at_the_third_reminder(ahead):
+        heard.append(ahead)
+        if len(heard) == 3:
+            raise _Left
+
+    t0 = time.monotonic()
+    with pytest.raises(_Left):
+        runs.get_or_run("queued", _counting(2), on_queued=leave_at_the_third_reminder)
+    left_after = time.monotonic() - t0
+    gate.set()
+    first.join(5)
+    assert heard == [0, 0, 0] and left_after < 3  # left while the first run still held the worker
+    assert runs.status()["queued"] == 0

@@ -453,11 +453,15 @@ def shared_call(key: tuple, compute: Callable[[Callable[[Any], None]], Any], *,
 
     note = st.empty()
 
-    def queued(ahead: int) -> None:
+    def queued(ahead: int | None) -> None:
+        if ahead is None:  # started: no longer waiting
+            note.empty()
+            return
         where = (f"{ahead} run{'s' if ahead != 1 else ''} ahead of yours" if ahead else
                  "yours is next")
         note.info(f"Waiting for a free worker ({_runs_at_once(shared_runs().workers)} on this server): {where}. "
-                  "Change any input to leave the queue.")
+                  "Change any input to leave the queue; until yours runs, what is shown below comes from your "
+                  "previous settings.")
 
     def work(progress):
         with caught_warnings() as caught:

@@ -32,6 +32,7 @@ _LOADED = "link.loaded"  # pages whose link has been read in this session
 _PROBLEM_VALUES = "link.problem_values"  # {key: the link's value} of those inputs, quoted in the warning
 _LEFT_OUT = "link.left_out"  # {key: the options of a list the widget does not offer}; the rest of the list is kept
 _SHOWN = "link.shown"  # what this run's warning said, said again if the page is drawn again for a later finding
+_UNCHECKED = "link.unchecked"  # a link was read by a run that has not reached check_view (yet, or ever)
 REFUSED = "link.refused"  # inputs whose own check refused their value in this run (dpcore.ui.common.bounded_number)
 #: widget value kinds that are a momentary action or a file, never part of a view
 _NOT_A_VIEW = {"trigger_value", "string_trigger_value", "json_trigger_value", "file_uploader_state_value",
@@ -104,6 +105,10 @@ def restore_view(prefix: str) -> None:
     """On a page's first run in this session, start its widgets from the link's values (before they exist)."""
     loaded = st.session_state.setdefault(_LOADED, set())
     if prefix in loaded:
+        if st.session_state.pop(_UNCHECKED, False):
+            # the run that read the link was stopped before its end, by the visitor changing an input: the values
+            # now differ from the link's because the visitor chose so, not because a widget refused them
+            st.session_state.pop(_RESTORED, None)
         return
     loaded.add(prefix)
     restored = {}
@@ -126,6 +131,7 @@ def restore_view(prefix: str) -> None:
         st.session_state[key] = value
         restored[key] = value
     st.session_state[_RESTORED] = restored
+    st.session_state[_UNCHECKED] = True
 
 
 def _of_some_page(key: str) -> bool:
@@ -153,6 +159,7 @@ def check_view(*, stopped: bool = False) -> bool:
     draw are not judged yet: their values wait in the session for their widgets, which start from them once drawn,
     and are judged on the run that draws them (a value the widget then refuses is warned about like any other).
     """
+    st.session_state.pop(_UNCHECKED, None)
     restored = st.session_state.pop(_RESTORED, {})
     refused = st.session_state.pop(REFUSED, set())
     bad, waiting, left_out = [], {}, {}
@@ -204,6 +211,7 @@ def _fraction_for_a_whole_number(key: str, value: Any) -> bool:
 
 def abandon_view() -> bool:
     """A run that failed right after reading a link: drop the link's values; True when there were any."""
+    st.session_state.pop(_UNCHECKED, None)
     restored = st.session_state.pop(_RESTORED, {})
     if not restored:
         return False

@@ -174,3 +174,32 @@ def test_every_problem_of_a_link_is_still_said_when_a_later_one_makes_the_page_d
     at.switch_page("pages/5_Tradeoff_explorer.py").run()
     warning = " ".join(w.value for w in at.warning)
     assert "`epsilon` (`2`)" in warning and "`gone`" in warning
+
+
+def _linked_page():
+    """A page that reads its link, then ends before checking it the first time (as a run the visitor interrupts by
+    changing an input: Streamlit stops it where it is), and checks it on later runs."""
+    import streamlit as st
+
+    from dpcore.ui.links import check_view, restore_view, show_link_problems
+
+    restore_view("t.")
+    show_link_problems()
+    st.selectbox("Data", ["iris", "wine", "digits"], key="t.data")
+    if not st.session_state.get("t_first_run_ended"):
+        st.session_state["t_first_run_ended"] = True
+        st.stop()
+    if check_view():
+        st.rerun()
+
+
+def test_an_input_changed_before_the_linked_run_ended_is_kept_without_a_link_warning():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_linked_page)
+    at.query_params["t.data"] = '"wine"'
+    at.run()
+    assert at.selectbox(key="t.data").value == "wine"
+    at.selectbox(key="t.data").set_value("digits").run()  # the visitor's choice, made while the first run went on
+    assert not at.warning
+    assert at.selectbox(key="t.data").value == "digits"
