@@ -29,6 +29,7 @@ from ..sweep import (
 )
 from ..sweep.choices import DEFAULT_LEARNERS, axis_options, default_learners, sweepable
 from ..sweep.engine import ID_COLUMNS, TAIL_COLUMNS
+from ..thread_warnings import caught as caught_warnings
 from . import palette
 from .common import DASH, format_epsilon, format_number, readable_log_ticks, remember, shared_call
 from .live import CHART_SECONDS, Every
@@ -125,8 +126,9 @@ def run_live(config: SweepConfig, *, n_jobs: int, scheduler: str | None, progres
         return run_sweep(config, n_jobs=n_jobs, scheduler=scheduler or None, on_result=progress, cache_dir=cache_dir)
 
     try:
-        res = shared_call(("sweep", config.fingerprint()), compute, on_progress=on_result, keep=False, here=True,
-                          done="computed")
+        with caught_warnings():  # the table carries the runs' warnings; the page shows them from it
+            res = shared_call(("sweep", config.fingerprint()), compute, on_progress=on_result, keep=False,
+                              here=True, done="computed")
     except Exception as exc:  # noqa: BLE001 - a person never sees a traceback
         chart_slot.empty()  # no half-drawn chart above the error
         st.error(str(exc) or type(exc).__name__)
