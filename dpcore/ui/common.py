@@ -15,7 +15,7 @@ from ..exceptions import DPCoreError
 from ..thread_warnings import caught as caught_warnings
 from ..verdict import ZERO_EPSILON, comparison, verdict
 from ..workload import SERVER, set_default_budget
-from .links import DATASET_PROBLEM
+from .links import DATASET_PROBLEM, settle
 from .navigation import route_through_app
 from .present import control_area, open_stage
 
@@ -451,6 +451,7 @@ def shared_call(key: tuple, compute: Callable[[Callable[[Any], None]], Any], *,
     """
     from ..serving import shared_runs
 
+    settle()  # a link's value that does not fit is said now, before work is queued for the default in its place
     note = st.empty()
 
     def queued(ahead: int | None) -> None:

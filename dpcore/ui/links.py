@@ -189,13 +189,25 @@ def check_view(*, stopped: bool = False) -> bool:
         st.session_state.setdefault(_PROBLEM_VALUES, {}).update({k: restored[k] for k in bad})
     if left_out:
         st.session_state.setdefault(_LEFT_OUT, {}).update(left_out)
-    shown = st.session_state.pop(_SHOWN, None)
-    if (bad or left_out) and shown:  # the redrawn page says what this run said too (a name that is no input...)
+    shown = st.session_state.pop(_SHOWN, None) if (bad or left_out) else None
+    if shown:  # the redrawn page says what this run said too (a name that is no input...)
         keys, values, lists = shown
         st.session_state[_PROBLEMS] = keys + st.session_state.get(_PROBLEMS, [])
         st.session_state[_PROBLEM_VALUES] = {**values, **st.session_state.get(_PROBLEM_VALUES, {})}
         st.session_state[_LEFT_OUT] = {**lists, **st.session_state.get(_LEFT_OUT, {})}
     return bool(bad or left_out)
+
+
+def settle() -> None:
+    """Before heavy work (:func:`dpcore.ui.common.shared_call`): judge the link's values of the inputs drawn so far,
+    and if one did not fit, draw the page again at once with the warning, instead of after the work has run for a
+    value the visitor never asked for. The inputs drawn later are judged at the end of the run, as usual."""
+    if not st.session_state.get(_RESTORED):
+        return
+    if check_view(stopped=True):
+        st.rerun()
+    if st.session_state.get(_RESTORED):  # still waiting for inputs drawn after the work
+        st.session_state[_UNCHECKED] = True
 
 
 def _fraction_for_a_whole_number(key: str, value: Any) -> bool:

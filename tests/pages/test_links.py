@@ -203,3 +203,25 @@ def test_an_input_changed_before_the_linked_run_ended_is_kept_without_a_link_war
     at.selectbox(key="t.data").set_value("digits").run()  # the visitor's choice, made while the first run went on
     assert not at.warning
     assert at.selectbox(key="t.data").value == "digits"
+
+
+def test_a_links_bad_value_is_said_before_any_heavy_work_runs_for_the_default_in_its_place(monkeypatch):
+    import streamlit as st
+
+    from dpcore.serving import shared_runs
+
+    runs = shared_runs()
+    real = runs.get_or_run
+    pending_at_work = []
+
+    def get_or_run(key, compute, **kwargs):
+        pending_at_work.append("classical.dataset" in st.session_state.get("link.restored", {}))
+        return real(key, compute, **kwargs)
+
+    monkeypatch.setattr(runs, "get_or_run", get_or_run)
+    at = page("app.py")
+    at.query_params["classical.dataset"] = '"digits"'  # an image set: not offered on this page
+    at.switch_page("pages/4_Classical_models.py").run()
+    assert not at.exception
+    assert any("classical.dataset" in w.value and "default" in w.value for w in at.warning)
+    assert pending_at_work and not any(pending_at_work)  # no sweep was queued while the bad value was unsaid
