@@ -9,7 +9,7 @@ hears its place in the queue while it waits, and gets the result, or the run's e
 whose askers have all gone is cancelled: dropped from the queue, or stopped at its next progress event,
 instead of finishing for nobody. With a Dask scheduler address (``DPCORE_SCHEDULER``) the runs execute on
 that cluster, their progress streamed back (:mod:`dpcore.remote`). Streamlit-free: the pages reach it through
-:func:`dpcore.ui.run_shared`.
+:func:`dpcore.ui.shared_call`.
 """
 from __future__ import annotations
 

@@ -301,7 +301,7 @@ class _RunWarnings:
 
     A sweep of 6 epsilons x 2 seeds may warn "no more accurate than the most common class" at epsilon = 0.1 only;
     said once without its epsilon, the warning sits above a chart whose headline (epsilon = 1) is fine. Kept in the
-    returned frame's ``attrs["warnings"]`` so a cached chart shows them too (``st.cache_data`` replays no warnings).
+    returned frame's ``attrs["warnings"]`` so a chart served from the store of finished runs shows them too.
     """
 
     def __init__(self, x_name: str, seeds: int, *, total: int = 0, progress: Callable[[RunsDone], None] | None = None):
