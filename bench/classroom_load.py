@@ -113,10 +113,11 @@ CLICK_TRAIN = """() => {
   window.__dpcoreClicked = Date.now();
   button.click();
 }"""
-#: Stamps ``window.__dpcoreChart`` when the first Plotly chart is drawn.
+#: Stamps ``window.__dpcoreChart`` when the first chart is drawn: the SVG inside a Plotly chart or a Vega-Lite one
+#: (the home page's charts are Vega-Lite, dpcore.ui.vega), not the empty frame Plotly puts on the page first.
 CHART_STAMP = """(() => {
   const obs = new MutationObserver(() => {
-    if (!window.__dpcoreChart && document.querySelector(".js-plotly-plot")) {
+    if (!window.__dpcoreChart && document.querySelector(".js-plotly-plot .main-svg, .vega-embed svg.marks")) {
       window.__dpcoreChart = Date.now();
       obs.disconnect();
     }

@@ -15,7 +15,7 @@ from dpcore.ui.accounting import (
     ratio_figure,
 )
 from dpcore.ui.explain import (
-    averaging_figure,
+    averaging_charts,
     cached_float_attack,
     cached_repeated_answers,
     e_to_the,
@@ -24,6 +24,8 @@ from dpcore.ui.explain import (
 )
 from dpcore.ui.navigation import page_grid
 from dpcore.ui.present import control_area, headline_area
+from dpcore.ui.vega import cached_specs
+from dpcore.ui.vega import show as show_chart
 
 page_header(
     "What does ε mean?",
@@ -80,7 +82,10 @@ if res is not None:
         m3.metric("δ actually used", f"{summary['delta_actual']:.2e}",
                   help="$\\Pr_D[S] - e^{\\varepsilon} \\Pr_{D'}[S]$ over the outputs S where the ratio exceeds "
                        "$e^{\\varepsilon}$; at most δ.")
-    headline_area().plotly_chart(densities_figure(df, summary, count_d=true_d, count_d2=true_d2), width="stretch")
+    show_chart(cached_specs(densities_figure, df, summary, count_d=true_d, count_d2=true_d2), headline_area(),
+               key="home.densities",
+               alt_text=f"The released answer's density on D (peak at {true_d}) and on D′ (peak at {true_d2}): two "
+                        f"overlapping curves of noise scale {summary['noise_scale']:.3g}.")
     if sens > 1:
         st.caption(f"The noise is calibrated to the declared Δ = {sens:g}, more than the count's true "
                    "sensitivity of 1: still private, just noisier than it needs to be.")
@@ -91,7 +96,9 @@ if res is not None:
             "For the Gaussian it leaves the band far in the tails; those outputs are where δ is spent."
         )
     )
-    st.plotly_chart(ratio_figure(df, summary), width="stretch")
+    show_chart(cached_specs(ratio_figure, df, summary), key="home.ratio",
+               alt_text="The ratio of the two densities against the released answer, on a log axis, between the "
+                        f"lines e^-ε and e^ε = {summary['e_epsilon']:.3g}.")
     st.caption("Smaller ε → wider noise → the two curves overlap more → less can be learned about Chandler.")
 
 st.header("3 · Two more ways to read ε")
@@ -106,8 +113,12 @@ with ask_tab:
     rep = run_guarded(cached_repeated_answers, mech, eps, delta, sens, float(true_d), int(asks),
                       float(budget) if capped else None, int(seed))
     if rep is not None:
-        st.plotly_chart(averaging_figure(rep, true_count=true_d, budget=float(budget) if capped else None),
-                        width="stretch", key="home.averaging")
+        answers_chart, spent_chart = cached_specs(averaging_charts, rep, true_count=true_d,
+                                                  budget=float(budget) if capped else None)
+        show_chart(answers_chart, key="home.averaging", alt_text="Each noisy answer and the running mean of the "
+                   "answers against the number of times the question was asked, with the exact count marked.")
+        show_chart(spent_chart, key="home.spent", alt_text="The ε spent so far against the number of times the "
+                   "question was asked" + (", with the budget marked." if capped else "."))
         last = rep[rep.released].iloc[-1] if rep.released.any() else None
         refused = int((~rep.released).sum())
         st.markdown(
@@ -121,7 +132,9 @@ with ask_tab:
 with belief_tab:
     prior = st.slider("Attacker's prior belief that Chandler has diabetes", 0.01, 0.99, 0.5, 0.01,
                       key="home.prior", format="%.2f")
-    st.plotly_chart(posterior_figure(epsilon=eps, prior=prior), width="stretch", key="home.posterior")
+    show_chart(cached_specs(posterior_figure, epsilon=eps, prior=prior), key="home.posterior",
+               alt_text="The range of beliefs an attacker can reach after one release, for every prior belief, with "
+                        "the chosen prior marked.")
     st.markdown(
         f"Whatever noisy answer is published, it is at most e^ε = {e_to_the(eps)} times more likely on D than on "
         f"D′. So an attacker who believed Chandler had diabetes with probability p can afterwards believe it with "

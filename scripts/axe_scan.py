@@ -137,7 +137,7 @@ def first_screen(page, path: str) -> list[dict]:
         where = page.get_by_role("button", name=control.split(":", 1)[1], exact=True).first
     else:
         where = page.get_by_text(control, exact=True).first
-    headline = page.locator(HEADLINES.get(path, '[data-testid="stPlotlyChart"]'))
+    headline = page.locator(HEADLINES.get(path, '[data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"]'))
     limit = PROJECTOR["height"] - 120
     for what, loc in (("key control " + repr(control), where), ("headline chart", headline.first)):
         box = loc.bounding_box() if loc.count() else None

@@ -48,6 +48,10 @@ def server():
     proc.wait(timeout=20)
 
 
+#: a chart drawn in the page: Plotly's SVG or Vega-Lite's (the home page's, dpcore.ui.vega)
+CHART = ".main-svg, .vega-embed svg.marks"
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install chromium); "
                                               ".ci/run installs it")
 # deep link first: a fresh server opened on a page (before anyone has visited /) must route it through app.py
@@ -61,12 +65,13 @@ def test_page_renders_in_headless_chromium_with_the_apps_own_menu(server, tmp_pa
         page = browser.new_page(viewport={"width": 1400, "height": 2000})
         page.goto(server + path, wait_until="networkidle", timeout=60_000)
         page.get_by_text(expected).first.wait_for(timeout=60_000)
-        # a rendered chart: plotly draws an SVG with class main-svg (slow machines take a while)
-        page.locator(".main-svg").first.wait_for(timeout=90_000)
+        # a rendered chart: plotly draws an SVG with class main-svg, Vega-Lite one with class marks (slow machines
+        # take a while)
+        page.locator(CHART).first.wait_for(timeout=90_000)
         page.wait_for_timeout(1000)
         page.screenshot(path=str(tmp_path / "page.png"), full_page=True)
         body = page.inner_text("body")
-        charts = page.locator(".main-svg").count()
+        charts = page.locator(CHART).count()
         title = page.title()
         menu = page.locator('[data-testid="stSidebar"] [data-testid="stPageLink-NavLink"]').all_inner_texts()
         auto_nav = page.locator('[data-testid="stSidebarNav"]').count()

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+import altair as alt
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -10,7 +11,7 @@ import streamlit as st
 from ..accounting import calibrate_noise_multiplier, composition_comparison, dpsgd_epsilon
 from ..explain import count_query_densities, neighbouring_databases, noisy_count
 from ..verdict import odds_factor
-from . import palette
+from . import palette, vega
 from .common import format_epsilon, readable_log_ticks
 
 #: above this epsilon the guarantee says little: e^10 > 22 000 as the allowed likelihood ratio
@@ -91,36 +92,46 @@ def cached_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delt
                          accountant=accountant)
 
 
-def densities_figure(df: pd.DataFrame, summary: dict, *, count_d: float, count_d2: float) -> go.Figure:
-    fig = go.Figure()
-    fig.add_scatter(x=df.x, y=df.density_D, name=f"answer on D (true count {count_d:g})",
-                    line=dict(width=3, color=palette.BLUE))
-    fig.add_scatter(x=df.x, y=df.density_D2, name=f"answer on D' (true count {count_d2:g})",
-                    line=dict(width=3, dash="dash", color=palette.VERMILLION))
-    fig.update_layout(xaxis_title="noisy count released", yaxis_title="probability density", height=380,
-                      margin=dict(t=20, b=40))
-    return palette.legend_below(fig)
+def _long(xs, columns: dict) -> pd.DataFrame:
+    """Long-form rows (x, y, series) of several series over the same ``xs``: {series name: ys}."""
+    return pd.concat([pd.DataFrame({"x": list(xs), "y": list(ys), vega.FIELD: name}) for name, ys in columns.items()],
+                     ignore_index=True)
 
 
-def ratio_figure(df: pd.DataFrame, summary: dict) -> go.Figure:
-    fig = go.Figure()
-    fig.add_scatter(x=df.x, y=df.log_ratio.map(math.exp), name="p<sub>D</sub>(x) / p<sub>D′</sub>(x)",
-                    line=dict(width=3, color=palette.BLUE))
+def densities_figure(df: pd.DataFrame, summary: dict, *, count_d: float, count_d2: float) -> alt.Chart:
+    """The released answer's density on D and on D′ (Vega-Lite: drawn on the home page, :mod:`dpcore.ui.vega`)."""
+    series = [vega.Series(f"answer on D (true count {count_d:g})", palette.BLUE),
+              vega.Series(f"answer on D′ (true count {count_d2:g})", palette.VERMILLION, "dash")]
+    rows = _long(df.x, {series[0].name: df.density_D, series[1].name: df.density_D2})
+    return alt.Chart(rows).mark_line(strokeWidth=3).encode(
+        x=alt.X("x:Q", title="noisy count released"),
+        y=alt.Y("y:Q", title="probability density"),
+        tooltip=[alt.Tooltip(f"{vega.FIELD}:N", title="curve"), alt.Tooltip("x:Q", title="released", format=".2f"),
+                 alt.Tooltip("y:Q", title="density", format=".3g")],
+        **vega.series_encoding(series)).properties(height=340)
+
+
+def ratio_figure(df: pd.DataFrame, summary: dict) -> alt.Chart:
+    """The privacy-loss ratio p_D(x) / p_D′(x) on a log axis, between the band [e^-ε, e^ε] (Vega-Lite)."""
     e = summary["e_epsilon"]
-    # drawn as traces, not add_hline annotations (those land at 10^y on a log axis)
-    x0, x1 = float(df.x.min()), float(df.x.max())
-    fig.add_scatter(x=[x0, x1], y=[e, e], mode="lines", name=f"e<sup>ε</sup> = {e:.3g}",
-                    line=dict(color=palette.VERMILLION, dash="dot"))
-    fig.add_scatter(x=[x0, x1], y=[1 / e, 1 / e], mode="lines", name=f"e<sup>−ε</sup> = {1 / e:.3g}",
-                    line=dict(color=palette.VERMILLION, dash="dash"))
     ratio = df.log_ratio.map(math.exp)
     lo = min(float(ratio.min()), 1 / e) / 2
     hi = max(float(ratio.max()), e) * 2
     lo, hi = max(lo, 1 / (e**4) / 2), min(hi, (e**4) * 2)  # the Gaussian's tails run off: show +-4 eps
-    fig.update_layout(xaxis_title="noisy count released", yaxis_title="privacy-loss ratio (log scale)",
-                      yaxis_type="log", yaxis_range=[math.log10(lo), math.log10(hi)], height=340,
-                      margin=dict(t=20, b=40))
-    return readable_log_ticks(palette.legend_below(fig), "y")
+    series = [vega.Series("ratio p_D(x) / p_D′(x)", palette.BLUE),
+              vega.Series(f"eᵋ = {e:.3g}", palette.VERMILLION, "dot"),
+              vega.Series(f"e⁻ᵋ = {1 / e:.3g}", palette.VERMILLION, "dash")]
+    x0, x1 = float(df.x.min()), float(df.x.max())
+    rows = pd.concat([_long(df.x, {series[0].name: ratio}),
+                      _long([x0, x1], {series[1].name: [e, e], series[2].name: [1 / e, 1 / e]})],
+                     ignore_index=True)
+    return alt.Chart(rows).mark_line(strokeWidth=3, clip=True).encode(
+        x=alt.X("x:Q", title="noisy count released"),
+        y=alt.Y("y:Q", title="privacy-loss ratio (log scale)",
+                scale=alt.Scale(type="log", domain=[lo, hi], nice=False), axis=alt.Axis(format="~g")),
+        tooltip=[alt.Tooltip(f"{vega.FIELD}:N", title="curve"), alt.Tooltip("x:Q", title="released", format=".2f"),
+                 alt.Tooltip("y:Q", title="ratio", format=".3g")],
+        **vega.series_encoding(series)).properties(height=320)
 
 
 def comparison_table(df: pd.DataFrame) -> pd.DataFrame:

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import math
 
+import altair as alt
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
-from plotly.subplots import make_subplots
 
 from ..audit.floating_point import FloatingPointAttack, floating_point_attack
 from ..explain import posterior_bound, repeated_answers
 from ..mechanisms import Laplace
 from ..mechanisms.secure import SecureLaplace
+from . import palette, vega
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
@@ -23,53 +23,92 @@ def cached_repeated_answers(mechanism: str, epsilon: float, delta: float, sensit
                             true_count=true_count, asks=asks, budget=budget, seed=seed)
 
 
-def averaging_figure(df: pd.DataFrame, *, true_count: float, budget: float | None) -> go.Figure:
-    """Answers and their running mean (top), the epsilon spent (bottom), against the number of asks."""
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.16, row_heights=[0.6, 0.4],
-                        subplot_titles=("Noisy answers and their running mean", "ε spent so far"))
+#: the home page's averaging charts: answers and their running mean, then the epsilon spent
+ANSWER, MEAN, SPENT = (vega.Series("One noisy answer", "#999999", symbol="circle-open"),
+                       vega.Series("Mean of the answers so far", palette.VERMILLION, symbol=None),
+                       vega.Series("ε spent (accountant)", palette.BLUE, symbol="square"))
+#: the band of refused asks
+REFUSED_TINT = palette.PURPLE
+#: the y axes' minimum width, so that the two charts' x axes line up
+_Y_AXIS_PX = 36
+
+
+def _marked_line(value: float, text: str, colour: str, dash: str, *, below: bool) -> alt.LayerChart:
+    """A horizontal reference line at ``value`` named at its right end, above it or ``below`` it."""
+    frame = pd.DataFrame({"y": [float(value)], "text": [text]})
+    rule = alt.Chart(frame).mark_rule(color=colour, strokeDash=vega.DASHES[dash], strokeWidth=2).encode(y="y:Q")
+    label = alt.Chart(frame).mark_text(align="right", baseline="top" if below else "bottom", dy=4 if below else -4,
+                                       x="width", color="#333333", fontSize=12).encode(y="y:Q", text="text:N")
+    return rule + label
+
+
+def averaging_charts(df: pd.DataFrame, *, true_count: float, budget: float | None
+                     ) -> tuple[alt.LayerChart, alt.LayerChart]:
+    """Two charts over the number of asks (Vega-Lite), drawn one above the other: the answers and their running
+    mean, then the epsilon spent. The asks refused for going over ``budget`` are shaded in both, named in the first."""
     shown = df[df.released]
-    fig.add_trace(go.Scatter(x=shown.ask, y=shown.answer, mode="markers", name="One noisy answer",
-                             marker=dict(color="#999999", size=6, symbol="circle-open")), row=1, col=1)
-    fig.add_trace(go.Scatter(x=shown.ask, y=shown.running_mean, mode="lines", name="Mean of the answers so far",
-                             line=dict(color="#D55E00", width=3)), row=1, col=1)
-    fig.add_hline(y=true_count, line=dict(color="#0072B2", dash="dash"), annotation_text=f"exact count {true_count:g}",
-                  row=1, col=1)
-    fig.add_trace(go.Scatter(x=df.ask, y=df.epsilon, mode="lines+markers", name="ε spent (accountant)",
-                             line=dict(color="#0072B2", width=2), marker=dict(symbol="square", size=5)), row=2, col=1)
+    asks = alt.Scale(domain=[0.5, float(df.ask.max()) + 0.5], nice=False)
+    x = alt.X("ask:Q", title="Times the same question was asked", scale=asks)
+    left = alt.Axis(minExtent=_Y_AXIS_PX)
+    tip = [alt.Tooltip("ask:Q", title="ask")]
+    answers = alt.Chart(shown.assign(**{vega.FIELD: ANSWER.name})).mark_point(size=40, filled=False).encode(
+        x=x, y=alt.Y("answer:Q", title="answer", axis=left),
+        tooltip=[*tip, alt.Tooltip("answer:Q", title="answer", format=".2f")],
+        **vega.series_encoding([ANSWER, MEAN], markers=True))
+    mean = alt.Chart(shown.assign(**{vega.FIELD: MEAN.name})).mark_line(strokeWidth=3).encode(
+        x=x, y="running_mean:Q", tooltip=[*tip, alt.Tooltip("running_mean:Q", title="mean", format=".2f")],
+        **vega.series_encoding([ANSWER, MEAN]))
+    top = [answers, mean, _marked_line(true_count, f"exact count {true_count:g}", palette.BLUE, "dash", below=False)]
+    spent = alt.Chart(df.assign(**{vega.FIELD: SPENT.name})).mark_line(strokeWidth=2, point=alt.OverlayMarkDef(
+        size=30, filled=True)).encode(
+        x=x, y=alt.Y("epsilon:Q", title="ε", axis=left),
+        tooltip=[*tip, alt.Tooltip("epsilon:Q", title="ε spent", format=".3g")],
+        **vega.series_encoding([SPENT], markers=True))
+    bottom = [spent]
     if budget is not None:
         # the label sits under its line: above it, it would run into the refused band's label on a phone
-        fig.add_hline(y=budget, line=dict(color="#CC79A7", dash="dot"), annotation_text=f"budget {budget:g}",
-                      annotation_position="bottom right", row=2, col=1)
+        bottom.append(_marked_line(budget, f"budget {budget:g}", palette.PURPLE, "dot", below=True))
     refused = df[~df.released]
     if len(refused):
-        band = dict(x0=refused.ask.min() - 0.5, x1=df.ask.max() + 0.5, fillcolor="#CC79A7", opacity=0.08, line_width=0)
-        fig.add_vrect(**band, annotation_text="refused: over budget", annotation_position="top left", row=1, col=1)
-        fig.add_vrect(**band, row=2, col=1)  # named once, in the top panel
-    fig.update_xaxes(title="Times the same question was asked", row=2, col=1)
-    fig.update_layout(height=460, margin=dict(l=10, r=10, t=40, b=10),
-                      legend=dict(orientation="h", yanchor="top", y=-0.2, x=0))
-    return fig
+        band = pd.DataFrame({"x0": [float(refused.ask.min()) - 0.5], "x1": [float(df.ask.max()) + 0.5],
+                             "text": ["refused: over budget"]})
+        rect = alt.Chart(band).mark_rect(color=REFUSED_TINT, opacity=0.08).encode(x=alt.X("x0:Q", scale=asks),
+                                                                                  x2="x1:Q")
+        named = alt.Chart(band).mark_text(align="left", baseline="top", dx=4, y=4, color="#333333",
+                                          fontSize=12).encode(x=alt.X("x0:Q", scale=asks), text="text:N")
+        top = [rect, named, *top]  # named once, in the answers' chart
+        bottom = [rect, *bottom]
+    return (alt.layer(*top).properties(title="Noisy answers and their running mean", height=230),
+            alt.layer(*bottom).properties(title="ε spent so far", height=170))
 
 
-def posterior_figure(*, epsilon: float, prior: float) -> go.Figure:
-    """The attacker's possible beliefs after one release, for every prior, with the chosen prior marked."""
+def posterior_figure(*, epsilon: float, prior: float) -> alt.LayerChart:
+    """The attacker's possible beliefs after one release, for every prior, with the chosen prior marked
+    (Vega-Lite)."""
     p = np.linspace(0.0, 1.0, 201)
     low, high = posterior_bound(p, epsilon=epsilon)
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=p, y=low, mode="lines", line=dict(width=0), showlegend=False, hoverinfo="skip"))
-    fig.add_trace(go.Scatter(x=p, y=high, mode="lines", fill="tonexty", fillcolor="rgba(0,114,178,0.15)",
-                             line=dict(color="#0072B2", width=2), name=f"Beliefs reachable at ε = {epsilon:g}"))
-    fig.add_trace(go.Scatter(x=p, y=p, mode="lines", line=dict(color="#888888", dash="dash"),
-                             name="No release: belief = prior"))
-    lo1, hi1 = posterior_bound(prior, epsilon=epsilon)
-    fig.add_trace(go.Scatter(x=[prior, prior], y=[float(lo1), float(hi1)], mode="lines+markers",
-                             line=dict(color="#D55E00", width=4), marker=dict(size=10, symbol="diamond"),
-                             name=f"Prior {prior:.0%}: belief between {float(lo1):.0%} and {float(hi1):.0%}"))
-    fig.update_xaxes(title="Attacker's belief before the release (prior)", tickformat=".0%")
-    fig.update_yaxes(title="Belief after seeing the answer (posterior)", tickformat=".0%", range=[0, 1])
-    fig.update_layout(height=420, margin=dict(l=10, r=10, t=20, b=10),
-                      legend=dict(orientation="h", yanchor="top", y=-0.2, x=0))
-    return fig
+    lo1, hi1 = (float(v) for v in posterior_bound(prior, epsilon=epsilon))
+    series = [vega.Series(f"Beliefs reachable at ε = {epsilon:g}", palette.BLUE, symbol=None),
+              vega.Series("No release: belief = prior", "#888888", "dash", symbol=None),
+              vega.Series(f"Prior {prior:.0%}: belief between {lo1:.0%} and {hi1:.0%}", palette.VERMILLION,
+                          symbol="diamond")]
+    lines, marked = vega.series_encoding(series), vega.series_encoding(series, markers=True)
+    percent = dict(format=".0%")
+    x = alt.X("prior:Q", title="Attacker's belief before the release (prior)", axis=alt.Axis(**percent),
+              scale=alt.Scale(domain=[0, 1]))
+    y = alt.Y("belief:Q", title="Belief after seeing the answer (posterior)", axis=alt.Axis(**percent),
+              scale=alt.Scale(domain=[0, 1]))
+    curve = pd.DataFrame({"prior": p, "low": low, "belief": high, vega.FIELD: series[0].name})
+    band = alt.Chart(curve).mark_area(color=palette.BLUE, opacity=0.15).encode(x=x, y=alt.Y("low:Q"), y2="belief:Q")
+    tip = [alt.Tooltip("prior:Q", title="prior", format=".0%"), alt.Tooltip("belief:Q", title="belief",
+                                                                            format=".0%")]
+    reachable = alt.Chart(curve).mark_line(strokeWidth=2).encode(x=x, y=y, tooltip=tip, **lines)
+    diagonal = alt.Chart(pd.DataFrame({"prior": [0.0, 1.0], "belief": [0.0, 1.0], vega.FIELD: series[1].name})
+                         ).mark_line(strokeWidth=2).encode(x=x, y=y, **lines)
+    chosen = alt.Chart(pd.DataFrame({"prior": [prior, prior], "belief": [lo1, hi1], vega.FIELD: series[2].name})
+                       ).mark_line(strokeWidth=4, point=alt.OverlayMarkDef(size=110, filled=True)).encode(
+        x=x, y=y, tooltip=tip, **marked)
+    return alt.layer(band, reachable, diagonal, chosen).properties(height=380)
 
 
 def e_to_the(epsilon: float) -> str:

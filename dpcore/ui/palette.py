@@ -138,8 +138,62 @@ def _get(obj, key):
     return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
 
 
+def is_vega_lite(fig) -> bool:
+    """Whether ``fig`` is a Vega-Lite spec (a dict, as ``st.altair_chart`` sends it) rather than a Plotly figure."""
+    return isinstance(fig, dict) and ("vega-lite" in str(fig.get("$schema", "")) or "data" not in fig
+                                      or not isinstance(fig.get("data"), list))
+
+
+def _vega_encodings(spec) -> list[tuple[dict, dict]]:
+    """(mark, encoding) of every view of a Vega-Lite spec, through its layers and concatenations."""
+    found, stack = [], [spec]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if "encoding" in node:
+                mark = node.get("mark", {})
+                found.append((mark if isinstance(mark, dict) else {"type": mark}, node["encoding"]))
+            stack += [v for k, v in node.items() if k in ("layer", "vconcat", "hconcat", "concat", "spec")]
+        elif isinstance(node, list):
+            stack += node
+    return found
+
+
+def _vega_series(spec) -> list[dict]:
+    """The legend entries of a Vega-Lite spec: the domain of every colour scale given in full, each entry with the
+    colour, dash and shape its scales give it (the way :mod:`dpcore.ui.vega` draws series)."""
+    out: dict[str, dict] = {}
+    for mark, enc in _vega_encodings(spec):
+        colour = enc.get("color") or {}
+        scale = colour.get("scale") or {}
+        if not colour.get("field") or "legend" in colour and colour["legend"] is None:
+            continue
+        if not scale.get("domain") or not scale.get("range"):  # the theme chooses the colours
+            out.setdefault(colour["field"], {"name": colour["field"], "colour": None, "dash": "solid",
+                                             "symbol": "circle", "mode": "lines", "pattern": ""})
+            continue
+        dashes = ((enc.get("strokeDash") or {}).get("scale") or {}).get("range") or []
+        shapes = ((enc.get("shape") or {}).get("scale") or {}).get("range") or []
+        for i, name in enumerate(scale["domain"]):
+            entry = out.setdefault(name, {"name": name, "colour": scale["range"][i], "dash": "solid",
+                                          "symbol": "circle", "mode": "", "pattern": ""})
+            if i < len(dashes):
+                entry["dash"] = str(dashes[i])
+            if i < len(shapes):
+                entry["symbol"] = str(shapes[i])
+            modes = set(filter(None, entry["mode"].split("+")))
+            modes.add("lines" if mark.get("type") in ("line", "rule", "trail") else "markers")
+            if mark.get("point"):
+                modes.add("markers")
+            entry["mode"] = "+".join(sorted(modes))
+    return list(out.values())
+
+
 def _series(fig) -> list[dict]:
-    """The legend entries of a figure (a plotly Figure or its JSON dict): name, colour, dash, marker, mode."""
+    """The legend entries of a figure (a plotly Figure or its JSON dict, or a Vega-Lite spec): name, colour, dash,
+    marker, mode."""
+    if is_vega_lite(fig):
+        return _vega_series(fig)
     data = fig["data"] if isinstance(fig, dict) else fig.data
     out = []
     for t in data:
@@ -182,6 +236,13 @@ def colour_clashes(fig) -> list[str]:
 
 def legend_problems(fig) -> list[str]:
     """A legend beside the plot (it squeezes narrow screens): reported when the figure shows more than one series."""
+    if is_vega_lite(fig):
+        if len(_series(fig)) < 2:
+            return []
+        beside = {str((enc["color"].get("legend") or {}).get("orient", "right"))
+                  for _, enc in _vega_encodings(fig) if (enc.get("color") or {}).get("field")
+                  and not ("legend" in enc["color"] and enc["color"]["legend"] is None)} - {"bottom", "top"}
+        return ["the legend sits beside the plot; put it below (orient bottom)"] if beside else []
     layout = fig["layout"] if isinstance(fig, dict) else fig.layout.to_plotly_json()
     shown = layout.get("showlegend", True) is not False and len(_series(fig)) > 1
     orientation = (layout.get("legend") or {}).get("orientation")

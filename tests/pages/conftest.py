@@ -23,13 +23,17 @@ def page(path: str, timeout: float = 180) -> AppTest:
 
 
 def chart_problems(at: AppTest) -> list[str]:
-    """What :mod:`dpcore.ui.palette` finds wrong with each Plotly chart ``at`` shows now."""
+    """What :mod:`dpcore.ui.palette` finds wrong with each chart (Plotly or Vega-Lite) ``at`` shows now."""
     found = []
     for chart in at.get("plotly_chart"):
         spec = json.loads(chart.proto.spec)
         title = (spec["layout"].get("title") or {}).get("text") or (spec["data"][0].get("name") if spec["data"]
                                                                      else "")
         found += [f"chart {title!r}: {p}" for p in colour_clashes(spec) + legend_problems(spec)]
+    for chart in at.get("vega_lite_chart"):
+        spec = json.loads(chart.proto.spec)
+        found += [f"chart {spec.get('title') or chart.proto.id!r}: {p}"
+                  for p in colour_clashes(spec) + legend_problems(spec)]
     return found
 
 

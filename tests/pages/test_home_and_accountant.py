@@ -20,6 +20,15 @@ def test_home_runs_and_epsilon_changes_the_noise(app_page):
     assert metrics(at)["$e^{\\varepsilon}$ (allowed ratio)"] == "1.65"
 
 
+def test_home_draws_its_charts_with_vega_lite_only_so_a_browser_never_fetches_the_plotly_bundle(app_page):
+    at = app_page("app.py").run()
+    at.radio(key="home.mech").set_value("gaussian").run()
+    assert not at.exception
+    charts = at.get("vega_lite_chart")
+    assert len(charts) == 5 and not at.get("plotly_chart")  # densities, ratio, answers, ε spent, posterior
+    assert all(c.proto.alt for c in charts)  # each with a text alternative for screen readers
+
+
 def test_home_gaussian_shows_delta_spent(app_page):
     at = app_page("app.py").run()
     at.radio(key="home.mech").set_value("gaussian").run()

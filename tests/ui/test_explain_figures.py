@@ -1,15 +1,45 @@
-"""The home page's averaging chart: its labels stay apart on a phone-width chart."""
+"""The home page's averaging charts: the refused asks shaded in both, named once; labels apart on a phone."""
 from __future__ import annotations
 
+import json
+
 from dpcore.explain import repeated_answers
-from dpcore.ui.explain import averaging_figure
+from dpcore.ui.explain import averaging_charts
 
 
-def test_the_refused_band_is_named_once_and_the_budget_label_sits_under_its_line():
+def _marks(chart) -> list[dict]:
+    """Every mark of a layered chart's spec, flattened: its properties, ``encoding`` and the ``rows`` it draws."""
+    spec = chart.to_dict()
+    out, stack = [], [(spec, None)]
+    while stack:
+        node, data = stack.pop()
+        data = (node.get("data") or {}).get("name", data)
+        if "layer" in node:
+            stack += [(layer, data) for layer in node["layer"]]
+        elif "mark" in node:
+            out.append({**node["mark"], "encoding": node.get("encoding", {}), "rows": spec["datasets"][data]})
+    return out
+
+
+def _texts(chart) -> list[str]:
+    """The texts a chart's text marks show."""
+    return [row["text"] for m in _marks(chart) if m["type"] == "text" for row in m["rows"]]
+
+
+def test_the_refused_band_is_shaded_in_both_charts_and_named_once_and_the_budget_label_sits_under_its_line():
     df = repeated_answers(mechanism="laplace", epsilon=1.0, true_count=3, asks=50, budget=25, seed=0)
-    fig = averaging_figure(df, true_count=3, budget=25)
-    texts = [a.text for a in fig.layout.annotations]
-    assert texts.count("refused: over budget") == 1  # once, in the answers' panel, not over the ε panel's labels
-    budget = next(a for a in fig.layout.annotations if a.text == "budget 25")
-    assert budget.yanchor == "top"  # below the dotted line; the band's label is above it, top left
-    assert len(fig.layout.shapes) == 4  # the band over both panels, the exact count and the budget lines
+    answers, spent = averaging_charts(df, true_count=3, budget=25)
+    assert "refused: over budget" in _texts(answers) and "refused: over budget" not in _texts(spent)
+    assert [m["type"] for m in _marks(answers)].count("rect") == 1 == [m["type"] for m in _marks(spent)].count("rect")
+    budget = next(m for m in _marks(spent) if m["type"] == "text")
+    assert budget["baseline"] == "top" and budget["dy"] > 0  # below the dotted line, clear of the band's name
+    assert "budget 25" in _texts(spent) and "exact count 3" in _texts(answers)
+
+
+def test_the_two_charts_share_their_asks_axis_and_without_a_budget_nothing_is_shaded():
+    df = repeated_answers(mechanism="laplace", epsilon=1.0, true_count=3, asks=30, budget=None, seed=1)
+    answers, spent = averaging_charts(df, true_count=3, budget=None)
+    domains = {json.dumps(m["encoding"]["x"]["scale"]) for c in (answers, spent) for m in _marks(c)
+               if "scale" in m["encoding"].get("x", {})}
+    assert domains == {json.dumps({"domain": [0.5, 30.5], "nice": False})}
+    assert not any(m["type"] == "rect" for c in (answers, spent) for m in _marks(c))

@@ -86,3 +86,52 @@ def test_the_picture_quality_panels_are_stacked_and_name_the_bands_once_above_th
     assert fig.layout.xaxis.domain == fig.layout.xaxis2.domain  # one above the other, each the chart's width
     assert all(a.yref == "paper" and a.y == 1.0 and a.yanchor == "bottom" for a in fig.layout.annotations)
     assert not any(s.label.text for s in fig.layout.shapes)  # none inside the plot, where gridlines cross them
+
+
+# --- the same rules for Vega-Lite charts (the home page's, dpcore.ui.vega) ------------------------------------------
+
+def _vega_two_lines(c1: str, c2: str, *, dash2: str = "solid", orient: str = "bottom") -> dict:
+    import altair as alt
+    import pandas as pd
+
+    from dpcore.ui import vega
+
+    series = [vega.Series("a", c1), vega.Series("b", c2, dash2)]
+    rows = pd.DataFrame({"x": [0, 1, 0, 1], "y": [0, 1, 1, 0], vega.FIELD: ["a", "a", "b", "b"]})
+    spec = alt.Chart(rows).mark_line().encode(x="x:Q", y="y:Q", **vega.series_encoding(series)).to_dict()
+    spec["encoding"]["color"]["legend"]["orient"] = orient
+    return spec
+
+
+def test_red_beside_green_in_the_same_style_is_caught_on_a_vega_lite_chart():
+    problems = palette.colour_clashes(_vega_two_lines("#d62728", "#2ca02c"))
+    assert len(problems) == 1 and "'a' and 'b' look alike to a deuteranope" in problems[0]
+    assert palette.colour_clashes(_vega_two_lines("#d62728", "#2ca02c", dash2="dash")) == []
+
+
+def test_a_vega_lite_legend_beside_the_plot_and_theme_colours_are_caught():
+    import altair as alt
+    import pandas as pd
+
+    assert palette.legend_problems(_vega_two_lines(palette.BLUE, palette.ORANGE)) == []
+    assert palette.legend_problems(_vega_two_lines(palette.BLUE, palette.ORANGE, orient="right")) == [
+        "the legend sits beside the plot; put it below (orient bottom)"]
+    themed = alt.Chart(pd.DataFrame({"x": [0, 1], "y": [0, 1], "s": ["a", "b"]})).mark_line().encode(
+        x="x:Q", y="y:Q", color="s:N").to_dict()
+    assert palette.colour_clashes(themed) == ["series 's' has no colour of its own"]
+
+
+def test_the_home_pages_vega_lite_charts_pass_the_checks():
+    from dpcore.explain import count_query_densities, repeated_answers
+    from dpcore.ui.accounting import densities_figure, ratio_figure
+    from dpcore.ui.explain import averaging_charts, posterior_figure
+
+    df, summary = count_query_densities(mechanism="gaussian", epsilon=1.0, delta=1e-5, sensitivity=1.0, count_d=3,
+                                        count_d2=2)
+    answers = repeated_answers(mechanism="laplace", epsilon=1.0, true_count=3, asks=50, budget=25, seed=0)
+    charts = [densities_figure(df, summary, count_d=3, count_d2=2), ratio_figure(df, summary),
+              *averaging_charts(answers, true_count=3, budget=25), posterior_figure(epsilon=1.0, prior=0.5)]
+    for chart in charts:
+        spec = chart.to_dict()
+        assert palette._series(spec), "no series read from the chart"
+        assert palette.colour_clashes(spec) == [] and palette.legend_problems(spec) == []

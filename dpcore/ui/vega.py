@@ -1,0 +1,112 @@
+"""Light charts: Vega-Lite (through Altair) for the page every visitor opens first.
+
+Streamlit draws a Plotly chart only after the browser has fetched and run its Plotly bundle, 4.7 MB of
+JavaScript; its Vega-Lite bundle is 0.8 MB. On the home page, in headless Chromium on a 2-core machine, the
+first chart was drawn about 2.7 s after the page was opened with Vega-Lite against 4.6-5.0 s with Plotly (a warm
+server, nobody else on it), and 6.8-8.2 s against 11-12 s while the same machine served a class of twenty
+(``bench/classroom_load.py``'s late-comer). A phone on a classroom's Wi-Fi downloads and parses the same bundles.
+So the home page, the one every visitor opens first, draws its charts here; the other pages keep Plotly (their
+charts are heavier: subplots of sweeps, heat maps, hover over many series).
+
+The same rules as :mod:`dpcore.ui.palette` hold: Okabe & Ito's colours, every series with its own dash and
+marker as well (:func:`series_encoding`), the legend under the plot, and the tests' colour-blindness check reads
+these charts too (:func:`dpcore.ui.palette.colour_clashes` takes a Vega-Lite spec).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import altair as alt
+import streamlit as st
+
+from . import palette
+
+#: the palette's dash names (Plotly's) as Vega-Lite stroke dashes (pixels on, off, ...)
+DASHES = {"solid": [1, 0], "dash": [8, 5], "dot": [2, 4], "dashdot": [8, 4, 2, 4], "longdash": [16, 5],
+          "longdashdot": [16, 4, 2, 4]}
+#: the palette's marker names as Vega-Lite shapes
+SHAPES = {"circle": "circle", "square": "square", "diamond": "diamond", "triangle-up": "triangle-up",
+          "triangle-down": "triangle-down", "x": "cross", "cross": "cross", "circle-open": "circle"}
+#: the field that names a row's series in a chart's long-form data
+FIELD = "series"
+#: the colour of axis labels, titles and legends (dark enough for WCAG's 4.5:1 on white; the theme's grey is not)
+TEXT = "#333333"
+#: axis labels on a projector (presentation mode), in pixels
+PRESENTATION_LABEL_SIZE = 15
+
+
+@dataclass(frozen=True)
+class Series:
+    """One legend entry: its name and the colour, dash and marker that tell it apart."""
+
+    name: str
+    colour: str
+    dash: str = "solid"
+    #: the marker; None for a line without markers (its legend entry is then a stroke)
+    symbol: str | None = "circle"
+
+    @classmethod
+    def styled(cls, name: str, i: int) -> Series:
+        """The ``i``-th series in the palette's order (:func:`dpcore.ui.palette.series_style`)."""
+        s = palette.series_style(i)
+        return cls(name, s["color"], s["dash"], s["symbol"])
+
+
+def series_encoding(series: list[Series], *, markers: bool = False, legend: bool = True) -> dict:
+    """``color`` and ``strokeDash`` encodings of :data:`FIELD` for these series, for ``.encode(**...)``; with
+    ``markers``, ``shape`` too, for a layer of points or of lines with points (on a line alone Vega-Lite would add a
+    point at every row). Layers of one chart share one legend; with one layer's ``shape``, it shows each series'
+    marker (a stroke for a series without one).
+
+    The domains and ranges are given in full, so every panel of a chart shares one legend with every entry, in
+    this order, under the plot, one entry a row (long names are not cut on a phone).
+    """
+    names = [s.name for s in series]
+    guide = alt.Legend(orient="bottom", direction="vertical", title=None, labelLimit=0, symbolStrokeWidth=2.5,
+                       symbolSize=160) if legend else None
+
+    def channel(cls, values):
+        return cls(f"{FIELD}:N", scale=alt.Scale(domain=names, range=values), legend=guide, sort=names)
+
+    out = {"color": channel(alt.Color, [s.colour for s in series]),
+           "strokeDash": channel(alt.StrokeDash, [DASHES[s.dash] for s in series])}
+    if markers:
+        out["shape"] = channel(alt.Shape, [SHAPES[s.symbol] if s.symbol else "stroke" for s in series])
+    return out
+
+
+def spec(chart) -> dict:
+    """``chart``'s Vega-Lite spec as the pages draw it: as wide as its container, its own height for the plot alone
+    (Streamlit's default autosize, "fit", would squeeze the plot to make room for the legend and titles inside that
+    height), validated once."""
+    return chart.properties(autosize=alt.AutoSizeParams(type="fit-x", contains="padding")).to_dict()
+
+
+def cached_specs(builder, *args, **kwargs) -> dict | tuple[dict, ...]:
+    """The spec(s) of ``builder(*args, **kwargs)`` (a chart or a tuple of charts), computed once per inputs for the
+    whole server: building and validating the home page's charts takes about 0.3 s of the interpreter a visit,
+    which a class arriving on the same defaults would otherwise pay once per student, beside the runs it waits for.
+    """
+    return _cached_specs(f"{builder.__module__}.{builder.__qualname__}", builder, args, kwargs)
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def _cached_specs(name: str, _builder, args: tuple, kwargs: dict) -> dict | tuple[dict, ...]:
+    built = _builder(*args, **kwargs)
+    return tuple(spec(c) for c in built) if isinstance(built, tuple) else spec(built)
+
+
+def show(chart, container=None, *, key: str | None = None, alt_text: str | None = None) -> None:
+    """Draw ``chart`` (an Altair chart or a spec from :func:`cached_specs`) the width of ``container`` (the page by
+    default), its labels dark enough to read, larger when presenting. ``alt_text`` is what a screen reader announces
+    for the chart."""
+    from .present import presentation_mode
+
+    drawn = dict(chart) if isinstance(chart, dict) else spec(chart)
+    size = PRESENTATION_LABEL_SIZE if presentation_mode() else 12
+    drawn["config"] = {**drawn.get("config", {}),
+                       "axis": {"labelFontSize": size, "titleFontSize": size + 1, "labelColor": TEXT,
+                                "titleColor": TEXT, "tickCount": 8},
+                       "legend": {"labelColor": TEXT, "labelFontSize": size + 1},
+                       "title": {"color": TEXT, "fontSize": size + 2}}
+    (container if container is not None else st).vega_lite_chart(spec=drawn, width="stretch", key=key, alt=alt_text)
