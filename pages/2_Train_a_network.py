@@ -28,11 +28,11 @@ from dpcore.ui.training import (
     confusion_figure,
     defaults_for,
     history_caption,
-    history_figure,
     history_labels,
     knobs_of_group,
     output_budget_text,
     run_key,
+    shared_history_figure,
     show_diagnostics,
     show_headline,
     split_history,
@@ -146,7 +146,8 @@ st.markdown(f"**{out['n_train']} training rows, {out['n_test']} test rows**; the
                f"Noise: **seeded demo** (seed {seed}): reproducible, not for a real release."))
 
 st.header("Training history")
-headline_area().plotly_chart(history_figure(out["history"], chance=out.get("chance")), key="train.history_chart")
+headline_area().plotly_chart(shared_history_figure(out["history"], chance=out.get("chance")),
+                             key="train.history_chart")
 history, diagnostics = split_history(out["history"])
 show_table(history, key="train.history_table", labels=history_labels(out["task"]))
 if units := history_caption(out["task"]):

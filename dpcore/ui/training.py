@@ -77,7 +77,8 @@ class LiveProgress:
             self.bar.progress(frac, text=f"{self.label}: epoch {info['epoch']}/{info['epochs']}, ε spent "
                                          f"{'∞ (not private)' if not math.isfinite(eps) else f'{eps:.3f}'}")
         if self._chart_due(last=last):
-            self.chart.plotly_chart(history_figure(pd.DataFrame(self.rows)), key=f"train.live.{len(self.rows)}")
+            self.chart.plotly_chart(shared_history_figure(pd.DataFrame(self.rows)),
+                                    key=f"train.live.{len(self.rows)}")
 
     def done(self) -> None:
         self.bar.progress(1.0, text=f"{self.label}: done")
@@ -261,6 +262,24 @@ def show_diagnostics(out: dict, algorithm: str, diagnostics: pd.DataFrame) -> No
                         f"**{out['extras']['accuracy_without_noise']:.3f}**.")
         if diagnostics.shape[1] > 1:
             show_table(diagnostics, key="train.diagnostics_table", labels={"train_loss": spec["column"]})
+
+
+def shared_history_figure(history: pd.DataFrame, chance: float | None = None) -> go.Figure:
+    """:func:`history_figure`, built once per history for the whole server and handed to every visitor showing it.
+
+    A class following one shared run shows the same history in every session, live and at the end; building the
+    Plotly figure (its subplots and validators) took about a fifth of the interpreter while twenty visitors did
+    it each (py-spy on ``bench/classroom_load.py``), time the run and the other pages wait for. The figure is read,
+    never changed, by ``st.plotly_chart`` (it copies it to a dict), so one object serves every session.
+    """
+    digest = hashlib.sha256(pd.util.hash_pandas_object(history, index=True).to_numpy().tobytes()
+                            + str(list(history.columns)).encode()).hexdigest()
+    return _history_figure_once(digest, history, None if chance is None else float(chance))
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _history_figure_once(digest: str, _history: pd.DataFrame, chance: float | None) -> go.Figure:
+    return history_figure(_history, chance=chance)
 
 
 def history_figure(history: pd.DataFrame, chance: float | None = None) -> go.Figure:

@@ -14,6 +14,7 @@ from dpcore.ui.training import (
     defaults_for,
     history_figure,
     run_key,
+    shared_history_figure,
     split_history,
     train_with_baseline,
     worse_than_mean_note,
@@ -43,6 +44,15 @@ def test_history_figure_drops_the_epsilon_panel_only_when_no_epsilon_is_finite()
     not_private = history_figure(_history([math.inf] * 3))
     titles = [a.text for a in not_private.layout.annotations]
     assert "ε spent" not in titles and len(titles) == 2 and len(not_private.data) == 2
+
+
+def test_visitors_showing_the_same_history_share_one_figure_and_a_different_history_or_chance_gets_its_own():
+    first = shared_history_figure(_history([0.1, 0.2, 0.3]), chance=0.1)
+    assert shared_history_figure(_history([0.1, 0.2, 0.3]), chance=0.1) is first  # another session, same run
+    assert shared_history_figure(_history([0.1, 0.2, 0.4]), chance=0.1) is not first
+    assert shared_history_figure(_history([0.1, 0.2, 0.3]), chance=0.2) is not first
+    assert shared_history_figure(_history([0.1, 0.2, 0.3])) is not first  # no chance line
+    assert first.to_dict() == history_figure(_history([0.1, 0.2, 0.3]), chance=0.1).to_dict()
 
 
 def test_split_history_moves_training_row_columns_to_the_diagnostics():
