@@ -16,17 +16,18 @@ from dpcore.ui.navigation import HOME_ALIAS, PAGES, sidebar_menu
 from dpcore.ui.present import presentation_mode, presentation_toggle
 
 home = PAGES[0]
+# the home page is served at / (reserving the name "home") and, as a page of its own, at the name of its file,
+# which the default page would reserve without serving it ("Page not found" there)
+home_alias = st.Page(home.path, title=home.title, icon=home.icon, url_path=HOME_ALIAS)
 nav = st.navigation(
-    # the home page is served at / (reserving the name "home") and, as a page of its own, at the name of its file,
-    # which the default page would reserve without serving it ("Page not found" there)
     [st.Page(home.path, title=home.title, icon=home.icon, default=True, url_path="home")]
     + [st.Page(p.path, title=p.title, icon=p.icon) for p in PAGES[1:]]
-    + [st.Page(home.path, title=home.title, icon=home.icon, url_path=HOME_ALIAS)],
+    + [home_alias],
     position="hidden",
 )
 st.set_page_config(page_title=f"{nav.title} · dpcore", layout="wide",
                    initial_sidebar_state="collapsed" if presentation_mode() else "auto")
-sidebar_menu()
+sidebar_menu(home_link=home_alias if nav.url_path == HOME_ALIAS else None)  # lit where it is
 presentation_toggle()
 if problem := settings_problem():  # the operator's environment, before any student's run fails on it
     st.error(f"This server is misconfigured: {problem}. Whoever runs it should fix the setting and restart.")

@@ -73,7 +73,11 @@ def test_page_renders_in_headless_chromium_with_the_apps_own_menu(server, tmp_pa
         body = page.inner_text("body")
         charts = page.locator(CHART).count()
         title = page.title()
-        menu = page.locator('[data-testid="stSidebar"] [data-testid="stPageLink-NavLink"]').all_inner_texts()
+        links = page.locator('[data-testid="stSidebar"] [data-testid="stPageLink-NavLink"]')
+        menu = links.all_inner_texts()
+        # the entry of the page being shown is lit (Streamlit tints its background)
+        lit = [m.splitlines()[-1] for m, tint in zip(menu, links.evaluate_all(
+            "els => els.map(e => getComputedStyle(e).backgroundColor)"), strict=True) if tint != "rgba(0, 0, 0, 0)"]
         auto_nav = page.locator('[data-testid="stSidebarNav"]').count()
         browser.close()
     assert expected in body
@@ -82,6 +86,7 @@ def test_page_renders_in_headless_chromium_with_the_apps_own_menu(server, tmp_pa
     # ... not Streamlit's list of pages/, and the router set the tab title
     assert auto_nav == 0
     assert title == tab
+    assert lit == [tab.split(" · ")[0]]
     for bad in ("Traceback", "Exception:", "Error:", "Page not found"):
         assert bad not in body
     assert charts >= 1

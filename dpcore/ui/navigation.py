@@ -80,11 +80,16 @@ def route_through_app() -> None:
         st.rerun()
 
 
-def sidebar_menu() -> None:
-    """The app's own menu at the top of the sidebar: one ``st.page_link`` per page (drawn by the router)."""
+def sidebar_menu(home_link=None) -> None:
+    """The app's own menu at the top of the sidebar: one ``st.page_link`` per page (drawn by the router).
+
+    ``home_link``: the page the home entry links to instead of the home page's file, the one being shown when the
+    home page is open at :data:`HOME_ALIAS` (a link to the file would light up no entry there).
+    """
     with st.sidebar:
         for p in PAGES:
-            st.page_link(p.path, label=p.title, icon=p.icon)
+            st.page_link(home_link if p is PAGES[0] and home_link is not None else p.path, label=p.title,
+                         icon=p.icon)
         st.divider()
 
 
