@@ -48,7 +48,8 @@ def averaging_charts(df: pd.DataFrame, *, true_count: float, budget: float | Non
     mean, then the epsilon spent. The asks refused for going over ``budget`` are shaded in both, named in the first."""
     shown = df[df.released]
     asks = alt.Scale(domain=[0.5, float(df.ask.max()) + 0.5], nice=False)
-    x = alt.X("ask:Q", title="Times the same question was asked", scale=asks)
+    x = alt.X("ask:Q", title="Times the same question was asked", scale=asks,
+              axis=alt.Axis(tickMinStep=1, format="d"))  # whole asks, even for one
     left = alt.Axis(minExtent=_Y_AXIS_PX)
     tip = [alt.Tooltip("ask:Q", title="ask")]
     answers = alt.Chart(shown.assign(**{vega.FIELD: ANSWER.name})).mark_point(size=40, filled=False).encode(
@@ -72,8 +73,8 @@ def averaging_charts(df: pd.DataFrame, *, true_count: float, budget: float | Non
     if len(refused):
         band = pd.DataFrame({"x0": [float(refused.ask.min()) - 0.5], "x1": [float(df.ask.max()) + 0.5],
                              "text": ["refused: over budget"]})
-        rect = alt.Chart(band).mark_rect(color=REFUSED_TINT, opacity=0.08).encode(x=alt.X("x0:Q", scale=asks),
-                                                                                  x2="x1:Q")
+        rect = alt.Chart(band).mark_rect(color=REFUSED_TINT, opacity=0.08).encode(
+            x=alt.X("x0:Q", scale=asks), x2="x1:Q", tooltip=alt.value(None))  # a shade, not data to hover
         named = alt.Chart(band).mark_text(align="left", baseline="top", dx=4, y=4, color="#333333",
                                           fontSize=12).encode(x=alt.X("x0:Q", scale=asks), text="text:N")
         top = [rect, named, *top]  # named once, in the answers' chart
@@ -99,7 +100,8 @@ def posterior_figure(*, epsilon: float, prior: float) -> alt.LayerChart:
     y = alt.Y("belief:Q", title="Belief after seeing the answer (posterior)", axis=alt.Axis(**percent),
               scale=alt.Scale(domain=[0, 1]))
     curve = pd.DataFrame({"prior": p, "low": low, "belief": high, vega.FIELD: series[0].name})
-    band = alt.Chart(curve).mark_area(color=palette.BLUE, opacity=0.15).encode(x=x, y=alt.Y("low:Q"), y2="belief:Q")
+    band = alt.Chart(curve).mark_area(color=palette.BLUE, opacity=0.15).encode(x=x, y=alt.Y("low:Q"), y2="belief:Q",
+                                                                               tooltip=alt.value(None))
     tip = [alt.Tooltip("prior:Q", title="prior", format=".0%"), alt.Tooltip("belief:Q", title="belief",
                                                                             format=".0%")]
     reachable = alt.Chart(curve).mark_line(strokeWidth=2).encode(x=x, y=y, tooltip=tip, **lines)

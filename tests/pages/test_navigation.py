@@ -45,6 +45,11 @@ def test_the_server_neither_watches_module_sources_nor_collects_garbage_after_ev
     assert config["runner"]["postScriptGC"] is False
 
 
+def test_the_server_sends_every_message_whole_so_quick_slider_moves_cannot_desynchronise_the_browsers_cache():
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["global"]["minCachedMessageSize"] >= 200 * 2**20  # larger than any message the server may send
+
+
 def test_home_shows_the_menu_and_links_to_every_other_page(app_page):
     at = app_page("app.py", timeout=120).run()
     assert not at.exception
