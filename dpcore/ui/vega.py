@@ -19,8 +19,6 @@ from dataclasses import dataclass
 import altair as alt
 import streamlit as st
 
-from . import palette
-
 #: the palette's dash names (Plotly's) as Vega-Lite stroke dashes (pixels on, off, ...)
 DASHES = {"solid": [1, 0], "dash": [8, 5], "dot": [2, 4], "dashdot": [8, 4, 2, 4], "longdash": [16, 5],
           "longdashdot": [16, 4, 2, 4]}
@@ -44,12 +42,6 @@ class Series:
     dash: str = "solid"
     #: the marker; None for a line without markers (its legend entry is then a stroke)
     symbol: str | None = "circle"
-
-    @classmethod
-    def styled(cls, name: str, i: int) -> Series:
-        """The ``i``-th series in the palette's order (:func:`dpcore.ui.palette.series_style`)."""
-        s = palette.series_style(i)
-        return cls(name, s["color"], s["dash"], s["symbol"])
 
 
 def series_encoding(series: list[Series], *, markers: bool = False, legend: bool = True) -> dict:
