@@ -30,8 +30,8 @@ from typing import Any, Callable, Hashable, Iterator
 
 from .exceptions import DPValueError
 
-__all__ = ["SharedRuns", "RunCancelled", "cap_run_threads", "default_run_threads", "default_workers", "run_threads",
-           "shared_runs"]
+__all__ = ["SharedRuns", "RunCancelled", "SHARED_LIBRARIES", "cap_run_threads", "default_run_threads",
+           "default_workers", "load_libraries", "run_threads", "shared_runs"]
 
 #: How often a follower looks for new progress (seconds).
 POLL_SECONDS = 0.2
@@ -119,6 +119,34 @@ def run_threads(threads: int) -> Iterator[int]:
 
 class RunCancelled(Exception):
     """Raised inside a run's progress callback once nobody waits for the run any more."""
+
+
+#: The heavy libraries the pages use, imported whole by :func:`load_libraries` before any page computes.
+SHARED_LIBRARIES = ("numpy", "scipy.special", "scipy.stats", "scipy.optimize", "pandas", "sklearn.linear_model",
+                    "sklearn.cluster", "torch", "dp_accounting", "plotly.graph_objects", "altair")
+_libraries_lock = threading.Lock()
+_libraries_loaded = False
+
+
+def load_libraries() -> None:
+    """Import :data:`SHARED_LIBRARIES` once per process, the first caller doing it while any other waits.
+
+    A server runs every visitor's page in its own thread. On a fresh server, one visitor's page imported torch
+    (about 2 s) while another's computed with SciPy, which looks for torch among the loaded modules to recognise
+    its tensors: it found the half-imported module and the page died ("partially initialized module 'torch' has
+    no attribute 'Tensor'"; seen with three browsers opening pages at once). Importing the libraries whole before
+    any page computes closes that window; it costs the server's first visitor about 2 s more, once.
+    """
+    global _libraries_loaded
+    if _libraries_loaded:
+        return
+    import importlib
+
+    with _libraries_lock:
+        if not _libraries_loaded:
+            for name in SHARED_LIBRARIES:
+                importlib.import_module(name)
+            _libraries_loaded = True
 
 
 _settings_said = False

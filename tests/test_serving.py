@@ -1,6 +1,11 @@
 """Runs shared by every visitor of a server: computed once, joined live, queued, cancelled when nobody waits."""
 from __future__ import annotations
 
+import json
+import os
+import pathlib
+import subprocess
+import sys
 import threading
 import time
 
@@ -9,6 +14,8 @@ import pytest
 from dpcore import serving
 from dpcore.exceptions import DPValueError
 from dpcore.serving import RunCancelled, SharedRuns, cap_run_threads, default_run_threads, default_workers
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def _counting(value, events=(), gate: threading.Event | None = None, calls: list | None = None):
@@ -392,3 +399,36 @@ def test_a_waiting_asker_is_reminded_of_its_place_so_a_page_can_notice_its_visit
     first.join(5)
     assert heard == [0, 0, 0] and left_after < 3  # left while the first run still held the worker
     assert runs.status()["queued"] == 0
+
+
+def test_the_app_bridge_loads_every_shared_library_whole_before_a_page_can_compute():
+    """A page on a fresh server died when SciPy met torch half-imported by another visitor's page ("partially
+    initialized module 'torch' has no attribute 'Tensor'"): importing ``dpcore.ui``, which every page and the router
+    do before computing, must leave each shared library fully imported."""
+    code = (
+        "import json, sys\n"
+        "from dpcore.serving import SHARED_LIBRARIES\n"
+        "before = [m for m in SHARED_LIBRARIES if m in sys.modules]\n"
+        "import dpcore.ui\n"
+        "missing = [m for m in SHARED_LIBRARIES if m not in sys.modules]\n"
+        "half = [m for m in SHARED_LIBRARIES if m not in missing\n"
+        "        and getattr(sys.modules[m].__spec__, '_initializing', False)]\n"
+        "print(json.dumps([before, missing, half, hasattr(sys.modules.get('torch'), 'Tensor')]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    before, missing, half, tensor = json.loads(out.stdout.strip().splitlines()[-1])
+    assert "torch" not in before  # not vacuous: torch came with dpcore.ui
+    assert missing == [] and half == [] and tensor
+
+
+def test_loading_the_shared_libraries_twice_imports_them_once(monkeypatch):
+    import importlib
+
+    monkeypatch.setattr(serving, "_libraries_loaded", False)
+    calls = []
+    monkeypatch.setattr(importlib, "import_module", lambda name: calls.append(name))
+    serving.load_libraries()
+    serving.load_libraries()
+    assert calls == list(serving.SHARED_LIBRARIES)
