@@ -10,10 +10,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpcore.serving import settings_problem
-from dpcore.ui.links import abandon_view, begin_page, finish_page
-from dpcore.ui.navigation import HOME_ALIAS, PAGES, sidebar_menu
-from dpcore.ui.present import presentation_mode, presentation_toggle
+from dpcore.serving import libraries_loaded, load_libraries, settings_problem
+
+if not libraries_loaded():  # a fresh server: say why its first visitors wait, then import them whole, once
+    with st.spinner("Starting up: loading the libraries (only on the server's first visit, a few seconds)…"):
+        load_libraries()
+
+from dpcore.ui.links import abandon_view, begin_page, finish_page  # noqa: E402  (dpcore.ui needs the libraries)
+from dpcore.ui.navigation import HOME_ALIAS, PAGES, sidebar_menu  # noqa: E402
+from dpcore.ui.present import presentation_mode, presentation_toggle  # noqa: E402
 
 home = PAGES[0]
 # the home page is served at / (reserving the name "home") and, as a page of its own, at the name of its file,

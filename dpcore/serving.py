@@ -31,7 +31,7 @@ from typing import Any, Callable, Hashable, Iterator
 from .exceptions import DPValueError
 
 __all__ = ["SharedRuns", "RunCancelled", "SHARED_LIBRARIES", "cap_run_threads", "default_run_threads",
-           "default_workers", "load_libraries", "run_threads", "shared_runs"]
+           "default_workers", "libraries_loaded", "load_libraries", "run_threads", "shared_runs"]
 
 #: How often a follower looks for new progress (seconds).
 POLL_SECONDS = 0.2
@@ -126,6 +126,11 @@ SHARED_LIBRARIES = ("numpy", "scipy.special", "scipy.stats", "scipy.optimize", "
                     "sklearn.cluster", "torch", "dp_accounting", "plotly.graph_objects", "altair")
 _libraries_lock = threading.Lock()
 _libraries_loaded = False
+
+
+def libraries_loaded() -> bool:
+    """Whether :func:`load_libraries` has finished in this process."""
+    return _libraries_loaded
 
 
 def load_libraries() -> None:

@@ -125,8 +125,9 @@ with ask_tab:
             "Each answer is noisy, but **the mean of many answers closes in on the exact count**"
             + (f" ({last.running_mean:.2f} after {int(last.ask)} answers, against {true_d})" if last is not None
                else "") + ". That is why every answer is charged: the accountant's ε grows with every ask"
-            + (" (k·ε for Laplace)" if mech == "laplace" else " (more slowly than k·ε for the Gaussian, "
-               "composed by the RDP accountant)") + "."
+            + (" (k·ε for Laplace)" if mech == "laplace" else " (for the Gaussian, the RDP accountant's "
+               "bound: a little above ε for one ask, as its conversion to (ε, δ) is not exact, then growing more "
+               "slowly than k·ε)") + "."
             + (f" **{refused} answer(s) refused**: they would have passed the budget of {budget:g}." if refused
                else ""))
 with belief_tab:

@@ -136,16 +136,18 @@ def test_an_audit_pool_larger_than_the_training_rows_is_capped_with_a_note():
     assert result["n_members"] + result["n_nonmembers"] == 114
 
 
-def test_a_non_private_run_says_it_is_not_private_and_that_a_given_epsilon_is_ignored():
-    out = run("cluster", "--dataset", "iris", "--algorithm", "lloyd", "--epsilon", "5")
-    assert out.returncode == 0, out.stderr
-    assert "lloyd is not private, so --epsilon 5 is ignored" in out.stderr
-    assert "epsilon: inf (not private)" in out.stdout.splitlines()
-    out = run("audit", "--dataset", "iris", "--algorithm", "majority")
-    assert out.returncode == 0, out.stderr
-    assert "epsilon: inf (not private)" in out.stdout.splitlines()  # not "epsilon: None"
-    out = run("cluster", "--dataset", "iris", "--algorithm", "dplloyd", "--seed", "0")
-    assert out.returncode == 0 and "ignored" not in out.stderr and "epsilon: 1.0" in out.stdout.splitlines()
+def test_a_non_private_run_says_it_is_not_private_and_that_a_given_epsilon_is_ignored(capsys):
+    from dpcore.cli import main
+
+    assert main(["cluster", "--dataset", "iris", "--algorithm", "lloyd", "--epsilon", "5"]) == 0
+    out = capsys.readouterr()
+    assert "lloyd is not private, so --epsilon 5 is ignored" in out.err
+    assert "epsilon: inf (not private)" in out.out.splitlines()
+    assert main(["audit", "--dataset", "iris", "--algorithm", "majority"]) == 0
+    assert "epsilon: inf (not private)" in capsys.readouterr().out.splitlines()  # not "epsilon: None"
+    assert main(["cluster", "--dataset", "iris", "--algorithm", "dplloyd", "--seed", "0"]) == 0
+    out = capsys.readouterr()
+    assert "ignored" not in out.err and "epsilon: 1.0" in out.out.splitlines()
 
 
 def test_a_dpsgd_run_reports_enough_to_recompute_its_epsilon_and_to_rerun_it(capsys):

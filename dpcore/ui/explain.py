@@ -33,12 +33,15 @@ REFUSED_TINT = palette.PURPLE
 _Y_AXIS_PX = 36
 
 
-def _marked_line(value: float, text: str, colour: str, dash: str, *, below: bool) -> alt.LayerChart:
-    """A horizontal reference line at ``value`` named at its right end, above it or ``below`` it."""
+def _marked_line(value: float, text: str, colour: str, dash: str, *, below: bool, left: bool = False
+                 ) -> alt.LayerChart:
+    """A horizontal reference line at ``value`` named at its right end (``left``: its left end), above it or
+    ``below`` it. The label's size is the chart's text size (:func:`dpcore.ui.vega.show`: larger when presenting)."""
     frame = pd.DataFrame({"y": [float(value)], "text": [text]})
     rule = alt.Chart(frame).mark_rule(color=colour, strokeDash=vega.DASHES[dash], strokeWidth=2).encode(y="y:Q")
-    label = alt.Chart(frame).mark_text(align="right", baseline="top" if below else "bottom", dy=4 if below else -4,
-                                       x="width", color="#333333", fontSize=12).encode(y="y:Q", text="text:N")
+    place = {"align": "left", "x": 0, "dx": 4} if left else {"align": "right", "x": "width"}
+    label = alt.Chart(frame).mark_text(baseline="top" if below else "bottom", dy=4 if below else -4,
+                                       color="#333333", **place).encode(y="y:Q", text="text:N")
     return rule + label
 
 
@@ -53,7 +56,8 @@ def averaging_charts(df: pd.DataFrame, *, true_count: float, budget: float | Non
     left = alt.Axis(minExtent=_Y_AXIS_PX)
     tip = [alt.Tooltip("ask:Q", title="ask")]
     answers = alt.Chart(shown.assign(**{vega.FIELD: ANSWER.name})).mark_point(size=40, filled=False).encode(
-        x=x, y=alt.Y("answer:Q", title="answer", axis=left),
+        # not from zero: at a large epsilon the answers sit close to the count, and an axis from 0 squeezes them flat
+        x=x, y=alt.Y("answer:Q", title="answer", axis=left, scale=alt.Scale(zero=False)),
         tooltip=[*tip, alt.Tooltip("answer:Q", title="answer", format=".2f")],
         **vega.series_encoding([ANSWER, MEAN], markers=True))
     mean = alt.Chart(shown.assign(**{vega.FIELD: MEAN.name})).mark_line(strokeWidth=3).encode(
@@ -67,16 +71,17 @@ def averaging_charts(df: pd.DataFrame, *, true_count: float, budget: float | Non
         **vega.series_encoding([SPENT], markers=True))
     bottom = [spent]
     if budget is not None:
-        # the label sits under its line: above it, it would run into the refused band's label on a phone
-        bottom.append(_marked_line(budget, f"budget {budget:g}", palette.PURPLE, "dot", below=True))
+        # named under its line at the left end, where the epsilon spent is still low: at the right end the spent
+        # line reaches the budget and ran through the label; above the line it met the refused band on a phone
+        bottom.append(_marked_line(budget, f"budget {budget:g}", palette.PURPLE, "dot", below=True, left=True))
     refused = df[~df.released]
     if len(refused):
         band = pd.DataFrame({"x0": [float(refused.ask.min()) - 0.5], "x1": [float(df.ask.max()) + 0.5],
                              "text": ["refused: over budget"]})
         rect = alt.Chart(band).mark_rect(color=REFUSED_TINT, opacity=0.08).encode(
             x=alt.X("x0:Q", scale=asks), x2="x1:Q", tooltip=alt.value(None))  # a shade, not data to hover
-        named = alt.Chart(band).mark_text(align="left", baseline="top", dx=4, y=4, color="#333333",
-                                          fontSize=12).encode(x=alt.X("x0:Q", scale=asks), text="text:N")
+        named = alt.Chart(band).mark_text(align="left", baseline="top", dx=4, y=4, color="#333333").encode(
+            x=alt.X("x0:Q", scale=asks), text="text:N")
         top = [rect, named, *top]  # named once, in the answers' chart
         bottom = [rect, *bottom]
     return (alt.layer(*top).properties(title="Noisy answers and their running mean", height=230),

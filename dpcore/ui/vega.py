@@ -100,5 +100,6 @@ def show(chart, container=None, *, key: str | None = None, alt_text: str | None 
                        "axis": {"labelFontSize": size, "titleFontSize": size + 1, "labelColor": TEXT,
                                 "titleColor": TEXT, "tickCount": 8},
                        "legend": {"labelColor": TEXT, "labelFontSize": size + 1},
-                       "title": {"color": TEXT, "fontSize": size + 2}}
+                       "title": {"color": TEXT, "fontSize": size + 2},
+                       "text": {"fontSize": size}}  # labels inside the chart ("budget", "exact count") too
     (container if container is not None else st).vega_lite_chart(spec=drawn, width="stretch", key=key, alt=alt_text)

@@ -1,4 +1,5 @@
-"""The home page's averaging charts: the refused asks shaded in both, named once; labels apart on a phone."""
+"""The home page's averaging charts: the refused asks shaded in both, named once; labels apart on a phone and as
+large as the axes' when presenting."""
 from __future__ import annotations
 
 import json
@@ -33,6 +34,8 @@ def test_the_refused_band_is_shaded_in_both_charts_and_named_once_and_the_budget
     assert [m["type"] for m in _marks(answers)].count("rect") == 1 == [m["type"] for m in _marks(spent)].count("rect")
     budget = next(m for m in _marks(spent) if m["type"] == "text")
     assert budget["baseline"] == "top" and budget["dy"] > 0  # below the dotted line, clear of the band's name
+    # at the left end, where the epsilon spent is still low (at the right end the spent line ran through it)
+    assert budget["align"] == "left" and budget["x"] == 0
     assert "budget 25" in _texts(spent) and "exact count 3" in _texts(answers)
 
 
@@ -43,3 +46,25 @@ def test_the_two_charts_share_their_asks_axis_and_without_a_budget_nothing_is_sh
                if "scale" in m["encoding"].get("x", {})}
     assert domains == {json.dumps({"domain": [0.5, 30.5], "nice": False})}
     assert not any(m["type"] == "rect" for c in (answers, spent) for m in _marks(c))
+
+
+def test_the_answers_axis_follows_the_answers_so_a_large_epsilons_close_answers_are_not_squeezed_flat():
+    df = repeated_answers(mechanism="laplace", epsilon=5.0, true_count=300, asks=20, budget=None, seed=0)
+    answers, _ = averaging_charts(df, true_count=300, budget=None)
+    points = next(m for m in _marks(answers) if m["type"] == "point")
+    assert points["encoding"]["y"]["scale"] == {"zero": False}
+
+
+def test_labels_inside_the_charts_take_the_charts_text_size_which_presentation_mode_enlarges(monkeypatch):
+    from dpcore.ui import present, vega
+
+    df = repeated_answers(mechanism="laplace", epsilon=1.0, true_count=3, asks=40, budget=25, seed=0)
+    answers, spent = averaging_charts(df, true_count=3, budget=25)
+    assert not any("fontSize" in m for c in (answers, spent) for m in _marks(c))  # no size fixed in a mark
+    drawn = []
+    monkeypatch.setattr(vega.st, "vega_lite_chart", lambda spec, **kw: drawn.append(spec))
+    for presenting in (False, True):
+        monkeypatch.setattr(present, "presentation_mode", lambda p=presenting: p)
+        vega.show(answers)
+    assert drawn[0]["config"]["text"]["fontSize"] == 12
+    assert drawn[1]["config"]["text"]["fontSize"] == vega.PRESENTATION_LABEL_SIZE > 12
