@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpcore.serving import libraries_loaded, load_libraries, settings_problem
+from dpcore.serving import libraries_loaded
 
-if not libraries_loaded():  # a fresh server: say why its first visitors wait, then import them whole, once
+if not libraries_loaded():  # a fresh server: say why its first visitors wait while everything loads, once
     with st.spinner("Starting up: loading the libraries (only on the server's first visit, a few seconds)…"):
-        load_libraries()
+        import dpcore.ui.boot  # noqa: F401  (before any other dpcore import: see its docstring)
 
-from dpcore.ui.links import abandon_view, begin_page, finish_page  # noqa: E402  (dpcore.ui needs the libraries)
-from dpcore.ui.navigation import HOME_ALIAS, PAGES, sidebar_menu  # noqa: E402
-from dpcore.ui.present import presentation_mode, presentation_toggle  # noqa: E402
+from dpcore.serving import settings_problem
+from dpcore.ui.links import abandon_view, begin_page, finish_page
+from dpcore.ui.navigation import HOME_ALIAS, PAGES, routed, sidebar_menu
+from dpcore.ui.present import presentation_mode, presentation_toggle
 
 home = PAGES[0]
 # the home page is served at / (reserving the name "home") and, as a page of its own, at the name of its file,
@@ -39,7 +40,8 @@ if problem := settings_problem():  # the operator's environment, before any stud
     st.stop()
 begin_page(next(p.keys for p in PAGES if p.title == nav.title))  # a link's inputs, before any widget exists
 try:
-    nav.run()
+    with routed():  # the page knows it came through here, with the menu drawn
+        nav.run()
 except Exception:
     if not abandon_view():  # not a link's doing: Streamlit shows the error as usual
         raise

@@ -121,9 +121,12 @@ class RunCancelled(Exception):
     """Raised inside a run's progress callback once nobody waits for the run any more."""
 
 
-#: The heavy libraries the pages use, imported whole by :func:`load_libraries` before any page computes.
-SHARED_LIBRARIES = ("numpy", "scipy.special", "scipy.stats", "scipy.optimize", "pandas", "sklearn.linear_model",
-                    "sklearn.cluster", "torch", "dp_accounting", "plotly.graph_objects", "altair")
+#: The heavy libraries the pages use (and those dpcore imports inside functions), imported whole by
+#: :func:`load_libraries` before any page computes.
+SHARED_LIBRARIES = ("numpy", "scipy.special", "scipy.stats", "scipy.optimize", "scipy.integrate", "scipy.fft", "pandas",
+                    "joblib", "threadpoolctl", "sklearn.linear_model", "sklearn.cluster", "sklearn.datasets",
+                    "sklearn.neural_network", "torch", "dp_accounting", "plotly.graph_objects", "plotly.express",
+                    "altair", "PIL.Image", "PIL.ImageOps")
 _libraries_lock = threading.Lock()
 _libraries_loaded = False
 
@@ -133,24 +136,33 @@ def libraries_loaded() -> bool:
     return _libraries_loaded
 
 
-def load_libraries() -> None:
-    """Import :data:`SHARED_LIBRARIES` once per process, the first caller doing it while any other waits.
+def load_libraries(*, packages: tuple[str, ...] = ()) -> None:
+    """Import :data:`SHARED_LIBRARIES`, then every module of ``packages``, once per process: the first caller does
+    it while any other waits.
 
-    A server runs every visitor's page in its own thread. On a fresh server, one visitor's page imported torch
-    (about 2 s) while another's computed with SciPy, which looks for torch among the loaded modules to recognise
-    its tensors: it found the half-imported module and the page died ("partially initialized module 'torch' has
-    no attribute 'Tensor'"; seen with three browsers opening pages at once). Importing the libraries whole before
-    any page computes closes that window; it costs the server's first visitor about 2 s more, once.
+    A server runs every visitor's page in its own thread, and Python's imports are not safe to interleave: on a
+    fresh server, pages opened at once died with "partially initialized module 'torch' has no attribute 'Tensor'"
+    (SciPy looked for torch while another page was importing it), "cannot import name 'clone' from partially
+    initialized module 'sklearn.base'" and "deadlock detected by _ModuleLock('dpcore.models')" (two pages importing
+    the same modules in different orders). Importing everything in one thread, before any page imports or computes
+    anything (:mod:`dpcore.ui.boot`), closes those windows; it costs a fresh server's first visitor a few seconds,
+    once.
     """
     global _libraries_loaded
     if _libraries_loaded:
         return
     import importlib
+    import pkgutil
 
     with _libraries_lock:
         if not _libraries_loaded:
             for name in SHARED_LIBRARIES:
                 importlib.import_module(name)
+            for package in packages:
+                root = importlib.import_module(package)
+                for info in pkgutil.walk_packages(root.__path__, package + "."):
+                    if not info.name.endswith("__main__"):  # the command line's entry point runs when imported
+                        importlib.import_module(info.name)
             _libraries_loaded = True
 
 

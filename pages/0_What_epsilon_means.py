@@ -1,6 +1,8 @@
 """Home page: what epsilon and delta mean, made tangible on a count query; links to every page."""
 from __future__ import annotations
 
+import dpcore.ui.boot  # noqa: F401  (first: every library loaded once, before this page imports any)
+
 import math
 
 import streamlit as st

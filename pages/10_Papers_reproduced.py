@@ -1,6 +1,8 @@
 """Papers, reproduced: a published figure or table, its numbers, and our implementation run live beside it."""
 from __future__ import annotations
 
+import dpcore.ui.boot  # noqa: F401  (first: every library loaded once, before this page imports any)
+
 import streamlit as st
 
 from dpcore.reproduce import get_reproduction, reproduction_names

@@ -2,6 +2,8 @@
 (the same text as the folded glossary at the foot of every sidebar)."""
 from __future__ import annotations
 
+import dpcore.ui.boot  # noqa: F401  (first: every library loaded once, before this page imports any)
+
 import streamlit as st
 
 from dpcore.ui import page_header

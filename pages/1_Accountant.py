@@ -1,6 +1,8 @@
 """Accountant: epsilon spent by DP-SGD under four ways of counting, and the inverse problem."""
 from __future__ import annotations
 
+import dpcore.ui.boot  # noqa: F401  (first: every library loaded once, before this page imports any)
+
 import streamlit as st
 
 from dpcore.accounting import METHOD_LABELS, steps_for

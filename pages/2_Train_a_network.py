@@ -1,6 +1,8 @@
 """Train a network privately, live: DP-SGD, Laplace output perturbation and label DP, knobs from their declarations."""
 from __future__ import annotations
 
+import dpcore.ui.boot  # noqa: F401  (first: every library loaded once, before this page imports any)
+
 import math
 
 import streamlit as st

@@ -1,6 +1,8 @@
 """Clustering: DPLloyd vs Laplace input perturbation vs plain Lloyd (J. Zhang's 2021 course report, figures 3-4)."""
 from __future__ import annotations
 
+import dpcore.ui.boot  # noqa: F401  (first: every library loaded once, before this page imports any)
+
 import math
 
 import plotly.express as px

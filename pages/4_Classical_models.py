@@ -3,6 +3,8 @@
 Sufficient-statistics perturbation follows Wang 2018."""
 from __future__ import annotations
 
+import dpcore.ui.boot  # noqa: F401  (first: every library loaded once, before this page imports any)
+
 import math
 
 import plotly.express as px

@@ -1,6 +1,8 @@
 """Trade-off explorer: any registered learner swept along epsilon (or another knob), over seeds, live."""
 from __future__ import annotations
 
+import dpcore.ui.boot  # noqa: F401  (first: every library loaded once, before this page imports any)
+
 import streamlit as st
 
 from dpcore.serving import max_sweep_jobs, server_scheduler

@@ -1,6 +1,8 @@
 """Noisy images: what each privacy mechanism does to real pictures, and what DP training does instead."""
 from __future__ import annotations
 
+import dpcore.ui.boot  # noqa: F401  (first: every library loaded once, before this page imports any)
+
 import math
 
 import streamlit as st

@@ -1,6 +1,8 @@
 """PATE: teachers on disjoint private data, a noisy vote, a student that never sees a private label."""
 from __future__ import annotations
 
+import dpcore.ui.boot  # noqa: F401  (first: every library loaded once, before this page imports any)
+
 import streamlit as st
 
 from dpcore.ui import (

@@ -1,6 +1,8 @@
 """Federated learning with differential privacy: DP-FedAvg, local DP and plain FedAvg, drawn round by round."""
 from __future__ import annotations
 
+import dpcore.ui.boot  # noqa: F401  (first: every library loaded once, before this page imports any)
+
 import dataclasses
 
 import streamlit as st

@@ -1,6 +1,8 @@
 """Attack the model: membership inference and privacy audits beside the epsilon a learner claims."""
 from __future__ import annotations
 
+import dpcore.ui.boot  # noqa: F401  (first: every library loaded once, before this page imports any)
+
 import numpy as np
 import streamlit as st
 

@@ -401,26 +401,40 @@ def test_a_waiting_asker_is_reminded_of_its_place_so_a_page_can_notice_its_visit
     assert runs.status()["queued"] == 0
 
 
-def test_the_app_bridge_loads_every_shared_library_whole_before_a_page_can_compute():
-    """A page on a fresh server died when SciPy met torch half-imported by another visitor's page ("partially
-    initialized module 'torch' has no attribute 'Tensor'"): importing ``dpcore.ui``, which every page and the router
-    do before computing, must leave each shared library fully imported."""
+def test_the_boot_module_every_page_imports_first_loads_every_library_and_dpcore_module_whole():
+    """Pages opened at once on a fresh server died of interleaved imports ("partially initialized module 'torch'
+    has no attribute 'Tensor'", "... 'sklearn.base'", "deadlock detected by _ModuleLock('dpcore.models')"):
+    importing ``dpcore.ui.boot`` must leave every shared library and every dpcore module fully imported."""
     code = (
-        "import json, sys\n"
+        "import json, pkgutil, sys\n"
+        "import dpcore\n"
         "from dpcore.serving import SHARED_LIBRARIES\n"
         "before = [m for m in SHARED_LIBRARIES if m in sys.modules]\n"
-        "import dpcore.ui\n"
-        "missing = [m for m in SHARED_LIBRARIES if m not in sys.modules]\n"
-        "half = [m for m in SHARED_LIBRARIES if m not in missing\n"
-        "        and getattr(sys.modules[m].__spec__, '_initializing', False)]\n"
-        "print(json.dumps([before, missing, half, hasattr(sys.modules.get('torch'), 'Tensor')]))\n"
+        "import dpcore.ui.boot\n"
+        "names = list(SHARED_LIBRARIES) + [i.name for i in pkgutil.walk_packages(dpcore.__path__, 'dpcore.')\n"
+        "                                  if not i.name.endswith('__main__')]\n"
+        "missing = [m for m in names if m not in sys.modules]\n"
+        "half = [m for m in names if m not in missing and getattr(sys.modules[m].__spec__, '_initializing', False)]\n"
+        "print(json.dumps([before, missing, half, hasattr(sys.modules.get('torch'), 'Tensor'), len(names)]))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.returncode == 0, out.stderr[-2000:]
-    before, missing, half, tensor = json.loads(out.stdout.strip().splitlines()[-1])
-    assert "torch" not in before  # not vacuous: torch came with dpcore.ui
+    before, missing, half, tensor, n = json.loads(out.stdout.strip().splitlines()[-1])
+    assert "torch" not in before and n > 100  # not vacuous: torch and the dpcore modules came with the boot module
     assert missing == [] and half == [] and tensor
+
+
+def test_every_page_imports_the_boot_module_before_anything_else():
+    """A page Streamlit runs on its own (a deep link to a fresh server) imports its libraries before any dpcore
+    code runs, so the boot module must be its very first import."""
+    import ast
+
+    for page in sorted((ROOT / "pages").glob("*.py")):
+        imports = [node for node in ast.parse(page.read_text()).body if isinstance(node, (ast.Import, ast.ImportFrom))
+                   and not (isinstance(node, ast.ImportFrom) and node.module == "__future__")]
+        first = imports[0]
+        assert isinstance(first, ast.Import) and first.names[0].name == "dpcore.ui.boot", page.name
 
 
 def test_loading_the_shared_libraries_twice_imports_them_once(monkeypatch):
@@ -431,4 +445,4 @@ def test_loading_the_shared_libraries_twice_imports_them_once(monkeypatch):
     monkeypatch.setattr(importlib, "import_module", lambda name: calls.append(name))
     serving.load_libraries()
     serving.load_libraries()
-    assert calls == list(serving.SHARED_LIBRARIES)
+    assert calls == list(serving.SHARED_LIBRARIES) and serving.libraries_loaded()

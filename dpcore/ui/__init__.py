@@ -2,16 +2,8 @@
 
 Pages call these helpers and the cached wrappers in the feature modules
 (``dpcore.ui.accounting`` ...), never the maths directly.
-
-Importing it first loads the heavy libraries whole (:func:`dpcore.serving.load_libraries`): every page and the
-router import it before they compute, so no visitor's page meets a library another visitor's page is still
-importing.
 """
-from ..serving import load_libraries
-
-load_libraries()
-
-from .common import (  # noqa: E402  (after the libraries are loaded)
+from .common import (
     SEED_CAPTION,
     close_sidebar_on_phone,
     dataset_picker,

@@ -6,9 +6,18 @@ Paths are relative to ``app.py`` (the router); Streamlit derives each page's URL
 """
 from __future__ import annotations
 
+import contextlib
+import pathlib
+import threading
 from dataclasses import dataclass
+from typing import Iterator
 
 import streamlit as st
+
+#: The router. A run of the app's server whose main script is this file shows every page through it.
+APP_PATH = pathlib.Path(__file__).resolve().parents[2] / "app.py"
+_routing = threading.local()  # each visitor's script runs in a thread of its own
+_ROUTE_TRIES = "nav.route_tries"  # reruns this session made to reach the router
 
 
 @dataclass(frozen=True)
@@ -59,6 +68,16 @@ PAGES: tuple[PageInfo, ...] = (
 HOME_ALIAS = PAGES[0].path.rsplit("/", 1)[-1].removesuffix(".py").split("_", 1)[1]
 
 
+@contextlib.contextmanager
+def routed() -> Iterator[None]:
+    """Around the router's ``nav.run()``: the page run inside knows it came through ``app.py``."""
+    _routing.active = True
+    try:
+        yield
+    finally:
+        _routing.active = False
+
+
 def route_through_app() -> None:
     """Rerun through ``app.py`` when Streamlit ran a ``pages/`` file on its own.
 
@@ -66,18 +85,36 @@ def route_through_app() -> None:
     a page asked for by URL (``/Train_a_network``) is executed alone, without ``app.py``, so without the app's
     menu and layout, until some run calls ``st.navigation``, which switches the whole process to routing
     through ``app.py`` (Streamlit 1.67: ``PagesManager.uses_pages_directory``, set to False by
-    ``st.navigation``). On a fresh server the first visitor's deep link would therefore show a bare page.
-    Every page calls this first (through :func:`dpcore.ui.page_header`): in that mode it makes the same switch
-    and reruns, so ``app.py`` draws the menu and runs the requested page. Elsewhere (already routed, or a page
-    file run on its own by ``streamlit run`` or ``AppTest``, which has no ``pages/`` beside it) it does nothing.
+    ``st.navigation``). Every page calls this first (through :func:`dpcore.ui.page_header`): a page run that did not
+    come through the router (:func:`routed`) in a server whose main script is ``app.py`` makes that switch and
+    reruns, so ``app.py`` draws the menu and runs the requested page. The check is this run's own, not the process's
+    mode: when several visitors deep-linked a fresh server at once, the first switched the mode and the others,
+    already running their pages alone, stayed without the menu. A page file run on its own by ``streamlit run`` or
+    ``AppTest`` (its own main script) is left alone.
     """
+    if getattr(_routing, "active", False):
+        return
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+        ctx = get_script_run_ctx()
+        main = pathlib.Path(ctx.main_script_path).resolve() if ctx is not None else None
+    except Exception:  # a Streamlit without these internals: nothing to route
+        return
+    if main != APP_PATH:
+        return
+    tries = st.session_state.get(_ROUTE_TRIES, 0)
+    if tries >= 3:  # the reruns did not reach the router: show the page bare rather than rerun for ever
+        return
+    st.session_state[_ROUTE_TRIES] = tries + 1
     try:
         from streamlit.runtime.pages_manager import PagesManager
-    except ImportError:  # a Streamlit without the pages-directory mode: nothing to leave
-        return
-    if getattr(PagesManager, "uses_pages_directory", False):
-        PagesManager.uses_pages_directory = False
-        st.rerun()
+
+        if getattr(PagesManager, "uses_pages_directory", False):
+            PagesManager.uses_pages_directory = False
+    except ImportError:
+        pass
+    st.rerun()
 
 
 def sidebar_menu(home_link=None) -> None:
