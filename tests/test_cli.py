@@ -116,16 +116,19 @@ def test_every_command_is_listed_with_its_help_and_builds_its_own_options():
         assert sub._choices_actions[list(COMMANDS).index(name)].help == COMMANDS[name][1]
 
 
-def test_an_epsilon_of_zero_for_finite_noise_is_explained_as_zero_delta_dp():
+def test_an_epsilon_of_zero_for_finite_noise_is_explained_as_zero_delta_dp(capsys):
     """Past sigma ~ 1e4 (q = 0.01, 100 steps) the RDP conversion gives exactly 0: a true (0, delta) guarantee that
     must not read as perfect privacy, and 'noise' for any smaller target lands on that jump."""
-    out = run("epsilon", "--noise-multiplier", "1e5", "--delta", "1e-5", "--sample-rate", "0.01", "--steps", "100")
-    assert out.returncode == 0 and out.stdout.strip().splitlines()[-1] == "0"
-    assert "(0, δ) guarantee, not perfect privacy" in out.stderr
-    out = run("noise", "--epsilon", "1e-5", "--delta", "1e-5", "--sample-rate", "0.01", "--steps", "100")
-    assert out.returncode == 0 and "no smaller noise reaches epsilon 1e-05" in out.stderr
-    out = run("noise", "--epsilon", "1", "--delta", "1e-5", "--sample-rate", "0.01", "--steps", "100")
-    assert out.returncode == 0 and out.stderr == ""
+    from dpcore.cli import main
+
+    common = ["--delta", "1e-5", "--sample-rate", "0.01", "--steps", "100"]
+    assert main(["epsilon", "--noise-multiplier", "1e5", *common]) == 0
+    out = capsys.readouterr()
+    assert out.out.strip().splitlines()[-1] == "0" and "(0, δ) guarantee, not perfect privacy" in out.err
+    assert main(["noise", "--epsilon", "1e-5", *common]) == 0
+    assert "no smaller noise reaches epsilon 1e-05" in capsys.readouterr().err
+    assert main(["noise", "--epsilon", "1", *common]) == 0
+    assert capsys.readouterr().err == ""
 
 
 def test_an_audit_pool_larger_than_the_training_rows_is_capped_with_a_note():
