@@ -143,9 +143,11 @@ def run_on_cluster(client, compute: Callable[[Callable[[Any], None]], Any],
             return future.result()
         except Exception as exc:
             if "No module named 'dpcore'" in str(exc) or "No module named 'dpcore'" in str(exc.__cause__):
-                raise DPValueError("the Dask workers cannot import dpcore: install this project on every worker "
-                                   "(pip install -r requirements.txt, with this folder on PYTHONPATH) or unset "
-                                   "DPCORE_SCHEDULER to run on this machine") from None
+                # the scheduler too: Dask's scheduler unpickles each task, so it imports dpcore as the workers do
+                raise DPValueError("the Dask scheduler or its workers cannot import dpcore: start `dask scheduler` "
+                                   "and every `dask worker` where this project is installed (pip install -r "
+                                   "requirements.txt, with this folder on PYTHONPATH), or unset DPCORE_SCHEDULER to "
+                                   "run on this machine") from None
             raise
     finally:
         stop.delete()
