@@ -39,10 +39,11 @@ def test_datasets_lists_registry(cli):
     assert "30162" in out.stdout
 
 
-def test_train_json_contract_with_a_baseline():
-    out = run("train", "--dataset", "iris", "--algorithm", "majority", "--json")
-    assert out.returncode == 0, out.stderr
-    obj = json.loads(out.stdout.strip().splitlines()[-1])
+def test_train_json_contract_with_a_baseline(capsys):
+    from dpcore.cli import main
+
+    assert main(["train", "--dataset", "iris", "--algorithm", "majority", "--json"]) == 0
+    obj = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     for key in ["accuracy", "epsilon", "delta", "noise_multiplier", "seconds"]:
         assert key in obj
 
@@ -131,11 +132,13 @@ def test_an_epsilon_of_zero_for_finite_noise_is_explained_as_zero_delta_dp(capsy
     assert capsys.readouterr().err == ""
 
 
-def test_an_audit_pool_larger_than_the_training_rows_is_capped_with_a_note():
-    out = run("audit", "--dataset", "iris", "--algorithm", "non-private", "--pool-size", "100000", "--json")
-    assert out.returncode == 0, out.stderr
-    assert "--pool-size 100000 is more than the 114 training rows" in out.stderr
-    result = json.loads(out.stdout.strip().splitlines()[-1])
+def test_an_audit_pool_larger_than_the_training_rows_is_capped_with_a_note(capsys):
+    from dpcore.cli import main
+
+    assert main(["audit", "--dataset", "iris", "--algorithm", "non-private", "--pool-size", "100000", "--json"]) == 0
+    out = capsys.readouterr()
+    assert "--pool-size 100000 is more than the 114 training rows" in out.err
+    result = json.loads(out.out.strip().splitlines()[-1])
     assert result["n_members"] + result["n_nonmembers"] == 114
 
 
