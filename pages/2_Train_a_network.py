@@ -137,9 +137,10 @@ if note := worse_than_mean_note(out):
 eps = out["epsilon"]
 if math.isfinite(eps) and (note := weak_guarantee_note(eps, unit=spec.wording.unit_short)):
     st.warning(note)
-if getattr(ds, "source", "") == "upload":
-    st.warning("ε covers the training only: the feature bounds of an uploaded CSV were read from the data itself, "
-               "an extra leak that no ε accounts for. Declare bounds from domain knowledge for a real guarantee.")
+if inferred := getattr(ds, "inferred_bounds", ()):
+    st.warning(f"ε covers the training only: the bounds of {len(inferred)} column(s) of the uploaded CSV were read "
+               "from the data itself, an extra leak that no ε accounts for. For a real guarantee, declare them in the "
+               "sidebar's *Declared bounds* box from what the columns can hold.")
 if algo == "output-perturbation":
     st.markdown(output_budget_text(out))
 st.markdown(f"**{out['n_train']} training rows, {out['n_test']} test rows**; the training took {out['seconds']:.1f} s. "

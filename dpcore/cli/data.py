@@ -2,8 +2,9 @@
 ``--seed`` or ``--secure``: how its noise is drawn.
 
 A CSV is read exactly as the pages read an upload (:func:`dpcore.datasets.load_csv`: delimiter sniffing, decimal
-commas, refusals naming the column), so the same file gives the same dataset everywhere. Its feature bounds are
-read from the data, which leaks privacy: that is said on standard error.
+commas, refusals naming the column), so the same file gives the same dataset everywhere. ``--bounds`` declares the
+range of its columns; a column left out gets the data's own min and max, which leaks privacy: that is said on
+standard error, naming the columns.
 
 Noise on a registry dataset is seeded (seed 0 unless ``--seed``) so a result can be reproduced; ``--secure`` draws
 it from the operating system's cryptographic source onto a grid (:func:`dpcore.rng.secure_noise`). A CSV of one's
@@ -34,6 +35,11 @@ def add_data_flags(p, *, what: str = "registry name, e.g. digits (python -m dpco
     p.add_argument("--task", choices=("classification", "regression"), default=None,
                    help="with --data: what the label is (default: guessed; integer or text labels with at most 20 "
                         "values are classes)")
+    p.add_argument("--bounds", metavar="SPEC", default=None,
+                   help="with --data: the range each feature column (and a regression label) can hold, declared "
+                        "rather than read from the private rows, e.g. 'age=17:90,hours=1:99,*=0:1' (* is every "
+                        "other feature column); values outside are clipped. Columns left out get the data's own "
+                        "min and max, which leaks privacy (said on standard error)")
 
 
 def add_noise_flags(p, *, seed_help: str = "seed of the train/test split and of the noise") -> None:
@@ -68,8 +74,9 @@ def dataset_from_args(args):
     if args.data and args.dataset:
         raise DPValueError("give either --dataset or --data, not both")
     if not args.data:
-        if args.label or args.task:
-            raise DPValueError("--label and --task go with --data FILE.csv; a registry dataset has its own label")
+        if args.label or args.task or getattr(args, "bounds", None):
+            raise DPValueError("--label, --task and --bounds go with --data FILE.csv; a registry dataset has its own "
+                               "label and declared bounds")
         if not args.dataset:
             raise DPValueError("give --dataset NAME (python -m dpcore datasets lists them) or --data FILE.csv "
                                "--label COLUMN")
@@ -79,4 +86,5 @@ def dataset_from_args(args):
     path = pathlib.Path(args.data)
     if not path.is_file():
         raise DPValueError(f"--data {args.data!r} is not a readable file")
-    return load_csv(path.read_bytes(), label_column=args.label, task=args.task, name=path.stem)
+    return load_csv(path.read_bytes(), label_column=args.label, task=args.task, name=path.stem,
+                    bounds=getattr(args, "bounds", None))

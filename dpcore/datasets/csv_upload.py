@@ -4,12 +4,14 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import warnings
 
 import numpy as np
 import pandas as pd
 
 from ..exceptions import DatasetError, DPCoreWarning, PrivacyLeakWarning
+from ..validation import clip_to_bounds
 from .registry import Dataset, _freeze
 
 MAX_CSV_BYTES = 50 * 1024 * 1024
@@ -88,6 +90,74 @@ def _read(source) -> pd.DataFrame:
     return df
 
 
+#: How declared bounds are written, on the command line (``--bounds``) and on the pages.
+BOUNDS_SYNTAX = "COLUMN=LOW:HIGH, separated by commas; * stands for every other feature column (e.g. age=17:90, *=0:1)"
+
+
+def parse_bounds(spec) -> dict[str, tuple[float, float]]:
+    """Declared bounds from text such as ``"age=17:90, hours=1:99, *=0:1"`` (commas or new lines between entries).
+
+    ``*`` stands for every feature column not named. A mapping ``{column: (low, high)}`` is checked and returned
+    as is; ``None`` or blank text declares nothing.
+
+    >>> parse_bounds("age=17:90, *=0:1")
+    {'age': (17.0, 90.0), '*': (0.0, 1.0)}
+    >>> parse_bounds("age=90:17")
+    Traceback (most recent call last):
+    ...
+    dpcore.exceptions.DatasetError: bounds for 'age': the low end 90 is not below the high end 17; write age=LOW:HIGH
+    """
+    if spec is None:
+        return {}
+    if isinstance(spec, str):
+        items = {}
+        for entry in (e.strip() for e in re.split(r"[,\n;]", spec)):
+            if not entry:
+                continue
+            name, eq, rng = entry.rpartition("=")
+            low, colon, high = rng.partition(":")
+            if not eq or not colon or not name.strip():
+                raise DatasetError(f"bounds: cannot read {entry!r}; write {BOUNDS_SYNTAX}")
+            name = name.strip()
+            if name in items:
+                raise DatasetError(f"bounds: the column {name!r} is given twice")
+            try:
+                items[name] = (float(low), float(high))
+            except ValueError:
+                raise DatasetError(f"bounds for {name!r}: {rng.strip()!r} is not two numbers; write "
+                                   f"{name}=LOW:HIGH") from None
+        spec = items
+    out = {}
+    for name, pair in dict(spec).items():
+        try:
+            low, high = (float(v) for v in pair)
+        except (TypeError, ValueError):
+            raise DatasetError(f"bounds for {name!r} must be two numbers (low, high), got {pair!r}") from None
+        if not (np.isfinite(low) and np.isfinite(high)):
+            raise DatasetError(f"bounds for {name!r} must be finite numbers, got {low:g}:{high:g}")
+        if not low < high:
+            raise DatasetError(f"bounds for {name!r}: the low end {low:g} is not below the high end {high:g}; "
+                               f"write {name}=LOW:HIGH")
+        out[str(name)] = (low, high)
+    return out
+
+
+def _declared(columns: list[str], label_column: str, task: str, bounds: dict) -> tuple[dict, tuple | None]:
+    """``({feature column: (low, high)}, label range or None)`` from the declared ``bounds``; unknown names are
+    refused."""
+    known = set(columns) | {label_column, "*"}
+    unknown = [n for n in bounds if n not in known]
+    if unknown:
+        raise DatasetError(f"bounds name column(s) {unknown} that the file does not have; its columns: "
+                           f"{columns + [label_column]}")
+    if label_column in bounds and task != "regression":
+        raise DatasetError(f"bounds: the label column {label_column!r} holds classes, which need no bounds; "
+                           "declare bounds for a regression label only")
+    default = bounds.get("*")
+    features = {c: bounds.get(c, default) for c in columns}
+    return {c: b for c, b in features.items() if b is not None}, bounds.get(label_column)
+
+
 #: Fewer rows than this and an upload is warned that its test accuracy (on a quarter of them) says little.
 FEW_ROWS = 40
 
@@ -152,7 +222,7 @@ def _label_vector(labels: pd.Series, task: str, label_column: str) -> tuple[np.n
     return y, (), (float(y.min()), float(y.max()))
 
 
-def load_csv(source, *, label_column: str, task: str | None = None, name: str = "upload") -> Dataset:
+def load_csv(source, *, label_column: str, task: str | None = None, name: str = "upload", bounds=None) -> Dataset:
     """Turn an uploaded CSV (path, bytes, text or file object) into a Dataset.
 
     Parameters
@@ -163,9 +233,14 @@ def load_csv(source, *, label_column: str, task: str | None = None, name: str = 
         ``None`` guesses: text labels, and whole numbers with at most 20 distinct values, are classification;
         anything else regression.
 
-    Feature bounds are taken from the uploaded data's own min and max, which
-    leaks privacy; a :class:`PrivacyLeakWarning` says so.
+    bounds : mapping or text, optional
+        The range of each feature column (and of a regression label), declared from what the data can hold, not
+        read from it: ``{"age": (17, 90)}`` or ``"age=17:90, *=0:1"`` (:func:`parse_bounds`). Values outside
+        them are clipped to them, with a warning. A column without declared bounds gets its own min and max from
+        the data, which leaks privacy (the extremes are private rows' values): a :class:`PrivacyLeakWarning`
+        names those columns.
     """
+    declared = parse_bounds(bounds)
     df = _read(source)
     if label_column not in df.columns:
         raise DatasetError(f"label_column {label_column!r} is not a column of the file; columns: {list(df.columns)}")
@@ -183,12 +258,20 @@ def load_csv(source, *, label_column: str, task: str | None = None, name: str = 
         raise DatasetError("the CSV needs at least two data rows")
     X = _feature_matrix(features)
     y, target_names, label_range = _label_vector(labels, task, label_column)
-    warnings.warn(
-        "feature bounds of the uploaded CSV were inferred from the data itself, which leaks privacy; "
-        "a real deployment declares them from domain knowledge",
-        PrivacyLeakWarning,
-        stacklevel=2,
-    )
+    columns = [str(c) for c in features.columns]
+    feature_bounds, declared_label = _declared(columns, str(label_column), task, declared)
+    inferred = [c for c in columns if c not in feature_bounds] + ([str(label_column)] if task == "regression"
+                                                                   and declared_label is None else [])
+    if inferred:
+        shown = ", ".join(repr(c) for c in inferred[:5]) + (f" and {len(inferred) - 5} more" if len(inferred) > 5
+                                                            else "")
+        warnings.warn(
+            f"the bounds of {shown} were read from the data itself, which leaks privacy (their extremes are private "
+            "rows' values); declare what each column can hold as COLUMN=LOW:HIGH (e.g. age=17:90, and *=0:1 for "
+            "every other column)",
+            PrivacyLeakWarning,
+            stacklevel=2,
+        )
     if len(df) < FEW_ROWS:
         test_rows = max(1, round(0.25 * len(df)))
         warnings.warn(
@@ -199,6 +282,15 @@ def load_csv(source, *, label_column: str, task: str | None = None, name: str = 
         )
     lo, hi = X.min(axis=0), X.max(axis=0)
     hi = np.where(hi > lo, hi, lo + 1.0)
+    for j, c in enumerate(columns):
+        if c in feature_bounds:
+            lo[j], hi[j] = feature_bounds[c]
+    if feature_bounds:
+        X = clip_to_bounds(X, lo, hi, name="the CSV's features", stacklevel=3)
+    if declared_label is not None:
+        label_range = declared_label
+        y = clip_to_bounds(y, declared_label[0], declared_label[1], name=f"the label {label_column!r}",
+                           stacklevel=3)
     return Dataset(
         name=name,
         title=f"Uploaded CSV ({name})",
@@ -211,4 +303,5 @@ def load_csv(source, *, label_column: str, task: str | None = None, name: str = 
         label_range=label_range,
         description=f"{len(df)} rows uploaded by the user; label column {label_column!r}.",
         source="upload",
+        inferred_bounds=tuple(inferred),
     )

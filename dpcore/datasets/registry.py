@@ -53,6 +53,9 @@ class Dataset:
     image_shape: tuple[int, int] | None = None
     description: str = ""
     source: str = ""
+    #: Columns (features, and a regression label) whose bounds were read from the rows themselves, not declared:
+    #: an uploaded CSV's undeclared columns; those extremes are private values that no ε accounts for.
+    inferred_bounds: tuple[str, ...] = ()
 
     @property
     def n_samples(self) -> int:

@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from ..datasets import REGISTRY, dataset_names, load_csv, read_csv_columns
+from ..datasets.csv_upload import BOUNDS_SYNTAX
 from ..defaults import DELTA, EPSILON
 from ..exceptions import DPCoreError
 from ..thread_warnings import caught as caught_warnings
@@ -206,8 +207,16 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         label = c.selectbox("Label column", cols, index=len(cols) - 1, key=f"{key}.label")
         kinds = ["auto", "classification", "regression"] if task is None else [task]
         kind = c.selectbox("Task", kinds, key=f"{key}.task")
+        bounds = c.text_input(
+            "Declared bounds (optional)", key=f"{key}.bounds", placeholder="age=17:90, *=0:1",
+            help="The range each column can hold, from what it measures rather than from the rows: "
+                 f"{BOUNDS_SYNTAX}. Values outside are clipped; a range much wider than the data squeezes its signal. "
+                 "A column left out gets its own smallest and largest "
+                 "value in the file, which leaks privacy (a warning names those columns); the label needs a range "
+                 "only for regression.")
         with caught_warnings() as caught:
-            ds = load_csv(data, label_column=label, task=None if kind == "auto" else kind, name=up.name)
+            ds = load_csv(data, label_column=label, task=None if kind == "auto" else kind, name=up.name,
+                          bounds=bounds)
         show_warnings(caught)
         return ds
     except DPCoreError as exc:

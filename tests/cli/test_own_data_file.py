@@ -33,7 +33,7 @@ def test_train_on_a_csv_with_a_seed_equals_training_on_the_same_dataset_loaded_a
         same = run_learner("dpsgd", load_csv(iris_csv.read_bytes(), label_column="species", name="my flowers"),
                            epsilon=1.0, delta=1e-5, seed=0, params={"epochs": 2})
     assert out["accuracy"] == pytest.approx(same.to_json_dict()["accuracy"]) and out["dataset"] == "my flowers"
-    assert "inferred from the data itself" in err  # the bounds leak, said once
+    assert "read from the data itself" in err  # the bounds leak, said once
     assert "seeded" in err and "not to publish" in err  # and the noise is reproducible, said too
     assert out["noise"] == "seeded"
 
@@ -84,6 +84,9 @@ def test_cluster_sweep_and_audit_read_the_file_too_in_secure_mode_unless_seeded(
     (["--data", "{missing}", "--label", "species"], "not a readable file"),
     (["--dataset", "iris", "--data", "{csv}", "--label", "species"], "either --dataset or --data"),
     (["--dataset", "iris", "--label", "species"], "go with --data"),
+    (["--dataset", "iris", "--bounds", "a=0:1"], "go with --data"),
+    (["--data", "{csv}", "--label", "species", "--bounds", "petal width=0:3"], "'petal width'] that the file"),
+    (["--data", "{csv}", "--label", "species", "--bounds", "*=3:0"], "not below the high end"),
     (["--label", "species"], "train needs --dataset"),
 ])
 def test_bad_data_flags_are_one_line_errors_naming_the_flag(iris_csv, tmp_path, capsys, argv, words):
@@ -91,3 +94,18 @@ def test_bad_data_flags_are_one_line_errors_naming_the_flag(iris_csv, tmp_path, 
     assert main(["train", "--algorithm", "dpsgd", *argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error:") and words in err[0]
+
+
+def test_declared_bounds_silence_the_leak_note_and_move_the_model_with_the_declared_range(iris_csv, capsys):
+    argv = ["train", "--data", str(iris_csv), "--label", "species", "--algorithm", "erm-output", "--seed", "0",
+            "--json"]
+    assert main(argv) == 0
+    inferred, err = _last_json(capsys)
+    assert "read from the data itself" in err
+    assert main([*argv, "--bounds", "*=0:8"]) == 0
+    declared, err = _last_json(capsys)
+    assert "read from the data itself" not in err and "leaks" not in err
+    assert declared["accuracy"] != inferred["accuracy"]  # the declared range, not the data's, scaled the features
+    assert main([*argv, "--bounds", "sepal length (cm)=4:8"]) == 0
+    _, err = _last_json(capsys)  # one column declared: the note names the three others, not it
+    assert "'sepal width (cm)'" in err and "'sepal length (cm)'" not in err

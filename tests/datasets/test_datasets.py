@@ -179,3 +179,59 @@ def test_a_tiny_upload_is_warned_that_its_test_accuracy_says_little():
         warnings.simplefilter("error", DPCoreWarning)
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         load_csv("a,label\n" + "\n".join(f"{i},{'xy'[i % 2]}" for i in range(200)), label_column="label")
+
+
+BOUNDED = "age,hours,income\n25,40,1\n38,50,0\n52,45,1\n61,20,0\n"
+
+
+def test_declared_bounds_are_the_datasets_bounds_and_nothing_is_said_to_leak():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        ds = load_csv(BOUNDED, label_column="income", bounds="age=17:90, hours=0:99")
+    assert ds.bounds[0].tolist() == [17.0, 0.0] and ds.bounds[1].tolist() == [90.0, 99.0]
+
+
+def test_declared_bounds_do_not_move_with_one_private_rows_extreme_value_and_inferred_ones_do():
+    neighbour = BOUNDED.replace("61,20,0", "89,20,0")  # one row's age changed
+    for text in (BOUNDED, neighbour):
+        assert load_csv(text, label_column="income", bounds="*=0:100").bounds[1].tolist() == [100.0, 100.0]
+    with pytest.warns(PrivacyLeakWarning):
+        a = load_csv(BOUNDED, label_column="income").bounds[1]
+    with pytest.warns(PrivacyLeakWarning):
+        b = load_csv(neighbour, label_column="income").bounds[1]
+    assert a[0] == 61.0 and b[0] == 89.0  # the inferred range reveals that row's value
+
+
+def test_only_the_columns_left_undeclared_are_named_in_the_leak_warning():
+    with pytest.warns(PrivacyLeakWarning, match="bounds of 'hours' were read from the data") as caught:
+        load_csv(BOUNDED, label_column="income", bounds={"age": (17, 90)})
+    assert "'age'" not in str(caught[0].message)
+
+
+def test_values_outside_the_declared_bounds_are_clipped_with_a_warning():
+    with pytest.warns(DPCoreWarning, match="2 value\\(s\\) of the CSV's features lay outside"):
+        ds = load_csv(BOUNDED, label_column="income", bounds="age=30:60, hours=0:99")
+    assert ds.X[:, 0].tolist() == [30.0, 38.0, 52.0, 60.0]
+
+
+def test_a_regression_labels_declared_range_is_its_label_range_and_clips_it():
+    text = "a,price\n" + "\n".join(f"{i},{i * 1.5:.1f}" for i in range(30))
+    with pytest.warns(DPCoreWarning, match="of the label 'price' lay outside"):
+        ds = load_csv(text, label_column="price", task="regression", bounds="a=0:30, price=0:40")
+    assert ds.label_range == (0.0, 40.0) and ds.y.max() == 40.0
+    with pytest.warns(PrivacyLeakWarning, match="bounds of 'price' were read"):  # features declared, label not
+        load_csv(text, label_column="price", task="regression", bounds="*=0:30")
+
+
+@pytest.mark.parametrize("spec,match", [
+    ("age=17-90", "cannot read 'age=17-90'"),
+    ("age=a:b", "'a:b' is not two numbers"),
+    ("age=90:17", "low end 90 is not below the high end 17"),
+    ("age=1:2, age=3:4", "'age' is given twice"),
+    ("weight=0:200", "\\['weight'\\] that the file does not have"),
+    ("income=0:1", "label column 'income' holds classes"),
+    ({"age": (0, float("inf"))}, "must be finite"),
+])
+def test_bad_declared_bounds_are_refused_naming_the_column(spec, match):
+    with pytest.raises(DatasetError, match=match):
+        load_csv(BOUNDED, label_column="income", bounds=spec)

@@ -41,6 +41,7 @@ def test_an_upload_switches_to_secure_noise_and_hides_the_seed():
     assert not at.exception
     results = list(at.session_state["train.results"].values())
     assert results and results[-1]["secure"] is True
+    assert any("bounds of 4 column(s)" in w.value and "Declared bounds" in w.value for w in at.warning)
 
 
 def test_the_seeded_demo_is_one_click_away_and_labelled():
@@ -107,3 +108,19 @@ def test_the_clustering_page_in_secure_mode_draws_fresh_noise_but_shows_one_rele
     seeded = cluster_demo("iris", 3, 0.3, None, 0)
     cluster_demo.clear()
     assert cluster_demo("iris", 3, 0.3, None, 0)["centres"].equals(seeded["centres"])  # seeded: reproducible
+
+
+def test_declared_bounds_on_an_upload_silence_the_leak_warning_and_a_bad_one_is_named_not_raised():
+    at = _upload(_app())
+    texts = lambda els: " ".join(e.value for e in els)  # noqa: E731
+    assert "'mean radius'" in texts(at.warning) and "leaks privacy" in texts(at.warning)
+    at.text_input(key="train.dataset.bounds").set_value("mean radius=0:40").run()
+    assert not at.exception  # the other three columns are still named, the declared one no more
+    assert "'mean texture'" in texts(at.warning) and "'mean radius'" not in texts(at.warning)
+    at.text_input(key="train.dataset.bounds").set_value("*=0:3000").run()
+    assert not at.exception and "leaks privacy" not in texts(at.warning)
+    at.button(key="train.run").click().run()
+    assert not at.exception and at.session_state["train.results"]
+    assert "covers the training only" not in texts(at.warning)  # every bound declared: no leak left to warn of
+    at.text_input(key="train.dataset.bounds").set_value("radius=0:40").run()
+    assert not at.exception and "['radius'] that the file does not have" in texts(at.error)
