@@ -97,3 +97,17 @@ def test_a_run_on_a_cluster_without_any_worker_fails_with_a_message_instead_of_w
             distributed.Client(empty, set_as_default=False) as client:
         with pytest.raises(DPValueError, match="no worker for 1 s"):
             run_on_cluster(client, _steps(3, "never-started"), lambda event: None, no_worker_seconds=1)
+
+
+def _needs_dpcore(progress):
+    raise ModuleNotFoundError("No module named 'dpcore'", name="dpcore")  # what a worker without the project raises
+
+
+def test_a_cluster_that_cannot_import_dpcore_is_told_where_to_install_it_and_other_errors_pass_through(cluster):
+    from dpcore.remote import run_on_cluster
+
+    with distributed.Client(cluster, set_as_default=False) as client:
+        with pytest.raises(DPValueError, match="cannot import dpcore.*PYTHONPATH.*or unset DPCORE_SCHEDULER"):
+            run_on_cluster(client, _needs_dpcore, lambda event: None)
+        with pytest.raises(ZeroDivisionError):  # any other failure of the run is the run's own error
+            run_on_cluster(client, lambda progress: 1 / 0, lambda event: None)
