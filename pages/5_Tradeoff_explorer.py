@@ -135,8 +135,8 @@ log_x = bool(log) and len(values) > 1
 
 b1, b2 = st.columns([1, 12], vertical_alignment="center")
 clicked = control_area(b1).button("Run", type="primary", key="sweep.run")
-b2.caption("On a quiet 2-core machine the default sweep takes about 10–20 s (mostly starting the worker "
-           "processes); images, PATE and federated learners take longer per run. Finished runs are cached.")
+b2.caption("The bar below counts the runs as they finish. The first sweep also starts the worker processes; "
+           "images, PATE and federated learners take longer per run. Finished runs are cached.")
 progress_slot, warn_box, metrics_box, chart_slot = st.empty(), st.container(), st.container(), headline_area().empty()
 prompt_slot = st.empty()  # drawn now, so an earlier run's "Press Run" box does not linger while this one runs
 result = remembered(config)
