@@ -21,6 +21,7 @@ from plotly.subplots import make_subplots
 from ..datasets import Dataset, train_test_split
 from ..exceptions import DPValueError
 from ..learners import get_learner, run_learner
+from ..sweep.config import dataset_fingerprint
 from ..training import preset_for
 from . import palette
 from .common import format_epsilon, show_table, verdict_line
@@ -86,18 +87,15 @@ class LiveProgress:
 
 
 def _fingerprint(dataset: Dataset) -> str:
-    """What identifies the data: the registry name, or for an upload a digest of its contents.
+    """What identifies the data: the registry name, or for an upload the digest the sweeps' cache uses (its
+    values, its declared or read bounds, its label range and classes).
 
-    Two uploads with the same file name and row count but different values must not share a result.
+    Two uploads with the same file name and row count but different values, or the same file with other declared
+    bounds, must not share a result.
     """
     if getattr(dataset, "source", "") != "upload":
         return dataset.name
-    h = hashlib.sha256()
-    for arr in (dataset.X, dataset.y):
-        a = np.ascontiguousarray(arr)
-        h.update(str((a.dtype, a.shape)).encode())
-        h.update(a.tobytes())
-    return f"{dataset.name}:{h.hexdigest()[:16]}"
+    return f"{dataset.name}:{dataset_fingerprint(dataset)}"
 
 
 def run_key(dataset: Dataset, algorithm: str, params: dict, epsilon: float, delta: float, seed: int | None) -> tuple:

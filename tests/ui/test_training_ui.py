@@ -76,6 +76,17 @@ def test_run_key_tells_apart_two_uploads_with_the_same_name_and_size():
     assert run_key(a, "dpsgd", {}, 1.0, 1e-5, 0) == run_key(a, "dpsgd", {}, 1.0, 1e-5, 0)
 
 
+def test_run_key_tells_apart_one_upload_read_with_other_declared_bounds():
+    # the Train page showed the result of *=0:3000 for the file's own bounds: the key held the values only
+    text = b"a,b,label\n" + b"".join(f"{i},{i % 7},{i % 2}\n".encode() for i in range(40))
+    with pytest.warns(PrivacyLeakWarning):
+        read = load_csv(text, label_column="label", name="data.csv")
+    wide = load_csv(text, label_column="label", name="data.csv", bounds="*=0:3000")
+    wider = load_csv(text, label_column="label", name="data.csv", bounds="a=0:3000, b=0:3001")
+    keys = {run_key(ds, "dpsgd", {}, 1.0, 1e-5, 0) for ds in (read, wide, wider)}
+    assert len(keys) == 3
+
+
 def test_remember_keeps_the_newest_few():
     from dpcore.ui.common import remember
 
