@@ -7,6 +7,7 @@ import numpy as np
 import streamlit as st
 
 from dpcore.audit import DEFAULT_POOL_SIZE, POOL_SIZES, pool_capacity
+from dpcore.audit.canaries import DEFAULT_CANARIES, input_canary_capacity
 from dpcore.learners import get_learner
 from dpcore.ui import (
     close_sidebar_on_phone,
@@ -63,7 +64,7 @@ with control_area(st.sidebar).form("audit.form"):
                             value=DEFAULT_POOL_SIZE, key="audit.pool", help="Membership attacks only. Fewer "
                             "records: the model memorises more, and a private model learns less.")
     shadows = st.select_slider("Shadow models (LiRA)", [4, 8, 16, 32], value=16, key="audit.shadows")
-    canaries = st.select_slider("Canaries (one-run audit)", [100, 200, 500, 1000, 2000], value=1000,
+    canaries = st.select_slider("Canaries (one-run audit)", [100, 200, 500, 1000, 2000], value=DEFAULT_CANARIES,
                                 key="audit.canaries")
     seed = noise_mode_input("audit.seed", uploaded=False, container=st, in_form=True)
     if st.form_submit_button("Train and attack", type="primary"):
@@ -81,7 +82,8 @@ if pool_size is not None and pool_size >= training_rows:
             "same run.")
     pool_size = training_rows  # one result for every larger choice
 # input canaries are mislabelled test rows (a quarter of the data): no more of them than there are
-canary_count = int(min(canaries, len(ds.y) // 4)) if attack == "one-run" and learner != "dpsgd" else int(canaries)
+canary_count = (int(min(canaries, input_canary_capacity(ds))) if attack == "one-run" and learner != "dpsgd"
+                else int(canaries))
 runs = {f"{get_learner(learner).title}, ε = {epsilon:g}": (learner, epsilon)}
 contrast = contrast_learner(learner)
 if contrast is not None and not (attack == "one-run" and learner == "dpsgd"):

@@ -74,6 +74,15 @@ def _split(data: "str | Dataset", seed: int) -> Split:
     return train_test_split(load_dataset(data) if isinstance(data, str) else data, seed=seed)
 
 
+#: Canaries of a one-run audit unless told otherwise (the Attack page's default too).
+DEFAULT_CANARIES = 1000
+
+
+def input_canary_capacity(data: "str | Dataset", seed: int = 0) -> int:
+    """Most mislabelled input canaries ``data`` can give: one per test row of its split (a quarter of the rows)."""
+    return int(_split(data, seed).X_test.shape[0])
+
+
 def _dirac_layout(model_kwargs: dict, n_features: int, extra: int) -> tuple[int, int]:
     """(rows, row length) of the first layer's weight, the block the canary coordinates live in."""
     from ..training.models import build_model
@@ -90,7 +99,7 @@ def gradient_canary_audit(
     *,
     epsilon: float,
     delta: float = DELTA,
-    canaries: int = 1000,
+    canaries: int = DEFAULT_CANARIES,
     params: Mapping[str, Any] | None = None,
     confidence: float = 0.95,
     seed: int = 0,

@@ -6,7 +6,7 @@ from typing import Any, Mapping
 from ..defaults import DELTA
 from ..exceptions import DPValueError
 from ..learners import get_learner
-from .canaries import CanaryAudit, gradient_canary_audit, input_canary_audit
+from .canaries import DEFAULT_CANARIES, CanaryAudit, gradient_canary_audit, input_canary_audit, input_canary_capacity
 from .membership import MembershipAudit, ProgressCallback, membership_audit
 
 __all__ = ["AUDIT_KINDS", "run_audit"]
@@ -24,7 +24,7 @@ def run_audit(
     attack: str = "loss",
     params: Mapping[str, Any] | None = None,
     shadows: int = 16,
-    canaries: int = 1000,
+    canaries: int | None = None,
     canary_kind: str | None = None,
     pool_size: int | None = None,
     confidence: float = 0.95,
@@ -36,7 +36,8 @@ def run_audit(
     ``"loss"``, ``"lira"`` (online) and ``"lira-offline"`` attack a model trained on a
     random half of a pool (:func:`~dpcore.audit.membership_audit`); ``"one-run"`` inserts
     canaries: gradient canaries for DP-SGD by default, mislabelled input canaries for any
-    other learner (``canary_kind`` "gradient" or "input").
+    other learner (``canary_kind`` "gradient" or "input"); ``canaries`` defaults to
+    :data:`~dpcore.audit.canaries.DEFAULT_CANARIES`, for input canaries at most the test rows they are drawn from.
     """
     spec = get_learner(learner)
     if attack not in AUDIT_KINDS:
@@ -51,9 +52,12 @@ def run_audit(
         if spec.name != "dpsgd":
             raise DPValueError(f"gradient canaries are written into DP-SGD's noisy gradients; learner "
                                f"{spec.name!r} has none: use canary_kind='input'")
-        return gradient_canary_audit(data, epsilon=epsilon, delta=delta, canaries=canaries, params=params,
+        return gradient_canary_audit(data, epsilon=epsilon, delta=delta,
+                                     canaries=DEFAULT_CANARIES if canaries is None else canaries, params=params,
                                      confidence=confidence, seed=seed, on_progress=on_progress)
     if kind != "input":
         raise DPValueError(f"canary_kind must be 'gradient' or 'input', got {kind!r}")
+    if canaries is None:  # the default, capped at the test rows the mislabelled canaries are drawn from
+        canaries = min(DEFAULT_CANARIES, input_canary_capacity(data, seed))
     return input_canary_audit(spec.name, data, epsilon=epsilon, delta=delta, canaries=canaries, params=params,
                               confidence=confidence, seed=seed, on_progress=on_progress)

@@ -35,7 +35,9 @@ def add_parser(sub) -> None:
                    help="loss: loss threshold (Yeom et al. 2018); lira / lira-offline: likelihood ratio with shadow "
                         "models (Carlini et al. 2022); one-run: canaries in one training run (Steinke et al. 2023)")
     p.add_argument("--shadows", type=int, default=None, help="LiRA's shadow models (default 16)")
-    p.add_argument("--canaries", type=int, default=None, help="one-run canaries (default 1000)")
+    p.add_argument("--canaries", type=int, default=None,
+                   help="one-run canaries (default 1000, as on the Attack page; input canaries at most one per test "
+                        "row)")
     p.add_argument("--canary-kind", choices=("gradient", "input"), default=None,
                    help="one-run canaries: gradient (white-box, DP-SGD; its default) or input (mislabelled "
                         "records, any learner)")

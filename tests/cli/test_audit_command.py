@@ -73,3 +73,14 @@ def test_bad_arguments_get_one_line_and_a_nonzero_exit(capsys, argv, words):
 def test_a_flag_the_chosen_attack_does_not_read_is_refused_not_ignored(flags, needle, capsys):
     assert main(["audit", "--dataset", "iris", "--algorithm", "dpsgd", *flags]) == 2
     assert needle in capsys.readouterr().err
+
+
+def test_input_canaries_by_default_are_capped_at_the_test_rows_and_an_explicit_excess_is_refused(capsys):
+    argv = ["audit", "--dataset", "iris", "--algorithm", "erm-output", "--attack", "one-run", "--json"]
+    assert main(argv) == 0  # the default 1000 asked for more mislabelled test rows than iris has: it was refused
+    out = _last_json(capsys)
+    assert main([*argv, "--canaries", "36"]) == 0  # the 36 test rows of the split, every one a canary: the same audit
+    same = _last_json(capsys)
+    assert (out["auc"], out["n_members"], out["n_nonmembers"]) == (same["auc"], same["n_members"], same["n_nonmembers"])
+    assert main([*argv, "--canaries", "1000"]) == 2
+    assert "canaries must be <= 36" in capsys.readouterr().err
