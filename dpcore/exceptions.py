@@ -27,6 +27,10 @@ class DatasetError(DPCoreError, ValueError):
     """A dataset could not be loaded or an uploaded file is unusable."""
 
 
+class BoundsError(DatasetError):
+    """Declared bounds of an uploaded CSV that cannot be used (unreadable, reversed, or naming no column)."""
+
+
 class PrivacyLeakWarning(UserWarning):
     """Something leaks privacy beyond the stated epsilon (e.g. bounds inferred from data)."""
 

@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from ..exceptions import DatasetError, DPCoreWarning, PrivacyLeakWarning
+from ..exceptions import BoundsError, DatasetError, DPCoreWarning, PrivacyLeakWarning
 from ..validation import clip_to_bounds
 from .registry import Dataset, _freeze
 
@@ -105,7 +105,7 @@ def parse_bounds(spec) -> dict[str, tuple[float, float]]:
     >>> parse_bounds("age=90:17")
     Traceback (most recent call last):
     ...
-    dpcore.exceptions.DatasetError: bounds for 'age': the low end 90 is not below the high end 17; write age=LOW:HIGH
+    dpcore.exceptions.BoundsError: bounds for 'age': the low end 90 is not below the high end 17; write age=LOW:HIGH
     """
     if spec is None:
         return {}
@@ -117,14 +117,14 @@ def parse_bounds(spec) -> dict[str, tuple[float, float]]:
             name, eq, rng = entry.rpartition("=")
             low, colon, high = rng.partition(":")
             if not eq or not colon or not name.strip():
-                raise DatasetError(f"bounds: cannot read {entry!r}; write {BOUNDS_SYNTAX}")
+                raise BoundsError(f"bounds: cannot read {entry!r}; write {BOUNDS_SYNTAX}")
             name = name.strip()
             if name in items:
-                raise DatasetError(f"bounds: the column {name!r} is given twice")
+                raise BoundsError(f"bounds: the column {name!r} is given twice")
             try:
                 items[name] = (float(low), float(high))
             except ValueError:
-                raise DatasetError(f"bounds for {name!r}: {rng.strip()!r} is not two numbers; write "
+                raise BoundsError(f"bounds for {name!r}: {rng.strip()!r} is not two numbers; write "
                                    f"{name}=LOW:HIGH") from None
         spec = items
     out = {}
@@ -132,11 +132,11 @@ def parse_bounds(spec) -> dict[str, tuple[float, float]]:
         try:
             low, high = (float(v) for v in pair)
         except (TypeError, ValueError):
-            raise DatasetError(f"bounds for {name!r} must be two numbers (low, high), got {pair!r}") from None
+            raise BoundsError(f"bounds for {name!r} must be two numbers (low, high), got {pair!r}") from None
         if not (np.isfinite(low) and np.isfinite(high)):
-            raise DatasetError(f"bounds for {name!r} must be finite numbers, got {low:g}:{high:g}")
+            raise BoundsError(f"bounds for {name!r} must be finite numbers, got {low:g}:{high:g}")
         if not low < high:
-            raise DatasetError(f"bounds for {name!r}: the low end {low:g} is not below the high end {high:g}; "
+            raise BoundsError(f"bounds for {name!r}: the low end {low:g} is not below the high end {high:g}; "
                                f"write {name}=LOW:HIGH")
         out[str(name)] = (low, high)
     return out
@@ -148,14 +148,38 @@ def _declared(columns: list[str], label_column: str, task: str, bounds: dict) ->
     known = set(columns) | {label_column, "*"}
     unknown = [n for n in bounds if n not in known]
     if unknown:
-        raise DatasetError(f"bounds name column(s) {unknown} that the file does not have; its columns: "
-                           f"{columns + [label_column]}")
+        raise BoundsError(f"bounds name column(s) {', '.join(map(repr, unknown))} that the file does not have; its "
+                          f"columns: {', '.join(columns + [label_column])}")
     if label_column in bounds and task != "regression":
-        raise DatasetError(f"bounds: the label column {label_column!r} holds classes, which need no bounds; "
+        raise BoundsError(f"bounds: the label column {label_column!r} holds classes, which need no bounds; "
                            "declare bounds for a regression label only")
     default = bounds.get("*")
     features = {c: bounds.get(c, default) for c in columns}
     return {c: b for c, b in features.items() if b is not None}, bounds.get(label_column)
+
+
+#: A declared range this many times wider than its column's values is warned about: scaled onto it, they barely vary.
+LOOSE_BOUNDS_RATIO = 20
+
+
+def _warn_of_loose_bounds(X: np.ndarray, columns: list[str], feature_bounds: dict) -> None:
+    """Warn (the uploader only: it describes their own file) of declared ranges far wider than the values."""
+    loose = []
+    for j, c in enumerate(columns):
+        if c in feature_bounds:
+            low, high = feature_bounds[c]
+            spread = float(X[:, j].max() - X[:, j].min())
+            if 0 < spread and (high - low) > LOOSE_BOUNDS_RATIO * spread:
+                loose.append(f"{c!r} ({spread:.3g} across the file, {low:g} to {high:g} declared)")
+    if loose:
+        shown = "; ".join(loose[:3]) + (f"; and {len(loose) - 3} more" if len(loose) > 3 else "")
+        warnings.warn(
+            f"declared ranges more than {LOOSE_BOUNDS_RATIO} times wider than the values they hold: {shown}. Scaled "
+            "onto such a range a column barely varies and the private learners see little of it; declare the range "
+            "the column can really take (a * rule applies one range to columns of different scales)",
+            DPCoreWarning,
+            stacklevel=3,
+        )
 
 
 #: Fewer rows than this and an upload is warned that its test accuracy (on a quarter of them) says little.
@@ -243,7 +267,8 @@ def load_csv(source, *, label_column: str, task: str | None = None, name: str = 
     declared = parse_bounds(bounds)
     df = _read(source)
     if label_column not in df.columns:
-        raise DatasetError(f"label_column {label_column!r} is not a column of the file; columns: {list(df.columns)}")
+        raise DatasetError(f"the label column {label_column!r} is not a column of the file; its columns: "
+                           f"{', '.join(map(str, df.columns))}")
     if df.shape[1] < 2:
         raise DatasetError("the CSV needs at least one feature column besides the label column")
     if df.isna().any().any():
@@ -286,6 +311,7 @@ def load_csv(source, *, label_column: str, task: str | None = None, name: str = 
         if c in feature_bounds:
             lo[j], hi[j] = feature_bounds[c]
     if feature_bounds:
+        _warn_of_loose_bounds(X, columns, feature_bounds)
         X = clip_to_bounds(X, lo, hi, name="the CSV's features", stacklevel=3)
     if declared_label is not None:
         label_range = declared_label

@@ -12,7 +12,7 @@ import streamlit as st
 from ..datasets import REGISTRY, dataset_names, load_csv, read_csv_columns
 from ..datasets.csv_upload import BOUNDS_SYNTAX
 from ..defaults import DELTA, EPSILON
-from ..exceptions import DPCoreError
+from ..exceptions import BoundsError, DPCoreError
 from ..thread_warnings import caught as caught_warnings
 from ..verdict import ZERO_EPSILON, comparison, verdict
 from ..workload import SERVER, set_default_budget
@@ -219,6 +219,10 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
                           bounds=bounds)
         show_warnings(caught)
         return ds
+    except BoundsError as exc:  # the file is fine; what was typed in the bounds box is not
+        st.error(str(exc))
+        st.session_state[DATASET_PROBLEM] = ("error", f"The declared bounds cannot be used: {exc}")
+        return None
     except DPCoreError as exc:
         st.error(str(exc))
         st.session_state[DATASET_PROBLEM] = ("error", f"The uploaded file {up.name!r} cannot be used: {exc}")

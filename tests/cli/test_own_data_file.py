@@ -85,7 +85,7 @@ def test_cluster_sweep_and_audit_read_the_file_too_in_secure_mode_unless_seeded(
     (["--dataset", "iris", "--data", "{csv}", "--label", "species"], "either --dataset or --data"),
     (["--dataset", "iris", "--label", "species"], "go with --data"),
     (["--dataset", "iris", "--bounds", "a=0:1"], "go with --data"),
-    (["--data", "{csv}", "--label", "species", "--bounds", "petal width=0:3"], "'petal width'] that the file"),
+    (["--data", "{csv}", "--label", "species", "--bounds", "petal width=0:3"], "'petal width' that the file"),
     (["--data", "{csv}", "--label", "species", "--bounds", "*=3:0"], "not below the high end"),
     (["--label", "species"], "train needs --dataset"),
 ])

@@ -228,10 +228,20 @@ def test_a_regression_labels_declared_range_is_its_label_range_and_clips_it():
     ("age=a:b", "'a:b' is not two numbers"),
     ("age=90:17", "low end 90 is not below the high end 17"),
     ("age=1:2, age=3:4", "'age' is given twice"),
-    ("weight=0:200", "\\['weight'\\] that the file does not have"),
+    ("weight=0:200", "column\\(s\\) 'weight' that the file does not have; its columns: age, hours, income"),
     ("income=0:1", "label column 'income' holds classes"),
     ({"age": (0, float("inf"))}, "must be finite"),
 ])
 def test_bad_declared_bounds_are_refused_naming_the_column(spec, match):
     with pytest.raises(DatasetError, match=match):
         load_csv(BOUNDED, label_column="income", bounds=spec)
+
+
+def test_a_declared_range_far_wider_than_its_values_is_warned_about_and_a_fitting_one_is_not():
+    with pytest.warns(DPCoreWarning, match=r"'hours' \(30 across the file, 0 to 3000 declared\)") as caught:
+        load_csv(BOUNDED, label_column="income", bounds="age=17:90, hours=0:3000")
+    assert not any("'age'" in str(w.message) for w in caught)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        load_csv(BOUNDED, label_column="income", bounds="age=17:90, hours=0:99")
+    assert not [w for w in caught if "wider than the values" in str(w.message)]  # ranges that fit: nothing to say

@@ -123,4 +123,5 @@ def test_declared_bounds_on_an_upload_silence_the_leak_warning_and_a_bad_one_is_
     assert not at.exception and at.session_state["train.results"]
     assert "covers the training only" not in texts(at.warning)  # every bound declared: no leak left to warn of
     at.text_input(key="train.dataset.bounds").set_value("radius=0:40").run()
-    assert not at.exception and "['radius'] that the file does not have" in texts(at.error)
+    assert not at.exception and "'radius' that the file does not have" in texts(at.error)
+    assert "The declared bounds cannot be used" in texts(at.main.error)  # not blamed on the file, which is fine
