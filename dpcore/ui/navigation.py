@@ -130,6 +130,34 @@ def sidebar_menu(home_link=None) -> None:
         st.divider()
 
 
+#: Names a search may spell out for the symbols the glossary writes.
+_SYMBOLS = {"epsilon": "ε", "delta": "δ", "sigma": "σ", "lambda": "λ", "gamma": "γ", "alpha": "α"}
+
+
+def _stem(word: str) -> str:
+    """``word`` without a plural or verb ending, so "clipping" and "clipped" find "clip" and "noises" "noise".
+
+    >>> [_stem(w) for w in ("clipping", "clipped", "noises", "membership", "queries")]
+    ['clip', 'clip', 'nois', 'membership', 'quer']
+    """
+    for end in ("ing", "ed", "ies", "es", "s"):
+        if word.endswith(end) and len(word) - len(end) >= 3:
+            word = word[: -len(end)]
+            if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiou":  # clipp -> clip
+                word = word[:-1]
+            break
+    return word
+
+
+def glossary_matches(find: str, text: str) -> bool:
+    """Whether every word of ``find`` (any case, any ending; "sigma" for σ) occurs in ``text``."""
+    text = text.lower()
+    for word in (w for w in find.lower().replace(",", " ").split() if w):
+        if _stem(word) not in text and _SYMBOLS.get(word, word) not in text:
+            return False
+    return True
+
+
 def glossary_markdown(find: str = "") -> str:
     """The glossary's text: the ε bands, published deployments with their sources, then every term (those whose
     name or text contains ``find``, any case, when it is given)."""
@@ -144,8 +172,7 @@ def glossary_markdown(find: str = "") -> str:
               "**Published ε** (as each source states it; per-day budgets add up over days):", ""]
     lines += [f"- **{d.epsilon:g}**: {d.who}, {d.what} ({d.unit}). *{d.source}*" for d in DEPLOYMENTS]
     lines += ["", "**Terms**", ""]
-    needle = find.strip().lower()
-    terms = [(t, x) for t, x in GLOSSARY.items() if needle in t.lower() or needle in x.lower()]
+    terms = [(t, x) for t, x in GLOSSARY.items() if glossary_matches(find, f"{t} {x}")]
     lines += [f"- **{term}**: {text}" for term, text in terms] or [f"No term mentions “{find.strip()}”."]
     return "\n".join(lines)
 

@@ -17,3 +17,15 @@ def test_the_glossary_page_lists_every_term_and_finds_one():
     assert f"**{term}**" in text and len([t for t in GLOSSARY if f"**{t}**" in text]) < len(GLOSSARY)
     at.text_input(key="glossary.find").set_value("zzzz-no-such-term").run()
     assert "No term mentions “zzzz-no-such-term”" in " ".join(m.value for m in at.markdown)
+
+
+def test_the_boxs_own_examples_find_terms_whatever_the_ending_and_sigma_finds_the_symbol():
+    # "clipping", the box's first example, found nothing: the text says "clip" and "clipped"
+    at = page("pages/11_Glossary.py").run()
+    box = at.text_input(key="glossary.find")
+    for query, term in (("clipping", "Clip norm (C)"), ("sigma", "Noise multiplier (σ)"), ("membership", None),
+                        ("δ", None), ("privacy budget", None)):
+        box.set_value(query).run()
+        text = " ".join(m.value for m in at.markdown)
+        assert "No term mentions" not in text, query
+        assert term is None or f"**{term}**" in text
