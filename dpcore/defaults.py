@@ -1,5 +1,5 @@
-"""The privacy budget a run starts from, everywhere: every page's ε and δ boxes, every command's ``--epsilon`` and
-``--delta``, and the library's functions when they are not given one.
+"""The privacy budget (and the learner) a run starts from, everywhere: every page's ε and δ boxes, every command's
+``--epsilon`` and ``--delta``, and the library's functions when they are not given one.
 
 ε = 1 is the top of the verdict's "strong" band (ε ≤ 1), below the budgets deployments have published (Apple's
 emoji statistics, ε 4 per day; the US Census 2020 housing-unit data, ε 2.47), as the app's verdict lines compare.
@@ -12,5 +12,8 @@ from __future__ import annotations
 EPSILON = 1.0
 #: δ of (ε, δ)-DP runs unless told otherwise.
 DELTA = 1e-5
+#: The learner a run trains unless told otherwise: the first choice of the Train and Attack pages, and the
+#: ``--algorithm`` of ``train`` and ``audit``.
+LEARNER = "dpsgd"
 
-__all__ = ["DELTA", "EPSILON"]
+__all__ = ["DELTA", "EPSILON", "LEARNER"]

@@ -7,6 +7,7 @@ import math
 
 import streamlit as st
 
+from dpcore.defaults import LEARNER
 from dpcore.learners import get_learner
 from dpcore.ui import (
     dataset_picker,
@@ -57,7 +58,8 @@ if ds is None:
     stop_page()
 with st.sidebar:
     algos = [a for a in ALGORITHMS if ds.task in get_learner(a).tasks]
-    algo = st.selectbox("Algorithm", algos, key="train.algorithm", format_func=lambda a: get_learner(a).title)
+    algo = st.selectbox("Algorithm", algos, index=algos.index(LEARNER) if LEARNER in algos else 0,
+                        key="train.algorithm", format_func=lambda a: get_learner(a).title)
 spec = get_learner(algo)
 d = run_guarded(defaults_for, ds, algo)  # a dataset too small to split stops here with the reason
 if d is None:

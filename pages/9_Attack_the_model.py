@@ -8,6 +8,7 @@ import streamlit as st
 
 from dpcore.audit import DEFAULT_POOL_SIZE, POOL_SIZES, pool_capacity
 from dpcore.audit.canaries import DEFAULT_CANARIES, input_canary_capacity
+from dpcore.defaults import LEARNER
 from dpcore.learners import get_learner
 from dpcore.ui import (
     close_sidebar_on_phone,
@@ -51,7 +52,7 @@ with control_area(st.sidebar).form("audit.form"):
     st.header("Target")
     ds = dataset_picker("audit.dataset", allow_upload=False, default="mnist5k", container=st)
     names = private_learners(ds.task, ds.is_image) if ds is not None else ["dpsgd"]
-    learner = st.selectbox("Private learner", names, index=names.index("dpsgd") if "dpsgd" in names else 0,
+    learner = st.selectbox("Private learner", names, index=names.index(LEARNER) if LEARNER in names else 0,
                            format_func=lambda n: get_learner(n).title, key="audit.learner")
     network = st.radio("Network", list(NETWORK_CHOICES), format_func=NETWORK_CHOICES.get, key="audit.network",
                        help="For the network learners only. A flexible network memorises more, so the non-private "

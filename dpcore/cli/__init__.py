@@ -39,7 +39,7 @@ TRAINING_COMMANDS = ("train", "cluster", "sweep", "audit", "reproduce")
 #: What a command cannot start without: groups of flags, one of each to be given. ``main`` checks the words typed
 #: before the command's module (and torch) is imported, so a bare ``train`` answers at once, not after 5 s.
 NEEDS = {
-    "train": (("--dataset", "--data"), ("--algorithm",)),
+    "train": (("--dataset", "--data"),),
     "cluster": (("--dataset", "--data"), ("--algorithm",)),
     "sweep": (("--dataset", "--data"),),
     "audit": (("--dataset", "--data"),),

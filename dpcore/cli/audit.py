@@ -12,7 +12,7 @@ import sys
 
 from ..audit import DEFAULT_POOL_SIZE, MIN_POOL_SIZE, pool_capacity
 from ..audit.run import AUDIT_KINDS, run_audit
-from ..defaults import DELTA, EPSILON
+from ..defaults import DELTA, EPSILON, LEARNER
 from ..exceptions import DPValueError
 from ..rng import noise_mode
 from . import command_help
@@ -26,8 +26,8 @@ def add_parser(sub) -> None:
         description="Train a registered learner for real, attack it, and print what the attack certifies: a "
                     "lower bound on epsilon at the given confidence beside the epsilon the learner claims.")
     add_data_flags(p)
-    p.add_argument("--algorithm", default="dpsgd",
-                   help="learner name (default dpsgd, as on the Attack page; python -m dpcore train --list)")
+    p.add_argument("--algorithm", default=LEARNER,
+                   help=f"learner name (default {LEARNER}, as on the Attack page; python -m dpcore train --list)")
     p.add_argument("--epsilon", type=float, default=EPSILON,
                    help=f"the learner's privacy budget (default {EPSILON:g} for every learner, as on the Attack page)")
     p.add_argument("--delta", type=float, default=DELTA, help=f"delta of (epsilon, delta)-DP (default {DELTA:g})")

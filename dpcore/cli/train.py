@@ -10,7 +10,7 @@ import math
 import re
 import sys
 
-from ..defaults import DELTA
+from ..defaults import DELTA, LEARNER
 from ..exceptions import DPValueError
 from ..learners import get_learner, parse_value, run_learner
 from . import command_help, missing_message
@@ -64,7 +64,9 @@ def add_parser(sub) -> None:
     p.add_argument("--list", action="store_true", help="list the registered learners with a one-line description "
                                                        "and exit")
     add_data_flags(p)
-    p.add_argument("--algorithm", help="learner name, e.g. dpsgd (python -m dpcore train --list shows them)")
+    p.add_argument("--algorithm", default=LEARNER,
+                   help=f"learner name (default {LEARNER}, as on the Train page; python -m dpcore train --list shows "
+                        "them)")
     p.add_argument("--epsilon", type=float, default=None,
                    help="privacy budget epsilon (default: the learner's, as on the pages; 1.0 for most; ignored by "
                         "non-private learners)")
@@ -113,8 +115,7 @@ def _run(args) -> int:
     if args.list:
         list_learners()
         return 0
-    missing = [flag for flag, given in (("--dataset", args.dataset or args.data), ("--algorithm", args.algorithm))
-               if not given]
+    missing = [] if args.dataset or args.data else ["--dataset"]
     if missing:  # main checks the words typed first; this is for a caller of _run
         raise DPValueError(missing_message("train", missing))
     data = dataset_from_args(args)

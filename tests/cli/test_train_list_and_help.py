@@ -1,6 +1,7 @@
 """``python -m dpcore train --list`` lists the learners; every train option has help; missing flags are clear."""
 from __future__ import annotations
 
+import json
 import pathlib
 import re
 import subprocess
@@ -33,12 +34,14 @@ def test_train_list_in_a_subprocess():
     assert re.search(r"^dpsgd\s+\[private; classification/regression\]\s+DP-SGD", out.stdout, re.M)
 
 
-def test_train_without_dataset_or_algorithm_is_a_clear_error(capsys):
-    assert main(["train", "--dataset", "iris"]) == 2
-    err = capsys.readouterr().err
-    assert "train needs --algorithm" in err and "train --list" in err
+def test_train_without_a_dataset_is_a_clear_error_and_without_an_algorithm_trains_the_pages_default(capsys):
     assert main(["train"]) == 2
-    assert "--dataset (or --data) and --algorithm" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "train needs --dataset (or --data)," in err and "--algorithm" not in err.split(",")[0]
+    assert main(["train", "--dataset", "iris", "--epochs", "1", "--json"]) == 0  # DP-SGD, as the Train page
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["learner"] == "dpsgd"
+    assert main(["train", "--dataset", "nosuch"]) == 2  # the real mistake is said first
+    assert "unknown dataset 'nosuch'" in capsys.readouterr().err
 
 
 def test_a_command_missing_its_data_or_naming_an_unknown_dataset_says_so_before_importing_torch():
