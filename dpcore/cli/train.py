@@ -163,12 +163,27 @@ def text_line(key: str, value) -> str:
     """``key: value`` for the text output, numbers to 6 significant figures (``--json`` keeps every digit); a
     non-private run's epsilon (inf, or None in an audit) says so.
 
+    A mapping is written ``key: value`` pair by pair, a list item by item, and a missing value (JSON's null) as a
+    dash, as the pages show it:
+
     >>> text_line("epsilon", 0.9999995000032698), text_line("tpr_at_fpr", {"0.001": None, "0.01": 0.0398406374})
-    ('epsilon: 1.0', "tpr_at_fpr: {'0.001': None, '0.01': 0.0398406}")
+    ('epsilon: 1.0', 'tpr_at_fpr: 0.001: -, 0.01: 0.0398406')
+    >>> text_line("warnings", ["one", "two"])
+    'warnings: one | two'
     """
     if key == "epsilon" and (value is None or str(value) in ("inf", "Infinity")):
         return f"{key}: inf (not private)"
-    return f"{key}: {_short(value)}"
+    return f"{key}: {_plain(_short(value))}"
+
+
+def _plain(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_plain(v)}" for k, v in value.items()) or "-"
+    if isinstance(value, (list, tuple)):
+        return " | ".join(_plain(v) for v in value) or "-"
+    return str(value)
 
 
 def _short(value):
