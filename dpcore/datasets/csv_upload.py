@@ -125,7 +125,7 @@ def parse_bounds(spec) -> dict[str, tuple[float, float]]:
                 items[name] = (float(low), float(high))
             except ValueError:
                 raise BoundsError(f"bounds for {name!r}: {rng.strip()!r} is not two numbers; write "
-                                   f"{name}=LOW:HIGH") from None
+                                  f"{name}=LOW:HIGH") from None
         spec = items
     out = {}
     for name, pair in dict(spec).items():
@@ -137,7 +137,7 @@ def parse_bounds(spec) -> dict[str, tuple[float, float]]:
             raise BoundsError(f"bounds for {name!r} must be finite numbers, got {low:g}:{high:g}")
         if not low < high:
             raise BoundsError(f"bounds for {name!r}: the low end {low:g} is not below the high end {high:g}; "
-                               f"write {name}=LOW:HIGH")
+                              f"write {name}=LOW:HIGH")
         out[str(name)] = (low, high)
     return out
 
@@ -152,7 +152,7 @@ def _declared(columns: list[str], label_column: str, task: str, bounds: dict) ->
                           f"columns: {', '.join(columns + [label_column])}")
     if label_column in bounds and task != "regression":
         raise BoundsError(f"bounds: the label column {label_column!r} holds classes, which need no bounds; "
-                           "declare bounds for a regression label only")
+                          "declare bounds for a regression label only")
     default = bounds.get("*")
     features = {c: bounds.get(c, default) for c in columns}
     return {c: b for c, b in features.items() if b is not None}, bounds.get(label_column)
