@@ -210,10 +210,9 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         bounds = c.text_input(
             "Declared bounds (optional)", key=f"{key}.bounds", placeholder="age=17:90, *=0:1",
             help="The range each column can hold, from what it measures rather than from the rows: "
-                 f"{BOUNDS_SYNTAX}. Values outside are clipped; a range much wider than the data squeezes its signal. "
-                 "A column left out gets its own smallest and largest "
-                 "value in the file, which leaks privacy (a warning names those columns); the label needs a range "
-                 "only for regression.")
+                 f"{BOUNDS_SYNTAX}. Values outside are clipped; a range much wider than the data squeezes its "
+                 "signal. A column left out gets its own smallest and largest value in the file, which leaks privacy "
+                 "(a warning names those columns); the label needs a range only for regression.")
         with caught_warnings() as caught:
             ds = load_csv(data, label_column=label, task=None if kind == "auto" else kind, name=up.name,
                           bounds=bounds)
