@@ -290,10 +290,13 @@ def load_csv(source, *, label_column: str, task: str | None = None, name: str = 
     if inferred:
         shown = ", ".join(repr(c) for c in inferred[:5]) + (f" and {len(inferred) - 5} more" if len(inferred) > 5
                                                             else "")
+        label_left = task == "regression" and declared_label is None
+        hint = f"{inferred[0]}=LOW:HIGH" + (f", and {label_column}=LOW:HIGH for the label, which * does not cover"
+                                            if label_left and inferred[0] != str(label_column) else "")
         warnings.warn(
             f"the bounds of {shown} were read from the data itself, which leaks privacy (their extremes are private "
-            "rows' values); declare what each column can hold as COLUMN=LOW:HIGH (e.g. age=17:90, and *=0:1 for "
-            "every other column)",
+            f"rows' values); declare what each column can hold, e.g. {hint} (* stands for the feature columns not "
+            "named)",
             PrivacyLeakWarning,
             stacklevel=2,
         )
@@ -312,7 +315,17 @@ def load_csv(source, *, label_column: str, task: str | None = None, name: str = 
             lo[j], hi[j] = feature_bounds[c]
     if feature_bounds:
         _warn_of_loose_bounds(X, columns, feature_bounds)
-        X = clip_to_bounds(X, lo, hi, name="the CSV's features", stacklevel=3)
+        outside = ((X < lo) | (X > hi)).sum(axis=0)
+        if outside.any():
+            named = [f"{c!r} ({int(n)})" for c, n in zip(columns, outside) if n]
+            warnings.warn(
+                f"{int(outside.sum())} value(s) lay outside the declared bounds and were clipped to them: "
+                f"{', '.join(named[:5])}{f' and {len(named) - 5} more columns' if len(named) > 5 else ''}; widen "
+                "those bounds if that is not intended",
+                DPCoreWarning,
+                stacklevel=2,
+            )
+            X = np.clip(X, lo, hi)
     if declared_label is not None:
         label_range = declared_label
         y = clip_to_bounds(y, declared_label[0], declared_label[1], name=f"the label {label_column!r}",

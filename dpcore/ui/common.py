@@ -178,7 +178,7 @@ def delta_input(key: str, *, default: float = DELTA, container=None, disabled: b
 
 
 #: What a page without data asks for, in the sidebar beside the uploader and again in the main area.
-UPLOAD_PROMPT = "Upload a CSV file in the sidebar (the ☰ menu on a phone) to use your own data."
+UPLOAD_PROMPT = "Upload a CSV file in the sidebar (the » button at the top left on a phone) to use your own data."
 
 
 def dataset_picker(key: str, *, task: str | None = None, images: bool | None = None, allow_upload: bool = True,
@@ -207,8 +207,9 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         label = c.selectbox("Label column", cols, index=len(cols) - 1, key=f"{key}.label")
         kinds = ["auto", "classification", "regression"] if task is None else [task]
         kind = c.selectbox("Task", kinds, key=f"{key}.task")
-        bounds = c.text_input(
-            "Declared bounds (optional)", key=f"{key}.bounds", placeholder="age=17:90, *=0:1",
+        bounds = c.text_area(  # one per file, as a file's other settings; a line per column fits a phone
+            "Declared bounds (optional)", key=f"{key}.bounds.{up.name}", placeholder="age=17:90\nhours=1:99\n*=0:1",
+            height=120,
             help="The range each column can hold, from what it measures rather than from the rows: "
                  f"{BOUNDS_SYNTAX}. Values outside are clipped; a range much wider than the data squeezes its "
                  "signal. A column left out gets its own smallest and largest value in the file, which leaks privacy "
@@ -216,11 +217,15 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         with caught_warnings() as caught:
             ds = load_csv(data, label_column=label, task=None if kind == "auto" else kind, name=up.name,
                           bounds=bounds)
+        if bounds.strip() and not ds.inferred_bounds:
+            c.caption(f"Bounds declared for all {ds.n_features} feature column(s)"
+                      + (" and the label" if ds.task == "regression" else "") + ": none is read from the rows.")
         show_warnings(caught)
         return ds
     except BoundsError as exc:  # the file is fine; what was typed in the bounds box is not
         st.error(str(exc))
-        st.session_state[DATASET_PROBLEM] = ("error", f"The declared bounds cannot be used: {exc}")
+        st.session_state[DATASET_PROBLEM] = ("error", "The declared bounds cannot be used: "
+                                             + str(exc).removeprefix("bounds: "))
         return None
     except DPCoreError as exc:
         st.error(str(exc))

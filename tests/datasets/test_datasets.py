@@ -209,7 +209,8 @@ def test_only_the_columns_left_undeclared_are_named_in_the_leak_warning():
 
 
 def test_values_outside_the_declared_bounds_are_clipped_with_a_warning():
-    with pytest.warns(DPCoreWarning, match="2 value\\(s\\) of the CSV's features lay outside"):
+    with pytest.warns(DPCoreWarning, match="2 value\\(s\\) lay outside the declared bounds and were clipped to "
+                                           "them: 'age' \\(2\\); widen"):
         ds = load_csv(BOUNDED, label_column="income", bounds="age=30:60, hours=0:99")
     assert ds.X[:, 0].tolist() == [30.0, 38.0, 52.0, 60.0]
 
@@ -219,8 +220,10 @@ def test_a_regression_labels_declared_range_is_its_label_range_and_clips_it():
     with pytest.warns(DPCoreWarning, match="of the label 'price' lay outside"):
         ds = load_csv(text, label_column="price", task="regression", bounds="a=0:30, price=0:40")
     assert ds.label_range == (0.0, 40.0) and ds.y.max() == 40.0
-    with pytest.warns(PrivacyLeakWarning, match="bounds of 'price' were read"):  # features declared, label not
-        load_csv(text, label_column="price", task="regression", bounds="*=0:30")
+    with pytest.warns(PrivacyLeakWarning, match="bounds of 'price' were read.*e.g. price=LOW:HIGH"):
+        load_csv(text, label_column="price", task="regression", bounds="*=0:30")  # features declared, label not
+    with pytest.warns(PrivacyLeakWarning, match=r"e.g. a=LOW:HIGH, and price=LOW:HIGH for the label, which \* does"):
+        load_csv(text, label_column="price", task="regression")
 
 
 @pytest.mark.parametrize("spec,match", [

@@ -118,12 +118,13 @@ def test_a_waiting_link_value_that_fits_is_applied_without_a_warning():
 
 
 def test_a_link_carries_an_uploads_declared_bounds_and_restores_them_once_the_file_is_there():
-    at = _open("pages/2_Train_a_network.py", {"train.dataset": '"upload"', "train.dataset.bounds": '"*=0:100"'})
+    at = _open("pages/2_Train_a_network.py",
+               {"train.dataset": '"upload"', "train.dataset.bounds.mine.csv": '"*=0:100"'})
     at.get("file_uploader")[0].set_value(("mine.csv", b"a,b,label\n" + b"".join(
         f"{i},{i % 7},{i % 2}\n".encode() for i in range(80)), "text/csv")).run()
     assert not at.exception and not any("leaks privacy" in w.value for w in at.warning)
-    assert at.text_input(key="train.dataset.bounds").value == "*=0:100"
-    assert _param(at, "train.dataset.bounds") == '"*=0:100"'
+    assert at.text_area(key="train.dataset.bounds.mine.csv").value == "*=0:100"
+    assert _param(at, "train.dataset.bounds.mine.csv") == '"*=0:100"'
 
 
 def test_the_address_carries_only_the_inputs_the_page_shows_now():
