@@ -22,6 +22,11 @@ MAX_ABS_VALUE = 1e15
 _DELIMITERS = (",", ";", "\t", "|")
 
 
+def _names(columns) -> str:
+    """Column names as a message writes them: 'a', 'b' (not a Python list)."""
+    return ", ".join(repr(str(c)) for c in columns)
+
+
 def read_csv_columns(source) -> list[str]:
     """Column names of an uploaded CSV (for the label-column select box)."""
     return list(_read(source).columns)
@@ -71,8 +76,8 @@ def _read(source) -> pd.DataFrame:
             repeated.append(n)
         seen.add(n)
     if repeated:
-        raise DatasetError(f"the header names the column(s) {repeated} more than once; give every column its own "
-                           "name so the label column is unambiguous")
+        raise DatasetError(f"the header names the column(s) {_names(repeated)} more than once; give every column its "
+                           "own name so the label column is unambiguous")
     try:
         df = pd.read_csv(io.StringIO(text), sep=sep)
         if sep == ";":  # semicolon files often write decimals with a comma (1,5): keep the reading with more numbers
@@ -148,7 +153,7 @@ def _declared(columns: list[str], label_column: str, task: str, bounds: dict) ->
     known = set(columns) | {label_column, "*"}
     unknown = [n for n in bounds if n not in known]
     if unknown:
-        raise BoundsError(f"bounds name column(s) {', '.join(map(repr, unknown))} that the file does not have; its "
+        raise BoundsError(f"bounds name column(s) {_names(unknown)} that the file does not have; its "
                           f"columns: {', '.join(columns + [label_column])}")
     if label_column in bounds and task != "regression":
         raise BoundsError(f"bounds: the label column {label_column!r} holds classes, which need no bounds; "
@@ -200,16 +205,18 @@ def _feature_matrix(features: pd.DataFrame) -> np.ndarray:
     non_numeric = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]
     if non_numeric:
         raise DatasetError(
-            f"feature columns must be numeric; these are not: {non_numeric}. Encode them as numbers or drop them"
+            f"feature columns must be numeric; these are not: {_names(non_numeric)}. Encode them as numbers or drop "
+            "them"
         )
     X = features.to_numpy(dtype=float)
     if not np.all(np.isfinite(X)):
         bad = [str(c) for c, ok in zip(features.columns, np.isfinite(X).all(axis=0)) if not ok]
-        raise DatasetError(f"the CSV has infinite values in feature column(s) {bad}; remove them first")
+        raise DatasetError(f"the CSV has infinite values in feature column(s) {_names(bad)}; remove them first")
     too_large = [str(c) for c, m in zip(features.columns, np.abs(X).max(axis=0)) if m > MAX_ABS_VALUE]
     if too_large:
-        raise DatasetError(f"feature column(s) {too_large} hold values beyond {MAX_ABS_VALUE:.0e} in magnitude, "
-                           "which overflow the learners' arithmetic; rescale them (e.g. to thousands or millions)")
+        raise DatasetError(f"feature column(s) {_names(too_large)} hold values beyond {MAX_ABS_VALUE:.0e} in "
+                           "magnitude, which overflow the learners' arithmetic; rescale them (e.g. to thousands or "
+                           "millions)")
     return X
 
 
@@ -273,7 +280,7 @@ def load_csv(source, *, label_column: str, task: str | None = None, name: str = 
         raise DatasetError("the CSV needs at least one feature column besides the label column")
     if df.isna().any().any():
         bad = [c for c in df.columns if df[c].isna().any()]
-        raise DatasetError(f"the CSV has missing values in columns {bad}; remove or fill those rows first")
+        raise DatasetError(f"the CSV has missing values in column(s) {_names(bad)}; remove or fill those rows first")
     features = df.drop(columns=[label_column])
     labels = df[label_column]
     task = _guess_task(labels) if task is None else task

@@ -125,15 +125,15 @@ def test_a_continuous_label_read_as_classes_is_refused_with_the_count_and_a_hint
     [
         ("", "label", "empty"),
         ("a,b,label\n", "label", "no data rows"),
-        ("a,b,label\n1,,x\n3,4,y\n", "label", "missing values in columns \\['b'\\]"),
-        ("a,b,label\n1,z,x\n3,4,y\n", "label", "must be numeric; these are not: \\['b'\\]"),
+        ("a,b,label\n1,,x\n3,4,y\n", "label", "missing values in column\\(s\\) 'b'; remove"),
+        ("a,b,label\n1,z,x\n3,4,y\n", "label", "must be numeric; these are not: 'b'\\. Encode"),
         ("a,b,label\n1,2,x\n3,4,x\n", "label", "single class 'x'; it needs"),  # plain, not np.str_('x')
         ("a,b,label\n1,2,x\n3,4,y\n", "target", "is not a column"),
         ("label\nx\ny\n", "label", "at least one feature"),
-        ("label,x,label\n1,2,3\n4,5,6\n", "label", "names the column\\(s\\) \\['label'\\] more than once"),
+        ("label,x,label\n1,2,3\n4,5,6\n", "label", "names the column\\(s\\) 'label' more than once"),
         ("a,label\n1,inf\n2,3.5\n3,1.25\n", "label", "regression label column 'label' holds infinite"),
-        ("a,label\n1e308,x\n-1e308,y\n", "label", "\\['a'\\] hold values beyond 1e\\+15"),
-        ("a,b,label\n1,-inf,x\n3,4,y\n", "label", "infinite values in feature column\\(s\\) \\['b'\\]"),
+        ("a,label\n1e308,x\n-1e308,y\n", "label", "column\\(s\\) 'a' hold values beyond 1e\\+15"),
+        ("a,b,label\n1,-inf,x\n3,4,y\n", "label", "infinite values in feature column\\(s\\) 'b'; remove"),
     ],
 )
 def test_csv_loader_bad_inputs(text, label, match):
