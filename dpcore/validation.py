@@ -59,8 +59,10 @@ def check_epsilon(epsilon, name: str = "epsilon", *, allow_inf: bool = False) ->
     return eps
 
 
-def check_delta(delta, name: str = "delta", *, n: int | None = None, allow_zero: bool = True) -> float:
-    """Return ``delta`` after checking ``0 <= delta < 1``; warn when ``delta > 1/n``.
+def check_delta(delta, name: str = "delta", *, n: int | None = None, allow_zero: bool = True,
+                zero_hint: str = "the Gaussian mechanism needs delta > 0, use Laplace for pure epsilon-DP") -> float:
+    """Return ``delta`` after checking ``0 <= delta < 1``; warn when ``delta > 1/n``. ``zero_hint``: what to do
+    instead when ``allow_zero`` is False and delta is 0 (the mechanism's own alternative).
 
     A delta above 1/n allows a mechanism that publishes one whole record at random,
     so we warn (it is legal, but rarely what a person wants).
@@ -70,7 +72,7 @@ def check_delta(delta, name: str = "delta", *, n: int | None = None, allow_zero:
         raise DPValueError(f"{name} must satisfy 0 <= {name} < 1, got {d!r}; a common choice is 1e-5 (below 1/n)")
     if d == 0.0 and not allow_zero:
         raise DPValueError(
-            f"{name} must be > 0 here, got 0; the Gaussian mechanism needs delta > 0, use Laplace for pure epsilon-DP"
+            f"{name} must be > 0 here, got 0; {zero_hint}"
         )
     if n is not None and n > 0 and d > 1.0 / n:
         warnings.warn(

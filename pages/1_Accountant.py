@@ -52,7 +52,7 @@ if batch > n:
     stop_page()
 q = batch / n
 st.markdown(f"Sampling rate **q = L/n = {q:.4g}** (each record joins a batch with this probability); "
-            f"one epoch = 1/q = {1 / q:.4g} steps.")
+            f"one epoch = 1/q = {1 / q:.4g} step{'' if 1 / q == 1 else 's'}.")
 if not methods:
     st.info("Pick at least one method in the sidebar.")
     stop_page()
@@ -100,7 +100,7 @@ steps = run_guarded(steps_for, epochs=epochs, sample_rate=q)
 if steps is not None:
     s = run_guarded(cached_noise, float(target), float(delta), float(q), int(steps), acct)
     if s is not None:
-        e = cached_epsilon(s, float(q), int(steps), float(delta), acct)
+        e = cached_epsilon(s, float(q), int(steps), float(delta), acct, float(target))
         m1, m2, m3 = st.columns(3)
         m1.metric("Noise multiplier needed σ", f"{s:.4g}")
         m2.metric("Steps", f"{steps:,}")

@@ -21,6 +21,7 @@ from dpcore.ui import (
     show_warnings,
 )
 from dpcore.ui.knobs import knob_widget, knob_widgets, other_knobs
+from dpcore.ui.links import stop_page
 from dpcore.ui.models import (
     CLUSTER_LABELS,
     CLUSTER_STYLE,
@@ -118,6 +119,8 @@ if demo is not None:
     st.caption("Within / total sum of squares: the squared distance of each point to its centre, summed, over the "
                "squared distance to the overall mean (1 = no better than a single centre at the mean; above 1, "
                "centres far from the data, as the noisy centres of input perturbation at small ε can be).")
+if demo is None:  # refused (the message is above): the sweep runs the same settings and would say it again
+    stop_page()
 
 metric = st.radio("Metric", ["accuracy", "intra_cluster_variance"], horizontal=True, key="cluster.metric",
                   format_func=lambda s: {"accuracy": "Accuracy (Hungarian matching)",

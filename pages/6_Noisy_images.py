@@ -7,7 +7,7 @@ import math
 
 import streamlit as st
 
-from dpcore.images import IMAGE_MECHANISMS, IMAGE_SETS
+from dpcore.images import IMAGE_MECHANISMS, IMAGE_SETS, NEEDS_DELTA
 from dpcore.images.labels import laplace_label_probabilities
 from dpcore.images.sets import DISPLAY_UPSCALE
 from dpcore.mechanisms import RandomizedResponse
@@ -40,18 +40,29 @@ else:
     eps_list = sb.multiselect("ε values", ui.EPSILON_CHOICES, default=[0.1, 1.0, 10.0, 100.0], key="images.eps_list")
     pairs = [(kind, float(e)) for e in sorted(eps_list)]
 delta = delta_input("images.delta")
+# δ = 0 is pure ε-DP: the Gaussian mechanisms cannot give it, so their columns and curves are left out, said once
+left_out = [k for k in (chosen if mode == "mechanisms" else [kind]) if delta == 0 and k in NEEDS_DELTA]
+pairs = [(k, e) for k, e in pairs if k not in left_out]
+curve_kinds = tuple(k for k in kinds if delta > 0 or k not in NEEDS_DELTA)
 h, w = image_set.image_shape[:2]
 cell = int(sb.number_input("DP-Pix cell size b (pixels)", 1, 64, 2 if min(h, w) <= 8 else 4 if min(h, w) <= 32 else 8,
                            key=f"images.cell.{image_set.name}"))
 m = int(sb.number_input("DP-Pix m (pixels neighbours may differ in)", 1, 10_000, 1, key="images.m"))
-if mode == "mechanisms" and (note := ui.whole_image_note(chosen, eps, delta, image_set, cell=cell, m=m)):
+if mode == "mechanisms" and (note := ui.whole_image_note([k for k in chosen if k not in left_out], eps, delta,
+                                                         image_set, cell=cell, m=m)):
     sb.markdown(note)  # the verdict under the ε box judges ε as typed: say what it leaves a whole image with
 seed = noise_mode_input("images.seed", uploaded=key is not None and key[0] == "upload")
 
 st.header(f"{image_set.title}: {image_set.n_images} image(s) of {' x '.join(map(str, image_set.image_shape))}, "
              f"pixel range {image_set.pixel_range[0]:g}–{image_set.pixel_range[1]:g}")
+if left_out:
+    names = " and ".join(map(IMAGE_MECHANISMS.get, left_out))
+    st.info(f"δ = 0 asks for pure ε-DP, which Gaussian noise cannot give: {names} "
+            f"{'is' if len(left_out) == 1 else 'are'} left out. Set δ above 0 in the sidebar (1e-5 is usual) to "
+            "see the Gaussian mechanisms.")
 if not pairs:
-    st.info("Choose at least one mechanism or ε value in the sidebar.")
+    if not left_out:
+        st.info("Choose at least one mechanism or ε value in the sidebar.")
     stop_page()
 columns = tuple((k, float(e), float(delta), cell, m) for k, e in pairs)
 grid = run_guarded(ui.cached_grid, key, columns, seed)
@@ -73,11 +84,12 @@ if grid is not None:
     st.markdown(ui.units_markdown(means["column"], means[ui.UNIT_COLUMN]))
 
 st.header("Picture quality vs ε")
-curve = ui.curve_with_progress(key, tuple(kinds), float(delta), cell, m, seed)
+curve = ui.curve_with_progress(key, curve_kinds, float(delta), cell, m, seed)
 if curve is not None:
     st.plotly_chart(ui.quality_figure(curve), width="stretch", key="images.curve_chart")
-    st.caption(f"Means over the {image_set.n_images} image(s) above; DP-Pix with b = {cell}, m = {m}; Gaussian δ = "
-               f"{delta:g}. PSNR and SSIM as under the pictures above.")
+    st.caption(f"Means over the {image_set.n_images} image(s) above; DP-Pix with b = {cell}, m = {m}; "
+               + (f"Gaussian δ = {delta:g}." if delta > 0 else "no Gaussian lines at δ = 0 (pure ε-DP).")
+               + " PSNR and SSIM as under the pictures above.")
     show_frame(ui.curve_display(curve), key="images.curve_table")
 
 if image_set.labels is not None:

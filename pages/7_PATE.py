@@ -130,7 +130,9 @@ for w in pate_warnings(res, n_classes=ds.n_classes, chance=chance if chance is n
 c = st.columns(5)
 c[0].metric("Mean teacher accuracy", f"{res.teacher_mean_accuracy:.3f}")
 c[1].metric("Noiseless vote accuracy", f"{res.ensemble_accuracy:.3f}")
-c[2].metric("Noisy-label accuracy", f"{res.label_accuracy:.3f}")
+c[2].metric("Noisy-label accuracy", f"{res.label_accuracy:.3f}",
+             help="The share of the student's training labels that are right: each answered query's label on the "
+                  "public examples it labels (the rows of its cluster, or the one queried example).")
 c[3].metric("Student accuracy", f"{res.student_accuracy:.3f}")
 c[4].metric("Non-private model", f"{res.nonprivate_accuracy:.3f}",
              help="The student's model trained on all private data with their true labels: no privacy.")
@@ -163,8 +165,8 @@ left.markdown(f"Vote gap between the top two classes: **{sorted(res.votes[i])[-1
               "Noise can push a count below zero: a noisy count is not a number of teachers, only which "
               "class has the largest one matters.")
 right.plotly_chart(votes_figure(res, i, ds.target_names), width="stretch")
-votes_shown = vote_table(res, i, ds.target_names)  # as tall as its rows (two classes: no empty rows), at most 200 px
-show_frame(votes_shown, container=right, height=min(200, 40 + 35 * len(votes_shown)), key="pate.votes")
+votes_shown = vote_table(res, i, ds.target_names)  # Streamlit's own height: a fixed one overran on a phone
+show_frame(votes_shown, container=right, key="pate.votes", wide_from=5)  # four short columns fit a phone
 st.caption("Changing one private record retrains one teacher, which moves one vote: the histogram changes by 1 in two "
            "bins (L1 sensitivity 2, L2 √2). That is what the noise hides.")
 

@@ -32,6 +32,7 @@ from dpcore.ui.federated import (
     SIGMA_START,
     START_DATASET,
     cached_fedavg,
+    chance_warning,
     clients_figure,
     federation_warnings,
     gap_caption,
@@ -144,6 +145,7 @@ if chance is not None:
     metrics_slot.markdown(f"**Chance level** (always the most common class): **{chance:.3f}**. Accuracy is the "
                           "fraction of test rows predicted correctly.")
 notes = [weak_guarantee_note(res.epsilon, unit="per client") if private else None,
+         chance_warning(cfg, res.accuracy, chance),
          *federation_warnings(dataclasses.replace(cfg, noise_multiplier=res.noise_multiplier))]
 for note in filter(None, notes):
     metrics_slot.warning(note)

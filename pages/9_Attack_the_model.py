@@ -96,7 +96,7 @@ for label, (name, eps) in runs.items():
     progress = AuditProgress(label)
     audit = run_guarded(cached_audit, name, ds.name, epsilon=float(eps), delta=float(delta), attack=attack,
                         params=params, shadows=int(shadows), canaries=canary_count, pool_size=pool_size,
-                        seed=seed, progress=progress)
+                        seed=seed, progress=progress, quiet=bool(audits))
     progress.done()
     if audit is None:
         stop_page()

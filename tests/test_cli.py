@@ -31,6 +31,23 @@ def test_noise_inverts_epsilon(cli):
     assert float(out.stdout.strip().splitlines()[-1]) == pytest.approx(1.5, abs=0.01)
 
 
+def test_noise_with_pld_at_a_small_target_is_below_rdp_and_the_epsilon_command_confirms_it(cli):
+    args = ("--epsilon", "0.1", "--sample-rate", "0.01", "--epochs", "100")
+    sigma = {a: float(cli("noise", *args, "--accountant", a).stdout.split()[-1]) for a in ("rdp", "pld")}
+    assert sigma["pld"] < sigma["rdp"]  # it was 75.5 against 34.0: calibrated on the grid for epsilon 1
+    out = cli("epsilon", "--noise-multiplier", str(sigma["pld"]), "--sample-rate", "0.01", "--epochs", "100",
+              "--accountant", "pld")
+    assert 0.099 <= float(out.stdout.split()[-1]) <= 0.1  # on the grid for the budget, as `noise` (it said 0.1009)
+
+
+def test_an_epsilon_pld_could_not_compute_names_the_accountant_that_did(cli):
+    out = cli("epsilon", "--noise-multiplier", "1e-9", "--sample-rate", "0.01", "--steps", "100", "--accountant", "pld",
+              "--json")
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["accountant"] == "rdp" and "RDP accountant instead" in got["warnings"][0]
+
+
 def test_datasets_lists_registry(cli):
     out = cli("datasets")
     assert out.returncode == 0
@@ -65,6 +82,13 @@ def test_train_json_contract_with_a_baseline(capsys):
          "'/' is a directory; give a file name"),
         (["epsilon", "--noise-multiplier", "1e308", "--sample-rate", "0.1", "--steps", "10", "--delta", "1e-5"],
          "noise_multiplier must be at most 1e+12"),
+        (["noise", "--epsilon", "1", "--sample-rate", "0.01", "--epochs", "-1"], "--epochs must be > 0, got -1"),
+        (["train", "--dataset", "iris", "--lr", "0.1", "--learning-rate", "0.5"],
+         "--lr 0.1 and --learning-rate 0.5 disagree"),
+        (["train", "--dataset", "iris", "--k", "3"], "does not take parameter(s) k; it takes accountant, activation,"),
+        (["reproduce", "--all", "abadi2016-accountant"], "give an entry's name (abadi2016-accountant) or --all"),
+        (["audit", "--dataset", "iris", "--algorithm", "erm-output", "--attack", "one-run", "--canary-kind",
+          "gradient"], "--canary-kind input"),
     ],
 )
 def test_bad_arguments_give_one_line_and_nonzero_exit(args, needle, cli):

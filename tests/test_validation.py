@@ -103,3 +103,18 @@ def test_rng():
     assert as_generator(5).random() == as_generator(5).random()
     with pytest.raises(TypeError):
         as_generator("5")
+
+
+def test_delta_0_is_refused_with_the_alternative_each_gaussian_learner_has():
+    from dpcore.federated.fedavg import FedAvgConfig
+    from dpcore.models.ssp import SSPRegressor
+    from dpcore.pate.pipeline import PateConfig
+
+    with pytest.raises(DPValueError, match="choose the LNMax aggregator"):
+        PateConfig(target_epsilon=1.0, delta=0.0)
+    assert PateConfig(target_epsilon=1.0, delta=0.0, aggregator="lnmax").delta == 0.0
+    with pytest.raises(DPValueError, match="federated learning's noise is Gaussian") as err:
+        FedAvgConfig(target_epsilon=1.0, delta=0.0)
+    assert "Laplace" not in str(err.value)  # no Laplace choice to point at
+    with pytest.raises(DPValueError, match="the functional mechanism"):
+        SSPRegressor(epsilon=1.0, delta=0.0).fit(np.zeros((4, 2)), np.zeros(4))

@@ -38,7 +38,8 @@ def pld_discretization_for(epsilon: float | None) -> float:
     """
     if epsilon is None or not math.isfinite(epsilon) or epsilon <= 0:
         return PLD_DISCRETIZATION
-    scale = max(float(epsilon), 1e-4) if epsilon < 1 else max(1.0, float(epsilon) / 10)
+    # floored at 1e-8 and capped at 0.1: a grid of e^1e4 per step overflows dp_accounting (epsilon 1e9)
+    scale = max(float(epsilon), 1e-4) if epsilon < 1 else min(max(1.0, float(epsilon) / 10), 1e3)
     return float(f"{PLD_DISCRETIZATION * scale:.6g}")
 
 

@@ -16,9 +16,11 @@ __all__ = ["ACCOUNTANTS", "dpsgd_epsilon", "epsilon_curve", "make_accountant", "
 
 
 def dpsgd_epsilon(
-    *, noise_multiplier: float, sample_rate: float, steps: int, delta: float, accountant: str = "rdp"
+    *, noise_multiplier: float, sample_rate: float, steps: int, delta: float, accountant: str = "rdp",
+    pld_discretization: float = PLD_DISCRETIZATION,
 ) -> float:
-    """Epsilon spent by DP-SGD after ``steps`` (add/remove neighbours).
+    """Epsilon spent by DP-SGD after ``steps`` (add/remove neighbours); ``pld_discretization`` is the PLD grid
+    (the grid a noise was calibrated on, to check it: :func:`~dpcore.accounting.accountants.pld_discretization_for`).
 
     Examples
     --------
@@ -30,7 +32,7 @@ def dpsgd_epsilon(
     delta = check_delta(delta)
     if ev.count == 0:
         return 0.0
-    return epsilon_of_event(ev, delta=delta, accountant=accountant)
+    return epsilon_of_event(ev, delta=delta, accountant=accountant, pld_discretization=pld_discretization)
 
 
 def steps_for(*, epochs: float, sample_rate: float) -> int:

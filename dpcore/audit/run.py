@@ -51,7 +51,8 @@ def run_audit(
     if kind == "gradient":
         if spec.name != "dpsgd":
             raise DPValueError(f"gradient canaries are written into DP-SGD's noisy gradients; learner "
-                               f"{spec.name!r} has none: use canary_kind='input'")
+                               f"{spec.name!r} has none: use input canaries (canary_kind='input'; "
+                               "--canary-kind input on the command line)")
         return gradient_canary_audit(data, epsilon=epsilon, delta=delta,
                                      canaries=DEFAULT_CANARIES if canaries is None else canaries, params=params,
                                      confidence=confidence, seed=seed, on_progress=on_progress)

@@ -7,6 +7,7 @@ import math
 import sys
 
 from ..accounting import ACCOUNTANTS, calibrate_noise_multiplier, dpsgd_epsilon
+from ..accounting.accountants import pld_discretization_for
 from ..defaults import DELTA
 from ..verdict import ZERO_EPSILON
 from . import command_help
@@ -53,6 +54,8 @@ def _sampling(args) -> None:
     if args.steps is None:
         if args.epochs is None:
             raise DPValueError("give --steps, or --epochs (steps = ceil(epochs / q))")
+        if not args.epochs > 0:
+            raise DPValueError(f"--epochs must be > 0, got {args.epochs:g}")
         args.steps = math.ceil(args.epochs / args.sample_rate - 1e-9)
     elif args.epochs is not None:
         raise DPValueError("give --steps or --epochs, not both")
@@ -73,10 +76,18 @@ def _report(args, given: str, value: float, key: str) -> int:
     if args.json:
         asked = {"target_epsilon": args.epsilon} if key == "noise_multiplier" else {
             "noise_multiplier": args.noise_multiplier}
-        print(json.dumps({key: value, **asked, "accountant": args.accountant, "delta": args.delta,
-                          "sample_rate": args.sample_rate, "steps": args.steps}))
+        from . import said
+
+        fell_back = any("comes from the RDP accountant instead" in w for w in said)
+        print(json.dumps({key: value, **asked, "accountant": "rdp" if fell_back else args.accountant,
+                          "delta": args.delta, "sample_rate": args.sample_rate, "steps": args.steps,
+                          **({"warnings": list(dict.fromkeys(said))} if said else {})}))
         return 0
-    print(f"accountant={args.accountant} {given} delta={args.delta} q={args.sample_rate:.6g} steps={args.steps}")
+    from . import said
+
+    fell_back = any("comes from the RDP accountant instead" in w for w in said)
+    accountant = "rdp (PLD could not)" if fell_back else args.accountant
+    print(f"accountant={accountant} {given} delta={args.delta} q={args.sample_rate:.6g} steps={args.steps}")
     print(f"{value:.6g}")
     return 0
 
@@ -89,6 +100,9 @@ def _epsilon(args) -> int:
     _sampling(args)
     eps = dpsgd_epsilon(noise_multiplier=args.noise_multiplier, sample_rate=args.sample_rate, steps=args.steps,
                         delta=args.delta, accountant=args.accountant)
+    if args.accountant == "pld" and 0 < eps < 1:  # below 1, on the finer grid a run at this budget uses (`noise`)
+        eps = dpsgd_epsilon(noise_multiplier=args.noise_multiplier, sample_rate=args.sample_rate, steps=args.steps,
+                            delta=args.delta, accountant="pld", pld_discretization=pld_discretization_for(eps))
     if eps == 0.0 and args.steps > 0:  # no step released nothing: that 0 is exact
         print(ZERO_EPSILON_NOTE, file=sys.stderr)
     return _report(args, f"sigma={args.noise_multiplier}", eps, "epsilon")
@@ -96,10 +110,11 @@ def _epsilon(args) -> int:
 
 def _noise(args) -> int:
     _sampling(args)
+    grid = pld_discretization_for(args.epsilon)  # the PLD grid the training would calibrate on (DPSGDConfig)
     sigma = calibrate_noise_multiplier(target_epsilon=args.epsilon, delta=args.delta, sample_rate=args.sample_rate,
-                                       steps=args.steps, accountant=args.accountant)
+                                       steps=args.steps, accountant=args.accountant, pld_discretization=grid)
     reached = dpsgd_epsilon(noise_multiplier=sigma, sample_rate=args.sample_rate, steps=args.steps, delta=args.delta,
-                            accountant=args.accountant)
+                            accountant=args.accountant, pld_discretization=grid)
     if reached == 0.0 and args.epsilon > 0:
         print(f"note: no smaller noise reaches epsilon {args.epsilon:g}; this sigma is where the accountant's epsilon "
               "drops to 0. " + ZERO_EPSILON_NOTE.removeprefix("note: "), file=sys.stderr)

@@ -74,6 +74,8 @@ def _run(args) -> int:
             e = get_reproduction(name)
             print(f"{name:<{width}}  {e.cite}: {e.title}")
         return 0
+    if args.all and args.name:
+        raise DPValueError(f"give an entry's name ({args.name}) or --all, not both")
     if args.all:
         names = reproduction_names()
     elif args.name:

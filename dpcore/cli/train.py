@@ -76,7 +76,7 @@ def add_parser(sub) -> None:
                    help="share of the training rows kept, in (0, 1] (default 1.0)")
     for flag, text in knob_flags().items():
         p.add_argument("--" + flag.replace("_", "-"), dest=flag, default=None, metavar="VALUE", help=text)
-    p.add_argument("--lr", dest="learning_rate", default=None, metavar="VALUE", help="alias of --learning-rate")
+    p.add_argument("--lr", dest="lr_alias", default=None, metavar="VALUE", help="alias of --learning-rate")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="any other learner parameter, e.g. --set preprocess=standardize (repeatable)")
     p.add_argument("--json", action="store_true", help="print the result as JSON on the last line")
@@ -99,6 +99,12 @@ def list_learners(stream=None) -> None:
 def collect_params(args, spec) -> dict:
     """The knob flags given on the command line and the ``--set`` items, as values for ``spec``."""
     params = {}
+    alias = getattr(args, "lr_alias", None)
+    if alias is not None and args.learning_rate is not None and parse_value(alias) != parse_value(args.learning_rate):
+        raise DPValueError(f"--lr {alias} and --learning-rate {args.learning_rate} disagree (the same knob); give the "
+                           "value once")
+    if alias is not None and args.learning_rate is None:
+        args.learning_rate = alias
     for key in knob_flags():
         val = getattr(args, key, None)
         if val is not None:
@@ -149,8 +155,23 @@ def _run(args) -> int:
         train_fraction=args.train_fraction,
         on_epoch=on_epoch,
     )
+    note_spent_more(spec, res, requested=spec.default_epsilon if args.epsilon is None else args.epsilon,
+                    noise_set=params.get("noise_multiplier") is not None)
     print_result(res, as_json=args.json, secure=secure, extra={"seed": seed})
     return 0
+
+
+def note_spent_more(spec, res, *, requested: float, noise_set: bool) -> None:
+    """On stderr: the run spent more than the epsilon asked, because the learner's epsilon is per answer or per
+    pixel (a given noise multiplier has its own note)."""
+    spent = res.epsilon
+    if not spec.private or noise_set or spent is None or not math.isfinite(spent) or spent <= requested * (1 + 1e-6):
+        return
+    why = res.extras.get("privacy_unit") or spec.wording.unit
+    # output perturbation's budget knob: "per-query" (the default) spends epsilon per answer, "total" over them all
+    budget = any(k.name == "budget" and "total" in (k.choices or ()) for k in spec.knobs)
+    print(f"note: the run spent epsilon {spent:.4g} in all, more than the --epsilon {requested:g} given: {why}"
+          + (" (--set budget=total makes --epsilon the whole run's)" if budget else ""), file=sys.stderr)
 
 
 def note_ignored_epsilon(spec, epsilon) -> None:

@@ -89,7 +89,10 @@ def _read(source) -> pd.DataFrame:
             "the CSV file is empty; upload a file with a header row and at least two data rows"
         ) from None
     except pd.errors.ParserError as exc:
-        raise DatasetError(f"could not parse the file as CSV: {exc}") from None
+        if m := re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc)):
+            raise DatasetError(f"line {m[2]} of the file has {m[3]} values, but the rows before it have {m[1]}; every "
+                               "row needs one value per column of the header") from None
+        raise DatasetError(f"could not parse the file as CSV: {' '.join(str(exc).split())}") from None
     if df.shape[0] == 0 or df.shape[1] == 0:
         raise DatasetError("the CSV file has no data rows; it needs a header row and at least two data rows")
     return df

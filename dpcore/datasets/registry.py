@@ -179,7 +179,9 @@ _ADULT_COLUMNS = [
     "age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
     "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country", "income",
 ]
-# Public ranges from the UCI Adult description (ages 17-90, hours 1-99, ...).
+# Public ranges of Adult: from what a column measures (ages 17-90, hours 1-99, education 1-16); fnlwgt and the capital
+# columns have none in the UCI description, so their minimum and maximum over the whole published table are taken
+# as public by convention (as for diabetes).
 _ADULT_NUMERIC_BOUNDS = {
     "age": (17, 90),
     "fnlwgt": (12285, 1484705),

@@ -180,7 +180,10 @@ class FedAvgConfig:
             raise DPValueError(f"accountant must be one of {ACCOUNTANTS}, got {self.accountant!r}")
         object.__setattr__(self, "seed", check_int(self.seed, "seed", minimum=0))
         if self.mode != "none":
-            object.__setattr__(self, "delta", check_delta(self.delta, allow_zero=False, n=self.clients))
+            object.__setattr__(self, "delta", check_delta(
+                self.delta, allow_zero=False, n=self.clients,
+                zero_hint="federated learning's noise is Gaussian, which needs delta > 0; 1e-5 is usual (well below "
+                          "1 over the number of clients)"))
             if self.noise_multiplier is not None:
                 object.__setattr__(self, "noise_multiplier", check_positive(self.noise_multiplier, "noise_multiplier"))
             elif self.target_epsilon is None:

@@ -12,7 +12,7 @@ import math
 
 from ..learners import register
 from ..learners.base import LearnerSpec, RunResult, TestOutputs
-from ..learners.knobs import ACCOUNTANT_LABELS, ACCOUNTANT_PAGE_HELP, Knob
+from ..learners.knobs import ACCOUNTANT_LABELS, ACCOUNTANT_PAGE_HELP, Knob, Wording
 from .accounting import DP_FEDAVG_NEIGHBOURING, LOCAL_DP_NEIGHBOURING
 from .fedavg import FedAvgConfig, train_fedavg_split
 
@@ -128,14 +128,17 @@ def _runner(name: str, mode: str):
     return run
 
 
+#: Federated learning protects a client (user-level DP), all of its records at once.
+_USER_LEVEL = Wording(protects="each client's whole data, all of its records at once (user-level DP)")
 register(LearnerSpec(
     "dp-fedavg", "DP-FedAvg (server noise, user-level DP)", ("classification",), True, _runner("dp-fedavg", "central"),
-    knobs=PRIVATE_KNOBS, baseline="fedavg", default_epsilon=4.0,
+    knobs=PRIVATE_KNOBS, baseline="fedavg", default_epsilon=4.0, wording=_USER_LEVEL,
     description="Federated averaging with Poisson client sampling, per-client update clipping and Gaussian noise "
                 "at the server (McMahan et al. 2018); user-level DP accounted by dp_accounting."))
 register(LearnerSpec(
     "fedavg-local-dp", "FedAvg with local DP (client noise)", ("classification",), True,
     _runner("fedavg-local-dp", "local"), knobs=PRIVATE_KNOBS, baseline="fedavg", default_epsilon=4.0,
+    wording=_USER_LEVEL,
     description="Each client clips and noises its own update before sending: private even from the server, "
                 "at a much larger noise cost."))
 register(LearnerSpec(

@@ -22,6 +22,7 @@ from .labels import (
 )
 from .mechanisms import (
     IMAGE_MECHANISMS,
+    NEEDS_DELTA,
     DPPix,
     ImageMechanism,
     PixelGaussian,
@@ -46,8 +47,8 @@ __all__ = [
     "ColumnSpec", "GridResult", "cell_generator", "noisy_grid", "quality_curve",
     "ONE_HOT_SENSITIVITY", "decode_argmax", "decode_clamp_round", "label_noise_view", "laplace_one_hot",
     "randomized_response_labels",
-    "IMAGE_MECHANISMS", "DPPix", "ImageMechanism", "PixelGaussian", "PixelLaplace", "cell_means", "check_image",
-    "make_image_mechanism", "pixelate",
+    "IMAGE_MECHANISMS", "NEEDS_DELTA", "DPPix", "ImageMechanism", "PixelGaussian", "PixelLaplace", "cell_means",
+    "check_image", "make_image_mechanism", "pixelate",
     "psnr", "ssim",
     "IMAGE_SETS", "MAX_UPLOAD_BYTES", "MAX_UPLOAD_PIXELS", "ImageSet", "image_set_names", "load_image_set",
     "load_uploaded_image",

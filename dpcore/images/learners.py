@@ -217,6 +217,8 @@ def run_noisy_input(split, *, epsilon: float, delta: float, seed: int, params: M
                          label_epsilon=label_epsilon, reported=reported)
     extras: dict[str, Any] = {
         "privacy_unit": unit,
+        "protects": "each training image" + (" and its label" if label_share else
+                                             " only; the labels are used as they are (not protected)"),
         "epsilon_requested": float(epsilon),
         "epsilon_image": image_epsilon,
         "labels_protected": label_share > 0,

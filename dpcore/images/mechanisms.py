@@ -468,6 +468,8 @@ IMAGE_MECHANISMS: dict[str, str] = {
     "gaussian-image": "Gaussian, (ε, δ) per image",
     "dppix": "DP-Pix (Fan 2018)",
 }
+#: The mechanisms that need delta > 0 (Gaussian noise); the others are pure epsilon-DP and ignore delta.
+NEEDS_DELTA = frozenset({"gaussian-pixel", "gaussian-image"})
 
 
 def make_image_mechanism(

@@ -150,6 +150,8 @@ def run_learner(
     if result.seconds == 0.0:
         object.__setattr__(result, "seconds", time.perf_counter() - t0)
     _say_if_single_class(spec, split, result)
+    if spec.private:  # what its epsilon protects, unless the run said it (it may depend on the knobs)
+        result.extras.setdefault("protects", spec.wording.protects)
     return result
 
 

@@ -121,6 +121,8 @@ class RunResult:
         out["delta"] = _jsonable(self.delta)
         out["noise_multiplier"] = _jsonable(self.noise_multiplier)
         out["seconds"] = round(float(self.seconds), 4)
+        if self.extras.get("protects"):  # the unit epsilon protects: whole records, labels only, a client ...
+            out["protects"] = self.extras["protects"]
         if self.neighbouring is not None:  # what the epsilon protects: one record added/removed, or replaced
             out["neighbouring"] = Neighbouring.of(self.neighbouring).spelling
         for k in ("accountant", "sample_rate", "steps"):  # DP-SGD's: enough to recompute the epsilon elsewhere
@@ -251,8 +253,8 @@ class LearnerSpec:
         if unknown:
             from ..exceptions import DPValueError
 
-            raise DPValueError(f"learner {self.name!r} does not take parameter(s) {unknown}; it takes "
-                               f"{sorted(self.params) or 'none'}")
+            raise DPValueError(f"learner {self.name!r} does not take parameter(s) {', '.join(unknown)}; it takes "
+                               f"{', '.join(sorted(self.params)) or 'none'}")
         out = {}
         for key, value in params.items():
             k = self.knob(key)

@@ -274,6 +274,8 @@ class Wording:
         What epsilon protects, one or two sentences.
     unit_short : str
         The protected unit in a few words ("per training record").
+    protects : str
+        What epsilon protects, as the command line's ``protects`` line and JSON field say it.
     note : str
         A paragraph on what the learner does (with its paper).
     history_note : str
@@ -290,6 +292,7 @@ class Wording:
     epsilon_input: str = "Epsilon (ε)"
     unit: str = ""
     unit_short: str = "per training record"
+    protects: str = "each whole training record (features and label)"
     note: str = ""
     history_note: str = ""
     diagnostics: dict = field(default_factory=dict, hash=False, compare=False)

@@ -161,7 +161,9 @@ class SSPRegressor(_BoundedRegressor):
 
     def fit(self, X, y) -> "SSPRegressor":
         eps = check_epsilon(self.epsilon)
-        delta = check_delta(self.delta, allow_zero=False)
+        delta = check_delta(self.delta, allow_zero=False,
+                            zero_hint="SSP's noise is Gaussian, which needs delta > 0 (1e-5 is usual); the functional "
+                                      "mechanism (Laplace noise) works at delta = 0")
         r = check_positive(self.data_norm, "data_norm")
         if not isinstance(self.adaptive, (bool, np.bool_)):
             raise DPValueError(f"adaptive must be True or False, got {self.adaptive!r}")

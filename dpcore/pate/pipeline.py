@@ -173,6 +173,16 @@ class PublicQueries:
         keep = y >= 0  # Confident-GNMax leaves unanswered queries (label -1) out
         return (X, y) if keep.all() else (X[keep], y[keep])
 
+    def rows_right(self, d: PateData, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For each query, how many of the student's rows it labels rightly and how many it labels (evaluation
+        only): the queried row itself, or every row of the cluster (so a share along the queries ends at the share
+        of the student's labels that are right, not of the clusters' majorities)."""
+        if self.assignment is None:
+            return (labels == d.y_public[self.index]).astype(float), np.ones(labels.size)
+        size = np.bincount(self.assignment, minlength=labels.size).astype(float)
+        right = np.bincount(self.assignment, weights=d.y_public == labels[self.assignment], minlength=labels.size)
+        return right, size
+
     def true_labels(self, d: PateData) -> np.ndarray:
         """Each query's true label, for evaluation only: the row's, or the most common one in the cluster."""
         if self.assignment is None:
@@ -288,7 +298,10 @@ class PateConfig:
             raise DPValueError("give either noise_scale or target_epsilon")
         else:
             object.__setattr__(self, "target_epsilon", check_epsilon(self.target_epsilon, "target_epsilon"))
-        object.__setattr__(self, "delta", check_delta(self.delta, allow_zero=self.aggregator == "lnmax"))
+        object.__setattr__(self, "delta", check_delta(
+            self.delta, allow_zero=self.aggregator == "lnmax",
+            zero_hint="this aggregator's vote noise is Gaussian, which needs delta > 0 (1e-5 is usual); for delta = 0 "
+                      "choose the LNMax aggregator (Laplace noise, aggregator=lnmax)"))
         if not 0.0 < float(self.public_fraction) < 1.0:
             raise DPValueError(f"public_fraction must be strictly between 0 and 1, got {self.public_fraction}")
         for name in ("teacher_model", "student_model"):
@@ -383,12 +396,13 @@ def _data_dependent_rdp(cfg: PateConfig, scale: float, votes: np.ndarray, answer
     return per
 
 
-def _query_history(cfg: PateConfig, scale: float, votes: np.ndarray, labels: np.ndarray, correct: np.ndarray,
-                   cb: EpochCallback) -> tuple[pd.DataFrame, np.ndarray | None]:
+def _query_history(cfg: PateConfig, scale: float, votes: np.ndarray, labels: np.ndarray,
+                   rows: tuple[np.ndarray, np.ndarray], cb: EpochCallback) -> tuple[pd.DataFrame, np.ndarray | None]:
     """Epsilon (data-independent, and the data-dependent analysis when asked) and label accuracy along the queries
     (for Confident-GNMax: the examined queries, with how many were answered); also each query's data-dependent RDP
     at the order that gives the final epsilon (None when not asked)."""
     answered = labels >= 0
+    right, size = rows  # PublicQueries.rows_right
     per_query = cum_rdp = None
     if cfg.data_dependent:
         per_query = _data_dependent_rdp(cfg, scale, votes, answered)
@@ -399,7 +413,7 @@ def _query_history(cfg: PateConfig, scale: float, votes: np.ndarray, labels: np.
                              accountant=cfg.accountant, threshold_noise=cfg.sigma1)
         got = answered[:k]
         row = {"epoch": k, "queries": k, "epsilon": eps_k,
-               "label_accuracy": float(np.mean(correct[:k][got])) if got.any() else math.nan}
+               "label_accuracy": float(right[:k][got].sum() / size[:k][got].sum()) if got.any() else math.nan}
         if cfg.aggregator == "confident":
             row["answered"] = int(got.sum())
         if cum_rdp is not None:
@@ -450,8 +464,8 @@ def _prepared(data: "Split | PateData", cfg: PateConfig) -> PateData:
     if cfg.queries > d.y_public.size:
         what = "clusters" if cfg.query_mode == "clusters" else "queries"
         raise DPValueError(
-            f"queries={cfg.queries} asks for more {what} than the {d.y_public.size} public examples; lower queries "
-            f"or raise public_fraction (now {cfg.public_fraction})"
+            f"queries={cfg.queries} (queries asked) is more {what} than the {d.y_public.size} public examples; ask "
+            f"fewer, or raise public_fraction (the public share of the training part, now {cfg.public_fraction:g})"
         )
     return with_features(d, cfg.features)
 
@@ -512,7 +526,7 @@ def _run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCa
     labels, noisy = _aggregate(cfg, scale, votes, rng)
     true_q = queries.true_labels(d)
 
-    history, per_query_at_opt = _query_history(cfg, scale, votes, labels, labels == true_q, cb)
+    history, per_query_at_opt = _query_history(cfg, scale, votes, labels, queries.rows_right(d, labels), cb)
     epsilon = float(history.epsilon.iloc[-1])
     eps_dd = float(history.epsilon_data_dependent.iloc[-1]) if cfg.data_dependent else None
     released = _released(cfg, scale, votes, labels, rng)

@@ -43,8 +43,8 @@ def at_least(claim: str, value: float, target: float, tolerance: float = 0.0) ->
 
 def at_most(claim: str, value: float, target: float, tolerance: float = 0.0) -> Check:
     """``value <= target + tolerance``; the claim text states both numbers."""
-    tol = f" + {tolerance:g}" if tolerance else ""
-    return Check(f"{claim}: {value:.4g} <= {target:.4g}{tol}", float(value), bool(value <= target + tolerance))
+    bound = f"{tolerance:g}" if target == 0 and tolerance else f"{target:.4g}" + (f" + {tolerance:g}" if tolerance else "")
+    return Check(f"{claim}: {value:.4g} <= {bound}", float(value), bool(value <= target + tolerance))
 
 
 @dataclass(frozen=True, eq=False)

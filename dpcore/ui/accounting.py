@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ..accounting import calibrate_noise_multiplier, composition_comparison, dpsgd_epsilon
+from ..accounting.accountants import pld_discretization_for
 from ..explain import count_query_densities, neighbouring_databases, noisy_count
 from ..verdict import odds_factor
 from . import palette, vega
@@ -82,14 +83,19 @@ def cached_comparison(noise_multiplier: float, sample_rate: float, delta: float,
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def cached_noise(target_epsilon: float, delta: float, sample_rate: float, steps: int, accountant: str) -> float:
+    """The noise for ``target_epsilon``, on the PLD grid a training run calibrated to it uses (check it with
+    ``cached_epsilon(..., target=target_epsilon)``)."""
     return calibrate_noise_multiplier(target_epsilon=target_epsilon, delta=delta, sample_rate=sample_rate,
-                                      steps=steps, accountant=accountant)
+                                      steps=steps, accountant=accountant,
+                                      pld_discretization=pld_discretization_for(target_epsilon))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def cached_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: float, accountant: str) -> float:
+def cached_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: float, accountant: str,
+                   target: float | None = None) -> float:
+    """Epsilon after ``steps``; ``target``: the epsilon the noise was calibrated to (its PLD grid)."""
     return dpsgd_epsilon(noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps, delta=delta,
-                         accountant=accountant)
+                         accountant=accountant, pld_discretization=pld_discretization_for(target))
 
 
 def _long(xs, columns: dict) -> pd.DataFrame:

@@ -56,8 +56,10 @@ def contrast_learner(name: str) -> str | None:
 
 
 def cached_audit(learner: str, dataset: str, *, epsilon: float, delta: float, attack: str, params: tuple,
-                 shadows: int, canaries: int, pool_size: int | None, seed: int | None, progress=None):
-    """:func:`dpcore.audit.run_audit` on a registry dataset, memoised in the session on every input.
+                 shadows: int, canaries: int, pool_size: int | None, seed: int | None, progress=None,
+                 quiet: bool = False):
+    """:func:`dpcore.audit.run_audit` on a registry dataset, memoised in the session on every input; ``quiet``: no
+    caption when the result comes from the server's store (the page's second model: said once for both).
 
     The seed fixes the noise, so equal inputs give equal results. Not ``st.cache_data``: the run
     moves a progress bar created outside it, which a cache replay could not redraw.
@@ -70,7 +72,8 @@ def cached_audit(learner: str, dataset: str, *, epsilon: float, delta: float, at
                              on_progress=on_progress)
 
     # one run for every visitor asking the same (dpcore.serving), memoised in the session too
-    return remembered("audit.results", key, lambda: shared_call(("audit", *key), run, on_progress=progress))
+    return remembered("audit.results", key,
+                      lambda: shared_call(("audit", *key), run, on_progress=progress, quiet=quiet))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

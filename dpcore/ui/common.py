@@ -25,7 +25,7 @@ SCROLL_CUE = '<p class="dp-scroll-cue">⟷ This table scrolls sideways; its firs
 #: The same cue under a table whose first column is too long to pin (:data:`PIN_CHARACTERS`).
 SCROLL_CUE_UNPINNED = '<p class="dp-scroll-cue">⟷ This table scrolls sideways.</p>'
 #: Page-wide style: the scroll cue appears below 640 px only.
-_PHONE_STYLE = ("<style>.dp-scroll-cue{display:none;margin:-0.5rem 0 1rem;font-size:0.9rem}"
+_PHONE_STYLE = ("<style>.dp-scroll-cue{display:none;margin:0.25rem 0 1rem;font-size:0.9rem}"
                 "@media (max-width: 640px){.dp-scroll-cue{display:block}}"
                 ".stPlotlyChart .xtick text,.stPlotlyChart .ytick text,.stPlotlyChart .g-xtitle text,"
                 ".stPlotlyChart .g-ytitle text{fill:#333333 !important}"
@@ -213,7 +213,8 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
             help="The range each column can hold, from what it measures rather than from the rows: "
                  f"{BOUNDS_SYNTAX}. Values outside are clipped; a range much wider than the data squeezes its "
                  "signal. A column left out gets its own smallest and largest value in the file, which leaks privacy "
-                 "(a warning names those columns); the label needs a range only for regression.")
+                 "(a warning names those columns). The label needs a range only for regression, and there it sets the "
+                 "noise: the wider the range, the more noise the same ε needs.")
         with caught_warnings() as caught:
             ds = load_csv(data, label_column=label, task=None if kind == "auto" else kind, name=up.name,
                           bounds=bounds)

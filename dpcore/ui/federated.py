@@ -115,6 +115,20 @@ def federation_warnings(config: FedAvgConfig) -> list[str]:
     return out
 
 
+def chance_warning(config: FedAvgConfig, accuracy: float, chance: float | None) -> str | None:
+    """A warning when a private run's model is barely better than always answering the most common class (within a
+    tenth of the way from chance to perfect), with what to change for its mode; None otherwise."""
+    if chance is None or config.mode == "none" or not accuracy < chance + 0.1 * (1.0 - chance):
+        return None
+    fix = ("Local DP noises every client's update before the server sees it, far more noise than the server adds "
+           "in the central mode: compare with the central mode at this ε, or raise ε a lot." if config.mode == "local"
+           else "Raise ε, sample more clients per round (the server's noise is divided by the qN clients "
+                "averaged), or run fewer rounds.")
+    how = "no better than" if accuracy <= chance else "barely better than"
+    return (f"The model is {how} always answering the most common class (test accuracy {accuracy:.3f} "
+            f"vs {chance:.3f}): the noise drowned the clients' updates. " + fix)
+
+
 def sigma_used_caption(result: FedAvgResult) -> str:
     """Which noise multiplier the run used and the ε it cost, whichever of the two the visitor set."""
     cfg = result.config

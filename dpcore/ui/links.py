@@ -128,6 +128,11 @@ def restore_view(prefix: str) -> None:
         if not _plain(value):
             st.session_state.setdefault(_PROBLEMS, []).append(key)
             continue
+        if isinstance(value, list) and value and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                     for v in value):
+            # a list of numbers is a multiselect of decimals (the ε values), and Streamlit's drops a typed 10 that
+            # is not its option 10.0: whole numbers typed by hand are read as the decimals they mean
+            value = [float(v) for v in value]
         st.session_state[key] = value
         restored[key] = value
     st.session_state[_RESTORED] = restored
@@ -146,10 +151,10 @@ def _left_out(value: Any, kept: Any) -> list | None:
     ``["dpsgd", "nope"]`` keeps ``["dpsgd"]``); None when that is not what happened."""
     if not isinstance(value, list) or not isinstance(kept, (list, tuple)) or not kept:
         return None
-    mine = [json.dumps(v) for v in kept]
-    if len(mine) >= len(value) or not set(mine) <= {json.dumps(v) for v in value}:
+    mine = [json.dumps(_norm(v)) for v in kept]
+    if len(mine) >= len(value) or not set(mine) <= {json.dumps(_norm(v)) for v in value}:
         return None
-    return [v for v in value if json.dumps(v) not in mine]
+    return [v for v in value if json.dumps(_norm(v)) not in mine]
 
 
 def check_view(*, stopped: bool = False) -> bool:
@@ -234,7 +239,11 @@ def abandon_view() -> bool:
 
 
 def _norm(v: Any) -> Any:
-    return list(v) if isinstance(v, tuple) else v
+    """A value as compared with the link's: tuples as lists, numbers as floats (a link's [1, 10] is the multiselect's
+    [1.0, 10.0])."""
+    if isinstance(v, (list, tuple)):
+        return [_norm(x) for x in v]
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
 
 
 def show_link_problems() -> None:

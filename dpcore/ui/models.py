@@ -343,8 +343,8 @@ class _RunWarnings:
             for x, s in where.items():
                 found[worse].setdefault(x, set()).update(s)
             label = rest.split(" for every test row")[0]
-            found[f"{worse} In {runs} of these run{'s' if runs > 1 else ''} it predicts the single class {label} "
-                  "for every test row."] = found.pop(worse)
+            which = f"In {runs} of these runs" if runs > 1 else "In one of these runs"
+            found[f"{worse} {which} it predicts the single class {label} for every test row."] = found.pop(worse)
         return found
 
     def messages(self) -> list[str]:

@@ -31,6 +31,14 @@ def test_the_grid_is_the_default_for_usual_budgets_and_scales_outside_them():
     assert pld_discretization_for(1.0) == pld_discretization_for(10.0) == pld_discretization_for(None) == 1e-4
     assert pld_discretization_for(0.01) == pytest.approx(1e-6) and pld_discretization_for(100.0) == pytest.approx(1e-3)
     assert pld_discretization_for(1e-300) == pytest.approx(1e-8)  # floored: no grid finer than 1e-4 x 1e-4
+    assert pld_discretization_for(1e9) == pytest.approx(0.1)  # capped: a grid of 1e4 overflowed dp_accounting
+
+
+def test_dp_sgd_at_an_absurd_epsilon_runs_instead_of_overflowing():
+    from dpcore.learners import run_learner
+
+    res = run_learner("dpsgd", "iris", epsilon=1e9, seed=0, params={"epochs": 1})
+    assert 0 < res.epsilon <= 1e9  # the least noise allowed (noise multiplier 1e-3) spends less than asked
 
 
 def test_a_tiny_budget_is_met_closely_and_the_true_epsilon_is_below_it():
@@ -64,3 +72,16 @@ def test_dp_sgd_at_epsilon_100_and_0_001_trains_and_spends_its_budget():
         res = run_learner("dpsgd", "digits", epsilon=target, seed=0, params={"accountant": "pld", "epochs": 4})
         # at 0.001 the default grid spent 0.0002, five times the noise needed
         assert 0.99 * target <= res.epsilon <= target, (target, res.epsilon)
+
+
+
+def test_a_budget_over_fifty_thousand_steps_is_met_within_half_a_percent():
+    # the search's coarse grid is more pessimistic with every composition: its answer alone spent 1.963 of 2
+    target, q, steps = 2.0, 0.02, 50_000
+    grid = pld_discretization_for(target)
+    sigma = calibrate_noise_multiplier(target_epsilon=target, delta=DELTA, sample_rate=q, steps=steps,
+                                       accountant="pld", pld_discretization=grid)
+    reported = epsilon_curve(noise_multiplier=sigma, sample_rate=q, delta=DELTA, steps=[steps], accountant="pld",
+                             pld_discretization=grid)[-1]
+    assert 0.995 * target <= reported <= target
+    assert sigma < calibrate_noise_multiplier(target_epsilon=target, delta=DELTA, sample_rate=q, steps=steps)

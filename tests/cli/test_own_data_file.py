@@ -88,9 +88,11 @@ def test_cluster_sweep_and_audit_read_the_file_too_in_secure_mode_unless_seeded(
     (["--data", "{csv}", "--label", "species", "--bounds", "petal width=0:3"], "'petal width' that the file"),
     (["--data", "{csv}", "--label", "species", "--bounds", "*=3:0"], "not below the high end"),
     (["--label", "species"], "train needs --dataset"),
+    (["--data", "{ragged}", "--label", "y"], "line 4 of the file has 4 values, but the rows before it have 3"),
 ])
 def test_bad_data_flags_are_one_line_errors_naming_the_flag(iris_csv, tmp_path, capsys, argv, words):
-    argv = [a.format(csv=iris_csv, missing=tmp_path / "nope.csv") for a in argv]
+    (ragged := tmp_path / "ragged.csv").write_text("a,b,y\n1,2,0\n2,3,1\n4,5,1,9\n")
+    argv = [a.format(csv=iris_csv, missing=tmp_path / "nope.csv", ragged=ragged) for a in argv]
     assert main(["train", "--algorithm", "dpsgd", *argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error:") and words in err[0]

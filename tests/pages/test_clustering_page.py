@@ -47,3 +47,12 @@ def test_clustering_page_follows_the_dataset_and_states_the_relation():
     assert not at.exception
     assert any("classes one to one" in w.value for w in at.warning)
     assert any("only 2ε-DP" in c.value for c in at.caption)
+
+
+def test_a_k_larger_than_the_training_rows_is_said_once_and_the_sweep_is_not_run_for_it():
+    at = AppTest.from_file(str(ROOT / "pages/3_Clustering.py"), default_timeout=120)
+    at.run()
+    at.number_input(key="cluster.k.iris").set_value(1000).run()
+    assert not at.exception
+    assert len(at.error) == 1  # the sweep below ran the same settings and said it a second time
+    assert "larger than the number of training rows n=114" in at.error[0].value

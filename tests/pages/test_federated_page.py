@@ -117,4 +117,7 @@ def test_a_tiny_target_epsilon_explains_its_zero_and_the_clip_sweep_without_an_e
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert _metric(at, "ε (user level)") == "0"
     assert any("(0, δ) guarantee, not perfect privacy" in m.value for m in at.markdown)
+    # the model is at chance, and a warning says so with what to change (as PATE's and the Attack page's do)
+    assert any("better than always answering the most common class" in w.value and "Raise ε" in w.value
+               for w in at.warning)
     assert any("clip-norm sweep keeps this run's σ" in i.value for i in at.info)

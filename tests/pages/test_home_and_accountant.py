@@ -116,3 +116,15 @@ def test_best_of_compositions_against_the_theorems():
     # the protected unit is named for the page's guarantee, not "one record, one client" on every page
     assert "odds about a record grow" in weak_guarantee_note(12, unit="per training record")
     assert "odds about a client's data grow" in weak_guarantee_note(12, unit="per client")
+
+
+def test_the_inverse_with_the_pld_accountant_asks_less_noise_than_rdp_at_a_small_target(app_page):
+    # target 0.1 over 100 epochs: the inverse asked for σ 75 with PLD against 34 with RDP (its ε check 0.039)
+    at = app_page("pages/1_Accountant.py").run()
+    at.number_input(key="acct.target").set_value(0.1)
+    at.number_input(key="acct.plan_epochs").set_value(100.0).run()
+    rdp = float(metrics(at)["Noise multiplier needed σ"])
+    at.radio(key="acct.acct").set_value("pld").run()
+    assert not at.exception
+    m = metrics(at)
+    assert float(m["Noise multiplier needed σ"]) < rdp and 0.099 <= float(m["ε check with that σ"]) <= 0.1

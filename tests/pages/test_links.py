@@ -235,3 +235,15 @@ def test_a_links_bad_value_is_said_before_any_heavy_work_runs_for_the_default_in
     assert not at.exception
     assert any("classical.dataset" in w.value and "default" in w.value for w in at.warning)
     assert pending_at_work and not any(pending_at_work)  # no sweep was queued while the bad value was unsaid
+
+
+def test_a_hand_typed_list_of_whole_numbers_sets_a_multiselect_of_decimals_and_delta_0_is_kept():
+    at = page("app.py")
+    at.query_params["images.eps_list"] = "[1, 10]"  # the options are 0.1, 1.0, 10.0 ...
+    at.query_params["images.mode"] = '"epsilons"'
+    at.query_params["images.delta"] = "0"  # the Gaussian mechanisms are left out, not the value refused
+    at.query_params["images.set.n"] = "1"
+    at.switch_page("pages/6_Noisy_images.py").run()
+    assert not at.exception and not at.warning, [w.value for w in at.warning]
+    assert at.multiselect(key="images.eps_list").value == [1.0, 10.0]
+    assert at.number_input(key="images.delta").value == 0.0

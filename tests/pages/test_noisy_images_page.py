@@ -22,6 +22,18 @@ def test_renders_a_grid_and_reacts_to_epsilon():
     # 2 rows x (original + 5 mechanisms) in the grid, then the 2 images of the label view
     assert len(at.get("image")) == 2 * 6 + 2
     assert _rows_that_wrap(at) >= 1 + 2 + 1  # the headings, each grid row and the label view wrap, not stack
+    units = at.dataframe[0].value
+    assert len(units) == 5 and units["PSNR (dB, mean)"].notna().all()  # one column per mechanism
+    # who counts as a neighbour: a list that wraps under the table, not a sentence cut off in a cell
+    assert not any("neighbour" in str(c) for c in units.columns)
+    assert any(m.value.startswith("**Privacy unit**") and m.value.count("\n- **") == 5 for m in at.markdown)
+    curve = at.dataframe[1].value
+    assert "kind" not in curve and curve["Mechanism"].nunique() == 5 and curve["ε"].min() < curve["ε"].max()
+    before = [m.value for m in at.metric][:5]
+    at.number_input(key="images.eps").set_value(50.0).run()
+    after = [m.value for m in at.metric][:5]
+    assert not at.exception and after != before
+    assert float(after[0].split()[0]) > float(before[0].split()[0])  # more epsilon, higher PSNR
 
 
 def _rows_that_wrap(at: AppTest) -> int:
@@ -40,18 +52,6 @@ def _rows_that_wrap(at: AppTest) -> int:
         here = int(flex is not None and flex.wrap and flex.direction == across and not columns)
         return here + sum(walk(c) for c in getattr(node, "children", {}).values())
     return walk(at.main)
-    units = at.dataframe[0].value
-    assert len(units) == 5 and units["PSNR (dB, mean)"].notna().all()  # one column per mechanism
-    # who counts as a neighbour: a list that wraps under the table, not a sentence cut off in a cell
-    assert not any("neighbour" in str(c) for c in units.columns)
-    assert any(m.value.startswith("**Privacy unit**") and m.value.count("\n- **") == 5 for m in at.markdown)
-    curve = at.dataframe[1].value
-    assert "kind" not in curve and curve["Mechanism"].nunique() == 5 and curve["ε"].min() < curve["ε"].max()
-    before = [m.value for m in at.metric][:5]
-    at.number_input(key="images.eps").set_value(50.0).run()
-    after = [m.value for m in at.metric][:5]
-    assert not at.exception and after != before
-    assert float(after[0].split()[0]) > float(before[0].split()[0])  # more epsilon, higher PSNR
 
 
 def test_epsilon_columns_bad_cell_and_train_button():
@@ -93,3 +93,18 @@ def test_the_sidebar_says_what_an_epsilon_on_pixels_leaves_the_whole_image_with(
     at.multiselect(key="images.kinds").set_value(["laplace-image", "gaussian-image"]).run()
     assert "pixels, not the image" not in " ".join(m.value for m in at.sidebar.markdown)
     assert any(m.value.startswith("**Picture quality, PSNR**") for m in at.markdown)  # what the dB above are
+
+
+def test_delta_0_leaves_out_the_gaussian_mechanisms_with_a_note_instead_of_failing():
+    at = _app()
+    at.slider(key="images.set.n").set_value(1).run()
+    at.number_input(key="images.delta").set_value(0.0).run()
+    assert not at.exception and not at.error
+    assert any("Gaussian noise cannot give" in i.value and "are left out" in i.value for i in at.info)
+    assert len(at.dataframe[0].value) == 3  # the two Laplace columns and DP-Pix
+    assert at.dataframe[1].value["Mechanism"].nunique() == 3
+    at.radio(key="images.mode").set_value("epsilons").run()  # DP-Pix against ε: its curve still drawn
+    assert not at.exception and not at.error and len(at.dataframe[1].value) > 0
+    at.selectbox(key="images.kind").set_value("gaussian-image").run()
+    assert not at.exception and not at.error
+    assert any("Gaussian, (ε, δ) per image is left out" in i.value for i in at.info)

@@ -260,3 +260,12 @@ def test_the_nearest_neighbour_teacher_predicts_what_scikit_learns_1nn_does():
     assert np.array_equal(ours.predict(queries), reference.predict(queries))
     assert np.array_equal(ours.predict(X), y)  # each training row is its own nearest neighbour
     assert teacher_predictions([ours, ours], queries).shape == (2, 3000)
+
+
+@pytest.mark.parametrize("mode", ["points", "clusters"])
+def test_the_label_accuracy_along_the_queries_ends_at_the_share_of_the_students_labels_that_are_right(split, mode):
+    # clusters: it scored each query against its cluster's majority (0.95 where the student's labels were 0.874)
+    r = run_pate(split, small(query_mode=mode, queries=20, noise_scale=1.0))
+    assert r.history.label_accuracy.iloc[-1] == pytest.approx(r.label_accuracy, abs=1e-12)
+    if mode == "clusters":
+        assert r.label_accuracy < 1.0  # clusters mix classes: the case where the two definitions differed

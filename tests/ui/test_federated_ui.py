@@ -9,7 +9,14 @@ import torch
 
 from dpcore.federated import FedAvgConfig
 from dpcore.federated.fedavg import noisy_server_average
-from dpcore.ui.federated import HEATMAP_CLIENTS, clients_figure, gap_caption, noise_on_average, step_caption
+from dpcore.ui.federated import (
+    HEATMAP_CLIENTS,
+    chance_warning,
+    clients_figure,
+    gap_caption,
+    noise_on_average,
+    step_caption,
+)
 
 CENTRAL = FedAvgConfig(clients=1000, client_fraction=0.2, clip_norm=1.5, noise_multiplier=2.0)
 
@@ -47,3 +54,15 @@ def test_heatmap_draws_at_most_a_readable_number_of_clients():
     fig = clients_figure(counts, tuple(str(i) for i in range(10)))
     assert np.asarray(fig.data[0].z).shape == (HEATMAP_CLIENTS, 10) and fig.layout.height < 1000
     assert np.asarray(clients_figure(counts[:7], ("a",) * 10).data[0].z).shape == (7, 10)
+
+
+def test_a_private_model_near_chance_is_warned_about_with_advice_for_its_mode():
+    import dataclasses
+
+    local = dataclasses.replace(CENTRAL, mode="local")
+    assert "Raise ε, sample more clients" in chance_warning(CENTRAL, 0.11, 0.10)
+    assert "compare with the central mode" in chance_warning(local, 0.11, 0.10)
+    assert chance_warning(local, 0.084, 0.102).startswith("The model is no better than always answering")
+    assert chance_warning(CENTRAL, 0.5, 0.10) is None  # well above chance
+    assert chance_warning(dataclasses.replace(CENTRAL, mode="none", noise_multiplier=None), 0.1, 0.1) is None
+    assert chance_warning(CENTRAL, 0.11, None) is None  # regression: no chance level
