@@ -222,7 +222,8 @@ def rounds_figures(history: pd.DataFrame, *, rounds: int, reference: pd.DataFram
     else:
         eps.add_annotation(x=rounds / 2, y=0.5, text="non-private: ε = ∞", showarrow=False, font=dict(size=18))
     eps.update_layout(xaxis_title="round", yaxis_title="ε spent so far (user level, δ fixed)",
-                      xaxis_range=[0.5, rounds + 0.5], height=360, margin=dict(t=30, b=40), showlegend=False)
+                      xaxis_range=[0.5, rounds + 0.5], height=360, margin=dict(t=30, b=40), showlegend=False,
+                      yaxis_rangemode="nonnegative")  # an ε of exactly 0 (a tiny target) drew from -1 to 1
     return acc, eps
 
 

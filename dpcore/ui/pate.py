@@ -266,7 +266,8 @@ def epsilon_queries_figure(history: pd.DataFrame) -> go.Figure:
                         name="data-dependent (Papernot 2018 Thm 6): NOT a guarantee, do not publish",
                         **palette.line_and_marker(1))
     fig.update_layout(xaxis_title="queries answered", yaxis_title="ε spent (δ fixed)", height=340,
-                      margin=dict(t=30, b=40), legend=dict(orientation="h", y=1.15))
+                      margin=dict(t=30, b=40), legend=dict(orientation="h", y=1.15),
+                      yaxis_rangemode="nonnegative")  # an ε of exactly 0 (a tiny target) drew from -1 to 1
     return fig
 
 
