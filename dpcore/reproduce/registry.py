@@ -43,7 +43,9 @@ def at_least(claim: str, value: float, target: float, tolerance: float = 0.0) ->
 
 def at_most(claim: str, value: float, target: float, tolerance: float = 0.0) -> Check:
     """``value <= target + tolerance``; the claim text states both numbers."""
-    bound = f"{tolerance:g}" if target == 0 and tolerance else f"{target:.4g}" + (f" + {tolerance:g}" if tolerance else "")
+    bound = f"{target:.4g}" + (f" + {tolerance:g}" if tolerance else "")
+    if target == 0 and tolerance:  # "<= 0.02", not "<= 0 + 0.02"
+        bound = f"{tolerance:g}"
     return Check(f"{claim}: {value:.4g} <= {bound}", float(value), bool(value <= target + tolerance))
 
 
