@@ -74,6 +74,23 @@ GLOSSARY: dict[str, str] = {
     "Canary": "A record planted in the training data to test whether the model gives it away.",
     "Chance level": "The accuracy of always answering the most common class; a model at chance has learnt "
                     "nothing.",
+    "Mean predictor": "For regression, the trivial model that answers the training rows' mean label for every "
+                      "row; a private model that does worse has learnt nothing useful.",
+    "Verdict bands": "How the pages judge an ε: Strong privacy (ε ≤ 1), Moderate privacy (1 < ε ≤ 4), Weak "
+                     "guarantee (4 < ε ≤ 10) and Nominal guarantee only (ε > 10), where the bound alone promises "
+                     "next to nothing.",
+    "Poisson sampling": "Each step's batch takes every record independently with probability q, so its size "
+                        "varies; DP-SGD's accounting (amplification by sampling) assumes it. Shuffled fixed-size "
+                        "batches are accounted the same way by convention, which is not a proof.",
+    "DP-ERM": "Differentially private empirical risk minimisation (Chaudhuri, Monteleoni & Sarwate 2011): a "
+              "regularised logistic regression or SVM made private by output or objective perturbation.",
+    "Seed": "A number that fixes every random draw, noise included, so a run can be repeated exactly: good for "
+            "teaching and comparing, never for a real release (anyone who knew the seed could remove the noise).",
+    "Secure noise": "Noise drawn from the operating system's cryptographic source and rounded to a grid, which "
+                    "defeats Mironov's (2012) floating-point attack on textbook noise; the mode for a real release.",
+    "Tuning tax": "Choosing the best of several private runs leaks more than one run: the choice itself costs "
+                  "privacy (Papernot & Steinke 2022 bound it when the number of runs is random: "
+                  "repeat-and-select).",
     "Accuracy": "The fraction of test rows predicted correctly (between 0 and 1 on every page).",
     "MSE": "Mean squared error of a regression, in the label's units squared.",
     "R²": "The share of the label's variance a regression explains: 1 perfect, 0 no better than the mean.",

@@ -67,8 +67,9 @@ class Verdict:
         """The band alone, e.g. ``●●●● Strong privacy``, for under a number in a narrow column."""
         return f"{self.band.icon} {self.band.headline}"
 
-    def sentence(self) -> str:
-        """One line for beside the number: ``●●●● **Strong privacy** (ε ≤ 1): ... change at most 2.7×; ...``."""
+    def sentence(self, subject: str = "anyone") -> str:
+        """One line for beside the number: ``●●●● **Strong privacy** (ε ≤ 1): ... change at most 2.7×; ...``;
+        ``subject``: what the odds are about (a learner that protects labels only: "any one record's label")."""
         b = self.band
         if b is NOT_PRIVATE:
             return f"{b.icon} **{b.headline}**: no guarantee; the output may reveal anyone's record."
@@ -76,7 +77,7 @@ class Verdict:
         tail = {"strong": "", "moderate": "",
                 "weak": " The bound is loose; real attacks often learn far less: audit the model.",
                 "nominal": " The bound alone promises next to nothing; only an audit can say what is protected."}
-        return (f"{b.icon} **{b.headline}** ({rng}): an attacker's odds about anyone change at most "
+        return (f"{b.icon} **{b.headline}** ({rng}): an attacker's odds about {subject} change at most "
                 f"{odds_factor(self.epsilon)}; a 50 % guess can reach {_percent(self.max_belief)}.{tail[b.name]}")
 
 

@@ -40,7 +40,8 @@ left.markdown(f"**What the paper reports.** {entry.published}")
 right.markdown(f"**What runs here.** {entry.setup}")
 st.caption(f"**How the setup differs.** {entry.difference}")
 if entry.epsilon is not None:
-    verdict_line(entry.epsilon, what=f"The headline result sits at ε = {entry.epsilon:g}")
+    verdict_line(entry.epsilon, what=f"The headline result sits at ε = {entry.epsilon:g}"
+                 + (f" ({entry.epsilon_note})" if entry.epsilon_note else ""))
 
 store = st.session_state.setdefault("repro.results", {})
 

@@ -71,7 +71,13 @@ with st.sidebar:
     sigma_direct = algo == "dpsgd" and st.radio("Noise", ["Derive σ from ε", "Set σ directly"],
                                                 key="train.mode") == "Set σ directly"
     # With σ set directly the ε box stays visible but disabled: DP-SGD then reports the ε it spends.
-    epsilon = epsilon_input("train.epsilon", default=spec.default_epsilon, label=spec.wording.epsilon_input,
+    # output perturbation's budget knob (drawn below; its value is known from the last run): "total" makes this ε
+    # the whole run's, "per-query" each answer's
+    whole_run = ("total" in (getattr(spec.knob("budget"), "choices", None) or ())
+                 and st.session_state.get(f"train.budget.{ds.name}") == "total")
+    epsilon = epsilon_input("train.epsilon", default=spec.default_epsilon,
+                            label="Epsilon (ε) for all answers together" if whole_run else spec.wording.epsilon_input,
+                            subject=None if whole_run else spec.wording.input_subject or spec.wording.subject,
                             disabled=sigma_direct,
                             help="Not used while σ is set directly: the ε spent is reported after training."
                             if sigma_direct else None)

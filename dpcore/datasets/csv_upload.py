@@ -99,7 +99,8 @@ def _read(source) -> pd.DataFrame:
 
 
 #: How declared bounds are written, on the command line (``--bounds``) and on the pages.
-BOUNDS_SYNTAX = "COLUMN=LOW:HIGH, separated by commas; * stands for every other feature column (e.g. age=17:90, *=0:1)"
+BOUNDS_SYNTAX = ("COLUMN=LOW:HIGH, one per line or separated by commas; * stands for every other feature column "
+                 "(e.g. age=17:90, *=0:1)")
 
 
 def parse_bounds(spec) -> dict[str, tuple[float, float]]:

@@ -276,6 +276,11 @@ class Wording:
         The protected unit in a few words ("per training record").
     protects : str
         What epsilon protects, as the command line's ``protects`` line and JSON field say it.
+    subject : str or None
+        What an attacker's odds are about, when epsilon protects less than a whole record (label DP: "any one
+        record's label ..."); the verdicts then say it and are not compared with whole-record deployments.
+    input_subject : str or None
+        The same for the budget box alone, when its epsilon is not the run's (output perturbation: per answer).
     note : str
         A paragraph on what the learner does (with its paper).
     history_note : str
@@ -293,6 +298,8 @@ class Wording:
     unit: str = ""
     unit_short: str = "per training record"
     protects: str = "each whole training record (features and label)"
+    subject: str | None = None
+    input_subject: str | None = None
     note: str = ""
     history_note: str = ""
     diagnostics: dict = field(default_factory=dict, hash=False, compare=False)

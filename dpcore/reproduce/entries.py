@@ -566,6 +566,8 @@ register(Reproduction(
                "L1 distance between two probability vectors). Output perturbation's ε is per released answer.",
     x_label="ε", y_label="test accuracy",
     run=_run_iris_networks, epsilon=1.0,
+    epsilon_note="DP-SGD's, for its whole training; output perturbation's ε on this axis is per released answer, "
+                 "and its runs spend that ε on every test answer",
 ))
 
 

@@ -144,6 +144,8 @@ class Reproduction:
         Whether the curve's x axis is logarithmic.
     epsilon : float or None
         The ε of the paper's headline result (the page judges it with the verdict bands).
+    epsilon_note : str
+        What that ε covers, when it is not the same for every series (said beside the verdict).
     log_y : bool
         Whether the curve's y axis is logarithmic.
     """
@@ -161,6 +163,7 @@ class Reproduction:
     log_x: bool = True
     epsilon: float | None = None
     log_y: bool = False
+    epsilon_note: str = ""
 
     @property
     def cite(self) -> str:

@@ -449,6 +449,7 @@ def run_label_dp_rr(split, *, epsilon, delta, seed, params, on_epoch=None) -> Ru
 _NONPRIVATE_NOTE = ("The network behind this learner is trained without DP-SGD, with Adam (batch 64, at least 600 "
                     "steps); its privacy comes from the noise on the labels or on the released outputs.")
 _LABELS_ONLY = "each record's label only; the features are used as they are (not protected)"
+_LABEL_SUBJECT = "any one record's label (its features are not protected)"
 _LABEL_DIAGNOSTICS = {
     "title": "Training-set diagnostics (noisy labels)", "column": "Training loss (noisy labels)",
     "text": "The mean training loss against the noisy labels. Under label DP the features are public, so this is "
@@ -471,6 +472,7 @@ WORDING = {
         epsilon_label="ε (all answers released)", epsilon_input="Epsilon (ε) per released answer",
         unit="Every released softmax vector costs ε; the total is the sum over all answered queries.",
         unit_short="over all released answers",
+        input_subject="anyone from one released answer (the run spends this ε on every answer it releases)",
         protects="each whole training record, at ε per released answer (epsilon is the sum over the answers)",
         note="A network trained without privacy answers each test query with its softmax vector plus Laplace noise "
              "of scale 2/ε: two softmax vectors differ by at most 2 in L1 norm, so each released vector is ε-DP, "
@@ -483,7 +485,7 @@ WORDING = {
                              "(which covers only the released noisy answers) does not cover."}),
     "label-dp-laplace": Wording(
         epsilon_label="ε (labels only)", epsilon_input="Epsilon (ε) per label", unit_short="per label",
-        protects=_LABELS_ONLY,
+        protects=_LABELS_ONLY, subject=_LABEL_SUBJECT,
         unit="Protects only each record's label; the features are used as they are. Not comparable with "
              "DP-SGD's ε, which protects whole records.",
         note="Only the labels are private. One-hot labels get Laplace noise of scale 2/ε (one changed label moves "
@@ -494,7 +496,7 @@ WORDING = {
         diagnostics=_LABEL_DIAGNOSTICS),
     "label-dp-rr": Wording(
         epsilon_label="ε (labels only)", epsilon_input="Epsilon (ε) per label", unit_short="per label",
-        protects=_LABELS_ONLY,
+        protects=_LABELS_ONLY, subject=_LABEL_SUBJECT,
         unit="Protects only each record's label (replace-one neighbours); the features are used as they are. "
              "Not comparable with DP-SGD's ε, which protects whole records.",
         note="Only the labels are private. Each label is kept with probability e^ε/(e^ε+k−1), otherwise replaced by "

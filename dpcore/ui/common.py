@@ -131,38 +131,45 @@ def bounded_number(c, label: str, *, low: float | None, high: float | None, defa
 
 
 def epsilon_input(key: str, *, default: float = EPSILON, container=None, label: str = "Epsilon (ε)",
-                  disabled: bool = False, help: str | None = None, in_form: bool = False) -> float:
+                  disabled: bool = False, help: str | None = None, in_form: bool = False,
+                  subject: str | None = None) -> float:
     """ε box with its verdict band under it; ``disabled=True`` keeps it visible but greyed out (``help`` says why).
 
     Without a ``container`` it goes to the sidebar, or to the stage beside the headline chart in presentation mode.
     ``in_form``: the box is in a ``st.form``, which reports a new value only when submitted, so the verdict names
-    the ε it judges (the one last applied) rather than seeming to judge the number being typed.
+    the ε it judges (the one last applied) rather than seeming to judge the number being typed. ``subject``: what an
+    ε that does not protect whole records is about ("any one record's label"); the verdict then names it and is not
+    compared with published deployments, whose ε protect whole records.
     """
     c = container or control_area(st.sidebar)
     eps = bounded_number(c, label, low=0.001, high=100.0, default=float(default), key=key, name="ε",
                          value=float(default), step=0.1, format="%.3f", disabled=disabled,
                          help=help or "Privacy budget: smaller is more private; from 0.001 to 100.")
     if not disabled:
-        verdict_line(eps, container=c, what=f"At the ε last applied, {format_number(eps)}" if in_form else None)
+        verdict_line(eps, container=c, what=f"At the ε last applied, {format_number(eps)}" if in_form else None,
+                     subject=subject)
     return eps
 
 
-def verdict_text(epsilon: float, *, what: str | None = None, compare: bool = True, short: bool = False) -> str:
+def verdict_text(epsilon: float, *, what: str | None = None, compare: bool = True, short: bool = False,
+                 subject: str | None = None) -> str:
     """The verdict band of ``epsilon`` in words (:mod:`dpcore.verdict`), and where published deployments sit.
 
-    ``short`` gives the band alone (for under a number in a narrow column).
+    ``short`` gives the band alone (for under a number in a narrow column); ``subject``: what the ε protects when it
+    is not a whole record (then no comparison with published deployments, which protect whole records).
     """
     v = verdict(epsilon)
-    text = (f"{what}: " if what else "") + (v.short() if short else v.sentence())
+    compare = compare and subject is None
+    text = (f"{what}: " if what else "") + (v.short() if short else v.sentence(subject or "anyone"))
     if epsilon == 0 and not short:  # a calibrated tiny target: the accountant's true (0, δ) bound
         text += "  \n" + ZERO_EPSILON
     return text + ("  \n" + comparison(epsilon) if compare and not short else "")
 
 
 def verdict_line(epsilon: float, *, container=None, what: str | None = None, compare: bool = True,
-                 short: bool = False) -> None:
+                 short: bool = False, subject: str | None = None) -> None:
     """Write :func:`verdict_text` in body text (not a grey caption) under an ε the page shows."""
-    (container or st).markdown(verdict_text(epsilon, what=what, compare=compare, short=short))
+    (container or st).markdown(verdict_text(epsilon, what=what, compare=compare, short=short, subject=subject))
 
 
 def delta_input(key: str, *, default: float = DELTA, container=None, disabled: bool = False,
@@ -224,9 +231,9 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         show_warnings(caught)
         return ds
     except BoundsError as exc:  # the file is fine; what was typed in the bounds box is not
-        st.error(str(exc))
-        st.session_state[DATASET_PROBLEM] = ("error", "The declared bounds cannot be used: "
-                                             + str(exc).removeprefix("bounds: "))
+        said = "The declared bounds cannot be used: " + str(exc).removeprefix("bounds: ")
+        st.error(said)
+        st.session_state[DATASET_PROBLEM] = ("error", said)
         return None
     except DPCoreError as exc:
         st.error(str(exc))
@@ -496,7 +503,7 @@ def shared_call(key: tuple, compute: Callable[[Callable[[Any], None]], Any], *,
         warnings.warn(message, category, stacklevel=2)
     if how == "joined":
         st.caption(f"Another visitor asked for exactly these inputs first: you followed the same run, {done} once "
-                   "for both.")
+                   "for all who asked.")
     elif how == "cached" and not quiet:
         st.caption("These exact inputs were run on this server before: the result is shown from its store of "
                    "finished runs, without running again.")

@@ -192,7 +192,12 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
         fig.add_scatter(x=s.value, y=lo, mode="lines", line=dict(width=0), fill="tonexty", fillcolor=_rgba(c, 0.18),
                         showlegend=False, hoverinfo="skip", legendgroup=name)
         style = palette.series_style(i)
-        fig.add_scatter(x=s.value, y=s["mean"], mode="lines+markers", name=title,
+        # off the ε axis (σ, clip norm, epochs ...) each point says the ε it spent: a flat curve of weak guarantees
+        # read as "the noise does not matter"
+        spent = config.axis != "epsilon" and s["epsilon_spent"].notna().any()
+        fig.add_scatter(x=s.value, y=s["mean"], mode="lines+markers+text" if spent else "lines+markers", name=title,
+                        text=[f"ε {format_epsilon(e)}" for e in s["epsilon_spent"]] if spent else None,
+                        textposition="bottom center", textfont=dict(size=11, color=c),
                         line=dict(color=c, width=3, dash=style["dash"]),
                         marker=dict(symbol="x" if name in leaky else style["symbol"], size=10 if name in leaky else 8),
                         legendgroup=name,
@@ -412,7 +417,8 @@ def display_tuning_tax(tax: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
         "Learner": tax["learner"].map(title_of),
         "Candidates tried": tax["candidates"].astype(int),
-        "ε of one run": tax["run_epsilon"].map(format_epsilon),
+        # the candidates' ε differ when the sweep moves the noise, the budget or the epochs: the largest is shown
+        "ε of one run (the largest)": tax["run_epsilon"].map(format_epsilon),
         "ε of the search, best kept (repeat-and-select)": tax["search_epsilon"].map(
             lambda v: DASH if pd.isna(v) else format_epsilon(v)),
         "ε if every run were released (composition)": tax["composition_epsilon"].map(format_epsilon),

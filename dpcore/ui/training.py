@@ -174,11 +174,14 @@ def show_headline(out: dict, algorithm: str) -> None:
             st.markdown(f"**Chance level** (always answering the most common class): **{out['chance']:.3f}**. "
                         "Accuracy is the fraction of test rows predicted correctly, on every page.")
         if algorithm == "dpsgd" and eps is not None and math.isfinite(float(eps)) and 0 <= base - priv <= CLOSE_GAP:
-            st.caption(f"Within {100 * (base - priv):.1f} points of the model trained without privacy: at this ε the "
-                       "noise costs little here, so a larger ε buys little more. The rest of the gap comes from "
-                       "clipping each example's gradient and from DP-SGD's own recipe (the non-private model trains "
-                       "with Adam on small batches).")
-        _epsilon_verdict(eps, wording.epsilon_label)
+            gap = 100 * (base - priv)
+            st.caption((f"Within {gap:.1f} points of the model trained without privacy: at this ε the noise costs "
+                        "little here, so a larger ε buys little more. The rest of the gap comes from clipping each "
+                        "example's gradient and from DP-SGD's own recipe (the non-private model trains with Adam on "
+                        "small batches).") if gap >= 0.05 else
+                       "As accurate as the model trained without privacy: at this ε the noise costs nothing "
+                       "measurable on these test rows.")
+        _epsilon_verdict(eps, wording.epsilon_label, wording.subject)
         return
     priv, base, triv = out["metrics"], out["baseline"], out["trivial"]
     r2_help = ("R² = 1 − MSE / variance of the test labels: 1 is a perfect fit, 0 is predicting the test rows' "
@@ -197,13 +200,14 @@ def show_headline(out: dict, algorithm: str) -> None:
     bottom[3].metric("Noise multiplier σ", sigma_text)
     st.caption("Mean predictor: the training rows' mean label for every test row, on the same split. A non-private "
                "reference (it reads the training labels without noise), not a released model.")
-    _epsilon_verdict(eps, wording.epsilon_label)
+    _epsilon_verdict(eps, wording.epsilon_label, wording.subject)
 
 
-def _epsilon_verdict(eps, label: str) -> None:
-    """The verdict band of the ε this run spent (nothing to judge when it was trained without privacy)."""
+def _epsilon_verdict(eps, label: str, subject: str | None = None) -> None:
+    """The verdict band of the ε this run spent (nothing to judge when it was trained without privacy); ``subject``:
+    what it protects when not a whole record."""
     if eps is not None and math.isfinite(float(eps)):
-        verdict_line(float(eps), what=label)
+        verdict_line(float(eps), what=label, subject=subject)
     else:
         verdict_line(math.inf, what=label, compare=False)
 

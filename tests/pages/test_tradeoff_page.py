@@ -296,9 +296,14 @@ def test_a_clip_norm_sweep_shows_what_choosing_its_best_point_costs(tmp_path, mo
     tax = next(df.value for df in at.dataframe if "Candidates tried" in df.value.columns)
     row = tax.iloc[0]
     assert row["Candidates tried"] >= 2
-    one, search, all_runs = (float(row[c]) for c in ("ε of one run", "ε of the search, best kept (repeat-and-select)",
+    one, search, all_runs = (float(row[c]) for c in ("ε of one run (the largest)",
+                                                      "ε of the search, best kept (repeat-and-select)",
                                                       "ε if every run were released (composition)"))
     assert one < search < all_runs
+    # off the ε axis each point of the chart says the ε it spent (a flat curve hid that every point was weak)
+    chart = json.loads(at.get("plotly_chart")[0].proto.spec)
+    labels = [t for trace in chart["data"] if trace.get("text") for t in trace["text"]]
+    assert labels and all(t.startswith("ε ") for t in labels)
 
 
 def test_secure_noise_on_the_tradeoff_explorer_runs_every_sweep_run_in_secure_mode(tmp_path, monkeypatch):

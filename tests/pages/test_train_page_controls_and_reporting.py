@@ -195,3 +195,19 @@ def test_a_private_model_close_to_its_twin_is_told_that_more_epsilon_buys_little
     at.number_input(key="train.epsilon").set_value(0.05).run()  # far from its twin: nothing of the kind
     at.button(key="train.run").click().run()
     assert not any("a larger ε buys little more" in c.value for c in at.caption)
+
+
+def test_the_budget_boxs_verdict_says_what_its_epsilon_is_about_when_it_is_not_a_whole_record():
+    at = _app()
+    at.selectbox(key="train.algorithm").set_value("output-perturbation").run()
+    said = " ".join(m.value for m in at.sidebar.markdown)
+    assert "odds about anyone from one released answer" in said  # not "Strong privacy" for a run that spends 450
+    assert "Published:" not in said  # whole-record deployments are no yardstick for one answer's ε
+    at.number_input(key="train.epsilon").set_value(10.0).run()
+    at.radio(key="train.budget.digits").set_value("total").run()
+    box = at.number_input(key="train.epsilon")
+    assert box.label == "Epsilon (ε) for all answers together" and box.value == 10.0
+    at.selectbox(key="train.algorithm").set_value("label-dp-rr").run()
+    said = " ".join(m.value for m in at.sidebar.markdown)
+    assert "odds about any one record's label (its features are not protected)" in said and "Published:" not in said
+    assert not at.exception
