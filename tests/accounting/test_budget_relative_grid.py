@@ -41,13 +41,18 @@ def test_dp_sgd_at_an_absurd_epsilon_runs_instead_of_overflowing():
     assert 0 < res.epsilon <= 1e9  # the least noise allowed (noise multiplier 1e-3) spends less than asked
 
 
+def _calibrated_and_reported(target: float, q: float = Q, steps: int = STEPS) -> tuple[float, float]:
+    """The PLD noise for ``target`` and the epsilon it reports, both on the grid for that budget."""
+    grid = pld_discretization_for(target)
+    sigma = calibrate_noise_multiplier(target_epsilon=target, delta=DELTA, sample_rate=q, steps=steps,
+                                       accountant="pld", pld_discretization=grid)
+    return sigma, epsilon_curve(noise_multiplier=sigma, sample_rate=q, delta=DELTA, steps=[steps], accountant="pld",
+                                pld_discretization=grid)[-1]
+
+
 def test_a_tiny_budget_is_met_closely_and_the_true_epsilon_is_below_it():
     target = 0.01  # the default 1e-4 grid reported 0.0043 here, at twice the noise needed
-    grid = pld_discretization_for(target)
-    sigma = calibrate_noise_multiplier(target_epsilon=target, delta=DELTA, sample_rate=Q, steps=STEPS,
-                                       accountant="pld", pld_discretization=grid)
-    reported = epsilon_curve(noise_multiplier=sigma, sample_rate=Q, delta=DELTA, steps=[STEPS], accountant="pld",
-                             pld_discretization=grid)[-1]
+    sigma, reported = _calibrated_and_reported(target)
     assert 0.99 * target <= reported <= target
     _agrees_with_opacus(sigma, reported, target)
 
@@ -78,10 +83,6 @@ def test_dp_sgd_at_epsilon_100_and_0_001_trains_and_spends_its_budget():
 def test_a_budget_over_fifty_thousand_steps_is_met_within_half_a_percent():
     # the search's coarse grid is more pessimistic with every composition: its answer alone spent 1.963 of 2
     target, q, steps = 2.0, 0.02, 50_000
-    grid = pld_discretization_for(target)
-    sigma = calibrate_noise_multiplier(target_epsilon=target, delta=DELTA, sample_rate=q, steps=steps,
-                                       accountant="pld", pld_discretization=grid)
-    reported = epsilon_curve(noise_multiplier=sigma, sample_rate=q, delta=DELTA, steps=[steps], accountant="pld",
-                             pld_discretization=grid)[-1]
+    sigma, reported = _calibrated_and_reported(target, q, steps)
     assert 0.995 * target <= reported <= target
     assert sigma < calibrate_noise_multiplier(target_epsilon=target, delta=DELTA, sample_rate=q, steps=steps)
