@@ -21,7 +21,7 @@ from dpcore.ui import (
     show_table,
 )
 from dpcore.ui.accounting import weak_guarantee_note
-from dpcore.ui.knobs import knob_widget, knob_widgets
+from dpcore.ui.knobs import knob_key, knob_widget, knob_widgets
 from dpcore.ui.ledger import show_session_total
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area
@@ -74,7 +74,7 @@ with st.sidebar:
     # output perturbation's budget knob (drawn below; its value is known from the last run): "total" makes this ε
     # the whole run's, "per-query" each answer's
     whole_run = ("total" in (getattr(spec.knob("budget"), "choices", None) or ())
-                 and st.session_state.get(f"train.budget.{ds.name}") == "total")
+                 and st.session_state.get(knob_key("train", "budget", ds.name)) == "total")
     epsilon = epsilon_input("train.epsilon", default=spec.default_epsilon,
                             label="Epsilon (ε) for all answers together" if whole_run else spec.wording.epsilon_input,
                             subject=None if whole_run else spec.wording.input_subject or spec.wording.subject,

@@ -18,7 +18,8 @@ from ..exceptions import DPValueError
 from ..learners import Knob, LearnerSpec, parse_value
 from .common import bounded_number
 
-__all__ = ["knob_widget", "knob_widgets", "knobs_named", "other_knobs", "help_text", "when_text", "widget_spec"]
+__all__ = ["knob_key", "knob_widget", "knob_widgets", "knobs_named", "other_knobs", "help_text", "when_text",
+           "widget_spec"]
 
 
 def widget_spec(knob: Knob, *, value: Any, images: bool = True) -> dict:
@@ -140,6 +141,12 @@ def when_text(spec: LearnerSpec, knob: Knob) -> str:
     return f"Used only when {' and '.join(parts)}." if parts else ""
 
 
+def knob_key(prefix: str, name: str, dataset: str) -> str:
+    """The session key of a knob's widget drawn by :func:`knob_widgets` (one per dataset), e.g. for a control drawn
+    before it that depends on its value (Streamlit keeps the value from the last run)."""
+    return f"{prefix}.{name}.{dataset}"
+
+
 def knob_widgets(spec: LearnerSpec, knobs: Iterable[Knob], defaults: dict, *, prefix: str, dataset: str,
                  images: bool, chosen: dict | None = None, container=None, in_form: bool = False,
                  private: bool = True, split=None) -> dict:
@@ -164,7 +171,7 @@ def knob_widgets(spec: LearnerSpec, knobs: Iterable[Knob], defaults: dict, *, pr
         unused = knob.privacy and not private
         if unused:
             note = (note + " " if note else "") + "Not used: a non-private run spends no privacy budget."
-        key, default = f"{prefix}.{knob.name}.{dataset}", defaults[knob.name]
+        key, default = knob_key(prefix, knob.name, dataset), defaults[knob.name]
         if split is not None and (follow := knob.following(values, split)) is not None:
             key, default = f"{key}.{follow[0]}", follow[1]
         v = knob_widget(knob, key=key, value=default,

@@ -25,7 +25,7 @@ def test_the_boxs_own_examples_find_terms_whatever_the_ending_and_sigma_finds_th
     box = at.text_input(key="glossary.find")
     for query, term in (("clipping", "Clip norm (C)"), ("sigma", "Noise multiplier (σ)"), ("membership", None),
                         ("δ", None), ("privacy budget", None),
-                        # words the pages show that a reviewer searched for in vain
+                        # words the pages show, each now defined
                         ("nominal", "Verdict bands"), ("Poisson", "Poisson sampling"), ("seed", "Seed"),
                         ("secure", "Secure noise"), ("tuning tax", "Tuning tax"), ("DP-ERM", "DP-ERM"),
                         ("mean predictor", "Mean predictor"), ("shuffle", "Poisson sampling")):
