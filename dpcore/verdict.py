@@ -99,7 +99,7 @@ def odds_factor(epsilon: float) -> str:
 
 def _percent(p: float) -> str:
     if p >= 1 - 1e-4:
-        return "certainty (over 99.99 %)"
+        return "near-certainty (over 99.99 %)"
     if p >= 0.995:
         return f"{100 * p:.2f} %"
     digits = 0  # a small ε moves a 50 % guess a little: 50.2 %, not a "50 %" that reads as no change at all

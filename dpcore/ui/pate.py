@@ -246,9 +246,10 @@ def votes_figure(result: PateResult, i: int, class_names: tuple[str, ...]) -> go
         top = int(np.argmax(v))
         fig.add_annotation(x=names[top], y=max(v[top], nv[top]), showarrow=True, arrowhead=2, ay=-35,
                            text="not answered: the consensus check failed (no label released)")
-    if float(np.min(nv)) < 0:  # say why the axis goes below zero
-        fig.add_hline(y=0, line=dict(color=palette.BLACK, width=1),
-                      annotation_text="below 0: noise only, no teacher votes here", annotation_position="bottom left")
+    if float(np.min(nv)) < 0:  # say why the axis goes below zero, in the legend (a label on the line hid diamonds)
+        fig.add_hline(y=0, line=dict(color=palette.BLACK, width=1))
+        fig.add_scatter(x=[None], y=[None], mode="lines", line=dict(color=palette.BLACK, width=1),
+                        name="zero votes (below it: noise only, no teacher votes)")
     truth_of = ("most common true label in this cluster" if result.config.query_mode == "clusters"
                 else "true label of this example")
     fig.update_layout(xaxis_title=f"class ({truth_of}: {names[truth]})", xaxis_type="category",

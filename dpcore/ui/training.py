@@ -157,19 +157,42 @@ def train_with_baseline(dataset: Dataset, algorithm: str, params: dict, *, epsil
 CLOSE_GAP = 0.035
 
 
+def noise_tile(out: dict) -> tuple[str, str, str]:
+    """Label, value and help of the tile saying how much noise the run added: DP-SGD's noise multiplier σ, or, for a
+    learner that adds its noise elsewhere, the scale it used (read from the run's extras)."""
+    sigma, ex = out["noise_multiplier"], out.get("extras", {})
+    if sigma is not None:
+        return ("Noise multiplier σ", f"{sigma:.2f}",
+                "The Gaussian noise added to each summed batch gradient, as a multiple of the clip norm.")
+    if "noise_scale" in ex:
+        return ("Laplace scale per answer", f"{ex['noise_scale']:.3g}",
+                f"Each released probability vector gets Laplace noise of scale 2 / ε per answer (its L1 sensitivity "
+                f"is 2), here with ε = {ex['epsilon_per_query']:.3g} per answer. The network itself has no noise.")
+    if "label_noise_scale" in ex:
+        return ("Laplace scale on each label", f"{ex['label_noise_scale']:.3g}",
+                f"Each training label (one-hot, or the declared label range) gets Laplace noise of scale "
+                f"{ex['sensitivity_l1']:g} / ε once; the features and the training are noise-free.")
+    if "p_keep" in ex:
+        return ("Label kept with probability", f"{ex['p_keep']:.3f}",
+                "Randomized response: each training label is kept with this probability, otherwise replaced by "
+                "one of the other classes at random; the features and the training are noise-free.")
+    return "Noise multiplier σ", "—", "This run adds no Gaussian noise to gradients."
+
+
 def show_headline(out: dict, algorithm: str) -> None:
-    """The final metrics: private vs non-private (and, for regression, the mean predictor and R²), ε and σ."""
-    eps, sigma = out["epsilon"], out["noise_multiplier"]
+    """The final metrics: private vs non-private (and, for regression, the mean predictor and R²), ε and the
+    noise it added."""
+    eps = out["epsilon"]
     wording = get_learner(algorithm).wording
     eps_help = f"δ = {out['delta']:g}. {wording.unit}"
-    sigma_text = "—" if sigma is None else f"{sigma:.2f}"
+    noise_label, noise_text, noise_help = noise_tile(out)
     if out["task"] == "classification":
         cols = st.columns(4)
         priv, base = out["metrics"]["accuracy"], out["baseline"]["accuracy"]
         cols[0].metric("Test accuracy (private)", f"{priv:.3f}", f"{priv - base:+.3f} vs non-private")
         cols[1].metric("Test accuracy (non-private)", f"{base:.3f}")
         cols[2].metric(wording.epsilon_label, format_epsilon(eps, 4), help=eps_help)
-        cols[3].metric("Noise multiplier σ", sigma_text)
+        cols[3].metric(noise_label, noise_text, help=noise_help)
         if out.get("chance") is not None:
             st.markdown(f"**Chance level** (always answering the most common class): **{out['chance']:.3f}**. "
                         "Accuracy is the fraction of test rows predicted correctly, on every page.")
@@ -197,7 +220,7 @@ def show_headline(out: dict, algorithm: str) -> None:
     bottom[0].metric("Test R² (private)", f"{priv['r2']:.3f}", help=r2_help)
     bottom[1].metric("Test R² (non-private)", f"{base['r2']:.3f}", help=r2_help)
     bottom[2].metric("Test R² (mean predictor)", f"{triv['r2']:.3f}", help=r2_help)
-    bottom[3].metric("Noise multiplier σ", sigma_text)
+    bottom[3].metric(noise_label, noise_text, help=noise_help)
     st.caption("Mean predictor: the training rows' mean label for every test row, on the same split. A non-private "
                "reference (it reads the training labels without noise), not a released model.")
     _epsilon_verdict(eps, wording.epsilon_label, wording.subject)

@@ -36,6 +36,7 @@ def test_dataset_loads_with_documented_shape(name):
     assert ds.n_classes == k
     assert ds.image_shape == shape
     assert np.all(np.isfinite(ds.X))
+    assert ds.title == REGISTRY[name].title  # the picker and a run's report name the set alike
     lo, hi = ds.bounds
     assert lo.shape == hi.shape == (d,)
     assert np.all(lo < hi)
@@ -238,6 +239,16 @@ def test_a_regression_labels_declared_range_is_its_label_range_and_clips_it():
 def test_bad_declared_bounds_are_refused_naming_the_column(spec, match):
     with pytest.raises(DatasetError, match=match):
         load_csv(BOUNDED, label_column="income", bounds=spec)
+
+
+def test_every_mistake_of_a_bounds_box_is_named_at_once():
+    with pytest.raises(DatasetError) as err:
+        load_csv(BOUNDED, label_column="income", bounds="age=90:17, hours=a:b\nweight 0:1")
+    said = str(err.value)
+    assert said.startswith("3 mistakes in the bounds:")
+    # in the box's order
+    assert "(1) bounds for 'age': the low end 90 is not below the high end 17" in said
+    assert "(2) bounds for 'hours': 'a:b' is not two numbers" in said and "(3) bounds: cannot read 'weight 0:1'" in said
 
 
 def test_a_declared_range_far_wider_than_its_values_is_warned_about_and_a_fitting_one_is_not():

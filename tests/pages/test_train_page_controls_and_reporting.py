@@ -4,6 +4,7 @@ mode does not use are disabled; identical inputs reuse the stored result."""
 from __future__ import annotations
 
 import json
+import math
 import re
 
 import pytest
@@ -98,6 +99,9 @@ def test_softmax_perturbation_labels_epsilon_per_answer_and_states_the_budget_in
     n_test = int(sizes.group(2))
     assert "Training itself is not private" in m and f"{n_test} × 1 = {n_test}" in m and "basic composition" in m
     assert float(_metric(at, "ε (all answers released)")) == pytest.approx(n_test)
+    # the noise tile gives the Laplace scale 2 / ε of each answer, not an empty σ
+    assert float(_metric(at, "Laplace scale per answer")) == pytest.approx(2.0)
+    assert "Noise multiplier σ" not in [mk.label for mk in at.metric]
     titles = _chart_titles(at, "train.history_chart")
     assert "ε spent" not in titles and len(titles) == 2  # no empty ε panel
     # the non-private network's accuracy before noise is a diagnostic, not a headline
@@ -211,3 +215,14 @@ def test_the_budget_boxs_verdict_says_what_its_epsilon_is_about_when_it_is_not_a
     said = " ".join(m.value for m in at.sidebar.markdown)
     assert "odds about any one record's label (its features are not protected)" in said and "Published:" not in said
     assert not at.exception
+
+
+def test_randomized_response_says_how_often_a_label_is_kept_instead_of_an_empty_sigma():
+    at = _app()
+    at.selectbox(key="train.dataset").set_value("iris").run()
+    at.selectbox(key="train.algorithm").set_value("label-dp-rr").run()
+    at.number_input(key="train.epsilon").set_value(1.0).run()
+    at.button(key="train.run").click().run()
+    assert not at.exception
+    # k-ary randomized response keeps a label with probability e^ε / (e^ε + k - 1) (Warner 1965; 3 iris classes)
+    assert float(_metric(at, "Label kept with probability")) == pytest.approx(math.e / (math.e + 2), abs=5e-4)

@@ -27,3 +27,19 @@ def test_a_student_the_noise_left_below_the_most_common_class_is_said():
     (msg,) = pate_warnings(_result(0.756, 0.830, student=0.616, labels=0.575), n_classes=2, chance=0.751)
     assert "no better than always answering the most common class" in msg and "0.616 vs 0.751" in msg
     assert "57.5% of the noisy labels" in msg and "Raise ε" in msg
+
+
+def test_a_vote_chart_going_below_zero_explains_zero_in_its_legend_not_over_the_diamonds():
+    import numpy as np
+
+    from dpcore.ui.pate import votes_figure
+
+    result = SimpleNamespace(votes=[np.array([40.0, 10.0])], noisy_votes=[np.array([43.5, -6.2])],
+                             noisy_labels=np.array([0]), true_public_labels=np.array([0]),
+                             config=SimpleNamespace(query_mode="points"))
+    fig = votes_figure(result, 0, ("<=50K", ">50K"))
+    names = [t.name for t in fig.data]
+    assert "zero votes (below it: noise only, no teacher votes)" in names
+    assert not any("noise only" in (a.text or "") for a in fig.layout.annotations)  # no label inside the plot
+    fig = votes_figure(SimpleNamespace(**{**vars(result), "noisy_votes": [np.array([43.5, 6.2])]}), 0, ("a", "b"))
+    assert not any("zero votes" in (t.name or "") for t in fig.data)  # an axis that stays above 0 needs no line
