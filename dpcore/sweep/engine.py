@@ -193,8 +193,18 @@ def execute_run(run: RunSpec, *, limit_threads: bool = False) -> dict:
     seen: dict[str, str] = {}
     for w in caught:
         seen.setdefault(str(w.message), f"{w.category.__module__}.{w.category.__qualname__}")
+    inferred = getattr(run.dataset, "inferred_bounds", ())
+    if inferred and get_learner(run.learner).private:  # the upload said so once; each private row says it too
+        seen.setdefault(f"its data's bounds of {_names(inferred)} were read from the rows, so its ε is not a "
+                        "guarantee: declare the bounds", f"{PrivacyLeakWarning.__module__}.PrivacyLeakWarning")
     row["_warnings"] = [[cat, msg] for msg, cat in seen.items()]
     return row
+
+
+def _names(columns: Iterable[str], shown: int = 3) -> str:
+    columns = list(columns)
+    text = ", ".join(repr(c) for c in columns[:shown])
+    return text + (f" and {len(columns) - shown} more" if len(columns) > shown else "")
 
 
 def _reissue(rows: Iterable[Mapping[str, Any]], already: set) -> None:

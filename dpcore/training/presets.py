@@ -140,11 +140,27 @@ PRESETS: dict[str, Preset] = {
         model="linear", sample_rate=1.0, epochs=30, learning_rate=2.0, clip_norm=1.0, ema=0.9,
         note="untuned default for small tabular sets: full-batch noisy gradient descent with averaging",
     ),
+    "regression": Preset(
+        model="linear", sample_rate=1.0, epochs=100, learning_rate=0.25, clip_norm=0.3, ema=0.9,
+        note="regression (labels scaled into [0, 1] by their declared range): full-batch noisy gradient descent, "
+             "100 steps, lr 0.25, a tight clip norm 0.3 (a squared-loss gradient is the residual times the row, "
+             "small once the fit is near), averaged iterates; chosen on validation rows of diabetes (mean "
+             "validation R² 0.46 at epsilon 1, against -0.46 for the classification default)",
+    ),
     "default_large": Preset(
         model="linear", sample_rate=0.1, epochs=10, learning_rate=2.0, clip_norm=1.0, ema=0.9,
         note="untuned default for sets above 5000 training rows",
     ),
 }
+
+
+def _task(dataset) -> str | None:
+    """The task of a ``Dataset``, or of a registry name."""
+    if isinstance(dataset, str):
+        from ..datasets.registry import REGISTRY
+
+        return REGISTRY[dataset].task if dataset in REGISTRY else None
+    return getattr(dataset, "task", None)
 
 
 def preset_for(dataset) -> Preset:
@@ -156,9 +172,13 @@ def preset_for(dataset) -> Preset:
     'linear'
     >>> preset_for("iris") is PRESETS["default"]
     True
+    >>> preset_for("diabetes") is PRESETS["regression"]
+    True
     """
     name = dataset if isinstance(dataset, str) else getattr(dataset, "name", "")
-    if name in PRESETS:
+    if name in ("digits", "mnist5k") and getattr(dataset, "source", "") != "upload":  # tuned on these sets only
         return PRESETS[name]
+    if _task(dataset) == "regression":
+        return PRESETS["regression"]
     n = getattr(dataset, "n_samples", 0)
     return PRESETS["default_large"] if n > 6700 else PRESETS["default"]

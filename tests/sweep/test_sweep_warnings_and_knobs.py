@@ -121,3 +121,23 @@ def test_the_axis_values_in_a_warning_are_rounded_as_on_the_chart():
                       "seed": [0, 1] * 5, "leaks_privacy": False, "warnings": ["no skill", ""] * 5})
     assert _where_raised(table_warnings(t)[0], t) == ("At ε = 0.1 (1 of 2 runs), 0.316 (1 of 2 runs), 1 (1 of 2 runs), "
                                                       "3.16 (1 of 2 runs), 10 (1 of 2 runs): ")
+
+
+def test_an_upload_whose_bounds_were_read_from_its_rows_flags_every_private_row_of_the_exported_table(cache_dir):
+    from dpcore.datasets import load_csv
+
+    rng = __import__("numpy").random.default_rng(0)
+    rows = "\n".join(f"{a:.2f},{b:.2f},{int(a + b > 1)}" for a, b in rng.random((120, 2)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        inferred = load_csv("a,b,y\n" + rows, label_column="y")  # no bounds declared: min and max of the rows
+        declared = load_csv("a,b,y\n" + rows, label_column="y", bounds="*=0:1")
+        cfg = SweepConfig(dataset=inferred, learners=["erm-objective"], values=[1.0], seeds=1,
+                          params={"preprocess": "bounds"})
+        t = run_sweep(cfg, n_jobs=1, cache_dir=cache_dir).table.set_index("learner")
+        clean = run_sweep(SweepConfig(dataset=declared, learners=["erm-objective"], values=[1.0], seeds=1,
+                                      params={"preprocess": "bounds"}), n_jobs=1, cache_dir=cache_dir).table
+    assert t.loc["erm-objective", "leaks_privacy"]  # its ε is not a guarantee: the CSV a data owner downloads says so
+    assert "bounds of 'a', 'b' were read from the rows" in t.loc["erm-objective", "warnings"]
+    assert not t.loc["majority", "leaks_privacy"] and not t.loc["logreg", "leaks_privacy"]  # no ε to qualify
+    assert not clean.leaks_privacy.any()
