@@ -27,6 +27,7 @@ from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area
 from dpcore.ui.training import (
     ALGORITHMS,
+    NETWORK_RECIPES,
     LiveProgress,
     confusion_figure,
     defaults_for,
@@ -93,8 +94,7 @@ with st.sidebar:
     if any(d["defaults"].get(k.name) is not None for k in optimiser):
         params |= knob_widgets(spec, optimiser, d["defaults"], chosen=params, **widgets)
     else:  # the noise is on labels or outputs; the network itself trains with its own fixed recipe
-        st.caption("The network behind this learner is trained without DP-SGD, with Adam (batch 64, at least 600 "
-                   "steps); its privacy comes from the noise on the labels or on the released outputs.")
+        st.caption(NETWORK_RECIPES.get(algo, ""))
     with st.expander("More knobs"):
         params |= knob_widgets(spec, knobs_of_group(spec, None, advanced=True), d["defaults"], chosen=params,
                                container=st, **widgets)

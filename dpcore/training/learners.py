@@ -122,6 +122,11 @@ _TRAIN_CONFIG_KEYS = frozenset(k.name for k in MODEL_KNOBS + OPTIMISER_KNOBS + D
 NONPRIVATE_DEFAULTS = dict(batch_size=64, learning_rate=0.01, momentum=0.0, optimizer="adam", ema=0.0,
                            sampling="shuffle")
 NONPRIVATE_MIN_STEPS = 600
+#: A network trained on noisy labels (label DP): a smaller step and averaged iterates keep it from fitting the
+#: noise (both are post-processing of the noisy labels, free). Chosen on validation rows of every registry
+#: set at epsilon 1 (bench/label_dp_defaults.py): randomized response on MNIST 5k 0.53 -> 0.73, Laplace on Adult
+#: 0.55 (one seed 0.33, below the most common class) -> 0.82.
+LABEL_NOISE_DEFAULTS = {"learning_rate": 0.003, "ema": 0.99}
 #: Label DP (Ghazi et al. 2021): neighbouring training sets differ in one record's label; the features are public.
 LABEL_NEIGHBOURING = Neighbouring.REPLACE_ONE
 
@@ -406,7 +411,7 @@ def laplace_labels(split, *, epsilon: float, rng, decode: str = "argmax") -> np.
 
 def run_label_dp_laplace(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResult:
     """Train the non-private model on Laplace-noised labels (label DP, pure epsilon)."""
-    params = dict(params)
+    params = {**LABEL_NOISE_DEFAULTS, **params}
     decode = params.pop("decode", "argmax")
     rng = as_generator(seed)
     y_noisy = laplace_labels(split, epsilon=epsilon, rng=child_seed(rng), decode=decode)
@@ -436,7 +441,7 @@ def run_label_dp_rr(split, *, epsilon, delta, seed, params, on_epoch=None) -> Ru
     rng = as_generator(seed)
     y_noisy = rr.randomise(np.asarray(split.y_train, dtype=np.int64), rng=child_seed(rng))
     res, _, X_te = _fit(split, np.asarray(y_noisy), private=False, epsilon=None, delta=0.0, seed=seed,
-                        params=params, on_epoch=on_epoch)
+                        params={**LABEL_NOISE_DEFAULTS, **params}, on_epoch=on_epoch)
     eps = epsilon_of_event(rr.dp_event, delta=0.0, neighbouring=LABEL_NEIGHBOURING)
     object.__setattr__(res, "history", res.history.assign(epsilon=eps))
     return _result("label-dp-rr", split, res, _predict(split, res, X_te), epsilon=eps, delta=0.0,
@@ -448,6 +453,13 @@ def run_label_dp_rr(split, *, epsilon, delta, seed, params, on_epoch=None) -> Ru
 #: What a network trained without privacy on exact labels says about epsilon.
 _NONPRIVATE_NOTE = ("The network behind this learner is trained without DP-SGD, with Adam (batch 64, at least 600 "
                     "steps); its privacy comes from the noise on the labels or on the released outputs.")
+#: The same for a network that learns from noisy labels (LABEL_NOISE_DEFAULTS).
+_LABEL_NOISE_NOTE = ("The network behind this learner is trained without DP-SGD, with Adam (batch 64, at least 600 "
+                     f"steps, learning rate {LABEL_NOISE_DEFAULTS['learning_rate']:g} with averaged iterates, so "
+                     "that it does not fit the label noise); its privacy comes from the noise on the labels.")
+#: The sentence a page shows where a learner's network has no DP-SGD optimiser to set, by learner.
+NETWORK_RECIPES = {"output-perturbation": _NONPRIVATE_NOTE, "label-dp-laplace": _LABEL_NOISE_NOTE,
+                   "label-dp-rr": _LABEL_NOISE_NOTE}
 _LABELS_ONLY = "each record's label only; the features are used as they are (not protected)"
 _LABEL_SUBJECT = "any one record's label (its features are not protected)"
 _LABEL_DIAGNOSTICS = {
@@ -490,7 +502,7 @@ WORDING = {
              "DP-SGD's ε, which protects whole records.",
         note="Only the labels are private. One-hot labels get Laplace noise of scale 2/ε (one changed label moves "
              "the one-hot vector by 2 in L1) and are decoded by argmax; regression labels get Laplace noise of "
-             "scale (label range)/ε and are clamped. " + _NONPRIVATE_NOTE,
+             "scale (label range)/ε and are clamped. " + _LABEL_NOISE_NOTE,
         history_note="The history is the network trained on the noisy labels; the ε shown is that of the label "
                      "noise (pure ε-DP per label), not an accountant's figure for whole records.",
         diagnostics=_LABEL_DIAGNOSTICS),
@@ -500,7 +512,7 @@ WORDING = {
         unit="Protects only each record's label (replace-one neighbours); the features are used as they are. "
              "Not comparable with DP-SGD's ε, which protects whole records.",
         note="Only the labels are private. Each label is kept with probability e^ε/(e^ε+k−1), otherwise replaced by "
-             "one of the other k−1 classes (k-ary randomized response, ε under replace-one). " + _NONPRIVATE_NOTE,
+             "one of the other k−1 classes (k-ary randomized response, ε under replace-one). " + _LABEL_NOISE_NOTE,
         history_note="The history is the network trained on the randomized-response labels; the ε shown is that "
                      "of the label mechanism (pure ε-DP per label, replace-one), not a figure for whole records.",
         diagnostics=_LABEL_DIAGNOSTICS),
@@ -516,23 +528,19 @@ def _nonprivate_default(name: str) -> str:
 #: The optimiser knobs of the networks trained without DP-SGD (the baseline, output perturbation, label DP): their
 #: defaults are the non-private recipe (NONPRIVATE_DEFAULTS), not DP-SGD's presets; each help names its own.
 def _nonprivate_optimiser(own: Mapping[str, Any] | None = None, why: str = "") -> tuple[Knob, ...]:
-    """The optimiser knobs of a network trained without DP-SGD; ``own``: defaults of this learner that differ
-    from the non-private recipe, with ``why`` in their help."""
+    """The optimiser knobs of a network trained without DP-SGD; ``own``: this learner's recipe where it differs
+    from the non-private one (applied by its runner), with ``why`` in their help. None has a declared default, so a
+    page draws no optimiser widgets for them (a widget keyed by dataset would carry DP-SGD's value over)."""
     own = own or {}
     return tuple(
         Knob(k.name, k.kind, low=k.low, high=k.high, low_open=k.low_open, group=k.group, label=k.label, log=k.log,
-             advanced=k.advanced, default=own.get(k.name),
+             advanced=k.advanced,
              help=k.help + (f" (default here: {own[k.name]:g}; {why})" if k.name in own else
                             f" (default without DP-SGD: {d})" if (d := _nonprivate_default(k.name)) else ""))
         for k in OPTIMISER_KNOBS)
 
 
 _NONPRIVATE_OPTIMISER = _nonprivate_optimiser()
-#: A network trained on noisy labels (label DP): a smaller step and averaged iterates keep it from fitting the
-#: noise (both are post-processing of the noisy labels, free). Chosen on validation rows of every classification
-#: set at epsilon 1 (bench/label_dp_defaults.py): randomized response on MNIST 5k 0.53 -> 0.73, Laplace on Adult
-#: 0.55 (one seed 0.33, below the most common class) -> 0.82.
-LABEL_NOISE_DEFAULTS = {"learning_rate": 0.003, "ema": 0.99}
 _LABEL_NOISE_OPTIMISER = _nonprivate_optimiser(
     LABEL_NOISE_DEFAULTS, "a network learning from noisy labels fits the noise at the non-private 0.01 without "
                           "averaging")

@@ -23,6 +23,7 @@ from ..exceptions import DPValueError
 from ..learners import get_learner, run_learner
 from ..sweep.config import dataset_fingerprint
 from ..training import preset_for
+from ..training.learners import NETWORK_RECIPES  # noqa: F401  (the Train page's caption, by learner)
 from . import palette
 from .common import format_epsilon, show_table, verdict_line
 from .live import BAR_SECONDS, CHART_SECONDS, Every
