@@ -142,9 +142,9 @@ PRESETS: dict[str, Preset] = {
     ),
     "regression": Preset(
         model="linear", sample_rate=1.0, epochs=100, learning_rate=0.25, clip_norm=0.3, ema=0.9,
-        note="regression (labels scaled into [0, 1] by their declared range): full-batch noisy gradient descent, "
-             "100 steps, lr 0.25, a tight clip norm 0.3 (a squared-loss gradient is the residual times the row, "
-             "small once the fit is near), averaged iterates; chosen on validation rows of diabetes (mean "
+        note="linear regression on labels scaled into [0, 1] by their declared range: full-batch noisy gradient "
+             "descent, 100 steps, lr 0.25, a tight clip norm 0.3 (a squared-loss gradient is the residual times the "
+             "row, small once the fit is near), averaged iterates; chosen on validation rows of diabetes (mean "
              "validation R² 0.46 at epsilon 1, against -0.46 for the classification default)",
     ),
     "default_large": Preset(
