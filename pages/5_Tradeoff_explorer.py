@@ -37,6 +37,7 @@ from dpcore.ui.sweep import (
     display_tuning_tax,
     knobs_markdown,
     n_to_compute,
+    neighbouring_note,
     no_better_than_trivial,
     parse_knobs,
     remembered,
@@ -180,6 +181,8 @@ chart_slot.plotly_chart(sweep_figure(table, config, metric=metric, log_x=log_x, 
                         key="sweep.chart")
 st.caption("Lines: mean across seeds; band: spread across seeds. The ε column is what each run actually spent "
            "(from its accountant); non-private and trivial baselines are drawn as horizontal lines.")
+if axis == "epsilon" and (note := neighbouring_note(table)):
+    st.info(note)
 st.header("Summary across seeds")
 show_frame(display_summary(summ, metric=metric, axis=axis), key="sweep.summary")
 tax = tuning_tax(table, delta=delta)

@@ -15,6 +15,7 @@ import time
 from ..defaults import DELTA, EPSILON
 from ..exceptions import DPValueError
 from ..sweep import DEFAULT_JOBS, DEFAULT_RANGES, DEFAULT_SEEDS
+from ..sweep.summary import neighbouring_note
 from . import command_help
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
 from .train import parse_set
@@ -153,6 +154,8 @@ def _run(args) -> int:
             raise DPValueError(f"--out: cannot write {args.out!r} (no permission); choose a file you can write")
     result = run_sweep(config, n_jobs=args.jobs, on_result=_ProgressBar(), cache_dir=args.cache_dir,
                        use_cache=not args.no_cache, scheduler=args.scheduler)
+    if (note := neighbouring_note(result.table, markdown=False)) is not None:
+        print(note.replace("`", ""), file=sys.stderr)
     if args.out and args.out != "-":
         result.table.to_csv(args.out, index=False)
         summary = result.summary().round(4)

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from ..accounting import event_to_json
+from ..accounting import Neighbouring, event_to_json
 from ..exceptions import DPCoreError, DPTypeError, DPValueError, PrivacyLeakWarning
 from ..learners import get_learner, learners, run_learner
 from ..thread_warnings import caught as caught_warnings
@@ -34,8 +34,8 @@ _METRIC_ORDER = ("accuracy", "mse", "r2")
 _ROLE_ORDER = {"swept": 0, "baseline": 1, "trivial": 2}
 #: Columns every row has, in table order (metric columns go after ``seed``).
 ID_COLUMNS = ("learner", "role", "dataset", "axis", "value", "seed")
-TAIL_COLUMNS = ("epsilon", "epsilon_target", "delta", "noise_multiplier", "seconds", "cached", "leaks_privacy",
-                "warnings", "event")
+TAIL_COLUMNS = ("epsilon", "epsilon_target", "delta", "neighbouring", "noise_multiplier", "seconds", "cached",
+                "leaks_privacy", "warnings", "event")
 #: Separator between several warnings of one run in the ``warnings`` column.
 WARNING_SEP = " | "
 #: Seconds to wait for a Dask scheduler to answer before giving up with a clear error.
@@ -85,7 +85,8 @@ class SweepResult:
         the metrics (``accuracy``, or ``mse`` and ``r2``, plus any other the learners
         report), ``epsilon`` (the privacy each run actually spent, from its
         :class:`~dpcore.learners.RunResult`; ``inf`` for baselines), ``epsilon_target``
-        (the budget it was given), ``delta``, ``noise_multiplier``, ``seconds`` and
+        (the budget it was given), ``delta``, ``neighbouring`` (what one ε protects: ``add-remove`` or
+        ``replace-one``; empty without a guarantee), ``noise_multiplier``, ``seconds`` and
         ``cached``, then ``leaks_privacy`` (True when the run raised a
         :class:`~dpcore.exceptions.PrivacyLeakWarning`: its ``epsilon`` is not a
         guarantee) and ``warnings`` (every warning the run raised, joined by
@@ -186,6 +187,8 @@ def execute_run(run: RunSpec, *, limit_threads: bool = False) -> dict:
     # a non-private learner was given no budget: leave its target empty rather than show a fake one
     row["epsilon_target"] = float(run.epsilon) if get_learner(run.learner).private else float("nan")
     row["delta"] = float(res.delta)
+    # what one ε protects: one record added or removed, or one replaced (empty for a run without a guarantee)
+    row["neighbouring"] = Neighbouring.of(res.neighbouring).spelling if res.neighbouring is not None else ""
     row["noise_multiplier"] = float("nan") if res.noise_multiplier is None else float(res.noise_multiplier)
     row["seconds"] = float(res.seconds) if res.seconds else time.perf_counter() - t0
     # the run's dp_accounting event as JSON text, so a cached run still composes (e.g. into a tuning search)

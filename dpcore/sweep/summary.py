@@ -50,7 +50,30 @@ def summarize(table: pd.DataFrame, metric: str) -> pd.DataFrame:
     return out[cols].sort_values(["role", "learner", "value"], kind="stable").reset_index(drop=True)
 
 
-__all__ = ["summarize"]
+def neighbouring_note(table: pd.DataFrame, *, markdown: bool = True) -> str | None:
+    """A sentence when the swept private learners' ε protect different things (one record added or removed, or one
+    replaced), so that one ε axis does not pass them off as the same unit; None when they agree (the Trade-off
+    explorer shows it under its chart, the ``sweep`` command on stderr)."""
+    if "neighbouring" not in table:
+        return None
+    from ..learners import learners
+
+    rows = table[(table.role == "swept") & table.neighbouring.fillna("").astype(bool)]
+    by = {name: set(group.neighbouring) for name, group in rows.groupby("learner", sort=False)}
+    if len({r for rels in by.values() for r in rels}) < 2:
+        return None
+    said = {"add-remove": "one record added or removed", "replace-one": "one record replaced by another"}
+    known = learners()
+    parts = [f"{known[name].title if name in known else name}'s protects "
+             f"{' or '.join(said.get(r, r) for r in sorted(rels))}" for name, rels in by.items()]
+    head = "**Two meanings of ε on one axis.** " if markdown else "note: two meanings of epsilon on one axis: "
+    return (head + "; ".join(parts) + ". A record replaced is one removed and another added, so ε under "
+            "add-or-remove gives at most 2ε under replace-one: at the same ε the add-or-remove curve carries the "
+            "stronger guarantee, by up to a factor 2 (the `neighbouring` column of the table and of the CSV says "
+            "which each run has).")
+
+
+__all__ = ["neighbouring_note", "summarize"]
 
 
 def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:

@@ -29,6 +29,7 @@ from ..sweep import (
 )
 from ..sweep.choices import DEFAULT_LEARNERS, axis_options, default_learners, sweepable
 from ..sweep.engine import ID_COLUMNS, TAIL_COLUMNS
+from ..sweep.summary import neighbouring_note  # noqa: F401  (the Trade-off page's note)
 from ..thread_warnings import caught as caught_warnings
 from . import palette
 from .common import DASH, format_epsilon, format_number, readable_log_ticks, remember, shared_call
@@ -298,6 +299,8 @@ def display_runs(table: pd.DataFrame, *, axis: str) -> pd.DataFrame:
     out["ε spent"] = table["epsilon"].map(format_epsilon)
     out["ε target"] = table["epsilon_target"].map(format_number)
     out["δ"] = table["delta"].map(lambda d: format_number(d) if d else DASH)
+    if "neighbouring" in table:  # what one ε protects
+        out["Neighbours"] = table["neighbouring"].fillna("").map(lambda r: r or DASH)
     out["Noise multiplier σ"] = table["noise_multiplier"].map(format_number)
     out["Seconds"] = table["seconds"].map(lambda v: f"{v:.2f}")
     out["From cache"] = table["cached"].map(lambda c: "yes" if c else "")
@@ -397,6 +400,7 @@ __all__ = [
     "default_learners",
     "display_runs",
     "display_summary",
+    "neighbouring_note",
     "knobs_markdown",
     "n_to_compute",
     "no_better_than_trivial",

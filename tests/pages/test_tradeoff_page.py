@@ -148,6 +148,20 @@ def test_leak_warning_is_shown_fresh_and_from_the_cache(tmp_path, monkeypatch):
     assert leak_texts(again) == texts
 
 
+def test_learners_whose_epsilon_protects_different_neighbours_are_not_passed_off_as_one_unit(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))
+    at = _page("iris", ("dpsgd", "erm-objective"), points=1)
+    at.button(key="sweep.run").click()
+    at.run()
+    assert not at.exception
+    swept = _result(at).table.query("role == 'swept'").set_index("learner")
+    assert swept.loc["dpsgd", "neighbouring"] == "add-remove" and swept.loc["erm-objective", "neighbouring"] == (
+        "replace-one")  # the exported CSV says it per run
+    note = next(i.value for i in at.info if "Two meanings of ε" in i.value)
+    assert "DP-SGD" in note and "one record added or removed" in note and "one record replaced by another" in note
+    assert "Neighbours" in _run_table(at).columns
+
+
 def test_regression_defaults_and_no_better_than_trivial_note(fakes):
     at = AppTest.from_file(PAGE, default_timeout=120)
     at.run()

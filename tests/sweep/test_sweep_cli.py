@@ -83,3 +83,16 @@ def test_a_noise_sweep_says_epsilon_is_not_used_and_aims_at_none(tmp_path, capsy
     assert "--epsilon is not used" in out.err
     t = pd.read_csv(io.StringIO(out.out))
     assert t.epsilon_target.isna().all() and t.sort_values("value").epsilon.is_monotonic_decreasing
+
+
+def test_a_sweep_of_learners_protecting_different_neighbours_says_so_on_stderr(tmp_path, capsys):
+    argv = ["sweep", "--dataset", "iris", "--algorithms", "dpsgd,erm-objective", "--values", "1", "--seeds", "1",
+            "--set", "epochs=2", "--jobs", "1", "--no-cache", "--no-baselines"]
+    assert main(argv) == 0
+    out = capsys.readouterr()
+    assert "two meanings of epsilon on one axis" in out.err and "one record replaced by another" in out.err
+    t = pd.read_csv(io.StringIO(out.out))
+    assert set(t[t.role == "swept"].neighbouring) == {"add-remove", "replace-one"}
+    alone = ["sweep", "--dataset", "iris", "--algorithms", "dpsgd", "--values", "1", "--seeds", "1",
+             "--set", "epochs=2", "--jobs", "1", "--no-cache", "--no-baselines"]
+    assert main(alone) == 0 and "two meanings" not in capsys.readouterr().err
