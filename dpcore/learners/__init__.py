@@ -78,7 +78,14 @@ def subsample_train(split: Split, fraction: float, seed: int) -> Split:
     rng = as_generator(seed + 7919)
     n = split.X_train.shape[0]
     k = max(2, int(round(fraction * n)))
-    idx = np.sort(rng.choice(n, size=k, replace=False))
+    idx = rng.choice(n, size=k, replace=False)
+    y = np.asarray(split.y_train)
+    if split.dataset.task == "classification" and np.unique(y[idx]).size == 1 < np.unique(y).size:
+        # a tiny share of a small file drew one class only, which no classifier can train on: the last row drawn
+        # gives way to the first row of another class in the same random order (other draws are unchanged)
+        other = next(i for i in rng.permutation(n) if y[i] != y[idx[0]])
+        idx[-1] = other
+    idx = np.sort(idx)
     return Split(
         dataset=split.dataset,
         X_train=split.X_train[idx],

@@ -84,3 +84,19 @@ def test_on_balanced_classes_the_warning_names_no_class_so_a_sweep_says_it_once(
     message = next(str(w.message) for w in caught if "no more accurate" in str(w.message))
     assert "than putting every row in one cluster (matched to the most common training class)." in message
 
+
+
+def test_a_tiny_share_of_a_small_file_still_holds_two_classes_to_train_on():
+    import warnings as _w
+
+    from dpcore.datasets import load_csv, train_test_split
+    from dpcore.learners import subsample_train
+
+    rows = "\n".join(f"{i},{i % 7},{int(i % 10 == 0)}" for i in range(40))  # 4 positives in 40 rows
+    with _w.catch_warnings():
+        _w.simplefilter("ignore")
+        ds = load_csv("a,b,y\n" + rows, label_column="y", bounds="*=0:40")
+    split = train_test_split(ds, seed=0)
+    for seed in range(30):
+        sub = subsample_train(split, 0.1, seed)  # 3 of 30 training rows
+        assert len(sub.y_train) == 3 and len(set(sub.y_train)) == 2
