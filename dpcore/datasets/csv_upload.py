@@ -100,7 +100,9 @@ def _read(source) -> pd.DataFrame:
 
 #: How declared bounds are written, on the command line (``--bounds``) and on the pages.
 BOUNDS_SYNTAX = ("COLUMN=LOW:HIGH, one per line or separated by commas; * stands for every other feature column "
-                 "(e.g. age=17:90, *=0:1)")
+                 "(e.g. age=17:90, *=0:1); a name with a comma goes in double quotes (\"weight, kg\"=30:200)")
+#: One entry of a bounds text: anything up to a comma, semicolon or new line that is not inside double quotes.
+_ENTRY = re.compile(r'(?:"[^"\n]*"|[^,;\n"])+|"[^"\n]*$')
 
 
 def parse_bounds(spec) -> dict[str, tuple[float, float]]:
@@ -111,6 +113,8 @@ def parse_bounds(spec) -> dict[str, tuple[float, float]]:
 
     >>> parse_bounds("age=17:90, *=0:1")
     {'age': (17.0, 90.0), '*': (0.0, 1.0)}
+    >>> parse_bounds('"weight, kg"=30:200; age=17:90')
+    {'weight, kg': (30.0, 200.0), 'age': (17.0, 90.0)}
     >>> parse_bounds("age=90:17")
     Traceback (most recent call last):
     ...
@@ -121,7 +125,7 @@ def parse_bounds(spec) -> dict[str, tuple[float, float]]:
     mistakes: list[str] = []  # every mistake of the box at once, not one per attempt
     if isinstance(spec, str):
         items = {}
-        for entry in (e.strip() for e in re.split(r"[,\n;]", spec)):
+        for entry in (e.strip() for e in _ENTRY.findall(spec)):
             if not entry:
                 continue
             name, eq, rng = entry.rpartition("=")
@@ -130,6 +134,12 @@ def parse_bounds(spec) -> dict[str, tuple[float, float]]:
                 mistakes.append(f"bounds: cannot read {entry!r}; write {BOUNDS_SYNTAX}")
                 continue
             name = name.strip()
+            if len(name) >= 2 and name[0] == name[-1] == '"':  # a quoted name: its commas belong to it
+                name = name[1:-1]
+            elif '"' in name:
+                mistakes.append(f"bounds: the double quote in {entry!r} is not closed; write \"NAME, WITH COMMA\"="
+                                "LOW:HIGH")
+                continue
             if name in items:
                 mistakes.append(f"bounds: the column {name!r} is given twice")
                 continue
@@ -320,7 +330,8 @@ def load_csv(source, *, label_column: str, task: str | None = None, name: str = 
         shown = ", ".join(repr(c) for c in inferred[:5]) + (f" and {len(inferred) - 5} more" if len(inferred) > 5
                                                             else "")
         label_left = task == "regression" and declared_label is None
-        hint = f"{inferred[0]}=LOW:HIGH" + (f", and {label_column}=LOW:HIGH for the label, which * does not cover"
+        first = f'"{inferred[0]}"' if any(c in inferred[0] for c in ',;') else inferred[0]
+        hint = f"{first}=LOW:HIGH" + (f", and {label_column}=LOW:HIGH for the label, which * does not cover"
                                             if label_left and inferred[0] != str(label_column) else "")
         warnings.warn(
             f"the bounds of {shown} were read from the data itself, which leaks privacy (their extremes are private "

@@ -241,6 +241,16 @@ def test_bad_declared_bounds_are_refused_naming_the_column(spec, match):
         load_csv(BOUNDED, label_column="income", bounds=spec)
 
 
+def test_a_column_whose_name_holds_a_comma_is_declared_in_double_quotes():
+    text = 'age,"weight, kg",y\n30,70,0\n40,80,1\n50,90,0\n60,100,1\n'
+    with pytest.warns(PrivacyLeakWarning, match='e.g. "weight, kg"=LOW:HIGH'):
+        load_csv(text, label_column="y", bounds="age=0:120")  # the hint quotes the name it asks for
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)  # every column declared: nothing read from the rows
+        ds = load_csv(text, label_column="y", bounds='age=0:120, "weight, kg"=30:200')
+    assert not ds.inferred_bounds and list(ds.bounds[1]) == [120.0, 200.0]
+
+
 def test_every_mistake_of_a_bounds_box_is_named_at_once():
     with pytest.raises(DatasetError) as err:
         load_csv(BOUNDED, label_column="income", bounds="age=90:17, hours=a:b\nweight 0:1")
