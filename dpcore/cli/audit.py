@@ -94,6 +94,13 @@ def _run(args) -> int:
            "model_accuracy": accuracy, "seed": seed, "noise": "secure" if secure else "seeded"}
     from . import said
 
+    if not audit.result.epsilon_lower_bound > 0:  # the Attack page's "could not prove any leak", said here too
+        note = (f"epsilon_lower_bound 0 means this attack proved no leak at {out['confidence']:.0%} confidence; it "
+                "does not show the model is safe (a stronger attack, more canaries or a larger pool may prove more), "
+                "and against a non-private model it says the attack was too weak")
+        print(f"note: {note}", file=sys.stderr)
+        said.append(note)  # in the JSON's warnings too, for a script that reads only the JSON
+
     if said:  # what stderr said, for a script that reads only the JSON
         out["warnings"] = list(dict.fromkeys(said))
     if args.json:

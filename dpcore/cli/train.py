@@ -157,8 +157,21 @@ def _run(args) -> int:
     )
     note_spent_more(spec, res, requested=spec.default_epsilon if args.epsilon is None else args.epsilon,
                     noise_set=params.get("noise_multiplier") is not None)
-    print_result(res, as_json=args.json, secure=secure, extra={"seed": seed})
+    print_result(res, as_json=args.json, secure=secure, extra={"seed": seed, **trivial_scores(res, data, seed,
+                                                                                            args.train_fraction)})
     return 0
+
+
+def trivial_scores(res, data, seed, train_fraction: float = 1.0) -> dict:
+    """What a run's score is measured against, on the same split: the most common training class's accuracy, or
+    the training mean's test error (the pages' "chance level" and "mean predictor"; non-private references)."""
+    if res.task not in ("classification", "regression"):
+        return {}
+    name = "majority" if res.task == "classification" else "mean"
+    ref = run_learner(name, data, seed=0 if seed is None else seed, train_fraction=train_fraction)
+    if res.task == "classification":
+        return {"majority_class_accuracy": float(ref.metrics["accuracy"])}
+    return {"mean_predictor_mse": float(ref.metrics["mse"]), "mean_predictor_r2": float(ref.metrics["r2"])}
 
 
 def note_spent_more(spec, res, *, requested: float, noise_set: bool) -> None:

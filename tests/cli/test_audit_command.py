@@ -28,6 +28,8 @@ def test_loss_attack_prints_the_contract(capsys):
     assert out["n_members"] + out["n_nonmembers"] == 114  # the training rows of iris's split
     # 57 non-members cannot measure a rate of 1 in 100 (one false alarm is more): null, as the page's dash
     assert out["tpr_at_fpr"] == {"0.001": None, "0.01": None}
+    if out["epsilon_lower_bound"] == 0:  # a bound of 0 is no all-clear, and the command says so
+        assert any("it does not show the model is safe" in w for w in out["warnings"])
 
 
 def test_the_command_attacks_the_pages_default_pool_not_every_training_row(capsys):

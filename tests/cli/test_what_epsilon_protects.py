@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from dpcore.cli import main
 
 
@@ -39,3 +41,12 @@ def test_output_perturbation_says_it_spent_epsilon_per_answer(capsys):
     out, err = _run(capsys, "--dataset", "iris", "--algorithm", "output-perturbation", "--set", "epochs=2",
                     "--set", "budget=total")
     assert out["epsilon"] == 1.0 and "spent epsilon" not in err
+
+
+def test_train_says_what_its_score_is_measured_against(capsys):
+    assert main(["train", "--dataset", "iris", "--seed", "0", "--set", "epochs=2", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert got["majority_class_accuracy"] == pytest.approx(1 / 3, abs=0.02)  # three balanced species
+    assert main(["train", "--dataset", "diabetes", "--seed", "0", "--set", "epochs=2"]) == 0
+    text = capsys.readouterr().out
+    assert "mean_predictor_mse: " in text and "mean_predictor_r2: " in text
