@@ -408,21 +408,31 @@ def _kmeans_runner(name: str):
     return run
 
 
+#: Why a DP-ERM model (or its non-private twin) can end up no better than the most common class, and what to change.
+_ERM_WHEN_TRIVIAL = (
+    "These models see the features only through their scaling between the declared bounds: on features that are not "
+    "skewed (ages, blood pressures) the linear scaling (Feature scaling: linear; --set preprocess=bounds) can do "
+    "better than the log scale used by default, which suits skewed ones (incomes, counts, areas). Otherwise try a "
+    "larger epsilon, or more data.")
+
+
 def _register() -> None:
     from ..learners import register
 
     register(LearnerSpec("erm-output", "DP-ERM, output perturbation (Chaudhuri et al. Alg. 1)", ("classification",),
                          True, _erm_runner("erm-output", "output"), knobs=ERM_KNOBS, baseline="logreg",
+                         wording=Wording(when_trivial=_ERM_WHEN_TRIVIAL),
                          uses_delta=False,
                          description="Regularised logistic regression / Huber SVM plus Gamma-norm noise on the "
                                      "minimiser (sensitivity 2/(n Lambda))."))
     register(LearnerSpec("erm-objective", "DP-ERM, objective perturbation (Chaudhuri et al. Alg. 2)",
                          ("classification",), True, _erm_runner("erm-objective", "objective"), knobs=ERM_KNOBS,
-                         baseline="logreg", uses_delta=False,
+                         baseline="logreg", uses_delta=False, wording=Wording(when_trivial=_ERM_WHEN_TRIVIAL),
                          description="Regularised logistic regression / Huber SVM with a random linear term added "
                                      "to the objective."))
     register(LearnerSpec("logreg", "Regularised logistic regression / SVM (non-private)", ("classification",), False,
                          _erm_runner("logreg", None), knobs=ERM_KNOBS, uses_delta=False,
+                         wording=Wording(when_trivial=_ERM_WHEN_TRIVIAL),
                          description="The same ERM objective and preprocessing with no noise."))
     register(LearnerSpec("functional-mechanism", "Linear regression, functional mechanism (Zhang et al.)",
                          ("regression",), True, _regression_runner("functional-mechanism", True), knobs=FM_KNOBS,

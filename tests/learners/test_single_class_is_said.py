@@ -100,3 +100,9 @@ def test_a_tiny_share_of_a_small_file_still_holds_two_classes_to_train_on():
     for seed in range(30):
         sub = subsample_train(split, 0.1, seed)  # 3 of 30 training rows
         assert len(sub.y_train) == 3 and len(set(sub.y_train)) == 2
+
+
+def test_a_dp_erm_model_no_better_than_the_most_common_class_names_the_feature_scaling_as_a_lever():
+    with pytest.warns(DPCoreWarning, match=r"linear scaling \(Feature scaling: linear; --set preprocess=bounds\)"):
+        result = run_learner("erm-objective", "breast_cancer", epsilon=0.01, seed=0)
+    assert result.extras["no_better_than_trivial"] is True
