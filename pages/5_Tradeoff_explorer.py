@@ -45,6 +45,7 @@ from dpcore.ui.sweep import (
     show_sweep_warnings,
     sweep_figure,
     sweepable,
+    tied_with_best,
     title_of,
     worse_than_trivial_at,
 )
@@ -162,8 +163,14 @@ m[0].metric("Runs", f"{len(table)}", help=f"{result.n_computed} computed, {resul
 if not swept.empty:  # the best point of any swept curve, wherever it lies on the axis
     best = swept.sort_values("mean", ascending=metric == "mse", kind="stable").iloc[0]
     short = get_axis(axis).symbol or axis_name  # a letter fits a quarter of the page's width
+    ties = tied_with_best(swept, best)
     m[1].metric(f"Best swept: {short} = {best.value:.3g}", f"{best['mean']:.3g}",
+                delta=f"as good within the seeds' spread: {len(ties)} other point{'s' if len(ties) > 1 else ''}"
+                if ties else None, delta_color="off",
                 help=f"{title_of(best.learner)}, mean over seeds"
+                     + (". Within the spread across seeds of it, so not told apart by these runs: "
+                        + "; ".join(f"{title_of(r.learner)} at {short} = {r.value:.3g} ({r['mean']:.3g})"
+                                    for r in ties) if ties else "")
                      + (" — ⚠ this learner leaked privacy here: its ε is not a guarantee" if best.get(
                          "leaks_privacy", False) else ""))
 for col, role, label in ((m[2], "baseline", "Best non-private"), (m[3], "trivial", "Trivial baseline")):

@@ -345,6 +345,20 @@ def show_sweep_warnings(table: pd.DataFrame) -> int:
     return len(found)
 
 
+def tied_with_best(swept: pd.DataFrame, best: pd.Series) -> list[pd.Series]:
+    """The other swept points (rows of a summary) whose mean lies within the larger of the two points' spreads
+    across seeds (sample standard deviation) of the best one: these runs do not tell them apart. Empty with one
+    seed (no spread to judge by)."""
+    out = []
+    for _, r in swept.iterrows():
+        if r.learner == best.learner and r.value == best.value:
+            continue
+        spread = max(float(r["std"]), float(best["std"]))
+        if spread > 0 and abs(float(r["mean"]) - float(best["mean"])) <= spread:
+            out.append(r)
+    return out
+
+
 def _better(a: float, b: float, metric: str) -> bool:
     return a < b if metric == "mse" else a > b
 
@@ -401,6 +415,7 @@ __all__ = [
     "display_runs",
     "display_summary",
     "neighbouring_note",
+    "tied_with_best",
     "knobs_markdown",
     "n_to_compute",
     "no_better_than_trivial",

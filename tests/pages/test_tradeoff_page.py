@@ -358,3 +358,16 @@ def test_a_visitor_cannot_name_a_cluster_or_start_more_processes_than_cores(monk
     assert not [t for t in at.text_input if "scheduler" in str(t.key)]  # a visitor's address made the server wait
     assert at.number_input(key="sweep.jobs").max == max(1, os.cpu_count() or 1)
     assert any("DPCORE_SCHEDULER" in c.value for c in at.caption)
+
+
+def test_points_within_the_seeds_spread_of_the_best_are_named_beside_it():
+    import pandas as pd
+
+    from dpcore.ui.sweep import tied_with_best
+
+    swept = pd.DataFrame({"learner": ["dpsgd"] * 4, "value": [0.316, 1.0, 3.16, 10.0],
+                          "mean": [0.754, 0.750, 0.748, 0.70], "std": [0.01, 0.006, 0.002, 0.01]})
+    best = swept.iloc[0]
+    assert [r.value for r in tied_with_best(swept, best)] == [1.0, 3.16]  # 0.70 is further than either spread
+    one_seed = swept.assign(std=0.0)
+    assert tied_with_best(one_seed, one_seed.iloc[0]) == []  # no spread to judge by
