@@ -50,6 +50,10 @@ def _text_of(source) -> str:
     try:
         return bytes(source).decode("utf-8-sig")
     except UnicodeDecodeError:
+        head = bytes(source[:4096])
+        if b"\x00" not in head and not head.startswith((b"PK", b"\xd0\xcf")):  # text, not a zip or an Excel file
+            raise DatasetError("the file is text in another encoding than UTF-8 (Latin-1 or Windows-1252, as Excel "
+                               "saves a CSV in many countries); save it as \"CSV UTF-8\" and upload that") from None
         raise DatasetError("the file is not UTF-8 text (is it a spreadsheet, a zip or another binary file?); "
                            "save it as CSV (UTF-8) and upload that") from None
 
@@ -177,6 +181,32 @@ def _range_mistake(name: str, low: float, high: float) -> str | None:
     if not low < high:
         return f"bounds for {name!r}: the low end {low:g} is not below the high end {high:g}; write {name}=LOW:HIGH"
     return None
+
+
+#: A column name that says it identifies a row (patient_id, ID, record, row number, ...).
+_ID_NAME = re.compile(r"(^|[^a-z])(id|ids|identifier|uuid|key|index|record|row|no|number)$|[a-z]id$", re.IGNORECASE)
+
+
+def _warn_identifiers(columns: list[str], X: np.ndarray) -> None:
+    """Warn about feature columns that look like row identifiers: a different whole number on every row, and a
+    name that says so or values that count up by one from each row to the next. A model learns nothing general from them, they name
+    people, and their range read from the rows is a row's own value."""
+    n = X.shape[0]
+    if n < 20:
+        return
+    found = []
+    for j, name in enumerate(columns):
+        v = X[:, j]
+        if not np.all(v == np.round(v)) or np.unique(v).size < n:
+            continue
+        if _ID_NAME.search(name.strip()) or np.all(np.diff(v) == 1):  # named so, or counting the rows in order
+            found.append(name)
+    if found:
+        names = ", ".join(repr(c) for c in found)
+        warnings.warn(f"{names} look{'s' if len(found) == 1 else ''} like a row identifier (a different whole number "
+                      "on every row): it is used as a feature, from which no model learns anything that holds for "
+                      "new rows, and it singles people out; drop the column from the file before uploading",
+                      DPCoreWarning, stacklevel=3)
 
 
 def _declared(columns: list[str], label_column: str, task: str, bounds: dict) -> tuple[dict, tuple | None]:
@@ -323,6 +353,7 @@ def load_csv(source, *, label_column: str, task: str | None = None, name: str = 
     X = _feature_matrix(features)
     y, target_names, label_range = _label_vector(labels, task, label_column)
     columns = [str(c) for c in features.columns]
+    _warn_identifiers(columns, X)
     feature_bounds, declared_label = _declared(columns, str(label_column), task, declared)
     inferred = [c for c in columns if c not in feature_bounds] + ([str(label_column)] if task == "regression"
                                                                    and declared_label is None else [])

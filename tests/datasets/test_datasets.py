@@ -173,13 +173,30 @@ def test_binary_upload_says_it_is_not_text():
         read_csv_columns(blob)
 
 
+def test_a_column_that_numbers_the_rows_is_warned_about_and_an_ordinary_one_is_not():
+    rows = "\n".join(f"{100001 + i},{20 + i * 7 % 50},{i * 37 % 101},{i % 2}" for i in range(40))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        load_csv("patient_id,age,score,y\n" + rows, label_column="y", bounds="*=0:200000")
+    said = [str(w.message) for w in caught if "row identifier" in str(w.message)]
+    assert len(said) == 1 and said[0].startswith("'patient_id' looks like a row identifier")
+    # 'score' holds a different whole number on every row too, but neither its name nor its order says id
+
+
+def test_a_latin_1_csv_is_told_to_be_saved_as_utf_8_not_asked_whether_it_is_a_zip():
+    text = "ville,température,label\nSète,21.5,1\nBrügge,12.0,0\n".encode("latin-1")
+    with pytest.raises(DatasetError, match=r"text in another encoding than UTF-8 \(Latin-1") as err:
+        read_csv_columns(text)
+    assert "zip" not in str(err.value)
+
+
 def test_a_tiny_upload_is_warned_that_its_test_accuracy_says_little():
     with pytest.warns(DPCoreWarning, match="only 8 rows.*about 2.*steps of 1/2"):
         load_csv("a,label\n" + "\n".join(f"{i},{'xy'[i % 2]}" for i in range(8)), label_column="label")
     with warnings.catch_warnings():
         warnings.simplefilter("error", DPCoreWarning)
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        load_csv("a,label\n" + "\n".join(f"{i},{'xy'[i % 2]}" for i in range(200)), label_column="label")
+        load_csv("a,label\n" + "\n".join(f"{i % 50},{'xy'[i % 2]}" for i in range(200)), label_column="label")
 
 
 BOUNDED = "age,hours,income\n25,40,1\n38,50,0\n52,45,1\n61,20,0\n"
