@@ -189,8 +189,8 @@ _ID_NAME = re.compile(r"(^|[^a-z])(id|ids|identifier|uuid|key|index|record|row|n
 
 def _warn_identifiers(columns: list[str], X: np.ndarray) -> None:
     """Warn about feature columns that look like row identifiers: a different whole number on every row, and a
-    name that says so or values that count up by one from each row to the next. A model learns nothing general from them, they name
-    people, and their range read from the rows is a row's own value."""
+    name that says so or values that count up by one from each row to the next. A model learns nothing general
+    from them, they name people, and their range read from the rows is a row's own value."""
     n = X.shape[0]
     if n < 20:
         return

@@ -171,12 +171,14 @@ def _say_if_single_class(spec: LearnerSpec, split: Split, result: RunResult) -> 
     ``extras["no_better_than_trivial"]``. The trivial baselines themselves are not flagged. The messages
     carry no per-run numbers, so a sweep's many runs give one message per learner.
     """
+    when = result.extras.pop("when_trivial", None) or spec.wording.when_trivial  # the run's advice, if it has one
     if spec.name in ("majority", "mean") or split.y_test.size == 0:
         return
     advice = ("The noise may have drowned what it learnt: try a larger epsilon, or other settings for this dataset."
               if spec.private else "Other settings may suit this dataset better.")
-    if spec.wording.when_trivial:  # the learner's own reason (no per-run numbers: one message per learner)
-        advice = spec.wording.when_trivial.format(d=split.X_train.shape[1])
+    if when:  # the learner's own reason, or the run's where it depends on its knobs (no per-run numbers: one
+        # message per learner and setting)
+        advice = when.format(d=split.X_train.shape[1])
     who = spec.title  # the name a reader knows, not the registry's identifier
     outputs = result.test_outputs
 

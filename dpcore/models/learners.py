@@ -266,8 +266,8 @@ def erm_features(split, preprocess: str, *, log_offset: float = LOG_OFFSET) -> t
 def _erm_runner(name: str, perturbation: str | None):
     def run(split, *, epsilon, delta, seed, params: Mapping[str, Any], on_epoch=None) -> RunResult:
         p = dict(params)
-        Xtr, Xte, norm = erm_features(split, p.pop("preprocess", default_preprocess(split.dataset.name)),
-                                      log_offset=float(p.pop("log_offset", LOG_OFFSET)))
+        preprocess = p.pop("preprocess", default_preprocess(split.dataset.name))
+        Xtr, Xte, norm = erm_features(split, preprocess, log_offset=float(p.pop("log_offset", LOG_OFFSET)))
         tune = _flag(p, "tune", False)
         kw = dict(model=p.pop("model", "logreg"), kernel=p.pop("kernel", "none"),
                   regularization=_lam(p.pop("regularization", DEFAULT_LAMBDA)),
@@ -277,7 +277,7 @@ def _erm_runner(name: str, perturbation: str | None):
                   intercept_scale=float(p.pop("intercept_scale", DEFAULT_INTERCEPT_SCALE)))
         if kw["kernel"] in (None, ""):  # aliases such as "linear" are the estimator's business
             kw["kernel"] = "none"
-        extras: dict = {}
+        extras: dict = {"when_trivial": _ERM_WHEN_TRIVIAL[preprocess]}  # advice on the scaling this run used
         # clipping rows to data_norm is the designed sensitivity bound here (the preprocessing note says so)
         with ignored(DPCoreWarning, r".*had an L2 norm above data_norm"):
             est, eps_spent = _fit_erm(perturbation, tune, kw, Xtr, split, epsilon, seed, extras)
@@ -408,12 +408,19 @@ def _kmeans_runner(name: str):
     return run
 
 
-#: Why a DP-ERM model (or its non-private twin) can end up no better than the most common class, and what to change.
-_ERM_WHEN_TRIVIAL = (
-    "These models see the features only through their scaling between the declared bounds: on features that are not "
-    "skewed (ages, blood pressures) the linear scaling (Feature scaling: linear; --set preprocess=bounds) can do "
-    "better than the log scale used by default, which suits skewed ones (incomes, counts, areas). Otherwise try a "
-    "larger epsilon, or more data.")
+#: Why a DP-ERM model (or its non-private twin) can end up no better than the most common class, and what to change,
+#: by the feature scaling the run used.
+_ERM_WHEN_TRIVIAL = {
+    "log-bounds": "These models see the features only through their scaling between the declared bounds: on features "
+                  "that are not skewed (ages, blood pressures) the linear scaling (Feature scaling \"Linear scale "
+                  "...\", --set preprocess=bounds) can do better than the log scale used here, which suits skewed "
+                  "ones (incomes, counts, areas). Otherwise try a larger epsilon, or more data.",
+    "bounds": "These models see the features only through their scaling between the declared bounds: on skewed "
+              "features (incomes, counts, areas) the log scale (Feature scaling \"Log scale ...\", --set "
+              "preprocess=log-bounds) can do better than the linear scaling used here, and bounds far wider than "
+              "the values squeeze them. Otherwise try a larger epsilon, or more data.",
+    "standardize": "The noise may have drowned what it learnt: try a larger epsilon, or more data.",
+}
 
 
 def _register() -> None:
@@ -421,18 +428,16 @@ def _register() -> None:
 
     register(LearnerSpec("erm-output", "DP-ERM, output perturbation (Chaudhuri et al. Alg. 1)", ("classification",),
                          True, _erm_runner("erm-output", "output"), knobs=ERM_KNOBS, baseline="logreg",
-                         wording=Wording(when_trivial=_ERM_WHEN_TRIVIAL),
                          uses_delta=False,
                          description="Regularised logistic regression / Huber SVM plus Gamma-norm noise on the "
                                      "minimiser (sensitivity 2/(n Lambda))."))
     register(LearnerSpec("erm-objective", "DP-ERM, objective perturbation (Chaudhuri et al. Alg. 2)",
                          ("classification",), True, _erm_runner("erm-objective", "objective"), knobs=ERM_KNOBS,
-                         baseline="logreg", uses_delta=False, wording=Wording(when_trivial=_ERM_WHEN_TRIVIAL),
+                         baseline="logreg", uses_delta=False,
                          description="Regularised logistic regression / Huber SVM with a random linear term added "
                                      "to the objective."))
     register(LearnerSpec("logreg", "Regularised logistic regression / SVM (non-private)", ("classification",), False,
                          _erm_runner("logreg", None), knobs=ERM_KNOBS, uses_delta=False,
-                         wording=Wording(when_trivial=_ERM_WHEN_TRIVIAL),
                          description="The same ERM objective and preprocessing with no noise."))
     register(LearnerSpec("functional-mechanism", "Linear regression, functional mechanism (Zhang et al.)",
                          ("regression",), True, _regression_runner("functional-mechanism", True), knobs=FM_KNOBS,
