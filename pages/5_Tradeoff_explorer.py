@@ -165,10 +165,11 @@ if not swept.empty:  # the best point of any swept curve, wherever it lies on th
     short = get_axis(axis).symbol or axis_name  # a letter fits a quarter of the page's width
     ties = tied_with_best(swept, best)
     m[1].metric(f"Best swept: {short} = {best.value:.3g}", f"{best['mean']:.3g}",
-                delta=(f"ties with {short} = {ties[0].value:.3g}" if len(ties) == 1 else f"ties with {len(ties)} "
-                       "others") if ties else None, delta_color="off", delta_arrow="off",
+                delta=(f"ties with {short} = {ties[0].value:.3g}" if len(ties) == 1 and ties[0].learner == best.learner
+                       else f"ties with {len(ties)} other point{'s' if len(ties) > 1 else ''}") if ties else None,
+                delta_color="off", delta_arrow="off",
                 help=f"{title_of(best.learner)}, mean over seeds"
-                     + (". Within the spread across seeds of it, so not told apart by these runs: "
+                     + (". These points lie within the seeds' spread of it, so these runs cannot tell them apart: "
                         + "; ".join(f"{title_of(r.learner)} at {short} = {r.value:.3g} ({r['mean']:.3g})"
                                     for r in ties) if ties else "")
                      + (" — ⚠ this learner leaked privacy here: its ε is not a guarantee" if best.get(

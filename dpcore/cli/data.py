@@ -38,8 +38,9 @@ def add_data_flags(p, *, what: str = "registry name, e.g. digits (python -m dpco
     p.add_argument("--bounds", metavar="SPEC", default=None,
                    help="with --data: the range each feature column (and a regression label) can hold, declared "
                         "rather than read from the private rows, e.g. 'age=17:90,hours=1:99,*=0:1' (* is every "
-                        "other feature column); values outside are clipped. Columns left out get the data's own "
-                        "min and max, which leaks privacy (said on standard error)")
+                        "other feature column; a name with a comma in double quotes, '\"weight, kg\"=30:200'); "
+                        "values outside are clipped. Columns left out get the data's own min and max, which leaks "
+                        "privacy (said on standard error)")
 
 
 def add_noise_flags(p, *, seed_help: str = "seed of the train/test split and of the noise") -> None:

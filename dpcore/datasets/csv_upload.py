@@ -51,6 +51,9 @@ def _text_of(source) -> str:
         return bytes(source).decode("utf-8-sig")
     except UnicodeDecodeError:
         head = bytes(source[:4096])
+        if head.startswith((b"\xff\xfe", b"\xfe\xff")):  # the byte-order mark of UTF-16 ("Unicode text" in Excel)
+            raise DatasetError("the file is UTF-16 text (Excel's \"Unicode text\"); save it as \"CSV UTF-8\" and "
+                               "upload that") from None
         if b"\x00" not in head and not head.startswith((b"PK", b"\xd0\xcf")):  # text, not a zip or an Excel file
             raise DatasetError("the file is text in another encoding than UTF-8 (Latin-1 or Windows-1252, as Excel "
                                "saves a CSV in many countries); save it as \"CSV UTF-8\" and upload that") from None
@@ -150,7 +153,8 @@ def parse_bounds(spec) -> dict[str, tuple[float, float]]:
             try:
                 items[name] = (float(low), float(high))
             except ValueError:
-                mistakes.append(f"bounds for {name!r}: {rng.strip()!r} is not two numbers; write {name}=LOW:HIGH")
+                mistakes.append(f"bounds for {name!r}: {rng.strip()!r} is not two numbers; write "
+                                f"{_as_typed(name)}=LOW:HIGH")
                 continue
             if (said := _range_mistake(name, *items[name])) is not None:
                 mistakes.append(said)
@@ -170,8 +174,13 @@ def parse_bounds(spec) -> dict[str, tuple[float, float]]:
         raise BoundsError(mistakes[0])
     if mistakes:
         raise BoundsError(f"{len(mistakes)} mistakes in the bounds: "
-                          + " ".join(f"({i}) {m}." for i, m in enumerate(mistakes, 1)))
+                          + " ".join(f"({i}) {m.removeprefix('bounds: ')}." for i, m in enumerate(mistakes, 1)))
     return out
+
+
+def _as_typed(name: str) -> str:
+    """A column name as it is typed in a bounds box or a list: in double quotes when it holds a separator."""
+    return f'"{name}"' if any(c in name for c in ",;\n") else name
 
 
 def _range_mistake(name: str, low: float, high: float) -> str | None:
@@ -179,18 +188,20 @@ def _range_mistake(name: str, low: float, high: float) -> str | None:
     if not (np.isfinite(low) and np.isfinite(high)):
         return f"bounds for {name!r} must be finite numbers, got {low:g}:{high:g}"
     if not low < high:
-        return f"bounds for {name!r}: the low end {low:g} is not below the high end {high:g}; write {name}=LOW:HIGH"
+        return (f"bounds for {name!r}: the low end {low:g} is not below the high end {high:g}; write "
+                f"{_as_typed(name)}=LOW:HIGH")
     return None
 
 
 #: A column name that says it identifies a row (patient_id, ID, record, row number, ...).
-_ID_NAME = re.compile(r"(^|[^a-z])(id|ids|identifier|uuid|key|index|record|row|no|number)$|[a-z]id$", re.IGNORECASE)
+_ID_NAME = re.compile(r"(?i:(^|[^a-z])(id|ids|identifier|uuid|key|index|record|row|no|number)$)|[a-z](Id|ID)$")
 
 
 def _warn_identifiers(columns: list[str], X: np.ndarray) -> None:
     """Warn about feature columns that look like row identifiers: a different whole number on every row, and a
-    name that says so or values that count up by one from each row to the next. A model learns nothing general
-    from them, they name people, and their range read from the rows is a row's own value."""
+    name that says so (patient_id, patientId, record) or values that number the rows in order from 0 or 1. A
+    model learns nothing general from them, they name people, and their range read from the rows is a row's own
+    value."""
     n = X.shape[0]
     if n < 20:
         return
@@ -199,7 +210,8 @@ def _warn_identifiers(columns: list[str], X: np.ndarray) -> None:
         v = X[:, j]
         if not np.all(v == np.round(v)) or np.unique(v).size < n:
             continue
-        if _ID_NAME.search(name.strip()) or np.all(np.diff(v) == 1):  # named so, or counting the rows in order
+        # named so, or numbering the rows in order from 0 or 1
+        if _ID_NAME.search(name.strip()) or (v[0] in (0, 1) and np.all(np.diff(v) == 1)):
             found.append(name)
     if found:
         names = ", ".join(repr(c) for c in found)
@@ -216,7 +228,7 @@ def _declared(columns: list[str], label_column: str, task: str, bounds: dict) ->
     unknown = [n for n in bounds if n not in known]
     if unknown:
         raise BoundsError(f"bounds name column(s) {_names(unknown)} that the file does not have; its "
-                          f"columns: {', '.join(columns + [label_column])}")
+                          f"columns: {', '.join(map(_as_typed, columns + [label_column]))}")
     if label_column in bounds and task != "regression":
         raise BoundsError(f"bounds: the label column {label_column!r} holds classes, which need no bounds; "
                           "declare bounds for a regression label only")
@@ -337,7 +349,7 @@ def load_csv(source, *, label_column: str, task: str | None = None, name: str = 
     df = _read(source)
     if label_column not in df.columns:
         raise DatasetError(f"the label column {label_column!r} is not a column of the file; its columns: "
-                           f"{', '.join(map(str, df.columns))}")
+                           f"{', '.join(_as_typed(str(c)) for c in df.columns)}")
     if df.shape[1] < 2:
         raise DatasetError("the CSV needs at least one feature column besides the label column")
     if df.isna().any().any():
@@ -361,7 +373,7 @@ def load_csv(source, *, label_column: str, task: str | None = None, name: str = 
         shown = ", ".join(repr(c) for c in inferred[:5]) + (f" and {len(inferred) - 5} more" if len(inferred) > 5
                                                             else "")
         label_left = task == "regression" and declared_label is None
-        first = f'"{inferred[0]}"' if any(c in inferred[0] for c in ',;') else inferred[0]
+        first = _as_typed(inferred[0])
         hint = f"{first}=LOW:HIGH" + (f", and {label_column}=LOW:HIGH for the label, which * does not cover"
                                             if label_left and inferred[0] != str(label_column) else "")
         warnings.warn(

@@ -35,7 +35,7 @@ _ROLE_ORDER = {"swept": 0, "baseline": 1, "trivial": 2}
 #: Columns every row has, in table order (metric columns go after ``seed``).
 ID_COLUMNS = ("learner", "role", "dataset", "axis", "value", "seed")
 TAIL_COLUMNS = ("epsilon", "epsilon_target", "delta", "neighbouring", "noise_multiplier", "seconds", "cached",
-                "leaks_privacy", "warnings", "event")
+                "leaks_privacy", "warnings", "leak_warnings", "event")
 #: Separator between several warnings of one run in the ``warnings`` column.
 WARNING_SEP = " | "
 #: Seconds to wait for a Dask scheduler to answer before giving up with a clear error.
@@ -89,8 +89,9 @@ class SweepResult:
         ``replace-one``; empty without a guarantee), ``noise_multiplier``, ``seconds`` and
         ``cached``, then ``leaks_privacy`` (True when the run raised a
         :class:`~dpcore.exceptions.PrivacyLeakWarning`: its ``epsilon`` is not a
-        guarantee) and ``warnings`` (every warning the run raised, joined by
-        ``" | "``; empty when none). Both are rebuilt from the cached row, so a
+        guarantee), ``warnings`` (every warning the run raised, joined by
+        ``" | "``; empty when none) and ``leak_warnings`` (those of them that are leaks). They are rebuilt from the
+        cached row, so a
         sweep read back from the cache carries them too. ``role`` is ``"swept"``, ``"baseline"``
         (non-private counterpart) or ``"trivial"`` (majority class / mean); baselines have ``value`` NaN.
     n_cached, n_computed : int
@@ -198,8 +199,9 @@ def execute_run(run: RunSpec, *, limit_threads: bool = False) -> dict:
         seen.setdefault(str(w.message), f"{w.category.__module__}.{w.category.__qualname__}")
     inferred = getattr(run.dataset, "inferred_bounds", ())
     if inferred and get_learner(run.learner).private:  # the upload said so once; each private row says it too
-        seen.setdefault(f"its data's bounds of {_names(inferred)} were read from the rows, so its ε is not a "
-                        "guarantee: declare the bounds", f"{PrivacyLeakWarning.__module__}.PrivacyLeakWarning")
+        seen.setdefault(f"the bounds of {_names(inferred, shown=8)} were read from the uploaded rows, so the ε of "
+                        "these runs is not a guarantee: declare the bounds",
+                        f"{PrivacyLeakWarning.__module__}.PrivacyLeakWarning")
     row["_warnings"] = [[cat, msg] for msg, cat in seen.items()]
     return row
 
@@ -228,6 +230,7 @@ def _warning_columns(row: Mapping[str, Any]) -> dict:
     return {
         "leaks_privacy": any(_is_leak(cat) for cat, _ in caught),
         "warnings": WARNING_SEP.join(msg for _, msg in caught),
+        "leak_warnings": WARNING_SEP.join(msg for cat, msg in caught if _is_leak(cat)),  # which of them leak
     }
 
 
@@ -270,7 +273,10 @@ def table_warnings(table: pd.DataFrame) -> list[dict]:
                 w["where"][value] = w["where"].get(value, 0) + 1
             if row.learner not in w["learners"]:
                 w["learners"].append(row.learner)
-            if bool(getattr(row, "leaks_privacy", False)):
+            leaks = getattr(row, "leak_warnings", None)  # absent from a table of older code: any warning of a
+            # leaking row counts
+            if (msg in leaks.split(WARNING_SEP)) if isinstance(leaks, str) else bool(getattr(row, "leaks_privacy",
+                                                                                                  False)):
                 w["leak"] = True
                 spec = learners().get(row.learner)
                 private = spec.private if spec is not None else row.role == "swept"

@@ -51,21 +51,35 @@ def summarize(table: pd.DataFrame, metric: str) -> pd.DataFrame:
 
 
 def neighbouring_note(table: pd.DataFrame, *, markdown: bool = True) -> str | None:
-    """A sentence when the swept private learners' ε protect different things (one record added or removed, or one
-    replaced), so that one ε axis does not pass them off as the same unit; None when they agree (the Trade-off
-    explorer shows it under its chart, the ``sweep`` command on stderr)."""
+    """A sentence when the swept private learners' ε do not protect the same thing, so that one ε axis does not
+    pass them off as one unit: a different unit (a whole record, a label only, a client's whole data), or the same
+    unit under different neighbours (one record added or removed, or one replaced). None when they agree. The
+    Trade-off explorer shows it under its chart, the ``sweep`` command on stderr."""
     if "neighbouring" not in table:
         return None
     from ..learners import learners
 
-    rows = table[(table.role == "swept") & table.neighbouring.fillna("").astype(bool)]
-    by = {name: set(group.neighbouring) for name, group in rows.groupby("learner", sort=False)}
-    if len({r for rels in by.values() for r in rels}) < 2:
-        return None
-    said = {"add-remove": "one record added or removed", "replace-one": "one record replaced by another"}
     known = learners()
-    parts = [f"{known[name].title if name in known else name}'s protects "
-             f"{' or '.join(said.get(r, r) for r in sorted(rels))}" for name, rels in by.items()]
+    rows = table[(table.role == "swept") & table.neighbouring.fillna("").astype(bool)]
+    said = {"add-remove": "one record added or removed", "replace-one": "one record replaced by another"}
+    each = {}  # learner -> (what its ε protects, its neighbours)
+    for name, group in rows.groupby("learner", sort=False):
+        spec = known.get(name)
+        each[name] = (spec.wording.protects if spec is not None else "", tuple(sorted(set(group.neighbouring))))
+    units, relations = {u for u, _ in each.values()}, {r for _, rs in each.values() for r in rs}
+    if len(units) < 2 and len(relations) < 2:
+        return None
+
+    def title(name: str) -> str:
+        return known[name].title if name in known else name
+
+    if len(units) > 1:
+        parts = [f"{title(n)}: {unit} ({' or '.join(said.get(r, r) for r in rels)})" for n, (unit, rels) in
+                 each.items()]
+        head = "**Different guarantees on one ε axis.** " if markdown else "note: different guarantees on one axis: "
+        return (head + "; ".join(parts) + ". The same ε does not protect the same thing here: set curves side by "
+                "side only where they protect the same unit.")
+    parts = [f"{title(n)}: {' or '.join(said.get(r, r) for r in rels)}" for n, (_, rels) in each.items()]
     head = "**Two meanings of ε on one axis.** " if markdown else "note: two meanings of epsilon on one axis: "
     return (head + "; ".join(parts) + ". A record replaced is one removed and another added, so ε under "
             "add-or-remove gives at most 2ε under replace-one: at the same ε the add-or-remove curve carries the "

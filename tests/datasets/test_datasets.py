@@ -180,6 +180,11 @@ def test_a_column_that_numbers_the_rows_is_warned_about_and_an_ordinary_one_is_n
         load_csv("patient_id,age,score,y\n" + rows, label_column="y", bounds="*=0:200000")
     said = [str(w.message) for w in caught if "row identifier" in str(w.message)]
     assert len(said) == 1 and said[0].startswith("'patient_id' looks like a row identifier")
+    rows = "\n".join(f"{i * 13 % 97},{1900 + i},{i % 2}" for i in range(40))  # 'paid' ends in "id"; years count up
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        load_csv("paid,year,y\n" + rows, label_column="y", bounds="paid=0:100, year=1800:2100")
+    assert not [w for w in caught if "row identifier" in str(w.message)]
     # 'score' holds a different whole number on every row too, but neither its name nor its order says id
 
 
@@ -188,6 +193,8 @@ def test_a_latin_1_csv_is_told_to_be_saved_as_utf_8_not_asked_whether_it_is_a_zi
     with pytest.raises(DatasetError, match=r"text in another encoding than UTF-8 \(Latin-1") as err:
         read_csv_columns(text)
     assert "zip" not in str(err.value)
+    with pytest.raises(DatasetError, match=r"UTF-16 text"):
+        read_csv_columns("a,label\n1,x\n".encode("utf-16"))
 
 
 def test_a_tiny_upload_is_warned_that_its_test_accuracy_says_little():
@@ -275,7 +282,7 @@ def test_every_mistake_of_a_bounds_box_is_named_at_once():
     assert said.startswith("3 mistakes in the bounds:")
     # in the box's order
     assert "(1) bounds for 'age': the low end 90 is not below the high end 17" in said
-    assert "(2) bounds for 'hours': 'a:b' is not two numbers" in said and "(3) bounds: cannot read 'weight 0:1'" in said
+    assert "(2) bounds for 'hours': 'a:b' is not two numbers" in said and "(3) cannot read 'weight 0:1'" in said
 
 
 def test_a_declared_range_far_wider_than_its_values_is_warned_about_and_a_fitting_one_is_not():

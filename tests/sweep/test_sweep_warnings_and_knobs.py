@@ -138,6 +138,28 @@ def test_an_upload_whose_bounds_were_read_from_its_rows_flags_every_private_row_
         clean = run_sweep(SweepConfig(dataset=declared, learners=["erm-objective"], values=[1.0], seeds=1,
                                       params={"preprocess": "bounds"}), n_jobs=1, cache_dir=cache_dir).table
     assert t.loc["erm-objective", "leaks_privacy"]  # its ε is not a guarantee: the CSV a data owner downloads says so
-    assert "bounds of 'a', 'b' were read from the rows" in t.loc["erm-objective", "warnings"]
+    assert "bounds of 'a', 'b' were read from the uploaded rows" in t.loc["erm-objective", "warnings"]
     assert not t.loc["majority", "leaks_privacy"] and not t.loc["logreg", "leaks_privacy"]  # no ε to qualify
     assert not clean.leaks_privacy.any()
+    # on a leaking row, only the leak is called one: a utility warning of the same run stays a utility warning
+    row = t.loc[["erm-objective"]].reset_index().assign(warnings=lambda d: d.warnings + " | no better than chance")
+    said = {w["message"]: w["leak"] for w in table_warnings(row)}
+    assert said["no better than chance"] is False and any(leak for m, leak in said.items() if "bounds of" in m)
+
+
+def test_learners_protecting_different_units_are_told_apart_not_just_by_their_neighbours():
+    import pandas as pd
+
+    from dpcore.sweep.summary import neighbouring_note
+
+    def table(*pairs):
+        return pd.DataFrame({"learner": [n for n, _ in pairs], "role": "swept",
+                             "neighbouring": [r for _, r in pairs]})
+
+    label = neighbouring_note(table(("erm-objective", "replace-one"), ("label-dp-rr", "replace-one")))
+    assert "Different guarantees" in label and "each record's label only" in label  # same relation, not same unit
+    fed = neighbouring_note(table(("dpsgd", "add-remove"), ("dp-fedavg", "add-remove")))
+    assert "each client's whole data" in fed and "factor 2" not in fed
+    two = neighbouring_note(table(("dpsgd", "add-remove"), ("erm-objective", "replace-one")))
+    assert "Two meanings" in two and "factor 2" in two and "'s protects" not in two
+    assert neighbouring_note(table(("dpsgd", "add-remove"), ("ssp", "add-remove"))) is None
