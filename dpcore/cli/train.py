@@ -165,10 +165,12 @@ def _run(args) -> int:
 def trivial_scores(res, data, seed, train_fraction: float = 1.0) -> dict:
     """What a run's score is measured against, on the same split: the most common training class's accuracy, or
     the training mean's test error (the pages' "chance level" and "mean predictor"; non-private references)."""
-    if res.task not in ("classification", "regression"):
+    from ..sweep.config import TRIVIAL_BASELINES
+
+    if res.task not in TRIVIAL_BASELINES:
         return {}
-    name = "majority" if res.task == "classification" else "mean"
-    ref = run_learner(name, data, seed=0 if seed is None else seed, train_fraction=train_fraction)
+    ref = run_learner(TRIVIAL_BASELINES[res.task], data, seed=0 if seed is None else seed,
+                      train_fraction=train_fraction)
     if res.task == "classification":
         return {"majority_class_accuracy": float(ref.metrics["accuracy"])}
     return {"mean_predictor_mse": float(ref.metrics["mse"]), "mean_predictor_r2": float(ref.metrics["r2"])}

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..accounting import Neighbouring, event_to_json
+from ..datasets.csv_upload import _names
 from ..exceptions import DPCoreError, DPTypeError, DPValueError, PrivacyLeakWarning
 from ..learners import get_learner, learners, run_learner
 from ..thread_warnings import caught as caught_warnings
@@ -199,17 +200,11 @@ def execute_run(run: RunSpec, *, limit_threads: bool = False) -> dict:
         seen.setdefault(str(w.message), f"{w.category.__module__}.{w.category.__qualname__}")
     inferred = getattr(run.dataset, "inferred_bounds", ())
     if inferred and get_learner(run.learner).private:  # the upload said so once; each private row says it too
-        seen.setdefault(f"the bounds of {_names(inferred, shown=8)} were read from the uploaded rows, so the ε of "
+        seen.setdefault(f"the bounds of {_names(inferred)} were read from the uploaded rows, so the ε of "
                         "these runs is not a guarantee: declare the bounds",
                         f"{PrivacyLeakWarning.__module__}.PrivacyLeakWarning")
     row["_warnings"] = [[cat, msg] for msg, cat in seen.items()]
     return row
-
-
-def _names(columns: Iterable[str], shown: int = 3) -> str:
-    columns = list(columns)
-    text = ", ".join(repr(c) for c in columns[:shown])
-    return text + (f" and {len(columns) - shown} more" if len(columns) > shown else "")
 
 
 def _reissue(rows: Iterable[Mapping[str, Any]], already: set) -> None:
@@ -232,6 +227,15 @@ def _warning_columns(row: Mapping[str, Any]) -> dict:
         "warnings": WARNING_SEP.join(msg for _, msg in caught),
         "leak_warnings": WARNING_SEP.join(msg for cat, msg in caught if _is_leak(cat)),  # which of them leak
     }
+
+
+def _is_leak_of(row, msg: str) -> bool:
+    """Whether ``msg`` is one of the row's privacy leaks (a table of older code has no ``leak_warnings``: there any
+    warning of a leaking row counts)."""
+    leaks = getattr(row, "leak_warnings", None)
+    if isinstance(leaks, str):
+        return msg in leaks.split(WARNING_SEP)
+    return bool(getattr(row, "leaks_privacy", False))
 
 
 def table_warnings(table: pd.DataFrame) -> list[dict]:
@@ -273,10 +277,7 @@ def table_warnings(table: pd.DataFrame) -> list[dict]:
                 w["where"][value] = w["where"].get(value, 0) + 1
             if row.learner not in w["learners"]:
                 w["learners"].append(row.learner)
-            leaks = getattr(row, "leak_warnings", None)  # absent from a table of older code: any warning of a
-            # leaking row counts
-            if (msg in leaks.split(WARNING_SEP)) if isinstance(leaks, str) else bool(getattr(row, "leaks_privacy",
-                                                                                                  False)):
+            if _is_leak_of(row, msg):
                 w["leak"] = True
                 spec = learners().get(row.learner)
                 private = spec.private if spec is not None else row.role == "swept"
