@@ -5,7 +5,8 @@ builds one (the pages' select boxes and the tests' parametrize lists use it).
 Every privacy noise draw in dpcore goes through one of these classes, so the
 sampler can be changed in one place. :class:`NoiseMultiplierGaussian` (Gaussian
 noise stated by its noise multiplier rather than a target epsilon) is exported
-but not registered.
+but not registered, as are :class:`SecureLaplace` and :class:`SecureGaussian` (exact discrete noise on a grid
+from the operating system's randomness: one query per call, no seed).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from .gaussian_multiplier import NoiseMultiplierGaussian
 from .l2_laplace import L2LaplaceVector
 from .laplace import Laplace
 from .randomized_response import RandomizedResponse
+from .secure import SecureGaussian, SecureLaplace
 
 MECHANISMS: dict[str, type[Mechanism]] = {
     "laplace": Laplace,
@@ -45,6 +47,8 @@ __all__ = [
     "Exponential",
     "L2LaplaceVector",
     "NoiseMultiplierGaussian",
+    "SecureGaussian",
+    "SecureLaplace",
     "create_mechanism",
     "classic_gaussian_sigma",
     "analytic_gaussian_sigma",
