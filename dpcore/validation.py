@@ -7,9 +7,12 @@ Opacus's validators.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import numbers
 import warnings
+from typing import Iterator
 
 import numpy as np
 
@@ -82,6 +85,26 @@ def check_delta(delta, name: str = "delta", *, n: int | None = None, allow_zero:
             stacklevel=2,
         )
     return d
+
+
+#: True while a caller that already compared delta with 1/n (run_learner) runs the work below it.
+_DELTA_CHECKED: contextvars.ContextVar[bool] = contextvars.ContextVar("dpcore_delta_checked", default=False)
+
+
+@contextlib.contextmanager
+def delta_checked() -> Iterator[None]:
+    """Inside it, :func:`delta_is_checked` is True: a caller that warned about delta > 1/n once (``run_learner``)
+    keeps the functions it calls (``train``) from saying it again."""
+    token = _DELTA_CHECKED.set(True)
+    try:
+        yield
+    finally:
+        _DELTA_CHECKED.reset(token)
+
+
+def delta_is_checked() -> bool:
+    """Whether a caller has already compared delta with 1/n (see :func:`delta_checked`)."""
+    return _DELTA_CHECKED.get()
 
 
 def check_positive(value, name: str, *, allow_inf: bool = False) -> float:

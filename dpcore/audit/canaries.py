@@ -232,7 +232,8 @@ def input_canary_audit(
     sub = Split(dataset=split.dataset, X_train=np.concatenate([split.X_train, Xc[included]]),
                 y_train=np.concatenate([split.y_train, yc[included].astype(split.y_train.dtype)]),
                 X_test=Xc, y_test=yc.astype(split.y_test.dtype), seed=seed, test_size=split.test_size)
-    res = run_learner(spec.name, sub, epsilon=epsilon, delta=delta, seed=seed, params=params)
+    res = run_learner(spec.name, sub, epsilon=epsilon if spec.private else None, delta=delta, seed=seed,
+                      params=params)
     if on_progress is not None:
         on_progress({"stage": "training", "done": 1, "total": 1})
     if res.test_outputs is None:

@@ -48,8 +48,9 @@ def _run(args) -> int:
         print(f"note: --neighbouring applies to dplloyd only; {args.algorithm} ignores it", file=sys.stderr)
     data = dataset_from_args(args)
     seed, secure = noise_from_args(args)
-    note_ignored_epsilon(get_learner(args.algorithm), args.epsilon)
-    res = run_learner(args.algorithm, data, epsilon=EPSILON if args.epsilon is None else args.epsilon, seed=seed,
+    note_ignored_epsilon(spec := get_learner(args.algorithm), args.epsilon)
+    res = run_learner(args.algorithm, data, epsilon=(EPSILON if args.epsilon is None else args.epsilon)
+                      if spec.private else None, seed=seed,
                       secure=secure, params=params)
     print_result(res, as_json=args.json, secure=secure, extra={**extra, "seed": seed})
     return 0

@@ -147,7 +147,7 @@ def _run(args) -> int:
     res = run_learner(
         args.algorithm,
         data,
-        epsilon=spec.default_epsilon if args.epsilon is None else args.epsilon,
+        epsilon=(spec.default_epsilon if args.epsilon is None else args.epsilon) if spec.private else None,
         delta=args.delta,
         seed=seed,
         secure=secure,

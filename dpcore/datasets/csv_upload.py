@@ -6,6 +6,7 @@ import io
 import os
 import re
 import warnings
+from typing import Mapping
 
 import numpy as np
 import pandas as pd
@@ -73,6 +74,15 @@ def _numeric_columns(df: pd.DataFrame) -> int:
 
 
 def _read(source) -> pd.DataFrame:
+    if isinstance(source, pd.DataFrame):  # a data scientist's own frame: the same checks as a file's
+        repeated = sorted({str(c) for c in source.columns[source.columns.duplicated()]})
+        if repeated:
+            raise DatasetError(f"the DataFrame names the column(s) {_names(repeated)} more than once; give every "
+                               "column its own name so the label column is unambiguous")
+        if source.shape[0] == 0 or source.shape[1] == 0:
+            raise DatasetError("the DataFrame is empty; it needs at least one feature column, a label column and two "
+                               "rows")
+        return source.rename(columns=str)
     text = _text_of(source)
     header = text.lstrip("\r\n").splitlines()[0] if text.strip() else ""
     sep = _delimiter(header)
@@ -176,6 +186,34 @@ def parse_bounds(spec) -> dict[str, tuple[float, float]]:
         raise BoundsError(f"{len(mistakes)} mistakes in the bounds: "
                           + " ".join(f"({i}) {m.removeprefix('bounds: ')}." for i, m in enumerate(mistakes, 1)))
     return out
+
+
+#: The forms declared bounds take everywhere (load_csv, as_dataset, run_learner, standardize_with_bounds,
+#: BoundedScaler), for error messages.
+BOUNDS_FORMS = ("a mapping {column: (low, high)} ('*' for every other feature column), text such as "
+                "\"age=17:90, *=0:1\", or a pair (low, high) of numbers or of one number per feature column")
+
+
+def bounds_by_column(bounds, columns) -> dict[str, tuple[float, float]]:
+    """Declared bounds in any of the :data:`BOUNDS_FORMS`, as ``{column: (low, high)}`` over ``columns``.
+
+    A mapping or text is read by :func:`parse_bounds` (columns not named keep no bounds); a pair ``(low, high)``
+    of scalars or per-column sequences (what :func:`dpcore.validation.check_bounds` takes) names every column.
+
+    >>> bounds_by_column((0, [1, 2]), ["a", "b"])
+    {'a': (0.0, 1.0), 'b': (0.0, 2.0)}
+    >>> bounds_by_column({"*": (0, 1)}, ["a"])
+    {'*': (0.0, 1.0)}
+    """
+    if bounds is None or isinstance(bounds, (str, Mapping)):
+        return parse_bounds(bounds)
+    from ..validation import check_bounds
+
+    try:
+        lower, upper = check_bounds(bounds, len(columns))
+    except (TypeError, ValueError) as exc:
+        raise BoundsError(f"bounds must be {BOUNDS_FORMS}; {exc}") from None
+    return {str(c): (float(lo), float(hi)) for c, lo, hi in zip(columns, lower, upper)}
 
 
 def _as_typed(name: str) -> str:
@@ -301,7 +339,9 @@ def _class_name(value) -> str:
 
 
 def _label_vector(labels: pd.Series, task: str, label_column: str) -> tuple[np.ndarray, tuple, tuple | None]:
-    """``(y, target_names, label_range)``: class indices and names, or checked real targets and their range."""
+    """``(y, target_names, label_range)``: class indices and names, or checked real targets and their range.
+
+    The classes themselves, in the order of the indices, are :func:`_classes` of the same column."""
     if task == "classification":
         numeric = pd.api.types.is_numeric_dtype(labels) and not pd.api.types.is_bool_dtype(labels)
         # numbers in numeric order (0, 1, 2, ..., 10, 11), not as text (0, 1, 10, 11, 2, ...)
@@ -327,8 +367,15 @@ def _label_vector(labels: pd.Series, task: str, label_column: str) -> tuple[np.n
     return y, (), (float(y.min()), float(y.max()))
 
 
+def _classes(labels: pd.Series) -> tuple:
+    """The distinct labels as the data holds them (numbers stay numbers), sorted as :func:`_label_vector` indexes
+    them."""
+    numeric = pd.api.types.is_numeric_dtype(labels) and not pd.api.types.is_bool_dtype(labels)
+    return tuple(np.unique(labels.to_numpy() if numeric else labels.astype(str).to_numpy()).tolist())
+
+
 def load_csv(source, *, label_column: str, task: str | None = None, name: str = "upload", bounds=None) -> Dataset:
-    """Turn an uploaded CSV (path, bytes, text or file object) into a Dataset.
+    """Turn an uploaded CSV (path, bytes, text or file object) or a pandas DataFrame into a Dataset.
 
     Parameters
     ----------
@@ -338,15 +385,18 @@ def load_csv(source, *, label_column: str, task: str | None = None, name: str = 
         ``None`` guesses: text labels, and whole numbers with at most 20 distinct values, are classification;
         anything else regression.
 
-    bounds : mapping or text, optional
+    bounds : mapping, text or pair, optional
         The range of each feature column (and of a regression label), declared from what the data can hold, not
-        read from it: ``{"age": (17, 90)}`` or ``"age=17:90, *=0:1"`` (:func:`parse_bounds`). Values outside
+        read from it: ``{"age": (17, 90)}``, ``"age=17:90, *=0:1"`` (:func:`parse_bounds`) or a pair
+        ``(low, high)`` of numbers or of one number per feature column (:func:`bounds_by_column`). Values outside
         them are clipped to them, with a warning. A column without declared bounds gets its own min and max from
         the data, which leaks privacy (the extremes are private rows' values): a :class:`PrivacyLeakWarning`
         names those columns.
     """
-    declared = parse_bounds(bounds)
+    declared = bounds_by_column(bounds, []) if bounds is None or isinstance(bounds, (str, Mapping)) else None
     df = _read(source)
+    if isinstance(source, pd.DataFrame):
+        label_column = str(label_column)  # the frame's column names are read as text, as a file's are
     if label_column not in df.columns:
         raise DatasetError(f"the label column {label_column!r} is not a column of the file; its columns: "
                            f"{', '.join(_as_typed(str(c)) for c in df.columns)}")
@@ -365,6 +415,8 @@ def load_csv(source, *, label_column: str, task: str | None = None, name: str = 
     X = _feature_matrix(features)
     y, target_names, label_range = _label_vector(labels, task, label_column)
     columns = [str(c) for c in features.columns]
+    if declared is None:  # a pair (low, high): one range per feature column
+        declared = bounds_by_column(bounds, columns)
     _warn_identifiers(columns, X)
     feature_bounds, declared_label = _declared(columns, str(label_column), task, declared)
     inferred = [c for c in columns if c not in feature_bounds] + ([str(label_column)] if task == "regression"
@@ -421,6 +473,7 @@ def load_csv(source, *, label_column: str, task: str | None = None, name: str = 
         y=_freeze(y),
         feature_names=tuple(str(c) for c in features.columns),
         target_names=target_names,
+        classes=_classes(labels) if task == "classification" else (),
         bounds=(_freeze(lo), _freeze(hi)),
         label_range=label_range,
         description=f"{len(df)} rows uploaded by the user; label column {label_column!r}.",

@@ -56,6 +56,9 @@ class Dataset:
     #: Columns (features, and a regression label) whose bounds were read from the rows themselves, not declared:
     #: an uploaded CSV's undeclared columns; those extremes are private values that no ε accounts for.
     inferred_bounds: tuple[str, ...] = ()
+    #: The class labels as the data holds them (numbers stay numbers), in the order of the indices in ``y``; empty
+    #: for the registry's sets, whose ``target_names`` are their classes.
+    classes: tuple = ()
 
     @property
     def n_samples(self) -> int:

@@ -1,29 +1,87 @@
 """Data-independent preprocessing: only declared bounds are used, never private statistics."""
 from __future__ import annotations
 
-import numpy as np
+import warnings
 
-from ..validation import check_bounds, clip_to_bounds, clip_to_norm
+import numpy as np
+import pandas as pd
+
+from ..exceptions import BoundsError, DPCoreWarning
+from ..validation import check_bounds, clip_to_norm
+from .csv_upload import BOUNDS_FORMS, bounds_by_column
+
+
+def _bounds_arrays(X, bounds, columns=None) -> tuple[np.ndarray, np.ndarray]:
+    """``(lower, upper)`` per column of ``X`` from declared bounds in any of :data:`BOUNDS_FORMS`.
+
+    A mapping or text names columns: those of a DataFrame ``X`` (or ``columns``), else ``x0, x1, ...``; every
+    column needs a range (``*`` covers the ones not named)."""
+    n = np.shape(X)[1]
+    if bounds is None or isinstance(bounds, (str, dict)) or hasattr(bounds, "keys"):
+        names = [str(c) for c in (columns if columns is not None else
+                                  X.columns if isinstance(X, pd.DataFrame) else [f"x{j}" for j in range(n)])]
+        declared = bounds_by_column(bounds, names)
+        unknown = sorted(set(declared) - set(names) - {"*"})
+        if unknown:
+            raise BoundsError(f"bounds name column(s) {', '.join(map(repr, unknown))} that the data does not have; "
+                             f"its columns: {', '.join(names)}")
+        missing = [c for c in names if c not in declared and "*" not in declared]
+        if missing:
+            raise BoundsError(f"bounds give no range for column(s) {', '.join(map(repr, missing))}; name them or add "
+                             "'*': (low, high) for every other column (bounds read from the data would leak "
+                             "privacy)")
+        pairs = [declared.get(c, declared.get("*")) for c in names]
+        return np.array([p[0] for p in pairs], dtype=float), np.array([p[1] for p in pairs], dtype=float)
+    try:
+        return check_bounds(bounds, n)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"bounds must be {BOUNDS_FORMS}; {exc}") from None
+
+
+def _clip_counting_rows(X: np.ndarray, lower: np.ndarray, upper: np.ndarray, *, stacklevel: int) -> np.ndarray:
+    """Clip ``X`` to the bounds, warning with how many rows (and values) moved."""
+    clipped = np.clip(X, lower, upper)
+    moved = clipped != X
+    if moved.any():
+        rows = int(moved.any(axis=1).sum())
+        warnings.warn(f"{rows} of {X.shape[0]} rows ({int(moved.sum())} values) lay outside the declared bounds and "
+                      "were clipped to them; widen the bounds if that is not intended"
+                      + (" (every row was: are the bounds in the data's units?)" if rows == X.shape[0] else ""),
+                      DPCoreWarning, stacklevel=stacklevel)
+    return clipped
 
 
 def scale_to_unit_interval(X, bounds, *, lo: float = 0.0, hi: float = 1.0, warn: bool = True) -> np.ndarray:
     """Map each feature from its declared ``bounds`` onto ``[lo, hi]`` (clipping outliers, with a warning).
 
+    ``bounds`` takes every form of :data:`~dpcore.datasets.csv_upload.BOUNDS_FORMS`: ``(low, high)`` (numbers
+    or one per column), or ``{column: (low, high)}`` / ``"col=low:high"`` for a DataFrame's columns (``x0, x1,
+    ...`` for an array). ``warn=False`` clips silently (for rows already clipped and warned about, such as test
+    rows scaled like their training rows).
+
     >>> scale_to_unit_interval([[0.0], [10.0]], (0.0, 10.0), lo=-1.0).ravel().tolist()
     [-1.0, 1.0]
+    >>> scale_to_unit_interval([[5.0]], {"x0": (0, 10)}).ravel().tolist()
+    [0.5]
     """
+    lower, upper = _bounds_arrays(X, bounds)
     X = np.asarray(X, dtype=float)
-    lower, upper = check_bounds(bounds, X.shape[1])
-    if warn:
-        X = clip_to_bounds(X, lower, upper)
-    else:
-        X = np.clip(X, lower, upper)
+    X = _clip_counting_rows(X, lower, upper, stacklevel=3) if warn else np.clip(X, lower, upper)
     return lo + (hi - lo) * (X - lower) / (upper - lower)
 
 
-def standardize_with_bounds(X, bounds) -> np.ndarray:
-    """Centre each feature at the middle of its bounds and divide by the half-range: values land in [-1, 1]."""
-    return scale_to_unit_interval(X, bounds, lo=-1.0, hi=1.0, warn=False)
+def standardize_with_bounds(X, bounds, *, warn: bool = True) -> np.ndarray:
+    """Centre each feature at the middle of its bounds and divide by the half-range: values land in [-1, 1].
+
+    Rows outside the bounds are clipped to them with a warning that says how many (``warn=False`` to silence it).
+
+    >>> standardize_with_bounds([[0.0, 5.0]], (0.0, 10.0)).tolist()
+    [[-1.0, 0.0]]
+    """
+    lower, upper = _bounds_arrays(X, bounds)
+    X = np.asarray(X, dtype=float)
+    X = _clip_counting_rows(X, lower, upper, stacklevel=3) if warn else np.clip(X, lower, upper)
+    return -1.0 + 2.0 * (X - lower) / (upper - lower)
 
 
 def clip_rows_to_norm(X, max_norm: float = 1.0) -> np.ndarray:

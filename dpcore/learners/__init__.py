@@ -16,11 +16,11 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..datasets import Dataset, Split, train_test_split
+from ..datasets import Split, as_dataset, train_test_split
 from ..defaults import DELTA, EPSILON
 from ..exceptions import DPCoreWarning, DPValueError
 from ..rng import as_generator, secure_noise
-from ..validation import check_delta, check_epsilon, check_fraction, check_int
+from ..validation import check_delta, check_epsilon, check_fraction, check_int, delta_checked
 from .base import EpochCallback, LearnerSpec, RunResult, TestOutputs
 from .knobs import Knob, Wording, parse_value
 
@@ -60,10 +60,24 @@ def learners() -> dict[str, LearnerSpec]:
 
 
 def learner_names(task: str | None = None) -> list[str]:
+    """Names of the registered learners, those handling ``task`` (``"classification"`` or ``"regression"``) if
+    given."""
     return [n for n, s in learners().items() if task is None or task in s.tasks]
 
 
 def get_learner(name: str) -> LearnerSpec:
+    """The :class:`LearnerSpec` registered as ``name`` (its knobs, wording, tasks and run function).
+
+    Raises
+    ------
+    DPValueError
+        For an unknown name, listing the registered ones.
+
+    Examples
+    --------
+    >>> get_learner("dpsgd").private, get_learner("logreg").private
+    (True, False)
+    """
     regs = learners()
     if name not in regs:
         raise DPValueError(f"unknown learner {name!r}; choose one of {', '.join(sorted(regs))}")
@@ -99,9 +113,12 @@ def subsample_train(split: Split, fraction: float, seed: int) -> Split:
 
 def run_learner(
     name: str,
-    data: "str | Dataset | Split",
+    data: Any,
+    label: Any = None,
     *,
-    epsilon: float = EPSILON,
+    bounds: Any = None,
+    task: str | None = None,
+    epsilon: float | None = None,
     delta: float = DELTA,
     seed: int | None = 0,
     params: Mapping[str, Any] | None = None,
@@ -110,10 +127,18 @@ def run_learner(
     on_epoch: EpochCallback | None = None,
     secure: bool = False,
 ) -> RunResult:
-    """Run a registered learner on a dataset name, a Dataset or a Split.
+    """Run a registered learner on a dataset name, a Dataset, a Split, or your own DataFrame or arrays.
 
-    The split is deterministic in ``seed``; ``train_fraction`` keeps that share
-    of the training rows (the test rows are unchanged).
+    ``data`` is a registry name (``"iris"``), a :class:`~dpcore.datasets.Dataset`, a
+    :class:`~dpcore.datasets.Split`, a pandas DataFrame with the label column named by ``label``, a pair
+    ``(X, y)``, or an array ``X`` with ``label=y``; ``bounds`` declares your data's ranges and ``task`` its kind
+    (see :func:`dpcore.datasets.as_dataset`). The split is deterministic in ``seed``; ``train_fraction`` keeps
+    that share of the training rows (the test rows are unchanged).
+
+    The result's ``model``, for learners that release one, predicts on new rows in your data's units
+    (``result.model.predict(X_new)``); its ``event`` is the run's dp_accounting event.
+    ``epsilon`` defaults to :data:`dpcore.defaults.EPSILON` for a private learner; a non-private one
+    (``logreg``, ``non-private`` ...) reports ε = ∞ and warns when given an epsilon.
 
     ``secure=True`` is the mode for a real release: every noise draw, Poisson batch and randomized-response coin
     comes from the operating system's cryptographic source and every released value lands on a grid that defeats
@@ -121,6 +146,10 @@ def run_learner(
     the randomness that releases nothing (the split, initial weights) uses seed 0.
     """
     spec = get_learner(name)
+    if not isinstance(data, Split):
+        data = as_dataset(data, label, task=task, bounds=bounds)
+    elif label is not None or bounds is not None or task is not None:
+        raise DPValueError("label=, bounds= and task= describe your own data; a Split carries its own")
     if secure:
         if seed is not None:
             raise DPValueError(f"seed={seed!r} with secure=True: secure noise cannot be seeded (anyone who knew the "
@@ -135,7 +164,13 @@ def run_learner(
     seed = check_int(seed, "seed", minimum=0)
     params = dict(params or {})
     if spec.private:
-        epsilon = check_epsilon(epsilon)
+        epsilon = check_epsilon(EPSILON if epsilon is None else epsilon)
+    elif epsilon is not None:  # an epsilon given to a learner that spends none: say so, it is not a private run
+        reference = f"; its private counterpart is {spec.baseline!r}" if spec.baseline else ""
+        private = [n for n, s in learners().items() if s.baseline == name]
+        counterpart = f"; private learners on the same model: {', '.join(sorted(private))}" if private else reference
+        warnings.warn(f"{name!r} is a non-private reference: it ignores epsilon={epsilon:g} and its ε is infinite"
+                      f"{counterpart}", DPCoreWarning, stacklevel=2)
     delta = check_delta(delta)
     if isinstance(data, Split):
         split = data
@@ -153,7 +188,8 @@ def run_learner(
     if spec.private and spec.uses_delta and delta > 0:
         check_delta(delta, n=split.X_train.shape[0])  # warns when delta > 1/n
     t0 = time.perf_counter()
-    result = spec.run(split, epsilon=epsilon, delta=delta, seed=seed, params=params, on_epoch=on_epoch)
+    with delta_checked():  # said once above: train() need not say it again
+        result = spec.run(split, epsilon=epsilon, delta=delta, seed=seed, params=params, on_epoch=on_epoch)
     if result.seconds == 0.0:
         object.__setattr__(result, "seconds", time.perf_counter() - t0)
     _say_if_single_class(spec, split, result)

@@ -91,6 +91,11 @@ class RunResult:
         What the released model answers on each test row (class probabilities, scores,
         cluster affinities or predicted values): what a black-box attacker sees, so that
         :mod:`dpcore.audit` can attack any learner by putting candidate records in the test rows.
+    model : object or None
+        The released model, fitted, for learners that release one: ``model.predict(X_new)`` answers new rows in
+        the data's own units (a DataFrame with the feature columns, or an array), as a scikit-learn estimator
+        does; ``model.dp_event`` is ``event``. ``None`` where the learner releases answers, not a model (output
+        perturbation, PATE's noisy votes ...). Predicting is post-processing: it costs no further privacy.
     """
 
     learner: str
@@ -106,6 +111,16 @@ class RunResult:
     event: dp_accounting.DpEvent | None = None
     neighbouring: Neighbouring | None = None
     test_outputs: "TestOutputs | None" = None
+    model: Any = None
+
+    def predict(self, X) -> np.ndarray:
+        """``model.predict(X)``: the released model's answers on new rows (refused where no model is released)."""
+        if self.model is None:
+            from ..exceptions import DPValueError
+
+            raise DPValueError(f"learner {self.learner!r} releases no model (its privacy covers only the answers it "
+                               "gave on the test rows), so it cannot predict on new rows")
+        return self.model.predict(X)
 
     @property
     def score(self) -> float:

@@ -259,7 +259,7 @@ def erm_features(split, preprocess: str, *, log_offset: float = LOG_OFFSET) -> t
         # training rows outside the declared bounds are clipped with a warning; test rows silently (prediction only)
         Xtr = scale_to_unit_interval(split.X_train, b, lo=-1.0, hi=1.0, warn=True)
         # data_norm sqrt(d/3): the RMS norm of a uniform point in [-1, 1]^d, a data-independent choice
-        return Xtr, standardize_with_bounds(split.X_test, b), math.sqrt(split.X_train.shape[1] / 3.0)
+        return Xtr, standardize_with_bounds(split.X_test, b, warn=False), math.sqrt(split.X_train.shape[1] / 3.0)
     raise DPValueError(f"preprocess must be one of {PREPROCESS}, got {preprocess!r}")
 
 

@@ -163,7 +163,8 @@ def execute_run(run: RunSpec, *, limit_threads: bool = False) -> dict:
     with caught_warnings() as caught:  # this run's own (a server runs others in other threads)
         try:
             res = run_learner(
-                run.learner, run.dataset, epsilon=run.epsilon, delta=run.delta,
+                run.learner, run.dataset, epsilon=run.epsilon if get_learner(run.learner).private else None,
+                delta=run.delta,
                 seed=None if run.secure else run.seed, secure=run.secure,
                 params=dict(run.params), train_fraction=run.train_fraction, test_size=run.test_size,
             )

@@ -33,7 +33,7 @@ def prepare_features(X, bounds, *, warn: bool = True) -> np.ndarray:
         from ..validation import clip_to_bounds
 
         X = clip_to_bounds(X, lo, hi)
-    return standardize_with_bounds(X, (lo, hi)).astype(np.float32)
+    return standardize_with_bounds(X, (lo, hi), warn=False).astype(np.float32)  # warned above, if asked
 
 
 FEATURES = ("pixels", "dct", "hog")

@@ -1,0 +1,82 @@
+"""Your own data as a :class:`~dpcore.datasets.Dataset`: a pandas DataFrame with a label column, or arrays (X, y).
+
+Every entry point that takes a dataset (:func:`dpcore.learners.run_learner`, the sweep, the audits) takes what
+:func:`as_dataset` turns into one, with the checks an uploaded file gets (numeric features, no missing values,
+classes or a regression target, declared bounds and the :class:`~dpcore.exceptions.PrivacyLeakWarning` when a
+column's range is read from the rows).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import DatasetError, DPTypeError
+from .csv_upload import load_csv
+from .registry import Dataset, load_dataset
+
+#: The label column's name when the labels come as a separate vector.
+LABEL = "label"
+
+
+def as_dataset(data, label=None, *, task: str | None = None, bounds=None, name: str = "data") -> Dataset:
+    """``data`` as a Dataset: a registry name or a Dataset as they are, a DataFrame, or arrays.
+
+    Parameters
+    ----------
+    data : str, Dataset, DataFrame, (X, y) or array
+        A registry name (``"iris"``) or a :class:`Dataset` is returned as it is. A DataFrame holds the feature
+        columns and, unless ``label`` is a vector, the label column. A pair ``(X, y)`` or an array ``X`` with
+        ``label=y`` gives the features as columns ``x0, x1, ...`` (or a DataFrame's own names).
+    label : str or array-like, optional
+        The label column's name in a DataFrame, or the labels themselves (one per row).
+    task : {"classification", "regression"} or None
+        ``None`` guesses as :func:`~dpcore.datasets.load_csv` does (whole numbers with at most 20 values and text
+        are classes).
+    bounds : mapping, text or pair, optional
+        Declared ranges, in any of the forms of :func:`~dpcore.datasets.csv_upload.bounds_by_column`:
+        ``{"age": (17, 90), "*": (0, 1)}``, ``"age=17:90, *=0:1"`` or ``(low, high)``. A column without declared
+        bounds gets its own min and max, with a PrivacyLeakWarning (those extremes are private values).
+    name : str
+        What results call the data.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> X = np.array([[0.1, 0.2], [0.9, 0.8], [0.2, 0.1], [0.8, 0.9]]); y = np.array([5, 8, 5, 8])
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     ds = as_dataset((X, y), bounds=(0.0, 1.0))
+    >>> ds.feature_names, ds.classes, ds.y.tolist()
+    (('x0', 'x1'), (5, 8), [0, 1, 0, 1])
+    """
+    if isinstance(data, Dataset) or isinstance(data, str):
+        if label is not None or bounds is not None or task is not None:
+            raise DPTypeError("label=, task= and bounds= describe your own data (a DataFrame or arrays); "
+                              f"{'the registry dataset ' + repr(data) if isinstance(data, str) else 'a Dataset'} "
+                              "carries its own")
+        return load_dataset(data) if isinstance(data, str) else data
+    if isinstance(data, tuple) and len(data) == 2:
+        if label is not None:
+            raise DPTypeError("give the labels once: as (X, y) or as X with label=y, not both")
+        data, label = data
+    if isinstance(data, pd.DataFrame):
+        if isinstance(label, str) or (label is not None and np.ndim(label) == 0):
+            return load_csv(data, label_column=label, task=task, bounds=bounds, name=name)
+        frame = data.copy()
+    else:
+        X = np.asarray(data)
+        if X.ndim != 2:
+            raise DatasetError(f"X must be a 2-D array (rows x features), got shape {X.shape}; give a DataFrame, "
+                               "(X, y) arrays or a registry name")
+        frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    if label is None:
+        raise DatasetError("give the labels: label='column' for a DataFrame that holds them, or (X, y) / label=y")
+    y = np.asarray(label)
+    if y.ndim != 1 or y.shape[0] != frame.shape[0]:
+        raise DatasetError(f"the labels must be one per row: X has {frame.shape[0]} rows, the labels have shape "
+                           f"{y.shape}")
+    column = LABEL
+    while column in frame.columns:
+        column = "_" + column
+    frame[column] = y
+    return load_csv(frame, label_column=column, task=task, bounds=bounds, name=name)
