@@ -45,9 +45,19 @@ class Laplace(PureEpsilonMechanism):
     def variance(self) -> float:
         return 2.0 * self.scale**2
 
-    def randomise(self, values, *, rng=None):
-        """``values`` plus noise; ``rng="secure"`` (or secure mode) gives secure noise (:func:`secure_additive`)."""
-        return add_noise(values, kind="laplace", scale=self.scale, sensitivity=self.sensitivity, rng=rng)
+    def randomise(self, values, *, rng=None, per_coordinate: bool = False):
+        """``values`` plus Laplace noise of scale ``sensitivity / epsilon`` on every coordinate.
+
+        ``rng="secure"`` (or secure mode) gives secure noise on a grid (:func:`secure_additive`). By default
+        ``values`` is ONE query whose whole vector moves by at most ``sensitivity`` in L1 norm (a histogram, one
+        record's one-hot row): the secure grid then covers the rounding of all m coordinates at once, which costs
+        up to ``m * granularity / sensitivity`` more noise (about 1.2% for 100,000 coordinates).
+        ``per_coordinate=True`` says each coordinate is a query of its own with that sensitivity (a vector of
+        answers, each epsilon-DP; together m * epsilon by basic composition): the grid then covers one coordinate
+        and the secure noise is the asked scale within 0.1%. Seeded noise is the same either way.
+        """
+        return add_noise(values, kind="laplace", scale=self.scale, sensitivity=self.sensitivity, rng=rng,
+                         per_coordinate=per_coordinate)
 
     def density(self, x, center: float = 0.0):
         """Density of the output at ``x`` when the true answer is ``center``."""

@@ -19,6 +19,7 @@ import numpy as np
 from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, ClassifierMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
+from ..accounting.events import EpsilonDeltaDpEvent
 from ..exceptions import DPValueError
 from ..mechanisms import Exponential, L2LaplaceVector
 from ..rng import as_generator, child_seed, wants_secure
@@ -312,7 +313,10 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
     coef_ : ndarray (n_models, n_features_used), intercept_ : ndarray (n_models,)
     classes_ : ndarray
     epsilon_spent_ : float
-    dp_event_ : None (pure epsilon-DP by Theorems 6 and 9; no dp_accounting event models this noise)
+    dp_event_ : EpsilonDeltaDpEvent or None
+        ``EpsilonDeltaDpEvent(epsilon_spent_, 0)``: pure epsilon-DP by Theorems 6 and 9 (no dp_accounting noise
+        event models this noise), so ``PrivacyLedger.spend(clf.dp_event_)`` composes it (basic composition,
+        replace-one neighbours as in the paper); None for the non-private fit (``epsilon=inf``).
     noise_norms_ : ndarray, the norm of each drawn noise vector b
     epsilon_prime_, extra_regularization_ : float (objective perturbation only)
 
@@ -444,7 +448,8 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
         self.epsilon_per_model_ = eps_each
         self.regularization_ = self._lambda(eps_each, *Z.shape)
         self.epsilon_spent_ = eps
-        self.dp_event_ = None
+        # the theorems' guarantee, as an event a ledger composes (basic composition); none for a non-private fit
+        self.dp_event_ = EpsilonDeltaDpEvent(eps, 0.0) if self._private and math.isfinite(eps) else None
         if self._private and self.perturbation == "objective":
             self.epsilon_prime_ = eps_primes[0]
             self.extra_regularization_ = extras[0]

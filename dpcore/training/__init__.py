@@ -1,5 +1,9 @@
 """DP-SGD engine (Abadi et al. 2016) with ghost-norm clipping, and the other private learners of the seeds.
 
+Your own network: ``train(X, y, config, model=your_module, loss=your_per_example_loss)`` trains any
+``nn.Module`` whose trainable layers are :data:`SUPPORTED_LAYERS` (Linear, Conv2d, LayerNorm, GroupNorm,
+Embedding) with DP-SGD, on the device of its parameters, accounted as the built-in models are.
+
 Public API: :class:`TrainConfig`, :class:`TrainResult`, :func:`train`,
 :func:`build_model`, :data:`PRESETS` / :func:`preset_for`,
 :func:`per_sample_grad_norms`, :class:`GhostClipper`. The parts of one DP-SGD
@@ -20,8 +24,8 @@ from .engine import (
     resolve_noise_multiplier,
     train,
 )
-from .ghost import DenseStackClipper, GhostClipper, make_clipper, per_sample_grad_norms
-from .models import ACTIVATIONS, MODELS, build_model
+from .ghost import DenseStackClipper, GhostClipper, LossFunction, make_clipper, per_sample_grad_norms
+from .models import ACTIVATIONS, MODELS, SUPPORTED_LAYERS, build_model
 from .preprocess import FEATURES, dct_features, hog_features, prepare_features
 from .presets import PRESETS, Preset, preset_for
 from .sampling import SAMPLINGS, PoissonSampler, ShuffleSampler, make_sampler
@@ -43,6 +47,8 @@ __all__ = [
     "SAMPLINGS",
     "SHUFFLE_CAVEAT",
     "GhostClipper",
+    "LossFunction",
+    "SUPPORTED_LAYERS",
     "TrainConfig",
     "TrainResult",
     "FEATURES",

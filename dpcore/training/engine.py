@@ -1,6 +1,7 @@
 """The DP-SGD trainer: a frozen :class:`TrainConfig` in, a frozen :class:`TrainResult` out."""
 from __future__ import annotations
 
+import copy
 import functools
 import logging
 import math
@@ -17,7 +18,7 @@ from torch import nn
 from ..accounting import PrivacyLedger, calibrate_noise_multiplier, dpsgd_event
 from ..accounting.accountants import pld_discretization_for
 from ..accounting.core import ACCOUNTANTS
-from ..exceptions import DPCoreWarning, DPValueError
+from ..exceptions import DPCoreWarning, DPTypeError, DPValueError
 from ..rng import as_generator, child_seed
 from ..validation import (
     check_array,
@@ -26,11 +27,12 @@ from ..validation import (
     check_int,
     check_nonnegative,
     check_positive,
+    delta_is_checked,
 )
 from ..workload import MemoryGuard, Work, check_work
-from .ghost import make_clipper
+from .ghost import LossFunction, make_clipper
 from .losses import per_example_loss
-from .models import ACTIVATIONS, MODELS, build_model
+from .models import ACTIVATIONS, MODELS, build_model, trainable_layers
 from .optim import make_optimizer
 from .sampling import SAMPLINGS, make_sampler
 from .step import ExtraGradients, PrivateGradient, StepObserver
@@ -210,10 +212,16 @@ class TrainResult:
     dp_event: Any = None
     seconds: float = 0.0
     warnings: tuple = ()
+    #: A copy of your own module (``train(..., model=...)``) holding the trained weights, on the CPU; None for the
+    #: built-in models, which :meth:`model` rebuilds from ``model_kwargs``.
+    module: Any = None
 
     def model(self) -> nn.Module:
-        """Rebuild the trained torch model."""
-        m = build_model(**self.model_kwargs)
+        """The trained torch model, on the CPU in eval mode (a fresh copy on every call)."""
+        if self.module is not None:
+            m = copy.deepcopy(self.module)
+        else:
+            m = build_model(**self.model_kwargs)
         m.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in self.state.items()})
         m.eval()
         return m
@@ -222,7 +230,7 @@ class TrainResult:
         """Raw model outputs (logits, or predictions for regression) for already-preprocessed ``X``."""
         m = self.model()
         with torch.no_grad():
-            return m(torch.as_tensor(np.asarray(X, dtype=np.float32))).numpy()
+            return m(torch.as_tensor(np.asarray(X, dtype=np.float32))).cpu().numpy()
 
     def predict_proba(self, X) -> np.ndarray:
         """Softmax outputs for classification."""
@@ -329,6 +337,13 @@ class _Data:
     def n(self) -> int:
         return int(self.X.shape[0])
 
+    def to(self, device: torch.device) -> "_Data":
+        """The same rows on ``device`` (the model's)."""
+        if self.X.device == torch.device(device):
+            return self
+        return _Data(self.X.to(device), self.y.to(device), self.X_eval.to(device), self.y_eval.to(device),
+                     self.n_outputs)
+
 
 def _training_data(X, y, task: str, n_outputs: int | None, X_test, y_test) -> _Data:
     """Validate the rows and labels (integer classes, soft rows, or real targets) and make tensors."""
@@ -341,6 +356,12 @@ def _training_data(X, y, task: str, n_outputs: int | None, X_test, y_test) -> _D
         if not np.all(np.equal(np.mod(y_arr, 1), 0)) or (y_arr.size and y_arr.min() < 0):
             raise DPValueError("classification labels must be integers 0..k-1 (or one-hot/soft rows)")
         y_t = torch.as_tensor(y_arr.astype(np.int64))
+        if n_outputs is None and y_arr.size and (seen := np.unique(y_arr)).size != int(seen[-1]) + 1:
+            shown = ", ".join(f"{v:g}" for v in seen[:6]) + (", ..." if seen.size > 6 else "")
+            raise DPValueError(f"the labels are {{{shown}}}: train() takes classes as indices 0..k-1, and would "
+                               f"read these as {int(seen[-1]) + 1} classes. Encode them first (classes, y = "
+                               "np.unique(y, return_inverse=True)), give n_outputs if some classes are absent, or "
+                               "use run_learner(..., label=...), which keeps your labels")
         k = int(n_outputs) if n_outputs is not None else int(y_arr.max()) + 1
         if y_arr.size and y_arr.max() >= k:
             raise DPValueError(f"labels go up to {int(y_arr.max())} but n_outputs={k}")
@@ -423,7 +444,7 @@ class _Ema:
     def __init__(self, model: nn.Module, model_kwargs: dict, decay: float) -> None:
         self.model, self.decay = None, decay
         if decay > 0:
-            self.model = build_model(**model_kwargs)
+            self.model = build_model(**model_kwargs) if model_kwargs else copy.deepcopy(model)
             self.model.load_state_dict(model.state_dict())
             self._avg = list(self.model.parameters())
             self._live = [p for p in model.parameters() if p.requires_grad]
@@ -446,30 +467,32 @@ def _model_kwargs(config: TrainConfig, data: _Data, image_shape, *, seed: int) -
 
 
 def _history_row(epoch: int, step: int, model: nn.Module, data: _Data, task: str, epsilon: float,
-                 train_loss: float) -> dict:
+                 train_loss: float, loss_fn: LossFunction | None = None) -> dict:
     """One row of the history: the evaluation loss and metric after ``step`` steps, and the epsilon spent."""
-    loss, metric = _evaluate(model, data.X_eval, data.y_eval, task)
+    loss, metric = _evaluate(model, data.X_eval, data.y_eval, task, loss_fn)
     return {"epoch": epoch, "step": step, "loss": loss, ("accuracy" if task == "classification" else "mse"): metric,
             "epsilon": epsilon, "train_loss": train_loss}
 
 
-def _evaluate(model: nn.Module, X: torch.Tensor, y: torch.Tensor, task: str) -> tuple[float, float]:
+def _evaluate(model: nn.Module, X: torch.Tensor, y: torch.Tensor, task: str,
+              loss_fn: LossFunction | None = None) -> tuple[float, float]:
     model.eval()
     with torch.no_grad():
         out = model(X)
-        loss = float(per_example_loss(out, y, task).mean())
-        if task == "classification":
+        loss = float((per_example_loss(out, y, task) if loss_fn is None else loss_fn(out, y)).mean())
+        if task == "classification" and out.dim() == 2:
             target = y if y.dim() == 1 else y.argmax(1)
             metric = float((out.argmax(1) == target).float().mean())
         else:
-            metric = loss
+            metric = loss if task == "regression" else math.nan
     model.train()
     return loss, metric
 
 
 def _lot_step(config: TrainConfig, model: nn.Module, data: _Data, *, sigma: float | None, expected_batch: float,
               noise_gen: torch.Generator, ema: _Ema, extra: ExtraGradients | None,
-              on_step: StepObserver | None) -> tuple[Callable[[np.ndarray], tuple[float, int]], Any]:
+              on_step: StepObserver | None,
+              loss_fn: LossFunction | None = None) -> tuple[Callable[[np.ndarray], tuple[float, int]], Any]:
     """The function that takes one step on the records ``idx``, and the clipper to detach afterwards.
 
     Private: Abadi et al.'s Algorithm 1 for one lot (clip each example's
@@ -480,20 +503,22 @@ def _lot_step(config: TrainConfig, model: nn.Module, data: _Data, *, sigma: floa
     opt = make_optimizer(model, kind=config.optimizer, learning_rate=config.learning_rate,
                          momentum=config.momentum, weight_decay=config.weight_decay)
     X, y, task, n = data.X, data.y, config.task, data.n
+    device = X.device  # the model's: the batches are picked there
     if not config.private:
         def step(idx: np.ndarray) -> tuple[float, int]:
             opt.zero_grad(set_to_none=True)
             if idx.size == 0:
                 return 0.0, 0
-            rows = torch.from_numpy(idx)
-            losses = per_example_loss(model(X.index_select(0, rows)), y.index_select(0, rows), task)
+            rows = torch.from_numpy(idx).to(device)
+            out, target = model(X.index_select(0, rows)), y.index_select(0, rows)
+            losses = per_example_loss(out, target, task) if loss_fn is None else loss_fn(out, target)
             losses.mean().backward()
             opt.step()
             ema.update()
             return float(losses.detach().sum()), idx.size
 
         return step, None
-    clipper = make_clipper(model)
+    clipper = make_clipper(model, loss=loss_fn)
     noisy_gradient = PrivateGradient(model, clipper, task=task, clip_norm=config.clip_norm, noise_multiplier=sigma,
                                      expected_batch_size=expected_batch, generator=noise_gen, extra=extra,
                                      on_step=on_step)
@@ -505,7 +530,7 @@ def _lot_step(config: TrainConfig, model: nn.Module, data: _Data, *, sigma: floa
         extra_idx = None
         if extra is not None:
             idx, extra_idx = idx[idx < n], idx[idx >= n] - n
-        rows = torch.from_numpy(idx)
+        rows = torch.from_numpy(idx).to(device)
         loss_sum = noisy_gradient(X.index_select(0, rows), y.index_select(0, rows),
                                   x_sq_norms=x_sq.index_select(0, rows), extra_index=extra_idx)
         opt.step()
@@ -527,8 +552,10 @@ def train(
     on_epoch: EpochCallback | None = None,
     on_step: StepObserver | None = None,
     extra_gradients: ExtraGradients | None = None,
+    model: nn.Module | None = None,
+    loss: LossFunction | None = None,
 ) -> TrainResult:
-    """Train a model with DP-SGD (or non-privately if ``config.private`` is False).
+    """Train a model with DP-SGD (or non-privately if ``config.private`` is False): a built-in one, or yours.
 
     Each step (Abadi et al. 2016, Algorithm 1): Poisson-sample a batch with
     rate ``q = batch_size / n`` (:mod:`~dpcore.training.sampling`); compute
@@ -573,6 +600,17 @@ def train(
         (e.g. audit canaries, Steinke, Nasr & Jagielski 2023). They are records
         of the training set like the others: sampled with the same rate, which
         is ``batch_size / (n + m)``, and covered by the reported epsilon.
+    model : nn.Module, optional
+        Your own network, trained in place (``config.model``, ``hidden``, ``depth``, ``activation`` and
+        ``channels`` are then unused). Its trainable parameters must belong to layers the engine clips per
+        example: :data:`~dpcore.training.SUPPORTED_LAYERS` (Linear, Conv2d, LayerNorm, GroupNorm, Embedding);
+        any other layer with trainable parameters is refused by name (freeze it, or replace a BatchNorm by a
+        GroupNorm). Training runs on the device of its parameters: the rows are moved there, the noise is drawn
+        there, and the result is brought back to the CPU.
+    loss : callable, optional
+        ``loss(output, y)``: your per-example loss, a tensor of shape ``(B,)``
+        (``nn.CrossEntropyLoss(reduction="none")``, ...). Default: cross-entropy for classification, squared
+        error for regression. A loss averaged over the batch is refused: DP-SGD clips every example's gradient.
 
     Returns
     -------
@@ -594,6 +632,13 @@ def train(
     >>> res = train(X, y, cfg, n_outputs=2)
     >>> res.steps, res.epsilon > 0
     (8, True)
+
+    Your own module and loss:
+
+    >>> net = nn.Sequential(nn.Linear(5, 8), nn.LayerNorm(8), nn.ReLU(), nn.Linear(8, 2))
+    >>> res = train(X, y, cfg, model=net, loss=nn.CrossEntropyLoss(reduction="none"))
+    >>> res.steps, type(res.model()[1]).__name__
+    (8, 'LayerNorm')
     """
     t0 = time.perf_counter()
     if not isinstance(config, TrainConfig):
@@ -601,22 +646,37 @@ def train(
     for name, hook in (("extra_gradients", extra_gradients), ("on_step", on_step)):
         if hook is not None and not config.private:
             raise DPValueError(f"{name} needs a private run (private=True): it acts on the noisy clipped sum")
+    if model is not None and not isinstance(model, nn.Module):
+        raise DPTypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if loss is not None and not callable(loss):
+        raise DPTypeError(f"loss must be a callable loss(output, y) giving one loss per example, got "
+                          f"{type(loss).__name__}")
     data = _training_data(X, y, config.task, n_outputs, X_test, y_test)
     n_records = data.n + (extra_gradients.count if extra_gradients is not None else 0)
     # refused here, before the accountant's grid, the model or a batch is allocated
-    check_work(training_work(config, n_records, data.X.shape[1], data.n_outputs, image_shape))
+    check_work(training_work(config, n_records, data.X.shape[1], data.n_outputs, image_shape) if model is None
+               else _own_model_work(config, n_records, model))
     guard = MemoryGuard(what="this training run")
     q, ends = planned_steps(config, n_records)
+    if config.private and not delta_is_checked():  # run_learner says it once for its own runs
+        check_delta(config.delta, n=n_records)  # warns when delta > 1/n
     sigma = resolve_noise_multiplier(config, n_records)
     caught = _run_warnings(config, sigma)
 
     rng = as_generator(config.seed)  # one seed: model init, then the noise generator's seed, then the batches
     model_kwargs = _model_kwargs(config, data, image_shape, seed=child_seed(rng))
-    model = build_model(**model_kwargs)
-    noise_gen = torch.Generator().manual_seed(child_seed(rng))
+    if model is None:
+        model = build_model(**model_kwargs)
+    else:
+        model_kwargs = {}
+        if config.private:
+            trainable_layers(model)  # a layer the engine cannot clip is refused by name, before any work
+    device = _device_of(model)
+    data = data.to(device)
+    noise_gen = torch.Generator(device=device).manual_seed(child_seed(rng))
     ema = _Ema(model, model_kwargs, config.ema)
     step, clipper = _lot_step(config, model, data, sigma=sigma, expected_batch=q * n_records, noise_gen=noise_gen,
-                              ema=ema, extra=extra_gradients, on_step=on_step)
+                              ema=ema, extra=extra_gradients, on_step=on_step, loss_fn=loss)
     sampler = make_sampler(config.sampling, n_records, batch_size=config.batch_size, rng=rng)
     budget = _Budget(config, sigma, q)
 
@@ -633,7 +693,8 @@ def train(
             count += batch_count
         epsilon = budget.advance(end - done)
         done = end
-        rows.append(_history_row(epoch, done, ema.current(model), data, config.task, epsilon, loss_sum / max(count, 1)))
+        rows.append(_history_row(epoch, done, ema.current(model), data, config.task, epsilon, loss_sum / max(count, 1),
+                                 loss))
         guard.check()
         if on_epoch is not None:
             on_epoch({**rows[-1], "epochs": config.epochs})
@@ -643,17 +704,37 @@ def train(
         caught.append(f"stopped after epoch {len(rows)} of {config.epochs}: one more epoch would spend more than "
                       f"max_epsilon={config.max_epsilon:g}")
         warnings.warn(caught[-1], DPCoreWarning, stacklevel=2)
-    return _result(config, rows, budget, done, stopped, ema.current(model), model_kwargs, t0, caught)
+    if model_kwargs == {} and ema.model is not None:  # your module ends with the averaged weights it was evaluated on
+        with torch.no_grad():
+            for live, avg in zip(model.parameters(), ema.model.parameters()):
+                live.copy_(avg)
+    return _result(config, rows, budget, done, stopped, ema.current(model), model_kwargs, t0, caught,
+                   own=model_kwargs == {})
+
+
+def _device_of(model: nn.Module) -> torch.device:
+    """Where the model's parameters live (the CPU for a model without any)."""
+    p = next(iter(model.parameters()), None)
+    return p.device if p is not None else torch.device("cpu")
+
+
+def _own_model_work(config: TrainConfig, n: int, model: nn.Module) -> Work:
+    """The work of training your own module: its parameters counted, about 3 passes over each sampled example."""
+    params = sum(p.numel() for p in model.parameters())
+    steps = config.epochs * math.ceil(n / config.batch_size)
+    return Work(steps=steps, operations=3.0 * steps * config.batch_size * params,
+                memory_bytes=4.0 * 6 * params, parameters=params,
+                drivers={"steps": ("epochs", config.epochs), "operations": ("epochs", config.epochs)})
 
 
 def _result(config: TrainConfig, rows: list, budget: _Budget, steps: int, stopped: bool, final: nn.Module,
-            model_kwargs: dict, t0: float, caught: list[str]) -> TrainResult:
+            model_kwargs: dict, t0: float, caught: list[str], *, own: bool = False) -> TrainResult:
     metric = "accuracy" if config.task == "classification" else "mse"
     history = pd.DataFrame(rows, columns=["epoch", "step", "loss", metric, "epsilon", "train_loss"])
-    state = {k: v.detach().numpy().copy() for k, v in final.state_dict().items()}
+    state = {k: v.detach().cpu().numpy().copy() for k, v in final.state_dict().items()}
     return TrainResult(
         config=config, history=history, epsilon=budget.epsilon, delta=config.delta if config.private else 0.0,
         noise_multiplier=budget.sigma, sample_rate=budget.q, steps=steps, stopped_early=stopped, state=state,
         model_kwargs=model_kwargs, dp_event=budget.event(steps), seconds=time.perf_counter() - t0,
-        warnings=tuple(caught),
+        warnings=tuple(caught), module=copy.deepcopy(final).cpu() if own else None,
     )

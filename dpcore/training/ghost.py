@@ -37,7 +37,7 @@ small cost (book-keeping), ICML 2023.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -46,6 +46,9 @@ from torch import nn
 from ..exceptions import DPValueError
 from .losses import loss_and_output_grad, per_example_loss
 from .models import trainable_layers
+
+#: A per-example loss: ``loss(output, y)`` gives a tensor of shape ``(B,)`` (``reduction="none"``).
+LossFunction = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 #: Conv2d layers with at least this many input channels get per-example gradients from the
 #: grouped native kernel; thinner ones (e.g. the first layer on grey images) from unfold + bmm.
@@ -60,17 +63,20 @@ class _Record:
     A: torch.Tensor | None = None  # (B, T, d) unfolded input, or (B, d)
     Bg: torch.Tensor | None = None  # (B, T, p) output gradient, or (B, p)
     G: torch.Tensor | None = None  # materialised per-example weight gradients (B, p, d), if cheaper
+    Gb: torch.Tensor | None = None  # materialised per-example bias gradients (B, p) (normalisation layers)
 
 
 class GhostClipper:
-    """Per-example norms and clipped sums of any model of Linear and Conv2d layers, through hooks.
+    """Per-example norms and clipped sums of any model of Linear, Conv2d, LayerNorm, GroupNorm and Embedding
+    layers (:data:`~dpcore.training.models.SUPPORTED_LAYERS`), through hooks.
 
     The :class:`~dpcore.training.clipping.Clipper` protocol:
     ``losses, norms = clipper.loss_and_norms(x, y, task=...)`` runs the forward
     pass with the hooks on and one ``torch.autograd.grad`` call;
     ``clipper.accumulate_clipped_sum(factors, grads)`` adds ``sum_i c_i g_i``
-    to ``grads`` (one product per layer). For another loss, run the forward
-    pass inside ``with clipper.capture():`` and call ``clipper.norms(losses)``.
+    to ``grads`` (one product per layer). ``loss(output, y)``, if given, is the
+    per-example loss (a tensor of shape ``(B,)``, e.g. ``nn.CrossEntropyLoss(reduction="none")``) used instead of
+    the task's; or run the forward pass inside ``with clipper.capture():`` and call ``clipper.norms(losses)``.
 
     Examples
     --------
@@ -84,17 +90,18 @@ class GhostClipper:
     [(2, 3), (2,)]
     """
 
-    def __init__(self, model: nn.Module) -> None:
+    def __init__(self, model: nn.Module, *, loss: LossFunction | None = None) -> None:
         self.model = model
+        self.loss = loss
         self.records = [_Record(layer) for layer in trainable_layers(model)]
         position = {id(p): i for i, p in enumerate(p for p in model.parameters() if p.requires_grad)}
         self._slots = []  # where each layer's weight and bias gradients go in the grads list
         for rec in self.records:
-            own = [rec.layer.weight] + ([rec.layer.bias] if rec.layer.bias is not None else [])
+            own = [rec.layer.weight] + ([rec.layer.bias] if getattr(rec.layer, "bias", None) is not None else [])
             if any(id(p) not in position for p in own):
                 raise DPValueError(
                     f"{type(rec.layer).__name__} layer has a frozen parameter: per-example clipping counts every "
-                    "parameter of the Linear and Conv2d layers; unfreeze it or remove the layer"
+                    "parameter of a trained layer; unfreeze it, or freeze the whole layer"
                 )
             self._slots.append([position[id(p)] for p in own])
         self._active = False
@@ -119,7 +126,7 @@ class GhostClipper:
         def __enter__(self):
             self.owner._active = True
             for r in self.owner.records:
-                r.a = r.out = r.A = r.Bg = r.G = None
+                r.a = r.out = r.A = r.Bg = r.G = r.Gb = None
             return self.owner
 
         def __exit__(self, *exc):
@@ -138,7 +145,12 @@ class GhostClipper:
         """
         with self.capture():
             out = self.model(x)
-        losses = per_example_loss(out, y, task)
+        losses = per_example_loss(out, y, task) if self.loss is None else self.loss(out, y)
+        if not isinstance(losses, torch.Tensor) or tuple(losses.shape) != (x.shape[0],):
+            raise DPValueError(f"the loss must give one loss per example, a tensor of shape ({x.shape[0]},); got "
+                               f"{tuple(losses.shape) if isinstance(losses, torch.Tensor) else type(losses).__name__}"
+                               ". Use reduction='none' (e.g. nn.CrossEntropyLoss(reduction='none')): DP-SGD clips "
+                               "every example's gradient")
         return losses.detach(), self.norms(losses)
 
     def norms(self, losses: torch.Tensor) -> torch.Tensor:
@@ -154,7 +166,7 @@ class GhostClipper:
 
     def accumulate_clipped_sum(self, factors: torch.Tensor, grads: Sequence[torch.Tensor]) -> None:
         """Add ``sum_i factors[i] * g_i`` to ``grads`` (trainable parameters in ``model.parameters()`` order)."""
-        if any(r.A is None and r.G is None for r in self.records):
+        if any(r.A is None and r.G is None and r.Bg is None for r in self.records):
             raise RuntimeError("call loss_and_norms (or norms) before accumulate_clipped_sum")
         with torch.no_grad():
             for rec, slots in zip(self.records, self._slots):
@@ -162,7 +174,7 @@ class GhostClipper:
                 grads[slots[0]].add_(w_grad.reshape(rec.layer.weight.shape))
                 if b_grad is not None:
                     grads[slots[1]].add_(b_grad)
-                rec.a = rec.out = rec.A = rec.Bg = rec.G = None
+                rec.a = rec.out = rec.A = rec.Bg = rec.G = rec.Gb = None
 
 
 def _unfold(rec: _Record, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -212,7 +224,49 @@ def _conv_per_example_grads(rec: _Record, b: torch.Tensor) -> torch.Tensor:
     return g.reshape(n, cout, -1)
 
 
+def _normalisation_grads(rec: _Record, b: torch.Tensor) -> torch.Tensor:
+    """Per-example gradients of a LayerNorm's or GroupNorm's scale and shift, materialised (they are small).
+
+    ``y = x_hat * w + s`` elementwise (per channel for GroupNorm), with ``x_hat`` the input normalised without
+    the affine part, so example i's gradients are ``sum_t b_it * x_hat_it`` for ``w`` and ``sum_t b_it`` for
+    ``s``, summed over the positions the parameter is shared by (Ba, Kiros & Hinton 2016; Wu & He 2018).
+    """
+    layer, a = rec.layer, rec.a
+    if isinstance(layer, nn.LayerNorm):
+        x_hat = F.layer_norm(a, layer.normalized_shape, eps=layer.eps)
+        shared = tuple(range(1, a.dim() - len(layer.normalized_shape)))  # positions between batch and features
+    else:  # GroupNorm: one scale and shift per channel (dimension 1), shared over the spatial positions
+        x_hat = F.group_norm(a, layer.num_groups, eps=layer.eps)
+        shared = tuple(range(2, a.dim()))
+    n = a.shape[0]
+    gw = (b * x_hat).sum(shared) if shared else b * x_hat
+    rec.G = gw.reshape(n, -1)
+    if layer.bias is not None:
+        rec.Gb = (b.sum(shared) if shared else b).reshape(n, -1)
+    return rec.G.pow(2).sum(1) + (rec.Gb.pow(2).sum(1) if rec.Gb is not None else 0.0)
+
+
+def _embedding_sq_norms(rec: _Record, b: torch.Tensor) -> torch.Tensor:
+    """Per-example squared gradient norms of an Embedding, without materialising ``(B, num_embeddings, dim)``.
+
+    Example i's gradient puts ``b_it`` on row ``idx_it`` for every position t, so
+    ``||g_i||^2 = sum_{t,s} [idx_it == idx_is] (b_it . b_is)`` (a ghost norm, as Li et al. 2021 write it for
+    sequences); the padding index gets no gradient, as in torch.
+    """
+    idx = rec.a.reshape(rec.a.shape[0], -1)
+    bg = b.reshape(b.shape[0], idx.shape[1], -1)
+    if rec.layer.padding_idx is not None:
+        bg = bg * (idx != rec.layer.padding_idx).unsqueeze(-1).to(bg.dtype)
+    rec.A, rec.Bg = idx, bg
+    same = (idx.unsqueeze(2) == idx.unsqueeze(1)).to(bg.dtype)
+    return (same * torch.bmm(bg, bg.transpose(1, 2))).sum((1, 2))
+
+
 def _layer_sq_norms(rec: _Record, b: torch.Tensor) -> torch.Tensor:
+    if isinstance(rec.layer, (nn.LayerNorm, nn.GroupNorm)):
+        return _normalisation_grads(rec, b)
+    if isinstance(rec.layer, nn.Embedding):
+        return _embedding_sq_norms(rec, b)
     has_bias = rec.layer.bias is not None
     if isinstance(rec.layer, nn.Conv2d) and rec.layer.in_channels >= GROUPED_MIN_CHANNELS:
         rec.G = _conv_per_example_grads(rec, b)
@@ -241,6 +295,11 @@ def _layer_sq_norms(rec: _Record, b: torch.Tensor) -> torch.Tensor:
 
 
 def _layer_weighted_sum(rec: _Record, c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+    if isinstance(rec.layer, (nn.LayerNorm, nn.GroupNorm)):
+        return c @ rec.G, (c @ rec.Gb if rec.Gb is not None else None)
+    if isinstance(rec.layer, nn.Embedding):
+        w = torch.zeros_like(rec.layer.weight)
+        return w.index_add_(0, rec.A.reshape(-1), (rec.Bg * c[:, None, None]).reshape(-1, w.shape[1])), None
     A, Bg = rec.A, rec.Bg
     bias_on = rec.layer.bias is not None
     if A is not None and A.dim() == 2:
@@ -478,9 +537,11 @@ class DenseStackClipper:
         self._cache = None
 
 
-def make_clipper(model: nn.Module, *, fast: bool = True) -> "DenseStackClipper | GhostClipper":
+def make_clipper(model: nn.Module, *, fast: bool = True,
+                 loss: LossFunction | None = None) -> "DenseStackClipper | GhostClipper":
     """The fastest clipper for ``model``: :class:`DenseStackClipper` for Linear/activation stacks
-    (the ``linear`` and ``mlp`` models), :class:`GhostClipper` (hooks) for anything else or if ``fast=False``."""
-    if fast and DenseStackClipper.supports(model):
+    (the ``linear`` and ``mlp`` models) with the task's own loss, :class:`GhostClipper` (hooks) for anything else,
+    for a given per-example ``loss(output, y)``, or if ``fast=False``."""
+    if fast and loss is None and DenseStackClipper.supports(model):
         return DenseStackClipper(model)
-    return GhostClipper(model)
+    return GhostClipper(model, loss=loss)

@@ -22,14 +22,15 @@ def per_example_loss(out: torch.Tensor, y: torch.Tensor, task: str) -> torch.Ten
     return diff.pow(2).sum(1)
 
 
-_MINUS_ONES: dict[torch.dtype, torch.Tensor] = {}
+_MINUS_ONES: dict[tuple[torch.dtype, torch.device], torch.Tensor] = {}
 
 
-def _minus_ones(n: int, dtype: torch.dtype) -> torch.Tensor:
-    """A (n, 1) column of -1 (a view of one cached column per dtype, grown as needed)."""
-    col = _MINUS_ONES.get(dtype)
+def _minus_ones(n: int, dtype: torch.dtype, device: torch.device | str = "cpu") -> torch.Tensor:
+    """A (n, 1) column of -1 (a view of one cached column per dtype and device, grown as needed)."""
+    key = (dtype, torch.device(device))
+    col = _MINUS_ONES.get(key)
     if col is None or col.shape[0] < n:
-        col = _MINUS_ONES[dtype] = torch.full((max(n, 1024), 1), -1.0, dtype=dtype)
+        col = _MINUS_ONES[key] = torch.full((max(n, 1024), 1), -1.0, dtype=dtype, device=device)
     return col[:n]
 
 
@@ -49,7 +50,7 @@ def loss_and_output_grad(out: torch.Tensor, y: torch.Tensor, task: str) -> tuple
         if y.dim() == 1:
             losses = F.nll_loss(lsm, y, reduction="none")
             prob = lsm.exp_()  # the log-probabilities are not needed after the loss
-            prob.scatter_add_(1, y[:, None], _minus_ones(y.shape[0], prob.dtype))
+            prob.scatter_add_(1, y[:, None], _minus_ones(y.shape[0], prob.dtype, prob.device))
             return losses, prob
         yf = y.to(out.dtype)
         losses = -(lsm * yf).sum(1)

@@ -17,6 +17,12 @@ from ..exceptions import DPValueError
 from ..validation import check_int
 
 MODELS = ("linear", "mlp", "cnn")
+#: The layer types that may hold trainable parameters in a model DP-SGD trains: the engine has a per-example
+#: gradient rule for each (:mod:`dpcore.training.ghost`). Any other layer with parameters is refused by name.
+SUPPORTED_LAYERS = (nn.Linear, nn.Conv2d, nn.LayerNorm, nn.GroupNorm, nn.Embedding)
+#: Layers that mix the examples of a batch, so that no example has a gradient of its own: what to use instead.
+_MIXING = {nn.BatchNorm1d: "GroupNorm or LayerNorm", nn.BatchNorm2d: "GroupNorm", nn.BatchNorm3d: "GroupNorm",
+           nn.SyncBatchNorm: "GroupNorm", nn.InstanceNorm1d: "GroupNorm", nn.InstanceNorm2d: "GroupNorm"}
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "sigmoid": nn.Sigmoid, "elu": nn.ELU}
 
 
@@ -138,17 +144,30 @@ def _init(model: nn.Module, seed: int) -> None:
 
 
 def trainable_layers(model: nn.Module) -> list[nn.Module]:
-    """The Linear and Conv2d layers of ``model``; raise if another layer has parameters."""
+    """The layers of ``model`` that hold trainable parameters, each of a :data:`SUPPORTED_LAYERS` type.
+
+    A layer of another type with trainable parameters is refused by name, with the supported types listed (and
+    for a batch normalisation, which mixes the examples of a batch, what to use instead); freeze it
+    (``requires_grad_(False)``) if it is not to be trained.
+    """
     out = []
+    supported = ", ".join(t.__name__ for t in SUPPORTED_LAYERS)
     for name, m in model.named_modules():
-        own = list(m.parameters(recurse=False))
-        if isinstance(m, (nn.Linear, nn.Conv2d)):
+        own = [p for p in m.parameters(recurse=False) if p.requires_grad]
+        if type(m) in SUPPORTED_LAYERS and own:
             if isinstance(m, nn.Conv2d) and (m.groups != 1 or m.padding_mode != "zeros"):
                 raise DPValueError(f"layer {name!r}: only Conv2d with groups=1 and zero padding is supported")
+            if isinstance(m, nn.Embedding) and m.max_norm is not None:
+                raise DPValueError(f"layer {name!r}: Embedding with max_norm rewrites its weights in the forward "
+                                   "pass; use max_norm=None")
             out.append(m)
-        elif any(p.requires_grad for p in own):
+        elif own:
+            instead = next((v for k, v in _MIXING.items() if isinstance(m, k)), None)
+            why = (f"; {type(m).__name__} mixes the examples of a batch, so no example has a gradient of its own to "
+                   f"clip: use {instead} instead (as Opacus does)") if instead else ""
             raise DPValueError(
-                f"layer {name!r} ({type(m).__name__}) has parameters but no per-example norm rule; "
-                "use only Linear and Conv2d layers (replace BatchNorm by nothing or GroupNorm-free blocks)"
+                f"layer {name!r} ({type(m).__name__}) has trainable parameters but no per-example gradient rule; "
+                f"DP-SGD here trains {supported} layers{why}. Freeze it with requires_grad_(False) if it is not to "
+                "be trained"
             )
     return out

@@ -95,21 +95,25 @@ class ExtraGradients:
         """L2 norm of every row, shape (m,)."""
         g = self.gradients
         if g.is_sparse:
-            sq = torch.zeros(g.shape[0], dtype=g.dtype).index_add_(0, g.indices()[0], g.values().square())
+            sq = torch.zeros(g.shape[0], dtype=g.dtype, device=g.device).index_add_(0, g.indices()[0],
+                                                                                    g.values().square())
             return sq.sqrt()
         return torch.linalg.vector_norm(g, dim=1)
 
     def add_to(self, flat: torch.Tensor, index, *, alpha: float = 1.0) -> None:
-        """``flat += alpha * sum_{j in index} gradients[j]`` in place (``index``: distinct rows)."""
-        member = torch.zeros(self.count, dtype=torch.bool)
-        member[torch.as_tensor(np.asarray(index, dtype=np.int64))] = True
+        """``flat += alpha * sum_{j in index} gradients[j]`` in place (``index``: distinct rows).
+
+        The canaries' mask is built on the device of their gradients, and their sum is added on ``flat``'s (the
+        model's), so an audit runs wherever the model lives."""
         g = self.gradients
+        member = torch.zeros(self.count, dtype=torch.bool, device=g.device)
+        member[torch.as_tensor(np.asarray(index, dtype=np.int64), device=g.device)] = True
         if g.is_sparse:
             rows, cols = g.indices()
             keep = member[rows]
-            flat.index_add_(0, cols[keep], g.values()[keep].to(flat.dtype), alpha=alpha)
+            flat.index_add_(0, cols[keep].to(flat.device), g.values()[keep].to(flat.device, flat.dtype), alpha=alpha)
         else:
-            flat.add_(g[member].sum(0).to(flat.dtype), alpha=alpha)
+            flat.add_(g[member].sum(0).to(flat.device, flat.dtype), alpha=alpha)
 
 
 class PrivateGradient:
