@@ -16,6 +16,10 @@ Streamlit-free mathematics, each module with its paper:
   privacy loss distribution (Dong, Roth & Su 2019).
 - :mod:`~dpcore.audit.result`: :class:`AuditResult`, what a page or the CLI shows.
 
+Your own model: :func:`~dpcore.audit.own.audit` (``audit(model_or_scores, members, non_members, epsilon=...)``)
+runs a loss-threshold attack on any fitted model (torch module, scikit-learn estimator, a run's ``model``) or on
+scores you computed, and returns an :class:`AuditResult`.
+
 Audits of the library's own learners, trained for real:
 
 - :mod:`~dpcore.audit.membership`: loss-threshold and LiRA attacks on any registered
@@ -62,6 +66,8 @@ _WHERE = {
     "one_run_guesses": "one_run",
     "one_run_p_value": "one_run",
     "output_perturbation_release_audit": "release",
+    "audit": "own",
+    "per_example_losses": "own",
     "AuditResult": "result",
     "audit_from_scores": "result",
     "DEFAULT_FPRS": "roc",

@@ -1,0 +1,142 @@
+"""Audit a model you trained yourself: a membership-inference attack on your members and non-members.
+
+:func:`audit` takes a fitted model (a torch module, a scikit-learn estimator, or the ``model`` of a
+:func:`dpcore.learners.run_learner` result) or attack scores you computed, plus records that were in the
+training set and records that were not, and returns the library's :class:`~dpcore.audit.AuditResult`: the
+attack's ROC, its TPR at low FPR and a Clopper-Pearson epsilon lower bound to set beside the claimed epsilon.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..exceptions import DPTypeError, DPValueError
+from .attacks import loss_threshold_scores
+from .result import AuditResult, audit_from_scores
+from .roc import DEFAULT_FPRS
+
+
+def _rows(records, what: str) -> tuple[Any, np.ndarray]:
+    if not isinstance(records, tuple) or len(records) != 2:
+        raise DPTypeError(f"{what} must be a pair (X, y) of the records and their labels when a model is audited, "
+                          f"got {type(records).__name__}")
+    X, y = records
+    y = np.asarray(y)
+    if np.shape(X)[0] != y.shape[0]:
+        raise DPValueError(f"{what}: X has {np.shape(X)[0]} rows but y has {y.shape[0]}")
+    return X, y
+
+
+def per_example_losses(model, X, y, *, loss: Callable | None = None) -> np.ndarray:
+    """Each record's loss under ``model``: the cross-entropy of a classifier, the squared error of a regressor.
+
+    ``model`` is a torch ``nn.Module`` (run on its parameters' device; ``loss(output, y)`` per example, default
+    cross-entropy for integer labels and squared error otherwise), or anything with ``predict_proba`` and
+    ``classes_`` (scikit-learn classifiers, dpcore's fitted models) or ``predict`` (regressors).
+    """
+    try:
+        import torch
+        from torch import nn
+    except ImportError:  # pragma: no cover - torch is a dependency
+        nn = None
+    if nn is not None and isinstance(model, nn.Module):
+        p = next(iter(model.parameters()), None)
+        device = p.device if p is not None else torch.device("cpu")
+        x = torch.as_tensor(np.asarray(X, dtype=np.float32), device=device)
+        target = torch.as_tensor(y, device=device)
+        was = model.training
+        model.eval()
+        with torch.no_grad():
+            out = model(x)
+            if loss is None:
+                from ..training.losses import per_example_loss
+
+                task = "classification" if not target.dtype.is_floating_point else "regression"
+                values = per_example_loss(out, target.long() if task == "classification" else target.float(), task)
+            else:
+                values = loss(out, target)
+        model.train(was)
+        return values.detach().cpu().numpy().astype(float)
+    if loss is not None:
+        raise DPTypeError("loss= applies to a torch module; a scikit-learn style model is scored by its own "
+                          "probabilities or predictions")
+    if hasattr(model, "predict_proba") and hasattr(model, "classes_"):
+        proba = np.asarray(model.predict_proba(X), dtype=float)
+        classes = list(np.asarray(model.classes_).tolist())
+        missing = sorted({v for v in y.tolist() if v not in classes}, key=str)
+        if missing:
+            raise DPValueError(f"labels {missing[:5]} are not among the model's classes {classes[:10]}")
+        idx = np.array([classes.index(v) for v in y.tolist()], dtype=np.int64)
+        return -np.log(np.clip(proba[np.arange(idx.size), idx], 1e-12, 1.0))
+    if hasattr(model, "predict"):
+        return (np.asarray(model.predict(X), dtype=float) - np.asarray(y, dtype=float)) ** 2
+    raise DPTypeError(f"model must be a torch nn.Module or have predict_proba/predict, got {type(model).__name__}; "
+                      "or pass attack scores (higher = member) instead of a model")
+
+
+def audit(
+    model_or_scores,
+    members,
+    non_members,
+    *,
+    epsilon: float = math.inf,
+    delta: float = 0.0,
+    loss: Callable | None = None,
+    confidence: float = 0.95,
+    method: str = "bonferroni",
+    fprs: Sequence[float] = DEFAULT_FPRS,
+    rng=None,
+) -> AuditResult:
+    """A loss-threshold membership attack on your model, and the epsilon it proves at least.
+
+    Parameters
+    ----------
+    model_or_scores : model or None
+        A fitted model (torch ``nn.Module``, scikit-learn estimator, ``run_learner(...).model``): each record is
+        scored by minus its loss (Yeom et al. 2018), so members, which the model fitted, score higher. ``None``:
+        ``members`` and ``non_members`` are already attack scores (higher = member), e.g. from LiRA.
+    members, non_members : (X, y) or array
+        Records that were in the training set and records from the same distribution that were not, as ``(X, y)``
+        pairs when a model is given, or score vectors when ``model_or_scores`` is None. Choose them before
+        training (e.g. a random half of a pool) for the bound to be valid.
+    epsilon, delta : float
+        The claim the model was trained under (``inf`` for a non-private model), recorded beside the bound.
+    loss : callable, optional
+        ``loss(output, y)`` per example, for a torch module (default: cross-entropy or squared error).
+    confidence, method, fprs, rng
+        As in :func:`~dpcore.audit.audit_from_scores` (the Clopper-Pearson bound's confidence and how the
+        threshold is chosen honestly).
+
+    Returns
+    -------
+    AuditResult
+        ``auc``, ``tpr_at_fpr``, ``advantage`` and ``epsilon_lower_bound`` (the epsilon the attack proves with
+        ``confidence``; a claimed epsilon below it is refuted).
+
+    References
+    ----------
+    Yeom, Giacomelli, Fredrikson, Jha. Privacy risk in machine learning: analyzing the connection to
+    overfitting. IEEE CSF 2018.
+    Jagielski, Ullman, Oprea. Auditing differentially private machine learning. NeurIPS 2020.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> res = audit(None, rng.normal(1.0, 1.0, 500), rng.normal(0.0, 1.0, 500), rng=0)
+    >>> res.auc > 0.6, res.epsilon_lower_bound > 0
+    (True, True)
+    """
+    if model_or_scores is None:
+        member_scores = np.asarray(members, dtype=float)
+        nonmember_scores = np.asarray(non_members, dtype=float)
+        attack = "given scores"
+    else:
+        Xm, ym = _rows(members, "members")
+        Xn, yn = _rows(non_members, "non_members")
+        member_scores = loss_threshold_scores(per_example_losses(model_or_scores, Xm, ym, loss=loss))
+        nonmember_scores = loss_threshold_scores(per_example_losses(model_or_scores, Xn, yn, loss=loss))
+        attack = "loss-threshold"
+    return audit_from_scores(member_scores, nonmember_scores, attack=attack, epsilon=epsilon, delta=delta,
+                             confidence=confidence, method=method, fprs=fprs, rng=rng)

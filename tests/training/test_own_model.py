@@ -1,0 +1,157 @@
+"""DP-SGD on a user's own nn.Module and per-example loss: per-example gradients, the white-box step, accounting,
+the device, and the layers refused by name."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+from torch.func import functional_call, grad, vmap
+
+from dpcore.accounting import dpsgd_epsilon
+from dpcore.exceptions import DPValueError
+from dpcore.training import GhostClipper, PrivateGradient, TrainConfig, train
+
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),
+                                                                 reason="no CUDA device here"))]
+
+
+class TokensAndFeatures(nn.Module):
+    """A user's module: an embedding of a token column, LayerNorm, a 1-D 'image' through Conv2d + GroupNorm."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(7, 3, padding_idx=0)
+        self.conv = nn.Conv2d(1, 4, (1, 3), padding=(0, 1))
+        self.norm = nn.GroupNorm(2, 4)
+        self.ln = nn.LayerNorm(4 * 5 + 3 * 2)
+        self.head = nn.Linear(4 * 5 + 3 * 2, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        tokens = x[:, :2].long()
+        img = x[:, 2:].reshape(x.shape[0], 1, 1, 5)
+        h = torch.tanh(self.norm(self.conv(img))).flatten(1)
+        return self.head(self.ln(torch.cat([h, self.embed(tokens).flatten(1)], 1)))
+
+
+def _data(n=40, seed=0):
+    g = np.random.default_rng(seed)
+    X = np.concatenate([g.integers(0, 7, size=(n, 2)), g.normal(size=(n, 5))], 1)
+    return X, g.integers(0, 3, size=n)
+
+
+def _model(seed=0):
+    torch.manual_seed(seed)
+    m = TokensAndFeatures().double()
+    with torch.no_grad():  # non-trivial affine parameters, so their gradients are exercised
+        for layer in (m.norm, m.ln):
+            layer.weight.uniform_(0.5, 1.5)
+            layer.bias.uniform_(-0.5, 0.5)
+    return m
+
+
+def _vmap_grads(model, loss, x, y):
+    params = {k: v.detach() for k, v in model.named_parameters()}
+
+    def one(p, xi, yi):
+        return loss(functional_call(model, p, (xi[None],)), yi[None])[0]
+
+    g = vmap(grad(one), in_dims=(None, 0, 0))(params, x, y)
+    return torch.cat([g[k].reshape(x.shape[0], -1) for k, _ in model.named_parameters()], 1)
+
+
+def test_per_example_norms_and_clipped_sum_of_layernorm_groupnorm_embedding_match_vmap():
+    model, loss = _model(), nn.CrossEntropyLoss(reduction="none")
+    X, y = _data(12)
+    x, t = torch.as_tensor(X), torch.as_tensor(y)
+    per_example = _vmap_grads(model, loss, x, t)
+    clipper = GhostClipper(model, loss=loss)
+    _, norms = clipper.loss_and_norms(x, t, task="classification")
+    torch.testing.assert_close(norms, per_example.norm(dim=1), rtol=1e-9, atol=1e-12)
+    factors = torch.rand(12, dtype=torch.double)
+    sums = [torch.zeros_like(p) for p in model.parameters()]
+    clipper.accumulate_clipped_sum(factors, sums)
+    torch.testing.assert_close(torch.cat([s.flatten() for s in sums]), factors @ per_example, rtol=1e-9,
+                               atol=1e-12)
+
+
+def test_one_records_clipped_contribution_is_at_most_c_and_the_noise_has_std_sigma_c():
+    C, sigma = 0.3, 2.0
+    model, loss = _model(), nn.CrossEntropyLoss(reduction="none")
+    X, y = _data(30)
+    x, t = torch.as_tensor(X), torch.as_tensor(y)
+    sums = []
+    clean = PrivateGradient(model, GhostClipper(model, loss=loss), task="classification", clip_norm=C,
+                            noise_multiplier=0.0, expected_batch_size=1.0, generator=torch.Generator().manual_seed(0),
+                            on_step=lambda i, s: sums.append(s.clone()))
+    raw = _vmap_grads(model, loss, x, t).norm(dim=1)
+    assert (raw > C).sum() >= 5  # the bound binds for several records: the check is not vacuous
+    for i in range(30):
+        clean(x[i:i + 1], t[i:i + 1])
+    contributions = torch.stack(sums).norm(dim=1)
+    assert float(contributions.max()) <= C * (1 + 1e-9)
+    torch.testing.assert_close(contributions, torch.minimum(raw, torch.tensor(C, dtype=raw.dtype)), rtol=1e-5,
+                               atol=1e-9)
+    # an empty batch releases pure noise N(0, sigma^2 C^2) on every parameter: its std, measured
+    sums.clear()
+    noisy = PrivateGradient(model, GhostClipper(model, loss=loss), task="classification", clip_norm=C,
+                            noise_multiplier=sigma, expected_batch_size=1.0,
+                            generator=torch.Generator().manual_seed(1), on_step=lambda i, s: sums.append(s.clone()))
+    for _ in range(200):
+        noisy(x[:0], t[:0])
+    draws = torch.cat(sums)
+    assert draws.numel() > 20_000
+    assert abs(float(draws.std()) / (sigma * C) - 1) < 0.02
+    assert abs(float(draws.mean())) < 0.02 * sigma * C
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_train_runs_your_module_on_its_device_and_accounts_as_dpsgd(device):
+    X, y = _data(200, seed=3)
+    model = _model().float().to(device)
+    cfg = TrainConfig(epochs=3, batch_size=20, noise_multiplier=1.1, clip_norm=1.0, learning_rate=0.1)
+    res = train(X, y, cfg, model=model, loss=nn.CrossEntropyLoss(reduction="none"))
+    assert res.steps == 30
+    assert res.epsilon == pytest.approx(dpsgd_epsilon(noise_multiplier=1.1, sample_rate=0.1, steps=30, delta=1e-5),
+                                        rel=1e-9)
+    assert all(isinstance(v, np.ndarray) for v in res.state.values())  # brought back to the CPU
+    assert next(model.parameters()).device.type == device  # trained in place, where it lives
+    trained = res.model()
+    assert next(trained.parameters()).device.type == "cpu"
+    torch.testing.assert_close(trained.head.weight, model.head.weight.detach().cpu())
+    assert res.predict(X[:5]).shape == (5,)
+
+
+def test_a_loss_averaged_over_the_batch_is_refused():
+    X, y = _data(40)
+    with pytest.raises(DPValueError, match=r"one loss per example.*reduction='none'"):
+        train(X, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=_model().float(),
+              loss=nn.CrossEntropyLoss())
+
+
+@pytest.mark.parametrize("layer, advice", [(nn.BatchNorm1d(4), "use GroupNorm or LayerNorm instead"),
+                                           (nn.PReLU(), "Freeze it")])
+def test_a_layer_without_a_per_example_rule_is_refused_by_name_with_the_supported_list(layer, advice):
+    model = nn.Sequential(nn.Linear(3, 4), layer, nn.Linear(4, 2))
+    X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20) % 2
+    with pytest.raises(DPValueError) as err:
+        train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model)
+    msg = str(err.value)
+    assert f"layer '1' ({type(layer).__name__})" in msg
+    assert "Linear, Conv2d, LayerNorm, GroupNorm, Embedding" in msg and advice in msg
+    layer.requires_grad_(False)  # frozen, it is only applied
+    train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model)
+
+
+def test_train_refuses_labels_that_are_not_class_indices_and_warns_when_delta_exceeds_one_over_n():
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    y = np.where(X[:, 0] > 0, 8, 5)
+    with pytest.raises(DPValueError, match=r"labels are \{5, 8\}.*would read these as 9 classes"):
+        train(X, y, TrainConfig(model="linear", epochs=1, batch_size=10, noise_multiplier=1.0))
+    with pytest.warns(Warning, match=r"delta=0.1 is larger than 1/n"):
+        train(X, (y == 8).astype(int), TrainConfig(model="linear", epochs=1, batch_size=10, noise_multiplier=1.0,
+                                                   delta=0.1))
+    assert math.isfinite(train(X, y, TrainConfig(model="linear", epochs=1, batch_size=10, noise_multiplier=1.0),
+                               n_outputs=9).epsilon)  # with n_outputs the indices are taken as given
