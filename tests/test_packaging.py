@@ -5,10 +5,10 @@ import pathlib
 import re
 import subprocess
 import sys
-import tomllib
 import zipfile
 
 import pytest
+import tomllib
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())

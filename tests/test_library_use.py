@@ -1,0 +1,151 @@
+"""dpcore as a data scientist uses it: your DataFrame or arrays, a model that predicts, its event, the audit of
+your own model, bounds in one format, and the pitfalls answered."""
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+
+import dpcore
+from dpcore.accounting import PrivacyLedger, epsilon_of_event
+from dpcore.datasets import BoundedScaler, as_dataset, load_csv, standardize_with_bounds
+from dpcore.exceptions import BoundsError, DPCoreWarning, DPValueError
+from dpcore.mechanisms import Laplace, SecureGaussian, SecureLaplace  # noqa: F401 - importable from the face
+from dpcore.models import PrivateERMClassifier
+
+
+def _frame(n=240, seed=0):
+    g = np.random.default_rng(seed)
+    df = pd.DataFrame({"age": g.uniform(20, 80, n), "income": g.uniform(0, 100, n)})
+    df["buys"] = np.where(df["age"] + 0.5 * df["income"] > 75, "yes", "no")
+    return df
+
+
+BOUNDS = {"age": (18, 90), "income": (0, 100)}
+
+
+def test_run_learner_on_a_dataframe_returns_a_model_that_predicts_new_rows_with_its_event():
+    df = _frame()
+    res = dpcore.run_learner("dpsgd", df, label="buys", bounds=BOUNDS, epsilon=2.0,
+                             params={"epochs": 20, "batch_size": 32, "model": "linear"})
+    assert res.dataset == "data" and res.epsilon <= 2.0 + 1e-9
+    assert epsilon_of_event(res.event, delta=res.delta, neighbouring=res.neighbouring) == pytest.approx(res.epsilon)
+    new = _frame(50, seed=1)
+    predicted = res.model.predict(new.drop(columns="buys"))
+    assert set(predicted) <= {"yes", "no"}
+    assert np.mean(predicted == new["buys"].to_numpy()) > 0.7
+    assert res.model.dp_event == res.event
+    assert np.array_equal(res.predict(new[["income", "age"]]), predicted)  # columns picked by name
+
+
+def test_run_learner_on_arrays_keeps_the_labels_as_given():
+    g = np.random.default_rng(0)
+    X = g.normal(size=(300, 3))
+    y = np.where(X[:, 0] > 0, 8, 5)
+    res = dpcore.run_learner("dpsgd", (X, y), bounds=(-4, 4), params={"epochs": 20, "noise_multiplier": 0.8,
+                                                                      "batch_size": 32, "model": "linear"})
+    assert set(res.model.classes_) == {5, 8}
+    assert np.mean(res.model.predict(X) == y) > 0.8
+    same = dpcore.run_learner("dpsgd", X, y, bounds=(-4, 4), params={"epochs": 20, "noise_multiplier": 0.8,
+                                                                     "batch_size": 32, "model": "linear"})
+    assert same.epsilon == res.epsilon and same.metrics == res.metrics
+
+
+def test_bounds_take_one_set_of_forms_everywhere():
+    df = _frame(60)
+    forms = [BOUNDS, "age=18:90, income=0:100", ([18, 0], [90, 100])]
+    for bounds in forms:
+        ds = load_csv(df, label_column="buys", bounds=bounds)
+        np.testing.assert_array_equal(ds.bounds[0], [18, 0])
+        np.testing.assert_array_equal(ds.bounds[1], [90, 100])
+        np.testing.assert_allclose(standardize_with_bounds(df[["age", "income"]], bounds),
+                                   standardize_with_bounds(df[["age", "income"]].to_numpy(), ([18, 0], [90, 100])))
+    with pytest.raises(BoundsError, match=r"bounds must be a mapping .*or a pair \(low, high\)"):
+        load_csv(df, label_column="buys", bounds=(1, 2, 3))
+    with pytest.raises(BoundsError, match="no range for column.*'income'"):
+        standardize_with_bounds(df[["age", "income"]], {"age": (18, 90)})
+
+
+def test_standardize_with_bounds_says_how_many_rows_it_clipped():
+    X = np.array([[0.5, 2.0], [0.2, 0.3], [3.0, 0.1]])
+    with pytest.warns(DPCoreWarning, match=r"2 of 3 rows \(2 values\) lay outside the declared bounds"):
+        standardize_with_bounds(X, (0, 1))
+    with pytest.warns(DPCoreWarning, match="every row was"):
+        standardize_with_bounds(X + 5, (0, 1))
+
+
+def test_bounded_scaler_reads_no_statistic_of_the_rows_and_works_in_a_pipeline():
+    df = _frame()
+    X, y = df[["age", "income"]], df["buys"]
+    scaler = BoundedScaler(bounds=BOUNDS).fit(X)
+    np.testing.assert_allclose(scaler.transform(pd.DataFrame({"age": [18.0, 90.0], "income": [50.0, 0.0]})),
+                               [[-1.0, 0.0], [1.0, -1.0]])
+    shifted = BoundedScaler(bounds=BOUNDS).fit(X * 0 + 1000)  # what it learns does not depend on the values
+    np.testing.assert_array_equal(shifted.lower_, scaler.lower_)
+    pipe = make_pipeline(BoundedScaler(bounds=BOUNDS), PrivateERMClassifier(epsilon=5.0, data_norm=2**0.5,
+                                                                                 random_state=0)).fit(X, y)
+    assert pipe.score(X, y) > 0.6
+    assert make_pipeline(BoundedScaler(bounds=BOUNDS), LogisticRegression()).fit(X, y).score(X, y) > 0.9
+
+
+def test_private_erm_classifier_reports_an_event_a_ledger_spends():
+    df = _frame()
+    clf = PrivateERMClassifier(epsilon=0.7, data_norm=2**0.5, random_state=0).fit(
+        BoundedScaler(bounds=BOUNDS).fit_transform(df[["age", "income"]]), df["buys"])
+    ledger = PrivacyLedger(delta=1e-5, budget=1.0)
+    assert ledger.spend(clf.dp_event_) == pytest.approx(0.7)
+
+
+def test_a_non_private_learner_given_an_epsilon_says_it_is_a_reference():
+    with pytest.warns(DPCoreWarning, match=r"'logreg' is a non-private reference: it ignores epsilon=1 .*"
+                                           r"erm-objective"):
+        res = dpcore.run_learner("logreg", "iris", epsilon=1.0)
+    assert res.epsilon == float("inf")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DPCoreWarning)
+        dpcore.run_learner("logreg", "iris")  # not given one: nothing to say
+
+
+def test_secure_laplace_on_a_vector_of_separate_answers_adds_the_noise_asked():
+    values = np.zeros(100_000)
+    one_query = Laplace(epsilon=1.0).randomise(values, rng="secure")
+    answers = Laplace(epsilon=1.0).randomise(values, rng="secure", per_coordinate=True)
+    scale = lambda v: float(np.mean(np.abs(v)))  # noqa: E731 - mean |Laplace(b)| = b
+    assert abs(scale(answers) - 1.0) < 0.015  # the asked scale, within sampling error (sd ~ 0.3%) and 0.1% grid
+    assert scale(one_query) > scale(answers) * 1.0  # one long query pays for its grid (0.6% here) ...
+    from dpcore.mechanisms.secure import secure_grid
+    assert secure_grid(sensitivity=1.0, scale=1.0, coordinates=1, norm=1).scale_increase < 1.001
+    assert secure_grid(sensitivity=1.0, scale=1.0, coordinates=100_000, norm=1).scale_increase > 1.005
+
+
+def test_audit_your_own_model_and_your_own_scores():
+    from dpcore.audit import AuditResult, audit
+
+    df = _frame(400)
+    X, y = df[["age", "income"]], df["buys"]
+    members, non_members = (X[:200], y[:200]), (X[200:], y[200:])
+    model = make_pipeline(BoundedScaler(bounds=BOUNDS), LogisticRegression()).fit(*members)
+    res = audit(model, members, non_members, epsilon=float("inf"), rng=0)
+    assert isinstance(res, AuditResult) and 0.3 < res.auc < 0.7  # a well-generalising model leaks little
+    g = np.random.default_rng(0)
+    leaky = audit(None, g.normal(2, 1, 1000), g.normal(0, 1, 1000), epsilon=0.1, delta=1e-5, rng=0)
+    assert leaky.epsilon_lower_bound > 0.1  # refutes a claim of 0.1
+    with pytest.raises(DPValueError, match="not among the model's classes"):
+        audit(model, (X[:5], ["maybe"] * 5), non_members)
+
+
+def test_as_dataset_refuses_labels_given_twice_or_missing():
+    X = np.zeros((10, 2))
+    with pytest.raises(TypeError, match="give the labels once"):
+        as_dataset((X, np.arange(10) % 2), np.arange(10) % 2)
+    with pytest.raises(ValueError, match="give the labels"):
+        as_dataset(X)
+    with pytest.raises(TypeError, match="describe your own data"):
+        as_dataset("iris", "target")
+    with pytest.raises(DPValueError, match=re.escape("releases no model")):
+        dpcore.run_learner("output-perturbation", "iris", params={"epochs": 1}).predict(np.zeros((1, 4)))
