@@ -1,4 +1,4 @@
-"""`pip install .` installs the dpcore library alone, with the pins of requirements.txt, and `import dpcore` is cheap."""
+"""`pip install .` installs the dpcore library alone, with the pins of requirements.txt; `import dpcore` is cheap."""
 from __future__ import annotations
 
 import pathlib
