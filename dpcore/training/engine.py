@@ -518,7 +518,7 @@ def _lot_step(config: TrainConfig, model: nn.Module, data: _Data, *, sigma: floa
             return float(losses.detach().sum()), idx.size
 
         return step, None
-    clipper = make_clipper(model, loss=loss_fn)
+    clipper = make_clipper(model) if loss_fn is None else make_clipper(model, loss=loss_fn)
     noisy_gradient = PrivateGradient(model, clipper, task=task, clip_norm=config.clip_norm, noise_multiplier=sigma,
                                      expected_batch_size=expected_batch, generator=noise_gen, extra=extra,
                                      on_step=on_step)

@@ -312,6 +312,8 @@ class _RunWarnings:
     def run(self, x, name: str, split, *, seed: int, **kwargs):
         """``run_learner(name, split, seed=seed, **kwargs)`` with its warnings recorded against ``x`` (None: the
         run does not depend on x)."""
+        if not get_learner(name).private:  # a reference spends no epsilon (run_learner warns when given one)
+            kwargs.pop("epsilon", None)
         with caught_warnings() as caught:
             try:
                 out = run_learner(name, split, seed=seed, **kwargs)

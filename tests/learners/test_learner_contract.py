@@ -109,7 +109,7 @@ def test_every_declared_knob_reaches_the_command_line_the_sweep_and_the_pages(na
 
 def _run(name, seed):
     spec = get_learner(name)
-    return run_learner(name, _split(spec), epsilon=spec.default_epsilon if spec.private else 1.0, delta=1e-5,
+    return run_learner(name, _split(spec), epsilon=spec.default_epsilon if spec.private else None, delta=1e-5,
                        seed=seed, params={**QUICK.get(name, {}), **AS_TOTAL.get(name, {})})
 
 
