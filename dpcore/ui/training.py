@@ -123,8 +123,8 @@ def train_with_baseline(dataset: Dataset, algorithm: str, params: dict, *, epsil
     split = train_test_split(dataset, seed=seed)
     spec = get_learner(algorithm)
     params = {k: v for k, v in params.items() if k in spec.params}
-    res = run_learner(algorithm, split, epsilon=epsilon if spec.private else None, delta=delta, seed=None if secure else seed, secure=secure,
-                      params=params, on_epoch=on_epoch)
+    res = run_learner(algorithm, split, epsilon=epsilon if spec.private else None, delta=delta,
+                      seed=None if secure else seed, secure=secure, params=params, on_epoch=on_epoch)
     base = run_learner(spec.baseline or "non-private", split, delta=delta, seed=seed,
                        params=spec.shared_params(params))
     out: dict[str, Any] = {
