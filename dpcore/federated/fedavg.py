@@ -249,6 +249,7 @@ def train_fedavg(
     y_test,
     n_classes: int | None = None,
     on_epoch: EpochCallback | None = None,
+    device: "str | torch.device" = "cpu",
 ) -> FedAvgResult:
     """Train a global model by (private) federated averaging over simulated clients.
 
@@ -263,6 +264,9 @@ def train_fedavg(
     n_classes : int, optional
     on_epoch : callable, optional
         Called after each round with ``{"epoch", "epochs", "round", "accuracy", "loss", "epsilon"}``.
+    device : str or torch.device
+        Where the global model, the clients' local models, their rows and the noise generator live
+        (``"cuda"`` where present); the result is brought back to the CPU.
 
     Returns
     -------
@@ -273,7 +277,8 @@ def train_fedavg(
     McMahan et al. 2017 (FedAvg) and 2018 (DP-FedAvg, Algorithm 1).
     """
     with _one_torch_thread(), noise_mode(config.secure):  # secure: every draw from the operating system
-        return _train_fedavg(X, y, config, X_test=X_test, y_test=y_test, n_classes=n_classes, on_epoch=on_epoch)
+        return _train_fedavg(X, y, config, X_test=X_test, y_test=y_test, n_classes=n_classes, on_epoch=on_epoch,
+                             device=torch.device(device))
 
 
 def fedavg_work(config: FedAvgConfig, n: int, n_features: int, n_classes: int) -> Work:
@@ -344,14 +349,15 @@ def _round_average(cfg, model, theta, Xt, yt, shards, sizes, sampled, sigma, *, 
                       batch_size=cfg.batch_size, learning_rate=cfg.learning_rate, rng=rng)
     updates = local - theta[None, :]
     if cfg.mode == "none":
-        w = torch.as_tensor(sizes[sampled] / sizes[sampled].sum(), dtype=updates.dtype)
+        w = torch.as_tensor(sizes[sampled] / sizes[sampled].sum(), dtype=updates.dtype, device=updates.device)
         return (w[:, None] * updates).sum(dim=0), 0.0, float(updates.norm(dim=1).max())
     clipped, norms = clip_updates(updates, clip_norm=S)
     clipped_frac = float((norms > S).to(torch.float64).mean())
     max_sent = float(clipped.norm(dim=1).max())
     if cfg.mode == "local":
         if secure_active():  # each client's update released on its own secure grid
-            clipped = torch.stack([secure_gaussian(row, std=sigma * S, sensitivity=S) for row in clipped])
+            clipped = torch.stack([secure_gaussian(row, std=sigma * S, sensitivity=S)
+                                   for row in clipped]).to(clipped.device)  # released on the CPU, used on the device
         else:
             clipped = clipped + torch.normal(0.0, sigma * S, size=clipped.shape, generator=gen)
         return clipped.sum(dim=0) / (q * N), clipped_frac, max_sent
@@ -359,7 +365,8 @@ def _round_average(cfg, model, theta, Xt, yt, shards, sizes, sampled, sigma, *, 
                                 generator=gen), clipped_frac, max_sent
 
 
-def _train_fedavg(X, y, config, *, X_test, y_test, n_classes, on_epoch) -> FedAvgResult:
+def _train_fedavg(X, y, config, *, X_test, y_test, n_classes, on_epoch,
+                  device: torch.device = torch.device("cpu")) -> FedAvgResult:
     t0 = time.perf_counter()
     cfg = config
     X = check_array(X, "X", ndim=2)
@@ -372,15 +379,15 @@ def _train_fedavg(X, y, config, *, X_test, y_test, n_classes, on_epoch) -> FedAv
     check_work(fedavg_work(cfg, X.shape[0], X.shape[1], k))  # before the schedule or a model exists
     guard = MemoryGuard(what="this federated run")
     rng = as_generator(cfg.seed)
-    gen = torch.Generator().manual_seed(child_seed(rng))
+    gen = torch.Generator(device=device).manual_seed(child_seed(rng))
     shards = partition_clients(y, clients=cfg.clients, non_iid=cfg.non_iid, shards_per_client=cfg.shards_per_client,
                                rng=rng)
     schedule = _fixed_schedule(cfg, rng)
     sigma, eps_curve, event = _privacy_plan(cfg, schedule)  # all data-independent
 
     model = FlatModel(cfg.model, X.shape[1], k, cfg.hidden)
-    Xt, yt = torch.tensor(X, dtype=torch.float32), torch.tensor(y)
-    Xv, yv = torch.tensor(X_test, dtype=torch.float32), torch.tensor(y_test)
+    Xt, yt = torch.tensor(X, dtype=torch.float32, device=device), torch.tensor(y, device=device)
+    Xv, yv = torch.tensor(X_test, dtype=torch.float32, device=device), torch.tensor(y_test, device=device)
     theta = model.init(gen)
     sizes = np.array([s.size for s in shards])
     rows = []
@@ -415,7 +422,7 @@ def _train_fedavg(X, y, config, *, X_test, y_test, n_classes, on_epoch) -> FedAv
         client_label_counts=label_counts(y, shards, k),
         participation=schedule,
         dp_event=event,
-        params=theta.numpy().copy(),
+        params=theta.cpu().numpy().copy(),
         seconds=time.perf_counter() - t0,
         seconds_per_round=per_round,
         test_proba=_probabilities(model, theta, Xv),
@@ -424,11 +431,13 @@ def _train_fedavg(X, y, config, *, X_test, y_test, n_classes, on_epoch) -> FedAv
 
 def _probabilities(model, theta: torch.Tensor, X: torch.Tensor) -> np.ndarray:
     with torch.no_grad():
-        return torch.softmax(model.logits(theta[None, :], X[None])[0], dim=1).numpy()
+        return torch.softmax(model.logits(theta[None, :], X[None])[0], dim=1).cpu().numpy()
 
 
-def train_fedavg_split(split: Split, config: FedAvgConfig, *, on_epoch: EpochCallback | None = None) -> FedAvgResult:
-    """:func:`train_fedavg` on a registry split, features scaled to [0, 1] by the dataset's public bounds."""
+def train_fedavg_split(split: Split, config: FedAvgConfig, *, on_epoch: EpochCallback | None = None,
+                       device: "str | torch.device" = "cpu") -> FedAvgResult:
+    """:func:`train_fedavg` on a registry split, features scaled to [0, 1] by the dataset's public bounds, on
+    ``device``."""
     if split.task != "classification":
         raise DPValueError(f"federated averaging here trains classifiers; {split.dataset.name!r} is {split.task}")
     bounds = split.dataset.bounds
@@ -437,7 +446,7 @@ def train_fedavg_split(split: Split, config: FedAvgConfig, *, on_epoch: EpochCal
     X = scale_to_unit_interval(split.X_train, bounds)
     Xv = scale_to_unit_interval(split.X_test, bounds)
     return train_fedavg(X, split.y_train, config, X_test=Xv, y_test=split.y_test,
-                        n_classes=max(split.n_classes, 2), on_epoch=on_epoch)
+                        n_classes=max(split.n_classes, 2), on_epoch=on_epoch, device=device)
 
 
 def sweep_fedavg(

@@ -56,14 +56,15 @@ class FlatModel:
         return sum(math.prod(s) for s in self.shapes)
 
     def init(self, generator: torch.Generator) -> torch.Tensor:
-        """Initial parameters, shape (n_params,): zeros for softmax, uniform +-1/sqrt(fan_in) for the MLP."""
+        """Initial parameters, shape (n_params,), on the generator's device: zeros for softmax, uniform
+        +-1/sqrt(fan_in) for the MLP."""
         if self.kind == "softmax":
-            return torch.zeros(self.n_params)
+            return torch.zeros(self.n_params, device=generator.device)
         parts = []
         fan_ins = (self.n_features, self.n_features, self.hidden, self.hidden)  # torch.nn.Linear's default range
         for s, fan_in in zip(self.shapes, fan_ins):
             bound = 1.0 / math.sqrt(fan_in)
-            parts.append((torch.rand(math.prod(s), generator=generator) * 2 - 1) * bound)
+            parts.append((torch.rand(math.prod(s), generator=generator, device=generator.device) * 2 - 1) * bound)
         return torch.cat(parts)
 
     def _unflatten(self, theta: torch.Tensor) -> list[torch.Tensor]:
@@ -125,7 +126,7 @@ def local_sgd(
         idx = np.full((m, width), -1, dtype=np.int64)
         for k, s in enumerate(shards):
             idx[k, : s.size] = rng.permutation(s)
-        idx_t = torch.from_numpy(idx)
+        idx_t = torch.from_numpy(idx).to(X.device)  # the clients' batches are picked where their rows live
         for st in range(steps):
             b = idx_t[:, st * batch_size:(st + 1) * batch_size]
             mask = (b >= 0).to(X.dtype)
