@@ -4,7 +4,7 @@ basic composition of pure epsilon-DP events.
 from __future__ import annotations
 
 import math
-from typing import Iterator
+from typing import Any, Iterator
 
 import attr
 import dp_accounting
@@ -123,7 +123,7 @@ def _event_classes() -> dict[str, type]:
     return classes
 
 
-def event_to_json(event: dp_accounting.DpEvent | None):
+def event_to_json(event: dp_accounting.DpEvent | None) -> Any:
     """A dp_accounting event as plain JSON values (class name and fields, nested), for caches and files.
 
     :func:`event_from_json` gives back an equal event, so a stored run's privacy composes again.
@@ -146,7 +146,7 @@ def event_to_json(event: dp_accounting.DpEvent | None):
     return event
 
 
-def event_from_json(doc) -> dp_accounting.DpEvent | None:
+def event_from_json(doc: Any) -> dp_accounting.DpEvent | None:
     """Inverse of :func:`event_to_json`; an unknown event class is an error naming it."""
     if isinstance(doc, list):
         return [event_from_json(d) for d in doc]

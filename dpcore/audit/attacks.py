@@ -33,6 +33,7 @@ import numpy as np
 from scipy import special, stats
 
 from ..exceptions import DPTypeError, DPValueError
+from ..types import ArrayLike
 from ..validation import check_array, check_positive
 
 __all__ = [
@@ -50,7 +51,7 @@ PROBABILITY_FLOOR = 1e-15
 _STD_FLOOR = 1e-8
 
 
-def loss_threshold_scores(losses) -> np.ndarray:
+def loss_threshold_scores(losses: ArrayLike) -> np.ndarray:
     """Score = -loss: members tend to have lower loss.
 
     References
@@ -80,7 +81,8 @@ def _check_labels(labels, n_examples: int, n_classes: int) -> np.ndarray:
     return arr
 
 
-def logit_confidence(probabilities, labels=None, *, floor: float = PROBABILITY_FLOOR) -> np.ndarray:
+def logit_confidence(probabilities: ArrayLike, labels: ArrayLike = None, *,
+                     floor: float = PROBABILITY_FLOOR) -> np.ndarray:
     """phi = log p_y - log(1 - p_y), the logit-scaled confidence of Carlini et al. (2022).
 
     Parameters
@@ -124,7 +126,7 @@ def logit_confidence(probabilities, labels=None, *, floor: float = PROBABILITY_F
     return np.log(np.maximum(p_true, floor)) - np.log(np.maximum(rest, floor))
 
 
-def logit_confidence_from_logits(logits, labels) -> np.ndarray:
+def logit_confidence_from_logits(logits: ArrayLike, labels: ArrayLike) -> np.ndarray:
     """phi = z_y - logsumexp_{y' != y} z_y' from raw logits: exact, never clipped.
 
     Equal to :func:`logit_confidence` of ``softmax(logits)``, without the rounding of
@@ -143,7 +145,7 @@ def logit_confidence_from_logits(logits, labels) -> np.ndarray:
     return z_true - z_rest
 
 
-def negative_squared_error(predictions, targets) -> np.ndarray:
+def negative_squared_error(predictions: ArrayLike, targets: ArrayLike) -> np.ndarray:
     """Score for regression: -(prediction - target)^2 (the loss-threshold attack's analogue).
 
     Also usable as LiRA's per-example statistic for a regression model.
@@ -213,7 +215,8 @@ def _gaussian_fit(values: np.ndarray, mask: np.ndarray, *, fixed_variance: bool,
 
 
 def lira_online_scores(
-    shadow_confidences, shadow_membership, target_confidences, *, fixed_variance: bool = False
+    shadow_confidences: ArrayLike, shadow_membership: ArrayLike, target_confidences: ArrayLike, *,
+    fixed_variance: bool = False
 ) -> np.ndarray:
     """Online LiRA: log N(phi; mu_in, s_in^2) - log N(phi; mu_out, s_out^2) per example.
 
@@ -254,7 +257,8 @@ def lira_online_scores(
 
 
 def lira_offline_scores(
-    shadow_confidences, shadow_membership, target_confidences, *, fixed_variance: bool = False
+    shadow_confidences: ArrayLike, shadow_membership: ArrayLike, target_confidences: ArrayLike, *,
+    fixed_variance: bool = False
 ) -> np.ndarray:
     """Offline LiRA: -log P[Z > phi] with Z ~ N(mu_out, s_out^2), from OUT shadows only.
 

@@ -46,6 +46,7 @@ from scipy import stats
 
 from ..exceptions import DPValueError
 from ..rng import as_generator
+from ..types import ArrayLike, RngLike
 from ..validation import check_delta, check_int, check_probability, check_real
 from .roc import check_scores, counts_at_thresholds
 
@@ -81,7 +82,7 @@ def _check_counts(successes, trials):
     return k.astype(float), n.astype(float)
 
 
-def clopper_pearson_lower(successes, trials, *, significance: float):
+def clopper_pearson_lower(successes: ArrayLike, trials: ArrayLike, *, significance: float) -> float | np.ndarray:
     """One-sided lower limit: P[true rate < limit] <= ``significance``.
 
     BetaInv(significance; k, n - k + 1), and 0 when k = 0.
@@ -95,7 +96,7 @@ def clopper_pearson_lower(successes, trials, *, significance: float):
     return out if out.ndim else float(out)
 
 
-def clopper_pearson_upper(successes, trials, *, significance: float):
+def clopper_pearson_upper(successes: ArrayLike, trials: ArrayLike, *, significance: float) -> float | np.ndarray:
     """One-sided upper limit: P[true rate > limit] <= ``significance``.
 
     BetaInv(1 - significance; k + 1, n - k), and 1 when k = n.
@@ -201,14 +202,14 @@ def _bound_at(members, nonmembers, threshold, *, delta, confidence, method, tpr_
 
 
 def epsilon_lower_bound_from_scores(
-    member_scores,
-    nonmember_scores,
+    member_scores: ArrayLike,
+    nonmember_scores: ArrayLike,
     *,
     delta: float = 0.0,
     confidence: float = 0.95,
     method: str = "bonferroni",
     selection_fraction: float = 0.5,
-    rng=None,
+    rng: RngLike = None,
 ) -> EpsilonBound:
     """A valid epsilon lower bound from attack scores, choosing the threshold honestly.
 

@@ -41,6 +41,7 @@ from ..defaults import DELTA
 from ..exceptions import DPValueError
 from ..learners import RunResult, TestOutputs, get_learner, run_learner
 from ..rng import as_generator
+from ..types import ArrayLike
 from ..validation import check_int
 from .attacks import PROBABILITY_FLOOR, lira_offline_scores, lira_online_scores, logit_confidence
 from .bounds import check_confidence
@@ -64,7 +65,7 @@ MIN_POOL_SIZE = 50
 ProgressCallback = Callable[[Mapping[str, Any]], None]
 
 
-def example_statistic(outputs: TestOutputs, y, *, loss: bool = False) -> np.ndarray:
+def example_statistic(outputs: TestOutputs, y: ArrayLike, *, loss: bool = False) -> np.ndarray:
     """The per-record statistic an attacker reads off the model's answers (higher = fits better).
 
     * class probabilities: minus the cross-entropy of the true label (``loss=True``, Yeom

@@ -37,6 +37,7 @@ import numpy as np
 from scipy import special, stats
 
 from ..exceptions import DPTypeError, DPValueError
+from ..types import ArrayLike
 from ..validation import check_delta, check_int, check_nonnegative
 from .bounds import check_confidence
 from .roc import check_scores
@@ -192,7 +193,7 @@ def one_run_epsilon_lower_bound(*, m: int, r: int, v: int, delta: float = 0.0, c
     return _bound(m, r, v, delta, significance)
 
 
-def one_run_guesses(scores, *, k_pos: int, k_neg: int) -> np.ndarray:
+def one_run_guesses(scores: ArrayLike, *, k_pos: int, k_neg: int) -> np.ndarray:
     """The auditor's guesses: +1 on the ``k_pos`` highest scores, -1 on the ``k_neg`` lowest, else 0.
 
     Ties are broken by position (stable sort), which does not depend on the canaries'
@@ -267,8 +268,8 @@ def _check_included(included, m: int) -> np.ndarray:
 
 
 def one_run_audit(
-    scores,
-    included,
+    scores: ArrayLike,
+    included: ArrayLike,
     *,
     delta: float = 0.0,
     confidence: float = 0.95,

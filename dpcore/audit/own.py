@@ -13,6 +13,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..exceptions import DPTypeError, DPValueError
+from ..types import ArrayLike, RngLike
 from .attacks import loss_threshold_scores
 from .result import AuditResult, audit_from_scores
 from .roc import DEFAULT_FPRS
@@ -29,7 +30,7 @@ def _rows(records, what: str) -> tuple[Any, np.ndarray]:
     return X, y
 
 
-def per_example_losses(model, X, y, *, loss: Callable | None = None) -> np.ndarray:
+def per_example_losses(model: Any, X: ArrayLike, y: ArrayLike, *, loss: Callable | None = None) -> np.ndarray:
     """Each record's loss under ``model``: the cross-entropy of a classifier, the squared error of a regressor.
 
     ``model`` is a torch ``nn.Module`` (run on its parameters' device; ``loss(output, y)`` per example, default
@@ -77,9 +78,9 @@ def per_example_losses(model, X, y, *, loss: Callable | None = None) -> np.ndarr
 
 
 def audit(
-    model_or_scores,
-    members,
-    non_members,
+    model_or_scores: Any,
+    members: Any,
+    non_members: Any,
     *,
     epsilon: float = math.inf,
     delta: float = 0.0,
@@ -87,7 +88,7 @@ def audit(
     confidence: float = 0.95,
     method: str = "bonferroni",
     fprs: Sequence[float] = DEFAULT_FPRS,
-    rng=None,
+    rng: RngLike = None,
 ) -> AuditResult:
     """A loss-threshold membership attack on your model, and the epsilon it proves at least.
 

@@ -9,6 +9,7 @@ from typing import Sequence
 import numpy as np
 
 from ..exceptions import DPTypeError
+from ..types import ArrayLike, RngLike
 from ..validation import check_delta, check_epsilon
 from .bounds import check_confidence, epsilon_lower_bound_from_scores
 from .roc import DEFAULT_FPRS, roc_curve
@@ -113,8 +114,8 @@ class AuditResult:
 
 
 def audit_from_scores(
-    member_scores,
-    nonmember_scores,
+    member_scores: ArrayLike,
+    nonmember_scores: ArrayLike,
     *,
     attack: str,
     epsilon: float,
@@ -122,7 +123,7 @@ def audit_from_scores(
     confidence: float = 0.95,
     method: str = "bonferroni",
     fprs: Sequence[float] = DEFAULT_FPRS,
-    rng=None,
+    rng: RngLike = None,
     seconds: float = 0.0,
 ) -> AuditResult:
     """ROC summary and a valid Clopper-Pearson epsilon lower bound from attack scores.

@@ -25,6 +25,7 @@ from typing import Sequence
 import numpy as np
 
 from ..exceptions import DPValueError
+from ..types import ArrayLike
 from ..validation import check_array
 
 __all__ = [
@@ -142,7 +143,7 @@ def counts_at_thresholds(
     return tp, fp
 
 
-def roc_curve(member_scores, nonmember_scores) -> RocCurve:
+def roc_curve(member_scores: ArrayLike, nonmember_scores: ArrayLike) -> RocCurve:
     """The ROC curve of the attack "member if score >= t" over all thresholds.
 
     Parameters
@@ -165,7 +166,7 @@ def roc_curve(member_scores, nonmember_scores) -> RocCurve:
     return RocCurve(thresholds=thresholds, tp=tp, fp=fp, n_members=members.size, n_nonmembers=nonmembers.size)
 
 
-def roc_auc(member_scores, nonmember_scores) -> float:
+def roc_auc(member_scores: ArrayLike, nonmember_scores: ArrayLike) -> float:
     """Area under the ROC curve: P[member score > non-member score] + P[tie] / 2.
 
     >>> roc_auc([2.0, 1.0], [1.0, 0.0])
@@ -174,7 +175,8 @@ def roc_auc(member_scores, nonmember_scores) -> float:
     return roc_curve(member_scores, nonmember_scores).auc
 
 
-def tpr_at_fpr(member_scores, nonmember_scores, fpr: float | Sequence[float] = DEFAULT_FPRS):
+def tpr_at_fpr(member_scores: ArrayLike, nonmember_scores: ArrayLike,
+               fpr: float | Sequence[float] = DEFAULT_FPRS) -> float | dict[str, float]:
     """Best TPR with FPR <= ``fpr`` (Carlini et al. 2022); a dict keyed by :func:`fpr_key` for a list.
 
     >>> tpr_at_fpr([5.0, 4.0, 0.0], [3.0, 2.0, 1.0, 0.5], 0.25)
@@ -186,7 +188,7 @@ def tpr_at_fpr(member_scores, nonmember_scores, fpr: float | Sequence[float] = D
     return roc.tpr_at_fprs(fpr)  # type: ignore[arg-type]
 
 
-def membership_advantage(member_scores, nonmember_scores) -> float:
+def membership_advantage(member_scores: ArrayLike, nonmember_scores: ArrayLike) -> float:
     """max over thresholds of TPR - FPR, Yeom et al.'s (2018) membership advantage.
 
     >>> membership_advantage([2.0, 1.0], [1.0, 0.0])

@@ -6,6 +6,7 @@ from typing import Any, Mapping
 from ..defaults import DELTA
 from ..exceptions import DPValueError
 from ..learners import get_learner
+from ..types import DataLike
 from .canaries import DEFAULT_CANARIES, CanaryAudit, gradient_canary_audit, input_canary_audit, input_canary_capacity
 from .membership import MembershipAudit, ProgressCallback, membership_audit
 
@@ -17,7 +18,7 @@ AUDIT_KINDS = ("loss", "lira", "lira-offline", "one-run")
 
 def run_audit(
     learner: str,
-    data,
+    data: DataLike,
     *,
     epsilon: float,
     delta: float = DELTA,

@@ -38,6 +38,7 @@ from dp_accounting import pld
 from scipy import stats
 
 from ..exceptions import DPTypeError, DPValueError
+from ..types import ArrayLike
 from ..validation import check_array, check_delta, check_nonnegative, check_positive
 
 __all__ = [
@@ -75,7 +76,7 @@ def _shape_like(values: np.ndarray, like):
     return float(values) if np.ndim(like) == 0 else values
 
 
-def max_tpr_at_fpr(fpr, *, epsilon: float, delta: float = 0.0):
+def max_tpr_at_fpr(fpr: ArrayLike, *, epsilon: float, delta: float = 0.0) -> float | np.ndarray:
     """Largest TPR at FPR ``fpr`` for any test against an (eps, delta)-DP mechanism.
 
     min(1, e^eps a + delta, 1 - e^-eps (1 - delta - a)) (Kairouz et al. 2015).
@@ -118,7 +119,7 @@ def max_advantage(*, epsilon: float, delta: float = 0.0) -> float:
     return min(1.0, (e - 1.0 + 2.0 * delta) / (e + 1.0))
 
 
-def gaussian_tradeoff_tpr(fpr, *, mu: float):
+def gaussian_tradeoff_tpr(fpr: ArrayLike, *, mu: float) -> float | np.ndarray:
     """TPR = Phi(Phi^-1(a) + mu): the best test against mu-GDP (Dong, Roth & Su 2019).
 
     One Gaussian mechanism with sensitivity 1 and noise sigma is (1/sigma)-GDP; T of them
@@ -150,8 +151,9 @@ def _privacy_profile(event, neighbouring: str, discretization: float):
 
 
 def pld_max_tpr_at_fpr(
-    event, fpr, *, neighbouring: str = "add_remove", value_discretization_interval: float = 1e-3
-):
+    event: dp_accounting.DpEvent, fpr: ArrayLike, *, neighbouring: str = "add_remove",
+    value_discretization_interval: float = 1e-3
+) -> float | np.ndarray:
     """Largest TPR at FPR ``fpr`` for any membership test against the mechanism ``event`` describes.
 
     The minimum over eps in [-E, E] (E where delta(E) <= 1e-12) of the two privacy-profile

@@ -6,12 +6,13 @@ import io
 import os
 import re
 import warnings
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..exceptions import BoundsError, DatasetError, DPCoreWarning, PrivacyLeakWarning
+from ..types import BoundsLike, CsvSource
 from ..validation import clip_to_bounds
 from .registry import Dataset, _freeze
 
@@ -28,7 +29,7 @@ def _names(columns) -> str:
     return ", ".join(repr(str(c)) for c in columns)
 
 
-def read_csv_columns(source) -> list[str]:
+def read_csv_columns(source: CsvSource) -> list[str]:
     """Column names of an uploaded CSV (for the label-column select box)."""
     return list(_read(source).columns)
 
@@ -194,7 +195,7 @@ BOUNDS_FORMS = ("a mapping {column: (low, high)} ('*' for every other feature co
                 "\"age=17:90, *=0:1\", or a pair (low, high) of numbers or of one number per feature column")
 
 
-def bounds_by_column(bounds, columns) -> dict[str, tuple[float, float]]:
+def bounds_by_column(bounds: BoundsLike, columns: Sequence[str]) -> dict[str, tuple[float, float]]:
     """Declared bounds in any of the :data:`BOUNDS_FORMS`, as ``{column: (low, high)}`` over ``columns``.
 
     A mapping or text is read by :func:`parse_bounds` (columns not named keep no bounds); a pair ``(low, high)``
@@ -374,7 +375,8 @@ def _classes(labels: pd.Series) -> tuple:
     return tuple(np.unique(labels.to_numpy() if numeric else labels.astype(str).to_numpy()).tolist())
 
 
-def load_csv(source, *, label_column: str, task: str | None = None, name: str = "upload", bounds=None) -> Dataset:
+def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, name: str = "upload",
+             bounds: BoundsLike = None) -> Dataset:
     """Turn an uploaded CSV (path, bytes, text or file object) or a pandas DataFrame into a Dataset.
 
     Parameters

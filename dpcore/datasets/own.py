@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DatasetError, DPTypeError
+from ..types import ArrayLike, BoundsLike, DataLike
 from .csv_upload import load_csv
 from .registry import Dataset, load_dataset
 
@@ -18,7 +19,8 @@ from .registry import Dataset, load_dataset
 LABEL = "label"
 
 
-def as_dataset(data, label=None, *, task: str | None = None, bounds=None, name: str = "data") -> Dataset:
+def as_dataset(data: DataLike, label: ArrayLike | str | None = None, *, task: str | None = None,
+               bounds: BoundsLike = None, name: str = "data") -> Dataset:
     """``data`` as a Dataset: a registry name or a Dataset as they are, a DataFrame, or arrays.
 
     Parameters

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import BoundsError, DPCoreWarning
+from ..types import ArrayLike, BoundsLike
 from ..validation import check_bounds, clip_to_norm
 from .csv_upload import BOUNDS_FORMS, bounds_by_column
 
@@ -51,7 +52,8 @@ def _clip_counting_rows(X: np.ndarray, lower: np.ndarray, upper: np.ndarray, *, 
     return clipped
 
 
-def scale_to_unit_interval(X, bounds, *, lo: float = 0.0, hi: float = 1.0, warn: bool = True) -> np.ndarray:
+def scale_to_unit_interval(X: ArrayLike, bounds: BoundsLike, *, lo: float = 0.0, hi: float = 1.0,
+                           warn: bool = True) -> np.ndarray:
     """Map each feature from its declared ``bounds`` onto ``[lo, hi]`` (clipping outliers, with a warning).
 
     ``bounds`` takes every form of :data:`~dpcore.datasets.csv_upload.BOUNDS_FORMS`: ``(low, high)`` (numbers
@@ -70,7 +72,7 @@ def scale_to_unit_interval(X, bounds, *, lo: float = 0.0, hi: float = 1.0, warn:
     return lo + (hi - lo) * (X - lower) / (upper - lower)
 
 
-def standardize_with_bounds(X, bounds, *, warn: bool = True) -> np.ndarray:
+def standardize_with_bounds(X: ArrayLike, bounds: BoundsLike, *, warn: bool = True) -> np.ndarray:
     """Centre each feature at the middle of its bounds and divide by the half-range: values land in [-1, 1].
 
     Rows outside the bounds are clipped to them with a warning that says how many (``warn=False`` to silence it).
@@ -84,7 +86,7 @@ def standardize_with_bounds(X, bounds, *, warn: bool = True) -> np.ndarray:
     return -1.0 + 2.0 * (X - lower) / (upper - lower)
 
 
-def clip_rows_to_norm(X, max_norm: float = 1.0) -> np.ndarray:
+def clip_rows_to_norm(X: ArrayLike, max_norm: float = 1.0) -> np.ndarray:
     """Scale down every row whose L2 norm exceeds ``max_norm`` (per-example clipping; see
     :func:`dpcore.validation.clip_to_norm`)."""
     return clip_to_norm(X, max_norm)

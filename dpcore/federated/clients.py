@@ -12,11 +12,12 @@ import numpy as np
 
 from ..exceptions import DPValueError
 from ..rng import as_generator
+from ..types import ArrayLike, RngLike
 from ..validation import check_int
 
 
 def partition_clients(
-    y, *, clients: int, non_iid: bool = False, shards_per_client: int = 2, rng=None
+    y: ArrayLike, *, clients: int, non_iid: bool = False, shards_per_client: int = 2, rng: RngLike = None
 ) -> tuple[np.ndarray, ...]:
     """Give each of ``clients`` simulated clients a disjoint shard of the rows of ``y``.
 
@@ -68,7 +69,7 @@ def partition_clients(
     return tuple(np.sort(np.concatenate([shards[s] for s in row])) for row in assign)
 
 
-def label_counts(y, parts, n_classes: int) -> np.ndarray:
+def label_counts(y: ArrayLike, parts: ArrayLike, n_classes: int) -> np.ndarray:
     """Per-client class counts: shape (clients, n_classes)."""
     y = np.asarray(y, dtype=np.int64)
     return np.stack([np.bincount(y[p], minlength=n_classes) for p in parts])

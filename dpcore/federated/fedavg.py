@@ -41,6 +41,7 @@ from ..exceptions import DPValueError
 from ..mechanisms.secure import gaussian_noise, secure_additive
 from ..rng import as_generator, child_seed, noise_generator, noise_mode, secure_active
 from ..training.clipping import clip_factors
+from ..types import ArrayLike
 from ..validation import check_array, check_delta, check_epsilon, check_int, check_positive
 from ..workload import MemoryGuard, Work, check_work
 from .accounting import (
@@ -241,12 +242,12 @@ def _fixed_schedule(cfg: FedAvgConfig, rng: np.random.Generator) -> np.ndarray:
 
 
 def train_fedavg(
-    X,
-    y,
+    X: ArrayLike,
+    y: ArrayLike,
     config: FedAvgConfig,
     *,
-    X_test,
-    y_test,
+    X_test: ArrayLike,
+    y_test: ArrayLike,
     n_classes: int | None = None,
     on_epoch: EpochCallback | None = None,
     device: "str | torch.device" = "cpu",

@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..exceptions import DPValueError
 from ..rng import as_generator
+from ..types import AnyCallable
 from ..validation import check_int
 from .mechanisms import IMAGE_MECHANISMS, ImageMechanism, make_image_mechanism
 from .quality import psnr, ssim
@@ -155,7 +156,7 @@ def quality_curve(
     delta: float = 1e-5,
     cell: int = 4,
     m: int = 1,
-    on_point=None,
+    on_point: AnyCallable | None = None,
 ) -> pd.DataFrame:
     """Mean PSNR and SSIM over the images of the set, for every (mechanism, epsilon).
 

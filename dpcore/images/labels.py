@@ -12,12 +12,15 @@ neighbouring training sets differ in the label of one example (replace-one).
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 import pandas as pd
 
 from ..exceptions import DPValueError
 from ..mechanisms import Laplace, RandomizedResponse
 from ..rng import as_generator
+from ..types import ArrayLike, RngLike
 from ..validation import check_epsilon, check_int
 
 __all__ = [
@@ -43,7 +46,7 @@ def _labels(labels, k: int) -> np.ndarray:
     return y.astype(np.int64)
 
 
-def laplace_one_hot(labels, *, k: int, epsilon: float, rng=None) -> np.ndarray:
+def laplace_one_hot(labels: ArrayLike, *, k: int, epsilon: float, rng: RngLike = None) -> np.ndarray:
     """One-hot encode ``labels`` and add ``Lap(2 / epsilon)`` to every coordinate: shape ``(n, k)``.
 
     References
@@ -68,14 +71,15 @@ def decode_clamp_round(noisy: np.ndarray) -> np.ndarray:
     return np.rint(np.clip(np.asarray(noisy, dtype=float), 0.0, 1.0)).astype(np.int64)
 
 
-def randomized_response_labels(labels, *, k: int, epsilon: float, rng=None) -> np.ndarray:
+def randomized_response_labels(labels: ArrayLike, *, k: int, epsilon: float, rng: RngLike = None) -> np.ndarray:
     """k-ary randomized response on every label (replace-one, epsilon-DP per label)."""
     k = check_int(k, "k", minimum=2)
     y = _labels(labels, k)
     return np.asarray(RandomizedResponse(epsilon=epsilon, k=k).randomise(y, rng=as_generator(rng)), dtype=np.int64)
 
 
-def label_noise_view(labels, target_names, *, epsilon: float, seed: int = 0) -> pd.DataFrame:
+def label_noise_view(labels: ArrayLike, target_names: Sequence[str] | None, *, epsilon: float,
+                     seed: int = 0) -> pd.DataFrame:
     """One row per image: the true label and what each label mechanism releases.
 
     Columns: ``true``, ``laplace_argmax``, ``laplace_clamp_round`` (the set of classes

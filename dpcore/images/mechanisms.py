@@ -33,6 +33,7 @@ from scipy import optimize
 from ..exceptions import DPValueError
 from ..mechanisms import Gaussian, Laplace, analytic_gaussian_delta
 from ..rng import as_generator, wants_secure
+from ..types import ArrayLike
 from ..validation import check_array, check_delta, check_epsilon, check_int, clip_to_bounds
 
 __all__ = [
@@ -60,7 +61,7 @@ def _check_range(pixel_range) -> tuple[float, float]:
     return lo, hi
 
 
-def check_image(image, *, pixel_range: tuple[float, float], name: str = "image") -> np.ndarray:
+def check_image(image: ArrayLike, *, pixel_range: tuple[float, float], name: str = "image") -> np.ndarray:
     """Return ``image`` as float64 ``(h, w)`` or ``(h, w, 3)``, clipped (with a warning) to ``pixel_range``."""
     arr = check_array(image, name)
     if arr.ndim not in (2, 3) or (arr.ndim == 3 and arr.shape[2] not in (1, 3)):
@@ -338,7 +339,7 @@ def _cells(n: int, b: int) -> np.ndarray:
     return np.append(sizes, n % b) if n % b else sizes
 
 
-def cell_means(image, b: int) -> tuple[np.ndarray, np.ndarray]:
+def cell_means(image: ArrayLike, b: int) -> tuple[np.ndarray, np.ndarray]:
     """Means of the ``b x b`` cells of ``image`` and the number of pixels in each cell.
 
     Returns ``(means, counts)`` of shapes ``(ceil(h/b), ceil(w/b)[, C])`` and
@@ -359,7 +360,7 @@ def cell_means(image, b: int) -> tuple[np.ndarray, np.ndarray]:
     return sums / cnt, counts
 
 
-def pixelate(image, b: int) -> np.ndarray:
+def pixelate(image: ArrayLike, b: int) -> np.ndarray:
     """Replace every ``b x b`` cell by its mean (no noise): the non-private half of DP-Pix."""
     img = np.asarray(image, dtype=float)
     means, _ = cell_means(img, b)

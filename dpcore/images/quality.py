@@ -11,6 +11,7 @@ import numpy as np
 from skimage.metrics import peak_signal_noise_ratio, structural_similarity
 
 from ..exceptions import DPValueError
+from ..types import ArrayLike
 
 __all__ = ["psnr", "ssim"]
 
@@ -23,7 +24,7 @@ def _pair(original, noisy) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
-def psnr(original, noisy, *, data_range: float) -> float:
+def psnr(original: ArrayLike, noisy: ArrayLike, *, data_range: float) -> float:
     """Peak signal-to-noise ratio in dB: ``10 log10(R^2 / MSE)`` (inf for identical images).
 
     >>> round(psnr(np.zeros((4, 4)), np.full((4, 4), 0.1), data_range=1.0), 6)
@@ -35,7 +36,7 @@ def psnr(original, noisy, *, data_range: float) -> float:
     return float(peak_signal_noise_ratio(a, b, data_range=float(data_range)))
 
 
-def ssim(original, noisy, *, data_range: float) -> float:
+def ssim(original: ArrayLike, noisy: ArrayLike, *, data_range: float) -> float:
     """Structural similarity (Wang et al. 2004) in [-1, 1], 1 for identical images.
 
     The window is 7x7 (scikit-image's default), shrunk to the largest odd size

@@ -10,6 +10,8 @@ from the operating system's randomness: one query per call, no seed).
 """
 from __future__ import annotations
 
+from typing import Any
+
 from ..exceptions import DPValueError
 from .base import Mechanism
 from .exponential import Exponential
@@ -29,7 +31,7 @@ MECHANISMS: dict[str, type[Mechanism]] = {
 }
 
 
-def create_mechanism(name: str, **kwargs) -> Mechanism:
+def create_mechanism(name: str, **kwargs: Any) -> Mechanism:
     """Build the mechanism registered as ``name`` with keyword parameters."""
     try:
         cls = MECHANISMS[name]

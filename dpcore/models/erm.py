@@ -23,6 +23,7 @@ from ..accounting.events import EpsilonDeltaDpEvent
 from ..exceptions import DPValueError
 from ..mechanisms import Exponential, L2LaplaceVector
 from ..rng import as_generator, child_seed, wants_secure
+from ..types import AnyCallable, ArrayLike, RngLike
 from ..validation import check_array, check_epsilon, check_int, check_positive
 from ..workload import Work, check_work
 from ._utils import check_fitted_X, clip_rows_l2, plain, validate_X, validate_X_y
@@ -528,7 +529,7 @@ class ERMClassifier(PrivateERMClassifier):
 
 
 def private_tune_regularization(
-    X, y, *, lambdas, make_estimator, epsilon: float, rng=None
+    X: ArrayLike, y: ArrayLike, *, lambdas: ArrayLike, make_estimator: AnyCallable, epsilon: float, rng: RngLike = None
 ) -> tuple[PrivateERMClassifier, dict]:
     """Privacy-preserving choice of Lambda (Chaudhuri et al. 2011, Algorithm 4).
 

@@ -17,6 +17,7 @@ from ..accounting.neighbouring import Neighbouring
 from ..exceptions import DPValueError
 from ..mechanisms import Laplace
 from ..rng import as_generator
+from ..types import ArrayLike
 from ..validation import check_epsilon, check_fraction, check_int, check_positive, clip_to_norm
 from ..workload import Work, check_work
 from ._utils import box_to_unit, check_fitted_X, clip_with_warning, resolve_bounds, unit_to_box, validate_X
@@ -274,7 +275,7 @@ def noisy_grid_init(
     return best_c
 
 
-def input_perturbation_scale(*, epsilon: float, lower, upper) -> float:
+def input_perturbation_scale(*, epsilon: float, lower: ArrayLike, upper: ArrayLike) -> float:
     """Laplace scale for input perturbation: ``Delta_1 / epsilon`` with ``Delta_1 = sum_j (hi_j - lo_j)``.
 
     Under replace-one neighbours a record can move anywhere in the box, so the

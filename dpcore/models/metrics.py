@@ -4,6 +4,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from ..types import ArrayLike
+
 __all__ = ["hungarian_accuracy", "match_clusters", "intra_cluster_variance"]
 
 
@@ -30,7 +32,7 @@ def match_clusters(labels_true, labels_pred) -> dict[int, int]:
     return mapping
 
 
-def hungarian_accuracy(labels_true, labels_pred) -> float:
+def hungarian_accuracy(labels_true: ArrayLike, labels_pred: ArrayLike) -> float:
     """Fraction of points whose cluster maps to their class under the best matching.
 
     The clustering accuracy of J. Zhang's 2021 course report on DPLloyd and input perturbation.
@@ -47,7 +49,7 @@ def hungarian_accuracy(labels_true, labels_pred) -> float:
     return float(np.mean(mapped == yt))
 
 
-def intra_cluster_variance(X, labels, centers) -> float:
+def intra_cluster_variance(X: ArrayLike, labels: ArrayLike, centers: ArrayLike) -> float:
     """Within-cluster sum of squares divided by the total sum of squares around the mean (0 best, ~1 useless).
 
     >>> intra_cluster_variance([[0.0], [2.0]], [0, 1], [[0.0], [2.0]])

@@ -37,6 +37,7 @@ import numpy as np
 
 from ..exceptions import DPValueError
 from ..mechanisms import Laplace, NoiseMultiplierGaussian
+from ..types import ArrayLike
 from ..validation import check_int, check_positive
 
 #: Changing one private record changes one teacher's vote: -1 in one bin, +1 in another.
@@ -48,7 +49,7 @@ HISTOGRAM_L2_SENSITIVITY = math.sqrt(2.0)
 AGGREGATORS = ("gnmax", "lnmax", "confident")
 
 
-def vote_histogram(predictions, n_classes: int) -> np.ndarray:
+def vote_histogram(predictions: ArrayLike, n_classes: int) -> np.ndarray:
     """Count the teachers' votes for every query.
 
     Parameters
@@ -79,7 +80,7 @@ def vote_histogram(predictions, n_classes: int) -> np.ndarray:
     return votes
 
 
-def cluster_votes(predictions, assignment, n_clusters: int, n_classes: int) -> np.ndarray:
+def cluster_votes(predictions: ArrayLike, assignment: ArrayLike, n_clusters: int, n_classes: int) -> np.ndarray:
     """Count the teachers' votes when each query is a cluster of public examples.
 
     Every teacher casts ONE vote per cluster: the class it predicts most often over the cluster's members (ties

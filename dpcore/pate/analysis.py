@@ -36,6 +36,7 @@ from scipy import stats
 
 from ..accounting import Neighbouring, calibrate, epsilon_of_event
 from ..exceptions import DPValueError
+from ..types import ArrayLike
 from ..validation import check_delta, check_int, check_positive
 from .aggregation import AGGREGATORS, HISTOGRAM_L1_SENSITIVITY, HISTOGRAM_L2_SENSITIVITY, make_aggregator
 
@@ -168,7 +169,7 @@ def _log1mexp(x: float) -> float:
     return math.log1p(-math.exp(x)) if x < -math.log(2) else math.log(-math.expm1(x))
 
 
-def gnmax_log_q(votes, *, sigma: float) -> float:
+def gnmax_log_q(votes: ArrayLike, *, sigma: float) -> float:
     """Upper bound on ``ln Pr[GNMax(votes) != argmax votes]`` (Papernot et al. 2018, Proposition 7).
 
     With i* the plurality class, class j beats i* only if
@@ -255,7 +256,7 @@ def gnmax_data_dependent_rdp(log_q: float, *, sigma: float, orders: Sequence[flo
 
 
 def data_dependent_epsilon(
-    votes, *, sigma: float, delta: float, orders: Sequence[float] = RDP_ORDERS
+    votes: ArrayLike, *, sigma: float, delta: float, orders: Sequence[float] = RDP_ORDERS
 ) -> tuple[float, float, np.ndarray]:
     """DATA-DEPENDENT epsilon of GNMax answers on ``votes`` (not itself differentially private).
 

@@ -44,6 +44,7 @@ from scipy import optimize, special, stats
 
 from ..exceptions import DPValueError
 from ..mechanisms import NoiseMultiplierGaussian
+from ..types import ArrayLike, RngLike
 from ..validation import check_delta, check_int, check_positive
 from .aggregation import GNMax, _check_votes
 from .analysis import RDP_ORDERS, _log1mexp, gnmax_data_dependent_rdp, gnmax_log_q
@@ -423,7 +424,8 @@ def data_dependent_rdp_at(votes, answered, *, sigma2: float, order: float, teach
     return float(total)
 
 
-def release_data_dependent_epsilon(votes, answered, *, teachers: int, sigma2: float, delta: float, rng=None,
+def release_data_dependent_epsilon(votes: ArrayLike, answered: ArrayLike, *, teachers: int, sigma2: float,
+                                   delta: float, rng: RngLike = None,
                                    threshold: float | None = None, sigma1: float | None = None,
                                    params: ReleaseParameters | None = None) -> ReleasedEpsilon:
     """Release the data-dependent epsilon of a PATE run privately (Papernot et al. 2018, Section 4.2).

@@ -26,6 +26,7 @@ from ..datasets import Split
 from ..datasets.transforms import scale_to_unit_interval
 from ..exceptions import DPValueError, PrivacyLeakWarning
 from ..rng import as_generator, child_seed, noise_mode
+from ..types import RngLike
 from ..validation import check_delta, check_epsilon, check_int, check_positive
 from .aggregation import AGGREGATORS, cluster_votes, make_aggregator, vote_histogram
 from .analysis import (
@@ -380,7 +381,8 @@ def _query_grid(q: int) -> list[int]:
     return pts
 
 
-def train_student(X_queries: np.ndarray, noisy_labels: np.ndarray, *, model: str, rng=None):
+def train_student(X_queries: np.ndarray, noisy_labels: np.ndarray, *, model: str,
+                  rng: RngLike = None) -> Any:  # a fitted scikit-learn style classifier
     """Train the student on public inputs and the aggregator's noisy labels (and nothing else)."""
     return fit_classifier(model, X_queries, noisy_labels, random_state=child_seed(as_generator(rng)))
 

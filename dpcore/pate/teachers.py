@@ -18,6 +18,7 @@ import numpy as np
 from ..exceptions import DPValueError
 from ..rng import as_generator, child_seed
 from ..thread_warnings import ignored
+from ..types import RngLike
 from ..validation import check_int
 
 #: Teacher / student model families: name -> human label.
@@ -64,7 +65,7 @@ class NearestNeighbour:
         return out
 
 
-def partition_indices(n: int, teachers: int, *, rng=None) -> tuple[np.ndarray, ...]:
+def partition_indices(n: int, teachers: int, *, rng: RngLike = None) -> tuple[np.ndarray, ...]:
     """Split ``range(n)`` into ``teachers`` disjoint, near-equal random parts.
 
     Parameters
@@ -145,7 +146,7 @@ def train_teachers(
     partitions: Sequence[np.ndarray],
     *,
     model: str = "logreg",
-    rng=None,
+    rng: RngLike = None,
     on_teacher: Callable[[int, object], None] | None = None,
 ) -> list:
     """Train one teacher per partition; teacher ``i`` sees only rows ``partitions[i]``.

@@ -20,6 +20,7 @@ from ..accounting.accountants import pld_discretization_for
 from ..accounting.core import ACCOUNTANTS
 from ..exceptions import DPCoreWarning, DPTypeError, DPValueError
 from ..rng import as_generator, child_seed
+from ..types import ArrayLike
 from ..validation import (
     check_array,
     check_delta,
@@ -541,12 +542,12 @@ def _lot_step(config: TrainConfig, model: nn.Module, data: _Data, *, sigma: floa
 
 
 def train(
-    X,
-    y,
+    X: ArrayLike,
+    y: ArrayLike,
     config: TrainConfig,
     *,
-    X_test=None,
-    y_test=None,
+    X_test: ArrayLike = None,
+    y_test: ArrayLike = None,
     n_outputs: int | None = None,
     image_shape: tuple[int, int] | None = None,
     on_epoch: EpochCallback | None = None,

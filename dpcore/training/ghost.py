@@ -44,6 +44,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..exceptions import DPValueError
+from ..types import AnyCallable
 from .losses import loss_and_output_grad, per_example_loss
 from .models import trainable_layers
 
@@ -314,7 +315,7 @@ def _layer_weighted_sum(rec: _Record, c: torch.Tensor) -> tuple[torch.Tensor, to
     return w, bias
 
 
-def per_sample_grad_norms(model: nn.Module, losses_fn, x: torch.Tensor) -> torch.Tensor:
+def per_sample_grad_norms(model: nn.Module, losses_fn: AnyCallable, x: torch.Tensor) -> torch.Tensor:
     """Per-example gradient norms of ``losses_fn(model(x))`` (a vector of per-example losses).
 
     A convenience wrapper over :class:`GhostClipper` for tests and notebooks.

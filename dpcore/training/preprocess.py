@@ -13,10 +13,11 @@ import hashlib
 import numpy as np
 
 from ..datasets import standardize_with_bounds
+from ..types import ArrayLike, BoundsLike
 from ..validation import check_bounds
 
 
-def prepare_features(X, bounds, *, warn: bool = True) -> np.ndarray:
+def prepare_features(X: ArrayLike, bounds: BoundsLike, *, warn: bool = True) -> np.ndarray:
     """Map every feature from its public ``bounds`` onto [-1, 1] as float32.
 
     Values outside the bounds are clipped to them with a warning (never silently).
@@ -40,7 +41,7 @@ FEATURES = ("pixels", "dct", "hog")
 HOG_BLOCK_NORMS = ("L2-Hys", "L2", "L1", "L1-sqrt")
 
 
-def dct_features(X, image_shape: tuple[int, int], k: int) -> np.ndarray:
+def dct_features(X: ArrayLike, image_shape: tuple[int, int], k: int) -> np.ndarray:
     """Low-frequency 2-D DCT coefficients of images: the top-left ``k x k`` block of an orthonormal DCT-II.
 
     A fixed, data-independent linear map (so it costs no privacy). Keeping the
@@ -68,7 +69,7 @@ def dct_features(X, image_shape: tuple[int, int], k: int) -> np.ndarray:
     return coef.reshape(X.shape[0], k * k).astype(np.float32)
 
 
-def hog_features(X, image_shape: tuple[int, int], *, cell_size: int = 6, block_size: int = 2,
+def hog_features(X: ArrayLike, image_shape: tuple[int, int], *, cell_size: int = 6, block_size: int = 2,
                  orientations: int = 9, block_norm: str = "L2-Hys", unit_norm: bool = True) -> np.ndarray:
     """Histogram-of-oriented-gradients features of every image, computed for all rows at once.
 

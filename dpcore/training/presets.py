@@ -81,6 +81,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from ..datasets import Dataset
 from ..validation import check_int
 
 
@@ -163,7 +164,7 @@ def _task(dataset) -> str | None:
     return getattr(dataset, "task", None)
 
 
-def preset_for(dataset) -> Preset:
+def preset_for(dataset: Dataset | str) -> Preset:
     """The preset of a dataset (a registry name or a ``Dataset``), or a generic default.
 
     Examples

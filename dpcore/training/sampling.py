@@ -27,6 +27,7 @@ import numpy as np
 
 from ..exceptions import DPValueError
 from ..rng import as_generator, noise_generator
+from ..types import RngLike
 from ..validation import check_fraction, check_int
 
 SAMPLINGS = ("poisson", "shuffle")
@@ -111,7 +112,7 @@ class ShuffleSampler:
             yield order[s * b:(s + 1) * b]
 
 
-def make_sampler(kind: str, n: int, *, batch_size: int, rng=None) -> PoissonSampler | ShuffleSampler:
+def make_sampler(kind: str, n: int, *, batch_size: int, rng: RngLike = None) -> PoissonSampler | ShuffleSampler:
     """The sampler ``train()`` uses for ``config.sampling``: rate ``batch_size / n`` either way.
 
     >>> make_sampler("poisson", 200, batch_size=50, rng=0).sample_rate
