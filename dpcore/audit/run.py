@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from ..datasets import as_dataset
 from ..defaults import DELTA
 from ..exceptions import DPValueError
 from ..learners import get_learner
@@ -31,8 +32,15 @@ def run_audit(
     confidence: float = 0.95,
     seed: int = 0,
     on_progress: ProgressCallback | None = None,
+    label: Any = None,
+    bounds: Any = None,
+    task: str | None = None,
 ) -> "MembershipAudit | CanaryAudit":
     """Run the audit ``attack`` against ``learner`` on ``data``.
+
+    ``data`` is a registry name, a Dataset, or your own DataFrame (label column ``label``) or arrays ``(X, y)``
+    with declared ``bounds`` (:func:`dpcore.datasets.as_dataset`). To audit a model you trained yourself, see
+    :func:`dpcore.audit.audit`.
 
     ``"loss"``, ``"lira"`` (online) and ``"lira-offline"`` attack a model trained on a
     random half of a pool (:func:`~dpcore.audit.membership_audit`); ``"one-run"`` inserts
@@ -41,6 +49,7 @@ def run_audit(
     :data:`~dpcore.audit.canaries.DEFAULT_CANARIES`, for input canaries at most the test rows they are drawn from.
     """
     spec = get_learner(learner)
+    data = as_dataset(data, label, task=task, bounds=bounds)
     if attack not in AUDIT_KINDS:
         raise DPValueError(f"attack must be one of {', '.join(AUDIT_KINDS)}, got {attack!r}")
     if attack != "one-run":

@@ -404,9 +404,10 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
                            f"{', '.join(_as_typed(str(c)) for c in df.columns)}")
     if df.shape[1] < 2:
         raise DatasetError("the CSV needs at least one feature column besides the label column")
+    what = "the DataFrame" if isinstance(source, pd.DataFrame) else "the CSV"
     if df.isna().any().any():
         bad = [c for c in df.columns if df[c].isna().any()]
-        raise DatasetError(f"the CSV has missing values in column(s) {_names(bad)}; remove or fill those rows first")
+        raise DatasetError(f"{what} has missing values in column(s) {_names(bad)}; remove or fill those rows first")
     features = df.drop(columns=[label_column])
     labels = df[label_column]
     task = _guess_task(labels) if task is None else task
@@ -440,7 +441,7 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
     if len(df) < FEW_ROWS:
         test_rows = max(1, round(0.25 * len(df)))
         warnings.warn(
-            f"the CSV has only {len(df)} rows: a run tests on a quarter of them (about {test_rows}), so the test "
+            f"{what} has only {len(df)} rows: a run tests on a quarter of them (about {test_rows}), so the test "
             f"accuracy moves in steps of 1/{test_rows} and says little; a few hundred rows give a steadier picture",
             DPCoreWarning,
             stacklevel=2,
