@@ -149,3 +149,31 @@ def test_as_dataset_refuses_labels_given_twice_or_missing():
         as_dataset("iris", "target")
     with pytest.raises(DPValueError, match=re.escape("releases no model")):
         dpcore.run_learner("output-perturbation", "iris", params={"epochs": 1}).predict(np.zeros((1, 4)))
+
+
+#: Learners that release a model, with small settings; the rest release answers only (or, for PATE, a student
+#: the result does not keep).
+RELEASED = [("dpsgd", "iris", {"epochs": 2}), ("non-private", "iris", {"epochs": 2}),
+            ("label-dp-rr", "iris", {"epochs": 2}), ("erm-objective", "breast_cancer", {}),
+            ("logreg", "wine", {}), ("dp-fedavg", "iris", {"rounds": 3}), ("ssp", "diabetes", {}),
+            ("linreg", "diabetes", {}), ("dpsgd", "diabetes", {"epochs": 2}), ("dplloyd", "iris", {})]
+
+
+@pytest.mark.parametrize("name, dataset, params", RELEASED, ids=[f"{n}-{d}" for n, d, _ in RELEASED])
+def test_the_released_model_answers_the_test_rows_as_the_run_did(name, dataset, params):
+    from dpcore.datasets import train_test_split
+
+    split = train_test_split(dataset, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = dpcore.run_learner(name, split, params=params)
+    predicted = res.model.predict(split.X_test)  # raw rows, in the data's units
+    outputs = res.test_outputs
+    if outputs.kind == "value":
+        np.testing.assert_allclose(predicted, outputs.values, rtol=1e-5, atol=1e-5 * np.abs(outputs.values).max())
+    elif outputs.kind == "cluster":
+        np.testing.assert_array_equal(predicted, outputs.values.argmax(1))
+    else:
+        names = np.asarray(split.dataset.target_names)
+        np.testing.assert_array_equal(predicted, names[outputs.values.argmax(1)])
+    assert (res.model.dp_event is None) == (res.event is None)

@@ -224,6 +224,18 @@ class FedAvgResult:
     seconds_per_round: float
     test_proba: np.ndarray | None = None  # the global model's class probabilities on X_test
 
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        """The released global model's class probabilities for rows already scaled as its training rows were."""
+        X = check_array(X, "X", ndim=2)
+        model = FlatModel(self.config.model, X.shape[1], int(self.test_proba.shape[1]), self.config.hidden)
+        if model.n_params != self.params.size:
+            raise DPValueError(f"X has {X.shape[1]} features, which the global model was not trained on")
+        return _probabilities(model, torch.as_tensor(self.params), torch.as_tensor(X, dtype=torch.float32))
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """Class indices (0..k-1) predicted by the released global model."""
+        return self.predict_proba(X).argmax(1)
+
 
 @contextlib.contextmanager
 def _one_torch_thread():

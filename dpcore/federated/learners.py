@@ -8,10 +8,12 @@
 """
 from __future__ import annotations
 
+import functools
 import math
 
+from ..datasets.transforms import scale_to_unit_interval
 from ..learners import register
-from ..learners.base import LearnerSpec, RunResult, TestOutputs
+from ..learners.base import LearnerSpec, ReleasedModel, RunResult, TestOutputs, class_labels
 from ..learners.knobs import ACCOUNTANT_LABELS, ACCOUNTANT_PAGE_HELP, Knob, Wording
 from .accounting import DP_FEDAVG_NEIGHBOURING, LOCAL_DP_NEIGHBOURING
 from .fedavg import FedAvgConfig, train_fedavg_split
@@ -120,10 +122,15 @@ def _runner(name: str, mode: str):
         r = train_fedavg_split(split, cfg, on_epoch=on_epoch)
         extras = {"client_sizes": r.client_sizes, "client_label_counts": r.client_label_counts,
                   "seconds_per_round": r.seconds_per_round}
+        event = None if mode == "none" else r.dp_event
+        # the global model: its inputs scaled to [0, 1] by the declared bounds, as train_fedavg_split scales them
+        model = ReleasedModel(r, tuple(str(c) for c in split.dataset.feature_names),
+                              functools.partial(scale_to_unit_interval, bounds=split.dataset.bounds, warn=False),
+                              class_labels(split), dp_event=event)
         return RunResult(name, split.dataset.name, split.task, {"accuracy": r.accuracy}, r.epsilon, r.delta,
                          noise_multiplier=r.noise_multiplier, seconds=r.seconds, history=r.history, extras=extras,
-                         event=None if mode == "none" else r.dp_event, neighbouring=_NEIGHBOURING[mode],
-                         test_outputs=TestOutputs(r.test_proba, "probability"))
+                         event=event, neighbouring=_NEIGHBOURING[mode],
+                         test_outputs=TestOutputs(r.test_proba, "probability"), model=model)
 
     return run
 

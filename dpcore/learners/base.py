@@ -60,6 +60,89 @@ class TestOutputs:
         return cls(np.eye(max(int(n_classes), int(lab.max(initial=0)) + 1))[lab], "probability")
 
 
+def class_labels(split: Any) -> tuple:
+    """The labels of a split's class indices 0..k-1: as the data holds them (your own data), else the dataset's
+    class names."""
+    ds = split.dataset
+    return tuple(ds.classes) or tuple(ds.target_names) or tuple(range(split.n_classes))
+
+
+@dataclass(frozen=True, eq=False)
+class ReleasedModel:
+    """A learner's released model as a fitted estimator: it predicts new rows in the data's own units.
+
+    ``predict(X)`` takes a DataFrame (its feature columns picked by name) or an array of the feature columns in
+    training order; applies the run's row-by-row preprocessing (``transform``: scaling by the declared bounds,
+    image features ...), which reads no statistic of new rows; asks the estimator; and answers in the data's
+    terms: the class labels as the data holds them (``classes``), or regression values in label units
+    (``label_scale``: predictions in [0, 1] mapped back onto the label range). Predicting is post-processing of
+    what was released: it costs no privacy. ``dp_event`` is what fitting released (None when not private).
+
+    Parameters
+    ----------
+    estimator : object
+        Has ``predict`` (and ``predict_proba`` for classifiers that give probabilities).
+    feature_names : tuple of str
+    transform : callable or None
+        Row-by-row preprocessing, a picklable function of the feature matrix (so results can be cached).
+    classes : tuple
+        The labels of the estimator's class indices 0..k-1; empty when its predictions are already the answer
+        (regression, cluster indices).
+    label_scale : (low, high) or None
+    dp_event : dp_accounting.DpEvent or None
+    """
+
+    estimator: Any
+    feature_names: tuple
+    transform: Callable[[np.ndarray], np.ndarray] | None = None
+    classes: tuple = ()
+    label_scale: tuple[float, float] | None = None
+    dp_event: Any = None
+
+    @property
+    def classes_(self) -> np.ndarray:
+        """The class labels in the order of :meth:`predict_proba`'s columns (scikit-learn's name)."""
+        return np.asarray(self.classes)
+
+    def _inputs(self, X) -> np.ndarray:
+        if isinstance(X, pd.DataFrame):
+            missing = [c for c in self.feature_names if c not in set(X.columns.astype(str))]
+            if missing:
+                from ..exceptions import DPValueError
+
+                raise DPValueError(f"X lacks the feature column(s) {', '.join(map(repr, missing))} the model was "
+                                   "trained on")
+            X = X.rename(columns=str)[list(self.feature_names)]
+        A = np.asarray(X, dtype=float)
+        if A.ndim == 1:
+            A = A[None, :]
+        if A.ndim != 2 or A.shape[1] != len(self.feature_names):
+            from ..exceptions import DPValueError
+
+            names = ", ".join(self.feature_names[:5]) + (" ..." if len(self.feature_names) > 5 else "")
+            raise DPValueError(f"X has shape {A.shape}; the model takes rows of {len(self.feature_names)} features "
+                               f"({names})")
+        return A if self.transform is None else self.transform(A)
+
+    def predict(self, X) -> np.ndarray:
+        """Class labels (as the data holds them), cluster indices, or regression values, one per row of ``X``."""
+        out = np.asarray(self.estimator.predict(self._inputs(X)))
+        if self.classes:
+            return self.classes_[out.astype(np.int64)]
+        if self.label_scale is not None:
+            lo, hi = self.label_scale
+            return out * (hi - lo) + lo
+        return out
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities, columns in the order of :attr:`classes_` (for estimators that give them)."""
+        if not hasattr(self.estimator, "predict_proba"):
+            from ..exceptions import DPValueError
+
+            raise DPValueError(f"{type(self.estimator).__name__} gives no probabilities; use predict")
+        return np.asarray(self.estimator.predict_proba(self._inputs(X)))
+
+
 @dataclass(frozen=True, eq=False)
 class RunResult:
     """What one run of a learner gives back (numpy/pandas only, so it pickles for caching).
@@ -91,11 +174,12 @@ class RunResult:
         What the released model answers on each test row (class probabilities, scores,
         cluster affinities or predicted values): what a black-box attacker sees, so that
         :mod:`dpcore.audit` can attack any learner by putting candidate records in the test rows.
-    model : object or None
+    model : ReleasedModel or None
         The released model, fitted, for learners that release one: ``model.predict(X_new)`` answers new rows in
         the data's own units (a DataFrame with the feature columns, or an array), as a scikit-learn estimator
-        does; ``model.dp_event`` is ``event``. ``None`` where the learner releases answers, not a model (output
-        perturbation, PATE's noisy votes ...). Predicting is post-processing: it costs no further privacy.
+        does; ``model.dp_event`` is ``event`` (:class:`ReleasedModel`). ``None`` where the learner releases
+        answers, not a model (output perturbation, PATE's noisy votes ...). Predicting is post-processing: it
+        costs no further privacy.
     """
 
     learner: str

@@ -54,16 +54,17 @@ every classification dataset, a non-private choice); ``tune=True`` runs the priv
 """
 from __future__ import annotations
 
+import functools
 import math
 import warnings
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from ..accounting import EpsilonDeltaDpEvent, Neighbouring
-from ..datasets import scale_to_unit_interval, standardize_with_bounds
+from ..datasets import Split, scale_to_unit_interval, standardize_with_bounds
 from ..exceptions import DPCoreWarning, DPValueError, PrivacyLeakWarning
-from ..learners.base import LearnerSpec, RunResult, TestOutputs
+from ..learners.base import LearnerSpec, ReleasedModel, RunResult, TestOutputs, class_labels
 from ..learners.knobs import Knob, Wording
 from ..learners.metrics import score
 from ..thread_warnings import ignored
@@ -196,6 +197,10 @@ DPLLOYD_KNOBS = (
 CLUSTER_COMPARISON_NEIGHBOURING = "replace-one"
 
 
+def _feature_names(split: Split) -> tuple[str, ...]:
+    return tuple(str(c) for c in split.dataset.feature_names)
+
+
 def _bounds_of(split):
     b = split.dataset.bounds
     if b is None:
@@ -240,26 +245,52 @@ def erm_features(split, preprocess: str, *, log_offset: float = LOG_OFFSET) -> t
             PrivacyLeakWarning,
             stacklevel=3,
         )
-        mu = split.X_train.mean(0)
-        sd = split.X_train.std(0)
-        sd = np.where(sd > 0, sd, 1.0)
-        return (split.X_train - mu) / sd, (split.X_test - mu) / sd, 1.0
+        rows = erm_row_transform(split, preprocess)
+        return rows(split.X_train), rows(split.X_test), 1.0
     if preprocess == "log-bounds":
         from ..validation import clip_to_bounds
-        from ._utils import log_box_to_unit
 
         lo, hi = (np.asarray(v, dtype=float) for v in _bounds_of(split))
-        Xtr = log_box_to_unit(clip_to_bounds(np.asarray(split.X_train, dtype=float), lo, hi), lo, hi,
-                              offset=log_offset)
-        # test rows are clipped silently (prediction only, no privacy question)
-        Xte = log_box_to_unit(np.clip(np.asarray(split.X_test, dtype=float), lo, hi), lo, hi, offset=log_offset)
-        return Xtr, Xte, 1.0
+        # training rows outside the bounds are clipped with a warning; test rows silently (prediction only)
+        Xtr = _log_bounds_rows(clip_to_bounds(np.asarray(split.X_train, dtype=float), lo, hi), lower=lo, upper=hi,
+                               offset=log_offset)
+        return Xtr, erm_row_transform(split, preprocess, log_offset=log_offset)(split.X_test), 1.0
     if preprocess == "bounds":
-        b = _bounds_of(split)
         # training rows outside the declared bounds are clipped with a warning; test rows silently (prediction only)
-        Xtr = scale_to_unit_interval(split.X_train, b, lo=-1.0, hi=1.0, warn=True)
+        Xtr = scale_to_unit_interval(split.X_train, _bounds_of(split), lo=-1.0, hi=1.0, warn=True)
         # data_norm sqrt(d/3): the RMS norm of a uniform point in [-1, 1]^d, a data-independent choice
-        return Xtr, standardize_with_bounds(split.X_test, b, warn=False), math.sqrt(split.X_train.shape[1] / 3.0)
+        return Xtr, erm_row_transform(split, preprocess)(split.X_test), math.sqrt(split.X_train.shape[1] / 3.0)
+    raise DPValueError(f"preprocess must be one of {PREPROCESS}, got {preprocess!r}")
+
+
+def _log_bounds_rows(X: np.ndarray, *, lower: np.ndarray, upper: np.ndarray, offset: float) -> np.ndarray:
+    """Rows clipped to the declared box and log-scaled onto [-1, 1] (:func:`~dpcore.models._utils.log_box_to_unit`)."""
+    from ._utils import log_box_to_unit
+
+    return log_box_to_unit(np.clip(np.asarray(X, dtype=float), lower, upper), lower, upper, offset=offset)
+
+
+def _standardized_rows(X: np.ndarray, *, mean: np.ndarray, std: np.ndarray) -> np.ndarray:
+    return (np.asarray(X, dtype=float) - mean) / std
+
+
+def erm_row_transform(split: Split, preprocess: str, *,
+                      log_offset: float = LOG_OFFSET) -> Callable[[np.ndarray], np.ndarray]:
+    """How the ERM learners map rows they predict on (the test rows, a released model's new rows), one by one.
+
+    A picklable function of the feature matrix: scaling by the declared bounds (``"bounds"``, ``"log-bounds"``;
+    values outside clipped silently) or, for ``"standardize"``, by the training rows' mean and standard deviation
+    (statistics of the private rows, which :func:`erm_features` warns about).
+    """
+    if preprocess == "standardize":
+        mu = split.X_train.mean(0)
+        sd = split.X_train.std(0)
+        return functools.partial(_standardized_rows, mean=mu, std=np.where(sd > 0, sd, 1.0))
+    if preprocess == "log-bounds":
+        lo, hi = (np.asarray(v, dtype=float) for v in _bounds_of(split))
+        return functools.partial(_log_bounds_rows, lower=lo, upper=hi, offset=log_offset)
+    if preprocess == "bounds":
+        return functools.partial(standardize_with_bounds, bounds=_bounds_of(split), warn=False)
     raise DPValueError(f"preprocess must be one of {PREPROCESS}, got {preprocess!r}")
 
 
@@ -267,7 +298,8 @@ def _erm_runner(name: str, perturbation: str | None):
     def run(split, *, epsilon, delta, seed, params: Mapping[str, Any], on_epoch=None) -> RunResult:
         p = dict(params)
         preprocess = p.pop("preprocess", default_preprocess(split.dataset.name))
-        Xtr, Xte, norm = erm_features(split, preprocess, log_offset=float(p.pop("log_offset", LOG_OFFSET)))
+        log_offset = float(p.pop("log_offset", LOG_OFFSET))
+        Xtr, Xte, norm = erm_features(split, preprocess, log_offset=log_offset)
         tune = _flag(p, "tune", False)
         kw = dict(model=p.pop("model", "logreg"), kernel=p.pop("kernel", "none"),
                   regularization=_lam(p.pop("regularization", DEFAULT_LAMBDA)),
@@ -285,9 +317,11 @@ def _erm_runner(name: str, perturbation: str | None):
         extras["y_pred"] = pred
         # Chaudhuri et al. prove pure epsilon-DP (Theorems 6 and 9) for noise dp_accounting does not model
         event = None if perturbation is None else EpsilonDeltaDpEvent(eps_spent, 0.0)
+        model = ReleasedModel(est, _feature_names(split), erm_row_transform(split, preprocess, log_offset=log_offset),
+                              class_labels(split), dp_event=event)
         return RunResult(name, split.dataset.name, split.task, score(split, pred), eps_spent, 0.0, extras=extras,
                          event=event, neighbouring=None if perturbation is None else Neighbouring.REPLACE_ONE,
-                         test_outputs=_class_scores(est.decision_function(Xte)))
+                         test_outputs=_class_scores(est.decision_function(Xte)), model=model)
 
     return run
 
@@ -360,7 +394,8 @@ def _regression_runner(name: str, private: bool):
         rel = (Neighbouring.of(est.neighbouring_) if name == "ssp" else Neighbouring.REPLACE_ONE) if private else None
         return RunResult(name, ds.name, split.task, score(split, pred), est.epsilon_spent_,
                          est.delta_ if name == "ssp" else 0.0, extras=extras, event=est.dp_event_, neighbouring=rel,
-                         test_outputs=TestOutputs(pred, "value"))
+                         test_outputs=TestOutputs(pred, "value"),
+                         model=ReleasedModel(est, _feature_names(split), dp_event=est.dp_event_))
 
     return run
 
@@ -403,7 +438,8 @@ def _kmeans_runner(name: str):
         C = est.cluster_centers_unit_  # (as a matrix product: no n x k x d array)
         affinity = -np.maximum((Zte * Zte).sum(1)[:, None] - 2.0 * Zte @ C.T + (C * C).sum(1)[None, :], 0.0)
         return RunResult(name, split.dataset.name, split.task, metrics, eps, 0.0, extras=extras,
-                         event=est.dp_event_, neighbouring=rel, test_outputs=TestOutputs(affinity, "cluster"))
+                         event=est.dp_event_, neighbouring=rel, test_outputs=TestOutputs(affinity, "cluster"),
+                         model=ReleasedModel(est, _feature_names(split), dp_event=est.dp_event_))  # cluster indices
 
     return run
 

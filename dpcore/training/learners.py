@@ -7,6 +7,7 @@ comparable on the same split.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ import numpy as np
 
 from ..accounting import Neighbouring, epsilon_of_event
 from ..exceptions import DPValueError
-from ..learners.base import LearnerSpec, RunResult, TestOutputs
+from ..learners.base import LearnerSpec, ReleasedModel, RunResult, TestOutputs, class_labels
 from ..learners.knobs import ACCOUNTANT_LABELS, ACCOUNTANT_PAGE_HELP, Knob, Wording
 from ..learners.metrics import confusion_matrix, score
 from ..mechanisms import Laplace, RandomizedResponse
@@ -262,88 +263,35 @@ def _label_units_mse(on_epoch, scale: float, info: dict) -> None:
     on_epoch({**info, "mse": info["mse"] * scale})
 
 
-@dataclass(frozen=True, eq=False)
-class NetworkModel:
-    """A network a learner trained, as it predicts on new rows in the data's own units (a fitted estimator).
-
-    ``predict(X)`` scales ``X`` by the dataset's declared bounds (and applies the run's DCT/HOG features), runs
-    the network and answers in the data's terms: the class labels as the data holds them, or regression values
-    in label units. A DataFrame's feature columns are picked by name. Predicting is post-processing of the
-    released weights: it costs no privacy. ``dp_event`` is what training released (``None`` when not private).
-    """
-
-    result: TrainResult
-    feature_names: tuple
-    bounds: tuple
-    features: str
-    options: dict
-    image_shape: tuple | None
-    task: str
-    classes: tuple
-    label_scale: tuple[float, float] | None
-    dp_event: Any = None
-
-    @property
-    def classes_(self) -> np.ndarray:
-        """The class labels in the order of :meth:`predict_proba`'s columns (scikit-learn's name)."""
-        return np.asarray(self.classes)
-
-    def module(self):
-        """The trained torch module (CPU, eval mode)."""
-        return self.result.model()
-
-    def _inputs(self, X) -> np.ndarray:
-        import pandas as pd
-
-        if isinstance(X, pd.DataFrame):
-            missing = [c for c in self.feature_names if c not in X.columns.astype(str)]
-            if missing:
-                raise DPValueError(f"X lacks the feature column(s) {', '.join(map(repr, missing))} the model was "
-                                   "trained on")
-            X = X.rename(columns=str)[list(self.feature_names)]
-        A = np.asarray(X, dtype=float)
-        if A.ndim == 1:
-            A = A[None, :]
-        if A.ndim != 2 or A.shape[1] != len(self.feature_names):
-            raise DPValueError(f"X has shape {A.shape}; the model takes rows of {len(self.feature_names)} features "
-                               f"({', '.join(self.feature_names[:5])}{' ...' if len(self.feature_names) > 5 else ''})")
-        Z = prepare_features(A, self.bounds, warn=False)
-        if self.features == "dct":
-            return dct_features(Z, self.image_shape, self.options["k"])
-        if self.features == "hog":
-            return hog_features(Z, self.image_shape, **self.options)
-        return Z
-
-    def predict_proba(self, X) -> np.ndarray:
-        """Class probabilities (columns in the order of :attr:`classes_`)."""
-        if self.task != "classification":
-            raise DPValueError("predict_proba is for classifiers; this model predicts a regression target")
-        return self.result.predict_proba(self._inputs(X))
-
-    def predict(self, X) -> np.ndarray:
-        """Class labels (as the data holds them) or regression values in label units, one per row of ``X``."""
-        out = self.result.predict(self._inputs(X))
-        if self.task == "classification":
-            return self.classes_[out]
-        lo, hi = self.label_scale
-        return out * (hi - lo) + lo
+def network_inputs(X: np.ndarray, *, bounds: tuple, features: str, options: Mapping[str, Any],
+                   image_shape: tuple | None) -> np.ndarray:
+    """New rows as a run's network reads them: scaled by the declared bounds (then DCT or HOG features), row by
+    row, as :func:`_features` prepared the training rows."""
+    Z = prepare_features(X, bounds, warn=False)
+    if features == "dct":
+        return dct_features(Z, image_shape, options["k"])
+    if features == "hog":
+        return hog_features(Z, image_shape, **options)
+    return Z
 
 
-def _network_model(split, res: TrainResult, params: Mapping[str, Any] | None, *, private: bool) -> NetworkModel:
-    """The released network of a run on ``split`` as a :class:`NetworkModel`."""
+def _network_model(split, res: TrainResult, params: Mapping[str, Any] | None, *,
+                   private: bool) -> ReleasedModel:
+    """The released network of a run on ``split`` as a :class:`~dpcore.learners.base.ReleasedModel`."""
     ds = split.dataset
     features, opts = _feature_choice(split, params or {})
-    classes = tuple(ds.classes) or tuple(ds.target_names) or tuple(range(split.n_classes))
-    return NetworkModel(res, tuple(str(c) for c in ds.feature_names), ds.bounds, features, opts, ds.image_shape,
-                        split.task, classes if split.task == "classification" else (),
-                        _label_scale(split) if split.task == "regression" else None,
-                        res.dp_event if private else None)
+    transform = functools.partial(network_inputs, bounds=ds.bounds, features=features, options=opts,
+                                  image_shape=ds.image_shape)
+    return ReleasedModel(res, tuple(str(c) for c in ds.feature_names), transform,
+                         class_labels(split) if split.task == "classification" else (),
+                         _label_scale(split) if split.task == "regression" else None,
+                         res.dp_event if private else None)
 
 
 def _result(name: str, split, res: TrainResult, y_pred, *, epsilon: float, delta: float,
             noise_multiplier=None, extras: dict | None = None, event: dp_accounting.DpEvent | None = None,
             neighbouring: Neighbouring | None = None, X_te: np.ndarray | None = None,
-            outputs: TestOutputs | None = None, model: NetworkModel | None = None) -> RunResult:
+            outputs: TestOutputs | None = None, model: ReleasedModel | None = None) -> RunResult:
     metrics = score(split, y_pred)
     if outputs is None and X_te is not None:  # what the released model answers on the test rows
         outputs = TestOutputs(res.predict_proba(X_te), "probability") if split.task == "classification" \
@@ -358,7 +306,7 @@ def _result(name: str, split, res: TrainResult, y_pred, *, epsilon: float, delta
         lo, hi = _label_scale(split)
         hist["mse"] = hist["mse"] * (hi - lo) ** 2
     if model is not None and event is not None and model.dp_event is None:
-        object.__setattr__(model, "dp_event", event)  # label DP: the event of the noisy labels
+        model = dataclasses.replace(model, dp_event=event)  # label DP: the event of the noisy labels
     return RunResult(name, split.dataset.name, split.task, metrics, float(epsilon), float(delta),
                      noise_multiplier, res.seconds, hist, ex, event=event, neighbouring=neighbouring,
                      test_outputs=outputs, model=model)
