@@ -338,12 +338,14 @@ class _Data:
     def n(self) -> int:
         return int(self.X.shape[0])
 
-    def to(self, device: torch.device) -> "_Data":
-        """The same rows on ``device`` (the model's)."""
-        if self.X.device == torch.device(device):
+    def to(self, device: torch.device, dtype: torch.dtype = torch.float32) -> "_Data":
+        """The same rows on ``device`` with floating values in ``dtype`` (the model's); integer labels stay so."""
+        def move(t: torch.Tensor) -> torch.Tensor:
+            return t.to(device, dtype) if t.dtype.is_floating_point else t.to(device)
+
+        if self.X.device == torch.device(device) and self.X.dtype == dtype:
             return self
-        return _Data(self.X.to(device), self.y.to(device), self.X_eval.to(device), self.y_eval.to(device),
-                     self.n_outputs)
+        return _Data(move(self.X), move(self.y), move(self.X_eval), move(self.y_eval), self.n_outputs)
 
 
 def _training_data(X, y, task: str, n_outputs: int | None, X_test, y_test) -> _Data:
@@ -673,7 +675,7 @@ def train(
         if config.private:
             trainable_layers(model)  # a layer the engine cannot clip is refused by name, before any work
     device = _device_of(model)
-    data = data.to(device)
+    data = data.to(device, _float_dtype_of(model))
     noise_gen = torch.Generator(device=device).manual_seed(child_seed(rng))
     ema = _Ema(model, model_kwargs, config.ema)
     step, clipper = _lot_step(config, model, data, sigma=sigma, expected_batch=q * n_records, noise_gen=noise_gen,
@@ -717,6 +719,12 @@ def _device_of(model: nn.Module) -> torch.device:
     """Where the model's parameters live (the CPU for a model without any)."""
     p = next(iter(model.parameters()), None)
     return p.device if p is not None else torch.device("cpu")
+
+
+def _float_dtype_of(model: nn.Module) -> torch.dtype:
+    """The floating dtype of the model's parameters (float32 for a model without any), which the rows take."""
+    p = next((p for p in model.parameters() if p.dtype.is_floating_point), None)
+    return p.dtype if p is not None else torch.float32
 
 
 def _own_model_work(config: TrainConfig, n: int, model: nn.Module) -> Work:
