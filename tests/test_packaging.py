@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -46,8 +47,15 @@ def test_the_app_extra_holds_only_what_the_core_never_imports():
 
 def test_the_wheel_holds_dpcore_alone_with_py_typed(tmp_path):
     pytest.importorskip("setuptools", reason="the build backend (setuptools) is not installed")
+    # built from a copy of what the package is made of, so that no build/ folder of an earlier build (which could
+    # hold since-deleted modules) is read, and none is left in the checkout
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    shutil.copytree(ROOT / "dpcore", source / "dpcore", ignore=shutil.ignore_patterns("__pycache__"))
     out = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                          "-w", str(tmp_path), str(ROOT)], capture_output=True, text=True, timeout=300)
+                          "-w", str(tmp_path), str(source)], capture_output=True, text=True, timeout=300)
     if out.returncode != 0 and "No module named pip" in out.stderr:
         pytest.skip("pip is not available to build the wheel")
     assert out.returncode == 0, out.stderr
