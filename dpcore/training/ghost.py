@@ -97,7 +97,16 @@ class GhostClipper:
         self.records = [_Record(layer) for layer in trainable_layers(model)]
         position = {id(p): i for i, p in enumerate(p for p in model.parameters() if p.requires_grad)}
         self._slots = []  # where each layer's weight and bias gradients go in the grads list
+        owner: dict[int, nn.Module] = {}
         for rec in self.records:
+            for p in rec.layer.parameters(recurse=False):
+                if id(p) in owner:  # weight tying: ||g1 + g2|| is not sqrt(||g1||^2 + ||g2||^2), so the clip bound
+                    # computed layer by layer would not hold for the shared parameter
+                    raise DPValueError(
+                        f"a parameter is shared by a {type(owner[id(p)]).__name__} and a {type(rec.layer).__name__} "
+                        "layer (weight tying): per-example gradient norms are computed layer by layer, which does "
+                        "not bound a shared parameter's gradient; untie the weights to train with DP-SGD")
+                owner[id(p)] = rec.layer
             own = [rec.layer.weight] + ([rec.layer.bias] if getattr(rec.layer, "bias", None) is not None else [])
             if any(id(p) not in position for p in own):
                 raise DPValueError(
@@ -111,6 +120,12 @@ class GhostClipper:
     def _make_hook(self, rec: _Record):
         def hook(module, inputs, output):
             if self._active:
+                if rec.out is not None:  # a second call would replace the first's record: its gradient would be
+                    # left out of the norm, and the clip bound would not hold
+                    raise DPValueError(
+                        f"a {type(module).__name__} layer is applied more than once in one forward pass (a shared "
+                        "or recurrent layer): per-example norms are computed from one call per layer; use a "
+                        "separate layer for each use")
                 rec.a = inputs[0].detach()
                 rec.out = output
         return hook

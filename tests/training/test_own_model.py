@@ -155,3 +155,34 @@ def test_train_refuses_labels_that_are_not_class_indices_and_warns_when_delta_ex
                                                    delta=0.1))
     assert math.isfinite(train(X, y, TrainConfig(model="linear", epochs=1, batch_size=10, noise_multiplier=1.0),
                                n_outputs=9).epsilon)  # with n_outputs the indices are taken as given
+
+
+def test_weights_tied_between_two_layers_are_refused():
+    embed, head = nn.Embedding(5, 4), nn.Linear(4, 5, bias=False)
+    head.weight = embed.weight  # a language model's tied input and output embeddings
+
+    class Tied(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.embed, self.head = embed, head
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.head(self.embed(x[:, 0].long()))
+
+    X, y = np.arange(20)[:, None] % 5, np.arange(20) % 5
+    with pytest.raises(DPValueError, match="weight tying"):
+        train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=Tied(), n_outputs=5)
+
+
+def test_a_layer_applied_twice_in_one_forward_pass_is_refused():
+    class Twice(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer = nn.Linear(3, 3)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.layer(torch.tanh(self.layer(x)))
+
+    X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20) % 3
+    with pytest.raises(DPValueError, match="applied more than once"):
+        train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=Twice())
