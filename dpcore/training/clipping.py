@@ -64,7 +64,8 @@ class Clipper(Protocol):
     keeps what it needs from the first call for the second. Implemented by
     :class:`~dpcore.training.ghost.DenseStackClipper` (hand-differentiated
     Linear/activation stacks) and :class:`~dpcore.training.ghost.GhostClipper`
-    (forward hooks and one autograd pass, any model of Linear and Conv2d layers);
+    (forward hooks and one autograd pass, any model of the layers in
+    :data:`~dpcore.training.models.SUPPORTED_LAYERS`);
     :func:`~dpcore.training.ghost.make_clipper` picks the faster one.
     """
 

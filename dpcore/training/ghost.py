@@ -19,8 +19,9 @@ the norms of all layers are added before the clip factor is computed.
 Two implementations of one protocol (:class:`~dpcore.training.clipping.Clipper`:
 ``loss_and_norms(x, y, task=...)`` then ``accumulate_clipped_sum(factors, grads)``):
 :class:`GhostClipper` records layer inputs with forward hooks and gets the output
-gradients from one ``torch.autograd.grad`` call (any model of Linear and Conv2d
-layers); :class:`DenseStackClipper` is the fast path for plain stacks of Linear
+gradients from one ``torch.autograd.grad`` call (any model whose trainable layers
+are Linear, Conv2d, LayerNorm, GroupNorm or Embedding: a user's own module too);
+:class:`DenseStackClipper` is the fast path for plain stacks of Linear
 layers and elementwise activations (the ``linear`` and ``mlp`` models), whose
 forward and backward it writes out by hand, with no autograd graph at all.
 :func:`make_clipper` picks the fast path when it applies.
@@ -33,6 +34,9 @@ Li, Tramèr, Liang, Hashimoto, Large language models can be strong differentiall
 private learners, ICLR 2022 (arXiv 2021) -- ghost clipping.
 Bu, Wang, Zha, Karypis, Differentially private optimization on large model at
 small cost (book-keeping), ICML 2023.
+Ba, Kiros, Hinton, Layer normalization, arXiv:1607.06450, 2016; Wu, He, Group
+normalization, ECCV 2018 (the normalisation layers' scale and shift, whose small
+per-example gradients are materialised).
 """
 from __future__ import annotations
 
