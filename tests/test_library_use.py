@@ -102,7 +102,7 @@ def test_private_erm_classifier_reports_an_event_a_ledger_spends():
 
 
 def test_a_non_private_learner_given_an_epsilon_says_it_is_a_reference():
-    with pytest.warns(DPCoreWarning, match=r"'logreg' is a non-private reference: it ignores epsilon=1 .*"
+    with pytest.warns(DPCoreWarning, match=r"'logreg' is a non-private reference: it ignores epsilon=1.0 .*"
                                            r"erm-objective"):
         res = dpcore.run_learner("logreg", "iris", epsilon=1.0)
     assert res.epsilon == float("inf")

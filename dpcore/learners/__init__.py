@@ -169,8 +169,10 @@ def run_learner(
         reference = f"; its private counterpart is {spec.baseline!r}" if spec.baseline else ""
         private = [n for n, s in learners().items() if s.baseline == name]
         counterpart = f"; private learners on the same model: {', '.join(sorted(private))}" if private else reference
-        warnings.warn(f"{name!r} is a non-private reference: it ignores epsilon={epsilon:g} and its ε is infinite"
+        warnings.warn(f"{name!r} is a non-private reference: it ignores epsilon={epsilon} and its ε is infinite"
                       f"{counterpart}", DPCoreWarning, stacklevel=2)
+    if epsilon is None:  # the value a run function has always been given (a reference ignores it)
+        epsilon = EPSILON
     delta = check_delta(delta)
     if isinstance(data, Split):
         split = data
