@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import DPValueError
+from ..types import ArrayLike
 from .transforms import _bounds_arrays, _clip_counting_rows
 
 
@@ -49,29 +49,27 @@ class BoundedScaler(TransformerMixin, BaseEstimator):
         self.feature_range = feature_range
         self.clip = clip
 
-    def fit(self, X, y=None) -> "BoundedScaler":
-        """Check the bounds against the columns of ``X`` (its values are not read)."""
+    def fit(self, X: ArrayLike, y: ArrayLike | None = None) -> "BoundedScaler":
+        """Check the bounds against the columns of ``X``; no statistic of its values is kept (they are only
+        checked to be numbers, as scikit-learn's validation does)."""
+        from ..models._utils import validate_X
+
         if self.bounds is None:
             raise DPValueError("BoundedScaler needs bounds=: the range each feature can take, declared without "
                                "looking at the data (bounds read from private rows leak privacy)")
         lo, hi = (float(v) for v in self.feature_range)
         if not lo < hi:
             raise DPValueError(f"feature_range must be (low, high) with low < high, got {self.feature_range!r}")
-        if isinstance(X, pd.DataFrame):
-            self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
-        width = np.shape(X)[1] if np.ndim(X) == 2 else None
-        if width is None:
-            raise DPValueError(f"X must be 2-D (rows x features), got shape {np.shape(X)}")
-        self.lower_, self.upper_ = _bounds_arrays(X, self.bounds)
-        self.n_features_in_ = int(width)
+        A = validate_X(self, X, reset=True)  # sets n_features_in_ (and feature_names_in_ for a DataFrame)
+        names = getattr(self, "feature_names_in_", None)
+        self.lower_, self.upper_ = _bounds_arrays(A, self.bounds, None if names is None else list(names))
         return self
 
-    def transform(self, X) -> np.ndarray:
+    def transform(self, X: ArrayLike) -> np.ndarray:
         """Scale ``X`` by the declared bounds onto ``feature_range``."""
-        check_is_fitted(self, "lower_")
-        A = np.asarray(X, dtype=float)
-        if A.ndim != 2 or A.shape[1] != self.n_features_in_:
-            raise DPValueError(f"X has shape {A.shape}; this scaler was fitted on {self.n_features_in_} features")
+        from ..models._utils import check_fitted_X
+
+        A = check_fitted_X(self, X, "lower_")
         if self.clip:
             A = _clip_counting_rows(A, self.lower_, self.upper_, stacklevel=3)
         elif np.any((A < self.lower_) | (A > self.upper_)):
@@ -79,13 +77,13 @@ class BoundedScaler(TransformerMixin, BaseEstimator):
         lo, hi = (float(v) for v in self.feature_range)
         return lo + (hi - lo) * (A - self.lower_) / (self.upper_ - self.lower_)
 
-    def inverse_transform(self, X) -> np.ndarray:
+    def inverse_transform(self, X: ArrayLike) -> np.ndarray:
         """Map scaled rows back to the bounds' units."""
         check_is_fitted(self, "lower_")
         lo, hi = (float(v) for v in self.feature_range)
         return self.lower_ + (np.asarray(X, dtype=float) - lo) * (self.upper_ - self.lower_) / (hi - lo)
 
-    def get_feature_names_out(self, input_features=None) -> np.ndarray:
+    def get_feature_names_out(self, input_features: ArrayLike | None = None) -> np.ndarray:
         check_is_fitted(self, "lower_")
         if input_features is not None:
             return np.asarray(input_features, dtype=object)
