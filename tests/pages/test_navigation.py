@@ -54,8 +54,9 @@ def test_home_shows_the_menu_and_links_to_every_other_page(app_page):
     at = app_page("app.py", timeout=120).run()
     assert not at.exception
     assert _menu(at) == [(p.title, "" if i == 0 else _url_path(p.path)) for i, p in enumerate(PAGES)]
-    grid = [link.proto.label for link in at.main.get("page_link")]
-    assert grid == [p.title for p in PAGES[1:]]
+    links = [link.proto.label for link in at.main.get("page_link")]
+    assert links[:-1] == [p.title for p in PAGES[1:]]  # the grid of cards, then the lesson's next stop
+    assert links[-1] == "Next stop of the lesson: Train a network"
 
 
 def test_a_page_opened_through_the_router_shows_the_same_menu(app_page):
