@@ -34,6 +34,7 @@ from dpcore.ui.federated import (
     cached_fedavg,
     chance_warning,
     clients_figure,
+    draw_reference,
     federation_warnings,
     gap_caption,
     live_callback,
@@ -123,6 +124,8 @@ ref = run_guarded(cached_fedavg, ds.name, non_private_twin(cfg), on_epoch=live_c
     of_reference=True)) if private else None
 if private and ref is None:  # refused (the error is shown): the private run would be refused again, said twice
     stop_page()
+if ref is not None:
+    draw_reference(acc_slot, ref.history, rounds=cfg.rounds, chance=chance)
 res = run_guarded(cached_fedavg, ds.name, cfg, on_epoch=live_callback(
     bar, acc_slot, eps_slot, rounds=cfg.rounds, reference=None if ref is None else ref.history, private=private,
     chance=chance))

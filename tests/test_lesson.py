@@ -34,9 +34,11 @@ def test_a_link_carries_what_the_visitor_changed_and_the_lesson_for_the_rest():
     assert train is STOPS[1] and next_stop(STOPS[-1].page) is None and stop_of("pages/11_Glossary.py") is None
     assert carried(train, dataset=None, epsilon=2.0, seed=None) == {
         "train.dataset": DATASET, "train.epsilon": 2.0, "train.seed": SEED}
-    sweep = carried(STOPS[3], dataset="digits", epsilon=2.0, seed=7)
-    assert sweep["sweep.dataset"] == "digits" and sweep["sweep.seed"] == 7
-    assert not any("epsilon" == k.rsplit(".", 1)[-1] and not k.startswith("sweep.learners") for k in sweep)
+    # the trade-off sweeps ε itself: the link sets its dataset, seed and the lesson's learner, named for the data's kind
+    assert carried(STOPS[3], dataset="digits", epsilon=2.0, seed=7) == {
+        "sweep.dataset": "digits", "sweep.seed": 7, "sweep.learners.classification.img.epsilon": ["dpsgd"]}
+    assert carried(STOPS[3], dataset="breast_cancer", epsilon=None, seed=None) == {
+        "sweep.dataset": "breast_cancer", "sweep.seed": SEED, "sweep.learners.classification.tab.epsilon": ["dpsgd"]}
 
 
 def test_pages_that_keep_their_own_defaults_say_why():

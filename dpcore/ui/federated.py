@@ -227,6 +227,16 @@ def rounds_figures(history: pd.DataFrame, *, rounds: int, reference: pd.DataFram
     return acc, eps
 
 
+_NO_ROUNDS = pd.DataFrame({"round": [], "accuracy": [], "epsilon": []})
+
+
+def draw_reference(acc_slot, reference: pd.DataFrame, *, rounds: int, chance: float | None) -> None:
+    """The non-private reference's curve alone, drawn while the private run starts (its noise is calibrated first,
+    a second or so without a round to draw)."""
+    a, _ = rounds_figures(_NO_ROUNDS, rounds=rounds, reference=reference, private=True, chance=chance)
+    acc_slot.plotly_chart(a, width="stretch", key="fed.reference.acc")
+
+
 def live_callback(bar, acc_slot, eps_slot, *, rounds: int, reference: pd.DataFrame | None, private: bool,
                   chance: float | None = None, of_reference: bool = False):
     """An ``on_epoch`` hook that moves the progress bar and redraws both per-round charts.
@@ -237,7 +247,6 @@ def live_callback(bar, acc_slot, eps_slot, *, rounds: int, reference: pd.DataFra
     rows: list[dict] = []
     # the bar too: a round takes about 20 ms, and a redraw per round kept every browser following the run busy
     bar_due, chart_due = Every(BAR_SECONDS), Every(CHART_SECONDS)  # spaced more widely for a class (dpcore.ui.live)
-    empty = pd.DataFrame({"round": [], "accuracy": [], "epsilon": []})
 
     def cb(info) -> None:
         rows.append({"round": info["round"], "accuracy": info["accuracy"], "epsilon": info["epsilon"]})
@@ -250,7 +259,7 @@ def live_callback(bar, acc_slot, eps_slot, *, rounds: int, reference: pd.DataFra
         if not chart_due(last=last):
             return
         history = pd.DataFrame(rows)
-        a, e = rounds_figures(empty if of_reference else history, rounds=rounds,
+        a, e = rounds_figures(_NO_ROUNDS if of_reference else history, rounds=rounds,
                               reference=history if of_reference else reference, private=private, chance=chance)
         which = "ref" if of_reference else "run"
         acc_slot.plotly_chart(a, width="stretch", key=f"fed.live.{which}.acc.{info['round']}")

@@ -121,17 +121,19 @@ def _display(img: np.ndarray, pixel_range, upscale: int) -> np.ndarray:
     return out
 
 
-#: A picture's width on the page, in CSS pixels (the small sets' enlarged pictures are 168-176 px,
-#: :data:`dpcore.images.sets.DISPLAY_UPSCALE`): the original and the page's three default mechanisms fit a 1280 px
-#: laptop's page beside the sidebar, and on a phone a row wraps two to a line, so a picture's noisy versions stay
-#: beside it (Streamlit's columns would stack them one per line, each row's pictures far apart).
-CELL_PX = 176
+#: A picture's width on the page, in CSS pixels (the small sets' enlarged pictures are 150-168 px,
+#: :data:`dpcore.images.sets.DISPLAY_UPSCALE`; photographs shrink to it): the original and the page's three default
+#: mechanisms fit one row at 1280 px, beside the sidebar (784 px) and on presentation mode's stage (750 px with its
+#: larger gaps), and on a phone a row wraps two to a line, so a picture's noisy versions stay beside it (Streamlit's
+#: columns would stack them one per line, each row's pictures far apart).
+CELL_PX = 168
 #: The mechanisms the page opens on: protecting one pixel, the whole picture, and DP-Pix's cells (Fan 2018), all
 #: pure ε-DP; the Gaussian versions are one click away.
 DEFAULT_MECHANISMS = ("laplace-pixel", "laplace-image", "dppix")
-#: The image set the page opens on: faces a room recognises at a glance (the 8x8 digits looked like QR codes on a
-#: projector before any noise was added).
-DEFAULT_SET = "faces"
+#: The image set the page opens on: two colour photographs a room recognises at a glance, where noise on a pixel
+#: leaves the picture, noise on the whole picture leaves nothing and DP-Pix leaves its blocks (the 8x8 digits looked
+#: like QR codes on a projector before any noise was added; half of the 25x25 LFW set is patches of non-faces).
+DEFAULT_SET = "photos"
 #: Narrow screens: the column headings are a row of their own that wraps apart from the pictures' rows, so they are
 #: hidden there; every picture's caption names its mechanism and ε.
 _HEADS_STYLE = "<style>@media (max-width: 640px){.st-key-images-heads{display:none !important}}</style>"

@@ -194,7 +194,9 @@ def sidebar_glossary() -> None:
 def page_grid(pages: tuple[PageInfo, ...] = PAGES[1:], *, per_row: int = 2) -> None:
     """Bordered cards linking to ``pages`` (every page but the home page by default), ``per_row`` to a row."""
     for start in range(0, len(pages), per_row):  # one row of columns at a time, so the rows line up
+        # each card as tall as its row's tallest (a fixed 100 px cut the blurbs' second line in presentation mode's
+        # larger type)
         for col, p in zip(st.columns(per_row), pages[start:start + per_row]):
-            with col.container(border=True, height=100):
+            with col.container(border=True, height="stretch"):
                 st.page_link(p.path, label=p.title, icon=p.icon)
                 st.caption(p.blurb)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import json
 
 import tomllib
 
@@ -69,3 +70,17 @@ def test_a_page_opened_through_the_router_shows_the_same_menu(app_page):
     assert [label for label, _ in _menu(at)] == [p.title for p in PAGES]
     at.switch_page("pages/0_What_epsilon_means.py").run()
     assert not at.exception and at.title[0].value == "What does ε mean?" and len(_menu(at)) == len(PAGES)
+
+
+def test_the_home_pages_next_stop_link_carries_the_epsilon_on_screen_and_the_lessons_dataset_and_seed(app_page):
+    from urllib.parse import parse_qs
+
+    from dpcore.lesson import DATASET, SEED
+
+    at = app_page("app.py", timeout=120).run()
+    at.slider(key="home.eps").set_value(2.0).run()
+    assert not at.exception
+    link = next(link.proto for link in at.main.get("page_link") if link.proto.label.startswith("Next stop"))
+    assert link.page == _url_path("pages/2_Train_a_network.py")
+    query = {k: json.loads(v[0]) for k, v in parse_qs(link.query_string).items()}
+    assert query == {"train.dataset": DATASET, "train.epsilon": 2.0, "train.seed": SEED}

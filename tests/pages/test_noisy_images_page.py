@@ -116,12 +116,12 @@ def test_delta_0_leaves_out_the_gaussian_mechanisms_with_a_note_instead_of_faili
     assert any("Gaussian, (ε, δ) per image is left out" in i.value for i in at.info)
 
 
-def test_the_page_opens_on_faces_a_room_reads_protecting_a_pixel_the_picture_and_dp_pix_cells():
+def test_the_page_opens_on_photographs_a_room_reads_protecting_a_pixel_the_picture_and_dp_pix_cells():
     from dpcore.ui.images import CELL_PX
 
     at = _app(opening=True)
     assert not at.exception and not at.error
-    assert at.selectbox(key="images.set.name").value == "faces"
+    assert at.selectbox(key="images.set.name").value == "photos"
     units = at.dataframe[0].value
     names = [c.split(",")[0].split(" b=")[0] for c in units["Column"]]
     assert names == ["Laplace / pixel", "Laplace / image", "DP-Pix"]
