@@ -84,3 +84,15 @@ def test_the_home_pages_next_stop_link_carries_the_epsilon_on_screen_and_the_les
     assert link.page == _url_path("pages/2_Train_a_network.py")
     query = {k: json.loads(v[0]) for k, v in parse_qs(link.query_string).items()}
     assert query == {"train.dataset": DATASET, "train.epsilon": 2.0, "train.seed": SEED}
+
+
+def test_the_menu_is_folded_and_a_pages_epsilon_is_the_first_box_of_its_sidebar(app_page):
+    # open, the twelve entries pushed the ε box below a 720 px projector's edge (758 px on the home page, 1,450 on
+    # the Train page)
+    at = app_page("app.py", timeout=120).run()
+    at.switch_page("pages/2_Train_a_network.py").run()
+    assert not at.exception
+    menu = next(iter(at.sidebar.children.values()))  # the sidebar's first element
+    assert type(menu).__name__ == "Expander" and menu.label == "Pages · Train a network"
+    assert len(menu.get("page_link")) == len(PAGES)
+    assert at.sidebar.get("number_input")[0].key == "train.epsilon"  # above the dataset, learner and knobs
