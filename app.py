@@ -33,7 +33,7 @@ nav = st.navigation(
 )
 st.set_page_config(page_title=f"{nav.title} · dpcore", layout="wide",
                    initial_sidebar_state="collapsed" if presentation_mode() else "auto")
-sidebar_menu(home_link=home_alias if nav.url_path == HOME_ALIAS else None)  # lit where it is
+sidebar_menu(home_link=home_alias if nav.url_path == HOME_ALIAS else None, current=nav.title)  # lit where it is
 presentation_toggle()
 if problem := settings_problem():  # the operator's environment, before any student's run fails on it
     st.error(f"This server is misconfigured: {problem}. Whoever runs it should fix the setting and restart.")

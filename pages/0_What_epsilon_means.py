@@ -24,6 +24,7 @@ from dpcore.ui.explain import (
     float_attack_table,
     posterior_figure,
 )
+from dpcore.ui.lesson import lesson_plan_markdown
 from dpcore.ui.navigation import page_grid
 from dpcore.ui.present import control_area, headline_area
 from dpcore.ui.vega import cached_specs
@@ -35,6 +36,10 @@ page_header(
     "record is in the data**. ε bounds *how* much the two can differ, δ the small chance that the bound fails. "
     "Play with a count query below, then visit the pages to see private machine learning trained live."
 )
+
+with st.expander("For a teacher: the lesson plan, four stops on one dataset and one ε", icon=":material/school:"):
+    st.markdown(lesson_plan_markdown())
+    st.caption("The same plan is in the project's `docs/lesson.md`.")
 
 with st.sidebar:
     st.header("Knobs")

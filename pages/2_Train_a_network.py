@@ -9,6 +9,7 @@ import streamlit as st
 
 from dpcore.defaults import LEARNER
 from dpcore.learners import get_learner
+from dpcore.lesson import DATASET
 from dpcore.ui import (
     dataset_picker,
     delta_input,
@@ -35,6 +36,7 @@ from dpcore.ui.training import (
     history_labels,
     knobs_of_group,
     output_budget_text,
+    reference_of,
     run_key,
     shared_history_figure,
     show_diagnostics,
@@ -54,7 +56,7 @@ st.session_state.setdefault("train.results", {})
 
 with st.sidebar:
     st.header("Data and learner")
-    ds = dataset_picker("train.dataset", default="digits")
+    ds = dataset_picker("train.dataset", default=DATASET)  # the lesson's (dpcore/lesson.py)
 if ds is None:
     stop_page()
 with st.sidebar:
@@ -157,8 +159,8 @@ st.markdown(f"**{out['n_train']} training rows, {out['n_test']} test rows**; the
                f"Noise: **seeded demo** (seed {seed}): reproducible, not for a real release."))
 
 st.header("Training history")
-headline_area().plotly_chart(shared_history_figure(out["history"], chance=out.get("chance")),
-                             key="train.history_chart")
+headline_area().plotly_chart(shared_history_figure(out["history"], chance=out.get("chance"),
+                                                   reference=reference_of(out)), key="train.history_chart")
 history, diagnostics = split_history(out["history"])
 show_table(history, key="train.history_table", labels=history_labels(out["task"]))
 if units := history_caption(out["task"]):

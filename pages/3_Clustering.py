@@ -146,7 +146,7 @@ if df is not None:
                       annotation_position="bottom right")
     fig.update_layout(height=420, yaxis_title="test accuracy (fraction)" if metric == "accuracy"
                       else "within / total sum of squares (log scale)")
-    legend_below(fig)
+    legend_below(fig, y=-0.3)  # the default -0.22 reached the x-axis title (presentation mode's larger ticks)
     epsilon_bands(fig, epsilons)
     if min(epsilons) <= epsilon <= max(epsilons):  # where the runs above the chart sit on it
         fig.add_vline(x=math.log10(epsilon), line=dict(color=GREY, dash="dash"),

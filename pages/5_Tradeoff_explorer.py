@@ -92,7 +92,7 @@ with st.sidebar:
         st.caption("No fixed ε when sweeping σ: each run spends the ε its σ gives with the learner's epochs and "
                    "batch size, shown in the **ε spent** columns below.")
     if axis == "epsilon" and 0 < lo <= hi:
-        control_area(st.sidebar).markdown(
+        control_area(st.sidebar, top=False).markdown(
             f"From ε = {lo:g}: {verdict_text(lo, short=True)}  \nto ε = {hi:g}: {verdict_text(hi, short=True)}"
             "  \nThe chart shades the bands along its ε axis.")
     knobs = st.text_area("Fixed knobs (key=value per line)", "", key="sweep.knobs",

@@ -32,7 +32,8 @@ mode = sb.radio("Grid columns", ["mechanisms", "epsilons"], key="images.mode", h
                 format_func={"mechanisms": "Mechanisms", "epsilons": "ε values"}.get)
 kinds = list(IMAGE_MECHANISMS)
 if mode == "mechanisms":
-    chosen = sb.multiselect("Mechanisms", kinds, default=kinds, format_func=IMAGE_MECHANISMS.get, key="images.kinds")
+    chosen = sb.multiselect("Mechanisms", kinds, default=list(ui.DEFAULT_MECHANISMS), format_func=IMAGE_MECHANISMS.get,
+                            key="images.kinds")
     eps = epsilon_input("images.eps", default=10.0)
     pairs = [(k, eps) for k in chosen]
 else:

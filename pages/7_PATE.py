@@ -51,7 +51,7 @@ from dpcore.ui.pate import (
     vote_table,
     votes_figure,
 )
-from dpcore.ui.present import control_area, headline_area, presenting_stage
+from dpcore.ui.present import control_area, headline_area
 
 page_header(
     "PATE: private aggregation of teacher ensembles",
@@ -64,8 +64,8 @@ page_header(
 mode = st.sidebar.radio("Privacy set by", PRIVACY_MODES, horizontal=True, key="pate.mode",
                         help="Either fix the budget and let the noise be calibrated to it, or fix the noise and "
                              "read off the budget it costs.")
-with control_area(st.sidebar).form("pate.form"):
-    key_slot = st.container() if presenting_stage() else st  # presentation mode: ε first, beside the chart
+with control_area(st.sidebar, top=False).form("pate.form"):
+    key_slot = st.container()  # ε first: beside the chart when presenting, at the top of the form otherwise
     st.header("PATE settings")
     ds = dataset_picker("pate.dataset", task="classification", allow_upload=False, default=START_DATASET, container=st)
     at = ds.name if ds is not None else START_DATASET

@@ -34,6 +34,7 @@ from dpcore.ui.federated import (
     cached_fedavg,
     chance_warning,
     clients_figure,
+    draw_reference,
     federation_warnings,
     gap_caption,
     live_callback,
@@ -49,7 +50,7 @@ from dpcore.ui.federated import (
 )
 from dpcore.ui.knobs import knob_widget, knob_widgets, knobs_named, other_knobs
 from dpcore.ui.links import stop_page
-from dpcore.ui.present import control_area, headline_area, presenting_stage
+from dpcore.ui.present import control_area, headline_area
 from dpcore.ui.sweep import remembered as remembered_sweep
 from dpcore.ui.sweep import run_live, sweep_figure
 
@@ -68,8 +69,8 @@ private = mode != "none"
 by = st.sidebar.radio("Privacy set by", PRIVACY_MODES, horizontal=True, key="fed.by", disabled=not private,
                       help="Either fix the user-level budget and let σ be calibrated to it, or fix σ and read "
                            "off ε.")
-with control_area(st.sidebar).form("fed.form"):
-    key_slot = st.container() if presenting_stage() else st  # presentation mode: ε first, beside the chart
+with control_area(st.sidebar, top=False).form("fed.form"):
+    key_slot = st.container()  # ε first: beside the chart when presenting, at the top of the form otherwise
     ds = dataset_picker("fed.dataset", task="classification", allow_upload=False, default=START_DATASET, container=st)
     at = ds.name if ds is not None else START_DATASET
     # every box below is one of the dp-fedavg learner's declared knobs, with its defaults on this dataset (the
@@ -112,14 +113,19 @@ if cfg is None:
     stop_page()
 rounds_note = "" if rounds is not None else " " + rounds_caption(cfg, calibrated=private and by == "target ε")
 
-ref = run_guarded(cached_fedavg, ds.name, non_private_twin(cfg)) if private else None
-if private and ref is None:  # refused (the error is shown): the private run would be refused again, said twice
-    stop_page()
 chance = run_guarded(majority_accuracy, ds.name, cfg.seed)
 metrics_slot = st.container()
 bar = st.progress(0.0, text="Training …")
 c1, c2 = headline_area().columns(2)
 acc_slot, eps_slot = c1.empty(), c2.empty()
+# the non-private reference first, its curve drawn as it grows: progress from the first round, not an empty chart
+ref = run_guarded(cached_fedavg, ds.name, non_private_twin(cfg), on_epoch=live_callback(
+    bar, acc_slot, eps_slot, rounds=cfg.rounds, reference=None, private=private, chance=chance,
+    of_reference=True)) if private else None
+if private and ref is None:  # refused (the error is shown): the private run would be refused again, said twice
+    stop_page()
+if ref is not None:
+    draw_reference(acc_slot, ref.history, rounds=cfg.rounds, chance=chance)
 res = run_guarded(cached_fedavg, ds.name, cfg, on_epoch=live_callback(
     bar, acc_slot, eps_slot, rounds=cfg.rounds, reference=None if ref is None else ref.history, private=private,
     chance=chance))

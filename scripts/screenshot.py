@@ -53,8 +53,10 @@ def main() -> int:
             wait_until_idle(page)
         page.screenshot(path=a.out, full_page=True)
         body = page.inner_text("body")
-        menu = [t.splitlines()[-1] for t in
-                page.locator('[data-testid="stSidebar"] [data-testid="stPageLink-NavLink"]').all_inner_texts()]
+        # the menu is folded (dpcore.ui.navigation.sidebar_menu): its entries' text, shown or not
+        menu = [t.strip() for t in page.locator('[data-testid="stSidebar"] [data-testid="stPageLink-NavLink"]')
+                .evaluate_all("els => els.map(e => (e.querySelector('[data-testid=stMarkdownContainer]') || e)"
+                              ".textContent)")]
         auto_nav = page.locator('[data-testid="stSidebarNav"]').count()
         title = page.title()
         browser.close()

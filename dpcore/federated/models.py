@@ -119,6 +119,9 @@ def local_sgd(
     """
     m = len(shards)
     sizes = np.array([s.size for s in shards])
+    # a batch is never wider than the largest client's rows: clients of ~3 rows padded to batches of 32 made every
+    # round compute ten times the rows it trains on (the padding is masked out, so the steps are the same)
+    batch_size = max(1, min(int(batch_size), int(sizes.max())))
     steps = int(math.ceil(sizes.max() / batch_size))
     width = steps * batch_size
     local = theta.detach().expand(m, -1).clone().requires_grad_(True)

@@ -159,8 +159,9 @@ def _photos(n: int | None, colour: str, max_side: int | None) -> ImageSet:
     )
 
 
-#: nearest-neighbour enlargement factor for display (so an 8x8 digit is 112 px wide)
-DISPLAY_UPSCALE = {"digits": 14, "mnist5k": 4, "faces": 5, "photos": 1}
+#: Pixel repetition for display: every built-in set 150-168 px wide on the page (at least the ~150 px a projected
+#: room reads at a glance; the Noisy images page's four default columns of 168 px fit a 1280 px screen).
+DISPLAY_UPSCALE = {"digits": 21, "mnist5k": 6, "faces": 6, "photos": 1}
 
 #: registry name -> (title, has labels)
 IMAGE_SETS: dict[str, tuple[str, bool]] = {

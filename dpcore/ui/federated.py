@@ -18,7 +18,7 @@ from .common import (
     shared_call,
 )
 from .common import remembered as _remembered
-from .live import CHART_SECONDS, Every
+from .live import BAR_SECONDS, CHART_SECONDS, Every
 from .sweep import ROLE_LABELS
 
 MODE_LABELS = {
@@ -227,21 +227,44 @@ def rounds_figures(history: pd.DataFrame, *, rounds: int, reference: pd.DataFram
     return acc, eps
 
 
+_NO_ROUNDS = pd.DataFrame({"round": [], "accuracy": [], "epsilon": []})
+
+
+def draw_reference(acc_slot, reference: pd.DataFrame, *, rounds: int, chance: float | None) -> None:
+    """The non-private reference's curve alone, drawn while the private run starts (its noise is calibrated first,
+    a second or so without a round to draw)."""
+    a, _ = rounds_figures(_NO_ROUNDS, rounds=rounds, reference=reference, private=True, chance=chance)
+    acc_slot.plotly_chart(a, width="stretch", key="fed.reference.acc")
+
+
 def live_callback(bar, acc_slot, eps_slot, *, rounds: int, reference: pd.DataFrame | None, private: bool,
-                  chance: float | None = None):
-    """An ``on_epoch`` hook that moves the progress bar and redraws both per-round charts."""
+                  chance: float | None = None, of_reference: bool = False):
+    """An ``on_epoch`` hook that moves the progress bar and redraws both per-round charts.
+
+    ``of_reference``: the run is the non-private reference the private run is drawn against (it runs first): its
+    curve grows on the accuracy chart from its first round, so the page shows progress at once, and the ε chart
+    waits for the private run."""
     rows: list[dict] = []
-    chart_due = Every(CHART_SECONDS)  # spaced more widely while a class follows runs (dpcore.ui.live)
+    # the bar too: a round takes about 20 ms, and a redraw per round kept every browser following the run busy
+    bar_due, chart_due = Every(BAR_SECONDS), Every(CHART_SECONDS)  # spaced more widely for a class (dpcore.ui.live)
 
     def cb(info) -> None:
         rows.append({"round": info["round"], "accuracy": info["accuracy"], "epsilon": info["epsilon"]})
-        bar.progress(info["round"] / rounds, text=f"round {info['round']} / {rounds}: accuracy "
-                                                  f"{info['accuracy']:.3f}, ε {info['epsilon']:.3g}")
-        if not chart_due(last=info["round"] >= rounds):
+        last = info["round"] >= rounds
+        if bar_due(last=last):
+            bar.progress(info["round"] / rounds, text=(
+                f"Non-private FedAvg, the reference: round {info['round']} / {rounds}, accuracy "
+                f"{info['accuracy']:.3f}" if of_reference else
+                f"round {info['round']} / {rounds}: accuracy {info['accuracy']:.3f}, ε {info['epsilon']:.3g}"))
+        if not chart_due(last=last):
             return
-        a, e = rounds_figures(pd.DataFrame(rows), rounds=rounds, reference=reference, private=private, chance=chance)
-        acc_slot.plotly_chart(a, width="stretch", key=f"fed.live.acc.{info['round']}")
-        eps_slot.plotly_chart(e, width="stretch", key=f"fed.live.eps.{info['round']}")
+        history = pd.DataFrame(rows)
+        a, e = rounds_figures(_NO_ROUNDS if of_reference else history, rounds=rounds,
+                              reference=history if of_reference else reference, private=private, chance=chance)
+        which = "ref" if of_reference else "run"
+        acc_slot.plotly_chart(a, width="stretch", key=f"fed.live.{which}.acc.{info['round']}")
+        if not of_reference:
+            eps_slot.plotly_chart(e, width="stretch", key=f"fed.live.eps.{info['round']}")
 
     return cb
 

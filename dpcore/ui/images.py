@@ -91,7 +91,8 @@ def image_set_picker(key: str) -> tuple[SetKey | None, ImageSet | None]:
     sb = st.sidebar
     options = list(IMAGE_SETS) + ["upload"]
     labels = {k: t for k, (t, _) in IMAGE_SETS.items()} | {"upload": "Upload a PNG/JPEG…"}
-    name = sb.selectbox("Images", options, format_func=labels.get, key=f"{key}.name")
+    name = sb.selectbox("Images", options, index=options.index(DEFAULT_SET), format_func=labels.get,
+                        key=f"{key}.name")
     colour = "grey"
     if name in ("photos", "upload"):
         colour = sb.radio("Colour", ["rgb", "grey"], horizontal=True, key=f"{key}.colour",
@@ -120,10 +121,22 @@ def _display(img: np.ndarray, pixel_range, upscale: int) -> np.ndarray:
     return out
 
 
-#: A picture's width on the page, in CSS pixels (the small sets' enlarged pictures are 112-125 px): six pictures and
-#: their gaps fit a laptop's page, and on a phone a row wraps two or three to a line, so a picture's noisy versions
-#: stay beside it (Streamlit's columns would stack them one per line, each row's six far apart).
-CELL_PX = 128
+#: A picture's width on the page, in CSS pixels (the small sets' enlarged pictures are 150-168 px,
+#: :data:`dpcore.images.sets.DISPLAY_UPSCALE`; photographs shrink to it): the original and the page's three default
+#: mechanisms fit one row at 1280 px, beside the sidebar (784 px) and on presentation mode's stage (750 px with its
+#: larger gaps), and on a phone a row wraps two to a line, so a picture's noisy versions stay beside it (Streamlit's
+#: columns would stack them one per line, each row's pictures far apart).
+CELL_PX = 168
+#: The mechanisms the page opens on: protecting one pixel, the whole picture, and DP-Pix's cells (Fan 2018), all
+#: pure ε-DP; the Gaussian versions are one click away.
+DEFAULT_MECHANISMS = ("laplace-pixel", "laplace-image", "dppix")
+#: The image set the page opens on: two colour photographs a room recognises at a glance, where noise on a pixel
+#: leaves the picture, noise on the whole picture leaves nothing and DP-Pix leaves its blocks (the 8x8 digits looked
+#: like QR codes on a projector before any noise was added; half of the 25x25 LFW set is patches of non-faces).
+DEFAULT_SET = "photos"
+#: Narrow screens: the column headings are a row of their own that wraps apart from the pictures' rows, so they are
+#: hidden there; every picture's caption names its mechanism and ε.
+_HEADS_STYLE = "<style>@media (max-width: 640px){.st-key-images-heads{display:none !important}}</style>"
 
 
 def _row():
@@ -147,7 +160,8 @@ def show_grid(grid: GridResult) -> None:
 
     Every picture names its mechanism and ε in its own caption (on a phone a row wraps, so the headings alone
     would no longer say which mechanism made a picture) and in its alt text."""
-    heads = _row()
+    st.html(_HEADS_STYLE)
+    heads = st.container(horizontal=True, wrap=True, gap="small", key="images-heads")
     heads.markdown("**Original**", width=CELL_PX)
     for name in grid.columns:
         heads.markdown(f"**{name}**", help=grid.privacy_units.get(name), width=CELL_PX)

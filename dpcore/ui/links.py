@@ -287,8 +287,8 @@ def begin_page(prefix: str) -> None:
 
 def finish_page(*, stopped: bool = False) -> None:
     """After the page, or where it stops early (:func:`stop_page`, ``stopped=True``): check the link, write the
-    view, draw the sidebar's glossary. Does nothing when the page runs without the router (a test,
-    ``streamlit run pages/...``)."""
+    view, draw the lesson's next stop (:mod:`dpcore.ui.lesson`) and the sidebar's glossary. Does nothing when the
+    page runs without the router (a test, ``streamlit run pages/...``)."""
     prefix = getattr(_run, "prefix", None)
     if prefix is None:
         return
@@ -296,7 +296,10 @@ def finish_page(*, stopped: bool = False) -> None:
     if check_view(stopped=stopped):
         st.rerun()  # a value of the link did not fit: draw the page again, with the warning
     write_view(prefix)
+    from .lesson import show_next_stop
     from .navigation import sidebar_glossary
+
+    show_next_stop(prefix)  # a stop of the lesson links the next one, with the dataset, ε and seed on screen
 
     sidebar_glossary()
 

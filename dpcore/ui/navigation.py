@@ -70,12 +70,17 @@ HOME_ALIAS = PAGES[0].path.rsplit("/", 1)[-1].removesuffix(".py").split("_", 1)[
 
 @contextlib.contextmanager
 def routed() -> Iterator[None]:
-    """Around the router's ``nav.run()``: the page run inside knows it came through ``app.py``."""
+    """Around the router's ``nav.run()``: the page run inside knows it came through ``app.py``, and its key control
+    has the sidebar's first place (:func:`dpcore.ui.present.open_key_slot`)."""
+    from .present import close_key_slot, open_key_slot
+
     _routing.active = True
+    open_key_slot()
     try:
         yield
     finally:
         _routing.active = False
+        close_key_slot()
 
 
 def route_through_app() -> None:
@@ -117,17 +122,20 @@ def route_through_app() -> None:
     st.rerun()
 
 
-def sidebar_menu(home_link=None) -> None:
-    """The app's own menu at the top of the sidebar: one ``st.page_link`` per page (drawn by the router).
+def sidebar_menu(home_link=None, *, current: str | None = None) -> None:
+    """The app's own menu at the top of the sidebar: one ``st.page_link`` per page (drawn by the router), folded
+    into one line naming the ``current`` page. Open, the twelve entries filled the sidebar's first screen and pushed
+    each page's ε box to 760-1,570 px, below a 720 px projector's edge; folded, the key control is on the first
+    screen (:func:`dpcore.ui.present.open_key_slot`), and the home page's cards and every stop's "next" link still
+    lead on.
 
     ``home_link``: the page the home entry links to instead of the home page's file, the one being shown when the
     home page is open at :data:`HOME_ALIAS` (a link to the file would light up no entry there).
     """
-    with st.sidebar:
+    with st.sidebar.expander(f"Pages · {current}" if current else "Pages", icon=":material/menu:"):
         for p in PAGES:
             st.page_link(home_link if p is PAGES[0] and home_link is not None else p.path, label=p.title,
                          icon=p.icon)
-        st.divider()
 
 
 #: Names a search may spell out for the symbols the glossary writes.
@@ -186,7 +194,9 @@ def sidebar_glossary() -> None:
 def page_grid(pages: tuple[PageInfo, ...] = PAGES[1:], *, per_row: int = 2) -> None:
     """Bordered cards linking to ``pages`` (every page but the home page by default), ``per_row`` to a row."""
     for start in range(0, len(pages), per_row):  # one row of columns at a time, so the rows line up
+        # each card as tall as its row's tallest (a fixed 100 px cut the blurbs' second line in presentation mode's
+        # larger type)
         for col, p in zip(st.columns(per_row), pages[start:start + per_row]):
-            with col.container(border=True, height=100):
+            with col.container(border=True, height="stretch"):
                 st.page_link(p.path, label=p.title, icon=p.icon)
                 st.caption(p.blurb)

@@ -252,9 +252,11 @@ def votes_figure(result: PateResult, i: int, class_names: tuple[str, ...]) -> go
                         name="zero votes (below it: noise only, no teacher votes)")
     truth_of = ("most common true label in this cluster" if result.config.query_mode == "clusters"
                 else "true label of this example")
+    # the legend under the axis title, not above the plot: on a phone its three lines reached down into the plot,
+    # where the "noisy winner" label printed over them
     fig.update_layout(xaxis_title=f"class ({truth_of}: {names[truth]})", xaxis_type="category",
-                      yaxis_title="number of teachers (votes)", height=380, margin=dict(t=30, b=40),
-                      legend=dict(orientation="h", y=1.15))
+                      yaxis_title="number of teachers (votes)", height=460, margin=dict(t=40, b=40),
+                      legend=dict(orientation="h", yanchor="top", y=-0.22))
     return fig
 
 

@@ -9,8 +9,10 @@ opens in it). It then
   :func:`dpcore.ui.epsilon_input` drawn for the sidebar lands there, and a page moves its own main control
   with :func:`control_area`), on the right the page's headline chart (:func:`headline_area`).
 
-Off, :func:`control_area` and :func:`headline_area` return the containers the page would have used anyway, so
-the normal layout is untouched. The stage lives for one script run (a thread-local set by ``page_header``).
+Off, :func:`headline_area` returns the container the page would have used anyway, and :func:`control_area` puts a
+control meant for the sidebar at the sidebar's top (:func:`open_key_slot`, right under the folded menu), so the key
+control is on the first screen in the normal mode too. The stage lives for one script run (a thread-local set by
+``page_header``).
 """
 from __future__ import annotations
 
@@ -84,11 +86,28 @@ def _cols():
     return getattr(_stage, "cols", None)
 
 
-def control_area(default=None):
-    """Where the page's key control goes: the stage's left column when presenting, else ``default`` (the sidebar)."""
+def open_key_slot() -> None:
+    """Called by the router under the sidebar's menu: the first place of the sidebar, where the page's key control
+    goes when not presenting (:func:`control_area`), so that ε is on the first screen at 1280×720 in the normal mode
+    too, above the page's other knobs."""
+    _stage.slot = st.sidebar.container()
+
+
+def close_key_slot() -> None:
+    """Called by the router after the page ran: the slot belongs to that run only."""
+    _stage.slot = None
+
+
+def control_area(default=None, *, top: bool = True):
+    """Where the page's key control goes: the stage's left column when presenting; otherwise, for a control meant for
+    the sidebar (``default`` None or ``st.sidebar``), the top of the sidebar when the router opened it
+    (:func:`open_key_slot`) and ``top`` is True, else ``default`` (the sidebar). ``top=False``: a form holding the
+    key control among others, whose own first place holds it."""
     cols = _cols()
     if cols is not None:
         return cols[0]
+    if top and (default is None or default is st.sidebar) and getattr(_stage, "slot", None) is not None:
+        return _stage.slot
     return default if default is not None else st.sidebar
 
 

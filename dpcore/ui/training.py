@@ -290,7 +290,16 @@ def show_diagnostics(out: dict, algorithm: str, diagnostics: pd.DataFrame) -> No
             show_table(diagnostics, key="train.diagnostics_table", labels={"train_loss": spec["column"]})
 
 
-def shared_history_figure(history: pd.DataFrame, chance: float | None = None) -> go.Figure:
+def reference_of(out: dict) -> float | None:
+    """The non-private model's final score on the metric the history chart's second panel draws (test accuracy, or
+    test MSE for regression): the line the private run is read against."""
+    metric = "accuracy" if out.get("task") == "classification" else "mse"
+    value = out.get("baseline", {}).get(metric)
+    return None if value is None or not math.isfinite(float(value)) else float(value)
+
+
+def shared_history_figure(history: pd.DataFrame, chance: float | None = None,
+                          reference: float | None = None) -> go.Figure:
     """:func:`history_figure`, built once per history for the whole server and handed to every visitor showing it.
 
     A class following one shared run shows the same history in every session, live and at the end; building the
@@ -300,19 +309,23 @@ def shared_history_figure(history: pd.DataFrame, chance: float | None = None) ->
     """
     digest = hashlib.sha256(pd.util.hash_pandas_object(history, index=True).to_numpy().tobytes()
                             + str(list(history.columns)).encode()).hexdigest()
-    return _history_figure_once(digest, history, None if chance is None else float(chance))
+    return _history_figure_once(digest, history, None if chance is None else float(chance),
+                                None if reference is None else float(reference))
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
-def _history_figure_once(digest: str, _history: pd.DataFrame, chance: float | None) -> go.Figure:
-    return history_figure(_history, chance=chance)
+def _history_figure_once(digest: str, _history: pd.DataFrame, chance: float | None,
+                         reference: float | None) -> go.Figure:
+    return history_figure(_history, chance=chance, reference=reference)
 
 
-def history_figure(history: pd.DataFrame, chance: float | None = None) -> go.Figure:
+def history_figure(history: pd.DataFrame, chance: float | None = None, reference: float | None = None) -> go.Figure:
     """Test loss, test metric and epsilon spent against the epoch, one panel each.
 
-    The ε panel is left out when no epoch has a finite ε (a network trained without privacy):
-    an empty chart says nothing; the page states that budget in words.
+    ``reference``: the non-private model's final score on the same metric, drawn across the metric's panel as a
+    dashed line, so the cost of privacy is read off the headline chart itself. The ε panel is left out when no epoch
+    has a finite ε (a network trained without privacy): an empty chart says nothing; the page states that budget in
+    words.
     """
     classification = "accuracy" in history
     metric = "accuracy" if classification else "mse"
@@ -329,6 +342,9 @@ def history_figure(history: pd.DataFrame, chance: float | None = None) -> go.Fig
     if with_eps:
         fig.add_trace(go.Scatter(x=x, y=eps, mode="lines+markers", name="ε", **palette.line_and_marker(1)), 1, 3)
         fig.update_yaxes(title_text="ε", rangemode="tozero", row=1, col=3)
+    if reference is not None:
+        fig.add_hline(y=reference, line=dict(color=palette.BLACK, dash="dash"), row=1, col=2,
+                      annotation_text=f"non-private {reference:.3g}", annotation_position="top left")
     if classification and chance is not None:
         fig.add_hline(y=chance, line=dict(color=palette.GREY, dash="dot"), row=1, col=2,
                       annotation_text=f"chance {chance:.2f}", annotation_position="bottom right")

@@ -177,3 +177,24 @@ def test_rounds_follow_the_budget_when_not_given():
     assert len(run_learner("fedavg", "digits", seed=0).history) == default_rounds(None) == 50
     spec = get_learner("dp-fedavg")
     assert spec.defaults(epsilon=1.0)["rounds"] == 25 and spec.defaults()["rounds"] == 100  # its own ε = 4
+
+
+def test_local_sgd_matches_each_client_trained_alone_when_batches_are_wider_than_the_clients():
+    """Clients of 2-4 rows with a batch size of 32: one step of plain gradient descent on each client's own rows (the
+    padding to the batch size, or its absence, changes nothing a client learns)."""
+    from dpcore.federated.models import FlatModel, local_sgd
+
+    g = torch.Generator().manual_seed(0)
+    X, y = torch.rand(12, 5, generator=g), torch.randint(0, 3, (12,), generator=g)
+    model = FlatModel("softmax", 5, 3)
+    theta = torch.rand(model.n_params, generator=g) - 0.5
+    shards = [np.array([0, 1]), np.array([2, 3, 4, 5]), np.array([6, 7, 8])]
+    local = local_sgd(model, theta, X, y, shards, epochs=1, batch_size=32, learning_rate=0.5,
+                      rng=np.random.default_rng(0))
+    for k, rows in enumerate(shards):
+        w = theta[:15].reshape(5, 3).clone().requires_grad_(True)
+        b = theta[15:].clone().requires_grad_(True)
+        loss = torch.nn.functional.cross_entropy(X[rows] @ w + b, y[rows])
+        gw, gb = torch.autograd.grad(loss, (w, b))
+        alone = torch.cat([(w - 0.5 * gw).reshape(-1), b - 0.5 * gb])
+        assert torch.allclose(local[k], alone.detach(), atol=1e-6)

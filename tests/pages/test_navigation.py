@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import json
 
 import tomllib
 
@@ -54,8 +55,9 @@ def test_home_shows_the_menu_and_links_to_every_other_page(app_page):
     at = app_page("app.py", timeout=120).run()
     assert not at.exception
     assert _menu(at) == [(p.title, "" if i == 0 else _url_path(p.path)) for i, p in enumerate(PAGES)]
-    grid = [link.proto.label for link in at.main.get("page_link")]
-    assert grid == [p.title for p in PAGES[1:]]
+    links = [link.proto.label for link in at.main.get("page_link")]
+    assert links[:-1] == [p.title for p in PAGES[1:]]  # the grid of cards, then the lesson's next stop
+    assert links[-1] == "Next stop of the lesson: Train a network"
 
 
 def test_a_page_opened_through_the_router_shows_the_same_menu(app_page):
@@ -68,3 +70,29 @@ def test_a_page_opened_through_the_router_shows_the_same_menu(app_page):
     assert [label for label, _ in _menu(at)] == [p.title for p in PAGES]
     at.switch_page("pages/0_What_epsilon_means.py").run()
     assert not at.exception and at.title[0].value == "What does ε mean?" and len(_menu(at)) == len(PAGES)
+
+
+def test_the_home_pages_next_stop_link_carries_the_epsilon_on_screen_and_the_lessons_dataset_and_seed(app_page):
+    from urllib.parse import parse_qs
+
+    from dpcore.lesson import DATASET, SEED
+
+    at = app_page("app.py", timeout=120).run()
+    at.slider(key="home.eps").set_value(2.0).run()
+    assert not at.exception
+    link = next(link.proto for link in at.main.get("page_link") if link.proto.label.startswith("Next stop"))
+    assert link.page == _url_path("pages/2_Train_a_network.py")
+    query = {k: json.loads(v[0]) for k, v in parse_qs(link.query_string).items()}
+    assert query == {"train.dataset": DATASET, "train.epsilon": 2.0, "train.seed": SEED}
+
+
+def test_the_menu_is_folded_and_a_pages_epsilon_is_the_first_box_of_its_sidebar(app_page):
+    # open, the twelve entries pushed the ε box below a 720 px projector's edge (758 px on the home page, 1,450 on
+    # the Train page)
+    at = app_page("app.py", timeout=120).run()
+    at.switch_page("pages/2_Train_a_network.py").run()
+    assert not at.exception
+    menu = next(iter(at.sidebar.children.values()))  # the sidebar's first element
+    assert type(menu).__name__ == "Expander" and menu.label == "Pages · Train a network"
+    assert len(menu.get("page_link")) == len(PAGES)
+    assert at.sidebar.get("number_input")[0].key == "train.epsilon"  # above the dataset, learner and knobs

@@ -5,11 +5,17 @@ import pathlib
 
 from streamlit.testing.v1 import AppTest
 
+from dpcore.images import IMAGE_MECHANISMS
+
 PAGE = str(pathlib.Path(__file__).resolve().parents[2] / "pages" / "6_Noisy_images.py")
 
 
-def _app() -> AppTest:
+def _app(*, opening: bool = False) -> AppTest:
+    """The page on the 8x8 digits with every mechanism (quick, and every column kind), or as it opens."""
     at = AppTest.from_file(PAGE, default_timeout=120)
+    if not opening:
+        at.session_state["images.set.name"] = "digits"
+        at.session_state["images.kinds"] = list(IMAGE_MECHANISMS)
     at.run()
     assert not at.exception, at.exception
     return at
@@ -108,3 +114,18 @@ def test_delta_0_leaves_out_the_gaussian_mechanisms_with_a_note_instead_of_faili
     at.selectbox(key="images.kind").set_value("gaussian-image").run()
     assert not at.exception and not at.error
     assert any("Gaussian, (ε, δ) per image is left out" in i.value for i in at.info)
+
+
+def test_the_page_opens_on_photographs_a_room_reads_protecting_a_pixel_the_picture_and_dp_pix_cells():
+    from dpcore.ui.images import CELL_PX
+
+    at = _app(opening=True)
+    assert not at.exception and not at.error
+    assert at.selectbox(key="images.set.name").value == "photos"
+    units = at.dataframe[0].value
+    names = [c.split(",")[0].split(" b=")[0] for c in units["Column"]]
+    assert names == ["Laplace / pixel", "Laplace / image", "DP-Pix"]
+    widths = [img.proto.width for img in at.get("imgs")] or [CELL_PX]
+    # every picture at least ~150 px wide, and the original with its three versions (and gaps) within the 784 px a
+    # 1280 px screen leaves beside the sidebar
+    assert min(widths) >= 150 and 4 * CELL_PX + 3 * 8 <= 784

@@ -1,6 +1,7 @@
 """AppTest of the Train page: runs a tiny configuration end to end and shows the final metrics."""
 from __future__ import annotations
 
+import json
 import pathlib
 
 import pytest
@@ -9,8 +10,11 @@ from streamlit.testing.v1 import AppTest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def _app():
+def _app(dataset: str | None = None):
+    """The Train page, on its default dataset (the lesson's, dpcore/lesson.py) or on ``dataset``."""
     at = AppTest.from_file(str(ROOT / "pages" / "2_Train_a_network.py"), default_timeout=120)
+    if dataset is not None:
+        at.session_state["train.dataset"] = dataset
     at.run()
     assert not at.exception
     return at
@@ -134,3 +138,17 @@ def test_a_second_visitor_asking_the_same_run_gets_it_without_training_again(mon
     assert [m.value for m in first.metric] == [m.value for m in second.metric]
     third = _train_iris(_app(), 4)  # other inputs: a run of its own
     assert not third.exception and calls == ["dpsgd", "dpsgd"]
+
+
+def test_the_page_opens_on_the_lessons_dataset_and_its_headline_chart_draws_the_non_private_model_beside_the_run():
+    from dpcore.lesson import DATASET, EPSILON, SEED
+
+    at = _app()
+    assert at.selectbox(key="train.dataset").value == DATASET
+    assert at.number_input(key="train.epsilon").value == EPSILON and at.number_input(key="train.seed").value == SEED
+    _train_iris(at, 3)
+    assert not at.exception
+    base = float(next(m for m in at.metric if m.label == "Test accuracy (non-private)").value)
+    chart = next(c for c in at.get("plotly_chart") if "train.history_chart" in c.proto.id)
+    lines = [a["text"] for a in json.loads(chart.proto.spec)["layout"]["annotations"]]
+    assert f"non-private {base:.3g}" in lines

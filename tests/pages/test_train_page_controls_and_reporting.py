@@ -22,7 +22,8 @@ def _metric(at, label: str) -> str:
 def _chart_titles(at, key: str) -> list[str]:
     chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(key) or key in c.proto.id)
     spec = json.loads(chart.proto.spec)
-    return [a["text"] for a in spec["layout"].get("annotations", []) if not a["text"].startswith("chance")]
+    return [a["text"] for a in spec["layout"].get("annotations", [])
+            if not a["text"].startswith(("chance", "non-private"))]  # the panels' titles, not the reference lines
 
 
 def _axis_titles(at, key: str) -> list[str]:
@@ -158,7 +159,7 @@ def test_delta_box_is_disabled_for_pure_epsilon_algorithms():
 
 
 def test_the_feature_boxes_are_disabled_for_the_cnn_which_reads_pixels():
-    at = _app()  # Digits: a linear model on the low-frequency DCT
+    at = _app("digits")  # a linear model on the low-frequency DCT
     assert not at.number_input(key="train.dct_size.digits").disabled
     at.radio(key="train.model.digits").set_value("cnn").run()
     assert not at.exception
@@ -171,7 +172,7 @@ def test_the_cnn_starts_from_its_own_learning_rate_on_the_page_and_on_the_comman
     from dpcore.training.presets import preset_for
 
     pre = preset_for("digits")
-    at = _app()
+    at = _app("digits")
     assert at.number_input(key="train.learning_rate.digits").value == pre.learning_rate  # the linear model's
     at.radio(key="train.model.digits").set_value("cnn").run()
     assert not at.exception
@@ -189,7 +190,7 @@ def test_the_cnn_starts_from_its_own_learning_rate_on_the_page_and_on_the_comman
 
 
 def test_a_private_model_close_to_its_twin_is_told_that_more_epsilon_buys_little():
-    at = _app()  # Digits at ε 1: 0.918 against 0.947 without privacy
+    at = _app("digits")  # at ε 1: 0.918 against 0.947 without privacy
     at.button(key="train.run").click().run()
     assert not at.exception
     gap = float(_metric(at, "Test accuracy (non-private)")) - float(_metric(at, "Test accuracy (private)"))
@@ -202,7 +203,7 @@ def test_a_private_model_close_to_its_twin_is_told_that_more_epsilon_buys_little
 
 
 def test_the_budget_boxs_verdict_says_what_its_epsilon_is_about_when_it_is_not_a_whole_record():
-    at = _app()
+    at = _app("digits")
     at.selectbox(key="train.algorithm").set_value("output-perturbation").run()
     said = " ".join(m.value for m in at.sidebar.markdown)
     assert "odds about anyone from one released answer" in said  # not "Strong privacy" for a run that spends 450

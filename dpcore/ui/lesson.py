@@ -1,0 +1,80 @@
+"""The lesson's "next" links and its plan on the page (the declaration is :mod:`dpcore.lesson`).
+
+At the foot of every stop of the lesson the router draws a link to the next stop (:func:`show_next_stop`, called by
+:func:`dpcore.ui.links.finish_page`) whose address carries the dataset, ε and seed on screen, in the next page's own
+input names, as any shared link does (:mod:`dpcore.ui.links` reads them on the page's first visit).
+"""
+from __future__ import annotations
+
+import json
+import math
+
+import streamlit as st
+
+from ..datasets import REGISTRY
+from ..lesson import DATASET, EPSILON, SEED, STOPS, Stop, carried, next_stop
+from .present import PARAM, presentation_mode
+
+
+def _stop_of_prefix(prefix: str) -> Stop | None:
+    return next((s for s in STOPS if s.prefix == prefix), None)
+
+
+def _on_screen(stop: Stop) -> tuple[str | None, float | None, int | None]:
+    """The dataset, ε and seed the visitor has on ``stop``'s page now (None where the page has no such input, or
+    holds something a link cannot carry: an uploaded file, a number out of range)."""
+    values = st.session_state
+    dataset = values.get(stop.dataset_key) if stop.dataset_key else None
+    epsilon = values.get(stop.epsilon_key) if stop.epsilon_key else None
+    seed = values.get(stop.seed_key) if stop.seed_key else None
+    dataset = dataset if isinstance(dataset, str) and dataset in REGISTRY else None
+    epsilon = float(epsilon) if isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0 else None
+    seed = int(seed) if isinstance(seed, (int, float)) and not isinstance(seed, bool) else None
+    return dataset, epsilon, seed
+
+
+def next_link_params(prefix: str) -> tuple[Stop, dict] | None:
+    """(the next stop, the query parameters of its link) from the page whose inputs start with ``prefix``, or None
+    when that page is not a stop of the lesson or is its last."""
+    here = _stop_of_prefix(prefix)
+    to = next_stop(here.page) if here is not None else None
+    if to is None:
+        return None
+    dataset, epsilon, seed = _on_screen(here)
+    params = {k: json.dumps(v, ensure_ascii=False) for k, v in
+              carried(to, dataset=dataset, epsilon=epsilon, seed=seed).items()}
+    if presentation_mode():
+        params[PARAM] = "1"
+    return to, params
+
+
+def show_next_stop(prefix: str) -> None:
+    """The link to the lesson's next stop, at the foot of a stop's page (nothing on other pages)."""
+    found = next_link_params(prefix)
+    if found is None:
+        return
+    to, params = found
+    here = _stop_of_prefix(prefix)
+    number = STOPS.index(here) + 1
+    dataset, epsilon, seed = _on_screen(here)
+    dataset = dataset or DATASET
+    keeps = ", ".join(x for x in (
+        f"{REGISTRY[dataset].title}" if to.dataset_key else "",
+        f"ε = {EPSILON if epsilon is None else epsilon:g}" if to.epsilon_key else "",
+        f"seed {SEED if seed is None else seed}" if to.seed_key else "") if x)
+    st.divider()
+    box = st.container(border=True)
+    box.page_link(to.page, label=f"Next stop of the lesson: {to.title}", icon=":material/arrow_forward:",
+                  query_params=params)
+    box.caption(f"Stop {number} of {len(STOPS)} (what ε means, train, attack, trade-off). The link keeps {keeps}.")
+
+
+def lesson_plan_markdown() -> str:
+    """The lesson plan for a teacher: each stop, what to point at and what to ask the room (``docs/lesson.md`` holds
+    the same text)."""
+    lines = [f"Four stops, one dataset ({REGISTRY[DATASET].title}), ε = {EPSILON:g} and seed {SEED} throughout; each "
+             "stop's *Next stop* link at the foot of its page carries the dataset, ε and seed on screen to the next.",
+             ""]
+    for i, s in enumerate(STOPS, 1):
+        lines += [f"{i}. **{s.title}**. Point at {s.point_at}.  ", f"   Ask: *{s.ask}*"]
+    return "\n".join(lines)

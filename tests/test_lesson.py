@@ -1,0 +1,55 @@
+"""One lesson from page to page: the stops' links carry the dataset, ε and seed in each page's own input names, and
+the lesson plan in docs/ is the one the home page shows."""
+from __future__ import annotations
+
+import pathlib
+import re
+
+from dpcore.datasets import REGISTRY
+from dpcore.defaults import EPSILON
+from dpcore.lesson import DATASET, OWN_DEFAULTS, SEED, STOPS, carried, next_stop, stop_of
+from dpcore.ui.navigation import PAGES
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def test_the_lesson_is_on_a_registry_dataset_at_the_apps_epsilon():
+    assert DATASET in REGISTRY and EPSILON == 1.0 and SEED == 0
+
+
+def test_every_stop_is_a_page_and_names_that_pages_inputs():
+    keys = {p.path: p.keys for p in PAGES}
+    assert [s.title for s in STOPS] == ["What ε means", "Train a network", "Attack the model", "Trade-off explorer"]
+    for s in STOPS:
+        assert s.page in keys and s.prefix == keys[s.page]
+        for name in (s.dataset_key, s.epsilon_key, s.seed_key, *s.also):
+            assert name is None or name.startswith(keys[s.page])
+        source = (ROOT / s.page).read_text()
+        for name in (s.dataset_key, s.epsilon_key, s.seed_key):  # the page really has an input of that name
+            assert name is None or f'"{name}"' in source, (s.page, name)
+
+
+def test_a_link_carries_what_the_visitor_changed_and_the_lesson_for_the_rest():
+    train = next_stop(STOPS[0].page)
+    assert train is STOPS[1] and next_stop(STOPS[-1].page) is None and stop_of("pages/11_Glossary.py") is None
+    assert carried(train, dataset=None, epsilon=2.0, seed=None) == {
+        "train.dataset": DATASET, "train.epsilon": 2.0, "train.seed": SEED}
+    # the trade-off sweeps ε itself: the link sets its dataset, seed and the lesson's learner, named for the data's kind
+    assert carried(STOPS[3], dataset="digits", epsilon=2.0, seed=7) == {
+        "sweep.dataset": "digits", "sweep.seed": 7, "sweep.learners.classification.img.epsilon": ["dpsgd"]}
+    assert carried(STOPS[3], dataset="breast_cancer", epsilon=None, seed=None) == {
+        "sweep.dataset": "breast_cancer", "sweep.seed": SEED, "sweep.learners.classification.tab.epsilon": ["dpsgd"]}
+
+
+def test_pages_that_keep_their_own_defaults_say_why():
+    assert set(OWN_DEFAULTS) <= {p.path for p in PAGES}
+    assert all(len(why) > 80 for why in OWN_DEFAULTS.values())
+
+
+def test_docs_lesson_plan_is_the_plan_the_home_page_shows():
+    from dpcore.ui.lesson import lesson_plan_markdown
+
+    doc = (ROOT / "docs" / "lesson.md").read_text()
+    assert lesson_plan_markdown() in doc
+    for s in STOPS:
+        assert re.search(re.escape(s.ask), doc)
