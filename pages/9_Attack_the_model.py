@@ -8,6 +8,7 @@ import streamlit as st
 
 from dpcore.audit import DEFAULT_POOL_SIZE, POOL_SIZES, pool_capacity
 from dpcore.audit.canaries import DEFAULT_CANARIES, input_canary_capacity
+from dpcore.audit.run import DEFAULT_ATTACK, contrast_learner, story_canaries
 from dpcore.defaults import LEARNER
 from dpcore.learners import get_learner
 from dpcore.ui import (
@@ -28,12 +29,16 @@ from dpcore.ui.audit import (
     NETWORK_LEARNERS,
     AuditProgress,
     cached_audit,
+    cached_ladder,
     cached_theory,
     chance_accuracy,
-    contrast_learner,
+    exposed_canaries,
     exposed_records,
+    ladder_figure,
+    ladder_table,
     model_accuracy_metric,
     private_learners,
+    rate_with_interval,
     results_table,
     roc_figure,
 )
@@ -60,13 +65,15 @@ with control_area(st.sidebar).form("audit.form"):
     epsilon = epsilon_input("audit.eps", container=key_slot, in_form=True)
     delta = delta_input("audit.delta", container=st)
     st.header("Attack")
-    attack = st.radio("Attack", list(ATTACK_LABELS), format_func=ATTACK_LABELS.get, key="audit.attack")
+    attack = st.radio("Attack", list(ATTACK_LABELS), index=list(ATTACK_LABELS).index(DEFAULT_ATTACK),
+                      format_func=ATTACK_LABELS.get, key="audit.attack")
     pool = st.select_slider("Records in the attacker's pool (half are members)", POOL_SIZES,
                             value=DEFAULT_POOL_SIZE, key="audit.pool", help="Membership attacks only. Fewer "
                             "records: the model memorises more, and a private model learns less.")
     shadows = st.select_slider("Shadow models (LiRA)", [4, 8, 16, 32], value=16, key="audit.shadows")
     canaries = st.select_slider("Canaries (one-run audit)", [100, 200, 500, 1000, 2000], value=DEFAULT_CANARIES,
-                                key="audit.canaries")
+                                key="audit.canaries", help="The one-run audit only; the mislabelled canaries number "
+                                                           "500, or 40% of the held-out rows where fewer.")
     seed = noise_mode_input("audit.seed", uploaded=False, container=st, in_form=True)
     if st.form_submit_button("Train and attack", type="primary"):
         close_sidebar_on_phone()  # on a phone the open sidebar would hide the result
@@ -75,7 +82,7 @@ if ds is None:
     stop_page()
 st.markdown(ATTACK_NOTES[attack])
 params = (("model", "mlp"), ("hidden", 256)) if network == "mlp" and learner in NETWORK_LEARNERS else ()
-pool_size = int(pool) if attack != "one-run" else None
+pool_size = int(pool) if attack in ("loss", "lira") else None
 training_rows = pool_capacity(ds)
 if pool_size is not None and pool_size >= training_rows:
     st.info(f"{ds.title} has {training_rows:,} training rows, fewer than the {pool_size:,} asked for the attacker's "
@@ -84,18 +91,21 @@ if pool_size is not None and pool_size >= training_rows:
     pool_size = training_rows  # one result for every larger choice
 # input canaries are mislabelled test rows (a quarter of the data): no more of them than there are
 canary_count = (int(min(canaries, input_canary_capacity(ds))) if attack == "one-run" and learner != "dpsgd"
-                else int(canaries))
-runs = {f"{get_learner(learner).title}, ε = {epsilon:g}": (learner, epsilon)}
+                else story_canaries(ds) if attack == "canaries" else int(canaries))
+runs = {f"{get_learner(learner).title}, ε = {epsilon:g}": (learner, epsilon, params)}
 contrast = contrast_learner(learner)
 if contrast is not None and not (attack == "one-run" and learner == "dpsgd"):
     title = get_learner(contrast).title
-    runs[title if "non-private" in title.lower() else f"{title} (no privacy)"] = (contrast, epsilon)
+    if attack == "canaries" and contrast == "non-private":  # trained as without privacy: wide, fit to its rows
+        runs["Non-private network (fit to its rows)"] = (contrast, epsilon, ())
+    else:
+        runs[title if "non-private" in title.lower() else f"{title} (no privacy)"] = (contrast, epsilon, params)
 
 audits = {}
-for label, (name, eps) in runs.items():
+for label, (name, eps, knobs) in runs.items():
     progress = AuditProgress(label)
     audit = run_guarded(cached_audit, name, ds.name, epsilon=float(eps), delta=float(delta), attack=attack,
-                        params=params, shadows=int(shadows), canaries=canary_count, pool_size=pool_size,
+                        params=knobs, shadows=int(shadows), canaries=canary_count, pool_size=pool_size,
                         seed=seed, progress=progress, quiet=bool(audits))
     progress.done()
     if audit is None:
@@ -114,9 +124,11 @@ c[1].metric("ε proven (95%)", f"{main.result.epsilon_lower_bound:.3g}",
                  "bound above the claim again on another seed means the implementation is broken.")
 c[2].metric("Attack AUC", f"{main.result.auc:.3f}", help="0.5 is guessing; 1 is a perfect attack.")
 caught = main.result.tpr_measured("0.01")
+interval = rate_with_interval(main.result, "0.01")[1]
 c[3].metric("Caught at 1% FPR", "—" if caught is None else f"{caught:.1%}",
             help="True positive rate at a 1% false positive rate: how many members the attacker names while "
                  "wrongly naming 1 in 100 non-members. Guessing gives 1%."
+                 + ("" if caught is None else f" 95% interval: {interval}; a rate within it is a tie.")
                  + ("" if caught is not None else f" Not measurable here: {main.result.n_nonmembers} non-members, "
                     "fewer than 100."))
 utility = model_accuracy_metric(c[4], accuracy, private_label, chance=chance_accuracy(ds))
@@ -148,20 +160,45 @@ if main.result.tpr_measured("0.001") is None:
                + ("more canaries measure it." if attack == "one-run" else
                   "a larger pool, on a larger dataset, measures it."))
 
-if hasattr(main, "most_exposed"):
+leaky_label = list(audits)[-1]
+if attack == "canaries" and len(audits) == 2 and getattr(audits[leaky_label], "records", None) is not None:
+    st.header("Exposed records")
+    leaky = audits[leaky_label]
+    st.markdown(f"The canaries **{leaky_label}** gives away most surely: each was taught a wrong label and answers "
+                f"it, which only memorising can do. Beside it, what **{private_label}** answers for the same "
+                "records.")
+    X, table = exposed_canaries(leaky, main)
+    if ds.is_image:
+        st.image([np.clip((np.asarray(img).reshape(ds.image_shape) - np.min(img)) / max(np.ptp(img), 1e-9), 0, 1)
+                  for img in X], width=96, caption=[f"taught {t}" for t in table["Taught label"]])
+    show_table(table, key="audit.exposed")
+elif hasattr(main, "most_exposed") and hasattr(main, "pool_index"):
     st.header("The records most exposed")
-    worst = audits[list(audits)[-1]]
-    st.markdown(f"The members the attack was most sure of in **{list(audits)[-1]}**, with their attack scores: "
+    worst = audits[leaky_label]
+    st.markdown(f"The members the attack was most sure of in **{leaky_label}**, with their attack scores: "
                 "the records a real release would leak first.")
     X, table = exposed_records(worst)
     if ds.is_image:
-        cols = st.columns(len(X))
-        for col, img, label, score in zip(cols, X, table["Label"], table["Attack score"]):
-            lo, hi = float(np.min(img)), float(np.max(img))
-            col.image((np.asarray(img).reshape(ds.image_shape) - lo) / max(hi - lo, 1e-9), clamp=True,
-                      caption=f"label {label}, score {score:.3g}", width="stretch",
-                      alt=f"A training record labelled {label}, attack score {score:.3g}")
+        st.image([np.clip((np.asarray(img).reshape(ds.image_shape) - np.min(img)) / max(np.ptp(img), 1e-9), 0, 1)
+                  for img in X], width=96, caption=[f"label {lab}" for lab in table["Label"]])
     show_table(table, key="audit.exposed")
+
+if learner == "dpsgd" or attack == "canaries":
+    st.header("The ε ladder")
+    st.markdown("The same training at growing ε, each run audited by the strongest attacker this page has"
+                + (" (white-box: gradient canaries read from every noisy step, the adversary DP-SGD's guarantee is "
+                   "written for)" if learner == "dpsgd" else " (mislabelled canaries)")
+                + ", and ∞ the same run without noise. The proven ε climbs with the claim and never passes it; "
+                  "two rates whose intervals overlap are a tie.")
+    if st.button("Climb the ladder (six audited runs)", key="audit.ladder") or st.session_state.get(
+            "audit.ladder_shown") == (learner, ds.name, delta, seed):
+        st.session_state["audit.ladder_shown"] = (learner, ds.name, delta, seed)
+        progress = AuditProgress("ε ladder")
+        rungs = run_guarded(cached_ladder, learner, ds.name, delta=float(delta), seed=seed, progress=progress)
+        progress.done()
+        if rungs:
+            st.plotly_chart(ladder_figure(rungs), key="audit.ladder_chart")
+            show_table(ladder_table(rungs), key="audit.ladder_table")
 st.caption("Seeded noise is for reproducible demonstrations; a real release uses secure noise (the switch in the "
            "sidebar): an attack measures the mechanism either way, and secure noise is what defeats the seed and the "
            "floating-point attacks besides.")

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..exceptions import DPTypeError
 from ..validation import check_delta, check_epsilon
-from .bounds import check_confidence, epsilon_lower_bound_from_scores
+from .bounds import check_confidence, clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound_from_scores
 from .roc import DEFAULT_FPRS, roc_curve
 
 __all__ = ["AuditResult", "audit_from_scores"]
@@ -93,6 +93,23 @@ class AuditResult:
             return None
         return float(self.tpr_at_fpr[fpr])
 
+    def tpr_interval(self, fpr: str, confidence: float = 0.95) -> tuple[float, float] | None:
+        """Two-sided Clopper-Pearson interval of the true positive rate at ``fpr`` (None where it is not measured):
+        members caught out of ``n_members``, so a difference within the interval is a tie, never a finding."""
+        rate = self.tpr_measured(fpr)
+        if rate is None or self.n_members < 1:
+            return None
+        caught = int(round(rate * self.n_members))
+        a = (1.0 - confidence) / 2
+        return (float(clopper_pearson_lower(caught, self.n_members, significance=a)),
+                float(clopper_pearson_upper(caught, self.n_members, significance=a)))
+
+    def within_chance(self, fpr: str, confidence: float = 0.95) -> bool | None:
+        """Whether the rate of members caught at ``fpr`` is within the interval of guessing: its interval holds the
+        false-alarm rate itself (a guess catches members as often as it wrongly accuses non-members)."""
+        interval = self.tpr_interval(fpr, confidence)
+        return None if interval is None else bool(interval[0] <= float(fpr) <= interval[1])
+
     def to_json_dict(self) -> dict:
         """The result as JSON-ready values (the ROC arrays are left out; an infinite epsilon is "inf"; a TPR the
         non-members are too few to measure is null, :meth:`tpr_measured`)."""
@@ -104,6 +121,8 @@ class AuditResult:
             "confidence": float(self.confidence),
             "auc": float(self.auc),
             "tpr_at_fpr": {k: self.tpr_measured(k) for k in self.tpr_at_fpr},
+            "tpr_at_fpr_interval": {k: (None if (iv := self.tpr_interval(k)) is None else list(iv))
+                                    for k in self.tpr_at_fpr},
             "advantage": float(self.advantage),
             "n_members": int(self.n_members),
             "n_nonmembers": int(self.n_nonmembers),
