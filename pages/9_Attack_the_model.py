@@ -41,6 +41,7 @@ from dpcore.ui.audit import (
     rate_with_interval,
     results_table,
     roc_figure,
+    twin_reading,
 )
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area, presenting_stage
@@ -122,7 +123,13 @@ c[1].metric("ε proven (95%)", f"{main.result.epsilon_lower_bound:.3g}",
             help="The true ε of this run is at least this, with 95% confidence (Steinke et al. 2023 for one "
                  "training run). A correct run exceeds its claim only by the 5% chance the confidence allows; a "
                  "bound above the claim again on another seed means the implementation is broken.")
-c[2].metric("Attack AUC", f"{main.result.auc:.3f}", help="0.5 is guessing; 1 is a perfect attack.")
+twin = next((a for k, a in audits.items() if k != private_label), None)
+if twin is not None:  # the contrast on the first screen: the same attack on the model trained without privacy
+    c[2].metric("ε proven without privacy", f"{twin.result.epsilon_lower_bound:.3g}",
+                help=f"The same attack on {list(audits)[-1]}: the ε its success proves (95%). The table below has "
+                     "each model's AUC and rates.")
+else:
+    c[2].metric("Attack AUC", f"{main.result.auc:.3f}", help="0.5 is guessing; 1 is a perfect attack.")
 caught = main.result.tpr_measured("0.01")
 interval = rate_with_interval(main.result, "0.01")[1]
 c[3].metric("Caught at 1% FPR", "—" if caught is None else f"{caught:.1%}",
@@ -138,7 +145,7 @@ st.markdown("**The attack-based reading:** " + (
     f"this attack proves that the run leaks at least ε = {proven:.3g} (95 % confidence), against the {claim:.3g} "
     "claimed: the attacker gets that far, the guarantee covers the rest." if proven > 0 else
     "this attack could not prove any leak (its lower bound on ε is 0): it did no better than guessing on this run.")
-    + (" " + utility if utility else ""))
+    + (" " + utility if utility else "") + twin_reading(audits, private_label))
 
 fpr = tuple(np.logspace(-3, 0, 80))
 region, exact = cached_theory(float(claim), float(main.result.delta), main.event, repr(main.event), fpr)
@@ -170,7 +177,8 @@ if attack == "canaries" and len(audits) == 2 and getattr(audits[leaky_label], "r
     X, table = exposed_canaries(leaky, main)
     if ds.is_image:
         st.image([np.clip((np.asarray(img).reshape(ds.image_shape) - np.min(img)) / max(np.ptp(img), 1e-9), 0, 1)
-                  for img in X], width=96, caption=[f"taught {t}" for t in table["Taught label"]])
+                  for img in X], width=96,
+                 caption=[f"{true} taught as {t}" for t, true in zip(table["Taught label"], table["True label"])])
     show_table(table, key="audit.exposed")
 elif hasattr(main, "most_exposed") and hasattr(main, "pool_index"):
     st.header("The records most exposed")

@@ -1,0 +1,58 @@
+"""The Attack page's default audit: mislabelled canaries in the full training set, a leaky twin, and the ε ladder."""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from dpcore.audit import canaries as canaries_module
+from dpcore.audit.run import epsilon_ladder, leaky_network_params, run_audit, story_canaries
+from dpcore.datasets import train_test_split
+
+
+def test_the_default_audit_inserts_canaries_into_the_full_training_set_and_scores_accuracy_on_the_rest():
+    audit = run_audit("dpsgd", "iris", epsilon=1.0, seed=0)
+    m = story_canaries("iris")
+    assert audit.result.n_members + audit.result.n_nonmembers == m == audit.scores.size
+    assert audit.records.shape[0] == m and (audit.taught != audit.true_labels).all()  # every canary mislabelled
+    assert 0.0 <= audit.accuracy <= 1.0 and audit.target_accuracy == audit.accuracy
+    # the same seed gives the same canaries and coins to the twin: one experiment, two models
+    twin = run_audit("non-private", "iris", epsilon=1.0, seed=0)
+    assert (twin.included == audit.included).all() and np.array_equal(twin.taught, audit.taught)
+    assert twin.result.epsilon == math.inf
+
+
+def test_the_leaky_twin_is_a_wide_network_whose_batch_fits_the_rows():
+    assert leaky_network_params(3750)["batch_size"] == 128 and leaky_network_params(40)["batch_size"] == 40
+    assert leaky_network_params(100)["model"] == "mlp"
+
+
+def test_a_learner_that_claims_epsilon_one_but_trains_without_noise_is_caught(monkeypatch):
+    real = canaries_module.run_learner
+
+    def no_noise(name, split, **kw):  # the leaky network, passed off as DP-SGD at the ε it was asked for
+        res = real("non-private", split, **{**kw, "params": leaky_network_params(split.y_train.size)})
+        return dataclasses.replace(res, epsilon=kw["epsilon"], delta=kw["delta"])
+
+    monkeypatch.setattr(canaries_module, "run_learner", no_noise)
+    audit = run_audit("dpsgd", "digits", epsilon=1.0, seed=0)
+    assert audit.result.epsilon == 1.0 and audit.result.epsilon_lower_bound > 1.0
+
+
+def test_the_ladder_climbs_within_its_intervals_and_never_passes_the_claim():
+    rungs = epsilon_ladder("dpsgd", "iris", canaries=400, seed=0)
+    claims = [e for e, _ in rungs]
+    assert claims == [0.5, 1.0, 2.0, 4.0, 8.0, math.inf]
+    proven = [a.result.epsilon_lower_bound for _, a in rungs]
+    assert all(p <= e for p, e in zip(proven, claims) if math.isfinite(e))
+    assert proven[-1] > 2.0 and proven[-1] > max(proven[:-1])  # no noise: the white-box canaries are found
+    for (_, low), (_, high) in zip(rungs, rungs[1:]):  # a higher claim is never caught significantly less often
+        lo_iv, hi_iv = low.result.tpr_interval("0.01"), high.result.tpr_interval("0.01")
+        assert lo_iv[0] <= hi_iv[1]
+
+
+def test_the_canaries_come_from_the_held_out_rows_and_leave_the_rest_to_measure_accuracy():
+    split = train_test_split("digits", seed=0)
+    m = story_canaries("digits")
+    assert m == int(0.4 * split.y_test.size)  # 40 % of the held-out rows; 60 % still measure the accuracy
