@@ -180,7 +180,8 @@ register(Reproduction(
     published="DP-SGD with sampling ratio q = 0.01, noise σ = 4 and δ = 1e-5: after T = 10,000 steps (100 epochs) "
               "the moments accountant gives ε ≈ 1.26, the strong composition theorem ε ≈ 9.34; the gap widens with "
               "every epoch.",
-    setup="The same q, σ and δ over 1-400 epochs: dp_accounting's RDP accountant (the moments accountant), its PLD "
+    setup="The same q, σ and δ over 1-400 epochs: the moments accountant as the paper ran it (integer orders 2-32, "
+          "its tail bound) for its number; dp_accounting's RDP accountant (the same moments), its PLD "
           "accountant, and the strong (advanced) composition theorem on the per-step subsampled Gaussian bound; "
           "Opacus's RDP accountant as an independent reference.",
     difference="The moments accountant's own conversion (integer orders up to 32, its tail bound) gives the "

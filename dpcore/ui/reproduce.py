@@ -95,8 +95,8 @@ def reproduction_figure(entry: Reproduction, result: ReproductionResult) -> go.F
                                  textposition="middle left",
                                  marker=dict(color=palette.BLACK, size=14, symbol=("star", "x", "cross")[k % 3],
                                              line=dict(width=1, color="white"))))
-    fig.update_layout(xaxis_title=entry.x_label + (" — log scale" if entry.log_x else ""),
-                      yaxis_title=entry.y_label + (" — log scale" if entry.log_y else ""), height=440,
+    fig.update_layout(xaxis_title=entry.x_label + (" (log scale)" if entry.log_x else ""),
+                      yaxis_title=entry.y_label + (" (log)" if entry.log_y else ""), height=440,
                       margin=dict(l=10, r=10, t=30, b=10))
     if entry.log_x:
         fig.update_xaxes(type="log")
