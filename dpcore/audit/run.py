@@ -19,8 +19,8 @@ from ..learners import get_learner
 from .canaries import DEFAULT_CANARIES, CanaryAudit, gradient_canary_audit, input_canary_audit, input_canary_capacity
 from .membership import MembershipAudit, ProgressCallback, membership_audit
 
-__all__ = ["AUDIT_KINDS", "DEFAULT_ATTACK", "STORY_CANARIES", "contrast_learner", "leaky_network_params",
-           "run_audit"]
+__all__ = ["AUDIT_KINDS", "DEFAULT_ATTACK", "LADDER_EPSILONS", "STORY_CANARIES", "contrast_learner", "epsilon_ladder",
+           "leaky_network_params", "run_audit", "story_canaries"]
 
 #: ``attack`` values of :func:`run_audit`: mislabelled canaries in the full training set (the default), two
 #: membership attacks on models trained on half a pool, and the one-run canary audit.
