@@ -49,6 +49,8 @@ def contrast_learner(name: str) -> str | None:
     from ..learners import learners
 
     spec = get_learner(name)
+    if not spec.private:  # a non-private learner is its own contrast
+        return None
     base = spec.baseline or "non-private"
     tasks = get_learner(base).tasks if base in learners() else ()
     return base if any(t in tasks for t in spec.tasks) else None
