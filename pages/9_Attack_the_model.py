@@ -29,18 +29,15 @@ from dpcore.ui.audit import (
     NETWORK_LEARNERS,
     AuditProgress,
     cached_audit,
-    cached_ladder,
     cached_theory,
     chance_accuracy,
-    exposed_canaries,
-    exposed_records,
-    ladder_figure,
-    ladder_table,
     model_accuracy_metric,
     private_learners,
     rate_with_interval,
     results_table,
     roc_figure,
+    show_exposed,
+    show_ladder,
     twin_reading,
 )
 from dpcore.ui.links import stop_page
@@ -167,46 +164,9 @@ if main.result.tpr_measured("0.001") is None:
                + ("more canaries measure it." if attack == "one-run" else
                   "a larger pool, on a larger dataset, measures it."))
 
-leaky_label = list(audits)[-1]
-if attack == "canaries" and len(audits) == 2 and getattr(audits[leaky_label], "records", None) is not None:
-    st.header("Exposed records")
-    leaky = audits[leaky_label]
-    st.markdown(f"The canaries **{leaky_label}** gives away most surely: each was taught a wrong label and answers "
-                f"it, which only memorising can do. Beside it, what **{private_label}** answers for the same "
-                "records.")
-    X, table = exposed_canaries(leaky, main)
-    if ds.is_image:
-        st.image([np.clip((np.asarray(img).reshape(ds.image_shape) - np.min(img)) / max(np.ptp(img), 1e-9), 0, 1)
-                  for img in X], width=96,
-                 caption=[f"{true} taught as {t}" for t, true in zip(table["Taught label"], table["True label"])])
-    show_table(table, key="audit.exposed")
-elif hasattr(main, "most_exposed") and hasattr(main, "pool_index"):
-    st.header("The records most exposed")
-    worst = audits[leaky_label]
-    st.markdown(f"The members the attack was most sure of in **{leaky_label}**, with their attack scores: "
-                "the records a real release would leak first.")
-    X, table = exposed_records(worst)
-    if ds.is_image:
-        st.image([np.clip((np.asarray(img).reshape(ds.image_shape) - np.min(img)) / max(np.ptp(img), 1e-9), 0, 1)
-                  for img in X], width=96, caption=[f"label {lab}" for lab in table["Label"]])
-    show_table(table, key="audit.exposed")
-
+show_exposed(audits, private_label, attack=attack, image_shape=ds.image_shape if ds.is_image else None)
 if learner == "dpsgd" or attack == "canaries":
-    st.header("The ε ladder")
-    st.markdown("The same training at growing ε, each run audited by the strongest attacker this page has"
-                + (" (white-box: gradient canaries read from every noisy step, the adversary DP-SGD's guarantee is "
-                   "written for)" if learner == "dpsgd" else " (mislabelled canaries)")
-                + ", and ∞ the same run without noise. The proven ε climbs with the claim and never passes it; "
-                  "two rates whose intervals overlap are a tie.")
-    if st.button("Climb the ladder (six audited runs)", key="audit.ladder") or st.session_state.get(
-            "audit.ladder_shown") == (learner, ds.name, delta, seed):
-        st.session_state["audit.ladder_shown"] = (learner, ds.name, delta, seed)
-        progress = AuditProgress("ε ladder")
-        rungs = run_guarded(cached_ladder, learner, ds.name, delta=float(delta), seed=seed, progress=progress)
-        progress.done()
-        if rungs:
-            st.plotly_chart(ladder_figure(rungs), key="audit.ladder_chart")
-            show_table(ladder_table(rungs), key="audit.ladder_table")
+    show_ladder(learner, ds.name, delta=float(delta), seed=seed)
 st.caption("Seeded noise is for reproducible demonstrations; a real release uses secure noise (the switch in the "
            "sidebar): an attack measures the mechanism either way, and secure noise is what defeats the seed and the "
            "floating-point attacks besides.")

@@ -13,7 +13,7 @@ from ..audit import max_tpr_at_fpr, pld_max_tpr_at_fpr, run_audit
 from ..audit.run import epsilon_ladder
 from ..learners import learners
 from ..rng import noise_mode
-from .common import DASH, format_epsilon, majority_accuracy, remembered, shared_call
+from .common import DASH, format_epsilon, majority_accuracy, remembered, run_guarded, shared_call, show_table
 from .live import BAR_SECONDS, Every
 
 #: How each attack is offered on the page, and what it assumes and knows.
@@ -283,3 +283,55 @@ def model_accuracy_metric(col, accuracy: Mapping[str, float | None], private_lab
                 f"no better than always answering the most common class ({chance:.1%}). A model that learnt "
                 "nothing has nothing to leak; raise ε to see what privacy costs and what it protects.")
     return f"The private model is right on {acc:.1%} of the records it never saw{beside}."
+
+
+def _pictures(X, image_shape, captions) -> None:
+    """Records as one strip of small pictures that wraps (3 a row on a phone), each scaled to its own range."""
+    st.image([np.clip((np.asarray(img).reshape(image_shape) - np.min(img)) / max(np.ptp(img), 1e-9), 0, 1)
+              for img in X], width=96, caption=list(captions))
+
+
+def show_exposed(audits: Mapping[str, Any], private_label: str, *, attack: str, image_shape) -> None:
+    """The records the leakiest model gives away: for the canary attack the canaries the twin answers with the label
+    it was taught, beside the private model's answers for the same; for a pool attack the members most surely named."""
+    leaky_label = list(audits)[-1]
+    leaky, main = audits[leaky_label], audits[private_label]
+    if attack == "canaries" and len(audits) == 2 and getattr(leaky, "records", None) is not None:
+        st.header("Exposed records")
+        st.markdown(f"The canaries **{leaky_label}** gives away most surely: each was taught a wrong label and "
+                    f"answers it, which only memorising can do. Beside it, what **{private_label}** answers for the "
+                    "same records.")
+        X, table = exposed_canaries(leaky, main)
+        if image_shape is not None:
+            _pictures(X, image_shape, (f"{true} taught as {t}" for t, true in
+                                       zip(table["Taught label"], table["True label"])))
+        show_table(table, key="audit.exposed")
+    elif hasattr(main, "pool_index"):
+        st.header("The records most exposed")
+        st.markdown(f"The members the attack was most sure of in **{leaky_label}**, with their attack scores: the "
+                    "records a real release would leak first.")
+        X, table = exposed_records(leaky)
+        if image_shape is not None:
+            _pictures(X, image_shape, (f"label {lab}" for lab in table["Label"]))
+        show_table(table, key="audit.exposed")
+
+
+def show_ladder(learner: str, dataset: str, *, delta: float, seed: int | None) -> None:
+    """The ε ladder, on a click (six audited runs), then kept for this learner, data, δ and seed."""
+    st.header("The ε ladder")
+    st.markdown("The same training at growing ε, each run audited by the strongest attacker this page has"
+                + (" (white-box: gradient canaries read from every noisy step, the adversary DP-SGD's guarantee is "
+                   "written for)" if learner == "dpsgd" else " (mislabelled canaries)")
+                + ", and ∞ the same run without noise. The proven ε climbs with the claim and never passes it; two "
+                  "rates whose intervals overlap are a tie.")
+    asked = (learner, dataset, delta, seed)
+    if st.button("Climb the ladder (six audited runs)", key="audit.ladder"):
+        st.session_state["audit.ladder_shown"] = asked
+    if st.session_state.get("audit.ladder_shown") != asked:
+        return
+    progress = AuditProgress("ε ladder")
+    rungs = run_guarded(cached_ladder, learner, dataset, delta=delta, seed=seed, progress=progress)
+    progress.done()
+    if rungs:
+        st.plotly_chart(ladder_figure(rungs), key="audit.ladder_chart")
+        show_table(ladder_table(rungs), key="audit.ladder_table")
