@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from dpcore.audit.run import LADDER_EPSILONS, epsilon_ladder, run_audit  # noqa: E402
 from dpcore.defaults import DELTA, EPSILON  # noqa: E402
 from dpcore.learners import run_learner  # noqa: E402
+from dpcore.serving import default_run_threads, default_workers, run_threads  # noqa: E402
 
 DATASET = "mnist5k"
 
@@ -116,11 +117,14 @@ def main() -> None:
     parser.add_argument("--no-before", action="store_true")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    story(args.seeds)
-    if not args.no_ladder:
-        ladder()
-    if not args.no_before:
-        before()
+    # the threads a run gets on the app's server (and the command line): the page's numbers and timings
+    with run_threads(default_run_threads(default_workers())) as threads:
+        print(f"(torch and BLAS threads per run: {threads}, as the server's workers)")
+        story(args.seeds)
+        if not args.no_ladder:
+            ladder()
+        if not args.no_before:
+            before()
 
 
 if __name__ == "__main__":

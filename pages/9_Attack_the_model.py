@@ -122,7 +122,7 @@ c[1].metric("ε proven (95%)", f"{main.result.epsilon_lower_bound:.3g}",
                  "bound above the claim again on another seed means the implementation is broken.")
 twin = next((a for k, a in audits.items() if k != private_label), None)
 if twin is not None:  # the contrast on the first screen: the same attack on the model trained without privacy
-    c[2].metric("ε proven without privacy", f"{twin.result.epsilon_lower_bound:.3g}",
+    c[2].metric("ε proven, no privacy", f"{twin.result.epsilon_lower_bound:.3g}",
                 help=f"The same attack on {list(audits)[-1]}: the ε its success proves (95%). The table below has "
                      "each model's AUC and rates.")
 else:

@@ -211,7 +211,7 @@ def ladder_table(rungs) -> pd.DataFrame:
     for eps, audit in rungs:
         r = audit.result
         caught, interval = rate_with_interval(r, "0.01")
-        rows.append({"ε claimed": format_epsilon(eps), "ε proven (95%)": round(r.epsilon_lower_bound, 2),
+        rows.append({"ε claimed": _rung(eps), "ε proven (95%)": round(r.epsilon_lower_bound, 2),
                      "Caught at 1% FPR": caught, "95% interval": interval, "AUC": round(r.auc, 3),
                      "Accuracy": None if audit.accuracy is None else round(audit.accuracy, 3)})
     return pd.DataFrame(rows)
@@ -219,7 +219,7 @@ def ladder_table(rungs) -> pd.DataFrame:
 
 def ladder_figure(rungs) -> go.Figure:
     """Proven ε against claimed ε: the bars must stay under the claim (the staircase); ∞ is the last step."""
-    labels = [format_epsilon(e) for e, _ in rungs]
+    labels = [_rung(e) for e, _ in rungs]
     proven = [a.result.epsilon_lower_bound for _, a in rungs]
     finite = [e for e, _ in rungs if math.isfinite(e)]
     top = max(proven + finite + [1.0])
@@ -231,8 +231,14 @@ def ladder_figure(rungs) -> go.Figure:
     fig.add_trace(go.Bar(x=labels, y=proven, name="ε proven by the attack (95%)", marker_color="#D55E00",
                          text=[f"{p:.2f}" for p in proven], textposition="outside"))
     fig.update_layout(barmode="overlay", height=340, margin=dict(l=10, r=10, t=30, b=10),
-                      xaxis_title="ε claimed", yaxis_title="ε", legend=dict(orientation="h", y=-0.25, x=0))
+                      xaxis=dict(title="ε claimed", type="category"), yaxis_title="ε",
+                      legend=dict(orientation="h", y=-0.25, x=0))
     return fig
+
+
+def _rung(epsilon: float) -> str:
+    """A rung's claim as the ladder labels it: "∞ (no noise)" for the run without noise."""
+    return f"{epsilon:g}" if math.isfinite(epsilon) else "∞ (no noise)"
 
 
 def exposed_records(audit, k: int = 8) -> tuple[np.ndarray, pd.DataFrame]:
@@ -330,7 +336,8 @@ def show_ladder(learner: str, dataset: str, *, delta: float, seed: int | None) -
     if st.session_state.get("audit.ladder_shown") != asked:
         return
     progress = AuditProgress("ε ladder")
-    rungs = run_guarded(cached_ladder, learner, dataset, delta=delta, seed=seed, progress=progress)
+    rungs = run_guarded(cached_ladder, learner, dataset, delta=delta, seed=seed, progress=progress,
+                        hide_warnings=("noise_multiplier=0",))  # the ∞ rung is the run without noise on purpose
     progress.done()
     if rungs:
         st.plotly_chart(ladder_figure(rungs), key="audit.ladder_chart")

@@ -98,7 +98,7 @@ def test_the_ladder_climbs_with_the_claim_and_never_passes_it():
     at.button(key="audit.ladder").click().run()
     assert not at.exception, at.exception
     ladder = at.dataframe[-1].value
-    assert list(ladder["ε claimed"]) == ["0.5", "1", "2", "4", "8", "∞ (not private)"]
+    assert list(ladder["ε claimed"]) == ["0.5", "1", "2", "4", "8", "∞ (no noise)"]
     proven = ladder["ε proven (95%)"].astype(float).tolist()
     assert all(p <= float(c) for p, c in zip(proven[:-1], ladder["ε claimed"][:-1]))
     assert proven[-1] > max(proven[:-1])  # without noise the white-box canaries are found
