@@ -11,7 +11,7 @@ import numpy as np
 from ..exceptions import DPTypeError
 from ..validation import check_delta, check_epsilon
 from .bounds import check_confidence, clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound_from_scores
-from .roc import DEFAULT_FPRS, roc_curve
+from .roc import DEFAULT_FPRS, chance_tpr_interval, roc_curve
 
 __all__ = ["AuditResult", "audit_from_scores"]
 
@@ -105,10 +105,14 @@ class AuditResult:
                 float(clopper_pearson_upper(caught, self.n_members, significance=a)))
 
     def within_chance(self, fpr: str, confidence: float = 0.95) -> bool | None:
-        """Whether the rate of members caught at ``fpr`` is within the interval of guessing: its interval holds the
-        false-alarm rate itself (a guess catches members as often as it wrongly accuses non-members)."""
-        interval = self.tpr_interval(fpr, confidence)
-        return None if interval is None else bool(interval[0] <= float(fpr) <= interval[1])
+        """Whether the rate of members caught at ``fpr`` is within the range a guessing attack reaches
+        (:func:`~dpcore.audit.roc.chance_tpr_interval`: members and non-members in a random order, the threshold
+        moving with the non-members' scores); None where the rate is not measured."""
+        rate = self.tpr_measured(fpr)
+        if rate is None:
+            return None
+        lo, hi = chance_tpr_interval(self.n_members, self.n_nonmembers, float(fpr), confidence=confidence)
+        return bool(lo <= rate <= hi)
 
     def to_json_dict(self) -> dict:
         """The result as JSON-ready values (the ROC arrays are left out; an infinite epsilon is "inf"; a TPR the
