@@ -56,3 +56,19 @@ def test_the_canaries_come_from_the_held_out_rows_and_leave_the_rest_to_measure_
     split = train_test_split("digits", seed=0)
     m = story_canaries("digits")
     assert m == int(0.4 * split.y_test.size)  # 40 % of the held-out rows; 60 % still measure the accuracy
+
+
+def test_chance_is_the_range_a_guess_reaches_and_a_leak_leaves_it():
+    from dpcore.audit.result import audit_from_scores
+    from dpcore.audit.roc import chance_tpr_interval, roc_curve
+
+    lo, hi = chance_tpr_interval(250, 250, 0.01)
+    rng = np.random.default_rng(3)
+    guesses = [roc_curve(rng.random(250), rng.random(250)).tpr_at(0.01) for _ in range(2000)]
+    inside = np.mean([lo <= g <= hi for g in guesses])
+    assert 0.93 <= inside <= 1.0  # a guess lands in its own range about 95 % of the time
+    assert hi > 0.01 + 0.02  # the threshold moves with the non-members: wider than a binomial interval around 1 %
+    leak = audit_from_scores(rng.normal(1.5, 1, 250), rng.normal(0, 1, 250), attack="demo", epsilon=1.0, delta=1e-5)
+    assert leak.within_chance("0.01") is False
+    low, high = leak.tpr_interval("0.01")  # the measured rate sits inside its own Clopper-Pearson interval
+    assert low <= leak.tpr_at_fpr["0.01"] <= high
