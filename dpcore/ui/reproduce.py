@@ -48,9 +48,9 @@ STATUS_HELP = {
     "reproduced": "every claim holds: the paper's own numbers within the tolerance each check states, and every "
                   "ordering or trend it reports",
     "reproduced in shape": "every ordering and trend the paper reports holds, but our level differs from its "
-                           "numbers by more than the tolerance: the box below says by how much and why",
+                           "numbers by more than the tolerance",
     "not reproduced": "an ordering or trend the paper reports does not hold here (or, where the paper gives only a "
-                      "number, ours is outside its tolerance): the box below says by how much and why",
+                      "number, ours is outside its tolerance)",
 }
 
 
