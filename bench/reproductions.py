@@ -134,7 +134,7 @@ def main(argv=None) -> int:
             print(f"  gap: {r.gap}")
         print(f"  {r.seconds:.1f} s (target < 120 s)")
         failed += not r.passed
-        summary.append((name, sum(c.holds for c in r.checks), len(r.checks), r.seconds, r.reproduced))
+        summary.append((name, sum(c.holds for c in r.checks), len(r.checks), r.seconds, r.status))
     print("\nentry                        checks   seconds  reproduced")
     for name, held, total, secs, verdict in summary:
         print(f"{name:<28} {held:>2}/{total:<4} {secs:>8.1f}  {verdict}")

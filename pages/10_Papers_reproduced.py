@@ -18,6 +18,7 @@ from dpcore.ui.reproduce import (
     overview_table,
     progress_callback,
     reproduction_figure,
+    status_box,
 )
 
 page_header(
@@ -34,7 +35,7 @@ name = control_area(st).selectbox(  # on the page, wide enough for the paper's n
 entry = get_reproduction(name)
 
 st.subheader(entry.title)
-st.markdown(f"**{entry.citation}** · {entry.where}")
+st.markdown(f"**{entry.citation}** · {entry.where}" + (f" · [read the paper]({entry.url})" if entry.url else ""))
 left, right = st.columns(2)
 left.markdown(f"**What the paper reports.** {entry.published}")
 right.markdown(f"**What runs here.** {entry.setup}")
@@ -80,15 +81,13 @@ slot.empty()
 if result is None:
     stop_page()
 
-held = sum(c.holds for c in result.checks)
-c1, c2, c3 = st.columns(3)
-c1.metric("Checks that hold", f"{held} / {len(result.checks)}",
-          help="Each check is a claim on our run with its tolerance written out below. A check may ask less than "
-               "the paper's number (data we cannot ship, a different setup): then \"Reproduced\" says in part.")
+box, said = status_box(result)
+getattr(st, box)(said)
+c1, c2 = st.columns(2)
+c1.metric("Claims that hold", f"{sum(c.holds for c in result.checks)} / {len(result.checks)}",
+          help="Each check below is the paper's own number (within a tolerance the check states) or an ordering or "
+               "trend the paper reports; none passes whatever the paper said.")
 c2.metric("Runtime", f"{result.seconds:.1f} s")
-c3.metric("Reproduced", result.reproduced,
-          help="yes: every check holds and nothing differs from the paper's result; in part: the checks hold but "
-               "our number or setup falls short of the paper's (the yellow box says how); no: a check fails.")
 
 fig = reproduction_figure(entry, result)
 if fig is not None:
@@ -105,9 +104,6 @@ else:
     show_frame(table, key="repro.table")
 st.markdown("#### What we check")
 st.markdown(checks_markdown(result))
-if result.gap:
-    st.warning(result.gap if result.gap.startswith("Not reproduced") else
-               f"**{'Reproduced in part' if result.reproduced == 'in part' else 'Not reproduced'}.** {result.gap}")
 with st.expander("The numbers behind the chart"):
     wide = curve_table(result)
     if wide is not None:

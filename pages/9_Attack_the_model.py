@@ -8,6 +8,7 @@ import streamlit as st
 
 from dpcore.audit import DEFAULT_POOL_SIZE, POOL_SIZES, pool_capacity
 from dpcore.audit.canaries import DEFAULT_CANARIES, input_canary_capacity
+from dpcore.audit.run import DEFAULT_ATTACK, contrast_learner, story_canaries
 from dpcore.defaults import LEARNER
 from dpcore.learners import get_learner
 from dpcore.ui import (
@@ -30,12 +31,14 @@ from dpcore.ui.audit import (
     cached_audit,
     cached_theory,
     chance_accuracy,
-    contrast_learner,
-    exposed_records,
     model_accuracy_metric,
     private_learners,
+    rate_with_interval,
     results_table,
     roc_figure,
+    show_exposed,
+    show_ladder,
+    twin_reading,
 )
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area, presenting_stage
@@ -60,13 +63,15 @@ with control_area(st.sidebar).form("audit.form"):
     epsilon = epsilon_input("audit.eps", container=key_slot, in_form=True)
     delta = delta_input("audit.delta", container=st)
     st.header("Attack")
-    attack = st.radio("Attack", list(ATTACK_LABELS), format_func=ATTACK_LABELS.get, key="audit.attack")
+    attack = st.radio("Attack", list(ATTACK_LABELS), index=list(ATTACK_LABELS).index(DEFAULT_ATTACK),
+                      format_func=ATTACK_LABELS.get, key="audit.attack")
     pool = st.select_slider("Records in the attacker's pool (half are members)", POOL_SIZES,
                             value=DEFAULT_POOL_SIZE, key="audit.pool", help="Membership attacks only. Fewer "
                             "records: the model memorises more, and a private model learns less.")
     shadows = st.select_slider("Shadow models (LiRA)", [4, 8, 16, 32], value=16, key="audit.shadows")
     canaries = st.select_slider("Canaries (one-run audit)", [100, 200, 500, 1000, 2000], value=DEFAULT_CANARIES,
-                                key="audit.canaries")
+                                key="audit.canaries", help="The one-run audit only; the mislabelled canaries number "
+                                                           "500, or 40% of the held-out rows where fewer.")
     seed = noise_mode_input("audit.seed", uploaded=False, container=st, in_form=True)
     if st.form_submit_button("Train and attack", type="primary"):
         close_sidebar_on_phone()  # on a phone the open sidebar would hide the result
@@ -75,7 +80,7 @@ if ds is None:
     stop_page()
 st.markdown(ATTACK_NOTES[attack])
 params = (("model", "mlp"), ("hidden", 256)) if network == "mlp" and learner in NETWORK_LEARNERS else ()
-pool_size = int(pool) if attack != "one-run" else None
+pool_size = int(pool) if attack in ("loss", "lira") else None
 training_rows = pool_capacity(ds)
 if pool_size is not None and pool_size >= training_rows:
     st.info(f"{ds.title} has {training_rows:,} training rows, fewer than the {pool_size:,} asked for the attacker's "
@@ -84,18 +89,21 @@ if pool_size is not None and pool_size >= training_rows:
     pool_size = training_rows  # one result for every larger choice
 # input canaries are mislabelled test rows (a quarter of the data): no more of them than there are
 canary_count = (int(min(canaries, input_canary_capacity(ds))) if attack == "one-run" and learner != "dpsgd"
-                else int(canaries))
-runs = {f"{get_learner(learner).title}, ε = {epsilon:g}": (learner, epsilon)}
+                else story_canaries(ds) if attack == "canaries" else int(canaries))
+runs = {f"{get_learner(learner).title}, ε = {epsilon:g}": (learner, epsilon, params)}
 contrast = contrast_learner(learner)
 if contrast is not None and not (attack == "one-run" and learner == "dpsgd"):
     title = get_learner(contrast).title
-    runs[title if "non-private" in title.lower() else f"{title} (no privacy)"] = (contrast, epsilon)
+    if attack == "canaries" and contrast == "non-private":  # trained as without privacy: wide, fit to its rows
+        runs["Non-private network (fit to its rows)"] = (contrast, epsilon, ())
+    else:
+        runs[title if "non-private" in title.lower() else f"{title} (no privacy)"] = (contrast, epsilon, params)
 
 audits = {}
-for label, (name, eps) in runs.items():
+for label, (name, eps, knobs) in runs.items():
     progress = AuditProgress(label)
     audit = run_guarded(cached_audit, name, ds.name, epsilon=float(eps), delta=float(delta), attack=attack,
-                        params=params, shadows=int(shadows), canaries=canary_count, pool_size=pool_size,
+                        params=knobs, shadows=int(shadows), canaries=canary_count, pool_size=pool_size,
                         seed=seed, progress=progress, quiet=bool(audits))
     progress.done()
     if audit is None:
@@ -112,11 +120,19 @@ c[1].metric("ε proven (95%)", f"{main.result.epsilon_lower_bound:.3g}",
             help="The true ε of this run is at least this, with 95% confidence (Steinke et al. 2023 for one "
                  "training run). A correct run exceeds its claim only by the 5% chance the confidence allows; a "
                  "bound above the claim again on another seed means the implementation is broken.")
-c[2].metric("Attack AUC", f"{main.result.auc:.3f}", help="0.5 is guessing; 1 is a perfect attack.")
+twin = next((a for k, a in audits.items() if k != private_label), None)
+if twin is not None:  # the contrast on the first screen: the same attack on the model trained without privacy
+    c[2].metric("ε proven, no privacy", f"{twin.result.epsilon_lower_bound:.3g}",
+                help=f"The same attack on {list(audits)[-1]}: the ε its success proves (95%). The table below has "
+                     "each model's AUC and rates.")
+else:
+    c[2].metric("Attack AUC", f"{main.result.auc:.3f}", help="0.5 is guessing; 1 is a perfect attack.")
 caught = main.result.tpr_measured("0.01")
+interval = rate_with_interval(main.result, "0.01")[1]
 c[3].metric("Caught at 1% FPR", "—" if caught is None else f"{caught:.1%}",
             help="True positive rate at a 1% false positive rate: how many members the attacker names while "
                  "wrongly naming 1 in 100 non-members. Guessing gives 1%."
+                 + ("" if caught is None else f" 95% interval: {interval}; a rate within it is a tie.")
                  + ("" if caught is not None else f" Not measurable here: {main.result.n_nonmembers} non-members, "
                     "fewer than 100."))
 utility = model_accuracy_metric(c[4], accuracy, private_label, chance=chance_accuracy(ds))
@@ -126,7 +142,7 @@ st.markdown("**The attack-based reading:** " + (
     f"this attack proves that the run leaks at least ε = {proven:.3g} (95 % confidence), against the {claim:.3g} "
     "claimed: the attacker gets that far, the guarantee covers the rest." if proven > 0 else
     "this attack could not prove any leak (its lower bound on ε is 0): it did no better than guessing on this run.")
-    + (" " + utility if utility else ""))
+    + (" " + utility if utility else "") + twin_reading(audits, private_label))
 
 fpr = tuple(np.logspace(-3, 0, 80))
 region, exact = cached_theory(float(claim), float(main.result.delta), main.event, repr(main.event), fpr)
@@ -148,20 +164,9 @@ if main.result.tpr_measured("0.001") is None:
                + ("more canaries measure it." if attack == "one-run" else
                   "a larger pool, on a larger dataset, measures it."))
 
-if hasattr(main, "most_exposed"):
-    st.header("The records most exposed")
-    worst = audits[list(audits)[-1]]
-    st.markdown(f"The members the attack was most sure of in **{list(audits)[-1]}**, with their attack scores: "
-                "the records a real release would leak first.")
-    X, table = exposed_records(worst)
-    if ds.is_image:
-        cols = st.columns(len(X))
-        for col, img, label, score in zip(cols, X, table["Label"], table["Attack score"]):
-            lo, hi = float(np.min(img)), float(np.max(img))
-            col.image((np.asarray(img).reshape(ds.image_shape) - lo) / max(hi - lo, 1e-9), clamp=True,
-                      caption=f"label {label}, score {score:.3g}", width="stretch",
-                      alt=f"A training record labelled {label}, attack score {score:.3g}")
-    show_table(table, key="audit.exposed")
+show_exposed(audits, private_label, attack=attack, image_shape=ds.image_shape if ds.is_image else None)
+if learner == "dpsgd" or attack == "canaries":
+    show_ladder(learner, ds.name, delta=float(delta), seed=seed)
 st.caption("Seeded noise is for reproducible demonstrations; a real release uses secure noise (the switch in the "
            "sidebar): an attack measures the mechanism either way, and secure noise is what defeats the seed and the "
            "floating-point attacks besides.")

@@ -159,7 +159,8 @@ def test_an_epsilon_of_zero_for_finite_noise_is_explained_as_zero_delta_dp(capsy
 def test_an_audit_pool_larger_than_the_training_rows_is_capped_with_a_note(capsys):
     from dpcore.cli import main
 
-    assert main(["audit", "--dataset", "iris", "--algorithm", "non-private", "--pool-size", "100000", "--json"]) == 0
+    assert main(["audit", "--dataset", "iris", "--algorithm", "non-private", "--attack", "loss",
+                 "--pool-size", "100000", "--json"]) == 0
     out = capsys.readouterr()
     assert "--pool-size 100000 is more than the 114 training rows" in out.err
     result = json.loads(out.out.strip().splitlines()[-1])

@@ -28,6 +28,8 @@ Audits of the library's own learners, trained for real:
   and black-box mislabelled input canaries (any learner).
 - :mod:`~dpcore.audit.release`: output perturbation's release step against its worst-case
   pair of answers.
+- :mod:`~dpcore.audit.run`: one entry point; the default audit puts mislabelled canaries into the
+  full training set and attacks a private learner beside its non-private twin; the ε ladder.
 """
 from __future__ import annotations
 
@@ -78,7 +80,13 @@ _WHERE = {
     "roc_curve": "roc",
     "tpr_at_fpr": "roc",
     "AUDIT_KINDS": "run",
+    "DEFAULT_ATTACK": "run",
+    "LADDER_EPSILONS": "run",
+    "contrast_learner": "run",
+    "epsilon_ladder": "run",
+    "leaky_network_params": "run",
     "run_audit": "run",
+    "story_canaries": "run",
     "gaussian_tradeoff_tpr": "theory",
     "max_advantage": "theory",
     "max_tpr_at_fpr": "theory",

@@ -68,6 +68,20 @@ class CanaryAudit:
     accuracy: float | None = None  # the audited model's test accuracy (its utility with the canaries in)
     run: dict = field(default_factory=dict)  # what ran: noise_multiplier, sample_rate, steps (DP-SGD)
     event: Any = None  # the audited run's dp_accounting event (None if not private)
+    #: input canaries only: each canary's record, the label it was taught and (mislabelled canaries) its true label
+    records: np.ndarray | None = field(default=None, repr=False)
+    taught: np.ndarray | None = field(default=None, repr=False)
+    true_labels: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def target_accuracy(self) -> float | None:
+        """The audited model's accuracy on test rows it never saw (the name a membership audit uses)."""
+        return self.accuracy
+
+    def most_exposed(self, k: int = 8) -> np.ndarray:
+        """Positions of the k included canaries the attack is most sure of, most exposed first."""
+        idx = np.flatnonzero(self.included)
+        return idx[np.argsort(-self.scores[idx], kind="stable")][:k]
 
 
 def _split(data: "str | Dataset", seed: int) -> Split:
@@ -178,10 +192,12 @@ def _mislabel(y: np.ndarray, split: Split, rng: np.random.Generator) -> np.ndarr
     return np.where(y < (lo + hi) / 2, hi, lo).astype(float)
 
 
-def _input_canaries(split: Split, m: int, style: str, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def _input_canaries(split: Split, m: int, style: str,
+                    rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The canaries' records and taught labels, and (mislabelled canaries) the test rows they were made from."""
     if style == "mislabelled":
         pick = np.sort(rng.choice(split.X_test.shape[0], size=m, replace=False))
-        return split.X_test[pick], _mislabel(np.asarray(split.y_test)[pick], split, rng)
+        return split.X_test[pick], _mislabel(np.asarray(split.y_test)[pick], split, rng), pick
     if style != "random":
         raise DPValueError(f"canary_style must be one of {', '.join(INPUT_CANARIES)}, got {style!r}")
     if split.dataset.bounds is None:
@@ -190,9 +206,9 @@ def _input_canaries(split: Split, m: int, style: str, rng: np.random.Generator) 
     lo, hi = (np.asarray(b, dtype=float) for b in split.dataset.bounds)
     X = rng.uniform(lo, hi, size=(m, lo.size))
     if split.task == "classification":
-        return X, rng.integers(0, split.n_classes, size=m)
+        return X, rng.integers(0, split.n_classes, size=m), None
     a, b = split.dataset.label_range or (float(np.min(split.y_train)), float(np.max(split.y_train)))
-    return X, rng.uniform(a, b, size=m)
+    return X, rng.uniform(a, b, size=m), None
 
 
 def input_canary_audit(
@@ -227,20 +243,44 @@ def input_canary_audit(
     limit = split.X_test.shape[0] if canary_style == "mislabelled" else 100_000
     m = check_int(canaries, "canaries", minimum=10, maximum=limit)
     rng = as_generator(seed + 37)
-    Xc, yc = _input_canaries(split, m, canary_style, rng)
+    Xc, yc, pick = _input_canaries(split, m, canary_style, rng)
     included = rng.random(m) < 0.5
+    # the model is also asked about the test rows no canary was made from: its accuracy on records it never saw
+    rest = np.arange(split.X_test.shape[0])
+    if pick is not None:
+        rest = np.setdiff1d(rest, pick)
+    y_rest = np.asarray(split.y_test)[rest]
     sub = Split(dataset=split.dataset, X_train=np.concatenate([split.X_train, Xc[included]]),
                 y_train=np.concatenate([split.y_train, yc[included].astype(split.y_train.dtype)]),
-                X_test=Xc, y_test=yc.astype(split.y_test.dtype), seed=seed, test_size=split.test_size)
+                X_test=np.concatenate([split.X_test[rest], Xc]),
+                y_test=np.concatenate([y_rest, yc.astype(split.y_test.dtype)]), seed=seed, test_size=split.test_size)
     res = run_learner(spec.name, sub, epsilon=epsilon if spec.private else None, delta=delta, seed=seed,
-                      params=params)
+                      params=params, on_epoch=_epoch_progress(on_progress))
     if on_progress is not None:
         on_progress({"stage": "training", "done": 1, "total": 1})
     if res.test_outputs is None:
         raise DPValueError(f"learner {spec.name!r} releases no per-record outputs, so it cannot be audited here")
-    scores = example_statistic(res.test_outputs, yc, loss=True)
+    values = np.asarray(res.test_outputs.values)
+    outputs = type(res.test_outputs)(values[rest.size:], res.test_outputs.kind)
+    scores = example_statistic(outputs, yc, loss=True)
+    accuracy = None
+    if split.task == "classification" and res.test_outputs.kind != "cluster" and rest.size:
+        accuracy = float(np.mean(values[: rest.size].argmax(axis=1) == y_rest))
     claimed = res.epsilon if spec.private else math.inf
     result = _audit_result(np.nan_to_num(scores, nan=0.0), included, attack="one-run input canaries",
                            epsilon=claimed, delta=res.delta, confidence=confidence,
                            seconds=time.perf_counter() - start)
-    return CanaryAudit(result, spec.name, split.dataset.name, "input", scores, included, event=res.event)
+    true = np.asarray(split.y_test)[pick] if pick is not None else None
+    return CanaryAudit(result, spec.name, split.dataset.name, "input", scores, included, accuracy, event=res.event,
+                       records=Xc, taught=yc, true_labels=true)
+
+
+def _epoch_progress(on_progress: ProgressCallback | None):
+    """The learner's per-epoch callback as audit progress ("epochs"), or None."""
+    if on_progress is None:
+        return None
+
+    def epoch(info: Mapping[str, Any]) -> None:
+        if "epoch" in info and "epochs" in info:
+            on_progress({"stage": "training", "done": int(info["epoch"]), "total": int(info["epochs"])})
+    return epoch

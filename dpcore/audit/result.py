@@ -11,8 +11,8 @@ import numpy as np
 from ..exceptions import DPTypeError
 from ..types import ArrayLike, RngLike
 from ..validation import check_delta, check_epsilon
-from .bounds import check_confidence, epsilon_lower_bound_from_scores
-from .roc import DEFAULT_FPRS, roc_curve
+from .bounds import check_confidence, clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound_from_scores
+from .roc import DEFAULT_FPRS, chance_tpr_interval, roc_curve
 
 __all__ = ["AuditResult", "audit_from_scores"]
 
@@ -94,6 +94,27 @@ class AuditResult:
             return None
         return float(self.tpr_at_fpr[fpr])
 
+    def tpr_interval(self, fpr: str, confidence: float = 0.95) -> tuple[float, float] | None:
+        """Two-sided Clopper-Pearson interval of the true positive rate at ``fpr`` (None where it is not measured):
+        members caught out of ``n_members``, so a difference within the interval is a tie, never a finding."""
+        rate = self.tpr_measured(fpr)
+        if rate is None or self.n_members < 1:
+            return None
+        caught = int(round(rate * self.n_members))
+        a = (1.0 - confidence) / 2
+        return (float(clopper_pearson_lower(caught, self.n_members, significance=a)),
+                float(clopper_pearson_upper(caught, self.n_members, significance=a)))
+
+    def within_chance(self, fpr: str, confidence: float = 0.95) -> bool | None:
+        """Whether the rate of members caught at ``fpr`` is within the range a guessing attack reaches
+        (:func:`~dpcore.audit.roc.chance_tpr_interval`: members and non-members in a random order, the threshold
+        moving with the non-members' scores); None where the rate is not measured."""
+        rate = self.tpr_measured(fpr)
+        if rate is None:
+            return None
+        lo, hi = chance_tpr_interval(self.n_members, self.n_nonmembers, float(fpr), confidence=confidence)
+        return bool(lo <= rate <= hi)
+
     def to_json_dict(self) -> dict:
         """The result as JSON-ready values (the ROC arrays are left out; an infinite epsilon is "inf"; a TPR the
         non-members are too few to measure is null, :meth:`tpr_measured`)."""
@@ -105,6 +126,8 @@ class AuditResult:
             "confidence": float(self.confidence),
             "auc": float(self.auc),
             "tpr_at_fpr": {k: self.tpr_measured(k) for k in self.tpr_at_fpr},
+            "tpr_at_fpr_interval": {k: (None if (iv := self.tpr_interval(k)) is None else list(iv))
+                                    for k in self.tpr_at_fpr},
             "advantage": float(self.advantage),
             "n_members": int(self.n_members),
             "n_nonmembers": int(self.n_nonmembers),

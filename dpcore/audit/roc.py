@@ -19,6 +19,7 @@ connection to overfitting. IEEE CSF 2018 (membership advantage).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -30,6 +31,7 @@ from ..validation import check_array
 
 __all__ = [
     "DEFAULT_FPRS",
+    "chance_tpr_interval",
     "RocCurve",
     "roc_curve",
     "roc_auc",
@@ -195,3 +197,34 @@ def membership_advantage(member_scores: ArrayLike, nonmember_scores: ArrayLike) 
     0.5
     """
     return roc_curve(member_scores, nonmember_scores).advantage
+
+
+def chance_tpr_interval(n_members: int, n_nonmembers: int, fpr: float, *, confidence: float = 0.95,
+                        repeats: int = 1, draws: int = 4000, seed: int = 0) -> tuple[float, float]:
+    """The range a guessing attack's TPR at ``fpr`` falls in, with probability ``confidence``.
+
+    A guess ranks members and non-members in a uniformly random order; its TPR at FPR <= ``fpr`` (as
+    :meth:`RocCurve.tpr_at` reads it) is the share of members ranked above the (k+1)-th non-member, k =
+    floor(fpr * n_nonmembers). The threshold moves with the non-members' scores, so this spreads wider than a
+    binomial interval around ``fpr``: the interval to judge a measured rate against ("within chance"). ``repeats``:
+    the range of the mean of that many independent runs (a bench's mean over seeds). Simulated, seeded.
+
+    >>> lo, hi = chance_tpr_interval(250, 250, 0.01)
+    >>> lo <= 0.01 <= hi
+    True
+    """
+    n_in, n_out = int(n_members), int(n_nonmembers)
+    if n_in < 1 or n_out < 1:
+        raise DPValueError(f"chance needs members and non-members, got {n_in} and {n_out}")
+    k = int(math.floor(_check_fpr(fpr) * n_out + _FPR_TOLERANCE))
+    rng = np.random.default_rng(seed)
+    rates = np.zeros(draws)
+    for _ in range(int(repeats)):
+        order = rng.random((draws, n_in + n_out)).argsort(axis=1) < n_in  # True: a member at that rank
+        outs = np.cumsum(~order, axis=1)
+        # members ranked above the (k+1)-th non-member (all members if there are only k non-members)
+        stop = np.where(outs[:, -1] > k, np.argmax(outs > k, axis=1), n_in + n_out)
+        rates += (stop - np.minimum(outs[np.arange(draws), np.minimum(stop, n_in + n_out - 1)], k)) / n_in
+    rates /= int(repeats)
+    a = (1.0 - confidence) / 2
+    return float(np.quantile(rates, a)), float(np.quantile(rates, 1 - a))

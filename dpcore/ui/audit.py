@@ -10,18 +10,28 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ..audit import max_tpr_at_fpr, pld_max_tpr_at_fpr, run_audit
-from ..learners import get_learner, learners
+from ..audit.run import epsilon_ladder
+from ..learners import learners
 from ..rng import noise_mode
-from .common import DASH, format_epsilon, majority_accuracy, remembered, shared_call
+from .common import DASH, format_epsilon, majority_accuracy, remembered, run_guarded, shared_call, show_table
 from .live import BAR_SECONDS, Every
 
 #: How each attack is offered on the page, and what it assumes and knows.
 ATTACK_LABELS = {
-    "loss": "Loss threshold (black-box)",
+    "canaries": "Mislabelled canaries in the full training set (black-box)",
+    "loss": "Loss threshold on half a pool (black-box)",
     "lira": "LiRA with shadow models (black-box)",
     "one-run": "Canaries in one training run (audit)",
 }
 ATTACK_NOTES = {
+    "canaries": "**What the attacker does:** before training, some held-out digits (records) were given a wrong "
+                "label, a *canary*, and a coin decided for each whether it joins the full training set. Both models "
+                "train on everything, canaries included; then the attacker asks each model about every canary: a "
+                "model that gives a canary its wrong label has memorised it, since nothing else in the data teaches "
+                "that label (Carlini et al. 2019; Jagielski, Ullman & Oprea 2020). The non-private model is a wide "
+                "network fit to its training rows, as one is trained without privacy; the private one is the Train "
+                "page's. Because coins chose the canaries, the guesses bound ε from this one run (Steinke, Nasr & "
+                "Jagielski 2023).",
     "loss": "**What the attacker has:** the released model, which it can query on any record, and each record's "
             "label. **What it does:** it calls a record a member when the model fits it better than usual (its "
             "loss is low): models fit their training data better than fresh data (Yeom et al. 2018). No shadow "
@@ -45,14 +55,6 @@ NETWORK_LEARNERS = ("dpsgd", "output-perturbation", "label-dp-laplace", "label-d
 def private_learners(task: str, is_image: bool) -> list[str]:
     """The private learners that can be attacked on a dataset of this task (images-only ones on images)."""
     return [n for n, s in learners().items() if s.private and task in s.tasks and (is_image or not s.images_only)]
-
-
-def contrast_learner(name: str) -> str | None:
-    """The non-private counterpart attacked alongside ``name``."""
-    spec = get_learner(name)
-    base = spec.baseline or "non-private"
-    tasks = get_learner(base).tasks if base in learners() else ()
-    return base if any(t in tasks for t in spec.tasks) else None
 
 
 def cached_audit(learner: str, dataset: str, *, epsilon: float, delta: float, attack: str, params: tuple,
@@ -100,12 +102,12 @@ class AuditProgress:
         self._due = Every(BAR_SECONDS)  # spaced more widely while a class follows runs (dpcore.ui.live)
 
     def __call__(self, info: Mapping[str, Any]) -> None:
-        done, total = int(info["done"]), max(int(info["total"]), 1)
+        done, total = int(float(info["done"])), max(int(info["total"]), 1)
         if not self._due(last=done >= total):
             return
         what = {"target": "target model trained", "shadow": "shadow models trained",
-                "training": "epochs"}.get(info["stage"], info["stage"])
-        self.bar.progress(min(done / total, 1.0), text=f"{self.label}: {done} of {total} {what}")
+                "training": "epochs", "rung": "claims audited"}.get(info["stage"], info["stage"])
+        self.bar.progress(min(float(info["done"]) / total, 1.0), text=f"{self.label}: {done} of {total} {what}")
 
     def done(self) -> None:
         self.bar.empty()
@@ -135,30 +137,108 @@ def roc_figure(curves: Mapping[str, Any], *, epsilon: float, delta: float, regio
     ticks = [t for t in (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0) if t >= lo * 0.99]
     labels = [f"{t:g}" for t in ticks]
     fig.update_xaxes(type="log", range=[math.log10(lo), 0], tickvals=ticks, ticktext=labels,
-                     title="False positive rate (non-members called members)")
+                     title="False alarms (FPR)")
     fig.update_yaxes(type="log", range=[math.log10(lo), 0], tickvals=ticks, ticktext=labels,
-                     title="True positive rate (members found)")
+                     title="Members caught (TPR)")
     fig.update_layout(height=480, margin=dict(l=10, r=10, t=30, b=10),
                       legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
     return fig
 
 
+def rate_with_interval(result, fpr: str) -> tuple[str, str]:
+    """The rate of members caught at ``fpr`` as a percentage, and its 95 % Clopper-Pearson interval (dashes where the
+    non-members are too few to measure it)."""
+    rate, interval = result.tpr_measured(fpr), result.tpr_interval(fpr)
+    if rate is None or interval is None:
+        return DASH, DASH
+    return f"{rate:.1%}", f"{interval[0]:.1%} – {interval[1]:.1%}"
+
+
 def results_table(rows: Mapping[str, Any]) -> pd.DataFrame:
-    """The numbers behind the chart, one row per attacked model; a rate the pool is too small to measure is a
-    dash."""
+    """The numbers behind the chart, one row per attacked model, every measured rate with its 95 % interval (so a
+    difference within it reads as a tie); a rate the records are too few to measure is a dash."""
     out = []
     for label, (audit, accuracy) in rows.items():
         r = audit.result
-        low, one = r.tpr_measured("0.001"), r.tpr_measured("0.01")
+        caught, interval = rate_with_interval(r, "0.01")
         out.append({"Model": label, "ε claimed": format_epsilon(r.epsilon),
-                    "ε lower bound (95%)": round(r.epsilon_lower_bound, 3), "AUC": round(r.auc, 3),
+                    "ε proven (95%)": round(r.epsilon_lower_bound, 2), "AUC": round(r.auc, 3),
                     # percentages, as the "Caught at 1% FPR" headline shows the same rate
-                    "TPR at 0.1% FPR": DASH if low is None else f"{low:.1%}",
-                    "TPR at 1% FPR": DASH if one is None else f"{one:.1%}",
-                    "Advantage (max TPR − FPR)": round(r.advantage, 3),
-                    "Accuracy on non-members": None if accuracy is None else round(accuracy, 3),
-                    "Members / non-members": f"{r.n_members} / {r.n_nonmembers}", "Seconds": round(r.seconds, 1)})
+                    "Caught at 1% FPR": caught, "95% interval": interval,
+                    "Accuracy": None if accuracy is None else round(accuracy, 3)})
     return pd.DataFrame(out)
+
+
+def exposed_canaries(leaky, private, k: int = 8) -> tuple[np.ndarray, pd.DataFrame]:
+    """The k inserted canaries ``leaky`` gives away most surely: their records, and a table of the label each was
+    taught, its true label and what each model answers for the taught label (its probability, where the model
+    gives probabilities; otherwise the attack's score)."""
+    idx = leaky.most_exposed(k)
+    prob = _is_log_probability(leaky) and _is_log_probability(private)
+    name = "P(taught label)" if prob else "Attack score"
+
+    def shown(audit):
+        v = audit.scores[idx]
+        return [float(f"{x:.3g}") for x in (np.exp(v) if prob else v)]
+
+    table = pd.DataFrame({"Canary": idx, "Taught label": leaky.taught[idx].astype(int)})
+    if leaky.true_labels is not None:
+        table["True label"] = leaky.true_labels[idx].astype(int)
+    table[f"Non-private: {name}"] = shown(leaky)
+    table[f"Private: {name}"] = shown(private)
+    return leaky.records[idx], table
+
+
+def _is_log_probability(audit) -> bool:
+    """Whether the audit's scores are log-probabilities of the taught label (the models answer probabilities)."""
+    return bool(np.all(np.asarray(audit.scores) <= 1e-9))
+
+
+def cached_ladder(learner: str, dataset: str, *, delta: float, seed: int | None, progress=None):
+    """:func:`dpcore.audit.run.epsilon_ladder` on a registry dataset, shared by every visitor asking the same."""
+    key = ("ladder", learner, dataset, delta, seed)
+
+    def run(on_progress):
+        with noise_mode(seed is None):
+            return epsilon_ladder(learner, dataset, delta=delta, seed=seed or 0, on_progress=on_progress)
+
+    return remembered("audit.ladders", key, lambda: shared_call(key, run, on_progress=progress))
+
+
+def ladder_table(rungs) -> pd.DataFrame:
+    """One row per claimed ε: the proven ε, the rate caught at 1 % FPR with its 95 % interval, and the accuracy."""
+    rows = []
+    for eps, audit in rungs:
+        r = audit.result
+        caught, interval = rate_with_interval(r, "0.01")
+        rows.append({"ε claimed": _rung(eps), "ε proven (95%)": round(r.epsilon_lower_bound, 2),
+                     "Caught at 1% FPR": caught, "95% interval": interval, "AUC": round(r.auc, 3),
+                     "Accuracy": None if audit.accuracy is None else round(audit.accuracy, 3)})
+    return pd.DataFrame(rows)
+
+
+def ladder_figure(rungs) -> go.Figure:
+    """Proven ε against claimed ε: the bars must stay under the claim (the staircase); ∞ is the last step."""
+    labels = [_rung(e) for e, _ in rungs]
+    proven = [a.result.epsilon_lower_bound for _, a in rungs]
+    finite = [e for e, _ in rungs if math.isfinite(e)]
+    top = max(proven + finite + [1.0])
+    claims = [e if math.isfinite(e) else top for e, _ in rungs]
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=labels, y=claims, name="ε claimed (the guarantee)", marker_color="rgba(0,114,178,0.18)",
+                         text=["no guarantee" if not math.isfinite(e) else "" for e, _ in rungs],
+                         textposition="inside"))
+    fig.add_trace(go.Bar(x=labels, y=proven, name="ε proven by the attack (95%)", marker_color="#D55E00",
+                         text=[f"{p:.2f}" for p in proven], textposition="outside"))
+    fig.update_layout(barmode="overlay", height=340, margin=dict(l=10, r=10, t=30, b=10),
+                      xaxis=dict(title="ε claimed", type="category"), yaxis_title="ε",
+                      legend=dict(orientation="h", y=-0.25, x=0))
+    return fig
+
+
+def _rung(epsilon: float) -> str:
+    """A rung's claim as the ladder labels it: "∞ (no noise)" for the run without noise."""
+    return f"{epsilon:g}" if math.isfinite(epsilon) else "∞ (no noise)"
 
 
 def exposed_records(audit, k: int = 8) -> tuple[np.ndarray, pd.DataFrame]:
@@ -170,6 +250,19 @@ def exposed_records(audit, k: int = 8) -> tuple[np.ndarray, pd.DataFrame]:
     table = pd.DataFrame({"Pool record": idx, "Label": labels,
                           "Attack score": [float(f"{v:.3g}") for v in audit.scores[idx]]})
     return audit.X_pool[idx], table
+
+
+def twin_reading(audits: Mapping[str, Any], private_label: str) -> str:
+    """" Without privacy, the same attack proves ε ≥ x and catches y % ...": the contrast in one sentence ("" without
+    a twin)."""
+    others = [(k, a) for k, a in audits.items() if k != private_label]
+    if not others:
+        return ""
+    label, twin = others[0]
+    r = twin.result
+    caught, interval = rate_with_interval(r, "0.01")
+    rate = "" if caught == DASH else f" and catches {caught} of its members at 1 % false alarms ({interval})"
+    return f" Against **{label}** the same attack proves ε ≥ {r.epsilon_lower_bound:.3g}{rate}."
 
 
 def chance_accuracy(ds) -> float | None:
@@ -196,3 +289,56 @@ def model_accuracy_metric(col, accuracy: Mapping[str, float | None], private_lab
                 f"no better than always answering the most common class ({chance:.1%}). A model that learnt "
                 "nothing has nothing to leak; raise ε to see what privacy costs and what it protects.")
     return f"The private model is right on {acc:.1%} of the records it never saw{beside}."
+
+
+def _pictures(X, image_shape, captions) -> None:
+    """Records as one strip of small pictures that wraps (3 a row on a phone), each scaled to its own range."""
+    st.image([np.clip((np.asarray(img).reshape(image_shape) - np.min(img)) / max(np.ptp(img), 1e-9), 0, 1)
+              for img in X], width=96, caption=list(captions))
+
+
+def show_exposed(audits: Mapping[str, Any], private_label: str, *, attack: str, image_shape) -> None:
+    """The records the leakiest model gives away: for the canary attack the canaries the twin answers with the label
+    it was taught, beside the private model's answers for the same; for a pool attack the members most surely named."""
+    leaky_label = list(audits)[-1]
+    leaky, main = audits[leaky_label], audits[private_label]
+    if attack == "canaries" and len(audits) == 2 and getattr(leaky, "records", None) is not None:
+        st.header("Exposed records")
+        st.markdown(f"The canaries **{leaky_label}** gives away most surely: each was taught a wrong label and "
+                    f"answers it, which only memorising can do. Beside it, what **{private_label}** answers for the "
+                    "same records.")
+        X, table = exposed_canaries(leaky, main)
+        if image_shape is not None:
+            _pictures(X, image_shape, (f"{true} taught as {t}" for t, true in
+                                       zip(table["Taught label"], table["True label"])))
+        show_table(table, key="audit.exposed")
+    elif hasattr(main, "pool_index"):
+        st.header("The records most exposed")
+        st.markdown(f"The members the attack was most sure of in **{leaky_label}**, with their attack scores: the "
+                    "records a real release would leak first.")
+        X, table = exposed_records(leaky)
+        if image_shape is not None:
+            _pictures(X, image_shape, (f"label {lab}" for lab in table["Label"]))
+        show_table(table, key="audit.exposed")
+
+
+def show_ladder(learner: str, dataset: str, *, delta: float, seed: int | None) -> None:
+    """The ε ladder, on a click (six audited runs), then kept for this learner, data, δ and seed."""
+    st.header("The ε ladder")
+    st.markdown("The same training at growing ε, each run audited by the strongest attacker this page has"
+                + (" (white-box: gradient canaries read from every noisy step, the adversary DP-SGD's guarantee is "
+                   "written for)" if learner == "dpsgd" else " (mislabelled canaries)")
+                + ", and ∞ the same run without noise. The proven ε climbs with the claim and never passes it; two "
+                  "rates whose intervals overlap are a tie.")
+    asked = (learner, dataset, delta, seed)
+    if st.button("Climb the ladder (six audited runs)", key="audit.ladder"):
+        st.session_state["audit.ladder_shown"] = asked
+    if st.session_state.get("audit.ladder_shown") != asked:
+        return
+    progress = AuditProgress("ε ladder")
+    rungs = run_guarded(cached_ladder, learner, dataset, delta=delta, seed=seed, progress=progress,
+                        hide_warnings=("noise_multiplier=0",))  # the ∞ rung is the run without noise on purpose
+    progress.done()
+    if rungs:
+        st.plotly_chart(ladder_figure(rungs), key="audit.ladder_chart")
+        show_table(ladder_table(rungs), key="audit.ladder_table")

@@ -30,12 +30,35 @@ def overview_table(results: dict) -> pd.DataFrame:
     rows = []
     for name, r in results.items():
         e = get_reproduction(name)
-        held = f"{sum(c.holds for c in r.checks)} / {len(r.checks)}"
-        verdict = r.reproduced + ("" if r.reproduced == "yes" else " (see its gap)")
-        rows.append({"Paper": e.cite, "Result": e.title, "Checks that hold": held, "Reproduced": verdict,
-                     "Run took (s)": round(r.seconds, 1),
-                     "Command": f"python -m dpcore reproduce {name}"})
+        rows.append({"Paper": e.cite, "Result": e.title, "Status": r.status,
+                     "Paper's numbers within tolerance": _held(r, "level"),
+                     "Orderings and trends that hold": _held(r, "shape"),
+                     "Link": e.url, "Run took (s)": round(r.seconds, 1)})
     return pd.DataFrame(rows)
+
+
+def _held(result: ReproductionResult, kind: str) -> str:
+    """"2 / 3" of the checks of ``kind`` that hold, or a dash where the entry has none of that kind."""
+    checks = [c for c in result.checks if c.kind == kind]
+    return f"{sum(c.holds for c in checks)} / {len(checks)}" if checks else DASH
+
+
+#: What each status means, for the page's help and its coloured box.
+STATUS_HELP = {
+    "reproduced": "every claim holds: the paper's own numbers within the tolerance each check states, and every "
+                  "ordering or trend it reports",
+    "reproduced in shape": "every ordering and trend the paper reports holds, but our level differs from its "
+                           "numbers by more than the tolerance",
+    "not reproduced": "an ordering or trend the paper reports does not hold here (or, where the paper gives only a "
+                      "number, ours is outside its tolerance)",
+}
+
+
+def status_box(result: ReproductionResult) -> tuple[str, str]:
+    """(kind of Streamlit box, text) for the entry's status and its gap: success, warning or error."""
+    kind = {"reproduced": "success", "reproduced in shape": "warning", "not reproduced": "error"}[result.status]
+    text = f"**{result.status.capitalize()}**: {STATUS_HELP[result.status]}."
+    return kind, text + (f" {result.gap}" if result.gap else "")
 
 
 def progress_callback(bar) -> Callable:
@@ -72,8 +95,8 @@ def reproduction_figure(entry: Reproduction, result: ReproductionResult) -> go.F
                                  textposition="middle left",
                                  marker=dict(color=palette.BLACK, size=14, symbol=("star", "x", "cross")[k % 3],
                                              line=dict(width=1, color="white"))))
-    fig.update_layout(xaxis_title=entry.x_label + (" — log scale" if entry.log_x else ""),
-                      yaxis_title=entry.y_label + (" — log scale" if entry.log_y else ""), height=440,
+    fig.update_layout(xaxis_title=entry.x_label + (" (log scale)" if entry.log_x else ""),
+                      yaxis_title=entry.y_label + (" (log)" if entry.log_y else ""), height=440,
                       margin=dict(l=10, r=10, t=30, b=10))
     if entry.log_x:
         fig.update_xaxes(type="log")
@@ -96,9 +119,11 @@ def comparison_table(result: ReproductionResult) -> pd.DataFrame:
 
 
 def checks_markdown(result: ReproductionResult) -> str:
-    """One line per check: a mark, then the claim with its numbers and tolerance."""
+    """One line per check: a mark, what it tests (the paper's number, or an ordering or trend it reports), then the
+    claim with its numbers and tolerance."""
+    what = {"level": "the paper's number", "shape": "ordering or trend"}
     return "\n".join(f"- {':green[:material/check_circle: holds]' if c.holds else ':red[:material/cancel: fails]'} "
-                     f"— {c.claim}" for c in result.checks)
+                     f"({what[c.kind]}) — {c.claim}" for c in result.checks)
 
 
 def curve_table(result: ReproductionResult) -> pd.DataFrame | None:

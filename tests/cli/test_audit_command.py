@@ -15,8 +15,26 @@ def _last_json(capsys) -> dict:
     return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
 
 
+def test_the_default_attack_puts_the_private_learner_beside_its_leaky_twin_on_the_same_canaries(capsys):
+    from dpcore.audit.run import DEFAULT_ATTACK, story_canaries
+
+    assert main(["audit", "--dataset", "iris", "--seed", "0", "--json"]) == 0
+    out = _last_json(capsys)
+    assert out["attack"] == "one-run input canaries" and DEFAULT_ATTACK == "canaries"
+    assert out["learner"] == "dpsgd" and out["contrast"]["learner"] == "non-private"
+    m = story_canaries("iris")
+    assert out["n_members"] + out["n_nonmembers"] == m == out["contrast"]["n_members"] + out["contrast"]["n_nonmembers"]
+    assert out["n_members"] == out["contrast"]["n_members"]  # the same coins: the same canaries went in
+    assert 0 <= out["epsilon_lower_bound"] <= out["epsilon"] and out["contrast"]["epsilon"] == "inf"
+    assert 0 <= out["model_accuracy"] <= 1 and 0 <= out["contrast"]["model_accuracy"] <= 1
+    assert set(out["tpr_at_fpr_interval"]) == {"0.001", "0.01"}
+    assert main(["audit", "--dataset", "iris", "--seed", "0", "--no-contrast", "--json"]) == 0
+    assert "contrast" not in _last_json(capsys)
+
+
 def test_loss_attack_prints_the_contract(capsys):
-    assert main(["audit", "--dataset", "iris", "--algorithm", "dpsgd", "--epsilon", "1", "--seed", "0", "--json"]) == 0
+    assert main(["audit", "--dataset", "iris", "--algorithm", "dpsgd", "--epsilon", "1", "--seed", "0",
+                 "--attack", "loss", "--json"]) == 0
     out = _last_json(capsys)
     assert KEYS <= set(out)
     assert set(out["tpr_at_fpr"]) == {"0.001", "0.01"}
@@ -35,7 +53,7 @@ def test_loss_attack_prints_the_contract(capsys):
 def test_the_command_attacks_the_pages_default_pool_not_every_training_row(capsys):
     from dpcore.audit import DEFAULT_POOL_SIZE
 
-    assert main(["audit", "--dataset", "digits", "--algorithm", "erm-output", "--json"]) == 0
+    assert main(["audit", "--dataset", "digits", "--algorithm", "erm-output", "--attack", "loss", "--json"]) == 0
     out = _last_json(capsys)
     assert out["n_members"] + out["n_nonmembers"] == DEFAULT_POOL_SIZE  # digits has 1,347 training rows
     assert out["tpr_at_fpr"]["0.01"] is not None and out["tpr_at_fpr"]["0.001"] is None
@@ -58,7 +76,7 @@ def test_one_run_gradient_canaries_and_lira_run_from_the_command_line(capsys):
     (["--algorithm", "dpsgd", "--attack", "one-run", "--canaries", "5"], "canaries must be >= 10"),
     (["--algorithm", "dpsgd", "--epsilon", "-1"], "epsilon"),
     (["--algorithm", "nope"], "unknown learner"),
-    (["--algorithm", "dpsgd", "--pool-size", "5"], "pool_size must be at least 50"),
+    (["--algorithm", "dpsgd", "--attack", "loss", "--pool-size", "5"], "pool_size must be at least 50"),
 ])
 def test_bad_arguments_get_one_line_and_a_nonzero_exit(capsys, argv, words):
     assert main(["audit", "--dataset", "iris", *argv]) == 2
@@ -68,8 +86,9 @@ def test_bad_arguments_get_one_line_and_a_nonzero_exit(capsys, argv, words):
 
 @pytest.mark.parametrize(
     "flags,needle",
-    [(["--shadows", "4"], "--shadows is read by the lira and lira-offline attack(s), not by --attack loss"),
-     (["--attack", "lira", "--canaries", "50"], "--canaries is read by the one-run attack(s), not by --attack lira"),
+    [(["--shadows", "4"], "--shadows is read by the lira and lira-offline attack(s), not by --attack canaries"),
+     (["--attack", "lira", "--canaries", "50"],
+      "--canaries is read by the canaries and one-run attack(s), not by --attack lira"),
      (["--attack", "one-run", "--pool-size", "20"], "--pool-size is read by the loss and lira and lira-offline")],
 )
 def test_a_flag_the_chosen_attack_does_not_read_is_refused_not_ignored(flags, needle, capsys):

@@ -21,20 +21,23 @@ def test_the_page_describes_the_paper_and_runs_it_on_a_click():
     assert "1.26" in table.Published.tolist() and "9.34" in table.Published.tolist()
     assert at.get("plotly_chart")
     checks = " ".join(m.value for m in at.markdown)
-    assert "holds" in checks and "fails" not in checks
-    assert any(m.label == "Checks that hold" and m.value == "5 / 5" for m in at.metric)
+    assert "holds" in checks and "fails" not in checks and "(the paper's number)" in checks
+    assert "[read the paper](https://arxiv.org/abs/1607.00133)" in text
+    assert any(m.label == "Claims that hold" and m.value == "4 / 4" for m in at.metric)
+    assert at.success and at.success[0].value.startswith("**Reproduced**")
     assert not any(b.label == "Run it live" for b in at.button)  # nothing left to press for this entry
 
 
-def test_an_entry_with_a_gap_says_so_and_the_result_stays_when_coming_back():
+def test_an_entry_with_a_caveat_says_so_and_the_result_stays_when_coming_back():
     at = page(PATH).run()
-    at.selectbox(key="repro.name").set_value("zhang2012-functional").run()  # a fast entry with a stated gap
+    at.selectbox(key="repro.name").set_value("zhang2012-functional").run()  # a fast entry with a stated caveat
     at.button(key="repro.run").click().run()
     assert not at.exception
-    assert any(w.value.startswith("**Reproduced in part.**") for w in at.warning)
+    box = at.success[0].value  # its claim is a trend, and the trend holds: reproduced, with the caveat said
+    assert box.startswith("**Reproduced**") and "does no better than predicting the mean" in box
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert spec["layout"]["xaxis"]["type"] == "log"
-    assert spec["layout"]["xaxis"]["title"]["text"] == "ε — log scale"  # a reader sees the axis is not linear
+    assert spec["layout"]["xaxis"]["title"]["text"] == "ε (log scale)"  # a reader sees the axis is not linear
     at.selectbox(key="repro.name").set_value("abadi2016-accountant").run()
     at.selectbox(key="repro.name").set_value("zhang2012-functional").run()
     assert at.get("plotly_chart")  # kept in the session: no second click
@@ -62,8 +65,27 @@ def test_every_paper_at_a_glance_runs_the_rest_and_lists_each_with_its_checks(mo
     assert not at.exception
     table = next(d.value for d in at.dataframe if "Paper" in d.value.columns)
     assert set(table.Paper) == {"Abadi et al. 2016", "Su et al. 2016", "Zhang et al. 2012"}
-    assert table.set_index("Paper").loc["Zhang et al. 2012", "Reproduced"] == "in part (see its gap)"
+    assert set(table.Status) == {"reproduced"}
+    assert table.set_index("Paper").loc["Abadi et al. 2016", "Paper's numbers within tolerance"] == "2 / 2"
+    assert table.set_index("Paper").loc["Su et al. 2016", "Paper's numbers within tolerance"] == "—"  # curves only
+    assert table.Link.str.startswith("https://").all()
     assert not any("Run the" in b.label for b in at.button)  # nothing left to run
-    assert any(m.label == "Checks that hold" for m in at.metric)  # the selected entry's result is drawn too
-    held, total = table["Checks that hold"].str.split(" / ").str[0], table["Checks that hold"].str.split(" / ").str[1]
-    assert (held == total).all()
+    assert any(m.label == "Claims that hold" for m in at.metric)  # the selected entry's result is drawn too
+
+
+def test_a_level_that_misses_the_paper_reads_as_in_shape_and_a_broken_trend_as_not_reproduced():
+    import pandas as pd
+
+    from dpcore.reproduce.registry import ReproductionResult, at_least, within
+    from dpcore.ui.reproduce import status_box
+
+    def result(*checks, gap=""):
+        return ReproductionResult("x", pd.DataFrame(columns=["quantity", "published", "ours"]), None, checks, gap, 0.0)
+
+    level = within("accuracy at ε = 2", 0.92, 0.95, 0.02)  # 3 points short of the paper
+    trend = at_least("accuracy gained from ε = 0.5 to 2", 0.05, 0.0)
+    kind, text = status_box(result(level, trend, gap="3 points short: 5,000 images, not 60,000."))
+    assert kind == "warning" and text.startswith("**Reproduced in shape**") and "3 points short" in text
+    kind, text = status_box(result(level, at_least("accuracy gained", -0.01, 0.0), gap="1 point lower."))
+    assert kind == "error" and text.startswith("**Not reproduced**")
+    assert status_box(result(within("ε", 1.259, 1.26, 0.01), trend))[0] == "success"

@@ -11,7 +11,7 @@ from dpcore.cli import main
 from dpcore.exceptions import DPValueError
 from dpcore.reproduce import entries as entries_module
 from dpcore.reproduce import get_reproduction, reproduction_names, run_reproduction
-from dpcore.reproduce.registry import at_least, at_most
+from dpcore.reproduce.registry import at_least, at_most, within
 
 NAMES = reproduction_names()
 
@@ -33,13 +33,44 @@ def _result(name: str):
     return _RESULTS[name]
 
 
+#: What each entry honestly reaches: the paper's numbers within tolerance ("reproduced"), only its orderings and
+#: trends ("reproduced in shape"), or not even those ("not reproduced").
+EXPECTED_STATUS = {
+    "abadi2016-accountant": "reproduced",
+    "abadi2016-mnist": "reproduced in shape",  # 3-4 points below 90/95/97 % on 5,000 images
+    "chaudhuri2011-adult": "reproduced",
+    "papernot2017-pate-mnist": "not reproduced",  # 0.86 against 98 %, 9 points below its own non-private baseline
+    "papernot2017-pate-adult": "reproduced",
+    "papernot2018-confident-mnist": "reproduced in shape",  # the aggregator's claims hold, the student's level not
+    "zhang2012-functional": "reproduced",
+    "course-iris-networks": "reproduced",
+    "su2016-dplloyd": "reproduced",
+    "label-dp-mnist": "reproduced",
+    "tramer2021-features": "reproduced",
+}
+
+
+def test_every_entry_has_an_expected_status_and_a_link_to_its_paper():
+    assert set(EXPECTED_STATUS) == set(NAMES)
+    for name in NAMES:
+        url = get_reproduction(name).url
+        assert url.startswith(("https://arxiv.org/abs/", "https://doi.org/", "https://jmlr.org/papers/")), name
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_each_reproduction_reaches_every_claim_it_prints(name):
+def test_each_reproduction_has_the_status_its_checks_earn(name):
     seen = []
     r = _RESULTS[name] = run_reproduction(name, on_progress=lambda done, total, message: seen.append((done, total)))
+    assert r.checks
     failing = [c.claim for c in r.checks if not c.holds]
-    assert not failing, failing
-    assert r.checks and r.passed
+    assert r.status == EXPECTED_STATUS[name], (r.status, failing)
+    shape = [c for c in r.checks if c.kind == "shape"]
+    if r.status == "reproduced":
+        assert not failing
+    elif r.status == "reproduced in shape":
+        assert shape and all(c.holds for c in shape) and r.gap, failing
+    if failing:  # what is not reproduced is said, with the size of the gap
+        assert r.gap and any(ch.isdigit() for ch in r.gap)
     # every row has a number of ours; the published column is a number or NaN (a curve only)
     assert list(r.table.columns) == ["quantity", "published", "ours"]
     assert all(np.isfinite(r.table.ours))
@@ -78,8 +109,8 @@ def test_an_accountant_that_doubles_epsilon_fails_the_abadi_claims(monkeypatch):
 
     monkeypatch.setattr(entries_module, "composition_comparison", doubled)
     r = run_reproduction("abadi2016-accountant")
-    assert not r.passed
-    assert [c.holds for c in r.checks][0] is False  # 2.07 > 1.26 + 0.01
+    assert not r.passed and r.status == "not reproduced"
+    assert not next(c for c in r.checks if c.claim.startswith("dp_accounting's RDP")).holds  # 2.07 > 1.26
 
 
 def test_dplloyd_swapped_for_input_perturbation_fails_the_comparison(monkeypatch):
@@ -114,6 +145,9 @@ def test_claims_state_their_tolerance_and_hold_only_inside_it():
     assert not at_least("accuracy", 0.77, 0.80, 0.02).holds
     c = at_most("epsilon", 1.3, 1.26, 0.01)
     assert not c.holds and c.claim == "epsilon: 1.3 <= 1.26 + 0.01"
+    c = within("accuracy", 0.87, 0.90, 0.02)  # a level check holds on both sides of the paper's number, not beyond
+    assert c.kind == "level" and not c.holds and "0.9 ± 0.02" in c.claim
+    assert within("accuracy", 0.915, 0.90, 0.02).holds and not within("accuracy", 0.93, 0.90, 0.02).holds
 
 
 def test_an_unknown_name_lists_the_entries():
@@ -131,9 +165,11 @@ def test_the_pate_entries_say_plainly_what_they_do_not_reproduce():
     r = _result("papernot2017-pate-mnist")
     ours = r.table.set_index("quantity").ours
     # MNIST 5k at ε = 2.04: at least 0.80 (the app's target), not the paper's 98% on 60,000 images
-    assert 0.80 <= ours["student test accuracy"] < 0.98 and "short of 98%" in r.gap and r.reproduced == "in part"
-    assert _result("papernot2017-pate-adult").reproduced == "in part"
-    assert _result("abadi2016-accountant").reproduced == "yes"
+    assert ours["student test accuracy"] < 0.96 and "short of 98%" in r.gap and r.status == "not reproduced"
+    # no check passes whatever the paper said: none against the most common class or the app's own target
+    claims = " ".join(c.claim for c in r.checks)
+    assert "majority" not in claims and ">= 0.8 " not in claims and "0.98" in claims
+    assert all(c.kind in ("level", "shape") for c in r.checks)
     assert math.isclose(ours["ε guaranteed (data-independent, δ = 1e-5)"], 2.04, rel_tol=1e-5)
 
 
@@ -147,7 +183,7 @@ def test_the_confident_gnmax_entry_reports_a_released_epsilon_and_not_the_exact_
     assert math.isclose(t.ours["ε guaranteed (data-independent, δ = 1e-5): checks and answers"], 1.97, rel_tol=1e-5)
     asked = t.ours["queries asked (ours: k-means clusters of the public pool)"]
     assert t.ours["queries answered, Confident-GNMax"] < asked
-    assert r.reproduced == "in part" and set(r.curve.series) == set(entries_module.CONFIDENT_SERIES)
+    assert r.status == "reproduced in shape" and set(r.curve.series) == set(entries_module.CONFIDENT_SERIES)
 
 
 def test_command_line_lists_runs_and_reports_as_json(capsys):
