@@ -116,7 +116,7 @@ class Need:
     def spelling(self) -> str:
         """How the command line writes it (``--need``)."""
         if self.kind == "within":
-            return f"within={self.amount:g}" if self.metric in ("accuracy",) else f"{self.metric}:within={self.amount:g}"
+            return f"within={self.amount:g}" if self.metric == "accuracy" else f"{self.metric}:within={self.amount:g}"
         return f"{self.metric}{'>=' if self.kind == 'at_least' else '<='}{self.amount:g}"
 
 
@@ -128,6 +128,13 @@ def default_need(task: str) -> Need:
 _ABS = re.compile(r"^\s*(accuracy|acc|r2|r²|mse)\s*(>=|≥|<=|≤)\s*([-+0-9.eE]+)\s*$", re.IGNORECASE)
 _WITHIN = re.compile(r"^\s*(?:(accuracy|acc|r2|r²|mse)\s*:\s*)?within\s*[=: ]?\s*([0-9.eE+-]+)\s*(points?|%)?\s*$",
                      re.IGNORECASE)
+
+
+def _need(text: str, kind: str, metric: str, amount: float) -> Need:
+    try:
+        return Need(kind, metric, amount)
+    except DPValueError as exc:
+        raise DPValueError(f"--need {text!r}: {exc}") from None
 
 
 def parse_need(text: str, task: str) -> Need:
@@ -152,14 +159,14 @@ def parse_need(text: str, task: str) -> Need:
             raise DPValueError(f"--need {text!r}: {m.group(2)!r} is not a number") from None
         if m.group(3):  # "2 points" / "2 %" of a share
             amount /= 100
-        need = Need("within", metric, amount)
+        need = _need(text, "within", metric, amount)
     elif m := _ABS.match(text):
         metric = alias.get(m.group(1).lower(), m.group(1).lower())
         try:
             amount = float(m.group(3))
         except ValueError:
             raise DPValueError(f"--need {text!r}: {m.group(3)!r} is not a number") from None
-        need = Need("at_least" if m.group(2) in (">=", "≥") else "at_most", metric, amount)
+        need = _need(text, "at_least" if m.group(2) in (">=", "≥") else "at_most", metric, amount)
     else:
         raise DPValueError(f"--need {text!r} is not a need this advisor reads; write e.g. 'within=0.02' (2 points of "
                            "the non-private model), 'within 2 points', 'accuracy>=0.8', 'r2>=0.5' or 'mse<=3000'")
@@ -289,6 +296,11 @@ class Advice:
         })
 
 
+def _fmt(metric: str) -> str:
+    """How a value of ``metric`` is written: three decimals for a share, four figures for an MSE."""
+    return ".4g" if metric == "mse" else ".3f"
+
+
 def _title(name: str) -> str:
     from .learners import learners
 
@@ -416,12 +428,21 @@ def _instead(points: pd.DataFrame, need: Need, target: float, *, baseline: float
     better = (lambda a, b: a > b) if need.higher_is_better else (lambda a, b: a < b)
     best = max(points.itertuples(), key=lambda r: (r.bound - r.target) * (1 if need.higher_is_better else -1))
     target = best.target  # its own: a gap is measured to each learner's own non-private counterpart
-    short = abs(target - best.bound)
-    out.append(f"A looser target: the best the sweep saw is {_title(best.learner)} at ε = {best.epsilon:.3g}, "
-               f"{name} {best.mean:.4g} on average and {best.bound:.4g} at the {points.attrs.get('confidence', 0.9):.0%} "
-               f"bound, {short:.3g} short of the target {target:.4g}; a need of "
-               + (f"{name} within {need.amount + short:.3g} of the non-private model" if need.kind == "within" else
-                  f"{name} {'≥' if need.higher_is_better else '≤'} {best.bound:.4g}") + " would be met there.")
+    f = _fmt(need.metric)
+    if best.meets:  # it met somewhere, but a larger ε after it did not
+        fails = points[(points.learner == best.learner) & (points.epsilon > best.epsilon) & ~points.meets]
+        out.append(f"More seeds: {_title(best.learner)} met the target at ε = {best.epsilon:.3g} ({name} "
+                   f"{best.bound:{f}} at the bound, target {target:{f}}) but not at the larger ε = "
+                   + ", ".join(f"{e:.3g}" for e in fails.epsilon) + ", so the answer would rest on a point the "
+                   "seeds do not settle; rerun with more seeds (or more rows) before relying on it.")
+    else:
+        short = abs(target - best.bound)
+        out.append(f"A looser target: the best the sweep saw is {_title(best.learner)} at ε = {best.epsilon:.3g}, "
+                   f"{name} {best.mean:{f}} on average and {best.bound:{f}} at the "
+                   f"{points.attrs.get('confidence', ADVISOR_CONFIDENCE):.0%} bound, {short:.3g} short of the target "
+                   f"{target:{f}}; a need of "
+                   + (f"{name} within {need.amount + short:.3g} of the non-private model" if need.kind == "within"
+                      else f"{name} {'≥' if need.higher_is_better else '≤'} {best.bound:{f}}") + " would be met there.")
     if baseline is not None and need.kind != "within" and not need.meets(baseline, target):
         out.append(f"Another learner or more informative columns: even the non-private model reaches only {name} "
                    f"{baseline:.4g}, so no ε can meet this target with these columns and these learners.")
