@@ -647,10 +647,8 @@ def advise(data, need: Need | str | None = None, *, epsilon_range: tuple[float, 
                            base_seed=base_seed, secure=secure, delta=delta, params=params)
     if not isinstance(need, Need):
         need = parse_need(need or "", config.task)
-    upload = getattr(config.dataset, "source", "") == "upload"
-    cache = (not upload) if use_cache is None else bool(use_cache)
     result = run_sweep(config, n_jobs=DEFAULT_JOBS if n_jobs is None else n_jobs, on_result=on_result,
-                       use_cache=cache, cache_dir=cache_dir)
+                       use_cache=use_cache, cache_dir=cache_dir)  # None: an upload's runs stay off the disk
     advice = judge(result, need, epsilon_range=epsilon_range, confidence=confidence)
     if attack and advice.recommended is not None:
         ev = attack_evidence(advice, seed=base_seed, secure=secure, params=params)

@@ -23,6 +23,7 @@ from ..sweep import (
     SweepResult,
     build_table,
     cached_result,
+    from_upload,
     run_sweep,
     summarize,
     table_warnings,
@@ -66,7 +67,9 @@ def knobs_markdown(names: list[str]) -> str:
 
 
 def n_to_compute(config: SweepConfig, *, cache_dir=None) -> int:
-    """How many runs of ``config`` are not in the disk cache yet."""
+    """How many runs of ``config`` are not in the disk cache yet (all of them for an upload: never cached)."""
+    if from_upload(config):
+        return len(config.runs())
     cache = SweepCache(cache_dir)
     return sum(run.key not in cache for run in config.runs())
 
@@ -90,11 +93,14 @@ def parse_knobs(text: str) -> dict[str, Any]:
 
 
 def remembered(config: SweepConfig, *, cache_dir=None) -> SweepResult | None:
-    """The finished sweep for these settings: from this session, else read whole from the disk cache."""
+    """The finished sweep for these settings: from this session, else read whole from the disk cache (never for an
+    upload, whose results live in this session only)."""
     store = st.session_state.setdefault(STATE, {})
     key = config.fingerprint()
     if key in store:
         return store[key]
+    if from_upload(config):
+        return None
     res = cached_result(config, cache_dir=cache_dir)
     if res is not None:
         _remember(key, res)
