@@ -321,14 +321,19 @@ def _event_text(text: str) -> str:
 
 
 def _points(table: pd.DataFrame, need: Need, lo: float, hi: float, confidence: float,
-            reference: Callable[[str], tuple[float | None, pd.Series | None]]) -> pd.DataFrame:
+            reference: Callable[[str], tuple[float | None, pd.Series | None]],
+            trivial: float | None = None) -> pd.DataFrame:
     """One row per (learner, ε in range): the seeds' mean and spread, the prediction bound and whether it meets.
 
     ``reference(learner)`` gives the non-private counterpart's mean and its score per seed. For a "within" need the
     bound is taken on the per-seed gap to it (the same seed is the same split), so the test split's own luck, which
     moves both models alike, does not count against the private one; it is shown added to the reference's mean.
+    A point whose mean is no better than the ``trivial`` predictor's (the majority class, the mean) meets nothing:
+    a model that learnt nothing is not what a need asks for, even when it is "within 2 points" of a non-private model
+    that learnt nothing either.
     """
-    cols = ["learner", "epsilon", "mean", "std", "n", "bound", "target", "meets", "epsilon_spent", "leaks", "event"]
+    cols = ["learner", "epsilon", "mean", "std", "n", "bound", "target", "meets", "beats_trivial", "epsilon_spent",
+            "leaks", "event"]
     swept = table[(table.role == "swept") & table.value.between(lo * (1 - 1e-9), hi * (1 + 1e-9))]
     rows = []
     for (name, value), g in swept.groupby(["learner", "value"], sort=False):
@@ -344,11 +349,14 @@ def _points(table: pd.DataFrame, need: Need, lo: float, hi: float, confidence: f
             bound = prediction_bound(vals, confidence=confidence, higher_is_better=need.higher_is_better)
             target = need.target(None)
         leaks = bool(g["leaks_privacy"].astype(bool).any()) if "leaks_privacy" in g else False
+        mean = float(np.nanmean(vals))
+        useful = trivial is None or not math.isfinite(trivial) or (mean > trivial if need.higher_is_better
+                                                                    else mean < trivial)
         rows.append({"learner": name, "epsilon": float(value), "mean": float(np.nanmean(vals)),
                      "std": float(np.nanstd(vals, ddof=1)) if len(vals) > 1 else 0.0, "n": int(len(vals)),
                      "bound": bound, "target": target,
-                     "meets": bool(np.isfinite(bound) and need.meets(bound, target)),
-                     "epsilon_spent": float(g["epsilon"].max()), "leaks": leaks,
+                     "meets": bool(useful and np.isfinite(bound) and need.meets(bound, target)),
+                     "beats_trivial": bool(useful), "epsilon_spent": float(g["epsilon"].max()), "leaks": leaks,
                      "event": _event_text(next((t for t in g.get("event", ()) if isinstance(t, str) and t), ""))})
     out = pd.DataFrame(rows, columns=cols)
     return out.sort_values(["learner", "epsilon"], kind="stable").reset_index(drop=True)
@@ -426,7 +434,15 @@ def _instead(points: pd.DataFrame, need: Need, target: float, *, baseline: float
     if points.empty:
         return ["No private learner was swept inside the range: widen the range or pick a learner."]
     better = (lambda a, b: a > b) if need.higher_is_better else (lambda a, b: a < b)
-    best = max(points.itertuples(), key=lambda r: (r.bound - r.target) * (1 if need.higher_is_better else -1))
+    if not points["beats_trivial"].any():
+        base = "" if baseline is None else (f" The non-private model reaches {name} {baseline:{_fmt(need.metric)}}" + (
+            ", no better either: these columns do not predict the label here (with an imbalanced label, always "
+            "answering the common class already scores this)." if not better(baseline, trivial) else "."))
+        out.append(f"Nothing learnt: at every ε tried the private models are no better than the trivial predictor "
+                   f"({name} {trivial:{_fmt(need.metric)}}), so no ε meets a need, however it is worded.{base} More "
+                   "informative columns, more rows, or a larger ε are what would change this.")
+    useful = points[points.beats_trivial] if points["beats_trivial"].any() else points
+    best = max(useful.itertuples(), key=lambda r: (r.bound - r.target) * (1 if need.higher_is_better else -1))
     target = best.target  # its own: a gap is measured to each learner's own non-private counterpart
     f = _fmt(need.metric)
     if best.meets:  # it met somewhere, but a larger ε after it did not
@@ -435,7 +451,7 @@ def _instead(points: pd.DataFrame, need: Need, target: float, *, baseline: float
                    f"{best.bound:{f}} at the bound, target {target:{f}}) but not at the larger ε = "
                    + ", ".join(f"{e:.3g}" for e in fails.epsilon) + ", so the answer would rest on a point the "
                    "seeds do not settle; rerun with more seeds (or more rows) before relying on it.")
-    else:
+    elif best.beats_trivial:
         short = abs(target - best.bound)
         out.append(f"A looser target: the best the sweep saw is {_title(best.learner)} at ε = {best.epsilon:.3g}, "
                    f"{name} {best.mean:{f}} on average and {best.bound:{f}} at the "
@@ -469,7 +485,7 @@ def _instead(points: pd.DataFrame, need: Need, target: float, *, baseline: float
         others = [n for n in sweepable(config.task, config.is_image, "epsilon") if n not in config.learners]
         if others:
             out.append("Another learner: not tried here: " + ", ".join(_title(n) for n in others[:5]) + ".")
-    if trivial is not None and not better(best.mean, trivial):
+    if trivial is not None and not better(best.mean, trivial) and points["beats_trivial"].any():
         out.append(f"Note: the best private point is no better than the trivial predictor ({trivial:.4g}): at this "
                    "range privacy costs all the utility.")
     return out
@@ -509,7 +525,7 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
         per_seed = rows.groupby("seed")[need.metric].mean().astype(float)
         return float(per_seed.mean()), per_seed
 
-    points = _points(table, need, lo, hi, confidence, reference)
+    points = _points(table, need, lo, hi, confidence, reference, trivial)
     points.attrs["confidence"] = confidence
     best = _smallest_meeting(points, need.higher_is_better)
     recommended, reasons, instead = None, [], []

@@ -127,3 +127,12 @@ def test_the_advisor_on_an_upload_writes_nothing_to_the_cache(tmp_path):
                     attack=False, n_jobs=1, cache_dir=cache)
     assert len(advice.points) == 2
     assert not cache.exists() or not any(cache.rglob("*.json"))
+
+
+def test_a_model_no_better_than_the_trivial_predictor_meets_no_need():
+    # an imbalanced label: the non-private model and the private one both score the majority class's share, so
+    # "within 2 points of the non-private model" holds on paper, but nothing was learnt
+    res = _result({0.3: [0.33, 0.33, 0.33], 3.0: [0.33, 0.33, 0.33]}, [0.33, 0.33, 0.33])
+    advice = judge(res, Need("within", "accuracy", 0.02))
+    assert not advice.met
+    assert advice.instead[0].startswith("Nothing learnt") and "no better either" in advice.instead[0]
