@@ -538,6 +538,7 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
         recommended = {
             "learner": best.learner, "learner_title": _title(best.learner), "epsilon": float(best.epsilon),
             "mean": float(best["mean"]), "std": float(best["std"]), "n": int(best.n), "bound": float(best.bound),
+            "target": target,
             "epsilon_spent": float(best.epsilon_spent), "leaks": bool(best.leaks), "event": best.event,
             "delta": float(config.delta), "band": v.band.headline,
             "band_sentence": v.sentence().replace("**", ""), "deployments": comparison(float(best.epsilon)),
