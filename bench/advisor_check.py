@@ -99,13 +99,15 @@ def main() -> int:
                 private = [run_learner(r["learner"], split, epsilon=r["epsilon"], delta=1e-5, seed=100 + s)
                            .metrics[metric] for s in range(5)]
                 reference = run_learner(base, split, seed=100).metrics[metric] if base else float("nan")
+                trivial = run_learner("majority" if task == "classification" else "mean", split,
+                                      seed=100).metrics[metric]
             target = need.target(reference) if need.kind == "within" else need.amount
             ok = sum(need.meets(v, target) for v in private)
             line.update({
                 "advice": f"ε={r['epsilon']:.3g} {r['learner']}: mean {r['mean']:.3f}, bound {r['bound']:.3f} "
                           f"(target {r['target']:.3f})",
                 "held-out": f"{metric} {np.mean(private):.3f} (min {min(private):.3f}) vs target {target:.3f} "
-                            f"[non-private {reference:.3f}]: {ok}/5 meet",
+                            f"[non-private {reference:.3f}, trivial {trivial:.3f}]: {ok}/5 meet",
             })
         else:
             line["held-out"] = advice.instead[0][:110] + "…"

@@ -332,7 +332,8 @@ def _points(table: pd.DataFrame, need: Need, lo: float, hi: float, confidence: f
     a model that learnt nothing is not what a need asks for, even when it is "within 2 points" of a non-private model
     that learnt nothing either.
     """
-    cols = ["learner", "epsilon", "mean", "std", "n", "bound", "target", "meets", "beats_trivial", "epsilon_spent",
+    cols = ["learner", "epsilon", "mean", "std", "n", "bound", "target", "meets", "holds", "beats_trivial",
+            "epsilon_spent",
             "leaks", "event"]
     swept = table[(table.role == "swept") & table.value.between(lo * (1 - 1e-9), hi * (1 + 1e-9))]
     rows = []
@@ -356,6 +357,7 @@ def _points(table: pd.DataFrame, need: Need, lo: float, hi: float, confidence: f
                      "std": float(np.nanstd(vals, ddof=1)) if len(vals) > 1 else 0.0, "n": int(len(vals)),
                      "bound": bound, "target": target,
                      "meets": bool(useful and np.isfinite(bound) and need.meets(bound, target)),
+                     "holds": bool(useful and need.meets(mean, target)),
                      "beats_trivial": bool(useful), "epsilon_spent": float(g["epsilon"].max()), "leaks": leaks,
                      "event": _event_text(next((t for t in g.get("event", ()) if isinstance(t, str) and t), ""))})
     out = pd.DataFrame(rows, columns=cols)
@@ -363,18 +365,17 @@ def _points(table: pd.DataFrame, need: Need, lo: float, hi: float, confidence: f
 
 
 def _smallest_meeting(points: pd.DataFrame, higher_is_better: bool = True) -> pd.Series | None:
-    """Per learner the smallest ε from which every larger ε also meets; the smallest of those across learners
-    (ties: the better bound, then a learner that does not leak)."""
+    """Per learner the smallest ε whose bound meets the need and after which every larger ε tried meets it on
+    average (``holds``), so that a lucky point below a dip is not the answer; the smallest of those across learners
+    (ties: a learner that does not leak, then the better bound)."""
     found = []
     for _, g in points.groupby("learner", sort=False):
-        g = g.sort_values("epsilon")
-        meets = g["meets"].to_numpy()
-        if not meets.size or not meets[-1]:
-            continue
-        i = len(meets)
-        while i > 0 and meets[i - 1]:
-            i -= 1
-        found.append(g.iloc[i])
+        g = g.sort_values("epsilon").reset_index(drop=True)
+        meets, holds = g["meets"].to_numpy(), g["holds"].to_numpy()
+        for i in range(len(g)):
+            if meets[i] and holds[i + 1:].all():
+                found.append(g.iloc[i])
+                break
     if not found:
         return None
     return min(found, key=lambda r: (r.epsilon, bool(r.leaks), -r.bound if higher_is_better else r.bound))
@@ -445,10 +446,10 @@ def _instead(points: pd.DataFrame, need: Need, target: float, *, baseline: float
     best = max(useful.itertuples(), key=lambda r: (r.bound - r.target) * (1 if need.higher_is_better else -1))
     target = best.target  # its own: a gap is measured to each learner's own non-private counterpart
     f = _fmt(need.metric)
-    if best.meets:  # it met somewhere, but a larger ε after it did not
-        fails = points[(points.learner == best.learner) & (points.epsilon > best.epsilon) & ~points.meets]
+    if best.meets:  # it met somewhere, but a larger ε after it did not, even on average
+        fails = points[(points.learner == best.learner) & (points.epsilon > best.epsilon) & ~points.holds]
         out.append(f"More seeds: {_title(best.learner)} met the target at ε = {best.epsilon:.3g} ({name} "
-                   f"{best.bound:{f}} at the bound, target {target:{f}}) but not at the larger ε = "
+                   f"{best.bound:{f}} at the bound, target {target:{f}}) but not even on average at the larger ε = "
                    + ", ".join(f"{e:.3g}" for e in fails.epsilon) + ", so the answer would rest on a point the "
                    "seeds do not settle; rerun with more seeds (or more rows) before relying on it.")
     elif best.beats_trivial:
@@ -562,9 +563,9 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
             s = smaller.iloc[-1]
             reasons.append(f"The next smaller ε tried, {s.epsilon:.3g}, gives {s.bound:.4g} at the same bound, short "
                            "of the target" + ("." if not s.meets else "; it met the target but a larger ε after it "
-                                              "did not, so it is not relied on."))
-        reasons.append("Every larger ε tried in the range meets the target too, so the answer does not rest on one "
-                       "lucky point.")
+                                              "fell short even on average, so it is not relied on."))
+        reasons.append("Every larger ε tried in the range meets the target on average too, so the answer does not "
+                       "rest on one lucky point below a dip.")
         if int(best.n) < 2:
             reasons.append("Only one seed: there is no spread to judge by; run more seeds before relying on this.")
         reasons.append(v.sentence().replace("**", "") + " " + comparison(float(best.epsilon)))
