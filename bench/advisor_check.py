@@ -40,7 +40,7 @@ def _table(kind: str, n: int, rng: np.random.Generator) -> tuple[pd.DataFrame, s
         calls = rng.poisson(3, n).astype(float)
         tenure = rng.integers(0, 120, n).astype(float)
         age = rng.integers(18, 90, n).astype(float)
-        logit = -2.2 + 0.45 * (calls - 3) - 0.02 * (tenure - 60) - 0.5 * (np.log(income) - 10.5)
+        logit = -2.4 + 0.9 * (calls - 3) - 0.05 * (tenure - 60) - 1.0 * (np.log(income) - 10.5)
         y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int)
         frame = pd.DataFrame({"income": income.round(), "support_calls": calls, "tenure_months": tenure, "age": age,
                               "churned": y})

@@ -328,7 +328,7 @@ def _points(table: pd.DataFrame, need: Need, lo: float, hi: float, confidence: f
     ``reference(learner)`` gives the non-private counterpart's mean and its score per seed. For a "within" need the
     bound is taken on the per-seed gap to it (the same seed is the same split), so the test split's own luck, which
     moves both models alike, does not count against the private one; it is shown added to the reference's mean.
-    A point whose mean is no better than the ``trivial`` predictor's (the majority class, the mean) meets nothing:
+    A point whose bound is no better than the ``trivial`` predictor's mean (the majority class, the mean) meets nothing:
     a model that learnt nothing is not what a need asks for, even when it is "within 2 points" of a non-private model
     that learnt nothing either.
     """
@@ -351,8 +351,9 @@ def _points(table: pd.DataFrame, need: Need, lo: float, hi: float, confidence: f
             target = need.target(None)
         leaks = bool(g["leaks_privacy"].astype(bool).any()) if "leaks_privacy" in g else False
         mean = float(np.nanmean(vals))
-        useful = trivial is None or not math.isfinite(trivial) or (mean > trivial if need.higher_is_better
-                                                                    else mean < trivial)
+        # useful: a fresh run beats the trivial predictor as often as it meets the need (the same bound)
+        useful = trivial is None or not math.isfinite(trivial) or (bound > trivial if need.higher_is_better
+                                                                    else bound < trivial)
         rows.append({"learner": name, "epsilon": float(value), "mean": float(np.nanmean(vals)),
                      "std": float(np.nanstd(vals, ddof=1)) if len(vals) > 1 else 0.0, "n": int(len(vals)),
                      "bound": bound, "target": target,
@@ -439,7 +440,8 @@ def _instead(points: pd.DataFrame, need: Need, target: float, *, baseline: float
         base = "" if baseline is None else (f" The non-private model reaches {name} {baseline:{_fmt(need.metric)}}" + (
             ", no better either: these columns do not predict the label here (with an imbalanced label, always "
             "answering the common class already scores this)." if not better(baseline, trivial) else "."))
-        out.append(f"Nothing learnt: at every ε tried the private models are no better than the trivial predictor "
+        out.append(f"Nothing learnt: at every ε tried a fresh private model is not reliably better than the trivial "
+                   "predictor "
                    f"({name} {trivial:{_fmt(need.metric)}}), so no ε meets a need, however it is worded.{base} More "
                    "informative columns, more rows, or a larger ε are what would change this.")
     useful = points[points.beats_trivial] if points["beats_trivial"].any() else points
