@@ -102,9 +102,10 @@ def advisor_panel(result: SweepResult, *, load: Sequence[tuple[str, bool]] = ())
 
     config = result.config
     st.header("Which ε meets your need?")
-    st.caption("The advisor reads the sweep above: the smallest ε of your range from which every larger ε tried "
-               f"meets the need in {ADVISOR_CONFIDENCE:.0%} of fresh runs (a prediction bound over the seeds). More "
-               "seeds give a tighter answer; `python -m dpcore report` runs the same advisor from the command line.")
+    st.caption("The advisor reads the sweep above: the smallest ε of your range at which a fresh run meets the need "
+               f"in {ADVISOR_CONFIDENCE:.0%} of cases (a prediction bound over the seeds), every larger ε tried "
+               "meeting it on average. More seeds give a tighter answer; `python -m dpcore report` runs the same "
+               "advisor from the command line.")
     need = _need_input(config.task)
     lo0, hi0 = min(config.values), max(config.values)
     c1, c2 = st.columns(2)
