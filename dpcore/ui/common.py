@@ -231,6 +231,10 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         if bounds.strip() and not ds.inferred_bounds:
             c.caption(f"Bounds declared for all {ds.n_features} feature column(s)"
                       + (" and the label" if ds.task == "regression" else "") + ": none is read from the rows.")
+        from .bounds import bounds_table
+
+        bounds_table(list(ds.feature_names) + ([label] if ds.task == "regression" else []),
+                     f"{key}.bounds.{up.name}", container=c)
         if warnings_into is None:
             show_warnings(caught)
         else:
