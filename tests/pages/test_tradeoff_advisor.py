@@ -91,3 +91,32 @@ def test_the_advisor_answers_a_level_from_a_registry_sweep(tmp_path, monkeypatch
     at.number_input(key="sweep.advisor.level").set_value(0.999).run()
     assert any("No ε from 1 to 10 meets the need (accuracy at least 0.999)" in w.value for w in at.warning)
     assert any("itself a release" in e.label for e in at.expander)
+
+
+def test_a_link_to_an_upload_based_sweep_restores_the_view_and_the_advisors_need_once_the_file_is_given():
+    from .conftest import page
+
+    at = page("app.py")
+    at.switch_page("pages/5_Tradeoff_explorer.py")
+    params = {"sweep.dataset": '"upload"', "sweep.min.epsilon": "1.0", "sweep.max.epsilon": "10.0",
+              "sweep.points.epsilon": "2", "sweep.seeds": "2", "sweep.advisor.kind": '"level"',
+              "sweep.advisor.level": "0.7", "sweep.dataset.bounds.customers.csv": '"*=1000000:9999999"'}
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception and not at.warning  # waiting for the file: nothing judged yet
+    at.get("file_uploader")[0].set_value(("customers.csv", _csv(), "text/csv")).run()
+    assert not at.exception
+    assert at.number_input(key="sweep.min.epsilon").value == 1.0
+    assert at.number_input(key="sweep.points.epsilon").value == 2
+    assert at.number_input(key="sweep.seeds").value == 2
+    assert at.text_area(key="sweep.dataset.bounds.customers.csv").value == "*=1000000:9999999"
+    assert not any(e.label.startswith("Privacy leak") for e in at.expander)  # every bound declared
+    ms = next(m for m in at.multiselect if m.key.startswith("sweep.learners."))
+    ms.set_value(["erm-objective"])
+    at.number_input(key="sweep.jobs").set_value(1)
+    at.run()
+    at.button(key="sweep.run").click().run()
+    assert not at.exception
+    assert at.radio(key="sweep.advisor.kind").value == "level"
+    assert at.number_input(key="sweep.advisor.level").value == 0.7
