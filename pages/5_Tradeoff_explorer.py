@@ -138,9 +138,12 @@ log_x = bool(log) and len(values) > 1
 
 b1, b2 = st.columns([1, 12], vertical_alignment="center")
 clicked = control_area(b1).button("Run", type="primary", key="sweep.run")
-b2.caption("The bar below counts the runs as they finish. The first sweep also starts the worker processes; "
-           "images, PATE and federated learners take longer per run. Finished runs are cached.")
-progress_slot, warn_box, metrics_box, chart_slot = st.empty(), st.container(), st.container(), headline_area().empty()
+warn_box = b2.empty()  # the one notice of warnings takes this caption's place beside Run, keeping the chart up
+warn_box.caption("The bar below counts the runs as they finish. The first sweep also starts the worker processes; "
+                 "images, PATE and federated learners take longer per run. " + (
+                     "Your file's runs stay in this session." if getattr(ds, "source", "") == "upload" else
+                     "Finished runs are cached."))
+progress_slot, metrics_box, chart_slot = st.empty(), st.container(), headline_area().empty()
 prompt_slot = st.empty()  # drawn now, so an earlier run's "Press Run" box does not linger while this one runs
 result = remembered(config)
 if clicked and result is None:
@@ -149,8 +152,7 @@ if clicked and result is None:
 if result is None and clicked:
     stop_page()  # the error is shown above; no chart, no "press Run" box
 if result is None:
-    with warn_box:
-        warnings_notice(None, load_warnings_of(upload_warnings))
+    warnings_notice(None, load_warnings_of(upload_warnings), slot=warn_box)
     prompt_slot.info(f"Press **Run** to compute the {n_runs} runs ({n_to_compute(config)} not computed yet); " + (
         "the results of your file stay in this session only, never on disk, and go when the session ends."
         if getattr(ds, "source", "") == "upload" else
@@ -159,8 +161,7 @@ if result is None:
 
 table = result.table
 summ = result.summary(metric)
-with warn_box:
-    warnings_notice(table, load_warnings_of(upload_warnings))
+warnings_notice(table, load_warnings_of(upload_warnings), slot=warn_box)
 swept = summ[summ.role == "swept"].dropna(subset=["mean"])
 m = metrics_box.columns(4)
 m[0].metric("Runs", f"{len(table)}", help=f"{result.n_computed} computed, {result.n_cached} read from the cache, "

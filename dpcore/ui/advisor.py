@@ -35,9 +35,10 @@ def load_warnings_of(caught) -> list[tuple[str, bool]]:
     return out
 
 
-def warnings_notice(table, load: Sequence[tuple[str, bool]] = ()) -> int:
+def warnings_notice(table, load: Sequence[tuple[str, bool]] = (), *, slot=None) -> int:
     """Every warning of the file and of the sweep in one collapsed notice, privacy leaks first, so the chart below
-    stays in view at 1280×720; returns how many. The label says how many leak and who."""
+    stays in view at 1280×720; returns how many. The label says how many leak and who. ``slot`` (an ``st.empty``):
+    the notice replaces what it holds, only when there is something to say."""
     found = []
     for msg, leak in load:
         found.append({"text": _sentence(msg), "leak": leak, "who": "Your file"})
@@ -63,7 +64,7 @@ def warnings_notice(table, load: Sequence[tuple[str, bool]] = ()) -> int:
                  + ": the ε of the leaking runs is not a guarantee — open to read")
     else:
         label = f"{len(found)} warning{'s' if len(found) > 1 else ''} about this data and sweep — open to read"
-    with st.expander(label, icon="⚠️", expanded=False):
+    with (slot.container() if slot is not None else st.container()), st.expander(label, icon="⚠️", expanded=False):
         for f in found:
             if f["leak"]:
                 st.warning(f"**Privacy leak — {f['who']}:** {f['text']}", icon="⚠️")

@@ -38,13 +38,14 @@ def _upload_page(tmp_path, monkeypatch) -> AppTest:
     return at
 
 
+def _holds(node, kind: str) -> bool:
+    return getattr(node, "type", "") == kind or any(_holds(c, kind) for c in getattr(node, "children", {}).values())
+
+
 def _main_order(at) -> list[str]:
-    """The kinds of the main area's top-level elements in page order, a block named by what it holds."""
-    out = []
-    for node in at.main.children.values():
-        kinds = [getattr(c, "type", "") for c in getattr(node, "children", {}).values()]
-        out.append("expander" if "expander" in kinds else getattr(node, "type", type(node).__name__))
-    return out
+    """The kinds of the main area's top-level elements in page order, a block named "expander" when it holds one."""
+    return ["expander" if _holds(node, "expander") else getattr(node, "type", type(node).__name__)
+            for node in at.main.children.values()]
 
 
 def test_an_uploads_sweep_shows_one_notice_above_the_chart_the_advisor_and_writes_nothing(tmp_path, monkeypatch):
