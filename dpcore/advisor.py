@@ -393,22 +393,26 @@ def _mean_of(summ: pd.DataFrame, role: str, learner: str | None = None) -> tuple
 
 def selection_note(points: pd.DataFrame, table: pd.DataFrame, *, learner: str | None, delta: float) -> dict:
     """What choosing ε from these curves costs, and the remedies (see the module's docstring)."""
-    from .accounting import event_from_json, repeat_and_select_epsilon
+    from .accounting import EpsilonDeltaDpEvent, event_from_json, repeat_and_select_epsilon
 
     swept = table[(table.role == "swept") & np.isfinite(table.epsilon)]
     runs = int(len(swept))
     composed = float(swept.epsilon.sum()) if runs else 0.0
-    search = math.nan
+    search, how = math.nan, "papernot-steinke"
     k = int(points[points.learner == learner].shape[0]) if learner is not None else 0
     if learner is not None and k:
         top = swept[swept.learner == learner].sort_values("epsilon")
         texts = [t for t in top["event"] if isinstance(t, str) and t] if "event" in top else []
         if texts:
+            event = event_from_json(json.loads(texts[-1]))
             try:  # a candidate that draws its ε from the grid is no worse than the grid's largest (quasi-convexity)
-                search = repeat_and_select_epsilon(event_from_json(json.loads(texts[-1])), candidates=k,
-                                                   delta=delta or DELTA)
+                search = repeat_and_select_epsilon(event, candidates=k, delta=delta or DELTA)
             except (DPCoreError, ValueError, TypeError):
                 search = math.nan
+            if not math.isfinite(search) and isinstance(event, EpsilonDeltaDpEvent) and not event.delta:
+                # pure ε-DP candidates, which the Rényi accountant cannot repeat: Liu & Talwar (2019, Theorem 3.4)
+                # bound the best of a geometric number of ε-DP runs by 3ε
+                search, how = 3 * float(event.epsilon), "liu-talwar"
     note = (
         f"Choosing ε from these curves is itself a release: the curves are {runs} models trained and scored on your "
         "private rows, and the choice depends on them. Accounted strictly, looking at all of them composes to ε = "
@@ -419,13 +423,18 @@ def selection_note(points: pd.DataFrame, table: pd.DataFrame, *, learner: str | 
         "and release only the best, each candidate's score measured privately or on held-out rows (Liu & Talwar "
         "2019: a geometric number of pure-ε candidates costs 3ε; Papernot & Steinke 2022: a Poisson number costs "
         "little more than one run under Rényi DP).")
-    if math.isfinite(search):
+    if math.isfinite(search) and how == "liu-talwar":
+        note += (f" For {_title(learner)}, whose runs are pure ε-DP, a geometric number of candidates over the {k} ε "
+                 f"values of this range, each at an ε drawn from the range, with the best released, costs ε = "
+                 f"{search:.3g} in all (three times the range's largest ε, Liu & Talwar 2019, Theorem 3.4).")
+    elif math.isfinite(search):
         note += (f" For {_title(learner)} over the {k} ε values of this range, a Poisson number of candidates "
                  f"(mean {k}), each at an ε drawn from the range, with the best released, costs ε = {search:.3g} "
                  f"at δ = {delta or DELTA:g} in all (dp_accounting's repeat-and-select event of the range's largest "
                  "ε; a mixture of candidates is no worse than its worst, van Erven & Harremoës 2014).")
     return {"note": note, "runs_looked_at": runs, "composition_epsilon": composed,
-            "repeat_and_select_epsilon": search, "candidates": k}
+            "private_selection_epsilon": search, "private_selection": how if math.isfinite(search) else None,
+            "candidates": k}
 
 
 def _instead(points: pd.DataFrame, need: Need, target: float, *, baseline: float | None, trivial: float | None,

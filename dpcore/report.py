@@ -81,7 +81,7 @@ def data_shape(dataset) -> dict:
         if name in inferred:
             bounds = "read from the data (leaks; not shown: they are values of the file)"
         elif lo is not None:
-            bounds = f"{float(lo[j]):g} to {float(hi[j]):g} " + ("(declared)" if upload else "(published)")
+            bounds = f"{float(lo[j]):.10g} to {float(hi[j]):.10g} " + ("(declared)" if upload else "(published)")
         else:
             bounds = "none"
         columns.append({"column": str(name), "bounds": bounds})
@@ -92,7 +92,7 @@ def data_shape(dataset) -> dict:
     elif ds.label_range is not None:
         label_inferred = any(c not in ds.feature_names for c in inferred)
         out["label_bounds"] = ("read from the data (leaks; not shown)" if label_inferred
-                               else f"{ds.label_range[0]:g} to {ds.label_range[1]:g} (declared)")
+                               else f"{ds.label_range[0]:.10g} to {ds.label_range[1]:.10g} (declared)")
     if ds.is_image:
         out["image_shape"] = list(ds.image_shape)
     return out
@@ -323,7 +323,7 @@ def report_html(advice: Advice, *, dataset=None, question: dict | None = None, n
         h.append(f"<p>The attack could not run: {_e(scrub(att['error'], dataset))}</p>")
     else:
         caught = att.get("caught_at_1pct")
-        h.append(f"<p>{_e(att['attack'])} on a model trained at ε = {att['epsilon']:.3g}, with a pool of "
+        h.append(f"<p>The {_e(att['attack'])} on a model trained at ε = {att['epsilon']:.3g}, with a pool of "
                  f"{att['pool']} of your records (half of them in its training data): it proves ε ≥ "
                  f"{att['epsilon_lower_bound']:.3g} at {att['confidence']:.0%} confidence"
                  + (f", and catches {caught:.1%} of the members at 1 % false alarms" if caught is not None else

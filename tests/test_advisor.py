@@ -112,6 +112,17 @@ def test_selection_is_said_to_be_a_release_with_its_composition_and_private_sele
     assert sel["runs_looked_at"] == 9 and sel["composition_epsilon"] == pytest.approx(3 * (0.1 + 1 + 10))
     assert "itself a release" in sel["note"] and "Papernot & Steinke 2022" in sel["note"]
     assert "Liu & Talwar 2019" in sel["note"]
+    assert sel["private_selection"] == "papernot-steinke" and 0 < sel["private_selection_epsilon"] < 3 * 10
+
+
+def test_pure_epsilon_candidates_get_liu_and_talwars_three_epsilon_for_private_selection():
+    res = _result({1.0: [0.85, 0.86, 0.84], 10.0: [0.9, 0.91, 0.9]}, [0.95, 0.95, 0.95])
+    t = res.table
+    swept = t.role == "swept"
+    t.loc[swept, "event"] = ['{"dp_event": "EpsilonDeltaDpEvent", "epsilon": %r, "delta": 0.0}' % v
+                             for v in t.loc[swept, "value"]]
+    sel = judge(res, Need("at_least", "accuracy", 0.8)).selection
+    assert sel["private_selection"] == "liu-talwar" and sel["private_selection_epsilon"] == 30.0
 
 
 def test_the_advisor_on_an_upload_writes_nothing_to_the_cache(tmp_path):

@@ -68,7 +68,8 @@ def test_the_report_holds_the_question_the_answer_and_the_evidence(made_report):
         assert doc["attack"] is not None and "epsilon_lower_bound" in doc["attack"]
         assert doc["recommended"]["band"] in html
     for words in ("The question asked", "The answer", "The curves", "Choosing ε from these curves is a release",
-                  "Your data", "Every ε tried", "How it was computed", "monthly_spend", "1e+06 to 1e+07 (declared)"):
+                  "Your data", "Every ε tried", "How it was computed", "monthly_spend",
+                  "1000000 to 9999999 (declared)"):
         assert words in html
     assert re.search(r"DpEvent\(", html)
 
