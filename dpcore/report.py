@@ -224,10 +224,18 @@ def _e(text: Any) -> str:
     return html.escape(str(text))
 
 
+def _where(w: dict) -> str:
+    """"At ε = 0.1, 0.3: " when not every run of the warning's learners raised it."""
+    if w.get("everywhere", True) or not w.get("where"):
+        return ""
+    return "At ε = " + ", ".join(f"{v:.3g}" + (f" ({k} of {n} runs)" if k < n else "")
+                                 for v, (k, n) in w["where"].items()) + ": "
+
+
 def _warnings(advice: Advice, extra: Sequence[tuple[str, bool]], dataset) -> list[dict]:
     """Every warning, leaks first: the loader's (``extra``: (message, is_leak)) and the sweep's."""
     out = [{"message": scrub(m, dataset), "learners": [], "leak": bool(leak)} for m, leak in extra]
-    out += [{"message": scrub(w["message"], dataset), "learners": [_title(n) for n in w["learners"]],
+    out += [{"message": scrub(_where(w) + w["message"], dataset), "learners": [_title(n) for n in w["learners"]],
              "leak": bool(w["leak"])} for w in advice.warnings]
     seen, unique = set(), []
     for w in out:
@@ -297,8 +305,8 @@ def report_html(advice: Advice, *, dataset=None, question: dict | None = None, n
                  "".join(f"<li>{_e(t)}</li>" for t in doc["instead"]) + "</ul>")
     leaks = [w for w in doc["warnings"] if w["leak"]]
     if leaks or doc["warnings"]:
-        h.append(f"<h2>Warnings ({len(doc['warnings'])}, {len(leaks)} privacy leak{'s' if len(leaks) != 1 else ''}"
-                 " first)</h2>")
+        h.append(f"<h2>Warnings: {len(doc['warnings'])} (" + (f"{len(leaks)} privacy leak"
+                 f"{'s' if len(leaks) != 1 else ''}, shown first" if leaks else "no privacy leak") + ")</h2>")
         for w in doc["warnings"]:
             who = f"<b>{_e(', '.join(w['learners']))}:</b> " if w["learners"] else ""
             head = "<b>Privacy leak.</b> " if w["leak"] else ""
