@@ -672,6 +672,8 @@ def advise(data, need: Need | str | None = None, *, epsilon_range: tuple[float, 
     """
     from .sweep import DEFAULT_JOBS, run_sweep
 
+    if not 0.5 < float(confidence) < 1:  # before the sweep, not after it
+        raise DPValueError(f"confidence must be between 0.5 and 1, got {confidence!r}")
     config = advice_config(data, learners=learners, epsilon_range=epsilon_range, points=points, seeds=seeds,
                            base_seed=base_seed, secure=secure, delta=delta, params=params)
     if not isinstance(need, Need):
