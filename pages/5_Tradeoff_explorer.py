@@ -26,6 +26,7 @@ from dpcore.ui import (
     show_frame,
     verdict_text,
 )
+from dpcore.ui.advisor import advisor_panel, load_warnings_of, warnings_notice
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area
 from dpcore.ui.sweep import (
@@ -42,7 +43,6 @@ from dpcore.ui.sweep import (
     parse_knobs,
     remembered,
     run_live,
-    show_sweep_warnings,
     sweep_figure,
     sweepable,
     tied_with_best,
@@ -59,7 +59,8 @@ page_header(
 
 with st.sidebar:
     st.header("Sweep")
-    ds = dataset_picker("sweep.dataset", default="breast_cancer")
+    upload_warnings: list = []  # shown with the sweep's, in one notice above the chart
+    ds = dataset_picker("sweep.dataset", default="breast_cancer", warnings_into=upload_warnings)
 if ds is None:
     stop_page()
 axes = axis_options(ds.task, ds.is_image)
@@ -137,9 +138,12 @@ log_x = bool(log) and len(values) > 1
 
 b1, b2 = st.columns([1, 12], vertical_alignment="center")
 clicked = control_area(b1).button("Run", type="primary", key="sweep.run")
-b2.caption("The bar below counts the runs as they finish. The first sweep also starts the worker processes; "
-           "images, PATE and federated learners take longer per run. Finished runs are cached.")
-progress_slot, warn_box, metrics_box, chart_slot = st.empty(), st.container(), st.container(), headline_area().empty()
+warn_box = b2.empty()  # the one notice of warnings takes this caption's place beside Run, keeping the chart up
+warn_box.caption("The bar below counts the runs as they finish. The first sweep also starts the worker processes; "
+                 "images, PATE and federated learners take longer per run. " + (
+                     "Your file's runs stay in this session." if getattr(ds, "source", "") == "upload" else
+                     "Finished runs are cached."))
+progress_slot, metrics_box, chart_slot = st.empty(), st.container(), headline_area().empty()
 prompt_slot = st.empty()  # drawn now, so an earlier run's "Press Run" box does not linger while this one runs
 result = remembered(config)
 if clicked and result is None:
@@ -148,14 +152,16 @@ if clicked and result is None:
 if result is None and clicked:
     stop_page()  # the error is shown above; no chart, no "press Run" box
 if result is None:
-    prompt_slot.info(f"Press **Run** to compute the {n_runs} runs ({n_to_compute(config)} not computed yet); "
-            "finished runs are cached on disk, so reopening these settings later shows the curve at once.")
+    warnings_notice(None, load_warnings_of(upload_warnings), slot=warn_box)
+    prompt_slot.info(f"Press **Run** to compute the {n_runs} runs ({n_to_compute(config)} not computed yet); " + (
+        "the results of your file stay in this session only, never on disk, and go when the session ends."
+        if getattr(ds, "source", "") == "upload" else
+        "finished runs are cached on disk, so reopening these settings later shows the curve at once."))
     stop_page()
 
 table = result.table
 summ = result.summary(metric)
-with warn_box:
-    show_sweep_warnings(table)
+warnings_notice(table, load_warnings_of(upload_warnings), slot=warn_box)
 swept = summ[summ.role == "swept"].dropna(subset=["mean"])
 m = metrics_box.columns(4)
 m[0].metric("Runs", f"{len(table)}", help=f"{result.n_computed} computed, {result.n_cached} read from the cache, "
@@ -191,6 +197,8 @@ st.caption("Lines: mean across seeds; band: spread across seeds. The ε column i
            "(from its accountant); non-private and trivial baselines are drawn as horizontal lines.")
 if axis == "epsilon" and (note := neighbouring_note(table)):
     st.info(note)
+if axis == "epsilon":
+    advisor_panel(result, load=load_warnings_of(upload_warnings))
 st.header("Summary across seeds")
 show_frame(display_summary(summ, metric=metric, axis=axis), key="sweep.summary")
 tax = tuning_tax(table, delta=delta)

@@ -29,11 +29,13 @@ COMMANDS = {
     "audit": ("dpcore.cli.audit", "attack a trained learner (membership inference, one-run canaries) and bound its "
                                   "epsilon"),
     "reproduce": ("dpcore.cli.reproduce", "papers reproduced live: published numbers beside ours"),
+    "report": ("dpcore.cli.report", "the smallest epsilon that meets what you need, as a self-contained HTML "
+                                    "decision report"),
 }
 
 #: The commands that train: they run with the app server's torch/BLAS threads per run (dpcore.serving), so that a
 #: seeded run prints the numbers a page shows for the same inputs on the same machine.
-TRAINING_COMMANDS = ("train", "cluster", "sweep", "audit", "reproduce")
+TRAINING_COMMANDS = ("train", "cluster", "sweep", "audit", "reproduce", "report")
 
 
 #: What a command cannot start without: groups of flags, one of each to be given. ``main`` checks the words typed
@@ -43,9 +45,11 @@ NEEDS = {
     "cluster": (("--dataset", "--data"), ("--algorithm",)),
     "sweep": (("--dataset", "--data"),),
     "audit": (("--dataset", "--data"),),
+    "report": (("--dataset", "--data"),),
 }
 _EXAMPLE = {"train": "--dataset digits --algorithm dpsgd", "cluster": "--dataset iris --algorithm dplloyd",
-            "sweep": "--dataset digits", "audit": "--dataset digits"}
+            "sweep": "--dataset digits", "audit": "--dataset digits",
+            "report": "--dataset breast_cancer --out report.html"}
 _NO_NEEDS = ("-h", "--help", "--list")  # these answer without the data
 
 

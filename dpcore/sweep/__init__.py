@@ -32,6 +32,7 @@ from .engine import (
                      build_table,
                      cached_result,
                      execute_run,
+                     from_upload,
                      run_sweep,
                      table_warnings,
 )
@@ -57,6 +58,7 @@ __all__ = [
     "default_cache_dir",
     "default_values",
     "execute_run",
+    "from_upload",
     "get_axis",
     "load_providers",
     "run_sweep",

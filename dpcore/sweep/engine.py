@@ -323,6 +323,11 @@ def _check_jobs(n_jobs: int) -> int:
     return n_jobs
 
 
+def from_upload(config: SweepConfig) -> bool:
+    """True when the sweep's data is an uploaded file: its results stay in memory, off the disk cache."""
+    return getattr(config.dataset, "source", "") == "upload"
+
+
 def cached_result(config: SweepConfig, *, cache_dir: "str | os.PathLike[str] | None" = None) -> SweepResult | None:
     """The sweep read entirely from the disk cache, or None if any run is missing (nothing is computed)."""
     t0 = time.perf_counter()
@@ -342,7 +347,7 @@ def run_sweep(
     n_jobs: int = DEFAULT_JOBS,
     on_result: Callable[[SweepProgress], None] | None = None,
     cache_dir: "str | os.PathLike[str] | None" = None,
-    use_cache: bool = True,
+    use_cache: bool | None = None,
     scheduler: str | None = None,
 ) -> SweepResult:
     """Run every run of ``config`` that is not cached, in parallel, and return the tidy table.
@@ -358,8 +363,9 @@ def run_sweep(
         runs first). Exceptions it raises stop the sweep; finished runs stay cached.
     cache_dir : path, optional
         Cache directory; default ``$DPCORE_CACHE_DIR/sweeps`` or ``.dpcore_cache/sweeps``.
-    use_cache : bool, default True
-        False: neither read nor write the cache.
+    use_cache : bool, optional
+        False: neither read nor write the cache. The default reads and writes it, except for an uploaded dataset
+        (:func:`from_upload`): results computed from a visitor's file are never written to disk.
     scheduler : str, optional
         Address of a Dask scheduler (``"tcp://10.0.0.5:8786"``): the runs go through
         joblib's Dask backend on that cluster. Its workers need ``dpcore`` (and any
@@ -394,6 +400,8 @@ def run_sweep(
     total = len(runs)
     budget = active_budget()  # the workers hold each run to the caller's budget (the pages': the server's)
     check_work(Work(runs=total, drivers={"runs": _runs_driver(config)}), budget)
+    if use_cache is None:
+        use_cache = not from_upload(config)
     cache = SweepCache(cache_dir) if use_cache else None
     rows: list[dict] = []
     missing: list[RunSpec] = []
@@ -426,7 +434,7 @@ def run_sweep(
             for run in missing:
                 finish(run, execute_run(run))
         else:
-            _run_loky(missing, n_jobs, finish, budget)
+            _run_loky(missing, n_jobs, finish, budget, in_memory=from_upload(config))
     return SweepResult(config, build_table(config, rows), n_cached, len(rows) - n_cached, time.perf_counter() - t0)
 
 
@@ -474,12 +482,15 @@ def _consume(parallel, missing: list[RunSpec], finish, limit_threads: bool, wher
 _LOKY_LOCK = threading.Lock()
 
 
-def _run_loky(missing: list[RunSpec], n_jobs: int, finish, budget: WorkBudget) -> None:
+def _run_loky(missing: list[RunSpec], n_jobs: int, finish, budget: WorkBudget, *, in_memory: bool = False) -> None:
     import joblib
 
     workers = min(n_jobs if n_jobs > 0 else (os.cpu_count() or 1), len(missing))
+    # joblib hands arrays over 1 MB to the workers through files in a temporary folder; an upload's rows go through
+    # the pipe instead (max_nbytes=None), so no copy of them is written anywhere
+    extra = {"max_nbytes": None} if in_memory else {}
     with _LOKY_LOCK, joblib.parallel_config(backend="loky", inner_max_num_threads=1):
-        parallel = joblib.Parallel(n_jobs=workers, return_as="generator_unordered")
+        parallel = joblib.Parallel(n_jobs=workers, return_as="generator_unordered", **extra)
         _consume(parallel, missing, finish, True, f"the local worker processes (n_jobs={workers})", budget)
 
 
@@ -517,6 +528,7 @@ __all__ = [
     "SweepRunError",
     "build_table",
     "cached_result",
+    "from_upload",
     "WARNING_SEP",
     "execute_run",
     "run_sweep",

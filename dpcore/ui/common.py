@@ -189,8 +189,11 @@ UPLOAD_PROMPT = "Upload a CSV file in the sidebar (the » button at the top left
 
 
 def dataset_picker(key: str, *, task: str | None = None, images: bool | None = None, allow_upload: bool = True,
-                   container=None, default: str | None = None):
-    """Select box over the registry (plus 'Upload CSV'); returns a Dataset or None (with a message shown)."""
+                   container=None, default: str | None = None, warnings_into: list | None = None):
+    """Select box over the registry (plus 'Upload CSV'); returns a Dataset or None (with a message shown).
+
+    ``warnings_into``: a list that receives the upload's warnings instead of their being shown here (a page that
+    gathers every warning into one notice)."""
     c = container or st.sidebar
     st.session_state.pop(DATASET_PROBLEM, None)
     names = dataset_names(task, images=images)
@@ -228,7 +231,14 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         if bounds.strip() and not ds.inferred_bounds:
             c.caption(f"Bounds declared for all {ds.n_features} feature column(s)"
                       + (" and the label" if ds.task == "regression" else "") + ": none is read from the rows.")
-        show_warnings(caught)
+        from .bounds import bounds_table
+
+        bounds_table(list(ds.feature_names) + ([label] if ds.task == "regression" else []),
+                     f"{key}.bounds.{up.name}", container=c)
+        if warnings_into is None:
+            show_warnings(caught)
+        else:
+            warnings_into.extend(caught)
         return ds
     except BoundsError as exc:  # the file is fine; what was typed in the bounds box is not
         said = "The declared bounds cannot be used: " + str(exc).removeprefix("bounds: ")

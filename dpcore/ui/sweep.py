@@ -23,9 +23,9 @@ from ..sweep import (
     SweepResult,
     build_table,
     cached_result,
+    from_upload,
     run_sweep,
     summarize,
-    table_warnings,
 )
 from ..sweep.choices import DEFAULT_LEARNERS, axis_options, default_learners, sweepable
 from ..sweep.engine import ID_COLUMNS, TAIL_COLUMNS
@@ -66,7 +66,9 @@ def knobs_markdown(names: list[str]) -> str:
 
 
 def n_to_compute(config: SweepConfig, *, cache_dir=None) -> int:
-    """How many runs of ``config`` are not in the disk cache yet."""
+    """How many runs of ``config`` are not in the disk cache yet (all of them for an upload: never cached)."""
+    if from_upload(config):
+        return len(config.runs())
     cache = SweepCache(cache_dir)
     return sum(run.key not in cache for run in config.runs())
 
@@ -90,11 +92,14 @@ def parse_knobs(text: str) -> dict[str, Any]:
 
 
 def remembered(config: SweepConfig, *, cache_dir=None) -> SweepResult | None:
-    """The finished sweep for these settings: from this session, else read whole from the disk cache."""
+    """The finished sweep for these settings: from this session, else read whole from the disk cache (never for an
+    upload, whose results live in this session only)."""
     store = st.session_state.setdefault(STATE, {})
     key = config.fingerprint()
     if key in store:
         return store[key]
+    if from_upload(config):
+        return None
     res = cached_result(config, cache_dir=cache_dir)
     if res is not None:
         _remember(key, res)
@@ -319,32 +324,6 @@ def _where_raised(w: dict, table: pd.DataFrame) -> str:
     return f"At {name} = {at}: "
 
 
-def show_sweep_warnings(table: pd.DataFrame) -> int:
-    """``st.warning`` per distinct warning of the sweep, naming the learners that raised it and, when not every
-    run of theirs did, the axis values where it was raised; returns how many.
-
-    Built from the table's ``leaks_privacy`` / ``warnings`` columns, so a sweep read
-    back from the cache shows the same warnings as a fresh one.
-    """
-    found = table_warnings(table)
-    for w in found:
-        titles = [title_of(n) for n in w["learners"]]
-        who = ", ".join(titles)
-        msg = w["message"].rstrip()
-        msg = msg if msg.endswith((".", "!", "?")) else msg + "."
-        where = _where_raised(w, table)
-        if w["leak"] and w["private"]:
-            st.warning(f"**Privacy leak — {who}:** {where}{msg} The ε shown for these runs is not a privacy "
-                       "guarantee.", icon="⚠️")
-        elif w["leak"]:
-            st.warning(f"**{who}** (not private anyway): {where}{msg}", icon="⚠️")
-        elif len(titles) == 1 and msg.startswith(titles[0]):  # the message names its learner already
-            st.warning(f"{where}**{who}**{msg[len(who):]}")
-        else:
-            st.warning(f"**{who}:** {where}{msg}")
-    return len(found)
-
-
 def tied_with_best(swept: pd.DataFrame, best: pd.Series) -> list[pd.Series]:
     """The other swept points (rows of a summary) whose mean lies within the larger of the two points' spreads
     across seeds (sample standard deviation) of the best one: these runs do not tell them apart. Empty with one
@@ -420,7 +399,6 @@ __all__ = [
     "n_to_compute",
     "no_better_than_trivial",
     "worse_than_trivial_at",
-    "show_sweep_warnings",
     "title_of",
     "knobs_of",
     "parse_knobs",

@@ -180,10 +180,11 @@ def test_uploaded_dataset_is_keyed_by_its_contents(fakes, cache_dir, tmp_path):
     assert dataset_fingerprint(ds).startswith("sha256:")
     assert dataset_fingerprint(ds) != dataset_fingerprint(ds2)
     assert dataset_fingerprint(load_dataset("iris")) == dataset_fingerprint("iris") == "registry:iris"
-    res = run_sweep(_cfg(dataset=ds, seeds=1), n_jobs=2, cache_dir=cache_dir)
+    # an upload is cached only when the caller asks (the command line's own file); by default it stays off the disk
+    res = run_sweep(_cfg(dataset=ds, seeds=1), n_jobs=2, cache_dir=cache_dir, use_cache=True)
     assert len(res.table) == 3 + 2 and (res.table.dataset == "mine.csv").all()
-    assert run_sweep(_cfg(dataset=ds, seeds=1), n_jobs=1, cache_dir=cache_dir).n_computed == 0
-    assert run_sweep(_cfg(dataset=ds2, seeds=1), n_jobs=1, cache_dir=cache_dir).n_cached == 0
+    assert run_sweep(_cfg(dataset=ds, seeds=1), n_jobs=1, cache_dir=cache_dir, use_cache=True).n_computed == 0
+    assert run_sweep(_cfg(dataset=ds2, seeds=1), n_jobs=1, cache_dir=cache_dir, use_cache=True).n_cached == 0
 
 
 def test_cache_keys_cover_the_configuration(fakes):

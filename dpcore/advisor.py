@@ -1,0 +1,698 @@
+"""The ε advisor: the smallest ε that meets a data owner's need, with its uncertainty, its risk and its caveats.
+
+The owner states what the model must do (:class:`Need`: "within 2 points of the non-private model", "accuracy at
+least 0.80", for regression an R² or MSE target) and the ε range they could accept. :func:`advise` sweeps ε over that
+range with several seeds (:func:`dpcore.sweep.run_sweep`, its cache included) and :func:`judge` reads the answer off
+the sweep:
+
+* **How a point meets the need.** Each seed draws its own split and its own noise, so the seeds' spread is what a
+  fresh run would vary by. A point meets the need when the one-sided ``confidence`` *prediction* bound of a new run
+  does (mean − t·s·√(1 + 1/n) for accuracy and R², mean + t·s·√(1 + 1/n) for MSE; t from Student's t with n − 1
+  degrees of freedom): the model the owner trains once at that ε, not only the average of many, meets it about that
+  often. With one seed there is no spread to judge by and the bound is the single run's score (said as a caveat).
+* **The smallest ε.** The smallest ε of the range from which every larger ε tried meets the need too, so that a lucky
+  point below a failing one is not recommended. Across learners the smallest such ε wins.
+* **Risk beside it.** The verdict band (:mod:`dpcore.verdict`), the published deployments nearest to it, and, when
+  asked, a membership attack on a model trained at that ε (the loss-threshold attack, Yeom et al. 2018, bounded by
+  Steinke, Nasr & Jagielski 2023): the ε it proves from below and the share of members caught at 1 % false alarms.
+* **Selection is a release.** Every curve was computed on the owner's private rows, so choosing ε by looking at them
+  leaks too. :func:`selection_note` says so and gives the remedies: choose on public data or rows set aside for it,
+  or private selection (Liu & Talwar 2019; Papernot & Steinke 2022), with the repeat-and-select ε of this search.
+
+References
+----------
+Yeom, Giacomelli, Fredrikson, Jha. Privacy risk in machine learning. IEEE CSF 2018.
+Steinke, Nasr, Jagielski. Privacy auditing with one (1) training run. NeurIPS 2023.
+Liu, Talwar. Private selection from private candidates. STOC 2019.
+Papernot, Steinke. Hyperparameter tuning with Renyi differential privacy. ICLR 2022.
+van Erven, Harremoës. Rényi divergence and Kullback-Leibler divergence. IEEE Trans. Inf. Theory 2014 (Theorem 13:
+joint quasi-convexity, so a candidate that draws its ε from a grid is no worse than the largest ε of the grid).
+Chaudhuri, Monteleoni, Sarwate. Differentially private empirical risk minimization. JMLR 2011 (excess risk of
+order d / (n ε): more rows or fewer features buy what a larger ε buys).
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .defaults import DELTA
+from .exceptions import DPCoreError, DPValueError
+from .verdict import comparison, neighbours, verdict
+
+#: The ε range an owner is offered first: the verdict's strong band up to the top of its weak one.
+ADVISOR_RANGE = (0.1, 10.0)
+#: ε values tried in the range (log-spaced), and seeds per value: five seeds give a spread a prediction bound can use
+#: (Student's t with 4 degrees of freedom is 1.53 at 90 %; with 2 it is 1.89).
+ADVISOR_POINTS = 7
+ADVISOR_SEEDS = 5
+#: How often a fresh run at the recommended ε must meet the need (one-sided prediction bound).
+ADVISOR_CONFIDENCE = 0.9
+#: The false-alarm rate at which the attack's catch is reported.
+ATTACK_FPR = 0.01
+#: Records in the attacker's pool (half of them members): the Attack page's default.
+ATTACK_POOL = 1000
+
+_KINDS = ("within", "at_least", "at_most")
+_METRICS = {"classification": ("accuracy",), "regression": ("r2", "mse")}
+_HIGHER = {"accuracy": True, "r2": True, "mse": False}
+_LABEL = {"accuracy": "accuracy", "r2": "R²", "mse": "MSE"}
+
+
+@dataclass(frozen=True)
+class Need:
+    """What the model must do.
+
+    ``kind`` "within": at most ``amount`` below the non-private model (above it for MSE), in the metric's units
+    (0.02 accuracy = 2 points); "at_least": the metric at least ``amount``; "at_most": at most ``amount`` (MSE).
+    """
+
+    kind: str
+    metric: str
+    amount: float
+
+    def __post_init__(self) -> None:
+        if self.kind not in _KINDS:
+            raise DPValueError(f"need kind must be one of {', '.join(_KINDS)}, got {self.kind!r}")
+        if self.metric not in _HIGHER:
+            raise DPValueError(f"need metric must be accuracy, r2 or mse, got {self.metric!r}")
+        amount = float(self.amount)
+        if not math.isfinite(amount) or (self.kind == "within" and amount < 0):
+            raise DPValueError(f"need amount must be a finite number (a gap ≥ 0 for 'within'), got {self.amount!r}")
+        if self.kind == "at_least" and not _HIGHER[self.metric]:
+            raise DPValueError("an MSE target is an upper limit: write mse<=VALUE")
+        if self.kind == "at_most" and _HIGHER[self.metric]:
+            raise DPValueError(f"{_LABEL[self.metric]} is better when higher: write {self.metric}>=VALUE")
+        object.__setattr__(self, "amount", amount)
+
+    @property
+    def higher_is_better(self) -> bool:
+        return _HIGHER[self.metric]
+
+    def target(self, baseline: float | None) -> float:
+        """The metric value a point must reach; "within" needs the non-private model's mean ``baseline``."""
+        if self.kind != "within":
+            return self.amount
+        if baseline is None or not math.isfinite(baseline):
+            raise DPValueError("'within' a gap of the non-private model needs a non-private baseline in the sweep")
+        return baseline - self.amount if self.higher_is_better else baseline + self.amount
+
+    def meets(self, value: float, target: float) -> bool:
+        return value >= target if self.higher_is_better else value <= target
+
+    def describe(self) -> str:
+        """In words: "accuracy within 0.02 (2 points) of the non-private model"."""
+        name = _LABEL[self.metric]
+        if self.kind == "within":
+            pts = f" ({100 * self.amount:.3g} points)" if self.metric in ("accuracy", "r2") else ""
+            return f"{name} within {self.amount:g}{pts} of the non-private model"
+        return f"{name} {'at least' if self.kind == 'at_least' else 'at most'} {self.amount:g}"
+
+    def spelling(self) -> str:
+        """How the command line writes it (``--need``)."""
+        if self.kind == "within":
+            return f"within={self.amount:g}" if self.metric == "accuracy" else f"{self.metric}:within={self.amount:g}"
+        return f"{self.metric}{'>=' if self.kind == 'at_least' else '<='}{self.amount:g}"
+
+
+def default_need(task: str) -> Need:
+    """Within 2 points of the non-private model: accuracy for classification, R² for regression."""
+    return Need("within", "accuracy" if task == "classification" else "r2", 0.02)
+
+
+_ABS = re.compile(r"^\s*(accuracy|acc|r2|r²|mse)\s*(>=|≥|<=|≤)\s*([-+0-9.eE]+)\s*$", re.IGNORECASE)
+_WITHIN = re.compile(r"^\s*(?:(accuracy|acc|r2|r²|mse)\s*:\s*)?within\s*[=: ]?\s*([0-9.eE+-]+)\s*(points?|%)?\s*$",
+                     re.IGNORECASE)
+
+
+def _need(text: str, kind: str, metric: str, amount: float) -> Need:
+    try:
+        return Need(kind, metric, amount)
+    except DPValueError as exc:
+        raise DPValueError(f"--need {text!r}: {exc}") from None
+
+
+def parse_need(text: str, task: str) -> Need:
+    """A need written as on the command line (``--need``).
+
+    >>> parse_need("accuracy>=0.8", "classification")
+    Need(kind='at_least', metric='accuracy', amount=0.8)
+    >>> parse_need("within 2 points", "classification")
+    Need(kind='within', metric='accuracy', amount=0.02)
+    >>> parse_need("mse<=3000", "regression").describe()
+    'MSE at most 3000'
+    """
+    if not isinstance(text, str) or not text.strip():
+        return default_need(task)
+    headline = "accuracy" if task == "classification" else "r2"
+    alias = {"acc": "accuracy", "r²": "r2"}
+    if m := _WITHIN.match(text):
+        metric = alias.get((m.group(1) or headline).lower(), (m.group(1) or headline).lower())
+        try:
+            amount = float(m.group(2))
+        except ValueError:
+            raise DPValueError(f"--need {text!r}: {m.group(2)!r} is not a number") from None
+        if m.group(3):  # "2 points" / "2 %" of a share
+            amount /= 100
+        need = _need(text, "within", metric, amount)
+    elif m := _ABS.match(text):
+        metric = alias.get(m.group(1).lower(), m.group(1).lower())
+        try:
+            amount = float(m.group(3))
+        except ValueError:
+            raise DPValueError(f"--need {text!r}: {m.group(3)!r} is not a number") from None
+        need = _need(text, "at_least" if m.group(2) in (">=", "≥") else "at_most", metric, amount)
+    else:
+        raise DPValueError(f"--need {text!r} is not a need this advisor reads; write e.g. 'within=0.02' (2 points of "
+                           "the non-private model), 'within 2 points', 'accuracy>=0.8', 'r2>=0.5' or 'mse<=3000'")
+    if need.metric not in _METRICS.get(task, ()):
+        raise DPValueError(f"--need {text!r}: a {task} model is judged by {' or '.join(_METRICS.get(task, ()))}, "
+                           f"not {need.metric}")
+    return need
+
+
+def prediction_bound(values: Sequence[float], *, confidence: float = ADVISOR_CONFIDENCE,
+                     higher_is_better: bool = True) -> float:
+    """The one-sided ``confidence`` prediction bound of one more run, from runs ``values`` (Student's t).
+
+    >>> round(prediction_bound([0.80, 0.82, 0.84], confidence=0.9), 4)
+    0.7765
+    >>> prediction_bound([0.8])
+    0.8
+    """
+    from scipy import stats
+
+    v = np.asarray([x for x in values if x is not None and np.isfinite(x)], dtype=float)
+    if v.size == 0:
+        return math.nan
+    if v.size == 1:
+        return float(v[0])
+    spread = float(stats.t.ppf(confidence, v.size - 1)) * float(v.std(ddof=1)) * math.sqrt(1 + 1 / v.size)
+    return float(v.mean() - spread) if higher_is_better else float(v.mean() + spread)
+
+
+@dataclass(frozen=True, eq=False)
+class Advice:
+    """The advisor's answer, and everything a report needs to defend it.
+
+    Attributes
+    ----------
+    need : Need
+    epsilon_range : (float, float)
+    confidence : float
+    target : float
+        The metric value a point had to reach (for "within", the non-private mean minus the gap).
+    baseline, trivial : float or None
+        The non-private model's and the trivial predictor's mean across seeds.
+    points : DataFrame
+        One row per (learner, ε in range): ``learner, epsilon, mean, std, n, bound, meets, epsilon_spent, leaks,
+        event`` (the str of the run's ``dp_accounting`` event).
+    recommended : dict or None
+        ``learner, epsilon, mean, std, n, bound, epsilon_spent, leaks, event, band, band_sentence, deployments``;
+        None when no ε in range meets the need.
+    reasons, instead : list of str
+        Why that ε; and, when none meets it, what would (grounded in what the sweep saw).
+    attack : dict or None
+        The membership attack at the recommended ε: ``attack, epsilon_lower_bound, confidence,
+        caught_at_1pct`` (None when too few non-members to measure), ``auc``, ``model_accuracy``; or ``error``.
+    selection : dict
+        ``note`` (the text), ``runs_looked_at``, ``composition_epsilon`` and ``repeat_and_select_epsilon``.
+    warnings : list of dict
+        :func:`dpcore.sweep.table_warnings` of the sweep, leaks first.
+    sweep : SweepResult
+    """
+
+    need: Need
+    epsilon_range: tuple[float, float]
+    confidence: float
+    metric: str
+    target: float
+    baseline: float | None
+    trivial: float | None
+    points: pd.DataFrame
+    recommended: dict | None
+    reasons: list[str]
+    instead: list[str]
+    selection: dict
+    warnings: list[dict]
+    sweep: Any = field(repr=False)
+    attack: dict | None = None
+
+    @property
+    def met(self) -> bool:
+        return self.recommended is not None
+
+    def headline(self) -> str:
+        """One sentence: the answer."""
+        if self.recommended is None:
+            lo, hi = self.epsilon_range
+            return f"No ε from {lo:g} to {hi:g} meets the need ({self.need.describe()})."
+        r = self.recommended
+        return (f"ε = {r['epsilon']:.3g} with {_title(r['learner'])}: {_LABEL[self.metric]} {r['mean']:.3f} on "
+                f"average over {r['n']} seeds, and at least {r['bound']:.3f} in {self.confidence:.0%} of fresh runs "
+                f"(target {self.target:.3f}).") if self.need.higher_is_better else (
+                f"ε = {r['epsilon']:.3g} with {_title(r['learner'])}: {_LABEL[self.metric]} {r['mean']:.4g} on "
+                f"average over {r['n']} seeds, and at most {r['bound']:.4g} in {self.confidence:.0%} of fresh runs "
+                f"(target {self.target:.4g}).")
+
+    def to_json_dict(self) -> dict:
+        """The recommendation as plain JSON values (no record, no cell value of the data)."""
+        def clean(v):
+            if isinstance(v, (float, np.floating)):
+                return float(v) if math.isfinite(v) else None
+            if isinstance(v, (np.integer,)):
+                return int(v)
+            if isinstance(v, (np.bool_,)):
+                return bool(v)
+            if isinstance(v, dict):
+                return {k: clean(x) for k, x in v.items()}
+            if isinstance(v, (list, tuple)):
+                return [clean(x) for x in v]
+            return v
+
+        return clean({
+            "need": {"kind": self.need.kind, "metric": self.need.metric, "amount": self.need.amount,
+                     "text": self.need.describe()},
+            "epsilon_range": list(self.epsilon_range),
+            "confidence": self.confidence,
+            "met": self.met,
+            "headline": self.headline(),
+            "target": self.target,
+            "non_private": self.baseline,
+            "trivial": self.trivial,
+            "recommended": self.recommended,
+            "reasons": self.reasons,
+            "instead": self.instead,
+            "attack": self.attack,
+            "selection": self.selection,
+            "points": self.points.to_dict("records"),
+            "warnings": [{"message": w["message"], "learners": w["learners"], "leak": w["leak"]}
+                         for w in self.warnings],
+        })
+
+
+def _fmt(metric: str) -> str:
+    """How a value of ``metric`` is written: three decimals for a share, four figures for an MSE."""
+    return ".4g" if metric == "mse" else ".3f"
+
+
+def _title(name: str) -> str:
+    from .learners import learners
+
+    spec = learners().get(name)
+    return spec.title if spec is not None else name
+
+
+def _event_text(text: str) -> str:
+    """The str of a stored dp_accounting event (JSON in the sweep table), or "" when there is none."""
+    from .accounting import event_from_json
+
+    if not isinstance(text, str) or not text:
+        return ""
+    try:
+        return str(event_from_json(json.loads(text)))
+    except (DPCoreError, ValueError, TypeError):
+        return ""
+
+
+def _points(table: pd.DataFrame, need: Need, lo: float, hi: float, confidence: float,
+            reference: Callable[[str], tuple[float | None, pd.Series | None]],
+            trivial: float | None = None) -> pd.DataFrame:
+    """One row per (learner, ε in range): the seeds' mean and spread, the prediction bound and whether it meets.
+
+    ``reference(learner)`` gives the non-private counterpart's mean and its score per seed. For a "within" need the
+    bound is taken on the per-seed gap to it (the same seed is the same split), so the test split's own luck, which
+    moves both models alike, does not count against the private one; it is shown added to the reference's mean.
+    A point whose bound is no better than the ``trivial`` predictor's mean (the majority class, the mean) meets nothing:
+    a model that learnt nothing is not what a need asks for, even when it is "within 2 points" of a non-private model
+    that learnt nothing either.
+    """
+    cols = ["learner", "epsilon", "mean", "std", "n", "bound", "target", "meets", "holds", "beats_trivial",
+            "epsilon_spent",
+            "leaks", "event"]
+    swept = table[(table.role == "swept") & table.value.between(lo * (1 - 1e-9), hi * (1 + 1e-9))]
+    rows = []
+    for (name, value), g in swept.groupby(["learner", "value"], sort=False):
+        vals = g[need.metric].astype(float).tolist()
+        if need.kind == "within":
+            base_mean, per_seed = reference(name)
+            if base_mean is None or per_seed is None:
+                raise DPValueError("'within' needs the non-private baseline: run the sweep with baselines")
+            gaps = (g.set_index("seed")[need.metric].astype(float) - per_seed).dropna().tolist()
+            bound = base_mean + prediction_bound(gaps, confidence=confidence, higher_is_better=need.higher_is_better)
+            target = need.target(base_mean)
+        else:
+            bound = prediction_bound(vals, confidence=confidence, higher_is_better=need.higher_is_better)
+            target = need.target(None)
+        leaks = bool(g["leaks_privacy"].astype(bool).any()) if "leaks_privacy" in g else False
+        mean = float(np.nanmean(vals))
+        # useful: a fresh run beats the trivial predictor as often as it meets the need (the same bound)
+        useful = trivial is None or not math.isfinite(trivial) or (bound > trivial if need.higher_is_better
+                                                                    else bound < trivial)
+        rows.append({"learner": name, "epsilon": float(value), "mean": float(np.nanmean(vals)),
+                     "std": float(np.nanstd(vals, ddof=1)) if len(vals) > 1 else 0.0, "n": int(len(vals)),
+                     "bound": bound, "target": target,
+                     "meets": bool(useful and np.isfinite(bound) and need.meets(bound, target)),
+                     "holds": bool(useful and need.meets(mean, target)),
+                     "beats_trivial": bool(useful), "epsilon_spent": float(g["epsilon"].max()), "leaks": leaks,
+                     "event": _event_text(next((t for t in g.get("event", ()) if isinstance(t, str) and t), ""))})
+    out = pd.DataFrame(rows, columns=cols)
+    return out.sort_values(["learner", "epsilon"], kind="stable").reset_index(drop=True)
+
+
+def _smallest_meeting(points: pd.DataFrame, higher_is_better: bool = True) -> pd.Series | None:
+    """Per learner the smallest ε whose bound meets the need and after which every larger ε tried meets it on
+    average (``holds``), so that a lucky point below a dip is not the answer; the smallest of those across learners
+    (ties: a learner that does not leak, then the better bound)."""
+    found = []
+    for _, g in points.groupby("learner", sort=False):
+        g = g.sort_values("epsilon").reset_index(drop=True)
+        meets, holds = g["meets"].to_numpy(), g["holds"].to_numpy()
+        for i in range(len(g)):
+            if meets[i] and holds[i + 1:].all():
+                found.append(g.iloc[i])
+                break
+    if not found:
+        return None
+    return min(found, key=lambda r: (r.epsilon, bool(r.leaks), -r.bound if higher_is_better else r.bound))
+
+
+def _mean_of(summ: pd.DataFrame, role: str, learner: str | None = None) -> tuple[str | None, float | None]:
+    rows = summ[summ.role == role]
+    if learner is not None and (rows.learner == learner).any():
+        rows = rows[rows.learner == learner]
+    if rows.empty:
+        return None, None
+    return str(rows.learner.iloc[0]), float(rows["mean"].iloc[0])
+
+
+def selection_note(points: pd.DataFrame, table: pd.DataFrame, *, learner: str | None, delta: float) -> dict:
+    """What choosing ε from these curves costs, and the remedies (see the module's docstring)."""
+    from .accounting import EpsilonDeltaDpEvent, event_from_json, repeat_and_select_epsilon
+
+    swept = table[(table.role == "swept") & np.isfinite(table.epsilon)]
+    runs = int(len(swept))
+    composed = float(swept.epsilon.sum()) if runs else 0.0
+    search, how = math.nan, "papernot-steinke"
+    k = int(points[points.learner == learner].shape[0]) if learner is not None else 0
+    if learner is not None and k:
+        top = swept[swept.learner == learner].sort_values("epsilon")
+        texts = [t for t in top["event"] if isinstance(t, str) and t] if "event" in top else []
+        if texts:
+            event = event_from_json(json.loads(texts[-1]))
+            try:  # a candidate that draws its ε from the grid is no worse than the grid's largest (quasi-convexity)
+                search = repeat_and_select_epsilon(event, candidates=k, delta=delta or DELTA)
+            except (DPCoreError, ValueError, TypeError):
+                search = math.nan
+            if not math.isfinite(search) and isinstance(event, EpsilonDeltaDpEvent) and not event.delta:
+                # pure ε-DP candidates, which the Rényi accountant cannot repeat: Liu & Talwar (2019, Theorem 3.4)
+                # bound the best of a geometric number of ε-DP runs by 3ε
+                search, how = 3 * float(event.epsilon), "liu-talwar"
+    note = (
+        f"Choosing ε from these curves is itself a release: the curves are {runs} models trained and scored on your "
+        "private rows, and the choice depends on them. Accounted strictly, looking at all of them composes to ε = "
+        f"{composed:.3g}, far above the ε recommended. Two remedies. (1) Choose on data whose exposure you accept: a "
+        "public table of the same kind, or rows set aside for choosing and never released or trained on by the final "
+        "model; then train once, at the chosen ε, on the rest (the final model's ε is then the one shown; the rows "
+        "used to choose are not protected by the choice). (2) Private selection: run a random number of candidates "
+        "and release only the best, each candidate's score measured privately or on held-out rows (Liu & Talwar "
+        "2019: a geometric number of pure-ε candidates costs 3ε; Papernot & Steinke 2022: a Poisson number costs "
+        "little more than one run under Rényi DP).")
+    if math.isfinite(search) and how == "liu-talwar":
+        note += (f" For {_title(learner)}, whose runs are pure ε-DP, a geometric number of candidates over the {k} ε "
+                 f"values of this range, each at an ε drawn from the range, with the best released, costs ε = "
+                 f"{search:.3g} in all (three times the range's largest ε, Liu & Talwar 2019, Theorem 3.4).")
+    elif math.isfinite(search):
+        note += (f" For {_title(learner)} over the {k} ε values of this range, a Poisson number of candidates "
+                 f"(mean {k}), each at an ε drawn from the range, with the best released, costs ε = {search:.3g} "
+                 f"at δ = {delta or DELTA:g} in all (dp_accounting's repeat-and-select event of the range's largest "
+                 "ε; a mixture of candidates is no worse than its worst, van Erven & Harremoës 2014).")
+    return {"note": note, "runs_looked_at": runs, "composition_epsilon": composed,
+            "private_selection_epsilon": search, "private_selection": how if math.isfinite(search) else None,
+            "candidates": k}
+
+
+def _instead(points: pd.DataFrame, need: Need, target: float, *, baseline: float | None, trivial: float | None,
+             config, n_rows: int | None, n_features: int | None) -> list[str]:
+    """What would meet the need, from what the sweep saw (the need was met by no ε in range)."""
+    name = _LABEL[need.metric]
+    out: list[str] = []
+    if points.empty:
+        return ["No private learner was swept inside the range: widen the range or pick a learner."]
+    better = (lambda a, b: a > b) if need.higher_is_better else (lambda a, b: a < b)
+    if not points["beats_trivial"].any():
+        base = "" if baseline is None else (f" The non-private model reaches {name} {baseline:{_fmt(need.metric)}}" + (
+            ", no better either: these columns do not predict the label here (with an imbalanced label, always "
+            "answering the common class already scores this)." if not better(baseline, trivial) else "."))
+        out.append(f"Nothing learnt: at every ε tried a fresh private model is not reliably better than the trivial "
+                   "predictor "
+                   f"({name} {trivial:{_fmt(need.metric)}}), so no ε meets a need, however it is worded.{base} More "
+                   "informative columns, more rows, or a larger ε are what would change this.")
+    useful = points[points.beats_trivial] if points["beats_trivial"].any() else points
+    best = max(useful.itertuples(), key=lambda r: (r.bound - r.target) * (1 if need.higher_is_better else -1))
+    target = best.target  # its own: a gap is measured to each learner's own non-private counterpart
+    f = _fmt(need.metric)
+    if best.meets:  # it met somewhere, but a larger ε after it did not, even on average
+        fails = points[(points.learner == best.learner) & (points.epsilon > best.epsilon) & ~points.holds]
+        out.append(f"More seeds: {_title(best.learner)} met the target at ε = {best.epsilon:.3g} ({name} "
+                   f"{best.bound:{f}} at the bound, target {target:{f}}) but not even on average at the larger ε = "
+                   + ", ".join(f"{e:.3g}" for e in fails.epsilon) + ", so the answer would rest on a point the "
+                   "seeds do not settle; rerun with more seeds (or more rows) before relying on it.")
+    elif best.beats_trivial:
+        short = abs(target - best.bound)
+        out.append(f"A looser target: the best the sweep saw is {_title(best.learner)} at ε = {best.epsilon:.3g}, "
+                   f"{name} {best.mean:{f}} on average and {best.bound:{f}} at the "
+                   f"{points.attrs.get('confidence', ADVISOR_CONFIDENCE):.0%} bound, {short:.3g} short of the target "
+                   f"{target:{f}}; a need of "
+                   + (f"{name} within {need.amount + short:.3g} of the non-private model" if need.kind == "within"
+                      else f"{name} {'≥' if need.higher_is_better else '≤'} {best.bound:{f}}") + " would be met there.")
+    if baseline is not None and need.kind != "within" and not need.meets(baseline, target):
+        out.append(f"Another learner or more informative columns: even the non-private model reaches only {name} "
+                   f"{baseline:.4g}, so no ε can meet this target with these columns and these learners.")
+    if need.meets(best.mean, target) and not need.meets(best.bound, target):
+        out.append(f"More seeds or more rows: at ε = {best.epsilon:.3g} the mean ({best.mean:.4g}) meets the target "
+                   f"but the seeds spread by {best.std:.3g}, so a single run falls short too often; more rows shrink "
+                   "both the noise's effect and the spread.")
+    top = points[points.learner == best.learner].sort_values("epsilon")
+    if len(top) >= 2 and better(float(top["mean"].iloc[-1]), float(top["mean"].iloc[-2])):
+        lo, hi = top["epsilon"].iloc[-2], top["epsilon"].iloc[-1]
+        out.append(f"A larger ε: {_title(best.learner)}'s curve still rises at the top of the range (from "
+                   f"{top['mean'].iloc[-2]:.4g} at ε = {lo:.3g} to {top['mean'].iloc[-1]:.4g} at ε = {hi:.3g}); the "
+                   f"band above ε = {hi:.3g} is '{verdict(hi * 1.01).band.headline}'.")
+    if n_rows is not None:
+        out.append(f"More rows: the noise's cost to these learners falls roughly as 1/(n·ε) (Chaudhuri, Monteleoni & "
+                   f"Sarwate 2011), so k times the {n_rows} rows at a given ε buys about what k times the ε buys "
+                   "with these rows: read it off the curve.")
+    if n_features is not None and n_features > 4:
+        out.append(f"Fewer features: the same bound grows with the number of columns (here {n_features}); dropping "
+                   "columns that carry little signal leaves less to noise.")
+    if config is not None:
+        from .sweep.choices import sweepable
+
+        others = [n for n in sweepable(config.task, config.is_image, "epsilon") if n not in config.learners]
+        if others:
+            out.append("Another learner: not tried here: " + ", ".join(_title(n) for n in others[:5]) + ".")
+    if trivial is not None and not better(best.mean, trivial) and points["beats_trivial"].any():
+        out.append(f"Note: the best private point is no better than the trivial predictor ({trivial:.4g}): at this "
+                   "range privacy costs all the utility.")
+    return out
+
+
+def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = None,
+          confidence: float = ADVISOR_CONFIDENCE) -> Advice:
+    """The advice read off a finished ε sweep (no run is computed; the attack is :func:`attack_evidence`).
+
+    Raises
+    ------
+    DPValueError
+        When the sweep is not along ε, or the need's metric is not one of its columns.
+    """
+    from .sweep import summarize, table_warnings
+
+    config, table = result.config, result.table
+    if config.axis != "epsilon":
+        raise DPValueError(f"the advisor reads a sweep along epsilon; this one sweeps {config.axis}")
+    if need.metric not in table.columns:
+        raise DPValueError(f"the sweep has no {need.metric!r} column; a {config.task} sweep is judged by "
+                           f"{' or '.join(_METRICS[config.task])}")
+    if not 0.5 < float(confidence) < 1:
+        raise DPValueError(f"confidence must be between 0.5 and 1, got {confidence!r}")
+    lo, hi = epsilon_range if epsilon_range is not None else (min(config.values), max(config.values))
+    if not (0 < lo <= hi):
+        raise DPValueError(f"the ε range must be 0 < low ≤ high, got {lo!r}, {hi!r}")
+    summ = summarize(table, need.metric)
+    _, trivial = _mean_of(summ, "trivial")
+    base_name, baseline = _mean_of(summ, "baseline")
+
+    def reference(name: str) -> tuple[float | None, pd.Series | None]:
+        counterpart = config.baseline_for(name)
+        rows = table[(table.role == "baseline") & (table.learner == counterpart)]
+        if rows.empty:
+            return None, None
+        per_seed = rows.groupby("seed")[need.metric].mean().astype(float)
+        return float(per_seed.mean()), per_seed
+
+    points = _points(table, need, lo, hi, confidence, reference, trivial)
+    points.attrs["confidence"] = confidence
+    best = _smallest_meeting(points, need.higher_is_better)
+    recommended, reasons, instead = None, [], []
+    ds = config.dataset if not isinstance(config.dataset, str) else None
+    if best is not None:
+        _, own_base = _mean_of(summ, "baseline", config.baseline_for(best.learner))
+        target = float(best.target)
+        v = verdict(float(best.epsilon))
+        below, above = neighbours(float(best.epsilon))
+        recommended = {
+            "learner": best.learner, "learner_title": _title(best.learner), "epsilon": float(best.epsilon),
+            "mean": float(best["mean"]), "std": float(best["std"]), "n": int(best.n), "bound": float(best.bound),
+            "target": target,
+            "epsilon_spent": float(best.epsilon_spent), "leaks": bool(best.leaks), "event": best.event,
+            "delta": float(config.delta), "band": v.band.headline,
+            "band_sentence": v.sentence().replace("**", ""), "deployments": comparison(float(best.epsilon)),
+            "nearest_deployments": [f"{d.who}, {d.what}: ε {d.epsilon:g} ({d.unit}; {d.source})"
+                                    for d in below + above],
+            "non_private": own_base,
+        }
+        if best.leaks:
+            reasons.append("Not yet a guarantee: these runs leaked privacy (see the warnings): their ε holds only "
+                           "once every bound is declared rather than read from the rows.")
+        smaller = points[(points.learner == best.learner) & (points.epsilon < best.epsilon)]
+        cmp = "≥" if need.higher_is_better else "≤"
+        reasons.append(f"At ε = {best.epsilon:.3g} a fresh run of {_title(best.learner)} reaches {_LABEL[need.metric]} "
+                       f"{cmp} {best.bound:.4g} in {confidence:.0%} of cases (mean {best['mean']:.4g}, spread "
+                       f"{best['std']:.3g} over {int(best.n)} seeds; Student's t prediction bound"
+                       + ("; for a gap, on each seed's gap to the non-private model trained on the same split"
+                          if need.kind == "within" else "") + "), against a target "
+                       f"of {target:.4g}" + (f" (the non-private model's {own_base:.4g} minus {need.amount:g})"
+                                             if need.kind == "within" and own_base is not None else "") + ".")
+        if not smaller.empty:
+            s = smaller.iloc[-1]
+            reasons.append(f"The next smaller ε tried, {s.epsilon:.3g}, gives {s.bound:.4g} at the same bound, short "
+                           "of the target" + ("." if not s.meets else "; it met the target but a larger ε after it "
+                                              "fell short even on average, so it is not relied on."))
+        reasons.append("Every larger ε tried in the range meets the target on average too, so the answer does not "
+                       "rest on one lucky point below a dip.")
+        if int(best.n) < 2:
+            reasons.append("Only one seed: there is no spread to judge by; run more seeds before relying on this.")
+        reasons.append(v.sentence().replace("**", "") + " " + comparison(float(best.epsilon)))
+    else:
+        target = float(points["target"].iloc[0]) if len(points) else (
+            need.target(baseline) if need.kind != "within" or baseline is not None else math.nan)
+        instead = _instead(points, need, target, baseline=baseline, trivial=trivial, config=config,
+                           n_rows=ds.n_samples if ds is not None else _registry_rows(config),
+                           n_features=ds.n_features if ds is not None else None)
+    selection = selection_note(points, table, learner=best.learner if best is not None else None,
+                               delta=config.delta)
+    return Advice(need=need, epsilon_range=(float(lo), float(hi)), confidence=float(confidence), metric=need.metric,
+                  target=float(target), baseline=baseline, trivial=trivial, points=points, recommended=recommended,
+                  reasons=reasons, instead=instead, selection=selection, warnings=table_warnings(table),
+                  sweep=result)
+
+
+def _registry_rows(config) -> int | None:
+    from .datasets import load_dataset
+
+    try:
+        return load_dataset(config.dataset).n_samples
+    except DPCoreError:
+        return None
+
+
+def attack_evidence(advice: Advice, *, seed: int = 0, secure: bool = False, pool_size: int = ATTACK_POOL,
+                    params: Mapping[str, Any] | None = None) -> dict | None:
+    """The loss-threshold membership attack on a model trained at the recommended ε (None when nothing is
+    recommended); a failure is returned as ``{"error": message}``, not raised: the recommendation stands without
+    it."""
+    from .audit import fpr_key, membership_audit, pool_capacity
+    from .rng import noise_mode
+
+    r = advice.recommended
+    if r is None:
+        return None
+    data = advice.sweep.config.dataset
+    cfg = advice.sweep.config
+    knobs = dict(params if params is not None else {k: v for k, v in cfg.params.items()})
+    from .learners import get_learner
+
+    spec = get_learner(r["learner"])
+    knobs = {k: v for k, v in knobs.items() if k in spec.params}
+    try:
+        pool = min(int(pool_size), pool_capacity(data))
+        with noise_mode(secure):
+            audit = membership_audit(r["learner"], data, epsilon=r["epsilon"], delta=cfg.delta, params=knobs,
+                                     attack="loss", pool_size=pool, seed=seed)
+    except (DPCoreError, ValueError) as exc:
+        return {"error": str(exc)}
+    res = audit.result
+    return {"attack": "loss threshold (Yeom et al. 2018), bounded by one-run auditing (Steinke et al. 2023)",
+            "epsilon": r["epsilon"], "epsilon_lower_bound": float(res.epsilon_lower_bound),
+            "confidence": float(res.confidence), "caught_at_1pct": res.tpr_measured(fpr_key(ATTACK_FPR)),
+            "auc": float(res.auc), "pool": int(res.n_members + res.n_nonmembers),
+            "model_accuracy": audit.target_accuracy}
+
+
+def advice_config(data, *, learners: Sequence[str] | None = None, epsilon_range: tuple[float, float] = ADVISOR_RANGE,
+                  points: int = ADVISOR_POINTS, seeds: int = ADVISOR_SEEDS, base_seed: int = 0, secure: bool = False,
+                  delta: float = DELTA, params: Mapping[str, Any] | None = None):
+    """The ε sweep the advisor runs: the range log-spaced, the Trade-off explorer's default learners unless named."""
+    from .datasets import load_dataset
+    from .sweep import SweepConfig, value_range
+    from .sweep.choices import default_learners, sweepable
+
+    lo, hi = (float(x) for x in epsilon_range)
+    if not (0 < lo <= hi):
+        raise DPValueError(f"--epsilon-range must be two numbers 0 < low ≤ high, got {lo:g},{hi:g}")
+    ds = load_dataset(data) if isinstance(data, str) else data
+    chosen = list(learners) if learners else default_learners(sweepable(ds.task, ds.is_image, "epsilon"), ds.task)
+    return SweepConfig(dataset=data, learners=tuple(chosen), axis="epsilon",
+                       values=value_range("epsilon", lo, hi, int(points)), seeds=int(seeds), base_seed=int(base_seed),
+                       secure=bool(secure), delta=delta, params=dict(params or {}))
+
+
+def advise(data, need: Need | str | None = None, *, epsilon_range: tuple[float, float] = ADVISOR_RANGE,
+           points: int = ADVISOR_POINTS, seeds: int = ADVISOR_SEEDS, learners: Sequence[str] | None = None,
+           base_seed: int = 0, secure: bool = False, delta: float = DELTA, params: Mapping[str, Any] | None = None,
+           confidence: float = ADVISOR_CONFIDENCE, attack: bool = True, n_jobs: int | None = None,
+           use_cache: bool | None = None, cache_dir=None,
+           on_result: Callable[[Any], None] | None = None) -> Advice:
+    """Sweep ε over ``epsilon_range`` and answer with the smallest ε meeting ``need`` (see the module docstring).
+
+    ``use_cache`` defaults to True for a registry dataset and False for an uploaded one: results computed from an
+    upload are never written to disk.
+
+    >>> a = advise("iris", "accuracy>=0.5", epsilon_range=(1, 10), points=2, seeds=2, learners=["erm-objective"],
+    ...            attack=False, n_jobs=1, use_cache=False)
+    >>> a.met, a.recommended["epsilon"] in (1.0, 10.0)
+    (True, True)
+    """
+    from .sweep import DEFAULT_JOBS, run_sweep
+
+    if not 0.5 < float(confidence) < 1:  # before the sweep, not after it
+        raise DPValueError(f"confidence must be between 0.5 and 1, got {confidence!r}")
+    config = advice_config(data, learners=learners, epsilon_range=epsilon_range, points=points, seeds=seeds,
+                           base_seed=base_seed, secure=secure, delta=delta, params=params)
+    if not isinstance(need, Need):
+        need = parse_need(need or "", config.task)
+    result = run_sweep(config, n_jobs=DEFAULT_JOBS if n_jobs is None else n_jobs, on_result=on_result,
+                       use_cache=use_cache, cache_dir=cache_dir)  # None: an upload's runs stay off the disk
+    advice = judge(result, need, epsilon_range=epsilon_range, confidence=confidence)
+    if attack and advice.recommended is not None:
+        ev = attack_evidence(advice, seed=base_seed, secure=secure, params=params)
+        advice = _with(advice, attack=ev)
+    return advice
+
+
+def _with(advice: Advice, **changes) -> Advice:
+    from dataclasses import replace
+
+    return replace(advice, **changes)
+
+
+__all__ = ["ADVISOR_CONFIDENCE", "ADVISOR_POINTS", "ADVISOR_RANGE", "ADVISOR_SEEDS", "ATTACK_FPR", "Advice", "Need",
+           "advice_config", "advise", "attack_evidence", "default_need", "judge", "parse_need", "prediction_bound",
+           "selection_note"]

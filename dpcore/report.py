@@ -1,0 +1,370 @@
+"""The decision report: one self-contained HTML file a data owner can take to a meeting.
+
+:func:`report_html` writes the advisor's answer (:class:`dpcore.advisor.Advice`) as one HTML file that opens offline:
+its chart is inline SVG (no script, no font, no network), its style inline. It holds the question asked; the data's
+shape (rows, column names, declared bounds: never a record or a cell value); each learner's curve with its interval;
+the recommendation and its reasons, or what would meet the need; the attack at that ε; the verdict band and the
+published deployments; every warning, leaks first; each ε with its ``dp_accounting`` event; how the noise was drawn;
+the software versions and the date. :func:`report_json` is the same content as JSON.
+
+What it never holds: a record, a cell value, or anything computed from one column of the data alone (the minimum
+and maximum of a column whose bounds were read from the rows are cell values, so those bounds are named as "read
+from the data" and not printed; a class label is a cell value too, so the report counts classes and does not name
+them, and a warning that quotes one has it replaced by "a class").
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import math
+import platform
+import re
+from importlib import metadata
+from typing import Any, Sequence
+
+import numpy as np
+
+from .advisor import Advice
+
+#: Okabe & Ito (2008) colours, as the pages use them (dpcore.ui.palette), in series order.
+_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#000000")
+_BAND_TINTS = {"strong": "rgba(0,158,115,0.10)", "moderate": "rgba(240,228,66,0.20)",
+               "weak": "rgba(230,159,0,0.12)", "nominal": "rgba(213,94,0,0.10)"}
+#: Packages whose versions the report lists.
+_PACKAGES = ("dp-accounting", "numpy", "pandas", "scipy", "scikit-learn", "torch")
+_METRIC = {"accuracy": "Accuracy", "r2": "R²", "mse": "MSE"}
+
+
+def software_versions() -> dict[str, str]:
+    """Python, dpcore and the packages the numbers depend on."""
+    import dpcore
+
+    out = {"python": platform.python_version(), "dpcore": dpcore.__version__}
+    for name in _PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def _class_names(dataset) -> list[str]:
+    names = [str(n) for n in getattr(dataset, "target_names", ()) or ()]
+    return sorted(names, key=len, reverse=True)
+
+
+def scrub(text: str, dataset) -> str:
+    """``text`` with the data's class labels (cell values) replaced by "a class" and a column's spread (computed
+    from its cells) left out. The learners' and the loader's warnings may quote either."""
+    out = str(text)
+    if getattr(dataset, "source", "") == "upload":
+        for name in _class_names(dataset):
+            out = out.replace(repr(name), "a class").replace(f"({name})", "(a class)")
+        out = re.sub(r"[-+0-9.eE]+ across the file", "the values' own spread", out)
+    return out
+
+
+def data_shape(dataset) -> dict:
+    """Rows, columns, task and bounds of ``dataset`` (a registry name or a Dataset): no cell value.
+
+    A column's bounds are given when declared (public knowledge, by definition); a column whose bounds were read
+    from the rows is marked so, without the numbers (they are its minimum and maximum: cell values).
+    """
+    from .datasets import load_dataset
+
+    ds = load_dataset(dataset) if isinstance(dataset, str) else dataset
+    upload = getattr(ds, "source", "") == "upload"
+    inferred = set(getattr(ds, "inferred_bounds", ()) or ())
+    columns = []
+    lo, hi = ds.bounds if ds.bounds is not None else (None, None)
+    for j, name in enumerate(ds.feature_names if not ds.is_image else ()):
+        if name in inferred:
+            bounds = "read from the data (leaks; not shown: they are values of the file)"
+        elif lo is not None:
+            bounds = f"{float(lo[j]):.10g} to {float(hi[j]):.10g} " + ("(declared)" if upload else "(published)")
+        else:
+            bounds = "none"
+        columns.append({"column": str(name), "bounds": bounds})
+    out = {"name": ds.name, "source": "your file" if upload else "registry dataset", "rows": ds.n_samples,
+           "features": ds.n_features, "task": ds.task, "columns": columns}
+    if ds.task == "classification":
+        out["classes"] = ds.n_classes
+    elif ds.label_range is not None:
+        label_inferred = any(c not in ds.feature_names for c in inferred)
+        out["label_bounds"] = ("read from the data (leaks; not shown)" if label_inferred
+                               else f"{ds.label_range[0]:.10g} to {ds.label_range[1]:.10g} (declared)")
+    if ds.is_image:
+        out["image_shape"] = list(ds.image_shape)
+    return out
+
+
+def _finite(v) -> bool:
+    return v is not None and isinstance(v, (int, float, np.floating)) and math.isfinite(float(v))
+
+
+def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
+    """Each learner's mean across seeds against ε (log scale) with its prediction interval, the non-private and
+    trivial lines, the target, the verdict bands and the recommended point, as one inline SVG."""
+    from .verdict import BANDS
+
+    pts = advice.points
+    left, right, top, bottom = 64, 16, 26, 46
+    pw, ph = width - left - right, height - top - bottom
+    lo, hi = advice.epsilon_range
+    if lo == hi:
+        lo, hi = lo / 2, hi * 2
+    ys = [v for v in list(pts["mean"]) + list(pts["bound"]) + list(2 * pts["mean"] - pts["bound"]) +
+          [advice.target, advice.baseline, advice.trivial] if _finite(v)]
+    y0, y1 = (min(ys), max(ys)) if ys else (0.0, 1.0)
+    pad = (y1 - y0) * 0.06 or 0.05
+    y0, y1 = y0 - pad, y1 + pad
+    if advice.metric in ("accuracy", "r2"):  # no score above 1: an interval past it is drawn up to the frame
+        y1 = min(y1, 1.0)
+
+    def x(e: float) -> float:
+        return left + pw * (math.log10(e) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))
+
+    def y(v: float) -> float:
+        v = min(max(v, y0), y1)
+        return top + ph * (1 - (v - y0) / (y1 - y0))
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} '
+             f'{height}" role="img" aria-label="Privacy-utility curves" font-family="sans-serif" font-size="12">']
+    start = 0.0
+    for band in BANDS:  # the verdict bands behind the ε axis
+        a, b = max(start, lo), min(band.upper, hi)
+        start = band.upper
+        if b <= a:
+            continue
+        parts.append(f'<rect x="{x(a):.1f}" y="{top}" width="{x(b) - x(a):.1f}" height="{ph}" '
+                     f'fill="{_BAND_TINTS[band.name]}"/>')
+        parts.append(f'<text x="{(x(a) + x(b)) / 2:.1f}" y="{top - 8}" text-anchor="middle" fill="#444">'
+                     f'{html.escape(band.headline)}</text>')
+    parts.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#999"/>')
+    for e in sorted(set(pts["epsilon"])):  # ticks at the ε tried
+        parts.append(f'<line x1="{x(e):.1f}" x2="{x(e):.1f}" y1="{top + ph}" y2="{top + ph + 5}" stroke="#666"/>'
+                     f'<text x="{x(e):.1f}" y="{top + ph + 18}" text-anchor="middle">{e:.3g}</text>')
+    for k in range(5):
+        v = y0 + (y1 - y0) * k / 4
+        parts.append(f'<line x1="{left - 5}" x2="{left}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#666"/>'
+                     f'<text x="{left - 8}" y="{y(v) + 4:.1f}" text-anchor="end">{v:.3g}</text>')
+    parts.append(f'<text x="{left + pw / 2}" y="{height - 8}" text-anchor="middle">ε (privacy budget), log scale'
+                 '</text>')
+    parts.append(f'<text x="14" y="{top + ph / 2}" text-anchor="middle" transform="rotate(-90 14 {top + ph / 2})">'
+                 f'Test {_METRIC.get(advice.metric, advice.metric)}</text>')
+    for value, colour, dash, label in ((advice.baseline, "#000", "6 4", "non-private"),
+                                       (advice.trivial, "#7F7F7F", "2 3", "trivial")):
+        if _finite(value):
+            parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
+                         f'stroke="{colour}" stroke-dasharray="{dash}" stroke-width="1.5"/>'
+                         f'<text x="{left + pw - 4}" y="{y(value) - 4:.1f}" text-anchor="end" fill="{colour}">'
+                         f'{label} {value:.3g}</text>')
+    for i, (name, g) in enumerate(pts.groupby("learner", sort=False)):
+        g = g.sort_values("epsilon")
+        c = _COLOURS[i % len(_COLOURS)]
+        upper = [(x(e), y(2 * m - b)) for e, m, b in zip(g.epsilon, g["mean"], g.bound) if _finite(b)]
+        lower = [(x(e), y(b)) for e, b in zip(g.epsilon, g.bound) if _finite(b)]
+        if upper:
+            poly = " ".join(f"{px:.1f},{py:.1f}" for px, py in upper + lower[::-1])
+            parts.append(f'<polygon points="{poly}" fill="{c}" fill-opacity="0.15" stroke="none"/>')
+        line = " ".join(f"{x(e):.1f},{y(m):.1f}" for e, m in zip(g.epsilon, g["mean"]))
+        parts.append(f'<polyline points="{line}" fill="none" stroke="{c}" stroke-width="2.5"/>')
+        for e, m, ok in zip(g.epsilon, g["mean"], g.meets):
+            parts.append(f'<circle cx="{x(e):.1f}" cy="{y(m):.1f}" r="4" fill="{c if ok else "white"}" '
+                         f'stroke="{c}" stroke-width="2"/>')
+        target = float(g["target"].iloc[0])
+        if _finite(target):
+            parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{y(target):.1f}" y2="{y(target):.1f}" '
+                         f'stroke="{c}" stroke-dasharray="1 3" stroke-width="1.5"/>')
+        lx, ly = left + 8, top + 16 + 16 * i
+        parts.append(f'<rect x="{lx}" y="{ly - 9}" width="14" height="4" fill="{c}"/>'
+                     f'<text x="{lx + 20}" y="{ly - 3}">{html.escape(_title(name))} (dotted: its target)</text>')
+    r = advice.recommended
+    if r is not None:
+        parts.append(f'<circle cx="{x(r["epsilon"]):.1f}" cy="{y(r["mean"]):.1f}" r="9" fill="none" '
+                     f'stroke="#000" stroke-width="2"/><text x="{x(r["epsilon"]) + 12:.1f}" '
+                     f'y="{y(r["mean"]) + 18:.1f}" font-weight="bold">recommended ε = {r["epsilon"]:.3g}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def question_of(advice: Advice) -> dict:
+    """The question the advice answers, in words (the report's first table)."""
+    cfg = advice.sweep.config
+    lo, hi = advice.epsilon_range
+    return {
+        "need": advice.need.describe(),
+        "ε range accepted": f"{lo:g} to {hi:g}",
+        "ε values tried": ", ".join(f"{v:.3g}" for v in cfg.values if lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9)),
+        "learners": ", ".join(_title(n) for n in cfg.learners),
+        "seeds per ε": cfg.seeds,
+        "δ": f"{cfg.delta:g}",
+        "how sure": f"a fresh run meets the need in {advice.confidence:.0%} of cases (one-sided prediction bound)",
+    }
+
+
+def noise_of(advice: Advice) -> str:
+    """How the sweep's noise was drawn."""
+    cfg = advice.sweep.config
+    if cfg.secure:
+        return ("secure: drawn from the operating system's cryptographic source onto a grid (Mironov 2012); every "
+                "run's noise is fresh, the train/test split uses seed 0")
+    return (f"seeded (seeds {cfg.base_seed} to {cfg.base_seed + cfg.seeds - 1}): reproducible for exploring, not "
+            "for a release")
+
+
+def _title(name: str) -> str:
+    from .learners import learners
+
+    spec = learners().get(name)
+    return spec.title if spec is not None else name
+
+
+def _e(text: Any) -> str:
+    return html.escape(str(text))
+
+
+def _where(w: dict) -> str:
+    """"At ε = 0.1, 0.3: " when not every run of the warning's learners raised it."""
+    if w.get("everywhere", True) or not w.get("where"):
+        return ""
+    return "At ε = " + ", ".join(f"{v:.3g}" + (f" ({k} of {n} runs)" if k < n else "")
+                                 for v, (k, n) in w["where"].items()) + ": "
+
+
+def _warnings(advice: Advice, extra: Sequence[tuple[str, bool]], dataset) -> list[dict]:
+    """Every warning, leaks first: the loader's (``extra``: (message, is_leak)) and the sweep's."""
+    out = [{"message": scrub(m, dataset), "learners": [], "leak": bool(leak)} for m, leak in extra]
+    out += [{"message": scrub(_where(w) + w["message"], dataset), "learners": [_title(n) for n in w["learners"]],
+             "leak": bool(w["leak"])} for w in advice.warnings]
+    seen, unique = set(), []
+    for w in out:
+        if w["message"] not in seen:
+            seen.add(w["message"])
+            unique.append(w)
+    return sorted(unique, key=lambda w: not w["leak"])
+
+
+def report_json(advice: Advice, *, dataset=None, question: dict | None = None, noise: str | None = None,
+                load_warnings: Sequence[tuple[str, bool]] = (),
+                created: _dt.datetime | None = None) -> dict:
+    """The report's content as JSON values (what ``report --json`` prints)."""
+    dataset = advice.sweep.config.dataset if dataset is None else dataset
+    question = question_of(advice) if question is None else question
+    noise = noise_of(advice) if noise is None else noise
+    doc = advice.to_json_dict()
+    doc["warnings"] = _warnings(advice, load_warnings, dataset)
+    doc["reasons"] = [scrub(t, dataset) for t in doc["reasons"]]
+    doc["instead"] = [scrub(t, dataset) for t in doc["instead"]]
+    doc.update({"question": question, "data": data_shape(dataset), "noise": noise,
+                "versions": software_versions(),
+                "created": (created or _dt.datetime.now(_dt.timezone.utc)).isoformat(timespec="seconds")})
+    return doc
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:980px;margin:24px auto;padding:0 16px;
+color:#111;line-height:1.45}
+h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ddd}
+.answer{font-size:1.15em;padding:12px 16px;border-radius:6px;background:#eef6ee;border-left:6px solid #009E73}
+.answer.no{background:#fdf1ea;border-left-color:#D55E00}
+.leak{background:#fdecea;border-left:5px solid #D55E00;padding:6px 10px;margin:6px 0}
+.warn{background:#fff8e1;border-left:5px solid #E69F00;padding:6px 10px;margin:6px 0}
+table{border-collapse:collapse;font-size:.9em;margin:8px 0}td,th{border:1px solid #ddd;padding:4px 8px;
+text-align:left;vertical-align:top}th{background:#f5f5f5}code{font-size:.85em;word-break:break-all}
+.muted{color:#555;font-size:.9em}
+@media print{body{max-width:none}}
+"""
+
+
+def report_html(advice: Advice, *, dataset=None, question: dict | None = None, noise: str | None = None,
+                load_warnings: Sequence[tuple[str, bool]] = (), created: _dt.datetime | None = None) -> str:
+    """The decision report as one self-contained HTML document (see the module's docstring)."""
+    doc = report_json(advice, dataset=dataset, question=question, noise=noise, load_warnings=load_warnings,
+                      created=created)
+    dataset = advice.sweep.config.dataset if dataset is None else dataset
+    question = doc["question"]
+    shape, r, att = doc["data"], advice.recommended, advice.attack
+    h: list[str] = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
+                    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+                    f"<title>Privacy budget decision report: {_e(shape['name'])}</title><style>{_CSS}</style>"
+                    "</head><body>"]
+    h.append(f"<h1>Which ε for {_e(shape['name'])}? A decision report</h1>")
+    h.append(f'<p class="muted">Made {_e(doc["created"])} by dpcore {_e(doc["versions"]["dpcore"])}. Every number '
+             "here was computed on the data named below; no record and no value of it is in this file.</p>")
+    h.append("<h2>The question asked</h2><table>")
+    for k, v in question.items():
+        h.append(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>")
+    h.append("</table>")
+    h.append("<h2>The answer</h2>")
+    h.append(f'<div class="answer{"" if r else " no"}">{_e(scrub(advice.headline(), dataset))}</div>')
+    if r:
+        h.append("<ul>" + "".join(f"<li>{_e(t)}</li>" for t in doc["reasons"]) + "</ul>")
+    else:
+        h.append("<p>What would meet it, from what the sweep saw:</p><ul>" +
+                 "".join(f"<li>{_e(t)}</li>" for t in doc["instead"]) + "</ul>")
+    leaks = [w for w in doc["warnings"] if w["leak"]]
+    if leaks or doc["warnings"]:
+        h.append(f"<h2>Warnings: {len(doc['warnings'])} (" + (f"{len(leaks)} privacy leak"
+                 f"{'s' if len(leaks) != 1 else ''}, shown first" if leaks else "no privacy leak") + ")</h2>")
+        for w in doc["warnings"]:
+            who = f"<b>{_e(', '.join(w['learners']))}:</b> " if w["learners"] else ""
+            head = "<b>Privacy leak.</b> " if w["leak"] else ""
+            h.append(f'<div class="{"leak" if w["leak"] else "warn"}">{head}{who}{_e(w["message"])}</div>')
+    h.append("<h2>The curves</h2>")
+    h.append(curves_svg(advice))
+    h.append(f'<p class="muted">Lines: the mean over seeds of each learner; shading: the two-sided '
+             f"{2 * advice.confidence - 1:.0%} prediction interval of one fresh run, whose lower edge (upper for MSE) "
+             f"is the {advice.confidence:.0%} bound the advisor uses; filled dots meet the need. Tints: the verdict "
+             "bands.</p>")
+    h.append("<h2>Risk at the recommended ε</h2>")
+    if r:
+        h.append(f"<p><b>{_e(r['band'])}.</b> {_e(r['band_sentence'])}</p><p>{_e(r['deployments'])}</p>")
+        h.append("<p>Published deployments nearest to it (their units differ: read them before comparing):</p><ul>" +
+                 "".join(f"<li>{_e(d)}</li>" for d in r["nearest_deployments"]) + "</ul>")
+    else:
+        h.append("<p>No ε is recommended, so no band is given.</p>")
+    h.append("<h3>What an attacker learned</h3>")
+    if att is None:
+        h.append("<p>No attack was run" + (" (none asked for)." if r else " (no ε recommended).") + "</p>")
+    elif "error" in att:
+        h.append(f"<p>The attack could not run: {_e(scrub(att['error'], dataset))}</p>")
+    else:
+        caught = att.get("caught_at_1pct")
+        h.append(f"<p>The {_e(att['attack'])} on a model trained at ε = {att['epsilon']:.3g}, with a pool of "
+                 f"{att['pool']} of your records (half of them in its training data): it proves ε ≥ "
+                 f"{att['epsilon_lower_bound']:.3g} at {att['confidence']:.0%} confidence"
+                 + (f", and catches {caught:.1%} of the members at 1 % false alarms" if caught is not None else
+                    ", and has too few non-members to measure its catch at 1 % false alarms")
+                 + f" (AUC {att['auc']:.3f}). A lower bound of 0 says this attack proved no leak; it does not prove "
+                 "the model safe.</p>")
+    h.append("<h2>Choosing ε from these curves is a release</h2>")
+    h.append(f"<p>{_e(advice.selection['note'])}</p>")
+    h.append("<h2>Your data</h2><table>")
+    for k in ("name", "source", "task", "rows", "features", "classes", "label_bounds", "image_shape"):
+        if k in shape:
+            h.append(f"<tr><th>{_e(k.replace('_', ' '))}</th><td>{_e(shape[k])}</td></tr>")
+    h.append("</table>")
+    if shape["columns"]:
+        h.append("<table><tr><th>column</th><th>bounds</th></tr>" + "".join(
+            f"<tr><td>{_e(c['column'])}</td><td>{_e(c['bounds'])}</td></tr>" for c in shape["columns"]) + "</table>")
+    h.append("<h2>Every ε tried</h2><table><tr><th>learner</th><th>ε</th><th>mean</th><th>spread (sd)</th>"
+             "<th>seeds</th><th>bound</th><th>target</th><th>meets</th><th>ε spent</th><th>dp_accounting event</th>"
+             "</tr>")
+    for p in advice.points.itertuples():
+        h.append(f"<tr><td>{_e(_title(p.learner))}</td><td>{p.epsilon:.3g}</td><td>{p.mean:.4g}</td>"
+                 f"<td>{p.std:.3g}</td><td>{p.n}</td><td>{p.bound:.4g}</td><td>{p.target:.4g}</td>"
+                 f"<td>{'yes' if p.meets else 'no'}{' (leaks)' if p.leaks else ''}</td>"
+                 f"<td>{p.epsilon_spent:.4g}</td><td><code>{_e(p.event or '—')}</code></td></tr>")
+    h.append("</table>")
+    h.append("<h2>How it was computed</h2><table>")
+    h.append(f"<tr><th>noise</th><td>{_e(doc['noise'])}</td></tr>")
+    for k, v in doc["versions"].items():
+        h.append(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>")
+    h.append(f"<tr><th>date (UTC)</th><td>{_e(doc['created'])}</td></tr></table>")
+    h.append("</body></html>")
+    return "\n".join(h)
+
+
+__all__ = ["curves_svg", "data_shape", "noise_of", "question_of", "report_html", "report_json", "scrub",
+           "software_versions"]

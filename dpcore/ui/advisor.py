@@ -1,0 +1,172 @@
+"""Streamlit side of the ε advisor (:mod:`dpcore.advisor`) and the decision report (:mod:`dpcore.report`), and the
+Trade-off explorer's one notice of warnings.
+
+The advisor reads the sweep the page already ran; the attack at the recommended ε trains one more model, on a button.
+The report is built in memory and handed to ``st.download_button``: for an uploaded file nothing of it (nor the
+attack) is written to disk.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import streamlit as st
+
+from ..advisor import ADVISOR_CONFIDENCE, Advice, Need, attack_evidence, default_need, judge
+from ..exceptions import DPCoreError, PrivacyLeakWarning
+from ..sweep import SweepResult, from_upload, table_warnings
+from .sweep import _where_raised, title_of
+
+ATTACKS = "sweep.advisor.attacks"
+
+
+def _sentence(msg: str) -> str:
+    msg = msg.rstrip()
+    return msg if msg.endswith((".", "!", "?")) else msg + "."
+
+
+def load_warnings_of(caught) -> list[tuple[str, bool]]:
+    """(message, is a privacy leak) of warnings recorded while a file was read, for the notice and the report."""
+    out = []
+    for w in caught:
+        msg = str(getattr(w, "message", w))
+        leak = isinstance(getattr(w, "category", None), type) and issubclass(w.category, PrivacyLeakWarning)
+        if (msg, leak) not in out:
+            out.append((msg, leak))
+    return out
+
+
+def warnings_notice(table, load: Sequence[tuple[str, bool]] = (), *, slot=None) -> int:
+    """Every warning of the file and of the sweep in one collapsed notice, privacy leaks first, so the chart below
+    stays in view at 1280×720; returns how many. The label says how many leak and who. ``slot`` (an ``st.empty``):
+    the notice replaces what it holds, only when there is something to say."""
+    found = []
+    for msg, leak in load:
+        found.append({"text": _sentence(msg), "leak": leak, "who": "Your file"})
+    sweep = table_warnings(table) if table is not None else []
+    for w in sweep:
+        who = ", ".join(title_of(n) for n in w["learners"])
+        where = _where_raised(w, table)
+        text = _sentence(w["message"])
+        if w["leak"] and w["private"]:
+            text += " The ε shown for these runs is not a privacy guarantee."
+        elif w["leak"]:
+            who += " (not private anyway)"
+        if text in {f["text"] for f in found}:
+            continue
+        found.append({"text": where + text, "leak": bool(w["leak"] and w["private"]), "who": who})
+    if not found:
+        return 0
+    found.sort(key=lambda f: not f["leak"])
+    leaks = [f for f in found if f["leak"]]
+    if leaks:
+        label = (f"Privacy leak ({leaks[0]['who']})" + (f" and {len(found) - 1} more warning"
+                                                         f"{'s' if len(found) > 2 else ''}" if len(found) > 1 else "")
+                 + ": the ε of the leaking runs is not a guarantee — open to read")
+    else:
+        label = f"{len(found)} warning{'s' if len(found) > 1 else ''} about this data and sweep — open to read"
+    with (slot.container() if slot is not None else st.container()), st.expander(label, icon="⚠️", expanded=False):
+        for f in found:
+            if f["leak"]:
+                st.warning(f"**Privacy leak — {f['who']}:** {f['text']}", icon="⚠️")
+            else:
+                st.warning(f"**{f['who']}:** {f['text']}")
+    return len(found)
+
+
+def _need_input(task: str) -> Need:
+    """The owner's need: a gap to the non-private model, or a level of the metric."""
+    d = default_need(task)
+    headline = "accuracy" if task == "classification" else "r2"
+    c1, c2 = st.columns([3, 2])
+    kinds = {"within": "Within a gap of the non-private model", "level": "At least a level" if task ==
+             "classification" else "A level of R² or MSE"}
+    kind = c1.radio("I need", list(kinds), format_func=kinds.get, key="sweep.advisor.kind", horizontal=True)
+    if kind == "within":
+        points = c2.number_input("Gap (points of " + ("accuracy" if task == "classification" else "R²") + ")", 0.0,
+                                 100.0, 100 * d.amount, 0.5, key="sweep.advisor.gap",
+                                 help="2 points = 0.02 of accuracy: the private model may score at most this much "
+                                      "below its non-private counterpart trained on the same split.")
+        return Need("within", headline, points / 100)
+    if task == "classification":
+        level = c2.number_input("Accuracy at least", 0.0, 1.0, 0.8, 0.01, key="sweep.advisor.level")
+        return Need("at_least", "accuracy", level)
+    metric = c2.radio("Metric", ["r2", "mse"], key="sweep.advisor.metric", horizontal=True,
+                      format_func=lambda m: {"r2": "R² at least", "mse": "MSE at most"}[m])
+    level = c2.number_input("Level", value=0.4 if metric == "r2" else 3000.0, key=f"sweep.advisor.level.{metric}")
+    return Need("at_least", "r2", level) if metric == "r2" else Need("at_most", "mse", level)
+
+
+def advisor_panel(result: SweepResult, *, load: Sequence[tuple[str, bool]] = ()) -> Advice | None:
+    """The owner states a need and the ε range they accept; the panel answers from the page's sweep, offers the
+    attack at that ε and the decision report as a download."""
+    from ..report import report_html
+
+    config = result.config
+    st.header("Which ε meets your need?")
+    st.caption("The advisor reads the sweep above: the smallest ε of your range at which a fresh run meets the need "
+               f"in {ADVISOR_CONFIDENCE:.0%} of cases (a prediction bound over the seeds), every larger ε tried "
+               "meeting it on average. More seeds give a tighter answer; `python -m dpcore report` runs the same "
+               "advisor from the command line.")
+    need = _need_input(config.task)
+    lo0, hi0 = min(config.values), max(config.values)
+    c1, c2 = st.columns(2)
+    lo = c1.number_input("Smallest ε I could accept", min_value=1e-4, value=float(lo0), format="%.4g",
+                         key="sweep.advisor.lo")
+    hi = c2.number_input("Largest ε I could accept", min_value=1e-4, value=float(hi0), format="%.4g",
+                         key="sweep.advisor.hi")
+    if lo > hi:
+        st.error("The smallest ε must not exceed the largest: swap them.")
+        return None
+    if lo < lo0 * (1 - 1e-9) or hi > hi0 * (1 + 1e-9):
+        st.info(f"The sweep tried ε from {lo0:.3g} to {hi0:.3g}: the advisor answers within that part of your range. "
+                "Widen the sweep's Min and Max in the sidebar to try the rest.")
+    try:
+        advice = judge(result, need, epsilon_range=(lo, hi))
+    except DPCoreError as exc:
+        st.error(str(exc))
+        return None
+    if advice.recommended is None:
+        st.warning("**" + advice.headline() + "** What would:\n\n" + "\n".join(f"- {t}" for t in advice.instead))
+    else:
+        r = advice.recommended
+        st.success("**" + advice.headline() + "**\n\n" + "\n".join(f"- {t}" for t in advice.reasons))
+        key = (config.fingerprint(), r["learner"], r["epsilon"], need)
+        store = st.session_state.setdefault(ATTACKS, {})
+        if key not in store:
+            if st.button(f"Attack a model trained at ε = {r['epsilon']:.3g} (trains one more model)",
+                         key="sweep.advisor.attack"):
+                from .common import shared_call
+
+                with st.spinner("Training the target model and attacking it…"):
+                    # an upload's attack is not kept by the server's store of finished runs (which is on disk)
+                    store[key] = shared_call(("advisor-attack",) + key, lambda progress: attack_evidence(
+                        advice, seed=config.base_seed, secure=config.secure), keep=not from_upload(config),
+                        done="computed")
+        evidence = store.get(key)
+        if evidence is not None:
+            from dataclasses import replace
+
+            advice = replace(advice, attack=evidence)
+            if "error" in evidence:
+                st.error(f"The attack could not run: {evidence['error']}")
+            else:
+                caught = evidence["caught_at_1pct"]
+                st.markdown(f"**What an attacker learned at ε = {r['epsilon']:.3g}:** the loss-threshold attack "
+                            f"proves ε ≥ {evidence['epsilon_lower_bound']:.3g} at {evidence['confidence']:.0%} "
+                            "confidence" + (f" and catches {caught:.1%} of members at 1 % false alarms" if caught
+                                            is not None else " (too few non-members to measure its catch at 1 % "
+                                            "false alarms)") + f", on a pool of {evidence['pool']} records.")
+    with st.expander("Choosing ε from these curves is itself a release"):
+        st.markdown(advice.selection["note"])
+    name = getattr(config.dataset, "name", config.dataset) if not isinstance(config.dataset, str) else config.dataset
+    html = report_html(advice, load_warnings=list(load))
+    st.download_button("Download the report", html.encode("utf-8"), file_name=f"dp_decision_{name}.html",
+                       mime="text/html", key="sweep.advisor.report",
+                       help="One HTML file that opens offline: the question, the answer and its reasons, the curves, "
+                            "the attack, the verdict band, every warning and each ε's dp_accounting event; no record "
+                            "or value of the data." + (" Built in memory: nothing of your file is written to disk."
+                                                       if from_upload(config) else ""))
+    return advice
+
+
+__all__ = ["advisor_panel", "load_warnings_of", "warnings_notice"]

@@ -1,0 +1,123 @@
+"""The Trade-off explorer's advisor panel and report download, and what an upload leaves behind: one notice of
+warnings above the chart, and nothing on disk."""
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "5_Tradeoff_explorer.py")
+
+
+def _csv() -> bytes:
+    rng = np.random.default_rng(7)
+    X = rng.integers(1_000_000, 9_999_999, size=(200, 3))
+    y = (X[:, 0] + rng.normal(0, 1.5e6, 200) > 5.5e6).astype(int)
+    lines = ["spend,visits,tenure,churned"] + [f"{a},{b},{c},{t}" for (a, b, c), t in zip(X, y)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _upload_page(tmp_path, monkeypatch) -> AppTest:
+    monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))
+    at = AppTest.from_file(PAGE, default_timeout=300)
+    at.run()
+    at.selectbox(key="sweep.dataset").set_value("upload").run()
+    at.get("file_uploader")[0].set_value(("customers.csv", _csv(), "text/csv")).run()
+    assert not at.exception
+    ms = next(m for m in at.multiselect if m.key.startswith("sweep.learners."))
+    ms.set_value(["erm-objective"])
+    at.number_input(key="sweep.min.epsilon").set_value(1.0)
+    at.number_input(key="sweep.max.epsilon").set_value(10.0)
+    at.number_input(key="sweep.points.epsilon").set_value(2)
+    at.number_input(key="sweep.seeds").set_value(2)
+    at.number_input(key="sweep.jobs").set_value(1)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def _holds(node, kind: str) -> bool:
+    return getattr(node, "type", "") == kind or any(_holds(c, kind) for c in getattr(node, "children", {}).values())
+
+
+def _main_order(at) -> list[str]:
+    """The kinds of the main area's top-level elements in page order, a block named "expander" when it holds one."""
+    return ["expander" if _holds(node, "expander") else getattr(node, "type", type(node).__name__)
+            for node in at.main.children.values()]
+
+
+def test_an_uploads_sweep_shows_one_notice_above_the_chart_the_advisor_and_writes_nothing(tmp_path, monkeypatch):
+    at = _upload_page(tmp_path, monkeypatch)
+    # before the run: the file's warnings (bounds read from the rows) are already one folded notice
+    assert any(e.label.startswith("Privacy leak") for e in at.expander)
+    assert "stay in this session only" in " ".join(i.value for i in at.info)
+    at.button(key="sweep.run").click().run()
+    assert not at.exception and not at.error
+    notices = [e for e in at.expander if "open to read" in e.label]
+    assert len(notices) == 1 and notices[0].label.startswith("Privacy leak")
+    inside = [w.value for w in notices[0].warning]
+    assert inside and "Privacy leak" in inside[0]  # leaks first
+    # the notice sits above the chart, and no other warning does
+    order = _main_order(at)
+    assert order.index("expander") < order.index("plotly_chart")
+    assert "warning" not in order[:order.index("plotly_chart")]
+    assert at.get("download_button") and any(
+        "Download the report" in b.proto.label for b in at.get("download_button"))
+    said = " ".join([s.value for s in at.success] + [w.value for w in at.warning])
+    assert "ε = " in said or "No ε from 1 to 10" in said
+    assert list(tmp_path.rglob("*.json")) == []  # neither the sweep's cache nor the server's store of runs
+
+
+def test_the_advisor_answers_a_level_from_a_registry_sweep(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))
+    at = AppTest.from_file(PAGE, default_timeout=300)
+    at.run()
+    at.selectbox(key="sweep.dataset").set_value("iris").run()
+    ms = next(m for m in at.multiselect if m.key.startswith("sweep.learners."))
+    ms.set_value(["erm-objective"])
+    at.number_input(key="sweep.min.epsilon").set_value(1.0)
+    at.number_input(key="sweep.max.epsilon").set_value(10.0)
+    at.number_input(key="sweep.points.epsilon").set_value(2)
+    at.number_input(key="sweep.seeds").set_value(2)
+    at.number_input(key="sweep.jobs").set_value(1)
+    at.run()
+    at.button(key="sweep.run").click().run()
+    at.radio(key="sweep.advisor.kind").set_value("level").run()
+    at.number_input(key="sweep.advisor.level").set_value(0.5).run()
+    assert not at.exception
+    assert any(s.value.startswith("**ε = ") and "Strong privacy" in s.value or "Moderate" in s.value
+               or "Weak" in s.value for s in at.success)
+    at.number_input(key="sweep.advisor.level").set_value(0.999).run()
+    assert any("No ε from 1 to 10 meets the need (accuracy at least 0.999)" in w.value for w in at.warning)
+    assert any("itself a release" in e.label for e in at.expander)
+
+
+def test_a_link_to_an_upload_based_sweep_restores_the_view_and_the_advisors_need_once_the_file_is_given():
+    from .conftest import page
+
+    at = page("app.py")
+    at.switch_page("pages/5_Tradeoff_explorer.py")
+    params = {"sweep.dataset": '"upload"', "sweep.min.epsilon": "1.0", "sweep.max.epsilon": "10.0",
+              "sweep.points.epsilon": "2", "sweep.seeds": "2", "sweep.advisor.kind": '"level"',
+              "sweep.advisor.level": "0.7", "sweep.dataset.bounds.customers.csv": '"*=1000000:9999999"'}
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception and not at.warning  # waiting for the file: nothing judged yet
+    at.get("file_uploader")[0].set_value(("customers.csv", _csv(), "text/csv")).run()
+    assert not at.exception
+    assert at.number_input(key="sweep.min.epsilon").value == 1.0
+    assert at.number_input(key="sweep.points.epsilon").value == 2
+    assert at.number_input(key="sweep.seeds").value == 2
+    assert at.text_area(key="sweep.dataset.bounds.customers.csv").value == "*=1000000:9999999"
+    assert not any(e.label.startswith("Privacy leak") for e in at.expander)  # every bound declared
+    ms = next(m for m in at.multiselect if m.key.startswith("sweep.learners."))
+    ms.set_value(["erm-objective"])
+    at.number_input(key="sweep.jobs").set_value(1)
+    at.run()
+    at.button(key="sweep.run").click().run()
+    assert not at.exception
+    assert at.radio(key="sweep.advisor.kind").value == "level"
+    assert at.number_input(key="sweep.advisor.level").value == 0.7

@@ -1,0 +1,156 @@
+"""The ε advisor: how a need is read, how a point is judged over seeds, which ε is recommended, and what is said
+when none meets the need."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcore.advisor import Need, advise, judge, parse_need, prediction_bound
+from dpcore.exceptions import DPValueError
+from dpcore.sweep import SweepConfig, SweepResult
+
+
+@pytest.mark.parametrize("text, task, expected", [
+    ("accuracy>=0.8", "classification", Need("at_least", "accuracy", 0.8)),
+    ("within=0.02", "classification", Need("within", "accuracy", 0.02)),
+    ("within 2 points", "classification", Need("within", "accuracy", 0.02)),
+    ("within 3%", "classification", Need("within", "accuracy", 0.03)),
+    ("", "regression", Need("within", "r2", 0.02)),
+    ("r2 >= 0.4", "regression", Need("at_least", "r2", 0.4)),
+    ("mse<=3000", "regression", Need("at_most", "mse", 3000.0)),
+])
+def test_a_need_is_read_as_the_command_line_writes_it(text, task, expected):
+    assert parse_need(text, task) == expected
+
+
+@pytest.mark.parametrize("text, task, words", [
+    ("accuracy>=0.8", "regression", "judged by r2 or mse"),
+    ("mse>=3", "regression", "upper limit"),
+    ("fast please", "classification", "not a need"),
+    ("within=-1", "classification", "--need 'within=-1': .*a gap ≥ 0"),
+])
+def test_a_need_that_cannot_be_judged_is_refused_with_the_flag(text, task, words):
+    with pytest.raises(DPValueError, match=words):
+        parse_need(text, task)
+
+
+def test_the_prediction_bound_is_students_t_for_one_more_run():
+    # independent reference: t(0.9, 2 dof) = 1.885618 (printed tables), s = 0.02, n = 3
+    expected = 0.82 - 1.885618 * 0.02 * math.sqrt(1 + 1 / 3)
+    assert prediction_bound([0.80, 0.82, 0.84], confidence=0.9) == pytest.approx(expected, abs=1e-6)
+    assert prediction_bound([10.0, 12.0, 14.0], confidence=0.9, higher_is_better=False) == pytest.approx(
+        12 + 1.885618 * 2 * math.sqrt(4 / 3), abs=1e-5)
+
+
+def _result(scores: dict[float, list[float]], baseline: list[float], *, metric: str = "accuracy") -> SweepResult:
+    """A finished ε sweep of erm-objective on iris with the given per-seed scores (no model trained)."""
+    values = tuple(sorted(scores))
+    seeds = len(baseline)
+    config = SweepConfig(dataset="iris", learners=("erm-objective",), values=values, seeds=seeds)
+    rows = []
+    for s, b in enumerate(baseline):
+        rows.append({"learner": "logreg", "role": "baseline", "value": np.nan, "seed": s, metric: b,
+                     "epsilon": math.inf, "warnings": "", "leaks_privacy": False, "event": ""})
+        rows.append({"learner": "majority", "role": "trivial", "value": np.nan, "seed": s, metric: 0.33,
+                     "epsilon": math.inf, "warnings": "", "leaks_privacy": False, "event": ""})
+    for v, vals in scores.items():
+        for s, a in enumerate(vals):
+            rows.append({"learner": "erm-objective", "role": "swept", "value": v, "seed": s, metric: a,
+                         "epsilon": v, "warnings": "", "leaks_privacy": False,
+                         "event": '{"dp_event": "LaplaceDpEvent", "noise_multiplier": %r}' % (1 / v)})
+    return SweepResult(config, pd.DataFrame(rows), 0, len(rows), 0.0)
+
+
+def test_the_smallest_epsilon_whose_bound_meets_the_target_is_recommended():
+    res = _result({0.1: [0.5, 0.6, 0.55], 1.0: [0.85, 0.86, 0.84], 10.0: [0.9, 0.91, 0.9]}, [0.95, 0.95, 0.95])
+    advice = judge(res, Need("at_least", "accuracy", 0.8))
+    assert advice.met and advice.recommended["epsilon"] == 1.0
+    assert advice.recommended["bound"] == pytest.approx(prediction_bound([0.85, 0.86, 0.84]))
+    assert advice.recommended["band"] == "Strong privacy"
+    assert "LaplaceDpEvent" in advice.recommended["event"]
+
+
+def test_a_mean_that_meets_but_a_spread_that_does_not_is_not_enough():
+    # mean 0.82 >= 0.8, but the seeds spread so that a fresh run falls below 0.8 too often
+    res = _result({1.0: [0.70, 0.82, 0.94], 10.0: [0.90, 0.91, 0.90]}, [0.95, 0.95, 0.95])
+    advice = judge(res, Need("at_least", "accuracy", 0.8))
+    assert advice.recommended["epsilon"] == 10.0
+
+
+def test_a_lucky_point_below_a_failing_one_is_not_recommended():
+    res = _result({0.1: [0.9, 0.9, 0.9], 1.0: [0.5, 0.5, 0.5], 10.0: [0.9, 0.9, 0.9]}, [0.95, 0.95, 0.95])
+    assert judge(res, Need("at_least", "accuracy", 0.8)).recommended["epsilon"] == 10.0
+
+
+def test_within_a_gap_is_judged_seed_by_seed_against_the_same_split():
+    # the splits' luck moves both models alike: each seed's gap is 0.01, so "within 0.02" holds, although the
+    # private scores alone spread by 0.1 and their bound lies far below the non-private mean minus 0.02
+    res = _result({1.0: [0.79, 0.89, 0.99]}, [0.80, 0.90, 1.00])
+    advice = judge(res, Need("within", "accuracy", 0.02))
+    assert advice.met
+    assert advice.recommended["bound"] == pytest.approx(0.89, abs=1e-9)
+    assert prediction_bound([0.79, 0.89, 0.99]) < 0.9 - 0.02
+
+
+def test_when_no_epsilon_meets_the_need_the_advisor_says_what_would_from_the_sweep():
+    res = _result({0.1: [0.5, 0.52, 0.51], 1.0: [0.6, 0.61, 0.6], 10.0: [0.7, 0.71, 0.7]}, [0.75, 0.76, 0.75])
+    advice = judge(res, Need("at_least", "accuracy", 0.9))
+    assert not advice.met and advice.recommended is None
+    said = " ".join(advice.instead)
+    assert "even the non-private model reaches only accuracy 0.753" in said
+    assert "still rises at the top of the range" in said and "ε = 10" in said
+    assert "looser target" in said and "Another learner" in said
+    assert advice.to_json_dict()["met"] is False
+
+
+def test_selection_is_said_to_be_a_release_with_its_composition_and_private_selection_cost():
+    res = _result({0.1: [0.5, 0.52, 0.51], 1.0: [0.85, 0.86, 0.84], 10.0: [0.9, 0.91, 0.9]}, [0.95, 0.95, 0.95])
+    sel = judge(res, Need("at_least", "accuracy", 0.8)).selection
+    assert sel["runs_looked_at"] == 9 and sel["composition_epsilon"] == pytest.approx(3 * (0.1 + 1 + 10))
+    assert "itself a release" in sel["note"] and "Papernot & Steinke 2022" in sel["note"]
+    assert "Liu & Talwar 2019" in sel["note"]
+    assert sel["private_selection"] == "papernot-steinke" and 0 < sel["private_selection_epsilon"] < 3 * 10
+
+
+def test_pure_epsilon_candidates_get_liu_and_talwars_three_epsilon_for_private_selection():
+    res = _result({1.0: [0.85, 0.86, 0.84], 10.0: [0.9, 0.91, 0.9]}, [0.95, 0.95, 0.95])
+    t = res.table
+    swept = t.role == "swept"
+    t.loc[swept, "event"] = ['{"dp_event": "EpsilonDeltaDpEvent", "epsilon": %r, "delta": 0.0}' % v
+                             for v in t.loc[swept, "value"]]
+    sel = judge(res, Need("at_least", "accuracy", 0.8)).selection
+    assert sel["private_selection"] == "liu-talwar" and sel["private_selection_epsilon"] == 30.0
+
+
+def test_the_advisor_on_an_upload_writes_nothing_to_the_cache(tmp_path):
+    from dpcore.datasets import load_csv
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(120, 2))
+    text = "a,b,y\n" + "\n".join(f"{a:.4f},{b:.4f},{int(a + b > 0)}" for a, b in x)
+    with pytest.warns(Warning):
+        data = load_csv(text, label_column="y")
+    cache = tmp_path / "sweeps"
+    advice = advise(data, "accuracy>=0.6", epsilon_range=(1, 10), points=2, seeds=2, learners=["erm-objective"],
+                    attack=False, n_jobs=1, cache_dir=cache)
+    assert len(advice.points) == 2
+    assert not cache.exists() or not any(cache.rglob("*.json"))
+
+
+def test_a_model_no_better_than_the_trivial_predictor_meets_no_need():
+    # an imbalanced label: the non-private model and the private one both score the majority class's share, so
+    # "within 2 points of the non-private model" holds on paper, but nothing was learnt
+    res = _result({0.3: [0.33, 0.33, 0.33], 3.0: [0.33, 0.33, 0.33]}, [0.33, 0.33, 0.33])
+    advice = judge(res, Need("within", "accuracy", 0.02))
+    assert not advice.met
+    assert advice.instead[0].startswith("Nothing learnt") and "no better either" in advice.instead[0]
+
+
+def test_a_larger_epsilon_whose_seeds_spread_but_whose_mean_meets_does_not_push_the_answer_up():
+    # at ε = 10 one noisy seed drags the bound below 0.8, but the mean (0.86) still meets: ε = 1 stands
+    res = _result({1.0: [0.85, 0.86, 0.85], 10.0: [0.95, 0.95, 0.68]}, [0.95, 0.95, 0.95])
+    advice = judge(res, Need("at_least", "accuracy", 0.8))
+    assert advice.recommended["epsilon"] == 1.0

@@ -1,0 +1,121 @@
+"""The decision report: `python -m dpcore report` on one's own file holds the answer and its evidence, opens offline,
+and holds no cell value of the file."""
+from __future__ import annotations
+
+import json
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+LABELS = ("stayed_48213", "churned_90377")  # class labels are cell values too
+
+
+@pytest.fixture(scope="module")
+def owner_file(tmp_path_factory) -> tuple[pathlib.Path, set[str]]:
+    """A customer table whose every cell is a distinctive 7-digit number (or a distinctive label)."""
+    rng = np.random.default_rng(2024)
+    n = 240
+    X = rng.integers(1_000_000, 9_999_999, size=(n, 3))
+    score = (X[:, 0] - 5.5e6) / 2.6e6 + 0.6 * (X[:, 1] - 5.5e6) / 2.6e6 + rng.normal(0, 0.5, n)
+    y = np.where(score > 0, LABELS[1], LABELS[0])
+    path = tmp_path_factory.mktemp("owner") / "customers.csv"
+    lines = ["monthly_spend,visits,tenure_days,churn"] + [f"{a},{b},{c},{lab}" for (a, b, c), lab in zip(X, y)]
+    path.write_text("\n".join(lines) + "\n")
+    cells = {str(v) for v in X.ravel()} | set(LABELS)
+    return path, cells
+
+
+@pytest.fixture(scope="module")
+def made_report(owner_file, tmp_path_factory):
+    """The report command run once on the file (two ε, two seeds, one learner, the attack included)."""
+    import subprocess
+    import sys
+
+    path, cells = owner_file
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    cache = tmp_path_factory.mktemp("cache")
+    proc = subprocess.run(
+        [sys.executable, "-m", "dpcore", "report", "--data", str(path), "--label", "churn", "--need",
+         "accuracy>=0.6", "--epsilon-range", "1,10", "--points", "2", "--seeds", "2", "--algorithms", "erm-objective",
+         "--bounds", "*=1000000:9999999", "--jobs", "1", "--out", str(out), "--json"],
+        capture_output=True, text=True, timeout=600, env={**__import__("os").environ, "DPCORE_CACHE_DIR": str(cache)},
+        cwd=pathlib.Path(__file__).resolve().parents[1])
+    assert proc.returncode == 0, proc.stderr
+    return out.read_text(encoding="utf-8"), proc.stdout, proc.stderr, cells, cache
+
+
+def test_no_cell_value_of_the_file_appears_in_the_report_or_its_json(made_report):
+    html, stdout, _, cells, _ = made_report
+    assert len(cells) > 700
+    for text in (html, stdout):
+        leaked = sorted(c for c in cells if c in text)
+        assert leaked == [], f"cell values in the report: {leaked[:5]}"
+
+
+def test_the_report_holds_the_question_the_answer_and_the_evidence(made_report):
+    html, stdout, _, _, _ = made_report
+    doc = json.loads(stdout.strip().splitlines()[-1])
+    assert doc["need"]["text"] == "accuracy at least 0.6"
+    assert doc["data"]["rows"] == 240 and doc["data"]["classes"] == 2
+    assert [c["column"] for c in doc["data"]["columns"]] == ["monthly_spend", "visits", "tenure_days"]
+    assert {p["epsilon"] for p in doc["points"]} == {1.0, 10.0}
+    assert all(p["event"] for p in doc["points"])  # each ε with its dp_accounting event
+    assert doc["noise"].startswith("secure")
+    assert doc["versions"]["dp-accounting"] and doc["created"]
+    if doc["met"]:
+        assert doc["attack"] is not None and "epsilon_lower_bound" in doc["attack"]
+        assert doc["recommended"]["band"] in html
+    for words in ("The question asked", "The answer", "The curves", "Choosing ε from these curves is a release",
+                  "Your data", "Every ε tried", "How it was computed", "monthly_spend",
+                  "1000000 to 9999999 (declared)"):
+        assert words in html
+    assert re.search(r"DpEvent\(", html)
+
+
+def test_the_report_opens_offline_chart_inside(made_report):
+    html = made_report[0]
+    assert "<svg" in html and "<polyline" in html
+    assert "<script" not in html and not re.search(r"(src|href)=\"https?://", html)
+
+
+def test_the_runs_on_ones_own_file_are_not_cached_on_disk(made_report):
+    cache = made_report[4]
+    assert not any(cache.rglob("*.json"))
+    assert "not cached on disk" in made_report[2]
+
+
+def test_the_report_renders_in_headless_chromium_without_errors(made_report, tmp_path):
+    chromium = pathlib.Path("/usr/bin/chromium")
+    if not chromium.exists():
+        pytest.skip("no Chromium at /usr/bin/chromium (apt-get install chromium)")
+    playwright = pytest.importorskip("playwright.sync_api")
+    page_file = tmp_path / "report.html"
+    page_file.write_text(made_report[0], encoding="utf-8")
+    errors: list[str] = []
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(chromium))
+        try:
+            page = browser.new_page(viewport={"width": 1100, "height": 900})
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.goto(page_file.as_uri())
+            box = page.locator("svg").first.bounding_box()
+            heading = page.locator("h1").inner_text()
+            page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+        finally:
+            browser.close()
+    assert errors == []
+    assert box is not None and box["width"] > 500 and box["height"] > 300
+    assert "decision report" in heading
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["report", "--dataset", "iris"], "give --out FILE.html"),
+    (["report", "--dataset", "iris", "--json", "--epsilon-range", "5,1"], "--epsilon-range must be 0 < LOW"),
+    (["report", "--dataset", "iris", "--json", "--need", "speed>=3"], "--need 'speed>=3'"),
+])
+def test_bad_report_arguments_get_one_line_naming_the_flag(cli, argv, words):
+    res = cli(*argv)
+    assert res.returncode == 2 and words in res.stderr and "Traceback" not in res.stderr
