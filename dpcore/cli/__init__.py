@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
+import math
 import os
 import re
 import sys
@@ -67,6 +69,41 @@ def missing_message(command: str, missing: list[str]) -> str:
 
 #: The warnings said on stderr during the command that is running, in order (``main`` fills it).
 said: list[str] = []
+
+#: How every ``--json`` output writes numbers JSON has no literal for (one convention, for every command).
+JSON_CONVENTION = ('--json prints strict JSON: an infinite value (an epsilon with no guarantee, a non-private run) is '
+                   'the string "inf" (or "-inf"), a value that is not a number is null')
+
+#: The help of every command's ``--json`` flag that prints a result.
+JSON_HELP = "print the result as JSON on the last line (strict JSON: infinity as \"inf\", not a number as null)"
+
+
+def strict_json(value):
+    """``value`` with infinities as ``"inf"``/``"-inf"`` and NaN as None (numpy numbers as Python's), recursively:
+    what :func:`print_json` prints, so that ``json.loads`` of any ``--json`` line never meets ``Infinity``.
+
+    >>> strict_json({"epsilon": float("inf"), "xs": [1.5, float("nan")]})
+    {'epsilon': 'inf', 'xs': [1.5, None]}
+    """
+    if isinstance(value, dict):
+        return {str(k): strict_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict_json(v) for v in value]
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if hasattr(value, "item") and callable(value.item) and getattr(value, "ndim", 1) == 0:
+        value = value.item()  # a numpy scalar
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+    return value
+
+
+def print_json(doc) -> None:
+    """Print ``doc`` as one line of strict JSON (see :data:`JSON_CONVENTION`): the one ``--json`` writer."""
+    print(json.dumps(strict_json(doc), allow_nan=False))
 
 
 def command_help(name: str) -> str:

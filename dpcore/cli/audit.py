@@ -7,7 +7,6 @@ prints, on its last line, a JSON object with ``epsilon`` (claimed), ``epsilon_lo
 """
 from __future__ import annotations
 
-import json
 import sys
 
 from ..audit import DEFAULT_POOL_SIZE, MIN_POOL_SIZE, pool_capacity
@@ -15,7 +14,7 @@ from ..audit.run import AUDIT_KINDS, run_audit
 from ..defaults import DELTA, EPSILON, LEARNER
 from ..exceptions import DPValueError
 from ..rng import noise_mode
-from . import command_help
+from . import JSON_HELP, command_help, print_json
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
 from .train import parse_set, text_line
 
@@ -48,7 +47,7 @@ def add_parser(sub) -> None:
     p.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")
     add_noise_flags(p, seed_help="seed of the split, the membership coins and the noise")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a learner knob (repeatable)")
-    p.add_argument("--json", action="store_true", help="print the result as JSON on the last line")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=_run)
 
 
@@ -104,7 +103,7 @@ def _run(args) -> int:
     if said:  # what stderr said, for a script that reads only the JSON
         out["warnings"] = list(dict.fromkeys(said))
     if args.json:
-        print(json.dumps(out))
+        print_json(out)
     else:
         for k, v in out.items():
             print(text_line(k, v))
