@@ -208,6 +208,35 @@ def _with_hint(message: str, args) -> str:
     return message
 
 
+def _extreme_values(argv: list[str]) -> list[str]:
+    """The ``--flag value`` pairs of ``argv`` whose number is beyond 1e100 or within 1e-100 of 0."""
+    out = []
+    for flag, value in zip(argv, argv[1:]):
+        try:
+            v = abs(float(value.partition("=")[2] if flag == "--set" else value))
+        except ValueError:
+            continue
+        if flag.startswith("--") and (v > 1e100 or 0 < v < 1e-100):
+            out.append(f"{flag} {value}")
+    return out
+
+
+def arithmetic_message(exc: BaseException, argv: list[str]) -> str:
+    """What to say when a run's arithmetic failed (an overflow, a division by zero, memory): what failed and which
+    of the values given are extreme enough to be the cause.
+
+    >>> print(arithmetic_message(OverflowError(), ["train", "--epsilon", "1e308"]))  # doctest: +ELLIPSIS
+    a value is too large or too small to compute with (OverflowError); --epsilon 1e308 is beyond what the ...
+    """
+    what = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if isinstance(exc, MemoryError):
+        return f"not enough memory for this run ({what}); use smaller sizes"
+    extreme = _extreme_values(argv)
+    hint = (f"{', '.join(extreme)} {'is' if len(extreme) == 1 else 'are'} beyond what the computation can hold: use "
+            "a less extreme value") if extreme else "use less extreme values"
+    return f"a value is too large or too small to compute with ({what}); {hint}"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     command = _command_in(argv)
@@ -240,8 +269,9 @@ def main(argv: list[str] | None = None) -> int:
     except (DPCoreError, ValueError, TypeError) as exc:
         print(f"error: {_with_hint(str(exc), args)}", file=sys.stderr)
         return 2
-    except (OverflowError, FloatingPointError, MemoryError) as exc:  # a value the arithmetic cannot hold
-        print(f"error: a value is too large to compute with ({exc}); use smaller values", file=sys.stderr)
+    except (OverflowError, ZeroDivisionError, FloatingPointError, MemoryError) as exc:  # values the arithmetic
+        # cannot hold: name the extreme values given, the likely cause
+        print(f"error: {arithmetic_message(exc, argv)}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader stopped early (`... | head`): nothing went wrong here
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - Python's own advice, so the exit flush does not fail

@@ -195,6 +195,9 @@ class TrainResult:
     dp_event : dp_accounting.DpEvent or None
     seconds : float
     warnings : tuple of str
+    accountant : str
+        The accountant whose numbers ``epsilon`` reports: ``config.accountant``, or ``"rdp"`` where the PLD
+        accountant handed over to RDP (a PLD grid would not fit in memory).
     """
 
     config: TrainConfig
@@ -210,6 +213,7 @@ class TrainResult:
     dp_event: Any = None
     seconds: float = 0.0
     warnings: tuple = ()
+    accountant: str = ""
 
     def model(self) -> nn.Module:
         """Rebuild the trained torch model."""
@@ -656,4 +660,5 @@ def _result(config: TrainConfig, rows: list, budget: _Budget, steps: int, stoppe
         noise_multiplier=budget.sigma, sample_rate=budget.q, steps=steps, stopped_early=stopped, state=state,
         model_kwargs=model_kwargs, dp_event=budget.event(steps), seconds=time.perf_counter() - t0,
         warnings=tuple(caught),
+        accountant=budget.odometer.accountant_used if budget.odometer is not None else config.accountant,
     )
