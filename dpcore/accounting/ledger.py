@@ -30,19 +30,20 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 
 import dp_accounting
 import numpy as np
 from dp_accounting import pld, rdp
 
-from ..exceptions import BudgetExceededError, DPValueError
+from ..exceptions import BudgetExceededError, DPCoreWarning, DPValueError
 from ..validation import check_delta, check_epsilon, check_positive
 from .accountants import PLD_DISCRETIZATION, RDP_ORDERS, check_accountant, make_accountant
 from .events import EpsilonDeltaDpEvent, atom_pure_epsilon, flatten
 from .neighbouring import Neighbouring
 from .trusted import ARITHMETIC_ERRORS, quiet, rdp_epsilon, trusted_epsilon, trusted_rdp
 
-__all__ = ["PrivacyLedger", "epsilon_of_event"]
+__all__ = ["PrivacyLedger", "epsilon_of_event", "repeat_and_select_epsilon"]
 
 _ORDERS = np.array(RDP_ORDERS)
 #: a mechanism whose accountant state says "no differential privacy at all" (e.g. noise 0)
@@ -102,10 +103,6 @@ def _note_untrusted(atom, why: str) -> None:
     if key in _warned_untrusted:
         return
     _warned_untrusted.add(key)
-    import warnings
-
-    from ..exceptions import DPCoreWarning
-
     warnings.warn(f"{_noise_of(atom)}: {why}; its epsilon is reported as infinity (no privacy guarantee can be "
                   "stated; use a larger noise multiplier)", DPCoreWarning, stacklevel=5)
 
@@ -172,10 +169,6 @@ def _warn_rdp_instead(atom, count: int, points: float) -> None:
     if key in _warned_rdp_instead:
         return
     _warned_rdp_instead.add(key)
-    import warnings
-
-    from ..exceptions import DPCoreWarning
-
     need = (f"would need about {points:.2g} grid points" if math.isfinite(points)
             else "cannot hold a grid") + f" for {_noise_of(atom)} over {count} steps (at most {PLD_MAX_POINTS:.0g})"
     warnings.warn(f"the PLD accountant {need}; this epsilon comes "
@@ -491,3 +484,30 @@ def epsilon_of_event(
                          check_positive(pld_discretization, "pld_discretization"))
     state.add(event)
     return state.epsilon(delta)
+
+
+def repeat_and_select_epsilon(event: dp_accounting.DpEvent, *, candidates: float, delta: float,
+                              shape: float = math.inf) -> float:
+    """Epsilon of a hyperparameter search: ``event`` run a random number of times (mean ``candidates``), best kept.
+
+    Papernot & Steinke (2022) show that choosing the best of a random number of runs (a
+    Poisson number for ``shape`` = inf, the default; geometric for 1; truncated negative
+    binomial in between) costs little more than one run, where a fixed number K of runs
+    costs K times as much under composition. The number comes from dp_accounting's RDP
+    accountant for its ``RepeatAndSelectDpEvent``.
+
+    Examples
+    --------
+    >>> e = dp_accounting.GaussianDpEvent(2.0)
+    >>> one = repeat_and_select_epsilon(e, candidates=1, delta=1e-5)
+    >>> ten = repeat_and_select_epsilon(e, candidates=10, delta=1e-5)
+    >>> one < ten < 10 * one
+    True
+
+    References
+    ----------
+    Papernot, Steinke. Hyperparameter tuning with Renyi differential privacy. ICLR 2022.
+    """
+    k = check_positive(candidates, "candidates")
+    return epsilon_of_event(dp_accounting.dp_event.RepeatAndSelectDpEvent(event, float(k), float(shape)), delta=delta,
+                            accountant="rdp")
