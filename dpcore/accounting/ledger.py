@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 import warnings
 
 import dp_accounting
@@ -76,6 +77,14 @@ def _rdp_curve(atom, neighbouring: Neighbouring) -> np.ndarray | None:
     """dp_accounting's RDP curve of ONE application of ``atom``, read fail closed (:func:`~.trusted.trusted_rdp`):
     infinity at every order where dp_accounting's arithmetic breaks down (a noise too small to square); None if
     the accountant no longer shows its curve."""
+    inner = getattr(atom, "event", atom)
+    if isinstance(inner, dp_accounting.GaussianDpEvent) and 0 < inner.noise_multiplier < _SIGMA_OVERFLOWS:
+        # 1/(2 sigma^2) overflows: every order is infinite (dp_accounting takes seconds to find that out, order by
+        # order, answers nan at the integer ones and divides by zero below 1e-154)
+        _note_untrusted(atom, "its Rényi divergence overflows double precision at every order")
+        curve = np.full(_ORDERS.shape, math.inf)
+        curve.flags.writeable = False
+        return curve
     acc = make_accountant("rdp", neighbouring=neighbouring)
     try:
         with quiet():
@@ -93,6 +102,9 @@ def _rdp_curve(atom, neighbouring: Neighbouring) -> np.ndarray | None:
     curve.flags.writeable = False
     return curve
 
+
+#: Below this noise multiplier 1 / (2 sigma^2) is beyond the largest double.
+_SIGMA_OVERFLOWS = math.sqrt(0.5 / sys.float_info.max)
 
 _warned_untrusted: set = set()
 
