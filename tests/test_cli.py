@@ -113,11 +113,17 @@ def test_arithmetic_overflow_anywhere_is_one_line_naming_what_to_do(monkeypatch,
     def overflow(**kwargs):
         raise OverflowError("math range error")
 
-    monkeypatch.setattr(accounting_cli, "dpsgd_epsilon", overflow)
+    monkeypatch.setattr(accounting_cli, "dpsgd_accounting", overflow)
     code = main(["epsilon", "--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "10", "--delta", "1e-5"])
     err = capsys.readouterr().err
     assert code == 2
-    assert err.strip() == "error: a value is too large to compute with (math range error); use smaller values"
+    assert err.strip() == ("error: a value is too large or too small to compute with (OverflowError: math range "
+                           "error); use less extreme values")
+    # with an extreme value given, the message names it
+    code = main(["epsilon", "--noise-multiplier", "1e-200", "--sample-rate", "0.1", "--steps", "10"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "--noise-multiplier 1e-200 is beyond what the computation can hold" in err
 
 
 @pytest.mark.parametrize("args", [["--help"], [], ["frobnicate"]])

@@ -9,16 +9,20 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import math
+import warnings
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from dpcore.accounting import dpsgd_epsilon
 from dpcore.cli import main
 from dpcore.exceptions import DPValueError
 from dpcore.learners import learners
 from dpcore.learners.knobs import parse_value
+from tests.accounting.lower_bounds import dpsgd_lower_bound
 
 FUZZ = settings(max_examples=40, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
@@ -51,12 +55,53 @@ def _assert_answered(code, stderr: str) -> None:
         assert len(errors) == 1, stderr
 
 
+def _run_out(argv: list[str]) -> tuple[int, str, str]:
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        try:
+            code = main(argv)
+        except SystemExit as exc:
+            code = exc.code
+    return code, out.getvalue(), err.getvalue()
+
+
+def _strict(name):
+    raise AssertionError(f"--json printed {name}, which is not JSON")
+
+
 @FUZZ
 @given(sigma=anything, q=anything, steps=anything, delta=anything, accountant=st.sampled_from(["rdp", "pld"]))
 def test_epsilon_command_answers_any_values(sigma, q, steps, delta, accountant):
-    code, err = _run(["epsilon", f"--noise-multiplier={sigma}", f"--sample-rate={q}", f"--steps={steps}",
-                      f"--delta={delta}", f"--accountant={accountant}"])
+    code, out, err = _run_out(["epsilon", f"--noise-multiplier={sigma}", f"--sample-rate={q}", f"--steps={steps}",
+                               f"--delta={delta}", f"--accountant={accountant}", "--json"])
     _assert_answered(code, err)
+    assert len(err.splitlines()) < 20, err[:1000]  # no flood of numpy warnings
+    if code == 0:  # strict JSON, and an epsilon never below an independent lower bound
+        doc = json.loads(out.strip().splitlines()[-1], parse_constant=_strict)
+        eps = math.inf if doc["epsilon"] == "inf" else doc["epsilon"]
+        if doc["steps"] > 0 and doc["delta"] > 0:
+            bound = dpsgd_lower_bound(sigma=doc["noise_multiplier"], q=doc["sample_rate"], steps=doc["steps"],
+                                      delta=doc["delta"])
+            assert eps >= bound, (doc, bound)
+
+
+#: Extreme but valid accounting inputs: noise 1e-308 .. 1e6 (log-uniform), rates 1e-12 .. 1, 1 .. 1e7 steps.
+extreme_sigma = st.floats(min_value=-308, max_value=6).map(lambda e: 10.0**e)
+extreme_rate = st.one_of(st.just(1.0), st.floats(min_value=-12, max_value=0).map(lambda e: 10.0**e))
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(sigma=extreme_sigma, q=extreme_rate, steps=st.integers(min_value=1, max_value=10**7),
+       accountant=st.sampled_from(["rdp", "pld"]))
+def test_no_epsilon_of_extreme_inputs_is_below_an_independent_lower_bound(sigma, q, steps, accountant):
+    if accountant == "pld":
+        steps = min(steps, 10**4)  # PLD composes 1e7 steps in seconds to minutes; RDP covers them
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        eps = dpsgd_epsilon(noise_multiplier=sigma, sample_rate=q, steps=steps, delta=1e-5, accountant=accountant,
+                            pld_discretization=1e-2)
+    assert not math.isnan(eps)
+    assert eps >= dpsgd_lower_bound(sigma=sigma, q=q, steps=steps, delta=1e-5), (sigma, q, steps, eps)
 
 
 @FUZZ

@@ -20,10 +20,10 @@ Accountant page (Abadi et al. 2016, figure 2).
 from .accountants import ACCOUNTANTS, make_accountant
 from .calibration import calibrate, calibrate_noise_multiplier
 from .composition import advanced_composition, amplified_epsilon, gaussian_epsilon, naive_composition
-from .core import dpsgd_epsilon, epsilon_curve, steps_for
+from .core import dpsgd_accounting, dpsgd_epsilon, epsilon_curve, steps_for
 from .curves import METHOD_LABELS, composition_comparison
-from .events import EpsilonDeltaDpEvent, dpsgd_event, event_from_json, event_to_json, repeat_and_select_epsilon
-from .ledger import PrivacyLedger, epsilon_of_event
+from .events import EpsilonDeltaDpEvent, dpsgd_event, event_from_json, event_to_json
+from .ledger import PrivacyLedger, epsilon_of_event, repeat_and_select_epsilon
 from .neighbouring import Neighbouring
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "calibrate",
     "calibrate_noise_multiplier",
     "composition_comparison",
+    "dpsgd_accounting",
     "dpsgd_epsilon",
     "dpsgd_event",
     "epsilon_curve",

@@ -2,19 +2,23 @@
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Callable
 
 import dp_accounting
 
-from ..exceptions import DPValueError
+from ..exceptions import DPCoreWarning, DPValueError
 from ..validation import check_delta, check_epsilon, check_fraction, check_int, check_positive
 from .accountants import PLD_DISCRETIZATION, check_accountant
 from .events import dpsgd_event
 from .ledger import epsilon_of_event
 from .neighbouring import Neighbouring
 
-__all__ = ["calibrate", "calibrate_noise_multiplier"]
+__all__ = ["NOISE_SEARCH_RANGE", "calibrate", "calibrate_noise_multiplier"]
 
+#: Where :func:`calibrate` looks for a noise parameter unless told otherwise: below 1e-3 a noise multiplier gives
+#: epsilons in the millions (no guarantee worth the name), above 1e7 the epsilon is 0 in double precision.
+NOISE_SEARCH_RANGE = (1e-3, 1e7)
 #: The PLD grid of the search (the answer is then checked on the finer grid of reported epsilons).
 _SEARCH_DISCRETIZATION = 1e-3
 _MAX_NUDGES = 200
@@ -32,8 +36,8 @@ def calibrate(
     accountant: str = "rdp",
     neighbouring: "Neighbouring | str" = Neighbouring.ADD_REMOVE,
     guess: float = 1.0,
-    lower: float = 1e-3,
-    upper: float = 1e7,
+    lower: float = NOISE_SEARCH_RANGE[0],
+    upper: float = NOISE_SEARCH_RANGE[1],
     name: str = "noise_multiplier",
     pld_discretization: float = PLD_DISCRETIZATION,
 ) -> float:
@@ -118,10 +122,20 @@ def calibrate(
     else:
         x = solve("rdp", grid, guess)
     for _ in range(_MAX_NUDGES):
-        if spent(x, accountant, grid) <= target:
+        if (eps := spent(x, accountant, grid)) <= target:
+            if x <= lower:
+                _warn_at_bound(name, target, delta, lower, eps)
             return x
         x *= 1.001
     raise DPValueError(f"could not find a {name} for epsilon={target:g}, delta={delta:g}: the search did not settle")
+
+
+def _warn_at_bound(name: str, target: float, delta: float, lower: float, spent: float) -> None:
+    """Say that a calibration stopped at the bottom of its search range, what was asked and what is spent."""
+    warnings.warn(f"{name}: epsilon={target:g} (delta={delta:g}) is met even by the least noise searched, "
+                  f"{name}={lower:g}, which spends epsilon={spent:.4g}; that noise is used, and the epsilon it spends "
+                  "is what is reported (ask for a smaller epsilon to get a tighter calibration)", DPCoreWarning,
+                  stacklevel=4)
 
 
 def _solve(epsilon_at: Callable[[float], float], target: float, guess: float, lower: float, upper: float, *,

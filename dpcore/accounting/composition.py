@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import math
 
-from scipy import optimize
-
 from ..exceptions import DPValueError
-from ..mechanisms.gaussian import analytic_gaussian_delta
+from ..mechanisms.gaussian import analytic_gaussian_epsilon
 from ..validation import check_delta, check_fraction, check_int, check_nonnegative, check_positive
 
 
@@ -39,19 +37,11 @@ def advanced_composition(*, epsilon: float, delta: float, k: int, delta_slack: f
 def gaussian_epsilon(*, noise_multiplier: float, delta: float) -> float:
     """Smallest epsilon at which the Gaussian mechanism with ``noise_multiplier`` is (eps, delta)-DP.
 
-    Exact (analytic Gaussian, Balle & Wang 2018): solves delta(eps) = delta.
+    Exact (analytic Gaussian, Balle & Wang 2018): :func:`~dpcore.mechanisms.gaussian.analytic_gaussian_epsilon`
+    at sensitivity 1.
     """
     sigma = check_positive(noise_multiplier, "noise_multiplier")
-    delta = check_delta(delta, allow_zero=False)
-    def f(e):
-        return analytic_gaussian_delta(sigma=sigma, epsilon=e) - delta
-
-    if f(0.0) <= 0:
-        return 0.0
-    hi = 1.0
-    while f(hi) > 0:
-        hi *= 2.0
-    return float(optimize.brentq(f, 0.0, hi, xtol=1e-12))
+    return analytic_gaussian_epsilon(sigma=sigma, delta=check_delta(delta, allow_zero=False))
 
 
 def amplified_epsilon(*, epsilon: float, sample_rate: float) -> float:

@@ -10,9 +10,9 @@ from ..exceptions import DPValueError
 from ..validation import check_delta, check_fraction, check_int, check_positive
 from .accountants import ACCOUNTANTS, PLD_DISCRETIZATION, check_accountant, make_accountant
 from .events import dpsgd_event
-from .ledger import PrivacyLedger, epsilon_of_event
+from .ledger import PrivacyLedger
 
-__all__ = ["ACCOUNTANTS", "dpsgd_epsilon", "epsilon_curve", "make_accountant", "steps_for"]
+__all__ = ["ACCOUNTANTS", "dpsgd_accounting", "dpsgd_epsilon", "epsilon_curve", "make_accountant", "steps_for"]
 
 
 def dpsgd_epsilon(
@@ -27,12 +27,29 @@ def dpsgd_epsilon(
     >>> round(dpsgd_epsilon(noise_multiplier=1.5, sample_rate=0.04, steps=2250, delta=1e-5), 2)
     7.33
     """
+    return dpsgd_accounting(noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps, delta=delta,
+                            accountant=accountant, pld_discretization=pld_discretization)[0]
+
+
+def dpsgd_accounting(
+    *, noise_multiplier: float, sample_rate: float, steps: int, delta: float, accountant: str = "rdp",
+    pld_discretization: float = PLD_DISCRETIZATION,
+) -> tuple[float, str]:
+    """(epsilon, the accountant that gave it) of :func:`dpsgd_epsilon`: ``accountant``, or ``"rdp"`` where the PLD
+    accountant handed over to RDP (:attr:`PrivacyLedger.accountant_used`), so that what is reported is what ran.
+
+    Examples
+    --------
+    >>> dpsgd_accounting(noise_multiplier=1e-3, sample_rate=0.5, steps=10, delta=1e-5, accountant="pld")[1]
+    'rdp'
+    """
     check_accountant(accountant)
     ev = dpsgd_event(noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps)  # checks them all
     delta = check_delta(delta)
     if ev.count == 0:
-        return 0.0
-    return epsilon_of_event(ev, delta=delta, accountant=accountant, pld_discretization=pld_discretization)
+        return 0.0, accountant
+    ledger = PrivacyLedger(delta=delta, accountant=accountant, pld_discretization=pld_discretization)
+    return ledger.spend(ev), ledger.accountant_used
 
 
 def steps_for(*, epochs: float, sample_rate: float) -> int:

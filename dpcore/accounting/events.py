@@ -159,32 +159,3 @@ def event_from_json(doc: Any) -> dp_accounting.DpEvent | None:
     if cls is None:
         raise DPValueError(f"unknown dp_accounting event {name!r}; it was stored by another version of dp_accounting")
     return cls(**{k: event_from_json(v) for k, v in doc.items() if k != "dp_event"})
-
-
-def repeat_and_select_epsilon(event: dp_accounting.DpEvent, *, candidates: float, delta: float,
-                              shape: float = math.inf) -> float:
-    """Epsilon of a hyperparameter search: ``event`` run a random number of times (mean ``candidates``), best kept.
-
-    Papernot & Steinke (2022) show that choosing the best of a random number of runs (a
-    Poisson number for ``shape`` = inf, the default; geometric for 1; truncated negative
-    binomial in between) costs little more than one run, where a fixed number K of runs
-    costs K times as much under composition. The number comes from dp_accounting's RDP
-    accountant for its ``RepeatAndSelectDpEvent``.
-
-    Examples
-    --------
-    >>> e = dp_accounting.GaussianDpEvent(2.0)
-    >>> one = repeat_and_select_epsilon(e, candidates=1, delta=1e-5)
-    >>> ten = repeat_and_select_epsilon(e, candidates=10, delta=1e-5)
-    >>> one < ten < 10 * one
-    True
-
-    References
-    ----------
-    Papernot, Steinke. Hyperparameter tuning with Renyi differential privacy. ICLR 2022.
-    """
-    from .ledger import epsilon_of_event
-
-    k = check_positive(candidates, "candidates")
-    return epsilon_of_event(dp_accounting.dp_event.RepeatAndSelectDpEvent(event, float(k), float(shape)), delta=delta,
-                            accountant="rdp")

@@ -30,18 +30,21 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
+import warnings
 
 import dp_accounting
 import numpy as np
 from dp_accounting import pld, rdp
 
-from ..exceptions import BudgetExceededError, DPValueError
+from ..exceptions import BudgetExceededError, DPCoreWarning, DPValueError
 from ..validation import check_delta, check_epsilon, check_positive
 from .accountants import PLD_DISCRETIZATION, RDP_ORDERS, check_accountant, make_accountant
 from .events import EpsilonDeltaDpEvent, atom_pure_epsilon, flatten
 from .neighbouring import Neighbouring
+from .trusted import ARITHMETIC_ERRORS, quiet, rdp_epsilon, trusted_epsilon, trusted_rdp
 
-__all__ = ["PrivacyLedger", "epsilon_of_event"]
+__all__ = ["PrivacyLedger", "epsilon_of_event", "repeat_and_select_epsilon"]
 
 _ORDERS = np.array(RDP_ORDERS)
 #: a mechanism whose accountant state says "no differential privacy at all" (e.g. noise 0)
@@ -71,23 +74,58 @@ def _supports(accountant: str, neighbouring: Neighbouring, atom) -> bool:
 
 @_cached(1024)
 def _rdp_curve(atom, neighbouring: Neighbouring) -> np.ndarray | None:
-    """dp_accounting's RDP curve of ONE application of ``atom`` (None if its internals moved)."""
+    """dp_accounting's RDP curve of ONE application of ``atom``, read fail closed (:func:`~.trusted.trusted_rdp`):
+    infinity at every order where dp_accounting's arithmetic breaks down (a noise too small to square); None if
+    the accountant no longer shows its curve."""
+    inner = getattr(atom, "event", atom)
+    if isinstance(inner, dp_accounting.GaussianDpEvent) and 0 < inner.noise_multiplier < _SIGMA_OVERFLOWS:
+        # 1/(2 sigma^2) overflows: every order is infinite (dp_accounting takes seconds to find that out, order by
+        # order, answers nan at the integer ones and divides by zero below 1e-154)
+        _note_untrusted(atom, "its Rényi divergence overflows double precision at every order")
+        curve = np.full(_ORDERS.shape, math.inf)
+        curve.flags.writeable = False
+        return curve
     acc = make_accountant("rdp", neighbouring=neighbouring)
-    acc.compose(atom)
-    curve = getattr(acc, "_rdp", None)
-    if curve is None or np.shape(curve) != _ORDERS.shape:
-        return None
-    curve = np.array(curve, dtype=float)
+    try:
+        with quiet():
+            acc.compose(atom)
+    except ARITHMETIC_ERRORS:  # e.g. sigma ** 2 == 0 for a noise multiplier of 1e-308: no order says anything
+        _note_untrusted(atom, "dp_accounting cannot compute its Rényi divergence in double precision")
+        curve = np.full(_ORDERS.shape, math.inf)
+    else:
+        curve = getattr(acc, "rdp", None)
+        if curve is None or np.shape(curve) != _ORDERS.shape:
+            return None
+        if not np.isfinite(trusted_rdp(curve)).any() and not isinstance(atom, dp_accounting.NonPrivateDpEvent):
+            _note_untrusted(atom, "its Rényi divergence is infinite, or overflows double precision, at every order")
+        curve = trusted_rdp(curve)
     curve.flags.writeable = False
     return curve
+
+
+#: Below this noise multiplier 1 / (2 sigma^2) is beyond the largest double.
+_SIGMA_OVERFLOWS = math.sqrt(0.5 / sys.float_info.max)
+
+_warned_untrusted: set = set()
+
+
+def _note_untrusted(atom, why: str) -> None:
+    """Say once per mechanism that its epsilon is reported as infinity, and why."""
+    key = (_noise_of(atom), why)
+    if key in _warned_untrusted:
+        return
+    _warned_untrusted.add(key)
+    warnings.warn(f"{_noise_of(atom)}: {why}; its epsilon is reported as infinity (no privacy guarantee can be "
+                  "stated; use a larger noise multiplier)", DPCoreWarning, stacklevel=5)
 
 
 @functools.lru_cache(maxsize=64)
 def _poisson_gaussian_pld(q: float, sigma: float, neighbouring: Neighbouring, discretization: float):
     """The one-step PLD of a Poisson-subsampled Gaussian, built as dp_accounting's PLDAccountant builds it."""
-    return pld.privacy_loss_distribution.from_gaussian_mechanism(
-        standard_deviation=sigma, value_discretization_interval=discretization, sampling_prob=q,
-        neighboring_relation=neighbouring.relation)
+    with quiet():
+        return pld.privacy_loss_distribution.from_gaussian_mechanism(
+            standard_deviation=sigma, value_discretization_interval=discretization, sampling_prob=q,
+            neighboring_relation=neighbouring.relation)
 
 
 #: The most grid points a composed PLD may hold (a float array of 40 MB; composing one takes a few seconds).
@@ -124,8 +162,8 @@ def pld_grid_points(atom, count: int, neighbouring: Neighbouring, discretization
     curve = _rdp_curve(dp_accounting.PoissonSampledDpEvent(q, proxy) if q < 1 else proxy, Neighbouring.ADD_REMOVE)
     if curve is None:
         return one / discretization
-    with np.errstate(over="ignore", invalid="ignore"):
-        reach = min(most, float(rdp.compute_epsilon(_ORDERS, count * curve, 1e-15)[0]))
+    with quiet():
+        reach = min(most, rdp_epsilon(_ORDERS, count * curve, 1e-15)[0])
     return (one + 2.0 * reach) / discretization
 
 
@@ -143,14 +181,11 @@ def _warn_rdp_instead(atom, count: int, points: float) -> None:
     if key in _warned_rdp_instead:
         return
     _warned_rdp_instead.add(key)
-    import warnings
-
-    from ..exceptions import DPCoreWarning
-
-    warnings.warn(
-        f"the PLD accountant would need about {points:.2g} grid points for {_noise_of(atom)} over {count} steps "
-        f"(at most {PLD_MAX_POINTS:.0g}); this epsilon comes "
-        "from the RDP accountant instead (a valid upper bound, looser than PLD's)", DPCoreWarning, stacklevel=4)
+    need = (f"would need about {points:.2g} grid points" if math.isfinite(points)
+            else "cannot hold a grid") + f" for {_noise_of(atom)} over {count} steps (at most {PLD_MAX_POINTS:.0g})"
+    warnings.warn(f"the PLD accountant {need}; this epsilon comes "
+                  "from the RDP accountant instead (a valid upper bound, looser than PLD's)", DPCoreWarning,
+                  stacklevel=4)
 
 
 @_cached(256)
@@ -160,9 +195,11 @@ def _pld_of(atom, count: int, neighbouring: Neighbouring, discretization: float)
             and atom.sampling_probability > 0 and atom.event.noise_multiplier > 0):
         one = _poisson_gaussian_pld(atom.sampling_probability, atom.event.noise_multiplier, neighbouring,
                                     discretization)
-        return one.self_compose(count)
+        with quiet():
+            return one.self_compose(count)
     acc = make_accountant("pld", neighbouring=neighbouring, pld_discretization=discretization)
-    acc.compose(atom, count)
+    with quiet():
+        acc.compose(atom, count)
     if getattr(acc, "_contains_non_dp_event", False):
         return _NON_PRIVATE
     return getattr(acc, "_pld", None)
@@ -198,12 +235,14 @@ def _pld_chain(chain: tuple):
     step = _pld_of(atom, count, rel, disc)
     before = _pld_chain(tuple(head)) if head else pld.privacy_loss_distribution.identity(
         value_discretization_interval=disc)  # as PLDAccountant starts, so the numbers are its own
-    return before.compose(step)
+    with quiet():
+        return before.compose(step)
 
 
 @_cached(1024)
 def _pld_chain_epsilon(chain: tuple, delta: float) -> float:
-    return float(_pld_chain(chain).get_epsilon_for_delta(delta))
+    with quiet():
+        return trusted_epsilon(_pld_chain(chain).get_epsilon_for_delta(delta))
 
 
 class _Composition:
@@ -273,7 +312,15 @@ class _Composition:
                 _warn_rdp_instead(atom, total, points)
                 self._switch_to_rdp()
                 return
-            p = _pld_of(atom, count, rel, self.discretization)
+            try:
+                p = _pld_of(atom, count, rel, self.discretization)
+            except ARITHMETIC_ERRORS:  # a PLD dp_accounting cannot build in double precision: RDP, fail closed
+                if not all(_supports("rdp", r, a) for a, _, r in self.supported):
+                    raise DPValueError(f"the PLD accountant cannot compose {atom} under {rel.spelling} neighbours in "
+                                       "double precision, and RDP cannot compose them there; use more noise") from None
+                _warn_rdp_instead(atom, total, math.inf)
+                self._switch_to_rdp()
+                return
             if p is _NON_PRIVATE:
                 self.non_private = True
             elif p is None:
@@ -299,25 +346,31 @@ class _Composition:
     def _accountant_epsilon(self, delta: float) -> float:
         if not self.supported:
             return 0.0
-        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        with quiet():
             if self.accountant == "rdp" and self.rdp is not None:
                 total = np.zeros_like(_ORDERS, dtype=np.float64)
                 for curve, count in self.rdp.values():
                     total += count * curve  # as RdpAccountant._maybe_compose does
-                return float(rdp.compute_epsilon(_ORDERS, total, delta)[0])
+                return rdp_epsilon(_ORDERS, total, delta)[0]
             if self.accountant == "pld" and self.pld_chain is not None:
                 return _pld_chain_epsilon(self.pld_chain, delta) if self.pld_chain else 0.0
-        return self._fresh_accountants_epsilon(delta)
+            return self._fresh_accountants_epsilon(delta)
 
     def _fresh_accountants_epsilon(self, delta: float) -> float:
-        """Without dp_accounting's internals: one fresh accountant per relation, basic composition between them."""
+        """Without dp_accounting's internals: one fresh accountant per relation, basic composition between them;
+        fail closed as everywhere (an RDP curve read by :func:`~.trusted.rdp_epsilon`)."""
         groups: dict[Neighbouring, dp_accounting.PrivacyAccountant] = {}
-        for atom, count, rel in self.supported:
-            if rel not in groups:
-                groups[rel] = make_accountant(self.accountant, neighbouring=rel,
-                                              pld_discretization=self.discretization)
-            groups[rel].compose(atom, count)
-        return sum(float(acc.get_epsilon(delta / len(groups))) for acc in groups.values())
+        try:
+            for atom, count, rel in self.supported:
+                if rel not in groups:
+                    groups[rel] = make_accountant(self.accountant, neighbouring=rel,
+                                                  pld_discretization=self.discretization)
+                groups[rel].compose(atom, count)
+        except ARITHMETIC_ERRORS:
+            return math.inf
+        share = delta / len(groups)
+        return sum(rdp_epsilon(acc.orders, acc.rdp, share)[0] if isinstance(acc, rdp.RdpAccountant)
+                   else trusted_epsilon(acc.get_epsilon(share)) for acc in groups.values())
 
 
 class PrivacyLedger:
@@ -362,6 +415,12 @@ class PrivacyLedger:
         self._events: list[dp_accounting.DpEvent] = []
         self._state = _Composition(self.accountant, self.neighbouring, disc)
         self._preview: tuple | None = None  # (event, state) of the last epsilon_if: spend reuses it
+
+    @property
+    def accountant_used(self) -> str:
+        """The accountant whose numbers :attr:`epsilon` reports: :attr:`accountant`, or ``"rdp"`` once a PLD grid
+        would not fit in memory (or in double precision) and the PLD accountant handed the composition to RDP."""
+        return self._state.accountant
 
     @property
     def events(self) -> tuple[dp_accounting.DpEvent, ...]:
@@ -437,3 +496,30 @@ def epsilon_of_event(
                          check_positive(pld_discretization, "pld_discretization"))
     state.add(event)
     return state.epsilon(delta)
+
+
+def repeat_and_select_epsilon(event: dp_accounting.DpEvent, *, candidates: float, delta: float,
+                              shape: float = math.inf) -> float:
+    """Epsilon of a hyperparameter search: ``event`` run a random number of times (mean ``candidates``), best kept.
+
+    Papernot & Steinke (2022) show that choosing the best of a random number of runs (a
+    Poisson number for ``shape`` = inf, the default; geometric for 1; truncated negative
+    binomial in between) costs little more than one run, where a fixed number K of runs
+    costs K times as much under composition. The number comes from dp_accounting's RDP
+    accountant for its ``RepeatAndSelectDpEvent``.
+
+    Examples
+    --------
+    >>> e = dp_accounting.GaussianDpEvent(2.0)
+    >>> one = repeat_and_select_epsilon(e, candidates=1, delta=1e-5)
+    >>> ten = repeat_and_select_epsilon(e, candidates=10, delta=1e-5)
+    >>> one < ten < 10 * one
+    True
+
+    References
+    ----------
+    Papernot, Steinke. Hyperparameter tuning with Renyi differential privacy. ICLR 2022.
+    """
+    k = check_positive(candidates, "candidates")
+    return epsilon_of_event(dp_accounting.dp_event.RepeatAndSelectDpEvent(event, float(k), float(shape)), delta=delta,
+                            accountant="rdp")

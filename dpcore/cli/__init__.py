@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
+import math
 import os
 import re
 import sys
@@ -71,6 +73,41 @@ def missing_message(command: str, missing: list[str]) -> str:
 
 #: The warnings said on stderr during the command that is running, in order (``main`` fills it).
 said: list[str] = []
+
+#: How every ``--json`` output writes numbers JSON has no literal for (one convention, for every command).
+JSON_CONVENTION = ('--json prints strict JSON: an infinite value (an epsilon with no guarantee, a non-private run) is '
+                   'the string "inf" (or "-inf"), a value that is not a number is null')
+
+#: The help of every command's ``--json`` flag that prints a result.
+JSON_HELP = "print the result as JSON on the last line (strict JSON: infinity as \"inf\", not a number as null)"
+
+
+def strict_json(value):
+    """``value`` with infinities as ``"inf"``/``"-inf"`` and NaN as None (numpy numbers as Python's), recursively:
+    what :func:`print_json` prints, so that ``json.loads`` of any ``--json`` line never meets ``Infinity``.
+
+    >>> strict_json({"epsilon": float("inf"), "xs": [1.5, float("nan")]})
+    {'epsilon': 'inf', 'xs': [1.5, None]}
+    """
+    if isinstance(value, dict):
+        return {str(k): strict_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict_json(v) for v in value]
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if hasattr(value, "item") and callable(value.item) and getattr(value, "ndim", 1) == 0:
+        value = value.item()  # a numpy scalar
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+    return value
+
+
+def print_json(doc) -> None:
+    """Print ``doc`` as one line of strict JSON (see :data:`JSON_CONVENTION`): the one ``--json`` writer."""
+    print(json.dumps(strict_json(doc), allow_nan=False))
 
 
 def command_help(name: str) -> str:
@@ -175,6 +212,35 @@ def _with_hint(message: str, args) -> str:
     return message
 
 
+def _extreme_values(argv: list[str]) -> list[str]:
+    """The ``--flag value`` pairs of ``argv`` whose number is beyond 1e100 or within 1e-100 of 0."""
+    out = []
+    for flag, value in zip(argv, argv[1:]):
+        try:
+            v = abs(float(value.partition("=")[2] if flag == "--set" else value))
+        except ValueError:
+            continue
+        if flag.startswith("--") and (v > 1e100 or 0 < v < 1e-100):
+            out.append(f"{flag} {value}")
+    return out
+
+
+def arithmetic_message(exc: BaseException, argv: list[str]) -> str:
+    """What to say when a run's arithmetic failed (an overflow, a division by zero, memory): what failed and which
+    of the values given are extreme enough to be the cause.
+
+    >>> print(arithmetic_message(OverflowError(), ["train", "--epsilon", "1e308"]))  # doctest: +ELLIPSIS
+    a value is too large or too small to compute with (OverflowError); --epsilon 1e308 is beyond what the ...
+    """
+    what = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if isinstance(exc, MemoryError):
+        return f"not enough memory for this run ({what}); use smaller sizes"
+    extreme = _extreme_values(argv)
+    hint = (f"{', '.join(extreme)} {'is' if len(extreme) == 1 else 'are'} beyond what the computation can hold: use "
+            "a less extreme value") if extreme else "use less extreme values"
+    return f"a value is too large or too small to compute with ({what}); {hint}"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     command = _command_in(argv)
@@ -207,8 +273,9 @@ def main(argv: list[str] | None = None) -> int:
     except (DPCoreError, ValueError, TypeError) as exc:
         print(f"error: {_with_hint(str(exc), args)}", file=sys.stderr)
         return 2
-    except (OverflowError, FloatingPointError, MemoryError) as exc:  # a value the arithmetic cannot hold
-        print(f"error: a value is too large to compute with ({exc}); use smaller values", file=sys.stderr)
+    except (OverflowError, ZeroDivisionError, FloatingPointError, MemoryError) as exc:  # values the arithmetic
+        # cannot hold: name the extreme values given, the likely cause
+        print(f"error: {arithmetic_message(exc, argv)}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader stopped early (`... | head`): nothing went wrong here
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - Python's own advice, so the exit flush does not fail

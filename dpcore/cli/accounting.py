@@ -2,15 +2,15 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 
-from ..accounting import ACCOUNTANTS, calibrate_noise_multiplier, dpsgd_epsilon
+from ..accounting import ACCOUNTANTS, calibrate_noise_multiplier, dpsgd_accounting
 from ..accounting.accountants import pld_discretization_for
+from ..accounting.calibration import NOISE_SEARCH_RANGE
 from ..defaults import DELTA
 from ..verdict import ZERO_EPSILON
-from . import command_help
+from . import JSON_CONVENTION, command_help, print_json
 
 
 def _positive_float(s: str) -> float:
@@ -36,7 +36,8 @@ def _run_arguments(p, first: tuple[str, str]) -> None:
     p.add_argument("--accountant", choices=ACCOUNTANTS, default="rdp",
                    help="rdp: Renyi DP (Mironov 2017; the moments accountant of Abadi et al. 2016), as Opacus; pld: "
                         "privacy loss distributions (tighter); both from dp_accounting (default rdp)")
-    p.add_argument("--json", action="store_true", help="print the answer and its inputs as one JSON object")
+    p.add_argument("--json", action="store_true", help="print the answer and its inputs as one JSON object ("
+                   + JSON_CONVENTION.removeprefix("--json prints ") + ")")
 
 
 def _sampling(args) -> None:
@@ -70,42 +71,43 @@ def add_parser(sub) -> None:
     p.set_defaults(func=_noise)
 
 
-def _report(args, given: str, value: float, key: str) -> int:
+def _report(args, given: str, value: float, key: str, *, accountant: str, extra: dict | None = None) -> int:
     """One line saying what was asked, one with the answer (the only line a script needs to read); with --json one
-    object holding both."""
+    object holding both (strict JSON: an infinite epsilon is "inf"). ``accountant`` is the one that answered."""
+    from . import said
+
     if args.json:
         asked = {"target_epsilon": args.epsilon} if key == "noise_multiplier" else {
             "noise_multiplier": args.noise_multiplier}
-        from . import said
-
-        fell_back = any("comes from the RDP accountant instead" in w for w in said)
-        print(json.dumps({key: value, **asked, "accountant": "rdp" if fell_back else args.accountant,
-                          "delta": args.delta, "sample_rate": args.sample_rate, "steps": args.steps,
-                          **({"warnings": list(dict.fromkeys(said))} if said else {})}))
+        print_json({key: value, **asked, **(extra or {}), "accountant": accountant, "delta": args.delta,
+                    "sample_rate": args.sample_rate, "steps": args.steps,
+                    **({"warnings": list(dict.fromkeys(said))} if said else {})})
         return 0
-    from . import said
-
-    fell_back = any("comes from the RDP accountant instead" in w for w in said)
-    accountant = "rdp (PLD could not)" if fell_back else args.accountant
-    print(f"accountant={accountant} {given} delta={args.delta} q={args.sample_rate:.6g} steps={args.steps}")
+    shown = "rdp (PLD could not)" if accountant != args.accountant else accountant
+    print(f"accountant={shown} {given} delta={args.delta} q={args.sample_rate:.6g} steps={args.steps}")
     print(f"{value:.6g}")
     return 0
 
 
 #: Said on stderr when the accountant's epsilon is exactly 0 for finite noise.
 ZERO_EPSILON_NOTE = "note: " + ZERO_EPSILON
+#: Said on stderr when the epsilon is infinite: the accountant can state no guarantee for this noise.
+INFINITE_EPSILON_NOTE = ("note: epsilon is infinite: with this little noise the accountant can state no privacy "
+                         "guarantee (or cannot compute one in double precision); use a larger --noise-multiplier")
 
 
 def _epsilon(args) -> int:
     _sampling(args)
-    eps = dpsgd_epsilon(noise_multiplier=args.noise_multiplier, sample_rate=args.sample_rate, steps=args.steps,
-                        delta=args.delta, accountant=args.accountant)
-    if args.accountant == "pld" and 0 < eps < 1:  # below 1, on the finer grid a run at this budget uses (`noise`)
-        eps = dpsgd_epsilon(noise_multiplier=args.noise_multiplier, sample_rate=args.sample_rate, steps=args.steps,
-                            delta=args.delta, accountant="pld", pld_discretization=pld_discretization_for(eps))
+    run = dict(noise_multiplier=args.noise_multiplier, sample_rate=args.sample_rate, steps=args.steps,
+               delta=args.delta)
+    eps, used = dpsgd_accounting(**run, accountant=args.accountant)
+    if used == "pld" and 0 < eps < 1:  # below 1, on the finer grid a run at this budget uses (`noise`)
+        eps, used = dpsgd_accounting(**run, accountant="pld", pld_discretization=pld_discretization_for(eps))
     if eps == 0.0 and args.steps > 0:  # no step released nothing: that 0 is exact
         print(ZERO_EPSILON_NOTE, file=sys.stderr)
-    return _report(args, f"sigma={args.noise_multiplier}", eps, "epsilon")
+    elif math.isinf(eps):
+        print(INFINITE_EPSILON_NOTE, file=sys.stderr)
+    return _report(args, f"sigma={args.noise_multiplier}", eps, "epsilon", accountant=used)
 
 
 def _noise(args) -> int:
@@ -113,9 +115,10 @@ def _noise(args) -> int:
     grid = pld_discretization_for(args.epsilon)  # the PLD grid the training would calibrate on (DPSGDConfig)
     sigma = calibrate_noise_multiplier(target_epsilon=args.epsilon, delta=args.delta, sample_rate=args.sample_rate,
                                        steps=args.steps, accountant=args.accountant, pld_discretization=grid)
-    reached = dpsgd_epsilon(noise_multiplier=sigma, sample_rate=args.sample_rate, steps=args.steps, delta=args.delta,
-                            accountant=args.accountant, pld_discretization=grid)
+    reached, used = dpsgd_accounting(noise_multiplier=sigma, sample_rate=args.sample_rate, steps=args.steps,
+                                     delta=args.delta, accountant=args.accountant, pld_discretization=grid)
     if reached == 0.0 and args.epsilon > 0:
         print(f"note: no smaller noise reaches epsilon {args.epsilon:g}; this sigma is where the accountant's epsilon "
               "drops to 0. " + ZERO_EPSILON_NOTE.removeprefix("note: "), file=sys.stderr)
-    return _report(args, f"target epsilon={args.epsilon}", sigma, "noise_multiplier")
+    return _report(args, f"target epsilon={args.epsilon}", sigma, "noise_multiplier", accountant=used,
+                   extra={"epsilon_spent": reached, "at_search_bound": sigma <= NOISE_SEARCH_RANGE[0]})

@@ -9,7 +9,6 @@ same canaries too, under ``contrast`` (``--no-contrast`` skips it).
 """
 from __future__ import annotations
 
-import json
 import sys
 
 from ..audit import DEFAULT_POOL_SIZE, MIN_POOL_SIZE, pool_capacity
@@ -17,7 +16,7 @@ from ..audit.run import AUDIT_KINDS, DEFAULT_ATTACK, contrast_learner, run_audit
 from ..defaults import DELTA, EPSILON, LEARNER
 from ..exceptions import DPValueError
 from ..rng import noise_mode
-from . import command_help
+from . import JSON_HELP, command_help, print_json
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
 from .train import parse_set, text_line
 
@@ -54,7 +53,7 @@ def add_parser(sub) -> None:
     p.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")
     add_noise_flags(p, seed_help="seed of the split, the membership coins and the noise")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a learner knob (repeatable)")
-    p.add_argument("--json", action="store_true", help="print the result as JSON on the last line")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=_run)
 
 
@@ -118,7 +117,7 @@ def _run(args) -> int:
     if said:  # what stderr said, for a script that reads only the JSON
         out["warnings"] = list(dict.fromkeys(said))
     if args.json:
-        print(json.dumps(out))
+        print_json(out)
     else:
         for k, v in out.items():
             print(text_line(k, v))

@@ -12,7 +12,7 @@ import sys
 from ..defaults import EPSILON
 from ..learners import get_learner, run_learner
 from ..models.learners import CLUSTER_COMPARISON_NEIGHBOURING
-from . import command_help
+from . import JSON_HELP, command_help
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
 from .train import note_ignored_epsilon, print_result
 
@@ -31,7 +31,7 @@ def add_parser(sub) -> None:
                    help=f"DPLloyd only: what ε protects (default {CLUSTER_COMPARISON_NEIGHBOURING}, as on the "
                         "Clustering page, like for like with input perturbation; add-remove is Su et al.'s)")
     add_noise_flags(p)
-    p.add_argument("--json", action="store_true", help="print the result as JSON on the last line")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=_run)
 
 

@@ -10,13 +10,12 @@ reproduced, 0 otherwise.
 """
 from __future__ import annotations
 
-import json
 import math
 import sys
 
 from ..exceptions import DPValueError
 from ..reproduce import get_reproduction, reproduction_names, run_reproduction
-from . import command_help
+from . import JSON_HELP, command_help, print_json
 
 
 def add_parser(sub) -> None:
@@ -28,7 +27,7 @@ def add_parser(sub) -> None:
     p.add_argument("name", nargs="?", help="the entry to run (see --list)")
     p.add_argument("--list", action="store_true", help="list the entries and exit")
     p.add_argument("--all", action="store_true", help="run every entry")
-    p.add_argument("--json", action="store_true", help="print the result as JSON on the last line")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=_run)
 
 
@@ -72,7 +71,7 @@ def _run(args) -> int:
     if args.list:
         names = reproduction_names()
         if args.json:
-            print(json.dumps([_entry_dict(get_reproduction(n)) for n in names]))
+            print_json([_entry_dict(get_reproduction(n)) for n in names])
             return 0
         width = max(map(len, names))  # the titles line up whatever the longest name
         for name in names:
@@ -95,5 +94,5 @@ def _run(args) -> int:
             _print(r, get_reproduction(name))
     if args.json:
         docs = [{**_entry_dict(get_reproduction(r.name)), **r.to_dict()} for r in results]
-        print(json.dumps(docs[0] if len(docs) == 1 and not args.all else docs))
+        print_json(docs[0] if len(docs) == 1 and not args.all else docs)
     return 0 if all(r.status != "not reproduced" for r in results) else 1

@@ -5,7 +5,6 @@ With ``--json`` the last line is a JSON object with at least ``accuracy`` (or
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 import sys
@@ -13,7 +12,7 @@ import sys
 from ..defaults import DELTA, LEARNER
 from ..exceptions import DPValueError
 from ..learners import get_learner, parse_value, run_learner
-from . import command_help, missing_message
+from . import JSON_HELP, command_help, missing_message, print_json
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
 
 
@@ -79,7 +78,7 @@ def add_parser(sub) -> None:
     p.add_argument("--lr", dest="lr_alias", default=None, metavar="VALUE", help="alias of --learning-rate")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="any other learner parameter, e.g. --set preprocess=standardize (repeatable)")
-    p.add_argument("--json", action="store_true", help="print the result as JSON on the last line")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=_run)
 
 
@@ -264,7 +263,7 @@ def print_result(res, *, as_json: bool, secure: bool = False, extra: dict | None
     if told := list(dict.fromkeys([*out.get("warnings", []), *said])):  # what stderr said, each once
         out["warnings"] = told
     if as_json:
-        print(json.dumps(out))
+        print_json(out)
     else:
         for k, v in out.items():
             if k not in _JSON_ONLY:

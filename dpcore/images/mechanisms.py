@@ -28,10 +28,9 @@ from dataclasses import dataclass, field
 
 import dp_accounting
 import numpy as np
-from scipy import optimize
 
 from ..exceptions import DPValueError
-from ..mechanisms import Gaussian, Laplace, analytic_gaussian_delta
+from ..mechanisms import Gaussian, Laplace, analytic_gaussian_epsilon
 from ..rng import as_generator, wants_secure
 from ..types import ArrayLike
 from ..validation import check_array, check_delta, check_epsilon, check_int, clip_to_bounds
@@ -312,15 +311,9 @@ class PixelGaussian(ImageMechanism):
         # same sigma, whole-image L2 sensitivity R sqrt(h w C): solve Balle & Wang's delta(eps) = delta for eps
         sigma = self.noise_std(shape)
         whole = self.width * math.sqrt(_channels(shape) * int(shape[0]) * int(shape[1]))
-        def f(log_e):
-            return analytic_gaussian_delta(sigma=sigma, epsilon=math.exp(log_e), sensitivity=whole) - self.delta
-
-        lo, hi = math.log(self.epsilon), math.log(self.epsilon) + 1.0
-        if f(lo) <= 0:  # one pixel is the whole image (1 x 1): the per-pixel epsilon is the image's
+        if whole <= self.sensitivity(shape):  # a 1 x 1 image is one pixel: the per-pixel epsilon is the image's
             return self.epsilon
-        while f(hi) > 0:
-            hi += 1.0
-        return math.exp(optimize.brentq(f, lo, hi, xtol=1e-10))
+        return analytic_gaussian_epsilon(sigma=sigma, delta=self.delta, sensitivity=whole)
 
     @property
     def dp_event(self):

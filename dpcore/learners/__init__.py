@@ -190,7 +190,9 @@ def run_learner(
     if spec.private and spec.uses_delta and delta > 0:
         check_delta(delta, n=split.X_train.shape[0])  # warns when delta > 1/n
     t0 = time.perf_counter()
-    with delta_checked():  # said once above: train() need not say it again
+    # numpy's floating-point warnings off: at extreme settings a learner's matrices overflow on every step (162
+    # lines for one PATE run at noise 1e-308); what it computes is judged by its result and its epsilon instead
+    with delta_checked(), np.errstate(all="ignore"):  # delta said once above: train() need not say it again
         result = spec.run(split, epsilon=epsilon, delta=delta, seed=seed, params=params, on_epoch=on_epoch)
     if result.seconds == 0.0:
         object.__setattr__(result, "seconds", time.perf_counter() - t0)

@@ -70,7 +70,7 @@ class Knob:
         The value used when none is given; ``None`` means the learner chooses (from the
         dataset's preset or a rule in n and epsilon, see ``default_from``).
     low, high : float, optional
-        Inclusive bounds for "int" and "float" (``low_open``: ``low`` itself excluded).
+        Inclusive bounds for "int" and "float" (``low_open``/``high_open``: that bound itself excluded).
     choices : tuple, optional
         The allowed values of a "choice" knob (aliases may be listed in ``aliases``).
     also : tuple, optional
@@ -122,6 +122,7 @@ class Knob:
     low: float | None = None
     high: float | None = None
     low_open: bool = False
+    high_open: bool = False
     choices: tuple = ()
     also: tuple = ()
     label: str = ""
@@ -156,7 +157,8 @@ class Knob:
     def _range_text(self) -> str:
         lo, hi = self.low, self.high
         if lo is not None and hi is not None:
-            return f" from {lo:g}{' (excluded)' if self.low_open else ''} to {hi:g}"
+            return (f" from {lo:g}{' (excluded)' if self.low_open else ''} to {hi:g}"
+                    f"{' (excluded)' if self.high_open else ''}")
         if lo is not None:
             return f" {'>' if self.low_open else '>='} {lo:g}"
         if hi is not None:
@@ -220,7 +222,7 @@ class Knob:
             v = int(v)
         if self.low is not None and (v < self.low or (self.low_open and v == self.low)):
             raise self._fail(value)
-        if self.high is not None and v > self.high:
+        if self.high is not None and (v > self.high or (self.high_open and v == self.high)):
             raise self._fail(value)
         return v
 

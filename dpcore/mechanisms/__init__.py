@@ -15,7 +15,13 @@ from typing import Any
 from ..exceptions import DPValueError
 from .base import Mechanism
 from .exponential import Exponential
-from .gaussian import Gaussian, analytic_gaussian_delta, analytic_gaussian_sigma, classic_gaussian_sigma
+from .gaussian import (
+    Gaussian,
+    analytic_gaussian_delta,
+    analytic_gaussian_epsilon,
+    analytic_gaussian_sigma,
+    classic_gaussian_sigma,
+)
 from .gaussian_multiplier import NoiseMultiplierGaussian
 from .l2_laplace import L2LaplaceVector
 from .laplace import Laplace
@@ -55,4 +61,5 @@ __all__ = [
     "classic_gaussian_sigma",
     "analytic_gaussian_sigma",
     "analytic_gaussian_delta",
+    "analytic_gaussian_epsilon",
 ]

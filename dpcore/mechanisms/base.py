@@ -9,6 +9,7 @@ from typing import Any
 import dp_accounting
 import numpy as np
 
+from ..exceptions import DPValueError
 from ..validation import check_epsilon, check_positive
 
 
@@ -61,6 +62,17 @@ class PureEpsilonMechanism(Mechanism):
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))
+        if not self.sensitivity / self.epsilon <= MAX_NOISE_SCALE:
+            raise DPValueError(
+                f"epsilon={self.epsilon:g} (what this one release spends) with sensitivity {self.sensitivity:g} asks "
+                f"for noise of scale sensitivity / epsilon = {self.sensitivity / self.epsilon:g}, beyond "
+                f"{MAX_NOISE_SCALE:g}: sums and "
+                "squares of such noise overflow double precision (the output would be inf or nan); use a larger "
+                "epsilon (or a smaller sensitivity)")
+
+
+#: The largest noise scale (sensitivity / epsilon) a pure epsilon-DP mechanism adds: squares of larger noise overflow.
+MAX_NOISE_SCALE = 1e100
 
 
 def as_float_array(values) -> tuple[np.ndarray, bool]:

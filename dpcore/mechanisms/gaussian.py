@@ -77,6 +77,46 @@ def analytic_gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float 
     return sigma
 
 
+def analytic_gaussian_epsilon(*, sigma: float, delta: float, sensitivity: float = 1.0) -> float:
+    """The smallest epsilon at which the Gaussian mechanism with noise ``sigma`` is (epsilon, ``delta``)-DP.
+
+    Exact (Balle & Wang 2018, Theorem 8): solves ``analytic_gaussian_delta(epsilon) = delta``; the inverse of
+    :func:`analytic_gaussian_sigma`, and the one place dpcore solves the Gaussian's epsilon from its noise (the
+    accountant's comparison lines, :class:`~dpcore.mechanisms.NoiseMultiplierGaussian`, the images' whole-image
+    epsilon). Fails closed: infinity where no epsilon below 1e300 reaches ``delta`` (a noise far below the
+    sensitivity), and never a value whose delta is above ``delta``.
+
+    >>> eps = analytic_gaussian_epsilon(sigma=analytic_gaussian_sigma(epsilon=1.0, delta=1e-5), delta=1e-5)
+    >>> abs(eps - 1.0) < 1e-6
+    True
+    >>> analytic_gaussian_epsilon(sigma=1e-160, delta=1e-5)
+    inf
+
+    References
+    ----------
+    Balle & Wang. Improving the Gaussian mechanism for differential privacy: analytical calibration and
+    optimal denoising. ICML 2018.
+    """
+    sigma = check_positive(sigma, "sigma")
+    delta = check_delta(delta, allow_zero=False)
+    sensitivity = check_positive(sensitivity, "sensitivity")
+
+    def f(e):
+        return analytic_gaussian_delta(sigma=sigma, epsilon=e, sensitivity=sensitivity) - delta
+
+    if f(0.0) <= 0:
+        return 0.0
+    hi = 1.0
+    while f(hi) > 0:
+        hi *= 2.0
+        if hi > 1e300:  # delta stays above the target at every epsilon double precision holds
+            return math.inf
+    eps = float(optimize.brentq(f, 0.0, hi, xtol=1e-12))
+    while f(eps) > 0:  # brentq may land a hair below the root: the answer must not claim more privacy
+        eps = eps * (1.0 + 1e-12) + 1e-15
+    return eps
+
+
 @dataclass(frozen=True)
 class Gaussian(Mechanism):
     """Add N(0, sigma^2) noise to every coordinate for (epsilon, delta)-DP.

@@ -7,6 +7,7 @@ import dp_accounting
 
 from ..validation import check_positive
 from .base import Mechanism
+from .gaussian import analytic_gaussian_epsilon
 from .secure import add_noise
 
 
@@ -64,9 +65,7 @@ class NoiseMultiplierGaussian(Mechanism):
 
     def epsilon_at(self, delta: float) -> float:
         """The smallest epsilon for which one release is (epsilon, ``delta``)-DP (Balle & Wang 2018)."""
-        from ..accounting.composition import gaussian_epsilon  # accounting imports the mechanisms
-
-        return gaussian_epsilon(noise_multiplier=self.noise_multiplier, delta=delta)
+        return analytic_gaussian_epsilon(sigma=self.noise_multiplier, delta=delta)
 
     def privacy(self, delta: float | None = None) -> tuple[float, float]:
         """(epsilon, delta) of one application at the given ``delta`` (a Gaussian has no pure epsilon)."""

@@ -461,7 +461,8 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
         if isinstance(self.regularization, str):
             if not math.isfinite(eps_model):
                 return NONPRIVATE_AUTO_LAMBDA
-            return auto_regularization(self.perturbation, n=n, d=d, epsilon=eps_model)
+            # never below the non-private model's: at epsilon 1e308 the formula underflows to 0 and 1/(n Lambda) fails
+            return max(auto_regularization(self.perturbation, n=n, d=d, epsilon=eps_model), NONPRIVATE_AUTO_LAMBDA)
         return float(self.regularization)
 
     def _fit_binary(self, Z: np.ndarray, y: np.ndarray, eps: float, rng) -> tuple[np.ndarray, dict]:

@@ -103,6 +103,9 @@ LOG_OFFSET = 0.1
 DEFAULT_LAMBDA = "auto"
 TUNE_LAMBDAS = (0.01, 0.05, 0.2)
 _POSITIVE = dict(low=0.0, low_open=True, high=1e6)
+#: A row norm bound in the unit box: below 1e-6 every row is clipped to (nearly) nothing and the sensitivities
+#: derived from it underflow to 0 (an L1 bound of 1e-308 gave "sensitivity must be > 0, got 0.0").
+_ROW_BOUND = dict(low=1e-6, high=1e6)
 
 #: DP-ERM's knobs (Chaudhuri, Monteleoni & Sarwate 2011); the non-private logistic regression shares them.
 ERM_KNOBS = (
@@ -143,8 +146,8 @@ ERM_KNOBS = (
          help="RBF kernel width of the random features (kernel=rff)", **_POSITIVE),
     Knob("fit_intercept", "bool", default=True, shared=True, advanced=True, label="Fit an intercept",
          help="add a constant feature (scaled by intercept_scale)"),
-    Knob("intercept_scale", "float", default=DEFAULT_INTERCEPT_SCALE, low=0.0, high=1e6, shared=True,
-         advanced=True, label="Intercept scale", help="value of the constant feature before row clipping"),
+    Knob("intercept_scale", "float", default=DEFAULT_INTERCEPT_SCALE, low=0.0, low_open=True, high=1.0, high_open=True,
+         shared=True, advanced=True, label="Intercept scale", help="value of the constant feature before row clipping"),
     Knob("log_offset", "float", default=LOG_OFFSET, shared=True, advanced=True, label="Log offset",
          help="offset (as a share of the range) of the log-bounds scaling", **_POSITIVE),
 )
@@ -159,7 +162,7 @@ FM_KNOBS = (
     Knob("noise_ridge", "float", default=1.0, low=0.0, high=1e6, advanced=True, label="Noise ridge",
          help="multiples of the noise scale added to the diagonal (a PSD repair)"),
     Knob("l1_norm", "float", privacy=True, advanced=True, label="Row L1 bound",
-         help="rows are clipped to this L1 norm (default d/2)", **_POSITIVE),
+         help="rows are clipped to this L1 norm (default d/2)", **_ROW_BOUND),
 )
 #: Gaussian sufficient-statistics perturbation (Wang 2018).
 SSP_KNOBS = (
@@ -180,7 +183,7 @@ DPLLOYD_KNOBS = (
     Knob("count_fraction", "float", low=0.0, low_open=True, high=0.999, privacy=True, advanced=True,
          label="Budget share of the counts", help="share of each round's ε spent on the counts (default: Su et al.)"),
     Knob("l1_norm", "float", privacy=True, advanced=True, label="Row L1 bound",
-         help="rows are clipped to this L1 norm in the unit box (default: none)", **_POSITIVE),
+         help="rows are clipped to this L1 norm in the unit box (default: none)", **_ROW_BOUND),
     Knob("init_fraction", "float", default=0.4, low=0.0, high=0.999, privacy=True, advanced=True,
          label="Budget share of the initial centres", help="share of ε spent on the private grid start"),
     Knob("neighbouring", "choice", default="add-remove", choices=("add-remove", "replace-one"), privacy=True,

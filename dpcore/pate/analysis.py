@@ -31,20 +31,18 @@ from typing import Sequence
 
 import dp_accounting
 import numpy as np
-from dp_accounting.rdp import rdp_privacy_accountant as _rdp
 from scipy import stats
 
 from ..accounting import Neighbouring, calibrate, epsilon_of_event
+from ..accounting.accountants import RDP_ORDERS as ACCOUNTING_RDP_ORDERS
+from ..accounting.trusted import rdp_epsilon
 from ..exceptions import DPValueError
 from ..types import ArrayLike
 from ..validation import check_delta, check_int, check_positive
 from .aggregation import AGGREGATORS, HISTOGRAM_L1_SENSITIVITY, HISTOGRAM_L2_SENSITIVITY, make_aggregator
 
-#: RDP orders for the data-dependent analysis (the same range as dpcore.accounting's RDP grid).
-RDP_ORDERS = np.array(
-    [1 + x / 10.0 for x in range(1, 100)] + list(range(11, 64)) + [64, 80, 96, 128, 160, 192, 256, 384, 512, 1024],
-    dtype=float,
-)
+#: RDP orders for the data-dependent analysis: dpcore.accounting's RDP grid, so the two analyses compare.
+RDP_ORDERS = np.array(ACCOUNTING_RDP_ORDERS, dtype=float)
 
 
 #: A record is added to, removed from or replaced in one teacher's partition (see :mod:`.aggregation`); the
@@ -261,9 +259,9 @@ def data_dependent_epsilon(
     """DATA-DEPENDENT epsilon of GNMax answers on ``votes`` (not itself differentially private).
 
     Sums :func:`gnmax_data_dependent_rdp` over the queries (RDP composes
-    additively) and converts RDP to (epsilon, delta) with dp_accounting's
-    conversion (``rdp_privacy_accountant.compute_epsilon``), the same one the
-    data-independent RDP accountant uses.
+    additively) and converts RDP to (epsilon, delta) with the ledger's conversion
+    (:func:`dpcore.accounting.trusted.rdp_epsilon`: dp_accounting's ``compute_epsilon``, read
+    fail closed), the same one the data-independent RDP accountant uses.
 
     Parameters
     ----------
@@ -293,7 +291,7 @@ def data_dependent_epsilon(
     if per.size == 0:
         return 0.0, float(lam[0]), np.zeros(0)
     total = per.sum(axis=0)
-    eps, order = _rdp.compute_epsilon(lam, total, delta)
+    eps, order = rdp_epsilon(lam, total, delta)  # dpcore's one RDP-to-DP conversion, fail closed
     idx = int(np.argmin(np.abs(lam - order)))
     return float(eps), float(order), per[:, idx]
 
@@ -309,8 +307,11 @@ def data_independent_rdp_epsilon(*, sigma: float, queries: int, delta: float,
     queries = check_int(queries, "queries", minimum=0)
     delta = check_delta(delta, allow_zero=False)
     lam = np.asarray(orders, dtype=float)
-    eps, _ = _rdp.compute_epsilon(lam, queries * lam / sigma**2, delta)
-    return float(eps)
+    if np.array_equal(lam, RDP_ORDERS):  # the ledger's grid: GNMax's event through the ledger itself
+        # RDP m alpha / sigma^2 is that of m Gaussians of noise multiplier sigma / sqrt(2) (alpha / (2 z^2))
+        gnmax = dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(sigma / math.sqrt(2.0)), queries)
+        return epsilon_of_event(gnmax, delta=delta, accountant="rdp")
+    return rdp_epsilon(lam, queries * lam / sigma**2, delta)[0]
 
 
 __all__ = [

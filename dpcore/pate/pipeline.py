@@ -18,10 +18,10 @@ from typing import Any, Callable, Mapping
 import dp_accounting
 import numpy as np
 import pandas as pd
-from dp_accounting.rdp import rdp_privacy_accountant as _rdp
 from threadpoolctl import threadpool_limits
 
 from ..accounting import ACCOUNTANTS
+from ..accounting.trusted import rdp_epsilon
 from ..datasets import Split
 from ..datasets.transforms import scale_to_unit_interval
 from ..exceptions import DPValueError, PrivacyLeakWarning
@@ -419,12 +419,12 @@ def _query_history(cfg: PateConfig, scale: float, votes: np.ndarray, labels: np.
         if cfg.aggregator == "confident":
             row["answered"] = int(got.sum())
         if cum_rdp is not None:
-            row["epsilon_data_dependent"] = float(_rdp.compute_epsilon(RDP_ORDERS, cum_rdp[k - 1], cfg.delta)[0])
+            row["epsilon_data_dependent"] = rdp_epsilon(RDP_ORDERS, cum_rdp[k - 1], cfg.delta)[0]
         rows.append(row)
         cb({"epoch": k, "epochs": cfg.queries, "stage": "queries", "accuracy": row["label_accuracy"], "epsilon": eps_k})
     at_opt = None
     if per_query is not None:
-        _, order = _rdp.compute_epsilon(RDP_ORDERS, cum_rdp[-1], cfg.delta)
+        _, order = rdp_epsilon(RDP_ORDERS, cum_rdp[-1], cfg.delta)
         at_opt = per_query[:, int(np.argmin(np.abs(RDP_ORDERS - order)))]
     return pd.DataFrame(rows), at_opt
 

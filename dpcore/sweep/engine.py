@@ -172,6 +172,9 @@ def execute_run(run: RunSpec, *, limit_threads: bool = False) -> dict:
             where = "baseline" if math.isnan(run.value) else f"{run.axis}={run.value:g}"
             # a DPCoreError already says what to do in plain words; anything else is a bug: keep its type
             detail = str(exc) if isinstance(exc, DPCoreError) else f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, (ZeroDivisionError, OverflowError, FloatingPointError)):
+                detail = (f"{where} is too extreme to compute with in double precision ({type(exc).__name__}: "
+                          f"{exc or 'no detail'}); sweep a narrower range of {run.axis}")
             raise SweepRunError(f"run {run.learner!r} ({where}, seed={run.seed}) failed: {detail}") from exc
     if limit_threads:
         _limit_threads()  # the learner may have imported torch just now

@@ -198,6 +198,9 @@ class TrainResult:
     dp_event : dp_accounting.DpEvent or None
     seconds : float
     warnings : tuple of str
+    accountant : str
+        The accountant whose numbers ``epsilon`` reports: ``config.accountant``, or ``"rdp"`` where the PLD
+        accountant handed over to RDP (a PLD grid would not fit in memory).
     """
 
     config: TrainConfig
@@ -216,6 +219,7 @@ class TrainResult:
     #: A copy of your own module (``train(..., model=...)``) holding the trained weights, on the CPU; None for the
     #: built-in models, which :meth:`model` rebuilds from ``model_kwargs``.
     module: Any = None
+    accountant: str = ""
 
     def model(self) -> nn.Module:
         """The trained torch model, on the CPU in eval mode (a fresh copy on every call)."""
@@ -746,4 +750,5 @@ def _result(config: TrainConfig, rows: list, budget: _Budget, steps: int, stoppe
         noise_multiplier=budget.sigma, sample_rate=budget.q, steps=steps, stopped_early=stopped, state=state,
         model_kwargs=model_kwargs, dp_event=budget.event(steps), seconds=time.perf_counter() - t0,
         warnings=tuple(caught), module=copy.deepcopy(final).cpu() if own else None,
+        accountant=budget.odometer.accountant_used if budget.odometer is not None else config.accountant,
     )

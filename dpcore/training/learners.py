@@ -348,7 +348,8 @@ def run_dpsgd(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResul
                         params=params, on_epoch=on_epoch)
     return _result("dpsgd", split, res, _predict(split, res, X_te), epsilon=res.epsilon, delta=delta,
                    noise_multiplier=res.noise_multiplier,
-                   extras={"accountant": res.config.accountant, "target_epsilon": res.config.target_epsilon},
+                   extras={"accountant": res.accountant or res.config.accountant,
+                           "target_epsilon": res.config.target_epsilon},
                    event=res.dp_event if res.dp_event is not None else dp_accounting.NonPrivateDpEvent(),
                    neighbouring=Neighbouring.ADD_REMOVE, X_te=X_te,
                    model=_network_model(split, res, params, private=True))
