@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Iterator
 
 from .exceptions import DPValueError
+from .workload import max_jobs
 
 __all__ = ["SharedRuns", "RunCancelled", "SHARED_LIBRARIES", "cap_run_threads", "default_run_threads",
            "default_workers", "libraries_loaded", "load_libraries", "run_threads", "shared_runs"]
@@ -192,8 +193,8 @@ def server_scheduler() -> str | None:
 
 def max_sweep_jobs() -> int:
     """The most worker processes one visitor's sweep may start: the machine's cores (a link asking 8 on 2 cores
-    started 8 processes, 3.3 GB)."""
-    return max(1, os.cpu_count() or 1)
+    started 8 processes, 3.3 GB); the command line's ``sweep --jobs`` is capped the same way."""
+    return max_jobs()
 
 
 def default_workers() -> int:
