@@ -36,6 +36,7 @@ import sys
 import threading
 import weakref
 from dataclasses import dataclass, field
+from typing import Callable
 
 from .exceptions import DPValueError
 
@@ -121,6 +122,9 @@ class Work:
     step_seconds: float = 0.0
     throughput: float = TORCH_THROUGHPUT
     extra_seconds: float = 0.0
+    #: ``resize(name, value) -> Work``: the same request with driver ``name`` set to ``value``, so that a refusal
+    #: names the largest value that really fits (found by bisection) rather than a proportional guess
+    resize: Callable[[str, float], "Work"] | None = field(default=None, compare=False, repr=False)
 
     @property
     def seconds(self) -> float:
@@ -137,7 +141,7 @@ class Work:
         drivers = {k: _as_list(v) for k, v in self.drivers.items()}
         drivers["seconds"] = ([driver] if driver is not None else []) + _time_drivers(self)
         return dataclasses.replace(self, steps=self.steps * times, operations=self.operations * times,
-                                   extra_seconds=self.extra_seconds * times, drivers=drivers)
+                                   extra_seconds=self.extra_seconds * times, drivers=drivers, resize=None)
 
 
 def _as_list(driver) -> list:
@@ -265,12 +269,16 @@ def check_work(work: Work, budget: WorkBudget | None = None) -> None:
         if amount <= limit:
             continue
         drivers = _time_drivers(work) if key == "seconds" else _as_list(work.drivers.get(key))
+        if not drivers and key in ("steps", "operations"):
+            drivers = _time_drivers(work)
         fits = []
         for driver in drivers:
             name, value = driver[0], float(driver[1])
             power = driver[2] if len(driver) > 2 else 1
             if value > 0 and math.isfinite(amount):
                 largest = value * (limit / amount) ** (1 / power)
+                if work.resize is not None and float(value).is_integer():
+                    largest = _largest_fitting(work.resize, name, key, limit, int(value))
                 if largest >= 1:
                     fits.append(f"{name}={int(largest)}" if float(value).is_integer() else f"{name}={_fmt(largest)}")
         if drivers:
@@ -289,6 +297,21 @@ def check_work(work: Work, budget: WorkBudget | None = None) -> None:
         per = "in one sweep" if key == "runs" else "per run"
         raise WorkBudgetExceeded(f"{head} {about}{_fmt(amount)} {unit}; at most {_fmt(limit)} are allowed {per}{tail} "
                                  f"(an operator can raise the limit with {raised})")
+
+
+def _largest_fitting(resize, name: str, key: str, limit: float, value: int) -> int:
+    """The largest whole value of driver ``name`` below ``value`` whose work's ``key`` is within ``limit`` (0: none)."""
+    def fits(v: int) -> bool:
+        try:
+            return float(getattr(resize(name, v), key)) <= limit
+        except DPValueError:  # a value the engine itself refuses
+            return False
+
+    lo, hi = 0, value
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
 
 
 class _Estimated(BaseException):

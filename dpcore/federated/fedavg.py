@@ -24,6 +24,7 @@ Models." ICLR 2018 (DP-FedAvg, user-level DP).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, replace
@@ -298,7 +299,8 @@ def fedavg_work(config: FedAvgConfig, n: int, n_features: int, n_classes: int) -
     return Work(steps=config.rounds * local_steps, operations=operations, memory_bytes=memory, parameters=params,
                 step_seconds=LOCAL_STEP_SECONDS, throughput=TORCH_THROUGHPUT,
                 drivers={"seconds": [("rounds", config.rounds), ("local_epochs", config.local_epochs)],
-                         "memory_bytes": ("hidden", h) if config.model == "mlp" else ("clients", config.clients)})
+                         "memory_bytes": ("hidden", h) if config.model == "mlp" else ("clients", config.clients)},
+                resize=lambda name, v: fedavg_work(dataclasses.replace(config, **{name: v}), n, n_features, n_classes))
 
 
 #: The fixed cost of one local SGD step of the sampled clients side by side (measured: Adult, 1000 clients, 100

@@ -175,7 +175,8 @@ def erm_work(n: int, n_features: int, n_components: int | None, n_models: int) -
         operations += 2.0 * n * int(n_features) * D
     drivers = {"memory_bytes": ("n_components", n_components), "seconds": ("n_components", n_components)} \
         if n_components is not None else {}
-    return Work(memory_bytes=memory, operations=operations, throughput=NUMPY_THROUGHPUT, drivers=drivers)
+    return Work(memory_bytes=memory, operations=operations, throughput=NUMPY_THROUGHPUT, drivers=drivers,
+                resize=lambda _name, v: erm_work(n, n_features, int(v), n_models))
 
 
 # --------------------------------------------------------------------------- privacy parameters

@@ -66,7 +66,9 @@ def kmeans_work(n: int, d: int, k: int, iterations: int, restarts: int = 1) -> W
     rounds = iterations * restarts
     return Work(steps=rounds, operations=rounds * (3.0 * n * k * d + 2.0 * n * k), memory_bytes=8.0 * 3 * n * k,
                 step_seconds=1e-4 * k, throughput=NUMPY_THROUGHPUT,
-                drivers={"seconds": [("k", k), ("iterations", iterations)], "memory_bytes": ("k", k)})
+                drivers={"seconds": [("k", k), ("iterations", iterations)], "memory_bytes": ("k", k)},
+                resize=lambda name, v: kmeans_work(n, d, v if name == "k" else k, v if name == "iterations"
+                                                   else iterations, restarts))
 
 
 def lloyd(
