@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Iterator
 
 from .exceptions import DPValueError
-from .workload import max_jobs
+from .workload import active_budget, max_jobs
 
 __all__ = ["SharedRuns", "RunCancelled", "SHARED_LIBRARIES", "cap_run_threads", "default_run_threads",
            "default_workers", "libraries_loaded", "load_libraries", "run_threads", "shared_runs"]
@@ -171,12 +171,14 @@ _settings_said = False
 
 
 def settings_problem() -> str | None:
-    """What is wrong with the server's settings in the environment (``DPCORE_RUN_WORKERS``, ``DPCORE_RUN_THREADS``),
-    or None. Said once on the server's log the first time it is asked, so an operator sees it at start-up rather
-    than from the first student who presses Train."""
+    """What is wrong with the server's settings in the environment (``DPCORE_RUN_WORKERS``, ``DPCORE_RUN_THREADS``,
+    the work budget's ``DPCORE_MAX_RUN_MEMORY``, ``DPCORE_MAX_RUN_SECONDS``, ``DPCORE_WORK_BUDGET``), or None. Said
+    once on the server's log the first time it is asked, so an operator sees it at start-up rather than from the
+    first student who presses Train."""
     global _settings_said
     try:
         default_run_threads(default_workers())
+        active_budget()
     except DPValueError as exc:
         if not _settings_said:
             _settings_said = True
