@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Iterator
 
 from .exceptions import DPValueError
+from .workload import active_budget, max_jobs
 
 __all__ = ["SharedRuns", "RunCancelled", "SHARED_LIBRARIES", "cap_run_threads", "default_run_threads",
            "default_workers", "libraries_loaded", "load_libraries", "run_threads", "shared_runs"]
@@ -170,12 +171,14 @@ _settings_said = False
 
 
 def settings_problem() -> str | None:
-    """What is wrong with the server's settings in the environment (``DPCORE_RUN_WORKERS``, ``DPCORE_RUN_THREADS``),
-    or None. Said once on the server's log the first time it is asked, so an operator sees it at start-up rather
-    than from the first student who presses Train."""
+    """What is wrong with the server's settings in the environment (``DPCORE_RUN_WORKERS``, ``DPCORE_RUN_THREADS``,
+    the work budget's ``DPCORE_MAX_RUN_MEMORY``, ``DPCORE_MAX_RUN_SECONDS``, ``DPCORE_WORK_BUDGET``), or None. Said
+    once on the server's log the first time it is asked, so an operator sees it at start-up rather than from the
+    first student who presses Train."""
     global _settings_said
     try:
         default_run_threads(default_workers())
+        active_budget()
     except DPValueError as exc:
         if not _settings_said:
             _settings_said = True
@@ -192,8 +195,8 @@ def server_scheduler() -> str | None:
 
 def max_sweep_jobs() -> int:
     """The most worker processes one visitor's sweep may start: the machine's cores (a link asking 8 on 2 cores
-    started 8 processes, 3.3 GB)."""
-    return max(1, os.cpu_count() or 1)
+    started 8 processes, 3.3 GB); the command line's ``sweep --jobs`` is capped the same way."""
+    return max_jobs()
 
 
 def default_workers() -> int:

@@ -1,39 +1,48 @@
-"""How much work one request may ask of the machine, estimated and refused before anything is allocated.
+"""How much work one run may ask of the machine, estimated and refused before anything is allocated.
 
 A shared classroom server must not let one visitor's ``epochs=1000000000`` or ``k=1000`` exhaust its
-memory or its cores. Each engine (DP-SGD's :func:`dpcore.training.train`, FedAvg, k-means, the sweep)
-estimates the work its inputs ask for as a :class:`Work` (steps, arithmetic, the largest allocation,
-model parameters, runs) and calls :func:`check_work` first: what exceeds the active
-:class:`WorkBudget` is refused with a message naming the parameter that drives it and the largest
-value that fits. While a run goes on, :class:`MemoryGuard` stops it at the next epoch if the process
-still grows past the budget's memory.
+memory or its cores, and a command typed with one zero too many should say so at once rather than run
+for an hour. Each engine (DP-SGD's :func:`dpcore.training.train`, FedAvg, k-means, DP-ERM's random
+features, the sweep) estimates the work its inputs ask for as a :class:`Work` (steps, arithmetic, the
+largest allocation, model parameters, runs) and calls :func:`check_work` first: what exceeds the
+:class:`WorkBudget` is refused with a message naming the parameter(s) that drive it and the largest
+value of each that fits. While a run goes on, :class:`MemoryGuard` stops it at the next epoch if the
+process still grows past the budget's memory.
 
-Two budgets ship: :data:`SERVER` (the pages: about a minute of work and 1.5 GB per run) and
-:data:`COMMAND_LINE` (the CLI and library use: a few hours of work, 8 GB). ``dpcore.ui`` switches the
-process to the server budget; the environment variable ``DPCORE_WORK_BUDGET`` overrides either, by name
-(``server``, ``command-line``) and/or field (``server,memory_bytes=3e9,steps=5e5``).
+One work model gives both the time and the memory: a run's estimated seconds are its steps times the
+fixed cost of one step of its engine plus its arithmetic over the engine's throughput
+(:attr:`Work.seconds`; each engine passes its own two constants, measured on this project's 2-core
+machine and written beside its estimate). One budget, :data:`RUN` (about two minutes of estimated work
+and 2 GB per run), holds every run a page or the command line starts. The operator raises it with
+``DPCORE_MAX_RUN_SECONDS`` and ``DPCORE_MAX_RUN_MEMORY`` (``4e9``, ``4GB``, ``3.5GiB``), or any field with
+``DPCORE_WORK_BUDGET`` (``run,memory_bytes=3e9,runs=5000``).
 
->>> w = Work(steps=2e9, drivers={"steps": ("epochs", 1e9)})
+>>> w = Work(steps=2e9, step_seconds=1e-3, drivers={"seconds": ("epochs", 1e9)})
 >>> try:
-...     check_work(w, SERVER)
+...     check_work(w, RUN)
 ... except WorkBudgetExceeded as e:
 ...     print(str(e).split(";")[0])
-epochs=1000000000 asks for 2e+09 optimiser steps
+epochs=1000000000 asks for about 2e+06 seconds of work
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import os
+import re
 import resource
 import sys
 import threading
 import weakref
 from dataclasses import dataclass, field
+from typing import Callable
 
 from .exceptions import DPValueError
 
 _ENV = "DPCORE_WORK_BUDGET"
+_MEMORY_ENV = "DPCORE_MAX_RUN_MEMORY"
+_SECONDS_ENV = "DPCORE_MAX_RUN_SECONDS"
 
 
 class WorkBudgetExceeded(DPValueError):
@@ -42,22 +51,22 @@ class WorkBudgetExceeded(DPValueError):
 
 @dataclass(frozen=True)
 class WorkBudget:
-    """The most one request may ask for. Every field is a limit; ``inf`` means none.
+    """The most one run may ask for. Every field is a limit; ``inf`` means none.
 
     Attributes
     ----------
     name : str
-    steps : float
-        Optimiser steps of one training run, client updates of one federated run, k-means iterations.
-    operations : float
-        Arithmetic (multiply-adds), roughly: 1e10 take about a second on two laptop cores.
+    seconds : float
+        Estimated wall time of one run (:attr:`Work.seconds`).
     memory_bytes : float
         The largest allocation one run makes (the model and its gradients, a distance matrix, a
-        participation schedule).
+        participation schedule, a random-feature projection).
     parameters : float
         Model parameters of one network.
     runs : float
         Runs in one sweep.
+    steps, operations : float
+        Optional finer limits on optimiser steps and arithmetic (none in :data:`RUN`: the seconds cover both).
     """
 
     name: str
@@ -66,30 +75,42 @@ class WorkBudget:
     memory_bytes: float = math.inf
     parameters: float = math.inf
     runs: float = math.inf
+    seconds: float = math.inf
 
 
-#: The pages on a shared server: about a minute of work and 1.5 GB per run.
-SERVER = WorkBudget("server", steps=200_000, operations=6e11, memory_bytes=1.5e9, parameters=2e7, runs=2_000)
-#: The command line and the library: hours of work and 8 GB.
-COMMAND_LINE = WorkBudget("command-line", steps=2e7, operations=5e13, memory_bytes=8e9, parameters=5e8,
-                          runs=100_000)
-BUDGETS = {b.name: b for b in (SERVER, COMMAND_LINE)}
+#: Arithmetic operations per second on this project's 2-core machine: torch's (matrix products, convolutions) and
+#: numpy's on large arrays (elementwise passes and memory-bound products: k-means distances, L-BFGS over features).
+TORCH_THROUGHPUT, NUMPY_THROUGHPUT = 1e10, 2e9
 
-_default = COMMAND_LINE
+#: Every run a page or the command line starts: about two minutes of estimated work and 2 GB.
+RUN = WorkBudget("run", seconds=120.0, memory_bytes=2e9, parameters=2e7, runs=2_000)
+#: The pages and the command line share :data:`RUN` (issue 45: the command line's own budget allowed hours and
+#: 8 GB, a third of the machine); the two names stay for callers and for ``DPCORE_WORK_BUDGET=server``.
+SERVER = COMMAND_LINE = RUN
+BUDGETS = {"run": RUN, "server": RUN, "command-line": RUN}
+
+_default = RUN
 
 #: What each field counts, for messages; checked in this order (the model's size before the work it causes).
 _UNITS = {"parameters": "model parameters", "memory_bytes": "bytes of memory", "runs": "runs",
-          "steps": "optimiser steps", "operations": "arithmetic operations"}
+          "steps": "optimiser steps", "operations": "arithmetic operations", "seconds": "seconds of work"}
+#: The variable that raises each field's limit, named in a refusal.
+_RAISED_BY = {"memory_bytes": _MEMORY_ENV, "seconds": _SECONDS_ENV}
 
 
 @dataclass(frozen=True)
 class Work:
-    """What one request asks for, estimated from its inputs alone (0 where it does not apply).
+    """What one run asks for, estimated from its inputs alone (0 where it does not apply).
 
-    ``drivers`` names, for each field, the parameter that drives it and that parameter's value,
-    assuming the work grows in proportion to it: ``{"steps": ("epochs", 1e9)}``. The refusal then
-    says the largest value that fits. A driver given as ``(name, value, power)`` grows as
-    ``value ** power`` (a hidden width in a deep network counts twice).
+    ``step_seconds`` is the fixed cost of one step of the engine (a torch step's overhead, a Lloyd round's
+    passes) and ``throughput`` the arithmetic operations it does per second: :attr:`seconds` is
+    ``steps * step_seconds + operations / throughput``.
+
+    ``drivers`` names, for each field (``"seconds"`` included), the parameter(s) that drive it and their
+    values, assuming the work grows in proportion to each: ``{"seconds": ("epochs", 1e9)}`` or a list of
+    such tuples (``[("rounds", 10000), ("local_epochs", 100)]``). The refusal then says the largest value of
+    each that fits. A driver given as ``(name, value, power)`` grows as ``value ** power`` (a hidden width in a
+    deep network counts twice).
     """
 
     steps: float = 0.0
@@ -98,12 +119,74 @@ class Work:
     parameters: float = 0.0
     runs: float = 0.0
     drivers: dict = field(default_factory=dict)
+    step_seconds: float = 0.0
+    throughput: float = TORCH_THROUGHPUT
+    extra_seconds: float = 0.0
+    #: ``resize(name, value) -> Work``: the same request with driver ``name`` set to ``value``, so that a refusal
+    #: names the largest value that really fits (found by bisection) rather than a proportional guess
+    resize: Callable[[str, float], "Work"] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def seconds(self) -> float:
+        """The run's estimated wall time: its steps' fixed cost and its arithmetic (and ``extra_seconds``, the
+        time of work estimated elsewhere, :func:`total_work`)."""
+        return float(self.steps) * self.step_seconds + float(self.operations) / self.throughput + self.extra_seconds
+
+    def repeated(self, times: int, driver: tuple | None = None) -> "Work":
+        """The work of ``times`` such runs one after another: the time adds up, the memory does not.
+
+        ``driver`` (e.g. ``("seeds", 20)``) joins the drivers of the time, so a refusal also says how
+        many repetitions fit.
+        """
+        drivers = {k: _as_list(v) for k, v in self.drivers.items()}
+        drivers["seconds"] = ([driver] if driver is not None else []) + _time_drivers(self)
+        return dataclasses.replace(self, steps=self.steps * times, operations=self.operations * times,
+                                   extra_seconds=self.extra_seconds * times, drivers=drivers, resize=None)
+
+
+def _as_list(driver) -> list:
+    """A field's drivers as a list of ``(name, value[, power])`` tuples."""
+    if not driver:
+        return []
+    return list(driver) if isinstance(driver, list) else [driver]
+
+
+def _time_drivers(work: Work) -> list:
+    """The parameters that drive a run's time: declared for ``"seconds"``, else those of its steps and arithmetic."""
+    if "seconds" in work.drivers:
+        return _as_list(work.drivers["seconds"])
+    out = []
+    for key in ("steps", "operations"):
+        out += [d for d in _as_list(work.drivers.get(key)) if d[0] not in [o[0] for o in out]]
+    return out
+
+
+def parse_bytes(text: str, name: str = _MEMORY_ENV) -> float:
+    """A number of bytes from ``"2e9"``, ``"4GB"``, ``"3.5GiB"`` or ``"500MB"``.
+
+    >>> parse_bytes("4GB"), parse_bytes("1GiB"), parse_bytes("3e9")
+    (4000000000.0, 1073741824.0, 3000000000.0)
+    """
+    m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*([kKmMgGtT]i?[bB]?|[bB])?\s*", str(text))
+    units = {"": 1, "b": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+    try:
+        if m is None:
+            raise ValueError
+        number = float(m.group(1))
+        unit = (m.group(2) or "").lower()
+        scale = (1024.0 ** ("kmgt".index(unit[0]) + 1)) if unit[1:2] == "i" else units[unit[:1]]
+    except (ValueError, KeyError):
+        raise DPValueError(f"{name} takes a number of bytes such as 4e9 or 4GB, got {text!r}") from None
+    if not (number > 0 and math.isfinite(number)):
+        raise DPValueError(f"{name} must be a number of bytes > 0, got {text!r}")
+    return number * scale
 
 
 def parse_budget(text: str) -> WorkBudget:
-    """A budget from ``"server"``, ``"command-line"`` or either followed by ``,field=value`` overrides.
+    """A budget from ``"run"`` (or ``"server"``, ``"command-line"``: the same one) followed by ``,field=value``
+    overrides.
 
-    >>> parse_budget("server,memory_bytes=3e9").memory_bytes
+    >>> parse_budget("run,memory_bytes=3e9").memory_bytes
     3000000000.0
     """
     parts = [p.strip() for p in str(text).split(",") if p.strip()]
@@ -131,31 +214,53 @@ def parse_budget(text: str) -> WorkBudget:
 
 
 def set_default_budget(budget: WorkBudget | str) -> WorkBudget:
-    """Make ``budget`` the process's budget when the environment gives none (the pages choose the server's)."""
+    """Make ``budget`` the process's budget when the environment gives none (tests choose small ones)."""
     global _default
     _default = parse_budget(budget) if isinstance(budget, str) else budget
     return _default
 
 
 def active_budget() -> WorkBudget:
-    """The budget in force: ``DPCORE_WORK_BUDGET`` if set, else the process default."""
+    """The budget in force: ``DPCORE_WORK_BUDGET`` if set, else the process default, with
+    ``DPCORE_MAX_RUN_MEMORY`` and ``DPCORE_MAX_RUN_SECONDS`` over it when set."""
     env = os.environ.get(_ENV)
-    return parse_budget(env) if env else _default
+    budget = parse_budget(env) if env else _default
+    changes = {}
+    if memory := os.environ.get(_MEMORY_ENV, "").strip():
+        changes["memory_bytes"] = parse_bytes(memory)
+    if seconds := os.environ.get(_SECONDS_ENV, "").strip():
+        try:
+            changes["seconds"] = float(seconds)
+        except ValueError:
+            raise DPValueError(f"{_SECONDS_ENV} takes a number of seconds, got {seconds!r}") from None
+        if not changes["seconds"] > 0:
+            raise DPValueError(f"{_SECONDS_ENV} must be a number of seconds > 0, got {seconds!r}")
+    return dataclasses.replace(budget, **changes) if changes else budget
 
 
 def _fmt(x: float) -> str:
     return f"{x:.3g}" if x < 1e6 else f"{x:.2g}"
 
 
+def _value_text(value: float) -> str:
+    return str(int(value)) if value == int(value) else _fmt(value)
+
+
 def check_work(work: Work, budget: WorkBudget | None = None) -> None:
     """Refuse ``work`` if any field exceeds ``budget`` (default: :func:`active_budget`).
+
+    Inside :func:`estimating` it records ``work`` and stops the run there instead (nothing was allocated yet).
 
     Raises
     ------
     WorkBudgetExceeded
-        Naming the parameter that drives the excess, what it asks for, what the budget allows and the
-        largest value of the parameter that fits.
+        Naming the parameter(s) that drive the excess, what they ask for, what the budget allows and the
+        largest value of each that fits.
     """
+    probe = getattr(_probing, "works", None)
+    if probe is not None:
+        probe.append(work)
+        raise _Estimated()
     budget = budget or active_budget()
     for key, unit in _UNITS.items():
         amount, limit = float(getattr(work, key)), float(getattr(budget, key))
@@ -163,21 +268,104 @@ def check_work(work: Work, budget: WorkBudget | None = None) -> None:
             amount = math.inf
         if amount <= limit:
             continue
-        driver = work.drivers.get(key)
-        fits = ""
-        if driver is not None:
+        drivers = _time_drivers(work) if key == "seconds" else _as_list(work.drivers.get(key))
+        if not drivers and key in ("steps", "operations"):
+            drivers = _time_drivers(work)
+        fits = []
+        for driver in drivers:
             name, value = driver[0], float(driver[1])
             power = driver[2] if len(driver) > 2 else 1
-            head = f"{name}={_fmt(value) if value != int(value) else int(value)} asks for"
             if value > 0 and math.isfinite(amount):
                 largest = value * (limit / amount) ** (1 / power)
-                fits = f"; use at most {name}={int(largest) if largest >= 1 else _fmt(largest)}" \
-                    if largest >= 1 else f"; even {name}=1 is too much here: make the data or the model smaller"
+                if work.resize is not None and float(value).is_integer():
+                    largest = _largest_fitting(work.resize, name, key, limit, int(value))
+                if largest >= 1:
+                    fits.append(f"{name}={int(largest)}" if float(value).is_integer() else f"{name}={_fmt(largest)}")
+        if drivers:
+            names = [f"{d[0]}={_value_text(float(d[1]))}" for d in drivers]
+            head = f"{' and '.join(names)} {'asks' if len(names) == 1 else 'ask'} for"
         else:
             head = "this request asks for"
-        where = "on this shared server" if budget.name == "server" else f"in the {budget.name} budget"
-        raise WorkBudgetExceeded(f"{head} {_fmt(amount)} {unit}; at most {_fmt(limit)} are allowed {where}{fits} "
-                                 f"(the budget is set by {_ENV})")
+        about = "about " if key == "seconds" else ""
+        if fits:
+            tail = f"; use at most {' or '.join(fits)}"
+        elif drivers:
+            tail = "; even 1 is too much here: make the data or the model smaller"
+        else:
+            tail = ""
+        raised = _RAISED_BY.get(key, _ENV)
+        per = "in one sweep" if key == "runs" else "per run"
+        raise WorkBudgetExceeded(f"{head} {about}{_fmt(amount)} {unit}; at most {_fmt(limit)} are allowed {per}{tail} "
+                                 f"(an operator can raise the limit with {raised})")
+
+
+def _largest_fitting(resize, name: str, key: str, limit: float, value: int) -> int:
+    """The largest whole value of driver ``name`` below ``value`` whose work's ``key`` is within ``limit`` (0: none)."""
+    def fits(v: int) -> bool:
+        try:
+            return float(getattr(resize(name, v), key)) <= limit
+        except DPValueError:  # a value the engine itself refuses
+            return False
+
+    lo, hi = 0, value
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
+
+
+class _Estimated(BaseException):
+    """Stops a run at its first :func:`check_work` inside :func:`estimating` (a BaseException: a learner's own
+    ``except Exception`` does not swallow it)."""
+
+
+_probing = threading.local()
+
+
+@contextlib.contextmanager
+def estimating():
+    """Runs inside the block stop at their first :func:`check_work`, before anything is allocated; the list it
+    yields collects the :class:`Work` each asked for. A caller that repeats a run (seeds, a grid of epsilons)
+    adds them up and checks the total before starting any (:func:`estimate_of`)."""
+    before = getattr(_probing, "works", None)
+    _probing.works = works = []
+    try:
+        yield works
+    finally:
+        _probing.works = before
+
+
+def estimate_of(run) -> Work | None:
+    """The :class:`Work` that ``run()`` asks for at its first :func:`check_work` (None when it ran to its end
+    without asking: cheap work, done already)."""
+    with estimating() as works:
+        try:
+            run()
+        except _Estimated:
+            pass
+    return works[0] if works else None
+
+
+def total_work(works, *, times: int = 1, driver: tuple | None = None) -> Work:
+    """The work of ``works`` run one after another, the whole list ``times`` times: the seconds add up, the
+    memory is the largest one run holds. A refusal names ``driver`` (e.g. ``("seeds", 20)``) and the drivers
+    of the costliest run (the knob that costs most).
+    """
+    works = [w for w in works if w is not None]
+    if not works:
+        return Work()
+    costliest = max(works, key=lambda w: w.seconds)
+    largest = max(works, key=lambda w: w.memory_bytes)
+    one = Work(extra_seconds=sum(w.seconds for w in works), memory_bytes=largest.memory_bytes,
+               parameters=max(w.parameters for w in works),
+               drivers={"seconds": _time_drivers(costliest), "memory_bytes": largest.drivers.get("memory_bytes", []),
+                        "parameters": largest.drivers.get("parameters", [])})
+    return one.repeated(times, driver)
+
+
+def max_jobs() -> int:
+    """The most worker processes one sweep may start on this machine: its cores."""
+    return max(1, os.cpu_count() or 1)
 
 
 def resident_bytes() -> float:
@@ -225,7 +413,7 @@ class MemoryGuard:
                 share += f" ({len(guards)} runs in progress)"
             raise WorkBudgetExceeded(
                 f"{self.what} was stopped: memory grew by {_fmt(grown)} bytes, more than the {share} "
-                f"(the budget is set by {_ENV}); use fewer epochs, a smaller model or fewer rows")
+                f"(an operator can raise it with {_MEMORY_ENV}); use fewer epochs, a smaller model or fewer rows")
 
     def close(self) -> None:
         """This run is over: its share leaves the common allowance."""
@@ -233,5 +421,6 @@ class MemoryGuard:
             MemoryGuard._active.discard(self)
 
 
-__all__ = ["BUDGETS", "COMMAND_LINE", "MemoryGuard", "SERVER", "Work", "WorkBudget", "WorkBudgetExceeded",
-           "active_budget", "check_work", "parse_budget", "resident_bytes", "set_default_budget"]
+__all__ = ["BUDGETS", "COMMAND_LINE", "MemoryGuard", "NUMPY_THROUGHPUT", "RUN", "SERVER", "TORCH_THROUGHPUT", "Work",
+           "WorkBudget", "WorkBudgetExceeded", "active_budget", "check_work", "estimate_of", "estimating",
+           "max_jobs", "parse_budget", "parse_bytes", "resident_bytes", "set_default_budget", "total_work"]

@@ -186,3 +186,41 @@ def test_sweep_command_refuses_nonsense_axis_values_before_any_run(values, axis)
                       "--no-cache"])
     _assert_answered(code, err)
     assert code == 2
+
+
+#: Sizes from tiny to absurd, for the inputs that drive a run's time and memory.
+sizes = st.one_of(st.integers(min_value=1, max_value=10**12),
+                  st.sampled_from([1, 2, 100, 1000, 10**4, 10**5, 10**6, 10**9, 10**12]))
+
+
+@settings(max_examples=12, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(case=st.sampled_from([
+    ("train", "--algorithm", "dp-fedavg", "--rounds", "{a}", "--local-epochs", "{b}"),
+    ("cluster", "--algorithm", "dplloyd", "--k", "{a}", "--iterations", "{b}"),
+    ("train", "--algorithm", "erm-objective", "--kernel", "rff", "--n-components", "{a}", "--gamma", "{b}"),
+    ("train", "--algorithm", "dpsgd", "--model", "mlp", "--hidden", "{a}", "--epochs", "{b}"),
+    ("sweep", "--algorithms", "erm-objective", "--range", "0.1,10,{a}", "--seeds", "{b}", "--no-cache"),
+    ("sweep", "--algorithms", "erm-objective", "--values", "1", "--seeds", "1", "--jobs", "{a}", "--no-cache"),
+]), a=sizes, b=sizes)
+def test_sizes_from_tiny_to_absurd_are_run_within_the_budget_or_refused_at_once(case, a, b):
+    """Issue 45's runaway runs, widened: any size either fits the budget (a small one here, so that what runs is
+    short) or is refused with one error line before any work starts, and more --jobs than cores are capped with a
+    warning."""
+    import os
+
+    argv = [case[0], "--dataset", "iris", *(x.format(a=a, b=b) for x in case[1:])]
+    small = {"DPCORE_MAX_RUN_SECONDS": "3", "DPCORE_WORK_BUDGET": "run,runs=12"}
+    before = {k: os.environ.get(k) for k in small}
+    os.environ.update(small)
+    try:
+        code, err = _run(argv)
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    _assert_answered(code, err)
+    if "--jobs" in case and code == 0 and a > (os.cpu_count() or 1):
+        assert f"warning: n_jobs={a} (--jobs)" in err

@@ -300,6 +300,9 @@ def test_a_bad_server_setting_is_found_before_any_run(monkeypatch):
     monkeypatch.setenv("DPCORE_RUN_THREADS", "0")
     assert "DPCORE_RUN_THREADS must be at least 1" in settings_problem()
     monkeypatch.delenv("DPCORE_RUN_THREADS")
+    monkeypatch.setenv("DPCORE_MAX_RUN_MEMORY", "lots")  # the work budget's settings too
+    assert "DPCORE_MAX_RUN_MEMORY takes a number of bytes" in settings_problem()
+    monkeypatch.setenv("DPCORE_MAX_RUN_MEMORY", "4GB")
     assert settings_problem() is None
 
 

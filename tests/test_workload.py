@@ -10,6 +10,7 @@ import pytest
 from dpcore.exceptions import DPValueError
 from dpcore.workload import (
     COMMAND_LINE,
+    RUN,
     SERVER,
     MemoryGuard,
     Work,
@@ -23,19 +24,28 @@ from dpcore.workload import (
 
 
 def _largest(message: str, name: str) -> int:
-    return int(re.search(rf"use at most {name}=(\d+)", message).group(1))
+    return int(re.search(rf"use at most (?:\w+=\d+ or )*{name}=(\d+)", message).group(1))
 
 
 def test_refusal_names_the_parameter_what_it_asks_and_the_largest_value_that_fits():
-    work = Work(steps=2e9, drivers={"steps": ("epochs", 1e9)})
+    work = Work(steps=2e9, step_seconds=1e-3, drivers={"steps": ("epochs", 1e9)})
     with pytest.raises(WorkBudgetExceeded) as err:
-        check_work(work, SERVER)
+        check_work(work, RUN)
     msg = str(err.value)
-    assert msg.startswith("epochs=1000000000 asks for 2e+09 optimiser steps")
-    assert "shared server" in msg and "DPCORE_WORK_BUDGET" in msg
+    assert msg.startswith("epochs=1000000000 asks for about 2e+06 seconds of work")
+    assert "per run" in msg and "DPCORE_MAX_RUN_SECONDS" in msg
     largest = _largest(msg, "epochs")
-    assert largest == SERVER.steps / 2
-    check_work(Work(steps=2 * largest, drivers={"steps": ("epochs", largest)}), SERVER)  # that value fits
+    assert largest == RUN.seconds / 2e-3
+    check_work(Work(steps=2 * largest, step_seconds=1e-3, drivers={"steps": ("epochs", largest)}), RUN)  # it fits
+
+
+def test_every_driver_of_the_time_is_named_with_the_largest_value_of_each_that_fits():
+    work = Work(steps=1e4 * 100, step_seconds=2e-3, drivers={"seconds": [("rounds", 1e4), ("local_epochs", 100)]})
+    with pytest.raises(WorkBudgetExceeded) as err:
+        check_work(work, RUN)
+    msg = str(err.value)
+    assert msg.startswith("rounds=10000 and local_epochs=100 ask for about 2e+03 seconds of work")
+    assert _largest(msg, "rounds") == 600 and _largest(msg, "local_epochs") == 6
 
 
 def test_a_driver_that_grows_as_a_square_gets_the_square_root():
@@ -45,13 +55,30 @@ def test_a_driver_that_grows_as_a_square_gets_the_square_root():
     assert _largest(str(err.value), "hidden") == int(20_000 * (SERVER.parameters / 4e8) ** 0.5)
 
 
-def test_the_command_line_allows_what_the_server_refuses():
-    work = Work(steps=1e6, operations=1e12, memory_bytes=3e9)
-    for key in ("steps", "operations", "memory_bytes"):
-        assert getattr(SERVER, key) < getattr(work, key) <= getattr(COMMAND_LINE, key)
-    check_work(work, COMMAND_LINE)
-    with pytest.raises(WorkBudgetExceeded, match="memory"):
-        check_work(work, SERVER)  # the model's memory is checked before the work it causes
+def test_the_pages_and_the_command_line_share_one_budget_of_about_2_gb():
+    assert SERVER is COMMAND_LINE is RUN and RUN.memory_bytes == 2e9  # the command line's allowed 8e9 before
+    work = Work(steps=1e9, step_seconds=1.0, memory_bytes=3e9, drivers={"memory_bytes": ("n_components", 1e5)})
+    with pytest.raises(WorkBudgetExceeded, match=r"n_components=100000 asks for 3e\+09 bytes of memory.*"
+                                                 r"use at most n_components=66666 .*DPCORE_MAX_RUN_MEMORY"):
+        check_work(work, RUN)  # the memory is checked before the work it causes
+
+
+def test_the_operator_raises_the_memory_and_the_time_by_environment(monkeypatch):
+    monkeypatch.setenv("DPCORE_MAX_RUN_MEMORY", "4GB")
+    monkeypatch.setenv("DPCORE_MAX_RUN_SECONDS", "600")
+    budget = active_budget()
+    assert budget.memory_bytes == 4e9 and budget.seconds == 600
+    check_work(Work(memory_bytes=3e9, steps=500, step_seconds=1.0))
+    monkeypatch.setenv("DPCORE_MAX_RUN_MEMORY", "3.5GiB")
+    assert active_budget().memory_bytes == 3.5 * 2**30
+    for bad in ("lots", "-1GB", "nan"):
+        monkeypatch.setenv("DPCORE_MAX_RUN_MEMORY", bad)
+        with pytest.raises(DPValueError, match="DPCORE_MAX_RUN_MEMORY"):
+            active_budget()
+    monkeypatch.delenv("DPCORE_MAX_RUN_MEMORY")
+    monkeypatch.setenv("DPCORE_MAX_RUN_SECONDS", "0")
+    with pytest.raises(DPValueError, match="DPCORE_MAX_RUN_SECONDS"):
+        active_budget()
 
 
 def test_non_finite_work_is_refused():
@@ -62,7 +89,7 @@ def test_non_finite_work_is_refused():
 def test_environment_chooses_and_overrides_the_budget(monkeypatch):
     monkeypatch.setenv("DPCORE_WORK_BUDGET", "server,steps=5")
     budget = active_budget()
-    assert budget.name == "server" and budget.steps == 5 and budget.memory_bytes == SERVER.memory_bytes
+    assert budget.name == "run" and budget.steps == 5 and budget.memory_bytes == SERVER.memory_bytes
     monkeypatch.setenv("DPCORE_WORK_BUDGET", "command-line")
     assert active_budget() == COMMAND_LINE
     monkeypatch.delenv("DPCORE_WORK_BUDGET")
@@ -129,7 +156,8 @@ def test_k_means_with_too_many_clusters_is_refused_naming_k():
 
     X = np.random.default_rng(0).uniform(-1, 1, size=(5000, 50))
     set_default_budget(SERVER)
-    with pytest.raises(WorkBudgetExceeded, match=r"k=1000 asks for .*use at most k=\d+"):
+    with pytest.raises(WorkBudgetExceeded, match=r"k=1000 and iterations=100 ask for .*use at most k=\d+ or "
+                                                 r"iterations=\d+"):
         lloyd(X, 1000, rng=0)
 
 
@@ -139,7 +167,8 @@ def test_federated_rounds_beyond_the_budget_are_refused_naming_rounds():
     X = np.random.default_rng(0).normal(size=(300, 5)).astype(np.float32)
     y = (X[:, 0] > 0).astype(np.int64)
     set_default_budget(WorkBudget("small", steps=1000))
-    with pytest.raises(WorkBudgetExceeded, match=r"rounds=100000000 asks for .*use at most rounds=\d+"):
+    with pytest.raises(WorkBudgetExceeded, match=r"rounds=100000000 and local_epochs=1 ask for .*use at most "
+                                                 r"rounds=\d+"):
         train_fedavg(X, y, FedAvgConfig(mode="none", clients=30, rounds=100_000_000), X_test=X, y_test=y)
 
 

@@ -241,6 +241,26 @@ def arithmetic_message(exc: BaseException, argv: list[str]) -> str:
     return f"a value is too large or too small to compute with ({what}); {hint}"
 
 
+#: What a command's ``--list`` also reads (``reproduce --list --json`` lists as JSON).
+_LIST_READS = {"reproduce": ("json",)}
+
+
+def _beside_list(parser: argparse.ArgumentParser, args) -> str | None:
+    """The refusal of options given beside ``--list``, which lists and runs nothing (``reproduce --all --list``
+    listed the entries and silently ran none), or None."""
+    if not getattr(args, "list", False):
+        return None
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[args.command]
+    reads = ("list", "command", "func", *_LIST_READS.get(args.command, ()))
+    given = [a.option_strings[0] if a.option_strings else f"the {a.dest} {getattr(args, a.dest)!r}"
+             for a in sub._actions if a.dest not in reads and a.dest != "help"
+             and getattr(args, a.dest, None) != a.default]
+    if not given:
+        return None
+    return (f"--list only lists, and runs nothing, so {' and '.join(given)} would not be used; give --list alone, "
+            f"or leave it out to run")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     command = _command_in(argv)
@@ -252,7 +272,11 @@ def main(argv: list[str] | None = None) -> int:
         if (unknown := _unknown_dataset(argv)) is not None:  # a typo answered in 0.6 s, not after torch's 5 s
             print(f"error: {unknown}", file=sys.stderr)
             return 2
-    args = build_parser(command).parse_args(argv)
+    parser = build_parser(command)
+    args = parser.parse_args(argv)
+    if (beside := _beside_list(parser, args)) is not None:
+        print(f"error: {beside}", file=sys.stderr)
+        return 2
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always")

@@ -76,7 +76,7 @@ def _values(args) -> list[float]:
         parts = _floats(args.value_range, "--range")
         if len(parts) != 3 or not float(parts[2]).is_integer():
             raise DPValueError(f"--range expects MIN,MAX,N (N a whole number), got {args.value_range!r}")
-        return list(value_range(args.axis, parts[0], parts[1], int(parts[2])))
+        return list(value_range(args.axis, parts[0], parts[1], int(parts[2]), points_name="--range N"))
     if args.values is None:
         return list(default_values(args.axis))  # an axis without a default range says to give --values
     return _floats(args.values, "--values")

@@ -127,6 +127,7 @@ def _run(args) -> int:
     seed, secure = noise_from_args(args)
     spec = get_learner(args.algorithm)
     params = collect_params(args, spec)
+    refuse_unused(spec, params)
 
     said_private = []
 
@@ -186,6 +187,27 @@ def note_spent_more(spec, res, *, requested: float, noise_set: bool) -> None:
     budget = any(k.name == "budget" and "total" in (k.choices or ()) for k in spec.knobs)
     print(f"note: the run spent epsilon {spent:.4g} in all, more than the --epsilon {requested:g} given: {why}"
           + (" (--set budget=total makes --epsilon the whole run's)" if budget else ""), file=sys.stderr)
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def refuse_unused(spec, params: dict) -> None:
+    """Refuse knobs given on the command line that this run would not use (``Knob.when``): ``erm-output
+    --n-components 10`` trained on the linear kernel and never said that 10 went unused."""
+    problems = []
+    for knob, others in spec.unused(spec.check_params(params)):
+        needs = " and ".join(f"{_flag(k)} is {' or '.join(map(_plain_value, knob.when[k]))}" for k in knob.when)
+        now = ", ".join(f"{_flag(k)} {_plain_value(v)}" for k, v in others.items())
+        problems.append(f"{_flag(knob.name)} {_plain_value(params[knob.name])} is used only when {needs}, and this "
+                        f"run has {now}")
+    if problems:
+        raise DPValueError(f"{spec.name}: " + "; ".join(problems) + ": set what it needs, or leave it out")
+
+
+def _plain_value(v) -> str:
+    return str(v).lower() if isinstance(v, bool) else str(v)
 
 
 def note_ignored_epsilon(spec, epsilon) -> None:

@@ -24,6 +24,7 @@ Models." ICLR 2018 (DP-FedAvg, user-level DP).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, replace
@@ -43,7 +44,7 @@ from ..rng import as_generator, child_seed, noise_generator, noise_mode, secure_
 from ..training.clipping import clip_factors
 from ..types import ArrayLike
 from ..validation import check_array, check_delta, check_epsilon, check_int, check_positive
-from ..workload import MemoryGuard, Work, check_work
+from ..workload import TORCH_THROUGHPUT, MemoryGuard, Work, check_work
 from .accounting import (
     LOCAL_DP_NEIGHBOURING,
     check_client_fraction,
@@ -314,8 +315,16 @@ def fedavg_work(config: FedAvgConfig, n: int, n_features: int, n_classes: int) -
     operations = 3.0 * config.rounds * config.local_epochs * config.client_fraction * n * macs \
         + 4.0 * config.rounds * m * params
     return Work(steps=config.rounds * local_steps, operations=operations, memory_bytes=memory, parameters=params,
-                drivers={"steps": ("rounds", config.rounds), "operations": ("rounds", config.rounds),
-                         "memory_bytes": ("hidden", h) if config.model == "mlp" else ("clients", config.clients)})
+                step_seconds=LOCAL_STEP_SECONDS, throughput=TORCH_THROUGHPUT,
+                drivers={"seconds": [("rounds", config.rounds), ("local_epochs", config.local_epochs)],
+                         "memory_bytes": ("hidden", h) if config.model == "mlp" else ("clients", config.clients)},
+                resize=lambda name, v: fedavg_work(dataclasses.replace(config, **{name: v}), n, n_features, n_classes))
+
+
+#: The fixed cost of one local SGD step of the sampled clients side by side (measured: Adult, 1000 clients, 100
+#: local epochs, about 2 ms a step on this project's 2-core machine: 461 rounds of 200 steps in 180 s): with torch's
+#: arithmetic, the time model of :func:`fedavg_work`.
+LOCAL_STEP_SECONDS = 2e-3
 
 
 def _privacy_plan(cfg, schedule: np.ndarray) -> tuple[float | None, np.ndarray, dp_accounting.DpEvent]:

@@ -360,6 +360,20 @@ class LearnerSpec:
             out[key] = k.check(value) if k is not None else value
         return out
 
+    def unused(self, params: Mapping[str, Any]) -> list[tuple[Knob, dict]]:
+        """The knobs given in ``params`` that this run would not use: each with the values of the knobs it depends on
+        (``Knob.when``), the given ones or the defaults (``erm-output`` with ``n_components`` and the linear kernel).
+
+        A knob whose condition rests on a default the learner chooses from the data is taken as used.
+        """
+        values = {**self.fixed_defaults(), **dict(params or {})}
+        out = []
+        for name in params or {}:
+            knob = self.knob(name)
+            if knob is not None and knob.when and not knob.applies(values):
+                out.append((knob, {k: values[k] for k in knob.when if k in values}))
+        return out
+
     def shared_params(self, params: Mapping[str, Any]) -> dict:
         """The values of ``params`` that its non-private baseline takes too (knobs declared ``shared``)."""
         return {k.name: params[k.name] for k in self.knobs if k.shared and k.name in params}

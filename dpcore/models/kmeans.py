@@ -19,7 +19,7 @@ from ..mechanisms import Laplace
 from ..rng import as_generator
 from ..types import ArrayLike
 from ..validation import check_epsilon, check_fraction, check_int, check_positive, clip_to_norm
-from ..workload import Work, check_work
+from ..workload import NUMPY_THROUGHPUT, Work, check_work
 from ._utils import box_to_unit, check_fitted_X, clip_with_warning, resolve_bounds, unit_to_box, validate_X
 
 __all__ = [
@@ -61,11 +61,15 @@ def kmeans_work(n: int, d: int, k: int, iterations: int, restarts: int = 1) -> W
     """The work of ``restarts`` runs of at most ``iterations`` Lloyd rounds on ``n`` rows in ``d`` dimensions.
 
     Each round computes the ``n x k`` squared distances (about 3 n k d operations, an ``n x k`` array)
-    and then one pass over the rows per cluster.
+    and then one pass over the rows per cluster; numpy's elementwise passes over ``n x k`` arrays and a fixed cost
+    per cluster and round give the time.
     """
     rounds = iterations * restarts
     return Work(steps=rounds, operations=rounds * (3.0 * n * k * d + 2.0 * n * k), memory_bytes=8.0 * 3 * n * k,
-                drivers={"operations": ("k", k), "memory_bytes": ("k", k), "steps": ("iterations", iterations)})
+                step_seconds=1e-4 * k, throughput=NUMPY_THROUGHPUT,
+                drivers={"seconds": [("k", k), ("iterations", iterations)], "memory_bytes": ("k", k)},
+                resize=lambda name, v: kmeans_work(n, d, v if name == "k" else k, v if name == "iterations"
+                                                   else iterations, restarts))
 
 
 def lloyd(

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..exceptions import DPTypeError, DPValueError
 from ..validation import check_epsilon, check_fraction, check_int, check_positive
+from ..workload import Work, check_work
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,8 @@ def normalise_value(value: float) -> float:
     return float(f"{float(value):.12g}")
 
 
-def value_range(axis: str, low: float, high: float, points: int, *, log: bool | None = None) -> tuple[float, ...]:
+def value_range(axis: str, low: float, high: float, points: int, *, log: bool | None = None,
+                points_name: str = "points") -> tuple[float, ...]:
     """``points`` values from ``low`` to ``high`` (both included), log-spaced for epsilon by default.
 
     Parameters
@@ -123,12 +125,15 @@ def value_range(axis: str, low: float, high: float, points: int, *, log: bool | 
         How many values (>= 1; with 1 the range is just ``low``).
     log : bool, optional
         Force log (True) or linear (False) spacing; default: the axis's own.
+    points_name : str
+        How the caller's input for ``points`` is named in a refusal (the command line's ``--range N``).
 
     >>> value_range("epsilon", 0.1, 10, 3)
     (0.1, 1.0, 10.0)
     """
     ax = get_axis(axis)
-    points = check_int(points, "points", minimum=1)
+    points = check_int(points, points_name, minimum=1)
+    check_work(Work(runs=points, drivers={"runs": (points_name, points)}))  # before a billion values are allocated
     lo = ax.check(low, f"{axis} minimum")
     hi = ax.check(high, f"{axis} maximum")
     if lo > hi:

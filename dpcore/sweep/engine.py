@@ -26,7 +26,7 @@ from ..datasets.csv_upload import _names
 from ..exceptions import DPCoreError, DPTypeError, DPValueError, PrivacyLeakWarning
 from ..learners import get_learner, learners, run_learner
 from ..thread_warnings import caught as caught_warnings
-from ..workload import Work, WorkBudget, active_budget, check_work, set_default_budget
+from ..workload import Work, WorkBudget, active_budget, check_work, max_jobs, set_default_budget
 from .cache import SweepCache
 from .config import RunSpec, SweepConfig, load_providers
 
@@ -317,12 +317,20 @@ def build_table(config: SweepConfig, rows: Iterable[Mapping[str, Any]]) -> pd.Da
     return df
 
 
-def _check_jobs(n_jobs: int) -> int:
+def _check_jobs(n_jobs: int, *, local: bool = True) -> int:
+    """``n_jobs`` checked; more local processes than the machine has cores are capped at its cores, with a warning
+    (``--jobs 1000`` on 2 cores started 43 processes and 10.5 GB, and each process adds the libraries' memory
+    without adding any speed)."""
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)):
         raise DPTypeError(f"n_jobs must be an integer, got {n_jobs!r}")
     n_jobs = int(n_jobs)
     if n_jobs == 0 or n_jobs < -1:
         raise DPValueError(f"n_jobs must be >= 1 (or -1 for every core), got {n_jobs}")
+    cores = max_jobs()
+    if local and n_jobs > cores:
+        warnings.warn(f"n_jobs={n_jobs} (--jobs) is more worker processes than this machine's {cores} "
+                      f"core{'s' if cores != 1 else ''}: using {cores}", stacklevel=3)
+        n_jobs = cores
     return n_jobs
 
 
@@ -394,7 +402,7 @@ def run_sweep(
     """
     if not isinstance(config, SweepConfig):
         raise DPTypeError(f"config must be a SweepConfig, got {type(config).__name__}")
-    n_jobs = _check_jobs(n_jobs)
+    n_jobs = _check_jobs(n_jobs, local=scheduler is None)
     if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
         raise DPValueError(
             f"scheduler must be a Dask scheduler address such as 'tcp://127.0.0.1:8786', got {scheduler!r}")

@@ -30,7 +30,7 @@ from ..validation import (
     check_positive,
     delta_is_checked,
 )
-from ..workload import MemoryGuard, Work, check_work
+from ..workload import TORCH_THROUGHPUT, MemoryGuard, Work, check_work
 from .ghost import LossFunction, make_clipper
 from .losses import per_example_loss
 from .models import ACTIVATIONS, MODELS, build_model, trainable_layers
@@ -315,7 +315,12 @@ def training_work(config: TrainConfig, n: int, n_features: int, n_outputs: int, 
     if config.model != "linear":
         drivers["parameters"] = width
     return Work(steps=steps, operations=3.0 * steps * config.batch_size * macs, memory_bytes=memory,
-                parameters=params, drivers=drivers)
+                parameters=params, drivers=drivers, step_seconds=STEP_SECONDS, throughput=TORCH_THROUGHPUT)
+
+
+#: The fixed cost of one DP-SGD step (sampling, per-example clipping, noise, the accountant's bookkeeping) on this
+#: project's 2-core machine: with torch's arithmetic, the time model of :func:`training_work`.
+STEP_SECONDS = 3e-4
 
 
 def resolve_noise_multiplier(config: TrainConfig, n: int) -> float | None:

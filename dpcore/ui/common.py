@@ -106,20 +106,23 @@ def noise_mode_input(key: str, *, uploaded: bool, container=None, in_form: bool 
 
 
 def bounded_number(c, label: str, *, low: float | None, high: float | None, default: float, key: str,
-                   name: str | None = None, **kwargs) -> float:
+                   name: str | None = None, whole: bool = False, **kwargs) -> float:
     """A number box whose range is checked here, not by the browser.
 
     Streamlit's own ``min_value``/``max_value`` make the browser refuse a typed value out of range with only a red
     outline, while the page goes on with the old value: a student typing ε = 0 sees results and thinks it worked.
     Here the value reaches the page, and one out of range (or not finite) gets a message under the box naming the
-    range, and the page uses ``default`` meanwhile. Returns the value to use."""
+    range, and the page uses ``default`` meanwhile. Returns the value to use. ``whole``: only whole numbers (returned
+    as int); the box holds decimals, so that NaN reaches this check instead of Streamlit's conversion to int."""
     value = c.number_input(label, key=key, **kwargs)
     v = float(default if value is None else value)
-    if math.isfinite(v) and (low is None or v >= low) and (high is None or v <= high):
-        return v
+    if math.isfinite(v) and (low is None or v >= low) and (high is None or v <= high) and (
+            not whole or v.is_integer()):
+        return int(v) if whole else v
     rng = (f"from {low:g} to {high:g}" if low is not None and high is not None else
-           f"at least {low:g}" if low is not None else f"at most {high:g}")
-    message = f"{name or label} must be {rng}; {v:g} is not. The page uses {default:g} until it is."
+           f"at least {low:g}" if low is not None else f"at most {high:g}" if high is not None else "finite")
+    what = f"a whole number {rng}" if whole else rng
+    message = f"{name or label} must be {what}; {v:g} is not. The page uses {default:g} until it is."
     from .links import REFUSED
 
     st.session_state.setdefault(REFUSED, set()).add(key)  # a link's value: replaced by the default, with a warning
@@ -127,7 +130,7 @@ def bounded_number(c, label: str, *, low: float | None, high: float | None, defa
     if st.session_state.get(f"{key}.refused") != v:  # once per refused value: the box may sit out of sight
         st.session_state[f"{key}.refused"] = v
         st.toast(message, icon="⚠️")
-    return float(default)
+    return int(default) if whole else float(default)
 
 
 def epsilon_input(key: str, *, default: float = EPSILON, container=None, label: str = "Epsilon (ε)",

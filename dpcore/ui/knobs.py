@@ -47,8 +47,12 @@ def widget_spec(knob: Knob, *, value: Any, images: bool = True) -> dict:
         hi = knob.high
         v = value if value is not None else (lo if lo is not None else 0)
         if knob.kind == "int":
-            return {"widget": "number_input", "min_value": None if lo is None else int(math.ceil(lo)),
-                    "max_value": None if hi is None else int(hi), "value": int(v), "step": 1}
+            # a box of decimals shown without decimals, checked as a whole number by bounded_number: Streamlit's
+            # box of whole numbers turns what the browser sends into int itself, before the page runs, and NaN made
+            # the page die with "cannot convert float NaN to integer" (Hidden layers on the Train page)
+            return {"widget": "number_input", "min_value": None if lo is None else float(math.ceil(lo)),
+                    "max_value": None if hi is None else float(int(hi)), "value": float(int(v)), "step": 1.0,
+                    "format": "%.0f", "whole": True}
         return {"widget": "number_input", "min_value": None if lo is None else float(lo),
                 "max_value": None if hi is None else float(hi), "value": float(v), "format": "%g"}
     return {"widget": "text_input", "value": "" if value is None else str(value)}
@@ -119,7 +123,7 @@ def _draw(c, widget: str, knob: Knob, *, key: str, value: Any, disabled: bool, t
         low, high = spec.pop("min_value", None), spec.pop("max_value", None)
         out = bounded_number(c, knob.label, low=low, high=high, default=value, key=key, disabled=disabled,
                              help=tip, **spec)
-        return knob.check(int(out) if knob.kind == "int" else out)
+        return knob.check(out)
     text = c.text_input(knob.label, key=key, disabled=disabled, help=tip or knob.describe(), **spec)
     try:
         return knob.check(parse_value(text.strip()))

@@ -15,6 +15,7 @@ text, true/false, lists of them) never go into a link.
 from __future__ import annotations
 
 import json
+import math
 import threading
 from typing import Any
 
@@ -40,9 +41,13 @@ _NOT_A_VIEW = {"trigger_value", "string_trigger_value", "json_trigger_value", "f
 
 
 def _plain(value: Any) -> bool:
+    """A value a link may set: text, true/false or a finite number, or a list of them (``NaN`` and ``Infinity``,
+    which JSON readers accept, are refused: no box of the app takes them)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return False
     if isinstance(value, (bool, int, float, str)):
         return True
-    return isinstance(value, (list, tuple)) and all(isinstance(v, (bool, int, float, str)) for v in value)
+    return isinstance(value, (list, tuple)) and all(_plain(v) and not isinstance(v, (list, tuple)) for v in value)
 
 
 def _widget_metadata(key: str):

@@ -16,6 +16,7 @@ from ..learners import get_learner, run_learner
 from ..models.metrics import match_clusters
 from ..rng import noise_mode, secure_or_seed
 from ..thread_warnings import caught as caught_warnings
+from ..workload import check_work, estimate_of, total_work
 from . import palette
 from .common import shared_call
 from .live import BAR_SECONDS, Every
@@ -204,6 +205,10 @@ def cluster_sweep(dataset: str, k: int, iterations: int | None, epsilons: tuple[
         rows = []
         said = _RunWarnings("ε", seeds, total=seeds * (1 + (len(CLUSTER_METHODS) - 1) * len(epsilons)),
                             progress=progress)
+        first = train_test_split(dataset, seed=seed)
+        check_chart_work([(1 if m == "lloyd" else len(epsilons), m, first,
+                           dict(seed=seed, params=_cluster_params(m, k, iterations, neighbouring, more),
+                                **({} if m == "lloyd" else {"epsilon": epsilons[0]}))) for m in CLUSTER_METHODS], seeds)
         for s in range(seed, seed + seeds):
             split = train_test_split(dataset, seed=s)
             for m in CLUSTER_METHODS:
@@ -294,6 +299,21 @@ def near_trivial_text(at_one: pd.DataFrame, metric: str, task: str) -> str | Non
     return (f"At ε = 1, {' and '.join(behind)} {'does' if len(behind) == 1 else 'do'} little or no better on average "
             f"than the trivial predictor ({floor:.3f}): at this ε the noise outweighs what the training rows can "
             "teach. The curve below shows from which ε it pays.")
+
+
+def check_chart_work(runs: list[tuple[int, str, object, dict]], seeds: int) -> None:
+    """Refuse a chart's runs before any starts when, all together, they ask for more than one run's budget.
+
+    ``runs``: ``(times, learner, split, kwargs)`` for one seed, each run ``times`` times (once per ε); the chart
+    repeats them for ``seeds`` seeds. Each learner is stopped at its first work check (nothing allocated), so the
+    estimate costs a data split. The refusal names the seeds and the knob that costs most (20 seeds of 100,000
+    random features on the Classical page ran for minutes before any refusal: each fit alone fitted the budget).
+    """
+    works = []
+    for times, name, split, kwargs in runs:
+        with caught_warnings():  # the runs themselves say their warnings
+            works += [estimate_of(lambda n=name, sp=split, k=kwargs: run_learner(n, sp, **k))] * times
+    check_work(total_work(works, times=seeds, driver=("seeds", seeds)))
 
 
 class _RunWarnings:
@@ -401,6 +421,14 @@ def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel:
         metric, base, trivial = _scored_against(ds.task)
         rows, said = [], _RunWarnings("ε", seeds, total=seeds * (len(learners) * len(epsilons) + 2),
                                       progress=progress)
+        first = train_test_split(ds, seed=seed)
+
+        def params(name: str) -> dict:
+            return _classical_params(name, model, kernel, regularization, preprocess, more)
+
+        check_chart_work([(len(epsilons), n, first, dict(epsilon=epsilons[0], seed=seed, params=params(n)))
+                          for n in learners]
+                         + [(1, n, first, dict(seed=seed, params=params(n))) for n in (base, trivial)], seeds)
         for s in range(seed, seed + seeds):
             split = train_test_split(ds, seed=s)
             for name in learners:
