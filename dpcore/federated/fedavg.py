@@ -38,8 +38,8 @@ from ..accounting import ACCOUNTANTS, calibrate
 from ..datasets import Split
 from ..datasets.transforms import scale_to_unit_interval
 from ..exceptions import DPValueError
-from ..mechanisms.secure import gaussian_noise, secure_additive
-from ..rng import as_generator, child_seed, noise_generator, noise_mode, secure_active
+from ..mechanisms.gaussian_sum import GaussianSum
+from ..rng import as_generator, child_seed, noise_generator, noise_mode, torch_generator
 from ..training.clipping import clip_factors
 from ..validation import check_array, check_delta, check_epsilon, check_int, check_positive
 from ..workload import MemoryGuard, Work, check_work
@@ -88,17 +88,8 @@ def noisy_server_average(
     ``noise_multiplier * clip_norm / expected_clients``.
     """
     std = check_positive(noise_multiplier, "noise_multiplier") * check_positive(clip_norm, "clip_norm")
-    if secure_active():  # the sum released on a grid with noise from the operating system's source
-        return secure_gaussian(clipped_sum, std=std, sensitivity=clip_norm) / check_positive(
-            expected_clients, "expected_clients")
-    noise = torch.normal(0.0, std, size=clipped_sum.shape, generator=generator, dtype=clipped_sum.dtype)
-    return (clipped_sum + noise) / check_positive(expected_clients, "expected_clients")
-
-
-def secure_gaussian(values: torch.Tensor, *, std: float, sensitivity: float) -> torch.Tensor:
-    """``values`` + N(0, std²) released in secure mode (:func:`dpcore.mechanisms.secure.secure_additive`)."""
-    out = secure_additive(values, norm=2, scale=std, sensitivity=sensitivity, draw=gaussian_noise)
-    return out.to(values.dtype)
+    noisy = GaussianSum(std=std, sensitivity=clip_norm, generator=generator).release(clipped_sum)
+    return noisy / check_positive(expected_clients, "expected_clients")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -350,10 +341,8 @@ def _round_average(cfg, model, theta, Xt, yt, shards, sizes, sampled, sigma, *, 
     clipped_frac = float((norms > S).to(torch.float64).mean())
     max_sent = float(clipped.norm(dim=1).max())
     if cfg.mode == "local":
-        if secure_active():  # each client's update released on its own secure grid
-            clipped = torch.stack([secure_gaussian(row, std=sigma * S, sensitivity=S) for row in clipped])
-        else:
-            clipped = clipped + torch.normal(0.0, sigma * S, size=clipped.shape, generator=gen)
+        # each client's update (a row) its own release of sensitivity S: in secure mode, on its own grid
+        clipped = GaussianSum(std=sigma * S, sensitivity=S, generator=gen).release(clipped)
         return clipped.sum(dim=0) / (q * N), clipped_frac, max_sent
     return noisy_server_average(clipped.sum(dim=0), clip_norm=S, noise_multiplier=sigma, expected_clients=q * N,
                                 generator=gen), clipped_frac, max_sent
@@ -372,7 +361,7 @@ def _train_fedavg(X, y, config, *, X_test, y_test, n_classes, on_epoch) -> FedAv
     check_work(fedavg_work(cfg, X.shape[0], X.shape[1], k))  # before the schedule or a model exists
     guard = MemoryGuard(what="this federated run")
     rng = as_generator(cfg.seed)
-    gen = torch.Generator().manual_seed(child_seed(rng))
+    gen = torch_generator(child_seed(rng))
     shards = partition_clients(y, clients=cfg.clients, non_iid=cfg.non_iid, shards_per_client=cfg.shards_per_client,
                                rng=rng)
     schedule = _fixed_schedule(cfg, rng)

@@ -32,7 +32,7 @@ from scipy import optimize
 
 from ..exceptions import DPValueError
 from ..mechanisms import Gaussian, Laplace, analytic_gaussian_delta
-from ..rng import as_generator, wants_secure
+from ..rng import as_generator
 from ..validation import check_array, check_delta, check_epsilon, check_int, clip_to_bounds
 
 __all__ = [
@@ -444,10 +444,8 @@ class DPPix(ImageMechanism):
         # Lap(C R m / eps) / n_c has scale C R m / (n_c eps): Fan's scale for full cells
         lap = Laplace(epsilon=self.epsilon, sensitivity=_channels(image.shape) * self.width * self.m)
         cnt = counts if image.ndim == 2 else counts[:, :, None]
-        if wants_secure(rng):  # the cell sums are released on the secure grid, then divided (post-processing)
-            noisy = lap.randomise(means * cnt, rng=rng) / cnt
-        else:
-            noisy = means + lap.randomise(np.zeros_like(means), rng=rng) / cnt
+        # the cell sums are released (in secure mode on the secure grid), then divided: post-processing
+        noisy = lap.randomise(means * cnt, rng=rng) / cnt
         rows, cols = _cells(image.shape[0], self.cell), _cells(image.shape[1], self.cell)
         return np.repeat(np.repeat(noisy, rows, axis=0), cols, axis=1)
 

@@ -18,7 +18,7 @@ from ..accounting import PrivacyLedger, calibrate_noise_multiplier, dpsgd_event
 from ..accounting.accountants import pld_discretization_for
 from ..accounting.core import ACCOUNTANTS
 from ..exceptions import DPCoreWarning, DPValueError
-from ..rng import as_generator, child_seed
+from ..rng import as_generator, child_seed, torch_generator
 from ..validation import (
     check_array,
     check_delta,
@@ -613,7 +613,7 @@ def train(
     rng = as_generator(config.seed)  # one seed: model init, then the noise generator's seed, then the batches
     model_kwargs = _model_kwargs(config, data, image_shape, seed=child_seed(rng))
     model = build_model(**model_kwargs)
-    noise_gen = torch.Generator().manual_seed(child_seed(rng))
+    noise_gen = torch_generator(child_seed(rng))
     ema = _Ema(model, model_kwargs, config.ema)
     step, clipper = _lot_step(config, model, data, sigma=sigma, expected_batch=q * n_records, noise_gen=noise_gen,
                               ema=ema, extra=extra_gradients, on_step=on_step)
