@@ -19,7 +19,7 @@ import numpy as np
 from ..datasets import Dataset, Split, train_test_split
 from ..defaults import DELTA, EPSILON
 from ..exceptions import DPCoreWarning, DPValueError
-from ..rng import as_generator, secure_noise
+from ..rng import secure_noise, substream
 from ..validation import check_delta, check_epsilon, check_fraction, check_int
 from .base import EpochCallback, LearnerSpec, RunResult, TestOutputs
 from .knobs import Knob, Wording, parse_value
@@ -75,7 +75,7 @@ def subsample_train(split: Split, fraction: float, seed: int) -> Split:
     fraction = check_fraction(fraction, "train_fraction")
     if fraction >= 1.0:
         return split
-    rng = as_generator(seed + 7919)
+    rng = substream(seed, "train_fraction")
     n = split.X_train.shape[0]
     k = max(2, int(round(fraction * n)))
     idx = rng.choice(n, size=k, replace=False)
