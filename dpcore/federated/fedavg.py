@@ -37,6 +37,7 @@ import torch
 from ..accounting import ACCOUNTANTS, calibrate
 from ..datasets import Split
 from ..datasets.transforms import scale_to_unit_interval
+from ..defaults import DELTA
 from ..exceptions import DPValueError
 from ..mechanisms.gaussian_sum import GaussianSum
 from ..rng import as_generator, child_seed, noise_generator, noise_mode, torch_generator
@@ -131,11 +132,11 @@ class FedAvgConfig:
     mode: str = "central"
     clients: int = 20
     rounds: int = 30
-    client_fraction: float = 0.5
+    client_fraction: float = 0.2
     clip_norm: float = 1.0
     noise_multiplier: float | None = None
     target_epsilon: float | None = None
-    delta: float = 1e-5
+    delta: float = DELTA
     local_epochs: int = 1
     batch_size: int = 32
     learning_rate: float = 0.5

@@ -30,6 +30,7 @@ import dp_accounting
 import numpy as np
 from scipy import optimize
 
+from ..defaults import DELTA
 from ..exceptions import DPValueError
 from ..mechanisms import Gaussian, Laplace, analytic_gaussian_delta
 from ..rng import as_generator
@@ -272,7 +273,7 @@ class PixelGaussian(ImageMechanism):
     25.0
     """
 
-    delta: float = field(default=1e-5, kw_only=True)  # type: ignore[assignment]
+    delta: float = field(default=DELTA, kw_only=True)  # type: ignore[assignment]
     budget: str = field(default="image", kw_only=True)
     kind = "gaussian"
 
@@ -475,7 +476,7 @@ def make_image_mechanism(
     *,
     epsilon: float,
     pixel_range: tuple[float, float] = (0.0, 255.0),
-    delta: float = 1e-5,
+    delta: float = DELTA,
     cell: int = 4,
     m: int = 1,
 ) -> ImageMechanism:

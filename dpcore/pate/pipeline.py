@@ -24,6 +24,7 @@ from threadpoolctl import threadpool_limits
 from ..accounting import ACCOUNTANTS
 from ..datasets import Split
 from ..datasets.transforms import scale_to_unit_interval
+from ..defaults import DELTA
 from ..exceptions import DPValueError, PrivacyLeakWarning
 from ..rng import as_generator, child_seed, noise_mode, substream
 from ..validation import check_delta, check_epsilon, check_int, check_positive
@@ -265,15 +266,15 @@ class PateConfig:
     threshold: float = 0.5
     threshold_noise: float = 0.5
     target_epsilon: float | None = 5.0
-    delta: float = 1e-5
+    delta: float = DELTA
     public_fraction: float = 0.2
-    teacher_model: str = "logreg"
+    teacher_model: str = "knn"
     student_model: str = "logreg"
     features: str = "pixels"
     query_mode: str = "points"
     data_dependent: bool = False
     accountant: str = "rdp"
-    baseline: bool = True
+    baseline: bool = False
     seed: int = 0
     secure: bool = False
 

@@ -17,6 +17,7 @@ from torch import nn
 from ..accounting import PrivacyLedger, calibrate_noise_multiplier, dpsgd_event
 from ..accounting.accountants import pld_discretization_for
 from ..accounting.core import ACCOUNTANTS
+from ..defaults import DELTA
 from ..exceptions import DPCoreWarning, DPValueError
 from ..rng import as_generator, child_seed, torch_generator
 from ..validation import (
@@ -110,7 +111,7 @@ class TrainConfig:
     clip_norm: float = 1.0
     noise_multiplier: float | None = None
     target_epsilon: float | None = None
-    delta: float = 1e-5
+    delta: float = DELTA
     accountant: str = "rdp"
     sampling: str = "poisson"
     max_epsilon: float | None = None
