@@ -26,8 +26,8 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
 
 import dp_accounting
 import numpy as np
@@ -429,26 +429,3 @@ def train_fedavg_split(split: Split, config: FedAvgConfig, *, on_epoch: EpochCal
     return train_fedavg(X, split.y_train, config, X_test=Xv, y_test=split.y_test,
                         n_classes=max(split.n_classes, 2), on_epoch=on_epoch)
 
-
-def sweep_fedavg(
-    split: Split,
-    base: FedAvgConfig,
-    *,
-    param: str,
-    values: Sequence[float],
-    on_point: Callable[[int, float, FedAvgResult], None] | None = None,
-) -> pd.DataFrame:
-    """Final accuracy of ``base`` with ``param`` set to each of ``values`` (Ma, Yan, Lai & Wu 2021, figures 2 and 3).
-
-    Returns a DataFrame with columns ``param``, ``value``, ``accuracy``, ``epsilon``.
-    """
-    if param not in FedAvgConfig.__dataclass_fields__:
-        raise DPValueError(f"unknown FedAvgConfig field {param!r}")
-    rows = []
-    for i, v in enumerate(values):
-        res = train_fedavg_split(split, replace(base, **{param: v}))
-        rows.append({"param": param, "value": float(v), "accuracy": res.accuracy, "epsilon": res.epsilon,
-                     "noise_multiplier": res.noise_multiplier})
-        if on_point is not None:
-            on_point(i, float(v), res)
-    return pd.DataFrame(rows)

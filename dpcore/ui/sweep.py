@@ -40,11 +40,6 @@ STATE = "sweep.results"
 ENGINE_COLUMNS = ID_COLUMNS + TAIL_COLUMNS
 
 
-def knobs_of(names: list[str]) -> dict[str, tuple[str, ...]]:
-    regs = learners()
-    return {n: regs[n].params for n in names if n in regs}
-
-
 def title_of(name: str) -> str:
     """A learner's human title (its registry name if unknown)."""
     spec = learners().get(name)
@@ -422,7 +417,6 @@ __all__ = [
     "worse_than_trivial_at",
     "show_sweep_warnings",
     "title_of",
-    "knobs_of",
     "parse_knobs",
     "remembered",
     "run_live",
