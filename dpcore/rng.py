@@ -3,7 +3,7 @@
 Seeded noise exists for reproducible demonstrations. A real release uses secure mode: :data:`SECURE` as a
 mechanism's ``rng``, or :func:`secure_noise` around any code, draws from :class:`SecureRandom` (the operating
 system's cryptographic source), and the mechanisms then release on a grid that defeats Mironov's (2012)
-floating-point attack (:func:`dpcore.mechanisms.secure.secure_additive`).
+floating-point attack (:func:`dpcore.mechanisms.additive.secure_additive`).
 """
 from __future__ import annotations
 
@@ -134,7 +134,7 @@ class SecureRandom:
     Continuous draws start from :meth:`uniform_positive`, a uniform on (0, 1) at full double precision (every
     binade reached, as in Mironov's snapping mechanism, 2012), so ``-log(U)`` has no gaps in its tail. What keeps
     released values free of the floating-point artefacts of Mironov's attack is the grid the secure mechanisms
-    round to (:func:`dpcore.mechanisms.secure.secure_additive`); this class alone only makes the noise
+    round to (:func:`dpcore.mechanisms.additive.secure_additive`); this class alone only makes the noise
     unpredictable. The arithmetic runs in torch (float64), several times faster than numpy's here.
 
     >>> u = SecureRandom().uniform_positive(1000)

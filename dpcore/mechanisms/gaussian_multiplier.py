@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 import dp_accounting
 
 from ..validation import check_positive
+from .additive import add_noise
 from .base import Mechanism
-from .secure import add_noise
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ Opacus draws every DP noise tensor in one function (``_generate_noise(std, refer
 its optimizer); here :func:`gaussian_like` is that seeded draw and :class:`GaussianSum` the release built on it. A
 ``GaussianSum`` decides once, when it is built, whether it is secure (secure mode on, :func:`dpcore.rng.secure_noise`):
 then every release lands on a grid with noise from the operating system's source
-(:func:`~dpcore.mechanisms.secure.secure_additive`, Mironov 2012's snapping idea); otherwise the noise comes from
+(:func:`~dpcore.mechanisms.additive.secure_additive`, Mironov 2012's snapping idea); otherwise the noise comes from
 the seeded generator, a ``torch.Generator`` on the values' device for tensors or a numpy generator for arrays. So
 the secure-mode branch is written here, and DP-SGD, DP-FedAvg (central and local) call the same code.
 
@@ -23,7 +23,7 @@ import torch
 from ..exceptions import DPTypeError, DPValueError
 from ..rng import as_generator, secure_active
 from ..validation import check_nonnegative, check_positive
-from .secure import SecureGaussianStream, gaussian_noise, secure_additive
+from .additive import SecureGaussianStream, gaussian_noise, secure_additive
 
 
 def gaussian_like(reference, std: float, *, generator: "torch.Generator | None" = None, rng=None, out=None):
@@ -71,7 +71,7 @@ class GaussianSum:
         Source of seeded noise for numpy values.
     size : int, optional
         Secure mode only: every release is a vector of this many values, and the noise is drawn in blocks
-        (:class:`~dpcore.mechanisms.secure.SecureGaussianStream`), as DP-SGD's step after step.
+        (:class:`~dpcore.mechanisms.additive.SecureGaussianStream`), as DP-SGD's step after step.
     held_scale : float
         :meth:`start` and :meth:`finish` act on a buffer holding the sum times ``held_scale`` (DP-SGD holds it
         divided by the expected batch size L): the seeded noise there has std ``std · held_scale``.

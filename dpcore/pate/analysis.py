@@ -37,7 +37,13 @@ from scipy import stats
 from ..accounting import Neighbouring, calibrate, epsilon_of_event
 from ..exceptions import DPValueError
 from ..validation import check_delta, check_int, check_positive
-from .aggregation import AGGREGATORS, HISTOGRAM_L1_SENSITIVITY, HISTOGRAM_L2_SENSITIVITY, make_aggregator
+from .aggregation import (
+    AGGREGATORS,
+    HISTOGRAM_L1_SENSITIVITY,
+    HISTOGRAM_L2_SENSITIVITY,
+    confident_event,
+    make_aggregator,
+)
 
 #: RDP orders for the data-dependent analysis (the same range as dpcore.accounting's RDP grid).
 RDP_ORDERS = np.array(
@@ -80,8 +86,6 @@ def pate_event(*, aggregator: str, noise_scale: float, queries: int,
     aggregator = _check_aggregator(aggregator)
     queries = check_int(queries, "queries", minimum=0)
     if aggregator == "confident":
-        from .confident import confident_event  # confident builds on this module
-
         if threshold_noise is None:
             raise DPValueError("aggregator='confident' needs threshold_noise (sigma1, the noise on the consensus "
                                "check)")

@@ -9,8 +9,8 @@ import torch
 from scipy import stats
 
 from dpcore.exceptions import DPValueError
+from dpcore.mechanisms.additive import secure_grid
 from dpcore.mechanisms.gaussian_sum import GaussianSum, gaussian_like
-from dpcore.mechanisms.secure import secure_grid
 from dpcore.rng import secure_noise, torch_generator
 
 
