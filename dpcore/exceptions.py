@@ -37,3 +37,8 @@ class PrivacyLeakWarning(UserWarning):
 
 class DPCoreWarning(UserWarning):
     """A setting was accepted but deserves attention (e.g. delta larger than 1/n)."""
+
+
+class RunCancelled(Exception):
+    """Raised inside a run's progress callback once nobody waits for the run any more (:mod:`dpcore.serving`, on
+    this machine or on a Dask worker through :mod:`dpcore.remote`)."""

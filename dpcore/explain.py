@@ -12,6 +12,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from .defaults import DELTA
 from .exceptions import DPValueError
 from .mechanisms import Gaussian, Laplace
 from .rng import as_generator
@@ -37,7 +38,7 @@ def _mechanism(mechanism: str, *, epsilon: float, delta: float, sensitivity: flo
 
 
 def count_query_densities(
-    *, mechanism: str, epsilon: float, delta: float = 1e-5, sensitivity: float = 1.0,
+    *, mechanism: str, epsilon: float, delta: float = DELTA, sensitivity: float = 1.0,
     count_d: float = 3.0, count_d2: float = 2.0, points: int = 801,
 ) -> tuple[pd.DataFrame, dict]:
     """Densities of the noisy count on D and D', and the privacy-loss ratio between them.
@@ -95,14 +96,14 @@ def count_query_densities(
     return df, summary
 
 
-def noisy_count(*, mechanism: str, epsilon: float, delta: float = 1e-5, sensitivity: float = 1.0,
+def noisy_count(*, mechanism: str, epsilon: float, delta: float = DELTA, sensitivity: float = 1.0,
                 true_count: float, seed=None) -> float:
     """One noisy answer to the count query (seeded for demonstration)."""
     mech = _mechanism(mechanism, epsilon=check_epsilon(epsilon), delta=delta, sensitivity=sensitivity)
     return float(mech.randomise(true_count, rng=as_generator(seed)))
 
 
-def repeated_answers(*, mechanism: str, epsilon: float, delta: float = 1e-5, sensitivity: float = 1.0,
+def repeated_answers(*, mechanism: str, epsilon: float, delta: float = DELTA, sensitivity: float = 1.0,
                      true_count: float, asks: int, budget: float | None = None, seed=None) -> pd.DataFrame:
     """Ask the same count ``asks`` times: each noisy answer, their running mean, and the epsilon spent so far.
 

@@ -7,7 +7,7 @@ by a bigger box. The function and its inputs travel to a worker (cloudpickle, as
 every ``progress(event)`` the run makes on the worker goes into a Dask ``Queue`` that this side drains
 into the local ``progress``, so each visitor's page draws the same live progress as a local run. When the
 local ``progress`` raises (nobody follows the run any more), a Dask ``Variable`` tells the worker, whose
-next ``progress`` call raises :class:`dpcore.serving.RunCancelled` and ends the run there.
+next ``progress`` call raises :class:`dpcore.exceptions.RunCancelled` and ends the run there.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import uuid
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
-from .exceptions import DPValueError
+from .exceptions import DPValueError, RunCancelled
 
 
 def check_scheduler(address: str, timeout: float = 5.0) -> str:
@@ -69,8 +69,6 @@ def connect(address: str):
 def _on_worker(compute: Callable, name: str) -> Any:
     """Runs on a Dask worker: ``compute`` with a ``progress`` that reports home and listens for a stop."""
     from distributed import Queue, Variable
-
-    from .serving import RunCancelled
 
     events, stop = Queue(f"dpcore-progress-{name}"), Variable(f"dpcore-stop-{name}")
 

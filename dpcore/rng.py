@@ -3,7 +3,7 @@
 Seeded noise exists for reproducible demonstrations. A real release uses secure mode: :data:`SECURE` as a
 mechanism's ``rng``, or :func:`secure_noise` around any code, draws from :class:`SecureRandom` (the operating
 system's cryptographic source), and the mechanisms then release on a grid that defeats Mironov's (2012)
-floating-point attack (:func:`dpcore.mechanisms.secure.secure_additive`).
+floating-point attack (:func:`dpcore.mechanisms.additive.secure_additive`).
 """
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import contextvars
 import math
 import numbers
 import os
+import zlib
 
 import numpy as np
 
@@ -42,6 +43,49 @@ def as_generator(seed: "int | np.random.Generator | str | None" = None) -> np.ra
 def child_seed(rng: np.random.Generator) -> int:
     """Draw an integer seed (for torch or a sub-computation) from ``rng``."""
     return int(rng.integers(0, 2**31 - 1))
+
+
+def seed_sequence(seed: int, *keys: "int | str") -> np.random.SeedSequence:
+    """numpy's :class:`~numpy.random.SeedSequence` of ``seed`` spawned at ``keys`` (a name is its CRC-32): the
+    one way dpcore derives independent streams from one seed. ``SeedSequence(seed).spawn(k)[i]`` is
+    ``seed_sequence(seed, i)``; names keep the streams of unrelated parts apart without a registry of offsets
+    (never ``seed + 7919``: that stream is another seed's main stream).
+
+    >>> seed_sequence(3, 1).generate_state(1) == np.random.SeedSequence(3).spawn(2)[1].generate_state(1)
+    array([ True])
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (numbers.Integral, np.integer)) or int(seed) < 0:
+        raise DPTypeError(f"seed must be a non-negative integer, got {seed!r}")
+    key = tuple(zlib.crc32(k.encode()) if isinstance(k, str) else int(k) for k in keys)
+    return np.random.SeedSequence(entropy=int(seed), spawn_key=key)
+
+
+def substream(seed: int, *keys: "int | str") -> np.random.Generator:
+    """An independent generator for the part of a computation named by ``keys``, from ``seed``
+    (:func:`seed_sequence`).
+
+    >>> bool(substream(0, "pool").random() != substream(0, "canaries").random())
+    True
+    """
+    return np.random.Generator(np.random.PCG64(seed_sequence(seed, *keys)))
+
+
+def substream_seed(seed: int, *keys: "int | str") -> int:
+    """An integer seed (below 2**31) for the part of a computation named by ``keys``: where a callee takes a
+    seed rather than a generator (a shadow model's training run)."""
+    return int(seed_sequence(seed, *keys).generate_state(1)[0] >> 1)
+
+
+def torch_generator(seed: int, device="cpu"):
+    """A seeded ``torch.Generator`` on ``device`` (the one place dpcore builds them): noise for a tensor is drawn
+    by a generator of its device (:func:`dpcore.mechanisms.gaussian_sum.gaussian_like`).
+
+    >>> torch_generator(0).device.type
+    'cpu'
+    """
+    import torch  # torch loads in a second: only the code that draws tensors pays for it
+
+    return torch.Generator(device=device).manual_seed(int(seed))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -90,7 +134,7 @@ class SecureRandom:
     Continuous draws start from :meth:`uniform_positive`, a uniform on (0, 1) at full double precision (every
     binade reached, as in Mironov's snapping mechanism, 2012), so ``-log(U)`` has no gaps in its tail. What keeps
     released values free of the floating-point artefacts of Mironov's attack is the grid the secure mechanisms
-    round to (:func:`dpcore.mechanisms.secure.secure_additive`); this class alone only makes the noise
+    round to (:func:`dpcore.mechanisms.additive.secure_additive`); this class alone only makes the noise
     unpredictable. The arithmetic runs in torch (float64), several times faster than numpy's here.
 
     >>> u = SecureRandom().uniform_positive(1000)

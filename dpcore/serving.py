@@ -28,7 +28,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Iterator
 
-from .exceptions import DPValueError
+from . import remote
+from .exceptions import DPValueError, RunCancelled
 from .workload import active_budget, max_jobs
 
 __all__ = ["SharedRuns", "RunCancelled", "SHARED_LIBRARIES", "cap_run_threads", "default_run_threads",
@@ -116,10 +117,6 @@ def run_threads(threads: int) -> Iterator[int]:
             yield threads
     finally:
         torch.set_num_threads(before)
-
-
-class RunCancelled(Exception):
-    """Raised inside a run's progress callback once nobody waits for the run any more."""
 
 
 #: The heavy libraries the pages use (and those dpcore imports inside functions), imported whole by
@@ -242,9 +239,7 @@ class SharedRuns:
         self.scheduler = scheduler or None
         self._client = None
         if self.scheduler:
-            from .remote import connect
-
-            self._client = connect(self.scheduler)
+            self._client = remote.connect(self.scheduler)
         #: torch/BLAS threads per run, when this process capped them (:func:`cap_run_threads`); None otherwise
         self.run_threads: int | None = None
         #: told one line when a run starts and when it ends (the server's log, :func:`shared_runs`); None: quiet
@@ -310,9 +305,7 @@ class SharedRuns:
 
         try:
             if self._client is not None and not run.here:
-                from .remote import run_on_cluster
-
-                run.value = run_on_cluster(self._client, compute, progress)
+                run.value = remote.run_on_cluster(self._client, compute, progress)
             else:
                 run.value = compute(progress)
         except BaseException as exc:  # handed to every follower

@@ -13,7 +13,7 @@ import streamlit as st
 from dpcore.datasets import REGISTRY, dataset_names
 from dpcore.learners import get_learner
 from dpcore.models.erm import AUTO_LAMBDA
-from dpcore.models.learners import TUNE_LAMBDAS, default_preprocess
+from dpcore.models.learners import FIXED_LAMBDA, FIXED_LAMBDAS, TUNE_LAMBDAS, default_preprocess
 from dpcore.ui import (
     epsilon_input,
     noise_mode_input,
@@ -67,7 +67,7 @@ with st.sidebar:
                  f"{', '.join(f'{v:g}' for v in TUNE_LAMBDAS)} by the exponential mechanism on disjoint parts of the "
                  "training rows, inside the same ε. Fixed: the value you set.")
         if lam_mode == "fixed":
-            lam = st.select_slider("Λ", [0.001, 0.003, 0.01, 0.03, 0.05, 0.1, 0.2, 0.5, 1.0], value=0.05,
+            lam = st.select_slider("Λ", FIXED_LAMBDAS, value=FIXED_LAMBDA,
                                    key="classical.lam_value",
                                    help="Larger Λ shrinks the noise's effect (it scales like 1/(n Λ ε)) but pulls "
                                         "the weights towards 0.")

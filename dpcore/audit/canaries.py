@@ -42,7 +42,7 @@ from ..datasets import Dataset, Split, load_dataset, train_test_split
 from ..defaults import DELTA
 from ..exceptions import DPValueError
 from ..learners import get_learner, run_learner
-from ..rng import as_generator
+from ..rng import substream
 from ..validation import check_int
 from .bounds import check_confidence
 from .membership import ProgressCallback, _audit_result, example_statistic
@@ -150,7 +150,7 @@ def gradient_canary_audit(
     extra = math.ceil(m / rows)  # zero features: their weights receive no gradient from any real record
     rows, width = _dirac_layout(kwargs, d, extra)
     coords = np.array([(j % rows) * width + d + j // rows for j in range(m)], dtype=np.int64)
-    included = as_generator(seed + 31).random(m) < 0.5
+    included = substream(seed, "gradient canaries").random(m) < 0.5
     C = pb.config.clip_norm
     X_aug = np.hstack([pb.X_train, np.zeros((n, extra), dtype=pb.X_train.dtype)])
     X_test = np.hstack([pb.X_test, np.zeros((pb.X_test.shape[0], extra), dtype=pb.X_test.dtype)])
@@ -242,7 +242,7 @@ def input_canary_audit(
     split = _split(data, seed)
     limit = split.X_test.shape[0] if canary_style == "mislabelled" else 100_000
     m = check_int(canaries, "canaries", minimum=10, maximum=limit)
-    rng = as_generator(seed + 37)
+    rng = substream(seed, "input canaries")
     Xc, yc, pick = _input_canaries(split, m, canary_style, rng)
     included = rng.random(m) < 0.5
     # the model is also asked about the test rows no canary was made from: its accuracy on records it never saw

@@ -31,7 +31,8 @@ import numpy as np
 
 from ..exceptions import DPValueError
 from ..mechanisms import Laplace
-from ..mechanisms.secure import SecureLaplace, secure_grid
+from ..mechanisms.additive import secure_grid
+from ..mechanisms.secure import SecureLaplace
 from ..rng import SECURE
 from ..validation import check_int
 from .bounds import epsilon_lower_bound

@@ -11,7 +11,7 @@ import sys
 
 from ..defaults import DELTA, LEARNER
 from ..exceptions import DPValueError
-from ..learners import get_learner, parse_value, run_learner
+from ..learners import get_learner, parse_value, run_learner, trivial_learner
 from . import JSON_HELP, command_help, missing_message, print_json
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
 
@@ -165,11 +165,9 @@ def _run(args) -> int:
 def trivial_scores(res, data, seed, train_fraction: float = 1.0) -> dict:
     """What a run's score is measured against, on the same split: the most common training class's accuracy, or
     the training mean's test error (the pages' "chance level" and "mean predictor"; non-private references)."""
-    from ..sweep.config import TRIVIAL_BASELINES
-
-    if res.task not in TRIVIAL_BASELINES:
+    if res.task not in ("classification", "regression"):
         return {}
-    ref = run_learner(TRIVIAL_BASELINES[res.task], data, seed=0 if seed is None else seed,
+    ref = run_learner(trivial_learner(res.task), data, seed=0 if seed is None else seed,
                       train_fraction=train_fraction)
     if res.task == "classification":
         return {"majority_class_accuracy": float(ref.metrics["accuracy"])}

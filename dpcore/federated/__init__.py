@@ -19,7 +19,6 @@ from .fedavg import (
     FedAvgResult,
     clip_updates,
     noisy_server_average,
-    sweep_fedavg,
     train_fedavg,
     train_fedavg_split,
 )
@@ -39,7 +38,6 @@ __all__ = [
     "local_dp_event",
     "noisy_server_average",
     "partition_clients",
-    "sweep_fedavg",
     "train_fedavg",
     "train_fedavg_split",
 ]

@@ -27,8 +27,8 @@ import contextlib
 import dataclasses
 import math
 import time
-from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
 
 import dp_accounting
 import numpy as np
@@ -38,9 +38,10 @@ import torch
 from ..accounting import ACCOUNTANTS, calibrate
 from ..datasets import Split
 from ..datasets.transforms import scale_to_unit_interval
+from ..defaults import DELTA
 from ..exceptions import DPValueError
-from ..mechanisms.secure import gaussian_noise, secure_additive
-from ..rng import as_generator, child_seed, noise_generator, noise_mode, secure_active
+from ..mechanisms.gaussian_sum import GaussianSum
+from ..rng import as_generator, child_seed, noise_generator, noise_mode, torch_generator
 from ..training.clipping import clip_factors
 from ..types import ArrayLike
 from ..validation import check_array, check_delta, check_epsilon, check_int, check_positive
@@ -90,17 +91,8 @@ def noisy_server_average(
     ``noise_multiplier * clip_norm / expected_clients``.
     """
     std = check_positive(noise_multiplier, "noise_multiplier") * check_positive(clip_norm, "clip_norm")
-    if secure_active():  # the sum released on a grid with noise from the operating system's source
-        return secure_gaussian(clipped_sum, std=std, sensitivity=clip_norm) / check_positive(
-            expected_clients, "expected_clients")
-    noise = torch.normal(0.0, std, size=clipped_sum.shape, generator=generator, dtype=clipped_sum.dtype)
-    return (clipped_sum + noise) / check_positive(expected_clients, "expected_clients")
-
-
-def secure_gaussian(values: torch.Tensor, *, std: float, sensitivity: float) -> torch.Tensor:
-    """``values`` + N(0, std²) released in secure mode (:func:`dpcore.mechanisms.secure.secure_additive`)."""
-    out = secure_additive(values, norm=2, scale=std, sensitivity=sensitivity, draw=gaussian_noise)
-    return out.to(values.dtype)
+    noisy = GaussianSum(std=std, sensitivity=clip_norm, generator=generator).release(clipped_sum)
+    return noisy / check_positive(expected_clients, "expected_clients")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -142,11 +134,11 @@ class FedAvgConfig:
     mode: str = "central"
     clients: int = 20
     rounds: int = 30
-    client_fraction: float = 0.5
+    client_fraction: float = 0.2
     clip_norm: float = 1.0
     noise_multiplier: float | None = None
     target_epsilon: float | None = None
-    delta: float = 1e-5
+    delta: float = DELTA
     local_epochs: int = 1
     batch_size: int = 32
     learning_rate: float = 0.5
@@ -377,11 +369,8 @@ def _round_average(cfg, model, theta, Xt, yt, shards, sizes, sampled, sigma, *, 
     clipped_frac = float((norms > S).to(torch.float64).mean())
     max_sent = float(clipped.norm(dim=1).max())
     if cfg.mode == "local":
-        if secure_active():  # each client's update released on its own secure grid
-            clipped = torch.stack([secure_gaussian(row, std=sigma * S, sensitivity=S)
-                                   for row in clipped]).to(clipped.device)  # released on the CPU, used on the device
-        else:
-            clipped = clipped + torch.normal(0.0, sigma * S, size=clipped.shape, generator=gen)
+        # each client's update (a row) its own release of sensitivity S: in secure mode, on its own grid
+        clipped = GaussianSum(std=sigma * S, sensitivity=S, generator=gen).release(clipped)
         return clipped.sum(dim=0) / (q * N), clipped_frac, max_sent
     return noisy_server_average(clipped.sum(dim=0), clip_norm=S, noise_multiplier=sigma, expected_clients=q * N,
                                 generator=gen), clipped_frac, max_sent
@@ -401,7 +390,7 @@ def _train_fedavg(X, y, config, *, X_test, y_test, n_classes, on_epoch,
     check_work(fedavg_work(cfg, X.shape[0], X.shape[1], k))  # before the schedule or a model exists
     guard = MemoryGuard(what="this federated run")
     rng = as_generator(cfg.seed)
-    gen = torch.Generator(device=device).manual_seed(child_seed(rng))
+    gen = torch_generator(child_seed(rng), device=device)
     shards = partition_clients(y, clients=cfg.clients, non_iid=cfg.non_iid, shards_per_client=cfg.shards_per_client,
                                rng=rng)
     schedule = _fixed_schedule(cfg, rng)
@@ -470,26 +459,3 @@ def train_fedavg_split(split: Split, config: FedAvgConfig, *, on_epoch: EpochCal
     return train_fedavg(X, split.y_train, config, X_test=Xv, y_test=split.y_test,
                         n_classes=max(split.n_classes, 2), on_epoch=on_epoch, device=device)
 
-
-def sweep_fedavg(
-    split: Split,
-    base: FedAvgConfig,
-    *,
-    param: str,
-    values: Sequence[float],
-    on_point: Callable[[int, float, FedAvgResult], None] | None = None,
-) -> pd.DataFrame:
-    """Final accuracy of ``base`` with ``param`` set to each of ``values`` (Ma, Yan, Lai & Wu 2021, figures 2 and 3).
-
-    Returns a DataFrame with columns ``param``, ``value``, ``accuracy``, ``epsilon``.
-    """
-    if param not in FedAvgConfig.__dataclass_fields__:
-        raise DPValueError(f"unknown FedAvgConfig field {param!r}")
-    rows = []
-    for i, v in enumerate(values):
-        res = train_fedavg_split(split, replace(base, **{param: v}))
-        rows.append({"param": param, "value": float(v), "accuracy": res.accuracy, "epsilon": res.epsilon,
-                     "noise_multiplier": res.noise_multiplier})
-        if on_point is not None:
-            on_point(i, float(v), res)
-    return pd.DataFrame(rows)

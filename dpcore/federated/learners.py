@@ -14,9 +14,12 @@ import math
 from ..datasets.transforms import scale_to_unit_interval
 from ..learners import register
 from ..learners.base import LearnerSpec, ReleasedModel, RunResult, TestOutputs, class_labels
-from ..learners.knobs import ACCOUNTANT_LABELS, ACCOUNTANT_PAGE_HELP, Knob, Wording
+from ..learners.knobs import ACCOUNTANT_LABELS, ACCOUNTANT_PAGE_HELP, Knob, Wording, config_defaults
 from .accounting import DP_FEDAVG_NEIGHBOURING, LOCAL_DP_NEIGHBOURING
 from .fedavg import FedAvgConfig, train_fedavg_split
+
+#: FedAvgConfig's defaults: the knobs declare the same (one source for the library, the command line and the pages)
+_CONFIG = config_defaults(FedAvgConfig)
 
 
 def default_clients(split) -> int:
@@ -65,36 +68,39 @@ COMMON_KNOBS = (
     Knob("rounds", "int", low=1, high=10_000, shared=True, label="Rounds", by_epsilon=_rounds_for,
          help="communication rounds (default: 25 per unit of ε, from 20 to 100; 100 below 100 clients; 50 "
               "without privacy)"),
-    Knob("client_fraction", "float", default=0.2, low=0.0, low_open=True, high=1.0, shared=True,
+    Knob("client_fraction", "float", default=_CONFIG["client_fraction"], low=0.0, low_open=True, high=1.0, shared=True,
          label="Client fraction q (Poisson sampling rate)",
          help="expected share of clients sampled per round (Poisson)"),
-    Knob("local_epochs", "int", default=1, low=1, high=100, shared=True, advanced=True, label="Local epochs",
+    Knob("local_epochs", "int", default=_CONFIG["local_epochs"], low=1, high=100, shared=True, advanced=True,
+         label="Local epochs",
          help="passes over its own data each sampled client makes"),
-    Knob("batch_size", "int", default=32, low=1, high=100_000, shared=True, advanced=True,
+    Knob("batch_size", "int", default=_CONFIG["batch_size"], low=1, high=100_000, shared=True, advanced=True,
          label="Client batch size", help="minibatch size of the clients' local SGD"),
-    Knob("learning_rate", "float", default=0.5, low=0.0, low_open=True, high=100.0, log=True, shared=True,
+    Knob("learning_rate", "float", default=_CONFIG["learning_rate"], low=0.0, low_open=True, high=100.0, log=True,
+         shared=True,
          label="Client learning rate", help="step size of the clients' local SGD"),
-    Knob("server_learning_rate", "float", default=1.0, low=0.0, low_open=True, high=100.0, shared=True,
+    Knob("server_learning_rate", "float", default=_CONFIG["server_learning_rate"], low=0.0, low_open=True,
+         high=100.0, shared=True,
          advanced=True, label="Server learning rate", help="step size of the server's averaged update"),
-    Knob("model", "choice", default="softmax", choices=("softmax", "mlp"), shared=True, label="Model",
+    Knob("model", "choice", default=_CONFIG["model"], choices=("softmax", "mlp"), shared=True, label="Model",
          choice_labels={"softmax": "Softmax regression", "mlp": "Small neural network"},
          help="softmax regression or an MLP"),
-    Knob("hidden", "int", default=64, low=1, high=4096, shared=True, advanced=True, label="Hidden width",
+    Knob("hidden", "int", default=_CONFIG["hidden"], low=1, high=4096, shared=True, advanced=True, label="Hidden width",
          when={"model": ("mlp",)},
          help="hidden units of the MLP"),
-    Knob("non_iid", "bool", default=False, shared=True, label="Label-skewed (non-IID) clients",
+    Knob("non_iid", "bool", default=_CONFIG["non_iid"], shared=True, label="Label-skewed (non-IID) clients",
          help="give each client only a few classes (shards) instead of an IID share"),
-    Knob("shards_per_client", "int", default=2, low=1, high=100, shared=True, advanced=True,
+    Knob("shards_per_client", "int", default=_CONFIG["shards_per_client"], low=1, high=100, shared=True, advanced=True,
          label="Shards per client", when={"non_iid": (True,)}, help="classes per client when non_iid",
          page_help="How many label-sorted shards (about one class each) every client holds when clients are "
                    "label-skewed."),
 )
 PRIVATE_KNOBS = COMMON_KNOBS + (
-    Knob("clip_norm", "float", default=1.0, low=0.0, low_open=True, high=1e6, log=True, privacy=True,
+    Knob("clip_norm", "float", default=_CONFIG["clip_norm"], low=0.0, low_open=True, high=1e6, log=True, privacy=True,
          label="Clip norm S of each client update", help="each client update is clipped to this L2 norm"),
     Knob("noise_multiplier", "float", low=0.0, low_open=True, high=1e4, log=True, privacy=True,
          label="Noise multiplier σ, noise std = σ·S", help="noise std = σ·S; omitted: calibrated from epsilon"),
-    Knob("accountant", "choice", default="rdp", choices=("rdp", "pld"), privacy=True, advanced=True,
+    Knob("accountant", "choice", default=_CONFIG["accountant"], choices=("rdp", "pld"), privacy=True, advanced=True,
          label="Accountant", help="rdp or pld", choice_labels=ACCOUNTANT_LABELS, page_help=ACCOUNTANT_PAGE_HELP),
 )
 _NEIGHBOURING = {"central": DP_FEDAVG_NEIGHBOURING, "local": LOCAL_DP_NEIGHBOURING, "none": None}
@@ -139,16 +145,17 @@ def _runner(name: str, mode: str):
 _USER_LEVEL = Wording(protects="each client's whole data, all of its records at once (user-level DP)")
 register(LearnerSpec(
     "dp-fedavg", "DP-FedAvg (server noise, user-level DP)", ("classification",), True, _runner("dp-fedavg", "central"),
-    knobs=PRIVATE_KNOBS, baseline="fedavg", default_epsilon=4.0, wording=_USER_LEVEL,
+    knobs=PRIVATE_KNOBS, config=FedAvgConfig, baseline="fedavg", default_epsilon=4.0, wording=_USER_LEVEL,
     description="Federated averaging with Poisson client sampling, per-client update clipping and Gaussian noise "
                 "at the server (McMahan et al. 2018); user-level DP accounted by dp_accounting."))
 register(LearnerSpec(
     "fedavg-local-dp", "FedAvg with local DP (client noise)", ("classification",), True,
-    _runner("fedavg-local-dp", "local"), knobs=PRIVATE_KNOBS, baseline="fedavg", default_epsilon=4.0,
+    _runner("fedavg-local-dp", "local"), knobs=PRIVATE_KNOBS, config=FedAvgConfig, baseline="fedavg",
+    default_epsilon=4.0,
     wording=_USER_LEVEL,
     description="Each client clips and noises its own update before sending: private even from the server, "
                 "at a much larger noise cost."))
 register(LearnerSpec(
     "fedavg", "FedAvg (non-private)", ("classification",), False, _runner("fedavg", "none"),
-    knobs=COMMON_KNOBS, uses_delta=False,
+    knobs=COMMON_KNOBS, config=FedAvgConfig, uses_delta=False,
     description="Federated averaging (McMahan et al. 2017) with no clipping and no noise."))

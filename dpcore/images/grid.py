@@ -7,15 +7,15 @@ always give the same pictures.
 from __future__ import annotations
 
 import math
-import zlib
 from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
+from ..defaults import DELTA
 from ..exceptions import DPValueError
-from ..rng import as_generator
+from ..rng import as_generator, substream
 from ..types import AnyCallable
 from ..validation import check_int
 from .mechanisms import IMAGE_MECHANISMS, ImageMechanism, make_image_mechanism
@@ -31,7 +31,7 @@ class ColumnSpec:
 
     kind: str
     epsilon: float
-    delta: float = 1e-5
+    delta: float = DELTA
     cell: int = 4
     m: int = 1
 
@@ -53,9 +53,7 @@ class ColumnSpec:
 
 def cell_generator(seed: int, row: int, key: str) -> np.random.Generator:
     """The generator for one grid cell: independent streams per (row, column settings)."""
-    seed = check_int(seed, "seed", minimum=0)
-    ss = np.random.SeedSequence(entropy=seed, spawn_key=(int(row), zlib.crc32(key.encode())))
-    return as_generator(np.random.Generator(np.random.PCG64(ss)))
+    return as_generator(substream(check_int(seed, "seed", minimum=0), int(row), key))
 
 
 @dataclass(frozen=True, eq=False)
@@ -153,7 +151,7 @@ def quality_curve(
     epsilons: Sequence[float],
     *,
     seed: int = 0,
-    delta: float = 1e-5,
+    delta: float = DELTA,
     cell: int = 4,
     m: int = 1,
     on_point: AnyCallable | None = None,

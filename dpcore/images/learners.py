@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ..accounting import Neighbouring
+from ..defaults import DELTA
 from ..exceptions import DPValueError
 from ..learners import get_learner, learner_names, register, run_learner
 from ..learners.base import LearnerSpec, RunResult, TestOutputs
@@ -287,7 +288,7 @@ def train_on_what_you_see(
     dataset: str,
     *,
     epsilon: float,
-    delta: float = 1e-5,
+    delta: float = DELTA,
     seed: int = 0,
     noisy_params: Mapping[str, Any] | None = None,
     dpsgd_params: Mapping[str, Any] | None = None,

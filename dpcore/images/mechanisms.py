@@ -29,9 +29,10 @@ from dataclasses import dataclass, field
 import dp_accounting
 import numpy as np
 
+from ..defaults import DELTA
 from ..exceptions import DPValueError
 from ..mechanisms import Gaussian, Laplace, analytic_gaussian_epsilon
-from ..rng import as_generator, wants_secure
+from ..rng import as_generator
 from ..types import ArrayLike
 from ..validation import check_array, check_delta, check_epsilon, check_int, clip_to_bounds
 
@@ -272,7 +273,7 @@ class PixelGaussian(ImageMechanism):
     25.0
     """
 
-    delta: float = field(default=1e-5, kw_only=True)  # type: ignore[assignment]
+    delta: float = field(default=DELTA, kw_only=True)  # type: ignore[assignment]
     budget: str = field(default="image", kw_only=True)
     kind = "gaussian"
 
@@ -438,10 +439,8 @@ class DPPix(ImageMechanism):
         # Lap(C R m / eps) / n_c has scale C R m / (n_c eps): Fan's scale for full cells
         lap = Laplace(epsilon=self.epsilon, sensitivity=_channels(image.shape) * self.width * self.m)
         cnt = counts if image.ndim == 2 else counts[:, :, None]
-        if wants_secure(rng):  # the cell sums are released on the secure grid, then divided (post-processing)
-            noisy = lap.randomise(means * cnt, rng=rng) / cnt
-        else:
-            noisy = means + lap.randomise(np.zeros_like(means), rng=rng) / cnt
+        # the cell sums are released (in secure mode on the secure grid), then divided: post-processing
+        noisy = lap.randomise(means * cnt, rng=rng) / cnt
         rows, cols = _cells(image.shape[0], self.cell), _cells(image.shape[1], self.cell)
         return np.repeat(np.repeat(noisy, rows, axis=0), cols, axis=1)
 
@@ -471,7 +470,7 @@ def make_image_mechanism(
     *,
     epsilon: float,
     pixel_range: tuple[float, float] = (0.0, 255.0),
-    delta: float = 1e-5,
+    delta: float = DELTA,
     cell: int = 4,
     m: int = 1,
 ) -> ImageMechanism:

@@ -19,7 +19,7 @@ import numpy as np
 from ..datasets import Split, as_dataset, train_test_split
 from ..defaults import DELTA, EPSILON
 from ..exceptions import DPCoreWarning, DPValueError
-from ..rng import as_generator, secure_noise
+from ..rng import secure_noise, substream
 from ..validation import check_delta, check_epsilon, check_fraction, check_int, delta_checked
 from .base import EpochCallback, LearnerSpec, RunResult, TestOutputs
 from .knobs import Knob, Wording, parse_value
@@ -65,6 +65,15 @@ def learner_names(task: str | None = None) -> list[str]:
     return [n for n, s in learners().items() if task is None or task in s.tasks]
 
 
+def trivial_learner(task: str) -> str:
+    """The name of the trivial reference for ``task`` (declared ``trivial=True``): what every other learner's score
+    is measured against (the pages' chance level, the sweep's trivial row, ``train``'s reference score)."""
+    found = [s.name for s in learners().values() if s.trivial and task in s.tasks]
+    if not found:
+        raise DPValueError(f"no trivial reference learner is registered for task {task!r}")
+    return found[0]
+
+
 def get_learner(name: str) -> LearnerSpec:
     """The :class:`LearnerSpec` registered as ``name`` (its knobs, wording, tasks and run function).
 
@@ -89,7 +98,7 @@ def subsample_train(split: Split, fraction: float, seed: int) -> Split:
     fraction = check_fraction(fraction, "train_fraction")
     if fraction >= 1.0:
         return split
-    rng = as_generator(seed + 7919)
+    rng = substream(seed, "train_fraction")
     n = split.X_train.shape[0]
     k = max(2, int(round(fraction * n)))
     idx = rng.choice(n, size=k, replace=False)
@@ -212,7 +221,7 @@ def _say_if_single_class(spec: LearnerSpec, split: Split, result: RunResult) -> 
     carry no per-run numbers, so a sweep's many runs give one message per learner.
     """
     when = result.extras.pop("when_trivial", None) or spec.wording.when_trivial  # the run's advice, if it has one
-    if spec.name in ("majority", "mean") or split.y_test.size == 0:
+    if spec.trivial or split.y_test.size == 0:
         return
     advice = ("The noise may have drowned what it learnt: try a larger epsilon, or other settings for this dataset."
               if spec.private else "Other settings may suit this dataset better.")
@@ -261,6 +270,7 @@ def _class_name(split: Split, index: int) -> str:
 
 
 __all__ = [
+    "trivial_learner",
     "EpochCallback",
     "LearnerSpec",
     "RunResult",

@@ -313,6 +313,13 @@ class LearnerSpec:
         How pages talk about its epsilon and results (:class:`~dpcore.learners.knobs.Wording`).
     default_epsilon : float
         The budget the pages start from and the command line uses without ``--epsilon``.
+    trivial : bool
+        A trivial reference that learns nothing (the most common class, the training mean): every other learner's
+        score is measured against the one of its task (:func:`dpcore.learners.trivial_learner`).
+    config : type or None
+        The frozen config dataclass its runner builds (``TrainConfig``, ``FedAvgConfig``, ``PateConfig``), if any:
+        a knob of the same name declares the same default (the knobs read it with
+        :func:`~dpcore.learners.knobs.config_defaults`; a test checks every learner).
     """
 
     name: str
@@ -328,6 +335,8 @@ class LearnerSpec:
     knobs: tuple[Knob, ...] = ()
     wording: Wording = field(default_factory=Wording)
     default_epsilon: float = EPSILON
+    trivial: bool = False
+    config: type | None = None
 
     def __post_init__(self) -> None:
         knobs = tuple(self.knobs)

@@ -17,6 +17,7 @@ dpcore.exceptions.DPValueError: epochs must be a whole number from 1 to 10000, g
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ import numpy as np
 
 from ..exceptions import DPValueError
 
-__all__ = ["ACCOUNTANT_LABELS", "ACCOUNTANT_PAGE_HELP", "KINDS", "Knob", "Wording", "parse_value"]
+__all__ = ["ACCOUNTANT_LABELS", "ACCOUNTANT_PAGE_HELP", "KINDS", "Knob", "Wording", "config_defaults", "parse_value"]
 
 #: What a knob's values are.
 KINDS = ("int", "float", "bool", "choice", "str")
@@ -49,6 +50,21 @@ def parse_value(text: str) -> Any:
     if low in ("true", "false"):
         return low == "true"
     return s
+
+
+def config_defaults(config: type) -> dict[str, Any]:
+    """``{field: default}`` of a config dataclass (fields without a plain default left out): what a learner's
+    knobs declare as their defaults, so the library, the command line and the pages start from one value.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class C:
+    ...     rounds: int = 30
+    ...     seed: int = 0
+    >>> config_defaults(C)
+    {'rounds': 30, 'seed': 0}
+    """
+    return {f.name: f.default for f in dataclasses.fields(config) if f.default is not dataclasses.MISSING}
 
 
 #: How pages name the two accountants, and what they say about the choice (every learner with an accountant knob).

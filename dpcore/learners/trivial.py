@@ -24,9 +24,10 @@ def _register() -> None:
     from . import register
 
     register(LearnerSpec("majority", "Majority class (trivial)", ("classification",), False, _majority,
-                         uses_delta=False, description="Always predicts the most frequent training class."))
+                         uses_delta=False, trivial=True,
+                         description="Always predicts the most frequent training class."))
     register(LearnerSpec("mean", "Mean predictor (trivial)", ("regression",), False, _mean,
-                         uses_delta=False, description="Always predicts the mean training label."))
+                         uses_delta=False, trivial=True, description="Always predicts the mean training label."))
 
 
 _register()

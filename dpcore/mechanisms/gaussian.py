@@ -10,8 +10,8 @@ from scipy import optimize, special
 
 from ..exceptions import DPValueError
 from ..validation import check_delta, check_epsilon, check_positive
+from .additive import add_noise
 from .base import Mechanism
-from .secure import add_noise
 
 
 def classic_gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float = 1.0) -> float:

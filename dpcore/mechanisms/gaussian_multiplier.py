@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 import dp_accounting
 
 from ..validation import check_positive
+from .additive import add_noise
 from .base import Mechanism
 from .gaussian import analytic_gaussian_epsilon
-from .secure import add_noise
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ import numpy as np
 from ..exceptions import DPValueError
 from ..rng import noise_generator, wants_secure
 from ..validation import check_int
+from .additive import secure_additive
 from .base import PureEpsilonMechanism, as_float_array, pure_epsilon_event
-from .secure import secure_additive
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 import dp_accounting
 import numpy as np
 
+from .additive import add_noise
 from .base import PureEpsilonMechanism
-from .secure import add_noise
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, ClassNamePrefixFeatures
 from ..accounting.events import EpsilonDeltaDpEvent
 from ..exceptions import DPValueError
 from ..mechanisms import Exponential, L2LaplaceVector
-from ..rng import as_generator, child_seed, wants_secure
+from ..rng import as_generator, child_seed
 from ..types import AnyCallable, ArrayLike, RngLike
 from ..validation import check_array, check_epsilon, check_int, check_positive
 from ..workload import NUMPY_THROUGHPUT, Work, check_work
@@ -480,11 +480,8 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
             f = _solve(Z, y, model=self.model_, huber_h=self.huber_h, lam=lam)
             # Corollary 8: argmin J has L2 sensitivity 2 / (n Lambda), so the noise has scale 1 / beta
             mech = L2LaplaceVector(epsilon=eps, sensitivity=2.0 / (n * lam))
-            if wants_secure(rng):  # the released weights land on the secure grid
-                released = mech.randomise(f, rng=rng)
-                return released, {"noise_norm": float(np.linalg.norm(released - f))}
-            b = mech.noise((d,), rng=rng)
-            return f + b, {"noise_norm": float(np.linalg.norm(b))}
+            released = mech.randomise(f, rng=rng)  # in secure mode the released weights land on the secure grid
+            return released, {"noise_norm": float(np.linalg.norm(released - f))}
         c = loss_curvature(self.model_, self.huber_h)
         eps_p, extra = objective_perturbation_params(n=n, regularization=lam, epsilon=eps, c=c)
         # Algorithm 2: b has density proportional to exp(-(eps'/2) ||b||)

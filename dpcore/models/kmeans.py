@@ -8,7 +8,6 @@ uses no private statistic), so the three methods are compared on equal terms and
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
@@ -628,7 +627,3 @@ def _composition_event(mechanisms, rounds: int):
     events = [m.dp_event for m in mechanisms]
     one = events[0] if len(events) == 1 else dp_accounting.ComposedDpEvent(events)
     return one if rounds == 1 else dp_accounting.SelfComposedDpEvent(one, rounds)
-
-
-def _is_int(x) -> bool:  # pragma: no cover - helper kept for readability
-    return isinstance(x, numbers.Integral)

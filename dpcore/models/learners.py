@@ -102,6 +102,9 @@ def default_preprocess(dataset: str) -> str:
 LOG_OFFSET = 0.1
 DEFAULT_LAMBDA = "auto"
 TUNE_LAMBDAS = (0.01, 0.05, 0.2)
+#: The values a page offers for a fixed Λ, and the one it starts from (the middle of the private tuning's choices).
+FIXED_LAMBDAS = (0.001, 0.003, 0.01, 0.03, 0.05, 0.1, 0.2, 0.5, 1.0)
+FIXED_LAMBDA = TUNE_LAMBDAS[1]
 _POSITIVE = dict(low=0.0, low_open=True, high=1e6)
 #: A row norm bound in the unit box: below 1e-6 every row is clipped to (nearly) nothing and the sensitivities
 #: derived from it underflow to 0 (an L1 bound of 1e-308 gave "sensitivity must be > 0, got 0.0").

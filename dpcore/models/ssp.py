@@ -15,6 +15,7 @@ import math
 import dp_accounting
 import numpy as np
 
+from ..defaults import DELTA
 from ..exceptions import DPValueError
 from ..mechanisms import NoiseMultiplierGaussian
 from ..mechanisms.gaussian import analytic_gaussian_sigma
@@ -149,7 +150,7 @@ class SSPRegressor(_BoundedRegressor):
     True
     """
 
-    def __init__(self, *, epsilon: float = 1.0, delta: float = 1e-5, bounds_X=None, bounds_y=None,
+    def __init__(self, *, epsilon: float = 1.0, delta: float = DELTA, bounds_X=None, bounds_y=None,
                  data_norm: float = 1.0, adaptive: bool = False, random_state=None):
         self.epsilon = epsilon
         self.delta = delta

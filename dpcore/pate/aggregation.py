@@ -246,6 +246,80 @@ class LNMax(_NoisyMax):
         return Laplace(epsilon=self.epsilon_per_query, sensitivity=HISTOGRAM_L1_SENSITIVITY)
 
 
+#: One teacher changing its vote moves the largest count by at most one.
+MAX_COUNT_SENSITIVITY = 1.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConfidentGNMax:
+    """Confident-GNMax (Papernot et al. 2018, Algorithm 1).
+
+    Parameters
+    ----------
+    threshold : float
+        T, in votes: a query is answered only when its largest count plus noise reaches T.
+    sigma1 : float
+        Standard deviation of the noise on the largest count (the consensus check).
+    sigma2 : float
+        Standard deviation of GNMax's noise on every count of an answered query.
+
+    Examples
+    --------
+    >>> agg = ConfidentGNMax(threshold=200.0, sigma1=150.0, sigma2=40.0)
+    >>> [round(e.event.noise_multiplier, 3) for e in agg.dp_event(10).events]   # check, then answer (sigma2 / sqrt 2)
+    [150.0, 28.284]
+    """
+
+    threshold: float
+    sigma1: float
+    sigma2: float
+    name = "confident"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "threshold", float(self.threshold))
+        object.__setattr__(self, "sigma1", check_positive(self.sigma1, "sigma1"))
+        object.__setattr__(self, "sigma2", check_positive(self.sigma2, "sigma2"))
+
+    @property
+    def check(self) -> NoiseMultiplierGaussian:
+        """The consensus check: the Gaussian mechanism on the largest count (L2 sensitivity 1)."""
+        return NoiseMultiplierGaussian(noise_multiplier=self.sigma1 / MAX_COUNT_SENSITIVITY,
+                                       sensitivity=MAX_COUNT_SENSITIVITY)
+
+    @property
+    def answer(self) -> GNMax:
+        """What answers a query that passed the check."""
+        return GNMax(sigma=self.sigma2)
+
+    def dp_event(self, queries: int) -> dp_accounting.DpEvent:
+        """``queries`` examined queries, each checked and, in the worst case, answered."""
+        queries = check_int(queries, "queries", minimum=0)
+        return dp_accounting.ComposedDpEvent([
+            dp_accounting.SelfComposedDpEvent(self.check.dp_event, queries),
+            dp_accounting.SelfComposedDpEvent(self.answer.dp_event, queries),
+        ])
+
+    def answered(self, votes, *, rng=None) -> np.ndarray:
+        """The noisy consensus check of every query: True where ``max_j n_j + N(0, sigma1^2) >= threshold``."""
+        v = _check_votes(votes)
+        return np.asarray(self.check.randomise(v.max(axis=1), rng=rng)) >= self.threshold
+
+    def noisy_votes(self, votes, *, rng=None) -> tuple[np.ndarray, np.ndarray]:
+        """The check of every query, and every query's votes plus GNMax's noise (only answered rows are released)."""
+        passed = self.answered(votes, rng=rng)
+        return passed, self.answer.noisy_votes(votes, rng=rng)
+
+    def aggregate(self, votes, *, rng=None) -> np.ndarray:
+        """The noisy winner of every answered query, -1 where the check failed."""
+        passed, noisy = self.noisy_votes(votes, rng=rng)
+        return np.where(passed, np.argmax(noisy, axis=1), -1)
+
+
+def confident_event(*, sigma1: float, sigma2: float, queries: int) -> dp_accounting.DpEvent:
+    """The data-independent dp_accounting event of ``queries`` examined queries (threshold plays no part)."""
+    return ConfidentGNMax(threshold=0.0, sigma1=sigma1, sigma2=sigma2).dp_event(queries)
+
+
 
 def make_aggregator(name: str, *, noise_scale: float) -> "GNMax | LNMax":
     """Build an aggregator from its name and the noise on each count.
@@ -256,7 +330,7 @@ def make_aggregator(name: str, *, noise_scale: float) -> "GNMax | LNMax":
     >>> make_aggregator("lnmax", noise_scale=20.0).gamma
     0.05
     """
-    if name in ("gnmax", "confident"):  # Confident-GNMax answers with GNMax (its check: dpcore.pate.confident)
+    if name in ("gnmax", "confident"):  # Confident-GNMax answers with GNMax (its check: ConfidentGNMax)
         return GNMax(sigma=noise_scale)
     if name == "lnmax":
         return LNMax(gamma=1.0 / check_positive(noise_scale, "noise_scale"))

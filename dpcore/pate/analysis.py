@@ -39,7 +39,13 @@ from ..accounting.trusted import rdp_epsilon
 from ..exceptions import DPValueError
 from ..types import ArrayLike
 from ..validation import check_delta, check_int, check_positive
-from .aggregation import AGGREGATORS, HISTOGRAM_L1_SENSITIVITY, HISTOGRAM_L2_SENSITIVITY, make_aggregator
+from .aggregation import (
+    AGGREGATORS,
+    HISTOGRAM_L1_SENSITIVITY,
+    HISTOGRAM_L2_SENSITIVITY,
+    confident_event,
+    make_aggregator,
+)
 
 #: RDP orders for the data-dependent analysis: dpcore.accounting's RDP grid, so the two analyses compare.
 RDP_ORDERS = np.array(ACCOUNTING_RDP_ORDERS, dtype=float)
@@ -79,8 +85,6 @@ def pate_event(*, aggregator: str, noise_scale: float, queries: int,
     aggregator = _check_aggregator(aggregator)
     queries = check_int(queries, "queries", minimum=0)
     if aggregator == "confident":
-        from .confident import confident_event  # confident builds on this module
-
         if threshold_noise is None:
             raise DPValueError("aggregator='confident' needs threshold_noise (sigma1, the noise on the consensus "
                                "check)")

@@ -10,8 +10,9 @@ Sensitivities (the neighbouring relation of :mod:`dpcore.pate.aggregation`: one 
 teacher's vote): the largest count moves by at most 1, so the check is a Gaussian mechanism of L2 sensitivity 1,
 ``GaussianDpEvent(sigma1)``; an answer is GNMax, ``GaussianDpEvent(sigma2 / sqrt 2)``.
 
-**Data-independent guarantee** (:func:`confident_event`): every examined query pays one check and, in the worst
-case, one answer; this is the epsilon the app calibrates to and reports as the guarantee.
+**Data-independent guarantee** (:func:`~dpcore.pate.aggregation.confident_event`; the mechanism itself,
+:class:`~dpcore.pate.aggregation.ConfidentGNMax`, lives beside the other aggregators): every examined query pays one
+check and, in the worst case, one answer; this is the epsilon the app calibrates to and reports as the guarantee.
 
 **Data-dependent epsilon, released privately** (:func:`release_data_dependent_epsilon`): the RDP of each check and of
 each answer given the actual votes (Theorem 6 with Proposition 7 for GNMax; the same theorem for the check, whose
@@ -38,7 +39,6 @@ import functools
 import math
 from dataclasses import dataclass
 
-import dp_accounting
 import numpy as np
 from scipy import optimize, special, stats
 
@@ -46,82 +46,8 @@ from ..exceptions import DPValueError
 from ..mechanisms import NoiseMultiplierGaussian
 from ..types import ArrayLike, RngLike
 from ..validation import check_delta, check_int, check_positive
-from .aggregation import GNMax, _check_votes
+from .aggregation import MAX_COUNT_SENSITIVITY, ConfidentGNMax, _check_votes, confident_event
 from .analysis import RDP_ORDERS, _log1mexp, gnmax_data_dependent_rdp, gnmax_log_q
-
-#: One teacher changing its vote moves the largest count by at most one.
-MAX_COUNT_SENSITIVITY = 1.0
-
-
-@dataclass(frozen=True, kw_only=True)
-class ConfidentGNMax:
-    """Confident-GNMax (Papernot et al. 2018, Algorithm 1).
-
-    Parameters
-    ----------
-    threshold : float
-        T, in votes: a query is answered only when its largest count plus noise reaches T.
-    sigma1 : float
-        Standard deviation of the noise on the largest count (the consensus check).
-    sigma2 : float
-        Standard deviation of GNMax's noise on every count of an answered query.
-
-    Examples
-    --------
-    >>> agg = ConfidentGNMax(threshold=200.0, sigma1=150.0, sigma2=40.0)
-    >>> [round(e.event.noise_multiplier, 3) for e in agg.dp_event(10).events]   # check, then answer (sigma2 / sqrt 2)
-    [150.0, 28.284]
-    """
-
-    threshold: float
-    sigma1: float
-    sigma2: float
-    name = "confident"
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "threshold", float(self.threshold))
-        object.__setattr__(self, "sigma1", check_positive(self.sigma1, "sigma1"))
-        object.__setattr__(self, "sigma2", check_positive(self.sigma2, "sigma2"))
-
-    @property
-    def check(self) -> NoiseMultiplierGaussian:
-        """The consensus check: the Gaussian mechanism on the largest count (L2 sensitivity 1)."""
-        return NoiseMultiplierGaussian(noise_multiplier=self.sigma1 / MAX_COUNT_SENSITIVITY,
-                                       sensitivity=MAX_COUNT_SENSITIVITY)
-
-    @property
-    def answer(self) -> GNMax:
-        """What answers a query that passed the check."""
-        return GNMax(sigma=self.sigma2)
-
-    def dp_event(self, queries: int) -> dp_accounting.DpEvent:
-        """``queries`` examined queries, each checked and, in the worst case, answered."""
-        queries = check_int(queries, "queries", minimum=0)
-        return dp_accounting.ComposedDpEvent([
-            dp_accounting.SelfComposedDpEvent(self.check.dp_event, queries),
-            dp_accounting.SelfComposedDpEvent(self.answer.dp_event, queries),
-        ])
-
-    def answered(self, votes, *, rng=None) -> np.ndarray:
-        """The noisy consensus check of every query: True where ``max_j n_j + N(0, sigma1^2) >= threshold``."""
-        v = _check_votes(votes)
-        return np.asarray(self.check.randomise(v.max(axis=1), rng=rng)) >= self.threshold
-
-    def noisy_votes(self, votes, *, rng=None) -> tuple[np.ndarray, np.ndarray]:
-        """The check of every query, and every query's votes plus GNMax's noise (only answered rows are released)."""
-        passed = self.answered(votes, rng=rng)
-        return passed, self.answer.noisy_votes(votes, rng=rng)
-
-    def aggregate(self, votes, *, rng=None) -> np.ndarray:
-        """The noisy winner of every answered query, -1 where the check failed."""
-        passed, noisy = self.noisy_votes(votes, rng=rng)
-        return np.where(passed, np.argmax(noisy, axis=1), -1)
-
-
-def confident_event(*, sigma1: float, sigma2: float, queries: int) -> dp_accounting.DpEvent:
-    """The data-independent dp_accounting event of ``queries`` examined queries (threshold plays no part)."""
-    return ConfidentGNMax(threshold=0.0, sigma1=sigma1, sigma2=sigma2).dp_event(queries)
-
 
 # --------------------------------------------------------------------------------------------------------------
 # Data-dependent RDP of the check and of the answers (Papernot et al. 2018, Theorem 6)

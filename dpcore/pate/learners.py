@@ -16,13 +16,15 @@ import numpy as np
 
 from ..learners import register
 from ..learners.base import LearnerSpec, RunResult, TestOutputs
-from ..learners.knobs import ACCOUNTANT_LABELS, ACCOUNTANT_PAGE_HELP, Knob
+from ..learners.knobs import ACCOUNTANT_LABELS, ACCOUNTANT_PAGE_HELP, Knob, config_defaults
 from .aggregation import AGGREGATORS
 from .analysis import PATE_NEIGHBOURING
 from .pipeline import FEATURES, QUERY_MODES, PateConfig, run_pate
 from .teachers import MODELS
 
-PUBLIC_FRACTION = 0.2
+#: PateConfig's defaults: the knobs declare the same (one source for the library, the command line and the pages)
+_CONFIG = config_defaults(PateConfig)
+PUBLIC_FRACTION = _CONFIG["public_fraction"]
 #: Most teachers by default (each teacher's predictions are computed on every public row).
 MAX_TEACHERS = 250
 #: Most queries by default, and the public rows per k-means cluster the default aims at.
@@ -77,7 +79,7 @@ MODEL_LABELS = {"knn": "Nearest neighbour", "logreg": "Logistic regression", "ml
 #: default_* functions) were chosen on validation rows of every classification dataset at epsilon 1, 2 and 5
 #: (``python bench/pate_defaults.py``), never on test rows; at epsilon = 1 they beat the most common class on each.
 PATE_KNOBS = (
-    Knob("aggregator", "choice", default="gnmax", choices=AGGREGATORS, privacy=True, label="Aggregator",
+    Knob("aggregator", "choice", default=_CONFIG["aggregator"], choices=AGGREGATORS, privacy=True, label="Aggregator",
          choice_labels={"gnmax": "GNMax — Gaussian noise (Papernot et al. 2018)",
                         "lnmax": "LNMax — Laplace noise (Papernot et al. 2017)",
                         "confident": "Confident-GNMax — answers only when the teachers agree (2018)"},
@@ -111,21 +113,22 @@ PATE_KNOBS = (
     # Confident-GNMax's defaults, 0.5 and 0.5, were chosen on validation rows of every classification dataset at
     # epsilon = 2 (python bench/confident_gnmax.py): better than the paper's 0.8 and 0.6 wherever it runs, whose weaker
     # teachers (a few rows each) rarely reach 80 % agreement.
-    Knob("threshold", "float", default=0.5, low=0.0, low_open=True, high=1.0, privacy=True,
+    Knob("threshold", "float", default=_CONFIG["threshold"], low=0.0, low_open=True, high=1.0, privacy=True,
          label="Consensus threshold (share of teachers)", when={"aggregator": ("confident",)},
          page_help="Confident-GNMax answers a query only when its largest vote count plus noise reaches this share "
                    "of the teachers (Papernot et al. used 200 of 250 teachers on MNIST, 0.8; our teachers hold far "
                    "fewer rows and agree less).",
          help="Confident-GNMax: the threshold T as a share of the teachers (default 0.5; the paper's MNIST setting "
               "was 200 of 250, 0.8)"),
-    Knob("threshold_noise", "float", default=0.5, low=0.0, low_open=True, high=100.0, privacy=True,
+    Knob("threshold_noise", "float", default=_CONFIG["threshold_noise"], low=0.0, low_open=True, high=100.0,
+         privacy=True,
          label="Noise on the consensus check σ₁ (share of teachers)", when={"aggregator": ("confident",)},
          page_help="The standard deviation of the noise added to the largest vote count before it is compared with "
                    "the threshold, as a share of the teachers (the paper: 150 of 250 teachers, 0.6). Every examined "
                    "query pays for this check.",
          help="Confident-GNMax: sigma1, the noise on the consensus check, as a share of the teachers (default 0.5; "
               "the paper's was 150 of 250, 0.6)"),
-    Knob("public_fraction", "float", default=PUBLIC_FRACTION, low=0.0, low_open=True, high=0.9,
+    Knob("public_fraction", "float", default=_CONFIG["public_fraction"], low=0.0, low_open=True, high=0.9,
          label="Public share of the training part", help="share of the training rows used as the student's "
                                                          "unlabelled public data"),
     Knob("features", "choice", choices=FEATURES, label="Features (teachers and student)",
@@ -135,22 +138,23 @@ PATE_KNOBS = (
                    "make few-row teachers much better.",
          help="pixels, or hog (histograms of oriented gradients, image datasets only): what teachers and student "
               "see; a per-image transform, no privacy cost"),
-    Knob("teacher_model", "choice", default="knn", choices=tuple(MODELS), label="Teacher model",
+    Knob("teacher_model", "choice", default=_CONFIG["teacher_model"], choices=tuple(MODELS), label="Teacher model",
          choice_labels=MODEL_LABELS, page_help="Nearest neighbour stays useful on the few rows each teacher holds.",
          help="knn (1-nearest neighbour: the best on a few rows each), logreg or mlp"),
-    Knob("student_model", "choice", default="logreg", choices=tuple(MODELS), label="Student model",
+    Knob("student_model", "choice", default=_CONFIG["student_model"], choices=tuple(MODELS), label="Student model",
          choice_labels=MODEL_LABELS, page_help="The model trained on the public examples and their noisy labels.",
          help="logreg, mlp or knn"),
-    Knob("data_dependent", "bool", default=False, advanced=True, label="Also show the data-dependent ε",
+    Knob("data_dependent", "bool", default=_CONFIG["data_dependent"], advanced=True,
+         label="Also show the data-dependent ε",
          when={"aggregator": ("gnmax", "confident")},
          page_help="Papernot et al. 2018's data-dependent ε: far smaller when the teachers agree. It is computed from "
                    "the private votes, so the page releases it with smooth sensitivity (its own noise and cost "
                    "included) and shows the exact value along the queries only as an analysis not to publish.",
          help="also report the data-dependent epsilon of Papernot et al. 2018 (Theorem 6), released privately with "
               "smooth sensitivity (Section 4.2), and the exact values along the queries (not private)"),
-    Knob("accountant", "choice", default="rdp", choices=("rdp", "pld"), privacy=True, advanced=True,
+    Knob("accountant", "choice", default=_CONFIG["accountant"], choices=("rdp", "pld"), privacy=True, advanced=True,
          label="Accountant", help="rdp or pld", choice_labels=ACCOUNTANT_LABELS, page_help=ACCOUNTANT_PAGE_HELP),
-    Knob("baseline", "bool", default=False, advanced=True, label="Non-private baseline",
+    Knob("baseline", "bool", default=_CONFIG["baseline"], advanced=True, label="Non-private baseline",
          help="also train one non-private model on all private rows, for comparison"),
 )
 
@@ -223,7 +227,7 @@ register(
         ("classification",),
         True,
         _run_pate,
-        knobs=PATE_KNOBS,
+        knobs=PATE_KNOBS, config=PateConfig,
         baseline=None,
         default_epsilon=5.0,
         description="Private Aggregation of Teacher Ensembles (Papernot et al. 2017/2018): teachers on disjoint "

@@ -24,8 +24,9 @@ from ..accounting import ACCOUNTANTS
 from ..accounting.trusted import rdp_epsilon
 from ..datasets import Split
 from ..datasets.transforms import scale_to_unit_interval
+from ..defaults import DELTA
 from ..exceptions import DPValueError, PrivacyLeakWarning
-from ..rng import as_generator, child_seed, noise_mode
+from ..rng import as_generator, child_seed, noise_mode, substream
 from ..types import RngLike
 from ..validation import check_delta, check_epsilon, check_int, check_positive
 from .aggregation import AGGREGATORS, cluster_votes, make_aggregator, vote_histogram
@@ -266,15 +267,15 @@ class PateConfig:
     threshold: float = 0.5
     threshold_noise: float = 0.5
     target_epsilon: float | None = 5.0
-    delta: float = 1e-5
+    delta: float = DELTA
     public_fraction: float = 0.2
-    teacher_model: str = "logreg"
+    teacher_model: str = "knn"
     student_model: str = "logreg"
     features: str = "pixels"
     query_mode: str = "points"
     data_dependent: bool = False
     accountant: str = "rdp"
-    baseline: bool = True
+    baseline: bool = False
     seed: int = 0
     secure: bool = False
 
@@ -516,7 +517,7 @@ def _run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCa
     t0 = time.perf_counter()
     cfg = config
     d = _prepared(data, cfg)
-    rng = as_generator(cfg.seed + 1)
+    rng = substream(cfg.seed, "pate")
     cb = on_epoch or (lambda info: None)
 
     scale = _noise_scale(cfg)  # privacy parameters first: they do not depend on the data
@@ -620,7 +621,7 @@ def epsilon_sweep(
     """
     cfg = config
     d = _prepared(data, cfg)
-    rng = as_generator(cfg.seed + 1)
+    rng = substream(cfg.seed, "pate")
     parts = partition_indices(d.y_private.size, cfg.teachers, rng=rng)
     teachers = train_teachers(d.X_private, d.y_private, parts, model=cfg.teacher_model, rng=rng)
     teacher_acc = float(np.mean([np.mean(predict(t, d.X_test) == d.y_test) for t in teachers]))
@@ -632,7 +633,7 @@ def epsilon_sweep(
     for i, eps in enumerate(sorted(float(e) for e in epsilons)):
         scale = calibrate_noise_scale(aggregator=cfg.aggregator, target_epsilon=eps, delta=cfg.delta,
                                       queries=cfg.queries, accountant=cfg.accountant, threshold_noise=cfg.sigma1)
-        point_rng = as_generator(cfg.seed + 1000 + i)
+        point_rng = substream(cfg.seed, "pate point", i)
         labels, _ = _aggregate(cfg, scale, votes, point_rng)
         student = train_student(*queries.student_rows(d, labels), model=cfg.student_model, rng=point_rng)
         row = {"epsilon": eps, "noise_scale": scale, "teacher_accuracy": teacher_acc, "ensemble_accuracy": ens,

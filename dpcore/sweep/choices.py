@@ -13,11 +13,10 @@ PREFERRED = ("dpsgd", "erm-objective", "erm-output", "output-perturbation", "lab
 #: no better than predicting the mean.
 DEFAULT_LEARNERS = {"classification": ("dpsgd", "erm-objective"), "regression": ("functional-mechanism", "ssp")}
 #: The trivial predictors: drawn as a baseline line, never swept.
-TRIVIAL = ("majority", "mean")
 
 
 def _fits(spec, task: str, is_image: bool) -> bool:
-    return task in spec.tasks and (is_image or not spec.images_only) and spec.name not in TRIVIAL
+    return task in spec.tasks and (is_image or not spec.images_only) and not spec.trivial
 
 
 def sweepable(task: str, is_image: bool, axis: str) -> list[str]:
@@ -46,4 +45,4 @@ def default_learners(options: list[str], task: str) -> list[str]:
     return chosen or options[:2]
 
 
-__all__ = ["DEFAULT_LEARNERS", "PREFERRED", "TRIVIAL", "axis_options", "default_learners", "sweepable"]
+__all__ = ["DEFAULT_LEARNERS", "PREFERRED", "axis_options", "default_learners", "sweepable"]

@@ -25,7 +25,7 @@ import dpcore
 from ..datasets import REGISTRY, Dataset, load_dataset
 from ..defaults import DELTA, EPSILON
 from ..exceptions import DPTypeError, DPValueError
-from ..learners import LearnerSpec, get_learner, learners
+from ..learners import LearnerSpec, get_learner, learners, trivial_learner
 from ..validation import check_delta, check_epsilon, check_fraction, check_int
 from .axes import AXES, BUILTIN_AXES, get_axis, normalise_value
 
@@ -38,8 +38,6 @@ CODE_VERSION = 4  # 3: the non-private ERM model's automatic Λ became 1e-5; 4: 
 
 #: Non-private counterparts tried, in order, when a learner names no ``baseline``.
 FALLBACK_BASELINES = {"classification": ("non-private", "logreg"), "regression": ("linreg", "non-private")}
-#: The trivial line of each task.
-TRIVIAL_BASELINES = {"classification": "majority", "regression": "mean"}
 
 # run_learner's own arguments: they are set by the sweep, never through params.
 _RESERVED_PARAMS = ("epsilon", "delta", "seed", "train_fraction", "test_size")
@@ -458,7 +456,7 @@ class SweepConfig:
             choice = self.baseline_for(name)
             if choice and choice not in self.learners and choice not in out:
                 out.append(choice)
-        trivial = TRIVIAL_BASELINES[self.task]
+        trivial = trivial_learner(self.task)
         if self._fits(trivial) and trivial not in self.learners:
             out.append(trivial)
         return tuple(out)
@@ -527,7 +525,7 @@ class SweepConfig:
                 digests[mod] = source_digest(mod)
             code[n] = digests[mod]
         out: list[RunSpec] = []
-        trivial = TRIVIAL_BASELINES[self.task]
+        trivial = trivial_learner(self.task)
         for seed in self.seed_list:
             for b in self.baselines():
                 out.append(self._run(regs[b], "trivial" if b == trivial else "baseline", None, seed, data_id, code))
@@ -550,7 +548,6 @@ __all__ = [
     "FrozenParams",
     "check_knob_type",
     "FALLBACK_BASELINES",
-    "TRIVIAL_BASELINES",
     "RunSpec",
     "SweepConfig",
     "dataset_fingerprint",

@@ -6,6 +6,7 @@ import json
 import numpy as np
 import pandas as pd
 
+from ..defaults import DELTA
 from ..exceptions import DPCoreError, DPValueError
 
 
@@ -125,13 +126,13 @@ def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:
         else:
             event = event_from_json(json.loads(texts.pop()))
             try:
-                row["search_epsilon"] = repeat_and_select_epsilon(event, candidates=k, delta=delta or 1e-5)
+                row["search_epsilon"] = repeat_and_select_epsilon(event, candidates=k, delta=delta or DELTA)
             except DPCoreError:
                 row["note"] = ("dp_accounting has no Renyi analysis of this mechanism (a guarantee proved by a "
                                "theorem), so its repetition cannot be accounted: basic composition only")
             else:
                 if delta == 0:
-                    row["note"] = "read at delta = 1e-5 (the Renyi bound of a repeated search needs a delta > 0)"
+                    row["note"] = f"read at delta = {DELTA:g} (the Renyi bound of a repeated search needs a delta > 0)"
         rows.append(row)
     return pd.DataFrame(rows, columns=["learner", "candidates", "run_epsilon", "search_epsilon",
                                        "composition_epsilon", "note"])

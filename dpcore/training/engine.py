@@ -18,8 +18,9 @@ from torch import nn
 from ..accounting import PrivacyLedger, calibrate_noise_multiplier, dpsgd_event
 from ..accounting.accountants import pld_discretization_for
 from ..accounting.core import ACCOUNTANTS
+from ..defaults import DELTA
 from ..exceptions import DPCoreWarning, DPTypeError, DPValueError
-from ..rng import as_generator, child_seed
+from ..rng import as_generator, child_seed, torch_generator
 from ..types import ArrayLike
 from ..validation import (
     check_array,
@@ -113,7 +114,7 @@ class TrainConfig:
     clip_norm: float = 1.0
     noise_multiplier: float | None = None
     target_epsilon: float | None = None
-    delta: float = 1e-5
+    delta: float = DELTA
     accountant: str = "rdp"
     sampling: str = "poisson"
     max_epsilon: float | None = None
@@ -685,7 +686,7 @@ def train(
             trainable_layers(model)  # a layer the engine cannot clip is refused by name, before any work
     device = _device_of(model)
     data = data.to(device, _float_dtype_of(model))
-    noise_gen = torch.Generator(device=device).manual_seed(child_seed(rng))
+    noise_gen = torch_generator(child_seed(rng), device=device)
     ema = _Ema(model, model_kwargs, config.ema)
     step, clipper = _lot_step(config, model, data, sigma=sigma, expected_batch=q * n_records, noise_gen=noise_gen,
                               ema=ema, extra=extra_gradients, on_step=on_step, loss_fn=loss)

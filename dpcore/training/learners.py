@@ -27,7 +27,7 @@ from ..validation import check_int
 from .engine import OPTIMIZERS, TrainConfig, TrainResult, train
 from .models import ACTIVATIONS, MODELS
 from .preprocess import FEATURES, dct_features, hog_features, prepare_features
-from .presets import preset_for
+from .presets import LABEL_NOISE_DEFAULTS, NONPRIVATE_DEFAULTS, NONPRIVATE_MIN_STEPS, preset_for
 from .sampling import SAMPLINGS
 
 
@@ -118,16 +118,6 @@ DPSGD_KNOBS = (
 #: The knobs that go into TrainConfig (the feature knobs act before training, in _features).
 _TRAIN_CONFIG_KEYS = frozenset(k.name for k in MODEL_KNOBS + OPTIMISER_KNOBS + DPSGD_KNOBS
                                if k.name not in ("features", "dct_size", "hog_cell", "hog_block"))
-#: How the non-private network behind the baselines is trained (on the same model).
-#: Adam because it is robust to the scale of the features; at least 30 epochs and about 600 steps.
-NONPRIVATE_DEFAULTS = dict(batch_size=64, learning_rate=0.01, momentum=0.0, optimizer="adam", ema=0.0,
-                           sampling="shuffle")
-NONPRIVATE_MIN_STEPS = 600
-#: A network trained on noisy labels (label DP): a smaller step and averaged iterates keep it from fitting the
-#: noise (both are post-processing of the noisy labels, free). Chosen on validation rows of every registry
-#: set at epsilon 1 (bench/label_dp_defaults.py): randomized response on MNIST 5k 0.53 -> 0.73, Laplace on Adult
-#: 0.55 (one seed 0.33, below the most common class) -> 0.82.
-LABEL_NOISE_DEFAULTS = {"learning_rate": 0.003, "ema": 0.99}
 #: Label DP (Ghazi et al. 2021): neighbouring training sets differ in one record's label; the features are public.
 LABEL_NEIGHBOURING = Neighbouring.REPLACE_ONE
 
@@ -584,7 +574,7 @@ def _register() -> None:
 
     register(LearnerSpec(
         "non-private", "Non-private SGD (same model)", ("classification", "regression"), False, run_nonprivate,
-        knobs=MODEL_KNOBS + _NONPRIVATE_OPTIMISER, uses_delta=False,
+        knobs=MODEL_KNOBS + _NONPRIVATE_OPTIMISER, uses_delta=False, config=TrainConfig,
         wording=Wording(epsilon_label="ε (not private)", unit="No privacy: trained on the exact data."),
         description=f"The same network trained without privacy (Adam, batch {NONPRIVATE_DEFAULTS['batch_size']}, at "
                     f"least {NONPRIVATE_MIN_STEPS} steps): the baseline."))
@@ -592,7 +582,7 @@ def _register() -> None:
         "dpsgd", "DP-SGD (Abadi et al. 2016)", ("classification", "regression"), True, run_dpsgd,
         knobs=MODEL_KNOBS + OPTIMISER_KNOBS + DPSGD_KNOBS, baseline="non-private", wording=WORDING["dpsgd"],
         description="Per-example clipping (ghost norms), Gaussian noise sigma*C, Poisson sampling, "
-                    "RDP/PLD accounting."))
+                    "RDP/PLD accounting.", config=TrainConfig))
     register(LearnerSpec(
         "output-perturbation", "Laplace on the softmax outputs", ("classification",), True, run_output_perturbation,
         knobs=MODEL_KNOBS + _NONPRIVATE_OPTIMISER + (Knob("budget", "choice", default="per-query",
@@ -600,7 +590,7 @@ def _register() -> None:
                                   privacy=True, group="privacy", label="Budget of ε",
                                   help="per-query: ε for each released answer (m answers cost m·ε); total: ε split "
                                        "evenly over the m answers"),),
-        baseline="non-private", uses_delta=False, wording=WORDING["output-perturbation"],
+        baseline="non-private", uses_delta=False, wording=WORDING["output-perturbation"], config=TrainConfig,
         description="Non-private network; every released softmax vector gets Lap(2/epsilon) (L1 sensitivity 2 "
                     "on the simplex). m queries cost m*epsilon."))
     register(LearnerSpec(
@@ -611,13 +601,13 @@ def _register() -> None:
                                   label="Decode noisy one-hot labels",
                                   help="argmax (a hard label) or clamp-round (clamp to [0, 1] and round, kept as "
                                        "soft targets)"),),
-        baseline="non-private", uses_delta=False, wording=WORDING["label-dp-laplace"],
+        baseline="non-private", uses_delta=False, wording=WORDING["label-dp-laplace"], config=TrainConfig,
         description="One-hot labels + Lap(2/epsilon) then argmax (or clamp+round); regression labels + "
                     "Lap(range/epsilon) then clamp. Features are public."))
     register(LearnerSpec(
         "label-dp-rr", "Label DP: randomized response", ("classification",), True, run_label_dp_rr,
         knobs=MODEL_KNOBS + _LABEL_NOISE_OPTIMISER, baseline="non-private", uses_delta=False,
-        wording=WORDING["label-dp-rr"],
+        wording=WORDING["label-dp-rr"], config=TrainConfig,
         description="k-ary randomized response on labels (Ghazi et al. 2021), epsilon under replace-one."))
 
 

@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from ..exceptions import DPValueError
+from ..rng import torch_generator
 from ..validation import check_int
 
 MODELS = ("linear", "mlp", "cnn")
@@ -132,7 +133,7 @@ def build_model(
 
 def _init(model: nn.Module, seed: int) -> None:
     """PyTorch's default (Kaiming-uniform) initialisation drawn from a seeded generator."""
-    gen = torch.Generator().manual_seed(int(seed))
+    gen = torch_generator(seed)
     with torch.no_grad():
         for m in model.modules():
             if isinstance(m, (nn.Linear, nn.Conv2d)):

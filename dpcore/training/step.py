@@ -28,8 +28,7 @@ import torch
 from torch import nn
 
 from ..exceptions import DPTypeError, DPValueError
-from ..mechanisms.secure import SecureGaussianStream
-from ..rng import secure_active
+from ..mechanisms.gaussian_sum import GaussianSum
 from ..validation import check_nonnegative, check_positive
 from .clipping import Clipper, clip_factors
 
@@ -151,12 +150,13 @@ class PrivateGradient:
 
     Examples
     --------
+    >>> from dpcore.rng import torch_generator
     >>> from dpcore.training.ghost import make_clipper
     >>> model = nn.Sequential(nn.Linear(3, 2))
     >>> seen = []
     >>> step = PrivateGradient(model, make_clipper(model), task="classification", clip_norm=1.0,
     ...                        noise_multiplier=1.0, expected_batch_size=4.0,
-    ...                        generator=torch.Generator().manual_seed(0),
+    ...                        generator=torch_generator(0),
     ...                        on_step=lambda i, s: seen.append((i, s.shape)))
     >>> loss = step(torch.randn(4, 3), torch.tensor([0, 1, 1, 0]))
     >>> seen, model[0].weight.grad.shape
@@ -171,18 +171,15 @@ class PrivateGradient:
         self.clip_norm = check_positive(clip_norm, "clip_norm")
         self.expected_batch_size = check_positive(expected_batch_size, "expected_batch_size")
         self._inv = 1.0 / self.expected_batch_size
-        # (sigma C) / L, in the order train() has always computed it (same noise for a seed)
-        self._noise_std = check_nonnegative(noise_multiplier, "noise_multiplier") * self.clip_norm * self._inv
-        self.noise_multiplier = float(noise_multiplier)
-        #: secure mode (:func:`dpcore.rng.secure_noise` around the run): the noisy sum is released on a grid with
-        #: noise from the operating system's source, drawn in blocks (:class:`~dpcore.mechanisms.secure
-        #: .SecureGaussianStream`)
-        self.secure = secure_active()
+        self.noise_multiplier = check_nonnegative(noise_multiplier, "noise_multiplier")
         p0 = self.params[0]
         self._flat = torch.empty(sum(p.numel() for p in self.params), dtype=p0.dtype, device=p0.device)
-        self._secure_stream = SecureGaussianStream(sigma=float(noise_multiplier) * self.clip_norm,
-                                                   sensitivity=self.clip_norm, size=self._flat.numel()) \
-            if self.secure and self._noise_std > 0 else None
+        #: the noise: seeded from ``generator``, or secure (:func:`dpcore.rng.secure_noise` around the run: the sum
+        #: released on a grid with noise from the operating system's source, drawn in blocks)
+        #: (its seeded std on the sum held divided by L is (σ C) / L, in the order train() has always computed it)
+        self.noise = GaussianSum(std=self.noise_multiplier * self.clip_norm, sensitivity=self.clip_norm,
+                                 generator=generator, size=self._flat.numel(), held_scale=self._inv)
+        self.secure = self.noise.secure
         self._grads = [g.view_as(p) for g, p in zip(self._flat.split([p.numel() for p in self.params]), self.params)]
         self.extra = _checked_extra(extra, size=self._flat.numel(), clip_norm=self.clip_norm)
         self.steps = 0
@@ -196,10 +193,7 @@ class PrivateGradient:
         Returns the batch's summed loss (a non-private diagnostic).
         """
         flat = self._flat
-        if self._noise_std > 0 and not self.secure:
-            flat.normal_(0.0, self._noise_std, generator=self.generator)
-        else:
-            flat.zero_()
+        self.noise.start(flat)  # seeded: N(0, (σC/L)²) drawn first, the clipped sum added into it
         loss_sum = 0.0
         if x.shape[0] > 0:
             losses, norms = self.clipper.loss_and_norms(x, y, task=self.task, x_sq_norms=x_sq_norms)
@@ -209,20 +203,13 @@ class PrivateGradient:
             if self.extra is None:
                 raise DPValueError("extra_index given but this step has no extra gradients")
             self.extra.add_to(flat, extra_index, alpha=self._inv)
-        if self.secure and self._noise_std > 0:
-            self._release_securely(flat)
+        self.noise.finish(flat)  # secure: the sum released on its grid now
         if self.on_step is not None:
             self.on_step(self.steps, flat * self.expected_batch_size)
         self.steps += 1
         for p, g in zip(self.params, self._grads):
             p.grad = g
         return loss_sum
-
-
-    def _release_securely(self, flat: torch.Tensor) -> None:
-        """Replace the clipped sum (held divided by L) by its secure release N(0, σ²C²) on a grid, divided by L."""
-        total = flat.detach().to(torch.float64).mul_(self.expected_batch_size)
-        flat.copy_(self._secure_stream.release(total).mul_(self._inv))
 
 
 def _checked_extra(extra: ExtraGradients | None, *, size: int, clip_norm: float) -> ExtraGradients | None:

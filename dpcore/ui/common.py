@@ -392,10 +392,10 @@ def show_warnings(caught, *, hide: tuple[str, ...] = ()) -> None:
 def majority_accuracy(dataset: str, seed: int) -> float:
     """Test accuracy of always guessing the training set's most common class (the chance line)."""
     from ..datasets import train_test_split
-    from ..learners import run_learner
+    from ..learners import run_learner, trivial_learner
 
-    return remembered("chance_levels", (dataset, seed),
-                      lambda: run_learner("majority", train_test_split(dataset, seed=seed), seed=seed).score)
+    return remembered("chance_levels", (dataset, seed), lambda: run_learner(
+        trivial_learner("classification"), train_test_split(dataset, seed=seed), seed=seed).score)
 
 
 def remembered(store_key: str, key: tuple, compute: Callable[[], Any], *, max_kept: int = 12) -> Any:

@@ -12,7 +12,7 @@ import streamlit as st
 from ..accounting import Neighbouring
 from ..datasets import load_dataset, train_test_split
 from ..exceptions import DPCoreError, DPValueError
-from ..learners import get_learner, run_learner
+from ..learners import get_learner, run_learner, trivial_learner
 from ..models.metrics import match_clusters
 from ..rng import noise_mode, secure_or_seed
 from ..thread_warnings import caught as caught_warnings
@@ -275,8 +275,8 @@ METHOD_NAMES = {
 def _scored_against(task: str) -> tuple[str, str, str]:
     """The metric, the non-private model and the trivial predictor of a Classical-models chart for ``task``."""
     if task == "classification":
-        return "accuracy", "logreg", "majority"
-    return "r2", "linreg", "mean"
+        return "accuracy", "logreg", trivial_learner(task)
+    return "r2", "linreg", trivial_learner(task)
 
 
 #: How close to the trivial predictor a private model's mean may come before the page says it learnt little:

@@ -198,5 +198,15 @@ def page_grid(pages: tuple[PageInfo, ...] = PAGES[1:], *, per_row: int = 2) -> N
         # larger type)
         for col, p in zip(st.columns(per_row), pages[start:start + per_row]):
             with col.container(border=True, height="stretch"):
-                st.page_link(p.path, label=p.title, icon=p.icon)
+                page_link(p)
                 st.caption(p.blurb)
+
+
+def page_link(p: PageInfo) -> None:
+    """A link to page ``p`` when this page came through the router; its title alone when the page file runs on its
+    own (``streamlit run pages/...``, ``AppTest.from_file``), where no other page exists to link to and
+    ``st.page_link`` would fail with StreamlitPageNotFoundError."""
+    if getattr(_routing, "active", False):
+        st.page_link(p.path, label=p.title, icon=p.icon)
+    else:
+        st.markdown(f"{p.icon} **{p.title}**")

@@ -40,11 +40,6 @@ STATE = "sweep.results"
 ENGINE_COLUMNS = ID_COLUMNS + TAIL_COLUMNS
 
 
-def knobs_of(names: list[str]) -> dict[str, tuple[str, ...]]:
-    regs = learners()
-    return {n: regs[n].params for n in names if n in regs}
-
-
 def title_of(name: str) -> str:
     """A learner's human title (its registry name if unknown)."""
     spec = learners().get(name)
@@ -400,7 +395,6 @@ __all__ = [
     "no_better_than_trivial",
     "worse_than_trivial_at",
     "title_of",
-    "knobs_of",
     "parse_knobs",
     "remembered",
     "run_live",

@@ -20,7 +20,7 @@ from plotly.subplots import make_subplots
 
 from ..datasets import Dataset, train_test_split
 from ..exceptions import DPValueError
-from ..learners import get_learner, run_learner
+from ..learners import get_learner, run_learner, trivial_learner
 from ..sweep.config import dataset_fingerprint
 from ..training import preset_for
 from ..training.learners import NETWORK_RECIPES  # noqa: F401  (the Train page's caption, by learner)
@@ -148,9 +148,9 @@ def train_with_baseline(dataset: Dataset, algorithm: str, params: dict, *, epsil
         names = list(dataset.target_names) or [str(i) for i in range(split.n_classes)]
         out["confusion"] = pd.DataFrame(res.extras["confusion_matrix"], index=names, columns=names)
         # chance level: always answering the training rows' most common class, scored on the same test rows
-        out["chance"] = float(run_learner("majority", split, seed=seed).metrics["accuracy"])
+        out["chance"] = float(run_learner(trivial_learner(split.task), split, seed=seed).metrics["accuracy"])
     else:
-        out["trivial"] = dict(run_learner("mean", split, seed=seed).metrics)
+        out["trivial"] = dict(run_learner(trivial_learner(split.task), split, seed=seed).metrics)
     return out
 
 

@@ -24,7 +24,7 @@ def noiseless_dpsgd(monkeypatch):
 
     def without_noise(self, *args, **kwargs):
         init(self, *args, **kwargs)
-        self._noise_std = 0.0
+        self.noise.std = 0.0  # the step's Gaussian draws nothing
 
     monkeypatch.setattr(dp_step.PrivateGradient, "__init__", without_noise)
 

@@ -16,7 +16,6 @@ from dpcore.federated import (
     FlatModel,
     clip_updates,
     noisy_server_average,
-    sweep_fedavg,
     train_fedavg_split,
 )
 from dpcore.learners import get_learner, run_learner
@@ -139,11 +138,6 @@ def test_other_bad_inputs(split):
         cfg(noise_multiplier=None)
     with pytest.raises(DPValueError, match="more than the"):
         train_fedavg_split(train_test_split("iris", seed=0), cfg(clients=500))
-
-
-def test_sweep(split):
-    df = sweep_fedavg(split, cfg(rounds=3), param="clip_norm", values=[0.1, 1.0])
-    assert df.value.tolist() == [0.1, 1.0] and df.accuracy.between(0, 1).all()
 
 
 def test_registered_learners(split):

@@ -24,7 +24,7 @@ from dpcore.mechanisms import (
     NoiseMultiplierGaussian,
     RandomizedResponse,
 )
-from dpcore.mechanisms.secure import GRID_PER_SCALE, SecureGaussianStream, secure_grid
+from dpcore.mechanisms.additive import GRID_PER_SCALE, SecureGaussianStream, secure_grid
 from dpcore.rng import SECURE, SecureRandom, as_generator, secure_active, secure_noise
 from dpcore.training import make_clipper
 from dpcore.training.sampling import PoissonSampler

@@ -136,7 +136,11 @@ def test_a_confident_check_that_answers_where_the_teachers_disagree_fails_the_co
     r = run_reproduction("papernot2018-confident-mnist")
     failing = [c.claim for c in r.checks if not c.holds]
     assert not r.passed
-    assert any(c.startswith("right answered labels, Confident-GNMax minus GNMax") for c in failing), failing
+    # which Confident claim catches it depends on the seeded draw: under rng.substream's PATE streams the student's
+    # accuracy falls to 0.59 (< 0.65 - 0.05) while the right answered labels are 0.009 below GNMax's, inside the
+    # claim's 0.02 tolerance (they were caught by that claim under the former seed + 1 streams)
+    assert any(c.startswith(("right answered labels, Confident-GNMax minus GNMax",
+                             "Confident-GNMax student test accuracy")) for c in failing), failing
 
 
 def test_claims_state_their_tolerance_and_hold_only_inside_it():
