@@ -112,7 +112,7 @@ def test_a_non_private_learner_given_an_epsilon_says_it_is_a_reference():
 
 
 def test_secure_laplace_on_a_vector_of_separate_answers_adds_the_noise_asked():
-    from dpcore.mechanisms.secure import secure_grid
+    from dpcore.mechanisms.additive import secure_grid
 
     values = np.zeros(100_000)
     one_query = Laplace(epsilon=1.0).randomise(values, rng="secure")

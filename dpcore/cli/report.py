@@ -11,7 +11,6 @@ from one's own file stay off the disk.
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 import warnings
@@ -20,7 +19,7 @@ from ..advisor import ADVISOR_CONFIDENCE, ADVISOR_POINTS, ADVISOR_RANGE, ADVISOR
 from ..defaults import DELTA
 from ..exceptions import DPValueError, PrivacyLeakWarning
 from ..sweep import DEFAULT_JOBS
-from . import command_help
+from . import JSON_HELP, command_help, print_json
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
 
 
@@ -51,7 +50,7 @@ def add_parser(sub) -> None:
     p.add_argument("--cache-dir", default=None,
                    help="run cache (default: the sweeps' cache for a registry dataset, none for --data)")
     p.add_argument("--out", default=None, metavar="FILE.html", help="where to write the HTML report")
-    p.add_argument("--json", action="store_true", help="print the recommendation as JSON on stdout")
+    p.add_argument("--json", action="store_true", help=JSON_HELP.replace("the result", "the recommendation"))
     p.set_defaults(func=_run)
 
 
@@ -111,5 +110,5 @@ def _run(args) -> int:
             fh.write(report_html(advice, load_warnings=load_warnings))
         print(f"wrote the report to {args.out}", file=sys.stderr)
     if args.json:
-        print(json.dumps(report_json(advice, load_warnings=load_warnings)))
+        print_json(report_json(advice, load_warnings=load_warnings))
     return 0

@@ -97,7 +97,7 @@ def test_more_sweep_jobs_than_cores_are_capped_at_the_cores_with_a_note(capsys, 
     import dpcore.sweep.engine as engine
 
     started = []
-    monkeypatch.setattr(engine, "_run_loky", lambda missing, n_jobs, *a: started.append(n_jobs) or [
+    monkeypatch.setattr(engine, "_run_loky", lambda missing, n_jobs, *a, **k: started.append(n_jobs) or [
         engine.execute_run(run) for run in ()])
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     code = main(["sweep", "--dataset", "iris", "--algorithms", "erm-objective", "--values", "1", "--seeds", "1",

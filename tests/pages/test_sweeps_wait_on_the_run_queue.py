@@ -66,10 +66,12 @@ def test_a_clustering_sweep_waits_for_a_free_worker_and_is_computed_once_for_two
     gate.set()
     for t in (busy, *visitors):
         t.join(60)
-    assert len(counted_runs) == 1 * (1 + 2 * 2)  # Lloyd once, the two private methods at each ε: once in all
+    # each learner's cost estimated once before any run (stopped at its first work check), then Lloyd once and the
+    # two private methods at each ε: once in all for both visitors
+    assert len(counted_runs) == 3 + 1 * (1 + 2 * 2)
     assert out["a"].equals(out["b"])
     assert len(queued_sweep(cluster_sweep, *args, what="the sweep")) == len(out["a"])  # from the store
-    assert len(counted_runs) == 5
+    assert len(counted_runs) == 8
 
 
 def test_a_classical_sweep_whose_visitors_all_left_stops(one_worker, counted_runs, monkeypatch):
