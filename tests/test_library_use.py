@@ -181,3 +181,19 @@ def test_the_released_model_answers_the_test_rows_as_the_run_did(name, dataset, 
         names = np.asarray(split.dataset.target_names)
         np.testing.assert_array_equal(predicted, names[outputs.values.argmax(1)])
     assert (res.model.dp_event is None) == (res.event is None)
+
+
+def test_a_sweep_takes_your_own_dataframe_with_its_label_and_bounds_and_keeps_it_off_the_disk(tmp_path):
+    from dpcore.sweep import SweepConfig, run_sweep
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 10, size=(200, 3))
+    df = pd.DataFrame(X, columns=["a", "b", "c"]).assign(y=(X[:, 0] > 5).astype(int))
+    cfg = SweepConfig(dataset=df, label="y", bounds={"*": (0, 10)}, learners=["erm-objective"], values=[1.0, 4.0],
+                      seeds=1, include_baselines=False)
+    res = run_sweep(cfg, n_jobs=1, cache_dir=tmp_path)
+    assert sorted(res.table["value"]) == [1.0, 4.0]
+    assert res.table["accuracy"].between(0, 1).all()
+    assert not any(tmp_path.rglob("*.pkl")) and not any(p.is_file() for p in tmp_path.rglob("*"))
+    with pytest.raises(DPValueError, match="label and bounds are for your own DataFrame"):
+        SweepConfig(dataset="iris", label="y", learners=["erm-objective"], values=[1.0])

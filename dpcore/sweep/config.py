@@ -218,8 +218,10 @@ class SweepConfig:
 
     Parameters
     ----------
-    dataset : str or Dataset
-        A registry name (``"digits"``) or a loaded / uploaded :class:`~dpcore.datasets.Dataset`.
+    dataset : str, Dataset, DataFrame or (X, y)
+        A registry name (``"digits"``), a loaded / uploaded :class:`~dpcore.datasets.Dataset`, or your own
+        DataFrame (with ``label``) or arrays, read by :func:`~dpcore.datasets.as_dataset` with ``label`` and
+        ``bounds``.
     learners : sequence of str
         Registered learner names to sweep (``"dpsgd"``, ``"erm-objective"``...).
     axis : str, default "epsilon"
@@ -247,6 +249,9 @@ class SweepConfig:
     secure : bool, default False
         Secure noise in every run (``run_learner(secure=True)``): the split uses seed 0 and the seeds only number
         the repetitions, whose noise comes from the operating system's source.
+    label, bounds : optional
+        For a DataFrame or arrays only: the label column's name (or the labels) and the declared feature bounds
+        (:func:`~dpcore.datasets.as_dataset`); a sweep of your own data is never written to the cache on disk.
 
     Raises
     ------
@@ -292,6 +297,8 @@ class SweepConfig:
     include_baselines: bool = True
     providers: tuple[str, ...] = ()
     secure: bool = False
+    label: Any = field(default=None, repr=False)
+    bounds: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         providers = (self.providers,) if isinstance(self.providers, str) else tuple(self.providers or ())
@@ -308,6 +315,14 @@ class SweepConfig:
         object.__setattr__(self, key, value)  # a frozen dataclass cleans its own fields here
 
     def _check_dataset(self) -> None:
+        if isinstance(self.dataset, (str, Dataset)):
+            if self.label is not None or self.bounds is not None:
+                raise DPValueError("label and bounds are for your own DataFrame or arrays; a registry name or a "
+                                   "Dataset already carries its labels and bounds: leave them out")
+        else:
+            from ..datasets import as_dataset
+
+            self._set("dataset", as_dataset(self.dataset, self.label, bounds=self.bounds))
         if isinstance(self.dataset, str):
             if self.dataset not in REGISTRY:
                 raise DPValueError(f"unknown dataset {self.dataset!r}; choose one of {', '.join(REGISTRY)}")
