@@ -61,10 +61,10 @@ def server():
     yield url
     proc.terminate()
     try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:  # still finishing a run nobody waits for any more
         proc.kill()
-        proc.wait(timeout=10)
+        proc.wait(timeout=20)
 
 
 #: a chart drawn in the page: Plotly's SVG or Vega-Lite's (the home page's, dpcore.ui.vega)
