@@ -165,18 +165,22 @@ def describe(v: dict, *, limit: int = 3) -> str:
 
 
 def scan_page(browser, base: str, path: str, *, impacts=BLOCKING, width: int = 1280, height: int = 720,
-              presentation: bool = True):
+              presentation: bool = True, look=None):
     """Open ``base + path``, scan it once rendered and, where it has a main button, again after its run.
 
     Returns ``[(stage, violations, body_text)]`` with stage ``"rendered"``, ``"after <button>"``, ``"phone"``: the
     final state resized to a 390 px phone, where nothing may stick out sideways, and, last (with
     ``presentation``), ``"presentation mode"``: the same session switched to it (:func:`switch_to_presentation`).
+    ``look(path, page)``, if given, is called once the page has rendered, before its scan, in the same visit (a
+    screenshot, the menu and the tab title without loading the page again).
     """
     page = browser.new_page(viewport={"width": width, "height": height})
     page.set_default_timeout(300_000)
     page.goto(base + path, wait_until="networkidle", timeout=120_000)
     page.locator('[data-testid="stHeading"]').first.wait_for()
     wait_until_idle(page, timeout=240.0)  # a second without the running indicator
+    if look is not None:
+        look(path, page)
     out = [("rendered", violations(page, impacts=impacts), page.inner_text("body"))]
     button = MAIN_BUTTONS.get(path)
     if button:
@@ -192,10 +196,11 @@ def scan_page(browser, base: str, path: str, *, impacts=BLOCKING, width: int = 1
 
 
 def scan_pages(base: str, paths, *, executable: str, workers: int = 3, impacts=BLOCKING,
-               width: int = 1280, height: int = 720) -> dict:
+               width: int = 1280, height: int = 720, look=None) -> dict:
     """:func:`scan_page` on each of ``paths``, ``workers`` pages at a time, each worker in its own thread with its
-    own Playwright and Chromium (Playwright's synchronous API is not shared between threads). Returns
-    ``{path: stages}`` in the order of ``paths``."""
+    own Playwright and Chromium (Playwright's synchronous API is not shared between threads); worker ``i`` opens
+    ``paths[i]`` first. Returns ``{path: stages}`` in the order of ``paths``. ``look``: see :func:`scan_page` (it
+    is called from the workers' threads)."""
     paths = list(paths)
     workers = max(1, min(int(workers), len(paths)))
 
@@ -203,7 +208,8 @@ def scan_pages(base: str, paths, *, executable: str, workers: int = 3, impacts=B
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=executable, args=FLAGS)
             try:
-                return {path: scan_page(browser, base, path, impacts=impacts, width=width, height=height)
+                return {path: scan_page(browser, base, path, impacts=impacts, width=width, height=height,
+                                        look=look)
                         for path in share}
             finally:
                 browser.close()

@@ -17,12 +17,17 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
          "--disable-quic", "--disable-component-update", "--disable-sync"]
 
 
+#: Streamlit's running indicator, and an element left from the previous run (drawn faded until the run redraws
+#: or drops it: on a slow machine it can outlast the indicator, and a faded text fails a contrast check)
+BUSY = '[data-testid="stStatusWidget"], [data-testid="stElementContainer"][data-stale="true"]'
+
+
 def wait_until_idle(page, *, timeout: float = 180.0, quiet: float = 1.0, poll: float = 0.25) -> None:
-    """Wait until Streamlit's running indicator has been gone for ``quiet`` seconds (a script is done), checking
-    every ``poll`` seconds."""
+    """Wait until Streamlit's running indicator and every faded element of the previous run have been gone for
+    ``quiet`` seconds (a script is done and drawn), checking every ``poll`` seconds."""
     idle, waited = 0.0, 0.0
     while idle < quiet and waited < timeout:
-        idle = idle + poll if page.locator('[data-testid="stStatusWidget"]').count() == 0 else 0.0
+        idle = idle + poll if page.locator(BUSY).count() == 0 else 0.0
         page.wait_for_timeout(poll * 1000)
         waited += poll
 

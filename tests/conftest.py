@@ -1,16 +1,29 @@
-"""Shared test set-up: small thread pools so the suite behaves on a 2-core machine."""
+"""Shared test set-up: small thread pools so the suite behaves on a 2-core machine, a cache of its own per test
+process, and results computed once for the whole run (:func:`computed_once`) however many processes run it.
+
+``python -m pytest`` runs the tests in parallel processes (pytest-xdist, ``-n logical`` in pytest.ini): tests that
+must share a process (one server for a module, say) are marked ``@pytest.mark.xdist_group("name")``.
+"""
 from __future__ import annotations
 
+import atexit
+import hashlib
 import os
 import pathlib
+import pickle
+import shutil
 import tempfile
+
+import pytest
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
-# finished runs and sweeps are cached on disk: the suite gets a fresh cache of its own, never the project's
-os.environ.setdefault("DPCORE_CACHE_DIR", tempfile.mkdtemp(prefix="dpcore-test-cache-"))
-
-import pytest
+# finished runs and sweeps are cached on disk: each test process (each xdist worker, gw0, gw1, ...) gets a fresh
+# cache of its own, never the project's nor a neighbour's: a test that clears the server's store of finished runs
+# must not clear the runs another process is about to read
+_CACHE = tempfile.mkdtemp(prefix=f"dpcore-test-cache-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-")
+os.environ["DPCORE_CACHE_DIR"] = _CACHE
+atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -75,9 +88,48 @@ def _restore_work_budget():
 
 
 @pytest.fixture(autouse=True)
-def _fresh_shared_runs():
-    """Results the server shares between visitors are per test: a test sees its own runs computed."""
+def _fresh_shared_runs(request):
+    """The server's store of finished runs (:func:`dpcore.serving.shared_runs`) is kept from test to test in one
+    test process, as a server keeps it from visitor to visitor: a page's default run is trained once per process,
+    not once per test that opens the page. A test that monkeypatches, or is marked ``fresh_runs``, starts from an
+    empty store and leaves an empty one behind: its runs are computed under its patches, and what it computed is
+    never shown to another test."""
     from dpcore.serving import shared_runs
 
-    shared_runs().clear()
+    fresh = "monkeypatch" in request.fixturenames or request.node.get_closest_marker("fresh_runs") is not None
+    if fresh:
+        shared_runs().clear()
     yield
+    if fresh:
+        shared_runs().clear()
+
+
+@pytest.fixture(scope="session")
+def computed_once(tmp_path_factory):
+    """``computed_once(key, compute)``: ``compute()``'s value, computed once for the whole test run.
+
+    For seeded work that several tests look at (a reproduction entry, a trained model): the first process to ask
+    computes it while holding a lock, the others (xdist workers) wait and read its pickled value from the run's
+    shared temporary directory, so each is computed once, not once per test or per worker. ``key`` is a text
+    naming the work and every input it depends on. Never for work a test monkeypatches."""
+    import filelock
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's directory, shared by its workers (each worker's own is popen-gwN inside it)
+    root = root / "computed-once"
+    root.mkdir(exist_ok=True)
+    here: dict = {}
+
+    def get(key: str, compute):
+        if key not in here:
+            path = root / f"{hashlib.sha256(key.encode()).hexdigest()[:20]}.pkl"
+            with filelock.FileLock(f"{path}.lock"):
+                if path.exists():
+                    here[key] = pickle.loads(path.read_bytes())
+                else:
+                    here[key] = compute()
+                    path.write_bytes(pickle.dumps(here[key], protocol=pickle.HIGHEST_PROTOCOL))
+        return here[key]
+
+    return get

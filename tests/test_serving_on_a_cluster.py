@@ -13,6 +13,8 @@ from dpcore.serving import RunCancelled, SharedRuns
 distributed = pytest.importorskip("distributed")
 cloudpickle = pytest.importorskip("cloudpickle")
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the worker process cannot import this test file
+#: the module's tests share one local cluster (a module fixture): one test process runs them all
+pytestmark = pytest.mark.xdist_group("dask-cluster")
 
 
 def _steps(n: int, name: str):

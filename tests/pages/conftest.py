@@ -43,8 +43,9 @@ def app_page():
 
 
 @pytest.fixture(autouse=True)
-def charts_readable_by_everyone(monkeypatch):
-    """Record every AppTest a page test makes; when the test ends, check the charts each shows last."""
+def charts_readable_by_everyone():
+    """Record every AppTest a page test makes; when the test ends, check the charts each shows last. (Its own
+    patch, not the ``monkeypatch`` fixture: a test that asks for that one gets runs of its own, tests/conftest.py.)"""
     made: list[AppTest] = []
     original = AppTest.from_file.__func__
 
@@ -52,7 +53,8 @@ def charts_readable_by_everyone(monkeypatch):
         made.append(original(cls, *args, **kwargs))
         return made[-1]
 
-    monkeypatch.setattr(AppTest, "from_file", classmethod(from_file))
-    yield
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(AppTest, "from_file", classmethod(from_file))
+        yield
     problems = sorted({p for at in made for p in chart_problems(at)})
     assert not problems, "charts a colour-blind or phone reader cannot read:\n" + "\n".join(problems)

@@ -23,14 +23,22 @@ def test_every_paper_the_app_builds_on_has_an_entry():
             "Su et al. 2016", "Tramèr & Boneh 2021", "Lau Hansen 2023", "Zhang 2021"} <= cites
 
 
-#: Each entry's result, run once for this module: the entries are seeded, so a second run gives the same.
-_RESULTS: dict = {}
+def _run(name: str):
+    """The entry run live, with the progress it reported: ``(result, [(done, total), ...])``."""
+    seen = []
+    return run_reproduction(name, on_progress=lambda done, total, message: seen.append((done, total))), seen
 
 
-def _result(name: str):
-    if name not in _RESULTS:
-        _RESULTS[name] = run_reproduction(name)
-    return _RESULTS[name]
+@pytest.fixture(scope="session")
+def reproduced(computed_once):
+    """``reproduced(name)``: the entry's ``(result, progress)``, run once for the whole test run (whichever test
+    or xdist worker asks first): the entries are seeded, so a second run gives the same."""
+    return lambda name: computed_once(f"reproduction {name}", lambda: _run(name))
+
+
+@pytest.fixture(scope="session")
+def _result(reproduced):
+    return lambda name: reproduced(name)[0]
 
 
 #: What each entry honestly reaches: the paper's numbers within tolerance ("reproduced"), only its orderings and
@@ -58,9 +66,8 @@ def test_every_entry_has_an_expected_status_and_a_link_to_its_paper():
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_each_reproduction_has_the_status_its_checks_earn(name):
-    seen = []
-    r = _RESULTS[name] = run_reproduction(name, on_progress=lambda done, total, message: seen.append((done, total)))
+def test_each_reproduction_has_the_status_its_checks_earn(name, reproduced):
+    r, seen = reproduced(name)
     assert r.checks
     failing = [c.claim for c in r.checks if not c.holds]
     assert r.status == EXPECTED_STATUS[name], (r.status, failing)
@@ -81,7 +88,7 @@ def test_each_reproduction_has_the_status_its_checks_earn(name):
     assert r.curve is not None and {"x", "value", "series"} <= set(r.curve.columns)
 
 
-def test_the_published_numbers_printed_are_the_papers():
+def test_the_published_numbers_printed_are_the_papers(_result):
     abadi = _result("abadi2016-accountant").table.set_index("quantity").published.dropna().tolist()
     assert abadi == [1.26, 9.34]  # Abadi et al. 2016, Section 3.1: q = 0.01, sigma = 4, T = 10,000
     mnist = _result("abadi2016-mnist").table.published.dropna().tolist()
@@ -93,7 +100,7 @@ def test_the_published_numbers_printed_are_the_papers():
     assert confident.tolist() == [0.985, 0.992, 1.97]
 
 
-def test_non_private_and_trivial_lines_are_marked_as_references_and_flat():
+def test_non_private_and_trivial_lines_are_marked_as_references_and_flat(_result):
     curve = _result("su2016-dplloyd").curve
     refs = curve[curve.reference]
     assert set(refs.series) == {"Lloyd (non-private)"} and refs.value.nunique() == 1
@@ -165,7 +172,7 @@ def test_the_short_citation_reads_like_a_reference():
     assert get_reproduction("course-iris-networks").cite == "Zhang 2021"
 
 
-def test_the_pate_entries_say_plainly_what_they_do_not_reproduce():
+def test_the_pate_entries_say_plainly_what_they_do_not_reproduce(_result):
     r = _result("papernot2017-pate-mnist")
     ours = r.table.set_index("quantity").ours
     # MNIST 5k at ε = 2.04: at least 0.80 (the app's target), not the paper's 98% on 60,000 images
@@ -177,7 +184,7 @@ def test_the_pate_entries_say_plainly_what_they_do_not_reproduce():
     assert math.isclose(ours["ε guaranteed (data-independent, δ = 1e-5)"], 2.04, rel_tol=1e-5)
 
 
-def test_the_confident_gnmax_entry_reports_a_released_epsilon_and_not_the_exact_one_as_the_papers_kind():
+def test_the_confident_gnmax_entry_reports_a_released_epsilon_and_not_the_exact_one_as_the_papers_kind(_result):
     r = _result("papernot2018-confident-mnist")
     t = r.table.set_index("quantity")
     released = t.ours[t.index.str.startswith("ε data-dependent, released privately")].iloc[0]
