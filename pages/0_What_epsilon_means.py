@@ -47,9 +47,14 @@ with st.sidebar:
                     help="Laplace gives pure ε-DP; Gaussian gives (ε, δ)-DP and composes better.")
     eps = control_area(st.sidebar).slider("Epsilon (ε)", 0.05, 5.0, EPSILON, 0.05, key="home.eps")
     verdict_line(eps, container=control_area(st.sidebar))
-    delta = st.select_slider("Delta (δ), Gaussian only", [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2], value=DELTA,
-                             key="home.delta", format_func=lambda d: f"{d:.0e}", disabled=mech == "laplace",
-                             help="Laplace is pure ε-DP: δ = 0, so this only applies to the Gaussian.")
+    # δ only for the Gaussian: a greyed-out δ under Laplace read below the 4.5:1 contrast a label needs
+    if mech == "gaussian":
+        delta = st.select_slider("Delta (δ)", [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2], value=DELTA,
+                                 key="home.delta", format_func=lambda d: f"{d:.0e}",
+                                 help="The Gaussian gives (ε, δ)-DP: δ is the small chance that the ε bound fails.")
+    else:
+        delta = DELTA
+        st.caption("δ = 0: Laplace is pure ε-DP (choose the Gaussian to see δ).")
     sens = st.slider("Declared sensitivity Δ", 1.0, 5.0, 1.0, 0.5, key="home.sens",
                      help="The most one record can move the answer, as declared by the analyst. For a count "
                           "it is 1; declaring more is still private, it only adds noise.")

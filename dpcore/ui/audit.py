@@ -292,9 +292,12 @@ def model_accuracy_metric(col, accuracy: Mapping[str, float | None], private_lab
 
 
 def _pictures(X, image_shape, captions) -> None:
-    """Records as one strip of small pictures that wraps (3 a row on a phone), each scaled to its own range."""
-    st.image([np.clip((np.asarray(img).reshape(image_shape) - np.min(img)) / max(np.ptp(img), 1e-9), 0, 1)
-              for img in X], width=96, caption=list(captions))
+    """Records as one strip of small pictures that wraps (3 a row on a phone), each scaled to its own range, each
+    with its caption as alt text for a screen reader."""
+    row = st.container(horizontal=True, wrap=True, gap="small")
+    for img, cap in zip(X, captions):
+        pic = np.clip((np.asarray(img).reshape(image_shape) - np.min(img)) / max(np.ptp(img), 1e-9), 0, 1)
+        row.container(width=96, gap=None).image(pic, caption=cap, alt=f"An exposed record: {cap}", width=96)
 
 
 def show_exposed(audits: Mapping[str, Any], private_label: str, *, attack: str, image_shape) -> None:

@@ -35,7 +35,8 @@ def test_default_attack_shows_a_model_that_leaks_beside_a_private_one_that_does_
     assert (exposed["Taught label"] != exposed["True label"]).all()
     assert exposed["Non-private: P(taught label)"].min() > 0.5
     assert exposed["Private: P(taught label)"].mean() < exposed["Non-private: P(taught label)"].mean()
-    assert len(at.get("image")) == 1  # one strip of pictures that wraps, not a full-width column per picture
+    # one row of small pictures that wraps (not a full-width column per picture), each with its alt text
+    assert len(at.get("image")) == len(exposed)
 
 
 def test_one_run_gradient_canary_audit_runs_from_the_page():

@@ -13,7 +13,8 @@ def test_home_runs_and_epsilon_changes_the_noise(app_page):
     assert not at.exception
     assert metrics(at)["Noise scale"] == "1"
     assert metrics(at)["Largest ratio $p_D / p_{D'}$"] == "2.72"
-    assert at.select_slider(key="home.delta").disabled  # δ means nothing for Laplace
+    assert not [w for w in at.select_slider if w.key == "home.delta"]  # δ means nothing for Laplace
+    assert any("Laplace is pure ε-DP" in c.value for c in at.caption)
     at.slider(key="home.eps").set_value(0.5).run()
     assert not at.exception
     assert metrics(at)["Noise scale"] == "2"
@@ -33,7 +34,7 @@ def test_home_gaussian_shows_delta_spent(app_page):
     at = app_page("app.py").run()
     at.radio(key="home.mech").set_value("gaussian").run()
     assert not at.exception
-    assert not at.select_slider(key="home.delta").disabled
+    assert at.select_slider(key="home.delta").value == 1e-5
     d = float(metrics(at)["δ actually used"])
     assert 0.9e-5 < d <= 1.0001e-5
 
