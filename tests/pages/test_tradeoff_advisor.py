@@ -26,6 +26,13 @@ def _upload_page(tmp_path, monkeypatch) -> AppTest:
     at.selectbox(key="sweep.dataset").set_value("upload").run()
     at.get("file_uploader")[0].set_value(("customers.csv", _csv(), "text/csv")).run()
     assert not at.exception
+    _small_sweep(at)
+    assert not at.exception
+    return at
+
+
+def _small_sweep(at) -> None:
+    """Objective perturbation alone, at ε 1 and 10, two seeds, in this process."""
     ms = next(m for m in at.multiselect if m.key.startswith("sweep.learners."))
     ms.set_value(["erm-objective"])
     at.number_input(key="sweep.min.epsilon").set_value(1.0)
@@ -34,8 +41,6 @@ def _upload_page(tmp_path, monkeypatch) -> AppTest:
     at.number_input(key="sweep.seeds").set_value(2)
     at.number_input(key="sweep.jobs").set_value(1)
     at.run()
-    assert not at.exception
-    return at
 
 
 def _holds(node, kind: str) -> bool:
@@ -75,14 +80,7 @@ def test_the_advisor_answers_a_level_from_a_registry_sweep(tmp_path, monkeypatch
     at = AppTest.from_file(PAGE, default_timeout=300)
     at.run()
     at.selectbox(key="sweep.dataset").set_value("iris").run()
-    ms = next(m for m in at.multiselect if m.key.startswith("sweep.learners."))
-    ms.set_value(["erm-objective"])
-    at.number_input(key="sweep.min.epsilon").set_value(1.0)
-    at.number_input(key="sweep.max.epsilon").set_value(10.0)
-    at.number_input(key="sweep.points.epsilon").set_value(2)
-    at.number_input(key="sweep.seeds").set_value(2)
-    at.number_input(key="sweep.jobs").set_value(1)
-    at.run()
+    _small_sweep(at)
     at.button(key="sweep.run").click().run()
     at.radio(key="sweep.advisor.kind").set_value("level").run()
     at.number_input(key="sweep.advisor.level").set_value(0.5).run()
