@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpcore.serving import libraries_loaded
+from dpcore.runtime.serving import libraries_loaded
 
 if not libraries_loaded():  # a fresh server: say why its first visitors wait while everything loads, once
     with st.spinner("Starting up: loading the libraries (only on the server's first visit, a few seconds)…"):
         import dpcore.ui.boot  # noqa: F401  (before any other dpcore import: see its docstring)
 
-from dpcore.serving import settings_problem
+from dpcore.runtime.serving import settings_problem
 from dpcore.ui.links import abandon_view, begin_page, finish_page
 from dpcore.ui.navigation import HOME_ALIAS, PAGES, routed, sidebar_menu
 from dpcore.ui.present import presentation_mode, presentation_toggle

@@ -1,10 +1,10 @@
 """Does the ε advisor's answer hold on rows it never saw? Prints recommendation vs held-out result.
 
 For a few realistic tables made here (symmetric and skewed columns, balanced and imbalanced labels, 200 to 20,000
-rows), a quarter of the rows is set aside. The advisor (:func:`dpcore.advisor.advise`) sees the other three quarters
-as an upload would (bounds declared from how the columns are generated, not read from the rows) and recommends an ε.
-The recommended learner is then trained at that ε on all those rows, five times with fresh noise, and scored on the
-held-out rows, beside the non-private counterpart trained the same way. The advisor promises that a fresh run meets
+rows), a quarter of the rows is set aside. The advisor (:func:`dpcore.decision.advisor.advise`) sees the other three
+quarters as an upload would (bounds declared from how the columns are generated, not read from the rows) and recommends
+an ε. The recommended learner is then trained at that ε on all those rows, five times with fresh noise, and scored on
+the held-out rows, beside the non-private counterpart trained the same way. The advisor promises that a fresh run meets
 the need in 90 % of cases; the "held-out" columns say how many of the five did.
 
 Usage: python bench/advisor_check.py [--quick]   (the machine may be shared: timings are not the point here)
@@ -22,8 +22,8 @@ sys.path.insert(0, ".")
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from dpcore.advisor import advise, parse_need  # noqa: E402
 from dpcore.datasets import Split, load_csv  # noqa: E402
+from dpcore.decision.advisor import advise, parse_need  # noqa: E402
 from dpcore.learners import run_learner  # noqa: E402
 from dpcore.sweep import SweepConfig  # noqa: E402
 

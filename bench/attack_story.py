@@ -32,7 +32,7 @@ from dpcore.audit.roc import chance_tpr_interval  # noqa: E402
 from dpcore.audit.run import LADDER_EPSILONS, epsilon_ladder, run_audit  # noqa: E402
 from dpcore.defaults import DELTA, EPSILON  # noqa: E402
 from dpcore.learners import run_learner  # noqa: E402
-from dpcore.serving import default_run_threads, default_workers, run_threads  # noqa: E402
+from dpcore.runtime.serving import default_run_threads, default_workers, run_threads  # noqa: E402
 
 DATASET = "mnist5k"
 

@@ -260,7 +260,7 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
 
     sys.path.insert(0, ROOT)
-    from dpcore.serving import default_workers
+    from dpcore.runtime.serving import default_workers
 
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     if not exe:

@@ -40,5 +40,5 @@ class DPCoreWarning(UserWarning):
 
 
 class RunCancelled(Exception):
-    """Raised inside a run's progress callback once nobody waits for the run any more (:mod:`dpcore.serving`, on
-    this machine or on a Dask worker through :mod:`dpcore.remote`)."""
+    """Raised inside a run's progress callback once nobody waits for the run any more (:mod:`dpcore.runtime.serving`, on
+    this machine or on a Dask worker through :mod:`dpcore.runtime.remote`)."""

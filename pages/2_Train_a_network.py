@@ -9,7 +9,7 @@ import streamlit as st
 
 from dpcore.defaults import LEARNER
 from dpcore.learners import get_learner
-from dpcore.lesson import DATASET
+from dpcore.teaching.lesson import DATASET
 from dpcore.ui import (
     dataset_picker,
     delta_input,
@@ -56,7 +56,7 @@ st.session_state.setdefault("train.results", {})
 
 with st.sidebar:
     st.header("Data and learner")
-    ds = dataset_picker("train.dataset", default=DATASET)  # the lesson's (dpcore/lesson.py)
+    ds = dataset_picker("train.dataset", default=DATASET)  # the lesson's (dpcore/teaching/lesson.py)
 if ds is None:
     stop_page()
 with st.sidebar:

@@ -5,7 +5,7 @@ import dpcore.ui.boot  # noqa: F401  (first: every library loaded once, before t
 
 import streamlit as st
 
-from dpcore.serving import max_sweep_jobs, server_scheduler
+from dpcore.runtime.serving import max_sweep_jobs, server_scheduler
 from dpcore.sweep import (
     AXES,
     DEFAULT_JOBS,

@@ -81,7 +81,7 @@ def _restore_main_module():
 @pytest.fixture(autouse=True)
 def _restore_work_budget():
     """Pages switch the process to the shared server's work budget; each test starts from the library's."""
-    from dpcore.workload import COMMAND_LINE, set_default_budget
+    from dpcore.runtime.workload import COMMAND_LINE, set_default_budget
 
     yield
     set_default_budget(COMMAND_LINE)
@@ -89,12 +89,12 @@ def _restore_work_budget():
 
 @pytest.fixture(autouse=True)
 def _fresh_shared_runs(request):
-    """The server's store of finished runs (:func:`dpcore.serving.shared_runs`) is kept from test to test in one
+    """The server's store of finished runs (:func:`dpcore.runtime.serving.shared_runs`) is kept from test to test in one
     test process, as a server keeps it from visitor to visitor: a page's default run is trained once per process,
     not once per test that opens the page. A test that monkeypatches, or is marked ``fresh_runs``, starts from an
     empty store and leaves an empty one behind: its runs are computed under its patches, and what it computed is
     never shown to another test."""
-    from dpcore.serving import shared_runs
+    from dpcore.runtime.serving import shared_runs
 
     fresh = "monkeypatch" in request.fixturenames or request.node.get_closest_marker("fresh_runs") is not None
     if fresh:

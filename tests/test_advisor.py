@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.advisor import Need, advise, judge, parse_need, prediction_bound
+from dpcore.decision.advisor import Need, advise, judge, parse_need, prediction_bound
 from dpcore.exceptions import DPValueError
 from dpcore.sweep import SweepConfig, SweepResult
 

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from dpcore.exceptions import DPCoreError
-from dpcore.explain import count_query_densities, neighbouring_databases, noisy_count
+from dpcore.teaching.explain import count_query_densities, neighbouring_databases, noisy_count
 
 
 def test_neighbouring_databases_differ_in_one_record():

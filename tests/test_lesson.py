@@ -7,7 +7,7 @@ import re
 
 from dpcore.datasets import REGISTRY
 from dpcore.defaults import EPSILON
-from dpcore.lesson import DATASET, OWN_DEFAULTS, SEED, STOPS, carried, next_stop, stop_of
+from dpcore.teaching.lesson import DATASET, OWN_DEFAULTS, SEED, STOPS, carried, next_stop, stop_of
 from dpcore.ui.navigation import PAGES
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

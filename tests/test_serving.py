@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from dpcore import serving
 from dpcore.exceptions import DPValueError
-from dpcore.serving import RunCancelled, SharedRuns, cap_run_threads, default_run_threads, default_workers
+from dpcore.runtime import serving
+from dpcore.runtime.serving import RunCancelled, SharedRuns, cap_run_threads, default_run_threads, default_workers
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -292,7 +292,7 @@ def test_the_command_line_trains_on_the_app_servers_threads_and_restores_them(mo
 
 
 def test_a_bad_server_setting_is_found_before_any_run(monkeypatch):
-    from dpcore.serving import settings_problem
+    from dpcore.runtime.serving import settings_problem
 
     monkeypatch.setenv("DPCORE_RUN_WORKERS", "two")
     assert "DPCORE_RUN_WORKERS must be a whole number" in settings_problem()
@@ -342,7 +342,9 @@ def test_work_marked_to_run_here_stays_on_this_machine_when_the_store_has_a_clus
     runs = SharedRuns(workers=1)
     runs._client = object()  # a cluster the store would otherwise send its runs to
     shipped = []
-    monkeypatch.setattr("dpcore.remote.run_on_cluster", lambda client, compute, progress: shipped.append(1) or -1)
+    monkeypatch.setattr(
+        "dpcore.runtime.remote.run_on_cluster", lambda client, compute, progress: shipped.append(1) or -1
+    )
     assert runs.get_or_run("sweep", _counting(3), here=True) == (3, "computed")
     assert shipped == []
     assert runs.get_or_run("train", _counting(4)) == (-1, "computed")  # the others still go to the cluster
@@ -412,7 +414,7 @@ def test_the_boot_module_every_page_imports_first_loads_every_library_and_dpcore
     code = (
         "import json, pkgutil, sys\n"
         "import dpcore\n"
-        "from dpcore.serving import SHARED_LIBRARIES\n"
+        "from dpcore.runtime.serving import SHARED_LIBRARIES\n"
         "before = [m for m in SHARED_LIBRARIES if m in sys.modules]\n"
         "import dpcore.ui.boot\n"
         "names = list(SHARED_LIBRARIES) + [i.name for i in pkgutil.walk_packages(dpcore.__path__, 'dpcore.')\n"

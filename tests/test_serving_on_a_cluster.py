@@ -8,7 +8,7 @@ import time
 import pytest
 
 from dpcore.exceptions import DPValueError
-from dpcore.serving import RunCancelled, SharedRuns
+from dpcore.runtime.serving import RunCancelled, SharedRuns
 
 distributed = pytest.importorskip("distributed")
 cloudpickle = pytest.importorskip("cloudpickle")
@@ -93,7 +93,7 @@ def test_an_unreachable_scheduler_is_a_clear_error():
 
 
 def test_a_run_on_a_cluster_without_any_worker_fails_with_a_message_instead_of_waiting_for_good():
-    from dpcore.remote import run_on_cluster
+    from dpcore.runtime.remote import run_on_cluster
 
     with distributed.LocalCluster(n_workers=0, processes=True, host="127.0.0.1", dashboard_address=None) as empty, \
             distributed.Client(empty, set_as_default=False) as client:
@@ -106,7 +106,7 @@ def _needs_dpcore(progress):
 
 
 def test_a_cluster_that_cannot_import_dpcore_is_told_where_to_install_it_and_other_errors_pass_through(cluster):
-    from dpcore.remote import run_on_cluster
+    from dpcore.runtime.remote import run_on_cluster
 
     with distributed.Client(cluster, set_as_default=False) as client:
         with pytest.raises(DPValueError, match="cannot import dpcore.*PYTHONPATH.*or unset DPCORE_SCHEDULER"):

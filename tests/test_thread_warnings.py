@@ -6,7 +6,7 @@ import warnings
 
 import pytest
 
-from dpcore.thread_warnings import caught, ignored
+from dpcore.runtime.thread_warnings import caught, ignored
 
 
 def _in_thread(fn) -> threading.Thread:

@@ -9,8 +9,8 @@ import re
 import pytest
 
 from dpcore.exceptions import DPValueError
-from dpcore.glossary import GLOSSARY, define
-from dpcore.verdict import BANDS, DEPLOYMENTS, comparison, neighbours, verdict
+from dpcore.teaching.glossary import GLOSSARY, define
+from dpcore.teaching.verdict import BANDS, DEPLOYMENTS, comparison, neighbours, verdict
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -45,7 +45,7 @@ def test_the_sentence_states_the_odds_bound_and_the_belief_reachable_from_even_o
 
 
 def test_the_belief_bound_agrees_with_the_home_page_posterior_curve():
-    from dpcore.explain import posterior_bound
+    from dpcore.teaching.explain import posterior_bound
 
     for epsilon in (0.5, 2.0):
         low, high = posterior_bound([0.5], epsilon=epsilon)
@@ -115,7 +115,7 @@ def test_no_abbreviation_on_a_first_screen_is_left_undefined():
     for text in texts:
         found |= set(re.findall(r"\b(?:[A-Z][A-Za-z]*[A-Z][A-Za-z-]*|[A-Z]{2,})\b", text))
     undefined = sorted(t for t in found if t not in defined and t not in NOT_JARGON)
-    assert not undefined, f"define these in dpcore/glossary.py: {undefined}"
+    assert not undefined, f"define these in dpcore/teaching/glossary.py: {undefined}"
 
 
 def test_an_epsilon_calibrated_just_under_a_deployment_is_placed_as_shown_not_below_itself():
@@ -130,7 +130,7 @@ def test_a_tiny_epsilon_says_the_odds_move_a_little_not_1x():
 
 
 def test_a_tiny_epsilon_moves_a_fair_guess_by_a_visible_decimal_not_to_a_rounded_50_percent():
-    from dpcore.verdict import verdict
+    from dpcore.teaching.verdict import verdict
 
     assert "a 50 % guess can reach 50.2 %" in verdict(0.01).sentence()
     assert "a 50 % guess can reach 73 %" in verdict(1.0).sentence()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dpcore.exceptions import DPValueError
-from dpcore.workload import (
+from dpcore.runtime.workload import (
     COMMAND_LINE,
     RUN,
     SERVER,

@@ -35,8 +35,8 @@ COMMANDS = {
                                     "decision report"),
 }
 
-#: The commands that train: they run with the app server's torch/BLAS threads per run (dpcore.serving), so that a
-#: seeded run prints the numbers a page shows for the same inputs on the same machine.
+#: The commands that train: they run with the app server's torch/BLAS threads per run (dpcore.runtime.serving), so
+#: that a seeded run prints the numbers a page shows for the same inputs on the same machine.
 TRAINING_COMMANDS = ("train", "cluster", "sweep", "audit", "reproduce", "report")
 
 
@@ -286,11 +286,11 @@ def main(argv: list[str] | None = None) -> int:
                 said.append(str(msg))  # a command's JSON carries them too (print_result)
                 print(f"warning: {msg}", file=sys.stderr)
 
-            # Python's last step, where dpcore.thread_warnings hands on what no block of the thread catches
+            # Python's last step, where dpcore.runtime.thread_warnings hands on what no block of the thread catches
             warnings._showwarnmsg_impl = lambda msg: show(msg.message)
             if args.command not in TRAINING_COMMANDS:
                 return int(args.func(args) or 0)
-            from ..serving import default_run_threads, default_workers, run_threads
+            from ..runtime.serving import default_run_threads, default_workers, run_threads
 
             with run_threads(default_run_threads(default_workers())):  # the app server's threads: its numbers
                 return int(args.func(args) or 0)

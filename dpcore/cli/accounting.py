@@ -9,7 +9,7 @@ from ..accounting import ACCOUNTANTS, calibrate_noise_multiplier, dpsgd_accounti
 from ..accounting.accountants import pld_discretization_for
 from ..accounting.calibration import NOISE_SEARCH_RANGE
 from ..defaults import DELTA
-from ..verdict import ZERO_EPSILON
+from ..teaching.verdict import ZERO_EPSILON
 from . import JSON_CONVENTION, command_help, print_json
 
 

@@ -2,7 +2,8 @@
 
 ``python -m dpcore report --data customers.csv --label churned --need "within 2 points" --epsilon-range 0.1,10
 --out report.html`` sweeps ε over the range with several seeds, answers with the smallest ε that meets the need
-(:mod:`dpcore.advisor`) and writes one self-contained HTML file (:mod:`dpcore.report`) that opens offline. ``--json``
+(:mod:`dpcore.decision.advisor`) and writes one self-contained HTML file (:mod:`dpcore.decision.report`) that opens
+offline. ``--json``
 prints the recommendation as JSON on stdout. For a print or a PDF, open the file in a browser and print it: no PDF
 library the project can rely on is installed without a browser of its own.
 
@@ -15,7 +16,7 @@ import os
 import sys
 import warnings
 
-from ..advisor import ADVISOR_CONFIDENCE, ADVISOR_POINTS, ADVISOR_RANGE, ADVISOR_SEEDS
+from ..decision.advisor import ADVISOR_CONFIDENCE, ADVISOR_POINTS, ADVISOR_RANGE, ADVISOR_SEEDS
 from ..defaults import DELTA
 from ..exceptions import DPValueError, PrivacyLeakWarning
 from ..sweep import DEFAULT_JOBS
@@ -78,8 +79,8 @@ def _check_out(path: str | None) -> None:
 
 
 def _run(args) -> int:
-    from ..advisor import advise, parse_need
-    from ..report import report_html, report_json
+    from ..decision.advisor import advise, parse_need
+    from ..decision.report import report_html, report_json
 
     if args.out is None and not args.json:
         raise DPValueError("give --out FILE.html for the report, or --json for the recommendation (or both)")

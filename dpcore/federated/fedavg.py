@@ -42,10 +42,10 @@ from ..defaults import DELTA
 from ..exceptions import DPValueError
 from ..mechanisms.gaussian_sum import GaussianSum
 from ..rng import as_generator, child_seed, noise_generator, noise_mode, torch_generator
+from ..runtime.workload import TORCH_THROUGHPUT, MemoryGuard, Work, check_work
 from ..training.clipping import clip_factors
 from ..types import ArrayLike
 from ..validation import check_array, check_delta, check_epsilon, check_int, check_positive
-from ..workload import TORCH_THROUGHPUT, MemoryGuard, Work, check_work
 from .accounting import (
     LOCAL_DP_NEIGHBOURING,
     check_client_fraction,

@@ -45,7 +45,7 @@ from ..learners.knobs import Knob
 from ..learners.metrics import score
 from ..mechanisms import RandomizedResponse
 from ..rng import as_generator, child_seed
-from ..thread_warnings import ignored
+from ..runtime.thread_warnings import ignored
 from ..validation import check_fraction, check_int, check_positive, check_probability
 from .labels import randomized_response_labels
 from .mechanisms import ImageMechanism, make_image_mechanism

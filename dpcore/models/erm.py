@@ -23,9 +23,9 @@ from ..accounting.events import EpsilonDeltaDpEvent
 from ..exceptions import DPValueError
 from ..mechanisms import Exponential, L2LaplaceVector
 from ..rng import as_generator, child_seed
+from ..runtime.workload import NUMPY_THROUGHPUT, Work, check_work
 from ..types import AnyCallable, ArrayLike, RngLike
 from ..validation import check_array, check_epsilon, check_int, check_positive
-from ..workload import NUMPY_THROUGHPUT, Work, check_work
 from ._utils import check_fitted_X, clip_rows_l2, plain, validate_X, validate_X_y
 
 __all__ = [

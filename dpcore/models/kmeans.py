@@ -16,9 +16,9 @@ from ..accounting.neighbouring import Neighbouring
 from ..exceptions import DPValueError
 from ..mechanisms import Laplace
 from ..rng import as_generator
+from ..runtime.workload import NUMPY_THROUGHPUT, Work, check_work
 from ..types import ArrayLike
 from ..validation import check_epsilon, check_fraction, check_int, check_positive, clip_to_norm
-from ..workload import NUMPY_THROUGHPUT, Work, check_work
 from ._utils import box_to_unit, check_fitted_X, clip_with_warning, resolve_bounds, unit_to_box, validate_X
 
 __all__ = [

@@ -67,7 +67,7 @@ from ..exceptions import DPCoreWarning, DPValueError, PrivacyLeakWarning
 from ..learners.base import LearnerSpec, ReleasedModel, RunResult, TestOutputs, class_labels
 from ..learners.knobs import Knob, Wording
 from ..learners.metrics import score
-from ..thread_warnings import ignored
+from ..runtime.thread_warnings import ignored
 from .erm import (
     DEFAULT_INTERCEPT_SCALE,
     KERNEL_ALIASES,

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..exceptions import DPValueError
 from ..rng import as_generator, child_seed
-from ..thread_warnings import ignored
+from ..runtime.thread_warnings import ignored
 from ..types import RngLike
 from ..validation import check_int
 

@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..accounting.curves import METHOD_LABELS, composition_comparison
 from ..learners import run_learner
-from ..thread_warnings import ignored
+from ..runtime.thread_warnings import ignored
 from .registry import Outcome, Progress, Reproduction, at_least, at_most, register, within
 
 NaN = float("nan")

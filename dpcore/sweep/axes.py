@@ -17,8 +17,8 @@ from typing import Callable
 import numpy as np
 
 from ..exceptions import DPTypeError, DPValueError
+from ..runtime.workload import Work, check_work
 from ..validation import check_epsilon, check_fraction, check_int, check_positive
-from ..workload import Work, check_work
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,8 @@ from ..accounting import Neighbouring, event_to_json
 from ..datasets.csv_upload import _names
 from ..exceptions import DPCoreError, DPTypeError, DPValueError, PrivacyLeakWarning
 from ..learners import get_learner, learners, run_learner
-from ..thread_warnings import caught as caught_warnings
-from ..workload import Work, WorkBudget, active_budget, check_work, max_jobs, set_default_budget
+from ..runtime.thread_warnings import caught as caught_warnings
+from ..runtime.workload import Work, WorkBudget, active_budget, check_work, max_jobs, set_default_budget
 from .cache import SweepCache
 from .config import RunSpec, SweepConfig, load_providers
 
@@ -512,7 +512,7 @@ def _run_dask(missing: list[RunSpec], scheduler: str, finish, budget: WorkBudget
         from distributed import Client
     except ImportError:  # pragma: no cover - dask[distributed] is a dependency
         raise DPValueError("scheduler= needs the 'distributed' package: pip install 'dask[distributed]'") from None
-    from ..remote import check_scheduler
+    from ..runtime.remote import check_scheduler
 
     check_scheduler(scheduler, timeout=DASK_CONNECT_TIMEOUT)  # at once, before a Client whose failure costs 20 s
     try:

@@ -21,6 +21,7 @@ from ..accounting.core import ACCOUNTANTS
 from ..defaults import DELTA
 from ..exceptions import DPCoreWarning, DPTypeError, DPValueError
 from ..rng import as_generator, child_seed, torch_generator
+from ..runtime.workload import TORCH_THROUGHPUT, MemoryGuard, Work, check_work
 from ..types import ArrayLike
 from ..validation import (
     check_array,
@@ -31,7 +32,6 @@ from ..validation import (
     check_positive,
     delta_is_checked,
 )
-from ..workload import TORCH_THROUGHPUT, MemoryGuard, Work, check_work
 from .ghost import LossFunction, make_clipper
 from .losses import per_example_loss
 from .models import ACTIVATIONS, MODELS, build_model, trainable_layers

@@ -10,8 +10,8 @@ import streamlit as st
 
 from ..accounting import calibrate_noise_multiplier, composition_comparison, dpsgd_epsilon
 from ..accounting.accountants import pld_discretization_for
-from ..explain import count_query_densities, neighbouring_databases, noisy_count
-from ..verdict import odds_factor
+from ..teaching.explain import count_query_densities, neighbouring_databases, noisy_count
+from ..teaching.verdict import odds_factor
 from . import palette, vega
 from .common import format_epsilon, readable_log_ticks
 

@@ -1,5 +1,5 @@
-"""Streamlit side of the ε advisor (:mod:`dpcore.advisor`) and the decision report (:mod:`dpcore.report`), and the
-Trade-off explorer's one notice of warnings.
+"""Streamlit side of the ε advisor (:mod:`dpcore.decision.advisor`) and the decision report
+(:mod:`dpcore.decision.report`), and the Trade-off explorer's one notice of warnings.
 
 The advisor reads the sweep the page already ran; the attack at the recommended ε trains one more model, on a button.
 The report is built in memory and handed to ``st.download_button``: for an uploaded file nothing of it (nor the
@@ -11,7 +11,7 @@ from typing import Sequence
 
 import streamlit as st
 
-from ..advisor import ADVISOR_CONFIDENCE, Advice, Need, attack_evidence, default_need, judge
+from ..decision.advisor import ADVISOR_CONFIDENCE, Advice, Need, attack_evidence, default_need, judge
 from ..exceptions import DPCoreError, PrivacyLeakWarning
 from ..sweep import SweepResult, from_upload, table_warnings
 from .sweep import _where_raised, title_of
@@ -99,7 +99,7 @@ def _need_input(task: str) -> Need:
 def advisor_panel(result: SweepResult, *, load: Sequence[tuple[str, bool]] = ()) -> Advice | None:
     """The owner states a need and the ε range they accept; the panel answers from the page's sweep, offers the
     attack at that ε and the decision report as a download."""
-    from ..report import report_html
+    from ..decision.report import report_html
 
     config = result.config
     st.header("Which ε meets your need?")

@@ -73,7 +73,7 @@ def cached_audit(learner: str, dataset: str, *, epsilon: float, delta: float, at
                              shadows=shadows, canaries=canaries, pool_size=pool_size, seed=seed or 0,
                              on_progress=on_progress)
 
-    # one run for every visitor asking the same (dpcore.serving), memoised in the session too
+    # one run for every visitor asking the same (dpcore.runtime.serving), memoised in the session too
     return remembered("audit.results", key,
                       lambda: shared_call(("audit", *key), run, on_progress=progress, quiet=quiet))
 

@@ -13,9 +13,9 @@ from ..datasets import REGISTRY, dataset_names, load_csv, read_csv_columns
 from ..datasets.csv_upload import BOUNDS_SYNTAX
 from ..defaults import DELTA, EPSILON
 from ..exceptions import BoundsError, DPCoreError
-from ..thread_warnings import caught as caught_warnings
-from ..verdict import ZERO_EPSILON, comparison, verdict
-from ..workload import SERVER, set_default_budget
+from ..runtime.thread_warnings import caught as caught_warnings
+from ..runtime.workload import SERVER, set_default_budget
+from ..teaching.verdict import ZERO_EPSILON, comparison, verdict
 from .links import DATASET_PROBLEM, settle
 from .navigation import route_through_app
 from .present import control_area, open_stage
@@ -54,7 +54,7 @@ def page_header(title: str, intro: str) -> None:
     """The page's title and intro; the router (app.py) sets the browser tab's title and the wide layout.
 
     Called first by every page, so a page Streamlit runs without the router reruns through it, and so
-    every page's work is held to the shared server's budget (:data:`dpcore.workload.SERVER`, unless
+    every page's work is held to the shared server's budget (:data:`dpcore.runtime.workload.SERVER`, unless
     ``DPCORE_WORK_BUDGET`` says otherwise).
     """
     set_default_budget(SERVER)
@@ -156,7 +156,7 @@ def epsilon_input(key: str, *, default: float = EPSILON, container=None, label: 
 
 def verdict_text(epsilon: float, *, what: str | None = None, compare: bool = True, short: bool = False,
                  subject: str | None = None) -> str:
-    """The verdict band of ``epsilon`` in words (:mod:`dpcore.verdict`), and where published deployments sit.
+    """The verdict band of ``epsilon`` in words (:mod:`dpcore.teaching.verdict`), and where published deployments sit.
 
     ``short`` gives the band alone (for under a number in a narrow column); ``subject``: what the ε protects when it
     is not a whole record (then no comparison with published deployments, which protect whole records).
@@ -463,7 +463,7 @@ def run_guarded(fn: Callable[..., Any], *args, hide_warnings: tuple[str, ...] = 
     A person never sees a traceback for bad input. ``hide_warnings``: message prefixes the page
     already explains in its own words (each warning is shown once either way).
     """
-    with caught_warnings() as caught:  # this visitor's own, not another's run's (dpcore.thread_warnings)
+    with caught_warnings() as caught:  # this visitor's own, not another's run's (dpcore.runtime.thread_warnings)
         try:
             out = fn(*args, **kwargs)
         except (DPCoreError, ValueError, TypeError) as exc:
@@ -479,15 +479,15 @@ def shared_call(key: tuple, compute: Callable[[Callable[[Any], None]], Any], *,
                 quiet: bool = False, done: str = "trained") -> Any:
     """``compute(progress)`` run once for every visitor of this server asking with the same ``key``.
 
-    The work runs on the server's bounded pool (:func:`dpcore.serving.shared_runs`): a result someone already
+    The work runs on the server's bounded pool (:func:`dpcore.runtime.serving.shared_runs`): a result someone already
     has is shown at once, a run in flight is followed live (``on_progress`` sees its progress events here),
     and while the run waits for a worker a note says how many runs are ahead. The run's warnings are raised
     again in this thread, so :func:`run_guarded` around it shows them to every visitor; its error too.
-    ``keep`` and ``here`` go to :meth:`~dpcore.serving.SharedRuns.get_or_run`; ``quiet``: no caption when the
+    ``keep`` and ``here`` go to :meth:`~dpcore.runtime.serving.SharedRuns.get_or_run`; ``quiet``: no caption when the
     result comes from the store (a chart redrawn on every change of the page); ``done``: the verb of the
     caption for a joined run ("trained", "computed").
     """
-    from ..serving import shared_runs
+    from ..runtime.serving import shared_runs
 
     settle()  # a link's value that does not fit is said now, before work is queued for the default in its place
     note = st.empty()

@@ -10,9 +10,9 @@ import pandas as pd
 import streamlit as st
 
 from ..audit.floating_point import FloatingPointAttack, floating_point_attack
-from ..explain import posterior_bound, repeated_answers
 from ..mechanisms import Laplace
 from ..mechanisms.secure import SecureLaplace
+from ..teaching.explain import posterior_bound, repeated_answers
 from . import palette, vega
 
 

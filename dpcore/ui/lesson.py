@@ -1,4 +1,4 @@
-"""The lesson's "next" links and its plan on the page (the declaration is :mod:`dpcore.lesson`).
+"""The lesson's "next" links and its plan on the page (the declaration is :mod:`dpcore.teaching.lesson`).
 
 At the foot of every stop of the lesson the router draws a link to the next stop (:func:`show_next_stop`, called by
 :func:`dpcore.ui.links.finish_page`) whose address carries the dataset, ε and seed on screen, in the next page's own
@@ -12,7 +12,7 @@ import math
 import streamlit as st
 
 from ..datasets import REGISTRY
-from ..lesson import DATASET, EPSILON, SEED, STOPS, Stop, carried, next_stop
+from ..teaching.lesson import DATASET, EPSILON, SEED, STOPS, Stop, carried, next_stop
 from .present import PARAM, presentation_mode
 
 

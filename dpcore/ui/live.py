@@ -7,7 +7,7 @@ drawing charts nobody has time to read. (In ``bench/classroom_load.py`` the spac
 difference; most of the lock went to Streamlit's module watcher and garbage collection, switched off in
 ``.streamlit/config.toml``. The spacing bounds the cost as classes grow.) So the
 pause between two redraws grows with the number of visitors following a run on this server
-(:func:`dpcore.serving.watchers`): alone, a chart is redrawn every :data:`CHART_SECONDS`; with n visitors,
+(:func:`dpcore.runtime.serving.watchers`): alone, a chart is redrawn every :data:`CHART_SECONDS`; with n visitors,
 every n times that, so the server builds about the same number of figures a second however large the class.
 The last event of a run is always drawn.
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import time
 
-from ..serving import watchers
+from ..runtime.serving import watchers
 
 #: Seconds between two redraws of a live chart for a visitor alone on the server.
 CHART_SECONDS = 0.5

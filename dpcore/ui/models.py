@@ -15,8 +15,8 @@ from ..exceptions import DPCoreError, DPValueError
 from ..learners import get_learner, run_learner, trivial_learner
 from ..models.metrics import match_clusters
 from ..rng import noise_mode, secure_or_seed
-from ..thread_warnings import caught as caught_warnings
-from ..workload import check_work, estimate_of, total_work
+from ..runtime.thread_warnings import caught as caught_warnings
+from ..runtime.workload import check_work, estimate_of, total_work
 from . import palette
 from .common import shared_call
 from .live import BAR_SECONDS, Every

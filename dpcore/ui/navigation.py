@@ -169,8 +169,8 @@ def glossary_matches(find: str, text: str) -> bool:
 def glossary_markdown(find: str = "") -> str:
     """The glossary's text: the ε bands, published deployments with their sources, then every term (those whose
     name or text contains ``find``, any case, when it is given)."""
-    from ..glossary import GLOSSARY
-    from ..verdict import BANDS, DEPLOYMENTS, NOT_PRIVATE
+    from ..teaching.glossary import GLOSSARY
+    from ..teaching.verdict import BANDS, DEPLOYMENTS, NOT_PRIVATE
 
     ranges = {"strong": "ε ≤ 1", "moderate": "1 < ε ≤ 4", "weak": "4 < ε ≤ 10", "nominal": "ε > 10"}
     lines = ["**Judging ε.** Every ε on these pages carries one of these bands; the band describes what the "

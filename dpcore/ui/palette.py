@@ -59,7 +59,7 @@ BAND_TINTS = {"strong": "rgba(0,158,115,0.08)", "moderate": "rgba(240,228,66,0.1
 
 def epsilon_bands(fig, values, *, log: bool = True, labels_above: bool = True, label_axes: tuple[str, ...] = ("x",),
                   **where):
-    """Shade the verdict bands of :mod:`dpcore.verdict` behind an ε x-axis spanning ``values``, each named.
+    """Shade the verdict bands of :mod:`dpcore.teaching.verdict` behind an ε x-axis spanning ``values``, each named.
 
     Only the bands the axis reaches are drawn, clipped to its span, so a chart of ε from 0.1 to 20 reads
     strong | moderate | weak | nominal. The names sit just above the plot area (``labels_above``; a line near the
@@ -67,7 +67,7 @@ def epsilon_bands(fig, values, *, log: bool = True, labels_above: bool = True, l
     titles up there keep them inside (``labels_above=False``, ``where`` = ``row="all", col="all"``). Side-by-side
     subplots without titles name the bands above each one: ``label_axes=("x", "x2")`` with ``where`` as above.
     """
-    from ..verdict import BANDS
+    from ..teaching.verdict import BANDS
 
     xs = [float(v) for v in values if v is not None and float(v) > 0]
     if not xs:

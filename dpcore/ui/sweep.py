@@ -16,6 +16,7 @@ import streamlit as st
 
 from ..exceptions import DPValueError
 from ..learners import learners, parse_value
+from ..runtime.thread_warnings import caught as caught_warnings
 from ..sweep import (
     AXES,
     SweepCache,
@@ -30,7 +31,6 @@ from ..sweep import (
 from ..sweep.choices import DEFAULT_LEARNERS, axis_options, default_learners, sweepable
 from ..sweep.engine import ID_COLUMNS, TAIL_COLUMNS
 from ..sweep.summary import neighbouring_note  # noqa: F401  (the Trade-off page's note)
-from ..thread_warnings import caught as caught_warnings
 from . import palette
 from .common import DASH, format_epsilon, format_number, readable_log_ticks, remember, shared_call
 from .live import CHART_SECONDS, Every

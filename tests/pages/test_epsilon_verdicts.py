@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
+from dpcore.teaching.verdict import BANDS, NOT_PRIVATE
 from dpcore.ui.navigation import PAGES
-from dpcore.verdict import BANDS, NOT_PRIVATE
 
 from .conftest import page
 

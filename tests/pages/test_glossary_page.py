@@ -1,7 +1,7 @@
 """The Glossary page: every term on a page of its own, and a box that finds one."""
 from __future__ import annotations
 
-from dpcore.glossary import GLOSSARY
+from dpcore.teaching.glossary import GLOSSARY
 
 from .conftest import page
 

@@ -218,7 +218,7 @@ def test_an_input_changed_before_the_linked_run_ended_is_kept_without_a_link_war
 def test_a_links_bad_value_is_said_before_any_heavy_work_runs_for_the_default_in_its_place(monkeypatch):
     import streamlit as st
 
-    from dpcore.serving import shared_runs
+    from dpcore.runtime.serving import shared_runs
 
     runs = shared_runs()
     real = runs.get_or_run

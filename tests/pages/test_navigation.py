@@ -75,7 +75,7 @@ def test_a_page_opened_through_the_router_shows_the_same_menu(app_page):
 def test_the_home_pages_next_stop_link_carries_the_epsilon_on_screen_and_the_lessons_dataset_and_seed(app_page):
     from urllib.parse import parse_qs
 
-    from dpcore.lesson import DATASET, SEED
+    from dpcore.teaching.lesson import DATASET, SEED
 
     at = app_page("app.py", timeout=120).run()
     at.slider(key="home.eps").set_value(2.0).run()

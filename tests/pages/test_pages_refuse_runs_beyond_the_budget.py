@@ -29,8 +29,8 @@ def test_the_federated_page_refuses_500_rounds_of_100_local_epochs_on_adult_befo
 
 
 def test_the_classical_charts_refuse_20_seeds_of_100000_random_features_before_any_fit(monkeypatch):
+    from dpcore.runtime.workload import WorkBudgetExceeded
     from dpcore.ui.models import classical_sweep
-    from dpcore.workload import WorkBudgetExceeded
 
     monkeypatch.setattr("dpcore.models.erm.RandomFourierFeatures", _never("the random features"))
     more = tuple((learner, "n_components", 100_000) for learner in ("erm-output", "erm-objective", "logreg"))
@@ -42,8 +42,8 @@ def test_the_classical_charts_refuse_20_seeds_of_100000_random_features_before_a
 
 
 def test_the_clustering_charts_refuse_seeds_of_runs_that_together_ask_too_much(monkeypatch):
+    from dpcore.runtime.workload import WorkBudgetExceeded
     from dpcore.ui.models import cluster_sweep
-    from dpcore.workload import WorkBudgetExceeded
 
     monkeypatch.setattr("dpcore.models.kmeans.su_count_fraction", _never("DPLloyd"))
     with pytest.raises(WorkBudgetExceeded, match=r"seeds=10 and k=\d+ and iterations=\d+ ask for"):

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from dpcore import serving
-from dpcore.serving import SharedRuns
+from dpcore.runtime import serving
+from dpcore.runtime.serving import SharedRuns
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
@@ -76,7 +76,7 @@ def test_a_clustering_sweep_waits_for_a_free_worker_and_is_computed_once_for_two
 
 def test_a_classical_sweep_whose_visitors_all_left_stops(one_worker, counted_runs, monkeypatch):
     import dpcore.ui.models as models
-    from dpcore.serving import RunCancelled
+    from dpcore.runtime.serving import RunCancelled
     from dpcore.ui.models import classical_sweep
 
     counted = models.run_learner

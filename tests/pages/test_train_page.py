@@ -11,7 +11,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _app(dataset: str | None = None):
-    """The Train page, on its default dataset (the lesson's, dpcore/lesson.py) or on ``dataset``."""
+    """The Train page, on its default dataset (the lesson's, dpcore/teaching/lesson.py) or on ``dataset``."""
     at = AppTest.from_file(str(ROOT / "pages" / "2_Train_a_network.py"), default_timeout=120)
     if dataset is not None:
         at.session_state["train.dataset"] = dataset
@@ -141,7 +141,7 @@ def test_a_second_visitor_asking_the_same_run_gets_it_without_training_again(mon
 
 
 def test_the_page_opens_on_the_lessons_dataset_and_its_headline_chart_draws_the_non_private_model_beside_the_run():
-    from dpcore.lesson import DATASET, EPSILON, SEED
+    from dpcore.teaching.lesson import DATASET, EPSILON, SEED
 
     at = _app()
     assert at.selectbox(key="train.dataset").value == DATASET

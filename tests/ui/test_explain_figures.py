@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from dpcore.explain import repeated_answers
+from dpcore.teaching.explain import repeated_answers
 from dpcore.ui.explain import averaging_charts
 
 

@@ -122,7 +122,7 @@ def test_a_vega_lite_legend_beside_the_plot_and_theme_colours_are_caught():
 
 
 def test_the_home_pages_vega_lite_charts_pass_the_checks():
-    from dpcore.explain import count_query_densities, repeated_answers
+    from dpcore.teaching.explain import count_query_densities, repeated_answers
     from dpcore.ui.accounting import densities_figure, ratio_figure
     from dpcore.ui.explain import averaging_charts, posterior_figure
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .defaults import EPSILON as _EPSILON
-from .defaults import LEARNER as _LEARNER
+from ..defaults import EPSILON as _EPSILON
+from ..defaults import LEARNER as _LEARNER
 
 #: The dataset the lesson trains on and attacks: 5,000 MNIST digits, pictures a room recognises. DP-SGD's preset
 #: (a linear model on HOG features) reaches 0.91 test accuracy at ε = 1 in well under a second of training, against
@@ -122,7 +122,7 @@ def carried(to: Stop, *, dataset: str | None, epsilon: float | None, seed: int |
     >>> carried(STOPS[1], dataset=None, epsilon=2.0, seed=3)
     {'train.dataset': 'mnist5k', 'train.epsilon': 2.0, 'train.seed': 3}
     """
-    from .datasets import REGISTRY
+    from ..datasets import REGISTRY
 
     data = REGISTRY[dataset or DATASET]
     kind = f"{data.task}.{'img' if data.image_shape is not None else 'tab'}"

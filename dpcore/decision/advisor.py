@@ -12,8 +12,8 @@ the sweep:
   often. With one seed there is no spread to judge by and the bound is the single run's score (said as a caveat).
 * **The smallest ε.** The smallest ε of the range from which every larger ε tried meets the need too, so that a lucky
   point below a failing one is not recommended. Across learners the smallest such ε wins.
-* **Risk beside it.** The verdict band (:mod:`dpcore.verdict`), the published deployments nearest to it, and, when
-  asked, a membership attack on a model trained at that ε (the loss-threshold attack, Yeom et al. 2018, bounded by
+* **Risk beside it.** The verdict band (:mod:`dpcore.teaching.verdict`), the published deployments nearest to it, and,
+  when asked, a membership attack on a model trained at that ε (the loss-threshold attack, Yeom et al. 2018, bounded by
   Steinke, Nasr & Jagielski 2023): the ε it proves from below and the share of members caught at 1 % false alarms.
 * **Selection is a release.** Every curve was computed on the owner's private rows, so choosing ε by looking at them
   leaks too. :func:`selection_note` says so and gives the remedies: choose on public data or rows set aside for it,
@@ -41,9 +41,9 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .defaults import DELTA
-from .exceptions import DPCoreError, DPValueError
-from .verdict import comparison, neighbours, verdict
+from ..defaults import DELTA
+from ..exceptions import DPCoreError, DPValueError
+from ..teaching.verdict import comparison, neighbours, verdict
 
 #: The ε range an owner is offered first: the verdict's strong band up to the top of its weak one.
 ADVISOR_RANGE = (0.1, 10.0)
@@ -302,7 +302,7 @@ def _fmt(metric: str) -> str:
 
 
 def _title(name: str) -> str:
-    from .learners import learners
+    from ..learners import learners
 
     spec = learners().get(name)
     return spec.title if spec is not None else name
@@ -310,7 +310,7 @@ def _title(name: str) -> str:
 
 def _event_text(text: str) -> str:
     """The str of a stored dp_accounting event (JSON in the sweep table), or "" when there is none."""
-    from .accounting import event_from_json
+    from ..accounting import event_from_json
 
     if not isinstance(text, str) or not text:
         return ""
@@ -393,7 +393,7 @@ def _mean_of(summ: pd.DataFrame, role: str, learner: str | None = None) -> tuple
 
 def selection_note(points: pd.DataFrame, table: pd.DataFrame, *, learner: str | None, delta: float) -> dict:
     """What choosing ε from these curves costs, and the remedies (see the module's docstring)."""
-    from .accounting import EpsilonDeltaDpEvent, event_from_json, repeat_and_select_epsilon
+    from ..accounting import EpsilonDeltaDpEvent, event_from_json, repeat_and_select_epsilon
 
     swept = table[(table.role == "swept") & np.isfinite(table.epsilon)]
     runs = int(len(swept))
@@ -492,7 +492,7 @@ def _instead(points: pd.DataFrame, need: Need, target: float, *, baseline: float
         out.append(f"Fewer features: the same bound grows with the number of columns (here {n_features}); dropping "
                    "columns that carry little signal leaves less to noise.")
     if config is not None:
-        from .sweep.choices import sweepable
+        from ..sweep.choices import sweepable
 
         others = [n for n in sweepable(config.task, config.is_image, "epsilon") if n not in config.learners]
         if others:
@@ -512,7 +512,7 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
     DPValueError
         When the sweep is not along ε, or the need's metric is not one of its columns.
     """
-    from .sweep import summarize, table_warnings
+    from ..sweep import summarize, table_warnings
 
     config, table = result.config, result.table
     if config.axis != "epsilon":
@@ -595,7 +595,7 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
 
 
 def _registry_rows(config) -> int | None:
-    from .datasets import load_dataset
+    from ..datasets import load_dataset
 
     try:
         return load_dataset(config.dataset).n_samples
@@ -608,8 +608,8 @@ def attack_evidence(advice: Advice, *, seed: int = 0, secure: bool = False, pool
     """The loss-threshold membership attack on a model trained at the recommended ε (None when nothing is
     recommended); a failure is returned as ``{"error": message}``, not raised: the recommendation stands without
     it."""
-    from .audit import fpr_key, membership_audit, pool_capacity
-    from .rng import noise_mode
+    from ..audit import fpr_key, membership_audit, pool_capacity
+    from ..rng import noise_mode
 
     r = advice.recommended
     if r is None:
@@ -617,7 +617,7 @@ def attack_evidence(advice: Advice, *, seed: int = 0, secure: bool = False, pool
     data = advice.sweep.config.dataset
     cfg = advice.sweep.config
     knobs = dict(params if params is not None else {k: v for k, v in cfg.params.items()})
-    from .learners import get_learner
+    from ..learners import get_learner
 
     spec = get_learner(r["learner"])
     knobs = {k: v for k, v in knobs.items() if k in spec.params}
@@ -640,9 +640,9 @@ def advice_config(data, *, learners: Sequence[str] | None = None, epsilon_range:
                   points: int = ADVISOR_POINTS, seeds: int = ADVISOR_SEEDS, base_seed: int = 0, secure: bool = False,
                   delta: float = DELTA, params: Mapping[str, Any] | None = None):
     """The ε sweep the advisor runs: the range log-spaced, the Trade-off explorer's default learners unless named."""
-    from .datasets import load_dataset
-    from .sweep import SweepConfig, value_range
-    from .sweep.choices import default_learners, sweepable
+    from ..datasets import load_dataset
+    from ..sweep import SweepConfig, value_range
+    from ..sweep.choices import default_learners, sweepable
 
     lo, hi = (float(x) for x in epsilon_range)
     if not (0 < lo <= hi):
@@ -670,7 +670,7 @@ def advise(data, need: Need | str | None = None, *, epsilon_range: tuple[float, 
     >>> a.met, a.recommended["epsilon"] in (1.0, 10.0)
     (True, True)
     """
-    from .sweep import DEFAULT_JOBS, run_sweep
+    from ..sweep import DEFAULT_JOBS, run_sweep
 
     if not 0.5 < float(confidence) < 1:  # before the sweep, not after it
         raise DPValueError(f"confidence must be between 0.5 and 1, got {confidence!r}")

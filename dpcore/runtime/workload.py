@@ -38,7 +38,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .exceptions import DPValueError
+from ..exceptions import DPValueError
 
 _ENV = "DPCORE_WORK_BUDGET"
 _MEMORY_ENV = "DPCORE_MAX_RUN_MEMORY"

@@ -12,11 +12,11 @@ import math
 import numpy as np
 import pandas as pd
 
-from .defaults import DELTA
-from .exceptions import DPValueError
-from .mechanisms import Gaussian, Laplace
-from .rng import as_generator
-from .validation import check_delta, check_epsilon, check_positive
+from ..defaults import DELTA
+from ..exceptions import DPValueError
+from ..mechanisms import Gaussian, Laplace
+from ..rng import as_generator
+from ..validation import check_delta, check_epsilon, check_positive
 
 _PEOPLE = ["Ross", "Monica", "Joey", "Phoebe", "Chandler"]
 
@@ -121,9 +121,9 @@ def repeated_answers(*, mechanism: str, epsilon: float, delta: float = DELTA, se
     >>> t["epsilon"].tolist(), t["released"].tolist()
     ([0.5, 1.0, 1.0, 1.0], [True, True, False, False])
     """
-    from .accounting import PrivacyLedger
-    from .exceptions import BudgetExceededError
-    from .validation import check_int
+    from ..accounting import PrivacyLedger
+    from ..exceptions import BudgetExceededError
+    from ..validation import check_int
 
     epsilon = check_epsilon(epsilon)
     asks = check_int(asks, "asks", minimum=1, maximum=100_000)

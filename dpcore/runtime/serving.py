@@ -8,7 +8,7 @@ it replays the run's progress events as they come (so each visitor's page draws 
 hears its place in the queue while it waits, and gets the result, or the run's error, at the end. A run
 whose askers have all gone is cancelled: dropped from the queue, or stopped at its next progress event,
 instead of finishing for nobody. With a Dask scheduler address (``DPCORE_SCHEDULER``) the runs execute on
-that cluster, their progress streamed back (:mod:`dpcore.remote`). Streamlit-free: the pages reach it through
+that cluster, their progress streamed back (:mod:`dpcore.runtime.remote`). Streamlit-free: the pages reach it through
 :func:`dpcore.ui.shared_call`.
 """
 from __future__ import annotations
@@ -28,8 +28,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Iterator
 
+from ..exceptions import DPValueError, RunCancelled
 from . import remote
-from .exceptions import DPValueError, RunCancelled
 from .workload import active_budget, max_jobs
 
 __all__ = ["SharedRuns", "RunCancelled", "SHARED_LIBRARIES", "cap_run_threads", "default_run_threads",
@@ -42,7 +42,7 @@ POLL_SECONDS = 0.2
 REMIND_SECONDS = 1.0
 _ENV = "DPCORE_RUN_WORKERS"
 _THREADS_ENV = "DPCORE_RUN_THREADS"
-#: a Dask scheduler address: the runs then execute on that cluster (:mod:`dpcore.remote`)
+#: a Dask scheduler address: the runs then execute on that cluster (:mod:`dpcore.runtime.remote`)
 _SCHEDULER_ENV = "DPCORE_SCHEDULER"
 
 
@@ -457,7 +457,7 @@ def shared_runs() -> SharedRuns:
     global _shared
     with _shared_lock:
         if _shared is None:
-            from .sweep.cache import DEFAULT_ROOT, ENV_VAR
+            from ..sweep.cache import DEFAULT_ROOT, ENV_VAR
 
             root = pathlib.Path(os.environ.get(ENV_VAR) or DEFAULT_ROOT)  # beside the sweeps' cache
             _shared = SharedRuns(scheduler=server_scheduler(), directory=root / "runs")

@@ -1,10 +1,10 @@
 """The decision report: one self-contained HTML file a data owner can take to a meeting.
 
-:func:`report_html` writes the advisor's answer (:class:`dpcore.advisor.Advice`) as one HTML file that opens offline:
-its chart is inline SVG (no script, no font, no network), its style inline. It holds the question asked; the data's
-shape (rows, column names, declared bounds: never a record or a cell value); each learner's curve with its interval;
-the recommendation and its reasons, or what would meet the need; the attack at that ε; the verdict band and the
-published deployments; every warning, leaks first; each ε with its ``dp_accounting`` event; how the noise was drawn;
+:func:`report_html` writes the advisor's answer (:class:`dpcore.decision.advisor.Advice`) as one HTML file that opens
+offline: its chart is inline SVG (no script, no font, no network), its style inline. It holds the question asked; the
+data's shape (rows, column names, declared bounds: never a record or a cell value); each learner's curve with its
+interval; the recommendation and its reasons, or what would meet the need; the attack at that ε; the verdict band and
+the published deployments; every warning, leaks first; each ε with its ``dp_accounting`` event; how the noise was drawn;
 the software versions and the date. :func:`report_json` is the same content as JSON.
 
 What it never holds: a record, a cell value, or anything computed from one column of the data alone (the minimum
@@ -70,7 +70,7 @@ def data_shape(dataset) -> dict:
     A column's bounds are given when declared (public knowledge, by definition); a column whose bounds were read
     from the rows is marked so, without the numbers (they are its minimum and maximum: cell values).
     """
-    from .datasets import load_dataset
+    from ..datasets import load_dataset
 
     ds = load_dataset(dataset) if isinstance(dataset, str) else dataset
     upload = getattr(ds, "source", "") == "upload"
@@ -105,7 +105,7 @@ def _finite(v) -> bool:
 def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
     """Each learner's mean across seeds against ε (log scale) with its prediction interval, the non-private and
     trivial lines, the target, the verdict bands and the recommended point, as one inline SVG."""
-    from .verdict import BANDS
+    from ..teaching.verdict import BANDS
 
     pts = advice.points
     left, right, top, bottom = 64, 16, 26, 46
@@ -214,7 +214,7 @@ def noise_of(advice: Advice) -> str:
 
 
 def _title(name: str) -> str:
-    from .learners import learners
+    from ..learners import learners
 
     spec = learners().get(name)
     return spec.title if spec is not None else name

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .exceptions import DPValueError
+from ..exceptions import DPValueError
 
 
 @dataclass(frozen=True)

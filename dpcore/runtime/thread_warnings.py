@@ -3,7 +3,7 @@
 Python's ``warnings.catch_warnings`` (before 3.14) is process-wide: ``record=True`` sends every warning of
 every thread to the list of whichever thread entered last, and each block puts back, on leaving, the hook and
 filters it found on entering, even when another thread changed them meanwhile. A Streamlit server runs each
-visitor's page in a thread of its own and the shared runs (:mod:`dpcore.serving`) in others, so with those
+visitor's page in a thread of its own and the shared runs (:mod:`dpcore.runtime.serving`) in others, so with those
 blocks a student waiting on the Clustering page was shown the "no more accurate than the most common class"
 warnings of another visitor's Trade-off sweep, and that sweep lost them; a block's late exit could even leave
 another's recording hook in place for good, so that no page showed a warning again.

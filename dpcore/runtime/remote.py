@@ -1,6 +1,6 @@
 """A shared run executed on a Dask cluster, its live progress streamed back, cancellable from here.
 
-:class:`dpcore.serving.SharedRuns` runs ``compute(progress)`` on its own threads; given a Dask scheduler
+:class:`dpcore.runtime.serving.SharedRuns` runs ``compute(progress)`` on its own threads; given a Dask scheduler
 address (``DPCORE_SCHEDULER``, the same kind of address the sweeps accept) it hands each run to
 :func:`run_on_cluster` instead, so a department server grows by adding machines to the cluster rather than
 by a bigger box. The function and its inputs travel to a worker (cloudpickle, as Dask ships any task);
@@ -18,7 +18,7 @@ import uuid
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
-from .exceptions import DPValueError, RunCancelled
+from ..exceptions import DPValueError, RunCancelled
 
 
 def check_scheduler(address: str, timeout: float = 5.0) -> str:
