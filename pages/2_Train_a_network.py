@@ -27,21 +27,20 @@ from dpcore.ui.ledger import show_session_total
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area
 from dpcore.ui.training import (
-    ALGORITHMS,
-    NETWORK_RECIPES,
     LiveProgress,
+    budget_text,
     confusion_figure,
     defaults_for,
     history_caption,
     history_labels,
     knobs_of_group,
-    output_budget_text,
     reference_of,
     run_key,
     shared_history_figure,
     show_diagnostics,
     show_headline,
     split_history,
+    train_learners,
     train_with_baseline,
     worse_than_mean_note,
 )
@@ -60,7 +59,7 @@ with st.sidebar:
 if ds is None:
     stop_page()
 with st.sidebar:
-    algos = [a for a in ALGORITHMS if ds.task in get_learner(a).tasks]
+    algos = train_learners(ds.task)
     algo = st.selectbox("Algorithm", algos, index=algos.index(LEARNER) if LEARNER in algos else 0,
                         key="train.algorithm", format_func=lambda a: get_learner(a).title)
 spec = get_learner(algo)
@@ -71,9 +70,9 @@ widgets = dict(prefix="train", dataset=ds.name, images=ds.is_image, split=d["spl
 with st.sidebar:
     params = knob_widgets(spec, knobs_of_group(spec, "model"), d["defaults"], **widgets)
     st.header("Privacy")
-    sigma_direct = algo == "dpsgd" and st.radio("Noise", ["Derive σ from ε", "Set σ directly"],
+    sigma_direct = spec.direct_noise is not None and st.radio("Noise", ["Derive σ from ε", "Set σ directly"],
                                                 key="train.mode") == "Set σ directly"
-    # With σ set directly the ε box stays visible but disabled: DP-SGD then reports the ε it spends.
+    # With σ set directly the ε box stays visible but disabled: the learner then reports the ε it spends.
     # output perturbation's budget knob (drawn below; its value is known from the last run): "total" makes this ε
     # the whole run's, "per-query" each answer's
     whole_run = ("total" in (getattr(spec.knob("budget"), "choices", None) or ())
@@ -85,7 +84,7 @@ with st.sidebar:
                             help="Not used while σ is set directly: the ε spent is reported after training."
                             if sigma_direct else None)
     if sigma_direct:
-        params["noise_multiplier"] = knob_widget(spec.knob("noise_multiplier"), key="train.sigma", value=10.0)
+        params[spec.direct_noise] = knob_widget(spec.knob(spec.direct_noise), key="train.sigma", value=10.0)
         st.caption("ε is not a target with σ set directly: the ε spent follows from σ, the sampling rate and the "
                    "epochs, and is reported after training.")
     delta = delta_input("train.delta", disabled=not spec.uses_delta,
@@ -96,24 +95,17 @@ with st.sidebar:
     if any(d["defaults"].get(k.name) is not None for k in optimiser):
         params |= knob_widgets(spec, optimiser, d["defaults"], chosen=params, **widgets)
     else:  # the noise is on labels or outputs; the network itself trains with its own fixed recipe
-        st.caption(NETWORK_RECIPES.get(algo, ""))
+        st.caption(spec.wording.recipe)
     with st.expander("More knobs"):
         params |= knob_widgets(spec, knobs_of_group(spec, None, advanced=True), d["defaults"], chosen=params,
                                container=st, **widgets)
     seed = noise_mode_input("train.seed", uploaded=getattr(ds, "source", "") == "upload")
 
 st.info(spec.wording.note)
-if algo == "dpsgd" and params.get("sampling") == "shuffle":
-    st.warning("Shuffled fixed-size batches are accounted as Poisson samples (as Opacus does); that ε is not a "
-               "proven guarantee for shuffling. Keep Poisson sampling for the stated ε.")
-if algo == "dpsgd":
-    st.caption(f"Defaults for this dataset: {d['note']}."
-               + (f" The Small CNN starts from its own learning rate, "
-                  f"{spec.knob('learning_rate').following(params, d['split'])[1]:g}, tuned for it on validation "
-                  "rows; it reads the raw pixels, and the rest of its recipe (sampling, epochs, clipping, "
-                  "averaging) is the one above. At small ε a linear model on handcrafted features "
-                  "often beats a CNN trained end to end (Tramèr & Boneh 2021)." if params.get("model") == "cnn"
-                  else ""))
+for note in spec.choice_warnings(params):  # a choice whose ε is weaker than stated (DP-SGD's shuffled batches)
+    st.warning(note)
+if spec.defaults_note is not None:  # where its defaults for this data come from (DP-SGD: the dataset preset)
+    st.caption(spec.defaults_note(d["split"], params))
 
 key = run_key(ds, algo, params, epsilon, delta, seed)
 results = st.session_state["train.results"]
@@ -151,8 +143,8 @@ if inferred := getattr(ds, "inferred_bounds", ()):
     st.warning(f"ε covers the training only: the bounds of {len(inferred)} column(s) of the uploaded CSV were read "
                "from the data itself, an extra leak that no ε accounts for. For a real guarantee, declare them in the "
                "sidebar's *Declared bounds* box from what the columns can hold.")
-if algo == "output-perturbation":
-    st.markdown(output_budget_text(out))
+if text := budget_text(out, algo):  # how its ε adds up, where the learner says (output perturbation's answers)
+    st.markdown(text)
 st.markdown(f"**{out['n_train']} training rows, {out['n_test']} test rows**; the training took {out['seconds']:.1f} s. "
             + ("Noise: **secure** (the operating system's cryptographic source, released on a grid)."
                if out.get("secure") else

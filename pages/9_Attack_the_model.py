@@ -26,7 +26,6 @@ from dpcore.ui.audit import (
     ATTACK_LABELS,
     ATTACK_NOTES,
     NETWORK_CHOICES,
-    NETWORK_LEARNERS,
     AuditProgress,
     cached_audit,
     cached_theory,
@@ -79,7 +78,8 @@ with control_area(st.sidebar).form("audit.form"):
 if ds is None:
     stop_page()
 st.markdown(ATTACK_NOTES[attack])
-params = (("model", "mlp"), ("hidden", 256)) if network == "mlp" and learner in NETWORK_LEARNERS else ()
+spec = get_learner(learner)
+params = (("model", "mlp"), ("hidden", 256)) if network == "mlp" and spec.family == "network" else ()
 pool_size = int(pool) if attack in ("loss", "lira") else None
 training_rows = pool_capacity(ds)
 if pool_size is not None and pool_size >= training_rows:
@@ -88,13 +88,15 @@ if pool_size is not None and pool_size >= training_rows:
             "same run.")
     pool_size = training_rows  # one result for every larger choice
 # input canaries are mislabelled test rows (a quarter of the data): no more of them than there are
-canary_count = (int(min(canaries, input_canary_capacity(ds))) if attack == "one-run" and learner != "dpsgd"
+white_box = attack == "one-run" and spec.canary_kind == "gradient"  # canaries in the noisy gradient steps
+canary_count = (int(min(canaries, input_canary_capacity(ds))) if attack == "one-run" and not white_box
                 else story_canaries(ds) if attack == "canaries" else int(canaries))
 runs = {f"{get_learner(learner).title}, ε = {epsilon:g}": (learner, epsilon, params)}
 contrast = contrast_learner(learner)
-if contrast is not None and not (attack == "one-run" and learner == "dpsgd"):
+if contrast is not None and not white_box:
     title = get_learner(contrast).title
-    if attack == "canaries" and contrast == "non-private":  # trained as without privacy: wide, fit to its rows
+    if attack == "canaries" and get_learner(contrast).family == "network":  # trained as without privacy: wide
+        # and fit to its rows (dpcore.audit.run.leaky_network_params)
         runs["Non-private network (fit to its rows)"] = (contrast, epsilon, ())
     else:
         runs[title if "non-private" in title.lower() else f"{title} (no privacy)"] = (contrast, epsilon, params)
@@ -165,7 +167,7 @@ if main.result.tpr_measured("0.001") is None:
                   "a larger pool, on a larger dataset, measures it."))
 
 show_exposed(audits, private_label, attack=attack, image_shape=ds.image_shape if ds.is_image else None)
-if learner == "dpsgd" or attack == "canaries":
+if spec.canary_kind == "gradient" or attack == "canaries":
     show_ladder(learner, ds.name, delta=float(delta), seed=seed)
 st.caption("Seeded noise is for reproducible demonstrations; a real release uses secure noise (the switch in the "
            "sidebar): an attack measures the mechanism either way, and secure noise is what defeats the seed and the "

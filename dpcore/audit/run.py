@@ -103,7 +103,7 @@ def run_audit(
     if attack not in AUDIT_KINDS:
         raise DPValueError(f"attack must be one of {', '.join(AUDIT_KINDS)}, got {attack!r}")
     if attack == "canaries":
-        if spec.name == "non-private" and not params:
+        if spec.family == "network" and not spec.private and not params:  # the network trained without privacy
             from .canaries import _split
 
             params = leaky_network_params(_split(data, seed).y_train.size)
@@ -115,9 +115,9 @@ def run_audit(
         return membership_audit(spec.name, data, epsilon=epsilon, delta=delta, params=params, attack=name,
                                 shadows=shadows, pool_size=pool_size, confidence=confidence, seed=seed,
                                 on_progress=on_progress)
-    kind = canary_kind or ("gradient" if spec.name == "dpsgd" else "input")
+    kind = canary_kind or spec.canary_kind  # the learner's declaration: gradient for DP-SGD, input for the others
     if kind == "gradient":
-        if spec.name != "dpsgd":
+        if spec.canary_kind != "gradient":
             raise DPValueError(f"gradient canaries are written into DP-SGD's noisy gradients; learner "
                                f"{spec.name!r} has none: use input canaries (canary_kind='input'; "
                                "--canary-kind input on the command line)")
@@ -164,7 +164,7 @@ def epsilon_ladder(
                 on_progress({"stage": "rung", "done": i + min(info["done"] / max(info["total"], 1), 0.99),
                              "total": len(epsilons)})
 
-        if spec.name == "dpsgd":
+        if spec.canary_kind == "gradient":  # white-box, DP-SGD's engine; infinite ε: the same run with no noise
             params = {"noise_multiplier": 0.0} if math.isinf(eps) else None
             audit = gradient_canary_audit(data, epsilon=1.0 if math.isinf(eps) else eps, delta=delta,
                                           canaries=DEFAULT_CANARIES if canaries is None else canaries, params=params,

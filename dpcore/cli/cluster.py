@@ -10,19 +10,17 @@ from __future__ import annotations
 import sys
 
 from ..defaults import EPSILON
-from ..learners import get_learner, run_learner
+from ..learners import get_learner, learner_names, run_learner
 from ..models.learners import CLUSTER_COMPARISON_NEIGHBOURING
 from . import JSON_HELP, command_help
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
 from .train import note_ignored_epsilon, print_result
 
-ALGORITHMS = ("dplloyd", "input-perturbation", "lloyd")
-
 
 def add_parser(sub) -> None:
     p = sub.add_parser("cluster", help=command_help("cluster"))
     add_data_flags(p, what="registry name of a classification dataset, e.g. iris")
-    p.add_argument("--algorithm", required=True, choices=ALGORITHMS)
+    p.add_argument("--algorithm", required=True, choices=learner_names(family="clustering"))
     p.add_argument("--k", type=int, default=None, help="number of clusters (default: number of classes)")
     p.add_argument("--epsilon", type=float, default=None,
                    help=f"default {EPSILON:g}; lloyd is not private and takes none")
@@ -42,7 +40,7 @@ def _run(args) -> int:
     if args.iterations is not None:
         params["iterations"] = args.iterations
     extra = {}
-    if args.algorithm == "dplloyd":
+    if get_learner(args.algorithm).knob("neighbouring") is not None:  # DPLloyd: add/remove or replace-one
         params["neighbouring"] = extra["neighbouring"] = args.neighbouring or CLUSTER_COMPARISON_NEIGHBOURING
     elif args.neighbouring is not None:
         print(f"note: --neighbouring applies to dplloyd only; {args.algorithm} ignores it", file=sys.stderr)

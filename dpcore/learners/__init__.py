@@ -10,6 +10,7 @@ True
 from __future__ import annotations
 
 import importlib
+import pathlib
 import time
 import warnings
 from typing import Any, Mapping
@@ -26,7 +27,8 @@ from .knobs import Knob, Wording, parse_value
 
 _LEARNERS: dict[str, LearnerSpec] = {}
 
-# Modules that call register(...) at import. Add yours here.
+# Modules that call register(...) at import: dpcore's own. A learner from outside dpcore registers itself when its
+# module is imported (sweeps load such modules with ``providers``).
 _PROVIDERS = [
     "dpcore.learners.trivial",
     "dpcore.training.learners",
@@ -44,11 +46,20 @@ def register(spec: LearnerSpec) -> LearnerSpec:
     return spec
 
 
+def _providers() -> list[str]:
+    """``_PROVIDERS`` (their order is the lists' order), then any other ``dpcore/<package>/learners.py``: a new
+    package's learners register without an edit here. Found by file name, with no import (``dpcore.ui`` would
+    import streamlit)."""
+    root = pathlib.Path(__file__).resolve().parent.parent
+    found = sorted(f"dpcore.{p.parent.name}.learners" for p in root.glob("*/learners.py"))
+    return [*_PROVIDERS, *(m for m in found if m not in _PROVIDERS)]
+
+
 def _load_providers() -> None:
     global _loaded
     if _loaded:
         return
-    for mod in _PROVIDERS:
+    for mod in _providers():
         importlib.import_module(mod)
     _loaded = True
 
@@ -59,10 +70,17 @@ def learners() -> dict[str, LearnerSpec]:
     return dict(_LEARNERS)
 
 
-def learner_names(task: str | None = None) -> list[str]:
-    """Names of the registered learners, those handling ``task`` (``"classification"`` or ``"regression"``) if
-    given."""
-    return [n for n, s in learners().items() if task is None or task in s.tasks]
+def learner_names(task: str | None = None, *, family: str | None = None, private: bool | None = None) -> list[str]:
+    """Names of the registered learners, in the order they registered: those handling ``task``
+    (``"classification"`` or ``"regression"``), of ``family`` (:attr:`LearnerSpec.family`: ``"network"``,
+    ``"clustering"`` ...) and private or not, where given. The lists pages and commands offer are read here, so a
+    learner registered with its family appears in them with no other change.
+
+    >>> learner_names(family="clustering")
+    ['dplloyd', 'input-perturbation', 'lloyd']
+    """
+    return [n for n, s in learners().items() if (task is None or task in s.tasks)
+            and (family is None or s.family == family) and (private is None or s.private == private)]
 
 
 def trivial_learner(task: str) -> str:

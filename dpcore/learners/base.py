@@ -264,6 +264,10 @@ def _jsonable(v):
     return f
 
 
+#: The one-run audit's canaries a learner can declare (:attr:`LearnerSpec.canary_kind`).
+CANARY_KINDS = ("input", "gradient")
+
+
 class RunFunction(Protocol):
     def __call__(
         self,
@@ -320,6 +324,21 @@ class LearnerSpec:
         The frozen config dataclass its runner builds (``TrainConfig``, ``FedAvgConfig``, ``PateConfig``), if any:
         a knob of the same name declares the same default (the knobs read it with
         :func:`~dpcore.learners.knobs.config_defaults`; a test checks every learner).
+    family : str
+        What kind of model it trains, for the lists that offer like with like: ``"network"`` (a network trained by
+        :mod:`dpcore.training`: the Train page offers the private ones, the Attack page widens them), ``"clustering"``
+        (k-means: the Clustering page and ``cluster`` on the command line), or any other word ("" for none).
+    direct_noise : str or None
+        The knob that sets its noise directly (DP-SGD's ``"noise_multiplier"`` σ), if any: given that knob, epsilon
+        is not a target but an outcome (the run reports the ε it spent); a page offers "Set σ directly".
+    canary_kind : {"input", "gradient"}
+        The one-run audit's default canaries (Steinke, Nasr & Jagielski 2023): ``"gradient"`` for a learner whose
+        noisy gradient steps a white-box auditor can read (DP-SGD's engine,
+        :func:`dpcore.audit.canaries.gradient_canary_audit`), ``"input"`` (mislabelled records, black-box) for any
+        other.
+    defaults_note : callable or None
+        ``defaults_note(split, params) -> str``: one caption on where its defaults for this data come from (DP-SGD:
+        the dataset preset), or None.
     """
 
     name: str
@@ -337,8 +356,15 @@ class LearnerSpec:
     default_epsilon: float = EPSILON
     trivial: bool = False
     config: type | None = None
+    family: str = ""
+    direct_noise: str | None = None
+    canary_kind: str = "input"
+    defaults_note: Callable[[Any, Mapping[str, Any]], str] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        if self.canary_kind not in CANARY_KINDS:
+            raise ValueError(f"learner {self.name!r}: canary_kind must be one of {CANARY_KINDS}, got "
+                             f"{self.canary_kind!r}")
         knobs = tuple(self.knobs)
         names = [k.name for k in knobs]
         if len(set(names)) != len(names):
@@ -346,6 +372,20 @@ class LearnerSpec:
         object.__setattr__(self, "knobs", knobs)
         if knobs:
             object.__setattr__(self, "params", tuple(names))
+        if self.direct_noise is not None and self.direct_noise not in self.params:
+            raise ValueError(f"learner {self.name!r}: direct_noise names {self.direct_noise!r}, which is not one of "
+                             f"its knobs")
+
+    def sets_noise_directly(self, params: Mapping[str, Any] | None) -> bool:
+        """Whether ``params`` set the noise directly (its ``direct_noise`` knob given): epsilon is then the outcome
+        of the run, not its target."""
+        return self.direct_noise is not None and (params or {}).get(self.direct_noise) is not None
+
+    def choice_warnings(self, params: Mapping[str, Any] | None) -> list[str]:
+        """What a page warns about the choices in ``params`` (each knob's ``warn_on``: DP-SGD's shuffled batches,
+        whose ε is not a proven guarantee)."""
+        return [k.warn_on[v] for k in self.knobs for n, v in (params or {}).items()
+                if n == k.name and isinstance(v, str) and v in k.warn_on]
 
     def knob(self, name: str) -> Knob | None:
         """The declaration of knob ``name``, or None (also for undeclared names of an external learner)."""

@@ -130,6 +130,9 @@ class Knob:
         learning rate tuned for a linear model is far too large for a CNN. :meth:`following` reads it; a page
         redraws the widget with that default when the other knob changes, a learner applies it when the knob
         itself was not given.
+    warn_on : dict
+        ``{choice: warning}``: what a page warns when this choice is made (its guarantee is weaker than the
+        others').
     """
 
     name: str
@@ -158,6 +161,7 @@ class Knob:
     default_from: Callable[[Any], Any] | None = field(default=None, hash=False, compare=False, repr=False)
     by_epsilon: Callable[[float | None, Any], Any] | None = field(default=None, hash=False, compare=False, repr=False)
     default_if: dict = field(default_factory=dict, hash=False, compare=False, repr=False)
+    warn_on: dict = field(default_factory=dict, hash=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -309,6 +313,14 @@ class Wording:
     when_trivial : str
         Why this learner can end up no better than the trivial predictor and what to change, said in place of the
         general advice when it does; ``{d}`` becomes the number of features.
+    recipe : str
+        How its network trains when a page draws no optimiser knobs for it (the noise is on labels or outputs).
+    budget : str
+        A paragraph on how its ε adds up, formatted with the run's ``epsilon`` and its extras (output
+        perturbation: ``{queries}`` answers at ``{epsilon_per_query}`` each); empty: none.
+    near_baseline : str
+        Said when the private model comes within a few points of its non-private twin: where the rest of the gap
+        comes from (DP-SGD: clipping and its recipe); empty: nothing is said.
     """
 
     epsilon_label: str = "ε spent"
@@ -322,3 +334,6 @@ class Wording:
     history_note: str = ""
     diagnostics: dict = field(default_factory=dict, hash=False, compare=False)
     when_trivial: str = ""
+    recipe: str = ""
+    budget: str = ""
+    near_baseline: str = ""

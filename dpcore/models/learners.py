@@ -500,6 +500,7 @@ def _register() -> None:
                          description="Least squares in the same bounds-scaled coordinates."))
     register(LearnerSpec("dplloyd", "k-means, DPLloyd (Su et al.)", ("classification",), True,
                          _kmeans_runner("dplloyd"), knobs=DPLLOYD_KNOBS, baseline="lloyd", uses_delta=False,
+                         family="clustering",
                          description="Noisy counts and sums per Lloyd round; accuracy after Hungarian matching.",
                          wording=Wording(when_trivial=(
                              "Each round adds Laplace noise to every cluster's count and to each of its {d} "
@@ -510,6 +511,7 @@ def _register() -> None:
                              "data with fewer features."))))
     register(LearnerSpec("input-perturbation", "k-means on Laplace-perturbed records", ("classification",), True,
                          _kmeans_runner("input-perturbation"), baseline="lloyd", uses_delta=False,
+                         family="clustering",
                          knobs=(_K, Knob("clip_noisy", "bool", default=False, label="Clip noisy records to the box",
                                          help="clip each noisy record back into the declared bounds "
                                               "(post-processing)")),
@@ -519,7 +521,7 @@ def _register() -> None:
                              "ranges over epsilon, so with many features the noise swamps the records unless epsilon "
                              "is large: try a larger epsilon, or data with fewer features."))))
     register(LearnerSpec("lloyd", "k-means, Lloyd (non-private)", ("classification",), False,
-                         _kmeans_runner("lloyd"), knobs=(_K,), uses_delta=False,
+                         _kmeans_runner("lloyd"), knobs=(_K,), uses_delta=False, family="clustering",
                          description="k-means++ seeding, 10 restarts, in the bounds-normalised domain."))
 
 _register()

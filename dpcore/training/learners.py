@@ -111,7 +111,9 @@ DPSGD_KNOBS = (
          default_from=_preset("accountant"), help="privacy accountant: rdp (moments accountant) or pld"),
     Knob("sampling", "choice", default="poisson", choices=SAMPLINGS, privacy=True, group="privacy",
          label="Sampling", help="poisson (what the accountant assumes) or shuffle (faster; the epsilon is then not "
-                                "a proven guarantee)"),
+                                "a proven guarantee)",
+         warn_on={"shuffle": "Shuffled fixed-size batches are accounted as Poisson samples (as Opacus does); that ε "
+                             "is not a proven guarantee for shuffling. Keep Poisson sampling for the stated ε."}),
     Knob("max_epsilon", "float", low=0.0, low_open=True, high=1e4, privacy=True, group="privacy", advanced=True,
          label="Stop at ε", help="odometer budget: training stops before an epoch would spend more"),
 )
@@ -480,9 +482,23 @@ _NONPRIVATE_NOTE = ("The network behind this learner is trained without DP-SGD, 
 _LABEL_NOISE_NOTE = ("The network behind this learner is trained without DP-SGD, with Adam (batch 64, at least 600 "
                      f"steps, learning rate {LABEL_NOISE_DEFAULTS['learning_rate']:g} with averaged iterates, so "
                      "that it does not fit the label noise); its privacy comes from the noise on the labels.")
-#: The sentence a page shows where a learner's network has no DP-SGD optimiser to set, by learner.
-NETWORK_RECIPES = {"output-perturbation": _NONPRIVATE_NOTE, "label-dp-laplace": _LABEL_NOISE_NOTE,
-                   "label-dp-rr": _LABEL_NOISE_NOTE}
+#: How output perturbation's ε adds up (``Wording.budget``, formatted with the run's epsilon and extras).
+_OUTPUT_BUDGET = ("**Privacy budget.** Training itself is not private: the network sees the training rows without "
+                  "noise (ε = ∞ for it and for its history). Each released answer, a softmax vector plus Laplace "
+                  "noise of scale 2/ε, costs ε = {epsilon_per_query:g}; the {queries} test answers released here "
+                  "cost {queries} × {epsilon_per_query:g} = {epsilon:g} in total by basic composition.")
+
+
+def _dpsgd_defaults_note(split, params: Mapping[str, Any]) -> str:
+    """DP-SGD's ``defaults_note``: the dataset preset its defaults come from, and the Small CNN's own start."""
+    note = f"Defaults for this dataset: {preset_for(split.dataset).note}."
+    if params.get("model") != "cnn":
+        return note
+    rate = next(k for k in OPTIMISER_KNOBS if k.name == "learning_rate").following(params, split)[1]
+    return (note + f" The Small CNN starts from its own learning rate, {rate:g}, tuned for it on validation rows; "
+            "it reads the raw pixels, and the rest of its recipe (sampling, epochs, clipping, averaging) is the one "
+            "above. At small ε a linear model on handcrafted features often beats a CNN trained end to end (Tramèr "
+            "& Boneh 2021).")
 _LABELS_ONLY = "each record's label only; the features are used as they are (not protected)"
 _LABEL_SUBJECT = "any one record's label (its features are not protected)"
 _LABEL_DIAGNOSTICS = {
@@ -499,6 +515,8 @@ WORDING = {
         history_note="The test loss and the test accuracy (or MSE) use the test rows, which play no part in "
                      "training; the ε column is what the accountant (dp_accounting) certifies for the training data "
                      "after each epoch.",
+        near_baseline="The rest of the gap comes from clipping each example's gradient and from DP-SGD's own recipe "
+                      "(the non-private model trains with Adam on small batches).",
         diagnostics={"title": _NOT_COVERED, "column": "Training loss (private rows, not covered by ε)",
                      "text": "The mean loss of the sampled batches on the private training rows, before clipping "
                              "and noise. It is computed for display only: a statistic of the private data that the "
@@ -512,6 +530,7 @@ WORDING = {
         note="A network trained without privacy answers each test query with its softmax vector plus Laplace noise "
              "of scale 2/ε: two softmax vectors differ by at most 2 in L1 norm, so each released vector is ε-DP, "
              "and m answered queries cost m·ε in total. " + _NONPRIVATE_NOTE,
+        recipe=_NONPRIVATE_NOTE, budget=_OUTPUT_BUDGET,
         history_note="The history is the NON-PRIVATE network before any noise (its ε column is ∞); privacy comes "
                      "only from the Laplace noise on each released answer, counted in the ε above.",
         diagnostics={"title": _NOT_COVERED, "column": "Training loss (private rows, not covered by ε)",
@@ -526,6 +545,7 @@ WORDING = {
         note="Only the labels are private. One-hot labels get Laplace noise of scale 2/ε (one changed label moves "
              "the one-hot vector by 2 in L1) and are decoded by argmax; regression labels get Laplace noise of "
              "scale (label range)/ε and are clamped. " + _LABEL_NOISE_NOTE,
+        recipe=_LABEL_NOISE_NOTE,
         history_note="The history is the network trained on the noisy labels; the ε shown is that of the label "
                      "noise (pure ε-DP per label), not an accountant's figure for whole records.",
         diagnostics=_LABEL_DIAGNOSTICS),
@@ -536,6 +556,7 @@ WORDING = {
              "Not comparable with DP-SGD's ε, which protects whole records.",
         note="Only the labels are private. Each label is kept with probability e^ε/(e^ε+k−1), otherwise replaced by "
              "one of the other k−1 classes (k-ary randomized response, ε under replace-one). " + _LABEL_NOISE_NOTE,
+        recipe=_LABEL_NOISE_NOTE,
         history_note="The history is the network trained on the randomized-response labels; the ε shown is that "
                      "of the label mechanism (pure ε-DP per label, replace-one), not a figure for whole records.",
         diagnostics=_LABEL_DIAGNOSTICS),
@@ -576,11 +597,13 @@ def _register() -> None:
         "non-private", "Non-private SGD (same model)", ("classification", "regression"), False, run_nonprivate,
         knobs=MODEL_KNOBS + _NONPRIVATE_OPTIMISER, uses_delta=False, config=TrainConfig,
         wording=Wording(epsilon_label="ε (not private)", unit="No privacy: trained on the exact data."),
+        family="network",
         description=f"The same network trained without privacy (Adam, batch {NONPRIVATE_DEFAULTS['batch_size']}, at "
                     f"least {NONPRIVATE_MIN_STEPS} steps): the baseline."))
     register(LearnerSpec(
         "dpsgd", "DP-SGD (Abadi et al. 2016)", ("classification", "regression"), True, run_dpsgd,
         knobs=MODEL_KNOBS + OPTIMISER_KNOBS + DPSGD_KNOBS, baseline="non-private", wording=WORDING["dpsgd"],
+        family="network", direct_noise="noise_multiplier", canary_kind="gradient", defaults_note=_dpsgd_defaults_note,
         description="Per-example clipping (ghost norms), Gaussian noise sigma*C, Poisson sampling, "
                     "RDP/PLD accounting.", config=TrainConfig))
     register(LearnerSpec(
@@ -591,6 +614,7 @@ def _register() -> None:
                                   help="per-query: ε for each released answer (m answers cost m·ε); total: ε split "
                                        "evenly over the m answers"),),
         baseline="non-private", uses_delta=False, wording=WORDING["output-perturbation"], config=TrainConfig,
+        family="network",
         description="Non-private network; every released softmax vector gets Lap(2/epsilon) (L1 sensitivity 2 "
                     "on the simplex). m queries cost m*epsilon."))
     register(LearnerSpec(
@@ -602,12 +626,13 @@ def _register() -> None:
                                   help="argmax (a hard label) or clamp-round (clamp to [0, 1] and round, kept as "
                                        "soft targets)"),),
         baseline="non-private", uses_delta=False, wording=WORDING["label-dp-laplace"], config=TrainConfig,
+        family="network",
         description="One-hot labels + Lap(2/epsilon) then argmax (or clamp+round); regression labels + "
                     "Lap(range/epsilon) then clamp. Features are public."))
     register(LearnerSpec(
         "label-dp-rr", "Label DP: randomized response", ("classification",), True, run_label_dp_rr,
         knobs=MODEL_KNOBS + _LABEL_NOISE_OPTIMISER, baseline="non-private", uses_delta=False,
-        wording=WORDING["label-dp-rr"], config=TrainConfig,
+        wording=WORDING["label-dp-rr"], config=TrainConfig, family="network",
         description="k-ary randomized response on labels (Ghazi et al. 2021), epsilon under replace-one."))
 
 

@@ -11,7 +11,7 @@ import streamlit as st
 
 from ..audit import max_tpr_at_fpr, pld_max_tpr_at_fpr, run_audit
 from ..audit.run import epsilon_ladder
-from ..learners import learners
+from ..learners import get_learner, learners
 from ..rng import noise_mode
 from .common import DASH, format_epsilon, majority_accuracy, remembered, run_guarded, shared_call, show_table
 from .live import BAR_SECONDS, Every
@@ -49,7 +49,6 @@ ATTACK_NOTES = {
 }
 #: The model behind the network learners on this page: a flexible one shows leakage, the preset is tuned for DP.
 NETWORK_CHOICES = {"preset": "The dataset's preset (as on the Train page)", "mlp": "MLP, 256 units"}
-NETWORK_LEARNERS = ("dpsgd", "output-perturbation", "label-dp-laplace", "label-dp-rr")
 
 
 def private_learners(task: str, is_image: bool) -> list[str]:
@@ -330,7 +329,7 @@ def show_ladder(learner: str, dataset: str, *, delta: float, seed: int | None) -
     st.header("The ε ladder")
     st.markdown("The same training at growing ε, each run audited by the strongest attacker this page has"
                 + (" (white-box: gradient canaries read from every noisy step, the adversary DP-SGD's guarantee is "
-                   "written for)" if learner == "dpsgd" else " (mislabelled canaries)")
+                   "written for)" if get_learner(learner).canary_kind == "gradient" else " (mislabelled canaries)")
                 + ", and ∞ the same run without noise. The proven ε climbs with the claim and never passes it; two "
                   "rates whose intervals overlap are a tie.")
     asked = (learner, dataset, delta, seed)

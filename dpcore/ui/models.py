@@ -235,10 +235,11 @@ def _classical_params(learner: str, model: str, kernel: str, regularization: flo
     """Learner params; ``regularization="tune"`` runs Chaudhuri et al.'s private Algorithm 4 for the private ERMs.
     ``more``: the page's "More settings", ``(learner, knob, value)`` triples (a tuple, for the cache's hash)."""
     extra = {knob: value for name, knob, value in more if name == learner}
-    if learner in ("erm-output", "erm-objective", "logreg"):
+    spec = get_learner(learner)
+    if spec.knob("regularization") is not None:  # the ERMs (Chaudhuri et al. 2011) and their non-private twin
         base = {"model": model, "kernel": kernel, "preprocess": preprocess, **extra}
-        if regularization == "tune":
-            return base if learner == "logreg" else {**base, "tune": True}
+        if regularization == "tune":  # tuning spends budget: only a private learner tunes (Algorithm 4)
+            return {**base, "tune": True} if spec.private else base
         return {**base, "regularization": regularization}
     return extra
 

@@ -20,15 +20,19 @@ from plotly.subplots import make_subplots
 
 from ..datasets import Dataset, train_test_split
 from ..exceptions import DPValueError
-from ..learners import get_learner, run_learner, trivial_learner
+from ..learners import get_learner, learner_names, run_learner, trivial_learner
 from ..sweep.config import dataset_fingerprint
-from ..training import preset_for
-from ..training.learners import NETWORK_RECIPES  # noqa: F401  (the Train page's caption, by learner)
 from . import palette
 from .common import format_epsilon, show_table, verdict_line
 from .live import BAR_SECONDS, CHART_SECONDS, Every
 
-ALGORITHMS = ("dpsgd", "output-perturbation", "label-dp-laplace", "label-dp-rr")
+
+def train_learners(task: str | None = None) -> list[str]:
+    """The learners the Train page offers (for ``task``): every private network learner registered
+    (``family="network"``), in the order they registered."""
+    return learner_names(task, family="network", private=True)
+
+
 #: History columns computed on the training rows: shown only in the diagnostics expander, never in the main table.
 DIAGNOSTIC_COLUMNS = ("train_loss",)
 
@@ -36,11 +40,11 @@ DIAGNOSTIC_COLUMNS = ("train_loss",)
 def knobs_of_group(spec, group: str | None, *, advanced: bool = False) -> list:
     """The knobs a page shows in one section: ``group`` (any when None), advanced or not."""
     return [k for k in spec.knobs if (group is None or k.group == group) and k.advanced == advanced
-            and k.name != "noise_multiplier"]
+            and k.name != spec.direct_noise]  # that one is the page's "Set σ directly" box
 
 
 def defaults_for(dataset: Dataset, algorithm: str = "dpsgd", test_size: float = 0.25) -> dict:
-    """The learner's knob defaults on ``dataset`` (its preset included), the training rows and the preset note.
+    """The learner's knob defaults on ``dataset`` (its preset included), the training rows and the split.
 
     Raises :class:`~dpcore.exceptions.DPValueError` with what to do when the dataset is too
     small to split into training and test rows.
@@ -55,7 +59,7 @@ def defaults_for(dataset: Dataset, algorithm: str = "dpsgd", test_size: float = 
                            f"{test_size:.0%} (at least one per class for classification): use a dataset with more "
                            "rows (a few dozen at the very least).") from exc
     return {"defaults": get_learner(algorithm).defaults(split), "n_train": int(split.X_train.shape[0]),
-            "note": preset_for(dataset).note, "split": split}
+            "split": split}
 
 
 class LiveProgress:
@@ -102,10 +106,10 @@ def _fingerprint(dataset: Dataset) -> str:
 def run_key(dataset: Dataset, algorithm: str, params: dict, epsilon: float, delta: float, seed: int | None) -> tuple:
     """Hashable key of a run: the same inputs give the same picture (``seed=None``: secure noise, one release).
 
-    With the noise multiplier set directly DP-SGD ignores ``epsilon`` (it reports the ε
-    spent instead), so ``epsilon`` is left out of the key.
+    With its noise set directly (DP-SGD's σ, the learner's ``direct_noise``) a learner ignores ``epsilon`` (it
+    reports the ε spent instead), so ``epsilon`` is left out of the key.
     """
-    eps = None if algorithm == "dpsgd" and params.get("noise_multiplier") is not None else float(epsilon)
+    eps = None if get_learner(algorithm).sets_noise_directly(params) else float(epsilon)
     return (_fingerprint(dataset), dataset.task, dataset.n_samples, algorithm, tuple(sorted(params.items())), eps,
             float(delta), "secure" if seed is None else int(seed))
 
@@ -197,12 +201,11 @@ def show_headline(out: dict, algorithm: str) -> None:
         if out.get("chance") is not None:
             st.markdown(f"**Chance level** (always answering the most common class): **{out['chance']:.3f}**. "
                         "Accuracy is the fraction of test rows predicted correctly, on every page.")
-        if algorithm == "dpsgd" and eps is not None and math.isfinite(float(eps)) and 0 <= base - priv <= CLOSE_GAP:
+        if (wording.near_baseline and eps is not None and math.isfinite(float(eps))
+                and 0 <= base - priv <= CLOSE_GAP):
             gap = 100 * (base - priv)
             st.caption((f"Within {gap:.1f} points of the model trained without privacy: at this ε the noise costs "
-                        "little here, so a larger ε buys little more. The rest of the gap comes from clipping each "
-                        "example's gradient and from DP-SGD's own recipe (the non-private model trains with Adam on "
-                        "small batches).") if gap >= 0.05 else
+                        f"little here, so a larger ε buys little more. {wording.near_baseline}") if gap >= 0.05 else
                        "As accurate as the model trained without privacy: at this ε the noise costs nothing "
                        "measurable on these test rows.")
         _epsilon_verdict(eps, wording.epsilon_label, wording.subject)
@@ -245,14 +248,11 @@ def worse_than_mean_note(out: dict) -> str | None:
             "outweighs what the model learns. A larger ε or more data lets it beat the mean predictor.")
 
 
-def output_budget_text(out: dict) -> str:
-    """The budget of Laplace output perturbation in words (its training history has no finite ε to draw)."""
-    ex = out["extras"]
-    m, eq = ex["queries"], ex["epsilon_per_query"]
-    return (f"**Privacy budget.** Training itself is not private: the network sees the training rows without noise "
-            f"(ε = ∞ for it and for its history). Each released answer, a softmax vector plus Laplace noise of scale "
-            f"2/ε, costs ε = {eq:g}; the {m} test answers released here cost {m} × {eq:g} = {out['epsilon']:g} "
-            "in total by basic composition.")
+def budget_text(out: dict, algorithm: str) -> str:
+    """How the run's ε adds up, in the learner's words (``Wording.budget``: output perturbation's m answers, whose
+    training history has no finite ε to draw), or "" for a learner that declares none."""
+    text = get_learner(algorithm).wording.budget
+    return text.format(**{**out["extras"], "epsilon": out["epsilon"]}) if text else ""
 
 
 def history_labels(task: str) -> dict:

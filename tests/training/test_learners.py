@@ -153,7 +153,7 @@ def test_the_small_cnn_on_its_own_learning_rate_beats_the_majority_class_on_face
 
 @pytest.mark.parametrize("name", ["label-dp-laplace", "label-dp-rr"])
 def test_a_network_learning_from_noisy_labels_takes_small_averaged_steps_unless_told_otherwise(name):
-    from dpcore.training.learners import LABEL_NOISE_DEFAULTS, NETWORK_RECIPES
+    from dpcore.training.learners import LABEL_NOISE_DEFAULTS
 
     cfg = run_learner(name, "iris", epsilon=1.0, seed=0).extras["config"]
     assert (cfg.learning_rate, cfg.ema) == (LABEL_NOISE_DEFAULTS["learning_rate"], LABEL_NOISE_DEFAULTS["ema"])
@@ -161,4 +161,4 @@ def test_a_network_learning_from_noisy_labels_takes_small_averaged_steps_unless_
     assert cfg.learning_rate == 0.02 and cfg.ema == LABEL_NOISE_DEFAULTS["ema"]
     # the baseline keeps the non-private recipe, and the page's caption says which recipe this network used
     assert run_learner("non-private", "iris", seed=0).extras["config"].ema == 0.0
-    assert "learning rate 0.003 with averaged iterates" in NETWORK_RECIPES[name]
+    assert "learning rate 0.003 with averaged iterates" in get_learner(name).wording.recipe
