@@ -11,12 +11,16 @@ import streamlit as st
 
 from ..accounting import Neighbouring
 from ..datasets import load_dataset, train_test_split
+from ..defaults import EPSILON
 from ..exceptions import DPCoreError, DPValueError
 from ..learners import get_learner, run_learner, trivial_learner
 from ..models.metrics import match_clusters
 from ..rng import noise_mode, secure_or_seed
 from ..runtime.thread_warnings import caught as caught_warnings
 from ..runtime.workload import check_work, estimate_of, total_work
+from ..sweep.axes import normalise_value
+from ..sweep.config import SweepConfig
+from ..sweep.engine import SweepProgress, SweepRunError, run_sweep
 from . import palette
 from .common import shared_call
 from .live import BAR_SECONDS, Every
@@ -38,10 +42,11 @@ def _cluster_params(method: str, k: int, iterations: int | None, neighbouring: s
     """The params of ``method``: k, DPLloyd's relation and rounds, and the page's "More settings" (``more``:
     ``(learner, knob, value)`` triples, a tuple so that the cached functions can hash it)."""
     params = {"k": k}
-    if method == "dplloyd":
+    spec = get_learner(method)
+    if spec.knob("neighbouring") is not None:  # DPLloyd: add/remove (Su et al.) or replace-one
         params["neighbouring"] = neighbouring
-        if iterations:
-            params["iterations"] = iterations
+    if iterations and spec.knob("iterations") is not None:
+        params["iterations"] = iterations
     return params | {knob: value for learner, knob, value in more if learner == method}
 
 
@@ -70,6 +75,75 @@ def queued_sweep(sweep: Callable[..., pd.DataFrame], *args, what: str) -> pd.Dat
         bar.empty()
 
 
+class Series(NamedTuple):
+    """One learner of a page's chart with its own params: run at each of ``values`` on the chart's axis, or, with
+    ``values`` empty, once per seed (a reference that does not depend on the axis, drawn at every point)."""
+    learner: str
+    params: dict
+    values: tuple = ()
+
+
+def sweep_series(dataset: str, series: list[Series], *, axis: str, seeds: int, seed: int | None,
+                 epsilon: float | None = None, x_name: str = "ε", x_of: Callable[[float], object] | None = None,
+                 check: bool = True, skip_failures: bool = False,
+                 progress: Callable[[RunsDone], None] | None = None) -> tuple[pd.DataFrame, "_RunWarnings", dict]:
+    """The runs of a page's chart through :func:`dpcore.sweep.engine.run_sweep`: one sweep per seed and learner (each
+    learner with its own params, which one sweep's shared ``params`` cannot say), seeds ``seed`` .. ``seed + seeds -
+    1``, each seed its own split.
+
+    Returns the tidy rows (``learner``, ``x``, ``seed`` and the run's metrics; a reference's rows repeated at every
+    ``x``; ``x_of(value)`` names a point where the axis value is not what the chart shows: training rows for a
+    training fraction), the runs' warnings said per ``x`` (:class:`_RunWarnings`, ``x_name`` on the axis) and, with
+    ``skip_failures``, the runs that could not be made as ``{(learner, x): reason}`` (each run on its own then, so
+    one size a learner cannot run at leaves its other sizes and seeds). ``check``: refuse the chart, before any run,
+    when its runs together ask for more than one run's budget (:func:`check_chart_work`). ``seed=None``: secure noise
+    in every run (the splits and inits from seed 0 on, as the pages say). ``progress(RunsDone(done, total))`` after
+    each run, made or not; it may raise to stop the chart.
+    """
+    secure, seed = secure_or_seed(seed)
+    values = tuple(dict.fromkeys(v for s in series for v in s.values))  # the chart's points, in the page's order
+    at = {normalise_value(v): v if x_of is None else x_of(v) for v in values}
+    xs = tuple(at.values())
+
+    def config(s: Series, values: tuple, n: int, base: int) -> SweepConfig:
+        once = not values  # a reference: one run per seed, on the whole training set
+        return SweepConfig(dataset, (s.learner,), axis="train_fraction" if once else axis,
+                           values=(1.0,) if once else values, seeds=n, base_seed=base, params=s.params,
+                           include_baselines=False, **({} if epsilon is None else {"epsilon": epsilon}))
+
+    # seed by seed, as a person re-running the experiment would (and the chart's rows and warnings in that order)
+    seed_list = range(seed, seed + seeds)
+    if skip_failures:  # each run alone: x by x, each learner at it
+        plan = [(s, config(s, (v,), 1, b)) for b in seed_list for v in values for s in series if v in s.values]
+        plan += [(s, config(s, (), 1, b)) for b in seed_list for s in series if not s.values]
+    else:
+        plan = [(s, config(s, s.values, 1, b)) for b in seed_list for s in series]
+    said = _RunWarnings(x_name, seeds, total=sum(len(c.runs()) for _, c in plan), progress=progress)
+    if check:
+        first = train_test_split(dataset, seed=seed)
+        check_chart_work([(max(1, len(s.values)), s.learner, first,
+                           dict(seed=seed, params=s.params,
+                                **({"epsilon": s.values[0] if axis == "epsilon" else epsilon or EPSILON}
+                                   if get_learner(s.learner).private else {}))) for s in series], seeds)
+    rows, skipped = [], {}
+    with noise_mode(secure), caught_warnings():  # every draw from the OS inside; the runs' warnings are said per x
+        for s, cfg in plan:
+            def on_result(event: SweepProgress, s: Series = s) -> None:
+                row = {k: v for k, v in event.row.items() if k != "_warnings"}
+                x = at[row["value"]] if s.values else None
+                said.note(x, s.learner, int(row["seed"]), [msg for _, msg in event.row.get("_warnings") or ()])
+                rows.extend({**row, "x": v} for v in ((x,) if s.values else xs))
+
+            try:  # in this process: the page's run queue is the parallelism, and secure noise stays on
+                run_sweep(cfg, n_jobs=1, use_cache=False, on_result=on_result)
+            except SweepRunError as exc:
+                if not skip_failures or not isinstance(exc.__cause__, DPCoreError):
+                    raise
+                skipped.setdefault((s.learner, at[cfg.values[0]] if s.values else None), str(exc.__cause__))
+                said.tick()
+    return pd.DataFrame(rows), said, skipped
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def cluster_demo(dataset: str, k: int, epsilon: float, iterations: int | None, seed: int | None,
                  neighbouring: str = "replace-one", more: tuple = ()) -> dict:
@@ -93,7 +167,7 @@ def cluster_demo(dataset: str, k: int, epsilon: float, iterations: int | None, s
                          "epsilon": res.epsilon})
             centres.append(res.extras["centers_unit"])
             labels[CLUSTER_LABELS[m]] = res.extras["labels_test"]
-            if m == "dplloyd":
+            if "rounds" in res.extras:  # what DPLloyd did (its start, its rounds), for the caption
                 run = {key: res.extras[key] for key in ("init", "rounds", "epsilon_init", "rows_clipped", "n_train",
                                                         "neighbouring")}
         lo, hi = split.dataset.bounds
@@ -200,34 +274,16 @@ def cluster_sweep(dataset: str, k: int, iterations: int | None, epsilons: tuple[
     """Accuracy and intra-cluster variance vs epsilon for the three methods, mean and sd over ``seeds`` runs.
 
     ``progress(RunsDone(done, total))`` after each run. The page runs it through :func:`queued_sweep`."""
-    secure, seed = secure_or_seed(seed)
-    with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
-        rows = []
-        said = _RunWarnings("ε", seeds, total=seeds * (1 + (len(CLUSTER_METHODS) - 1) * len(epsilons)),
-                            progress=progress)
-        first = train_test_split(dataset, seed=seed)
-        check_chart_work([(1 if m == "lloyd" else len(epsilons), m, first,
-                           dict(seed=seed, params=_cluster_params(m, k, iterations, neighbouring, more),
-                                **({} if m == "lloyd" else {"epsilon": epsilons[0]}))) for m in CLUSTER_METHODS], seeds)
-        for s in range(seed, seed + seeds):
-            split = train_test_split(dataset, seed=s)
-            for m in CLUSTER_METHODS:
-                if m == "lloyd":  # non-private: one run per seed, drawn at every epsilon
-                    res = said.run(None, m, split, seed=s, params=_cluster_params(m, k, iterations, neighbouring, more))
-                    rows += [{"method": CLUSTER_LABELS[m], "epsilon": eps, "seed": s, **res.metrics}
-                             for eps in epsilons]
-                    continue
-                for eps in epsilons:
-                    res = said.run(eps, m, split, epsilon=eps, seed=s,
-                                   params=_cluster_params(m, k, iterations, neighbouring, more))
-                    rows.append({"method": CLUSTER_LABELS[m], "epsilon": eps, "seed": s, **res.metrics})
-        df = pd.DataFrame(rows)
-        out = (df.groupby(["method", "epsilon"], as_index=False, sort=False)
-               .agg(accuracy=("accuracy", "mean"), accuracy_sd=("accuracy", "std"),
-                    intra_cluster_variance=("intra_cluster_variance", "mean"),
-                    intra_cluster_variance_sd=("intra_cluster_variance", "std")))
-        out.attrs["warnings"] = said.messages()  # with the ε each came from, also when the chart is cached
-        return out
+    series = [Series(m, _cluster_params(m, k, iterations, neighbouring, more),
+                     epsilons if get_learner(m).private else ()) for m in CLUSTER_METHODS]
+    df, said, _ = sweep_series(dataset, series, axis="epsilon", seeds=seeds, seed=seed, progress=progress)
+    df = df.assign(method=df["learner"].map(CLUSTER_LABELS), epsilon=df["x"])
+    out = (df.groupby(["method", "epsilon"], as_index=False, sort=False)
+           .agg(accuracy=("accuracy", "mean"), accuracy_sd=("accuracy", "std"),
+                intra_cluster_variance=("intra_cluster_variance", "mean"),
+                intra_cluster_variance_sd=("intra_cluster_variance", "std")))
+    out.attrs["warnings"] = said.messages()  # with the ε each came from, also when the chart is cached
+    return out
 
 
 def _classical_params(learner: str, model: str, kernel: str, regularization: float | str,
@@ -338,18 +394,27 @@ class _RunWarnings:
         with caught_warnings() as caught:
             try:
                 out = run_learner(name, split, seed=seed, **kwargs)
-            finally:
-                self.done += 1
-                if self.progress is not None:
-                    self.progress(RunsDone(self.done, self.total))
+            except BaseException:
+                self.tick()
+                raise
+        self.note(x, name, seed, [str(w.message) for w in caught])
+        return out
+
+    def tick(self) -> None:
+        """One more run of the chart tried (made or not): the progress moves."""
+        self.done += 1
+        if self.progress is not None:
+            self.progress(RunsDone(self.done, self.total))
+
+    def note(self, x, name: str, seed: int, messages: list[str]) -> None:
+        """Run ``name`` at ``x`` (None: a run that does not depend on x) and ``seed`` is done and said ``messages``."""
+        self.tick()
         self.xs.add(x)
         own, title = get_learner(name).title, METHOD_NAMES.get(name, CLUSTER_LABELS.get(name))
-        for w in caught:
-            msg = str(w.message)
+        for msg in messages:
             if title and msg.startswith(own):  # the learner's title reads as the page's name for the method
                 msg = title + msg[len(own):]
             self.found.setdefault(msg, {}).setdefault(x, set()).add(seed)
-        return out
 
     def _folded(self) -> dict:
         """``found`` with each learner's "predicts the single class" runs folded into its "no more accurate" message
@@ -416,40 +481,20 @@ def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel:
     """Test metric vs epsilon for each private learner, plus the non-private model and the trivial predictor.
 
     ``progress(RunsDone(done, total))`` after each run. The page runs it through :func:`queued_sweep`."""
-    secure, seed = secure_or_seed(seed)
-    with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
-        ds = load_dataset(dataset)
-        metric, base, trivial = _scored_against(ds.task)
-        rows, said = [], _RunWarnings("ε", seeds, total=seeds * (len(learners) * len(epsilons) + 2),
-                                      progress=progress)
-        first = train_test_split(ds, seed=seed)
+    metric, base, trivial = _scored_against(load_dataset(dataset).task)
 
-        def params(name: str) -> dict:
-            return _classical_params(name, model, kernel, regularization, preprocess, more)
+    def params(name: str) -> dict:
+        return _classical_params(name, model, kernel, regularization, preprocess, more)
 
-        check_chart_work([(len(epsilons), n, first, dict(epsilon=epsilons[0], seed=seed, params=params(n)))
-                          for n in learners]
-                         + [(1, n, first, dict(seed=seed, params=params(n))) for n in (base, trivial)], seeds)
-        for s in range(seed, seed + seeds):
-            split = train_test_split(ds, seed=s)
-            for name in learners:
-                for eps in epsilons:
-                    res = said.run(eps, name, split, epsilon=eps, seed=s,
-                                   params=_classical_params(name, model, kernel, regularization, preprocess, more))
-                    rows.append({"method": METHOD_NAMES.get(name, name), "private": True, "epsilon": eps, "seed": s,
-                                 "value": res.metrics[metric]})
-            for name in (base, trivial):
-                params = _classical_params(name, model, kernel, regularization, preprocess, more)
-                res = said.run(None, name, split, seed=s, params=params)
-                for eps in epsilons:
-                    rows.append({"method": METHOD_NAMES.get(name, name), "private": False, "epsilon": eps, "seed": s,
-                                 "value": res.metrics[metric]})
-        df = pd.DataFrame(rows)
-        out = df.groupby(["method", "private", "epsilon"], as_index=False, sort=False).agg(
-            value=("value", "mean"), sd=("value", "std"))
-        out.attrs["metric"] = metric
-        out.attrs["warnings"] = said.messages()
-        return out.rename(columns={"value": metric})
+    series = [Series(n, params(n), epsilons) for n in learners] + [Series(n, params(n)) for n in (base, trivial)]
+    df, said, _ = sweep_series(dataset, series, axis="epsilon", seeds=seeds, seed=seed, progress=progress)
+    df = df.assign(method=df["learner"].map(lambda n: METHOD_NAMES.get(n, n)),
+                   private=df["learner"].map(lambda n: get_learner(n).private), epsilon=df["x"])
+    out = df.groupby(["method", "private", "epsilon"], as_index=False, sort=False).agg(
+        value=(metric, "mean"), sd=(metric, "std"))
+    out.attrs["metric"] = metric
+    out.attrs["warnings"] = said.messages()
+    return out.rename(columns={"value": metric})
 
 
 #: Metric labels short enough for a row of four at 1280 px (the full name is the metric's help).
@@ -498,33 +543,22 @@ def size_sweep(dataset: str, learner: str, model: str, kernel: str, regularizati
     which sizes and why, instead of one error hiding the whole chart. ``progress(RunsDone(done, total))`` after
     each run. The page runs it through :func:`queued_sweep`.
     """
-    secure, seed = secure_or_seed(seed)
-    with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
-        ds = load_dataset(dataset)
-        metric, base, trivial = _scored_against(ds.task)
-        rows, skipped, said = [], {}, _RunWarnings("training rows", seeds, total=seeds * len(fractions) * 3,
-                                                   progress=progress)
-        for s in range(seed, seed + seeds):
-            split = train_test_split(ds, seed=s)
-            for f in fractions:
-                n = int(round(f * split.X_train.shape[0]))
-                for name in (learner, base, trivial):
-                    try:
-                        budget = {"epsilon": epsilon} if name == learner else {}
-                        res = said.run(n, name, split, seed=s, train_fraction=f,
-                                       **budget, params=_classical_params(name, model, kernel, regularization,
-                                                                          preprocess, more))
-                    except DPCoreError as exc:
-                        skipped.setdefault((METHOD_NAMES.get(name, name), n), str(exc))
-                        continue
-                    rows.append({"method": METHOD_NAMES.get(name, name), "n_train": n, "seed": s,
-                                 "value": res.metrics[metric]})
-        if not rows:
-            raise DPValueError("no training-set size could be run: " + "; ".join(sorted(set(skipped.values()))))
-        df = pd.DataFrame(rows)
-        out = df.groupby(["method", "n_train"], as_index=False, sort=False).agg(
-            value=("value", "mean"), sd=("value", "std"), runs=("value", "size"))
-        out.attrs["skipped"] = [{"method": m, "n_train": n, "reason": r} for (m, n), r in sorted(skipped.items())]
-        out.attrs["metric"] = metric
-        out.attrs["warnings"] = said.messages()
-        return out.rename(columns={"value": metric})
+    ds = load_dataset(dataset)
+    metric, base, trivial = _scored_against(ds.task)
+    # the training rows each fraction keeps (the stratified split's size does not depend on the seed)
+    n_train = train_test_split(ds, seed=secure_or_seed(seed)[1]).X_train.shape[0]
+    series = [Series(n, _classical_params(n, model, kernel, regularization, preprocess, more), tuple(fractions))
+              for n in (learner, base, trivial)]
+    df, said, skipped = sweep_series(dataset, series, axis="train_fraction", seeds=seeds, seed=seed, epsilon=epsilon,
+                                     x_name="training rows", x_of=lambda f: int(round(f * n_train)), check=False,
+                                     skip_failures=True, progress=progress)
+    if df.empty:
+        raise DPValueError("no training-set size could be run: " + "; ".join(sorted(set(skipped.values()))))
+    df = df.assign(method=df["learner"].map(lambda n: METHOD_NAMES.get(n, n)), n_train=df["x"])
+    out = df.groupby(["method", "n_train"], as_index=False, sort=False).agg(
+        value=(metric, "mean"), sd=(metric, "std"), runs=(metric, "size"))
+    out.attrs["skipped"] = [{"method": m, "n_train": n, "reason": r} for (m, n), r in
+                            sorted({(METHOD_NAMES.get(m, m), n): r for (m, n), r in skipped.items()}.items())]
+    out.attrs["metric"] = metric
+    out.attrs["warnings"] = said.messages()
+    return out.rename(columns={"value": metric})
