@@ -1,8 +1,8 @@
 """Registry of learners: one interface for every private (and baseline) learner.
 
 Learner modules register themselves with :func:`register`; the registry imports
-the provider modules listed in ``_PROVIDERS`` lazily, so ``import dpcore`` stays
-light (no torch import until a learner is needed).
+the provider modules (``_PROVIDERS``, then any other ``dpcore/<package>/learners.py``)
+lazily, so ``import dpcore`` stays light (no torch import until a learner is needed).
 
 >>> "majority" in learner_names()
 True
