@@ -35,6 +35,11 @@ def train_learners(task: str | None = None) -> list[str]:
 
 #: History columns computed on the training rows: shown only in the diagnostics expander, never in the main table.
 DIAGNOSTIC_COLUMNS = ("train_loss",)
+#: What the diagnostics expander says for a learner that declares nothing more precise (``Wording.diagnostics``).
+UNCOVERED_DIAGNOSTICS = {
+    "title": "Non-private diagnostics (not covered by ε)", "column": "Training loss (private rows, not covered by ε)",
+    "text": "Statistics of the private training rows, computed for display only: the ε above does not cover them, so "
+            "a real release would not publish them."}
 
 
 def knobs_of_group(spec, group: str | None, *, advanced: bool = False) -> list:
@@ -279,7 +284,7 @@ def split_history(history: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def show_diagnostics(out: dict, algorithm: str, diagnostics: pd.DataFrame) -> None:
     """The training-row statistics, in an expander collapsed by default and labelled by what covers them."""
-    spec = get_learner(algorithm).wording.diagnostics or get_learner("dpsgd").wording.diagnostics
+    spec = get_learner(algorithm).wording.diagnostics or UNCOVERED_DIAGNOSTICS
     with st.expander(spec["title"], expanded=False):
         st.caption(spec["text"] + ("" if out["task"] == "classification" else
                                    " For regression the loss is on labels scaled to [0, 1]."))
