@@ -20,7 +20,15 @@ MutationObserver in the page), so a session's time runs from its own click, and 
 cheap and does not slow the browsers it measures. The last lines print the issue's targets beside the
 measured numbers.
 
-Usage: python bench/classroom_load.py [--sessions 20] [--distinct 5] [--timeout 900] [--class-browser idle]
+It also reads the CPU seconds of the class's browser (the process and its tabs' renderers, from /proc) from the clicks
+to the shared run's end and from then until the last session on the defaults showed the result: on one machine the
+tabs' drawing of the finished page is work the server's cores share.
+
+With ``--frames`` each session on the defaults also says when the last message the server sent it before it showed the
+result reached its browser (the browser's own network events): what comes before is the server's part of the wait,
+what comes after is the page's (its main thread handling the messages and drawing them).
+
+Usage: python bench/classroom_load.py [--sessions 20] [--distinct 5] [--timeout 900] [--class-browser idle] [--frames]
 """
 from __future__ import annotations
 
@@ -53,6 +61,52 @@ def machine_busy_seconds() -> tuple[float, float]:
     idle = ticks[3] + ticks[4]  # idle + iowait
     hz = os.sysconf("SC_CLK_TCK")
     return (sum(ticks) - idle) / hz, sum(ticks) / hz
+
+
+def _processes() -> dict[int, tuple[int, str, float]]:
+    """Every process: pid -> (parent pid, command name, CPU seconds used so far), from /proc."""
+    out, hz = {}, os.sysconf("SC_CLK_TCK")
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    head, rest = f.read().rsplit(")", 1)
+            except OSError:  # gone meanwhile
+                continue
+            fields = rest.split()
+            out[int(entry)] = (int(fields[1]), head.split("(", 1)[1], (int(fields[11]) + int(fields[12])) / hz)
+    return out
+
+
+def _browsers_started_here() -> set[int]:
+    """The Chromium browser processes (not their helpers) under this script."""
+    procs, me = _processes(), os.getpid()
+
+    def under_me(pid: int) -> bool:
+        while pid > 1:
+            if pid == me:
+                return True
+            pid = procs.get(pid, (0,))[0]
+        return False
+
+    chromium = {pid for pid, (_, name, _) in procs.items() if name.startswith(("chromium", "chrome"))}
+    return {pid for pid in chromium if procs[pid][0] not in chromium and under_me(pid)}
+
+
+def browser_cpu_seconds(root: int | None) -> float:
+    """CPU seconds used so far by the browser process ``root`` and every process under it (its tabs' renderers)."""
+    if root is None:
+        return math.nan
+    procs = _processes()
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _, _) in procs.items():
+        children.setdefault(ppid, []).append(pid)
+    total, todo = 0.0, [root]
+    while todo:
+        pid = todo.pop()
+        total += procs.get(pid, (0, "", 0.0))[2]
+        todo.extend(children.get(pid, []))
+    return total
 
 
 def _free_port() -> int:
@@ -190,17 +244,46 @@ def home_alone(browser, timeout: float = 120.0) -> float | None:
         server.stop()
 
 
-def run_class(browser, sessions: int, distinct: int, timeout: float, *, late_browser=None) -> dict:
-    """``late_browser``: the late-comer's own browser (None: no late-comer)."""
+class Frames:
+    """When the server's messages reached one page's browser (seconds since the epoch), read from the browser's own
+    network events (Chrome DevTools Protocol), which stamp a frame when it arrives, however busy the page's main
+    thread is: the last one before the page showed the run splits the wait into the server's part and the page's."""
+
+    def __init__(self, context, page) -> None:
+        self.offset: float | None = None  # wall clock minus the browser's monotonic clock
+        self.arrived: list[float] = []
+        cdp = context.new_cdp_session(page)
+        cdp.on("Network.webSocketWillSendHandshakeRequest", self._handshake)
+        cdp.on("Network.webSocketFrameReceived", self._frame)
+        cdp.send("Network.enable")
+
+    def _handshake(self, params: dict) -> None:
+        self.offset = params["wallTime"] - params["timestamp"]
+
+    def _frame(self, params: dict) -> None:
+        if self.offset is not None:
+            self.arrived.append(params["timestamp"] + self.offset)
+
+    def last_before(self, when: float) -> float | None:
+        return max((t for t in self.arrived if t <= when), default=None)
+
+
+def run_class(browser, sessions: int, distinct: int, timeout: float, *, late_browser=None,
+              frames: bool = False, browser_pid: int | None = None) -> dict:
+    """``late_browser``: the late-comer's own browser (None: no late-comer); ``frames``: also time when the server's
+    messages reached each page (:class:`Frames`); ``browser_pid``: the class's browser process, whose CPU seconds
+    (with its tabs') are read as the class goes."""
     server = Server()
     late_comer = late_browser is not None
     try:
-        pages = []
+        pages, watched = [], []
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         context.add_init_script(DONE_STAMP)
         for _ in range(sessions):
             page = context.new_page()
             page.set_default_timeout(300_000)
+            if frames:
+                watched.append(Frames(context, page))
             page.goto(server.url("Train_a_network"), wait_until="commit")
             pages.append(page)
         for i, page in enumerate(pages):
@@ -212,6 +295,7 @@ def run_class(browser, sessions: int, distinct: int, timeout: float, *, late_bro
         for page in pages:
             page.wait_for_timeout(300)
         cpu0, t0, busy0 = server.cpu_seconds(), time.time(), machine_busy_seconds()
+        browser_cpu = [(t0, browser_cpu_seconds(browser_pid))]  # (when, the class's browser's CPU seconds so far)
         for page in pages:  # one round trip each, so the last student clicks moments after the first
             page.evaluate(CLICK_TRAIN)
         finished: dict[int, float] = {}
@@ -227,6 +311,7 @@ def run_class(browser, sessions: int, distinct: int, timeout: float, *, late_bro
                 if i not in finished and (stamp := _stamp(page, "__dpcoreDone")) is not None:
                     finished[i] = stamp - _stamp(page, "__dpcoreClicked")
                     shown[i] = stamp
+            browser_cpu.append((time.time(), browser_cpu_seconds(browser_pid)))
             time.sleep(1.0)
         rows = [(i, finished.get(i), _status(pages[i]), "distinct" if i >= sessions - distinct else "defaults")
                 for i in range(sessions)]
@@ -235,8 +320,19 @@ def run_class(browser, sessions: int, distinct: int, timeout: float, *, late_bro
         runs = server.finished_runs()
         shared_end = max(runs, key=lambda r: r[1])[0] if runs else None
         lags = {i: shown[i] - shared_end for i in shown if shared_end is not None and i < sessions - distinct}
+        # when the last message before the page showed the result reached its browser, after the shared run's end
+        arrived = {i: last - shared_end for i in lags if frames and (last := watched[i].last_before(shown[i]))}
+        # the class's browser's CPU seconds up to the last reading before the shared run ended, and from then until
+        # the last of its sessions showed the result
+        browser_run = browser_after = None
+        if shared_end is not None and lags:
+            before = max((r for r in browser_cpu if r[0] <= shared_end), key=lambda r: r[0])
+            upto = min((r for r in browser_cpu if r[0] >= max(shown[i] for i in lags)), key=lambda r: r[0],
+                       default=browser_cpu[-1])
+            browser_run, browser_after = before[1] - browser_cpu[0][1], upto[1] - before[1]
         busy1 = machine_busy_seconds()
-        return {"rows": rows, "lags": lags, "late": late_time if late_comer else None,
+        return {"rows": rows, "lags": lags, "arrived": arrived, "browser_run": browser_run,
+                "browser_after": browser_after, "late": late_time if late_comer else None,
                 "cpu": server.cpu_seconds() - cpu0,
                 "peak_mb": server.peak_mb(), "busy": busy1[0] - busy0[0], "available": busy1[1] - busy0[1],
                 "wall": time.time() - t0}
@@ -254,6 +350,9 @@ def main() -> int:
     ap.add_argument("--distinct", type=int, default=5,
                     help="of them, how many ask for inputs of their own (default 5); the rest ask the same run")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds a session may take (default 900)")
+    ap.add_argument("--frames", action="store_true",
+                    help="also time when the server's last message reached each page (the browser's network events; "
+                         "their bookkeeping costs the browsers a little)")
     ap.add_argument("--class-browser", choices=("idle", "normal"), default="idle",
                     help="scheduling of the class's browser: idle (only the CPU the server leaves) or normal")
     a = ap.parse_args()
@@ -276,11 +375,15 @@ def main() -> int:
             with open(class_exe, "w") as f:
                 f.write(f'#!/bin/sh\nexec chrt --idle 0 "{exe}" "$@"\n')
             os.chmod(class_exe, 0o755)
+        before = _browsers_started_here()
         browser = p.chromium.launch(executable_path=class_exe, args=FLAGS + FOREGROUND)
+        started = _browsers_started_here() - before
+        browser_pid = started.pop() if len(started) == 1 else None
         late_browser = p.chromium.launch(executable_path=exe, args=FLAGS)
         home = home_alone(late_browser)
         alone = run_class(browser, 1, 0, a.timeout)
-        crowd = run_class(browser, a.sessions, a.distinct, a.timeout, late_browser=late_browser)
+        crowd = run_class(browser, a.sessions, a.distinct, a.timeout, late_browser=late_browser, frames=a.frames,
+                          browser_pid=browser_pid)
         browser.close()
         late_browser.close()
     single = alone["rows"][0][1]
@@ -289,14 +392,21 @@ def main() -> int:
     print(f"{a.sessions} sessions ({a.sessions - a.distinct} on the defaults, {a.distinct} with their own seed):")
     for i, t, status, kind in crowd["rows"]:
         lag = crowd["lags"].get(i)
+        arrived = crowd["arrived"].get(i)
         print(f"  session {i:2d} ({kind:8s}): {'not done' if t is None else f'{t:6.1f} s'}  {status}"
-              + ("" if lag is None else f"; shown {lag:.1f} s after the shared run finished"))
+              + ("" if lag is None else f"; shown {lag:.1f} s after the shared run finished (target 1.5 s)")
+              + ("" if arrived is None else f", its last message from the server arrived {arrived:.1f} s after"))
     late = crowd["late"]
     print(f"late-comer's home page, first chart: {'not drawn' if late is None else f'{late:.1f} s'} "
           f"({'not drawn' if home is None else f'{home:.1f} s'} on a fresh server with nobody else)")
     print(f"server: {crowd['cpu']:.0f} CPU s, peak {crowd['peak_mb']:.0f} MB; the whole machine: "
           f"{crowd['busy']:.0f} of {crowd['available']:.0f} CPU s busy over {crowd['wall']:.0f} s (the rest is "
           "mostly the browsers)")
+    if crowd["browser_after"] is not None and not math.isnan(crowd["browser_after"]):
+        n = a.sessions - a.distinct
+        print(f"the class's browser (its {a.sessions} tabs): {crowd['browser_run']:.1f} CPU s from the clicks to the "
+              f"shared run's end, {crowd['browser_after']:.1f} CPU s from then until its {n} sessions showed the "
+              f"result ({crowd['browser_after'] / a.sessions:.2f} a tab), on {os.cpu_count()} cores")
     errors = sum(status == "ERROR" or t is None for _, t, status, _ in crowd["rows"])
     print(f"sessions with an error or not done: {errors}")
     workers = default_workers()

@@ -452,3 +452,32 @@ def test_loading_the_shared_libraries_twice_imports_them_once(monkeypatch):
     serving.load_libraries()
     serving.load_libraries()
     assert calls == list(serving.SHARED_LIBRARIES) and serving.libraries_loaded()
+
+
+
+def test_a_follower_sleeps_until_its_run_has_news_and_wakes_as_it_finishes():
+    # the run's own condition wakes its followers: nobody looks every so often while a run goes quietly, and the end
+    # reaches every follower as it comes, not at its next look
+    runs = SharedRuns(workers=1)
+    gate, started, out, seen, looks = threading.Event(), threading.Event(), {}, [], []
+
+    def quiet(progress):
+        started.set()
+        gate.wait(30)  # a long stretch without progress
+        progress("last")
+        return 7
+
+    follower = threading.Thread(target=lambda: out.setdefault("value", runs.get_or_run(
+        "quiet", quiet, on_progress=seen.append)))
+    follower.start()
+    assert started.wait(5)
+    changed = runs._runs["quiet"].changed
+    sleep = changed.wait
+    changed.wait = lambda timeout=None: looks.append(timeout) or sleep(timeout)  # each new sleep of the follower
+    time.sleep(1.0)  # five looks had it polled every 0.2 s, as it used to
+    looks_while_quiet = len(looks)
+    gate.set()
+    follower.join(10)
+    assert not follower.is_alive()
+    assert out["value"] == (7, "computed") and seen == ["last"]
+    assert looks_while_quiet <= 1  # at most once more, woken by the run's start

@@ -35,8 +35,6 @@ from .workload import active_budget, max_jobs
 __all__ = ["SharedRuns", "RunCancelled", "SHARED_LIBRARIES", "cap_run_threads", "default_run_threads",
            "default_workers", "libraries_loaded", "load_libraries", "run_threads", "shared_runs"]
 
-#: How often a follower looks for new progress (seconds).
-POLL_SECONDS = 0.2
 #: How often a waiting asker is told its place again, unchanged (seconds): a Streamlit page stops a script (its
 #: visitor changed an input or left) only when the script calls Streamlit, so the waiting page redraws its note.
 REMIND_SECONDS = 1.0
@@ -205,6 +203,9 @@ def default_workers() -> int:
 
 @dataclass
 class _Run:
+    #: notified, under the store's lock, on every change a follower acts on: a progress event, the run's start, its
+    #: place in the queue, its end
+    changed: threading.Condition
     done: threading.Event = field(default_factory=threading.Event)
     events: list = field(default_factory=list)
     value: Any = None
@@ -276,7 +277,7 @@ class SharedRuns:
             run = self._runs.get(key)
             how = "joined" if run is not None else "computed"
             if run is None:
-                run = self._runs[key] = _Run(keep=keep, here=here)
+                run = self._runs[key] = _Run(threading.Condition(self._lock), keep=keep, here=here)
                 self._queue.append(key)
                 run.future = self._pool.submit(self._work, key, run, compute)
             run.followers += 1
@@ -288,12 +289,15 @@ class SharedRuns:
                 if run.followers == 0 and not run.done.is_set() and not run.started and run.future.cancel():
                     self._queue.remove(key)
                     self._runs.pop(key, None)
+                    self._queue_moved()
 
     def _work(self, key: Hashable, run: _Run, compute) -> None:
         with self._lock:
             run.started = True
             self._queue.remove(key)
             waiting = len(self._queue)
+            run.changed.notify_all()  # its followers: started
+            self._queue_moved()  # the runs behind it: one place nearer
         name, t0 = _run_name(key), time.perf_counter()
         self._say(f"run {name} started ({waiting} waiting)")
 
@@ -302,6 +306,7 @@ class SharedRuns:
                 if run.followers == 0:
                     raise RunCancelled("nobody follows this run any more")
                 run.events.append(event)
+                run.changed.notify_all()
 
         try:
             if self._client is not None and not run.here:
@@ -310,14 +315,19 @@ class SharedRuns:
                 run.value = compute(progress)
         except BaseException as exc:  # handed to every follower
             run.error = exc
-        with self._lock:
-            self._runs.pop(key, None)
+        followers = 0
+        try:
+            with self._lock:
+                self._runs.pop(key, None)
+                if run.error is None and run.keep:
+                    self._keep(key, run.value)
+                followers = run.followers
             if run.error is None and run.keep:
-                self._keep(key, run.value)
-            followers = run.followers
-        if run.error is None and run.keep:
-            self._write(key, run.value)
-        run.done.set()
+                self._write(key, run.value)
+        finally:  # whatever happens here, no follower is left waiting
+            with self._lock:
+                run.done.set()
+                run.changed.notify_all()
         took = f"{time.perf_counter() - t0:.1f} s"
         if isinstance(run.error, RunCancelled):
             self._say(f"run {name} stopped after {took}: nobody follows it any more")
@@ -383,18 +393,32 @@ class SharedRuns:
             if tmp is not None:
                 pathlib.Path(tmp).unlink(missing_ok=True)
 
+    def _queue_moved(self) -> None:
+        """Wake the followers of every queued run: their places changed. Called with the store's lock held."""
+        for queued in self._queue:
+            if (waiting := self._runs.get(queued)) is not None:
+                waiting.changed.notify_all()
+
     def _follow(self, key: Hashable, run: _Run, on_progress, on_queued) -> Any:
-        seen, last_ahead, told = 0, None, 0.0
+        """Hand this asker the run's progress and place in the queue as they change, then its value or error.
+
+        The asker sleeps on the run's condition and is woken by the run (an event, its start, its end) or by the
+        queue moving; it wakes by itself only to repeat a waiting asker's place every :data:`REMIND_SECONDS`."""
+        seen, last_ahead, told = 0, None, -float("inf")
         while True:
-            finished = run.done.wait(POLL_SECONDS)
             with self._lock:
-                new = run.events[seen:]
-                ahead = self._queue.index(key) if key in self._queue else None
+                while True:
+                    new = run.events[seen:]
+                    ahead = self._queue.index(key) if key in self._queue else None
+                    finished = run.done.is_set()
+                    remind = None if ahead is None else REMIND_SECONDS - (time.monotonic() - told)
+                    if new or finished or ahead != last_ahead or (remind is not None and remind <= 0):
+                        break
+                    run.changed.wait(remind)  # None while the run goes: until it has news
             seen += len(new)
-            if on_queued is not None and (
-                    ahead != last_ahead or (ahead is not None and time.monotonic() - told >= REMIND_SECONDS)):
+            if on_queued is not None and (ahead != last_ahead or ahead is not None):
                 on_queued(ahead)  # its place; None once the run has started; the same place again now and then
-                last_ahead, told = ahead, time.monotonic()
+            last_ahead, told = ahead, time.monotonic()
             if on_progress is not None:
                 for event in new:
                     on_progress(event)
