@@ -35,7 +35,7 @@ from dpcore.ui.models import (
 )
 from dpcore.ui.palette import GREY, epsilon_bands, legend_below
 from dpcore.ui.present import headline_area
-from dpcore.ui.uploads import UPLOAD_NOTE, data_arg, is_upload
+from dpcore.ui.uploads import data_arg, is_upload, upload_in_view
 
 page_header(
     "Private k-means clustering",
@@ -91,9 +91,7 @@ def _worth_saying(messages) -> list[str]:
     return said if int(k) == n_classes else [m for m in said if "is no more accurate on the test rows" not in m]
 
 
-if is_upload(ds):
-    st.caption(f"On **{ds.name}**: the label column gives the true classes the clusters are scored against. "
-               + UPLOAD_NOTE)
+upload_in_view(ds)  # the intro folded, one line on whose data this is
 demo = run_guarded(cluster_demo, dataset, int(k), float(epsilon), iterations, seed, neighbouring, more)
 if demo is not None:
     show_warnings(_worth_saying(demo["warnings"]))  # kept with the result: a visitor served from the cache sees them

@@ -39,7 +39,7 @@ from dpcore.ui.models import (
 )
 from dpcore.ui.palette import GREY, epsilon_bands, legend_below
 from dpcore.ui.present import headline_area
-from dpcore.ui.uploads import UPLOAD_NOTE, data_arg, is_upload
+from dpcore.ui.uploads import data_arg, is_upload, upload_in_view
 
 page_header(
     "Classical private models",
@@ -97,8 +97,7 @@ with st.sidebar:
     seed = noise_mode_input("classical.seed", uploaded=is_upload(ds))
 
 epsilons = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0)
-if is_upload(ds):
-    st.caption(f"On **{ds.name}**. {UPLOAD_NOTE}")
+upload_in_view(ds)  # the intro folded, one line on whose data this is
 metric_label = "test accuracy (fraction)" if task == "classification" else "test R²"
 spread = "; bars show one standard deviation" if int(seeds) > 1 else ""
 # the page says it in its own words below the chart (once, also when the sweep comes from the cache)

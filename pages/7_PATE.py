@@ -52,7 +52,7 @@ from dpcore.ui.pate import (
     votes_figure,
 )
 from dpcore.ui.present import control_area, headline_area
-from dpcore.ui.uploads import UPLOAD_NOTE, data_arg, data_key, is_upload
+from dpcore.ui.uploads import data_arg, data_key, is_upload, upload_in_view
 
 page_header(
     "PATE: private aggregation of teacher ensembles",
@@ -93,8 +93,7 @@ with control_area(st.sidebar, top=False).form("pate.form"):
 
 if ds is None:
     stop_page()
-if is_upload(ds):
-    st.caption(f"On **{ds.name}**. {UPLOAD_NOTE}")
+upload_in_view(ds)  # the intro folded, one line on whose data this is
 cfg = run_guarded(page_config, data_arg(ds), epsilon=float(eps), delta=float(delta), seed=seed or 0,
                   secure=seed is None,
                   params={**params, "noise_multiplier": float(noise) if mode == "noise scale" else None})

@@ -53,7 +53,7 @@ from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area
 from dpcore.ui.sweep import remembered as remembered_sweep
 from dpcore.ui.sweep import run_live, sweep_figure
-from dpcore.ui.uploads import UPLOAD_NOTE, data_arg, is_upload
+from dpcore.ui.uploads import data_arg, is_upload, upload_in_view
 
 page_header(
     "Federated learning with differential privacy",
@@ -107,8 +107,7 @@ with control_area(st.sidebar, top=False).form("fed.form"):
 
 if ds is None:
     stop_page()
-if is_upload(ds):
-    st.caption(f"On **{ds.name}**. {UPLOAD_NOTE}")
+upload_in_view(ds)  # the intro folded, one line on whose data this is
 params |= {"rounds": rounds, "noise_multiplier": float(sigma) if private and by == "noise multiplier" else None}
 cfg = run_guarded(page_config, data_arg(ds), mode, epsilon=float(eps), delta=float(delta), seed=seed or 0,
                   secure=seed is None, params=params)

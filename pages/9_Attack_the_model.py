@@ -20,9 +20,9 @@ from dpcore.ui import (
     page_header,
     run_guarded,
     show_table,
-    show_warnings,
     verdict_line,
 )
+from dpcore.ui.advisor import load_warnings_of, warnings_notice
 from dpcore.ui.audit import (
     ATTACK_LABELS,
     ATTACK_NOTES,
@@ -45,7 +45,7 @@ from dpcore.ui.audit import (
 )
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area, presenting_stage
-from dpcore.ui.uploads import UPLOAD_NOTE, data_arg, is_upload
+from dpcore.ui.uploads import data_arg, is_upload, upload_in_view
 
 page_header(
     "Attack the model",
@@ -83,9 +83,8 @@ with control_area(st.sidebar).form("audit.form"):
 
 if ds is None:
     stop_page()
-show_warnings(said)
-if is_upload(ds):
-    st.caption(f"Attacking a model trained on **{ds.name}**. {UPLOAD_NOTE}")
+warnings_notice(None, load_warnings_of(said))  # the file's, folded into one notice, leaks first
+upload_in_view(ds)  # the intro folded, one line on whose data this is
 st.markdown(ATTACK_NOTES[attack])
 params = (("model", "mlp"), ("hidden", 256)) if network == "mlp" and learner in NETWORK_LEARNERS else ()
 pool_size = int(pool) if attack in ("loss", "lira") else None

@@ -409,7 +409,7 @@ def attack_report_json(audits: Mapping[str, Any], *, dataset, question: Mapping[
     band = None
     if math.isfinite(claim):
         v = verdict(claim)
-        band = {"band": v.short(), "sentence": v.sentence("anyone"), "deployments": comparison(claim)}
+        band = {"band": v.band.headline, "sentence": v.sentence().replace("**", ""), "deployments": comparison(claim)}
     unique = []
     for m, leak in warnings:
         w = {"message": scrub(m, dataset), "leak": bool(leak)}

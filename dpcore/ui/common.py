@@ -243,7 +243,7 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         st.session_state[DATASET_PROBLEM] = ("info", UPLOAD_PROMPT)
         return None
     data, name = stored["data"], stored["name"]
-    c.caption(f"**{name}**: {UPLOAD_NOTE}")
+    c.caption(f"Your file **{name}** {UPLOAD_NOTE}")
     try:
         cols = read_csv_columns(data)
         label = c.selectbox("Label column", cols, key=f"{key}.label",
@@ -277,8 +277,10 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         else:
             bounds_table(list(ds.feature_names) + ([label] if ds.task == "regression" else []), bounds_key,
                          container=c)
-        if warnings_into is None:
-            show_warnings(caught)
+        if warnings_into is None:  # one folded notice, leaks first: the page's own output keeps the first screen
+            from .advisor import load_warnings_of, warnings_notice
+
+            warnings_notice(None, load_warnings_of(caught))
         else:
             warnings_into.extend(caught)
         return ds

@@ -21,8 +21,8 @@ import streamlit as st
 #: Session key of the visitor's uploaded file: ``{"name", "data", "digest", "label", "kind", "bounds", "task"}``.
 UPLOAD_KEY = "upload.table"
 #: What the pages say wherever an upload is used.
-UPLOAD_NOTE = ("Your file stays in this session: held in the server's memory for you alone, never written to disk, "
-               "never shown to another visitor, and gone when the session ends (the tab closed, or left idle).")
+UPLOAD_NOTE = ("stays in this session, for you alone: never written to disk, never shown to another visitor, gone when "
+               "the session ends.")
 
 
 @dataclass(frozen=True)
@@ -105,10 +105,21 @@ def forget_upload() -> None:
     st.session_state.pop(UPLOAD_KEY, None)
 
 
+def upload_in_view(dataset) -> None:
+    """On a page working on this session's file: fold the page's intro (:func:`dpcore.ui.present.fold_intro`) and
+    say in one line whose data it is and that it stays in this session, so the page's chart starts higher."""
+    if not is_upload(dataset):
+        return
+    from .present import fold_intro
+
+    fold_intro()
+    st.caption(f"On your file **{dataset.name}**: it {UPLOAD_NOTE}")
+
+
 def fits(entry: dict | None, task: str | None) -> bool:
     """True when the stored file can serve a page of ``task`` (None: any) as it was last read."""
     return entry is not None and (task is None or entry.get("task") in (None, task))
 
 
 __all__ = ["UPLOAD_KEY", "UPLOAD_NOTE", "UploadRef", "data_arg", "data_key", "fits", "forget_upload", "holds_upload",
-           "is_upload", "keep_upload", "private_key", "session_id", "stored_upload"]
+           "is_upload", "keep_upload", "private_key", "session_id", "stored_upload", "upload_in_view"]
