@@ -79,8 +79,9 @@ def session_id() -> str:
 
 
 def private_key(key: tuple) -> tuple:
-    """``key`` made this session's own: no other session asks for it, so none joins the run or reads its result."""
-    return ("session", session_id(), *key)
+    """``key`` made this session's own: no other session asks for it, so none joins the run or reads its result.
+    Its kind stays first (the server's log names a run by it)."""
+    return (key[0], "session", session_id(), *key[1:]) if key else ("session", session_id())
 
 
 def stored_upload() -> dict | None:
