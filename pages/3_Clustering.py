@@ -94,7 +94,7 @@ def _worth_saying(messages) -> list[str]:
 upload_in_view(ds)  # the intro folded, one line on whose data this is
 demo = run_guarded(cluster_demo, dataset, int(k), float(epsilon), iterations, seed, neighbouring, more)
 if demo is not None:
-    show_warnings(_worth_saying(demo["warnings"]))  # kept with the result: a visitor served from the cache sees them
+    show_warnings(_worth_saying(demo["warnings"]), fold=is_upload(ds))  # kept with the result (cache too)
     m = demo["metrics"].set_index("method")
     # the settings sit in the sidebar, folded away on a phone: the numbers say what they are for
     st.markdown(f"**{ds.title} at ε = {float(epsilon):g}**, k = {int(k)} clusters")
@@ -135,7 +135,7 @@ df = run_guarded(queued_sweep, cluster_sweep, dataset, int(k), iterations, epsil
                  more, what=f"The three methods at {len(epsilons)} values of ε over {int(seeds)} seed(s)")
 if df is not None:
     shown = () if demo is None else tuple(_worth_saying(demo["warnings"]))  # not twice: said above already
-    show_warnings(_worth_saying(df.attrs.get("warnings", ())), hide=shown)  # each with the ε it was raised at
+    show_warnings(_worth_saying(df.attrs.get("warnings", ())), hide=shown, fold=is_upload(ds))  # with their ε
 if df is not None:
     fig = px.line(df, x="epsilon", y=metric, color="method", line_dash="method", symbol="method", log_x=True,
                   log_y=metric == "intra_cluster_variance", error_y=f"{metric}_sd" if int(seeds) > 1 else None,

@@ -110,7 +110,7 @@ df = run_guarded(queued_sweep, classical_sweep, dataset, learners, model, kernel
                  preprocess, more, what=f"Each method at {len(epsilons)} values of ε over {int(seeds)} seed(s)",
                  hide_warnings=leak_note)
 if df is not None:
-    show_warnings(df.attrs.get("warnings", ()), hide=leak_note)  # each with the ε at which it was raised
+    show_warnings(df.attrs.get("warnings", ()), hide=leak_note, fold=is_upload(ds))  # each with its ε
     metric = df.attrs.get("metric", df.columns[3])
     leaky = preprocess == "standardize"
     at1 = df[df.epsilon == 1.0]
@@ -161,7 +161,7 @@ sz = run_guarded(queued_sweep, size_sweep, dataset, learner, model, kernel, lam,
                  int(seeds), seed, preprocess, more,
                  what=f"{len(fractions)} training-set sizes over {int(seeds)} seed(s)", hide_warnings=leak_note)
 if sz is not None:
-    show_warnings(sz.attrs.get("warnings", ()), hide=leak_note)
+    show_warnings(sz.attrs.get("warnings", ()), hide=leak_note, fold=is_upload(ds))
     metric = sz.attrs.get("metric", "accuracy")
     fig = px.line(sz, x="n_train", y=metric, color="method", line_dash="method", symbol="method", **METHOD_STYLE,
                   error_y="sd" if int(seeds) > 1 else None,

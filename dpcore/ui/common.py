@@ -419,15 +419,23 @@ def show_table(df, *, key: str, labels: dict | None = None, digits: int = 4, dro
     show_frame(readable_table(df, labels=labels, digits=digits, drop=drop), key=key)
 
 
-def show_warnings(caught, *, hide: tuple[str, ...] = ()) -> None:
+def show_warnings(caught, *, hide: tuple[str, ...] = (), fold: bool = False) -> None:
     """``st.warning`` once per distinct message of ``caught`` (recorded warnings or plain strings), except those
-    starting with one of ``hide`` (which the page says in its own words)."""
-    seen = set()
+    starting with one of ``hide`` (which the page says in its own words). ``fold``: all of them in one closed notice
+    that says how many (a page on a visitor's file keeps its chart on the first screen)."""
+    seen: list[str] = []
     for w in caught:
         msg = str(getattr(w, "message", w))
         if msg not in seen and not msg.startswith(tuple(hide)):
-            seen.add(msg)
-            st.warning(msg)
+            seen.append(msg)
+    if fold and seen:
+        box = st.expander(f"{len(seen)} warning{'s' if len(seen) > 1 else ''} about these runs — open to read",
+                          icon="⚠️")
+        for msg in seen:
+            box.warning(msg)
+        return
+    for msg in seen:
+        st.warning(msg)
 
 
 def majority_accuracy(dataset, seed: int) -> float:
