@@ -238,6 +238,9 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
     if up is not None:  # the file in this page's uploader is the session's (kept once: same bytes, same entry)
         _upload_changed(f"{key}.file")
     stored = stored_upload()
+    if stored is not None and not fitting and task is not None:  # chosen anyway: read with this page's task
+        c.caption(f"Your file **{stored['name']}** was read as {stored.get('task')}; this page needs a {task} label: "
+                  "pick such a column below, or upload another file.")
     if stored is None:
         st.info(UPLOAD_PROMPT)
         st.session_state[DATASET_PROBLEM] = ("info", UPLOAD_PROMPT)
@@ -265,8 +268,7 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         with caught_warnings() as caught:
             ds = load_csv(data, label_column=label, task=None if kind == "auto" else kind, name=name,
                           bounds=bounds)
-        if task is None or stored.get("task") is None:
-            stored["task"] = ds.task  # what the file is, as read: the pages of other tasks offer it accordingly
+        stored["task"] = ds.task  # what the file is, as last read: the pages of other tasks offer it accordingly
         if bounds.strip() and not ds.inferred_bounds:
             c.caption(f"Bounds declared for all {ds.n_features} feature column(s)"
                       + (" and the label" if ds.task == "regression" else "") + ": none is read from the rows.")

@@ -92,3 +92,24 @@ def test_taking_the_file_out_of_the_uploader_forgets_it_on_every_page(app_page, 
     assert UPLOAD_KEY not in at.session_state
     at.switch_page("pages/4_Classical_models.py").run()
     assert at.selectbox(key="classical.dataset").value == "breast_cancer"
+
+
+def test_a_regression_file_is_offered_where_its_task_fits_and_not_where_classes_are_needed(app_page, private_store):
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0, 10, size=(300, 3))
+    y = X @ [1.0, -2.0, 0.5] + rng.normal(0, 1, 300)
+    data = ("a,b,c,price\n" + "".join(f"{a:.3f},{b:.3f},{c:.3f},{t:.3f}\n" for (a, b, c), t in zip(X, y))).encode()
+    at = app_page("app.py", timeout=600).run()
+    at.switch_page("pages/4_Classical_models.py").run()
+    at.selectbox(key="classical.dataset").set_value("upload").run()
+    at.get("file_uploader")[0].set_value(("prices.csv", data, "text/csv")).run()
+    assert not at.exception and at.session_state[UPLOAD_KEY]["task"] == "regression"
+    at.switch_page("pages/9_Attack_the_model.py").run()
+    assert at.selectbox(key="audit.dataset").value == "upload"
+    for path, key in (("pages/7_PATE.py", "pate.dataset"), ("pages/3_Clustering.py", "cluster.dataset")):
+        at.switch_page(path).run()
+        picker = at.selectbox(key=key)
+        assert picker.value != "upload" and "Upload a CSV…" in picker.options, path
+    at.selectbox(key="cluster.dataset").set_value("upload").run()  # chosen anyway: the page says what it needs
+    assert any("needs a classification label" in c.value for c in at.sidebar.caption)
+    assert not at.exception
