@@ -12,7 +12,7 @@ import streamlit as st
 from ..datasets import REGISTRY, dataset_names, load_csv, read_csv_columns
 from ..datasets.csv_upload import BOUNDS_SYNTAX
 from ..defaults import DELTA, EPSILON
-from ..exceptions import BoundsError, DPCoreError
+from ..exceptions import BoundsError, DPCoreError, PrivacyLeakWarning
 from ..runtime.thread_warnings import caught as caught_warnings
 from ..runtime.workload import SERVER, set_default_budget
 from ..teaching.verdict import ZERO_EPSILON, comparison, verdict
@@ -280,9 +280,7 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
             bounds_table(list(ds.feature_names) + ([label] if ds.task == "regression" else []), bounds_key,
                          container=c)
         if warnings_into is None:  # one folded notice, leaks first: the page's own output keeps the first screen
-            from .advisor import load_warnings_of, warnings_notice
-
-            warnings_notice(None, load_warnings_of(caught))
+            show_warnings(caught, fold=True)
         else:
             warnings_into.extend(caught)
         return ds
@@ -426,15 +424,22 @@ def show_warnings(caught, *, hide: tuple[str, ...] = (), fold: bool = False) -> 
     starting with one of ``hide`` (which the page says in its own words). ``fold``: all of them in one closed notice
     that says how many (a page on a visitor's file keeps its chart on the first screen)."""
     seen: list[str] = []
+    leaks: set[str] = set()
     for w in caught:
         msg = str(getattr(w, "message", w))
         if msg not in seen and not msg.startswith(tuple(hide)):
             seen.append(msg)
+        category = getattr(w, "category", None)
+        if isinstance(category, type) and issubclass(category, PrivacyLeakWarning):
+            leaks.add(msg)
     if fold and seen:
-        box = st.expander(f"{len(seen)} warning{'s' if len(seen) > 1 else ''} about these runs — open to read",
-                          icon="⚠️")
+        seen.sort(key=lambda m: m not in leaks)  # leaks first
+        many = f"{len(seen)} warning{'s' if len(seen) > 1 else ''}"
+        label = (f"Privacy leak{'s' if len(leaks) > 1 else ''} among {many} — open to read" if leaks else
+                 f"{many} about these runs — open to read")
+        box = st.expander(label, icon="⚠️")
         for msg in seen:
-            box.warning(msg)
+            box.warning(("**Privacy leak:** " if msg in leaks else "") + msg)
         return
     for msg in seen:
         st.warning(msg)
