@@ -8,10 +8,11 @@ import math
 import plotly.express as px
 import streamlit as st
 
-from dpcore.datasets import REGISTRY, dataset_names, load_dataset, train_test_split
+from dpcore.datasets import train_test_split
 from dpcore.learners import get_learner
 from dpcore.models.learners import CLUSTER_COMPARISON_NEIGHBOURING
 from dpcore.ui import (
+    dataset_picker,
     epsilon_input,
     noise_mode_input,
     page_header,
@@ -34,6 +35,7 @@ from dpcore.ui.models import (
 )
 from dpcore.ui.palette import GREY, epsilon_bands, legend_below
 from dpcore.ui.present import headline_area
+from dpcore.ui.uploads import data_arg, is_upload, upload_in_view
 
 page_header(
     "Private k-means clustering",
@@ -44,14 +46,14 @@ page_header(
 
 with st.sidebar:
     st.header("Settings")
-    names = [n for n in dataset_names("classification", images=False) if n != "adult"]
-    dataset = st.selectbox("Dataset", names, index=names.index("iris"), key="cluster.dataset",
-                           format_func=lambda n: REGISTRY[n].title)
-    n_classes = load_dataset(dataset).n_classes
+    ds = dataset_picker("cluster.dataset", task="classification", images=False, default="iris", exclude=("adult",))
+    if ds is None:
+        stop_page()
+    dataset, n_classes = data_arg(ds), ds.n_classes  # a registry name, or this session's own file
     # one k per dataset, starting at its number of classes (a stale k = 3 on a 2-class set would look like a bug)
     dplloyd = get_learner("dplloyd")  # k and the neighbouring relation are its declared knobs
-    k = knob_widget(dplloyd.knob("k"), key=f"cluster.k.{dataset}", value=min(max(n_classes, 2), 20),
-                    help=f"{REGISTRY[dataset].title} has {n_classes} classes.")
+    k = knob_widget(dplloyd.knob("k"), key=f"cluster.k.{ds.name}", value=min(max(n_classes, 2), 20),
+                    help=f"{ds.title} has {n_classes} classes.")
     epsilon = epsilon_input("cluster.epsilon")
     # the page starts on replace-one, the relation input perturbation protects, so that both are compared like
     # for like (DPLloyd's own default, add-remove, is one click away); the cluster command starts there too
@@ -71,13 +73,13 @@ with st.sidebar:
             st.caption(CLUSTER_LABELS[name])
             chosen = knob_widgets(spec, other_knobs(spec, ("k", "neighbouring", "iterations")),
                                   spec.defaults(train_test_split(dataset, seed=0)), prefix=f"cluster.{name}",
-                                  dataset=dataset, images=False, container=st)
+                                  dataset=ds.name, images=False, container=st)
             more += tuple((name, knob, value) for knob, value in chosen.items())
     seeds = st.number_input("Seeds averaged in the sweep", 1, 10, 3, key="cluster.seeds")
-    seed = noise_mode_input("cluster.seed", uploaded=False)
+    seed = noise_mode_input("cluster.seed", uploaded=is_upload(ds))
 
 if int(k) != n_classes:
-    st.warning(f"k = {int(k)} but {REGISTRY[dataset].title} has {n_classes} classes. Accuracy matches clusters to "
+    st.warning(f"k = {int(k)} but {ds.title} has {n_classes} classes. Accuracy matches clusters to "
                "classes one to one (Hungarian matching), so clusters left over count as errors and a missing cluster "
                "costs a whole class: accuracy then says little about privacy, even for the non-private algorithm.")
 
@@ -89,12 +91,13 @@ def _worth_saying(messages) -> list[str]:
     return said if int(k) == n_classes else [m for m in said if "is no more accurate on the test rows" not in m]
 
 
+upload_in_view(ds)  # the intro folded, one line on whose data this is
 demo = run_guarded(cluster_demo, dataset, int(k), float(epsilon), iterations, seed, neighbouring, more)
 if demo is not None:
-    show_warnings(_worth_saying(demo["warnings"]))  # kept with the result: a visitor served from the cache sees them
+    show_warnings(_worth_saying(demo["warnings"]), fold=is_upload(ds))  # kept with the result (cache too)
     m = demo["metrics"].set_index("method")
     # the settings sit in the sidebar, folded away on a phone: the numbers say what they are for
-    st.markdown(f"**{REGISTRY[dataset].title} at ε = {float(epsilon):g}**, k = {int(k)} clusters")
+    st.markdown(f"**{ds.title} at ε = {float(epsilon):g}**, k = {int(k)} clusters")
     cols = st.columns(3)
     for c, name in zip(cols, m.index):
         c.metric(f"{name} accuracy", f"{m.loc[name, 'accuracy']:.3f}",
@@ -104,7 +107,7 @@ if demo is not None:
     st.markdown(f"**Chance level: {chance:.3f}**, the accuracy of putting every test row in one cluster (it is then "
                 "matched to the most common class). Accuracy is the fraction of test rows whose cluster is matched "
                 "to their true class.")
-    st.caption(f"Test rows of {REGISTRY[dataset].title}, features mapped from their declared bounds onto [-1, 1]. "
+    st.caption(f"Test rows of {ds.title}, features mapped from their declared bounds onto [-1, 1]. "
                "The 2-D PCA projection is for display only; the clustering runs in all dimensions. "
                + dplloyd_run_text(demo["run"], float(epsilon)) + " " + neighbouring_text(neighbouring))
     plots = headline_area().columns(3)
@@ -132,7 +135,7 @@ df = run_guarded(queued_sweep, cluster_sweep, dataset, int(k), iterations, epsil
                  more, what=f"The three methods at {len(epsilons)} values of ε over {int(seeds)} seed(s)")
 if df is not None:
     shown = () if demo is None else tuple(_worth_saying(demo["warnings"]))  # not twice: said above already
-    show_warnings(_worth_saying(df.attrs.get("warnings", ())), hide=shown)  # each with the ε it was raised at
+    show_warnings(_worth_saying(df.attrs.get("warnings", ())), hide=shown, fold=is_upload(ds))  # with their ε
 if df is not None:
     fig = px.line(df, x="epsilon", y=metric, color="method", line_dash="method", symbol="method", log_x=True,
                   log_y=metric == "intra_cluster_variance", error_y=f"{metric}_sd" if int(seeds) > 1 else None,

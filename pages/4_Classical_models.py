@@ -10,11 +10,11 @@ import math
 import plotly.express as px
 import streamlit as st
 
-from dpcore.datasets import REGISTRY, dataset_names
 from dpcore.learners import get_learner
 from dpcore.models.erm import AUTO_LAMBDA
 from dpcore.models.learners import FIXED_LAMBDA, FIXED_LAMBDAS, TUNE_LAMBDAS, default_preprocess
 from dpcore.ui import (
+    dataset_picker,
     epsilon_input,
     noise_mode_input,
     page_header,
@@ -24,6 +24,7 @@ from dpcore.ui import (
     show_warnings,
 )
 from dpcore.ui.knobs import knob_widget
+from dpcore.ui.links import stop_page
 from dpcore.ui.models import (
     METHOD_NAMES,
     METHOD_SHORT,
@@ -38,6 +39,7 @@ from dpcore.ui.models import (
 )
 from dpcore.ui.palette import GREY, epsilon_bands, legend_below
 from dpcore.ui.present import headline_area
+from dpcore.ui.uploads import data_arg, is_upload, upload_in_view
 
 page_header(
     "Classical private models",
@@ -49,10 +51,10 @@ page_header(
 
 with st.sidebar:
     st.header("Settings")
-    names = [n for n in dataset_names(images=False) if n != "adult"]
-    dataset = st.selectbox("Dataset", names, index=names.index("breast_cancer"), key="classical.dataset",
-                           format_func=lambda n: REGISTRY[n].title)
-    task = REGISTRY[dataset].task
+    ds = dataset_picker("classical.dataset", images=False, default="breast_cancer", exclude=("adult",))
+    if ds is None:
+        stop_page()
+    dataset, task = data_arg(ds), ds.task  # a registry name, or this session's own file
     if task == "classification":
         erm = get_learner("erm-objective")  # model, kernel and scaling are DP-ERM's declared knobs
         model = knob_widget(erm.knob("model"), key="classical.model", value=erm.knob("model").default)
@@ -74,7 +76,7 @@ with st.sidebar:
         else:
             lam = lam_mode
         preprocess = knob_widget(
-            erm.knob("preprocess"), key=f"classical.preprocess.{dataset}", value=default_preprocess(dataset),
+            erm.knob("preprocess"), key=f"classical.preprocess.{ds.name}", value=default_preprocess(ds.name),
             help="Private options use only each feature's public bounds: the log scale spreads positive, skewed "
                  "features (sizes, areas) that the linear scale crowds near their lower bound; the default for "
                  "each dataset is the one that did better on validation rows (linear for iris). The last option "
@@ -92,9 +94,10 @@ with st.sidebar:
                             help="Each seed is a new train/test split and new noise; the charts show the mean "
                                  "and one standard deviation.")
     epsilon = epsilon_input("classical.epsilon", label="ε for the training-size chart")
-    seed = noise_mode_input("classical.seed", uploaded=False)
+    seed = noise_mode_input("classical.seed", uploaded=is_upload(ds))
 
 epsilons = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0)
+upload_in_view(ds)  # the intro folded, one line on whose data this is
 metric_label = "test accuracy (fraction)" if task == "classification" else "test R²"
 spread = "; bars show one standard deviation" if int(seeds) > 1 else ""
 # the page says it in its own words below the chart (once, also when the sweep comes from the cache)
@@ -107,11 +110,11 @@ df = run_guarded(queued_sweep, classical_sweep, dataset, learners, model, kernel
                  preprocess, more, what=f"Each method at {len(epsilons)} values of ε over {int(seeds)} seed(s)",
                  hide_warnings=leak_note)
 if df is not None:
-    show_warnings(df.attrs.get("warnings", ()), hide=leak_note)  # each with the ε at which it was raised
+    show_warnings(df.attrs.get("warnings", ()), hide=leak_note, fold=is_upload(ds))  # each with its ε
     metric = df.attrs.get("metric", df.columns[3])
     leaky = preprocess == "standardize"
     at1 = df[df.epsilon == 1.0]
-    st.markdown(f"**{metric_label[:1].upper() + metric_label[1:]} at ε = 1 on {REGISTRY[dataset].title}**"
+    st.markdown(f"**{metric_label[:1].upper() + metric_label[1:]} at ε = 1 on {ds.title}**"
                 + (" (the scaling leaks: not private as a whole)" if leaky else ""))
     cols = st.columns(len(at1))
     for c, (name, private, v) in zip(cols, at1[["method", "private", metric]].itertuples(index=False)):
@@ -158,7 +161,7 @@ sz = run_guarded(queued_sweep, size_sweep, dataset, learner, model, kernel, lam,
                  int(seeds), seed, preprocess, more,
                  what=f"{len(fractions)} training-set sizes over {int(seeds)} seed(s)", hide_warnings=leak_note)
 if sz is not None:
-    show_warnings(sz.attrs.get("warnings", ()), hide=leak_note)
+    show_warnings(sz.attrs.get("warnings", ()), hide=leak_note, fold=is_upload(ds))
     metric = sz.attrs.get("metric", "accuracy")
     fig = px.line(sz, x="n_train", y=metric, color="method", line_dash="method", symbol="method", **METHOD_STYLE,
                   error_y="sd" if int(seeds) > 1 else None,

@@ -28,7 +28,7 @@ from dpcore.ui import (
 )
 from dpcore.ui.advisor import advisor_panel, load_warnings_of, warnings_notice
 from dpcore.ui.links import stop_page
-from dpcore.ui.present import control_area, headline_area
+from dpcore.ui.present import control_area, fold_intro, headline_area
 from dpcore.ui.sweep import (
     METRIC_LABELS,
     axis_options,
@@ -49,6 +49,7 @@ from dpcore.ui.sweep import (
     title_of,
     worse_than_trivial_at,
 )
+from dpcore.ui.uploads import is_upload
 
 page_header(
     "Privacy-utility trade-off explorer",
@@ -63,6 +64,8 @@ with st.sidebar:
     ds = dataset_picker("sweep.dataset", default="breast_cancer", warnings_into=upload_warnings)
 if ds is None:
     stop_page()
+if is_upload(ds):
+    fold_intro()  # the file brings its own notices and choices: the chart keeps its place on the first screen
 axes = axis_options(ds.task, ds.is_image)
 if not axes:
     st.info(f"No registered learner can be swept on {ds.name} ({ds.task}) yet.")
@@ -128,9 +131,10 @@ if config.sets_noise and axis != "noise_multiplier":
             "columns; the Fixed ε in the sidebar is not used.")
 n_runs = len(config.runs())
 axis_name = "ε" if axis == "epsilon" else axis.replace("_", " ")
-st.caption(f"{len(chosen)} learner(s) × {len(values)} value(s) × {seeds} seed(s) + baselines "
-           f"({', '.join(title_of(b) for b in config.baselines()) or 'none'}) = **{n_runs} runs**; "
-           f"{axis_name} values {', '.join(f'{v:.3g}' for v in values)}.")
+st.caption(f"**{n_runs} runs**: {len(chosen)} learner(s) × {len(values)} value(s) × {seeds} seed(s), and "
+           f"{len(config.baselines())} baseline(s).",  # one line: the chart below stays on the first screen
+           help=f"{axis_name} values {', '.join(f'{v:.3g}' for v in values)}; baselines: "
+                f"{', '.join(title_of(b) for b in config.baselines()) or 'none'}.")
 metric_choices = ["accuracy"] if ds.task == "classification" else ["mse", "r2"]
 metric = metric_choices[0] if len(metric_choices) == 1 else st.radio(
     "Metric", metric_choices, horizontal=True, key="sweep.metric", format_func=lambda m: METRIC_LABELS[m])
@@ -143,7 +147,10 @@ warn_box.caption("The bar below counts the runs as they finish. The first sweep 
                  "images, PATE and federated learners take longer per run. " + (
                      "Your file's runs stay in this session." if getattr(ds, "source", "") == "upload" else
                      "Finished runs are cached."))
-progress_slot, metrics_box, chart_slot = st.empty(), st.container(), headline_area().empty()
+if is_upload(ds):  # the chart first, its summary under it: at 1280×720 the chart starts on the first screen
+    progress_slot, chart_slot, metrics_box = st.empty(), headline_area().empty(), st.container()
+else:
+    progress_slot, metrics_box, chart_slot = st.empty(), st.container(), headline_area().empty()
 prompt_slot = st.empty()  # drawn now, so an earlier run's "Press Run" box does not linger while this one runs
 result = remembered(config)
 if clicked and result is None:

@@ -52,6 +52,7 @@ from dpcore.ui.pate import (
     votes_figure,
 )
 from dpcore.ui.present import control_area, headline_area
+from dpcore.ui.uploads import data_arg, data_key, is_upload, upload_in_view
 
 page_header(
     "PATE: private aggregation of teacher ensembles",
@@ -67,11 +68,11 @@ mode = st.sidebar.radio("Privacy set by", PRIVACY_MODES, horizontal=True, key="p
 with control_area(st.sidebar, top=False).form("pate.form"):
     key_slot = st.container()  # ε first: beside the chart when presenting, at the top of the form otherwise
     st.header("PATE settings")
-    ds = dataset_picker("pate.dataset", task="classification", allow_upload=False, default=START_DATASET, container=st)
+    ds = dataset_picker("pate.dataset", task="classification", in_form=True, default=START_DATASET, container=st)
     at = ds.name if ds is not None else START_DATASET
     # every box below is one of the pate learner's declared knobs, with its defaults on this dataset (the
     # command line uses the same); each dataset starts from its own defaults and keeps what was chosen for it
-    DEFAULTS = page_defaults(at)
+    DEFAULTS = page_defaults(at if ds is None else data_arg(ds))
     widgets = dict(prefix="pate", dataset=at, images=ds is not None and ds.is_image, container=st, in_form=True)
     params = knob_widgets(PATE_SPEC, knobs_named(PATE_SPEC, "aggregator", "teachers", "query_mode", "queries"),
                           DEFAULTS, **widgets)
@@ -86,18 +87,20 @@ with control_area(st.sidebar, top=False).form("pate.form"):
                                                   "student_model"), DEFAULTS, chosen=params, **widgets)
     with st.expander("More settings"):
         params |= knob_widgets(PATE_SPEC, other_knobs(PATE_SPEC, PAGE_DRAWN), DEFAULTS, chosen=params, **widgets)
-    seed = noise_mode_input("pate.seed", uploaded=False, container=st, in_form=True)
+    seed = noise_mode_input("pate.seed", uploaded=is_upload(ds), container=st, in_form=True)
     if st.form_submit_button("Run PATE", type="primary"):
         close_sidebar_on_phone()  # on a phone the open sidebar would hide the result
 
 if ds is None:
     stop_page()
-cfg = run_guarded(page_config, ds.name, epsilon=float(eps), delta=float(delta), seed=seed or 0, secure=seed is None,
+upload_in_view(ds)  # the intro folded, one line on whose data this is
+cfg = run_guarded(page_config, data_arg(ds), epsilon=float(eps), delta=float(delta), seed=seed or 0,
+                  secure=seed is None,
                   params={**params, "noise_multiplier": float(noise) if mode == "noise scale" else None})
 if cfg is None:
     stop_page()
 bar = st.progress(0.0, text="Training teachers …")
-res = run_guarded(cached_pate, ds.name, cfg, on_epoch=progress_callback(bar, cfg.teachers))
+res = run_guarded(cached_pate, data_arg(ds), cfg, on_epoch=progress_callback(bar, cfg.teachers))
 bar.empty()
 if res is None:
     stop_page()
@@ -124,7 +127,7 @@ if res.epsilon_data_dependent is not None:
                     "(Papernot et al. 2018, Theorem 6). It is computed from the private votes without noise, so it "
                     "is **not a privacy guarantee: do not publish it**; the released value above is the one to "
                     f"publish. The guarantee whatever the votes is the data-independent ε = {res.epsilon:.3g}.")
-chance = run_guarded(majority_accuracy, ds.name, cfg.seed)
+chance = run_guarded(majority_accuracy, data_arg(ds), cfg.seed)
 for w in pate_warnings(res, n_classes=ds.n_classes, chance=chance if chance is not None else 0.0):
     st.warning(w)
 c = st.columns(5)
@@ -179,19 +182,19 @@ a, b = st.columns(2)
 if a.button("Sweep ε (teachers trained once)", key="pate.sweep_eps"):
     pb = a.progress(0.0)
     eps_values = (0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0)
-    df = run_guarded(cached_epsilon_sweep, ds.name, cfg, eps_values, on_point=sweep_progress(pb, 7, "ε ="))
+    df = run_guarded(cached_epsilon_sweep, data_arg(ds), cfg, eps_values, on_point=sweep_progress(pb, 7, "ε ="))
     pb.empty()
     if df is not None:
-        st.session_state["pate.eps_sweep"] = ((ds.name, cfg), df)
+        st.session_state["pate.eps_sweep"] = ((data_key(ds), cfg), df)
 if b.button("Sweep the number of teachers", key="pate.sweep_teachers"):
     pb = b.progress(0.0)
     n_priv = res.split_sizes["private (teachers)"]
     counts = tuple(t for t in (2, 5, 10, 20, 50, 100, 200) if t <= n_priv // 5)
-    df = run_guarded(cached_teachers_sweep, ds.name, cfg, counts,
+    df = run_guarded(cached_teachers_sweep, data_arg(ds), cfg, counts,
                      on_point=sweep_progress(pb, len(counts), "teachers ="))
     pb.empty()
     if df is not None:
-        st.session_state["pate.teacher_sweep"] = ((ds.name, cfg), df)
+        st.session_state["pate.teacher_sweep"] = ((data_key(ds), cfg), df)
 for key, fig, note in [("pate.eps_sweep", epsilon_sweep_figure,
                         "Accuracy against the budget for these settings. The teachers are those of the run above; "
                         "each point draws noise of its own and trains its own student, so at the run's own ε the "
@@ -199,7 +202,7 @@ for key, fig, note in [("pate.eps_sweep", epsilon_sweep_figure,
                        ("pate.teacher_sweep", teachers_sweep_figure,
                         "Fixed privacy setting; more teachers widen the vote gap but each learns from less data.")]:
     got = st.session_state.get(key)
-    if got is not None and got[0] == (ds.name, cfg):
+    if got is not None and got[0] == (data_key(ds), cfg):
         st.plotly_chart(fig(got[1], chance), width="stretch")
         st.caption(note)
         show_frame(sweep_display(got[1]), key=f"{key}.table")

@@ -53,6 +53,7 @@ from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area
 from dpcore.ui.sweep import remembered as remembered_sweep
 from dpcore.ui.sweep import run_live, sweep_figure
+from dpcore.ui.uploads import data_arg, is_upload, upload_in_view
 
 page_header(
     "Federated learning with differential privacy",
@@ -71,11 +72,11 @@ by = st.sidebar.radio("Privacy set by", PRIVACY_MODES, horizontal=True, key="fed
                            "off ε.")
 with control_area(st.sidebar, top=False).form("fed.form"):
     key_slot = st.container()  # ε first: beside the chart when presenting, at the top of the form otherwise
-    ds = dataset_picker("fed.dataset", task="classification", allow_upload=False, default=START_DATASET, container=st)
+    ds = dataset_picker("fed.dataset", task="classification", in_form=True, default=START_DATASET, container=st)
     at = ds.name if ds is not None else START_DATASET
     # every box below is one of the dp-fedavg learner's declared knobs, with its defaults on this dataset (the
     # command line uses the same); each dataset starts from its own defaults and keeps what was chosen for it
-    DEFAULTS = page_defaults(at)
+    DEFAULTS = page_defaults(at if ds is None else data_arg(ds))
     widgets = dict(prefix="fed", dataset=at, images=False, container=st, in_form=True)
     params = knob_widgets(FED_SPEC, knobs_named(FED_SPEC, "clients"), DEFAULTS, **widgets)
     rounds = st.number_input("Rounds", 1, 500, None, key="fed.rounds", placeholder="from ε",
@@ -100,33 +101,34 @@ with control_area(st.sidebar, top=False).form("fed.form"):
     with st.expander("More settings"):
         params |= knob_widgets(FED_SPEC, other_knobs(FED_SPEC, PAGE_DRAWN), DEFAULTS, chosen=params,
                                private=private, **widgets)
-    seed = noise_mode_input("fed.seed", uploaded=False, container=st, in_form=True)
+    seed = noise_mode_input("fed.seed", uploaded=is_upload(ds), container=st, in_form=True)
     if st.form_submit_button("Train", type="primary"):
         close_sidebar_on_phone()  # on a phone the open sidebar would hide the result
 
 if ds is None:
     stop_page()
+upload_in_view(ds)  # the intro folded, one line on whose data this is
 params |= {"rounds": rounds, "noise_multiplier": float(sigma) if private and by == "noise multiplier" else None}
-cfg = run_guarded(page_config, ds.name, mode, epsilon=float(eps), delta=float(delta), seed=seed or 0,
+cfg = run_guarded(page_config, data_arg(ds), mode, epsilon=float(eps), delta=float(delta), seed=seed or 0,
                   secure=seed is None, params=params)
 if cfg is None:
     stop_page()
 rounds_note = "" if rounds is not None else " " + rounds_caption(cfg, calibrated=private and by == "target ε")
 
-chance = run_guarded(majority_accuracy, ds.name, cfg.seed)
+chance = run_guarded(majority_accuracy, data_arg(ds), cfg.seed)
 metrics_slot = st.container()
 bar = st.progress(0.0, text="Training …")
 c1, c2 = headline_area().columns(2)
 acc_slot, eps_slot = c1.empty(), c2.empty()
 # the non-private reference first, its curve drawn as it grows: progress from the first round, not an empty chart
-ref = run_guarded(cached_fedavg, ds.name, non_private_twin(cfg), on_epoch=live_callback(
+ref = run_guarded(cached_fedavg, data_arg(ds), non_private_twin(cfg), on_epoch=live_callback(
     bar, acc_slot, eps_slot, rounds=cfg.rounds, reference=None, private=private, chance=chance,
     of_reference=True)) if private else None
 if private and ref is None:  # refused (the error is shown): the private run would be refused again, said twice
     stop_page()
 if ref is not None:
     draw_reference(acc_slot, ref.history, rounds=cfg.rounds, chance=chance)
-res = run_guarded(cached_fedavg, ds.name, cfg, on_epoch=live_callback(
+res = run_guarded(cached_fedavg, data_arg(ds), cfg, on_epoch=live_callback(
     bar, acc_slot, eps_slot, rounds=cfg.rounds, reference=None if ref is None else ref.history, private=private,
     chance=chance))
 bar.empty()
@@ -196,7 +198,7 @@ for ax, values in sweeps.items():
                 f"{sigma_limit:,.0f} a sweep accepts: an ε this small needs more noise than any model survives. "
                 "Raise ε to sweep the clip norm.")
         continue
-    sc = run_guarded(sweep_config, ds.name, cfg, params, axis=ax, values=values, epsilon=float(eps),
+    sc = run_guarded(sweep_config, data_arg(ds), cfg, params, axis=ax, values=values, epsilon=float(eps),
                      noise_multiplier=res.noise_multiplier)
     if sc is None:
         continue

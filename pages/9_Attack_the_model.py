@@ -22,11 +22,14 @@ from dpcore.ui import (
     show_table,
     verdict_line,
 )
+from dpcore.ui.advisor import load_warnings_of, warnings_notice
 from dpcore.ui.audit import (
     ATTACK_LABELS,
     ATTACK_NOTES,
     NETWORK_CHOICES,
     AuditProgress,
+    attack_question,
+    attack_report_button,
     cached_audit,
     cached_theory,
     chance_accuracy,
@@ -41,6 +44,7 @@ from dpcore.ui.audit import (
 )
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area, presenting_stage
+from dpcore.ui.uploads import data_arg, is_upload, upload_in_view
 
 page_header(
     "Attack the model",
@@ -52,7 +56,8 @@ page_header(
 with control_area(st.sidebar).form("audit.form"):
     key_slot = st.container() if presenting_stage() else st  # presentation mode: ε first, beside the chart
     st.header("Target")
-    ds = dataset_picker("audit.dataset", allow_upload=False, default="mnist5k", container=st)
+    said: list = []  # every warning, for the report too
+    ds = dataset_picker("audit.dataset", default="mnist5k", container=st, in_form=True, warnings_into=said)
     names = private_learners(ds.task, ds.is_image) if ds is not None else ["dpsgd"]
     learner = st.selectbox("Private learner", names, index=names.index(LEARNER) if LEARNER in names else 0,
                            format_func=lambda n: get_learner(n).title, key="audit.learner")
@@ -71,12 +76,14 @@ with control_area(st.sidebar).form("audit.form"):
     canaries = st.select_slider("Canaries (one-run audit)", [100, 200, 500, 1000, 2000], value=DEFAULT_CANARIES,
                                 key="audit.canaries", help="The one-run audit only; the mislabelled canaries number "
                                                            "500, or 40% of the held-out rows where fewer.")
-    seed = noise_mode_input("audit.seed", uploaded=False, container=st, in_form=True)
+    seed = noise_mode_input("audit.seed", uploaded=is_upload(ds), container=st, in_form=True)
     if st.form_submit_button("Train and attack", type="primary"):
         close_sidebar_on_phone()  # on a phone the open sidebar would hide the result
 
 if ds is None:
     stop_page()
+warnings_notice(None, load_warnings_of(said))  # the file's, folded into one notice, leaks first
+upload_in_view(ds)  # the intro folded, one line on whose data this is
 st.markdown(ATTACK_NOTES[attack])
 spec = get_learner(learner)
 params = (("model", "mlp"), ("hidden", 256)) if network == "mlp" and spec.family == "network" else ()
@@ -104,8 +111,8 @@ if contrast is not None and not white_box:
 audits = {}
 for label, (name, eps, knobs) in runs.items():
     progress = AuditProgress(label)
-    audit = run_guarded(cached_audit, name, ds.name, epsilon=float(eps), delta=float(delta), attack=attack,
-                        params=knobs, shadows=int(shadows), canaries=canary_count, pool_size=pool_size,
+    audit = run_guarded(cached_audit, name, data_arg(ds), epsilon=float(eps), delta=float(delta), attack=attack,
+                        said=said, params=knobs, shadows=int(shadows), canaries=canary_count, pool_size=pool_size,
                         seed=seed, progress=progress, quiet=bool(audits))
     progress.done()
     if audit is None:
@@ -160,6 +167,9 @@ st.markdown(
     "false-alarm rates, a few records, it can step outside the region by chance even for a correct run; the "
     "proven ε above is the evidence, with that chance counted.")
 show_table(results_table({k: (a, accuracy[k]) for k, a in audits.items()}), key="audit.table")
+attack_report_button(audits, ds, accuracy=accuracy, seed=seed, said=said, question=attack_question(
+    learner=learner, attack=attack, epsilon=epsilon, delta=delta, pool=pool_size, shadows=int(shadows),
+    canaries=canary_count, network=network))
 if main.result.tpr_measured("0.001") is None:
     st.caption(f"A dash for a TPR: with {main.result.n_nonmembers:,} non-members, a false-alarm rate below "
                f"1 in {main.result.n_nonmembers:,} cannot be measured (one false alarm is already more); "
@@ -168,7 +178,7 @@ if main.result.tpr_measured("0.001") is None:
 
 show_exposed(audits, private_label, attack=attack, image_shape=ds.image_shape if ds.is_image else None)
 if spec.canary_kind == "gradient" or attack == "canaries":
-    show_ladder(learner, ds.name, delta=float(delta), seed=seed)
+    show_ladder(learner, data_arg(ds), delta=float(delta), seed=seed)
 st.caption("Seeded noise is for reproducible demonstrations; a real release uses secure noise (the switch in the "
            "sidebar): an attack measures the mechanism either way, and secure noise is what defeats the seed and the "
            "floating-point attacks besides.")

@@ -20,7 +20,7 @@ import math
 import platform
 import re
 from importlib import metadata
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -277,6 +277,27 @@ text-align:left;vertical-align:top}th{background:#f5f5f5}code{font-size:.85em;wo
 """
 
 
+def _data_section(shape: dict) -> list[str]:
+    """The "Your data" section: the data's shape and each column's bounds (no cell value: :func:`data_shape`)."""
+    h = ["<h2>Your data</h2><table>"]
+    for k in ("name", "source", "task", "rows", "features", "classes", "label_bounds", "image_shape"):
+        if k in shape:
+            h.append(f"<tr><th>{_e(k.replace('_', ' '))}</th><td>{_e(shape[k])}</td></tr>")
+    h.append("</table>")
+    if shape["columns"]:
+        h.append("<table><tr><th>column</th><th>bounds</th></tr>" + "".join(
+            f"<tr><td>{_e(c['column'])}</td><td>{_e(c['bounds'])}</td></tr>" for c in shape["columns"]) + "</table>")
+    return h
+
+
+def _computed_section(doc: dict) -> list[str]:
+    """The "How it was computed" section: the noise, the software versions and the date."""
+    h = ["<h2>How it was computed</h2><table>", f"<tr><th>noise</th><td>{_e(doc['noise'])}</td></tr>"]
+    h += [f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in doc["versions"].items()]
+    h.append(f"<tr><th>date (UTC)</th><td>{_e(doc['created'])}</td></tr></table>")
+    return h
+
+
 def report_html(advice: Advice, *, dataset=None, question: dict | None = None, noise: str | None = None,
                 load_warnings: Sequence[tuple[str, bool]] = (), created: _dt.datetime | None = None) -> str:
     """The decision report as one self-contained HTML document (see the module's docstring)."""
@@ -340,14 +361,7 @@ def report_html(advice: Advice, *, dataset=None, question: dict | None = None, n
                  "the model safe.</p>")
     h.append("<h2>Choosing ε from these curves is a release</h2>")
     h.append(f"<p>{_e(advice.selection['note'])}</p>")
-    h.append("<h2>Your data</h2><table>")
-    for k in ("name", "source", "task", "rows", "features", "classes", "label_bounds", "image_shape"):
-        if k in shape:
-            h.append(f"<tr><th>{_e(k.replace('_', ' '))}</th><td>{_e(shape[k])}</td></tr>")
-    h.append("</table>")
-    if shape["columns"]:
-        h.append("<table><tr><th>column</th><th>bounds</th></tr>" + "".join(
-            f"<tr><td>{_e(c['column'])}</td><td>{_e(c['bounds'])}</td></tr>" for c in shape["columns"]) + "</table>")
+    h += _data_section(shape)
     h.append("<h2>Every ε tried</h2><table><tr><th>learner</th><th>ε</th><th>mean</th><th>spread (sd)</th>"
              "<th>seeds</th><th>bound</th><th>target</th><th>meets</th><th>ε spent</th><th>dp_accounting event</th>"
              "</tr>")
@@ -357,14 +371,126 @@ def report_html(advice: Advice, *, dataset=None, question: dict | None = None, n
                  f"<td>{'yes' if p.meets else 'no'}{' (leaks)' if p.leaks else ''}</td>"
                  f"<td>{p.epsilon_spent:.4g}</td><td><code>{_e(p.event or '—')}</code></td></tr>")
     h.append("</table>")
-    h.append("<h2>How it was computed</h2><table>")
-    h.append(f"<tr><th>noise</th><td>{_e(doc['noise'])}</td></tr>")
-    for k, v in doc["versions"].items():
-        h.append(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>")
-    h.append(f"<tr><th>date (UTC)</th><td>{_e(doc['created'])}</td></tr></table>")
+    h += _computed_section(doc)
     h.append("</body></html>")
     return "\n".join(h)
 
 
-__all__ = ["curves_svg", "data_shape", "noise_of", "question_of", "report_html", "report_json", "scrub",
+def _event_text(event) -> str:
+    return "—" if event is None else str(event)
+
+
+def attack_report_json(audits: Mapping[str, Any], *, dataset, question: Mapping[str, Any],
+                       accuracy: Mapping[str, float | None] | None = None, noise: str,
+                       warnings: Sequence[tuple[str, bool]] = (), created: _dt.datetime | None = None) -> dict:
+    """The Attack page's report as JSON values: ``audits`` maps each attacked model's label to its audit
+    (:func:`dpcore.audit.run_audit`'s result), the private model first; ``question`` is what was asked, in words.
+
+    Holds the attack's numbers (ε claimed and proven, AUC, members caught at 1 % and 0.1 % false alarms, the pool's
+    size), each ε's ``dp_accounting`` event, the verdict band of the private model's claim, the data's shape, every
+    warning (leaks first), how the noise was drawn, the versions and the date: never a record, a score of one or a
+    cell value (the page's "records most exposed" stay on the page).
+    """
+    from ..teaching.verdict import comparison, verdict
+
+    accuracy = dict(accuracy or {})
+    models = []
+    for label, audit in audits.items():
+        r = audit.result
+        models.append({
+            "model": scrub(label, dataset), "learner": _title(getattr(audit, "learner", "")),
+            "attack": r.attack, "epsilon_claimed": float(r.epsilon), "delta": float(r.delta),
+            "epsilon_proven": float(r.epsilon_lower_bound), "confidence": float(r.confidence),
+            "auc": float(r.auc), "caught_at_1pct": r.tpr_measured("0.01"), "caught_at_0.1pct": r.tpr_measured("0.001"),
+            "members": int(r.n_members), "non_members": int(r.n_nonmembers), "accuracy": accuracy.get(label),
+            "dp_event": _event_text(getattr(audit, "event", None)),
+        })
+    claim = models[0]["epsilon_claimed"] if models else math.inf
+    band = None
+    if math.isfinite(claim):
+        v = verdict(claim)
+        band = {"band": v.band.headline, "sentence": v.sentence().replace("**", ""), "deployments": comparison(claim)}
+    unique = []
+    for m, leak in warnings:
+        w = {"message": scrub(m, dataset), "leak": bool(leak)}
+        if w not in unique:
+            unique.append(w)
+    return {"question": {k: scrub(str(v), dataset) for k, v in question.items()}, "data": data_shape(dataset),
+            "models": models, "verdict": band, "warnings": sorted(unique, key=lambda w: not w["leak"]),
+            "noise": noise, "versions": software_versions(),
+            "created": (created or _dt.datetime.now(_dt.timezone.utc)).isoformat(timespec="seconds")}
+
+
+def _rate(v) -> str:
+    return "— (too few non-members to measure)" if v is None else f"{v:.1%}"
+
+
+def attack_report_html(audits: Mapping[str, Any], *, dataset, question: Mapping[str, Any],
+                       accuracy: Mapping[str, float | None] | None = None, noise: str,
+                       warnings: Sequence[tuple[str, bool]] = (), created: _dt.datetime | None = None) -> str:
+    """The Attack page's report as one self-contained HTML document (no script, no network): see
+    :func:`attack_report_json` for what it holds and what it never holds."""
+    doc = attack_report_json(audits, dataset=dataset, question=question, accuracy=accuracy, noise=noise,
+                             warnings=warnings, created=created)
+    shape = doc["data"]
+    h: list[str] = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
+                    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+                    f"<title>Attack report: {_e(shape['name'])}</title><style>{_CSS}</style></head><body>"]
+    h.append(f"<h1>What an attacker learns from a model trained on {_e(shape['name'])}</h1>")
+    h.append(f'<p class="muted">Made {_e(doc["created"])} by dpcore {_e(doc["versions"]["dpcore"])}. Every number '
+             "here was computed on the data named below; no record and no value of it is in this file.</p>")
+    h.append("<h2>The question asked</h2><table>")
+    for k, v in doc["question"].items():
+        h.append(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>")
+    h.append("</table>")
+    h.append("<h2>The attack's result</h2>")
+    if doc["models"]:
+        m = doc["models"][0]
+        proven = m["epsilon_proven"]
+        h.append(f'<div class="answer{"" if proven <= m["epsilon_claimed"] else " no"}">'
+                 + _e(f"The attack proves that {m['model']} leaks at least ε = {proven:.3g} "
+                      f"({m['confidence']:.0%} confidence), against the ε = {m['epsilon_claimed']:.3g} claimed."
+                      if proven > 0 else
+                      f"The attack could not prove any leak of {m['model']} (its lower bound on ε is 0): it did no "
+                      "better than guessing on this run. That does not prove the model safe; the claimed ε is "
+                      "the guarantee.") + "</div>")
+    h.append("<table><tr><th>model</th><th>ε claimed</th><th>δ</th><th>ε proven</th><th>AUC</th>"
+             "<th>members caught at 1 % false alarms</th><th>at 0.1 %</th><th>members / non-members</th>"
+             "<th>accuracy on unseen records</th></tr>")
+    for m in doc["models"]:
+        acc = "—" if m["accuracy"] is None else f"{m['accuracy']:.1%}"
+        claimed = f"{m['epsilon_claimed']:.3g}" if math.isfinite(m["epsilon_claimed"]) else "∞ (no privacy)"
+        h.append(f"<tr><td>{_e(m['model'])}</td><td>{claimed}</td><td>{m['delta']:g}</td>"
+                 f"<td>{m['epsilon_proven']:.3g} ({m['confidence']:.0%})</td><td>{m['auc']:.3f}</td>"
+                 f"<td>{_rate(m['caught_at_1pct'])}</td><td>{_rate(m['caught_at_0.1pct'])}</td>"
+                 f"<td>{m['members']:,} / {m['non_members']:,}</td><td>{acc}</td></tr>")
+    h.append("</table>")
+    h.append('<p class="muted">Guessing catches 1 % of members at 1 % false alarms and has AUC 0.5. The proven ε is a '
+             "lower bound on the true ε of this one run; the claimed ε, from the accountant, is the guarantee.</p>")
+    h.append("<h2>Risk at the claimed ε</h2>")
+    if doc["verdict"]:
+        v = doc["verdict"]
+        h.append(f"<p><b>{_e(v['band'])}.</b> {_e(v['sentence'])}</p><p>{_e(v['deployments'])}</p>")
+    else:
+        h.append("<p>The attacked model is not private: no band.</p>")
+    leaks = [w for w in doc["warnings"] if w["leak"]]
+    h.append(f"<h2>Warnings: {len(doc['warnings'])} (" + (f"{len(leaks)} privacy leak{'s' if len(leaks) != 1 else ''}"
+             ", shown first" if leaks else "no privacy leak") + ")</h2>")
+    for w in doc["warnings"]:
+        head = "<b>Privacy leak.</b> " if w["leak"] else ""
+        h.append(f'<div class="{"leak" if w["leak"] else "warn"}">{head}{_e(w["message"])}</div>')
+    h.append("<h2>Each ε and its dp_accounting event</h2><table><tr><th>model</th><th>ε</th><th>δ</th>"
+             "<th>event</th></tr>")
+    for m in doc["models"]:
+        h.append(f"<tr><td>{_e(m['model'])}</td><td>{m['epsilon_claimed']:.4g}</td><td>{m['delta']:g}</td>"
+                 f"<td><code>{_e(m['dp_event'])}</code></td></tr>")
+    h.append("</table>")
+    h += _data_section(shape)
+    h += _computed_section(doc)
+    h.append("</body></html>")
+    return "\n".join(h)
+
+
+__all__ = ["attack_report_html", "attack_report_json", "curves_svg", "data_shape", "noise_of", "question_of",
+           "report_html", "report_json", "scrub",
            "software_versions"]

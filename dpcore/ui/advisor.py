@@ -138,9 +138,9 @@ def advisor_panel(result: SweepResult, *, load: Sequence[tuple[str, bool]] = ())
                 from .common import shared_call
 
                 with st.spinner("Training the target model and attacking it…"):
-                    # an upload's attack is not kept by the server's store of finished runs (which is on disk)
+                    # an upload's attack is this session's alone: not kept by the server's store (on disk), not joined
                     store[key] = shared_call(("advisor-attack",) + key, lambda progress: attack_evidence(
-                        advice, seed=config.base_seed, secure=config.secure), keep=not from_upload(config),
+                        advice, seed=config.base_seed, secure=config.secure), private=from_upload(config),
                         done="computed")
         evidence = store.get(key)
         if evidence is not None:

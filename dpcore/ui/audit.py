@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Mapping
 
 import numpy as np
@@ -13,8 +14,10 @@ from ..audit import max_tpr_at_fpr, pld_max_tpr_at_fpr, run_audit
 from ..audit.run import epsilon_ladder
 from ..learners import get_learner, learners
 from ..rng import noise_mode
+from ..runtime.thread_warnings import caught as caught_warnings
 from .common import DASH, format_epsilon, majority_accuracy, remembered, run_guarded, shared_call, show_table
 from .live import BAR_SECONDS, Every
+from .uploads import data_arg, data_key, is_upload
 
 #: How each attack is offered on the page, and what it assumes and knows.
 ATTACK_LABELS = {
@@ -56,25 +59,35 @@ def private_learners(task: str, is_image: bool) -> list[str]:
     return [n for n, s in learners().items() if s.private and task in s.tasks and (is_image or not s.images_only)]
 
 
-def cached_audit(learner: str, dataset: str, *, epsilon: float, delta: float, attack: str, params: tuple,
+def cached_audit(learner: str, dataset, *, epsilon: float, delta: float, attack: str, params: tuple,
                  shadows: int, canaries: int, pool_size: int | None, seed: int | None, progress=None,
                  quiet: bool = False):
-    """:func:`dpcore.audit.run_audit` on a registry dataset, memoised in the session on every input; ``quiet``: no
-    caption when the result comes from the server's store (the page's second model: said once for both).
+    """:func:`dpcore.audit.run_audit` on ``dataset`` (a registry name, or a visitor's uploaded Dataset), memoised in
+    the session on every input; ``quiet``: no caption when the result comes from the server's store (the page's
+    second model: said once for both).
 
     The seed fixes the noise, so equal inputs give equal results. Not ``st.cache_data``: the run
-    moves a progress bar created outside it, which a cache replay could not redraw.
+    moves a progress bar created outside it, which a cache replay could not redraw. An upload's run is this
+    session's alone (:func:`dpcore.ui.shared_call`). The run's warnings are kept with it and raised again on every
+    call, so the page (and its report) says them also when the result comes from the session's memo.
     """
-    key = (learner, dataset, epsilon, delta, attack, params, shadows, canaries, pool_size, seed)
+    key = (learner, data_key(dataset), epsilon, delta, attack, params, shadows, canaries, pool_size, seed)
     def run(on_progress):
         with noise_mode(seed is None):  # seed None: the trained models' noise from the operating system
             return run_audit(learner, dataset, epsilon=epsilon, delta=delta, attack=attack, params=dict(params),
                              shadows=shadows, canaries=canaries, pool_size=pool_size, seed=seed or 0,
                              on_progress=on_progress)
 
+    def computed():
+        with caught_warnings() as caught:
+            value = shared_call(("audit", *key), run, on_progress=progress, quiet=quiet)
+        return value, [(w.category, str(w.message)) for w in caught]
+
     # one run for every visitor asking the same (dpcore.runtime.serving), memoised in the session too
-    return remembered("audit.results", key,
-                      lambda: shared_call(("audit", *key), run, on_progress=progress, quiet=quiet))
+    value, said = remembered("audit.results", key, computed)
+    for category, message in said:
+        warnings.warn(message, category, stacklevel=2)
+    return value
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -193,9 +206,10 @@ def _is_log_probability(audit) -> bool:
     return bool(np.all(np.asarray(audit.scores) <= 1e-9))
 
 
-def cached_ladder(learner: str, dataset: str, *, delta: float, seed: int | None, progress=None):
-    """:func:`dpcore.audit.run.epsilon_ladder` on a registry dataset, shared by every visitor asking the same."""
-    key = ("ladder", learner, dataset, delta, seed)
+def cached_ladder(learner: str, dataset, *, delta: float, seed: int | None, progress=None):
+    """:func:`dpcore.audit.run.epsilon_ladder` on ``dataset``, shared by every visitor asking the same (an upload's:
+    this session's alone)."""
+    key = ("ladder", learner, data_key(dataset), delta, seed)
 
     def run(on_progress):
         with noise_mode(seed is None):
@@ -266,7 +280,7 @@ def twin_reading(audits: Mapping[str, Any], private_label: str) -> str:
 
 def chance_accuracy(ds) -> float | None:
     """Test accuracy of always answering the most common class on ``ds`` (seed 0's split); None for regression."""
-    return majority_accuracy(ds.name, 0) if ds.task == "classification" else None
+    return majority_accuracy(data_arg(ds), 0) if ds.task == "classification" else None
 
 
 def model_accuracy_metric(col, accuracy: Mapping[str, float | None], private_label: str, *,
@@ -324,7 +338,7 @@ def show_exposed(audits: Mapping[str, Any], private_label: str, *, attack: str, 
         show_table(table, key="audit.exposed")
 
 
-def show_ladder(learner: str, dataset: str, *, delta: float, seed: int | None) -> None:
+def show_ladder(learner: str, dataset, *, delta: float, seed: int | None) -> None:
     """The ε ladder, on a click (six audited runs), then kept for this learner, data, δ and seed."""
     st.header("The ε ladder")
     st.markdown("The same training at growing ε, each run audited by the strongest attacker this page has"
@@ -332,7 +346,7 @@ def show_ladder(learner: str, dataset: str, *, delta: float, seed: int | None) -
                    "written for)" if get_learner(learner).canary_kind == "gradient" else " (mislabelled canaries)")
                 + ", and ∞ the same run without noise. The proven ε climbs with the claim and never passes it; two "
                   "rates whose intervals overlap are a tie.")
-    asked = (learner, dataset, delta, seed)
+    asked = (learner, data_key(dataset), delta, seed)
     if st.button("Climb the ladder (six audited runs)", key="audit.ladder"):
         st.session_state["audit.ladder_shown"] = asked
     if st.session_state.get("audit.ladder_shown") != asked:
@@ -344,3 +358,39 @@ def show_ladder(learner: str, dataset: str, *, delta: float, seed: int | None) -
     if rungs:
         st.plotly_chart(ladder_figure(rungs), key="audit.ladder_chart")
         show_table(ladder_table(rungs), key="audit.ladder_table")
+
+
+def attack_question(*, learner: str, attack: str, epsilon: float, delta: float, pool: int | None, shadows: int,
+                    canaries: int, network: str) -> dict:
+    """What the page asked, in words (the report's first table)."""
+    out = {"model attacked": f"{learners()[learner].title}, trained for real on your settings",
+           "attack": ATTACK_LABELS.get(attack, attack), "ε asked": f"{epsilon:g}", "δ": f"{delta:g}",
+           "network": NETWORK_CHOICES.get(network, network)}
+    if attack in ("loss", "lira"):
+        out["records in the attacker's pool"] = pool
+    if attack == "lira":
+        out["shadow models"] = shadows
+    if attack in ("one-run", "canaries"):
+        out["canaries"] = canaries
+    return out
+
+
+def attack_report_button(audits: Mapping[str, Any], dataset, *, question: dict, accuracy: Mapping[str, Any],
+                         seed: int | None, said) -> None:
+    """"Download the report": the attack's report (:func:`dpcore.decision.report.attack_report_html`), built in
+    memory and handed to the browser: for an uploaded file nothing of it is written to disk, and it holds no
+    record or cell value of the file."""
+    from ..decision.report import attack_report_html
+    from .advisor import load_warnings_of
+
+    noise = ("secure: the trained models' noise from the operating system's cryptographic source (Mironov 2012's "
+             "grid); the attacker's own choices seeded" if seed is None else
+             f"seeded (seed {seed}): reproducible for teaching, not for a release")
+    html = attack_report_html(audits, dataset=dataset, question=question, accuracy=accuracy, noise=noise,
+                              warnings=load_warnings_of(said))
+    st.download_button("Download the report", html.encode("utf-8"), file_name=f"dp_attack_{dataset.name}.html",
+                       mime="text/html", key="audit.report", on_click="ignore",
+                       help="One HTML file that opens offline: the question, the data's shape, the attack's result, "
+                            "the verdict band, every warning and each ε's dp_accounting event; no record or value of "
+                            "the data." + (" Built in memory: nothing of your file is written to disk."
+                                           if is_upload(dataset) else ""))

@@ -12,7 +12,7 @@ import streamlit as st
 from ..datasets import REGISTRY, dataset_names, load_csv, read_csv_columns
 from ..datasets.csv_upload import BOUNDS_SYNTAX
 from ..defaults import DELTA, EPSILON
-from ..exceptions import BoundsError, DPCoreError
+from ..exceptions import BoundsError, DPCoreError, PrivacyLeakWarning
 from ..runtime.thread_warnings import caught as caught_warnings
 from ..runtime.workload import SERVER, set_default_budget
 from ..teaching.verdict import ZERO_EPSILON, comparison, verdict
@@ -191,55 +191,96 @@ def delta_input(key: str, *, default: float = DELTA, container=None, disabled: b
 UPLOAD_PROMPT = "Upload a CSV file in the sidebar (the » button at the top left on a phone) to use your own data."
 
 
-def dataset_picker(key: str, *, task: str | None = None, images: bool | None = None, allow_upload: bool = True,
-                   container=None, default: str | None = None, warnings_into: list | None = None):
-    """Select box over the registry (plus 'Upload CSV'); returns a Dataset or None (with a message shown).
+def _upload_changed(key: str) -> None:
+    """The uploader of ``key`` was changed by the visitor: a new file becomes the session's file; a file taken out
+    of the uploader (its ✕) is forgotten on every page."""
+    from .uploads import forget_upload, keep_upload
 
-    ``warnings_into``: a list that receives the upload's warnings instead of their being shown here (a page that
-    gathers every warning into one notice)."""
+    up = st.session_state.get(key)
+    if up is None:
+        forget_upload()
+    else:
+        keep_upload(up.name, up.getvalue())
+
+
+def dataset_picker(key: str, *, task: str | None = None, images: bool | None = None, allow_upload: bool = True,
+                   container=None, default: str | None = None, warnings_into: list | None = None,
+                   in_form: bool = False, exclude: tuple[str, ...] = ()):
+    """Select box over the registry (plus the visitor's own CSV); returns a Dataset or None (with a message shown).
+
+    A file uploaded on any page is this session's file (:mod:`dpcore.ui.uploads`): every page with an upload
+    offers it, first in its list when it fits the page's ``task``, with the label column, task and declared bounds
+    chosen for it on another page. ``warnings_into``: a list that receives the upload's warnings instead of their
+    being shown here (a page that gathers every warning into one notice). ``in_form``: the picker stands in a
+    ``st.form``, which allows no callback and no button but its own (the table of bounds is then offered on the
+    pages without a form; what is declared there holds here too). ``exclude``: registry datasets not offered."""
+    from .uploads import UPLOAD_NOTE, fits, stored_upload
+
     c = container or st.sidebar
     st.session_state.pop(DATASET_PROBLEM, None)
-    names = dataset_names(task, images=images)
+    names = [n for n in dataset_names(task, images=images) if n not in exclude]
+    stored = stored_upload() if allow_upload else None
+    fitting = fits(stored, task) and images is not True
     options = names + (["upload"] if allow_upload else [])
     labels = {n: REGISTRY[n].title for n in names}
-    labels["upload"] = "Upload a CSV…"
+    labels["upload"] = f"Your file: {stored['name']}" if fitting else "Upload a CSV…"
     index = options.index(default) if default in options else 0
+    if fitting:  # uploaded on another page of this session: offered first here
+        index = options.index("upload")
     choice = c.selectbox("Dataset", options, index=index, format_func=lambda n: labels[n], key=key)
     if choice != "upload":
         from ..datasets import load_dataset
 
         return load_dataset(choice)
-    up = c.file_uploader("CSV file (header row, numeric features)", type=["csv"], key=f"{key}.file")
-    if up is None:
+    changed = {} if in_form else dict(on_change=_upload_changed, args=(f"{key}.file",))  # ✕ forgets the file
+    up = c.file_uploader("Another CSV file" if stored else "CSV file (header row, numeric features)", type=["csv"],
+                         key=f"{key}.file", **changed)
+    if up is not None:  # the file in this page's uploader is the session's (kept once: same bytes, same entry)
+        _upload_changed(f"{key}.file")
+    stored = stored_upload()
+    if stored is not None and not fitting and task is not None:  # chosen anyway: read with this page's task
+        c.caption(f"Your file **{stored['name']}** was read as {stored.get('task')}; this page needs a {task} label: "
+                  "pick such a column below, or upload another file.")
+    if stored is None:
         st.info(UPLOAD_PROMPT)
         st.session_state[DATASET_PROBLEM] = ("info", UPLOAD_PROMPT)
         return None
-    data = up.getvalue()
+    data, name = stored["data"], stored["name"]
+    c.caption(f"Your file **{name}** {UPLOAD_NOTE}")
     try:
         cols = read_csv_columns(data)
-        label = c.selectbox("Label column", cols, index=len(cols) - 1, key=f"{key}.label")
+        label = c.selectbox("Label column", cols, key=f"{key}.label",
+                            index=cols.index(stored["label"]) if stored.get("label") in cols else len(cols) - 1)
         kinds = ["auto", "classification", "regression"] if task is None else [task]
-        kind = c.selectbox("Task", kinds, key=f"{key}.task")
+        kind = c.selectbox("Task", kinds, key=f"{key}.task",
+                           index=kinds.index(stored["kind"]) if stored.get("kind") in kinds else 0)
+        bounds_key = f"{key}.bounds.{name}"
+        st.session_state.setdefault(bounds_key, stored.get("bounds", ""))  # declared on another page: kept
         bounds = c.text_area(  # one per file, as a file's other settings; a line per column fits a phone
-            "Declared bounds (optional)", key=f"{key}.bounds.{up.name}", placeholder="age=17:90\nhours=1:99\n*=0:1",
+            "Declared bounds (optional)", key=bounds_key, placeholder="age=17:90\nhours=1:99\n*=0:1",
             height=120,
             help="The range each column can hold, from what it measures rather than from the rows: "
                  f"{BOUNDS_SYNTAX}. Values outside are clipped; a range much wider than the data squeezes its "
                  "signal. A column left out gets its own smallest and largest value in the file, which leaks privacy "
                  "(a warning names those columns). The label needs a range only for regression, and there it sets the "
                  "noise: the wider the range, the more noise the same ε needs.")
+        stored.update(label=label, bounds=bounds, kind=kind if task is None else stored.get("kind", "auto"))
         with caught_warnings() as caught:
-            ds = load_csv(data, label_column=label, task=None if kind == "auto" else kind, name=up.name,
+            ds = load_csv(data, label_column=label, task=None if kind == "auto" else kind, name=name,
                           bounds=bounds)
+        stored["task"] = ds.task  # what the file is, as last read: the pages of other tasks offer it accordingly
         if bounds.strip() and not ds.inferred_bounds:
             c.caption(f"Bounds declared for all {ds.n_features} feature column(s)"
                       + (" and the label" if ds.task == "regression" else "") + ": none is read from the rows.")
         from .bounds import bounds_table
 
-        bounds_table(list(ds.feature_names) + ([label] if ds.task == "regression" else []),
-                     f"{key}.bounds.{up.name}", container=c)
-        if warnings_into is None:
-            show_warnings(caught)
+        if in_form:
+            c.caption("To declare bounds in a table, open the Train or Trade-off page: they hold here too.")
+        else:
+            bounds_table(list(ds.feature_names) + ([label] if ds.task == "regression" else []), bounds_key,
+                         container=c)
+        if warnings_into is None:  # one folded notice, leaks first: the page's own output keeps the first screen
+            show_warnings(caught, fold=True)
         else:
             warnings_into.extend(caught)
         return ds
@@ -250,7 +291,7 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         return None
     except DPCoreError as exc:
         st.error(str(exc))
-        st.session_state[DATASET_PROBLEM] = ("error", f"The uploaded file {up.name!r} cannot be used: {exc}")
+        st.session_state[DATASET_PROBLEM] = ("error", f"The uploaded file {name!r} cannot be used: {exc}")
         return None
 
 
@@ -378,23 +419,40 @@ def show_table(df, *, key: str, labels: dict | None = None, digits: int = 4, dro
     show_frame(readable_table(df, labels=labels, digits=digits, drop=drop), key=key)
 
 
-def show_warnings(caught, *, hide: tuple[str, ...] = ()) -> None:
+def show_warnings(caught, *, hide: tuple[str, ...] = (), fold: bool = False) -> None:
     """``st.warning`` once per distinct message of ``caught`` (recorded warnings or plain strings), except those
-    starting with one of ``hide`` (which the page says in its own words)."""
-    seen = set()
+    starting with one of ``hide`` (which the page says in its own words). ``fold``: all of them in one closed notice
+    that says how many (a page on a visitor's file keeps its chart on the first screen)."""
+    seen: list[str] = []
+    leaks: set[str] = set()
     for w in caught:
         msg = str(getattr(w, "message", w))
         if msg not in seen and not msg.startswith(tuple(hide)):
-            seen.add(msg)
-            st.warning(msg)
+            seen.append(msg)
+        category = getattr(w, "category", None)
+        if isinstance(category, type) and issubclass(category, PrivacyLeakWarning):
+            leaks.add(msg)
+    if fold and seen:
+        seen.sort(key=lambda m: m not in leaks)  # leaks first
+        many = f"{len(seen)} warning{'s' if len(seen) > 1 else ''}"
+        label = (f"Privacy leak{'s' if len(leaks) > 1 else ''} among {many} — open to read" if leaks else
+                 f"{many} about these runs — open to read")
+        box = st.expander(label, icon="⚠️")
+        for msg in seen:
+            box.warning(("**Privacy leak:** " if msg in leaks else "") + msg)
+        return
+    for msg in seen:
+        st.warning(msg)
 
 
-def majority_accuracy(dataset: str, seed: int) -> float:
-    """Test accuracy of always guessing the training set's most common class (the chance line)."""
+def majority_accuracy(dataset, seed: int) -> float:
+    """Test accuracy of always guessing the training set's most common class (the chance line); ``dataset``: a
+    registry name or a Dataset (an upload's, memoised in this session under its digest)."""
     from ..datasets import train_test_split
     from ..learners import run_learner, trivial_learner
+    from .uploads import data_key
 
-    return remembered("chance_levels", (dataset, seed), lambda: run_learner(
+    return remembered("chance_levels", (data_key(dataset), seed), lambda: run_learner(
         trivial_learner("classification"), train_test_split(dataset, seed=seed), seed=seed).score)
 
 
@@ -457,11 +515,13 @@ def readable_log_ticks(fig, axis: str = "x"):
     return fig
 
 
-def run_guarded(fn: Callable[..., Any], *args, hide_warnings: tuple[str, ...] = (), **kwargs) -> Any:
+def run_guarded(fn: Callable[..., Any], *args, hide_warnings: tuple[str, ...] = (), said: list | None = None,
+                **kwargs) -> Any:
     """Call ``fn``; show dpcore errors as ``st.error`` and warnings as ``st.warning``; return None on error.
 
     A person never sees a traceback for bad input. ``hide_warnings``: message prefixes the page
-    already explains in its own words (each warning is shown once either way).
+    already explains in its own words (each warning is shown once either way). ``said``: a list that receives the
+    recorded warnings too (a page's report lists them).
     """
     with caught_warnings() as caught:  # this visitor's own, not another's run's (dpcore.runtime.thread_warnings)
         try:
@@ -471,12 +531,14 @@ def run_guarded(fn: Callable[..., Any], *args, hide_warnings: tuple[str, ...] = 
             st.error(str(exc))
             return None
     show_warnings(caught, hide=hide_warnings)
+    if said is not None:
+        said.extend(caught)
     return out
 
 
 def shared_call(key: tuple, compute: Callable[[Callable[[Any], None]], Any], *,
                 on_progress: Callable[[Any], None] | None = None, keep: bool = True, here: bool = False,
-                quiet: bool = False, done: str = "trained") -> Any:
+                quiet: bool = False, done: str = "trained", private: bool | None = None) -> Any:
     """``compute(progress)`` run once for every visitor of this server asking with the same ``key``.
 
     The work runs on the server's bounded pool (:func:`dpcore.runtime.serving.shared_runs`): a result someone already
@@ -485,9 +547,15 @@ def shared_call(key: tuple, compute: Callable[[Callable[[Any], None]], Any], *,
     again in this thread, so :func:`run_guarded` around it shows them to every visitor; its error too.
     ``keep`` and ``here`` go to :meth:`~dpcore.runtime.serving.SharedRuns.get_or_run`; ``quiet``: no caption when the
     result comes from the store (a chart redrawn on every change of the page); ``done``: the verb of the
-    caption for a joined run ("trained", "computed").
+    caption for a joined run ("trained", "computed"). ``private``: the run is this session's alone, neither kept
+    (memory or disk) nor joined by another session; by default, when ``key`` names an uploaded table
+    (:func:`dpcore.ui.uploads.holds_upload`: a visitor's file never leaves the session).
     """
     from ..runtime.serving import shared_runs
+    from .uploads import holds_upload, private_key
+
+    if private if private is not None else holds_upload(key):
+        key, keep = private_key(key), False
 
     settle()  # a link's value that does not fit is said now, before work is queued for the default in its place
     note = st.empty()

@@ -20,6 +20,7 @@ from .common import (
 from .common import remembered as _remembered
 from .live import BAR_SECONDS, CHART_SECONDS, Every
 from .sweep import ROLE_LABELS
+from .uploads import data_key
 
 MODE_LABELS = {
     "central": "DP-FedAvg: clip, noise added by the server (McMahan et al. 2018)",
@@ -84,13 +85,14 @@ def remembered(key: tuple, compute: Callable[[], object]):
 
 
 def cached_fedavg(dataset: str, config: FedAvgConfig, on_epoch: Callable | None = None) -> FedAvgResult:
-    """One federated run on a registry dataset (split seeded by ``config.seed``), memoised per session."""
+    """One federated run on ``dataset`` (a registry name, or a visitor's uploaded Dataset: then this session's alone,
+    see :func:`dpcore.ui.shared_call`), split seeded by ``config.seed``, memoised per session."""
     def run(progress):
         return train_fedavg_split(train_test_split(dataset, seed=config.seed), config, on_epoch=progress)
 
     # one run for every visitor asking the same, followed live by each
-    return remembered(("run", dataset, config), lambda: shared_call(("fedavg", dataset, config), run,
-                                                                     on_progress=on_epoch))
+    key = data_key(dataset)
+    return remembered(("run", key, config), lambda: shared_call(("fedavg", key, config), run, on_progress=on_epoch))
 
 
 def non_private_twin(config: FedAvgConfig) -> FedAvgConfig:

@@ -22,8 +22,12 @@ from ..sweep.axes import normalise_value
 from ..sweep.config import SweepConfig
 from ..sweep.engine import SweepProgress, SweepRunError, run_sweep
 from . import palette
-from .common import shared_call
+from .common import remembered, shared_call
 from .live import BAR_SECONDS, Every
+from .uploads import data_key, holds_upload, is_upload
+
+#: Session key of the Clustering and Classical pages' runs on this visitor's upload (never kept by the server).
+UPLOAD_RUNS = "models.upload_runs"
 
 CLUSTER_METHODS = ("lloyd", "dplloyd", "input-perturbation")
 CLUSTER_LABELS = {"lloyd": "Lloyd (non-private)", "dplloyd": "DPLloyd", "input-perturbation": "Input perturbation"}
@@ -60,7 +64,8 @@ def queued_sweep(sweep: Callable[..., pd.DataFrame], *args, what: str) -> pd.Dat
     """``sweep(*args)`` (:func:`cluster_sweep`, :func:`classical_sweep`, :func:`size_sweep`) as heavy work of the
     server: on its bounded run queue, computed once for every visitor asking the same, kept in its store of
     finished runs (memory and disk), stopped when nobody waits for it any more, with a progress bar here
-    ("``what``: 12 / 51 runs"). Registry data sets only: the key is the data set's name."""
+    ("``what``: 12 / 51 runs"). On a visitor's upload (an argument that is one) the run is this session's alone
+    (:func:`dpcore.ui.shared_call`) and memoised in the session, never kept by the server."""
     bar = st.empty()
     due = Every(BAR_SECONDS)
 
@@ -68,9 +73,14 @@ def queued_sweep(sweep: Callable[..., pd.DataFrame], *args, what: str) -> pd.Dat
         if event.total and due(last=event.done >= event.total):
             bar.progress(min(1.0, event.done / event.total), text=f"{what}: {event.done} / {event.total} runs")
 
+    key = (sweep.__name__, *(data_key(a) if is_upload(a) else a for a in args))
+
+    def compute() -> pd.DataFrame:
+        return shared_call(key, lambda progress: sweep(*args, progress=progress), on_progress=show, quiet=True,
+                           done="computed")
+
     try:
-        return shared_call((sweep.__name__, *args), lambda progress: sweep(*args, progress=progress),
-                           on_progress=show, quiet=True, done="computed")
+        return remembered(UPLOAD_RUNS, key, compute) if holds_upload(key) else compute()
     finally:
         bar.empty()
 
@@ -144,9 +154,19 @@ def sweep_series(dataset: str, series: list[Series], *, axis: str, seeds: int, s
     return pd.DataFrame(rows), said, skipped
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def cluster_demo(dataset: str, k: int, epsilon: float, iterations: int | None, seed: int | None,
+def cluster_demo(dataset, k: int, epsilon: float, iterations: int | None, seed: int | None,
                  neighbouring: str = "replace-one", more: tuple = ()) -> dict:
+    """:func:`cluster_demo_of` on ``dataset`` (a registry name, or a visitor's uploaded Dataset), kept by
+    ``st.cache_data`` for a registry dataset and in this session alone for an upload."""
+    if not is_upload(dataset):
+        return _shared_cluster_demo(dataset, k, epsilon, iterations, seed, neighbouring, more)
+    return remembered(UPLOAD_RUNS, ("cluster_demo", data_key(dataset), k, epsilon, iterations, seed, neighbouring,
+                                    more), lambda: cluster_demo_of(dataset, k, epsilon, iterations, seed,
+                                                                   neighbouring, more))
+
+
+def cluster_demo_of(dataset, k: int, epsilon: float, iterations: int | None, seed: int | None,
+                    neighbouring: str = "replace-one", more: tuple = ()) -> dict:
     """The three methods at one epsilon: metrics, and a 2-D PCA view of the test rows with each method's centres.
 
     The PCA is computed on the (already released) public display only; it plays no part in the clustering.
@@ -203,6 +223,10 @@ def cluster_demo(dataset: str, k: int, epsilon: float, iterations: int | None, s
         chance = float(pts["class"].value_counts(normalize=True).max())
         return {"metrics": pd.DataFrame(rows), "points": pts, "centres": pd.DataFrame(cen), "run": run,
                 "classes": classes, "chance": chance, "warnings": said.messages()}
+
+
+_shared_cluster_demo = st.cache_data(show_spinner=False, max_entries=64)(cluster_demo_of)
+cluster_demo.clear = _shared_cluster_demo.clear  # the registry datasets' demos (an upload's go with its session)
 
 
 def dplloyd_run_text(run: dict, epsilon: float) -> str:
@@ -451,7 +475,7 @@ class _RunWarnings:
         return out
 
 
-def classical_more_settings(dataset: str, task: str) -> tuple:
+def classical_more_settings(dataset, task: str) -> tuple:
     """Draw, under the page's "More settings", every knob of the page's learners that the page does not place
     itself; returns ``(learner, knob, value)`` triples for :func:`classical_sweep` and :func:`size_sweep` (the
     non-private baseline gets the values it shares)."""
@@ -466,8 +490,8 @@ def classical_more_settings(dataset: str, task: str) -> tuple:
         if len(groups) > 1:
             st.caption(METHOD_NAMES.get(name, name))
         chosen = knob_widgets(spec, other_knobs(spec, ("model", "kernel", "regularization", "tune", "preprocess")),
-                              spec.defaults(defaults_on), prefix=f"classical.{name}", dataset=dataset, images=False,
-                              container=st)
+                              spec.defaults(defaults_on), prefix=f"classical.{name}", dataset=defaults_on.dataset.name,
+                              images=False, container=st)
         more += tuple((t, knob, value) for t in targets for knob, value in chosen.items())
         if spec.baseline:
             more += tuple((spec.baseline, knob, value) for knob, value in spec.shared_params(chosen).items())
@@ -481,7 +505,7 @@ def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel:
     """Test metric vs epsilon for each private learner, plus the non-private model and the trivial predictor.
 
     ``progress(RunsDone(done, total))`` after each run. The page runs it through :func:`queued_sweep`."""
-    metric, base, trivial = _scored_against(load_dataset(dataset).task)
+    metric, base, trivial = _scored_against((load_dataset(dataset) if isinstance(dataset, str) else dataset).task)
 
     def params(name: str) -> dict:
         return _classical_params(name, model, kernel, regularization, preprocess, more)
@@ -543,7 +567,7 @@ def size_sweep(dataset: str, learner: str, model: str, kernel: str, regularizati
     which sizes and why, instead of one error hiding the whole chart. ``progress(RunsDone(done, total))`` after
     each run. The page runs it through :func:`queued_sweep`.
     """
-    ds = load_dataset(dataset)
+    ds = load_dataset(dataset) if isinstance(dataset, str) else dataset
     metric, base, trivial = _scored_against(ds.task)
     # the training rows each fraction keeps (the stratified split's size does not depend on the seed)
     n_train = train_test_split(ds, seed=secure_or_seed(seed)[1]).X_train.shape[0]

@@ -20,6 +20,7 @@ from .common import (
 )
 from .common import remembered as _remembered
 from .live import BAR_SECONDS, Every
+from .uploads import data_arg, data_key
 
 PRIVACY_MODES = ("target ε", "noise scale")
 #: The learner whose knobs the page draws.
@@ -58,21 +59,23 @@ def remembered(key: tuple, compute: Callable[[], object]):
 
 
 def cached_pate(dataset: str, config: PateConfig, on_epoch: Callable | None = None) -> PateResult:
-    """One PATE run on a registry dataset (split seeded by ``config.seed``), memoised per session."""
-    return remembered(("run", dataset, config), lambda: shared_call(  # one run for every visitor asking the same
-        ("pate", dataset, config), lambda progress: run_pate(train_test_split(dataset, seed=config.seed), config,
-                                                             on_epoch=progress), on_progress=on_epoch))
+    """One PATE run on ``dataset`` (a registry name, or a visitor's uploaded Dataset: then this session's alone, see
+    :func:`dpcore.ui.shared_call`), split seeded by ``config.seed``, memoised per session."""
+    key = data_key(dataset)
+    return remembered(("run", key, config), lambda: shared_call(  # one run for every visitor asking the same
+        ("pate", key, config), lambda progress: run_pate(train_test_split(dataset, seed=config.seed), config,
+                                                         on_epoch=progress), on_progress=on_epoch))
 
 
 def cached_epsilon_sweep(dataset: str, config: PateConfig, epsilons: tuple[float, ...],
                          on_point: Callable | None = None) -> pd.DataFrame:
-    return remembered(("eps", dataset, config, tuple(epsilons)), lambda: epsilon_sweep(
+    return remembered(("eps", data_key(dataset), config, tuple(epsilons)), lambda: epsilon_sweep(
         train_test_split(dataset, seed=config.seed), config, epsilons=epsilons, on_point=on_point))
 
 
 def cached_teachers_sweep(dataset: str, config: PateConfig, counts: tuple[int, ...],
                           on_point: Callable | None = None) -> pd.DataFrame:
-    return remembered(("teachers", dataset, config, tuple(counts)), lambda: teachers_sweep(
+    return remembered(("teachers", data_key(dataset), config, tuple(counts)), lambda: teachers_sweep(
         train_test_split(dataset, seed=config.seed), config, teacher_counts=counts, on_point=on_point))
 
 
@@ -325,6 +328,6 @@ def example_image(dataset, result: PateResult, i: int, seed: int) -> np.ndarray 
         return None
     from ..pate import pate_split
 
-    d = pate_split(train_test_split(dataset.name, seed=seed), public_fraction=result.config.public_fraction,
+    d = pate_split(train_test_split(data_arg(dataset), seed=seed), public_fraction=result.config.public_fraction,
                    seed=seed)
     return d.X_public[result.query_index[i]].reshape(dataset.image_shape)

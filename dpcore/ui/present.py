@@ -71,8 +71,10 @@ def open_stage(intro: str) -> None:
     """Called by ``page_header`` after the title: in presentation mode, the intro folded and the stage opened."""
     _stage.cols = None
     if not presentation_mode():
-        st.markdown(intro)
+        _stage.intro = (st.empty(), intro)
+        _stage.intro[0].markdown(intro)
         return
+    _stage.intro = None
     st.html(STYLE)
     if st.session_state.pop("present.fold", False):
         st.html(_FOLD_SIDEBAR, unsafe_allow_javascript=True)
@@ -80,6 +82,19 @@ def open_stage(intro: str) -> None:
         st.markdown(intro)
     left, right = st.columns([1, 2.4], gap="medium")
     _stage.cols = (left.container(), right.container())
+
+
+def fold_intro() -> None:
+    """Fold the page's intro into a closed "About this page" (as presentation mode does), so that what the page
+    draws next starts higher: a visitor's own file brings warnings and choices of its own, and the chart they are
+    about should stay on the first screen at 1280×720."""
+    slot = getattr(_stage, "intro", None)
+    if slot is None:
+        return
+    box, intro = slot
+    with box.container():
+        st.expander("About this page").markdown(intro)
+    _stage.intro = None
 
 
 def _cols():

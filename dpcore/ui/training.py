@@ -21,10 +21,10 @@ from plotly.subplots import make_subplots
 from ..datasets import Dataset, train_test_split
 from ..exceptions import DPValueError
 from ..learners import get_learner, learner_names, run_learner, trivial_learner
-from ..sweep.config import dataset_fingerprint
 from . import palette
 from .common import format_epsilon, show_table, verdict_line
 from .live import BAR_SECONDS, CHART_SECONDS, Every
+from .uploads import UploadRef, data_key
 
 
 def train_learners(task: str | None = None) -> list[str]:
@@ -96,16 +96,15 @@ class LiveProgress:
         self.chart.empty()
 
 
-def _fingerprint(dataset: Dataset) -> str:
-    """What identifies the data: the registry name, or for an upload the digest the sweeps' cache uses (its
-    values, its declared or read bounds, its label range and classes).
+def _fingerprint(dataset: Dataset) -> "str | UploadRef":
+    """What identifies the data: the registry name, or for an upload an :class:`~dpcore.ui.uploads.UploadRef` with the
+    digest the sweeps' cache uses (its values, its declared or read bounds, its label range and classes), which keeps
+    the run in this session (:func:`dpcore.ui.shared_call`).
 
     Two uploads with the same file name and row count but different values, or the same file with other declared
     bounds, must not share a result.
     """
-    if getattr(dataset, "source", "") != "upload":
-        return dataset.name
-    return f"{dataset.name}:{dataset_fingerprint(dataset)}"
+    return data_key(dataset)
 
 
 def run_key(dataset: Dataset, algorithm: str, params: dict, epsilon: float, delta: float, seed: int | None) -> tuple:

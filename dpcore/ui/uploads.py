@@ -1,0 +1,126 @@
+"""A visitor's own table: uploaded once, offered on every page whose task it fits, for that visitor only.
+
+The file's bytes and the choices made about it (label column, task, declared bounds) are kept in this visitor's
+``st.session_state`` (:data:`UPLOAD_KEY`), which Streamlit holds in the server's memory for this session alone and
+drops when the session ends. :func:`dpcore.ui.common.dataset_picker` offers it on every page that takes data.
+
+Runs on an upload stay in the session too. A run's key names the data by :func:`data_key`: an :class:`UploadRef`
+for an upload, which :func:`dpcore.ui.common.shared_call` recognises (:func:`holds_upload`): such a run is neither
+stored by the server's store of finished runs (memory and disk, :mod:`dpcore.runtime.serving`) nor joined by another
+session, and a page memoises its result in the session (``remembered``), never in ``st.cache_data`` (shared by every
+visitor of the server).
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+#: Session key of the visitor's uploaded file: ``{"name", "data", "digest", "label", "kind", "bounds", "task"}``.
+UPLOAD_KEY = "upload.table"
+#: What the pages say wherever an upload is used.
+UPLOAD_NOTE = ("stays in this session, for you alone: never written to disk, never shown to another visitor, gone when "
+               "the session ends.")
+
+
+@dataclass(frozen=True)
+class UploadRef:
+    """Stands for an uploaded table in a run's key: its file name and the digest of its values and bounds
+    (:func:`dpcore.sweep.dataset_fingerprint`). A key holding one is this session's alone (:func:`private_key`)."""
+
+    name: str
+    digest: str
+
+    def __str__(self) -> str:
+        return f"your file {self.name}"
+
+
+def is_upload(dataset: Any) -> bool:
+    """True for a Dataset read from a visitor's file."""
+    return getattr(dataset, "source", "") == "upload"
+
+
+def data_key(dataset) -> "str | UploadRef":
+    """What identifies ``dataset`` in a run's key: the registry name, or an :class:`UploadRef` for an upload (two
+    uploads with one file name but other values, or other declared bounds, never share a result)."""
+    if not is_upload(dataset):
+        return dataset if isinstance(dataset, str) else dataset.name
+    from ..sweep import dataset_fingerprint
+
+    return UploadRef(dataset.name, dataset_fingerprint(dataset))
+
+
+def data_arg(dataset):
+    """What the core functions are given: the registry name (so a registry run's key stays small and shared), or the
+    uploaded Dataset itself."""
+    return dataset if is_upload(dataset) else dataset.name
+
+
+def holds_upload(key: Any) -> bool:
+    """True when a run's key (a tuple, possibly nested) names an uploaded table."""
+    if isinstance(key, UploadRef) or is_upload(key):
+        return True
+    if isinstance(key, (tuple, list)):
+        return any(holds_upload(k) for k in key)
+    return False
+
+
+def session_id() -> str:
+    """This visitor's session id ("" outside a Streamlit run)."""
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+        ctx = get_script_run_ctx()
+    except ImportError:  # pragma: no cover - an older Streamlit
+        return ""
+    return "" if ctx is None else str(ctx.session_id)
+
+
+def private_key(key: tuple) -> tuple:
+    """``key`` made this session's own: no other session asks for it, so none joins the run or reads its result.
+    Its kind stays first (the server's log names a run by it)."""
+    return (key[0], "session", session_id(), *key[1:]) if key else ("session", session_id())
+
+
+def stored_upload() -> dict | None:
+    """The file this visitor uploaded in this session, with the choices made about it; None if none."""
+    return st.session_state.get(UPLOAD_KEY)
+
+
+def keep_upload(name: str, data: bytes) -> dict:
+    """Hold ``data`` as this session's file (replacing any other); the choices about it start afresh."""
+    digest = hashlib.sha256(data).hexdigest()
+    old = stored_upload()
+    if old is not None and old["digest"] == digest and old["name"] == name:
+        return old
+    entry = {"name": name, "data": bytes(data), "digest": digest, "label": None, "kind": "auto", "bounds": "",
+             "task": None}
+    st.session_state[UPLOAD_KEY] = entry
+    return entry
+
+
+def forget_upload() -> None:
+    """Drop this session's file (and with it the pages' offer of it)."""
+    st.session_state.pop(UPLOAD_KEY, None)
+
+
+def upload_in_view(dataset) -> None:
+    """On a page working on this session's file: fold the page's intro (:func:`dpcore.ui.present.fold_intro`) and
+    say in one line whose data it is and that it stays in this session, so the page's chart starts higher."""
+    if not is_upload(dataset):
+        return
+    from .present import fold_intro
+
+    fold_intro()
+    st.caption(f"On your file **{dataset.name}**: it {UPLOAD_NOTE}")
+
+
+def fits(entry: dict | None, task: str | None) -> bool:
+    """True when the stored file can serve a page of ``task`` (None: any) as it was last read."""
+    return entry is not None and (task is None or entry.get("task") in (None, task))
+
+
+__all__ = ["UPLOAD_KEY", "UPLOAD_NOTE", "UploadRef", "data_arg", "data_key", "fits", "forget_upload", "holds_upload",
+           "is_upload", "keep_upload", "private_key", "session_id", "stored_upload", "upload_in_view"]

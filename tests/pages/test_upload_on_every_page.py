@@ -1,0 +1,115 @@
+"""A table uploaded on one page is offered on every page whose task it fits, for that session only: its runs are
+neither kept by the server (memory or disk) nor joined or seen by another session (issue 43, "upload once")."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpcore.runtime.serving import shared_runs
+from dpcore.ui.uploads import UPLOAD_KEY, UploadRef, holds_upload
+
+#: page, its dataset picker's key (the pages that take a table, the upload's own page first)
+PAGES = [("pages/2_Train_a_network.py", "train.dataset"), ("pages/9_Attack_the_model.py", "audit.dataset"),
+         ("pages/4_Classical_models.py", "classical.dataset"), ("pages/3_Clustering.py", "cluster.dataset"),
+         ("pages/7_PATE.py", "pate.dataset"), ("pages/8_Federated_learning.py", "fed.dataset"),
+         ("pages/5_Tradeoff_explorer.py", "sweep.dataset")]
+
+
+def _csv(n: int = 400) -> bytes:
+    rng = np.random.default_rng(43)
+    X = rng.integers(1_000_001, 9_999_998, size=(n, 3))
+    y = (X[:, 0] + rng.normal(0, 1.5e6, n) > 5.5e6).astype(int)
+    return ("spend,visits,tenure,churned\n" + "".join(f"{a},{b},{c},{t}\n" for (a, b, c), t in zip(X, y))).encode()
+
+
+@pytest.fixture
+def private_store(tmp_path, monkeypatch):
+    """The sweeps' cache and the server's store of finished runs both under ``tmp_path``, to see what lands there."""
+    monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(shared_runs(), "directory", tmp_path)
+    return tmp_path
+
+
+def _uploaded(app_page):
+    at = app_page("app.py", timeout=600).run()
+    at.switch_page(PAGES[0][0]).run()
+    at.selectbox(key="train.dataset").set_value("upload").run()
+    at.get("file_uploader")[0].set_value(("customers.csv", _csv(), "text/csv")).run()
+    at.text_area(key="train.dataset.bounds.customers.csv").set_value("*=1000000:10000000").run()
+    assert not at.exception and not at.error
+    return at
+
+
+def _kept_upload_runs() -> list:
+    store = shared_runs()
+    return [k for k in list(store._done) if holds_upload(k) or (isinstance(k, tuple) and "session" in k[:2])]
+
+
+def test_a_file_uploaded_on_one_page_is_offered_with_its_bounds_on_every_page_of_the_session(app_page,
+                                                                                           private_store):
+    shared_runs().get_or_run(("probe", "registry-like run"), lambda progress: 1)  # the store does write here ...
+    assert [p.name for p in private_store.rglob("*.pkl")]
+    shared_runs().clear()
+    at = _uploaded(app_page)
+    at.button(key="train.run").click().run()  # ... but a run on the file does not
+    assert not at.exception and at.session_state["train.results"]
+    for path, key in PAGES[1:]:
+        at.switch_page(path).run()
+        assert not at.exception, path
+        picker = at.selectbox(key=key)
+        assert picker.value == "upload", path  # offered first: the file fits every one of these pages' task
+        assert "Your file: customers.csv" in picker.options, path
+        assert at.text_area(key=f"{key}.bounds.customers.csv").value == "*=1000000:10000000", path
+        sidebar = " ".join(c.value for c in at.sidebar.caption)
+        assert "stays in this session" in sidebar and "never written to disk" in sidebar, path
+        assert not at.error, (path, [e.value for e in at.error])
+    at.switch_page("pages/9_Attack_the_model.py").run()
+    assert any("Download the report" in b.proto.label for b in at.get("download_button"))
+    # nothing of the file's runs on disk, nor in the server's store that every visitor reads
+    assert [p for p in private_store.rglob("*") if p.is_file()] == []
+    assert _kept_upload_runs() == []
+
+
+def test_another_session_is_not_offered_the_file_and_cannot_reach_its_runs(app_page, private_store):
+    mine = _uploaded(app_page)
+    mine.switch_page("pages/9_Attack_the_model.py").run()
+    assert mine.session_state["audit.results"]  # this session's attack on its file
+    theirs = app_page("app.py", timeout=600).run()
+    theirs.switch_page("pages/9_Attack_the_model.py").run()
+    assert not theirs.exception
+    assert UPLOAD_KEY not in theirs.session_state
+    picker = theirs.selectbox(key="audit.dataset")
+    assert picker.value != "upload"
+    assert "Your file: customers.csv" not in picker.options and "Upload a CSV…" in picker.options
+    assert "customers.csv" not in " ".join(c.value for c in [*theirs.caption, *theirs.sidebar.caption])
+    assert not any(isinstance(k[1], UploadRef) for k in theirs.session_state["audit.results"])
+    assert _kept_upload_runs() == []
+
+
+def test_taking_the_file_out_of_the_uploader_forgets_it_on_every_page(app_page, private_store):
+    at = _uploaded(app_page)
+    at.get("file_uploader")[0].set_value(None).run()
+    assert UPLOAD_KEY not in at.session_state
+    at.switch_page("pages/4_Classical_models.py").run()
+    assert at.selectbox(key="classical.dataset").value == "breast_cancer"
+
+
+def test_a_regression_file_is_offered_where_its_task_fits_and_not_where_classes_are_needed(app_page, private_store):
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0, 10, size=(300, 3))
+    y = X @ [1.0, -2.0, 0.5] + rng.normal(0, 1, 300)
+    data = ("a,b,c,price\n" + "".join(f"{a:.3f},{b:.3f},{c:.3f},{t:.3f}\n" for (a, b, c), t in zip(X, y))).encode()
+    at = app_page("app.py", timeout=600).run()
+    at.switch_page("pages/4_Classical_models.py").run()
+    at.selectbox(key="classical.dataset").set_value("upload").run()
+    at.get("file_uploader")[0].set_value(("prices.csv", data, "text/csv")).run()
+    assert not at.exception and at.session_state[UPLOAD_KEY]["task"] == "regression"
+    at.switch_page("pages/9_Attack_the_model.py").run()
+    assert at.selectbox(key="audit.dataset").value == "upload"
+    for path, key in (("pages/7_PATE.py", "pate.dataset"), ("pages/3_Clustering.py", "cluster.dataset")):
+        at.switch_page(path).run()
+        picker = at.selectbox(key=key)
+        assert picker.value != "upload" and "Upload a CSV…" in picker.options, path
+    at.selectbox(key="cluster.dataset").set_value("upload").run()  # chosen anyway: the page says what it needs
+    assert any("needs a classification label" in c.value for c in at.sidebar.caption)
+    assert not at.exception
