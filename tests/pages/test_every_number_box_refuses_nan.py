@@ -54,3 +54,11 @@ def test_nan_in_any_number_box_is_refused_by_name_and_the_page_goes_on(app_page,
         assert "must be" in said[0] and "not a number" in said[0]
         _apply(at, at.number_input(key=key).set_value(before))  # back: the next box is tried on the default page
         assert not _refusals(at), f"{label!r} ({key}): the message stayed after the value was put back"
+
+
+def test_no_page_draws_a_number_box_of_its_own(root):
+    # a box drawn with st.number_input directly would bring back Streamlit's conversion of NaN to int
+    files = [p for folder in ("pages", "dpcore/ui") for p in sorted((root / folder).glob("*.py"))]
+    own = [f"{path.relative_to(root)}:{n}" for path in files if path.name != "common.py"
+           for n, line in enumerate(path.read_text().splitlines(), 1) if "number_input(" in line]
+    assert not own, own
