@@ -16,6 +16,7 @@ from dpcore.ui.accounting import (
     noisy_count,
     ratio_figure,
 )
+from dpcore.ui.common import bounded_number
 from dpcore.ui.explain import (
     averaging_charts,
     cached_float_attack,
@@ -119,7 +120,8 @@ with ask_tab:
     a1, a2 = st.columns(2)
     asks = a1.slider("Times the same question is asked", 1, 200, 50, key="home.asks")
     capped = a2.checkbox("Cap the total budget", True, key="home.capped")
-    budget = a2.number_input("Total ε budget", 0.1, 100.0, 25.0, 0.5, key="home.budget", disabled=not capped)
+    budget = bounded_number(a2, "Total ε budget", low=0.1, high=100.0, default=25.0, key="home.budget", value=25.0,
+                            step=0.5, disabled=not capped)
     if capped:
         verdict_line(budget, container=a2, compare=False)
     rep = run_guarded(cached_repeated_answers, mech, eps, delta, sens, float(true_d), int(asks),

@@ -32,15 +32,18 @@ page_header(
 
 with st.sidebar:
     st.header("DP-SGD settings")
-    n = st.number_input("Training-set size n", 10, 10_000_000, 60_000, step=1000, key="acct.n")
-    batch = st.number_input("Expected batch size L", 1, 1_000_000, 600, step=10, key="acct.batch")
+    n = bounded_number(st, "Training-set size n", low=10, high=10_000_000, default=60_000, key="acct.n", whole=True,
+                       value=60_000, step=1000)
+    batch = bounded_number(st, "Expected batch size L", low=1, high=1_000_000, default=600, key="acct.batch",
+                           whole=True, value=600, step=10)
     sigma = bounded_number(control_area(st.sidebar), "Noise multiplier σ", low=0.5, high=100.0, default=4.0,
                            key="acct.sigma", name="σ", value=4.0, step=0.1,
                            help="Noise standard deviation divided by the clip norm C, from 0.5 to 100. Below ~0.7 "
                                 "the guarantee is vacuous at these step counts (ε in the hundreds).")
     delta = st.select_slider("δ", [1e-7, 1e-6, 1e-5, 1e-4, 1e-3], value=DELTA, key="acct.delta",
                              format_func=lambda d: f"{d:.0e}")
-    max_epochs = st.number_input("Epochs shown", 1, 500, 400, step=10, key="acct.epochs")
+    max_epochs = bounded_number(st, "Epochs shown", low=1, high=500, default=400, key="acct.epochs", whole=True,
+                                value=400, step=10)
     methods = st.multiselect("Methods", ["naive", "advanced", "rdp", "pld"], ["naive", "advanced", "rdp", "pld"],
                              key="acct.methods", format_func=lambda m: {"naive": "Naive composition",
                              "advanced": "Advanced composition", "rdp": "Moments accountant (RDP)",
@@ -93,7 +96,8 @@ st.caption(f"Uses the sidebar's δ = {delta:.0e} and sampling rate q = L/n = {q:
 c1, c2, c3 = st.columns(3)
 target = bounded_number(c1, "Target ε", low=0.01, high=100.0, default=EPSILON, key="acct.target", value=EPSILON,
                         step=0.1)
-epochs = c2.number_input("Epochs planned", 0.1, 10_000.0, 10.0, 1.0, key="acct.plan_epochs")
+epochs = bounded_number(c2, "Epochs planned", low=0.1, high=10_000.0, default=10.0, key="acct.plan_epochs",
+                        value=10.0, step=1.0)
 acct = c3.radio("Accountant", ["rdp", "pld"], horizontal=True, key="acct.acct",
                 format_func=lambda a: a.upper())
 steps = run_guarded(steps_for, epochs=epochs, sample_rate=q)

@@ -21,6 +21,7 @@ from dpcore.ui import (
     show_table,
     show_warnings,
 )
+from dpcore.ui.common import bounded_number
 from dpcore.ui.knobs import knob_widget, knob_widgets, other_knobs
 from dpcore.ui.links import stop_page
 from dpcore.ui.models import (
@@ -65,7 +66,8 @@ with st.sidebar:
                             help="1 round after a noisy-grid start when the data have few enough dimensions for "
                                  "a grid (Su et al.'s hybrid, e.g. iris), else 3 rounds after a data-independent "
                                  "sphere-packing start. The text under the charts says which one ran.")
-    iterations = None if auto_iter else int(st.number_input("DPLloyd rounds T", 1, 20, 3, key="cluster.iterations"))
+    iterations = None if auto_iter else bounded_number(st, "DPLloyd rounds T", low=1, high=20, default=3,
+                                                       key="cluster.iterations", whole=True, value=3)
     with st.expander("More settings"):  # every other knob the two private methods declare
         more = ()
         for name in ("dplloyd", "input-perturbation"):
@@ -75,7 +77,8 @@ with st.sidebar:
                                   spec.defaults(train_test_split(dataset, seed=0)), prefix=f"cluster.{name}",
                                   dataset=ds.name, images=False, container=st)
             more += tuple((name, knob, value) for knob, value in chosen.items())
-    seeds = st.number_input("Seeds averaged in the sweep", 1, 10, 3, key="cluster.seeds")
+    seeds = bounded_number(st, "Seeds averaged in the sweep", low=1, high=10, default=3, key="cluster.seeds",
+                           whole=True, value=3)
     seed = noise_mode_input("cluster.seed", uploaded=is_upload(ds))
 
 if int(k) != n_classes:

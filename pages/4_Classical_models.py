@@ -23,6 +23,7 @@ from dpcore.ui import (
     show_table,
     show_warnings,
 )
+from dpcore.ui.common import bounded_number
 from dpcore.ui.knobs import knob_widget
 from dpcore.ui.links import stop_page
 from dpcore.ui.models import (
@@ -90,7 +91,9 @@ with st.sidebar:
     with st.expander("More settings"):  # every other knob the learners on this page declare
         more = classical_more_settings(dataset, task)
     # the functional mechanism fits in milliseconds and swings a lot between splits at small ε: average more
-    seeds = st.number_input("Seeds averaged", 1, 20, 10 if task == "regression" else 2, key=f"classical.seeds.{task}",
+    seeds0 = 10 if task == "regression" else 2
+    seeds = bounded_number(st, "Seeds averaged", low=1, high=20, default=seeds0, key=f"classical.seeds.{task}",
+                           whole=True, value=seeds0,
                             help="Each seed is a new train/test split and new noise; the charts show the mean "
                                  "and one standard deviation.")
     epsilon = epsilon_input("classical.epsilon", label="ε for the training-size chart")

@@ -27,6 +27,7 @@ from dpcore.ui import (
     verdict_text,
 )
 from dpcore.ui.advisor import advisor_panel, load_warnings_of, warnings_notice
+from dpcore.ui.common import bounded_number
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, fold_intro, headline_area
 from dpcore.ui.sweep import (
@@ -79,11 +80,15 @@ with st.sidebar:
                             format_func=title_of)
     lo0, hi0, n0 = DEFAULT_RANGES[axis]
     c1, c2, c3 = st.columns(3)
-    lo = c1.number_input("Min", value=lo0, min_value=1e-4, format="%.4g", key=f"sweep.min.{axis}")
-    hi = c2.number_input("Max", value=hi0, min_value=1e-4, format="%.4g", key=f"sweep.max.{axis}")
-    points = c3.number_input("Points", 1, 25, n0, key=f"sweep.points.{axis}")
+    lo = bounded_number(c1, "Min", low=1e-4, high=None, default=lo0, key=f"sweep.min.{axis}", name="The swept minimum",
+                        value=float(lo0), format="%.4g")
+    hi = bounded_number(c2, "Max", low=1e-4, high=None, default=hi0, key=f"sweep.max.{axis}", name="The swept maximum",
+                        value=float(hi0), format="%.4g")
+    points = bounded_number(c3, "Points", low=1, high=25, default=n0, key=f"sweep.points.{axis}", name="Points",
+                            whole=True, value=n0)
     log = st.checkbox("Log-spaced values", get_axis(axis).log, key=f"sweep.log.{axis}")
-    seeds = st.number_input("Seeds per value", 1, 10, DEFAULT_SEEDS, key="sweep.seeds",
+    seeds = bounded_number(st, "Seeds per value", low=1, high=10, default=DEFAULT_SEEDS, key="sweep.seeds", whole=True,
+                           value=DEFAULT_SEEDS,
                             help="Each seed draws its own train/test split and its own noise.")
     base_seed = noise_mode_input("sweep.seed", uploaded=getattr(ds, "source", "") == "upload")
     if base_seed is None:
@@ -106,7 +111,8 @@ with st.sidebar:
             st.markdown(knobs_markdown(chosen))
     with st.expander("Advanced"):
         top = max_sweep_jobs()
-        jobs = st.number_input("Parallel worker processes", 1, top, min(DEFAULT_JOBS, top), key="sweep.jobs",
+        jobs = bounded_number(st, "Parallel worker processes", low=1, high=top, default=min(DEFAULT_JOBS, top),
+                              key="sweep.jobs", whole=True, value=min(DEFAULT_JOBS, top),
                                help=f"At most this machine's {top} cores.")
         scheduler = server_scheduler()  # the operator's cluster only (DPCORE_SCHEDULER), never a visitor's address
         st.caption(f"Runs go to the server's Dask cluster at {scheduler}." if scheduler else

@@ -13,7 +13,7 @@ from dpcore.images.sets import DISPLAY_UPSCALE
 from dpcore.mechanisms import RandomizedResponse
 from dpcore.ui import delta_input, epsilon_input, noise_mode_input, page_header, run_guarded, show_frame, verdict_line
 from dpcore.ui import images as ui
-from dpcore.ui.common import majority_accuracy
+from dpcore.ui.common import bounded_number, majority_accuracy
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import headline_area
 
@@ -46,9 +46,11 @@ left_out = [k for k in (chosen if mode == "mechanisms" else [kind]) if delta == 
 pairs = [(k, e) for k, e in pairs if k not in left_out]
 curve_kinds = tuple(k for k in kinds if delta > 0 or k not in NEEDS_DELTA)
 h, w = image_set.image_shape[:2]
-cell = int(sb.number_input("DP-Pix cell size b (pixels)", 1, 64, 2 if min(h, w) <= 8 else 4 if min(h, w) <= 32 else 8,
-                           key=f"images.cell.{image_set.name}"))
-m = int(sb.number_input("DP-Pix m (pixels neighbours may differ in)", 1, 10_000, 1, key="images.m"))
+cell0 = 2 if min(h, w) <= 8 else 4 if min(h, w) <= 32 else 8
+cell = bounded_number(sb, "DP-Pix cell size b (pixels)", low=1, high=64, default=cell0, whole=True, value=cell0,
+                      key=f"images.cell.{image_set.name}", name="The cell size b")
+m = bounded_number(sb, "DP-Pix m (pixels neighbours may differ in)", low=1, high=10_000, default=1, key="images.m",
+                   name="m", whole=True, value=1)
 if mode == "mechanisms" and (note := ui.whole_image_note([k for k in chosen if k not in left_out], eps, delta,
                                                          image_set, cell=cell, m=m)):
     sb.markdown(note)  # the verdict under the ε box judges ε as typed: say what it leaves a whole image with
@@ -100,7 +102,8 @@ if image_set.labels is not None:
                 "taking the largest coordinate (argmax) or by clamping each coordinate to [0, 1] and rounding, which "
                 "can leave no class or several. k-ary randomized response keeps the label with probability "
                 "$e^{\\varepsilon} / (e^{\\varepsilon} + k - 1)$.")
-    label_eps = st.number_input("ε for the labels", 0.01, 100.0, 1.0, 0.1, key="images.label_eps")
+    label_eps = bounded_number(st, "ε for the labels", low=0.01, high=100.0, default=1.0, key="images.label_eps",
+                               value=1.0, step=0.1)
     verdict_line(float(label_eps), what="ε per label")
     table = run_guarded(ui.cached_labels, key, float(label_eps), seed)
     if table is not None:
@@ -123,7 +126,8 @@ st.markdown(f"On **{train_set}**: a logistic regression trained on noisy release
             "adds its noise to clipped gradients instead. DP-SGD uses the dataset's preset, as `python -m dpcore "
             "train` does.")
 t1, t2 = st.columns(2)
-train_eps = t1.number_input("ε (requested)", 0.05, 1000.0, 1.0, 0.5, key="images.train_eps")
+train_eps = bounded_number(t1, "ε (requested)", low=0.05, high=1000.0, default=1.0, key="images.train_eps", value=1.0,
+                           step=0.5)
 verdict_line(float(train_eps), container=t1, compare=False)
 budget = t2.radio("Noisy-input budget", ["image", "pixel"], horizontal=True, key="images.train_budget",
                   format_func={"image": "ε per image (the guarantee)", "pixel": "ε per pixel (much weaker)"}.get)

@@ -20,7 +20,7 @@ from dpcore.ui import (
     verdict_line,
 )
 from dpcore.ui.accounting import weak_guarantee_note
-from dpcore.ui.common import majority_accuracy
+from dpcore.ui.common import bounded_number, majority_accuracy
 from dpcore.ui.federated import (
     DIAGNOSTIC_COLUMNS,
     FED_SPEC,
@@ -79,7 +79,8 @@ with control_area(st.sidebar, top=False).form("fed.form"):
     DEFAULTS = page_defaults(at if ds is None else data_arg(ds))
     widgets = dict(prefix="fed", dataset=at, images=False, container=st, in_form=True)
     params = knob_widgets(FED_SPEC, knobs_named(FED_SPEC, "clients"), DEFAULTS, **widgets)
-    rounds = st.number_input("Rounds", 1, 500, None, key="fed.rounds", placeholder="from ε",
+    rounds = bounded_number(st, "Rounds", low=1, high=500, default=None, key="fed.rounds", whole=True, value=None,
+                            placeholder="from ε",
                              help="Empty: from the budget, 25 rounds per unit of ε (20 to 100; 100 below 100 "
                                   "clients; 50 when privacy is set by σ or off): every round spends budget, so a "
                                   "small ε buys fewer, less noisy rounds. The command line uses the same rule.")

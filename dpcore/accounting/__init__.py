@@ -10,7 +10,8 @@ One surface for every private learner:
   composition, for which both accountants answer infinity;
 * :func:`calibrate`: the noise whose event spends at most a target epsilon;
 * :class:`PrivacyLedger`: events composed as they are spent, epsilon so far and
-  epsilon-if, with a budget;
+  epsilon-if, with a budget; :func:`privacy_profile`: one event's delta(epsilon) for every
+  epsilon, from the same composition (the audit's trade-off curves);
 * :class:`Neighbouring`: who counts as a neighbour, one typed name.
 
 Nothing here computes RDP or privacy-loss distributions by hand. The composition
@@ -23,7 +24,7 @@ from .composition import advanced_composition, amplified_epsilon, gaussian_epsil
 from .core import dpsgd_accounting, dpsgd_epsilon, epsilon_curve, steps_for
 from .curves import METHOD_LABELS, composition_comparison
 from .events import EpsilonDeltaDpEvent, dpsgd_event, event_from_json, event_to_json
-from .ledger import PrivacyLedger, epsilon_of_event, repeat_and_select_epsilon
+from .ledger import PrivacyLedger, PrivacyProfile, epsilon_of_event, privacy_profile, repeat_and_select_epsilon
 from .neighbouring import Neighbouring
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "METHOD_LABELS",
     "Neighbouring",
     "PrivacyLedger",
+    "PrivacyProfile",
     "advanced_composition",
     "amplified_epsilon",
     "calibrate",
@@ -48,5 +50,6 @@ __all__ = [
     "gaussian_epsilon",
     "make_accountant",
     "naive_composition",
+    "privacy_profile",
     "steps_for",
 ]

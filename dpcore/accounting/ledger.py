@@ -37,14 +37,14 @@ import dp_accounting
 import numpy as np
 from dp_accounting import pld, rdp
 
-from ..exceptions import BudgetExceededError, DPCoreWarning, DPValueError
+from ..exceptions import BudgetExceededError, DPCoreWarning, DPTypeError, DPValueError
 from ..validation import check_delta, check_epsilon, check_positive
 from .accountants import PLD_DISCRETIZATION, RDP_ORDERS, check_accountant, make_accountant
 from .events import EpsilonDeltaDpEvent, atom_pure_epsilon, flatten
 from .neighbouring import Neighbouring
-from .trusted import ARITHMETIC_ERRORS, quiet, rdp_epsilon, trusted_epsilon, trusted_rdp
+from .trusted import ARITHMETIC_ERRORS, quiet, rdp_epsilon, trusted_delta, trusted_epsilon, trusted_rdp
 
-__all__ = ["PrivacyLedger", "epsilon_of_event", "repeat_and_select_epsilon"]
+__all__ = ["PrivacyLedger", "PrivacyProfile", "epsilon_of_event", "privacy_profile", "repeat_and_select_epsilon"]
 
 _ORDERS = np.array(RDP_ORDERS)
 #: a mechanism whose accountant state says "no differential privacy at all" (e.g. noise 0)
@@ -496,6 +496,76 @@ def epsilon_of_event(
                          check_positive(pld_discretization, "pld_discretization"))
     state.add(event)
     return state.epsilon(delta)
+
+
+class PrivacyProfile:
+    """delta(epsilon) of one event for every epsilon, and its epsilon at a delta: both read from the PLD the ledger's
+    PLD accountant composes for it (the same grid, the same relation per mechanism, the same caches), so a reader
+    of the whole profile (the audit's trade-off curve) and :func:`epsilon_of_event` cannot disagree.
+
+    Build it with :func:`privacy_profile`.
+    """
+
+    def __init__(self, state: _Composition) -> None:
+        self._state = state
+
+    @property
+    def private(self) -> bool:
+        """False when the event gives no differential privacy at all (delta(epsilon) = 1 for every epsilon)."""
+        return not self._state.non_private
+
+    def epsilon(self, delta: float) -> float:
+        """The ledger's epsilon of the event at ``delta`` (as :func:`epsilon_of_event` with the PLD accountant)."""
+        return self._state.epsilon(check_delta(delta))
+
+    def delta(self, epsilons) -> np.ndarray:
+        """The hockey-stick divergence delta(epsilon) at each of ``epsilons`` (any real numbers), read fail closed
+        (:func:`~.trusted.trusted_delta`); pessimistic like every PLD epsilon the ledger reports."""
+        eps = np.asarray(epsilons, dtype=float)
+        if self._state.non_private:
+            return np.ones_like(eps)
+        chain = self._state.pld_chain
+        distribution = _pld_chain(chain) if chain else pld.privacy_loss_distribution.identity(
+            value_discretization_interval=self._state.discretization)
+        with quiet():
+            return trusted_delta(distribution.get_delta_for_epsilon(eps)).reshape(eps.shape)
+
+
+def privacy_profile(
+    event: dp_accounting.DpEvent,
+    *,
+    neighbouring: "Neighbouring | str" = Neighbouring.ADD_REMOVE,
+    pld_discretization: float = PLD_DISCRETIZATION,
+) -> PrivacyProfile:
+    """The privacy profile of ``event`` (:class:`PrivacyProfile`), composed as the ledger's PLD accountant composes.
+
+    Raises :class:`~dpcore.exceptions.DPValueError` where the ledger itself would not hold the event as one PLD:
+    parts known only by a theorem's (epsilon, delta) or by basic composition, or a grid too large for memory (where
+    the ledger answers with RDP). A profile of those is not known, and none is made up.
+
+    Examples
+    --------
+    >>> p = privacy_profile(dp_accounting.GaussianDpEvent(1.0), pld_discretization=1e-3)
+    >>> round(float(p.delta([0.0])[0]), 3)  # 2 Phi(1/2) - 1 for a Gaussian of sensitivity 1 and noise 1
+    0.383
+    >>> p.epsilon(1e-5) == epsilon_of_event(dp_accounting.GaussianDpEvent(1.0), delta=1e-5, accountant="pld",
+    ...                                     pld_discretization=1e-3)
+    True
+    """
+    if not isinstance(event, dp_accounting.DpEvent):
+        raise DPTypeError(f"event must be a dp_accounting DpEvent, got {type(event).__name__}")
+    state = _Composition("pld", Neighbouring.of(neighbouring), check_positive(pld_discretization, "pld_discretization"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DPCoreWarning)  # a hand-over to RDP is refused below, not announced
+        state.add(event)
+    if state.accountant != "pld" or state.pld_chain is None:
+        raise DPValueError(f"{event} has no privacy loss distribution the PLD accountant can hold (its grid would "
+                           "not fit in memory); only its epsilon, from the RDP accountant, is known")
+    if state.outside_epsilon or state.outside_delta:
+        raise DPValueError(f"part of {event} is known only by its (epsilon, delta) guarantee, outside the PLD "
+                           f"accountant under {state.neighbouring.spelling} neighbours: its privacy profile is not "
+                           "known; check the neighbouring relation")
+    return PrivacyProfile(state)
 
 
 def repeat_and_select_epsilon(event: dp_accounting.DpEvent, *, candidates: float, delta: float,

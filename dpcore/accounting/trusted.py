@@ -29,7 +29,8 @@ from typing import Iterator, Sequence
 import numpy as np
 from dp_accounting import rdp
 
-__all__ = ["ARITHMETIC_ERRORS", "RDP_ROUNDING", "quiet", "rdp_epsilon", "trusted_epsilon", "trusted_rdp"]
+__all__ = ["ARITHMETIC_ERRORS", "RDP_ROUNDING", "quiet", "rdp_epsilon", "trusted_delta", "trusted_epsilon",
+           "trusted_rdp"]
 
 #: How far below 0 dp_accounting's rounding can bring an RDP value (its log-space sums are exact to about 1e-16).
 RDP_ROUNDING = 1e-12
@@ -61,6 +62,18 @@ def trusted_epsilon(epsilon: float) -> float:
     """An epsilon from dp_accounting, ``nan`` or negative read as infinity (no guarantee)."""
     epsilon = float(epsilon)
     return epsilon if epsilon >= 0 else math.inf  # nan >= 0 is False
+
+
+def trusted_delta(delta) -> np.ndarray:
+    """Deltas from dp_accounting (a privacy profile), read fail closed: ``nan`` is 1 (no guarantee), and every value
+    is clipped into [0, 1] (a hockey-stick divergence lies there; rounding can step outside).
+
+    >>> trusted_delta([0.2, float("nan"), -1e-17, 1.0000001]).tolist()
+    [0.2, 1.0, 0.0, 1.0]
+    """
+    out = np.array(delta, dtype=float)
+    out[np.isnan(out)] = 1.0
+    return np.clip(out, 0.0, 1.0)
 
 
 def rdp_epsilon(orders: Sequence[float], curve: Sequence[float], delta: float) -> tuple[float, float]:

@@ -40,7 +40,7 @@ from ..datasets import Dataset, Split, load_dataset, train_test_split
 from ..defaults import DELTA
 from ..exceptions import DPValueError
 from ..learners import RunResult, TestOutputs, get_learner, run_learner
-from ..rng import as_generator
+from ..rng import substream, substream_seed
 from ..types import ArrayLike
 from ..validation import check_int
 from .attacks import PROBABILITY_FLOOR, lira_offline_scores, lira_online_scores, logit_confidence
@@ -178,7 +178,7 @@ def _pool(data: "str | Dataset", *, seed: int, pool_size: int | None) -> tuple[S
         raise DPValueError(f"pool_size must be at least {MIN_POOL_SIZE}, got {pool_size}: the model trains on about "
                            "half the pool, and a smaller pool leaves it a handful of rows and the attack too few "
                            "records to measure a rate")
-    return split, np.sort(as_generator(seed + 104729).choice(n, size=pool_size, replace=False))
+    return split, np.sort(substream(seed, "pool").choice(n, size=pool_size, replace=False))
 
 
 def _fit_on(spec_name: str, split: Split, pool: np.ndarray, members: np.ndarray, *, epsilon: float, delta: float,
@@ -257,10 +257,7 @@ def membership_audit(
     spec = get_learner(learner)
     start = time.perf_counter()
     split, pool = _pool(data, seed=seed, pool_size=pool_size)
-    # sub-streams still derived by offsets here (this, seed + 104729 for the pool, seed + 1 + k for the shadows): the
-    # Attack page's seeded demo (the non-private model's visible leak at seed 0) was chosen on these draws, and
-    # rng.substream's gave one where it barely shows (AUC 0.53, its test wants > 0.55); to move with that page
-    rng = as_generator(seed + 7)
+    rng = substream(seed, "membership")  # the coins and the shadows' halves; the pool and each shadow have their own
     report = on_progress or (lambda info: None)
     n_shadows = 0 if attack == "loss" else check_int(shadows, "shadows", minimum=2, maximum=256)
     if n_shadows % 2:
@@ -278,8 +275,8 @@ def membership_audit(
         inside = balanced_membership(n_shadows, pool.size, rng)
         stats = np.empty((n_shadows, pool.size))
         for k in range(n_shadows):
-            res = _fit_on(spec.name, split, pool, inside[k], epsilon=epsilon, delta=delta, seed=seed + 1 + k,
-                          params=params)
+            res = _fit_on(spec.name, split, pool, inside[k], epsilon=epsilon, delta=delta,
+                          seed=substream_seed(seed, "shadow", k), params=params)
             stats[k] = example_statistic(res.test_outputs, y_pool)
             report({"stage": "shadow", "done": k + 2, "total": 1 + n_shadows})
         # a fixed (pooled) variance: Carlini et al. recommend it below about 64 shadow models

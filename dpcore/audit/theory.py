@@ -12,7 +12,9 @@ b - a is (e^eps - 1 + 2 delta) / (e^eps + 1), reached at a = (1 - delta) / (e^ep
 
 (b) From the mechanism itself. Its privacy profile delta(eps) (the hockey-stick
 divergence of the two output distributions, for every real eps, from dp_accounting's
-privacy loss distribution of the composed DpEvent) gives the exact trade-off curve by
+privacy loss distribution of the composed DpEvent, as the ledger composes it:
+:func:`dpcore.accounting.privacy_profile`, so the curve and the epsilon the run reports
+come from one composition) gives the exact trade-off curve by
 the duality of Dong, Roth & Su (2019, Proposition 2.12): every eps gives a line,
 
     b <= e^eps a + delta(eps)    and    b <= 1 - e^-eps (1 - delta(eps) - a),
@@ -34,9 +36,9 @@ import math
 
 import dp_accounting
 import numpy as np
-from dp_accounting import pld
 from scipy import stats
 
+from ..accounting import Neighbouring, PrivacyProfile, privacy_profile
 from ..exceptions import DPTypeError, DPValueError
 from ..types import ArrayLike
 from ..validation import check_array, check_delta, check_nonnegative, check_positive
@@ -46,13 +48,8 @@ __all__ = [
     "max_advantage",
     "gaussian_tradeoff_tpr",
     "pld_max_tpr_at_fpr",
-    "NEIGHBOURING",
 ]
 
-NEIGHBOURING = {
-    "add_remove": dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE,
-    "replace_one": dp_accounting.NeighboringRelation.REPLACE_ONE,
-}
 # Lines of the privacy profile are taken on [-E, E] with delta(E) <= this.
 _TAIL_DELTA = 1e-12
 _N_LINES = 2001
@@ -133,21 +130,14 @@ def gaussian_tradeoff_tpr(fpr: ArrayLike, *, mu: float) -> float | np.ndarray:
     return _shape_like(stats.norm.cdf(stats.norm.ppf(a) + mu), fpr)
 
 
-def _privacy_profile(event, neighbouring: str, discretization: float):
-    """(accountant, E): a PLD accountant holding ``event`` and the eps where delta(eps) is negligible."""
+def _privacy_profile(event, neighbouring, discretization: float) -> tuple[PrivacyProfile, float]:
+    """(profile, E): the ledger's privacy profile of ``event`` (:func:`dpcore.accounting.privacy_profile`) and its
+    epsilon E at delta = 1e-12, where delta(eps) becomes negligible: the same epsilon the ledger reports."""
     if not isinstance(event, dp_accounting.DpEvent):
         raise DPTypeError(f"event must be a dp_accounting DpEvent, got {type(event).__name__}")
-    if neighbouring not in NEIGHBOURING:
-        raise DPValueError(f"neighbouring must be one of {sorted(NEIGHBOURING)}, got {neighbouring!r}")
     discretization = check_positive(discretization, "value_discretization_interval")
-    accountant = pld.PLDAccountant(NEIGHBOURING[neighbouring], value_discretization_interval=discretization)
-    if not accountant.supports(event):
-        raise DPValueError(
-            f"dp_accounting's PLD accountant does not support {type(event).__name__} under {neighbouring!r}; "
-            "check the neighbouring relation (randomized response needs 'replace_one')"
-        )
-    accountant.compose(event)
-    return accountant, accountant.get_epsilon(_TAIL_DELTA)
+    profile = privacy_profile(event, neighbouring=Neighbouring.of(neighbouring), pld_discretization=discretization)
+    return profile, profile.epsilon(_TAIL_DELTA)
 
 
 def pld_max_tpr_at_fpr(
@@ -157,17 +147,20 @@ def pld_max_tpr_at_fpr(
     """Largest TPR at FPR ``fpr`` for any membership test against the mechanism ``event`` describes.
 
     The minimum over eps in [-E, E] (E where delta(E) <= 1e-12) of the two privacy-profile
-    lines of the module docstring, delta(eps) from dp_accounting's PLD accountant
-    (pessimistic discretisation, so the curve is an upper bound on the true one, tight
-    to about the discretisation). A non-private event gives TPR = 1.
+    lines of the module docstring, delta(eps) from the ledger's PLD of the event
+    (:func:`dpcore.accounting.privacy_profile`; pessimistic discretisation, so the curve is an
+    upper bound on the true one, tight to about the discretisation). A non-private event
+    gives TPR = 1.
 
     Parameters
     ----------
     event : dp_accounting.DpEvent
         What ran, e.g. ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(s)), T)``.
     fpr : float or array_like
-    neighbouring : {"add_remove", "replace_one"}
-        The neighbouring relation of the membership question (add/remove for DP-SGD).
+    neighbouring : Neighbouring or str
+        The neighbouring relation of the membership question (add/remove for DP-SGD), read as the
+        ledger reads it: it changes the analysis of subsampling; randomized response is always
+        analysed for one value replaced, what it is defined for.
     value_discretization_interval : float
         PLD discretisation; smaller is tighter and slower.
 
@@ -183,14 +176,14 @@ def pld_max_tpr_at_fpr(
     (0.841, 0.841)
     """
     a = _check_fprs(fpr)
-    accountant, e_max = _privacy_profile(event, neighbouring, value_discretization_interval)
+    profile, e_max = _privacy_profile(event, neighbouring, value_discretization_interval)
     if math.isinf(e_max):
         return _shape_like(np.ones_like(a), fpr)
     # beyond eps = 60 the lines only matter for FPR < e^-60; capping keeps e^eps finite and
     # can only raise the curve (fewer lines), so it stays an upper bound
     e_max = min(max(float(e_max), 1.0), _MAX_LINE_EPSILON)
     eps = np.linspace(-e_max, e_max, _N_LINES)
-    deltas = np.clip(np.asarray(accountant.get_delta(eps), dtype=float), 0.0, 1.0)
+    deltas = profile.delta(eps)
     slope = np.exp(eps)[:, None]
     flat = a.reshape(1, -1)
     forward = slope * flat + deltas[:, None]

@@ -21,10 +21,13 @@ strong, but it is a function of the private votes. Papernot et al. release it wi
 sensitivity mechanism (GNSS, their Theorem 23): local sensitivity bounds at every distance d (Algorithms 3-5 for
 GNMax, an exact table over the largest count for the check), the beta-smooth sensitivity
 ``SS = max_d e^(-beta d) LS^(d)``, then ``RDP + SS * N(0, sigma_ss^2)``, which itself costs
-``lambda e^(2 beta) / sigma_ss^2 + (beta lambda - ln(1 - 2 beta lambda) / 2) / (lambda - 1)`` at order lambda. The
-order, beta and sigma_ss are fixed before looking at the votes (:func:`release_parameters`), so that the choice leaks
-nothing. The GNMax part needs the paper's conditions C5-C6 on the bound (monotone in q); they are verified
-numerically (:func:`smooth_sensitivity_conditions_hold`) and the release is refused where they fail.
+``lambda e^(2 beta) / sigma_ss^2 + (beta lambda - ln(1 - 2 beta lambda) / 2) / (lambda - 1)`` at order lambda.
+The released RDP plus that cost becomes an epsilon by dpcore's one RDP-to-DP conversion, the ledger's
+(:func:`dpcore.accounting.trusted.rdp_epsilon`: dp_accounting's, Canonne, Kamath & Steinke 2020, Proposition 12),
+at that one order. The order, beta and sigma_ss are fixed before looking at the votes (:func:`release_parameters`),
+so that the choice leaks nothing. The GNMax part needs the paper's conditions C5-C6 on the bound (monotone in q);
+they are verified numerically (:func:`smooth_sensitivity_conditions_hold`) and the release is refused where they
+fail.
 
 References
 ----------
@@ -42,6 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special, stats
 
+from ..accounting.trusted import rdp_epsilon
 from ..exceptions import DPValueError
 from ..mechanisms import NoiseMultiplierGaussian
 from ..types import ArrayLike, RngLike
@@ -325,8 +329,9 @@ def release_parameters(delta: float, *, sigma2: float | None = None, classes: in
 class ReleasedEpsilon:
     """A data-dependent epsilon released with smooth sensitivity (what may be published).
 
-    ``epsilon`` is the released RDP plus the release's own cost, converted at ``params.order``:
-    ``rdp_released + cost + ln(1/delta) / (order - 1)``; ``noise_std`` is the standard deviation of the noise it
+    ``epsilon`` is the released RDP plus the release's own cost, converted at ``params.order`` by the ledger's
+    conversion (:func:`dpcore.accounting.trusted.rdp_epsilon`; at most Mironov's ``rdp + ln(1/delta) / (order - 1)``,
+    the one Papernot et al. used); ``noise_std`` is the standard deviation of the noise it
     carries (``SS * sigma_ss``, itself computed from the private votes, so only for the record of this run).
     """
 
@@ -398,7 +403,7 @@ def release_data_dependent_epsilon(votes: ArrayLike, answered: ArrayLike, *, tea
                                   sigma1=sigma1)
     noisy = exact if ss == 0 else float(NoiseMultiplierGaussian(noise_multiplier=p.sigma_ss, sensitivity=ss)
                                          .randomise(exact, rng=rng))
-    epsilon = max(noisy, 0.0) + p.cost + math.log(1.0 / delta) / (p.order - 1.0)
+    epsilon, _ = rdp_epsilon([p.order], [max(noisy, 0.0) + p.cost], delta)  # the ledger's conversion, fail closed
     return ReleasedEpsilon(epsilon=float(epsilon), noise_std=float(ss * p.sigma_ss), delta=delta, params=p,
                            answered=int(mask.sum()))
 

@@ -14,6 +14,7 @@ import streamlit as st
 from ..decision.advisor import ADVISOR_CONFIDENCE, Advice, Need, attack_evidence, default_need, judge
 from ..exceptions import DPCoreError, PrivacyLeakWarning
 from ..sweep import SweepResult, from_upload, table_warnings
+from .common import bounded_number
 from .sweep import _where_raised, title_of
 
 ATTACKS = "sweep.advisor.attacks"
@@ -82,17 +83,21 @@ def _need_input(task: str) -> Need:
              "classification" else "A level of R² or MSE"}
     kind = c1.radio("I need", list(kinds), format_func=kinds.get, key="sweep.advisor.kind", horizontal=True)
     if kind == "within":
-        points = c2.number_input("Gap (points of " + ("accuracy" if task == "classification" else "R²") + ")", 0.0,
-                                 100.0, 100 * d.amount, 0.5, key="sweep.advisor.gap",
+        points = bounded_number(c2, "Gap (points of " + ("accuracy" if task == "classification" else "R²") + ")",
+                                low=0.0, high=100.0, default=100 * d.amount, key="sweep.advisor.gap", name="The gap",
+                                value=100 * d.amount, step=0.5,
                                  help="2 points = 0.02 of accuracy: the private model may score at most this much "
                                       "below its non-private counterpart trained on the same split.")
         return Need("within", headline, points / 100)
     if task == "classification":
-        level = c2.number_input("Accuracy at least", 0.0, 1.0, 0.8, 0.01, key="sweep.advisor.level")
+        level = bounded_number(c2, "Accuracy at least", low=0.0, high=1.0, default=0.8, key="sweep.advisor.level",
+                               value=0.8, step=0.01)
         return Need("at_least", "accuracy", level)
     metric = c2.radio("Metric", ["r2", "mse"], key="sweep.advisor.metric", horizontal=True,
                       format_func=lambda m: {"r2": "R² at least", "mse": "MSE at most"}[m])
-    level = c2.number_input("Level", value=0.4 if metric == "r2" else 3000.0, key=f"sweep.advisor.level.{metric}")
+    level0 = 0.4 if metric == "r2" else 3000.0
+    level = bounded_number(c2, "Level", low=None, high=None, default=level0, key=f"sweep.advisor.level.{metric}",
+                           name="The level", value=level0)
     return Need("at_least", "r2", level) if metric == "r2" else Need("at_most", "mse", level)
 
 
@@ -110,10 +115,10 @@ def advisor_panel(result: SweepResult, *, load: Sequence[tuple[str, bool]] = ())
     need = _need_input(config.task)
     lo0, hi0 = min(config.values), max(config.values)
     c1, c2 = st.columns(2)
-    lo = c1.number_input("Smallest ε I could accept", min_value=1e-4, value=float(lo0), format="%.4g",
-                         key="sweep.advisor.lo")
-    hi = c2.number_input("Largest ε I could accept", min_value=1e-4, value=float(hi0), format="%.4g",
-                         key="sweep.advisor.hi")
+    lo = bounded_number(c1, "Smallest ε I could accept", low=1e-4, high=None, default=float(lo0), value=float(lo0),
+                        format="%.4g", key="sweep.advisor.lo")
+    hi = bounded_number(c2, "Largest ε I could accept", low=1e-4, high=None, default=float(hi0), value=float(hi0),
+                        format="%.4g", key="sweep.advisor.hi")
     if lo > hi:
         st.error("The smallest ε must not exceed the largest: swap them.")
         return None

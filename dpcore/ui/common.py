@@ -66,10 +66,15 @@ def page_header(title: str, intro: str) -> None:
 
 def seed_input(key: str, *, container=None) -> int:
     c = container or st.sidebar
-    seed = c.number_input("Seed", min_value=0, max_value=2**31 - 1, value=0, step=1, key=key,
-                          help="Same seed, same noise, same picture.")
+    seed = _seed_box(c, "Seed", key)
     c.caption(SEED_CAPTION)
-    return int(seed)
+    return seed
+
+
+def _seed_box(c, label: str, key: str) -> int:
+    """The seed: a whole number from 0 to 2**31 - 1 (NaN or a fraction is said under the box; 0 meanwhile)."""
+    return bounded_number(c, label, low=0, high=2**31 - 1, default=0, key=key, name="Seed", whole=True, value=0,
+                          help="Same seed, same noise, same picture.")
 
 
 SECURE_CAPTION = (
@@ -99,37 +104,53 @@ def noise_mode_input(key: str, *, uploaded: bool, container=None, in_form: bool 
     if secure and not in_form:
         c.caption(SECURE_CAPTION)
         return None
-    seed = c.number_input("Seed (seeded demo mode only)" if in_form else "Seed", min_value=0, max_value=2**31 - 1,
-                          value=0, step=1, key=key, help="Same seed, same noise, same picture.")
+    seed = _seed_box(c, "Seed (seeded demo mode only)" if in_form else "Seed", key)
     c.caption(SECURE_CAPTION if secure else DEMO_CAPTION)
-    return None if secure else int(seed)
+    return None if secure else seed
 
 
-def bounded_number(c, label: str, *, low: float | None, high: float | None, default: float, key: str,
-                   name: str | None = None, whole: bool = False, **kwargs) -> float:
-    """A number box whose range is checked here, not by the browser.
+def bounded_number(c, label: str, *, low: float | None, high: float | None, default: float | None, key: str,
+                   name: str | None = None, whole: bool = False, **kwargs) -> float | None:
+    """A number box whose value is checked here, not by the browser nor by Streamlit: every number box of the pages.
 
     Streamlit's own ``min_value``/``max_value`` make the browser refuse a typed value out of range with only a red
     outline, while the page goes on with the old value: a student typing ε = 0 sees results and thinks it worked.
-    Here the value reaches the page, and one out of range (or not finite) gets a message under the box naming the
-    range, and the page uses ``default`` meanwhile. Returns the value to use. ``whole``: only whole numbers (returned
-    as int); the box holds decimals, so that NaN reaches this check instead of Streamlit's conversion to int."""
-    value = c.number_input(label, key=key, **kwargs)
-    v = float(default if value is None else value)
+    Its box of whole numbers converts what it receives to int before the page runs (NaN raised "cannot convert float
+    NaN to integer"), and its box of decimals silently puts its default back for NaN or infinity. Here the box holds
+    decimals and starts empty (``value=None``), its starting value put in the session instead: so NaN, infinity or an
+    emptied box reach this check as an empty box, and a value out of range (or, with ``whole``, a fraction) as
+    itself. Each gets a message under the box naming it and what it takes, and the page uses ``default`` meanwhile.
+    Returns the value to use (an int with ``whole``). ``value`` (default ``default``) is where the box starts;
+    ``default=None`` with ``value=None``: a box that may be left empty (it has a ``placeholder``), which gives None.
+    """
+    start = kwargs.pop("value", default)
+    kwargs["step"] = float(kwargs.get("step", 1.0 if whole else 0.01))  # decimals: Streamlit infers its type
+    if whole:
+        kwargs.setdefault("format", "%.0f")
+    if start is not None and key not in st.session_state:  # a whole number as one: a link shows 60000, not 60000.0
+        st.session_state[key] = int(start) if whole and float(start).is_integer() else float(start)
+    value = c.number_input(label, key=key, value=None, **kwargs)
+    if value is None and start is None:
+        return None  # an optional box left empty
+    v = math.nan if value is None else float(value)
     if math.isfinite(v) and (low is None or v >= low) and (high is None or v <= high) and (
             not whole or v.is_integer()):
         return int(v) if whole else v
     rng = (f"from {low:g} to {high:g}" if low is not None and high is not None else
            f"at least {low:g}" if low is not None else f"at most {high:g}" if high is not None else "finite")
     what = f"a whole number {rng}" if whole else rng
-    message = f"{name or label} must be {what}; {v:g} is not. The page uses {default:g} until it is."
+    given = "an empty box (or one that is not a number) is not" if value is None else f"{v:g} is not"
+    meanwhile = "leaves it empty" if default is None else f"uses {default:g}"
+    message = f"{name or label} must be {what}; {given}. The page {meanwhile} until it is."
     from .links import REFUSED
 
     st.session_state.setdefault(REFUSED, set()).add(key)  # a link's value: replaced by the default, with a warning
     c.error(message)
-    if st.session_state.get(f"{key}.refused") != v:  # once per refused value: the box may sit out of sight
-        st.session_state[f"{key}.refused"] = v
+    if st.session_state.get(f"{key}.refused") != given:  # once per refused value: the box may sit out of sight
+        st.session_state[f"{key}.refused"] = given
         st.toast(message, icon="⚠️")
+    if default is None:
+        return None
     return int(default) if whole else float(default)
 
 

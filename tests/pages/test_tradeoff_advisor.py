@@ -75,7 +75,7 @@ def test_an_uploads_sweep_shows_one_notice_above_the_chart_the_advisor_and_write
     assert list(tmp_path.rglob("*.json")) == []  # neither the sweep's cache nor the server's store of runs
 
 
-def test_the_advisor_answers_a_level_from_a_registry_sweep(tmp_path, monkeypatch):
+def test_the_advisor_answers_a_level_from_a_registry_sweep_and_refuses_nan_in_its_boxes(tmp_path, monkeypatch):
     monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))
     at = AppTest.from_file(PAGE, default_timeout=300)
     at.run()
@@ -90,6 +90,14 @@ def test_the_advisor_answers_a_level_from_a_registry_sweep(tmp_path, monkeypatch
     at.number_input(key="sweep.advisor.level").set_value(0.999).run()
     assert any("No ε from 1 to 10 meets the need (accuracy at least 0.999)" in w.value for w in at.warning)
     assert any("itself a release" in e.label for e in at.expander)
+    # the advisor's boxes, drawn only after a sweep (tests/pages/test_every_number_box_refuses_nan.py tries the
+    # page's others): NaN is said under the box, never a traceback
+    for key in ("sweep.advisor.level", "sweep.advisor.lo", "sweep.advisor.hi"):
+        before = at.number_input(key=key).value
+        at.number_input(key=key).set_value(float("nan")).run()
+        assert not at.exception, key
+        assert any("must be" in e.value and "not a number" in e.value for e in at.error), key
+        at.number_input(key=key).set_value(before).run()
 
 
 def test_a_link_to_an_upload_based_sweep_restores_the_view_and_the_advisors_need_once_the_file_is_given():

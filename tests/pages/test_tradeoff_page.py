@@ -356,7 +356,10 @@ def test_a_visitor_cannot_name_a_cluster_or_start_more_processes_than_cores(monk
     at = AppTest.from_file(PAGE, default_timeout=120).run()
     assert not at.exception
     assert not [t for t in at.text_input if "scheduler" in str(t.key)]  # a visitor's address made the server wait
-    assert at.number_input(key="sweep.jobs").max == max(1, os.cpu_count() or 1)
+    top = max(1, os.cpu_count() or 1)
+    at.number_input(key="sweep.jobs").set_value(top + 1).run()  # refused under the box, by name, not kept
+    assert any(e.value.startswith(f"Parallel worker processes must be a whole number from 1 to {top}; {top + 1} is")
+               for e in at.error)
     assert any("DPCORE_SCHEDULER" in c.value for c in at.caption)
 
 

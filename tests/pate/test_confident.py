@@ -205,6 +205,18 @@ def test_the_release_is_cheap_when_teachers_agree_and_carries_its_noise_and_cost
     assert one.noise_std > 0 and np.std(draws) == pytest.approx(one.noise_std, rel=0.2)  # 100 draws: ~7% spread
 
 
+def test_the_released_rdp_becomes_an_epsilon_by_the_ledgers_conversion_at_the_release_order():
+    # nothing answered and no check: the released RDP is 0 and carries no noise, so the epsilon is the release's own
+    # cost converted at its order; the ledger's conversion (Canonne, Kamath & Steinke 2020, Proposition 12) written
+    # out here, below Mironov's ln(1/delta) / (order - 1) that Papernot et al. used
+    votes = np.tile([240, 5, 5] + [0] * 7, (20, 1))
+    r = release_data_dependent_epsilon(votes, np.zeros(20, bool), teachers=250, sigma2=40.0, delta=1e-5, rng=0)
+    a, cost = r.params.order, r.params.cost
+    assert r.noise_std == 0
+    assert r.epsilon == pytest.approx(cost + math.log1p(-1 / a) - math.log(1e-5 * a) / (a - 1), rel=1e-12)
+    assert r.epsilon < cost + math.log(1e5) / (a - 1)
+
+
 def test_the_release_order_falls_back_where_the_conditions_fail_and_is_refused_with_a_reason():
     assert release_parameters(1e-5, sigma2=40.0, classes=10).order == pytest.approx(release_parameters(1e-5).order)
     assert release_parameters(1e-5, sigma2=18.5, classes=10).order < 24.0  # C6 fails at 24 for this sigma
