@@ -56,12 +56,13 @@ class _Entry:
 
 @dataclass
 class BatchPlan:
-    """Which runs train together (``groups``, each one batch) and which alone (``alone``), with ``notes`` in
-    words for the log."""
+    """Which runs train together (``groups``, each one batch) and which alone: ``alone``, known from the learner
+    alone, and ``refused``, known once the run's training problem was captured; ``notes`` say it in words."""
 
     groups: list[list[_Entry]]
     alone: list[RunSpec]
     notes: list[str]
+    refused: list[RunSpec] = dataclasses.field(default_factory=list)
 
     @property
     def batched(self) -> int:
@@ -76,8 +77,12 @@ def _dpsgd_run():
     return run_dpsgd
 
 
-def plan_batches(runs: list[RunSpec], *, enabled: bool = True, why_off: str = "") -> BatchPlan:
-    """Capture the training problems of the DP-SGD runs and group those that can train together."""
+def plan_batches(runs: list[RunSpec], *, enabled: bool = True, why_off: str = "",
+                 start_alone: Callable[[list[RunSpec]], None] | None = None) -> BatchPlan:
+    """Capture the training problems of the DP-SGD runs and group those that can train together.
+
+    ``start_alone(runs)``, if given, is called with the runs that train alone whatever their settings (other
+    learners, secure mode) before any problem is captured, so that they can start at once."""
     if not enabled:
         notes = [f"every run trained alone: {why_off}"] if runs and why_off else []
         return BatchPlan([], list(runs), notes)
@@ -86,6 +91,7 @@ def plan_batches(runs: list[RunSpec], *, enabled: bool = True, why_off: str = ""
     groups: dict[tuple, list[_Entry]] = {}
     splits: list[tuple] = []  # the distinct (X_train, y_train, X_test, y_test) seen: shared by their runs
     dpsgd = None
+    candidates = []
     for run in runs:
         load_providers(run.providers)
         spec = get_learner(run.learner)
@@ -99,17 +105,23 @@ def plan_batches(runs: list[RunSpec], *, enabled: bool = True, why_off: str = ""
             reasons[(run.learner, "secure mode (runs train together with seeded noise only)")] += 1
             alone.append(run)
             continue
+        candidates.append(run)
+    if start_alone is not None and candidates and alone:
+        start_alone(list(alone))
+    started = start_alone is not None and bool(candidates and alone)
+    refused: list[RunSpec] = []
+    for run in candidates:
         entry, why = _capture(run)
         if entry is None:
             reasons[(run.learner, why)] += 1
-            alone.append(run)
+            refused.append(run)
             continue
         from ..training.batched import TogetherRun, together_key, why_not_together
 
         pb = entry.problem
         if (why := why_not_together(pb.config)) is not None:
             reasons[(run.learner, why)] += 1
-            alone.append(run)
+            refused.append(run)
             continue
         entry.problem = _shared(pb, splits)
         key = together_key(TogetherRun(pb.X_train, pb.y_train, pb.config, n_outputs=pb.n_outputs))
@@ -118,7 +130,7 @@ def plan_batches(runs: list[RunSpec], *, enabled: bool = True, why_off: str = ""
     for entries in groups.values():
         if len(entries) < MIN_BATCH:
             reasons[(entries[0].run.learner, "no other run of the sweep shares its network")] += len(entries)
-            alone.extend(e.run for e in entries)
+            refused.extend(e.run for e in entries)
         else:
             out.append(entries)
     notes = []
@@ -130,7 +142,9 @@ def plan_batches(runs: list[RunSpec], *, enabled: bool = True, why_off: str = ""
                      f"{n_data} data split{'s' if n_data != 1 else ''})")
     for (learner, why), count in reasons.items():
         notes.append(f"{count} {learner} run{'s' if count != 1 else ''} trained alone: {why}")
-    return BatchPlan(out, alone, notes)
+    if not started:  # nothing started early: every run that trains alone goes together
+        alone, refused = alone + refused, []
+    return BatchPlan(out, alone, notes, refused)
 
 
 def _capture(run: RunSpec) -> tuple[_Entry | None, str]:
@@ -158,14 +172,17 @@ def _shared(pb, splits: list[tuple]):
     return pb
 
 
-def run_batches(plan: BatchPlan, execute: Callable[[RunSpec], dict], finish: Callable[[RunSpec, dict], None],
-                ) -> list[RunSpec]:
+def run_batches(plan: BatchPlan, execute: Callable[[RunSpec], dict], finish: Callable[[RunSpec, dict], None], *,
+                between: Callable[[], None] | None = None) -> list[RunSpec]:
     """Train each group of ``plan`` together and hand every run's row to ``finish``; the runs of a group that
-    failed as a batch are returned, to be run alone (where a failing run reports its own error)."""
+    failed as a batch are returned, to be run alone (where a failing run reports its own error). ``between()``
+    is called after every row (the sweep hands over the rows of the runs training alone meanwhile)."""
     from ..training.batched import TogetherRun, serving, train_together
 
     failed: list[RunSpec] = []
     for group in plan.groups:
+        if between is not None:
+            between()
         together = [TogetherRun(e.problem.X_train, e.problem.y_train, e.problem.config, e.problem.X_test,
                                 e.problem.y_test, e.problem.n_outputs) for e in group]
         try:
@@ -182,6 +199,8 @@ def run_batches(plan: BatchPlan, execute: Callable[[RunSpec], dict], finish: Cal
             with serving(entry.fit_key, entry.problem, result):
                 row = execute(entry.run)
             finish(entry.run, row)
+            if between is not None:
+                between()
     return failed
 
 

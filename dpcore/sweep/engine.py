@@ -12,6 +12,7 @@ import json
 import logging
 import math
 import os
+import queue
 import sys
 import threading
 import time
@@ -448,12 +449,30 @@ def run_sweep(
 
     notes: list[str] = []
     if missing:
-        plan = plan_batches(missing, enabled=batch and scheduler is None,
-                            why_off="a Dask scheduler was given" if scheduler is not None else "")
-        for note in plan.notes:
-            _LOG.info(note)
-        missing = plan.alone + run_batches(plan, execute_run, finish)
-        notes = plan.notes
+        alone: _Background | None = None
+
+        def start_alone(runs: list[RunSpec]) -> None:
+            # the runs that train alone start in the worker processes at once; the batches train here meanwhile,
+            # and every row is handed to ``finish`` on this thread (a page's callback draws from its own thread)
+            nonlocal alone
+            if n_jobs != 1:
+                alone = _Background(lambda done: _run_loky(runs, n_jobs, done, budget, in_memory=from_upload(config)))
+
+        try:
+            plan = plan_batches(missing, enabled=batch and scheduler is None, start_alone=start_alone,
+                                why_off="a Dask scheduler was given" if scheduler is not None else "")
+            for note in plan.notes:
+                _LOG.info(note)
+            notes = plan.notes
+            if alone is None:
+                missing = plan.alone + plan.refused + run_batches(plan, execute_run, finish)
+            else:
+                missing = plan.refused + run_batches(plan, execute_run, finish,
+                                                     between=lambda: alone.deliver(finish))
+                alone.deliver(finish, wait=True)
+        finally:
+            if alone is not None:
+                alone.stop()
     if missing:
         if scheduler is not None:
             _run_dask(missing, scheduler, finish, budget)
@@ -464,6 +483,54 @@ def run_sweep(
             _run_loky(missing, n_jobs, finish, budget, in_memory=from_upload(config))
     return SweepResult(config, build_table(config, rows), n_cached, len(rows) - n_cached, time.perf_counter() - t0,
                        tuple(notes))
+
+
+class _Stopped(Exception):
+    """The caller of a :class:`_Background` gave up (an error, or its callback raised): stop dispatching."""
+
+
+class _Background:
+    """``work(done)`` in a thread of its own; each ``done(run, row)`` it calls is queued, and :meth:`deliver` hands
+    the rows (and its error, if it fails) to the caller's ``finish`` on the caller's thread."""
+
+    def __init__(self, work: Callable[[Callable[[RunSpec, dict], None]], None]) -> None:
+        self._queue: queue.Queue = queue.Queue()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._main, args=(work,), name="dpcore-sweep-alone", daemon=True)
+        self._thread.start()
+
+    def _main(self, work) -> None:
+        try:
+            work(self._done)
+        except _Stopped:
+            pass
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread, raised there
+            self._queue.put(("error", exc))
+        finally:
+            self._queue.put(("end", None))
+
+    def _done(self, run: RunSpec, row: dict) -> None:
+        if self._stop.is_set():
+            raise _Stopped
+        self._queue.put(("row", (run, row)))
+
+    def deliver(self, finish: Callable[[RunSpec, dict], None], *, wait: bool = False) -> None:
+        """Hand the rows that arrived to ``finish``; with ``wait``, until the work is over."""
+        while True:
+            try:
+                kind, item = self._queue.get(block=wait)
+            except queue.Empty:
+                return
+            if kind == "row":
+                finish(*item)
+            elif kind == "error":
+                self._stop.set()
+                raise item
+            else:
+                return
+
+    def stop(self) -> None:
+        self._stop.set()
 
 
 def _runs_driver(config: SweepConfig) -> tuple[str, int]:

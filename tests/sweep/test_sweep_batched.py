@@ -77,3 +77,18 @@ def test_runs_that_cannot_batch_train_alone_and_the_notes_say_why():
     res = run_sweep(secure, n_jobs=1, use_cache=False)
     assert res.notes == ("2 dpsgd runs trained alone: secure mode (runs train together with seeded noise only)",)
     assert len(res.table) == 2
+
+
+def test_runs_alone_in_worker_processes_while_the_batch_trains_here_give_the_same_table(tmp_path):
+    """With worker processes the runs trained alone start at once and the batch trains in this process
+    meanwhile; every row still reaches on_result (on this thread) and the table is the one-process table."""
+    import threading
+
+    cfg = SweepConfig(dataset="iris", learners=["dpsgd", "erm-objective"], values=[1.0, 3.0], seeds=1,
+                      params={"epochs": 2})
+    here = threading.get_ident()
+    threads = set()
+    one = run_sweep(cfg, n_jobs=1, use_cache=False)
+    two = run_sweep(cfg, n_jobs=2, use_cache=False, on_result=lambda p: threads.add(threading.get_ident()))
+    _same_tables(one.table, two.table)
+    assert threads == {here} and one.notes == two.notes
