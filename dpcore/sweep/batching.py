@@ -127,24 +127,36 @@ def plan_batches(runs: list[RunSpec], *, enabled: bool = True, why_off: str = ""
         key = together_key(TogetherRun(pb.X_train, pb.y_train, pb.config, n_outputs=pb.n_outputs))
         groups.setdefault(key, []).append(entry)
     out: list[list[_Entry]] = []
-    for entries in groups.values():
-        if len(entries) < MIN_BATCH:
-            reasons[(entries[0].run.learner, "no other run of the sweep shares its network")] += len(entries)
-            refused.extend(e.run for e in entries)
-        else:
-            out.append(entries)
     notes = []
-    for g in out:
+    for g in groups.values():
+        if len(g) < MIN_BATCH:
+            reasons[(g[0].run.learner, "no other run of the sweep shares its network")] += len(g)
+            refused.extend(e.run for e in g)
+            continue
+        waves = _waves(g)
+        out.extend(waves)
         c = g[0].problem.config
         net = "softmax/linear regression" if c.model == "linear" else f"MLP {c.depth}x{c.hidden} {c.activation}"
         n_data = len({id(e.problem.X_train) for e in g})
-        notes.append(f"{len(g)} {g[0].run.learner} runs train together in one batch ({net}, "
+        how = "in one batch" if len(waves) == 1 else \
+            f"in {len(waves)} batches (the first seed's {len(waves[0])} first, so that a first curve comes early)"
+        notes.append(f"{len(g)} {g[0].run.learner} runs train together {how} ({net}, "
                      f"{n_data} data split{'s' if n_data != 1 else ''})")
     for (learner, why), count in reasons.items():
         notes.append(f"{count} {learner} run{'s' if count != 1 else ''} trained alone: {why}")
     if not started:  # nothing started early: every run that trains alone goes together
         alone, refused = alone + refused, []
     return BatchPlan(out, alone, notes, refused)
+
+
+def _waves(group: list[_Entry]) -> list[list[_Entry]]:
+    """A group's batches: the runs of its first seed (a sweep's runs come seed by seed, so these make a first
+    curve across the values), then all the others together; one batch when that would leave a batch of one."""
+    first = [e for e in group if e.run.seed == group[0].run.seed]
+    rest = [e for e in group if e.run.seed != group[0].run.seed]
+    if len(first) < MIN_BATCH or len(rest) < MIN_BATCH:
+        return [group]
+    return [first, rest]
 
 
 def _capture(run: RunSpec) -> tuple[_Entry | None, str]:

@@ -496,6 +496,7 @@ class _Background:
     def __init__(self, work: Callable[[Callable[[RunSpec, dict], None]], None]) -> None:
         self._queue: queue.Queue = queue.Queue()
         self._stop = threading.Event()
+        self._ended = False  # the work's last item was handed over
         self._thread = threading.Thread(target=self._main, args=(work,), name="dpcore-sweep-alone", daemon=True)
         self._thread.start()
 
@@ -516,7 +517,7 @@ class _Background:
 
     def deliver(self, finish: Callable[[RunSpec, dict], None], *, wait: bool = False) -> None:
         """Hand the rows that arrived to ``finish``; with ``wait``, until the work is over."""
-        while True:
+        while not self._ended:
             try:
                 kind, item = self._queue.get(block=wait)
             except queue.Empty:
@@ -527,7 +528,7 @@ class _Background:
                 self._stop.set()
                 raise item
             else:
-                return
+                self._ended = True
 
     def stop(self) -> None:
         self._stop.set()

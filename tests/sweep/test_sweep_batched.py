@@ -35,7 +35,7 @@ def test_a_mixed_sweep_batches_its_dpsgd_runs_and_gives_the_table_of_runs_traine
         together = run_sweep(cfg, n_jobs=1, cache_dir=tmp_path / "together", on_result=progress.append)
     _same_tables(alone.table, together.table)
     notes = " / ".join(together.notes)
-    assert "4 dpsgd runs train together in one batch" in notes and "2 data splits" in notes
+    assert "4 dpsgd runs train together in 2 batches (the first seed's 2 first" in notes and "2 data splits" in notes
     assert "4 erm-objective runs trained alone: not a DP-SGD learner" in notes
     assert "2 non-private runs trained alone" in notes and "2 majority runs trained alone" in notes
     assert notes == " / ".join(r.getMessage() for r in caplog.records if r.name == "dpcore.sweep")
@@ -92,3 +92,25 @@ def test_runs_alone_in_worker_processes_while_the_batch_trains_here_give_the_sam
     two = run_sweep(cfg, n_jobs=2, use_cache=False, on_result=lambda p: threads.add(threading.get_ident()))
     _same_tables(one.table, two.table)
     assert threads == {here} and one.notes == two.notes
+
+
+def test_rows_of_runs_alone_that_all_arrived_between_batched_rows_end_the_wait():
+    """The work in the background may finish (and say so) while the batch is still handing over rows: the last
+    wait then returns at once instead of waiting for an end already seen; an error in it is raised here."""
+    from dpcore.exceptions import DPValueError
+    from dpcore.sweep.engine import _Background
+
+    bg = _Background(lambda done: [done(i, {"i": i}) for i in range(3)])
+    bg._thread.join(timeout=30)
+    got = []
+    bg.deliver(lambda run, row: got.append(run))  # between two batched rows: takes the rows and the end
+    bg.deliver(lambda run, row: got.append(run), wait=True)  # after the batch: returns at once
+    assert got == [0, 1, 2]
+
+    def fails(done):
+        done("a", {})
+        raise DPValueError("run 'x' failed")
+
+    bad = _Background(fails)
+    with pytest.raises(DPValueError, match="run 'x' failed"):
+        bad.deliver(lambda run, row: None, wait=True)
