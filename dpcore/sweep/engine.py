@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import importlib
 import json
+import logging
 import math
 import os
+import queue
 import sys
 import threading
 import time
@@ -24,9 +26,10 @@ import pandas as pd
 from ..accounting import Neighbouring, event_to_json
 from ..datasets.csv_upload import _names
 from ..exceptions import DPCoreError, DPTypeError, DPValueError, PrivacyLeakWarning
-from ..learners import get_learner, learners, run_learner
+from ..learners import get_learner, learners
 from ..runtime.thread_warnings import caught as caught_warnings
 from ..runtime.workload import Work, WorkBudget, active_budget, check_work, max_jobs, set_default_budget
+from .batching import learner_call, plan_batches, run_batches
 from .cache import SweepCache
 from .config import RunSpec, SweepConfig, load_providers
 
@@ -44,6 +47,7 @@ DASK_CONNECT_TIMEOUT = 10.0
 #: Local worker processes unless told otherwise (the page's "Parallel worker processes", ``sweep --jobs``): one
 #: per core of the 2-core laptops the app is meant for.
 DEFAULT_JOBS = 2
+_LOG = logging.getLogger("dpcore.sweep")
 
 
 class SweepRunError(DPCoreError):
@@ -99,6 +103,9 @@ class SweepResult:
         How many runs were read from the cache and how many were computed.
     seconds : float
         Wall time of the whole sweep.
+    notes : tuple of str
+        How the runs were computed, in words: which trained together in one batch and why the others trained
+        alone (:mod:`dpcore.sweep.batching`); also logged by the ``dpcore.sweep`` logger.
     """
 
     config: SweepConfig
@@ -106,6 +113,7 @@ class SweepResult:
     n_cached: int
     n_computed: int
     seconds: float
+    notes: tuple = ()
 
     @property
     def metric(self) -> str:
@@ -162,12 +170,7 @@ def execute_run(run: RunSpec, *, limit_threads: bool = False) -> dict:
     t0 = time.perf_counter()
     with caught_warnings() as caught:  # this run's own (a server runs others in other threads)
         try:
-            res = run_learner(
-                run.learner, run.dataset, epsilon=run.epsilon if get_learner(run.learner).private else None,
-                delta=run.delta,
-                seed=None if run.secure else run.seed, secure=run.secure,
-                params=dict(run.params), train_fraction=run.train_fraction, test_size=run.test_size,
-            )
+            res = learner_call(run)
         except Exception as exc:  # noqa: BLE001 - re-raised with the run named
             where = "baseline" if math.isnan(run.value) else f"{run.axis}={run.value:g}"
             # a DPCoreError already says what to do in plain words; anything else is a bug: keep its type
@@ -360,6 +363,7 @@ def run_sweep(
     cache_dir: "str | os.PathLike[str] | None" = None,
     use_cache: bool | None = None,
     scheduler: str | None = None,
+    batch: bool = True,
 ) -> SweepResult:
     """Run every run of ``config`` that is not cached, in parallel, and return the tidy table.
 
@@ -381,6 +385,11 @@ def run_sweep(
         Address of a Dask scheduler (``"tcp://10.0.0.5:8786"``): the runs go through
         joblib's Dask backend on that cluster. Its workers need ``dpcore`` (and any
         ``config.providers``) importable. The cache stays on this machine.
+    batch : bool, default True
+        Train the DP-SGD runs that share a dense network together, as one batched computation in this process
+        (:mod:`dpcore.sweep.batching`; each run equals the run trained alone with its seed, up to float
+        rounding); the other runs go to the worker processes. False: every run alone, as before. With
+        ``scheduler`` every run goes to the cluster alone. :attr:`SweepResult.notes` says what was batched.
 
     Returns
     -------
@@ -438,6 +447,32 @@ def run_sweep(
         if on_result is not None:
             on_result(SweepProgress(row, len(rows), total, False))
 
+    notes: list[str] = []
+    if missing:
+        alone: _Background | None = None
+
+        def start_alone(runs: list[RunSpec]) -> None:
+            # the runs that train alone start in the worker processes at once; the batches train here meanwhile,
+            # and every row is handed to ``finish`` on this thread (a page's callback draws from its own thread)
+            nonlocal alone
+            if n_jobs != 1:
+                alone = _Background(lambda done: _run_loky(runs, n_jobs, done, budget, in_memory=from_upload(config)))
+
+        try:
+            plan = plan_batches(missing, enabled=batch and scheduler is None, start_alone=start_alone,
+                                why_off="a Dask scheduler was given" if scheduler is not None else "")
+            for note in plan.notes:
+                _LOG.info(note)
+            notes = plan.notes
+            if alone is None:
+                missing = plan.alone + plan.refused + run_batches(plan, execute_run, finish)
+            else:
+                missing = plan.refused + run_batches(plan, execute_run, finish,
+                                                     between=lambda: alone.deliver(finish))
+                alone.deliver(finish, wait=True)
+        finally:
+            if alone is not None:
+                alone.stop()
     if missing:
         if scheduler is not None:
             _run_dask(missing, scheduler, finish, budget)
@@ -446,7 +481,57 @@ def run_sweep(
                 finish(run, execute_run(run))
         else:
             _run_loky(missing, n_jobs, finish, budget, in_memory=from_upload(config))
-    return SweepResult(config, build_table(config, rows), n_cached, len(rows) - n_cached, time.perf_counter() - t0)
+    return SweepResult(config, build_table(config, rows), n_cached, len(rows) - n_cached, time.perf_counter() - t0,
+                       tuple(notes))
+
+
+class _Stopped(Exception):
+    """The caller of a :class:`_Background` gave up (an error, or its callback raised): stop dispatching."""
+
+
+class _Background:
+    """``work(done)`` in a thread of its own; each ``done(run, row)`` it calls is queued, and :meth:`deliver` hands
+    the rows (and its error, if it fails) to the caller's ``finish`` on the caller's thread."""
+
+    def __init__(self, work: Callable[[Callable[[RunSpec, dict], None]], None]) -> None:
+        self._queue: queue.Queue = queue.Queue()
+        self._stop = threading.Event()
+        self._ended = False  # the work's last item was handed over
+        self._thread = threading.Thread(target=self._main, args=(work,), name="dpcore-sweep-alone", daemon=True)
+        self._thread.start()
+
+    def _main(self, work) -> None:
+        try:
+            work(self._done)
+        except _Stopped:
+            pass
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread, raised there
+            self._queue.put(("error", exc))
+        finally:
+            self._queue.put(("end", None))
+
+    def _done(self, run: RunSpec, row: dict) -> None:
+        if self._stop.is_set():
+            raise _Stopped
+        self._queue.put(("row", (run, row)))
+
+    def deliver(self, finish: Callable[[RunSpec, dict], None], *, wait: bool = False) -> None:
+        """Hand the rows that arrived to ``finish``; with ``wait``, until the work is over."""
+        while not self._ended:
+            try:
+                kind, item = self._queue.get(block=wait)
+            except queue.Empty:
+                return
+            if kind == "row":
+                finish(*item)
+            elif kind == "error":
+                self._stop.set()
+                raise item
+            else:
+                self._ended = True
+
+    def stop(self) -> None:
+        self._stop.set()
 
 
 def _runs_driver(config: SweepConfig) -> tuple[str, int]:

@@ -13,8 +13,11 @@ shuffled batches), :mod:`~dpcore.training.clipping` (:func:`clip_factors` and th
 :mod:`~dpcore.training.step` (:class:`PrivateGradient`: clip, sum, noise, divide;
 with hooks for audit canaries). The learners
 (``non-private``, ``dpsgd``, ``output-perturbation``, ``label-dp-laplace``,
-``label-dp-rr``) are registered by :mod:`dpcore.training.learners`.
+``label-dp-rr``) are registered by :mod:`dpcore.training.learners`. Many DP-SGD runs of one dense network
+(a sweep's seeds and budgets) train together as one batched computation with :func:`train_together`
+(:mod:`~dpcore.training.batched`), each equal to the run trained alone.
 """
+from .batched import TogetherRun, train_together, why_not_together
 from .clipping import CLIP_EPS, Clipper, clip_factors
 from .engine import (
     SHUFFLE_CAVEAT,
@@ -41,6 +44,7 @@ __all__ = [
     "PrivateGradient",
     "ShuffleSampler",
     "StepObserver",
+    "TogetherRun",
     "MODELS",
     "PRESETS",
     "Preset",
@@ -65,4 +69,6 @@ __all__ = [
     "private_gradient",
     "resolve_noise_multiplier",
     "train",
+    "train_together",
+    "why_not_together",
 ]

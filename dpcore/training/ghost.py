@@ -458,8 +458,6 @@ class DenseStackClipper:
             )
         self.model = model
         self._plan = plan
-        self._linears = [op[1] for op in plan if op[0] == "linear"]
-        self._input_is_x = plan[0][0] == "linear"  # the first Linear layer's input is x itself
         self._cache: list | None = None
 
     @staticmethod
@@ -483,55 +481,19 @@ class DenseStackClipper:
         the first layer's input norms, which ``train()`` computes once per run
         instead of once per step.
         """
-        records = []  # (linear layer, its input a, its output gradient b) in forward order
-        acts = []
-        h = x
-        fresh = False
+        plan = self._plan
+
+        def linear(i: int, h: torch.Tensor) -> torch.Tensor:
+            layer = plan[i][1]
+            w = layer.weight.detach()
+            return torch.addmm(layer.bias.detach(), h, w.t()) if layer.bias is not None else h @ w.t()
+
         with torch.no_grad():
-            for op in self._plan:
-                if op[0] == "linear":
-                    layer = op[1]
-                    w = layer.weight.detach()
-                    records.append([layer, h, None])
-                    h = torch.addmm(layer.bias.detach(), h, w.t()) if layer.bias is not None else h @ w.t()
-                else:
-                    _, fwd, bwd, keep_z = op
-                    z = h
-                    # in place only on a fresh Linear output that nothing else needs
-                    h = fwd(z, fresh and not keep_z)
-                    acts.append((bwd, z if keep_z else None, h))
-                fresh = op[0] == "linear"
-            losses, g = loss_and_output_grad(h, y, task)
-            # back through the stack: every Linear's output gradient, and the input gradient of all but the first
-            total = None
-            ai = len(acts)
-            k = len(records)
-            for op in reversed(self._plan):
-                if op[0] == "linear":
-                    k -= 1
-                    rec = records[k]
-                    rec[2] = g
-                    # ||a_i||^2 ||b_i||^2 (+ ||b_i||^2 for the bias); vector_norm is one fused pass
-                    b2 = torch.linalg.vector_norm(g, dim=1).square_()
-                    if k == 0 and x_sq_norms is not None and self._input_is_x:
-                        a2 = x_sq_norms
-                    else:
-                        a2 = torch.linalg.vector_norm(rec[1], dim=1).square_()
-                    if total is None:
-                        total = torch.addcmul(b2, b2, a2) if rec[0].bias is not None else b2.mul_(a2)
-                    else:
-                        total.addcmul_(b2, a2)
-                        if rec[0].bias is not None:
-                            total.add_(b2)
-                    if k == 0:
-                        break
-                    g = g @ rec[0].weight.detach()
-                else:
-                    ai -= 1
-                    bwd, z, yact = acts[ai]
-                    g = bwd(g, z, yact)
-        self._cache = records
-        return losses, total.sqrt()
+            losses, norms, records = dense_pass(plan, x, lambda out: loss_and_output_grad(out, y, task),
+                                                linear=linear, back=lambda i, g: g @ plan[i][1].weight.detach(),
+                                                x_sq_norms=x_sq_norms)
+        self._cache = [(plan[i][1], a, b) for i, a, b in records]
+        return losses, norms
 
     def accumulate_clipped_sum(self, factors: torch.Tensor, grads: Sequence[torch.Tensor]) -> None:
         """Add ``sum_i factors[i] * g_i`` to every parameter's gradient, one product per layer.
@@ -555,6 +517,65 @@ class DenseStackClipper:
                 else:
                     gw.addmm_(b.t(), a * factors[:, None])
         self._cache = None
+
+
+def dense_pass(plan: list, x: torch.Tensor, loss_grad, *, linear, back, x_sq_norms: torch.Tensor | None = None
+               ) -> tuple[torch.Tensor, torch.Tensor, list]:
+    """The hand-written forward and backward pass of a Linear/activation stack (see :class:`DenseStackClipper`).
+
+    ``linear(i, h)`` applies the Linear layer at position ``i`` of ``plan``, ``back(i, g)`` takes an output
+    gradient back through its weights, and ``loss_grad(out)`` gives the per-example losses and their gradients
+    with respect to the output; rows are along the last-but-one axis, so the same pass serves one network
+    (rows ``(B, d)``) and K stacked ones (``(K, B, d)``, :mod:`dpcore.training.batched`). Returns the losses,
+    every example's gradient norm (the ghost identity ``||a_i||^2 ||b_i||^2``, plus ``||b_i||^2`` for a bias,
+    summed over layers) and, per Linear layer in forward order, ``[i, input a, output gradient b]``.
+    ``x_sq_norms``: the ``||x_i||^2`` of the rows, if the caller has them (the first layer's input norms).
+    """
+    records = []  # [position of the Linear layer, its input a, its output gradient b] in forward order
+    acts = []
+    h = x
+    fresh = False
+    for i, op in enumerate(plan):
+        if op[0] == "linear":
+            records.append([i, h, None])
+            h = linear(i, h)
+        else:
+            _, fwd, bwd, keep_z = op
+            z = h
+            # in place only on a fresh Linear output that nothing else needs
+            h = fwd(z, fresh and not keep_z)
+            acts.append((bwd, z if keep_z else None, h))
+        fresh = op[0] == "linear"
+    losses, g = loss_grad(h)
+    # back through the stack: every Linear's output gradient, and the input gradient of all but the first
+    total = None
+    ai = len(acts)
+    k = len(records)
+    for op in reversed(plan):
+        if op[0] == "linear":
+            k -= 1
+            rec = records[k]
+            rec[2] = g
+            # ||a_i||^2 ||b_i||^2 (+ ||b_i||^2 for the bias); vector_norm is one fused pass
+            b2 = torch.linalg.vector_norm(g, dim=-1).square_()
+            if k == 0 and x_sq_norms is not None and plan[0][0] == "linear":  # the first layer's input is x
+                a2 = x_sq_norms
+            else:
+                a2 = torch.linalg.vector_norm(rec[1], dim=-1).square_()
+            if total is None:
+                total = torch.addcmul(b2, b2, a2) if op[1].bias is not None else b2.mul_(a2)
+            else:
+                total.addcmul_(b2, a2)
+                if op[1].bias is not None:
+                    total.add_(b2)
+            if k == 0:
+                break
+            g = back(rec[0], g)
+        else:
+            ai -= 1
+            bwd, z, yact = acts[ai]
+            g = bwd(g, z, yact)
+    return losses, total.sqrt(), records
 
 
 def make_clipper(model: nn.Module, *, fast: bool = True,

@@ -1,0 +1,219 @@
+"""A sweep's DP-SGD runs trained together (:func:`dpcore.training.batched.train_together`), the rest alone.
+
+The runs of a sweep that train the same dense network with DP-SGD (the ``dpsgd`` learner on the ``linear`` or
+``mlp`` model, seeded) differ only in their seed, budget, clip norm, learning rate...: they train as one batched
+computation, in this process, and every other run goes to the worker processes as before. Each run's row is
+still made by the learner itself (:func:`~dpcore.sweep.engine.execute_run`), so its cache entry, its table row
+and its warnings are those of the run trained alone:
+
+1. *capture*: the learner runs up to its training call and stops there, handing over its training problem
+   (features, labels, :class:`~dpcore.training.TrainConfig`; :func:`dpcore.training.batched.capturing`);
+2. *train*: the problems that share a network train together, each run with its own generators, samples,
+   noise and odometer (run k equals the run trained alone);
+3. *serve*: the learner runs again and receives its problem and trained result instead of training
+   (:func:`dpcore.training.batched.serving`), and builds its row, predictions and warnings as always.
+
+What was batched, and why the other runs were not, is logged (logger ``dpcore.sweep``) and kept in
+:attr:`SweepResult.notes <dpcore.sweep.engine.SweepResult>`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from ..learners import get_learner, run_learner
+from ..runtime.thread_warnings import caught as caught_warnings
+from ..validation import delta_checked
+from .config import RunSpec, load_providers
+
+logger = logging.getLogger("dpcore.sweep")
+
+#: Fewer runs than this that share a network train alone: a batch of one gains nothing.
+MIN_BATCH = 2
+
+
+def learner_call(run: RunSpec):
+    """The learner call of one run, exactly as a sweep makes it (``run_learner`` with the run's settings)."""
+    return run_learner(
+        run.learner, run.dataset, epsilon=run.epsilon if get_learner(run.learner).private else None,
+        delta=run.delta, seed=None if run.secure else run.seed, secure=run.secure,
+        params=dict(run.params), train_fraction=run.train_fraction, test_size=run.test_size,
+    )
+
+
+@dataclass
+class _Entry:
+    run: RunSpec
+    problem: Any
+    fit_key: tuple
+    result: Any = None
+
+
+@dataclass
+class BatchPlan:
+    """Which runs train together (``groups``, each one batch) and which alone: ``alone``, known from the learner
+    alone, and ``refused``, known once the run's training problem was captured; ``notes`` say it in words."""
+
+    groups: list[list[_Entry]]
+    alone: list[RunSpec]
+    notes: list[str]
+    refused: list[RunSpec] = dataclasses.field(default_factory=list)
+
+    @property
+    def batched(self) -> int:
+        return sum(len(g) for g in self.groups)
+
+
+def _dpsgd_run():
+    try:
+        from ..training.learners import run_dpsgd
+    except ImportError:  # pragma: no cover - torch missing: nothing can batch
+        return None
+    return run_dpsgd
+
+
+def plan_batches(runs: list[RunSpec], *, enabled: bool = True, why_off: str = "",
+                 start_alone: Callable[[list[RunSpec]], None] | None = None) -> BatchPlan:
+    """Capture the training problems of the DP-SGD runs and group those that can train together.
+
+    ``start_alone(runs)``, if given, is called with the runs that train alone whatever their settings (other
+    learners, secure mode) before any problem is captured, so that they can start at once."""
+    if not enabled:
+        notes = [f"every run trained alone: {why_off}"] if runs and why_off else []
+        return BatchPlan([], list(runs), notes)
+    reasons: Counter = Counter()
+    alone: list[RunSpec] = []
+    groups: dict[tuple, list[_Entry]] = {}
+    splits: list[tuple] = []  # the distinct (X_train, y_train, X_test, y_test) seen: shared by their runs
+    dpsgd = None
+    candidates = []
+    for run in runs:
+        load_providers(run.providers)
+        spec = get_learner(run.learner)
+        if dpsgd is None and spec.private:
+            dpsgd = _dpsgd_run()
+        if spec.run is not dpsgd or dpsgd is None:
+            reasons[(run.learner, "not a DP-SGD learner (only DP-SGD runs train together)")] += 1
+            alone.append(run)
+            continue
+        if run.secure:
+            reasons[(run.learner, "secure mode (runs train together with seeded noise only)")] += 1
+            alone.append(run)
+            continue
+        candidates.append(run)
+    if start_alone is not None and candidates and alone:
+        start_alone(list(alone))
+    started = start_alone is not None and bool(candidates and alone)
+    refused: list[RunSpec] = []
+    for run in candidates:
+        entry, why = _capture(run)
+        if entry is None:
+            reasons[(run.learner, why)] += 1
+            refused.append(run)
+            continue
+        from ..training.batched import TogetherRun, together_key, why_not_together
+
+        pb = entry.problem
+        if (why := why_not_together(pb.config)) is not None:
+            reasons[(run.learner, why)] += 1
+            refused.append(run)
+            continue
+        entry.problem = _shared(pb, splits)
+        key = together_key(TogetherRun(pb.X_train, pb.y_train, pb.config, n_outputs=pb.n_outputs))
+        groups.setdefault(key, []).append(entry)
+    out: list[list[_Entry]] = []
+    notes = []
+    for g in groups.values():
+        if len(g) < MIN_BATCH:
+            reasons[(g[0].run.learner, "no other run of the sweep shares its network")] += len(g)
+            refused.extend(e.run for e in g)
+            continue
+        waves = _waves(g)
+        out.extend(waves)
+        c = g[0].problem.config
+        net = "softmax/linear regression" if c.model == "linear" else f"MLP {c.depth}x{c.hidden} {c.activation}"
+        n_data = len({id(e.problem.X_train) for e in g})
+        how = "in one batch" if len(waves) == 1 else \
+            f"in {len(waves)} batches (the first seed's {len(waves[0])} first, so that a first curve comes early)"
+        notes.append(f"{len(g)} {g[0].run.learner} runs train together {how} ({net}, "
+                     f"{n_data} data split{'s' if n_data != 1 else ''})")
+    for (learner, why), count in reasons.items():
+        notes.append(f"{count} {learner} run{'s' if count != 1 else ''} trained alone: {why}")
+    if not started:  # nothing started early: every run that trains alone goes together
+        alone, refused = alone + refused, []
+    return BatchPlan(out, alone, notes, refused)
+
+
+def _waves(group: list[_Entry]) -> list[list[_Entry]]:
+    """A group's batches: the runs of its first seed (a sweep's runs come seed by seed, so these make a first
+    curve across the values), then all the others together; one batch when that would leave a batch of one."""
+    first = [e for e in group if e.run.seed == group[0].run.seed]
+    rest = [e for e in group if e.run.seed != group[0].run.seed]
+    if len(first) < MIN_BATCH or len(rest) < MIN_BATCH:
+        return [group]
+    return [first, rest]
+
+
+def _capture(run: RunSpec) -> tuple[_Entry | None, str]:
+    """Run the learner up to its training call; its problem, or None and why not."""
+    from ..training.batched import Captured, capturing
+
+    with caught_warnings(), np.errstate(all="ignore"):  # said again when the run is served (step 3)
+        try:
+            with capturing():
+                learner_call(run)
+        except Captured as got:
+            return _Entry(run, got.problem, got.fit_key), ""
+        except Exception:  # noqa: BLE001 - the run, trained alone, reports its own error with its name
+            return None, "its settings fail before training (the run alone says why)"
+    return None, "it did not reach the DP-SGD trainer"
+
+
+def _shared(pb, splits: list[tuple]):
+    """``pb`` with its arrays replaced by equal ones seen before, so runs on one split share its rows."""
+    arrays = (pb.X_train, pb.y_train, pb.X_test, pb.y_test)
+    for seen in splits:
+        if all(a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip(arrays, seen)):
+            return dataclasses.replace(pb, X_train=seen[0], y_train=seen[1], X_test=seen[2], y_test=seen[3])
+    splits.append(arrays)
+    return pb
+
+
+def run_batches(plan: BatchPlan, execute: Callable[[RunSpec], dict], finish: Callable[[RunSpec, dict], None], *,
+                between: Callable[[], None] | None = None) -> list[RunSpec]:
+    """Train each group of ``plan`` together and hand every run's row to ``finish``; the runs of a group that
+    failed as a batch are returned, to be run alone (where a failing run reports its own error). ``between()``
+    is called after every row (the sweep hands over the rows of the runs training alone meanwhile)."""
+    from ..training.batched import TogetherRun, serving, train_together
+
+    failed: list[RunSpec] = []
+    for group in plan.groups:
+        if between is not None:
+            between()
+        together = [TogetherRun(e.problem.X_train, e.problem.y_train, e.problem.config, e.problem.X_test,
+                                e.problem.y_test, e.problem.n_outputs) for e in group]
+        try:
+            # the runs' own warnings are issued again as each is served below, inside its own row
+            with caught_warnings(), delta_checked(), np.errstate(all="ignore"):
+                results = train_together(together)
+        except Exception as exc:  # noqa: BLE001 - the runs go alone, where each reports what fails
+            note = f"{len(group)} runs could not train in a batch ({type(exc).__name__}: {exc}); trained alone"
+            plan.notes.append(note)
+            logger.info(note)
+            failed.extend(e.run for e in group)
+            continue
+        for entry, result in zip(group, results):
+            with serving(entry.fit_key, entry.problem, result):
+                row = execute(entry.run)
+            finish(entry.run, row)
+            if between is not None:
+                between()
+    return failed
+
+
+__all__ = ["BatchPlan", "MIN_BATCH", "learner_call", "plan_batches", "run_batches"]

@@ -1,0 +1,624 @@
+"""Many DP-SGD runs of one dense network trained together, as one batched computation.
+
+A privacy-utility sweep trains the same small network dozens of times, differing only in the seed, the
+noise multiplier (or the epsilon it is calibrated from), the clip norm, the learning rate. Trained one at a
+time, most of the time goes to overhead, not arithmetic. :func:`train_together` stacks the parameters of K
+runs along a model axis and does their arithmetic as batched matrix products (``torch.baddbmm``/``bmm``):
+the forward pass, every example's gradient norm (the ghost identity ``||a_i||^2 ||b_i||^2`` per Linear
+layer, as :class:`~dpcore.training.ghost.DenseStackClipper` computes it), the clip factors, the clipped sum
+(book-keeping, one product per layer), the SGD update with momentum and weight decay, the averaged iterates
+and the evaluation after every epoch.
+
+Nothing about one run's privacy changes, because nothing random is shared. Every run keeps the generators a
+run trained alone builds, from its own seed and in the same order (:func:`dpcore.training.train`: the
+initial weights, then the noise generator's seed, then the sampler), and draws from them exactly what it
+would draw alone, in the same order and shape: its own Poisson sample ``rng.random(n) < q`` at every step
+(a cheap loop over the runs) and its own noise ``N(0, (sigma_k C_k / L_k)^2)`` for all its parameters at
+once (:class:`~dpcore.mechanisms.gaussian_sum.GaussianSum`, as the single step draws it). Each run's
+sampled rows are padded to the largest batch of the step, and the padding gets clip factor 0, so it adds
+nothing. Each run has its own clip norm ``C_k``, expected batch size ``L_k = q_k n_k``, learning rate,
+momentum, weight decay and averaging; its own odometer (:class:`~dpcore.training.engine._Budget`, the same
+dp_accounting ledger as a run alone, ``max_epsilon`` included); and it leaves the batch when its planned
+epochs are done or its budget would be exceeded. So run k of a batch is the run trained alone with the same
+seed: the same batches, the same noise, the same accounting, and weights equal up to float rounding (the
+batched products add in another order). Tests check that, and the per-run white-box bounds.
+
+What trains together: DP-SGD (``private=True``) on the built-in ``linear`` and ``mlp`` models with the SGD
+optimiser, seeded (not in secure mode), sharing the architecture (model, hidden width, depth, activation),
+the number of features and outputs, and the task. The data may differ (each run names its own training
+and evaluation rows: several splits of a sweep's seeds train in one batch), and so may the epochs, batch
+sizes and sampling. Everything else trains alone (:func:`why_not_together` says why).
+
+References
+----------
+Abadi, Chu, Goodfellow, McMahan, Mironov, Talwar, Zhang. Deep learning with differential privacy. CCS 2016
+(Algorithm 1).
+Goodfellow. Efficient per-example gradient computations. arXiv:1510.01799, 2015 (the per-example norm of a
+Linear layer's gradient).
+Bu, Wang, Zha, Karypis. Differentially private optimization on large model at small cost. ICML 2023
+(book-keeping: the clipped sum as one product per layer).
+De, Berrada, Hayes, Smith, Balle. Unlocking high-accuracy differentially private image classification through
+scale. arXiv:2204.13650, 2022 (averaged iterates).
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+import numpy as np
+import torch
+
+from ..exceptions import DPCoreWarning, DPValueError
+from ..mechanisms.gaussian_sum import GaussianSum
+from ..rng import as_generator, child_seed, secure_active, torch_generator
+from ..runtime.workload import MemoryGuard, check_work
+from ..validation import check_delta, delta_is_checked
+from .clipping import CLIP_EPS
+from .engine import (
+    TrainConfig,
+    TrainResult,
+    _Budget,
+    _Data,
+    _model_kwargs,
+    _result,
+    _run_warnings,
+    _training_data,
+    planned_steps,
+    resolve_noise_multiplier,
+    training_work,
+)
+from .ghost import _dense_plan, dense_pass
+from .losses import loss_and_output_grad, per_example_loss
+from .models import build_model
+from .sampling import make_sampler
+
+#: The models :func:`train_together` batches: stacks of Linear layers and elementwise activations.
+DENSE_MODELS = ("linear", "mlp")
+#: Floats one block of runs may hold in its gathered batch and activations at once (about 64 MB): a sweep of
+#: hundreds of runs on a large table is done in blocks of runs, step by step.
+BLOCK_FLOATS = 16_000_000
+
+#: ``on_epoch(k, info)``: run ``k`` (its position in the list given) finished an epoch; ``info`` is what
+#: :func:`~dpcore.training.train` hands its own ``on_epoch``.
+TogetherEpochCallback = Callable[[int, Mapping[str, Any]], None]
+#: ``on_step(step, runs, noisy_sums)``: after every step, the runs that took it (positions in the list given)
+#: and their noisy summed gradients, row j for run ``runs[j]``, each a flat vector in ``model.parameters()``
+#: order before the division by the expected batch size: what a white-box auditor of each run reads.
+TogetherStepObserver = Callable[[int, list, torch.Tensor], None]
+
+
+@dataclass(frozen=True, eq=False)
+class TogetherRun:
+    """One run of :func:`train_together`: what :func:`~dpcore.training.train` would be given.
+
+    Runs that share data should pass the same array objects (``X``, ``y``, ``X_test``, ``y_test``): the rows
+    are then turned into tensors once and shared.
+    """
+
+    X: Any
+    y: Any
+    config: TrainConfig
+    X_test: Any = None
+    y_test: Any = None
+    n_outputs: int | None = None
+
+
+def why_not_together(config: TrainConfig) -> str | None:
+    """Why a run with ``config`` cannot train in a batch (one plain sentence), or None if it can."""
+    if not isinstance(config, TrainConfig):
+        return f"config must be a TrainConfig, got {type(config).__name__}"
+    if not config.private:
+        return "it trains without privacy (the batched trainer runs DP-SGD)"
+    if config.model not in DENSE_MODELS:
+        return f"model={config.model!r} (only the dense models {', '.join(DENSE_MODELS)} train together)"
+    if config.optimizer != "sgd":
+        return f"optimizer={config.optimizer!r} (the batched trainer's update is SGD)"
+    if secure_active():
+        return "secure mode (the batched trainer draws seeded noise only)"
+    return None
+
+
+def together_key(run: TogetherRun, n_features: int | None = None, n_outputs: int | None = None) -> tuple:
+    """What runs must share to train in one batch: architecture, input and output widths, task, label kind."""
+    c = run.config
+    X = np.asarray(run.X) if n_features is None else None
+    y = np.asarray(run.y)
+    d = int(X.shape[1]) if n_features is None else int(n_features)
+    k = run.n_outputs if n_outputs is None else n_outputs
+    hidden = (c.hidden, c.depth, c.activation) if c.model == "mlp" else ()
+    return (c.model, hidden, c.task, d, k, "soft" if (c.task == "classification" and y.ndim == 2) else "index")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Interception: how a sweep hands the learners' training to a batch and their results back (dpcore.sweep).
+# --------------------------------------------------------------------------------------------------------------
+
+_INTERCEPT: contextvars.ContextVar = contextvars.ContextVar("dpcore_batched_intercept", default=None)
+
+
+class Captured(Exception):
+    """Raised by :func:`offer` inside :func:`capturing`: the learner's training problem, caught before training."""
+
+    def __init__(self, problem: Any, fit_key: tuple) -> None:
+        super().__init__("training problem captured for a batch")
+        self.problem, self.fit_key = problem, fit_key
+
+
+@contextlib.contextmanager
+def capturing() -> Iterator[None]:
+    """Inside it, a learner that reaches :func:`offer` stops there with :class:`Captured` instead of training."""
+    token = _INTERCEPT.set(("capture", None))
+    try:
+        yield
+    finally:
+        _INTERCEPT.reset(token)
+
+
+@contextlib.contextmanager
+def serving(fit_key: tuple, problem: Any, result: TrainResult) -> Iterator[None]:
+    """Inside it, the learner call whose fit arguments equal ``fit_key`` gets ``problem`` and ``result`` (trained
+    in a batch) instead of computing its features and training; any other call trains as usual."""
+    token = _INTERCEPT.set(("serve", (fit_key, problem, result)))
+    try:
+        yield
+    finally:
+        _INTERCEPT.reset(token)
+
+
+def served(fit_key: tuple) -> tuple[Any, TrainResult] | None:
+    """The problem and result :func:`serving` holds for ``fit_key``, or None. The result's warnings are issued
+    again here, as the run would have issued them."""
+    mode = _INTERCEPT.get()
+    if mode is None or mode[0] != "serve" or mode[1][0] != fit_key:
+        return None
+    _, problem, result = mode[1]
+    for msg in result.warnings:
+        warnings.warn(msg, DPCoreWarning, stacklevel=3)
+    return problem, result
+
+
+def offer(problem: Any, fit_key: tuple) -> None:
+    """Inside :func:`capturing`, stop the learner with its training problem (see :class:`Captured`)."""
+    mode = _INTERCEPT.get()
+    if mode is not None and mode[0] == "capture":
+        raise Captured(problem, fit_key)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The batched trainer
+# --------------------------------------------------------------------------------------------------------------
+
+class _Member:
+    """One run of the batch: its generators, sampler, odometer, schedule and history, as :func:`train` has them."""
+
+    def __init__(self, index: int, run: TogetherRun, data: _Data, split: int, t0: float) -> None:
+        config = run.config
+        self.index, self.config, self.split, self.t0 = index, config, split, t0
+        n = data.n
+        self.q, self.ends = planned_steps(config, n)
+        if not delta_is_checked():
+            check_delta(config.delta, n=n)
+        self.sigma = resolve_noise_multiplier(config, n)
+        self.caught = _run_warnings(config, self.sigma)
+        rng = as_generator(config.seed)  # the order train() uses: model init, the noise seed, then the batches
+        self.model_kwargs = _model_kwargs(config, data, None, seed=child_seed(rng))
+        self.model = build_model(**self.model_kwargs)
+        noise_gen = torch_generator(child_seed(rng))
+        self.sampler = make_sampler(config.sampling, n, batch_size=config.batch_size, rng=rng)
+        self.budget = _Budget(config, self.sigma, self.q)
+        self.allowed: dict[int, bool] = {}  # the budget's answer for each epoch end (shared with its sharers)
+        self.expected_batch = self.q * n
+        self.inv = 1.0 / self.expected_batch
+        size = sum(p.numel() for p in self.model.parameters())
+        self.noise = GaussianSum(std=float(self.sigma) * config.clip_norm, sensitivity=config.clip_norm,
+                                 generator=noise_gen, size=size, held_scale=self.inv)
+        self.rows: list[dict] = []
+        self.done = 0
+        self.epoch = 0  # epochs finished
+        self.batches: Iterator[np.ndarray] | None = None
+        self.left = 0
+        self.loss_sum, self.count = 0.0, 0
+        self.stopped = False
+        self.epsilon = self.budget.epsilon
+        self.result: TrainResult | None = None
+
+    def start_epoch(self) -> bool:
+        """Begin the next planned epoch; False when the run is over (planned epochs done, or budget reached)."""
+        if self.epoch == len(self.ends):
+            return False
+        end = self.ends[self.epoch]
+        if end not in self.allowed:
+            self.allowed[end] = self.budget.allows(end)
+        if not self.allowed[end]:
+            self.stopped = True
+            return False
+        self.left = end - self.done
+        self.batches = self.sampler.batches(self.left)
+        self.loss_sum, self.count = 0.0, 0
+        return True
+
+
+class _Stack:
+    """The parameters (and momentum buffers, averages, gradient buffer) of the runs still training, stacked."""
+
+    def __init__(self, plan: list, members: list[_Member]) -> None:
+        self.plan = plan
+        self.members = members
+        linears = [i for i, op in enumerate(plan) if op[0] == "linear"]
+        self.W = [torch.stack([m.model[i].weight.detach() for m in members]) for i in linears]
+        self.b = [torch.stack([m.model[i].bias.detach() for m in members]) for i in linears]
+        self.avg = None
+        self.buf = None
+        self._refresh_columns()
+
+    def _refresh_columns(self) -> None:
+        ms = self.members
+        K = len(ms)
+
+        def col(values) -> torch.Tensor:
+            return torch.tensor(values, dtype=torch.float32).reshape(K, 1)
+
+        self.clip_num = col([m.config.clip_norm * m.inv for m in ms])  # C / L: the clip factor's numerator
+        self.clip_max = col([m.inv for m in ms])  # 1 / L: the clip factor's cap
+        self.neg_lr = col([-m.config.learning_rate for m in ms])
+        self.wd = col([m.config.weight_decay for m in ms]) if any(m.config.weight_decay for m in ms) else None
+        self.mom = col([m.config.momentum for m in ms]) if any(m.config.momentum for m in ms) else None
+        self.ema_w = col([1.0 - m.config.ema for m in ms]) if any(m.config.ema > 0 for m in ms) else None
+        self.ema_on = torch.tensor([m.config.ema > 0 for m in ms], dtype=torch.bool)
+        sizes = [w.shape[1] * w.shape[2] + w.shape[1] for w in self.W]
+        self.flat = torch.empty(K, sum(sizes))
+        self.gW, self.gb = [], []
+        off = 0
+        for w in self.W:
+            out, inp = w.shape[1], w.shape[2]
+            self.gW.append(self.flat[:, off:off + out * inp].view(K, out, inp))
+            off += out * inp
+            self.gb.append(self.flat[:, off:off + out])
+            off += out
+
+    def params(self) -> list[torch.Tensor]:
+        return [t for pair in zip(self.W, self.b) for t in pair]
+
+    def grads(self) -> list[torch.Tensor]:
+        return [t for pair in zip(self.gW, self.gb) for t in pair]
+
+    def keep(self, positions: list[int]) -> None:
+        """Only the runs at ``positions`` go on."""
+        sel = torch.as_tensor(positions, dtype=torch.long)
+        self.W = [w.index_select(0, sel) for w in self.W]
+        self.b = [b.index_select(0, sel) for b in self.b]
+        if self.avg is not None:
+            self.avg = [a.index_select(0, sel) for a in self.avg]
+        if self.buf is not None:
+            self.buf = [t.index_select(0, sel) for t in self.buf]
+        self.members = [self.members[i] for i in positions]
+        self._refresh_columns()
+
+    def evaluated(self, pos: int) -> list[torch.Tensor]:
+        """Run ``pos``'s weights as evaluated and returned: the average when its EMA is on, else the iterate."""
+        src = self.avg if (self.avg is not None and bool(self.ema_on[pos])) else self.params()
+        return [t[pos] for t in src]
+
+    def eval_tensors(self, positions: list[int]) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        sel = torch.as_tensor(positions, dtype=torch.long)
+        live = (self.W, self.b)
+        if self.avg is None:
+            return [w.index_select(0, sel) for w in live[0]], [b.index_select(0, sel) for b in live[1]]
+        on = self.ema_on.index_select(0, sel)
+        avg_W, avg_b = self.avg[0::2], self.avg[1::2]
+        pick = [torch.where(on.view(-1, *([1] * (t.dim() - 1))), a.index_select(0, sel), t.index_select(0, sel))
+                for t, a in zip(live[0] + live[1], avg_W + avg_b)]
+        n = len(live[0])
+        return pick[:n], pick[n:]
+
+
+def train_together(
+    runs: Sequence[TogetherRun],
+    *,
+    on_epoch: TogetherEpochCallback | None = None,
+    on_step: TogetherStepObserver | None = None,
+    block_floats: int = BLOCK_FLOATS,
+) -> list[TrainResult]:
+    """Train DP-SGD runs of one dense network as one batched computation; run k's result equals ``train()``'s.
+
+    Parameters
+    ----------
+    runs : sequence of TogetherRun
+        Each with its own data, :class:`~dpcore.training.TrainConfig` (seed, sigma or target epsilon, clip
+        norm, learning rate, momentum, weight decay, EMA, epochs, batch size, sampling, ``max_epsilon``...).
+        They must share the architecture and widths (:func:`together_key`) and each must be able to train in a
+        batch (:func:`why_not_together`); a run that cannot is refused by position, with the reason.
+    on_epoch : callable, optional
+        ``on_epoch(k, info)`` after run k's every epoch, with what ``train(on_epoch=...)`` receives.
+    on_step : callable, optional
+        ``on_step(step, runs, noisy_sums)`` after every step (see :data:`TogetherStepObserver`).
+    block_floats : int
+        Bound on the floats one block of runs holds at once in a step (runs are processed in blocks).
+
+    Returns
+    -------
+    list of TrainResult
+        In the order of ``runs``, each what :func:`~dpcore.training.train` returns for that run alone (its
+        ``seconds`` is the batch's wall time shared equally among its runs).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5)); y = (X[:, 0] > 0).astype(int)
+    >>> cfgs = [TrainConfig(model="linear", epochs=2, batch_size=50, noise_multiplier=s, seed=i)
+    ...         for i, s in enumerate((0.8, 1.5))]
+    >>> res = train_together([TogetherRun(X, y, c, n_outputs=2) for c in cfgs])
+    >>> [r.steps for r in res], res[0].epsilon > res[1].epsilon
+    ([8, 8], True)
+    """
+    t0 = time.perf_counter()
+    runs = list(runs)
+    if not runs:
+        return []
+    for i, run in enumerate(runs):
+        if not isinstance(run, TogetherRun):
+            raise DPValueError(f"runs[{i}] must be a TogetherRun, got {type(run).__name__}")
+        if (why := why_not_together(run.config)) is not None:
+            raise DPValueError(f"runs[{i}] cannot train in a batch: {why}; train it with train()")
+    datas: list[_Data] = []
+    split_of: dict[tuple, int] = {}
+    members: list[_Member] = []
+    key0 = None
+    for i, run in enumerate(runs):
+        ident = (id(run.X), id(run.y), id(run.X_test), id(run.y_test), run.n_outputs, run.config.task)
+        if ident not in split_of:
+            split_of[ident] = len(datas)
+            datas.append(_training_data(run.X, run.y, run.config.task, run.n_outputs, run.X_test, run.y_test))
+        data = datas[split_of[ident]]
+        key = together_key(run, data.X.shape[1], data.n_outputs)
+        if key0 is None:
+            key0 = key
+        elif key != key0:
+            raise DPValueError(f"runs[{i}] does not share runs[0]'s network ({key} against {key0}): only runs of "
+                               "one architecture, input width, output width and task train together")
+        check_work(training_work(run.config, data.n, data.X.shape[1], data.n_outputs))
+        members.append(_Member(i, run, data, split_of[ident], t0))
+    _share_odometers(members)
+    guard = MemoryGuard(what="these training runs")
+    try:
+        _loop(members, datas, on_epoch, on_step, int(block_floats), guard)
+    finally:
+        guard.close()
+    share = (time.perf_counter() - t0) / len(members)
+    return [dataclasses.replace(m.result, seconds=share) for m in members]
+
+
+def _share_odometers(members: list[_Member]) -> None:
+    """Runs whose odometers would compose the same events in the same order (same sigma, sample rate, epoch
+    ends, delta, accountant and budget) read one odometer: its answers are the same numbers, computed once
+    instead of once per run (a sweep's seeds share their epsilon's)."""
+    shared: dict[tuple, _Member] = {}
+    for m in members:
+        c = m.config
+        key = (m.sigma, m.q, tuple(m.ends), c.delta, c.accountant, c.target_epsilon, c.max_epsilon)
+        first = shared.setdefault(key, m)
+        if first is not m:
+            m.budget, m.allowed = first.budget, first.allowed
+
+
+def _loop(members: list[_Member], datas: list[_Data], on_epoch, on_step, block_floats: int,
+          guard: MemoryGuard) -> None:
+    plan = _dense_plan(members[0].model)
+    task = members[0].config.task
+    offsets = np.cumsum([0] + [d.n for d in datas])
+    X_all = torch.cat([d.X for d in datas]) if len(datas) > 1 else datas[0].X
+    y_all = torch.cat([d.y for d in datas]) if len(datas) > 1 else datas[0].y
+    x_sq = torch.cat([torch.linalg.vector_norm(d.X, dim=1).square_() for d in datas])
+    widths = [X_all.shape[1]] + [op[1].out_features for op in plan if op[0] == "linear"]
+
+    going = [m for m in members if m.start_epoch() or _finish(m, None, None)]
+    stack = _Stack(plan, going) if going else None
+    step = 0
+    while stack is not None and stack.members:
+        ms = stack.members
+        K = len(ms)
+        idxs = [next(m.batches) for m in ms]
+        for k, m in enumerate(ms):
+            m.noise.start(stack.flat[k])  # N(0, (sigma C / L)^2) first, the clipped sum added into it, as alone
+        biggest = max(i.size for i in idxs)
+        per_model = max(1, biggest) * (2 * sum(widths) + 4)
+        block = max(1, min(K, block_floats // per_model))
+        losses = np.zeros(K)
+        for a in range(0, K, block):
+            b = min(K, a + block)
+            _block_step(stack, a, b, idxs[a:b], ms[a:b], X_all, y_all, x_sq, offsets, task, losses)
+        if on_step is not None:
+            on_step(step, [m.index for m in ms], stack.flat * torch.tensor([m.expected_batch for m in ms],
+                                                                           dtype=stack.flat.dtype).view(K, 1))
+        _update(stack)
+        step += 1
+        ending = []
+        for k, m in enumerate(ms):
+            m.loss_sum += float(losses[k])
+            m.count += int(idxs[k].size)
+            m.left -= 1
+            if m.left == 0:
+                end = m.ends[m.epoch]
+                shared = m.budget.odometer is not None and m.budget.steps >= end  # a sharer spent it already
+                m.epsilon = m.budget.epsilon if shared else m.budget.advance(end - m.done)
+                m.done = end
+                m.epoch += 1
+                ending.append(k)
+        if not ending:
+            continue
+        metrics = _evaluate_many(stack, ending, datas, task, block_floats)
+        for k, (loss, metric) in zip(ending, metrics):
+            m = ms[k]
+            m.rows.append({"epoch": m.epoch, "step": m.done, "loss": loss,
+                           ("accuracy" if task == "classification" else "mse"): metric, "epsilon": m.epsilon,
+                           "train_loss": m.loss_sum / max(m.count, 1)})
+        guard.check()
+        if on_epoch is not None:
+            for k in ending:
+                on_epoch(ms[k].index, {**ms[k].rows[-1], "epochs": ms[k].config.epochs})
+        keep = []
+        for k, m in enumerate(ms):
+            if k in ending and not m.start_epoch():
+                _finish(m, stack, k)
+            else:
+                keep.append(k)
+        if len(keep) < K:
+            stack.keep(keep)
+
+
+def _finish(m: _Member, stack: _Stack | None, pos: int | None) -> bool:
+    """Build run ``m``'s result from its weights at ``pos`` in ``stack`` (its initial weights if None)."""
+    if stack is not None:
+        with torch.no_grad():
+            for p, v in zip(m.model.parameters(), stack.evaluated(pos)):
+                p.copy_(v)
+    if m.stopped:
+        m.caught.append(f"stopped after epoch {len(m.rows)} of {m.config.epochs}: one more epoch would spend more "
+                        f"than max_epsilon={m.config.max_epsilon:g}")
+        warnings.warn(m.caught[-1], DPCoreWarning, stacklevel=4)
+    m.result = _result(m.config, m.rows, m.budget, m.done, m.stopped, m.model, m.model_kwargs, m.t0, m.caught)
+    return False
+
+
+def _block_step(stack: _Stack, a: int, b: int, idxs: list[np.ndarray], ms: list[_Member], X_all, y_all, x_sq,
+                offsets, task: str, losses: np.ndarray) -> None:
+    """One DP-SGD step's clipped sums for runs ``a:b`` of the stack, added into their noise buffers."""
+    Kb = b - a
+    B = max(i.size for i in idxs)
+    if B == 0:
+        return  # every batch empty: the noise alone, as a run alone takes it
+    rows = np.empty((Kb, B), dtype=np.int64)
+    mask = np.zeros((Kb, B), dtype=bool)
+    for j, (idx, m) in enumerate(zip(idxs, ms)):
+        base = int(offsets[m.split])
+        rows[j, :idx.size] = idx + base
+        rows[j, idx.size:] = base  # padding: a real row of the run's own data, with clip factor 0 below
+        mask[j, :idx.size] = True
+    flat_rows = torch.from_numpy(rows.reshape(-1))
+    xb = X_all.index_select(0, flat_rows).view(Kb, B, -1)
+    yb = y_all.index_select(0, flat_rows)
+    mask_t = torch.from_numpy(mask)
+    layer_of = {i: n for n, i in enumerate(i for i, op in enumerate(stack.plan) if op[0] == "linear")}
+
+    def linear(i: int, h: torch.Tensor) -> torch.Tensor:
+        n = layer_of[i]
+        return torch.baddbmm(stack.b[n][a:b].unsqueeze(1), h, stack.W[n][a:b].transpose(1, 2))
+
+    def loss_grad(out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        loss, g = loss_and_output_grad(out.reshape(Kb * B, out.shape[2]), yb, task)
+        return loss.view(Kb, B), g.view(Kb, B, -1)
+
+    with torch.no_grad():
+        loss, norms, records = dense_pass(stack.plan, xb, loss_grad, linear=linear,
+                                          back=lambda i, g: torch.bmm(g, stack.W[layer_of[i]][a:b]),
+                                          x_sq_norms=x_sq.index_select(0, flat_rows).view(Kb, B))
+        losses[a:b] = loss.masked_fill_(~mask_t, 0.0).sum(1).double().numpy()
+        # min(1, C / (||g_i|| + 1e-6)) / L per run (clip_factors), and 0 for the padding
+        factors = torch.div(stack.clip_num[a:b], norms.add_(CLIP_EPS))
+        factors = torch.minimum(factors, stack.clip_max[a:b]).mul_(mask_t)
+        for i, inp, g in records:
+            layer = layer_of[i]
+            stack.gb[layer][a:b].add_(torch.bmm(g.transpose(1, 2), factors.unsqueeze(2)).squeeze(2))
+            if g.shape[2] <= inp.shape[2]:
+                stack.gW[layer][a:b].add_(torch.bmm(g.mul_(factors.unsqueeze(2)).transpose(1, 2), inp))
+            else:
+                stack.gW[layer][a:b].add_(torch.bmm(g.transpose(1, 2), inp * factors.unsqueeze(2)))
+
+
+def _update(stack: _Stack) -> None:
+    """Every run's SGD step (weight decay, momentum: :class:`~dpcore.training.optim.PlainSGD`), then its average."""
+    params, grads = stack.params(), stack.grads()
+    if stack.mom is not None and stack.buf is None:
+        stack.buf = [None] * len(params)
+    with torch.no_grad():
+        for i, (p, g) in enumerate(zip(params, grads)):
+            shape = (-1,) + (1,) * (p.dim() - 1)
+            if stack.wd is not None:
+                g = torch.addcmul(g, p, stack.wd.view(shape))
+            if stack.mom is not None:
+                if stack.buf[i] is None:
+                    stack.buf[i] = g.clone()
+                else:
+                    stack.buf[i].mul_(stack.mom.view(shape)).add_(g)
+                g = stack.buf[i]
+            p.addcmul_(g, stack.neg_lr.view(shape))
+        if stack.ema_w is not None:
+            if stack.avg is None:
+                stack.avg = [torch.stack([q.detach().clone() for q in m_params])
+                             for m_params in zip(*[[q for q in m.model.parameters()] for m in stack.members])]
+            for avg, p in zip(stack.avg, params):
+                avg.lerp_(p, stack.ema_w.view((-1,) + (1,) * (p.dim() - 1)))
+
+
+def _evaluate_many(stack: _Stack, positions: list[int], datas: list[_Data], task: str,
+                   block_floats: int) -> list[tuple[float, float]]:
+    """Evaluation loss and metric of the runs at ``positions`` on their evaluation rows (``_evaluate``'s)."""
+    out: dict[int, tuple[float, float]] = {}
+    by_split: dict[int, list[int]] = {}
+    for k in positions:
+        by_split.setdefault(stack.members[k].split, []).append(k)
+    widest = max(w.shape[1] for w in stack.W)
+    with torch.no_grad():
+        for split, ks in by_split.items():
+            data = datas[split]
+            n_e = data.X_eval.shape[0]
+            chunk = max(1, block_floats // max(1, n_e * widest * 2))
+            for c in range(0, len(ks), chunk):
+                part = ks[c:c + chunk]
+                Ws, bs = stack.eval_tensors(part)
+                logits = _forward_shared(stack.plan, Ws, bs, data.X_eval)  # (K, n_e, out)
+                Kc = len(part)
+                flat = logits.reshape(Kc * n_e, -1)
+                y = data.y_eval.repeat(Kc, *([1] * (data.y_eval.dim() - 1)))
+                loss = per_example_loss(flat, y, task).view(Kc, n_e).mean(1)
+                if task == "classification":
+                    target = data.y_eval if data.y_eval.dim() == 1 else data.y_eval.argmax(1)
+                    metric = (logits.argmax(2) == target.unsqueeze(0)).float().mean(1)
+                else:
+                    metric = loss
+                for j, k in enumerate(part):
+                    out[k] = (float(loss[j]), float(metric[j]))
+    return [out[k] for k in positions]
+
+
+def _forward_shared(plan: list, Ws: list[torch.Tensor], bs: list[torch.Tensor], X: torch.Tensor) -> torch.Tensor:
+    """Outputs ``(K, n, out)`` of K stacked networks on the same rows ``X``: the first layer as one product with
+    the K weight matrices side by side, the rest as batched products."""
+    K = Ws[0].shape[0]
+    h = None
+    li = 0
+    for op in plan:
+        if op[0] == "linear":
+            W, b = Ws[li], bs[li]
+            if h is None:
+                out = W.shape[1]
+                h = torch.addmm(b.reshape(-1), X, W.reshape(K * out, -1).t()).view(X.shape[0], K, out)
+                h = h.transpose(0, 1)
+            else:
+                h = torch.baddbmm(b.unsqueeze(1), h, W.transpose(1, 2))
+            li += 1
+        else:
+            h = op[1](h, False)
+    return h
+
+
+__all__ = [
+    "BLOCK_FLOATS",
+    "Captured",
+    "DENSE_MODELS",
+    "TogetherEpochCallback",
+    "TogetherRun",
+    "TogetherStepObserver",
+    "capturing",
+    "offer",
+    "served",
+    "serving",
+    "together_key",
+    "train_together",
+    "why_not_together",
+]

@@ -1,0 +1,116 @@
+"""A sweep trains its DP-SGD runs together (dpcore.sweep.batching) and every other run alone, with the same
+table, cache rows, progress and warnings as a sweep that trains every run alone."""
+from __future__ import annotations
+
+import json
+import logging
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcore.sweep import SweepConfig, run_sweep
+from dpcore.sweep.cache import SweepCache
+
+pytestmark = pytest.mark.filterwarnings("ignore::dpcore.exceptions.PrivacyLeakWarning")  # logreg baseline
+
+
+def _same_tables(a: pd.DataFrame, b: pd.DataFrame) -> None:
+    assert list(a.columns) == list(b.columns) and len(a) == len(b)
+    for col in a.columns:
+        if col in ("seconds", "cached"):
+            continue
+        if pd.api.types.is_float_dtype(a[col]):
+            np.testing.assert_allclose(b[col].to_numpy(), a[col].to_numpy(), rtol=1e-6, atol=1e-9, err_msg=col)
+        else:
+            assert a[col].tolist() == b[col].tolist(), col
+
+
+def test_a_mixed_sweep_batches_its_dpsgd_runs_and_gives_the_table_of_runs_trained_alone(tmp_path, caplog):
+    cfg = SweepConfig(dataset="iris", learners=["dpsgd", "erm-objective"], values=[0.5, 2.0], seeds=2,
+                      params={"epochs": 3})
+    alone = run_sweep(cfg, n_jobs=1, cache_dir=tmp_path / "alone", batch=False)
+    progress = []
+    with caplog.at_level(logging.INFO, logger="dpcore.sweep"):
+        together = run_sweep(cfg, n_jobs=1, cache_dir=tmp_path / "together", on_result=progress.append)
+    _same_tables(alone.table, together.table)
+    notes = " / ".join(together.notes)
+    assert "4 dpsgd runs train together in 2 batches (the first seed's 2 first" in notes and "2 data splits" in notes
+    assert "4 erm-objective runs trained alone: not a DP-SGD learner" in notes
+    assert "2 non-private runs trained alone" in notes and "2 majority runs trained alone" in notes
+    assert notes == " / ".join(r.getMessage() for r in caplog.records if r.name == "dpcore.sweep")
+    assert alone.notes == ()
+    # every run reported once, as it finished, and cached under the same key with the same row
+    assert [p.done for p in progress] == list(range(1, len(cfg.runs()) + 1))
+    assert sorted((p.row["learner"], p.row["seed"], p.row["value"]) for p in progress) == \
+        sorted((r.learner, r.seed, r.value) for r in cfg.runs())
+    a, b = SweepCache(tmp_path / "alone"), SweepCache(tmp_path / "together")
+    for run in cfg.runs():
+        ra, rb = a.get(run.key), b.get(run.key)
+        assert ra.keys() == rb.keys()
+        same = [json.dumps({k: v for k, v in r.items() if k not in ("seconds", "accuracy")}, sort_keys=True)
+                for r in (ra, rb)]  # as text: NaN equals NaN there
+        assert same[0] == same[1]
+        assert rb["accuracy"] == pytest.approx(ra["accuracy"], abs=1e-9)
+    assert run_sweep(cfg, n_jobs=1, cache_dir=tmp_path / "together").n_computed == 0
+
+
+def test_a_batched_runs_warnings_reach_its_row():
+    """Warnings the trainer raises (here: shuffled batches' caveat) are in each batched run's row, as alone."""
+    cfg = SweepConfig(dataset="iris", learners=["dpsgd"], values=[1.0], seeds=2, include_baselines=False,
+                      params={"epochs": 2, "sampling": "shuffle"})
+    with pytest.warns(Warning):
+        alone = run_sweep(cfg, n_jobs=1, use_cache=False, batch=False)
+        together = run_sweep(cfg, n_jobs=1, use_cache=False)
+    assert together.notes[0].startswith("2 dpsgd runs train together")
+    assert all("shuffled order" in w for w in together.table.warnings)
+    _same_tables(alone.table, together.table)
+
+
+def test_runs_that_cannot_batch_train_alone_and_the_notes_say_why():
+    cfg = SweepConfig(dataset="iris", learners=["dpsgd"], values=[1.0, 2.0], seeds=1, include_baselines=False,
+                      params={"epochs": 1, "optimizer": "adam"})
+    res = run_sweep(cfg, n_jobs=1, use_cache=False)
+    assert res.notes == ("2 dpsgd runs trained alone: optimizer='adam' (the batched trainer's update is SGD)",)
+    secure = SweepConfig(dataset="iris", learners=["dpsgd"], values=[1.0, 2.0], seeds=1, include_baselines=False,
+                         params={"epochs": 1}, secure=True)
+    res = run_sweep(secure, n_jobs=1, use_cache=False)
+    assert res.notes == ("2 dpsgd runs trained alone: secure mode (runs train together with seeded noise only)",)
+    assert len(res.table) == 2
+
+
+def test_runs_alone_in_worker_processes_while_the_batch_trains_here_give_the_same_table(tmp_path):
+    """With worker processes the runs trained alone start at once and the batch trains in this process
+    meanwhile; every row still reaches on_result (on this thread) and the table is the one-process table."""
+    import threading
+
+    cfg = SweepConfig(dataset="iris", learners=["dpsgd", "erm-objective"], values=[1.0, 3.0], seeds=1,
+                      params={"epochs": 2})
+    here = threading.get_ident()
+    threads = set()
+    one = run_sweep(cfg, n_jobs=1, use_cache=False)
+    two = run_sweep(cfg, n_jobs=2, use_cache=False, on_result=lambda p: threads.add(threading.get_ident()))
+    _same_tables(one.table, two.table)
+    assert threads == {here} and one.notes == two.notes
+
+
+def test_rows_of_runs_alone_that_all_arrived_between_batched_rows_end_the_wait():
+    """The work in the background may finish (and say so) while the batch is still handing over rows: the last
+    wait then returns at once instead of waiting for an end already seen; an error in it is raised here."""
+    from dpcore.exceptions import DPValueError
+    from dpcore.sweep.engine import _Background
+
+    bg = _Background(lambda done: [done(i, {"i": i}) for i in range(3)])
+    bg._thread.join(timeout=30)
+    got = []
+    bg.deliver(lambda run, row: got.append(run))  # between two batched rows: takes the rows and the end
+    bg.deliver(lambda run, row: got.append(run), wait=True)  # after the batch: returns at once
+    assert got == [0, 1, 2]
+
+    def fails(done):
+        done("a", {})
+        raise DPValueError("run 'x' failed")
+
+    bad = _Background(fails)
+    with pytest.raises(DPValueError, match="run 'x' failed"):
+        bad.deliver(lambda run, row: None, wait=True)

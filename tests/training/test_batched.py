@@ -1,0 +1,214 @@
+"""Runs trained together (dpcore.training.batched): run k equals the run trained alone, per-run white-box bounds,
+per-run accounting against dp_accounting, and the refusals."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import dp_accounting
+import numpy as np
+import pytest
+import torch
+
+from dpcore.exceptions import DPCoreWarning, DPValueError
+from dpcore.training import TrainConfig, train
+from dpcore.training.batched import TogetherRun, train_together, why_not_together
+
+
+def _data(n=240, d=10, k=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)).astype(np.float32)
+    y = ((X[:, 0] + X[:, 1] > 0).astype(int) + (X[:, 2] > 1)).astype(int)
+    return X, y
+
+
+def _alone_and_together(runs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DPCoreWarning)
+        alone = [train(r.X, r.y, r.config, X_test=r.X_test, y_test=r.y_test, n_outputs=r.n_outputs) for r in runs]
+        together = train_together(runs)
+    return alone, together
+
+
+def _assert_same_run(a, b):
+    assert (a.steps, a.stopped_early, a.sample_rate, a.noise_multiplier) == \
+        (b.steps, b.stopped_early, b.sample_rate, b.noise_multiplier)
+    assert a.epsilon == b.epsilon and a.accountant == b.accountant
+    assert a.warnings == b.warnings and a.model_kwargs == b.model_kwargs
+    assert a.state.keys() == b.state.keys()
+    for key in a.state:
+        np.testing.assert_allclose(b.state[key], a.state[key], rtol=1e-4, atol=1e-5, err_msg=key)
+    assert list(a.history.columns) == list(b.history.columns)
+    assert a.history[["epoch", "step"]].equals(b.history[["epoch", "step"]])
+    np.testing.assert_allclose(b.history.drop(columns=["epoch", "step"]).to_numpy(),
+                               a.history.drop(columns=["epoch", "step"]).to_numpy(), rtol=1e-4, atol=1e-5)
+
+
+# settings that differ in everything a sweep varies, and in what each run's schedule does
+_VARIED = [
+    dict(noise_multiplier=0.8, seed=0, learning_rate=0.5, ema=0.9),
+    dict(target_epsilon=2.0, seed=1, clip_norm=0.3, learning_rate=1.0),
+    dict(noise_multiplier=2.0, seed=2, clip_norm=3.0, momentum=0.5, weight_decay=0.01, epochs=3),
+    dict(noise_multiplier=0.9, seed=3, max_epsilon=6.0, epochs=8, ema=0.5),  # stops early on its budget
+    dict(noise_multiplier=1.0, seed=4, sampling="shuffle", epochs=2),
+    dict(noise_multiplier=1.3, seed=0, batch_size=17, accountant="pld"),  # another seed-0 run: own draws
+]
+
+
+@pytest.mark.parametrize("model", ["linear", "mlp"])
+def test_run_k_of_a_batch_equals_the_run_trained_alone(model):
+    X, y = _data()
+    Xt, yt = _data(n=90, seed=5)
+    runs = [TogetherRun(X, y, TrainConfig(**{"model": model, "hidden": 16, "epochs": 4, "batch_size": 40, **kw}),
+                        Xt, yt, 3) for kw in _VARIED]
+    alone, together = _alone_and_together(runs)
+    assert any(r.stopped_early for r in alone) and len({r.steps for r in alone}) > 2
+    for a, b in zip(alone, together):
+        _assert_same_run(a, b)
+
+
+def test_runs_on_different_splits_and_sizes_train_together_and_stay_their_own():
+    """A sweep's seeds have their own splits, and train_fraction gives them other sizes."""
+    (X1, y1), (X2, y2) = _data(seed=1), _data(n=150, seed=2)
+    Xt, yt = _data(n=60, seed=3)
+    cfg = TrainConfig(model="mlp", hidden=8, depth=2, activation="relu", epochs=3, batch_size=30, target_epsilon=1.0)
+    runs = [TogetherRun(X1, y1, cfg.replace(seed=0), Xt, yt, 3), TogetherRun(X2, y2, cfg.replace(seed=0), Xt, yt, 3),
+            TogetherRun(X1, y1, cfg.replace(seed=7, clip_norm=0.5), None, None, 3)]
+    alone, together = _alone_and_together(runs)
+    for a, b in zip(alone, together):
+        _assert_same_run(a, b)
+
+
+def test_regression_and_soft_labels_train_together_as_alone():
+    X, y = _data()
+    target = (X[:, :1] * 0.5).astype(np.float32)
+    soft = np.eye(3, dtype=np.float32)[y] * 0.8 + 0.2 / 3
+    reg = [TogetherRun(X, target, TrainConfig(model="linear", task="regression", epochs=3, batch_size=50,
+                                               noise_multiplier=s, seed=i)) for i, s in enumerate((0.7, 1.5))]
+    cls = [TogetherRun(X, soft, TrainConfig(model="linear", epochs=3, batch_size=50, noise_multiplier=s, seed=i))
+           for i, s in enumerate((0.7, 1.5))]
+    for runs in (reg, cls):
+        alone, together = _alone_and_together(runs)
+        for a, b in zip(alone, together):
+            _assert_same_run(a, b)
+
+
+def _one_step_sums(runs):
+    """Each run's noisy summed gradient at its first step (before the division by L), by run position."""
+    sums = {}
+
+    def seen(step, which, noisy):
+        if step == 0:
+            for j, k in enumerate(which):
+                sums[k] = noisy[j].double().clone()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DPCoreWarning)
+        train_together(runs, on_step=seen)
+    return [sums[k] for k in range(len(runs))]
+
+
+def test_each_run_of_a_batch_passes_its_own_white_box_check():
+    """One record's clipped contribution to run k's sum is at most C_k (and, its gradient being huge, equal to
+    it); the noise added to run k's sum has standard deviation sigma_k C_k. Measured per run, in one batch:
+    neighbouring data sets D and D + {r} with every record sampled (q = 1) and the same seeds, each with
+    sigma_k and with sigma = 0."""
+    rng = np.random.default_rng(4)
+    d, k = 150, 10  # 1510 coordinates per run
+    X = rng.normal(size=(40, d)).astype(np.float32)
+    y = rng.integers(0, k, size=40)
+    r = (50.0 * rng.normal(size=(1, d))).astype(np.float32)  # one record with a gradient far above every C_k
+    X_r, y_r = np.vstack([X, r]), np.append(y, 3)
+    settings = [(0.3, 0.5, 11), (1.0, 1.0, 12), (2.5, 2.0, 13)]  # (C_k, sigma_k, seed)
+    runs = []
+    for C, sigma, seed in settings:
+        for data in ((X, y), (X_r, y_r)):
+            for s in (0.0, sigma):
+                cfg = TrainConfig(model="linear", epochs=1, batch_size=len(data[0]), clip_norm=C, noise_multiplier=s,
+                                  seed=seed)
+                runs.append(TogetherRun(data[0], data[1], cfg, n_outputs=k))
+    sums = _one_step_sums(runs)
+    for i, (C, sigma, _) in enumerate(settings):
+        clean_D, noisy_D, clean_Dr, noisy_Dr = sums[4 * i:4 * i + 4]
+        contribution = float((clean_Dr - clean_D).norm())
+        assert contribution <= C * (1 + 1e-5)
+        assert contribution == pytest.approx(C, rel=1e-3)  # clipped: its raw gradient norm is far larger
+        assert float(clean_D.norm()) <= 40 * C * (1 + 1e-5)
+        for noisy, clean in ((noisy_D, clean_D), (noisy_Dr, clean_Dr)):
+            noise = (noisy - clean).numpy()
+            # sample std of 1510 normals: relative standard error 1/sqrt(2n) ~ 1.8%; 5 standard errors
+            assert abs(noise.std() / (sigma * C) - 1) < 5 / math.sqrt(2 * noise.size)
+            assert abs(noise.mean()) < 5 * sigma * C / math.sqrt(noise.size)
+
+
+def test_every_run_of_a_batch_is_accounted_as_alone_and_by_dp_accounting():
+    """Each run's epsilon equals the run alone's and an independent dp_accounting computation of its own
+    (q_k, sigma_k, steps_k); runs sharing an odometer (same sigma and schedule) get the same numbers."""
+    X, y = _data()
+    cfgs = [TrainConfig(model="linear", epochs=e, batch_size=b, noise_multiplier=s, seed=i)
+            for i, (e, b, s) in enumerate([(3, 40, 0.9), (3, 40, 0.9), (5, 60, 1.7), (2, 24, 1.1)])]
+    cfgs.append(TrainConfig(model="linear", epochs=3, batch_size=40, target_epsilon=1.5, seed=9))
+    runs = [TogetherRun(X, y, c, n_outputs=3) for c in cfgs]
+    alone, together = _alone_and_together(runs)
+    for a, b in zip(alone, together):
+        assert b.epsilon == a.epsilon and b.history.epsilon.tolist() == a.history.epsilon.tolist()
+        # its own event: steps_k Poisson-sampled Gaussians of rate q_k = L_k / n and noise sigma_k
+        q, steps = b.config.batch_size / len(X), b.steps
+        assert b.dp_event == dp_accounting.SelfComposedDpEvent(
+            dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(b.noise_multiplier)), steps)
+        ref = dp_accounting.rdp.RdpAccountant()
+        ref.compose(b.dp_event)
+        assert ref.get_epsilon(b.config.delta) == pytest.approx(b.epsilon, rel=1e-9)
+    assert together[4].epsilon <= 1.5 * (1 + 1e-9)
+
+
+def test_on_epoch_reports_each_run_as_train_does():
+    X, y = _data()
+    cfgs = [TrainConfig(model="linear", epochs=e, batch_size=40, noise_multiplier=1.0, seed=i)
+            for i, e in enumerate((2, 3))]
+    seen = []
+    res = train_together([TogetherRun(X, y, c, n_outputs=3) for c in cfgs], on_epoch=lambda k, info: seen.append(
+        (k, info["epoch"], info["epochs"], info["epsilon"])))
+    assert sorted(seen) == sorted([(k, e, c.epochs, res[k].history.epsilon[e - 1])
+                                   for k, c in enumerate(cfgs) for e in range(1, c.epochs + 1)])
+
+
+@pytest.mark.parametrize("change, reason", [
+    (dict(private=False, noise_multiplier=None), "without privacy"),
+    (dict(optimizer="adam"), "optimizer='adam'"),
+])
+def test_runs_that_cannot_train_together_are_refused_by_position_with_the_reason(change, reason):
+    X, y = _data()
+    good = TrainConfig(model="linear", epochs=1, batch_size=40, noise_multiplier=1.0)
+    bad = good.replace(**change)
+    assert why_not_together(good) is None and reason in why_not_together(bad)
+    with pytest.raises(DPValueError, match=rf"runs\[1\] cannot train in a batch: .*{reason}"):
+        train_together([TogetherRun(X, y, good, n_outputs=3), TogetherRun(X, y, bad, n_outputs=3)])
+
+
+def test_runs_of_different_networks_are_refused():
+    X, y = _data()
+    a = TrainConfig(model="linear", epochs=1, batch_size=40, noise_multiplier=1.0)
+    with pytest.raises(DPValueError, match=r"runs\[1\] does not share runs\[0\]'s network"):
+        train_together([TogetherRun(X, y, a, n_outputs=3), TogetherRun(X, y, a.replace(model="mlp"), n_outputs=3)])
+
+
+def test_cnn_and_secure_mode_train_alone():
+    from dpcore.rng import secure_noise
+
+    assert "model='cnn'" in why_not_together(TrainConfig(model="cnn", noise_multiplier=1.0))
+    with secure_noise():
+        assert "secure mode" in why_not_together(TrainConfig(model="linear", noise_multiplier=1.0))
+
+
+def test_small_blocks_change_nothing():
+    """Runs processed in blocks (a large sweep on a large table) give the same numbers as one block."""
+    X, y = _data()
+    runs = [TogetherRun(X, y, TrainConfig(model="mlp", hidden=12, epochs=2, batch_size=40, noise_multiplier=s,
+                                          seed=i), n_outputs=3) for i, s in enumerate((0.6, 1.0, 1.4, 2.0, 3.0))]
+    whole = train_together(runs)
+    blocks = train_together(runs, block_floats=1)
+    for a, b in zip(whole, blocks):
+        for key in a.state:
+            np.testing.assert_allclose(b.state[key], a.state[key], rtol=1e-5, atol=1e-6)
+    assert torch.get_default_dtype() == torch.float32
