@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import altair as alt
+import pandas as pd
 import streamlit as st
 
 #: the palette's dash names (Plotly's) as Vega-Lite stroke dashes (pixels on, off, ...)
@@ -67,6 +68,18 @@ def series_encoding(series: list[Series], *, markers: bool = False, legend: bool
     return out
 
 
+def marked_line(value: float, text: str, colour: str, dash: str, *, below: bool, left: bool = False
+                ) -> alt.LayerChart:
+    """A horizontal reference line at ``value`` named at its right end (``left``: its left end), above it or
+    ``below`` it. The label's size is the chart's text size (:func:`show`: larger when presenting)."""
+    frame = pd.DataFrame({"y": [float(value)], "text": [text]})
+    rule = alt.Chart(frame).mark_rule(color=colour, strokeDash=DASHES[dash], strokeWidth=2).encode(y="y:Q")
+    place = {"align": "left", "x": 0, "dx": 4} if left else {"align": "right", "x": "width"}
+    label = alt.Chart(frame).mark_text(baseline="top" if below else "bottom", dy=4 if below else -4,
+                                       color=TEXT, **place).encode(y="y:Q", text="text:N")
+    return rule + label
+
+
 def spec(chart) -> dict:
     """``chart``'s Vega-Lite spec as the pages draw it: as wide as its container, its own height for the plot alone
     (Streamlit's default autosize, "fit", would squeeze the plot to make room for the legend and titles inside that
@@ -99,7 +112,7 @@ def show(chart, container=None, *, key: str | None = None, alt_text: str | None 
     drawn["config"] = {**drawn.get("config", {}),
                        "axis": {"labelFontSize": size, "titleFontSize": size + 1, "labelColor": TEXT,
                                 "titleColor": TEXT, "tickCount": 8},
-                       "legend": {"labelColor": TEXT, "labelFontSize": size + 1},
+                       "legend": {"labelColor": TEXT, "labelFontSize": size + 1, "titleColor": TEXT},
                        "title": {"color": TEXT, "fontSize": size + 2},
                        "text": {"fontSize": size}}  # labels inside the chart ("budget", "exact count") too
     (container if container is not None else st).vega_lite_chart(spec=drawn, width="stretch", key=key, alt=alt_text)
