@@ -5,8 +5,10 @@ JavaScript; its Vega-Lite bundle is 0.8 MB. On the home page, in headless Chromi
 first chart was drawn about 2.7 s after the page was opened with Vega-Lite against 4.6-5.0 s with Plotly (a warm
 server, nobody else on it), and 6.8-8.2 s against 11-12 s while the same machine served a class of twenty
 (``bench/classroom_load.py``'s late-comer). A phone on a classroom's Wi-Fi downloads and parses the same bundles.
-So the home page, the one every visitor opens first, draws its charts here; the other pages keep Plotly (their
-charts are heavier: subplots of sweeps, heat maps, hover over many series).
+So the home page, the one every visitor opens first, draws its charts here, and so does the Train page, which a
+whole class follows at once: ten tabs on one 2-core machine each loading Plotly for its live and finished charts
+were the wait between a shared run's end and its result on every screen (``bench/classroom_load.py``). The other
+pages keep Plotly (their charts are heavier: subplots of sweeps, hover over many series).
 
 The same rules as :mod:`dpcore.ui.palette` hold: Okabe & Ito's colours, every series with its own dash and
 marker as well (:func:`series_encoding`), the legend under the plot, and the tests' colour-blindness check reads
