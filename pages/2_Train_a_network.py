@@ -29,16 +29,15 @@ from dpcore.ui.present import control_area, headline_area
 from dpcore.ui.training import (
     LiveProgress,
     budget_text,
-    confusion_figure,
     defaults_for,
     history_caption,
     history_labels,
     knobs_of_group,
-    reference_of,
     run_key,
-    shared_history_figure,
+    show_confusion_chart,
     show_diagnostics,
     show_headline,
+    show_history_chart,
     split_history,
     train_learners,
     train_with_baseline,
@@ -151,8 +150,7 @@ st.markdown(f"**{out['n_train']} training rows, {out['n_test']} test rows**; the
                f"Noise: **seeded demo** (seed {seed}): reproducible, not for a real release."))
 
 st.header("Training history")
-headline_area().plotly_chart(shared_history_figure(out["history"], chance=out.get("chance"),
-                                                   reference=reference_of(out)), key="train.history_chart")
+show_history_chart(out, headline_area())
 history, diagnostics = split_history(out["history"])
 show_table(history, key="train.history_table", labels=history_labels(out["task"]))
 if units := history_caption(out["task"]):
@@ -161,4 +159,4 @@ st.caption(spec.wording.history_note)
 show_diagnostics(out, algo, diagnostics)
 if "confusion" in out:
     st.header("Confusion matrix of the private model (test rows)")
-    st.plotly_chart(confusion_figure(out["confusion"]), key="train.confusion_chart")
+    show_confusion_chart(out["confusion"])

@@ -33,18 +33,6 @@ REFUSED_TINT = palette.PURPLE
 _Y_AXIS_PX = 36
 
 
-def _marked_line(value: float, text: str, colour: str, dash: str, *, below: bool, left: bool = False
-                 ) -> alt.LayerChart:
-    """A horizontal reference line at ``value`` named at its right end (``left``: its left end), above it or
-    ``below`` it. The label's size is the chart's text size (:func:`dpcore.ui.vega.show`: larger when presenting)."""
-    frame = pd.DataFrame({"y": [float(value)], "text": [text]})
-    rule = alt.Chart(frame).mark_rule(color=colour, strokeDash=vega.DASHES[dash], strokeWidth=2).encode(y="y:Q")
-    place = {"align": "left", "x": 0, "dx": 4} if left else {"align": "right", "x": "width"}
-    label = alt.Chart(frame).mark_text(baseline="top" if below else "bottom", dy=4 if below else -4,
-                                       color="#333333", **place).encode(y="y:Q", text="text:N")
-    return rule + label
-
-
 def averaging_charts(df: pd.DataFrame, *, true_count: float, budget: float | None
                      ) -> tuple[alt.LayerChart, alt.LayerChart]:
     """Two charts over the number of asks (Vega-Lite), drawn one above the other: the answers and their running
@@ -63,7 +51,8 @@ def averaging_charts(df: pd.DataFrame, *, true_count: float, budget: float | Non
     mean = alt.Chart(shown.assign(**{vega.FIELD: MEAN.name})).mark_line(strokeWidth=3).encode(
         x=x, y="running_mean:Q", tooltip=[*tip, alt.Tooltip("running_mean:Q", title="mean", format=".2f")],
         **vega.series_encoding([ANSWER, MEAN]))
-    top = [answers, mean, _marked_line(true_count, f"exact count {true_count:g}", palette.BLUE, "dash", below=False)]
+    top = [answers, mean,
+           vega.marked_line(true_count, f"exact count {true_count:g}", palette.BLUE, "dash", below=False)]
     spent = alt.Chart(df.assign(**{vega.FIELD: SPENT.name})).mark_line(strokeWidth=2, point=alt.OverlayMarkDef(
         size=30, filled=True)).encode(
         x=x, y=alt.Y("epsilon:Q", title="ε", axis=left),
@@ -73,7 +62,7 @@ def averaging_charts(df: pd.DataFrame, *, true_count: float, budget: float | Non
     if budget is not None:
         # named under its line at the left end, where the epsilon spent is still low: at the right end the spent
         # line reaches the budget and ran through the label; above the line it met the refused band on a phone
-        bottom.append(_marked_line(budget, f"budget {budget:g}", palette.PURPLE, "dot", below=True, left=True))
+        bottom.append(vega.marked_line(budget, f"budget {budget:g}", palette.PURPLE, "dot", below=True, left=True))
     refused = df[~df.released]
     if len(refused):
         band = pd.DataFrame({"x0": [float(refused.ask.min()) - 0.5], "x1": [float(df.ask.max()) + 0.5],

@@ -168,6 +168,8 @@ def _vega_series(spec) -> list[dict]:
         scale = colour.get("scale") or {}
         if not colour.get("field") or "legend" in colour and colour["legend"] is None:
             continue
+        if colour.get("type") == "quantitative":  # a heat map's gradient: one scale of values, no series to tell apart
+            continue
         if not scale.get("domain") or not scale.get("range"):  # the theme chooses the colours
             out.setdefault(colour["field"], {"name": colour["field"], "colour": None, "dash": "solid",
                                              "symbol": "circle", "mode": "lines", "pattern": ""})

@@ -12,16 +12,15 @@ import hashlib
 import math
 from typing import Any
 
+import altair as alt
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
-from plotly.subplots import make_subplots
 
 from ..datasets import Dataset, train_test_split
 from ..exceptions import DPValueError
 from ..learners import get_learner, learner_names, run_learner, trivial_learner
-from . import palette
+from . import palette, vega
 from .common import format_epsilon, show_table, verdict_line
 from .live import BAR_SECONDS, CHART_SECONDS, Every
 from .uploads import UploadRef, data_key
@@ -88,8 +87,8 @@ class LiveProgress:
             self.bar.progress(frac, text=f"{self.label}: epoch {info['epoch']}/{info['epochs']}, ε spent "
                                          f"{'∞ (not private)' if not math.isfinite(eps) else f'{eps:.3f}'}")
         if self._chart_due(last=last):
-            self.chart.plotly_chart(shared_history_figure(pd.DataFrame(self.rows)),
-                                    key=f"train.live.{len(self.rows)}")
+            vega.show(shared_history_figure(pd.DataFrame(self.rows)), self.chart, key=f"train.live.{len(self.rows)}",
+                      alt_text=HISTORY_ALT)
 
     def done(self) -> None:
         self.bar.progress(1.0, text=f"{self.label}: done")
@@ -302,14 +301,26 @@ def reference_of(out: dict) -> float | None:
     return None if value is None or not math.isfinite(float(value)) else float(value)
 
 
-def shared_history_figure(history: pd.DataFrame, chance: float | None = None,
-                          reference: float | None = None) -> go.Figure:
-    """:func:`history_figure`, built once per history for the whole server and handed to every visitor showing it.
+#: what a screen reader announces for the history chart
+HISTORY_ALT = "Training history: the test loss, the test score and the ε spent, epoch by epoch, one panel each."
+#: what a screen reader announces for the confusion matrix
+CONFUSION_ALT = "Confusion matrix: how many test rows of each true class the private model assigned to each class."
+#: the height of each panel of the history chart, in pixels (three panels one above the other, about 330 in all)
+PANEL_HEIGHT = 90
+#: the panels' y axes' minimum width in pixels, so that their plots line up under one another
+_Y_AXIS_PX = 52
 
-    A class following one shared run shows the same history in every session, live and at the end; building the
-    Plotly figure (its subplots and validators) took about a fifth of the interpreter while twenty visitors did
-    it each (py-spy on ``bench/classroom_load.py``), time the run and the other pages wait for. The figure is read,
-    never changed, by ``st.plotly_chart`` (it copies it to a dict), so one object serves every session.
+
+def shared_history_figure(history: pd.DataFrame, chance: float | None = None,
+                          reference: float | None = None) -> dict:
+    """:func:`history_figure`'s Vega-Lite spec, built once per history for the whole server and handed to every
+    visitor showing it.
+
+    A class following one shared run shows the same history in every session, live and at the end; building a
+    figure (the chart and the validation of its spec) took about a fifth of the interpreter while twenty visitors did
+    it each (py-spy on ``bench/classroom_load.py``, with Plotly), time the run and the other pages wait for. The spec
+    is read, never changed, by :func:`dpcore.ui.vega.show` (it draws a copy with the page's text sizes; Streamlit
+    copies it again before moving its data out), so one object serves every session.
     """
     digest = hashlib.sha256(pd.util.hash_pandas_object(history, index=True).to_numpy().tobytes()
                             + str(list(history.columns)).encode()).hexdigest()
@@ -319,12 +330,43 @@ def shared_history_figure(history: pd.DataFrame, chance: float | None = None,
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _history_figure_once(digest: str, _history: pd.DataFrame, chance: float | None,
-                         reference: float | None) -> go.Figure:
-    return history_figure(_history, chance=chance, reference=reference)
+                         reference: float | None) -> dict:
+    return vega.spec(history_figure(_history, chance=chance, reference=reference))
 
 
-def history_figure(history: pd.DataFrame, chance: float | None = None, reference: float | None = None) -> go.Figure:
-    """Test loss, test metric and epsilon spent against the epoch, one panel each.
+def show_history_chart(out: dict, container=None) -> None:
+    """The finished run's history chart (the server's one spec for it), in ``container`` (the page by default)."""
+    vega.show(shared_history_figure(out["history"], chance=out.get("chance"), reference=reference_of(out)), container,
+              key="train.history_chart", alt_text=HISTORY_ALT)
+
+
+def show_confusion_chart(cm: pd.DataFrame) -> None:
+    """The private model's confusion matrix on the test rows."""
+    vega.show(confusion_figure(cm), key="train.confusion_chart", alt_text=CONFUSION_ALT)
+
+
+def _history_panel(data: pd.DataFrame, column: str, *, title: str, axis_title: str, style: int, last: bool,
+                   zero: bool = False, extra: tuple = ()) -> alt.LayerChart:
+    """One panel of the history chart: ``column`` against the epoch, a line with markers in the ``style``-th series'
+    colour, dash and marker (:func:`dpcore.ui.palette.series_style`), the epoch named under the ``last`` panel only
+    (they share it), with ``extra`` layers (reference lines) on top."""
+    look = palette.series_style(style)
+    x = alt.X("epoch:Q", title="epoch" if last else None, scale=alt.Scale(nice=False, zero=False),
+              axis=alt.Axis(tickMinStep=1, format="d"))
+    line = alt.Chart(data).mark_line(
+        color=look["color"], strokeDash=vega.DASHES[look["dash"]], strokeWidth=2.5,
+        point=alt.OverlayMarkDef(filled=True, color=look["color"], shape=vega.SHAPES[look["symbol"]], size=50),
+    ).encode(x=x, y=alt.Y(f"{column}:Q", title=axis_title, scale=alt.Scale(zero=zero),
+                          axis=alt.Axis(minExtent=_Y_AXIS_PX, tickCount=4)),
+             tooltip=[alt.Tooltip("epoch:Q", title="epoch"), alt.Tooltip(f"{column}:Q", title=title, format=".4g")])
+    return alt.layer(line, *extra).properties(title=alt.TitleParams(title, anchor="start"), height=PANEL_HEIGHT)
+
+
+def history_figure(history: pd.DataFrame, chance: float | None = None,
+                   reference: float | None = None) -> alt.VConcatChart:
+    """Test loss, test metric and epsilon spent against the epoch, one panel each, one above the other (Vega-Lite:
+    Streamlit stretches the panels of a vertical stack to the page's width; side by side they would keep a fixed
+    width and overflow a phone).
 
     ``reference``: the non-private model's final score on the same metric, drawn across the metric's panel as a
     dashed line, so the cost of privacy is read off the headline chart itself. The ε panel is left out when no epoch
@@ -335,36 +377,42 @@ def history_figure(history: pd.DataFrame, chance: float | None = None, reference
     metric = "accuracy" if classification else "mse"
     eps = history["epsilon"].replace([np.inf, -np.inf], np.nan) if "epsilon" in history else pd.Series(dtype=float)
     with_eps = bool(eps.notna().any())
-    # short panel titles (the axis titles carry the detail): long ones run into each other on a phone
-    titles = ["Test loss", "Test accuracy" if classification else "Test MSE"] + (["ε spent"] if with_eps else [])
-    fig = make_subplots(rows=1, cols=len(titles), subplot_titles=titles, horizontal_spacing=0.09)
-    x = history["epoch"]
-    fig.add_trace(go.Scatter(x=x, y=history["loss"], mode="lines+markers", name="loss",
-                             **palette.line_and_marker(0)), 1, 1)
-    fig.add_trace(go.Scatter(x=x, y=history[metric], mode="lines+markers", name=metric,
-                             **palette.line_and_marker(2)), 1, 2)
+    data = pd.DataFrame({"epoch": history["epoch"], "loss": history["loss"], metric: history[metric]})
     if with_eps:
-        fig.add_trace(go.Scatter(x=x, y=eps, mode="lines+markers", name="ε", **palette.line_and_marker(1)), 1, 3)
-        fig.update_yaxes(title_text="ε", rangemode="tozero", row=1, col=3)
+        data["epsilon"] = eps
+    lines = []
     if reference is not None:
-        fig.add_hline(y=reference, line=dict(color=palette.BLACK, dash="dash"), row=1, col=2,
-                      annotation_text=f"non-private {reference:.3g}", annotation_position="top left")
+        lines.append(vega.marked_line(reference, f"non-private {reference:.3g}", palette.BLACK, "dash", below=False,
+                                      left=True))
     if classification and chance is not None:
-        fig.add_hline(y=chance, line=dict(color=palette.GREY, dash="dot"), row=1, col=2,
-                      annotation_text=f"chance {chance:.2f}", annotation_position="bottom right")
-    for c in range(1, len(titles) + 1):
-        fig.update_xaxes(title_text="epoch", row=1, col=c)
-    fig.update_yaxes(title_text="cross-entropy" if classification else "MSE, labels scaled to [0, 1]", row=1, col=1)
-    fig.update_yaxes(title_text="accuracy (fraction)" if classification else "MSE (label units²)", row=1, col=2)
-    fig.update_layout(height=330, showlegend=False, margin=dict(t=40, b=40))
-    return fig
+        # named above its line (under it, the name met the epoch axis's numbers)
+        lines.append(vega.marked_line(chance, f"chance {chance:.2f}", palette.GREY, "dot", below=False))
+    # short panel titles (the axis titles carry the detail)
+    panels = [_history_panel(data, "loss", title="Test loss", style=0, last=False,
+                             axis_title="cross-entropy" if classification else "MSE, labels scaled to [0, 1]"),
+              _history_panel(data, metric, title="Test accuracy" if classification else "Test MSE", style=2,
+                             last=not with_eps, extra=tuple(lines),
+                             axis_title="accuracy (fraction)" if classification else "MSE (label units²)")]
+    if with_eps:
+        panels.append(_history_panel(data.dropna(subset=["epsilon"]), "epsilon", title="ε spent", axis_title="ε",
+                                     style=1, last=True, zero=True))
+    return alt.vconcat(*panels, spacing=14).resolve_scale(x="shared")
 
 
-def confusion_figure(cm: pd.DataFrame) -> go.Figure:
-    fig = go.Figure(go.Heatmap(z=cm.values, x=[str(c) for c in cm.columns], y=[str(i) for i in cm.index],
-                               colorscale="Blues", text=cm.values, texttemplate="%{text}",
-                               colorbar=dict(title="test rows")))
-    fig.update_layout(height=420, xaxis_title="predicted class", yaxis_title="true class",
-                      xaxis=dict(type="category"), yaxis=dict(type="category", autorange="reversed"),
-                      margin=dict(t=30))
-    return fig
+def confusion_figure(cm: pd.DataFrame) -> alt.LayerChart:
+    """The confusion matrix as a heat map (Vega-Lite): true classes down, predicted classes across, in the data's
+    class order, each cell's count written on it (white on the dark cells) and shown on hover."""
+    names_true, names_pred = [str(i) for i in cm.index], [str(c) for c in cm.columns]
+    cells = pd.DataFrame([{"true": t, "predicted": p, "rows": int(v)}
+                          for t, row in zip(names_true, cm.values) for p, v in zip(names_pred, row)])
+    dark = max(1, int(cells["rows"].max())) / 2
+    base = alt.Chart(cells).encode(
+        x=alt.X("predicted:N", title="predicted class", sort=names_pred, axis=alt.Axis(labelAngle=0, labelLimit=90)),
+        y=alt.Y("true:N", title="true class", sort=names_true),
+        tooltip=[alt.Tooltip("true:N", title="true class"), alt.Tooltip("predicted:N", title="predicted class"),
+                 alt.Tooltip("rows:Q", title="test rows")])
+    heat = base.mark_rect().encode(color=alt.Color("rows:Q", title="test rows", scale=alt.Scale(scheme="blues"),
+                                                   legend=alt.Legend(orient="right", gradientLength=200)))
+    counts = base.mark_text(fontSize=12).encode(
+        text="rows:Q", color=alt.condition(alt.datum.rows > dark, alt.value("white"), alt.value(vega.TEXT)))
+    return alt.layer(heat, counts).properties(height=380)

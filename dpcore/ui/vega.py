@@ -5,8 +5,10 @@ JavaScript; its Vega-Lite bundle is 0.8 MB. On the home page, in headless Chromi
 first chart was drawn about 2.7 s after the page was opened with Vega-Lite against 4.6-5.0 s with Plotly (a warm
 server, nobody else on it), and 6.8-8.2 s against 11-12 s while the same machine served a class of twenty
 (``bench/classroom_load.py``'s late-comer). A phone on a classroom's Wi-Fi downloads and parses the same bundles.
-So the home page, the one every visitor opens first, draws its charts here; the other pages keep Plotly (their
-charts are heavier: subplots of sweeps, heat maps, hover over many series).
+So the home page, the one every visitor opens first, draws its charts here, and so does the Train page, which a
+whole class follows at once: ten tabs on one 2-core machine each loading Plotly for its live and finished charts
+were the wait between a shared run's end and its result on every screen (``bench/classroom_load.py``). The other
+pages keep Plotly (their charts are heavier: subplots of sweeps, hover over many series).
 
 The same rules as :mod:`dpcore.ui.palette` hold: Okabe & Ito's colours, every series with its own dash and
 marker as well (:func:`series_encoding`), the legend under the plot, and the tests' colour-blindness check reads
@@ -17,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import altair as alt
+import pandas as pd
 import streamlit as st
 
 #: the palette's dash names (Plotly's) as Vega-Lite stroke dashes (pixels on, off, ...)
@@ -67,6 +70,18 @@ def series_encoding(series: list[Series], *, markers: bool = False, legend: bool
     return out
 
 
+def marked_line(value: float, text: str, colour: str, dash: str, *, below: bool, left: bool = False
+                ) -> alt.LayerChart:
+    """A horizontal reference line at ``value`` named at its right end (``left``: its left end), above it or
+    ``below`` it. The label's size is the chart's text size (:func:`show`: larger when presenting)."""
+    frame = pd.DataFrame({"y": [float(value)], "text": [text]})
+    rule = alt.Chart(frame).mark_rule(color=colour, strokeDash=DASHES[dash], strokeWidth=2).encode(y="y:Q")
+    place = {"align": "left", "x": 0, "dx": 4} if left else {"align": "right", "x": "width"}
+    label = alt.Chart(frame).mark_text(baseline="top" if below else "bottom", dy=4 if below else -4,
+                                       color=TEXT, **place).encode(y="y:Q", text="text:N")
+    return rule + label
+
+
 def spec(chart) -> dict:
     """``chart``'s Vega-Lite spec as the pages draw it: as wide as its container, its own height for the plot alone
     (Streamlit's default autosize, "fit", would squeeze the plot to make room for the legend and titles inside that
@@ -99,7 +114,7 @@ def show(chart, container=None, *, key: str | None = None, alt_text: str | None 
     drawn["config"] = {**drawn.get("config", {}),
                        "axis": {"labelFontSize": size, "titleFontSize": size + 1, "labelColor": TEXT,
                                 "titleColor": TEXT, "tickCount": 8},
-                       "legend": {"labelColor": TEXT, "labelFontSize": size + 1},
+                       "legend": {"labelColor": TEXT, "labelFontSize": size + 1, "titleColor": TEXT},
                        "title": {"color": TEXT, "fontSize": size + 2},
                        "text": {"fontSize": size}}  # labels inside the chart ("budget", "exact count") too
     (container if container is not None else st).vega_lite_chart(spec=drawn, width="stretch", key=key, alt=alt_text)

@@ -37,6 +37,39 @@ def chart_problems(at: AppTest) -> list[str]:
     return found
 
 
+def vega_chart(at: AppTest, alt: str) -> tuple[dict, list[dict]]:
+    """The Vega-Lite chart ``at`` shows with the text alternative ``alt`` (its key is not in its message): its spec
+    (as the browser gets it) and the rows of every dataset behind it (Streamlit moves them out of the spec, as
+    Arrow)."""
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+    chart = next(c for c in at.get("vega_lite_chart") if c.proto.alt == alt)
+    rows = [r for d in chart.proto.datasets for r in convert_arrow_bytes_to_pandas_df(d.data.data).to_dict("records")]
+    if chart.proto.data.data:
+        rows += convert_arrow_bytes_to_pandas_df(chart.proto.data.data).to_dict("records")
+    return json.loads(chart.proto.spec), rows
+
+
+def panel_titles(spec: dict) -> list[str]:
+    """The titles of a stack of panels (a Vega-Lite ``vconcat``), top to bottom."""
+    return [p["title"]["text"] if isinstance(p["title"], dict) else p["title"] for p in spec["vconcat"]]
+
+
+def axis_titles(spec: dict, channel: str = "y") -> list[str]:
+    """Every ``channel`` axis title in a Vega-Lite spec, in the order of its views."""
+    found, stack = [], [spec]
+    while stack:
+        node = stack.pop(0)
+        if isinstance(node, dict):
+            title = (node.get("encoding", {}).get(channel) or {}).get("title")
+            if title:
+                found.append(title)
+            stack += [v for k, v in node.items() if k in ("layer", "vconcat", "hconcat", "concat", "spec")]
+        elif isinstance(node, list):
+            stack += node
+    return found
+
+
 @pytest.fixture
 def app_page():
     return page

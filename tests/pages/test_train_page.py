@@ -1,11 +1,14 @@
 """AppTest of the Train page: runs a tiny configuration end to end and shows the final metrics."""
 from __future__ import annotations
 
-import json
 import pathlib
+import re
 
 import pytest
 from streamlit.testing.v1 import AppTest
+
+from dpcore.ui.training import CONFUSION_ALT, HISTORY_ALT
+from tests.pages.conftest import panel_titles, vega_chart
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -57,6 +60,29 @@ def test_label_dp_shows_confusion_matrix():
     at.button(key="train.run").click().run()
     assert not at.exception
     assert any("Confusion" in s.value for s in at.header)
+    # every test row in one cell of the drawn matrix, true classes down and predicted across in iris's order
+    spec, cells = vega_chart(at, CONFUSION_ALT)
+    n_test = int(next(found.group(1) for m in at.markdown if (found := re.search(r"(\d+) test rows", m.value))))
+    assert sum(c["rows"] for c in cells) == n_test and len(cells) == 9
+    iris = ["setosa", "versicolor", "virginica"]
+    assert [spec["layer"][0]["encoding"][ch]["sort"] for ch in ("y", "x")] == [iris, iris]
+    assert [spec["layer"][0]["encoding"][ch]["title"] for ch in ("y", "x")] == ["true class", "predicted class"]
+
+
+def test_the_train_page_draws_its_charts_with_vega_lite_only_so_a_browser_never_fetches_the_plotly_bundle():
+    at = _app()
+    _train_iris(at, 3)
+    assert not at.exception
+    charts = at.get("vega_lite_chart")
+    assert len(charts) == 2 and not at.get("plotly_chart")  # the history and the confusion matrix
+    assert all(c.proto.alt for c in charts)  # each with a text alternative for screen readers
+    # the history chart draws the run's history: the table's accuracy and ε, epoch by epoch
+    spec, rows = vega_chart(at, HISTORY_ALT)
+    assert panel_titles(spec) == ["Test loss", "Test accuracy", "ε spent"]
+    table = at.dataframe[0].value
+    drawn = [r for r in rows if "epoch" in r]
+    assert [r["accuracy"] for r in drawn] == pytest.approx(table["Test accuracy"].tolist(), abs=1e-3)  # rounded
+    assert [r["epsilon"] for r in drawn] == pytest.approx(table["ε"].tolist(), abs=1e-3)
 
 
 def test_output_perturbation_states_the_total_budget():
@@ -149,6 +175,5 @@ def test_the_page_opens_on_the_lessons_dataset_and_its_headline_chart_draws_the_
     _train_iris(at, 3)
     assert not at.exception
     base = float(next(m for m in at.metric if m.label == "Test accuracy (non-private)").value)
-    chart = next(c for c in at.get("plotly_chart") if "train.history_chart" in c.proto.id)
-    lines = [a["text"] for a in json.loads(chart.proto.spec)["layout"]["annotations"]]
-    assert f"non-private {base:.3g}" in lines
+    _, rows = vega_chart(at, HISTORY_ALT)
+    assert f"non-private {base:.3g}" in [r["text"] for r in rows if "text" in r]

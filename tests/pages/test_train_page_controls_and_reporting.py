@@ -3,7 +3,6 @@ label units; non-private diagnostics sit in a collapsed expander; the budget is 
 mode does not use are disabled; identical inputs reuse the stored result."""
 from __future__ import annotations
 
-import json
 import math
 import re
 
@@ -11,6 +10,8 @@ import pytest
 
 from dpcore.datasets import train_test_split
 from dpcore.learners import run_learner
+from dpcore.ui.training import HISTORY_ALT
+from tests.pages.conftest import axis_titles, panel_titles, vega_chart
 
 from .test_train_page import _app, _train_iris
 
@@ -19,18 +20,12 @@ def _metric(at, label: str) -> str:
     return next(m for m in at.metric if m.label == label).value
 
 
-def _chart_titles(at, key: str) -> list[str]:
-    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(key) or key in c.proto.id)
-    spec = json.loads(chart.proto.spec)
-    return [a["text"] for a in spec["layout"].get("annotations", [])
-            if not a["text"].startswith(("chance", "non-private"))]  # the panels' titles, not the reference lines
+def _chart_titles(at) -> list[str]:
+    return panel_titles(vega_chart(at, HISTORY_ALT)[0])
 
 
-def _axis_titles(at, key: str) -> list[str]:
-    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(key) or key in c.proto.id)
-    layout = json.loads(chart.proto.spec)["layout"]
-    return [v["title"]["text"] for k, v in layout.items()
-            if k.startswith("yaxis") and (v.get("title") or {}).get("text")]
+def _axis_titles(at) -> list[str]:
+    return axis_titles(vega_chart(at, HISTORY_ALT)[0])
 
 
 def test_tiny_csv_is_an_error_message_not_a_traceback():
@@ -71,8 +66,8 @@ def test_regression_shows_the_mean_predictor_and_r2_and_says_when_it_is_beaten_b
     cols = list(at.dataframe[0].value.columns)
     assert "Test loss (MSE, labels scaled to [0, 1])" in cols and "Test MSE (label units²)" in cols
     assert any("label units²" in c.value and "scaled to [0, 1]" in c.value for c in at.caption)
-    assert "Test MSE" in _chart_titles(at, "train.history_chart")
-    assert "MSE (label units²)" in _axis_titles(at, "train.history_chart")
+    assert "Test MSE" in _chart_titles(at)
+    assert "MSE (label units²)" in _axis_titles(at)
 
 
 def test_training_loss_lives_in_a_collapsed_non_private_expander():
@@ -104,7 +99,7 @@ def test_softmax_perturbation_labels_epsilon_per_answer_and_states_the_budget_in
     # the noise tile gives the Laplace scale 2 / ε of each answer, not an empty σ
     assert float(_metric(at, "Laplace scale per answer")) == pytest.approx(2.0)
     assert "Noise multiplier σ" not in [mk.label for mk in at.metric]
-    titles = _chart_titles(at, "train.history_chart")
+    titles = _chart_titles(at)
     assert "ε spent" not in titles and len(titles) == 2  # no empty ε panel
     # the non-private network's accuracy before noise is a diagnostic, not a headline
     exp = next(e for e in at.expander if e.label == "Non-private diagnostics (not covered by ε)")

@@ -1,6 +1,7 @@
 """The Train page's bridge (dpcore.ui.training): run keys, stored runs, history split and figures, units."""
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -9,8 +10,10 @@ import pytest
 
 from dpcore.datasets import load_csv, load_dataset
 from dpcore.exceptions import DPValueError, PrivacyLeakWarning
+from dpcore.ui import palette, training, vega
 from dpcore.ui.training import (
     DIAGNOSTIC_COLUMNS,
+    confusion_figure,
     defaults_for,
     history_figure,
     run_key,
@@ -38,12 +41,41 @@ def test_defaults_for_a_tiny_dataset_says_what_to_do():
         defaults_for(tiny)
 
 
+def _panels(spec: dict) -> list[str]:
+    return [p["title"]["text"] for p in spec["vconcat"]]
+
+
+def _rows(spec: dict) -> list[dict]:
+    return [r for values in spec["datasets"].values() for r in values]
+
+
 def test_history_figure_drops_the_epsilon_panel_only_when_no_epsilon_is_finite():
-    private = history_figure(_history([0.1, 0.2, 0.3]))
-    assert [a.text for a in private.layout.annotations][-1] == "ε spent"
-    not_private = history_figure(_history([math.inf] * 3))
-    titles = [a.text for a in not_private.layout.annotations]
-    assert "ε spent" not in titles and len(titles) == 2 and len(not_private.data) == 2
+    private = vega.spec(history_figure(_history([0.1, 0.2, 0.3])))
+    assert _panels(private) == ["Test loss", "Test accuracy", "ε spent"]
+    not_private = vega.spec(history_figure(_history([math.inf] * 3)))
+    assert _panels(not_private) == ["Test loss", "Test accuracy"]
+    assert not any("epsilon" in r for r in _rows(not_private))
+
+
+def test_history_figure_draws_the_history_the_non_private_line_dashed_and_the_chance_line():
+    spec = vega.spec(history_figure(_history([0.1, 0.2, 0.3]), chance=0.34, reference=0.912))
+    drawn = [r for r in _rows(spec) if "epoch" in r]
+    assert [r["accuracy"] for r in drawn] == pytest.approx([0.5, 0.7, 0.9])
+    assert [r["epsilon"] for r in drawn] == pytest.approx([0.1, 0.2, 0.3])
+    rules = {r["text"]: r["y"] for r in _rows(spec) if "text" in r}
+    assert rules == {"non-private 0.912": 0.912, "chance 0.34": 0.34}
+    accuracy = spec["vconcat"][1]["layer"]
+    dashes = [layer["layer"][0]["mark"]["strokeDash"] for layer in accuracy[1:]]
+    assert dashes == [vega.DASHES["dash"], vega.DASHES["dot"]]  # non-private dashed, chance dotted
+    assert [layer["layer"][0]["mark"]["color"] for layer in accuracy[1:]] == [palette.BLACK, palette.GREY]
+    # each panel's line in its own palette colour, dash and marker; the epoch named once, under the last panel
+    looks = [(p["layer"][0]["mark"]["color"], str(p["layer"][0]["mark"]["strokeDash"]),
+              p["layer"][0]["mark"]["point"]["shape"]) for p in spec["vconcat"]]
+    assert len(set(looks)) == 3 and {c for c, _, _ in looks} <= set(palette.SERIES_COLOURS)
+    assert [p["layer"][0]["encoding"]["x"]["title"] for p in spec["vconcat"]] == [None, None, "epoch"]
+    assert [p["layer"][0]["encoding"]["y"]["title"] for p in spec["vconcat"]] == ["cross-entropy",
+                                                                                  "accuracy (fraction)", "ε"]
+    assert all(p["layer"][0]["encoding"]["tooltip"] for p in spec["vconcat"])  # hover gives each value
 
 
 def test_visitors_showing_the_same_history_share_one_figure_and_a_different_history_or_chance_gets_its_own():
@@ -52,7 +84,49 @@ def test_visitors_showing_the_same_history_share_one_figure_and_a_different_hist
     assert shared_history_figure(_history([0.1, 0.2, 0.4]), chance=0.1) is not first
     assert shared_history_figure(_history([0.1, 0.2, 0.3]), chance=0.2) is not first
     assert shared_history_figure(_history([0.1, 0.2, 0.3])) is not first  # no chance line
-    assert first.to_dict() == history_figure(_history([0.1, 0.2, 0.3]), chance=0.1).to_dict()
+    assert first == vega.spec(history_figure(_history([0.1, 0.2, 0.3]), chance=0.1))
+
+
+def test_drawing_the_shared_history_spec_leaves_it_as_it_was_for_the_next_session(monkeypatch):
+    from streamlit.elements import vega_charts
+
+    shared = shared_history_figure(_history([0.1, 0.2, 0.3]), chance=0.1, reference=0.8)
+    before = copy.deepcopy(shared)
+    sent = []
+
+    def draw(spec, **kwargs):  # what st.vega_lite_chart does to the spec before sending it
+        spec = vega_charts._prepare_vega_lite_spec(spec, True)
+        vega_charts._marshall_chart_data(vega_charts.VegaLiteChartProto(), spec)
+        sent.append(spec)
+
+    monkeypatch.setattr(vega.st, "vega_lite_chart", draw)
+    vega.show(shared)
+    assert sent and "datasets" not in sent[0]  # the data went to the message, out of the drawn copy
+    assert shared == before
+
+
+def test_live_progress_redraws_the_history_so_far_as_vega_lite(monkeypatch):
+    drawn = []
+    monkeypatch.setattr(training.vega, "show", lambda chart, container=None, **kw: drawn.append((chart, kw)))
+    live = training.LiveProgress("DP-SGD")
+    for epoch in (1, 2):
+        live({"epoch": epoch, "epochs": 2, "step": epoch, "loss": 1.0 / epoch, "accuracy": 0.4 * epoch,
+              "epsilon": 0.5 * epoch})
+    chart, kw = drawn[-1]
+    assert kw["key"] == "train.live.2" and kw["alt_text"]
+    assert [r["accuracy"] for r in _rows(chart) if "epoch" in r] == pytest.approx([0.4, 0.8])
+    assert _panels(chart) == ["Test loss", "Test accuracy", "ε spent"]
+
+
+def test_confusion_figure_has_a_cell_per_pair_of_classes_in_the_datas_order():
+    cm = pd.DataFrame([[5, 1], [2, 7]], index=["zebra", "ant"], columns=["zebra", "ant"])
+    spec = vega.spec(confusion_figure(cm))
+    assert sorted((r["true"], r["predicted"], r["rows"]) for r in _rows(spec)) == [
+        ("ant", "ant", 7), ("ant", "zebra", 2), ("zebra", "ant", 1), ("zebra", "zebra", 5)]
+    heat = spec["layer"][0]["encoding"]
+    assert heat["x"]["sort"] == heat["y"]["sort"] == ["zebra", "ant"]  # not alphabetical
+    assert heat["color"]["title"] == "test rows"
+    assert palette.colour_clashes(spec) == [] and palette.legend_problems(spec) == []
 
 
 def test_split_history_moves_training_row_columns_to_the_diagnostics():
