@@ -238,13 +238,10 @@ def _conv_per_example_grads(rec: _Record, b: torch.Tensor) -> torch.Tensor:
     layer, a = rec.layer, rec.a
     n, cin, h, w = a.shape
     cout = layer.out_channels
-    # what torch.nn.grad.conv2d_weight calls, given a contiguous weight of the right shape (only its shape is read)
-    # rather than an expanded one: the backend then writes the result in place instead of into a copy
-    g = torch.ops.aten.convolution_backward(
-        b.reshape(1, n * cout, *b.shape[2:]), a.reshape(1, n * cin, h, w),
-        a.new_empty((n * cout, cin, *layer.kernel_size)), None, layer.stride, layer.padding, layer.dilation, False,
-        [0, 0], n, (False, True, False),
-    )[1]
+    g = torch.nn.grad.conv2d_weight(
+        a.reshape(1, n * cin, h, w), (n * cout, cin, *layer.kernel_size), b.reshape(1, n * cout, *b.shape[2:]),
+        stride=layer.stride, padding=layer.padding, dilation=layer.dilation, groups=n,
+    )
     return g.reshape(n, cout, -1)
 
 
