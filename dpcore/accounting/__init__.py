@@ -18,14 +18,41 @@ Nothing here computes RDP or privacy-loss distributions by hand. The composition
 theorems (naive and advanced) are here only as the comparison lines of the
 Accountant page (Abadi et al. 2016, figure 2).
 """
-from .accountants import ACCOUNTANTS, make_accountant
-from .calibration import calibrate, calibrate_noise_multiplier
-from .composition import advanced_composition, amplified_epsilon, gaussian_epsilon, naive_composition
-from .core import dpsgd_accounting, dpsgd_epsilon, epsilon_curve, steps_for
-from .curves import METHOD_LABELS, composition_comparison
-from .events import EpsilonDeltaDpEvent, dpsgd_event, event_from_json, event_to_json
-from .ledger import PrivacyLedger, PrivacyProfile, epsilon_of_event, privacy_profile, repeat_and_select_epsilon
-from .neighbouring import Neighbouring
+from __future__ import annotations
+
+from .._lazy import lazy_names
+
+#: Every name and the module that defines it, loaded on first use (PEP 562): ``python -m dpcore epsilon`` needs
+#: dp_accounting, not the composition curves' pandas.
+_WHERE = {
+    "ACCOUNTANTS": "accountants",
+    "make_accountant": "accountants",
+    "calibrate": "calibration",
+    "calibrate_noise_multiplier": "calibration",
+    "advanced_composition": "composition",
+    "amplified_epsilon": "composition",
+    "gaussian_epsilon": "composition",
+    "naive_composition": "composition",
+    "dpsgd_accounting": "core",
+    "dpsgd_epsilon": "core",
+    "epsilon_curve": "core",
+    "steps_for": "core",
+    "METHOD_LABELS": "curves",
+    "composition_comparison": "curves",
+    "EpsilonDeltaDpEvent": "events",
+    "dpsgd_event": "events",
+    "event_from_json": "events",
+    "event_to_json": "events",
+    "PrivacyLedger": "ledger",
+    "PrivacyProfile": "ledger",
+    "privacy_profile": "ledger",
+    "epsilon_of_event": "ledger",
+    "repeat_and_select_epsilon": "ledger",
+    "Neighbouring": "neighbouring",
+}
+
+
+__getattr__, __dir__ = lazy_names(__name__, _WHERE)
 
 __all__ = [
     "event_from_json",

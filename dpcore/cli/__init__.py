@@ -290,6 +290,9 @@ def main(argv: list[str] | None = None) -> int:
             warnings._showwarnmsg_impl = lambda msg: show(msg.message)
             if args.command not in TRAINING_COMMANDS:
                 return int(args.func(args) or 0)
+            # a command may answer from its cache, with nothing to train: then neither torch nor the threads
+            if (from_cache := getattr(args, "from_cache", None)) is not None and (code := from_cache(args)) is not None:
+                return int(code)
             from ..runtime.serving import default_run_threads, default_workers, run_threads
 
             with run_threads(default_run_threads(default_workers())):  # the app server's threads: its numbers

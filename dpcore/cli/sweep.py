@@ -8,6 +8,8 @@ processes. Bad input exits with status 2 and a one-line message.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import sys
 import time
@@ -56,7 +58,7 @@ def add_parser(sub) -> None:
     p.add_argument("--provider", action="append", default=[], metavar="MODULE",
                    help="import this module to register extra learners (also in every worker)")
     p.add_argument("--out", default=None, help="CSV file for the tidy table ('-' or omitted: stdout)")
-    p.set_defaults(func=_run)
+    p.set_defaults(func=_run, from_cache=_from_cache)
 
 
 def _floats(text: str, what: str) -> list[float]:
@@ -108,9 +110,58 @@ class _ProgressBar:
         self.stream.flush()
 
 
-def _run(args) -> int:
-    from ..sweep import SweepConfig, run_sweep
+#: Flags that change where a sweep's runs are computed or its table is written, not what it is: left out of the key
+#: under which the plan of its inputs is remembered.
+_NOT_IN_PLAN = ("func", "from_cache", "command", "jobs", "scheduler", "cache_dir", "no_cache", "out")
 
+
+def _plan_key(args) -> str | None:
+    """The key under which the cache remembers the runs these inputs gave (:meth:`SweepConfig.plan`): the inputs and
+    a digest of dpcore's whole source, so a plan is only read back by the code that made it. None where a plan
+    cannot stand in for the learner registry: no cache, your own file, extra providers or a cluster, or a registry
+    already changed in this process."""
+    from ..learners import registry_touched
+    from ..sweep.config import tree_digest
+
+    if args.no_cache or args.data or args.provider or args.scheduler or registry_touched():
+        return None
+    inputs = {k: v for k, v in sorted(vars(args).items()) if k not in _NOT_IN_PLAN}
+    doc = json.dumps({"inputs": inputs, "code": tree_digest()}, sort_keys=True, default=str)
+    return hashlib.sha256(doc.encode()).hexdigest()
+
+
+def _from_cache(args) -> int | None:
+    """The sweep answered from the disk cache without loading the learners (no torch, no scikit-learn: ``main``
+    calls this before the training threads are set up), when these inputs were swept before by this code and every
+    run is cached; None otherwise, and the sweep runs as usual (:func:`_run`)."""
+    from ..sweep import SweepCache, SweepConfig
+
+    key = _plan_key(args)
+    cache = SweepCache(args.cache_dir)
+    plan = cache.get_plan(key) if key is not None else None
+    if plan is None:
+        return None
+    try:
+        config = SweepConfig.from_plan(plan)
+    except (KeyError, TypeError, ValueError):  # a plan of another shape: sweep as usual
+        return None
+    if not all(run.key in cache for run in config.runs()):
+        return None
+    if args.algorithms is None:
+        _say_default_learners(config.learners)
+    return _answer(args, config)
+
+
+def _say_default_learners(learners) -> None:
+    print(f"note: --algorithms not given: sweeping {','.join(learners)}, as the Trade-off explorer starts",
+          file=sys.stderr)
+
+
+def _run(args) -> int:
+    from ..sweep import SweepCache, SweepConfig
+    from . import said
+
+    key = _plan_key(args)  # before anything loads the learners
     data = dataset_from_args(args)
     axis = args.axis.replace("-", "_")
     if args.algorithms is None:  # the page's default selection for this data and axis
@@ -121,11 +172,11 @@ def _run(args) -> int:
         learners = default_learners(sweepable(ds.task, ds.is_image, axis), ds.task)
         if not learners:
             raise DPValueError(f"no registered learner can be swept along {axis!r} on {ds.name}; pass --algorithms")
-        print(f"note: --algorithms not given: sweeping {','.join(learners)}, as the Trade-off explorer starts",
-              file=sys.stderr)
+        _say_default_learners(learners)
     else:
         learners = [a.strip() for a in args.algorithms.split(",") if a.strip()]
     seed, secure = noise_from_args(args)
+    warned = len(said)
     config = SweepConfig(
         dataset=data,
         secure=secure,
@@ -141,6 +192,16 @@ def _run(args) -> int:
         include_baselines=not args.no_baselines,
         providers=tuple(args.provider),
     )
+    if key is not None and len(said) == warned and (plan := config.plan()) is not None:
+        SweepCache(args.cache_dir).put_plan(key, plan)  # a plan says no warnings: only quiet inputs are remembered
+    return _answer(args, config)
+
+
+def _answer(args, config) -> int:
+    """Run (or read back) ``config`` with the progress bar and write its table: the same for a sweep that computes
+    and one answered from the cache."""
+    from ..sweep import run_sweep
+
     if config.sets_noise:
         print("note: noise_multiplier is set, so each run spends the epsilon its sigma gives (the epsilon column); "
               "--epsilon is not used", file=sys.stderr)
@@ -154,7 +215,7 @@ def _run(args) -> int:
             raise DPValueError(f"--out: cannot write {args.out!r} (no permission); choose a file you can write")
     result = run_sweep(config, n_jobs=args.jobs, on_result=_ProgressBar(), cache_dir=args.cache_dir,
                        use_cache=not args.no_cache, scheduler=args.scheduler)
-    if (note := neighbouring_note(result.table, markdown=False)) is not None:
+    if (note := neighbouring_note(result.table, markdown=False, wordings=config.wordings())) is not None:
         print(note.replace("`", ""), file=sys.stderr)
     if args.out and args.out != "-":
         result.table.to_csv(args.out, index=False)

@@ -5,11 +5,28 @@ Registry names (used by the CLI and every page): ``iris``, ``wine``,
 Your own data: :func:`as_dataset` (a DataFrame with a label column, or arrays);
 :class:`BoundedScaler` scales by declared bounds inside a scikit-learn Pipeline.
 """
-from .csv_upload import BOUNDS_FORMS, bounds_by_column, load_csv, read_csv_columns
-from .own import as_dataset
+from __future__ import annotations
+
+from .._lazy import lazy_names
 from .registry import REGISTRY, Dataset, DatasetInfo, Split, dataset_names, load_dataset, train_test_split
-from .scaler import BoundedScaler
-from .transforms import clip_rows_to_norm, scale_to_unit_interval, standardize_with_bounds
+
+#: The names of the other modules, loaded on first use (PEP 562): the registry's names above need neither pandas
+#: nor scikit-learn, so ``python -m dpcore`` can check a --dataset name (or answer a sweep from its cache) without
+#: them.
+_WHERE = {
+    "BOUNDS_FORMS": "csv_upload",
+    "bounds_by_column": "csv_upload",
+    "load_csv": "csv_upload",
+    "read_csv_columns": "csv_upload",
+    "as_dataset": "own",
+    "BoundedScaler": "scaler",
+    "clip_rows_to_norm": "transforms",
+    "scale_to_unit_interval": "transforms",
+    "standardize_with_bounds": "transforms",
+}
+
+
+__getattr__, __dir__ = lazy_names(__name__, _WHERE)
 
 __all__ = [
     "BOUNDS_FORMS",

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-import pandas as pd
 
 from ..exceptions import DatasetError, DPValueError
 from ..rng import as_generator
@@ -196,6 +195,8 @@ _ADULT_NUMERIC_BOUNDS = {
 
 
 def _adult() -> Dataset:
+    import pandas as pd
+
     path = os.path.join(_package_dir("mglearn"), "data", "adult.data")
     if not os.path.exists(path):
         raise DatasetError(f"adult.data not found at {path}; reinstall mglearn")

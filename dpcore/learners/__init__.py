@@ -64,6 +64,12 @@ def _load_providers() -> None:
     _loaded = True
 
 
+def registry_touched() -> bool:
+    """Whether any learner has been registered in this process yet (the providers loaded, or one registered by
+    hand). A fresh process has touched nothing: what its registry will hold is fixed by dpcore's source alone."""
+    return bool(_LEARNERS) or _loaded
+
+
 def learners() -> dict[str, LearnerSpec]:
     """All registered learners by name."""
     _load_providers()
@@ -297,6 +303,7 @@ __all__ = [
     "Wording",
     "parse_value",
     "register",
+    "registry_touched",
     "learners",
     "learner_names",
     "get_learner",

@@ -4,15 +4,18 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
 
-import dp_accounting
 import numpy as np
 import pandas as pd
 
-from ..accounting import Neighbouring
 from ..defaults import EPSILON
 from .knobs import Knob, Wording
+
+if TYPE_CHECKING:  # the registry is read without dp_accounting (a sweep answered from its cache)
+    import dp_accounting
+
+    from ..accounting import Neighbouring
 
 #: Per-epoch callback: called with a dict such as
 #: {"epoch": 3, "epochs": 20, "loss": 0.4, "accuracy": 0.9, "epsilon": 0.7}.
@@ -223,6 +226,8 @@ class RunResult:
         if self.extras.get("protects"):  # the unit epsilon protects: whole records, labels only, a client ...
             out["protects"] = self.extras["protects"]
         if self.neighbouring is not None:  # what the epsilon protects: one record added/removed, or replaced
+            from ..accounting import Neighbouring
+
             out["neighbouring"] = Neighbouring.of(self.neighbouring).spelling
         for k in ("accountant", "sample_rate", "steps"):  # DP-SGD's: enough to recompute the epsilon elsewhere
             if self.extras.get(k) is not None:

@@ -19,6 +19,9 @@ from typing import Any, Mapping
 DEFAULT_ROOT = ".dpcore_cache"
 #: Environment variable naming the cache root; sweeps live in its ``sweeps/`` sub-directory.
 ENV_VAR = "DPCORE_CACHE_DIR"
+#: Sub-directory of the plans: the run keys a sweep's inputs expanded to, so that the command line finds a cached
+#: sweep's runs without loading the learners (torch, scikit-learn) that compute them.
+PLANS = "plans"
 
 
 def default_cache_dir() -> pathlib.Path:
@@ -54,22 +57,38 @@ class SweepCache:
     def _path(self, key: str) -> pathlib.Path:
         return self.directory / key[:2] / f"{key}.json"
 
-    def get(self, key: str) -> dict | None:
-        """The stored row of run ``key``, or None when it is absent or unreadable."""
+    def _plan_path(self, key: str) -> pathlib.Path:
+        return self.directory / PLANS / key[:2] / f"{key}.json"
+
+    def _read(self, path: pathlib.Path, key: str, what: str) -> dict | None:
         try:
-            with open(self._path(key), encoding="utf-8") as fh:
+            with open(path, encoding="utf-8") as fh:
                 doc = json.load(fh)
         except (OSError, ValueError):
             return None
-        if not isinstance(doc, dict) or doc.get("key") != key or not isinstance(doc.get("row"), dict):
+        if not isinstance(doc, dict) or doc.get("key") != key or not isinstance(doc.get(what), dict):
             return None
-        return {k: _decode(v) for k, v in doc["row"].items()}
+        return doc[what]
+
+    def get(self, key: str) -> dict | None:
+        """The stored row of run ``key``, or None when it is absent or unreadable."""
+        row = self._read(self._path(key), key, "row")
+        return None if row is None else {k: _decode(v) for k, v in row.items()}
 
     def put(self, key: str, row: Mapping[str, Any]) -> None:
         """Store ``row`` (scalars only) atomically under ``key``."""
-        path = self._path(key)
+        self._write(self._path(key), {"key": key, "row": {k: _encode(v) for k, v in row.items()}})
+
+    def get_plan(self, key: str) -> dict | None:
+        """The sweep plan stored under ``key`` (:meth:`~dpcore.sweep.config.SweepConfig.plan`), or None."""
+        return self._read(self._plan_path(key), key, "plan")
+
+    def put_plan(self, key: str, plan: Mapping[str, Any]) -> None:
+        """Store a sweep plan (what a set of inputs expands to: its runs' keys) atomically under ``key``."""
+        self._write(self._plan_path(key), {"key": key, "plan": plan})
+
+    def _write(self, path: pathlib.Path, doc: dict) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        doc = {"key": key, "row": {k: _encode(v) for k, v in row.items()}}
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -86,16 +105,18 @@ class SweepCache:
         return self.get(key) is not None
 
     def clear(self) -> int:
-        """Delete every entry; return how many were removed."""
+        """Delete every entry (and every plan); return how many entries were removed."""
         n = 0
         if self.directory.exists():
             for p in self.directory.glob("*/*.json"):
                 p.unlink(missing_ok=True)
                 n += 1
+            for p in (self.directory / PLANS).glob("*/*.json"):
+                p.unlink(missing_ok=True)
         return n
 
     def __repr__(self) -> str:
         return f"SweepCache({str(self.directory)!r})"
 
 
-__all__ = ["DEFAULT_ROOT", "ENV_VAR", "SweepCache", "default_cache_dir"]
+__all__ = ["DEFAULT_ROOT", "ENV_VAR", "PLANS", "SweepCache", "default_cache_dir"]

@@ -7,6 +7,7 @@ an hour of computing.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import importlib
@@ -84,6 +85,10 @@ def source_digest(module_name: str) -> str:
             files.append(pathlib.Path(path))
     for shared in ("learners", "datasets"):
         files += sorted((root / shared).rglob("*.py"))
+    return _files_digest(files)
+
+
+def _files_digest(files: Sequence[pathlib.Path]) -> str:
     h = hashlib.sha256()
     for f in dict.fromkeys(files):
         try:
@@ -91,6 +96,12 @@ def source_digest(module_name: str) -> str:
         except OSError:
             h.update(b"?")
     return h.hexdigest()
+
+
+def tree_digest() -> str:
+    """SHA-256 of every source file of dpcore: a sweep plan remembered under it (:meth:`SweepConfig.plan`) is never
+    read back by other code."""
+    return _files_digest(sorted(pathlib.Path(dpcore.__file__).parent.rglob("*.py")))
 
 
 def dataset_fingerprint(dataset: "str | Dataset") -> str:
@@ -466,6 +477,8 @@ class SweepConfig:
         """The non-private counterparts of the swept learners that are registered, then the trivial line."""
         if not self.include_baselines:
             return ()
+        if "_planned_baselines" in self.__dict__:  # a config read back by from_plan: the registry is not loaded
+            return self.__dict__["_planned_baselines"]
         out: list[str] = []
         for name in self.learners:
             choice = self.baseline_for(name)
@@ -550,6 +563,60 @@ class SweepConfig:
                     out.append(self._run(regs[name], "swept", v, seed, data_id, code))
         return tuple(out)
 
+    def wordings(self) -> dict[str, tuple[str, str]]:
+        """``{learner: (its title, what its ε protects)}`` for the swept learners (what
+        :func:`~dpcore.sweep.summary.neighbouring_note` says of them)."""
+        if "_planned_wordings" in self.__dict__:
+            return dict(self.__dict__["_planned_wordings"])
+        specs = [get_learner(name) for name in self.learners]
+        return {spec.name: (spec.title, spec.wording.protects) for spec in specs}
+
+    def plan(self) -> dict | None:
+        """This sweep as JSON data, from which :meth:`from_plan` rebuilds it without the learner registry (the
+        command line then answers a cached sweep without importing torch or scikit-learn); None for data other than a
+        registry name (its rows are not remembered)."""
+        if not isinstance(self.dataset, str):
+            return None
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("label", "bounds")}
+        fields["params"] = dict(self.params)
+        runs = [{f.name: getattr(r, f.name) for f in dataclasses.fields(r) if f.name != "dataset"} for r in self.runs()]
+        for r in runs:
+            r["value"] = None if math.isnan(r["value"]) else r["value"]  # a baseline's NaN: JSON has none
+        doc = {"fields": fields, "baselines": self.baselines(), "runs": runs, "wordings": self.wordings()}
+        return json.loads(json.dumps(doc, allow_nan=False))  # lists for tuples: what reading it back gives
+
+    @classmethod
+    def from_plan(cls, plan: Mapping[str, Any]) -> "SweepConfig":
+        """The config :meth:`plan` described, with its runs and baselines, rebuilt without checking it again: give it
+        only a plan of this same code and inputs (the command line keys plans by :func:`tree_digest`).
+
+        Raises
+        ------
+        KeyError, TypeError, ValueError
+            For a plan of another shape.
+        """
+        fields = dict(plan["fields"])
+        config = object.__new__(cls)
+        for f in dataclasses.fields(cls):
+            value = fields.pop(f.name, None) if f.name in ("label", "bounds") else fields.pop(f.name)
+            if f.name in ("learners", "values", "providers"):
+                value = tuple(value)
+            elif f.name == "params":
+                value = FrozenParams(sorted(value.items()))
+            object.__setattr__(config, f.name, value)
+        if fields or not isinstance(config.dataset, str):
+            raise ValueError(f"not a sweep plan: fields {sorted(fields)} on dataset {config.dataset!r}")
+        runs = []
+        for r in plan["runs"]:
+            r = dict(r, dataset=config.dataset, params=tuple(tuple(p) for p in r["params"]),
+                     providers=tuple(r["providers"]))
+            r["value"] = float("nan") if r["value"] is None else r["value"]
+            runs.append(RunSpec(**r))
+        config.__dict__["_plan"] = tuple(runs)
+        config.__dict__["_planned_baselines"] = tuple(plan["baselines"])
+        config.__dict__["_planned_wordings"] = {name: tuple(words) for name, words in plan["wordings"].items()}
+        return config
+
     def fingerprint(self) -> str:
         """A short hash of every run key: equal settings give equal fingerprints (used by the page)."""
         h = hashlib.sha256()
@@ -568,4 +635,5 @@ __all__ = [
     "dataset_fingerprint",
     "load_providers",
     "source_digest",
+    "tree_digest",
 ]

@@ -23,7 +23,6 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from ..accounting import Neighbouring, event_to_json
 from ..datasets.csv_upload import _names
 from ..exceptions import DPCoreError, DPTypeError, DPValueError, PrivacyLeakWarning
 from ..learners import get_learner, learners
@@ -164,6 +163,8 @@ def execute_run(run: RunSpec, *, limit_threads: bool = False) -> dict:
     SweepRunError
         Naming the learner, axis value and seed, with the learner's own message.
     """
+    from ..accounting import Neighbouring, event_to_json  # dp_accounting: only a run that computes loads it
+
     if limit_threads:
         _limit_threads()
     load_providers(run.providers)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from typing import Mapping
 
 import numpy as np
 import pandas as pd
@@ -51,28 +52,30 @@ def summarize(table: pd.DataFrame, metric: str) -> pd.DataFrame:
     return out[cols].sort_values(["role", "learner", "value"], kind="stable").reset_index(drop=True)
 
 
-def neighbouring_note(table: pd.DataFrame, *, markdown: bool = True) -> str | None:
+def neighbouring_note(table: pd.DataFrame, *, markdown: bool = True,
+                      wordings: Mapping[str, tuple[str, str]] | None = None) -> str | None:
     """A sentence when the swept private learners' ε do not protect the same thing, so that one ε axis does not
     pass them off as one unit: a different unit (a whole record, a label only, a client's whole data), or the same
     unit under different neighbours (one record added or removed, or one replaced). None when they agree. The
-    Trade-off explorer shows it under its chart, the ``sweep`` command on stderr."""
+    Trade-off explorer shows it under its chart, the ``sweep`` command on stderr. ``wordings`` gives each learner's
+    title and what its ε protects (:meth:`~dpcore.sweep.SweepConfig.wordings`); by default the registry's."""
     if "neighbouring" not in table:
         return None
-    from ..learners import learners
+    if wordings is None:
+        from ..learners import learners
 
-    known = learners()
+        wordings = {name: (spec.title, spec.wording.protects) for name, spec in learners().items()}
     rows = table[(table.role == "swept") & table.neighbouring.fillna("").astype(bool)]
     said = {"add-remove": "one record added or removed", "replace-one": "one record replaced by another"}
     each = {}  # learner -> (what its ε protects, its neighbours)
     for name, group in rows.groupby("learner", sort=False):
-        spec = known.get(name)
-        each[name] = (spec.wording.protects if spec is not None else "", tuple(sorted(set(group.neighbouring))))
+        each[name] = (wordings[name][1] if name in wordings else "", tuple(sorted(set(group.neighbouring))))
     units, relations = {u for u, _ in each.values()}, {r for _, rs in each.values() for r in rs}
     if len(units) < 2 and len(relations) < 2:
         return None
 
     def title(name: str) -> str:
-        return known[name].title if name in known else name
+        return wordings[name][0] if name in wordings else name
 
     if len(units) > 1:
         parts = [f"{title(n)}: {unit} ({' or '.join(said.get(r, r) for r in rels)})" for n, (unit, rels) in

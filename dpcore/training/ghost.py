@@ -68,7 +68,7 @@ class _Record:
     A: torch.Tensor | None = None  # (B, T, d) unfolded input, or (B, d)
     Bg: torch.Tensor | None = None  # (B, T, p) output gradient, or (B, p)
     G: torch.Tensor | None = None  # materialised per-example weight gradients (B, p, d), if cheaper
-    Gb: torch.Tensor | None = None  # materialised per-example bias gradients (B, p) (normalisation layers)
+    Gb: torch.Tensor | None = None  # materialised per-example bias gradients (B, p), if the layer has a bias
 
 
 class GhostClipper:
@@ -179,10 +179,11 @@ class GhostClipper:
         if any(o is None for o in outs):
             raise RuntimeError("run the forward pass inside clipper.capture() before asking for norms")
         grads = torch.autograd.grad(losses.sum(), outs)
-        total = torch.zeros(losses.shape[0], dtype=losses.dtype, device=losses.device)
+        total = None
         for rec, b in zip(self.records, grads):
-            total = total + _layer_sq_norms(rec, b.detach())
-        return total.sqrt()
+            sq = _layer_sq_norms(rec, b.detach())
+            total = sq if total is None else total.add_(sq)
+        return total.sqrt_()
 
     def accumulate_clipped_sum(self, factors: torch.Tensor, grads: Sequence[torch.Tensor]) -> None:
         """Add ``sum_i factors[i] * g_i`` to ``grads`` (trainable parameters in ``model.parameters()`` order)."""
@@ -282,36 +283,44 @@ def _embedding_sq_norms(rec: _Record, b: torch.Tensor) -> torch.Tensor:
     return (same * torch.bmm(bg, bg.transpose(1, 2))).sum((1, 2))
 
 
+def _sq_norms(t: torch.Tensor) -> torch.Tensor:
+    """``||t_i||^2`` of every example i (dimension 0) over all its other dimensions, in one fused pass with no
+    squared copy of ``t``."""
+    return torch.linalg.vector_norm(t, dim=tuple(range(1, t.dim()))).square_()
+
+
 def _layer_sq_norms(rec: _Record, b: torch.Tensor) -> torch.Tensor:
     if isinstance(rec.layer, (nn.LayerNorm, nn.GroupNorm)):
         return _normalisation_grads(rec, b)
     if isinstance(rec.layer, nn.Embedding):
         return _embedding_sq_norms(rec, b)
     has_bias = rec.layer.bias is not None
-    if isinstance(rec.layer, nn.Conv2d) and rec.layer.in_channels >= GROUPED_MIN_CHANNELS:
+    conv = isinstance(rec.layer, nn.Conv2d)
+    if conv and has_bias:  # the per-example bias gradients, summed over the positions once: the clipped sum reuses
+        # them (summed from the output gradient as autograd lays it out, channels before positions)
+        rec.Gb = b.flatten(2).sum(2)
+    if conv and rec.layer.in_channels >= GROUPED_MIN_CHANNELS:
         rec.G = _conv_per_example_grads(rec, b)
-        rec.Bg = b.flatten(2).transpose(1, 2)
         rec.A = None
-        sq = rec.G.pow(2).sum((1, 2))
-        return sq + rec.Bg.sum(1).pow(2).sum(1) if has_bias else sq
-    A, Bg = _unfold(rec, b)
-    rec.A, rec.Bg = A, Bg
-    if A.dim() == 2:  # ||a_i||^2 ||b_i||^2 (+ ||b_i||^2 for the bias)
-        b2 = Bg.pow(2).sum(1)
-        a2 = A.pow(2).sum(1)
-        return b2 * (a2 + 1.0) if has_bias else b2 * a2
-    n, T, d = A.shape
-    p = Bg.shape[2]
-    if T * T * (d + p) <= p * d * T:  # ghost: Gram matrices are cheaper
-        ga = torch.bmm(A, A.transpose(1, 2))
-        gb = torch.bmm(Bg, Bg.transpose(1, 2))
-        sq = (ga * gb).sum((1, 2))
-    else:  # materialise the (p, d) per-example gradients; reused for the clipped sum
+    else:
+        A, Bg = _unfold(rec, b)
+        rec.A, rec.Bg = A, Bg
+        if A.dim() == 2:  # ||a_i||^2 ||b_i||^2 (+ ||b_i||^2 for the bias)
+            a2 = _sq_norms(A)
+            return _sq_norms(Bg).mul_(a2.add_(1.0) if has_bias else a2)
+        if has_bias and not conv:
+            rec.Gb = Bg.sum(1)
+        n, T, d = A.shape
+        p = Bg.shape[2]
+        if T * T * (d + p) <= p * d * T:  # ghost: Gram matrices are cheaper
+            ga = torch.bmm(A, A.transpose(1, 2))
+            gb = torch.bmm(Bg, Bg.transpose(1, 2))
+            sq = (ga * gb).sum((1, 2))
+            return sq.add_(_sq_norms(rec.Gb)) if has_bias else sq
+        # materialise the (p, d) per-example gradients; reused for the clipped sum
         rec.G = torch.bmm(A.transpose(1, 2), Bg).transpose(1, 2)  # (d, p) products: faster for thin inputs
-        sq = rec.G.pow(2).sum((1, 2))
-    if has_bias:
-        sq = sq + Bg.sum(1).pow(2).sum(1)
-    return sq
+    sq = _sq_norms(rec.G)
+    return sq.add_(_sq_norms(rec.Gb)) if has_bias else sq
 
 
 def _layer_weighted_sum(rec: _Record, c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -330,7 +339,7 @@ def _layer_weighted_sum(rec: _Record, c: torch.Tensor) -> tuple[torch.Tensor, to
     else:
         Bc = Bg * c[:, None, None]
         w = Bc.reshape(-1, Bc.shape[2]).t() @ A.reshape(-1, A.shape[2])
-    bias = torch.tensordot(c, Bg.sum(1), dims=1) if bias_on else None
+    bias = torch.tensordot(c, rec.Gb, dims=1) if bias_on else None
     return w, bias
 
 

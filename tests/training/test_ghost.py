@@ -118,6 +118,53 @@ def test_clipped_sum_matches_explicit_per_example_clipping():
         assert torch.allclose(s, ref, rtol=1e-8, atol=1e-10), name
 
 
+class _SequenceHead(nn.Module):
+    """A Linear layer applied to every position of a sequence, then a mean: the 3-D Linear branch."""
+
+    def __init__(self, bias: bool) -> None:
+        super().__init__()
+        self.proj = nn.Linear(6, 3, bias=bias)
+
+    def forward(self, x):
+        return self.proj(x.reshape(x.shape[0], 4, 6)).mean(1)
+
+
+@pytest.mark.parametrize(
+    "first, shape",
+    [
+        (nn.Conv2d(1, 4, 3, padding=1), (6, 1, 6, 6)),  # materialised branch, with a bias
+        (nn.Conv2d(2, 4, 3, padding=1, bias=False), (6, 2, 6, 6)),
+        (nn.Conv2d(3, 32, 5, padding=2), (6, 3, 2, 2)),  # Gram (ghost) branch
+        (nn.Conv2d(16, 4, 3, padding=1), (6, 16, 5, 5)),  # grouped native kernel
+        (nn.Conv2d(8, 4, 3, stride=2, padding=2, dilation=2, bias=False), (6, 8, 9, 9)),
+        (_SequenceHead(bias=True), (6, 24)),
+        (_SequenceHead(bias=False), (6, 24)),
+    ],
+    ids=["materialised", "materialised-no-bias", "gram", "grouped", "grouped-dilated-no-bias", "sequence",
+         "sequence-no-bias"],
+)
+def test_every_layer_branch_gives_the_explicitly_clipped_sum(first, shape):
+    """Norms and clipped sum of each kind of layer (its bias gradients computed once for both) against torch.func
+    per-example gradients clipped one by one."""
+    torch.manual_seed(6)
+    model = nn.Sequential(first, nn.Tanh(), nn.Flatten(), nn.LazyLinear(5)).double()
+    x = 3.0 * torch.randn(*shape, dtype=torch.double)
+    model(x)  # sizes the lazy layer
+    y = torch.randint(0, 5, (shape[0],))
+    g = _vmap_grads(model, x, y)
+    norms = torch.sqrt(sum(v.flatten(1).pow(2).sum(1) for v in g.values()))
+    c = clip_factors(norms, 0.05)
+    assert (c < 1).any()  # the bound bites
+    clipper = GhostClipper(model)
+    losses, ours = clipper.loss_and_norms(x, y, task="classification")
+    assert _rel(ours, norms) < 1e-10
+    sums = [torch.zeros_like(p) for p in model.parameters()]
+    clipper.accumulate_clipped_sum(clip_factors(ours, 0.05), sums)
+    for (name, _p), s in zip(model.named_parameters(), sums):
+        assert torch.allclose(s, torch.tensordot(c, g[name], dims=1), rtol=1e-9, atol=1e-12), name
+    assert all(r.a is None and r.Gb is None for r in clipper.records)  # nothing of the batch is kept
+
+
 @pytest.mark.parametrize("kind, n_features, image_shape", [("mlp", 30, None), ("cnn", 64, (8, 8))])
 def test_clipped_sum_equals_opacus(kind, n_features, image_shape):
     """With the noise off, one step's clipped gradient sum equals Opacus's on the same batch."""
