@@ -48,8 +48,8 @@ def register(spec: LearnerSpec) -> LearnerSpec:
 
 def _providers() -> list[str]:
     """``_PROVIDERS`` (their order is the lists' order), then any other ``dpcore/<package>/learners.py``: a new
-    package's learners register without an edit here. Found by file name, with no import (``dpcore.ui`` would
-    import streamlit)."""
+    package's learners register without an edit here. Found by file name, with no import (importing ``dpcore.ui``
+    would load Streamlit)."""
     root = pathlib.Path(__file__).resolve().parent.parent
     found = sorted(f"dpcore.{p.parent.name}.learners" for p in root.glob("*/learners.py"))
     return [*_PROVIDERS, *(m for m in found if m not in _PROVIDERS)]

@@ -26,7 +26,7 @@ def one_worker(monkeypatch):
 def counted_runs(monkeypatch):
     """Every learner run of the Clustering and Classical sweeps, counted: their cost estimates (dpcore.ui.models) and
     their runs (through the sweep engine)."""
-    import dpcore.sweep.engine as engine
+    import dpcore.sweep.batching as batching
     import dpcore.ui.models as models
 
     calls = []
@@ -37,7 +37,7 @@ def counted_runs(monkeypatch):
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(models, "run_learner", run_learner)
-    monkeypatch.setattr(engine, "run_learner", run_learner)
+    monkeypatch.setattr(batching, "run_learner", run_learner)  # where the sweep engine makes each run
     return calls
 
 
@@ -78,17 +78,17 @@ def test_a_clustering_sweep_waits_for_a_free_worker_and_is_computed_once_for_two
 
 
 def test_a_classical_sweep_whose_visitors_all_left_stops(one_worker, counted_runs, monkeypatch):
-    import dpcore.sweep.engine as engine
+    import dpcore.sweep.batching as batching
     from dpcore.runtime.serving import RunCancelled
     from dpcore.ui.models import classical_sweep
 
-    counted = engine.run_learner
+    counted = batching.run_learner
 
     def slow(*args, **kwargs):  # 70 runs of 0.05 s: the visitor leaves long before the sweep could end
         time.sleep(0.05)
         return counted(*args, **kwargs)
 
-    monkeypatch.setattr(engine, "run_learner", slow)
+    monkeypatch.setattr(batching, "run_learner", slow)
 
     class Left(Exception):
         pass
