@@ -224,6 +224,13 @@ def _e(text: Any) -> str:
     return html.escape(str(text))
 
 
+def _band_html(band: str, sentence: str) -> str:
+    """The verdict sentence (it already names its band after the dots) with the band's name in bold, once."""
+    text = _e(sentence)
+    name = _e(band)
+    return text.replace(name, f"<b>{name}</b>", 1) if name in text else f"<b>{name}.</b> {text}"
+
+
 def _where(w: dict) -> str:
     """"At ε = 0.1, 0.3: " when not every run of the warning's learners raised it."""
     if w.get("everywhere", True) or not w.get("where"):
@@ -340,7 +347,7 @@ def report_html(advice: Advice, *, dataset=None, question: dict | None = None, n
              "bands.</p>")
     h.append("<h2>Risk at the recommended ε</h2>")
     if r:
-        h.append(f"<p><b>{_e(r['band'])}.</b> {_e(r['band_sentence'])}</p><p>{_e(r['deployments'])}</p>")
+        h.append(f"<p>{_band_html(r['band'], r['band_sentence'])}</p><p>{_e(r['deployments'])}</p>")
         h.append("<p>Published deployments nearest to it (their units differ: read them before comparing):</p><ul>" +
                  "".join(f"<li>{_e(d)}</li>" for d in r["nearest_deployments"]) + "</ul>")
     else:
@@ -470,7 +477,7 @@ def attack_report_html(audits: Mapping[str, Any], *, dataset, question: Mapping[
     h.append("<h2>Risk at the claimed ε</h2>")
     if doc["verdict"]:
         v = doc["verdict"]
-        h.append(f"<p><b>{_e(v['band'])}.</b> {_e(v['sentence'])}</p><p>{_e(v['deployments'])}</p>")
+        h.append(f"<p>{_band_html(v['band'], v['sentence'])}</p><p>{_e(v['deployments'])}</p>")
     else:
         h.append("<p>The attacked model is not private: no band.</p>")
     leaks = [w for w in doc["warnings"] if w["leak"]]

@@ -27,7 +27,7 @@ ATTACK_LABELS = {
     "one-run": "Canaries in one training run (audit)",
 }
 ATTACK_NOTES = {
-    "canaries": "**What the attacker does:** before training, some held-out digits (records) were given a wrong "
+    "canaries": "**What the attacker does:** before training, some held-out records were given a wrong "
                 "label, a *canary*, and a coin decided for each whether it joins the full training set. Both models "
                 "train on everything, canaries included; then the attacker asks each model about every canary: a "
                 "model that gives a canary its wrong label has memorised it, since nothing else in the data teaches "
