@@ -115,21 +115,26 @@ def bounded_number(c, label: str, *, low: float | None, high: float | None, defa
 
     Streamlit's own ``min_value``/``max_value`` make the browser refuse a typed value out of range with only a red
     outline, while the page goes on with the old value: a student typing ε = 0 sees results and thinks it worked.
-    Its box of whole numbers converts what it receives to int before the page runs (NaN raised "cannot convert float
-    NaN to integer"), and its box of decimals silently puts its default back for NaN or infinity. Here the box holds
-    decimals and starts empty (``value=None``), its starting value put in the session instead: so NaN, infinity or an
-    emptied box reach this check as an empty box, and a value out of range (or, with ``whole``, a fraction) as
-    itself. Each gets a message under the box naming it and what it takes, and the page uses ``default`` meanwhile.
-    Returns the value to use (an int with ``whole``). ``value`` (default ``default``) is where the box starts;
-    ``default=None`` with ``value=None``: a box that may be left empty (it has a ``placeholder``), which gives None.
+    Here the value reaches the page, and one out of range (or, with ``whole``, a fraction) gets a message under the
+    box naming it and what it takes, and the page uses ``default`` meanwhile. The box always holds decimals: Streamlit's
+    box of whole numbers converts what it receives to int before the page runs, and NaN raised "cannot convert float
+    NaN to integer"; a box of decimals puts its value back for NaN or infinity, and anything else not finite that
+    reaches the page is refused here. Returns the value to use (an int with ``whole``). ``value`` (default
+    ``default``) is where the box starts; ``default=None`` with ``value=None``: a box that may be left empty (it has a
+    ``placeholder``), which gives None.
+
+    The box is given its starting value, not left empty with the value put in the session: a box that leaves the page
+    (the Trade-off advisor's, while a new sweep runs) and comes back could then return empty from the browser, and
+    the page would refuse a value the visitor never touched.
     """
     start = kwargs.pop("value", default)
     kwargs["step"] = float(kwargs.get("step", 1.0 if whole else 0.01))  # decimals: Streamlit infers its type
     if whole:
         kwargs.setdefault("format", "%.0f")
-    if start is not None and key not in st.session_state:  # a whole number as one: a link shows 60000, not 60000.0
-        st.session_state[key] = int(start) if whole and float(start).is_integer() else float(start)
-    value = c.number_input(label, key=key, value=None, **kwargs)
+        from .links import WHOLE
+
+        st.session_state.setdefault(WHOLE, set()).add(key)
+    value = c.number_input(label, key=key, value=None if start is None else float(start), **kwargs)
     if value is None and start is None:
         return None  # an optional box left empty
     v = math.nan if value is None else float(value)

@@ -35,6 +35,8 @@ _LEFT_OUT = "link.left_out"  # {key: the options of a list the widget does not o
 _SHOWN = "link.shown"  # what this run's warning said, said again if the page is drawn again for a later finding
 _UNCHECKED = "link.unchecked"  # a link was read by a run that has not reached check_view (yet, or ever)
 REFUSED = "link.refused"  # inputs whose own check refused their value in this run (dpcore.ui.common.bounded_number)
+#: Session key: the keys of number boxes that take whole numbers (their boxes hold decimals; a link shows 60000).
+WHOLE = "links.whole"
 #: widget value kinds that are a momentary action or a file, never part of a view
 _NOT_A_VIEW = {"trigger_value", "string_trigger_value", "json_trigger_value", "file_uploader_state_value",
                "chat_input_value"}
@@ -86,12 +88,15 @@ def view_values(prefix: str) -> dict[str, Any]:
     """The current page's inputs (widget keys starting with ``prefix``, drawn in this run) that a link can
     carry."""
     out = {}
+    whole = st.session_state.get(WHOLE, set())
     for key in list(st.session_state.keys()):
         if not isinstance(key, str) or not key.startswith(prefix):
             continue
         value = st.session_state[key]
         kind = _widget_kind(key)
         if kind is not None and kind not in _NOT_A_VIEW and _plain(value) and _drawn_this_run(key):
+            if key in whole and isinstance(value, float) and value.is_integer():
+                value = int(value)
             out[key] = list(value) if isinstance(value, tuple) else value
     return out
 
