@@ -144,7 +144,8 @@ c[3].metric("Caught at 1% FPR", "—" if caught is None else f"{caught:.1%}",
                  + ("" if caught is None else f" 95% interval: {interval}; a rate within it is a tie.")
                  + ("" if caught is not None else f" Not measurable here: {main.result.n_nonmembers} non-members, "
                     "fewer than 100."))
-utility = model_accuracy_metric(c[4], accuracy, private_label, chance=chance_accuracy(ds))
+utility = model_accuracy_metric(c[4], accuracy, private_label, chance=chance_accuracy(ds),
+                                unseen=main.result.n_nonmembers if attack in ("loss", "lira") else None)
 verdict_line(float(claim), what="ε claimed")
 proven = main.result.epsilon_lower_bound
 st.markdown("**The attack-based reading:** " + (

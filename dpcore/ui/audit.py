@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ..audit import max_tpr_at_fpr, pld_max_tpr_at_fpr, run_audit
+from ..audit.bounds import clopper_pearson_lower
 from ..audit.run import epsilon_ladder
 from ..learners import get_learner, learners
 from ..rng import noise_mode
@@ -284,10 +285,14 @@ def chance_accuracy(ds) -> float | None:
 
 
 def model_accuracy_metric(col, accuracy: Mapping[str, float | None], private_label: str, *,
-                          chance: float | None) -> str:
+                          chance: float | None, unseen: int | None = None) -> str:
     """Show the attacked private model's accuracy in ``col``; return the sentence that puts the attack's reading
     beside it ("" when there is no accuracy to show). A model no better than the most common class learnt
-    nothing, so an attack finding nothing there says nothing about what ε protects: the sentence says so."""
+    nothing, so an attack finding nothing there says nothing about what ε protects: the sentence says so.
+
+    ``unseen``: how many records the accuracy was measured on (a pool's non-members: about a hundred on a small
+    pool). Then "no better" is judged with the accuracy's 95 % Clopper-Pearson interval, not its point: 12 % right
+    on 100 records is not evidence of having learnt more than a 10 % chance level."""
     acc = accuracy.get(private_label)
     if acc is None:
         return ""
@@ -297,6 +302,13 @@ def model_accuracy_metric(col, accuracy: Mapping[str, float | None], private_lab
                     + "".join(f"; {k}: {a:.1%}" for k, a in others)
                     + ("" if chance is None else f"; always answering the most common class: {chance:.1%}") + ".")
     beside = "".join(f", against {a:.1%} for {k}" for k, a in others)
+    if chance is not None and unseen:  # the accuracy's lower 95 % bound, from the count of right answers
+        low = float(clopper_pearson_lower(round(acc * unseen), unseen, significance=0.05))
+        if acc > chance >= low:
+            return (f"**The model may have learnt nothing:** it is right on {acc:.1%} of the {unseen:,} records it "
+                    f"never saw{beside}, within chance of always answering the most common class ({chance:.1%}; "
+                    f"95 % interval from {low:.1%}). A model that learnt nothing has nothing to leak; raise ε, or "
+                    "attack a larger pool, to tell.")
     if chance is not None and acc <= chance:
         return (f"**But the model learnt nothing:** it is right on {acc:.1%} of the records it never saw{beside}, "
                 f"no better than always answering the most common class ({chance:.1%}). A model that learnt "

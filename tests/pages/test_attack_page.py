@@ -67,9 +67,8 @@ def test_a_pool_larger_than_the_dataset_is_said_and_unmeasurable_rates_are_left_
 def test_a_model_that_learnt_nothing_is_not_passed_off_as_one_that_leaks_nothing():
     at = page(PATH)
     at.session_state["audit.eps"] = 0.01  # DP-SGD on MNIST 5k learns nothing at this ε
-    # the default pool of 1,000 (about 500 unseen records): on a pool of 200 the ~100 unseen records put a model that
-    # learnt nothing at 12.4% / 11.2% / 7.5% (seeds 0-2, rng.substream's pool and coins) against the 10% of always
-    # answering the most common class, here 8.8% / 9.3% / 11.2%; the page compares the two without an interval
+    # the default pool of 1,000 (about 500 unseen records), where this model is right on about 9% (always answering
+    # the most common class: 10%); a small pool is judged with an interval (the test below)
     at.session_state["audit.attack"] = "loss"
     at.run()
     assert not at.exception, at.exception
@@ -78,6 +77,19 @@ def test_a_model_that_learnt_nothing_is_not_passed_off_as_one_that_leaks_nothing
     reading = next(m.value for m in at.markdown if m.value.startswith("**The attack-based reading:**"))
     assert "could not prove any leak" in reading and "the model learnt nothing" in reading
     assert f"{accuracy:.1%}" in reading and "Non-private SGD (same model)" in reading
+
+
+def test_a_model_a_little_above_chance_on_a_few_unseen_records_may_have_learnt_nothing_and_the_page_says_so():
+    at = page(PATH)
+    at.session_state["audit.eps"] = 0.01
+    at.session_state["audit.attack"] = "loss"
+    at.session_state["audit.pool"] = 200  # about 100 unseen records: 12.4% right at seed 0, against a 10% chance level
+    at.run()
+    assert not at.exception, at.exception
+    accuracy = float(_metric(at, "Model accuracy").rstrip("%")) / 100
+    reading = next(m.value for m in at.markdown if m.value.startswith("**The attack-based reading:**"))
+    assert accuracy > 0.10  # above the chance level as a point (seed 0: 12.4% of 105) ...
+    assert "may have learnt nothing" in reading and "95 % interval from" in reading, reading  # ... within it as a range
 
 
 def test_the_attack_page_and_the_audit_command_start_from_the_same_pool():
