@@ -30,7 +30,9 @@ is private SGD? NeurIPS 2020 (input canaries).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -40,9 +42,10 @@ import torch
 
 from ..datasets import Dataset, Split, load_dataset, train_test_split
 from ..defaults import DELTA
-from ..exceptions import DPValueError
-from ..learners import get_learner, run_learner
+from ..exceptions import DPCoreWarning, DPValueError
+from ..learners import _say_if_single_class, get_learner, run_learner
 from ..rng import substream
+from ..runtime.thread_warnings import ignored
 from ..validation import check_int
 from .bounds import check_confidence
 from .membership import ProgressCallback, _audit_result, example_statistic
@@ -254,13 +257,27 @@ def input_canary_audit(
                 y_train=np.concatenate([split.y_train, yc[included].astype(split.y_train.dtype)]),
                 X_test=np.concatenate([split.X_test[rest], Xc]),
                 y_test=np.concatenate([y_rest, yc.astype(split.y_test.dtype)]), seed=seed, test_size=split.test_size)
-    res = run_learner(spec.name, sub, epsilon=epsilon if spec.private else None, delta=delta, seed=seed,
-                      params=params, on_epoch=_epoch_progress(on_progress))
+    # the learner judges itself against the trivial predictor on its test rows, which here hold the mislabelled
+    # canaries too: that judgement is dropped and made again below on the test rows alone
+    with ignored(DPCoreWarning, re.escape(spec.title) + _TRIVIAL_JUDGEMENT):
+        res = run_learner(spec.name, sub, epsilon=epsilon if spec.private else None, delta=delta, seed=seed,
+                          params=params, on_epoch=_epoch_progress(on_progress))
     if on_progress is not None:
         on_progress({"stage": "training", "done": 1, "total": 1})
     if res.test_outputs is None:
         raise DPValueError(f"learner {spec.name!r} releases no per-record outputs, so it cannot be audited here")
     values = np.asarray(res.test_outputs.values)
+    if rest.size:
+        unseen = Split(dataset=split.dataset, X_train=sub.X_train, y_train=sub.y_train, X_test=split.X_test[rest],
+                       y_test=y_rest, seed=seed, test_size=split.test_size)
+        on_unseen = dataclasses.replace(
+            res, test_outputs=type(res.test_outputs)(values[: rest.size], res.test_outputs.kind),
+            metrics=_metrics_on(split.task, values[: rest.size], y_rest), extras=dict(res.extras))
+        _say_if_single_class(spec, unseen, on_unseen)
+        for key in ("single_class", "no_better_than_trivial"):
+            res.extras.pop(key, None)
+            if key in on_unseen.extras:
+                res.extras[key] = on_unseen.extras[key]
     outputs = type(res.test_outputs)(values[rest.size:], res.test_outputs.kind)
     scores = example_statistic(outputs, yc, loss=True)
     accuracy = None
@@ -273,6 +290,18 @@ def input_canary_audit(
     true = np.asarray(split.y_test)[pick] if pick is not None else None
     return CanaryAudit(result, spec.name, split.dataset.name, "input", scores, included, accuracy, event=res.event,
                        records=Xc, taught=yc, true_labels=true)
+
+
+#: The start of the learner's own judgement against the trivial predictor (after its title), made on its test rows
+#: (dpcore.learners._say_if_single_class).
+_TRIVIAL_JUDGEMENT = r"( predicts the single class | is no more accurate on the test rows |: its test error is no )"
+
+
+def _metrics_on(task: str, values: np.ndarray, y: np.ndarray) -> dict:
+    """The metric the learner's judgement reads, on the test rows alone."""
+    if task == "classification":
+        return {"accuracy": float(np.mean(values.argmax(axis=1) == y))} if values.ndim == 2 else {}
+    return {"mse": float(np.mean((values.reshape(len(y), -1)[:, 0] - y) ** 2))}
 
 
 def _epoch_progress(on_progress: ProgressCallback | None):
