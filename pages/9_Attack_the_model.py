@@ -98,6 +98,9 @@ if pool_size is not None and pool_size >= training_rows:
 white_box = attack == "one-run" and spec.canary_kind == "gradient"  # canaries in the noisy gradient steps
 canary_count = (int(min(canaries, input_canary_capacity(ds))) if attack == "one-run" and not white_box
                 else story_canaries(ds) if attack == "canaries" else int(canaries))
+if attack == "one-run" and not white_box and canary_count < int(canaries):
+    st.info(f"{int(canaries):,} canaries asked, {canary_count:,} used: each canary is one of {ds.title}'s test "
+            f"rows with a wrong label, and it has {canary_count:,} test rows.")
 runs = {f"{get_learner(learner).title}, ε = {epsilon:g}": (learner, epsilon, params)}
 contrast = contrast_learner(learner)
 if contrast is not None and not white_box:
