@@ -43,7 +43,7 @@ import torch
 from ..datasets import Dataset, Split, load_dataset, train_test_split
 from ..defaults import DELTA
 from ..exceptions import DPCoreWarning, DPValueError
-from ..learners import _say_if_single_class, get_learner, run_learner
+from ..learners import get_learner, judge_against_trivial, run_learner
 from ..rng import substream
 from ..runtime.thread_warnings import ignored
 from ..validation import check_int
@@ -273,7 +273,7 @@ def input_canary_audit(
         on_unseen = dataclasses.replace(
             res, test_outputs=type(res.test_outputs)(values[: rest.size], res.test_outputs.kind),
             metrics=_metrics_on(split.task, values[: rest.size], y_rest), extras=dict(res.extras))
-        _say_if_single_class(spec, unseen, on_unseen)
+        judge_against_trivial(spec, unseen, on_unseen)
         for key in ("single_class", "no_better_than_trivial"):
             res.extras.pop(key, None)
             if key in on_unseen.extras:
@@ -293,7 +293,7 @@ def input_canary_audit(
 
 
 #: The start of the learner's own judgement against the trivial predictor (after its title), made on its test rows
-#: (dpcore.learners._say_if_single_class).
+#: (dpcore.learners.judge_against_trivial).
 _TRIVIAL_JUDGEMENT = r"( predicts the single class | is no more accurate on the test rows |: its test error is no )"
 
 

@@ -229,13 +229,13 @@ def run_learner(
         result = spec.run(split, epsilon=epsilon, delta=delta, seed=seed, params=params, on_epoch=on_epoch)
     if result.seconds == 0.0:
         object.__setattr__(result, "seconds", time.perf_counter() - t0)
-    _say_if_single_class(spec, split, result)
+    judge_against_trivial(spec, split, result)
     if spec.private:  # what its epsilon protects, unless the run said it (it may depend on the knobs)
         result.extras.setdefault("protects", spec.wording.protects)
     return result
 
 
-def _say_if_single_class(spec: LearnerSpec, split: Split, result: RunResult) -> None:
+def judge_against_trivial(spec: LearnerSpec, split: Split, result: RunResult) -> None:
     """Warn when a model does no better than the trivial predictor, naming which way.
 
     A classifier that answers one class for every test row gets ``extras["single_class"]`` (its accuracy is
@@ -295,6 +295,7 @@ def _class_name(split: Split, index: int) -> str:
 
 __all__ = [
     "trivial_learner",
+    "judge_against_trivial",
     "EpochCallback",
     "LearnerSpec",
     "RunResult",
