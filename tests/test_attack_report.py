@@ -62,6 +62,9 @@ def test_the_attack_report_holds_the_question_the_result_the_band_and_each_event
     assert twin["epsilon_claimed"] == float("inf")
     assert 0.0 <= private["epsilon_proven"] <= private["epsilon_claimed"] + 1e-9
     assert doc["verdict"]["band"] and doc["verdict"]["band"] in html
+    risk = html[html.index("Risk at the claimed ε"):html.index("Warnings:")]
+    assert risk.count(doc["verdict"]["band"]) == 1 and f"<b>{doc['verdict']['band']}</b>" in risk  # named once
+    assert "**" not in risk  # no Markdown left in the HTML
     assert doc["warnings"][0]["leak"]  # leaks first
     assert doc["versions"]["dp-accounting"] and doc["created"]
     for words in ("The question asked", "The attack's result", "Risk at the claimed ε", "Warnings:",
