@@ -4,6 +4,8 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable
 
@@ -314,15 +316,46 @@ def load_dataset(name: str) -> Dataset:
     return _LOADERS[name]()
 
 
+def is_registered(ds: Dataset) -> bool:
+    """Whether ``ds`` is the dataset this registry loaded under its name (not a visitor's file, whatever its name)."""
+    name = getattr(ds, "name", None)
+    return isinstance(name, str) and name in _LOADERS and load_dataset(name) is ds
+
+
+#: The last splits of registered datasets, by (name, test_size, seed). A sweep's runs of one seed then share one
+#: split, the same read-only arrays, and what is computed per split downstream (the networks' features,
+#: :func:`dpcore.training.learners.training_problem`) is computed once. An upload's rows are never kept here.
+_SPLITS: OrderedDict = OrderedDict()
+_SPLITS_MAX = 16
+_SPLITS_LOCK = threading.Lock()
+
+
 def train_test_split(dataset: Dataset | str, *, test_size: float = 0.25, seed: int = 0) -> Split:
     """A deterministic split, stratified by class for classification.
 
-    The same (dataset, test_size, seed) always gives the same split.
+    The same (dataset, test_size, seed) always gives the same split (for a registered dataset, the same object:
+    its arrays are read-only).
     """
     ds = load_dataset(dataset) if isinstance(dataset, str) else dataset
     test_size = check_probability(test_size, "test_size")
     if not 0.0 < test_size < 1.0:
         raise DPValueError(f"test_size must be strictly between 0 and 1, got {test_size}")
+    if not is_registered(ds):
+        return _split(ds, test_size, seed)
+    key = (ds.name, float(test_size), int(seed))
+    with _SPLITS_LOCK:
+        if (split := _SPLITS.get(key)) is not None:
+            _SPLITS.move_to_end(key)
+            return split
+    split = _split(ds, test_size, seed)
+    with _SPLITS_LOCK:
+        _SPLITS[key] = split
+        while len(_SPLITS) > _SPLITS_MAX:
+            _SPLITS.popitem(last=False)
+    return split
+
+
+def _split(ds: Dataset, test_size: float, seed: int) -> Split:
     rng = as_generator(seed)
     n = ds.n_samples
     if ds.task == "classification":

@@ -7,6 +7,7 @@ at once, and an interrupted one only computes what is missing.
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import logging
@@ -27,7 +28,15 @@ from ..datasets.csv_upload import _names
 from ..exceptions import DPCoreError, DPTypeError, DPValueError, PrivacyLeakWarning
 from ..learners import get_learner, learners
 from ..runtime.thread_warnings import caught as caught_warnings
-from ..runtime.workload import Work, WorkBudget, active_budget, check_work, max_jobs, set_default_budget
+from ..runtime.workload import (
+    Work,
+    WorkBudget,
+    active_budget,
+    check_work,
+    estimate_of,
+    max_jobs,
+    set_default_budget,
+)
 from .batching import learner_call, plan_batches, run_batches
 from .cache import SweepCache
 from .config import RunSpec, SweepConfig, load_providers
@@ -46,6 +55,14 @@ DASK_CONNECT_TIMEOUT = 10.0
 #: Local worker processes unless told otherwise (the page's "Parallel worker processes", ``sweep --jobs``): one
 #: per core of the 2-core laptops the app is meant for.
 DEFAULT_JOBS = 2
+#: A worker process takes about 3 s to start on a 2-core laptop (it imports torch, scikit-learn and SciPy before its
+#: first run): runs whose estimated work adds up to less than this train in this process instead, when no worker is
+#: running yet (a command line's sweep, a server's first one) ...
+IN_PROCESS_SECONDS = 3.0
+#: ... and to less than this when the workers are running already (they wait 300 s for more work, joblib's
+#: ``idle_worker_timeout``): handing a run over to them costs little then.
+IN_PROCESS_SECONDS_WARM = 0.5
+_WORKERS_IDLE_SECONDS = 240.0
 _LOG = logging.getLogger("dpcore.sweep")
 
 
@@ -454,19 +471,26 @@ def run_sweep(
 
         def start_alone(runs: list[RunSpec]) -> None:
             # the runs that train alone start in the worker processes at once; the batches train here meanwhile,
-            # and every row is handed to ``finish`` on this thread (a page's callback draws from its own thread)
+            # and every row is handed to ``finish`` on this thread (a page's callback draws from its own thread).
+            # Runs too small to be worth a worker's start train here first.
             nonlocal alone
-            if n_jobs != 1:
+            if n_jobs == 1 or _train_here(runs, n_jobs, notes):
+                for run in runs:
+                    finish(run, execute_run(run))
+                trained_here.update(id(r) for r in runs)
+            else:
                 alone = _Background(lambda done: _run_loky(runs, n_jobs, done, budget, in_memory=from_upload(config)))
 
         try:
+            trained_here: set[int] = set()
             plan = plan_batches(missing, enabled=batch and scheduler is None, start_alone=start_alone,
                                 why_off="a Dask scheduler was given" if scheduler is not None else "")
+            notes = plan.notes + notes
             for note in plan.notes:
                 _LOG.info(note)
-            notes = plan.notes
             if alone is None:
-                missing = plan.alone + plan.refused + run_batches(plan, execute_run, finish)
+                missing = [r for r in plan.alone + plan.refused if id(r) not in trained_here]
+                missing += run_batches(plan, execute_run, finish)
             else:
                 missing = plan.refused + run_batches(plan, execute_run, finish,
                                                      between=lambda: alone.deliver(finish))
@@ -477,13 +501,43 @@ def run_sweep(
     if missing:
         if scheduler is not None:
             _run_dask(missing, scheduler, finish, budget)
-        elif n_jobs == 1:
+        elif n_jobs == 1 or _train_here(missing, n_jobs, notes):
             for run in missing:
                 finish(run, execute_run(run))
         else:
             _run_loky(missing, n_jobs, finish, budget, in_memory=from_upload(config))
     return SweepResult(config, build_table(config, rows), n_cached, len(rows) - n_cached, time.perf_counter() - t0,
                        tuple(notes))
+
+
+_workers_used = [-math.inf]  # time.monotonic() when the local worker processes last finished work
+
+
+def _train_here(runs: list[RunSpec], n_jobs: int, notes: list[str]) -> bool:
+    """Whether ``runs`` train in this process rather than in worker processes: their estimated work (each
+    learner's own :class:`~dpcore.runtime.workload.Work`, or the time its probe took when it finished without
+    asking) is below what starting the workers would cost (:data:`IN_PROCESS_SECONDS`). Says so in ``notes``."""
+    if n_jobs == 1 or not runs:
+        return True
+    warm = time.monotonic() - _workers_used[0] < _WORKERS_IDLE_SECONDS
+    limit = IN_PROCESS_SECONDS_WARM if warm else IN_PROCESS_SECONDS
+    total = 0.0
+    for run in runs:
+        t0 = time.perf_counter()
+        with caught_warnings(), np.errstate(all="ignore"):
+            try:
+                work = estimate_of(functools.partial(learner_call, run))
+            except Exception:  # noqa: BLE001 - the run fails before its work; it says why when it runs
+                work = None
+        total += work.seconds if work is not None else time.perf_counter() - t0
+        if total > limit:
+            return False
+    note = (f"{len(runs)} run{'s' if len(runs) != 1 else ''} trained in this process (about {total:.1f} s of work, "
+            f"less than handing {'it' if len(runs) == 1 else 'them'} to {'the' if warm else 'new'} worker processes "
+            "would cost)")
+    notes.append(note)
+    _LOG.info(note)
+    return True
 
 
 class _Stopped(Exception):
@@ -588,7 +642,10 @@ def _run_loky(missing: list[RunSpec], n_jobs: int, finish, budget: WorkBudget, *
     extra = {"max_nbytes": None} if in_memory else {}
     with _LOKY_LOCK, joblib.parallel_config(backend="loky", inner_max_num_threads=1):
         parallel = joblib.Parallel(n_jobs=workers, return_as="generator_unordered", **extra)
-        _consume(parallel, missing, finish, True, f"the local worker processes (n_jobs={workers})", budget)
+        try:
+            _consume(parallel, missing, finish, True, f"the local worker processes (n_jobs={workers})", budget)
+        finally:
+            _workers_used[0] = time.monotonic()
 
 
 def _run_dask(missing: list[RunSpec], scheduler: str, finish, budget: WorkBudget) -> None:

@@ -7,9 +7,12 @@ comparable on the same split.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import math
+import threading
+import warnings
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -17,12 +20,14 @@ import dp_accounting
 import numpy as np
 
 from ..accounting import Neighbouring, epsilon_of_event
+from ..datasets.registry import is_registered
 from ..exceptions import DPValueError
 from ..learners.base import LearnerSpec, ReleasedModel, RunResult, TestOutputs, class_labels
 from ..learners.knobs import ACCOUNTANT_LABELS, ACCOUNTANT_PAGE_HELP, Knob, Wording
 from ..learners.metrics import confusion_matrix, score
 from ..mechanisms import Laplace, RandomizedResponse
 from ..rng import as_generator, child_seed
+from ..runtime.thread_warnings import caught as caught_warnings
 from ..validation import check_int
 from . import batched
 from .engine import OPTIMIZERS, TrainConfig, TrainResult, train
@@ -152,11 +157,50 @@ def _feature_choice(split, params: Mapping[str, Any]) -> tuple[str, dict]:
     return features, {}
 
 
+#: The features of the last splits of registered datasets (which :func:`dpcore.datasets.train_test_split` hands
+#: out as the same read-only arrays): a sweep's runs on one split compute them once. Keyed by the split's arrays'
+#: identity; each entry holds those arrays, so an identity is never reused while its entry lives.
+_FEATURES: collections.OrderedDict = collections.OrderedDict()
+_FEATURES_MAX = 8
+_FEATURES_LOCK = threading.Lock()
+
+
 def _features(split, params: Mapping[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray, tuple | None]:
     """Train and test features scaled by the public bounds (then DCT or HOG if asked), and the image shape.
 
-    Each transform is per-sample and data-independent (see :mod:`dpcore.training.preprocess`).
+    Each transform is per-sample and data-independent (see :mod:`dpcore.training.preprocess`). Computed once per
+    split of a registered dataset and feature choice (each run gets its own copy).
     """
+    if not is_registered(split.dataset):
+        return _compute_features(split, params)
+    features, opts = _feature_choice(split, params or {})
+    key = (id(split.X_train), id(split.X_test), features, tuple(sorted(opts.items())))
+    with _FEATURES_LOCK:
+        hit = _FEATURES.get(key)
+        if hit is not None and hit[0] is split.X_train and hit[1] is split.X_test:
+            _FEATURES.move_to_end(key)
+            return _own_copies(hit[2])
+    with caught_warnings() as said:  # values clipped to the bounds: said by every run, so such features are not kept
+        out = _compute_features(split, params)
+    for w in said:
+        warnings.warn(w.message, w.category, stacklevel=2)
+    if said:
+        return out
+    with _FEATURES_LOCK:
+        _FEATURES[key] = (split.X_train, split.X_test, out)
+        while len(_FEATURES) > _FEATURES_MAX:
+            _FEATURES.popitem(last=False)
+    return _own_copies(out)
+
+
+def _own_copies(features: tuple) -> tuple:
+    """The kept features as arrays of the caller's own (a run may scale its rows in place; copying is cheap beside
+    computing them)."""
+    X_tr, X_te, shape = features
+    return X_tr.copy(), X_te.copy(), shape
+
+
+def _compute_features(split, params: Mapping[str, Any] | None) -> tuple[np.ndarray, np.ndarray, tuple | None]:
     ds = split.dataset
     X_tr, X_te = prepare_features(split.X_train, ds.bounds), prepare_features(split.X_test, ds.bounds, warn=False)
     features, opts = _feature_choice(split, params or {})

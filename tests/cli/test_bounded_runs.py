@@ -100,6 +100,8 @@ def test_more_sweep_jobs_than_cores_are_capped_at_the_cores_with_a_note(capsys, 
     monkeypatch.setattr(engine, "_run_loky", lambda missing, n_jobs, *a, **k: started.append(n_jobs) or [
         engine.execute_run(run) for run in ()])
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(engine, "IN_PROCESS_SECONDS", -1.0)  # this tiny run goes to the workers all the same
+    monkeypatch.setattr(engine, "IN_PROCESS_SECONDS_WARM", -1.0)
     code = main(["sweep", "--dataset", "iris", "--algorithms", "erm-objective", "--values", "1", "--seeds", "1",
                  "--jobs", jobs, "--no-cache", "--no-baselines"])
     err = capsys.readouterr().err

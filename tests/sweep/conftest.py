@@ -26,6 +26,16 @@ def fakes(monkeypatch):
 
 
 @pytest.fixture
+def to_workers(monkeypatch):
+    """Runs go to the worker processes however small their work (by default work below a worker's start-up cost
+    trains in the calling process)."""
+    from dpcore.sweep import engine
+
+    monkeypatch.setattr(engine, "IN_PROCESS_SECONDS", -1.0)
+    monkeypatch.setattr(engine, "IN_PROCESS_SECONDS_WARM", -1.0)
+
+
+@pytest.fixture
 def cache_dir(tmp_path) -> pathlib.Path:
     return tmp_path / "cache"
 

@@ -79,7 +79,7 @@ def test_runs_that_cannot_batch_train_alone_and_the_notes_say_why():
     assert len(res.table) == 2
 
 
-def test_runs_alone_in_worker_processes_while_the_batch_trains_here_give_the_same_table(tmp_path):
+def test_runs_alone_in_worker_processes_while_the_batch_trains_here_give_the_same_table(tmp_path, to_workers):
     """With worker processes the runs trained alone start at once and the batch trains in this process
     meanwhile; every row still reaches on_result (on this thread) and the table is the one-process table."""
     import threading
@@ -92,6 +92,36 @@ def test_runs_alone_in_worker_processes_while_the_batch_trains_here_give_the_sam
     two = run_sweep(cfg, n_jobs=2, use_cache=False, on_result=lambda p: threads.add(threading.get_ident()))
     _same_tables(one.table, two.table)
     assert threads == {here} and one.notes == two.notes
+
+
+def test_runs_too_small_for_a_worker_process_train_in_this_one_and_the_notes_say_so(monkeypatch):
+    """Starting a worker process costs seconds (it imports torch and scikit-learn): runs whose estimated work is
+    below that train here, with n_jobs=2 as with n_jobs=1, and the table is the same; work estimated above it still
+    goes to the workers."""
+    from dpcore.sweep import engine
+
+    cfg = SweepConfig(dataset="iris", learners=["dpsgd", "erm-objective"], values=[1.0, 3.0], seeds=1,
+                      params={"epochs": 2})
+    one = run_sweep(cfg, n_jobs=1, use_cache=False)
+
+    def no_workers(*args, **kwargs):
+        raise AssertionError("a worker process was started for runs of a few milliseconds")
+
+    with monkeypatch.context() as m:
+        m.setattr(engine, "_run_loky", no_workers)
+        two = run_sweep(cfg, n_jobs=2, use_cache=False)
+    _same_tables(one.table, two.table)
+    assert any("trained in this process" in note for note in two.notes)
+    assert not any("trained in this process" in note for note in one.notes)
+
+    started = []
+    monkeypatch.setattr(engine, "IN_PROCESS_SECONDS", 0.0)
+    monkeypatch.setattr(engine, "IN_PROCESS_SECONDS_WARM", 0.0)
+    monkeypatch.setattr(engine, "_run_loky", lambda runs, n_jobs, finish, *a, **k: started.extend(runs) or [
+        finish(r, engine.execute_run(r)) for r in runs])
+    cfg_big = SweepConfig(dataset="iris", learners=["erm-objective"], values=[1.0, 3.0], seeds=1)
+    run_sweep(cfg_big, n_jobs=2, use_cache=False)
+    assert started  # estimated work above the (zeroed) threshold: handed to the workers
 
 
 def test_rows_of_runs_alone_that_all_arrived_between_batched_rows_end_the_wait():

@@ -64,7 +64,7 @@ def test_one_row_per_learner_value_seed_with_spent_epsilon(fakes, cache_dir):
     assert means[0.5] < means[4.0]
 
 
-def test_same_seeds_same_table_sequential_and_parallel(fakes, tmp_path):
+def test_same_seeds_same_table_sequential_and_parallel(fakes, tmp_path, to_workers):
     cfg = _cfg()
     a = run_sweep(cfg, n_jobs=1, cache_dir=tmp_path / "a").table
     b = run_sweep(cfg, n_jobs=2, cache_dir=tmp_path / "b").table  # loky processes
@@ -294,7 +294,7 @@ def test_config_is_frozen_and_pickles(fakes):
     assert cfg.values == (0.5, 1.0, 4.0) and _cfg(values=[4, 0.5, 1, 1.0]).values == (0.5, 1.0, 4.0)
 
 
-def test_a_dead_worker_is_a_clear_error_and_the_sweep_resumes(fakes, cache_dir):
+def test_a_dead_worker_is_a_clear_error_and_the_sweep_resumes(fakes, cache_dir, to_workers):
     import os
 
     cfg = _cfg(params={"crash_unless_pid": os.getpid()}, seeds=1)

@@ -1,0 +1,70 @@
+"""A sweep's runs on one split of a registered dataset share the split and compute its features once; a visitor's
+upload is never kept, and every run gets arrays of its own."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dpcore.datasets import load_dataset, train_test_split
+from dpcore.datasets.registry import _SPLITS, is_registered
+from dpcore.learners import run_learner
+from dpcore.training import learners as tl
+
+
+def test_a_registered_datasets_split_is_one_read_only_object_per_seed():
+    a, b = train_test_split("iris", seed=3), train_test_split(load_dataset("iris"), seed=3)
+    assert a is b and not a.X_train.flags.writeable
+    assert train_test_split("iris", seed=4) is not a
+    assert np.array_equal(train_test_split("iris", seed=4).X_train, train_test_split("iris", seed=4).X_train)
+
+
+def test_an_uploads_split_is_never_kept():
+    from dpcore.datasets import as_dataset
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"a": rng.normal(size=40), "b": rng.normal(size=40), "iris": rng.integers(0, 2, 40)})
+    ds = as_dataset(df, "iris", task="classification", bounds={"a": (-5, 5), "b": (-5, 5)})
+    assert not is_registered(ds)
+    s1, s2 = train_test_split(ds, seed=0), train_test_split(ds, seed=0)
+    assert s1 is not s2 and np.array_equal(s1.X_train, s2.X_train)
+    assert all(v.dataset is not ds for v in _SPLITS.values())
+
+
+def test_the_runs_of_one_split_compute_its_features_once_and_each_gets_its_own_copy(monkeypatch):
+    calls = []
+    compute = tl._compute_features
+    monkeypatch.setattr(tl, "_compute_features", lambda split, params: calls.append(split) or compute(split, params))
+    tl._FEATURES.clear()
+    first = run_learner("dpsgd", "digits", epsilon=1.0, seed=7, params={"epochs": 1})
+    second = run_learner("dpsgd", "digits", epsilon=2.0, seed=7, params={"epochs": 1})
+    assert len(calls) == 1  # the second run of the same split reads the kept features
+    split = train_test_split("digits", seed=7)
+    X_a, _, _ = tl._features(split, {})
+    X_b, _, _ = tl._features(split, {})
+    assert X_a is not X_b and X_a.flags.writeable and np.array_equal(X_a, X_b)
+    X_a[:] = 0  # a run scaling its rows in place changes nobody else's
+    assert not np.array_equal(tl._features(split, {})[0], X_a)
+    # the same accuracy as features computed afresh
+    tl._FEATURES.clear()
+    again = run_learner("dpsgd", "digits", epsilon=2.0, seed=7, params={"epochs": 1})
+    assert again.metrics == second.metrics and first.metrics != second.metrics
+
+
+def test_features_whose_values_were_clipped_warn_in_every_run_and_are_not_kept(monkeypatch):
+    import warnings
+
+    from dpcore.runtime.thread_warnings import caught
+
+    split = train_test_split("digits", seed=11)
+    tl._FEATURES.clear()
+
+    def clipping(split, params):
+        warnings.warn("values outside the bounds were clipped", UserWarning, stacklevel=2)
+        return np.zeros((2, 2), np.float32), np.zeros((1, 2), np.float32), None
+
+    monkeypatch.setattr(tl, "_compute_features", clipping)
+    for _ in range(2):
+        with caught() as seen:
+            tl._features(split, {})
+        assert [str(w.message) for w in seen] == ["values outside the bounds were clipped"]
+    assert not tl._FEATURES
