@@ -1,4 +1,4 @@
-"""What consumes the (noisy) gradient: SGD written out, or torch's Adam. Both are post-processing."""
+"""What consumes the (noisy) gradient: SGD or Adam, written out. Both are post-processing."""
 from __future__ import annotations
 
 import torch
@@ -46,9 +46,59 @@ class PlainSGD:
             p.add_(g, alpha=-self.lr)
 
 
+class PlainAdam:
+    """``torch.optim.Adam`` (no AMSGrad, L2 weight decay), written out (Kingma & Ba, 2015).
+
+    For the same reason as :class:`PlainSGD`: ``torch.optim`` imports ``torch._dynamo`` (about 1 s per
+    process) for what is a few lines of arithmetic. The operations are those of torch's single-tensor Adam, in
+    its order (bitwise equal to ``torch.optim.Adam(foreach=False)``, tested), for every parameter with a gradient
+    (one whose gradient is None is skipped, and its step count does not advance)::
+
+        g = grad + weight_decay * p
+        m = m.lerp(g, 1 - beta1);  v = beta2 * v + (1 - beta2) * g * g
+        p -= lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+
+    References
+    ----------
+    Kingma, Ba. Adam: a method for stochastic optimization. ICLR 2015.
+    """
+
+    def __init__(self, params, *, lr: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0.0) -> None:
+        self.params = [p for p in params if p.requires_grad]
+        self.lr, self.eps, self.weight_decay = float(lr), float(eps), float(weight_decay)
+        self.beta1, self.beta2 = (float(b) for b in betas)
+        self._steps = [0] * len(self.params)
+        self._m: list[torch.Tensor | None] = [None] * len(self.params)
+        self._v: list[torch.Tensor | None] = [None] * len(self.params)
+
+    zero_grad = PlainSGD.zero_grad
+
+    @torch.no_grad()
+    def step(self) -> None:
+        beta1, beta2 = self.beta1, self.beta2
+        for i, p in enumerate(self.params):
+            g = p.grad
+            if g is None:
+                continue
+            if self._m[i] is None:
+                self._m[i] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                self._v[i] = torch.zeros_like(p, memory_format=torch.preserve_format)
+            m, v = self._m[i], self._v[i]
+            self._steps[i] += 1
+            t = float(self._steps[i])  # torch keeps the count as a float tensor and reads it back with .item()
+            if self.weight_decay != 0:
+                g = g.add(p, alpha=self.weight_decay)
+            m.lerp_(g, 1 - beta1)
+            v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+            step_size = self.lr / (1 - beta1**t)
+            denom = (v.sqrt() / (1 - beta2**t) ** 0.5).add_(self.eps)
+            p.addcdiv_(m, denom, value=-step_size)
+
+
 def make_optimizer(model: nn.Module, *, kind: str, learning_rate: float, momentum: float = 0.0,
                    weight_decay: float = 0.0):
-    """:class:`PlainSGD` for ``kind="sgd"``, ``torch.optim.Adam`` (momentum unused) for ``"adam"``."""
+    """:class:`PlainSGD` for ``kind="sgd"``, :class:`PlainAdam` (momentum unused) for ``"adam"``."""
     if kind == "adam":
-        return torch.optim.Adam(model.parameters(), lr=learning_rate, weight_decay=weight_decay)
+        return PlainAdam(model.parameters(), lr=learning_rate, weight_decay=weight_decay)
     return PlainSGD(model.parameters(), lr=learning_rate, momentum=momentum, weight_decay=weight_decay)
