@@ -1,4 +1,4 @@
-"""Many DP-SGD runs of one dense network trained together, as one batched computation.
+"""Many training runs of one dense network (DP-SGD, or without privacy) trained together, as one batched computation.
 
 A privacy-utility sweep trains the same small network dozens of times, differing only in the seed, the
 noise multiplier (or the epsilon it is calibrated from), the clip norm, the learning rate. Trained one at a
@@ -6,8 +6,14 @@ time, most of the time goes to overhead, not arithmetic. :func:`train_together` 
 runs along a model axis and does their arithmetic as batched matrix products (``torch.baddbmm``/``bmm``):
 the forward pass, every example's gradient norm (the ghost identity ``||a_i||^2 ||b_i||^2`` per Linear
 layer, as :class:`~dpcore.training.ghost.DenseStackClipper` computes it), the clip factors, the clipped sum
-(book-keeping, one product per layer), the SGD update with momentum and weight decay, the averaged iterates
-and the evaluation after every epoch.
+(book-keeping, one product per layer), the update (SGD with momentum and weight decay, or Adam with its own
+step count per run, as :class:`~dpcore.training.optim.PlainSGD` and :class:`~dpcore.training.optim.PlainAdam`
+take it), the averaged iterates and the evaluation after every epoch.
+
+A non-private run (``private=False``, the baselines of a sweep and the networks behind the label-DP and
+output-perturbation learners) takes the same batched pass without the norms: its gradient is that of the mean
+loss over its own sampled batch, with no clipping and no noise, and its epsilon is infinite; an empty batch
+(possible with Poisson sampling) is skipped, with no update, no Adam step and no average, as ``train()`` skips it.
 
 Nothing about one run's privacy changes, because nothing random is shared. Every run keeps the generators a
 run trained alone builds, from its own seed and in the same order (:func:`dpcore.training.train`: the
@@ -23,16 +29,19 @@ epochs are done or its budget would be exceeded. So run k of a batch is the run 
 seed: the same batches, the same noise, the same accounting, and weights equal up to float rounding (the
 batched products add in another order). Tests check that, and the per-run white-box bounds.
 
-What trains together: DP-SGD (``private=True``) on the built-in ``linear`` and ``mlp`` models with the SGD
-optimiser, seeded (not in secure mode), sharing the architecture (model, hidden width, depth, activation),
-the number of features and outputs, and the task. The data may differ (each run names its own training
-and evaluation rows: several splits of a sweep's seeds train in one batch), and so may the epochs, batch
-sizes and sampling. Everything else trains alone (:func:`why_not_together` says why).
+What trains together: runs on the built-in ``linear`` and ``mlp`` models, seeded (not in secure mode), sharing
+the architecture (model, hidden width, depth, activation), the number of features and outputs, the task, and
+the way they train: all private (DP-SGD) or all not, all with SGD or all with Adam (:func:`together_key`; a
+sweep puts its DP-SGD runs in one batch and its non-private baselines in another). The data may differ (each
+run names its own training and evaluation rows: several splits of a sweep's seeds train in one batch), and so
+may the epochs, batch sizes, sampling, learning rates, momentum, weight decay and averaging. Everything else
+trains alone (:func:`why_not_together` says why).
 
 References
 ----------
 Abadi, Chu, Goodfellow, McMahan, Mironov, Talwar, Zhang. Deep learning with differential privacy. CCS 2016
 (Algorithm 1).
+Kingma, Ba. Adam: a method for stochastic optimization. ICLR 2015.
 Goodfellow. Efficient per-example gradient computations. arXiv:1510.01799, 2015 (the per-example norm of a
 Linear layer's gradient).
 Bu, Wang, Zha, Karypis. Differentially private optimization on large model at small cost. ICML 2023
@@ -75,6 +84,7 @@ from .engine import (
 from .ghost import _dense_plan, dense_pass
 from .losses import loss_and_output_grad, per_example_loss
 from .models import build_model
+from .optim import ADAM_BETAS, ADAM_EPS
 from .sampling import make_sampler
 
 #: The models :func:`train_together` batches: stacks of Linear layers and elementwise activations.
@@ -112,26 +122,24 @@ def why_not_together(config: TrainConfig) -> str | None:
     """Why a run with ``config`` cannot train in a batch (one plain sentence), or None if it can."""
     if not isinstance(config, TrainConfig):
         return f"config must be a TrainConfig, got {type(config).__name__}"
-    if not config.private:
-        return "it trains without privacy (the batched trainer runs DP-SGD)"
     if config.model not in DENSE_MODELS:
         return f"model={config.model!r} (only the dense models {', '.join(DENSE_MODELS)} train together)"
-    if config.optimizer != "sgd":
-        return f"optimizer={config.optimizer!r} (the batched trainer's update is SGD)"
     if secure_active():
         return "secure mode (the batched trainer draws seeded noise only)"
     return None
 
 
 def together_key(run: TogetherRun, n_features: int | None = None, n_outputs: int | None = None) -> tuple:
-    """What runs must share to train in one batch: architecture, input and output widths, task, label kind."""
+    """What runs must share to train in one batch: architecture, input and output widths, task, label kind, and
+    how they train (private or not, the optimiser), so that one batched step and one update serve them all."""
     c = run.config
     X = np.asarray(run.X) if n_features is None else None
     y = np.asarray(run.y)
     d = int(X.shape[1]) if n_features is None else int(n_features)
     k = run.n_outputs if n_outputs is None else n_outputs
     hidden = (c.hidden, c.depth, c.activation) if c.model == "mlp" else ()
-    return (c.model, hidden, c.task, d, k, "soft" if (c.task == "classification" and y.ndim == 2) else "index")
+    return (c.model, hidden, c.task, d, k, "soft" if (c.task == "classification" and y.ndim == 2) else "index",
+            "private" if c.private else "non-private", c.optimizer)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -201,7 +209,7 @@ class _Member:
         self.index, self.config, self.split, self.t0 = index, config, split, t0
         n = data.n
         self.q, self.ends = planned_steps(config, n)
-        if not delta_is_checked():
+        if config.private and not delta_is_checked():
             check_delta(config.delta, n=n)
         self.sigma = resolve_noise_multiplier(config, n)
         self.caught = _run_warnings(config, self.sigma)
@@ -215,8 +223,10 @@ class _Member:
         self.expected_batch = self.q * n
         self.inv = 1.0 / self.expected_batch
         size = sum(p.numel() for p in self.model.parameters())
+        # drawn whether or not the run is private, as train() draws it: the sampler's stream comes after
         self.noise = GaussianSum(std=float(self.sigma) * config.clip_norm, sensitivity=config.clip_norm,
-                                 generator=noise_gen, size=size, held_scale=self.inv)
+                                 generator=noise_gen, size=size, held_scale=self.inv) if config.private else None
+        self.adam_steps = 0  # the steps its Adam has taken (a non-private run skips its empty batches)
         self.rows: list[dict] = []
         self.done = 0
         self.epoch = 0  # epochs finished
@@ -244,16 +254,28 @@ class _Member:
 
 
 class _Stack:
-    """The parameters (and momentum buffers, averages, gradient buffer) of the runs still training, stacked."""
+    """The parameters (and optimiser state, averages, gradient buffer) of the runs still training, stacked.
+
+    Every run of a stack trains the same way (private or not, one optimiser: :func:`together_key`)."""
 
     def __init__(self, plan: list, members: list[_Member]) -> None:
         self.plan = plan
         self.members = members
+        c = members[0].config
+        self.private, self.adam = c.private, c.optimizer == "adam"
         linears = [i for i, op in enumerate(plan) if op[0] == "linear"]
         self.W = [torch.stack([m.model[i].weight.detach() for m in members]) for i in linears]
         self.b = [torch.stack([m.model[i].bias.detach() for m in members]) for i in linears]
-        self.avg = None
-        self.buf = None
+        # the iterates' average starts at the initial weights, as _Ema's copy of the model does
+        self.avg = [t.clone() for t in self.params()] if any(m.config.ema > 0 for m in members) else None
+        # SGD's momentum buffer, or Adam's two moments: zeros, which the first update makes what torch starts with
+        # (a copy of the first gradient; (1 - beta) g and (1 - beta2) g^2)
+        if self.adam:
+            self.state = [torch.zeros_like(t) for t in self.params() * 2]
+        elif any(m.config.momentum for m in members):
+            self.state = [torch.zeros_like(t) for t in self.params()]
+        else:
+            self.state = []
         self._refresh_columns()
 
     def _refresh_columns(self) -> None:
@@ -266,8 +288,9 @@ class _Stack:
         self.clip_num = col([m.config.clip_norm * m.inv for m in ms])  # C / L: the clip factor's numerator
         self.clip_max = col([m.inv for m in ms])  # 1 / L: the clip factor's cap
         self.neg_lr = col([-m.config.learning_rate for m in ms])
+        self.lr = [m.config.learning_rate for m in ms]
         self.wd = col([m.config.weight_decay for m in ms]) if any(m.config.weight_decay for m in ms) else None
-        self.mom = col([m.config.momentum for m in ms]) if any(m.config.momentum for m in ms) else None
+        self.mom = col([m.config.momentum for m in ms])  # used while any run that started with momentum is on
         self.ema_w = col([1.0 - m.config.ema for m in ms]) if any(m.config.ema > 0 for m in ms) else None
         self.ema_on = torch.tensor([m.config.ema > 0 for m in ms], dtype=torch.bool)
         sizes = [w.shape[1] * w.shape[2] + w.shape[1] for w in self.W]
@@ -294,8 +317,7 @@ class _Stack:
         self.b = [b.index_select(0, sel) for b in self.b]
         if self.avg is not None:
             self.avg = [a.index_select(0, sel) for a in self.avg]
-        if self.buf is not None:
-            self.buf = [t.index_select(0, sel) for t in self.buf]
+        self.state = [t.index_select(0, sel) for t in self.state]
         self.members = [self.members[i] for i in positions]
         self._refresh_columns()
 
@@ -324,19 +346,20 @@ def train_together(
     on_step: TogetherStepObserver | None = None,
     block_floats: int = BLOCK_FLOATS,
 ) -> list[TrainResult]:
-    """Train DP-SGD runs of one dense network as one batched computation; run k's result equals ``train()``'s.
+    """Train runs of one dense network as one batched computation; run k's result equals ``train()``'s.
 
     Parameters
     ----------
     runs : sequence of TogetherRun
         Each with its own data, :class:`~dpcore.training.TrainConfig` (seed, sigma or target epsilon, clip
         norm, learning rate, momentum, weight decay, EMA, epochs, batch size, sampling, ``max_epsilon``...).
-        They must share the architecture and widths (:func:`together_key`) and each must be able to train in a
-        batch (:func:`why_not_together`); a run that cannot is refused by position, with the reason.
+        They must share the architecture and widths, and train the same way: all private or all not, with one
+        optimiser (:func:`together_key`); each must be able to train in a batch (:func:`why_not_together`). A run
+        that cannot is refused by position, with the reason.
     on_epoch : callable, optional
         ``on_epoch(k, info)`` after run k's every epoch, with what ``train(on_epoch=...)`` receives.
     on_step : callable, optional
-        ``on_step(step, runs, noisy_sums)`` after every step (see :data:`TogetherStepObserver`).
+        Private runs: ``on_step(step, runs, noisy_sums)`` after every step (see :data:`TogetherStepObserver`).
     block_floats : int
         Bound on the floats one block of runs holds at once in a step (runs are processed in blocks).
 
@@ -365,6 +388,9 @@ def train_together(
             raise DPValueError(f"runs[{i}] must be a TogetherRun, got {type(run).__name__}")
         if (why := why_not_together(run.config)) is not None:
             raise DPValueError(f"runs[{i}] cannot train in a batch: {why}; train it with train()")
+        if on_step is not None and not run.config.private:
+            raise DPValueError(f"on_step needs private runs (runs[{i}] has private=False): it acts on the noisy "
+                               "clipped sums")
     datas: list[_Data] = []
     split_of: dict[tuple, int] = {}
     members: list[_Member] = []
@@ -380,7 +406,8 @@ def train_together(
             key0 = key
         elif key != key0:
             raise DPValueError(f"runs[{i}] does not share runs[0]'s network ({key} against {key0}): only runs of "
-                               "one architecture, input width, output width and task train together")
+                               "one architecture, input width, output width and task, trained the same way "
+                               "(private or not, one optimiser), train together")
         check_work(training_work(run.config, data.n, data.X.shape[1], data.n_outputs))
         members.append(_Member(i, run, data, split_of[ident], t0))
     _share_odometers(members)
@@ -423,8 +450,11 @@ def _loop(members: list[_Member], datas: list[_Data], on_epoch, on_step, block_f
         ms = stack.members
         K = len(ms)
         idxs = [next(m.batches) for m in ms]
-        for k, m in enumerate(ms):
-            m.noise.start(stack.flat[k])  # N(0, (sigma C / L)^2) first, the clipped sum added into it, as alone
+        if stack.private:
+            for k, m in enumerate(ms):
+                m.noise.start(stack.flat[k])  # N(0, (sigma C / L)^2) first, the clipped sum added into it, as alone
+        else:
+            stack.flat.zero_()
         biggest = max(i.size for i in idxs)
         per_model = max(1, biggest) * (2 * sum(widths) + 4)
         block = max(1, min(K, block_floats // per_model))
@@ -435,7 +465,9 @@ def _loop(members: list[_Member], datas: list[_Data], on_epoch, on_step, block_f
         if on_step is not None:
             on_step(step, [m.index for m in ms], stack.flat * torch.tensor([m.expected_batch for m in ms],
                                                                            dtype=stack.flat.dtype).view(K, 1))
-        _update(stack)
+        # a non-private run skips an empty batch altogether (no update, no average), as train() does
+        skip = [] if stack.private else [k for k, i in enumerate(idxs) if i.size == 0]
+        _update(stack, skip)
         step += 1
         ending = []
         for k, m in enumerate(ms):
@@ -487,7 +519,8 @@ def _finish(m: _Member, stack: _Stack | None, pos: int | None) -> bool:
 
 def _block_step(stack: _Stack, a: int, b: int, idxs: list[np.ndarray], ms: list[_Member], X_all, y_all, x_sq,
                 offsets, task: str, losses: np.ndarray) -> None:
-    """One DP-SGD step's clipped sums for runs ``a:b`` of the stack, added into their noise buffers."""
+    """One step's gradients for runs ``a:b`` of the stack: DP-SGD's clipped sums divided by the expected batch size,
+    added into their noise buffers; without privacy, the gradients of the mean losses of their batches."""
     Kb = b - a
     B = max(i.size for i in idxs)
     if B == 0:
@@ -516,11 +549,15 @@ def _block_step(stack: _Stack, a: int, b: int, idxs: list[np.ndarray], ms: list[
     with torch.no_grad():
         loss, norms, records = dense_pass(stack.plan, xb, loss_grad, linear=linear,
                                           back=lambda i, g: torch.bmm(g, stack.W[layer_of[i]][a:b]),
-                                          x_sq_norms=x_sq.index_select(0, flat_rows).view(Kb, B))
+                                          x_sq_norms=x_sq.index_select(0, flat_rows).view(Kb, B) if stack.private
+                                          else None, norms=stack.private)
         losses[a:b] = loss.masked_fill_(~mask_t, 0.0).sum(1).double().numpy()
-        # min(1, C / (||g_i|| + 1e-6)) / L per run (clip_factors), and 0 for the padding
-        factors = torch.div(stack.clip_num[a:b], norms.add_(CLIP_EPS))
-        factors = torch.minimum(factors, stack.clip_max[a:b]).mul_(mask_t)
+        if stack.private:
+            # min(1, C / (||g_i|| + 1e-6)) / L per run (clip_factors), and 0 for the padding
+            factors = torch.div(stack.clip_num[a:b], norms.add_(CLIP_EPS))
+            factors = torch.minimum(factors, stack.clip_max[a:b]).mul_(mask_t)
+        else:  # the mean over the run's own batch: 1 / |B_k| for its rows, 0 for the padding
+            factors = torch.tensor([1.0 / max(i.size, 1) for i in idxs], dtype=xb.dtype).view(Kb, 1) * mask_t
         for i, inp, g in records:
             layer = layer_of[i]
             stack.gb[layer][a:b].add_(torch.bmm(g.transpose(1, 2), factors.unsqueeze(2)).squeeze(2))
@@ -530,29 +567,56 @@ def _block_step(stack: _Stack, a: int, b: int, idxs: list[np.ndarray], ms: list[
                 stack.gW[layer][a:b].add_(torch.bmm(g.transpose(1, 2), inp * factors.unsqueeze(2)))
 
 
-def _update(stack: _Stack) -> None:
-    """Every run's SGD step (weight decay, momentum: :class:`~dpcore.training.optim.PlainSGD`), then its average."""
+def _update(stack: _Stack, skip: list[int]) -> None:
+    """Every run's update (:class:`~dpcore.training.optim.PlainSGD`'s or :class:`~dpcore.training.optim.PlainAdam`'s,
+    with its own learning rate, momentum and weight decay), then its average. The runs at ``skip`` keep their
+    weights, optimiser state and average (a non-private run's empty batch)."""
     params, grads = stack.params(), stack.grads()
-    if stack.mom is not None and stack.buf is None:
-        stack.buf = [None] * len(params)
+    held = params + stack.state + (stack.avg or [])
+    if skip:
+        sel = torch.as_tensor(skip, dtype=torch.long)
+        kept = [t.index_select(0, sel) for t in held]
     with torch.no_grad():
-        for i, (p, g) in enumerate(zip(params, grads)):
-            shape = (-1,) + (1,) * (p.dim() - 1)
-            if stack.wd is not None:
-                g = torch.addcmul(g, p, stack.wd.view(shape))
-            if stack.mom is not None:
-                if stack.buf[i] is None:
-                    stack.buf[i] = g.clone()
-                else:
-                    stack.buf[i].mul_(stack.mom.view(shape)).add_(g)
-                g = stack.buf[i]
-            p.addcmul_(g, stack.neg_lr.view(shape))
+        if stack.adam:
+            _adam(stack, params, grads, skip)
+        else:
+            for p, g, buf in zip(params, grads, stack.state or [None] * len(params)):
+                shape = (-1,) + (1,) * (p.dim() - 1)
+                if stack.wd is not None:
+                    g = torch.addcmul(g, p, stack.wd.view(shape))
+                if buf is not None:
+                    g = buf.mul_(stack.mom.view(shape)).add_(g)
+                p.addcmul_(g, stack.neg_lr.view(shape))
         if stack.ema_w is not None:
-            if stack.avg is None:
-                stack.avg = [torch.stack([q.detach().clone() for q in m_params])
-                             for m_params in zip(*[[q for q in m.model.parameters()] for m in stack.members])]
             for avg, p in zip(stack.avg, params):
                 avg.lerp_(p, stack.ema_w.view((-1,) + (1,) * (p.dim() - 1)))
+        if skip:
+            for t, old in zip(held, kept):
+                t.index_copy_(0, sel, old)
+
+
+def _adam(stack: _Stack, params: list, grads: list, skip: list[int]) -> None:
+    """:class:`~dpcore.training.optim.PlainAdam`'s step for every run, each with its own learning rate, weight decay
+    and step count (the bias corrections, computed in double precision as torch computes them)."""
+    ms = stack.members
+    skipped = set(skip)
+    for k, m in enumerate(ms):
+        if k not in skipped:
+            m.adam_steps += 1
+    beta1, beta2 = ADAM_BETAS
+    t = [float(max(m.adam_steps, 1)) for m in ms]  # a skipped run's row is computed, then put back
+    dtype = params[0].dtype
+    neg_step = torch.tensor([-lr / (1 - beta1**s) for lr, s in zip(stack.lr, t)], dtype=dtype)
+    bc2_sqrt = torch.tensor([(1 - beta2**s) ** 0.5 for s in t], dtype=dtype)
+    half = len(params)
+    for p, g, m1, m2 in zip(params, grads, stack.state[:half], stack.state[half:]):
+        shape = (-1,) + (1,) * (p.dim() - 1)
+        if stack.wd is not None:
+            g = torch.addcmul(g, p, stack.wd.view(shape))
+        m1.lerp_(g, 1 - beta1)
+        m2.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+        denom = (m2.sqrt() / bc2_sqrt.view(shape)).add_(ADAM_EPS)
+        p.add_(torch.mul(m1, neg_step.view(shape)).div_(denom))
 
 
 def _evaluate_many(stack: _Stack, positions: list[int], datas: list[_Data], task: str,

@@ -528,8 +528,8 @@ class DenseStackClipper:
         self._cache = None
 
 
-def dense_pass(plan: list, x: torch.Tensor, loss_grad, *, linear, back, x_sq_norms: torch.Tensor | None = None
-               ) -> tuple[torch.Tensor, torch.Tensor, list]:
+def dense_pass(plan: list, x: torch.Tensor, loss_grad, *, linear, back, x_sq_norms: torch.Tensor | None = None,
+               norms: bool = True) -> tuple[torch.Tensor, torch.Tensor | None, list]:
     """The hand-written forward and backward pass of a Linear/activation stack (see :class:`DenseStackClipper`).
 
     ``linear(i, h)`` applies the Linear layer at position ``i`` of ``plan``, ``back(i, g)`` takes an output
@@ -539,6 +539,7 @@ def dense_pass(plan: list, x: torch.Tensor, loss_grad, *, linear, back, x_sq_nor
     every example's gradient norm (the ghost identity ``||a_i||^2 ||b_i||^2``, plus ``||b_i||^2`` for a bias,
     summed over layers) and, per Linear layer in forward order, ``[i, input a, output gradient b]``.
     ``x_sq_norms``: the ``||x_i||^2`` of the rows, if the caller has them (the first layer's input norms).
+    ``norms=False``: the norms are not computed (None is returned in their place): a non-private step clips nothing.
     """
     records = []  # [position of the Linear layer, its input a, its output gradient b] in forward order
     acts = []
@@ -565,18 +566,9 @@ def dense_pass(plan: list, x: torch.Tensor, loss_grad, *, linear, back, x_sq_nor
             k -= 1
             rec = records[k]
             rec[2] = g
-            # ||a_i||^2 ||b_i||^2 (+ ||b_i||^2 for the bias); vector_norm is one fused pass
-            b2 = torch.linalg.vector_norm(g, dim=-1).square_()
-            if k == 0 and x_sq_norms is not None and plan[0][0] == "linear":  # the first layer's input is x
-                a2 = x_sq_norms
-            else:
-                a2 = torch.linalg.vector_norm(rec[1], dim=-1).square_()
-            if total is None:
-                total = torch.addcmul(b2, b2, a2) if op[1].bias is not None else b2.mul_(a2)
-            else:
-                total.addcmul_(b2, a2)
-                if op[1].bias is not None:
-                    total.add_(b2)
+            if norms:
+                total = _add_ghost_norm(total, g, rec[1], op[1].bias is not None,
+                                        x_sq_norms if k == 0 and plan[0][0] == "linear" else None)
             if k == 0:
                 break
             g = back(rec[0], g)
@@ -584,7 +576,21 @@ def dense_pass(plan: list, x: torch.Tensor, loss_grad, *, linear, back, x_sq_nor
             ai -= 1
             bwd, z, yact = acts[ai]
             g = bwd(g, z, yact)
-    return losses, total.sqrt(), records
+    return losses, (total.sqrt() if norms else None), records
+
+
+def _add_ghost_norm(total: torch.Tensor | None, g: torch.Tensor, a: torch.Tensor, bias: bool,
+                    a_sq: torch.Tensor | None) -> torch.Tensor:
+    """``total`` plus one Linear layer's squared per-example gradient norms: ``||a_i||^2 ||b_i||^2`` (plus
+    ``||b_i||^2`` for a bias); ``a_sq``, if given, holds the ``||a_i||^2``. vector_norm is one fused pass."""
+    b2 = torch.linalg.vector_norm(g, dim=-1).square_()
+    a2 = a_sq if a_sq is not None else torch.linalg.vector_norm(a, dim=-1).square_()
+    if total is None:
+        return torch.addcmul(b2, b2, a2) if bias else b2.mul_(a2)
+    total.addcmul_(b2, a2)
+    if bias:
+        total.add_(b2)
+    return total
 
 
 def make_clipper(model: nn.Module, *, fast: bool = True,

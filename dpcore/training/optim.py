@@ -4,6 +4,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+#: Adam's moment decays (beta1, beta2) and the epsilon of its denominator: torch's defaults (Kingma & Ba, 2015).
+ADAM_BETAS = (0.9, 0.999)
+ADAM_EPS = 1e-8
+
 
 class PlainSGD:
     """``torch.optim.SGD`` (no dampening, no Nesterov), written out.
@@ -63,7 +67,7 @@ class PlainAdam:
     Kingma, Ba. Adam: a method for stochastic optimization. ICLR 2015.
     """
 
-    def __init__(self, params, *, lr: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+    def __init__(self, params, *, lr: float, betas: tuple[float, float] = ADAM_BETAS, eps: float = ADAM_EPS,
                  weight_decay: float = 0.0) -> None:
         self.params = [p for p in params if p.requires_grad]
         self.lr, self.eps, self.weight_decay = float(lr), float(eps), float(weight_decay)

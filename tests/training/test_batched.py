@@ -67,6 +67,50 @@ def test_run_k_of_a_batch_equals_the_run_trained_alone(model):
         _assert_same_run(a, b)
 
 
+# the non-private baseline's settings (NONPRIVATE_DEFAULTS: Adam, shuffled batches), and others a sweep may give
+_NONPRIVATE = [
+    dict(optimizer="adam", sampling="shuffle", learning_rate=0.01, seed=0),
+    dict(optimizer="adam", sampling="shuffle", learning_rate=0.003, ema=0.9, seed=1),
+    dict(optimizer="adam", sampling="shuffle", learning_rate=0.02, weight_decay=0.01, batch_size=17, seed=2, epochs=2),
+    dict(optimizer="adam", sampling="poisson", learning_rate=0.01, batch_size=3, seed=3),  # empty batches skipped
+    dict(optimizer="adam", sampling="shuffle", learning_rate=0.01, seed=0),  # another seed-0 run: own draws
+]
+_NONPRIVATE_SGD = [
+    dict(learning_rate=0.05, momentum=0.5, sampling="poisson", batch_size=3, seed=0),  # empty batches skipped
+    dict(learning_rate=0.05, momentum=0.9, weight_decay=0.01, ema=0.5, sampling="poisson", batch_size=3, seed=1),
+    dict(learning_rate=0.1, sampling="shuffle", seed=2),
+]
+_PRIVATE_ADAM = [
+    dict(noise_multiplier=0.8, learning_rate=0.01, seed=0, ema=0.9),
+    dict(target_epsilon=2.0, learning_rate=0.003, clip_norm=0.3, weight_decay=0.01, seed=1),
+    dict(noise_multiplier=0.9, learning_rate=0.02, max_epsilon=6.0, epochs=8, seed=3),  # stops early on its budget
+    dict(noise_multiplier=1.0, learning_rate=0.01, sampling="shuffle", batch_size=17, epochs=2, seed=4),
+]
+
+
+@pytest.mark.parametrize("model", ["linear", "mlp"])
+@pytest.mark.parametrize("varied, common", [
+    (_NONPRIVATE, dict(private=False)),
+    (_NONPRIVATE_SGD, dict(private=False)),
+    (_PRIVATE_ADAM, dict(optimizer="adam")),
+], ids=["non-private adam", "non-private sgd", "dp-sgd adam"])
+def test_run_k_of_a_non_private_or_adam_batch_equals_the_run_trained_alone(model, varied, common):
+    """Non-private runs (the mean loss of the batch, no clipping, no noise, epsilon inf; an empty Poisson batch
+    skipped: no update, no Adam step counted, no average) and Adam runs (each with its own learning rate, weight
+    decay and step count) train together as each trains alone."""
+    X, y = _data()
+    Xt, yt = _data(n=90, seed=5)
+    runs = [TogetherRun(X, y, TrainConfig(**{"model": model, "hidden": 16, "epochs": 4, "batch_size": 40, **common,
+                                             **kw}), Xt, yt, 3) for kw in varied]
+    alone, together = _alone_and_together(runs)
+    for a, b in zip(alone, together):
+        _assert_same_run(a, b)
+    if common.get("private") is False:
+        assert all(r.epsilon == math.inf and r.dp_event is None and r.delta == 0.0 for r in together)
+    else:
+        assert any(r.stopped_early for r in together)
+
+
 def test_runs_on_different_splits_and_sizes_train_together_and_stay_their_own():
     """A sweep's seeds have their own splits, and train_fraction gives them other sizes."""
     (X1, y1), (X2, y2) = _data(seed=1), _data(n=150, seed=2)
@@ -108,7 +152,8 @@ def _one_step_sums(runs):
     return [sums[k] for k in range(len(runs))]
 
 
-def test_each_run_of_a_batch_passes_its_own_white_box_check():
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_each_run_of_a_batch_passes_its_own_white_box_check(optimizer):
     """One record's clipped contribution to run k's sum is at most C_k (and, its gradient being huge, equal to
     it); the noise added to run k's sum has standard deviation sigma_k C_k. Measured per run, in one batch:
     neighbouring data sets D and D + {r} with every record sampled (q = 1) and the same seeds, each with
@@ -125,7 +170,7 @@ def test_each_run_of_a_batch_passes_its_own_white_box_check():
         for data in ((X, y), (X_r, y_r)):
             for s in (0.0, sigma):
                 cfg = TrainConfig(model="linear", epochs=1, batch_size=len(data[0]), clip_norm=C, noise_multiplier=s,
-                                  seed=seed)
+                                  seed=seed, optimizer=optimizer)
                 runs.append(TogetherRun(data[0], data[1], cfg, n_outputs=k))
     sums = _one_step_sums(runs)
     for i, (C, sigma, _) in enumerate(settings):
@@ -173,17 +218,31 @@ def test_on_epoch_reports_each_run_as_train_does():
                                    for k, c in enumerate(cfgs) for e in range(1, c.epochs + 1)])
 
 
-@pytest.mark.parametrize("change, reason", [
-    (dict(private=False, noise_multiplier=None), "without privacy"),
-    (dict(optimizer="adam"), "optimizer='adam'"),
-])
-def test_runs_that_cannot_train_together_are_refused_by_position_with_the_reason(change, reason):
+def test_runs_that_cannot_train_together_are_refused_by_position_with_the_reason():
     X, y = _data()
     good = TrainConfig(model="linear", epochs=1, batch_size=40, noise_multiplier=1.0)
-    bad = good.replace(**change)
-    assert why_not_together(good) is None and reason in why_not_together(bad)
-    with pytest.raises(DPValueError, match=rf"runs\[1\] cannot train in a batch: .*{reason}"):
+    bad = good.replace(model="cnn")
+    assert why_not_together(good) is None and "model='cnn'" in why_not_together(bad)
+    with pytest.raises(DPValueError, match=r"runs\[1\] cannot train in a batch: .*model='cnn'"):
         train_together([TogetherRun(X, y, good, n_outputs=3), TogetherRun(X, y, bad, n_outputs=3)])
+
+
+@pytest.mark.parametrize("change", [dict(private=False, noise_multiplier=None), dict(optimizer="adam")])
+def test_runs_that_train_another_way_are_not_mixed_in_one_batch(change):
+    """Private and non-private runs, or SGD and Adam runs, each train in a batch, but not in the same one."""
+    X, y = _data()
+    a = TrainConfig(model="linear", epochs=1, batch_size=40, noise_multiplier=1.0)
+    b = a.replace(**change)
+    assert why_not_together(a) is None and why_not_together(b) is None
+    with pytest.raises(DPValueError, match=r"runs\[1\] does not share runs\[0\]'s network.*private or not"):
+        train_together([TogetherRun(X, y, a, n_outputs=3), TogetherRun(X, y, b, n_outputs=3)])
+
+
+def test_a_step_observer_needs_private_runs():
+    X, y = _data()
+    cfg = TrainConfig(model="linear", epochs=1, batch_size=40, private=False)
+    with pytest.raises(DPValueError, match=r"on_step needs private runs \(runs\[0\] has private=False\)"):
+        train_together([TogetherRun(X, y, cfg, n_outputs=3)], on_step=lambda *a: None)
 
 
 def test_runs_of_different_networks_are_refused():
