@@ -1,10 +1,13 @@
-"""A sweep's DP-SGD runs trained together (:func:`dpcore.training.batched.train_together`), the rest alone.
+"""A sweep's network runs trained together (:func:`dpcore.training.batched.train_together`), the rest alone.
 
-The runs of a sweep that train the same dense network with DP-SGD (the ``dpsgd`` learner on the ``linear`` or
-``mlp`` model, seeded) differ only in their seed, budget, clip norm, learning rate...: they train as one batched
-computation, in this process, and every other run goes to the worker processes as before. Each run's row is
-still made by the learner itself (:func:`~dpcore.sweep.engine.execute_run`), so its cache entry, its table row
-and its warnings are those of the run trained alone:
+The runs of a sweep that train the same dense network (a learner of the ``"network"`` family, on the ``linear``
+or ``mlp`` model, seeded) differ only in their seed, budget, clip norm, learning rate...: they train as one
+batched computation, in this process, and every other run goes to the worker processes as before. That is the
+``dpsgd`` runs, the non-private baselines, and the networks the label-DP and output-perturbation learners train
+without privacy (their noise, on the labels before training or on the outputs after, is the learner's own code,
+which runs again when the run is served); DP-SGD runs and non-private runs train in separate batches. Each run's
+row is still made by the learner itself (:func:`~dpcore.sweep.engine.execute_run`), so its cache entry, its
+table row and its warnings are those of the run trained alone:
 
 1. *capture*: the learner runs up to its training call and stops there, handing over its training problem
    (features, labels, :class:`~dpcore.training.TrainConfig`; :func:`dpcore.training.batched.capturing`);
@@ -69,17 +72,15 @@ class BatchPlan:
         return sum(len(g) for g in self.groups)
 
 
-def _dpsgd_run():
-    try:
-        from ..training.learners import run_dpsgd
-    except ImportError:  # pragma: no cover - torch missing: nothing can batch
-        return None
-    return run_dpsgd
+def _torch_present() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("torch") is not None
 
 
 def plan_batches(runs: list[RunSpec], *, enabled: bool = True, why_off: str = "",
                  start_alone: Callable[[list[RunSpec]], None] | None = None) -> BatchPlan:
-    """Capture the training problems of the DP-SGD runs and group those that can train together.
+    """Capture the training problems of the network runs and group those that can train together.
 
     ``start_alone(runs)``, if given, is called with the runs that train alone whatever their settings (other
     learners, secure mode) before any problem is captured, so that they can start at once."""
@@ -89,16 +90,17 @@ def plan_batches(runs: list[RunSpec], *, enabled: bool = True, why_off: str = ""
     reasons: Counter = Counter()
     alone: list[RunSpec] = []
     groups: dict[tuple, list[_Entry]] = {}
-    splits: list[tuple] = []  # the distinct (X_train, y_train, X_test, y_test) seen: shared by their runs
-    dpsgd = None
+    splits: dict[str, list] = {}  # the distinct X_train, y_train, X_test, y_test seen: shared by their runs
+    torch_ok = None
     candidates = []
     for run in runs:
         load_providers(run.providers)
         spec = get_learner(run.learner)
-        if dpsgd is None and spec.private:
-            dpsgd = _dpsgd_run()
-        if spec.run is not dpsgd or dpsgd is None:
-            reasons[(run.learner, "not a DP-SGD learner (only DP-SGD runs train together)")] += 1
+        if spec.family == "network" and torch_ok is None:
+            torch_ok = _torch_present()
+        if spec.family != "network" or not torch_ok:
+            reasons[(run.learner, "not a network learner (only networks trained by dpcore.training train "
+                                  "together)")] += 1
             alone.append(run)
             continue
         if run.secure:
@@ -137,11 +139,17 @@ def plan_batches(runs: list[RunSpec], *, enabled: bool = True, why_off: str = ""
         out.extend(waves)
         c = g[0].problem.config
         net = "softmax/linear regression" if c.model == "linear" else f"MLP {c.depth}x{c.hidden} {c.activation}"
+        how_trained = f"{'DP-SGD' if c.private else 'no privacy'}, {'Adam' if c.optimizer == 'adam' else 'SGD'}"
         n_data = len({id(e.problem.X_train) for e in g})
         how = "in one batch" if len(waves) == 1 else \
             f"in {len(waves)} batches (the first seed's {len(waves[0])} first, so that a first curve comes early)"
-        notes.append(f"{len(g)} {g[0].run.learner} runs train together {how} ({net}, "
-                     f"{n_data} data split{'s' if n_data != 1 else ''})")
+        who = [f"{n} {learner}" for learner, n in Counter(e.run.learner for e in g).items()]
+        who = who[0] if len(who) == 1 else ", ".join(who[:-1]) + " and " + who[-1]
+        trainings = sum(len(_distinct(w)[0]) for w in waves)
+        shared = "" if trainings == len(g) else \
+            f", {trainings} distinct trainings: runs that differ only after training share one"
+        notes.append(f"{who} runs train together {how} ({net}, {how_trained}, "
+                     f"{n_data} data split{'s' if n_data != 1 else ''}{shared})")
     for (learner, why), count in reasons.items():
         notes.append(f"{count} {learner} run{'s' if count != 1 else ''} trained alone: {why}")
     if not started:  # nothing started early: every run that trains alone goes together
@@ -159,6 +167,21 @@ def _waves(group: list[_Entry]) -> list[list[_Entry]]:
     return [first, rest]
 
 
+def _distinct(group: list[_Entry]) -> tuple[list, list[int]]:
+    """The distinct training problems of ``group`` (same rows, labels and configuration: output perturbation at
+    several epsilons trains one network per seed, its noise comes after), and the position of each entry's."""
+    firsts: dict[tuple, int] = {}
+    problems, which = [], []
+    for e in group:
+        pb = e.problem
+        ident = (id(pb.X_train), id(pb.y_train), id(pb.X_test), id(pb.y_test), pb.n_outputs, pb.config)
+        if ident not in firsts:
+            firsts[ident] = len(problems)
+            problems.append(pb)
+        which.append(firsts[ident])
+    return problems, which
+
+
 def _capture(run: RunSpec) -> tuple[_Entry | None, str]:
     """Run the learner up to its training call; its problem, or None and why not."""
     from ..training.batched import Captured, capturing
@@ -171,17 +194,22 @@ def _capture(run: RunSpec) -> tuple[_Entry | None, str]:
             return _Entry(run, got.problem, got.fit_key), ""
         except Exception:  # noqa: BLE001 - the run, trained alone, reports its own error with its name
             return None, "its settings fail before training (the run alone says why)"
-    return None, "it did not reach the DP-SGD trainer"
+    return None, "it did not reach the network trainer (dpcore.training)"
 
 
-def _shared(pb, splits: list[tuple]):
-    """``pb`` with its arrays replaced by equal ones seen before, so runs on one split share its rows."""
-    arrays = (pb.X_train, pb.y_train, pb.X_test, pb.y_test)
-    for seen in splits:
-        if all(a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip(arrays, seen)):
-            return dataclasses.replace(pb, X_train=seen[0], y_train=seen[1], X_test=seen[2], y_test=seen[3])
-    splits.append(arrays)
-    return pb
+def _shared(pb, splits: dict[str, list]):
+    """``pb`` with each of its arrays replaced by an equal one seen before, so runs on one split share its rows (and
+    label-DP runs, whose noisy labels differ, still share the features)."""
+    changes = {}
+    for name in ("X_train", "y_train", "X_test", "y_test"):
+        a = getattr(pb, name)
+        seen = splits.setdefault(name, [])
+        same = next((b for b in seen if a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b)), None)
+        if same is None:
+            seen.append(a)
+        else:
+            changes[name] = same
+    return dataclasses.replace(pb, **changes) if changes else pb
 
 
 def run_batches(plan: BatchPlan, execute: Callable[[RunSpec], dict], finish: Callable[[RunSpec, dict], None], *,
@@ -195,8 +223,9 @@ def run_batches(plan: BatchPlan, execute: Callable[[RunSpec], dict], finish: Cal
     for group in plan.groups:
         if between is not None:
             between()
-        together = [TogetherRun(e.problem.X_train, e.problem.y_train, e.problem.config, e.problem.X_test,
-                                e.problem.y_test, e.problem.n_outputs) for e in group]
+        problems, which = _distinct(group)
+        together = [TogetherRun(pb.X_train, pb.y_train, pb.config, pb.X_test, pb.y_test, pb.n_outputs)
+                    for pb in problems]
         try:
             # the runs' own warnings are issued again as each is served below, inside its own row
             with caught_warnings(), delta_checked(), np.errstate(all="ignore"):
@@ -207,7 +236,8 @@ def run_batches(plan: BatchPlan, execute: Callable[[RunSpec], dict], finish: Cal
             logger.info(note)
             failed.extend(e.run for e in group)
             continue
-        for entry, result in zip(group, results):
+        for entry, j in zip(group, which):
+            result = dataclasses.replace(results[j])  # each run its own result object (a learner may amend it)
             with serving(entry.fit_key, entry.problem, result):
                 row = execute(entry.run)
             finish(entry.run, row)

@@ -13,9 +13,9 @@ shuffled batches), :mod:`~dpcore.training.clipping` (:func:`clip_factors` and th
 :mod:`~dpcore.training.step` (:class:`PrivateGradient`: clip, sum, noise, divide;
 with hooks for audit canaries). The learners
 (``non-private``, ``dpsgd``, ``output-perturbation``, ``label-dp-laplace``,
-``label-dp-rr``) are registered by :mod:`dpcore.training.learners`. Many DP-SGD runs of one dense network
-(a sweep's seeds and budgets) train together as one batched computation with :func:`train_together`
-(:mod:`~dpcore.training.batched`), each equal to the run trained alone.
+``label-dp-rr``) are registered by :mod:`dpcore.training.learners`. Many runs of one dense network (a sweep's
+seeds and budgets; DP-SGD or non-private, SGD or Adam) train together as one batched computation with
+:func:`train_together` (:mod:`~dpcore.training.batched`), each equal to the run trained alone.
 """
 from .batched import TogetherRun, train_together, why_not_together
 from .clipping import CLIP_EPS, Clipper, clip_factors

@@ -1,5 +1,6 @@
-"""A sweep trains its DP-SGD runs together (dpcore.sweep.batching) and every other run alone, with the same
-table, cache rows, progress and warnings as a sweep that trains every run alone."""
+"""A sweep trains its network runs together (dpcore.sweep.batching: DP-SGD, the non-private baselines, the
+networks of label DP and output perturbation) and every other run alone, with the same table, cache rows,
+progress and warnings as a sweep that trains every run alone."""
 from __future__ import annotations
 
 import json
@@ -26,7 +27,7 @@ def _same_tables(a: pd.DataFrame, b: pd.DataFrame) -> None:
             assert a[col].tolist() == b[col].tolist(), col
 
 
-def test_a_mixed_sweep_batches_its_dpsgd_runs_and_gives_the_table_of_runs_trained_alone(tmp_path, caplog):
+def test_a_mixed_sweep_batches_its_network_runs_and_gives_the_table_of_runs_trained_alone(tmp_path, caplog):
     cfg = SweepConfig(dataset="iris", learners=["dpsgd", "erm-objective"], values=[0.5, 2.0], seeds=2,
                       params={"epochs": 3})
     alone = run_sweep(cfg, n_jobs=1, cache_dir=tmp_path / "alone", batch=False)
@@ -36,8 +37,9 @@ def test_a_mixed_sweep_batches_its_dpsgd_runs_and_gives_the_table_of_runs_traine
     _same_tables(alone.table, together.table)
     notes = " / ".join(together.notes)
     assert "4 dpsgd runs train together in 2 batches (the first seed's 2 first" in notes and "2 data splits" in notes
-    assert "4 erm-objective runs trained alone: not a DP-SGD learner" in notes
-    assert "2 non-private runs trained alone" in notes and "2 majority runs trained alone" in notes
+    assert "4 erm-objective runs trained alone: not a network learner" in notes
+    assert "2 non-private runs train together in one batch (softmax/linear regression, no privacy, Adam" in notes
+    assert "2 majority runs trained alone" in notes
     assert notes == " / ".join(r.getMessage() for r in caplog.records if r.name == "dpcore.sweep")
     assert alone.notes == ()
     # every run reported once, as it finished, and cached under the same key with the same row
@@ -68,15 +70,39 @@ def test_a_batched_runs_warnings_reach_its_row():
 
 
 def test_runs_that_cannot_batch_train_alone_and_the_notes_say_why():
-    cfg = SweepConfig(dataset="iris", learners=["dpsgd"], values=[1.0, 2.0], seeds=1, include_baselines=False,
-                      params={"epochs": 1, "optimizer": "adam"})
-    res = run_sweep(cfg, n_jobs=1, use_cache=False)
-    assert res.notes == ("2 dpsgd runs trained alone: optimizer='adam' (the batched trainer's update is SGD)",)
     secure = SweepConfig(dataset="iris", learners=["dpsgd"], values=[1.0, 2.0], seeds=1, include_baselines=False,
                          params={"epochs": 1}, secure=True)
     res = run_sweep(secure, n_jobs=1, use_cache=False)
     assert res.notes == ("2 dpsgd runs trained alone: secure mode (runs train together with seeded noise only)",)
     assert len(res.table) == 2
+
+
+def test_dpsgd_runs_with_adam_train_together_as_alone():
+    cfg = SweepConfig(dataset="iris", learners=["dpsgd"], values=[1.0, 2.0], seeds=1, include_baselines=False,
+                      params={"epochs": 2, "optimizer": "adam", "learning_rate": 0.01})
+    together = run_sweep(cfg, n_jobs=1, use_cache=False)
+    assert together.notes == ("2 dpsgd runs train together in one batch (softmax/linear regression, DP-SGD, Adam, "
+                              "1 data split)",)
+    _same_tables(run_sweep(cfg, n_jobs=1, use_cache=False, batch=False).table, together.table)
+
+
+def test_non_private_baselines_and_label_dp_and_output_perturbation_runs_train_together_as_alone():
+    """The non-private baselines (Adam, batch 64, shuffled batches, >= 600 steps) train in one batch, apart from
+    the DP-SGD runs; the label-DP and output-perturbation networks (trained without privacy, their noise on the
+    labels before or on the outputs after) join them, output perturbation's epsilons sharing one training per
+    seed; the table is the one of runs trained alone."""
+    cfg = SweepConfig(dataset="breast_cancer", learners=["dpsgd", "output-perturbation", "label-dp-rr"],
+                      values=[1.0, 4.0], seeds=2, params={"epochs": 2})
+    together = run_sweep(cfg, n_jobs=1, use_cache=False)
+    alone = run_sweep(cfg, n_jobs=1, use_cache=False, batch=False)
+    _same_tables(alone.table, together.table)
+    notes = " / ".join(together.notes)
+    assert ("2 non-private, 4 output-perturbation and 4 label-dp-rr runs train together in 2 batches (the first "
+            "seed's 5 first, so that a first curve comes early) (softmax/linear regression, no privacy, Adam, 2 data "
+            "splits, 8 distinct trainings: runs that differ only after training share one)") in notes
+    assert "4 dpsgd runs train together" in notes and "DP-SGD, SGD" in notes
+    base = together.table[together.table.learner == "non-private"]
+    assert len(base) == 2 and (base.epsilon == np.inf).all() and (base.accuracy > 0.85).all()
 
 
 def test_runs_alone_in_worker_processes_while_the_batch_trains_here_give_the_same_table(tmp_path, to_workers):
