@@ -223,7 +223,8 @@ class _Member:
         self.expected_batch = self.q * n
         self.inv = 1.0 / self.expected_batch
         size = sum(p.numel() for p in self.model.parameters())
-        # drawn whether or not the run is private, as train() draws it: the sampler's stream comes after
+        # the noise generator's seed is drawn above whether or not the run is private, as train() draws it (the
+        # sampler's stream comes after it); only a private run adds noise
         self.noise = GaussianSum(std=float(self.sigma) * config.clip_norm, sensitivity=config.clip_norm,
                                  generator=noise_gen, size=size, held_scale=self.inv) if config.private else None
         self.adam_steps = 0  # the steps its Adam has taken (a non-private run skips its empty batches)
@@ -268,8 +269,8 @@ class _Stack:
         self.b = [torch.stack([m.model[i].bias.detach() for m in members]) for i in linears]
         # the iterates' average starts at the initial weights, as _Ema's copy of the model does
         self.avg = [t.clone() for t in self.params()] if any(m.config.ema > 0 for m in members) else None
-        # SGD's momentum buffer, or Adam's two moments: zeros, which the first update makes what torch starts with
-        # (a copy of the first gradient; (1 - beta) g and (1 - beta2) g^2)
+        # SGD's momentum buffer, or Adam's two moments, start at zero: the first update makes them what torch's
+        # first step does (a copy of the first gradient; (1 - beta1) g and (1 - beta2) g^2)
         if self.adam:
             self.state = [torch.zeros_like(t) for t in self.params() * 2]
         elif any(m.config.momentum for m in members):
