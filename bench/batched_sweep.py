@@ -3,7 +3,9 @@
     python bench/batched_sweep.py [--only breast_cancer,mnist5k,adult] [--jobs 2]
 
 For each sweep of issue 44 this runs the command line twice, cold (``--no-cache``), in this order: every run
-alone (``run_sweep(batch=False)``, today's path: worker processes), then the DP-SGD runs together (the default).
+alone in the worker processes (``run_sweep(batch=False)`` with no run kept in this process: the path before the
+batched trainer), then the default: the network learners' runs together (DP-SGD and the non-private baselines, each
+kind in its own batches) and the few small runs left in this process when they cost less than starting the workers.
 It prints each one's wall time (the whole command: start-up included) and the sweep's own time ("in X s"),
 beside the issue's figure for today and its target, then compares the two CSVs run by run: the accuracy and
 epsilon of every run before and after (batched run k equals the run trained alone with its seed up to float
@@ -12,8 +14,8 @@ rounding, so a test row right at a decision boundary may flip; the table counts 
 The machine is shared (2 cores, several engineers): the load average is printed, and times are noisy; compare
 the two columns of one run, not runs of different days. ``--adult-seeds N`` runs the Adult sweep with N seeds
 (the issue's figures for today and the target scaled by N/10, which the table says). The start-up of the command
-line (importing torch, scikit-learn, SciPy, pandas) is another change's work (issue 44 item 2), as is the CNN step
-(item 3).
+line (importing torch, scikit-learn, SciPy, pandas) is in both columns; the CNN step (issue 44 item 3) is
+``bench/dpsgd_speed.py``'s.
 """
 from __future__ import annotations
 
@@ -40,6 +42,7 @@ SWEEPS = {
 }
 
 _ALONE = ("import sys, runpy, dpcore.sweep.engine as e; e.run_sweep.__kwdefaults__['batch'] = False; "
+          "e.IN_PROCESS_SECONDS = e.IN_PROCESS_SECONDS_WARM = -1.0; "
           "sys.argv = ['dpcore'] + sys.argv[1:]; runpy.run_module('dpcore', run_name='__main__')")
 _TOGETHER = "import sys, runpy; sys.argv = ['dpcore'] + sys.argv[1:]; runpy.run_module('dpcore', run_name='__main__')"
 

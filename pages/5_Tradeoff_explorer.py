@@ -149,7 +149,7 @@ log_x = bool(log) and len(values) > 1
 b1, b2 = st.columns([1, 12], vertical_alignment="center")
 clicked = control_area(b1).button("Run", type="primary", key="sweep.run")
 warn_box = b2.empty()  # the one notice of warnings takes this caption's place beside Run, keeping the chart up
-warn_box.caption("The bar below counts the runs as they finish. The first sweep also starts the worker processes; "
+warn_box.caption("The bar below counts the runs as they finish. A long first sweep also starts the worker processes; "
                  "images, PATE and federated learners take longer per run. " + (
                      "Your file's runs stay in this session." if getattr(ds, "source", "") == "upload" else
                      "Finished runs are cached."))

@@ -404,10 +404,13 @@ def run_sweep(
         joblib's Dask backend on that cluster. Its workers need ``dpcore`` (and any
         ``config.providers``) importable. The cache stays on this machine.
     batch : bool, default True
-        Train the DP-SGD runs that share a dense network together, as one batched computation in this process
+        Train the network learners' runs that share a dense network together (DP-SGD, the non-private baseline,
+        output perturbation, label DP; each kind in its own batches), as one batched computation in this process
         (:mod:`dpcore.sweep.batching`; each run equals the run trained alone with its seed, up to float
-        rounding); the other runs go to the worker processes. False: every run alone, as before. With
-        ``scheduler`` every run goes to the cluster alone. :attr:`SweepResult.notes` says what was batched.
+        rounding); the other runs go to the worker processes, or train in this process when their estimated work
+        is below what starting the workers costs (:data:`IN_PROCESS_SECONDS`). False: every run alone. With
+        ``scheduler`` every run goes to the cluster alone. :attr:`SweepResult.notes` says what was batched and
+        what trained where.
 
     Returns
     -------
