@@ -19,7 +19,7 @@ from dpcore.ui import (
     remember,
     run_guarded,
     shared_call,
-    show_table,
+    show_plain_table,
 )
 from dpcore.ui.accounting import weak_guarantee_note
 from dpcore.ui.knobs import knob_key, knob_widget, knob_widgets
@@ -152,7 +152,7 @@ st.markdown(f"**{out['n_train']} training rows, {out['n_test']} test rows**; the
 st.header("Training history")
 show_history_chart(out, headline_area())
 history, diagnostics = split_history(out["history"])
-show_table(history, key="train.history_table", labels=history_labels(out["task"]))
+show_plain_table(history, labels=history_labels(out["task"]))
 if units := history_caption(out["task"]):
     st.caption(units)
 st.caption(spec.wording.history_note)

@@ -445,6 +445,14 @@ def show_table(df, *, key: str, labels: dict | None = None, digits: int = 4, dro
     show_frame(readable_table(df, labels=labels, digits=digits, drop=drop), key=key)
 
 
+def show_plain_table(df, *, labels: dict | None = None, digits: int = 4, drop: tuple[str, ...] = (),
+                     container=None) -> None:
+    """:func:`readable_table` drawn as a plain HTML table (``st.table``), for a short table on a page a whole class
+    draws at once: the browser starts no grid widget for it (on the Train page's finished run, its two grids took
+    about a quarter of each tab's drawing), and its numbers select and copy as text."""
+    (container or st).table(readable_table(df, labels=labels, digits=digits, drop=drop), hide_index=True)
+
+
 def show_warnings(caught, *, hide: tuple[str, ...] = (), fold: bool = False) -> None:
     """``st.warning`` once per distinct message of ``caught`` (recorded warnings or plain strings), except those
     starting with one of ``hide`` (which the page says in its own words). ``fold``: all of them in one closed notice

@@ -21,7 +21,7 @@ from ..datasets import Dataset, train_test_split
 from ..exceptions import DPValueError
 from ..learners import get_learner, learner_names, run_learner, trivial_learner
 from . import palette, vega
-from .common import format_epsilon, show_table, verdict_line
+from .common import format_epsilon, show_plain_table, verdict_line
 from .live import BAR_SECONDS, CHART_SECONDS, Every
 from .uploads import UploadRef, data_key
 
@@ -290,7 +290,7 @@ def show_diagnostics(out: dict, algorithm: str, diagnostics: pd.DataFrame) -> No
             st.markdown(f"Test accuracy of the network before the noise on its outputs: "
                         f"**{out['extras']['accuracy_without_noise']:.3f}**.")
         if diagnostics.shape[1] > 1:
-            show_table(diagnostics, key="train.diagnostics_table", labels={"train_loss": spec["column"]})
+            show_plain_table(diagnostics, labels={"train_loss": spec["column"]})
 
 
 def reference_of(out: dict) -> float | None:

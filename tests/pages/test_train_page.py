@@ -38,7 +38,7 @@ def test_train_page_runs_dpsgd_and_shows_metrics():
     assert "ε spent (whole records)" in labels and "Test accuracy (private)" in labels
     eps = next(m for m in at.metric if m.label == "ε spent (whole records)").value
     assert float(eps) <= 1.0
-    hist = at.dataframe[0].value
+    hist = at.table[0].value
     assert len(hist) == 3 and hist["ε"].iloc[-1] <= 1.0
 
 
@@ -79,7 +79,7 @@ def test_the_train_page_draws_its_charts_with_vega_lite_only_so_a_browser_never_
     # the history chart draws the run's history: the table's accuracy and ε, epoch by epoch
     spec, rows = vega_chart(at, HISTORY_ALT)
     assert panel_titles(spec) == ["Test loss", "Test accuracy", "ε spent"]
-    table = at.dataframe[0].value
+    table = at.table[0].value
     drawn = [r for r in rows if "epoch" in r]
     assert [r["accuracy"] for r in drawn] == pytest.approx(table["Test accuracy"].tolist(), abs=1e-3)  # rounded
     assert [r["epsilon"] for r in drawn] == pytest.approx(table["ε"].tolist(), abs=1e-3)

@@ -63,7 +63,7 @@ def test_regression_shows_the_mean_predictor_and_r2_and_says_when_it_is_beaten_b
     assert any("worse than predicting the training mean" in w.value for w in at.warning)
     assert not any("test error is no smaller" in w.value for w in at.warning)  # said once, in the page's words
     # units of the loss and of the MSE, in the table headers and the chart titles
-    cols = list(at.dataframe[0].value.columns)
+    cols = list(at.table[0].value.columns)
     assert "Test loss (MSE, labels scaled to [0, 1])" in cols and "Test MSE (label units²)" in cols
     assert any("label units²" in c.value and "scaled to [0, 1]" in c.value for c in at.caption)
     assert "Test MSE" in _chart_titles(at)
@@ -74,11 +74,11 @@ def test_training_loss_lives_in_a_collapsed_non_private_expander():
     at = _app()
     _train_iris(at, 3)
     assert not at.exception
-    main = at.dataframe[0].value  # the history table comes before the expander
+    main = at.table[0].value  # the history table comes before the expander
     assert not any("Training loss" in c for c in main.columns) and len(main) == 3
     exp = next(e for e in at.expander if e.label == "Non-private diagnostics (not covered by ε)")
     assert exp.proto.expanded is False
-    diag = exp.dataframe[0].value
+    diag = exp.table[0].value
     assert list(diag.columns) == ["Epoch", "Training loss (private rows, not covered by ε)"]
     assert len(diag) == 3 and (diag.iloc[:, 1] > 0).all()
 
