@@ -4,13 +4,12 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
+from .._lru import BytesLRU
 from ..exceptions import DatasetError, DPValueError
 from ..rng import as_generator
 from ..validation import check_probability
@@ -322,12 +321,11 @@ def is_registered(ds: Dataset) -> bool:
     return isinstance(name, str) and name in _LOADERS and load_dataset(name) is ds
 
 
-#: The last splits of registered datasets, by (name, test_size, seed). A sweep's runs of one seed then share one
-#: split, the same read-only arrays, and what is computed per split downstream (the networks' features,
-#: :func:`dpcore.training.learners.training_problem`) is computed once. An upload's rows are never kept here.
-_SPLITS: OrderedDict = OrderedDict()
-_SPLITS_MAX = 16
-_SPLITS_LOCK = threading.Lock()
+#: The last splits of registered datasets, by (dataset, test_size, seed), within about 256 MB (ten splits of Adult).
+#: A sweep's runs of one seed then share one split, the same read-only arrays, and what is computed per split
+#: downstream (the networks' features, :func:`dpcore.training.learners.training_problem`) is computed once. An
+#: upload's rows are never kept here.
+_SPLITS = BytesLRU(max_bytes=256e6, max_items=32)
 
 
 def train_test_split(dataset: Dataset | str, *, test_size: float = 0.25, seed: int = 0) -> Split:
@@ -343,15 +341,10 @@ def train_test_split(dataset: Dataset | str, *, test_size: float = 0.25, seed: i
     if not is_registered(ds):
         return _split(ds, test_size, seed)
     key = (ds.name, float(test_size), int(seed))
-    with _SPLITS_LOCK:
-        if (split := _SPLITS.get(key)) is not None:
-            _SPLITS.move_to_end(key)
-            return split
-    split = _split(ds, test_size, seed)
-    with _SPLITS_LOCK:
-        _SPLITS[key] = split
-        while len(_SPLITS) > _SPLITS_MAX:
-            _SPLITS.popitem(last=False)
+    split = _SPLITS.get(key, lambda kept: kept.dataset is ds)  # a reloaded dataset is another object: split anew
+    if split is None:
+        split = _split(ds, test_size, seed)
+        _SPLITS.put(key, split, sum(a.nbytes for a in (split.X_train, split.y_train, split.X_test, split.y_test)))
     return split
 
 

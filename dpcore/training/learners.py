@@ -7,11 +7,9 @@ comparable on the same split.
 """
 from __future__ import annotations
 
-import collections
 import dataclasses
 import functools
 import math
-import threading
 import warnings
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -19,6 +17,7 @@ from typing import Any, Mapping
 import dp_accounting
 import numpy as np
 
+from .._lru import BytesLRU
 from ..accounting import Neighbouring, epsilon_of_event
 from ..datasets.registry import is_registered
 from ..exceptions import DPValueError
@@ -158,11 +157,9 @@ def _feature_choice(split, params: Mapping[str, Any]) -> tuple[str, dict]:
 
 
 #: The features of the last splits of registered datasets (which :func:`dpcore.datasets.train_test_split` hands
-#: out as the same read-only arrays): a sweep's runs on one split compute them once. Keyed by the split's arrays'
-#: identity; each entry holds those arrays, so an identity is never reused while its entry lives.
-_FEATURES: collections.OrderedDict = collections.OrderedDict()
-_FEATURES_MAX = 8
-_FEATURES_LOCK = threading.Lock()
+#: out as the same read-only arrays), within about 128 MB: a sweep's runs on one split compute them once. Keyed by
+#: the split's arrays' identity; each entry holds those arrays, so an identity is never reused while its entry lives.
+_FEATURES = BytesLRU(max_bytes=128e6, max_items=16)
 
 
 def _features(split, params: Mapping[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray, tuple | None]:
@@ -175,21 +172,15 @@ def _features(split, params: Mapping[str, Any] | None = None) -> tuple[np.ndarra
         return _compute_features(split, params)
     features, opts = _feature_choice(split, params or {})
     key = (id(split.X_train), id(split.X_test), features, tuple(sorted(opts.items())))
-    with _FEATURES_LOCK:
-        hit = _FEATURES.get(key)
-        if hit is not None and hit[0] is split.X_train and hit[1] is split.X_test:
-            _FEATURES.move_to_end(key)
-            return _own_copies(hit[2])
+    hit = _FEATURES.get(key, lambda kept: kept[0] is split.X_train and kept[1] is split.X_test)
+    if hit is not None:
+        return _own_copies(hit[2])
     with caught_warnings() as said:  # values clipped to the bounds: said by every run, so such features are not kept
         out = _compute_features(split, params)
     for w in said:
         warnings.warn(w.message, w.category, stacklevel=2)
-    if said:
-        return out
-    with _FEATURES_LOCK:
-        _FEATURES[key] = (split.X_train, split.X_test, out)
-        while len(_FEATURES) > _FEATURES_MAX:
-            _FEATURES.popitem(last=False)
+    if not said:
+        _FEATURES.put(key, (split.X_train, split.X_test, out), out[0].nbytes + out[1].nbytes)
     return _own_copies(out)
 
 

@@ -30,6 +30,25 @@ def test_an_uploads_split_is_never_kept():
     assert all(v.dataset is not ds for v in _SPLITS.values())
 
 
+def test_a_reloaded_dataset_is_split_anew_and_the_kept_splits_stay_within_their_bytes():
+    from dpcore._lru import BytesLRU
+
+    first = train_test_split("iris", seed=5)
+    load_dataset.cache_clear()  # the registry loads iris again: another object, whose splits are its own
+    try:
+        again = train_test_split("iris", seed=5)
+        assert again is not first and again.dataset is load_dataset("iris") and np.array_equal(again.X_train,
+                                                                                                  first.X_train)
+    finally:
+        load_dataset.cache_clear()
+    memo = BytesLRU(max_bytes=100, max_items=10)
+    for k in range(5):
+        memo.put(k, f"value {k}", 40)
+    assert len(memo) == 2 and memo.get(4) == "value 4" and memo.get(0) is None  # the least recently used went
+    memo.put("huge", "too big", 101)
+    assert memo.get("huge") is None
+
+
 def test_the_runs_of_one_split_compute_its_features_once_and_each_gets_its_own_copy(monkeypatch):
     calls = []
     compute = tl._compute_features
