@@ -113,7 +113,9 @@ with st.sidebar:
         top = max_sweep_jobs()
         jobs = bounded_number(st, "Parallel worker processes", low=1, high=top, default=min(DEFAULT_JOBS, top),
                               key="sweep.jobs", whole=True, value=min(DEFAULT_JOBS, top),
-                               help=f"At most this machine's {top} cores.")
+                               help=f"At most this machine's {top} cores. The network learners' runs train "
+                                    "together in the server's own process, and so do runs too small to be worth "
+                                    "starting the workers.")
         scheduler = server_scheduler()  # the operator's cluster only (DPCORE_SCHEDULER), never a visitor's address
         st.caption(f"Runs go to the server's Dask cluster at {scheduler}." if scheduler else
                    "Runs use this machine; the server's operator can send them to a Dask cluster (DPCORE_SCHEDULER, "

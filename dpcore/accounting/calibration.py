@@ -1,6 +1,7 @@
 """One calibration for every private learner: the noise that spends at most a target epsilon."""
 from __future__ import annotations
 
+import logging
 import math
 import warnings
 from typing import Callable
@@ -9,12 +10,12 @@ import dp_accounting
 
 from ..exceptions import DPCoreWarning, DPValueError
 from ..validation import check_delta, check_epsilon, check_fraction, check_int, check_positive
-from .accountants import PLD_DISCRETIZATION, check_accountant
+from .accountants import PLD_DISCRETIZATION, check_accountant, pld_discretization_for
 from .events import dpsgd_event
 from .ledger import epsilon_of_event
 from .neighbouring import Neighbouring
 
-__all__ = ["NOISE_SEARCH_RANGE", "calibrate", "calibrate_noise_multiplier"]
+__all__ = ["NOISE_SEARCH_RANGE", "calibrate", "calibrate_noise_multiplier", "dpsgd_noise_multiplier"]
 
 #: Where :func:`calibrate` looks for a noise parameter unless told otherwise: below 1e-3 a noise multiplier gives
 #: epsilons in the millions (no guarantee worth the name), above 1e7 the epsilon is 0 in double precision.
@@ -244,3 +245,23 @@ def calibrate_noise_multiplier(
     return calibrate(lambda s: dpsgd_event(noise_multiplier=s, sample_rate=q, steps=steps),
                      target_epsilon=target_epsilon, delta=delta, accountant=accountant,
                      pld_discretization=pld_discretization)
+
+
+def dpsgd_noise_multiplier(target_epsilon: float, delta: float, sample_rate: float, steps: int,
+                           accountant: str = "rdp") -> float:
+    """The noise multiplier a DP-SGD run calibrated to ``target_epsilon`` trains with:
+    :func:`calibrate_noise_multiplier` on the PLD grid its epsilon is reported on
+    (:func:`~dpcore.accounting.accountants.pld_discretization_for`).
+
+    dp_accounting logs convergence chatter for large sample rates at fractional orders while the search runs; it
+    excludes those orders (a valid, slightly looser bound), so the messages are noise to a user and are silenced.
+    """
+    absl_logger = logging.getLogger("absl")
+    level = absl_logger.level
+    absl_logger.setLevel(logging.ERROR)
+    try:
+        return calibrate_noise_multiplier(target_epsilon=target_epsilon, delta=delta, sample_rate=sample_rate,
+                                          steps=steps, accountant=accountant,
+                                          pld_discretization=pld_discretization_for(target_epsilon))
+    finally:
+        absl_logger.setLevel(level)

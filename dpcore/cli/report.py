@@ -19,7 +19,7 @@ import warnings
 from ..decision.advisor import ADVISOR_CONFIDENCE, ADVISOR_POINTS, ADVISOR_RANGE, ADVISOR_SEEDS
 from ..defaults import DELTA
 from ..exceptions import DPValueError, PrivacyLeakWarning
-from ..sweep import DEFAULT_JOBS
+from ..sweep import DEFAULT_JOBS, JOBS_HELP
 from . import JSON_HELP, command_help, print_json
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
 
@@ -47,7 +47,7 @@ def add_parser(sub) -> None:
     add_noise_flags(p, seed_help="first seed")
     p.add_argument("--no-attack", action="store_true",
                    help="skip the membership attack at the recommended epsilon (it trains one more model)")
-    p.add_argument("--jobs", type=int, default=DEFAULT_JOBS, help=f"local worker processes (default {DEFAULT_JOBS})")
+    p.add_argument("--jobs", type=int, default=DEFAULT_JOBS, help=JOBS_HELP)
     p.add_argument("--cache-dir", default=None,
                    help="run cache (default: the sweeps' cache for a registry dataset, none for --data)")
     p.add_argument("--out", default=None, metavar="FILE.html", help="where to write the HTML report")

@@ -16,7 +16,7 @@ import time
 
 from ..defaults import DELTA, EPSILON
 from ..exceptions import DPValueError
-from ..sweep import DEFAULT_JOBS, DEFAULT_RANGES, DEFAULT_SEEDS
+from ..sweep import DEFAULT_JOBS, DEFAULT_RANGES, DEFAULT_SEEDS, JOBS_HELP
 from ..sweep.summary import neighbouring_note
 from . import command_help
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
@@ -50,7 +50,7 @@ def add_parser(sub) -> None:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a fixed knob, given to every learner that takes it (repeatable)")
     p.add_argument("--no-baselines", action="store_true", help="skip the non-private and trivial baselines")
-    p.add_argument("--jobs", type=int, default=DEFAULT_JOBS, help=f"local worker processes (default {DEFAULT_JOBS})")
+    p.add_argument("--jobs", type=int, default=DEFAULT_JOBS, help=JOBS_HELP)
     p.add_argument("--scheduler", default=None, metavar="ADDRESS", help="run on this Dask scheduler")
     p.add_argument("--cache-dir", default=None,
                    help="run cache (default $DPCORE_CACHE_DIR/sweeps or .dpcore_cache/sweeps)")

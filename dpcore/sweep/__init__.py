@@ -26,6 +26,7 @@ from .config import (
 )
 from .engine import (
                      DEFAULT_JOBS,
+                     JOBS_HELP,
                      SweepProgress,
                      SweepResult,
                      SweepRunError,
@@ -44,6 +45,7 @@ __all__ = [
     "Axis",
     "CODE_VERSION",
     "DEFAULT_JOBS",
+    "JOBS_HELP",
     "DEFAULT_RANGES",
     "DEFAULT_SEEDS",
     "RunSpec",

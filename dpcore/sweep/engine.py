@@ -55,6 +55,9 @@ DASK_CONNECT_TIMEOUT = 10.0
 #: Local worker processes unless told otherwise (the page's "Parallel worker processes", ``sweep --jobs``): one
 #: per core of the 2-core laptops the app is meant for.
 DEFAULT_JOBS = 2
+#: What ``--jobs`` means, for every command that sweeps.
+JOBS_HELP = (f"local worker processes (default {DEFAULT_JOBS}); the network learners' runs train together in this "
+             "process, and so do runs too small to be worth starting the workers")
 #: A worker process takes about 3 s to start on a 2-core laptop (it imports torch, scikit-learn and SciPy before its
 #: first run): runs whose estimated work adds up to less than this train in this process instead, when no worker is
 #: running yet (a command line's sweep, a server's first one) ...
@@ -488,9 +491,10 @@ def run_sweep(
             trained_here: set[int] = set()
             plan = plan_batches(missing, enabled=batch and scheduler is None, start_alone=start_alone,
                                 why_off="a Dask scheduler was given" if scheduler is not None else "")
-            notes = plan.notes + notes
             for note in plan.notes:
                 _LOG.info(note)
+            plan.notes.extend(notes)  # what start_alone said; from here on one list, which the batches add to
+            notes = plan.notes
             if alone is None:
                 missing = [r for r in plan.alone + plan.refused if id(r) not in trained_here]
                 missing += run_batches(plan, execute_run, finish)

@@ -170,3 +170,21 @@ def test_rows_of_runs_alone_that_all_arrived_between_batched_rows_end_the_wait()
     bad = _Background(fails)
     with pytest.raises(DPValueError, match="run 'x' failed"):
         bad.deliver(lambda run, row: None, wait=True)
+
+
+def test_a_batch_that_fails_trains_its_runs_alone_and_the_sweeps_notes_say_so(monkeypatch):
+    """A batch that raises (a bug, memory) hands its runs to the path of runs trained alone, which gives the same
+    table, and the reason is in the result's notes, not only in the log."""
+    import dpcore.training.batched as batched
+
+    cfg = SweepConfig(dataset="iris", learners=["dpsgd"], values=[1.0, 3.0], seeds=1, include_baselines=False,
+                      params={"epochs": 2})
+    alone = run_sweep(cfg, n_jobs=1, use_cache=False, batch=False)
+
+    def broken(runs, **kwargs):
+        raise RuntimeError("out of memory in the batch")
+
+    monkeypatch.setattr(batched, "train_together", broken)
+    res = run_sweep(cfg, n_jobs=1, use_cache=False)
+    _same_tables(alone.table, res.table)
+    assert any("could not train in a batch (RuntimeError: out of memory in the batch)" in n for n in res.notes)
