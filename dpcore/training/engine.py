@@ -290,14 +290,16 @@ def calibrations_ahead(runs: Iterable[tuple["TrainConfig", int]]) -> Iterator[in
     """While inside, the noise calibrations that ``runs`` (``(config, n_records)`` pairs, in the order they will
     train) need and this process has not done are worked out by another process too, from the last one back
     (:class:`~dpcore.runtime.ahead.CalibrationsAhead`); each run takes the other process's answer when it is there,
-    else calibrates itself. Only when at least :data:`AHEAD_MIN` distinct calibrations are needed. Yields how many
-    the other process was asked for (0: none)."""
+    else calibrates itself. Only when at least :data:`AHEAD_MIN` distinct calibrations are needed, and no other
+    sweep of this process has one working for it. Yields how many the other process was asked for (0: none)."""
     keys: list[tuple] = []
     for config, n in runs:
         key = _calibration_key(config, n)
         if key is not None and key not in keys and _SIGMAS.get(key) is None:
             keys.append(key)
-    if len(keys) < AHEAD_MIN:
+    with _AHEAD_LOCK:
+        busy = bool(_AHEAD)  # one other interpreter at a time: a server's sweeps do not each start one
+    if len(keys) < AHEAD_MIN or busy:
         yield 0
         return
     from ..runtime.ahead import CalibrationsAhead
