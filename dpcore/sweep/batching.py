@@ -217,21 +217,6 @@ def run_batches(plan: BatchPlan, execute: Callable[[RunSpec], dict], finish: Cal
     """Train each group of ``plan`` together and hand every run's row to ``finish``; the runs of a group that
     failed as a batch are returned, to be run alone (where a failing run reports its own error). ``between()``
     is called after every row (the sweep hands over the rows of the runs training alone meanwhile)."""
-    from ..training.engine import calibrations_ahead
-
-    # a fine ladder of epsilons: another process works out the noise calibrations from the last rung back while
-    # this one trains the first groups (dpcore.runtime.ahead)
-    needed = [(e.problem.config, len(e.problem.X_train)) for group in plan.groups for e in group]
-    with calibrations_ahead(needed) as asked:
-        if asked:
-            note = f"{asked} noise calibrations worked out by a second process too, from the last ε back"
-            plan.notes.append(note)
-            logger.info(note)
-        return _run_groups(plan, execute, finish, between)
-
-
-def _run_groups(plan: BatchPlan, execute: Callable[[RunSpec], dict], finish: Callable[[RunSpec, dict], None],
-                between: Callable[[], None] | None) -> list[RunSpec]:
     from ..training.batched import TogetherRun, serving, train_together
 
     failed: list[RunSpec] = []

@@ -1,21 +1,19 @@
 """The DP-SGD trainer: a frozen :class:`TrainConfig` in, a frozen :class:`TrainResult` out."""
 from __future__ import annotations
 
-import contextlib
 import copy
+import functools
 import math
-import threading
 import time
 import warnings
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pandas as pd
 import torch
 from torch import nn
 
-from .._lru import BytesLRU
 from ..accounting import PrivacyLedger, dpsgd_event
 from ..accounting.accountants import pld_discretization_for
 from ..accounting.calibration import dpsgd_noise_multiplier
@@ -252,66 +250,9 @@ class TrainResult:
         return out[:, 0]
 
 
-#: The noise multipliers calibrated in this process, by (target epsilon, delta, sample rate, steps, accountant).
-_SIGMAS = BytesLRU(max_bytes=math.inf, max_items=256)
-#: Calibrations another process is working out for a sweep of this one (:func:`calibrations_ahead`).
-_AHEAD: list = []
-_AHEAD_LOCK = threading.Lock()
-#: Distinct calibrations a set of runs must need before another process works them out ahead: below it the other
-#: interpreter's start (about 0.9 s) would cost more than it saves.
-AHEAD_MIN = 10
-
-
+@functools.lru_cache(maxsize=256)
 def _calibrated_sigma(target: float, delta: float, q: float, steps: int, accountant: str) -> float:
-    key = (float(target), float(delta), float(q), int(steps), str(accountant))
-    if (sigma := _SIGMAS.get(key)) is not None:
-        return sigma
-    with _AHEAD_LOCK:
-        answer = next((a for ahead in _AHEAD if (a := ahead.answer(key)) is not None), None)
-    if answer is None:
-        sigma = dpsgd_noise_multiplier(*key)
-    else:  # the same function's answer, worked out by another process: said as this one would have said it
-        sigma, said = answer
-        for category, message in said:
-            warnings.warn(message, category, stacklevel=3)
-    _SIGMAS.put(key, sigma, 0)
-    return sigma
-
-
-def _calibration_key(config: "TrainConfig", n: int) -> tuple | None:
-    if not config.private or config.noise_multiplier is not None or config.target_epsilon is None:
-        return None
-    q, ends = planned_steps(config, n)
-    return (float(config.target_epsilon), float(config.delta), float(q), int(ends[-1]), str(config.accountant))
-
-
-@contextlib.contextmanager
-def calibrations_ahead(runs: Iterable[tuple["TrainConfig", int]]) -> Iterator[int]:
-    """While inside, the noise calibrations that ``runs`` (``(config, n_records)`` pairs, in the order they will
-    train) need and this process has not done are worked out by another process too, from the last one back
-    (:class:`~dpcore.runtime.ahead.CalibrationsAhead`); each run takes the other process's answer when it is there,
-    else calibrates itself. Only when at least :data:`AHEAD_MIN` distinct calibrations are needed, and no other
-    sweep of this process has one working for it. Yields how many the other process was asked for (0: none)."""
-    keys: list[tuple] = []
-    for config, n in runs:
-        key = _calibration_key(config, n)
-        if key is not None and key not in keys and _SIGMAS.get(key) is None:
-            keys.append(key)
-    with _AHEAD_LOCK:
-        busy = bool(_AHEAD)  # one other interpreter at a time: a server's sweeps do not each start one
-    if len(keys) < AHEAD_MIN or busy:
-        yield 0
-        return
-    from ..runtime.ahead import CalibrationsAhead
-
-    with CalibrationsAhead(keys[::-1]) as ahead:
-        with _AHEAD_LOCK:
-            _AHEAD.append(ahead)
-        try:
-            yield len(keys)
-        finally:
-            with _AHEAD_LOCK:
-                _AHEAD.remove(ahead)
+    return dpsgd_noise_multiplier(target, delta, q, steps, accountant)
 
 
 def planned_steps(config: TrainConfig, n: int) -> tuple[float, list[int]]:
