@@ -215,6 +215,8 @@ def _answer(args, config) -> int:
             raise DPValueError(f"--out: cannot write {args.out!r} (no permission); choose a file you can write")
     result = run_sweep(config, n_jobs=args.jobs, on_result=_ProgressBar(), cache_dir=args.cache_dir,
                        use_cache=not args.no_cache, scheduler=args.scheduler)
+    for note in result.notes:  # what trained together, alone or in this process, and why (a cached run has none)
+        print(f"note: {note}", file=sys.stderr)
     if (note := neighbouring_note(result.table, markdown=False, wordings=config.wordings())) is not None:
         print(note.replace("`", ""), file=sys.stderr)
     if args.out and args.out != "-":

@@ -485,6 +485,7 @@ def run_sweep(
                     finish(run, execute_run(run))
                 trained_here.update(id(r) for r in runs)
             else:
+                _say(notes, _in_workers(runs, n_jobs))
                 alone = _Background(lambda done: _run_loky(runs, n_jobs, done, budget, in_memory=from_upload(config)))
 
         try:
@@ -507,17 +508,31 @@ def run_sweep(
                 alone.stop()
     if missing:
         if scheduler is not None:
+            _say(notes, f"{len(missing)} run{'s' if len(missing) != 1 else ''} trained on the Dask cluster")
             _run_dask(missing, scheduler, finish, budget)
         elif n_jobs == 1 or _train_here(missing, n_jobs, notes):
             for run in missing:
                 finish(run, execute_run(run))
         else:
+            _say(notes, _in_workers(missing, n_jobs))
             _run_loky(missing, n_jobs, finish, budget, in_memory=from_upload(config))
     return SweepResult(config, build_table(config, rows), n_cached, len(rows) - n_cached, time.perf_counter() - t0,
                        tuple(notes))
 
 
 _workers_used = [-math.inf]  # time.monotonic() when the local worker processes last finished work
+
+
+def _say(notes: list[str], note: str) -> None:
+    notes.append(note)
+    _LOG.info(note)
+
+
+def _in_workers(runs: list[RunSpec], n_jobs: int) -> str:
+    """The note for ``runs`` handed to the local worker processes (as many as :func:`_run_loky` starts)."""
+    workers = min(n_jobs if n_jobs > 0 else (os.cpu_count() or 1), len(runs))
+    return (f"{len(runs)} run{'s' if len(runs) != 1 else ''} trained in {workers} worker "
+            f"process{'es' if workers != 1 else ''}")
 
 
 def _train_here(runs: list[RunSpec], n_jobs: int, notes: list[str]) -> bool:

@@ -445,12 +445,31 @@ def show_table(df, *, key: str, labels: dict | None = None, digits: int = 4, dro
     show_frame(readable_table(df, labels=labels, digits=digits, drop=drop), key=key)
 
 
+#: Rows a plain table shows whole; a longer one scrolls inside :data:`PLAIN_TABLE_HEIGHT` pixels, its header kept.
+PLAIN_TABLE_ROWS = 15
+#: About the height of :data:`PLAIN_TABLE_ROWS` rows and the header (a 15-epoch history: 481 px at 1280x720).
+PLAIN_TABLE_HEIGHT = 480
+
+
 def show_plain_table(df, *, labels: dict | None = None, digits: int = 4, drop: tuple[str, ...] = (),
                      container=None) -> None:
-    """:func:`readable_table` drawn as a plain HTML table (``st.table``), for a short table on a page a whole class
+    """:func:`readable_table` drawn as a plain HTML table (``st.table``), for a table on a page a whole class
     draws at once: the browser starts no grid widget for it (on the Train page's finished run, its two grids took
-    about a quarter of each tab's drawing), and its numbers select and copy as text."""
-    (container or st).table(readable_table(df, labels=labels, digits=digits, drop=drop), hide_index=True)
+    about a quarter of each tab's drawing), and its numbers select and copy as text. Beyond
+    :data:`PLAIN_TABLE_ROWS` rows it scrolls inside a fixed height with its header in place, as the grid did: the
+    Train page's 100-epoch regression history was a 3,000-pixel table pushing the rest of the page down."""
+    height = PLAIN_TABLE_HEIGHT if len(df) > PLAIN_TABLE_ROWS else "content"
+    out = readable_table(df, labels=labels, digits=digits, drop=drop)
+    shown = {c: _plain_number for c in out.columns if out[c].dtype.kind == "f"}  # the numbers stay numbers
+    (container or st).table(out.style.format(shown), hide_index=True, height=height)
+
+
+def _plain_number(v: float) -> str:
+    """A number :func:`readable_table` rounded, written without the padding zeros pandas adds to every float
+    (``32170``, ``0.3122`` and ``1``, not ``32170.0000`` and ``1.0000``: digits the rounding does not hold)."""
+    if v == 0 or 1e-4 <= abs(v) < 1e15:
+        return np.format_float_positional(v, trim="-")
+    return f"{v:.6g}"
 
 
 def show_warnings(caught, *, hide: tuple[str, ...] = (), fold: bool = False) -> None:

@@ -117,7 +117,10 @@ def test_runs_alone_in_worker_processes_while_the_batch_trains_here_give_the_sam
     one = run_sweep(cfg, n_jobs=1, use_cache=False)
     two = run_sweep(cfg, n_jobs=2, use_cache=False, on_result=lambda p: threads.add(threading.get_ident()))
     _same_tables(one.table, two.table)
-    assert threads == {here} and one.notes == two.notes
+    assert threads == {here}
+    where = [note for note in two.notes if "worker process" in note and "trained in" in note]
+    assert [note for note in two.notes if note not in where] == list(one.notes)  # the same batches, said the same
+    assert where == ["4 runs trained in 2 worker processes", "1 run trained in 1 worker process"]  # and where
 
 
 def test_runs_too_small_for_a_worker_process_train_in_this_one_and_the_notes_say_so(monkeypatch):
@@ -146,8 +149,10 @@ def test_runs_too_small_for_a_worker_process_train_in_this_one_and_the_notes_say
     monkeypatch.setattr(engine, "_run_loky", lambda runs, n_jobs, finish, *a, **k: started.extend(runs) or [
         finish(r, engine.execute_run(r)) for r in runs])
     cfg_big = SweepConfig(dataset="iris", learners=["erm-objective"], values=[1.0, 3.0], seeds=1)
-    run_sweep(cfg_big, n_jobs=2, use_cache=False)
-    assert started  # estimated work above the (zeroed) threshold: handed to the workers
+    big = run_sweep(cfg_big, n_jobs=2, use_cache=False)
+    assert started  # estimated work above the (zeroed) threshold: handed to the workers, and the notes say so
+    assert f"{len(started)} runs trained in 2 worker processes" in big.notes, big.notes
+    assert not any("trained in 2 worker" in note for note in two.notes + one.notes)
 
 
 def test_rows_of_runs_alone_that_all_arrived_between_batched_rows_end_the_wait():

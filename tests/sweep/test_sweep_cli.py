@@ -96,3 +96,16 @@ def test_a_sweep_of_learners_protecting_different_neighbours_says_so_on_stderr(t
     alone = ["sweep", "--dataset", "iris", "--algorithms", "dpsgd", "--values", "1", "--seeds", "1",
              "--set", "epochs=2", "--jobs", "1", "--no-cache", "--no-baselines"]
     assert main(alone) == 0 and "two meanings" not in capsys.readouterr().err
+
+
+def test_a_sweep_says_on_stderr_which_runs_trained_together_and_why_the_others_trained_alone(tmp_path, capsys):
+    argv = ["sweep", "--dataset", "digits", "--algorithms", "dpsgd", "--values", "1,2", "--seeds", "1",
+            "--jobs", "1", "--no-baselines", "--set", "epochs=1", "--cache-dir", str(tmp_path / "cache")]
+    assert main(argv) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note: ")]
+    assert any("2 dpsgd runs train together in one batch" in n for n in notes), notes
+    assert main([*argv, "--set", "model=cnn"]) == 0  # the CNN does not batch: the note says why
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note: ")]
+    assert any("2 dpsgd runs trained alone: model='cnn'" in n for n in notes), notes
+    assert main([*argv, "--set", "model=cnn"]) == 0  # answered from the cache: nothing trained, nothing to say
+    assert not [line for line in capsys.readouterr().err.splitlines() if "trained" in line or "train together" in line]

@@ -43,3 +43,34 @@ def test_a_chart_warning_from_some_seeds_of_a_run_that_ignores_the_axis_says_how
     assert said.messages() == ["In 1 of 3 seeds: weak"]
     said.found["weak"] = {None: {0, 1, 2}}
     assert said.messages() == ["weak"]
+
+
+class _Recorder:
+    """Stands in for a Streamlit container: records what ``table`` was given."""
+
+    def table(self, data, **kwargs):
+        self.data, self.kwargs = data, kwargs
+
+
+def test_a_long_plain_table_scrolls_in_a_fixed_height_and_a_short_one_shows_whole():
+    from dpcore.ui.common import PLAIN_TABLE_HEIGHT, PLAIN_TABLE_ROWS, show_plain_table
+
+    short, long = _Recorder(), _Recorder()
+    show_plain_table(pd.DataFrame({"epoch": range(1, PLAIN_TABLE_ROWS + 1)}), container=short)
+    show_plain_table(pd.DataFrame({"epoch": range(1, 101), "test_loss": np.linspace(1, 0, 100)}), container=long)
+    assert short.kwargs["height"] == "content" and len(short.data.data) == PLAIN_TABLE_ROWS  # 15 epochs: whole
+    assert long.kwargs["height"] == PLAIN_TABLE_HEIGHT and len(long.data.data) == 100  # all rows, in a scroll box
+    assert long.kwargs["hide_index"] is True and list(long.data.data.columns) == ["Epoch", "Test loss"]
+
+
+def test_a_plain_table_writes_its_rounded_numbers_without_padding_zeros_and_keeps_them_numeric():
+    from dpcore.ui.common import show_plain_table
+
+    shown = _Recorder()
+    show_plain_table(pd.DataFrame({"epoch": [1, 2, 3], "mse": [32171.4, 0.312249, 1.0], "epsilon": [1.0, 0.0831, 0]}),
+                     container=shown)
+    styled = shown.data  # a Styler: the browser shows its text, a test (and a copy) reads the numbers
+    assert styled.data["Test MSE"].tolist() == [32170.0, 0.3122, 1.0]
+    text = styled.to_html()
+    assert ">32170<" in text and ">0.3122<" in text and ">1<" in text and ">0.0831<" in text and ">0<" in text
+    assert "32170.0000" not in text and "1.0000" not in text
