@@ -346,6 +346,16 @@ def estimate_of(run) -> Work | None:
     return works[0] if works else None
 
 
+def run_or_estimate(run):
+    """``run()`` unless it asks for work first: ``(its value, None)`` when it ran to its end without asking (cheap
+    work, done: keep the value), ``(None, Work)`` when it stopped at its first :func:`check_work`."""
+    with estimating() as works:
+        try:
+            return run(), None
+        except _Estimated:
+            return None, works[0]
+
+
 def total_work(works, *, times: int = 1, driver: tuple | None = None) -> Work:
     """The work of ``works`` run one after another, the whole list ``times`` times: the seconds add up, the
     memory is the largest one run holds. A refusal names ``driver`` (e.g. ``("seeds", 20)``) and the drivers

@@ -33,8 +33,8 @@ from ..runtime.workload import (
     WorkBudget,
     active_budget,
     check_work,
-    estimate_of,
     max_jobs,
+    run_or_estimate,
     set_default_budget,
 )
 from .batching import learner_call, plan_batches, run_batches
@@ -479,14 +479,12 @@ def run_sweep(
             # the runs that train alone start in the worker processes at once; the batches train here meanwhile,
             # and every row is handed to ``finish`` on this thread (a page's callback draws from its own thread).
             # Runs too small to be worth a worker's start train here first.
-            nonlocal alone
-            if n_jobs == 1 or _train_here(runs, n_jobs, notes):
-                for run in runs:
-                    finish(run, execute_run(run))
-                trained_here.update(id(r) for r in runs)
-            else:
-                _say(notes, _in_workers(runs, n_jobs))
-                alone = _Background(lambda done: _run_loky(runs, n_jobs, done, budget, in_memory=from_upload(config)))
+            def to_workers(rest: list[RunSpec]) -> None:
+                nonlocal alone
+                alone = _Background(lambda done: _run_loky(rest, n_jobs, done, budget, in_memory=from_upload(config)))
+
+            _train_alone(runs, n_jobs, notes, finish, to_workers)
+            trained_here.update(id(r) for r in runs)  # finished here, or given to the workers
 
         try:
             trained_here: set[int] = set()
@@ -510,12 +508,9 @@ def run_sweep(
         if scheduler is not None:
             _say(notes, f"{len(missing)} run{'s' if len(missing) != 1 else ''} trained on the Dask cluster")
             _run_dask(missing, scheduler, finish, budget)
-        elif n_jobs == 1 or _train_here(missing, n_jobs, notes):
-            for run in missing:
-                finish(run, execute_run(run))
         else:
-            _say(notes, _in_workers(missing, n_jobs))
-            _run_loky(missing, n_jobs, finish, budget, in_memory=from_upload(config))
+            _train_alone(missing, n_jobs, notes, finish,
+                         lambda rest: _run_loky(rest, n_jobs, finish, budget, in_memory=from_upload(config)))
     return SweepResult(config, build_table(config, rows), n_cached, len(rows) - n_cached, time.perf_counter() - t0,
                        tuple(notes))
 
@@ -535,31 +530,56 @@ def _in_workers(runs: list[RunSpec], n_jobs: int) -> str:
             f"process{'es' if workers != 1 else ''}")
 
 
-def _train_here(runs: list[RunSpec], n_jobs: int, notes: list[str]) -> bool:
-    """Whether ``runs`` train in this process rather than in worker processes: their estimated work (each
-    learner's own :class:`~dpcore.runtime.workload.Work`, or the time its probe took when it finished without
-    asking) is below what starting the workers would cost (:data:`IN_PROCESS_SECONDS`). Says so in ``notes``."""
+def _train_alone(runs: list[RunSpec], n_jobs: int, notes: list[str], finish: Callable[[RunSpec, dict], None],
+                 to_workers: Callable[[list[RunSpec]], None]) -> None:
+    """Train ``runs`` one by one: in this process when their estimated work is below what starting the workers
+    would cost (:data:`IN_PROCESS_SECONDS`), else ``to_workers(runs)``. Estimating a run goes as far as its first
+    :func:`~dpcore.runtime.workload.check_work`; a learner that never asks is run to its end by then, and its row
+    is kept, not computed again. Says where the runs trained in ``notes``."""
+    here, done = _probe(runs, n_jobs, notes)
+    for run in runs:
+        if id(run) in done:
+            finish(run, done[id(run)])
+    rest = [r for r in runs if id(r) not in done]
+    if here:
+        for run in rest:
+            finish(run, execute_run(run))
+    else:
+        if done:
+            _say(notes, f"{len(done)} run{'s' if len(done) != 1 else ''} trained in this process while "
+                        f"{'their' if len(done) != 1 else 'its'} work was estimated (the learner does not declare it)")
+        if rest:
+            _say(notes, _in_workers(rest, n_jobs))
+            to_workers(rest)
+
+
+def _probe(runs: list[RunSpec], n_jobs: int, notes: list[str]) -> tuple[bool, dict[int, dict]]:
+    """Whether ``runs`` train in this process rather than in worker processes (their estimated work, each
+    learner's own :class:`~dpcore.runtime.workload.Work` or the time it took when it finished without asking, is
+    below what starting the workers would cost), and the rows of those that finished while being estimated."""
+    done: dict[int, dict] = {}
     if n_jobs == 1 or not runs:
-        return True
+        return True, done
     warm = time.monotonic() - _workers_used[0] < _WORKERS_IDLE_SECONDS
     limit = IN_PROCESS_SECONDS_WARM if warm else IN_PROCESS_SECONDS
     total = 0.0
     for run in runs:
         t0 = time.perf_counter()
-        with caught_warnings(), np.errstate(all="ignore"):
-            try:
-                work = estimate_of(functools.partial(learner_call, run))
-            except Exception:  # noqa: BLE001 - the run fails before its work; it says why when it runs
-                work = None
+        try:
+            row, work = run_or_estimate(functools.partial(execute_run, run))
+        except Exception:  # noqa: BLE001 - the run fails; it says why when it runs again, where it belongs
+            row, work = None, None
+        if row is not None:
+            done[id(run)] = row
         total += work.seconds if work is not None else time.perf_counter() - t0
         if total > limit:
-            return False
+            return False, done
     note = (f"{len(runs)} run{'s' if len(runs) != 1 else ''} trained in this process (about {total:.1f} s of work, "
             f"less than handing {'it' if len(runs) == 1 else 'them'} to {'the' if warm else 'new'} worker processes "
             "would cost)")
     notes.append(note)
     _LOG.info(note)
-    return True
+    return True, done
 
 
 class _Stopped(Exception):

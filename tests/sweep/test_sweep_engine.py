@@ -355,3 +355,21 @@ def test_concurrent_sweeps_from_threads_both_finish(fakes, tmp_path):
     assert set(results) == {"a", "b", "c"}
     pd.testing.assert_frame_equal(results["a"].drop(columns=VOLATILE), results["b"].drop(columns=VOLATILE))
     pd.testing.assert_frame_equal(results["a"].drop(columns=VOLATILE), results["c"].drop(columns=VOLATILE))
+
+
+def test_a_run_that_finishes_while_its_work_is_estimated_is_not_computed_again(fakes, call_log, monkeypatch):
+    """A learner that never declares its work (check_work) runs to its end when the sweep estimates whether runs
+    are worth the worker processes: its row is kept, so every run is computed once, whether the runs then train in
+    this process or (when the estimates add up past the start-up cost) the rest go to the workers."""
+    from dpcore.sweep import engine
+
+    cfg = _cfg(call_log, seeds=2)
+    n_runs = sum(r.learner.startswith("fake") for r in cfg.runs())  # the fake learners log every call
+    res = run_sweep(cfg, n_jobs=2, use_cache=False)
+    assert call_log() == n_runs and len(res.table) == len(cfg.runs())
+    monkeypatch.setattr(engine, "IN_PROCESS_SECONDS", 0.0)  # past the cost after the first run: the rest to workers
+    monkeypatch.setattr(engine, "IN_PROCESS_SECONDS_WARM", 0.0)
+    again = run_sweep(cfg, n_jobs=2, use_cache=False)
+    assert call_log() == 2 * n_runs
+    pd.testing.assert_frame_equal(res.table.drop(columns=VOLATILE), again.table.drop(columns=VOLATILE))
+    assert any("worker process" in n for n in again.notes)
