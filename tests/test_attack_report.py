@@ -1,5 +1,5 @@
 """The Attack page's report: the question, the data's shape, the attack's result, the verdict band, the warnings and
-each ε's dp_accounting event, offline, and no cell value of an uploaded file (issue 43)."""
+each ε's dp_accounting event, offline, and no cell value of an uploaded file."""
 from __future__ import annotations
 
 import json

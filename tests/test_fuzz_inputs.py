@@ -204,7 +204,7 @@ sizes = st.one_of(st.integers(min_value=1, max_value=10**12),
     ("sweep", "--algorithms", "erm-objective", "--values", "1", "--seeds", "1", "--jobs", "{a}", "--no-cache"),
 ]), a=sizes, b=sizes)
 def test_sizes_from_tiny_to_absurd_are_run_within_the_budget_or_refused_at_once(case, a, b):
-    """Issue 45's runaway runs, widened: any size either fits the budget (a small one here, so that what runs is
+    """Runaway runs, widened: any size either fits the budget (a small one here, so that what runs is
     short) or is refused with one error line before any work starts, and more --jobs than cores are capped with a
     warning."""
     import os

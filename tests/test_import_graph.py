@@ -16,8 +16,7 @@ import dpcore
 
 ROOT = pathlib.Path(dpcore.__file__).parent
 
-#: Circles known and owned elsewhere: accounting's (events <-> ledger and the mechanisms' imports of it) are being
-#: taken apart on another branch (issue 45, "failclosed"). Each entry is a strongly connected set of modules; the
+#: Import circles allowed to stand (none now). Each entry is a strongly connected set of modules; the
 #: test fails if one disappears too, so the list cannot go stale.
 KNOWN_CIRCLES: list[frozenset[str]] = []
 

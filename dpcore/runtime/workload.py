@@ -84,8 +84,8 @@ TORCH_THROUGHPUT, NUMPY_THROUGHPUT = 1e10, 2e9
 
 #: Every run a page or the command line starts: about two minutes of estimated work and 2 GB.
 RUN = WorkBudget("run", seconds=120.0, memory_bytes=2e9, parameters=2e7, runs=2_000)
-#: The pages and the command line share :data:`RUN` (issue 45: the command line's own budget allowed hours and
-#: 8 GB, a third of the machine); the two names stay for callers and for ``DPCORE_WORK_BUDGET=server``.
+#: The pages and the command line share :data:`RUN` (a budget of the command line's own once allowed
+#: hours and 8 GB, a third of the machine); the two names stay for callers and for ``DPCORE_WORK_BUDGET=server``.
 SERVER = COMMAND_LINE = RUN
 BUDGETS = {"run": RUN, "server": RUN, "command-line": RUN}
 
@@ -338,12 +338,7 @@ def estimating():
 def estimate_of(run) -> Work | None:
     """The :class:`Work` that ``run()`` asks for at its first :func:`check_work` (None when it ran to its end
     without asking: cheap work, done already)."""
-    with estimating() as works:
-        try:
-            run()
-        except _Estimated:
-            pass
-    return works[0] if works else None
+    return run_or_estimate(run)[1]
 
 
 def run_or_estimate(run):

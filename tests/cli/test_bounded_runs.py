@@ -1,4 +1,4 @@
-"""Every run the command line starts is bounded, and every value given is used or refused (issue 45).
+"""Every run the command line starts is bounded, and every value given is used or refused.
 
 Each reproducer used to run for minutes or take gigabytes; it is now refused by the work budget before anything
 is allocated, with a message naming the parameter(s) and a value that fits. The tests make the engine's first

@@ -1,4 +1,4 @@
-"""A learner is added by its algorithm and its declaration alone (issue 45, "one idea, one place"): registered with
+"""A learner is added by its algorithm and its declaration alone: registered with
 ``family="network"`` it is offered on the Train page, trains there beside its non-private twin and has its own
 budget paragraph shown; registered with ``family="clustering"`` the ``cluster`` command offers it. No page, list
 or branch names it."""

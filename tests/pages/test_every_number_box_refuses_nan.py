@@ -1,7 +1,7 @@
 """Every number box on every page, set to NaN, never kills the page: the computation gets a number, never NaN.
 
 Streamlit's box of whole numbers converts what the browser sends to int before the page runs, so NaN in the
-Federated page's Rounds, a Seed box or the Accountant's n raised "cannot convert float NaN to integer" (issue 45).
+Federated page's Rounds, a Seed box or the Accountant's n raised "cannot convert float NaN to integer".
 Every box now goes through :func:`dpcore.ui.common.bounded_number`. Each page runs its first, default run once
 (plus what reveals its hidden boxes); then each box in turn is set to NaN, checked, and given back its value. Every
 box holds decimals, and Streamlit puts a decimal box's value back for NaN; should NaN ever reach the page, it is

@@ -1,5 +1,5 @@
 """A table uploaded on one page is offered on every page whose task it fits, for that session only: its runs are
-neither kept by the server (memory or disk) nor joined or seen by another session (issue 43, "upload once")."""
+neither kept by the server (memory or disk) nor joined or seen by another session."""
 from __future__ import annotations
 
 import numpy as np

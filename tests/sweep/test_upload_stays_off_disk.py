@@ -1,5 +1,5 @@
 """A sweep of an uploaded file writes nothing to the sweeps' cache: results computed from a visitor's file stay in
-memory (issue 43: "results computed from an upload are never written to disk")."""
+memory, never on disk."""
 from __future__ import annotations
 
 import numpy as np
