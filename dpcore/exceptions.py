@@ -42,3 +42,22 @@ class DPCoreWarning(UserWarning):
 class RunCancelled(Exception):
     """Raised inside a run's progress callback once nobody waits for the run any more (:mod:`dpcore.runtime.serving`, on
     this machine or on a Dask worker through :mod:`dpcore.runtime.remote`)."""
+
+
+def warning_class(path: str) -> type[Warning]:
+    """The warning class named ``module.QualName`` (a warning raised in another process travels as its name);
+    UserWarning when it cannot be imported or is not a warning.
+
+    >>> warning_class("dpcore.exceptions.DPCoreWarning").__name__, warning_class("no.such.Thing").__name__
+    ('DPCoreWarning', 'UserWarning')
+    """
+    import importlib
+
+    mod, _, name = path.rpartition(".")
+    try:
+        cls = getattr(importlib.import_module(mod), name)
+        if isinstance(cls, type) and issubclass(cls, Warning):
+            return cls
+    except (ImportError, AttributeError, ValueError):
+        pass
+    return UserWarning

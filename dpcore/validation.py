@@ -204,10 +204,24 @@ def check_bounds(bounds, n_features: int | None = None, name: str = "bounds") ->
     return lo, hi
 
 
+def within_bounds(X: np.ndarray, lower, upper) -> bool:
+    """Whether every value of a 2-D ``X`` lies in ``[lower, upper]`` (bounds per column or scalars), from its
+    column minima and maxima (no temporary as large as ``X``). False for a NaN, and for any other shape.
+
+    >>> within_bounds(np.array([[0.0, 2.0]]), 0.0, 2.0), within_bounds(np.array([[0.0, np.nan]]), 0.0, 2.0)
+    (True, False)
+    """
+    if not isinstance(X, np.ndarray) or X.ndim != 2 or X.shape[0] == 0 or X.dtype.kind not in "fiu":
+        return False
+    return bool(np.all(X.min(axis=0) >= lower) and np.all(X.max(axis=0) <= upper))
+
+
 def clip_to_bounds(
     X: np.ndarray, lower: np.ndarray, upper: np.ndarray, name: str = "X", *, stacklevel: int = 2
 ) -> np.ndarray:
     """Clip ``X`` to ``[lower, upper]``, warning (never silently) when anything was clipped."""
+    if within_bounds(X, lower, upper):  # the usual case: a copy, without clipping and comparing every value
+        return np.array(X, dtype=np.result_type(X, lower, upper))
     clipped = np.clip(X, lower, upper)
     n_out = int(np.count_nonzero(clipped != X))
     if n_out:

@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..exceptions import BoundsError, DPCoreWarning
 from ..types import ArrayLike, BoundsLike
-from ..validation import check_bounds, clip_to_norm
+from ..validation import check_bounds, clip_to_norm, within_bounds
 from .csv_upload import BOUNDS_FORMS, bounds_by_column
 
 
@@ -82,8 +82,13 @@ def standardize_with_bounds(X: ArrayLike, bounds: BoundsLike, *, warn: bool = Tr
     """
     lower, upper = _bounds_arrays(X, bounds)
     X = np.asarray(X, dtype=float)
-    X = _clip_counting_rows(X, lower, upper, stacklevel=3) if warn else np.clip(X, lower, upper)
-    return -1.0 + 2.0 * (X - lower) / (upper - lower)
+    if not within_bounds(X, lower, upper):
+        X = _clip_counting_rows(X, lower, upper, stacklevel=3) if warn else np.clip(X, lower, upper)
+    out = np.subtract(X, lower)  # -1 + 2 (X - lower) / (upper - lower), in place on one new array
+    out *= 2.0
+    out /= upper - lower
+    out += -1.0
+    return out
 
 
 def clip_rows_to_norm(X: ArrayLike, max_norm: float = 1.0) -> np.ndarray:

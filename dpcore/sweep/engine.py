@@ -7,8 +7,8 @@ at once, and an interrupted one only computes what is missing.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
-import importlib
 import json
 import logging
 import math
@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..datasets.csv_upload import _names
-from ..exceptions import DPCoreError, DPTypeError, DPValueError, PrivacyLeakWarning
+from ..exceptions import DPCoreError, DPTypeError, DPValueError, PrivacyLeakWarning, warning_class
 from ..learners import get_learner, learners
 from ..runtime.thread_warnings import caught as caught_warnings
 from ..runtime.workload import (
@@ -160,15 +160,14 @@ def _limit_threads() -> None:
         torch.set_num_threads(1)
 
 
-def _warning_class(path: str) -> type[Warning]:
-    mod, _, name = path.rpartition(".")
-    try:
-        cls = getattr(importlib.import_module(mod), name)
-        if isinstance(cls, type) and issubclass(cls, Warning):
-            return cls
-    except (ImportError, AttributeError, ValueError):
-        pass
-    return UserWarning
+def _calibrate_ahead(want: Callable, pb) -> None:
+    """Hand a captured problem's noise calibration, if it has one, to :func:`calibrating_ahead`'s ``want``."""
+    from ..training.engine import planned_steps  # a captured network problem: torch is imported already
+
+    c = pb.config
+    if c.private and c.noise_multiplier is None and c.target_epsilon is not None:
+        q, ends = planned_steps(c, pb.X_train.shape[0])
+        want((c.target_epsilon, c.delta, q, ends[-1], c.accountant))
 
 
 def execute_run(run: RunSpec, *, limit_threads: bool = False) -> dict:
@@ -241,11 +240,11 @@ def _reissue(rows: Iterable[Mapping[str, Any]], already: set) -> None:
         for cat, msg in row.get("_warnings", ()) or ():
             if (row["learner"], msg) not in already:
                 already.add((row["learner"], msg))
-                warnings.warn(f"{row['learner']}: {msg}", _warning_class(cat), stacklevel=3)
+                warnings.warn(f"{row['learner']}: {msg}", warning_class(cat), stacklevel=3)
 
 
 def _is_leak(category: str) -> bool:
-    return issubclass(_warning_class(category), PrivacyLeakWarning)
+    return issubclass(warning_class(category), PrivacyLeakWarning)
 
 
 def _warning_columns(row: Mapping[str, Any]) -> dict:
@@ -385,6 +384,7 @@ def run_sweep(
     use_cache: bool | None = None,
     scheduler: str | None = None,
     batch: bool = True,
+    lanes: int | None = None,
 ) -> SweepResult:
     """Run every run of ``config`` that is not cached, in parallel, and return the tidy table.
 
@@ -414,6 +414,10 @@ def run_sweep(
         is below what starting the workers costs (:data:`IN_PROCESS_SECONDS`). False: every run alone. With
         ``scheduler`` every run goes to the cluster alone. :attr:`SweepResult.notes` says what was batched and
         what trained where.
+    lanes : int, optional
+        Threads of this process the batched runs are shared among (:func:`~dpcore.training.batched.train_together`);
+        default ``n_jobs`` (every core for -1), at most the machine's cores. A server whose cores are a class's
+        passes 1.
 
     Returns
     -------
@@ -436,6 +440,10 @@ def run_sweep(
     if not isinstance(config, SweepConfig):
         raise DPTypeError(f"config must be a SweepConfig, got {type(config).__name__}")
     n_jobs = _check_jobs(n_jobs, local=scheduler is None)
+    if lanes is None:
+        lanes = min(max_jobs(), max_jobs() if n_jobs == -1 else n_jobs)
+    elif isinstance(lanes, bool) or not isinstance(lanes, (int, np.integer)) or lanes < 1:
+        raise DPValueError(f"lanes must be a whole number >= 1 (threads for the batched runs), got {lanes!r}")
     if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
         raise DPValueError(
             f"scheduler must be a Dask scheduler address such as 'tcp://127.0.0.1:8786', got {scheduler!r}")
@@ -486,22 +494,32 @@ def run_sweep(
             _train_alone(runs, n_jobs, notes, finish, to_workers)
             trained_here.update(id(r) for r in runs)  # finished here, or given to the workers
 
+        # with a second lane, the private runs' noise calibrations are worked out in a second process meanwhile
+        ahead = contextlib.ExitStack()
+        if lanes > 1:
+            from ..accounting.ahead import calibrating_ahead  # dp_accounting: only a sweep that computes loads it
+
+            want = ahead.enter_context(calibrating_ahead())
+        else:
+            want = None
         try:
             trained_here: set[int] = set()
             plan = plan_batches(missing, enabled=batch and scheduler is None, start_alone=start_alone,
-                                why_off="a Dask scheduler was given" if scheduler is not None else "")
+                                why_off="a Dask scheduler was given" if scheduler is not None else "",
+                                on_problem=None if want is None else functools.partial(_calibrate_ahead, want))
             for note in plan.notes:
                 _LOG.info(note)
             plan.notes.extend(notes)  # what start_alone said; from here on one list, which the batches add to
             notes = plan.notes
             if alone is None:
                 missing = [r for r in plan.alone + plan.refused if id(r) not in trained_here]
-                missing += run_batches(plan, execute_run, finish)
+                missing += run_batches(plan, execute_run, finish, lanes=int(lanes))
             else:
-                missing = plan.refused + run_batches(plan, execute_run, finish,
+                missing = plan.refused + run_batches(plan, execute_run, finish, lanes=int(lanes),
                                                      between=lambda: alone.deliver(finish))
                 alone.deliver(finish, wait=True)
         finally:
+            ahead.close()
             if alone is not None:
                 alone.stop()
     if missing:

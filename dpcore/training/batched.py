@@ -54,6 +54,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import threading
 import time
 import warnings
 from dataclasses import dataclass
@@ -65,8 +66,9 @@ import torch
 from ..exceptions import DPCoreWarning, DPValueError
 from ..mechanisms.gaussian_sum import GaussianSum
 from ..rng import as_generator, child_seed, secure_active, torch_generator
+from ..runtime.thread_warnings import caught as caught_warnings
 from ..runtime.workload import MemoryGuard, check_work
-from ..validation import check_delta, delta_is_checked
+from ..validation import check_delta, check_int, delta_is_checked
 from .clipping import CLIP_EPS
 from .engine import (
     TrainConfig,
@@ -92,6 +94,8 @@ DENSE_MODELS = ("linear", "mlp")
 #: Floats one block of runs may hold in its gathered batch and activations at once (about 64 MB): a sweep of
 #: hundreds of runs on a large table is done in blocks of runs, step by step.
 BLOCK_FLOATS = 16_000_000
+#: The input floats (expected batch times input width, summed over runs) a step must give each lane.
+LANE_FLOATS = 2_000_000
 
 #: ``on_epoch(k, info)``: run ``k`` (its position in the list given) finished an epoch; ``info`` is what
 #: :func:`~dpcore.training.train` hands its own ``on_epoch``.
@@ -221,6 +225,7 @@ class _Member:
         self.budget = _Budget(config, self.sigma, self.q)
         self.allowed: dict[int, bool] = {}  # the budget's answer for each epoch end (shared with its sharers)
         self.expected_batch = self.q * n
+        self.width = data.X.shape[1]
         self.inv = 1.0 / self.expected_batch
         size = sum(p.numel() for p in self.model.parameters())
         # the noise generator's seed is drawn above whether or not the run is private, as train() draws it (the
@@ -346,6 +351,7 @@ def train_together(
     on_epoch: TogetherEpochCallback | None = None,
     on_step: TogetherStepObserver | None = None,
     block_floats: int = BLOCK_FLOATS,
+    lanes: int = 1,
 ) -> list[TrainResult]:
     """Train runs of one dense network as one batched computation; run k's result equals ``train()``'s.
 
@@ -363,6 +369,11 @@ def train_together(
         Private runs: ``on_step(step, runs, noisy_sums)`` after every step (see :data:`TogetherStepObserver`).
     block_floats : int
         Bound on the floats one block of runs holds at once in a step (runs are processed in blocks).
+    lanes : int, default 1
+        Threads the runs are shared among (each its own stack, stepping on its own; runs that read one odometer
+        stay in one lane). Most of a step's work (sampling, gathering rows, the batched products) runs without
+        Python's lock, so on two idle cores two lanes train 225 Adult runs in about 0.6 of the time of one. Each
+        run's arithmetic is the same in any lane. ``on_step`` needs one lane (it sees every run at every step).
 
     Returns
     -------
@@ -412,9 +423,17 @@ def train_together(
         check_work(training_work(run.config, data.n, data.X.shape[1], data.n_outputs))
         members.append(_Member(i, run, data, split_of[ident], t0))
     _share_odometers(members)
+    lanes = check_int(lanes, "lanes", minimum=1)
+    if on_step is not None and lanes > 1:
+        raise DPValueError(f"on_step sees every run at every step: it needs lanes=1, got lanes={lanes}")
+    rows = _Rows(datas)
     guard = MemoryGuard(what="these training runs")
     try:
-        _loop(members, datas, on_epoch, on_step, int(block_floats), guard)
+        groups = _lane_groups(members, lanes)
+        if len(groups) == 1:
+            _loop(members, rows, on_epoch, on_step, int(block_floats), guard)
+        else:
+            _in_lanes(groups, rows, on_epoch, int(block_floats), guard)
     finally:
         guard.close()
     share = (time.perf_counter() - t0) / len(members)
@@ -434,20 +453,95 @@ def _share_odometers(members: list[_Member]) -> None:
             m.budget, m.allowed = first.budget, first.allowed
 
 
-def _loop(members: list[_Member], datas: list[_Data], on_epoch, on_step, block_floats: int,
-          guard: MemoryGuard) -> None:
+class _Rows:
+    """Every split's training rows as one table (a run's rows are its split's, offset), and their squared norms."""
+
+    def __init__(self, datas: list[_Data]) -> None:
+        self.datas = datas
+        self.offsets = np.cumsum([0] + [d.n for d in datas])
+        self.X = torch.cat([d.X for d in datas]) if len(datas) > 1 else datas[0].X
+        self.y = torch.cat([d.y for d in datas]) if len(datas) > 1 else datas[0].y
+        self.x_sq = torch.cat([torch.linalg.vector_norm(d.X, dim=1).square_() for d in datas])
+
+
+def _lane_groups(members: list[_Member], lanes: int) -> list[list[_Member]]:
+    """``members`` shared among at most ``lanes`` lanes of about equal work (planned steps times expected batch),
+    the runs that read one odometer (:func:`_share_odometers`) in one lane: its answers are computed as the first
+    of them reaches each epoch's end. A lane gets at least :data:`LANE_FLOATS` input floats a step: below that a
+    step is mostly Python, which one thread at a time runs (10 non-private Adult runs of 64 rows took 4.5 s in two
+    lanes against 2.6 s in one)."""
+    step_floats = sum(m.expected_batch * m.width for m in members)
+    lanes = min(lanes, int(step_floats // LANE_FLOATS))
+    if lanes <= 1:
+        return [members]
+    by_odometer: dict[int, list[_Member]] = {}
+    for m in members:  # a run without an odometer (not private, or sigma 0) is a group of its own
+        by_odometer.setdefault(id(m.budget) if m.budget.odometer is not None else id(m), []).append(m)
+    groups = sorted(by_odometer.values(), key=lambda g: -sum(m.ends[-1] * m.expected_batch for m in g))
+    out: list[list[_Member]] = [[] for _ in range(min(lanes, len(groups)))]
+    work = [0.0] * len(out)
+    for g in groups:  # the largest first, each to the lane with the least work so far
+        i = work.index(min(work))
+        out[i].extend(g)
+        work[i] += sum(m.ends[-1] * m.expected_batch for m in g)
+    return [sorted(lane, key=lambda m: m.index) for lane in out]
+
+
+def _in_lanes(groups: list[list[_Member]], rows: _Rows, on_epoch, block_floats: int, guard: MemoryGuard) -> None:
+    """Each group's :func:`_loop` in a thread of its own. Each lane's warnings are caught in it and issued again
+    here, lane by lane; the first error stops the other lanes at their next step and is raised here."""
+    lock = threading.Lock()
+    stop = threading.Event()
+    errors: list[BaseException] = []
+    said: list[list] = [[] for _ in groups]
+
+    def epoch(k: int, info: dict) -> None:
+        with lock:
+            on_epoch(k, info)
+
+    def lane(i: int) -> None:
+        with caught_warnings() as got:
+            try:
+                _loop(groups[i], rows, epoch if on_epoch is not None else None, None, block_floats, guard, stop)
+            except BaseException as exc:  # noqa: BLE001 - raised in the calling thread below
+                errors.append(exc)
+                stop.set()
+        said[i].extend(got)
+
+    # each lane runs in a copy of this context: numpy's error state, secure mode and the checked delta carry over
+    threads = [threading.Thread(target=contextvars.copy_context().run, args=(lane, i), daemon=True,
+                                name=f"dpcore-lane-{i}") for i in range(len(groups))]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            while t.is_alive():
+                t.join(0.2)
+    except BaseException:  # e.g. Ctrl-C while waiting: the lanes stop at their next step
+        stop.set()
+        for t in threads:
+            t.join()
+        raise
+    for got in said:
+        for w in got:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if errors:
+        raise errors[0]
+
+
+def _loop(members: list[_Member], rows: _Rows, on_epoch, on_step, block_floats: int, guard: MemoryGuard,
+          stop: threading.Event | None = None) -> None:
     plan = _dense_plan(members[0].model)
     task = members[0].config.task
-    offsets = np.cumsum([0] + [d.n for d in datas])
-    X_all = torch.cat([d.X for d in datas]) if len(datas) > 1 else datas[0].X
-    y_all = torch.cat([d.y for d in datas]) if len(datas) > 1 else datas[0].y
-    x_sq = torch.cat([torch.linalg.vector_norm(d.X, dim=1).square_() for d in datas])
+    datas, offsets, X_all, y_all, x_sq = rows.datas, rows.offsets, rows.X, rows.y, rows.x_sq
     widths = [X_all.shape[1]] + [op[1].out_features for op in plan if op[0] == "linear"]
 
     going = [m for m in members if m.start_epoch() or _finish(m, None, None)]
     stack = _Stack(plan, going) if going else None
     step = 0
     while stack is not None and stack.members:
+        if stop is not None and stop.is_set():
+            return
         ms = stack.members
         K = len(ms)
         idxs = [next(m.batches) for m in ms]
@@ -674,6 +768,7 @@ def _forward_shared(plan: list, Ws: list[torch.Tensor], bs: list[torch.Tensor], 
 
 __all__ = [
     "BLOCK_FLOATS",
+    "LANE_FLOATS",
     "Captured",
     "DENSE_MODELS",
     "TogetherEpochCallback",

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import copy
-import functools
 import math
 import time
 import warnings
@@ -16,7 +15,7 @@ from torch import nn
 
 from ..accounting import PrivacyLedger, dpsgd_event
 from ..accounting.accountants import pld_discretization_for
-from ..accounting.calibration import dpsgd_noise_multiplier
+from ..accounting.ahead import calibrated_sigma
 from ..accounting.core import ACCOUNTANTS
 from ..defaults import DELTA
 from ..exceptions import DPCoreWarning, DPTypeError, DPValueError
@@ -250,11 +249,6 @@ class TrainResult:
         return out[:, 0]
 
 
-@functools.lru_cache(maxsize=256)
-def _calibrated_sigma(target: float, delta: float, q: float, steps: int, accountant: str) -> float:
-    return dpsgd_noise_multiplier(target, delta, q, steps, accountant)
-
-
 def planned_steps(config: TrainConfig, n: int) -> tuple[float, list[int]]:
     """Sample rate and the cumulative step count at the end of each planned epoch."""
     n = check_int(n, "n", minimum=1)
@@ -322,7 +316,7 @@ def resolve_noise_multiplier(config: TrainConfig, n: int) -> float | None:
     if config.noise_multiplier is not None:
         return float(config.noise_multiplier)
     q, ends = planned_steps(config, n)
-    return _calibrated_sigma(config.target_epsilon, config.delta, q, ends[-1], config.accountant)
+    return calibrated_sigma(config.target_epsilon, config.delta, q, ends[-1], config.accountant)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..datasets import standardize_with_bounds
 from ..types import ArrayLike, BoundsLike
-from ..validation import check_bounds
+from ..validation import check_bounds, clip_to_bounds, within_bounds
 
 
 def prepare_features(X: ArrayLike, bounds: BoundsLike, *, warn: bool = True) -> np.ndarray:
@@ -30,9 +30,7 @@ def prepare_features(X: ArrayLike, bounds: BoundsLike, *, warn: bool = True) -> 
     """
     X = np.asarray(X, dtype=float)
     lo, hi = check_bounds(bounds, X.shape[1])
-    if warn:
-        from ..validation import clip_to_bounds
-
+    if warn and not within_bounds(X, lo, hi):
         X = clip_to_bounds(X, lo, hi)
     return standardize_with_bounds(X, (lo, hi), warn=False).astype(np.float32)  # warned above, if asked
 

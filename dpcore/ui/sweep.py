@@ -124,7 +124,9 @@ def run_live(config: SweepConfig, *, n_jobs: int, scheduler: str | None, progres
             chart_slot.plotly_chart(fig, width="stretch", key=f"sweep.live.{n_drawn[0]}")
 
     def compute(progress) -> SweepResult:
-        return run_sweep(config, n_jobs=n_jobs, scheduler=scheduler or None, on_result=progress, cache_dir=cache_dir)
+        # one lane: the server's cores are the class's (a sweep's batched runs would take both)
+        return run_sweep(config, n_jobs=n_jobs, scheduler=scheduler or None, on_result=progress, cache_dir=cache_dir,
+                         lanes=1)
 
     try:
         with caught_warnings():  # the table carries the runs' warnings; the page shows them from it
