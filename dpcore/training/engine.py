@@ -21,6 +21,7 @@ from ..accounting.core import ACCOUNTANTS
 from ..defaults import DELTA
 from ..exceptions import DPCoreWarning, DPTypeError, DPValueError
 from ..rng import as_generator, child_seed, torch_generator
+from ..runtime.thread_warnings import caught as caught_warnings
 from ..runtime.workload import TORCH_THROUGHPUT, MemoryGuard, Work, check_work
 from ..types import ArrayLike
 from ..validation import (
@@ -251,8 +252,16 @@ class TrainResult:
 
 
 @functools.lru_cache(maxsize=256)
-def _calibrated_sigma(target: float, delta: float, q: float, steps: int, accountant: str) -> float:
-    return dpsgd_noise_multiplier(target, delta, q, steps, accountant)
+def _calibrated_sigma(target: float, delta: float, q: float, steps: int,
+                      accountant: str) -> tuple[float, tuple[tuple[str, type[Warning]], ...]]:
+    """sigma for ``target`` and the warnings its calibration raised (``(message, category)``), cached together: a
+    run that takes sigma from the cache says them again (:func:`resolve_noise_multiplier`), as the first one did."""
+    with caught_warnings() as raised:  # this thread's own: another visitor's run is not in them
+        sigma = dpsgd_noise_multiplier(target, delta, q, steps, accountant)
+    said: dict[str, type[Warning]] = {}
+    for w in raised:
+        said.setdefault(str(w.message), w.category)
+    return sigma, tuple(said.items())
 
 
 def planned_steps(config: TrainConfig, n: int) -> tuple[float, list[int]]:
@@ -315,14 +324,23 @@ def training_work(config: TrainConfig, n: int, n_features: int, n_outputs: int, 
 STEP_SECONDS = 3e-4
 
 
-def resolve_noise_multiplier(config: TrainConfig, n: int) -> float | None:
-    """sigma of a run on ``n`` records: given, or calibrated to ``target_epsilon`` for the planned steps."""
+def resolve_noise_multiplier(config: TrainConfig, n: int, *, said: list[str] | None = None) -> float | None:
+    """sigma of a run on ``n`` records: given, or calibrated to ``target_epsilon`` for the planned steps.
+
+    The calibration's warnings (the target met even by the least noise searched ...) are raised on every call, also
+    when sigma comes from the cache, and their messages appended to ``said``: the run's result keeps them, so a run
+    trained in a batch reports them as the run trained alone does."""
     if not config.private:
         return None
     if config.noise_multiplier is not None:
         return float(config.noise_multiplier)
     q, ends = planned_steps(config, n)
-    return _calibrated_sigma(config.target_epsilon, config.delta, q, ends[-1], config.accountant)
+    sigma, raised = _calibrated_sigma(config.target_epsilon, config.delta, q, ends[-1], config.accountant)
+    for msg, category in raised:
+        warnings.warn(msg, category, stacklevel=2)
+        if said is not None:
+            said.append(msg)
+    return sigma
 
 
 @dataclass(frozen=True)
@@ -664,8 +682,9 @@ def train(
     q, ends = planned_steps(config, n_records)
     if config.private and not delta_is_checked():  # run_learner says it once for its own runs
         check_delta(config.delta, n=n_records)  # warns when delta > 1/n
-    sigma = resolve_noise_multiplier(config, n_records)
-    caught = _run_warnings(config, sigma)
+    calibration: list[str] = []
+    sigma = resolve_noise_multiplier(config, n_records, said=calibration)
+    caught = calibration + _run_warnings(config, sigma)
 
     rng = as_generator(config.seed)  # one seed: model init, then the noise generator's seed, then the batches
     model_kwargs = _model_kwargs(config, data, image_shape, seed=child_seed(rng))
