@@ -41,9 +41,11 @@ from dpcore.ui.sweep import (
     n_to_compute,
     neighbouring_note,
     no_better_than_trivial,
+    overspent_note,
     parse_knobs,
     remembered,
     run_live,
+    spent_beyond_axis,
     sweep_figure,
     sweepable,
     tied_with_best,
@@ -185,7 +187,9 @@ if not swept.empty:  # the best point of any swept curve, wherever it lies on th
     best = swept.sort_values("mean", ascending=metric == "mse", kind="stable").iloc[0]
     short = get_axis(axis).symbol or axis_name  # a letter fits a quarter of the page's width
     ties = tied_with_best(swept, best)
-    m[1].metric(f"Best swept: {short} = {best.value:.3g}", f"{best['mean']:.3g}",
+    beyond = spent_beyond_axis(best, axis)  # drawn at ε = 10, it spent 4500: the label says the ε it spent
+    m[1].metric(f"Best swept: {short} = {best.value:.3g}" + (f", spent {beyond:.3g}" if beyond else ""),
+                f"{best['mean']:.3g}",
                 delta=(f"ties with {short} = {ties[0].value:.3g}" if len(ties) == 1 and ties[0].learner == best.learner
                        else f"ties with {len(ties)} other point{'s' if len(ties) > 1 else ''}") if ties else None,
                 delta_color="off", delta_arrow="off",
@@ -193,6 +197,8 @@ if not swept.empty:  # the best point of any swept curve, wherever it lies on th
                      + (". These points lie within the seeds' spread of it, so these runs cannot tell them apart: "
                         + "; ".join(f"{title_of(r.learner)} at {short} = {r.value:.3g} ({r['mean']:.3g})"
                                     for r in ties) if ties else "")
+                     + (f" — its runs spent ε = {beyond:.3g} in all, more than the ε on the axis (the note under "
+                        "the chart says why)" if beyond else "")
                      + (" — ⚠ this learner leaked privacy here: its ε is not a guarantee" if best.get(
                          "leaks_privacy", False) else ""))
 for col, role, label in ((m[2], "baseline", "Best non-private"), (m[3], "trivial", "Trivial baseline")):
@@ -212,6 +218,8 @@ st.caption("Lines: mean across seeds; band: spread across seeds. The ε column i
            "(from its accountant); non-private and trivial baselines are drawn as horizontal lines.")
 if axis == "epsilon" and (note := neighbouring_note(table)):
     st.info(note)
+if note := overspent_note(table):  # a point drawn at ε = 0.1 that spent 45: say why, once
+    st.warning(note)
 if axis == "epsilon":
     advisor_panel(result, load=load_warnings_of(upload_warnings))
 st.header("Summary across seeds")

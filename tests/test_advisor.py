@@ -154,3 +154,40 @@ def test_a_larger_epsilon_whose_seeds_spread_but_whose_mean_meets_does_not_push_
     res = _result({1.0: [0.85, 0.86, 0.85], 10.0: [0.95, 0.95, 0.68]}, [0.95, 0.95, 0.95])
     advice = judge(res, Need("at_least", "accuracy", 0.8))
     assert advice.recommended["epsilon"] == 1.0
+
+
+def _per_answer(res: SweepResult, answers: int = 30) -> SweepResult:
+    """``res`` with its swept runs spending ``answers`` times the ε they are drawn at (output perturbation: ε per
+    released answer, every test answer released)."""
+    t = res.table.copy()
+    swept = t.role == "swept"
+    t.loc[swept, "epsilon"] = t.loc[swept, "value"] * answers
+    t.loc[swept, "event"] = ['{"dp_event": "SelfComposedDpEvent", "event": {"dp_event": "LaplaceDpEvent", '
+                             '"noise_multiplier": %r}, "count": %d}' % (1 / v, answers) for v in t.loc[swept, "value"]]
+    return SweepResult(res.config, t, 0, len(t), 0.0)
+
+
+def test_a_learner_spending_more_than_the_epsilon_it_is_drawn_at_is_never_recommended_at_that_epsilon():
+    res = _per_answer(_result({0.1: [0.85, 0.86, 0.84], 1.0: [0.9, 0.91, 0.9]}, [0.95, 0.95, 0.95]))
+    advice = judge(res, Need("at_least", "accuracy", 0.8))
+    assert not advice.met and advice.recommended is None  # ε = 0.1 on the axis spent 3, ε = 1 spent 30
+    assert advice.points["over_budget"].all() and not advice.points["meets"].any()
+    assert advice.instead[0].startswith("Not counted: DP-ERM, objective perturbation")
+    assert "given ε = 0.1, 1, its runs spend ε = 3, 30 in all" in advice.instead[0]
+    assert not any("looser target" in t for t in advice.instead)  # no advice read off a point it does not keep to
+
+
+def test_the_advisor_recommends_a_learner_within_its_epsilon_over_one_that_spends_more():
+    honest = _result({0.1: [0.5, 0.52, 0.51], 1.0: [0.6, 0.61, 0.6], 10.0: [0.85, 0.86, 0.84]}, [0.95] * 3)
+    over = _per_answer(_result({0.1: [0.9, 0.9, 0.9], 1.0: [0.9, 0.9, 0.9], 10.0: [0.9, 0.9, 0.9]}, [0.95] * 3))
+    t = over.table[over.table.role == "swept"].assign(learner="output-perturbation")
+    config = SweepConfig(dataset="iris", learners=("erm-objective", "output-perturbation"), values=(0.1, 1.0, 10.0),
+                         seeds=3)
+    res = SweepResult(config, pd.concat([honest.table, t], ignore_index=True), 0, 0, 0.0)
+    advice = judge(res, Need("at_least", "accuracy", 0.8))
+    r = advice.recommended
+    assert r["learner"] == "erm-objective" and r["epsilon"] == 10.0 and r["epsilon_spent"] <= r["epsilon"]
+    recommendable = advice.points[advice.points.meets]
+    assert (recommendable.epsilon_spent <= 1.01 * recommendable.epsilon).all()
+    assert any(s.startswith("Not counted: Laplace on the softmax outputs spends more than the ε it is given")
+               for s in advice.reasons)

@@ -30,6 +30,7 @@ import warnings
 from typing import Callable, Iterator, Sequence
 
 from ..exceptions import warning_class
+from ..runtime.thread_warnings import caught as caught_warnings
 from .calibration import dpsgd_noise_multiplier
 
 #: A calibration: target epsilon, delta, sample rate, steps, accountant.
@@ -169,20 +170,27 @@ AHEAD_MIN = 4
 
 
 @functools.lru_cache(maxsize=256)
-def calibrated_sigma(target: float, delta: float, q: float, steps: int, accountant: str) -> float:
-    """:func:`~dpcore.accounting.calibration.dpsgd_noise_multiplier`, computed once per process for each key, or
-    taken from the second process of :func:`calibrating_ahead` (with the warnings it raised there)."""
+def calibrated_sigma(target: float, delta: float, q: float, steps: int,
+                     accountant: str) -> tuple[float, tuple[tuple[str, type[Warning]], ...]]:
+    """:func:`~dpcore.accounting.calibration.dpsgd_noise_multiplier` for ``target``, and the warnings its calibration
+    raised (``(message, category)``), cached together once per process: a run that takes sigma from the cache says
+    them again (:func:`~dpcore.training.engine.resolve_noise_multiplier`), as the first one did. Inside
+    :func:`calibrating_ahead`, sigma and its warnings may come from the second process instead."""
     key = (target, delta, q, steps, accountant)
     if len(_CALIBRATED) >= 4096:  # a long-lived process: forget (at worst a key is worked out ahead again)
         _CALIBRATED.clear()
     _CALIBRATED.add(key)
     ahead = _AHEAD.get()
     if ahead is not None and (got := ahead.take(key)) is not None:
-        sigma, said = got
-        for category, message in said:
-            warnings.warn(message, category, stacklevel=2)
-        return sigma
-    return dpsgd_noise_multiplier(target, delta, q, steps, accountant)
+        sigma, raised = got
+    else:
+        with caught_warnings() as caught:  # this thread's own: another visitor's run is not in them
+            sigma = dpsgd_noise_multiplier(target, delta, q, steps, accountant)
+        raised = [(w.category, str(w.message)) for w in caught]
+    said: dict[str, type[Warning]] = {}
+    for category, message in raised:
+        said.setdefault(message, category)
+    return sigma, tuple(said.items())
 
 
 @contextlib.contextmanager

@@ -17,7 +17,7 @@ import time
 from ..defaults import DELTA, EPSILON
 from ..exceptions import DPValueError
 from ..sweep import DEFAULT_JOBS, DEFAULT_RANGES, DEFAULT_SEEDS, JOBS_HELP
-from ..sweep.summary import neighbouring_note
+from ..sweep.summary import neighbouring_note, overspent_note
 from . import command_help
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
 from .train import parse_set
@@ -219,6 +219,8 @@ def _answer(args, config) -> int:
         print(f"note: {note}", file=sys.stderr)
     if (note := neighbouring_note(result.table, markdown=False, wordings=config.wordings())) is not None:
         print(note.replace("`", ""), file=sys.stderr)
+    if (note := overspent_note(result.table, markdown=False, wordings=config.wordings())) is not None:
+        print(note, file=sys.stderr)  # a value of 0.1 beside an epsilon spent of 45: which one the run spent
     if args.out and args.out != "-":
         result.table.to_csv(args.out, index=False)
         summary = result.summary().round(4)

@@ -210,8 +210,9 @@ class Advice:
     baseline, trivial : float or None
         The non-private model's and the trivial predictor's mean across seeds.
     points : DataFrame
-        One row per (learner, ε in range): ``learner, epsilon, mean, std, n, bound, meets, epsilon_spent, leaks,
-        event`` (the str of the run's ``dp_accounting`` event).
+        One row per (learner, ε in range): ``learner, epsilon, mean, std, n, bound, meets, epsilon_spent,
+        over_budget, leaks, event`` (the str of the run's ``dp_accounting`` event). ``over_budget``: the runs spent
+        more than ``epsilon`` (output perturbation's ε is per answer); such a point never meets the need.
     recommended : dict or None
         ``learner, epsilon, mean, std, n, bound, epsilon_spent, leaks, event, band, band_sentence, deployments``;
         None when no ε in range meets the need.
@@ -332,9 +333,10 @@ def _points(table: pd.DataFrame, need: Need, lo: float, hi: float, confidence: f
     a model that learnt nothing is not what a need asks for, even when it is "within 2 points" of a non-private model
     that learnt nothing either.
     """
+    from ..sweep.summary import OVERSPEND
+
     cols = ["learner", "epsilon", "mean", "std", "n", "bound", "target", "meets", "holds", "beats_trivial",
-            "epsilon_spent",
-            "leaks", "event"]
+            "epsilon_spent", "over_budget", "leaks", "event"]
     swept = table[(table.role == "swept") & table.value.between(lo * (1 - 1e-9), hi * (1 + 1e-9))]
     rows = []
     for (name, value), g in swept.groupby(["learner", "value"], sort=False):
@@ -354,12 +356,16 @@ def _points(table: pd.DataFrame, need: Need, lo: float, hi: float, confidence: f
         # useful: a fresh run beats the trivial predictor as often as it meets the need (the same bound)
         useful = trivial is None or not math.isfinite(trivial) or (bound > trivial if need.higher_is_better
                                                                     else bound < trivial)
+        # a point drawn at ε = 0.1 whose runs spent 45 (output perturbation: ε per answer) keeps to no ε it would be
+        # recommended at: it meets nothing
+        spent = float(g["epsilon"].max())
+        over = bool(spent > OVERSPEND * float(value))
         rows.append({"learner": name, "epsilon": float(value), "mean": float(np.nanmean(vals)),
                      "std": float(np.nanstd(vals, ddof=1)) if len(vals) > 1 else 0.0, "n": int(len(vals)),
                      "bound": bound, "target": target,
-                     "meets": bool(useful and np.isfinite(bound) and need.meets(bound, target)),
+                     "meets": bool(useful and not over and np.isfinite(bound) and need.meets(bound, target)),
                      "holds": bool(useful and need.meets(mean, target)),
-                     "beats_trivial": bool(useful), "epsilon_spent": float(g["epsilon"].max()), "leaks": leaks,
+                     "beats_trivial": bool(useful), "epsilon_spent": spent, "over_budget": over, "leaks": leaks,
                      "event": _event_text(next((t for t in g.get("event", ()) if isinstance(t, str) and t), ""))})
     out = pd.DataFrame(rows, columns=cols)
     return out.sort_values(["learner", "epsilon"], kind="stable").reset_index(drop=True)
@@ -437,13 +443,36 @@ def selection_note(points: pd.DataFrame, table: pd.DataFrame, *, learner: str | 
             "candidates": k}
 
 
+def overspent_reasons(points: pd.DataFrame) -> list[str]:
+    """One sentence per learner whose points spent more than their ε (``over_budget``): why the advisor does not
+    count them, with the ε they spent.
+
+    >>> pts = pd.DataFrame({"learner": ["op", "op"], "epsilon": [0.1, 1.0], "epsilon_spent": [45.0, 450.0],
+    ...                     "over_budget": [True, True]})
+    >>> overspent_reasons(pts)[0][:96]
+    'Not counted: op spends more than the ε it is given (given ε = 0.1, 1, its runs spend ε = 45, 450'
+    """
+    out = []
+    if "over_budget" not in points:
+        return out
+    for name, g in points[points.over_budget].groupby("learner", sort=False):
+        at = ", ".join(f"{e:.3g}" for e in g.epsilon)
+        spent = ", ".join(f"{e:.3g}" for e in g.epsilon_spent)
+        out.append(f"Not counted: {_title(name)} spends more than the ε it is given (given ε = {at}, its runs spend "
+                   f"ε = {spent} in all), so it meets no need at the ε it was given.")
+    return out
+
+
 def _instead(points: pd.DataFrame, need: Need, target: float, *, baseline: float | None, trivial: float | None,
              config, n_rows: int | None, n_features: int | None) -> list[str]:
     """What would meet the need, from what the sweep saw (the need was met by no ε in range)."""
     name = _LABEL[need.metric]
-    out: list[str] = []
+    out: list[str] = overspent_reasons(points)  # said first; their points are no answer to look for either
+    if out:
+        points = points[~points.over_budget]
     if points.empty:
-        return ["No private learner was swept inside the range: widen the range or pick a learner."]
+        return out + [f"No {'other ' if out else ''}private learner was swept inside the range: "
+                      + ("pick another learner." if out else "widen the range or pick a learner.")]
     better = (lambda a, b: a > b) if need.higher_is_better else (lambda a, b: a < b)
     if not points["beats_trivial"].any():
         base = "" if baseline is None else (f" The non-private model reaches {name} {baseline:{_fmt(need.metric)}}" + (
@@ -580,6 +609,7 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
         if int(best.n) < 2:
             reasons.append("Only one seed: there is no spread to judge by; run more seeds before relying on this.")
         reasons.append(v.sentence().replace("**", "") + " " + comparison(float(best.epsilon)))
+        reasons += overspent_reasons(points)
     else:
         target = float(points["target"].iloc[0]) if len(points) else (
             need.target(baseline) if need.kind != "within" or baseline is not None else math.nan)
@@ -694,5 +724,5 @@ def _with(advice: Advice, **changes) -> Advice:
 
 
 __all__ = ["ADVISOR_CONFIDENCE", "ADVISOR_POINTS", "ADVISOR_RANGE", "ADVISOR_SEEDS", "ATTACK_FPR", "Advice", "Need",
-           "advice_config", "advise", "attack_evidence", "default_need", "judge", "parse_need", "prediction_bound",
-           "selection_note"]
+           "advice_config", "advise", "attack_evidence", "default_need", "judge", "overspent_reasons", "parse_need",
+           "prediction_bound", "selection_note"]

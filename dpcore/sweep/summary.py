@@ -91,7 +91,104 @@ def neighbouring_note(table: pd.DataFrame, *, markdown: bool = True,
             "which each run has).")
 
 
-__all__ = ["neighbouring_note", "summarize"]
+#: A run spends more than the ε it was given beyond this factor of it: a calibration that lands at 0.9999 of its
+#: target, or a float rounded just above it, spends that ε.
+OVERSPEND = 1.01
+
+
+def spends_more(table: pd.DataFrame) -> pd.Series:
+    """Per row of a sweep table: a swept run that spent more than :data:`OVERSPEND` times the ε it was given
+    (``epsilon_target``: on the ε axis, its x value). Output perturbation does, by design: its ε is per released
+    answer and every test answer is released (Dwork et al. 2006: m answers at ε each compose to m·ε). A sweep that
+    sets σ has no target (NaN), so none of its rows does.
+
+    >>> t = pd.DataFrame({"role": ["swept"] * 3 + ["baseline"], "epsilon": [0.9999, 45.0, 1.0, np.inf],
+    ...                   "epsilon_target": [1.0, 0.1, np.nan, np.nan]})
+    >>> spends_more(t).tolist()
+    [False, True, False, False]
+    """
+    if table.empty or "epsilon_target" not in table or "epsilon" not in table:
+        return pd.Series(False, index=table.index, dtype=bool)
+    spent = pd.to_numeric(table["epsilon"], errors="coerce")
+    target = pd.to_numeric(table["epsilon_target"], errors="coerce")
+    return (table["role"] == "swept") & (target > 0) & np.isfinite(target) & (spent > OVERSPEND * target)
+
+
+def _composed_count(events: pd.Series) -> int | None:
+    """The count of the runs' ``SelfComposedDpEvent`` when they all are one, with the same count; else None."""
+    counts = set()
+    for text in events.fillna(""):
+        try:
+            event = json.loads(text) if text else {}
+        except ValueError:
+            return None
+        if not isinstance(event, dict) or event.get("dp_event") != "SelfComposedDpEvent":
+            return None
+        counts.add(event.get("count"))
+    return counts.pop() if len(counts) == 1 and isinstance(next(iter(counts)), int) else None
+
+
+def _eps(v: float, markdown: bool) -> str:
+    return ("∞" if markdown else "inf") if v == np.inf else f"{v:.3g}"
+
+
+def overspent_note(table: pd.DataFrame, *, markdown: bool = True,
+                   wordings: Mapping[str, tuple[str, str]] | None = None) -> str | None:
+    """A sentence when swept learners spent more than the ε they were given (:func:`spends_more`), so that a point
+    drawn at ε = 0.1 on the axis is not read as a run spending 0.1: for each such learner, what its ε protects,
+    how many times its runs compose it (read off their dp_accounting events) and the ε they spent in total. None
+    when every run spent at most its ε. The Trade-off explorer shows it under its chart, whose points of these
+    learners are labelled with the ε they spent; the ``sweep`` command prints it on stderr. ``wordings``: as for
+    :func:`neighbouring_note`.
+
+    >>> event = '{"dp_event": "SelfComposedDpEvent", "count": 450}'
+    >>> t = pd.DataFrame({"learner": ["op", "op"], "role": ["swept"] * 2, "epsilon": [45.0, 450.0],
+    ...                   "epsilon_target": [0.1, 1.0], "event": [event] * 2})
+    >>> print(overspent_note(t, markdown=False, wordings={"op": ("Output perturbation", "each record, per answer")}))
+    note: epsilon spent exceeds the epsilon given: Output perturbation: its ε protects each record, per answer; each \
+run composes the ε it is given 450 times (its dp_accounting event), so epsilon = 0.1 spends epsilon = 45 in all, 1 \
+spends 450. Compare its rows by the epsilon they spent (the epsilon and epsilon_spent columns), not by the epsilon \
+given.
+    """
+    over = spends_more(table)
+    if not over.any():
+        return None
+    if wordings is None:
+        from ..learners import learners
+
+        wordings = {name: (spec.title, spec.wording.protects) for name, spec in learners().items()}
+    e = "ε" if markdown else "epsilon"
+    parts = []
+    for name, g in table[over].groupby("learner", sort=False):
+        title, protects = wordings.get(name, (name, ""))
+        spent = g.groupby("epsilon_target")["epsilon"].max().sort_index()  # the largest over the seeds
+        ratio = spent / spent.index.to_numpy()
+        count = _composed_count(g["event"]) if "event" in g else None
+        if count is not None and np.allclose(ratio, count, rtol=0.01):
+            how = f"each run composes the ε it is given {count} times (its dp_accounting event)"
+        elif np.isfinite(ratio).all() and np.allclose(ratio, ratio.iloc[0], rtol=0.01):
+            how = f"each run spends {_eps(float(ratio.iloc[0]), markdown)} times the ε it is given"
+        else:
+            how = "its runs spend more than the ε they are given"
+        pairs = [(float(t), float(s)) for t, s in spent.items()]
+        if len(pairs) > 3:
+            pairs = [pairs[0], pairs[-1]]
+        said = ", ".join(f"{_eps(t, markdown)} spends {e + ' = ' if i == 0 else ''}{_eps(s, markdown)}"
+                         + (" in all" if i == 0 else "") for i, (t, s) in enumerate(pairs))
+        ranged = " (from the smallest to the largest tried)" if len(spent) > 3 else ""
+        parts.append(f"{title}: " + (f"its ε protects {protects}; " if protects else "") + f"{how}, so {e} = {said}"
+                     + ranged)
+    head = (f"**{e} spent exceeds the {e} given.** " if markdown else
+            f"note: {e} spent exceeds the {e} given: ")
+    its = "its" if len(parts) == 1 else "their"
+    tail = (f"Read {its} points by the ε they spent (the label beside each point, and the **ε spent** columns "
+            "below), not by the ε given." if markdown else
+            f"Compare {its} rows by the epsilon they spent (the epsilon and epsilon_spent columns), not by the "
+            "epsilon given.")
+    return head + "; ".join(parts) + ". " + tail
+
+
+__all__ = ["OVERSPEND", "neighbouring_note", "overspent_note", "spends_more", "summarize"]
 
 
 def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:

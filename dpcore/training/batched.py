@@ -215,8 +215,9 @@ class _Member:
         self.q, self.ends = planned_steps(config, n)
         if config.private and not delta_is_checked():
             check_delta(config.delta, n=n)
-        self.sigma = resolve_noise_multiplier(config, n)
-        self.caught = _run_warnings(config, self.sigma)
+        calibration: list[str] = []  # kept in the result: the run served from the batch says them (served())
+        self.sigma = resolve_noise_multiplier(config, n, said=calibration)
+        self.caught = calibration + _run_warnings(config, self.sigma)
         rng = as_generator(config.seed)  # the order train() uses: model init, the noise seed, then the batches
         self.model_kwargs = _model_kwargs(config, data, None, seed=child_seed(rng))
         self.model = build_model(**self.model_kwargs)

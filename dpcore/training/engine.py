@@ -309,14 +309,23 @@ def training_work(config: TrainConfig, n: int, n_features: int, n_outputs: int, 
 STEP_SECONDS = 3e-4
 
 
-def resolve_noise_multiplier(config: TrainConfig, n: int) -> float | None:
-    """sigma of a run on ``n`` records: given, or calibrated to ``target_epsilon`` for the planned steps."""
+def resolve_noise_multiplier(config: TrainConfig, n: int, *, said: list[str] | None = None) -> float | None:
+    """sigma of a run on ``n`` records: given, or calibrated to ``target_epsilon`` for the planned steps.
+
+    The calibration's warnings (the target met even by the least noise searched ...) are raised on every call, also
+    when sigma comes from the cache, and their messages appended to ``said``: the run's result keeps them, so a run
+    trained in a batch reports them as the run trained alone does."""
     if not config.private:
         return None
     if config.noise_multiplier is not None:
         return float(config.noise_multiplier)
     q, ends = planned_steps(config, n)
-    return calibrated_sigma(config.target_epsilon, config.delta, q, ends[-1], config.accountant)
+    sigma, raised = calibrated_sigma(config.target_epsilon, config.delta, q, ends[-1], config.accountant)
+    for msg, category in raised:
+        warnings.warn(msg, category, stacklevel=2)
+        if said is not None:
+            said.append(msg)
+    return sigma
 
 
 @dataclass(frozen=True)
@@ -658,8 +667,9 @@ def train(
     q, ends = planned_steps(config, n_records)
     if config.private and not delta_is_checked():  # run_learner says it once for its own runs
         check_delta(config.delta, n=n_records)  # warns when delta > 1/n
-    sigma = resolve_noise_multiplier(config, n_records)
-    caught = _run_warnings(config, sigma)
+    calibration: list[str] = []
+    sigma = resolve_noise_multiplier(config, n_records, said=calibration)
+    caught = calibration + _run_warnings(config, sigma)
 
     rng = as_generator(config.seed)  # one seed: model init, then the noise generator's seed, then the batches
     model_kwargs = _model_kwargs(config, data, image_shape, seed=child_seed(rng))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -30,7 +31,7 @@ from ..sweep import (
 )
 from ..sweep.choices import DEFAULT_LEARNERS, axis_options, default_learners, sweepable
 from ..sweep.engine import ID_COLUMNS, TAIL_COLUMNS
-from ..sweep.summary import neighbouring_note  # noqa: F401  (the Trade-off page's note)
+from ..sweep.summary import OVERSPEND, neighbouring_note, overspent_note, spends_more  # the notes: for the page
 from . import palette
 from .common import DASH, format_epsilon, format_number, readable_log_ticks, remember, shared_call
 from .live import CHART_SECONDS, Every
@@ -181,6 +182,8 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
             x0, x1 = v - half, v + half
             x_range = [x0, x1]
     leaky = set(table.loc[table["leaks_privacy"].astype(bool), "learner"]) if "leaks_privacy" in table else set()
+    over = table[spends_more(table)]
+    overspent = set(zip(over["learner"], over["value"])) if not over.empty else set()  # spent more than their ε
     for i, name in enumerate(config.learners):
         s = summ[(summ.learner == name) & (summ.role == "swept")].sort_values("value") if not summ.empty else summ
         if s.empty:
@@ -196,10 +199,16 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
                         showlegend=False, hoverinfo="skip", legendgroup=name)
         style = palette.series_style(i)
         # off the ε axis (σ, clip norm, epochs ...) each point says the ε it spent: a flat curve of weak guarantees
-        # read as "the noise does not matter"
-        spent = config.axis != "epsilon" and s["epsilon_spent"].notna().any()
+        # read as "the noise does not matter"; on it, each point that spent more than its x (output perturbation:
+        # ε per answer, every test answer released) says what it spent (the page's note says why)
+        if config.axis != "epsilon":
+            labelled = s["epsilon_spent"].notna().to_numpy()
+        else:
+            labelled = np.array([(name, v) in overspent for v in s["value"]], dtype=bool)
+        spent = bool(labelled.any())
         fig.add_scatter(x=s.value, y=s["mean"], mode="lines+markers+text" if spent else "lines+markers", name=title,
-                        text=[f"ε {format_epsilon(e)}" for e in s["epsilon_spent"]] if spent else None,
+                        text=[f"ε {format_epsilon(e)}" if on else "" for e, on in zip(s["epsilon_spent"], labelled)]
+                        if spent else None,
                         textposition="bottom center", textfont=dict(size=11, color=c),
                         line=dict(color=c, width=3, dash=style["dash"]),
                         marker=dict(symbol="x" if name in leaky else style["symbol"], size=10 if name in leaky else 8),
@@ -321,6 +330,21 @@ def _where_raised(w: dict, table: pd.DataFrame) -> str:
     return f"At {name} = {at}: "
 
 
+def spent_beyond_axis(point: pd.Series, axis: str) -> float | None:
+    """The ε a point of the summary (:func:`~dpcore.sweep.summarize`) spent, when the axis is ε and that is more than
+    its x (:data:`~dpcore.sweep.summary.OVERSPEND` times it: output perturbation's ε is per answer); else None.
+
+    >>> spent_beyond_axis(pd.Series({"value": 0.1, "epsilon_spent": 45.0}), "epsilon")
+    45.0
+    >>> spent_beyond_axis(pd.Series({"value": 1.0, "epsilon_spent": 0.9999}), "epsilon") is None
+    True
+    """
+    if axis != "epsilon":
+        return None
+    spent, value = float(point["epsilon_spent"]), float(point["value"])
+    return spent if spent > OVERSPEND * value else None
+
+
 def tied_with_best(swept: pd.DataFrame, best: pd.Series) -> list[pd.Series]:
     """The other swept points (rows of a summary) whose mean lies within the larger of the two points' spreads
     across seeds (sample standard deviation) of the best one: these runs do not tell them apart. Empty with one
@@ -391,6 +415,8 @@ __all__ = [
     "display_runs",
     "display_summary",
     "neighbouring_note",
+    "overspent_note",
+    "spent_beyond_axis",
     "tied_with_best",
     "knobs_markdown",
     "n_to_compute",

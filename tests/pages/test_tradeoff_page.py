@@ -374,3 +374,58 @@ def test_points_within_the_seeds_spread_of_the_best_are_named_beside_it():
     assert [r.value for r in tied_with_best(swept, best)] == [1.0, 3.16]  # 0.70 is further than either spread
     one_seed = swept.assign(std=0.0)
     assert tied_with_best(one_seed, one_seed.iloc[0]) == []  # no spread to judge by
+
+
+def test_points_of_a_learner_spending_more_than_the_epsilon_on_the_axis_carry_the_epsilon_they_spent(fakes):
+    # output perturbation's ε is per released answer: at ε = 0.5 on the axis, its m test answers spend m/2
+    from dpcore.sweep import SweepConfig, run_sweep
+    from dpcore.sweep.summary import overspent_note
+    from dpcore.ui.common import format_epsilon
+    from dpcore.ui.sweep import sweep_figure
+
+    cfg = SweepConfig(dataset="iris", learners=["output-perturbation", "fake-dp"], values=[0.5, 2.0], seeds=1,
+                      providers=("sweep_fake_learners",))
+    table = run_sweep(cfg, n_jobs=1, use_cache=False).table
+    op = table[table.learner == "output-perturbation"].sort_values("value")
+    answers = json.loads(op.event.iloc[0])["count"]
+    assert list(op.epsilon) == pytest.approx([0.5 * answers, 2.0 * answers])
+    fig = sweep_figure(table, cfg, metric="accuracy")
+    line = next(t for t in fig.data if t.name == "Laplace on the softmax outputs")
+    assert "text" in line.mode and list(line.text) == [f"ε {format_epsilon(e)}" for e in op.epsilon]
+    honest = next(t for t in fig.data if t.name == "Fake DP learner")  # spends 90 % of its ε: nothing to say
+    assert "text" not in honest.mode and honest.text is None
+    note = overspent_note(table)
+    assert note.startswith("**ε spent exceeds the ε given.** Laplace on the softmax outputs: its ε protects")
+    assert f"composes the ε it is given {answers} times" in note
+    assert f"ε = 0.5 spends ε = {0.5 * answers:.3g} in all, 2 spends {2 * answers:.3g}" in note
+    assert "Fake DP learner" not in note
+    assert overspent_note(table[table.learner != "output-perturbation"]) is None
+
+
+def test_a_calibration_that_spends_just_under_its_target_gets_no_label_and_no_note():
+    import pandas as pd
+
+    from dpcore.sweep import SweepConfig
+    from dpcore.sweep.summary import overspent_note
+    from dpcore.ui.sweep import sweep_figure
+
+    cfg = SweepConfig(dataset="iris", learners=["dpsgd"], values=[1.0, 2.0], seeds=1, include_baselines=False)
+    table = pd.DataFrame({"learner": "dpsgd", "role": "swept", "value": [1.0, 2.0], "seed": 0, "accuracy": 0.8,
+                          "epsilon": [0.9999, 2.00001], "epsilon_target": [1.0, 2.0], "leaks_privacy": False})
+    line = next(t for t in sweep_figure(table, cfg, metric="accuracy").data if t.name and "DP-SGD" in t.name)
+    assert line.text is None
+    assert overspent_note(table) is None
+
+
+def test_the_page_says_once_why_output_perturbation_spends_more_than_its_axis_epsilon(fakes):
+    at = _page(learners=("output-perturbation",))
+    at.button(key="sweep.run").click()
+    at.run()
+    assert not at.exception and not at.error
+    table = _result(at).table
+    said = [w.value for w in at.warning if "ε spent exceeds the ε given" in w.value]
+    assert len(said) == 1 and "Laplace on the softmax outputs" in said[0] and "per released answer" in said[0]
+    spent = table[(table.role == "swept") & (table.value == 5.0)].epsilon.iloc[0]
+    assert f"5 spends {spent:.3g}" in said[0]
+    best = next(m for m in at.metric if m.label.startswith("Best swept"))
+    assert best.label.startswith("Best swept: ε = ") and ", spent " in best.label

@@ -69,6 +69,36 @@ def test_a_batched_runs_warnings_reach_its_row():
     _same_tables(alone.table, together.table)
 
 
+@pytest.mark.parametrize("first", ["together", "alone"])
+def test_every_batched_run_keeps_the_warning_of_its_own_calibration_as_alone(first):
+    """At ε = 1e8 the calibration stops at the least noise searched and says so: every run's row carries that
+    warning, trained in a batch or alone, whether its σ was calibrated first or read from the calibration's cache
+    (the same target, rows and steps: one calibration for every seed, and the second sweep's runs all read it)."""
+    cfg = SweepConfig(dataset="iris", learners=["dpsgd"], values=[1e8], seeds=3, include_baselines=False,
+                      params={"epochs": 2})
+    sweeps = {}
+    with pytest.warns(Warning, match="met even by the least noise searched"):
+        for how in (first, {"together": "alone", "alone": "together"}[first]):
+            sweeps[how] = run_sweep(cfg, n_jobs=1, use_cache=False, batch=how == "together")
+    together, alone = sweeps["together"], sweeps["alone"]
+    assert together.notes[0].startswith("3 dpsgd runs train together")
+    for res in (together, alone):
+        assert len(res.table) == 3
+        assert all("met even by the least noise searched, noise_multiplier=0.001" in w for w in res.table.warnings)
+    _same_tables(alone.table, together.table)
+
+
+def test_a_cached_calibration_raises_its_warning_for_every_run_that_takes_its_sigma():
+    from dpcore.training import TrainConfig, resolve_noise_multiplier
+
+    config = TrainConfig(model="linear", epochs=2, batch_size=120, target_epsilon=3e8, delta=1e-5)
+    for _ in range(2):  # the second σ comes from the cache
+        said: list[str] = []
+        with pytest.warns(Warning, match="met even by the least noise searched") as record:
+            assert resolve_noise_multiplier(config, 120, said=said) == pytest.approx(1e-3)
+        assert said == [str(w.message) for w in record if "least noise" in str(w.message)] and len(said) == 1
+
+
 def test_runs_that_cannot_batch_train_alone_and_the_notes_say_why():
     secure = SweepConfig(dataset="iris", learners=["dpsgd"], values=[1.0, 2.0], seeds=1, include_baselines=False,
                          params={"epochs": 1}, secure=True)

@@ -98,6 +98,23 @@ def test_a_sweep_of_learners_protecting_different_neighbours_says_so_on_stderr(t
     assert main(alone) == 0 and "two meanings" not in capsys.readouterr().err
 
 
+def test_a_sweep_whose_runs_spend_more_than_their_epsilon_says_so_beside_its_summary(tmp_path, capsys):
+    # output perturbation: ε per released answer, every test answer released; the summary's "value" 0.5 sits beside
+    # an epsilon_spent many times larger, and stderr says why, once
+    out = tmp_path / "op.csv"
+    argv = ["sweep", "--dataset", "iris", "--algorithms", "output-perturbation", "--values", "0.5,2", "--seeds", "1",
+            "--jobs", "1", "--no-cache", "--no-baselines", "--out", str(out)]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    t = pd.read_csv(out)
+    answers = round(t.epsilon.iloc[0] / 0.5)
+    notes = [line for line in err.splitlines() if "exceeds the epsilon given" in line]
+    assert len(notes) == 1 and notes[0].startswith("note: epsilon spent exceeds the epsilon given: Laplace on the "
+                                                   "softmax outputs")
+    assert f"composes the ε it is given {answers} times" in notes[0] and f"0.5 spends epsilon = {0.5 * answers:.3g}" \
+        in notes[0]
+
+
 def test_a_sweep_says_on_stderr_which_runs_trained_together_and_why_the_others_trained_alone(tmp_path, capsys):
     argv = ["sweep", "--dataset", "digits", "--algorithms", "dpsgd", "--values", "1,2", "--seeds", "1",
             "--jobs", "1", "--no-baselines", "--set", "epochs=1", "--cache-dir", str(tmp_path / "cache")]
