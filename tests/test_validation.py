@@ -118,3 +118,39 @@ def test_delta_0_is_refused_with_the_alternative_each_gaussian_learner_has():
     assert "Laplace" not in str(err.value)  # no Laplace choice to point at
     with pytest.raises(DPValueError, match="the functional mechanism"):
         SSPRegressor(epsilon=1.0, delta=0.0).fit(np.zeros((4, 2)), np.zeros(4))
+
+
+def test_features_within_their_bounds_are_scaled_as_the_formula_says_and_outliers_clipped_with_a_warning():
+    """The in-place arithmetic gives -1 + 2 (x - lower) / (upper - lower) to the last bit, clipped or not."""
+    import warnings
+
+    from dpcore.datasets.transforms import standardize_with_bounds
+    from dpcore.exceptions import DPCoreWarning
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 5)) * 3
+    lo, hi = np.full(5, -20.0), np.array([20.0, 15.0, 30.0, 12.5, 40.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing lies outside: nothing said
+        inside = standardize_with_bounds(X, (lo, hi))
+    assert inside.tobytes() == (-1.0 + 2.0 * (X - lo) / (hi - lo)).tobytes()
+    narrow = (np.full(5, -2.0), np.full(5, 2.0))
+    with pytest.warns(DPCoreWarning, match="outside the declared bounds"):
+        clipped = standardize_with_bounds(X, narrow)
+    assert clipped.tobytes() == (-1.0 + 2.0 * (np.clip(X, -2.0, 2.0) + 2.0) / 4.0).tobytes()
+    X[0, 0] = np.nan  # a NaN is not "within": it takes the clipping path, which counts it
+    with pytest.warns(DPCoreWarning, match="1 of 300 rows"):
+        standardize_with_bounds(X, (lo, hi))
+
+
+def test_clipping_values_already_within_bounds_returns_a_copy_and_says_nothing():
+    import warnings
+
+    from dpcore.validation import clip_to_bounds, within_bounds
+
+    X = np.array([[0.0, 1.0], [0.5, 2.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = clip_to_bounds(X, np.array([0.0, 0.0]), np.array([1.0, 2.0]))
+    assert out is not X and np.array_equal(out, X)
+    assert within_bounds(X, 0.0, 2.0) and not within_bounds(X, 0.0, 1.5) and not within_bounds(X[:0], 0.0, 1.0)

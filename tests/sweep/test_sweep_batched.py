@@ -223,3 +223,25 @@ def test_a_batch_that_fails_trains_its_runs_alone_and_the_sweeps_notes_say_so(mo
     res = run_sweep(cfg, n_jobs=1, use_cache=False)
     _same_tables(alone.table, res.table)
     assert any("could not train in a batch (RuntimeError: out of memory in the batch)" in n for n in res.notes)
+
+
+def test_a_sweep_on_two_lanes_with_its_calibrations_worked_out_ahead_gives_the_table_of_one_lane(monkeypatch):
+    """Two lanes (threads) and a second process calibrating sigma ahead change where the work is done, not what
+    any run computes: the table (accuracies, epsilons, sigmas, warnings) equals the one-lane table."""
+    import dpcore.accounting.ahead as ahead
+    import dpcore.training.batched as batched
+
+    monkeypatch.setattr(batched, "LANE_FLOATS", 1)  # lanes for these small runs
+    monkeypatch.setattr(ahead, "AHEAD_MIN", 1)
+    started = []
+    real_start = ahead.CalibrationsAhead._start
+    monkeypatch.setattr(ahead.CalibrationsAhead, "_start", lambda self: started.append(1) or real_start(self))
+    cfg = SweepConfig(dataset="iris", learners=["dpsgd"], values=[0.3, 1.0, 3.0, 1e8], seeds=2, params={"epochs": 2})
+    with pytest.warns(Warning, match="met even by the least noise searched"):
+        one = run_sweep(cfg, n_jobs=1, use_cache=False, lanes=1)
+        ahead.calibrated_sigma.cache_clear()
+        ahead._CALIBRATED.clear()
+        two = run_sweep(cfg, n_jobs=2, use_cache=False, lanes=2)
+    assert started, "no calibration was worked out ahead"
+    _same_tables(one.table, two.table)
+    assert sum("least noise searched" in w for w in two.table.warnings) == 2

@@ -3,6 +3,7 @@ per-run accounting against dp_accounting, and the refusals."""
 from __future__ import annotations
 
 import math
+import time
 import warnings
 
 import dp_accounting
@@ -271,3 +272,101 @@ def test_small_blocks_change_nothing():
         for key in a.state:
             np.testing.assert_allclose(b.state[key], a.state[key], rtol=1e-5, atol=1e-6)
     assert torch.get_default_dtype() == torch.float32
+
+
+@pytest.fixture
+def lanes_for_any_work(monkeypatch):
+    """Lanes for these small runs (a real sweep needs LANE_FLOATS input floats a step per lane)."""
+    import dpcore.training.batched as batched
+
+    monkeypatch.setattr(batched, "LANE_FLOATS", 1)
+
+
+@pytest.mark.parametrize("varied, common", [(_VARIED, {}), (_NONPRIVATE, dict(private=False))],
+                         ids=["dp-sgd", "non-private adam"])
+def test_runs_trained_in_two_lanes_equal_the_runs_trained_alone(lanes_for_any_work, varied, common):
+    X, y = _data()
+    Xt, yt = _data(n=90, seed=5)
+    runs = [TogetherRun(X, y, TrainConfig(**{"model": "mlp", "hidden": 16, "epochs": 4, "batch_size": 40, **common,
+                                             **kw}), Xt, yt, 3) for kw in varied]
+    alone, _ = _alone_and_together(runs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DPCoreWarning)
+        in_lanes = train_together(runs, lanes=2)
+    for a, b in zip(alone, in_lanes):
+        _assert_same_run(a, b)
+
+
+def test_runs_that_read_one_odometer_share_a_lane_and_lanes_get_equal_work(lanes_for_any_work):
+    from dpcore.training.batched import _lane_groups, _Member, _share_odometers
+    from dpcore.training.engine import _training_data
+
+    X, y = _data()
+    data = _training_data(X, y, "classification", 3, None, None)
+    cfgs = [TrainConfig(model="linear", epochs=2, batch_size=40, noise_multiplier=s, seed=seed)
+            for s in (0.8, 1.0, 1.5) for seed in range(3)]
+    members = [_Member(i, TogetherRun(X, y, c, n_outputs=3), data, 0, 0.0) for i, c in enumerate(cfgs)]
+    _share_odometers(members)
+    lanes = _lane_groups(members, 2)
+    assert len(lanes) == 2 and sorted(m.index for lane in lanes for m in lane) == list(range(9))
+    for lane in lanes:  # a sigma's three seeds read one odometer: never split between lanes
+        for m in lane:
+            assert all(o in lane for o in members if o.budget is m.budget)
+    assert sorted(len(lane) for lane in lanes) == [3, 6]  # three groups of equal work on two lanes
+
+
+def test_small_runs_stay_in_one_lane():
+    """Below LANE_FLOATS a step is mostly Python, which one thread runs at a time: two lanes would be slower."""
+    from dpcore.training.batched import _lane_groups, _Member
+    from dpcore.training.engine import _training_data
+
+    X, y = _data()
+    data = _training_data(X, y, "classification", 3, None, None)
+    members = [_Member(i, TogetherRun(X, y, TrainConfig(model="linear", epochs=1, batch_size=40,
+                                                        noise_multiplier=1.0 + i, seed=i), n_outputs=3), data, 0, 0.0)
+               for i in range(4)]
+    assert len(_lane_groups(members, 2)) == 1
+
+
+def test_a_warning_raised_in_a_lane_reaches_the_caller(lanes_for_any_work):
+    X, y = _data()
+    cfgs = [TrainConfig(model="linear", epochs=8, batch_size=40, noise_multiplier=s, max_epsilon=6.0, seed=i)
+            for i, s in enumerate((0.9, 1.0))]
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        res = train_together([TogetherRun(X, y, c, n_outputs=3) for c in cfgs], lanes=2)
+    assert all(r.stopped_early for r in res)
+    said = [str(w.message) for w in seen if issubclass(w.category, DPCoreWarning)]
+    assert sum("max_epsilon=6" in m for m in said) == 2
+
+
+def test_an_error_in_one_lane_stops_the_others_and_is_raised_to_the_caller(lanes_for_any_work, monkeypatch):
+    import dpcore.training.batched as batched
+
+    X, y = _data()
+    cfgs = [TrainConfig(model="linear", epochs=50, batch_size=40, noise_multiplier=1.0 + i, seed=i) for i in range(2)]
+    calls = []
+    real = batched._block_step
+
+    def failing(stack, *args):
+        calls.append(stack.members[0].index)
+        if stack.members[0].index == 1 and calls.count(1) > 3:
+            raise RuntimeError("a lane failed")
+        if stack.members[0].index == 0:
+            time.sleep(0.002)  # the other lane gets its turns
+        return real(stack, *args)
+
+    monkeypatch.setattr(batched, "_block_step", failing)
+    with pytest.raises(RuntimeError, match="a lane failed"):
+        train_together([TogetherRun(X, y, c, n_outputs=3) for c in cfgs], lanes=2)
+    planned = 50 * math.ceil(X.shape[0] / 40)
+    assert calls.count(0) < planned  # the other lane stopped before its end
+
+
+def test_a_step_observer_needs_one_lane():
+    X, y = _data()
+    run = TogetherRun(X, y, TrainConfig(model="linear", epochs=1, batch_size=40, noise_multiplier=1.0), n_outputs=3)
+    with pytest.raises(DPValueError, match="lanes=1"):
+        train_together([run], on_step=lambda *a: None, lanes=2)
+    with pytest.raises(DPValueError, match="lanes"):
+        train_together([run], lanes=0)

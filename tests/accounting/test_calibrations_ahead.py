@@ -1,0 +1,101 @@
+"""Noise calibrations worked out ahead in a second process (dpcore.accounting.ahead): the same sigma as computed
+here, the same warnings raised by the caller, and whatever the second process cannot do computed here."""
+from __future__ import annotations
+
+import sys
+import warnings
+
+from dpcore.accounting import ahead
+from dpcore.accounting.ahead import CalibrationsAhead, calibrated_sigma, calibrating_ahead
+from dpcore.accounting.calibration import dpsgd_noise_multiplier
+from dpcore.exceptions import DPCoreWarning
+
+_LADDER = [(e, 1e-5, 0.05, 200, "rdp") for e in (0.3, 0.5, 1.0, 2.0, 4.0, 8.0)]
+
+
+def _taken(helper: CalibrationsAhead, keys) -> dict:
+    out = {}
+    for k in keys:
+        got = helper.take(k)
+        out[k] = ("there", got) if got is not None else ("here", None)
+    return out
+
+
+def test_a_calibration_worked_out_ahead_is_the_one_computed_here():
+    with CalibrationsAhead(start_at=1) as helper:
+        helper.add(_LADDER)
+        got = _taken(helper, reversed(_LADDER))  # from the back: the second process's own order
+    there = {k: v[1] for k, v in got.items() if v[0] == "there"}
+    assert there, "the second process answered nothing"
+    for key, (sigma, said) in there.items():
+        assert sigma == dpsgd_noise_multiplier(*key) and said == []
+
+
+def test_the_caller_takes_from_the_front_what_the_second_process_has_not_started():
+    with CalibrationsAhead(start_at=1) as helper:
+        helper.add(_LADDER)
+        first = helper.take(_LADDER[0])  # at once: the second process started from the back
+        assert first is None
+        assert helper.take(_LADDER[0]) is None  # claimed here: a second caller computes it too, never waits
+
+
+def test_a_warning_raised_in_the_second_process_is_carried_with_its_sigma():
+    key = (1e8, 1e-5, 0.1, 100, "rdp")  # met even by the least noise searched: said with a DPCoreWarning
+    with CalibrationsAhead(start_at=1) as helper:
+        helper.add([key])
+        got = helper.take(key)
+    assert got is not None
+    sigma, said = got
+    assert sigma == 0.001
+    assert [c for c, _ in said] == [DPCoreWarning] and "met even by the least noise searched" in said[0][1]
+
+
+def test_a_calibration_that_fails_there_is_computed_and_raised_here():
+    key = (1.0, 0.0, 0.1, 100, "rdp")  # the Gaussian mechanism at delta 0: no sigma
+    with CalibrationsAhead(start_at=1) as helper:
+        helper.add([key])
+        assert helper.take(key) is None
+
+
+def test_without_a_second_process_the_caller_computes_everything(monkeypatch):
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python")
+    with CalibrationsAhead(start_at=1) as helper:
+        helper.add(_LADDER)
+        assert all(helper.take(k) is None for k in _LADDER)
+
+
+def test_a_second_process_that_dies_leaves_its_calibrations_to_the_caller():
+    with CalibrationsAhead(start_at=1) as helper:
+        helper.add(_LADDER)
+        helper._proc.kill()
+        got = _taken(helper, _LADDER)
+    for key, (where, value) in got.items():
+        assert where == "here" or value[0] == dpsgd_noise_multiplier(*key)
+
+
+def test_inside_calibrating_ahead_a_run_gets_the_sigma_and_warnings_it_gets_alone(monkeypatch):
+    monkeypatch.setattr(ahead, "AHEAD_MIN", 1)
+    keys = [(e, 1e-5, 0.07, 150, "rdp") for e in (0.4, 0.9, 1.7, 3.3, 1e8)]
+    answered = []
+    real_take = CalibrationsAhead.take
+    monkeypatch.setattr(CalibrationsAhead, "take", lambda self, k: answered.append(real_take(self, k)) or answered[-1])
+    calibrated_sigma.cache_clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with calibrating_ahead() as want:
+            for k in keys:
+                want(k)
+            # the process started with the first key (AHEAD_MIN 1) and took it: the caller waits for it there
+            inside = [calibrated_sigma(*k) for k in keys]
+        calibrated_sigma.cache_clear()
+        alone = [calibrated_sigma(*k) for k in keys]
+    assert answered[0] is not None  # the second process's answer
+    assert inside == alone
+    assert "least noise searched" in inside[-1][1][0][0]
+
+
+def test_fewer_calibrations_than_worth_a_process_start_none():
+    with calibrating_ahead() as want:
+        for k in _LADDER[:ahead.AHEAD_MIN - 1]:
+            want(k)
+        assert ahead._AHEAD.get()._proc is None
