@@ -42,7 +42,7 @@ __all__ = ["AHEAD_MIN", "CalibrationsAhead", "Key", "calibrated_sigma", "calibra
 class CalibrationsAhead:
     """Works out the keys it is given in a second process, from the back, while :meth:`take` serves them from the
     front. The process starts once ``start_at`` keys are waiting (a sweep with a few calibrations does not pay
-    for it) and stops with :meth:`close`.
+    for it; 0: at once, to be ready when they come) and stops with :meth:`close`.
 
     Examples
     --------
@@ -55,7 +55,7 @@ class CalibrationsAhead:
     """
 
     def __init__(self, *, start_at: int = 1) -> None:
-        self.start_at = max(1, int(start_at))
+        self.start_at = max(0, int(start_at))
         self._cond = threading.Condition()
         self._order: list[Key] = []  # every key given, in the order the caller will need them
         self._claimed: dict[Key, str] = {}  # "here" (the caller computes it) or "there" (the second process)
@@ -63,6 +63,9 @@ class CalibrationsAhead:
         self._busy = False  # a key is with the second process
         self._alive = True  # until closed, or the second process failed
         self._proc: subprocess.Popen | None = None
+        if self.start_at == 0:
+            with self._cond:
+                self._start()
 
     def __enter__(self) -> "CalibrationsAhead":
         return self
@@ -194,11 +197,13 @@ def calibrated_sigma(target: float, delta: float, q: float, steps: int,
 
 
 @contextlib.contextmanager
-def calibrating_ahead() -> Iterator[Callable[[Key], None]]:
+def calibrating_ahead(*, expected: int = 0) -> Iterator[Callable[[Key], None]]:
     """While the block runs, the calibrations handed to the function it gives, ``want(key)``, are worked out ahead
-    in a second process (a :class:`CalibrationsAhead`, started once :data:`AHEAD_MIN` are waiting), and
-    :func:`calibrated_sigma` takes each from there, or computes it. A key calibrated already adds nothing."""
-    with CalibrationsAhead(start_at=AHEAD_MIN) as ahead:
+    in a second process (a :class:`CalibrationsAhead`), and :func:`calibrated_sigma` takes each from there, or
+    computes it. A key calibrated already adds nothing. The process starts once :data:`AHEAD_MIN` keys are waiting,
+    or at once when the caller ``expected`` at least as many (its start then overlaps what the caller does before
+    the first key comes)."""
+    with CalibrationsAhead(start_at=0 if expected >= AHEAD_MIN else AHEAD_MIN) as ahead:
 
         def want(key: Key) -> None:
             if _key(key) not in _CALIBRATED:

@@ -55,6 +55,7 @@ class _Entry:
     problem: Any
     fit_key: tuple
     result: Any = None
+    as_made: bool = False  # the problem's arrays as training_problem made them (see offer)
 
 
 @dataclass
@@ -127,7 +128,7 @@ def plan_batches(runs: list[RunSpec], *, enabled: bool = True, why_off: str = ""
             reasons[(run.learner, why)] += 1
             refused.append(run)
             continue
-        entry.problem = _shared(pb, splits)
+        entry.problem = _shared(pb, splits, as_made=entry.as_made)
         if on_problem is not None:
             on_problem(entry.problem)
         key = together_key(TogetherRun(pb.X_train, pb.y_train, pb.config, n_outputs=pb.n_outputs))
@@ -195,20 +196,30 @@ def _capture(run: RunSpec) -> tuple[_Entry | None, str]:
             with capturing():
                 learner_call(run)
         except Captured as got:
-            return _Entry(run, got.problem, got.fit_key), ""
+            return _Entry(run, got.problem, got.fit_key, as_made=got.as_made), ""
         except Exception:  # noqa: BLE001 - the run, trained alone, reports its own error with its name
             return None, "its settings fail before training (the run alone says why)"
     return None, "it did not reach the network trainer (dpcore.training)"
 
 
-def _shared(pb, splits: dict[str, list]):
+def _shared(pb, splits: dict[str, Any], *, as_made: bool = False):
     """``pb`` with each of its arrays replaced by an equal one seen before, so runs on one split share its rows (and
-    label-DP runs, whose noisy labels differ, still share the features)."""
+    label-DP runs, whose noisy labels differ, still share the features). ``as_made``: two copies of one split's
+    kept features (:func:`~dpcore.training.learners.copied_from`), both as made, are equal without comparing them
+    (comparing Adult's features took most of a sweep's set-up)."""
+    from ..training.learners import copied_from
+
     changes = {}
     for name in ("X_train", "y_train", "X_test", "y_test"):
         a = getattr(pb, name)
         seen = splits.setdefault(name, [])
-        same = next((b for b in seen if _equal(a, b)), None)
+        made = splits.setdefault(f"{name}, as made", {})  # id of the kept array -> the copy of it shared
+        source = copied_from(a) if as_made else None
+        same = made.get(id(source)) if source is not None else None
+        if same is None:
+            same = next((b for b in seen if _equal(a, b)), None)
+        if source is not None:
+            made.setdefault(id(source), a if same is None else same)
         if same is None:
             seen.append(a)
         else:

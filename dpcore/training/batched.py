@@ -156,9 +156,9 @@ _INTERCEPT: contextvars.ContextVar = contextvars.ContextVar("dpcore_batched_inte
 class Captured(Exception):
     """Raised by :func:`offer` inside :func:`capturing`: the learner's training problem, caught before training."""
 
-    def __init__(self, problem: Any, fit_key: tuple) -> None:
+    def __init__(self, problem: Any, fit_key: tuple, as_made: bool = False) -> None:
         super().__init__("training problem captured for a batch")
-        self.problem, self.fit_key = problem, fit_key
+        self.problem, self.fit_key, self.as_made = problem, fit_key, as_made
 
 
 @contextlib.contextmanager
@@ -194,11 +194,13 @@ def served(fit_key: tuple) -> tuple[Any, TrainResult] | None:
     return problem, result
 
 
-def offer(problem: Any, fit_key: tuple) -> None:
-    """Inside :func:`capturing`, stop the learner with its training problem (see :class:`Captured`)."""
+def offer(problem: Any, fit_key: tuple, *, as_made: bool = False) -> None:
+    """Inside :func:`capturing`, stop the learner with its training problem (see :class:`Captured`). ``as_made``:
+    the problem's arrays are as :func:`~dpcore.training.learners.training_problem` made them (nothing has
+    changed them), so copies of one split's features are known equal without comparing them."""
     mode = _INTERCEPT.get()
     if mode is not None and mode[0] == "capture":
-        raise Captured(problem, fit_key)
+        raise Captured(problem, fit_key, as_made)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -618,20 +620,26 @@ def _block_step(stack: _Stack, a: int, b: int, idxs: list[np.ndarray], ms: list[
     """One step's gradients for runs ``a:b`` of the stack: DP-SGD's clipped sums divided by the expected batch size,
     added into their noise buffers; without privacy, the gradients of the mean losses of their batches."""
     Kb = b - a
-    B = max(i.size for i in idxs)
+    sizes = [i.size for i in idxs]
+    B = max(sizes)
     if B == 0:
         return  # every batch empty: the noise alone, as a run alone takes it
-    rows = np.empty((Kb, B), dtype=np.int64)
-    mask = np.zeros((Kb, B), dtype=bool)
-    for j, (idx, m) in enumerate(zip(idxs, ms)):
-        base = int(offsets[m.split])
-        rows[j, :idx.size] = idx + base
-        rows[j, idx.size:] = base  # padding: a real row of the run's own data, with clip factor 0 below
-        mask[j, :idx.size] = True
+    bases = offsets[[m.split for m in ms]]
+    if min(sizes) == B:  # batches of one size (shuffled batches): no padding, no mask
+        rows = np.stack(idxs)
+        rows += bases[:, None]
+        mask_t = None
+    else:
+        rows = np.empty((Kb, B), dtype=np.int64)
+        mask = np.zeros((Kb, B), dtype=bool)
+        for j, (idx, base) in enumerate(zip(idxs, bases.tolist())):
+            rows[j, :idx.size] = idx + base
+            rows[j, idx.size:] = base  # padding: a real row of the run's own data, with clip factor 0 below
+            mask[j, :idx.size] = True
+        mask_t = torch.from_numpy(mask)
     flat_rows = torch.from_numpy(rows.reshape(-1))
     xb = X_all.index_select(0, flat_rows).view(Kb, B, -1)
     yb = y_all.index_select(0, flat_rows)
-    mask_t = torch.from_numpy(mask)
     layer_of = {i: n for n, i in enumerate(i for i, op in enumerate(stack.plan) if op[0] == "linear")}
 
     def linear(i: int, h: torch.Tensor) -> torch.Tensor:
@@ -647,12 +655,16 @@ def _block_step(stack: _Stack, a: int, b: int, idxs: list[np.ndarray], ms: list[
                                           back=lambda i, g: torch.bmm(g, stack.W[layer_of[i]][a:b]),
                                           x_sq_norms=x_sq.index_select(0, flat_rows).view(Kb, B) if stack.private
                                           else None, norms=stack.private)
-        losses[a:b] = loss.masked_fill_(~mask_t, 0.0).sum(1).double().numpy()
+        losses[a:b] = (loss if mask_t is None else loss.masked_fill_(~mask_t, 0.0)).sum(1).double().numpy()
         if stack.private:
             # min(1, C / (||g_i|| + 1e-6)) / L per run (clip_factors), and 0 for the padding
             factors = torch.div(stack.clip_num[a:b], norms.add_(CLIP_EPS))
-            factors = torch.minimum(factors, stack.clip_max[a:b]).mul_(mask_t)
-        else:  # the mean over the run's own batch: 1 / |B_k| for its rows, 0 for the padding
+            factors = torch.minimum(factors, stack.clip_max[a:b])
+            if mask_t is not None:
+                factors.mul_(mask_t)
+        elif mask_t is None:  # the mean over the run's own batch: 1 / |B_k| for each of its rows
+            factors = torch.full((Kb, B), 1.0 / B, dtype=xb.dtype)
+        else:  # ... and 0 for the padding
             factors = torch.tensor([1.0 / max(i.size, 1) for i in idxs], dtype=xb.dtype).view(Kb, 1) * mask_t
         for i, inp, g in records:
             layer = layer_of[i]

@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import math
 import warnings
+import weakref
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -188,7 +189,25 @@ def _own_copies(features: tuple) -> tuple:
     """The kept features as arrays of the caller's own (a run may scale its rows in place; copying is cheap beside
     computing them)."""
     X_tr, X_te, shape = features
-    return X_tr.copy(), X_te.copy(), shape
+    return _copy_of(X_tr), _copy_of(X_te), shape
+
+
+#: id of a copy made by _own_copies -> (a weak reference to it, the kept array it copies)
+_COPIES: dict[int, tuple[weakref.ref, np.ndarray]] = {}
+
+
+def _copy_of(a: np.ndarray) -> np.ndarray:
+    c = a.copy()
+    key = id(c)
+    _COPIES[key] = (weakref.ref(c, lambda _gone, key=key: _COPIES.pop(key, None)), a)
+    return c
+
+
+def copied_from(a: Any) -> np.ndarray | None:
+    """The kept features ``a`` was copied from (for the runs of one split, one array), or None. Only as made: a
+    caller that may have changed its copy since must compare contents."""
+    got = _COPIES.get(id(a))
+    return got[1] if got is not None and got[0]() is a else None
 
 
 def _compute_features(split, params: Mapping[str, Any] | None) -> tuple[np.ndarray, np.ndarray, tuple | None]:
@@ -291,7 +310,7 @@ def _fit(split, y_train, *, private: bool, epsilon: float | None, delta: float, 
             on_epoch({**row, "epochs": res.config.epochs})
         return res, pb.X_train, pb.X_test
     pb = training_problem(split, y_train, private=private, epsilon=epsilon, delta=delta, seed=seed, params=params)
-    batched.offer(pb, fit_key)
+    batched.offer(pb, fit_key, as_made=True)  # just made: nothing has touched its arrays
     res = train(pb.X_train, pb.y_train, pb.config, X_test=pb.X_test, y_test=pb.y_test, n_outputs=pb.n_outputs,
                 image_shape=pb.image_shape, on_epoch=on_epoch)
     return res, pb.X_train, pb.X_test

@@ -87,3 +87,19 @@ def test_features_whose_values_were_clipped_warn_in_every_run_and_are_not_kept(m
             tl._features(split, {})
         assert [str(w.message) for w in seen] == ["values outside the bounds were clipped"]
     assert not tl._FEATURES
+
+
+def test_a_sweeps_runs_on_one_split_share_its_features_without_comparing_them_and_a_changed_copy_is_kept_apart():
+    from dpcore.sweep.batching import _shared
+
+    split = train_test_split("breast_cancer", seed=2)
+    made = [tl.training_problem(split, private=True, epsilon=e, delta=1e-5, seed=2, params={}) for e in (0.5, 1.0)]
+    assert tl.copied_from(made[0].X_train) is tl.copied_from(made[1].X_train) is not None
+    splits: dict = {}
+    first = _shared(made[0], splits, as_made=True)
+    second = _shared(made[1], splits, as_made=True)
+    assert second.X_train is first.X_train and second.X_test is first.X_test
+    changed = tl.training_problem(split, private=True, epsilon=2.0, delta=1e-5, seed=2, params={})
+    changed.X_train[0, 0] += 1.0  # a learner that scaled its rows before offering them: compared, and kept apart
+    third = _shared(changed, splits)
+    assert third.X_train is not first.X_train and third.X_test is first.X_test
