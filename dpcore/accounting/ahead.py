@@ -32,6 +32,8 @@ from typing import Callable, Iterator, Sequence
 from ..exceptions import warning_class
 from ..runtime.thread_warnings import caught as caught_warnings
 from .calibration import dpsgd_noise_multiplier
+from .events import dpsgd_event
+from .ledger import know_rdp_curves, rdp_curves
 
 #: A calibration: target epsilon, delta, sample rate, steps, accountant.
 Key = tuple[float, float, float, int, str]
@@ -59,7 +61,7 @@ class CalibrationsAhead:
         self._cond = threading.Condition()
         self._order: list[Key] = []  # every key given, in the order the caller will need them
         self._claimed: dict[Key, str] = {}  # "here" (the caller computes it) or "there" (the second process)
-        self._done: dict[Key, tuple[float, list] | None] = {}
+        self._done: dict[Key, tuple[float, list, list | None] | None] = {}
         self._busy = False  # a key is with the second process
         self._alive = True  # until closed, or the second process failed
         self._proc: subprocess.Popen | None = None
@@ -86,10 +88,11 @@ class CalibrationsAhead:
             if self._proc is not None and not self._busy:
                 self._send_next()
 
-    def take(self, key: Key) -> tuple[float, list] | None:
-        """``(sigma, warnings)`` for ``key`` from the second process (waiting while it works it out), or None: the
-        caller computes it (nobody started it, or the second process failed). Each ``warnings`` item is
-        ``(category, message)``, to be raised by the caller."""
+    def take(self, key: Key) -> tuple[float, list, list | None] | None:
+        """``(sigma, warnings, curves)`` for ``key`` from the second process (waiting while it works it out), or None:
+        the caller computes it (nobody started it, or the second process failed). Each ``warnings`` item is
+        ``(category, message)``, to be raised by the caller; ``curves`` are the RDP curves of one step at that sigma
+        (:func:`~dpcore.accounting.ledger.rdp_curves`), or None."""
         key = _key(key)
         with self._cond:
             if self._claimed.setdefault(key, "here") == "here":
@@ -150,7 +153,8 @@ class CalibrationsAhead:
                 answer = json.loads(line)
                 got = None
                 if answer.get("sigma") is not None:
-                    got = (float(answer["sigma"]), [(warning_class(c), m) for c, m in answer.get("warnings", [])])
+                    got = (float(answer["sigma"]), [(warning_class(c), m) for c, m in answer.get("warnings", [])],
+                           answer.get("curves"))
                 with self._cond:
                     self._done[_key(answer["key"])] = got
                     self._busy = False
@@ -185,7 +189,9 @@ def calibrated_sigma(target: float, delta: float, q: float, steps: int,
     _CALIBRATED.add(key)
     ahead = _AHEAD.get()
     if ahead is not None and (got := ahead.take(key)) is not None:
-        sigma, raised = got
+        sigma, raised, curves = got
+        if curves:
+            know_rdp_curves(dpsgd_event(noise_multiplier=sigma, sample_rate=q, steps=1), curves)
     else:
         with caught_warnings() as caught:  # this thread's own: another visitor's run is not in them
             sigma = dpsgd_noise_multiplier(target, delta, q, steps, accountant)
@@ -222,17 +228,21 @@ def _key(key) -> Key:
 
 
 def _serve() -> None:
-    """The second process: answer each key read from stdin with its calibration, until stdin closes."""
+    """The second process: answer each key read from stdin with its calibration (and the RDP curves of the noise
+    found, which the run's odometer will read), until stdin closes."""
     for line in sys.stdin:
         key = _key(json.loads(line))
+        curves = None
         with warnings.catch_warnings(record=True) as said:
             warnings.simplefilter("always")
             try:
                 sigma = dpsgd_noise_multiplier(*key)
+                if key[4] == "rdp":  # the run's odometer reads these curves: computed here already
+                    curves = rdp_curves(dpsgd_event(noise_multiplier=sigma, sample_rate=key[2], steps=1))
             except Exception:  # noqa: BLE001 - the caller computes it again and raises it where it belongs
                 sigma = None
         said = [[f"{w.category.__module__}.{w.category.__qualname__}", str(w.message)] for w in said]
-        sys.stdout.write(json.dumps({"key": list(key), "sigma": sigma, "warnings": said}) + "\n")
+        sys.stdout.write(json.dumps({"key": list(key), "sigma": sigma, "warnings": said, "curves": curves}) + "\n")
         sys.stdout.flush()
 
 

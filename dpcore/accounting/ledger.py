@@ -72,11 +72,43 @@ def _supports(accountant: str, neighbouring: Neighbouring, atom) -> bool:
     return make_accountant(accountant, neighbouring=neighbouring).supports(atom)
 
 
+#: RDP curves another process computed with this code (:func:`know_rdp_curves`), each taken once by _rdp_curve
+_KNOWN_CURVES: dict = {}
+
+
+def rdp_curves(event: dp_accounting.DpEvent, neighbouring: Neighbouring = Neighbouring.ADD_REMOVE) -> list:
+    """The RDP curve the ledger reads for each mechanism of ``event`` (in :func:`~.events.flatten`'s order), as
+    lists of floats, or None where it has none: what a process that calibrated the event hands to one that will
+    account it (:func:`know_rdp_curves`)."""
+    out = []
+    for atom, _ in flatten(event):
+        curve = _rdp_curve(atom, _relation_for(atom, neighbouring))
+        out.append(None if curve is None else curve.tolist())
+    return out
+
+
+def know_rdp_curves(event: dp_accounting.DpEvent, curves: list,
+                    neighbouring: Neighbouring = Neighbouring.ADD_REMOVE) -> None:
+    """Keep the curves :func:`rdp_curves` gave for ``event`` in another process (dp_accounting's arithmetic, by this
+    same code on the same numbers, read fail closed there), so that the first ledger here to compose one of its
+    mechanisms does not compute it again (each takes about 25 ms of pure Python). Only curves finite at every order
+    are kept: the others are computed here, where their warnings are said."""
+    if len(_KNOWN_CURVES) > 512:
+        _KNOWN_CURVES.clear()
+    for (atom, _), curve in zip(flatten(event), curves):
+        arr = None if curve is None else np.array(curve, dtype=float)
+        if arr is not None and arr.shape == _ORDERS.shape and np.isfinite(arr).all() and (arr >= 0).all():
+            arr.flags.writeable = False
+            _KNOWN_CURVES[(atom, _relation_for(atom, neighbouring))] = arr
+
+
 @_cached(1024)
 def _rdp_curve(atom, neighbouring: Neighbouring) -> np.ndarray | None:
     """dp_accounting's RDP curve of ONE application of ``atom``, read fail closed (:func:`~.trusted.trusted_rdp`):
     infinity at every order where dp_accounting's arithmetic breaks down (a noise too small to square); None if
     the accountant no longer shows its curve."""
+    if (known := _KNOWN_CURVES.pop((atom, neighbouring), None)) is not None:
+        return known
     inner = getattr(atom, "event", atom)
     if isinstance(inner, dp_accounting.GaussianDpEvent) and 0 < inner.noise_multiplier < _SIGMA_OVERFLOWS:
         # 1/(2 sigma^2) overflows: every order is infinite (dp_accounting takes seconds to find that out, order by

@@ -72,10 +72,12 @@ def scale_to_unit_interval(X: ArrayLike, bounds: BoundsLike, *, lo: float = 0.0,
     return lo + (hi - lo) * (X - lower) / (upper - lower)
 
 
-def standardize_with_bounds(X: ArrayLike, bounds: BoundsLike, *, warn: bool = True) -> np.ndarray:
+def standardize_with_bounds(X: ArrayLike, bounds: BoundsLike, *, warn: bool = True,
+                            dtype: "np.dtype | type" = np.float64) -> np.ndarray:
     """Centre each feature at the middle of its bounds and divide by the half-range: values land in [-1, 1].
 
     Rows outside the bounds are clipped to them with a warning that says how many (``warn=False`` to silence it).
+    The arithmetic is in double precision; ``dtype`` is the result's (rounded once, as ``.astype(dtype)`` would).
 
     >>> standardize_with_bounds([[0.0, 5.0]], (0.0, 10.0)).tolist()
     [[-1.0, 0.0]]
@@ -84,11 +86,20 @@ def standardize_with_bounds(X: ArrayLike, bounds: BoundsLike, *, warn: bool = Tr
     X = np.asarray(X, dtype=float)
     if not within_bounds(X, lower, upper):
         X = _clip_counting_rows(X, lower, upper, stacklevel=3) if warn else np.clip(X, lower, upper)
-    out = np.subtract(X, lower)  # -1 + 2 (X - lower) / (upper - lower), in place on one new array
+    return scale_within_bounds(X, lower, upper, dtype=dtype)
+
+
+def scale_within_bounds(X: np.ndarray, lower: np.ndarray, upper: np.ndarray, *,
+                        dtype: "np.dtype | type" = np.float64) -> np.ndarray:
+    """``-1 + 2 (X - lower) / (upper - lower)`` of a float ``X`` already within its bounds (no check, no clipping:
+    :func:`standardize_with_bounds` does both), computed in place on one new array and stored as ``dtype``."""
+    out = np.subtract(X, lower)
     out *= 2.0
     out /= upper - lower
-    out += -1.0
-    return out
+    if np.dtype(dtype) == out.dtype:
+        out += -1.0
+        return out
+    return np.add(out, -1.0, out=np.empty(out.shape, dtype=dtype), casting="same_kind")
 
 
 def clip_rows_to_norm(X: ArrayLike, max_norm: float = 1.0) -> np.ndarray:

@@ -12,7 +12,7 @@ import hashlib
 
 import numpy as np
 
-from ..datasets import standardize_with_bounds
+from ..datasets.transforms import scale_within_bounds
 from ..types import ArrayLike, BoundsLike
 from ..validation import check_bounds, clip_to_bounds, within_bounds
 
@@ -30,9 +30,9 @@ def prepare_features(X: ArrayLike, bounds: BoundsLike, *, warn: bool = True) -> 
     """
     X = np.asarray(X, dtype=float)
     lo, hi = check_bounds(bounds, X.shape[1])
-    if warn and not within_bounds(X, lo, hi):
-        X = clip_to_bounds(X, lo, hi)
-    return standardize_with_bounds(X, (lo, hi), warn=False).astype(np.float32)  # warned above, if asked
+    if not within_bounds(X, lo, hi):
+        X = clip_to_bounds(X, lo, hi) if warn else np.clip(X, lo, hi)
+    return scale_within_bounds(X, lo, hi, dtype=np.float32)
 
 
 FEATURES = ("pixels", "dct", "hog")

@@ -27,8 +27,8 @@ def test_a_calibration_worked_out_ahead_is_the_one_computed_here():
         got = _taken(helper, reversed(_LADDER))  # from the back: the second process's own order
     there = {k: v[1] for k, v in got.items() if v[0] == "there"}
     assert there, "the second process answered nothing"
-    for key, (sigma, said) in there.items():
-        assert sigma == dpsgd_noise_multiplier(*key) and said == []
+    for key, (sigma, said, curves) in there.items():
+        assert sigma == dpsgd_noise_multiplier(*key) and said == [] and len(curves) == 1
 
 
 def test_the_caller_takes_from_the_front_what_the_second_process_has_not_started():
@@ -45,7 +45,7 @@ def test_a_warning_raised_in_the_second_process_is_carried_with_its_sigma():
         helper.add([key])
         got = helper.take(key)
     assert got is not None
-    sigma, said = got
+    sigma, said, _ = got
     assert sigma == 0.001
     assert [c for c, _ in said] == [DPCoreWarning] and "met even by the least noise searched" in said[0][1]
 
@@ -99,3 +99,25 @@ def test_fewer_calibrations_than_worth_a_process_start_none():
         for k in _LADDER[:ahead.AHEAD_MIN - 1]:
             want(k)
         assert ahead._AHEAD.get()._proc is None
+
+
+def test_the_rdp_curve_a_calibration_worked_out_there_is_the_one_the_odometer_here_computes():
+    """The second process sends the RDP curve of one step at the sigma it found (dp_accounting's, read fail closed);
+    the first odometer here takes it instead of computing it, and spends the same epsilon to the last bit."""
+    from dpcore.accounting import PrivacyLedger, dpsgd_event
+    from dpcore.accounting import ledger as L
+
+    key = (1.3, 1e-5, 0.03, 300, "rdp")
+    calibrated_sigma.cache_clear()
+    ahead._CALIBRATED.discard(key)
+    with calibrating_ahead(expected=ahead.AHEAD_MIN) as want:
+        want(key)
+        L._rdp_curve.cache_clear()
+        sigma, _ = calibrated_sigma(*key)
+    event = dpsgd_event(noise_multiplier=sigma, sample_rate=0.03, steps=300)
+    atom = next(iter(L._KNOWN_CURVES))
+    assert atom[0] == event.event
+    there = PrivacyLedger(delta=1e-5).spend(event)
+    assert not L._KNOWN_CURVES  # taken by the odometer
+    L._rdp_curve.cache_clear()
+    assert PrivacyLedger(delta=1e-5).spend(event) == there <= 1.3
