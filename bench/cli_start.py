@@ -33,9 +33,9 @@ COMMANDS = [
     ("sweep mnist5k 24 runs (cached)", MNIST, 3.4, 1.0),
 ]
 HEAVY = ("torch", "sklearn", "scipy", "dp_accounting")
-_PROBE = ("import runpy, sys\nsys.argv = ['dpcore'] + sys.argv[1:]\ntry:\n    runpy.run_module('dpcore', "
-          "run_name='__main__')\nexcept SystemExit:\n    pass\nprint('HEAVY', *[m for m in %r if m in sys.modules], "
-          "file=sys.stderr)\n" % (HEAVY,))
+# the command's own main(): ``python -m dpcore`` leaves with os._exit, before anything after it could look
+_PROBE = ("import sys\nfrom dpcore.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+          "print('HEAVY', *[m for m in %r if m in sys.modules], file=sys.stderr)\n" % (HEAVY,))
 
 
 def _argv(args: str, out: str) -> list[str]:
