@@ -213,13 +213,16 @@ def _shared(pb, splits: dict[str, Any], *, as_made: bool = False):
     for name in ("X_train", "y_train", "X_test", "y_test"):
         a = getattr(pb, name)
         seen = splits.setdefault(name, [])
-        made = splits.setdefault(f"{name}, as made", {})  # id of the kept array -> the copy of it shared
+        # id of the kept array -> (that array, the copy of it shared): holding the kept array keeps its id its own
+        # while the plan is made (the features' cache lets go of a split's arrays after 16 others)
+        made = splits.setdefault(f"{name}, as made", {})
         source = copied_from(a) if as_made else None
-        same = made.get(id(source)) if source is not None else None
+        kept = made.get(id(source)) if source is not None else None
+        same = kept[1] if kept is not None and kept[0] is source else None
         if same is None:
             same = next((b for b in seen if _equal(a, b)), None)
-        if source is not None:
-            made.setdefault(id(source), a if same is None else same)
+        if source is not None and (kept is None or kept[0] is not source):
+            made[id(source)] = (source, a if same is None else same)
         if same is None:
             seen.append(a)
         else:

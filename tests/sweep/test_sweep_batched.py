@@ -245,3 +245,18 @@ def test_a_sweep_on_two_lanes_with_its_calibrations_worked_out_ahead_gives_the_t
     assert started, "no calibration was worked out ahead"
     _same_tables(one.table, two.table)
     assert sum("least noise searched" in w for w in two.table.warnings) == 2
+
+
+def test_runs_of_more_splits_than_the_features_cache_keeps_each_train_on_their_own_split():
+    # the features' cache keeps 16 splits: planning a sweep over more seeds lets go of the first ones' kept arrays,
+    # whose identity was then taken by another split's, and runs of seed 16 and on trained on another seed's rows
+    from dpcore.sweep.batching import _capture, plan_batches
+
+    config = SweepConfig(dataset="iris", learners=("dpsgd",), values=(1.0, 3.0), seeds=24)
+    entries = [e for group in plan_batches(config.runs()).groups for e in group]
+    assert len({e.run.seed for e in entries}) == 24
+    for e in entries:
+        fresh, _ = _capture(e.run)
+        assert np.array_equal(e.problem.X_train, fresh.problem.X_train), e.run
+        assert np.array_equal(e.problem.X_test, fresh.problem.X_test), e.run
+    assert len({id(e.problem.X_train) for e in entries if e.problem.config.private}) == 24
