@@ -9,8 +9,9 @@ def _exit_now(code: int) -> None:
     SciPy and pandas took 0.6-0.7 s of a command's wall time to unload, work nobody waits for. What Python's exit
     does that matters is done first (wait for the threads that are not daemons and run their exit hooks, run the
     ``atexit`` functions: logging's flush, joblib's and multiprocessing's clean-up, ``weakref.finalize``), then the
-    output is flushed and the process ends with ``code``. A command that fails (an exception, ``SystemExit`` from
-    argument parsing) exits the usual way."""
+    output is flushed and the process ends with ``code``: a reader that stopped early (``| head``) changes nothing,
+    as in :func:`~dpcore.cli.main`; output that cannot be written (a full disk) is said on standard error, with
+    exit status 1. A command that fails (an exception, ``SystemExit`` from argument parsing) exits the usual way."""
     import atexit
     import os
     import threading
@@ -22,8 +23,14 @@ def _exit_now(code: int) -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe (``| head``): nothing more can be said
+        except BrokenPipeError:  # the reader stopped early (``| head``): as main() answers it, nothing went wrong
+            pass
+        except (OSError, ValueError) as exc:  # e.g. a full disk: what is left of the output is lost, and said so
             code = code or 1
+            try:
+                print(f"error: the output could not be written in full ({exc})", file=sys.__stderr__, flush=True)
+            except (OSError, ValueError, AttributeError):
+                pass
     os._exit(code)
 
 

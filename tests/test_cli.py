@@ -238,3 +238,32 @@ def test_epsilon_takes_opacus_style_batch_size_and_epochs_and_agrees_with_opacus
     assert out["epsilon"] == pytest.approx(opacus.get_epsilon(1e-5), rel=1e-3)  # 2.597
     assert main(["noise", "--epsilon", "1", "--sample-rate", "0.01", "--batch-size", "5", "--steps", "4"]) == 2
     assert "not both" in capsys.readouterr().err
+
+
+def _leave_with(code: int, stdout) -> subprocess.CompletedProcess:
+    """A process that writes to its (buffered) standard output, then leaves as ``python -m dpcore`` does."""
+    env = {k: v for k, v in __import__("os").environ.items() if k != "PYTHONUNBUFFERED"}
+    prog = f"import sys; sys.stdout.write('row\\n'); from dpcore.__main__ import _exit_now; _exit_now({code})"
+    return subprocess.run([sys.executable, "-c", prog], stdout=stdout, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                          env=env, timeout=60)
+
+
+def test_a_reader_that_stopped_early_leaves_the_commands_exit_status_as_it_was():
+    import os
+
+    read, write = os.pipe()
+    os.close(read)  # `... | head -1` has read its line and gone: the last flush meets a closed pipe
+    try:
+        ok, failed = _leave_with(0, write), _leave_with(2, write)
+    finally:
+        os.close(write)
+    assert (ok.returncode, ok.stderr) == (0, "")  # as main() answers a closed pipe met earlier
+    assert failed.returncode == 2
+
+
+@pytest.mark.skipif(not pathlib.Path("/dev/full").exists(), reason="needs /dev/full")
+def test_output_that_cannot_be_written_says_so_and_exits_nonzero():
+    with open("/dev/full", "w") as full:
+        out = _leave_with(0, full)
+    assert out.returncode == 1
+    assert "could not be written" in out.stderr and "Traceback" not in out.stderr
