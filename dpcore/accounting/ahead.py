@@ -14,8 +14,11 @@ worked out. The warnings a calibration raises there are raised again here, by th
 the second process cannot do (it fails to start, dies, or its calibration raises) the caller computes itself, so
 that errors are raised where they always were, with their own type and message.
 
-The protocol is JSON lines: the caller writes ``[target, delta, q, steps, accountant]``, the second process answers
-``{"key": [...], "sigma": x, "warnings": [[category, message], ...]}`` (or ``"sigma": null`` when it raised).
+The second process imports the dpcore this one did (not one its working directory may hold) and first says which
+module answers (``{"module": path}``); an answer from any other is not listened to. The protocol is JSON lines: the
+caller writes ``[target, delta, q, steps, accountant]``, the second process answers
+``{"key": [...], "sigma": x, "warnings": [[category, message], ...], "curves": [...]}`` (or ``"sigma": null`` when
+it raised).
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ import contextlib
 import contextvars
 import functools
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -123,9 +127,11 @@ class CalibrationsAhead:
     # -- the caller's side of the pipe (under the lock) -------------------------------------------------------
     def _start(self) -> None:
         try:
-            self._proc = subprocess.Popen([sys.executable, "-m", "dpcore.accounting.ahead"], stdin=subprocess.PIPE,
-                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
-        except OSError:
+            # this dpcore, whatever the working directory holds, and this process's path for what it imports
+            self._proc = subprocess.Popen([sys.executable, "-c", _CHILD, json.dumps([_ROOT, *sys.path])],
+                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                          text=True, bufsize=1)
+        except (OSError, ValueError):
             self._alive = False
             return
         threading.Thread(target=self._read, args=(self._proc,), name="dpcore-calibrations-ahead",
@@ -149,6 +155,10 @@ class CalibrationsAhead:
 
     def _read(self, proc: subprocess.Popen) -> None:
         try:
+            # the first line names the module answering: another one (another dpcore, or a program that is not one)
+            # is not listened to, so that no sigma or curve comes from code other than this
+            if json.loads(proc.stdout.readline() or "null") != {"module": _THIS}:
+                return
             for line in proc.stdout:
                 answer = json.loads(line)
                 got = None
@@ -174,6 +184,10 @@ _AHEAD: contextvars.ContextVar[CalibrationsAhead | None] = contextvars.ContextVa
 _CALIBRATED: set[Key] = set()  # the keys calibrated_sigma holds (an lru_cache cannot be asked)
 #: Fewer calibrations than this are not worth a second process's start (~0.6 s, each calibration ~0.14 s).
 AHEAD_MIN = 4
+#: This module's file and the folder its dpcore is imported from: the second process imports that dpcore.
+_THIS = os.path.realpath(__file__)
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(_THIS)))
+_CHILD = "import json, sys; sys.path[:] = json.loads(sys.argv[1]); from dpcore.accounting.ahead import _serve; _serve()"
 
 
 @functools.lru_cache(maxsize=256)
@@ -229,7 +243,9 @@ def _key(key) -> Key:
 
 def _serve() -> None:
     """The second process: answer each key read from stdin with its calibration (and the RDP curves of the noise
-    found, which the run's odometer will read), until stdin closes."""
+    found, which the run's odometer will read), until stdin closes. The first line says which module answers."""
+    sys.stdout.write(json.dumps({"module": _THIS}) + "\n")
+    sys.stdout.flush()
     for line in sys.stdin:
         key = _key(json.loads(line))
         curves = None

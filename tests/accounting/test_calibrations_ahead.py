@@ -121,3 +121,35 @@ def test_the_rdp_curve_a_calibration_worked_out_there_is_the_one_the_odometer_he
     assert not L._KNOWN_CURVES  # taken by the odometer
     L._rdp_curve.cache_clear()
     assert PrivacyLedger(delta=1e-5).spend(event) == there <= 1.3
+
+
+_OTHER_SERVER = """import json, sys
+for line in sys.stdin:  # another calibration (an old dpcore, or a program that only looks like this one)
+    sys.stdout.write(json.dumps({"key": json.loads(line), "sigma": 0.5, "warnings": [], "curves": None}) + "\\n")
+    sys.stdout.flush()
+"""
+
+
+def test_a_second_process_started_beside_another_dpcore_answers_with_this_one(tmp_path, monkeypatch):
+    # a dpcore in the working directory (an old copy) would be imported by `python -m dpcore.accounting.ahead`
+    (tmp_path / "dpcore" / "accounting").mkdir(parents=True)
+    (tmp_path / "dpcore" / "__init__.py").write_text("")
+    (tmp_path / "dpcore" / "accounting" / "__init__.py").write_text("")
+    (tmp_path / "dpcore" / "accounting" / "ahead.py").write_text(_OTHER_SERVER)
+    monkeypatch.chdir(tmp_path)
+    with CalibrationsAhead(start_at=1) as helper:
+        helper.add(_LADDER)
+        there = {k: got for k, got in ((k, helper.take(k)) for k in reversed(_LADDER)) if got is not None}
+    assert there, "the second process answered nothing"
+    assert all(got[0] == dpsgd_noise_multiplier(*k) for k, got in there.items())
+
+
+def test_a_second_process_that_does_not_say_it_is_this_module_is_not_listened_to(tmp_path, monkeypatch):
+    fake = tmp_path / "python"
+    fake.write_text(f"#!/bin/sh\nexec {sys.executable} {tmp_path / 'server.py'}\n")
+    fake.chmod(0o755)
+    (tmp_path / "server.py").write_text(_OTHER_SERVER)
+    monkeypatch.setattr(sys, "executable", str(fake))
+    with CalibrationsAhead(start_at=1) as helper:
+        helper.add(_LADDER)
+        assert all(helper.take(k) is None for k in reversed(_LADDER))  # every one computed here
