@@ -442,7 +442,10 @@ def run_sweep(
     n_jobs = _check_jobs(n_jobs, local=scheduler is None)
     if lanes is None:
         lanes = min(max_jobs(), max_jobs() if n_jobs == -1 else n_jobs)
-    elif isinstance(lanes, bool) or not isinstance(lanes, (int, np.integer)) or lanes < 1:
+    elif isinstance(lanes, bool) or not isinstance(lanes, (int, np.integer)):
+        raise DPTypeError(f"lanes must be a whole number >= 1 (threads for the batched runs), got "
+                          f"{type(lanes).__name__} {lanes!r}")
+    elif lanes < 1:
         raise DPValueError(f"lanes must be a whole number >= 1 (threads for the batched runs), got {lanes!r}")
     if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
         raise DPValueError(

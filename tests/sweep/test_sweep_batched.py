@@ -260,3 +260,11 @@ def test_runs_of_more_splits_than_the_features_cache_keeps_each_train_on_their_o
         assert np.array_equal(e.problem.X_train, fresh.problem.X_train), e.run
         assert np.array_equal(e.problem.X_test, fresh.problem.X_test), e.run
     assert len({id(e.problem.X_train) for e in entries if e.problem.config.private}) == 24
+
+
+@pytest.mark.parametrize("lanes,error", [(0, ValueError), (-1, ValueError), (2.5, TypeError), (True, TypeError),
+                                         ("2", TypeError)])
+def test_a_sweeps_lanes_that_are_not_a_whole_number_of_threads_are_refused_naming_lanes(lanes, error):
+    cfg = SweepConfig(dataset="iris", learners=("dpsgd",), values=(1.0,), seeds=1, include_baselines=False)
+    with pytest.raises(error, match=r"lanes must be a whole number >= 1 \(threads for the batched runs\)"):
+        run_sweep(cfg, use_cache=False, lanes=lanes)
