@@ -502,8 +502,9 @@ def run_sweep(
         if lanes > 1:
             from ..accounting.ahead import calibrating_ahead  # dp_accounting: only a sweep that computes loads it
 
-            # about one calibration per swept value of a network learner (sigma for each epsilon)
-            swept = {(r.learner, r.value) for r in missing if r.role == "swept"
+            # about one calibration per swept value of a network learner (sigma for each epsilon); secure runs
+            # train alone (why_not_together), and hand the second process nothing
+            swept = {(r.learner, r.value) for r in missing if r.role == "swept" and not r.secure
                      and get_learner(r.learner).family == "network"}
             want = ahead.enter_context(calibrating_ahead(expected=len(swept)))
         else:

@@ -268,3 +268,14 @@ def test_a_sweeps_lanes_that_are_not_a_whole_number_of_threads_are_refused_namin
     cfg = SweepConfig(dataset="iris", learners=("dpsgd",), values=(1.0,), seeds=1, include_baselines=False)
     with pytest.raises(error, match=r"lanes must be a whole number >= 1 \(threads for the batched runs\)"):
         run_sweep(cfg, use_cache=False, lanes=lanes)
+
+
+def test_a_secure_sweep_starts_no_second_process_for_calibrations_it_will_not_hand_over(monkeypatch):
+    from dpcore.accounting.ahead import CalibrationsAhead
+
+    started = []
+    monkeypatch.setattr(CalibrationsAhead, "_start", lambda self: started.append(self))
+    cfg = SweepConfig(dataset="iris", learners=("dpsgd",), values=(0.5, 1.0, 2.0, 4.0), seeds=1, secure=True,
+                      include_baselines=False)
+    res = run_sweep(cfg, n_jobs=1, use_cache=False, lanes=2)
+    assert len(res.table) == 4 and started == []
