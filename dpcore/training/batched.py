@@ -367,7 +367,9 @@ def train_together(
         optimiser (:func:`together_key`); each must be able to train in a batch (:func:`why_not_together`). A run
         that cannot is refused by position, with the reason.
     on_epoch : callable, optional
-        ``on_epoch(k, info)`` after run k's every epoch, with what ``train(on_epoch=...)`` receives.
+        ``on_epoch(k, info)`` after run k's every epoch, with what ``train(on_epoch=...)`` receives. With more than
+        one lane it is called from the lanes' threads, one call at a time (a page that draws from it passes
+        ``lanes=1``); what it raises stops every lane and is raised here.
     on_step : callable, optional
         Private runs: ``on_step(step, runs, noisy_sums)`` after every step (see :data:`TogetherStepObserver`).
     block_floats : int

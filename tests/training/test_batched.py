@@ -370,3 +370,36 @@ def test_a_step_observer_needs_one_lane():
         train_together([run], on_step=lambda *a: None, lanes=2)
     with pytest.raises(DPValueError, match="lanes"):
         train_together([run], lanes=0)
+
+
+def test_on_epoch_from_two_lanes_is_called_one_at_a_time_and_what_it_raises_stops_the_runs(monkeypatch):
+    import threading
+
+    from dpcore.training import batched
+
+    monkeypatch.setattr(batched, "LANE_FLOATS", 1)  # lanes for these small runs
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 0] > 0).astype(int)
+    runs = [batched.TogetherRun(X, y, TrainConfig(model="linear", epochs=3, batch_size=30, noise_multiplier=0.5 + s,
+                                                  seed=s)) for s in range(4)]
+    inside, most, threads = [0], [0], set()
+
+    def count(k, info):
+        inside[0] += 1
+        most[0] = max(most[0], inside[0])
+        threads.add(threading.current_thread().name)
+        inside[0] -= 1
+
+    batched.train_together(runs, lanes=2, on_epoch=count)
+    assert len(threads) == 2 and most[0] == 1
+
+    class Stop(Exception):
+        pass
+
+    def stop(k, info):
+        raise Stop("nobody waits any more")
+
+    with pytest.raises(Stop, match="nobody waits"):
+        batched.train_together(runs, lanes=2, on_epoch=stop)
+    assert not [t for t in threading.enumerate() if t.name.startswith("dpcore-lane")]
