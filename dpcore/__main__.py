@@ -21,6 +21,8 @@ def _exit_now(code: int) -> None:
         shutdown()
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
+        if stream is None:  # started with it closed (``>&-``): Python's print said nothing, and nothing is owed
+            continue
         try:
             stream.flush()
         except BrokenPipeError:  # the reader stopped early (``| head``): as main() answers it, nothing went wrong

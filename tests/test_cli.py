@@ -267,3 +267,12 @@ def test_output_that_cannot_be_written_says_so_and_exits_nonzero():
         out = _leave_with(0, full)
     assert out.returncode == 1
     assert "could not be written" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_command_started_with_its_output_closed_leaves_as_python_would():
+    import os
+
+    for fd in (1, 2):  # `python -m dpcore datasets >&-` (a cron job's closed output), then 2>&-
+        out = subprocess.run([sys.executable, "-m", "dpcore", "datasets"], cwd=ROOT, timeout=120,
+                             preexec_fn=lambda fd=fd: os.close(fd))
+        assert out.returncode == 0
