@@ -31,6 +31,7 @@ import numpy as np
 
 from ..learners import get_learner, run_learner
 from ..runtime.thread_warnings import caught as caught_warnings
+from ..runtime.workload import WorkBudgetExceeded
 from ..validation import delta_checked
 from .config import RunSpec, load_providers
 
@@ -256,9 +257,20 @@ def run_batches(plan: BatchPlan, execute: Callable[[RunSpec], dict], finish: Cal
         together = [TogetherRun(pb.X_train, pb.y_train, pb.config, pb.X_test, pb.y_test, pb.n_outputs)
                     for pb in problems]
         try:
-            # the runs' own warnings are issued again as each is served below, inside its own row
-            with caught_warnings(), delta_checked(), np.errstate(all="ignore"):
-                results = train_together(together, lanes=lanes)
+            results = None
+            try:
+                # the runs' own warnings are issued again as each is served below, inside its own row
+                with caught_warnings(), delta_checked(), np.errstate(all="ignore"):
+                    results = train_together(together, lanes=lanes)
+            except WorkBudgetExceeded as exc:  # memory: each lane holds its own stack at once
+                if lanes == 1:
+                    raise
+                note = (f"{len(group)} runs outgrew the memory allowed in {lanes} lanes ({exc}); trained in one")
+                plan.notes.append(note)
+                logger.info(note)
+            if results is None:  # tried again out of the handler, once the lanes' tensors are freed
+                with caught_warnings(), delta_checked(), np.errstate(all="ignore"):
+                    results = train_together(together, lanes=1)
         except Exception as exc:  # noqa: BLE001 - the runs go alone, where each reports what fails
             note = f"{len(group)} runs could not train in a batch ({type(exc).__name__}: {exc}); trained alone"
             plan.notes.append(note)

@@ -279,3 +279,28 @@ def test_a_secure_sweep_starts_no_second_process_for_calibrations_it_will_not_ha
                       include_baselines=False)
     res = run_sweep(cfg, n_jobs=1, use_cache=False, lanes=2)
     assert len(res.table) == 4 and started == []
+
+
+def test_a_batch_that_outgrows_the_memory_allowed_in_lanes_trains_in_one_lane_not_alone(monkeypatch):
+    """Each lane holds its own stack at once: a batch over the memory guard in two lanes (DPCORE_MAX_RUN_MEMORY)
+    is trained again in one, where it fits, not run by run (Adult's 25 x 4 sweep at 50 MB went alone)."""
+    import dpcore.training.batched as batched
+    from dpcore.runtime.workload import WorkBudgetExceeded
+
+    cfg = SweepConfig(dataset="iris", learners=["dpsgd"], values=[1.0, 3.0], seeds=1, include_baselines=False,
+                      params={"epochs": 2})
+    one = run_sweep(cfg, n_jobs=1, use_cache=False, lanes=1)
+    real, lanes_asked = batched.train_together, []
+
+    def guarded(runs, **kwargs):
+        lanes_asked.append(kwargs.get("lanes", 1))
+        if kwargs.get("lanes", 1) > 1:
+            raise WorkBudgetExceeded("these training runs was stopped: memory grew by 6e+07 bytes")
+        return real(runs, **kwargs)
+
+    monkeypatch.setattr(batched, "train_together", guarded)
+    res = run_sweep(cfg, n_jobs=2, use_cache=False, lanes=2)
+    _same_tables(one.table, res.table)
+    assert lanes_asked == [2, 1]
+    assert any("outgrew the memory allowed in 2 lanes" in n and "trained in one" in n for n in res.notes)
+    assert not any("could not train in a batch" in n for n in res.notes)
