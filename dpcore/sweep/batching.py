@@ -262,10 +262,10 @@ def run_batches(plan: BatchPlan, execute: Callable[[RunSpec], dict], finish: Cal
                 # the runs' own warnings are issued again as each is served below, inside its own row
                 with caught_warnings(), delta_checked(), np.errstate(all="ignore"):
                     results = train_together(together, lanes=lanes)
-            except WorkBudgetExceeded as exc:  # memory: each lane holds its own stack at once
+            except WorkBudgetExceeded as exc:  # e.g. memory: each lane holds its own stack at once
                 if lanes == 1:
                     raise
-                note = (f"{len(group)} runs outgrew the memory allowed in {lanes} lanes ({exc}); trained in one")
+                note = f"{len(group)} runs went over the work allowed in {lanes} lanes ({exc}); tried again in one"
                 plan.notes.append(note)
                 logger.info(note)
             if results is None:  # tried again out of the handler, once the lanes' tensors are freed

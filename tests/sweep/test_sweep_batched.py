@@ -302,5 +302,5 @@ def test_a_batch_that_outgrows_the_memory_allowed_in_lanes_trains_in_one_lane_no
     res = run_sweep(cfg, n_jobs=2, use_cache=False, lanes=2)
     _same_tables(one.table, res.table)
     assert lanes_asked == [2, 1]
-    assert any("outgrew the memory allowed in 2 lanes" in n and "trained in one" in n for n in res.notes)
+    assert any("went over the work allowed in 2 lanes" in n and "memory grew" in n for n in res.notes)
     assert not any("could not train in a batch" in n for n in res.notes)
