@@ -499,7 +499,7 @@ def run_sweep(
 
         # with a second lane, the private runs' noise calibrations are worked out in a second process meanwhile
         ahead = contextlib.ExitStack()
-        if lanes > 1:
+        if lanes > 1 and batch and scheduler is None:  # else no run trains in a batch here, none is handed over
             from ..accounting.ahead import calibrating_ahead  # dp_accounting: only a sweep that computes loads it
 
             # about one calibration per swept value of a network learner (sigma for each epsilon); secure runs

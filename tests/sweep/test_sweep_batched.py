@@ -270,14 +270,16 @@ def test_a_sweeps_lanes_that_are_not_a_whole_number_of_threads_are_refused_namin
         run_sweep(cfg, use_cache=False, lanes=lanes)
 
 
-def test_a_secure_sweep_starts_no_second_process_for_calibrations_it_will_not_hand_over(monkeypatch):
+@pytest.mark.parametrize("secure,batch", [(True, True), (False, False)])
+def test_a_sweep_with_no_batch_starts_no_second_process_for_calibrations_it_will_not_hand_over(monkeypatch, secure,
+                                                                                                 batch):
     from dpcore.accounting.ahead import CalibrationsAhead
 
     started = []
     monkeypatch.setattr(CalibrationsAhead, "_start", lambda self: started.append(self))
-    cfg = SweepConfig(dataset="iris", learners=("dpsgd",), values=(0.5, 1.0, 2.0, 4.0), seeds=1, secure=True,
+    cfg = SweepConfig(dataset="iris", learners=("dpsgd",), values=(0.5, 1.0, 2.0, 4.0), seeds=1, secure=secure,
                       include_baselines=False)
-    res = run_sweep(cfg, n_jobs=1, use_cache=False, lanes=2)
+    res = run_sweep(cfg, n_jobs=1, use_cache=False, lanes=2, batch=batch)
     assert len(res.table) == 4 and started == []
 
 
