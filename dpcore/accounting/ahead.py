@@ -128,7 +128,8 @@ class CalibrationsAhead:
     def _start(self) -> None:
         try:
             # this dpcore, whatever the working directory holds, and this process's path for what it imports
-            self._proc = subprocess.Popen([sys.executable, "-c", _CHILD, json.dumps([_ROOT, *sys.path])],
+            path = [_ROOT, *(os.fsdecode(p) for p in sys.path if isinstance(p, (str, bytes, os.PathLike)))]
+            self._proc = subprocess.Popen([sys.executable, "-c", _CHILD, json.dumps(path)],
                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                           text=True, bufsize=1)
         except (OSError, ValueError):

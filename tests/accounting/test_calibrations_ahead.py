@@ -154,3 +154,13 @@ def test_a_second_process_that_does_not_say_it_is_this_module_is_not_listened_to
     with CalibrationsAhead(start_at=1) as helper:
         helper.add(_LADDER)
         assert all(helper.take(k) is None for k in reversed(_LADDER))  # every one computed here
+
+
+def test_a_path_entry_that_is_not_text_does_not_stop_the_second_process(monkeypatch):
+    import pathlib
+
+    monkeypatch.setattr(sys, "path", [*sys.path, pathlib.Path("/nonexistent"), b"/nonexistent/too"])
+    with CalibrationsAhead(start_at=1) as helper:
+        helper.add(_LADDER)
+        there = {k: got for k, got in ((k, helper.take(k)) for k in reversed(_LADDER)) if got is not None}
+    assert there and all(got[0] == dpsgd_noise_multiplier(*k) for k, got in there.items())
