@@ -30,6 +30,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import warnings
 from typing import Callable, Iterator, Sequence
 
@@ -42,7 +43,7 @@ from .ledger import know_rdp_curves, rdp_curves
 #: A calibration: target epsilon, delta, sample rate, steps, accountant.
 Key = tuple[float, float, float, int, str]
 
-__all__ = ["AHEAD_MIN", "CalibrationsAhead", "Key", "calibrated_sigma", "calibrating_ahead"]
+__all__ = ["AHEAD_MIN", "PATIENCE", "CalibrationsAhead", "Key", "calibrated_sigma", "calibrating_ahead"]
 
 
 class CalibrationsAhead:
@@ -68,6 +69,7 @@ class CalibrationsAhead:
         self._done: dict[Key, tuple[float, list, list | None] | None] = {}
         self._busy = False  # a key is with the second process
         self._alive = True  # until closed, or the second process failed
+        self._heard = time.monotonic()  # when the second process last answered (or was started)
         self._proc: subprocess.Popen | None = None
         if self.start_at == 0:
             with self._cond:
@@ -101,8 +103,13 @@ class CalibrationsAhead:
         with self._cond:
             if self._claimed.setdefault(key, "here") == "here":
                 return None
+            waited = time.monotonic()
             while key not in self._done and self._alive:
                 self._cond.wait(0.5)
+                if time.monotonic() - max(waited, self._heard) > PATIENCE:  # silent too long: it computes here
+                    self._alive = False
+                    if self._proc is not None:
+                        self._proc.kill()
             return self._done.get(key)
 
     def close(self) -> None:
@@ -132,7 +139,7 @@ class CalibrationsAhead:
             self._proc = subprocess.Popen([sys.executable, "-c", _CHILD, json.dumps(path)],
                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                           text=True, bufsize=1)
-        except (OSError, ValueError):
+        except (OSError, ValueError, subprocess.SubprocessError):
             self._alive = False
             return
         threading.Thread(target=self._read, args=(self._proc,), name="dpcore-calibrations-ahead",
@@ -167,6 +174,7 @@ class CalibrationsAhead:
                     got = (float(answer["sigma"]), [(warning_class(c), m) for c, m in answer.get("warnings", [])],
                            answer.get("curves"))
                 with self._cond:
+                    self._heard = time.monotonic()
                     self._done[_key(answer["key"])] = got
                     self._busy = False
                     if self._alive and self._proc is not None:
@@ -185,6 +193,9 @@ _AHEAD: contextvars.ContextVar[CalibrationsAhead | None] = contextvars.ContextVa
 _CALIBRATED: set[Key] = set()  # the keys calibrated_sigma holds (an lru_cache cannot be asked)
 #: Fewer calibrations than this are not worth a second process's start (~0.6 s, each calibration ~0.14 s).
 AHEAD_MIN = 4
+#: Seconds a caller waits for the second process to answer anything (a calibration takes a fraction of a second,
+#: a fine PLD one a few): silent longer, it is stopped and the caller computes the rest.
+PATIENCE = 60.0
 #: This module's file and the folder its dpcore is imported from: the second process imports that dpcore.
 _THIS = os.path.realpath(__file__)
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(_THIS)))

@@ -447,6 +447,7 @@ def run_sweep(
                           f"{type(lanes).__name__} {lanes!r}")
     elif lanes < 1:
         raise DPValueError(f"lanes must be a whole number >= 1 (threads for the batched runs), got {lanes!r}")
+    lanes = min(int(lanes), max_jobs())  # more threads than cores only take turns
     if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
         raise DPValueError(
             f"scheduler must be a Dask scheduler address such as 'tcp://127.0.0.1:8786', got {scheduler!r}")

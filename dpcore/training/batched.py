@@ -432,7 +432,7 @@ def train_together(
     if on_step is not None and lanes > 1:
         raise DPValueError(f"on_step sees every run at every step: it needs lanes=1, got lanes={lanes}")
     rows = _Rows(datas)
-    guard = MemoryGuard(what="these training runs")
+    guard = MemoryGuard(what="this batch of training runs")
     try:
         groups = _lane_groups(members, lanes)
         if len(groups) == 1:

@@ -164,3 +164,16 @@ def test_a_path_entry_that_is_not_text_does_not_stop_the_second_process(monkeypa
         helper.add(_LADDER)
         there = {k: got for k, got in ((k, helper.take(k)) for k in reversed(_LADDER)) if got is not None}
     assert there and all(got[0] == dpsgd_noise_multiplier(*k) for k, got in there.items())
+
+
+def test_a_second_process_that_never_answers_is_stopped_and_the_caller_computes(monkeypatch):
+    import time
+
+    monkeypatch.setattr(ahead, "_CHILD", "import time; time.sleep(600)")  # started, and silent
+    monkeypatch.setattr(ahead, "PATIENCE", 1.0)
+    with CalibrationsAhead(start_at=1) as helper:
+        helper.add(_LADDER)
+        t0 = time.monotonic()
+        assert helper.take(_LADDER[-1]) is None  # given to it, never answered: the caller computes it
+        assert time.monotonic() - t0 < 10
+        assert helper._proc.wait(timeout=10) is not None  # stopped

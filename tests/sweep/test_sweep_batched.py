@@ -297,7 +297,7 @@ def test_a_batch_that_outgrows_the_memory_allowed_in_lanes_trains_in_one_lane_no
     def guarded(runs, **kwargs):
         lanes_asked.append(kwargs.get("lanes", 1))
         if kwargs.get("lanes", 1) > 1:
-            raise WorkBudgetExceeded("these training runs was stopped: memory grew by 6e+07 bytes")
+            raise WorkBudgetExceeded("this batch of training runs was stopped: memory grew by 6e+07 bytes")
         return real(runs, **kwargs)
 
     monkeypatch.setattr(batched, "train_together", guarded)
