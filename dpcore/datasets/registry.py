@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
+import weakref
 from dataclasses import dataclass
 from typing import Callable
 
@@ -370,7 +371,7 @@ def _split(ds: Dataset, test_size: float, seed: int) -> Split:
         raise DPValueError(
             f"the split of {ds.name} with test_size={test_size} leaves an empty part; it has only {n} rows"
         )
-    return Split(
+    split = Split(
         dataset=ds,
         X_train=_freeze(ds.X[~mask]),
         y_train=_freeze(ds.y[~mask]),
@@ -379,3 +380,21 @@ def _split(ds: Dataset, test_size: float, seed: int) -> Split:
         seed=int(seed),
         test_size=test_size,
     )
+    _ROWS[id(split.X_train)] = (weakref.ref(split.X_train, lambda _gone, key=id(split.X_train): _ROWS.pop(key, None)),
+                                split.X_test, np.flatnonzero(~mask), test)
+    return split
+
+
+#: id of a split's (read-only) X_train -> (a weak reference to it, its X_test, the dataset's rows of each)
+_ROWS: dict = {}
+
+
+def split_rows(split: Split) -> tuple[np.ndarray, np.ndarray] | None:
+    """The rows of ``split.dataset.X`` that ``split``'s training and test rows are (``X_train = dataset.X[train]``),
+    or None when the split was not made by :func:`train_test_split` here (a subset, an upload, arrays replaced).
+    Its arrays are read-only, so these stay true while they live: a transform applied row by row to the whole
+    dataset once gives each split's rows by indexing."""
+    got = _ROWS.get(id(split.X_train))
+    if got is None or got[0]() is not split.X_train or got[1] is not split.X_test:
+        return None
+    return got[2], got[3]

@@ -103,3 +103,26 @@ def test_a_sweeps_runs_on_one_split_share_its_features_without_comparing_them_an
     changed.X_train[0, 0] += 1.0  # a learner that scaled its rows before offering them: compared, and kept apart
     third = _shared(changed, splits)
     assert third.X_train is not first.X_train and third.X_test is first.X_test
+
+
+def test_a_splits_features_are_its_rows_of_the_whole_datasets_to_the_last_bit_and_only_for_its_own_rows():
+    """Scaling by the declared bounds is row by row: the whole dataset is scaled once and each split takes its rows,
+    the numbers the split's own rows give. A split whose arrays were replaced (a subset) scales its own."""
+    import dataclasses
+
+    from dpcore.datasets.registry import split_rows
+    from dpcore.training.preprocess import prepare_features
+
+    for name in ("adult", "breast_cancer", "faces"):
+        split = train_test_split(name, seed=6)
+        train, test = split_rows(split)
+        assert np.array_equal(split.dataset.X[train], split.X_train) and np.array_equal(split.dataset.X[test],
+                                                                                           split.X_test)
+        X_tr, X_te, _ = tl._compute_features(split, {"features": "pixels"})
+        assert X_tr.tobytes() == prepare_features(split.X_train, split.dataset.bounds).tobytes()
+        assert X_te.tobytes() == prepare_features(split.X_test, split.dataset.bounds, warn=False).tobytes()
+    split = train_test_split("breast_cancer", seed=6)
+    half = dataclasses.replace(split, X_train=split.X_train[:100], y_train=split.y_train[:100])
+    assert split_rows(half) is None
+    X_tr, _, _ = tl._compute_features(half, {})
+    assert X_tr.shape[0] == 100 and X_tr.tobytes() == prepare_features(half.X_train, split.dataset.bounds).tobytes()
