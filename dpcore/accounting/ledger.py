@@ -91,13 +91,15 @@ def know_rdp_curves(event: dp_accounting.DpEvent, curves: list,
                     neighbouring: Neighbouring = Neighbouring.ADD_REMOVE) -> None:
     """Keep the curves :func:`rdp_curves` gave for ``event`` in another process (dp_accounting's arithmetic, by this
     same code on the same numbers, read fail closed there), so that the first ledger here to compose one of its
-    mechanisms does not compute it again (each takes about 25 ms of pure Python). Only curves finite at every order
-    are kept: the others are computed here, where their warnings are said."""
+    mechanisms does not compute it again (each takes about 25 ms of pure Python). Only curves read fail closed
+    (no ``nan``, nothing below 0) with a finite order are kept: a curve infinite everywhere is computed here, where
+    its warning is said."""
     if len(_KNOWN_CURVES) > 512:
         _KNOWN_CURVES.clear()
     for (atom, _), curve in zip(flatten(event), curves):
         arr = None if curve is None else np.array(curve, dtype=float)
-        if arr is not None and arr.shape == _ORDERS.shape and np.isfinite(arr).all() and (arr >= 0).all():
+        if arr is not None and arr.shape == _ORDERS.shape and np.isfinite(arr).any() and not np.isnan(arr).any() \
+                and (arr >= 0).all():
             arr.flags.writeable = False
             _KNOWN_CURVES[(atom, _relation_for(atom, neighbouring))] = arr
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 import warnings
 
+import pytest
+
 from dpcore.accounting import ahead
 from dpcore.accounting.ahead import CalibrationsAhead, calibrated_sigma, calibrating_ahead
 from dpcore.accounting.calibration import dpsgd_noise_multiplier
@@ -101,13 +103,15 @@ def test_fewer_calibrations_than_worth_a_process_start_none():
         assert ahead._AHEAD.get()._proc is None
 
 
-def test_the_rdp_curve_a_calibration_worked_out_there_is_the_one_the_odometer_here_computes():
-    """The second process sends the RDP curve of one step at the sigma it found (dp_accounting's, read fail closed);
-    the first odometer here takes it instead of computing it, and spends the same epsilon to the last bit."""
+@pytest.mark.parametrize("key", [(1.3, 1e-5, 0.03, 300, "rdp"), (10.0, 1e-5, 0.1, 101, "rdp")],
+                         ids=["finite at every order", "infinite at the largest orders"])
+def test_the_rdp_curve_a_calibration_worked_out_there_is_the_one_the_odometer_here_computes(key):
+    """The second process sends the RDP curve of one step at the sigma it found (dp_accounting's, read fail closed;
+    at epsilon 10 its largest orders are infinite); the first odometer here takes it instead of computing it, and
+    spends the same epsilon to the last bit."""
     from dpcore.accounting import PrivacyLedger, dpsgd_event
     from dpcore.accounting import ledger as L
 
-    key = (1.3, 1e-5, 0.03, 300, "rdp")
     calibrated_sigma.cache_clear()
     ahead._CALIBRATED.discard(key)
     L._KNOWN_CURVES.clear()  # curves an earlier sweep of this process was sent and no odometer asked for
@@ -115,13 +119,13 @@ def test_the_rdp_curve_a_calibration_worked_out_there_is_the_one_the_odometer_he
         want(key)
         L._rdp_curve.cache_clear()
         sigma, _ = calibrated_sigma(*key)
-    event = dpsgd_event(noise_multiplier=sigma, sample_rate=0.03, steps=300)
+    event = dpsgd_event(noise_multiplier=sigma, sample_rate=key[2], steps=key[3])
     atom = next(iter(L._KNOWN_CURVES))
     assert atom[0] == event.event
     there = PrivacyLedger(delta=1e-5).spend(event)
     assert not L._KNOWN_CURVES  # taken by the odometer
     L._rdp_curve.cache_clear()
-    assert PrivacyLedger(delta=1e-5).spend(event) == there <= 1.3
+    assert PrivacyLedger(delta=1e-5).spend(event) == there <= key[0]
 
 
 _OTHER_SERVER = """import json, sys
