@@ -68,6 +68,9 @@ class BatchPlan:
     alone: list[RunSpec]
     notes: list[str]
     refused: list[RunSpec] = dataclasses.field(default_factory=list)
+    #: runs that trained in full while their problem was looked for (a learner that never reaches dpcore's trainer),
+    #: with their rows: kept, not trained again
+    done: list[tuple[RunSpec, dict]] = dataclasses.field(default_factory=list)
 
     @property
     def batched(self) -> int:
@@ -82,12 +85,16 @@ def _torch_present() -> bool:
 
 def plan_batches(runs: list[RunSpec], *, enabled: bool = True, why_off: str = "",
                  start_alone: Callable[[list[RunSpec]], None] | None = None,
-                 on_problem: Callable[[Any], None] | None = None) -> BatchPlan:
+                 on_problem: Callable[[Any], None] | None = None,
+                 execute: Callable[[RunSpec], dict] | None = None,
+                 on_row: Callable[[RunSpec, dict], None] | None = None) -> BatchPlan:
     """Capture the training problems of the network runs and group those that can train together.
 
     ``start_alone(runs)``, if given, is called with the runs that train alone whatever their settings (other
     learners, secure mode) before any problem is captured, so that they can start at once; ``on_problem(pb)`` with
-    each problem that will train in a batch, as it is captured."""
+    each problem that will train in a batch, as it is captured. With ``execute`` (the sweep's run-to-row function) a
+    run whose learner trains without reaching dpcore's trainer gives its row while it is looked at: handed to
+    ``on_row(run, row)`` at once, or kept in the plan's ``done``."""
     if not enabled:
         notes = [f"every run trained alone: {why_off}"] if runs and why_off else []
         return BatchPlan([], list(runs), notes)
@@ -116,8 +123,16 @@ def plan_batches(runs: list[RunSpec], *, enabled: bool = True, why_off: str = ""
         start_alone(list(alone))
     started = start_alone is not None and bool(candidates and alone)
     refused: list[RunSpec] = []
+    done: list[tuple[RunSpec, dict]] = []
     for run in candidates:
-        entry, why = _capture(run)
+        entry, why, row = _capture(run, execute)
+        if row is not None:
+            reasons[(run.learner, why + "; each trained once, while the sweep looked for its problem")] += 1
+            if on_row is not None:
+                on_row(run, row)
+            else:
+                done.append((run, row))
+            continue
         if entry is None:
             reasons[(run.learner, why)] += 1
             refused.append(run)
@@ -160,7 +175,7 @@ def plan_batches(runs: list[RunSpec], *, enabled: bool = True, why_off: str = ""
         notes.append(f"{count} {learner} run{'s' if count != 1 else ''} trained alone: {why}")
     if not started:  # nothing started early: every run that trains alone goes together
         alone, refused = alone + refused, []
-    return BatchPlan(out, alone, notes, refused)
+    return BatchPlan(out, alone, notes, refused, done)
 
 
 def _waves(group: list[_Entry]) -> list[list[_Entry]]:
@@ -188,19 +203,24 @@ def _distinct(group: list[_Entry]) -> tuple[list, list[int]]:
     return problems, which
 
 
-def _capture(run: RunSpec) -> tuple[_Entry | None, str]:
-    """Run the learner up to its training call; its problem, or None and why not."""
+def _capture(run: RunSpec, execute: Callable[[RunSpec], dict] | None = None) -> tuple[_Entry | None, str, dict | None]:
+    """Run the learner up to its training call: its problem, or None and why not, and the run's row when the
+    learner trained to its end without reaching the trainer (through ``execute``, if given)."""
     from ..training.batched import Captured, capturing
 
+    row = None
     with caught_warnings(), np.errstate(all="ignore"):  # said again when the run is served (step 3)
         try:
             with capturing():
-                learner_call(run)
+                if execute is None:
+                    learner_call(run)
+                else:
+                    row = execute(run)
         except Captured as got:
-            return _Entry(run, got.problem, got.fit_key, as_made=got.as_made), ""
+            return _Entry(run, got.problem, got.fit_key, as_made=got.as_made), "", None
         except Exception:  # noqa: BLE001 - the run, trained alone, reports its own error with its name
-            return None, "its settings fail before training (the run alone says why)"
-    return None, "it did not reach the network trainer (dpcore.training)"
+            return None, "its settings fail before training (the run alone says why)", None
+    return None, "it did not reach the network trainer (dpcore.training)", row
 
 
 def _shared(pb, splits: dict[str, Any], *, as_made: bool = False):

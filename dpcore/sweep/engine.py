@@ -514,7 +514,8 @@ def run_sweep(
             trained_here: set[int] = set()
             plan = plan_batches(missing, enabled=batch and scheduler is None, start_alone=start_alone,
                                 why_off="a Dask scheduler was given" if scheduler is not None else "",
-                                on_problem=None if want is None else functools.partial(_calibrate_ahead, want))
+                                on_problem=None if want is None else functools.partial(_calibrate_ahead, want),
+                                execute=execute_run, on_row=finish)
             for note in plan.notes:
                 _LOG.info(note)
             plan.notes.extend(notes)  # what start_alone said; from here on one list, which the batches add to

@@ -153,8 +153,11 @@ def together_key(run: TogetherRun, n_features: int | None = None, n_outputs: int
 _INTERCEPT: contextvars.ContextVar = contextvars.ContextVar("dpcore_batched_intercept", default=None)
 
 
-class Captured(Exception):
-    """Raised by :func:`offer` inside :func:`capturing`: the learner's training problem, caught before training."""
+class Captured(BaseException):
+    """Raised by :func:`offer` inside :func:`capturing`: the learner's training problem, caught before training.
+
+    A BaseException, as KeyboardInterrupt is: a learner's ``except Exception`` around its training does not
+    swallow it, and a sweep's run wrapper (which names a failing run) lets it through."""
 
     def __init__(self, problem: Any, fit_key: tuple, as_made: bool = False) -> None:
         super().__init__("training problem captured for a batch")

@@ -373,3 +373,21 @@ def test_a_run_that_finishes_while_its_work_is_estimated_is_not_computed_again(f
     assert call_log() == 2 * n_runs
     pd.testing.assert_frame_equal(res.table.drop(columns=VOLATILE), again.table.drop(columns=VOLATILE))
     assert any("worker process" in n for n in again.notes)
+
+
+def test_a_network_learner_that_never_reaches_dpcores_trainer_is_trained_once_not_twice(fakes, call_log,
+                                                                                          monkeypatch):
+    """A sweep looks for each network run's training problem by running its learner up to dpcore's trainer. A
+    learner registered as a network that trains its own way runs to its end there: that row is kept (every run
+    computed once, with the row the run gives alone), and the notes say so."""
+    import dataclasses
+
+    from dpcore.learners import _LEARNERS
+
+    monkeypatch.setitem(_LEARNERS, "fake-dp", dataclasses.replace(_LEARNERS["fake-dp"], family="network"))
+    cfg = _cfg(call_log, seeds=2, include_baselines=False, providers=())  # no re-registering: the change stays
+    res = run_sweep(cfg, n_jobs=1, use_cache=False)
+    assert call_log() == len(cfg.runs()) == len(res.table)
+    alone = run_sweep(cfg, n_jobs=1, use_cache=False, batch=False)
+    pd.testing.assert_frame_equal(res.table.drop(columns=VOLATILE), alone.table.drop(columns=VOLATILE))
+    assert any("trained once, while the sweep looked for its problem" in n for n in res.notes)
