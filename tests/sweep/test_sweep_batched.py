@@ -256,7 +256,7 @@ def test_runs_of_more_splits_than_the_features_cache_keeps_each_train_on_their_o
     entries = [e for group in plan_batches(config.runs()).groups for e in group]
     assert len({e.run.seed for e in entries}) == 24
     for e in entries:
-        fresh, _ = _capture(e.run)
+        fresh, _, _ = _capture(e.run)
         assert np.array_equal(e.problem.X_train, fresh.problem.X_train), e.run
         assert np.array_equal(e.problem.X_test, fresh.problem.X_test), e.run
     assert len({id(e.problem.X_train) for e in entries if e.problem.config.private}) == 24
