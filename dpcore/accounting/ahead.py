@@ -70,6 +70,7 @@ class CalibrationsAhead:
         self._busy = False  # a key is with the second process
         self._alive = True  # until closed, or the second process failed
         self._heard = time.monotonic()  # when the second process last answered (or was started)
+        self.used = 0  # answers the caller took from the second process
         self._proc: subprocess.Popen | None = None
         if self.start_at == 0:
             with self._cond:
@@ -110,7 +111,9 @@ class CalibrationsAhead:
                     self._alive = False
                     if self._proc is not None:
                         self._proc.kill()
-            return self._done.get(key)
+            got = self._done.get(key)
+            self.used += got is not None
+            return got
 
     def close(self) -> None:
         """Stop the second process (what it has not answered, the caller computes)."""
@@ -234,13 +237,14 @@ def calibrating_ahead(*, expected: int = 0) -> Iterator[Callable[[Key], None]]:
     in a second process (a :class:`CalibrationsAhead`), and :func:`calibrated_sigma` takes each from there, or
     computes it. A key calibrated already adds nothing. The process starts once :data:`AHEAD_MIN` keys are waiting,
     or at once when the caller ``expected`` at least as many (its start then overlaps what the caller does before
-    the first key comes)."""
+    the first key comes). ``want.used()`` says how many calibrations were taken from there."""
     with CalibrationsAhead(start_at=0 if expected >= AHEAD_MIN else AHEAD_MIN) as ahead:
 
         def want(key: Key) -> None:
             if _key(key) not in _CALIBRATED:
                 ahead.add([key])
 
+        want.used = lambda: ahead.used  # how many calibrations the callers took from the second process
         token = _AHEAD.set(ahead)
         try:
             yield want

@@ -267,9 +267,10 @@ def run_batches(plan: BatchPlan, execute: Callable[[RunSpec], dict], finish: Cal
     """Train each group of ``plan`` together (in ``lanes`` threads) and hand every run's row to ``finish``; the runs
     of a group that failed as a batch are returned, to be run alone (where a failing run reports its own error).
     ``between()`` is called after every row (the sweep hands over the rows of the runs training alone meanwhile)."""
-    from ..training.batched import TogetherRun, serving, train_together
+    from ..training.batched import TogetherRun, lanes_used, serving, train_together
 
     failed: list[RunSpec] = []
+    in_lanes: list[int] = []  # runs trained in each batch that used more than one lane
     for group in plan.groups:
         if between is not None:
             between()
@@ -297,6 +298,8 @@ def run_batches(plan: BatchPlan, execute: Callable[[RunSpec], dict], finish: Cal
             logger.info(note)
             failed.extend(e.run for e in group)
             continue
+        if (used := lanes_used()) > 1:
+            in_lanes.append(used)
         for entry, j in zip(group, which):
             result = dataclasses.replace(results[j])  # each run its own result object (a learner may amend it)
             with serving(entry.fit_key, entry.problem, result):
@@ -304,6 +307,12 @@ def run_batches(plan: BatchPlan, execute: Callable[[RunSpec], dict], finish: Cal
             finish(entry.run, row)
             if between is not None:
                 between()
+    if in_lanes:
+        n = len(in_lanes)
+        note = (f"{n} batch{'es' if n != 1 else ''} shared among {max(in_lanes)} threads of this process (lanes); "
+                "the others had too little work a step for more than one")
+        plan.notes.append(note if n < len(plan.groups) else note.split(";")[0])
+        logger.info(plan.notes[-1])
     return failed
 
 

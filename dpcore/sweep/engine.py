@@ -527,6 +527,9 @@ def run_sweep(
                 missing = plan.refused + run_batches(plan, execute_run, finish, lanes=int(lanes),
                                                      between=lambda: alone.deliver(finish))
                 alone.deliver(finish, wait=True)
+            if want is not None and (used := want.used()):
+                _say(notes, f"{used} noise calibration{'s' if used != 1 else ''} worked out ahead in a second process "
+                            "while this one read its runs and trained")
         finally:
             ahead.close()
             if alone is not None:

@@ -94,8 +94,10 @@ DENSE_MODELS = ("linear", "mlp")
 #: Floats one block of runs may hold in its gathered batch and activations at once (about 64 MB): a sweep of
 #: hundreds of runs on a large table is done in blocks of runs, step by step.
 BLOCK_FLOATS = 16_000_000
-#: The input floats (expected batch times input width, summed over runs) a step must give each lane.
-LANE_FLOATS = 2_000_000
+#: The input floats (expected batch times input width, summed over runs) a step must give each lane: 8 MNIST 5k
+#: runs (2.4 million a step) gain from two lanes (a 24-run sweep 5.1 s -> 4.7 s with 1 million rather than 2), and 10
+#: non-private Adult runs of 64 rows (66 thousand) lose (4.5 s in two lanes against 2.6 s in one).
+LANE_FLOATS = 1_000_000
 
 #: ``on_epoch(k, info)``: run ``k`` (its position in the list given) finished an epoch; ``info`` is what
 #: :func:`~dpcore.training.train` hands its own ``on_epoch``.
@@ -438,6 +440,7 @@ def train_together(
     guard = MemoryGuard(what="this batch of training runs")
     try:
         groups = _lane_groups(members, lanes)
+        _LAST.lanes = len(groups)
         if len(groups) == 1:
             _loop(members, rows, on_epoch, on_step, int(block_floats), guard)
         else:
@@ -470,6 +473,15 @@ class _Rows:
         self.X = torch.cat([d.X for d in datas]) if len(datas) > 1 else datas[0].X
         self.y = torch.cat([d.y for d in datas]) if len(datas) > 1 else datas[0].y
         self.x_sq = torch.cat([torch.linalg.vector_norm(d.X, dim=1).square_() for d in datas])
+
+
+_LAST = threading.local()  # the lanes the last train_together of this thread used (lanes_used)
+
+
+def lanes_used() -> int:
+    """How many lanes this thread's last :func:`train_together` trained in (1 when its steps had too little work for
+    more, or before any)."""
+    return getattr(_LAST, "lanes", 1)
 
 
 def _lane_groups(members: list[_Member], lanes: int) -> list[list[_Member]]:
@@ -787,6 +799,7 @@ def _forward_shared(plan: list, Ws: list[torch.Tensor], bs: list[torch.Tensor], 
 __all__ = [
     "BLOCK_FLOATS",
     "LANE_FLOATS",
+    "lanes_used",
     "Captured",
     "DENSE_MODELS",
     "TogetherEpochCallback",

@@ -244,6 +244,9 @@ def test_a_sweep_on_two_lanes_with_its_calibrations_worked_out_ahead_gives_the_t
         two = run_sweep(cfg, n_jobs=2, use_cache=False, lanes=2)
     assert started, "no calibration was worked out ahead"
     _same_tables(one.table, two.table)
+    notes = " / ".join(two.notes)
+    assert "shared among 2 threads of this process (lanes)" in notes and "worked out ahead in a second process" in notes
+    assert "lanes" not in " / ".join(one.notes)
     assert sum("least noise searched" in w for w in two.table.warnings) == 2
 
 
