@@ -38,7 +38,7 @@ from ..exceptions import warning_class
 from ..runtime.thread_warnings import caught as caught_warnings
 from .calibration import dpsgd_noise_multiplier
 from .events import dpsgd_event
-from .ledger import know_rdp_curves, rdp_curves
+from .ledger import _know_rdp_curves, _rdp_curves
 
 #: A calibration: target epsilon, delta, sample rate, steps, accountant.
 Key = tuple[float, float, float, int, str]
@@ -99,7 +99,7 @@ class CalibrationsAhead:
         """``(sigma, warnings, curves)`` for ``key`` from the second process (waiting while it works it out), or None:
         the caller computes it (nobody started it, or the second process failed). Each ``warnings`` item is
         ``(category, message)``, to be raised by the caller; ``curves`` are the RDP curves of one step at that sigma
-        (:func:`~dpcore.accounting.ledger.rdp_curves`), or None."""
+        (:func:`~dpcore.accounting.ledger._rdp_curves`), or None."""
         key = _key(key)
         with self._cond:
             if self._claimed.setdefault(key, "here") == "here":
@@ -220,7 +220,7 @@ def calibrated_sigma(target: float, delta: float, q: float, steps: int,
     if ahead is not None and (got := ahead.take(key)) is not None:
         sigma, raised, curves = got
         if curves:
-            know_rdp_curves(dpsgd_event(noise_multiplier=sigma, sample_rate=q, steps=1), curves)
+            _know_rdp_curves(dpsgd_event(noise_multiplier=sigma, sample_rate=q, steps=1), curves)
     else:
         with caught_warnings() as caught:  # this thread's own: another visitor's run is not in them
             sigma = dpsgd_noise_multiplier(target, delta, q, steps, accountant)
@@ -270,7 +270,7 @@ def _serve() -> None:
             try:
                 sigma = dpsgd_noise_multiplier(*key)
                 if key[4] == "rdp":  # the run's odometer reads these curves: computed here already
-                    curves = rdp_curves(dpsgd_event(noise_multiplier=sigma, sample_rate=key[2], steps=1))
+                    curves = _rdp_curves(dpsgd_event(noise_multiplier=sigma, sample_rate=key[2], steps=1))
             except Exception:  # noqa: BLE001 - the caller computes it again and raises it where it belongs
                 sigma = None
         said = [[f"{w.category.__module__}.{w.category.__qualname__}", str(w.message)] for w in said]

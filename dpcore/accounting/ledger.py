@@ -47,6 +47,7 @@ from .trusted import ARITHMETIC_ERRORS, quiet, rdp_epsilon, trusted_delta, trust
 __all__ = ["PrivacyLedger", "PrivacyProfile", "epsilon_of_event", "privacy_profile", "repeat_and_select_epsilon"]
 
 _ORDERS = np.array(RDP_ORDERS)
+_ORDER_TWO = int(np.flatnonzero(_ORDERS == 2.0)[0])
 #: a mechanism whose accountant state says "no differential privacy at all" (e.g. noise 0)
 _NON_PRIVATE = object()
 
@@ -72,14 +73,14 @@ def _supports(accountant: str, neighbouring: Neighbouring, atom) -> bool:
     return make_accountant(accountant, neighbouring=neighbouring).supports(atom)
 
 
-#: RDP curves another process computed with this code (:func:`know_rdp_curves`), each taken once by _rdp_curve
+#: RDP curves another process computed with this code (:func:`_know_rdp_curves`), each taken once by _rdp_curve
 _KNOWN_CURVES: dict = {}
 
 
-def rdp_curves(event: dp_accounting.DpEvent, neighbouring: Neighbouring = Neighbouring.ADD_REMOVE) -> list:
+def _rdp_curves(event: dp_accounting.DpEvent, neighbouring: Neighbouring = Neighbouring.ADD_REMOVE) -> list:
     """The RDP curve the ledger reads for each mechanism of ``event`` (in :func:`~.events.flatten`'s order), as
     lists of floats, or None where it has none: what a process that calibrated the event hands to one that will
-    account it (:func:`know_rdp_curves`)."""
+    account it (:func:`_know_rdp_curves`)."""
     out = []
     for atom, _ in flatten(event):
         curve = _rdp_curve(atom, _relation_for(atom, neighbouring))
@@ -87,21 +88,37 @@ def rdp_curves(event: dp_accounting.DpEvent, neighbouring: Neighbouring = Neighb
     return out
 
 
-def know_rdp_curves(event: dp_accounting.DpEvent, curves: list,
+def _know_rdp_curves(event: dp_accounting.DpEvent, curves: list,
                     neighbouring: Neighbouring = Neighbouring.ADD_REMOVE) -> None:
-    """Keep the curves :func:`rdp_curves` gave for ``event`` in another process (dp_accounting's arithmetic, by this
+    """Keep the curves :func:`_rdp_curves` gave for ``event`` in another process (dp_accounting's arithmetic, by this
     same code on the same numbers, read fail closed there), so that the first ledger here to compose one of its
     mechanisms does not compute it again (each takes about 25 ms of pure Python). Only curves read fail closed
     (no ``nan``, nothing below 0) with a finite order are kept: a curve infinite everywhere is computed here, where
-    its warning is said."""
+    its warning is said.
+
+    Only the calibrating process of :mod:`dpcore.accounting.ahead` hands curves here, after it has named itself as
+    this very module; a curve is still checked against dp_accounting's value at order 2, computed here (65 us), and
+    dropped unless equal to the last bit: a curve that belongs to another noise, or was garbled on the way, is never
+    read (a curve of zeros would report epsilon 0)."""
     if len(_KNOWN_CURVES) > 512:
         _KNOWN_CURVES.clear()
     for (atom, _), curve in zip(flatten(event), curves):
         arr = None if curve is None else np.array(curve, dtype=float)
-        if arr is not None and arr.shape == _ORDERS.shape and np.isfinite(arr).any() and not np.isnan(arr).any() \
-                and (arr >= 0).all():
-            arr.flags.writeable = False
-            _KNOWN_CURVES[(atom, _relation_for(atom, neighbouring))] = arr
+        if arr is None or arr.shape != _ORDERS.shape or not np.isfinite(arr).any() or np.isnan(arr).any() \
+                or not (arr >= 0).all():
+            continue
+        rel = _relation_for(atom, neighbouring)
+        check = rdp.RdpAccountant(orders=[2.0], neighboring_relation=rel.relation)  # dp_accounting, one order
+        try:
+            with quiet():
+                check.compose(atom)
+            value = trusted_rdp(check._rdp)[0]
+        except (*ARITHMETIC_ERRORS, AttributeError):
+            continue
+        if value != arr[_ORDER_TWO]:
+            continue
+        arr.flags.writeable = False
+        _KNOWN_CURVES[(atom, rel)] = arr
 
 
 @_cached(1024)

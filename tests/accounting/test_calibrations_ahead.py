@@ -181,3 +181,24 @@ def test_a_second_process_that_never_answers_is_stopped_and_the_caller_computes(
         assert helper.take(_LADDER[-1]) is None  # given to it, never answered: the caller computes it
         assert time.monotonic() - t0 < 10
         assert helper._proc.wait(timeout=10) is not None  # stopped
+
+
+def test_a_handed_over_curve_that_is_not_the_noises_own_is_never_read():
+    """A curve of zeros handed over for a noise of 1e-160 would report epsilon 0; halved, a smaller epsilon. Each is
+    checked against dp_accounting's value at order 2 and dropped: the odometer computes (and fails closed)."""
+    from dpcore.accounting import PrivacyLedger, dpsgd_event
+    from dpcore.accounting import ledger as L
+
+    L._KNOWN_CURVES.clear()
+    tiny = dpsgd_event(noise_multiplier=1e-160, sample_rate=0.1, steps=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        L._know_rdp_curves(tiny, [[0.0] * len(L._ORDERS)])
+        assert not L._KNOWN_CURVES and PrivacyLedger(delta=1e-5).spend(tiny) == float("inf")
+    one = dpsgd_event(noise_multiplier=0.9, sample_rate=0.1, steps=1)
+    good = L._rdp_curves(one)
+    L._know_rdp_curves(one, [[0.5 * v for v in good[0]]])
+    assert not L._KNOWN_CURVES
+    L._know_rdp_curves(one, good)
+    assert len(L._KNOWN_CURVES) == 1
+    L._KNOWN_CURVES.clear()
