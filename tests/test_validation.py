@@ -125,7 +125,6 @@ def test_features_within_their_bounds_are_scaled_as_the_formula_says_and_outlier
     import warnings
 
     from dpcore.datasets.transforms import standardize_with_bounds
-    from dpcore.exceptions import DPCoreWarning
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 5)) * 3

@@ -5,8 +5,8 @@ root search over dp_accounting's RDP of the sampled Gaussian (Mironov, Talwar & 
 3.6 s in all for Adult, in pure Python, on one core. :class:`CalibrationsAhead` starts a fresh interpreter (it
 imports dp_accounting only, ~0.6 s) that takes the calibrations one at a time from the back of the list (a sweep
 hands them over as it reads its runs, before training anything), while the caller, when it needs one, takes it
-from the front: a result the second process has is used, one it is
-working out is waited for, and one nobody has started the caller computes itself. The two meet in the middle.
+from the front: a result the second process has is used, one it is working out is waited for, and one nobody has
+started the caller computes itself. The two meet in the middle.
 
 Each answer is :func:`~dpcore.accounting.calibration.dpsgd_noise_multiplier`'s, computed by the same function on
 the same numbers (floats cross the pipe as their exact text), so a run's sigma does not depend on where it was

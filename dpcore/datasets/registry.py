@@ -380,8 +380,10 @@ def _split(ds: Dataset, test_size: float, seed: int) -> Split:
         seed=int(seed),
         test_size=test_size,
     )
-    _ROWS[id(split.X_train)] = (weakref.ref(split.X_train, lambda _gone, key=id(split.X_train): _ROWS.pop(key, None)),
-                                split.X_test, np.flatnonzero(~mask), test)
+    if is_registered(ds):  # an upload's rows are never kept, not even as indices
+        key = id(split.X_train)
+        _ROWS[key] = (weakref.ref(split.X_train, lambda _gone, key=key: _ROWS.pop(key, None)), split.X_test,
+                      np.flatnonzero(~mask), test)
     return split
 
 

@@ -126,3 +126,13 @@ def test_a_splits_features_are_its_rows_of_the_whole_datasets_to_the_last_bit_an
     assert split_rows(half) is None
     X_tr, _, _ = tl._compute_features(half, {})
     assert X_tr.shape[0] == 100 and X_tr.tobytes() == prepare_features(half.X_train, split.dataset.bounds).tobytes()
+
+
+def test_an_uploads_split_keeps_no_rows_of_it():
+    from dpcore.datasets import as_dataset, registry
+
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"a": rng.normal(size=40), "b": rng.normal(size=40), "y": rng.integers(0, 2, 40)})
+    ds = as_dataset(df, "y", task="classification", bounds={"a": (-5, 5), "b": (-5, 5)})
+    split = train_test_split(ds, seed=0)
+    assert registry.split_rows(split) is None and id(split.X_train) not in registry._ROWS
