@@ -262,6 +262,9 @@ def _beside_list(parser: argparse.ArgumentParser, args) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from ..runtime.memory import prefer_huge_pages
+
+    prefer_huge_pages()  # before torch loads, or never (see dpcore.runtime.memory)
     argv = sys.argv[1:] if argv is None else list(argv)
     command = _command_in(argv)
     if command in NEEDS and not any(a in _NO_NEEDS for a in argv):

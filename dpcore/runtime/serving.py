@@ -152,6 +152,9 @@ def load_libraries(*, packages: tuple[str, ...] = ()) -> None:
 
     with _libraries_lock:
         if not _libraries_loaded:
+            from .memory import prefer_huge_pages
+
+            prefer_huge_pages()  # before torch loads (see dpcore.runtime.memory)
             for name in SHARED_LIBRARIES:
                 importlib.import_module(name)
             for package in packages:
