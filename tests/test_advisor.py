@@ -106,6 +106,16 @@ def test_when_no_epsilon_meets_the_need_the_advisor_says_what_would_from_the_swe
     assert advice.to_json_dict()["met"] is False
 
 
+def test_a_rise_at_the_top_within_the_seeds_spread_is_not_a_reason_for_a_larger_epsilon():
+    # MNIST 5k's DP-SGD went 0.9213 -> 0.9237 from ε = 3.16 to 10 with seeds spread by ~0.002: the page said the two
+    # tie, while the advisor called the curve still rising and pointed at the ε beyond 10
+    res = _result({1.0: [0.80, 0.82, 0.81], 3.16: [0.90, 0.92, 0.91], 10.0: [0.905, 0.925, 0.91]},
+                  [0.99, 0.99, 0.99])
+    said = " ".join(judge(res, Need("within", "accuracy", 0.02)).instead)
+    assert "still rises" not in said
+    assert "flat at the top of the range" in said and "within the seeds' spread" in said
+
+
 def test_selection_is_said_to_be_a_release_with_its_composition_and_private_selection_cost():
     res = _result({0.1: [0.5, 0.52, 0.51], 1.0: [0.85, 0.86, 0.84], 10.0: [0.9, 0.91, 0.9]}, [0.95, 0.95, 0.95])
     sel = judge(res, Need("at_least", "accuracy", 0.8)).selection

@@ -510,9 +510,18 @@ def _instead(points: pd.DataFrame, need: Need, target: float, *, baseline: float
     top = points[points.learner == best.learner].sort_values("epsilon")
     if len(top) >= 2 and better(float(top["mean"].iloc[-1]), float(top["mean"].iloc[-2])):
         lo, hi = top["epsilon"].iloc[-2], top["epsilon"].iloc[-1]
-        out.append(f"A larger ε: {_title(best.learner)}'s curve still rises at the top of the range (from "
-                   f"{top['mean'].iloc[-2]:.4g} at ε = {lo:.3g} to {top['mean'].iloc[-1]:.4g} at ε = {hi:.3g}); the "
-                   f"band above ε = {hi:.3g} is '{verdict(hi * 1.01).band.headline}'.")
+        a, b = float(top["mean"].iloc[-2]), float(top["mean"].iloc[-1])
+        # a rise within the seeds' spread is a tie (the page's "ties with" reads the same rule): it is no reason to
+        # spend a larger ε
+        spread = max(float(top["std"].iloc[-2]), float(top["std"].iloc[-1]))
+        if abs(b - a) > spread:
+            out.append(f"A larger ε: {_title(best.learner)}'s curve still rises at the top of the range (from "
+                       f"{a:.4g} at ε = {lo:.3g} to {b:.4g} at ε = {hi:.3g}); the band above ε = {hi:.3g} is "
+                       f"'{verdict(hi * 1.01).band.headline}'.")
+        else:
+            out.append(f"Not a larger ε: {_title(best.learner)}'s curve is flat at the top of the range ({a:.4g} at "
+                       f"ε = {lo:.3g}, {b:.4g} at ε = {hi:.3g}, within the seeds' spread of {spread:.2g}), so more ε "
+                       "is unlikely to close the gap.")
     if n_rows is not None:
         out.append(f"More rows: the noise's cost to these learners falls roughly as 1/(n·ε) (Chaudhuri, Monteleoni & "
                    f"Sarwate 2011), so k times the {n_rows} rows at a given ε buys about what k times the ε buys "
