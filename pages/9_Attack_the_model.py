@@ -174,7 +174,7 @@ show_table(results_table({k: (a, accuracy[k]) for k, a in audits.items()}), key=
 attack_report_button(audits, ds, accuracy=accuracy, seed=seed, said=said, question=attack_question(
     learner=learner, attack=attack, epsilon=epsilon, delta=delta, pool=pool_size, shadows=int(shadows),
     canaries=canary_count, network=network))
-if main.result.tpr_measured("0.001") is None:
+if any(a.result.tpr_measured("0.01") is None for a in audits.values()):  # the table's rate at 1 % is a dash
     st.caption(f"A dash for a TPR: with {main.result.n_nonmembers:,} non-members, a false-alarm rate below "
                f"1 in {main.result.n_nonmembers:,} cannot be measured (one false alarm is already more); "
                + ("more canaries measure it." if attack == "one-run" else
