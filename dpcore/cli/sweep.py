@@ -16,7 +16,7 @@ import time
 
 from ..defaults import DELTA, EPSILON
 from ..exceptions import DPValueError
-from ..sweep import DEFAULT_JOBS, DEFAULT_RANGES, DEFAULT_SEEDS, JOBS_HELP
+from ..sweep import AXES, DEFAULT_JOBS, DEFAULT_RANGES, DEFAULT_SEEDS, JOBS_HELP
 from ..sweep.summary import neighbouring_note, overspent_note
 from . import command_help
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
@@ -171,7 +171,10 @@ def _run(args) -> int:
         ds = load_dataset(data) if isinstance(data, str) else data
         learners = default_learners(sweepable(ds.task, ds.is_image, axis), ds.task)
         if not learners:
-            raise DPValueError(f"no registered learner can be swept along {axis!r} on {ds.name}; pass --algorithms")
+            raise DPValueError(
+                f"--axis {args.axis!r}: no registered learner for {ds.name} can be swept along it; the axes are "
+                f"{', '.join(AXES)} or a knob a learner takes (python -m dpcore train --list shows the learners, "
+                "train --help their knobs); or name the learners with --algorithms")
         _say_default_learners(learners)
     else:
         learners = [a.strip() for a in args.algorithms.split(",") if a.strip()]
