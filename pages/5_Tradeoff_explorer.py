@@ -184,6 +184,11 @@ m = metrics_box.columns(4)
 m[0].metric("Runs", f"{len(table)}", help=f"{result.n_computed} computed, {result.n_cached} read from the cache, "
             f"{result.seconds:.1f} s")
 if not swept.empty:  # the best point of any swept curve, wherever it lies on the axis
+    # a point that spent far more than its axis ε (output perturbation: 450 answers at ε each) is no best at that ε,
+    # as the advisor does not count it either; it is the best only when every point overspends
+    kept = swept[[spent_beyond_axis(r, axis) is None for _, r in swept.iterrows()]]
+    left_out = 0 if kept.empty else len(swept) - len(kept)
+    swept = kept if not kept.empty else swept
     best = swept.sort_values("mean", ascending=metric == "mse", kind="stable").iloc[0]
     short = get_axis(axis).symbol or axis_name  # a letter fits a quarter of the page's width
     ties = tied_with_best(swept, best)
@@ -199,6 +204,8 @@ if not swept.empty:  # the best point of any swept curve, wherever it lies on th
                                     for r in ties) if ties else "")
                      + (f" — its runs spent ε = {beyond:.3g} in all, more than the ε on the axis (the note under "
                         "the chart says why)" if beyond else "")
+                     + (f" — {left_out} point{'s' if left_out > 1 else ''} that spent far more than the ε on the "
+                        "axis left out (the note under the chart says why)" if left_out else "")
                      + (" — ⚠ this learner leaked privacy here: its ε is not a guarantee" if best.get(
                          "leaks_privacy", False) else ""))
 for col, role, label in ((m[2], "baseline", "Best non-private"), (m[3], "trivial", "Trivial baseline")):
