@@ -31,6 +31,10 @@ def test_a_need_is_read_as_the_command_line_writes_it(text, task, expected):
     ("mse>=3", "regression", "upper limit"),
     ("fast please", "classification", "not a need"),
     ("within=-1", "classification", "--need 'within=-1': .*a gap ≥ 0"),
+    # a percentage written as a number: accuracy and R² never pass 1, so the sweep could only say nothing meets it
+    ("accuracy>=80", "classification", "accuracy is at most 1, so 80 is out of reach; .*'accuracy>=0.8' for 80 %"),
+    ("within=2", "classification", "accuracy is at most 1, so 2 is out of reach; .*'within=0.02' or 'within 2 points'"),
+    ("r2>=50", "regression", "R² is at most 1, so 50 is out of reach; .*'r2>=0.5'"),
 ])
 def test_a_need_that_cannot_be_judged_is_refused_with_the_flag(text, task, words):
     with pytest.raises(DPValueError, match=words):

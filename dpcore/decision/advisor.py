@@ -173,6 +173,14 @@ def parse_need(text: str, task: str) -> Need:
     if need.metric not in _METRICS.get(task, ()):
         raise DPValueError(f"--need {text!r}: a {task} model is judged by {' or '.join(_METRICS.get(task, ()))}, "
                            f"not {need.metric}")
+    # accuracy is a share and R² at most 1: a level above 1 (or a gap of accuracy above 1) is a percentage written
+    # as a number, and would sweep every ε only to say that nothing meets it
+    if need.metric in ("accuracy", "r2") and need.amount > 1 and (need.kind == "at_least" or need.metric == "accuracy"):
+        share = need.amount / 100
+        raise DPValueError(
+            f"--need {text!r}: {_LABEL[need.metric]} is at most 1, so {need.amount:g} is out of reach; write a share, "
+            + (f"e.g. 'within={share:g}' or 'within {need.amount:g} points'" if need.kind == "within" else
+               f"e.g. '{need.metric}>={share:g}' for {need.amount:g} %"))
     return need
 
 
