@@ -51,5 +51,7 @@ def test_docs_lesson_plan_is_the_plan_the_home_page_shows():
 
     doc = (ROOT / "docs" / "lesson.md").read_text()
     assert lesson_plan_markdown() in doc
+    # the plan promises only what the links carry: no ε to the trade-off explorer, which sweeps it
+    assert STOPS[-1].epsilon_key is None and "trade-off explorer the dataset and seed" in lesson_plan_markdown()
     for s in STOPS:
         assert re.search(re.escape(s.ask), doc)
