@@ -212,8 +212,10 @@ def run_learner(
     else:
         split = train_test_split(data, test_size=test_size, seed=seed)
     if split.task not in spec.tasks:
+        fit = [n for n in learner_names(split.task) if split.dataset.is_image or not learners()[n].images_only]
         raise DPValueError(
-            f"learner {name!r} handles {' and '.join(spec.tasks)}, but dataset {split.dataset.name!r} is {split.task}"
+            f"learner {name!r} handles {' and '.join(spec.tasks)}, but dataset {split.dataset.name!r} is {split.task}; "
+            f"the learners for it: {', '.join(fit)}"
         )
     if spec.images_only and not split.dataset.is_image:
         raise DPValueError(f"learner {name!r} needs image data; {split.dataset.name!r} is tabular")
