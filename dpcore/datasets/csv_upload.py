@@ -104,7 +104,7 @@ def _read(source) -> pd.DataFrame:
                 df = alt
     except pd.errors.EmptyDataError:
         raise DatasetError(
-            "the CSV file is empty; upload a file with a header row and at least two data rows"
+            "the CSV file is empty: it needs a header row and at least two data rows"
         ) from None
     except pd.errors.ParserError as exc:
         if m := re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc)):

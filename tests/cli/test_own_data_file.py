@@ -89,10 +89,13 @@ def test_cluster_sweep_and_audit_read_the_file_too_in_secure_mode_unless_seeded(
     (["--data", "{csv}", "--label", "species", "--bounds", "*=3:0"], "not below the high end"),
     (["--label", "species"], "train needs --dataset"),
     (["--data", "{ragged}", "--label", "y"], "line 4 of the file has 4 values, but the rows before it have 3"),
+    # the command line has no upload: the message says what the file needs, as on the page
+    (["--data", "{empty}", "--label", "y"], "the CSV file is empty: it needs a header row and at least two data rows"),
 ])
 def test_bad_data_flags_are_one_line_errors_naming_the_flag(iris_csv, tmp_path, capsys, argv, words):
     (ragged := tmp_path / "ragged.csv").write_text("a,b,y\n1,2,0\n2,3,1\n4,5,1,9\n")
-    argv = [a.format(csv=iris_csv, missing=tmp_path / "nope.csv", ragged=ragged) for a in argv]
+    (empty := tmp_path / "empty.csv").write_text("")
+    argv = [a.format(csv=iris_csv, missing=tmp_path / "nope.csv", ragged=ragged, empty=empty) for a in argv]
     assert main(["train", "--algorithm", "dpsgd", *argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error:") and words in err[0]
