@@ -78,6 +78,7 @@ def test_train_json_contract_with_a_baseline(capsys):
         (["train", "--dataset", "nope", "--algorithm", "majority"], "unknown dataset"),
         (["train", "--dataset", "iris", "--algorithm", "nope"], "unknown learner"),
         (["frobnicate"], "error:"),
+        ([], "error: give a command: epsilon, noise, datasets, train, cluster, sweep, audit, reproduce, report"),
         (["sweep", "--dataset", "iris", "--algorithm", "dpsgd", "--axis", "epsilon", "--values", "1", "--out", "/"],
          "'/' is a directory; give a file name"),
         (["train", "--dataset", "diabetes", "--algorithm", "erm-objective"],  # says which learners do fit

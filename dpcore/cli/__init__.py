@@ -266,6 +266,10 @@ def main(argv: list[str] | None = None) -> int:
 
     prefer_huge_pages()  # before torch loads, or never (see dpcore.runtime.memory)
     argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv:  # a newcomer's first try: the commands, not argparse's "arguments are required: COMMAND"
+        print("error: give a command: " + ", ".join(COMMANDS) + " (python -m dpcore --help says what each does; "
+              "python -m dpcore COMMAND --help its options)", file=sys.stderr)
+        return 2
     command = _command_in(argv)
     if command in NEEDS and not any(a in _NO_NEEDS for a in argv):
         missing = missing_flags(command, argv)
