@@ -83,6 +83,8 @@ def test_train_json_contract_with_a_baseline(capsys):
          "'/' is a directory; give a file name"),
         (["train", "--dataset", "diabetes", "--algorithm", "erm-objective"],  # says which learners do fit
          "but dataset 'diabetes' is regression; the learners for it: mean, non-private, dpsgd"),
+        (["cluster", "--dataset", "diabetes", "--algorithm", "dplloyd"],  # not the regression learners' list
+         "--dataset diabetes: cluster needs a classification dataset (the clusters are scored against its classes)"),
         (["sweep", "--dataset", "iris", "--axis", "nosuch"],  # a misspelt axis, not a missing --algorithms
          "--axis 'nosuch': no registered learner for iris can be swept along it; the axes are epsilon, clip_norm"),
         (["epsilon", "--noise-multiplier", "1e308", "--sample-rate", "0.1", "--steps", "10", "--delta", "1e-5"],

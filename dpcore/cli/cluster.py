@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import sys
 
+from ..datasets import REGISTRY
 from ..defaults import EPSILON
+from ..exceptions import DPValueError
 from ..learners import get_learner, learner_names, run_learner
 from ..models.learners import CLUSTER_COMPARISON_NEIGHBOURING
 from . import JSON_HELP, command_help
@@ -45,6 +47,13 @@ def _run(args) -> int:
     elif args.neighbouring is not None:
         print(f"note: --neighbouring applies to dplloyd only; {args.algorithm} ignores it", file=sys.stderr)
     data = dataset_from_args(args)
+    task = REGISTRY[data].task if isinstance(data, str) else data.task
+    if task != "classification":  # k-means itself needs no label, but its accuracy is read against the classes
+        fix = ("e.g. " + ", ".join(n for n, d in REGISTRY.items() if d.task == "classification")
+               if isinstance(data, str) else "give a --label of classes (and --task classification)")
+        raise DPValueError(f"{f'--dataset {data}' if isinstance(data, str) else '--data'}: cluster needs a "
+                           f"classification dataset (the clusters are scored against its classes), and this one is "
+                           f"{task}; {fix}")
     seed, secure = noise_from_args(args)
     note_ignored_epsilon(spec := get_learner(args.algorithm), args.epsilon)
     res = run_learner(args.algorithm, data, epsilon=(EPSILON if args.epsilon is None else args.epsilon)
