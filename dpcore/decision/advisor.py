@@ -515,8 +515,8 @@ def _instead(points: pd.DataFrame, need: Need, target: float, *, baseline: float
     elif best.beats_trivial:
         short = abs(target - best.bound)
         # "nearest at the bound", not "best": with few seeds a higher mean can have the lower bound
-        out.append(f"A looser target: nearest to it at the bound is {_title(best.learner)} at ε = {best.epsilon:.3g}, "
-                   f"{name} {best.mean:{f}} on average and {best.bound:{f}} at the "
+        out.append(f"A looser target: nearest the target at the bound is {_title(best.learner)} at ε = "
+                   f"{best.epsilon:.3g}, {name} {best.mean:{f}} on average and {best.bound:{f}} at the "
                    f"{points.attrs.get('confidence', ADVISOR_CONFIDENCE):.0%} bound, {short:.3g} short of the target "
                    f"{target:{f}}; a need of "
                    + (f"{name} within {need.amount + short:.3g} of the non-private model" if need.kind == "within"
