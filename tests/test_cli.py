@@ -82,7 +82,7 @@ def test_train_json_contract_with_a_baseline(capsys):
         (["sweep", "--dataset", "iris", "--algorithm", "dpsgd", "--axis", "epsilon", "--values", "1", "--out", "/"],
          "'/' is a directory; give a file name"),
         (["train", "--dataset", "diabetes", "--algorithm", "erm-objective"],  # says which learners do fit
-         "but dataset 'diabetes' is regression; the learners for it: mean, non-private, dpsgd"),
+         "but dataset 'diabetes' is regression; the learners for it: "),
         (["cluster", "--dataset", "diabetes", "--algorithm", "dplloyd"],  # not the regression learners' list
          "--dataset diabetes: cluster needs a classification dataset (the clusters are scored against its classes)"),
         (["sweep", "--dataset", "iris", "--axis", "nosuch"],  # a misspelt axis, not a missing --algorithms
@@ -103,6 +103,13 @@ def test_bad_arguments_give_one_line_and_nonzero_exit(args, needle, cli):
     assert out.returncode != 0
     assert needle in out.stderr
     assert len([line for line in out.stderr.strip().splitlines() if line.startswith("error")]) == 1
+
+
+def test_a_learner_of_the_other_task_is_answered_with_the_learners_that_fit(cli):
+    said = cli("train", "--dataset", "diabetes", "--algorithm", "erm-objective").stderr
+    fit = said.split("the learners for it: ")[1].strip().split(", ")  # in the order they registered
+    assert {"mean", "dpsgd", "ssp", "functional-mechanism"} <= set(fit)
+    assert not {"erm-objective", "majority", "pate"} & set(fit)  # classification only
 
 
 def test_bad_arguments_from_the_shell_exit_nonzero_with_one_line_and_no_traceback():
