@@ -49,11 +49,12 @@ def test_the_prediction_bound_is_students_t_for_one_more_run():
         12 + 1.885618 * 2 * math.sqrt(4 / 3), abs=1e-5)
 
 
-def _result(scores: dict[float, list[float]], baseline: list[float], *, metric: str = "accuracy") -> SweepResult:
-    """A finished ε sweep of erm-objective on iris with the given per-seed scores (no model trained)."""
+def _result(scores: dict[float, list[float]], baseline: list[float], *, metric: str = "accuracy",
+            dataset="iris") -> SweepResult:
+    """A finished ε sweep of erm-objective on ``dataset`` (iris) with the given per-seed scores (no model trained)."""
     values = tuple(sorted(scores))
     seeds = len(baseline)
-    config = SweepConfig(dataset="iris", learners=("erm-objective",), values=values, seeds=seeds)
+    config = SweepConfig(dataset=dataset, learners=("erm-objective",), values=values, seeds=seeds)
     rows = []
     for s, b in enumerate(baseline):
         rows.append({"learner": "logreg", "role": "baseline", "value": np.nan, "seed": s, metric: b,
@@ -216,3 +217,29 @@ def test_a_learner_that_meets_the_need_on_average_but_not_at_the_bound_is_said_f
     assert advice.instead[0].startswith("More seeds: DP-ERM, objective perturbation (Chaudhuri et al. Alg. 2) meets "
                                         "the target on average from ε = 0.1 (accuracy 0.890 against the target 0.880)")
     assert "over its 2 seeds a fresh run is not sure to" in advice.instead[0]
+
+
+def test_other_learners_offered_are_of_the_swept_kind_and_say_when_they_protect_something_else():
+    from types import SimpleNamespace
+
+    from dpcore.decision.advisor import _other_learners
+
+    beside_dpsgd = _other_learners(SimpleNamespace(task="classification", is_image=False, learners=["dpsgd"]))
+    assert not any("k-means" in o for o in beside_dpsgd)  # a clustering is no classifier for a data owner's need
+    assert any(o.startswith("DP-ERM, objective perturbation") and "protects" not in o for o in beside_dpsgd)
+    assert any(o.startswith("Label DP") and o.endswith("its ε protects each record's label only")
+               for o in beside_dpsgd)
+    assert any(o.startswith("DP-FedAvg") and o.endswith("its ε protects each client's whole data")
+               for o in beside_dpsgd)
+    beside_kmeans = _other_learners(SimpleNamespace(task="classification", is_image=False, learners=["dplloyd"]))
+    assert beside_kmeans == ["k-means on Laplace-perturbed records"]
+
+
+def test_fewer_features_is_advice_for_a_table_not_for_an_image():
+    from dpcore.datasets import load_dataset
+
+    for name, said in (("wine", True), ("digits", False)):  # 13 columns of a table; 64 pixels
+        res = _result({0.1: [0.5, 0.52, 0.51], 1.0: [0.6, 0.61, 0.6], 10.0: [0.7, 0.71, 0.7]}, [0.75, 0.76, 0.75],
+                      dataset=load_dataset(name))
+        advice = judge(res, Need("at_least", "accuracy", 0.9))
+        assert any(s.startswith("Fewer features") for s in advice.instead) == said, name

@@ -547,18 +547,38 @@ def _instead(points: pd.DataFrame, need: Need, target: float, *, baseline: float
         out.append(f"More rows: the noise's cost to these learners falls roughly as 1/(n·ε) (Chaudhuri, Monteleoni & "
                    f"Sarwate 2011), so k times the {n_rows} rows at a given ε buys about what k times the ε buys "
                    "with these rows: read it off the curve.")
-    if n_features is not None and n_features > 4:
+    # columns of a table, not an image's pixels: dropping pixels is no advice (the image learners' presets already
+    # train on fixed features where that pays, e.g. DP-SGD's HOG on MNIST, Tramer & Boneh 2021)
+    if n_features is not None and n_features > 4 and not (config is not None and config.is_image):
         out.append(f"Fewer features: the same bound grows with the number of columns (here {n_features}); dropping "
                    "columns that carry little signal leaves less to noise.")
-    if config is not None:
-        from ..sweep.choices import sweepable
-
-        others = [n for n in sweepable(config.task, config.is_image, "epsilon") if n not in config.learners]
-        if others:
-            out.append("Another learner: not tried here: " + ", ".join(_title(n) for n in others[:5]) + ".")
+    if config is not None and (others := _other_learners(config)):
+        out.append("Another learner: not tried here: " + "; ".join(others[:5]) + ".")
     if trivial is not None and not better(best.mean, trivial) and points["beats_trivial"].any():
         out.append(f"Note: the best private point is no better than the trivial predictor ({trivial:.4g}): at this "
                    "range privacy costs all the utility.")
+    return out
+
+
+def _other_learners(config) -> list[str]:
+    """The learners a sweep of ``config`` could have tried and did not, by title, each with what its ε protects when
+    that differs from the swept learners' (label DP protects labels only, DP-FedAvg a client's whole data). Clustering
+    learners are offered only beside clustering (a k-means run is no classifier for a data owner's need), and the
+    others only beside the others."""
+    from ..learners import get_learner
+    from ..sweep.choices import sweepable
+
+    swept = [get_learner(n) for n in config.learners]
+    clustering = bool(swept) and all(s.family == "clustering" for s in swept)
+    protects = {s.wording.protects for s in swept if s.private}
+    out = []
+    for name in sweepable(config.task, config.is_image, "epsilon"):
+        spec = get_learner(name)
+        if name in config.learners or (spec.family == "clustering") != clustering:
+            continue
+        unit = spec.wording.protects.split(";")[0].split(",")[0].split(" (")[0]
+        out.append(_title(name) + (f" — its ε protects {unit}" if protects and spec.wording.protects not in protects
+                                   and not any(p.startswith(unit) for p in protects) else ""))
     return out
 
 
