@@ -12,32 +12,44 @@ measures it.
 torch reads the switch once, the first time it allocates, which importing it already does: so the command line
 (:func:`dpcore.cli.main`) and the app (:func:`dpcore.runtime.serving.load_libraries`) set it before torch loads,
 and the processes they start inherit it. ``THP_MEM_ALLOC_ENABLE=0`` in the environment turns it off. A library user
-who wants it sets the variable before importing torch; dpcore does not change a process it did not start. It only
-matters on Linux with transparent huge pages in ``madvise`` or ``always`` mode (``cat
-/sys/kernel/mm/transparent_hugepage/enabled``); elsewhere torch ignores it.
+who wants it sets the variable before importing torch; dpcore does not change a process it did not start. It is
+set only on Linux with transparent huge pages in ``madvise`` or ``always`` mode (:data:`THP_MODE`): elsewhere
+torch would ignore it, or, on a kernel without them, warn that its advice failed.
 """
 from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 #: The environment variable torch's CPU allocator reads (``c10/core/alloc_cpu.cpp``): ``1`` aligns allocations of
 #: 2 MB or more to 2 MB and advises them as huge pages, ``0`` leaves them as they are.
 HUGE_PAGES = "THP_MEM_ALLOC_ENABLE"
+#: Where Linux says whether transparent huge pages are used: ``always [madvise] never``, the mode in brackets.
+THP_MODE = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+
+
+def huge_pages_available(mode_file: Path = THP_MODE) -> bool:
+    """Whether this machine backs memory advised as huge with huge pages (Linux, mode ``always`` or ``madvise``)."""
+    try:
+        mode = mode_file.read_text()
+    except OSError:
+        return False
+    return sys.platform.startswith("linux") and ("[always]" in mode or "[madvise]" in mode)
 
 
 def prefer_huge_pages() -> bool:
     """Ask torch for huge pages for large tensors, unless the environment already says either way; return whether
     this process has them.
 
-    Effective only before torch is imported (then it returns True when on); afterwards it changes nothing and says
-    whether the setting torch read was on.
+    Effective only before torch is imported, and only where the machine has huge pages
+    (:func:`huge_pages_available`); otherwise it changes nothing and says whether the variable is on.
 
     Examples
     --------
     >>> isinstance(prefer_huge_pages(), bool)
     True
     """
-    if "torch" not in sys.modules:
-        os.environ.setdefault(HUGE_PAGES, "1")
+    if "torch" not in sys.modules and HUGE_PAGES not in os.environ and huge_pages_available():
+        os.environ[HUGE_PAGES] = "1"
     return os.environ.get(HUGE_PAGES) == "1"
