@@ -21,3 +21,15 @@ def _error(argv, capsys) -> str:
 def test_zero_steps_are_refused_by_both_accounting_commands_naming_steps(command, given, capsys):
     err = _error([command, *given, "--sample-rate", "0.01", "--steps", "0"], capsys)
     assert err.startswith("error: --steps must be at least 1") and "got 0" in err
+
+
+def test_an_audit_of_a_tiny_csv_says_it_needs_more_rows_and_names_canaries(tmp_path, capsys):
+    path = tmp_path / "tiny.csv"
+    path.write_text("a,b,label\n1,2,0\n2,3,1\n3,1,0\n4,4,1\n")
+    err = _error(["audit", "--data", str(path), "--label", "label", "--seed", "0"], capsys)
+    assert err.startswith("error: --canaries must be <= ") and "use data with at least 40 rows" in err
+
+
+def test_too_many_canaries_for_the_test_rows_say_how_many_fit(capsys):
+    err = _error(["audit", "--dataset", "iris", "--seed", "0", "--canaries", "500"], capsys)
+    assert "--canaries must be <= 36, got 500" in err and "give --canaries 36 or fewer" in err
