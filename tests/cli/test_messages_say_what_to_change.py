@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from dpcore.cli import main
+from dpcore.cli import main, missing_flags
 
 
 def _error(argv, capsys) -> str:
@@ -15,6 +15,18 @@ def _error(argv, capsys) -> str:
     err = capsys.readouterr().err
     assert "Traceback" not in err
     return err.strip().splitlines()[-1]
+
+
+def test_a_flag_is_not_read_as_the_abbreviation_of_a_longer_one(capsys):
+    # argparse took --epsilon for --epsilon-range, and its error named the flag the user never typed
+    err = _error(["report", "--dataset", "iris", "--epsilon", "-2"], capsys)
+    assert "--epsilon -2" in err and "--epsilon-range" not in err
+
+
+def test_a_needed_flag_counts_only_when_spelt_whole():
+    assert missing_flags("train", ["--dataset", "iris"]) == []
+    assert missing_flags("train", ["--data=x.csv"]) == []
+    assert missing_flags("train", ["--dat", "iris"]) == ["--dataset (or --data)"]
 
 
 @pytest.mark.parametrize("command,given", [("epsilon", ["--noise-multiplier", "1"]), ("noise", ["--epsilon", "1"])])
@@ -33,3 +45,11 @@ def test_an_audit_of_a_tiny_csv_says_it_needs_more_rows_and_names_canaries(tmp_p
 def test_too_many_canaries_for_the_test_rows_say_how_many_fit(capsys):
     err = _error(["audit", "--dataset", "iris", "--seed", "0", "--canaries", "500"], capsys)
     assert "--canaries must be <= 36, got 500" in err and "give --canaries 36 or fewer" in err
+
+
+@pytest.mark.parametrize("command", ["sweep", "report"])
+def test_the_learner_flag_takes_the_singular_spelling_train_and_audit_use(command):
+    from dpcore.cli import build_parser
+
+    args = build_parser(command).parse_args([command, "--dataset", "iris", "--algorithm", "dpsgd"])
+    assert args.algorithms == "dpsgd"  # it was accepted as an abbreviation of --algorithms; now said outright
