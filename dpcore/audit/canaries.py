@@ -100,6 +100,20 @@ def input_canary_capacity(data: "str | Dataset", seed: int = 0) -> int:
     return int(_split(data, seed).X_test.shape[0])
 
 
+def too_few_test_rows(canaries: int, test_rows: int, *, what: str) -> str:
+    """Why ``canaries`` mislabelled canaries do not fit a split of ``test_rows`` test rows, and what to change
+    (``what`` names the setting: ``canaries`` in Python, ``--canaries`` on the command line).
+
+    >>> too_few_test_rows(10, 1, what="--canaries")  # doctest: +ELLIPSIS
+    '--canaries must be <= 1, got 10: ... an audit needs at least 10 canaries: use data with at least 40 rows'
+    """
+    head = (f"{what} must be <= {test_rows}, got {canaries}: mislabelled canaries are made from the test rows, one "
+            f"each, and this data's split holds {test_rows} test rows")
+    if test_rows < 10:
+        return f"{head}; an audit needs at least 10 canaries: use data with at least 40 rows"
+    return f"{head}; give {what} {test_rows} or fewer, or use data with more rows"
+
+
 def _dirac_layout(model_kwargs: dict, n_features: int, extra: int) -> tuple[int, int]:
     """(rows, row length) of the first layer's weight, the block the canary coordinates live in."""
     from ..training.models import build_model
@@ -244,6 +258,8 @@ def input_canary_audit(
     start = time.perf_counter()
     split = _split(data, seed)
     limit = split.X_test.shape[0] if canary_style == "mislabelled" else 100_000
+    if canary_style == "mislabelled" and check_int(canaries, "canaries", minimum=10) > limit:
+        raise DPValueError(too_few_test_rows(canaries, limit, what="canaries"))
     m = check_int(canaries, "canaries", minimum=10, maximum=limit)
     rng = substream(seed, "input canaries")
     Xc, yc, pick = _input_canaries(split, m, canary_style, rng)

@@ -56,11 +56,11 @@ _NO_NEEDS = ("-h", "--help", "--list")  # these answer without the data
 
 
 def missing_flags(command: str, given) -> list[str]:
-    """The groups of ``NEEDS[command]`` with no flag in ``given`` (an argparse abbreviation such as ``--alg``
-    counts), each written "--dataset (or --data)"."""
-    names = [g.split("=", 1)[0] for g in given if g.startswith("--")]
+    """The groups of ``NEEDS[command]`` with no flag in ``given`` (spelt whole: the parsers take no abbreviation),
+    each written "--dataset (or --data)"."""
+    names = {g.split("=", 1)[0] for g in given if g.startswith("--")}
     return [group[0] + "".join(f" (or {flag})" for flag in group[1:]) for group in NEEDS.get(command, ())
-            if not any(len(n) > 3 and flag.startswith(n) for n in names for flag in group)]
+            if not names.intersection(group)]
 
 
 def missing_message(command: str, missing: list[str]) -> str:
@@ -116,9 +116,11 @@ def command_help(name: str) -> str:
 
 
 class _Parser(argparse.ArgumentParser):
-    """One-line errors; values that start with a minus sign (``-1e-5``, ``-1,0``) read as values, not flags."""
+    """One-line errors; values that start with a minus sign (``-1e-5``, ``-1,0``) read as values, not flags; no
+    abbreviated flags (``report --epsilon -2`` was read as ``--epsilon-range``, and its error named that flag)."""
 
     def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
         # argparse's default only takes -1 or -.5 as a negative number: -1e-5 or -1,0 became "an option"
         self._negative_number_matcher = re.compile(r"^-(\d|\.\d)[\d.eE+,-]*$")

@@ -60,6 +60,9 @@ def _sampling(args) -> None:
         args.steps = math.ceil(args.epochs / args.sample_rate - 1e-9)
     elif args.epochs is not None:
         raise DPValueError("give --steps or --epochs, not both")
+    elif args.steps < 1:  # no step trains nothing and releases nothing: no run to account (noise has none to
+        # calibrate either), so both commands refuse it rather than one printing epsilon 0
+        raise DPValueError(f"--steps must be at least 1 (the noisy steps of the run), got {args.steps}")
 
 
 def add_parser(sub) -> None:
@@ -103,7 +106,7 @@ def _epsilon(args) -> int:
     eps, used = dpsgd_accounting(**run, accountant=args.accountant)
     if used == "pld" and 0 < eps < 1:  # below 1, on the finer grid a run at this budget uses (`noise`)
         eps, used = dpsgd_accounting(**run, accountant="pld", pld_discretization=pld_discretization_for(eps))
-    if eps == 0.0 and args.steps > 0:  # no step released nothing: that 0 is exact
+    if eps == 0.0:  # finite noise whose epsilon underflowed (steps >= 1: _sampling)
         print(ZERO_EPSILON_NOTE, file=sys.stderr)
     elif math.isinf(eps):
         print(INFINITE_EPSILON_NOTE, file=sys.stderr)

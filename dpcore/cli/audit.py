@@ -9,6 +9,8 @@ same canaries too, under ``contrast`` (``--no-contrast`` skips it).
 """
 from __future__ import annotations
 
+import contextlib
+import re
 import sys
 
 from ..audit import DEFAULT_POOL_SIZE, MIN_POOL_SIZE, pool_capacity
@@ -71,6 +73,17 @@ def _refuse_unused_flags(args) -> None:
                                f"{args.attack}; drop it or choose --attack {attacks[0]}")
 
 
+@contextlib.contextmanager
+def _canaries_named_by_their_flag():
+    """The library's refusal of more canaries than the test rows, naming --canaries (it says ``canaries``)."""
+    try:
+        yield
+    except DPValueError as exc:
+        if not str(exc).startswith("canaries must be <= "):
+            raise
+        raise DPValueError(re.sub(r"\b(?<!-)canaries (must|\d)", r"--canaries \1", str(exc))) from None
+
+
 def _run(args) -> int:
     _refuse_unused_flags(args)
 
@@ -90,7 +103,7 @@ def _run(args) -> int:
     seed, secure = noise_from_args(args)
     # secure mode: the trained models' noise, batches and coins from the OS (the attack's own coins are seed 0)
     twin = contrast_learner(args.algorithm) if args.attack == "canaries" and not args.no_contrast else None
-    with noise_mode(secure):
+    with noise_mode(secure), _canaries_named_by_their_flag():
         audit = run_audit(args.algorithm, data, epsilon=args.epsilon, delta=args.delta, attack=args.attack,
                           params=parse_set(args.set), confidence=args.confidence, seed=seed or 0,
                           on_progress=progress, **given)

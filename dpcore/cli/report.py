@@ -39,7 +39,7 @@ def add_parser(sub) -> None:
     p.add_argument("--points", type=int, default=ADVISOR_POINTS,
                    help=f"epsilon values tried in the range, log-spaced (default {ADVISOR_POINTS})")
     p.add_argument("--seeds", type=int, default=ADVISOR_SEEDS, help=f"runs per epsilon (default {ADVISOR_SEEDS})")
-    p.add_argument("--algorithms", default=None,
+    p.add_argument("--algorithms", "--algorithm", default=None,  # train and audit spell it singular
                    help="comma-separated learners (default: the Trade-off explorer's selection for the data)")
     p.add_argument("--confidence", type=float, default=ADVISOR_CONFIDENCE,
                    help=f"how often a fresh run must meet the need (default {ADVISOR_CONFIDENCE:g})")

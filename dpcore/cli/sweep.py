@@ -28,7 +28,7 @@ _BAR = 30
 def add_parser(sub) -> None:
     p = sub.add_parser("sweep", help=command_help("sweep"))
     add_data_flags(p)
-    p.add_argument("--algorithms", default=None,
+    p.add_argument("--algorithms", "--algorithm", default=None,  # train and audit spell it singular
                    help="comma-separated learner names, e.g. dpsgd,erm-objective (default: the Trade-off "
                         "explorer's selection for the data and axis, e.g. dpsgd,erm-objective for classification)")
     p.add_argument("--axis", default="epsilon",

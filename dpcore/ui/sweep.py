@@ -184,6 +184,7 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
     leaky = set(table.loc[table["leaks_privacy"].astype(bool), "learner"]) if "leaks_privacy" in table else set()
     over = table[spends_more(table)]
     overspent = set(zip(over["learner"], over["value"])) if not over.empty else set()  # spent more than their ε
+    labels: list[tuple[float, float, str, str]] = []  # (x, y, text, colour) of the points that say their ε spent
     for i, name in enumerate(config.learners):
         s = summ[(summ.learner == name) & (summ.role == "swept")].sort_values("value") if not summ.empty else summ
         if s.empty:
@@ -205,11 +206,9 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
             labelled = s["epsilon_spent"].notna().to_numpy()
         else:
             labelled = np.array([(name, v) in overspent for v in s["value"]], dtype=bool)
-        spent = bool(labelled.any())
-        fig.add_scatter(x=s.value, y=s["mean"], mode="lines+markers+text" if spent else "lines+markers", name=title,
-                        text=[f"ε {format_epsilon(e)}" if on else "" for e, on in zip(s["epsilon_spent"], labelled)]
-                        if spent else None,
-                        textposition="bottom center", textfont=dict(size=11, color=c),
+        labels += [(x, y, spent_label(e), c) for x, y, e, on in zip(s.value, s["mean"], s["epsilon_spent"], labelled)
+                   if on]
+        fig.add_scatter(x=s.value, y=s["mean"], mode="lines+markers", name=title,
                         line=dict(color=c, width=3, dash=style["dash"]),
                         marker=dict(symbol="x" if name in leaky else style["symbol"], size=10 if name in leaky else 8),
                         legendgroup=name,
@@ -244,11 +243,137 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
     )
     if x_range is not None:
         fig.update_xaxes(range=x_range)
+    place_point_labels(fig, labels, log_x=log_x, log_y=metric == "mse")
     if config.axis == "epsilon":  # the verdict bands behind an ε axis
         palette.epsilon_bands(fig, [x0, x1], log=log_x)
     if log_x and len(xs) > 12:  # too many values to label each: full-number 1-2-5 ticks (Plotly writes 0.02 as "2")
         readable_log_ticks(fig, "x")
     return readable_log_ticks(fig, "y") if metric == "mse" else fig
+
+
+def spent_label(epsilon: float) -> str:
+    """A point's "ε spent" label: 3 significant figures, thousands separated (a class reads "9,000", not "9e+03").
+
+    >>> spent_label(9000.0), spent_label(2634.1), spent_label(4.5), spent_label(0.31623), spent_label(float("inf"))
+    ('ε 9,000', 'ε 2,630', 'ε 4.5', 'ε 0.316', 'ε ∞ (not private)')
+    """
+    if not math.isfinite(epsilon):
+        return f"ε {format_epsilon(epsilon)}"
+    rounded = float(f"{epsilon:.3g}")
+    return f"ε {rounded:,.0f}" if abs(rounded) >= 1000 else f"ε {rounded:g}"
+
+
+#: Plot areas (width, height in px) a point label is placed for, as measured on the page: the chart beside the
+#: sidebar at 1280 px, and on a 390 px phone (its legend of six rows leaves the plot about 215 px).
+_PLOT_SIZES = ((740, 320), (285, 215))
+_LABEL_FONT_PX, _LABEL_CHAR_PX, _LABEL_HEIGHT_PX = 11, 6.2, 14
+#: How far (px) a label may sit from its marker's edge, nearest first; a farther spot costs :data:`_FAR_COST` more.
+_LABEL_GAPS, _FAR_COST = (2, 14), 60.0
+_MARKER_RADIUS_PX = 5
+
+
+def _label_boxes(width: float):
+    """(cost, (left, right, bottom, top)) of each spot a ``width`` px label may take around a point at (0, 0) (px, y
+    up), in the order ties are settled: beside the marker diagonally (clear of a rising or falling line through it),
+    then straight above, below, left or right of it, near then farther."""
+    h, r = _LABEL_HEIGHT_PX, _MARKER_RADIUS_PX
+    for k, gap in enumerate(_LABEL_GAPS):
+        d = r + gap
+        extra = k * _FAR_COST
+        yield extra, (-width - gap, -gap, gap, gap + h)  # above left
+        yield extra, (gap, gap + width, -gap - h, -gap)  # below right
+        yield extra, (gap, gap + width, gap, gap + h)  # above right
+        yield extra, (-width - gap, -gap, -gap - h, -gap)  # below left
+        yield extra, (-width / 2, width / 2, d, d + h)  # above
+        yield extra, (-width / 2, width / 2, -d - h, -d)  # below
+        yield extra, (-width - d, -d, -h / 2, h / 2)  # left
+        yield extra, (d, d + width, -h / 2, h / 2)  # right
+
+
+def _drawn_geometry(fig: go.Figure, *, log_x: bool, log_y: bool):
+    """The lines (lists of points) and markers the figure draws, in axis units (log10 on a log axis)."""
+    def units(vals, log):
+        v = np.asarray(list(vals), dtype=float)
+        return np.log10(np.where(v > 0, v, np.nan)) if log else v
+    lines, markers, extent = [], [], []
+    for t in fig.data:
+        if t.x is None or t.y is None:
+            continue
+        x, y = units(t.x, log_x), units(t.y, log_y)
+        keep = np.isfinite(x) & np.isfinite(y)
+        extent.append(np.column_stack([x[keep], y[keep]]))
+        mode = t.mode or ""
+        if "lines" in mode and (t.line.width is None or t.line.width > 0):
+            lines.append(np.column_stack([x[keep], y[keep]]))
+        if "markers" in mode:
+            markers.append(np.column_stack([x[keep], y[keep]]))
+    return lines, markers, np.concatenate(extent) if extent else np.zeros((0, 2))
+
+
+def _overlap(a, b) -> float:
+    """Area shared by two (left, right, bottom, top) boxes."""
+    return max(0.0, min(a[1], b[1]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[2], b[2]))
+
+
+def place_point_labels(fig: go.Figure, labels, *, log_x: bool, log_y: bool) -> None:
+    """Write each (x, y, text, colour) of ``labels`` beside its point where it covers the fewest lines, markers and
+    labels already placed, and stays inside the plot, judged at the plot sizes of :data:`_PLOT_SIZES` (a label on
+    a trace's text sat under its point, on the other learners' points and lines, and past a phone's right edge)."""
+    if not labels:
+        return
+    lines, markers, pts = _drawn_geometry(fig, log_x=log_x, log_y=log_y)
+    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    pad = 0.05 * np.where(hi > lo, hi - lo, 1.0)
+    lo, hi = lo - pad, hi + pad
+    # the axes' ranges set here (5 % around what is drawn, as Plotly pads), so the spots are judged where they fall
+    for k, axis in enumerate(("xaxis", "yaxis")):
+        given = fig.layout[axis].range
+        if given is not None:
+            lo[k], hi[k] = given
+        else:
+            fig.layout[axis].range = [float(lo[k]), float(hi[k])]
+    span = hi - lo
+    # per plot size: every line sampled every 2 px, the markers' centres, the labels placed so far (all in px)
+    scenes = []
+    for size in _PLOT_SIZES:
+        scale = np.asarray(size, dtype=float) / span
+        samples = [np.zeros((0, 2))]
+        for line in lines:
+            p = (line - lo) * scale
+            for a, b in zip(p[:-1], p[1:]):
+                t = np.linspace(0.0, 1.0, max(2, int(np.hypot(*(b - a)) / 2)))[:, None]
+                samples.append(a + t * (b - a))
+        dots = np.concatenate([(m - lo) * scale for m in markers]) if markers else np.zeros((0, 2))
+        scenes.append((size, scale, np.concatenate(samples), dots, []))
+
+    def cost(box, scene) -> float:
+        (w, h), _, samples, dots, placed = scene
+        area = (box[1] - box[0]) * (box[3] - box[2])
+        inside = ((samples[:, 0] >= box[0]) & (samples[:, 0] <= box[1]) & (samples[:, 1] >= box[2])
+                  & (samples[:, 1] <= box[3]))
+        r = _MARKER_RADIUS_PX
+        on_dots = sum(_overlap(box, (x - r, x + r, y - r, y + r)) for x, y in dots)
+        return (20.0 * (area - _overlap(box, (0, w, 0, h))) + 20.0 * np.count_nonzero(inside) + 2.0 * on_dots
+                + 2.0 * sum(_overlap(box, other) for other in placed))
+
+    for x, y, text, colour in labels:
+        at = np.array([math.log10(x) if log_x else float(x), math.log10(y) if log_y else float(y)])
+        width = _LABEL_CHAR_PX * len(text) + 2
+
+        def total(spot, at=at) -> float:
+            extra, (x0, x1, y0, y1) = spot
+            return extra + sum(cost((px + x0, px + x1, py + y0, py + y1), scene)
+                               for scene in scenes for px, py in [(at - lo) * scene[1]])
+
+        _, (x0, x1, y0, y1) = min(_label_boxes(width), key=total)
+        for scene in scenes:
+            px, py = (at - lo) * scene[1]
+            scene[4].append((px + x0, px + x1, py + y0, py + y1))
+        # on a light backing: where every spot crosses something (a point in a corner among baselines), the line
+        # passes behind the number rather than through it
+        fig.add_annotation(x=at[0], y=at[1], text=text, showarrow=False, font=dict(size=_LABEL_FONT_PX, color=colour),
+                           xanchor="left", yanchor="bottom", xshift=x0, yshift=y0, bgcolor="rgba(255,255,255,0.8)",
+                           borderpad=0)
 
 
 ROLE_LABELS = {"swept": "private (swept)", "baseline": "non-private baseline", "trivial": "trivial baseline"}

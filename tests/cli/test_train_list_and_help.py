@@ -48,7 +48,7 @@ def test_a_command_missing_its_data_or_naming_an_unknown_dataset_says_so_before_
     # a bare `train` used to take 5 s (torch and every learner) to say what it needs
     code = ("import sys; from dpcore.cli import main; rc = main(sys.argv[1:]); "
             "print(rc, 'torch' in sys.modules, file=sys.stderr)")
-    for argv, needs in ((["train", "--alg", "dpsgd"], "train needs --dataset (or --data),"),
+    for argv, needs in ((["train", "--algorithm", "dpsgd"], "train needs --dataset (or --data),"),
                         (["sweep", "--seeds", "2"], "sweep needs --dataset (or --data),"),
                         (["cluster", "--dataset=iris"], "cluster needs --algorithm,"),
                         (["audit"], "audit needs --dataset (or --data),"),

@@ -316,8 +316,8 @@ def test_a_clip_norm_sweep_shows_what_choosing_its_best_point_costs(tmp_path, mo
     assert one < search < all_runs
     # off the ε axis each point of the chart says the ε it spent (a flat curve hid that every point was weak)
     chart = json.loads(at.get("plotly_chart")[0].proto.spec)
-    labels = [t for trace in chart["data"] if trace.get("text") for t in trace["text"]]
-    assert labels and all(t.startswith("ε ") for t in labels)
+    labels = [a["text"] for a in chart["layout"].get("annotations", [])]
+    assert len(labels) >= 2 and all(t.startswith("ε ") for t in labels)
 
 
 def test_secure_noise_on_the_tradeoff_explorer_runs_every_sweep_run_in_secure_mode(tmp_path, monkeypatch):
@@ -380,8 +380,7 @@ def test_points_of_a_learner_spending_more_than_the_epsilon_on_the_axis_carry_th
     # output perturbation's ε is per released answer: at ε = 0.5 on the axis, its m test answers spend m/2
     from dpcore.sweep import SweepConfig, run_sweep
     from dpcore.sweep.summary import overspent_note
-    from dpcore.ui.common import format_epsilon
-    from dpcore.ui.sweep import sweep_figure
+    from dpcore.ui.sweep import spent_label, sweep_figure
 
     cfg = SweepConfig(dataset="iris", learners=["output-perturbation", "fake-dp"], values=[0.5, 2.0], seeds=1,
                       providers=("sweep_fake_learners",))
@@ -391,9 +390,10 @@ def test_points_of_a_learner_spending_more_than_the_epsilon_on_the_axis_carry_th
     assert list(op.epsilon) == pytest.approx([0.5 * answers, 2.0 * answers])
     fig = sweep_figure(table, cfg, metric="accuracy")
     line = next(t for t in fig.data if t.name == "Laplace on the softmax outputs")
-    assert "text" in line.mode and list(line.text) == [f"ε {format_epsilon(e)}" for e in op.epsilon]
-    honest = next(t for t in fig.data if t.name == "Fake DP learner")  # spends 90 % of its ε: nothing to say
-    assert "text" not in honest.mode and honest.text is None
+    labels = [a for a in fig.layout.annotations if a.text.startswith("ε ")]
+    # one per point of output perturbation, in its colour; the fake learner spends 90 % of its ε: nothing to say
+    assert [a.text for a in labels] == [spent_label(e) for e in op.epsilon]
+    assert {a.font.color for a in labels} == {line.line.color}
     note = overspent_note(table)
     assert note.startswith("**ε spent exceeds the ε given.** Laplace on the softmax outputs: its ε protects")
     assert f"composes the ε it is given {answers} times" in note
@@ -412,8 +412,8 @@ def test_a_calibration_that_spends_just_under_its_target_gets_no_label_and_no_no
     cfg = SweepConfig(dataset="iris", learners=["dpsgd"], values=[1.0, 2.0], seeds=1, include_baselines=False)
     table = pd.DataFrame({"learner": "dpsgd", "role": "swept", "value": [1.0, 2.0], "seed": 0, "accuracy": 0.8,
                           "epsilon": [0.9999, 2.00001], "epsilon_target": [1.0, 2.0], "leaks_privacy": False})
-    line = next(t for t in sweep_figure(table, cfg, metric="accuracy").data if t.name and "DP-SGD" in t.name)
-    assert line.text is None
+    fig = sweep_figure(table, cfg, metric="accuracy")
+    assert not [a for a in fig.layout.annotations if a.text.startswith("ε ")]
     assert overspent_note(table) is None
 
 
@@ -446,3 +446,61 @@ def test_the_best_swept_point_is_never_one_that_spent_far_more_than_its_axis_eps
     best = next(m for m in at.metric if m.label.startswith("Best swept"))
     assert best.label == f"Best swept: ε = {fair.value:.3g}" and best.value == f"{fair['mean']:.3g}"
     assert "spent far more than the ε on the axis left out" in best.help
+
+
+def _digits_like_sweep():
+    """DP-SGD, DP-ERM and output perturbation on digits, ε 0.1 to 20 (the means of a 3-seed run, seed 0): output
+    perturbation spends 450 times the ε on the axis, and its point at ε = 20 sits among DP-SGD's and the baselines."""
+    import pandas as pd
+
+    from dpcore.sweep import SweepConfig
+
+    values = [0.1, 0.37606, 1.41421, 5.3183, 20.0]
+    means = {"dpsgd": [0.324, 0.812, 0.916, 0.931, 0.930], "erm-objective": [0.065, 0.075, 0.11, 0.319, 0.786],
+             "output-perturbation": [0.094, 0.112, 0.18, 0.593, 0.958]}
+    rows = [{"learner": name, "role": "swept", "value": v, "seed": 0, "accuracy": m,
+             "epsilon": v * (450 if name == "output-perturbation" else 1), "epsilon_target": v, "leaks_privacy": False}
+            for name, ms in means.items() for v, m in zip(values, ms)]
+    rows += [{"learner": name, "role": role, "value": float("nan"), "seed": 0, "accuracy": m,
+              "epsilon": float("inf"), "epsilon_target": float("nan"), "leaks_privacy": False}
+             for name, role, m in (("non-private", "baseline", 0.959), ("logreg", "baseline", 0.962),
+                                   ("majority", "trivial", 0.102))]
+    cfg = SweepConfig(dataset="digits", learners=list(means), values=values, seeds=1)
+    return pd.DataFrame(rows), cfg
+
+
+def test_spent_labels_read_as_whole_numbers_with_thousands_separated():
+    from dpcore.ui.sweep import spent_label, sweep_figure
+
+    table, cfg = _digits_like_sweep()
+    labels = [a.text for a in sweep_figure(table, cfg, metric="accuracy").layout.annotations if a.text[0] == "ε"]
+    assert labels == ["ε 45", "ε 169", "ε 636", "ε 2,390", "ε 9,000"]  # was "ε 2.39e+03", "ε 9e+03"
+    assert [spent_label(e) for e in (4.5, 0.31623, 709.9, 2634.0, 1234567.0)] == [
+        "ε 4.5", "ε 0.316", "ε 710", "ε 2,630", "ε 1,230,000"]
+
+
+@pytest.mark.parametrize("size", [(740, 320), (285, 215)], ids=["desktop", "phone"])
+def test_spent_labels_sit_inside_the_plot_and_off_every_marker(size):
+    # "ε 9e+03" sat on DP-SGD's point at ε 20, and on a phone "ε 710" ran past the right edge
+    import math
+
+    import numpy as np
+
+    from dpcore.ui.sweep import sweep_figure
+
+    table, cfg = _digits_like_sweep()
+    fig = sweep_figure(table, cfg, metric="accuracy")
+    (x0, x1), (y0, y1) = fig.layout.xaxis.range, fig.layout.yaxis.range  # set: the labels are placed for them
+
+    def px(x, y):
+        return (x - x0) / (x1 - x0) * size[0], (y - y0) / (y1 - y0) * size[1]
+
+    markers = [px(math.log10(x), y) for t in fig.data if "markers" in (t.mode or "") for x, y in zip(t.x, t.y)]
+    labels = [a for a in fig.layout.annotations if a.text[0] == "ε"]
+    assert len(labels) == 5
+    for a in labels:
+        left, bottom = np.add(px(a.x, a.y), (a.xshift, a.yshift))
+        right, top = left + 6 * len(a.text), bottom + 13  # 11 px text: at most ~6 px a character
+        assert 0 <= left and right <= size[0] and 0 <= bottom and top <= size[1], a.text
+        for mx, my in markers:  # no marker (8-10 px) under any part of a label
+            assert not (left - 4 < mx < right + 4 and bottom - 4 < my < top + 4), (a.text, mx, my)

@@ -14,13 +14,25 @@ def _tables():
     show_frame(pd.DataFrame({"Round": [1, 2], "Accuracy": [0.5, 0.6]}), key="short", wide_from=2)
     show_frame(pd.DataFrame({"Learner": ["DP-ERM, objective perturbation (Chaudhuri et al. Alg. 2)"], "ε": [1.0]}),
                key="long", wide_from=2)
+    show_frame(pd.DataFrame({"ε claimed": ["0.5", "8", "∞ (no noise)"], "AUC": [0.5, 0.6, 1.0]}), key="ladder")
 
 
 def test_a_short_first_column_is_pinned_and_a_column_of_long_names_is_not():
     at = AppTest.from_function(_tables).run()
     assert not at.exception
-    short, long = (json.loads(df.proto.columns) for df in at.dataframe)
-    assert short["Round"] == {"pinned": True}
+    short, long, _ = (json.loads(df.proto.columns) for df in at.dataframe)
+    assert short["Round"]["pinned"]
     assert not long.get("Learner", {}).get("pinned")  # it would fill a 390 px screen, leaving the numbers no room
     cues = [m.value for m in at.markdown if "dp-scroll-cue" in m.value]
     assert "first column stays in place" in cues[0] and "first column" not in cues[1]  # the phone's cue is true
+
+
+def test_a_pinned_first_column_is_as_wide_as_its_longest_cell():
+    """The grid sized a pinned column by itself and cut the Attack page's ladder row to "∞ (no nois"; the helper
+    now sets the width: at least 6.5 px a character of the longest cell (14 px Source Sans) and the cell's padding."""
+    at = AppTest.from_function(_tables).run()
+    short, _, ladder = (json.loads(df.proto.columns) for df in at.dataframe)
+    assert ladder["ε claimed"]["pinned"]
+    assert ladder["ε claimed"]["width"] >= 6.5 * len("∞ (no noise)") + 16
+    assert short["Round"]["width"] >= 6.5 * len("Round") + 16
+    assert ladder["ε claimed"]["width"] <= 180  # still leaves a phone room to scroll the numbers through

@@ -1,0 +1,55 @@
+"""Refusals on the command line name the flag the user typed and say what to change."""
+from __future__ import annotations
+
+import pytest
+
+from dpcore.cli import main, missing_flags
+
+
+def _error(argv, capsys) -> str:
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse's own refusals exit
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err.strip().splitlines()[-1]
+
+
+def test_a_flag_is_not_read_as_the_abbreviation_of_a_longer_one(capsys):
+    # argparse took --epsilon for --epsilon-range, and its error named the flag the user never typed
+    err = _error(["report", "--dataset", "iris", "--epsilon", "-2"], capsys)
+    assert "--epsilon -2" in err and "--epsilon-range" not in err
+
+
+def test_a_needed_flag_counts_only_when_spelt_whole():
+    assert missing_flags("train", ["--dataset", "iris"]) == []
+    assert missing_flags("train", ["--data=x.csv"]) == []
+    assert missing_flags("train", ["--dat", "iris"]) == ["--dataset (or --data)"]
+
+
+@pytest.mark.parametrize("command,given", [("epsilon", ["--noise-multiplier", "1"]), ("noise", ["--epsilon", "1"])])
+def test_zero_steps_are_refused_by_both_accounting_commands_naming_steps(command, given, capsys):
+    err = _error([command, *given, "--sample-rate", "0.01", "--steps", "0"], capsys)
+    assert err.startswith("error: --steps must be at least 1") and "got 0" in err
+
+
+def test_an_audit_of_a_tiny_csv_says_it_needs_more_rows_and_names_canaries(tmp_path, capsys):
+    path = tmp_path / "tiny.csv"
+    path.write_text("a,b,label\n1,2,0\n2,3,1\n3,1,0\n4,4,1\n")
+    err = _error(["audit", "--data", str(path), "--label", "label", "--seed", "0"], capsys)
+    assert err.startswith("error: --canaries must be <= ") and "use data with at least 40 rows" in err
+
+
+def test_too_many_canaries_for_the_test_rows_say_how_many_fit(capsys):
+    err = _error(["audit", "--dataset", "iris", "--seed", "0", "--canaries", "500"], capsys)
+    assert "--canaries must be <= 36, got 500" in err and "give --canaries 36 or fewer" in err
+
+
+@pytest.mark.parametrize("command", ["sweep", "report"])
+def test_the_learner_flag_takes_the_singular_spelling_train_and_audit_use(command):
+    from dpcore.cli import build_parser
+
+    args = build_parser(command).parse_args([command, "--dataset", "iris", "--algorithm", "dpsgd"])
+    assert args.algorithms == "dpsgd"  # it was accepted as an abbreviation of --algorithms; now said outright
