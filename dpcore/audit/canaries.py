@@ -104,11 +104,11 @@ def too_few_test_rows(canaries: int, test_rows: int, *, what: str) -> str:
     """Why ``canaries`` mislabelled canaries do not fit a split of ``test_rows`` test rows, and what to change
     (``what`` names the setting: ``canaries`` in Python, ``--canaries`` on the command line).
 
-    >>> too_few_test_rows(10, 1, what="--canaries")  # doctest: +ELLIPSIS
-    '--canaries must be <= 1, got 10: ... an audit needs at least 10 canaries: use data with at least 40 rows'
+    >>> print(too_few_test_rows(10, 1, what="--canaries"))  # doctest: +ELLIPSIS
+    --canaries must be <= 1, got 10: ... holds 1 test row; an audit needs at least 10 canaries: use data with ...
     """
     head = (f"{what} must be <= {test_rows}, got {canaries}: mislabelled canaries are made from the test rows, one "
-            f"each, and this data's split holds {test_rows} test rows")
+            f"each, and this data's split holds {test_rows} test row{'s' if test_rows != 1 else ''}")
     if test_rows < 10:
         return f"{head}; an audit needs at least 10 canaries: use data with at least 40 rows"
     return f"{head}; give {what} {test_rows} or fewer, or use data with more rows"
