@@ -106,6 +106,13 @@ with st.sidebar:
         control_area(st.sidebar, top=False).markdown(
             f"From ε = {lo:g}: {verdict_text(lo, short=True)}  \nto ε = {hi:g}: {verdict_text(hi, short=True)}"
             "  \nThe chart shades the bands along its ε axis.")
+    mark = None
+    if axis == "epsilon":  # the class's own ε on the curve: the lesson's link from the Attack page fills it in
+        mark = bounded_number(st, "Your ε, marked on the chart", low=0.001, high=None, default=None, value=None,
+                              key="sweep.mark", name="Your ε", format="%.4g", placeholder="none",
+                              help="The ε your class trained and attacked at (the lesson's link from the Attack page "
+                                   "fills it in): a dashed line marks it on the chart, so the room sees where its "
+                                   "model sits on the curve. Leave it empty for no mark.")
     knobs = st.text_area("Fixed knobs (key=value per line)", "", key="sweep.knobs",
                          help="Each learner gets the knobs it takes, e.g. epochs=5 or preprocess=standardize.")
     if chosen:
@@ -219,10 +226,13 @@ for name, best_v, triv in no_better_than_trivial(summ, metric):
 for name, worse in worse_than_trivial_at(summ, metric):
     st.info(f"**{title_of(name)}** is no better than the trivial predictor at {axis_name} = "
             f"{', '.join(f'{v:.3g}' for v in worse)}: there the noise costs more than the model learns.")
-chart_slot.plotly_chart(sweep_figure(table, config, metric=metric, log_x=log_x, band=band), width="stretch",
-                        key="sweep.chart")
+chart_slot.plotly_chart(sweep_figure(table, config, metric=metric, log_x=log_x, band=band, mark=mark),
+                        width="stretch", key="sweep.chart")
 st.caption("Lines: mean across seeds; band: spread across seeds. The ε column is what each run actually spent "
            "(from its accountant); non-private and trivial baselines are drawn as horizontal lines.")
+if mark is not None and not min(values) <= mark <= max(values):
+    st.caption(f"Your ε = {mark:g} lies outside the swept range ({min(values):g} to {max(values):g}): widen the range "
+               "in the sidebar to see it on the curve.")
 if axis == "epsilon" and (note := neighbouring_note(table)):
     st.info(note)
 if note := overspent_note(table):  # a point drawn at ε = 0.1 that spent 45: say why, once

@@ -34,11 +34,14 @@ def test_a_link_carries_what_the_visitor_changed_and_the_lesson_for_the_rest():
     assert train is STOPS[1] and next_stop(STOPS[-1].page) is None and stop_of("pages/11_Glossary.py") is None
     assert carried(train, dataset=None, epsilon=2.0, seed=None) == {
         "train.dataset": DATASET, "train.epsilon": 2.0, "train.seed": SEED}
-    # the trade-off sweeps ε itself: the link sets its dataset, seed and the lesson's learner, named for the data's kind
+    # the trade-off sweeps ε itself: the link sets its dataset, seed and the lesson's learner, named for the data's
+    # kind, and the class's ε as the mark on its chart
     assert carried(STOPS[3], dataset="digits", epsilon=2.0, seed=7) == {
-        "sweep.dataset": "digits", "sweep.seed": 7, "sweep.learners.classification.img.epsilon": ["dpsgd"]}
+        "sweep.dataset": "digits", "sweep.mark": 2.0, "sweep.seed": 7,
+        "sweep.learners.classification.img.epsilon": ["dpsgd"]}
     assert carried(STOPS[3], dataset="breast_cancer", epsilon=None, seed=None) == {
-        "sweep.dataset": "breast_cancer", "sweep.seed": SEED, "sweep.learners.classification.tab.epsilon": ["dpsgd"]}
+        "sweep.dataset": "breast_cancer", "sweep.mark": EPSILON, "sweep.seed": SEED,
+        "sweep.learners.classification.tab.epsilon": ["dpsgd"]}
 
 
 def test_pages_that_keep_their_own_defaults_say_why():
@@ -51,7 +54,7 @@ def test_docs_lesson_plan_is_the_plan_the_home_page_shows():
 
     doc = (ROOT / "docs" / "lesson.md").read_text()
     assert lesson_plan_markdown() in doc
-    # the plan promises only what the links carry: no ε to the trade-off explorer, which sweeps it
-    assert STOPS[-1].epsilon_key is None and "trade-off explorer the dataset and seed" in lesson_plan_markdown()
+    # the plan promises only what the links carry: the trade-off explorer sweeps ε, and the class's ε is its mark
+    assert STOPS[-1].epsilon_key == "sweep.mark" and "marks yours on its chart" in lesson_plan_markdown()
     for s in STOPS:
         assert re.search(re.escape(s.ask), doc)

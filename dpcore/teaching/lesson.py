@@ -74,10 +74,11 @@ STOPS: tuple[Stop, ...] = (
              "does that stop?",
          dataset_key="audit.dataset", epsilon_key="audit.eps", seed_key="audit.seed"),
     Stop("pages/5_Tradeoff_explorer.py", "Trade-off explorer",
-         point_at="accuracy against ε, with the non-private line above and the chance line below, and where the "
-                  "curve bends",
+         point_at="accuracy against ε, with the non-private line above and the chance line below, where the "
+                  "curve bends, and the dashed line of the ε the class trained and attacked at",
          ask="Which ε would you choose for these digits, and who should get to choose it?",
-         dataset_key="sweep.dataset", seed_key="sweep.seed",
+         # the page sweeps ε: the class's ε is marked on the curve ("Your ε, marked on the chart")
+         dataset_key="sweep.dataset", epsilon_key="sweep.mark", seed_key="sweep.seed",
          # the lesson's learner alone: DP-SGD over five ε and three seeds is a minute on a 2-core server, where the
          # page's default pair of learners on MNIST 5k takes several
          also={"sweep.learners.{kind}.epsilon": [_LEARNER]}),

@@ -74,7 +74,7 @@ def lesson_plan_markdown() -> str:
     the same text)."""
     lines = [f"Four stops, one dataset ({REGISTRY[DATASET].title}), ε = {EPSILON:g} and seed {SEED} throughout; each "
              "stop's *Next stop* link at the foot of its page carries the dataset, ε and seed on screen to the next "
-             "(to the trade-off explorer the dataset and seed: it sweeps ε itself).",
+             "(the trade-off explorer sweeps ε itself and marks yours on its chart).",
              ""]
     for i, s in enumerate(STOPS, 1):
         lines += [f"{i}. **{s.title}**. Point at {s.point_at}.  ", f"   Ask: *{s.ask}*"]

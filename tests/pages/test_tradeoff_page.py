@@ -504,3 +504,34 @@ def test_spent_labels_sit_inside_the_plot_and_off_every_marker(size):
         assert 0 <= left and right <= size[0] and 0 <= bottom and top <= size[1], a.text
         for mx, my in markers:  # no marker (8-10 px) under any part of a label
             assert not (left - 4 < mx < right + 4 and bottom - 4 < my < top + 4), (a.text, mx, my)
+
+
+@pytest.mark.parametrize("log_x", [True, False])
+def test_the_class_epsilon_is_a_dashed_line_named_on_the_curve_inside_the_swept_range_only(fakes, log_x):
+    import math
+
+    from dpcore.sweep import SweepConfig, run_sweep
+    from dpcore.ui.sweep import sweep_figure
+
+    cfg = SweepConfig(dataset="iris", learners=["fake-dp"], values=[0.5, 2.0, 8.0], seeds=1,
+                      providers=("sweep_fake_learners",))
+    table = run_sweep(cfg, n_jobs=1).table
+    fig = sweep_figure(table, cfg, metric="accuracy", log_x=log_x, mark=2.0)
+    lines = [s for s in fig.layout.shapes if s.type == "line"]
+    assert len(lines) == 1 and lines[0].x0 == lines[0].x1 == 2.0 and lines[0].line.dash == "dashdot"
+    named = [a for a in fig.layout.annotations if a.text == "your ε = 2"]
+    assert len(named) == 1 and named[0].x == pytest.approx(math.log10(2.0) if log_x else 2.0)  # log10 on a log axis
+    for outside in (0.1, 20.0, None):  # out of the range, or none: nothing drawn
+        fig = sweep_figure(table, cfg, metric="accuracy", log_x=log_x, mark=outside)
+        assert not [s for s in fig.layout.shapes if s.type == "line"]
+        assert not [a for a in fig.layout.annotations if a.text.startswith("your ε")]
+
+
+def test_the_page_marks_the_epsilon_a_link_carries_and_says_when_it_lies_outside_the_range(fakes):
+    at = _page()
+    at.number_input(key="sweep.mark").set_value(30.0)  # as the lesson's link from the Attack page fills it in
+    at.run()
+    at.button(key="sweep.run").click()
+    at.run()
+    assert not at.exception and not at.error
+    assert any("Your ε = 30 lies outside the swept range" in c.value for c in at.caption)
