@@ -192,6 +192,12 @@ def test_a_learner_spending_more_than_the_epsilon_it_is_drawn_at_is_never_recomm
     assert not any("looser target" in t for t in advice.instead)  # no advice read off a point it does not keep to
 
 
+def test_the_advisor_writes_an_epsilon_spent_in_the_thousands_as_a_whole_number_with_thousands_separated():
+    res = _per_answer(_result({2.0: [0.85, 0.86, 0.84], 20.0: [0.9, 0.91, 0.9]}, [0.95, 0.95, 0.95]), answers=450)
+    said = judge(res, Need("at_least", "accuracy", 0.8)).instead[0]
+    assert "given ε = 2, 20, its runs spend ε = 900, 9,000 in all" in said  # was "900, 9e+03"
+
+
 def test_the_advisor_recommends_a_learner_within_its_epsilon_over_one_that_spends_more():
     honest = _result({0.1: [0.5, 0.52, 0.51], 1.0: [0.6, 0.61, 0.6], 10.0: [0.85, 0.86, 0.84]}, [0.95] * 3)
     over = _per_answer(_result({0.1: [0.9, 0.9, 0.9], 1.0: [0.9, 0.9, 0.9], 10.0: [0.9, 0.9, 0.9]}, [0.95] * 3))

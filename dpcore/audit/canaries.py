@@ -93,6 +93,8 @@ def _split(data: "str | Dataset", seed: int) -> Split:
 
 #: Canaries of a one-run audit unless told otherwise (the Attack page's default too).
 DEFAULT_CANARIES = 1000
+#: The fewest canaries an audit runs on: fewer leave the bound too few guesses to prove anything.
+MIN_CANARIES = 10
 
 
 def input_canary_capacity(data: "str | Dataset", seed: int = 0) -> int:
@@ -109,9 +111,32 @@ def too_few_test_rows(canaries: int, test_rows: int, *, what: str) -> str:
     """
     head = (f"{what} must be <= {test_rows}, got {canaries}: mislabelled canaries are made from the test rows, one "
             f"each, and this data's split holds {test_rows} test row{'s' if test_rows != 1 else ''}")
-    if test_rows < 10:
-        return f"{head}; an audit needs at least 10 canaries: use data with at least 40 rows"
+    if test_rows < MIN_CANARIES:
+        return f"{head}; an audit needs at least {MIN_CANARIES} canaries: use data with at least 40 rows"
     return f"{head}; give {what} {test_rows} or fewer, or use data with more rows"
+
+
+def too_few_canaries(canaries: int, test_rows: int | None, *, what: str) -> str | None:
+    """Why ``canaries`` is below :data:`MIN_CANARIES`, and what to change (None when it is not); ``test_rows``:
+    the test rows mislabelled canaries are made from, or None for canaries that take no rows. ``what``: as for
+    :func:`too_few_test_rows`.
+
+    >>> print(too_few_canaries(2, 2, what="--canaries"))  # doctest: +ELLIPSIS
+    --canaries must be >= 10, got 2: ... this data's split holds 2 test rows: use data with at least 40 rows
+    >>> print(too_few_canaries(2, None, what="--canaries"))  # doctest: +ELLIPSIS
+    --canaries must be >= 10, got 2: ...; give --canaries 10 or more
+    >>> too_few_canaries(10, 2, what="canaries") is None
+    True
+    """
+    if isinstance(canaries, bool) or not isinstance(canaries, (int, np.integer)) or canaries >= MIN_CANARIES:
+        # a wrong type is check_int's to refuse
+        return None
+    head = (f"{what} must be >= {MIN_CANARIES}, got {canaries}: the audit guesses in or out for each canary, and "
+            "fewer guesses are too few to prove a leak")
+    if test_rows is not None and test_rows < MIN_CANARIES:
+        return (f"{head}; mislabelled canaries are made from the test rows, one each, and this data's split holds "
+                f"{test_rows} test row{'s' if test_rows != 1 else ''}: use data with at least 40 rows")
+    return f"{head}; give {what} {MIN_CANARIES} or more" + (f" (at most {test_rows} on this data)" if test_rows else "")
 
 
 def _dirac_layout(model_kwargs: dict, n_features: int, extra: int) -> tuple[int, int]:
@@ -151,7 +176,9 @@ def gradient_canary_audit(
     from ..training import ExtraGradients, train
     from ..training.learners import training_problem
 
-    m = check_int(canaries, "canaries", minimum=10, maximum=1_000_000)
+    if too_few := too_few_canaries(canaries, None, what="canaries"):
+        raise DPValueError(too_few)
+    m = check_int(canaries, "canaries", minimum=MIN_CANARIES, maximum=1_000_000)
     confidence = check_confidence(confidence)
     start = time.perf_counter()
     split = _split(data, seed)
@@ -258,9 +285,11 @@ def input_canary_audit(
     start = time.perf_counter()
     split = _split(data, seed)
     limit = split.X_test.shape[0] if canary_style == "mislabelled" else 100_000
-    if canary_style == "mislabelled" and check_int(canaries, "canaries", minimum=10) > limit:
+    if too_few := too_few_canaries(canaries, limit if canary_style == "mislabelled" else None, what="canaries"):
+        raise DPValueError(too_few)
+    if canary_style == "mislabelled" and check_int(canaries, "canaries", minimum=MIN_CANARIES) > limit:
         raise DPValueError(too_few_test_rows(canaries, limit, what="canaries"))
-    m = check_int(canaries, "canaries", minimum=10, maximum=limit)
+    m = check_int(canaries, "canaries", minimum=MIN_CANARIES, maximum=limit)
     rng = substream(seed, "input canaries")
     Xc, yc, pick = _input_canaries(split, m, canary_style, rng)
     included = rng.random(m) < 0.5

@@ -168,16 +168,32 @@ def pool_capacity(data: "str | Dataset") -> int:
     return train_test_split(load_dataset(data) if isinstance(data, str) else data, seed=0).y_train.size
 
 
+def too_small_a_pool(train_rows: int, rows: int) -> str:
+    """Why data whose split holds ``train_rows`` training rows (of ``rows``) cannot give an attacker's pool of
+    :data:`MIN_POOL_SIZE`, and what to change.
+
+    >>> print(too_small_a_pool(3, 4))
+    pool_size must be at least 50, and the attacker's pool is drawn from the training rows: this data has 4 rows, \
+3 of them for training (the rest held out for testing); use data with at least 67 rows
+    """
+    need = math.ceil(MIN_POOL_SIZE / 0.75)  # train_test_split holds out a quarter
+    return (f"pool_size must be at least {MIN_POOL_SIZE}, and the attacker's pool is drawn from the training rows: "
+            f"this data has {rows} row{'s' if rows != 1 else ''}, {train_rows} of them for training (the rest held "
+            f"out for testing); use data with at least {need} rows")
+
+
 def _pool(data: "str | Dataset", *, seed: int, pool_size: int | None) -> tuple[Split, np.ndarray]:
     split = train_test_split(load_dataset(data) if isinstance(data, str) else data, seed=seed)
     n = split.X_train.shape[0]  # pool_capacity(data): the split's sizes do not depend on the seed
+    if n < MIN_POOL_SIZE:
+        raise DPValueError(too_small_a_pool(n, split.y_train.size + split.y_test.size))
     if pool_size is None or pool_size >= n:
         return split, np.arange(n)
     pool_size = check_int(pool_size, "pool_size")
     if pool_size < MIN_POOL_SIZE:
         raise DPValueError(f"pool_size must be at least {MIN_POOL_SIZE}, got {pool_size}: the model trains on about "
                            "half the pool, and a smaller pool leaves it a handful of rows and the attack too few "
-                           "records to measure a rate")
+                           f"records to measure a rate; give pool_size {MIN_POOL_SIZE} or more")
     return split, np.sort(substream(seed, "pool").choice(n, size=pool_size, replace=False))
 
 
@@ -262,6 +278,12 @@ def membership_audit(
     n_shadows = 0 if attack == "loss" else check_int(shadows, "shadows", minimum=2, maximum=256)
     if n_shadows % 2:
         raise DPValueError(f"shadows must be even (each record is IN for exactly half of them), got {n_shadows}")
+    if n_shadows > pool.size:
+        cap, larger = pool.size - pool.size % 2, pool.size < split.X_train.shape[0]
+        raise DPValueError(f"shadows must be <= {cap}, got {n_shadows}: every record is IN for exactly half the "
+                           "shadows, so the pool is cut to a multiple of their number, and a pool of "
+                           f"{pool.size} records holds none; give shadows {cap} or fewer"
+                           + (", or a larger pool_size" if larger else ""))
     if n_shadows:  # a pool of a multiple of the shadow count: see balanced_membership
         pool = pool[: pool.size - pool.size % n_shadows]
     y_pool = split.y_train[pool]

@@ -74,14 +74,16 @@ def _refuse_unused_flags(args) -> None:
 
 
 @contextlib.contextmanager
-def _canaries_named_by_their_flag():
-    """The library's refusal of more canaries than the test rows, naming --canaries (it says ``canaries``)."""
+def _settings_named_by_their_flags():
+    """The library's refusals of ``canaries``, ``shadows`` and ``pool_size`` (too many or too few for the data),
+    naming the flags --canaries, --shadows and --pool-size as the user typed them."""
     try:
         yield
     except DPValueError as exc:
-        if not str(exc).startswith("canaries must be <= "):
+        text = re.sub(r"\b(?<!-)(canaries|shadows) (must|\d)", r"--\1 \2", str(exc))
+        if text == str(exc) and "pool_size" not in text:
             raise
-        raise DPValueError(re.sub(r"\b(?<!-)canaries (must|\d)", r"--canaries \1", str(exc))) from None
+        raise DPValueError(re.sub(r"\bpool_size\b", "--pool-size", text)) from None
 
 
 def _run(args) -> int:
@@ -103,7 +105,7 @@ def _run(args) -> int:
     seed, secure = noise_from_args(args)
     # secure mode: the trained models' noise, batches and coins from the OS (the attack's own coins are seed 0)
     twin = contrast_learner(args.algorithm) if args.attack == "canaries" and not args.no_contrast else None
-    with noise_mode(secure), _canaries_named_by_their_flag():
+    with noise_mode(secure), _settings_named_by_their_flags():
         audit = run_audit(args.algorithm, data, epsilon=args.epsilon, delta=args.delta, attack=args.attack,
                           params=parse_set(args.set), confidence=args.confidence, seed=seed or 0,
                           on_progress=progress, **given)

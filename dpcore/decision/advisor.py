@@ -460,12 +460,14 @@ def overspent_reasons(points: pd.DataFrame) -> list[str]:
     >>> overspent_reasons(pts)[0][:96]
     'Not counted: op spends more than the ε it is given (given ε = 0.1, 1, its runs spend ε = 45, 450'
     """
+    from ..sweep.summary import spent_text
+
     out = []
     if "over_budget" not in points:
         return out
     for name, g in points[points.over_budget].groupby("learner", sort=False):
-        at = ", ".join(f"{e:.3g}" for e in g.epsilon)
-        spent = ", ".join(f"{e:.3g}" for e in g.epsilon_spent)
+        at = ", ".join(spent_text(e) for e in g.epsilon)
+        spent = ", ".join(spent_text(e) for e in g.epsilon_spent)
         out.append(f"Not counted: {_title(name)} spends more than the ε it is given (given ε = {at}, its runs spend "
                    f"ε = {spent} in all), so it meets no need at the ε it was given.")
     return out

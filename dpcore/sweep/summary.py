@@ -128,8 +128,22 @@ def _composed_count(events: pd.Series) -> int | None:
     return counts.pop() if len(counts) == 1 and isinstance(next(iter(counts)), int) else None
 
 
+def spent_text(epsilon: float, *, infinity: str = "∞") -> str:
+    """An ε (or a multiple of one) as text: 3 significant figures, thousands separated, so that an ε spent reads
+    "9,000", not "9e+03"; small values as ``:g`` writes them; ``infinity`` for an infinite one. The one wording of
+    an ε spent, for the Trade-off explorer's point labels, :func:`overspent_note` and the advisor.
+
+    >>> [spent_text(e) for e in (9000.0, 2390.4, 1234567.0, 4.5, 0.31623, float("inf"))]
+    ['9,000', '2,390', '1,230,000', '4.5', '0.316', '∞']
+    """
+    if epsilon == np.inf:
+        return infinity
+    rounded = float(f"{epsilon:.3g}")
+    return f"{rounded:,.0f}" if abs(rounded) >= 1000 else f"{rounded:g}"
+
+
 def _eps(v: float, markdown: bool) -> str:
-    return ("∞" if markdown else "inf") if v == np.inf else f"{v:.3g}"
+    return spent_text(v, infinity="∞" if markdown else "inf")
 
 
 def overspent_note(table: pd.DataFrame, *, markdown: bool = True,
@@ -188,7 +202,7 @@ given.
     return head + "; ".join(parts) + ". " + tail
 
 
-__all__ = ["OVERSPEND", "neighbouring_note", "overspent_note", "spends_more", "summarize"]
+__all__ = ["OVERSPEND", "neighbouring_note", "overspent_note", "spends_more", "spent_text", "summarize"]
 
 
 def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:

@@ -31,7 +31,7 @@ from ..sweep import (
 )
 from ..sweep.choices import DEFAULT_LEARNERS, axis_options, default_learners, sweepable
 from ..sweep.engine import ID_COLUMNS, TAIL_COLUMNS
-from ..sweep.summary import OVERSPEND, neighbouring_note, overspent_note, spends_more  # the notes: for the page
+from ..sweep.summary import OVERSPEND, neighbouring_note, overspent_note, spends_more, spent_text  # notes, labels
 from . import palette
 from .common import DASH, format_epsilon, format_number, readable_log_ticks, remember, shared_call
 from .live import CHART_SECONDS, Every
@@ -259,15 +259,12 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
 
 
 def spent_label(epsilon: float) -> str:
-    """A point's "ε spent" label: 3 significant figures, thousands separated (a class reads "9,000", not "9e+03").
+    """A point's "ε spent" label, written by :func:`~dpcore.sweep.summary.spent_text` as the note under the chart is.
 
     >>> spent_label(9000.0), spent_label(2634.1), spent_label(4.5), spent_label(0.31623), spent_label(float("inf"))
     ('ε 9,000', 'ε 2,630', 'ε 4.5', 'ε 0.316', 'ε ∞ (not private)')
     """
-    if not math.isfinite(epsilon):
-        return f"ε {format_epsilon(epsilon)}"
-    rounded = float(f"{epsilon:.3g}")
-    return f"ε {rounded:,.0f}" if abs(rounded) >= 1000 else f"ε {rounded:g}"
+    return f"ε {spent_text(epsilon, infinity=format_epsilon(epsilon))}"
 
 
 #: Plot areas (width, height in px) a point label is placed for, as measured on the page: the chart beside the

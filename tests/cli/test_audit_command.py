@@ -73,10 +73,10 @@ def test_one_run_gradient_canaries_and_lira_run_from_the_command_line(capsys):
 @pytest.mark.parametrize("argv, words", [
     (["--algorithm", "erm-output", "--attack", "one-run", "--canary-kind", "gradient"], "canary_kind='input'"),
     (["--algorithm", "dpsgd", "--attack", "lira", "--shadows", "3"], "shadows must be even"),
-    (["--algorithm", "dpsgd", "--attack", "one-run", "--canaries", "5"], "canaries must be >= 10"),
+    (["--algorithm", "dpsgd", "--attack", "one-run", "--canaries", "5"], "--canaries must be >= 10"),
     (["--algorithm", "dpsgd", "--epsilon", "-1"], "epsilon"),
     (["--algorithm", "nope"], "unknown learner"),
-    (["--algorithm", "dpsgd", "--attack", "loss", "--pool-size", "5"], "pool_size must be at least 50"),
+    (["--algorithm", "dpsgd", "--attack", "loss", "--pool-size", "5"], "--pool-size must be at least 50"),
 ])
 def test_bad_arguments_get_one_line_and_a_nonzero_exit(capsys, argv, words):
     assert main(["audit", "--dataset", "iris", *argv]) == 2

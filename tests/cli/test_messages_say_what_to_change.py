@@ -42,6 +42,41 @@ def test_an_audit_of_a_tiny_csv_says_it_needs_more_rows_and_names_canaries(tmp_p
     assert err.startswith("error: --canaries must be <= ") and "use data with at least 40 rows" in err
 
 
+def _tiny_csv(tmp_path) -> str:
+    path = tmp_path / "tiny.csv"
+    path.write_text("a,b,label\n1,2,0\n2,3,1\n3,1,0\n4,4,1\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("attack", ["loss", "lira", "lira-offline"])
+def test_a_pool_attack_on_a_tiny_csv_names_pool_size_and_says_how_many_rows_it_needs(attack, tmp_path, capsys):
+    # the loss attack said "nonmember_scores is empty", LiRA "use a larger pool_size"
+    err = _error(["audit", "--data", _tiny_csv(tmp_path), "--label", "label", "--seed", "0", "--attack", attack],
+                 capsys)
+    assert err.startswith("error: --pool-size must be at least 50") and "pool_size" not in err
+    assert "this data has 4 rows" in err and err.endswith("use data with at least 67 rows")
+
+
+@pytest.mark.parametrize("kind, says", [("gradient", "give --canaries 10 or more"),
+                                        ("input", "holds 2 test rows: use data with at least 40 rows")])
+def test_fewer_than_ten_one_run_canaries_say_what_to_give_or_that_the_data_is_too_small(kind, says, tmp_path, capsys):
+    err = _error(["audit", "--data", _tiny_csv(tmp_path), "--label", "label", "--seed", "0", "--attack", "one-run",
+                  "--canaries", "2", "--canary-kind", kind], capsys)
+    assert err.startswith("error: --canaries must be >= 10, got 2") and says in err
+
+
+def test_fewer_than_ten_mislabelled_canaries_on_ample_data_say_how_many_to_give(capsys):
+    err = _error(["audit", "--dataset", "iris", "--seed", "0", "--canaries", "2"], capsys)
+    assert err.startswith("error: --canaries must be >= 10, got 2") and "give --canaries 10 or more" in err
+
+
+def test_more_shadows_than_pool_records_name_shadows_and_pool_size(capsys):
+    err = _error(["audit", "--dataset", "iris", "--seed", "0", "--attack", "lira", "--pool-size", "60",
+                  "--shadows", "64"], capsys)  # the pool was cut to no record: "use a larger pool_size"
+    assert err.startswith("error: --shadows must be <= 60, got 64") and "give --shadows 60 or fewer" in err
+    assert err.endswith("or a larger --pool-size")
+
+
 def test_too_many_canaries_for_the_test_rows_say_how_many_fit(capsys):
     err = _error(["audit", "--dataset", "iris", "--seed", "0", "--canaries", "500"], capsys)
     assert "--canaries must be <= 36, got 500" in err and "give --canaries 36 or fewer" in err

@@ -479,6 +479,17 @@ def test_spent_labels_read_as_whole_numbers_with_thousands_separated():
         "ε 4.5", "ε 0.316", "ε 710", "ε 2,630", "ε 1,230,000"]
 
 
+def test_the_note_under_the_chart_writes_the_epsilon_spent_as_the_labels_do():
+    from dpcore.sweep.summary import overspent_note
+    from dpcore.ui.sweep import sweep_figure
+
+    table, cfg = _digits_like_sweep()
+    labels = [a.text for a in sweep_figure(table, cfg, metric="accuracy").layout.annotations if a.text[0] == "ε"]
+    note = overspent_note(table)
+    assert "ε = 0.1 spends ε = 45 in all, 20 spends 9,000" in note  # was "9e+03", beside a label "ε 9,000"
+    assert labels[-1] == "ε 9,000"
+
+
 @pytest.mark.parametrize("size", [(740, 320), (285, 215)], ids=["desktop", "phone"])
 def test_spent_labels_sit_inside_the_plot_and_off_every_marker(size):
     # "ε 9e+03" sat on DP-SGD's point at ε 20, and on a phone "ε 710" ran past the right edge
