@@ -427,10 +427,13 @@ def selection_note(points: pd.DataFrame, table: pd.DataFrame, *, learner: str | 
                 # pure ε-DP candidates, which the Rényi accountant cannot repeat: Liu & Talwar (2019, Theorem 3.4)
                 # bound the best of a geometric number of ε-DP runs by 3ε
                 search, how = 3 * float(event.epsilon), "liu-talwar"
+    from ..sweep.summary import spent_text
+
     note = (
         f"Choosing ε from these curves is itself a release: the curves are {runs} models trained and scored on your "
         "private rows, and the choice depends on them. Accounted strictly, looking at all of them composes to ε = "
-        f"{composed:.3g}, far above the ε recommended. Two remedies. (1) Choose on data whose exposure you accept: a "
+        f"{spent_text(composed)}, far above the ε recommended. Two remedies. (1) Choose on data whose exposure you "
+        "accept: a "
         "public table of the same kind, or rows set aside for choosing and never released or trained on by the final "
         "model; then train once, at the chosen ε, on the rest (the final model's ε is then the one shown; the rows "
         "used to choose are not protected by the choice). (2) Private selection: run a random number of candidates "
@@ -440,10 +443,11 @@ def selection_note(points: pd.DataFrame, table: pd.DataFrame, *, learner: str | 
     if math.isfinite(search) and how == "liu-talwar":
         note += (f" For {_title(learner)}, whose runs are pure ε-DP, a geometric number of candidates over the {k} ε "
                  f"values of this range, each at an ε drawn from the range, with the best released, costs ε = "
-                 f"{search:.3g} in all (three times the range's largest ε, Liu & Talwar 2019, Theorem 3.4).")
+                 f"{spent_text(search)} in all (three times the range's largest ε, Liu & Talwar 2019, Theorem 3.4).")
     elif math.isfinite(search):
         note += (f" For {_title(learner)} over the {k} ε values of this range, a Poisson number of candidates "
-                 f"(mean {k}), each at an ε drawn from the range, with the best released, costs ε = {search:.3g} "
+                 f"(mean {k}), each at an ε drawn from the range, with the best released, costs ε = "
+                 f"{spent_text(search)} "
                  f"at δ = {delta or DELTA:g} in all (dp_accounting's repeat-and-select event of the range's largest "
                  "ε; a mixture of candidates is no worse than its worst, van Erven & Harremoës 2014).")
     return {"note": note, "runs_looked_at": runs, "composition_epsilon": composed,
