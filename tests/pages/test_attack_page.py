@@ -145,3 +145,18 @@ def test_an_attack_that_shows_no_leak_even_without_privacy_says_it_is_too_weak_t
     assert float(table.iloc[1]["ε proven (95%)"]) == 0  # the case this checks
     said = " ".join(m.value for m in at.markdown)
     assert "The attack is too weak here to show a leak even without privacy" in said
+
+
+def test_a_file_too_small_for_the_attack_is_said_in_the_pages_words_before_anything_trains(app_page):
+    at = app_page("app.py", timeout=600).run()
+    at.switch_page("pages/2_Train_a_network.py").run()  # a file uploaded once is offered on every page
+    at.selectbox(key="train.dataset").set_value("upload").run()
+    rows = "a,b,y\n" + "".join(f"{i % 5},{(i * 7) % 3},{i % 2}\n" for i in range(12))
+    at.get("file_uploader")[0].set_value(("tiny.csv", rows.encode(), "text/csv")).run()
+    at.switch_page(PATH).run()
+    assert at.selectbox(key="audit.dataset").value == "upload"
+    assert not at.exception
+    said = [e.value for e in at.error]
+    assert len(said) == 1 and said[0].startswith("Too few rows for this attack")
+    assert "at least 10, so data with at least 40 rows" in said[0] and "canaries must be" not in said[0]
+    assert not at.dataframe and not at.get("plotly_chart")  # nothing trained, nothing drawn
