@@ -3,14 +3,12 @@ from __future__ import annotations
 
 import dpcore.ui.boot  # noqa: F401  (first: every library loaded once, before this page imports any)
 
-import math
-
 import numpy as np
 import streamlit as st
 
-from dpcore.audit import DEFAULT_POOL_SIZE, MIN_POOL_SIZE, POOL_SIZES, pool_capacity
-from dpcore.audit.canaries import DEFAULT_CANARIES, MIN_CANARIES, input_canary_capacity
-from dpcore.audit.run import DEFAULT_ATTACK, contrast_learner, story_canaries
+from dpcore.audit import DEFAULT_POOL_SIZE, POOL_SIZES, pool_capacity
+from dpcore.audit.canaries import DEFAULT_CANARIES, input_canary_capacity
+from dpcore.audit.run import DEFAULT_ATTACK, contrast_learner, story_canaries, too_few_rows
 from dpcore.defaults import LEARNER
 from dpcore.learners import get_learner
 from dpcore.ui import (
@@ -100,18 +98,10 @@ if pool_size is not None and pool_size >= training_rows:
 white_box = attack == "one-run" and spec.canary_kind == "gradient"  # canaries in the noisy gradient steps
 canary_count = (int(min(canaries, input_canary_capacity(ds))) if attack == "one-run" and not white_box
                 else story_canaries(ds) if attack == "canaries" else int(canaries))
-# data too small for the chosen attack: said here in the page's words (the library's message names its parameters,
-# which this page sets itself), with what would work instead
-too_small = None
-if (attack == "canaries" or (attack == "one-run" and not white_box)) and input_canary_capacity(ds) < MIN_CANARIES:
-    too_small = (f"{ds.title} holds out {input_canary_capacity(ds)} test rows, and this attack makes each of its "
-                 f"canaries from one of them (a held-out row with a wrong label): it needs at least {MIN_CANARIES}, "
-                 f"so data with at least 40 rows")
-elif pool_size is not None and pool_size < MIN_POOL_SIZE:
-    too_small = (f"{ds.title} has {training_rows} training rows, and the attacker's pool needs at least "
-                 f"{MIN_POOL_SIZE} of them, so data with at least {math.ceil(MIN_POOL_SIZE / 0.75)} rows")
-if too_small is not None:
-    st.error(f"Too few rows for this attack: {too_small}. Use a larger file or a registered dataset"
+# data too small for the chosen attack, said in the page's words (the library's message names settings this page
+# chooses itself), with what would work instead
+if (too_small := too_few_rows(ds, attack=attack, gradient_canaries=white_box)) is not None:
+    st.error(f"Too few rows for this attack: {ds.title} {too_small}. Use a larger file or a registered dataset"
              + ("; the one-run audit of DP-SGD (gradient canaries) needs no rows of its own." if spec.canary_kind ==
                 "gradient" else "."))
     stop_page()

@@ -41,6 +41,7 @@ import numpy as np
 import torch
 
 from ..datasets import Dataset, Split, load_dataset, train_test_split
+from ..datasets.registry import TEST_SIZE
 from ..defaults import DELTA
 from ..exceptions import DPCoreWarning, DPValueError
 from ..learners import get_learner, judge_against_trivial, run_learner
@@ -95,6 +96,8 @@ def _split(data: "str | Dataset", seed: int) -> Split:
 DEFAULT_CANARIES = 1000
 #: The fewest canaries an audit runs on: fewer leave the bound too few guesses to prove anything.
 MIN_CANARIES = 10
+#: The fewest rows whose split holds out :data:`MIN_CANARIES` test rows (mislabelled canaries are made from them).
+MIN_CANARY_ROWS = math.ceil(MIN_CANARIES / TEST_SIZE)
 
 
 def input_canary_capacity(data: "str | Dataset", seed: int = 0) -> int:
@@ -112,7 +115,7 @@ def too_few_test_rows(canaries: int, test_rows: int, *, what: str) -> str:
     head = (f"{what} must be <= {test_rows}, got {canaries}: mislabelled canaries are made from the test rows, one "
             f"each, and this data's split holds {test_rows} test row{'s' if test_rows != 1 else ''}")
     if test_rows < MIN_CANARIES:
-        return f"{head}; an audit needs at least {MIN_CANARIES} canaries: use data with at least 40 rows"
+        return f"{head}; an audit needs at least {MIN_CANARIES} canaries: use data with at least {MIN_CANARY_ROWS} rows"
     return f"{head}; give {what} {test_rows} or fewer, or use data with more rows"
 
 
@@ -135,7 +138,7 @@ def too_few_canaries(canaries: int, test_rows: int | None, *, what: str) -> str 
             "fewer guesses are too few to prove a leak")
     if test_rows is not None and test_rows < MIN_CANARIES:
         return (f"{head}; mislabelled canaries are made from the test rows, one each, and this data's split holds "
-                f"{test_rows} test row{'s' if test_rows != 1 else ''}: use data with at least 40 rows")
+                f"{test_rows} test row{'s' if test_rows != 1 else ''}: use data with at least {MIN_CANARY_ROWS} rows")
     return f"{head}; give {what} {MIN_CANARIES} or more" + (f" (at most {test_rows} on this data)" if test_rows else "")
 
 

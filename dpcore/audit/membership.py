@@ -37,6 +37,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ..datasets import Dataset, Split, load_dataset, train_test_split
+from ..datasets.registry import TEST_SIZE
 from ..defaults import DELTA
 from ..exceptions import DPValueError
 from ..learners import RunResult, TestOutputs, get_learner, run_learner
@@ -61,6 +62,8 @@ DEFAULT_POOL_SIZE = 1000
 #: The smallest pool an attack is run on: about 25 members and 25 non-members. Below it the model is trained on a
 #: handful of rows and the attack's rates move in steps of several percent.
 MIN_POOL_SIZE = 50
+#: The fewest rows whose split keeps :data:`MIN_POOL_SIZE` for training (the attacker's pool is drawn from them).
+MIN_POOL_ROWS = math.ceil(MIN_POOL_SIZE / (1 - TEST_SIZE))
 #: Progress callback: ``{"stage": "target" | "shadow", "done": i, "total": n}``.
 ProgressCallback = Callable[[Mapping[str, Any]], None]
 
@@ -176,10 +179,9 @@ def too_small_a_pool(train_rows: int, rows: int) -> str:
     pool_size must be at least 50, and the attacker's pool is drawn from the training rows: this data has 4 rows, \
 3 of them for training (the rest held out for testing); use data with at least 67 rows
     """
-    need = math.ceil(MIN_POOL_SIZE / 0.75)  # train_test_split holds out a quarter
     return (f"pool_size must be at least {MIN_POOL_SIZE}, and the attacker's pool is drawn from the training rows: "
             f"this data has {rows} row{'s' if rows != 1 else ''}, {train_rows} of them for training (the rest held "
-            f"out for testing); use data with at least {need} rows")
+            f"out for testing); use data with at least {MIN_POOL_ROWS} rows")
 
 
 def _pool(data: "str | Dataset", *, seed: int, pool_size: int | None) -> tuple[Split, np.ndarray]:

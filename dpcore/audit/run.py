@@ -18,11 +18,19 @@ from ..defaults import DELTA
 from ..exceptions import DPValueError
 from ..learners import get_learner
 from ..types import DataLike
-from .canaries import DEFAULT_CANARIES, CanaryAudit, gradient_canary_audit, input_canary_audit, input_canary_capacity
-from .membership import MembershipAudit, ProgressCallback, membership_audit
+from .canaries import (
+    DEFAULT_CANARIES,
+    MIN_CANARIES,
+    MIN_CANARY_ROWS,
+    CanaryAudit,
+    gradient_canary_audit,
+    input_canary_audit,
+    input_canary_capacity,
+)
+from .membership import MIN_POOL_ROWS, MIN_POOL_SIZE, MembershipAudit, ProgressCallback, membership_audit, pool_capacity
 
 __all__ = ["AUDIT_KINDS", "DEFAULT_ATTACK", "LADDER_EPSILONS", "STORY_CANARIES", "contrast_learner", "epsilon_ladder",
-           "leaky_network_params", "run_audit", "story_canaries"]
+           "leaky_network_params", "run_audit", "story_canaries", "too_few_rows"]
 
 #: ``attack`` values of :func:`run_audit`: mislabelled canaries in the full training set (the default), two
 #: membership attacks on models trained on half a pool, and the one-run canary audit.
@@ -60,7 +68,27 @@ def contrast_learner(name: str) -> str | None:
 
 def story_canaries(data, seed: int = 0) -> int:
     """Canaries of the default attack on ``data``: :data:`STORY_CANARIES`, at most 40 % of its test rows."""
-    return max(10, min(STORY_CANARIES, int(0.4 * input_canary_capacity(data, seed))))
+    return max(MIN_CANARIES, min(STORY_CANARIES, int(0.4 * input_canary_capacity(data, seed))))
+
+
+def too_few_rows(data, *, attack: str, gradient_canaries: bool = False) -> str | None:
+    """Why ``data`` has too few rows for ``attack``, in words that name no setting (None when it has enough):
+    mislabelled canaries are made from the held-out rows, the membership attacks' pool from the training rows;
+    gradient canaries (``attack="one-run"`` with ``gradient_canaries``) take no rows.
+
+    >>> too_few_rows("iris", attack="canaries") is None
+    True
+    """
+    if attack == "canaries" or (attack == "one-run" and not gradient_canaries):
+        held_out = input_canary_capacity(data)
+        if held_out < MIN_CANARIES:
+            return (f"it holds out {held_out} test rows, and this attack makes each of its canaries from one of them "
+                    f"(a held-out row with a wrong label): it needs at least {MIN_CANARIES}, so data with at least "
+                    f"{MIN_CANARY_ROWS} rows")
+    elif attack in ("loss", "lira", "lira-offline") and (train := pool_capacity(data)) < MIN_POOL_SIZE:
+        return (f"it has {train} training rows, and the attacker's pool needs at least {MIN_POOL_SIZE} of them, so "
+                f"data with at least {MIN_POOL_ROWS} rows")
+    return None
 
 
 def run_audit(

@@ -15,6 +15,9 @@ from ..exceptions import DatasetError, DPValueError
 from ..rng import as_generator
 from ..validation import check_probability
 
+#: The share of rows a split holds out for testing, unless told otherwise.
+TEST_SIZE = 0.25
+
 
 @dataclass(frozen=True)
 class DatasetInfo:
@@ -97,7 +100,7 @@ class Split:
     X_test: np.ndarray
     y_test: np.ndarray
     seed: int = 0
-    test_size: float = 0.25
+    test_size: float = TEST_SIZE
 
     @property
     def task(self) -> str:
@@ -329,7 +332,7 @@ def is_registered(ds: Dataset) -> bool:
 _SPLITS = BytesLRU(max_bytes=256e6, max_items=32)
 
 
-def train_test_split(dataset: Dataset | str, *, test_size: float = 0.25, seed: int = 0) -> Split:
+def train_test_split(dataset: Dataset | str, *, test_size: float = TEST_SIZE, seed: int = 0) -> Split:
     """A deterministic split, stratified by class for classification.
 
     The same (dataset, test_size, seed) always gives the same split (for a registered dataset, the same object:

@@ -72,3 +72,19 @@ def test_chance_is_the_range_a_guess_reaches_and_a_leak_leaves_it():
     assert leak.within_chance("0.01") is False
     low, high = leak.tpr_interval("0.01")  # the measured rate sits inside its own Clopper-Pearson interval
     assert low <= leak.tpr_at_fpr["0.01"] <= high
+
+
+def test_too_few_rows_names_the_rows_each_attack_needs_and_none_for_gradient_canaries():
+    import numpy as np
+
+    from dpcore.audit.run import too_few_rows
+    from dpcore.datasets import as_dataset
+
+    X = np.arange(24, dtype=float).reshape(12, 2) % 5
+    tiny = as_dataset((X, np.arange(12) % 2), bounds=(0.0, 5.0))
+    assert "so data with at least 40 rows" in too_few_rows(tiny, attack="canaries")
+    assert "so data with at least 40 rows" in too_few_rows(tiny, attack="one-run")  # input canaries
+    for attack in ("loss", "lira", "lira-offline"):
+        assert "pool needs at least 50 of them, so data with at least 67 rows" in too_few_rows(tiny, attack=attack)
+    assert too_few_rows(tiny, attack="one-run", gradient_canaries=True) is None  # canaries in the gradient steps
+    assert too_few_rows("digits", attack="loss") is None and too_few_rows("digits", attack="canaries") is None
