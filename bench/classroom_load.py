@@ -8,7 +8,7 @@ server, K sessions (default 20): K - D press Train on the defaults and D (defaul
 chart. It prints each session's completion time, whether it saw an error or followed a run another
 session had started, and for the sessions on the defaults how long after the shared run finished (its line on the
 server's log) their page showed it, the late-comer's time to its first chart, the server's peak memory and CPU seconds,
-and how busy the whole machine was.
+and how busy the whole machine was, and how much of that was work outside this bench (a shared machine).
 
 In a classroom every student's browser runs on the student's own laptop; here all of them share the
 server's machine. So that twenty browsers do not take the server's cores, the class's Chromium runs in
@@ -295,6 +295,7 @@ def run_class(browser, sessions: int, distinct: int, timeout: float, *, late_bro
         for page in pages:
             page.wait_for_timeout(300)
         cpu0, t0, busy0 = server.cpu_seconds(), time.time(), machine_busy_seconds()
+        ours0 = browser_cpu_seconds(os.getpid())  # this script and every process under it: server, browsers
         browser_cpu = [(t0, browser_cpu_seconds(browser_pid))]  # (when, the class's browser's CPU seconds so far)
         for page in pages:  # one round trip each, so the last student clicks moments after the first
             page.evaluate(CLICK_TRAIN)
@@ -331,11 +332,12 @@ def run_class(browser, sessions: int, distinct: int, timeout: float, *, late_bro
                        default=browser_cpu[-1])
             browser_run, browser_after = before[1] - browser_cpu[0][1], upto[1] - before[1]
         busy1 = machine_busy_seconds()
+        ours = browser_cpu_seconds(os.getpid()) - ours0
         return {"rows": rows, "lags": lags, "arrived": arrived, "browser_run": browser_run,
                 "browser_after": browser_after, "late": late_time if late_comer else None,
                 "cpu": server.cpu_seconds() - cpu0,
-                "peak_mb": server.peak_mb(), "busy": busy1[0] - busy0[0], "available": busy1[1] - busy0[1],
-                "wall": time.time() - t0}
+                "peak_mb": server.peak_mb(), "busy": busy1[0] - busy0[0], "ours": ours,
+                "available": busy1[1] - busy0[1], "wall": time.time() - t0}
     finally:
         err = server.stop()
         if "Traceback" in err:
@@ -399,9 +401,12 @@ def main() -> int:
     late = crowd["late"]
     print(f"late-comer's home page, first chart: {'not drawn' if late is None else f'{late:.1f} s'} "
           f"({'not drawn' if home is None else f'{home:.1f} s'} on a fresh server with nobody else)")
+    others = max(0.0, crowd["busy"] - crowd["ours"])
     print(f"server: {crowd['cpu']:.0f} CPU s, peak {crowd['peak_mb']:.0f} MB; the whole machine: "
-          f"{crowd['busy']:.0f} of {crowd['available']:.0f} CPU s busy over {crowd['wall']:.0f} s (the rest is "
-          "mostly the browsers)")
+          f"{crowd['busy']:.0f} of {crowd['available']:.0f} CPU s busy over {crowd['wall']:.0f} s, of which "
+          f"{crowd['ours']:.0f} this bench's (its server, browsers and script) and {others:.0f} other work on the "
+          "machine" + (" (a shared machine: the idle-class browsers get only what that work leaves, so the times "
+                       "above are longer than on a quiet one)" if others > 0.1 * crowd["available"] else ""))
     if crowd["browser_after"] is not None and not math.isnan(crowd["browser_after"]):
         n = a.sessions - a.distinct
         print(f"the class's browser (its {a.sessions} tabs): {crowd['browser_run']:.1f} CPU s from the clicks to the "
