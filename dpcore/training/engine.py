@@ -611,9 +611,10 @@ def train(
         Your own network, trained in place (``config.model``, ``hidden``, ``depth``, ``activation`` and
         ``channels`` are then unused). Its trainable parameters must belong to layers the engine clips per
         example: :data:`~dpcore.training.SUPPORTED_LAYERS` (Linear, Conv2d, LayerNorm, GroupNorm, Embedding);
-        any other layer with trainable parameters is refused by name (freeze it, or replace a BatchNorm by a
-        GroupNorm). Training runs on the device of its parameters: the rows are moved there, the noise is drawn
-        there, and the result is brought back to the CPU.
+        any other layer with trainable parameters is refused by name (freeze it), and a BatchNorm even frozen or
+        without parameters (it mixes the batch and keeps statistics of the rows: use a GroupNorm). Training
+        runs on the device of its parameters: the rows are moved there, the noise is drawn there, and the
+        result is brought back to the CPU.
     loss : callable, optional
         ``loss(output, y)``: your per-example loss, a tensor of shape ``(B,)``
         (``nn.CrossEntropyLoss(reduction="none")``, ...). Default: cross-entropy for classification, squared

@@ -131,18 +131,44 @@ def test_a_loss_averaged_over_the_batch_is_refused():
               loss=nn.CrossEntropyLoss())
 
 
-@pytest.mark.parametrize("layer, advice", [(nn.BatchNorm1d(4), "use GroupNorm or LayerNorm instead"),
-                                           (nn.PReLU(), "Freeze it")])
+@pytest.mark.parametrize("layer, advice", [(nn.PReLU(), "Freeze it"),
+                                           (nn.InstanceNorm1d(2, affine=True), "use GroupNorm(C, C)")])
 def test_a_layer_without_a_per_example_rule_is_refused_by_name_with_the_supported_list(layer, advice):
-    model = nn.Sequential(nn.Linear(3, 4), layer, nn.Linear(4, 2))
+    model = nn.Sequential(nn.Linear(3, 4), nn.Unflatten(1, (2, 2)) if isinstance(layer, nn.InstanceNorm1d)
+                          else nn.Identity(), layer, nn.Flatten(), nn.Linear(4, 2))
     X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20) % 2
     with pytest.raises(DPValueError) as err:
         train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model)
     msg = str(err.value)
-    assert f"layer '1' ({type(layer).__name__})" in msg
+    assert f"layer '2' ({type(layer).__name__})" in msg and "mixes" not in msg  # each example is its own
     assert "Linear, Conv2d, LayerNorm, GroupNorm, Embedding" in msg and advice in msg
     layer.requires_grad_(False)  # frozen, it is only applied
     train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model)
+
+
+@pytest.mark.parametrize("make", [lambda: nn.BatchNorm1d(4), lambda: nn.BatchNorm1d(4, affine=False),
+                                  lambda: nn.BatchNorm1d(4).requires_grad_(False)],
+                         ids=["trainable", "affine=False", "frozen"])
+def test_a_batchnorm_is_refused_even_without_trainable_parameters(make):
+    # frozen or affine=False it still normalises each example by its batch in training mode (one record moves the
+    # others' gradients) and keeps running statistics of the private rows that the released model would carry
+    layer = make()
+    model = nn.Sequential(nn.Linear(3, 4), layer, nn.Linear(4, 2))
+    X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20) % 2
+    with pytest.raises(DPValueError, match=r"layer '1' \(BatchNorm1d\) normalises every example by the statistics "
+                                           r"of its batch.*running means.*use GroupNorm or LayerNorm instead"):
+        train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model)
+    assert int(layer.num_batches_tracked) == 0  # refused before any batch went through it
+    train(X, y, TrainConfig(epochs=1, batch_size=5, private=False), model=model)  # a non-private baseline may
+
+
+def test_a_layer_keeping_running_statistics_of_the_rows_is_refused():
+    model = nn.Sequential(nn.Linear(3, 4), nn.Unflatten(1, (2, 2)), nn.InstanceNorm1d(2, track_running_stats=True),
+                          nn.Flatten(), nn.Linear(4, 2))
+    X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20) % 2
+    with pytest.raises(DPValueError, match=r"layer '2' \(InstanceNorm1d\) keeps running statistics.*"
+                                           "track_running_stats=False"):
+        train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model)
 
 
 def test_train_refuses_labels_that_are_not_class_indices_and_warns_when_delta_exceeds_one_over_n():
