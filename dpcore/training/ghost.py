@@ -165,6 +165,7 @@ class GhostClipper:
         """
         with self.capture():
             out = self.model(x)
+        self._check_every_layer_called()
         losses = per_example_loss(out, y, task) if self.loss is None else self.loss(out, y)
         if not isinstance(losses, torch.Tensor) or tuple(losses.shape) != (x.shape[0],):
             raise DPValueError(f"the loss must give one loss per example, a tensor of shape ({x.shape[0]},); got "
@@ -172,6 +173,19 @@ class GhostClipper:
                                ". Use reduction='none' (e.g. nn.CrossEntropyLoss(reduction='none')): DP-SGD clips "
                                "every example's gradient")
         return losses.detach(), self.norms(losses)
+
+    def _check_every_layer_called(self) -> None:
+        """Refuse, by name, trained layers the forward pass did not call as modules: their hooks saw nothing, so
+        their gradients have no per-example norm."""
+        missed = [r.layer for r in self.records if r.out is None]
+        if missed:
+            names = {id(m): name for name, m in self.model.named_modules()}
+            shown = ", ".join(f"{names.get(id(m), '?')!r} ({type(m).__name__})" for m in missed)
+            raise DPValueError(
+                f"layer(s) {shown} hold trainable parameters but the forward pass did not call them as modules "
+                "(unused, or their weights used through torch.nn.functional): DP-SGD clips each example's gradient "
+                "from the layers' calls. Call each trained layer as a module, or freeze the unused ones with "
+                "requires_grad_(False)")
 
     def norms(self, losses: torch.Tensor) -> torch.Tensor:
         """Per-example L2 norms of the gradient of ``losses[i]`` w.r.t. all parameters, shape (B,)."""

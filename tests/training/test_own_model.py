@@ -3,10 +3,12 @@ the device, and the layers refused by name."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call, grad, vmap
 
@@ -212,3 +214,25 @@ def test_a_layer_applied_twice_in_one_forward_pass_is_refused():
     X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20) % 3
     with pytest.raises(DPValueError, match="applied more than once"):
         train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=Twice())
+
+
+class _Unused(nn.Module):
+    def __init__(self, functional: bool) -> None:
+        super().__init__()
+        self.functional = functional
+        self.head, self.spare = nn.Linear(3, 2), nn.Linear(3, 2)
+
+    def forward(self, x):
+        if self.functional:  # the layer's weights, but not the layer's call
+            return F.linear(x, self.head.weight, self.head.bias)
+        return self.head(x)
+
+
+@pytest.mark.parametrize("functional, named", [(False, "'spare' (Linear)"), (True, "'head' (Linear), 'spare'")])
+def test_a_trained_layer_the_forward_pass_does_not_call_is_refused_by_name(functional, named):
+    X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20) % 2
+    with pytest.raises(DPValueError, match=rf"layer\(s\) {re.escape(named)}.*did not call them as modules"):
+        train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=_Unused(functional))
+    model = _Unused(False)
+    model.spare.requires_grad_(False)  # frozen, the unused layer is no longer trained
+    train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model)
