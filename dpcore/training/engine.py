@@ -25,6 +25,7 @@ from ..types import ArrayLike
 from ..validation import (
     check_array,
     check_delta,
+    check_device,
     check_epsilon,
     check_int,
     check_nonnegative,
@@ -561,6 +562,7 @@ def train(
     extra_gradients: ExtraGradients | None = None,
     model: nn.Module | None = None,
     loss: LossFunction | None = None,
+    device: "str | torch.device | int | None" = None,
 ) -> TrainResult:
     """Train a model with DP-SGD (or non-privately if ``config.private`` is False): a built-in one, or yours.
 
@@ -619,6 +621,11 @@ def train(
         ``loss(output, y)``: your per-example loss, a tensor of shape ``(B,)``
         (``nn.CrossEntropyLoss(reduction="none")``, ...). Default: cross-entropy for classification, squared
         error for regression. A loss averaged over the batch is refused: DP-SGD clips every example's gradient.
+    device : str, torch.device or int, optional
+        Where to train: ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``torch.device(...)`` or a GPU index. Your ``model``
+        is moved there (in place, as ``model.to(device)``); the default is where its parameters already are, or
+        the CPU for a built-in model. A device this machine lacks (``"cuda"`` with a CPU-only torch, no GPU
+        visible) is refused with the reason, before anything is trained. The result is on the CPU either way.
 
     Returns
     -------
@@ -656,6 +663,7 @@ def train(
             raise DPValueError(f"{name} needs a private run (private=True): it acts on the noisy clipped sum")
     if model is not None and not isinstance(model, nn.Module):
         raise DPTypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    device = None if device is None else check_device(device)
     if loss is not None and not callable(loss):
         raise DPTypeError(f"loss must be a callable loss(output, y) giving one loss per example, got "
                           f"{type(loss).__name__}")
@@ -680,6 +688,8 @@ def train(
         model_kwargs = {}
         if config.private:
             trainable_layers(model)  # a layer the engine cannot clip is refused by name, before any work
+    if device is not None:
+        model.to(device)
     device = _device_of(model)
     data = data.to(device, _float_dtype_of(model))
     noise_gen = torch_generator(child_seed(rng), device=device)
