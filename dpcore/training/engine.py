@@ -355,11 +355,20 @@ class _Data:
 
 def _training_data(X, y, task: str, n_outputs: int | None, X_test, y_test) -> _Data:
     """Validate the rows and labels (integer classes, soft rows, or real targets) and make tensors."""
+    if (shape := np.shape(X)) and len(shape) > 2:
+        raise DPValueError(f"X must be 2-dimensional (one row per record), got shape {shape}: flatten each record "
+                           "(X.reshape(len(X), -1)) and restore its shape in your module (nn.Unflatten(1, "
+                           f"{tuple(shape[1:])}) as its first layer)")
     X = check_array(X, "X", ndim=2)
     n = X.shape[0]
     y_arr = np.asarray(y)
     if y_arr.shape[0] != n:
         raise DPValueError(f"X has {n} rows but y has {y_arr.shape[0]}; they must match")
+    if task == "classification" and y_arr.ndim == 1 and y_arr.dtype.kind not in "biuf":
+        shown = ", ".join(repr(v) for v in list(dict.fromkeys(y_arr.tolist()))[:3])
+        raise DPValueError(f"y holds {shown} ...: train() takes classes as indices 0..k-1. Encode them first "
+                           "(classes, y = np.unique(y, return_inverse=True)), or use run_learner(..., label=...), "
+                           "which keeps your labels")
     if task == "classification" and y_arr.ndim == 1:
         if not np.all(np.equal(np.mod(y_arr, 1), 0)) or (y_arr.size and y_arr.min() < 0):
             raise DPValueError("classification labels must be integers 0..k-1 (or one-hot/soft rows)")
@@ -688,6 +697,7 @@ def train(
         model_kwargs = {}
         if config.private:
             trainable_layers(model)  # a layer the engine cannot clip is refused by name, before any work
+        _check_fits(model, data, config.task, loss, device)
     if device is not None:
         model.to(device)
     device = _device_of(model)
@@ -729,6 +739,36 @@ def train(
                 live.copy_(avg)
     return _result(config, rows, budget, done, stopped, ema.current(model), model_kwargs, t0, caught,
                    own=model_kwargs == {})
+
+
+def _check_fits(model: nn.Module, data: _Data, task: str, loss: LossFunction | None, device) -> None:
+    """Run your module on two training rows (nothing is kept, nothing trained) and refuse it by what does not fit:
+    an input width that is not X's, or (with the default loss) fewer outputs than the classes, or not one output
+    per regression target (a squared error between shapes ``(B,)`` and ``(B, 1)`` broadcasts across the batch)."""
+    was_training = model.training
+    rows = data.X[:2].to(device if device is not None else _device_of(model), _float_dtype_of(model))
+    try:
+        model.eval()
+        with torch.no_grad():
+            out = model(rows)
+    except (RuntimeError, ValueError, IndexError, TypeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DPValueError(f"your model could not run on rows of X ({data.X.shape[1]} columns): {first}. Its "
+                           "first layer must take X's columns") from None
+    finally:
+        model.train(was_training)
+    if loss is not None or not isinstance(out, torch.Tensor):
+        return
+    width = int(out.shape[1]) if out.dim() == 2 else None
+    if task == "classification" and (width is None or width < data.n_outputs):
+        raise DPValueError(f"your model gives outputs of shape {tuple(out.shape[1:])} per row, but the labels hold "
+                           f"{data.n_outputs} classes: its last layer needs {data.n_outputs} outputs (one score per "
+                           "class), or give train() a loss of your own")
+    if task == "regression" and width != data.y.shape[1]:  # (B,) against (B, 1) would broadcast to (B, B): every
+        # example's loss would hold the other rows' outputs
+        raise DPValueError(f"your model gives outputs of shape {tuple(out.shape[1:])} per row for "
+                           f"{data.y.shape[1]} target(s) per row: its last layer needs {data.y.shape[1]} output(s), "
+                           "or give train() a loss of your own")
 
 
 def _device_of(model: nn.Module) -> torch.device:

@@ -236,3 +236,51 @@ def test_a_trained_layer_the_forward_pass_does_not_call_is_refused_by_name(funct
     model = _Unused(False)
     model.spare.requires_grad_(False)  # frozen, the unused layer is no longer trained
     train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model)
+
+
+def _rows(n=30, d=4):
+    X = np.random.default_rng(0).normal(size=(n, d))
+    return X, (X[:, 0] > 0).astype(int)
+
+
+def test_a_module_that_does_not_take_xs_columns_is_refused_before_training():
+    X, y = _rows()
+    with pytest.raises(DPValueError, match=r"could not run on rows of X \(4 columns\).*first layer must take"):
+        train(X, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=nn.Sequential(nn.Linear(5, 2)))
+
+
+def test_a_module_with_fewer_outputs_than_classes_is_refused_and_more_are_accepted():
+    X, y = _rows()
+    y3 = y + (X[:, 1] > 1)
+    with pytest.raises(DPValueError, match=r"outputs of shape \(2,\) per row, but the labels hold 3 classes"):
+        train(X, y3, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=nn.Sequential(nn.Linear(4, 2)))
+    train(X, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=nn.Sequential(nn.Linear(4, 3)))
+
+
+class _Squeezed(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.head = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.head(x).squeeze(-1)
+
+
+def test_a_regression_module_whose_output_would_broadcast_across_the_batch_is_refused():
+    # (B,) outputs against (B, 1) targets broadcast to (B, B): every example's loss held every row's output, so
+    # no example had a gradient of its own; and 2 outputs for 1 target were fit to it silently
+    X, y = _rows()
+    cfg = TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0, task="regression")
+    for model in (_Squeezed(), nn.Sequential(nn.Linear(4, 2))):
+        with pytest.raises(DPValueError, match=r"for 1 target\(s\) per row: its last layer needs 1 output"):
+            train(X, X[:, 0], cfg, model=model)
+    own = lambda out, t: (out - t.reshape(-1)).pow(2)  # noqa: E731  # the user's loss decides the shapes
+    assert train(X, X[:, 0], cfg, model=_Squeezed(), loss=own).steps > 0
+
+
+def test_text_labels_and_image_shaped_rows_are_refused_with_what_to_do():
+    X, y = _rows()
+    with pytest.raises(DPValueError, match=r"y holds 'yes', 'no' \.\.\..*np\.unique\(y, return_inverse=True\)"):
+        train(X, np.where(y == 1, "yes", "no"), TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0))
+    with pytest.raises(DPValueError, match=r"got shape \(30, 1, 2, 2\).*nn\.Unflatten\(1, \(1, 2, 2\)\)"):
+        train(X.reshape(30, 1, 2, 2), y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0))
