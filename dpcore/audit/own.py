@@ -8,11 +8,12 @@ attack's ROC, its TPR at low FPR and a Clopper-Pearson epsilon lower bound to se
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..exceptions import DPTypeError, DPValueError
+from ..exceptions import DPCoreWarning, DPTypeError, DPValueError
 from ..types import ArrayLike, RngLike
 from .attacks import loss_threshold_scores
 from .result import AuditResult, audit_from_scores
@@ -95,7 +96,8 @@ def audit(
     Parameters
     ----------
     model_or_scores : model or None
-        A fitted model (torch ``nn.Module``, scikit-learn estimator, ``run_learner(...).model``): each record is
+        A fitted model (torch ``nn.Module``, scikit-learn estimator, a ``run_learner(...)`` result or its
+        ``model``, a :func:`~dpcore.train` result): each record is
         scored by minus its loss (Yeom et al. 2018), so members, which the model fitted, score higher. ``None``:
         ``members`` and ``non_members`` are already attack scores (higher = member), e.g. from LiRA.
     members, non_members : (X, y) or array
@@ -114,7 +116,7 @@ def audit(
     -------
     AuditResult
         ``auc``, ``tpr_at_fpr``, ``advantage`` and ``epsilon_lower_bound`` (the epsilon the attack proves with
-        ``confidence``; a claimed epsilon below it is refuted).
+        ``confidence``; a claimed epsilon below it is refuted: ``refutes_claim``, and a warning says so).
 
     References
     ----------
@@ -129,6 +131,7 @@ def audit(
     >>> res.auc > 0.6, res.epsilon_lower_bound > 0
     (True, True)
     """
+    model_or_scores = _released_model(model_or_scores)
     if model_or_scores is None:
         member_scores = np.asarray(members, dtype=float)
         nonmember_scores = np.asarray(non_members, dtype=float)
@@ -139,5 +142,27 @@ def audit(
         member_scores = loss_threshold_scores(per_example_losses(model_or_scores, Xm, ym, loss=loss))
         nonmember_scores = loss_threshold_scores(per_example_losses(model_or_scores, Xn, yn, loss=loss))
         attack = "loss-threshold"
-    return audit_from_scores(member_scores, nonmember_scores, attack=attack, epsilon=epsilon, delta=delta,
-                             confidence=confidence, method=method, fprs=fprs, rng=rng)
+    result = audit_from_scores(member_scores, nonmember_scores, attack=attack, epsilon=epsilon, delta=delta,
+                               confidence=confidence, method=method, fprs=fprs, rng=rng)
+    if result.refutes_claim:
+        pure = (" The claim was read as pure epsilon-DP (delta=0): give the delta the model was trained with, "
+                "whose bound is lower") if result.delta == 0 else ""
+        warnings.warn(f"the attack proves epsilon >= {result.epsilon_lower_bound:.3g} with {result.confidence:.0%} "
+                      f"confidence, above the claimed epsilon = {result.epsilon:g} (delta = {result.delta:g}): the "
+                      "claim is refuted, unless the members and non-members were not chosen at random before "
+                      f"training, which the bound assumes.{pure}", DPCoreWarning, stacklevel=2)
+    return result
+
+
+def _released_model(model: Any) -> Any:
+    """A run's result stands for the model it released: ``run_learner(...)``'s ``model`` (refused by name where
+    the learner releases answers, not a model)."""
+    from ..learners.base import RunResult  # here: dpcore.audit is imported where the learners are not
+
+    if not isinstance(model, RunResult):
+        return model
+    if model.model is None:
+        raise DPValueError(f"this {model.learner!r} run released no model to audit (it releases answers, not a "
+                           "model); audit the scores of its answers instead: audit(None, member_scores, "
+                           "non_member_scores)")
+    return model.model
