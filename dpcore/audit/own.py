@@ -35,7 +35,8 @@ def per_example_losses(model: Any, X: ArrayLike, y: ArrayLike, *, loss: Callable
     """Each record's loss under ``model``: the cross-entropy of a classifier, the squared error of a regressor.
 
     ``model`` is a torch ``nn.Module`` (run on its parameters' device; ``loss(output, y)`` per example, default
-    cross-entropy for integer labels and squared error otherwise), or anything with ``predict_proba`` and
+    cross-entropy where it gives several scores per row, whose labels are class indices 0..k-1 of any numeric
+    dtype, and squared error where it gives one value per target), or anything with ``predict_proba`` and
     ``classes_`` (scikit-learn classifiers, dpcore's fitted models) or ``predict`` (regressors).
     """
     try:
@@ -47,19 +48,25 @@ def per_example_losses(model: Any, X: ArrayLike, y: ArrayLike, *, loss: Callable
         p = next(iter(model.parameters()), None)
         device = p.device if p is not None else torch.device("cpu")
         x = torch.as_tensor(np.asarray(X, dtype=np.float32), device=device)
-        target = torch.as_tensor(y, device=device)
+        labels = np.asarray(y)
+        if labels.dtype.kind not in "biuf":
+            raise DPValueError(f"a torch module's labels must be numbers (class indices 0..k-1, or targets), got "
+                               f"{labels[:3].tolist()} ...: encode them as for training")
+        target = torch.as_tensor(labels, device=device)
         was = model.training
         model.eval()
-        with torch.no_grad():
-            out = model(x)
-            if loss is None:
-                from ..training.losses import per_example_loss
-
-                task = "classification" if not target.dtype.is_floating_point else "regression"
-                values = per_example_loss(out, target.long() if task == "classification" else target.float(), task)
-            else:
-                values = loss(out, target)
-        model.train(was)
+        try:
+            with torch.no_grad():
+                out = model(x)
+                if loss is None:
+                    values = _default_loss(out, target)
+                else:
+                    values = loss(out, target)
+        except RuntimeError as exc:
+            raise DPValueError(f"the model could not score these rows ({np.shape(X)}): {str(exc).splitlines()[0]}")\
+                from None
+        finally:
+            model.train(was)
         return values.detach().cpu().numpy().astype(float)
     if loss is not None:
         raise DPTypeError("loss= applies to a torch module; a scikit-learn style model is scored by its own "
@@ -76,6 +83,23 @@ def per_example_losses(model: Any, X: ArrayLike, y: ArrayLike, *, loss: Callable
         return (np.asarray(model.predict(X), dtype=float) - np.asarray(y, dtype=float)) ** 2
     raise DPTypeError(f"model must be a torch nn.Module or have predict_proba/predict, got {type(model).__name__}; "
                       "or pass attack scores (higher = member) instead of a model")
+
+
+def _default_loss(out, target):
+    """Cross-entropy where the module gives one score per class (several outputs per row; the labels must be
+    class indices 0..k-1, whole numbers of any dtype), squared error where it gives one value per target."""
+    from ..training.losses import per_example_loss
+
+    if out.dim() == 2 and out.shape[1] > 1 and target.dim() == 1:
+        whole = not target.dtype.is_floating_point or bool((target == target.round()).all())
+        if not whole or (target.numel() > 0 and (float(target.min()) < 0 or float(target.max()) >= out.shape[1])):
+            raise DPValueError(f"the model gives {out.shape[1]} scores per row (a classifier), so the labels must be "
+                               f"class indices 0..{out.shape[1] - 1}; got values from {float(target.min()):g} to "
+                               f"{float(target.max()):g}")
+        return per_example_loss(out, target.long(), "classification")
+    if out.dim() == 1:  # one value per row, against (B, 1) targets: kept per row, not broadcast across the batch
+        out = out[:, None]
+    return per_example_loss(out, target.float(), "regression")
 
 
 def audit(

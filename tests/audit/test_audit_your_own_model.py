@@ -49,3 +49,40 @@ def test_a_run_result_is_audited_through_the_model_it_released():
     answers = dpcore.run_learner("output-perturbation", members, bounds=(0, 1), epsilon=1.0, params={"epochs": 1})
     with pytest.raises(DPValueError, match=r"'output-perturbation' run released no model to audit.*audit\(None"):
         audit(answers, members, non_members)
+
+
+def test_a_torch_classifier_is_scored_by_cross_entropy_whatever_the_labels_dtype():
+    import torch
+    from torch import nn
+
+    from dpcore.audit import per_example_losses
+
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(3, 2))
+    X = np.random.default_rng(0).normal(size=(6, 3)).astype(np.float32)
+    y = np.array([0, 1, 1, 0, 1, 0])
+    # the reference: torch's own cross-entropy of each row
+    reference = nn.functional.cross_entropy(net(torch.from_numpy(X)), torch.from_numpy(y), reduction="none")
+    for labels in (y, y.astype(float), y.astype(np.float32)):  # labels read from a DataFrame are often floats
+        np.testing.assert_allclose(per_example_losses(net, X, labels), reference.detach().numpy(), rtol=1e-6)
+    with pytest.raises(DPValueError, match=r"2 scores per row \(a classifier\).*class indices 0\.\.1; got values "
+                                           r"from 0 to 2"):
+        per_example_losses(net, X, y * 2)
+    with pytest.raises(DPValueError, match="labels must be numbers"):
+        per_example_losses(net, X, np.where(y == 1, "yes", "no"))
+    with pytest.raises(DPValueError, match=r"could not score these rows \(\(6, 2\)\)"):
+        per_example_losses(net, X[:, :2], y)
+
+
+def test_a_torch_regressor_with_one_value_per_row_is_scored_row_by_row():
+    import torch
+    from torch import nn
+
+    from dpcore.audit import per_example_losses
+
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(3, 1), nn.Flatten(0))  # (B, 1) -> (B,): one value per row
+    X = np.random.default_rng(1).normal(size=(5, 3)).astype(np.float32)
+    t = X[:, 0] * 2.0
+    expected = (net(torch.from_numpy(X)).detach().numpy() - t) ** 2
+    np.testing.assert_allclose(per_example_losses(net, X, t), expected, rtol=1e-5)
