@@ -623,9 +623,11 @@ def train(
         ``channels`` are then unused). Its trainable parameters must belong to layers the engine clips per
         example: :data:`~dpcore.training.SUPPORTED_LAYERS` (Linear, Conv2d, LayerNorm, GroupNorm, Embedding);
         any other layer with trainable parameters is refused by name (freeze it), and a BatchNorm even frozen or
-        without parameters (it mixes the batch and keeps statistics of the rows: use a GroupNorm). Training
-        runs on the device of its parameters: the rows are moved there, the noise is drawn there, and the
-        result is brought back to the CPU.
+        without parameters (it mixes the batch and keeps statistics of the rows: use a GroupNorm). Each row's
+        output must come from that row alone: a module whose output for a row moves with the other rows of its
+        batch is refused (checked on two rows before training). Training runs on the device of its parameters
+        (or ``device``): the rows are moved there, the noise is drawn there, and the result is brought back to the
+        CPU.
     loss : callable, optional
         ``loss(output, y)``: your per-example loss, a tensor of shape ``(B,)``
         (``nn.CrossEntropyLoss(reduction="none")``, ...). Default: cross-entropy for classification, squared
@@ -697,7 +699,7 @@ def train(
         model_kwargs = {}
         if config.private:
             trainable_layers(model)  # a layer the engine cannot clip is refused by name, before any work
-        _check_fits(model, data, config.task, loss, device)
+        _check_fits(model, data, config.task, loss, device, private=config.private)
     if device is not None:
         model.to(device)
     device = _device_of(model)
@@ -741,22 +743,32 @@ def train(
                    own=model_kwargs == {})
 
 
-def _check_fits(model: nn.Module, data: _Data, task: str, loss: LossFunction | None, device) -> None:
-    """Run your module on two training rows (nothing is kept, nothing trained) and refuse it by what does not fit:
-    an input width that is not X's, or (with the default loss) fewer outputs than the classes, or not one output
-    per regression target (a squared error between shapes ``(B,)`` and ``(B, 1)`` broadcasts across the batch)."""
+def _check_fits(model: nn.Module, data: _Data, task: str, loss: LossFunction | None, device, *,
+                private: bool) -> None:
+    """Run your module on two training rows, together and one by one (nothing is kept, nothing trained), and
+    refuse it by what does not fit: an input width that is not X's, a row's output that moves with the other rows
+    of its batch (private runs), or (with the default loss) fewer outputs than the classes, or not one output per
+    regression target (a squared error between shapes ``(B,)`` and ``(B, 1)`` broadcasts across the batch)."""
     was_training = model.training
     rows = data.X[:2].to(device if device is not None else _device_of(model), _float_dtype_of(model))
     try:
         model.eval()
         with torch.no_grad():
             out = model(rows)
+            alone = ([model(rows[i:i + 1]) for i in range(rows.shape[0])] if private and isinstance(out, torch.Tensor)
+                     else [])
     except (RuntimeError, ValueError, IndexError, TypeError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DPValueError(f"your model could not run on rows of X ({data.X.shape[1]} columns): {first}. Its "
                            "first layer must take X's columns") from None
     finally:
         model.train(was_training)
+    if any(a.shape != out[i:i + 1].shape or not torch.allclose(a, out[i:i + 1], rtol=1e-4, atol=1e-5)
+           for i, a in enumerate(alone)):
+        raise DPValueError("your model's output for a row changes with the other rows of its batch (a mean or "
+                           "another statistic over dimension 0 in its forward pass): one record would move the "
+                           "others' gradients and no per-example clip bound would hold. Compute every row's output "
+                           "from that row alone")
     if loss is not None or not isinstance(out, torch.Tensor):
         return
     width = int(out.shape[1]) if out.dim() == 2 else None

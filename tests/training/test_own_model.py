@@ -284,3 +284,24 @@ def test_text_labels_and_image_shaped_rows_are_refused_with_what_to_do():
         train(X, np.where(y == 1, "yes", "no"), TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0))
     with pytest.raises(DPValueError, match=r"got shape \(30, 1, 2, 2\).*nn\.Unflatten\(1, \(1, 2, 2\)\)"):
         train(X.reshape(30, 1, 2, 2), y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0))
+
+
+class _BatchCentred(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.head(x - x.mean(0, keepdim=True))  # every row's output depends on the whole batch
+
+
+def test_a_module_whose_row_outputs_depend_on_the_rest_of_the_batch_is_refused():
+    X, y = _rows()
+    with pytest.raises(DPValueError, match=r"output for a row changes with the other rows of its batch.*no "
+                                           "per-example clip bound"):
+        train(X, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=_BatchCentred())
+    model = _BatchCentred()  # the check's reference: one row alone against the same row beside another, by hand
+    rows = torch.as_tensor(X[:2], dtype=torch.float32)
+    with torch.no_grad():
+        assert not torch.allclose(model(rows)[:1], model(rows[:1]))
+    train(X, y, TrainConfig(epochs=1, batch_size=10, private=False), model=model)  # a non-private baseline may
