@@ -353,6 +353,13 @@ class _Data:
         return _Data(move(self.X), move(self.y), move(self.X_eval), move(self.y_eval), self.n_outputs)
 
 
+def _float_tensor(values: np.ndarray) -> torch.Tensor:
+    """``values`` as a float32 tensor; a read-only array (a pandas frame's values under copy-on-write) is copied
+    first, which torch would otherwise warn about."""
+    arr = np.asarray(values, dtype=np.float32)
+    return torch.from_numpy(arr if arr.flags.writeable else arr.copy())
+
+
 def _training_data(X, y, task: str, n_outputs: int | None, X_test, y_test) -> _Data:
     """Validate the rows and labels (integer classes, soft rows, or real targets) and make tensors."""
     if (shape := np.shape(X)) and len(shape) > 2:
@@ -383,17 +390,17 @@ def _training_data(X, y, task: str, n_outputs: int | None, X_test, y_test) -> _D
         if y_arr.size and y_arr.max() >= k:
             raise DPValueError(f"labels go up to {int(y_arr.max())} but n_outputs={k}")
     elif task == "classification":
-        y_t = torch.as_tensor(check_array(y_arr, "y", ndim=2), dtype=torch.float32)
+        y_t = _float_tensor(check_array(y_arr, "y", ndim=2))
         k = y_arr.shape[1]
     else:
-        y_t = torch.as_tensor(check_array(y_arr, "y").reshape(n, -1), dtype=torch.float32)
+        y_t = _float_tensor(check_array(y_arr, "y").reshape(n, -1))
         k = y_t.shape[1]
     if k < 1 or (task == "classification" and k < 2):
         raise DPValueError(f"classification needs at least 2 classes, got n_outputs={k}")
-    Xt = torch.as_tensor(X, dtype=torch.float32)
+    Xt = _float_tensor(X)
     if X_test is None:
         return _Data(Xt, y_t, Xt, y_t, k)
-    Xe = torch.as_tensor(check_array(X_test, "X_test", ndim=2), dtype=torch.float32)
+    Xe = _float_tensor(check_array(X_test, "X_test", ndim=2))
     ye_arr = np.asarray(y_test)
     if task == "classification" and ye_arr.ndim == 1:
         ye = torch.as_tensor(ye_arr.astype(np.int64))

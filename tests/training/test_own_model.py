@@ -305,3 +305,17 @@ def test_a_module_whose_row_outputs_depend_on_the_rest_of_the_batch_is_refused()
     with torch.no_grad():
         assert not torch.allclose(model(rows)[:1], model(rows[:1]))
     train(X, y, TrainConfig(epochs=1, batch_size=10, private=False), model=model)  # a non-private baseline may
+
+
+def test_a_dataframe_of_features_trains_without_torchs_read_only_warning():
+    import warnings
+
+    import pandas as pd
+
+    X, y = _rows()
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # "The given NumPy array is not writable ..."
+        res = train(frame, pd.Series(y), TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0),
+                    model=nn.Sequential(nn.Linear(4, 2)), X_test=frame, y_test=y)
+    assert res.steps > 0
