@@ -318,8 +318,9 @@ def _feature_matrix(features: pd.DataFrame) -> np.ndarray:
     non_numeric = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]
     if non_numeric:
         raise DatasetError(
-            f"feature columns must be numeric; these are not: {_names(non_numeric)}. Encode them as numbers or drop "
-            "them"
+            f"feature columns must be numeric; these are not: {_names(non_numeric)}. Encode them as numbers (a "
+            "category as one 0/1 column for each value it can take, listed from what the column means rather than "
+            "read from the rows, whose rare values would give records away; bounds 0:1) or drop them"
         )
     X = features.to_numpy(dtype=float)
     if not np.all(np.isfinite(X)):
