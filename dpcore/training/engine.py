@@ -766,8 +766,10 @@ def _check_fits(model: nn.Module, data: _Data, task: str, loss: LossFunction | N
                      else [])
     except (RuntimeError, ValueError, IndexError, TypeError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        floats = (" X reaches your module as rows of floats: an Embedding takes them as indices after x.long() in "
+                  "your forward pass") if any(isinstance(m, nn.Embedding) for m in model.modules()) else ""
         raise DPValueError(f"your model could not run on rows of X ({data.X.shape[1]} columns): {first}. Its "
-                           "first layer must take X's columns") from None
+                           f"first layer must take X's columns.{floats}") from None
     finally:
         model.train(was_training)
     if any(a.shape != out[i:i + 1].shape or not torch.allclose(a, out[i:i + 1], rtol=1e-4, atol=1e-5)

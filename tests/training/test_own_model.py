@@ -247,6 +247,10 @@ def test_a_module_that_does_not_take_xs_columns_is_refused_before_training():
     X, y = _rows()
     with pytest.raises(DPValueError, match=r"could not run on rows of X \(4 columns\).*first layer must take"):
         train(X, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=nn.Sequential(nn.Linear(5, 2)))
+    tokens = np.random.default_rng(0).integers(0, 5, size=(30, 4))
+    with pytest.raises(DPValueError, match=r"an Embedding takes them as indices after x\.long\(\)"):
+        train(tokens, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0),
+              model=nn.Sequential(nn.Embedding(5, 2), nn.Flatten(), nn.Linear(8, 2)))
 
 
 def test_a_module_with_fewer_outputs_than_classes_is_refused_and_more_are_accepted():
