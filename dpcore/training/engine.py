@@ -400,8 +400,17 @@ def _training_data(X, y, task: str, n_outputs: int | None, X_test, y_test) -> _D
     Xt = _float_tensor(X)
     if X_test is None:
         return _Data(Xt, y_t, Xt, y_t, k)
+    if y_test is None:
+        raise DPValueError("X_test was given without y_test: give both, or neither (then the training rows are "
+                           "evaluated)")
     Xe = _float_tensor(check_array(X_test, "X_test", ndim=2))
     ye_arr = np.asarray(y_test)
+    if Xe.shape[1] != Xt.shape[1] or ye_arr.shape[0] != Xe.shape[0]:
+        raise DPValueError(f"X_test has shape {tuple(Xe.shape)} and y_test {ye_arr.shape[0]} labels; they need "
+                           f"X's {Xt.shape[1]} columns and one label per row")
+    if task == "classification" and ye_arr.ndim == 1 and (ye_arr.dtype.kind not in "biuf" or (
+            ye_arr.size and (np.any(np.mod(ye_arr, 1) != 0) or ye_arr.min() < 0 or ye_arr.max() >= k))):
+        raise DPValueError(f"y_test must hold class indices 0..{k - 1}, as y does")
     if task == "classification" and ye_arr.ndim == 1:
         ye = torch.as_tensor(ye_arr.astype(np.int64))
     else:

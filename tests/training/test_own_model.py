@@ -323,3 +323,15 @@ def test_a_dataframe_of_features_trains_without_torchs_read_only_warning():
         res = train(frame, pd.Series(y), TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0),
                     model=nn.Sequential(nn.Linear(4, 2)), X_test=frame, y_test=y)
     assert res.steps > 0
+
+
+def test_evaluation_rows_that_do_not_match_the_training_rows_are_refused_before_training():
+    X, y = _rows()
+    cfg = TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0)
+    for X_test, y_test, said in [(X[:5, :3], y[:5], r"X_test has shape \(5, 3\).*X's 4 columns"),
+                                 (X[:5], y[:4], r"y_test 4 labels"),
+                                 (X[:5], np.where(y[:5] == 1, "yes", "no"), r"y_test must hold class indices 0\.\.1"),
+                                 (X[:5], y[:5] + 2, r"y_test must hold class indices 0\.\.1"),
+                                 (X[:5], None, "X_test was given without y_test")]:
+        with pytest.raises(DPValueError, match=said):
+            train(X, y, cfg, X_test=X_test, y_test=y_test)
