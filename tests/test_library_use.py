@@ -2,6 +2,7 @@
 your own model, bounds in one format, and the pitfalls answered."""
 from __future__ import annotations
 
+import pathlib
 import re
 import warnings
 
@@ -198,3 +199,15 @@ def test_a_sweep_takes_your_own_dataframe_with_its_label_and_bounds_and_keeps_it
     assert not any(tmp_path.rglob("*.pkl")) and not any(p.is_file() for p in tmp_path.rglob("*"))
     with pytest.raises(DPValueError, match="label and bounds are for your own DataFrame"):
         SweepConfig(dataset="iris", label="y", learners=["erm-objective"], values=[1.0])
+
+
+def test_a_warning_about_your_data_names_your_line_not_the_librarys():
+    df = _frame(60)
+    for call in (lambda: dpcore.as_dataset(df, "buys"),  # bounds read from the rows
+                 lambda: dpcore.run_learner("logreg", df, label="buys", bounds={"*": (0, 1e6)}),  # loose bounds
+                 lambda: dpcore.as_dataset(df, "buys", bounds={"age": (18, 50), "income": (0, 100)}),  # clipped
+                 lambda: dpcore.as_dataset(df.drop(columns="buys"), "income", task="regression",  # label clipped
+                                           bounds={"age": (18, 90), "income": (0, 50)})):
+        with pytest.warns(Warning) as said:
+            call()
+        assert {pathlib.Path(w.filename).name for w in said} == {pathlib.Path(__file__).name}
