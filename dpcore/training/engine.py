@@ -695,6 +695,11 @@ def train(
         raise DPTypeError(f"loss must be a callable loss(output, y) giving one loss per example, got "
                           f"{type(loss).__name__}")
     data = _training_data(X, y, config.task, n_outputs, X_test, y_test)
+    if model is not None:
+        if device is not None:
+            model.to(device)
+        # before anything is costed or allocated: refused by what does not fit, and lazy layers sized
+        _check_fits(model, data, config.task, loss, private=config.private)
     n_records = data.n + (extra_gradients.count if extra_gradients is not None else 0)
     # refused here, before the accountant's grid, the model or a batch is allocated
     check_work(training_work(config, n_records, data.X.shape[1], data.n_outputs, image_shape) if model is None
@@ -715,9 +720,8 @@ def train(
         model_kwargs = {}
         if config.private:
             trainable_layers(model)  # a layer the engine cannot clip is refused by name, before any work
-        _check_fits(model, data, config.task, loss, device, private=config.private)
     if device is not None:
-        model.to(device)
+        model.to(device)  # a built-in model (yours is there already)
     device = _device_of(model)
     data = data.to(device, _float_dtype_of(model))
     noise_gen = torch_generator(child_seed(rng), device=device)
@@ -759,14 +763,13 @@ def train(
                    own=model_kwargs == {})
 
 
-def _check_fits(model: nn.Module, data: _Data, task: str, loss: LossFunction | None, device, *,
-                private: bool) -> None:
+def _check_fits(model: nn.Module, data: _Data, task: str, loss: LossFunction | None, *, private: bool) -> None:
     """Run your module on two training rows, together and one by one (nothing is kept, nothing trained), and
     refuse it by what does not fit: an input width that is not X's, a row's output that moves with the other rows
     of its batch (private runs), or (with the default loss) fewer outputs than the classes, or not one output per
     regression target (a squared error between shapes ``(B,)`` and ``(B, 1)`` broadcasts across the batch)."""
     was_training = model.training
-    rows = data.X[:2].to(device if device is not None else _device_of(model), _float_dtype_of(model))
+    rows = data.X[:2].to(_device_of(model), _float_dtype_of(model))
     try:
         model.eval()
         with torch.no_grad():

@@ -335,3 +335,10 @@ def test_evaluation_rows_that_do_not_match_the_training_rows_are_refused_before_
                                  (X[:5], None, "X_test was given without y_test")]:
         with pytest.raises(DPValueError, match=said):
             train(X, y, cfg, X_test=X_test, y_test=y_test)
+
+
+def test_a_module_of_lazy_layers_is_sized_on_the_rows_and_trained():
+    X, y = _rows()
+    model = nn.Sequential(nn.LazyLinear(5), nn.Tanh(), nn.LazyLinear(2))
+    res = train(X, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=model)
+    assert res.steps > 0 and model[0].in_features == 4 and type(model[2]) is nn.Linear
