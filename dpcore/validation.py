@@ -16,7 +16,7 @@ from typing import Iterator
 
 import numpy as np
 
-from .exceptions import DPCoreWarning, DPTypeError, DPValueError, PrivacyLeakWarning
+from .exceptions import DPCoreWarning, DPTypeError, DPValueError, PrivacyLeakWarning, user_stacklevel
 
 __all__ = [
     "check_epsilon",
@@ -83,7 +83,7 @@ def check_delta(delta, name: str = "delta", *, n: int | None = None, allow_zero:
             f"{name}={d:g} is larger than 1/n = {1.0 / n:.2g}: this allows leaking whole records; "
             f"choose {name} well below 1/n",
             DPCoreWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     return d
 
@@ -328,5 +328,5 @@ def warn_inferred_bounds(what: str = "bounds") -> None:
         f"{what} were inferred from the private data: this leaks privacy beyond the stated epsilon. "
         f"Declare {what} from domain knowledge to get the guarantee.",
         PrivacyLeakWarning,
-        stacklevel=3,
+        stacklevel=user_stacklevel(),
     )

@@ -207,7 +207,13 @@ def test_a_warning_about_your_data_names_your_line_not_the_librarys():
                  lambda: dpcore.run_learner("logreg", df, label="buys", bounds={"*": (0, 1e6)}),  # loose bounds
                  lambda: dpcore.as_dataset(df, "buys", bounds={"age": (18, 50), "income": (0, 100)}),  # clipped
                  lambda: dpcore.as_dataset(df.drop(columns="buys"), "income", task="regression",  # label clipped
-                                           bounds={"age": (18, 90), "income": (0, 50)})):
+                                           bounds={"age": (18, 90), "income": (0, 50)}),
+                 lambda: dpcore.train(np.zeros((20, 2)), np.arange(20) % 2,  # delta above 1/n, the run stopped
+                                      dpcore.TrainConfig(epochs=2, batch_size=5, noise_multiplier=0.5, delta=0.1,
+                                                         max_epsilon=1.0)),
+                 lambda: dpcore.dpsgd_epsilon(noise_multiplier=1e-300, sample_rate=0.1, steps=10, delta=1e-5),
+                 lambda: dpcore.run_learner("dpsgd", df, label="buys", bounds=BOUNDS, epsilon=1e9,  # least noise
+                                            params={"epochs": 1})):
         with pytest.warns(Warning) as said:
             call()
         assert {pathlib.Path(w.filename).name for w in said} == {pathlib.Path(__file__).name}

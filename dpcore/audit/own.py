@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..exceptions import DPCoreWarning, DPTypeError, DPValueError
+from ..exceptions import DPCoreWarning, DPTypeError, DPValueError, user_stacklevel
 from ..types import ArrayLike, RngLike
 from .attacks import loss_threshold_scores
 from .result import AuditResult, audit_from_scores
@@ -174,7 +174,7 @@ def audit(
         warnings.warn(f"the attack proves epsilon >= {result.epsilon_lower_bound:.3g} with {result.confidence:.0%} "
                       f"confidence, above the claimed epsilon = {result.epsilon:g} (delta = {result.delta:g}): the "
                       "claim is refuted, unless the members and non-members were not chosen at random before "
-                      f"training, which the bound assumes.{pure}", DPCoreWarning, stacklevel=2)
+                      f"training, which the bound assumes.{pure}", DPCoreWarning, stacklevel=user_stacklevel())
     return result
 
 

@@ -18,7 +18,7 @@ from ..accounting.accountants import pld_discretization_for
 from ..accounting.ahead import calibrated_sigma
 from ..accounting.core import ACCOUNTANTS
 from ..defaults import DELTA
-from ..exceptions import DPCoreWarning, DPTypeError, DPValueError
+from ..exceptions import DPCoreWarning, DPTypeError, DPValueError, user_stacklevel
 from ..rng import as_generator, child_seed, torch_generator
 from ..runtime.workload import TORCH_THROUGHPUT, MemoryGuard, Work, check_work
 from ..types import ArrayLike
@@ -323,7 +323,7 @@ def resolve_noise_multiplier(config: TrainConfig, n: int, *, said: list[str] | N
     q, ends = planned_steps(config, n)
     sigma, raised = calibrated_sigma(config.target_epsilon, config.delta, q, ends[-1], config.accountant)
     for msg, category in raised:
-        warnings.warn(msg, category, stacklevel=2)
+        warnings.warn(msg, category, stacklevel=user_stacklevel())
         if said is not None:
             said.append(msg)
     return sigma
@@ -427,7 +427,7 @@ def _run_warnings(config: TrainConfig, sigma: float | None) -> list[str]:
     if config.private and config.sampling == "shuffle":
         caught.append(SHUFFLE_CAVEAT)
     for msg in caught:
-        warnings.warn(msg, DPCoreWarning, stacklevel=3)
+        warnings.warn(msg, DPCoreWarning, stacklevel=user_stacklevel())
     return caught
 
 
@@ -754,7 +754,7 @@ def train(
     if stopped:
         caught.append(f"stopped after epoch {len(rows)} of {config.epochs}: one more epoch would spend more than "
                       f"max_epsilon={config.max_epsilon:g}")
-        warnings.warn(caught[-1], DPCoreWarning, stacklevel=2)
+        warnings.warn(caught[-1], DPCoreWarning, stacklevel=user_stacklevel())
     if model_kwargs == {} and ema.model is not None:  # your module ends with the averaged weights it was evaluated on
         with torch.no_grad():
             for live, avg in zip(model.parameters(), ema.model.parameters()):
