@@ -45,6 +45,7 @@ _WHERE = {
     "PrivacyLedger": "accounting",
     "Neighbouring": "accounting",
     "calibrate": "accounting",
+    "calibrate_noise_multiplier": "accounting",  # DP-SGD's noise for a target epsilon
     "dpsgd_epsilon": "accounting",
     "dpsgd_event": "accounting",
     "epsilon_of_event": "accounting",

@@ -16,7 +16,7 @@ from typing import Iterator
 
 import numpy as np
 
-from .exceptions import DPCoreWarning, DPTypeError, DPValueError, PrivacyLeakWarning
+from .exceptions import DPCoreWarning, DPTypeError, DPValueError, PrivacyLeakWarning, user_stacklevel
 
 __all__ = [
     "check_epsilon",
@@ -31,6 +31,7 @@ __all__ = [
     "clip_to_bounds",
     "clip_to_norm",
     "check_array",
+    "check_device",
 ]
 
 
@@ -82,7 +83,7 @@ def check_delta(delta, name: str = "delta", *, n: int | None = None, allow_zero:
             f"{name}={d:g} is larger than 1/n = {1.0 / n:.2g}: this allows leaking whole records; "
             f"choose {name} well below 1/n",
             DPCoreWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     return d
 
@@ -169,6 +170,41 @@ def check_array(X, name: str = "X", *, ndim: int | None = None, allow_empty: boo
     if not np.all(np.isfinite(arr)):
         raise DPValueError(f"{name} contains NaN or infinite values; remove or impute them first")
     return arr
+
+
+def check_device(device, name: str = "device"):
+    """Return ``device`` (a name such as ``"cpu"``, ``"cuda:1"``, a ``torch.device`` or a GPU index) as a
+    ``torch.device`` this machine has, or say why not: a name torch does not know, or a GPU torch cannot reach
+    here (a CPU-only build of torch, no GPU visible, an index past the last one).
+
+    Examples
+    --------
+    >>> check_device("cpu")
+    device(type='cpu')
+    """
+    import torch  # here, not at the top: validation is imported by commands that never load torch
+
+    if isinstance(device, bool) or not isinstance(device, (str, torch.device, int)):
+        raise DPTypeError(f"{name} must be a device name such as 'cpu' or 'cuda', a torch.device or a GPU index, "
+                          f"got {type(device).__name__} {device!r}")
+    try:
+        dev = torch.device("cuda", device) if isinstance(device, int) else torch.device(device)  # an index: a GPU's
+    except (RuntimeError, ValueError):
+        raise DPValueError(f"{name}={device!r} is not a device torch knows; use 'cpu', or 'cuda' / 'cuda:N' for a "
+                           "GPU") from None
+    if dev.type == "cpu":
+        return dev
+    backend = getattr(torch, dev.type, None)
+    if dev.type == "cuda" and torch.version.cuda is None and torch.version.hip is None:
+        why = f"this torch ({torch.__version__}) is a CPU-only build"
+    elif backend is None or not hasattr(backend, "is_available") or not backend.is_available():
+        why = f"torch sees no {dev.type} device on this machine"
+    elif dev.index is not None and hasattr(backend, "device_count") and dev.index >= backend.device_count():
+        why = f"torch sees {backend.device_count()} {dev.type} device(s), numbered from 0"
+    else:
+        return dev
+    raise DPValueError(f"{name}={device!r} cannot be used: {why}; use {name}='cpu' (or install a torch build for "
+                       "your GPU)")
 
 
 def check_bounds(bounds, n_features: int | None = None, name: str = "bounds") -> tuple[np.ndarray, np.ndarray]:
@@ -292,5 +328,5 @@ def warn_inferred_bounds(what: str = "bounds") -> None:
         f"{what} were inferred from the private data: this leaks privacy beyond the stated epsilon. "
         f"Declare {what} from domain knowledge to get the guarantee.",
         PrivacyLeakWarning,
-        stacklevel=3,
+        stacklevel=user_stacklevel(),
     )

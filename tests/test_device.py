@@ -13,10 +13,12 @@ from torch import nn
 
 from dpcore.audit import audit, per_example_losses
 from dpcore.datasets import train_test_split
+from dpcore.exceptions import DPCoreError, DPValueError
 from dpcore.federated import FedAvgConfig
 from dpcore.federated.fedavg import train_fedavg_split
 from dpcore.training import DenseStackClipper, ExtraGradients, GhostClipper, TrainConfig, build_model, train
 from dpcore.training.losses import loss_and_output_grad
+from dpcore.validation import check_device
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),
                                                                  reason="no CUDA device here"))]
@@ -75,3 +77,42 @@ def test_clippers_build_their_tensors_on_the_models_device(clipper):
     assert losses.device.type == norms.device.type == "meta" and norms.shape == (6,)
     _, grad = loss_and_output_grad(torch.empty(6, 3, device="meta"), y, "classification")
     assert grad.device.type == "meta"
+
+
+@pytest.mark.parametrize("device", ["cpu", torch.device("cpu")])
+def test_train_takes_a_device_by_name_or_as_torch_device_and_moves_your_model_there(device):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    cfg = TrainConfig(epochs=1, batch_size=20, noise_multiplier=1.0)
+    net = nn.Sequential(nn.Linear(3, 2))
+    res = train(X, y, cfg, model=net, device=device)
+    assert next(net.parameters()).device.type == "cpu" and np.isfinite(res.epsilon)
+    assert train(X, y, cfg, model=nn.Sequential(nn.Linear(3, 2)), device=None).epsilon == res.epsilon
+    assert train(X, y, cfg.replace(model="linear"), device=device).steps == res.steps  # a built-in model too
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU: 'cuda' is a device it can use")
+@pytest.mark.parametrize("device", ["cuda", "cuda:0", 0, torch.device("cuda")])
+def test_a_gpu_this_machine_lacks_is_refused_with_the_reason_before_training(device):
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 3)), np.arange(40) % 2
+    net = nn.Sequential(nn.Linear(3, 2))
+    before = [p.detach().clone() for p in net.parameters()]
+    with pytest.raises(DPValueError, match=r"device=.* cannot be used: (this torch .* is a CPU-only build|torch sees "
+                                           r"no cuda device).*use device='cpu'"):
+        train(X, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=net, device=device)
+    assert all(torch.equal(a, b) for a, b in zip(before, net.parameters()))  # nothing was trained
+    split = train_test_split("iris", seed=0)
+    with pytest.raises(DPValueError, match="cannot be used"):
+        train_fedavg_split(split, FedAvgConfig(clients=10, rounds=2, noise_multiplier=1.0), device=device)
+
+
+@pytest.mark.parametrize("device, error", [("gpu", "is not a device torch knows"), (1.5, "must be a device name"),
+                                           (True, "must be a device name")])
+def test_a_device_that_is_not_one_is_refused_by_name(device, error):
+    with pytest.raises(DPCoreError, match=error):
+        check_device(device)
+    with pytest.raises(DPCoreError, match=rf"device=.*{error}|device {error}"):
+        train(np.zeros((10, 2)), np.arange(10) % 2, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0),
+              device=device)

@@ -2,6 +2,7 @@
 your own model, bounds in one format, and the pitfalls answered."""
 from __future__ import annotations
 
+import pathlib
 import re
 import warnings
 
@@ -137,8 +138,9 @@ def test_audit_your_own_model_and_your_own_scores():
     res = audit(model, members, non_members, epsilon=float("inf"), rng=0)
     assert isinstance(res, AuditResult) and 0.3 < res.auc < 0.7  # a well-generalising model leaks little
     g = np.random.default_rng(0)
-    leaky = audit(None, g.normal(2, 1, 1000), g.normal(0, 1, 1000), epsilon=0.1, delta=1e-5, rng=0)
-    assert leaky.epsilon_lower_bound > 0.1  # refutes a claim of 0.1
+    with pytest.warns(DPCoreWarning, match="the claim is refuted"):
+        leaky = audit(None, g.normal(2, 1, 1000), g.normal(0, 1, 1000), epsilon=0.1, delta=1e-5, rng=0)
+    assert leaky.epsilon_lower_bound > 0.1 and leaky.refutes_claim  # refutes a claim of 0.1
     with pytest.raises(DPValueError, match="not among the model's classes"):
         audit(model, (X[:5], ["maybe"] * 5), non_members)
 
@@ -197,3 +199,21 @@ def test_a_sweep_takes_your_own_dataframe_with_its_label_and_bounds_and_keeps_it
     assert not any(tmp_path.rglob("*.pkl")) and not any(p.is_file() for p in tmp_path.rglob("*"))
     with pytest.raises(DPValueError, match="label and bounds are for your own DataFrame"):
         SweepConfig(dataset="iris", label="y", learners=["erm-objective"], values=[1.0])
+
+
+def test_a_warning_about_your_data_names_your_line_not_the_librarys():
+    df = _frame(60)
+    for call in (lambda: dpcore.as_dataset(df, "buys"),  # bounds read from the rows
+                 lambda: dpcore.run_learner("logreg", df, label="buys", bounds={"*": (0, 1e6)}),  # loose bounds
+                 lambda: dpcore.as_dataset(df, "buys", bounds={"age": (18, 50), "income": (0, 100)}),  # clipped
+                 lambda: dpcore.as_dataset(df.drop(columns="buys"), "income", task="regression",  # label clipped
+                                           bounds={"age": (18, 90), "income": (0, 50)}),
+                 lambda: dpcore.train(np.zeros((20, 2)), np.arange(20) % 2,  # delta above 1/n, the run stopped
+                                      dpcore.TrainConfig(epochs=2, batch_size=5, noise_multiplier=0.5, delta=0.1,
+                                                         max_epsilon=1.0)),
+                 lambda: dpcore.dpsgd_epsilon(noise_multiplier=1e-300, sample_rate=0.1, steps=10, delta=1e-5),
+                 lambda: dpcore.run_learner("dpsgd", df, label="buys", bounds=BOUNDS, epsilon=1e9,  # least noise
+                                            params={"epochs": 1})):
+        with pytest.warns(Warning) as said:
+            call()
+        assert {pathlib.Path(w.filename).name for w in said} == {pathlib.Path(__file__).name}

@@ -8,7 +8,7 @@ from typing import Callable
 
 import dp_accounting
 
-from ..exceptions import DPCoreWarning, DPValueError
+from ..exceptions import DPCoreWarning, DPValueError, user_stacklevel
 from ..validation import check_delta, check_epsilon, check_fraction, check_int, check_positive
 from .accountants import PLD_DISCRETIZATION, check_accountant, pld_discretization_for
 from .events import dpsgd_event
@@ -136,7 +136,7 @@ def _warn_at_bound(name: str, target: float, delta: float, lower: float, spent: 
     warnings.warn(f"{name}: epsilon={target:g} (delta={delta:g}) is met even by the least noise searched, "
                   f"{name}={lower:g}, which spends epsilon={spent:.4g}; that noise is used, and the epsilon it spends "
                   "is what is reported (ask for a smaller epsilon to get a tighter calibration)", DPCoreWarning,
-                  stacklevel=4)
+                  stacklevel=user_stacklevel())
 
 
 def _solve(epsilon_at: Callable[[float], float], target: float, guess: float, lower: float, upper: float, *,

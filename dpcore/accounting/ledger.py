@@ -37,7 +37,7 @@ import dp_accounting
 import numpy as np
 from dp_accounting import pld, rdp
 
-from ..exceptions import BudgetExceededError, DPCoreWarning, DPTypeError, DPValueError
+from ..exceptions import BudgetExceededError, DPCoreWarning, DPTypeError, DPValueError, user_stacklevel
 from ..validation import check_delta, check_epsilon, check_positive
 from .accountants import PLD_DISCRETIZATION, RDP_ORDERS, check_accountant, make_accountant
 from .events import EpsilonDeltaDpEvent, atom_pure_epsilon, flatten
@@ -167,7 +167,7 @@ def _note_untrusted(atom, why: str) -> None:
         return
     _warned_untrusted.add(key)
     warnings.warn(f"{_noise_of(atom)}: {why}; its epsilon is reported as infinity (no privacy guarantee can be "
-                  "stated; use a larger noise multiplier)", DPCoreWarning, stacklevel=5)
+                  "stated; use a larger noise multiplier)", DPCoreWarning, stacklevel=user_stacklevel())
 
 
 @functools.lru_cache(maxsize=64)
@@ -236,7 +236,7 @@ def _warn_rdp_instead(atom, count: int, points: float) -> None:
             else "cannot hold a grid") + f" for {_noise_of(atom)} over {count} steps (at most {PLD_MAX_POINTS:.0g})"
     warnings.warn(f"the PLD accountant {need}; this epsilon comes "
                   "from the RDP accountant instead (a valid upper bound, looser than PLD's)", DPCoreWarning,
-                  stacklevel=4)
+                  stacklevel=user_stacklevel())
 
 
 @_cached(256)

@@ -8,11 +8,12 @@ attack's ROC, its TPR at low FPR and a Clopper-Pearson epsilon lower bound to se
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..exceptions import DPTypeError, DPValueError
+from ..exceptions import DPCoreWarning, DPTypeError, DPValueError, user_stacklevel
 from ..types import ArrayLike, RngLike
 from .attacks import loss_threshold_scores
 from .result import AuditResult, audit_from_scores
@@ -34,7 +35,8 @@ def per_example_losses(model: Any, X: ArrayLike, y: ArrayLike, *, loss: Callable
     """Each record's loss under ``model``: the cross-entropy of a classifier, the squared error of a regressor.
 
     ``model`` is a torch ``nn.Module`` (run on its parameters' device; ``loss(output, y)`` per example, default
-    cross-entropy for integer labels and squared error otherwise), or anything with ``predict_proba`` and
+    cross-entropy where it gives several scores per row, whose labels are class indices 0..k-1 of any numeric
+    dtype, and squared error where it gives one value per target), or anything with ``predict_proba`` and
     ``classes_`` (scikit-learn classifiers, dpcore's fitted models) or ``predict`` (regressors).
     """
     try:
@@ -46,19 +48,25 @@ def per_example_losses(model: Any, X: ArrayLike, y: ArrayLike, *, loss: Callable
         p = next(iter(model.parameters()), None)
         device = p.device if p is not None else torch.device("cpu")
         x = torch.as_tensor(np.asarray(X, dtype=np.float32), device=device)
-        target = torch.as_tensor(y, device=device)
+        labels = np.asarray(y)
+        if labels.dtype.kind not in "biuf":
+            raise DPValueError(f"a torch module's labels must be numbers (class indices 0..k-1, or targets), got "
+                               f"{labels[:3].tolist()} ...: encode them as for training")
+        target = torch.as_tensor(labels, device=device)
         was = model.training
         model.eval()
-        with torch.no_grad():
-            out = model(x)
-            if loss is None:
-                from ..training.losses import per_example_loss
-
-                task = "classification" if not target.dtype.is_floating_point else "regression"
-                values = per_example_loss(out, target.long() if task == "classification" else target.float(), task)
-            else:
-                values = loss(out, target)
-        model.train(was)
+        try:
+            with torch.no_grad():
+                out = model(x)
+                if loss is None:
+                    values = _default_loss(out, target)
+                else:
+                    values = loss(out, target)
+        except RuntimeError as exc:
+            raise DPValueError(f"the model could not score these rows ({np.shape(X)}): {str(exc).splitlines()[0]}")\
+                from None
+        finally:
+            model.train(was)
         return values.detach().cpu().numpy().astype(float)
     if loss is not None:
         raise DPTypeError("loss= applies to a torch module; a scikit-learn style model is scored by its own "
@@ -75,6 +83,23 @@ def per_example_losses(model: Any, X: ArrayLike, y: ArrayLike, *, loss: Callable
         return (np.asarray(model.predict(X), dtype=float) - np.asarray(y, dtype=float)) ** 2
     raise DPTypeError(f"model must be a torch nn.Module or have predict_proba/predict, got {type(model).__name__}; "
                       "or pass attack scores (higher = member) instead of a model")
+
+
+def _default_loss(out, target):
+    """Cross-entropy where the module gives one score per class (several outputs per row; the labels must be
+    class indices 0..k-1, whole numbers of any dtype), squared error where it gives one value per target."""
+    from ..training.losses import per_example_loss
+
+    if out.dim() == 2 and out.shape[1] > 1 and target.dim() == 1:
+        whole = not target.dtype.is_floating_point or bool((target == target.round()).all())
+        if not whole or (target.numel() > 0 and (float(target.min()) < 0 or float(target.max()) >= out.shape[1])):
+            raise DPValueError(f"the model gives {out.shape[1]} scores per row (a classifier), so the labels must be "
+                               f"class indices 0..{out.shape[1] - 1}; got values from {float(target.min()):g} to "
+                               f"{float(target.max()):g}")
+        return per_example_loss(out, target.long(), "classification")
+    if out.dim() == 1:  # one value per row, against (B, 1) targets: kept per row, not broadcast across the batch
+        out = out[:, None]
+    return per_example_loss(out, target.float(), "regression")
 
 
 def audit(
@@ -95,7 +120,8 @@ def audit(
     Parameters
     ----------
     model_or_scores : model or None
-        A fitted model (torch ``nn.Module``, scikit-learn estimator, ``run_learner(...).model``): each record is
+        A fitted model (torch ``nn.Module``, scikit-learn estimator, a ``run_learner(...)`` result or its
+        ``model``, a :func:`~dpcore.train` result): each record is
         scored by minus its loss (Yeom et al. 2018), so members, which the model fitted, score higher. ``None``:
         ``members`` and ``non_members`` are already attack scores (higher = member), e.g. from LiRA.
     members, non_members : (X, y) or array
@@ -114,7 +140,7 @@ def audit(
     -------
     AuditResult
         ``auc``, ``tpr_at_fpr``, ``advantage`` and ``epsilon_lower_bound`` (the epsilon the attack proves with
-        ``confidence``; a claimed epsilon below it is refuted).
+        ``confidence``; a claimed epsilon below it is refuted: ``refutes_claim``, and a warning says so).
 
     References
     ----------
@@ -129,6 +155,7 @@ def audit(
     >>> res.auc > 0.6, res.epsilon_lower_bound > 0
     (True, True)
     """
+    model_or_scores = _released_model(model_or_scores)
     if model_or_scores is None:
         member_scores = np.asarray(members, dtype=float)
         nonmember_scores = np.asarray(non_members, dtype=float)
@@ -139,5 +166,27 @@ def audit(
         member_scores = loss_threshold_scores(per_example_losses(model_or_scores, Xm, ym, loss=loss))
         nonmember_scores = loss_threshold_scores(per_example_losses(model_or_scores, Xn, yn, loss=loss))
         attack = "loss-threshold"
-    return audit_from_scores(member_scores, nonmember_scores, attack=attack, epsilon=epsilon, delta=delta,
-                             confidence=confidence, method=method, fprs=fprs, rng=rng)
+    result = audit_from_scores(member_scores, nonmember_scores, attack=attack, epsilon=epsilon, delta=delta,
+                               confidence=confidence, method=method, fprs=fprs, rng=rng)
+    if result.refutes_claim:
+        pure = (" The claim was read as pure epsilon-DP (delta=0): give the delta the model was trained with, "
+                "whose bound is lower") if result.delta == 0 else ""
+        warnings.warn(f"the attack proves epsilon >= {result.epsilon_lower_bound:.3g} with {result.confidence:.0%} "
+                      f"confidence, above the claimed epsilon = {result.epsilon:g} (delta = {result.delta:g}): the "
+                      "claim is refuted, unless the members and non-members were not chosen at random before "
+                      f"training, which the bound assumes.{pure}", DPCoreWarning, stacklevel=user_stacklevel())
+    return result
+
+
+def _released_model(model: Any) -> Any:
+    """A run's result stands for the model it released: ``run_learner(...)``'s ``model`` (refused by name where
+    the learner releases answers, not a model)."""
+    from ..learners.base import RunResult  # here: dpcore.audit is imported where the learners are not
+
+    if not isinstance(model, RunResult):
+        return model
+    if model.model is None:
+        raise DPValueError(f"this {model.learner!r} run released no model to audit (it releases answers, not a "
+                           "model); audit the scores of its answers instead: audit(None, member_scores, "
+                           "non_member_scores)")
+    return model.model

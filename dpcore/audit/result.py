@@ -86,6 +86,13 @@ class AuditResult:
             object.__setattr__(self, name, arr)
         object.__setattr__(self, "tpr_at_fpr", {str(k): float(v) for k, v in self.tpr_at_fpr.items()})
 
+    @property
+    def refutes_claim(self) -> bool:
+        """Whether the attack proves more than the claim: ``epsilon_lower_bound > epsilon`` (with ``confidence``),
+        so the model does not meet (epsilon, delta), or the members and non-members were not chosen at random
+        before training, which the bound assumes."""
+        return bool(self.epsilon_lower_bound > self.epsilon)
+
     def tpr_measured(self, fpr: str) -> float | None:
         """The true positive rate at false positive rate ``fpr`` ("0.01"), or None when there are too few
         non-members to measure that rate: fewer than 1 / fpr, so one false alarm is already more than it allows

@@ -11,7 +11,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..exceptions import BoundsError, DatasetError, DPCoreWarning, PrivacyLeakWarning
+from ..exceptions import BoundsError, DatasetError, DPCoreWarning, PrivacyLeakWarning, user_stacklevel
 from ..types import BoundsLike, CsvSource
 from ..validation import clip_to_bounds
 from .registry import Dataset, _freeze
@@ -257,7 +257,7 @@ def _warn_identifiers(columns: list[str], X: np.ndarray) -> None:
         warnings.warn(f"{names} look{'s' if len(found) == 1 else ''} like a row identifier (a different whole number "
                       "on every row): it is used as a feature, from which no model learns anything that holds for "
                       "new rows, and it singles people out; drop the column from the file before uploading",
-                      DPCoreWarning, stacklevel=3)
+                      DPCoreWarning, stacklevel=user_stacklevel())
 
 
 def _declared(columns: list[str], label_column: str, task: str, bounds: dict) -> tuple[dict, tuple | None]:
@@ -296,7 +296,7 @@ def _warn_of_loose_bounds(X: np.ndarray, columns: list[str], feature_bounds: dic
             "onto such a range a column barely varies and the private learners see little of it; declare the range "
             "the column can really take (a * rule applies one range to columns of different scales)",
             DPCoreWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
 
 
@@ -318,8 +318,9 @@ def _feature_matrix(features: pd.DataFrame) -> np.ndarray:
     non_numeric = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]
     if non_numeric:
         raise DatasetError(
-            f"feature columns must be numeric; these are not: {_names(non_numeric)}. Encode them as numbers or drop "
-            "them"
+            f"feature columns must be numeric; these are not: {_names(non_numeric)}. Encode them as numbers (a "
+            "category as one 0/1 column for each value it can take, listed from what the column means rather than "
+            "read from the rows, whose rare values would give records away; bounds 0:1) or drop them"
         )
     X = features.to_numpy(dtype=float)
     if not np.all(np.isfinite(X)):
@@ -436,7 +437,7 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
             f"rows' values); declare what each column can hold, e.g. {hint} (* stands for the feature columns not "
             "named)",
             PrivacyLeakWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     if len(df) < FEW_ROWS:
         test_rows = max(1, round(0.25 * len(df)))
@@ -444,7 +445,7 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
             f"{what} has only {len(df)} rows: a run tests on a quarter of them (about {test_rows}), so the test "
             f"accuracy moves in steps of 1/{test_rows} and says little; a few hundred rows give a steadier picture",
             DPCoreWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     lo, hi = X.min(axis=0), X.max(axis=0)
     hi = np.where(hi > lo, hi, lo + 1.0)
@@ -461,13 +462,13 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
                 f"{', '.join(named[:5])}{f' and {len(named) - 5} more columns' if len(named) > 5 else ''}; widen "
                 "those bounds if that is not intended",
                 DPCoreWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
             X = np.clip(X, lo, hi)
     if declared_label is not None:
         label_range = declared_label
         y = clip_to_bounds(y, declared_label[0], declared_label[1], name=f"the label {label_column!r}",
-                           stacklevel=3)
+                           stacklevel=user_stacklevel() + 1)  # clip_to_bounds warns a frame deeper
     return Dataset(
         name=name,
         title=f"Uploaded CSV ({name})",

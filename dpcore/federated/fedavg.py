@@ -45,7 +45,7 @@ from ..rng import as_generator, child_seed, noise_generator, noise_mode, torch_g
 from ..runtime.workload import TORCH_THROUGHPUT, MemoryGuard, Work, check_work
 from ..training.clipping import clip_factors
 from ..types import ArrayLike
-from ..validation import check_array, check_delta, check_epsilon, check_int, check_positive
+from ..validation import check_array, check_delta, check_device, check_epsilon, check_int, check_positive
 from .accounting import (
     LOCAL_DP_NEIGHBOURING,
     check_client_fraction,
@@ -272,7 +272,8 @@ def train_fedavg(
         Called after each round with ``{"epoch", "epochs", "round", "accuracy", "loss", "epsilon"}``.
     device : str or torch.device
         Where the global model, the clients' local models, their rows and the noise generator live
-        (``"cuda"`` where present); the result is brought back to the CPU.
+        (``"cuda"`` where present; one this machine lacks is refused with the reason); the result is brought back
+        to the CPU.
 
     Returns
     -------
@@ -284,7 +285,7 @@ def train_fedavg(
     """
     with _one_torch_thread(), noise_mode(config.secure):  # secure: every draw from the operating system
         return _train_fedavg(X, y, config, X_test=X_test, y_test=y_test, n_classes=n_classes, on_epoch=on_epoch,
-                             device=torch.device(device))
+                             device=check_device(device))
 
 
 def fedavg_work(config: FedAvgConfig, n: int, n_features: int, n_classes: int) -> Work:

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..datasets import Split, as_dataset, train_test_split
 from ..defaults import DELTA, EPSILON
-from ..exceptions import DPCoreWarning, DPValueError
+from ..exceptions import DPCoreWarning, DPValueError, user_stacklevel
 from ..rng import secure_noise, substream
 from ..validation import check_delta, check_epsilon, check_fraction, check_int, delta_checked
 from .base import EpochCallback, LearnerSpec, RunResult, TestOutputs
@@ -203,7 +203,7 @@ def run_learner(
         private = [n for n, s in learners().items() if s.baseline == name]
         counterpart = f"; private learners on the same model: {', '.join(sorted(private))}" if private else reference
         warnings.warn(f"{name!r} is a non-private reference: it ignores epsilon={epsilon} and its ε is infinite"
-                      f"{counterpart}", DPCoreWarning, stacklevel=2)
+                      f"{counterpart}", DPCoreWarning, stacklevel=user_stacklevel())
     if epsilon is None:  # the value a run function has always been given (a reference ignores it)
         epsilon = EPSILON
     delta = check_delta(delta)
@@ -259,7 +259,7 @@ def judge_against_trivial(spec: LearnerSpec, split: Split, result: RunResult) ->
 
     def say(key: str, value, message: str) -> None:
         result.extras[key] = value
-        warnings.warn(f"{message} {advice}", DPCoreWarning, stacklevel=4)
+        warnings.warn(f"{message} {advice}", DPCoreWarning, stacklevel=user_stacklevel())
 
     if split.task == "classification":
         if outputs is not None and outputs.kind in ("probability", "score") and np.unique(split.y_test).size > 1:

@@ -18,13 +18,14 @@ from ..accounting.accountants import pld_discretization_for
 from ..accounting.ahead import calibrated_sigma
 from ..accounting.core import ACCOUNTANTS
 from ..defaults import DELTA
-from ..exceptions import DPCoreWarning, DPTypeError, DPValueError
+from ..exceptions import DPCoreWarning, DPTypeError, DPValueError, user_stacklevel
 from ..rng import as_generator, child_seed, torch_generator
 from ..runtime.workload import TORCH_THROUGHPUT, MemoryGuard, Work, check_work
 from ..types import ArrayLike
 from ..validation import (
     check_array,
     check_delta,
+    check_device,
     check_epsilon,
     check_int,
     check_nonnegative,
@@ -322,7 +323,7 @@ def resolve_noise_multiplier(config: TrainConfig, n: int, *, said: list[str] | N
     q, ends = planned_steps(config, n)
     sigma, raised = calibrated_sigma(config.target_epsilon, config.delta, q, ends[-1], config.accountant)
     for msg, category in raised:
-        warnings.warn(msg, category, stacklevel=2)
+        warnings.warn(msg, category, stacklevel=user_stacklevel())
         if said is not None:
             said.append(msg)
     return sigma
@@ -352,13 +353,29 @@ class _Data:
         return _Data(move(self.X), move(self.y), move(self.X_eval), move(self.y_eval), self.n_outputs)
 
 
+def _float_tensor(values: np.ndarray) -> torch.Tensor:
+    """``values`` as a float32 tensor; a read-only array (a pandas frame's values under copy-on-write) is copied
+    first, which torch would otherwise warn about."""
+    arr = np.asarray(values, dtype=np.float32)
+    return torch.from_numpy(arr if arr.flags.writeable else arr.copy())
+
+
 def _training_data(X, y, task: str, n_outputs: int | None, X_test, y_test) -> _Data:
     """Validate the rows and labels (integer classes, soft rows, or real targets) and make tensors."""
+    if (shape := np.shape(X)) and len(shape) > 2:
+        raise DPValueError(f"X must be 2-dimensional (one row per record), got shape {shape}: flatten each record "
+                           "(X.reshape(len(X), -1)) and restore its shape in your module (nn.Unflatten(1, "
+                           f"{tuple(shape[1:])}) as its first layer)")
     X = check_array(X, "X", ndim=2)
     n = X.shape[0]
     y_arr = np.asarray(y)
     if y_arr.shape[0] != n:
         raise DPValueError(f"X has {n} rows but y has {y_arr.shape[0]}; they must match")
+    if task == "classification" and y_arr.ndim == 1 and y_arr.dtype.kind not in "biuf":
+        shown = ", ".join(repr(v) for v in list(dict.fromkeys(y_arr.tolist()))[:3])
+        raise DPValueError(f"y holds {shown} ...: train() takes classes as indices 0..k-1. Encode them first "
+                           "(classes, y = np.unique(y, return_inverse=True)), or use run_learner(..., label=...), "
+                           "which keeps your labels")
     if task == "classification" and y_arr.ndim == 1:
         if not np.all(np.equal(np.mod(y_arr, 1), 0)) or (y_arr.size and y_arr.min() < 0):
             raise DPValueError("classification labels must be integers 0..k-1 (or one-hot/soft rows)")
@@ -373,18 +390,27 @@ def _training_data(X, y, task: str, n_outputs: int | None, X_test, y_test) -> _D
         if y_arr.size and y_arr.max() >= k:
             raise DPValueError(f"labels go up to {int(y_arr.max())} but n_outputs={k}")
     elif task == "classification":
-        y_t = torch.as_tensor(check_array(y_arr, "y", ndim=2), dtype=torch.float32)
+        y_t = _float_tensor(check_array(y_arr, "y", ndim=2))
         k = y_arr.shape[1]
     else:
-        y_t = torch.as_tensor(check_array(y_arr, "y").reshape(n, -1), dtype=torch.float32)
+        y_t = _float_tensor(check_array(y_arr, "y").reshape(n, -1))
         k = y_t.shape[1]
     if k < 1 or (task == "classification" and k < 2):
         raise DPValueError(f"classification needs at least 2 classes, got n_outputs={k}")
-    Xt = torch.as_tensor(X, dtype=torch.float32)
+    Xt = _float_tensor(X)
     if X_test is None:
         return _Data(Xt, y_t, Xt, y_t, k)
-    Xe = torch.as_tensor(check_array(X_test, "X_test", ndim=2), dtype=torch.float32)
+    if y_test is None:
+        raise DPValueError("X_test was given without y_test: give both, or neither (then the training rows are "
+                           "evaluated)")
+    Xe = _float_tensor(check_array(X_test, "X_test", ndim=2))
     ye_arr = np.asarray(y_test)
+    if Xe.shape[1] != Xt.shape[1] or ye_arr.shape[0] != Xe.shape[0]:
+        raise DPValueError(f"X_test has shape {tuple(Xe.shape)} and y_test {ye_arr.shape[0]} labels; they need "
+                           f"X's {Xt.shape[1]} columns and one label per row")
+    if task == "classification" and ye_arr.ndim == 1 and (ye_arr.dtype.kind not in "biuf" or (
+            ye_arr.size and (np.any(np.mod(ye_arr, 1) != 0) or ye_arr.min() < 0 or ye_arr.max() >= k))):
+        raise DPValueError(f"y_test must hold class indices 0..{k - 1}, as y does")
     if task == "classification" and ye_arr.ndim == 1:
         ye = torch.as_tensor(ye_arr.astype(np.int64))
     else:
@@ -401,7 +427,7 @@ def _run_warnings(config: TrainConfig, sigma: float | None) -> list[str]:
     if config.private and config.sampling == "shuffle":
         caught.append(SHUFFLE_CAVEAT)
     for msg in caught:
-        warnings.warn(msg, DPCoreWarning, stacklevel=3)
+        warnings.warn(msg, DPCoreWarning, stacklevel=user_stacklevel())
     return caught
 
 
@@ -561,6 +587,7 @@ def train(
     extra_gradients: ExtraGradients | None = None,
     model: nn.Module | None = None,
     loss: LossFunction | None = None,
+    device: "str | torch.device | int | None" = None,
 ) -> TrainResult:
     """Train a model with DP-SGD (or non-privately if ``config.private`` is False): a built-in one, or yours.
 
@@ -611,13 +638,21 @@ def train(
         Your own network, trained in place (``config.model``, ``hidden``, ``depth``, ``activation`` and
         ``channels`` are then unused). Its trainable parameters must belong to layers the engine clips per
         example: :data:`~dpcore.training.SUPPORTED_LAYERS` (Linear, Conv2d, LayerNorm, GroupNorm, Embedding);
-        any other layer with trainable parameters is refused by name (freeze it, or replace a BatchNorm by a
-        GroupNorm). Training runs on the device of its parameters: the rows are moved there, the noise is drawn
-        there, and the result is brought back to the CPU.
+        any other layer with trainable parameters is refused by name (freeze it), and a BatchNorm even frozen or
+        without parameters (it mixes the batch and keeps statistics of the rows: use a GroupNorm). Each row's
+        output must come from that row alone: a module whose output for a row moves with the other rows of its
+        batch is refused (checked on two rows before training). Training runs on the device of its parameters
+        (or ``device``): the rows are moved there, the noise is drawn there, and the result is brought back to the
+        CPU.
     loss : callable, optional
         ``loss(output, y)``: your per-example loss, a tensor of shape ``(B,)``
         (``nn.CrossEntropyLoss(reduction="none")``, ...). Default: cross-entropy for classification, squared
         error for regression. A loss averaged over the batch is refused: DP-SGD clips every example's gradient.
+    device : str, torch.device or int, optional
+        Where to train: ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``torch.device(...)`` or a GPU index. Your ``model``
+        is moved there (in place, as ``model.to(device)``); the default is where its parameters already are, or
+        the CPU for a built-in model. A device this machine lacks (``"cuda"`` with a CPU-only torch, no GPU
+        visible) is refused with the reason, before anything is trained. The result is on the CPU either way.
 
     Returns
     -------
@@ -655,10 +690,16 @@ def train(
             raise DPValueError(f"{name} needs a private run (private=True): it acts on the noisy clipped sum")
     if model is not None and not isinstance(model, nn.Module):
         raise DPTypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    device = None if device is None else check_device(device)
     if loss is not None and not callable(loss):
         raise DPTypeError(f"loss must be a callable loss(output, y) giving one loss per example, got "
                           f"{type(loss).__name__}")
     data = _training_data(X, y, config.task, n_outputs, X_test, y_test)
+    if model is not None:
+        if device is not None:
+            model.to(device)
+        # before anything is costed or allocated: refused by what does not fit, and lazy layers sized
+        _check_fits(model, data, config.task, loss, private=config.private)
     n_records = data.n + (extra_gradients.count if extra_gradients is not None else 0)
     # refused here, before the accountant's grid, the model or a batch is allocated
     check_work(training_work(config, n_records, data.X.shape[1], data.n_outputs, image_shape) if model is None
@@ -679,6 +720,8 @@ def train(
         model_kwargs = {}
         if config.private:
             trainable_layers(model)  # a layer the engine cannot clip is refused by name, before any work
+    if device is not None:
+        model.to(device)  # a built-in model (yours is there already)
     device = _device_of(model)
     data = data.to(device, _float_dtype_of(model))
     noise_gen = torch_generator(child_seed(rng), device=device)
@@ -711,13 +754,54 @@ def train(
     if stopped:
         caught.append(f"stopped after epoch {len(rows)} of {config.epochs}: one more epoch would spend more than "
                       f"max_epsilon={config.max_epsilon:g}")
-        warnings.warn(caught[-1], DPCoreWarning, stacklevel=2)
+        warnings.warn(caught[-1], DPCoreWarning, stacklevel=user_stacklevel())
     if model_kwargs == {} and ema.model is not None:  # your module ends with the averaged weights it was evaluated on
         with torch.no_grad():
             for live, avg in zip(model.parameters(), ema.model.parameters()):
                 live.copy_(avg)
     return _result(config, rows, budget, done, stopped, ema.current(model), model_kwargs, t0, caught,
                    own=model_kwargs == {})
+
+
+def _check_fits(model: nn.Module, data: _Data, task: str, loss: LossFunction | None, *, private: bool) -> None:
+    """Run your module on two training rows, together and one by one (nothing is kept, nothing trained), and
+    refuse it by what does not fit: an input width that is not X's, a row's output that moves with the other rows
+    of its batch (private runs), or (with the default loss) fewer outputs than the classes, or not one output per
+    regression target (a squared error between shapes ``(B,)`` and ``(B, 1)`` broadcasts across the batch)."""
+    was_training = model.training
+    rows = data.X[:2].to(_device_of(model), _float_dtype_of(model))
+    try:
+        model.eval()
+        with torch.no_grad():
+            out = model(rows)
+            alone = ([model(rows[i:i + 1]) for i in range(rows.shape[0])] if private and isinstance(out, torch.Tensor)
+                     else [])
+    except (RuntimeError, ValueError, IndexError, TypeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        floats = (" X reaches your module as rows of floats: an Embedding takes them as indices after x.long() in "
+                  "your forward pass") if any(isinstance(m, nn.Embedding) for m in model.modules()) else ""
+        raise DPValueError(f"your model could not run on rows of X ({data.X.shape[1]} columns): {first}. Its "
+                           f"first layer must take X's columns.{floats}") from None
+    finally:
+        model.train(was_training)
+    if any(a.shape != out[i:i + 1].shape or not torch.allclose(a, out[i:i + 1], rtol=1e-4, atol=1e-5)
+           for i, a in enumerate(alone)):
+        raise DPValueError("your model's output for a row changes with the other rows of its batch (a mean or "
+                           "another statistic over dimension 0 in its forward pass): one record would move the "
+                           "others' gradients and no per-example clip bound would hold. Compute every row's output "
+                           "from that row alone")
+    if loss is not None or not isinstance(out, torch.Tensor):
+        return
+    width = int(out.shape[1]) if out.dim() == 2 else None
+    if task == "classification" and (width is None or width < data.n_outputs):
+        raise DPValueError(f"your model gives outputs of shape {tuple(out.shape[1:])} per row, but the labels hold "
+                           f"{data.n_outputs} classes: its last layer needs {data.n_outputs} outputs (one score per "
+                           "class), or give train() a loss of your own")
+    if task == "regression" and width != data.y.shape[1]:  # (B,) against (B, 1) would broadcast to (B, B): every
+        # example's loss would hold the other rows' outputs
+        raise DPValueError(f"your model gives outputs of shape {tuple(out.shape[1:])} per row for "
+                           f"{data.y.shape[1]} target(s) per row: its last layer needs {data.y.shape[1]} output(s), "
+                           "or give train() a loss of your own")
 
 
 def _device_of(model: nn.Module) -> torch.device:

@@ -165,6 +165,7 @@ class GhostClipper:
         """
         with self.capture():
             out = self.model(x)
+        self._check_every_layer_called()
         losses = per_example_loss(out, y, task) if self.loss is None else self.loss(out, y)
         if not isinstance(losses, torch.Tensor) or tuple(losses.shape) != (x.shape[0],):
             raise DPValueError(f"the loss must give one loss per example, a tensor of shape ({x.shape[0]},); got "
@@ -172,6 +173,19 @@ class GhostClipper:
                                ". Use reduction='none' (e.g. nn.CrossEntropyLoss(reduction='none')): DP-SGD clips "
                                "every example's gradient")
         return losses.detach(), self.norms(losses)
+
+    def _check_every_layer_called(self) -> None:
+        """Refuse, by name, trained layers the forward pass did not call as modules: their hooks saw nothing, so
+        their gradients have no per-example norm."""
+        missed = [r.layer for r in self.records if r.out is None]
+        if missed:
+            names = {id(m): name for name, m in self.model.named_modules()}
+            shown = ", ".join(f"{names.get(id(m), '?')!r} ({type(m).__name__})" for m in missed)
+            raise DPValueError(
+                f"layer(s) {shown} hold trainable parameters but the forward pass did not call them as modules "
+                "(unused, or their weights used through torch.nn.functional): DP-SGD clips each example's gradient "
+                "from the layers' calls. Call each trained layer as a module, or freeze the unused ones with "
+                "requires_grad_(False)")
 
     def norms(self, losses: torch.Tensor) -> torch.Tensor:
         """Per-example L2 norms of the gradient of ``losses[i]`` w.r.t. all parameters, shape (B,)."""
@@ -202,11 +216,28 @@ def _unfold(rec: _Record, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Return (A, B) as (batch, positions, d) and (batch, positions, p), or 2-D for plain Linear."""
     layer, a = rec.layer, rec.a
     if isinstance(layer, nn.Conv2d):
-        A = _im2col(a, layer.kernel_size, layer.dilation, layer.padding, layer.stride)
+        a, padding = _padded_input(layer, a)
+        A = _im2col(a, layer.kernel_size, layer.dilation, padding, layer.stride)
         return A.transpose(1, 2), b.flatten(2).transpose(1, 2)
     if a.dim() == 2:
         return a, b
     return a.reshape(a.shape[0], -1, a.shape[-1]), b.reshape(b.shape[0], -1, b.shape[-1])
+
+
+def _padded_input(layer: nn.Conv2d, a: torch.Tensor) -> tuple[torch.Tensor, tuple[int, int]]:
+    """A Conv2d layer's input and the symmetric padding left to apply: ``(a, layer.padding)`` for numeric padding;
+    for ``padding="same"`` or ``"valid"`` the input padded as torch pads it, and ``(0, 0)``.
+
+    ``"same"`` (stride 1) pads ``dilation * (kernel - 1)`` along each side's axis, half before and the rest (one
+    more where it is odd) after, as ATen's convolution does.
+    """
+    if not isinstance(layer.padding, str):
+        return a, layer.padding
+    if layer.padding == "valid":
+        return a, (0, 0)
+    (kh, kw), (dh, dw) = layer.kernel_size, layer.dilation
+    th, tw = dh * (kh - 1), dw * (kw - 1)
+    return F.pad(a, (tw // 2, tw - tw // 2, th // 2, th - th // 2)), (0, 0)
 
 
 def _im2col(a: torch.Tensor, kernel_size, dilation, padding, stride) -> torch.Tensor:
@@ -235,12 +266,13 @@ def _conv_per_example_grads(rec: _Record, b: torch.Tensor) -> torch.Tensor:
     backend compute every example's weight gradient at once without unfolding
     the input (an im2col copy that dominates the cost for many input channels).
     """
-    layer, a = rec.layer, rec.a
+    layer = rec.layer
+    a, padding = _padded_input(layer, rec.a)
     n, cin, h, w = a.shape
     cout = layer.out_channels
     g = torch.nn.grad.conv2d_weight(
         a.reshape(1, n * cin, h, w), (n * cout, cin, *layer.kernel_size), b.reshape(1, n * cout, *b.shape[2:]),
-        stride=layer.stride, padding=layer.padding, dilation=layer.dilation, groups=n,
+        stride=layer.stride, padding=padding, dilation=layer.dilation, groups=n,
     )
     return g.reshape(n, cout, -1)
 

@@ -22,8 +22,15 @@ MODELS = ("linear", "mlp", "cnn")
 #: gradient rule for each (:mod:`dpcore.training.ghost`). Any other layer with parameters is refused by name.
 SUPPORTED_LAYERS = (nn.Linear, nn.Conv2d, nn.LayerNorm, nn.GroupNorm, nn.Embedding)
 #: Layers that mix the examples of a batch, so that no example has a gradient of its own: what to use instead.
+#: They are refused whether or not they train (``affine=False`` or frozen): in training mode they normalise
+#: every example by its batch's statistics, and they keep running means and variances of the private rows,
+#: released with the model without any noise.
 _MIXING = {nn.BatchNorm1d: "GroupNorm or LayerNorm", nn.BatchNorm2d: "GroupNorm", nn.BatchNorm3d: "GroupNorm",
-           nn.SyncBatchNorm: "GroupNorm", nn.InstanceNorm1d: "GroupNorm", nn.InstanceNorm2d: "GroupNorm"}
+           nn.SyncBatchNorm: "GroupNorm"}
+#: Layers that normalise each example alone but have no per-example rule here for their scale and shift.
+_INSTEAD = {nn.InstanceNorm1d: "GroupNorm(C, C) (the same normalisation, per channel)",
+            nn.InstanceNorm2d: "GroupNorm(C, C) (the same normalisation, per channel)",
+            nn.InstanceNorm3d: "GroupNorm(C, C) (the same normalisation, per channel)"}
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "sigmoid": nn.Sigmoid, "elu": nn.ELU}
 
 
@@ -147,13 +154,26 @@ def _init(model: nn.Module, seed: int) -> None:
 def trainable_layers(model: nn.Module) -> list[nn.Module]:
     """The layers of ``model`` that hold trainable parameters, each of a :data:`SUPPORTED_LAYERS` type.
 
-    A layer of another type with trainable parameters is refused by name, with the supported types listed (and
-    for a batch normalisation, which mixes the examples of a batch, what to use instead); freeze it
-    (``requires_grad_(False)``) if it is not to be trained.
+    A layer of another type with trainable parameters is refused by name, with the supported types listed; freeze
+    it (``requires_grad_(False)``) if it is not to be trained. A batch normalisation is refused even without
+    trainable parameters (frozen, or ``affine=False``), and so is any layer that keeps running statistics
+    (``track_running_stats=True``): the first mixes the examples of a batch, both release noiseless statistics
+    of the private rows.
     """
     out = []
     supported = ", ".join(t.__name__ for t in SUPPORTED_LAYERS)
     for name, m in model.named_modules():
+        mixing = next((v for k, v in _MIXING.items() if isinstance(m, k)), None)
+        if mixing is not None:  # trainable or not: frozen or affine=False it still mixes the batch and keeps stats
+            raise DPValueError(
+                f"layer {name!r} ({type(m).__name__}) normalises every example by the statistics of its batch, so "
+                "one record changes the other records' gradients and no per-example clip bound holds; it also "
+                "keeps running means and variances of the private rows, released with the model without noise. "
+                f"It is refused even frozen or with affine=False: use {mixing} instead (as Opacus does)")
+        if getattr(m, "track_running_stats", False) and getattr(m, "running_mean", None) is not None:
+            raise DPValueError(
+                f"layer {name!r} ({type(m).__name__}) keeps running statistics of the private rows "
+                "(track_running_stats=True), released with the model without noise; use track_running_stats=False")
         own = [p for p in m.parameters(recurse=False) if p.requires_grad]
         if type(m) in SUPPORTED_LAYERS and own:
             if isinstance(m, nn.Conv2d) and (m.groups != 1 or m.padding_mode != "zeros"):
@@ -163,9 +183,8 @@ def trainable_layers(model: nn.Module) -> list[nn.Module]:
                                    "pass; use max_norm=None")
             out.append(m)
         elif own:
-            instead = next((v for k, v in _MIXING.items() if isinstance(m, k)), None)
-            why = (f"; {type(m).__name__} mixes the examples of a batch, so no example has a gradient of its own to "
-                   f"clip: use {instead} instead (as Opacus does)") if instead else ""
+            instead = next((v for k, v in _INSTEAD.items() if isinstance(m, k)), None)
+            why = f"; use {instead} instead" if instead else ""
             raise DPValueError(
                 f"layer {name!r} ({type(m).__name__}) has trainable parameters but no per-example gradient rule; "
                 f"DP-SGD here trains {supported} layers{why}. Freeze it with requires_grad_(False) if it is not to "

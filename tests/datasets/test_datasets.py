@@ -127,7 +127,8 @@ def test_a_continuous_label_read_as_classes_is_refused_with_the_count_and_a_hint
         ("", "label", "empty"),
         ("a,b,label\n", "label", "no data rows"),
         ("a,b,label\n1,,x\n3,4,y\n", "label", "missing values in column\\(s\\) 'b'; remove"),
-        ("a,b,label\n1,z,x\n3,4,y\n", "label", "must be numeric; these are not: 'b'\\. Encode"),
+        ("a,b,label\n1,z,x\n3,4,y\n", "label", "these are not: 'b'\\. Encode them as numbers \\(a category as one "
+                                             "0/1 column for each value it can take"),
         ("a,b,label\n1,2,x\n3,4,x\n", "label", "single class 'x'; it needs"),  # plain, not np.str_('x')
         ("a,b,label\n1,2,x\n3,4,y\n", "target", "is not a column"),
         ("label\nx\ny\n", "label", "at least one feature"),

@@ -139,9 +139,16 @@ class _SequenceHead(nn.Module):
         (nn.Conv2d(8, 4, 3, stride=2, padding=2, dilation=2, bias=False), (6, 8, 9, 9)),
         (_SequenceHead(bias=True), (6, 24)),
         (_SequenceHead(bias=False), (6, 24)),
+        # padding given as text, as a user's module may: odd kernels pad evenly, even ones one more after
+        (nn.Conv2d(1, 4, 3, padding="same"), (6, 1, 6, 6)),
+        (nn.Conv2d(2, 4, (2, 4), padding="same", dilation=(1, 1), bias=False), (6, 2, 6, 7)),
+        (nn.Conv2d(16, 4, (2, 3), padding="same", dilation=(1, 2)), (6, 16, 6, 6)),
+        (nn.Conv2d(3, 32, 2, padding="same"), (6, 3, 2, 2)),
+        (nn.Conv2d(16, 4, 3, padding="valid"), (6, 16, 5, 5)),
     ],
     ids=["materialised", "materialised-no-bias", "gram", "grouped", "grouped-dilated-no-bias", "sequence",
-         "sequence-no-bias"],
+         "sequence-no-bias", "same-materialised", "same-even-kernel", "same-grouped-dilated", "same-gram",
+         "valid-grouped"],
 )
 def test_every_layer_branch_gives_the_explicitly_clipped_sum(first, shape):
     """Norms and clipped sum of each kind of layer (its bias gradients computed once for both) against torch.func

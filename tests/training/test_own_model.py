@@ -3,10 +3,12 @@ the device, and the layers refused by name."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call, grad, vmap
 
@@ -131,18 +133,44 @@ def test_a_loss_averaged_over_the_batch_is_refused():
               loss=nn.CrossEntropyLoss())
 
 
-@pytest.mark.parametrize("layer, advice", [(nn.BatchNorm1d(4), "use GroupNorm or LayerNorm instead"),
-                                           (nn.PReLU(), "Freeze it")])
+@pytest.mark.parametrize("layer, advice", [(nn.PReLU(), "Freeze it"),
+                                           (nn.InstanceNorm1d(2, affine=True), "use GroupNorm(C, C)")])
 def test_a_layer_without_a_per_example_rule_is_refused_by_name_with_the_supported_list(layer, advice):
-    model = nn.Sequential(nn.Linear(3, 4), layer, nn.Linear(4, 2))
+    model = nn.Sequential(nn.Linear(3, 4), nn.Unflatten(1, (2, 2)) if isinstance(layer, nn.InstanceNorm1d)
+                          else nn.Identity(), layer, nn.Flatten(), nn.Linear(4, 2))
     X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20) % 2
     with pytest.raises(DPValueError) as err:
         train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model)
     msg = str(err.value)
-    assert f"layer '1' ({type(layer).__name__})" in msg
+    assert f"layer '2' ({type(layer).__name__})" in msg and "mixes" not in msg  # each example is its own
     assert "Linear, Conv2d, LayerNorm, GroupNorm, Embedding" in msg and advice in msg
     layer.requires_grad_(False)  # frozen, it is only applied
     train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model)
+
+
+@pytest.mark.parametrize("make", [lambda: nn.BatchNorm1d(4), lambda: nn.BatchNorm1d(4, affine=False),
+                                  lambda: nn.BatchNorm1d(4).requires_grad_(False)],
+                         ids=["trainable", "affine=False", "frozen"])
+def test_a_batchnorm_is_refused_even_without_trainable_parameters(make):
+    # frozen or affine=False it still normalises each example by its batch in training mode (one record moves the
+    # others' gradients) and keeps running statistics of the private rows that the released model would carry
+    layer = make()
+    model = nn.Sequential(nn.Linear(3, 4), layer, nn.Linear(4, 2))
+    X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20) % 2
+    with pytest.raises(DPValueError, match=r"layer '1' \(BatchNorm1d\) normalises every example by the statistics "
+                                           r"of its batch.*running means.*use GroupNorm or LayerNorm instead"):
+        train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model)
+    assert int(layer.num_batches_tracked) == 0  # refused before any batch went through it
+    train(X, y, TrainConfig(epochs=1, batch_size=5, private=False), model=model)  # a non-private baseline may
+
+
+def test_a_layer_keeping_running_statistics_of_the_rows_is_refused():
+    model = nn.Sequential(nn.Linear(3, 4), nn.Unflatten(1, (2, 2)), nn.InstanceNorm1d(2, track_running_stats=True),
+                          nn.Flatten(), nn.Linear(4, 2))
+    X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20) % 2
+    with pytest.raises(DPValueError, match=r"layer '2' \(InstanceNorm1d\) keeps running statistics.*"
+                                           "track_running_stats=False"):
+        train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model)
 
 
 def test_train_refuses_labels_that_are_not_class_indices_and_warns_when_delta_exceeds_one_over_n():
@@ -186,3 +214,131 @@ def test_a_layer_applied_twice_in_one_forward_pass_is_refused():
     X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20) % 3
     with pytest.raises(DPValueError, match="applied more than once"):
         train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=Twice())
+
+
+class _Unused(nn.Module):
+    def __init__(self, functional: bool) -> None:
+        super().__init__()
+        self.functional = functional
+        self.head, self.spare = nn.Linear(3, 2), nn.Linear(3, 2)
+
+    def forward(self, x):
+        if self.functional:  # the layer's weights, but not the layer's call
+            return F.linear(x, self.head.weight, self.head.bias)
+        return self.head(x)
+
+
+@pytest.mark.parametrize("functional, named", [(False, "'spare' (Linear)"), (True, "'head' (Linear), 'spare'")])
+def test_a_trained_layer_the_forward_pass_does_not_call_is_refused_by_name(functional, named):
+    X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20) % 2
+    with pytest.raises(DPValueError, match=rf"layer\(s\) {re.escape(named)}.*did not call them as modules"):
+        train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=_Unused(functional))
+    model = _Unused(False)
+    model.spare.requires_grad_(False)  # frozen, the unused layer is no longer trained
+    train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model)
+
+
+def _rows(n=30, d=4):
+    X = np.random.default_rng(0).normal(size=(n, d))
+    return X, (X[:, 0] > 0).astype(int)
+
+
+def test_a_module_that_does_not_take_xs_columns_is_refused_before_training():
+    X, y = _rows()
+    with pytest.raises(DPValueError, match=r"could not run on rows of X \(4 columns\).*first layer must take"):
+        train(X, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=nn.Sequential(nn.Linear(5, 2)))
+    tokens = np.random.default_rng(0).integers(0, 5, size=(30, 4))
+    with pytest.raises(DPValueError, match=r"an Embedding takes them as indices after x\.long\(\)"):
+        train(tokens, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0),
+              model=nn.Sequential(nn.Embedding(5, 2), nn.Flatten(), nn.Linear(8, 2)))
+
+
+def test_a_module_with_fewer_outputs_than_classes_is_refused_and_more_are_accepted():
+    X, y = _rows()
+    y3 = y + (X[:, 1] > 1)
+    with pytest.raises(DPValueError, match=r"outputs of shape \(2,\) per row, but the labels hold 3 classes"):
+        train(X, y3, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=nn.Sequential(nn.Linear(4, 2)))
+    train(X, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=nn.Sequential(nn.Linear(4, 3)))
+
+
+class _Squeezed(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.head = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.head(x).squeeze(-1)
+
+
+def test_a_regression_module_whose_output_would_broadcast_across_the_batch_is_refused():
+    # (B,) outputs against (B, 1) targets broadcast to (B, B): every example's loss held every row's output, so
+    # no example had a gradient of its own; and 2 outputs for 1 target were fit to it silently
+    X, y = _rows()
+    cfg = TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0, task="regression")
+    for model in (_Squeezed(), nn.Sequential(nn.Linear(4, 2))):
+        with pytest.raises(DPValueError, match=r"for 1 target\(s\) per row: its last layer needs 1 output"):
+            train(X, X[:, 0], cfg, model=model)
+    own = lambda out, t: (out - t.reshape(-1)).pow(2)  # noqa: E731  # the user's loss decides the shapes
+    assert train(X, X[:, 0], cfg, model=_Squeezed(), loss=own).steps > 0
+
+
+def test_text_labels_and_image_shaped_rows_are_refused_with_what_to_do():
+    X, y = _rows()
+    with pytest.raises(DPValueError, match=r"y holds 'yes', 'no' \.\.\..*np\.unique\(y, return_inverse=True\)"):
+        train(X, np.where(y == 1, "yes", "no"), TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0))
+    with pytest.raises(DPValueError, match=r"got shape \(30, 1, 2, 2\).*nn\.Unflatten\(1, \(1, 2, 2\)\)"):
+        train(X.reshape(30, 1, 2, 2), y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0))
+
+
+class _BatchCentred(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.head(x - x.mean(0, keepdim=True))  # every row's output depends on the whole batch
+
+
+def test_a_module_whose_row_outputs_depend_on_the_rest_of_the_batch_is_refused():
+    X, y = _rows()
+    with pytest.raises(DPValueError, match=r"output for a row changes with the other rows of its batch.*no "
+                                           "per-example clip bound"):
+        train(X, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=_BatchCentred())
+    model = _BatchCentred()  # the check's reference: one row alone against the same row beside another, by hand
+    rows = torch.as_tensor(X[:2], dtype=torch.float32)
+    with torch.no_grad():
+        assert not torch.allclose(model(rows)[:1], model(rows[:1]))
+    train(X, y, TrainConfig(epochs=1, batch_size=10, private=False), model=model)  # a non-private baseline may
+
+
+def test_a_dataframe_of_features_trains_without_torchs_read_only_warning():
+    import warnings
+
+    import pandas as pd
+
+    X, y = _rows()
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # "The given NumPy array is not writable ..."
+        res = train(frame, pd.Series(y), TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0),
+                    model=nn.Sequential(nn.Linear(4, 2)), X_test=frame, y_test=y)
+    assert res.steps > 0
+
+
+def test_evaluation_rows_that_do_not_match_the_training_rows_are_refused_before_training():
+    X, y = _rows()
+    cfg = TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0)
+    for X_test, y_test, said in [(X[:5, :3], y[:5], r"X_test has shape \(5, 3\).*X's 4 columns"),
+                                 (X[:5], y[:4], r"y_test 4 labels"),
+                                 (X[:5], np.where(y[:5] == 1, "yes", "no"), r"y_test must hold class indices 0\.\.1"),
+                                 (X[:5], y[:5] + 2, r"y_test must hold class indices 0\.\.1"),
+                                 (X[:5], None, "X_test was given without y_test")]:
+        with pytest.raises(DPValueError, match=said):
+            train(X, y, cfg, X_test=X_test, y_test=y_test)
+
+
+def test_a_module_of_lazy_layers_is_sized_on_the_rows_and_trained():
+    X, y = _rows()
+    model = nn.Sequential(nn.LazyLinear(5), nn.Tanh(), nn.LazyLinear(2))
+    res = train(X, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=model)
+    assert res.steps > 0 and model[0].in_features == 4 and type(model[2]) is nn.Linear

@@ -1,0 +1,88 @@
+"""audit() on a model you trained: a run's result stands for its model, and a claim the attack refutes is said."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import dpcore
+from dpcore.audit import audit
+from dpcore.exceptions import DPCoreWarning, DPValueError
+
+
+def _randomized_response_scores(epsilon: float, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Scores of a mechanism that is exactly epsilon-DP (Warner 1965's randomized response): a member's bit is
+    kept with probability e^eps / (1 + e^eps), a non-member's flipped to 1 with probability 1 / (1 + e^eps); the
+    best test between them has TPR = e^eps FPR, so a claim of eps holds and any smaller one is false."""
+    g = np.random.default_rng(seed)
+    keep = math.exp(epsilon) / (1.0 + math.exp(epsilon))
+    return (g.random(n) < keep).astype(float), (g.random(n) < 1.0 - keep).astype(float)
+
+
+def test_a_true_claim_stands_and_a_false_one_is_flagged_and_warned():
+    members, non_members = _randomized_response_scores(2.0, 5000, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DPCoreWarning)  # a true claim is not warned about
+        true = audit(None, members, non_members, epsilon=2.0, delta=0.0, rng=0)
+    assert not true.refutes_claim and true.epsilon_lower_bound <= 2.0
+    with pytest.warns(DPCoreWarning, match=r"proves epsilon >= 1\.\d+ with 95% confidence, above the claimed "
+                                           r"epsilon = 0\.5 \(delta = 1e-05\): the claim is refuted") as said:
+        false = audit(None, members, non_members, epsilon=0.5, delta=1e-5, rng=0)
+    assert false.refutes_claim and false.epsilon_lower_bound > 0.5
+    assert "pure epsilon-DP" not in str(said[0].message)
+    with pytest.warns(DPCoreWarning, match=r"read as pure epsilon-DP \(delta=0\): give the delta"):
+        audit(None, members, non_members, epsilon=0.5, rng=0)
+    assert not audit(None, members, non_members, rng=0).refutes_claim  # no claim (epsilon = inf): nothing refuted
+
+
+def test_a_run_result_is_audited_through_the_model_it_released():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, size=(200, 3))
+    y = (X[:, 0] > 0.5).astype(int)
+    members, non_members = (X[:100], y[:100]), (X[100:], y[100:])
+    run = dpcore.run_learner("dpsgd", members, bounds=(0, 1), epsilon=1.0, params={"epochs": 2})
+    a = audit(run, members, non_members, epsilon=run.epsilon, delta=run.delta, rng=0)
+    b = audit(run.model, members, non_members, epsilon=run.epsilon, delta=run.delta, rng=0)
+    assert (a.auc, a.epsilon_lower_bound) == (b.auc, b.epsilon_lower_bound)
+    answers = dpcore.run_learner("output-perturbation", members, bounds=(0, 1), epsilon=1.0, params={"epochs": 1})
+    with pytest.raises(DPValueError, match=r"'output-perturbation' run released no model to audit.*audit\(None"):
+        audit(answers, members, non_members)
+
+
+def test_a_torch_classifier_is_scored_by_cross_entropy_whatever_the_labels_dtype():
+    import torch
+    from torch import nn
+
+    from dpcore.audit import per_example_losses
+
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(3, 2))
+    X = np.random.default_rng(0).normal(size=(6, 3)).astype(np.float32)
+    y = np.array([0, 1, 1, 0, 1, 0])
+    # the reference: torch's own cross-entropy of each row
+    reference = nn.functional.cross_entropy(net(torch.from_numpy(X)), torch.from_numpy(y), reduction="none")
+    for labels in (y, y.astype(float), y.astype(np.float32)):  # labels read from a DataFrame are often floats
+        np.testing.assert_allclose(per_example_losses(net, X, labels), reference.detach().numpy(), rtol=1e-6)
+    with pytest.raises(DPValueError, match=r"2 scores per row \(a classifier\).*class indices 0\.\.1; got values "
+                                           r"from 0 to 2"):
+        per_example_losses(net, X, y * 2)
+    with pytest.raises(DPValueError, match="labels must be numbers"):
+        per_example_losses(net, X, np.where(y == 1, "yes", "no"))
+    with pytest.raises(DPValueError, match=r"could not score these rows \(\(6, 2\)\)"):
+        per_example_losses(net, X[:, :2], y)
+
+
+def test_a_torch_regressor_with_one_value_per_row_is_scored_row_by_row():
+    import torch
+    from torch import nn
+
+    from dpcore.audit import per_example_losses
+
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(3, 1), nn.Flatten(0))  # (B, 1) -> (B,): one value per row
+    X = np.random.default_rng(1).normal(size=(5, 3)).astype(np.float32)
+    t = X[:, 0] * 2.0
+    expected = (net(torch.from_numpy(X)).detach().numpy() - t) ** 2
+    np.testing.assert_allclose(per_example_losses(net, X, t), expected, rtol=1e-5)
