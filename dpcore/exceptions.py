@@ -67,10 +67,12 @@ def user_stacklevel() -> int:
     """The ``stacklevel`` that attributes a warning to the first line outside dpcore, the caller's own, for the
     function that calls ``warnings.warn(..., stacklevel=user_stacklevel())``: a warning about your data then names
     your line, not the library's, however deep inside dpcore it is raised (tests/test_library_use.py checks it).
+    scikit-learn's frames are passed too: an estimator's ``transform`` is called through its output wrapper, and a
+    ``Pipeline`` through its steps, so the line named is the one that called scikit-learn.
     """
     import sys
 
     frame, level = sys._getframe(1), 1  # the function about to warn is stacklevel 1
-    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] == "dpcore":
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] in ("dpcore", "sklearn"):
         frame, level = frame.f_back, level + 1
     return level

@@ -253,9 +253,10 @@ def within_bounds(X: np.ndarray, lower, upper) -> bool:
 
 
 def clip_to_bounds(
-    X: np.ndarray, lower: np.ndarray, upper: np.ndarray, name: str = "X", *, stacklevel: int = 2
+    X: np.ndarray, lower: np.ndarray, upper: np.ndarray, name: str = "X", *, stacklevel: int | None = None
 ) -> np.ndarray:
-    """Clip ``X`` to ``[lower, upper]``, warning (never silently) when anything was clipped."""
+    """Clip ``X`` to ``[lower, upper]``, warning (never silently) when anything was clipped; the warning names
+    ``stacklevel``'s line, by default the caller's own outside dpcore."""
     if within_bounds(X, lower, upper):  # the usual case: a copy, without clipping and comparing every value
         return np.array(X, dtype=np.result_type(X, lower, upper))
     clipped = np.clip(X, lower, upper)
@@ -265,7 +266,7 @@ def clip_to_bounds(
             f"{n_out} value(s) of {name} lay outside the declared bounds and were clipped to them; "
             "widen the bounds if that is not intended",
             DPCoreWarning,
-            stacklevel=stacklevel,
+            stacklevel=user_stacklevel() if stacklevel is None else stacklevel,
         )
     return clipped
 

@@ -14,10 +14,10 @@ from sklearn.pipeline import make_pipeline
 
 import dpcore
 from dpcore.accounting import PrivacyLedger, epsilon_of_event
-from dpcore.datasets import BoundedScaler, as_dataset, load_csv, standardize_with_bounds
+from dpcore.datasets import BoundedScaler, as_dataset, load_csv, scale_to_unit_interval, standardize_with_bounds
 from dpcore.exceptions import BoundsError, DPCoreWarning, DPValueError
 from dpcore.mechanisms import Laplace, SecureGaussian, SecureLaplace  # noqa: F401 - importable from the face
-from dpcore.models import PrivateERMClassifier
+from dpcore.models import PrivateERMClassifier, SSPRegressor
 
 
 def _frame(n=240, seed=0):
@@ -213,7 +213,11 @@ def test_a_warning_about_your_data_names_your_line_not_the_librarys():
                                                          max_epsilon=1.0)),
                  lambda: dpcore.dpsgd_epsilon(noise_multiplier=1e-300, sample_rate=0.1, steps=10, delta=1e-5),
                  lambda: dpcore.run_learner("dpsgd", df, label="buys", bounds=BOUNDS, epsilon=1e9,  # least noise
-                                            params={"epochs": 1})):
+                                            params={"epochs": 1}),
+                 lambda: scale_to_unit_interval([[20.0]], (0.0, 10.0)),  # a value past the bounds, clipped
+                 lambda: BoundedScaler(bounds=(0.0, 10.0)).fit([[1.0]]).transform([[20.0]]),  # the same, in a pipeline
+                 lambda: SSPRegressor(epsilon=1.0, delta=1e-5, random_state=0).fit(  # bounds read from the rows
+                     np.eye(4), np.arange(4.0))):
         with pytest.warns(Warning) as said:
             call()
         assert {pathlib.Path(w.filename).name for w in said} == {pathlib.Path(__file__).name}

@@ -467,8 +467,7 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
             X = np.clip(X, lo, hi)
     if declared_label is not None:
         label_range = declared_label
-        y = clip_to_bounds(y, declared_label[0], declared_label[1], name=f"the label {label_column!r}",
-                           stacklevel=user_stacklevel() + 1)  # clip_to_bounds warns a frame deeper
+        y = clip_to_bounds(y, declared_label[0], declared_label[1], name=f"the label {label_column!r}")
     return Dataset(
         name=name,
         title=f"Uploaded CSV ({name})",

@@ -71,7 +71,7 @@ class BoundedScaler(TransformerMixin, BaseEstimator):
 
         A = check_fitted_X(self, X, "lower_")
         if self.clip:
-            A = _clip_counting_rows(A, self.lower_, self.upper_, stacklevel=3)
+            A = _clip_counting_rows(A, self.lower_, self.upper_)
         elif np.any((A < self.lower_) | (A > self.upper_)):
             raise DPValueError("X has values outside the declared bounds and clip=False; widen the bounds or clip")
         lo, hi = (float(v) for v in self.feature_range)

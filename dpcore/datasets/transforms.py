@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from ..exceptions import BoundsError, DPCoreWarning
+from ..exceptions import BoundsError, DPCoreWarning, user_stacklevel
 from ..types import ArrayLike, BoundsLike
 from ..validation import check_bounds, clip_to_norm, within_bounds
 from .csv_upload import BOUNDS_FORMS, bounds_by_column
@@ -39,8 +39,9 @@ def _bounds_arrays(X, bounds, columns=None) -> tuple[np.ndarray, np.ndarray]:
         raise type(exc)(f"bounds must be {BOUNDS_FORMS}; {exc}") from None
 
 
-def _clip_counting_rows(X: np.ndarray, lower: np.ndarray, upper: np.ndarray, *, stacklevel: int) -> np.ndarray:
-    """Clip ``X`` to the bounds, warning with how many rows (and values) moved."""
+def _clip_counting_rows(X: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Clip ``X`` to the bounds, warning (at the caller's own line, outside dpcore) with how many rows (and values)
+    moved."""
     clipped = np.clip(X, lower, upper)
     moved = clipped != X
     if moved.any():
@@ -48,7 +49,7 @@ def _clip_counting_rows(X: np.ndarray, lower: np.ndarray, upper: np.ndarray, *, 
         warnings.warn(f"{rows} of {X.shape[0]} rows ({int(moved.sum())} values) lay outside the declared bounds and "
                       "were clipped to them; widen the bounds if that is not intended"
                       + (" (every row was: are the bounds in the data's units?)" if rows == X.shape[0] else ""),
-                      DPCoreWarning, stacklevel=stacklevel)
+                      DPCoreWarning, stacklevel=user_stacklevel())
     return clipped
 
 
@@ -68,7 +69,7 @@ def scale_to_unit_interval(X: ArrayLike, bounds: BoundsLike, *, lo: float = 0.0,
     """
     lower, upper = _bounds_arrays(X, bounds)
     X = np.asarray(X, dtype=float)
-    X = _clip_counting_rows(X, lower, upper, stacklevel=3) if warn else np.clip(X, lower, upper)
+    X = _clip_counting_rows(X, lower, upper) if warn else np.clip(X, lower, upper)
     return lo + (hi - lo) * (X - lower) / (upper - lower)
 
 
@@ -85,7 +86,7 @@ def standardize_with_bounds(X: ArrayLike, bounds: BoundsLike, *, warn: bool = Tr
     lower, upper = _bounds_arrays(X, bounds)
     X = np.asarray(X, dtype=float)
     if not within_bounds(X, lower, upper):
-        X = _clip_counting_rows(X, lower, upper, stacklevel=3) if warn else np.clip(X, lower, upper)
+        X = _clip_counting_rows(X, lower, upper) if warn else np.clip(X, lower, upper)
     return scale_within_bounds(X, lower, upper, dtype=dtype)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..exceptions import DPCoreError, DPCoreWarning, DPTypeError, DPValueError, PrivacyLeakWarning
+from ..exceptions import DPCoreError, DPCoreWarning, DPTypeError, DPValueError, PrivacyLeakWarning, user_stacklevel
 from ..validation import check_array, check_bounds, check_positive, clip_to_bounds, clip_to_norm
 
 __all__ = [
@@ -108,7 +108,7 @@ def resolve_bounds(X: np.ndarray, bounds, *, name: str = "bounds") -> tuple[np.n
             f"{name} were not declared, so they were inferred from the private data (min and max): this leaks "
             f"privacy beyond the stated epsilon. Declare {name}=(lower, upper) from domain knowledge.",
             PrivacyLeakWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
         lo, hi = X.min(axis=0).astype(float), X.max(axis=0).astype(float)
         hi = np.where(hi > lo, hi, lo + 1.0)
@@ -118,7 +118,7 @@ def resolve_bounds(X: np.ndarray, bounds, *, name: str = "bounds") -> tuple[np.n
 
 def clip_with_warning(X: np.ndarray, lo: np.ndarray, hi: np.ndarray, name: str) -> np.ndarray:
     """Clip to the declared box; warn (never silently) when values were outside it."""
-    return clip_to_bounds(X, lo, hi, name, stacklevel=4)
+    return clip_to_bounds(X, lo, hi, name)
 
 
 def box_to_unit(X: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -159,6 +159,6 @@ def clip_rows_l2(X: np.ndarray, max_norm: float, *, name: str = "X", warn: bool 
             f"{n_over} row(s) of {name} had an L2 norm above data_norm={max_norm:g} and were scaled down to it; "
             "this is what bounds the sensitivity (raise data_norm to clip fewer rows, at the cost of more noise)",
             DPCoreWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
     return Z, n_over

@@ -63,7 +63,7 @@ import numpy as np
 
 from ..accounting import EpsilonDeltaDpEvent, Neighbouring
 from ..datasets import Split, scale_to_unit_interval, standardize_with_bounds
-from ..exceptions import DPCoreWarning, DPValueError, PrivacyLeakWarning
+from ..exceptions import DPCoreWarning, DPValueError, PrivacyLeakWarning, user_stacklevel
 from ..learners.base import LearnerSpec, ReleasedModel, RunResult, TestOutputs, class_labels
 from ..learners.knobs import Knob, Wording
 from ..learners.metrics import score
@@ -217,7 +217,7 @@ def _bounds_of(split):
             f"dataset {split.dataset.name!r} declares no feature bounds, so they are inferred from the training rows: "
             "this leaks privacy beyond the stated epsilon",
             PrivacyLeakWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
         lo, hi = split.X_train.min(0), split.X_train.max(0)
         return lo, np.where(hi > lo, hi, lo + 1.0)
@@ -252,7 +252,7 @@ def erm_features(split, preprocess: str, *, log_offset: float = LOG_OFFSET) -> t
             "training rows: this leaks privacy beyond the stated epsilon (use preprocess='log-bounds' or 'bounds', "
             "which scale by the declared bounds only, for the guarantee)",
             PrivacyLeakWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
         rows = erm_row_transform(split, preprocess)
         return rows(split.X_train), rows(split.X_test), 1.0
@@ -347,7 +347,7 @@ def _fit_erm(perturbation, tune, kw, Xtr, split, epsilon, seed, extras):
         if tune:
             warnings.warn("tune=true selects Λ privately and applies to the private learners only; the non-private "
                           f"model uses regularization={kw['regularization']!r} (set it with --set regularization=...)",
-                          DPCoreWarning, stacklevel=4)
+                          DPCoreWarning, stacklevel=user_stacklevel())
         est = ERMClassifier(**kw).fit(Xtr, split.y_train)
         eps_spent = math.inf
     elif tune:
@@ -379,7 +379,7 @@ def _regression_runner(name: str, private: bool):
         by = ds.label_range
         if by is None:
             warnings.warn("the label range is not declared, so it is inferred from the training labels: this leaks "
-                          "privacy beyond the stated epsilon", PrivacyLeakWarning, stacklevel=2)
+                          "privacy beyond the stated epsilon", PrivacyLeakWarning, stacklevel=user_stacklevel())
             by = (float(split.y_train.min()), float(split.y_train.max()))
         if name == "ssp":
             kw = {k.name: p[k.name] for k in SSP_KNOBS if k.name in p}

@@ -25,7 +25,7 @@ from ..accounting.trusted import rdp_epsilon
 from ..datasets import Split
 from ..datasets.transforms import scale_to_unit_interval
 from ..defaults import DELTA
-from ..exceptions import DPValueError, PrivacyLeakWarning
+from ..exceptions import DPValueError, PrivacyLeakWarning, user_stacklevel
 from ..rng import as_generator, child_seed, noise_mode, substream
 from ..types import RngLike
 from ..validation import check_delta, check_epsilon, check_int, check_positive
@@ -113,7 +113,7 @@ def pate_split(split: Split, *, public_fraction: float = 0.2, seed: int = 0) -> 
     bounds = split.dataset.bounds
     if bounds is None:
         warnings.warn("no public feature bounds: scaling with the private data's range leaks privacy; declare bounds",
-                      PrivacyLeakWarning, stacklevel=2)
+                      PrivacyLeakWarning, stacklevel=user_stacklevel())
         bounds = (split.X_train.min(axis=0), np.maximum(split.X_train.max(axis=0), split.X_train.min(axis=0) + 1))
     Xtr = scale_to_unit_interval(split.X_train, bounds)
     Xte = scale_to_unit_interval(split.X_test, bounds)
@@ -457,7 +457,7 @@ def _released(cfg: PateConfig, scale: float, votes: np.ndarray, labels: np.ndarr
             votes, labels >= 0, teachers=cfg.teachers, sigma2=scale, delta=cfg.delta, rng=rng,
             threshold=cfg.threshold_votes if confident else None, sigma1=cfg.sigma1)
     except DPValueError as e:
-        warnings.warn(f"the data-dependent epsilon is not released: {e}", stacklevel=3)
+        warnings.warn(f"the data-dependent epsilon is not released: {e}", stacklevel=user_stacklevel())
         return None
 
 

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..datasets.csv_upload import _names
-from ..exceptions import DPCoreError, DPTypeError, DPValueError, PrivacyLeakWarning, warning_class
+from ..exceptions import DPCoreError, DPTypeError, DPValueError, PrivacyLeakWarning, user_stacklevel, warning_class
 from ..learners import get_learner, learners
 from ..runtime.thread_warnings import caught as caught_warnings
 from ..runtime.workload import (
@@ -240,7 +240,7 @@ def _reissue(rows: Iterable[Mapping[str, Any]], already: set) -> None:
         for cat, msg in row.get("_warnings", ()) or ():
             if (row["learner"], msg) not in already:
                 already.add((row["learner"], msg))
-                warnings.warn(f"{row['learner']}: {msg}", warning_class(cat), stacklevel=3)
+                warnings.warn(f"{row['learner']}: {msg}", warning_class(cat), stacklevel=user_stacklevel())
 
 
 def _is_leak(category: str) -> bool:
@@ -352,7 +352,7 @@ def _check_jobs(n_jobs: int, *, local: bool = True) -> int:
     cores = max_jobs()
     if local and n_jobs > cores:
         warnings.warn(f"n_jobs={n_jobs} (--jobs) is more worker processes than this machine's {cores} "
-                      f"core{'s' if cores != 1 else ''}: using {cores}", stacklevel=3)
+                      f"core{'s' if cores != 1 else ''}: using {cores}", stacklevel=user_stacklevel())
         n_jobs = cores
     return n_jobs
 

@@ -21,7 +21,7 @@ import numpy as np
 from .._lru import BytesLRU
 from ..accounting import Neighbouring, epsilon_of_event
 from ..datasets.registry import is_registered, split_rows
-from ..exceptions import DPValueError
+from ..exceptions import DPValueError, user_stacklevel
 from ..learners.base import LearnerSpec, ReleasedModel, RunResult, TestOutputs, class_labels
 from ..learners.knobs import ACCOUNTANT_LABELS, ACCOUNTANT_PAGE_HELP, Knob, Wording
 from ..learners.metrics import confusion_matrix, score
@@ -179,7 +179,7 @@ def _features(split, params: Mapping[str, Any] | None = None) -> tuple[np.ndarra
     with caught_warnings() as said:  # values clipped to the bounds: said by every run, so such features are not kept
         out = _compute_features(split, params)
     for w in said:
-        warnings.warn(w.message, w.category, stacklevel=2)
+        warnings.warn(w.message, w.category, stacklevel=user_stacklevel())
     if not said:
         _FEATURES.put(key, (split.X_train, split.X_test, out), out[0].nbytes + out[1].nbytes)
     return _own_copies(out)
