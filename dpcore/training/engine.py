@@ -641,7 +641,10 @@ def train(
         any other layer with trainable parameters is refused by name (freeze it), and a BatchNorm even frozen or
         without parameters (it mixes the batch and keeps statistics of the rows: use a GroupNorm). Each row's
         output must come from that row alone: a module whose output for a row moves with the other rows of its
-        batch is refused (checked on two rows before training). Training runs on the device of its parameters
+        batch is refused (checked on two rows before training). So is one whose layer calls do not carry its
+        whole gradient (a trained weight also used through ``torch.nn.functional``, or a layer's input changed in
+        place after the call): the engine's per-example gradients of two rows are checked against torch's own
+        before training. Training runs on the device of its parameters
         (or ``device``): the rows are moved there, the noise is drawn there, and the result is brought back to the
         CPU.
     loss : callable, optional
@@ -728,6 +731,8 @@ def train(
     ema = _Ema(model, model_kwargs, config.ema)
     step, clipper = _lot_step(config, model, data, sigma=sigma, expected_batch=q * n_records, noise_gen=noise_gen,
                               ema=ema, extra=extra_gradients, on_step=on_step, loss_fn=loss)
+    if clipper is not None and model_kwargs == {}:  # your module: its layer calls must carry its whole gradient
+        _check_layer_calls_carry_the_gradient(model, clipper, data, config.task, loss)
     sampler = make_sampler(config.sampling, n_records, batch_size=config.batch_size, rng=rng)
     budget = _Budget(config, sigma, q)
 
@@ -761,6 +766,56 @@ def train(
                 live.copy_(avg)
     return _result(config, rows, budget, done, stopped, ema.current(model), model_kwargs, t0, caught,
                    own=model_kwargs == {})
+
+
+def _check_layer_calls_carry_the_gradient(model: nn.Module, clipper, data: _Data, task: str,
+                                          loss: LossFunction | None) -> None:
+    """Refuse your module if the clipper's per-example gradients of two training rows do not add up to torch's own
+    gradient of their losses, or their norms are not the rows' own gradient norms (nothing is kept or trained).
+
+    The clipper sees a layer through its calls (forward hooks record its input and output). A trained weight also
+    used outside its layer's call (``F.linear(h, layer.weight)``) has gradient the hooks never see, and a layer's
+    input changed in place after the call makes the recorded input another one than the layer used: the update
+    would then not be the clipped sum, or the clip bound would not hold. Checked in evaluation mode (no dropout),
+    so both passes compute the same function.
+    """
+    params = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
+    rows, target = data.X[:2], data.y[:2]
+    was_training = model.training
+    model.eval()
+    try:
+        # the clipper first: it refuses a loss that is not one per example, and a layer the forward does not call
+        _, norms = clipper.loss_and_norms(rows, target, task=task,
+                                          x_sq_norms=torch.linalg.vector_norm(rows, dim=1).square())
+        summed = [torch.zeros_like(p) for _, p in params]
+        clipper.accumulate_clipped_sum(torch.ones(rows.shape[0], dtype=norms.dtype, device=norms.device), summed)
+        out = model(rows)
+        losses = per_example_loss(out, target, task) if loss is None else loss(out, target)
+        own = [torch.autograd.grad(losses[i], [p for _, p in params], retain_graph=i + 1 < len(losses),
+                                   allow_unused=True) for i in range(len(losses))]
+    except RuntimeError as exc:
+        first = str(exc).strip().splitlines()[0].split(" Hint:")[0].rstrip(".")
+        in_place = "inplace operation" in first or "not have been used in the graph" in first
+        raise DPValueError(f"DP-SGD could not differentiate your model row by row ({first})"
+                           + (": a tensor the gradient needs is changed in place in the forward pass (x.mul_(...), "
+                              "x += ...); write it out of place (x = x * ...)" if in_place else "")) from None
+    finally:
+        model.train(was_training)
+    zeros = [[torch.zeros_like(p) if g is None else g for g, (_, p) in zip(gs, params)] for gs in own]
+    norms_own = torch.stack([torch.sqrt(sum(g.square().sum() for g in gs)) for gs in zeros])
+    wants = [sum(gs[k] for gs in zeros) for k in range(len(params))]
+    name = next((params[k][0] for k, want in enumerate(wants)
+                 if not torch.allclose(summed[k], want, rtol=1e-3, atol=1e-4 * (float(want.abs().max()) + 1e-12))),
+                None)
+    if name is None and torch.allclose(norms, norms_own.to(norms.dtype), rtol=1e-3, atol=1e-6):
+        return
+    what = "the per-example norms" if name is None else repr(name)
+    raise DPValueError(
+        f"DP-SGD's per-example gradients of your model do not add up to torch's own gradient ({what} differs on "
+        "two training rows): a trained weight is used outside its layer's call (through torch.nn.functional, or "
+        "by another module), or a layer's input is changed in place after the layer used it. The clipped sum would "
+        "miss part of the gradient, or the clip bound would not hold. Use each trained layer's weights only through "
+        "its call, and change no tensor in place")
 
 
 def _check_fits(model: nn.Module, data: _Data, task: str, loss: LossFunction | None, *, private: bool) -> None:

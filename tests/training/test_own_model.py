@@ -238,6 +238,75 @@ def test_a_trained_layer_the_forward_pass_does_not_call_is_refused_by_name(funct
     train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model)
 
 
+class _AlsoFunctional(nn.Module):
+    """Calls its layer as a module and uses the same weight again through F.linear: the second use's gradient is
+    not seen by the layer's hooks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body, self.head = nn.Linear(3, 3), nn.Linear(3, 2)
+
+    def forward(self, x):
+        h = torch.tanh(self.body(x))
+        return self.head(h + F.linear(h, self.body.weight))
+
+
+class _ChangesInputInPlace(nn.Module):
+    """Changes the head's input in place after the head has used it: the input the hooks recorded is no longer the
+    one the head saw, so the per-example gradients would be computed from other values."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body, self.head = nn.Linear(3, 4), nn.Linear(4, 2)
+
+    def forward(self, x):
+        h = self.body(x)
+        out = self.head(h)
+        h.mul_(3.0)
+        return out
+
+
+def _autograd_per_example(model, X, y):
+    """Each row's gradient by autograd alone (one backward per row), the independent reference of the check."""
+    rows, target = torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y)
+    params = [p for p in model.parameters() if p.requires_grad]
+    return [torch.cat([g.flatten() for g in torch.autograd.grad(
+        F.cross_entropy(model(rows[i:i + 1]), target[i:i + 1]), params)]) for i in range(len(rows))]
+
+
+def test_a_trained_weight_also_used_outside_its_layers_call_is_refused_before_training():
+    X, y = _rows(d=3)
+    with pytest.raises(DPValueError, match=r"per-example gradients of your model do not add up to torch's own "
+                                           r"gradient \('body\.weight' differs"):
+        train(X, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=_AlsoFunctional())
+    # the reference: the hooks' clipped sum (factor 1) of two rows against autograd's, by hand
+    model = _AlsoFunctional()
+    clipper = GhostClipper(model)
+    rows, target = torch.as_tensor(X[:2], dtype=torch.float32), torch.as_tensor(y[:2])
+    clipper.loss_and_norms(rows, target, task="classification")
+    got = [torch.zeros_like(p) for p in model.parameters()]
+    clipper.accumulate_clipped_sum(torch.ones(2), got)
+    clipper.remove()
+    want = sum(_autograd_per_example(model, X[:2], y[:2]))
+    assert not torch.allclose(torch.cat([g.flatten() for g in got]), want, rtol=1e-3, atol=1e-6)
+
+
+def test_a_layers_input_changed_in_place_after_the_call_is_refused_before_training():
+    X, y = _rows(d=3)
+    with pytest.raises(DPValueError, match=r"could not differentiate your model row by row .*changed in place in "
+                                           r"the forward pass.*write it out of place"):
+        train(X, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=_ChangesInputInPlace())
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):  # autograd's own verdict, by hand
+        _autograd_per_example(_ChangesInputInPlace(), X[:2], y[:2])
+
+
+def test_a_module_using_each_trained_layer_once_through_its_call_passes_the_gradient_check():
+    X, y = _rows(d=3)
+    model = nn.Sequential(nn.Linear(3, 4), nn.LayerNorm(4), nn.Tanh(), nn.Linear(4, 2))  # hooks, not the dense path
+    out = train(X, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=model)
+    assert math.isfinite(out.epsilon)
+
+
 def _rows(n=30, d=4):
     X = np.random.default_rng(0).normal(size=(n, d))
     return X, (X[:, 0] > 0).astype(int)
