@@ -86,7 +86,10 @@ class LiveProgress:
             eps = info.get("epsilon", math.inf)
             self.bar.progress(frac, text=f"{self.label}: epoch {info['epoch']}/{info['epochs']}, ε spent "
                                          f"{'∞ (not private)' if not math.isfinite(eps) else f'{eps:.3f}'}")
-        if self._chart_due(last=last):
+        # the last epoch's chart is not drawn: the finished run's history chart replaces the live one moments later
+        # (done(), then the page's chart), and drawing it would cost the server a figure for each visitor following
+        # the run, and each of their browsers a chart, at the moment they are all finishing the page
+        if not last and self._chart_due():
             vega.show(shared_history_figure(pd.DataFrame(self.rows)), self.chart, key=f"train.live.{len(self.rows)}",
                       alt_text=HISTORY_ALT)
 

@@ -108,14 +108,20 @@ def test_drawing_the_shared_history_spec_leaves_it_as_it_was_for_the_next_sessio
 def test_live_progress_redraws_the_history_so_far_as_vega_lite(monkeypatch):
     drawn = []
     monkeypatch.setattr(training.vega, "show", lambda chart, container=None, **kw: drawn.append((chart, kw)))
+    monkeypatch.setattr(training, "Every", lambda base: (lambda last=False: True))  # every event is due
     live = training.LiveProgress("DP-SGD")
     for epoch in (1, 2):
-        live({"epoch": epoch, "epochs": 2, "step": epoch, "loss": 1.0 / epoch, "accuracy": 0.4 * epoch,
+        live({"epoch": epoch, "epochs": 3, "step": epoch, "loss": 1.0 / epoch, "accuracy": 0.4 * epoch,
               "epsilon": 0.5 * epoch})
     chart, kw = drawn[-1]
     assert kw["key"] == "train.live.2" and kw["alt_text"]
     assert [r["accuracy"] for r in _rows(chart) if "epoch" in r] == pytest.approx([0.4, 0.8])
     assert _panels(chart) == ["Test loss", "Test accuracy", "ε spent"]
+    # the last epoch's chart is not drawn live (the finished run's chart replaces it), its progress is
+    bars = []
+    monkeypatch.setattr(live.bar, "progress", lambda frac, text: bars.append((frac, text)))
+    live({"epoch": 3, "epochs": 3, "step": 3, "loss": 0.3, "accuracy": 0.9, "epsilon": 1.5})
+    assert len(drawn) == 2 and bars == [(1.0, "DP-SGD: epoch 3/3, ε spent 1.500")]
 
 
 def test_confusion_figure_has_a_cell_per_pair_of_classes_in_the_datas_order():
