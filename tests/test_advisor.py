@@ -50,7 +50,7 @@ def test_the_prediction_bound_is_students_t_for_one_more_run():
 
 
 def _result(scores: dict[float, list[float]], baseline: list[float], *, metric: str = "accuracy",
-            dataset="iris") -> SweepResult:
+            dataset="iris", trivial: float = 0.33) -> SweepResult:
     """A finished ε sweep of erm-objective on ``dataset`` (iris) with the given per-seed scores (no model trained)."""
     values = tuple(sorted(scores))
     seeds = len(baseline)
@@ -59,7 +59,7 @@ def _result(scores: dict[float, list[float]], baseline: list[float], *, metric: 
     for s, b in enumerate(baseline):
         rows.append({"learner": "logreg", "role": "baseline", "value": np.nan, "seed": s, metric: b,
                      "epsilon": math.inf, "warnings": "", "leaks_privacy": False, "event": ""})
-        rows.append({"learner": "majority", "role": "trivial", "value": np.nan, "seed": s, metric: 0.33,
+        rows.append({"learner": "majority", "role": "trivial", "value": np.nan, "seed": s, metric: trivial,
                      "epsilon": math.inf, "warnings": "", "leaks_privacy": False, "event": ""})
     for v, vals in scores.items():
         for s, a in enumerate(vals):
@@ -249,3 +249,33 @@ def test_fewer_features_is_advice_for_a_table_not_for_an_image():
                       dataset=load_dataset(name))
         advice = judge(res, Need("at_least", "accuracy", 0.9))
         assert any(s.startswith("Fewer features") for s in advice.instead) == said, name
+
+
+def test_when_always_answering_the_common_class_meets_the_need_the_advice_says_so_before_its_numbers():
+    # a 95/5 label: the majority class alone scores 0.947, above the owner's "accuracy >= 0.9"
+    res = _result({0.1: [0.946, 0.947, 0.946], 1.0: [0.949, 0.950, 0.949], 10.0: [0.951, 0.952, 0.951]},
+                  [0.959, 0.958, 0.960], trivial=0.947)
+    advice = judge(res, Need("at_least", "accuracy", 0.9))
+    assert advice.met and advice.recommended["epsilon"] == 1.0
+    assert "beware: always answering the most common class scores 0.947, which meets it too" in advice.headline()
+    caution = advice.reasons[0]
+    assert caution.startswith("Caution: always answering the most common class already meets this need "
+                              "(accuracy 0.947 against the target 0.900)")
+    assert "accuracy hides how well the rarer classes are found" in caution
+    # ε = 0.1 fell short because it learnt nothing, not because 0.946 is below 0.9
+    smaller = next(t for t in advice.reasons if t.startswith("The next smaller ε tried"))
+    assert "no better than always answering the most common class (0.947), so it meets nothing" in smaller
+    assert "short of the target" not in smaller
+
+
+def test_a_recommendation_says_what_privacy_costs_against_the_non_private_model_over_the_seeds():
+    res = _result({0.1: [0.5, 0.6, 0.55], 1.0: [0.85, 0.86, 0.84], 10.0: [0.9, 0.91, 0.9]}, [0.95, 0.94, 0.96])
+    advice = judge(res, Need("at_least", "accuracy", 0.8))
+    # per-seed gaps on the same split, by hand: 0.95-0.85, 0.94-0.86, 0.96-0.84 = 10, 8, 12 points
+    cost = next(t for t in advice.reasons if t.startswith("What privacy costs"))
+    assert cost == ("What privacy costs: accuracy lower than the non-private model trained on the same splits (0.950) "
+                    "by 10 points on average, from 8 to 12 points over the 3 seeds.")
+    assert "Against a model that learnt nothing (always answering the most common class, accuracy 0.330): better by " \
+           "0.52 (52 points) on average." in advice.reasons
+    assert "Caution" not in " ".join(advice.reasons)
+    assert advice.headline().endswith("(target 0.800; always answering the most common class scores 0.330).")

@@ -59,6 +59,7 @@ def scrub(text: str, dataset) -> str:
     out = str(text)
     if getattr(dataset, "source", "") == "upload":
         for name in _class_names(dataset):
+            out = out.replace(f"the single class {name!r}", "a single class")
             out = out.replace(repr(name), "a class").replace(f"({name})", "(a class)")
         out = re.sub(r"[-+0-9.eE]+ across the file", "the values' own spread", out)
     return out
@@ -297,6 +298,15 @@ def _data_section(shape: dict) -> list[str]:
     return h
 
 
+def _meets_cell(p) -> str:
+    """The table's "meets" cell: yes or no, and why a bound above the target still does not meet (the model does no
+    better than the trivial predictor, or its runs spent more than the ε they are drawn at)."""
+    why = [] if p.meets else (["no better than the trivial predictor"] if not getattr(p, "beats_trivial", True) else
+                              []) + (["spent more than this ε"] if getattr(p, "over_budget", False) else [])
+    why += ["leaks"] if p.leaks else []
+    return ("yes" if p.meets else "no") + (f" ({'; '.join(why)})" if why else "")
+
+
 def _computed_section(doc: dict) -> list[str]:
     """The "How it was computed" section: the noise, the software versions and the date."""
     h = ["<h2>How it was computed</h2><table>", f"<tr><th>noise</th><td>{_e(doc['noise'])}</td></tr>"]
@@ -375,7 +385,7 @@ def report_html(advice: Advice, *, dataset=None, question: dict | None = None, n
     for p in advice.points.itertuples():
         h.append(f"<tr><td>{_e(_title(p.learner))}</td><td>{p.epsilon:.3g}</td><td>{p.mean:.4g}</td>"
                  f"<td>{p.std:.3g}</td><td>{p.n}</td><td>{p.bound:.4g}</td><td>{p.target:.4g}</td>"
-                 f"<td>{'yes' if p.meets else 'no'}{' (leaks)' if p.leaks else ''}</td>"
+                 f"<td>{_meets_cell(p)}</td>"
                  f"<td>{p.epsilon_spent:.4g}</td><td><code>{_e(p.event or '—')}</code></td></tr>")
     h.append("</table>")
     h += _computed_section(doc)
