@@ -33,6 +33,9 @@ _BAND_TINTS = {"strong": "rgba(0,158,115,0.10)", "moderate": "rgba(240,228,66,0.
 #: Packages whose versions the report lists.
 _PACKAGES = ("dp-accounting", "numpy", "pandas", "scipy", "scikit-learn", "torch")
 _METRIC = {"accuracy": "Accuracy", "r2": "R²", "mse": "MSE"}
+#: What an attack's numbers do not say, wherever they are shown.
+ATTACK_CAVEAT = ("A lower bound of 0 says this attack proved no leak; it does not prove the model safe. What any "
+                 "attacker can learn is bounded by the ε itself, once no privacy leak is among the warnings.")
 
 
 def software_versions() -> dict[str, str]:
@@ -374,8 +377,7 @@ def report_html(advice: Advice, *, dataset=None, question: dict | None = None, n
                  f"{att['epsilon_lower_bound']:.3g} at {att['confidence']:.0%} confidence"
                  + (f", and catches {caught:.1%} of the members at 1 % false alarms" if caught is not None else
                     ", and has too few non-members to measure its catch at 1 % false alarms")
-                 + f" (AUC {att['auc']:.3f}). A lower bound of 0 says this attack proved no leak; it does not prove "
-                 "the model safe.</p>")
+                 + f" (AUC {att['auc']:.3f}). {_e(ATTACK_CAVEAT)}</p>")
     h.append("<h2>Choosing ε from these curves is a release</h2>")
     h.append(f"<p>{_e(advice.selection['note'])}</p>")
     h += _data_section(shape)
