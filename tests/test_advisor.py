@@ -273,8 +273,14 @@ def test_a_recommendation_says_what_privacy_costs_against_the_non_private_model_
     advice = judge(res, Need("at_least", "accuracy", 0.8))
     # per-seed gaps on the same split, by hand: 0.95-0.85, 0.94-0.86, 0.96-0.84 = 10, 8, 12 points
     cost = next(t for t in advice.reasons if t.startswith("What privacy costs"))
-    assert cost == ("What privacy costs: accuracy lower than the non-private model trained on the same splits (0.950) "
-                    "by 10 points on average, from 8 to 12 points over the 3 seeds.")
+    assert cost == ("What privacy costs: accuracy 10 points lower than the non-private model trained on the same "
+                    "splits (0.950) on average, from 8 to 12 points over the 3 seeds.")
+    # a private model that scored higher on every split costs nothing measurable, said without negative points
+    ahead = judge(_result({1.0: [0.96, 0.97, 0.95], 10.0: [0.97, 0.97, 0.97]}, [0.95, 0.95, 0.94]),
+                  Need("at_least", "accuracy", 0.8))
+    cost = next(t for t in ahead.reasons if t.startswith("What privacy costs"))
+    assert cost == ("What privacy costs: nothing measurable here: accuracy 1.33 points higher than the non-private "
+                    "model trained on the same splits (0.947) on average, from 1 to 2 points over the 3 seeds.")
     assert "Against a model that learnt nothing (always answering the most common class, accuracy 0.330): better by " \
            "0.52 (52 points) on average." in advice.reasons
     assert "Caution" not in " ".join(advice.reasons)

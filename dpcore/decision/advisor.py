@@ -731,11 +731,18 @@ def _against_references(best: pd.Series, need: Need, *, trivial: float | None, t
         if len(gaps):
             scale, points = (100, " points") if need.metric == "accuracy" else (1, "")
             lo, hi, mean = scale * float(gaps.min()), scale * float(gaps.max()), scale * float(gaps.mean())
-            out.append(f"What privacy costs: {name} {'lower' if need.higher_is_better else 'higher'} than the "
-                       f"non-private model trained on the same splits ({float(per_seed.mean()):{fmt}}) by "
-                       f"{mean:.3g}{points} on average"
-                       + (f", from {lo:.3g} to {hi:.3g}{points} over the {len(gaps)} seeds" if len(gaps) > 1 else "")
-                       + (" (below 0: the private model scored better on that split)" if lo < 0 else "") + ".")
+            worse, better = ("lower", "higher") if need.higher_is_better else ("higher", "lower")
+            spread = f", from {lo:.3g} to {hi:.3g}{points} over the {len(gaps)} seeds" if len(gaps) > 1 else ""
+            reference = f"the non-private model trained on the same splits ({float(per_seed.mean()):{fmt}})"
+            if mean >= 0:
+                out.append(f"What privacy costs: {name} {mean:.3g}{points} {worse} than {reference} on average{spread}"
+                           + (" (below 0: on that split the private model scored better)" if lo < 0 else "") + ".")
+            else:
+                spread = (f", from {-hi:.3g} to {-lo:.3g}{points} over the {len(gaps)} seeds" if len(gaps) > 1
+                          else "")
+                out.append(f"What privacy costs: nothing measurable here: {name} {-mean:.3g}{points} {better} than "
+                           f"{reference} on average{spread}" + (" (below 0: on that split it scored worse)" if hi > 0
+                                                                 else "") + ".")
     return out
 
 
