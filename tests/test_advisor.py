@@ -285,3 +285,13 @@ def test_a_recommendation_says_what_privacy_costs_against_the_non_private_model_
            "0.52 (52 points) on average." in advice.reasons
     assert "Caution" not in " ".join(advice.reasons)
     assert advice.headline().endswith("(target 0.800; always answering the most common class scores 0.330).")
+
+
+def test_seeds_that_agree_are_said_to_agree_not_to_spread_by_rounding_noise():
+    # secure mode keeps one split: seeds whose noise changes no prediction score alike (their sd is 1e-16, not 0)
+    res = _result({1.0: [0.9493333333333334] * 3, 10.0: [0.9493333333333334] * 3}, [0.959, 0.959, 0.959])
+    advice = judge(res, Need("at_least", "accuracy", 0.9))
+    said = " ".join(advice.reasons)
+    assert "spread 0 over 3 seeds" in said and "e-1" not in said
+    assert "0.967 points lower than the non-private model trained on the same splits (0.959) on average, the same " \
+           "on all 3 seeds." in said

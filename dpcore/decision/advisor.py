@@ -661,7 +661,8 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
         cmp = "≥" if need.higher_is_better else "≤"
         reasons.append(f"At ε = {best.epsilon:.3g} a fresh run of {_title(best.learner)} reaches {_LABEL[need.metric]} "
                        f"{cmp} {best.bound:.4g} in {confidence:.0%} of cases (mean {best['mean']:.4g}, spread "
-                       f"{best['std']:.3g} over {int(best.n)} seeds; Student's t prediction bound"
+                       f"{_spread(best['std'], best['mean']):.3g} over {int(best.n)} seeds; Student's t prediction "
+                       "bound"
                        + ("; for a gap, on each seed's gap to the non-private model trained on the same split"
                           if need.kind == "within" else "") + "), against a target "
                        f"of {target:.4g}" + (f" (the non-private model's {own_base:.4g} minus {need.amount:g})"
@@ -692,6 +693,11 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
                   target=float(target), baseline=baseline, trivial=trivial, points=points, recommended=recommended,
                   reasons=reasons, instead=instead, selection=selection, warnings=table_warnings(table),
                   sweep=result)
+
+
+def _spread(std: float, mean: float) -> float:
+    """A standard deviation as written: 0 where seeds agree to rounding (1.36e-16 reads as a spread that is not)."""
+    return 0.0 if abs(std) <= 1e-12 * max(1.0, abs(mean)) else float(std)
 
 
 def _trivial_words(task: str) -> str:
@@ -732,14 +738,16 @@ def _against_references(best: pd.Series, need: Need, *, trivial: float | None, t
             scale, points = (100, " points") if need.metric == "accuracy" else (1, "")
             lo, hi, mean = scale * float(gaps.min()), scale * float(gaps.max()), scale * float(gaps.mean())
             worse, better = ("lower", "higher") if need.higher_is_better else ("higher", "lower")
-            spread = f", from {lo:.3g} to {hi:.3g}{points} over the {len(gaps)} seeds" if len(gaps) > 1 else ""
+            sign = 1 if mean >= 0 else -1
+            a, b = sorted((sign * lo, sign * hi))
+            same = math.isclose(a, b, abs_tol=1e-9)
+            spread = ("" if len(gaps) < 2 else f", the same on all {len(gaps)} seeds" if same
+                      else f", from {a:.3g} to {b:.3g}{points} over the {len(gaps)} seeds")
             reference = f"the non-private model trained on the same splits ({float(per_seed.mean()):{fmt}})"
             if mean >= 0:
                 out.append(f"What privacy costs: {name} {mean:.3g}{points} {worse} than {reference} on average{spread}"
                            + (" (below 0: on that split the private model scored better)" if lo < 0 else "") + ".")
             else:
-                spread = (f", from {-hi:.3g} to {-lo:.3g}{points} over the {len(gaps)} seeds" if len(gaps) > 1
-                          else "")
                 out.append(f"What privacy costs: nothing measurable here: {name} {-mean:.3g}{points} {better} than "
                            f"{reference} on average{spread}" + (" (below 0: on that split it scored worse)" if hi > 0
                                                                  else "") + ".")

@@ -24,7 +24,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .advisor import Advice
+from .advisor import Advice, _spread
 
 #: Okabe & Ito (2008) colours, as the pages use them (dpcore.ui.palette), in series order.
 _COLOURS = ("#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#000000")
@@ -386,7 +386,7 @@ def report_html(advice: Advice, *, dataset=None, question: dict | None = None, n
              "</tr>")
     for p in advice.points.itertuples():
         h.append(f"<tr><td>{_e(_title(p.learner))}</td><td>{p.epsilon:.3g}</td><td>{p.mean:.4g}</td>"
-                 f"<td>{p.std:.3g}</td><td>{p.n}</td><td>{p.bound:.4g}</td><td>{p.target:.4g}</td>"
+                 f"<td>{_spread(p.std, p.mean):.3g}</td><td>{p.n}</td><td>{p.bound:.4g}</td><td>{p.target:.4g}</td>"
                  f"<td>{_meets_cell(p)}</td>"
                  f"<td>{p.epsilon_spent:.4g}</td><td><code>{_e(p.event or '—')}</code></td></tr>")
     h.append("</table>")
