@@ -295,3 +295,13 @@ def test_seeds_that_agree_are_said_to_agree_not_to_spread_by_rounding_noise():
     assert "spread 0 over 3 seeds" in said and "e-1" not in said
     assert "0.967 points lower than the non-private model trained on the same splits (0.959) on average, the same " \
            "on all 3 seeds." in said
+
+
+def test_a_gap_to_a_non_private_model_that_the_majority_class_already_meets_is_said_with_a_caution():
+    # 95/5: the non-private model scores 0.959, so "within 2 points" asks 0.939, below always-majority's 0.947
+    res = _result({0.1: [0.946, 0.947, 0.946], 1.0: [0.950, 0.951, 0.950], 10.0: [0.952, 0.952, 0.953]},
+                  [0.959, 0.958, 0.960], trivial=0.947)
+    advice = judge(res, Need("within", "accuracy", 0.02))
+    assert advice.met and "beware: always answering the most common class scores 0.947" in advice.headline()
+    caution = next(t for t in advice.reasons if t.startswith("Caution"))
+    assert caution.endswith("judge the model by its margin over this.")  # the need is a gap already

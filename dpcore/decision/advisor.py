@@ -267,8 +267,8 @@ class Advice:
         trivial = ""
         if self.trivial is not None and math.isfinite(self.trivial):
             said = f"{_trivial_words(self.sweep.config.task)} scores {self.trivial:{_fmt(self.metric)}}"
-            trivial = (f"; beware: {said}, which meets it too" if self.need.kind != "within"
-                       and self.need.meets(self.trivial, self.target) else f"; {said}")
+            trivial = (f"; beware: {said}, which meets it too" if self.need.meets(self.trivial, self.target)
+                       else f"; {said}")
         return (f"ε = {r['epsilon']:.3g} with {_title(r['learner'])}: {_LABEL[self.metric]} {r['mean']:.3f} on "
                 f"average over {r['n']} seeds, and at least {r['bound']:.3f} in {self.confidence:.0%} of fresh runs "
                 f"(target {self.target:.3f}{trivial}).") if self.need.higher_is_better else (
@@ -718,15 +718,14 @@ def _against_references(best: pd.Series, need: Need, *, trivial: float | None, t
     if trivial is not None and math.isfinite(trivial):
         margin = (float(best["mean"]) - trivial) * (1 if need.higher_is_better else -1)
         unit = f" ({100 * margin:.2g} points)" if need.metric == "accuracy" else ""
-        if need.kind != "within" and need.meets(trivial, float(best.target)):
+        if need.meets(trivial, float(best.target)):
+            common = task == "classification" and trivial >= COMMON_CLASS
             out.append(f"Caution: {nothing} already meets this need ({name} {trivial:{fmt}} against the target "
                        f"{float(best.target):{fmt}}): the target says little about this model, which does better by "
                        f"{margin:.3g}{unit} on average. "
-                       + ("With one class this common, accuracy hides how well the rarer classes are found: judge the "
-                          "model by its margin over this, or state the need as a gap to the non-private model."
-                          if task == "classification" and trivial >= COMMON_CLASS else
-                          "Judge the model by its margin over this, or state the need as a gap to the non-private "
-                          "model."))
+                       + ("With one class this common, accuracy hides how well the rarer classes are found: judge "
+                          if common else "Judge ") + "the model by its margin over this"
+                       + (", or state the need as a gap to the non-private model." if need.kind != "within" else "."))
         else:
             out.append(f"Against a model that learnt nothing ({nothing}, {name} {trivial:{fmt}}): better by "
                        f"{margin:.3g}{unit} on average.")
