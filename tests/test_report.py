@@ -165,3 +165,41 @@ def test_the_report_says_why_a_point_above_the_target_does_not_meet_and_names_no
     assert "beware: always answering the most common class scores 0.950, which meets it too" in html
     assert "predicts a single class for every test row" in html
     assert "'no'" not in html and "'yes'" not in html
+
+
+def test_the_report_fits_a_phone_screen_its_chart_scaled_and_its_wide_table_scrolled_inside(tmp_path):
+    # the chart's 760 px and the ε table's ten columns widened a 390 px phone page to 811 px
+    chromium = pathlib.Path("/usr/bin/chromium")
+    if not chromium.exists():
+        pytest.skip("no Chromium at /usr/bin/chromium (apt-get install chromium)")
+    playwright = pytest.importorskip("playwright.sync_api")
+    from dpcore.decision.report import report_html
+
+    page_file = tmp_path / "report.html"
+    page_file.write_text(report_html(_imbalanced_advice()[0]), encoding="utf-8")
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(chromium), args=["--headless", "--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 390, "height": 844})
+            page.goto(page_file.as_uri())
+            page_width = page.evaluate("document.documentElement.scrollWidth")
+            chart = page.locator("svg").first.bounding_box()
+        finally:
+            browser.close()
+    assert page_width <= 390
+    assert chart is not None and chart["width"] <= 390 - 2 * 16 and chart["height"] > 100  # scaled, not cut
+
+
+def test_the_recommended_point_s_label_stays_inside_the_chart_at_the_top_of_the_range():
+    # ε = 10, the range's top, was labelled from its point rightwards: "recommended ε = 10" ran off the chart
+    from dataclasses import replace
+
+    from dpcore.decision.report import curves_svg
+
+    advice, _ = _imbalanced_advice()
+    top = advice.points[advice.points.epsilon == 10.0].iloc[0]
+    advice = replace(advice, recommended={**advice.recommended, "epsilon": 10.0, "mean": float(top["mean"])})
+    svg = curves_svg(advice, width=760)
+    label = re.search(r'<text x="([\d.]+)" y="[\d.]+" font-weight="bold"( text-anchor="end")?>recommended ε = 10<',
+                      svg)
+    assert label and label[2] and float(label[1]) < 760 - 16

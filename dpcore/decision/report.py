@@ -185,9 +185,12 @@ def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
                      f'<text x="{lx + 20}" y="{ly - 3}">{html.escape(_title(name))} (dotted: its target)</text>')
     r = advice.recommended
     if r is not None:
-        parts.append(f'<circle cx="{x(r["epsilon"]):.1f}" cy="{y(r["mean"]):.1f}" r="9" fill="none" '
-                     f'stroke="#000" stroke-width="2"/><text x="{x(r["epsilon"]) + 12:.1f}" '
-                     f'y="{y(r["mean"]) + 18:.1f}" font-weight="bold">recommended ε = {r["epsilon"]:.3g}</text>')
+        rx = x(r["epsilon"])
+        right_half = rx > left + pw / 2  # there the label runs leftwards, or it would leave the chart at the top ε
+        parts.append(f'<circle cx="{rx:.1f}" cy="{y(r["mean"]):.1f}" r="9" fill="none" '
+                     f'stroke="#000" stroke-width="2"/><text x="{rx - 12 if right_half else rx + 12:.1f}" '
+                     f'y="{y(r["mean"]) + 18:.1f}" font-weight="bold"'
+                     + (' text-anchor="end"' if right_half else "") + f'>recommended ε = {r["epsilon"]:.3g}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -284,7 +287,8 @@ h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.2em;margin-top:1.6em;border
 table{border-collapse:collapse;font-size:.9em;margin:8px 0}td,th{border:1px solid #ddd;padding:4px 8px;
 text-align:left;vertical-align:top}th{background:#f5f5f5}code{font-size:.85em;word-break:break-all}
 .muted{color:#555;font-size:.9em}
-@media print{body{max-width:none}}
+svg{max-width:100%;height:auto}table{display:block;max-width:100%;overflow-x:auto}
+@media print{body{max-width:none}table{display:table}}
 """
 
 
