@@ -186,10 +186,12 @@ def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
     r = advice.recommended
     if r is not None:
         rx = x(r["epsilon"])
-        right_half = rx > left + pw / 2  # there the label runs leftwards, or it would leave the chart at the top ε
+        # in the right half the label runs leftwards above the point (the top ε's label left the chart; below it, the
+        # trivial line's label at the right edge): a recommended point lies above that line
+        right_half = rx > left + pw / 2
         parts.append(f'<circle cx="{rx:.1f}" cy="{y(r["mean"]):.1f}" r="9" fill="none" '
                      f'stroke="#000" stroke-width="2"/><text x="{rx - 12 if right_half else rx + 12:.1f}" '
-                     f'y="{y(r["mean"]) + 18:.1f}" font-weight="bold"'
+                     f'y="{y(r["mean"]) + (-14 if right_half else 18):.1f}" font-weight="bold"'
                      + (' text-anchor="end"' if right_half else "") + f'>recommended ε = {r["epsilon"]:.3g}</text>')
     parts.append("</svg>")
     return "".join(parts)
