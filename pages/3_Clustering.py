@@ -48,8 +48,9 @@ page_header(
 with st.sidebar:
     st.header("Settings")
     ds = dataset_picker("cluster.dataset", task="classification", images=False, default="iris", exclude=("adult",))
-    if ds is None:
-        stop_page()
+if ds is None:  # outside the sidebar: what the picker needs (a file, a fix to one) is said in the main area too
+    stop_page()
+with st.sidebar:
     dataset, n_classes = data_arg(ds), ds.n_classes  # a registry name, or this session's own file
     # one k per dataset, starting at its number of classes (a stale k = 3 on a 2-class set would look like a bug)
     dplloyd = get_learner("dplloyd")  # k and the neighbouring relation are its declared knobs

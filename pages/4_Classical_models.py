@@ -53,8 +53,9 @@ page_header(
 with st.sidebar:
     st.header("Settings")
     ds = dataset_picker("classical.dataset", images=False, default="breast_cancer", exclude=("adult",))
-    if ds is None:
-        stop_page()
+if ds is None:  # outside the sidebar: what the picker needs (a file, a fix to one) is said in the main area too
+    stop_page()
+with st.sidebar:
     dataset, task = data_arg(ds), ds.task  # a registry name, or this session's own file
     if task == "classification":
         erm = get_learner("erm-objective")  # model, kernel and scaling are DP-ERM's declared knobs

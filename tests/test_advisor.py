@@ -50,7 +50,7 @@ def test_the_prediction_bound_is_students_t_for_one_more_run():
 
 
 def _result(scores: dict[float, list[float]], baseline: list[float], *, metric: str = "accuracy",
-            dataset="iris") -> SweepResult:
+            dataset="iris", trivial: float = 0.33) -> SweepResult:
     """A finished ε sweep of erm-objective on ``dataset`` (iris) with the given per-seed scores (no model trained)."""
     values = tuple(sorted(scores))
     seeds = len(baseline)
@@ -59,7 +59,7 @@ def _result(scores: dict[float, list[float]], baseline: list[float], *, metric: 
     for s, b in enumerate(baseline):
         rows.append({"learner": "logreg", "role": "baseline", "value": np.nan, "seed": s, metric: b,
                      "epsilon": math.inf, "warnings": "", "leaks_privacy": False, "event": ""})
-        rows.append({"learner": "majority", "role": "trivial", "value": np.nan, "seed": s, metric: 0.33,
+        rows.append({"learner": "majority", "role": "trivial", "value": np.nan, "seed": s, metric: trivial,
                      "epsilon": math.inf, "warnings": "", "leaks_privacy": False, "event": ""})
     for v, vals in scores.items():
         for s, a in enumerate(vals):
@@ -249,3 +249,59 @@ def test_fewer_features_is_advice_for_a_table_not_for_an_image():
                       dataset=load_dataset(name))
         advice = judge(res, Need("at_least", "accuracy", 0.9))
         assert any(s.startswith("Fewer features") for s in advice.instead) == said, name
+
+
+def test_when_always_answering_the_common_class_meets_the_need_the_advice_says_so_before_its_numbers():
+    # a 95/5 label: the majority class alone scores 0.947, above the owner's "accuracy >= 0.9"
+    res = _result({0.1: [0.946, 0.947, 0.946], 1.0: [0.949, 0.950, 0.949], 10.0: [0.951, 0.952, 0.951]},
+                  [0.959, 0.958, 0.960], trivial=0.947)
+    advice = judge(res, Need("at_least", "accuracy", 0.9))
+    assert advice.met and advice.recommended["epsilon"] == 1.0
+    assert "beware: always answering the most common class scores 0.947, which meets it too" in advice.headline()
+    caution = advice.reasons[0]
+    assert caution.startswith("Caution: always answering the most common class already meets this need "
+                              "(accuracy 0.947 against the target 0.900)")
+    assert "accuracy hides how well the rarer classes are found" in caution
+    # ε = 0.1 fell short because it learnt nothing, not because 0.946 is below 0.9
+    smaller = next(t for t in advice.reasons if t.startswith("The next smaller ε tried"))
+    assert "no better than always answering the most common class (0.947), so it meets nothing" in smaller
+    assert "short of the target" not in smaller
+
+
+def test_a_recommendation_says_what_privacy_costs_against_the_non_private_model_over_the_seeds():
+    res = _result({0.1: [0.5, 0.6, 0.55], 1.0: [0.85, 0.86, 0.84], 10.0: [0.9, 0.91, 0.9]}, [0.95, 0.94, 0.96])
+    advice = judge(res, Need("at_least", "accuracy", 0.8))
+    # per-seed gaps on the same split, by hand: 0.95-0.85, 0.94-0.86, 0.96-0.84 = 10, 8, 12 points
+    cost = next(t for t in advice.reasons if t.startswith("What privacy costs"))
+    assert cost == ("What privacy costs: accuracy 10 points lower than the non-private model trained on the same "
+                    "splits (0.950) on average, from 8 to 12 points over the 3 seeds.")
+    # a private model that scored higher on every split costs nothing measurable, said without negative points
+    ahead = judge(_result({1.0: [0.96, 0.97, 0.95], 10.0: [0.97, 0.97, 0.97]}, [0.95, 0.95, 0.94]),
+                  Need("at_least", "accuracy", 0.8))
+    cost = next(t for t in ahead.reasons if t.startswith("What privacy costs"))
+    assert cost == ("What privacy costs: nothing measurable here: accuracy 1.33 points higher than the non-private "
+                    "model trained on the same splits (0.947) on average, from 1 to 2 points over the 3 seeds.")
+    assert "Against a model that learnt nothing (always answering the most common class, accuracy 0.330): better by " \
+           "0.52 (52 points) on average." in advice.reasons
+    assert "Caution" not in " ".join(advice.reasons)
+    assert advice.headline().endswith("(target 0.800; always answering the most common class scores 0.330).")
+
+
+def test_seeds_that_agree_are_said_to_agree_not_to_spread_by_rounding_noise():
+    # secure mode keeps one split: seeds whose noise changes no prediction score alike (their sd is 1e-16, not 0)
+    res = _result({1.0: [0.9493333333333334] * 3, 10.0: [0.9493333333333334] * 3}, [0.959, 0.959, 0.959])
+    advice = judge(res, Need("at_least", "accuracy", 0.9))
+    said = " ".join(advice.reasons)
+    assert "spread 0 over 3 seeds" in said and "e-1" not in said
+    assert "0.967 points lower than the non-private model trained on the same splits (0.959) on average, the same " \
+           "on all 3 seeds." in said
+
+
+def test_a_gap_to_a_non_private_model_that_the_majority_class_already_meets_is_said_with_a_caution():
+    # 95/5: the non-private model scores 0.959, so "within 2 points" asks 0.939, below always-majority's 0.947
+    res = _result({0.1: [0.946, 0.947, 0.946], 1.0: [0.950, 0.951, 0.950], 10.0: [0.952, 0.952, 0.953]},
+                  [0.959, 0.958, 0.960], trivial=0.947)
+    advice = judge(res, Need("within", "accuracy", 0.02))
+    assert advice.met and "beware: always answering the most common class scores 0.947" in advice.headline()
+    caution = next(t for t in advice.reasons if t.startswith("Caution"))
+    assert caution.endswith("judge the model by its margin over this.")  # the need is a gap already

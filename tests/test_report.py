@@ -121,3 +121,85 @@ def test_the_report_renders_in_headless_chromium_without_errors(made_report, tmp
 def test_bad_report_arguments_get_one_line_naming_the_flag(cli, argv, words):
     res = cli(*argv)
     assert res.returncode == 2 and words in res.stderr and "Traceback" not in res.stderr
+
+
+def _imbalanced_advice():
+    """The advice on a 95/5 upload (labels 'no'/'yes') whose private model at ε = 0.1 answers 'no' for every row."""
+    import math
+
+    import pandas as pd
+
+    from dpcore.datasets.csv_upload import load_csv
+    from dpcore.decision.advisor import Need, judge
+    from dpcore.sweep import SweepConfig, SweepResult
+
+    rng = np.random.default_rng(3)
+    lines = ["heart_rate,lactate,sepsis"] + [f"{rng.normal(80, 9):.1f},{rng.normal(1.5, 0.4):.2f},"
+                                             f"{'yes' if i % 20 == 0 else 'no'}" for i in range(200)]
+    ds = load_csv("\n".join(lines).encode(), label_column="sepsis", name="ward.csv",
+                  bounds="heart_rate=20:250,lactate=0:20")
+    config = SweepConfig(dataset=ds, learners=("erm-objective",), values=(0.1, 1.0, 10.0), seeds=3)
+    rows = []
+    for s in range(3):
+        rows.append({"learner": "logreg", "role": "baseline", "value": np.nan, "seed": s, "accuracy": 0.97,
+                     "epsilon": math.inf, "warnings": "", "leaks_privacy": False, "event": ""})
+        rows.append({"learner": "majority", "role": "trivial", "value": np.nan, "seed": s, "accuracy": 0.95,
+                     "epsilon": math.inf, "warnings": "", "leaks_privacy": False, "event": ""})
+    for v, acc in ((0.1, 0.95), (1.0, 0.96), (10.0, 0.965)):
+        for s in range(3):
+            warn = ("DP-ERM predicts the single class 'no' for every test row: its accuracy is that class's share "
+                    "of the test rows, not skill." if v == 0.1 else "")
+            rows.append({"learner": "erm-objective", "role": "swept", "value": v, "seed": s,
+                         "accuracy": acc + 0.001 * s, "epsilon": v, "warnings": warn, "leaks_privacy": False,
+                         "event": '{"dp_event": "EpsilonDeltaDpEvent", "epsilon": %r, "delta": 0.0}' % v})
+    return judge(SweepResult(config, pd.DataFrame(rows), 0, len(rows), 0.0), Need("at_least", "accuracy", 0.9)), ds
+
+
+def test_the_report_says_why_a_point_above_the_target_does_not_meet_and_names_no_class():
+    from dpcore.decision.report import report_html
+
+    advice, ds = _imbalanced_advice()
+    html = report_html(advice)
+    # ε = 0.1: 0.95 is above the target 0.9, but it is the majority class's score: the table says why it is "no"
+    assert "<td>no (no better than the trivial predictor)</td>" in html
+    assert "beware: always answering the most common class scores 0.950, which meets it too" in html
+    assert "predicts a single class for every test row" in html
+    assert "'no'" not in html and "'yes'" not in html
+
+
+def test_the_report_fits_a_phone_screen_its_chart_scaled_and_its_wide_table_scrolled_inside(tmp_path):
+    # the chart's 760 px and the ε table's ten columns widened a 390 px phone page to 811 px
+    chromium = pathlib.Path("/usr/bin/chromium")
+    if not chromium.exists():
+        pytest.skip("no Chromium at /usr/bin/chromium (apt-get install chromium)")
+    playwright = pytest.importorskip("playwright.sync_api")
+    from dpcore.decision.report import report_html
+
+    page_file = tmp_path / "report.html"
+    page_file.write_text(report_html(_imbalanced_advice()[0]), encoding="utf-8")
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(chromium), args=["--headless", "--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 390, "height": 844})
+            page.goto(page_file.as_uri())
+            page_width = page.evaluate("document.documentElement.scrollWidth")
+            chart = page.locator("svg").first.bounding_box()
+        finally:
+            browser.close()
+    assert page_width <= 390
+    assert chart is not None and chart["width"] <= 390 - 2 * 16 and chart["height"] > 100  # scaled, not cut
+
+
+def test_the_recommended_point_s_label_stays_inside_the_chart_at_the_top_of_the_range():
+    # ε = 10, the range's top, was labelled from its point rightwards: "recommended ε = 10" ran off the chart
+    from dataclasses import replace
+
+    from dpcore.decision.report import curves_svg
+
+    advice, _ = _imbalanced_advice()
+    top = advice.points[advice.points.epsilon == 10.0].iloc[0]
+    advice = replace(advice, recommended={**advice.recommended, "epsilon": 10.0, "mean": float(top["mean"])})
+    svg = curves_svg(advice, width=760)
+    label = re.search(r'<text x="([\d.]+)" y="[\d.]+" font-weight="bold"( text-anchor="end")?>recommended ε = 10<',
+                      svg)
+    assert label and label[2] and float(label[1]) < 760 - 16

@@ -313,14 +313,52 @@ def _guess_task(labels: pd.Series) -> str:
     return "classification" if whole and labels.nunique() <= 20 else "regression"
 
 
+#: A cell of numbers written with a thousands separator or a decimal comma: 1,001.5 or 17,99 (never "1,2,3" alone).
+_COMMA_NUMBER = re.compile(r"^\s*[-+]?(\d{1,3}(,\d{3})+(\.\d*)?|\d+,\d+)\s*$")
+#: How to make a text column a feature. The values come from what the column means, not from the rows: a rare
+#: value read from the rows (pandas.get_dummies) gives away that some record holds it.
+_ENCODE = ("Encode as numbers (a category as one 0/1 column for each value it can take, listed from what the column "
+           "means rather than read from the rows, whose rare values would give records away; bounds 0:1) or drop")
+#: At most this many distinct texts make a column of categories (a ward, a sex, a region).
+_FEW_CATEGORIES = 20
+
+
+def _why_not_numeric(name, column: pd.Series) -> str:
+    """Why a text column cannot be a feature, in the owner's terms, without quoting its cells: numbers written with
+    commas, an identifier (a different text on every row) or categories (few distinct texts); "" otherwise."""
+    text = column.astype(str)
+    n, distinct = len(text), int(text.nunique())
+    if text.str.fullmatch(r"\s*[-+]?[\d.]+\s*").sum() + text.str.match(_COMMA_NUMBER).sum() == n and \
+            text.str.contains(",", regex=False).any():
+        return (f"{name!r} holds numbers written with a comma (a thousands separator, as in 1,250.5, or a decimal "
+                "comma, as in 12,5), which cannot be read without guessing which is meant: write them with a point "
+                "for decimals and no separator (in a spreadsheet, format the column as a number without a thousands "
+                "separator), or save the whole file with semicolons between columns if it uses decimal commas "
+                "throughout.")
+    numbers = pd.to_numeric(text, errors="coerce").notna().to_numpy()
+    if numbers.any():
+        lines = [str(i + 2) for i in np.flatnonzero(~numbers)[:3]]  # the header is line 1
+        k = int((~numbers).sum())
+        return (f"{name!r} holds numbers, but {k} of its {n} cells {'is not one' if k == 1 else 'are not'} (line"
+                f"{'s' if k > 1 else ''} {', '.join(lines)}{' ...' if k > 3 else ''} of the file): correct or remove "
+                f"{'it' if k == 1 else 'them'}.")
+    if n >= 20 and distinct == n:
+        return (f"{name!r} holds a different text on every row, like a record identifier: no model learns from it "
+                "what holds for new rows, and it singles people out; drop the column.")
+    if distinct <= _FEW_CATEGORIES:
+        return f"{name!r} is text with {distinct} categories: {_ENCODE[0].lower()}{_ENCODE[1:]} it."
+    return ""
+
+
 def _feature_matrix(features: pd.DataFrame) -> np.ndarray:
     """The feature columns as floats, refused by name when one is not numeric, infinite or too large."""
     non_numeric = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]
     if non_numeric:
+        said = [why for why in (_why_not_numeric(c, features[c]) for c in non_numeric) if why]
         raise DatasetError(
-            f"feature columns must be numeric; these are not: {_names(non_numeric)}. Encode them as numbers (a "
-            "category as one 0/1 column for each value it can take, listed from what the column means rather than "
-            "read from the rows, whose rare values would give records away; bounds 0:1) or drop them"
+            f"feature columns must be numeric; these are not: {_names(non_numeric)}. "
+            + (" ".join(said) + (f" {_ENCODE} the others" if len(said) < len(non_numeric) else "") if said
+               else f"{_ENCODE} them")
         )
     X = features.to_numpy(dtype=float)
     if not np.all(np.isfinite(X)):
@@ -407,8 +445,16 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
         raise DatasetError("the CSV needs at least one feature column besides the label column")
     what = "the DataFrame" if isinstance(source, pd.DataFrame) else "the CSV"
     if df.isna().any().any():
-        bad = [c for c in df.columns if df[c].isna().any()]
-        raise DatasetError(f"{what} has missing values in column(s) {_names(bad)}; remove or fill those rows first")
+        empty = [c for c in df.columns if df[c].isna().all()]
+        if empty:
+            one = len(empty) == 1
+            raise DatasetError(f"column{'' if one else 's'} {_names(empty)} {'is' if one else 'are'} empty in every "
+                               f"row of {what}: drop {'it' if one else 'them'}"
+                               + (f"; {label_column!r} is the label column: choose another" if label_column in empty
+                                  else ""))
+        bad = [f"{str(c)!r} ({int(df[c].isna().sum())} of {len(df)} rows)" for c in df.columns if df[c].isna().any()]
+        raise DatasetError(f"{what} has missing values in column(s) {', '.join(bad)}; remove or fill those rows "
+                           "first (the learners need a value in every cell)")
     features = df.drop(columns=[label_column])
     labels = df[label_column]
     task = _guess_task(labels) if task is None else task

@@ -371,8 +371,11 @@ def _split(ds: Dataset, test_size: float, seed: int) -> Split:
     mask = np.zeros(n, dtype=bool)
     mask[test] = True
     if mask.all() or not mask.any():
+        single = ds.task == "classification" and np.bincount(np.asarray(ds.y, dtype=np.int64)).max() < 2
         raise DPValueError(
             f"the split of {ds.name} with test_size={test_size} leaves an empty part; it has only {n} rows"
+            + ("; every class of its label has a single row, and a class needs at least two (one to train on, one "
+               "to test on)" if single else "")
         )
     split = Split(
         dataset=ds,

@@ -51,6 +51,8 @@ ADVISOR_RANGE = (0.1, 10.0)
 #: (Student's t with 4 degrees of freedom is 1.53 at 90 %; with 2 it is 1.89).
 ADVISOR_POINTS = 7
 ADVISOR_SEEDS = 5
+#: A majority class at least this common makes accuracy a poor judge (95/5: always answering it scores 0.95).
+COMMON_CLASS = 0.8
 #: How often a fresh run at the recommended ε must meet the need (one-sided prediction bound).
 ADVISOR_CONFIDENCE = 0.9
 #: The false-alarm rate at which the attack's catch is reported.
@@ -262,12 +264,17 @@ class Advice:
             lo, hi = self.epsilon_range
             return f"No ε from {lo:g} to {hi:g} meets the need ({self.need.describe()})."
         r = self.recommended
+        trivial = ""
+        if self.trivial is not None and math.isfinite(self.trivial):
+            said = f"{_trivial_words(self.sweep.config.task)} scores {self.trivial:{_fmt(self.metric)}}"
+            trivial = (f"; beware: {said}, which meets it too" if self.need.meets(self.trivial, self.target)
+                       else f"; {said}")
         return (f"ε = {r['epsilon']:.3g} with {_title(r['learner'])}: {_LABEL[self.metric]} {r['mean']:.3f} on "
                 f"average over {r['n']} seeds, and at least {r['bound']:.3f} in {self.confidence:.0%} of fresh runs "
-                f"(target {self.target:.3f}).") if self.need.higher_is_better else (
+                f"(target {self.target:.3f}{trivial}).") if self.need.higher_is_better else (
                 f"ε = {r['epsilon']:.3g} with {_title(r['learner'])}: {_LABEL[self.metric]} {r['mean']:.4g} on "
                 f"average over {r['n']} seeds, and at most {r['bound']:.4g} in {self.confidence:.0%} of fresh runs "
-                f"(target {self.target:.4g}).")
+                f"(target {self.target:.4g}{trivial}).")
 
     def to_json_dict(self) -> dict:
         """The recommendation as plain JSON values (no record, no cell value of the data)."""
@@ -432,7 +439,8 @@ def selection_note(points: pd.DataFrame, table: pd.DataFrame, *, learner: str | 
     note = (
         f"Choosing ε from these curves is itself a release: the curves are {runs} models trained and scored on your "
         "private rows, and the choice depends on them. Accounted strictly, looking at all of them composes to ε = "
-        f"{spent_text(composed)}, far above the ε recommended. Two remedies. (1) Choose on data whose exposure you "
+        f"{spent_text(composed)}, far above " + ("the ε recommended" if learner is not None else "any one run's ε")
+        + ". Two remedies. (1) Choose on data whose exposure you "
         "accept: a "
         "public table of the same kind, or rows set aside for choosing and never released or trained on by the final "
         "model; then train once, at the chosen ε, on the rest (the final model's ε is then the one shown; the rows "
@@ -647,19 +655,26 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
             reasons.append("Not yet a guarantee: these runs leaked privacy (see the warnings): their ε holds only "
                            "once every bound is declared rather than read from the rows.")
         smaller = points[(points.learner == best.learner) & (points.epsilon < best.epsilon)]
+        against = _against_references(best, need, trivial=trivial, task=config.task,
+                                      per_seed=reference(best.learner)[1], swept=table)
+        reasons += [t for t in against if t.startswith("Caution")]  # before the numbers it qualifies
         cmp = "≥" if need.higher_is_better else "≤"
         reasons.append(f"At ε = {best.epsilon:.3g} a fresh run of {_title(best.learner)} reaches {_LABEL[need.metric]} "
                        f"{cmp} {best.bound:.4g} in {confidence:.0%} of cases (mean {best['mean']:.4g}, spread "
-                       f"{best['std']:.3g} over {int(best.n)} seeds; Student's t prediction bound"
+                       f"{_spread(best['std'], best['mean']):.3g} over {int(best.n)} seeds; Student's t prediction "
+                       "bound"
                        + ("; for a gap, on each seed's gap to the non-private model trained on the same split"
                           if need.kind == "within" else "") + "), against a target "
                        f"of {target:.4g}" + (f" (the non-private model's {own_base:.4g} minus {need.amount:g})"
                                              if need.kind == "within" and own_base is not None else "") + ".")
+        reasons += [t for t in against if not t.startswith("Caution")]
         if not smaller.empty:
             s = smaller.iloc[-1]
-            reasons.append(f"The next smaller ε tried, {s.epsilon:.3g}, gives {s.bound:.4g} at the same bound, short "
-                           "of the target" + ("." if not s.meets else "; it met the target but a larger ε after it "
-                                              "fell short even on average, so it is not relied on."))
+            reasons.append(f"The next smaller ε tried, {s.epsilon:.3g}, gives {s.bound:.4g} at the same bound, " + (
+                f"no better than {_trivial_words(config.task)} ({trivial:.4g}), so it meets nothing."
+                if not s.beats_trivial and trivial is not None else "short of the target" + (
+                    "." if not s.meets else "; it met the target but a larger ε after it fell short even on average, "
+                    "so it is not relied on.")))
         reasons.append("Every larger ε tried in the range meets the target on average too, so the answer does not "
                        "rest on one lucky point below a dip.")
         if int(best.n) < 2:
@@ -678,6 +693,64 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
                   target=float(target), baseline=baseline, trivial=trivial, points=points, recommended=recommended,
                   reasons=reasons, instead=instead, selection=selection, warnings=table_warnings(table),
                   sweep=result)
+
+
+def _spread(std: float, mean: float) -> float:
+    """A standard deviation as written: 0 where seeds agree to rounding (1.36e-16 reads as a spread that is not)."""
+    return 0.0 if abs(std) <= 1e-12 * max(1.0, abs(mean)) else float(std)
+
+
+def _trivial_words(task: str) -> str:
+    """The trivial predictor in words: what a model that learnt nothing answers."""
+    return ("always answering the most common class" if task == "classification"
+            else "always predicting the training rows' mean")
+
+
+def _against_references(best: pd.Series, need: Need, *, trivial: float | None, task: str,
+                        per_seed: pd.Series | None, swept: pd.DataFrame) -> list[str]:
+    """What the recommended point costs and what it gains: its gap to the non-private model trained on the same
+    splits (the mean and the seeds' range), and its margin over the trivial predictor, said first as a caution when
+    that predictor, which learnt nothing, already meets the need (a 95/5 label: always answering the common class
+    scores 0.95, above a need of "accuracy ≥ 0.9")."""
+    out: list[str] = []
+    name, fmt = _LABEL[need.metric], _fmt(need.metric)
+    nothing = _trivial_words(task)
+    if trivial is not None and math.isfinite(trivial):
+        margin = (float(best["mean"]) - trivial) * (1 if need.higher_is_better else -1)
+        unit = f" ({100 * margin:.2g} points)" if need.metric == "accuracy" else ""
+        if need.meets(trivial, float(best.target)):
+            common = task == "classification" and trivial >= COMMON_CLASS
+            out.append(f"Caution: {nothing} already meets this need ({name} {trivial:{fmt}} against the target "
+                       f"{float(best.target):{fmt}}): the target says little about this model, which does better by "
+                       f"{margin:.3g}{unit} on average. "
+                       + ("With one class this common, accuracy hides how well the rarer classes are found: judge "
+                          if common else "Judge ") + "the model by its margin over this"
+                       + (", or state the need as a gap to the non-private model." if need.kind != "within" else "."))
+        else:
+            out.append(f"Against a model that learnt nothing ({nothing}, {name} {trivial:{fmt}}): better by "
+                       f"{margin:.3g}{unit} on average.")
+    if per_seed is not None and not per_seed.empty:
+        g = swept[(swept.role == "swept") & (swept.learner == best.learner) & np.isclose(swept.value, best.epsilon)]
+        gaps = ((per_seed - g.set_index("seed")[need.metric].astype(float)).dropna()
+                * (1 if need.higher_is_better else -1))
+        if len(gaps):
+            scale, points = (100, " points") if need.metric == "accuracy" else (1, "")
+            lo, hi, mean = scale * float(gaps.min()), scale * float(gaps.max()), scale * float(gaps.mean())
+            worse, better = ("lower", "higher") if need.higher_is_better else ("higher", "lower")
+            sign = 1 if mean >= 0 else -1
+            a, b = sorted((sign * lo, sign * hi))
+            same = math.isclose(a, b, abs_tol=1e-9)
+            spread = ("" if len(gaps) < 2 else f", the same on all {len(gaps)} seeds" if same
+                      else f", from {a:.3g} to {b:.3g}{points} over the {len(gaps)} seeds")
+            reference = f"the non-private model trained on the same splits ({float(per_seed.mean()):{fmt}})"
+            if mean >= 0:
+                out.append(f"What privacy costs: {name} {mean:.3g}{points} {worse} than {reference} on average{spread}"
+                           + (" (below 0: on that split the private model scored better)" if lo < 0 else "") + ".")
+            else:
+                out.append(f"What privacy costs: nothing measurable here: {name} {-mean:.3g}{points} {better} than "
+                           f"{reference} on average{spread}" + (" (below 0: on that split it scored worse)" if hi > 0
+                                                                 else "") + ".")
+    return out
 
 
 def _registry_rows(config) -> int | None:

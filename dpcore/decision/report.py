@@ -24,7 +24,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .advisor import Advice
+from .advisor import Advice, _spread
 
 #: Okabe & Ito (2008) colours, as the pages use them (dpcore.ui.palette), in series order.
 _COLOURS = ("#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#000000")
@@ -33,6 +33,9 @@ _BAND_TINTS = {"strong": "rgba(0,158,115,0.10)", "moderate": "rgba(240,228,66,0.
 #: Packages whose versions the report lists.
 _PACKAGES = ("dp-accounting", "numpy", "pandas", "scipy", "scikit-learn", "torch")
 _METRIC = {"accuracy": "Accuracy", "r2": "R²", "mse": "MSE"}
+#: What an attack's numbers do not say, wherever they are shown.
+ATTACK_CAVEAT = ("A lower bound of 0 says this attack proved no leak; it does not prove the model safe. What any "
+                 "attacker can learn is bounded by the ε itself, once no privacy leak is among the warnings.")
 
 
 def software_versions() -> dict[str, str]:
@@ -59,6 +62,7 @@ def scrub(text: str, dataset) -> str:
     out = str(text)
     if getattr(dataset, "source", "") == "upload":
         for name in _class_names(dataset):
+            out = out.replace(f"the single class {name!r}", "a single class")
             out = out.replace(repr(name), "a class").replace(f"({name})", "(a class)")
         out = re.sub(r"[-+0-9.eE]+ across the file", "the values' own spread", out)
     return out
@@ -181,9 +185,14 @@ def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
                      f'<text x="{lx + 20}" y="{ly - 3}">{html.escape(_title(name))} (dotted: its target)</text>')
     r = advice.recommended
     if r is not None:
-        parts.append(f'<circle cx="{x(r["epsilon"]):.1f}" cy="{y(r["mean"]):.1f}" r="9" fill="none" '
-                     f'stroke="#000" stroke-width="2"/><text x="{x(r["epsilon"]) + 12:.1f}" '
-                     f'y="{y(r["mean"]) + 18:.1f}" font-weight="bold">recommended ε = {r["epsilon"]:.3g}</text>')
+        rx = x(r["epsilon"])
+        # in the right half the label runs leftwards above the point (the top ε's label left the chart; below it, the
+        # trivial line's label at the right edge): a recommended point lies above that line
+        right_half = rx > left + pw / 2
+        parts.append(f'<circle cx="{rx:.1f}" cy="{y(r["mean"]):.1f}" r="9" fill="none" '
+                     f'stroke="#000" stroke-width="2"/><text x="{rx - 12 if right_half else rx + 12:.1f}" '
+                     f'y="{y(r["mean"]) + (-14 if right_half else 18):.1f}" font-weight="bold"'
+                     + (' text-anchor="end"' if right_half else "") + f'>recommended ε = {r["epsilon"]:.3g}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -280,7 +289,8 @@ h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.2em;margin-top:1.6em;border
 table{border-collapse:collapse;font-size:.9em;margin:8px 0}td,th{border:1px solid #ddd;padding:4px 8px;
 text-align:left;vertical-align:top}th{background:#f5f5f5}code{font-size:.85em;word-break:break-all}
 .muted{color:#555;font-size:.9em}
-@media print{body{max-width:none}}
+svg{max-width:100%;height:auto}table{display:block;max-width:100%;overflow-x:auto}
+@media print{body{max-width:none}table{display:table}}
 """
 
 
@@ -295,6 +305,15 @@ def _data_section(shape: dict) -> list[str]:
         h.append("<table><tr><th>column</th><th>bounds</th></tr>" + "".join(
             f"<tr><td>{_e(c['column'])}</td><td>{_e(c['bounds'])}</td></tr>" for c in shape["columns"]) + "</table>")
     return h
+
+
+def _meets_cell(p) -> str:
+    """The table's "meets" cell: yes or no, and why a bound above the target still does not meet (the model does no
+    better than the trivial predictor, or its runs spent more than the ε they are drawn at)."""
+    why = [] if p.meets else (["no better than the trivial predictor"] if not getattr(p, "beats_trivial", True) else
+                              []) + (["spent more than this ε"] if getattr(p, "over_budget", False) else [])
+    why += ["leaks"] if p.leaks else []
+    return ("yes" if p.meets else "no") + (f" ({'; '.join(why)})" if why else "")
 
 
 def _computed_section(doc: dict) -> list[str]:
@@ -364,8 +383,7 @@ def report_html(advice: Advice, *, dataset=None, question: dict | None = None, n
                  f"{att['epsilon_lower_bound']:.3g} at {att['confidence']:.0%} confidence"
                  + (f", and catches {caught:.1%} of the members at 1 % false alarms" if caught is not None else
                     ", and has too few non-members to measure its catch at 1 % false alarms")
-                 + f" (AUC {att['auc']:.3f}). A lower bound of 0 says this attack proved no leak; it does not prove "
-                 "the model safe.</p>")
+                 + f" (AUC {att['auc']:.3f}). {_e(ATTACK_CAVEAT)}</p>")
     h.append("<h2>Choosing ε from these curves is a release</h2>")
     h.append(f"<p>{_e(advice.selection['note'])}</p>")
     h += _data_section(shape)
@@ -374,8 +392,8 @@ def report_html(advice: Advice, *, dataset=None, question: dict | None = None, n
              "</tr>")
     for p in advice.points.itertuples():
         h.append(f"<tr><td>{_e(_title(p.learner))}</td><td>{p.epsilon:.3g}</td><td>{p.mean:.4g}</td>"
-                 f"<td>{p.std:.3g}</td><td>{p.n}</td><td>{p.bound:.4g}</td><td>{p.target:.4g}</td>"
-                 f"<td>{'yes' if p.meets else 'no'}{' (leaks)' if p.leaks else ''}</td>"
+                 f"<td>{_spread(p.std, p.mean):.3g}</td><td>{p.n}</td><td>{p.bound:.4g}</td><td>{p.target:.4g}</td>"
+                 f"<td>{_meets_cell(p)}</td>"
                  f"<td>{p.epsilon_spent:.4g}</td><td><code>{_e(p.event or '—')}</code></td></tr>")
     h.append("</table>")
     h += _computed_section(doc)

@@ -12,6 +12,7 @@ from typing import Sequence
 import streamlit as st
 
 from ..decision.advisor import ADVISOR_CONFIDENCE, Advice, Need, attack_evidence, default_need, judge
+from ..decision.report import ATTACK_CAVEAT
 from ..exceptions import DPCoreError, PrivacyLeakWarning
 from ..sweep import SweepResult, from_upload, table_warnings
 from .common import bounded_number
@@ -158,9 +159,10 @@ def advisor_panel(result: SweepResult, *, load: Sequence[tuple[str, bool]] = ())
                 caught = evidence["caught_at_1pct"]
                 st.markdown(f"**What an attacker learned at ε = {r['epsilon']:.3g}:** the loss-threshold attack "
                             f"proves ε ≥ {evidence['epsilon_lower_bound']:.3g} at {evidence['confidence']:.0%} "
-                            "confidence" + (f" and catches {caught:.1%} of members at 1 % false alarms" if caught
-                                            is not None else " (too few non-members to measure its catch at 1 % "
-                                            "false alarms)") + f", on a pool of {evidence['pool']} records.")
+                            "confidence" + (f" and catches {caught:.1%} of members at 1 % false alarms (a blind "
+                                            "guess catches 1 %)" if caught is not None else " (too few non-members "
+                                            "to measure its catch at 1 % false alarms)")
+                            + f", on a pool of {evidence['pool']} records. " + ATTACK_CAVEAT)
     with st.expander("Choosing ε from these curves is itself a release"):
         st.markdown(advice.selection["note"])
     name = getattr(config.dataset, "name", config.dataset) if not isinstance(config.dataset, str) else config.dataset

@@ -8,7 +8,7 @@ import pytest
 
 from dpcore.datasets import REGISTRY, dataset_names, load_csv, load_dataset, read_csv_columns, train_test_split
 from dpcore.datasets.transforms import clip_rows_to_norm, scale_to_unit_interval
-from dpcore.exceptions import DatasetError, DPCoreError, DPCoreWarning, PrivacyLeakWarning
+from dpcore.exceptions import DatasetError, DPCoreError, DPCoreWarning, DPValueError, PrivacyLeakWarning
 
 EXPECTED = {
     # name: (n, features, classes or 0, image shape)
@@ -126,9 +126,13 @@ def test_a_continuous_label_read_as_classes_is_refused_with_the_count_and_a_hint
     [
         ("", "label", "empty"),
         ("a,b,label\n", "label", "no data rows"),
-        ("a,b,label\n1,,x\n3,4,y\n", "label", "missing values in column\\(s\\) 'b'; remove"),
-        ("a,b,label\n1,z,x\n3,4,y\n", "label", "these are not: 'b'\\. Encode them as numbers \\(a category as one "
-                                             "0/1 column for each value it can take"),
+        ("a,b,label\n1,,x\n3,4,y\n", "label", "missing values in column\\(s\\) 'b' \\(1 of 2 rows\\); remove"),
+        ("a,b,label\n1,z,x\n3,4,y\n", "label",
+         "must be numeric; these are not: 'b'\\. 'b' holds numbers, but 1 of its 2 cells is not one \\(line 2 of the "
+         "file\\): correct or remove it\\.$"),
+        ("a,b,label\n1,z,x\n3,w,y\n", "label", "'b' is text with 2 categories: encode as numbers \\(a category as "
+                                             "one 0/1 column for each value it can take, listed from what the column "
+                                             "means rather than read from the rows"),
         ("a,b,label\n1,2,x\n3,4,x\n", "label", "single class 'x'; it needs"),  # plain, not np.str_('x')
         ("a,b,label\n1,2,x\n3,4,y\n", "target", "is not a column"),
         ("label\nx\ny\n", "label", "at least one feature"),
@@ -294,3 +298,43 @@ def test_a_declared_range_far_wider_than_its_values_is_warned_about_and_a_fittin
         warnings.simplefilter("always")
         load_csv(BOUNDED, label_column="income", bounds="age=17:90, hours=0:99")
     assert not [w for w in caught if "wider than the values" in str(w.message)]  # ranges that fit: nothing to say
+
+
+def _owner_table(extra: dict[str, list[str]], n: int = 40) -> bytes:
+    """A CSV of ``n`` rows: two numeric features, the ``extra`` text columns and a label."""
+    rows = ["a,b," + ",".join(extra) + ",label"]
+    for i in range(n):
+        cells = [f'"{v[i]}"' if "," in v[i] else v[i] for v in extra.values()]
+        rows.append(f"{i % 7},{i % 5}," + ",".join(cells) + f",{'x' if i % 2 else 'y'}")
+    return "\n".join(rows).encode()
+
+
+@pytest.mark.parametrize("column, says", [
+    ([f"{1000 + 37 * i:,}.5" for i in range(40)], "holds numbers written with a comma \\(a thousands separator"),
+    ([f"{i},{i % 10}" for i in range(40)], "holds numbers written with a comma .* a decimal comma"),
+    ([f"P{100000 + 37 * i}" for i in range(40)], "holds a different text on every row, like a record identifier.*"
+                                                 "drop the column"),
+    ([("Cardiology", "Oncology", "Neurology")[i % 3] for i in range(40)],
+     "is text with 3 categories: encode as numbers .*listed from what the column means.* or drop it"),
+], ids=["thousands-separator", "decimal-comma", "text-identifier", "categories"])
+def test_a_text_feature_column_is_refused_saying_what_it_holds_without_quoting_a_cell(column, says):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        with pytest.raises(DatasetError, match=f"these are not: 'c'\\. 'c' {says}") as info:
+            load_csv(_owner_table({"c": column}), label_column="label")
+    assert not any(cell in str(info.value) for cell in column)
+
+
+def test_missing_cells_are_counted_per_column_and_an_empty_column_is_named_to_drop():
+    with pytest.raises(DatasetError, match=r"missing values in column\(s\) 'b' \(1 of 2 rows\); remove or fill"):
+        load_csv(b"a,b,label\n1,,x\n3,4,y\n", label_column="label")
+    with pytest.raises(DatasetError, match=r"^column 'b' is empty in every row of the CSV: drop it$"):
+        load_csv(b"a,b,label\n1,,x\n3,,y\n", label_column="label")
+
+
+def test_a_file_with_one_row_per_class_is_refused_at_its_split_saying_each_class_needs_two():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ds = load_csv(b"a,b,label\n1,2,x\n3,4,y\n", label_column="label")
+    with pytest.raises(DPValueError, match="every class of its label has a single row, and a class needs at least two"):
+        train_test_split(ds, seed=0)

@@ -130,3 +130,19 @@ def test_a_link_to_an_upload_based_sweep_restores_the_view_and_the_advisors_need
     assert not at.exception
     assert at.radio(key="sweep.advisor.kind").value == "level"
     assert at.number_input(key="sweep.advisor.level").value == 0.7
+
+
+def test_the_attack_at_the_recommended_epsilon_says_what_a_blind_guess_catches_and_what_it_does_not_prove(
+        tmp_path, monkeypatch):
+    from dpcore.decision.report import ATTACK_CAVEAT
+
+    at = _upload_page(tmp_path, monkeypatch)
+    at.button(key="sweep.run").click().run()
+    at.radio(key="sweep.advisor.kind").set_value("level").run()
+    at.number_input(key="sweep.advisor.level").set_value(0.5).run()
+    assert at.success, "a need of accuracy 0.5 is met on this file"
+    at.button(key="sweep.advisor.attack").click().run()
+    assert not at.exception and not at.error
+    said = next(m.value for m in at.markdown if m.value.startswith("**What an attacker learned"))
+    assert "(a blind guess catches 1 %)" in said or "too few non-members" in said
+    assert said.endswith(ATTACK_CAVEAT)

@@ -113,3 +113,20 @@ def test_a_regression_file_is_offered_where_its_task_fits_and_not_where_classes_
     at.selectbox(key="cluster.dataset").set_value("upload").run()  # chosen anyway: the page says what it needs
     assert any("needs a classification label" in c.value for c in at.sidebar.caption)
     assert not at.exception
+
+
+@pytest.mark.parametrize("path, key", PAGES, ids=[p.split("/")[-1][:-3] for p, _ in PAGES])
+def test_a_file_the_page_cannot_use_is_said_once_in_the_main_area_where_a_phone_shows_it(app_page, path, key):
+    # the Classical models and Clustering pages stopped inside their sidebar: the message stood there twice, and the
+    # main area (all a phone shows with the sidebar closed) was blank
+    at = app_page(path, timeout=600).run()
+    submit = [b for b in at.button if b.proto.form_id]  # the pages whose settings are a form: their submit button
+    at.selectbox(key=key).set_value("upload")
+    (submit[0].click() if submit else at).run()
+    bad = b"ward,age,label\nCardiology,1,x\nOncology,2,y\nCardiology,3,x\n"
+    at.get("file_uploader")[0].set_value(("wards.csv", bad, "text/csv"))
+    (next(b for b in at.button if b.proto.form_id).click() if submit else at).run()
+    assert not at.exception, path
+    said = [e.value for e in at.main.error if "'ward' is text with 2 categories" in e.value]
+    assert len(said) == 1, (path, [e.value for e in at.error])
+    assert len([e for e in at.sidebar.error if "'ward'" in e.value]) <= 1, path
