@@ -2,7 +2,8 @@
 ``--seed`` or ``--secure``: how its noise is drawn.
 
 A CSV is read exactly as the pages read an upload (:func:`dpcore.datasets.load_csv`: delimiter sniffing, decimal
-commas, refusals naming the column), so the same file gives the same dataset everywhere. ``--bounds`` declares the
+commas, refusals naming the column), so the same file gives the same dataset everywhere. ``--drop`` leaves columns
+out (an identifier, free text). ``--bounds`` declares the
 range of its columns; a column left out gets the data's own min and max, which leaks privacy: that is said on
 standard error, naming the columns.
 
@@ -13,10 +14,11 @@ data is the one most likely to be shared; which mode ran is said on standard err
 """
 from __future__ import annotations
 
+import csv
 import pathlib
 import sys
 
-from ..exceptions import DPValueError
+from ..exceptions import DatasetError, DPValueError
 
 SEEDED_NOTE = ("note: the noise is seeded (--seed {seed}), so anyone who knows the seed can reproduce it, and it is "
                "drawn in floating point (Mironov 2012): use this result to explore, not to publish. Drop --seed (or "
@@ -41,6 +43,9 @@ def add_data_flags(p, *, what: str = "registry name, e.g. digits (python -m dpco
                         "other feature column; a name with a comma in double quotes, '\"weight, kg\"=30:200'); "
                         "values outside are clipped. Columns left out get the data's own min and max, which leaks "
                         "privacy (said on standard error)")
+    p.add_argument("--drop", metavar="COLUMNS", default=None,
+                   help="with --data: columns of the file to leave out, e.g. 'patient_id,ward' (an identifier, a "
+                        "free-text note, a category not encoded as numbers; a name with a comma in double quotes)")
 
 
 def add_noise_flags(p, *, seed_help: str = "seed of the train/test split and of the noise") -> None:
@@ -75,9 +80,9 @@ def dataset_from_args(args):
     if args.data and args.dataset:
         raise DPValueError("give either --dataset or --data, not both")
     if not args.data:
-        if args.label or args.task or getattr(args, "bounds", None):
-            raise DPValueError("--label, --task and --bounds go with --data FILE.csv; a registry dataset has its own "
-                               "label and declared bounds")
+        if args.label or args.task or getattr(args, "bounds", None) or getattr(args, "drop", None):
+            raise DPValueError("--label, --task, --bounds and --drop go with --data FILE.csv; a registry dataset has "
+                               "its own label, columns and declared bounds")
         if not args.dataset:
             raise DPValueError("give --dataset NAME (python -m dpcore datasets lists them) or --data FILE.csv "
                                "--label COLUMN")
@@ -87,5 +92,12 @@ def dataset_from_args(args):
     path = pathlib.Path(args.data)
     if not path.is_file():
         raise DPValueError(f"--data {args.data!r} is not a readable file")
-    return load_csv(path.read_bytes(), label_column=args.label, task=args.task, name=path.stem,
-                    bounds=getattr(args, "bounds", None))
+    drop = getattr(args, "drop", None)
+    drop = [c for c in next(csv.reader([drop], skipinitialspace=True)) if c.strip()] if drop else []
+    try:
+        return load_csv(path.read_bytes(), label_column=args.label, task=args.task, name=path.stem,
+                        bounds=getattr(args, "bounds", None), drop=drop)
+    except DatasetError as exc:
+        if str(exc).startswith("drop "):  # said in the flag's own name
+            raise DatasetError("--" + str(exc)) from None
+        raise

@@ -256,14 +256,29 @@ def _warn_identifiers(columns: list[str], X: np.ndarray) -> None:
         names = ", ".join(repr(c) for c in found)
         warnings.warn(f"{names} look{'s' if len(found) == 1 else ''} like a row identifier (a different whole number "
                       "on every row): it is used as a feature, from which no model learns anything that holds for "
-                      "new rows, and it singles people out; drop the column from the file before uploading",
+                      "new rows, and it singles people out; leave it out (drop=, --drop on the command line, Columns "
+                      "to leave out on the pages)",
                       DPCoreWarning, stacklevel=user_stacklevel())
 
 
-def _declared(columns: list[str], label_column: str, task: str, bounds: dict) -> tuple[dict, tuple | None]:
+def _left_out(df: pd.DataFrame, drop: "str | Sequence[str]", label_column: str) -> tuple[str, ...]:
+    """The columns of ``drop`` (one name or several), each checked to be a column of ``df`` other than the label."""
+    names = (drop,) if isinstance(drop, str) else tuple(str(n) for n in drop)  # read as text, as a file's are
+    unknown = [n for n in names if n not in df.columns]
+    if unknown:
+        raise DatasetError(f"drop names column(s) {_names(unknown)} that the file does not have; its columns: "
+                           f"{', '.join(_as_typed(str(c)) for c in df.columns)}")
+    if label_column in names:
+        raise DatasetError(f"drop names the label column {label_column!r}: it is what the models predict; leave it "
+                           "in, or choose another label column")
+    return tuple(dict.fromkeys(names))
+
+
+def _declared(columns: list[str], label_column: str, task: str, bounds: dict,
+              left_out: tuple[str, ...] = ()) -> tuple[dict, tuple | None]:
     """``({feature column: (low, high)}, label range or None)`` from the declared ``bounds``; unknown names are
-    refused."""
-    known = set(columns) | {label_column, "*"}
+    refused (bounds of a column ``left_out`` are not used, and not refused: declared before it was left out)."""
+    known = set(columns) | {label_column, "*"} | set(left_out)
     unknown = [n for n in bounds if n not in known]
     if unknown:
         raise BoundsError(f"bounds name column(s) {_names(unknown)} that the file does not have; its "
@@ -317,8 +332,11 @@ def _guess_task(labels: pd.Series) -> str:
 _COMMA_NUMBER = re.compile(r"^\s*[-+]?(\d{1,3}(,\d{3})+(\.\d*)?|\d+,\d+)\s*$")
 #: How to make a text column a feature. The values come from what the column means, not from the rows: a rare
 #: value read from the rows (pandas.get_dummies) gives away that some record holds it.
-_ENCODE = ("Encode as numbers (a category as one 0/1 column for each value it can take, listed from what the column "
-           "means rather than read from the rows, whose rare values would give records away; bounds 0:1) or drop")
+_ENCODE = ("Encode {} as numbers (a category as one 0/1 column for each value it can take, listed from what the "
+           "column means rather than read from the rows, whose rare values would give records away; bounds 0:1) or "
+           "drop {}.")
+#: Where a column is left out, said once in a refusal that advises it.
+LEAVE_OUT = "To leave a column out: drop= (--drop on the command line, 'Columns to leave out' on the pages)."
 #: At most this many distinct texts make a column of categories (a ward, a sex, a region).
 _FEW_CATEGORIES = 20
 
@@ -346,7 +364,7 @@ def _why_not_numeric(name, column: pd.Series) -> str:
         return (f"{name!r} holds a different text on every row, like a record identifier: no model learns from it "
                 "what holds for new rows, and it singles people out; drop the column.")
     if distinct <= _FEW_CATEGORIES:
-        return f"{name!r} is text with {distinct} categories: {_ENCODE[0].lower()}{_ENCODE[1:]} it."
+        return f"{name!r} is text with {distinct} categories."
     return ""
 
 
@@ -354,11 +372,14 @@ def _feature_matrix(features: pd.DataFrame) -> np.ndarray:
     """The feature columns as floats, refused by name when one is not numeric, infinite or too large."""
     non_numeric = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]
     if non_numeric:
-        said = [why for why in (_why_not_numeric(c, features[c]) for c in non_numeric) if why]
+        why = {c: _why_not_numeric(c, features[c]) for c in non_numeric}
+        said = [w for w in why.values() if w and not w.endswith(" categories.")]  # what to correct or leave out
+        to_encode = [c for c, w in why.items() if not w or w.endswith(" categories.")]  # categories, and the rest
         raise DatasetError(
             f"feature columns must be numeric; these are not: {_names(non_numeric)}. "
-            + (" ".join(said) + (f" {_ENCODE} the others" if len(said) < len(non_numeric) else "") if said
-               else f"{_ENCODE} them")
+            + " ".join(said + [why[c] for c in to_encode if why[c]])
+            + (" " + _ENCODE.format(_names(to_encode), "it" if len(to_encode) == 1 else "them") if to_encode else "")
+            + f" {LEAVE_OUT}"
         )
     X = features.to_numpy(dtype=float)
     if not np.all(np.isfinite(X)):
@@ -415,7 +436,7 @@ def _classes(labels: pd.Series) -> tuple:
 
 
 def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, name: str = "upload",
-             bounds: BoundsLike = None) -> Dataset:
+             bounds: BoundsLike = None, drop: "str | Sequence[str]" = ()) -> Dataset:
     """Turn an uploaded CSV (path, bytes, text or file object) or a pandas DataFrame into a Dataset.
 
     Parameters
@@ -433,6 +454,9 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
         them are clipped to them, with a warning. A column without declared bounds gets its own min and max from
         the data, which leaks privacy (the extremes are private rows' values): a :class:`PrivacyLeakWarning`
         names those columns.
+    drop : column name or names, optional
+        Columns to leave out before anything else is read: an identifier, a free-text note, a category not yet
+        encoded, a column that should not inform the model. Their cells are never checked or used.
     """
     declared = bounds_by_column(bounds, []) if bounds is None or isinstance(bounds, (str, Mapping)) else None
     df = _read(source)
@@ -441,8 +465,11 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
     if label_column not in df.columns:
         raise DatasetError(f"the label column {label_column!r} is not a column of the file; its columns: "
                            f"{', '.join(_as_typed(str(c)) for c in df.columns)}")
+    left_out = _left_out(df, drop, label_column)
+    df = df.drop(columns=list(left_out))
     if df.shape[1] < 2:
-        raise DatasetError("the CSV needs at least one feature column besides the label column")
+        raise DatasetError("the CSV needs at least one feature column besides the label column"
+                           + (f" (left out: {_names(left_out)})" if left_out else ""))
     what = "the DataFrame" if isinstance(source, pd.DataFrame) else "the CSV"
     if df.isna().any().any():
         empty = [c for c in df.columns if df[c].isna().all()]
@@ -451,10 +478,10 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
             raise DatasetError(f"column{'' if one else 's'} {_names(empty)} {'is' if one else 'are'} empty in every "
                                f"row of {what}: drop {'it' if one else 'them'}"
                                + (f"; {label_column!r} is the label column: choose another" if label_column in empty
-                                  else ""))
+                                  else f". {LEAVE_OUT}"))
         bad = [f"{str(c)!r} ({int(df[c].isna().sum())} of {len(df)} rows)" for c in df.columns if df[c].isna().any()]
         raise DatasetError(f"{what} has missing values in column(s) {', '.join(bad)}; remove or fill those rows "
-                           "first (the learners need a value in every cell)")
+                           f"first (the learners need a value in every cell), or leave the column out. {LEAVE_OUT}")
     features = df.drop(columns=[label_column])
     labels = df[label_column]
     task = _guess_task(labels) if task is None else task
@@ -468,7 +495,7 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
     if declared is None:  # a pair (low, high): one range per feature column
         declared = bounds_by_column(bounds, columns)
     _warn_identifiers(columns, X)
-    feature_bounds, declared_label = _declared(columns, str(label_column), task, declared)
+    feature_bounds, declared_label = _declared(columns, str(label_column), task, declared, left_out)
     inferred = [c for c in columns if c not in feature_bounds] + ([str(label_column)] if task == "regression"
                                                                    and declared_label is None else [])
     if inferred:

@@ -277,6 +277,14 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         cols = read_csv_columns(data)
         label = c.selectbox("Label column", cols, key=f"{key}.label",
                             index=cols.index(stored["label"]) if stored.get("label") in cols else len(cols) - 1)
+        others = [col for col in cols if col != label]
+        drop_key = f"{key}.drop"
+        # chosen on another page of this session: kept; a column since chosen as the label is no longer offered
+        st.session_state[drop_key] = [col for col in st.session_state.get(drop_key, stored.get("drop", ()))
+                                      if col in others]
+        drop = c.multiselect("Columns to leave out", others, key=drop_key,
+                             help="Columns the models must not use: an identifier, a free-text note, a category not "
+                                  "encoded as numbers. Their cells are never read.")
         kinds = ["auto", "classification", "regression"] if task is None else [task]
         kind = c.selectbox("Task", kinds, key=f"{key}.task",
                            index=kinds.index(stored["kind"]) if stored.get("kind") in kinds else 0)
@@ -290,10 +298,11 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
                  "signal. A column left out gets its own smallest and largest value in the file, which leaks privacy "
                  "(a warning names those columns). The label needs a range only for regression, and there it sets the "
                  "noise: the wider the range, the more noise the same ε needs.")
-        stored.update(label=label, bounds=bounds, kind=kind if task is None else stored.get("kind", "auto"))
+        stored.update(label=label, bounds=bounds, drop=list(drop),
+                      kind=kind if task is None else stored.get("kind", "auto"))
         with caught_warnings() as caught:
             ds = load_csv(data, label_column=label, task=None if kind == "auto" else kind, name=name,
-                          bounds=bounds)
+                          bounds=bounds, drop=[col for col in drop if col != label])
         stored["task"] = ds.task  # what the file is, as last read: the pages of other tasks offer it accordingly
         if bounds.strip() and not ds.inferred_bounds:
             c.caption(f"Bounds declared for all {ds.n_features} feature column(s)"

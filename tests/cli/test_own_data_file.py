@@ -85,6 +85,9 @@ def test_cluster_sweep_and_audit_read_the_file_too_in_secure_mode_unless_seeded(
     (["--dataset", "iris", "--data", "{csv}", "--label", "species"], "either --dataset or --data"),
     (["--dataset", "iris", "--label", "species"], "go with --data"),
     (["--dataset", "iris", "--bounds", "a=0:1"], "go with --data"),
+    (["--dataset", "iris", "--drop", "a"], "go with --data"),
+    (["--data", "{csv}", "--label", "species", "--drop", "petal width"], "--drop names column(s) 'petal width'"),
+    (["--data", "{csv}", "--label", "species", "--drop", "species"], "--drop names the label column 'species'"),
     (["--data", "{csv}", "--label", "species", "--bounds", "petal width=0:3"], "'petal width' that the file"),
     (["--data", "{csv}", "--label", "species", "--bounds", "*=3:0"], "not below the high end"),
     (["--label", "species"], "train needs --dataset"),
@@ -114,3 +117,19 @@ def test_declared_bounds_silence_the_leak_note_and_move_the_model_with_the_decla
     assert main([*argv, "--bounds", "sepal length (cm)=4:8"]) == 0
     _, err = _last_json(capsys)  # one column declared: the note names the three others, not it
     assert "'sepal width (cm)'" in err and "'sepal length (cm)'" not in err
+
+
+def test_drop_leaves_columns_out_before_anything_is_read(iris_csv, tmp_path, capsys):
+    frame = load_iris(as_frame=True).frame.rename(columns={"target": "species"})
+    frame.insert(0, "flower_id", [f"F{1000 + i}" for i in range(len(frame))])  # text, a different one on every row
+    frame.insert(1, "note, free text", ["picked in the rain" if i % 7 else None for i in range(len(frame))])
+    path = tmp_path / "labelled flowers.csv"
+    frame.to_csv(path, index=False)
+    argv = ["train", "--data", str(path), "--label", "species", "--algorithm", "logreg", "--seed", "0", "--json"]
+    assert main(argv) == 2  # the note's empty cells and the identifier stop it, and the message says how to go on
+    assert "--drop on the command line" in capsys.readouterr().err
+    assert main([*argv, "--drop", 'flower_id,"note, free text"']) == 0
+    out, _ = _last_json(capsys)
+    assert main(["train", "--data", str(iris_csv), "--label", "species", "--algorithm", "logreg", "--seed", "0",
+                 "--json"]) == 0
+    assert out["accuracy"] == _last_json(capsys)[0]["accuracy"]  # the same rows as the file without those columns

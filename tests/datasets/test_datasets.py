@@ -129,10 +129,10 @@ def test_a_continuous_label_read_as_classes_is_refused_with_the_count_and_a_hint
         ("a,b,label\n1,,x\n3,4,y\n", "label", "missing values in column\\(s\\) 'b' \\(1 of 2 rows\\); remove"),
         ("a,b,label\n1,z,x\n3,4,y\n", "label",
          "must be numeric; these are not: 'b'\\. 'b' holds numbers, but 1 of its 2 cells is not one \\(line 2 of the "
-         "file\\): correct or remove it\\.$"),
-        ("a,b,label\n1,z,x\n3,w,y\n", "label", "'b' is text with 2 categories: encode as numbers \\(a category as "
-                                             "one 0/1 column for each value it can take, listed from what the column "
-                                             "means rather than read from the rows"),
+         "file\\): correct or remove it\\. To leave a column out: drop= \\(--drop on the command line"),
+        ("a,b,label\n1,z,x\n3,w,y\n", "label", "'b' is text with 2 categories\\. Encode 'b' as numbers \\(a category "
+                                             "as one 0/1 column for each value it can take, listed from what the "
+                                             "column means rather than read from the rows"),
         ("a,b,label\n1,2,x\n3,4,x\n", "label", "single class 'x'; it needs"),  # plain, not np.str_('x')
         ("a,b,label\n1,2,x\n3,4,y\n", "target", "is not a column"),
         ("label\nx\ny\n", "label", "at least one feature"),
@@ -315,7 +315,7 @@ def _owner_table(extra: dict[str, list[str]], n: int = 40) -> bytes:
     ([f"P{100000 + 37 * i}" for i in range(40)], "holds a different text on every row, like a record identifier.*"
                                                  "drop the column"),
     ([("Cardiology", "Oncology", "Neurology")[i % 3] for i in range(40)],
-     "is text with 3 categories: encode as numbers .*listed from what the column means.* or drop it"),
+     "is text with 3 categories\\. Encode 'c' as numbers .*listed from what the column means.* or drop it"),
 ], ids=["thousands-separator", "decimal-comma", "text-identifier", "categories"])
 def test_a_text_feature_column_is_refused_saying_what_it_holds_without_quoting_a_cell(column, says):
     with warnings.catch_warnings():
@@ -328,8 +328,16 @@ def test_a_text_feature_column_is_refused_saying_what_it_holds_without_quoting_a
 def test_missing_cells_are_counted_per_column_and_an_empty_column_is_named_to_drop():
     with pytest.raises(DatasetError, match=r"missing values in column\(s\) 'b' \(1 of 2 rows\); remove or fill"):
         load_csv(b"a,b,label\n1,,x\n3,4,y\n", label_column="label")
-    with pytest.raises(DatasetError, match=r"^column 'b' is empty in every row of the CSV: drop it$"):
+    with pytest.raises(DatasetError, match=r"^column 'b' is empty in every row of the CSV: drop it\. To leave a "
+                                           r"column out: drop= \(--drop on the command line"):
         load_csv(b"a,b,label\n1,,x\n3,,y\n", label_column="label")
+    # left out, the columns' cells are never read: the empty one, and one whose text would be refused
+    ds = load_csv(b"id,a,b,label\nP1,1,,x\nP2,3,,y\n", label_column="label", drop=["b", "id"], bounds="a=0:5")
+    assert ds.feature_names == ("a",) and ds.X.ravel().tolist() == [1.0, 3.0]
+    with pytest.raises(DatasetError, match=r"^drop names column\(s\) 'c' that the file does not have"):
+        load_csv(b"a,b,label\n1,2,x\n3,4,y\n", label_column="label", drop="c")
+    with pytest.raises(DatasetError, match=r"^drop names the label column 'label'"):
+        load_csv(b"a,b,label\n1,2,x\n3,4,y\n", label_column="label", drop=["label"])
 
 
 def test_a_file_with_one_row_per_class_is_refused_at_its_split_saying_each_class_needs_two():

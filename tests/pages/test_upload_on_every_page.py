@@ -130,3 +130,24 @@ def test_a_file_the_page_cannot_use_is_said_once_in_the_main_area_where_a_phone_
     said = [e.value for e in at.main.error if "'ward' is text with 2 categories" in e.value]
     assert len(said) == 1, (path, [e.value for e in at.error])
     assert len([e for e in at.sidebar.error if "'ward'" in e.value]) <= 1, path
+
+
+def test_a_column_left_out_is_never_read_and_stays_left_out_on_the_other_pages(app_page):
+    rng = np.random.default_rng(5)
+    rows = [(f"P{100000 + i}", ("Cardiology", "Oncology")[i % 2], rng.integers(20, 90), i % 2) for i in range(60)]
+    data = ("patient_id,ward,age,readmitted\n" + "".join(f"{p},{w},{a},{t}\n" for p, w, a, t in rows)).encode()
+    at = app_page("app.py", timeout=600).run()
+    at.switch_page(PAGES[0][0]).run()
+    at.selectbox(key="train.dataset").set_value("upload").run()
+    at.get("file_uploader")[0].set_value(("wards.csv", data, "text/csv")).run()
+    assert any("'patient_id' holds a different text on every row" in e.value and "Columns to leave out" in e.value
+               for e in at.error)
+    at.multiselect(key="train.dataset.drop").set_value(["patient_id", "ward"]).run()
+    assert not at.exception and not at.error
+    assert at.session_state[UPLOAD_KEY]["drop"] == ["patient_id", "ward"]
+    at.switch_page("pages/9_Attack_the_model.py").run()  # another page: the same columns left out
+    assert at.multiselect(key="audit.dataset.drop").value == ["patient_id", "ward"] and not at.error
+    at.switch_page(PAGES[0][0]).run()
+    at.selectbox(key="train.dataset.label").set_value("ward").run()  # a left-out column made the label: not left out
+    assert not at.exception and at.multiselect(key="train.dataset.drop").value == ["patient_id"]
+    assert "ward" not in at.multiselect(key="train.dataset.drop").options
