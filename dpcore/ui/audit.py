@@ -13,6 +13,7 @@ import streamlit as st
 from ..audit import max_tpr_at_fpr, pld_max_tpr_at_fpr, run_audit
 from ..audit.bounds import clopper_pearson_lower
 from ..audit.run import epsilon_ladder
+from ..decision.advisor import COMMON_CLASS
 from ..learners import get_learner, learners
 from ..rng import noise_mode
 from ..runtime.thread_warnings import caught as caught_warnings
@@ -303,7 +304,13 @@ def model_accuracy_metric(col, accuracy: Mapping[str, float | None], private_lab
     if acc is None:
         return ""
     others = [(k, a) for k, a in accuracy.items() if k != private_label and a is not None]
+    # where one class is most of the data (95/5), its share is a high accuracy that needs nothing learnt: said under
+    # the number, not only in its help
+    common = chance is not None and chance >= COMMON_CLASS
     col.metric("Model accuracy", f"{acc:.1%}",
+               delta=f"{100 * (acc - chance):+.1f} pts vs chance" if common else None,
+               delta_color="off",  # grey: a model answering one class scores about chance, measured on
+               # other test rows than the attack's, and a green arrow would read as skill
                help="The attacked private model's accuracy on records it did not train on"
                     + "".join(f"; {k}: {a:.1%}" for k, a in others)
                     + ("" if chance is None else f"; always answering the most common class: {chance:.1%}") + ".")
@@ -319,7 +326,9 @@ def model_accuracy_metric(col, accuracy: Mapping[str, float | None], private_lab
         return (f"**But the model learnt nothing:** it is right on {acc:.1%} of the records it never saw{beside}, "
                 f"no better than always answering the most common class ({chance:.1%}). A model that learnt "
                 "nothing has nothing to leak; raise ε to see what privacy costs and what it protects.")
-    return f"The private model is right on {acc:.1%} of the records it never saw{beside}."
+    return (f"The private model is right on {acc:.1%} of the records it never saw{beside}."
+            + (f" Always answering the most common class (chance) scores {chance:.1%} here, so accuracy says little "
+               "of what the model learnt." if common else ""))
 
 
 def _pictures(X, image_shape, captions) -> None:
