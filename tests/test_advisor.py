@@ -304,4 +304,30 @@ def test_a_gap_to_a_non_private_model_that_the_majority_class_already_meets_is_s
     advice = judge(res, Need("within", "accuracy", 0.02))
     assert advice.met and "beware: always answering the most common class scores 0.947" in advice.headline()
     caution = next(t for t in advice.reasons if t.startswith("Caution"))
-    assert caution.endswith("judge the model by its margin over this.")  # the need is a gap already
+    assert "judge the model by its margin over this. Or judge it by balanced accuracy" in caution  # a gap already
+    assert caution.endswith("need 'balanced>=…'.")
+
+
+def test_where_one_class_is_most_rows_a_need_naming_no_metric_is_in_balanced_accuracy():
+    common = [0] * 95 + [1] * 5  # 95/5: always answering 0 has accuracy 0.95 and balanced accuracy 0.5
+    assert parse_need("", "classification", common) == Need("within", "balanced_accuracy", 0.02)
+    assert parse_need("within 3 points", "classification", common) == Need("within", "balanced_accuracy", 0.03)
+    assert parse_need("accuracy>=0.9", "classification", common) == Need("at_least", "accuracy", 0.9)
+    assert parse_need("", "classification", [0, 1] * 50) == Need("within", "accuracy", 0.02)  # balanced classes
+    for text in ("balanced>=0.7", "balanced_accuracy>=0.7", "balanced accuracy ≥ 0.7"):
+        assert parse_need(text, "classification") == Need("at_least", "balanced_accuracy", 0.7)
+    assert Need("within", "balanced_accuracy", 0.02).describe() == (
+        "balanced accuracy within 0.02 (2 points) of the non-private model")
+    with pytest.raises(DPValueError, match="balanced accuracy is at most 1"):
+        parse_need("balanced>=70", "classification")
+    with pytest.raises(DPValueError, match="regression model is judged by r2 or mse, not balanced_accuracy"):
+        parse_need("balanced>=0.7", "regression")
+
+
+def test_judged_by_balanced_accuracy_only_an_epsilon_whose_model_finds_the_rare_class_is_recommended():
+    # the runs of a 95/5 file: accuracy at the majority's share, balanced accuracy at 0.5 until ε is large
+    res = _result({0.1: [0.50, 0.50, 0.50], 1.0: [0.52, 0.51, 0.50], 10.0: [0.80, 0.80, 0.81]}, [0.82, 0.81, 0.83],
+                  metric="balanced_accuracy", trivial=0.5)
+    advice = judge(res, Need("within", "balanced_accuracy", 0.05))
+    assert advice.met and advice.recommended["epsilon"] == 10.0 and advice.metric == "balanced_accuracy"
+    assert "balanced accuracy" in advice.headline()

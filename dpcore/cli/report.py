@@ -33,7 +33,9 @@ def add_parser(sub) -> None:
     add_data_flags(p)
     p.add_argument("--need", default=None,
                    help="what the model must do: 'within=0.02' or 'within 2 points' (of the non-private model; the "
-                        "default), 'accuracy>=0.8', 'r2>=0.5', 'mse<=3000'")
+                        "default), 'accuracy>=0.8', 'balanced>=0.7' (balanced accuracy: each class's share found "
+                        "right, averaged), 'r2>=0.5', 'mse<=3000'. A need naming no metric is in accuracy, or in "
+                        "balanced accuracy where one class is at least 80%% of the rows")
     p.add_argument("--epsilon-range", default=None, metavar="LOW,HIGH",
                    help=f"the epsilon you could accept (default {ADVISOR_RANGE[0]:g},{ADVISOR_RANGE[1]:g})")
     p.add_argument("--points", type=int, default=ADVISOR_POINTS,
@@ -95,7 +97,7 @@ def _run(args) -> int:
     from ..datasets import load_dataset
 
     ds = load_dataset(data) if isinstance(data, str) else data
-    need = parse_need(args.need or "", ds.task)
+    need = parse_need(args.need or "", ds.task, ds.y)
     seed, secure = noise_from_args(args)
     learners = [a.strip() for a in args.algorithms.split(",") if a.strip()] if args.algorithms else None
     upload = not isinstance(data, str)

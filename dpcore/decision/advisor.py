@@ -61,9 +61,13 @@ ATTACK_FPR = 0.01
 ATTACK_POOL = 1000
 
 _KINDS = ("within", "at_least", "at_most")
-_METRICS = {"classification": ("accuracy",), "regression": ("r2", "mse")}
-_HIGHER = {"accuracy": True, "r2": True, "mse": False}
-_LABEL = {"accuracy": "accuracy", "r2": "R²", "mse": "MSE"}
+_METRICS = {"classification": ("accuracy", "balanced_accuracy"), "regression": ("r2", "mse")}
+_HIGHER = {"accuracy": True, "balanced_accuracy": True, "r2": True, "mse": False}
+_LABEL = {"accuracy": "accuracy", "balanced_accuracy": "balanced accuracy", "r2": "R²", "mse": "MSE"}
+#: Metrics that are shares (at most 1): a gap in them is said in points, and a level above 1 is a percentage.
+_SHARES = ("accuracy", "balanced_accuracy", "r2")
+#: Metrics whose gaps are said in points (a gap of R² is said as a number).
+_POINTS = ("accuracy", "balanced_accuracy")
 
 
 @dataclass(frozen=True)
@@ -82,7 +86,7 @@ class Need:
         if self.kind not in _KINDS:
             raise DPValueError(f"need kind must be one of {', '.join(_KINDS)}, got {self.kind!r}")
         if self.metric not in _HIGHER:
-            raise DPValueError(f"need metric must be accuracy, r2 or mse, got {self.metric!r}")
+            raise DPValueError(f"need metric must be accuracy, balanced_accuracy, r2 or mse, got {self.metric!r}")
         amount = float(self.amount)
         if not math.isfinite(amount) or (self.kind == "within" and amount < 0):
             raise DPValueError(f"need amount must be a finite number (a gap ≥ 0 for 'within'), got {self.amount!r}")
@@ -111,24 +115,49 @@ class Need:
         """In words: "accuracy within 0.02 (2 points) of the non-private model"."""
         name = _LABEL[self.metric]
         if self.kind == "within":
-            pts = f" ({100 * self.amount:.3g} points)" if self.metric in ("accuracy", "r2") else ""
+            pts = f" ({100 * self.amount:.3g} points)" if self.metric in _SHARES else ""
             return f"{name} within {self.amount:g}{pts} of the non-private model"
         return f"{name} {'at least' if self.kind == 'at_least' else 'at most'} {self.amount:g}"
 
     def spelling(self) -> str:
         """How the command line writes it (``--need``)."""
         if self.kind == "within":
-            return f"within={self.amount:g}" if self.metric == "accuracy" else f"{self.metric}:within={self.amount:g}"
+            return f"{self.metric}:within={self.amount:g}"
         return f"{self.metric}{'>=' if self.kind == 'at_least' else '<='}{self.amount:g}"
 
 
-def default_need(task: str) -> Need:
-    """Within 2 points of the non-private model: accuracy for classification, R² for regression."""
-    return Need("within", "accuracy" if task == "classification" else "r2", 0.02)
+def classification_metrics(y=None) -> tuple[str, ...]:
+    """What a classifier trained on labels ``y`` is judged by, the headline first: accuracy, or balanced accuracy
+    where one class is at least :data:`COMMON_CLASS` of the rows (95/5: always answering it has accuracy 0.95 and
+    balanced accuracy 0.5, so accuracy hides how the rarer classes are found). ``y=None``: accuracy first.
+
+    >>> classification_metrics([0] * 19 + [1])
+    ('balanced_accuracy', 'accuracy')
+    >>> classification_metrics([0, 1, 1, 2])
+    ('accuracy', 'balanced_accuracy')
+    """
+    if y is not None and np.size(y):
+        _, counts = np.unique(np.asarray(y), return_counts=True)
+        if counts.max() >= COMMON_CLASS * counts.sum():
+            return ("balanced_accuracy", "accuracy")
+    return ("accuracy", "balanced_accuracy")
 
 
-_ABS = re.compile(r"^\s*(accuracy|acc|r2|r²|mse)\s*(>=|≥|<=|≤)\s*([-+0-9.eE]+)\s*$", re.IGNORECASE)
-_WITHIN = re.compile(r"^\s*(?:(accuracy|acc|r2|r²|mse)\s*:\s*)?within\s*[=: ]?\s*([0-9.eE+-]+)\s*(points?|%)?\s*$",
+def headline_metric(task: str, y=None) -> str:
+    """The metric a need names when it names none: R² for regression; for classification accuracy, or balanced
+    accuracy where one class is most of the labels ``y`` (:func:`classification_metrics`)."""
+    return classification_metrics(y)[0] if task == "classification" else "r2"
+
+
+def default_need(task: str, y=None) -> Need:
+    """Within 2 points of the non-private model, in the headline metric (:func:`headline_metric`): accuracy (or
+    balanced accuracy where one class is most of the labels ``y``) for classification, R² for regression."""
+    return Need("within", headline_metric(task, y), 0.02)
+
+
+_NAMES = r"balanced_accuracy|balanced accuracy|balanced|accuracy|acc|r2|r²|mse"
+_ABS = re.compile(rf"^\s*({_NAMES})\s*(>=|≥|<=|≤)\s*([-+0-9.eE]+)\s*$", re.IGNORECASE)
+_WITHIN = re.compile(rf"^\s*(?:({_NAMES})\s*:\s*)?within\s*[=: ]?\s*([0-9.eE+-]+)\s*(points?|%)?\s*$",
                      re.IGNORECASE)
 
 
@@ -139,8 +168,9 @@ def _need(text: str, kind: str, metric: str, amount: float) -> Need:
         raise DPValueError(f"--need {text!r}: {exc}") from None
 
 
-def parse_need(text: str, task: str) -> Need:
-    """A need written as on the command line (``--need``).
+def parse_need(text: str, task: str, y=None) -> Need:
+    """A need written as on the command line (``--need``); one that names no metric (``within=0.02``, or none at
+    all) is in the headline metric for the labels ``y`` (:func:`headline_metric`).
 
     >>> parse_need("accuracy>=0.8", "classification")
     Need(kind='at_least', metric='accuracy', amount=0.8)
@@ -150,9 +180,9 @@ def parse_need(text: str, task: str) -> Need:
     'MSE at most 3000'
     """
     if not isinstance(text, str) or not text.strip():
-        return default_need(task)
-    headline = "accuracy" if task == "classification" else "r2"
-    alias = {"acc": "accuracy", "r²": "r2"}
+        return default_need(task, y)
+    headline = headline_metric(task, y)
+    alias = {"acc": "accuracy", "r²": "r2", "balanced": "balanced_accuracy", "balanced accuracy": "balanced_accuracy"}
     if m := _WITHIN.match(text):
         metric = alias.get((m.group(1) or headline).lower(), (m.group(1) or headline).lower())
         try:
@@ -171,13 +201,14 @@ def parse_need(text: str, task: str) -> Need:
         need = _need(text, "at_least" if m.group(2) in (">=", "≥") else "at_most", metric, amount)
     else:
         raise DPValueError(f"--need {text!r} is not a need this advisor reads; write e.g. 'within=0.02' (2 points of "
-                           "the non-private model), 'within 2 points', 'accuracy>=0.8', 'r2>=0.5' or 'mse<=3000'")
+                           "the non-private model), 'within 2 points', 'accuracy>=0.8', 'balanced>=0.7' (each "
+                           "class counting equally), 'r2>=0.5' or 'mse<=3000'")
     if need.metric not in _METRICS.get(task, ()):
         raise DPValueError(f"--need {text!r}: a {task} model is judged by {' or '.join(_METRICS.get(task, ()))}, "
                            f"not {need.metric}")
     # accuracy is a share and R² at most 1: a level above 1 (or a gap of accuracy above 1) is a percentage written
     # as a number, and would sweep every ε only to say that nothing meets it
-    if need.metric in ("accuracy", "r2") and need.amount > 1 and (need.kind == "at_least" or need.metric == "accuracy"):
+    if need.metric in _SHARES and need.amount > 1 and (need.kind == "at_least" or need.metric in _POINTS):
         share = need.amount / 100
         raise DPValueError(
             f"--need {text!r}: {_LABEL[need.metric]} is at most 1, so {need.amount:g} is out of reach; write a share, "
@@ -717,7 +748,7 @@ def _against_references(best: pd.Series, need: Need, *, trivial: float | None, t
     nothing = _trivial_words(task)
     if trivial is not None and math.isfinite(trivial):
         margin = (float(best["mean"]) - trivial) * (1 if need.higher_is_better else -1)
-        unit = f" ({100 * margin:.2g} points)" if need.metric == "accuracy" else ""
+        unit = f" ({100 * margin:.2g} points)" if need.metric in _POINTS else ""
         if need.meets(trivial, float(best.target)):
             common = task == "classification" and trivial >= COMMON_CLASS
             out.append(f"Caution: {nothing} already meets this need ({name} {trivial:{fmt}} against the target "
@@ -725,7 +756,10 @@ def _against_references(best: pd.Series, need: Need, *, trivial: float | None, t
                        f"{margin:.3g}{unit} on average. "
                        + ("With one class this common, accuracy hides how well the rarer classes are found: judge "
                           if common else "Judge ") + "the model by its margin over this"
-                       + (", or state the need as a gap to the non-private model." if need.kind != "within" else "."))
+                       + (", or state the need as a gap to the non-private model." if need.kind != "within" else ".")
+                       + (" Or judge it by balanced accuracy (each class's share found right, averaged: always "
+                          "answering one class scores 1/k there), need 'balanced>=…'."
+                          if common and need.metric == "accuracy" else ""))
         else:
             out.append(f"Against a model that learnt nothing ({nothing}, {name} {trivial:{fmt}}): better by "
                        f"{margin:.3g}{unit} on average.")
@@ -734,7 +768,7 @@ def _against_references(best: pd.Series, need: Need, *, trivial: float | None, t
         gaps = ((per_seed - g.set_index("seed")[need.metric].astype(float)).dropna()
                 * (1 if need.higher_is_better else -1))
         if len(gaps):
-            scale, points = (100, " points") if need.metric == "accuracy" else (1, "")
+            scale, points = (100, " points") if need.metric in _POINTS else (1, "")
             lo, hi, mean = scale * float(gaps.min()), scale * float(gaps.max()), scale * float(gaps.mean())
             worse, better = ("lower", "higher") if need.higher_is_better else ("higher", "lower")
             sign = 1 if mean >= 0 else -1
@@ -836,7 +870,7 @@ def advise(data, need: Need | str | None = None, *, epsilon_range: tuple[float, 
     config = advice_config(data, learners=learners, epsilon_range=epsilon_range, points=points, seeds=seeds,
                            base_seed=base_seed, secure=secure, delta=delta, params=params)
     if not isinstance(need, Need):
-        need = parse_need(need or "", config.task)
+        need = parse_need(need or "", config.task, dataset_labels(config.dataset))
     result = run_sweep(config, n_jobs=DEFAULT_JOBS if n_jobs is None else n_jobs, on_result=on_result,
                        use_cache=use_cache, cache_dir=cache_dir)  # None: an upload's runs stay off the disk
     advice = judge(result, need, epsilon_range=epsilon_range, confidence=confidence)
@@ -846,6 +880,13 @@ def advise(data, need: Need | str | None = None, *, epsilon_range: tuple[float, 
     return advice
 
 
+def dataset_labels(dataset) -> np.ndarray:
+    """All the labels of ``dataset`` (a registry name or a Dataset)."""
+    from ..datasets import load_dataset
+
+    return np.asarray((load_dataset(dataset) if isinstance(dataset, str) else dataset).y)
+
+
 def _with(advice: Advice, **changes) -> Advice:
     from dataclasses import replace
 
@@ -853,5 +894,5 @@ def _with(advice: Advice, **changes) -> Advice:
 
 
 __all__ = ["ADVISOR_CONFIDENCE", "ADVISOR_POINTS", "ADVISOR_RANGE", "ADVISOR_SEEDS", "ATTACK_FPR", "Advice", "Need",
-           "advice_config", "advise", "attack_evidence", "default_need", "judge", "overspent_reasons", "parse_need",
-           "prediction_bound", "selection_note"]
+           "advice_config", "advise", "attack_evidence", "classification_metrics", "dataset_labels", "default_need",
+           "headline_metric", "judge", "overspent_reasons", "parse_need", "prediction_bound", "selection_note"]

@@ -32,7 +32,7 @@ _BAND_TINTS = {"strong": "rgba(0,158,115,0.10)", "moderate": "rgba(240,228,66,0.
                "weak": "rgba(230,159,0,0.12)", "nominal": "rgba(213,94,0,0.10)"}
 #: Packages whose versions the report lists.
 _PACKAGES = ("dp-accounting", "numpy", "pandas", "scipy", "scikit-learn", "torch")
-_METRIC = {"accuracy": "Accuracy", "r2": "R²", "mse": "MSE"}
+_METRIC = {"accuracy": "Accuracy", "balanced_accuracy": "Balanced accuracy", "r2": "R²", "mse": "MSE"}
 #: What an attack's numbers do not say, wherever they are shown.
 ATTACK_CAVEAT = ("A lower bound of 0 says this attack proved no leak; it does not prove the model safe. What any "
                  "attacker can learn is bounded by the ε itself, once no privacy leak is among the warnings.")
@@ -122,7 +122,8 @@ def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
     y0, y1 = (min(ys), max(ys)) if ys else (0.0, 1.0)
     pad = (y1 - y0) * 0.06 or 0.05
     y0, y1 = y0 - pad, y1 + pad
-    if advice.metric in ("accuracy", "r2"):  # no score above 1: an interval past it is drawn up to the frame
+    if advice.metric in ("accuracy", "balanced_accuracy", "r2"):  # no score above 1: an interval past it is drawn
+        # up to the frame
         y1 = min(y1, 1.0)
 
     def x(e: float) -> float:

@@ -24,6 +24,7 @@ from ..rng import secure_noise, substream
 from ..validation import check_delta, check_epsilon, check_fraction, check_int, delta_checked
 from .base import EpochCallback, LearnerSpec, RunResult, TestOutputs
 from .knobs import Knob, Wording, parse_value
+from .metrics import balanced_accuracy
 
 _LEARNERS: dict[str, LearnerSpec] = {}
 
@@ -231,10 +232,21 @@ def run_learner(
         result = spec.run(split, epsilon=epsilon, delta=delta, seed=seed, params=params, on_epoch=on_epoch)
     if result.seconds == 0.0:
         object.__setattr__(result, "seconds", time.perf_counter() - t0)
+    _add_balanced_accuracy(split, result)
     judge_against_trivial(spec, split, result)
     if spec.private:  # what its epsilon protects, unless the run said it (it may depend on the knobs)
         result.extras.setdefault("protects", spec.wording.protects)
     return result
+
+
+def _add_balanced_accuracy(split: Split, result: RunResult) -> None:
+    """A classifier's balanced accuracy, from its answers on the test rows, where the learner scored accuracy alone
+    (PATE's student, FedAvg's global model): every classifier's run then has both. Clustering is scored by matched
+    accuracy only."""
+    outputs = result.test_outputs
+    if (split.task == "classification" and "balanced_accuracy" not in result.metrics and outputs is not None
+            and outputs.kind in ("probability", "score") and len(outputs.values) == split.y_test.size):
+        result.metrics["balanced_accuracy"] = balanced_accuracy(split.y_test, np.argmax(outputs.values, axis=1))
 
 
 def judge_against_trivial(spec: LearnerSpec, split: Split, result: RunResult) -> None:

@@ -11,7 +11,16 @@ from typing import Sequence
 
 import streamlit as st
 
-from ..decision.advisor import ADVISOR_CONFIDENCE, Advice, Need, attack_evidence, default_need, judge
+from ..decision.advisor import (
+    ADVISOR_CONFIDENCE,
+    Advice,
+    Need,
+    attack_evidence,
+    classification_metrics,
+    dataset_labels,
+    default_need,
+    judge,
+)
 from ..decision.report import ATTACK_CAVEAT
 from ..exceptions import DPCoreError, PrivacyLeakWarning
 from ..sweep import SweepResult, from_upload, table_warnings
@@ -75,25 +84,35 @@ def warnings_notice(table, load: Sequence[tuple[str, bool]] = (), *, slot=None) 
     return len(found)
 
 
-def _need_input(task: str) -> Need:
-    """The owner's need: a gap to the non-private model, or a level of the metric."""
-    d = default_need(task)
-    headline = "accuracy" if task == "classification" else "r2"
+def _need_input(task: str, y) -> Need:
+    """The owner's need: a gap to the non-private model, or a level of the metric. A classifier is judged by accuracy,
+    or, where one class is most of the labels ``y``, by balanced accuracy first, with accuracy offered too."""
+    d = default_need(task, y)
+    headline = d.metric
+    if headline == "balanced_accuracy":  # one class is most rows: accuracy would praise answering it alone
+        headline = st.radio("Judged by", classification_metrics(y), horizontal=True, key="sweep.advisor.judged",
+                            format_func=lambda m: {"balanced_accuracy": "Balanced accuracy (each class counts "
+                                                   "equally)", "accuracy": "Accuracy"}[m],
+                            help="One class is most of your rows: always answering it scores that share in accuracy "
+                                 "but 1/k in balanced accuracy (the mean over the classes of the share of each "
+                                 "class's rows found right), which shows how the rarer classes are found.")
+    name = {"accuracy": "accuracy", "balanced_accuracy": "balanced accuracy", "r2": "R²"}[headline]
     c1, c2 = st.columns([3, 2])
     kinds = {"within": "Within a gap of the non-private model", "level": "At least a level" if task ==
              "classification" else "A level of R² or MSE"}
     kind = c1.radio("I need", list(kinds), format_func=kinds.get, key="sweep.advisor.kind", horizontal=True)
     if kind == "within":
-        points = bounded_number(c2, "Gap (points of " + ("accuracy" if task == "classification" else "R²") + ")",
+        points = bounded_number(c2, f"Gap (points of {name})",
                                 low=0.0, high=100.0, default=100 * d.amount, key="sweep.advisor.gap", name="The gap",
                                 value=100 * d.amount, step=0.5,
-                                 help="2 points = 0.02 of accuracy: the private model may score at most this much "
+                                 help=f"2 points = 0.02 of {name}: the private model may score at most this much "
                                       "below its non-private counterpart trained on the same split.")
         return Need("within", headline, points / 100)
     if task == "classification":
-        level = bounded_number(c2, "Accuracy at least", low=0.0, high=1.0, default=0.8, key="sweep.advisor.level",
+        level = bounded_number(c2, f"{name[0].upper()}{name[1:]} at least", low=0.0, high=1.0, default=0.8,
+                               key="sweep.advisor.level" + ("" if headline == "accuracy" else f".{headline}"),
                                value=0.8, step=0.01)
-        return Need("at_least", "accuracy", level)
+        return Need("at_least", headline, level)
     metric = c2.radio("Metric", ["r2", "mse"], key="sweep.advisor.metric", horizontal=True,
                       format_func=lambda m: {"r2": "R² at least", "mse": "MSE at most"}[m])
     level0 = 0.4 if metric == "r2" else 3000.0
@@ -113,7 +132,7 @@ def advisor_panel(result: SweepResult, *, load: Sequence[tuple[str, bool]] = ())
                f"in {ADVISOR_CONFIDENCE:.0%} of cases (a prediction bound over the seeds), every larger ε tried "
                "meeting it on average. More seeds give a tighter answer; `python -m dpcore report` runs the same "
                "advisor from the command line.")
-    need = _need_input(config.task)
+    need = _need_input(config.task, dataset_labels(config.dataset))
     lo0, hi0 = min(config.values), max(config.values)
     c1, c2 = st.columns(2)
     lo = bounded_number(c1, "Smallest ε I could accept", low=1e-4, high=None, default=float(lo0), value=float(lo0),

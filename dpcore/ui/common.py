@@ -332,7 +332,8 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
 
 #: Display names for the columns of the tidy tables pages show (the CSV downloads keep the tidy names).
 COLUMN_LABELS = {
-    "epoch": "Epoch", "step": "Steps so far", "loss": "Test loss", "accuracy": "Test accuracy", "mse": "Test MSE",
+    "epoch": "Epoch", "step": "Steps so far", "loss": "Test loss", "accuracy": "Test accuracy",
+    "balanced_accuracy": "Balanced accuracy", "mse": "Test MSE",
     "r2": "Test R²", "epsilon": "ε", "train_loss": "Training loss (private rows)", "method": "Method",
     "accuracy_sd": "Accuracy SD", "intra_cluster_variance": "Within / total sum of squares",
     "intra_cluster_variance_sd": "Within / total SD", "n_train": "Training rows", "learner": "Learner",

@@ -155,6 +155,7 @@ def _rgba(hex_colour: str, alpha: float) -> str:
 
 METRIC_LABELS = {
     "accuracy": "Test accuracy (fraction correct)",
+    "balanced_accuracy": "Balanced accuracy (each class's share found right, averaged)",
     "mse": "Test MSE (squared target units)",
     "r2": "Test R² (1 = perfect, 0 = the mean)",
 }
@@ -381,7 +382,7 @@ def place_point_labels(fig: go.Figure, labels, *, log_x: bool, log_y: bool) -> N
 
 
 ROLE_LABELS = {"swept": "private (swept)", "baseline": "non-private baseline", "trivial": "trivial baseline"}
-_METRIC_SHORT = {"accuracy": "Accuracy", "mse": "MSE", "r2": "R²"}
+_METRIC_SHORT = {"accuracy": "Accuracy", "balanced_accuracy": "Balanced accuracy", "mse": "MSE", "r2": "R²"}
 def _axis_header(axis: str) -> str:
     return "ε" if axis == "epsilon" else (AXES[axis].label if axis in AXES else axis.replace("_", " "))
 

@@ -146,3 +146,29 @@ def test_the_attack_at_the_recommended_epsilon_says_what_a_blind_guess_catches_a
     said = next(m.value for m in at.markdown if m.value.startswith("**What an attacker learned"))
     assert "(a blind guess catches 1 %)" in said or "too few non-members" in said
     assert said.endswith(ATTACK_CAVEAT)
+
+
+def test_on_a_file_where_one_class_is_most_rows_the_chart_and_the_advisor_judge_by_balanced_accuracy_first(
+        tmp_path, monkeypatch):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] + rng.normal(0, 0.3, 300) > 1.6).astype(int)  # about 1 row in 20 is a case
+    lines = ["a,b,c,sepsis"] + [f"{a:.3f},{b:.3f},{c:.3f},{'yes' if t else 'no'}" for (a, b, c), t in zip(X, y)]
+    monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))
+    at = AppTest.from_file(PAGE, default_timeout=300).run()
+    at.selectbox(key="sweep.dataset").set_value("upload").run()
+    at.get("file_uploader")[0].set_value(("sepsis.csv", ("\n".join(lines) + "\n").encode(), "text/csv")).run()
+    at.text_area(key="sweep.dataset.bounds.sepsis.csv").set_value("*=-4:4").run()
+    _small_sweep(at)
+    assert at.radio(key="sweep.metric").value == "balanced_accuracy"  # first of two
+    assert at.radio(key="sweep.metric").options[0].startswith("Balanced accuracy") and len(
+        at.radio(key="sweep.metric").options) == 2
+    at.button(key="sweep.run").click().run()
+    assert not at.exception
+    judged = at.radio(key="sweep.advisor.judged")
+    assert judged.value == "balanced_accuracy"
+    assert judged.options == ["Balanced accuracy (each class counts equally)", "Accuracy"]
+    said = " ".join([s.value for s in at.success] + [w.value for w in at.warning])
+    assert "balanced accuracy" in said
+    judged.set_value("accuracy").run()  # the owner may still ask for accuracy
+    assert not at.exception and at.number_input(key="sweep.advisor.gap").label == "Gap (points of accuracy)"
