@@ -13,7 +13,7 @@ from dpcore.images.sets import DISPLAY_UPSCALE
 from dpcore.mechanisms import RandomizedResponse
 from dpcore.ui import delta_input, epsilon_input, noise_mode_input, page_header, run_guarded, show_frame, verdict_line
 from dpcore.ui import images as ui
-from dpcore.ui.common import bounded_number, majority_accuracy
+from dpcore.ui.common import bounded_number, format_epsilon, majority_accuracy
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import headline_area
 
@@ -142,7 +142,7 @@ if res is not None:
     st.caption(f"Result for: {settings}. Accuracy on the clean test images; hover a metric for its privacy unit.")
     short = ("Clean images", "Noisy images", "DP-SGD")
     for c, name, row in zip(st.columns(len(table)), short, table.itertuples(index=False)):
-        eps_txt = "no privacy" if math.isinf(row.epsilon) else f"ε = {row.epsilon:.3g} per " + (
+        eps_txt = "no privacy" if math.isinf(row.epsilon) else f"ε = {format_epsilon(row.epsilon)} per " + (
             "(image, label) record" if row.labels_protected else "image")
         c.metric(f"{name} · {eps_txt}", "–" if row.accuracy is None else f"{row.accuracy:.3f}",
                  help=f"{row.model}. Privacy unit: {row.privacy}. Accuracy: the fraction of test images right.")
@@ -152,7 +152,8 @@ if res is not None:
         st.markdown(f"**Chance level** (always the most common class): **{chance:.3f}**.")
     if info["epsilon_image"] > info["epsilon_requested"] * (1 + 1e-9):
         st.warning(f"ε = {info['epsilon_requested']:g} per pixel protects one pixel only: each training image is "
-                   f"only ε = {info['epsilon_image']:.3g}-DP as a whole (h·w·ε, basic composition), and that is the "
+                   f"only ε = {format_epsilon(info['epsilon_image'])}-DP as a whole (h·w·ε, basic composition), and "
+                   "that is the "
                    "ε the table reports. DP-SGD's ε is per whole record.")
     st.caption("**Not like for like:** input noise protects the images only; the noisy-input classifier uses the "
                "true labels, unprotected. DP-SGD's ε covers the whole (image, label) record.")

@@ -20,7 +20,7 @@ from dpcore.ui import (
     verdict_line,
 )
 from dpcore.ui.accounting import weak_guarantee_note
-from dpcore.ui.common import bounded_number, majority_accuracy
+from dpcore.ui.common import bounded_number, format_epsilon, majority_accuracy
 from dpcore.ui.federated import (
     DIAGNOSTIC_COLUMNS,
     FED_SPEC,
@@ -144,7 +144,7 @@ eps_slot.plotly_chart(e, width="stretch", key="fed.chart.eps")
 m = metrics_slot.columns(5)
 m[0].metric("Final test accuracy", f"{res.accuracy:.3f}")
 m[1].metric("Non-private FedAvg", "—" if ref is None else f"{ref.accuracy:.3f}")
-m[2].metric("ε (user level)", "∞" if not private else f"{res.epsilon:.3g}",
+m[2].metric("ε (user level)", "∞" if not private else format_epsilon(res.epsilon),
             help=f"δ = {res.delta:g}; {res.dp_event}")
 m[3].metric("Noise multiplier σ", "—" if res.noise_multiplier is None else f"{res.noise_multiplier:.3g}")
 m[4].metric("Clients per round qN", f"{cfg.client_fraction * cfg.clients:.3g}",

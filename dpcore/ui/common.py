@@ -15,7 +15,7 @@ from ..defaults import DELTA, EPSILON
 from ..exceptions import BoundsError, DPCoreError, PrivacyLeakWarning
 from ..runtime.thread_warnings import caught as caught_warnings
 from ..runtime.workload import SERVER, set_default_budget
-from ..teaching.verdict import ZERO_EPSILON, comparison, verdict
+from ..teaching.verdict import ZERO_EPSILON, comparison, epsilon_text, verdict
 from .links import DATASET_PROBLEM, settle
 from .navigation import route_through_app
 from .present import control_area, open_stage
@@ -355,16 +355,21 @@ def format_number(v, digits: int = 3) -> str:
 
 
 def format_epsilon(v, digits: int = 3) -> str:
-    """An epsilon as text: ``∞ (not private)`` for an infinite budget, else :func:`format_number`.
+    """An epsilon as text: ``∞ (not private)`` for an infinite budget; from 1,000 up thousands separated, as
+    :func:`~dpcore.teaching.verdict.epsilon_text` writes it (a student reads "9.83e+03" as 9.83); else
+    :func:`format_number`.
 
-    >>> format_epsilon(float("inf")), format_epsilon(1.23456)
-    ('∞ (not private)', '1.23')
+    >>> format_epsilon(float("inf")), format_epsilon(1.23456), format_epsilon(9834.2), format_epsilon(384000.0)
+    ('∞ (not private)', '1.23', '9,830', '384,000')
     """
     try:
-        if v is not None and float(v) == math.inf:
-            return NOT_PRIVATE
+        f = None if v is None or isinstance(v, (bool, np.bool_)) else float(v)
     except (TypeError, ValueError):
-        pass
+        f = None
+    if f == math.inf:
+        return NOT_PRIVATE
+    if f is not None and math.isfinite(f) and abs(f) >= 1000:
+        return epsilon_text(f)
     return format_number(v, digits)
 
 

@@ -14,6 +14,7 @@ from ..federated.learners import SMALL_FEDERATION, fedavg_config
 from ..learners import get_learner
 from . import palette
 from .common import (
+    format_epsilon,
     readable_table,
     shared_call,
 )
@@ -136,7 +137,8 @@ def sigma_used_caption(result: FedAvgResult) -> str:
     cfg = result.config
     if not cfg.private:
         return "Non-private FedAvg: no clipping and no noise, so the clip norm, σ, ε and δ are not used."
-    spent = f"{cfg.rounds} {'round costs' if cfg.rounds == 1 else 'rounds cost'} ε = {result.epsilon:.3g} per client"
+    spent = (f"{cfg.rounds} {'round costs' if cfg.rounds == 1 else 'rounds cost'} ε = {format_epsilon(result.epsilon)} "
+             "per client")
     if cfg.noise_multiplier is None:
         return (f"Used: σ = {result.noise_multiplier:.3g}, calibrated so that {spent} "
                 f"(target {cfg.target_epsilon:g}, δ = {result.delta:g}).")
@@ -257,7 +259,8 @@ def live_callback(bar, acc_slot, eps_slot, *, rounds: int, reference: pd.DataFra
             bar.progress(info["round"] / rounds, text=(
                 f"Non-private FedAvg, the reference: round {info['round']} / {rounds}, accuracy "
                 f"{info['accuracy']:.3f}" if of_reference else
-                f"round {info['round']} / {rounds}: accuracy {info['accuracy']:.3f}, ε {info['epsilon']:.3g}"))
+                f"round {info['round']} / {rounds}: accuracy {info['accuracy']:.3f}, "
+                f"ε {format_epsilon(info['epsilon'])}"))
         if not chart_due(last=last):
             return
         history = pd.DataFrame(rows)
