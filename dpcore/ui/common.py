@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import threading
 import warnings
 from typing import Any, Callable
 
@@ -58,6 +59,7 @@ def page_header(title: str, intro: str) -> None:
     ``DPCORE_WORK_BUDGET`` says otherwise).
     """
     set_default_budget(SERVER)
+    _said.captions = set()  # what shared_call told this run of the page (the thread runs one script at a time)
     route_through_app()
     st.html(_PHONE_STYLE)
     st.title(title)
@@ -663,12 +665,27 @@ def shared_call(key: tuple, compute: Callable[[Callable[[Any], None]], Any], *,
     for category, message in dict.fromkeys(said):
         warnings.warn(message, category, stacklevel=2)
     if how == "joined":
-        st.caption(f"Another visitor asked for exactly these inputs first: you followed the same run, {done} once "
-                   "for all who asked.")
+        _say_once(f"Another visitor asked for exactly these inputs first: you followed the same run, {done} once "
+                  "for all who asked.")
     elif how == "cached" and not quiet:
-        st.caption("These exact inputs were run on this server before: the result is shown from its store of "
-                   "finished runs, without running again.")
+        _say_once("These exact inputs were run on this server before: the result is shown from its store of "
+                  "finished runs, without running again.")
     return value
+
+
+#: the captions :func:`shared_call` has written in this run of a page (reset by :func:`page_header`)
+_said = threading.local()
+
+
+def _say_once(text: str) -> None:
+    """A caption of :func:`shared_call`, once per run of a page: the Federated page follows two runs (the
+    non-private reference and the private model) and said "you followed the same run" twice, one under the other."""
+    said = getattr(_said, "captions", None)
+    if said is not None and text in said:
+        return
+    st.caption(text)
+    if said is not None:
+        said.add(text)
 
 
 def _runs_at_once(workers: int) -> str:
