@@ -657,14 +657,18 @@ def shared_call(key: tuple, compute: Callable[[Callable[[Any], None]], Any], *,
             value = compute(progress)
         return value, [(w.category, str(w.message)) for w in caught]
 
+    asking = st.session_state.setdefault(_ASKING, set())
+    again = key in asking  # this session asked before and its page was rerun before the answer came
+    asking.add(key)
     try:
         (value, said), how = shared_runs().get_or_run(key, work, on_progress=on_progress, on_queued=queued,
                                                       keep=keep, here=here)
     finally:
         note.empty()
+    asking.discard(key)  # answered (not in a finally: a rerun that stops this script leaves it asked)
     for category, message in dict.fromkeys(said):
         warnings.warn(message, category, stacklevel=2)
-    if how == "joined":
+    if how == "joined" and not again:  # joined its own run (a button pressed twice): no other visitor to speak of
         _say_once(f"Another visitor asked for exactly these inputs first: you followed the same run, {done} once "
                   "for all who asked.")
     elif how == "cached" and not quiet:
@@ -673,6 +677,9 @@ def shared_call(key: tuple, compute: Callable[[Callable[[Any], None]], Any], *,
     return value
 
 
+#: Session key: the keys of the shared runs this session has asked for and not yet been answered (a page rerun by a
+#: second press of its button joins the run its first press started: that is no other visitor's)
+_ASKING = "shared.asking"
 #: the captions :func:`shared_call` has written in this run of a page (reset by :func:`page_header`)
 _said = threading.local()
 
