@@ -15,7 +15,7 @@ from dpcore.ui import delta_input, epsilon_input, noise_mode_input, page_header,
 from dpcore.ui import images as ui
 from dpcore.ui.common import bounded_number, format_epsilon, majority_accuracy
 from dpcore.ui.links import stop_page
-from dpcore.ui.present import headline_area
+from dpcore.ui.present import control_area, headline_area
 
 page_header(
     "Noisy images",
@@ -53,7 +53,9 @@ m = bounded_number(sb, "DP-Pix m (pixels neighbours may differ in)", low=1, high
                    name="m", whole=True, value=1)
 if mode == "mechanisms" and (note := ui.whole_image_note([k for k in chosen if k not in left_out], eps, delta,
                                                          image_set, cell=cell, m=m)):
-    sb.markdown(note)  # the verdict under the ε box judges ε as typed: say what it leaves a whole image with
+    # the verdict under the ε box judges ε as typed: say under it what that leaves a whole image with (beside the
+    # grid when presenting, where the sidebar is folded away and "Weak guarantee" stood alone beside ε 384,000)
+    control_area(sb).markdown(note)
 seed = noise_mode_input("images.seed", uploaded=key is not None and key[0] == "upload")
 
 st.header(f"{image_set.title}: {image_set.n_images} image(s) of {' x '.join(map(str, image_set.image_shape))}, "
