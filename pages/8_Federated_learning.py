@@ -143,7 +143,10 @@ eps_slot.plotly_chart(e, width="stretch", key="fed.chart.eps")
 
 m = metrics_slot.columns(5)
 m[0].metric("Final test accuracy", f"{res.accuracy:.3f}")
-m[1].metric("Non-private FedAvg", "—" if ref is None else f"{ref.accuracy:.3f}")
+m[1].metric("Non-private FedAvg", "—" if ref is None else f"{ref.accuracy:.3f}",
+            help=None if ref is None else f"The same clients and model trained without clipping or noise for the same "
+                 f"{cfg.rounds} rounds: when the Rounds box is empty they follow ε, so this number moves with ε too, "
+                 "though it spends none.")
 m[2].metric("ε (user level)", "∞" if not private else format_epsilon(res.epsilon),
             help=f"δ = {res.delta:g}; {res.dp_event}")
 m[3].metric("Noise multiplier σ", "—" if res.noise_multiplier is None else f"{res.noise_multiplier:.3g}")
