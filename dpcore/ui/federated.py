@@ -218,7 +218,9 @@ def rounds_figures(history: pd.DataFrame, *, rounds: int, reference: pd.DataFram
                         line=dict(dash="dot", color=palette.GREY), name=f"chance: most common class ({chance:.2f})")
     acc.update_layout(xaxis_title="round", yaxis_title="test accuracy (fraction correct)", yaxis_range=[0, 1],
                       xaxis_range=[0.5, rounds + 0.5], height=360, margin=dict(t=30, b=40),
-                      legend=dict(orientation="h", y=1.15))
+                      # anchored by its foot above the plot, so rows wrapped on a narrow column grow upwards: its top
+                      # at 1.15 let three rows (presentation mode, 1280×720) lie over the curves near accuracy 0.9
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0, xanchor="left"))
     eps = go.Figure()
     if private:
         eps.add_scatter(x=history["round"], y=history.epsilon, mode="lines+markers", name="ε spent",
