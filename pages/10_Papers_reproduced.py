@@ -7,7 +7,7 @@ import streamlit as st
 
 from dpcore.reproduce import get_reproduction, reproduction_names
 from dpcore.ui import page_header, run_guarded, show_frame, verdict_line
-from dpcore.ui.common import DASH
+from dpcore.ui.common import DASH, show_plain_table
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area
 from dpcore.ui.reproduce import (
@@ -98,10 +98,11 @@ if table["Published"].eq(DASH).all():  # the paper gives a curve or a claim, no 
     st.markdown("#### Our numbers")
     st.caption("The paper states this result as a curve and a claim (quoted above), not as numbers; the checks "
                "below test the claim on ours.")
-    show_frame(table.drop(columns="Published"), key="repro.table")
+    show_plain_table(table.drop(columns="Published"))
 else:
     st.markdown("#### Published beside ours")
-    show_frame(table, key="repro.table")
+    # a plain table, whose long quantities wrap: in a grid they pushed the numbers off a phone's screen
+    show_plain_table(table)
 st.markdown("#### What we check")
 st.markdown(checks_markdown(result))
 with st.expander("The numbers behind the chart"):

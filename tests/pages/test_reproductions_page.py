@@ -16,7 +16,7 @@ def test_the_page_describes_the_paper_and_runs_it_on_a_click():
     assert not at.get("plotly_chart")  # nothing computed before the click
     at.button(key="repro.run").click().run()
     assert not at.exception
-    table = at.dataframe[0].value
+    table = at.table[0].value  # a plain table: its long quantities wrap on a phone, the numbers stay in view
     assert list(table.columns) == ["Quantity", "Published", "Ours"]
     assert "1.26" in table.Published.tolist() and "9.34" in table.Published.tolist()
     assert at.get("plotly_chart")
@@ -48,7 +48,7 @@ def test_an_entry_whose_paper_gives_no_numbers_shows_ours_without_a_column_of_da
     at.selectbox(key="repro.name").set_value("su2016-dplloyd").run()
     at.button(key="repro.run").click().run()
     assert not at.exception
-    assert list(at.dataframe[0].value.columns) == ["Quantity", "Ours"]
+    assert list(at.table[0].value.columns) == ["Quantity", "Ours"]
     assert any("#### Our numbers" in m.value for m in at.markdown)
     assert not any("Published beside ours" in m.value for m in at.markdown)
 
