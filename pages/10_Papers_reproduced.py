@@ -9,7 +9,7 @@ from dpcore.reproduce import get_reproduction, reproduction_names
 from dpcore.ui import page_header, run_guarded, show_frame, verdict_line
 from dpcore.ui.common import DASH, show_plain_table
 from dpcore.ui.links import stop_page
-from dpcore.ui.present import control_area, headline_area
+from dpcore.ui.present import control_area, headline_area, presenting_stage
 from dpcore.ui.reproduce import (
     cached_reproduction,
     checks_markdown,
@@ -33,6 +33,8 @@ name = control_area(st).selectbox(  # on the page, wide enough for the paper's n
     "Paper", names, key="repro.name",
     format_func=lambda n: f"{get_reproduction(n).cite} — {get_reproduction(n).title}")
 entry = get_reproduction(name)
+if presenting_stage():  # the stage's narrow column cuts the box's text ("Abadi et al. 2016 — The moments a"): in full
+    control_area(st).markdown(f"**{entry.cite}** — {entry.title}")
 
 st.subheader(entry.title)
 st.markdown(f"**{entry.citation}** · {entry.where}" + (f" · [read the paper]({entry.url})" if entry.url else ""))

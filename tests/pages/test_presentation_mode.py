@@ -38,3 +38,15 @@ def test_presenting_noisy_images_says_beside_epsilon_what_a_per_pixel_epsilon_le
     said = [m.value for m in at.main.markdown if "protects **pixels, not the image**" in m.value]
     assert said and "384,000" in said[0]
     assert not [m for m in at.sidebar.markdown if "pixels, not the image" in m.value]
+
+
+def test_presenting_papers_names_the_chosen_paper_in_full_beside_the_chart():
+    # the stage's narrow column cut the paper box to "Abadi et al. 2016 — The moments a"
+    at = page("pages/10_Papers_reproduced.py")
+    at.query_params["present"] = "1"
+    at.run()
+    assert not at.exception
+    assert any(m.value == "**Abadi et al. 2016** — The moments accountant against strong composition"
+               for m in at.main.markdown)
+    normal = page("pages/10_Papers_reproduced.py").run()  # the box is wide enough there: not said twice
+    assert not any(m.value.startswith("**Abadi et al. 2016** —") for m in normal.main.markdown)
