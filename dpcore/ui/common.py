@@ -356,23 +356,35 @@ def format_number(v, digits: int = 3) -> str:
     return f"{f:.{digits}g}" if math.isfinite(f) else DASH
 
 
-def format_epsilon(v, digits: int = 3) -> str:
-    """An epsilon as text: ``∞ (not private)`` for an infinite budget; from 1,000 up thousands separated, as
+def format_large(v, digits: int = 3) -> str:
+    """An ε or a noise scale as text: from 1,000 up thousands separated, as
     :func:`~dpcore.teaching.verdict.epsilon_text` writes it (a student reads "9.83e+03" as 9.83); else
     :func:`format_number`.
 
-    >>> format_epsilon(float("inf")), format_epsilon(1.23456), format_epsilon(9834.2), format_epsilon(384000.0)
-    ('∞ (not private)', '1.23', '9,830', '384,000')
+    >>> format_large(9834.2), format_large(469000.4), format_large(6.0312), format_large(6.0312, 4)
+    ('9,830', '469,000', '6.03', '6.031')
     """
     try:
         f = None if v is None or isinstance(v, (bool, np.bool_)) else float(v)
     except (TypeError, ValueError):
         f = None
-    if f == math.inf:
-        return NOT_PRIVATE
     if f is not None and math.isfinite(f) and abs(f) >= 1000:
         return epsilon_text(f)
     return format_number(v, digits)
+
+
+def format_epsilon(v, digits: int = 3) -> str:
+    """An epsilon as text: ``∞ (not private)`` for an infinite budget, else :func:`format_large`.
+
+    >>> format_epsilon(float("inf")), format_epsilon(1.23456), format_epsilon(9834.2), format_epsilon(384000.0)
+    ('∞ (not private)', '1.23', '9,830', '384,000')
+    """
+    try:
+        if v is not None and float(v) == math.inf:
+            return NOT_PRIVATE
+    except (TypeError, ValueError):
+        pass
+    return format_large(v, digits)
 
 
 def _header(name) -> str:

@@ -111,6 +111,11 @@ def test_accountant_writes_a_large_epsilon_with_thousands_separators_not_e_notat
     assert not [t for t in shown if "e+0" in t]
     naive = metrics(at)["Naive"]
     assert "," in naive and float(naive.split("=")[1].replace(",", "")) > 1000
+    # the inverse at a tiny target over many epochs: the noise it needs was "2.807e+04"
+    at.number_input(key="acct.target").set_value(0.01)
+    at.number_input(key="acct.plan_epochs").set_value(10_000.0).run()
+    sigma = metrics(at)["Noise multiplier needed σ"]
+    assert "e+" not in sigma and float(sigma.replace(",", "")) > 1000
 
 
 def test_best_of_compositions_against_the_theorems():
