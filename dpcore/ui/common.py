@@ -466,14 +466,18 @@ def show_frame(df: pd.DataFrame, *, key: str | None = None, container=None, heig
     a phone's screen and leave no room to scroll the numbers through); a table of ``wide_from`` columns or more says
     on a phone that it scrolls."""
     c = container or st
-    config = None
+    config = {}
     first = [str(df.columns[0]), *map(str, df.iloc[:, 0])] if len(df.columns) else []
-    if first and max(map(len, first)) <= PIN_CHARACTERS:
+    pinned = bool(first) and max(map(len, first)) <= PIN_CHARACTERS
+    if pinned:
         # sized to its longest cell: the grid's own sizing cut a pinned "∞ (no noise)" to "∞ (no nois"
-        config = {df.columns[0]: st.column_config.Column(pinned=True, width=column_width(first))}
-    c.dataframe(df, hide_index=True, width="stretch", height=height, key=key, column_config=config)
+        config[df.columns[0]] = st.column_config.Column(pinned=True, width=column_width(first))
+    for name in df.columns[1:]:  # the grid sized an ε column by its numbers and cut "∞ (not private)" to "∞ (not pri"
+        if not pd.api.types.is_numeric_dtype(df[name]) and df[name].isin([NOT_PRIVATE]).any():
+            config[name] = st.column_config.Column(width=column_width([str(name), *map(str, df[name])]))
+    c.dataframe(df, hide_index=True, width="stretch", height=height, key=key, column_config=config or None)
     if len(df.columns) >= wide_from:
-        c.markdown(SCROLL_CUE if config else SCROLL_CUE_UNPINNED, unsafe_allow_html=True)
+        c.markdown(SCROLL_CUE if pinned else SCROLL_CUE_UNPINNED, unsafe_allow_html=True)
 
 
 def close_sidebar_on_phone() -> None:
