@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 from .conftest import page
 
@@ -89,3 +90,13 @@ def test_a_level_that_misses_the_paper_reads_as_in_shape_and_a_broken_trend_as_n
     kind, text = status_box(result(level, at_least("accuracy gained", -0.01, 0.0), gap="1 point lower."))
     assert kind == "error" and text.startswith("**Not reproduced**")
     assert status_box(result(within("ε", 1.259, 1.26, 0.01), trend))[0] == "success"
+
+
+def test_a_published_number_on_the_chart_sits_on_a_white_ground_beside_its_marker():
+    # as a marker's text, "9.34" was struck through by the strong-composition curve on a phone
+    at = page(PATH).run()
+    at.button(key="repro.run").click().run()
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    notes = {a["text"]: a for a in spec["layout"]["annotations"] if a["text"] in ("1.26", "9.34")}
+    assert set(notes) == {"1.26", "9.34"} and all(a["bgcolor"] and a["xanchor"] == "right" for a in notes.values())
+    assert abs(notes["9.34"]["y"] - math.log10(9.34)) < 1e-9  # placed on the log axis where its marker is
