@@ -157,8 +157,10 @@ if res is not None:
                    f"only ε = {format_epsilon(info['epsilon_image'])}-DP as a whole (h·w·ε, basic composition), and "
                    "that is the "
                    "ε the table reports. DP-SGD's ε is per whole record.")
-    st.caption("**Not like for like:** input noise protects the images only; the noisy-input classifier uses the "
-               "true labels, unprotected. DP-SGD's ε covers the whole (image, label) record.")
+    raced = len(table) > 2  # DP-SGD trained beside the noisy images (not at δ = 0)
+    st.caption(("**Not like for like:** input" if raced else "Input") + " noise protects the images only; the "
+               "noisy-input classifier uses the true labels, unprotected."
+               + (" DP-SGD's ε covers the whole (image, label) record." if raced else ""))
     show_frame(ui.compare_display(table), key="images.train_table")
     st.markdown(ui.units_markdown(table["model"], table["privacy"]))
     if info["dpsgd_settings"]:
