@@ -7,9 +7,9 @@ import streamlit as st
 
 from dpcore.reproduce import get_reproduction, reproduction_names
 from dpcore.ui import page_header, run_guarded, show_frame, verdict_line
-from dpcore.ui.common import DASH
+from dpcore.ui.common import DASH, show_plain_table
 from dpcore.ui.links import stop_page
-from dpcore.ui.present import control_area, headline_area
+from dpcore.ui.present import control_area, headline_area, presenting_stage
 from dpcore.ui.reproduce import (
     cached_reproduction,
     checks_markdown,
@@ -33,6 +33,8 @@ name = control_area(st).selectbox(  # on the page, wide enough for the paper's n
     "Paper", names, key="repro.name",
     format_func=lambda n: f"{get_reproduction(n).cite} — {get_reproduction(n).title}")
 entry = get_reproduction(name)
+if presenting_stage():  # the stage's narrow column cuts the box's text ("Abadi et al. 2016 — The moments a"): in full
+    control_area(st).markdown(f"**{entry.cite}** — {entry.title}")
 
 st.subheader(entry.title)
 st.markdown(f"**{entry.citation}** · {entry.where}" + (f" · [read the paper]({entry.url})" if entry.url else ""))
@@ -98,10 +100,11 @@ if table["Published"].eq(DASH).all():  # the paper gives a curve or a claim, no 
     st.markdown("#### Our numbers")
     st.caption("The paper states this result as a curve and a claim (quoted above), not as numbers; the checks "
                "below test the claim on ours.")
-    show_frame(table.drop(columns="Published"), key="repro.table")
+    show_plain_table(table.drop(columns="Published"))
 else:
     st.markdown("#### Published beside ours")
-    show_frame(table, key="repro.table")
+    # a plain table, whose long quantities wrap: in a grid they pushed the numbers off a phone's screen
+    show_plain_table(table)
 st.markdown("#### What we check")
 st.markdown(checks_markdown(result))
 with st.expander("The numbers behind the chart"):

@@ -17,7 +17,7 @@ from dpcore.ui.accounting import (
     comparison_table,
     weak_guarantee_note,
 )
-from dpcore.ui.common import bounded_number
+from dpcore.ui.common import bounded_number, format_epsilon, format_large
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area
 
@@ -72,7 +72,7 @@ if df is not None:
     short = {"Naive composition": "Naive", ADVANCED_LABEL: "Advanced", "Moments accountant (RDP)": "RDP",
              PLD_LABEL: "PLD"}
     for c, (m, e) in zip(cols, final.items()):
-        c.metric(short.get(m, m), f"ε = {e:.3g}", help=m)
+        c.metric(short.get(m, m), f"ε = {format_epsilon(e)}", help=m)
         verdict_line(e, container=c, short=True)
     tightest = short.get(str(final.idxmin()), str(final.idxmin()))
     verdict_line(float(final.min()), what=f"The tightest accounting ({tightest})")
@@ -85,7 +85,8 @@ if df is not None:
                "naive sum when each step's ε is large, e.g. σ = 0.5). RDP and PLD come from Google's dp_accounting "
                "on the event SelfComposed(PoissonSampled(q, Gaussian(σ)), steps)."
                + (f" The PLD curve and table use a coarser grid (1e-3), quick to draw and a slightly looser upper "
-                  f"bound ({last.epsilon[PLD_LABEL]:.3g} after {max_epochs:g} epochs); the PLD number above uses "
+                  f"bound ({format_epsilon(last.epsilon[PLD_LABEL])} after {max_epochs:g} epochs); the PLD number "
+                  "above uses "
                   "dp_accounting's finer 1e-4 grid, as `python -m dpcore epsilon --accountant pld` does."
                   if PLD_LABEL in final.index else ""))
     show_frame(comparison_table(df), key="acct.table")
@@ -106,7 +107,7 @@ if steps is not None:
     if s is not None:
         e = cached_epsilon(s, float(q), int(steps), float(delta), acct, float(target))
         m1, m2, m3 = st.columns(3)
-        m1.metric("Noise multiplier needed σ", f"{s:.4g}")
+        m1.metric("Noise multiplier needed σ", format_large(s, 4))
         m2.metric("Steps", f"{steps:,}")
         m3.metric("ε check with that σ", f"{e:.4g}", help="Never above the target.")
         verdict_line(float(target), what=f"Target ε = {target:g}")

@@ -13,9 +13,9 @@ from dpcore.images.sets import DISPLAY_UPSCALE
 from dpcore.mechanisms import RandomizedResponse
 from dpcore.ui import delta_input, epsilon_input, noise_mode_input, page_header, run_guarded, show_frame, verdict_line
 from dpcore.ui import images as ui
-from dpcore.ui.common import bounded_number, majority_accuracy
+from dpcore.ui.common import bounded_number, format_epsilon, majority_accuracy
 from dpcore.ui.links import stop_page
-from dpcore.ui.present import headline_area
+from dpcore.ui.present import control_area, headline_area
 
 page_header(
     "Noisy images",
@@ -53,7 +53,9 @@ m = bounded_number(sb, "DP-Pix m (pixels neighbours may differ in)", low=1, high
                    name="m", whole=True, value=1)
 if mode == "mechanisms" and (note := ui.whole_image_note([k for k in chosen if k not in left_out], eps, delta,
                                                          image_set, cell=cell, m=m)):
-    sb.markdown(note)  # the verdict under the ε box judges ε as typed: say what it leaves a whole image with
+    # the verdict under the ε box judges ε as typed: say under it what that leaves a whole image with (beside the
+    # grid when presenting, where the sidebar is folded away and "Weak guarantee" stood alone beside ε 384,000)
+    control_area(sb).markdown(note)
 seed = noise_mode_input("images.seed", uploaded=key is not None and key[0] == "upload")
 
 st.header(f"{image_set.title}: {image_set.n_images} image(s) of {' x '.join(map(str, image_set.image_shape))}, "
@@ -142,7 +144,7 @@ if res is not None:
     st.caption(f"Result for: {settings}. Accuracy on the clean test images; hover a metric for its privacy unit.")
     short = ("Clean images", "Noisy images", "DP-SGD")
     for c, name, row in zip(st.columns(len(table)), short, table.itertuples(index=False)):
-        eps_txt = "no privacy" if math.isinf(row.epsilon) else f"ε = {row.epsilon:.3g} per " + (
+        eps_txt = "no privacy" if math.isinf(row.epsilon) else f"ε = {format_epsilon(row.epsilon)} per " + (
             "(image, label) record" if row.labels_protected else "image")
         c.metric(f"{name} · {eps_txt}", "–" if row.accuracy is None else f"{row.accuracy:.3f}",
                  help=f"{row.model}. Privacy unit: {row.privacy}. Accuracy: the fraction of test images right.")
@@ -152,10 +154,13 @@ if res is not None:
         st.markdown(f"**Chance level** (always the most common class): **{chance:.3f}**.")
     if info["epsilon_image"] > info["epsilon_requested"] * (1 + 1e-9):
         st.warning(f"ε = {info['epsilon_requested']:g} per pixel protects one pixel only: each training image is "
-                   f"only ε = {info['epsilon_image']:.3g}-DP as a whole (h·w·ε, basic composition), and that is the "
+                   f"only ε = {format_epsilon(info['epsilon_image'])}-DP as a whole (h·w·ε, basic composition), and "
+                   "that is the "
                    "ε the table reports. DP-SGD's ε is per whole record.")
-    st.caption("**Not like for like:** input noise protects the images only; the noisy-input classifier uses the "
-               "true labels, unprotected. DP-SGD's ε covers the whole (image, label) record.")
+    raced = len(table) > 2  # DP-SGD trained beside the noisy images (not at δ = 0)
+    st.caption(("**Not like for like:** input" if raced else "Input") + " noise protects the images only; the "
+               "noisy-input classifier uses the true labels, unprotected."
+               + (" DP-SGD's ε covers the whole (image, label) record." if raced else ""))
     show_frame(ui.compare_display(table), key="images.train_table")
     st.markdown(ui.units_markdown(table["model"], table["privacy"]))
     if info["dpsgd_settings"]:

@@ -18,7 +18,7 @@ from dpcore.ui import (
     verdict_line,
 )
 from dpcore.ui.accounting import weak_guarantee_note
-from dpcore.ui.common import majority_accuracy
+from dpcore.ui.common import format_epsilon, format_large, majority_accuracy
 from dpcore.ui.knobs import knob_widget, knob_widgets, knobs_named, other_knobs
 from dpcore.ui.links import stop_page
 from dpcore.ui.pate import (
@@ -107,8 +107,8 @@ if res is None:
 used_slot.caption(noise_used_caption(res))
 
 c = st.columns(3)
-c[0].metric("ε spent (data-independent)", f"{res.epsilon:.3g}", help=f"δ = {res.delta:g}; {res.dp_event}")
-c[1].metric("Noise on each vote", f"{noise_name(cfg.aggregator)} = {res.noise_scale:.3g}")
+c[0].metric("ε spent (data-independent)", format_epsilon(res.epsilon), help=f"δ = {res.delta:g}; {res.dp_event}")
+c[1].metric("Noise on each vote", f"{noise_name(cfg.aggregator)} = {format_large(res.noise_scale)}")
 c[2].metric("Queries answered", f"{res.answered_count}" if cfg.aggregator != "confident"
             else f"{res.answered_count} of {cfg.queries}")
 verdict_line(res.epsilon, what="ε spent")
@@ -123,10 +123,12 @@ elif res.epsilon_data_dependent is not None:
                "of Papernot et al. 2018 do not hold. Try a larger noise.")
 if res.epsilon_data_dependent is not None:
     with st.expander("The exact data-dependent ε: NOT a privacy guarantee"):
-        st.markdown(f"Exact data-dependent ε = **{res.epsilon_data_dependent:.3g}** at its best Rényi order "
+        st.markdown(f"Exact data-dependent ε = **{format_epsilon(res.epsilon_data_dependent)}** at its best Rényi "
+                    "order "
                     "(Papernot et al. 2018, Theorem 6). It is computed from the private votes without noise, so it "
                     "is **not a privacy guarantee: do not publish it**; the released value above is the one to "
-                    f"publish. The guarantee whatever the votes is the data-independent ε = {res.epsilon:.3g}.")
+                    "publish. The guarantee whatever the votes is the data-independent "
+                    f"ε = {format_epsilon(res.epsilon)}.")
 chance = run_guarded(majority_accuracy, data_arg(ds), cfg.seed)
 for w in pate_warnings(res, n_classes=ds.n_classes, chance=chance if chance is not None else 0.0):
     st.warning(w)
@@ -143,7 +145,8 @@ st.markdown("Accuracy: the fraction of the test part predicted correctly."
             + (f" **Chance level** (always the most common class): **{chance:.3f}**." if chance is not None else ""))
 if cfg.aggregator == "lnmax":
     st.caption(f"LNMax: each answer is (2γ = {2 / res.noise_scale:.3g})-DP, so basic composition gives "
-               f"ε = {res.epsilon_pure:.3g} at δ = 0; with δ > 0 the accountant's bound is used if smaller.")
+               f"ε = {format_epsilon(res.epsilon_pure)} at δ = 0; with δ > 0 the accountant's bound is used if "
+               "smaller.")
 
 st.header("1 · The data, cut three ways")
 st.plotly_chart(split_figure(res), width="stretch")

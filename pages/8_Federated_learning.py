@@ -20,7 +20,7 @@ from dpcore.ui import (
     verdict_line,
 )
 from dpcore.ui.accounting import weak_guarantee_note
-from dpcore.ui.common import bounded_number, majority_accuracy
+from dpcore.ui.common import bounded_number, format_epsilon, format_large, majority_accuracy
 from dpcore.ui.federated import (
     DIAGNOSTIC_COLUMNS,
     FED_SPEC,
@@ -143,10 +143,13 @@ eps_slot.plotly_chart(e, width="stretch", key="fed.chart.eps")
 
 m = metrics_slot.columns(5)
 m[0].metric("Final test accuracy", f"{res.accuracy:.3f}")
-m[1].metric("Non-private FedAvg", "—" if ref is None else f"{ref.accuracy:.3f}")
-m[2].metric("ε (user level)", "∞" if not private else f"{res.epsilon:.3g}",
+m[1].metric("Non-private FedAvg", "—" if ref is None else f"{ref.accuracy:.3f}",
+            help=None if ref is None else f"The same clients and model trained without clipping or noise for the same "
+                 f"{cfg.rounds} rounds: when the Rounds box is empty they follow ε, so this number moves with ε too, "
+                 "though it spends none.")
+m[2].metric("ε (user level)", "∞" if not private else format_epsilon(res.epsilon),
             help=f"δ = {res.delta:g}; {res.dp_event}")
-m[3].metric("Noise multiplier σ", "—" if res.noise_multiplier is None else f"{res.noise_multiplier:.3g}")
+m[3].metric("Noise multiplier σ", "—" if res.noise_multiplier is None else format_large(res.noise_multiplier))
 m[4].metric("Clients per round qN", f"{cfg.client_fraction * cfg.clients:.3g}",
             help="Expected number of clients sampled each round: the sampling rate q times the N clients.")
 verdict_line(res.epsilon if private else float("inf"), container=metrics_slot, what="ε per client")

@@ -339,7 +339,10 @@ def train_on_what_you_see(
                             "epsilon_requested": res.extras["epsilon_requested"],
                             "epsilon_image": res.extras["epsilon_image"],
                             "labels_protected": res.extras["labels_protected"]}
-    if have_dpsgd:
+    if have_dpsgd and delta <= 0:  # a choice, not a failure: say which knob brings DP-SGD back
+        info["dpsgd_error"] = ("DP-SGD was not trained: its Gaussian noise needs δ > 0, and δ = 0 asks for pure "
+                               "ε-DP. Set δ above 0 (1e-5 is usual) to compare it with the noisy images.")
+    elif have_dpsgd:
         if on_step:
             on_step(1, total, "dpsgd")
         spec = get_learner("dpsgd")

@@ -9,6 +9,7 @@ import pandas as pd
 
 from ..defaults import DELTA
 from ..exceptions import DPCoreError, DPValueError
+from ..teaching.verdict import epsilon_text
 
 
 def summarize(table: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -136,10 +137,7 @@ def spent_text(epsilon: float, *, infinity: str = "∞") -> str:
     >>> [spent_text(e) for e in (9000.0, 2390.4, 1234567.0, 4.5, 0.31623, float("inf"))]
     ['9,000', '2,390', '1,230,000', '4.5', '0.316', '∞']
     """
-    if epsilon == np.inf:
-        return infinity
-    rounded = float(f"{epsilon:.3g}")
-    return f"{rounded:,.0f}" if abs(rounded) >= 1000 else f"{rounded:g}"
+    return epsilon_text(epsilon, infinity=infinity)
 
 
 def _eps(v: float, markdown: bool) -> str:

@@ -97,6 +97,20 @@ def odds_factor(epsilon: float) -> str:
     return f"{x:,.0f}×"
 
 
+def epsilon_text(epsilon: float, *, infinity: str = "∞") -> str:
+    """An ε as text: 3 significant figures, thousands separated, so that a large ε reads "9,000", not "9e+03" (which
+    a student reads as 9); small values as ``:g`` writes them; ``infinity`` for an infinite one. The one wording of an
+    ε for every page, note and label (:func:`dpcore.sweep.summary.spent_text` and ``dpcore.ui.format_epsilon`` use it).
+
+    >>> [epsilon_text(e) for e in (9000.0, 2390.4, 1234567.0, 983.2, 4.5, 0.31623, float("inf"))]
+    ['9,000', '2,390', '1,230,000', '983', '4.5', '0.316', '∞']
+    """
+    if math.isinf(epsilon):
+        return infinity if epsilon > 0 else "-" + infinity
+    rounded = float(f"{epsilon:.3g}")
+    return f"{rounded:,.0f}" if abs(rounded) >= 1000 else f"{rounded:g}"
+
+
 def _percent(p: float) -> str:
     if p >= 1 - 1e-4:
         return "near-certainty (over 99.99 %)"
@@ -192,8 +206,8 @@ def comparison(epsilon: float) -> str:
     if math.isinf(epsilon):
         return "Every published deployment states a finite ε; a non-private result has none."
     # placed by the value as shown: a calibrated 3.9999999 reads "ε 4 ≤ ε = 4", never "ε = 4 < ε 4"
-    shown = f"{epsilon:.3g}"
-    below, above = neighbours(float(shown))
+    shown = epsilon_text(epsilon)
+    below, above = neighbours(float(f"{epsilon:.3g}"))
     left = f"{below[0].short} (ε {below[0].epsilon:g}) ≤ " if below else ""
     right = f" < {above[0].short} (ε {above[0].epsilon:g})" if above else ""
     if not below:

@@ -30,7 +30,8 @@ def weak_guarantee_note(epsilon: float, *, unit: str = "") -> str | None:
         return None
     who = f" {unit}" if unit else ""
     protected = "a client's data" if "client" in unit else "a record"
-    return (f"Weak guarantee: ε = {epsilon:.3g}{who} lets an observer's odds about {protected} grow by a factor "
+    return (f"Weak guarantee: ε = {format_epsilon(epsilon)}{who} lets an observer's odds about {protected} grow by a "
+            "factor "
             f"$e^{{\\varepsilon}}$, up to {odds_factor(epsilon)}. Above ε ≈ 10 this is almost no formal protection, "
             "even though noise was added; lower ε (more noise, fewer rounds/steps) for a meaningful guarantee.")
 

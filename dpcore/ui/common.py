@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import threading
 import warnings
 from typing import Any, Callable
 
@@ -15,7 +16,7 @@ from ..defaults import DELTA, EPSILON
 from ..exceptions import BoundsError, DPCoreError, PrivacyLeakWarning
 from ..runtime.thread_warnings import caught as caught_warnings
 from ..runtime.workload import SERVER, set_default_budget
-from ..teaching.verdict import ZERO_EPSILON, comparison, verdict
+from ..teaching.verdict import ZERO_EPSILON, comparison, epsilon_text, verdict
 from .links import DATASET_PROBLEM, settle
 from .navigation import route_through_app
 from .present import control_area, open_stage
@@ -58,6 +59,7 @@ def page_header(title: str, intro: str) -> None:
     ``DPCORE_WORK_BUDGET`` says otherwise).
     """
     set_default_budget(SERVER)
+    _said.captions = set()  # what shared_call told this run of the page (the thread runs one script at a time)
     route_through_app()
     st.html(_PHONE_STYLE)
     st.title(title)
@@ -364,18 +366,35 @@ def format_number(v, digits: int = 3) -> str:
     return f"{f:.{digits}g}" if math.isfinite(f) else DASH
 
 
-def format_epsilon(v, digits: int = 3) -> str:
-    """An epsilon as text: ``∞ (not private)`` for an infinite budget, else :func:`format_number`.
+def format_large(v, digits: int = 3) -> str:
+    """An ε or a noise scale as text: from 1,000 up thousands separated, as
+    :func:`~dpcore.teaching.verdict.epsilon_text` writes it (a student reads "9.83e+03" as 9.83); else
+    :func:`format_number`.
 
-    >>> format_epsilon(float("inf")), format_epsilon(1.23456)
-    ('∞ (not private)', '1.23')
+    >>> format_large(9834.2), format_large(469000.4), format_large(6.0312), format_large(6.0312, 4)
+    ('9,830', '469,000', '6.03', '6.031')
+    """
+    try:
+        f = None if v is None or isinstance(v, (bool, np.bool_)) else float(v)
+    except (TypeError, ValueError):
+        f = None
+    if f is not None and math.isfinite(f) and abs(f) >= 1000:
+        return epsilon_text(f)
+    return format_number(v, digits)
+
+
+def format_epsilon(v, digits: int = 3) -> str:
+    """An epsilon as text: ``∞ (not private)`` for an infinite budget, else :func:`format_large`.
+
+    >>> format_epsilon(float("inf")), format_epsilon(1.23456), format_epsilon(9834.2), format_epsilon(384000.0)
+    ('∞ (not private)', '1.23', '9,830', '384,000')
     """
     try:
         if v is not None and float(v) == math.inf:
             return NOT_PRIVATE
     except (TypeError, ValueError):
         pass
-    return format_number(v, digits)
+    return format_large(v, digits)
 
 
 def _header(name) -> str:
@@ -457,14 +476,18 @@ def show_frame(df: pd.DataFrame, *, key: str | None = None, container=None, heig
     a phone's screen and leave no room to scroll the numbers through); a table of ``wide_from`` columns or more says
     on a phone that it scrolls."""
     c = container or st
-    config = None
+    config = {}
     first = [str(df.columns[0]), *map(str, df.iloc[:, 0])] if len(df.columns) else []
-    if first and max(map(len, first)) <= PIN_CHARACTERS:
+    pinned = bool(first) and max(map(len, first)) <= PIN_CHARACTERS
+    if pinned:
         # sized to its longest cell: the grid's own sizing cut a pinned "∞ (no noise)" to "∞ (no nois"
-        config = {df.columns[0]: st.column_config.Column(pinned=True, width=column_width(first))}
-    c.dataframe(df, hide_index=True, width="stretch", height=height, key=key, column_config=config)
+        config[df.columns[0]] = st.column_config.Column(pinned=True, width=column_width(first))
+    for name in df.columns[1:]:  # the grid sized an ε column by its numbers and cut "∞ (not private)" to "∞ (not pri"
+        if not pd.api.types.is_numeric_dtype(df[name]) and df[name].isin([NOT_PRIVATE]).any():
+            config[name] = st.column_config.Column(width=column_width([str(name), *map(str, df[name])]))
+    c.dataframe(df, hide_index=True, width="stretch", height=height, key=key, column_config=config or None)
     if len(df.columns) >= wide_from:
-        c.markdown(SCROLL_CUE if config else SCROLL_CUE_UNPINNED, unsafe_allow_html=True)
+        c.markdown(SCROLL_CUE if pinned else SCROLL_CUE_UNPINNED, unsafe_allow_html=True)
 
 
 def close_sidebar_on_phone() -> None:
@@ -660,20 +683,42 @@ def shared_call(key: tuple, compute: Callable[[Callable[[Any], None]], Any], *,
             value = compute(progress)
         return value, [(w.category, str(w.message)) for w in caught]
 
+    asking = st.session_state.setdefault(_ASKING, set())
+    again = key in asking  # this session asked before and its page was rerun before the answer came
+    asking.add(key)
     try:
         (value, said), how = shared_runs().get_or_run(key, work, on_progress=on_progress, on_queued=queued,
                                                       keep=keep, here=here)
     finally:
         note.empty()
+    asking.discard(key)  # answered (not in a finally: a rerun that stops this script leaves it asked)
     for category, message in dict.fromkeys(said):
         warnings.warn(message, category, stacklevel=2)
-    if how == "joined":
-        st.caption(f"Another visitor asked for exactly these inputs first: you followed the same run, {done} once "
-                   "for all who asked.")
+    if how == "joined" and not again:  # joined its own run (a button pressed twice): no other visitor to speak of
+        _say_once(f"Another visitor asked for exactly these inputs first: you followed the same run, {done} once "
+                  "for all who asked.")
     elif how == "cached" and not quiet:
-        st.caption("These exact inputs were run on this server before: the result is shown from its store of "
-                   "finished runs, without running again.")
+        _say_once("These exact inputs were run on this server before: the result is shown from its store of "
+                  "finished runs, without running again.")
     return value
+
+
+#: Session key: the keys of the shared runs this session has asked for and not yet been answered (a page rerun by a
+#: second press of its button joins the run its first press started: that is no other visitor's)
+_ASKING = "shared.asking"
+#: the captions :func:`shared_call` has written in this run of a page (reset by :func:`page_header`)
+_said = threading.local()
+
+
+def _say_once(text: str) -> None:
+    """A caption of :func:`shared_call`, once per run of a page: the Federated page follows two runs (the
+    non-private reference and the private model) and said "you followed the same run" twice, one under the other."""
+    said = getattr(_said, "captions", None)
+    if said is not None and text in said:
+        return
+    st.caption(text)
+    if said is not None:
+        said.add(text)
 
 
 def _runs_at_once(workers: int) -> str:

@@ -14,6 +14,8 @@ from ..federated.learners import SMALL_FEDERATION, fedavg_config
 from ..learners import get_learner
 from . import palette
 from .common import (
+    format_epsilon,
+    format_large,
     readable_table,
     shared_call,
 )
@@ -136,11 +138,12 @@ def sigma_used_caption(result: FedAvgResult) -> str:
     cfg = result.config
     if not cfg.private:
         return "Non-private FedAvg: no clipping and no noise, so the clip norm, σ, ε and δ are not used."
-    spent = f"{cfg.rounds} {'round costs' if cfg.rounds == 1 else 'rounds cost'} ε = {result.epsilon:.3g} per client"
+    spent = (f"{cfg.rounds} {'round costs' if cfg.rounds == 1 else 'rounds cost'} ε = {format_epsilon(result.epsilon)} "
+             "per client")
     if cfg.noise_multiplier is None:
-        return (f"Used: σ = {result.noise_multiplier:.3g}, calibrated so that {spent} "
+        return (f"Used: σ = {format_large(result.noise_multiplier)}, calibrated so that {spent} "
                 f"(target {cfg.target_epsilon:g}, δ = {result.delta:g}).")
-    return f"Used: σ = {result.noise_multiplier:.3g} as set; {spent} (δ = {result.delta:g})."
+    return f"Used: σ = {format_large(result.noise_multiplier)} as set; {spent} (δ = {result.delta:g})."
 
 
 def noise_on_average(config: FedAvgConfig, noise_multiplier: float, n_params: int) -> tuple[float, float]:
@@ -216,7 +219,9 @@ def rounds_figures(history: pd.DataFrame, *, rounds: int, reference: pd.DataFram
                         line=dict(dash="dot", color=palette.GREY), name=f"chance: most common class ({chance:.2f})")
     acc.update_layout(xaxis_title="round", yaxis_title="test accuracy (fraction correct)", yaxis_range=[0, 1],
                       xaxis_range=[0.5, rounds + 0.5], height=360, margin=dict(t=30, b=40),
-                      legend=dict(orientation="h", y=1.15))
+                      # anchored by its foot above the plot, so rows wrapped on a narrow column grow upwards: its top
+                      # at 1.15 let three rows (presentation mode, 1280×720) lie over the curves near accuracy 0.9
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0, xanchor="left"))
     eps = go.Figure()
     if private:
         eps.add_scatter(x=history["round"], y=history.epsilon, mode="lines+markers", name="ε spent",
@@ -257,7 +262,8 @@ def live_callback(bar, acc_slot, eps_slot, *, rounds: int, reference: pd.DataFra
             bar.progress(info["round"] / rounds, text=(
                 f"Non-private FedAvg, the reference: round {info['round']} / {rounds}, accuracy "
                 f"{info['accuracy']:.3f}" if of_reference else
-                f"round {info['round']} / {rounds}: accuracy {info['accuracy']:.3f}, ε {info['epsilon']:.3g}"))
+                f"round {info['round']} / {rounds}: accuracy {info['accuracy']:.3f}, "
+                f"ε {format_epsilon(info['epsilon'])}"))
         if not chart_due(last=last):
             return
         history = pd.DataFrame(rows)

@@ -25,7 +25,7 @@ from ..images import (
 from ..images.sets import MAX_UPLOAD_BYTES, MAX_UPLOAD_PIXELS
 from ..rng import noise_mode, secure_or_seed
 from . import palette
-from .common import format_number, readable_log_ticks, readable_table, run_guarded, verdict_text
+from .common import format_epsilon, readable_log_ticks, readable_table, run_guarded, verdict_text
 
 #: epsilon grid of the quality chart (log-spaced)
 CURVE_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0)
@@ -237,7 +237,7 @@ def whole_image_note(kinds, epsilon: float, delta: float, image_set: ImageSet, *
                                     cell=cell, m=m)
         whole = mech.image_epsilon(shape)
         if whole > epsilon * (1 + 1e-9):
-            parts.append(f"{mech.label.split(',')[0]} **ε {format_number(whole)}**, {verdict_text(whole, short=True)}")
+            parts.append(f"{mech.label.split(',')[0]} **ε {format_epsilon(whole)}**, {verdict_text(whole, short=True)}")
     if not parts:
         return None
     return (f"This ε protects **pixels, not the image**: a whole {shape[0]}×{shape[1]} image is protected only at "

@@ -167,22 +167,23 @@ def glossary_matches(find: str, text: str) -> bool:
 
 
 def glossary_markdown(find: str = "") -> str:
-    """The glossary's text: the ε bands, published deployments with their sources, then every term (those whose
-    name or text contains ``find``, any case, when it is given)."""
+    """The glossary's text: the ε bands, published deployments with their sources, then every term. With ``find``,
+    the terms whose name or text contains it (any case) come first, right under the box that asked: after the bands
+    and the ten deployments they lay below the first screen at 1280×720."""
     from ..teaching.glossary import GLOSSARY
     from ..teaching.verdict import BANDS, DEPLOYMENTS, NOT_PRIVATE
 
     ranges = {"strong": "ε ≤ 1", "moderate": "1 < ε ≤ 4", "weak": "4 < ε ≤ 10", "nominal": "ε > 10"}
-    lines = ["**Judging ε.** Every ε on these pages carries one of these bands; the band describes what the "
-             "guarantee bounds (an attacker's odds about anyone change by at most e^ε), not a legal threshold.", ""]
-    lines += [f"- {b.icon} **{b.headline}**: {ranges[b.name]}" for b in BANDS]
-    lines += [f"- {NOT_PRIVATE.icon} **{NOT_PRIVATE.headline}**: ε = ∞", "",
-              "**Published ε** (as each source states it; per-day budgets add up over days):", ""]
-    lines += [f"- **{d.epsilon:g}**: {d.who}, {d.what} ({d.unit}). *{d.source}*" for d in DEPLOYMENTS]
-    lines += ["", "**Terms**", ""]
     terms = [(t, x) for t, x in GLOSSARY.items() if glossary_matches(find, f"{t} {x}")]
-    lines += [f"- **{term}**: {text}" for term, text in terms] or [f"No term mentions “{find.strip()}”."]
-    return "\n".join(lines)
+    terms = ["**Terms**", "", *([f"- **{term}**: {text}" for term, text in terms]
+                                or [f"No term mentions “{find.strip()}”."]), ""]
+    judging = ["**Judging ε.** Every ε on these pages carries one of these bands; the band describes what the "
+               "guarantee bounds (an attacker's odds about anyone change by at most e^ε), not a legal threshold.", ""]
+    judging += [f"- {b.icon} **{b.headline}**: {ranges[b.name]}" for b in BANDS]
+    judging += [f"- {NOT_PRIVATE.icon} **{NOT_PRIVATE.headline}**: ε = ∞", "",
+                "**Published ε** (as each source states it; per-day budgets add up over days):", ""]
+    judging += [f"- **{d.epsilon:g}**: {d.who}, {d.what} ({d.unit}). *{d.source}*" for d in DEPLOYMENTS]
+    return "\n".join(terms + judging if find.strip() else judging + [""] + terms).rstrip()
 
 
 def sidebar_glossary() -> None:

@@ -14,6 +14,8 @@ from ..pate.learners import pate_config
 from ..pate.pipeline import epsilon_sweep, teachers_sweep
 from . import palette
 from .common import (
+    format_epsilon,
+    format_large,
     readable_log_ticks,
     readable_table,
     shared_call,
@@ -92,7 +94,7 @@ def progress_callback(bar, total_teachers: int) -> Callable:
                                                                      f"trained (test accuracy {info['accuracy']:.2f})")
         elif info["stage"] == "queries":
             bar.progress(0.8 + 0.15 * info["epoch"] / info["epochs"],
-                         text=f"{info['epoch']} queries answered, ε = {info['epsilon']:.3g}")
+                         text=f"{info['epoch']} queries answered, ε = {format_epsilon(info['epsilon'])}")
         else:
             bar.progress(1.0, text="Student trained")
 
@@ -126,9 +128,9 @@ def released_epsilon_text(result: PateResult) -> str:
     p = r.params
     conversion = np.log(1.0 / r.delta) / (p.order - 1.0)
     better = ("smaller than" if r.epsilon < result.epsilon else "no better than")
-    return (f"Data-dependent ε, released privately: **{r.epsilon:.3g}** (δ = {r.delta:g}; noise std ± "
-            f"{r.noise_std:.2g}), {better} the data-independent guarantee {result.epsilon:.3g}. Papernot et al. 2018 "
-            "(Section 4.2): the cost of these answers given the actual votes, at Rényi order "
+    return (f"Data-dependent ε, released privately: **{format_epsilon(r.epsilon)}** (δ = {r.delta:g}; noise std ± "
+            f"{r.noise_std:.2g}), {better} the data-independent guarantee {format_epsilon(result.epsilon)}. "
+            "Papernot et al. 2018 (Section 4.2): the cost of these answers given the actual votes, at Rényi order "
             f"{p.order:.3g}, plus Gaussian noise scaled by its smooth sensitivity (β = {p.beta:.3g}, σ = "
             f"{p.sigma_ss:.3g}); the value includes that release's own cost ({p.cost:.3g}) and the conversion to "
             f"(ε, δ) ({conversion:.3g}). It is small when the teachers agree, and may be published.")
@@ -138,14 +140,15 @@ def noise_used_caption(result: PateResult) -> str:
     """Which noise the run used and the ε it cost, whichever of the two the visitor set."""
     cfg = result.config
     name = noise_name(cfg.aggregator)
-    spent = f"{cfg.queries} {'query costs' if cfg.queries == 1 else 'queries cost'} ε = {result.epsilon:.3g}"
+    spent = (f"{cfg.queries} {'query costs' if cfg.queries == 1 else 'queries cost'} "
+             f"ε = {format_epsilon(result.epsilon)}")
     if cfg.aggregator == "confident":
         spent = (f"{cfg.queries} examined {'query' if cfg.queries == 1 else 'queries'}, each checked (σ₁ = "
-                 f"{cfg.sigma1:.3g}) and in the worst case answered, cost ε = {result.epsilon:.3g}")
+                 f"{cfg.sigma1:.3g}) and in the worst case answered, cost ε = {format_epsilon(result.epsilon)}")
     if cfg.noise_scale is None:
-        return (f"Used: {name} = {result.noise_scale:.3g}, calibrated so that {spent} "
+        return (f"Used: {name} = {format_large(result.noise_scale)}, calibrated so that {spent} "
                 f"(target {cfg.target_epsilon:g}, δ = {result.delta:g}).")
-    return f"Used: {name} = {result.noise_scale:.3g} as set; {spent} (δ = {result.delta:g})."
+    return f"Used: {name} = {format_large(result.noise_scale)} as set; {spent} (δ = {result.delta:g})."
 
 
 def pate_warnings(result: PateResult, *, n_classes: int, chance: float) -> list[str]:
@@ -188,7 +191,8 @@ def sweep_display(df: pd.DataFrame) -> pd.DataFrame:
         "noise_scale": "noise scale", "teacher_accuracy": "mean teacher accuracy",
         "ensemble_accuracy": "noiseless vote accuracy", "label_accuracy": "noisy-label accuracy",
         "student_accuracy": "student accuracy", "nonprivate_accuracy": "non-private model accuracy",
-        "examples_per_teacher": "examples per teacher", "mean_vote_gap": "mean vote gap"})
+        # a mean over teachers (53.9 with 20 teachers): each teacher holds a whole number of examples
+        "examples_per_teacher": "examples per teacher (mean)", "mean_vote_gap": "mean vote gap"})
 
 
 def split_table(result: PateResult) -> pd.DataFrame:

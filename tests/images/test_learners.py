@@ -99,3 +99,12 @@ def test_train_on_what_you_see_table():
             assert table.epsilon.iloc[2] <= 1.0 + 1e-6 and 0 <= table.accuracy.iloc[2] <= 1
     else:
         assert len(table) == 2
+
+
+def test_train_on_what_you_see_at_delta_zero_says_dp_sgd_needs_delta_rather_than_that_it_failed():
+    # δ = 0 on the Noisy images page: the DP-SGD column was replaced by "DP-SGD failed: DP-SGD needs delta > 0"
+    table, info = train_on_what_you_see("faces", epsilon=1.0, delta=0.0, seed=0)
+    assert len(table) == 2 and table.epsilon.iloc[1] == 1.0  # the noisy-input classifier is pure ε-DP: it trains
+    if info["dpsgd_available"]:
+        assert "failed" not in info["dpsgd_error"]
+        assert "needs δ > 0" in info["dpsgd_error"] and "Set δ above 0" in info["dpsgd_error"]

@@ -33,3 +33,15 @@ def test_the_boxs_own_examples_find_terms_whatever_the_ending_and_sigma_finds_th
         text = " ".join(m.value for m in at.markdown)
         assert "No term mentions" not in text, query
         assert term is None or f"**{term}**" in text
+
+
+def test_a_search_shows_the_terms_found_before_the_bands_and_deployments():
+    # the terms found came after the five bands and ten deployments, below the first screen at 1280×720
+    at = page("pages/11_Glossary.py").run()
+    at.text_input(key="glossary.find").set_value("clip").run()
+    text = next(m.value for m in at.markdown if "**Terms**" in m.value)
+    assert text.index("**Clip norm (C)**") < text.index("**Judging ε.**") < text.index("**Published ε**")
+    assert "**Seed**" not in text  # only what was found, not every term again
+    full = page("pages/11_Glossary.py").run()  # without a search: the bands first, as in every sidebar
+    text = next(m.value for m in full.markdown if "**Terms**" in m.value)
+    assert text.index("**Judging ε.**") < text.index("**Terms**")

@@ -95,9 +95,27 @@ def test_accountant_small_sigma_advanced_is_never_above_naive_and_warns(app_page
     at.number_input(key="acct.sigma").set_value(0.5).run()
     assert not at.exception
     m = metrics(at)
-    naive, adv = (float(m[k].split("=")[1]) for k in ("Naive", "Advanced"))
+    naive, adv = (float(m[k].split("=")[1].replace(",", "")) for k in ("Naive", "Advanced"))
     assert adv <= naive  # min(naive, advanced): both valid at the same delta
     assert any("Weak guarantee" in w.value for w in at.warning)
+
+
+def test_accountant_writes_a_large_epsilon_with_thousands_separators_not_e_notation(app_page):
+    # σ = 0.5 over 400 epochs: naive composition was "ε = 9.83e+03" on a metric, which a student reads as 9.83
+    at = app_page("pages/1_Accountant.py")
+    at.run()
+    at.number_input(key="acct.sigma").set_value(0.5).run()
+    assert not at.exception
+    shown = [m.value for m in at.metric] + [w.value for w in at.warning] + [c.value for c in at.caption]
+    shown += [m.value for m in at.markdown] + list(at.dataframe[0].value.iloc[-1, 1:])
+    assert not [t for t in shown if "e+0" in t]
+    naive = metrics(at)["Naive"]
+    assert "," in naive and float(naive.split("=")[1].replace(",", "")) > 1000
+    # the inverse at a tiny target over many epochs: the noise it needs was "2.807e+04"
+    at.number_input(key="acct.target").set_value(0.01)
+    at.number_input(key="acct.plan_epochs").set_value(10_000.0).run()
+    sigma = metrics(at)["Noise multiplier needed σ"]
+    assert "e+" not in sigma and float(sigma.replace(",", "")) > 1000
 
 
 def test_best_of_compositions_against_the_theorems():

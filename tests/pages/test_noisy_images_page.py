@@ -129,3 +129,13 @@ def test_the_page_opens_on_photographs_a_room_reads_protecting_a_pixel_the_pictu
     # every picture at least ~150 px wide, and the original with its three versions (and gaps) within the 784 px a
     # 1280 px screen leaves beside the sidebar
     assert min(widths) >= 150 and 4 * CELL_PX + 3 * 8 <= 784
+
+
+def test_training_at_delta_0_does_not_speak_of_a_dp_sgd_it_did_not_train():
+    at = _app()
+    at.number_input(key="images.delta").set_value(0.0).run()
+    at.button(key="images.train_button").click().run()
+    assert not at.exception
+    assert any("DP-SGD was not trained" in w.value and "Set δ above 0" in w.value for w in at.warning)
+    said = " ".join(c.value for c in at.caption)
+    assert "Input noise protects the images only" in said and "DP-SGD's ε covers" not in said

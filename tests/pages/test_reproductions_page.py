@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 from .conftest import page
 
@@ -16,7 +17,7 @@ def test_the_page_describes_the_paper_and_runs_it_on_a_click():
     assert not at.get("plotly_chart")  # nothing computed before the click
     at.button(key="repro.run").click().run()
     assert not at.exception
-    table = at.dataframe[0].value
+    table = at.table[0].value  # a plain table: its long quantities wrap on a phone, the numbers stay in view
     assert list(table.columns) == ["Quantity", "Published", "Ours"]
     assert "1.26" in table.Published.tolist() and "9.34" in table.Published.tolist()
     assert at.get("plotly_chart")
@@ -48,7 +49,7 @@ def test_an_entry_whose_paper_gives_no_numbers_shows_ours_without_a_column_of_da
     at.selectbox(key="repro.name").set_value("su2016-dplloyd").run()
     at.button(key="repro.run").click().run()
     assert not at.exception
-    assert list(at.dataframe[0].value.columns) == ["Quantity", "Ours"]
+    assert list(at.table[0].value.columns) == ["Quantity", "Ours"]
     assert any("#### Our numbers" in m.value for m in at.markdown)
     assert not any("Published beside ours" in m.value for m in at.markdown)
 
@@ -89,3 +90,13 @@ def test_a_level_that_misses_the_paper_reads_as_in_shape_and_a_broken_trend_as_n
     kind, text = status_box(result(level, at_least("accuracy gained", -0.01, 0.0), gap="1 point lower."))
     assert kind == "error" and text.startswith("**Not reproduced**")
     assert status_box(result(within("ε", 1.259, 1.26, 0.01), trend))[0] == "success"
+
+
+def test_a_published_number_on_the_chart_sits_on_a_white_ground_beside_its_marker():
+    # as a marker's text, "9.34" was struck through by the strong-composition curve on a phone
+    at = page(PATH).run()
+    at.button(key="repro.run").click().run()
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    notes = {a["text"]: a for a in spec["layout"]["annotations"] if a["text"] in ("1.26", "9.34")}
+    assert set(notes) == {"1.26", "9.34"} and all(a["bgcolor"] and a["xanchor"] == "right" for a in notes.values())
+    assert abs(notes["9.34"]["y"] - math.log10(9.34)) < 1e-9  # placed on the log axis where its marker is

@@ -66,3 +66,16 @@ def test_a_private_model_near_chance_is_warned_about_with_advice_for_its_mode():
     assert chance_warning(CENTRAL, 0.5, 0.10) is None  # well above chance
     assert chance_warning(dataclasses.replace(CENTRAL, mode="none", noise_multiplier=None), 0.1, 0.1) is None
     assert chance_warning(CENTRAL, 0.11, None) is None  # regression: no chance level
+
+
+def test_the_rounds_chart_legend_grows_above_the_plot_never_into_it():
+    import pandas as pd
+
+    from dpcore.ui.federated import rounds_figures
+
+    history = pd.DataFrame({"round": [1, 2, 3], "accuracy": [0.5, 0.8, 0.9], "epsilon": [1.0, 1.5, 2.0]})
+    acc, _ = rounds_figures(history, rounds=3, reference=history.assign(accuracy=[0.6, 0.85, 0.92]), chance=0.1)
+    legend = acc.layout.legend
+    # its three entries wrap to three rows in a narrow column: anchored by the top at y = 1.15 they reached down
+    # over the curves near accuracy 0.9 (presentation mode at 1280×720)
+    assert legend.orientation == "h" and legend.yanchor == "bottom" and legend.y >= 1

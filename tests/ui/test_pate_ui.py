@@ -43,3 +43,12 @@ def test_a_vote_chart_going_below_zero_explains_zero_in_its_legend_not_over_the_
     assert not any("noise only" in (a.text or "") for a in fig.layout.annotations)  # no label inside the plot
     fig = votes_figure(SimpleNamespace(**{**vars(result), "noisy_votes": [np.array([43.5, 6.2])]}), 0, ("a", "b"))
     assert not any("zero votes" in (t.name or "") for t in fig.data)  # an axis that stays above 0 needs no line
+
+
+def test_the_teachers_sweep_says_its_examples_per_teacher_are_a_mean():
+    import pandas as pd
+
+    from dpcore.ui.pate import sweep_display
+
+    shown = sweep_display(pd.DataFrame({"teachers": [20], "examples_per_teacher": [53.9]}))
+    assert "Examples per teacher (mean)" in shown.columns  # "53.9 examples per teacher" read as a count

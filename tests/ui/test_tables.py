@@ -74,3 +74,16 @@ def test_a_plain_table_writes_its_rounded_numbers_without_padding_zeros_and_keep
     text = styled.to_html()
     assert ">32170<" in text and ">0.3122<" in text and ">1<" in text and ">0.0831<" in text and ">0<" in text
     assert "32170.0000" not in text and "1.0000" not in text
+
+
+def test_an_epsilon_of_thousands_is_written_with_separators_not_e_notation():
+    from dpcore.images.sets import load_image_set
+    from dpcore.ui.images import whole_image_note
+
+    assert format_epsilon(9834.2) == "9,830" and format_epsilon(384000.0) == "384,000"
+    assert format_epsilon(999.4) == "999" and format_epsilon(0.5) == "0.5" and format_epsilon(True) == "yes"
+    # Noisy images' sidebar: a 160×240 photograph at ε = 10 per pixel was "protected only at ε 3.84e+05"
+    photos = load_image_set("photos", max_side=240)
+    h, w = photos.image_shape[:2]
+    note = whole_image_note(["laplace-pixel"], 10.0, 1e-5, photos, cell=8, m=1)
+    assert f"ε {h * w * 10:,}" in note and "e+0" not in note  # h·w·ε, here 384,000

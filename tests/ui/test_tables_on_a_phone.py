@@ -36,3 +36,22 @@ def test_a_pinned_first_column_is_as_wide_as_its_longest_cell():
     assert ladder["ε claimed"]["width"] >= 6.5 * len("∞ (no noise)") + 16
     assert short["Round"]["width"] >= 6.5 * len("Round") + 16
     assert ladder["ε claimed"]["width"] <= 180  # still leaves a phone room to scroll the numbers through
+
+
+def _sweep_table():
+    import pandas as pd
+
+    from dpcore.ui.common import NOT_PRIVATE, show_frame
+
+    show_frame(pd.DataFrame({"Model": ["DP-FedAvg", "FedAvg (non-private)"], "Test accuracy": [0.86, 0.89],
+                             "ε": ["4", NOT_PRIVATE], "Noise multiplier σ": ["2.55", "—"]}), key="sweep")
+
+
+def test_an_epsilon_column_holding_not_private_is_wide_enough_to_say_it():
+    # the Federated page's clip-norm sweep table cut its ε column to "∞ (not pri"
+    at = AppTest.from_function(_sweep_table).run()
+    from dpcore.ui.common import NOT_PRIVATE, column_width
+
+    columns = json.loads(at.dataframe[0].proto.columns)
+    assert columns["ε"]["width"] >= column_width([NOT_PRIVATE])  # the pinned column's measure, checked there
+    assert "width" not in columns.get("Test accuracy", {})  # the others keep the grid's own sizing
