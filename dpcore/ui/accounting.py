@@ -11,7 +11,7 @@ import streamlit as st
 from ..accounting import calibrate_noise_multiplier, composition_comparison, dpsgd_epsilon
 from ..accounting.accountants import pld_discretization_for
 from ..teaching.explain import count_query_densities, neighbouring_databases, noisy_count
-from ..teaching.verdict import odds_factor
+from ..teaching.verdict import odds_factor, verdict
 from . import palette, vega
 from .common import format_epsilon, readable_log_ticks
 
@@ -30,7 +30,8 @@ def weak_guarantee_note(epsilon: float, *, unit: str = "") -> str | None:
         return None
     who = f" {unit}" if unit else ""
     protected = "a client's data" if "client" in unit else "a record"
-    return (f"Weak guarantee: ε = {format_epsilon(epsilon)}{who} lets an observer's odds about {protected} grow by a "
+    band = verdict(epsilon).band.headline  # the verdict's own words: "Weak guarantee" to 10, then "Nominal ... only"
+    return (f"{band}: ε = {format_epsilon(epsilon)}{who} lets an observer's odds about {protected} grow by a "
             "factor "
             f"$e^{{\\varepsilon}}$, up to {odds_factor(epsilon)}. Above ε ≈ 10 this is almost no formal protection, "
             "even though noise was added; lower ε (more noise, fewer rounds/steps) for a meaningful guarantee.")

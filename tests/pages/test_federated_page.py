@@ -105,7 +105,7 @@ def test_federated_defaults_to_target_epsilon_and_warns():
     assert not at.exception and not at.error
     assert float(_metric(at, "ε (user level)")) <= 20.0 + 1e-6
     texts = [w.value for w in at.warning]
-    assert any("Weak guarantee" in t for t in texts) and any("Few clients" in t for t in texts)
+    assert any(t.startswith("Nominal guarantee only: ε = 20") for t in texts) and any("Few clients" in t for t in texts)
     assert any("Chance level" in m.value for m in at.markdown)
 
 

@@ -43,7 +43,7 @@ def test_default_federation_learns_under_a_meaningful_epsilon_and_explains_its_c
     assert not at.exception and not at.error
     eps = float(_metric(at, "ε (user level)"))
     assert eps <= 5.0 + 1e-6
-    assert not any("Weak guarantee" in w.value or "Few clients" in w.value for w in at.warning)
+    assert not any("almost no formal protection" in w.value or "Few clients" in w.value for w in at.warning)
     private, reference = float(_metric(at, "Final test accuracy")), float(_metric(at, "Non-private FedAvg"))
     assert private > 0.8 and reference - private < 0.05  # DP-FedAvg within 5 points of FedAvg by default
 

@@ -64,7 +64,7 @@ def test_accountant_page_shows_the_moments_accountant_far_below_the_theorems(app
     assert list(table.columns)[:1] == ["Epochs"] and len(table) == 41
     assert all(len(v.replace(".", "").replace("-", "").split("e")[0].lstrip("0")) <= 3 for v in table.iloc[-1, 1:])
     assert any("sidebar's δ" in c.value for c in at.caption)  # the inverse section says what it reuses
-    assert not any("Weak guarantee" in w.value for w in at.warning)
+    assert not any("almost no formal protection" in w.value for w in at.warning)
     assert float(m["Noise multiplier needed σ"]) > 0
     assert float(m["ε check with that σ"]) <= 1.0
 
@@ -97,7 +97,7 @@ def test_accountant_small_sigma_advanced_is_never_above_naive_and_warns(app_page
     m = metrics(at)
     naive, adv = (float(m[k].split("=")[1].replace(",", "")) for k in ("Naive", "Advanced"))
     assert adv <= naive  # min(naive, advanced): both valid at the same delta
-    assert any("Weak guarantee" in w.value for w in at.warning)
+    assert any("guarantee" in w.value and "almost no formal protection" in w.value for w in at.warning)
 
 
 def test_accountant_writes_a_large_epsilon_with_thousands_separators_not_e_notation(app_page):
@@ -132,6 +132,9 @@ def test_best_of_compositions_against_the_theorems():
     assert weak_guarantee_note(9.9) is None and weak_guarantee_note(10.0) is not None  # e^10 > 22 000: weak
     assert weak_guarantee_note(9.9999) is not None  # what a run calibrated to a target of 10 spends
     assert "up to 36,316×" in weak_guarantee_note(10.5)  # the verdict line's way of writing e^ε
+    # the note opens with the verdict's own band: weak up to 10, nominal beyond, as the line beside ε says
+    assert weak_guarantee_note(10.0).startswith("Weak guarantee: ε = 10")
+    assert weak_guarantee_note(10.5).startswith("Nominal guarantee only: ε = 10.5")
     # the protected unit is named for the page's guarantee, not "one record, one client" on every page
     assert "odds about a record grow" in weak_guarantee_note(12, unit="per training record")
     assert "odds about a client's data grow" in weak_guarantee_note(12, unit="per client")

@@ -26,7 +26,7 @@ def test_default_run_shows_pate_working_without_a_weak_guarantee():
     assert not at.exception and not at.error
     eps = float(_metric(at, "ε spent (data-independent)"))
     assert 2.0 <= eps <= 5.0 + 1e-9
-    assert not any("Weak guarantee" in w.value for w in at.warning)
+    assert not any("almost no formal protection" in w.value for w in at.warning)
     assert not any("Too few examples per teacher" in w.value or "barely better" in w.value for w in at.warning)
     body = " ".join(m.value for m in at.markdown)
     chance = float(re.search(r"Chance level[^:]*: \**([0-9]+\.[0-9]+)", body).group(1))
