@@ -3,11 +3,13 @@ when none meets the need."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from dpcore.datasets import load_csv
 from dpcore.decision.advisor import Need, advise, judge, parse_need, prediction_bound
 from dpcore.exceptions import DPValueError
 from dpcore.sweep import SweepConfig, SweepResult
@@ -249,6 +251,22 @@ def test_fewer_features_is_advice_for_a_table_not_for_an_image():
                       dataset=load_dataset(name))
         advice = judge(res, Need("at_least", "accuracy", 0.9))
         assert any(s.startswith("Fewer features") for s in advice.instead) == said, name
+        assert not any("Columns to leave out" in s for s in advice.instead)  # a registry dataset: not yours to edit
+
+
+def test_fewer_features_on_your_own_file_says_where_to_leave_columns_out():
+    from dpcore.datasets import load_dataset
+
+    wine = load_dataset("wine")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        own = load_csv(pd.DataFrame(wine.X, columns=wine.feature_names).assign(kind=wine.y), label_column="kind")
+    assert own.source == "upload"
+    res = _result({0.1: [0.5, 0.52, 0.51], 1.0: [0.6, 0.61, 0.6], 10.0: [0.7, 0.71, 0.7]}, [0.75, 0.76, 0.75],
+                  dataset=own)
+    advice = judge(res, Need("at_least", "accuracy", 0.9))
+    assert any(s.startswith("Fewer features") and "(Columns to leave out, under the upload; --drop on the command "
+               "line)" in s for s in advice.instead)
 
 
 def test_when_always_answering_the_common_class_meets_the_need_the_advice_says_so_before_its_numbers():

@@ -595,8 +595,11 @@ def _instead(points: pd.DataFrame, need: Need, target: float, *, baseline: float
     # columns of a table, not an image's pixels: dropping pixels is no advice (the image learners' presets already
     # train on fixed features where that pays, e.g. DP-SGD's HOG on MNIST, Tramer & Boneh 2021)
     if n_features is not None and n_features > 4 and not (config is not None and config.is_image):
+        own = config is not None and not isinstance(config.dataset, str) and getattr(config.dataset, "source", "") \
+            == "upload"  # your file: the columns are yours to leave out
         out.append(f"Fewer features: the same bound grows with the number of columns (here {n_features}); dropping "
-                   "columns that carry little signal leaves less to noise.")
+                   "columns that carry little signal leaves less to noise"
+                   + (" (Columns to leave out, under the upload; --drop on the command line)." if own else "."))
     if config is not None and (others := _other_learners(config)):
         out.append("Another learner: not tried here: " + "; ".join(others[:5]) + ".")
     if trivial is not None and not better(best.mean, trivial) and points["beats_trivial"].any():
