@@ -33,6 +33,7 @@ from dpcore.ui.models import (
     dplloyd_run_text,
     neighbouring_text,
     queued_sweep,
+    random_centres_text,
 )
 from dpcore.ui.palette import GREY, epsilon_bands, legend_below
 from dpcore.ui.present import headline_area
@@ -107,10 +108,8 @@ if demo is not None:
         c.metric(f"{name} accuracy", f"{m.loc[name, 'accuracy']:.3f}",
                  help=f"Intra-cluster variance {m.loc[name, 'intra_cluster_variance']:.3f} "
                       "(within-cluster / total sum of squares; lower is tighter).")
-    chance = demo["chance"]
-    st.markdown(f"**Chance level: {chance:.3f}**, the accuracy of putting every test row in one cluster (it is then "
-                "matched to the most common class). Accuracy is the fraction of test rows whose cluster is matched "
-                "to their true class.")
+    reference = demo["reference"]  # k centres drawn at random in the bounds: what a clustering reaches unlearnt
+    st.markdown(random_centres_text(demo["metrics"], reference))
     st.caption(f"Test rows of {ds.title}, features mapped from their declared bounds onto [-1, 1]. "
                "The 2-D PCA projection is for display only; the clustering runs in all dimensions. "
                + dplloyd_run_text(demo["run"], float(epsilon)) + " " + neighbouring_text(neighbouring))
@@ -148,8 +147,11 @@ if df is not None:
     readable_log_ticks(fig, "x")
     if metric == "intra_cluster_variance":
         readable_log_ticks(fig, "y")
-    elif demo is not None:
-        fig.add_hline(y=chance, line=dict(color=GREY, dash="dot"), annotation_text=f"chance {chance:.2f}",
+    elif demo is not None:  # random centres' mean, and their spread as a band: a line inside it learnt nothing
+        fig.add_hrect(y0=reference.accuracy - reference.accuracy_sd, y1=reference.accuracy + reference.accuracy_sd,
+                      fillcolor=GREY, opacity=0.15, line_width=0)
+        fig.add_hline(y=reference.accuracy, line=dict(color=GREY, dash="dot"),
+                      annotation_text=f"random centres (no data used) {reference.accuracy:.2f}",
                       annotation_position="bottom right")
     fig.update_layout(height=420, yaxis_title="test accuracy (fraction)" if metric == "accuracy"
                       else "within / total sum of squares (log scale)")
@@ -165,5 +167,8 @@ if df is not None:
     spread = "; bars show one standard deviation" if int(seeds) > 1 else ""
     st.caption(f"Mean over {seeds} seed(s) (split and noise){spread}. The non-private line does not depend on ε. "
                "Input perturbation adds Lap(Σ ranges / ε) to every value of every record; DPLloyd splits each ε "
-               "as described above the scatter plots.")
+               "as described above the scatter plots."
+               + (" Grey band: random centres (no data used), mean ± one standard deviation on the test rows above; "
+                  "a private line inside it is no better than centres that never looked at the data."
+                  if metric == "accuracy" and demo is not None else ""))
     show_table(df, key="cluster.sweep_table")

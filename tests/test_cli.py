@@ -201,6 +201,20 @@ def test_a_non_private_run_says_it_is_not_private_and_that_a_given_epsilon_is_ig
     assert "ignored" not in out.err and "epsilon: 1.0" in out.out.splitlines()
 
 
+def test_cluster_reports_random_centres_and_says_a_run_within_their_spread_is_no_better(capsys):
+    from dpcore.cli import main
+
+    argv = ["cluster", "--dataset", "iris", "--algorithm", "dplloyd", "--epsilon", "0.001", "--seed", "0", "--json"]
+    assert main(argv) == 0
+    out = capsys.readouterr()
+    got = json.loads(out.out.strip().splitlines()[-1])
+    assert got["accuracy"] == pytest.approx(0.611, abs=1e-3) and got["no_better_than_random_centres"] is True
+    assert got["random_centres_accuracy"] == pytest.approx(0.633, abs=1e-3)  # the page's reference, same test rows
+    assert "within the spread of random centres (0.633 ± 0.105, no data used)" in out.err
+    assert main([*argv[:6], "10", "--seed", "0", "--json"]) == 0
+    assert "no_better_than_random_centres" not in json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
 def test_a_dpsgd_run_reports_enough_to_recompute_its_epsilon_and_to_rerun_it(capsys):
     from dpcore.accounting import dpsgd_epsilon
     from dpcore.cli import main

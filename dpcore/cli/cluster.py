@@ -2,8 +2,11 @@
 
 ``python -m dpcore cluster --dataset iris --algorithm dplloyd --k 3 --epsilon 1 --seed 0 --json``
 prints the Train command's JSON contract (accuracy after Hungarian matching,
-intra_cluster_variance, epsilon, delta, noise_multiplier, seconds), and for DPLloyd the neighbouring
-relation its ε protects. Its defaults are the Clustering page's (DPLloyd on replace-one, as there).
+intra_cluster_variance, epsilon, delta, noise_multiplier, seconds), for DPLloyd the neighbouring
+relation its ε protects, and the reference a clustering is read against: the accuracy of k centres drawn at
+random in the declared bounds (``random_centres_accuracy`` ± ``random_centres_accuracy_sd``; no data used), with
+``no_better_than_random_centres`` when a private run is within that spread. Its defaults are the Clustering
+page's (DPLloyd on replace-one, as there).
 """
 from __future__ import annotations
 
@@ -59,5 +62,13 @@ def _run(args) -> int:
     res = run_learner(args.algorithm, data, epsilon=(EPSILON if args.epsilon is None else args.epsilon)
                       if spec.private else None, seed=seed,
                       secure=secure, params=params)
+    ref = res.extras["random_centres"]  # k centres drawn at random in the bounds, scored on the same test rows
+    extra.update(random_centres_accuracy=round(ref.accuracy, 6), random_centres_accuracy_sd=round(ref.accuracy_sd, 6),
+                 random_centres=f"k centres drawn uniformly in the declared bounds, {ref.draws} draws, no data used")
+    if spec.private and ref.covers(res.metrics["accuracy"]):
+        extra["no_better_than_random_centres"] = True
+        print(f"note: {args.algorithm}'s accuracy {res.metrics['accuracy']:.3f} is within the spread of random "
+              f"centres ({ref.accuracy:.3f} ± {ref.accuracy_sd:.3f}, no data used): no better than a clustering "
+              "that never looked at the data", file=sys.stderr)
     print_result(res, as_json=args.json, secure=secure, extra={**extra, "seed": seed})
     return 0

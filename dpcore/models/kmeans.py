@@ -8,6 +8,7 @@ uses no private statistic), so the three methods are compared on equal terms and
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
@@ -18,13 +19,16 @@ from ..mechanisms import Laplace
 from ..rng import as_generator
 from ..runtime.workload import NUMPY_THROUGHPUT, Work, check_work
 from ..types import ArrayLike
-from ..validation import check_epsilon, check_fraction, check_int, check_positive, clip_to_norm
+from ..validation import check_bounds, check_epsilon, check_fraction, check_int, check_positive, clip_to_norm
 from ._utils import box_to_unit, check_fitted_X, clip_with_warning, resolve_bounds, unit_to_box, validate_X
+from .metrics import hungarian_accuracy, intra_cluster_variance
 
 __all__ = [
     "DPLloydKMeans",
     "InputPerturbationKMeans",
     "LloydKMeans",
+    "RandomCentresReference",
+    "random_centres_reference",
     "su_count_fraction",
     "sphere_packing_init",
     "noisy_grid_init",
@@ -293,6 +297,64 @@ def input_perturbation_scale(*, epsilon: float, lower: ArrayLike, upper: ArrayLi
 
 
 # --------------------------------------------------------------------------- estimators
+
+
+#: How many draws of random centres the reference averages over, and the seed of the first.
+RANDOM_CENTRES_DRAWS = 20
+RANDOM_CENTRES_SEED = 0
+
+
+@dataclass(frozen=True)
+class RandomCentresReference:
+    """What a clustering that never looked at the data scores: mean and standard deviation over ``draws`` draws.
+
+    ``centres_unit`` (``draws x k x d``, in the ``[-1, 1]^d`` coordinates) are what was drawn: from the bounds, k
+    and the seed alone. A private clustering whose accuracy is at most ``accuracy + accuracy_sd`` is within this
+    reference's spread: :meth:`covers`.
+    """
+
+    accuracy: float
+    accuracy_sd: float
+    intra_cluster_variance: float
+    intra_cluster_variance_sd: float
+    draws: int
+    centres_unit: np.ndarray = field(repr=False, compare=False)
+
+    def covers(self, accuracy: float) -> bool:
+        """True when ``accuracy`` is no better than random centres (within one standard deviation of their mean)."""
+        return bool(accuracy <= self.accuracy + self.accuracy_sd)
+
+
+def random_centres_reference(X: ArrayLike, y: ArrayLike, k: int, *, bounds, draws: int = RANDOM_CENTRES_DRAWS,
+                             seed: int = RANDOM_CENTRES_SEED) -> RandomCentresReference:
+    """A data-independent reference for a clustering's scores (ε = 0: no private data is used to place centres).
+
+    Each of ``draws`` times, ``k`` centres are drawn uniformly inside the declared (public) ``bounds`` (the
+    ``[-1, 1]^d`` box all three k-means work in), every row of ``X`` joins its nearest centre, and the result is
+    scored as the k-means runs are: accuracy after Hungarian matching against ``y`` and within / total sum of
+    squares in the ``[-1, 1]^d`` coordinates. A uniformly random start is also DPLloyd's free initialisation (Su et
+    al. 2016); the reference shows what such centres reach with no round of noisy Lloyd at all, which on iris is
+    about 0.63, far above the 1/3 of putting every row in one cluster.
+    """
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or X.shape[0] == 0:
+        raise DPValueError(f"X must be a non-empty 2-D array of rows, got shape {X.shape}")
+    y = np.asarray(y)
+    if y.shape[0] != X.shape[0]:
+        raise DPValueError(f"y has {y.shape[0]} labels but X has {X.shape[0]} rows")
+    k = check_int(k, "k", minimum=1)
+    draws = check_int(draws, "draws", minimum=2)
+    lo, hi = check_bounds(bounds, X.shape[1])
+    # the centres come from the bounds, k and the seed only; the rows are read after, to assign and score them
+    centres = as_generator(seed).uniform(-1.0, 1.0, size=(draws, k, X.shape[1]))
+    Z = box_to_unit(np.clip(X, lo, hi), lo, hi)
+    acc, icv = np.empty(draws), np.empty(draws)
+    for i, C in enumerate(centres):
+        labels = _assign(Z, C)
+        acc[i] = hungarian_accuracy(y, labels)
+        icv[i] = intra_cluster_variance(Z, labels, C)
+    return RandomCentresReference(float(acc.mean()), float(acc.std(ddof=1)), float(icv.mean()),
+                                  float(icv.std(ddof=1)), draws, centres)
 
 
 class _BoxKMeans(ClusterMixin, BaseEstimator):

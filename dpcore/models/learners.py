@@ -76,7 +76,7 @@ from .erm import (
     PrivateERMClassifier,
     private_tune_regularization,
 )
-from .kmeans import DPLloydKMeans, InputPerturbationKMeans, LloydKMeans
+from .kmeans import DPLloydKMeans, InputPerturbationKMeans, LloydKMeans, random_centres_reference
 from .linear import BoundedLinearRegression, FunctionalMechanismRegressor
 from .metrics import hungarian_accuracy, intra_cluster_variance
 from .ssp import SSPRegressor
@@ -432,7 +432,9 @@ def _kmeans_runner(name: str):
         Zte = est.transform_unit(split.X_test)
         metrics = {"accuracy": hungarian_accuracy(split.y_test, pred),
                    "intra_cluster_variance": intra_cluster_variance(Zte, pred, est.cluster_centers_unit_)}
-        extras = {"centers": est.cluster_centers_, "centers_unit": est.cluster_centers_unit_, "labels_test": pred}
+        extras = {"centers": est.cluster_centers_, "centers_unit": est.cluster_centers_unit_, "labels_test": pred,
+                  # what centres drawn at random in the bounds score on the same test rows (no data used)
+                  "random_centres": random_centres_reference(split.X_test, split.y_test, k, bounds=bounds)}
         if name == "dplloyd":  # what actually ran, for captions that describe this run
             extras.update(init=est.init_, rounds=est.n_iter_, epsilon_init=est.noise_scales_["eps_init"],
                           rows_clipped=est.n_rows_clipped_, n_train=int(split.X_train.shape[0]),

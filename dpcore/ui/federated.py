@@ -206,6 +206,20 @@ def sweep_display(table: pd.DataFrame, axis: str) -> pd.DataFrame:
     return readable_table(out, digits=3, labels={"learner": "model", "role": "kind", "value": axis.replace("_", " ")})
 
 
+#: Room on the right for the last round's label: with none, Plotly dropped the "100" centred on the plot's edge.
+ROUNDS_MARGIN = dict(t=30, b=40, r=24)
+
+
+def round_ticks(rounds: int, most: int = 6) -> list[int]:
+    """Round numbers for a per-round chart's x-axis: round 1, then multiples of a step of 1, 2 or 5 times a power of
+    ten, at most ``most`` in all. Plotly's own choice for a narrow chart of 80 rounds (a column of presentation mode
+    at 1280 x 720, or a phone) was a step of 50 from 0, which left the single tick "50" in the range [0.5, 80.5]."""
+    step = 1
+    while rounds // step + (step > 1) > most:  # 1, 2, 5, 10, 20, 50 ...
+        step = step * 5 // 2 if str(step)[0] == "2" else step * 2
+    return [1, *range(step, rounds + 1, step)] if step > 1 else list(range(1, rounds + 1))
+
+
 def rounds_figures(history: pd.DataFrame, *, rounds: int, reference: pd.DataFrame | None = None,
                    private: bool = True, chance: float | None = None) -> tuple[go.Figure, go.Figure]:
     acc = go.Figure()
@@ -218,7 +232,8 @@ def rounds_figures(history: pd.DataFrame, *, rounds: int, reference: pd.DataFram
         acc.add_scatter(x=[0.5, rounds + 0.5], y=[chance, chance], mode="lines",
                         line=dict(dash="dot", color=palette.GREY), name=f"chance: most common class ({chance:.2f})")
     acc.update_layout(xaxis_title="round", yaxis_title="test accuracy (fraction correct)", yaxis_range=[0, 1],
-                      xaxis_range=[0.5, rounds + 0.5], height=360, margin=dict(t=30, b=40),
+                      xaxis_range=[0.5, rounds + 0.5], xaxis_tickvals=round_ticks(rounds), height=360,
+                      margin=ROUNDS_MARGIN,
                       # anchored by its foot above the plot, so rows wrapped on a narrow column grow upwards: its top
                       # at 1.15 let three rows (presentation mode, 1280×720) lie over the curves near accuracy 0.9
                       legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0, xanchor="left"))
@@ -229,7 +244,8 @@ def rounds_figures(history: pd.DataFrame, *, rounds: int, reference: pd.DataFram
     else:
         eps.add_annotation(x=rounds / 2, y=0.5, text="non-private: ε = ∞", showarrow=False, font=dict(size=18))
     eps.update_layout(xaxis_title="round", yaxis_title="ε spent so far (user level, δ fixed)",
-                      xaxis_range=[0.5, rounds + 0.5], height=360, margin=dict(t=30, b=40), showlegend=False,
+                      xaxis_range=[0.5, rounds + 0.5], xaxis_tickvals=round_ticks(rounds), height=360,
+                      margin=ROUNDS_MARGIN, showlegend=False,
                       yaxis_rangemode="nonnegative")  # an ε of exactly 0 (a tiny target) drew from -1 to 1
     return acc, eps
 

@@ -14,6 +14,7 @@ from ..datasets import load_dataset, train_test_split
 from ..defaults import EPSILON
 from ..exceptions import DPCoreError, DPValueError
 from ..learners import get_learner, run_learner, trivial_learner
+from ..models.kmeans import RandomCentresReference
 from ..models.metrics import match_clusters
 from ..rng import noise_mode, secure_or_seed
 from ..runtime.thread_warnings import caught as caught_warnings
@@ -178,6 +179,7 @@ def cluster_demo_of(dataset, k: int, epsilon: float, iterations: int | None, see
         rows, centres = [], []
         labels = {}
         run = {}
+        reference = None
         said = _RunWarnings("ε", 1)
         for m in CLUSTER_METHODS:
             res = said.run(None, m, split, epsilon=epsilon, seed=seed,
@@ -186,6 +188,7 @@ def cluster_demo_of(dataset, k: int, epsilon: float, iterations: int | None, see
                          "intra_cluster_variance": res.metrics["intra_cluster_variance"],
                          "epsilon": res.epsilon})
             centres.append(res.extras["centers_unit"])
+            reference = res.extras["random_centres"]  # the same test rows, k and bounds for every method
             labels[CLUSTER_LABELS[m]] = res.extras["labels_test"]
             if "rounds" in res.extras:  # what DPLloyd did (its start, its rounds), for the caption
                 run = {key: res.extras[key] for key in ("init", "rounds", "epsilon_init", "rows_clipped", "n_train",
@@ -219,14 +222,37 @@ def cluster_demo_of(dataset, k: int, epsilon: float, iterations: int | None, see
                             "matched_class": cname(matches[CLUSTER_LABELS[m]].get(j, -1)),
                             "PC1": a, "PC2": b, "in_view": inside})
         classes = [cname(c) for c in range(len(names))] if names else sorted(pts["class"].unique())
-        # chance level: every test row in one cluster, matched to the most common class
-        chance = float(pts["class"].value_counts(normalize=True).max())
+        rows.append({"method": RANDOM_CENTRES, "accuracy": reference.accuracy,
+                     "intra_cluster_variance": reference.intra_cluster_variance, "epsilon": 0.0})
         return {"metrics": pd.DataFrame(rows), "points": pts, "centres": pd.DataFrame(cen), "run": run,
-                "classes": classes, "chance": chance, "warnings": said.messages()}
+                "classes": classes, "reference": reference, "warnings": said.messages()}
 
 
 _shared_cluster_demo = st.cache_data(show_spinner=False, max_entries=64)(cluster_demo_of)
 cluster_demo.clear = _shared_cluster_demo.clear  # the registry datasets' demos (an upload's go with its session)
+
+
+#: The clustering pages' reference: centres drawn at random in the declared bounds (see random_centres_reference).
+RANDOM_CENTRES = "Random centres (no data used)"
+
+
+def random_centres_text(metrics: pd.DataFrame, reference: RandomCentresReference) -> str:
+    """The reference in one paragraph, and the reading of the private methods against its spread: a method whose
+    accuracy is within it (``reference.covers``) is said to be no better than random centres."""
+    out = (f"**{RANDOM_CENTRES}: {reference.accuracy:.3f} ± {reference.accuracy_sd:.3f}**, the accuracy of k "
+           f"centres drawn uniformly at random inside the declared bounds, each test row joining its nearest "
+           f"(mean ± one standard deviation over {reference.draws} seeded draws). It spends no ε: it never looks at "
+           "the data. Accuracy is the fraction of test rows whose cluster is matched to their true class.")
+    acc = metrics.set_index("method")["accuracy"]
+    private = [CLUSTER_LABELS[m] for m in CLUSTER_METHODS if get_learner(m).private]
+    within = [f"{name} ({acc[name]:.3f})" for name in private if reference.covers(float(acc[name]))]
+    if within:
+        who = " and ".join(within)
+        out += (f" At this ε, {who} {'is' if len(within) == 1 else 'are'} **no better than random centres**: within "
+                "their spread, so the clusters show nothing learnt from the data.")
+    else:
+        out += " At this ε, both private methods score above the spread of random centres."
+    return out
 
 
 def dplloyd_run_text(run: dict, epsilon: float) -> str:

@@ -209,8 +209,15 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
             labelled = s["epsilon_spent"].notna().to_numpy()
         else:
             labelled = np.array([(name, v) in overspent for v in s["value"]], dtype=bool)
-        labels += [(x, y, spent_label(e), c) for x, y, e, on in zip(s.value, s["mean"], s["epsilon_spent"], labelled)
-                   if on]
+        mine = [(x, y, spent_label(e), c) for x, y, e, on in zip(s.value, s["mean"], s["epsilon_spent"], labelled)
+                if on]
+        if config.axis != "epsilon" and len(mine) > 1 and len({text for *_, text, _ in mine}) == 1:
+            # a clip-norm (noise, learning-rate, data-size) sweep at one target ε: every point read "ε 4"; said
+            # once in the legend instead (a line of its own: one line ran past a phone's edge), the points left to
+            # the curve
+            title += f"<br>every run spent {mine[0][2]}"
+        else:
+            labels += mine
         fig.add_scatter(x=s.value, y=s["mean"], mode="lines+markers", name=title,
                         line=dict(color=c, width=3, dash=style["dash"]),
                         marker=dict(symbol="x" if name in leaky else style["symbol"], size=10 if name in leaky else 8),

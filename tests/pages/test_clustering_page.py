@@ -18,9 +18,11 @@ def test_clustering_page_runs_and_reacts():
     at.run()
     assert not at.exception
     after = at.dataframe[0].value
-    assert set(after["Method"]) == {"Lloyd (non-private)", "DPLloyd", "Input perturbation"}
-    assert (after["ε"].iloc[1:] == "0.2").all() and after["ε"].iloc[0] == "∞ (not private)"
-    priv = after["Method"] != "Lloyd (non-private)"
+    assert list(after["Method"]) == ["Lloyd (non-private)", "DPLloyd", "Input perturbation",
+                                     "Random centres (no data used)"]
+    assert (after["ε"].iloc[1:3] == "0.2").all() and after["ε"].iloc[0] == "∞ (not private)"
+    assert after["ε"].iloc[3] == "0"  # the reference spends nothing: its centres come from the bounds alone
+    priv = after["Method"].isin(["DPLloyd", "Input perturbation"])
     wss = "Within / total sum of squares"
     assert not after.loc[priv, wss].equals(before.loc[priv, wss])
     assert len(at.dataframe) == 2  # metrics table and the epsilon sweep table

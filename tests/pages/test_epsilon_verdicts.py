@@ -44,9 +44,14 @@ def test_the_band_follows_the_epsilon_box():
     assert any("Strong privacy" in v for v in verdicts(at)) and not any("Weak guarantee" in v for v in verdicts(at))
 
 
-def test_clustering_states_its_chance_level():
+def test_clustering_states_random_centres_and_says_dplloyd_at_the_smallest_epsilon_is_no_better():
     at = page("pages/3_Clustering.py").run()
-    assert any("Chance level: 0.333" in m.value for m in at.markdown)  # iris: three classes of 50
+    said = [m.value for m in at.markdown if "Random centres (no data used)" in m.value]
+    assert said and "0.633 ± 0.105" in said[0]  # iris: well above the 1/3 of one cluster for every row
+    at.number_input(key="cluster.epsilon").set_value(0.001).run()
+    assert not at.exception
+    said = [m.value for m in at.markdown if "Random centres (no data used)" in m.value]
+    assert "DPLloyd (0.611)" in said[0] and "**no better than random centres**" in said[0]
 
 
 def test_trained_network_states_the_band_of_the_epsilon_spent_and_the_chance_level():

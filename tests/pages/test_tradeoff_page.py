@@ -314,10 +314,12 @@ def test_a_clip_norm_sweep_shows_what_choosing_its_best_point_costs(tmp_path, mo
                                                       "ε of the search, best kept (repeat-and-select)",
                                                       "ε if every run were released (composition)"))
     assert one < search < all_runs
-    # off the ε axis each point of the chart says the ε it spent (a flat curve hid that every point was weak)
+    # off the ε axis the chart says the ε spent (a flat curve hid that every point was weak): every run here is
+    # calibrated to the same target, so the legend says it once rather than "ε 1" on every marker
     chart = json.loads(at.get("plotly_chart")[0].proto.spec)
-    labels = [a["text"] for a in chart["layout"].get("annotations", [])]
-    assert len(labels) >= 2 and all(t.startswith("ε ") for t in labels)
+    assert not [a["text"] for a in chart["layout"].get("annotations", []) if a["text"].startswith("ε ")]
+    assert [t["name"] for t in chart["data"] if t.get("showlegend") is not False][0] == (
+        "DP-SGD (Abadi et al. 2016)<br>every run spent ε 1")
 
 
 def test_secure_noise_on_the_tradeoff_explorer_runs_every_sweep_run_in_secure_mode(tmp_path, monkeypatch):
@@ -546,3 +548,37 @@ def test_the_page_marks_the_epsilon_a_link_carries_and_says_when_it_lies_outside
     at.run()
     assert not at.exception and not at.error
     assert any("Your ε = 30 lies outside the swept range" in c.value for c in at.caption)
+
+
+def _clip_norm_sweep(spent):
+    """DP-SGD on iris along the clip norm at a target ε 4: each point spent ``spent[i]``."""
+    import pandas as pd
+
+    from dpcore.sweep import SweepConfig
+
+    values = [0.1, 1.0, 10.0]
+    cfg = SweepConfig(dataset="iris", learners=["dpsgd"], axis="clip_norm", values=values, epsilon=4.0, seeds=1,
+                      include_baselines=False)
+    table = pd.DataFrame({"learner": "dpsgd", "role": "swept", "value": values, "seed": 0,
+                          "accuracy": [0.6, 0.8, 0.7], "epsilon": spent, "epsilon_target": 4.0,
+                          "leaks_privacy": False})
+    return table, cfg
+
+
+def test_a_sweep_at_one_spent_epsilon_says_it_once_in_the_legend_not_on_every_point():
+    from dpcore.ui.sweep import sweep_figure
+
+    table, cfg = _clip_norm_sweep([4.0, 4.0, 4.0])
+    fig = sweep_figure(table, cfg, metric="accuracy")
+    assert not [a for a in fig.layout.annotations if a.text.startswith("ε ")]  # was "ε 4" on every marker
+    named = [t.name for t in fig.data if t.showlegend is not False]
+    assert named == ["DP-SGD (Abadi et al. 2016)<br>every run spent ε 4"]  # a line of its own: fits a phone
+
+
+def test_points_that_spent_different_epsilons_off_the_epsilon_axis_keep_their_own_labels():
+    from dpcore.ui.sweep import sweep_figure
+
+    table, cfg = _clip_norm_sweep([1.5, 4.0, 9.0])  # a σ sweep at fixed steps: ε moves with the noise
+    fig = sweep_figure(table, cfg, metric="accuracy")
+    assert sorted(a.text for a in fig.layout.annotations if a.text.startswith("ε ")) == ["ε 1.5", "ε 4", "ε 9"]
+    assert [t.name for t in fig.data if t.showlegend is not False] == ["DP-SGD (Abadi et al. 2016)"]

@@ -79,3 +79,19 @@ def test_the_rounds_chart_legend_grows_above_the_plot_never_into_it():
     # its three entries wrap to three rows in a narrow column: anchored by the top at y = 1.15 they reached down
     # over the curves near accuracy 0.9 (presentation mode at 1280×720)
     assert legend.orientation == "h" and legend.yanchor == "bottom" and legend.y >= 1
+
+
+@pytest.mark.parametrize("rounds", [1, 7, 12, 50, 80, 100, 1000])
+def test_the_rounds_charts_label_round_one_and_several_later_rounds_whatever_the_width(rounds):
+    import pandas as pd
+
+    from dpcore.ui.federated import rounds_figures
+
+    # Plotly's own ticks on a narrow column (presentation mode at 1280×720) were 0 and 50 for 80 rounds: the one
+    # label left in the range [0.5, 80.5] was "50"
+    history = pd.DataFrame({"round": range(1, rounds + 1), "accuracy": 0.5, "epsilon": 1.0})
+    for fig in rounds_figures(history, rounds=rounds):
+        ticks = list(fig.layout.xaxis.tickvals)
+        assert ticks[0] == 1 and all(1 <= t <= rounds for t in ticks) and ticks == sorted(set(ticks))
+        assert min(rounds, 3) <= len(ticks) <= 6
+        assert ticks[-1] > rounds / 2  # the labels reach across the axis, not one tick in its middle
