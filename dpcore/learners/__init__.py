@@ -282,6 +282,12 @@ def judge_against_trivial(spec: LearnerSpec, split: Split, result: RunResult) ->
                     "its accuracy is that class's share of the test rows, not skill.")
                 return
         accuracy = result.metrics.get("accuracy")
+        reference = result.extras.get("random_centres") if outputs is not None and outputs.kind == "cluster" else None
+        if reference is not None and accuracy is not None:  # a clustering: judged against centres that use no data
+            if reference.covers(accuracy):
+                say("no_better_than_trivial", True, f"{who} is no more accurate on the test rows than centres drawn "
+                    "at random inside the declared bounds, which use no data (within their spread).")
+            return
         values, counts = np.unique(split.y_train, return_counts=True)
         common = int(values[np.argmax(counts)])
         if accuracy is not None and accuracy <= float(np.mean(split.y_test == common)):

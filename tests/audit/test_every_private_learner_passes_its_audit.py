@@ -35,7 +35,9 @@ CASES = {
 
 
 def test_every_private_learner_has_audit_cases():
-    private = {name for name, spec in learners().items() if spec.private}
+    # dpcore's own learners: a test elsewhere may have registered fakes (the sweep tests' providers) in this process
+    private = {name for name, spec in learners().items()
+               if spec.private and getattr(spec.run, "__module__", "").startswith("dpcore.")}
     assert private == set(CASES), "add the new private learner to CASES with two datasets"
 
 
