@@ -35,6 +35,7 @@ from dpcore.ui.audit import (
     chance_accuracy,
     model_accuracy_metric,
     private_learners,
+    proven_beside_chart,
     rate_with_interval,
     results_table,
     roc_figure,
@@ -169,6 +170,8 @@ region, exact = cached_theory(float(claim), float(main.result.delta), main.event
 roc = roc_figure({k: a.result for k, a in audits.items()}, epsilon=claim, delta=main.result.delta, region=region,
                  exact=exact, fpr=fpr)
 headline_area().plotly_chart(roc, key="audit.roc")
+if presenting_stage():  # the metrics are below the stage's form: the lesson's proven ε, under the chart
+    headline_area().markdown(proven_beside_chart(audits, private_label))
 st.markdown(
     "Each curve is one attack: how many members it finds (up) for how many non-members it wrongly accuses "
     "(right), on log scales so the rare, confident hits show. **The shaded region** holds every attack's true "

@@ -286,6 +286,19 @@ def twin_reading(audits: Mapping[str, Any], private_label: str) -> str:
     return said
 
 
+def proven_beside_chart(audits: Mapping[str, Any], private_label: str) -> str:
+    """The proven ε of each attacked model in one line, for under the ROC chart when presenting: on the stage the
+    metrics sit below the form that fills the left column, a screen or two down, while the lesson's Attack stop points
+    at "the proven ε lower bound never above the claimed ε" on the first screen (``dpcore.teaching.lesson``). One line,
+    so that it stays on a 720-pixel projector's first screen."""
+    main = audits[private_label].result
+    said = f"**Proven (95 %):** ε ≥ {main.epsilon_lower_bound:.3g} for the private model (claimed {main.epsilon:.3g})"
+    others = [a for k, a in audits.items() if k != private_label]  # the twin: the same learner without privacy
+    if others:
+        said += f", ε ≥ {others[0].result.epsilon_lower_bound:.3g} without privacy"
+    return said + "."
+
+
 def chance_accuracy(ds) -> float | None:
     """Test accuracy of always answering the most common class on ``ds`` (seed 0's split); None for regression."""
     return majority_accuracy(data_arg(ds), 0) if ds.task == "classification" else None
