@@ -33,8 +33,10 @@ from dpcore.ui.audit import (
     cached_audit,
     cached_theory,
     chance_accuracy,
+    guessing_reach,
     model_accuracy_metric,
     private_learners,
+    proven_beside_chart,
     rate_with_interval,
     results_table,
     roc_figure,
@@ -149,8 +151,10 @@ else:
 caught = main.result.tpr_measured("0.01")
 interval = rate_with_interval(main.result, "0.01")[1]
 c[3].metric("Caught at 1% FPR", "—" if caught is None else f"{caught:.1%}",
+            delta=guessing_reach(main.result), delta_color="off", delta_arrow="off",
             help="True positive rate at a 1% false positive rate: how many members the attacker names while "
-                 "wrongly naming 1 in 100 non-members. Guessing gives 1%."
+                 "wrongly naming 1 in 100 non-members. Guessing gives 1% on average and, on these "
+                 "records, at most the rate in grey under the number (95%)."
                  + ("" if caught is None else f" 95% interval: {interval}; a rate within it is a tie.")
                  + ("" if caught is not None else f" Not measurable here: {main.result.n_nonmembers} non-members, "
                     "fewer than 100."))
@@ -169,6 +173,8 @@ region, exact = cached_theory(float(claim), float(main.result.delta), main.event
 roc = roc_figure({k: a.result for k, a in audits.items()}, epsilon=claim, delta=main.result.delta, region=region,
                  exact=exact, fpr=fpr)
 headline_area().plotly_chart(roc, key="audit.roc")
+if presenting_stage():  # the metrics are below the stage's form: the lesson's proven ε, under the chart
+    headline_area().markdown(proven_beside_chart(audits, private_label))
 st.markdown(
     "Each curve is one attack: how many members it finds (up) for how many non-members it wrongly accuses "
     "(right), on log scales so the rare, confident hits show. **The shaded region** holds every attack's true "

@@ -50,3 +50,22 @@ def test_presenting_papers_names_the_chosen_paper_in_full_beside_the_chart():
                for m in at.main.markdown)
     normal = page("pages/10_Papers_reproduced.py").run()  # the box is wide enough there: not said twice
     assert not any(m.value.startswith("**Abadi et al. 2016** —") for m in normal.main.markdown)
+
+
+def test_presenting_the_attack_says_each_models_proven_epsilon_under_the_chart():
+    # on the stage the form fills the left column and the metrics came a screen or two below the ROC chart, while
+    # the lesson's Attack stop points at the proven ε lower bound never above the claimed ε on the first screen
+    at = page("pages/9_Attack_the_model.py")
+    at.query_params["present"] = "1"
+    at.session_state["audit.dataset"] = "digits"  # the page's default attack on a small set
+    at.run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    said = [m.value for m in at.main.markdown if m.value.startswith("**Proven (95 %):**")]
+    assert len(said) == 1
+    private, twin = (f"{float(v):.3g}" for v in table["ε proven (95%)"].iloc[:2])
+    assert said[0].endswith(f"ε ≥ {private} for the private model (claimed 1), ε ≥ {twin} without privacy.")
+    normal = page("pages/9_Attack_the_model.py")
+    normal.session_state["audit.dataset"] = "digits"
+    normal.run()  # the metrics are on the first screen there: not said twice
+    assert not any(m.value.startswith("**Proven (95 %)") for m in normal.main.markdown)

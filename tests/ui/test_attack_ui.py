@@ -31,3 +31,25 @@ def test_on_balanced_data_the_accuracy_stands_alone_with_the_chance_level_in_its
     (label, value, kw), = col.shown
     assert kw["delta"] is None and "always answering the most common class: 10.0%" in kw["help"]
     assert "right on 90.5%" in sentence and "chance" not in sentence
+
+
+class _Result:
+    def __init__(self, caught, n_members=246, n_nonmembers=254) -> None:
+        self.caught, self.n_members, self.n_nonmembers = caught, n_members, n_nonmembers
+
+    def tpr_measured(self, fpr):
+        return self.caught
+
+
+def test_the_rate_caught_at_1_percent_says_under_it_the_most_guessing_reaches_on_these_records():
+    from dpcore.audit.roc import chance_tpr_interval
+    from dpcore.ui.audit import guessing_reach
+
+    # the lesson's private model on MNIST 5k: 8 of 246 members at 1 % false alarms among 254 non-members, 3.3 %,
+    # which beside "guessing gives 1%" read as three times chance; guessing's threshold moves with so few non-members
+    low, high = chance_tpr_interval(246, 254, 0.01)
+    assert low <= 0.01 < 8 / 246 <= high
+    assert guessing_reach(_Result(8 / 246)) == "guessing: ≤ 3.3%"
+    fewer = chance_tpr_interval(90, 90, 0.01)[1]  # digits' canaries: fewer records, guessing reaches further
+    assert fewer > high and guessing_reach(_Result(0.02, n_members=90, n_nonmembers=90)) == f"guessing: ≤ {fewer:.1%}"
+    assert guessing_reach(_Result(None)) is None  # too few non-members to measure: nothing to compare
