@@ -349,3 +349,12 @@ def test_judged_by_balanced_accuracy_only_an_epsilon_whose_model_finds_the_rare_
     advice = judge(res, Need("within", "balanced_accuracy", 0.05))
     assert advice.met and advice.recommended["epsilon"] == 10.0 and advice.metric == "balanced_accuracy"
     assert "balanced accuracy" in advice.headline()
+
+
+def test_the_reasons_write_a_share_as_the_headline_does_three_decimals():
+    res = _result({0.1: [0.5, 0.6, 0.55], 1.0: [0.85123, 0.86217, 0.84488], 10.0: [0.9, 0.91, 0.9]},
+                  [0.95, 0.95, 0.95])
+    advice = judge(res, Need("at_least", "accuracy", 0.8))
+    reach = next(t for t in advice.reasons if t.startswith("At ε = 1 a fresh run"))
+    assert "(mean 0.853," in reach and "0.8528" not in reach  # as the headline writes it, not 0.8528 beside 0.853
+    assert f"{advice.recommended['mean']:.3f} on average" in advice.headline()

@@ -568,9 +568,9 @@ def _instead(points: pd.DataFrame, need: Need, target: float, *, baseline: float
                       else f"{name} {'≥' if need.higher_is_better else '≤'} {best.bound:{f}}") + " would be met there.")
     if baseline is not None and need.kind != "within" and not need.meets(baseline, target):
         out.append(f"Another learner or more informative columns: even the non-private model reaches only {name} "
-                   f"{baseline:.4g}, so no ε can meet this target with these columns and these learners.")
+                   f"{baseline:{f}}, so no ε can meet this target with these columns and these learners.")
     if need.meets(best.mean, target) and not need.meets(best.bound, target) and (best.meets or hopeful.empty):
-        out.append(f"More seeds or more rows: at ε = {best.epsilon:.3g} the mean ({best.mean:.4g}) meets the target "
+        out.append(f"More seeds or more rows: at ε = {best.epsilon:.3g} the mean ({best.mean:{f}}) meets the target "
                    f"but the seeds spread by {best.std:.3g}, so a single run falls short too often; more rows shrink "
                    "both the noise's effect and the spread.")
     top = points[points.learner == best.learner].sort_values("epsilon")
@@ -582,11 +582,11 @@ def _instead(points: pd.DataFrame, need: Need, target: float, *, baseline: float
         spread = max(float(top["std"].iloc[-2]), float(top["std"].iloc[-1]))
         if abs(b - a) > spread:
             out.append(f"A larger ε: {_title(best.learner)}'s curve still rises at the top of the range (from "
-                       f"{a:.4g} at ε = {lo:.3g} to {b:.4g} at ε = {hi:.3g}); the band above ε = {hi:.3g} is "
+                       f"{a:{f}} at ε = {lo:.3g} to {b:{f}} at ε = {hi:.3g}); the band above ε = {hi:.3g} is "
                        f"'{verdict(hi * 1.01).band.headline}'.")
         else:
-            out.append(f"Not a larger ε: {_title(best.learner)}'s curve is flat at the top of the range ({a:.4g} at "
-                       f"ε = {lo:.3g}, {b:.4g} at ε = {hi:.3g}, within the seeds' spread of {spread:.2g}), so more ε "
+            out.append(f"Not a larger ε: {_title(best.learner)}'s curve is flat at the top of the range ({a:{f}} at "
+                       f"ε = {lo:.3g}, {b:{f}} at ε = {hi:.3g}, within the seeds' spread of {spread:.2g}), so more ε "
                        "is unlikely to close the gap.")
     if n_rows is not None:
         out.append(f"More rows: the noise's cost to these learners falls roughly as 1/(n·ε) (Chaudhuri, Monteleoni & "
@@ -603,7 +603,7 @@ def _instead(points: pd.DataFrame, need: Need, target: float, *, baseline: float
     if config is not None and (others := _other_learners(config)):
         out.append("Another learner: not tried here: " + "; ".join(others[:5]) + ".")
     if trivial is not None and not better(best.mean, trivial) and points["beats_trivial"].any():
-        out.append(f"Note: the best private point is no better than the trivial predictor ({trivial:.4g}): at this "
+        out.append(f"Note: the best private point is no better than the trivial predictor ({trivial:{f}}): at this "
                    "range privacy costs all the utility.")
     return out
 
@@ -693,19 +693,20 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
                                       per_seed=reference(best.learner)[1], swept=table)
         reasons += [t for t in against if t.startswith("Caution")]  # before the numbers it qualifies
         cmp = "≥" if need.higher_is_better else "≤"
+        mf = _fmt(need.metric)  # a share to three decimals, an MSE to four figures, as the headline writes them
         reasons.append(f"At ε = {best.epsilon:.3g} a fresh run of {_title(best.learner)} reaches {_LABEL[need.metric]} "
-                       f"{cmp} {best.bound:.4g} in {confidence:.0%} of cases (mean {best['mean']:.4g}, spread "
+                       f"{cmp} {best.bound:{mf}} in {confidence:.0%} of cases (mean {best['mean']:{mf}}, spread "
                        f"{_spread(best['std'], best['mean']):.3g} over {int(best.n)} seeds; Student's t prediction "
                        "bound"
                        + ("; for a gap, on each seed's gap to the non-private model trained on the same split"
                           if need.kind == "within" else "") + "), against a target "
-                       f"of {target:.4g}" + (f" (the non-private model's {own_base:.4g} minus {need.amount:g})"
+                       f"of {target:{mf}}" + (f" (the non-private model's {own_base:{mf}} minus {need.amount:g})"
                                              if need.kind == "within" and own_base is not None else "") + ".")
         reasons += [t for t in against if not t.startswith("Caution")]
         if not smaller.empty:
             s = smaller.iloc[-1]
-            reasons.append(f"The next smaller ε tried, {s.epsilon:.3g}, gives {s.bound:.4g} at the same bound, " + (
-                f"no better than {_trivial_words(config.task)} ({trivial:.4g}), so it meets nothing."
+            reasons.append(f"The next smaller ε tried, {s.epsilon:.3g}, gives {s.bound:{mf}} at the same bound, " + (
+                f"no better than {_trivial_words(config.task)} ({trivial:{mf}}), so it meets nothing."
                 if not s.beats_trivial and trivial is not None else "short of the target" + (
                     "." if not s.meets else "; it met the target but a larger ε after it fell short even on average, "
                     "so it is not relied on.")))
