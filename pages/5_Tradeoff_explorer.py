@@ -5,7 +5,7 @@ import dpcore.ui.boot  # noqa: F401  (first: every library loaded once, before t
 
 import streamlit as st
 
-from dpcore.decision.advisor import classification_metrics, headline_metric
+from dpcore.decision.advisor import chart_metrics
 from dpcore.runtime.serving import max_sweep_jobs, server_scheduler
 from dpcore.sweep import (
     AXES,
@@ -153,10 +153,7 @@ st.caption(f"**{n_runs} runs**: {len(chosen)} learner(s) × {len(values)} value(
            f"{len(config.baselines())} baseline(s).",  # one line: the chart below stays on the first screen
            help=f"{axis_name} values {', '.join(f'{v:.3g}' for v in values)}; baselines: "
                 f"{', '.join(title_of(b) for b in config.baselines()) or 'none'}.")
-# a classifier is drawn by accuracy; where one class is most of the rows, by balanced accuracy first, with accuracy
-# offered (dpcore.decision.advisor.classification_metrics: the advisor judges it the same way)
-metric_choices = (list(classification_metrics(ds.y)) if headline_metric("classification", ds.y) != "accuracy"
-                  else ["accuracy"]) if ds.task == "classification" else ["mse", "r2"]
+metric_choices = chart_metrics(ds.task, ds.y)  # balanced accuracy first where one class is most rows
 metric = metric_choices[0] if len(metric_choices) == 1 else st.radio(
     "Metric", metric_choices, horizontal=True, key="sweep.metric", format_func=lambda m: METRIC_LABELS[m])
 log_x = bool(log) and len(values) > 1

@@ -143,6 +143,26 @@ def classification_metrics(y=None) -> tuple[str, ...]:
     return ("accuracy", "balanced_accuracy")
 
 
+def metric_name(metric: str, *, title: bool = False) -> str:
+    """How a metric is named in a sentence ("accuracy", "balanced accuracy", "R²", "MSE"), or as a heading
+    (``title``: "Accuracy", "Balanced accuracy"); a metric it does not know, by its own name."""
+    name = _LABEL.get(metric, metric.replace("_", " "))
+    return name[:1].upper() + name[1:] if title else name
+
+
+def chart_metrics(task: str, y=None) -> list[str]:
+    """The metrics a sweep of ``task`` on labels ``y`` can be drawn in, the first drawn by default: MSE and R² for
+    regression; accuracy alone for classification, or balanced accuracy first and accuracy where one class is most
+    of the rows (:func:`classification_metrics`, as the advisor judges it).
+
+    >>> chart_metrics("classification", [0, 1, 1, 0]), chart_metrics("classification", [0] * 9 + [1])
+    (['accuracy'], ['balanced_accuracy', 'accuracy'])
+    """
+    if task != "classification":
+        return ["mse", "r2"]
+    return list(classification_metrics(y)) if headline_metric(task, y) != "accuracy" else ["accuracy"]
+
+
 def headline_metric(task: str, y=None) -> str:
     """The metric a need names when it names none: R² for regression; for classification accuracy, or balanced
     accuracy where one class is most of the labels ``y`` (:func:`classification_metrics`)."""
@@ -898,5 +918,6 @@ def _with(advice: Advice, **changes) -> Advice:
 
 
 __all__ = ["ADVISOR_CONFIDENCE", "ADVISOR_POINTS", "ADVISOR_RANGE", "ADVISOR_SEEDS", "ATTACK_FPR", "Advice", "Need",
-           "advice_config", "advise", "attack_evidence", "classification_metrics", "dataset_labels", "default_need",
-           "headline_metric", "judge", "overspent_reasons", "parse_need", "prediction_bound", "selection_note"]
+           "advice_config", "advise", "attack_evidence", "chart_metrics", "classification_metrics", "dataset_labels",
+           "default_need", "headline_metric", "judge", "metric_name", "overspent_reasons", "parse_need",
+           "prediction_bound", "selection_note"]

@@ -24,7 +24,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .advisor import Advice, _spread
+from .advisor import Advice, _spread, metric_name
 
 #: Okabe & Ito (2008) colours, as the pages use them (dpcore.ui.palette), in series order.
 _COLOURS = ("#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#000000")
@@ -32,7 +32,6 @@ _BAND_TINTS = {"strong": "rgba(0,158,115,0.10)", "moderate": "rgba(240,228,66,0.
                "weak": "rgba(230,159,0,0.12)", "nominal": "rgba(213,94,0,0.10)"}
 #: Packages whose versions the report lists.
 _PACKAGES = ("dp-accounting", "numpy", "pandas", "scipy", "scikit-learn", "torch")
-_METRIC = {"accuracy": "Accuracy", "balanced_accuracy": "Balanced accuracy", "r2": "R²", "mse": "MSE"}
 #: What an attack's numbers do not say, wherever they are shown.
 ATTACK_CAVEAT = ("A lower bound of 0 says this attack proved no leak; it does not prove the model safe. What any "
                  "attacker can learn is bounded by the ε itself, once no privacy leak is among the warnings.")
@@ -156,7 +155,7 @@ def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
     parts.append(f'<text x="{left + pw / 2}" y="{height - 8}" text-anchor="middle">ε (privacy budget), log scale'
                  '</text>')
     parts.append(f'<text x="14" y="{top + ph / 2}" text-anchor="middle" transform="rotate(-90 14 {top + ph / 2})">'
-                 f'Test {_METRIC.get(advice.metric, advice.metric)}</text>')
+                 f'Test {metric_name(advice.metric, title=True)}</text>')
     for value, colour, dash, label in ((advice.baseline, "#000", "6 4", "non-private"),
                                        (advice.trivial, "#7F7F7F", "2 3", "trivial")):
         if _finite(value):

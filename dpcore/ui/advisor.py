@@ -20,6 +20,7 @@ from ..decision.advisor import (
     dataset_labels,
     default_need,
     judge,
+    metric_name,
 )
 from ..decision.report import ATTACK_CAVEAT
 from ..exceptions import DPCoreError, PrivacyLeakWarning
@@ -96,7 +97,7 @@ def _need_input(task: str, y) -> Need:
                             help="One class is most of your rows: always answering it scores that share in accuracy "
                                  "but 1/k in balanced accuracy (the mean over the classes of the share of each "
                                  "class's rows found right), which shows how the rarer classes are found.")
-    name = {"accuracy": "accuracy", "balanced_accuracy": "balanced accuracy", "r2": "R²"}[headline]
+    name = metric_name(headline)
     c1, c2 = st.columns([3, 2])
     kinds = {"within": "Within a gap of the non-private model", "level": "At least a level" if task ==
              "classification" else "A level of R² or MSE"}

@@ -15,6 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from ..decision.advisor import metric_name
 from ..exceptions import DPValueError
 from ..learners import learners, parse_value
 from ..runtime.thread_warnings import caught as caught_warnings
@@ -389,7 +390,6 @@ def place_point_labels(fig: go.Figure, labels, *, log_x: bool, log_y: bool) -> N
 
 
 ROLE_LABELS = {"swept": "private (swept)", "baseline": "non-private baseline", "trivial": "trivial baseline"}
-_METRIC_SHORT = {"accuracy": "Accuracy", "balanced_accuracy": "Balanced accuracy", "mse": "MSE", "r2": "R²"}
 def _axis_header(axis: str) -> str:
     return "ε" if axis == "epsilon" else (AXES[axis].label if axis in AXES else axis.replace("_", " "))
 
@@ -418,7 +418,7 @@ def _insert_leaks(out: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
 
 def display_summary(summ: pd.DataFrame, *, metric: str, axis: str) -> pd.DataFrame:
     """The across-seed summary with readable headers and cells (strings; "—" where there is no number)."""
-    name = _METRIC_SHORT.get(metric, metric)
+    name = metric_name(metric, title=True)
     out = pd.DataFrame({
         "Learner": summ["learner"].map(title_of),
         "Kind": summ["role"].map(lambda r: ROLE_LABELS.get(r, r)),
@@ -443,7 +443,7 @@ def display_runs(table: pd.DataFrame, *, axis: str) -> pd.DataFrame:
         "Seed": table["seed"].astype(int),
     })
     for m in [c for c in table.columns if c not in set(ENGINE_COLUMNS)]:
-        out[_METRIC_SHORT.get(m, m.replace("_", " ").capitalize())] = table[m].map(lambda v: format_number(v, 4))
+        out[metric_name(m, title=True)] = table[m].map(lambda v: format_number(v, 4))
     out["ε spent"] = table["epsilon"].map(format_epsilon)
     out["ε target"] = table["epsilon_target"].map(format_number)
     out["δ"] = table["delta"].map(lambda d: format_number(d) if d else DASH)
