@@ -32,6 +32,7 @@ from dpcore.ui.models import (
     cluster_sweep,
     dplloyd_run_text,
     neighbouring_text,
+    over_seeds_text,
     queued_sweep,
     random_centres_text,
 )
@@ -79,8 +80,9 @@ with st.sidebar:
                                   spec.defaults(train_test_split(dataset, seed=0)), prefix=f"cluster.{name}",
                                   dataset=ds.name, images=False, container=st)
             more += tuple((name, knob, value) for knob, value in chosen.items())
-    seeds = bounded_number(st, "Seeds averaged in the sweep", low=1, high=10, default=3, key="cluster.seeds",
-                           whole=True, value=3)
+    seeds = bounded_number(st, "Seeds averaged", low=1, high=10, default=3, key="cluster.seeds", whole=True, value=3,
+                           help="The numbers at your ε and every point of the chart are means over this many seeds, "
+                                "each its own split and noise; the pictures show the first seed's run.")
     seed = noise_mode_input("cluster.seed", uploaded=is_upload(ds))
 
 if int(k) != n_classes:
@@ -90,26 +92,35 @@ if int(k) != n_classes:
 
 
 def _worth_saying(messages) -> list[str]:
-    """The runs' warnings, less "no more accurate than the most common class" when k differs from the number of
-    classes: the warning above already says accuracy then means little, even for the non-private algorithm."""
+    """The runs' warnings, less "no more accurate than centres drawn at random" (the paragraph under the numbers
+    and the chart's grey band say it, with the numbers) and, when k differs from the number of classes, less "no
+    more accurate than the most common class": the warning above already says accuracy then means little, even for
+    the non-private algorithm."""
     said = [str(getattr(m, "message", m)) for m in messages]
+    said = [m for m in said if "than centres drawn at random" not in m]
     return said if int(k) == n_classes else [m for m in said if "is no more accurate on the test rows" not in m]
 
 
 upload_in_view(ds)  # the intro folded, one line on whose data this is
-demo = run_guarded(cluster_demo, dataset, int(k), float(epsilon), iterations, seed, neighbouring, more)
+demo = run_guarded(cluster_demo, dataset, int(k), float(epsilon), iterations, seed, neighbouring, more, int(seeds))
 if demo is not None:
     show_warnings(_worth_saying(demo["warnings"]), fold=is_upload(ds))  # kept with the result (cache too)
-    m = demo["metrics"].set_index("method")
+    over = demo["over_seeds"].set_index("method")  # the headline: the mean over the seeds, steadier than one run
+    several = int(over["seeds"].max()) > 1
     # the settings sit in the sidebar, folded away on a phone: the numbers say what they are for
-    st.markdown(f"**{ds.title} at ε = {float(epsilon):g}**, k = {int(k)} clusters")
+    st.markdown(f"**{ds.title} at ε = {float(epsilon):g}**, k = {int(k)} clusters"
+                + (f", mean of {int(over['seeds'].max())} seeds" if several else ""))
     cols = st.columns(3)
-    for c, name in zip(cols, m.index):
-        c.metric(f"{name} accuracy", f"{m.loc[name, 'accuracy']:.3f}",
-                 help=f"Intra-cluster variance {m.loc[name, 'intra_cluster_variance']:.3f} "
-                      "(within-cluster / total sum of squares; lower is tighter).")
+    for c, name in zip(cols, over.index):
+        c.metric(f"{name} accuracy", f"{over.loc[name, 'accuracy']:.3f}",
+                 help=(f"± {over.loc[name, 'accuracy_sd']:.3f} over the seeds. " if several else "")
+                 + f"Intra-cluster variance {over.loc[name, 'intra_cluster_variance']:.3f} (within-cluster / total "
+                   "sum of squares; lower is tighter).")
+    if several:
+        st.caption(over_seeds_text(demo["over_seeds"], demo["metrics"], demo["seed"]))
     reference = demo["reference"]  # k centres drawn at random in the bounds: what a clustering reaches unlearnt
-    st.markdown(random_centres_text(demo["metrics"], reference))
+    st.markdown(random_centres_text(demo["metrics"], reference, over_seeds=demo["over_seeds"],
+                                    over_reference=demo["over_seeds_reference"], seed=demo["seed"]))
     st.caption(f"Test rows of {ds.title}, features mapped from their declared bounds onto [-1, 1]. "
                "The 2-D PCA projection is for display only; the clustering runs in all dimensions. "
                + dplloyd_run_text(demo["run"], float(epsilon)) + " " + neighbouring_text(neighbouring))
@@ -148,6 +159,7 @@ if df is not None:
     if metric == "intra_cluster_variance":
         readable_log_ticks(fig, "y")
     elif demo is not None:  # random centres' mean, and their spread as a band: a line inside it learnt nothing
+        reference = demo["over_seeds_reference"]  # on the same seeds' test rows as the chart's means
         fig.add_hrect(y0=reference.accuracy - reference.accuracy_sd, y1=reference.accuracy + reference.accuracy_sd,
                       fillcolor=GREY, opacity=0.15, line_width=0)
         fig.add_hline(y=reference.accuracy, line=dict(color=GREY, dash="dot"),
@@ -168,7 +180,7 @@ if df is not None:
     st.caption(f"Mean over {seeds} seed(s) (split and noise){spread}. The non-private line does not depend on ε. "
                "Input perturbation adds Lap(Σ ranges / ε) to every value of every record; DPLloyd splits each ε "
                "as described above the scatter plots."
-               + (" Grey band: random centres (no data used), mean ± one standard deviation on the test rows above; "
-                  "a private line inside it is no better than centres that never looked at the data."
+               + (" Grey band: random centres (no data used), mean ± one standard deviation on the same seeds' test "
+                  "rows; a private line inside it is no better than centres that never looked at the data."
                   if metric == "accuracy" and demo is not None else ""))
     show_table(df, key="cluster.sweep_table")

@@ -265,7 +265,7 @@ def judge_against_trivial(spec: LearnerSpec, split: Split, result: RunResult) ->
               if spec.private else "Other settings may suit this dataset better.")
     if when:  # the learner's own reason, or the run's where it depends on its knobs (no per-run numbers: one
         # message per learner and setting)
-        advice = when.format(d=split.X_train.shape[1])
+        advice = when.format(d=split.X_train.shape[1], n=split.X_train.shape[0])
     who = spec.title  # the name a reader knows, not the registry's identifier
     outputs = result.test_outputs
 

@@ -312,7 +312,7 @@ class Wording:
         shown only in a collapsed expander.
     when_trivial : str
         Why this learner can end up no better than the trivial predictor and what to change, said in place of the
-        general advice when it does; ``{d}`` becomes the number of features.
+        general advice when it does; ``{d}`` becomes the number of features and ``{n}`` the number of training rows.
     recipe : str
         How its network trains when a page draws no optimiser knobs for it (the noise is on labels or outputs).
     budget : str

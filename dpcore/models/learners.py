@@ -506,11 +506,11 @@ def _register() -> None:
                          description="Noisy counts and sums per Lloyd round; accuracy after Hungarian matching.",
                          wording=Wording(when_trivial=(
                              "Each round adds Laplace noise to every cluster's count and to each of its {d} "
-                             "coordinate sums, so with many features and a few hundred rows per cluster the noisy "
-                             "centres drift from the rows and one cluster takes them all (the sums' sensitivity grows "
-                             "with the dimension, Su et al. 2016). At a small epsilon a noisy centre can still split "
-                             "the classes by luck on one seed: read the mean over seeds. Try a larger epsilon, or "
-                             "data with fewer features."))))
+                             "coordinate sums, whose sensitivity grows with the dimension (Su et al. 2016); with "
+                             "{n} training rows shared among the clusters, that noise can outweigh a cluster's own "
+                             "rows, so the noisy centres drift from the rows and one cluster may take them all. At a "
+                             "small epsilon a noisy centre can still split the classes by luck on one seed: read the "
+                             "mean over seeds. Try a larger epsilon, more rows, or fewer features."))))
     register(LearnerSpec("input-perturbation", "k-means on Laplace-perturbed records", ("classification",), True,
                          _kmeans_runner("input-perturbation"), baseline="lloyd", uses_delta=False,
                          family="clustering",

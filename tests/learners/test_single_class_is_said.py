@@ -74,8 +74,10 @@ def test_the_warning_names_the_method_as_a_reader_knows_it_and_its_advice_reads_
         run_learner("dplloyd", "breast_cancer", epsilon=1.0, seed=0)
     message = next(str(w.message) for w in caught if "no more accurate" in str(w.message))
     assert message.startswith("k-means, DPLloyd (Su et al.) is no more accurate")  # its title, not "dplloyd"
-    # its own reason (the noise on each of 30 coordinate sums), not the general "other settings" advice
-    assert "each of its 30 coordinate sums" in message and message.endswith("or data with fewer features.")
+    # its own reason (the noise on each of 30 coordinate sums, beside 427 training rows), not the general "other
+    # settings" advice
+    assert "each of its 30 coordinate sums" in message and "with 427 training rows shared" in message
+    assert message.endswith("Try a larger epsilon, more rows, or fewer features.")
     assert "epochs" not in message  # DPLloyd has rounds, not epochs: no advice about knobs it does not have
 
 

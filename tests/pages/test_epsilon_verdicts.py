@@ -47,11 +47,12 @@ def test_the_band_follows_the_epsilon_box():
 def test_clustering_states_random_centres_and_says_dplloyd_at_the_smallest_epsilon_is_no_better():
     at = page("pages/3_Clustering.py").run()
     said = [m.value for m in at.markdown if "Random centres (no data used)" in m.value]
-    assert said and "0.633 ± 0.105" in said[0]  # iris: well above the 1/3 of one cluster for every row
+    # iris, seeds 0 to 2: well above the 1/3 of one cluster for every row (seed 0 alone: 0.633 ± 0.105)
+    assert said and "0.630 ± 0.116" in said[0] and "averaged over 3 seeds" in said[0]
     at.number_input(key="cluster.epsilon").set_value(0.001).run()
     assert not at.exception
     said = [m.value for m in at.markdown if "Random centres (no data used)" in m.value]
-    assert "DPLloyd (0.611)" in said[0] and "**no better than random centres**" in said[0]
+    assert "DPLloyd (0.565)" in said[0] and "**no better than random centres**" in said[0]
 
 
 def test_trained_network_states_the_band_of_the_epsilon_spent_and_the_chance_level():
