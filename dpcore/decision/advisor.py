@@ -317,7 +317,8 @@ class Advice:
         r = self.recommended
         trivial = ""
         if self.trivial is not None and math.isfinite(self.trivial):
-            said = f"{_trivial_words(self.sweep.config.task)} scores {self.trivial:{_fmt(self.metric)}}"
+            config = self.sweep.config
+            said = f"{_trivial_words(config.task, config.trivial())} scores {self.trivial:{_fmt(self.metric)}}"
             trivial = (f"; beware: {said}, which meets it too" if self.need.meets(self.trivial, self.target)
                        else f"; {said}")
         return (f"ε = {r['epsilon']:.3g} with {_title(r['learner'])}: {_LABEL[self.metric]} {r['mean']:.3f} on "
@@ -709,7 +710,7 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
             reasons.append("Not yet a guarantee: these runs leaked privacy (see the warnings): their ε holds only "
                            "once every bound is declared rather than read from the rows.")
         smaller = points[(points.learner == best.learner) & (points.epsilon < best.epsilon)]
-        against = _against_references(best, need, trivial=trivial, task=config.task,
+        against = _against_references(best, need, trivial=trivial, task=config.task, trivial_learner=config.trivial(),
                                       per_seed=reference(best.learner)[1], swept=table)
         reasons += [t for t in against if t.startswith("Caution")]  # before the numbers it qualifies
         cmp = "≥" if need.higher_is_better else "≤"
@@ -726,7 +727,8 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
         if not smaller.empty:
             s = smaller.iloc[-1]
             reasons.append(f"The next smaller ε tried, {s.epsilon:.3g}, gives {s.bound:{mf}} at the same bound, " + (
-                f"no better than {_trivial_words(config.task)} ({trivial:{mf}}), so it meets nothing."
+                f"no better than {_trivial_words(config.task, config.trivial())} ({trivial:{mf}}), so it meets "
+                f"nothing."
                 if not s.beats_trivial and trivial is not None else "short of the target" + (
                     "." if not s.meets else "; it met the target but a larger ε after it fell short even on average, "
                     "so it is not relied on.")))
@@ -755,21 +757,24 @@ def _spread(std: float, mean: float) -> float:
     return 0.0 if abs(std) <= 1e-12 * max(1.0, abs(mean)) else float(std)
 
 
-def _trivial_words(task: str) -> str:
-    """The trivial predictor in words: what a model that learnt nothing answers."""
+def _trivial_words(task: str, learner: str = "") -> str:
+    """The trivial predictor in words: what a model that learnt nothing answers (``learner``: the sweep's trivial
+    line, :meth:`~dpcore.sweep.config.SweepConfig.trivial`, where it is a family's own)."""
+    if learner == "random-centres":
+        return "a clustering with centres drawn at random in the bounds (no data used)"
     return ("always answering the most common class" if task == "classification"
             else "always predicting the training rows' mean")
 
 
 def _against_references(best: pd.Series, need: Need, *, trivial: float | None, task: str,
-                        per_seed: pd.Series | None, swept: pd.DataFrame) -> list[str]:
+                        per_seed: pd.Series | None, swept: pd.DataFrame, trivial_learner: str = "") -> list[str]:
     """What the recommended point costs and what it gains: its gap to the non-private model trained on the same
     splits (the mean and the seeds' range), and its margin over the trivial predictor, said first as a caution when
     that predictor, which learnt nothing, already meets the need (a 95/5 label: always answering the common class
     scores 0.95, above a need of "accuracy ≥ 0.9")."""
     out: list[str] = []
     name, fmt = _LABEL[need.metric], _fmt(need.metric)
-    nothing = _trivial_words(task)
+    nothing = _trivial_words(task, trivial_learner)
     if trivial is not None and math.isfinite(trivial):
         margin = (float(best["mean"]) - trivial) * (1 if need.higher_is_better else -1)
         unit = f" ({100 * margin:.2g} points)" if need.metric in _POINTS else ""

@@ -84,16 +84,24 @@ def learner_names(task: str | None = None, *, family: str | None = None, private
     learner registered with its family appears in them with no other change.
 
     >>> learner_names(family="clustering")
-    ['dplloyd', 'input-perturbation', 'lloyd']
+    ['dplloyd', 'input-perturbation', 'lloyd', 'random-centres']
     """
     return [n for n, s in learners().items() if (task is None or task in s.tasks)
             and (family is None or s.family == family) and (private is None or s.private == private)]
 
 
-def trivial_learner(task: str) -> str:
+def trivial_learner(task: str, family: str = "") -> str:
     """The name of the trivial reference for ``task`` (declared ``trivial=True``): what every other learner's score
-    is measured against (the pages' chance level, the sweep's trivial row, ``train``'s reference score)."""
-    found = [s.name for s in learners().values() if s.trivial and task in s.tasks]
+    is measured against (the pages' chance level, the sweep's trivial row, ``train``'s reference score).
+
+    ``family``: the learners' family, where it has its own reference (a clustering is measured against centres
+    drawn at random, which use no data, not against one cluster for every row); otherwise the task's.
+
+    >>> trivial_learner("classification"), trivial_learner("classification", family="clustering")
+    ('majority', 'random-centres')
+    """
+    trivial = [s for s in learners().values() if s.trivial and task in s.tasks]
+    found = [s.name for s in trivial if s.family == family] or [s.name for s in trivial if not s.family]
     if not found:
         raise DPValueError(f"no trivial reference learner is registered for task {task!r}")
     return found[0]

@@ -455,6 +455,19 @@ def _kmeans_runner(name: str):
     return run
 
 
+def _random_centres(split, *, epsilon, delta, seed, params: Mapping[str, Any], on_epoch=None) -> RunResult:
+    """The clusterings' trivial line: k centres drawn at random in the declared bounds, scored on the test rows as
+    the k-means are (:func:`~dpcore.models.kmeans.random_centres_reference`; the mean over its draws). It reads no
+    training row, so it spends no ε."""
+    from ..validation import check_int
+
+    k = check_int(dict(params).get("k", split.n_classes or 3), "k", minimum=1)
+    ref = random_centres_reference(split.X_test, split.y_test, k, bounds=_bounds_of(split))
+    metrics = {"accuracy": ref.accuracy, "intra_cluster_variance": ref.intra_cluster_variance}
+    return RunResult("random-centres", split.dataset.name, split.task, metrics, 0.0, 0.0,
+                     extras={"accuracy_sd": ref.accuracy_sd, "draws": ref.draws, "random_centres": ref})
+
+
 #: Why a DP-ERM model (or its non-private twin) can end up no better than the most common class, and what to change,
 #: by the feature scaling the run used.
 _ERM_WHEN_TRIVIAL = {
@@ -525,5 +538,10 @@ def _register() -> None:
     register(LearnerSpec("lloyd", "k-means, Lloyd (non-private)", ("classification",), False,
                          _kmeans_runner("lloyd"), knobs=(_K,), uses_delta=False, family="clustering",
                          description="k-means++ seeding, 10 restarts, in the bounds-normalised domain."))
+    register(LearnerSpec("random-centres", "Random centres (no data used)", ("classification",), False,
+                         _random_centres, knobs=(_K,), uses_delta=False, trivial=True, family="clustering",
+                         description="k centres drawn uniformly in the declared bounds (20 draws, no data used): what "
+                                     "a clustering reaches without learning anything; a clustering sweep's trivial "
+                                     "line."))
 
 _register()

@@ -10,8 +10,8 @@ fixed (:class:`SweepConfig`). :func:`run_sweep` runs it in parallel processes
 (joblib) or on a Dask cluster (``scheduler=``), streams each finished run to a
 callback, and caches every run on disk keyed by a hash of its full
 configuration, so a reopened sweep is read back at once and an interrupted one
-resumes. The non-private counterpart and the majority-class / mean line come
-with every sweep.
+resumes. The non-private counterpart and the majority-class / mean line (random centres,
+which use no data, for a sweep of clusterings) come with every sweep.
 """
 from .axes import AXES, BUILTIN_AXES, DEFAULT_RANGES, Axis, default_values, get_axis, value_range
 from .cache import SweepCache, default_cache_dir

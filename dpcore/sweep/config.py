@@ -253,7 +253,8 @@ class SweepConfig:
         Share of the training rows kept (unless that is the axis).
     test_size : float, default 0.25
     include_baselines : bool, default True
-        Add the non-private counterpart(s) and the majority-class / mean line, once per seed.
+        Add the non-private counterpart(s) and the trivial line (majority class / mean; random centres for a
+        sweep of clusterings), once per seed.
     providers : sequence of str, optional
         Extra modules to import (in every worker too) to register learners from outside
         ``dpcore``; see :func:`load_providers`.
@@ -473,6 +474,12 @@ class SweepConfig:
             return next((b for b in FALLBACK_BASELINES[self.task] if self._fits(b)), None)
         return None
 
+    def trivial(self) -> str:
+        """The trivial line's learner: the swept learners' family's own (random centres for clusterings), else the
+        task's (the majority class, the mean)."""
+        families = {get_learner(name).family for name in self.learners}
+        return trivial_learner(self.task, family=families.pop() if len(families) == 1 else "")
+
     def baselines(self) -> tuple[str, ...]:
         """The non-private counterparts of the swept learners that are registered, then the trivial line."""
         if not self.include_baselines:
@@ -484,7 +491,7 @@ class SweepConfig:
             choice = self.baseline_for(name)
             if choice and choice not in self.learners and choice not in out:
                 out.append(choice)
-        trivial = trivial_learner(self.task)
+        trivial = self.trivial()
         if self._fits(trivial) and trivial not in self.learners:
             out.append(trivial)
         return tuple(out)
@@ -553,7 +560,7 @@ class SweepConfig:
                 digests[mod] = source_digest(mod)
             code[n] = digests[mod]
         out: list[RunSpec] = []
-        trivial = trivial_learner(self.task)
+        trivial = self.trivial()
         for seed in self.seed_list:
             for b in self.baselines():
                 out.append(self._run(regs[b], "trivial" if b == trivial else "baseline", None, seed, data_id, code))

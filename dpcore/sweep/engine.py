@@ -117,7 +117,8 @@ class SweepResult:
         ``" | "``; empty when none) and ``leak_warnings`` (those of them that are leaks). They are rebuilt from the
         cached row, so a
         sweep read back from the cache carries them too. ``role`` is ``"swept"``, ``"baseline"``
-        (non-private counterpart) or ``"trivial"`` (majority class / mean); baselines have ``value`` NaN.
+        (non-private counterpart) or ``"trivial"`` (majority class / mean; for a sweep of clusterings, random
+        centres, which read no training row: ``epsilon`` 0); baselines have ``value`` NaN.
     n_cached, n_computed : int
         How many runs were read from the cache and how many were computed.
     seconds : float
