@@ -114,7 +114,6 @@ df = run_guarded(queued_sweep, classical_sweep, dataset, learners, model, kernel
                  preprocess, more, what=f"Each method at {len(epsilons)} values of ε over {int(seeds)} seed(s)",
                  hide_warnings=leak_note)
 if df is not None:
-    show_warnings(df.attrs.get("warnings", ()), hide=leak_note, fold=is_upload(ds))  # each with its ε
     metric = df.attrs.get("metric", df.columns[3])
     leaky = preprocess == "standardize"
     at1 = df[df.epsilon == 1.0]
@@ -142,6 +141,9 @@ if df is not None:
         low = float((df[metric] - (df["sd"].fillna(0) if int(seeds) > 1 else 0)).min())
         fig.update_yaxes(range=[max(-1.0, low - 0.1), 1.0])
     st.plotly_chart(fig, width="stretch", key="classical.eps_chart")
+    # each with its ε, under the chart that shows them: a warning about ε = 0.1 above the numbers at ε = 1 read as
+    # one about them
+    show_warnings(df.attrs.get("warnings", ()), hide=leak_note, fold=is_upload(ds))
     below_zero = (" R² below 0 means worse than predicting the training mean for everyone (the trivial line, about "
                   "0: the training mean is not quite the test rows' mean): "
                   "with few rows and small ε the noise outweighs the signal." if task == "regression" else "")
