@@ -351,6 +351,31 @@ def test_judged_by_balanced_accuracy_only_an_epsilon_whose_model_finds_the_rare_
     assert "balanced accuracy" in advice.headline()
 
 
+def test_on_a_95_5_label_the_advice_says_how_many_of_the_rare_class_a_private_model_finds_without_naming_it():
+    rng = np.random.default_rng(0)
+    text = "a,outcome\n" + "\n".join(f"{v:.3f},{'sepsis' if i % 20 == 0 else 'fine'}"
+                                       for i, v in enumerate(rng.normal(size=200)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        data = load_csv(text, label_column="outcome")
+    res = _result({0.1: [0.50, 0.50, 0.50], 1.0: [0.52, 0.51, 0.50], 10.0: [0.80, 0.80, 0.81]}, [0.82, 0.81, 0.83],
+                  metric="balanced_accuracy", trivial=0.5, dataset=data)
+    t = res.table  # how many of the rare class's test rows each run found, by hand: the ε = 10 runs 0.6, 0.6, 0.7
+    t["rare_class_recall"] = np.select([t.role == "trivial", t.role == "baseline", t.value == 10.0],
+                                       [0.0, 0.7, (t.seed.map({0: 0.6, 1: 0.6, 2: 0.7}))], 0.1)
+    advice = judge(res, Need("within", "balanced_accuracy", 0.05))
+    assert advice.met and advice.recommended["epsilon"] == 10.0
+    found = next(r for r in advice.reasons if r.startswith("The rarest class"))
+    assert found == ("The rarest class (5% of the rows): at ε = 10 a fresh run of DP-ERM, objective perturbation "
+                     "(Chaudhuri et al. Alg. 2) finds 63% of its test rows on average (from 60% to 70% over the 3 "
+                     "seeds); the non-private model trained on the same splits finds 70%; always answering the most "
+                     "common class finds none.")
+    assert "sepsis" not in " ".join(advice.reasons)  # the report never holds a cell of the data
+    balanced = _result({1.0: [0.85, 0.86, 0.84], 10.0: [0.9, 0.91, 0.9]}, [0.95, 0.95, 0.95])  # iris: 50/50/50
+    balanced.table["rare_class_recall"] = 0.8
+    assert not any(r.startswith("The rarest class") for r in judge(balanced, Need("at_least", "accuracy", 0.8)).reasons)
+
+
 def test_the_reasons_write_a_share_as_the_headline_does_three_decimals():
     res = _result({0.1: [0.5, 0.6, 0.55], 1.0: [0.85123, 0.86217, 0.84488], 10.0: [0.9, 0.91, 0.9]},
                   [0.95, 0.95, 0.95])

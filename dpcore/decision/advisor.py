@@ -724,6 +724,8 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
                        f"of {target:{mf}}" + (f" (the non-private model's {own_base:{mf}} minus {need.amount:g})"
                                              if need.kind == "within" and own_base is not None else "") + ".")
         reasons += [t for t in against if not t.startswith("Caution")]
+        if config.task == "classification" and (found := _rare_class_found(table, config, best)):
+            reasons.append(found)
         if not smaller.empty:
             s = smaller.iloc[-1]
             reasons.append(f"The next smaller ε tried, {s.epsilon:.3g}, gives {s.bound:{mf}} at the same bound, " + (
@@ -814,6 +816,30 @@ def _against_references(best: pd.Series, need: Need, *, trivial: float | None, t
                            f"{reference} on average{spread}" + (" (below 0: on that split it scored worse)" if hi > 0
                                                                  else "") + ".")
     return out
+
+
+def _rare_class_found(table: pd.DataFrame, config, best: pd.Series) -> str | None:
+    """Where one class is at least :data:`COMMON_CLASS` of the rows: how many of the rarest class's test rows the
+    recommended learner finds at its ε over the seeds (its recall, the ``rare_class_recall`` column), beside the
+    non-private model on the same splits. Said without the class's name: a report never holds a cell of the data."""
+    if "rare_class_recall" not in table.columns:
+        return None
+    _, counts = np.unique(dataset_labels(config.dataset), return_counts=True)
+    if counts.size < 2 or counts.max() < COMMON_CLASS * counts.sum():
+        return None
+    runs = table[(table.role == "swept") & (table.learner == best.learner) & np.isclose(table.value, best.epsilon)]
+    found = runs["rare_class_recall"].dropna().astype(float)
+    if found.empty:
+        return None
+    spread = (f" (from {found.min():.0%} to {found.max():.0%} over the {len(found)} seeds)"
+              if len(found) > 1 and not math.isclose(found.min(), found.max()) else "")
+    base = table[(table.role == "baseline") & (table.learner == config.baseline_for(best.learner))]
+    base_found = base["rare_class_recall"].dropna().astype(float)
+    return (f"The rarest class ({counts.min() / counts.sum():.0%} of the rows): at ε = {best.epsilon:.3g} a fresh run "
+            f"of {_title(best.learner)} finds {found.mean():.0%} of its test rows on average{spread}"
+            + (f"; the non-private model trained on the same splits finds {base_found.mean():.0%}"
+               if not base_found.empty else "")
+            + "; always answering the most common class finds none.")
 
 
 def _registry_rows(config) -> int | None:

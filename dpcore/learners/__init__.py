@@ -24,7 +24,7 @@ from ..rng import secure_noise, substream
 from ..validation import check_delta, check_epsilon, check_fraction, check_int, delta_checked
 from .base import EpochCallback, LearnerSpec, RunResult, TestOutputs
 from .knobs import Knob, Wording, parse_value
-from .metrics import balanced_accuracy
+from .metrics import balanced_accuracy, rare_class_recall
 
 _LEARNERS: dict[str, LearnerSpec] = {}
 
@@ -248,13 +248,17 @@ def run_learner(
 
 
 def _add_balanced_accuracy(split: Split, result: RunResult) -> None:
-    """A classifier's balanced accuracy, from its answers on the test rows, where the learner scored accuracy alone
-    (PATE's student, FedAvg's global model): every classifier's run then has both. Clustering is scored by matched
-    accuracy only."""
+    """A classifier's balanced accuracy and its rarest class's recall, from its answers on the test rows, where the
+    learner scored accuracy alone (PATE's student, FedAvg's global model): every classifier's run then has all three.
+    Clustering is scored by matched accuracy only."""
     outputs = result.test_outputs
-    if (split.task == "classification" and "balanced_accuracy" not in result.metrics and outputs is not None
-            and outputs.kind in ("probability", "score") and len(outputs.values) == split.y_test.size):
-        result.metrics["balanced_accuracy"] = balanced_accuracy(split.y_test, np.argmax(outputs.values, axis=1))
+    if (split.task == "classification" and outputs is not None and outputs.kind in ("probability", "score")
+            and len(outputs.values) == split.y_test.size):
+        answers = np.argmax(outputs.values, axis=1)
+        if "balanced_accuracy" not in result.metrics:
+            result.metrics["balanced_accuracy"] = balanced_accuracy(split.y_test, answers)
+        if "rare_class_recall" not in result.metrics:
+            result.metrics["rare_class_recall"] = rare_class_recall(split.y_test, answers)
 
 
 def judge_against_trivial(spec: LearnerSpec, split: Split, result: RunResult) -> None:
