@@ -155,7 +155,7 @@ def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
     parts.append(f'<text x="{left + pw / 2}" y="{height - 8}" text-anchor="middle">ε (privacy budget), log scale'
                  '</text>')
     parts.append(f'<text x="14" y="{top + ph / 2}" text-anchor="middle" transform="rotate(-90 14 {top + ph / 2})">'
-                 f'Test {metric_name(advice.metric, title=True)}</text>')
+                 f'Test {metric_name(advice.metric)}</text>')
     for value, colour, dash, label in ((advice.baseline, "#000", "6 4", "non-private"),
                                        (advice.trivial, "#7F7F7F", "2 3", "trivial")):
         if _finite(value):
@@ -163,6 +163,7 @@ def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
                          f'stroke="{colour}" stroke-dasharray="{dash}" stroke-width="1.5"/>'
                          f'<text x="{left + pw - 4}" y="{y(value) - 4:.1f}" text-anchor="end" fill="{colour}">'
                          f'{label} {value:.3g}</text>')
+    legend: list[tuple[str, str]] = []
     for i, (name, g) in enumerate(pts.groupby("learner", sort=False)):
         g = g.sort_values("epsilon")
         c = _COLOURS[i % len(_COLOURS)]
@@ -180,9 +181,16 @@ def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
         if _finite(target):
             parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{y(target):.1f}" y2="{y(target):.1f}" '
                          f'stroke="{c}" stroke-dasharray="1 3" stroke-width="1.5"/>')
-        lx, ly = left + 8, top + 16 + 16 * i
-        parts.append(f'<rect x="{lx}" y="{ly - 9}" width="14" height="4" fill="{c}"/>'
-                     f'<text x="{lx + 20}" y="{ly - 3}">{html.escape(_title(name))} (dotted: its target)</text>')
+        legend.append((c, f"{_title(name)} (dotted: its target)"))
+    if legend:  # drawn last, on a pale box: over the curves and the non-private line, not under them
+        lx = left + 8
+        widest = max(len(label) for _, label in legend)
+        parts.append(f'<rect x="{lx - 4}" y="{top + 3}" width="{min(pw - 8, 28 + 6.6 * widest):.0f}" '
+                     f'height="{16 * len(legend) + 4}" fill="#fff" fill-opacity="0.85" stroke="#ccc"/>')
+        for i, (c, label) in enumerate(legend):
+            ly = top + 16 + 16 * i
+            parts.append(f'<rect x="{lx}" y="{ly - 9}" width="14" height="4" fill="{c}"/>'
+                         f'<text x="{lx + 20}" y="{ly - 3}">{html.escape(label)}</text>')
     r = advice.recommended
     if r is not None:
         rx = x(r["epsilon"])

@@ -136,14 +136,25 @@ def log_box_to_unit(X: np.ndarray, lo: np.ndarray, hi: np.ndarray, *, offset: fl
     while using only the declared bounds (no statistic of the private rows).
     ``offset`` -> infinity recovers the linear map. ``X`` must already lie in the box.
 
+    A feature whose declared range reaches below 0 is no size, area or count (a difference, a standardised
+    score, a log-ratio): it gets the linear map of :func:`box_to_unit`, still from its bounds alone. The log map
+    assumes the mass sits near the lower bound; on a symmetric feature it squeezes the upper half, and on a table
+    of four such features with a 90/10 label it made objective perturbation answer the common class for every row
+    up to ε = 10, where the linear map found 74 % of the rare class.
+
     >>> log_box_to_unit(np.array([[0.0], [10.0]]), np.array([0.0]), np.array([10.0])).ravel().tolist()
     [-1.0, 1.0]
+    >>> log_box_to_unit(np.array([[0.0, 0.0]]), np.array([-5.0, 0.0]), np.array([5.0, 10.0])).round(3).tolist()
+    [[0.0, -1.0]]
     """
     offset = check_positive(offset, "offset")
+    lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
     s = offset * (hi - lo)
     a, b = np.log(s), np.log(hi - lo + s)
     # the clip only removes floating-point overshoot at the bounds (X lies in the box)
-    return np.clip((2.0 * np.log(X - lo + s) - (a + b)) / (b - a), -1.0, 1.0)
+    z = np.clip((2.0 * np.log(X - lo + s) - (a + b)) / (b - a), -1.0, 1.0)
+    signed = lo < 0  # can be negative: the linear map (decided by the declared bounds alone)
+    return np.where(signed, np.clip(box_to_unit(X, lo, hi), -1.0, 1.0), z) if np.any(signed) else z
 
 
 def unit_to_box(Z: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

@@ -9,7 +9,8 @@ L2 norm ``data_norm`` (Chaudhuri et al.'s ``||x|| <= 1`` after dividing by it):
 
 * ``"log-bounds"`` (default except on iris, see :data:`PREPROCESS_BY_DATASET`; private): each feature is
   log-scaled between the dataset's declared (public) bounds onto [-1, 1] (:func:`~dpcore.models._utils.log_box_to_unit`,
-  offset 0.1 of the range), i.e. centred at the bounds' log-midpoint; ``data_norm`` = 1.
+  offset 0.1 of the range), i.e. centred at the bounds' log-midpoint; a feature whose declared range reaches below 0
+  (no size or count) is mapped linearly instead; ``data_norm`` = 1.
   No statistic of the private rows is used. On breast cancer (30 positive, heavy-tailed
   features) the linear ``"bounds"`` map leaves most rows in one corner of the box and
   objective perturbation reaches ~0.77 accuracy at eps = 1; this map reaches ~0.91-0.92, the
@@ -136,8 +137,9 @@ ERM_KNOBS = (
                         "bounds": "Linear scale between declared bounds (private)",
                         "standardize": "Training mean/std (leaks; the usual reference setting)"},
          default_from=lambda split: default_preprocess(split.dataset.name),
-         help="log-bounds or bounds (private: only the declared bounds are used) or standardize (leaks: uses the "
-              "private rows' mean and standard deviation)"),
+         help="log-bounds (a feature whose declared range reaches below 0 is scaled linearly) or bounds (private: "
+              "only the declared bounds are used) or standardize (leaks: uses the private rows' mean and standard "
+              "deviation)"),
     Knob("data_norm", "float", shared=True, advanced=True, label="Row norm bound",
          help="rows are clipped to this L2 norm (the sensitivity assumes norm <= 1 after dividing by it)",
          **_POSITIVE),
