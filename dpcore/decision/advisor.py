@@ -63,7 +63,8 @@ ATTACK_POOL = 1000
 _KINDS = ("within", "at_least", "at_most")
 _METRICS = {"classification": ("accuracy", "balanced_accuracy"), "regression": ("r2", "mse")}
 _HIGHER = {"accuracy": True, "balanced_accuracy": True, "r2": True, "mse": False}
-_LABEL = {"accuracy": "accuracy", "balanced_accuracy": "balanced accuracy", "r2": "R²", "mse": "MSE"}
+_LABEL = {"accuracy": "accuracy", "balanced_accuracy": "balanced accuracy", "r2": "R²", "mse": "MSE",
+          "rare_class_recall": "rarest class found (its recall)"}
 #: Metrics that are shares (at most 1): a gap in them is said in points, and a level above 1 is a percentage.
 _SHARES = ("accuracy", "balanced_accuracy", "r2")
 #: Metrics whose gaps are said in points (a gap of R² is said as a number).
