@@ -368,7 +368,7 @@ def test_a_visitor_cannot_name_a_cluster_or_start_more_processes_than_cores(monk
 def test_points_within_the_seeds_spread_of_the_best_are_named_beside_it():
     import pandas as pd
 
-    from dpcore.ui.sweep import tied_with_best
+    from dpcore.sweep.summary import tied_with_best
 
     swept = pd.DataFrame({"learner": ["dpsgd"] * 4, "value": [0.316, 1.0, 3.16, 10.0],
                           "mean": [0.754, 0.750, 0.748, 0.70], "std": [0.01, 0.006, 0.002, 0.01]})
