@@ -338,13 +338,15 @@ def model_accuracy_metric(col, accuracy: Mapping[str, float | None], private_lab
     # where one class is most of the data (95/5), its share is a high accuracy that needs nothing learnt: said under
     # the number, not only in its help
     common = chance is not None and chance >= COMMON_CLASS
-    col.metric("Model accuracy", f"{acc:.1%}",
-               delta=f"{100 * (acc - chance):+.1f} pts vs chance" if common else None,
+    # a fraction, as on the Train and Trade-off pages and in the table under the chart (the glossary: "between 0
+    # and 1 on every page"); the sentence below says it as a share of records
+    col.metric("Model accuracy", f"{acc:.3f}",
+               delta=f"{acc - chance:+.3f} vs chance" if common else None,
                delta_color="off",  # grey: a model answering one class scores about chance, measured on
                # other test rows than the attack's, and a green arrow would read as skill
-               help="The attacked private model's accuracy on records it did not train on"
-                    + "".join(f"; {k}: {a:.1%}" for k, a in others)
-                    + ("" if chance is None else f"; always answering the most common class: {chance:.1%}") + ".")
+               help="The attacked private model's accuracy (the fraction of records predicted correctly) on records "
+                    "it did not train on" + "".join(f"; {k}: {a:.3f}" for k, a in others)
+                    + ("" if chance is None else f"; always answering the most common class: {chance:.3f}") + ".")
     beside = "".join(f", against {a:.1%} for {k}" for k, a in others)
     if chance is not None and unseen:  # the accuracy's lower 95 % bound, from the count of right answers
         low = float(clopper_pearson_lower(round(acc * unseen), unseen, significance=0.05))
