@@ -11,13 +11,13 @@ def metrics(at) -> dict:
 def test_home_runs_and_epsilon_changes_the_noise(app_page):
     at = app_page("app.py").run()
     assert not at.exception
-    assert metrics(at)["Noise scale"] == "1"
+    assert metrics(at)["Noise scale (people)"] == "1"  # the count's unit: a number of people
     assert metrics(at)["Largest ratio $p_D / p_{D'}$"] == "2.72"
     assert not [w for w in at.select_slider if w.key == "home.delta"]  # δ means nothing for Laplace
     assert any("Laplace is pure ε-DP" in c.value for c in at.caption)
     at.slider(key="home.eps").set_value(0.5).run()
     assert not at.exception
-    assert metrics(at)["Noise scale"] == "2"
+    assert metrics(at)["Noise scale (people)"] == "2"
     assert metrics(at)["$e^{\\varepsilon}$ (allowed ratio)"] == "1.65"
 
 
