@@ -53,3 +53,21 @@ def test_the_rate_caught_at_1_percent_says_under_it_the_most_guessing_reaches_on
     fewer = chance_tpr_interval(90, 90, 0.01)[1]  # digits' canaries: fewer records, guessing reaches further
     assert fewer > high and guessing_reach(_Result(0.02, n_members=90, n_nonmembers=90)) == f"guessing: ≤ {fewer:.1%}"
     assert guessing_reach(_Result(None)) is None  # too few non-members to measure: nothing to compare
+
+
+def test_the_non_private_twin_is_one_shared_run_whatever_the_epsilon_asked(monkeypatch):
+    # trained without noise, the twin's result is the same at every ε; it was trained again for each ε a class tried
+    from dpcore.audit.run import contrast_learner
+    from dpcore.ui import audit
+
+    asked = []
+    monkeypatch.setattr(audit, "remembered", lambda store, key, compute: compute())
+    monkeypatch.setattr(audit, "shared_call", lambda key, run, **kw: asked.append(key))
+    twin = contrast_learner("dpsgd")
+    for learner in (twin, "dpsgd"):
+        for epsilon in (1.0, 2.0):
+            audit.cached_audit(learner, "mnist5k", epsilon=epsilon, delta=1e-5, attack="canaries", params=(),
+                               shadows=16, canaries=500, pool_size=None, seed=0)
+    twin_keys, private_keys = asked[:2], asked[2:]
+    assert twin_keys[0] == twin_keys[1]
+    assert private_keys[0] != private_keys[1]  # the private model's ε is what it is trained at
