@@ -180,8 +180,7 @@ if st.button(f"Attack both kinds of noise at ε = {eps:g} (count {true_d} on D, 
             f"** of the textbook releases from D: the counts prove ε ≥ {textbook.epsilon_lower_bound:.2f} at 95% "
             f"confidence, against the claimed {eps:g}. On the secure releases it happened "
             f"{secure.certain_when_x} times: every grid point can come from either database. (The demonstration "
-            "attacks Laplace whichever mechanism is picked above; `dpcore.mechanisms.secure.SecureLaplace` is the "
-            "library's secure mechanism.)")
+            "attacks Laplace whichever mechanism is picked above.)")
 
 st.header("5 · Private machine learning, live")
 page_grid()
