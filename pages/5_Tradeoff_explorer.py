@@ -30,7 +30,7 @@ from dpcore.ui import (
 from dpcore.ui.advisor import advisor_panel, load_warnings_of, warnings_notice
 from dpcore.ui.common import bounded_number
 from dpcore.ui.links import stop_page
-from dpcore.ui.present import control_area, fold_intro, headline_area
+from dpcore.ui.present import control_area, fold_intro, headline_area, presenting_stage
 from dpcore.ui.sweep import (
     METRIC_LABELS,
     axis_options,
@@ -157,7 +157,8 @@ metric = metric_choices[0] if len(metric_choices) == 1 else st.radio(
     "Metric", metric_choices, horizontal=True, key="sweep.metric", format_func=lambda m: METRIC_LABELS[m])
 log_x = bool(log) and len(values) > 1
 
-b1, b2 = st.columns([1, 12], vertical_alignment="center")
+# Run beside its caption; presenting, Run is on the stage, and an empty column would push the caption in
+b1, b2 = (st, st) if presenting_stage() else st.columns([1, 12], vertical_alignment="center")
 clicked = control_area(b1).button("Run", type="primary", key="sweep.run")
 warn_box = b2.empty()  # the one notice of warnings takes this caption's place beside Run, keeping the chart up
 warn_box.caption("The bar below counts the runs as they finish. A long first sweep also starts the worker processes; "

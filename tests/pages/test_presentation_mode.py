@@ -93,3 +93,16 @@ def test_presenting_the_training_says_both_accuracies_and_the_epsilon_under_the_
     normal.number_input(key="train.epochs.iris").set_value(2).run()
     normal.button(key="train.run").click().run()  # the metrics are under the button there: not said twice
     assert not normal.exception and not [m for m in normal.main.markdown if m.value.startswith("**Test accuracy ")]
+
+
+def test_presenting_the_tradeoff_leaves_no_empty_column_where_run_was():
+    # Run moves to the stage; its column beside the caption stayed, empty, and pushed the caption in by a twelfth
+    at = page("pages/5_Tradeoff_explorer.py")
+    at.query_params["present"] = "1"
+    at.run()
+    assert not at.exception, at.exception
+    assert at.button(key="sweep.run")
+    assert all(len(c.children) for c in at.main.columns), [len(c.children) for c in at.main.columns]
+    assert any(c.value.startswith("The bar below counts the runs") for c in at.main.caption)
+    normal = page("pages/5_Tradeoff_explorer.py").run()  # beside its caption there
+    assert all(len(c.children) for c in normal.main.columns)
