@@ -54,6 +54,10 @@ def summarize(table: pd.DataFrame, metric: str) -> pd.DataFrame:
     return out[cols].sort_values(["role", "learner", "value"], kind="stable").reset_index(drop=True)
 
 
+#: The neighbouring relations of a sweep table's ``neighbouring`` column, in words (the CSV keeps the identifiers).
+NEIGHBOURS_SAID = {"add-remove": "one record added or removed", "replace-one": "one record replaced by another"}
+
+
 def neighbouring_note(table: pd.DataFrame, *, markdown: bool = True,
                       wordings: Mapping[str, tuple[str, str]] | None = None) -> str | None:
     """A sentence when the swept private learners' ε do not protect the same thing, so that one ε axis does not
@@ -68,7 +72,7 @@ def neighbouring_note(table: pd.DataFrame, *, markdown: bool = True,
 
         wordings = {name: (spec.title, spec.wording.protects) for name, spec in learners().items()}
     rows = table[(table.role == "swept") & table.neighbouring.fillna("").astype(bool)]
-    said = {"add-remove": "one record added or removed", "replace-one": "one record replaced by another"}
+    said = NEIGHBOURS_SAID
     each = {}  # learner -> (what its ε protects, its neighbours)
     for name, group in rows.groupby("learner", sort=False):
         each[name] = (wordings[name][1] if name in wordings else "", tuple(sorted(set(group.neighbouring))))
@@ -270,8 +274,8 @@ def best_swept(summary: pd.DataFrame, *, axis: str, metric: str) -> BestSwept | 
                      left_out=left_out)
 
 
-__all__ = ["OVERSPEND", "BestSwept", "best_swept", "neighbouring_note", "overspent_note", "spends_more",
-           "spent_beyond_axis", "spent_text", "summarize", "tied_with_best"]
+__all__ = ["NEIGHBOURS_SAID", "OVERSPEND", "BestSwept", "best_swept", "neighbouring_note", "overspent_note",
+           "spends_more", "spent_beyond_axis", "spent_text", "summarize", "tied_with_best"]
 
 
 def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:

@@ -33,6 +33,7 @@ from ..sweep import (
 from ..sweep.choices import DEFAULT_LEARNERS, axis_options, default_learners, sweepable
 from ..sweep.engine import ID_COLUMNS, TAIL_COLUMNS
 from ..sweep.summary import (  # notes, labels, the best point
+    NEIGHBOURS_SAID,
     best_swept,
     neighbouring_note,
     overspent_note,
@@ -454,7 +455,7 @@ def display_runs(table: pd.DataFrame, *, axis: str) -> pd.DataFrame:
     out["ε target"] = table["epsilon_target"].map(format_number)
     out["δ"] = table["delta"].map(lambda d: format_number(d) if d else DASH)
     if "neighbouring" in table:  # what one ε protects
-        out["Neighbours"] = table["neighbouring"].fillna("").map(lambda r: r or DASH)
+        out["Neighbours"] = table["neighbouring"].fillna("").map(lambda r: NEIGHBOURS_SAID.get(r, r) or DASH)
     out["Noise multiplier σ"] = table["noise_multiplier"].map(format_number)
     out["Seconds"] = table["seconds"].map(lambda v: f"{v:.2f}")
     out["From cache"] = table["cached"].map(lambda c: "yes" if c else "")
