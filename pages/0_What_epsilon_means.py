@@ -85,8 +85,9 @@ res = run_guarded(cached_densities, mech, eps, delta, sens, float(true_d), float
 if res is not None:
     df, summary = res
     m1, m2, m3 = st.columns(3)
-    m1.metric("Noise scale", f"{summary['noise_scale']:.3g}",
-              help="Laplace b = sensitivity/ε; Gaussian σ from the analytic calibration (Balle & Wang 2018).")
+    m1.metric("Noise scale (people)", f"{summary['noise_scale']:.3g}",
+              help="How far, in people, the noise typically moves the count: Laplace b = sensitivity/ε; Gaussian σ "
+                   "from the analytic calibration (Balle & Wang 2018).")
     m2.metric("$e^{\\varepsilon}$ (allowed ratio)", f"{summary['e_epsilon']:.3g}")
     if mech == "laplace":
         m3.metric("Largest ratio $p_D / p_{D'}$", f"{pow(2.718281828459045, summary['max_abs_log_ratio']):.3g}",
@@ -179,8 +180,7 @@ if st.button(f"Attack both kinds of noise at ε = {eps:g} (count {true_d} on D, 
             f"** of the textbook releases from D: the counts prove ε ≥ {textbook.epsilon_lower_bound:.2f} at 95% "
             f"confidence, against the claimed {eps:g}. On the secure releases it happened "
             f"{secure.certain_when_x} times: every grid point can come from either database. (The demonstration "
-            "attacks Laplace whichever mechanism is picked above; `dpcore.mechanisms.secure.SecureLaplace` is the "
-            "library's secure mechanism.)")
+            "attacks Laplace whichever mechanism is picked above.)")
 
 st.header("5 · Private machine learning, live")
 page_grid()

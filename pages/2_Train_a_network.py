@@ -25,7 +25,7 @@ from dpcore.ui.accounting import weak_guarantee_note
 from dpcore.ui.knobs import knob_key, knob_widget, knob_widgets
 from dpcore.ui.ledger import show_session_total
 from dpcore.ui.links import stop_page
-from dpcore.ui.present import control_area, headline_area
+from dpcore.ui.present import control_area, headline_area, presenting_stage
 from dpcore.ui.training import (
     LiveProgress,
     budget_text,
@@ -33,6 +33,7 @@ from dpcore.ui.training import (
     history_caption,
     history_labels,
     knobs_of_group,
+    result_beside_chart,
     run_key,
     show_confusion_chart,
     show_diagnostics,
@@ -132,6 +133,8 @@ if out is None:
 for w in out["warnings"]:
     st.warning(w)
 show_headline(out, algo)
+if presenting_stage():  # the metrics above are a screen below the stage: the result under the Train button
+    control_area(st).markdown(result_beside_chart(out, algo))
 show_session_total(ds, key, out, algo)
 if note := worse_than_mean_note(out):
     st.warning(note)

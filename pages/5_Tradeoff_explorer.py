@@ -30,10 +30,11 @@ from dpcore.ui import (
 from dpcore.ui.advisor import advisor_panel, load_warnings_of, warnings_notice
 from dpcore.ui.common import bounded_number
 from dpcore.ui.links import stop_page
-from dpcore.ui.present import control_area, fold_intro, headline_area
+from dpcore.ui.present import control_area, fold_intro, headline_area, presenting_stage
 from dpcore.ui.sweep import (
     METRIC_LABELS,
     axis_options,
+    best_swept,
     default_learners,
     display_runs,
     display_summary,
@@ -46,10 +47,8 @@ from dpcore.ui.sweep import (
     parse_knobs,
     remembered,
     run_live,
-    spent_beyond_axis,
     sweep_figure,
     sweepable,
-    tied_with_best,
     title_of,
     worse_than_trivial_at,
 )
@@ -158,7 +157,8 @@ metric = metric_choices[0] if len(metric_choices) == 1 else st.radio(
     "Metric", metric_choices, horizontal=True, key="sweep.metric", format_func=lambda m: METRIC_LABELS[m])
 log_x = bool(log) and len(values) > 1
 
-b1, b2 = st.columns([1, 12], vertical_alignment="center")
+# Run beside its caption; presenting, Run is on the stage, and an empty column would push the caption in
+b1, b2 = (st, st) if presenting_stage() else st.columns([1, 12], vertical_alignment="center")
 clicked = control_area(b1).button("Run", type="primary", key="sweep.run")
 warn_box = b2.empty()  # the one notice of warnings takes this caption's place beside Run, keeping the chart up
 warn_box.caption("The bar below counts the runs as they finish. A long first sweep also starts the worker processes; "
@@ -187,20 +187,12 @@ if result is None:
 table = result.table
 summ = result.summary(metric)
 warnings_notice(table, load_warnings_of(upload_warnings), slot=warn_box)
-swept = summ[summ.role == "swept"].dropna(subset=["mean"])
 m = metrics_box.columns(4)
 m[0].metric("Runs", f"{len(table)}", help=f"{result.n_computed} computed, {result.n_cached} read from the cache, "
             f"{result.seconds:.1f} s")
-if not swept.empty:  # the best point of any swept curve, wherever it lies on the axis
-    # a point that spent far more than its axis ε (output perturbation: 450 answers at ε each) is no best at that ε,
-    # as the advisor does not count it either; it is the best only when every point overspends
-    kept = swept[[spent_beyond_axis(r, axis) is None for _, r in swept.iterrows()]]
-    left_out = 0 if kept.empty else len(swept) - len(kept)
-    swept = kept if not kept.empty else swept
-    best = swept.sort_values("mean", ascending=metric == "mse", kind="stable").iloc[0]
+if (found := best_swept(summ, axis=axis, metric=metric)) is not None:  # wherever it lies; no overspent point
+    best, ties, beyond, left_out = found.point, found.ties, found.spent, found.left_out
     short = get_axis(axis).symbol or axis_name  # a letter fits a quarter of the page's width
-    ties = tied_with_best(swept, best)
-    beyond = spent_beyond_axis(best, axis)  # drawn at ε = 10, it spent 4500: the label says the ε it spent
     m[1].metric(f"Best swept: {short} = {best.value:.3g}" + (f", spent {beyond:.3g}" if beyond else ""),
                 f"{best['mean']:.3g}",
                 delta=(f"ties with {short} = {ties[0].value:.3g}" if len(ties) == 1 and ties[0].learner == best.learner

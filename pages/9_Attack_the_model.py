@@ -56,7 +56,9 @@ page_header(
 )
 
 with control_area(st.sidebar).form("audit.form"):
-    key_slot = st.container() if presenting_stage() else st  # presentation mode: ε first, beside the chart
+    # ε first (beside the chart when presenting), with a button of its own: the form's last one is a screen or two
+    # down at 1280×720, and the lesson's Attack stop asks the room to change ε and attack again
+    key_slot = st.container()
     st.header("Target")
     said: list = []  # every warning, for the report too
     ds = dataset_picker("audit.dataset", default="mnist5k", container=st, in_form=True, warnings_into=said)
@@ -67,6 +69,7 @@ with control_area(st.sidebar).form("audit.form"):
                        help="For the network learners only. A flexible network memorises more, so the non-private "
                             "one leaks more; the preset is what the Train page uses.")
     epsilon = epsilon_input("audit.eps", container=key_slot, in_form=True)
+    applied = key_slot.form_submit_button("Train and attack at this ε", type="primary", key="audit.apply")
     delta = delta_input("audit.delta", container=st)
     st.header("Attack")
     attack = st.radio("Attack", list(ATTACK_LABELS), index=list(ATTACK_LABELS).index(DEFAULT_ATTACK),
@@ -79,7 +82,7 @@ with control_area(st.sidebar).form("audit.form"):
                                 key="audit.canaries", help="The one-run audit only; the mislabelled canaries number "
                                                            "500, or 40% of the held-out rows where fewer.")
     seed = noise_mode_input("audit.seed", uploaded=is_upload(ds), container=st, in_form=True)
-    if st.form_submit_button("Train and attack", type="primary"):
+    if st.form_submit_button("Train and attack", type="primary") or applied:
         close_sidebar_on_phone()  # on a phone the open sidebar would hide the result
 
 if ds is None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Mapping
 
 import numpy as np
@@ -53,6 +54,10 @@ def summarize(table: pd.DataFrame, metric: str) -> pd.DataFrame:
     return out[cols].sort_values(["role", "learner", "value"], kind="stable").reset_index(drop=True)
 
 
+#: The neighbouring relations of a sweep table's ``neighbouring`` column, in words (the CSV keeps the identifiers).
+NEIGHBOURS_SAID = {"add-remove": "one record added or removed", "replace-one": "one record replaced by another"}
+
+
 def neighbouring_note(table: pd.DataFrame, *, markdown: bool = True,
                       wordings: Mapping[str, tuple[str, str]] | None = None) -> str | None:
     """A sentence when the swept private learners' ε do not protect the same thing, so that one ε axis does not
@@ -67,7 +72,7 @@ def neighbouring_note(table: pd.DataFrame, *, markdown: bool = True,
 
         wordings = {name: (spec.title, spec.wording.protects) for name, spec in learners().items()}
     rows = table[(table.role == "swept") & table.neighbouring.fillna("").astype(bool)]
-    said = {"add-remove": "one record added or removed", "replace-one": "one record replaced by another"}
+    said = NEIGHBOURS_SAID
     each = {}  # learner -> (what its ε protects, its neighbours)
     for name, group in rows.groupby("learner", sort=False):
         each[name] = (wordings[name][1] if name in wordings else "", tuple(sorted(set(group.neighbouring))))
@@ -200,7 +205,77 @@ given.
     return head + "; ".join(parts) + ". " + tail
 
 
-__all__ = ["OVERSPEND", "neighbouring_note", "overspent_note", "spends_more", "spent_text", "summarize"]
+def spent_beyond_axis(point: pd.Series, axis: str) -> float | None:
+    """The ε a point of the summary (:func:`summarize`) spent, when the axis is ε and that is more than its x
+    (:data:`OVERSPEND` times it: output perturbation's ε is per answer); else None.
+
+    >>> spent_beyond_axis(pd.Series({"value": 0.1, "epsilon_spent": 45.0}), "epsilon")
+    45.0
+    >>> spent_beyond_axis(pd.Series({"value": 1.0, "epsilon_spent": 0.9999}), "epsilon") is None
+    True
+    """
+    if axis != "epsilon":
+        return None
+    spent, value = float(point["epsilon_spent"]), float(point["value"])
+    return spent if spent > OVERSPEND * value else None
+
+
+def tied_with_best(swept: pd.DataFrame, best: pd.Series) -> list[pd.Series]:
+    """The other swept points (rows of a summary) whose mean lies within the larger of the two points' spreads
+    across seeds (sample standard deviation) of the best one: these runs do not tell them apart. Empty with one
+    seed (no spread to judge by)."""
+    out = []
+    for _, r in swept.iterrows():
+        if r.learner == best.learner and r.value == best.value:
+            continue
+        spread = max(float(r["std"]), float(best["std"]))
+        if spread > 0 and abs(float(r["mean"]) - float(best["mean"])) <= spread:
+            out.append(r)
+    return out
+
+
+@dataclass(frozen=True)
+class BestSwept:
+    """The best point of a sweep's swept curves (:func:`best_swept`).
+
+    ``point``: its row of the summary; ``spent``: the ε its runs spent when that is more than the ε on the axis
+    (only when every point overspends), else None; ``ties``: the other points within the seeds' spread of it
+    (:func:`tied_with_best`); ``left_out``: how many points were passed over for spending more than their axis ε.
+    """
+
+    point: pd.Series
+    spent: float | None
+    ties: tuple[pd.Series, ...]
+    left_out: int
+
+
+def best_swept(summary: pd.DataFrame, *, axis: str, metric: str) -> BestSwept | None:
+    """The best swept point of a summary (:func:`summarize`), wherever it lies on the axis: the highest mean (the
+    lowest for MSE), the first of equal ones. None when no swept point has a mean.
+
+    A point that spent more than its axis ε (:func:`spent_beyond_axis`: output perturbation's 450 answers at ε each)
+    is no best at that ε, as the advisor does not count it either (:func:`dpcore.decision.advisor.judge`); it is the
+    best only when every point overspends, and then ``spent`` says what it spent.
+
+    >>> summ = pd.DataFrame({"learner": ["dpsgd", "dpsgd", "op"], "role": ["swept"] * 3, "value": [1.0, 10.0, 10.0],
+    ...                      "mean": [0.90, 0.93, 0.96], "std": [0.0, 0.0, 0.0], "epsilon_spent": [1.0, 10.0, 4500.0]})
+    >>> b = best_swept(summ, axis="epsilon", metric="accuracy")
+    >>> (b.point.learner, float(b.point.value), b.spent, b.left_out)
+    ('dpsgd', 10.0, None, 1)
+    """
+    swept = summary[summary.role == "swept"].dropna(subset=["mean"])
+    if swept.empty:
+        return None
+    kept = swept[[spent_beyond_axis(r, axis) is None for _, r in swept.iterrows()]]
+    left_out = 0 if kept.empty else len(swept) - len(kept)
+    swept = kept if not kept.empty else swept
+    best = swept.sort_values("mean", ascending=metric == "mse", kind="stable").iloc[0]
+    return BestSwept(point=best, spent=spent_beyond_axis(best, axis), ties=tuple(tied_with_best(swept, best)),
+                     left_out=left_out)
+
+
+__all__ = ["NEIGHBOURS_SAID", "OVERSPEND", "BestSwept", "best_swept", "neighbouring_note", "overspent_note",
+           "spends_more", "spent_beyond_axis", "spent_text", "summarize", "tied_with_best"]
 
 
 def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:

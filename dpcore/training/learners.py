@@ -116,7 +116,8 @@ DPSGD_KNOBS = (
          choice_labels=ACCOUNTANT_LABELS, page_help=ACCOUNTANT_PAGE_HELP,
          default_from=_preset("accountant"), help="privacy accountant: rdp (moments accountant) or pld"),
     Knob("sampling", "choice", default="poisson", choices=SAMPLINGS, privacy=True, group="privacy",
-         label="Sampling", help="poisson (what the accountant assumes) or shuffle (faster; the epsilon is then not "
+         label="Sampling", choice_labels={"poisson": "Poisson (as accounted)", "shuffle": "Shuffled (faster)"},
+         help="poisson (what the accountant assumes) or shuffle (faster; the epsilon is then not "
                                 "a proven guarantee)",
          warn_on={"shuffle": "Shuffled fixed-size batches are accounted as Poisson samples (as Opacus does); that ε "
                              "is not a proven guarantee for shuffling. Keep Poisson sampling for the stated ε."}),

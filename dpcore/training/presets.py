@@ -124,17 +124,17 @@ PRESETS: dict[str, Preset] = {
     "digits": Preset(
         model="linear", sample_rate=0.5, epochs=60, learning_rate=1.0, clip_norm=1.0, ema=0.95,
         features="dct", dct_size=6, accountant="pld",
-        note="linear model on the 6x6 low-frequency DCT of the 8x8 pixels, Poisson rate 0.5, 60 epochs, lr 1, "
-             "averaged iterates (0.95), PLD accounting; tuned on a validation fifth of the training rows "
-             "(validation accuracy 0.90 at epsilon 1, 8 seeds)",
+        note="linear model on the 6x6 low-frequency DCT of the 8x8 pixels, Poisson sampling rate 0.5, "
+             "60 epochs, learning rate 1, averaged iterates (0.95), PLD accounting; tuned on a validation fifth of "
+             "the training rows (validation accuracy 0.90 at ε = 1, 8 seeds)",
         cnn_learning_rate=0.5,
     ),
     "mnist5k": Preset(
         model="linear", sample_rate=0.25, epochs=15, learning_rate=10.0, clip_norm=1.0, ema=0.9,
         features="hog", hog_cell=6, hog_block=2,
         note="linear model on HOG features (6x6-pixel cells, 2x2-cell blocks, 9 orientations, unit norm), "
-             "Poisson rate 0.25, 15 epochs, lr 10, averaged iterates; tuned on a validation fifth of the training "
-             "rows (validation accuracy 0.92 at epsilon 1 and 0.94 at epsilon 2, 8 seeds)",
+             "Poisson sampling rate 0.25, 15 epochs, learning rate 10, averaged iterates; tuned on a validation "
+             "fifth of the training rows (validation accuracy 0.92 at ε = 1 and 0.94 at ε = 2, 8 seeds)",
         cnn_learning_rate=2.0,
     ),
     "default": Preset(
@@ -144,9 +144,9 @@ PRESETS: dict[str, Preset] = {
     "regression": Preset(
         model="linear", sample_rate=1.0, epochs=100, learning_rate=0.25, clip_norm=0.3, ema=0.9,
         note="linear regression on labels scaled into [0, 1] by their declared range: full-batch noisy gradient "
-             "descent, 100 steps, lr 0.25, a tight clip norm 0.3 (a squared-loss gradient is the residual times the "
-             "row, small once the fit is near), averaged iterates; chosen on validation rows of diabetes (mean "
-             "validation R² 0.46 at epsilon 1, against -0.46 for the classification default)",
+             "descent, 100 steps, learning rate 0.25, a tight clip norm 0.3 (a squared-loss gradient is the "
+             "residual times the row, small once the fit is near), averaged iterates; chosen on validation rows of "
+             "diabetes (mean validation R² 0.46 at ε = 1, against -0.46 for the classification default)",
     ),
     "default_large": Preset(
         model="linear", sample_rate=0.1, epochs=10, learning_rate=2.0, clip_norm=1.0, ema=0.9,

@@ -13,7 +13,7 @@ from ..accounting.accountants import pld_discretization_for
 from ..teaching.explain import count_query_densities, neighbouring_databases, noisy_count
 from ..teaching.verdict import odds_factor, verdict
 from . import palette, vega
-from .common import format_epsilon, readable_log_ticks
+from .common import format_epsilon, log_ticks, readable_log_ticks
 
 #: above this epsilon the guarantee says little: e^10 > 22 000 as the allowed likelihood ratio
 WEAK_EPSILON = 10.0
@@ -136,7 +136,9 @@ def ratio_figure(df: pd.DataFrame, summary: dict) -> alt.Chart:
     return alt.Chart(rows).mark_line(strokeWidth=3, clip=True).encode(
         x=alt.X("x:Q", title="noisy count released"),
         y=alt.Y("y:Q", title="privacy-loss ratio (log scale)",
-                scale=alt.Scale(type="log", domain=[lo, hi], nice=False), axis=alt.Axis(format="~g")),
+                scale=alt.Scale(type="log", domain=[lo, hi], nice=False),
+                # ticks of our own: at a projector's type size Vega-Lite dropped colliding labels, 1 among them
+                axis=alt.Axis(format="~g", values=log_ticks(lo, hi, most=7))),
         tooltip=[alt.Tooltip(f"{vega.FIELD}:N", title="curve"), alt.Tooltip("x:Q", title="released", format=".2f"),
                  alt.Tooltip("y:Q", title="ratio", format=".3g")],
         **vega.series_encoding(series)).properties(height=320)

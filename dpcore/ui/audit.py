@@ -62,6 +62,11 @@ def private_learners(task: str, is_image: bool) -> list[str]:
     return [n for n, s in learners().items() if s.private and task in s.tasks and (is_image or not s.images_only)]
 
 
+#: the ε a learner trained without privacy is audited with (it reads none): the page's non-private twin was trained
+#: again for every ε asked, its result the same each time, two thirds of a new ε's work on MNIST 5k
+UNUSED_EPSILON = 1.0
+
+
 def cached_audit(learner: str, dataset, *, epsilon: float, delta: float, attack: str, params: tuple,
                  shadows: int, canaries: int, pool_size: int | None, seed: int | None, progress=None,
                  quiet: bool = False):
@@ -74,6 +79,8 @@ def cached_audit(learner: str, dataset, *, epsilon: float, delta: float, attack:
     session's alone (:func:`dpcore.ui.shared_call`). The run's warnings are kept with it and raised again on every
     call, so the page (and its report) says them also when the result comes from the session's memo.
     """
+    if not get_learner(learner).private:  # trained without noise, it ignores ε: one run for every ε a class tries
+        epsilon = UNUSED_EPSILON
     key = (learner, data_key(dataset), epsilon, delta, attack, params, shadows, canaries, pool_size, seed)
     def run(on_progress):
         with noise_mode(seed is None):  # seed None: the trained models' noise from the operating system
@@ -338,13 +345,15 @@ def model_accuracy_metric(col, accuracy: Mapping[str, float | None], private_lab
     # where one class is most of the data (95/5), its share is a high accuracy that needs nothing learnt: said under
     # the number, not only in its help
     common = chance is not None and chance >= COMMON_CLASS
-    col.metric("Model accuracy", f"{acc:.1%}",
-               delta=f"{100 * (acc - chance):+.1f} pts vs chance" if common else None,
+    # a fraction, as on the Train and Trade-off pages and in the table under the chart (the glossary: "between 0
+    # and 1 on every page"); the sentence below says it as a share of records
+    col.metric("Model accuracy", f"{acc:.3f}",
+               delta=f"{acc - chance:+.3f} vs chance" if common else None,
                delta_color="off",  # grey: a model answering one class scores about chance, measured on
                # other test rows than the attack's, and a green arrow would read as skill
-               help="The attacked private model's accuracy on records it did not train on"
-                    + "".join(f"; {k}: {a:.1%}" for k, a in others)
-                    + ("" if chance is None else f"; always answering the most common class: {chance:.1%}") + ".")
+               help="The attacked private model's accuracy (the fraction of records predicted correctly) on records "
+                    "it did not train on" + "".join(f"; {k}: {a:.3f}" for k, a in others)
+                    + ("" if chance is None else f"; always answering the most common class: {chance:.3f}") + ".")
     beside = "".join(f", against {a:.1%} for {k}" for k, a in others)
     if chance is not None and unseen:  # the accuracy's lower 95 % bound, from the count of right answers
         low = float(clopper_pearson_lower(round(acc * unseen), unseen, significance=0.05))

@@ -586,14 +586,35 @@ def remember(store: dict, key: tuple, value: Any, *, max_kept: int = 12) -> None
         store.pop(next(iter(store)))
 
 
+def log_ticks(lo: float, hi: float, *, most: int = 12) -> list[float]:
+    """Tick values for a log axis from ``lo`` to ``hi`` (both > 0): 1-2-5 values, powers of ten alone when there
+    would be more than ``most``, every 1..9 mantissa within less than a decade. A chart library left to itself drops
+    labels that collide at large type (a projector's), "1" among them.
+
+    >>> log_ticks(0.18, 5.4)
+    [0.2, 0.5, 1.0, 2.0, 5.0]
+    >>> log_ticks(0.05, 300.0, most=7)
+    [0.1, 1.0, 10.0, 100.0]
+    """
+    def near(t: float) -> float:
+        return float(f"{t:.6g}")  # 0.30000000000000004 -> 0.3
+
+    span = range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
+    ticks = [near(m * 10.0**k) for k in span for m in (1, 2, 5) if lo / 1.05 <= m * 10.0**k <= hi * 1.05]
+    if len(ticks) > most:  # many decades: powers of ten only
+        ticks = [t for t in ticks if math.isclose(math.log10(t), round(math.log10(t)))]
+    if len(ticks) < 3:  # less than a decade: every 1..9 mantissa
+        ticks = [near(m * 10.0**k) for k in span for m in range(1, 10) if lo / 1.05 <= m * 10.0**k <= hi * 1.05]
+    if len(ticks) < 2:
+        ticks = sorted({float(f"{lo:.3g}"), float(f"{hi:.3g}")})
+    return ticks
+
+
 def readable_log_ticks(fig, axis: str = "x"):
     """Label a log axis at 1-2-5 values with their full numbers (Plotly alone writes 0.5 as "5").
 
     Works on every trace of ``fig`` (Plotly figure); returns the figure.
     """
-    import math
-
-    import numpy as np
 
     vals = []
     for tr in fig.data:
@@ -608,16 +629,7 @@ def readable_log_ticks(fig, axis: str = "x"):
     vals = np.concatenate(vals) if vals else np.array([])
     if vals.size == 0:
         return fig
-    lo, hi = float(vals.min()), float(vals.max())
-    ticks = [m * 10.0**k for k in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
-             for m in (1, 2, 5) if lo / 1.05 <= m * 10.0**k <= hi * 1.05]
-    if len(ticks) > 12:  # many decades: powers of ten only
-        ticks = [t for t in ticks if math.isclose(math.log10(t), round(math.log10(t)))]
-    if len(ticks) < 3:  # less than a decade: every 1..9 mantissa
-        ticks = [m * 10.0**k for k in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
-                 for m in range(1, 10) if lo / 1.05 <= m * 10.0**k <= hi * 1.05]
-    if len(ticks) < 2:
-        ticks = sorted({float(f"{lo:.3g}"), float(f"{hi:.3g}")})
+    ticks = log_ticks(float(vals.min()), float(vals.max()))
     update = fig.update_xaxes if axis == "x" else fig.update_yaxes
     update(tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
     return fig

@@ -120,11 +120,12 @@ def cached_float_attack(epsilon: float, x: float, x_prime: float, releases: int 
 
 def float_attack_table(results: list[FloatingPointAttack]) -> pd.DataFrame:
     """One row per kind of noise: how often the attacker was certain, and the ε the counts prove."""
-    names = {"Laplace": "Textbook floating-point Laplace (seeded numpy)",
-             "SecureLaplace": "Secure discrete Laplace (OS randomness, exact sampler)"}
+    # short enough for the five columns to fit beside the sidebar at 1280×720: "ε proven", the column the text
+    # under the table reads from, was cut to "ε pr" behind a sideways scroll
+    names = {"Laplace": "Textbook Laplace (floating point)", "SecureLaplace": "Secure Laplace (exact, on a grid)"}
     return pd.DataFrame({
         "Noise": [names.get(r.mechanism, r.mechanism) for r in results],
-        "Attacker certain (releases from D)": [f"{r.certain_when_x} of {r.releases} ({r.certain_rate:.0%})"
+        "Attacker certain (from D)": [f"{r.certain_when_x} of {r.releases} ({r.certain_rate:.0%})"
                                                for r in results],
         "Wrongly certain (from D′)": [r.certain_when_x_prime for r in results],
         "ε claimed": [r.epsilon for r in results],

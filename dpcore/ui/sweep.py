@@ -32,7 +32,14 @@ from ..sweep import (
 )
 from ..sweep.choices import DEFAULT_LEARNERS, axis_options, default_learners, sweepable
 from ..sweep.engine import ID_COLUMNS, TAIL_COLUMNS
-from ..sweep.summary import OVERSPEND, neighbouring_note, overspent_note, spends_more, spent_text  # notes, labels
+from ..sweep.summary import (  # notes, labels, the best point
+    NEIGHBOURS_SAID,
+    best_swept,
+    neighbouring_note,
+    overspent_note,
+    spends_more,
+    spent_text,
+)
 from . import palette
 from .common import DASH, format_epsilon, format_number, readable_log_ticks, remember, shared_call
 from .live import CHART_SECONDS, Every
@@ -448,7 +455,7 @@ def display_runs(table: pd.DataFrame, *, axis: str) -> pd.DataFrame:
     out["ε target"] = table["epsilon_target"].map(format_number)
     out["δ"] = table["delta"].map(lambda d: format_number(d) if d else DASH)
     if "neighbouring" in table:  # what one ε protects
-        out["Neighbours"] = table["neighbouring"].fillna("").map(lambda r: r or DASH)
+        out["Neighbours"] = table["neighbouring"].fillna("").map(lambda r: NEIGHBOURS_SAID.get(r, r) or DASH)
     out["Noise multiplier σ"] = table["noise_multiplier"].map(format_number)
     out["Seconds"] = table["seconds"].map(lambda v: f"{v:.2f}")
     out["From cache"] = table["cached"].map(lambda c: "yes" if c else "")
@@ -465,35 +472,6 @@ def _where_raised(w: dict, table: pd.DataFrame) -> str:
     name = _axis_header(str(axis))
     at = ", ".join(format_number(v) + (f" ({k} of {n} runs)" if k < n else "") for v, (k, n) in w["where"].items())
     return f"At {name} = {at}: "
-
-
-def spent_beyond_axis(point: pd.Series, axis: str) -> float | None:
-    """The ε a point of the summary (:func:`~dpcore.sweep.summarize`) spent, when the axis is ε and that is more than
-    its x (:data:`~dpcore.sweep.summary.OVERSPEND` times it: output perturbation's ε is per answer); else None.
-
-    >>> spent_beyond_axis(pd.Series({"value": 0.1, "epsilon_spent": 45.0}), "epsilon")
-    45.0
-    >>> spent_beyond_axis(pd.Series({"value": 1.0, "epsilon_spent": 0.9999}), "epsilon") is None
-    True
-    """
-    if axis != "epsilon":
-        return None
-    spent, value = float(point["epsilon_spent"]), float(point["value"])
-    return spent if spent > OVERSPEND * value else None
-
-
-def tied_with_best(swept: pd.DataFrame, best: pd.Series) -> list[pd.Series]:
-    """The other swept points (rows of a summary) whose mean lies within the larger of the two points' spreads
-    across seeds (sample standard deviation) of the best one: these runs do not tell them apart. Empty with one
-    seed (no spread to judge by)."""
-    out = []
-    for _, r in swept.iterrows():
-        if r.learner == best.learner and r.value == best.value:
-            continue
-        spread = max(float(r["std"]), float(best["std"]))
-        if spread > 0 and abs(float(r["mean"]) - float(best["mean"])) <= spread:
-            out.append(r)
-    return out
 
 
 def _better(a: float, b: float, metric: str) -> bool:
@@ -553,8 +531,7 @@ __all__ = [
     "display_summary",
     "neighbouring_note",
     "overspent_note",
-    "spent_beyond_axis",
-    "tied_with_best",
+    "best_swept",
     "knobs_markdown",
     "n_to_compute",
     "no_better_than_trivial",

@@ -11,13 +11,13 @@ def metrics(at) -> dict:
 def test_home_runs_and_epsilon_changes_the_noise(app_page):
     at = app_page("app.py").run()
     assert not at.exception
-    assert metrics(at)["Noise scale"] == "1"
+    assert metrics(at)["Noise scale (people)"] == "1"  # the count's unit: a number of people
     assert metrics(at)["Largest ratio $p_D / p_{D'}$"] == "2.72"
     assert not [w for w in at.select_slider if w.key == "home.delta"]  # δ means nothing for Laplace
     assert any("Laplace is pure ε-DP" in c.value for c in at.caption)
     at.slider(key="home.eps").set_value(0.5).run()
     assert not at.exception
-    assert metrics(at)["Noise scale"] == "2"
+    assert metrics(at)["Noise scale (people)"] == "2"
     assert metrics(at)["$e^{\\varepsilon}$ (allowed ratio)"] == "1.65"
 
 
@@ -51,6 +51,17 @@ def test_home_shows_the_floating_point_attack_breaking_textbook_noise_and_not_se
     assert secure["ε proven (95%)"] == 0.0
     assert textbook["Wrongly certain (from D′)"] == 0 == secure["Wrongly certain (from D′)"]
     assert any("never happens on D′" in m.value for m in at.markdown)
+    assert not [m for m in at.markdown if "dpcore." in m.value]  # a class reads no module path
+
+
+def test_the_floating_point_attack_table_fits_beside_the_sidebar_at_1280_pixels():
+    # its names ("Textbook floating-point Laplace (seeded numpy)") pushed "ε proven (95%)", the column the text
+    # under it reads from, behind a sideways scroll at 1280×720: the main column beside the sidebar is 820 px
+    from dpcore.ui.common import column_width
+    from dpcore.ui.explain import cached_float_attack, float_attack_table
+
+    table = float_attack_table(cached_float_attack(1.0, 3.0, 2.0, releases=1000))
+    assert sum(column_width([c, *map(str, table[c])]) for c in table.columns) <= 800
 
 
 def test_accountant_page_shows_the_moments_accountant_far_below_the_theorems(app_page):

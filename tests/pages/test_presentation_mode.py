@@ -69,3 +69,40 @@ def test_presenting_the_attack_says_each_models_proven_epsilon_under_the_chart()
     normal.session_state["audit.dataset"] = "digits"
     normal.run()  # the metrics are on the first screen there: not said twice
     assert not any(m.value.startswith("**Proven (95 %)") for m in normal.main.markdown)
+
+
+def test_presenting_the_training_says_both_accuracies_and_the_epsilon_under_the_train_button():
+    # on the stage the metrics came a screen below the history chart, whose accuracy panel (chance to 1) drew a
+    # private 0.910 and a non-private 0.962 a few pixels apart: the lesson's Train stop asks what those points bought
+    at = page("pages/2_Train_a_network.py")
+    at.query_params["present"] = "1"
+    at.session_state["train.dataset"] = "iris"
+    at.run()
+    at.number_input(key="train.epochs.iris").set_value(2).run()
+    at.button(key="train.run").click().run()
+    assert not at.exception, at.exception
+    metric = {m.label: m.value for m in at.metric}
+    said = [m.value for m in at.main.markdown if m.value.startswith("**Test accuracy ")]
+    assert said == [f"**Test accuracy {metric['Test accuracy (private)']}** private, against "
+                    f"{metric['Test accuracy (non-private)']} without privacy "
+                    f"({next(m for m in at.metric if m.label == 'Test accuracy (private)').delta.split()[0]}); "
+                    f"ε spent (whole records): {metric['ε spent (whole records)']}."]
+    normal = page("pages/2_Train_a_network.py")
+    normal.session_state["train.dataset"] = "iris"
+    normal.run()
+    normal.number_input(key="train.epochs.iris").set_value(2).run()
+    normal.button(key="train.run").click().run()  # the metrics are under the button there: not said twice
+    assert not normal.exception and not [m for m in normal.main.markdown if m.value.startswith("**Test accuracy ")]
+
+
+def test_presenting_the_tradeoff_leaves_no_empty_column_where_run_was():
+    # Run moves to the stage; its column beside the caption stayed, empty, and pushed the caption in by a twelfth
+    at = page("pages/5_Tradeoff_explorer.py")
+    at.query_params["present"] = "1"
+    at.run()
+    assert not at.exception, at.exception
+    assert at.button(key="sweep.run")
+    assert all(len(c.children) for c in at.main.columns), [len(c.children) for c in at.main.columns]
+    assert any(c.value.startswith("The bar below counts the runs") for c in at.main.caption)
+    normal = page("pages/5_Tradeoff_explorer.py").run()  # beside its caption there
+    assert all(len(c.children) for c in normal.main.columns)

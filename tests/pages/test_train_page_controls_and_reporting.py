@@ -221,3 +221,14 @@ def test_randomized_response_says_how_often_a_label_is_kept_instead_of_an_empty_
     label, value, _ = noise_tile({"noise_multiplier": res.noise_multiplier, "extras": res.extras})
     # k-ary randomized response keeps a label with probability e^ε / (e^ε + k - 1) (Warner 1965; 3 iris classes)
     assert label == "Label kept with probability" and float(value) == pytest.approx(math.e / (math.e + 2), abs=5e-4)
+
+
+def test_the_lesson_datasets_knobs_and_defaults_caption_are_in_words_a_student_reads():
+    # the lesson's Train stop showed the sampling choice as "poisson" / "shuffle" and the defaults' caption as
+    # "Poisson rate 0.25, 15 epochs, lr 10 ... 0.92 at epsilon 1", beside ε everywhere else
+    at = _app()  # MNIST 5k, DP-SGD: the lesson's
+    sampling = at.radio(key="train.sampling.mnist5k")
+    assert sampling.options == ["Poisson (as accounted)", "Shuffled (faster)"] and sampling.value == "poisson"
+    caption = next(c.value for c in at.caption if c.value.startswith("Defaults for this dataset:"))
+    assert "learning rate 10" in caption and "0.92 at ε = 1" in caption
+    assert not re.search(r"\blr\b|\bepsilon\b|Poisson rate", caption), caption

@@ -16,12 +16,12 @@ def test_on_data_where_one_class_is_most_rows_the_accuracy_says_its_margin_over_
     col = _Column()  # 95/5: a model that learnt nothing scores 95 %
     sentence = model_accuracy_metric(col, {"DP-SGD": 0.949, "non-private": 0.958}, "DP-SGD", chance=0.95)
     (label, value, kw), = col.shown
-    assert value == "94.9%" and kw["delta"] == "-0.1 pts vs chance"
-    assert "always answering the most common class: 95.0%" in kw["help"]
+    assert value == "0.949" and kw["delta"] == "-0.001 vs chance"  # a fraction, as the Train page writes it
+    assert "always answering the most common class: 0.950" in kw["help"]
     assert kw["delta_color"] == "off"  # grey, not a gain nor an alarm: the text says what it is
     col = _Column()
     sentence = model_accuracy_metric(col, {"DP-SGD": 0.98}, "DP-SGD", chance=0.95)
-    assert col.shown[0][2]["delta"] == "+3.0 pts vs chance" and col.shown[0][2]["delta_color"] == "off"
+    assert col.shown[0][2]["delta"] == "+0.030 vs chance" and col.shown[0][2]["delta_color"] == "off"
     assert "the most common class (chance) scores 95.0% here, so accuracy says little" in sentence
 
 
@@ -29,7 +29,7 @@ def test_on_balanced_data_the_accuracy_stands_alone_with_the_chance_level_in_its
     col = _Column()  # MNIST: ten classes, 10 % by chance
     sentence = model_accuracy_metric(col, {"DP-SGD": 0.905}, "DP-SGD", chance=0.10)
     (label, value, kw), = col.shown
-    assert kw["delta"] is None and "always answering the most common class: 10.0%" in kw["help"]
+    assert value == "0.905" and kw["delta"] is None and "always answering the most common class: 0.100" in kw["help"]
     assert "right on 90.5%" in sentence and "chance" not in sentence
 
 
@@ -53,3 +53,21 @@ def test_the_rate_caught_at_1_percent_says_under_it_the_most_guessing_reaches_on
     fewer = chance_tpr_interval(90, 90, 0.01)[1]  # digits' canaries: fewer records, guessing reaches further
     assert fewer > high and guessing_reach(_Result(0.02, n_members=90, n_nonmembers=90)) == f"guessing: ≤ {fewer:.1%}"
     assert guessing_reach(_Result(None)) is None  # too few non-members to measure: nothing to compare
+
+
+def test_the_non_private_twin_is_one_shared_run_whatever_the_epsilon_asked(monkeypatch):
+    # trained without noise, the twin's result is the same at every ε; it was trained again for each ε a class tried
+    from dpcore.audit.run import contrast_learner
+    from dpcore.ui import audit
+
+    asked = []
+    monkeypatch.setattr(audit, "remembered", lambda store, key, compute: compute())
+    monkeypatch.setattr(audit, "shared_call", lambda key, run, **kw: asked.append(key))
+    twin = contrast_learner("dpsgd")
+    for learner in (twin, "dpsgd"):
+        for epsilon in (1.0, 2.0):
+            audit.cached_audit(learner, "mnist5k", epsilon=epsilon, delta=1e-5, attack="canaries", params=(),
+                               shadows=16, canaries=500, pool_size=None, seed=0)
+    twin_keys, private_keys = asked[:2], asked[2:]
+    assert twin_keys[0] == twin_keys[1]
+    assert private_keys[0] != private_keys[1]  # the private model's ε is what it is trained at

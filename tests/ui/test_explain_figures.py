@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from dpcore.teaching.explain import repeated_answers
 from dpcore.ui.explain import averaging_charts
 
@@ -68,3 +70,20 @@ def test_labels_inside_the_charts_take_the_charts_text_size_which_presentation_m
         vega.show(answers)
     assert drawn[0]["config"]["text"]["fontSize"] == 12
     assert drawn[1]["config"]["text"]["fontSize"] == vega.PRESENTATION_LABEL_SIZE > 12
+
+
+@pytest.mark.parametrize("mechanism, epsilon", [("laplace", 1.0), ("laplace", 0.05), ("laplace", 5.0),
+                                                ("gaussian", 1.0)])
+def test_the_ratio_chart_labels_one_and_its_band_on_its_own_ticks(mechanism, epsilon):
+    # presenting (19 px type), Vega-Lite's own log ticks dropped colliding labels: the ratio axis read 4, 2, 0.6,
+    # 0.4, 0.2, with no 1, the ratio of two databases that cannot be told apart
+    from dpcore.teaching.explain import count_query_densities
+    from dpcore.ui.accounting import ratio_figure
+
+    df, summary = count_query_densities(mechanism=mechanism, epsilon=epsilon, delta=1e-5, sensitivity=1.0,
+                                        count_d=3, count_d2=2)
+    spec = ratio_figure(df, summary).to_dict()
+    ticks, (lo, hi) = spec["encoding"]["y"]["axis"]["values"], spec["encoding"]["y"]["scale"]["domain"]
+    assert 1.0 in ticks and 3 <= len(ticks) <= 7
+    assert all(lo / 1.05 <= t <= hi * 1.05 for t in ticks)
+    assert ticks == sorted(ticks)
