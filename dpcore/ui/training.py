@@ -369,8 +369,10 @@ def _history_panel(data: pd.DataFrame, column: str, *, title: str, axis_title: s
     colour, dash and marker (:func:`dpcore.ui.palette.series_style`), the epoch named under the ``last`` panel only
     (they share it), with ``extra`` layers (reference lines) on top."""
     look = palette.series_style(style)
+    # the panels share the epoch axis: its numbers under the last panel only (under every panel they cost the stack
+    # two rows of numbers, and presenting, the ε panel's axis fell below a 720-pixel projector)
     x = alt.X("epoch:Q", title="epoch" if last else None, scale=alt.Scale(nice=False, zero=False),
-              axis=alt.Axis(tickMinStep=1, format="d"))
+              axis=alt.Axis(tickMinStep=1, format="d", labels=last))
     line = alt.Chart(data).mark_line(
         color=look["color"], strokeDash=vega.DASHES[look["dash"]], strokeWidth=2.5,
         point=alt.OverlayMarkDef(filled=True, color=look["color"], shape=vega.SHAPES[look["symbol"]], size=50),
@@ -414,7 +416,7 @@ def history_figure(history: pd.DataFrame, chance: float | None = None,
     if with_eps:
         panels.append(_history_panel(data.dropna(subset=["epsilon"]), "epsilon", title="ε spent", axis_title="ε",
                                      style=1, last=True, zero=True))
-    return alt.vconcat(*panels, spacing=14).resolve_scale(x="shared")
+    return alt.vconcat(*panels, spacing=10).resolve_scale(x="shared")
 
 
 def confusion_figure(cm: pd.DataFrame) -> alt.LayerChart:
