@@ -13,7 +13,6 @@ accuracy, mean of the seeds.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import time
@@ -62,15 +61,9 @@ def _as_upload(name: str):
 
 
 def _split(name: str):
-    from dpcore.datasets import Split, train_test_split
+    from dpsgd_preset_validation import validation_split
 
-    data = _generated() if name == GENERATED else _as_upload(name) if name in AS_UPLOAD else name
-    sp = train_test_split(data, seed=0)
-    n = sp.X_train.shape[0]
-    perm = np.random.default_rng(123).permutation(n)
-    n_val = int(math.ceil(n / 5))
-    va, tr = perm[:n_val], perm[n_val:]
-    return Split(sp.dataset, sp.X_train[tr], sp.y_train[tr], sp.X_train[va], sp.y_train[va], seed=0)
+    return validation_split(_generated() if name == GENERATED else _as_upload(name) if name in AS_UPLOAD else name)
 
 
 def _job(args):

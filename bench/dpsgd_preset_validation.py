@@ -36,8 +36,9 @@ PREVIOUS = {
 }
 
 
-def validation_split(name: str):
-    """The seed-0 training rows split into four fifths (train) and a fixed random fifth (validation)."""
+def validation_split(name):
+    """The seed-0 training rows split into four fifths (train) and a fixed random fifth (validation); ``name``: a
+    registry name or a Dataset."""
     from dpcore.datasets import Split, train_test_split
 
     sp = train_test_split(name, seed=0)
