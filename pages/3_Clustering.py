@@ -125,8 +125,11 @@ if demo is not None:
                "The 2-D PCA projection is for display only; the clustering runs in all dimensions. "
                + dplloyd_run_text(demo["run"], float(epsilon)) + " " + neighbouring_text(neighbouring))
     plots = headline_area().columns(3)
+    run_accuracy = demo["metrics"].set_index("method")["accuracy"]  # the pictures' own run
     for col, name in zip(plots, CLUSTER_LABELS.values()):
-        col.plotly_chart(cluster_scatter_figure(demo["points"], demo["centres"], name, demo["classes"]),
+        col.plotly_chart(cluster_scatter_figure(demo["points"], demo["centres"], name, demo["classes"],
+                                                accuracy=float(run_accuracy[name]),
+                                                mean=(float(over.loc[name, "accuracy"]), int(over["seeds"].max()))),
                          width="stretch", key=f"cluster.scatter.{name}")
     st.markdown("**Colour**: the class a point's cluster is matched to (grey: a cluster left unmatched when k "
                 "exceeds the number of classes). **Shape**: the point's true class. ✕ marks a centre, ▲ a centre "

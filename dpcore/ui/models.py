@@ -353,7 +353,8 @@ def neighbouring_text(neighbouring: "Neighbouring | str") -> str:
             "replacing one: under replace-one this DPLloyd is only 2ε-DP, so the two are not compared like for like.")
 
 
-def cluster_scatter_figure(points: pd.DataFrame, centres: pd.DataFrame, method: str, classes: list[str]) -> go.Figure:
+def cluster_scatter_figure(points: pd.DataFrame, centres: pd.DataFrame, method: str, classes: list[str],
+                           accuracy: float | None = None, mean: tuple[float, int] | None = None) -> go.Figure:
     """Test rows on the 2-D display projection: colour = class the point's cluster is matched to, shape = true class."""
     colours = {c: palette.SERIES_COLOURS[i % len(palette.SERIES_COLOURS)] for i, c in enumerate(classes)}
     colours[UNMATCHED] = palette.GREY
@@ -385,7 +386,12 @@ def cluster_scatter_figure(points: pd.DataFrame, centres: pd.DataFrame, method: 
                                 line=dict(width=2)))
     # the legend's offset is a fraction of the plot's height, which its seven rows shrink on a phone: at -0.3 the
     # x-axis title lay on the legend's first row (390 px, presentation mode); -0.42 leaves it clear at every width
-    fig.update_layout(title=method, height=460, margin=dict(l=10, r=10, t=40, b=10),
+    # the run's own score under its name: presenting, the pictures fill the stage and the numbers sit below it
+    # (and, with ``mean`` = (accuracy, seeds), the mean over the seeds the headline reads)
+    score = ("" if accuracy is None else f"accuracy {accuracy:.3f} on this run" if mean is None or mean[1] < 2
+             else f"this run {accuracy:.3f} · {mean[1]}-seed mean {mean[0]:.3f}")
+    title = f"{method}<br><sup>{score}</sup>" if score else method
+    fig.update_layout(title=title, height=460, margin=dict(l=10, r=10, t=40 if accuracy is None else 56, b=10),
                       xaxis_title="PC 1 (display only)", yaxis_title="PC 2",
                       legend=dict(orientation="h", yanchor="top", y=-0.42))
     return fig

@@ -86,6 +86,9 @@ def test_the_headline_reads_the_mean_over_the_seeds_and_the_pictures_one_run():
     reading = next(m.value for m in at.markdown if m.value.startswith("**Random centres"))
     assert f"DPLloyd ({mean:.3f}) scores above it" in reading
     assert "On seed 0 alone (the pictures below), DPLloyd" in reading and "within random centres' spread" in reading
+    # presenting, the pictures fill the stage: each says its own run's score and the mean the headline reads
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")[:3]]
+    assert f"this run {runs[0].metrics['accuracy']:.3f} · 3-seed mean {mean:.3f}" in titles[1]
     at.number_input(key="cluster.seeds").set_value(1).run()  # one seed: the headline is that run, said plainly
     assert {m.label: m.value for m in at.metric}["DPLloyd accuracy"] == f"{runs[0].metrics['accuracy']:.3f}"
     assert not any(c.value.startswith("Mean of") for c in at.caption)
