@@ -207,10 +207,18 @@ def show_headline(out: dict, algorithm: str) -> None:
         if out.get("chance") is not None:
             st.markdown(f"**Chance level** (always answering the most common class): **{out['chance']:.3f}**. "
                         "Accuracy is the fraction of test rows predicted correctly, on every page.")
+        measure = ""
+        if line := imbalance_line(out):
+            st.markdown(line)
+            measure = " (balanced accuracy)"
+            # "within a point of the model trained without privacy" is then read in balanced accuracy: a model that
+            # answers the common class for every row is within a point in accuracy and learnt nothing
+            priv, base = out["metrics"]["balanced_accuracy"], out["baseline"].get("balanced_accuracy", math.inf)
         if (wording.near_baseline and eps is not None and math.isfinite(float(eps))
                 and 0 <= base - priv <= CLOSE_GAP):
             gap = 100 * (base - priv)
-            st.caption((f"Within {gap:.1f} points of the model trained without privacy: at this ε the noise costs "
+            st.caption((f"Within {gap:.1f} points{measure} of the model trained without privacy: at this ε the noise "
+                        "costs "
                         f"little here, so a larger ε buys little more. {wording.near_baseline}") if gap >= 0.05 else
                        "As accurate as the model trained without privacy: at this ε the noise costs nothing "
                        "measurable on these test rows.")
@@ -234,6 +242,28 @@ def show_headline(out: dict, algorithm: str) -> None:
     st.caption("Mean predictor: the training rows' mean label for every test row, on the same split. A non-private "
                "reference (it reads the training labels without noise), not a released model.")
     _epsilon_verdict(eps, wording.epsilon_label, wording.subject)
+
+
+def imbalance_line(out: dict) -> str | None:
+    """Where always answering the most common class scores at least :data:`~dpcore.decision.advisor.COMMON_CLASS`
+    (a 95/5 label), what accuracy hides: the private and the non-private model's balanced accuracy and the share of the
+    rarest class's test rows each finds; None elsewhere, or when the run has no such metrics.
+
+    >>> imbalance_line({"chance": 0.9, "metrics": {"balanced_accuracy": 0.55, "rare_class_recall": 0.1},
+    ...                 "baseline": {"balanced_accuracy": 0.8, "rare_class_recall": 0.62}})[-68:]
+    'Rarest class:** 10 % of its test rows found (without privacy: 62 %).'
+    """
+    from ..decision.advisor import COMMON_CLASS
+
+    chance, priv, base = out.get("chance"), out.get("metrics", {}), out.get("baseline", {})
+    if chance is None or chance < COMMON_CLASS or "balanced_accuracy" not in priv or "rare_class_recall" not in priv:
+        return None
+    against = (f" against {base['balanced_accuracy']:.3f} without privacy" if "balanced_accuracy" in base else "")
+    found = (f" (without privacy: {100 * base['rare_class_recall']:.0f} %)" if "rare_class_recall" in base else "")
+    return (f"One class is {100 * chance:.0f} % of the test rows, so accuracy hides how the others are found. "
+            f"**Balanced accuracy** (each class's share found right, averaged; answering one class scores 1/k): "
+            f"**{priv['balanced_accuracy']:.3f}** private{against}. **Rarest class:** "
+            f"{100 * priv['rare_class_recall']:.0f} % of its test rows found{found}.")
 
 
 def result_beside_chart(out: dict, algorithm: str) -> str:
