@@ -301,12 +301,15 @@ def random_centres_text(metrics: pd.DataFrame, reference: RandomCentresReference
         out += f" At this ε{reading}, both private methods score above the spread of random centres."
     if several:  # the pictures' own run, where it reads otherwise
         flipped = [name for name in private if reference.covers(float(one[name])) != (name in within)]
-        if flipped:
-            who = " and ".join(f"{name} ({one[name]:.3f})" for name in flipped)
-            side = ("within random centres' spread" if reference.covers(float(one[flipped[0]]))
-                    else "above random centres' spread")
-            out += (f" On seed {seed} alone (the pictures below), {who} {'is' if len(flipped) == 1 else 'are'} "
-                    f"{side}: one seed's noise and split, which the mean over seeds evens out.")
+        said = []
+        for side, names in (("within random centres' spread", [n for n in flipped if n not in within]),
+                            ("above random centres' spread", [n for n in flipped if n in within])):
+            if names:
+                who = " and ".join(f"{name} ({one[name]:.3f})" for name in names)
+                said.append(f"{who} {'is' if len(names) == 1 else 'are'} {side}")
+        if said:
+            out += (f" On seed {seed} alone (the pictures below), {'; '.join(said)}: one seed's noise and split, "
+                    "which the mean over seeds evens out.")
     return out
 
 
