@@ -24,9 +24,13 @@ MAX_ABS_VALUE = 1e15
 _DELIMITERS = (",", ";", "\t", "|")
 
 
-def _names(columns) -> str:
-    """Column names as a message writes them: 'a', 'b' (not a Python list)."""
-    return ", ".join(repr(str(c)) for c in columns)
+def _names(columns, *, at_most: int | None = None) -> str:
+    """Column names as a message writes them: 'a', 'b' (not a Python list); past ``at_most`` names, the rest are
+    counted ("'a', 'b' and 43 more"), so a warning about a wide table stays one line."""
+    columns = [str(c) for c in columns]
+    shown = columns if at_most is None else columns[:at_most]
+    rest = len(columns) - len(shown)
+    return ", ".join(repr(c) for c in shown) + (f" and {rest} more" if rest else "")
 
 
 def read_csv_columns(source: CsvSource) -> list[str]:
@@ -499,8 +503,7 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
     inferred = [c for c in columns if c not in feature_bounds] + ([str(label_column)] if task == "regression"
                                                                    and declared_label is None else [])
     if inferred:
-        shown = ", ".join(repr(c) for c in inferred[:5]) + (f" and {len(inferred) - 5} more" if len(inferred) > 5
-                                                            else "")
+        shown = _names(inferred, at_most=5)
         label_left = task == "regression" and declared_label is None
         first = _as_typed(inferred[0])
         hint = f"{first}=LOW:HIGH" + (f", and {label_column}=LOW:HIGH for the label, which * does not cover"
