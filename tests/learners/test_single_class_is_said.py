@@ -117,3 +117,29 @@ def test_a_dp_erm_model_no_better_than_the_most_common_class_names_the_feature_s
     log = r'the log scale \(Feature scaling "Log scale \.\.\.", --set preprocess=log-bounds\)'
     with pytest.warns(DPCoreWarning, match=log):
         run_learner("erm-objective", "breast_cancer", epsilon=0.01, seed=0, params={"preprocess": "bounds"})
+
+
+def test_a_dp_erm_model_on_features_that_all_can_be_negative_is_not_sent_to_the_linear_scaling_it_already_uses():
+    """The log scale maps a feature whose declared range reaches below 0 linearly: where every feature does, the
+    advice to try the linear scaling would give the same model again."""
+    import numpy as np
+
+    from dpcore.datasets import load_csv
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 3))
+    rows = "\n".join(f"{a:.3f},{b:.3f},{c:.3f},{int(a + b > 2)}" for a, b, c in X)  # 1 row in 13 positive
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        signed = load_csv("dt,z,pl,y\n" + rows, label_column="y", bounds="*=-4:4")
+        mixed = load_csv("dt,z,pl,y\n" + rows, label_column="y", bounds="dt=-4:4,*=0:4")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = run_learner("erm-objective", signed, epsilon=0.1, seed=0)
+    said = " ".join(str(w.message) for w in caught if issubclass(w.category, DPCoreWarning))
+    assert result.extras.get("no_better_than_trivial") or result.extras.get("single_class")
+    assert "every feature here can be negative, so each is already scaled linearly" in said
+    assert "can do better than the log scale" not in said
+    # one feature that cannot be negative is log-scaled: the advice to try the linear scaling stands
+    with pytest.warns(DPCoreWarning, match="can do better than the log scale used here"):
+        run_learner("erm-objective", mixed, epsilon=0.1, seed=0)
