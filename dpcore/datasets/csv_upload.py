@@ -101,9 +101,11 @@ def _read(source) -> pd.DataFrame:
         raise DatasetError(f"the header names the column(s) {_names(repeated)} more than once; give every column its "
                            "own name so the label column is unambiguous")
     try:
-        df = pd.read_csv(io.StringIO(text), sep=sep)
+        # skipinitialspace: a file written "age, income, label" ("1.5, 2, yes": UCI's Adult, many exports) has
+        # column names and labels without the space after each delimiter, as its writer meant them
+        df = pd.read_csv(io.StringIO(text), sep=sep, skipinitialspace=True)
         if sep == ";":  # semicolon files often write decimals with a comma (1,5): keep the reading with more numbers
-            alt = pd.read_csv(io.StringIO(text), sep=sep, decimal=",")
+            alt = pd.read_csv(io.StringIO(text), sep=sep, decimal=",", skipinitialspace=True)
             if _numeric_columns(alt) > _numeric_columns(df):
                 df = alt
     except pd.errors.EmptyDataError:

@@ -152,8 +152,9 @@ def test_csv_loader_bad_inputs(text, label, match):
 @pytest.mark.parametrize(
     "text",
     ["a;b;label\n1;2;x\n3;4;y\n", "a\tb\tlabel\n1\t2\tx\n3\t4\ty\n", "a;b;label\n1,0;2,0;x\n3,0;4,0;y\n",
-     "\ufeffa,b,label\n1,2,x\n3,4,y\n"],
-    ids=["semicolons", "tabs", "semicolons-with-decimal-commas", "byte-order-mark"],
+     "\ufeffa,b,label\n1,2,x\n3,4,y\n", "a, b, label\n1, 2, x\n3, 4, y\n", "a; b; label\n1,0; 2,0; x\n3,0; 4,0; y\n"],
+    ids=["semicolons", "tabs", "semicolons-with-decimal-commas", "byte-order-mark", "a-space-after-each-comma",
+         "a-space-after-each-semicolon-and-decimal-commas"],
 )
 def test_csv_in_other_spreadsheet_dialects_reads_the_same_columns(text):
     with warnings.catch_warnings():
