@@ -334,6 +334,23 @@ def _guess_task(labels: pd.Series) -> str:
     return "classification" if whole and labels.nunique() <= 20 else "regression"
 
 
+def numbers_read_as_classes(ds, label_column: str, *, how: str) -> str | None:
+    """What to say when a guessed task made a label of five or more whole numbers into classes, else None.
+
+    A count or a rating with at most 20 values (visits, stars, an age in decades) is guessed to be classes: each
+    number a category, an answer one off scored as wholly wrong. The owner is told, with ``how`` to choose
+    regression on the command line or the page. Two to four numbers are most often codes of categories (0/1, iris's
+    0/1/2) and are not remarked on. Only the number of classes is said, never a value."""
+    numbers = [c for c in ds.classes if isinstance(c, (int, float, np.integer, np.floating))
+               and not isinstance(c, (bool, np.bool_))]
+    if ds.task != "classification" or len(numbers) < 5 or len(numbers) != len(ds.classes):
+        return None
+    k = len(numbers)
+    return (f"the label {label_column!r} holds {k} different whole numbers, so it is read as {k} classes (each "
+            "number a category, scored by accuracy: an answer one off counts as wrong). If it counts or measures "
+            f"something (visits, a rating, an age), it is a quantity to predict: {how}")
+
+
 #: A cell of numbers written with a thousands separator or a decimal comma: 1,001.5 or 17,99 (never "1,2,3" alone).
 _COMMA_NUMBER = re.compile(r"^\s*[-+]?(\d{1,3}(,\d{3})+(\.\d*)?|\d+,\d+)\s*$")
 #: How to make a text column a feature. The values come from what the column means, not from the rows: a rare
