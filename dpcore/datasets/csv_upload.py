@@ -353,6 +353,9 @@ def numbers_read_as_classes(ds, label_column: str, *, how: str) -> str | None:
 
 #: A cell of numbers written with a thousands separator or a decimal comma: 1,001.5 or 17,99 (never "1,2,3" alone).
 _COMMA_NUMBER = re.compile(r"^\s*[-+]?(\d{1,3}(,\d{3})+(\.\d*)?|\d+,\d+)\s*$")
+#: A cell holding one number with a currency sign before it, or a percent sign, a currency sign or a short unit after
+#: it (lower-case letters, or a three-letter currency code): $1250, -€3.5, 12%, 70kg, 1,250 USD; not a code such as 3A.
+_MARKED_NUMBER = re.compile(r"\s*[-+]?\s*[$€£¥]?\s*[-+]?\d[\d,]*(\.\d+)?\s*(%|[$€£¥]|[a-z]{1,3}|[A-Z]{3})?\s*")
 #: How to make a text column a feature. The values come from what the column means, not from the rows: a rare
 #: value read from the rows (pandas.get_dummies) gives away that some record holds it.
 _ENCODE = ("Encode {} as numbers (a category as one 0/1 column for each value it can take, listed from what the "
@@ -376,6 +379,11 @@ def _why_not_numeric(name, column: pd.Series) -> str:
                 "for decimals and no separator (in a spreadsheet, format the column as a number without a thousands "
                 "separator), or save the whole file with semicolons between columns if it uses decimal commas "
                 "throughout.")
+    marked = text.str.fullmatch(_MARKED_NUMBER)
+    if marked.all() and not text.str.fullmatch(r"\s*[-+]?[\d.]+\s*").all():
+        return (f"{name!r} holds numbers written with a currency sign, a percent sign or a unit (as in $1250, 12% or "
+                "70kg): write the bare numbers (in a spreadsheet, format the column as a plain number), and declare "
+                "its bounds in those units.")
     numbers = pd.to_numeric(text, errors="coerce").notna().to_numpy()
     if numbers.any():
         lines = [str(i + 2) for i in np.flatnonzero(~numbers)[:3]]  # the header is line 1
@@ -398,12 +406,9 @@ def _feature_matrix(features: pd.DataFrame) -> np.ndarray:
         why = {c: _why_not_numeric(c, features[c]) for c in non_numeric}
         said = [w for w in why.values() if w and not w.endswith(" categories.")]  # what to correct or leave out
         to_encode = [c for c, w in why.items() if not w or w.endswith(" categories.")]  # categories, and the rest
-        raise DatasetError(
-            f"feature columns must be numeric; these are not: {_names(non_numeric)}. "
-            + " ".join(said + [why[c] for c in to_encode if why[c]])
-            + (" " + _ENCODE.format(_names(to_encode), "it" if len(to_encode) == 1 else "them") if to_encode else "")
-            + f" {LEAVE_OUT}"
-        )
+        encode = [_ENCODE.format(_names(to_encode), "it" if len(to_encode) == 1 else "them")] if to_encode else []
+        raise DatasetError(" ".join([f"feature columns must be numeric; these are not: {_names(non_numeric)}."]
+                                    + said + [why[c] for c in to_encode if why[c]] + encode + [LEAVE_OUT]))
     X = features.to_numpy(dtype=float)
     if not np.all(np.isfinite(X)):
         bad = [str(c) for c, ok in zip(features.columns, np.isfinite(X).all(axis=0)) if not ok]
