@@ -203,3 +203,27 @@ def test_the_recommended_point_s_label_stays_inside_the_chart_at_the_top_of_the_
     label = re.search(r'<text x="([\d.]+)" y="[\d.]+" font-weight="bold"( text-anchor="end")?>recommended ε = 10<',
                       svg)
     assert label and label[2] and float(label[1]) < 760 - 16
+
+
+def _legend_and_points(svg: str):
+    box = re.search(r'<rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)" fill="#fff"', svg)
+    x, y, w, h = (float(v) for v in box.groups())
+    points = [(float(a), float(b)) for a, b in re.findall(r'<circle cx="([\d.]+)" cy="([\d.]+)" r="4"', svg)]
+    label = re.search(r'<text x="([\d.]+)" y="([\d.]+)" font-weight="bold"', svg)
+    return (x, y, w, h), points, (float(label[1]), float(label[2]))
+
+
+@pytest.mark.parametrize("trivial", [None, 0.2], ids=["curves-spread", "curves-crowding-the-top"])
+def test_the_chart_legend_hides_no_curve_point_and_the_recommended_label_clears_it(trivial):
+    # an R² sweep whose curves end near its best, under an axis stretched far below by its first points, drew its
+    # legend over those curves and the label 'recommended ε = 4.64' over the legend's text
+    from dataclasses import replace
+
+    from dpcore.decision.report import curves_svg
+
+    advice, _ = _imbalanced_advice()
+    if trivial is not None:  # a reference far below stretches the axis: every curve point sits in the top band
+        advice = replace(advice, trivial=trivial)
+    (x, y, w, h), points, (lx, ly) = _legend_and_points(curves_svg(advice, width=760))
+    assert points and not [p for p in points if x <= p[0] <= x + w and y <= p[1] <= y + h]
+    assert not (x <= lx <= x + w + 150 and y <= ly <= y + h + 12)  # the label's baseline is not in the box

@@ -76,6 +76,7 @@ def noise_from_args(args) -> tuple[int | None, bool]:
 def dataset_from_args(args):
     """The registry name, or the :class:`~dpcore.datasets.Dataset` read from ``--data``; refusals name the flag."""
     from ..datasets import load_csv
+    from ..datasets.csv_upload import numbers_read_as_classes
 
     if args.data and args.dataset:
         raise DPValueError("give either --dataset or --data, not both")
@@ -95,9 +96,12 @@ def dataset_from_args(args):
     drop = getattr(args, "drop", None)
     drop = [c for c in next(csv.reader([drop], skipinitialspace=True)) if c.strip()] if drop else []
     try:
-        return load_csv(path.read_bytes(), label_column=args.label, task=args.task, name=path.stem,
-                        bounds=getattr(args, "bounds", None), drop=drop)
+        ds = load_csv(path.read_bytes(), label_column=args.label, task=args.task, name=path.stem,
+                      bounds=getattr(args, "bounds", None), drop=drop)
     except DatasetError as exc:
         if str(exc).startswith("drop "):  # said in the flag's own name
             raise DatasetError("--" + str(exc)) from None
         raise
+    if args.task is None and (said := numbers_read_as_classes(ds, args.label, how="give --task regression")):
+        print(f"note: {said}", file=sys.stderr)
+    return ds

@@ -24,9 +24,13 @@ MAX_ABS_VALUE = 1e15
 _DELIMITERS = (",", ";", "\t", "|")
 
 
-def _names(columns) -> str:
-    """Column names as a message writes them: 'a', 'b' (not a Python list)."""
-    return ", ".join(repr(str(c)) for c in columns)
+def _names(columns, *, at_most: int | None = None) -> str:
+    """Column names as a message writes them: 'a', 'b' (not a Python list); past ``at_most`` names, the rest are
+    counted ("'a', 'b' and 43 more"), so a warning about a wide table stays one line."""
+    columns = [str(c) for c in columns]
+    shown = columns if at_most is None else columns[:at_most]
+    rest = len(columns) - len(shown)
+    return ", ".join(repr(c) for c in shown) + (f" and {rest} more" if rest else "")
 
 
 def read_csv_columns(source: CsvSource) -> list[str]:
@@ -97,9 +101,11 @@ def _read(source) -> pd.DataFrame:
         raise DatasetError(f"the header names the column(s) {_names(repeated)} more than once; give every column its "
                            "own name so the label column is unambiguous")
     try:
-        df = pd.read_csv(io.StringIO(text), sep=sep)
+        # skipinitialspace: a file written "age, income, label" ("1.5, 2, yes": UCI's Adult, many exports) has
+        # column names and labels without the space after each delimiter, as its writer meant them
+        df = pd.read_csv(io.StringIO(text), sep=sep, skipinitialspace=True)
         if sep == ";":  # semicolon files often write decimals with a comma (1,5): keep the reading with more numbers
-            alt = pd.read_csv(io.StringIO(text), sep=sep, decimal=",")
+            alt = pd.read_csv(io.StringIO(text), sep=sep, decimal=",", skipinitialspace=True)
             if _numeric_columns(alt) > _numeric_columns(df):
                 df = alt
     except pd.errors.EmptyDataError:
@@ -328,8 +334,28 @@ def _guess_task(labels: pd.Series) -> str:
     return "classification" if whole and labels.nunique() <= 20 else "regression"
 
 
+def numbers_read_as_classes(ds, label_column: str, *, how: str) -> str | None:
+    """What to say when a guessed task made a label of five or more whole numbers into classes, else None.
+
+    A count or a rating with at most 20 values (visits, stars, an age in decades) is guessed to be classes: each
+    number a category, an answer one off scored as wholly wrong. The owner is told, with ``how`` to choose
+    regression on the command line or the page. Two to four numbers are most often codes of categories (0/1, iris's
+    0/1/2) and are not remarked on. Only the number of classes is said, never a value."""
+    numbers = [c for c in ds.classes if isinstance(c, (int, float, np.integer, np.floating))
+               and not isinstance(c, (bool, np.bool_))]
+    if ds.task != "classification" or len(numbers) < 5 or len(numbers) != len(ds.classes):
+        return None
+    k = len(numbers)
+    return (f"the label {label_column!r} holds {k} different whole numbers, so it is read as {k} classes (each "
+            "number a category, scored by accuracy: an answer one off counts as wrong). If it counts or measures "
+            f"something (visits, a rating, an age), it is a quantity to predict: {how}")
+
+
 #: A cell of numbers written with a thousands separator or a decimal comma: 1,001.5 or 17,99 (never "1,2,3" alone).
 _COMMA_NUMBER = re.compile(r"^\s*[-+]?(\d{1,3}(,\d{3})+(\.\d*)?|\d+,\d+)\s*$")
+#: A cell holding one number with a currency sign before it, or a percent sign, a currency sign or a short unit after
+#: it (lower-case letters, or a three-letter currency code): $1250, -€3.5, 12%, 70kg, 1,250 USD; not a code such as 3A.
+_MARKED_NUMBER = re.compile(r"\s*[-+]?\s*[$€£¥]?\s*[-+]?\d[\d,]*(\.\d+)?\s*(%|[$€£¥]|[a-z]{1,3}|[A-Z]{3})?\s*")
 #: How to make a text column a feature. The values come from what the column means, not from the rows: a rare
 #: value read from the rows (pandas.get_dummies) gives away that some record holds it.
 _ENCODE = ("Encode {} as numbers (a category as one 0/1 column for each value it can take, listed from what the "
@@ -353,6 +379,11 @@ def _why_not_numeric(name, column: pd.Series) -> str:
                 "for decimals and no separator (in a spreadsheet, format the column as a number without a thousands "
                 "separator), or save the whole file with semicolons between columns if it uses decimal commas "
                 "throughout.")
+    marked = text.str.fullmatch(_MARKED_NUMBER)
+    if marked.all() and not text.str.fullmatch(r"\s*[-+]?[\d.]+\s*").all():
+        return (f"{name!r} holds numbers written with a currency sign, a percent sign or a unit (as in $1250, 12% or "
+                "70kg): write the bare numbers (in a spreadsheet, format the column as a plain number), and declare "
+                "its bounds in those units.")
     numbers = pd.to_numeric(text, errors="coerce").notna().to_numpy()
     if numbers.any():
         lines = [str(i + 2) for i in np.flatnonzero(~numbers)[:3]]  # the header is line 1
@@ -375,12 +406,9 @@ def _feature_matrix(features: pd.DataFrame) -> np.ndarray:
         why = {c: _why_not_numeric(c, features[c]) for c in non_numeric}
         said = [w for w in why.values() if w and not w.endswith(" categories.")]  # what to correct or leave out
         to_encode = [c for c, w in why.items() if not w or w.endswith(" categories.")]  # categories, and the rest
-        raise DatasetError(
-            f"feature columns must be numeric; these are not: {_names(non_numeric)}. "
-            + " ".join(said + [why[c] for c in to_encode if why[c]])
-            + (" " + _ENCODE.format(_names(to_encode), "it" if len(to_encode) == 1 else "them") if to_encode else "")
-            + f" {LEAVE_OUT}"
-        )
+        encode = [_ENCODE.format(_names(to_encode), "it" if len(to_encode) == 1 else "them")] if to_encode else []
+        raise DatasetError(" ".join([f"feature columns must be numeric; these are not: {_names(non_numeric)}."]
+                                    + said + [why[c] for c in to_encode if why[c]] + encode + [LEAVE_OUT]))
     X = features.to_numpy(dtype=float)
     if not np.all(np.isfinite(X)):
         bad = [str(c) for c, ok in zip(features.columns, np.isfinite(X).all(axis=0)) if not ok]
@@ -499,8 +527,7 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
     inferred = [c for c in columns if c not in feature_bounds] + ([str(label_column)] if task == "regression"
                                                                    and declared_label is None else [])
     if inferred:
-        shown = ", ".join(repr(c) for c in inferred[:5]) + (f" and {len(inferred) - 5} more" if len(inferred) > 5
-                                                            else "")
+        shown = _names(inferred, at_most=5)
         label_left = task == "regression" and declared_label is None
         first = _as_typed(inferred[0])
         hint = f"{first}=LOW:HIGH" + (f", and {label_column}=LOW:HIGH for the label, which * does not cover"

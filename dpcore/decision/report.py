@@ -164,6 +164,7 @@ def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
                          f'<text x="{left + pw - 4}" y="{y(value) - 4:.1f}" text-anchor="end" fill="{colour}">'
                          f'{label} {value:.3g}</text>')
     legend: list[tuple[str, str]] = []
+    marks: list[float] = [y(v) for v in (advice.baseline, advice.trivial) if _finite(v)]  # heights under a legend
     for i, (name, g) in enumerate(pts.groupby("learner", sort=False)):
         g = g.sort_values("epsilon")
         c = _COLOURS[i % len(_COLOURS)]
@@ -182,25 +183,41 @@ def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
             parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{y(target):.1f}" y2="{y(target):.1f}" '
                          f'stroke="{c}" stroke-dasharray="1 3" stroke-width="1.5"/>')
         legend.append((c, f"{_title(name)} (dotted: its target)"))
+        marks += [y(m) for m in g["mean"] if _finite(m)] + ([y(target)] if _finite(target) else [])
+    r = advice.recommended
+    box = None  # the legend's (x, y, width, height)
     if legend:  # drawn last, on a pale box: over the curves and the non-private line, not under them
         lx = left + 8
         widest = max(len(label) for _, label in legend)
-        parts.append(f'<rect x="{lx - 4}" y="{top + 3}" width="{min(pw - 8, 28 + 6.6 * widest):.0f}" '
-                     f'height="{16 * len(legend) + 4}" fill="#fff" fill-opacity="0.85" stroke="#ccc"/>')
+        bw, bh = min(pw - 8, 28 + 6.6 * widest), 16 * len(legend) + 4
+        # the top left corner, unless more of the curves' points and lines pass under it there than at the bottom
+        # left (an R² sweep whose curves end near 0 under an axis up to 1 hid its answer under the legend)
+        if r is not None:
+            marks.append(y(r["mean"]))
+        high, low = top + 3, top + ph - 3 - bh
+        by = high if sum(high <= m <= high + bh for m in marks) <= sum(low <= m <= low + bh for m in marks) else low
+        box = (lx - 4, by, bw, bh)
+        parts.append(f'<rect x="{lx - 4}" y="{by}" width="{bw:.0f}" height="{bh}" fill="#fff" fill-opacity="0.85" '
+                     'stroke="#ccc"/>')
         for i, (c, label) in enumerate(legend):
-            ly = top + 16 + 16 * i
+            ly = by + 13 + 16 * i
             parts.append(f'<rect x="{lx}" y="{ly - 9}" width="14" height="4" fill="{c}"/>'
                          f'<text x="{lx + 20}" y="{ly - 3}">{html.escape(label)}</text>')
-    r = advice.recommended
     if r is not None:
-        rx = x(r["epsilon"])
+        rx, ry = x(r["epsilon"]), y(r["mean"])
         # in the right half the label runs leftwards above the point (the top ε's label left the chart; below it, the
-        # trivial line's label at the right edge): a recommended point lies above that line
+        # trivial line's label at the right edge): a recommended point lies above that line; where the legend box
+        # is there, below the point
         right_half = rx > left + pw / 2
-        parts.append(f'<circle cx="{rx:.1f}" cy="{y(r["mean"]):.1f}" r="9" fill="none" '
-                     f'stroke="#000" stroke-width="2"/><text x="{rx - 12 if right_half else rx + 12:.1f}" '
-                     f'y="{y(r["mean"]) + (-14 if right_half else 18):.1f}" font-weight="bold"'
-                     + (' text-anchor="end"' if right_half else "") + f'>recommended ε = {r["epsilon"]:.3g}</text>')
+        text = f'recommended ε = {r["epsilon"]:.3g}'
+        tx = rx - 12 if right_half else rx + 12
+        ty = ry + (-14 if right_half else 18)
+        x_from, x_to = (tx - 7.5 * len(text), tx) if right_half else (tx, tx + 7.5 * len(text))
+        if box and x_from < box[0] + box[2] and x_to > box[0] and box[1] - 2 <= ty and ty - 12 <= box[1] + box[3]:
+            ty = ry + 22 if ty < ry else ry - 14
+        parts.append(f'<circle cx="{rx:.1f}" cy="{ry:.1f}" r="9" fill="none" stroke="#000" stroke-width="2"/>'
+                     f'<text x="{tx:.1f}" y="{ty:.1f}" font-weight="bold"'
+                     + (' text-anchor="end"' if right_half else "") + f">{text}</text>")
     parts.append("</svg>")
     return "".join(parts)
 

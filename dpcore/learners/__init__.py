@@ -275,6 +275,11 @@ def judge_against_trivial(spec: LearnerSpec, split: Split, result: RunResult) ->
         return
     advice = ("The noise may have drowned what it learnt: try a larger epsilon, or other settings for this dataset."
               if spec.private else "Other settings may suit this dataset better.")
+    if spec.private and split.task == "regression":  # the label's declared range sets the noise (and the scale)
+        advice = ("The noise may have drowned what it learnt: its size follows the label's declared range, so a range "
+                  "wider than most labels need (a few extreme labels, or bounds read from the rows, which reach them) "
+                  "drowns the rest; declare a narrower one for the label (values outside are clipped), or try a "
+                  "larger epsilon.")
     if when:  # the learner's own reason, or the run's where it depends on its knobs (no per-run numbers: one
         # message per learner and setting)
         advice = when.format(d=split.X_train.shape[1], n=split.X_train.shape[0])

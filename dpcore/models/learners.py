@@ -320,7 +320,7 @@ def _erm_runner(name: str, perturbation: str | None):
                   intercept_scale=float(p.pop("intercept_scale", DEFAULT_INTERCEPT_SCALE)))
         if kw["kernel"] in (None, ""):  # aliases such as "linear" are the estimator's business
             kw["kernel"] = "none"
-        extras: dict = {"when_trivial": _ERM_WHEN_TRIVIAL[preprocess]}  # advice on the scaling this run used
+        extras: dict = {"when_trivial": _erm_when_trivial(split, preprocess)}  # advice on the scaling this run used
         # clipping rows to data_norm is the designed sensitivity bound here (the preprocessing note says so)
         with ignored(DPCoreWarning, r".*had an L2 norm above data_norm"):
             est, eps_spent = _fit_erm(perturbation, tune, kw, Xtr, split, epsilon, seed, extras)
@@ -482,7 +482,23 @@ _ERM_WHEN_TRIVIAL = {
               "preprocess=log-bounds) can do better than the linear scaling used here, and bounds far wider than "
               "the values squeeze them. Otherwise try a larger epsilon, or more data.",
     "standardize": "The noise may have drowned what it learnt: try a larger epsilon, or more data.",
+    # log-bounds on a table whose every feature's declared range reaches below 0: each is scaled linearly already
+    # (:func:`~dpcore.models._utils.log_box_to_unit`), so pointing to the linear scaling would send the owner to the
+    # same model
+    "log-bounds, all linear": "These models see the features only through their scaling between the declared "
+                              "bounds: every feature here can be negative, so each is already scaled linearly, and "
+                              "bounds far wider than the values squeeze them. Otherwise try a larger epsilon, or "
+                              "more data.",
 }
+
+
+def _erm_when_trivial(split, preprocess: str) -> str:
+    """The advice :data:`_ERM_WHEN_TRIVIAL` gives for the scaling this run used on these features."""
+    # the lower bounds the scaling used (:func:`_bounds_of`, without its warning a second time)
+    lower = split.dataset.bounds[0] if split.dataset.bounds is not None else split.X_train.min(0)
+    if preprocess == "log-bounds" and bool(np.all(np.asarray(lower, dtype=float) < 0)):
+        return _ERM_WHEN_TRIVIAL["log-bounds, all linear"]
+    return _ERM_WHEN_TRIVIAL[preprocess]
 
 
 def _register() -> None:

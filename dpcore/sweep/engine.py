@@ -228,7 +228,7 @@ def execute_run(run: RunSpec, *, limit_threads: bool = False) -> dict:
         seen.setdefault(str(w.message), f"{w.category.__module__}.{w.category.__qualname__}")
     inferred = getattr(run.dataset, "inferred_bounds", ())
     if inferred and get_learner(run.learner).private:  # the upload said so once; each private row says it too
-        seen.setdefault(f"the bounds of {_names(inferred)} were read from the uploaded rows, so the ε of "
+        seen.setdefault(f"the bounds of {_names(inferred, at_most=5)} were read from the uploaded rows, so the ε of "
                         "these runs is not a guarantee: declare the bounds",
                         f"{PrivacyLeakWarning.__module__}.PrivacyLeakWarning")
     row["_warnings"] = [[cat, msg] for msg, cat in seen.items()]

@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from ..datasets import REGISTRY, dataset_names, load_csv, read_csv_columns
-from ..datasets.csv_upload import BOUNDS_SYNTAX
+from ..datasets.csv_upload import BOUNDS_SYNTAX, numbers_read_as_classes
 from ..defaults import DELTA, EPSILON
 from ..exceptions import BoundsError, DPCoreError, PrivacyLeakWarning
 from ..runtime.thread_warnings import caught as caught_warnings
@@ -290,6 +290,7 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         kinds = ["auto", "classification", "regression"] if task is None else [task]
         kind = c.selectbox("Task", kinds, key=f"{key}.task",
                            index=kinds.index(stored["kind"]) if stored.get("kind") in kinds else 0)
+        task_note = c.empty()  # under the Task box: what "auto" made of the label, once the file is read
         bounds_key = f"{key}.bounds.{name}"
         st.session_state.setdefault(bounds_key, stored.get("bounds", ""))  # declared on another page: kept
         bounds = c.text_area(  # one per file, as a file's other settings; a line per column fits a phone
@@ -306,6 +307,8 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
             ds = load_csv(data, label_column=label, task=None if kind == "auto" else kind, name=name,
                           bounds=bounds, drop=[col for col in drop if col != label])
         stored["task"] = ds.task  # what the file is, as last read: the pages of other tasks offer it accordingly
+        if kind == "auto" and (said := numbers_read_as_classes(ds, label, how="choose Task: regression")):
+            task_note.caption(said[0].upper() + said[1:] + ".")
         if bounds.strip() and not ds.inferred_bounds:
             c.caption(f"Bounds declared for all {ds.n_features} feature column(s)"
                       + (" and the label" if ds.task == "regression" else "") + ": none is read from the rows.")

@@ -133,3 +133,25 @@ def test_drop_leaves_columns_out_before_anything_is_read(iris_csv, tmp_path, cap
     assert main(["train", "--data", str(iris_csv), "--label", "species", "--algorithm", "logreg", "--seed", "0",
                  "--json"]) == 0
     assert out["accuracy"] == _last_json(capsys)[0]["accuracy"]  # the same rows as the file without those columns
+
+
+def test_a_count_label_guessed_to_be_classes_is_said_with_how_to_choose_regression_and_codes_are_not(tmp_path,
+                                                                                                    capsys):
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(300, 2))
+    visits = rng.poisson(4 + np.exp(x[:, 0]))  # a count with at most 20 values: guessed to be classes
+    path = tmp_path / "shop.csv"
+    path.write_text("x1,x2,visits,code\n" + "".join(f"{a:.3f},{b:.3f},{v},{int(a > 0) + int(b > 0)}\n"
+                                                  for (a, b), v in zip(x, visits)))
+    base = ["train", "--data", str(path), "--algorithm", "majority", "--seed", "0", "--bounds", "*=-4:4"]
+    assert main(base + ["--label", "visits", "--drop", "code"]) == 0
+    err = capsys.readouterr().err
+    k = np.unique(visits).size
+    assert f"note: the label 'visits' holds {k} different whole numbers, so it is read as {k} classes" in err
+    assert "it is a quantity to predict: give --task regression\n" in err
+    assert main(base + ["--label", "visits", "--drop", "code", "--task", "classification"]) == 0
+    assert "read as" not in capsys.readouterr().err  # chosen, not guessed: nothing to say
+    assert main(base + ["--label", "code", "--drop", "visits"]) == 0
+    assert "read as" not in capsys.readouterr().err  # three codes 0/1/2 are categories

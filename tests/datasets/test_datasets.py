@@ -133,6 +133,11 @@ def test_a_continuous_label_read_as_classes_is_refused_with_the_count_and_a_hint
         ("a,b,label\n1,z,x\n3,w,y\n", "label", "'b' is text with 2 categories\\. Encode 'b' as numbers \\(a category "
                                              "as one 0/1 column for each value it can take, listed from what the "
                                              "column means rather than read from the rows"),
+        ("a,b,label\n1,$1250,x\n3,$980.5,y\n", "label",  # not told to encode a currency as categories
+         "these are not: 'b'\\. 'b' holds numbers written with a currency sign, a percent sign or a unit \\(as in "
+         "\\$1250, 12% or 70kg\\): write the bare numbers .* To leave a column out"),
+        ("a,b,label\n1,12%,x\n3,7.5%,y\n", "label", "'b' holds numbers written with a currency sign, a percent sign"),
+        ("a,b,label\n1,3A,x\n3,4B,y\n", "label", "'b' is text with 2 categories\\. Encode"),  # a code, no unit
         ("a,b,label\n1,2,x\n3,4,x\n", "label", "single class 'x'; it needs"),  # plain, not np.str_('x')
         ("a,b,label\n1,2,x\n3,4,y\n", "target", "is not a column"),
         ("label\nx\ny\n", "label", "at least one feature"),
@@ -152,8 +157,9 @@ def test_csv_loader_bad_inputs(text, label, match):
 @pytest.mark.parametrize(
     "text",
     ["a;b;label\n1;2;x\n3;4;y\n", "a\tb\tlabel\n1\t2\tx\n3\t4\ty\n", "a;b;label\n1,0;2,0;x\n3,0;4,0;y\n",
-     "\ufeffa,b,label\n1,2,x\n3,4,y\n"],
-    ids=["semicolons", "tabs", "semicolons-with-decimal-commas", "byte-order-mark"],
+     "\ufeffa,b,label\n1,2,x\n3,4,y\n", "a, b, label\n1, 2, x\n3, 4, y\n", "a; b; label\n1,0; 2,0; x\n3,0; 4,0; y\n"],
+    ids=["semicolons", "tabs", "semicolons-with-decimal-commas", "byte-order-mark", "a-space-after-each-comma",
+         "a-space-after-each-semicolon-and-decimal-commas"],
 )
 def test_csv_in_other_spreadsheet_dialects_reads_the_same_columns(text):
     with warnings.catch_warnings():

@@ -117,3 +117,56 @@ def test_a_dp_erm_model_no_better_than_the_most_common_class_names_the_feature_s
     log = r'the log scale \(Feature scaling "Log scale \.\.\.", --set preprocess=log-bounds\)'
     with pytest.warns(DPCoreWarning, match=log):
         run_learner("erm-objective", "breast_cancer", epsilon=0.01, seed=0, params={"preprocess": "bounds"})
+
+
+def test_a_dp_erm_model_on_features_that_all_can_be_negative_is_not_sent_to_the_linear_scaling_it_already_uses():
+    """The log scale maps a feature whose declared range reaches below 0 linearly: where every feature does, the
+    advice to try the linear scaling would give the same model again."""
+    import numpy as np
+
+    from dpcore.datasets import load_csv
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 3))
+    rows = "\n".join(f"{a:.3f},{b:.3f},{c:.3f},{int(a + b > 2)}" for a, b, c in X)  # 1 row in 13 positive
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        signed = load_csv("dt,z,pl,y\n" + rows, label_column="y", bounds="*=-4:4")
+        mixed = load_csv("dt,z,pl,y\n" + rows, label_column="y", bounds="dt=-4:4,*=0:4")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = run_learner("erm-objective", signed, epsilon=0.1, seed=0)
+    said = " ".join(str(w.message) for w in caught if issubclass(w.category, DPCoreWarning))
+    assert result.extras.get("no_better_than_trivial") or result.extras.get("single_class")
+    assert "every feature here can be negative, so each is already scaled linearly" in said
+    assert "can do better than the log scale" not in said
+    # one feature that cannot be negative is log-scaled: the advice to try the linear scaling stands
+    with pytest.warns(DPCoreWarning, match="can do better than the log scale used here"):
+        run_learner("erm-objective", mixed, epsilon=0.1, seed=0)
+
+
+def test_a_private_regressor_no_better_than_the_mean_points_to_a_narrower_label_range_which_helps():
+    """A few extreme labels (1 % of rows, 50 to 200 away) stretch a label range read from the rows; the noise
+    follows that range, so the advice names the label's range, and a declared narrower one beats the mean."""
+    import numpy as np
+
+    from dpcore.datasets import load_csv
+
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(3000, 4))
+    y = 3 * X[:, 0] - 2 * X[:, 1] + X[:, 2] + rng.normal(size=3000)
+    far = rng.choice(3000, 30, replace=False)
+    y[far] += rng.choice([-1, 1], 30) * rng.uniform(50, 200, 30)
+    text = "a,b,c,d,target\n" + "".join(f"{r[0]:.3f},{r[1]:.3f},{r[2]:.3f},{r[3]:.3f},{t:.3f}\n" for r, t in zip(X, y))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        stretched = load_csv(text, label_column="target", bounds="*=-4:4")  # the label's range read from the rows
+        narrow = load_csv(text, label_column="target", bounds="*=-4:4,target=-15:15")
+    with pytest.warns(DPCoreWarning, match="declare a narrower one for the label"):
+        result = run_learner("functional-mechanism", stretched, epsilon=1.0, seed=0)
+    assert result.extras["no_better_than_trivial"] is True
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        better = run_learner("functional-mechanism", narrow, epsilon=1.0, seed=0)
+    assert "no_better_than_trivial" not in better.extras and better.metrics["r2"] > 0.3
+    assert not [w for w in caught if "narrower one for the label" in str(w.message)]

@@ -147,6 +147,24 @@ def test_an_upload_whose_bounds_were_read_from_its_rows_flags_every_private_row_
     assert said["no better than chance"] is False and any(leak for m, leak in said.items() if "bounds of" in m)
 
 
+def test_a_wide_uploads_leak_warning_names_five_columns_and_counts_the_rest_as_the_upload_does(cache_dir):
+    from dpcore.datasets import load_csv
+
+    rng = __import__("numpy").random.default_rng(1)
+    header = ",".join(f"x{j:02d}" for j in range(45)) + ",y"
+    rows = "\n".join(",".join(f"{v:.2f}" for v in r) + f",{int(r[0] > 0.5)}" for r in rng.random((120, 45)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ds = load_csv(header + "\n" + rows, label_column="y")  # no bounds declared: min and max of the rows
+        t = run_sweep(SweepConfig(dataset=ds, learners=["erm-objective"], values=[1.0], seeds=1), n_jobs=1,
+                      cache_dir=cache_dir).table.set_index("learner")
+    said = t.loc["erm-objective", "warnings"]
+    assert "bounds of 'x00', 'x01', 'x02', 'x03', 'x04' and 40 more were read from the uploaded rows" in said
+    assert "'x05'" not in said
+    upload = next(str(w.message) for w in caught if "read from the data itself" in str(w.message))
+    assert upload.startswith("the bounds of 'x00', 'x01', 'x02', 'x03', 'x04' and 40 more were read")
+
+
 def test_learners_protecting_different_units_are_told_apart_not_just_by_their_neighbours():
     import pandas as pd
 
