@@ -376,6 +376,21 @@ def test_on_a_95_5_label_the_advice_says_how_many_of_the_rare_class_a_private_mo
     assert not any(r.startswith("The rarest class") for r in judge(balanced, Need("at_least", "accuracy", 0.8)).reasons)
 
 
+def test_a_need_met_beside_a_non_private_model_that_learnt_little_itself_is_said_with_a_caution_first():
+    # an outlier-laden target: the non-private model 3 points above the trivial predictor, the private one within
+    # 2 points of it; the need holds and says nothing about the data
+    res = _result({0.3: [0.30, 0.31, 0.30], 1.0: [0.355, 0.35, 0.352], 10.0: [0.36, 0.36, 0.36]}, [0.36, 0.36, 0.36],
+                  trivial=0.33)
+    advice = judge(res, Need("within", "accuracy", 0.02))
+    assert advice.met and advice.reasons[0] == (
+        "Caution: the model trained without privacy learns little here itself (accuracy 0.360, against 0.330 for "
+        "always answering the most common class): these columns predict the label poorly, and no ε changes that. "
+        "More informative columns, a narrower declared label range (regression) or more rows are what would.")
+    clear = judge(_result({1.0: [0.85, 0.86, 0.84], 10.0: [0.9, 0.91, 0.9]}, [0.95, 0.95, 0.95]),
+                  Need("at_least", "accuracy", 0.8))
+    assert not any("learns little here itself" in r for r in clear.reasons)
+
+
 def test_the_reasons_write_a_share_as_the_headline_does_three_decimals():
     res = _result({0.1: [0.5, 0.6, 0.55], 1.0: [0.85123, 0.86217, 0.84488], 10.0: [0.9, 0.91, 0.9]},
                   [0.95, 0.95, 0.95])

@@ -714,6 +714,11 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
         against = _against_references(best, need, trivial=trivial, task=config.task, trivial_learner=config.trivial(),
                                       per_seed=reference(best.learner)[1], swept=table)
         reasons += [t for t in against if t.startswith("Caution")]  # before the numbers it qualifies
+        # (where the trivial predictor meets the need itself, the caution above says more: on a 95/5 label accuracy
+        # sits near it for every model, and balanced accuracy is what to judge by)
+        if not any(t.startswith("Caution") for t in against) and (
+                little := _reference_learnt_little(need, own_base, trivial, config.task, config.trivial())):
+            reasons.insert(0, little)
         cmp = "≥" if need.higher_is_better else "≤"
         mf = _fmt(need.metric)  # a share to three decimals, an MSE to four figures, as the headline writes them
         reasons.append(f"At ε = {best.epsilon:.3g} a fresh run of {_title(best.learner)} reaches {_LABEL[need.metric]} "
@@ -817,6 +822,27 @@ def _against_references(best: pd.Series, need: Need, *, trivial: float | None, t
                            f"{reference} on average{spread}" + (" (below 0: on that split it scored worse)" if hi > 0
                                                                  else "") + ".")
     return out
+
+
+#: A non-private model less than this far above the trivial predictor learnt little from these columns itself, and an
+#: ε close to it buys little either: 5 points of accuracy or balanced accuracy, a tenth of the label's variance (R²).
+LITTLE_LEARNT = {"accuracy": 0.05, "balanced_accuracy": 0.05, "r2": 0.1}
+
+
+def _reference_learnt_little(need: Need, baseline: float | None, trivial: float | None, task: str,
+                             trivial_learner: str) -> str | None:
+    """A caution when the recommended learner's non-private counterpart is itself within :data:`LITTLE_LEARNT` of the
+    trivial predictor: a need met next to it (a gap to it, or a level it barely passes) says the columns predict the
+    label poorly, whatever the ε (an outlier-laden target: R² 0.037 for the non-private model, 0.035 recommended)."""
+    if need.metric not in LITTLE_LEARNT or baseline is None or trivial is None or not math.isfinite(trivial):
+        return None
+    if baseline - trivial >= LITTLE_LEARNT[need.metric]:
+        return None
+    fmt, name = _fmt(need.metric), _LABEL[need.metric]
+    return (f"Caution: the model trained without privacy learns little here itself ({name} {baseline:{fmt}}, against "
+            f"{trivial:{fmt}} for {_trivial_words(task, trivial_learner)}): these columns predict the label poorly, "
+            "and no ε changes that. More informative columns, a narrower declared label range (regression) or more "
+            "rows are what would.")
 
 
 def _rare_class_found(table: pd.DataFrame, config, best: pd.Series) -> str | None:
