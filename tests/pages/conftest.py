@@ -22,6 +22,23 @@ def page(path: str, timeout: float = 180) -> AppTest:
     return AppTest.from_file(str(ROOT / path), default_timeout=timeout)
 
 
+def upload_rare_label(path: str, picker: str, *, rows: int, shift: float, bounds: str) -> AppTest:
+    """``path``'s page with a generated CSV uploaded in its dataset picker (key ``picker``): three features around 0
+    and an "outcome" label 5 % "yes", whose rows' features are moved by ``shift``; ``bounds`` declared for them."""
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    y = (rng.random(rows) < 0.05).astype(int)
+    X = rng.normal(size=(rows, 3)) + shift * y[:, None]
+    text = "a,b,c,outcome\n" + "".join(f"{r[0]:.3f},{r[1]:.3f},{r[2]:.3f},{'yes' if t else 'no'}\n"
+                                       for r, t in zip(X, y))
+    at = page(path).run()
+    at.selectbox(key=picker).set_value("upload").run()
+    at.get("file_uploader")[0].set_value(("ward.csv", text.encode(), "text/csv")).run()
+    at.text_area(key=f"{picker}.bounds.ward.csv").set_value(bounds).run()
+    return at
+
+
 def chart_problems(at: AppTest) -> list[str]:
     """What :mod:`dpcore.ui.palette` finds wrong with each chart (Plotly or Vega-Lite) ``at`` shows now."""
     found = []

@@ -149,17 +149,9 @@ def test_on_a_95_5_upload_the_curves_and_numbers_are_in_balanced_accuracy():
     # said nothing was learnt or lost; in balanced accuracy that answer is 0.5 and the models are told apart
     import json
 
-    import numpy as np
+    from .conftest import upload_rare_label
 
-    rng = np.random.default_rng(5)
-    y = (rng.random(600) < 0.05).astype(int)
-    X = rng.normal(size=(600, 3)) + 1.5 * y[:, None]
-    text = "a,b,c,outcome\n" + "".join(f"{r[0]:.3f},{r[1]:.3f},{r[2]:.3f},{'yes' if t else 'no'}\n"
-                                       for r, t in zip(X, y))
-    at = page("pages/4_Classical_models.py").run()
-    at.selectbox(key="classical.dataset").set_value("upload").run()
-    at.get("file_uploader")[0].set_value(("ward.csv", text.encode(), "text/csv")).run()
-    at.text_area(key="classical.dataset.bounds.ward.csv").set_value("*=-5:7").run()
+    at = upload_rare_label("pages/4_Classical_models.py", "classical.dataset", rows=600, shift=1.5, bounds="*=-5:7")
     assert not at.exception
     assert any(m.value.startswith("**Test balanced accuracy (fraction) at ε = 1") for m in at.markdown)
     tiles = {m.label: m.value for m in at.metric}
