@@ -10,7 +10,7 @@ import streamlit as st
 
 from dpcore.datasets import train_test_split
 from dpcore.learners import get_learner
-from dpcore.models.learners import CLUSTER_COMPARISON_NEIGHBOURING
+from dpcore.models.learners import CLUSTER_COMPARISON_NEIGHBOURING, CLUSTER_SEEDS
 from dpcore.ui import (
     dataset_picker,
     epsilon_input,
@@ -80,7 +80,8 @@ with st.sidebar:
                                   spec.defaults(train_test_split(dataset, seed=0)), prefix=f"cluster.{name}",
                                   dataset=ds.name, images=False, container=st)
             more += tuple((name, knob, value) for knob, value in chosen.items())
-    seeds = bounded_number(st, "Seeds averaged", low=1, high=10, default=3, key="cluster.seeds", whole=True, value=3,
+    seeds = bounded_number(st, "Seeds averaged", low=1, high=10, default=CLUSTER_SEEDS, key="cluster.seeds",
+                           whole=True, value=CLUSTER_SEEDS,
                            help="The numbers at your ε and every point of the chart are means over this many seeds, "
                                 "each its own split and noise; the pictures show the first seed's run.")
     seed = noise_mode_input("cluster.seed", uploaded=is_upload(ds))

@@ -324,6 +324,25 @@ class RandomCentresReference:
         """True when ``accuracy`` is no better than random centres (within one standard deviation of their mean)."""
         return bool(accuracy <= self.accuracy + self.accuracy_sd)
 
+    @classmethod
+    def averaged(cls, references: "list[RandomCentresReference]") -> "RandomCentresReference":
+        """The reference over several seeds' splits, read against a clustering's mean over those seeds: the mean of
+        their means and of their spreads. The centres are the same on every split (drawn from the bounds, k and a
+        fixed seed alone), so the first's are kept.
+
+        >>> a = RandomCentresReference(0.6, 0.1, 1.5, 0.2, 20, np.zeros((20, 3, 4)))
+        >>> b = RandomCentresReference(0.7, 0.2, 1.3, 0.2, 20, np.zeros((20, 3, 4)))
+        >>> m = RandomCentresReference.averaged([a, b]); round(m.accuracy, 3), round(m.accuracy_sd, 3)
+        (0.65, 0.15)
+        """
+        if not references:
+            raise DPValueError("averaged needs at least one reference")
+        first = references[0]
+        return cls(float(np.mean([r.accuracy for r in references])),
+                   float(np.mean([r.accuracy_sd for r in references])),
+                   float(np.mean([r.intra_cluster_variance for r in references])),
+                   float(np.mean([r.intra_cluster_variance_sd for r in references])), first.draws, first.centres_unit)
+
 
 def random_centres_reference(X: ArrayLike, y: ArrayLike, k: int, *, bounds, draws: int = RANDOM_CENTRES_DRAWS,
                              seed: int = RANDOM_CENTRES_SEED) -> RandomCentresReference:

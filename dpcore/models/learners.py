@@ -206,6 +206,9 @@ DPLLOYD_KNOBS = (
 #: relation input perturbation protects, so that the two are compared like for like. DPLloyd's own default (its
 #: knob's, for ``train`` and the sweeps) stays add-remove, Su et al.'s.
 CLUSTER_COMPARISON_NEIGHBOURING = "replace-one"
+#: How many seeds (each its own split and noise) the Clustering page and ``python -m dpcore cluster`` average the
+#: accuracy at one ε over: one seed of DPLloyd on iris at ε 1 scores 0.69 where seeds 0 to 2 average 0.84.
+CLUSTER_SEEDS = 3
 
 
 def _feature_names(split: Split) -> tuple[str, ...]:

@@ -1,7 +1,6 @@
 """The Clustering and Classical-models pages' runs (numpy/pandas out: kept in the server's store, pickled to disk)."""
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -246,11 +245,7 @@ def cluster_demo_of(dataset, k: int, epsilon: float, iterations: int | None, see
         over = (pd.DataFrame(per_seed).groupby("method", as_index=False, sort=False)
                 .agg(accuracy=("accuracy", "mean"), accuracy_sd=("accuracy", "std"),
                      intra_cluster_variance=("intra_cluster_variance", "mean"), seeds=("seed", "nunique")))
-        over_reference = dataclasses.replace(
-            reference, accuracy=float(np.mean([r.accuracy for r in references])),
-            accuracy_sd=float(np.mean([r.accuracy_sd for r in references])),
-            intra_cluster_variance=float(np.mean([r.intra_cluster_variance for r in references])),
-            intra_cluster_variance_sd=float(np.mean([r.intra_cluster_variance_sd for r in references])))
+        over_reference = RandomCentresReference.averaged(references)
         return {"metrics": pd.DataFrame(rows), "points": pts, "centres": pd.DataFrame(cen), "run": run,
                 "classes": classes, "reference": reference, "warnings": said.messages(), "seed": seed,
                 "over_seeds": over, "over_seeds_reference": over_reference}
