@@ -20,7 +20,7 @@ from dpcore.sweep import SweepConfig, SweepResult
     ("within=0.02", "classification", Need("within", "accuracy", 0.02)),
     ("within 2 points", "classification", Need("within", "accuracy", 0.02)),
     ("within 3%", "classification", Need("within", "accuracy", 0.03)),
-    ("", "regression", Need("within", "r2", 0.02)),
+    ("", "regression", Need("within", "r2", 0.05)),  # no need named: the default gap, 5 points
     ("r2 >= 0.4", "regression", Need("at_least", "r2", 0.4)),
     ("mse<=3000", "regression", Need("at_most", "mse", 3000.0)),
 ])
@@ -328,10 +328,10 @@ def test_a_gap_to_a_non_private_model_that_the_majority_class_already_meets_is_s
 
 def test_where_one_class_is_most_rows_a_need_naming_no_metric_is_in_balanced_accuracy():
     common = [0] * 95 + [1] * 5  # 95/5: always answering 0 has accuracy 0.95 and balanced accuracy 0.5
-    assert parse_need("", "classification", common) == Need("within", "balanced_accuracy", 0.02)
+    assert parse_need("", "classification", common) == Need("within", "balanced_accuracy", 0.05)
     assert parse_need("within 3 points", "classification", common) == Need("within", "balanced_accuracy", 0.03)
     assert parse_need("accuracy>=0.9", "classification", common) == Need("at_least", "accuracy", 0.9)
-    assert parse_need("", "classification", [0, 1] * 50) == Need("within", "accuracy", 0.02)  # balanced classes
+    assert parse_need("", "classification", [0, 1] * 50) == Need("within", "accuracy", 0.05)  # balanced classes
     for text in ("balanced>=0.7", "balanced_accuracy>=0.7", "balanced accuracy ≥ 0.7"):
         assert parse_need(text, "classification") == Need("at_least", "balanced_accuracy", 0.7)
     assert Need("within", "balanced_accuracy", 0.02).describe() == (

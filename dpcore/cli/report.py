@@ -16,7 +16,7 @@ import os
 import sys
 import warnings
 
-from ..decision.advisor import ADVISOR_CONFIDENCE, ADVISOR_POINTS, ADVISOR_RANGE, ADVISOR_SEEDS
+from ..decision.advisor import ADVISOR_CONFIDENCE, ADVISOR_GAP, ADVISOR_POINTS, ADVISOR_RANGE, ADVISOR_SEEDS
 from ..defaults import DELTA
 from ..exceptions import DPValueError, PrivacyLeakWarning
 from ..sweep import DEFAULT_JOBS, JOBS_HELP
@@ -32,8 +32,9 @@ def add_parser(sub) -> None:
                                    "report.")
     add_data_flags(p)
     p.add_argument("--need", default=None,
-                   help="what the model must do: 'within=0.02' or 'within 2 points' (of the non-private model; the "
-                        "default), 'accuracy>=0.8', 'balanced>=0.7' (balanced accuracy: each class's share found "
+                   help="what the model must do: 'within=0.05' or 'within 5 points' (of the non-private model; the "
+                        f"default is within {ADVISOR_GAP * 100:g} points), 'accuracy>=0.8', 'balanced>=0.7' "
+                        "(balanced accuracy: each class's share found "
                         "right, averaged), 'r2>=0.5', 'mse<=3000'. A need naming no metric is in accuracy, or in "
                         "balanced accuracy where one class is at least 80%% of the rows")
     p.add_argument("--epsilon-range", default=None, metavar="LOW,HIGH",

@@ -106,8 +106,9 @@ def _need_input(task: str, y) -> Need:
         points = bounded_number(c2, f"Gap (points of {name})",
                                 low=0.0, high=100.0, default=100 * d.amount, key="sweep.advisor.gap", name="The gap",
                                 value=100 * d.amount, step=0.5,
-                                 help=f"2 points = 0.02 of {name}: the private model may score at most this much "
-                                      "below its non-private counterpart trained on the same split.")
+                                 help=f"{100 * d.amount:g} points = {d.amount:g} of {name}: the private model may "
+                                      "score at most this much below its non-private counterpart trained on the same "
+                                      "split.")
         return Need("within", headline, points / 100)
     if task == "classification":
         level = bounded_number(c2, f"{name[0].upper()}{name[1:]} at least", low=0.0, high=1.0, default=0.8,
