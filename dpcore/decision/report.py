@@ -101,6 +101,27 @@ def data_shape(dataset) -> dict:
     return out
 
 
+def _nice_ticks(lo: float, hi: float, most: int = 6) -> list[float]:
+    """Round values for an axis from ``lo`` to ``hi``: multiples of 1, 2, 2.5 or 5 times a power of ten, the finest
+    step giving at most ``most`` ticks (0.5, 0.6, ... 1 rather than 0.487, 0.615, ...).
+
+    >>> _nice_ticks(0.487, 1.0)
+    [0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+    >>> _nice_ticks(2000.0, 3100.0)
+    [2000.0, 2200.0, 2400.0, 2600.0, 2800.0, 3000.0]
+    """
+    if not (_finite(lo) and _finite(hi)) or hi <= lo:
+        return [lo]
+    power = 10.0 ** math.floor(math.log10((hi - lo) / most))
+    for m in (1, 2, 2.5, 5, 10, 20):
+        step = m * power
+        first = math.ceil(lo / step - 1e-9)
+        ticks = [round((first + k) * step, 12) for k in range(int(math.floor(hi / step + 1e-9)) - first + 1)]
+        if len(ticks) <= most:
+            return ticks
+    return [lo, hi]
+
+
 def _finite(v) -> bool:
     return v is not None and isinstance(v, (int, float, np.floating)) and math.isfinite(float(v))
 
@@ -148,8 +169,7 @@ def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
     for e in sorted(set(pts["epsilon"])):  # ticks at the ε tried
         parts.append(f'<line x1="{x(e):.1f}" x2="{x(e):.1f}" y1="{top + ph}" y2="{top + ph + 5}" stroke="#666"/>'
                      f'<text x="{x(e):.1f}" y="{top + ph + 18}" text-anchor="middle">{e:.3g}</text>')
-    for k in range(5):
-        v = y0 + (y1 - y0) * k / 4
+    for v in _nice_ticks(y0, y1):
         parts.append(f'<line x1="{left - 5}" x2="{left}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#666"/>'
                      f'<text x="{left - 8}" y="{y(v) + 4:.1f}" text-anchor="end">{v:.3g}</text>')
     parts.append(f'<text x="{left + pw / 2}" y="{height - 8}" text-anchor="middle">ε (privacy budget), log scale'
@@ -216,7 +236,8 @@ def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
         if box and x_from < box[0] + box[2] and x_to > box[0] and box[1] - 2 <= ty and ty - 12 <= box[1] + box[3]:
             ty = ry + 22 if ty < ry else ry - 14
         parts.append(f'<circle cx="{rx:.1f}" cy="{ry:.1f}" r="9" fill="none" stroke="#000" stroke-width="2"/>'
-                     f'<text x="{tx:.1f}" y="{ty:.1f}" font-weight="bold"'
+                     f'<text x="{tx:.1f}" y="{ty:.1f}" font-weight="bold" paint-order="stroke" stroke="#fff" '
+                     'stroke-width="4" stroke-linejoin="round"'  # a white halo: a line behind it does not strike it
                      + (' text-anchor="end"' if right_half else "") + f">{text}</text>")
     parts.append("</svg>")
     return "".join(parts)
