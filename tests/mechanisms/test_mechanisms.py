@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore.accounting import make_accountant
+from dpcore.accounting import epsilon_of_event, make_accountant
 from dpcore.exceptions import DPCoreError
 from dpcore.mechanisms import (
     MECHANISMS,
@@ -154,6 +154,15 @@ def test_randomized_response_golden_ln11():
     rr = RandomizedResponse(epsilon=math.log(11), k=10)
     assert rr.noise_parameter == pytest.approx(0.5)
     assert rr.p_keep == pytest.approx(0.55)
+
+
+@pytest.mark.parametrize("eps", [1.0, 100.0, 700.0, 701.0, 1e4])
+def test_a_pure_epsilon_mechanisms_event_never_states_less_than_its_epsilon(eps):
+    # the bounding randomized response was capped at epsilon 700: Exponential(epsilon=800) composed as 700
+    for mech in (Exponential(epsilon=eps), L2LaplaceVector(epsilon=eps)):
+        for accountant in ("rdp", "pld"):
+            spent = epsilon_of_event(mech.dp_event, delta=0.0, accountant=accountant, neighbouring="replace-one")
+            assert spent >= eps * (1 - 1e-12), (type(mech).__name__, accountant, spent)
 
 
 class _FixedUniform(np.random.Generator):
