@@ -31,7 +31,9 @@ from __future__ import annotations
 import functools
 import math
 import sys
+import threading
 import warnings
+from collections import OrderedDict
 
 import dp_accounting
 import numpy as np
@@ -274,20 +276,54 @@ def _relation_for(atom, neighbouring: Neighbouring) -> Neighbouring:
     return Neighbouring.ADD_REMOVE
 
 
-@_cached(128)
+#: The PLDs of the chains composed lately, by chain (every prefix of a chain is one): the 128 most recent.
+_PLD_PREFIXES: OrderedDict = OrderedDict()
+_PLD_PREFIXES_KEPT = 128
+_PLD_PREFIXES_LOCK = threading.Lock()
+
+
 def _pld_chain(chain: tuple):
     """The PLD of the (atom, count, relation, discretization) steps of ``chain``, composed in order.
 
-    Every prefix is cached too, so a second run of the same DP-SGD schedule (a shadow model,
+    Every prefix is kept too, so a second run of the same DP-SGD schedule (a shadow model,
     a repeated seed, a sweep) reuses the per-epoch compositions of the first: the odometer's
-    numbers are data-independent. Each step must have a PLD (see :func:`_pld_of`).
+    numbers are data-independent. Each step must have a PLD (see :func:`_pld_of`). The chain is
+    composed step by step from its longest kept prefix, in a loop: composed by recursion, a
+    composition of a thousand distinct mechanisms died of Python's recursion limit.
     """
-    *head, (atom, count, rel, disc) = chain
-    step = _pld_of(atom, count, rel, disc)
-    before = _pld_chain(tuple(head)) if head else pld.privacy_loss_distribution.identity(
-        value_discretization_interval=disc)  # as PLDAccountant starts, so the numbers are its own
-    with quiet():
-        return before.compose(step)
+    try:
+        hash(chain)
+    except TypeError:  # an event holding a list: composed without keeping anything
+        kept, start = 0, None
+    else:
+        with _PLD_PREFIXES_LOCK:
+            kept = len(chain)
+            while kept and chain[:kept] not in _PLD_PREFIXES:
+                kept -= 1
+            start = _PLD_PREFIXES[chain[:kept]] if kept else None
+            if kept:
+                _PLD_PREFIXES.move_to_end(chain[:kept])
+    # as PLDAccountant starts, so the numbers are its own
+    distribution = start if kept else pld.privacy_loss_distribution.identity(value_discretization_interval=chain[0][3])
+    for i in range(kept, len(chain)):
+        atom, count, rel, disc = chain[i]
+        step = _pld_of(atom, count, rel, disc)
+        with quiet():
+            distribution = distribution.compose(step)
+        _keep_prefix(chain[:i + 1], distribution)
+    return distribution
+
+
+def _keep_prefix(prefix: tuple, distribution) -> None:
+    try:
+        hash(prefix)
+    except TypeError:
+        return
+    with _PLD_PREFIXES_LOCK:
+        _PLD_PREFIXES[prefix] = distribution
+        _PLD_PREFIXES.move_to_end(prefix)
+        while len(_PLD_PREFIXES) > _PLD_PREFIXES_KEPT:
+            _PLD_PREFIXES.popitem(last=False)
 
 
 #: The least absolute error assumed in a delta read from a PLD dp_accounting composed by FFT (its round-off spreads
