@@ -177,9 +177,10 @@ st.caption(f"{res.seconds_per_round * 1000:.0f} ms per round, all sampled client
 show_table(res.history, key="fed.history", labels=HISTORY_LABELS, drop=("epoch", *DIAGNOSTIC_COLUMNS))
 st.caption(step_caption(cfg, res.noise_multiplier, n_params))
 with st.expander("Non-private diagnostics of the clients' updates (NOT covered by ε)", expanded=False):
-    st.caption("Computed from the private updates before noise: the share clipped and the largest norm sent each "
-               "round. They help choose S in this demo, but the ε above does not cover them; a real deployment "
-               "would not publish them.")
+    st.caption("Computed from the private run before noise: how many clients took part, the share clipped and the "
+               "largest norm sent each round. They help choose S in this demo, but the ε above does not cover them "
+               "(its amplification by sampling assumes who took part stays secret); a real deployment would not "
+               "publish them.")
     show_table(res.history[["round", *DIAGNOSTIC_COLUMNS]], key="fed.diagnostics", labels=HISTORY_LABELS)
 
 shown = min(cfg.clients, HEATMAP_CLIENTS)

@@ -132,6 +132,16 @@ def test_selection_is_said_to_be_a_release_with_its_composition_and_private_sele
     assert sel["private_selection"] == "papernot-steinke" and 0 < sel["private_selection_epsilon"] < 3 * 10
 
 
+def test_a_run_without_a_guarantee_among_those_looked_at_makes_the_selections_composition_infinite():
+    res = _result({0.1: [0.5, 0.52, 0.51], 1.0: [0.85, 0.86, 0.84], 10.0: [0.9, 0.91, 0.9]}, [0.95, 0.95, 0.95])
+    t = res.table
+    t.loc[(t.role == "swept") & (t.value == 10.0) & (t.seed == 0), "epsilon"] = math.inf
+    sel = judge(res, Need("at_least", "accuracy", 0.8)).selection
+    # the finite runs summed to 3 * 1.1 + 2 * 10 = 23.3 and the infinite one was left out
+    assert sel["runs_looked_at"] == 9 and sel["composition_epsilon"] == math.inf
+    assert "composes to ε = ∞" in sel["note"]
+
+
 def test_pure_epsilon_candidates_get_liu_and_talwars_three_epsilon_for_private_selection():
     res = _result({1.0: [0.85, 0.86, 0.84], 10.0: [0.9, 0.91, 0.9]}, [0.95, 0.95, 0.95])
     t = res.table

@@ -476,8 +476,9 @@ def _mean_of(summ: pd.DataFrame, role: str, learner: str | None = None) -> tuple
 def selection_note(points: pd.DataFrame, table: pd.DataFrame, *, learner: str | None, delta: float) -> dict:
     """What choosing ε from these curves costs, and the remedies (see the module's docstring)."""
     from ..accounting import EpsilonDeltaDpEvent, event_from_json, repeat_and_select_epsilon
+    from ..sweep.summary import private_swept, spent_text
 
-    swept = table[(table.role == "swept") & np.isfinite(table.epsilon)]
+    swept = private_swept(table)  # a run without a guarantee makes the composition infinite, as it is
     runs = int(len(swept))
     composed = float(swept.epsilon.sum()) if runs else 0.0
     search, how = math.nan, "papernot-steinke"
@@ -495,7 +496,6 @@ def selection_note(points: pd.DataFrame, table: pd.DataFrame, *, learner: str | 
                 # pure ε-DP candidates, which the Rényi accountant cannot repeat: Liu & Talwar (2019, Theorem 3.4)
                 # bound the best of a geometric number of ε-DP runs by 3ε
                 search, how = 3 * float(event.epsilon), "liu-talwar"
-    from ..sweep.summary import spent_text
 
     note = (
         f"Choosing ε from these curves is itself a release: the curves are {runs} models trained and scored on your "

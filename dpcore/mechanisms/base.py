@@ -87,7 +87,16 @@ def pure_epsilon_event(epsilon: float):
     Its privacy-loss distribution dominates that of every pure epsilon-DP mechanism
     (Kairouz, Oh & Viswanath, The composition theorem for differential privacy, ICML
     2015), so accountants composing it bound such a mechanism correctly. dp_accounting
-    0.6 has no generic pure-epsilon event; this one is read under replace-one neighbours.
+    0.6 has no generic pure-epsilon event; this one is read under replace-one neighbours. Beyond epsilon 700 no
+    such event holds the epsilon in double precision (its answer-at-random probability is below 2e-304): the event
+    is then randomized response that never answers at random, epsilon infinity (an event of epsilon 700 for an
+    epsilon of 800 stated less than the mechanism spends).
     """
-    p = 2.0 / (math.exp(min(epsilon, 700.0)) + 1.0)
+    if not epsilon <= _LARGEST_RR_EPSILON:
+        return dp_accounting.RandomizedResponseDpEvent(noise_parameter=0.0, num_buckets=2)
+    p = 2.0 / (math.exp(epsilon) + 1.0)
     return dp_accounting.RandomizedResponseDpEvent(noise_parameter=p, num_buckets=2)
+
+
+#: The largest epsilon :func:`pure_epsilon_event` states exactly (e^700 is 1e304, near the largest double).
+_LARGEST_RR_EPSILON = 700.0

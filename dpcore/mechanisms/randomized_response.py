@@ -60,6 +60,13 @@ class RandomizedResponse(Mechanism):
         return e / (e + self.k - 1)
 
     @property
+    def p_change(self) -> float:
+        """Probability of reporting another category than the true one: ``(k - 1) / (e^eps + k - 1)``, computed
+        directly (``1 - p_keep`` rounds to 0 in double precision from epsilon ~37, where a draw compared with
+        ``p_keep`` would keep every answer)."""
+        return (self.k - 1) / (math.exp(min(self.epsilon, 700.0)) + self.k - 1)
+
+    @property
     def noise_parameter(self) -> float:
         """dp_accounting's p: the probability of answering uniformly at random over all k."""
         return self.k / (math.exp(min(self.epsilon, 700.0)) + self.k - 1)
@@ -71,7 +78,11 @@ class RandomizedResponse(Mechanism):
             if not np.all(np.equal(np.mod(arr, 1), 0)) or arr.min() < 0 or arr.max() >= self.k:
                 raise DPValueError(f"randomized response values must be integers in [0, {self.k}), got {arr}")
         arr = arr.astype(np.int64)
-        keep = gen.random(arr.shape) < self.p_keep
+        # Change the answer when a uniform draw on [0, 1) falls below p_change: draws lie on a grid of 2**-53
+        # (2**-52 in secure mode), so P(change) is p_change rounded UP to that grid and the ratio P(keep) /
+        # P(a given other) never exceeds e^eps. Comparing with p_keep instead rounds P(keep) up: from epsilon ~37
+        # p_keep is 1.0 and every answer is kept (no privacy at all), and below it the ratio is a little above e^eps.
+        keep = gen.random(arr.shape) >= self.p_change
         # a uniform draw over the other k-1 categories
         other = gen.integers(0, self.k - 1, size=arr.shape)
         other = other + (other >= arr)

@@ -275,7 +275,22 @@ def best_swept(summary: pd.DataFrame, *, axis: str, metric: str) -> BestSwept | 
 
 
 __all__ = ["NEIGHBOURS_SAID", "OVERSPEND", "BestSwept", "best_swept", "neighbouring_note", "overspent_note",
-           "spends_more", "spent_beyond_axis", "spent_text", "summarize", "tied_with_best"]
+           "private_swept", "spends_more", "spent_beyond_axis", "spent_text", "summarize", "tied_with_best"]
+
+
+def private_swept(table: pd.DataFrame) -> pd.DataFrame:
+    """The swept runs of the learners that spend privacy: every learner with a finite epsilon somewhere, ALL of its
+    runs, an infinite epsilon included (a search that looked at a run without a guarantee has none either: leaving
+    it out of a composition understated it); a learner infinite everywhere is not private and is left out, as are
+    runs without an epsilon (NaN: they failed and released nothing).
+
+    >>> t = pd.DataFrame({"learner": ["a", "a", "b"], "role": ["swept"] * 3, "epsilon": [1.0, np.inf, np.inf]})
+    >>> private_swept(t).epsilon.tolist()
+    [1.0, inf]
+    """
+    swept = table[(table["role"] == "swept") & table["epsilon"].notna()]
+    private = swept.groupby("learner", sort=False)["epsilon"].transform(lambda e: bool(np.isfinite(e).any()))
+    return swept[private.astype(bool)]
 
 
 def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:
@@ -297,7 +312,7 @@ def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:
     from ..accounting import event_from_json, repeat_and_select_epsilon
 
     rows = []
-    swept = table[(table["role"] == "swept") & (table["epsilon"] < np.inf)] if "event" in table else table.iloc[:0]
+    swept = private_swept(table) if "event" in table else table.iloc[:0]
     for learner, group in swept.groupby("learner", sort=False):
         k = int(group["value"].nunique())
         texts = set(group["event"].fillna(""))
@@ -305,7 +320,9 @@ def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:
         per_candidate = group.groupby("value")["epsilon"].max()  # one release per candidate, composed
         row = {"learner": learner, "candidates": k, "run_epsilon": run_eps, "search_epsilon": np.nan,
                "composition_epsilon": float(per_candidate.sum()), "note": ""}
-        if "" in texts:
+        if not np.isfinite(run_eps):
+            row["note"] = "a candidate's epsilon is infinite (no privacy guarantee), and so is the search's"
+        elif "" in texts:
             row["note"] = "a run has no stored event (computed by an older version): rerun the sweep"
         elif len(texts) > 1:
             row["note"] = ("the candidates are different mechanisms (the swept knob changes the noise), so the "

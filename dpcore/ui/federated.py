@@ -70,8 +70,10 @@ def rounds_caption(config: FedAvgConfig, *, calibrated: bool) -> str:
     return f"{config.rounds} rounds, from the rule (25 per unit of ε, 20 to 100)."
 
 
-#: Per-round statistics of the private updates themselves: shown apart, labelled as not covered by ε.
-DIAGNOSTIC_COLUMNS = ("clipped_fraction", "max_sent_norm")
+#: Per-round statistics of the private run itself: shown apart, labelled as not covered by ε. The number of clients
+#: who took part is one: DP-FedAvg's accounting amplifies by sampling, which holds only while who joined a round (and
+#: so how many did: Binomial(N, q) or one more) stays secret (McMahan et al. 2018, fixed-denominator estimator).
+DIAGNOSTIC_COLUMNS = ("clients", "clipped_fraction", "max_sent_norm")
 HISTORY_LABELS = {"accuracy": "test accuracy", "loss": "test loss", "epsilon": "ε so far (user level)",
                   "clients": "clients this round", "server_step_norm": "server step size (L2 norm)",
                   "clipped_fraction": "share of updates clipped", "max_sent_norm": "largest update norm sent"}

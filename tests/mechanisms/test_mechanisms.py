@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore.accounting import make_accountant
+from dpcore.accounting import epsilon_of_event, make_accountant
 from dpcore.exceptions import DPCoreError
 from dpcore.mechanisms import (
     MECHANISMS,
@@ -154,6 +154,48 @@ def test_randomized_response_golden_ln11():
     rr = RandomizedResponse(epsilon=math.log(11), k=10)
     assert rr.noise_parameter == pytest.approx(0.5)
     assert rr.p_keep == pytest.approx(0.55)
+
+
+@pytest.mark.parametrize("eps", [1.0, 100.0, 700.0, 701.0, 1e4])
+def test_a_pure_epsilon_mechanisms_event_never_states_less_than_its_epsilon(eps):
+    # the bounding randomized response was capped at epsilon 700: Exponential(epsilon=800) composed as 700
+    for mech in (Exponential(epsilon=eps), L2LaplaceVector(epsilon=eps)):
+        for accountant in ("rdp", "pld"):
+            spent = epsilon_of_event(mech.dp_event, delta=0.0, accountant=accountant, neighbouring="replace-one")
+            assert spent >= eps * (1 - 1e-12), (type(mech).__name__, accountant, spent)
+
+
+class _FixedUniform(np.random.Generator):
+    """A numpy generator whose uniform draws are all ``u`` (numpy's random() draws multiples of 2**-53 in [0, 1))."""
+
+    def __init__(self, u: float) -> None:
+        super().__init__(np.random.PCG64(0))
+        self.u = u
+
+    def random(self, size=None, dtype=np.float64, out=None):
+        return np.full(size, self.u)
+
+
+@pytest.mark.parametrize("eps", [40.0, 100.0, 800.0])
+def test_randomized_response_at_a_large_epsilon_still_changes_some_answers(eps):
+    """1 - p_keep rounds to 0 from epsilon ~37: a draw compared with p_keep kept every answer (epsilon infinite
+    where epsilon was reported). The least draw numpy can give (0.0, probability 2**-53) must change the answer, and
+    the keep probability the 2**-53 grid gives must stay within e^eps of a given other answer's."""
+    rr = RandomizedResponse(epsilon=eps, k=2)
+    assert rr.randomise(np.zeros(4, dtype=int), rng=_FixedUniform(0.0)).tolist() == [1, 1, 1, 1]
+    assert rr.randomise(np.zeros(4, dtype=int), rng=_FixedUniform(2.0**-53)).tolist() == [0, 0, 0, 0]
+    grid = 2.0**53
+    p_change = math.ceil(rr.p_change * grid) / grid  # P(u < p_change) for u uniform on the grid
+    assert math.log((1 - p_change) / p_change) <= eps
+
+
+def test_randomized_response_keeps_no_more_often_than_its_epsilon_allows_on_the_uniform_grid():
+    for eps in [0.1, 1.0, 10.0, 30.0, 35.0, 36.0]:
+        for k in [2, 10]:
+            rr = RandomizedResponse(epsilon=eps, k=k)
+            for grid in (2.0**53, 2.0**52):  # numpy's random(), and secure mode's
+                p_other = math.ceil(rr.p_change * grid) / grid / (k - 1)
+                assert math.log((1 - p_other * (k - 1)) / p_other) <= eps * (1 + 1e-12), (eps, k, grid)
 
 
 def test_randomized_response_rejects_out_of_range_values():

@@ -51,6 +51,9 @@ def test_federated_page_runs_and_reacts():
     hist = at.dataframe[0].value
     assert list(hist["Round"]) == [1, 2, 3, 4, 5] and "epoch" not in hist and "Epoch" not in hist
     assert "Share of updates clipped" not in hist and "Largest update norm sent" not in hist  # in the expander
+    # how many clients joined a round is not covered by the epsilon beside it (sampling amplifies only while who
+    # joined stays secret): it is in the expander of what epsilon does not cover, not in the epsilon's table
+    assert "Clients this round" not in hist
     # 8 clients at q = 0.2: the noise swamps every step, and a caption says so with the numbers that ran
     private, reference = float(_metric(at, "Final test accuracy")), float(_metric(at, "Non-private FedAvg"))
     assert reference - private >= 0.05

@@ -6,6 +6,7 @@ import math
 import warnings
 
 import dp_accounting
+import pandas as pd
 import pytest
 
 from dpcore.accounting import event_from_json, event_to_json
@@ -49,3 +50,17 @@ def test_every_private_learners_event_survives_a_json_round_trip(name):
         warnings.simplefilter("ignore")
         event = run_learner(name, data, epsilon=1.0, params=knobs).event
     assert event_from_json(json.loads(json.dumps(event_to_json(event)))) == event
+
+
+def test_a_search_that_looked_at_a_run_without_a_guarantee_composes_to_infinity():
+    # a noise-multiplier sweep whose smallest sigma is beyond the accountant (its epsilon is infinite): the
+    # composition of every run looked at was the sum of the finite ones, 1.5, where it is infinite
+    event = '{"dp_event": "LaplaceDpEvent", "noise_multiplier": 1.0}'
+    table = pd.DataFrame({"learner": ["dpsgd"] * 3 + ["logreg"], "role": ["swept"] * 3 + ["swept"],
+                          "value": [1e-170, 1.0, 2.0, 1.0], "seed": 0, "epsilon": [math.inf, 1.0, 0.5, math.inf],
+                          "event": [event] * 4})
+    tax = tuning_tax(table, delta=1e-5)
+    assert tax.learner.tolist() == ["dpsgd"]  # a learner without a finite epsilon anywhere is not private
+    row = tax.iloc[0]
+    assert row.composition_epsilon == math.inf and row.run_epsilon == math.inf and math.isnan(row.search_epsilon)
+    assert "infinite" in row.note
