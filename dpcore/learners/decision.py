@@ -75,6 +75,8 @@ def apply_class_shares(split: Any, result: Any, *, title: str) -> None:
     if not shares or split.task != "classification":
         return
     n = int(np.asarray(split.y_test).size)
+    if result.test_outputs is not None and result.test_outputs.kind == "cluster":  # clusters, not classes answered
+        return
     if not releases_probabilities(result, n) or result.test_outputs.values.shape[1] != len(shares):
         result.extras["decision_rule"] = "argmax"
         warnings.warn(f"{title} releases scores, not class probabilities: the declared class shares do not change "
