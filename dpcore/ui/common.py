@@ -364,7 +364,7 @@ class ClassSharesError(DPCoreError):
 def _class_shares_box(c, ds, shares_key: str, stored: dict):
     """The upload's class shares box for a classification label: ``ds`` with the shares declared there."""
     st.session_state.setdefault(shares_key, stored.get("shares", ""))  # declared on another page: kept
-    text = c.text_area(SHARES_LABEL + " (optional)", key=shares_key, height=100, help=SHARES_HELP,
+    text = c.text_area(SHARES_LABEL + " (optional)", key=shares_key, height=120, help=SHARES_HELP,
                        placeholder="\n".join(f"{n}=…" for n in ds.target_names[:6]))
     stored["shares"] = text
     try:
