@@ -49,7 +49,8 @@ page_header(
 
 with st.sidebar:
     st.header("Settings")
-    ds = dataset_picker("cluster.dataset", task="classification", images=False, default="iris", exclude=("adult",))
+    ds = dataset_picker("cluster.dataset", task="classification", images=False, default="iris", exclude=("adult",),
+                        class_shares=False)
 if ds is None:  # outside the sidebar: what the picker needs (a file, a fix to one) is said in the main area too
     stop_page()
 with st.sidebar:

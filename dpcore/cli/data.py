@@ -3,7 +3,8 @@
 
 A CSV is read exactly as the pages read an upload (:func:`dpcore.datasets.load_csv`: delimiter sniffing, decimal
 commas, refusals naming the column), so the same file gives the same dataset everywhere. ``--drop`` leaves columns
-out (an identifier, free text). ``--bounds`` declares the
+out (an identifier, free text). ``--class-shares`` declares how common each class of the label is (public
+knowledge, never read from the rows: :attr:`~dpcore.datasets.Dataset.class_shares`). ``--bounds`` declares the
 range of its columns; a column left out gets the data's own min and max, which leaks privacy: that is said on
 standard error, naming the columns.
 
@@ -43,6 +44,12 @@ def add_data_flags(p, *, what: str = "registry name, e.g. digits (python -m dpco
                         "other feature column; a name with a comma in double quotes, '\"weight, kg\"=30:200'); "
                         "values outside are clipped. Columns left out get the data's own min and max, which leaks "
                         "privacy (said on standard error)")
+    p.add_argument("--class-shares", metavar="SPEC", default=None, dest="class_shares",
+                   help="with --data and a classification label: each class's share of the rows, declared from what "
+                        "is known outside the data (a published rate), e.g. 'fraud=0.07,review=0.05,ok=0.88' (every "
+                        "class, summing to 1). Learners that release class probabilities then answer the class of "
+                        "largest probability divided by its share, which finds rare classes a private model "
+                        "otherwise never answers; declared, not read from the rows, so it costs no privacy")
     p.add_argument("--drop", metavar="COLUMNS", default=None,
                    help="with --data: columns of the file to leave out, e.g. 'patient_id,ward' (an identifier, a "
                         "free-text note, a category not encoded as numbers; a name with a comma in double quotes)")
@@ -81,9 +88,10 @@ def dataset_from_args(args):
     if args.data and args.dataset:
         raise DPValueError("give either --dataset or --data, not both")
     if not args.data:
-        if args.label or args.task or getattr(args, "bounds", None) or getattr(args, "drop", None):
-            raise DPValueError("--label, --task, --bounds and --drop go with --data FILE.csv; a registry dataset has "
-                               "its own label, columns and declared bounds")
+        if args.label or args.task or getattr(args, "bounds", None) or getattr(args, "drop", None) or \
+                getattr(args, "class_shares", None):
+            raise DPValueError("--label, --task, --bounds, --class-shares and --drop go with --data FILE.csv; a "
+                               "registry dataset has its own label, columns and declared bounds")
         if not args.dataset:
             raise DPValueError("give --dataset NAME (python -m dpcore datasets lists them) or --data FILE.csv "
                                "--label COLUMN")
@@ -104,4 +112,4 @@ def dataset_from_args(args):
         raise
     if args.task is None and (said := numbers_read_as_classes(ds, args.label, how="give --task regression")):
         print(f"note: {said}", file=sys.stderr)
-    return ds
+    return ds.with_class_shares(getattr(args, "class_shares", None), parameter="--class-shares")

@@ -15,6 +15,8 @@ from .registry import REGISTRY, Dataset, DatasetInfo, Split, dataset_names, load
 #: them.
 _WHERE = {
     "BOUNDS_FORMS": "csv_upload",
+    "CLASS_SHARES_SYNTAX": "shares",
+    "parse_class_shares": "shares",
     "bounds_by_column": "csv_upload",
     "load_csv": "csv_upload",
     "read_csv_columns": "csv_upload",
@@ -30,9 +32,11 @@ __getattr__, __dir__ = lazy_names(__name__, _WHERE)
 
 __all__ = [
     "BOUNDS_FORMS",
+    "CLASS_SHARES_SYNTAX",
     "BoundedScaler",
     "as_dataset",
     "bounds_by_column",
+    "parse_class_shares",
     "REGISTRY",
     "Dataset",
     "DatasetInfo",

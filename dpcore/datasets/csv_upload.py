@@ -464,7 +464,7 @@ def _classes(labels: pd.Series) -> tuple:
 
 
 def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, name: str = "upload",
-             bounds: BoundsLike = None, drop: "str | Sequence[str]" = ()) -> Dataset:
+             bounds: BoundsLike = None, drop: "str | Sequence[str]" = (), class_shares=None) -> Dataset:
     """Turn an uploaded CSV (path, bytes, text or file object) or a pandas DataFrame into a Dataset.
 
     Parameters
@@ -485,6 +485,11 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
     drop : column name or names, optional
         Columns to leave out before anything else is read: an identifier, a free-text note, a category not yet
         encoded, a column that should not inform the model. Their cells are never checked or used.
+    class_shares : text or mapping, optional
+        For a classification label: each class's share of the rows, declared from what is known outside the data
+        (a published rate), e.g. ``"fraud=0.07, review=0.05, ok=0.88"``
+        (:func:`~dpcore.datasets.shares.parse_class_shares`). The classifiers that release class probabilities
+        then answer by them (:attr:`Dataset.class_shares`); nothing is read from the labels, so it costs no privacy.
     """
     declared = bounds_by_column(bounds, []) if bounds is None or isinstance(bounds, (str, Mapping)) else None
     df = _read(source)
@@ -582,4 +587,4 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
         description=f"{len(df)} rows uploaded by the user; label column {label_column!r}.",
         source="upload",
         inferred_bounds=tuple(inferred),
-    )
+    ).with_class_shares(class_shares)

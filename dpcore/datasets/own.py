@@ -20,7 +20,7 @@ LABEL = "label"
 
 
 def as_dataset(data: DataLike, label: ArrayLike | str | None = None, *, task: str | None = None,
-               bounds: BoundsLike = None, name: str = "data") -> Dataset:
+               bounds: BoundsLike = None, name: str = "data", class_shares=None) -> Dataset:
     """``data`` as a Dataset: a registry name or a Dataset as they are, a DataFrame, or arrays.
 
     Parameters
@@ -40,6 +40,9 @@ def as_dataset(data: DataLike, label: ArrayLike | str | None = None, *, task: st
         bounds gets its own min and max, with a PrivacyLeakWarning (those extremes are private values).
     name : str
         What results call the data.
+    class_shares : text or mapping, optional
+        A classification label's class shares, declared as public knowledge (``"fraud=0.07, ok=0.93"``): the
+        classifiers that release class probabilities answer by them (:func:`~dpcore.datasets.load_csv`).
 
     Examples
     --------
@@ -56,14 +59,15 @@ def as_dataset(data: DataLike, label: ArrayLike | str | None = None, *, task: st
             raise DPTypeError("label=, task= and bounds= describe your own data (a DataFrame or arrays); "
                               f"{'the registry dataset ' + repr(data) if isinstance(data, str) else 'a Dataset'} "
                               "carries its own")
-        return load_dataset(data) if isinstance(data, str) else data
+        ds = load_dataset(data) if isinstance(data, str) else data
+        return ds if class_shares is None else ds.with_class_shares(class_shares)
     if isinstance(data, tuple) and len(data) == 2:
         if label is not None:
             raise DPTypeError("give the labels once: as (X, y) or as X with label=y, not both")
         data, label = data
     if isinstance(data, pd.DataFrame):
         if isinstance(label, str) or (label is not None and np.ndim(label) == 0):
-            return load_csv(data, label_column=label, task=task, bounds=bounds, name=name)
+            return load_csv(data, label_column=label, task=task, bounds=bounds, name=name, class_shares=class_shares)
         frame = data.copy()
     else:
         X = np.asarray(data)
@@ -81,4 +85,4 @@ def as_dataset(data: DataLike, label: ArrayLike | str | None = None, *, task: st
     while column in frame.columns:
         column = "_" + column
     frame[column] = y
-    return load_csv(frame, label_column=column, task=task, bounds=bounds, name=name)
+    return load_csv(frame, label_column=column, task=task, bounds=bounds, name=name, class_shares=class_shares)

@@ -1,6 +1,7 @@
 """Offline datasets: every one ships inside an installed package, nothing is downloaded."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.util
 import os
@@ -63,6 +64,28 @@ class Dataset:
     #: The class labels as the data holds them (numbers stay numbers), in the order of the indices in ``y``; empty
     #: for the registry's sets, whose ``target_names`` are their classes.
     classes: tuple = ()
+    #: Each class's share of the rows, in the order of the class indices, as the owner DECLARED it (a published
+    #: rate), never read from the labels: where given, every classifier that releases class probabilities answers
+    #: by them (:func:`dpcore.learners.decision.balanced_decision`), which costs no privacy. Empty: not declared.
+    class_shares: tuple[float, ...] = ()
+
+    def with_class_shares(self, shares, *, parameter: str = "class_shares") -> "Dataset":
+        """This dataset with its class shares declared: text such as ``"fraud=0.07, review=0.05, ok=0.88"`` or a
+        mapping ``{class: share}`` (:func:`~dpcore.datasets.shares.parse_class_shares`; ``parameter`` names the
+        setting in its messages); ``None`` declares none.
+
+        >>> load_dataset("iris").with_class_shares("setosa=0.2, versicolor=0.3, virginica=0.5").class_shares
+        (0.2, 0.3, 0.5)
+        """
+        from .shares import parse_class_shares
+
+        if self.task != "classification":
+            if shares is None:
+                return self
+            raise DPValueError(f"{parameter} describes the classes of a classification label; {self.name!r} is "
+                               f"{self.task}: leave {parameter} out")
+        return dataclasses.replace(self, class_shares=parse_class_shares(shares, self.target_names,
+                                                                         parameter=parameter))
 
     @property
     def n_samples(self) -> int:

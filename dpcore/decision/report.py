@@ -92,6 +92,14 @@ def data_shape(dataset) -> dict:
            "features": ds.n_features, "task": ds.task, "columns": columns}
     if ds.task == "classification":
         out["classes"] = ds.n_classes
+        if getattr(ds, "class_shares", ()):  # declared public knowledge; listed without the classes they belong to
+            shares = ", ".join(f"{v:.3g}" for v in sorted(ds.class_shares, reverse=True))
+            out["class_shares"] = (f"declared by the data's owner, not read from the rows, and used: {shares} "
+                                   "(largest first; the classes are not named). Every learner that releases class "
+                                   "probabilities, the non-private references included, answered the class of "
+                                   "largest probability divided by its share (Elkan 2001; Saerens et al. 2002): "
+                                   "post-processing, no privacy spent. A learner that releases scores answered "
+                                   "its highest score (said among the warnings).")
     elif ds.label_range is not None:
         label_inferred = any(c not in ds.feature_names for c in inferred)
         out["label_bounds"] = ("read from the data (leaks; not shown)" if label_inferred
@@ -343,7 +351,7 @@ svg{max-width:100%;height:auto}table{display:block;max-width:100%;overflow-x:aut
 def _data_section(shape: dict) -> list[str]:
     """The "Your data" section: the data's shape and each column's bounds (no cell value: :func:`data_shape`)."""
     h = ["<h2>Your data</h2><table>"]
-    for k in ("name", "source", "task", "rows", "features", "classes", "label_bounds", "image_shape"):
+    for k in ("name", "source", "task", "rows", "features", "classes", "class_shares", "label_bounds", "image_shape"):
         if k in shape:
             h.append(f"<tr><th>{_e(k.replace('_', ' '))}</th><td>{_e(shape[k])}</td></tr>")
     h.append("</table>")

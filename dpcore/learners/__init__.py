@@ -23,6 +23,7 @@ from ..exceptions import DPCoreWarning, DPValueError, user_stacklevel
 from ..rng import secure_noise, substream
 from ..validation import check_delta, check_epsilon, check_fraction, check_int, delta_checked
 from .base import EpochCallback, LearnerSpec, RunResult, TestOutputs
+from .decision import RULE, answers_on_test_rows, apply_class_shares
 from .knobs import Knob, Wording, parse_value
 from .metrics import balanced_accuracy, rare_class_recall
 
@@ -159,6 +160,7 @@ def run_learner(
     label: Any = None,
     *,
     bounds: Any = None,
+    class_shares: Any = None,
     task: str | None = None,
     epsilon: float | None = None,
     delta: float = DELTA,
@@ -177,6 +179,14 @@ def run_learner(
     (see :func:`dpcore.datasets.as_dataset`). The split is deterministic in ``seed``; ``train_fraction`` keeps
     that share of the training rows (the test rows are unchanged).
 
+    ``class_shares`` declares a classification label's class shares as public knowledge (``"fraud=0.07,
+    review=0.05, ok=0.88"``, or on a Dataset with :meth:`~dpcore.datasets.Dataset.with_class_shares`): a learner
+    that releases class probabilities then answers the class of largest probability divided by its share
+    (:func:`dpcore.learners.decision.balanced_decision`; Elkan 2001, Saerens et al. 2002), and its metrics, its
+    confusion matrix and ``model.predict`` follow. That is post-processing: the run, its ε and its event are the
+    same. Without it, on a label where one class is most of the rows, a private model often answers that class
+    for every row.
+
     The result's ``model``, for learners that release one, predicts on new rows in your data's units
     (``result.model.predict(X_new)``); its ``event`` is the run's dp_accounting event.
     ``epsilon`` defaults to :data:`dpcore.defaults.EPSILON` for a private learner; a non-private one
@@ -189,9 +199,10 @@ def run_learner(
     """
     spec = get_learner(name)
     if not isinstance(data, Split):
-        data = as_dataset(data, label, task=task, bounds=bounds)
-    elif label is not None or bounds is not None or task is not None:
-        raise DPValueError("label=, bounds= and task= describe your own data; a Split carries its own")
+        data = as_dataset(data, label, task=task, bounds=bounds, class_shares=class_shares)
+    elif label is not None or bounds is not None or task is not None or class_shares is not None:
+        raise DPValueError("label=, bounds=, class_shares= and task= describe your own data; a Split carries its "
+                           "own (declare the shares on its Dataset: dataset.with_class_shares(...))")
     if secure:
         if seed is not None:
             raise DPValueError(f"seed={seed!r} with secure=True: secure noise cannot be seeded (anyone who knew the "
@@ -240,6 +251,7 @@ def run_learner(
         result = spec.run(split, epsilon=epsilon, delta=delta, seed=seed, params=params, on_epoch=on_epoch)
     if result.seconds == 0.0:
         object.__setattr__(result, "seconds", time.perf_counter() - t0)
+    apply_class_shares(split, result, title=spec.title)  # post-processing by the declared shares, if any
     _add_balanced_accuracy(split, result)
     judge_against_trivial(spec, split, result)
     if spec.private:  # what its epsilon protects, unless the run said it (it may depend on the knobs)
@@ -254,7 +266,7 @@ def _add_balanced_accuracy(split: Split, result: RunResult) -> None:
     outputs = result.test_outputs
     if (split.task == "classification" and outputs is not None and outputs.kind in ("probability", "score")
             and len(outputs.values) == split.y_test.size):
-        answers = np.argmax(outputs.values, axis=1)
+        answers = answers_on_test_rows(split, result)
         if "balanced_accuracy" not in result.metrics:
             result.metrics["balanced_accuracy"] = balanced_accuracy(split.y_test, answers)
         if "rare_class_recall" not in result.metrics:
@@ -292,7 +304,7 @@ def judge_against_trivial(spec: LearnerSpec, split: Split, result: RunResult) ->
 
     if split.task == "classification":
         if outputs is not None and outputs.kind in ("probability", "score") and np.unique(split.y_test).size > 1:
-            predicted = np.unique(np.argmax(outputs.values, axis=1))
+            predicted = np.unique(answers_on_test_rows(split, result))
             if predicted.size == 1:
                 label = _class_name(split, int(predicted[0]))
                 say("single_class", label, f"{who} predicts the single class {label!r} for every test row: "
@@ -304,6 +316,13 @@ def judge_against_trivial(spec: LearnerSpec, split: Split, result: RunResult) ->
             if reference.covers(accuracy):
                 say("no_better_than_trivial", True, f"{who} is no more accurate on the test rows than centres drawn "
                     "at random inside the declared bounds, which use no data (within their spread).")
+            return
+        if result.extras.get("decision_rule") == RULE:
+            # answering by the declared shares trades accuracy on the common class for the rare ones: judged by
+            # balanced accuracy, where always answering one class scores 1/k
+            if result.metrics.get("balanced_accuracy", 1.0) <= 1.0 / np.unique(split.y_test).size:
+                say("no_better_than_trivial", True, f"{who}, answering by the declared class shares, finds each class "
+                    "no better on the test rows (balanced accuracy) than always answering one class.")
             return
         values, counts = np.unique(split.y_train, return_counts=True)
         common = int(values[np.argmax(counts)])

@@ -93,6 +93,10 @@ class ReleasedModel:
         (regression, cluster indices).
     label_scale : (low, high) or None
     dp_event : dp_accounting.DpEvent or None
+    class_shares : tuple of float
+        The classes' shares as the data's owner declared them (:attr:`dpcore.datasets.Dataset.class_shares`), in
+        the order of ``classes``: ``predict`` then answers the class of largest probability divided by its share
+        (:func:`dpcore.learners.decision.balanced_decision`), post-processing that costs no privacy. Empty: argmax.
     """
 
     estimator: Any
@@ -101,6 +105,7 @@ class ReleasedModel:
     classes: tuple = ()
     label_scale: tuple[float, float] | None = None
     dp_event: Any = None
+    class_shares: tuple = ()
 
     @property
     def classes_(self) -> np.ndarray:
@@ -129,6 +134,10 @@ class ReleasedModel:
 
     def predict(self, X) -> np.ndarray:
         """Class labels (as the data holds them), cluster indices, or regression values, one per row of ``X``."""
+        if self.class_shares and self.classes:  # the declared shares' rule on the released probabilities
+            from .decision import balanced_decision
+
+            return self.classes_[balanced_decision(self.predict_proba(X), self.class_shares)]
         out = np.asarray(self.estimator.predict(self._inputs(X)))
         if self.classes:
             return self.classes_[out.astype(np.int64)]
@@ -237,6 +246,8 @@ class RunResult:
                              for k, v in dataclasses.asdict(config).items()}
         if self.extras.get("warnings"):  # what stderr said, for a script that reads only the JSON
             out["warnings"] = [str(w) for w in self.extras["warnings"]]
+        if self.extras.get("decision_rule"):  # answers by the declared class shares, or argmax where they do not apply
+            out["decision_rule"] = self.extras["decision_rule"]
         if "single_class" in self.extras:  # the model answers one class for every row (see run_learner)
             out["single_class"] = self.extras["single_class"]
         if self.extras.get("no_better_than_trivial"):  # no better than the majority class or the mean

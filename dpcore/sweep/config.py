@@ -117,6 +117,8 @@ def dataset_fingerprint(dataset: "str | Dataset") -> str:
     h = hashlib.sha256()
     h.update(json.dumps([dataset.name, dataset.task, list(dataset.target_names), dataset.label_range,
                          dataset.image_shape]).encode())
+    if getattr(dataset, "class_shares", ()):  # the answers follow the declared shares: another cache entry
+        h.update(json.dumps(["class_shares", list(dataset.class_shares)]).encode())
     for arr in (dataset.X, dataset.y) + tuple(dataset.bounds or ()):
         a = np.ascontiguousarray(arr)
         h.update(f"{a.dtype.str}{a.shape}".encode())

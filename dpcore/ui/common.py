@@ -12,6 +12,7 @@ import streamlit as st
 
 from ..datasets import REGISTRY, dataset_names, load_csv, read_csv_columns
 from ..datasets.csv_upload import BOUNDS_SYNTAX, numbers_read_as_classes
+from ..datasets.shares import CLASS_SHARES_SYNTAX
 from ..defaults import DELTA, EPSILON
 from ..exceptions import BoundsError, DPCoreError, PrivacyLeakWarning
 from ..runtime.thread_warnings import caught as caught_warnings
@@ -233,7 +234,7 @@ def _upload_changed(key: str) -> None:
 
 def dataset_picker(key: str, *, task: str | None = None, images: bool | None = None, allow_upload: bool = True,
                    container=None, default: str | None = None, warnings_into: list | None = None,
-                   in_form: bool = False, exclude: tuple[str, ...] = ()):
+                   in_form: bool = False, exclude: tuple[str, ...] = (), class_shares: bool = True):
     """Select box over the registry (plus the visitor's own CSV); returns a Dataset or None (with a message shown).
 
     A file uploaded on any page is this session's file (:mod:`dpcore.ui.uploads`): every page with an upload
@@ -241,7 +242,9 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
     chosen for it on another page. ``warnings_into``: a list that receives the upload's warnings instead of their
     being shown here (a page that gathers every warning into one notice). ``in_form``: the picker stands in a
     ``st.form``, which allows no callback and no button but its own (the table of bounds is then offered on the
-    pages without a form; what is declared there holds here too). ``exclude``: registry datasets not offered."""
+    pages without a form; what is declared there holds here too). ``exclude``: registry datasets not offered.
+    ``class_shares``: offer the box of declared class shares for a classification label (not on a page of
+    clusterings, which answer clusters, not classes)."""
     from .uploads import UPLOAD_NOTE, fits, stored_upload
 
     c = container or st.sidebar
@@ -312,6 +315,8 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         if bounds.strip() and not ds.inferred_bounds:
             c.caption(f"Bounds declared for all {ds.n_features} feature column(s)"
                       + (" and the label" if ds.task == "regression" else "") + ": none is read from the rows.")
+        if ds.task == "classification" and class_shares:
+            ds = _class_shares_box(c, ds, f"{key}.shares.{name}", stored)
         from .bounds import bounds_table
 
         if in_form:
@@ -329,10 +334,46 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         st.error(said)
         st.session_state[DATASET_PROBLEM] = ("error", said)
         return None
+    except ClassSharesError as exc:  # the file is fine; what was typed in the class shares box is not
+        said = "The declared class shares cannot be used: " + str(exc).removeprefix(f"{SHARES_LABEL}: ")
+        st.error(said)
+        st.session_state[DATASET_PROBLEM] = ("error", said)
+        return None
     except DPCoreError as exc:
         st.error(str(exc))
         st.session_state[DATASET_PROBLEM] = ("error", f"The uploaded file {name!r} cannot be used: {exc}")
         return None
+
+
+#: The label of the upload's class shares box, also the parameter its messages name.
+SHARES_LABEL = "Declared class shares"
+SHARES_HELP = (
+    "How common each class of the label is, as known from outside the data (a published rate, a registry's "
+    f"figure): {CLASS_SHARES_SYNTAX}. The models that give class probabilities (DP-SGD and its non-private "
+    "reference, label DP, federated learning) then answer the class whose probability is largest relative to its "
+    "share, so a rare class a private model would otherwise never answer is found: balanced accuracy rises, plain "
+    "accuracy falls (Elkan 2001; Saerens et al. 2002). It costs no privacy because the shares are declared, not "
+    "read from the rows: do not copy them from this file's own counts, which are private. Empty: each row gets the "
+    "class of largest probability.")
+
+
+class ClassSharesError(DPCoreError):
+    """What was typed in the class shares box cannot be used (its cause says why)."""
+
+
+def _class_shares_box(c, ds, shares_key: str, stored: dict):
+    """The upload's class shares box for a classification label: ``ds`` with the shares declared there."""
+    st.session_state.setdefault(shares_key, stored.get("shares", ""))  # declared on another page: kept
+    text = c.text_area(SHARES_LABEL + " (optional)", key=shares_key, height=120, help=SHARES_HELP,
+                       placeholder="\n".join(f"{n}=…" for n in ds.target_names[:6]))
+    stored["shares"] = text
+    try:
+        ds = ds.with_class_shares(text, parameter=SHARES_LABEL)
+    except DPCoreError as exc:
+        raise ClassSharesError(str(exc)) from exc
+    if ds.class_shares:
+        c.caption("Answers follow the declared class shares (declared, not read from the rows: no privacy spent).")
+    return ds
 
 
 #: Display names for the columns of the tidy tables pages show (the CSV downloads keep the tidy names).

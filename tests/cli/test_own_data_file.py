@@ -86,6 +86,11 @@ def test_cluster_sweep_and_audit_read_the_file_too_in_secure_mode_unless_seeded(
     (["--dataset", "iris", "--label", "species"], "go with --data"),
     (["--dataset", "iris", "--bounds", "a=0:1"], "go with --data"),
     (["--dataset", "iris", "--drop", "a"], "go with --data"),
+    (["--dataset", "iris", "--class-shares", "0=0.3,1=0.3,2=0.4"], "go with --data"),
+    (["--data", "{csv}", "--label", "species", "--bounds", "*=0:8", "--class-shares", "0=0.5,1=0.5"],
+     "--class-shares: no share for the class '2'"),
+    (["--data", "{csv}", "--label", "species", "--bounds", "*=0:8", "--class-shares", "0=0.3,1=0.3,2=0,3=0.4"],
+     "2 mistakes in --class-shares"),
     (["--data", "{csv}", "--label", "species", "--drop", "petal width"], "--drop names column(s) 'petal width'"),
     (["--data", "{csv}", "--label", "species", "--drop", "species"], "--drop names the label column 'species'"),
     (["--data", "{csv}", "--label", "species", "--bounds", "petal width=0:3"], "'petal width' that the file"),
@@ -155,3 +160,22 @@ def test_a_count_label_guessed_to_be_classes_is_said_with_how_to_choose_regressi
     assert "read as" not in capsys.readouterr().err  # chosen, not guessed: nothing to say
     assert main(base + ["--label", "code", "--drop", "visits"]) == 0
     assert "read as" not in capsys.readouterr().err  # three codes 0/1/2 are categories
+
+
+def test_declared_class_shares_change_the_answers_not_the_run_and_the_json_says_which_rule(tmp_path, capsys):
+    """--class-shares: DP-SGD's answers follow argmax(p / shares); its epsilon and noise are the same."""
+    from tests.learners.test_declared_class_shares import SHARES, imbalanced_table
+
+    path = tmp_path / "status.csv"
+    imbalanced_table().to_csv(path, index=False)
+    argv = ["train", "--data", str(path), "--label", "status", "--bounds", "*=-5:5", "--algorithm", "dpsgd",
+            "--epsilon", "1", "--seed", "0", "--json"]
+    assert main(argv) == 0
+    plain, _ = _last_json(capsys)
+    assert main([*argv, "--class-shares", SHARES]) == 0
+    declared, err = _last_json(capsys)
+    assert declared["decision_rule"] == "declared class shares" and "decision_rule" not in plain
+    assert (declared["epsilon"], declared["noise_multiplier"], declared["steps"]) == \
+        (plain["epsilon"], plain["noise_multiplier"], plain["steps"])
+    assert plain["balanced_accuracy"] == pytest.approx(1 / 3)
+    assert declared["balanced_accuracy"] > plain["balanced_accuracy"] + 0.15

@@ -1,0 +1,144 @@
+"""Declared class shares: a classifier that releases class probabilities answers argmax(p / shares) (Elkan 2001;
+Saerens et al. 2002), its metrics, confusion matrix and released model follow, and the run itself (its ε, its
+dp_accounting event, its noise) is the same as without them."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcore.datasets import as_dataset, load_csv, parse_class_shares, train_test_split
+from dpcore.exceptions import DatasetError, DPCoreWarning
+from dpcore.learners import run_learner
+from dpcore.learners.decision import RULE, balanced_decision
+from dpcore.learners.metrics import balanced_accuracy, confusion_matrix, rare_class_recall
+
+SHARES = "fraud=0.07, review=0.05, ok=0.88"
+
+
+def imbalanced_table(n: int = 3000, seed: int = 0) -> pd.DataFrame:
+    """Five N(0, 1) features; 'status' drawn from a multinomial logistic model: ok about 88 %, fraud 7 %, review
+    5 % (the shape of bench/class_shares.py's table)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 5))
+    W = np.array([[0, 0, 0, 0, 0], [2.4, -1.6, 1.2, 0, 0.8], [-1.2, 2.0, 0, 1.6, -1.0]])
+    logits = X @ W.T + np.array([0.0, -5.35, -5.7])
+    p = np.exp(logits - logits.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    y = (rng.random(n)[:, None] > np.cumsum(p, 1)).sum(1)
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(5)])
+    frame["status"] = np.array(["ok", "fraud", "review"])[y]
+    return frame
+
+
+def quietly(fn, *args, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **kw)
+
+
+@pytest.fixture(scope="module")
+def table() -> pd.DataFrame:
+    return imbalanced_table()
+
+
+def test_declared_shares_are_read_per_class_in_the_label_order_and_scaled_to_sum_to_one():
+    assert parse_class_shares(SHARES, ("fraud", "ok", "review")) == pytest.approx((0.07, 0.88, 0.05))
+    assert parse_class_shares("a=0.51, b=0.5", ("a", "b")) == pytest.approx((0.51 / 1.01, 0.5 / 1.01))
+    assert parse_class_shares({1: 0.2, 0: 0.8}, ("0", "1")) == pytest.approx((0.8, 0.2))
+    assert parse_class_shares("  ", ("a", "b")) == ()
+
+
+@pytest.mark.parametrize("spec, said", [
+    ("fraud=0.07, ok=0.93, review=0", "share of 'review' must be above 0"),
+    ("fraud=-0.1, ok=1.05, review=0.05", "share of 'fraud' must be above 0"),
+    ("fraud=0.07, ok=0.88, review=0.05, spam=0.01", "'spam' is not a class of the label"),
+    ("fraud=0.07, ok=0.93", "no share for the class 'review'"),
+    ("fraud=7, ok=88, review=5", "sum to 100, not 1 (percentages? divide each by 100)"),
+    ("fraud=0.2, ok=0.2, review=0.2", "sum to 0.6, not 1"),
+    ("fraud=a lot, ok=0.88, review=0.05", "'a lot', is not a number"),
+    ("fraud 0.07", "cannot read 'fraud 0.07'"),
+])
+def test_a_bad_declaration_is_refused_naming_the_parameter_and_what_to_do(spec, said):
+    with pytest.raises(DatasetError, match="--class-shares") as err:
+        parse_class_shares(spec, ("fraud", "ok", "review"), parameter="--class-shares")
+    assert said in str(err.value)
+
+
+def test_shares_go_with_a_classification_label_only(table):
+    frame = table.assign(amount=np.arange(len(table), dtype=float))
+    with pytest.raises(Exception, match="class_shares describes the classes of a classification label"):
+        quietly(load_csv, frame.drop(columns="status"), label_column="amount", task="regression",
+                class_shares="a=1")
+
+
+def test_the_rule_is_numpys_argmax_of_probabilities_divided_by_shares():
+    rng = np.random.default_rng(3)
+    p = rng.dirichlet([8, 1, 0.6], size=500)
+    shares = np.array([0.88, 0.07, 0.05])
+    expected = np.array([max(range(3), key=lambda c: row[c] / shares[c]) for row in p])
+    assert np.array_equal(balanced_decision(p, shares), expected)
+    assert np.array_equal(balanced_decision(p, np.full(3, 1 / 3)), p.argmax(1))  # even shares: plain argmax
+
+
+@pytest.mark.parametrize("learner, params", [("dpsgd", {"epochs": 3}), ("non-private", {"epochs": 3}),
+                                             ("dp-fedavg", {"rounds": 3})])
+def test_the_run_is_the_same_with_and_without_shares_only_the_answers_follow_them(table, learner, params):
+    plain = quietly(as_dataset, table, "status", bounds="*=-5:5")
+    declared = plain.with_class_shares(SHARES)
+    runs = [quietly(run_learner, learner, ds, epsilon=1.0 if learner != "non-private" else None, seed=0,
+                    params=params) for ds in (plain, declared)]
+    a, b = runs
+    assert (a.epsilon, a.delta, a.noise_multiplier) == (b.epsilon, b.delta, b.noise_multiplier)
+    assert repr(a.event) == repr(b.event)  # the same dp_accounting event
+    assert np.array_equal(a.test_outputs.values, b.test_outputs.values)  # the same noise, the same model
+    split = train_test_split(declared, seed=0)
+    answers = np.argmax(b.test_outputs.values / np.array(declared.class_shares), axis=1)  # independent: numpy
+    assert b.extras["decision_rule"] == RULE and "decision_rule" not in a.extras
+    assert b.metrics["accuracy"] == pytest.approx(np.mean(answers == split.y_test))
+    assert b.metrics["balanced_accuracy"] == pytest.approx(balanced_accuracy(split.y_test, answers))
+    assert b.metrics["rare_class_recall"] == pytest.approx(rare_class_recall(split.y_test, answers))
+    if "confusion_matrix" in b.extras:
+        assert np.array_equal(b.extras["confusion_matrix"], confusion_matrix(split.y_test, answers, 3))
+        assert np.array_equal(b.extras["predictions"], answers)
+    # the released model predicts new rows by the same rule, in the data's own labels
+    assert np.array_equal(b.model.predict(split.X_test), np.array(declared.classes)[answers])
+    assert np.array_equal(a.model.predict(split.X_test), np.array(declared.classes)[a.test_outputs.values.argmax(1)])
+
+
+def test_declared_shares_lift_dpsgds_balanced_accuracy_at_epsilon_1(table):
+    """The issue's table: DP-SGD answers 'ok' for every row; by the declared shares it finds the rare classes."""
+    plain = quietly(as_dataset, table, "status", bounds="*=-5:5")
+    before = quietly(run_learner, "dpsgd", plain, epsilon=1.0, seed=0)
+    after = quietly(run_learner, "dpsgd", plain.with_class_shares(SHARES), epsilon=1.0, seed=0)
+    assert before.metrics["balanced_accuracy"] == pytest.approx(1 / 3)  # the majority class for every row
+    assert after.metrics["balanced_accuracy"] > 0.5
+    assert after.metrics["rare_class_recall"] > 0.0
+    assert "single_class" not in after.extras
+
+
+def test_a_learner_releasing_scores_keeps_its_answers_and_says_so(table):
+    declared = quietly(as_dataset, table, "status", bounds="*=-5:5", class_shares=SHARES)
+    with pytest.warns(DPCoreWarning, match="releases scores, not class probabilities"):
+        res = run_learner("erm-objective", declared, epsilon=1.0, seed=0)
+    assert res.extras["decision_rule"] == "argmax"
+
+
+def test_shares_change_the_cache_key_of_the_data(table):
+    from dpcore.sweep import dataset_fingerprint
+
+    plain = quietly(as_dataset, table, "status", bounds="*=-5:5")
+    assert dataset_fingerprint(plain) != dataset_fingerprint(plain.with_class_shares(SHARES))
+    assert dataset_fingerprint(plain) == dataset_fingerprint(quietly(as_dataset, table, "status", bounds="*=-5:5"))
+
+
+def test_the_report_says_the_shares_were_declared_and_used_without_naming_a_class(table):
+    from dpcore.decision.report import _data_section, data_shape
+
+    declared = quietly(as_dataset, table, "status", bounds="*=-5:5", class_shares=SHARES)
+    html = "".join(_data_section(data_shape(declared)))
+    assert "declared by the data&#x27;s owner, not read from the rows, and used: 0.88, 0.07, 0.05" in html
+    assert not any(name in html for name in ("fraud", "review", "ok<", "'ok'"))
+    assert "class_shares" not in data_shape(quietly(as_dataset, table, "status", bounds="*=-5:5"))

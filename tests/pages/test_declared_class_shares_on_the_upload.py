@@ -1,0 +1,32 @@
+"""The upload's box of declared class shares: a classification label's shares, declared (no privacy spent), make
+the Train page's models answer by them; a mistake is an error naming the box, with the file still read."""
+from __future__ import annotations
+
+from tests.pages.conftest import upload_rare_label
+
+
+def test_declared_shares_reach_the_train_pages_model_and_its_reference():
+    at = upload_rare_label("pages/2_Train_a_network.py", "train.dataset", rows=1200, shift=1.5, bounds="*=-5:7")
+    box = at.text_area(key="train.dataset.shares.ward.csv")
+    assert "costs no privacy because the shares are declared, not read from the rows" in box.help
+    box.set_value("no=0.95, yes=0.05").run()
+    assert any("Answers follow the declared class shares" in c.value for c in at.caption)
+    at.button(key="train.run").click().run()
+    assert not at.exception
+    out = next(iter(at.session_state["train.results"].values()))
+    assert out["metrics"]["rare_class_recall"] > 0.3  # the rare class is answered
+    assert out["metrics"]["balanced_accuracy"] > 0.6 and out["baseline"]["balanced_accuracy"] > 0.6
+
+
+def test_a_wrong_declaration_is_an_error_naming_the_box_and_what_to_do():
+    at = upload_rare_label("pages/2_Train_a_network.py", "train.dataset", rows=300, shift=1.5, bounds="*=-5:7")
+    at.text_area(key="train.dataset.shares.ward.csv").set_value("no=0.95, maybe=0.05").run()
+    errors = [e.value for e in at.error]
+    assert any(e.startswith("The declared class shares cannot be used:") and "'maybe' is not a class" in e
+               and "no share for the class 'yes'" in e for e in errors), errors
+    assert not at.exception
+
+
+def test_the_clustering_page_offers_no_class_shares():
+    at = upload_rare_label("pages/3_Clustering.py", "cluster.dataset", rows=300, shift=1.5, bounds="*=-5:7")
+    assert not [t for t in at.text_area if t.key.startswith("cluster.dataset.shares")]
