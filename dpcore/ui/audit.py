@@ -147,7 +147,7 @@ def roc_figure(curves: Mapping[str, Any], *, epsilon: float, delta: float, regio
     if exact is not None:
         fig.add_trace(go.Scatter(x=f, y=np.clip(exact, 1e-4, 1), mode="lines",
                                  line=dict(color="#0072B2", dash="dot", width=2),
-                                 name="Best possible for this exact run (PLD)"))
+                                 name="Best possible for this run's exact noise"))
     fig.add_trace(go.Scatter(x=f, y=f, mode="lines", line=dict(color="#888888", dash="dash"),
                              name="Guessing (diagonal)"))
     styles = [("#D55E00", "solid", "circle"), ("#009E73", "dashdot", "diamond")]
