@@ -125,7 +125,7 @@ if contrast is not None and not white_box:
 
 audits = {}
 for label, (name, eps, knobs) in runs.items():
-    progress = AuditProgress(label)
+    progress = AuditProgress(label, headline_area())  # presenting: on the stage, where the ROC chart comes
     audit = run_guarded(cached_audit, name, data_arg(ds), epsilon=float(eps), delta=float(delta), attack=attack,
                         said=said, params=knobs, shadows=int(shadows), canaries=canary_count, pool_size=pool_size,
                         seed=seed, progress=progress, quiet=bool(audits))

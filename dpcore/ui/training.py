@@ -67,11 +67,19 @@ def defaults_for(dataset: Dataset, algorithm: str = "dpsgd", test_size: float = 
 
 
 class LiveProgress:
-    """An ``on_epoch`` callback that moves a progress bar and redraws the charts epoch by epoch."""
+    """An ``on_epoch`` callback that moves a progress bar and redraws the charts epoch by epoch.
 
-    def __init__(self, label: str) -> None:
-        self.bar = st.progress(0.0, text=label)
-        self.chart = st.empty()
+    ``container``: where the bar and the live chart go, the page by default. Presenting, the page passes the stage's
+    chart column (:func:`dpcore.ui.present.headline_area`): below the stage they ran a screen under a 720-pixel
+    projector, where the lesson's Train stop points at the ε spent growing epoch by epoch. There the bar is cleared
+    when done, as the finished chart takes the column (a "done" bar above it pushed the chart's foot off the screen).
+    """
+
+    def __init__(self, label: str, container=None) -> None:
+        where = st if container is None else container
+        self._stage = where is not st
+        self.bar = where.progress(0.0, text=label)
+        self.chart = where.empty()
         self.rows: list[dict] = []
         self.label = label
         # building a figure per epoch for every visitor following the same run would compete with the training
@@ -94,7 +102,10 @@ class LiveProgress:
                       alt_text=HISTORY_ALT)
 
     def done(self) -> None:
-        self.bar.progress(1.0, text=f"{self.label}: done")
+        if self._stage:
+            self.bar.empty()
+        else:
+            self.bar.progress(1.0, text=f"{self.label}: done")
         self.chart.empty()
 
 

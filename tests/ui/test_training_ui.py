@@ -156,6 +156,29 @@ def test_live_progress_redraws_the_history_so_far_as_vega_lite(monkeypatch):
     assert len(drawn) == 2 and bars == [(1.0, "DP-SGD: epoch 3/3, ε spent 1.500")]
 
 
+def _training_beside_the_stage():
+    import streamlit as st
+
+    from dpcore.ui.training import LiveProgress
+
+    left, right = st.columns(2)
+    live = LiveProgress("DP-SGD", right if st.session_state.get("stage") else None)
+    live.done()
+    right.markdown("the finished chart")
+
+
+def test_live_progress_on_the_stage_goes_where_the_chart_ends_and_leaves_no_done_bar_above_it():
+    from streamlit.testing.v1 import AppTest
+
+    presenting = AppTest.from_function(_training_beside_the_stage)
+    presenting.session_state["stage"] = True
+    presenting.run()
+    assert not presenting.exception
+    assert not presenting.get("progress")  # cleared: the finished chart takes the stage's column alone
+    page = AppTest.from_function(_training_beside_the_stage).run()
+    assert [(bar.proto.value, bar.proto.text) for bar in page.get("progress")] == [(100, "DP-SGD: done")]
+
+
 def test_confusion_figure_has_a_cell_per_pair_of_classes_in_the_datas_order():
     cm = pd.DataFrame([[5, 1], [2, 7]], index=["zebra", "ant"], columns=["zebra", "ant"])
     spec = vega.spec(confusion_figure(cm))
