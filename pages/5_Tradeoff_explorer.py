@@ -173,7 +173,7 @@ prompt_slot = st.empty()  # drawn now, so an earlier run's "Press Run" box does 
 result = remembered(config)
 if clicked and result is None:
     result = run_live(config, n_jobs=int(jobs), scheduler=scheduler, progress_slot=progress_slot,
-                      chart_slot=chart_slot, metric=metric, log_x=log_x, band=band)
+                      chart_slot=chart_slot, metric=metric, log_x=log_x, band=band, mark=mark)
 if result is None and clicked:
     stop_page()  # the error is shown above; no chart, no "press Run" box
 if result is None:

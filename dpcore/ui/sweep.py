@@ -111,14 +111,14 @@ def remembered(config: SweepConfig, *, cache_dir=None) -> SweepResult | None:
 
 
 def run_live(config: SweepConfig, *, n_jobs: int, scheduler: str | None, progress_slot, chart_slot,
-             metric: str, log_x: bool, band: str, cache_dir=None) -> SweepResult | None:
+             metric: str, log_x: bool, band: str, mark: float | None = None, cache_dir=None) -> SweepResult | None:
     """Run the sweep, redrawing the progress bar and the chart as runs finish; errors become ``st.error``.
 
     The sweep is heavy work of the server: it waits its turn on the bounded run queue (:func:`shared_call`),
     a visitor asking for the same sweep while it runs follows it instead of starting another, and it stops
     when nobody waits for it (finished runs stay in the sweep's cache). Its parts go to the operator's cluster
     when there is one, so the queue runs it here (``here``) and does not keep it: the sweep's own cache does,
-    and it may hold a visitor's upload."""
+    and it may hold a visitor's upload. ``mark``: the class's ε, on the live chart as on the finished one."""
     rows: list[Mapping[str, Any]] = []
     bar = progress_slot.progress(0.0, text=f"0 / {len(config.runs())} runs")
     chart_due = Every(CHART_SECONDS)  # spaced more widely while a class follows runs (dpcore.ui.live)
@@ -129,7 +129,7 @@ def run_live(config: SweepConfig, *, n_jobs: int, scheduler: str | None, progres
         bar.progress(p.fraction, text=f"{p.done} / {p.total} runs" + (" (cached)" if p.cached else ""))
         if chart_due(last=p.done == p.total):
             n_drawn[0] += 1
-            fig = sweep_figure(build_table(config, rows), config, metric=metric, log_x=log_x, band=band)
+            fig = sweep_figure(build_table(config, rows), config, metric=metric, log_x=log_x, band=band, mark=mark)
             chart_slot.plotly_chart(fig, width="stretch", key=f"sweep.live.{n_drawn[0]}")
 
     def compute(progress) -> SweepResult:
@@ -167,6 +167,10 @@ METRIC_LABELS = {
     "mse": "Test MSE (squared target units)",
     "r2": "Test R² (1 = perfect, 0 = the mean)",
 }
+
+
+#: metrics read as a fraction, from 0 to 1
+_FRACTIONS = ("accuracy", "balanced_accuracy")
 
 
 def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x: bool = True,
@@ -259,8 +263,17 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
         height=460,
         margin=dict(t=30, b=40),
     )
+    if x_range is None and len(xs) > 1 and (x0 > 0 or not log_x):
+        # the swept range, padded as Plotly pads a marker: a live chart's first frames hold only the baselines' lines,
+        # which Plotly fits edge to edge, dropping the last value's tick ("10" on the lesson's ε axis)
+        lo, hi = (math.log10(x0), math.log10(x1)) if log_x else (x0, x1)
+        x_range = [lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo)]
     if x_range is not None:
         fig.update_xaxes(range=x_range)
+    if metric in _FRACTIONS and (summ.empty or not (summ.role == "swept").any()):
+        # no learner's point yet (a live chart's first frames): the fraction's own scale, not Plotly's ±1 around a
+        # lone baseline, which drew accuracy from -0.5
+        fig.update_yaxes(range=[0.0, 1.05])
     place_point_labels(fig, labels, log_x=log_x, log_y=metric == "mse")
     if config.axis == "epsilon":  # the verdict bands behind an ε axis
         palette.epsilon_bands(fig, [x0, x1], log=log_x)

@@ -541,6 +541,26 @@ def test_the_class_epsilon_is_a_dash_dotted_line_named_in_the_legend_inside_the_
         assert not [t for t in fig.data if (t.name or "").startswith("your ε")]
 
 
+def test_a_live_chart_before_any_learners_point_spans_every_swept_value_and_the_fractions_scale(fakes):
+    import math
+
+    from dpcore.sweep import SweepConfig, run_sweep
+    from dpcore.ui.sweep import sweep_figure
+
+    cfg = SweepConfig(dataset="iris", learners=["fake-dp"], values=[0.1, 1.0, 10.0], seeds=1,
+                      providers=("sweep_fake_learners",))
+    table = run_sweep(cfg, n_jobs=1).table
+    first = table[table["learner"] != "fake-dp"]  # the baselines finish first: no point of the learner yet
+    assert not first.empty
+    fig = sweep_figure(first, cfg, metric="accuracy", log_x=True, mark=1.0)
+    lo, hi = fig.layout.xaxis.range
+    assert lo < math.log10(0.1) and hi > math.log10(10.0)  # 10 keeps its tick: padded as a marker is
+    assert tuple(fig.layout.yaxis.range) == (0.0, 1.05)  # not Plotly's -0.9 to 1.1 around a lone baseline
+    assert [t.name for t in fig.data if (t.name or "").startswith("your ε")] == ["your ε = 1"]
+    full = sweep_figure(table, cfg, metric="accuracy", log_x=True)
+    assert full.layout.yaxis.range is None or tuple(full.layout.yaxis.range) != (0.0, 1.05)  # fitted to the points
+
+
 def test_the_page_marks_the_epsilon_a_link_carries_and_says_when_it_lies_outside_the_range(fakes):
     at = _page()
     at.number_input(key="sweep.mark").set_value(30.0)  # as the lesson's link from the Attack page fills it in
