@@ -116,7 +116,7 @@ if control_area(st).button("Train", type="primary", key="train.run"):
                 "Same inputs as an earlier run: showing its secure release (drawing fresh noise for the same data "
                 "would spend the budget again). Change any input to train anew.")
     else:
-        live = LiveProgress(get_learner(algo).title)
+        live = LiveProgress(get_learner(algo).title, headline_area())  # presenting: on the stage, where it ends
         def train(progress):
             return train_with_baseline(ds, algo, params, epsilon=epsilon, delta=delta, seed=seed, on_epoch=progress)
 

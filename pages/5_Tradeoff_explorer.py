@@ -111,8 +111,8 @@ with st.sidebar:
         mark = bounded_number(st, "Your ε, marked on the chart", low=0.001, high=None, default=None, value=None,
                               key="sweep.mark", name="Your ε", format="%.4g", placeholder="none",
                               help="The ε your class trained and attacked at (the lesson's link from the Attack page "
-                                   "fills it in): a dashed line marks it on the chart, so the room sees where its "
-                                   "model sits on the curve. Leave it empty for no mark.")
+                                   "fills it in): a dash-dotted line marks it on the chart, named in the legend, so "
+                                   "the room sees where its model sits on the curve. Leave it empty for no mark.")
     knobs = st.text_area("Fixed knobs (key=value per line)", "", key="sweep.knobs",
                          help="Each learner gets the knobs it takes, e.g. epochs=5 or preprocess=standardize.")
     if chosen:
@@ -173,7 +173,7 @@ prompt_slot = st.empty()  # drawn now, so an earlier run's "Press Run" box does 
 result = remembered(config)
 if clicked and result is None:
     result = run_live(config, n_jobs=int(jobs), scheduler=scheduler, progress_slot=progress_slot,
-                      chart_slot=chart_slot, metric=metric, log_x=log_x, band=band)
+                      chart_slot=chart_slot, metric=metric, log_x=log_x, band=band, mark=mark)
 if result is None and clicked:
     stop_page()  # the error is shown above; no chart, no "press Run" box
 if result is None:

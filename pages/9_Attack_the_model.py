@@ -125,7 +125,7 @@ if contrast is not None and not white_box:
 
 audits = {}
 for label, (name, eps, knobs) in runs.items():
-    progress = AuditProgress(label)
+    progress = AuditProgress(label, headline_area())  # presenting: on the stage, where the ROC chart comes
     audit = run_guarded(cached_audit, name, data_arg(ds), epsilon=float(eps), delta=float(delta), attack=attack,
                         said=said, params=knobs, shadows=int(shadows), canaries=canary_count, pool_size=pool_size,
                         seed=seed, progress=progress, quiet=bool(audits))
@@ -182,7 +182,8 @@ st.markdown(
     "Each curve is one attack: how many members it finds (up) for how many non-members it wrongly accuses "
     "(right), on log scales so the rare, confident hits show. **The shaded region** holds every attack's true "
     "rates under the claimed (ε, δ); the dotted line is the tighter limit of the exact noise this run added. The "
-    "dashed diagonal is guessing. A curve is measured on "
+    "dashed diagonal is guessing. **AUC**, the area under a curve (on ordinary scales), sums an attack up in one "
+    "number: 0.5 is guessing, 1 tells every member from every non-member. A curve is measured on "
     f"{main.result.n_members:,} members and {main.result.n_nonmembers:,} non-members, so at the smallest "
     "false-alarm rates, a few records, it can step outside the region by chance even for a correct run; the "
     "proven ε above is the evidence, with that chance counted.")

@@ -29,6 +29,19 @@ def test_every_stop_is_a_page_and_names_that_pages_inputs():
             assert name is None or f'"{name}"' in source, (s.page, name)
 
 
+def test_a_button_the_plan_says_to_press_is_a_button_of_that_stops_page():
+    pressed = [s for s in STOPS if s.press]
+    assert [s.title for s in pressed] == ["Train a network", "Trade-off explorer"]
+    for s in pressed:
+        assert f'.button("{s.press}"' in (ROOT / s.page).read_text(), (s.page, s.press)
+    from dpcore.ui.lesson import lesson_plan_markdown
+
+    assert "Press *Train*, then point at the private model's accuracy curve" in lesson_plan_markdown()
+    # the attack stop's ladder, which answers its "at which ε", is a button the page draws from dpcore.ui.audit
+    assert "press *Climb the ladder*" in STOPS[2].point_at
+    assert '.button("Climb the ladder' in (ROOT / "dpcore" / "ui" / "audit.py").read_text()
+
+
 def test_a_link_carries_what_the_visitor_changed_and_the_lesson_for_the_rest():
     train = next_stop(STOPS[0].page)
     assert train is STOPS[1] and next_stop(STOPS[-1].page) is None and stop_of("pages/11_Glossary.py") is None

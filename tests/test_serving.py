@@ -247,6 +247,21 @@ def test_a_result_on_disk_is_not_shown_once_the_code_has_changed(tmp_path, monke
     assert restarted.get_or_run(("train", "iris", 0), compute) == (2, "computed")
 
 
+def test_the_code_version_naming_stored_results_covers_every_folder_of_dpcore(tmp_path):
+    import dpcore
+
+    # the whole package, not the runtime/ folder serving.py sits in: a change to the training or attack code must
+    # also retire the results it computed
+    assert serving.DPCORE_ROOT == pathlib.Path(dpcore.__file__).resolve().parent
+    (tmp_path / "training").mkdir()
+    (tmp_path / "runtime").mkdir()
+    (tmp_path / "runtime" / "serving.py").write_text("x = 1\n")
+    (tmp_path / "training" / "dpsgd.py").write_text("noise = 1.0\n")
+    before = serving.tree_digest(tmp_path)
+    (tmp_path / "training" / "dpsgd.py").write_text("noise = 2.0\n")
+    assert serving.tree_digest(tmp_path) != before
+
+
 def test_inputs_without_a_stable_text_are_kept_in_memory_only(tmp_path):
     runs = SharedRuns(workers=1, directory=tmp_path)
     key = ("train", object())  # its repr holds a memory address, different after a restart

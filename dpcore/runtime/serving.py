@@ -44,11 +44,20 @@ _THREADS_ENV = "DPCORE_RUN_THREADS"
 _SCHEDULER_ENV = "DPCORE_SCHEDULER"
 
 
+#: The dpcore package folder, every source file of which names the stored results (this module is in its runtime/:
+#: the folder above; its own folder alone let a restarted server show a result of older training or attack code)
+DPCORE_ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
 @functools.lru_cache(maxsize=1)
 def source_digest() -> str:
     """A digest of every source file of dpcore: it changes with any change to the code that computes a result."""
+    return tree_digest(DPCORE_ROOT)
+
+
+def tree_digest(root: pathlib.Path) -> str:
+    """A digest of every ``.py`` file under ``root``, in its subfolders too, and of their paths."""
     h = hashlib.sha256()
-    root = pathlib.Path(__file__).resolve().parent
     for path in sorted(root.rglob("*.py")):
         h.update(path.relative_to(root).as_posix().encode())
         h.update(path.read_bytes())

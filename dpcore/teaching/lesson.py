@@ -39,6 +39,9 @@ class Stop:
     title: str
     point_at: str
     ask: str
+    #: the label of the button that draws what to point at, where the page waits for one (the Train page's "Train",
+    #: the trade-off's "Run"); None where the page draws it on arrival
+    press: str | None = None
     dataset_key: str | None = None
     epsilon_key: str | None = None
     seed_key: str | None = None
@@ -57,25 +60,29 @@ class Stop:
 #: its dataset picker ``audit.dataset``, its ε box ``audit.eps``, its seed ``audit.seed``.
 STOPS: tuple[Stop, ...] = (
     Stop("pages/0_What_epsilon_means.py", "What ε means",
-         point_at="the two curves of section 2 (the released count on D and on D′) and how much they overlap; then "
-                  "move ε and watch the overlap and the ratio band change",
+         point_at="the two curves of section 2 (the released count on D and on D′; beside the ε slider when "
+                  "presenting) and how much they overlap; then move ε and watch the overlap and the ratio band under "
+                  "them change",
          ask="You see one noisy answer. Can you tell whether Chandler's record says diabetes? What would make you "
              "sure, and what does ε limit?",
          epsilon_key="home.eps", seed_key="home.seed"),
     Stop("pages/2_Train_a_network.py", "Train a network",
-         point_at="the private model's accuracy curve against the dashed non-private line, and the ε spent growing "
-                  "epoch by epoch to the budget",
+         press="Train",
+         point_at="the private model's accuracy curve against the dashed non-private line, and the ε spent "
+                  "growing epoch by epoch to the dotted budget line",
          ask="The private model is a few points less accurate. What did those points buy?",
          dataset_key="train.dataset", epsilon_key="train.epsilon", seed_key="train.seed"),
     Stop("pages/9_Attack_the_model.py", "Attack the model",
-         point_at="the ROC curve of the non-private model above the diagonal, the private one on it, and the proven "
-                  "ε lower bound never above the claimed ε",
+         point_at="the ROC curve of the non-private model above the diagonal, the private one near it, and the "
+                  "proven ε lower bound never above the claimed ε; then press *Climb the ladder* at the foot of the "
+                  "page: the same training attacked at growing ε and without noise",
          ask="Which training records can an attacker tell apart from records the model never saw, and at which ε "
              "does that stop?",
          dataset_key="audit.dataset", epsilon_key="audit.eps", seed_key="audit.seed"),
     Stop("pages/5_Tradeoff_explorer.py", "Trade-off explorer",
-         point_at="accuracy against ε, with the non-private line above and the chance line below, where the "
-                  "curve bends, and the dashed line of the ε the class trained and attacked at",
+         press="Run",
+         point_at="accuracy against ε, with the non-private line above and the majority-class (chance) line "
+                  "below, where the curve bends, and the dash-dotted line of the ε the class trained and attacked at",
          ask="Which ε would you choose for these digits, and who should get to choose it?",
          # the page sweeps ε: the class's ε is marked on the curve ("Your ε, marked on the chart")
          dataset_key="sweep.dataset", epsilon_key="sweep.mark", seed_key="sweep.seed",

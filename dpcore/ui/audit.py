@@ -116,11 +116,14 @@ def cached_theory(epsilon: float, delta: float, _event, event_key: str,
 
 
 class AuditProgress:
-    """A progress bar that the audit's ``on_progress`` moves (target, then each shadow or epoch)."""
+    """A progress bar that the audit's ``on_progress`` moves (target, then each shadow or epoch), in ``container``
+    (the page by default; presenting, the Attack page passes the stage's chart column, where the ROC chart comes:
+    below the stage's long form the bar ran off a 720-pixel projector and the stage sat blank while the models
+    trained)."""
 
-    def __init__(self, label: str) -> None:
+    def __init__(self, label: str, container=None) -> None:
         self.label = label
-        self.bar = st.progress(0.0, text=f"{label}: starting …")
+        self.bar = (st if container is None else container).progress(0.0, text=f"{label}: starting …")
         self._due = Every(BAR_SECONDS)  # spaced more widely while a class follows runs (dpcore.ui.live)
 
     def __call__(self, info: Mapping[str, Any]) -> None:
@@ -147,7 +150,7 @@ def roc_figure(curves: Mapping[str, Any], *, epsilon: float, delta: float, regio
     if exact is not None:
         fig.add_trace(go.Scatter(x=f, y=np.clip(exact, 1e-4, 1), mode="lines",
                                  line=dict(color="#0072B2", dash="dot", width=2),
-                                 name="Best possible for this exact run (PLD)"))
+                                 name="Best possible for this run's exact noise"))
     fig.add_trace(go.Scatter(x=f, y=f, mode="lines", line=dict(color="#888888", dash="dash"),
                              name="Guessing (diagonal)"))
     styles = [("#D55E00", "solid", "circle"), ("#009E73", "dashdot", "diamond")]

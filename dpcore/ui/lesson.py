@@ -77,5 +77,6 @@ def lesson_plan_markdown() -> str:
              "(the trade-off explorer sweeps ε itself and marks yours on its chart).",
              ""]
     for i, s in enumerate(STOPS, 1):
-        lines += [f"{i}. **{s.title}**. Point at {s.point_at}.  ", f"   Ask: *{s.ask}*"]
+        act = f"Press *{s.press}*, then point at" if s.press else "Point at"
+        lines += [f"{i}. **{s.title}**. {act} {s.point_at}.  ", f"   Ask: *{s.ask}*"]
     return "\n".join(lines)

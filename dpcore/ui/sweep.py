@@ -111,14 +111,14 @@ def remembered(config: SweepConfig, *, cache_dir=None) -> SweepResult | None:
 
 
 def run_live(config: SweepConfig, *, n_jobs: int, scheduler: str | None, progress_slot, chart_slot,
-             metric: str, log_x: bool, band: str, cache_dir=None) -> SweepResult | None:
+             metric: str, log_x: bool, band: str, mark: float | None = None, cache_dir=None) -> SweepResult | None:
     """Run the sweep, redrawing the progress bar and the chart as runs finish; errors become ``st.error``.
 
     The sweep is heavy work of the server: it waits its turn on the bounded run queue (:func:`shared_call`),
     a visitor asking for the same sweep while it runs follows it instead of starting another, and it stops
     when nobody waits for it (finished runs stay in the sweep's cache). Its parts go to the operator's cluster
     when there is one, so the queue runs it here (``here``) and does not keep it: the sweep's own cache does,
-    and it may hold a visitor's upload."""
+    and it may hold a visitor's upload. ``mark``: the class's ε, on the live chart as on the finished one."""
     rows: list[Mapping[str, Any]] = []
     bar = progress_slot.progress(0.0, text=f"0 / {len(config.runs())} runs")
     chart_due = Every(CHART_SECONDS)  # spaced more widely while a class follows runs (dpcore.ui.live)
@@ -129,7 +129,7 @@ def run_live(config: SweepConfig, *, n_jobs: int, scheduler: str | None, progres
         bar.progress(p.fraction, text=f"{p.done} / {p.total} runs" + (" (cached)" if p.cached else ""))
         if chart_due(last=p.done == p.total):
             n_drawn[0] += 1
-            fig = sweep_figure(build_table(config, rows), config, metric=metric, log_x=log_x, band=band)
+            fig = sweep_figure(build_table(config, rows), config, metric=metric, log_x=log_x, band=band, mark=mark)
             chart_slot.plotly_chart(fig, width="stretch", key=f"sweep.live.{n_drawn[0]}")
 
     def compute(progress) -> SweepResult:
@@ -169,13 +169,17 @@ METRIC_LABELS = {
 }
 
 
+#: metrics read as a fraction, from 0 to 1
+_FRACTIONS = ("accuracy", "balanced_accuracy")
+
+
 def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x: bool = True,
                  band: str = "minmax", mark: float | None = None) -> go.Figure:
     """Mean across seeds per learner with a band (min-max or ±1 std), baselines as horizontal lines.
 
     Log x when ``log_x``; the y-axis is logarithmic too for MSE (as A. L. Hansen's 2023 label-DP study plots it).
-    ``mark``: an ε drawn as a dashed vertical line named "your ε" (the ε a class trained and attacked at), on an ε
-    axis and inside the swept range only.
+    ``mark``: an ε drawn as a dash-dotted vertical line named "your ε = 1" in the legend (the ε a class trained and
+    attacked at), on an ε axis and inside the swept range only.
     """
     regs = learners()
     fig = go.Figure()
@@ -259,16 +263,27 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
         height=460,
         margin=dict(t=30, b=40),
     )
+    if x_range is None and len(xs) > 1 and (x0 > 0 or not log_x):
+        # the swept range, padded as Plotly pads a marker: a live chart's first frames hold only the baselines' lines,
+        # which Plotly fits edge to edge, dropping the last value's tick ("10" on the lesson's ε axis)
+        lo, hi = (math.log10(x0), math.log10(x1)) if log_x else (x0, x1)
+        x_range = [lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo)]
     if x_range is not None:
         fig.update_xaxes(range=x_range)
+    if metric in _FRACTIONS and (summ.empty or not (summ.role == "swept").any()):
+        # no learner's point yet (a live chart's first frames): the fraction's own scale, not Plotly's ±1 around a
+        # lone baseline, which drew accuracy from -0.5
+        fig.update_yaxes(range=[0.0, 1.05])
     place_point_labels(fig, labels, log_x=log_x, log_y=metric == "mse")
     if config.axis == "epsilon":  # the verdict bands behind an ε axis
         palette.epsilon_bands(fig, [x0, x1], log=log_x)
     if mark is not None and config.axis == "epsilon" and x0 <= mark <= x1 and (mark > 0 or not log_x):
-        fig.add_vline(x=mark, line=dict(color=palette.BLACK, dash="dashdot", width=2))  # a shape: data units
-        fig.add_annotation(x=math.log10(mark) if log_x else mark, y=0, xref="x", yref="paper", xanchor="left",
-                           yanchor="bottom", xshift=4, yshift=4, showarrow=False, text=f"your ε = {mark:g}",
-                           font=dict(size=12, color=palette.BLACK), bgcolor="rgba(255,255,255,0.8)")
+        mark_line = dict(color=palette.BLACK, dash="dashdot", width=2)
+        fig.add_vline(x=mark, line=mark_line)  # a shape: data units
+        # named in the legend, not on the plot: at the plot's foot its name sat on the trivial baseline (MNIST's
+        # majority class, 0.1, runs along the bottom), and the curves and the non-private line take its top
+        fig.add_scatter(x=[None], y=[None], mode="lines", line=mark_line, name=f"your ε = {mark:g}",
+                        hoverinfo="skip")
     if log_x and len(xs) > 12:  # too many values to label each: full-number 1-2-5 ticks (Plotly writes 0.02 as "2")
         readable_log_ticks(fig, "x")
     return readable_log_ticks(fig, "y") if metric == "mse" else fig

@@ -67,11 +67,19 @@ def defaults_for(dataset: Dataset, algorithm: str = "dpsgd", test_size: float = 
 
 
 class LiveProgress:
-    """An ``on_epoch`` callback that moves a progress bar and redraws the charts epoch by epoch."""
+    """An ``on_epoch`` callback that moves a progress bar and redraws the charts epoch by epoch.
 
-    def __init__(self, label: str) -> None:
-        self.bar = st.progress(0.0, text=label)
-        self.chart = st.empty()
+    ``container``: where the bar and the live chart go, the page by default. Presenting, the page passes the stage's
+    chart column (:func:`dpcore.ui.present.headline_area`): below the stage they ran a screen under a 720-pixel
+    projector, where the lesson's Train stop points at the ε spent growing epoch by epoch. There the bar is cleared
+    when done, as the finished chart takes the column (a "done" bar above it pushed the chart's foot off the screen).
+    """
+
+    def __init__(self, label: str, container=None) -> None:
+        where = st if container is None else container
+        self._stage = where is not st
+        self.bar = where.progress(0.0, text=label)
+        self.chart = where.empty()
         self.rows: list[dict] = []
         self.label = label
         # building a figure per epoch for every visitor following the same run would compete with the training
@@ -94,7 +102,10 @@ class LiveProgress:
                       alt_text=HISTORY_ALT)
 
     def done(self) -> None:
-        self.bar.progress(1.0, text=f"{self.label}: done")
+        if self._stage:
+            self.bar.empty()
+        else:
+            self.bar.progress(1.0, text=f"{self.label}: done")
         self.chart.empty()
 
 
@@ -153,6 +164,9 @@ def train_with_baseline(dataset: Dataset, algorithm: str, params: dict, *, epsil
         "event": res.event,  # for the session's running total (dpcore.ui.ledger)
         "neighbouring": res.neighbouring,
         "secure": secure,
+        # the ε the history's last panel climbs to (its line "budget ε = 1"), where the run was held to one
+        "budget": held_budget(epsilon if spec.private and not spec.sets_noise_directly(params) else None,
+                              res.epsilon),
     }
     if split.task == "classification":
         names = list(dataset.target_names) or [str(i) for i in range(split.n_classes)]
@@ -274,11 +288,24 @@ def result_beside_chart(out: dict, algorithm: str) -> str:
     spent = get_learner(algorithm).wording.epsilon_label
     if out["task"] == "classification":
         priv, base = out["metrics"]["accuracy"], out["baseline"]["accuracy"]
-        return (f"**Test accuracy {priv:.3f}** private, against {base:.3f} without privacy ({priv - base:+.3f}); "
-                f"{spent}: {eps}.")
+        return (f"**Test accuracy {priv:.3f}** private, against {base:.3f} without privacy "
+                f"({points_apart(priv - base)}); {spent}: {eps}.")
     priv, base = out["metrics"]["mse"], out["baseline"]["mse"]
     return (f"**Test MSE {priv:.4g}** private, against {base:.4g} without privacy (lower is better); {spent}: "
             f"{eps}.")
+
+
+def points_apart(difference: float) -> str:
+    """An accuracy difference (fractions) in the words the lesson's room uses, percentage points: the Train stop asks
+    what "a few points" of accuracy bought, and the page wrote them as -0.051.
+
+    >>> points_apart(0.9104 - 0.9616), points_apart(0.003), points_apart(-0.0004)
+    ('5.1 points lower', '0.3 points higher', 'level to 0.1 point')
+    """
+    points = round(100 * difference, 1)
+    if points == 0:
+        return "level to 0.1 point"
+    return f"{abs(points):.1f} points {'lower' if points < 0 else 'higher'}"
 
 
 def _epsilon_verdict(eps, label: str, subject: str | None = None) -> None:
@@ -359,8 +386,22 @@ PANEL_HEIGHT = 90
 _Y_AXIS_PX = 52
 
 
+def held_budget(asked: float | None, spent: float) -> float | None:
+    """The ε budget a finished run was held to, for the line its ε panel climbs to: the ε asked for, when the whole
+    run spent no more than it (DP-SGD calibrates its noise to it; label DP spends it once). None when no ε was asked
+    (σ set directly, a non-private learner), or when the run spent more than the ε asked for, which was then one
+    part's (output perturbation's ε per released answer: m answers spend m·ε), not the run's.
+
+    >>> held_budget(1.0, 0.9999999), held_budget(1.0, 250.0), held_budget(None, 0.7)
+    (1.0, None, None)
+    """
+    if asked is None or not math.isfinite(asked) or not math.isfinite(spent):
+        return None
+    return float(asked) if spent <= asked * (1 + 1e-6) else None
+
+
 def shared_history_figure(history: pd.DataFrame, chance: float | None = None,
-                          reference: float | None = None) -> dict:
+                          reference: float | None = None, budget: float | None = None) -> dict:
     """:func:`history_figure`'s Vega-Lite spec, built once per history for the whole server and handed to every
     visitor showing it.
 
@@ -373,19 +414,21 @@ def shared_history_figure(history: pd.DataFrame, chance: float | None = None,
     digest = hashlib.sha256(pd.util.hash_pandas_object(history, index=True).to_numpy().tobytes()
                             + str(list(history.columns)).encode()).hexdigest()
     return _history_figure_once(digest, history, None if chance is None else float(chance),
-                                None if reference is None else float(reference))
+                                None if reference is None else float(reference),
+                                None if budget is None else float(budget))
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _history_figure_once(digest: str, _history: pd.DataFrame, chance: float | None,
-                         reference: float | None) -> dict:
-    return vega.spec(history_figure(_history, chance=chance, reference=reference))
+                         reference: float | None, budget: float | None) -> dict:
+    return vega.spec(history_figure(_history, chance=chance, reference=reference, budget=budget))
 
 
 def show_history_chart(out: dict, container=None) -> None:
     """The finished run's history chart (the server's one spec for it), in ``container`` (the page by default)."""
-    vega.show(shared_history_figure(out["history"], chance=out.get("chance"), reference=reference_of(out)), container,
-              key="train.history_chart", alt_text=HISTORY_ALT)
+    vega.show(shared_history_figure(out["history"], chance=out.get("chance"), reference=reference_of(out),
+                                    budget=out.get("budget")), container, key="train.history_chart",
+              alt_text=HISTORY_ALT)
 
 
 def show_confusion_chart(cm: pd.DataFrame) -> None:
@@ -413,7 +456,7 @@ def _history_panel(data: pd.DataFrame, column: str, *, title: str, axis_title: s
 
 
 def history_figure(history: pd.DataFrame, chance: float | None = None,
-                   reference: float | None = None) -> alt.VConcatChart:
+                   reference: float | None = None, budget: float | None = None) -> alt.VConcatChart:
     """Test loss, test metric and epsilon spent against the epoch, one panel each, one above the other (Vega-Lite:
     Streamlit stretches the panels of a vertical stack to the page's width; side by side they would keep a fixed
     width and overflow a phone).
@@ -421,7 +464,9 @@ def history_figure(history: pd.DataFrame, chance: float | None = None,
     ``reference``: the non-private model's final score on the same metric, drawn across the metric's panel as a
     dashed line, so the cost of privacy is read off the headline chart itself. The ε panel is left out when no epoch
     has a finite ε (a network trained without privacy): an empty chart says nothing; the page states that budget in
-    words.
+    words. ``budget``: the ε the run was held to (:func:`held_budget`), drawn across the ε panel as a dotted line
+    named "budget ε = 1", so the ε spent is seen climbing to it (the axis reaches it too: its numbers stopped at 0.8
+    under a run that ends at 1).
     """
     classification = "accuracy" in history
     metric = "accuracy" if classification else "mse"
@@ -444,8 +489,11 @@ def history_figure(history: pd.DataFrame, chance: float | None = None,
                              last=not with_eps, extra=tuple(lines),
                              axis_title="accuracy (fraction)" if classification else "MSE (label units²)")]
     if with_eps:
+        # named under its line at the left, where the ε spent is still low
+        cap = (vega.marked_line(budget, f"budget ε = {budget:g}", palette.BLACK, "dot", below=True, left=True),) \
+            if budget is not None and math.isfinite(budget) else ()
         panels.append(_history_panel(data.dropna(subset=["epsilon"]), "epsilon", title="ε spent", axis_title="ε",
-                                     style=1, last=True, zero=True))
+                                     style=1, last=True, zero=True, extra=cap))
     return alt.vconcat(*panels, spacing=10).resolve_scale(x="shared")
 
 

@@ -521,9 +521,7 @@ def test_spent_labels_sit_inside_the_plot_and_off_every_marker(size):
 
 
 @pytest.mark.parametrize("log_x", [True, False])
-def test_the_class_epsilon_is_a_dashed_line_named_on_the_curve_inside_the_swept_range_only(fakes, log_x):
-    import math
-
+def test_the_class_epsilon_is_a_dash_dotted_line_named_in_the_legend_inside_the_swept_range_only(fakes, log_x):
     from dpcore.sweep import SweepConfig, run_sweep
     from dpcore.ui.sweep import sweep_figure
 
@@ -533,12 +531,34 @@ def test_the_class_epsilon_is_a_dashed_line_named_on_the_curve_inside_the_swept_
     fig = sweep_figure(table, cfg, metric="accuracy", log_x=log_x, mark=2.0)
     lines = [s for s in fig.layout.shapes if s.type == "line"]
     assert len(lines) == 1 and lines[0].x0 == lines[0].x1 == 2.0 and lines[0].line.dash == "dashdot"
-    named = [a for a in fig.layout.annotations if a.text == "your ε = 2"]
-    assert len(named) == 1 and named[0].x == pytest.approx(math.log10(2.0) if log_x else 2.0)  # log10 on a log axis
+    # named in the legend with the line's own look, not written on the plot, where it sat on the trivial baseline
+    named = [t for t in fig.data if t.name == "your ε = 2"]
+    assert len(named) == 1 and named[0].line.dash == "dashdot" and named[0].line.color == lines[0].line.color
+    assert not [a for a in fig.layout.annotations if a.text.startswith("your ε")]
     for outside in (0.1, 20.0, None):  # out of the range, or none: nothing drawn
         fig = sweep_figure(table, cfg, metric="accuracy", log_x=log_x, mark=outside)
         assert not [s for s in fig.layout.shapes if s.type == "line"]
-        assert not [a for a in fig.layout.annotations if a.text.startswith("your ε")]
+        assert not [t for t in fig.data if (t.name or "").startswith("your ε")]
+
+
+def test_a_live_chart_before_any_learners_point_spans_every_swept_value_and_the_fractions_scale(fakes):
+    import math
+
+    from dpcore.sweep import SweepConfig, run_sweep
+    from dpcore.ui.sweep import sweep_figure
+
+    cfg = SweepConfig(dataset="iris", learners=["fake-dp"], values=[0.1, 1.0, 10.0], seeds=1,
+                      providers=("sweep_fake_learners",))
+    table = run_sweep(cfg, n_jobs=1).table
+    first = table[table["learner"] != "fake-dp"]  # the baselines finish first: no point of the learner yet
+    assert not first.empty
+    fig = sweep_figure(first, cfg, metric="accuracy", log_x=True, mark=1.0)
+    lo, hi = fig.layout.xaxis.range
+    assert lo < math.log10(0.1) and hi > math.log10(10.0)  # 10 keeps its tick: padded as a marker is
+    assert tuple(fig.layout.yaxis.range) == (0.0, 1.05)  # not Plotly's -0.9 to 1.1 around a lone baseline
+    assert [t.name for t in fig.data if (t.name or "").startswith("your ε")] == ["your ε = 1"]
+    full = sweep_figure(table, cfg, metric="accuracy", log_x=True)
+    assert full.layout.yaxis.range is None or tuple(full.layout.yaxis.range) != (0.0, 1.05)  # fitted to the points
 
 
 def test_the_page_marks_the_epsilon_a_link_carries_and_says_when_it_lies_outside_the_range(fakes):

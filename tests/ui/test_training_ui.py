@@ -78,6 +78,38 @@ def test_history_figure_draws_the_history_the_non_private_line_dashed_and_the_ch
     assert all(p["layer"][0]["encoding"]["tooltip"] for p in spec["vconcat"])  # hover gives each value
 
 
+def test_history_figure_draws_the_budget_the_epsilon_spent_climbs_to_on_the_epsilon_panel_only():
+    spec = vega.spec(history_figure(_history([0.25, 0.6, 1.0]), chance=0.1, reference=0.96, budget=1.0))
+    eps_panel = spec["vconcat"][2]["layer"]
+    assert len(eps_panel) == 2  # the ε spent and the budget's line
+    rule = eps_panel[1]["layer"][0]
+    assert rule["mark"]["type"] == "rule" and rule["mark"]["strokeDash"] == vega.DASHES["dot"]
+    rules = {r["text"]: r["y"] for r in _rows(spec) if "text" in r}
+    assert rules["budget ε = 1"] == 1.0
+    assert len(spec["vconcat"][1]["layer"]) == 3  # the accuracy panel keeps its non-private and chance lines only
+    # no budget, no line; nor without an ε panel
+    assert len(vega.spec(history_figure(_history([0.25, 0.6, 1.0])))["vconcat"][2]["layer"]) == 1
+    assert not any("budget" in str(r.get("text", "")) for r in _rows(vega.spec(history_figure(
+        _history([math.inf] * 3), budget=1.0))))
+
+
+def test_a_run_is_held_to_the_epsilon_asked_only_when_it_spent_no_more_than_that():
+    assert training.held_budget(1.0, 1.0) == 1.0 and training.held_budget(2.0, 0.4) == 2.0
+    assert training.held_budget(1.0, 1.0 + 1e-9) == 1.0  # the calibration's rounding
+    assert training.held_budget(0.5, 125.0) is None  # ε per released answer: 250 answers spent 125
+    assert training.held_budget(None, 3.1) is None  # σ set directly: ε is the outcome, not a budget
+    assert training.held_budget(1.0, math.inf) is None
+
+
+def test_a_dpsgd_run_reports_the_budget_it_was_calibrated_to_and_a_sigma_set_directly_none():
+    data = load_dataset("breast_cancer")
+    held = train_with_baseline(data, "dpsgd", {"epochs": 2}, epsilon=1.0, delta=1e-5, seed=0)
+    assert held["budget"] == 1.0 and held["epsilon"] <= 1.0 + 1e-6
+    direct = train_with_baseline(data, "dpsgd", {"epochs": 2, "noise_multiplier": 10.0}, epsilon=1.0, delta=1e-5,
+                                 seed=0)
+    assert direct["budget"] is None
+
+
 def test_visitors_showing_the_same_history_share_one_figure_and_a_different_history_or_chance_gets_its_own():
     first = shared_history_figure(_history([0.1, 0.2, 0.3]), chance=0.1)
     assert shared_history_figure(_history([0.1, 0.2, 0.3]), chance=0.1) is first  # another session, same run
@@ -122,6 +154,29 @@ def test_live_progress_redraws_the_history_so_far_as_vega_lite(monkeypatch):
     monkeypatch.setattr(live.bar, "progress", lambda frac, text: bars.append((frac, text)))
     live({"epoch": 3, "epochs": 3, "step": 3, "loss": 0.3, "accuracy": 0.9, "epsilon": 1.5})
     assert len(drawn) == 2 and bars == [(1.0, "DP-SGD: epoch 3/3, ε spent 1.500")]
+
+
+def _training_beside_the_stage():
+    import streamlit as st
+
+    from dpcore.ui.training import LiveProgress
+
+    left, right = st.columns(2)
+    live = LiveProgress("DP-SGD", right if st.session_state.get("stage") else None)
+    live.done()
+    right.markdown("the finished chart")
+
+
+def test_live_progress_on_the_stage_goes_where_the_chart_ends_and_leaves_no_done_bar_above_it():
+    from streamlit.testing.v1 import AppTest
+
+    presenting = AppTest.from_function(_training_beside_the_stage)
+    presenting.session_state["stage"] = True
+    presenting.run()
+    assert not presenting.exception
+    assert not presenting.get("progress")  # cleared: the finished chart takes the stage's column alone
+    page = AppTest.from_function(_training_beside_the_stage).run()
+    assert [(bar.proto.value, bar.proto.text) for bar in page.get("progress")] == [(100, "DP-SGD: done")]
 
 
 def test_confusion_figure_has_a_cell_per_pair_of_classes_in_the_datas_order():
