@@ -129,6 +129,10 @@ class FedAvgConfig:
     secure : bool
         Secure noise (:func:`dpcore.rng.secure_noise`): every noise draw and sample from the operating system;
         ``seed`` then fixes only what releases nothing (partitions, initial weights).
+    class_shares : tuple of float
+        Declared class shares (public knowledge; empty: none): each round's evaluation answers ``argmax(p /
+        shares)``, as :func:`dpcore.learners.decision.balanced_decision` answers the final test rows (evaluation
+        only; the rounds, the noise and the accounting do not read it).
     """
 
     mode: str = "central"
@@ -150,6 +154,7 @@ class FedAvgConfig:
     accountant: str = "rdp"
     seed: int = 0
     secure: bool = False
+    class_shares: tuple = ()
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -173,6 +178,10 @@ class FedAvgConfig:
         if self.accountant not in ACCOUNTANTS:
             raise DPValueError(f"accountant must be one of {ACCOUNTANTS}, got {self.accountant!r}")
         object.__setattr__(self, "seed", check_int(self.seed, "seed", minimum=0))
+        shares = tuple(float(v) for v in (self.class_shares or ()))
+        if not all(math.isfinite(v) and v > 0 for v in shares):
+            raise DPValueError(f"class_shares must be positive numbers, one per class; got {shares}")
+        object.__setattr__(self, "class_shares", shares)
         if self.mode != "none":
             object.__setattr__(self, "delta", check_delta(
                 self.delta, allow_zero=False, n=self.clients,
@@ -412,7 +421,7 @@ def _train_fedavg(X, y, config, *, X_test, y_test, n_classes, on_epoch,
         if avg is not None:
             theta = theta + cfg.server_learning_rate * avg
             step_norm = float(avg.norm()) * cfg.server_learning_rate
-        acc, loss = evaluate(model, theta, Xv, yv)
+        acc, loss = evaluate(model, theta, Xv, yv, shares=cfg.class_shares)
         row = {"round": r + 1, "epoch": r + 1, "accuracy": acc, "loss": loss, "epsilon": float(eps_curve[r]),
                "clients": int(sampled.size), "clipped_fraction": clipped_frac, "max_sent_norm": max_sent,
                "server_step_norm": step_norm}

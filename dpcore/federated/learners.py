@@ -119,6 +119,8 @@ def fedavg_config(split, mode: str, *, epsilon, delta, seed, params, secure: boo
     kw.setdefault("rounds", default_rounds(epsilon if calibrated else None, kw["clients"]))
     if calibrated:
         kw["target_epsilon"] = epsilon
+    if split.task == "classification":  # declared class shares: each round's evaluation answers as the final one
+        kw["class_shares"] = tuple(getattr(split.dataset, "class_shares", ()) or ())
     return FedAvgConfig(mode=mode, delta=delta, seed=seed, secure=secure, **kw)
 
 

@@ -144,10 +144,14 @@ def local_sgd(
     return local.detach()
 
 
-def evaluate(model: FlatModel, theta: torch.Tensor, X: torch.Tensor, y: torch.Tensor) -> tuple[float, float]:
-    """(accuracy, mean cross-entropy) of the global model on (X, y)."""
+def evaluate(model: FlatModel, theta: torch.Tensor, X: torch.Tensor, y: torch.Tensor, *,
+             shares: tuple = ()) -> tuple[float, float]:
+    """(accuracy, mean cross-entropy) of the global model on (X, y); with declared class ``shares`` the accuracy of
+    ``argmax(p / shares)`` (``argmax(logits - log shares)``), as the run's final test rows are answered."""
     with torch.no_grad():
         logits = model.logits(theta[None, :], X[None])[0]
         loss = float(torch.nn.functional.cross_entropy(logits, y))
+        if shares:
+            logits = logits - torch.log(torch.tensor(shares, dtype=logits.dtype, device=logits.device))
         acc = float((logits.argmax(dim=1) == y).to(torch.float64).mean())
     return acc, loss

@@ -79,6 +79,7 @@ from .engine import (
     _result,
     _run_warnings,
     _training_data,
+    decision_shift,
     planned_steps,
     resolve_noise_multiplier,
     training_work,
@@ -218,6 +219,7 @@ class _Member:
     def __init__(self, index: int, run: TogetherRun, data: _Data, split: int, t0: float) -> None:
         config = run.config
         self.index, self.config, self.split, self.t0 = index, config, split, t0
+        self.shift = decision_shift(config, data.n_outputs)  # the declared class shares' rule, evaluation only
         n = data.n
         self.q, self.ends = planned_steps(config, n)
         if config.private and not delta_is_checked():
@@ -767,6 +769,11 @@ def _evaluate_many(stack: _Stack, positions: list[int], datas: list[_Data], task
                 loss = per_example_loss(flat, y, task).view(Kc, n_e).mean(1)
                 if task == "classification":
                     target = data.y_eval if data.y_eval.dim() == 1 else data.y_eval.argmax(1)
+                    shifts = [stack.members[k].shift for k in part]
+                    if any(t is not None for t in shifts):  # argmax(softmax / shares), as _evaluate answers
+                        zero = torch.zeros(logits.shape[2], dtype=logits.dtype)
+                        logits = logits - torch.stack([zero if t is None else t.to(logits.dtype)
+                                                       for t in shifts]).unsqueeze(1)
                     metric = (logits.argmax(2) == target.unsqueeze(0)).float().mean(1)
                 else:
                     metric = loss

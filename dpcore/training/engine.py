@@ -98,6 +98,11 @@ class TrainConfig:
         mean loss, no clipping, no noise): the baseline.
     task : {"classification", "regression"}
     seed : int
+    class_shares : tuple of float
+        Declared class shares of a classification label (public knowledge, in the classes' order; empty: none). The
+        evaluation rows of the history are then answered ``argmax(p / shares)``, as
+        :func:`dpcore.learners.decision.balanced_decision` answers the final test rows: evaluation only,
+        post-processing of the released model; training, noise and accounting do not read it.
     """
 
     model: str = "mlp"
@@ -122,6 +127,7 @@ class TrainConfig:
     private: bool = True
     task: str = "classification"
     seed: int = 0
+    class_shares: tuple = ()
 
     def __post_init__(self) -> None:
         if self.model not in MODELS:
@@ -139,6 +145,11 @@ class TrainConfig:
         for name in ("hidden", "depth", "channels", "epochs", "batch_size"):
             object.__setattr__(self, name, check_int(getattr(self, name), name, minimum=1))
         object.__setattr__(self, "seed", check_int(self.seed, "seed", minimum=0))
+        shares = tuple(float(v) for v in (self.class_shares or ()))
+        if shares and (self.task != "classification" or not all(math.isfinite(v) and v > 0 for v in shares)):
+            raise DPValueError(f"class_shares must be positive numbers, one per class of a classification label; got "
+                               f"{shares} for task {self.task!r}")
+        object.__setattr__(self, "class_shares", shares)
         object.__setattr__(self, "learning_rate", check_positive(self.learning_rate, "learning_rate"))
         object.__setattr__(self, "momentum", check_nonnegative(self.momentum, "momentum"))
         object.__setattr__(self, "ema", check_nonnegative(self.ema, "ema"))
@@ -500,22 +511,34 @@ def _model_kwargs(config: TrainConfig, data: _Data, image_shape, *, seed: int) -
 
 
 def _history_row(epoch: int, step: int, model: nn.Module, data: _Data, task: str, epsilon: float,
-                 train_loss: float, loss_fn: LossFunction | None = None) -> dict:
+                 train_loss: float, loss_fn: LossFunction | None = None, shift: torch.Tensor | None = None) -> dict:
     """One row of the history: the evaluation loss and metric after ``step`` steps, and the epsilon spent."""
-    loss, metric = _evaluate(model, data.X_eval, data.y_eval, task, loss_fn)
+    loss, metric = _evaluate(model, data.X_eval, data.y_eval, task, loss_fn, shift)
     return {"epoch": epoch, "step": step, "loss": loss, ("accuracy" if task == "classification" else "mse"): metric,
             "epsilon": epsilon, "train_loss": train_loss}
 
 
+def decision_shift(config: TrainConfig, n_outputs: int, device=None) -> torch.Tensor | None:
+    """What the evaluation subtracts from a classifier's logits before its argmax: ``log(shares)`` of the declared
+    class shares (``argmax(logits - log s) = argmax(softmax / s)``), or None without them."""
+    if not config.class_shares or config.task != "classification":
+        return None
+    if len(config.class_shares) != n_outputs:
+        raise DPValueError(f"class_shares has {len(config.class_shares)} shares for {n_outputs} classes; give one "
+                           "share per class")
+    return torch.log(torch.tensor(config.class_shares, dtype=torch.float32, device=device))
+
+
 def _evaluate(model: nn.Module, X: torch.Tensor, y: torch.Tensor, task: str,
-              loss_fn: LossFunction | None = None) -> tuple[float, float]:
+              loss_fn: LossFunction | None = None, shift: torch.Tensor | None = None) -> tuple[float, float]:
     model.eval()
     with torch.no_grad():
         out = model(X)
         loss = float((per_example_loss(out, y, task) if loss_fn is None else loss_fn(out, y)).mean())
         if task == "classification" and out.dim() == 2:
             target = y if y.dim() == 1 else y.argmax(1)
-            metric = float((out.argmax(1) == target).float().mean())
+            answers = (out if shift is None else out - shift.to(out.dtype)).argmax(1)
+            metric = float((answers == target).float().mean())
         else:
             metric = loss if task == "regression" else math.nan
     model.train()
@@ -729,6 +752,7 @@ def train(
     data = data.to(device, _float_dtype_of(model))
     noise_gen = torch_generator(child_seed(rng), device=device)
     ema = _Ema(model, model_kwargs, config.ema)
+    shift = decision_shift(config, data.n_outputs, device)  # the declared class shares' rule, evaluation only
     step, clipper = _lot_step(config, model, data, sigma=sigma, expected_batch=q * n_records, noise_gen=noise_gen,
                               ema=ema, extra=extra_gradients, on_step=on_step, loss_fn=loss)
     if clipper is not None and model_kwargs == {}:  # your module: its layer calls must carry its whole gradient
@@ -750,7 +774,7 @@ def train(
         epsilon = budget.advance(end - done)
         done = end
         rows.append(_history_row(epoch, done, ema.current(model), data, config.task, epsilon, loss_sum / max(count, 1),
-                                 loss))
+                                 loss, shift))
         guard.check()
         if on_epoch is not None:
             on_epoch({**rows[-1], "epochs": config.epochs})

@@ -23,6 +23,7 @@ from ..accounting import Neighbouring, epsilon_of_event
 from ..datasets.registry import is_registered, split_rows
 from ..exceptions import DPValueError, user_stacklevel
 from ..learners.base import LearnerSpec, ReleasedModel, RunResult, TestOutputs, class_labels
+from ..learners.decision import NOISY_LABELS
 from ..learners.knobs import ACCOUNTANT_LABELS, ACCOUNTANT_PAGE_HELP, Knob, Wording
 from ..learners.metrics import confusion_matrix, score
 from ..mechanisms import Laplace, RandomizedResponse
@@ -296,7 +297,7 @@ class TrainingProblem:
 
 
 def training_problem(split, y_train=None, *, private: bool, epsilon: float | None, delta: float, seed: int,
-                     params: Mapping[str, Any]) -> TrainingProblem:
+                     params: Mapping[str, Any], noisy_labels: bool = False) -> TrainingProblem:
     """The features, labels and :class:`TrainConfig` the learners train on (preset overridden by ``params``)."""
     X_tr, X_te, image_shape = _features(split, params)
     kw = _model_kwargs(split, params, private=private)
@@ -312,13 +313,19 @@ def training_problem(split, y_train=None, *, private: bool, epsilon: float | Non
         for k in ("noise_multiplier", "max_epsilon"):
             kw.pop(k, None)
         kw["clip_norm"] = kw.get("clip_norm", 1.0)
-    cfg = TrainConfig(delta=delta, seed=seed, private=private, task=task, **kw)
+    # declared class shares: the history's evaluation answers as the final test rows are answered
+    # (dpcore.learners.decision); not on ``noisy_labels`` (label DP: the model's probabilities are of the noisy
+    # labels, which the shares do not describe; its answers keep the argmax, NOISY_LABELS)
+    shares = tuple(getattr(split.dataset, "class_shares", ()) or ()) if task == "classification" and \
+        not noisy_labels else ()
+    cfg = TrainConfig(delta=delta, seed=seed, private=private, task=task, class_shares=shares, **kw)
     return TrainingProblem(X_tr, _train_labels(split) if y_train is None else y_train, X_te, y_te, cfg,
                            split.n_classes if task == "classification" else 1, image_shape)
 
 
 def _fit(split, y_train, *, private: bool, epsilon: float | None, delta: float, seed: int,
-         params: Mapping[str, Any], on_epoch=None) -> tuple[TrainResult, np.ndarray, np.ndarray]:
+         params: Mapping[str, Any], on_epoch=None, noisy_labels: bool = False) -> tuple[TrainResult, np.ndarray,
+                                                                                       np.ndarray]:
     if split.task == "regression" and on_epoch is not None:  # mse in label units, as in the final history (_result)
         lo, hi = _label_scale(split)
         on_epoch = functools.partial(_label_units_mse, on_epoch, (hi - lo) ** 2)
@@ -331,7 +338,8 @@ def _fit(split, y_train, *, private: bool, epsilon: float | None, delta: float, 
         for row in res.history.to_dict("records") if on_epoch is not None else ():
             on_epoch({**row, "epochs": res.config.epochs})
         return res, pb.X_train, pb.X_test
-    pb = training_problem(split, y_train, private=private, epsilon=epsilon, delta=delta, seed=seed, params=params)
+    pb = training_problem(split, y_train, private=private, epsilon=epsilon, delta=delta, seed=seed, params=params,
+                          noisy_labels=noisy_labels)
     batched.offer(pb, fit_key, as_made=True)  # just made: nothing has touched its arrays
     res = train(pb.X_train, pb.y_train, pb.config, X_test=pb.X_test, y_test=pb.y_test, n_outputs=pb.n_outputs,
                 image_shape=pb.image_shape, on_epoch=on_epoch)
@@ -526,13 +534,13 @@ def run_label_dp_laplace(split, *, epsilon, delta, seed, params, on_epoch=None) 
     rng = as_generator(seed)
     y_noisy = laplace_labels(split, epsilon=epsilon, rng=child_seed(rng), decode=decode)
     res, _, X_te = _fit(split, y_noisy, private=False, epsilon=None, delta=0.0, seed=seed, params=params,
-                        on_epoch=on_epoch)
+                        on_epoch=on_epoch, noisy_labels=True)
     if split.task == "classification":
         sensitivity = 2.0  # one changed label moves a one-hot vector by 2 in L1
     else:
         lo, hi = _label_scale(split)
         sensitivity = hi - lo
-    extras = {"label_noise_scale": sensitivity / epsilon, "sensitivity_l1": sensitivity}
+    extras = {"label_noise_scale": sensitivity / epsilon, "sensitivity_l1": sensitivity, NOISY_LABELS: True}
     if split.task == "classification":
         hard = y_noisy if y_noisy.ndim == 1 else y_noisy.argmax(1)
         extras["label_agreement"] = float(np.mean(hard == np.asarray(split.y_train)))
@@ -552,11 +560,11 @@ def run_label_dp_rr(split, *, epsilon, delta, seed, params, on_epoch=None) -> Ru
     rng = as_generator(seed)
     y_noisy = rr.randomise(np.asarray(split.y_train, dtype=np.int64), rng=child_seed(rng))
     res, _, X_te = _fit(split, np.asarray(y_noisy), private=False, epsilon=None, delta=0.0, seed=seed,
-                        params={**LABEL_NOISE_DEFAULTS, **params}, on_epoch=on_epoch)
+                        params={**LABEL_NOISE_DEFAULTS, **params}, on_epoch=on_epoch, noisy_labels=True)
     eps = epsilon_of_event(rr.dp_event, delta=0.0, neighbouring=LABEL_NEIGHBOURING)
     object.__setattr__(res, "history", res.history.assign(epsilon=eps))
     return _result("label-dp-rr", split, res, _predict(split, res, X_te), epsilon=eps, delta=0.0,
-                   extras={"p_keep": rr.p_keep,
+                   extras={"p_keep": rr.p_keep, NOISY_LABELS: True,
                            "label_agreement": float(np.mean(y_noisy == np.asarray(split.y_train)))},
                    event=rr.dp_event, neighbouring=LABEL_NEIGHBOURING, X_te=X_te,
                    model=_network_model(split, res, params, private=False))

@@ -142,3 +142,46 @@ def test_the_report_says_the_shares_were_declared_and_used_without_naming_a_clas
     assert "declared by the data&#x27;s owner, not read from the rows, and used: 0.88, 0.07, 0.05" in html
     assert not any(name in html for name in ("fraud", "review", "ok<", "'ok'"))
     assert "class_shares" not in data_shape(quietly(as_dataset, table, "status", bounds="*=-5:5"))
+
+
+@pytest.mark.parametrize("learner", ["dpsgd", "non-private", "dp-fedavg"])
+def test_the_training_history_answers_by_the_shares_as_the_final_test_rows_do(table, learner):
+    """The Train page's accuracy-by-epoch chart reads the history: with shares declared its last point is the
+    run's accuracy by the shares, not the argmax's (which answered the common class for every row)."""
+    declared = quietly(as_dataset, table, "status", bounds="*=-5:5", class_shares=SHARES)
+    res = quietly(run_learner, learner, declared, epsilon=None if learner == "non-private" else 1.0, seed=0,
+                  params={"rounds": 4} if learner == "dp-fedavg" else {"epochs": 4})
+    assert res.history["accuracy"].iloc[-1] == pytest.approx(res.metrics["accuracy"], abs=1e-6)
+
+
+def test_a_sweep_trained_together_keeps_the_shares_rule_in_each_runs_history(table):
+    from dpcore.training import train
+    from dpcore.training.batched import TogetherRun, train_together
+    from dpcore.training.learners import training_problem
+
+    declared = quietly(as_dataset, table, "status", bounds="*=-5:5", class_shares=SHARES)
+    split = train_test_split(declared, seed=0)
+    pbs = [training_problem(split, None, private=True, epsilon=eps, delta=1e-5, seed=0, params={"epochs": 3})
+           for eps in (1.0, 4.0)]
+    assert pbs[0].config.class_shares == declared.class_shares
+    together = quietly(train_together, [TogetherRun(pb.X_train, pb.y_train, pb.config, pb.X_test, pb.y_test,
+                                                    pb.n_outputs) for pb in pbs])
+    for pb, res in zip(pbs, together):
+        alone = quietly(train, pb.X_train, pb.y_train, pb.config, X_test=pb.X_test, y_test=pb.y_test,
+                        n_outputs=pb.n_outputs)
+        assert res.history["accuracy"].tolist() == pytest.approx(alone.history["accuracy"].tolist(), abs=1e-6)
+        plain = quietly(train, pb.X_train, pb.y_train, pb.config.replace(class_shares=()), X_test=pb.X_test,
+                        y_test=pb.y_test, n_outputs=pb.n_outputs)
+        assert plain.history["accuracy"].tolist() != alone.history["accuracy"].tolist()  # the rule did apply
+
+
+def test_label_dp_trained_on_noisy_labels_keeps_its_argmax_and_says_why(table):
+    """Randomized response moves every class's share toward 1/k: dividing its model's probabilities by the declared
+    shares answered a rare class for nearly every row (accuracy 0.10 at ε 1), so it is judged without them."""
+    plain = quietly(as_dataset, table, "status", bounds="*=-5:5")
+    declared = plain.with_class_shares(SHARES)
+    with pytest.warns(DPCoreWarning, match="labels noised for label DP"):
+        res = run_learner("label-dp-rr", declared, epsilon=1.0, seed=0, params={"epochs": 3})
+    base = quietly(run_learner, "label-dp-rr", plain, epsilon=1.0, seed=0, params={"epochs": 3})
+    assert res.extras["decision_rule"] == "argmax"
+    assert res.metrics == base.metrics and res.history.equals(base.history)

@@ -251,3 +251,8 @@ def test_on_a_95_5_label_the_result_says_balanced_accuracy_and_the_rare_class_fo
     near = [c.value for c in at.caption if c.value.startswith("Within")]
     gap = base["balanced_accuracy"] - metrics["balanced_accuracy"]
     assert (not near) if gap > 0.035 else ("(balanced accuracy)" in near[0])
+    # the tiles read balanced accuracy too: in accuracy both models sit at the common class's share
+    tiles = {m.label: m.value for m in at.metric}
+    assert tiles["Balanced accuracy (private)"] == f"{metrics['balanced_accuracy']:.3f}"
+    assert tiles["Balanced accuracy (non-private)"] == f"{base['balanced_accuracy']:.3f}"
+    assert "Test accuracy (private)" not in tiles
