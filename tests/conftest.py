@@ -66,6 +66,74 @@ def cli(capsys):
     return run
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _apptest_without_repeated_overheads():
+    """Three costs Streamlit's ``AppTest`` pays again at every run, taken once per test process instead; what a page
+    run does and shows is unchanged. Only where a collected module has imported AppTest (other runs do not load
+    Streamlit for it).
+
+    - Each new AppTest scans the metadata of every installed distribution for Streamlit components (0.1 s of CPU
+      with 160 distributions; several hundred AppTests in the suite): what is installed does not change during a
+      test run, so the first scan's answer is kept.
+    - Each run compiles the page's script afresh (its own ``ScriptCache``; ``ast`` parse and Streamlit's "magic"
+      rewrite): the code object is kept per file path and exact source text, as a server keeps it between reruns.
+    - While a run goes on, the test's thread looks every millisecond through every event the run has sent so far
+      (one per element drawn) for the end of the run, so a long page costs time quadratic in its elements: only the
+      events that arrived since the last look are read now, at the same rate and with the same timeout and error.
+    """
+    import sys
+
+    if "streamlit.testing.v1" not in sys.modules:
+        yield
+        return
+    import time
+
+    from streamlit import config
+    from streamlit.components.v2 import manifest_scanner
+    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+    from streamlit.runtime.scriptrunner.script_runner import ScriptRunnerEvent
+    from streamlit.testing.v1 import local_script_runner
+
+    scan, get_bytecode, wait = (manifest_scanner.scan_component_manifests, ScriptCache.get_bytecode,
+                                local_script_runner.require_widgets_deltas)
+    found: list = []
+    compiled: dict = {}
+
+    def scanned_once(max_workers=None):
+        if not found:
+            found.append(tuple(scan(max_workers)))
+        return list(found[0])
+
+    def compiled_once(self, script_path):
+        path = os.path.abspath(script_path)
+        with open(path, "rb") as f:
+            key = (path, f.read(), config.get_option("runner.magicEnabled"))
+        if key not in compiled:
+            compiled[key] = get_bytecode(self, script_path)
+        return compiled[key]
+
+    def wait_reading_new_events(runner, timeout: float = 3) -> None:
+        t0, seen = time.time(), 0
+        while time.time() - t0 < timeout:
+            time.sleep(0.001)
+            events = runner.events
+            upto = len(events)  # appended to by the run's thread: read up to here, then from here next time
+            if ScriptRunnerEvent.SHUTDOWN in events[seen:upto]:
+                return
+            seen = upto
+        runner.request_stop()  # past the timeout: as Streamlit stops the run and says so
+        runner.join()
+        raise RuntimeError(f"AppTest script run timed out after {timeout}(s)")
+
+    manifest_scanner.scan_component_manifests = scanned_once
+    ScriptCache.get_bytecode = compiled_once
+    local_script_runner.require_widgets_deltas = wait_reading_new_events
+    yield
+    manifest_scanner.scan_component_manifests = scan
+    ScriptCache.get_bytecode = get_bytecode
+    local_script_runner.require_widgets_deltas = wait
+
+
 @pytest.fixture(autouse=True)
 def _restore_main_module():
     """AppTest runs page scripts as ``__main__``; restore it so process-spawning tests
