@@ -77,16 +77,16 @@ def _apptest_without_repeated_overheads():
       test run, so the first scan's answer is kept.
     - Each run compiles the page's script afresh (its own ``ScriptCache``; ``ast`` parse and Streamlit's "magic"
       rewrite): the code object is kept per file path and exact source text, as a server keeps it between reruns.
-    - While a run goes on, the test's thread looks every millisecond through every event the run has sent so far
-      (one per element drawn) for the end of the run, so a long page costs time quadratic in its elements: only the
-      events that arrived since the last look are read now, at the same rate and with the same timeout and error.
+    - While a run goes on, the test's thread woke every millisecond to look through every event the run had sent
+      so far (one per element drawn) for its end, taking the interpreter's lock from the run each time: it now
+      sleeps until the run says it has ended (the same event, noted as it is sent), with the same timeout and error.
     """
     import sys
 
     if "streamlit.testing.v1" not in sys.modules:
         yield
         return
-    import time
+    import threading
 
     from streamlit import config
     from streamlit.components.v2 import manifest_scanner
@@ -94,8 +94,8 @@ def _apptest_without_repeated_overheads():
     from streamlit.runtime.scriptrunner.script_runner import ScriptRunnerEvent
     from streamlit.testing.v1 import local_script_runner
 
-    scan, get_bytecode, wait = (manifest_scanner.scan_component_manifests, ScriptCache.get_bytecode,
-                                local_script_runner.require_widgets_deltas)
+    scan, get_bytecode = manifest_scanner.scan_component_manifests, ScriptCache.get_bytecode
+    runner_init, wait = local_script_runner.LocalScriptRunner.__init__, local_script_runner.require_widgets_deltas
     found: list = []
     compiled: dict = {}
 
@@ -112,25 +112,34 @@ def _apptest_without_repeated_overheads():
             compiled[key] = get_bytecode(self, script_path)
         return compiled[key]
 
-    def wait_reading_new_events(runner, timeout: float = 3) -> None:
-        t0, seen = time.time(), 0
-        while time.time() - t0 < timeout:
-            time.sleep(0.001)
-            events = runner.events
-            upto = len(events)  # appended to by the run's thread: read up to here, then from here next time
-            if ScriptRunnerEvent.SHUTDOWN in events[seen:upto]:
-                return
-            seen = upto
+    def noting_the_end(self, *args, **kwargs):
+        runner_init(self, *args, **kwargs)
+        ended = self._dpcore_tests_ended = threading.Event()  # connected before the run's thread starts
+
+        def note(sender, event, **_):
+            if event == ScriptRunnerEvent.SHUTDOWN:
+                ended.set()
+
+        self.on_event.connect(note, weak=False)
+
+    def wait_for_the_end(runner, timeout: float = 3) -> None:
+        ended = getattr(runner, "_dpcore_tests_ended", None)
+        if ended is None:  # a runner made before the patch
+            return wait(runner, timeout)
+        if ended.wait(timeout):
+            return
         runner.request_stop()  # past the timeout: as Streamlit stops the run and says so
         runner.join()
         raise RuntimeError(f"AppTest script run timed out after {timeout}(s)")
 
     manifest_scanner.scan_component_manifests = scanned_once
     ScriptCache.get_bytecode = compiled_once
-    local_script_runner.require_widgets_deltas = wait_reading_new_events
+    local_script_runner.LocalScriptRunner.__init__ = noting_the_end
+    local_script_runner.require_widgets_deltas = wait_for_the_end
     yield
     manifest_scanner.scan_component_manifests = scan
     ScriptCache.get_bytecode = get_bytecode
+    local_script_runner.LocalScriptRunner.__init__ = runner_init
     local_script_runner.require_widgets_deltas = wait
 
 
