@@ -30,6 +30,18 @@ atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
+def pytest_collection_finish(session):
+    """Once the test modules and dpcore's (for its doctests) are imported, what they made (torch, pandas,
+    Streamlit, scikit-learn: millions of objects that live as long as the process) is moved out of the garbage
+    collector's view (:func:`gc.freeze`): each full collection during the tests (a few dozen per process, and
+    pytest's own at the end) then walks only what the tests made, not those objects again. Nothing a test makes is
+    frozen: its garbage is collected as before."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _torch_threads():
     try:
@@ -64,6 +76,87 @@ def cli(capsys):
         return subprocess.CompletedProcess(list(args), code or 0, captured.out, captured.err)
 
     return run
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _apptest_without_repeated_overheads():
+    """Three costs Streamlit's ``AppTest`` pays again at every run, taken once per test process instead; what a page
+    run does and shows is unchanged. Only where a collected module has imported AppTest (other runs do not load
+    Streamlit for it).
+
+    - Each new AppTest scans the metadata of every installed distribution for Streamlit components (0.1 s of CPU
+      with 160 distributions; several hundred AppTests in the suite): what is installed does not change during a
+      test run, so the first scan's answer is kept.
+    - Each run compiles the page's script afresh (its own ``ScriptCache``; ``ast`` parse and Streamlit's "magic"
+      rewrite): the code object is kept per file path and exact source text, as a server keeps it between reruns.
+    - While a run goes on, the test's thread woke every millisecond to look through every event the run had sent
+      so far (one per element drawn) for its end, taking the interpreter's lock from the run each time: it now
+      sleeps until the run says it has ended (the same event, noted as it is sent), with the same timeout and error.
+    """
+    import sys
+
+    if "streamlit.testing.v1" not in sys.modules:
+        yield
+        return
+    import threading
+
+    try:  # Streamlit 1.67's internals; a version without them keeps its AppTest as it is (slower, not wrong)
+        from streamlit import config
+        from streamlit.components.v2 import manifest_scanner
+        from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+        from streamlit.runtime.scriptrunner.script_runner import ScriptRunnerEvent
+        from streamlit.testing.v1 import local_script_runner
+
+        scan, get_bytecode = manifest_scanner.scan_component_manifests, ScriptCache.get_bytecode
+        runner_init, wait = local_script_runner.LocalScriptRunner.__init__, local_script_runner.require_widgets_deltas
+    except (ImportError, AttributeError):
+        yield
+        return
+    found: list = []
+    compiled: dict = {}
+
+    def scanned_once(max_workers=None):
+        if not found:
+            found.append(tuple(scan(max_workers)))
+        return list(found[0])
+
+    def compiled_once(self, script_path):
+        path = os.path.abspath(script_path)
+        with open(path, "rb") as f:
+            key = (path, f.read(), config.get_option("runner.magicEnabled"))
+        if key not in compiled:
+            compiled[key] = get_bytecode(self, script_path)
+        return compiled[key]
+
+    def noting_the_end(self, *args, **kwargs):
+        runner_init(self, *args, **kwargs)
+        ended = self._dpcore_tests_ended = threading.Event()  # connected before the run's thread starts
+
+        def note(sender, event, **_):
+            if event == ScriptRunnerEvent.SHUTDOWN:
+                ended.set()
+
+        self.on_event.connect(note, weak=False)
+
+    def wait_for_the_end(runner, timeout: float = 3) -> None:
+        ended = getattr(runner, "_dpcore_tests_ended", None)
+        if ended is None:  # a runner made before the patch
+            return wait(runner, timeout)
+        if ended.wait(timeout):
+            return
+        runner.request_stop()  # past the timeout: as Streamlit stops the run and says so
+        runner.join()
+        raise RuntimeError(f"AppTest script run timed out after {timeout}(s)")
+
+    manifest_scanner.scan_component_manifests = scanned_once
+    ScriptCache.get_bytecode = compiled_once
+    local_script_runner.LocalScriptRunner.__init__ = noting_the_end
+    local_script_runner.require_widgets_deltas = wait_for_the_end
+    yield
+    manifest_scanner.scan_component_manifests = scan
+    ScriptCache.get_bytecode = get_bytecode
+    local_script_runner.LocalScriptRunner.__init__ = runner_init
+    local_script_runner.require_widgets_deltas = wait
 
 
 @pytest.fixture(autouse=True)
