@@ -70,6 +70,7 @@ class _Record:
     Bg: torch.Tensor | None = None  # (B, T, p) output gradient, or (B, p)
     G: torch.Tensor | None = None  # materialised per-example weight gradients (B, p, d), if cheaper
     Gb: torch.Tensor | None = None  # materialised per-example bias gradients (B, p), if the layer has a bias
+    ones: bool = False  # A's last column is ones (a convolution's bias folded into its weight gradient)
 
 
 class GhostClipper:
@@ -148,6 +149,7 @@ class GhostClipper:
             self.owner._active = True
             for r in self.owner.records:
                 r.a = r.out = r.A = r.Bg = r.G = r.Gb = None
+                r.ones = False
             return self.owner
 
         def __exit__(self, *exc):
@@ -211,14 +213,17 @@ class GhostClipper:
                 if b_grad is not None:
                     grads[slots[1]].add_(b_grad)
                 rec.a = rec.out = rec.A = rec.Bg = rec.G = rec.Gb = None
+                rec.ones = False
 
 
-def _unfold(rec: _Record, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Return (A, B) as (batch, positions, d) and (batch, positions, p), or 2-D for plain Linear."""
+def _unfold(rec: _Record, b: torch.Tensor, *, ones: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """Return (A, B) as (batch, positions, d) and (batch, positions, p), or 2-D for plain Linear. ``ones`` (a
+    Conv2d): A gets a last column of ones, so that ``A^T B`` holds the bias gradients (the output gradient summed
+    over the positions) as its last row, from the same pass over B."""
     layer, a = rec.layer, rec.a
     if isinstance(layer, nn.Conv2d):
         a, padding = _padded_input(layer, a)
-        A = _im2col(a, layer.kernel_size, layer.dilation, padding, layer.stride)
+        A = _im2col(a, layer.kernel_size, layer.dilation, padding, layer.stride, ones=ones)
         return A.transpose(1, 2), b.flatten(2).transpose(1, 2)
     if a.dim() == 2:
         return a, b
@@ -241,8 +246,9 @@ def _padded_input(layer: nn.Conv2d, a: torch.Tensor) -> tuple[torch.Tensor, tupl
     return F.pad(a, (tw // 2, tw - tw // 2, th // 2, th - th // 2)), (0, 0)
 
 
-def _im2col(a: torch.Tensor, kernel_size, dilation, padding, stride) -> torch.Tensor:
-    """``F.unfold(a, ...)`` (shape ``(B, C*kh*kw, L)``, same order, same values) as one strided copy.
+def _im2col(a: torch.Tensor, kernel_size, dilation, padding, stride, *, ones: bool = False) -> torch.Tensor:
+    """``F.unfold(a, ...)`` (shape ``(B, C*kh*kw, L)``, same order, same values) as one strided copy; ``ones``
+    appends a row of ones (shape ``(B, C*kh*kw + 1, L)``).
 
     A zero-padded copy of the input viewed through ``as_strided`` as
     ``(B, C, kh, kw, out_h, out_w)`` and reshaped: several times faster than
@@ -257,7 +263,12 @@ def _im2col(a: torch.Tensor, kernel_size, dilation, padding, stride) -> torch.Te
     ow = (w - dw * (kw - 1) - 1) // sw + 1
     s_n, s_c, s_h, s_w = a.stride()
     windows = a.as_strided((n, c, kh, kw, oh, ow), (s_n, s_c, dh * s_h, dw * s_w, sh * s_h, sw * s_w))
-    return windows.reshape(n, c * kh * kw, oh * ow)
+    if not ones:
+        return windows.reshape(n, c * kh * kw, oh * ow)
+    out = a.new_empty((n, c * kh * kw + 1, oh * ow))
+    out[:, :-1].view(n, c, kh, kw, oh, ow).copy_(windows)
+    out[:, -1].fill_(1.0)
+    return out
 
 
 def _conv_per_example_grads(rec: _Record, b: torch.Tensor) -> torch.Tensor:
@@ -334,14 +345,17 @@ def _layer_sq_norms(rec: _Record, b: torch.Tensor) -> torch.Tensor:
         return _embedding_sq_norms(rec, b)
     has_bias = rec.layer.bias is not None
     conv = isinstance(rec.layer, nn.Conv2d)
-    if conv and has_bias:  # the per-example bias gradients, summed over the positions once: the clipped sum reuses
-        # them (summed from the output gradient as autograd lays it out, channels before positions)
-        rec.Gb = b.flatten(2).sum(2)
     if conv and rec.layer.in_channels >= GROUPED_MIN_CHANNELS:
+        if has_bias:  # the per-example bias gradients, summed over the positions once: the clipped sum reuses
+            # them (summed from the output gradient as autograd lays it out, channels before positions)
+            rec.Gb = b.flatten(2).sum(2)
         rec.G = _conv_per_example_grads(rec, b)
         rec.A = None
     else:
-        A, Bg = _unfold(rec, b)
+        # a thin convolution's bias rides in A as a column of ones: its gradients come out of the same product as
+        # the weights', one pass over the output gradient instead of two (it is as large as the layer's output)
+        rec.ones = conv and has_bias
+        A, Bg = _unfold(rec, b, ones=rec.ones)
         rec.A, rec.Bg = A, Bg
         if A.dim() == 2:  # ||a_i||^2 ||b_i||^2 (+ ||b_i||^2 for the bias)
             a2 = _sq_norms(A)
@@ -354,9 +368,13 @@ def _layer_sq_norms(rec: _Record, b: torch.Tensor) -> torch.Tensor:
             ga = torch.bmm(A, A.transpose(1, 2))
             gb = torch.bmm(Bg, Bg.transpose(1, 2))
             sq = (ga * gb).sum((1, 2))
-            return sq.add_(_sq_norms(rec.Gb)) if has_bias else sq
+            return sq.add_(_sq_norms(rec.Gb)) if rec.Gb is not None else sq
         # materialise the (p, d) per-example gradients; reused for the clipped sum
-        rec.G = torch.bmm(A.transpose(1, 2), Bg).transpose(1, 2)  # (d, p) products: faster for thin inputs
+        G = torch.bmm(A.transpose(1, 2), Bg).transpose(1, 2)  # (d, p) products: faster for thin inputs
+        if rec.ones:  # weights and bias in one (p, d + 1) gradient: its norm is both
+            rec.G, rec.Gb = G[..., :-1], G[..., -1]
+            return _sq_norms(G)
+        rec.G = G
     sq = _sq_norms(rec.G)
     return sq.add_(_sq_norms(rec.Gb)) if has_bias else sq
 
@@ -377,6 +395,8 @@ def _layer_weighted_sum(rec: _Record, c: torch.Tensor) -> tuple[torch.Tensor, to
     else:
         Bc = Bg * c[:, None, None]
         w = Bc.reshape(-1, Bc.shape[2]).t() @ A.reshape(-1, A.shape[2])
+        if rec.ones:  # the bias gradients are the last column (A's column of ones)
+            return w[:, :-1], w[:, -1]
     bias = torch.tensordot(c, rec.Gb, dims=1) if bias_on else None
     return w, bias
 
