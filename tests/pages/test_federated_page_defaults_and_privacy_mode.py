@@ -52,7 +52,11 @@ def test_default_federation_learns_under_a_meaningful_epsilon_and_explains_its_c
     box = next(e for e in at.expander if "diagnostics" in e.label.lower())
     assert "NOT covered by ε" in box.label and not box.proto.expanded
     diag = box.dataframe[0].value
-    assert list(diag.columns) == ["Round", "Share of updates clipped", "Largest update norm sent"]
+    # who joined each round is a release its ε does not cover (the amplification assumes it secret): it sits here,
+    # not beside "ε so far"
+    assert list(diag.columns) == ["Round", "Clients this round", "Share of updates clipped",
+                                  "Largest update norm sent"]
+    assert "Clients this round" not in hist
     assert len(diag) == len(hist) and (diag["Largest update norm sent"] <= 1.0 + 1e-6).all()  # clip norm S = 1
 
     # the step-size column is explained, and the explanation's numbers are the ones that ran: its noise norm
