@@ -62,7 +62,8 @@ def scrub(text: str, dataset) -> str:
     if getattr(dataset, "source", "") == "upload":
         for name in _class_names(dataset):
             out = out.replace(f"the single class {name!r}", "a single class")
-            out = out.replace(repr(name), "a class").replace(f"({name})", "(a class)")
+            # "the most common training class (ok)": the parenthesis only named it ("(a class)" read as a typo)
+            out = out.replace(repr(name), "a class").replace(f" ({name})", "").replace(f"({name})", "(a class)")
         out = re.sub(r"[-+0-9.eE]+ across the file", "the values' own spread", out)
     return out
 
@@ -134,6 +135,29 @@ def _finite(v) -> bool:
     return v is not None and isinstance(v, (int, float, np.floating)) and math.isfinite(float(v))
 
 
+def non_private_lines(advice: Advice) -> list[tuple[str, float]]:
+    """The non-private lines the chart draws, as (label, mean): one, "non-private", when every learner is judged
+    against the same model; else one per non-private counterpart, named by it.
+
+    Each learner's target is its own counterpart's mean minus the gap (:func:`dpcore.decision.advisor.judge`): on an
+    88/7/5 upload with declared class shares, DP-SGD's counterpart (which follows the shares) scored 0.656 in
+    balanced accuracy and DP-ERM's (which releases scores, so does not) 0.349; the chart drew only "non-private
+    0.349", under a DP-SGD curve at 0.59 that the report said fell short of the non-private model.
+    """
+    sweep = getattr(advice, "sweep", None)
+    table = getattr(sweep, "table", None)
+    lines: dict[str, float] = {}
+    if table is not None and advice.metric in table and len(advice.points):
+        for name in dict.fromkeys(advice.points["learner"]):
+            counterpart = sweep.config.baseline_for(name)
+            rows = table[(table.role == "baseline") & (table.learner == counterpart)]
+            if counterpart and not rows.empty and counterpart not in lines:
+                lines[counterpart] = float(rows.groupby("seed")[advice.metric].mean().mean())
+    if len(lines) < 2:
+        return [("non-private", advice.baseline)] if _finite(advice.baseline) else []
+    return [(f"non-private: {_title(name)}", value) for name, value in lines.items()]
+
+
 def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
     """Each learner's mean across seeds against ε (log scale) with its prediction interval, the non-private and
     trivial lines, the target, the verdict bands and the recommended point, as one inline SVG."""
@@ -146,7 +170,7 @@ def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
     if lo == hi:
         lo, hi = lo / 2, hi * 2
     ys = [v for v in list(pts["mean"]) + list(pts["bound"]) + list(2 * pts["mean"] - pts["bound"]) +
-          [advice.target, advice.baseline, advice.trivial] if _finite(v)]
+          [advice.target, advice.trivial] + [v for _, v in non_private_lines(advice)] if _finite(v)]
     y0, y1 = (min(ys), max(ys)) if ys else (0.0, 1.0)
     pad = (y1 - y0) * 0.06 or 0.05
     y0, y1 = y0 - pad, y1 + pad
@@ -184,15 +208,16 @@ def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
                  '</text>')
     parts.append(f'<text x="14" y="{top + ph / 2}" text-anchor="middle" transform="rotate(-90 14 {top + ph / 2})">'
                  f'Test {metric_name(advice.metric)}</text>')
-    for value, colour, dash, label in ((advice.baseline, "#000", "6 4", "non-private"),
-                                       (advice.trivial, "#7F7F7F", "2 3", "trivial")):
+    references = non_private_lines(advice)
+    for value, colour, dash, label in ([(v, "#000", "6 4", lab) for lab, v in references]
+                                       + [(advice.trivial, "#7F7F7F", "2 3", "trivial")]):
         if _finite(value):
             parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
                          f'stroke="{colour}" stroke-dasharray="{dash}" stroke-width="1.5"/>'
                          f'<text x="{left + pw - 4}" y="{y(value) - 4:.1f}" text-anchor="end" fill="{colour}">'
-                         f'{label} {value:.3g}</text>')
+                         f'{html.escape(label)} {value:.3g}</text>')
     legend: list[tuple[str, str]] = []
-    marks: list[float] = [y(v) for v in (advice.baseline, advice.trivial) if _finite(v)]  # heights under a legend
+    marks: list[float] = [y(v) for v in [v for _, v in references] + [advice.trivial] if _finite(v)]
     for i, (name, g) in enumerate(pts.groupby("learner", sort=False)):
         g = g.sort_values("epsilon")
         c = _COLOURS[i % len(_COLOURS)]
