@@ -155,7 +155,9 @@ def non_private_lines(advice: Advice) -> list[tuple[str, float]]:
                 lines[counterpart] = float(rows.groupby("seed")[advice.metric].mean().mean())
     if len(lines) < 2:
         return [("non-private", advice.baseline)] if _finite(advice.baseline) else []
-    return [(f"non-private: {_title(name)}", value) for name, value in lines.items()]
+    # a counterpart's title mostly says it is non-private already ("Non-private SGD (same model)")
+    return [(_title(name) if "non-private" in _title(name).lower() else f"non-private: {_title(name)}", value)
+            for name, value in lines.items()]
 
 
 def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
@@ -209,12 +211,13 @@ def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
     parts.append(f'<text x="14" y="{top + ph / 2}" text-anchor="middle" transform="rotate(-90 14 {top + ph / 2})">'
                  f'Test {metric_name(advice.metric)}</text>')
     references = non_private_lines(advice)
+    names = []  # the lines' names, drawn after the legend's pale box (a name at the top right ran under it)
     for value, colour, dash, label in ([(v, "#000", "6 4", lab) for lab, v in references]
                                        + [(advice.trivial, "#7F7F7F", "2 3", "trivial")]):
         if _finite(value):
             parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
-                         f'stroke="{colour}" stroke-dasharray="{dash}" stroke-width="1.5"/>'
-                         f'<text x="{left + pw - 4}" y="{y(value) - 4:.1f}" text-anchor="end" fill="{colour}">'
+                         f'stroke="{colour}" stroke-dasharray="{dash}" stroke-width="1.5"/>')
+            names.append(f'<text x="{left + pw - 4}" y="{y(value) - 4:.1f}" text-anchor="end" fill="{colour}">'
                          f'{html.escape(label)} {value:.3g}</text>')
     legend: list[tuple[str, str]] = []
     marks: list[float] = [y(v) for v in [v for _, v in references] + [advice.trivial] if _finite(v)]
@@ -256,6 +259,7 @@ def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
             ly = by + 13 + 16 * i
             parts.append(f'<rect x="{lx}" y="{ly - 9}" width="14" height="4" fill="{c}"/>'
                          f'<text x="{lx + 20}" y="{ly - 3}">{html.escape(label)}</text>')
+    parts += names
     if r is not None:
         rx, ry = x(r["epsilon"]), y(r["mean"])
         # in the right half the label runs leftwards above the point (the top ε's label left the chart; below it, the
