@@ -928,8 +928,9 @@ def _own_model_work(config: TrainConfig, n: int, model: nn.Module) -> Work:
 def _result(config: TrainConfig, rows: list, budget: _Budget, steps: int, stopped: bool, final: nn.Module,
             model_kwargs: dict, t0: float, caught: list[str], *, own: bool = False) -> TrainResult:
     metric = "accuracy" if config.task == "classification" else "mse"
-    history = pd.DataFrame(rows, columns=["epoch", "step", "loss", metric, "epsilon", "train_loss"]
-                           + (["balanced_accuracy"] if config.task == "classification" else []))
+    history = pd.DataFrame(rows, columns=["epoch", "step", "loss", metric]
+                           + (["balanced_accuracy"] if config.task == "classification" else [])
+                           + ["epsilon", "train_loss"])
     state = {k: v.detach().cpu().numpy().copy() for k, v in final.state_dict().items()}
     return TrainResult(
         config=config, history=history, epsilon=budget.epsilon, delta=config.delta if config.private else 0.0,

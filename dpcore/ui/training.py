@@ -531,7 +531,8 @@ def history_figure(history: pd.DataFrame, chance: float | None = None,
                              axis_title="cross-entropy" if classification else "MSE, labels scaled to [0, 1]"),
               _history_panel(data, metric, title=("Test balanced accuracy" if balanced else "Test accuracy")
                              if classification else "Test MSE", style=2, last=not with_eps, extra=tuple(lines),
-                             axis_title=("balanced accuracy" if balanced else "accuracy (fraction)")
+                             # short: the panel is 90 pixels tall ("balanced accuracy" was cut to "balanced accura")
+                             axis_title=("balanced acc." if balanced else "accuracy (fraction)")
                              if classification else "MSE (label units²)")]
     if with_eps:
         # named under its line at the left, where the ε spent is still low
