@@ -202,7 +202,8 @@ if any(a.result.tpr_measured("0.01") is None for a in audits.values()):  # the t
                + ("more canaries measure it." if attack == "one-run" else
                   "a larger pool, on a larger dataset, measures it."))
 
-show_exposed(audits, private_label, attack=attack, image_shape=ds.image_shape if ds.is_image else None)
+show_exposed(audits, private_label, attack=attack, image_shape=ds.image_shape if ds.is_image else None,
+             class_names=ds.target_names)
 if spec.canary_kind == "gradient" or attack == "canaries":
     show_ladder(learner, data_arg(ds), delta=float(delta), seed=seed)
 st.caption("Seeded noise is for reproducible demonstrations; a real release uses secure noise (the switch in the "

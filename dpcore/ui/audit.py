@@ -212,10 +212,11 @@ def results_table(rows: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def exposed_canaries(leaky, private, k: int = 8) -> tuple[np.ndarray, pd.DataFrame]:
+def exposed_canaries(leaky, private, k: int = 8, class_names=()) -> tuple[np.ndarray, pd.DataFrame]:
     """The k inserted canaries ``leaky`` gives away most surely: their records, and a table of the label each was
     taught, its true label and what each model answers for the taught label (its probability, where the model
-    gives probabilities; otherwise the attack's score)."""
+    gives probabilities; otherwise the attack's score). ``class_names``: the label's classes in index order, so the
+    labels read as the data writes them ("fraud", not 0)."""
     idx = leaky.most_exposed(k)
     prob = _is_log_probability(leaky) and _is_log_probability(private)
     name = "P(taught label)" if prob else "Attack score"
@@ -224,9 +225,14 @@ def exposed_canaries(leaky, private, k: int = 8) -> tuple[np.ndarray, pd.DataFra
         v = audit.scores[idx]
         return [float(f"{x:.3g}") for x in (np.exp(v) if prob else v)]
 
-    table = pd.DataFrame({"Canary": idx, "Taught label": leaky.taught[idx].astype(int)})
+    names = [str(n) for n in class_names]
+
+    def label(values) -> list:
+        return [names[i] if 0 <= i < len(names) else i for i in np.asarray(values).astype(int).tolist()]
+
+    table = pd.DataFrame({"Canary": idx, "Taught label": label(leaky.taught[idx])})
     if leaky.true_labels is not None:
-        table["True label"] = leaky.true_labels[idx].astype(int)
+        table["True label"] = label(leaky.true_labels[idx])
     table[f"Non-private: {name}"] = shown(leaky)
     table[f"Private: {name}"] = shown(private)
     return leaky.records[idx], table
@@ -420,7 +426,8 @@ def _pictures(X, image_shape, captions) -> None:
         row.container(width=96, gap=None).image(pic, caption=cap, alt=f"An exposed record: {cap}", width=96)
 
 
-def show_exposed(audits: Mapping[str, Any], private_label: str, *, attack: str, image_shape) -> None:
+def show_exposed(audits: Mapping[str, Any], private_label: str, *, attack: str, image_shape,
+                 class_names=()) -> None:
     """The records the leakiest model gives away: for the canary attack the canaries the twin answers with the label
     it was taught, beside the private model's answers for the same; for a pool attack the members most surely named."""
     leaky_label = list(audits)[-1]
@@ -430,7 +437,7 @@ def show_exposed(audits: Mapping[str, Any], private_label: str, *, attack: str, 
         st.markdown(f"The canaries **{leaky_label}** gives away most surely: each was taught a wrong label and "
                     f"answers it, which only memorising can do. Beside it, what **{private_label}** answers for the "
                     "same records.")
-        X, table = exposed_canaries(leaky, main)
+        X, table = exposed_canaries(leaky, main, class_names=class_names)
         if image_shape is not None:
             _pictures(X, image_shape, (f"{true} taught as {t}" for t, true in
                                        zip(table["Taught label"], table["True label"])))

@@ -94,3 +94,20 @@ def test_with_declared_class_shares_the_attacked_model_is_read_in_balanced_accur
     # no shares declared, or an audit without balanced accuracy (a membership audit): the accuracy reading stays
     assert shares_reading(audits, NS(task="classification", class_shares=())) is None
     assert shares_reading({"DP-SGD": NS(target_accuracy=0.9)}, ds) is None
+
+
+def test_the_exposed_canaries_name_their_labels_as_the_data_writes_them():
+    """On an upload whose label reads fraud / ok / review the table said 'Taught label 1, True label 0'."""
+    from types import SimpleNamespace as NS
+
+    import numpy as np
+
+    from dpcore.ui.audit import exposed_canaries
+
+    leaky = NS(scores=np.log([0.9, 0.2, 0.8]), taught=np.array([1, 2, 1]), true_labels=np.array([0, 1, 2]),
+               records=np.zeros((3, 2)), most_exposed=lambda k: np.array([0, 2]))
+    private = NS(scores=np.log([0.5, 0.5, 0.4]))
+    _, table = exposed_canaries(leaky, private, class_names=("fraud", "ok", "review"))
+    assert table["Taught label"].tolist() == ["ok", "ok"] and table["True label"].tolist() == ["fraud", "review"]
+    _, table = exposed_canaries(leaky, private)  # no names known: the class indices
+    assert table["Taught label"].tolist() == [1, 1]
