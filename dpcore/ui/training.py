@@ -231,7 +231,10 @@ def show_headline(out: dict, algorithm: str) -> None:
             # "within a point of the model trained without privacy" is then read in balanced accuracy: a model that
             # answers the common class for every row is within a point in accuracy and learnt nothing
             priv, base = out["metrics"]["balanced_accuracy"], out["baseline"].get("balanced_accuracy", math.inf)
-        if (wording.near_baseline and eps is not None and math.isfinite(float(eps))
+        nothing = learnt_nothing_note(out)
+        if nothing:
+            st.caption(nothing)
+        elif (wording.near_baseline and eps is not None and math.isfinite(float(eps))
                 and 0 <= base - priv <= CLOSE_GAP):
             gap = 100 * (base - priv)
             st.caption((f"Within {gap:.1f} points{measure} of the model trained without privacy: at this ε the noise "
@@ -272,6 +275,33 @@ def headline_metric(out: dict) -> str:
     if imbalance_line(out) and "balanced_accuracy" in out.get("baseline", {}):
         return "balanced_accuracy"
     return "accuracy"
+
+
+def learnt_nothing_note(out: dict) -> str | None:
+    """Where the tiles read balanced accuracy and the private model's is no better than answering one class (1/k),
+    what to say instead of "within 2.6 points of the model trained without privacy: a larger ε buys little more"
+    (which sat under a warning that said "try a larger epsilon", both models near 0.5 on a 90/10 label); with no
+    class shares declared, where to declare them. None elsewhere.
+
+    >>> out = {"chance": 0.9, "n_classes": 2, "extras": {}, "metrics": {"balanced_accuracy": 0.5,
+    ...        "rare_class_recall": 0.0}, "baseline": {"balanced_accuracy": 0.526}}
+    >>> learnt_nothing_note(out)[:58]
+    'The private model finds each class no better than answerin'
+    >>> learnt_nothing_note({**out, "metrics": {"balanced_accuracy": 0.6, "rare_class_recall": 0.3}}) is None
+    True
+    """
+    k = out.get("n_classes")
+    if headline_metric(out) != "balanced_accuracy" or not k or out["metrics"]["balanced_accuracy"] > 1 / k + 1e-9:
+        return None
+    said = (f"The private model finds each class no better than answering one class (balanced accuracy "
+            f"{out['metrics']['balanced_accuracy']:.3f}, against {1 / k:.3f}), so how close it comes to the model "
+            "trained without privacy says nothing about what ε costs.")
+    if out.get("extras", {}).get("decision_rule"):  # shares declared (followed, or said why not)
+        return said
+    return said + (" On a label where one class is most rows, a model that gives class probabilities (DP-SGD) "
+                   "often answers that class for every row: declare each class's share from a published rate in "
+                   "the *Declared class shares* box under the upload, and it answers the class most likely "
+                   "relative to its share, at no privacy cost.")
 
 
 def chance_line(out: dict) -> str:

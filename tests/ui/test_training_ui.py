@@ -271,3 +271,17 @@ def test_where_the_tiles_read_balanced_accuracy_the_history_chart_and_its_lines_
     even = {**out, "chance": 0.4}
     assert training.headline_metric(even) == "accuracy" and training.reference_of(even) == pytest.approx(0.462)
     assert _panels(vega.spec(history_figure(history, balanced=False)))[1] == "Test accuracy"
+
+
+def test_a_private_model_no_better_than_one_class_is_not_called_close_to_its_twin_and_shares_are_suggested():
+    # 90/10 readmissions, DP-SGD at ε 1 without shares: balanced accuracy 0.500 against 0.526; the page said
+    # "within 2.6 points ... a larger ε buys little more" under a warning that said "try a larger epsilon"
+    out = {"task": "classification", "chance": 0.899, "n_classes": 2, "extras": {},
+           "metrics": {"accuracy": 0.899, "balanced_accuracy": 0.5, "rare_class_recall": 0.0},
+           "baseline": {"accuracy": 0.9, "balanced_accuracy": 0.526, "rare_class_recall": 0.05}}
+    note = training.learnt_nothing_note(out)
+    assert "says nothing about what ε costs" in note and "Declared class shares" in note
+    declared = {**out, "extras": {"decision_rule": "declared class shares"}}
+    assert "Declared class shares" not in training.learnt_nothing_note(declared)
+    assert training.learnt_nothing_note({**out, "metrics": {**out["metrics"], "balanced_accuracy": 0.58}}) is None
+    assert training.learnt_nothing_note({**out, "chance": 0.6}) is None  # a balanced label: accuracy reads it
