@@ -53,7 +53,8 @@ page_header(
 
 with st.sidebar:
     st.header("Settings")
-    ds = dataset_picker("classical.dataset", images=False, default="breast_cancer", exclude=("adult",))
+    ds = dataset_picker("classical.dataset", images=False, default="breast_cancer", exclude=("adult",),
+                        class_shares=False)  # its models release scores: the shares would change nothing
 if ds is None:  # outside the sidebar: what the picker needs (a file, a fix to one) is said in the main area too
     stop_page()
 with st.sidebar:

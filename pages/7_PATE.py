@@ -68,7 +68,8 @@ mode = st.sidebar.radio("Privacy set by", PRIVACY_MODES, horizontal=True, key="p
 with control_area(st.sidebar, top=False).form("pate.form"):
     key_slot = st.container()  # ε first: beside the chart when presenting, at the top of the form otherwise
     st.header("PATE settings")
-    ds = dataset_picker("pate.dataset", task="classification", in_form=True, default=START_DATASET, container=st)
+    ds = dataset_picker("pate.dataset", task="classification", in_form=True, default=START_DATASET, container=st,
+                        class_shares=False)  # the student releases labels: the shares would change nothing
     at = ds.name if ds is not None else START_DATASET
     # every box below is one of the pate learner's declared knobs, with its defaults on this dataset (the
     # command line uses the same); each dataset starts from its own defaults and keeps what was chosen for it

@@ -31,6 +31,7 @@ from dpcore.ui.federated import (
     PRIVACY_MODES,
     SIGMA_START,
     START_DATASET,
+    balanced_by_shares,
     cached_fedavg,
     chance_warning,
     clients_figure,
@@ -43,6 +44,7 @@ from dpcore.ui.federated import (
     page_defaults,
     rounds_caption,
     rounds_figures,
+    shares_warning,
     sigma_used_caption,
     step_caption,
     sweep_config,
@@ -142,8 +144,12 @@ acc_slot.plotly_chart(a, width="stretch", key="fed.chart.acc")
 eps_slot.plotly_chart(e, width="stretch", key="fed.chart.eps")
 
 m = metrics_slot.columns(5)
-m[0].metric("Final test accuracy", f"{res.accuracy:.3f}")
-m[1].metric("Non-private FedAvg", "—" if ref is None else f"{ref.accuracy:.3f}",
+by_shares = balanced_by_shares(data_arg(ds), cfg, res, ref)  # (private, non-private, 1/k) in balanced accuracy
+if by_shares:  # answers by the declared class shares: the tiles read balanced accuracy, as on the Train page
+    m[0].metric("Final balanced accuracy", f"{by_shares[0]:.3f}")
+else:
+    m[0].metric("Final test accuracy", f"{res.accuracy:.3f}")
+m[1].metric("Non-private FedAvg", "—" if ref is None else f"{by_shares[1] if by_shares else ref.accuracy:.3f}",
             help=None if ref is None else f"The same clients and model trained without clipping or noise for the same "
                  f"{cfg.rounds} rounds: when the Rounds box is empty they follow ε, so this number moves with ε too, "
                  "though it spends none.")
@@ -153,11 +159,16 @@ m[3].metric("Noise multiplier σ", "—" if res.noise_multiplier is None else fo
 m[4].metric("Clients per round qN", f"{cfg.client_fraction * cfg.clients:.3g}",
             help="Expected number of clients sampled each round: the sampling rate q times the N clients.")
 verdict_line(res.epsilon if private else float("inf"), container=metrics_slot, what="ε per client")
-if chance is not None:
+if by_shares:
+    metrics_slot.markdown(f"**Chance level** (always the most common class): **{by_shares[2]:.3f}** in balanced "
+                          f"accuracy, {chance:.3f} in accuracy. The tiles read balanced accuracy (each class's share "
+                          "found right, averaged), the chart below accuracy: answering by the declared class shares "
+                          "trades accuracy on the common class for the rare ones.")
+elif chance is not None:
     metrics_slot.markdown(f"**Chance level** (always the most common class): **{chance:.3f}**. Accuracy is the "
                           "fraction of test rows predicted correctly.")
 notes = [weak_guarantee_note(res.epsilon, unit="per client") if private else None,
-         chance_warning(cfg, res.accuracy, chance),
+         shares_warning(cfg, by_shares[0], by_shares[2]) if by_shares else chance_warning(cfg, res.accuracy, chance),
          *federation_warnings(dataclasses.replace(cfg, noise_multiplier=res.noise_multiplier))]
 for note in filter(None, notes):
     metrics_slot.warning(note)

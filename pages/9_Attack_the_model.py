@@ -30,6 +30,7 @@ from dpcore.ui.audit import (
     AuditProgress,
     attack_question,
     attack_report_button,
+    balanced_accuracy_metric,
     cached_audit,
     cached_theory,
     chance_accuracy,
@@ -40,6 +41,7 @@ from dpcore.ui.audit import (
     rate_with_interval,
     results_table,
     roc_figure,
+    shares_reading,
     show_exposed,
     show_ladder,
     twin_reading,
@@ -161,8 +163,11 @@ c[3].metric("Caught at 1% FPR", "—" if caught is None else f"{caught:.1%}",
                  + ("" if caught is None else f" 95% interval: {interval}; a rate within it is a tie.")
                  + ("" if caught is not None else f" Not measurable here: {main.result.n_nonmembers} non-members, "
                     "fewer than 100."))
-utility = model_accuracy_metric(c[4], accuracy, private_label, chance=chance_accuracy(ds),
-                                unseen=main.result.n_nonmembers if attack in ("loss", "lira") else None)
+if by_shares := shares_reading(audits, ds):  # answers by the declared class shares: read in balanced accuracy
+    utility = balanced_accuracy_metric(c[4], by_shares[0], private_label, chance=by_shares[1])
+else:
+    utility = model_accuracy_metric(c[4], accuracy, private_label, chance=chance_accuracy(ds),
+                                    unseen=main.result.n_nonmembers if attack in ("loss", "lira") else None)
 verdict_line(float(claim), what="ε claimed")
 proven = main.result.epsilon_lower_bound
 st.markdown("**The attack-based reading:** " + (
@@ -197,7 +202,8 @@ if any(a.result.tpr_measured("0.01") is None for a in audits.values()):  # the t
                + ("more canaries measure it." if attack == "one-run" else
                   "a larger pool, on a larger dataset, measures it."))
 
-show_exposed(audits, private_label, attack=attack, image_shape=ds.image_shape if ds.is_image else None)
+show_exposed(audits, private_label, attack=attack, image_shape=ds.image_shape if ds.is_image else None,
+             class_names=ds.target_names)
 if spec.canary_kind == "gradient" or attack == "canaries":
     show_ladder(learner, data_arg(ds), delta=float(delta), seed=seed)
 st.caption("Seeded noise is for reproducible demonstrations; a real release uses secure noise (the switch in the "

@@ -227,3 +227,45 @@ def test_the_chart_legend_hides_no_curve_point_and_the_recommended_label_clears_
     (x, y, w, h), points, (lx, ly) = _legend_and_points(curves_svg(advice, width=760))
     assert points and not [p for p in points if x <= p[0] <= x + w and y <= p[1] <= y + h]
     assert not (x <= lx <= x + w + 150 and y <= ly <= y + h + 12)  # the label's baseline is not in the box
+
+
+def test_the_chart_draws_each_learners_own_non_private_model_where_they_differ():
+    # with declared class shares DP-SGD's counterpart follows them (0.656) and DP-ERM's does not (0.349): the chart
+    # drew only "non-private 0.349" under a DP-SGD curve at 0.59 that the report said fell short of "the non-private
+    # model"
+    import math
+
+    import pandas as pd
+
+    from dpcore.datasets.csv_upload import load_csv
+    from dpcore.decision.advisor import Need, judge
+    from dpcore.decision.report import curves_svg, non_private_lines
+    from dpcore.sweep import SweepConfig, SweepResult
+
+    rng = np.random.default_rng(5)
+    lines = ["a,b,y"] + [f"{rng.normal():.3f},{rng.normal():.3f},{'r' if i % 10 == 0 else 'c'}" for i in range(200)]
+    ds = load_csv("\n".join(lines).encode(), label_column="y", name="t.csv", bounds="*=-5:5")
+    config = SweepConfig(dataset=ds, learners=("dpsgd", "erm-objective"), values=(1.0, 10.0), seeds=2)
+    assert config.baseline_for("dpsgd") != config.baseline_for("erm-objective")
+    rows = []
+    for s in range(2):
+        for learner, value in ((config.baseline_for("dpsgd"), 0.656), (config.baseline_for("erm-objective"), 0.349)):
+            rows.append({"learner": learner, "role": "baseline", "value": np.nan, "seed": s, "balanced_accuracy": value,
+                         "accuracy": 0.5, "epsilon": math.inf, "warnings": "", "leaks_privacy": False, "event": ""})
+        rows.append({"learner": "majority", "role": "trivial", "value": np.nan, "seed": s, "balanced_accuracy": 1 / 3,
+                     "accuracy": 0.88, "epsilon": math.inf, "warnings": "", "leaks_privacy": False, "event": ""})
+        for learner, value in (("dpsgd", 0.59), ("erm-objective", 0.34)):
+            for v in (1.0, 10.0):
+                rows.append({"learner": learner, "role": "swept", "value": v, "seed": s,
+                             "balanced_accuracy": value + 0.001 * s, "accuracy": 0.7, "epsilon": v, "warnings": "",
+                             "leaks_privacy": False, "event": ""})
+    advice = judge(SweepResult(config, pd.DataFrame(rows), 0, len(rows), 0.0), Need("within", "balanced_accuracy",
+                                                                                     0.05))
+    drawn = dict((value, label) for label, value in non_private_lines(advice))
+    assert sorted(drawn) == pytest.approx([0.349, 0.656])
+    svg = curves_svg(advice)
+    assert "Non-private SGD" in svg and "0.656" in svg and "0.349" in svg
+    # one learner (or learners sharing a counterpart): the one line keeps its short name
+    one = judge(SweepResult(config, pd.DataFrame([r for r in rows if r["learner"] != "erm-objective"]), 0, 1, 0.0),
+                Need("within", "balanced_accuracy", 0.05))
+    assert [label for label, _ in non_private_lines(one)] == ["non-private"]

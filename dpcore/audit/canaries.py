@@ -45,6 +45,8 @@ from ..datasets.registry import TEST_SIZE
 from ..defaults import DELTA
 from ..exceptions import DPCoreWarning, DPValueError
 from ..learners import get_learner, judge_against_trivial, run_learner
+from ..learners.decision import answers_by_rule
+from ..learners.metrics import balanced_accuracy
 from ..rng import substream
 from ..runtime.thread_warnings import ignored
 from ..validation import check_int
@@ -76,6 +78,9 @@ class CanaryAudit:
     records: np.ndarray | None = field(default=None, repr=False)
     taught: np.ndarray | None = field(default=None, repr=False)
     true_labels: np.ndarray | None = field(default=None, repr=False)
+    #: input canaries only: the audited model's balanced accuracy on the same unseen rows as ``accuracy``, by the
+    #: same answers (the declared class shares where its run answered by them)
+    balanced_accuracy: float | None = None
 
     @property
     def target_accuracy(self) -> float | None:
@@ -320,7 +325,7 @@ def input_canary_audit(
                        y_test=y_rest, seed=seed, test_size=split.test_size)
         on_unseen = dataclasses.replace(
             res, test_outputs=type(res.test_outputs)(values[: rest.size], res.test_outputs.kind),
-            metrics=_metrics_on(split.task, values[: rest.size], y_rest), extras=dict(res.extras))
+            metrics=_metrics_on(split.task, values[: rest.size], y_rest, res, split.dataset), extras=dict(res.extras))
         judge_against_trivial(spec, unseen, on_unseen)
         for key in ("single_class", "no_better_than_trivial"):
             res.extras.pop(key, None)
@@ -328,27 +333,34 @@ def input_canary_audit(
                 res.extras[key] = on_unseen.extras[key]
     outputs = type(res.test_outputs)(values[rest.size:], res.test_outputs.kind)
     scores = example_statistic(outputs, yc, loss=True)
-    accuracy = None
+    accuracy = balanced = None
     if split.task == "classification" and res.test_outputs.kind != "cluster" and rest.size:
-        accuracy = float(np.mean(values[: rest.size].argmax(axis=1) == y_rest))
+        # answered as the run answers (by the declared class shares where it did), as its own metrics are
+        judged = _metrics_on(split.task, values[: rest.size], y_rest, res, split.dataset)
+        accuracy, balanced = judged["accuracy"], judged["balanced_accuracy"]
     claimed = res.epsilon if spec.private else math.inf
     result = _audit_result(np.nan_to_num(scores, nan=0.0), included, attack="one-run input canaries",
                            epsilon=claimed, delta=res.delta, confidence=confidence,
                            seconds=time.perf_counter() - start)
     true = np.asarray(split.y_test)[pick] if pick is not None else None
     return CanaryAudit(result, spec.name, split.dataset.name, "input", scores, included, accuracy, event=res.event,
-                       records=Xc, taught=yc, true_labels=true)
+                       records=Xc, taught=yc, true_labels=true, balanced_accuracy=balanced)
 
 
 #: The start of the learner's own judgement against the trivial predictor (after its title), made on its test rows
 #: (dpcore.learners.judge_against_trivial).
-_TRIVIAL_JUDGEMENT = r"( predicts the single class | is no more accurate on the test rows |: its test error is no )"
+_TRIVIAL_JUDGEMENT = (r"( predicts the single class | is no more accurate on the test rows |: its test error is no "
+                      r"|, answering by the declared class shares, finds each class no better )")
 
 
-def _metrics_on(task: str, values: np.ndarray, y: np.ndarray) -> dict:
-    """The metric the learner's judgement reads, on the test rows alone."""
+def _metrics_on(task: str, values: np.ndarray, y: np.ndarray, res: Any = None, dataset: Any = None) -> dict:
+    """The metrics the learner's judgement reads, on the test rows alone, answered by the run's rule
+    (:func:`dpcore.learners.decision.answers_by_rule`)."""
     if task == "classification":
-        return {"accuracy": float(np.mean(values.argmax(axis=1) == y))} if values.ndim == 2 else {}
+        if values.ndim != 2:
+            return {}
+        answers = answers_by_rule(values, res, dataset) if res is not None else values.argmax(axis=1)
+        return {"accuracy": float(np.mean(answers == y)), "balanced_accuracy": balanced_accuracy(y, answers)}
     return {"mse": float(np.mean((values.reshape(len(y), -1)[:, 0] - y) ** 2))}
 
 

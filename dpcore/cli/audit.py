@@ -116,10 +116,11 @@ def _run(args) -> int:
     # the attacked model's accuracy on records it never saw: a model that learnt nothing has nothing to leak, so a
     # lower bound of 0 there says nothing about what epsilon protects (the Attack page says the same)
     out = {"learner": audit.learner, "dataset": audit.dataset, **audit.result.to_json_dict(),
-           "model_accuracy": audit.target_accuracy, "seed": seed, "noise": "secure" if secure else "seeded"}
+           "model_accuracy": audit.target_accuracy, **_balanced(audit), "seed": seed,
+           "noise": "secure" if secure else "seeded"}
     if other is not None:
         out["contrast"] = {"learner": other.learner, **other.result.to_json_dict(),
-                           "model_accuracy": other.target_accuracy}
+                           "model_accuracy": other.target_accuracy, **_balanced(other)}
     from . import said
 
     if not audit.result.epsilon_lower_bound > 0:  # the Attack page's "could not prove any leak", said here too
@@ -137,3 +138,10 @@ def _run(args) -> int:
         for k, v in out.items():
             print(text_line(k, v))
     return 0
+
+
+def _balanced(audit) -> dict:
+    """``model_balanced_accuracy`` where the audit measured it (input canaries: on the same unseen rows as
+    ``model_accuracy``, by the same answers; with declared class shares, the answers follow them)."""
+    value = getattr(audit, "balanced_accuracy", None)
+    return {} if value is None else {"model_balanced_accuracy": value}

@@ -226,10 +226,33 @@ def _answer(args, config) -> int:
         print(note, file=sys.stderr)  # a value of 0.1 beside an epsilon spent of 45: which one the run spent
     if args.out and args.out != "-":
         result.table.to_csv(args.out, index=False)
-        summary = result.summary().round(4)
+        metric = summary_metric(result)
+        if metric != result.metric:
+            print(f"note: the means below are of {metric.replace('_', ' ')} (each class's share found right, "
+                  "averaged), as the Trade-off explorer draws them where one class is at least 80% of the rows: "
+                  "there always answering it scores its share in accuracy; the CSV has both", file=sys.stderr)
+        summary = result.summary(metric).round(4)
         print(summary.to_string(index=False))
         print(f"wrote {len(result.table)} runs to {args.out} ({result.n_computed} computed, "
               f"{result.n_cached} from the cache) in {result.seconds:.1f} s", file=sys.stderr)
     else:
         result.table.to_csv(sys.stdout, index=False)
     return 0
+
+
+def summary_metric(result) -> str:
+    """The metric the printed means are of: the sweep's own, or balanced accuracy where the trivial baseline
+    (always answering the most common training class) scores at least
+    :data:`~dpcore.decision.advisor.COMMON_CLASS` in accuracy, as the Trade-off explorer's chart and the advisor
+    start (:func:`~dpcore.decision.advisor.chart_metrics`). Read off the runs' table, so a cached sweep loads no data.
+
+    On a 3,000-row 88/7/5 table with declared class shares the means printed DP-SGD at 0.74 below the majority
+    class's 0.87 in accuracy, while it found the rare classes (balanced accuracy 0.57 against 0.33).
+    """
+    from ..decision.advisor import COMMON_CLASS
+
+    table = result.table
+    if result.metric != "accuracy" or "balanced_accuracy" not in table or "role" not in table:
+        return result.metric
+    trivial = table.loc[table.role == "trivial", "accuracy"]
+    return "balanced_accuracy" if len(trivial) and float(trivial.mean()) >= COMMON_CLASS else result.metric

@@ -62,7 +62,8 @@ def scrub(text: str, dataset) -> str:
     if getattr(dataset, "source", "") == "upload":
         for name in _class_names(dataset):
             out = out.replace(f"the single class {name!r}", "a single class")
-            out = out.replace(repr(name), "a class").replace(f"({name})", "(a class)")
+            # "the most common training class (ok)": the parenthesis only named it ("(a class)" read as a typo)
+            out = out.replace(repr(name), "a class").replace(f" ({name})", "").replace(f"({name})", "(a class)")
         out = re.sub(r"[-+0-9.eE]+ across the file", "the values' own spread", out)
     return out
 
@@ -134,6 +135,31 @@ def _finite(v) -> bool:
     return v is not None and isinstance(v, (int, float, np.floating)) and math.isfinite(float(v))
 
 
+def non_private_lines(advice: Advice) -> list[tuple[str, float]]:
+    """The non-private lines the chart draws, as (label, mean): one, "non-private", when every learner is judged
+    against the same model; else one per non-private counterpart, named by it.
+
+    Each learner's target is its own counterpart's mean minus the gap (:func:`dpcore.decision.advisor.judge`): on an
+    88/7/5 upload with declared class shares, DP-SGD's counterpart (which follows the shares) scored 0.656 in
+    balanced accuracy and DP-ERM's (which releases scores, so does not) 0.349; the chart drew only "non-private
+    0.349", under a DP-SGD curve at 0.59 that the report said fell short of the non-private model.
+    """
+    sweep = getattr(advice, "sweep", None)
+    table = getattr(sweep, "table", None)
+    lines: dict[str, float] = {}
+    if table is not None and advice.metric in table and len(advice.points):
+        for name in dict.fromkeys(advice.points["learner"]):
+            counterpart = sweep.config.baseline_for(name)
+            rows = table[(table.role == "baseline") & (table.learner == counterpart)]
+            if counterpart and not rows.empty and counterpart not in lines:
+                lines[counterpart] = float(rows.groupby("seed")[advice.metric].mean().mean())
+    if len(lines) < 2:
+        return [("non-private", advice.baseline)] if _finite(advice.baseline) else []
+    # a counterpart's title mostly says it is non-private already ("Non-private SGD (same model)")
+    return [(_title(name) if "non-private" in _title(name).lower() else f"non-private: {_title(name)}", value)
+            for name, value in lines.items()]
+
+
 def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
     """Each learner's mean across seeds against ε (log scale) with its prediction interval, the non-private and
     trivial lines, the target, the verdict bands and the recommended point, as one inline SVG."""
@@ -146,7 +172,7 @@ def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
     if lo == hi:
         lo, hi = lo / 2, hi * 2
     ys = [v for v in list(pts["mean"]) + list(pts["bound"]) + list(2 * pts["mean"] - pts["bound"]) +
-          [advice.target, advice.baseline, advice.trivial] if _finite(v)]
+          [advice.target, advice.trivial] + [v for _, v in non_private_lines(advice)] if _finite(v)]
     y0, y1 = (min(ys), max(ys)) if ys else (0.0, 1.0)
     pad = (y1 - y0) * 0.06 or 0.05
     y0, y1 = y0 - pad, y1 + pad
@@ -184,15 +210,17 @@ def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
                  '</text>')
     parts.append(f'<text x="14" y="{top + ph / 2}" text-anchor="middle" transform="rotate(-90 14 {top + ph / 2})">'
                  f'Test {metric_name(advice.metric)}</text>')
-    for value, colour, dash, label in ((advice.baseline, "#000", "6 4", "non-private"),
-                                       (advice.trivial, "#7F7F7F", "2 3", "trivial")):
+    references = non_private_lines(advice)
+    names = []  # the lines' names, drawn after the legend's pale box (a name at the top right ran under it)
+    for value, colour, dash, label in ([(v, "#000", "6 4", lab) for lab, v in references]
+                                       + [(advice.trivial, "#7F7F7F", "2 3", "trivial")]):
         if _finite(value):
             parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
-                         f'stroke="{colour}" stroke-dasharray="{dash}" stroke-width="1.5"/>'
-                         f'<text x="{left + pw - 4}" y="{y(value) - 4:.1f}" text-anchor="end" fill="{colour}">'
-                         f'{label} {value:.3g}</text>')
+                         f'stroke="{colour}" stroke-dasharray="{dash}" stroke-width="1.5"/>')
+            names.append(f'<text x="{left + pw - 4}" y="{y(value) - 4:.1f}" text-anchor="end" fill="{colour}">'
+                         f'{html.escape(label)} {value:.3g}</text>')
     legend: list[tuple[str, str]] = []
-    marks: list[float] = [y(v) for v in (advice.baseline, advice.trivial) if _finite(v)]  # heights under a legend
+    marks: list[float] = [y(v) for v in [v for _, v in references] + [advice.trivial] if _finite(v)]
     for i, (name, g) in enumerate(pts.groupby("learner", sort=False)):
         g = g.sort_values("epsilon")
         c = _COLOURS[i % len(_COLOURS)]
@@ -231,6 +259,7 @@ def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
             ly = by + 13 + 16 * i
             parts.append(f'<rect x="{lx}" y="{ly - 9}" width="14" height="4" fill="{c}"/>'
                          f'<text x="{lx + 20}" y="{ly - 3}">{html.escape(label)}</text>')
+    parts += names
     if r is not None:
         rx, ry = x(r["epsilon"]), y(r["mean"])
         # in the right half the label runs leftwards above the point (the top ε's label left the chart; below it, the
@@ -482,6 +511,9 @@ def attack_report_json(audits: Mapping[str, Any], *, dataset, question: Mapping[
             "epsilon_proven": float(r.epsilon_lower_bound), "confidence": float(r.confidence),
             "auc": float(r.auc), "caught_at_1pct": r.tpr_measured("0.01"), "caught_at_0.1pct": r.tpr_measured("0.001"),
             "members": int(r.n_members), "non_members": int(r.n_nonmembers), "accuracy": accuracy.get(label),
+            # on the same unseen rows (input canaries); with declared class shares the answers follow them and
+            # trade accuracy for the rare classes (15.5 % accuracy beside 0.531 balanced accuracy on an 88/7/5 label)
+            "balanced_accuracy": getattr(audit, "balanced_accuracy", None),
             "dp_event": _event_text(getattr(audit, "event", None)),
         })
     claim = models[0]["epsilon_claimed"] if models else math.inf
@@ -533,11 +565,15 @@ def attack_report_html(audits: Mapping[str, Any], *, dataset, question: Mapping[
                       f"The attack could not prove any leak of {m['model']} (its lower bound on ε is 0): it did no "
                       "better than guessing on this run. That does not prove the model safe; the claimed ε is "
                       "the guarantee.") + "</div>")
+    # balanced accuracy beside accuracy where the answers follow declared class shares
+    balanced = bool(shape.get("class_shares")) and any(m["balanced_accuracy"] is not None for m in doc["models"])
     h.append("<table><tr><th>model</th><th>ε claimed</th><th>δ</th><th>ε proven</th><th>AUC</th>"
              "<th>members caught at 1 % false alarms</th><th>at 0.1 %</th><th>members / non-members</th>"
-             "<th>accuracy on unseen records</th></tr>")
+             "<th>accuracy on unseen records</th>" + ("<th>balanced accuracy</th>" if balanced else "") + "</tr>")
     for m in doc["models"]:
         acc = "—" if m["accuracy"] is None else f"{m['accuracy']:.1%}"
+        if balanced:
+            acc += "</td><td>" + ("—" if m["balanced_accuracy"] is None else f"{m['balanced_accuracy']:.3f}")
         claimed = f"{m['epsilon_claimed']:.3g}" if math.isfinite(m["epsilon_claimed"]) else "∞ (no privacy)"
         h.append(f"<tr><td>{_e(m['model'])}</td><td>{claimed}</td><td>{m['delta']:g}</td>"
                  f"<td>{m['epsilon_proven']:.3g} ({m['confidence']:.0%})</td><td>{m['auc']:.3f}</td>"

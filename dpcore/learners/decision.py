@@ -112,10 +112,23 @@ def answers_on_test_rows(split: Any, result: Any) -> np.ndarray | None:
     outputs = result.test_outputs
     if outputs is None or outputs.kind not in ("probability", "score"):
         return None
+    return answers_by_rule(outputs.values, result, split.dataset)
+
+
+def answers_by_rule(values, result: Any, dataset: Any) -> np.ndarray:
+    """The class index the run ``result`` answers for each row of ``values`` (its released probabilities or scores
+    on any rows, e.g. an audit's unseen rows): divided by ``dataset``'s declared shares where the run answered by
+    them (``extras["decision_rule"]``), else their argmax.
+
+    >>> from types import SimpleNamespace as NS
+    >>> run, data = NS(extras={"decision_rule": RULE}), NS(class_shares=(0.9, 0.1))
+    >>> answers_by_rule([[0.8, 0.2]], run, data), answers_by_rule([[0.8, 0.2]], NS(extras={}), data)
+    (array([1]), array([0]))
+    """
     if result.extras.get("decision_rule") == RULE:
-        return balanced_decision(outputs.values, split.dataset.class_shares)
-    return np.argmax(outputs.values, axis=1)
+        return balanced_decision(values, dataset.class_shares)
+    return np.argmax(np.asarray(values), axis=1)
 
 
-__all__ = ["NOISY_LABELS", "RULE", "answers_on_test_rows", "apply_class_shares", "balanced_decision",
+__all__ = ["NOISY_LABELS", "RULE", "answers_by_rule", "answers_on_test_rows", "apply_class_shares", "balanced_decision",
            "releases_probabilities"]

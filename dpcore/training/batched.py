@@ -79,6 +79,7 @@ from .engine import (
     _result,
     _run_warnings,
     _training_data,
+    balanced_accuracy_of,
     decision_shift,
     planned_steps,
     resolve_noise_multiplier,
@@ -601,11 +602,12 @@ def _loop(members: list[_Member], rows: _Rows, on_epoch, on_step, block_floats: 
         if not ending:
             continue
         metrics = _evaluate_many(stack, ending, datas, task, block_floats)
-        for k, (loss, metric) in zip(ending, metrics):
+        for k, (loss, metric, balanced) in zip(ending, metrics):
             m = ms[k]
             m.rows.append({"epoch": m.epoch, "step": m.done, "loss": loss,
                            ("accuracy" if task == "classification" else "mse"): metric, "epsilon": m.epsilon,
-                           "train_loss": m.loss_sum / max(m.count, 1)})
+                           "train_loss": m.loss_sum / max(m.count, 1)}
+                          | ({"balanced_accuracy": balanced} if task == "classification" else {}))
         guard.check()
         if on_epoch is not None:
             for k in ending:
@@ -747,9 +749,10 @@ def _adam(stack: _Stack, params: list, grads: list, skip: list[int]) -> None:
 
 
 def _evaluate_many(stack: _Stack, positions: list[int], datas: list[_Data], task: str,
-                   block_floats: int) -> list[tuple[float, float]]:
-    """Evaluation loss and metric of the runs at ``positions`` on their evaluation rows (``_evaluate``'s)."""
-    out: dict[int, tuple[float, float]] = {}
+                   block_floats: int) -> list[tuple[float, float, float]]:
+    """Evaluation loss, metric and balanced accuracy of the runs at ``positions`` on their evaluation rows
+    (``_evaluate``'s)."""
+    out: dict[int, tuple[float, float, float]] = {}
     by_split: dict[int, list[int]] = {}
     for k in positions:
         by_split.setdefault(stack.members[k].split, []).append(k)
@@ -774,11 +777,14 @@ def _evaluate_many(stack: _Stack, positions: list[int], datas: list[_Data], task
                         zero = torch.zeros(logits.shape[2], dtype=logits.dtype)
                         logits = logits - torch.stack([zero if t is None else t.to(logits.dtype)
                                                        for t in shifts]).unsqueeze(1)
-                    metric = (logits.argmax(2) == target.unsqueeze(0)).float().mean(1)
+                    answers = logits.argmax(2)
+                    metric = (answers == target.unsqueeze(0)).float().mean(1)
+                    balanced = balanced_accuracy_of(answers, target)
                 else:
                     metric = loss
+                    balanced = torch.full_like(loss, float("nan"))
                 for j, k in enumerate(part):
-                    out[k] = (float(loss[j]), float(metric[j]))
+                    out[k] = (float(loss[j]), float(metric[j]), float(balanced[j]))
     return [out[k] for k in positions]
 
 

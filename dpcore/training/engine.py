@@ -191,7 +191,8 @@ class TrainResult:
     ----------
     config : TrainConfig
     history : DataFrame
-        One row per epoch: ``epoch, step, loss, accuracy (or mse), epsilon, train_loss``.
+        One row per epoch: ``epoch, step, loss, accuracy (or mse), epsilon, train_loss`` and, for classification,
+        ``balanced_accuracy`` (each class's recall, averaged; by the same decision rule as ``accuracy``).
         ``loss``/``accuracy`` are on the evaluation data passed as ``X_test``/``y_test``
         (or the training data if none). ``train_loss`` is the mean loss of the sampled
         batches, a non-private diagnostic for the operator.
@@ -513,9 +514,25 @@ def _model_kwargs(config: TrainConfig, data: _Data, image_shape, *, seed: int) -
 def _history_row(epoch: int, step: int, model: nn.Module, data: _Data, task: str, epsilon: float,
                  train_loss: float, loss_fn: LossFunction | None = None, shift: torch.Tensor | None = None) -> dict:
     """One row of the history: the evaluation loss and metric after ``step`` steps, and the epsilon spent."""
-    loss, metric = _evaluate(model, data.X_eval, data.y_eval, task, loss_fn, shift)
-    return {"epoch": epoch, "step": step, "loss": loss, ("accuracy" if task == "classification" else "mse"): metric,
-            "epsilon": epsilon, "train_loss": train_loss}
+    loss, metric, balanced = _evaluate(model, data.X_eval, data.y_eval, task, loss_fn, shift)
+    row = {"epoch": epoch, "step": step, "loss": loss, ("accuracy" if task == "classification" else "mse"): metric,
+           "epsilon": epsilon, "train_loss": train_loss}
+    if task == "classification":
+        row["balanced_accuracy"] = balanced
+    return row
+
+
+def balanced_accuracy_of(answers: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Balanced accuracy of ``answers`` (``(n,)`` or ``(K, n)``: K runs' answers on the same rows) against
+    ``target`` ``(n,)``: each class present in ``target`` gets its recall, the recalls are averaged (Brodersen et al.
+    2010; :func:`dpcore.learners.metrics.balanced_accuracy` on numpy). One value, or one per run.
+
+    >>> float(balanced_accuracy_of(torch.tensor([0, 0, 0, 0]), torch.tensor([0, 0, 0, 1])))
+    0.5
+    """
+    hit = (answers == target).float()
+    recalls = [hit[..., target == c].mean(-1) for c in torch.unique(target)]
+    return torch.stack(recalls, -1).mean(-1)
 
 
 def decision_shift(config: TrainConfig, n_outputs: int, device=None) -> torch.Tensor | None:
@@ -530,7 +547,10 @@ def decision_shift(config: TrainConfig, n_outputs: int, device=None) -> torch.Te
 
 
 def _evaluate(model: nn.Module, X: torch.Tensor, y: torch.Tensor, task: str,
-              loss_fn: LossFunction | None = None, shift: torch.Tensor | None = None) -> tuple[float, float]:
+              loss_fn: LossFunction | None = None, shift: torch.Tensor | None = None) -> tuple[float, float, float]:
+    """Evaluation loss, metric (accuracy by the run's decision rule, or MSE) and balanced accuracy by the same rule
+    (NaN for regression)."""
+    balanced = math.nan
     model.eval()
     with torch.no_grad():
         out = model(X)
@@ -539,10 +559,11 @@ def _evaluate(model: nn.Module, X: torch.Tensor, y: torch.Tensor, task: str,
             target = y if y.dim() == 1 else y.argmax(1)
             answers = (out if shift is None else out - shift.to(out.dtype)).argmax(1)
             metric = float((answers == target).float().mean())
+            balanced = float(balanced_accuracy_of(answers, target))
         else:
             metric = loss if task == "regression" else math.nan
     model.train()
-    return loss, metric
+    return loss, metric, balanced
 
 
 def _lot_step(config: TrainConfig, model: nn.Module, data: _Data, *, sigma: float | None, expected_batch: float,
@@ -907,7 +928,9 @@ def _own_model_work(config: TrainConfig, n: int, model: nn.Module) -> Work:
 def _result(config: TrainConfig, rows: list, budget: _Budget, steps: int, stopped: bool, final: nn.Module,
             model_kwargs: dict, t0: float, caught: list[str], *, own: bool = False) -> TrainResult:
     metric = "accuracy" if config.task == "classification" else "mse"
-    history = pd.DataFrame(rows, columns=["epoch", "step", "loss", metric, "epsilon", "train_loss"])
+    history = pd.DataFrame(rows, columns=["epoch", "step", "loss", metric]
+                           + (["balanced_accuracy"] if config.task == "classification" else [])
+                           + ["epsilon", "train_loss"])
     state = {k: v.detach().cpu().numpy().copy() for k, v in final.state_dict().items()}
     return TrainResult(
         config=config, history=history, epsilon=budget.epsilon, delta=config.delta if config.private else 0.0,

@@ -243,8 +243,10 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
     being shown here (a page that gathers every warning into one notice). ``in_form``: the picker stands in a
     ``st.form``, which allows no callback and no button but its own (the table of bounds is then offered on the
     pages without a form; what is declared there holds here too). ``exclude``: registry datasets not offered.
-    ``class_shares``: offer the box of declared class shares for a classification label (not on a page of
-    clusterings, which answer clusters, not classes)."""
+    ``class_shares``: offer the box of declared class shares for a classification label; False on a page none of
+    whose models release class probabilities (clusterings answer clusters; DP-ERM and logistic regression release
+    scores; a PATE student releases labels), where the box would change nothing: shares declared on another page
+    are kept for it and a caption says they are not used here."""
     from .uploads import UPLOAD_NOTE, fits, stored_upload
 
     c = container or st.sidebar
@@ -317,6 +319,8 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
                       + (" and the label" if ds.task == "regression" else "") + ": none is read from the rows.")
         if ds.task == "classification" and class_shares:
             ds = _class_shares_box(c, ds, f"{key}.shares.{name}", stored)
+        elif ds.task == "classification" and str(stored.get("shares", "")).strip():
+            c.caption(SHARES_UNUSED)
         from .bounds import bounds_table
 
         if in_form:
@@ -349,12 +353,16 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
 SHARES_LABEL = "Declared class shares"
 SHARES_HELP = (
     "How common each class of the label is, as known from outside the data (a published rate, a registry's "
-    f"figure): {CLASS_SHARES_SYNTAX}. The models that give class probabilities (DP-SGD and its non-private "
-    "reference, label DP, federated learning) then answer the class whose probability is largest relative to its "
+    f"figure): {CLASS_SHARES_SYNTAX}. The models that give class probabilities (DP-SGD and the same network "
+    "trained without privacy, federated learning) then answer the class whose probability is largest relative to its "
     "share, so a rare class a private model would otherwise never answer is found: balanced accuracy rises, plain "
-    "accuracy falls (Elkan 2001; Saerens et al. 2002). It costs no privacy because the shares are declared, not "
-    "read from the rows: do not copy them from this file's own counts, which are private. Empty: each row gets the "
-    "class of largest probability.")
+    "accuracy falls (Elkan 2001; Saerens et al. 2002). Label DP (its probabilities are of the noisy labels) and the "
+    "models that give scores (DP-ERM, logistic regression) keep answering their most likely class, and say so. It "
+    "costs no privacy because the shares are declared, not read from the rows: do not copy them from this file's own "
+    "counts, which are private. Empty: each row gets the class of largest probability.")
+#: Under an upload on a page none of whose models release class probabilities (the box is not offered there).
+SHARES_UNUSED = ("Declared class shares are not used on this page: its models do not give class probabilities, so "
+                 "the shares would change none of their answers. They are kept for the other pages.")
 
 
 class ClassSharesError(DPCoreError):

@@ -126,13 +126,55 @@ def chance_warning(config: FedAvgConfig, accuracy: float, chance: float | None) 
     tenth of the way from chance to perfect), with what to change for its mode; None otherwise."""
     if chance is None or config.mode == "none" or not accuracy < chance + 0.1 * (1.0 - chance):
         return None
-    fix = ("Local DP noises every client's update before the server sees it, far more noise than the server adds "
-           "in the central mode: compare with the central mode at this ε, or raise ε a lot." if config.mode == "local"
-           else "Raise ε, sample more clients per round (the server's noise is divided by the qN clients "
-                "averaged), or run fewer rounds.")
     how = "no better than" if accuracy <= chance else "barely better than"
     return (f"The model is {how} always answering the most common class (test accuracy {accuracy:.3f} "
-            f"vs {chance:.3f}): the noise drowned the clients' updates. " + fix)
+            f"vs {chance:.3f}): the noise drowned the clients' updates. " + _remedy(config))
+
+
+def _remedy(config: FedAvgConfig) -> str:
+    """What to change when the noise drowned the clients' updates, for the run's mode."""
+    return ("Local DP noises every client's update before the server sees it, far more noise than the server adds "
+            "in the central mode: compare with the central mode at this ε, or raise ε a lot." if config.mode == "local"
+            else "Raise ε, sample more clients per round (the server's noise is divided by the qN clients "
+                 "averaged), or run fewer rounds.")
+
+
+def balanced_by_shares(dataset, config: FedAvgConfig, result: FedAvgResult,
+                   reference: FedAvgResult | None) -> tuple[float, float | None, float] | None:
+    """Where the run answers by declared class shares (``config.class_shares``): the private and the non-private
+    model's balanced accuracy on the test rows (by the shares, from their released probabilities) and what
+    answering one class scores in it (1/k); None elsewhere.
+
+    Answering by the shares trades accuracy on the common class for the rare ones: on the 90/10 readmissions upload
+    the page said "no better than always answering the most common class (test accuracy 0.641 vs 0.899)" of a model
+    whose non-private twin scored 0.691 the same way.
+    """
+    from ..learners.decision import balanced_decision
+    from ..learners.metrics import balanced_accuracy
+
+    shares = tuple(config.class_shares or ())
+    if not shares or result.test_proba is None:
+        return None
+    y = np.asarray(train_test_split(dataset, seed=config.seed).y_test)
+
+    def of(run: FedAvgResult | None) -> float | None:
+        if run is None or run.test_proba is None or len(run.test_proba) != y.size:
+            return None
+        return balanced_accuracy(y, balanced_decision(run.test_proba, shares))
+
+    private = of(result)
+    return None if private is None else (private, of(reference), 1.0 / len(shares))
+
+
+def shares_warning(config: FedAvgConfig, balanced: float, one_class: float) -> str | None:
+    """:func:`chance_warning` in balanced accuracy (:func:`balanced_by_shares`): a private model that finds each class
+    barely better than answering one class."""
+    if config.mode == "none" or not balanced < one_class + 0.1 * (1.0 - one_class):
+        return None
+    how = "no better than" if balanced <= one_class else "barely better than"
+    return (f"Answering by the declared class shares, the model finds each class {how} answering one class "
+            f"(balanced accuracy {balanced:.3f} vs {one_class:.3f}): the noise drowned the clients' updates. "
+            + _remedy(config))
 
 
 def sigma_used_caption(result: FedAvgResult) -> str:

@@ -171,6 +171,7 @@ def train_with_baseline(dataset: Dataset, algorithm: str, params: dict, *, epsil
     if split.task == "classification":
         names = list(dataset.target_names) or [str(i) for i in range(split.n_classes)]
         out["confusion"] = pd.DataFrame(res.extras["confusion_matrix"], index=names, columns=names)
+        out["n_classes"] = int(split.n_classes)
         # chance level: always answering the training rows' most common class, scored on the same test rows
         out["chance"] = float(run_learner(trivial_learner(split.task), split, seed=seed).metrics["accuracy"])
     else:
@@ -214,19 +215,15 @@ def show_headline(out: dict, algorithm: str) -> None:
     if out["task"] == "classification":
         cols = st.columns(4)
         line = imbalance_line(out)
-        # where one class is most rows the tiles read balanced accuracy: answering that class for every row scores
-        # its share in accuracy, and with declared class shares the private model answering the rare classes more
-        # often than the common one can score above its non-private twin in accuracy while finding fewer of them
-        name = "Balanced accuracy" if line and "balanced_accuracy" in out["baseline"] else "Test accuracy"
-        key = "balanced_accuracy" if name == "Balanced accuracy" else "accuracy"
+        key = headline_metric(out)
+        name = "Balanced accuracy" if key == "balanced_accuracy" else "Test accuracy"
         priv, base = out["metrics"][key], out["baseline"][key]
         cols[0].metric(f"{name} (private)", f"{priv:.3f}", f"{priv - base:+.3f} vs non-private")
         cols[1].metric(f"{name} (non-private)", f"{base:.3f}")
         cols[2].metric(wording.epsilon_label, format_epsilon(eps, 4), help=eps_help)
         cols[3].metric(noise_label, noise_text, help=noise_help)
         if out.get("chance") is not None:
-            st.markdown(f"**Chance level** (always answering the most common class): **{out['chance']:.3f}**. "
-                        "Accuracy is the fraction of test rows predicted correctly, on every page.")
+            st.markdown(chance_line(out))
         measure = ""
         if line:
             st.markdown(line)
@@ -234,7 +231,10 @@ def show_headline(out: dict, algorithm: str) -> None:
             # "within a point of the model trained without privacy" is then read in balanced accuracy: a model that
             # answers the common class for every row is within a point in accuracy and learnt nothing
             priv, base = out["metrics"]["balanced_accuracy"], out["baseline"].get("balanced_accuracy", math.inf)
-        if (wording.near_baseline and eps is not None and math.isfinite(float(eps))
+        nothing = learnt_nothing_note(out)
+        if nothing:
+            st.caption(nothing)
+        elif (wording.near_baseline and eps is not None and math.isfinite(float(eps))
                 and 0 <= base - priv <= CLOSE_GAP):
             gap = 100 * (base - priv)
             st.caption((f"Within {gap:.1f} points{measure} of the model trained without privacy: at this ε the noise "
@@ -262,6 +262,63 @@ def show_headline(out: dict, algorithm: str) -> None:
     st.caption("Mean predictor: the training rows' mean label for every test row, on the same split. A non-private "
                "reference (it reads the training labels without noise), not a released model.")
     _epsilon_verdict(eps, wording.epsilon_label, wording.subject)
+
+
+def headline_metric(out: dict) -> str:
+    """The metric a classification run's tiles and history chart read: ``"balanced_accuracy"`` where one class is
+    most test rows (:func:`imbalance_line` speaks) and both models have it, else ``"accuracy"``.
+
+    Answering the common class for every row scores its share in accuracy, and with declared class shares a private
+    model answering the rare classes less often than its non-private twin scored +0.16 above it in accuracy while
+    finding fewer of them: the tiles, the chart's panel and its lines must all be read in one metric.
+    """
+    if imbalance_line(out) and "balanced_accuracy" in out.get("baseline", {}):
+        return "balanced_accuracy"
+    return "accuracy"
+
+
+def learnt_nothing_note(out: dict) -> str | None:
+    """Where the tiles read balanced accuracy and the private model's is no better than answering one class (1/k),
+    what to say instead of "within 2.6 points of the model trained without privacy: a larger ε buys little more"
+    (which sat under a warning that said "try a larger epsilon", both models near 0.5 on a 90/10 label); with no
+    class shares declared, where to declare them. None elsewhere.
+
+    >>> out = {"chance": 0.9, "n_classes": 2, "extras": {}, "metrics": {"balanced_accuracy": 0.5,
+    ...        "rare_class_recall": 0.0}, "baseline": {"balanced_accuracy": 0.526}}
+    >>> learnt_nothing_note(out)[:58]
+    'The private model finds each class no better than answerin'
+    >>> learnt_nothing_note({**out, "metrics": {"balanced_accuracy": 0.6, "rare_class_recall": 0.3}}) is None
+    True
+    """
+    k = out.get("n_classes")
+    if headline_metric(out) != "balanced_accuracy" or not k or out["metrics"]["balanced_accuracy"] > 1 / k + 1e-9:
+        return None
+    said = (f"The private model finds each class no better than answering one class (balanced accuracy "
+            f"{out['metrics']['balanced_accuracy']:.3f}, against {1 / k:.3f}), so how close it comes to the model "
+            "trained without privacy says nothing about what ε costs.")
+    if out.get("extras", {}).get("decision_rule"):  # shares declared (followed, or said why not)
+        return said
+    return said + (" On a label where one class is most rows, a model that gives class probabilities (DP-SGD) "
+                   "often answers that class for every row: declare each class's share from a published rate in "
+                   "the *Declared class shares* box under the upload, and it answers the class most likely "
+                   "relative to its share, at no privacy cost.")
+
+
+def chance_line(out: dict) -> str:
+    """The chance level under the tiles, in the metric they read (:func:`headline_metric`).
+
+    >>> chance_line({"chance": 0.9, "n_classes": 3, "metrics": {"balanced_accuracy": 0.5, "rare_class_recall": 0.2},
+    ...              "baseline": {"balanced_accuracy": 0.7}})[57:114]
+    ': **0.333** in balanced accuracy (1/3), 0.900 in accuracy'
+    """
+    chance = out["chance"]
+    if headline_metric(out) == "balanced_accuracy" and out.get("n_classes"):
+        k = int(out["n_classes"])
+        return (f"**Chance level** (always answering the most common class): **{1 / k:.3f}** in balanced accuracy "
+                f"(1/{k}), {chance:.3f} in accuracy. Accuracy is the fraction of test rows predicted correctly, on "
+                "every page; here the tiles and the history chart read balanced accuracy.")
+    return (f"**Chance level** (always answering the most common class): **{chance:.3f}**. "
+            "Accuracy is the fraction of test rows predicted correctly, on every page.")
 
 
 def imbalance_line(out: dict) -> str | None:
@@ -342,7 +399,7 @@ def budget_text(out: dict, algorithm: str) -> str:
 def history_labels(task: str) -> dict:
     """Table headers that say the units of each column."""
     if task == "classification":
-        return {"loss": "Test loss (cross-entropy)"}
+        return {"loss": "Test loss (cross-entropy)", "balanced_accuracy": "Test balanced accuracy"}
     return {"loss": "Test loss (MSE, labels scaled to [0, 1])", "mse": "Test MSE (label units²)"}
 
 
@@ -375,9 +432,10 @@ def show_diagnostics(out: dict, algorithm: str, diagnostics: pd.DataFrame) -> No
 
 
 def reference_of(out: dict) -> float | None:
-    """The non-private model's final score on the metric the history chart's second panel draws (test accuracy, or
-    test MSE for regression): the line the private run is read against."""
-    metric = "accuracy" if out.get("task") == "classification" else "mse"
+    """The non-private model's final score on the metric the history chart's second panel draws (test accuracy or
+    balanced accuracy, :func:`headline_metric`; test MSE for regression): the line the private run is read
+    against."""
+    metric = headline_metric(out) if out.get("task") == "classification" else "mse"
     value = out.get("baseline", {}).get(metric)
     return None if value is None or not math.isfinite(float(value)) else float(value)
 
@@ -407,7 +465,8 @@ def held_budget(asked: float | None, spent: float) -> float | None:
 
 
 def shared_history_figure(history: pd.DataFrame, chance: float | None = None,
-                          reference: float | None = None, budget: float | None = None) -> dict:
+                          reference: float | None = None, budget: float | None = None,
+                          balanced: bool = False) -> dict:
     """:func:`history_figure`'s Vega-Lite spec, built once per history for the whole server and handed to every
     visitor showing it.
 
@@ -421,20 +480,26 @@ def shared_history_figure(history: pd.DataFrame, chance: float | None = None,
                             + str(list(history.columns)).encode()).hexdigest()
     return _history_figure_once(digest, history, None if chance is None else float(chance),
                                 None if reference is None else float(reference),
-                                None if budget is None else float(budget))
+                                None if budget is None else float(budget), bool(balanced))
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _history_figure_once(digest: str, _history: pd.DataFrame, chance: float | None,
-                         reference: float | None, budget: float | None) -> dict:
-    return vega.spec(history_figure(_history, chance=chance, reference=reference, budget=budget))
+                         reference: float | None, budget: float | None, balanced: bool = False) -> dict:
+    return vega.spec(history_figure(_history, chance=chance, reference=reference, budget=budget, balanced=balanced))
 
 
 def show_history_chart(out: dict, container=None) -> None:
-    """The finished run's history chart (the server's one spec for it), in ``container`` (the page by default)."""
-    vega.show(shared_history_figure(out["history"], chance=out.get("chance"), reference=reference_of(out),
-                                    budget=out.get("budget")), container, key="train.history_chart",
-              alt_text=HISTORY_ALT)
+    """The finished run's history chart (the server's one spec for it), in ``container`` (the page by default),
+    in the metric the tiles read (:func:`headline_metric`): in balanced accuracy its chance line is 1/k."""
+    balanced = headline_metric(out) == "balanced_accuracy" and "balanced_accuracy" in out["history"]
+    if balanced:  # answering one class for every row scores 1/k in balanced accuracy
+        chance = 1 / out["n_classes"] if out.get("n_classes") else None
+    else:
+        chance = out.get("chance")
+    vega.show(shared_history_figure(out["history"], chance=chance, reference=reference_of(out),
+                                    budget=out.get("budget"), balanced=balanced),
+              container, key="train.history_chart", alt_text=HISTORY_ALT)
 
 
 def show_confusion_chart(cm: pd.DataFrame) -> None:
@@ -462,7 +527,8 @@ def _history_panel(data: pd.DataFrame, column: str, *, title: str, axis_title: s
 
 
 def history_figure(history: pd.DataFrame, chance: float | None = None,
-                   reference: float | None = None, budget: float | None = None) -> alt.VConcatChart:
+                   reference: float | None = None, budget: float | None = None,
+                   balanced: bool = False) -> alt.VConcatChart:
     """Test loss, test metric and epsilon spent against the epoch, one panel each, one above the other (Vega-Lite:
     Streamlit stretches the panels of a vertical stack to the page's width; side by side they would keep a fixed
     width and overflow a phone).
@@ -472,10 +538,12 @@ def history_figure(history: pd.DataFrame, chance: float | None = None,
     has a finite ε (a network trained without privacy): an empty chart says nothing; the page states that budget in
     words. ``budget``: the ε the run was held to (:func:`held_budget`), drawn across the ε panel as a dotted line
     named "budget ε = 1", so the ε spent is seen climbing to it (the axis reaches it too: its numbers stopped at 0.8
-    under a run that ends at 1).
+    under a run that ends at 1). ``balanced``: the metric panel draws the history's ``balanced_accuracy`` (the Train
+    page's tiles read it where one class is most rows), so ``chance`` and ``reference`` are given in it too.
     """
     classification = "accuracy" in history
-    metric = "accuracy" if classification else "mse"
+    balanced = balanced and classification and "balanced_accuracy" in history
+    metric = "balanced_accuracy" if balanced else "accuracy" if classification else "mse"
     eps = history["epsilon"].replace([np.inf, -np.inf], np.nan) if "epsilon" in history else pd.Series(dtype=float)
     with_eps = bool(eps.notna().any())
     data = pd.DataFrame({"epoch": history["epoch"], "loss": history["loss"], metric: history[metric]})
@@ -491,9 +559,11 @@ def history_figure(history: pd.DataFrame, chance: float | None = None,
     # short panel titles (the axis titles carry the detail)
     panels = [_history_panel(data, "loss", title="Test loss", style=0, last=False,
                              axis_title="cross-entropy" if classification else "MSE, labels scaled to [0, 1]"),
-              _history_panel(data, metric, title="Test accuracy" if classification else "Test MSE", style=2,
-                             last=not with_eps, extra=tuple(lines),
-                             axis_title="accuracy (fraction)" if classification else "MSE (label units²)")]
+              _history_panel(data, metric, title=("Test balanced accuracy" if balanced else "Test accuracy")
+                             if classification else "Test MSE", style=2, last=not with_eps, extra=tuple(lines),
+                             # short: the panel is 90 pixels tall ("balanced accuracy" was cut to "balanced accura")
+                             axis_title=("balanced acc." if balanced else "accuracy (fraction)")
+                             if classification else "MSE (label units²)")]
     if with_eps:
         # named under its line at the left, where the ε spent is still low
         cap = (vega.marked_line(budget, f"budget ε = {budget:g}", palette.BLACK, "dot", below=True, left=True),) \

@@ -43,3 +43,36 @@ def test_a_model_that_learnt_nothing_is_still_called_trivial_on_the_unseen_rows(
         audit = input_canary_audit("dpsgd", data, epsilon=1e-3, canaries=80, seed=0)
     assert audit.accuracy < 0.5
     assert len([w for w in said if TRIVIAL in str(w.message)]) == 1, [str(w.message) for w in said]
+
+
+def _rare_label(n: int = 1500, shift: float = 1.5) -> "object":
+    """A 90/10 label the model can find: 'yes' rows have features larger by ``shift``."""
+    rng = np.random.default_rng(1)
+    y = rng.random(n) < 0.1
+    X = rng.normal(size=(n, 3)) + shift * y[:, None]
+    df = pd.DataFrame(X, columns=["a", "b", "c"]).assign(readmitted=np.where(y, "yes", "no"))
+    return as_dataset(df, label="readmitted", bounds="*=-6:6", name="ward")
+
+
+def test_with_declared_class_shares_the_audited_models_accuracy_follows_them():
+    """The Attack page said 'Model accuracy 0.863 ... the model learnt nothing' beside a box saying 'Answers follow
+    the declared class shares': the unseen rows were answered by argmax while the run answered by the shares."""
+    plain = _rare_label()
+    declared = plain.with_class_shares("no=0.9, yes=0.1")
+    with caught():
+        a = input_canary_audit("non-private", plain, epsilon=1.0, canaries=100, seed=0)
+        b = input_canary_audit("non-private", declared, epsilon=1.0, canaries=100, seed=0)
+    np.testing.assert_array_equal(a.scores, b.scores)  # the same model and attack: only its answers change
+    assert a.result.epsilon_lower_bound == b.result.epsilon_lower_bound
+    assert b.balanced_accuracy > a.balanced_accuracy + 0.05  # the rare class is answered
+    assert b.accuracy != a.accuracy
+
+
+def test_a_shares_judgement_on_the_canaries_wrong_labels_does_not_leak_out():
+    """The learner's own check, made on test rows holding 500 mislabelled canaries, said DP-SGD 'finds each class no
+    better (balanced accuracy) than always answering one class'; on the rows it never saw it finds them better."""
+    declared = _rare_label(shift=0.6).with_class_shares("no=0.9, yes=0.1")
+    with caught() as said:
+        audit = input_canary_audit("dpsgd", declared, epsilon=1.0, seed=0)
+    assert audit.balanced_accuracy > 0.5
+    assert not [w for w in said if "finds each class no better" in str(w.message)], [str(w.message) for w in said]

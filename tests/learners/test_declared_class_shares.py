@@ -154,6 +154,17 @@ def test_the_training_history_answers_by_the_shares_as_the_final_test_rows_do(ta
     assert res.history["accuracy"].iloc[-1] == pytest.approx(res.metrics["accuracy"], abs=1e-6)
 
 
+@pytest.mark.parametrize("learner", ["dpsgd", "non-private"])
+def test_the_training_history_ends_at_the_runs_balanced_accuracy_by_the_shares(table, learner):
+    """The Train page's tiles read balanced accuracy on an 88/7/5 label, and its history chart must too: the
+    history's balanced accuracy per epoch ends where the run's final metric does (scored by numpy's metric)."""
+    declared = quietly(as_dataset, table, "status", bounds="*=-5:5", class_shares=SHARES)
+    res = quietly(run_learner, learner, declared, epsilon=None if learner == "non-private" else 1.0, seed=0,
+                  params={"epochs": 4})
+    assert res.history["balanced_accuracy"].iloc[-1] == pytest.approx(res.metrics["balanced_accuracy"], abs=1e-6)
+    assert res.history["balanced_accuracy"].between(0, 1).all()
+
+
 def test_a_sweep_trained_together_keeps_the_shares_rule_in_each_runs_history(table):
     from dpcore.training import train
     from dpcore.training.batched import TogetherRun, train_together
@@ -170,6 +181,8 @@ def test_a_sweep_trained_together_keeps_the_shares_rule_in_each_runs_history(tab
         alone = quietly(train, pb.X_train, pb.y_train, pb.config, X_test=pb.X_test, y_test=pb.y_test,
                         n_outputs=pb.n_outputs)
         assert res.history["accuracy"].tolist() == pytest.approx(alone.history["accuracy"].tolist(), abs=1e-6)
+        assert res.history["balanced_accuracy"].tolist() == pytest.approx(
+            alone.history["balanced_accuracy"].tolist(), abs=1e-6)
         plain = quietly(train, pb.X_train, pb.y_train, pb.config.replace(class_shares=()), X_test=pb.X_test,
                         y_test=pb.y_test, n_outputs=pb.n_outputs)
         assert plain.history["accuracy"].tolist() != alone.history["accuracy"].tolist()  # the rule did apply

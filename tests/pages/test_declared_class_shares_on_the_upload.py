@@ -30,3 +30,21 @@ def test_a_wrong_declaration_is_an_error_naming_the_box_and_what_to_do():
 def test_the_clustering_page_offers_no_class_shares():
     at = upload_rare_label("pages/3_Clustering.py", "cluster.dataset", rows=300, shift=1.5, bounds="*=-5:7")
     assert not [t for t in at.text_area if t.key.startswith("cluster.dataset.shares")]
+
+
+def test_the_classical_models_page_offers_no_class_shares_and_says_declared_ones_are_unused_there():
+    """Its models (DP-ERM, logistic regression) release scores: the box said "Answers follow the declared class
+    shares" above five warnings that none did."""
+    from dpcore.ui.common import SHARES_UNUSED
+    from dpcore.ui.uploads import UPLOAD_KEY
+
+    at = upload_rare_label("pages/4_Classical_models.py", "classical.dataset", rows=300, shift=1.5, bounds="*=-5:7")
+    assert not at.exception
+    assert not [t for t in at.text_area if ".shares." in t.key]
+    assert not any(c.value == SHARES_UNUSED for c in at.caption)  # nothing declared: nothing to say
+    stored = at.session_state[UPLOAD_KEY]
+    at.session_state[UPLOAD_KEY] = {**stored, "shares": "no=0.95, yes=0.05"}  # declared on the Train page
+    at.run()
+    assert not at.exception
+    assert any(c.value == SHARES_UNUSED for c in at.caption)
+    assert not any("releases scores, not class probabilities" in str(w.value) for w in at.warning)

@@ -71,3 +71,43 @@ def test_the_non_private_twin_is_one_shared_run_whatever_the_epsilon_asked(monke
     twin_keys, private_keys = asked[:2], asked[2:]
     assert twin_keys[0] == twin_keys[1]
     assert private_keys[0] != private_keys[1]  # the private model's ε is what it is trained at
+
+
+def test_with_declared_class_shares_the_attacked_model_is_read_in_balanced_accuracy_against_one_class():
+    """Answering by the shares, a private model finding the rare classes scored 0.71 in accuracy against chance's
+    0.871, and the page said it 'learnt nothing'."""
+    from types import SimpleNamespace as NS
+
+    from dpcore.ui.audit import balanced_accuracy_metric, shares_reading
+
+    ds = NS(task="classification", class_shares=(0.07, 0.88, 0.05))
+    audits = {"DP-SGD": NS(balanced_accuracy=0.56, accuracy=0.71), "non-private": NS(balanced_accuracy=0.64)}
+    balanced, chance = shares_reading(audits, ds)
+    assert balanced == {"DP-SGD": 0.56, "non-private": 0.64} and chance == 1 / 3
+    col = _Column()
+    sentence = balanced_accuracy_metric(col, balanced, "DP-SGD", chance=chance)
+    (label, value, kw), = col.shown
+    assert (label, value, kw["delta"]) == ("Balanced accuracy", "0.560", "+0.227 vs one class")
+    assert "learnt nothing" not in sentence and "0.560" in sentence and "0.640 for non-private" in sentence
+    col = _Column()
+    assert "learnt nothing" in balanced_accuracy_metric(col, {"DP-SGD": 0.33}, "DP-SGD", chance=chance)
+    # no shares declared, or an audit without balanced accuracy (a membership audit): the accuracy reading stays
+    assert shares_reading(audits, NS(task="classification", class_shares=())) is None
+    assert shares_reading({"DP-SGD": NS(target_accuracy=0.9)}, ds) is None
+
+
+def test_the_exposed_canaries_name_their_labels_as_the_data_writes_them():
+    """On an upload whose label reads fraud / ok / review the table said 'Taught label 1, True label 0'."""
+    from types import SimpleNamespace as NS
+
+    import numpy as np
+
+    from dpcore.ui.audit import exposed_canaries
+
+    leaky = NS(scores=np.log([0.9, 0.2, 0.8]), taught=np.array([1, 2, 1]), true_labels=np.array([0, 1, 2]),
+               records=np.zeros((3, 2)), most_exposed=lambda k: np.array([0, 2]))
+    private = NS(scores=np.log([0.5, 0.5, 0.4]))
+    _, table = exposed_canaries(leaky, private, class_names=("fraud", "ok", "review"))
+    assert table["Taught label"].tolist() == ["ok", "ok"] and table["True label"].tolist() == ["fraud", "review"]
+    _, table = exposed_canaries(leaky, private)  # no names known: the class indices
+    assert table["Taught label"].tolist() == [1, 1]

@@ -95,3 +95,35 @@ def test_the_rounds_charts_label_round_one_and_several_later_rounds_whatever_the
         assert ticks[0] == 1 and all(1 <= t <= rounds for t in ticks) and ticks == sorted(set(ticks))
         assert min(rounds, 3) <= len(ticks) <= 6
         assert ticks[-1] > rounds / 2  # the labels reach across the axis, not one tick in its middle
+
+
+def test_with_declared_class_shares_the_tiles_and_warning_read_balanced_accuracy():
+    """On the 90/10 readmissions upload with shares the page said 'no better than always answering the most common
+    class (test accuracy 0.641 vs 0.899)' of a model answering by the shares, whose non-private twin scored 0.691."""
+    from types import SimpleNamespace as NS
+
+    import numpy as np
+    import pandas as pd
+
+    from dpcore import as_dataset
+    from dpcore.datasets import train_test_split
+    from dpcore.federated import FedAvgConfig
+    from dpcore.learners.metrics import balanced_accuracy
+    from dpcore.ui.federated import balanced_by_shares, shares_warning
+
+    rng = np.random.default_rng(2)
+    y = rng.random(400) < 0.1
+    df = pd.DataFrame(rng.normal(size=(400, 2)), columns=["a", "b"]).assign(r=np.where(y, "yes", "no"))
+    ds = as_dataset(df, label="r", bounds="*=-5:5", name="t").with_class_shares("no=0.9, yes=0.1")
+    cfg = FedAvgConfig(mode="none", class_shares=ds.class_shares, seed=3)
+    y_test = np.asarray(train_test_split(ds, seed=3).y_test)
+    proba = np.column_stack([np.full(y_test.size, 0.95), np.full(y_test.size, 0.05)])
+    proba[y_test == 1] = [0.8, 0.2]  # above its share only on the rare rows: found by the shares, not by argmax
+    private, twin, one = balanced_by_shares(ds, cfg, NS(test_proba=proba), NS(test_proba=proba[:, ::-1]))
+    assert private == 1.0 and one == 0.5
+    assert twin == balanced_accuracy(y_test, np.argmax(proba[:, ::-1] / np.array(ds.class_shares), axis=1))
+    assert balanced_by_shares(ds, FedAvgConfig(mode="none", seed=3), NS(test_proba=proba), None) is None
+    central = FedAvgConfig(mode="central", noise_multiplier=1.0)
+    said = shares_warning(central, 0.5, 0.5)
+    assert said.startswith("Answering by the declared class shares, the model finds each class no better than")
+    assert "Raise ε" in said and shares_warning(central, 0.8, 0.5) is None

@@ -248,3 +248,40 @@ def test_regression_live_progress_reports_mse_in_label_units_like_the_final_hist
     assert [s["mse"] for s in seen] == pytest.approx(hist["mse"].tolist())
     assert (hist["mse"] > 100 * hist["loss"]).all()  # label units² (range ~ 300), not the scaled loss
     assert out["trivial"]["mse"] > 0 and -0.05 < out["trivial"]["r2"] <= 0.0
+
+
+def _imbalanced_out(history: pd.DataFrame) -> dict:
+    """A finished run on an 88/7/5 label answered by declared shares: accuracy below chance, balanced accuracy up."""
+    return {"task": "classification", "chance": 0.871, "n_classes": 3, "history": history, "budget": 1.0,
+            "metrics": {"accuracy": 0.73, "balanced_accuracy": 0.535, "rare_class_recall": 0.47},
+            "baseline": {"accuracy": 0.462, "balanced_accuracy": 0.644, "rare_class_recall": 0.79}}
+
+
+def test_where_the_tiles_read_balanced_accuracy_the_history_chart_and_its_lines_read_it_too():
+    history = _history([0.1, 0.2, 0.3]).assign(balanced_accuracy=[0.33, 0.45, 0.535])
+    out = _imbalanced_out(history)
+    assert training.headline_metric(out) == "balanced_accuracy"
+    assert training.reference_of(out) == pytest.approx(0.644)  # the tile's non-private 0.644, not accuracy's 0.462
+    spec = vega.spec(history_figure(history, chance=1 / 3, reference=training.reference_of(out), balanced=True))
+    assert _panels(spec)[1] == "Test balanced accuracy"
+    assert [r["balanced_accuracy"] for r in _rows(spec) if "epoch" in r] == pytest.approx([0.33, 0.45, 0.535])
+    assert {r["text"] for r in _rows(spec) if "text" in r} >= {"non-private 0.644", "chance 0.33"}
+    assert "**0.333** in balanced accuracy (1/3), 0.871 in accuracy" in training.chance_line(out)
+    # a balanced label keeps accuracy everywhere
+    even = {**out, "chance": 0.4}
+    assert training.headline_metric(even) == "accuracy" and training.reference_of(even) == pytest.approx(0.462)
+    assert _panels(vega.spec(history_figure(history, balanced=False)))[1] == "Test accuracy"
+
+
+def test_a_private_model_no_better_than_one_class_is_not_called_close_to_its_twin_and_shares_are_suggested():
+    # 90/10 readmissions, DP-SGD at ε 1 without shares: balanced accuracy 0.500 against 0.526; the page said
+    # "within 2.6 points ... a larger ε buys little more" under a warning that said "try a larger epsilon"
+    out = {"task": "classification", "chance": 0.899, "n_classes": 2, "extras": {},
+           "metrics": {"accuracy": 0.899, "balanced_accuracy": 0.5, "rare_class_recall": 0.0},
+           "baseline": {"accuracy": 0.9, "balanced_accuracy": 0.526, "rare_class_recall": 0.05}}
+    note = training.learnt_nothing_note(out)
+    assert "says nothing about what ε costs" in note and "Declared class shares" in note
+    declared = {**out, "extras": {"decision_rule": "declared class shares"}}
+    assert "Declared class shares" not in training.learnt_nothing_note(declared)
+    assert training.learnt_nothing_note({**out, "metrics": {**out["metrics"], "balanced_accuracy": 0.58}}) is None
+    assert training.learnt_nothing_note({**out, "chance": 0.6}) is None  # a balanced label: accuracy reads it
