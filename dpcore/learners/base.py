@@ -248,6 +248,10 @@ class RunResult:
             out["warnings"] = [str(w) for w in self.extras["warnings"]]
         if self.extras.get("decision_rule"):  # answers by the declared class shares, or argmax where they do not apply
             out["decision_rule"] = self.extras["decision_rule"]
+            shares = getattr(self.model, "class_shares", ()) or ()
+            classes = getattr(self.model, "classes", ()) or ()
+            if shares and len(shares) == len(classes):  # as --class-shares takes them: named, to feed back
+                out["class_shares"] = ", ".join(f"{c}={s:g}" for c, s in zip(classes, shares))
         if "single_class" in self.extras:  # the model answers one class for every row (see run_learner)
             out["single_class"] = self.extras["single_class"]
         if self.extras.get("no_better_than_trivial"):  # no better than the majority class or the mean
@@ -267,6 +271,8 @@ PUBLISHED_EXTRAS = ("answered", "epsilon_data_dependent_released", "epsilon_data
 def _jsonable(v):
     if v is None:
         return None
+    if isinstance(v, (tuple, list)):  # a setting of several numbers (e.g. the declared class shares) as a list
+        return [_jsonable(x) for x in v]
     if isinstance(v, (int, np.integer)) and not isinstance(v, bool):  # a count stays a whole number in the JSON
         return int(v)
     try:

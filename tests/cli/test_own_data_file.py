@@ -175,6 +175,9 @@ def test_declared_class_shares_change_the_answers_not_the_run_and_the_json_says_
     assert main([*argv, "--class-shares", SHARES]) == 0
     declared, err = _last_json(capsys)
     assert declared["decision_rule"] == "declared class shares" and "decision_rule" not in plain
+    # the shares as --class-shares takes them back, and the run's setting as numbers, not a tuple's text
+    assert declared["class_shares"] == "fraud=0.07, ok=0.88, review=0.05"
+    assert declared["config"]["class_shares"] == [0.07, 0.88, 0.05] and "class_shares" not in plain
     assert (declared["epsilon"], declared["noise_multiplier"], declared["steps"]) == \
         (plain["epsilon"], plain["noise_multiplier"], plain["steps"])
     assert plain["balanced_accuracy"] == pytest.approx(1 / 3)
