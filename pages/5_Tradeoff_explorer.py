@@ -77,8 +77,10 @@ with st.sidebar:
     axis = st.selectbox("Swept axis", axes, key="sweep.axis", format_func=lambda a: AXES[a].label)
     options = sweepable(ds.task, ds.is_image, axis)
     # keyed by the kind of data: switching to data where the selection does not fit resets it to the default
-    chosen = st.multiselect("Learners", options, default=default_learners(options, ds.task),
-                            key=f"sweep.learners.{ds.task}.{'img' if ds.is_image else 'tab'}.{axis}",
+    shares = bool(getattr(ds, "class_shares", ()))  # declared: the learners that answer by them come first
+    chosen = st.multiselect("Learners", options, default=default_learners(options, ds.task, class_shares=shares),
+                            key=f"sweep.learners.{ds.task}.{'img' if ds.is_image else 'tab'}.{axis}"
+                                + (".shares" if shares else ""),
                             format_func=title_of)
     lo0, hi0, n0 = DEFAULT_RANGES[axis]
     c1, c2, c3 = st.columns(3)

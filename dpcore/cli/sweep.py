@@ -169,7 +169,8 @@ def _run(args) -> int:
         from ..sweep.choices import default_learners, sweepable
 
         ds = load_dataset(data) if isinstance(data, str) else data
-        learners = default_learners(sweepable(ds.task, ds.is_image, axis), ds.task)
+        learners = default_learners(sweepable(ds.task, ds.is_image, axis), ds.task,
+                                    class_shares=bool(getattr(ds, "class_shares", ())))
         if not learners:
             raise DPValueError(
                 f"--axis {args.axis!r}: no registered learner for {ds.name} can be swept along it; the axes are "

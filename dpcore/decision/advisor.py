@@ -943,7 +943,8 @@ def advice_config(data, *, learners: Sequence[str] | None = None, epsilon_range:
     if not (0 < lo <= hi):
         raise DPValueError(f"--epsilon-range must be two numbers 0 < low ≤ high, got {lo:g},{hi:g}")
     ds = load_dataset(data) if isinstance(data, str) else data
-    chosen = list(learners) if learners else default_learners(sweepable(ds.task, ds.is_image, "epsilon"), ds.task)
+    chosen = list(learners) if learners else default_learners(sweepable(ds.task, ds.is_image, "epsilon"), ds.task,
+                                                              class_shares=bool(getattr(ds, "class_shares", ())))
     return SweepConfig(dataset=data, learners=tuple(chosen), axis="epsilon",
                        values=value_range("epsilon", lo, hi, int(points)), seeds=int(seeds), base_seed=int(base_seed),
                        secure=bool(secure), delta=delta, params=dict(params or {}))

@@ -198,3 +198,19 @@ def test_label_dp_trained_on_noisy_labels_keeps_its_argmax_and_says_why(table):
     base = quietly(run_learner, "label-dp-rr", plain, epsilon=1.0, seed=0, params={"epochs": 3})
     assert res.extras["decision_rule"] == "argmax"
     assert res.metrics == base.metrics and res.history.equals(base.history)
+
+
+def test_with_declared_shares_the_default_sweep_and_advice_try_the_learners_that_answer_by_them(table):
+    """The ERM family releases scores and keeps its argmax: as a default beside DP-SGD it could be the advisor's
+    answer to an owner who declared the shares to find the rare rows, while finding few of them."""
+    from dpcore.decision.advisor import advice_config
+    from dpcore.sweep.choices import default_learners, sweepable
+
+    plain = quietly(as_dataset, table, "status", bounds="*=-5:5")
+    declared = plain.with_class_shares(SHARES)
+    assert advice_config(plain).learners == ("dpsgd", "erm-objective")
+    assert advice_config(declared).learners == ("dpsgd",)
+    options = sweepable("classification", False, "epsilon")
+    assert default_learners(options, "classification", class_shares=True) == ["dpsgd"]
+    regression = sweepable("regression", False, "epsilon")  # shares are a classification label's: no change
+    assert default_learners(regression, "regression", class_shares=True) == default_learners(regression, "regression")
