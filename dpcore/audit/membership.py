@@ -41,6 +41,7 @@ from ..datasets.registry import TEST_SIZE
 from ..defaults import DELTA
 from ..exceptions import DPValueError
 from ..learners import RunResult, TestOutputs, get_learner, run_learner
+from ..learners.decision import answers_by_rule
 from ..rng import substream, substream_seed
 from ..types import ArrayLike
 from ..validation import check_int
@@ -214,10 +215,13 @@ def _fit_on(spec_name: str, split: Split, pool: np.ndarray, members: np.ndarray,
     return res
 
 
-def _target_accuracy(res: RunResult, y_pool: np.ndarray, members: np.ndarray) -> float | None:
+def _target_accuracy(res: RunResult, y_pool: np.ndarray, members: np.ndarray, dataset: Any = None) -> float | None:
+    """The target's accuracy on the pool's non-members, answered by the run's own rule (argmax, or the dataset's
+    declared class shares where the run answered by them)."""
     if res.task != "classification" or res.test_outputs.kind == "cluster":
         return None
-    pred = res.test_outputs.values.argmax(axis=1)
+    pred = answers_by_rule(res.test_outputs.values, res, dataset) if dataset is not None else \
+        res.test_outputs.values.argmax(axis=1)
     out = ~members
     return float(np.mean(pred[out] == y_pool[out])) if out.any() else None
 
@@ -312,7 +316,7 @@ def membership_audit(
                            confidence=confidence, seconds=time.perf_counter() - start)
     return MembershipAudit(result=result, learner=spec.name, dataset=split.dataset.name, scores=scores,
                            members=members, pool_index=pool, X_pool=split.X_train[pool], y_pool=y_pool,
-                           target_accuracy=_target_accuracy(target, y_pool, members), target=target,
+                           target_accuracy=_target_accuracy(target, y_pool, members, split.dataset), target=target,
                            shadows=n_shadows)
 
 

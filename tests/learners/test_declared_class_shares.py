@@ -214,3 +214,19 @@ def test_with_declared_shares_the_default_sweep_and_advice_try_the_learners_that
     assert default_learners(options, "classification", class_shares=True) == ["dpsgd"]
     regression = sweepable("regression", False, "epsilon")  # shares are a classification label's: no change
     assert default_learners(regression, "regression", class_shares=True) == default_learners(regression, "regression")
+
+
+def test_a_membership_audits_model_accuracy_answers_by_the_runs_rule(table):
+    """The loss attack's target answered its pool by the declared shares: its accuracy on the non-members is read the
+    same way (numpy's argmax of p / shares here), not by the plain argmax of its probabilities."""
+    from dpcore.audit.membership import membership_audit
+
+    declared = quietly(as_dataset, table, "status", bounds="*=-5:5", class_shares=SHARES)
+    audit = quietly(membership_audit, "dpsgd", declared, epsilon=1.0, attack="loss", pool_size=600, seed=0,
+                    params={"epochs": 3})
+    out = ~audit.members
+    probs = audit.target.test_outputs.values
+    by_shares = np.argmax(probs / np.array(declared.class_shares), axis=1)
+    assert audit.target.extras["decision_rule"] == RULE
+    assert audit.target_accuracy == pytest.approx(np.mean(by_shares[out] == audit.y_pool[out]))
+    assert not np.array_equal(by_shares, probs.argmax(1))  # the rule changed some answers: the check can fail
