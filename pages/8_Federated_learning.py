@@ -119,27 +119,29 @@ if cfg is None:
 rounds_note = "" if rounds is not None else " " + rounds_caption(cfg, calibrated=private and by == "target ε")
 
 chance = run_guarded(majority_accuracy, data_arg(ds), cfg.seed)
+# answers by declared class shares: the chart reads balanced accuracy, as the tiles do, where one class scores 1/k
+metric, line = ("balanced_accuracy", 1.0 / len(cfg.class_shares)) if cfg.class_shares else ("accuracy", chance)
 metrics_slot = st.container()
 bar = st.progress(0.0, text="Training …")
 c1, c2 = headline_area().columns(2)
 acc_slot, eps_slot = c1.empty(), c2.empty()
 # the non-private reference first, its curve drawn as it grows: progress from the first round, not an empty chart
 ref = run_guarded(cached_fedavg, data_arg(ds), non_private_twin(cfg), on_epoch=live_callback(
-    bar, acc_slot, eps_slot, rounds=cfg.rounds, reference=None, private=private, chance=chance,
-    of_reference=True)) if private else None
+    bar, acc_slot, eps_slot, rounds=cfg.rounds, reference=None, private=private, chance=line,
+    of_reference=True, metric=metric)) if private else None
 if private and ref is None:  # refused (the error is shown): the private run would be refused again, said twice
     stop_page()
 if ref is not None:
-    draw_reference(acc_slot, ref.history, rounds=cfg.rounds, chance=chance)
+    draw_reference(acc_slot, ref.history, rounds=cfg.rounds, chance=line, metric=metric)
 res = run_guarded(cached_fedavg, data_arg(ds), cfg, on_epoch=live_callback(
     bar, acc_slot, eps_slot, rounds=cfg.rounds, reference=None if ref is None else ref.history, private=private,
-    chance=chance))
+    chance=line, metric=metric))
 bar.empty()
 if res is None:
     stop_page()
 used_slot.caption(sigma_used_caption(res) + rounds_note)
 a, e = rounds_figures(res.history, rounds=cfg.rounds, reference=None if ref is None else ref.history, private=private,
-                      chance=chance)
+                      chance=line, metric=metric)
 acc_slot.plotly_chart(a, width="stretch", key="fed.chart.acc")
 eps_slot.plotly_chart(e, width="stretch", key="fed.chart.eps")
 
@@ -161,9 +163,9 @@ m[4].metric("Clients per round qN", f"{cfg.client_fraction * cfg.clients:.3g}",
 verdict_line(res.epsilon if private else float("inf"), container=metrics_slot, what="ε per client")
 if by_shares:
     metrics_slot.markdown(f"**Chance level** (always the most common class): **{by_shares[2]:.3f}** in balanced "
-                          f"accuracy, {chance:.3f} in accuracy. The tiles read balanced accuracy (each class's share "
-                          "found right, averaged), the chart below accuracy: answering by the declared class shares "
-                          "trades accuracy on the common class for the rare ones.")
+                          f"accuracy, {chance:.3f} in accuracy. The tiles and the chart read balanced accuracy (each "
+                          "class's share found right, averaged): answering by the declared class shares trades "
+                          "accuracy on the common class for the rare ones.")
 elif chance is not None:
     metrics_slot.markdown(f"**Chance level** (always the most common class): **{chance:.3f}**. Accuracy is the "
                           "fraction of test rows predicted correctly.")

@@ -421,8 +421,9 @@ def _train_fedavg(X, y, config, *, X_test, y_test, n_classes, on_epoch,
         if avg is not None:
             theta = theta + cfg.server_learning_rate * avg
             step_norm = float(avg.norm()) * cfg.server_learning_rate
-        acc, loss = evaluate(model, theta, Xv, yv, shares=cfg.class_shares)
-        row = {"round": r + 1, "epoch": r + 1, "accuracy": acc, "loss": loss, "epsilon": float(eps_curve[r]),
+        acc, loss, balanced = evaluate(model, theta, Xv, yv, shares=cfg.class_shares)
+        row = {"round": r + 1, "epoch": r + 1, "accuracy": acc, "balanced_accuracy": balanced, "loss": loss,
+               "epsilon": float(eps_curve[r]),
                "clients": int(sampled.size), "clipped_fraction": clipped_frac, "max_sent_norm": max_sent,
                "server_step_norm": step_norm}
         rows.append(row)

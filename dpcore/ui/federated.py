@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Callable
 
 import numpy as np
@@ -74,7 +75,8 @@ def rounds_caption(config: FedAvgConfig, *, calibrated: bool) -> str:
 #: who took part is one: DP-FedAvg's accounting amplifies by sampling, which holds only while who joined a round (and
 #: so how many did: Binomial(N, q) or one more) stays secret (McMahan et al. 2018, fixed-denominator estimator).
 DIAGNOSTIC_COLUMNS = ("clients", "clipped_fraction", "max_sent_norm")
-HISTORY_LABELS = {"accuracy": "test accuracy", "loss": "test loss", "epsilon": "ε so far (user level)",
+HISTORY_LABELS = {"accuracy": "test accuracy", "balanced_accuracy": "test balanced accuracy", "loss": "test loss",
+                  "epsilon": "ε so far (user level)",
                   "clients": "clients this round", "server_step_norm": "server step size (L2 norm)",
                   "clipped_fraction": "share of updates clipped", "max_sent_norm": "largest update norm sent"}
 #: At most this many clients are drawn in the "who holds what" heatmap.
@@ -264,18 +266,26 @@ def round_ticks(rounds: int, most: int = 6) -> list[int]:
     return [1, *range(step, rounds + 1, step)] if step > 1 else list(range(1, rounds + 1))
 
 
+#: The per-round chart's metric: accuracy, or balanced accuracy where the data declares class shares (the tiles').
+ROUND_METRICS = {"accuracy": "test accuracy (fraction correct)",
+                 "balanced_accuracy": "test balanced accuracy (each class's share found, averaged)"}
+
+
 def rounds_figures(history: pd.DataFrame, *, rounds: int, reference: pd.DataFrame | None = None,
-                   private: bool = True, chance: float | None = None) -> tuple[go.Figure, go.Figure]:
+                   private: bool = True, chance: float | None = None,
+                   metric: str = "accuracy") -> tuple[go.Figure, go.Figure]:
+    """The per-round charts: ``metric`` (:data:`ROUND_METRICS`) against its non-private reference and ``chance`` (in
+    that metric: the most common class's share, or 1/k in balanced accuracy), and the ε spent."""
     acc = go.Figure()
-    acc.add_scatter(x=history["round"], y=history.accuracy, mode="lines+markers", name="this run",
+    acc.add_scatter(x=history["round"], y=history[metric], mode="lines+markers", name="this run",
                     line=dict(width=3, color=palette.BLUE), marker=dict(symbol="circle"))
     if reference is not None:
-        acc.add_scatter(x=reference["round"], y=reference.accuracy, mode="lines", name="non-private FedAvg",
+        acc.add_scatter(x=reference["round"], y=reference[metric], mode="lines", name="non-private FedAvg",
                         line=dict(dash="dash", color=palette.BLACK))
     if chance is not None:
         acc.add_scatter(x=[0.5, rounds + 0.5], y=[chance, chance], mode="lines",
                         line=dict(dash="dot", color=palette.GREY), name=f"chance: most common class ({chance:.2f})")
-    acc.update_layout(xaxis_title="round", yaxis_title="test accuracy (fraction correct)", yaxis_range=[0, 1],
+    acc.update_layout(xaxis_title="round", yaxis_title=ROUND_METRICS[metric], yaxis_range=[0, 1],
                       xaxis_range=[0.5, rounds + 0.5], xaxis_tickvals=round_ticks(rounds), height=360,
                       margin=ROUNDS_MARGIN,
                       # anchored by its foot above the plot, so rows wrapped on a narrow column grow upwards: its top
@@ -294,18 +304,19 @@ def rounds_figures(history: pd.DataFrame, *, rounds: int, reference: pd.DataFram
     return acc, eps
 
 
-_NO_ROUNDS = pd.DataFrame({"round": [], "accuracy": [], "epsilon": []})
+_NO_ROUNDS = pd.DataFrame({"round": [], "accuracy": [], "balanced_accuracy": [], "epsilon": []})
 
 
-def draw_reference(acc_slot, reference: pd.DataFrame, *, rounds: int, chance: float | None) -> None:
+def draw_reference(acc_slot, reference: pd.DataFrame, *, rounds: int, chance: float | None,
+                   metric: str = "accuracy") -> None:
     """The non-private reference's curve alone, drawn while the private run starts (its noise is calibrated first,
     a second or so without a round to draw)."""
-    a, _ = rounds_figures(_NO_ROUNDS, rounds=rounds, reference=reference, private=True, chance=chance)
+    a, _ = rounds_figures(_NO_ROUNDS, rounds=rounds, reference=reference, private=True, chance=chance, metric=metric)
     acc_slot.plotly_chart(a, width="stretch", key="fed.reference.acc")
 
 
 def live_callback(bar, acc_slot, eps_slot, *, rounds: int, reference: pd.DataFrame | None, private: bool,
-                  chance: float | None = None, of_reference: bool = False):
+                  chance: float | None = None, of_reference: bool = False, metric: str = "accuracy"):
     """An ``on_epoch`` hook that moves the progress bar and redraws both per-round charts.
 
     ``of_reference``: the run is the non-private reference the private run is drawn against (it runs first): its
@@ -316,7 +327,8 @@ def live_callback(bar, acc_slot, eps_slot, *, rounds: int, reference: pd.DataFra
     bar_due, chart_due = Every(BAR_SECONDS), Every(CHART_SECONDS)  # spaced more widely for a class (dpcore.ui.live)
 
     def cb(info) -> None:
-        rows.append({"round": info["round"], "accuracy": info["accuracy"], "epsilon": info["epsilon"]})
+        rows.append({"round": info["round"], "accuracy": info["accuracy"],
+                     "balanced_accuracy": info.get("balanced_accuracy", math.nan), "epsilon": info["epsilon"]})
         last = info["round"] >= rounds
         if bar_due(last=last):
             bar.progress(info["round"] / rounds, text=(
@@ -328,7 +340,8 @@ def live_callback(bar, acc_slot, eps_slot, *, rounds: int, reference: pd.DataFra
             return
         history = pd.DataFrame(rows)
         a, e = rounds_figures(_NO_ROUNDS if of_reference else history, rounds=rounds,
-                              reference=history if of_reference else reference, private=private, chance=chance)
+                              reference=history if of_reference else reference, private=private, chance=chance,
+                              metric=metric)
         which = "ref" if of_reference else "run"
         acc_slot.plotly_chart(a, width="stretch", key=f"fed.live.{which}.acc.{info['round']}")
         if not of_reference:

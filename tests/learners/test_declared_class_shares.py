@@ -230,3 +230,21 @@ def test_a_membership_audits_model_accuracy_answers_by_the_runs_rule(table):
     assert audit.target.extras["decision_rule"] == RULE
     assert audit.target_accuracy == pytest.approx(np.mean(by_shares[out] == audit.y_pool[out]))
     assert not np.array_equal(by_shares, probs.argmax(1))  # the rule changed some answers: the check can fail
+
+
+def test_federated_rounds_record_balanced_accuracy_by_the_shares_and_the_chart_can_draw_it(table):
+    """The Federated page's per-round chart reads the tiles' metric: with shares declared each round's balanced
+    accuracy by them, its last value the final model's (numpy's balanced accuracy of argmax p / shares)."""
+    from dpcore.federated.learners import fedavg_config
+    from dpcore.ui.federated import rounds_figures
+
+    declared = quietly(as_dataset, table, "status", bounds="*=-5:5", class_shares=SHARES)
+    res = quietly(run_learner, "dp-fedavg", declared, epsilon=1.0, seed=0, params={"rounds": 4})
+    split = train_test_split(declared, seed=0)
+    answers = np.argmax(res.test_outputs.values / np.array(declared.class_shares), axis=1)
+    assert res.history["balanced_accuracy"].iloc[-1] == pytest.approx(balanced_accuracy(split.y_test, answers))
+    cfg = fedavg_config(split, "central", epsilon=1.0, delta=1e-5, seed=0, params={"rounds": 4})
+    assert cfg.class_shares == declared.class_shares
+    acc, _ = rounds_figures(res.history, rounds=4, chance=1 / 3, metric="balanced_accuracy")
+    assert list(acc.data[0].y) == res.history["balanced_accuracy"].tolist()
+    assert acc.layout.yaxis.title.text.startswith("test balanced accuracy")
