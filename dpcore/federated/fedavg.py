@@ -44,6 +44,7 @@ from ..mechanisms.gaussian_sum import GaussianSum
 from ..rng import as_generator, child_seed, noise_generator, noise_mode, torch_generator
 from ..runtime.workload import TORCH_THROUGHPUT, MemoryGuard, Work, check_work
 from ..training.clipping import clip_factors
+from ..training.engine import shares_shift
 from ..types import ArrayLike
 from ..validation import check_array, check_delta, check_device, check_epsilon, check_int, check_positive
 from .accounting import (
@@ -412,6 +413,7 @@ def _train_fedavg(X, y, config, *, X_test, y_test, n_classes, on_epoch,
     theta = model.init(gen)
     sizes = np.array([s.size for s in shards])
     rows = []
+    shift = shares_shift(cfg.class_shares, k, device)  # declared class shares: each round answers by them
     t_rounds = time.perf_counter()
     for r in range(cfg.rounds):
         sampled = np.flatnonzero(schedule[r])
@@ -421,7 +423,7 @@ def _train_fedavg(X, y, config, *, X_test, y_test, n_classes, on_epoch,
         if avg is not None:
             theta = theta + cfg.server_learning_rate * avg
             step_norm = float(avg.norm()) * cfg.server_learning_rate
-        acc, loss, balanced = evaluate(model, theta, Xv, yv, shares=cfg.class_shares)
+        acc, loss, balanced = evaluate(model, theta, Xv, yv, shift=shift)
         row = {"round": r + 1, "epoch": r + 1, "accuracy": acc, "balanced_accuracy": balanced, "loss": loss,
                "epsilon": float(eps_curve[r]),
                "clients": int(sampled.size), "clipped_fraction": clipped_frac, "max_sent_norm": max_sent,

@@ -145,17 +145,17 @@ def local_sgd(
 
 
 def evaluate(model: FlatModel, theta: torch.Tensor, X: torch.Tensor, y: torch.Tensor, *,
-             shares: tuple = ()) -> tuple[float, float, float]:
-    """(accuracy, mean cross-entropy, balanced accuracy) of the global model on (X, y); with declared class
-    ``shares`` its answers are ``argmax(p / shares)`` (``argmax(logits - log shares)``), as the run's final test rows
-    are answered."""
+             shift: torch.Tensor | None = None) -> tuple[float, float, float]:
+    """(accuracy, mean cross-entropy, balanced accuracy) of the global model on (X, y); ``shift``
+    (:func:`dpcore.training.engine.shares_shift` of declared class shares) makes its answers ``argmax(p / shares)``,
+    as the run's final test rows are answered."""
     from ..training.engine import balanced_accuracy_of
 
     with torch.no_grad():
         logits = model.logits(theta[None, :], X[None])[0]
         loss = float(torch.nn.functional.cross_entropy(logits, y))
-        if shares:
-            logits = logits - torch.log(torch.tensor(shares, dtype=logits.dtype, device=logits.device))
+        if shift is not None:
+            logits = logits - shift.to(logits.dtype)
         answers = logits.argmax(dim=1)
         acc = float((answers == y).to(torch.float64).mean())
         balanced = float(balanced_accuracy_of(answers, y))

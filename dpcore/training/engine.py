@@ -536,14 +536,20 @@ def balanced_accuracy_of(answers: torch.Tensor, target: torch.Tensor) -> torch.T
 
 
 def decision_shift(config: TrainConfig, n_outputs: int, device=None) -> torch.Tensor | None:
-    """What the evaluation subtracts from a classifier's logits before its argmax: ``log(shares)`` of the declared
-    class shares (``argmax(logits - log s) = argmax(softmax / s)``), or None without them."""
-    if not config.class_shares or config.task != "classification":
+    """What the evaluation subtracts from a classifier's logits before its argmax: :func:`shares_shift` of the
+    run's declared class shares, or None without them (or for regression)."""
+    return shares_shift(config.class_shares, n_outputs, device) if config.task == "classification" else None
+
+
+def shares_shift(shares, n_outputs: int, device=None) -> torch.Tensor | None:
+    """``log(shares)`` of declared class shares, what a classifier's logits lose before the argmax that answers by
+    them (``argmax(logits - log s) = argmax(softmax / s)``, :func:`dpcore.learners.decision.balanced_decision`);
+    None without shares. The DP-SGD engines and DP-FedAvg's rounds evaluate with it."""
+    if not shares:
         return None
-    if len(config.class_shares) != n_outputs:
-        raise DPValueError(f"class_shares has {len(config.class_shares)} shares for {n_outputs} classes; give one "
-                           "share per class")
-    return torch.log(torch.tensor(config.class_shares, dtype=torch.float32, device=device))
+    if len(shares) != n_outputs:
+        raise DPValueError(f"class_shares has {len(shares)} shares for {n_outputs} classes; give one share per class")
+    return torch.log(torch.tensor(tuple(shares), dtype=torch.float32, device=device))
 
 
 def _evaluate(model: nn.Module, X: torch.Tensor, y: torch.Tensor, task: str,
