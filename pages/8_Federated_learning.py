@@ -187,7 +187,8 @@ if (gap := gap_caption(cfg, res.noise_multiplier, n_params, private_accuracy=res
                        nonprivate_accuracy=None if ref is None else ref.accuracy)) is not None:
     st.caption(gap)
 st.caption(f"{res.seconds_per_round * 1000:.0f} ms per round, all sampled clients trained as one batched computation.")
-show_table(res.history, key="fed.history", labels=HISTORY_LABELS, drop=("epoch", *DIAGNOSTIC_COLUMNS))
+show_table(res.history, key="fed.history", labels=HISTORY_LABELS,  # balanced accuracy where the chart reads it
+           drop=("epoch", *DIAGNOSTIC_COLUMNS, *(() if cfg.class_shares else ("balanced_accuracy",))))
 st.caption(step_caption(cfg, res.noise_multiplier, n_params))
 with st.expander("Non-private diagnostics of the clients' updates (NOT covered by ε)", expanded=False):
     st.caption("Computed from the private run before noise: how many clients took part, the share clipped and the "

@@ -57,6 +57,7 @@ def test_default_federation_learns_under_a_meaningful_epsilon_and_explains_its_c
     assert list(diag.columns) == ["Round", "Clients this round", "Share of updates clipped",
                                   "Largest update norm sent"]
     assert "Clients this round" not in hist
+    assert "Test balanced accuracy" not in hist  # no class shares declared: the chart and the table read accuracy
     assert len(diag) == len(hist) and (diag["Largest update norm sent"] <= 1.0 + 1e-6).all()  # clip norm S = 1
 
     # the step-size column is explained, and the explanation's numbers are the ones that ran: its noise norm
