@@ -104,7 +104,12 @@ def test_a_bad_budget_setting_is_named(text, word):
         parse_budget(text)
 
 
-def test_memory_guard_stops_a_run_that_grows_past_its_share():
+def test_memory_guard_stops_a_run_that_grows_past_its_share(monkeypatch):
+    import weakref
+
+    # this run alone: a guard another test left open in this process would add its share to the allowance (runs in
+    # progress share it), and the 100 MB below would then fit
+    monkeypatch.setattr(MemoryGuard, "_active", weakref.WeakSet())
     guard = MemoryGuard(WorkBudget("tiny", memory_bytes=20e6), what="this test run")
     block = np.ones(100_000_000 // 8)  # 100 MB, written so that it is resident
     with pytest.raises(WorkBudgetExceeded, match="this test run was stopped"):
