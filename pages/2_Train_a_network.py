@@ -102,13 +102,16 @@ with st.sidebar:
     seed = noise_mode_input("train.seed", uploaded=getattr(ds, "source", "") == "upload")
 
 st.info(spec.wording.note)
-for note in spec.choice_warnings(params):  # a choice whose ε is weaker than stated (DP-SGD's shuffled batches)
+choice_notes = spec.choice_warnings(params)  # what a choice costs in ε (DP-SGD's shuffled batches: no amplification)
+for note in choice_notes:
     st.warning(note)
 if spec.defaults_note is not None:  # where its defaults for this data come from (DP-SGD: the dataset preset)
     st.caption(spec.defaults_note(d["split"], params))
 
 key = run_key(ds, algo, params, epsilon, delta, seed)
 results = st.session_state["train.results"]
+said: list = []  # the warnings a run in this script shows as it ends (not again from its result below)
+shown_now: set[str] = set()
 if control_area(st).button("Train", type="primary", key="train.run"):
     if key in results:
         st.info("Same inputs as an earlier run: showing its result (the seed fixes the noise, so training again "
@@ -120,8 +123,10 @@ if control_area(st).button("Train", type="primary", key="train.run"):
         def train(progress):
             return train_with_baseline(ds, algo, params, epsilon=epsilon, delta=delta, seed=seed, on_epoch=progress)
 
+        hidden = (f"{get_learner(algo).title}: its test error is no smaller", *choice_notes)  # said below, above
         out = run_guarded(shared_call, ("train", *key), train, on_progress=live,  # one run for the whole class
-                          hide_warnings=(f"{get_learner(algo).title}: its test error is no smaller",))  # said below
+                          hide_warnings=hidden, said=said)
+        shown_now = {m for w in said if not (m := str(getattr(w, "message", w))).startswith(hidden)}
         live.done()
         if out is not None:
             remember(results, key, out)
@@ -131,7 +136,8 @@ if out is None:
     stop_page()
 
 for w in out["warnings"]:
-    st.warning(w)
+    if w not in choice_notes and w not in shown_now:  # said above the button, or as the run ended
+        st.warning(w)
 show_headline(out, algo)
 if presenting_stage():  # the metrics above are a screen below the stage: the result under the Train button
     control_area(st).markdown(result_beside_chart(out, algo))

@@ -36,7 +36,7 @@ from typing import Callable, Iterator, Sequence
 
 from ..exceptions import warning_class
 from ..runtime.thread_warnings import caught as caught_warnings
-from .calibration import dpsgd_noise_multiplier
+from .calibration import dpsgd_noise_multiplier, shuffled_dpsgd_noise_multiplier
 from .events import dpsgd_event
 from .ledger import _know_rdp_curves, _rdp_curves
 
@@ -228,6 +228,20 @@ def calibrated_sigma(target: float, delta: float, q: float, steps: int,
     said: dict[str, type[Warning]] = {}
     for category, message in raised:
         said.setdefault(message, category)
+    return sigma, tuple(said.items())
+
+
+@functools.lru_cache(maxsize=256)
+def calibrated_shuffled_sigma(target: float, delta: float, epochs: int,
+                              accountant: str) -> tuple[float, tuple[tuple[str, type[Warning]], ...]]:
+    """:func:`~dpcore.accounting.calibration.shuffled_dpsgd_noise_multiplier` for ``target`` and the warnings its
+    calibration raised, cached together once per process as :func:`calibrated_sigma` does (never worked out ahead:
+    shuffled batches are an advanced choice a sweep rarely makes)."""
+    with caught_warnings() as caught:
+        sigma = shuffled_dpsgd_noise_multiplier(target, delta, epochs, accountant)
+    said: dict[str, type[Warning]] = {}
+    for w in caught:
+        said.setdefault(str(w.message), w.category)
     return sigma, tuple(said.items())
 
 

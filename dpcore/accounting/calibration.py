@@ -11,7 +11,7 @@ import dp_accounting
 from ..exceptions import DPCoreWarning, DPValueError, user_stacklevel
 from ..validation import check_delta, check_epsilon, check_fraction, check_int, check_positive
 from .accountants import PLD_DISCRETIZATION, check_accountant, pld_discretization_for
-from .events import dpsgd_event
+from .events import dpsgd_event, shuffled_dpsgd_event
 from .ledger import epsilon_of_event
 from .neighbouring import Neighbouring
 
@@ -265,3 +265,22 @@ def dpsgd_noise_multiplier(target_epsilon: float, delta: float, sample_rate: flo
                                           pld_discretization=pld_discretization_for(target_epsilon))
     finally:
         absl_logger.setLevel(level)
+
+
+def shuffled_dpsgd_noise_multiplier(target_epsilon: float, delta: float, epochs: int, accountant: str = "rdp") -> float:
+    """The noise multiplier a DP-SGD run on shuffled batches calibrated to ``target_epsilon`` over ``epochs`` trains
+    with: :func:`calibrate` on :func:`~dpcore.accounting.shuffled_dpsgd_event` (no amplification; replace-one
+    neighbours), on the PLD grid its epsilon is reported on.
+
+    Examples
+    --------
+    >>> from dpcore.accounting import epsilon_of_event, shuffled_dpsgd_event
+    >>> s = shuffled_dpsgd_noise_multiplier(1.0, 1e-5, 10)
+    >>> 0.99 < epsilon_of_event(shuffled_dpsgd_event(noise_multiplier=s, epochs=10), delta=1e-5) <= 1.0
+    True
+    """
+    delta = check_delta(delta, allow_zero=False)
+    epochs = check_int(epochs, "epochs", minimum=1)
+    return calibrate(lambda s: shuffled_dpsgd_event(noise_multiplier=s, epochs=epochs), target_epsilon=target_epsilon,
+                     delta=delta, accountant=accountant, guess=2.0 * math.sqrt(epochs),
+                     pld_discretization=pld_discretization_for(target_epsilon))

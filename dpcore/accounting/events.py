@@ -64,6 +64,30 @@ def dpsgd_event(*, noise_multiplier: float, sample_rate: float, steps: int) -> d
     )
 
 
+def shuffled_dpsgd_event(*, noise_multiplier: float, epochs: int) -> dp_accounting.DpEvent:
+    """The event of DP-SGD on shuffled fixed-size batches, accounted without amplification by sampling.
+
+    No amplification is proven for shuffled batches, and reporting them as Poisson samples can understate epsilon
+    (Chua et al. 2024, "How private are DP-SGD implementations?"). What holds whatever the order, even a public
+    one: each epoch puts a record in exactly one batch, so an epoch is one Gaussian mechanism on that batch's
+    clipped sum, and epochs compose. Neighbours replace one record (its slot in the order stays, so both data sets
+    have the same batches): the sum moves by at most 2C against noise sigma*C, a Gaussian of noise multiplier
+    sigma/2 in units of its sensitivity. Each epoch begun counts as one.
+
+    Examples
+    --------
+    >>> e = shuffled_dpsgd_event(noise_multiplier=4.0, epochs=3)
+    >>> (e.count, e.event.noise_multiplier)
+    (3, 2.0)
+    """
+    sigma = check_positive(noise_multiplier, "noise_multiplier")
+    if sigma > MAX_NOISE_MULTIPLIER:
+        raise DPValueError(f"noise_multiplier must be at most {MAX_NOISE_MULTIPLIER:g}, got {sigma:g}: the epsilon is "
+                           "already 0 to machine precision there (and larger values overflow the accountant)")
+    epochs = check_int(epochs, "epochs", minimum=0)
+    return dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(sigma / 2.0), epochs)
+
+
 def flatten(event: dp_accounting.DpEvent, count: int = 1) -> Iterator[tuple[dp_accounting.DpEvent, int]]:
     """The (mechanism, times composed) pairs of ``event``, in the order dp_accounting's accountants visit them.
 

@@ -166,7 +166,8 @@ def _calibrate_ahead(want: Callable, pb) -> None:
     from ..training.engine import planned_steps  # a captured network problem: torch is imported already
 
     c = pb.config
-    if c.private and c.noise_multiplier is None and c.target_epsilon is not None:
+    if c.private and c.noise_multiplier is None and c.target_epsilon is not None \
+            and c.sampling == "poisson":
         q, ends = planned_steps(c, pb.X_train.shape[0])
         want((c.target_epsilon, c.delta, q, ends[-1], c.accountant))
 

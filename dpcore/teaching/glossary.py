@@ -81,7 +81,8 @@ GLOSSARY: dict[str, str] = {
                      "next to nothing.",
     "Poisson sampling": "Each step's batch takes every record independently with probability q, so its size "
                         "varies; DP-SGD's accounting (amplification by sampling) assumes it. Shuffled fixed-size "
-                        "batches are accounted the same way by convention, which is not a proof.",
+                        "batches are often reported the same way, which is not a proof (Chua et al. 2024); here they "
+                        "are accounted without amplification, one Gaussian mechanism per epoch.",
     "DP-ERM": "Differentially private empirical risk minimisation (Chaudhuri, Monteleoni & Sarwate 2011): a "
               "regularised logistic regression or SVM made private by output or objective perturbation.",
     "Seed": "A number that fixes every random draw, noise included, so a run can be repeated exactly: good for "

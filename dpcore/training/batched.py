@@ -233,7 +233,7 @@ class _Member:
         self.model = build_model(**self.model_kwargs)
         noise_gen = torch_generator(child_seed(rng))
         self.sampler = make_sampler(config.sampling, n, batch_size=config.batch_size, rng=rng)
-        self.budget = _Budget(config, self.sigma, self.q)
+        self.budget = _Budget(config, self.sigma, self.q, n)
         self.allowed: dict[int, bool] = {}  # the budget's answer for each epoch end (shared with its sharers)
         self.expected_batch = self.q * n
         self.width = data.X.shape[1]
@@ -455,13 +455,13 @@ def train_together(
 
 
 def _share_odometers(members: list[_Member]) -> None:
-    """Runs whose odometers would compose the same events in the same order (same sigma, sample rate, epoch
+    """Runs whose odometers would compose the same events in the same order (same sigma, sample rate, sampling, epoch
     ends, delta, accountant and budget) read one odometer: its answers are the same numbers, computed once
     instead of once per run (a sweep's seeds share their epsilon's)."""
     shared: dict[tuple, _Member] = {}
     for m in members:
         c = m.config
-        key = (m.sigma, m.q, tuple(m.ends), c.delta, c.accountant, c.target_epsilon, c.max_epsilon)
+        key = (m.sigma, m.q, tuple(m.ends), c.sampling, c.delta, c.accountant, c.target_epsilon, c.max_epsilon)
         first = shared.setdefault(key, m)
         if first is not m:
             m.budget, m.allowed = first.budget, first.allowed

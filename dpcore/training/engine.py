@@ -13,9 +13,9 @@ import pandas as pd
 import torch
 from torch import nn
 
-from ..accounting import PrivacyLedger, dpsgd_event
+from ..accounting import PrivacyLedger, dpsgd_event, shuffled_dpsgd_event
 from ..accounting.accountants import pld_discretization_for
-from ..accounting.ahead import calibrated_sigma
+from ..accounting.ahead import calibrated_shuffled_sigma, calibrated_sigma
 from ..accounting.core import ACCOUNTANTS
 from ..defaults import DELTA
 from ..exceptions import DPCoreWarning, DPTypeError, DPValueError, user_stacklevel
@@ -44,9 +44,10 @@ OPTIMIZERS = ("sgd", "adam")
 EpochCallback = Callable[[Mapping[str, Any]], None]
 
 SHUFFLE_CAVEAT = (
-    "sampling='shuffle' uses fixed-size batches from a shuffled order, but epsilon is accounted as if batches "
-    "were Poisson samples of rate batch_size/n (as Opacus and TF Privacy report it); that accounting is not "
-    "a proven guarantee for shuffled batches (Chua et al. 2024). Use sampling='poisson' for the stated epsilon."
+    "Shuffled batches (sampling='shuffle') have no proven amplification by sampling (Chua et al. 2024 show that "
+    "reporting them as Poisson samples, as Opacus and TF Privacy do, can understate ε): ε is accounted as one "
+    "Gaussian mechanism per epoch, one record replaced, so the same ε needs far more noise. Poisson sampling gets "
+    "the amplification."
 )
 
 
@@ -83,8 +84,9 @@ class TrainConfig:
     delta : float
     accountant : {"rdp", "pld"}
     sampling : {"poisson", "shuffle"}
-        Poisson sampling (each record joins each batch with probability q) is what
-        the accountant assumes; ``"shuffle"`` is faster but see ``SHUFFLE_CAVEAT``.
+        Poisson sampling (each record joins each batch with probability q) is amplified
+        by sampling; ``"shuffle"`` (fixed-size batches) is accounted without amplification,
+        one Gaussian mechanism per epoch under replace-one neighbours (``SHUFFLE_CAVEAT``).
     max_epsilon : float or None
         Odometer budget: training stops before an epoch whose end would push the
         spent epsilon above it.
@@ -333,7 +335,10 @@ def resolve_noise_multiplier(config: TrainConfig, n: int, *, said: list[str] | N
     if config.noise_multiplier is not None:
         return float(config.noise_multiplier)
     q, ends = planned_steps(config, n)
-    sigma, raised = calibrated_sigma(config.target_epsilon, config.delta, q, ends[-1], config.accountant)
+    if config.sampling == "shuffle":  # no amplification: one Gaussian per epoch (shuffled_dpsgd_event)
+        sigma, raised = calibrated_shuffled_sigma(config.target_epsilon, config.delta, len(ends), config.accountant)
+    else:
+        sigma, raised = calibrated_sigma(config.target_epsilon, config.delta, q, ends[-1], config.accountant)
     for msg, category in raised:
         warnings.warn(msg, category, stacklevel=user_stacklevel())
         if said is not None:
@@ -450,8 +455,10 @@ class _Budget:
     sigma = 0 or a non-private run there is no guarantee: epsilon is infinite.
     """
 
-    def __init__(self, config: TrainConfig, sigma: float | None, q: float) -> None:
+    def __init__(self, config: TrainConfig, sigma: float | None, q: float, n: int) -> None:
         self.config, self.sigma, self.q = config, sigma, q
+        # shuffled batches are accounted per epoch begun (shuffled_dpsgd_event), as ShuffleSampler counts them
+        self.steps_per_epoch = -(-int(n) // config.batch_size) if config.sampling == "shuffle" else 0
         # the grid sigma was calibrated on (finer for small budgets, coarser for large ones): reported on another,
         # the epsilon could land above its target
         self.odometer = PrivacyLedger(delta=config.delta, accountant=config.accountant,
@@ -480,6 +487,8 @@ class _Budget:
     def event(self, steps: int):
         if self.odometer is None:
             return None
+        if self.steps_per_epoch:
+            return shuffled_dpsgd_event(noise_multiplier=self.sigma, epochs=-(-steps // self.steps_per_epoch))
         return dpsgd_event(noise_multiplier=self.sigma, sample_rate=self.q, steps=steps)
 
 
@@ -785,7 +794,7 @@ def train(
     if clipper is not None and model_kwargs == {}:  # your module: its layer calls must carry its whole gradient
         _check_layer_calls_carry_the_gradient(model, clipper, data, config.task, loss)
     sampler = make_sampler(config.sampling, n_records, batch_size=config.batch_size, rng=rng)
-    budget = _Budget(config, sigma, q)
+    budget = _Budget(config, sigma, q, n_records)
 
     rows, done, stopped = [], 0, False
     model.train()

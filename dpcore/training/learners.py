@@ -31,7 +31,7 @@ from ..rng import as_generator, child_seed
 from ..runtime.thread_warnings import caught as caught_warnings
 from ..validation import check_int
 from . import batched
-from .engine import OPTIMIZERS, TrainConfig, TrainResult, train
+from .engine import OPTIMIZERS, SHUFFLE_CAVEAT, TrainConfig, TrainResult, train
 from .models import ACTIVATIONS, MODELS
 from .preprocess import FEATURES, dct_features, hog_features, prepare_features
 from .presets import LABEL_NOISE_DEFAULTS, NONPRIVATE_DEFAULTS, NONPRIVATE_MIN_STEPS, preset_for
@@ -117,17 +117,19 @@ DPSGD_KNOBS = (
          choice_labels=ACCOUNTANT_LABELS, page_help=ACCOUNTANT_PAGE_HELP,
          default_from=_preset("accountant"), help="privacy accountant: rdp (moments accountant) or pld"),
     Knob("sampling", "choice", default="poisson", choices=SAMPLINGS, privacy=True, group="privacy",
-         label="Sampling", choice_labels={"poisson": "Poisson (as accounted)", "shuffle": "Shuffled (faster)"},
-         help="poisson (what the accountant assumes) or shuffle (faster; the epsilon is then not "
-                                "a proven guarantee)",
-         warn_on={"shuffle": "Shuffled fixed-size batches are accounted as Poisson samples (as Opacus does); that ε "
-                             "is not a proven guarantee for shuffling. Keep Poisson sampling for the stated ε."}),
+         label="Sampling", choice_labels={"poisson": "Poisson (amplified)", "shuffle": "Shuffled (no amplification)"},
+         help="poisson (each record joins each batch at random: amplification by sampling) or shuffle (fixed-size "
+              "batches; no amplification is proven, so each epoch is accounted as one Gaussian mechanism, "
+              "replace-one neighbours: far more noise for the same epsilon)",
+         warn_on={"shuffle": SHUFFLE_CAVEAT}),
     Knob("max_epsilon", "float", low=0.0, low_open=True, high=1e4, privacy=True, group="privacy", advanced=True,
          label="Stop at ε", help="odometer budget: training stops before an epoch would spend more"),
 )
 #: The knobs that go into TrainConfig (the feature knobs act before training, in _features).
 _TRAIN_CONFIG_KEYS = frozenset(k.name for k in MODEL_KNOBS + OPTIMISER_KNOBS + DPSGD_KNOBS
                                if k.name not in ("features", "dct_size", "hog_cell", "hog_block"))
+#: DP-SGD on shuffled batches is accounted without amplification, one record replaced (shuffled_dpsgd_event).
+SHUFFLE_NEIGHBOURING = Neighbouring.REPLACE_ONE
 #: Label DP (Ghazi et al. 2021): neighbouring training sets differ in one record's label; the features are public.
 LABEL_NEIGHBOURING = Neighbouring.REPLACE_ONE
 
@@ -438,7 +440,8 @@ def run_dpsgd(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResul
                    extras={"accountant": res.accountant or res.config.accountant,
                            "target_epsilon": res.config.target_epsilon},
                    event=res.dp_event if res.dp_event is not None else dp_accounting.NonPrivateDpEvent(),
-                   neighbouring=Neighbouring.ADD_REMOVE, X_te=X_te,
+                   neighbouring=SHUFFLE_NEIGHBOURING if res.config.sampling == "shuffle" else Neighbouring.ADD_REMOVE,
+                   X_te=X_te,
                    model=_network_model(split, res, params, private=True))
 
 

@@ -3,9 +3,11 @@
 Poisson sampling is what the privacy accounting of DP-SGD assumes: every record
 joins every batch independently with probability ``q``, so batch sizes vary and
 a batch may be empty (Abadi et al. 2016; Mironov, Talwar & Zhang 2019).
-Shuffled fixed-size batches are what most training code does instead; their
-epsilon is reported as if they were Poisson samples, which is not a proven
-guarantee (Chua et al. 2024; see :data:`dpcore.training.SHUFFLE_CAVEAT`).
+Shuffled fixed-size batches are what most training code does instead; reporting
+their epsilon as if they were Poisson samples is not a proven guarantee and can
+understate it (Chua et al. 2024), so dpcore accounts them without amplification:
+one Gaussian mechanism per epoch, replace-one neighbours
+(:func:`dpcore.accounting.shuffled_dpsgd_event`; :data:`dpcore.training.SHUFFLE_CAVEAT`).
 
 Both samplers draw from the run's :class:`numpy.random.Generator` only, so a
 seeded run sees the same batches every time, and ``train()`` keeps the stream it
@@ -94,7 +96,7 @@ class ShuffleSampler:
 
     @property
     def sample_rate(self) -> float:
-        """``batch_size / n``: the rate the accounting reports for shuffled batches (see the caveat above)."""
+        """``batch_size / n``: the share of the records in each full batch (the accounting does not amplify by it)."""
         return self.batch_size / self.n
 
     @property

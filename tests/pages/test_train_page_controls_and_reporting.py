@@ -228,7 +228,7 @@ def test_the_lesson_datasets_knobs_and_defaults_caption_are_in_words_a_student_r
     # "Poisson rate 0.25, 15 epochs, lr 10 ... 0.92 at epsilon 1", beside ε everywhere else
     at = _app()  # MNIST 5k, DP-SGD: the lesson's
     sampling = at.radio(key="train.sampling.mnist5k")
-    assert sampling.options == ["Poisson (as accounted)", "Shuffled (faster)"] and sampling.value == "poisson"
+    assert sampling.options == ["Poisson (amplified)", "Shuffled (no amplification)"] and sampling.value == "poisson"
     caption = next(c.value for c in at.caption if c.value.startswith("Defaults for this dataset:"))
     assert "learning rate 10" in caption and "0.92 at ε = 1" in caption
     assert not re.search(r"\blr\b|\bepsilon\b|Poisson rate", caption), caption
