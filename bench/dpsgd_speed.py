@@ -19,6 +19,11 @@ draw row times ``torch.Tensor.normal_`` for as many coordinates as the model has
 parameters: every DP step pays it, the non-private step does not, so no DP-SGD
 step can be faster than the floor without drawing its noise differently.
 
+The bench runs with the memory settings of the command line and the app
+(:func:`dpcore.runtime.memory.keep_freed_memory`: the C library's allocator keeps the memory a step frees for the
+next step; ``--system-malloc`` leaves glibc's adaptive defaults, under which the CNN's private step, holding more at
+once than the non-private one, gives its buffers back to the kernel and faults them in again at every step).
+
 "dpcore secure mode" is the same step inside :func:`dpcore.rng.secure_noise` (``--secure`` on the command line):
 the noisy sum released on a grid with Gaussian noise from ``os.urandom`` (an AES-CTR keystream keyed from it), drawn
 in blocks (target: at most 2x the default step).
@@ -40,6 +45,7 @@ import torch.nn.functional as F
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dpcore.rng import secure_noise  # noqa: E402
+from dpcore.runtime.memory import keep_freed_memory  # noqa: E402
 from dpcore.training import build_model  # noqa: E402
 from dpcore.training.ghost import DenseStackClipper, GhostClipper, make_clipper  # noqa: E402
 from dpcore.training.step import PrivateGradient  # noqa: E402
@@ -169,7 +175,11 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--system-malloc", action="store_true",
+                    help="leave the C library's allocator on its defaults (the command line and the app keep freed "
+                         "memory for the next step)")
     a = ap.parse_args(argv)
+    kept = False if a.system_malloc else keep_freed_memory()
     torch.set_num_threads(a.threads)
     g = torch.Generator().manual_seed(0)
     x = torch.rand(a.batch, 784, generator=g)
@@ -181,7 +191,8 @@ def main(argv=None) -> int:
     }
     print(f"batch {a.batch}, torch threads {a.threads}; ms per step = median of {a.rounds} interleaved rounds of "
           f"{a.steps} steps (2 for the slow methods); floor = non-private step + noise draw; shared 2-core CPU: "
-          f"timings are noisy, compare the ratios\n")
+          f"timings are noisy, compare the ratios; allocator: "
+          f"{'freed memory kept for the next step, as the app and CLI run' if kept else 'glibc defaults'}\n")
     for name, model in models.items():
         rows = bench_model(name, model, x, y, a.steps, rounds=a.rounds)
         base = rows["non-private SGD"]

@@ -264,9 +264,10 @@ def _beside_list(parser: argparse.ArgumentParser, args) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..runtime.memory import prefer_huge_pages
+    from ..runtime.memory import keep_freed_memory, prefer_huge_pages
 
     prefer_huge_pages()  # before torch loads, or never (see dpcore.runtime.memory)
+    keep_freed_memory()  # a step's buffers stay in the heap for the next step (see dpcore.runtime.memory)
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv:  # a newcomer's first try: the commands, not argparse's "arguments are required: COMMAND"
         print("error: give a command: " + ", ".join(COMMANDS) + " (python -m dpcore --help says what each does; "

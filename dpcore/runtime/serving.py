@@ -161,9 +161,10 @@ def load_libraries(*, packages: tuple[str, ...] = ()) -> None:
 
     with _libraries_lock:
         if not _libraries_loaded:
-            from .memory import prefer_huge_pages
+            from .memory import keep_freed_memory, prefer_huge_pages
 
             prefer_huge_pages()  # before torch loads (see dpcore.runtime.memory)
+            keep_freed_memory()  # a step's buffers stay in the heap for the next step
             for name in SHARED_LIBRARIES:
                 importlib.import_module(name)
             for package in packages:
