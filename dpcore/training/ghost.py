@@ -46,6 +46,7 @@ from typing import Callable, Sequence
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.autograd.graph import get_gradient_edge
 from torch.nn.modules.utils import _pair
 
 from ..exceptions import DPValueError
@@ -64,7 +65,11 @@ GROUPED_MIN_CHANNELS = 4
 class _Record:
     layer: nn.Module
     a: torch.Tensor | None = None  # layer input (detached)
-    out: torch.Tensor | None = None  # layer output (in the graph)
+    # where the layer's output enters the graph: the gradient is asked of it, and the output's values are not held
+    # (autograd frees a pre-activation as soon as the activation is computed, as in a non-private step: holding the
+    # CNN's two pre-activations at batch 256, 19 MB, pushed the backward pass's buffers out of the cache)
+    out: torch.autograd.graph.GradientEdge | None = None
+    called: bool = False  # the layer ran in this forward pass (its output may not need a gradient)
     # filled by the norm computation for reuse in the clipped sum
     A: torch.Tensor | None = None  # (B, T, d) unfolded input, or (B, d)
     Bg: torch.Tensor | None = None  # (B, T, p) output gradient, or (B, p)
@@ -126,14 +131,15 @@ class GhostClipper:
     def _make_hook(self, rec: _Record):
         def hook(module, inputs, output):
             if self._active:
-                if rec.out is not None:  # a second call would replace the first's record: its gradient would be
+                if rec.called:  # a second call would replace the first's record: its gradient would be
                     # left out of the norm, and the clip bound would not hold
                     raise DPValueError(
                         f"a {type(module).__name__} layer is applied more than once in one forward pass (a shared "
                         "or recurrent layer): per-example norms are computed from one call per layer; use a "
                         "separate layer for each use")
                 rec.a = inputs[0].detach()
-                rec.out = output
+                rec.out = get_gradient_edge(output) if output.requires_grad else None
+                rec.called = True
         return hook
 
     def remove(self) -> None:
@@ -149,7 +155,7 @@ class GhostClipper:
             self.owner._active = True
             for r in self.owner.records:
                 r.a = r.out = r.A = r.Bg = r.G = r.Gb = None
-                r.ones = False
+                r.ones = r.called = False
             return self.owner
 
         def __exit__(self, *exc):
@@ -180,7 +186,7 @@ class GhostClipper:
     def _check_every_layer_called(self) -> None:
         """Refuse, by name, trained layers the forward pass did not call as modules: their hooks saw nothing, so
         their gradients have no per-example norm."""
-        missed = [r.layer for r in self.records if r.out is None]
+        missed = [r.layer for r in self.records if not r.called]
         if missed:
             names = {id(m): name for name, m in self.model.named_modules()}
             shown = ", ".join(f"{names.get(id(m), '?')!r} ({type(m).__name__})" for m in missed)
@@ -193,8 +199,11 @@ class GhostClipper:
     def norms(self, losses: torch.Tensor) -> torch.Tensor:
         """Per-example L2 norms of the gradient of ``losses[i]`` w.r.t. all parameters, shape (B,)."""
         outs = [r.out for r in self.records]
-        if any(o is None for o in outs):
+        if not all(r.called for r in self.records):
             raise RuntimeError("run the forward pass inside clipper.capture() before asking for norms")
+        if any(o is None for o in outs):
+            raise DPValueError("the forward pass ran without gradients (inside torch.no_grad() or "
+                               "torch.inference_mode()): per-example gradients need the graph; run it with them on")
         grads = torch.autograd.grad(losses.sum(), outs)
         total = None
         for rec, b in zip(self.records, grads):
@@ -213,7 +222,7 @@ class GhostClipper:
                 if b_grad is not None:
                     grads[slots[1]].add_(b_grad)
                 rec.a = rec.out = rec.A = rec.Bg = rec.G = rec.Gb = None
-                rec.ones = False
+                rec.ones = rec.called = False
 
 
 def _unfold(rec: _Record, b: torch.Tensor, *, ones: bool = False) -> tuple[torch.Tensor, torch.Tensor]:

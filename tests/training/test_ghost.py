@@ -212,6 +212,39 @@ def test_norms_need_capture():
         clipper.norms(torch.zeros(4))
 
 
+class _TripleInPlace(nn.Module):
+    """An in-place op after a trained layer (as Dropout(inplace=True) scales the kept units by 1 / (1 - p)): the
+    layer's gradient is three times the gradient of what the op leaves in the tensor."""
+
+    def forward(self, x):
+        return x.mul_(3.0)
+
+
+@pytest.mark.parametrize("after", [_TripleInPlace(), nn.ReLU(inplace=True)])
+def test_norms_are_of_the_layers_own_output_when_an_in_place_op_follows_it(after):
+    """The gradient is asked of where each layer's output enters the graph, not of the tensor an in-place op later
+    rewrote: of the rewritten one, the norms came out a third of the truth after an in-place tripling (each example
+    then kept up to 3C after clipping), and inflated after an in-place ReLU."""
+    torch.manual_seed(7)
+    model = nn.Sequential(nn.Linear(5, 6), after, nn.Tanh(), nn.Linear(6, 3)).double()
+    x, y = torch.randn(8, 5, dtype=torch.double), torch.randint(0, 3, (8,))
+    clipper = GhostClipper(model)
+    _, norms = clipper.loss_and_norms(x, y, task="classification")
+    reference = []
+    for i in range(8):  # each example's gradient by plain autograd
+        model.zero_grad()
+        F.cross_entropy(model(x[i:i + 1]), y[i:i + 1]).backward()
+        reference.append(torch.sqrt(sum(p.grad.pow(2).sum() for p in model.parameters())))
+    assert torch.allclose(norms, torch.stack(reference), rtol=1e-10)
+
+
+def test_norms_refuse_a_forward_pass_without_gradients():
+    model = nn.Sequential(nn.Linear(3, 2))
+    clipper = GhostClipper(model)
+    with torch.no_grad(), pytest.raises(DPValueError, match="without gradients"):
+        clipper.loss_and_norms(torch.zeros(4, 3), torch.zeros(4, dtype=torch.long), task="classification")
+
+
 def test_accumulate_clipped_sum_adds_to_what_the_buffer_holds():
     torch.manual_seed(6)
     model = build_model("cnn", n_features=64, n_outputs=10, hidden=8, channels=4, image_shape=(8, 8)).double()
