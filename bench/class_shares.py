@@ -1,6 +1,6 @@
 """Declared class shares on an imbalanced label: balanced accuracy and the rarest class's recall, before and after.
 
-The table (tests/learners/test_declared_class_shares.imbalanced_table): 3,000 rows, five N(0, 1) features, a label
+The table (dpcore.datasets.shares.example_rare_class_table): 3,000 rows, five N(0, 1) features, a label
 'status' drawn from a multinomial logistic model (ok 88.5 %, fraud 7.0 %, review 4.6 %), bounds '*=-5:5' declared.
 Each learner runs on seeds 0-2 at each epsilon, once answering argmax p(y|x) and once argmax p(y|x) / share with
 the shares declared as a published rate would give them ('fraud=0.07,review=0.05,ok=0.88'; Elkan 2001; Saerens,
@@ -19,8 +19,9 @@ sys.path.insert(0, ".")
 import numpy as np  # noqa: E402
 
 from dpcore.datasets import as_dataset  # noqa: E402
+from dpcore.datasets.shares import EXAMPLE_SHARES as SHARES  # noqa: E402
+from dpcore.datasets.shares import example_rare_class_table as imbalanced_table  # noqa: E402
 from dpcore.learners import get_learner, run_learner  # noqa: E402
-from tests.learners.test_declared_class_shares import SHARES, imbalanced_table  # noqa: E402
 
 
 def main() -> None:

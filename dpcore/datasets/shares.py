@@ -134,4 +134,35 @@ def parse_class_shares(spec: "str | Mapping | None", classes: Sequence, *,
     return tuple(shares[n] / total for n in names)
 
 
-__all__ = ["CLASS_SHARES_SYNTAX", "SUM_TOLERANCE", "parse_class_shares"]
+#: The shares the example table below is drawn near, written as a data owner would declare them.
+EXAMPLE_SHARES = "fraud=0.07, review=0.05, ok=0.88"
+
+
+def example_rare_class_table(n: int = 3000, seed: int = 0):
+    """A synthetic table whose label has two rare classes, to try declared class shares on: five N(0, 1) features
+    ``f0``..``f4`` (declare their bounds as ``'*=-5:5'``), and ``status`` drawn from a multinomial logistic model,
+    about 88 % "ok", 7 % "fraud" and 5 % "review" (:data:`EXAMPLE_SHARES`). The rare classes depend on the features,
+    so a model can find them; a private one answering the argmax of its probabilities answers "ok" for every row.
+
+    Examples
+    --------
+    >>> t = example_rare_class_table(1000, seed=1)
+    >>> sorted(t["status"].unique()), t.shape
+    (['fraud', 'ok', 'review'], (1000, 6))
+    """
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 5))
+    W = np.array([[0, 0, 0, 0, 0], [2.4, -1.6, 1.2, 0, 0.8], [-1.2, 2.0, 0, 1.6, -1.0]])
+    logits = X @ W.T + np.array([0.0, -5.35, -5.7])
+    p = np.exp(logits - logits.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    y = (rng.random(n)[:, None] > np.cumsum(p, 1)).sum(1)
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(5)])
+    frame["status"] = np.array(["ok", "fraud", "review"])[y]
+    return frame
+
+
+__all__ = ["CLASS_SHARES_SYNTAX", "EXAMPLE_SHARES", "SUM_TOLERANCE", "example_rare_class_table", "parse_class_shares"]

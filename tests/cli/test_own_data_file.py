@@ -164,7 +164,8 @@ def test_a_count_label_guessed_to_be_classes_is_said_with_how_to_choose_regressi
 
 def test_declared_class_shares_change_the_answers_not_the_run_and_the_json_says_which_rule(tmp_path, capsys):
     """--class-shares: DP-SGD's answers follow argmax(p / shares); its epsilon and noise are the same."""
-    from tests.learners.test_declared_class_shares import SHARES, imbalanced_table
+    from dpcore.datasets.shares import EXAMPLE_SHARES as SHARES
+    from dpcore.datasets.shares import example_rare_class_table as imbalanced_table
 
     path = tmp_path / "status.csv"
     imbalanced_table().to_csv(path, index=False)

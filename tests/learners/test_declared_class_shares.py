@@ -10,27 +10,17 @@ import pandas as pd
 import pytest
 
 from dpcore.datasets import as_dataset, load_csv, parse_class_shares, train_test_split
+from dpcore.datasets.shares import EXAMPLE_SHARES, example_rare_class_table
 from dpcore.exceptions import DatasetError, DPCoreWarning
 from dpcore.learners import run_learner
 from dpcore.learners.decision import RULE, balanced_decision
 from dpcore.learners.metrics import balanced_accuracy, confusion_matrix, rare_class_recall
 
-SHARES = "fraud=0.07, review=0.05, ok=0.88"
+SHARES = EXAMPLE_SHARES
 
 
 def imbalanced_table(n: int = 3000, seed: int = 0) -> pd.DataFrame:
-    """Five N(0, 1) features; 'status' drawn from a multinomial logistic model: ok about 88 %, fraud 7 %, review
-    5 % (the shape of bench/class_shares.py's table)."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 5))
-    W = np.array([[0, 0, 0, 0, 0], [2.4, -1.6, 1.2, 0, 0.8], [-1.2, 2.0, 0, 1.6, -1.0]])
-    logits = X @ W.T + np.array([0.0, -5.35, -5.7])
-    p = np.exp(logits - logits.max(1, keepdims=True))
-    p /= p.sum(1, keepdims=True)
-    y = (rng.random(n)[:, None] > np.cumsum(p, 1)).sum(1)
-    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(5)])
-    frame["status"] = np.array(["ok", "fraud", "review"])[y]
-    return frame
+    return example_rare_class_table(n, seed)
 
 
 def quietly(fn, *args, **kw):
