@@ -20,6 +20,7 @@ import streamlit as st
 from ..datasets import Dataset, train_test_split
 from ..exceptions import DPValueError
 from ..learners import get_learner, learner_names, run_learner, trivial_learner
+from ..teaching.verdict import round_epsilon
 from . import palette, vega
 from .common import format_epsilon, show_plain_table, verdict_line
 from .live import BAR_SECONDS, CHART_SECONDS, Every
@@ -394,7 +395,10 @@ def budget_text(out: dict, algorithm: str) -> str:
     """How the run's ε adds up, in the learner's words (``Wording.budget``: output perturbation's m answers, whose
     training history has no finite ε to draw), or "" for a learner that declares none."""
     text = get_learner(algorithm).wording.budget
-    return text.format(**{**out["extras"], "epsilon": out["epsilon"]}) if text else ""
+    values = {**out["extras"], "epsilon": out["epsilon"]}
+    # the ε it writes (``:g``, 6 figures) rounded up first, as every ε spent is shown
+    values = {k: round_epsilon(v, 6) if "epsilon" in k and isinstance(v, float) else v for k, v in values.items()}
+    return text.format(**values) if text else ""
 
 
 def history_labels(task: str) -> dict:
