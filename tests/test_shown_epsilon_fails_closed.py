@@ -1,9 +1,9 @@
 """Every ε shown as spent or guaranteed rounds UP at its shown precision, never to nearest (a privacy number fails
 closed); an audit's proven lower bound rounds DOWN (rounding it up would overstate what the attack proved).
 
-The reference is exact decimal arithmetic on the float's own value (``decimal.Decimal(x)`` holds a float exactly),
-independent of :func:`~dpcore.teaching.verdict.round_epsilon`'s quantize: the shown figure, read back as a decimal,
-is compared with the computed ε digit for digit.
+The reference is independent of :func:`~dpcore.teaching.verdict.round_epsilon`'s quantize: the shown figure, read
+back as a float, is compared with the computed float, and its distance from it with one unit in its last figure in
+exact decimals (``decimal.Decimal(x)`` holds a float exactly).
 """
 from __future__ import annotations
 
@@ -22,6 +22,11 @@ def _shown(text: str) -> Decimal:
     return Decimal(text.replace(",", ""))
 
 
+def _read(text: str) -> float:
+    """The shown figure read back as a float: the value a reader (or a parser) takes from it."""
+    return float(text.replace(",", ""))
+
+
 def _last_digit(x: float, digits: int) -> Decimal:
     """One unit in the ``digits``-th significant figure of ``x``."""
     return Decimal(1).scaleb(Decimal(x).adjusted() - digits + 1)
@@ -36,19 +41,20 @@ def _random_epsilons(n: int, seed: int) -> np.ndarray:
 def test_a_shown_spent_epsilon_is_never_below_the_computed_one_and_within_one_last_digit(digits):
     for x in _random_epsilons(5000, seed=digits):
         x = float(x)
-        shown = _shown(epsilon_text(x, digits=digits))
-        assert shown >= Decimal(x) * (1 - Decimal(EPSILON_TOLERANCE)), (x, shown)
-        assert shown - Decimal(x) < _last_digit(x, digits), (x, shown)
+        text = epsilon_text(x, digits=digits)
+        shown = _shown(text)
+        assert _read(text) >= x * (1 - EPSILON_TOLERANCE), (x, text)
+        assert abs(shown - Decimal(x)) < _last_digit(x, digits), (x, text)
         assert len(shown.normalize().as_tuple().digits) <= digits, (x, shown)
 
 
 def test_a_shown_proven_lower_bound_is_never_above_the_computed_one_and_within_one_last_digit():
     for x in _random_epsilons(5000, seed=7):
         x = float(x)
-        for shown in (_shown(epsilon_text(x, lower_bound=True)), _shown(format_epsilon(x, lower_bound=True)),
-                      Decimal(round_epsilon(x, lower_bound=True))):
-            assert shown <= Decimal(x), (x, shown)
-            assert Decimal(x) - shown < _last_digit(x, 3), (x, shown)
+        for text in (epsilon_text(x, lower_bound=True), format_epsilon(x, lower_bound=True),
+                     repr(round_epsilon(x, lower_bound=True))):
+            assert _read(text) <= x, (x, text)
+            assert abs(Decimal(x) - _shown(text)) < _last_digit(x, 3), (x, text)
 
 
 @pytest.mark.parametrize("computed,shown", [(1.2341, "1.24"), (1.2349, "1.24"), (0.31601, "0.317"),
@@ -67,6 +73,16 @@ def test_floating_noise_does_not_turn_an_exact_epsilon_up(computed, shown):
 
 def test_an_epsilon_just_past_the_tolerance_rounds_up():
     assert epsilon_text(2.0 * (1 + 1e-7)) == "2.01"
+
+
+@pytest.mark.parametrize("lower_bound", [False, True])
+def test_rounding_a_rounded_epsilon_again_changes_nothing(lower_bound):
+    """A table re-rounds at 4 figures what a page rounded at 3: 3.34 is stored as 3.33999..., and flooring that
+    exact binary value again showed 3.339 (the Attack page's table beside a tile reading 3.34)."""
+    for x in _random_epsilons(3000, seed=13):
+        once = round_epsilon(float(x), 3, lower_bound=lower_bound)
+        assert round_epsilon(once, 3, lower_bound=lower_bound) == once
+        assert round_epsilon(once, 4, lower_bound=lower_bound) == once
 
 
 def test_infinity_and_zero_are_shown_as_they_are():
@@ -90,6 +106,9 @@ def test_a_table_rounds_its_spent_epsilon_up_and_its_proven_epsilon_down():
     out = readable_table(df, digits=3)
     assert out["ε"].tolist() == [1.24, 0.317]
     assert out["ε proven (95%)"].tolist() == [1.23, 0.316]
+    # a proven ε the page already rounded down (3.34, the float 3.33999...) is not floored once more to 3.339
+    proven = pd.DataFrame({"ε proven (95%)": [round_epsilon(3.3404, lower_bound=True)]})
+    assert readable_table(proven).iloc[0, 0] == 3.34
     assert out["Test accuracy"].tolist() == [0.123, 0.5]  # not an ε: to nearest, as before
 
 

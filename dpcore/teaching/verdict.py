@@ -113,21 +113,23 @@ def round_epsilon(epsilon: float, digits: int = 3, *, lower_bound: bool = False)
 
     Rounding up first takes a value within a relative :data:`EPSILON_TOLERANCE` (1e-9) of its nearest
     ``digits``-figure number as that number (floating noise must not turn an exact 2 into 2.01); a lower bound is
-    rounded down exactly, with no tolerance (showing 1.99 for a bound of 1.9999999999 fails closed). The arithmetic is
-    decimal on the float's exact value, so no binary rounding moves a figure the wrong way. ∞ stays ∞ and 0 stays 0;
-    the shown figure, parsed, is the float returned.
+    rounded down with no tolerance (showing 1.99 for a bound of 1.9999999999 fails closed). The arithmetic is decimal,
+    on the shortest decimal that reads back as the float (``repr``): the shown figure, read back as a float, is never
+    below the computed float (never above it for a lower bound), no binary rounding moves a figure the wrong way, and
+    rounding again changes nothing (a table re-rounding 3.34, stored as 3.33999..., keeps 3.34, not 3.339). ∞ stays ∞
+    and 0 stays 0; the shown figure, parsed, is the float returned.
 
     >>> [round_epsilon(e) for e in (1.2341, 1.2349, 0.31601, 2390.4, 999.6, 0.9999995, 2.0000000000004, 8.0)]
     [1.24, 1.24, 0.317, 2400.0, 1000.0, 1.0, 2.0, 8.0]
     >>> [round_epsilon(e, lower_bound=True) for e in (1.2349, 0.31699, 2399.9, 1.9999999999)]
     [1.23, 0.316, 2390.0, 1.99]
-    >>> round_epsilon(6.03125, 4), round_epsilon(float("inf"))
-    (6.032, inf)
+    >>> round_epsilon(6.03125, 4), round_epsilon(float("inf")), round_epsilon(3.34, 4, lower_bound=True)
+    (6.032, inf, 3.34)
     """
     x = float(epsilon)
     if not math.isfinite(x) or x == 0:
         return x
-    exact = Decimal(x)
+    exact = Decimal(repr(x))
     quantum = Decimal(1).scaleb(exact.adjusted() - digits + 1)
     if not lower_bound:
         nearest = exact.quantize(quantum, rounding=ROUND_HALF_EVEN)
