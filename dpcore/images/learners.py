@@ -140,8 +140,8 @@ def _privacy_unit(mech, p: Mapping[str, Any], shape: tuple[int, int], *, eps_ima
                 f"ε = {eps_image:g} per pixel; the image as a whole is only "
                 + (f"ε = h·w·ε = {h}·{w}·{eps_image:g} = {shown}" if p["mechanism"] == "laplace"
                    else f"ε = {shown}") + f"-DP {how}. That per-image ε is the one reported.")
-    unit += (f" Labels: randomized response with ε = {label_epsilon:g}; the record (image, label) is "
-             f"ε = {epsilon_text(reported, digits=4)}-DP by basic composition." if label_share
+    unit += (f" Labels: randomized response with ε = {epsilon_text(label_epsilon, digits=6)}; the record (image, "
+             f"label) is ε = {epsilon_text(reported, digits=4)}-DP by basic composition." if label_share
              else " Labels are used in the clear: NOT protected by the input noise.")
     return unit
 
