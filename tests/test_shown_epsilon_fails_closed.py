@@ -90,7 +90,7 @@ def test_infinity_and_zero_are_shown_as_they_are():
     assert format_epsilon(math.inf) == "∞ (not private)"
     assert round_epsilon(math.inf) == math.inf
     assert epsilon_text(0.0) == "0"
-    assert epsilon_text(0.0, lower_bound=True) == "0"
+    assert epsilon_text(0.0, lower_bound=True) == "0" and epsilon_text(-0.0) == "0"
 
 
 def test_a_lower_bound_and_its_claim_are_never_shown_crossed():

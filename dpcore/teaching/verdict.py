@@ -128,7 +128,7 @@ def round_epsilon(epsilon: float, digits: int = 3, *, lower_bound: bool = False)
     """
     x = float(epsilon)
     if not math.isfinite(x) or x == 0:
-        return x
+        return x if x else 0.0  # -0.0 (an underflowed bound) reads "0", not "-0"
     exact = Decimal(repr(x))
     quantum = Decimal(1).scaleb(exact.adjusted() - digits + 1)
     if not lower_bound:
