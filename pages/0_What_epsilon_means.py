@@ -16,7 +16,7 @@ from dpcore.ui.accounting import (
     noisy_count,
     ratio_figure,
 )
-from dpcore.ui.common import bounded_number
+from dpcore.ui.common import bounded_number, format_epsilon
 from dpcore.ui.explain import (
     averaging_charts,
     cached_float_attack,
@@ -177,7 +177,8 @@ if st.button(f"Attack both kinds of noise at ε = {eps:g} (count {true_d} on D, 
         st.markdown(
             f"ε-DP allows any event at most e^ε = {e_to_the(eps)} times more often on D than on D′. The event "
             f"\"D′ cannot have produced this\" never happens on D′, yet it happened for **{textbook.certain_rate:.0%}"
-            f"** of the textbook releases from D: the counts prove ε ≥ {textbook.epsilon_lower_bound:.2f} at 95% "
+            f"** of the textbook releases from D: the counts prove ε ≥ "
+            f"{format_epsilon(textbook.epsilon_lower_bound, lower_bound=True)} at 95% "
             f"confidence, against the claimed {eps:g}. On the secure releases it happened "
             f"{secure.certain_when_x} times: every grid point can come from either database. (The demonstration "
             "attacks Laplace whichever mechanism is picked above.)")

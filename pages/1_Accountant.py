@@ -109,5 +109,5 @@ if steps is not None:
         m1, m2, m3 = st.columns(3)
         m1.metric("Noise multiplier needed σ", format_large(s, 4))
         m2.metric("Steps", f"{steps:,}")
-        m3.metric("ε check with that σ", f"{e:.4g}", help="Never above the target.")
+        m3.metric("ε check with that σ", format_epsilon(e, 4), help="Never above the target.")
         verdict_line(float(target), what=f"Target ε = {target:g}")

@@ -28,7 +28,7 @@ from dpcore.ui import (
     verdict_text,
 )
 from dpcore.ui.advisor import advisor_panel, load_warnings_of, warnings_notice
-from dpcore.ui.common import bounded_number
+from dpcore.ui.common import bounded_number, format_epsilon
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, fold_intro, headline_area, presenting_stage
 from dpcore.ui.sweep import (
@@ -204,8 +204,8 @@ if (found := best_swept(summ, axis=axis, metric=metric)) is not None:  # whereve
                      + (". These points lie within the seeds' spread of it, so these runs cannot tell them apart: "
                         + "; ".join(f"{title_of(r.learner)} at {short} = {r.value:.3g} ({r['mean']:.3g})"
                                     for r in ties) if ties else "")
-                     + (f" — its runs spent ε = {beyond:.3g} in all, more than the ε on the axis (the note under "
-                        "the chart says why)" if beyond else "")
+                     + (f" — its runs spent ε = {format_epsilon(beyond)} in all, more than the ε on the axis (the "
+                        "note under the chart says why)" if beyond else "")
                      + (f" — {left_out} point{'s' if left_out > 1 else ''} that spent far more than the ε on the "
                         "axis left out (the note under the chart says why)" if left_out else "")
                      + (" — ⚠ this learner leaked privacy here: its ε is not a guarantee" if best.get(

@@ -46,6 +46,7 @@ from dpcore.ui.audit import (
     show_ladder,
     twin_reading,
 )
+from dpcore.ui.common import format_epsilon
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area, presenting_stage
 from dpcore.ui.uploads import data_arg, is_upload, upload_in_view
@@ -141,14 +142,14 @@ main = audits[private_label]
 claim = main.result.epsilon
 accuracy = {k: getattr(a, "target_accuracy", getattr(a, "accuracy", None)) for k, a in audits.items()}
 c = st.columns(5)
-c[0].metric("ε claimed", f"{claim:.3g}", help="The ε the learner's accountant certifies for this run.")
-c[1].metric("ε proven (95%)", f"{main.result.epsilon_lower_bound:.3g}",
+c[0].metric("ε claimed", format_epsilon(claim), help="The ε the learner's accountant certifies for this run.")
+c[1].metric("ε proven (95%)", format_epsilon(main.result.epsilon_lower_bound, lower_bound=True),  # rounded down
             help="The true ε of this run is at least this, with 95% confidence (Steinke et al. 2023 for one "
                  "training run). A correct run exceeds its claim only by the 5% chance the confidence allows; a "
                  "bound above the claim again on another seed means the implementation is broken.")
 twin = next((a for k, a in audits.items() if k != private_label), None)
 if twin is not None:  # the contrast on the first screen: the same attack on the model trained without privacy
-    c[2].metric("ε proven, no privacy", f"{twin.result.epsilon_lower_bound:.3g}",
+    c[2].metric("ε proven, no privacy", format_epsilon(twin.result.epsilon_lower_bound, lower_bound=True),
                 help=f"The same attack on {list(audits)[-1]}: the ε its success proves (95%). The table below has "
                      "each model's AUC and rates.")
 else:
@@ -171,7 +172,8 @@ else:
 verdict_line(float(claim), what="ε claimed")
 proven = main.result.epsilon_lower_bound
 st.markdown("**The attack-based reading:** " + (
-    f"this attack proves that the run leaks at least ε = {proven:.3g} (95 % confidence), against the {claim:.3g} "
+    f"this attack proves that the run leaks at least ε = {format_epsilon(proven, lower_bound=True)} (95 % confidence), "
+    f"against the {format_epsilon(claim)} "
     "claimed: the attacker gets that far, the guarantee covers the rest." if proven > 0 else
     "this attack could not prove any leak (its lower bound on ε is 0): it did no better than guessing on this run.")
     + (" " + utility if utility else "") + twin_reading(audits, private_label))

@@ -9,6 +9,7 @@ from typing import Callable
 import dp_accounting
 
 from ..exceptions import DPCoreWarning, DPValueError, user_stacklevel
+from ..teaching.verdict import epsilon_text
 from ..validation import check_delta, check_epsilon, check_fraction, check_int, check_positive
 from .accountants import PLD_DISCRETIZATION, check_accountant, pld_discretization_for
 from .events import dpsgd_event, shuffled_dpsgd_event
@@ -134,9 +135,9 @@ def calibrate(
 def _warn_at_bound(name: str, target: float, delta: float, lower: float, spent: float) -> None:
     """Say that a calibration stopped at the bottom of its search range, what was asked and what is spent."""
     warnings.warn(f"{name}: epsilon={target:g} (delta={delta:g}) is met even by the least noise searched, "
-                  f"{name}={lower:g}, which spends epsilon={spent:.4g}; that noise is used, and the epsilon it spends "
-                  "is what is reported (ask for a smaller epsilon to get a tighter calibration)", DPCoreWarning,
-                  stacklevel=user_stacklevel())
+                  f"{name}={lower:g}, which spends epsilon={epsilon_text(spent, digits=4)}; that noise is used, and "
+                  "the epsilon it spends is what is reported (ask for a smaller epsilon to get a tighter calibration)",
+                  DPCoreWarning, stacklevel=user_stacklevel())
 
 
 def _solve(epsilon_at: Callable[[float], float], target: float, guess: float, lower: float, upper: float, *,

@@ -40,6 +40,7 @@ import numpy as np
 from dp_accounting import pld, rdp
 
 from ..exceptions import BudgetExceededError, DPCoreWarning, DPTypeError, DPValueError, user_stacklevel
+from ..teaching.verdict import epsilon_text
 from ..validation import check_delta, check_epsilon, check_positive
 from .accountants import PLD_DISCRETIZATION, RDP_ORDERS, check_accountant, make_accountant
 from .events import EpsilonDeltaDpEvent, atom_pure_epsilon, flatten
@@ -615,8 +616,8 @@ class PrivacyLedger:
         state = self._with(event)
         eps = state.epsilon(self.delta)
         if self.budget is not None and eps > self.budget:
-            raise BudgetExceededError(f"spending {event} would bring epsilon to {eps:.4g}, over the budget "
-                                      f"{self.budget:g}; nothing was spent")
+            raise BudgetExceededError(f"spending {event} would bring epsilon to {epsilon_text(eps, digits=4)}, over "
+                                      f"the budget {self.budget:g}; nothing was spent")
         self._state, self._preview = state, None
         self._events.append(event)
         return eps

@@ -14,6 +14,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..exceptions import DPCoreWarning, DPTypeError, DPValueError, user_stacklevel
+from ..teaching.verdict import epsilon_text
 from ..types import ArrayLike, RngLike
 from .attacks import loss_threshold_scores
 from .result import AuditResult, audit_from_scores
@@ -171,7 +172,8 @@ def audit(
     if result.refutes_claim:
         pure = (" The claim was read as pure epsilon-DP (delta=0): give the delta the model was trained with, "
                 "whose bound is lower") if result.delta == 0 else ""
-        warnings.warn(f"the attack proves epsilon >= {result.epsilon_lower_bound:.3g} with {result.confidence:.0%} "
+        proven = epsilon_text(result.epsilon_lower_bound, lower_bound=True)  # a lower bound rounds down
+        warnings.warn(f"the attack proves epsilon >= {proven} with {result.confidence:.0%} "
                       f"confidence, above the claimed epsilon = {result.epsilon:g} (delta = {result.delta:g}): the "
                       "claim is refuted, unless the members and non-members were not chosen at random before "
                       f"training, which the bound assumes.{pure}", DPCoreWarning, stacklevel=user_stacklevel())

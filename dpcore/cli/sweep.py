@@ -18,6 +18,7 @@ from ..defaults import DELTA, EPSILON
 from ..exceptions import DPValueError
 from ..sweep import AXES, DEFAULT_JOBS, DEFAULT_RANGES, DEFAULT_SEEDS, JOBS_HELP
 from ..sweep.summary import neighbouring_note, overspent_note
+from ..teaching.verdict import round_epsilon
 from . import command_help
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
 from .train import parse_set
@@ -232,7 +233,9 @@ def _answer(args, config) -> int:
             print(f"note: the means below are of {metric.replace('_', ' ')} (each class's share found right, "
                   "averaged), as the Trade-off explorer draws them where one class is at least 80% of the rows: "
                   "there always answering it scores its share in accuracy; the CSV has both", file=sys.stderr)
-        summary = result.summary(metric).round(4)
+        summary = result.summary(metric)
+        spent = summary["epsilon_spent"].map(lambda e: round_epsilon(e, 6))  # up, never below the epsilon spent
+        summary = summary.round(4).assign(epsilon_spent=spent)
         print(summary.to_string(index=False))
         print(f"wrote {len(result.table)} runs to {args.out} ({result.n_computed} computed, "
               f"{result.n_cached} from the cache) in {result.seconds:.1f} s", file=sys.stderr)

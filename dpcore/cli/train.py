@@ -12,6 +12,7 @@ import sys
 from ..defaults import DELTA, LEARNER
 from ..exceptions import DPValueError
 from ..learners import get_learner, parse_value, run_learner, trivial_learner
+from ..teaching.verdict import epsilon_text, round_epsilon
 from . import JSON_HELP, command_help, missing_message, print_json
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
 
@@ -183,7 +184,8 @@ def note_spent_more(spec, res, *, requested: float, noise_set: bool) -> None:
     why = res.extras.get("privacy_unit") or spec.wording.unit
     # output perturbation's budget knob: "per-query" (the default) spends epsilon per answer, "total" over them all
     budget = any(k.name == "budget" and "total" in (k.choices or ()) for k in spec.knobs)
-    print(f"note: the run spent epsilon {spent:.4g} in all, more than the --epsilon {requested:g} given: {why}"
+    print(f"note: the run spent epsilon {epsilon_text(spent, digits=4)} in all, more than the --epsilon {requested:g} "
+          f"given: {why}"
           + (" (--set budget=total makes --epsilon the whole run's)" if budget else ""), file=sys.stderr)
 
 
@@ -215,19 +217,24 @@ def note_ignored_epsilon(spec, epsilon) -> None:
 
 
 def text_line(key: str, value) -> str:
-    """``key: value`` for the text output, numbers to 6 significant figures (``--json`` keeps every digit); a
-    non-private run's epsilon (inf, or None in an audit) says so.
+    """``key: value`` for the text output, numbers to 6 significant figures (``--json`` keeps every digit), an
+    epsilon's rounded up (``round_epsilon``: never shown below the one spent), a proven ``epsilon_lower_bound`` down;
+    a non-private run's epsilon (inf, or None in an audit) says so.
 
     A mapping is written ``key: value`` pair by pair, a list item by item, and a missing value (JSON's null) as a
     dash, as the pages show it:
 
     >>> text_line("epsilon", 0.9999995000032698), text_line("tpr_at_fpr", {"0.001": None, "0.01": 0.0398406374})
     ('epsilon: 1.0', 'tpr_at_fpr: 0.001: -, 0.01: 0.0398406')
+    >>> text_line("epsilon", 1.2345671), text_line("epsilon_lower_bound", 1.2345679)
+    ('epsilon: 1.23457', 'epsilon_lower_bound: 1.23456')
     >>> text_line("warnings", ["one", "two"])
     'warnings: one | two'
     """
     if key == "epsilon" and (value is None or str(value) in ("inf", "Infinity")):
         return f"{key}: inf (not private)"
+    if "epsilon" in key and isinstance(value, float):  # an epsilon spent rounds up, a proven lower bound down
+        return f"{key}: {round_epsilon(value, 6, lower_bound='lower_bound' in key)}"
     return f"{key}: {_plain(_short(value))}"
 
 
@@ -271,7 +278,8 @@ def progress_line(info: dict) -> str:
         info.pop("epoch", None)
         info["round"] = f"{info['round']}/{info.pop('epochs')}"
         info = {"round": info.pop("round"), **info}
-    return " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in info.items())
+    return " ".join(f"{k}={round_epsilon(v, 4) if k == 'epsilon' else v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                    for k, v in info.items())  # the epsilon spent so far rounds up
 
 
 def print_result(res, *, as_json: bool, secure: bool = False, extra: dict | None = None) -> None:

@@ -24,6 +24,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from ..teaching.verdict import epsilon_text
 from .advisor import Advice, _spread, metric_name
 
 #: Okabe & Ito (2008) colours, as the pages use them (dpcore.ui.palette), in series order.
@@ -463,7 +464,7 @@ def report_html(advice: Advice, *, dataset=None, question: dict | None = None, n
         caught = att.get("caught_at_1pct")
         h.append(f"<p>The {_e(att['attack'])} on a model trained at ε = {att['epsilon']:.3g}, with a pool of "
                  f"{att['pool']} of your records (half of them in its training data): it proves ε ≥ "
-                 f"{att['epsilon_lower_bound']:.3g} at {att['confidence']:.0%} confidence"
+                 f"{epsilon_text(att['epsilon_lower_bound'], lower_bound=True)} at {att['confidence']:.0%} confidence"
                  + (f", and catches {caught:.1%} of the members at 1 % false alarms" if caught is not None else
                     ", and has too few non-members to measure its catch at 1 % false alarms")
                  + f" (AUC {att['auc']:.3f}). {_e(ATTACK_CAVEAT)}</p>")
@@ -476,8 +477,8 @@ def report_html(advice: Advice, *, dataset=None, question: dict | None = None, n
     for p in advice.points.itertuples():
         h.append(f"<tr><td>{_e(_title(p.learner))}</td><td>{p.epsilon:.3g}</td><td>{p.mean:.4g}</td>"
                  f"<td>{_spread(p.std, p.mean):.3g}</td><td>{p.n}</td><td>{p.bound:.4g}</td><td>{p.target:.4g}</td>"
-                 f"<td>{_meets_cell(p)}</td>"
-                 f"<td>{p.epsilon_spent:.4g}</td><td><code>{_e(p.event or '—')}</code></td></tr>")
+                 f"<td>{_meets_cell(p)}</td><td>{epsilon_text(p.epsilon_spent, digits=4, infinity='inf')}</td>"
+                 f"<td><code>{_e(p.event or '—')}</code></td></tr>")
     h.append("</table>")
     h += _computed_section(doc)
     h.append("</body></html>")
@@ -559,8 +560,9 @@ def attack_report_html(audits: Mapping[str, Any], *, dataset, question: Mapping[
         m = doc["models"][0]
         proven = m["epsilon_proven"]
         h.append(f'<div class="answer{"" if proven <= m["epsilon_claimed"] else " no"}">'
-                 + _e(f"The attack proves that {m['model']} leaks at least ε = {proven:.3g} "
-                      f"({m['confidence']:.0%} confidence), against the ε = {m['epsilon_claimed']:.3g} claimed."
+                 + _e(f"The attack proves that {m['model']} leaks at least ε = "  # the bound down, the claim up
+                      f"{epsilon_text(proven, lower_bound=True)} ({m['confidence']:.0%} confidence), against the "
+                      f"ε = {epsilon_text(m['epsilon_claimed'])} claimed."
                       if proven > 0 else
                       f"The attack could not prove any leak of {m['model']} (its lower bound on ε is 0): it did no "
                       "better than guessing on this run. That does not prove the model safe; the claimed ε is "
@@ -574,9 +576,10 @@ def attack_report_html(audits: Mapping[str, Any], *, dataset, question: Mapping[
         acc = "—" if m["accuracy"] is None else f"{m['accuracy']:.1%}"
         if balanced:
             acc += "</td><td>" + ("—" if m["balanced_accuracy"] is None else f"{m['balanced_accuracy']:.3f}")
-        claimed = f"{m['epsilon_claimed']:.3g}" if math.isfinite(m["epsilon_claimed"]) else "∞ (no privacy)"
+        claimed = epsilon_text(m["epsilon_claimed"]) if math.isfinite(m["epsilon_claimed"]) else "∞ (no privacy)"
         h.append(f"<tr><td>{_e(m['model'])}</td><td>{claimed}</td><td>{m['delta']:g}</td>"
-                 f"<td>{m['epsilon_proven']:.3g} ({m['confidence']:.0%})</td><td>{m['auc']:.3f}</td>"
+                 f"<td>{epsilon_text(m['epsilon_proven'], lower_bound=True)} ({m['confidence']:.0%})</td>"
+                 f"<td>{m['auc']:.3f}</td>"
                  f"<td>{_rate(m['caught_at_1pct'])}</td><td>{_rate(m['caught_at_0.1pct'])}</td>"
                  f"<td>{m['members']:,} / {m['non_members']:,}</td><td>{acc}</td></tr>")
     h.append("</table>")
@@ -597,8 +600,8 @@ def attack_report_html(audits: Mapping[str, Any], *, dataset, question: Mapping[
     h.append("<h2>Each ε and its dp_accounting event</h2><table><tr><th>model</th><th>ε</th><th>δ</th>"
              "<th>event</th></tr>")
     for m in doc["models"]:
-        h.append(f"<tr><td>{_e(m['model'])}</td><td>{m['epsilon_claimed']:.4g}</td><td>{m['delta']:g}</td>"
-                 f"<td><code>{_e(m['dp_event'])}</code></td></tr>")
+        h.append(f"<tr><td>{_e(m['model'])}</td><td>{epsilon_text(m['epsilon_claimed'], digits=4, infinity='inf')}</td>"
+                 f"<td>{m['delta']:g}</td><td><code>{_e(m['dp_event'])}</code></td></tr>")
     h.append("</table>")
     h += _data_section(shape)
     h += _computed_section(doc)

@@ -46,6 +46,7 @@ from ..learners.metrics import score
 from ..mechanisms import RandomizedResponse
 from ..rng import as_generator, child_seed
 from ..runtime.thread_warnings import ignored
+from ..teaching.verdict import epsilon_text
 from ..validation import check_fraction, check_int, check_positive, check_probability
 from .labels import randomized_response_labels
 from .mechanisms import ImageMechanism, make_image_mechanism
@@ -129,16 +130,18 @@ def _privacy_unit(mech, p: Mapping[str, Any], shape: tuple[int, int], *, eps_ima
     elif p["mechanism"] == "dppix":
         unit = (f"per-{mech.m}-pixel DP only: each training image is released once through {mech.title} with "
                 f"ε = {eps_image:g} per {mech.m} pixel(s); the image as a whole is only "
-                f"ε = h·w·ε/m = {h}·{w}·{eps_image:g}/{mech.m} = {image_epsilon:.4g}-DP (composition over its pixels).")
+                f"ε = h·w·ε/m = {h}·{w}·{eps_image:g}/{mech.m} = {epsilon_text(image_epsilon, digits=4)}-DP "
+                "(composition over its pixels).")
     else:
+        shown = epsilon_text(image_epsilon, digits=4)  # a guarantee: rounded up
         how = ("by basic composition" if p["mechanism"] == "laplace"
                else "at the same δ (analytic Gaussian, whole-image sensitivity)")
         unit = (f"per-pixel DP only: each training image is released once through {mech.title} with "
                 f"ε = {eps_image:g} per pixel; the image as a whole is only "
-                + (f"ε = h·w·ε = {h}·{w}·{eps_image:g} = {image_epsilon:.4g}" if p["mechanism"] == "laplace"
-                   else f"ε = {image_epsilon:.4g}") + f"-DP {how}. That per-image ε is the one reported.")
-    unit += (f" Labels: randomized response with ε = {label_epsilon:g}; the record (image, label) is "
-             f"ε = {reported:.4g}-DP by basic composition." if label_share
+                + (f"ε = h·w·ε = {h}·{w}·{eps_image:g} = {shown}" if p["mechanism"] == "laplace"
+                   else f"ε = {shown}") + f"-DP {how}. That per-image ε is the one reported.")
+    unit += (f" Labels: randomized response with ε = {epsilon_text(label_epsilon, digits=6)}; the record (image, "
+             f"label) is ε = {epsilon_text(reported, digits=4)}-DP by basic composition." if label_share
              else " Labels are used in the clear: NOT protected by the input noise.")
     return unit
 

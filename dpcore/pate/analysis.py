@@ -37,6 +37,7 @@ from ..accounting import Neighbouring, calibrate, epsilon_of_event
 from ..accounting.accountants import RDP_ORDERS as ACCOUNTING_RDP_ORDERS
 from ..accounting.trusted import rdp_epsilon
 from ..exceptions import DPValueError
+from ..teaching.verdict import epsilon_text
 from ..types import ArrayLike
 from ..validation import check_delta, check_int, check_positive
 from .aggregation import (
@@ -149,7 +150,7 @@ def calibrate_noise_scale(
                               accountant=accountant, threshold_noise=threshold_noise)
         if checks >= target_epsilon:
             raise DPValueError(
-                f"the {queries} consensus checks alone cost epsilon = {checks:.3g}, not less than the target "
+                f"the {queries} consensus checks alone cost epsilon = {epsilon_text(checks)}, not less than the target "
                 f"{target_epsilon:g}: raise threshold_noise (the check's noise), ask fewer queries or raise epsilon")
     return calibrate(lambda scale: pate_event(aggregator=aggregator, noise_scale=scale, queries=queries,
                                               threshold_noise=threshold_noise),

@@ -135,12 +135,13 @@ def _composed_count(events: pd.Series) -> int | None:
 
 
 def spent_text(epsilon: float, *, infinity: str = "∞") -> str:
-    """An ε (or a multiple of one) as text: 3 significant figures, thousands separated, so that an ε spent reads
-    "9,000", not "9e+03"; small values as ``:g`` writes them; ``infinity`` for an infinite one. The one wording of
-    an ε spent, for the Trade-off explorer's point labels, :func:`overspent_note` and the advisor.
+    """An ε (or a multiple of one) as text: 3 significant figures rounded up (never below the ε spent), thousands
+    separated, so that an ε spent reads "9,000", not "9e+03"; small values as ``:g`` writes them; ``infinity`` for an
+    infinite one. The one wording of an ε spent, for the Trade-off explorer's point labels, :func:`overspent_note` and
+    the advisor.
 
     >>> [spent_text(e) for e in (9000.0, 2390.4, 1234567.0, 4.5, 0.31623, float("inf"))]
-    ['9,000', '2,390', '1,230,000', '4.5', '0.316', '∞']
+    ['9,000', '2,400', '1,240,000', '4.5', '0.317', '∞']
     """
     return epsilon_text(epsilon, infinity=infinity)
 

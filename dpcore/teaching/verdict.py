@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 
 from ..exceptions import DPValueError
 
@@ -97,18 +98,61 @@ def odds_factor(epsilon: float) -> str:
     return f"{x:,.0f}×"
 
 
-def epsilon_text(epsilon: float, *, infinity: str = "∞") -> str:
-    """An ε as text: 3 significant figures, thousands separated, so that a large ε reads "9,000", not "9e+03" (which
-    a student reads as 9); small values as ``:g`` writes them; ``infinity`` for an infinite one. The one wording of an
-    ε for every page, note and label (:func:`dpcore.sweep.summary.spent_text` and ``dpcore.ui.format_epsilon`` use it).
+#: Relative tolerance under which an ε is taken to be the figure it is shown as, before :func:`round_epsilon` rounds
+#: up: a calibrated run whose ε is 2.0000000000004 (floating noise of a root-finder or an accountant) shows "2", not
+#: "2.01". 1e-9 is far below any accountant's own error (dp_accounting's RDP conversion and PLD discretisation are
+#: off by far more), so no ε that truly exceeds its shown figure hides under it.
+EPSILON_TOLERANCE = 1e-9
+
+
+def round_epsilon(epsilon: float, digits: int = 3, *, lower_bound: bool = False) -> float:
+    """``epsilon`` rounded to ``digits`` significant figures the side that fails closed: UP for an ε spent or
+    guaranteed (the project's standard: a privacy number is never shown smaller than computed), DOWN for a
+    ``lower_bound`` (an audit's proven ε: rounding it up would overstate what the attack proved). The one place the
+    shown ε is rounded: :func:`epsilon_text`, ``dpcore.ui.format_epsilon`` and the tables' ε columns call it.
+
+    Rounding up first takes a value within a relative :data:`EPSILON_TOLERANCE` (1e-9) of its nearest
+    ``digits``-figure number as that number (floating noise must not turn an exact 2 into 2.01); a lower bound is
+    rounded down with no tolerance (showing 1.99 for a bound of 1.9999999999 fails closed). The arithmetic is decimal,
+    on the shortest decimal that reads back as the float (``repr``): the shown figure, read back as a float, is never
+    below the computed float (never above it for a lower bound), no binary rounding moves a figure the wrong way, and
+    rounding again changes nothing (a table re-rounding 3.34, stored as 3.33999..., keeps 3.34, not 3.339). ∞ stays ∞
+    and 0 stays 0; the shown figure, parsed, is the float returned.
+
+    >>> [round_epsilon(e) for e in (1.2341, 1.2349, 0.31601, 2390.4, 999.6, 0.9999995, 2.0000000000004, 8.0)]
+    [1.24, 1.24, 0.317, 2400.0, 1000.0, 1.0, 2.0, 8.0]
+    >>> [round_epsilon(e, lower_bound=True) for e in (1.2349, 0.31699, 2399.9, 1.9999999999)]
+    [1.23, 0.316, 2390.0, 1.99]
+    >>> round_epsilon(6.03125, 4), round_epsilon(float("inf")), round_epsilon(3.34, 4, lower_bound=True)
+    (6.032, inf, 3.34)
+    """
+    x = float(epsilon)
+    if not math.isfinite(x) or x == 0:
+        return x if x else 0.0  # -0.0 (an underflowed bound) reads "0", not "-0"
+    exact = Decimal(repr(x))
+    quantum = Decimal(1).scaleb(exact.adjusted() - digits + 1)
+    if not lower_bound:
+        nearest = exact.quantize(quantum, rounding=ROUND_HALF_EVEN)
+        if abs(nearest - exact) <= Decimal(EPSILON_TOLERANCE) * abs(exact):
+            return float(nearest)
+    return float(exact.quantize(quantum, rounding=ROUND_FLOOR if lower_bound else ROUND_CEILING))
+
+
+def epsilon_text(epsilon: float, *, infinity: str = "∞", digits: int = 3, lower_bound: bool = False) -> str:
+    """An ε as text: ``digits`` (3) significant figures rounded UP by :func:`round_epsilon` (down for a
+    ``lower_bound``), thousands separated, so that a large ε reads "9,000", not "9e+03" (which a student reads as 9);
+    small values as ``:g`` writes them; ``infinity`` for an infinite one. The one wording of an ε for every page, note
+    and label (:func:`dpcore.sweep.summary.spent_text` and ``dpcore.ui.format_epsilon`` use it).
 
     >>> [epsilon_text(e) for e in (9000.0, 2390.4, 1234567.0, 983.2, 4.5, 0.31623, float("inf"))]
-    ['9,000', '2,390', '1,230,000', '983', '4.5', '0.316', '∞']
+    ['9,000', '2,400', '1,240,000', '984', '4.5', '0.317', '∞']
+    >>> epsilon_text(2.0000000000004), epsilon_text(0.31699, lower_bound=True), epsilon_text(6.03125, digits=4)
+    ('2', '0.316', '6.032')
     """
     if math.isinf(epsilon):
         return infinity if epsilon > 0 else "-" + infinity
-    rounded = float(f"{epsilon:.3g}")
-    return f"{rounded:,.0f}" if abs(rounded) >= 1000 else f"{rounded:g}"
+    rounded = round_epsilon(epsilon, digits, lower_bound=lower_bound)
+    return f"{rounded:,.0f}" if abs(rounded) >= 1000 else f"{rounded:.{max(digits, 6)}g}"
 
 
 def _percent(p: float) -> str:
@@ -207,7 +251,7 @@ def comparison(epsilon: float) -> str:
         return "Every published deployment states a finite ε; a non-private result has none."
     # placed by the value as shown: a calibrated 3.9999999 reads "ε 4 ≤ ε = 4", never "ε = 4 < ε 4"
     shown = epsilon_text(epsilon)
-    below, above = neighbours(float(f"{epsilon:.3g}"))
+    below, above = neighbours(round_epsilon(epsilon))
     left = f"{below[0].short} (ε {below[0].epsilon:g}) ≤ " if below else ""
     right = f" < {above[0].short} (ε {above[0].epsilon:g})" if above else ""
     if not below:

@@ -25,7 +25,7 @@ from ..decision.advisor import (
 from ..decision.report import ATTACK_CAVEAT
 from ..exceptions import DPCoreError, PrivacyLeakWarning
 from ..sweep import SweepResult, from_upload, table_warnings
-from .common import bounded_number
+from .common import bounded_number, format_epsilon
 from .sweep import _where_raised, title_of
 
 ATTACKS = "sweep.advisor.attacks"
@@ -179,7 +179,8 @@ def advisor_panel(result: SweepResult, *, load: Sequence[tuple[str, bool]] = ())
             else:
                 caught = evidence["caught_at_1pct"]
                 st.markdown(f"**What an attacker learned at ε = {r['epsilon']:.3g}:** the loss-threshold attack "
-                            f"proves ε ≥ {evidence['epsilon_lower_bound']:.3g} at {evidence['confidence']:.0%} "
+                            f"proves ε ≥ {format_epsilon(evidence['epsilon_lower_bound'], lower_bound=True)} at "
+                            f"{evidence['confidence']:.0%} "
                             "confidence" + (f" and catches {caught:.1%} of members at 1 % false alarms (a blind "
                                             "guess catches 1 %)" if caught is not None else " (too few non-members "
                                             "to measure its catch at 1 % false alarms)")

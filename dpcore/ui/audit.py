@@ -17,6 +17,7 @@ from ..decision.advisor import COMMON_CLASS
 from ..learners import get_learner, learners
 from ..rng import noise_mode
 from ..runtime.thread_warnings import caught as caught_warnings
+from ..teaching.verdict import round_epsilon
 from .common import DASH, format_epsilon, majority_accuracy, remembered, run_guarded, shared_call, show_table
 from .live import BAR_SECONDS, Every
 from .uploads import data_arg, data_key, is_upload
@@ -146,7 +147,7 @@ def roc_figure(curves: Mapping[str, Any], *, epsilon: float, delta: float, regio
     if region is not None and math.isfinite(epsilon):
         fig.add_trace(go.Scatter(x=f, y=np.clip(region, 1e-4, 1), mode="lines", line=dict(width=0),
                                  fill="tozeroy", fillcolor="rgba(0,114,178,0.12)",
-                                 name=f"Allowed by (ε = {epsilon:.3g}, δ = {delta:g})"))
+                                 name=f"Allowed by (ε = {format_epsilon(epsilon)}, δ = {delta:g})"))
     if exact is not None:
         fig.add_trace(go.Scatter(x=f, y=np.clip(exact, 1e-4, 1), mode="lines",
                                  line=dict(color="#0072B2", dash="dot", width=2),
@@ -205,7 +206,7 @@ def results_table(rows: Mapping[str, Any]) -> pd.DataFrame:
         r = audit.result
         caught, interval = rate_with_interval(r, "0.01")
         out.append({"Model": label, "ε claimed": format_epsilon(r.epsilon),
-                    "ε proven (95%)": round(r.epsilon_lower_bound, 2), "AUC": round(r.auc, 3),
+                    "ε proven (95%)": round_epsilon(r.epsilon_lower_bound, lower_bound=True), "AUC": round(r.auc, 3),
                     # percentages, as the "Caught at 1% FPR" headline shows the same rate
                     "Caught at 1% FPR": caught, "95% interval": interval,
                     "Accuracy": None if accuracy is None else round(accuracy, 3)})
@@ -261,7 +262,7 @@ def ladder_table(rungs) -> pd.DataFrame:
     for eps, audit in rungs:
         r = audit.result
         caught, interval = rate_with_interval(r, "0.01")
-        rows.append({"ε claimed": _rung(eps), "ε proven (95%)": round(r.epsilon_lower_bound, 2),
+        rows.append({"ε claimed": _rung(eps), "ε proven (95%)": round_epsilon(r.epsilon_lower_bound, lower_bound=True),
                      "Caught at 1% FPR": caught, "95% interval": interval, "AUC": round(r.auc, 3),
                      "Accuracy": None if audit.accuracy is None else round(audit.accuracy, 3)})
     return pd.DataFrame(rows)
@@ -279,7 +280,7 @@ def ladder_figure(rungs) -> go.Figure:
                          text=["no guarantee" if not math.isfinite(e) else "" for e, _ in rungs],
                          textposition="inside"))
     fig.add_trace(go.Bar(x=labels, y=proven, name="ε proven by the attack (95%)", marker_color="#D55E00",
-                         text=[f"{p:.2f}" for p in proven], textposition="outside"))
+                         text=[format_epsilon(p, lower_bound=True) for p in proven], textposition="outside"))
     fig.update_layout(barmode="overlay", height=340, margin=dict(l=10, r=10, t=30, b=10),
                       xaxis=dict(title="ε claimed", type="category"), yaxis_title="ε",
                       legend=dict(orientation="h", y=-0.25, x=0))
@@ -312,7 +313,8 @@ def twin_reading(audits: Mapping[str, Any], private_label: str) -> str:
     r = twin.result
     caught, interval = rate_with_interval(r, "0.01")
     rate = "" if caught == DASH else f" and catches {caught} of its members at 1 % false alarms ({interval})"
-    said = f" Against **{label}** the same attack proves ε ≥ {r.epsilon_lower_bound:.3g}{rate}."
+    proven = format_epsilon(r.epsilon_lower_bound, lower_bound=True)  # a lower bound rounds down
+    said = f" Against **{label}** the same attack proves ε ≥ {proven}{rate}."
     if r.epsilon_lower_bound <= 0:  # breast cancer's 60-odd canaries: nothing shows, with privacy or without
         said += (f" **The attack is too weak here to show a leak even without privacy** (on "
                  f"{r.n_members + r.n_nonmembers:,} records), so the private model's reading says nothing about its "
@@ -326,10 +328,12 @@ def proven_beside_chart(audits: Mapping[str, Any], private_label: str) -> str:
     at "the proven ε lower bound never above the claimed ε" on the first screen (``dpcore.teaching.lesson``). One line,
     so that it stays on a 720-pixel projector's first screen."""
     main = audits[private_label].result
-    said = f"**Proven (95 %):** ε ≥ {main.epsilon_lower_bound:.3g} for the private model (claimed {main.epsilon:.3g})"
+    proven = format_epsilon(main.epsilon_lower_bound, lower_bound=True)  # down, and the claim up: never shown crossed
+    said = f"**Proven (95 %):** ε ≥ {proven} for the private model (claimed {format_epsilon(main.epsilon)})"
     others = [a for k, a in audits.items() if k != private_label]  # the twin: the same learner without privacy
     if others:
-        said += f", ε ≥ {others[0].result.epsilon_lower_bound:.3g} without privacy"
+        twin = others[0].result.epsilon_lower_bound
+        said += f", ε ≥ {format_epsilon(twin, lower_bound=True)} without privacy"
     return said + "."
 
 

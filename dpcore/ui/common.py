@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 import threading
 import warnings
+from functools import partial
 from typing import Any, Callable
 
 import numpy as np
@@ -17,7 +18,7 @@ from ..defaults import DELTA, EPSILON
 from ..exceptions import BoundsError, DPCoreError, PrivacyLeakWarning
 from ..runtime.thread_warnings import caught as caught_warnings
 from ..runtime.workload import SERVER, set_default_budget
-from ..teaching.verdict import ZERO_EPSILON, comparison, epsilon_text, verdict
+from ..teaching.verdict import ZERO_EPSILON, comparison, epsilon_text, round_epsilon, verdict
 from .links import DATASET_PROBLEM, settle
 from .navigation import route_through_app
 from .present import control_area, open_stage
@@ -419,9 +420,8 @@ def format_number(v, digits: int = 3) -> str:
 
 
 def format_large(v, digits: int = 3) -> str:
-    """An ε or a noise scale as text: from 1,000 up thousands separated, as
-    :func:`~dpcore.teaching.verdict.epsilon_text` writes it (a student reads "9.83e+03" as 9.83); else
-    :func:`format_number`.
+    """A noise scale or other large number as text (not an ε: :func:`format_epsilon` rounds those up): from 1,000 up
+    thousands separated (a student reads "9.83e+03" as 9.83); else :func:`format_number`.
 
     >>> format_large(9834.2), format_large(469000.4), format_large(6.0312), format_large(6.0312, 4)
     ('9,830', '469,000', '6.03', '6.031')
@@ -431,22 +431,30 @@ def format_large(v, digits: int = 3) -> str:
     except (TypeError, ValueError):
         f = None
     if f is not None and math.isfinite(f) and abs(f) >= 1000:
-        return epsilon_text(f)
+        return f"{float(f'{f:.{digits}g}'):,.0f}"
     return format_number(v, digits)
 
 
-def format_epsilon(v, digits: int = 3) -> str:
-    """An epsilon as text: ``∞ (not private)`` for an infinite budget, else :func:`format_large`.
+def format_epsilon(v, digits: int = 3, *, lower_bound: bool = False) -> str:
+    """An ε spent or guaranteed as text: ``∞ (not private)`` for an infinite budget, else
+    :func:`~dpcore.teaching.verdict.epsilon_text`'s ``digits`` significant figures rounded UP (a privacy number fails
+    closed: 1.2341 shows "1.24", never a figure below the one computed); a ``lower_bound`` (an audit's proven ε) is
+    rounded down instead. A missing value is a dash, as :func:`format_number` writes it.
 
     >>> format_epsilon(float("inf")), format_epsilon(1.23456), format_epsilon(9834.2), format_epsilon(384000.0)
-    ('∞ (not private)', '1.23', '9,830', '384,000')
+    ('∞ (not private)', '1.24', '9,840', '384,000')
+    >>> format_epsilon(1.23456, lower_bound=True), format_epsilon(None), format_epsilon(float("nan"))
+    ('1.23', '—', '—')
     """
     try:
-        if v is not None and float(v) == math.inf:
-            return NOT_PRIVATE
+        f = None if v is None or isinstance(v, (bool, np.bool_)) else float(v)
     except (TypeError, ValueError):
-        pass
-    return format_large(v, digits)
+        f = None
+    if f == math.inf:
+        return NOT_PRIVATE
+    if f is None or not math.isfinite(f):
+        return format_number(v, digits)
+    return epsilon_text(f, digits=digits, lower_bound=lower_bound)
 
 
 def _header(name) -> str:
@@ -459,13 +467,37 @@ def _is_epsilon_column(name, header: str) -> bool:
     return "epsilon" in str(name).lower() or "ε" in header
 
 
+def _is_lower_bound_column(name, header: str) -> bool:
+    """An audit's proven ε (``ε proven (95%)``, ``epsilon_lower_bound``): rounded down, where a spent ε rounds up."""
+    text = f"{name} {header}".lower()
+    return "proven" in text or "lower bound" in text or "lower_bound" in text
+
+
+def _rounded_column(name, header: str, vals: np.ndarray, digits: int) -> list[float]:
+    """Finite numbers to ``digits`` significant figures, kept numeric; an ε column by
+    :func:`~dpcore.teaching.verdict.round_epsilon` (up for an ε spent, down for a proven lower bound)."""
+    if _is_epsilon_column(name, header):
+        down = _is_lower_bound_column(name, header)
+        return [round_epsilon(v, digits, lower_bound=down) for v in vals]
+    return [float(f"{v:.{digits}g}") for v in vals]
+
+
+def _cell_format(name, header: str):
+    """How a column holding a missing or infinite value writes its numbers: an ε column's as :func:`format_epsilon`
+    (rounded down in a proven lower bound's column), others as :func:`format_number`."""
+    if not _is_epsilon_column(name, header):
+        return format_number
+    return partial(format_epsilon, lower_bound=_is_lower_bound_column(name, header))
+
+
 def readable_table(df: pd.DataFrame, *, labels: dict | None = None, digits: int = 4,
                    drop: tuple[str, ...] = ()) -> pd.DataFrame:
     """The one display form of every results table the pages show.
 
     * headers: ``labels``, then :data:`COLUMN_LABELS`, else the tidy name with spaces for
       underscores; all in sentence case;
-    * numbers rounded to ``digits`` significant figures and kept numeric (so the table sorts),
+    * numbers rounded to ``digits`` significant figures and kept numeric (so the table sorts); an ε column's
+      rounded UP (a privacy number fails closed), a proven lower bound's (``ε proven``) down;
       unless the column holds a missing or infinite value: then it is text, with
       :data:`NOT_PRIVATE` for an infinite epsilon and a dash elsewhere (Arrow would print
       "Infinity" / "None");
@@ -485,12 +517,12 @@ def readable_table(df: pd.DataFrame, *, labels: dict | None = None, digits: int 
         elif pd.api.types.is_float_dtype(col):
             vals = col.to_numpy(dtype=float)
             if np.isfinite(vals).all():
-                out[header] = [float(f"{v:.{digits}g}") for v in vals]
+                out[header] = _rounded_column(c, header, vals, digits)
             else:
-                fmt = format_epsilon if _is_epsilon_column(c, header) else format_number
+                fmt = _cell_format(c, header)
                 out[header] = [fmt(v, digits) for v in vals]
         elif col.dtype == object and col.map(lambda v: isinstance(v, float) and not math.isfinite(v)).any():
-            fmt = format_epsilon if _is_epsilon_column(c, header) else format_number
+            fmt = _cell_format(c, header)
             out[header] = col.map(lambda v, fmt=fmt: fmt(v, digits) if isinstance(v, float) else v)
         else:
             out[header] = col

@@ -13,6 +13,7 @@ from ..audit.floating_point import FloatingPointAttack, floating_point_attack
 from ..mechanisms import Laplace
 from ..mechanisms.secure import SecureLaplace
 from ..teaching.explain import posterior_bound, repeated_answers
+from ..teaching.verdict import epsilon_text, round_epsilon
 from . import palette, vega
 
 
@@ -53,10 +54,10 @@ def averaging_charts(df: pd.DataFrame, *, true_count: float, budget: float | Non
         **vega.series_encoding([ANSWER, MEAN]))
     top = [answers, mean,
            vega.marked_line(true_count, f"exact count {true_count:g}", palette.BLUE, "dash", below=False)]
-    spent = alt.Chart(df.assign(**{vega.FIELD: SPENT.name})).mark_line(strokeWidth=2, point=alt.OverlayMarkDef(
-        size=30, filled=True)).encode(
+    spent = alt.Chart(df.assign(**{vega.FIELD: SPENT.name, "epsilon_shown": df.epsilon.map(epsilon_text)})).mark_line(
+        strokeWidth=2, point=alt.OverlayMarkDef(size=30, filled=True)).encode(
         x=x, y=alt.Y("epsilon:Q", title="ε", axis=left),
-        tooltip=[*tip, alt.Tooltip("epsilon:Q", title="ε spent", format=".3g")],
+        tooltip=[*tip, alt.Tooltip("epsilon_shown:N", title="ε spent")],  # rounded up, as every ε spent is shown
         **vega.series_encoding([SPENT], markers=True))
     bottom = [spent]
     if budget is not None:
@@ -129,5 +130,5 @@ def float_attack_table(results: list[FloatingPointAttack]) -> pd.DataFrame:
                                                for r in results],
         "Wrongly certain (from D′)": [r.certain_when_x_prime for r in results],
         "ε claimed": [r.epsilon for r in results],
-        "ε proven (95%)": [round(r.epsilon_lower_bound, 2) for r in results],
+        "ε proven (95%)": [round_epsilon(r.epsilon_lower_bound, lower_bound=True) for r in results],
     })

@@ -16,6 +16,7 @@ import dp_accounting
 import streamlit as st
 
 from ..accounting import Neighbouring, PrivacyLedger
+from .common import format_epsilon
 
 #: session-state key of the store: {(data, unit, relation): SessionRuns}
 SESSION_KEY = "session.ledgers"
@@ -76,7 +77,7 @@ def session_total_text(data: str, title: str, *, store: dict) -> str | None:
     parts = []
     for (_, unit, rel), runs in groups:
         n = len(runs.reported)
-        total = f"ε = {runs.epsilon:.4g}" + (f", δ = {runs.delta:.2g}" if runs.delta > 0 else "")
+        total = f"ε = {format_epsilon(runs.epsilon, 4)}" + (f", δ = {runs.delta:.2g}" if runs.delta > 0 else "")
         if unit != "records":
             parts.append(f"**{n} label-DP training{'s' if n > 1 else ''}** protected only the {unit} ({total} for "
                          f"them, {rel.description}); they used the features in the clear, so they protect no "

@@ -23,7 +23,7 @@ from ..sweep.axes import normalise_value
 from ..sweep.config import SweepConfig
 from ..sweep.engine import SweepProgress, SweepRunError, run_sweep
 from . import palette
-from .common import remembered, shared_call
+from .common import format_epsilon, remembered, shared_call
 from .live import BAR_SECONDS, Every
 from .uploads import data_key, holds_upload, is_upload
 
@@ -329,8 +329,8 @@ def dplloyd_run_text(run: dict, epsilon: float) -> str:
     rounds = f"{run['rounds']} round{'' if run['rounds'] == 1 else 's'}"
     if run.get("init") == "grid":
         share = run["epsilon_init"] / epsilon if epsilon > 0 else 0.0
-        start = (f"a noisy grid histogram for its start ({share:.0%} of ε, here {run['epsilon_init']:.3g}; Su et "
-                 f"al.'s hybrid), then {rounds} of noisy counts and sums on the rest")
+        start = (f"a noisy grid histogram for its start ({share:.0%} of ε, here {format_epsilon(run['epsilon_init'])}; "
+                 f"Su et al.'s hybrid), then {rounds} of noisy counts and sums on the rest")
     else:
         kind = {"sphere_packing": "data-independent sphere packing", "uniform": "uniformly random centres"}.get(
             run.get("init"), str(run.get("init")))

@@ -132,8 +132,9 @@ def released_epsilon_text(result: PateResult) -> str:
             f"{r.noise_std:.2g}), {better} the data-independent guarantee {format_epsilon(result.epsilon)}. "
             "Papernot et al. 2018 (Section 4.2): the cost of these answers given the actual votes, at Rényi order "
             f"{p.order:.3g}, plus Gaussian noise scaled by its smooth sensitivity (β = {p.beta:.3g}, σ = "
-            f"{p.sigma_ss:.3g}); the value includes that release's own cost ({p.cost:.3g}) and the conversion to "
-            f"(ε, δ) ({conversion:.3g}). It is small when the teachers agree, and may be published.")
+            f"{p.sigma_ss:.3g}); the value includes that release's own cost ({format_epsilon(p.cost)}) and the "
+            f"conversion to (ε, δ) ({format_epsilon(conversion)}). It is small when the teachers agree, and may be "
+            "published.")
 
 
 def noise_used_caption(result: PateResult) -> str:

@@ -234,9 +234,10 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
                         line=dict(color=c, width=3, dash=style["dash"]),
                         marker=dict(symbol="x" if name in leaky else style["symbol"], size=10 if name in leaky else 8),
                         legendgroup=name,
-                        customdata=s[["n", "epsilon_spent"]],
+                        # the ε spent as the pages write it (rounded up), not plotly's nearest 3 figures
+                        customdata=[[n, format_epsilon(e)] for n, e in zip(s["n"], s["epsilon_spent"])],
                         hovertemplate="%{x:.3g}: mean %{y:.4g} over %{customdata[0]} seed(s); "
-                                      "ε spent %{customdata[1]:.3g}<extra>" + title + "</extra>")
+                                      "ε spent %{customdata[1]}<extra>" + title + "</extra>")
     # a non-private baseline takes the colour of the (first) learner it is the counterpart of
     owner = {}
     for i, name in enumerate(config.learners):
@@ -290,10 +291,11 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
 
 
 def spent_label(epsilon: float) -> str:
-    """A point's "ε spent" label, written by :func:`~dpcore.sweep.summary.spent_text` as the note under the chart is.
+    """A point's "ε spent" label (rounded up), written by :func:`~dpcore.sweep.summary.spent_text` as the note under
+    the chart is.
 
     >>> spent_label(9000.0), spent_label(2634.1), spent_label(4.5), spent_label(0.31623), spent_label(float("inf"))
-    ('ε 9,000', 'ε 2,630', 'ε 4.5', 'ε 0.316', 'ε ∞ (not private)')
+    ('ε 9,000', 'ε 2,640', 'ε 4.5', 'ε 0.317', 'ε ∞ (not private)')
     """
     return f"ε {spent_text(epsilon, infinity=format_epsilon(epsilon))}"
 

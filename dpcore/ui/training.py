@@ -20,6 +20,7 @@ import streamlit as st
 from ..datasets import Dataset, train_test_split
 from ..exceptions import DPValueError
 from ..learners import get_learner, learner_names, run_learner, trivial_learner
+from ..teaching.verdict import round_epsilon
 from . import palette, vega
 from .common import format_epsilon, show_plain_table, verdict_line
 from .live import BAR_SECONDS, CHART_SECONDS, Every
@@ -93,7 +94,7 @@ class LiveProgress:
             frac = min(1.0, info["epoch"] / max(1, info["epochs"]))
             eps = info.get("epsilon", math.inf)
             self.bar.progress(frac, text=f"{self.label}: epoch {info['epoch']}/{info['epochs']}, ε spent "
-                                         f"{'∞ (not private)' if not math.isfinite(eps) else f'{eps:.3f}'}")
+                                         f"{format_epsilon(eps, 4)}")
         # the last epoch's chart is not drawn: the finished run's history chart replaces the live one moments later
         # (done(), then the page's chart), and drawing it would cost the server a figure for each visitor following
         # the run, and each of their browsers a chart, at the moment they are all finishing the page
@@ -193,7 +194,8 @@ def noise_tile(out: dict) -> tuple[str, str, str]:
     if "noise_scale" in ex:
         return ("Laplace scale per answer", f"{ex['noise_scale']:.3g}",
                 f"Each released probability vector gets Laplace noise of scale 2 / ε per answer (its L1 sensitivity "
-                f"is 2), here with ε = {ex['epsilon_per_query']:.3g} per answer. The network itself has no noise.")
+                f"is 2), here with ε = {format_epsilon(ex['epsilon_per_query'])} per answer. The network itself has "
+                "no noise.")
     if "label_noise_scale" in ex:
         return ("Laplace scale on each label", f"{ex['label_noise_scale']:.3g}",
                 f"Each training label (one-hot, or the declared label range) gets Laplace noise of scale "
@@ -393,7 +395,10 @@ def budget_text(out: dict, algorithm: str) -> str:
     """How the run's ε adds up, in the learner's words (``Wording.budget``: output perturbation's m answers, whose
     training history has no finite ε to draw), or "" for a learner that declares none."""
     text = get_learner(algorithm).wording.budget
-    return text.format(**{**out["extras"], "epsilon": out["epsilon"]}) if text else ""
+    values = {**out["extras"], "epsilon": out["epsilon"]}
+    # the ε it writes (``:g``, 6 figures) rounded up first, as every ε spent is shown
+    values = {k: round_epsilon(v, 6) if "epsilon" in k and isinstance(v, float) else v for k, v in values.items()}
+    return text.format(**values) if text else ""
 
 
 def history_labels(task: str) -> dict:
@@ -517,12 +522,15 @@ def _history_panel(data: pd.DataFrame, column: str, *, title: str, axis_title: s
     # two rows of numbers, and presenting, the ε panel's axis fell below a 720-pixel projector)
     x = alt.X("epoch:Q", title="epoch" if last else None, scale=alt.Scale(nice=False, zero=False),
               axis=alt.Axis(tickMinStep=1, format="d", labels=last))
+    value = alt.Tooltip(f"{column}:Q", title=title, format=".4g")
+    if f"{column}_shown" in data:  # the ε spent as the pages write it: rounded up (a privacy number fails closed)
+        value = alt.Tooltip(f"{column}_shown:N", title=title)
     line = alt.Chart(data).mark_line(
         color=look["color"], strokeDash=vega.DASHES[look["dash"]], strokeWidth=2.5,
         point=alt.OverlayMarkDef(filled=True, color=look["color"], shape=vega.SHAPES[look["symbol"]], size=50),
     ).encode(x=x, y=alt.Y(f"{column}:Q", title=axis_title, scale=alt.Scale(zero=zero),
                           axis=alt.Axis(minExtent=_Y_AXIS_PX, tickCount=4)),
-             tooltip=[alt.Tooltip("epoch:Q", title="epoch"), alt.Tooltip(f"{column}:Q", title=title, format=".4g")])
+             tooltip=[alt.Tooltip("epoch:Q", title="epoch"), value])
     return alt.layer(line, *extra).properties(title=alt.TitleParams(title, anchor="start"), height=PANEL_HEIGHT)
 
 
@@ -549,6 +557,7 @@ def history_figure(history: pd.DataFrame, chance: float | None = None,
     data = pd.DataFrame({"epoch": history["epoch"], "loss": history["loss"], metric: history[metric]})
     if with_eps:
         data["epsilon"] = eps
+        data["epsilon_shown"] = eps.map(lambda e: format_epsilon(e, 4))  # its hover text, rounded up
     lines = []
     if reference is not None:
         lines.append(vega.marked_line(reference, f"non-private {reference:.3g}", palette.BLACK, "dash", below=False,

@@ -80,8 +80,9 @@ def test_an_epsilon_of_thousands_is_written_with_separators_not_e_notation():
     from dpcore.images.sets import load_image_set
     from dpcore.ui.images import whole_image_note
 
-    assert format_epsilon(9834.2) == "9,830" and format_epsilon(384000.0) == "384,000"
-    assert format_epsilon(999.4) == "999" and format_epsilon(0.5) == "0.5" and format_epsilon(True) == "yes"
+    assert format_epsilon(9834.2) == "9,840" and format_epsilon(384000.0) == "384,000"  # rounded up
+    assert format_epsilon(999.4) == "1,000" and format_epsilon(998.2) == "999"
+    assert format_epsilon(0.5) == "0.5" and format_epsilon(True) == "yes"
     # Noisy images' sidebar: a 160×240 photograph at ε = 10 per pixel was "protected only at ε 3.84e+05"
     photos = load_image_set("photos", max_side=240)
     h, w = photos.image_shape[:2]

@@ -153,7 +153,7 @@ def test_live_progress_redraws_the_history_so_far_as_vega_lite(monkeypatch):
     bars = []
     monkeypatch.setattr(live.bar, "progress", lambda frac, text: bars.append((frac, text)))
     live({"epoch": 3, "epochs": 3, "step": 3, "loss": 0.3, "accuracy": 0.9, "epsilon": 1.5})
-    assert len(drawn) == 2 and bars == [(1.0, "DP-SGD: epoch 3/3, ε spent 1.500")]
+    assert len(drawn) == 2 and bars == [(1.0, "DP-SGD: epoch 3/3, ε spent 1.5")]  # up at 4 figures, as the tiles
 
 
 def _training_beside_the_stage():
