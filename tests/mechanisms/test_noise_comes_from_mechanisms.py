@@ -25,6 +25,7 @@ NOT_PRIVACY_NOISE = {
     ("models/erm.py", "normal"): "random Fourier features' frequencies W (Rahimi & Recht 2007): data-independent",
     ("training/models.py", "uniform_"): "initial weights (PyTorch's Kaiming-uniform), drawn before any data is seen",
     ("federated/models.py", "torch.rand"): "the global model's initial weights, drawn before any data is seen",
+    ("datasets/shares.py", "normal"): "the features of a synthetic example table (example_rare_class_table)",
 }
 
 
