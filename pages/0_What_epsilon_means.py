@@ -19,6 +19,7 @@ from dpcore.ui.accounting import (
 from dpcore.ui.common import bounded_number, format_epsilon
 from dpcore.ui.explain import (
     averaging_charts,
+    belief_text,
     cached_float_attack,
     cached_repeated_answers,
     e_to_the,
@@ -155,7 +156,8 @@ with belief_tab:
         f"Whatever noisy answer is published, it is at most e^ε = {e_to_the(eps)} times more likely on D than on "
         f"D′. So an attacker who believed Chandler had diabetes with probability p can afterwards believe it with "
         f"probability at most e^ε·p / (e^ε·p + 1 − p): with ε = {eps:g} and p = {prior:.0%}, at most "
-        f"**{math.exp(eps) * prior / (math.exp(eps) * prior + 1 - prior):.0%}**. A small ε keeps the belief close "
+        f"**{belief_text(math.exp(eps) * prior / (math.exp(eps) * prior + 1 - prior))}**. A small ε keeps the belief "
+        "close "
         "to the prior, whatever the attacker knew before.")
 
 st.header("4 · Noise you could ship")

@@ -32,7 +32,7 @@ def test_a_negative_or_non_numeric_epsilon_is_refused_with_its_name(bad):
         verdict(bad)
 
 
-@pytest.mark.parametrize("epsilon,belief", [(0.1, "52 %"), (1.0, "73 %"), (3.0, "95 %"), (8.0, "99.97 %")])
+@pytest.mark.parametrize("epsilon,belief", [(0.1, "52.5 %"), (1.0, "73.2 %"), (3.0, "95.3 %"), (8.0, "99.97 %")])
 def test_the_sentence_states_the_odds_bound_and_the_belief_reachable_from_even_odds(epsilon, belief):
     v = verdict(epsilon)
     # e^ε bounds the likelihood ratio of any output (Dwork et al. 2006); from prior 1/2 the posterior is at most
@@ -125,15 +125,35 @@ def test_an_epsilon_calibrated_just_under_a_deployment_is_placed_as_shown_not_be
 
 
 def test_a_tiny_epsilon_says_the_odds_move_a_little_not_1x():
-    assert "1.001×" in verdict(0.001).sentence()
-    assert "1.0003×" in verdict(0.0003).sentence()
+    assert "1.0011×" in verdict(0.001).sentence()  # e^0.001 = 1.0010005, rounded up: the bound is never undershot
+    assert "1.00031×" in verdict(0.0003).sentence()
 
 
 def test_a_tiny_epsilon_moves_a_fair_guess_by_a_visible_decimal_not_to_a_rounded_50_percent():
     from dpcore.teaching.verdict import verdict
 
-    assert "a 50 % guess can reach 50.2 %" in verdict(0.01).sentence()
-    assert "a 50 % guess can reach 73 %" in verdict(1.0).sentence()
+    assert "a 50 % guess can reach 50.3 %" in verdict(0.01).sentence()  # 50.25 %, rounded up
+    assert "a 50 % guess can reach 73.2 %" in verdict(1.0).sentence()
+
+
+@pytest.mark.parametrize("epsilon", [1e-4, 0.003, 0.07, 0.5, 1.0, 2.3, 4.0, 6.9, 9.99, 12.0, 13.7, 14.0, 30.0])
+def test_the_odds_factor_and_the_reachable_belief_are_never_shown_below_the_truth(epsilon):
+    """Both are bounds ("change at most", "can reach"): read back from the sentence, each is at least the true
+    value (e^ε and e^ε / (1 + e^ε)); the factor written as a power of ten at least e^ε too."""
+    import re
+
+    from dpcore.teaching.verdict import odds_factor
+
+    shown = odds_factor(epsilon)
+    if any(c in "⁰¹²³⁴⁵⁶⁷⁸⁹" for c in shown):  # 10 with a raised exponent
+        exponent = int(shown[2:-1].translate(str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")))
+        assert exponent * math.log(10) >= epsilon
+    else:
+        assert float(shown.rstrip("×").replace(",", "")) >= math.exp(epsilon)
+    sentence = verdict(epsilon).sentence()
+    belief = re.search(r"can reach ([0-9.]+) %", sentence)
+    if belief:
+        assert float(belief.group(1)) / 100 >= math.exp(epsilon) / (1 + math.exp(epsilon))
 
 
 def test_comparison_writes_a_large_epsilon_with_thousands_separators():

@@ -79,23 +79,39 @@ class Verdict:
                 "weak": " The bound is loose; real attacks often learn far less: audit the model.",
                 "nominal": " The bound alone promises next to nothing; only an audit can say what is protected."}
         return (f"{b.icon} **{b.headline}** ({rng}): an attacker's odds about {subject} change at most "
-                f"{odds_factor(self.epsilon)}; a 50 % guess can reach {_percent(self.max_belief)}.{tail[b.name]}")
+                f"{odds_factor(self.epsilon)}; a 50 % guess can reach {belief_text(self.max_belief)}.{tail[b.name]}")
 
 
 _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
+def _ceil(x: float, decimals: int) -> float:
+    """``x`` rounded UP at ``decimals`` decimal places (decimal arithmetic on its shortest repr, as
+    :func:`round_epsilon` does)."""
+    return float(Decimal(repr(float(x))).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_CEILING))
+
+
 def odds_factor(epsilon: float) -> str:
     """e^ε as a readable factor (``10⁴²⁷×`` where it would overflow a float); every page's verdict and warning
-    writes it this way."""
+    writes it this way. It is written as an upper bound ("odds change at most ..."), so it is rounded UP: e^1 is
+    2.72×, not a 2.7× the odds can exceed.
+
+    >>> [odds_factor(e) for e in (0.001, 0.05, 1.0, 3.0, 5.0, 10.5, 14.0)]
+    ['1.0011×', '1.0513×', '2.72×', '20.1×', '149×', '36,316×', '10⁷×']
+    """
     if epsilon > 13.8:  # 10 with a raised exponent (10⁹×), as printed in a textbook, not a programmer's 10^9
-        return "10" + f"{epsilon / math.log(10):.0f}".translate(_SUPERSCRIPT) + "×"
+        return "10" + f"{math.ceil(epsilon / math.log(10))}".translate(_SUPERSCRIPT) + "×"
     x = math.exp(epsilon)
     if x < 1.1:  # a small ε: "1×" would read as no change at all, so enough decimals to show it
-        return f"{x:.{max(3, math.ceil(-math.log10(epsilon)))}f}×" if epsilon > 0 else "1×"
+        if epsilon <= 0:
+            return "1×"
+        decimals = max(3, math.ceil(-math.log10(epsilon))) + 1
+        return f"{_ceil(x, decimals):.{decimals}f}×"
     if x < 10:
-        return f"{x:.2g}×"
-    return f"{x:,.0f}×"
+        return f"{_ceil(x, 2):.2f}×"
+    if x < 100:
+        return f"{_ceil(x, 1):.1f}×"
+    return f"{math.ceil(x):,.0f}×"
 
 
 #: Relative tolerance under which an ε is taken to be the figure it is shown as, before :func:`round_epsilon` rounds
@@ -155,15 +171,18 @@ def epsilon_text(epsilon: float, *, infinity: str = "∞", digits: int = 3, lowe
     return f"{rounded:,.0f}" if abs(rounded) >= 1000 else f"{rounded:.{max(digits, 6)}g}"
 
 
-def _percent(p: float) -> str:
+def belief_text(p: float) -> str:
+    """The belief a 50 % guess can reach, as a percentage rounded UP (it is a bound: "can reach 73.2 %", never a
+    73 % the belief can pass), with one decimal, two above 99.5 %, more when ε is so small that the belief is
+    within a tenth of a point of 50 %."""
     if p >= 1 - 1e-4:
         return "near-certainty (over 99.99 %)"
     if p >= 0.995:
-        return f"{100 * p:.2f} %"
-    digits = 0  # a small ε moves a 50 % guess a little: 50.2 %, not a "50 %" that reads as no change at all
+        return f"{_ceil(100 * p, 2):.2f} %"
+    digits = 1  # a small ε moves a 50 % guess a little: 50.03 %, not a "50 %" that reads as no change at all
     while round(100 * p, digits) <= 50 < 100 * p and digits < 4:
         digits += 1
-    return f"{100 * p:.{digits}f} %"
+    return f"{_ceil(100 * p, digits):.{digits}f} %"
 
 
 def verdict(epsilon: float) -> Verdict:

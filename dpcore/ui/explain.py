@@ -2,8 +2,6 @@
 floating-point attack on textbook noise."""
 from __future__ import annotations
 
-import math
-
 import altair as alt
 import numpy as np
 import pandas as pd
@@ -13,7 +11,8 @@ from ..audit.floating_point import FloatingPointAttack, floating_point_attack
 from ..mechanisms import Laplace
 from ..mechanisms.secure import SecureLaplace
 from ..teaching.explain import posterior_bound, repeated_answers
-from ..teaching.verdict import epsilon_text, round_epsilon
+from ..teaching.verdict import belief_text as belief_text  # re-exported for the home page
+from ..teaching.verdict import epsilon_text, odds_factor, round_epsilon
 from . import palette, vega
 
 
@@ -109,7 +108,8 @@ def posterior_figure(*, epsilon: float, prior: float) -> alt.LayerChart:
 
 
 def e_to_the(epsilon: float) -> str:
-    return f"{math.exp(epsilon):.3g}"
+    """e^ε as the home page writes it, "at most e^ε = ... times": rounded up (a bound), 3 significant figures."""
+    return odds_factor(epsilon).rstrip("×")
 
 
 @st.cache_data(show_spinner="Attacking 2 × 1000 releases of each kind of noise…", max_entries=32)
