@@ -111,6 +111,26 @@ def normalise_value(value: float) -> float:
     return float(f"{float(value):.12g}")
 
 
+def _as_shown(values: tuple[float, ...]) -> tuple[float, ...]:
+    """The values between the two ends with the fewest significant figures (at least 3) that keep them all distinct:
+    the values a page, a report and the command line show are then the values the runs use. Rounded to 12 figures, a
+    log-spaced ε of 10^0.5 was 3.16227766017: the advisor wrote "ε = 3.16", while the ε its runs spent, rounded up as
+    a spent ε is, read 3.17 on the same line. The ends are kept as given.
+
+    >>> _as_shown((0.1, 0.316227766017, 1.0, 3.16227766017, 10.0))
+    (0.1, 0.316, 1.0, 3.16, 10.0)
+    >>> _as_shown((1.0, 1.0025, 1.005, 1.0075, 1.01))
+    (1.0, 1.002, 1.005, 1.008, 1.01)
+    """
+    if len(values) < 3:
+        return values
+    for digits in range(3, 13):
+        out = (values[0], *(float(f"{v:.{digits}g}") for v in values[1:-1]), values[-1])
+        if all(a < b for a, b in zip(out, out[1:])):
+            return out
+    return values
+
+
 def value_range(axis: str, low: float, high: float, points: int, *, log: bool | None = None,
                 points_name: str = "points") -> tuple[float, ...]:
     """``points`` values from ``low`` to ``high`` (both included), log-spaced for epsilon by default.
@@ -147,7 +167,7 @@ def value_range(axis: str, low: float, high: float, points: int, *, log: bool | 
         vals = np.geomspace(lo, hi, points)
     else:
         vals = np.linspace(lo, hi, points)
-    out = tuple(dict.fromkeys(normalise_value(v) for v in vals))
+    out = _as_shown(tuple(dict.fromkeys(normalise_value(v) for v in vals)))
     if ax.integer:
         out = tuple(dict.fromkeys(float(round(v)) for v in out))
     return out
@@ -157,7 +177,7 @@ def default_values(axis: str) -> tuple[float, ...]:
     """The values of :data:`DEFAULT_RANGES` for ``axis`` (spaced as the axis is); a learner's own knob has none.
 
     >>> default_values("epsilon")
-    (0.1, 0.316227766017, 1.0, 3.16227766017, 10.0)
+    (0.1, 0.316, 1.0, 3.16, 10.0)
     """
     if axis not in DEFAULT_RANGES:
         raise DPValueError(f"the axis {axis!r} has no default range: give its values (e.g. --values 0.5,1,2)")

@@ -116,7 +116,7 @@ def test_the_axis_values_in_a_warning_are_rounded_as_on_the_chart():
     from dpcore.sweep import value_range
     from dpcore.ui.sweep import _where_raised
 
-    values = value_range("epsilon", 0.1, 10, 5)  # 0.316227766017, 3.16227766017 ...
+    values = value_range("epsilon", 0.1, 10, 5)  # 0.316, 3.16 ...
     t = pd.DataFrame({"learner": "dp", "role": "swept", "axis": "epsilon", "value": np.repeat(values, 2),
                       "seed": [0, 1] * 5, "leaks_privacy": False, "warnings": ["no skill", ""] * 5})
     assert _where_raised(table_warnings(t)[0], t) == ("At ε = 0.1 (1 of 2 runs), 0.316 (1 of 2 runs), 1 (1 of 2 runs), "
