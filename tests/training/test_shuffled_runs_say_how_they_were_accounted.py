@@ -85,3 +85,25 @@ def test_a_replaced_record_moves_one_step_of_its_first_epoch_by_at_most_two_clip
     first = next(i for i, d in enumerate(diffs) if d > 0)
     assert all(d == 0 for d in diffs[:first])
     assert 0 < diffs[first] <= 2 * C * (1 + 1e-5)
+
+
+def test_a_shuffled_and_a_poisson_run_in_one_batch_keep_their_own_odometers_and_equal_their_runs_alone():
+    """With batch_size dividing n both samplings plan the same epoch ends at the same sigma and rate: the batched
+    trainer must not let one read the other's epsilon (the sharing key holds the sampling); each equals its run
+    trained alone, a max_epsilon stop included."""
+    from dpcore.training.batched import TogetherRun, train_together
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 5)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(int)
+    cfgs = [TrainConfig(model="linear", epochs=4, batch_size=30, noise_multiplier=3.0, seed=s, sampling=sampling,
+                        max_epsilon=budget)
+            for s, sampling, budget in ((0, "poisson", None), (1, "shuffle", None), (2, "shuffle", 6.0))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DPCoreWarning)
+        together = train_together([TogetherRun(X, y, c, n_outputs=2) for c in cfgs])
+        alone = [train(X, y, c, n_outputs=2) for c in cfgs]
+    assert together[0].epsilon < together[1].epsilon / 2
+    assert together[2].steps == 12 and together[2].stopped_early  # the fourth epoch would pass 6
+    for t, a in zip(together, alone):
+        assert t.dp_event == a.dp_event and t.epsilon == a.epsilon and t.steps == a.steps
