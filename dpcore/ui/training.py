@@ -189,7 +189,9 @@ def noise_tile(out: dict) -> tuple[str, str, str]:
     learner that adds its noise elsewhere, the scale it used (read from the run's extras)."""
     sigma, ex = out["noise_multiplier"], out.get("extras", {})
     if sigma is not None:
-        return ("Noise multiplier σ", f"{sigma:.2f}",
+        # rounded up (3 figures), as `python -m dpcore noise` writes a sigma: set directly with "Set σ directly", the
+        # shown value never adds less noise than this run did (1.2345 reads 1.24; :.2f wrote 1.23)
+        return ("Noise multiplier σ", f"{round_epsilon(sigma, 3):g}",
                 "The Gaussian noise added to each summed batch gradient, as a multiple of the clip norm.")
     if "noise_scale" in ex:
         return ("Laplace scale per answer", f"{ex['noise_scale']:.3g}",
