@@ -107,3 +107,25 @@ def test_a_shuffled_and_a_poisson_run_in_one_batch_keep_their_own_odometers_and_
     assert together[2].steps == 12 and together[2].stopped_early  # the fourth epoch would pass 6
     for t, a in zip(together, alone):
         assert t.dp_event == a.dp_event and t.epsilon == a.epsilon and t.steps == a.steps
+
+
+@pytest.mark.parametrize("accountant", ["rdp", "pld"])
+def test_a_shuffled_event_reads_the_same_epsilon_under_either_relation_and_matches_the_exact_gaussian(accountant):
+    """The event is already in units of its sensitivity (2C against sigma*C: noise multiplier sigma/2), so the
+    ledger composes its Gaussian atom as it is whatever the result's relation: read under replace-one (the
+    session's ledger of shuffled runs) it gives the run's odometer's epsilon (add-or-remove ledger), neither
+    doubled nor halved, and both sit at the exact epsilon of 2 sqrt(E)/sigma-GDP (Dong, Roth & Su 2022)."""
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    from dpcore.accounting import Neighbouring
+
+    sigma, epochs, delta = 6.0, 8, 1e-5
+    event = shuffled_dpsgd_event(noise_multiplier=sigma, epochs=epochs)
+    add_remove, replace_one = (epsilon_of_event(event, delta=delta, accountant=accountant, neighbouring=rel)
+                               for rel in (Neighbouring.ADD_REMOVE, Neighbouring.REPLACE_ONE))
+    assert add_remove == replace_one
+    mu = 2 * np.sqrt(epochs) / sigma
+    exact = brentq(lambda e: norm.cdf(-e / mu + mu / 2) - np.exp(e) * norm.cdf(-e / mu - mu / 2) - delta, 0, 50,
+                   xtol=1e-12)
+    assert exact * (1 - 1e-9) <= replace_one <= exact * (1.02 if accountant == "pld" else 1.35)
