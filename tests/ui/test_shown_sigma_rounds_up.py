@@ -26,3 +26,22 @@ def test_the_train_commands_text_sigma_given_back_never_spends_more_than_the_run
     back = float(line.split(": ")[1])
     run = dict(sample_rate=0.01, steps=1000, delta=1e-5, accountant="rdp")
     assert dpsgd_epsilon(noise_multiplier=back, **run) <= dpsgd_epsilon(noise_multiplier=sigma, **run)
+
+
+def test_a_calibrated_noise_is_written_rounded_up_on_the_federated_and_pate_captions():
+    """The pages offer "as set" beside "calibrated": the σ (or PATE's noise scale) a calibrated run shows is the one
+    a visitor would set, so it rounds up (6.0312 reads 6.04, where :.3g wrote 6.03; 9834.2 reads 9,840)."""
+    from types import SimpleNamespace
+
+    from dpcore.ui.common import format_noise
+    from dpcore.ui.federated import sigma_used_caption
+    from dpcore.ui.pate import noise_used_caption
+
+    fed = SimpleNamespace(config=SimpleNamespace(private=True, rounds=3, noise_multiplier=None, target_epsilon=1.0),
+                          noise_multiplier=6.0312, epsilon=0.9999, delta=1e-5)
+    assert "Used: σ = 6.04, calibrated" in sigma_used_caption(fed)
+    pate = SimpleNamespace(config=SimpleNamespace(aggregator="gnmax", queries=10, noise_scale=None, target_epsilon=1.0,
+                                                  sigma1=None),
+                           noise_scale=9834.2, epsilon=0.9999, delta=1e-5)
+    assert "= 9,840, calibrated" in noise_used_caption(pate)
+    assert format_noise(0.0012341) == "0.00124" and format_noise(float("inf")) == "—"
