@@ -18,7 +18,7 @@ from dpcore.ui import (
     verdict_line,
 )
 from dpcore.ui.accounting import weak_guarantee_note
-from dpcore.ui.common import format_epsilon, format_large, majority_accuracy
+from dpcore.ui.common import format_epsilon, format_noise, majority_accuracy
 from dpcore.ui.knobs import knob_widget, knob_widgets, knobs_named, other_knobs
 from dpcore.ui.links import stop_page
 from dpcore.ui.pate import (
@@ -109,7 +109,7 @@ used_slot.caption(noise_used_caption(res))
 
 c = st.columns(3)
 c[0].metric("ε spent (data-independent)", format_epsilon(res.epsilon), help=f"δ = {res.delta:g}; {res.dp_event}")
-c[1].metric("Noise on each vote", f"{noise_name(cfg.aggregator)} = {format_large(res.noise_scale)}")
+c[1].metric("Noise on each vote", f"{noise_name(cfg.aggregator)} = {format_noise(res.noise_scale)}")
 c[2].metric("Queries answered", f"{res.answered_count}" if cfg.aggregator != "confident"
             else f"{res.answered_count} of {cfg.queries}")
 verdict_line(res.epsilon, what="ε spent")

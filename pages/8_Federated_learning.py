@@ -20,7 +20,7 @@ from dpcore.ui import (
     verdict_line,
 )
 from dpcore.ui.accounting import weak_guarantee_note
-from dpcore.ui.common import bounded_number, format_epsilon, format_large, majority_accuracy
+from dpcore.ui.common import bounded_number, format_epsilon, format_noise, majority_accuracy
 from dpcore.ui.federated import (
     DIAGNOSTIC_COLUMNS,
     FED_SPEC,
@@ -157,7 +157,7 @@ m[1].metric("Non-private FedAvg", "—" if ref is None else f"{by_shares[1] if b
                  "though it spends none.")
 m[2].metric("ε (user level)", "∞" if not private else format_epsilon(res.epsilon),
             help=f"δ = {res.delta:g}; {res.dp_event}")
-m[3].metric("Noise multiplier σ", "—" if res.noise_multiplier is None else format_large(res.noise_multiplier))
+m[3].metric("Noise multiplier σ", "—" if res.noise_multiplier is None else format_noise(res.noise_multiplier))
 m[4].metric("Clients per round qN", f"{cfg.client_fraction * cfg.clients:.3g}",
             help="Expected number of clients sampled each round: the sampling rate q times the N clients.")
 verdict_line(res.epsilon if private else float("inf"), container=metrics_slot, what="ε per client")

@@ -51,7 +51,7 @@ from ..rng import substream
 from ..runtime.thread_warnings import ignored
 from ..validation import check_int
 from .bounds import check_confidence
-from .membership import ProgressCallback, _audit_result, example_statistic
+from .membership import ProgressCallback, _audit_result, example_statistic, refuse_shuffled_batches
 from .result import AuditResult
 
 __all__ = ["CANARY_KINDS", "CanaryAudit", "gradient_canary_audit", "input_canary_audit"]
@@ -184,6 +184,7 @@ def gradient_canary_audit(
     from ..training import ExtraGradients, train
     from ..training.learners import training_problem
 
+    refuse_shuffled_batches(True, params)
     if too_few := too_few_canaries(canaries, None, what="canaries"):
         raise DPValueError(too_few)
     m = check_int(canaries, "canaries", minimum=MIN_CANARIES, maximum=1_000_000)
@@ -289,6 +290,7 @@ def input_canary_audit(
     50
     """
     spec = get_learner(learner)
+    refuse_shuffled_batches(spec.private, params)
     confidence = check_confidence(confidence)
     start = time.perf_counter()
     split = _split(data, seed)

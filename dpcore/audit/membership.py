@@ -145,6 +145,17 @@ class MembershipAudit:
         return idx[np.argsort(-self.scores[idx], kind="stable")][:k]
 
 
+def refuse_shuffled_batches(private: bool, params: Mapping[str, Any] | None) -> None:
+    """Refuse to audit a private run on shuffled batches (``sampling="shuffle"``): its epsilon is accounted for one
+    record replaced (:func:`dpcore.accounting.shuffled_dpsgd_event`), while these audits put a record (or canary)
+    in or leave it out, a question that epsilon does not bound; their lower bound would be compared with a claim
+    about other neighbours."""
+    if private and (params or {}).get("sampling") == "shuffle":
+        raise DPValueError("the audits test whether one record was in the training set (added or removed), but a "
+                           "run on shuffled batches (sampling='shuffle') has its epsilon for one record replaced, "
+                           "which does not bound that: audit it with sampling='poisson'")
+
+
 def balanced_membership(shadows: int, n: int, rng: np.random.Generator) -> np.ndarray:
     """A (shadows, n) IN/OUT design: every record IN for exactly half the shadows, every shadow on exactly n/2.
 
@@ -277,6 +288,7 @@ def membership_audit(
         raise DPValueError(f"attack must be one of {', '.join(ATTACKS)}, got {attack!r}")
     confidence = check_confidence(confidence)
     spec = get_learner(learner)
+    refuse_shuffled_batches(spec.private, params)
     start = time.perf_counter()
     split, pool = _pool(data, seed=seed, pool_size=pool_size)
     rng = substream(seed, "membership")  # the coins and the shadows' halves; the pool and each shadow have their own

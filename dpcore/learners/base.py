@@ -238,7 +238,9 @@ class RunResult:
             from ..accounting import Neighbouring
 
             out["neighbouring"] = Neighbouring.of(self.neighbouring).spelling
-        for k in ("accountant", "sample_rate", "steps"):  # DP-SGD's: enough to recompute the epsilon elsewhere
+        # DP-SGD's: enough to recompute the epsilon elsewhere (shuffled batches: one Gaussian per accounted epoch, not
+        # a Poisson epsilon of sample_rate and steps; "accounting" says so)
+        for k in ("accountant", "sampling", "sample_rate", "steps", "accounted_epochs", "accounting"):
             if self.extras.get(k) is not None:
                 out[k] = self.extras[k] if isinstance(self.extras[k], str) else _jsonable(self.extras[k])
         if dataclasses.is_dataclass(config := self.extras.get("config")):  # every setting the run used

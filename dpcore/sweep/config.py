@@ -71,7 +71,9 @@ def source_digest(module_name: str) -> str:
     For a learner in ``dpcore.<package>`` that is every ``.py`` file of the package
     (the learner, its engine, its models); for one outside dpcore, its module file.
     The shared split and registry code (``dpcore.learners``, ``dpcore.datasets``) is
-    always included. A module without a source file hashes as ``"?"``.
+    always included, and so is the accounting (``dpcore.accounting``): a cached row's epsilon was computed by it
+    (a change of how a run is accounted, as shuffled batches' was, must not leave the old epsilon in the cache).
+    A module without a source file hashes as ``"?"``.
     """
     root = pathlib.Path(dpcore.__file__).parent
     files: list[pathlib.Path] = []
@@ -83,7 +85,7 @@ def source_digest(module_name: str) -> str:
         path = getattr(mod, "__file__", None) if mod is not None else None
         if path:
             files.append(pathlib.Path(path))
-    for shared in ("learners", "datasets"):
+    for shared in ("learners", "datasets", "accounting"):
         files += sorted((root / shared).rglob("*.py"))
     return _files_digest(files)
 

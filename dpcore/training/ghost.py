@@ -65,6 +65,7 @@ GROUPED_MIN_CHANNELS = 4
 class _Record:
     layer: nn.Module
     a: torch.Tensor | None = None  # layer input (detached)
+    a_version: int = 0  # the input's version counter when the layer read it (an in-place op after moves it)
     # where the layer's output enters the graph: the gradient is asked of it, and the output's values are not held
     # (autograd frees a pre-activation as soon as the activation is computed, as in a non-private step: holding the
     # CNN's two pre-activations at batch 256, 19 MB, pushed the backward pass's buffers out of the cache)
@@ -137,7 +138,8 @@ class GhostClipper:
                         f"a {type(module).__name__} layer is applied more than once in one forward pass (a shared "
                         "or recurrent layer): per-example norms are computed from one call per layer; use a "
                         "separate layer for each use")
-                rec.a = inputs[0].detach()
+                rec.a = inputs[0].detach()  # shares the input's version counter
+                rec.a_version = -1 if rec.a.is_inference() else rec.a._version  # inference tensors have none
                 rec.out = get_gradient_edge(output) if output.requires_grad else None
                 rec.called = True
         return hook
@@ -183,18 +185,36 @@ class GhostClipper:
                                "every example's gradient")
         return losses.detach(), self.norms(losses)
 
+    def _named(self, layers: list) -> str:
+        """'name' (Type) of each of ``layers`` in the model, for a message."""
+        names = {id(m): name for name, m in self.model.named_modules()}
+        return ", ".join(f"{names.get(id(m), '?')!r} ({type(m).__name__})" for m in layers)
+
     def _check_every_layer_called(self) -> None:
         """Refuse, by name, trained layers the forward pass did not call as modules: their hooks saw nothing, so
         their gradients have no per-example norm."""
         missed = [r.layer for r in self.records if not r.called]
         if missed:
-            names = {id(m): name for name, m in self.model.named_modules()}
-            shown = ", ".join(f"{names.get(id(m), '?')!r} ({type(m).__name__})" for m in missed)
+            shown = self._named(missed)
             raise DPValueError(
                 f"layer(s) {shown} hold trainable parameters but the forward pass did not call them as modules "
                 "(unused, or their weights used through torch.nn.functional): DP-SGD clips each example's gradient "
                 "from the layers' calls. Call each trained layer as a module, or freeze the unused ones with "
                 "requires_grad_(False)")
+
+    def _check_inputs_unchanged(self) -> None:
+        """Refuse a layer whose input was changed in place after the layer read it (``nn.Dropout(inplace=True)``
+        on a tensor another layer also reads, ``x.mul_(...)``): its per-example gradients would be of the changed
+        values, not of what the layer computed with. torch's own backward refuses it too, but only when it runs the
+        layer's backward, which the norms never do for a layer whose input needs no gradient (the model's input)."""
+        changed = [r.layer for r in self.records if r.a is not None and r.a_version >= 0
+                   and r.a._version != r.a_version]
+        if changed:
+            shown = self._named(changed)
+            raise DPValueError(
+                f"the input of layer(s) {shown} was changed in place after the layer read it (an in-place op such as "
+                "Dropout(inplace=True) or x.mul_(...) on a tensor the layer had taken): its per-example gradients "
+                "would be of the changed values, not of the ones the layer used; write that op out of place")
 
     def norms(self, losses: torch.Tensor) -> torch.Tensor:
         """Per-example L2 norms of the gradient of ``losses[i]`` w.r.t. all parameters, shape (B,)."""
@@ -204,6 +224,7 @@ class GhostClipper:
         if any(o is None for o in outs):
             raise DPValueError("the forward pass ran without gradients (inside torch.no_grad() or "
                                "torch.inference_mode()): per-example gradients need the graph; run it with them on")
+        self._check_inputs_unchanged()
         grads = torch.autograd.grad(losses.sum(), outs)
         total = None
         for rec, b in zip(self.records, grads):

@@ -424,6 +424,21 @@ def run_nonprivate(split, *, epsilon, delta, seed, params, on_epoch=None) -> Run
                    model=_network_model(split, res, params, private=False))
 
 
+#: How a shuffled run's epsilon was accounted, in its result (and the CLI's JSON): its sample_rate and steps are
+#: what ran, not what the epsilon amplifies by, and a Poisson epsilon recomputed from them would understate it.
+SHUFFLE_ACCOUNTING = ("shuffled batches, no amplification: one Gaussian mechanism of noise multiplier "
+                      "noise_multiplier/2 per epoch begun (accounted_epochs of them), replace-one neighbours")
+
+
+def _sampling_extras(res: TrainResult) -> dict:
+    """The sampling a DP-SGD run used, and for shuffled batches how its epsilon was accounted
+    (:func:`dpcore.accounting.shuffled_dpsgd_event`): what a reader needs to recompute it."""
+    out = {"sampling": res.config.sampling}
+    if res.config.sampling == "shuffle" and isinstance(res.dp_event, dp_accounting.SelfComposedDpEvent):
+        out |= {"accounted_epochs": int(res.dp_event.count), "accounting": SHUFFLE_ACCOUNTING}
+    return out
+
+
 def run_dpsgd(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResult:
     """DP-SGD (Abadi et al. 2016) with the dataset preset, overridable through ``params``.
 
@@ -438,7 +453,7 @@ def run_dpsgd(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResul
     return _result("dpsgd", split, res, _predict(split, res, X_te), epsilon=res.epsilon, delta=delta,
                    noise_multiplier=res.noise_multiplier,
                    extras={"accountant": res.accountant or res.config.accountant,
-                           "target_epsilon": res.config.target_epsilon},
+                           "target_epsilon": res.config.target_epsilon, **_sampling_extras(res)},
                    event=res.dp_event if res.dp_event is not None else dp_accounting.NonPrivateDpEvent(),
                    neighbouring=SHUFFLE_NEIGHBOURING if res.config.sampling == "shuffle" else Neighbouring.ADD_REMOVE,
                    X_te=X_te,

@@ -419,6 +419,22 @@ def format_number(v, digits: int = 3) -> str:
     return f"{f:.{digits}g}" if math.isfinite(f) else DASH
 
 
+def format_noise(v, digits: int = 3) -> str:
+    """A noise scale a run used (DP-SGD's or DP-FedAvg's σ, PATE's noise scale) as :func:`format_large` writes it,
+    rounded UP at ``digits`` figures (:func:`~dpcore.teaching.verdict.round_epsilon`), as ``python -m dpcore noise``
+    writes a calibrated σ: given back as the noise to set ("as set" modes, ``--noise-multiplier``), it never adds
+    less noise than the run did, so never spends more ε than the run it was read from.
+
+    >>> format_noise(6.0312), format_noise(9834.2), format_noise(4.0), format_noise(None)
+    ('6.04', '9,840', '4', '—')
+    """
+    try:
+        f = None if v is None or isinstance(v, (bool, np.bool_)) else float(v)
+    except (TypeError, ValueError):
+        f = None
+    return format_large(round_epsilon(f, digits) if f is not None and f > 0 else v, digits)
+
+
 def format_large(v, digits: int = 3) -> str:
     """A noise scale or other large number as text (not an ε: :func:`format_epsilon` rounds those up): from 1,000 up
     thousands separated (a student reads "9.83e+03" as 9.83); else :func:`format_number`.

@@ -16,7 +16,7 @@ from ..learners import get_learner
 from . import palette
 from .common import (
     format_epsilon,
-    format_large,
+    format_noise,
     readable_table,
     shared_call,
 )
@@ -187,9 +187,9 @@ def sigma_used_caption(result: FedAvgResult) -> str:
     spent = (f"{cfg.rounds} {'round costs' if cfg.rounds == 1 else 'rounds cost'} ε = {format_epsilon(result.epsilon)} "
              "per client")
     if cfg.noise_multiplier is None:
-        return (f"Used: σ = {format_large(result.noise_multiplier)}, calibrated so that {spent} "
+        return (f"Used: σ = {format_noise(result.noise_multiplier)}, calibrated so that {spent} "
                 f"(target {cfg.target_epsilon:g}, δ = {result.delta:g}).")
-    return f"Used: σ = {format_large(result.noise_multiplier)} as set; {spent} (δ = {result.delta:g})."
+    return f"Used: σ = {format_noise(result.noise_multiplier)} as set; {spent} (δ = {result.delta:g})."
 
 
 def noise_on_average(config: FedAvgConfig, noise_multiplier: float, n_params: int) -> tuple[float, float]:

@@ -16,6 +16,7 @@ import dp_accounting
 import streamlit as st
 
 from ..accounting import Neighbouring, PrivacyLedger
+from ..teaching.verdict import round_epsilon
 from .common import format_epsilon
 
 #: session-state key of the store: {(data, unit, relation): SessionRuns}
@@ -77,7 +78,9 @@ def session_total_text(data: str, title: str, *, store: dict) -> str | None:
     parts = []
     for (_, unit, rel), runs in groups:
         n = len(runs.reported)
-        total = f"ε = {format_epsilon(runs.epsilon, 4)}" + (f", δ = {runs.delta:.2g}" if runs.delta > 0 else "")
+        # the total delta is spent too: rounded up as the epsilon is (3.34e-05 reads 3.4e-05, never 3.3e-05)
+        total = f"ε = {format_epsilon(runs.epsilon, 4)}" + (
+            f", δ = {round_epsilon(runs.delta, 2):.2g}" if runs.delta > 0 else "")
         if unit != "records":
             parts.append(f"**{n} label-DP training{'s' if n > 1 else ''}** protected only the {unit} ({total} for "
                          f"them, {rel.description}); they used the features in the clear, so they protect no "

@@ -15,7 +15,7 @@ from ..pate.pipeline import epsilon_sweep, teachers_sweep
 from . import palette
 from .common import (
     format_epsilon,
-    format_large,
+    format_noise,
     readable_log_ticks,
     readable_table,
     shared_call,
@@ -147,9 +147,9 @@ def noise_used_caption(result: PateResult) -> str:
         spent = (f"{cfg.queries} examined {'query' if cfg.queries == 1 else 'queries'}, each checked (σ₁ = "
                  f"{cfg.sigma1:.3g}) and in the worst case answered, cost ε = {format_epsilon(result.epsilon)}")
     if cfg.noise_scale is None:
-        return (f"Used: {name} = {format_large(result.noise_scale)}, calibrated so that {spent} "
+        return (f"Used: {name} = {format_noise(result.noise_scale)}, calibrated so that {spent} "
                 f"(target {cfg.target_epsilon:g}, δ = {result.delta:g}).")
-    return f"Used: {name} = {format_large(result.noise_scale)} as set; {spent} (δ = {result.delta:g})."
+    return f"Used: {name} = {format_noise(result.noise_scale)} as set; {spent} (δ = {result.delta:g})."
 
 
 def pate_warnings(result: PateResult, *, n_classes: int, chance: float) -> list[str]:

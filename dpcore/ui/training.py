@@ -22,7 +22,7 @@ from ..exceptions import DPValueError
 from ..learners import get_learner, learner_names, run_learner, trivial_learner
 from ..teaching.verdict import round_epsilon
 from . import palette, vega
-from .common import format_epsilon, show_plain_table, verdict_line
+from .common import format_epsilon, format_noise, show_plain_table, verdict_line
 from .live import BAR_SECONDS, CHART_SECONDS, Every
 from .uploads import UploadRef, data_key
 
@@ -189,7 +189,9 @@ def noise_tile(out: dict) -> tuple[str, str, str]:
     learner that adds its noise elsewhere, the scale it used (read from the run's extras)."""
     sigma, ex = out["noise_multiplier"], out.get("extras", {})
     if sigma is not None:
-        return ("Noise multiplier σ", f"{sigma:.2f}",
+        # rounded up (3 figures), as `python -m dpcore noise` writes a sigma: set directly with "Set σ directly", the
+        # shown value never adds less noise than this run did (1.2345 reads 1.24; :.2f wrote 1.23)
+        return ("Noise multiplier σ", format_noise(sigma),
                 "The Gaussian noise added to each summed batch gradient, as a multiple of the clip norm.")
     if "noise_scale" in ex:
         return ("Laplace scale per answer", f"{ex['noise_scale']:.3g}",

@@ -293,8 +293,9 @@ def test_a_trained_weight_also_used_outside_its_layers_call_is_refused_before_tr
 
 def test_a_layers_input_changed_in_place_after_the_call_is_refused_before_training():
     X, y = _rows(d=3)
-    with pytest.raises(DPValueError, match=r"could not differentiate your model row by row .*changed in place in "
-                                           r"the forward pass.*write it out of place"):
+    # the clipper names the layer whose input changed (it reads the input the layer saw, and checks its version)
+    with pytest.raises(DPValueError, match=r"the input of layer\(s\) .* was changed in place after the layer read "
+                                           r"it.*write that op out of place"):
         train(X, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=_ChangesInputInPlace())
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):  # autograd's own verdict, by hand
         _autograd_per_example(_ChangesInputInPlace(), X[:2], y[:2])

@@ -44,3 +44,14 @@ def test_pure_runs_add_up_and_labels_are_kept_apart():
     assert "**2 private trainings** on Iris" in text and "ε = 6**" in text
     assert "label-DP training** protected only the labels (ε = 2.398" in text and "protect no whole record" in text
     assert session_total_text("digits", "Digits", store=store) is None
+
+
+def test_the_sessions_total_delta_is_written_rounded_up_as_its_epsilon_is():
+    """The deltas add up (1e-5 + 2.34e-5 = 3.34e-5): written at two figures, 3.4e-05, never 3.3e-05 (a delta spent,
+    shown below the one computed, would overstate the guarantee as a rounded-down epsilon would)."""
+    store: dict = {}
+    for key, delta in (("a", 1e-5), ("b", 2.34e-5)):
+        record_run("digits", (key,), event=_dpsgd(100), delta=delta, neighbouring=Neighbouring.ADD_REMOVE, store=store,
+                   epsilon=dpsgd_epsilon(noise_multiplier=1.2, sample_rate=0.05, steps=100, delta=delta))
+    text = session_total_text("digits", "Digits", store=store)
+    assert "δ = 3.4e-05" in text and "3.3e-05" not in text
