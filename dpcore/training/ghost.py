@@ -225,7 +225,16 @@ class GhostClipper:
             raise DPValueError("the forward pass ran without gradients (inside torch.no_grad() or "
                                "torch.inference_mode()): per-example gradients need the graph; run it with them on")
         self._check_inputs_unchanged()
-        grads = torch.autograd.grad(losses.sum(), outs)
+        grads = torch.autograd.grad(losses.sum(), outs, allow_unused=True)
+        unused = [r.layer for r, b in zip(self.records, grads) if b is None]
+        if unused:  # torch's own words ("the differentiated Tensor at index 1 appears to not have been used") name no
+            # layer, and a run with a module of its own read them as an in-place change
+            names = {id(m): name for name, m in self.model.named_modules()}
+            shown = ", ".join(f"{names.get(id(m), '?')!r} ({type(m).__name__})" for m in unused)
+            raise DPValueError(
+                f"the output of layer(s) {shown} does not reach the loss: called in the forward pass but not used for "
+                "what it returns, so they get no gradient. Freeze them with requires_grad_(False), or use their "
+                "output")
         total = None
         for rec, b in zip(self.records, grads):
             sq = _layer_sq_norms(rec, b.detach())

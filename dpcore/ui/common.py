@@ -489,18 +489,29 @@ def _is_lower_bound_column(name, header: str) -> bool:
     return "proven" in text or "lower bound" in text or "lower_bound" in text
 
 
+def _is_noise_column(name) -> bool:
+    """A noise scale a run used (``noise_multiplier``, ``noise_scale``): rounded up, as :func:`format_noise` writes
+    it, so that the σ a visitor reads from a table and sets never adds less noise than the run had."""
+    return str(name).lower() in ("noise_multiplier", "noise_scale", "sigma")
+
+
 def _rounded_column(name, header: str, vals: np.ndarray, digits: int) -> list[float]:
     """Finite numbers to ``digits`` significant figures, kept numeric; an ε column by
-    :func:`~dpcore.teaching.verdict.round_epsilon` (up for an ε spent, down for a proven lower bound)."""
+    :func:`~dpcore.teaching.verdict.round_epsilon` (up for an ε spent, down for a proven lower bound), a noise
+    scale's up."""
     if _is_epsilon_column(name, header):
         down = _is_lower_bound_column(name, header)
         return [round_epsilon(v, digits, lower_bound=down) for v in vals]
+    if _is_noise_column(name):
+        return [round_epsilon(v, digits) if v > 0 else float(v) for v in vals]
     return [float(f"{v:.{digits}g}") for v in vals]
 
 
 def _cell_format(name, header: str):
     """How a column holding a missing or infinite value writes its numbers: an ε column's as :func:`format_epsilon`
     (rounded down in a proven lower bound's column), others as :func:`format_number`."""
+    if _is_noise_column(name):
+        return format_noise
     if not _is_epsilon_column(name, header):
         return format_number
     return partial(format_epsilon, lower_bound=_is_lower_bound_column(name, header))

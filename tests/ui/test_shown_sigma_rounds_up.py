@@ -45,3 +45,17 @@ def test_a_calibrated_noise_is_written_rounded_up_on_the_federated_and_pate_capt
                            noise_scale=9834.2, epsilon=0.9999, delta=1e-5)
     assert "= 9,840, calibrated" in noise_used_caption(pate)
     assert format_noise(0.0012341) == "0.00124" and format_noise(float("inf")) == "—"
+
+
+def test_a_tables_noise_column_rounds_up_as_the_tiles_do():
+    """A σ read from a results table and set directly must not add less noise than the run had."""
+    import numpy as np
+    import pandas as pd
+
+    from dpcore.ui.common import readable_table
+
+    shown = readable_table(pd.DataFrame({"noise_multiplier": [6.03121, 1.23449, 4.0], "accuracy": [0.91234] * 3}))
+    assert shown["Noise multiplier σ"].tolist() == [6.032, 1.235, 4.0]
+    assert shown["Test accuracy"].tolist() == [0.9123] * 3  # other columns to nearest, as before
+    with_gap = readable_table(pd.DataFrame({"noise_multiplier": [6.03121, np.nan]}))
+    assert with_gap["Noise multiplier σ"].tolist() == ["6.032", "—"]
