@@ -19,7 +19,6 @@ torch would ignore it, or, on a kernel without them, warn that its advice failed
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import platform
 import sys
@@ -100,7 +99,8 @@ def keep_freed_memory() -> bool:
         if os.environ.get(KEEP_FREED, "1") != "0" and sys.platform.startswith("linux") \
                 and platform.libc_ver()[0] == "glibc":
             try:
-                libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+                libc = ctypes.CDLL(None)  # the process's own symbols, libc's among them (find_library may run
+                # ldconfig or a compiler: a CLI command would wait for it)
                 _kept = bool(libc.mallopt(M_MMAP_THRESHOLD, KEPT_MMAP_THRESHOLD)) \
                     and bool(libc.mallopt(M_TRIM_THRESHOLD, KEPT_TRIM_THRESHOLD))
             except (OSError, AttributeError):
