@@ -85,13 +85,13 @@ def test_comparison_names_the_nearest_deployments_on_each_side():
 
 
 #: the abbreviations a newcomer meets on first screens (the menu and the page introductions)
-NAMED_IN_THE_ISSUE = ("DP-SGD", "RDP", "PLD", "DPLloyd", "ERM", "RFF", "SSP", "GNMax", "DCT", "HOG", "PSNR", "SSIM",
-                      "IID")
+FIRST_SCREEN_ABBREVIATIONS = ("DP-SGD", "RDP", "PLD", "DPLloyd", "ERM", "RFF", "SSP", "GNMax", "DCT", "HOG", "PSNR",
+                              "SSIM", "IID")
 #: names, not jargon: data sets, organisations, file formats
 NOT_JARGON = {"MNIST", "UCI", "CSV", "US", "LFW", "CIFAR", "OS", "ML", "I", "II", "III", "HDF", "KDD", "DP", "NOT"}
 
 
-@pytest.mark.parametrize("term", NAMED_IN_THE_ISSUE)
+@pytest.mark.parametrize("term", FIRST_SCREEN_ABBREVIATIONS)
 def test_every_abbreviation_of_the_first_screens_is_in_the_glossary(term):
     assert define(term)
 

@@ -36,7 +36,7 @@ from .ghost import LossFunction, make_clipper
 from .losses import per_example_loss
 from .models import ACTIVATIONS, MODELS, build_model, trainable_layers
 from .optim import make_optimizer
-from .sampling import SAMPLINGS, make_sampler
+from .sampling import SAMPLINGS, make_sampler, shuffled_batches_per_epoch
 from .step import ExtraGradients, PrivateGradient, StepObserver
 
 TASKS = ("classification", "regression")
@@ -273,7 +273,7 @@ def planned_steps(config: TrainConfig, n: int) -> tuple[float, list[int]]:
     if config.sampling == "poisson":
         ends = [int(math.ceil(e / q - 1e-9)) for e in range(1, config.epochs + 1)]
     else:
-        per = int(math.ceil(n / config.batch_size))
+        per = shuffled_batches_per_epoch(n, config.batch_size)
         ends = [per * e for e in range(1, config.epochs + 1)]
     return q, ends
 
@@ -458,7 +458,7 @@ class _Budget:
     def __init__(self, config: TrainConfig, sigma: float | None, q: float, n: int) -> None:
         self.config, self.sigma, self.q = config, sigma, q
         # shuffled batches are accounted per epoch begun (shuffled_dpsgd_event), as ShuffleSampler counts them
-        self.steps_per_epoch = -(-int(n) // config.batch_size) if config.sampling == "shuffle" else 0
+        self.steps_per_epoch = shuffled_batches_per_epoch(n, config.batch_size) if config.sampling == "shuffle" else 0
         # the grid sigma was calibrated on (finer for small budgets, coarser for large ones): reported on another,
         # the epsilon could land above its target
         self.odometer = PrivacyLedger(delta=config.delta, accountant=config.accountant,

@@ -22,7 +22,6 @@ Chua, Ghazi, Kamath, Kumar, Manurangsi, Sinha, Zhang. How private are DP-SGD imp
 """
 from __future__ import annotations
 
-import math
 from typing import Iterator
 
 import numpy as np
@@ -73,6 +72,17 @@ class PoissonSampler:
             yield np.flatnonzero(self.rng.random(self.n) < self.sample_rate)
 
 
+def shuffled_batches_per_epoch(n: int, batch_size: int) -> int:
+    """How many batches one shuffled epoch of ``n`` records has: ``ceil(n / batch_size)``, the last one short. The
+    training loop steps through them and the accounting counts an epoch per this many steps
+    (:func:`dpcore.accounting.shuffled_dpsgd_event`).
+
+    >>> shuffled_batches_per_epoch(23, 5)
+    5
+    """
+    return -(-int(n) // int(batch_size))
+
+
 class ShuffleSampler:
     """Fixed-size batches taken in order from a fresh random permutation of the records.
 
@@ -101,7 +111,7 @@ class ShuffleSampler:
 
     @property
     def steps_per_epoch(self) -> int:
-        return int(math.ceil(self.n / self.batch_size))
+        return shuffled_batches_per_epoch(self.n, self.batch_size)
 
     def batches(self, steps: int) -> Iterator[np.ndarray]:
         """The first ``steps`` batches (at most one epoch's worth) of a new permutation."""

@@ -99,7 +99,8 @@ def test_the_run_is_the_same_with_and_without_shares_only_the_answers_follow_the
 
 
 def test_declared_shares_lift_dpsgds_balanced_accuracy_at_epsilon_1(table):
-    """The issue's table: DP-SGD answers 'ok' for every row; by the declared shares it finds the rare classes."""
+    """The example table (88 % ok, 7 % fraud, 5 % review): DP-SGD answers 'ok' for every row; by the declared
+    shares it finds the rare classes."""
     plain = quietly(as_dataset, table, "status", bounds="*=-5:5")
     before = quietly(run_learner, "dpsgd", plain, epsilon=1.0, seed=0)
     after = quietly(run_learner, "dpsgd", plain.with_class_shares(SHARES), epsilon=1.0, seed=0)
