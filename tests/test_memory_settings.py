@@ -83,7 +83,7 @@ def _glibc_linux() -> bool:
 #: Ten DP-SGD steps of the small CNN at batch 256 after five to warm up: the minor page faults per step say whether
 #: the allocator handed the previous step's buffers back to the kernel (every step then touches fresh pages) or kept
 #: them. On glibc's adaptive defaults the private step holds more at once than its trim threshold and faults about
-#: 8,800 times a step on this project's machine; kept, next to never.
+#: thousands of times a step on this project's machine; kept, next to never.
 STEP_FAULTS = (
     "import resource, torch\n"
     "from dpcore.training import build_model\n"
@@ -108,7 +108,8 @@ def test_a_private_steps_buffers_stay_for_the_next_step_only_when_asked():
                    THP_MEM_ALLOC_ENABLE="0")
     refused = _python("from dpcore.runtime.memory import keep_freed_memory; assert not keep_freed_memory()\n"
                       + STEP_FAULTS, THP_MEM_ALLOC_ENABLE="0", DPCORE_KEEP_FREED_MEMORY="0")  # the operator's "0"
-    assert float(refused) > 4_000 and float(kept) < float(refused) / 5  # about 0 against 8,800-10,800 alone
+    # on glibc's adaptive defaults 3,300-10,800 a step, varying with the process's history; kept, 0-314
+    assert float(refused) > 1_000 and float(kept) < float(refused) / 5
 
 
 @pytest.mark.skipif(not _glibc_linux(), reason="mallopt is glibc's")
