@@ -105,16 +105,20 @@ def test_a_bad_budget_setting_is_named(text, word):
 
 
 def test_memory_guard_stops_a_run_that_grows_past_its_share(monkeypatch):
+    import mmap
     import weakref
 
     # this run alone: a guard another test left open in this process would add its share to the allowance (runs in
     # progress share it), and the 100 MB below would then fit
     monkeypatch.setattr(MemoryGuard, "_active", weakref.WeakSet())
     guard = MemoryGuard(WorkBudget("tiny", memory_bytes=20e6), what="this test run")
-    block = np.ones(100_000_000 // 8)  # 100 MB, written so that it is resident
+    # 100 MB of fresh pages, written so that they are resident: a fresh mapping, because the C library may serve an
+    # array from memory an earlier test freed and the allocator kept (the process would then not grow at all)
+    block = mmap.mmap(-1, 100_000_000)
+    block.write(b"\1" * len(block))
     with pytest.raises(WorkBudgetExceeded, match="this test run was stopped"):
         guard.check()
-    del block
+    block.close()
 
 
 def test_memory_guard_lets_a_run_inside_its_share_go_on():
