@@ -20,6 +20,11 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 # large tensors on huge pages, as the command line and the app run (dpcore.runtime.memory): before torch loads
 os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
+# and freed memory kept for the next step, as they run too: in every test process from the start, so that what the
+# allocator does not hang on which process happened to run the doctest that turns it on
+from dpcore.runtime.memory import keep_freed_memory  # noqa: E402
+
+keep_freed_memory()
 # finished runs and sweeps are cached on disk: each test process (each xdist worker, gw0, gw1, ...) gets a fresh
 # cache of its own, never the project's nor a neighbour's: a test that clears the server's store of finished runs
 # must not clear the runs another process is about to read
