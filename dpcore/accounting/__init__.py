@@ -12,7 +12,8 @@ One surface for every private learner:
 * :class:`PrivacyLedger`: events composed as they are spent, epsilon so far and
   epsilon-if, with a budget; :func:`privacy_profile`: one event's delta(epsilon) for every
   epsilon, from the same composition (the audit's trade-off curves);
-* :class:`Neighbouring`: who counts as a neighbour, one typed name.
+* :class:`Neighbouring`: who counts as a neighbour, one typed name; :func:`replace_one_guarantee`: an add/remove
+  guarantee restated for a record replaced.
 
 Nothing here computes RDP or privacy-loss distributions by hand. The composition
 theorems (naive and advanced) are here only as the comparison lines of the
@@ -50,6 +51,7 @@ _WHERE = {
     "epsilon_of_event": "ledger",
     "repeat_and_select_epsilon": "ledger",
     "Neighbouring": "neighbouring",
+    "replace_one_guarantee": "neighbouring",
 }
 
 
@@ -80,5 +82,6 @@ __all__ = [
     "make_accountant",
     "naive_composition",
     "privacy_profile",
+    "replace_one_guarantee",
     "steps_for",
 ]

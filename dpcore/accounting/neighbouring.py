@@ -18,12 +18,13 @@ other way round.
 from __future__ import annotations
 
 import enum
+import math
 
 import dp_accounting
 
 from ..exceptions import DPTypeError, DPValueError
 
-__all__ = ["Neighbouring"]
+__all__ = ["Neighbouring", "replace_one_guarantee"]
 
 
 class Neighbouring(enum.Enum):
@@ -98,3 +99,31 @@ _SPELLINGS = {
     "replace_one": Neighbouring.REPLACE_ONE,
     "replace": Neighbouring.REPLACE_ONE,
 }
+
+
+def replace_one_guarantee(epsilon: float, delta: float) -> tuple[float, float]:
+    """What an (epsilon, delta) guarantee under add/remove says under replace-one: (2 epsilon, (1 + e^epsilon) delta).
+
+    Replacing a record is removing it and then adding another, so the add/remove inequality is applied twice:
+    P[M(D) in S] <= e^eps (e^eps P[M(D') in S] + delta) + delta (group privacy for a group of two, Dwork and Roth
+    2014, Theorem 2.2 and its (epsilon, delta) form). A delta of 1 or more says nothing: it is returned as 1, with an
+    infinite epsilon, never as a smaller bound.
+
+    Examples
+    --------
+    >>> replace_one_guarantee(1.0, 1e-5)
+    (2.0, 3.7182818284590455e-05)
+    >>> replace_one_guarantee(800.0, 1e-5)
+    (inf, 1.0)
+    """
+    epsilon, delta = float(epsilon), float(delta)
+    if not (epsilon >= 0 and 0 <= delta):
+        raise DPValueError(f"replace_one_guarantee: epsilon >= 0 and delta >= 0 are needed, got {epsilon!r}, "
+                           f"{delta!r}")
+    try:
+        stretched = delta * (1.0 + math.exp(epsilon)) if delta > 0 else 0.0
+    except OverflowError:
+        stretched = math.inf
+    if not stretched < 1 or not math.isfinite(epsilon):
+        return math.inf, 1.0
+    return 2.0 * epsilon, stretched

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import dp_accounting
 import streamlit as st
 
-from ..accounting import Neighbouring, PrivacyLedger
+from ..accounting import Neighbouring, PrivacyLedger, replace_one_guarantee
 from ..teaching.verdict import round_epsilon
 from .common import format_epsilon
 
@@ -76,6 +76,7 @@ def session_total_text(data: str, title: str, *, store: dict) -> str | None:
     if not groups:
         return None
     parts = []
+    both = sum(unit == "records" for (_, unit, _), _ in groups) > 1  # add/remove and replace-one runs on one data set
     for (_, unit, rel), runs in groups:
         n = len(runs.reported)
         # the total delta is spent too: rounded up as the epsilon is (3.34e-05 reads 3.4e-05, never 3.3e-05)
@@ -85,15 +86,46 @@ def session_total_text(data: str, title: str, *, store: dict) -> str | None:
             parts.append(f"**{n} label-DP training{'s' if n > 1 else ''}** protected only the {unit} ({total} for "
                          f"them, {rel.description}); they used the features in the clear, so they protect no "
                          "whole record.")
+        elif both:
+            parts.append(f"**{n} private training{'s' if n > 1 else ''}** on {title} counted "
+                         f"{rel.description} as the neighbour: **{total}** for each record.")
         elif n == 1:
             parts.append(f"This session has run **1 private training** on {title}: **{total}** for each record "
                          f"({rel.description}).")
         else:
             parts.append(f"This session has run **{n} private trainings** on {title}; if they were all released, "
                          f"the total would be **{total}** for each record ({rel.description}).")
+    if combined := _combined_records_text([runs for (_, unit, _), runs in groups if unit == "records"]):
+        parts.append(combined)
     return (" ".join(parts) + " Runs on the same data compose (dp_accounting's RDP accountant, never more than the "
             "sum of their ε): each new one adds to the total if it is released too, whatever its seed or split. "
             "The non-private baselines shown beside them are not covered.")
+
+
+def _combined_records_text(groups: list[SessionRuns]) -> str | None:
+    """One bound for whole records when runs under add/remove and under replace-one were both made on the data.
+
+    dp_accounting composes runs under one relation; the two totals cannot be added as they are. A replace-one
+    guarantee says nothing about a record added or removed, but an add/remove one does say something about a record
+    replaced (:func:`~dpcore.accounting.replace_one_guarantee`: (2ε, (1 + e^ε) δ)), so the bound for both is
+    stated for a record replaced, the two guarantees adding up (basic composition).
+    """
+    if len(groups) < 2:
+        return None
+    epsilon, delta = 0.0, 0.0
+    for runs in groups:
+        e, d = runs.epsilon, runs.delta
+        if runs.ledger.neighbouring is Neighbouring.ADD_REMOVE:
+            e, d = replace_one_guarantee(e, d)
+        epsilon, delta = epsilon + e, delta + d
+    if not (math.isfinite(epsilon) and delta < 1):
+        return ("**Together** they have no bound this page can state: the add/remove total is too large to restate "
+                "for a record replaced.")
+    n = sum(len(runs.reported) for runs in groups)
+    return (f"**Together**, the {n} trainings are at most **ε = {format_epsilon(epsilon, 4)}, "
+            f"δ = {round_epsilon(delta, 2):.2g}** for each record replaced: a guarantee for a record added or removed "
+            "holds at twice its ε (and δ times 1 + e^ε) for a record replaced (removed, then another added; Dwork & "
+            "Roth 2014, group privacy), and the two totals then add up.")
 
 
 def show_session_total(dataset, run_key: tuple, out: dict, learner: str) -> None:

@@ -199,3 +199,29 @@ def test_ledger_odometer_and_budget():
         led.spend(dp_accounting.SelfComposedDpEvent(step, 100_000))
     assert len(led.events) == 2  # the refused event was not recorded
     assert led.epsilon == pytest.approx(e2)
+
+
+@pytest.mark.parametrize("sigma", [0.5, 1.0, 3.0, 20.0])
+def test_an_add_remove_guarantee_restated_for_a_record_replaced_holds_for_the_gaussian(sigma):
+    """(eps, delta) under add/remove gives (2 eps, (1 + e^eps) delta) under replace-one (group privacy, Dwork & Roth
+    2014): checked against the Gaussian mechanism's exact curves (Dong, Roth & Su 2022), mu = 1/sigma for a record
+    added or removed and 2/sigma for one replaced, where a sum of terms of norm at most 1 moves by up to 2."""
+    import math
+
+    from scipy.stats import norm
+
+    from dpcore.accounting import replace_one_guarantee
+
+    def delta_of(mu, eps):
+        return norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2)
+
+    for eps in (0.1, 0.5, 1.0, 2.0, 5.0):
+        delta = delta_of(1 / sigma, eps)
+        e2, d2 = replace_one_guarantee(eps, delta)
+        if (1 + math.exp(eps)) * delta >= 1:  # says nothing for a record replaced
+            assert (e2, d2) == (math.inf, 1.0)
+        else:
+            assert e2 == 2 * eps and delta_of(2 / sigma, e2) <= d2 * (1 + 1e-12)
+    assert replace_one_guarantee(2.0, 0.5) == (math.inf, 1.0)  # (1 + e^2) * 0.5 > 1: no bound, never a smaller one
+    assert replace_one_guarantee(1e6, 1e-9) == (math.inf, 1.0)  # e^eps overflows
+    assert replace_one_guarantee(3.0, 0.0) == (6.0, 0.0)
