@@ -23,7 +23,8 @@ def add_parser(sub) -> None:
         "reproduce", help=command_help("reproduce"),
         description="Run a published result live (Abadi et al. 2016, Chaudhuri et al. 2011, Papernot et al. 2017, "
                     "...) and print the paper's numbers beside ours, the checks with their tolerances and any "
-                    "difference in setup.")
+                    "difference in setup. The exit status is 1 when an entry run is not reproduced (so a script "
+                    "notices), 0 when every one is reproduced or reproduced in shape.")
     p.add_argument("name", nargs="?", help="the entry to run (see --list)")
     p.add_argument("--list", action="store_true", help="list the entries and exit")
     p.add_argument("--all", action="store_true", help="run every entry")
