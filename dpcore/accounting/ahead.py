@@ -222,13 +222,23 @@ def calibrated_sigma(target: float, delta: float, q: float, steps: int,
         if curves:
             _know_rdp_curves(dpsgd_event(noise_multiplier=sigma, sample_rate=q, steps=1), curves)
     else:
-        with caught_warnings() as caught:  # this thread's own: another visitor's run is not in them
-            sigma = dpsgd_noise_multiplier(target, delta, q, steps, accountant)
-        raised = [(w.category, str(w.message)) for w in caught]
+        sigma, raised = _with_warnings(dpsgd_noise_multiplier, target, delta, q, steps, accountant)
+    return sigma, _once_each(raised)
+
+
+def _with_warnings(calibration: Callable, *args) -> tuple[float, list[tuple[type[Warning], str]]]:
+    """``calibration(*args)`` and the warnings it raised in this thread (another visitor's run is not in them)."""
+    with caught_warnings() as caught:
+        sigma = calibration(*args)
+    return sigma, [(w.category, str(w.message)) for w in caught]
+
+
+def _once_each(raised) -> tuple[tuple[str, type[Warning]], ...]:
+    """Each warning once, as ``(message, category)``, in the order first raised."""
     said: dict[str, type[Warning]] = {}
     for category, message in raised:
         said.setdefault(message, category)
-    return sigma, tuple(said.items())
+    return tuple(said.items())
 
 
 @functools.lru_cache(maxsize=256)
@@ -237,12 +247,8 @@ def calibrated_shuffled_sigma(target: float, delta: float, epochs: int,
     """:func:`~dpcore.accounting.calibration.shuffled_dpsgd_noise_multiplier` for ``target`` and the warnings its
     calibration raised, cached together once per process as :func:`calibrated_sigma` does (never worked out ahead:
     shuffled batches are an advanced choice a sweep rarely makes)."""
-    with caught_warnings() as caught:
-        sigma = shuffled_dpsgd_noise_multiplier(target, delta, epochs, accountant)
-    said: dict[str, type[Warning]] = {}
-    for w in caught:
-        said.setdefault(str(w.message), w.category)
-    return sigma, tuple(said.items())
+    sigma, raised = _with_warnings(shuffled_dpsgd_noise_multiplier, target, delta, epochs, accountant)
+    return sigma, _once_each(raised)
 
 
 @contextlib.contextmanager
