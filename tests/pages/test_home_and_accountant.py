@@ -80,6 +80,18 @@ def test_accountant_page_shows_the_moments_accountant_far_below_the_theorems(app
     assert float(m["ε check with that σ"]) <= 1.0
 
 
+def test_the_accountants_calibrated_sigma_is_shown_rounded_up_so_setting_it_spends_no_more_than_the_target(app_page):
+    # default inputs (q 0.01, 10 epochs = 1,000 steps, δ 1e-5, target 1, RDP): the noise needed is 1.51312...; shown to
+    # the nearest figure it read "1.513", and σ = 1.513 spends ε = 1.00012, above the target the page said it meets
+    from dpcore.accounting import dpsgd_epsilon
+
+    at = app_page("pages/1_Accountant.py").run()
+    assert not at.exception
+    shown = float(metrics(at)["Noise multiplier needed σ"].replace(",", ""))
+    assert dpsgd_epsilon(noise_multiplier=shown, sample_rate=0.01, steps=1000, delta=1e-5) <= 1.0
+    assert shown == 1.514
+
+
 def test_the_accountant_pages_pld_number_is_the_epsilon_commands(app_page):
     from dpcore.accounting import dpsgd_epsilon
     from dpcore.teaching.verdict import epsilon_text
