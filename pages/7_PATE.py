@@ -35,6 +35,7 @@ from dpcore.ui.pate import (
     epsilon_sweep_figure,
     example_image,
     history_display,
+    lnmax_caption,
     noise_name,
     noise_std,
     noise_used_caption,
@@ -145,9 +146,7 @@ c[4].metric("Non-private model", f"{res.nonprivate_accuracy:.3f}",
 st.markdown("Accuracy: the fraction of the test part predicted correctly."
             + (f" **Chance level** (always the most common class): **{chance:.3f}**." if chance is not None else ""))
 if cfg.aggregator == "lnmax":
-    st.caption(f"LNMax: each answer is (2γ = {2 / res.noise_scale:.3g})-DP, so basic composition gives "
-               f"ε = {format_epsilon(res.epsilon_pure)} at δ = 0; with δ > 0 the accountant's bound is used if "
-               "smaller.")
+    st.caption(lnmax_caption(res))
 
 st.header("1 · The data, cut three ways")
 st.plotly_chart(split_figure(res), width="stretch")
