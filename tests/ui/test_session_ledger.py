@@ -55,3 +55,20 @@ def test_the_sessions_total_delta_is_written_rounded_up_as_its_epsilon_is():
                    epsilon=dpsgd_epsilon(noise_multiplier=1.2, sample_rate=0.05, steps=100, delta=delta))
     text = session_total_text("digits", "Digits", store=store)
     assert "δ = 3.4e-05" in text and "3.3e-05" not in text
+
+
+def test_a_private_run_whose_epsilon_is_infinite_makes_the_sessions_total_infinite():
+    # DP-SGD with sigma set to 1e-200 on the Train page: its epsilon is infinite (no guarantee), and it was left out
+    # of the session's total, which said "2 private trainings ... ε = 5.09" for the two finite runs beside it
+    store: dict = {}
+    kw = dict(delta=1e-5, neighbouring=Neighbouring.ADD_REMOVE, store=store)
+    e1 = dpsgd_epsilon(noise_multiplier=1.2, sample_rate=0.05, steps=200, delta=1e-5)
+    record_run("digits", ("a",), event=_dpsgd(200), epsilon=e1, **kw)
+    record_run("digits", ("b",), event=_dpsgd(200), epsilon=e1, **kw)
+    with pytest.warns(Warning):  # the ledger says why it reads infinity
+        assert record_run("digits", ("c",), event=dpsgd_event(noise_multiplier=1e-200, sample_rate=1.0, steps=2),
+                          epsilon=math.inf, **kw)
+    runs = session_ledger("digits", store=store)
+    assert runs.epsilon == math.inf
+    text = session_total_text("digits", "Digits", store=store)
+    assert "**3 private trainings**" in text and "ε = ∞" in text
