@@ -8,6 +8,7 @@ import math
 import streamlit as st
 
 from dpcore.defaults import DELTA, EPSILON
+from dpcore.teaching.verdict import round_epsilon
 from dpcore.ui import page_header, run_guarded, seed_input, show_frame, verdict_line
 from dpcore.ui.accounting import (
     cached_densities,
@@ -16,7 +17,7 @@ from dpcore.ui.accounting import (
     noisy_count,
     ratio_figure,
 )
-from dpcore.ui.common import bounded_number, format_epsilon
+from dpcore.ui.common import bounded_number, format_epsilon, format_noise
 from dpcore.ui.explain import (
     averaging_charts,
     belief_text,
@@ -86,15 +87,17 @@ res = run_guarded(cached_densities, mech, eps, delta, sens, float(true_d), float
 if res is not None:
     df, summary = res
     m1, m2, m3 = st.columns(3)
-    m1.metric("Noise scale (people)", f"{summary['noise_scale']:.3g}",
+    # rounded the side that fails closed: the noise and δ up, the ratio's bound up (never a stronger-looking guarantee)
+    m1.metric("Noise scale (people)", format_noise(summary["noise_scale"]),
               help="How far, in people, the noise typically moves the count: Laplace b = sensitivity/ε; Gaussian σ "
                    "from the analytic calibration (Balle & Wang 2018).")
-    m2.metric("$e^{\\varepsilon}$ (allowed ratio)", f"{summary['e_epsilon']:.3g}")
+    m2.metric("$e^{\\varepsilon}$ (allowed ratio)", f"{round_epsilon(summary['e_epsilon']):.3g}")
     if mech == "laplace":
-        m3.metric("Largest ratio $p_D / p_{D'}$", f"{pow(2.718281828459045, summary['max_abs_log_ratio']):.3g}",
+        largest = round_epsilon(pow(2.718281828459045, summary["max_abs_log_ratio"]))
+        m3.metric("Largest ratio $p_D / p_{D'}$", f"{largest:.3g}",
                   help="Never above $e^{\\varepsilon}$: pure ε-DP.")
     else:
-        m3.metric("δ actually used", f"{summary['delta_actual']:.2e}",
+        m3.metric("δ actually used", f"{round_epsilon(summary['delta_actual']):.2e}",
                   help="$\\Pr_D[S] - e^{\\varepsilon} \\Pr_{D'}[S]$ over the outputs S where the ratio exceeds "
                        "$e^{\\varepsilon}$; at most δ.")
     show_chart(cached_specs(densities_figure, df, summary, count_d=true_d, count_d2=true_d2), headline_area(),

@@ -17,7 +17,7 @@ from dpcore.ui.accounting import (
     comparison_table,
     weak_guarantee_note,
 )
-from dpcore.ui.common import bounded_number, format_epsilon, format_large
+from dpcore.ui.common import bounded_number, format_epsilon, format_noise
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area
 
@@ -107,7 +107,7 @@ if steps is not None:
     if s is not None:
         e = cached_epsilon(s, float(q), int(steps), float(delta), acct, float(target))
         m1, m2, m3 = st.columns(3)
-        m1.metric("Noise multiplier needed σ", format_large(s, 4))
+        m1.metric("Noise multiplier needed σ", format_noise(s, 4))  # rounded up: never less noise than needed
         m2.metric("Steps", f"{steps:,}")
         m3.metric("ε check with that σ", format_epsilon(e, 4), help="Never above the target.")
         verdict_line(float(target), what=f"Target ε = {target:g}")

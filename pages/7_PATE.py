@@ -35,6 +35,7 @@ from dpcore.ui.pate import (
     epsilon_sweep_figure,
     example_image,
     history_display,
+    lnmax_caption,
     noise_name,
     noise_std,
     noise_used_caption,
@@ -134,8 +135,12 @@ chance = run_guarded(majority_accuracy, data_arg(ds), cfg.seed)
 for w in pate_warnings(res, n_classes=ds.n_classes, chance=chance if chance is not None else 0.0):
     st.warning(w)
 c = st.columns(5)
-c[0].metric("Mean teacher accuracy", f"{res.teacher_mean_accuracy:.3f}")
-c[1].metric("Noiseless vote accuracy", f"{res.ensemble_accuracy:.3f}")
+c[0].metric("Mean teacher accuracy", f"{res.teacher_mean_accuracy:.3f}",
+             help="The teachers' accuracy on the test part. They are trained on the private partitions without "
+                  "noise, so this number is not covered by ε (a real release publishes only the student).")
+c[1].metric("Noiseless vote accuracy", f"{res.ensemble_accuracy:.3f}",
+             help="The teachers' plurality vote without noise, on the test part: not covered by ε (only the noisy "
+                  "answers are).")
 c[2].metric("Noisy-label accuracy", f"{res.label_accuracy:.3f}",
              help="The share of the student's training labels that are right: each answered query's label on the "
                   "public examples it labels (the rows of its cluster, or the one queried example).")
@@ -145,9 +150,7 @@ c[4].metric("Non-private model", f"{res.nonprivate_accuracy:.3f}",
 st.markdown("Accuracy: the fraction of the test part predicted correctly."
             + (f" **Chance level** (always the most common class): **{chance:.3f}**." if chance is not None else ""))
 if cfg.aggregator == "lnmax":
-    st.caption(f"LNMax: each answer is (2γ = {2 / res.noise_scale:.3g})-DP, so basic composition gives "
-               f"ε = {format_epsilon(res.epsilon_pure)} at δ = 0; with δ > 0 the accountant's bound is used if "
-               "smaller.")
+    st.caption(lnmax_caption(res))
 
 st.header("1 · The data, cut three ways")
 st.plotly_chart(split_figure(res), width="stretch")

@@ -3,6 +3,7 @@ when none meets the need."""
 from __future__ import annotations
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -78,6 +79,21 @@ def test_the_smallest_epsilon_whose_bound_meets_the_target_is_recommended():
     assert advice.recommended["bound"] == pytest.approx(prediction_bound([0.85, 0.86, 0.84]))
     assert advice.recommended["band"] == "Strong privacy"
     assert "LaplaceDpEvent" in advice.recommended["event"]
+
+
+def test_the_recommended_epsilon_is_written_rounded_up_never_below_what_its_runs_spent():
+    # a grid point of np.geomspace(0.1, 10, 7): its runs spent 4.6416; written to three figures it read "ε = 4.64",
+    # less than the model at that ε spends (every ε shown rounds up, dpcore.teaching.verdict.round_epsilon)
+    from dpcore.decision.report import curves_svg, report_html
+
+    point = float(np.geomspace(0.1, 10, 7)[5])
+    res = _result({1.0: [0.5, 0.6, 0.55], point: [0.85, 0.86, 0.84], 10.0: [0.9, 0.91, 0.9]}, [0.95, 0.95, 0.95])
+    advice = judge(res, Need("at_least", "accuracy", 0.8))
+    assert advice.recommended["epsilon"] == point and advice.recommended["epsilon_spent"] == point
+    said = " ".join([advice.headline(), *advice.reasons, curves_svg(advice), report_html(advice)])
+    assert not re.search(r"4\.6(4|3\d*)(?!\d)", said)  # 4.65, or 4.642 where four figures are shown
+    assert advice.headline().startswith("ε = 4.65 with") and "recommended ε = 4.65" in curves_svg(advice)
+    assert any("At ε = 4.65 a fresh run" in r for r in advice.reasons)
 
 
 def test_a_mean_that_meets_but_a_spread_that_does_not_is_not_enough():

@@ -43,7 +43,7 @@ import pandas as pd
 
 from ..defaults import DELTA
 from ..exceptions import DPCoreError, DPValueError
-from ..teaching.verdict import comparison, neighbours, verdict
+from ..teaching.verdict import comparison, epsilon_text, neighbours, verdict
 
 #: The ε range an owner is offered first: the verdict's strong band up to the top of its weak one.
 ADVISOR_RANGE = (0.1, 10.0)
@@ -330,11 +330,13 @@ class Advice:
             said = f"{_trivial_words(config.task, config.trivial())} scores {self.trivial:{_fmt(self.metric)}}"
             trivial = (f"; beware: {said}, which meets it too" if self.need.meets(self.trivial, self.target)
                        else f"; {said}")
-        return (f"ε = {r['epsilon']:.3g} with {_title(r['learner'])}: {_LABEL[self.metric]} {r['mean']:.3f} on "
-                f"average over {r['n']} seeds, and at least {r['bound']:.3f} in {self.confidence:.0%} of fresh runs "
+        return (f"ε = {epsilon_text(r['epsilon'])} with {_title(r['learner'])}: {_LABEL[self.metric]} "
+                f"{r['mean']:.3f} on average over {r['n']} seeds, and at least {r['bound']:.3f} in "
+                f"{self.confidence:.0%} of fresh runs "
                 f"(target {self.target:.3f}{trivial}).") if self.need.higher_is_better else (
-                f"ε = {r['epsilon']:.3g} with {_title(r['learner'])}: {_LABEL[self.metric]} {r['mean']:.4g} on "
-                f"average over {r['n']} seeds, and at most {r['bound']:.4g} in {self.confidence:.0%} of fresh runs "
+                f"ε = {epsilon_text(r['epsilon'])} with {_title(r['learner'])}: {_LABEL[self.metric]} "
+                f"{r['mean']:.4g} on average over {r['n']} seeds, and at most {r['bound']:.4g} in "
+                f"{self.confidence:.0%} of fresh runs "
                 f"(target {self.target:.4g}{trivial}).")
 
     def to_json_dict(self) -> dict:
@@ -576,22 +578,23 @@ def _instead(points: pd.DataFrame, need: Need, target: float, *, baseline: float
                                                                  kind="stable")
     if not best.meets and not hopeful.empty:
         h = hopeful.iloc[0]
-        out.append(f"More seeds: {_title(h.learner)} meets the target on average from ε = {h.epsilon:.3g} ({name} "
-                   f"{h['mean']:{f}} against the target {h.target:{f}}), but over its {int(h.n)} seed"
+        out.append(f"More seeds: {_title(h.learner)} meets the target on average from ε = "
+                   f"{epsilon_text(h.epsilon)} ({name} {h['mean']:{f}} against the target {h.target:{f}}), but over "
+                   f"its {int(h.n)} seed"
                    f"{'s' if h.n != 1 else ''} a fresh run is not sure to ({h.bound:{f}} at the "
                    f"{points.attrs.get('confidence', ADVISOR_CONFIDENCE):.0%} bound); rerun with more seeds (or more "
                    "rows) before choosing from it.")
     if best.meets:  # it met somewhere, but a larger ε after it did not, even on average
         fails = points[(points.learner == best.learner) & (points.epsilon > best.epsilon) & ~points.holds]
-        out.append(f"More seeds: {_title(best.learner)} met the target at ε = {best.epsilon:.3g} ({name} "
+        out.append(f"More seeds: {_title(best.learner)} met the target at ε = {epsilon_text(best.epsilon)} ({name} "
                    f"{best.bound:{f}} at the bound, target {target:{f}}) but not even on average at the larger ε = "
-                   + ", ".join(f"{e:.3g}" for e in fails.epsilon) + ", so the answer would rest on a point the "
+                   + ", ".join(epsilon_text(e) for e in fails.epsilon) + ", so the answer would rest on a point the "
                    "seeds do not settle; rerun with more seeds (or more rows) before relying on it.")
     elif best.beats_trivial:
         short = abs(target - best.bound)
         # "nearest at the bound", not "best": with few seeds a higher mean can have the lower bound
         out.append(f"A looser target: nearest the target at the bound is {_title(best.learner)} at ε = "
-                   f"{best.epsilon:.3g}, {name} {best.mean:{f}} on average and {best.bound:{f}} at the "
+                   f"{epsilon_text(best.epsilon)}, {name} {best.mean:{f}} on average and {best.bound:{f}} at the "
                    f"{points.attrs.get('confidence', ADVISOR_CONFIDENCE):.0%} bound, {short:.3g} short of the target "
                    f"{target:{f}}; a need of "
                    + (f"{name} within {need.amount + short:.3g} of the non-private model" if need.kind == "within"
@@ -600,8 +603,9 @@ def _instead(points: pd.DataFrame, need: Need, target: float, *, baseline: float
         out.append(f"Another learner or more informative columns: even the non-private model reaches only {name} "
                    f"{baseline:{f}}, so no ε can meet this target with these columns and these learners.")
     if need.meets(best.mean, target) and not need.meets(best.bound, target) and (best.meets or hopeful.empty):
-        out.append(f"More seeds or more rows: at ε = {best.epsilon:.3g} the mean ({best.mean:{f}}) meets the target "
-                   f"but the seeds spread by {best.std:.3g}, so a single run falls short too often; more rows shrink "
+        out.append(f"More seeds or more rows: at ε = {epsilon_text(best.epsilon)} the mean ({best.mean:{f}}) meets "
+                   f"the target but the seeds spread by {best.std:.3g}, so a single run falls short too often; more "
+                   "rows shrink "
                    "both the noise's effect and the spread.")
     top = points[points.learner == best.learner].sort_values("epsilon")
     if len(top) >= 2 and better(float(top["mean"].iloc[-1]), float(top["mean"].iloc[-2])):
@@ -612,11 +616,13 @@ def _instead(points: pd.DataFrame, need: Need, target: float, *, baseline: float
         spread = max(float(top["std"].iloc[-2]), float(top["std"].iloc[-1]))
         if abs(b - a) > spread:
             out.append(f"A larger ε: {_title(best.learner)}'s curve still rises at the top of the range (from "
-                       f"{a:{f}} at ε = {lo:.3g} to {b:{f}} at ε = {hi:.3g}); the band above ε = {hi:.3g} is "
+                       f"{a:{f}} at ε = {epsilon_text(lo)} to {b:{f}} at ε = {epsilon_text(hi)}); the band above "
+                       f"ε = {epsilon_text(hi)} is "
                        f"'{verdict(hi * 1.01).band.headline}'.")
         else:
             out.append(f"Not a larger ε: {_title(best.learner)}'s curve is flat at the top of the range ({a:{f}} at "
-                       f"ε = {lo:.3g}, {b:{f}} at ε = {hi:.3g}, within the seeds' spread of {spread:.2g}), so more ε "
+                       f"ε = {epsilon_text(lo)}, {b:{f}} at ε = {epsilon_text(hi)}, within the seeds' spread of "
+                       f"{spread:.2g}), so more ε "
                        "is unlikely to close the gap.")
     if (need.metric == "balanced_accuracy" and config is not None and not isinstance(config.dataset, str)
             and getattr(config.dataset, "source", "") == "upload" and not getattr(config.dataset, "class_shares", ())):
@@ -738,7 +744,8 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
             reasons.insert(0, little)
         cmp = "≥" if need.higher_is_better else "≤"
         mf = _fmt(need.metric)  # a share to three decimals, an MSE to four figures, as the headline writes them
-        reasons.append(f"At ε = {best.epsilon:.3g} a fresh run of {_title(best.learner)} reaches {_LABEL[need.metric]} "
+        reasons.append(f"At ε = {epsilon_text(best.epsilon)} a fresh run of {_title(best.learner)} reaches "
+                       f"{_LABEL[need.metric]} "
                        f"{cmp} {best.bound:{mf}} in {confidence:.0%} of cases (mean {best['mean']:{mf}}, spread "
                        f"{_spread(best['std'], best['mean']):.3g} over {int(best.n)} seeds; Student's t prediction "
                        "bound"
@@ -751,7 +758,8 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
             reasons.append(found)
         if not smaller.empty:
             s = smaller.iloc[-1]
-            reasons.append(f"The next smaller ε tried, {s.epsilon:.3g}, gives {s.bound:{mf}} at the same bound, " + (
+            reasons.append(f"The next smaller ε tried, {epsilon_text(s.epsilon)}, gives {s.bound:{mf}} at the same "
+                           "bound, " + (
                 f"no better than {_trivial_words(config.task, config.trivial())} ({trivial:{mf}}), so it meets "
                 f"nothing."
                 if not s.beats_trivial and trivial is not None else "short of the target" + (
@@ -882,7 +890,8 @@ def _rare_class_found(table: pd.DataFrame, config, best: pd.Series) -> str | Non
               if len(found) > 1 and not math.isclose(found.min(), found.max()) else "")
     base = table[(table.role == "baseline") & (table.learner == config.baseline_for(best.learner))]
     base_found = base["rare_class_recall"].dropna().astype(float)
-    return (f"The rarest class ({counts.min() / counts.sum():.0%} of the rows): at ε = {best.epsilon:.3g} a fresh run "
+    return (f"The rarest class ({counts.min() / counts.sum():.0%} of the rows): at ε = {epsilon_text(best.epsilon)} a "
+            "fresh run "
             f"of {_title(best.learner)} finds {found.mean():.0%} of its test rows on average{spread}"
             + (f"; the non-private model trained on the same splits finds {base_found.mean():.0%}"
                if not base_found.empty else "")

@@ -203,7 +203,7 @@ def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
     parts.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#999"/>')
     for e in sorted(set(pts["epsilon"])):  # ticks at the ε tried
         parts.append(f'<line x1="{x(e):.1f}" x2="{x(e):.1f}" y1="{top + ph}" y2="{top + ph + 5}" stroke="#666"/>'
-                     f'<text x="{x(e):.1f}" y="{top + ph + 18}" text-anchor="middle">{e:.3g}</text>')
+                     f'<text x="{x(e):.1f}" y="{top + ph + 18}" text-anchor="middle">{epsilon_text(e)}</text>')
     for v in _nice_ticks(y0, y1):
         parts.append(f'<line x1="{left - 5}" x2="{left}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#666"/>'
                      f'<text x="{left - 8}" y="{y(v) + 4:.1f}" text-anchor="end">{v:.3g}</text>')
@@ -267,7 +267,7 @@ def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
         # trivial line's label at the right edge): a recommended point lies above that line; where the legend box
         # is there, below the point
         right_half = rx > left + pw / 2
-        text = f'recommended ε = {r["epsilon"]:.3g}'
+        text = f'recommended ε = {epsilon_text(r["epsilon"])}'
         tx = rx - 12 if right_half else rx + 12
         ty = ry + (-14 if right_half else 18)
         x_from, x_to = (tx - 7.5 * len(text), tx) if right_half else (tx, tx + 7.5 * len(text))
@@ -288,7 +288,7 @@ def question_of(advice: Advice) -> dict:
     return {
         "need": advice.need.describe(),
         "ε range accepted": f"{lo:g} to {hi:g}",
-        "ε values tried": ", ".join(f"{v:.3g}" for v in cfg.values if lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9)),
+        "ε values tried": ", ".join(epsilon_text(v) for v in cfg.values if lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9)),
         "learners": ", ".join(_title(n) for n in cfg.learners),
         "seeds per ε": cfg.seeds,
         "δ": f"{cfg.delta:g}",
@@ -328,7 +328,7 @@ def _where(w: dict) -> str:
     """"At ε = 0.1, 0.3: " when not every run of the warning's learners raised it."""
     if w.get("everywhere", True) or not w.get("where"):
         return ""
-    return "At ε = " + ", ".join(f"{v:.3g}" + (f" ({k} of {n} runs)" if k < n else "")
+    return "At ε = " + ", ".join(epsilon_text(v) + (f" ({k} of {n} runs)" if k < n else "")
                                  for v, (k, n) in w["where"].items()) + ": "
 
 
@@ -462,7 +462,7 @@ def report_html(advice: Advice, *, dataset=None, question: dict | None = None, n
         h.append(f"<p>The attack could not run: {_e(scrub(att['error'], dataset))}</p>")
     else:
         caught = att.get("caught_at_1pct")
-        h.append(f"<p>The {_e(att['attack'])} on a model trained at ε = {att['epsilon']:.3g}, with a pool of "
+        h.append(f"<p>The {_e(att['attack'])} on a model trained at ε = {epsilon_text(att['epsilon'])}, with a pool of "
                  f"{att['pool']} of your records (half of them in its training data): it proves ε ≥ "
                  f"{epsilon_text(att['epsilon_lower_bound'], lower_bound=True)} at {att['confidence']:.0%} confidence"
                  + (f", and catches {caught:.1%} of the members at 1 % false alarms" if caught is not None else
@@ -475,7 +475,7 @@ def report_html(advice: Advice, *, dataset=None, question: dict | None = None, n
              "<th>seeds</th><th>bound</th><th>target</th><th>meets</th><th>ε spent</th><th>dp_accounting event</th>"
              "</tr>")
     for p in advice.points.itertuples():
-        h.append(f"<tr><td>{_e(_title(p.learner))}</td><td>{p.epsilon:.3g}</td><td>{p.mean:.4g}</td>"
+        h.append(f"<tr><td>{_e(_title(p.learner))}</td><td>{epsilon_text(p.epsilon)}</td><td>{p.mean:.4g}</td>"
                  f"<td>{_spread(p.std, p.mean):.3g}</td><td>{p.n}</td><td>{p.bound:.4g}</td><td>{p.target:.4g}</td>"
                  f"<td>{_meets_cell(p)}</td><td>{epsilon_text(p.epsilon_spent, digits=4, infinity='inf')}</td>"
                  f"<td><code>{_e(p.event or '—')}</code></td></tr>")

@@ -69,13 +69,19 @@ def clip_updates(updates: torch.Tensor, *, clip_norm: float) -> tuple[torch.Tens
     ``min(1, S / (||Delta_i|| + 1e-6))``, the rule the DP-SGD engine uses.
     Returns the clipped updates and the norms before clipping.
 
-    >>> u, n = clip_updates(torch.tensor([[3.0, 4.0], [0.3, 0.4]]), clip_norm=1.0)
+    A row whose norm is not finite (local SGD overflowed: inf or nan in the update, or entries whose norm overflows)
+    is sent as a zero row: its factor C / (inf + 1e-6) is 0, and 0 * inf is nan, which no noise hides (the release
+    would say with certainty that such a client took part). A zero row is within the clip norm and depends on that
+    client's own data only, so the sensitivity, and the epsilon, stay as accounted.
+
+    >>> u, n = clip_updates(torch.tensor([[3.0, 4.0], [0.3, 0.4], [float("inf"), 0.0]]), clip_norm=1.0)
     >>> [round(float(x), 6) for x in u.norm(dim=1)]
-    [1.0, 0.5]
+    [1.0, 0.5, 0.0]
     """
     clip_norm = check_positive(clip_norm, "clip_norm")
     norms = updates.norm(dim=1)
-    return updates * clip_factors(norms, clip_norm)[:, None], norms
+    clipped = updates * clip_factors(norms, clip_norm)[:, None]
+    return torch.where(torch.isfinite(norms)[:, None], clipped, torch.zeros_like(clipped)), norms
 
 
 def noisy_server_average(

@@ -297,9 +297,10 @@ def private_swept(table: pd.DataFrame) -> pd.DataFrame:
 def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:
     """What picking the best point of a sweep costs in privacy, per swept private learner.
 
-    A sweep trains one model per candidate value; choosing the best of K candidates on the
-    private data spends more than one run. Under basic composition it spends K times a
-    run's epsilon. Papernot & Steinke (2022) show that if the number of runs is itself
+    A sweep trains one model per candidate value and seed; choosing the best of K candidates on the
+    private data spends more than one run. Released together, the runs compose: every run (each seed of a
+    candidate included, a model of its own) adds its epsilon under basic composition, the
+    ``composition_epsilon`` column. Papernot & Steinke (2022) show that if the number of runs is itself
     random (Poisson with mean K) and only the best is released, the whole search costs
     little more than one run: the ``search_epsilon`` column, from dp_accounting's
     ``RepeatAndSelectDpEvent`` with the runs' own event. It needs every candidate to be
@@ -318,9 +319,9 @@ def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:
         k = int(group["value"].nunique())
         texts = set(group["event"].fillna(""))
         run_eps = float(group["epsilon"].max())
-        per_candidate = group.groupby("value")["epsilon"].max()  # one release per candidate, composed
+        # every run released, composed: a seed is a model of its own, trained on the private rows with its own noise
         row = {"learner": learner, "candidates": k, "run_epsilon": run_eps, "search_epsilon": np.nan,
-               "composition_epsilon": float(per_candidate.sum()), "note": ""}
+               "composition_epsilon": float(group["epsilon"].sum()), "note": ""}
         if not np.isfinite(run_eps):
             row["note"] = "a candidate's epsilon is infinite (no privacy guarantee), and so is the search's"
         elif "" in texts:

@@ -677,18 +677,28 @@ def _block_step(stack: _Stack, a: int, b: int, idxs: list[np.ndarray], ms: list[
                                           x_sq_norms=x_sq.index_select(0, flat_rows).view(Kb, B) if stack.private
                                           else None, norms=stack.private)
         losses[a:b] = (loss if mask_t is None else loss.masked_fill_(~mask_t, 0.0)).sum(1).double().numpy()
+        overflowed = None
         if stack.private:
             # min(1, C / (||g_i|| + 1e-6)) / L per run (clip_factors), and 0 for the padding
             factors = torch.div(stack.clip_num[a:b], norms.add_(CLIP_EPS))
             factors = torch.minimum(factors, stack.clip_max[a:b])
             if mask_t is not None:
                 factors.mul_(mask_t)
+            # a record whose gradient overflowed (inf or nan) adds nothing, as alone (PrivateGradient): 0 * inf would
+            # make its run's whole sum nan, which no noise hides
+            finite = torch.isfinite(norms)
+            if not bool(finite.all()):
+                overflowed = ~finite
+                factors.masked_fill_(overflowed, 0.0)
         elif mask_t is None:  # the mean over the run's own batch: 1 / |B_k| for each of its rows
             factors = torch.full((Kb, B), 1.0 / B, dtype=xb.dtype)
         else:  # ... and 0 for the padding
             factors = torch.tensor([1.0 / max(i.size, 1) for i in idxs], dtype=xb.dtype).view(Kb, 1) * mask_t
         for i, inp, g in records:
             layer = layer_of[i]
+            if overflowed is not None:
+                g = g.masked_fill(overflowed.unsqueeze(2), 0.0)
+                inp = inp.masked_fill(overflowed.unsqueeze(2), 0.0)
             stack.gb[layer][a:b].add_(torch.bmm(g.transpose(1, 2), factors.unsqueeze(2)).squeeze(2))
             if g.shape[2] <= inp.shape[2]:
                 stack.gW[layer][a:b].add_(torch.bmm(g.mul_(factors.unsqueeze(2)).transpose(1, 2), inp))

@@ -197,8 +197,19 @@ class PrivateGradient:
         loss_sum = 0.0
         if x.shape[0] > 0:
             losses, norms = self.clipper.loss_and_norms(x, y, task=self.task, x_sq_norms=x_sq_norms)
-            self.clipper.accumulate_clipped_sum(clip_factors(norms, self.clip_norm, scale=self._inv), self._grads)
             loss_sum = float(losses.sum())
+            while x.shape[0] > 0 and not bool(torch.isfinite(norms).all()):
+                # a record whose gradient overflowed (inf or nan) would make the whole clipped sum nan (its factor
+                # C / (inf + 1e-6) is 0, and 0 * inf is nan), which no noise hides: it adds nothing instead, as a zero
+                # gradient would (a function of that record alone, within the clip norm), and the sum is taken again
+                # over the others (each record's gradient is its own, so theirs are unchanged)
+                keep = torch.isfinite(norms)
+                x, y = x[keep], y[keep]
+                x_sq_norms = None if x_sq_norms is None else x_sq_norms[keep]
+                if x.shape[0] > 0:
+                    _, norms = self.clipper.loss_and_norms(x, y, task=self.task, x_sq_norms=x_sq_norms)
+            if x.shape[0] > 0:
+                self.clipper.accumulate_clipped_sum(clip_factors(norms, self.clip_norm, scale=self._inv), self._grads)
         if extra_index is not None and len(extra_index):
             if self.extra is None:
                 raise DPValueError("extra_index given but this step has no extra gradients")

@@ -160,7 +160,7 @@ def advisor_panel(result: SweepResult, *, load: Sequence[tuple[str, bool]] = ())
         key = (config.fingerprint(), r["learner"], r["epsilon"], need)
         store = st.session_state.setdefault(ATTACKS, {})
         if key not in store:
-            if st.button(f"Attack a model trained at ε = {r['epsilon']:.3g} (trains one more model)",
+            if st.button(f"Attack a model trained at ε = {format_epsilon(r['epsilon'])} (trains one more model)",
                          key="sweep.advisor.attack"):
                 from .common import shared_call
 
@@ -178,7 +178,8 @@ def advisor_panel(result: SweepResult, *, load: Sequence[tuple[str, bool]] = ())
                 st.error(f"The attack could not run: {evidence['error']}")
             else:
                 caught = evidence["caught_at_1pct"]
-                st.markdown(f"**What an attacker learned at ε = {r['epsilon']:.3g}:** the loss-threshold attack "
+                st.markdown(f"**What an attacker learned at ε = {format_epsilon(r['epsilon'])}:** the loss-threshold "
+                            "attack "
                             f"proves ε ≥ {format_epsilon(evidence['epsilon_lower_bound'], lower_bound=True)} at "
                             f"{evidence['confidence']:.0%} "
                             "confidence" + (f" and catches {caught:.1%} of members at 1 % false alarms (a blind "

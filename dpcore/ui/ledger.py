@@ -9,7 +9,6 @@ and :func:`show_session_total` says the total in one caption.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import dp_accounting
@@ -57,9 +56,11 @@ def record_run(data: str, run_key, *, event: dp_accounting.DpEvent | None, epsil
                neighbouring: Neighbouring | None, unit: str = "records", store: dict | None = None) -> bool:
     """Spend one run's event on the session ledger of ``data``, once per ``run_key``; True if it was new.
 
-    Runs without an event (not private) are not recorded: they have no guarantee to compose.
+    Runs without an event (not private) are not recorded: they have no guarantee to compose. A private run whose
+    epsilon is infinite (a noise too small for any guarantee) is recorded: released with the others, it leaves their
+    total without one, so the total is infinite too.
     """
-    if event is None or neighbouring is None or not math.isfinite(epsilon):
+    if event is None or neighbouring is None:
         return False
     runs = session_ledger(data, unit=unit, neighbouring=neighbouring, store=store)
     if run_key in runs.keys:
@@ -119,8 +120,8 @@ def _combined_records_text(groups: list[SessionRuns]) -> str | None:
             e, d = replace_one_guarantee(e, d)
         epsilon, delta = epsilon + e, delta + d
     if not (math.isfinite(epsilon) and delta < 1):
-        return ("**Together** they have no bound this page can state: the add/remove total is too large to restate "
-                "for a record replaced.")
+        return ("**Together** they have no bound this page can state: a total is infinite, or the add/remove one "
+                "too large to restate for a record replaced.")
     n = sum(len(runs.reported) for runs in groups)
     return (f"**Together**, the {n} trainings are at most **ε = {format_epsilon(epsilon, 4)}, "
             f"δ = {round_epsilon(delta, 2):.2g}** for each record replaced: a guarantee for a record added or removed "

@@ -137,6 +137,13 @@ def released_epsilon_text(result: PateResult) -> str:
             "published.")
 
 
+def lnmax_caption(result: PateResult) -> str:
+    """What LNMax's ε adds up from: each answer's pure ε 2γ (rounded up, as every ε shown), then basic composition."""
+    return (f"LNMax: each answer is (2γ = {format_epsilon(2 / result.noise_scale)})-DP, so basic composition gives "
+            f"ε = {format_epsilon(result.epsilon_pure)} at δ = 0; with δ > 0 the accountant's bound is used if "
+            "smaller.")
+
+
 def noise_used_caption(result: PateResult) -> str:
     """Which noise the run used and the ε it cost, whichever of the two the visitor set."""
     cfg = result.config

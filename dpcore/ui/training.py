@@ -194,12 +194,12 @@ def noise_tile(out: dict) -> tuple[str, str, str]:
         return ("Noise multiplier σ", format_noise(sigma),
                 "The Gaussian noise added to each summed batch gradient, as a multiple of the clip norm.")
     if "noise_scale" in ex:
-        return ("Laplace scale per answer", f"{ex['noise_scale']:.3g}",
+        return ("Laplace scale per answer", format_noise(ex["noise_scale"]),
                 f"Each released probability vector gets Laplace noise of scale 2 / ε per answer (its L1 sensitivity "
                 f"is 2), here with ε = {format_epsilon(ex['epsilon_per_query'])} per answer. The network itself has "
                 "no noise.")
     if "label_noise_scale" in ex:
-        return ("Laplace scale on each label", f"{ex['label_noise_scale']:.3g}",
+        return ("Laplace scale on each label", format_noise(ex["label_noise_scale"]),
                 f"Each training label (one-hot, or the declared label range) gets Laplace noise of scale "
                 f"{ex['sensitivity_l1']:g} / ε once; the features and the training are noise-free.")
     if "p_keep" in ex:

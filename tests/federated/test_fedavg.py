@@ -43,6 +43,28 @@ def test_clip_updates_bounds_every_norm():
     assert torch.allclose(cn[~small], torch.full_like(cn[~small], 2.0))
 
 
+def test_a_client_update_that_overflowed_is_sent_as_nothing_never_as_nan():
+    # a client whose local SGD overflowed (inf in its update) had clip factor C / (inf + 1e-6) = 0, and 0 * inf is
+    # nan: the noisy sum was nan whatever the noise, so whether such a client took part showed in the release with
+    # certainty, beyond any epsilon; a nan update the same. Such a row now counts as a zero update (its own data
+    # decides it, and a zero row is within the clip norm), like a finite row whose norm overflows float32
+    inf, nan = float("inf"), float("nan")
+    u = torch.tensor([[inf, 0.0, 1.0], [nan, 1.0, 0.0], [3e38, 3e38, 0.0], [-inf, inf, 0.0], [3.0, 4.0, 0.0]])
+    clipped, norms = clip_updates(u, clip_norm=2.0)
+    assert torch.isfinite(clipped).all()
+    assert torch.equal(clipped[:4], torch.zeros(4, 3))
+    assert torch.allclose(clipped[4], torch.tensor([1.2, 1.6, 0.0]))
+    assert (clipped.norm(dim=1) <= 2.0).all()
+
+
+@pytest.mark.parametrize("mode", ["central", "local"])
+def test_a_learning_rate_that_overflows_local_training_still_releases_finite_noisy_models(split, mode):
+    # learning rate 1e38: the clients' local SGD overflows; the released average was nan (central and local)
+    r = train_fedavg_split(split, cfg(mode=mode, rounds=2, learning_rate=1e38))
+    assert np.isfinite(r.params).all() and np.isfinite(r.history.server_step_norm).all()
+    assert (r.history.max_sent_norm <= 1.0 + 1e-6).all()
+
+
 def test_server_noise_std_is_sigma_s_over_qn():
     g = torch.Generator().manual_seed(1)
     out = noisy_server_average(torch.zeros(200_000), clip_norm=0.7, noise_multiplier=2.0, expected_clients=5.0,

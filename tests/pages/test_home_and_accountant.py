@@ -21,6 +21,26 @@ def test_home_runs_and_epsilon_changes_the_noise(app_page):
     assert metrics(at)["$e^{\\varepsilon}$ (allowed ratio)"] == "1.65"
 
 
+def test_home_shows_the_noise_the_ratio_bound_and_the_delta_rounded_the_side_that_fails_closed(app_page):
+    # ε = 0.3: the Laplace scale 1/0.3 = 3.3333 read "3.33", less noise than ε = 0.3 needs; ε = 1.5: the allowed ratio
+    # e^1.5 = 4.4817 read "4.48", a bound below the one that holds; the Gaussian's δ spent read to the nearest figure
+    import math
+
+    from dpcore.teaching.explain import count_query_densities
+
+    at = app_page("app.py").run()
+    at.slider(key="home.eps").set_value(0.3).run()
+    assert not at.exception
+    assert metrics(at)["Noise scale (people)"] == "3.34"
+    at.slider(key="home.eps").set_value(1.5).run()
+    assert metrics(at)["$e^{\\varepsilon}$ (allowed ratio)"] == "4.49" and math.exp(1.5) > 4.48
+    assert float(metrics(at)["Largest ratio $p_D / p_{D'}$"]) <= 4.49
+    at.radio(key="home.mech").set_value("gaussian").run()
+    _, summary = count_query_densities(mechanism="gaussian", epsilon=1.5, delta=1e-5, count_d=3.0, count_d2=2.0)
+    assert float(metrics(at)["δ actually used"]) >= summary["delta_actual"]
+    assert float(metrics(at)["Noise scale (people)"]) >= summary["noise_scale"]
+
+
 def test_home_draws_its_charts_with_vega_lite_only_so_a_browser_never_fetches_the_plotly_bundle(app_page):
     at = app_page("app.py").run()
     at.radio(key="home.mech").set_value("gaussian").run()
@@ -78,6 +98,18 @@ def test_accountant_page_shows_the_moments_accountant_far_below_the_theorems(app
     assert not any("almost no formal protection" in w.value for w in at.warning)
     assert float(m["Noise multiplier needed σ"]) > 0
     assert float(m["ε check with that σ"]) <= 1.0
+
+
+def test_the_accountants_calibrated_sigma_is_shown_rounded_up_so_setting_it_spends_no_more_than_the_target(app_page):
+    # default inputs (q 0.01, 10 epochs = 1,000 steps, δ 1e-5, target 1, RDP): the noise needed is 1.51312...; shown to
+    # the nearest figure it read "1.513", and σ = 1.513 spends ε = 1.00012, above the target the page said it meets
+    from dpcore.accounting import dpsgd_epsilon
+
+    at = app_page("pages/1_Accountant.py").run()
+    assert not at.exception
+    shown = float(metrics(at)["Noise multiplier needed σ"].replace(",", ""))
+    assert dpsgd_epsilon(noise_multiplier=shown, sample_rate=0.01, steps=1000, delta=1e-5) <= 1.0
+    assert shown == 1.514
 
 
 def test_the_accountant_pages_pld_number_is_the_epsilon_commands(app_page):

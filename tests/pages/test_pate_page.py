@@ -38,6 +38,17 @@ def test_pate_page_runs_and_reacts():
     assert _metric(at, "Queries answered") == "40"
 
 
+def test_the_teachers_own_accuracies_are_said_to_be_outside_the_epsilon():
+    # the teachers are trained on the private partitions without noise: their test accuracy and their noiseless
+    # vote's are statistics of the private data that the PATE epsilon (the noisy answers only) does not cover, and
+    # they were shown beside it as headline metrics without a word, where the Train page labels such numbers
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    assert not at.exception
+    for label in ("Mean teacher accuracy", "Noiseless vote accuracy"):
+        metric = next(m for m in at.metric if m.label == label)
+        assert "not covered by ε" in metric.help
+
+
 def test_pate_page_bad_input_is_an_error_not_a_traceback():
     at = AppTest.from_file(PAGE, default_timeout=120).run()
     at.number_input(key="pate.queries.digits").set_value(5000)  # more than the public pool

@@ -31,14 +31,27 @@ def test_choosing_the_best_clip_norm_costs_the_repeat_and_select_epsilon_of_the_
     acc = dp_accounting.rdp.RdpAccountant()
     acc.compose(dp_accounting.dp_event.RepeatAndSelectDpEvent(event, 3.0, math.inf))
     assert tax.search_epsilon == pytest.approx(acc.get_epsilon(1e-5), rel=1e-9)
-    assert tax.run_epsilon < tax.search_epsilon < tax.composition_epsilon == pytest.approx(3 * tax.run_epsilon)
+    # every run released: 3 candidates x 2 seeds, each a model trained on the private rows with noise of its own
+    assert tax.run_epsilon < tax.search_epsilon < tax.composition_epsilon == pytest.approx(6 * tax.run_epsilon)
 
 
 def test_sweeping_epsilon_itself_is_not_one_mechanism_repeated(tmp_path, monkeypatch):
     monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))
     tax = tuning_tax(_sweep("epsilon", [0.5, 2.0]).table, delta=1e-5).iloc[0]
     assert math.isnan(tax.search_epsilon) and "different mechanisms" in tax.note
-    assert tax.composition_epsilon == pytest.approx(0.5 + 2.0, abs=1e-3)  # the candidates' epsilons add up
+    assert tax.composition_epsilon == pytest.approx(2 * (0.5 + 2.0), abs=1e-3)  # every run's epsilon, seeds too
+
+
+def test_every_run_released_counts_every_seed_of_a_candidate():
+    # 2 candidates x 3 seeds of epsilon 1: the six models were trained on the private rows, each with its own noise,
+    # and the curve the choice is read from is their mean; released together they compose to 6, where the column
+    # "epsilon if every run were released" read 2 (one run per candidate)
+    event = '{"dp_event": "LaplaceDpEvent", "noise_multiplier": 1.0}'
+    table = pd.DataFrame({"learner": ["dpsgd"] * 6, "role": ["swept"] * 6, "value": [0.1, 0.1, 0.1, 1.0, 1.0, 1.0],
+                          "seed": [0, 1, 2] * 2, "epsilon": [1.0] * 6, "event": [event] * 6})
+    row = tuning_tax(table, delta=1e-5).iloc[0]
+    assert row.candidates == 2 and row.run_epsilon == 1.0
+    assert row.composition_epsilon == 6.0
 
 
 @pytest.mark.parametrize("name", [n for n, s in learners().items() if s.private])

@@ -403,3 +403,17 @@ def test_on_epoch_from_two_lanes_is_called_one_at_a_time_and_what_it_raises_stop
     with pytest.raises(Stop, match="nobody waits"):
         batched.train_together(runs, lanes=2, on_epoch=stop)
     assert not [t for t in threading.enumerate() if t.name.startswith("dpcore-lane")]
+
+
+def test_a_record_whose_gradient_overflows_leaves_the_model_finite_alone_and_together():
+    # one record of 1e30 (a finite float32) at learning rate 1e10: its per-example gradient overflows after the first
+    # step, its clip factor times inf is nan, and the model released was nan with the record and finite without it
+    # (alone and in a batch of runs), whatever the noise, while the run reported its finite epsilon
+    X, y = _data()
+    X[0] = 1e30
+    cfg = TrainConfig(model="linear", noise_multiplier=1.0, epochs=2, seed=0, batch_size=60, learning_rate=1e10)
+    run = TogetherRun(X=X, y=y, config=cfg, X_test=X[1:], y_test=y[1:], n_outputs=3)
+    alone, together = _alone_and_together([run])
+    for r in (alone[0], together[0]):
+        assert all(np.isfinite(v).all() for v in r.state.values())
+    _assert_same_run(alone[0], together[0])

@@ -142,3 +142,23 @@ def test_observer_changes_nothing_and_canaries_change_the_run():
                  dict(on_step=lambda i, s: None)):
         with pytest.raises(DPValueError, match=f"{next(iter(hook))} needs a private run"):
             train(X, y, cfg.replace(private=False, noise_multiplier=None), n_outputs=2, **hook)
+
+
+def test_a_record_whose_gradient_overflows_is_left_out_of_the_noisy_sum_never_makes_it_nan():
+    # weights of 1e306: the third record's logits overflow, its per-example gradient is nan, and its clip factor
+    # C / (nan + 1e-6) (or 0 * inf) made the whole noisy sum nan: with the record the step released nan with
+    # certainty, without it a finite gradient, a difference no epsilon covers. The record now adds nothing (as a
+    # zero gradient would: a function of that record alone, within the clip norm), so the step is the one without it
+    model = build_model("linear", n_features=3, n_outputs=2, seed=0).double()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(1e306)
+    x = torch.tensor([[1e-3, 0.0, 0.0], [0.0, 1e-3, 0.0], [1e4, 1e4, 1e4]], dtype=torch.double)
+    y = torch.tensor([0, 1, 0])
+    grads = {}
+    for rows in ([0, 1, 2], [0, 1]):
+        m = copy.deepcopy(model)
+        _step(m, sigma=1.0, C=1.0, L=3.0, seed=0)(x[rows], y[rows])
+        grads[len(rows)] = torch.cat([p.grad.flatten() for p in m.parameters()])
+    assert torch.isfinite(grads[2]).all()
+    assert torch.equal(grads[3], grads[2])

@@ -109,3 +109,20 @@ def epsilon_of_event_or(event) -> float:
     from dpcore.accounting import epsilon_of_event
 
     return epsilon_of_event(event, delta=1e-5)
+
+
+def test_a_private_run_whose_epsilon_is_infinite_makes_the_sessions_total_infinite():
+    # DP-SGD with sigma set to 1e-200 on the Train page: its epsilon is infinite (no guarantee), and it was left out
+    # of the session's total, which said "2 private trainings ... ε = 5.09" for the two finite runs beside it
+    store: dict = {}
+    kw = dict(delta=1e-5, neighbouring=Neighbouring.ADD_REMOVE, store=store)
+    e1 = dpsgd_epsilon(noise_multiplier=1.2, sample_rate=0.05, steps=200, delta=1e-5)
+    record_run("digits", ("a",), event=_dpsgd(200), epsilon=e1, **kw)
+    record_run("digits", ("b",), event=_dpsgd(200), epsilon=e1, **kw)
+    with pytest.warns(Warning):  # the ledger says why it reads infinity
+        assert record_run("digits", ("c",), event=dpsgd_event(noise_multiplier=1e-200, sample_rate=1.0, steps=2),
+                          epsilon=math.inf, **kw)
+    runs = session_ledger("digits", store=store)
+    assert runs.epsilon == math.inf
+    text = session_total_text("digits", "Digits", store=store)
+    assert "**3 private trainings**" in text and "ε = ∞" in text

@@ -59,3 +59,20 @@ def test_a_tables_noise_column_rounds_up_as_the_tiles_do():
     assert shown["Test accuracy"].tolist() == [0.9123] * 3  # other columns to nearest, as before
     with_gap = readable_table(pd.DataFrame({"noise_multiplier": [6.03121, np.nan]}))
     assert with_gap["Noise multiplier σ"].tolist() == ["6.032", "—"]
+
+
+def test_the_laplace_noise_tiles_round_up_and_lnmax_says_its_per_answer_epsilon_rounded_up():
+    """Output perturbation's and label DP's Laplace scales read to the nearest figure (2 / 0.6 = 3.3333 read 3.33,
+    less noise than ε 0.6 per answer needs); LNMax's per-answer ε 2γ likewise (2 / 3.01 = 0.66445 read 0.664)."""
+    from types import SimpleNamespace
+
+    from dpcore.ui.pate import lnmax_caption
+    from dpcore.ui.training import noise_tile
+
+    _, value, _ = noise_tile({"noise_multiplier": None, "extras": {"noise_scale": 2 / 0.6, "epsilon_per_query": 0.6}})
+    assert value == "3.34"
+    labels = {"label_noise_scale": 2 / 0.6, "sensitivity_l1": 2.0}
+    _, value, _ = noise_tile({"noise_multiplier": None, "extras": labels})
+    assert value == "3.34"
+    res = SimpleNamespace(noise_scale=3.01, epsilon_pure=0.66445 * 40)
+    assert "(2γ = 0.665)-DP" in lnmax_caption(res)
