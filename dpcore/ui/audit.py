@@ -178,6 +178,11 @@ def _guessing_range(n_members: int, n_nonmembers: int, fpr: float) -> tuple[floa
     return chance_tpr_interval(n_members, n_nonmembers, fpr)
 
 
+#: the rate of members an attack catches while wrongly accusing 1 in 100 non-members, in the words the page's text and
+#: ROC axes use ("false alarms", "members caught"), for the headline metric and the tables' column alike
+CAUGHT_AT_1 = "Caught at 1% false alarms"
+
+
 def guessing_reach(result, fpr: str = "0.01") -> str | None:
     """"guessing: ≤ 3.3%": the most a guessing attack catches at ``fpr`` on these records (95 %,
     :func:`dpcore.audit.roc.chance_tpr_interval`), for under the rate measured; None where that rate is not
@@ -207,8 +212,8 @@ def results_table(rows: Mapping[str, Any]) -> pd.DataFrame:
         caught, interval = rate_with_interval(r, "0.01")
         out.append({"Model": label, "ε claimed": format_epsilon(r.epsilon),
                     "ε proven (95%)": round_epsilon(r.epsilon_lower_bound, lower_bound=True), "AUC": round(r.auc, 3),
-                    # percentages, as the "Caught at 1% FPR" headline shows the same rate
-                    "Caught at 1% FPR": caught, "95% interval": interval,
+                    # percentages, as the headline metric of the same name shows the same rate
+                    CAUGHT_AT_1: caught, "95% interval": interval,
                     "Accuracy": None if accuracy is None else round(accuracy, 3)})
     return pd.DataFrame(out)
 
@@ -257,13 +262,14 @@ def cached_ladder(learner: str, dataset, *, delta: float, seed: int | None, prog
 
 
 def ladder_table(rungs) -> pd.DataFrame:
-    """One row per claimed ε: the proven ε, the rate caught at 1 % FPR with its 95 % interval, and the accuracy."""
+    """One row per claimed ε: the proven ε, the share of members caught at 1 % false alarms with its 95 % interval,
+    and the accuracy."""
     rows = []
     for eps, audit in rungs:
         r = audit.result
         caught, interval = rate_with_interval(r, "0.01")
         rows.append({"ε claimed": _rung(eps), "ε proven (95%)": round_epsilon(r.epsilon_lower_bound, lower_bound=True),
-                     "Caught at 1% FPR": caught, "95% interval": interval, "AUC": round(r.auc, 3),
+                     CAUGHT_AT_1: caught, "95% interval": interval, "AUC": round(r.auc, 3),
                      "Accuracy": None if audit.accuracy is None else round(audit.accuracy, 3)})
     return pd.DataFrame(rows)
 

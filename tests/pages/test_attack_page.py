@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+from dpcore.ui.audit import CAUGHT_AT_1
 from tests.pages.conftest import page
 
 PATH = "pages/9_Attack_the_model.py"
@@ -39,6 +40,19 @@ def test_default_attack_shows_a_model_that_leaks_beside_a_private_one_that_does_
     assert len(at.get("image")) == len(exposed)
 
 
+def test_the_rate_caught_reads_in_the_words_of_the_text_and_chart_not_in_fpr_jargon():
+    at = page(PATH)
+    at.session_state["audit.dataset"] = "digits"
+    at.run()
+    assert not at.exception, at.exception
+    labels = [m.label for m in at.metric]
+    assert CAUGHT_AT_1 in labels and "false alarms" in CAUGHT_AT_1  # the reading's "at 1 % false alarms"
+    assert not [label for label in labels if "FPR" in label or "TPR" in label]
+    assert CAUGHT_AT_1 in at.dataframe[0].value.columns  # the table's column is the headline's number, same name
+    rate = _metric(at, CAUGHT_AT_1)
+    assert rate == "—" or rate == at.dataframe[0].value.iloc[0][CAUGHT_AT_1]
+
+
 def test_the_note_on_dashes_shows_only_when_the_table_has_a_dash():
     # digits' 180 canaries leave about 90 non-members, a coin deciding how many: seed 0 leaves enough to measure the
     # rate at 1 %, seed 5 (86) too few. The note used to follow the rate at 0.1 %, which the table does not show.
@@ -48,8 +62,8 @@ def test_the_note_on_dashes_shows_only_when_the_table_has_a_dash():
         at.session_state["audit.seed"] = seed
         at.run()
         assert not at.exception, at.exception
-        assert ("—" in set(at.dataframe[0].value["Caught at 1% FPR"])) is dash
-        assert any("A dash for a TPR" in c.value for c in at.caption) is dash
+        assert ("—" in set(at.dataframe[0].value[CAUGHT_AT_1])) is dash
+        assert any("A dash for the members caught" in c.value for c in at.caption) is dash
 
 def test_one_run_gradient_canary_audit_runs_from_the_page():
     at = page(PATH).run()
@@ -71,8 +85,8 @@ def test_a_pool_larger_than_the_dataset_is_said_and_unmeasurable_rates_are_left_
     assert not at.exception, at.exception
     assert any("114 training rows, fewer than the 1,000" in i.value for i in at.info)
     table = at.dataframe[0].value
-    assert set(table["Caught at 1% FPR"]) == {"—"} and set(table["95% interval"]) == {"—"}
-    assert _metric(at, "Caught at 1% FPR") == "—"
+    assert set(table[CAUGHT_AT_1]) == {"—"} and set(table["95% interval"]) == {"—"}
+    assert _metric(at, CAUGHT_AT_1) == "—"
     assert any("cannot be measured" in c.value for c in at.caption)
 
 
