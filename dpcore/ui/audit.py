@@ -218,6 +218,10 @@ def results_table(rows: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+#: the exposed canaries' column of each model's answer, in words ("P(taught label)" before)
+TAUGHT_PROBABILITY = "probability of the taught label"
+
+
 def exposed_canaries(leaky, private, k: int = 8, class_names=()) -> tuple[np.ndarray, pd.DataFrame]:
     """The k inserted canaries ``leaky`` gives away most surely: their records, and a table of the label each was
     taught, its true label and what each model answers for the taught label (its probability, where the model
@@ -225,7 +229,7 @@ def exposed_canaries(leaky, private, k: int = 8, class_names=()) -> tuple[np.nda
     labels read as the data writes them ("fraud", not 0)."""
     idx = leaky.most_exposed(k)
     prob = _is_log_probability(leaky) and _is_log_probability(private)
-    name = "P(taught label)" if prob else "Attack score"
+    name = TAUGHT_PROBABILITY if prob else "Attack score"
 
     def shown(audit):
         v = audit.scores[idx]
@@ -444,13 +448,18 @@ def show_exposed(audits: Mapping[str, Any], private_label: str, *, attack: str, 
     leaky, main = audits[leaky_label], audits[private_label]
     if attack == "canaries" and len(audits) == 2 and getattr(leaky, "records", None) is not None:
         st.header("Exposed records")
+        X, table = exposed_canaries(leaky, main, class_names=class_names)
+        leaky_says, private_says = table.columns[-2], table.columns[-1]
+        sure = private_says.endswith(TAUGHT_PROBABILITY)  # the models answer probabilities: under each picture
         st.markdown(f"The canaries **{leaky_label}** gives away most surely: each was taught a wrong label and "
                     f"answers it, which only memorising can do. Beside it, what **{private_label}** answers for the "
-                    "same records.")
-        X, table = exposed_canaries(leaky, main, class_names=class_names)
-        if image_shape is not None:
-            _pictures(X, image_shape, (f"{true} taught as {t}" for t, true in
-                                       zip(table["Taught label"], table["True label"])))
+                    "same records" + (": under each picture, how sure each model is of the wrong label it was "
+                                      "taught (its probability, from 0 to 1, as in the table), the non-private "
+                                      "model first, then the private one." if sure else "."))
+        if image_shape is not None:  # under each picture the table's own numbers
+            _pictures(X, image_shape, (f"{true} taught as {t}" + (f", {a:g} / {b:g}" if sure else "")
+                                       for t, true, a, b in zip(table["Taught label"], table["True label"],
+                                                                table[leaky_says], table[private_says])))
         show_table(table, key="audit.exposed")
     elif hasattr(main, "pool_index"):
         st.header("The records most exposed")

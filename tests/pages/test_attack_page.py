@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from dpcore.ui.audit import CAUGHT_AT_1
+from dpcore.ui.audit import CAUGHT_AT_1, TAUGHT_PROBABILITY
 from tests.pages.conftest import page
 
 PATH = "pages/9_Attack_the_model.py"
@@ -32,12 +32,18 @@ def test_default_attack_shows_a_model_that_leaks_beside_a_private_one_that_does_
     assert "can step outside the region by chance" in said
     # the exposed records: the canaries the leaky model answers with their taught label, and the private answers
     exposed = at.dataframe[1].value
-    assert {"Taught label", "True label", "Non-private: P(taught label)", "Private: P(taught label)"} <= set(exposed)
+    leaky_says, private_says = f"Non-private: {TAUGHT_PROBABILITY}", f"Private: {TAUGHT_PROBABILITY}"
+    assert {"Taught label", "True label", leaky_says, private_says} <= set(exposed)
     assert (exposed["Taught label"] != exposed["True label"]).all()
-    assert exposed["Non-private: P(taught label)"].min() > 0.5
-    assert exposed["Private: P(taught label)"].mean() < exposed["Non-private: P(taught label)"].mean()
+    assert exposed[leaky_says].min() > 0.5
+    assert exposed[private_says].mean() < exposed[leaky_says].mean()
     # one row of small pictures that wraps (not a full-width column per picture), each with its alt text
     assert len(at.get("image")) == len(exposed)
+    # under each picture both models' answers, as the text above them says (the pictures showed the labels only)
+    assert "under each picture, how sure each model is" in said
+    first = exposed.iloc[0]
+    caption = at.get("image")[0].proto.imgs[0].caption
+    assert caption.endswith(f", {first[leaky_says]:g} / {first[private_says]:g}")  # the table's numbers
 
 
 def test_the_rate_caught_reads_in_the_words_of_the_text_and_chart_not_in_fpr_jargon():
