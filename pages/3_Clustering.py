@@ -44,7 +44,8 @@ page_header(
     "Private k-means clustering",
     "DPLloyd (Su et al.) adds Laplace noise to each cluster's count and coordinate sums in every Lloyd round; input "
     "perturbation adds Laplace noise to every record and then runs ordinary Lloyd. Both are compared with the "
-    "non-private algorithm by accuracy against the true classes after Hungarian matching.",
+    "non-private algorithm by accuracy against the true classes, each cluster matched one to one to the class it "
+    "fits best (Hungarian matching).",
 )
 
 with st.sidebar:
@@ -144,10 +145,12 @@ if demo is not None:
 if demo is None:  # refused (the message is above): the sweep runs the same settings and would say it again
     stop_page()
 
+#: the two scores by the names the table's columns and the chart's title give them (the radio said "Normalised
+#: intra-cluster variance" of what the table calls "Within / total sum of squares")
+METRIC_TITLES = {"accuracy": "Accuracy", "intra_cluster_variance": "Within / total sum of squares"}
 metric = st.radio("Metric", ["accuracy", "intra_cluster_variance"], horizontal=True, key="cluster.metric",
-                  format_func=lambda s: {"accuracy": "Accuracy (Hungarian matching)",
-                                         "intra_cluster_variance": "Normalised intra-cluster variance"}[s])
-title = {"accuracy": "Accuracy", "intra_cluster_variance": "Within / total sum of squares"}[metric]
+                  format_func=METRIC_TITLES.get)  # the names the table and the chart use
+title = METRIC_TITLES[metric]
 st.header(f"{title} vs ε")
 epsilons = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0)
 df = run_guarded(queued_sweep, cluster_sweep, dataset, int(k), iterations, epsilons, int(seeds), seed, neighbouring,
@@ -181,7 +184,8 @@ if df is not None:
     if not min(epsilons) <= epsilon <= max(epsilons):
         st.caption(f"Your ε = {epsilon:g} (the runs above) lies outside this sweep's {min(epsilons):g} to "
                    f"{max(epsilons):g}.")
-    spread = "; bars show one standard deviation" if int(seeds) > 1 else ""
+    spread = ("; bars and the table's SD columns show one standard deviation, how far the seeds spread"
+              if int(seeds) > 1 else "")
     st.caption(f"Mean over {seeds} seed(s) (split and noise){spread}. The non-private line does not depend on ε. "
                "Input perturbation adds Lap(Σ ranges / ε) to every value of every record; DPLloyd splits each ε "
                "as described above the scatter plots."

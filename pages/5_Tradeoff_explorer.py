@@ -33,6 +33,7 @@ from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, fold_intro, headline_area, presenting_stage
 from dpcore.ui.sweep import (
     METRIC_LABELS,
+    SUMMARY_COLUMNS,
     axis_options,
     best_swept,
     default_learners,
@@ -236,6 +237,7 @@ if axis == "epsilon":
     advisor_panel(result, load=load_warnings_of(upload_warnings))
 st.header("Summary across seeds")
 show_frame(display_summary(summ, metric=metric, axis=axis), key="sweep.summary")
+st.caption(SUMMARY_COLUMNS)
 tax = tuning_tax(table, delta=delta)
 if axis == "epsilon":
     st.caption("Sweeping ε chooses a budget rather than tuning a model; the tuning tax (what choosing the best of "

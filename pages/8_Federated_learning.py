@@ -175,10 +175,10 @@ notes = [weak_guarantee_note(res.epsilon, unit="per client") if private else Non
 for note in filter(None, notes):
     metrics_slot.warning(note)
 if mode == "central":
-    st.caption(f"Each round the server adds N(0, (σS)²) = N(0, {res.noise_multiplier * cfg.clip_norm:.3g}²) "
-               "to the sum of "
-               f"clipped updates and divides by qN = {cfg.client_fraction * cfg.clients:.3g}; accounted as "
-               "PoissonSampled(q, Gaussian(σ)) per round with dp_accounting, a client's whole data being the unit.")
+    st.caption(f"Each round the server adds random Gaussian noise to the sum of the clipped updates, of standard "
+               f"deviation σ·S = {res.noise_multiplier * cfg.clip_norm:.3g} in every parameter (N(0, (σS)²)), and "
+               f"divides by the expected number of clients, qN = {cfg.client_fraction * cfg.clients:.3g}; accounted "
+               "as PoissonSampled(q, Gaussian(σ)) per round with dp_accounting, a client's whole data being the unit.")
 elif mode == "local":
     st.caption("Local DP: each update is released to the server, so there is no amplification by sampling; two "
                "clipped updates differ by up to 2S, so ε composes Gaussian(σ/2) over the rounds of the busiest client.")

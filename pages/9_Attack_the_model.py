@@ -26,6 +26,7 @@ from dpcore.ui.advisor import load_warnings_of, warnings_notice
 from dpcore.ui.audit import (
     ATTACK_LABELS,
     ATTACK_NOTES,
+    CAUGHT_AT_1,
     NETWORK_CHOICES,
     AuditProgress,
     attack_question,
@@ -141,7 +142,7 @@ private_label = next(iter(audits))
 main = audits[private_label]
 claim = main.result.epsilon
 accuracy = {k: getattr(a, "target_accuracy", getattr(a, "accuracy", None)) for k, a in audits.items()}
-c = st.columns(5)
+c = st.columns([0.8, 0.9, 1.1, 1.5, 1])  # the widest for the rate caught: its label whole at 1280 px
 c[0].metric("ε claimed", format_epsilon(claim), help="The ε the learner's accountant certifies for this run.")
 c[1].metric("ε proven (95%)", format_epsilon(main.result.epsilon_lower_bound, lower_bound=True),  # rounded down
             help="The true ε of this run is at least this, with 95% confidence (Steinke et al. 2023 for one "
@@ -156,10 +157,11 @@ else:
     c[2].metric("Attack AUC", f"{main.result.auc:.3f}", help="0.5 is guessing; 1 is a perfect attack.")
 caught = main.result.tpr_measured("0.01")
 interval = rate_with_interval(main.result, "0.01")[1]
-c[3].metric("Caught at 1% FPR", "—" if caught is None else f"{caught:.1%}",
+c[3].metric(CAUGHT_AT_1, "—" if caught is None else f"{caught:.1%}",
             delta=guessing_reach(main.result), delta_color="off", delta_arrow="off",
-            help="True positive rate at a 1% false positive rate: how many members the attacker names while "
-                 "wrongly naming 1 in 100 non-members. Guessing gives 1% on average and, on these "
+            help="Of the records the model was trained on (members), the share the attacker names while wrongly "
+                 "naming only 1 in 100 of the records it never saw (false alarms); experts call it the true positive "
+                 "rate (TPR) at a 1% false positive rate (FPR). Guessing catches 1% on average and, on these "
                  "records, at most the rate in grey under the number (95%)."
                  + ("" if caught is None else f" 95% interval: {interval}; a rate within it is a tie.")
                  + ("" if caught is not None else f" Not measurable here: {main.result.n_nonmembers} non-members, "
@@ -199,8 +201,8 @@ attack_report_button(audits, ds, accuracy=accuracy, seed=seed, said=said, questi
     learner=learner, attack=attack, epsilon=epsilon, delta=delta, pool=pool_size, shadows=int(shadows),
     canaries=canary_count, network=network))
 if any(a.result.tpr_measured("0.01") is None for a in audits.values()):  # the table's rate at 1 % is a dash
-    st.caption(f"A dash for a TPR: with {main.result.n_nonmembers:,} non-members, a false-alarm rate below "
-               f"1 in {main.result.n_nonmembers:,} cannot be measured (one false alarm is already more); "
+    st.caption(f"A dash for the members caught: with {main.result.n_nonmembers:,} non-members, a false-alarm rate "
+               f"below 1 in {main.result.n_nonmembers:,} cannot be measured (one false alarm is already more); "
                + ("more canaries measure it." if attack == "one-run" else
                   "a larger pool, on a larger dataset, measures it."))
 

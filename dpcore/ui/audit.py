@@ -178,6 +178,11 @@ def _guessing_range(n_members: int, n_nonmembers: int, fpr: float) -> tuple[floa
     return chance_tpr_interval(n_members, n_nonmembers, fpr)
 
 
+#: the rate of members an attack catches while wrongly accusing 1 in 100 non-members, in the words the page's text and
+#: ROC axes use ("false alarms", "members caught"), for the headline metric and the tables' column alike
+CAUGHT_AT_1 = "Caught at 1% false alarms"
+
+
 def guessing_reach(result, fpr: str = "0.01") -> str | None:
     """"guessing: ≤ 3.3%": the most a guessing attack catches at ``fpr`` on these records (95 %,
     :func:`dpcore.audit.roc.chance_tpr_interval`), for under the rate measured; None where that rate is not
@@ -207,10 +212,14 @@ def results_table(rows: Mapping[str, Any]) -> pd.DataFrame:
         caught, interval = rate_with_interval(r, "0.01")
         out.append({"Model": label, "ε claimed": format_epsilon(r.epsilon),
                     "ε proven (95%)": round_epsilon(r.epsilon_lower_bound, lower_bound=True), "AUC": round(r.auc, 3),
-                    # percentages, as the "Caught at 1% FPR" headline shows the same rate
-                    "Caught at 1% FPR": caught, "95% interval": interval,
+                    # percentages, as the headline metric of the same name shows the same rate
+                    CAUGHT_AT_1: caught, "95% interval": interval,
                     "Accuracy": None if accuracy is None else round(accuracy, 3)})
     return pd.DataFrame(out)
+
+
+#: the exposed canaries' column of each model's answer, in words ("P(taught label)" before)
+TAUGHT_PROBABILITY = "probability of the taught label"
 
 
 def exposed_canaries(leaky, private, k: int = 8, class_names=()) -> tuple[np.ndarray, pd.DataFrame]:
@@ -220,7 +229,7 @@ def exposed_canaries(leaky, private, k: int = 8, class_names=()) -> tuple[np.nda
     labels read as the data writes them ("fraud", not 0)."""
     idx = leaky.most_exposed(k)
     prob = _is_log_probability(leaky) and _is_log_probability(private)
-    name = "P(taught label)" if prob else "Attack score"
+    name = TAUGHT_PROBABILITY if prob else "Attack score"
 
     def shown(audit):
         v = audit.scores[idx]
@@ -257,13 +266,14 @@ def cached_ladder(learner: str, dataset, *, delta: float, seed: int | None, prog
 
 
 def ladder_table(rungs) -> pd.DataFrame:
-    """One row per claimed ε: the proven ε, the rate caught at 1 % FPR with its 95 % interval, and the accuracy."""
+    """One row per claimed ε: the proven ε, the share of members caught at 1 % false alarms with its 95 % interval,
+    and the accuracy."""
     rows = []
     for eps, audit in rungs:
         r = audit.result
         caught, interval = rate_with_interval(r, "0.01")
         rows.append({"ε claimed": _rung(eps), "ε proven (95%)": round_epsilon(r.epsilon_lower_bound, lower_bound=True),
-                     "Caught at 1% FPR": caught, "95% interval": interval, "AUC": round(r.auc, 3),
+                     CAUGHT_AT_1: caught, "95% interval": interval, "AUC": round(r.auc, 3),
                      "Accuracy": None if audit.accuracy is None else round(audit.accuracy, 3)})
     return pd.DataFrame(rows)
 
@@ -438,13 +448,18 @@ def show_exposed(audits: Mapping[str, Any], private_label: str, *, attack: str, 
     leaky, main = audits[leaky_label], audits[private_label]
     if attack == "canaries" and len(audits) == 2 and getattr(leaky, "records", None) is not None:
         st.header("Exposed records")
+        X, table = exposed_canaries(leaky, main, class_names=class_names)
+        leaky_says, private_says = table.columns[-2], table.columns[-1]
+        sure = private_says.endswith(TAUGHT_PROBABILITY)  # the models answer probabilities: under each picture
         st.markdown(f"The canaries **{leaky_label}** gives away most surely: each was taught a wrong label and "
                     f"answers it, which only memorising can do. Beside it, what **{private_label}** answers for the "
-                    "same records.")
-        X, table = exposed_canaries(leaky, main, class_names=class_names)
-        if image_shape is not None:
-            _pictures(X, image_shape, (f"{true} taught as {t}" for t, true in
-                                       zip(table["Taught label"], table["True label"])))
+                    "same records" + (": under each picture, how sure each model is of the wrong label it was "
+                                      "taught (its probability, from 0 to 1, as in the table), the non-private "
+                                      "model first, then the private one." if sure else "."))
+        if image_shape is not None:  # under each picture the table's own numbers
+            _pictures(X, image_shape, (f"{true} taught as {t}" + (f", {a:g} / {b:g}" if sure else "")
+                                       for t, true, a, b in zip(table["Taught label"], table["True label"],
+                                                                table[leaky_says], table[private_says])))
         show_table(table, key="audit.exposed")
     elif hasattr(main, "pool_index"):
         st.header("The records most exposed")

@@ -213,8 +213,8 @@ def noise_on_average(config: FedAvgConfig, noise_multiplier: float, n_params: in
 
 def step_caption(config: FedAvgConfig, noise_multiplier: float | None, n_params: int) -> str:
     """What the "server step size" column measures, and how much of it the noise is expected to be."""
-    head = (f"Server step size: the L2 norm of the change the server makes to the model's d = {n_params:,} "
-            "parameters in a round")
+    head = (f"Server step size: how far the server moves the model in a round, the length (L2 norm) of the change "
+            f"it makes to the model's d = {n_params:,} parameters")
     if config.mode == "none" or noise_multiplier is None:
         return head + ": the weighted average of the clients' updates (no clipping, no noise)."
     head += " (computed from the noisy models, so covered by ε)."
@@ -223,7 +223,8 @@ def step_caption(config: FedAvgConfig, noise_multiplier: float | None, n_params:
     per = (f"σS/(qN) = {noise_multiplier:.3g}·{config.clip_norm:g}/{qn:.3g}" if config.mode == "central" else
            f"σS/√(qN) = {noise_multiplier:.3g}·{config.clip_norm:g}/√{qn:.3g}")
     return (head + f" It is the average of the clipped updates (norm at most S = {config.clip_norm:g}) plus the noise, "
-            f"whose std per coordinate is {per} = {std:.3g}: a noise vector of norm about that × √d = {norm:.3g}.")
+            f"whose standard deviation in each parameter is {per} = {std:.3g}: a noise vector of length (norm) about "
+            f"that × √d = {norm:.3g}.")
 
 
 def gap_caption(config: FedAvgConfig, noise_multiplier: float | None, n_params: int, *, private_accuracy: float,

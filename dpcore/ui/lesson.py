@@ -14,6 +14,7 @@ import streamlit as st
 from ..datasets import REGISTRY
 from ..teaching.lesson import DATASET, EPSILON, SEED, STOPS, Stop, carried, next_stop
 from .present import PARAM, presentation_mode
+from .uploads import stored_upload
 
 
 def _stop_of_prefix(prefix: str) -> Stop | None:
@@ -48,25 +49,38 @@ def next_link_params(prefix: str) -> tuple[Stop, dict] | None:
     return to, params
 
 
+def next_stop_note(prefix: str) -> str | None:
+    """The line under the next-stop link of the page whose inputs start with ``prefix``: which stop this is and
+    what the link keeps (None on a page that is not a stop, or is the last)."""
+    found = next_link_params(prefix)
+    if found is None:
+        return None
+    to, _ = found
+    here = _stop_of_prefix(prefix)
+    dataset, epsilon, seed = _on_screen(here)
+    # a visitor's uploaded file is not in the link, but the lesson's pages offer it first for the whole session
+    # (dpcore.ui.uploads): the next stop opens on it, not on the lesson's dataset
+    uploaded = (here.dataset_key is not None and st.session_state.get(here.dataset_key) == "upload"
+                and stored_upload() is not None)
+    keeps = ", ".join(x for x in (
+        ("your file" if uploaded else REGISTRY[dataset or DATASET].title) if to.dataset_key else "",
+        f"ε = {EPSILON if epsilon is None else epsilon:g}" if to.epsilon_key else "",
+        f"seed {SEED if seed is None else seed}" if to.seed_key else "") if x)
+    return (f"Stop {STOPS.index(here) + 1} of {len(STOPS)} (what ε means, train, attack, trade-off). The link keeps "
+            f"{keeps}.")
+
+
 def show_next_stop(prefix: str) -> None:
     """The link to the lesson's next stop, at the foot of a stop's page (nothing on other pages)."""
     found = next_link_params(prefix)
     if found is None:
         return
     to, params = found
-    here = _stop_of_prefix(prefix)
-    number = STOPS.index(here) + 1
-    dataset, epsilon, seed = _on_screen(here)
-    dataset = dataset or DATASET
-    keeps = ", ".join(x for x in (
-        f"{REGISTRY[dataset].title}" if to.dataset_key else "",
-        f"ε = {EPSILON if epsilon is None else epsilon:g}" if to.epsilon_key else "",
-        f"seed {SEED if seed is None else seed}" if to.seed_key else "") if x)
     st.divider()
     box = st.container(border=True)
     box.page_link(to.page, label=f"Next stop of the lesson: {to.title}", icon=":material/arrow_forward:",
                   query_params=params)
-    box.caption(f"Stop {number} of {len(STOPS)} (what ε means, train, attack, trade-off). The link keeps {keeps}.")
+    box.caption(next_stop_note(prefix))
 
 
 def lesson_plan_markdown() -> str:

@@ -245,15 +245,16 @@ def votes_figure(result: PateResult, i: int, class_names: tuple[str, ...]) -> go
     win, truth = int(result.noisy_labels[i]), int(result.true_public_labels[i])
     names = [class_names[j] if j < len(class_names) else str(j) for j in range(v.size)]
     fig = go.Figure()
-    # the winner's bar is dark blue and hatched, the others pale blue; the noisy counts are vermillion diamonds
+    # the legend in the table's words ("teacher votes", "votes + noise"), not the paper's n_j and argmax; the winner's
+    # bar is dark blue and hatched, the others pale blue; the noisy counts are vermillion diamonds
     # with a black rim (Okabe-Ito colours that stay apart under colour-vision deficiencies, told apart by shape too)
-    fig.add_bar(x=names, y=v, name="teacher votes n_j (hatched: the noisy winner)",
+    fig.add_bar(x=names, y=v, name="teacher votes (hatched: the noisy winner)",
                 marker=dict(color=[palette.BLUE if j == win else palette.SKY_BLUE for j in range(v.size)],
                             pattern=dict(shape=["/" if j == win else "" for j in range(v.size)])))
     fig.add_scatter(x=names, y=nv, mode="markers",
                     marker=dict(symbol="diamond", size=13, color=palette.VERMILLION,
                                 line=dict(color="black", width=1.5)),
-                    name="n_j + noise (the aggregator's argmax is taken here)")
+                    name="votes + noise (the largest wins)")
     if win >= 0:
         fig.add_annotation(x=names[win], y=max(v[win], nv[win]), text="noisy winner", showarrow=True, arrowhead=2,
                            ay=-35)

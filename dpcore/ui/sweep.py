@@ -440,6 +440,11 @@ def _insert_leaks(out: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+#: What the summary's short headers mean, under the table (kept short so that it fits a laptop's width)
+SUMMARY_COLUMNS = ("Each row: one learner at one value, over its seeds. Std (standard deviation) is how far the seeds' "
+                   "scores spread around their mean; Min and Max are the lowest and highest seed's score.")
+
+
 def display_summary(summ: pd.DataFrame, *, metric: str, axis: str) -> pd.DataFrame:
     """The across-seed summary with readable headers and cells (strings; "—" where there is no number)."""
     name = metric_name(metric, title=True)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+from dpcore.ui.audit import CAUGHT_AT_1, TAUGHT_PROBABILITY
 from tests.pages.conftest import page
 
 PATH = "pages/9_Attack_the_model.py"
@@ -31,12 +32,31 @@ def test_default_attack_shows_a_model_that_leaks_beside_a_private_one_that_does_
     assert "can step outside the region by chance" in said
     # the exposed records: the canaries the leaky model answers with their taught label, and the private answers
     exposed = at.dataframe[1].value
-    assert {"Taught label", "True label", "Non-private: P(taught label)", "Private: P(taught label)"} <= set(exposed)
+    leaky_says, private_says = f"Non-private: {TAUGHT_PROBABILITY}", f"Private: {TAUGHT_PROBABILITY}"
+    assert {"Taught label", "True label", leaky_says, private_says} <= set(exposed)
     assert (exposed["Taught label"] != exposed["True label"]).all()
-    assert exposed["Non-private: P(taught label)"].min() > 0.5
-    assert exposed["Private: P(taught label)"].mean() < exposed["Non-private: P(taught label)"].mean()
+    assert exposed[leaky_says].min() > 0.5
+    assert exposed[private_says].mean() < exposed[leaky_says].mean()
     # one row of small pictures that wraps (not a full-width column per picture), each with its alt text
     assert len(at.get("image")) == len(exposed)
+    # under each picture both models' answers, as the text above them says (the pictures showed the labels only)
+    assert "under each picture, how sure each model is" in said
+    first = exposed.iloc[0]
+    caption = at.get("image")[0].proto.imgs[0].caption
+    assert caption.endswith(f", {first[leaky_says]:g} / {first[private_says]:g}")  # the table's numbers
+
+
+def test_the_rate_caught_reads_in_the_words_of_the_text_and_chart_not_in_fpr_jargon():
+    at = page(PATH)
+    at.session_state["audit.dataset"] = "digits"
+    at.run()
+    assert not at.exception, at.exception
+    labels = [m.label for m in at.metric]
+    assert CAUGHT_AT_1 in labels and "false alarms" in CAUGHT_AT_1  # the reading's "at 1 % false alarms"
+    assert not [label for label in labels if "FPR" in label or "TPR" in label]
+    assert CAUGHT_AT_1 in at.dataframe[0].value.columns  # the table's column is the headline's number, same name
+    rate = _metric(at, CAUGHT_AT_1)
+    assert rate == "—" or rate == at.dataframe[0].value.iloc[0][CAUGHT_AT_1]
 
 
 def test_the_note_on_dashes_shows_only_when_the_table_has_a_dash():
@@ -48,8 +68,8 @@ def test_the_note_on_dashes_shows_only_when_the_table_has_a_dash():
         at.session_state["audit.seed"] = seed
         at.run()
         assert not at.exception, at.exception
-        assert ("—" in set(at.dataframe[0].value["Caught at 1% FPR"])) is dash
-        assert any("A dash for a TPR" in c.value for c in at.caption) is dash
+        assert ("—" in set(at.dataframe[0].value[CAUGHT_AT_1])) is dash
+        assert any("A dash for the members caught" in c.value for c in at.caption) is dash
 
 def test_one_run_gradient_canary_audit_runs_from_the_page():
     at = page(PATH).run()
@@ -71,8 +91,8 @@ def test_a_pool_larger_than_the_dataset_is_said_and_unmeasurable_rates_are_left_
     assert not at.exception, at.exception
     assert any("114 training rows, fewer than the 1,000" in i.value for i in at.info)
     table = at.dataframe[0].value
-    assert set(table["Caught at 1% FPR"]) == {"—"} and set(table["95% interval"]) == {"—"}
-    assert _metric(at, "Caught at 1% FPR") == "—"
+    assert set(table[CAUGHT_AT_1]) == {"—"} and set(table["95% interval"]) == {"—"}
+    assert _metric(at, CAUGHT_AT_1) == "—"
     assert any("cannot be measured" in c.value for c in at.caption)
 
 

@@ -31,6 +31,21 @@ def test_clustering_page_runs_and_reacts():
     assert marks == ["your ε = 0.2"]  # the runs above the chart, placed on it
 
 
+def test_the_metric_choice_names_each_score_as_the_tables_and_the_chart_title_do():
+    at = AppTest.from_file(str(ROOT / "pages/3_Clustering.py"), default_timeout=120)
+    at.session_state["cluster.seeds"] = 1
+    at.run()
+    assert not at.exception
+    radio = at.radio(key="cluster.metric")
+    shown = list(radio.options)  # as the page writes them
+    assert shown == ["Accuracy", "Within / total sum of squares"]  # not "Normalised intra-cluster variance"
+    for name in shown[1:]:
+        assert name in at.dataframe[0].value.columns and name in at.dataframe[1].value.columns
+    radio.set_value("intra_cluster_variance").run()
+    assert not at.exception
+    assert [h.value for h in at.header if h.value.endswith("vs ε")] == ["Within / total sum of squares vs ε"]
+
+
 def test_clustering_page_follows_the_dataset_and_states_the_relation():
     at = AppTest.from_file(str(ROOT / "pages/3_Clustering.py"), default_timeout=180)
     at.run()

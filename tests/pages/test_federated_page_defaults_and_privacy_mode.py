@@ -67,11 +67,15 @@ def test_default_federation_learns_under_a_meaningful_epsilon_and_explains_its_c
     assert d == 7850  # softmax regression on 784 pixels, 10 classes
     sigma, qn = float(_metric(at, "Noise multiplier σ")), float(_metric(at, "Clients per round qN"))
     predicted = sigma * 1.0 * math.sqrt(d) / qn
-    shown = float(re.search(r"norm about that × √d = ([0-9]+\.?[0-9]*)", step).group(1))
+    shown = float(re.search(r"\(norm\) about that × √d = ([0-9]+\.?[0-9]*)", step).group(1))
     assert math.isclose(shown, predicted, rel_tol=0.01)
     steps = hist["Server step size (L2 norm)"]
     assert 0.9 * predicted <= steps.median() <= predicted + 1.0
     assert not any(c.value.startswith("Why the gap") for c in at.caption)  # private is close: nothing to explain
+    # the formulas come after words a student reads: the noise's size as a standard deviation, a step as a length
+    assert "how far the server moves the model" in step and "standard deviation in each parameter" in step
+    assert any(c.value.startswith("Each round the server adds random Gaussian noise") and
+               "standard deviation σ·S" in c.value for c in at.caption)
 
 
 def test_privacy_boxes_follow_the_mode_and_the_sigma_used_is_shown():

@@ -85,6 +85,9 @@ def test_page_runs_a_small_sweep_and_shows_the_table(fakes):
         assert not cells & {"None", "nan", "inf", "Infinity", "NaN"}
         assert not any("_" in c for c in df.columns)
     assert "—" in set(summary["ε"]) and "∞" in set(summary["ε spent"])
+    # the short headers a laptop's width asks for are said in words under the table
+    said = " ".join(c.value for c in at.caption)
+    assert "Std (standard deviation)" in said and {"Std", "Min", "Max"} <= set(summary.columns)
 
     # reopening the same settings (a fresh session) shows the cached curve without pressing Run
     again = _page()

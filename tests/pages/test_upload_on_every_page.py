@@ -151,3 +151,36 @@ def test_a_column_left_out_is_never_read_and_stays_left_out_on_the_other_pages(a
     at.selectbox(key="train.dataset.label").set_value("ward").run()  # a left-out column made the label: not left out
     assert not at.exception and at.multiselect(key="train.dataset.drop").value == ["patient_id"]
     assert "ward" not in at.multiselect(key="train.dataset.drop").options
+
+
+
+def _next_stop_caption(dataset: str, upload: dict | None) -> str:
+    """The line under the Train page's next-stop link with ``dataset`` chosen and ``upload`` the session's file."""
+    from streamlit.testing.v1 import AppTest
+
+    def script():
+        import streamlit as st
+
+        from dpcore.ui.lesson import next_stop_note
+
+        st.caption(next_stop_note("train."))
+
+    at = AppTest.from_function(script, default_timeout=60)
+    at.session_state["train.dataset"] = dataset
+    at.session_state["train.epsilon"] = 2.0
+    at.session_state["train.seed"] = 3
+    if upload is not None:
+        at.session_state[UPLOAD_KEY] = upload
+    at.run()
+    assert not at.exception
+    return next(c.value for c in at.caption if "The link keeps" in c.value)
+
+
+def test_the_lessons_next_stop_on_an_uploaded_file_says_it_keeps_the_file_not_the_lessons_dataset():
+    # the link cannot carry a file, but the next stop offers the session's file first (the test above): it opens on
+    # the file, where the caption said "The link keeps MNIST 5k"
+    upload = {"name": "customers.csv", "data": _csv(), "digest": "d", "label": "churned", "kind": "auto"}
+    assert "The link keeps your file, ε = 2, seed 3." in _next_stop_caption("upload", upload)
+    assert "The link keeps Iris, ε = 2, seed 3." in _next_stop_caption("iris", upload)  # a registry set: its name
+    # "Upload a CSV…" chosen but no file yet: the next stop opens on the lesson's dataset, as the caption says
+    assert "The link keeps MNIST 5k, ε = 2, seed 3." in _next_stop_caption("upload", None)

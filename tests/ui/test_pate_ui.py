@@ -52,3 +52,18 @@ def test_the_teachers_sweep_says_its_examples_per_teacher_are_a_mean():
 
     shown = sweep_display(pd.DataFrame({"teachers": [20], "examples_per_teacher": [53.9]}))
     assert "Examples per teacher (mean)" in shown.columns  # "53.9 examples per teacher" read as a count
+
+
+def test_the_vote_chart_legend_names_its_series_as_the_table_beside_it_does_not_by_symbols():
+    import numpy as np
+
+    from dpcore.ui.pate import vote_table, votes_figure
+
+    result = SimpleNamespace(votes=[np.array([40.0, 10.0])], noisy_votes=[np.array([43.5, 6.2])],
+                             noisy_labels=np.array([0]), true_public_labels=np.array([0]),
+                             config=SimpleNamespace(query_mode="points"))
+    names = [t.name for t in votes_figure(result, 0, ("a", "b")).data]
+    assert not [n for n in names if "n_j" in n or "argmax" in n]  # the paper's symbols, undefined on the page
+    columns = [c.lower() for c in vote_table(result, 0, ("a", "b")).columns]
+    for column in ("teacher votes", "votes + noise"):
+        assert column in columns and any(n.startswith(column) for n in names)
