@@ -762,6 +762,10 @@ def train(
             model.to(device)
         # before anything is costed or allocated: refused by what does not fit, and lazy layers sized
         _check_fits(model, data, config.task, loss, private=config.private)
+        if not any(p.requires_grad for p in model.parameters()):  # after _check_fits: lazy layers are sized now
+            raise DPValueError(f"model has no trainable parameters ({type(model).__name__} holds none, or every one "
+                               "is frozen with requires_grad=False): training would change nothing. Unfreeze the "
+                               "layers to train (requires_grad_(True))")
     n_records = data.n + (extra_gradients.count if extra_gradients is not None else 0)
     # refused here, before the accountant's grid, the model or a batch is allocated
     check_work(training_work(config, n_records, data.X.shape[1], data.n_outputs, image_shape) if model is None
