@@ -157,6 +157,43 @@ def test_as_dataset_refuses_labels_given_twice_or_missing():
         dpcore.run_learner("output-perturbation", "iris", params={"epochs": 1}).predict(np.zeros((1, 4)))
 
 
+def test_a_column_the_messages_say_to_leave_out_is_left_out_with_drop_where_your_data_goes_in():
+    # the refusals of a text column or a missing value advise drop=, which run_learner and as_dataset did not take
+    df = _frame().assign(note="free text", city=lambda d: np.where(d.age > 50, "paris", "lyon"))
+    df.loc[3, "city"] = None
+    with pytest.raises(ValueError, match=r"drop="):
+        as_dataset(df, "buys", bounds=BOUNDS)
+    assert as_dataset(df, "buys", bounds=BOUNDS, drop=["note", "city"]).feature_names == ("age", "income")
+    res = dpcore.run_learner("erm-objective", df, label="buys", bounds=BOUNDS, drop=["note", "city"], epsilon=1.0)
+    assert res.model.feature_names == ("age", "income")
+    X = np.column_stack([df.age, df.income, np.full(len(df), np.nan)])
+    assert as_dataset(X, df["buys"].to_numpy(), bounds=(0, 100), drop="x2").feature_names == ("x0", "x1")
+    with pytest.raises(TypeError, match="describe your own data"):
+        as_dataset("iris", drop="sepal length (cm)")
+
+
+def test_a_csv_files_path_is_your_data_where_a_dataframe_is(tmp_path, monkeypatch):
+    # a path was read as a registry name ("the registry dataset 'my.csv' carries its own"; a Path: "X must be a 2-D
+    # array, got shape ()")
+    path = tmp_path / "my.csv"
+    _frame().to_csv(path, index=False)
+    expected = as_dataset(_frame(), "buys", bounds=BOUNDS, name="my.csv")
+    for source in (path, str(path)):
+        ds = as_dataset(source, "buys", bounds=BOUNDS)
+        assert ds.name == "my.csv" and ds.feature_names == expected.feature_names
+        np.testing.assert_array_equal(ds.X, expected.X)
+        np.testing.assert_array_equal(ds.y, expected.y)
+    monkeypatch.chdir(tmp_path)
+    res = dpcore.run_learner("erm-objective", "my.csv", label="buys", bounds=BOUNDS, epsilon=1.0)
+    assert res.dataset == "my.csv" and set(res.model.predict(_frame(5, seed=1).drop(columns="buys"))) <= {"yes", "no"}
+    with pytest.raises(ValueError, match=r"my\.csv.*label='column'"):
+        as_dataset(path)
+    with pytest.raises(ValueError, match=r"no file 'other\.csv'.*registry"):
+        as_dataset("other.csv", "buys")
+    with pytest.raises(ValueError, match=r"unknown dataset 'irsi'.*iris.*or give a CSV file's path"):
+        as_dataset("irsi")
+
+
 #: Learners that release a model, with small settings; the rest release answers only (or, for PATE, a student
 #: the result does not keep).
 RELEASED = [("dpsgd", "iris", {"epochs": 2}), ("non-private", "iris", {"epochs": 2}),
