@@ -385,6 +385,9 @@ def _why_not_numeric(name, column: pd.Series) -> str:
                 "70kg): write the bare numbers (in a spreadsheet, format the column as a plain number), and declare "
                 "its bounds in those units.")
     numbers = pd.to_numeric(text, errors="coerce").notna().to_numpy()
+    if numbers.all():  # a DataFrame's column of numbers written as text (a file's are read as numbers)
+        return (f"{name!r} holds numbers stored as text (dtype {column.dtype}): convert the column first "
+                f"(df[{name!r}] = pd.to_numeric(df[{name!r}])).")
     if numbers.any():
         lines = [str(i + 2) for i in np.flatnonzero(~numbers)[:3]]  # the header is line 1
         k = int((~numbers).sum())
@@ -401,6 +404,7 @@ def _why_not_numeric(name, column: pd.Series) -> str:
 
 def _feature_matrix(features: pd.DataFrame) -> np.ndarray:
     """The feature columns as floats, refused by name when one is not numeric, infinite or too large."""
+    features = features.infer_objects()  # an object array's columns of numbers (X = df.to_numpy() of mixed columns)
     non_numeric = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]
     if non_numeric:
         why = {c: _why_not_numeric(c, features[c]) for c in non_numeric}
