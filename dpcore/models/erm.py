@@ -262,7 +262,7 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         n_components = check_int(self.n_components, "n_components", minimum=1)
         gamma = check_positive(self.gamma, "gamma")
         X = validate_X(self, X, reset=True)
-        rng = as_generator(self.random_state)
+        rng = as_generator(self.random_state, name="random_state")
         self.random_weights_ = rng.normal(0.0, math.sqrt(2.0 * gamma), size=(X.shape[1], n_components))
         self.random_offset_ = rng.uniform(0.0, 2.0 * math.pi, size=n_components)
         self._n_features_out = n_components
@@ -419,7 +419,7 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
                 f"y has a single class ({plain(classes[0])!r}); one class gives a classifier nothing to tell apart, "
                 "the training data needs at least two classes"
             )
-        rng = as_generator(self.random_state)
+        rng = as_generator(self.random_state, name="random_state")
         eps = check_epsilon(self.epsilon) if self._private else math.inf
         if self.data_norm is None:
             from ..validation import warn_inferred_bounds

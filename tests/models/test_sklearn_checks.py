@@ -110,3 +110,15 @@ def test_bad_input_is_refused_with_a_dpcore_error_that_says_what_to_do(estimator
     apply = est.transform if hasattr(est, "transform") and not hasattr(est, "predict") else est.predict
     with pytest.raises(DPValueError, match="X has 2 features, but .* is expecting 3 features"):
         apply(X[:, :2])
+
+
+@pytest.mark.filterwarnings("ignore::dpcore.exceptions.PrivacyLeakWarning")
+@pytest.mark.parametrize("estimator", [e for e in ESTIMATORS if "random_state" in e.get_params()], ids=repr)
+def test_a_bad_random_state_is_refused_naming_random_state(estimator):
+    # the messages said "seed must be ...", a parameter these estimators do not have (and -1 was a TypeError)
+    X, y = _fit_data(estimator)
+    with pytest.raises(DPTypeError, match=r"^random_state must be an int, a numpy Generator, 'secure' or None, got "
+                                          r"str"):
+        clone(estimator).set_params(random_state="0").fit(X, y)
+    with pytest.raises(DPValueError, match=r"^random_state must be a non-negative integer, got -1"):
+        clone(estimator).set_params(random_state=-1).fit(X, y)
