@@ -746,7 +746,8 @@ def train(
     """
     t0 = time.perf_counter()
     if not isinstance(config, TrainConfig):
-        raise DPValueError(f"config must be a TrainConfig, got {type(config).__name__}")
+        raise DPTypeError(f"config must be a TrainConfig, got {type(config).__name__}"
+                          + (": TrainConfig(**settings) makes one from a dict" if isinstance(config, dict) else ""))
     for name, hook in (("extra_gradients", extra_gradients), ("on_step", on_step)):
         if hook is not None and not config.private:
             raise DPValueError(f"{name} needs a private run (private=True): it acts on the noisy clipped sum")

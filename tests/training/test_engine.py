@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from dpcore.exceptions import DPCoreWarning, DPValueError
+from dpcore.exceptions import DPCoreWarning, DPTypeError, DPValueError
 from dpcore.training import GhostClipper, TrainConfig, build_model, train
 from dpcore.training.step import private_gradient
 
@@ -198,6 +198,13 @@ def test_bad_data_errors():
         train(X, y, cfg.replace(batch_size=5, model="cnn"), n_outputs=2)
     with pytest.raises(DPValueError, match="NaN"):
         train(np.full((20, 6), np.nan), y, cfg.replace(batch_size=5), n_outputs=2)
+
+
+def test_a_config_that_is_not_a_train_config_is_a_type_error_saying_how_to_make_one():
+    # it was a ValueError: a wrong type is a TypeError everywhere else in the library
+    X, y = _data(n=20)
+    with pytest.raises(DPTypeError, match=r"config must be a TrainConfig, got dict: TrainConfig\(\*\*settings\)"):
+        train(X, y, {"epochs": 1, "noise_multiplier": 1.0})
 
 
 @pytest.mark.parametrize("momentum,weight_decay", [(0.0, 0.0), (0.9, 0.0), (0.5, 1e-3)])
