@@ -102,6 +102,26 @@ def test_private_erm_classifier_reports_an_event_a_ledger_spends():
     assert ledger.spend(clf.dp_event_) == pytest.approx(0.7)
 
 
+def test_a_ledger_given_a_result_instead_of_its_event_says_which_attribute_holds_it():
+    # "expected a dp_accounting DpEvent, got RunResult" left the reader to find .event (.dp_event, .dp_event_)
+    import torch
+
+    df = _frame()
+    run = dpcore.run_learner("erm-objective", df, label="buys", bounds=BOUNDS, epsilon=0.5)
+    trained = dpcore.train(np.zeros((20, 2)), np.arange(20) % 2, dpcore.TrainConfig(
+        epochs=1, batch_size=5, noise_multiplier=1.0), model=torch.nn.Linear(2, 2))
+    clf = PrivateERMClassifier(epsilon=0.7, data_norm=2**0.5, random_state=0).fit(
+        BoundedScaler(bounds=BOUNDS).fit_transform(df[["age", "income"]]), df["buys"])
+    ledger = PrivacyLedger(delta=1e-5)
+    for result, attribute in ((run, "event"), (trained, "dp_event"), (clf, "dp_event_")):
+        with pytest.raises(TypeError, match=rf"got {type(result).__name__}: pass its event, "
+                                            rf"\.{attribute}"):
+            ledger.spend(result)
+    with pytest.raises(TypeError, match=r"expected a dp_accounting DpEvent, got str$"):
+        ledger.epsilon_if("laplace")
+    assert len(ledger) == 0
+
+
 def test_a_non_private_learner_given_an_epsilon_says_it_is_a_reference():
     with pytest.warns(DPCoreWarning, match=r"'logreg' is a non-private reference: it ignores epsilon=1.0 .*"
                                            r"erm-objective"):
