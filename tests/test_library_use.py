@@ -229,6 +229,26 @@ def test_numbers_in_an_object_array_are_read_as_numbers_and_numbers_as_text_are_
     assert "0 of its" not in str(err.value)
 
 
+def test_true_false_columns_hold_zero_to_one_by_their_type_without_a_leak_warning(tmp_path):
+    # pd.get_dummies gives bool columns; their bounds were read from the rows with a PrivacyLeakWarning, when the
+    # type itself says 0 to 1 (a column all False would have had the range 0 to 0 of its rows)
+    df = _frame()
+    df["city"] = np.where(df.age > 50, "paris", "lyon")
+    df["smoker"] = np.zeros(len(df), dtype=bool)
+    encoded = pd.get_dummies(df, columns=["city"])
+    assert encoded["city_paris"].dtype == bool
+    encoded.to_csv(tmp_path / "encoded.csv", index=False)
+    for data in (encoded, tmp_path / "encoded.csv"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", dpcore.PrivacyLeakWarning)
+            ds = as_dataset(data, "buys", bounds=BOUNDS)
+        assert ds.inferred_bounds == ()
+        bools = [ds.feature_names.index(c) for c in ("smoker", "city_lyon", "city_paris")]
+        assert ds.bounds[0][bools].tolist() == [0.0] * 3 and ds.bounds[1][bools].tolist() == [1.0] * 3
+    with pytest.warns(dpcore.PrivacyLeakWarning, match=r"'age'"):  # a number column is still read, and said
+        as_dataset(encoded, "buys", bounds={"income": (0, 100)})
+
+
 #: Learners that release a model, with small settings; the rest release answers only (or, for PATE, a student
 #: the result does not keep).
 RELEASED = [("dpsgd", "iris", {"epochs": 2}), ("non-private", "iris", {"epochs": 2}),

@@ -533,6 +533,9 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
         declared = bounds_by_column(bounds, columns)
     _warn_identifiers(columns, X)
     feature_bounds, declared_label = _declared(columns, str(label_column), task, declared, left_out)
+    for c, column in zip(columns, features.columns):  # True/False: 0 to 1 by the type, read from no row
+        if c not in feature_bounds and pd.api.types.is_bool_dtype(features[column]):
+            feature_bounds[c] = (0.0, 1.0)
     inferred = [c for c in columns if c not in feature_bounds] + ([str(label_column)] if task == "regression"
                                                                    and declared_label is None else [])
     if inferred:
