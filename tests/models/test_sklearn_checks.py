@@ -14,6 +14,7 @@ from sklearn.base import BaseEstimator, clone, is_classifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import dpcore.models as models
+from dpcore.datasets import BoundedScaler
 from dpcore.exceptions import DPTypeError, DPValueError
 from dpcore.models import PrivateERMClassifier
 
@@ -122,3 +123,19 @@ def test_a_bad_random_state_is_refused_naming_random_state(estimator):
         clone(estimator).set_params(random_state="0").fit(X, y)
     with pytest.raises(DPValueError, match=r"^random_state must be a non-negative integer, got -1"):
         clone(estimator).set_params(random_state=-1).fit(X, y)
+
+
+@pytest.mark.filterwarnings("ignore::dpcore.exceptions.PrivacyLeakWarning")
+@pytest.mark.parametrize("estimator", ESTIMATORS + [BoundedScaler(bounds=(-1, 1))], ids=repr)
+def test_a_dataframes_text_column_is_refused_by_name(estimator):
+    # scikit-learn's "could not convert string to float: 'b'" named a cell, not its column
+    import pandas as pd
+
+    X, y = _fit_data(estimator)
+    frame = pd.DataFrame(X, columns=["age", "income", "weight"]).assign(city=np.where(X[:, 0] > 0, "a", "b"))
+    with pytest.raises(DPValueError, match=r"X's column\(s\) 'city' hold text.*OneHotEncoder.*ColumnTransformer"):
+        clone(estimator).fit(frame, y)
+    fitted = clone(estimator).fit(frame.drop(columns="city"), y)
+    apply = fitted.transform if hasattr(fitted, "transform") and not hasattr(fitted, "predict") else fitted.predict
+    with pytest.raises(DPValueError, match=r"X's column\(s\) 'city' hold text"):
+        apply(frame.drop(columns="weight"))
