@@ -249,6 +249,24 @@ def test_true_false_columns_hold_zero_to_one_by_their_type_without_a_leak_warnin
         as_dataset(encoded, "buys", bounds={"income": (0, 100)})
 
 
+def test_refusals_of_your_arrays_speak_of_your_data_not_of_a_csv_file_or_a_column_you_never_named():
+    # an array's infinite value was "the CSV has infinite values", a NaN label "missing values in column(s) 'label'
+    # ... or leave the column out", and a frame of one row "the CSV needs at least two data rows"
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    y = (X[:, 0] > 0).astype(float)
+    with pytest.raises(ValueError, match=r"^the DataFrame has infinite values in feature column\(s\) 'x1'") as err:
+        as_dataset(np.where(np.arange(2) == 1, np.inf, X), y, bounds=(-3, 3))
+    y_nan = y.copy()
+    y_nan[[3, 7]] = np.nan
+    with pytest.raises(ValueError, match=r"^the labels have missing values \(2 of 50 rows\); remove those rows") as err:
+        as_dataset(X, y_nan, bounds=(-3, 3))
+    assert "leave the column out" not in str(err.value)
+    with pytest.raises(ValueError, match=r"^the label column 'buys' has missing values \(1 of 240 rows\)"):
+        as_dataset(_frame().assign(buys=lambda d: d.buys.where(d.index != 5)), "buys", bounds=BOUNDS)
+    with pytest.raises(ValueError, match=r"^the DataFrame needs at least two data rows"):
+        as_dataset(X[:1], y[:1], bounds=(-3, 3))
+
+
 #: Learners that release a model, with small settings; the rest release answers only (or, for PATE, a student
 #: the result does not keep).
 RELEASED = [("dpsgd", "iris", {"epochs": 2}), ("non-private", "iris", {"epochs": 2}),

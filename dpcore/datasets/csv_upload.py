@@ -402,7 +402,7 @@ def _why_not_numeric(name, column: pd.Series) -> str:
     return ""
 
 
-def _feature_matrix(features: pd.DataFrame) -> np.ndarray:
+def _feature_matrix(features: pd.DataFrame, what: str = "the CSV") -> np.ndarray:
     """The feature columns as floats, refused by name when one is not numeric, infinite or too large."""
     features = features.infer_objects()  # an object array's columns of numbers (X = df.to_numpy() of mixed columns)
     non_numeric = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]
@@ -416,7 +416,7 @@ def _feature_matrix(features: pd.DataFrame) -> np.ndarray:
     X = features.to_numpy(dtype=float)
     if not np.all(np.isfinite(X)):
         bad = [str(c) for c, ok in zip(features.columns, np.isfinite(X).all(axis=0)) if not ok]
-        raise DatasetError(f"the CSV has infinite values in feature column(s) {_names(bad)}; remove them first")
+        raise DatasetError(f"{what} has infinite values in feature column(s) {_names(bad)}; remove them first")
     too_large = [str(c) for c, m in zip(features.columns, np.abs(X).max(axis=0)) if m > MAX_ABS_VALUE]
     if too_large:
         raise DatasetError(f"feature column(s) {_names(too_large)} hold values beyond {MAX_ABS_VALUE:.0e} in "
@@ -516,6 +516,10 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
                                f"row of {what}: drop {'it' if one else 'them'}"
                                + (f"; {label_column!r} is the label column: choose another" if label_column in empty
                                   else f". {LEAVE_OUT}"))
+        if df[label_column].isna().any():  # a label cannot be left out as a feature column can
+            raise DatasetError(f"the label column {label_column!r} has missing values "
+                               f"({int(df[label_column].isna().sum())} of {len(df)} rows); remove those rows first "
+                               "(every row needs its label)")
         bad = [f"{str(c)!r} ({int(df[c].isna().sum())} of {len(df)} rows)" for c in df.columns if df[c].isna().any()]
         raise DatasetError(f"{what} has missing values in column(s) {', '.join(bad)}; remove or fill those rows "
                            f"first (the learners need a value in every cell), or leave the column out. {LEAVE_OUT}")
@@ -525,8 +529,8 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
     if task not in ("classification", "regression"):
         raise DatasetError(f"task must be 'classification' or 'regression', got {task!r}")
     if len(df) < 2:
-        raise DatasetError("the CSV needs at least two data rows")
-    X = _feature_matrix(features)
+        raise DatasetError(f"{what} needs at least two data rows")
+    X = _feature_matrix(features, what)
     y, target_names, label_range = _label_vector(labels, task, label_column)
     columns = [str(c) for c in features.columns]
     if declared is None:  # a pair (low, high): one range per feature column

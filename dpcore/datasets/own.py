@@ -105,6 +105,9 @@ def as_dataset(data: DataLike, label: ArrayLike | str | None = None, *, task: st
     if y.ndim != 1 or y.shape[0] != frame.shape[0]:
         raise DatasetError(f"the labels must be one per row: X has {frame.shape[0]} rows, the labels have shape "
                            f"{y.shape}")
+    if (missing := int(pd.isna(y).sum())) > 0:
+        raise DatasetError(f"the labels have missing values ({missing} of {y.shape[0]} rows); remove those rows "
+                           "first (every row needs its label)")
     column = LABEL
     while column in frame.columns:
         column = "_" + column
