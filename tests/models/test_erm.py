@@ -318,3 +318,14 @@ def test_a_grid_search_spends_every_fits_epsilon_on_a_record_as_the_readme_says(
         spent_on_it = sum(eps for rows, eps in fits if (rows == record).all(axis=1).any())
         assert spent_on_it == pytest.approx((3 - 1) * 2 * sum(grid["epsilon"]) + search.best_params_["epsilon"])
     assert search.best_estimator_.epsilon_spent_ == search.best_params_["epsilon"]  # the refit's alone
+
+
+def test_an_undeclared_data_norm_is_warned_with_the_value_a_bounded_scaler_gives():
+    # it read "data_norm (the largest row norm) were inferred ...", with nothing on what to declare
+    from dpcore.datasets import BoundedScaler
+
+    rows = BoundedScaler(bounds=(-3, 3)).fit_transform(np.clip(X, -3, 3))
+    with pytest.warns(PrivacyLeakWarning, match=r"^data_norm \(the largest L2 norm of a row\) was not declared, so "
+                                                r"it was read from the private rows.*BoundedScaler.*at most "
+                                                rf"sqrt\({X.shape[1]}\) = {np.sqrt(X.shape[1]):.3g}"):
+        PrivateERMClassifier(epsilon=1, random_state=0).fit(rows, Y)
