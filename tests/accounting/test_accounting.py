@@ -11,6 +11,7 @@ from dpcore.accounting import (
     PrivacyLedger,
     advanced_composition,
     amplified_epsilon,
+    calibrate,
     calibrate_noise_multiplier,
     composition_comparison,
     dpsgd_epsilon,
@@ -23,7 +24,7 @@ from dpcore.accounting import (
 )
 from dpcore.accounting.composition import dpsgd_composition_bound
 from dpcore.accounting.ledger import pld_delta_slack
-from dpcore.exceptions import BudgetExceededError, DPCoreError
+from dpcore.exceptions import BudgetExceededError, DPCoreError, DPTypeError
 
 
 def test_golden_rdp_and_pld():
@@ -199,3 +200,12 @@ def test_ledger_odometer_and_budget():
         led.spend(dp_accounting.SelfComposedDpEvent(step, 100_000))
     assert len(led.events) == 2  # the refused event was not recorded
     assert led.epsilon == pytest.approx(e2)
+
+
+def test_calibrate_refuses_a_make_event_that_is_not_a_function_of_the_noise_by_name():
+    # a number was "'int' object is not callable" from inside the search; a function giving no event was
+    # "expected a dp_accounting DpEvent, got float"
+    with pytest.raises(DPTypeError, match=r"^make_event must be a function x -> DpEvent .*got int"):
+        calibrate(5, target_epsilon=1.0, delta=1e-5)
+    with pytest.raises(DPTypeError, match=r"^make_event\(1\.0\) gave a float, not a dp_accounting DpEvent"):
+        calibrate(lambda s: s, target_epsilon=1.0, delta=1e-5)
