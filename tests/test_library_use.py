@@ -267,6 +267,20 @@ def test_refusals_of_your_arrays_speak_of_your_data_not_of_a_csv_file_or_a_colum
         as_dataset(X[:1], y[:1], bounds=(-3, 3))
 
 
+def test_the_released_model_refuses_rows_with_missing_or_text_values_by_column():
+    # a NaN row was answered ('no' for every row of NaN ages), and a text cell was numpy's "could not convert"
+    res = dpcore.run_learner("dpsgd", _frame(), label="buys", bounds=BOUNDS, params={"epochs": 2})
+    new = _frame(10, seed=1).drop(columns="buys")
+    with pytest.raises(DPValueError, match=r"^X has missing or infinite values in column\(s\) 'age' \(2 of 10 "
+                                           r"rows\)"):
+        res.model.predict(new.assign(age=np.where(np.arange(10) < 2, np.nan, new.age)))
+    with pytest.raises(DPValueError, match=r"column\(s\) 'income' \(1 of 10 rows\)"):
+        res.predict(np.where(np.arange(2) == 1, np.where(np.arange(10) == 4, np.inf, 0.5)[:, None], new.to_numpy()))
+    with pytest.raises(DPValueError, match=r"^X's column\(s\) 'income' hold text"):
+        res.model.predict_proba(new.assign(income="high"))
+    assert len(res.model.predict(new)) == 10
+
+
 #: Learners that release a model, with small settings; the rest release answers only (or, for PATE, a student
 #: the result does not keep).
 RELEASED = [("dpsgd", "iris", {"epochs": 2}), ("non-private", "iris", {"epochs": 2}),

@@ -9,7 +9,14 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..exceptions import DPCoreError, DPCoreWarning, DPTypeError, DPValueError, PrivacyLeakWarning, user_stacklevel
-from ..validation import check_array, check_bounds, check_positive, clip_to_bounds, clip_to_norm
+from ..validation import (
+    check_array,
+    check_bounds,
+    check_positive,
+    clip_to_bounds,
+    clip_to_norm,
+    refuse_text_columns,
+)
 
 __all__ = [
     "resolve_bounds",
@@ -60,25 +67,6 @@ def _refuse_1d(X) -> None:
         )
 
 
-def _refuse_text_columns(X) -> None:
-    """A DataFrame's columns that hold text are named (scikit-learn's message names a cell: "could not convert
-    string to float: 'b'"), with how to encode them without reading the categories from the private rows."""
-    dtypes = getattr(X, "dtypes", None)
-    if dtypes is None or not hasattr(X, "columns"):
-        return
-    import pandas as pd
-
-    text = [str(c) for c, t in zip(X.columns, dtypes)
-            if not (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))
-            and X[c].map(lambda v: isinstance(v, str)).any()]
-    if text:
-        raise DPValueError(
-            f"X's column(s) {', '.join(map(repr, text[:5]))}{' ...' if len(text) > 5 else ''} hold text, which no "
-            "model here reads: encode them as numbers first (a category as 0/1 columns, e.g. "
-            "OneHotEncoder(categories=[[...]]) with the categories listed from what the column means, not read from "
-            "the rows, in a ColumnTransformer), or leave them out")
-
-
 def validate_X(estimator, X, *, reset: bool) -> np.ndarray:
     """``X`` as a 2-D float array, checked by scikit-learn's ``validate_data``.
 
@@ -87,7 +75,7 @@ def validate_X(estimator, X, *, reset: bool) -> np.ndarray:
     a message saying so, NaN and infinity with dpcore's message; errors are dpcore's.
     """
     _refuse_1d(X)
-    _refuse_text_columns(X)
+    refuse_text_columns(X)
     with _as_dpcore_errors():
         X = validate_data(estimator, X, reset=reset, dtype=np.float64, ensure_all_finite=False)
     return check_array(X, "X")
@@ -97,7 +85,7 @@ def validate_X_y(estimator, X, y, *, classifier: bool) -> tuple[np.ndarray, np.n
     """``(X, y)`` for ``fit``: X as in :func:`validate_X`; y 1-D, one per row, finite (numeric for regressors,
     discrete classes for classifiers; a column vector is accepted with scikit-learn's DataConversionWarning)."""
     _refuse_1d(X)
-    _refuse_text_columns(X)
+    refuse_text_columns(X)
     with _as_dpcore_errors():
         X, y = validate_data(estimator, X, y, dtype=np.float64, ensure_all_finite=False, y_numeric=not classifier)
         if classifier:
