@@ -248,9 +248,15 @@ class TrainResult:
 
     def predict_output(self, X) -> np.ndarray:
         """Raw model outputs (logits, or predictions for regression) for already-preprocessed ``X``."""
+        rows = np.asarray(X, dtype=np.float32)
+        if not np.isfinite(rows).all():  # NaN scores would answer the first class
+            bad = ~np.isfinite(rows.reshape(len(rows), -1))
+            raise DPValueError(f"X has missing or infinite values in column(s) "
+                               f"{', '.join(map(str, np.flatnonzero(bad.any(axis=0))[:5]))} "
+                               f"({int(bad.any(axis=1).sum())} of {len(rows)} rows): fill or remove those rows")
         m = self.model()
         with torch.no_grad():
-            return m(torch.as_tensor(np.asarray(X, dtype=np.float32))).cpu().numpy()
+            return m(torch.as_tensor(rows)).cpu().numpy()
 
     def predict_proba(self, X) -> np.ndarray:
         """Softmax outputs for classification."""

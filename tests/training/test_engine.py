@@ -207,6 +207,18 @@ def test_a_config_that_is_not_a_train_config_is_a_type_error_saying_how_to_make_
         train(X, y, {"epochs": 1, "noise_multiplier": 1.0})
 
 
+def test_a_train_result_refuses_to_answer_rows_with_missing_values():
+    # predict answered a row of NaN with class 0 (the argmax of NaN scores)
+    X, y = _data(n=20)
+    res = train(X, y, TrainConfig(model="linear", epochs=1, batch_size=5, noise_multiplier=1.0), n_outputs=2)
+    rows = X[:4].copy()
+    rows[1, 2] = np.nan
+    for answer in (res.predict, res.predict_proba, res.predict_output):
+        with pytest.raises(DPValueError, match=r"^X has missing or infinite values in column\(s\) 2 \(1 of 4 rows\)"):
+            answer(rows)
+    assert res.predict(X[:4]).shape == (4,)
+
+
 @pytest.mark.parametrize("momentum,weight_decay", [(0.0, 0.0), (0.9, 0.0), (0.5, 1e-3)])
 def test_plain_sgd_is_bitwise_torch_sgd(momentum, weight_decay):
     """The written-out SGD (no torch.optim import) takes exactly torch.optim.SGD's steps."""
