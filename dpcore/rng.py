@@ -16,13 +16,14 @@ import zlib
 
 import numpy as np
 
-from .exceptions import DPTypeError
+from .exceptions import DPTypeError, DPValueError
 
 
-def as_generator(seed: "int | np.random.Generator | str | None" = None) -> np.random.Generator:
+def as_generator(seed: "int | np.random.Generator | str | None" = None, *, name: str = "seed") -> np.random.Generator:
     """Return a :class:`numpy.random.Generator` from a seed, a generator or ``None``.
 
-    ``"secure"`` (:data:`SECURE`) or a :class:`SecureRandom` gives a :class:`SecureRandom`.
+    ``"secure"`` (:data:`SECURE`) or a :class:`SecureRandom` gives a :class:`SecureRandom`. ``name`` is what the
+    caller calls the seed, for the refusals (an estimator's ``random_state``).
 
     >>> bool(as_generator(0).integers(10) == as_generator(0).integers(10))
     True
@@ -35,9 +36,9 @@ def as_generator(seed: "int | np.random.Generator | str | None" = None) -> np.ra
         return np.random.default_rng()
     if isinstance(seed, (numbers.Integral, np.integer)) and not isinstance(seed, bool):
         if int(seed) < 0:
-            raise DPTypeError(f"seed must be a non-negative integer, got {seed}")
+            raise DPValueError(f"{name} must be a non-negative integer, got {seed}")
         return np.random.default_rng(int(seed))
-    raise DPTypeError(f"seed must be an int, a numpy Generator, 'secure' or None, got {type(seed).__name__}")
+    raise DPTypeError(f"{name} must be an int, a numpy Generator, 'secure' or None, got {type(seed).__name__}")
 
 
 def child_seed(rng: np.random.Generator) -> int:

@@ -19,6 +19,7 @@ import numpy as np
 from .exceptions import DPCoreWarning, DPTypeError, DPValueError, PrivacyLeakWarning, user_stacklevel
 
 __all__ = [
+    "refuse_text_columns",
     "check_epsilon",
     "check_real",
     "check_delta",
@@ -331,3 +332,22 @@ def warn_inferred_bounds(what: str = "bounds") -> None:
         PrivacyLeakWarning,
         stacklevel=user_stacklevel(),
     )
+
+
+def refuse_text_columns(X) -> None:
+    """A DataFrame's columns that hold text are named (scikit-learn's message names a cell: "could not convert
+    string to float: 'b'"), with how to encode them without reading the categories from the private rows."""
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is None or not hasattr(X, "columns"):
+        return
+    import pandas as pd
+
+    text = [str(c) for c, t in zip(X.columns, dtypes)
+            if not (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))
+            and X[c].map(lambda v: isinstance(v, str)).any()]
+    if text:
+        raise DPValueError(
+            f"X's column(s) {', '.join(map(repr, text[:5]))}{' ...' if len(text) > 5 else ''} hold text, which no "
+            "model here reads: encode them as numbers first (a category as 0/1 columns, e.g. "
+            "OneHotEncoder(categories=[[...]]) with the categories listed from what the column means, not read from "
+            "the rows, in a ColumnTransformer), or leave them out")

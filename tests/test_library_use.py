@@ -102,6 +102,26 @@ def test_private_erm_classifier_reports_an_event_a_ledger_spends():
     assert ledger.spend(clf.dp_event_) == pytest.approx(0.7)
 
 
+def test_a_ledger_given_a_result_instead_of_its_event_says_which_attribute_holds_it():
+    # "expected a dp_accounting DpEvent, got RunResult" left the reader to find .event (.dp_event, .dp_event_)
+    import torch
+
+    df = _frame()
+    run = dpcore.run_learner("erm-objective", df, label="buys", bounds=BOUNDS, epsilon=0.5)
+    trained = dpcore.train(np.zeros((20, 2)), np.arange(20) % 2, dpcore.TrainConfig(
+        epochs=1, batch_size=5, noise_multiplier=1.0), model=torch.nn.Linear(2, 2))
+    clf = PrivateERMClassifier(epsilon=0.7, data_norm=2**0.5, random_state=0).fit(
+        BoundedScaler(bounds=BOUNDS).fit_transform(df[["age", "income"]]), df["buys"])
+    ledger = PrivacyLedger(delta=1e-5)
+    for result, attribute in ((run, "event"), (trained, "dp_event"), (clf, "dp_event_")):
+        with pytest.raises(TypeError, match=rf"got {type(result).__name__}: pass its event, "
+                                            rf"\.{attribute}"):
+            ledger.spend(result)
+    with pytest.raises(TypeError, match=r"expected a dp_accounting DpEvent, got str$"):
+        ledger.epsilon_if("laplace")
+    assert len(ledger) == 0
+
+
 def test_a_non_private_learner_given_an_epsilon_says_it_is_a_reference():
     with pytest.warns(DPCoreWarning, match=r"'logreg' is a non-private reference: it ignores epsilon=1.0 .*"
                                            r"erm-objective"):
@@ -155,6 +175,110 @@ def test_as_dataset_refuses_labels_given_twice_or_missing():
         as_dataset("iris", "target")
     with pytest.raises(DPValueError, match=re.escape("releases no model")):
         dpcore.run_learner("output-perturbation", "iris", params={"epochs": 1}).predict(np.zeros((1, 4)))
+
+
+def test_a_column_the_messages_say_to_leave_out_is_left_out_with_drop_where_your_data_goes_in():
+    # the refusals of a text column or a missing value advise drop=, which run_learner and as_dataset did not take
+    df = _frame().assign(note="free text", city=lambda d: np.where(d.age > 50, "paris", "lyon"))
+    df.loc[3, "city"] = None
+    with pytest.raises(ValueError, match=r"drop="):
+        as_dataset(df, "buys", bounds=BOUNDS)
+    assert as_dataset(df, "buys", bounds=BOUNDS, drop=["note", "city"]).feature_names == ("age", "income")
+    res = dpcore.run_learner("erm-objective", df, label="buys", bounds=BOUNDS, drop=["note", "city"], epsilon=1.0)
+    assert res.model.feature_names == ("age", "income")
+    X = np.column_stack([df.age, df.income, np.full(len(df), np.nan)])
+    assert as_dataset(X, df["buys"].to_numpy(), bounds=(0, 100), drop="x2").feature_names == ("x0", "x1")
+    with pytest.raises(TypeError, match="describe your own data"):
+        as_dataset("iris", drop="sepal length (cm)")
+
+
+def test_a_csv_files_path_is_your_data_where_a_dataframe_is(tmp_path, monkeypatch):
+    # a path was read as a registry name ("the registry dataset 'my.csv' carries its own"; a Path: "X must be a 2-D
+    # array, got shape ()")
+    path = tmp_path / "my.csv"
+    _frame().to_csv(path, index=False)
+    expected = as_dataset(_frame(), "buys", bounds=BOUNDS, name="my.csv")
+    for source in (path, str(path)):
+        ds = as_dataset(source, "buys", bounds=BOUNDS)
+        assert ds.name == "my.csv" and ds.feature_names == expected.feature_names
+        np.testing.assert_array_equal(ds.X, expected.X)
+        np.testing.assert_array_equal(ds.y, expected.y)
+    monkeypatch.chdir(tmp_path)
+    res = dpcore.run_learner("erm-objective", "my.csv", label="buys", bounds=BOUNDS, epsilon=1.0)
+    assert res.dataset == "my.csv" and set(res.model.predict(_frame(5, seed=1).drop(columns="buys"))) <= {"yes", "no"}
+    with pytest.raises(ValueError, match=r"my\.csv.*label='column'"):
+        as_dataset(path)
+    with pytest.raises(ValueError, match=r"no file 'other\.csv'.*registry"):
+        as_dataset("other.csv", "buys")
+    with pytest.raises(ValueError, match=r"unknown dataset 'irsi'.*iris.*or give a CSV file's path"):
+        as_dataset("irsi")
+
+
+def test_numbers_in_an_object_array_are_read_as_numbers_and_numbers_as_text_are_named_so():
+    # df[[...]].to_numpy() of mixed columns gives an object array; its number columns were refused as "'x0' holds
+    # numbers, but 0 of its 240 cells are not (line  of the file)"
+    df = _frame()
+    X = df[["age", "income"]].astype(object).to_numpy()
+    assert X.dtype == object
+    ds = as_dataset(X, df["buys"].to_numpy(), bounds=(0, 100))
+    np.testing.assert_array_equal(ds.X, as_dataset(df[["age", "income"]].to_numpy(), df["buys"].to_numpy(),
+                                                   bounds=(0, 100)).X)
+    as_text = df.assign(age=df.age.map("{:.3f}".format))
+    with pytest.raises(ValueError, match=r"'age' holds numbers stored as text.*pd\.to_numeric") as err:
+        as_dataset(as_text, "buys", bounds=BOUNDS)
+    assert "0 of its" not in str(err.value)
+
+
+def test_true_false_columns_hold_zero_to_one_by_their_type_without_a_leak_warning(tmp_path):
+    # pd.get_dummies gives bool columns; their bounds were read from the rows with a PrivacyLeakWarning, when the
+    # type itself says 0 to 1 (a column all False would have had the range 0 to 0 of its rows)
+    df = _frame()
+    df["city"] = np.where(df.age > 50, "paris", "lyon")
+    df["smoker"] = np.zeros(len(df), dtype=bool)
+    encoded = pd.get_dummies(df, columns=["city"])
+    assert encoded["city_paris"].dtype == bool
+    encoded.to_csv(tmp_path / "encoded.csv", index=False)
+    for data in (encoded, tmp_path / "encoded.csv"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", dpcore.PrivacyLeakWarning)
+            ds = as_dataset(data, "buys", bounds=BOUNDS)
+        assert ds.inferred_bounds == ()
+        bools = [ds.feature_names.index(c) for c in ("smoker", "city_lyon", "city_paris")]
+        assert ds.bounds[0][bools].tolist() == [0.0] * 3 and ds.bounds[1][bools].tolist() == [1.0] * 3
+    with pytest.warns(dpcore.PrivacyLeakWarning, match=r"'age'"):  # a number column is still read, and said
+        as_dataset(encoded, "buys", bounds={"income": (0, 100)})
+
+
+def test_refusals_of_your_arrays_speak_of_your_data_not_of_a_csv_file_or_a_column_you_never_named():
+    # an array's infinite value was "the CSV has infinite values", a NaN label "missing values in column(s) 'label'
+    # ... or leave the column out", and a frame of one row "the CSV needs at least two data rows"
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    y = (X[:, 0] > 0).astype(float)
+    with pytest.raises(ValueError, match=r"^the DataFrame has infinite values in feature column\(s\) 'x1'") as err:
+        as_dataset(np.where(np.arange(2) == 1, np.inf, X), y, bounds=(-3, 3))
+    y_nan = y.copy()
+    y_nan[[3, 7]] = np.nan
+    with pytest.raises(ValueError, match=r"^the labels have missing values \(2 of 50 rows\); remove those rows") as err:
+        as_dataset(X, y_nan, bounds=(-3, 3))
+    assert "leave the column out" not in str(err.value)
+    with pytest.raises(ValueError, match=r"^the label column 'buys' has missing values \(1 of 240 rows\)"):
+        as_dataset(_frame().assign(buys=lambda d: d.buys.where(d.index != 5)), "buys", bounds=BOUNDS)
+    with pytest.raises(ValueError, match=r"^the DataFrame needs at least two data rows"):
+        as_dataset(X[:1], y[:1], bounds=(-3, 3))
+
+
+def test_the_released_model_refuses_rows_with_missing_or_text_values_by_column():
+    # a NaN row was answered ('no' for every row of NaN ages), and a text cell was numpy's "could not convert"
+    res = dpcore.run_learner("dpsgd", _frame(), label="buys", bounds=BOUNDS, params={"epochs": 2})
+    new = _frame(10, seed=1).drop(columns="buys")
+    with pytest.raises(DPValueError, match=r"^X has missing or infinite values in column\(s\) 'age' \(2 of 10 "
+                                           r"rows\)"):
+        res.model.predict(new.assign(age=np.where(np.arange(10) < 2, np.nan, new.age)))
+    with pytest.raises(DPValueError, match=r"column\(s\) 'income' \(1 of 10 rows\)"):
+        res.predict(np.where(np.arange(2) == 1, np.where(np.arange(10) == 4, np.inf, 0.5)[:, None], new.to_numpy()))
+    with pytest.raises(DPValueError, match=r"^X's column\(s\) 'income' hold text"):
+        res.model.predict_proba(new.assign(income="high"))
+    assert len(res.model.predict(new)) == 10
 
 
 #: Learners that release a model, with small settings; the rest release answers only (or, for PATE, a student

@@ -8,7 +8,7 @@ from typing import Callable
 
 import dp_accounting
 
-from ..exceptions import DPCoreWarning, DPValueError, user_stacklevel
+from ..exceptions import DPCoreWarning, DPTypeError, DPValueError, user_stacklevel
 from ..teaching.verdict import epsilon_text
 from ..validation import check_delta, check_epsilon, check_fraction, check_int, check_positive
 from .accountants import PLD_DISCRETIZATION, check_accountant, pld_discretization_for
@@ -91,6 +91,9 @@ def calibrate(
     >>> 10.0 <= b < 10.01
     True
     """
+    if not callable(make_event):
+        raise DPTypeError("make_event must be a function x -> DpEvent of the noise parameter (e.g. lambda s: "
+                          f"dpsgd_event(noise_multiplier=s, ...)), got {type(make_event).__name__}")
     target = check_epsilon(target_epsilon, "target_epsilon")
     delta = check_delta(delta)
     check_accountant(accountant)
@@ -99,8 +102,10 @@ def calibrate(
     guess = min(max(check_positive(guess, "guess"), lower), upper)
 
     def spent(x: float, acct: str, grid: float) -> float:
-        return epsilon_of_event(make_event(x), delta=delta, accountant=acct, neighbouring=rel,
-                                pld_discretization=grid)
+        event = make_event(x)
+        if not isinstance(event, dp_accounting.DpEvent):
+            raise DPTypeError(f"make_event({float(x)!r}) gave a {type(event).__name__}, not a dp_accounting DpEvent")
+        return epsilon_of_event(event, delta=delta, accountant=acct, neighbouring=rel, pld_discretization=grid)
 
     def solve(acct: str, grid: float, start: float, width: float = 1e-7) -> float:
         return _solve(lambda x: spent(x, acct, grid), target, start, lower, upper, width=width,

@@ -9,7 +9,7 @@ from typing import Any, Iterator
 import attr
 import dp_accounting
 
-from ..exceptions import DPValueError
+from ..exceptions import DPTypeError, DPValueError
 from ..validation import check_fraction, check_int, check_positive
 
 
@@ -101,7 +101,10 @@ def flatten(event: dp_accounting.DpEvent, count: int = 1) -> Iterator[tuple[dp_a
     [(LaplaceDpEvent(noise_multiplier=1.0), 3), (LaplaceDpEvent(noise_multiplier=1.0), 3)]
     """
     if not isinstance(event, dp_accounting.DpEvent):
-        raise DPValueError(f"expected a dp_accounting DpEvent, got {type(event).__name__}")
+        held = next((name for name in ("event", "dp_event", "dp_event_")  # a run's, train()'s, an estimator's
+                     if isinstance(getattr(event, name, None), dp_accounting.DpEvent)), None)
+        raise DPTypeError(f"expected a dp_accounting DpEvent, got {type(event).__name__}"
+                          + (f": pass its event, .{held}" if held else ""))
     if isinstance(event, dp_accounting.NoOpDpEvent) or count == 0:
         return
     if isinstance(event, dp_accounting.SelfComposedDpEvent):

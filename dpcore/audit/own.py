@@ -182,9 +182,15 @@ def audit(
 
 def _released_model(model: Any) -> Any:
     """A run's result stands for the model it released: ``run_learner(...)``'s ``model`` (refused by name where
-    the learner releases answers, not a model)."""
+    the learner releases answers, not a model), and a :func:`~dpcore.train` result its torch module, scored by
+    its loss (the result's ``predict`` gives classes, whose squared error would be a weaker 0/1 score)."""
+    import sys
+
     from ..learners.base import RunResult  # here: dpcore.audit is imported where the learners are not
 
+    engine = sys.modules.get("dpcore.training.engine")  # a TrainResult exists only once training is loaded
+    if engine is not None and isinstance(model, engine.TrainResult):
+        return model.model()
     if not isinstance(model, RunResult):
         return model
     if model.model is None:

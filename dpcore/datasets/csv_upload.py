@@ -385,6 +385,9 @@ def _why_not_numeric(name, column: pd.Series) -> str:
                 "70kg): write the bare numbers (in a spreadsheet, format the column as a plain number), and declare "
                 "its bounds in those units.")
     numbers = pd.to_numeric(text, errors="coerce").notna().to_numpy()
+    if numbers.all():  # a DataFrame's column of numbers written as text (a file's are read as numbers)
+        return (f"{name!r} holds numbers stored as text (dtype {column.dtype}): convert the column first "
+                f"(df[{name!r}] = pd.to_numeric(df[{name!r}])).")
     if numbers.any():
         lines = [str(i + 2) for i in np.flatnonzero(~numbers)[:3]]  # the header is line 1
         k = int((~numbers).sum())
@@ -399,8 +402,9 @@ def _why_not_numeric(name, column: pd.Series) -> str:
     return ""
 
 
-def _feature_matrix(features: pd.DataFrame) -> np.ndarray:
+def _feature_matrix(features: pd.DataFrame, what: str = "the CSV") -> np.ndarray:
     """The feature columns as floats, refused by name when one is not numeric, infinite or too large."""
+    features = features.infer_objects()  # an object array's columns of numbers (X = df.to_numpy() of mixed columns)
     non_numeric = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]
     if non_numeric:
         why = {c: _why_not_numeric(c, features[c]) for c in non_numeric}
@@ -412,7 +416,7 @@ def _feature_matrix(features: pd.DataFrame) -> np.ndarray:
     X = features.to_numpy(dtype=float)
     if not np.all(np.isfinite(X)):
         bad = [str(c) for c, ok in zip(features.columns, np.isfinite(X).all(axis=0)) if not ok]
-        raise DatasetError(f"the CSV has infinite values in feature column(s) {_names(bad)}; remove them first")
+        raise DatasetError(f"{what} has infinite values in feature column(s) {_names(bad)}; remove them first")
     too_large = [str(c) for c, m in zip(features.columns, np.abs(X).max(axis=0)) if m > MAX_ABS_VALUE]
     if too_large:
         raise DatasetError(f"feature column(s) {_names(too_large)} hold values beyond {MAX_ABS_VALUE:.0e} in "
@@ -512,6 +516,10 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
                                f"row of {what}: drop {'it' if one else 'them'}"
                                + (f"; {label_column!r} is the label column: choose another" if label_column in empty
                                   else f". {LEAVE_OUT}"))
+        if df[label_column].isna().any():  # a label cannot be left out as a feature column can
+            raise DatasetError(f"the label column {label_column!r} has missing values "
+                               f"({int(df[label_column].isna().sum())} of {len(df)} rows); remove those rows first "
+                               "(every row needs its label)")
         bad = [f"{str(c)!r} ({int(df[c].isna().sum())} of {len(df)} rows)" for c in df.columns if df[c].isna().any()]
         raise DatasetError(f"{what} has missing values in column(s) {', '.join(bad)}; remove or fill those rows "
                            f"first (the learners need a value in every cell), or leave the column out. {LEAVE_OUT}")
@@ -521,14 +529,17 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
     if task not in ("classification", "regression"):
         raise DatasetError(f"task must be 'classification' or 'regression', got {task!r}")
     if len(df) < 2:
-        raise DatasetError("the CSV needs at least two data rows")
-    X = _feature_matrix(features)
+        raise DatasetError(f"{what} needs at least two data rows")
+    X = _feature_matrix(features, what)
     y, target_names, label_range = _label_vector(labels, task, label_column)
     columns = [str(c) for c in features.columns]
     if declared is None:  # a pair (low, high): one range per feature column
         declared = bounds_by_column(bounds, columns)
     _warn_identifiers(columns, X)
     feature_bounds, declared_label = _declared(columns, str(label_column), task, declared, left_out)
+    for c, column in zip(columns, features.columns):  # True/False: 0 to 1 by the type, read from no row
+        if c not in feature_bounds and pd.api.types.is_bool_dtype(features[column]):
+            feature_bounds[c] = (0.0, 1.0)
     inferred = [c for c in columns if c not in feature_bounds] + ([str(label_column)] if task == "regression"
                                                                    and declared_label is None else [])
     if inferred:

@@ -162,6 +162,7 @@ def run_learner(
     bounds: Any = None,
     class_shares: Any = None,
     task: str | None = None,
+    drop: Any = (),
     epsilon: float | None = None,
     delta: float = DELTA,
     seed: int | None = 0,
@@ -174,10 +175,11 @@ def run_learner(
     """Run a registered learner on a dataset name, a Dataset, a Split, or your own DataFrame or arrays.
 
     ``data`` is a registry name (``"iris"``), a :class:`~dpcore.datasets.Dataset`, a
-    :class:`~dpcore.datasets.Split`, a pandas DataFrame with the label column named by ``label``, a pair
-    ``(X, y)``, or an array ``X`` with ``label=y``; ``bounds`` declares your data's ranges and ``task`` its kind
-    (see :func:`dpcore.datasets.as_dataset`). The split is deterministic in ``seed``; ``train_fraction`` keeps
-    that share of the training rows (the test rows are unchanged).
+    :class:`~dpcore.datasets.Split`, a pandas DataFrame or a CSV file's path with the label column named by
+    ``label``, a pair ``(X, y)``, or an array ``X`` with ``label=y``; ``bounds`` declares your data's ranges,
+    ``task`` its kind and ``drop`` the columns to leave out (see :func:`dpcore.datasets.as_dataset`).
+    The split is deterministic in ``seed``; ``train_fraction`` keeps that share of the training rows (the test
+    rows are unchanged).
 
     ``class_shares`` declares a classification label's class shares as public knowledge (``"fraud=0.07,
     review=0.05, ok=0.88"``, or on a Dataset with :meth:`~dpcore.datasets.Dataset.with_class_shares`): a learner
@@ -199,10 +201,10 @@ def run_learner(
     """
     spec = get_learner(name)
     if not isinstance(data, Split):
-        data = as_dataset(data, label, task=task, bounds=bounds, class_shares=class_shares)
-    elif label is not None or bounds is not None or task is not None or class_shares is not None:
-        raise DPValueError("label=, bounds=, class_shares= and task= describe your own data; a Split carries its "
-                           "own (declare the shares on its Dataset: dataset.with_class_shares(...))")
+        data = as_dataset(data, label, task=task, bounds=bounds, class_shares=class_shares, drop=drop)
+    elif label is not None or bounds is not None or task is not None or class_shares is not None or drop:
+        raise DPValueError("label=, bounds=, class_shares=, task= and drop= describe your own data; a Split carries "
+                           "its own (declare the shares on its Dataset: dataset.with_class_shares(...))")
     if secure:
         if seed is not None:
             raise DPValueError(f"seed={seed!r} with secure=True: secure noise cannot be seeded (anyone who knew the "

@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 
 from ..defaults import EPSILON
+from ..exceptions import DPValueError
+from ..validation import refuse_text_columns
 from .knobs import Knob, Wording
 
 if TYPE_CHECKING:  # the registry is read without dp_accounting (a sweep answered from its cache)
@@ -116,20 +118,23 @@ class ReleasedModel:
         if isinstance(X, pd.DataFrame):
             missing = [c for c in self.feature_names if c not in set(X.columns.astype(str))]
             if missing:
-                from ..exceptions import DPValueError
-
                 raise DPValueError(f"X lacks the feature column(s) {', '.join(map(repr, missing))} the model was "
                                    "trained on")
             X = X.rename(columns=str)[list(self.feature_names)]
+            refuse_text_columns(X)
         A = np.asarray(X, dtype=float)
         if A.ndim == 1:
             A = A[None, :]
         if A.ndim != 2 or A.shape[1] != len(self.feature_names):
-            from ..exceptions import DPValueError
-
             names = ", ".join(self.feature_names[:5]) + (" ..." if len(self.feature_names) > 5 else "")
             raise DPValueError(f"X has shape {A.shape}; the model takes rows of {len(self.feature_names)} features "
                                f"({names})")
+        if not np.isfinite(A).all():  # a NaN row would be answered (the argmax of NaN scores is the first class)
+            bad = ~np.isfinite(A)
+            named = [repr(c) for c, hit in zip(self.feature_names, bad.any(axis=0)) if hit]
+            raise DPValueError(f"X has missing or infinite values in column(s) {', '.join(named[:5])} "
+                               f"({int(bad.any(axis=1).sum())} of {A.shape[0]} rows): the model answers rows of "
+                               "numbers only; fill or remove those rows")
         return A if self.transform is None else self.transform(A)
 
     def predict(self, X) -> np.ndarray:

@@ -4,6 +4,12 @@ Every estimator stores its parameters in ``__init__`` only; ``fit`` validates,
 builds its RNG from ``random_state``, clips to the declared bounds (warning when
 anything moved), spends its budget, sets ``epsilon_spent_`` / ``dp_event_`` and
 returns ``self``. Bounds inferred from the data raise a PrivacyLeakWarning.
+
+In scikit-learn's ``cross_val_score`` or ``GridSearchCV`` every fit spends its ``epsilon`` on the rows it is
+given and fits on overlapping rows compose: with ``cv=k`` each record is in ``k - 1`` fits per candidate, plus
+the refit, and the best estimator's ``epsilon_spent_`` covers its refit only. The scores compared are read from
+private held-out rows without noise, which no epsilon covers; choose settings on public data or privately
+(:func:`private_tune_regularization`, Chaudhuri et al. 2011, Algorithm 4).
 """
 from .erm import (
     ERMClassifier,

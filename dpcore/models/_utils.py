@@ -9,7 +9,14 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..exceptions import DPCoreError, DPCoreWarning, DPTypeError, DPValueError, PrivacyLeakWarning, user_stacklevel
-from ..validation import check_array, check_bounds, check_positive, clip_to_bounds, clip_to_norm
+from ..validation import (
+    check_array,
+    check_bounds,
+    check_positive,
+    clip_to_bounds,
+    clip_to_norm,
+    refuse_text_columns,
+)
 
 __all__ = [
     "resolve_bounds",
@@ -68,6 +75,7 @@ def validate_X(estimator, X, *, reset: bool) -> np.ndarray:
     a message saying so, NaN and infinity with dpcore's message; errors are dpcore's.
     """
     _refuse_1d(X)
+    refuse_text_columns(X)
     with _as_dpcore_errors():
         X = validate_data(estimator, X, reset=reset, dtype=np.float64, ensure_all_finite=False)
     return check_array(X, "X")
@@ -77,6 +85,7 @@ def validate_X_y(estimator, X, y, *, classifier: bool) -> tuple[np.ndarray, np.n
     """``(X, y)`` for ``fit``: X as in :func:`validate_X`; y 1-D, one per row, finite (numeric for regressors,
     discrete classes for classifiers; a column vector is accepted with scikit-learn's DataConversionWarning)."""
     _refuse_1d(X)
+    refuse_text_columns(X)
     with _as_dpcore_errors():
         X, y = validate_data(estimator, X, y, dtype=np.float64, ensure_all_finite=False, y_numeric=not classifier)
         if classifier:

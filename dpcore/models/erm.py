@@ -14,13 +14,14 @@ every row the algorithm sees has norm at most 1 as the theorems require.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, ClassifierMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from ..accounting.events import EpsilonDeltaDpEvent
-from ..exceptions import DPValueError
+from ..exceptions import DPValueError, PrivacyLeakWarning, user_stacklevel
 from ..mechanisms import Exponential, L2LaplaceVector
 from ..rng import as_generator, child_seed
 from ..runtime.workload import NUMPY_THROUGHPUT, Work, check_work
@@ -262,7 +263,7 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         n_components = check_int(self.n_components, "n_components", minimum=1)
         gamma = check_positive(self.gamma, "gamma")
         X = validate_X(self, X, reset=True)
-        rng = as_generator(self.random_state)
+        rng = as_generator(self.random_state, name="random_state")
         self.random_weights_ = rng.normal(0.0, math.sqrt(2.0 * gamma), size=(X.shape[1], n_components))
         self.random_offset_ = rng.uniform(0.0, 2.0 * math.pi, size=n_components)
         self._n_features_out = n_components
@@ -419,12 +420,15 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
                 f"y has a single class ({plain(classes[0])!r}); one class gives a classifier nothing to tell apart, "
                 "the training data needs at least two classes"
             )
-        rng = as_generator(self.random_state)
+        rng = as_generator(self.random_state, name="random_state")
         eps = check_epsilon(self.epsilon) if self._private else math.inf
         if self.data_norm is None:
-            from ..validation import warn_inferred_bounds
-
-            warn_inferred_bounds("data_norm (the largest row norm)")
+            warnings.warn(
+                "data_norm (the largest L2 norm of a row) was not declared, so it was read from the private rows: "
+                "this leaks privacy beyond the stated epsilon. Declare data_norm= from what the features can hold: "
+                "rows a BoundedScaler maps onto its default range (-1, 1) have norm at most "
+                f"sqrt({X.shape[1]}) = {math.sqrt(X.shape[1]):.3g}",
+                PrivacyLeakWarning, stacklevel=user_stacklevel())
             self.data_norm_ = float(max(np.linalg.norm(X, axis=1).max(), 1e-12))
         else:
             self.data_norm_ = check_positive(self.data_norm, "data_norm")

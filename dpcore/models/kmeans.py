@@ -439,7 +439,7 @@ class LloydKMeans(_BoxKMeans):
         self.random_state = random_state
 
     def fit(self, X, y=None) -> "LloydKMeans":
-        rng = as_generator(self.random_state)
+        rng = as_generator(self.random_state, name="random_state")
         Z, k = self._prepare(X)
         c, _, it = lloyd(Z, k, rng=rng, n_init=check_int(self.n_init, "n_init", minimum=1),
                          max_iter=check_int(self.max_iter, "max_iter", minimum=1))
@@ -565,7 +565,7 @@ class DPLloydKMeans(_BoxKMeans):
             raise DPValueError(f"init must be 'auto', 'grid', 'sphere_packing' or 'uniform', got {self.init!r}")
         m = check_int(self.grid_size, "grid_size", minimum=2)
         rel = Neighbouring.of(self.neighbouring)
-        rng = as_generator(self.random_state)
+        rng = as_generator(self.random_state, name="random_state")
         Z, k = self._prepare(X)
         d = Z.shape[1]
         init = self.init
@@ -671,7 +671,7 @@ class InputPerturbationKMeans(_BoxKMeans):
 
     def fit(self, X, y=None) -> "InputPerturbationKMeans":
         epsilon = check_epsilon(self.epsilon)
-        rng = as_generator(self.random_state)
+        rng = as_generator(self.random_state, name="random_state")
         Z, k = self._prepare(X)
         d = Z.shape[1]
         # replace-one: a record moves anywhere in [-1, 1]^d, by at most 2 d in L1 norm

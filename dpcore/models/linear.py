@@ -264,7 +264,7 @@ class FunctionalMechanismRegressor(_BoundedRegressor):
 
     def fit(self, X, y) -> "FunctionalMechanismRegressor":
         eps = check_epsilon(self.epsilon)
-        rng = as_generator(self.random_state)
+        rng = as_generator(self.random_state, name="random_state")
         Xu, yu = self._prepare(X, y)
         n, d = Xu.shape
         from .kmeans import _resolve_l1

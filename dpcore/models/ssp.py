@@ -169,7 +169,7 @@ class SSPRegressor(_BoundedRegressor):
         if not isinstance(self.adaptive, (bool, np.bool_)):
             raise DPValueError(f"adaptive must be True or False, got {self.adaptive!r}")
         adaptive = bool(self.adaptive)
-        rng = as_generator(self.random_state)
+        rng = as_generator(self.random_state, name="random_state")
         Xu, yu = self._prepare(X, y)
         n, d = Xu.shape
         check_n_at_least(n, 2, "SSPRegressor.fit")

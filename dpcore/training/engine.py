@@ -248,9 +248,15 @@ class TrainResult:
 
     def predict_output(self, X) -> np.ndarray:
         """Raw model outputs (logits, or predictions for regression) for already-preprocessed ``X``."""
+        rows = np.asarray(X, dtype=np.float32)
+        if not np.isfinite(rows).all():  # NaN scores would answer the first class
+            bad = ~np.isfinite(rows.reshape(len(rows), -1))
+            raise DPValueError(f"X has missing or infinite values in column(s) "
+                               f"{', '.join(map(str, np.flatnonzero(bad.any(axis=0))[:5]))} "
+                               f"({int(bad.any(axis=1).sum())} of {len(rows)} rows): fill or remove those rows")
         m = self.model()
         with torch.no_grad():
-            return m(torch.as_tensor(np.asarray(X, dtype=np.float32))).cpu().numpy()
+            return m(torch.as_tensor(rows)).cpu().numpy()
 
     def predict_proba(self, X) -> np.ndarray:
         """Softmax outputs for classification."""
@@ -746,7 +752,8 @@ def train(
     """
     t0 = time.perf_counter()
     if not isinstance(config, TrainConfig):
-        raise DPValueError(f"config must be a TrainConfig, got {type(config).__name__}")
+        raise DPTypeError(f"config must be a TrainConfig, got {type(config).__name__}"
+                          + (": TrainConfig(**settings) makes one from a dict" if isinstance(config, dict) else ""))
     for name, hook in (("extra_gradients", extra_gradients), ("on_step", on_step)):
         if hook is not None and not config.private:
             raise DPValueError(f"{name} needs a private run (private=True): it acts on the noisy clipped sum")
@@ -762,6 +769,10 @@ def train(
             model.to(device)
         # before anything is costed or allocated: refused by what does not fit, and lazy layers sized
         _check_fits(model, data, config.task, loss, private=config.private)
+        if not any(p.requires_grad for p in model.parameters()):  # after _check_fits: lazy layers are sized now
+            raise DPValueError(f"model has no trainable parameters ({type(model).__name__} holds none, or every one "
+                               "is frozen with requires_grad=False): training would change nothing. Unfreeze the "
+                               "layers to train (requires_grad_(True))")
     n_records = data.n + (extra_gradients.count if extra_gradients is not None else 0)
     # refused here, before the accountant's grid, the model or a batch is allocated
     check_work(training_work(config, n_records, data.X.shape[1], data.n_outputs, image_shape) if model is None

@@ -11,6 +11,7 @@ from dpcore.accounting import (
     PrivacyLedger,
     advanced_composition,
     amplified_epsilon,
+    calibrate,
     calibrate_noise_multiplier,
     composition_comparison,
     dpsgd_epsilon,
@@ -23,7 +24,7 @@ from dpcore.accounting import (
 )
 from dpcore.accounting.composition import dpsgd_composition_bound
 from dpcore.accounting.ledger import pld_delta_slack
-from dpcore.exceptions import BudgetExceededError, DPCoreError
+from dpcore.exceptions import BudgetExceededError, DPCoreError, DPTypeError
 
 
 def test_golden_rdp_and_pld():
@@ -225,3 +226,12 @@ def test_an_add_remove_guarantee_restated_for_a_record_replaced_holds_for_the_ga
     assert replace_one_guarantee(2.0, 0.5) == (math.inf, 1.0)  # (1 + e^2) * 0.5 > 1: no bound, never a smaller one
     assert replace_one_guarantee(1e6, 1e-9) == (math.inf, 1.0)  # e^eps overflows
     assert replace_one_guarantee(3.0, 0.0) == (6.0, 0.0)
+
+
+def test_calibrate_refuses_a_make_event_that_is_not_a_function_of_the_noise_by_name():
+    # a number was "'int' object is not callable" from inside the search; a function giving no event was
+    # "expected a dp_accounting DpEvent, got float"
+    with pytest.raises(DPTypeError, match=r"^make_event must be a function x -> DpEvent .*got int"):
+        calibrate(5, target_epsilon=1.0, delta=1e-5)
+    with pytest.raises(DPTypeError, match=r"^make_event\(1\.0\) gave a float, not a dp_accounting DpEvent"):
+        calibrate(lambda s: s, target_epsilon=1.0, delta=1e-5)

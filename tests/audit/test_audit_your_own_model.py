@@ -51,6 +51,27 @@ def test_a_run_result_is_audited_through_the_model_it_released():
         audit(answers, members, non_members)
 
 
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_a_train_result_is_audited_through_its_module_by_its_loss(task):
+    # a train() result has predict but no classes_: it was scored by the squared error of its predicted class, a
+    # 0/1 score that ties most rows, and a weaker attack than the module's own cross-entropy, without a word
+    from torch import nn
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 10)).astype(np.float32)
+    y = rng.integers(0, 2, 200) if task == "classification" else rng.normal(size=200)
+    members, non_members = (X[:100], y[:100]), (X[100:], y[100:])
+    net = nn.Sequential(nn.Linear(10, 64), nn.Tanh(), nn.Linear(64, 2 if task == "classification" else 1))
+    config = dpcore.TrainConfig(epochs=30, batch_size=100, private=False, optimizer="adam", learning_rate=0.01,
+                                task=task)
+    result = dpcore.train(*members, config, model=net)
+    through_result = audit(result, members, non_members, rng=0)
+    through_module = audit(result.model(), members, non_members, rng=0)
+    assert (through_result.auc, through_result.epsilon_lower_bound) == (through_module.auc,
+                                                                       through_module.epsilon_lower_bound)
+    assert through_result.auc > 0.6  # the memorised random labels are found
+
+
 def test_a_torch_classifier_is_scored_by_cross_entropy_whatever_the_labels_dtype():
     import torch
     from torch import nn

@@ -293,3 +293,39 @@ def test_huber_loss_matches_chaudhuri_eq7_and_does_not_overflow_for_huge_h():
     assert np.all(np.isfinite(val)) and np.all(np.isfinite(grad))
     clf = PrivateERMClassifier(epsilon=1.0, model="svm", huber_h=1e300, data_norm=1.0, random_state=0).fit(X, Y)
     assert np.all(np.isfinite(clf.coef_))
+
+
+def test_a_grid_search_spends_every_fits_epsilon_on_a_record_as_the_readme_says():
+    # the README's arithmetic for GridSearchCV: each record is in k - 1 fits per candidate plus the refit, and the
+    # best estimator's epsilon_spent_ covers its refit only
+    from sklearn.model_selection import GridSearchCV
+
+    fits = []
+
+    class Recording(PrivateERMClassifier):
+        def fit(self, X, y):
+            super().fit(X, y)
+            fits.append((np.asarray(X).copy(), self.epsilon_spent_))
+            return self
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(90, 2))
+    y = (X[:, 0] > 0).astype(int)
+    grid = {"epsilon": [0.5, 1.0, 2.0], "model": ["logreg", "svm"]}
+    search = GridSearchCV(Recording(data_norm=1.5, random_state=0), grid, cv=3).fit(X, y)
+    assert len(fits) == 6 * 3 + 1
+    for record in X[:5]:
+        spent_on_it = sum(eps for rows, eps in fits if (rows == record).all(axis=1).any())
+        assert spent_on_it == pytest.approx((3 - 1) * 2 * sum(grid["epsilon"]) + search.best_params_["epsilon"])
+    assert search.best_estimator_.epsilon_spent_ == search.best_params_["epsilon"]  # the refit's alone
+
+
+def test_an_undeclared_data_norm_is_warned_with_the_value_a_bounded_scaler_gives():
+    # it read "data_norm (the largest row norm) were inferred ...", with nothing on what to declare
+    from dpcore.datasets import BoundedScaler
+
+    rows = BoundedScaler(bounds=(-3, 3)).fit_transform(np.clip(X, -3, 3))
+    with pytest.warns(PrivacyLeakWarning, match=r"^data_norm \(the largest L2 norm of a row\) was not declared, so "
+                                                r"it was read from the private rows.*BoundedScaler.*at most "
+                                                rf"sqrt\({X.shape[1]}\) = {np.sqrt(X.shape[1]):.3g}"):
+        PrivateERMClassifier(epsilon=1, random_state=0).fit(rows, Y)

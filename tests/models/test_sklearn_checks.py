@@ -14,6 +14,7 @@ from sklearn.base import BaseEstimator, clone, is_classifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import dpcore.models as models
+from dpcore.datasets import BoundedScaler
 from dpcore.exceptions import DPTypeError, DPValueError
 from dpcore.models import PrivateERMClassifier
 
@@ -110,3 +111,31 @@ def test_bad_input_is_refused_with_a_dpcore_error_that_says_what_to_do(estimator
     apply = est.transform if hasattr(est, "transform") and not hasattr(est, "predict") else est.predict
     with pytest.raises(DPValueError, match="X has 2 features, but .* is expecting 3 features"):
         apply(X[:, :2])
+
+
+@pytest.mark.filterwarnings("ignore::dpcore.exceptions.PrivacyLeakWarning")
+@pytest.mark.parametrize("estimator", [e for e in ESTIMATORS if "random_state" in e.get_params()], ids=repr)
+def test_a_bad_random_state_is_refused_naming_random_state(estimator):
+    # the messages said "seed must be ...", a parameter these estimators do not have (and -1 was a TypeError)
+    X, y = _fit_data(estimator)
+    with pytest.raises(DPTypeError, match=r"^random_state must be an int, a numpy Generator, 'secure' or None, got "
+                                          r"str"):
+        clone(estimator).set_params(random_state="0").fit(X, y)
+    with pytest.raises(DPValueError, match=r"^random_state must be a non-negative integer, got -1"):
+        clone(estimator).set_params(random_state=-1).fit(X, y)
+
+
+@pytest.mark.filterwarnings("ignore::dpcore.exceptions.PrivacyLeakWarning")
+@pytest.mark.parametrize("estimator", ESTIMATORS + [BoundedScaler(bounds=(-1, 1))], ids=repr)
+def test_a_dataframes_text_column_is_refused_by_name(estimator):
+    # scikit-learn's "could not convert string to float: 'b'" named a cell, not its column
+    import pandas as pd
+
+    X, y = _fit_data(estimator)
+    frame = pd.DataFrame(X, columns=["age", "income", "weight"]).assign(city=np.where(X[:, 0] > 0, "a", "b"))
+    with pytest.raises(DPValueError, match=r"X's column\(s\) 'city' hold text.*OneHotEncoder.*ColumnTransformer"):
+        clone(estimator).fit(frame, y)
+    fitted = clone(estimator).fit(frame.drop(columns="city"), y)
+    apply = fitted.transform if hasattr(fitted, "transform") and not hasattr(fitted, "predict") else fitted.predict
+    with pytest.raises(DPValueError, match=r"X's column\(s\) 'city' hold text"):
+        apply(frame.drop(columns="weight"))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from dpcore.exceptions import DPCoreWarning, DPValueError
+from dpcore.exceptions import DPCoreWarning, DPTypeError, DPValueError
 from dpcore.training import GhostClipper, TrainConfig, build_model, train
 from dpcore.training.step import private_gradient
 
@@ -198,6 +198,25 @@ def test_bad_data_errors():
         train(X, y, cfg.replace(batch_size=5, model="cnn"), n_outputs=2)
     with pytest.raises(DPValueError, match="NaN"):
         train(np.full((20, 6), np.nan), y, cfg.replace(batch_size=5), n_outputs=2)
+
+
+def test_a_config_that_is_not_a_train_config_is_a_type_error_saying_how_to_make_one():
+    # it was a ValueError: a wrong type is a TypeError everywhere else in the library
+    X, y = _data(n=20)
+    with pytest.raises(DPTypeError, match=r"config must be a TrainConfig, got dict: TrainConfig\(\*\*settings\)"):
+        train(X, y, {"epochs": 1, "noise_multiplier": 1.0})
+
+
+def test_a_train_result_refuses_to_answer_rows_with_missing_values():
+    # predict answered a row of NaN with class 0 (the argmax of NaN scores)
+    X, y = _data(n=20)
+    res = train(X, y, TrainConfig(model="linear", epochs=1, batch_size=5, noise_multiplier=1.0), n_outputs=2)
+    rows = X[:4].copy()
+    rows[1, 2] = np.nan
+    for answer in (res.predict, res.predict_proba, res.predict_output):
+        with pytest.raises(DPValueError, match=r"^X has missing or infinite values in column\(s\) 2 \(1 of 4 rows\)"):
+            answer(rows)
+    assert res.predict(X[:4]).shape == (4,)
 
 
 @pytest.mark.parametrize("momentum,weight_decay", [(0.0, 0.0), (0.9, 0.0), (0.5, 1e-3)])

@@ -412,3 +412,14 @@ def test_a_module_of_lazy_layers_is_sized_on_the_rows_and_trained():
     model = nn.Sequential(nn.LazyLinear(5), nn.Tanh(), nn.LazyLinear(2))
     res = train(X, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=model)
     assert res.steps > 0 and model[0].in_features == 4 and type(model[2]) is nn.Linear
+
+
+@pytest.mark.parametrize("private", [True, False], ids=["private", "non-private"])
+@pytest.mark.parametrize("make", [lambda: nn.Sequential(nn.Flatten()), lambda: nn.Linear(3, 2).requires_grad_(False)],
+                         ids=["no parameters", "all frozen"])
+def test_a_module_with_no_trainable_parameters_is_refused_by_name(make, private):
+    # it was an IndexError deep in the private step (a RuntimeError from autograd without privacy)
+    X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20) % 2
+    config = TrainConfig(epochs=1, batch_size=5, **({"noise_multiplier": 1.0} if private else {"private": False}))
+    with pytest.raises(DPValueError, match=r"model has no trainable parameters.*requires_grad"):
+        train(X, y, config, model=make())
