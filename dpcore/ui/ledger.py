@@ -9,6 +9,7 @@ and :func:`show_session_total` says the total in one caption.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import dp_accounting
