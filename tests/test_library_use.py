@@ -98,25 +98,45 @@ def test_private_erm_classifier_reports_an_event_a_ledger_spends():
     df = _frame()
     clf = PrivateERMClassifier(epsilon=0.7, data_norm=2**0.5, random_state=0).fit(
         BoundedScaler(bounds=BOUNDS).fit_transform(df[["age", "income"]]), df["buys"])
-    ledger = PrivacyLedger(delta=1e-5, budget=1.0)
-    assert ledger.spend(clf.dp_event_) == pytest.approx(0.7)
+    ledger = PrivacyLedger(delta=1e-5, budget=1.0, neighbouring="replace-one")  # the paper's relation
+    assert clf.neighbouring_ == "replace_one" and ledger.spend(clf) == pytest.approx(0.7)
 
 
-def test_a_ledger_given_a_result_instead_of_its_event_says_which_attribute_holds_it():
-    # "expected a dp_accounting DpEvent, got RunResult" left the reader to find .event (.dp_event, .dp_event_)
+def test_a_ledger_checks_what_a_results_epsilon_protects_before_composing_it():
+    """A guarantee for a record replaced (objective perturbation, shuffled batches) says nothing about a record added
+    or removed: an add/remove ledger refuses it, where composing its event as it was read 1.0 for two runs at 0.5 whose
+    valid total is larger. A replace-one ledger takes both kinds, an add/remove run at (2ε, (1 + e^ε)δ)."""
     import torch
 
     df = _frame()
-    run = dpcore.run_learner("erm-objective", df, label="buys", bounds=BOUNDS, epsilon=0.5)
-    trained = dpcore.train(np.zeros((20, 2)), np.arange(20) % 2, dpcore.TrainConfig(
-        epochs=1, batch_size=5, noise_multiplier=1.0), model=torch.nn.Linear(2, 2))
+    erm = dpcore.run_learner("erm-objective", df, label="buys", bounds=BOUNDS, epsilon=0.5)
+    sgd = dpcore.run_learner("dpsgd", df, label="buys", bounds=BOUNDS, epsilon=0.5,
+                             params={"model": "linear", "epochs": 2})
     clf = PrivateERMClassifier(epsilon=0.7, data_norm=2**0.5, random_state=0).fit(
         BoundedScaler(bounds=BOUNDS).fit_transform(df[["age", "income"]]), df["buys"])
+    X, y = np.zeros((20, 2)), np.arange(20) % 2
+    poisson, shuffled = (dpcore.train(X, y, dpcore.TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0,
+                                                               sampling=s), model=torch.nn.Linear(2, 2))
+                         for s in ("poisson", "shuffle"))
+    add_remove = PrivacyLedger(delta=1e-5)
+    assert add_remove.spend(sgd) == pytest.approx(sgd.epsilon) and add_remove.spend(poisson) > sgd.epsilon
+    for result in (erm, clf, shuffled):
+        with pytest.raises(DPValueError, match="protects one record replaced, and this ledger counts one record "
+                                               r"added or removed.*PrivacyLedger\(neighbouring='replace-one'\)"):
+            add_remove.epsilon_if(result)
+        with pytest.raises(DPValueError, match="protects one record replaced"):
+            add_remove.spend(result)
+    assert len(add_remove) == 2  # nothing refused was recorded
+    replace_one = PrivacyLedger(delta=1e-4, neighbouring="replace-one")
+    assert replace_one.spend(erm) == pytest.approx(0.5)
+    assert replace_one.spend(sgd) == pytest.approx(0.5 + 2 * sgd.epsilon)  # (2ε, (1 + e^ε)δ), basic composition
+    with pytest.warns(DPCoreWarning):
+        baseline = dpcore.run_learner("non-private", df, label="buys", bounds=BOUNDS, params={"epochs": 1})
+    assert replace_one.spend(baseline) == float("inf")  # a release with no guarantee leaves the total without one
+
+
+def test_a_ledger_given_something_that_is_not_an_event_says_so():
     ledger = PrivacyLedger(delta=1e-5)
-    for result, attribute in ((run, "event"), (trained, "dp_event"), (clf, "dp_event_")):
-        with pytest.raises(TypeError, match=rf"got {type(result).__name__}: pass its event, "
-                                            rf"\.{attribute}"):
-            ledger.spend(result)
     with pytest.raises(TypeError, match=r"expected a dp_accounting DpEvent, got str$"):
         ledger.epsilon_if("laplace")
     assert len(ledger) == 0

@@ -44,7 +44,7 @@ from ..teaching.verdict import epsilon_text
 from ..validation import check_delta, check_epsilon, check_positive
 from .accountants import PLD_DISCRETIZATION, RDP_ORDERS, check_accountant, make_accountant
 from .events import EpsilonDeltaDpEvent, atom_pure_epsilon, flatten
-from .neighbouring import Neighbouring
+from .neighbouring import Neighbouring, replace_one_guarantee
 from .trusted import ARITHMETIC_ERRORS, quiet, rdp_epsilon, trusted_delta, trusted_epsilon, trusted_rdp
 
 __all__ = ["PrivacyLedger", "PrivacyProfile", "epsilon_of_event", "privacy_profile", "repeat_and_select_epsilon"]
@@ -526,6 +526,15 @@ class _Composition:
                    for acc in groups.values())
 
 
+def _has(obj, *names: str) -> bool:
+    return any(hasattr(obj, name) for name in names)
+
+
+def _first(obj, *names: str):
+    """The first of ``names`` that ``obj`` has (a run's result says ``event``, an estimator ``dp_event_``)."""
+    return next((getattr(obj, name) for name in names if hasattr(obj, name)), None)
+
+
 class PrivacyLedger:
     """A privacy odometer: composes dp_accounting events as they are spent.
 
@@ -599,6 +608,38 @@ class PrivacyLedger:
         """Epsilon of everything spent so far, at :attr:`delta`."""
         return self._state.epsilon(self.delta)
 
+    def _event_of(self, spent) -> dp_accounting.DpEvent:
+        """``spent`` as an event to compose under this ledger's relation: an event as it is; a run's result
+        (:class:`~dpcore.learners.RunResult`, :class:`~dpcore.training.TrainResult`: what ``epsilon`` protects is
+        its ``neighbouring``) or a fitted estimator (its ``neighbouring_``) checked against the ledger's relation.
+
+        A result under the ledger's relation gives its event; a result that is not private, dp_accounting's
+        non-private event (the total is then infinite). A guarantee for a record replaced says nothing about a
+        record added or removed, so such a result is refused by an add/remove ledger; a guarantee (ε, δ) for a
+        record added or removed holds as (2ε, (1 + e^ε)δ) for a record replaced
+        (:func:`~dpcore.accounting.replace_one_guarantee`), which a replace-one ledger composes.
+        """
+        if isinstance(spent, dp_accounting.DpEvent) or not _has(spent, "neighbouring", "neighbouring_"):
+            return spent  # an event, or what flatten() names as not one
+        event = _first(spent, "event", "dp_event", "dp_event_")
+        relation = _first(spent, "neighbouring", "neighbouring_")
+        if event is None or relation is None or isinstance(event, dp_accounting.NonPrivateDpEvent):
+            return dp_accounting.NonPrivateDpEvent()
+        relation = Neighbouring.of(relation)
+        if relation is self.neighbouring:
+            return event
+        what = getattr(spent, "learner", None) or type(spent).__name__
+        if relation is Neighbouring.REPLACE_ONE:
+            raise DPValueError(
+                f"{what}'s epsilon protects one record replaced, and this ledger counts one record added or removed, "
+                "which that guarantee says nothing about: compose it in a PrivacyLedger(neighbouring='replace-one'), "
+                "where a run under add/remove counts too (at twice its epsilon)")
+        epsilon, delta = replace_one_guarantee(_first(spent, "epsilon", "epsilon_spent_"),
+                                               _first(spent, "delta", "delta_") or 0.0)
+        if not math.isfinite(epsilon):
+            return dp_accounting.NonPrivateDpEvent()
+        return EpsilonDeltaDpEvent(epsilon, delta)
+
     def _with(self, event: dp_accounting.DpEvent) -> _Composition:
         if self._preview is not None and (self._preview[0] is event or self._preview[0] == event):
             return self._preview[1]
@@ -607,12 +648,17 @@ class PrivacyLedger:
         self._preview = (event, state)
         return state
 
-    def epsilon_if(self, event: dp_accounting.DpEvent) -> float:
-        """Epsilon the ledger would report after also spending ``event`` (nothing is recorded)."""
-        return self._with(event).epsilon(self.delta)
+    def epsilon_if(self, event) -> float:
+        """Epsilon the ledger would report after also spending ``event`` (an event or a run's result, as for
+        :meth:`spend`; nothing is recorded)."""
+        return self._with(self._event_of(event)).epsilon(self.delta)
 
-    def spend(self, event: dp_accounting.DpEvent) -> float:
-        """Record ``event`` and return the new epsilon; refuse it if it would pass the budget."""
+    def spend(self, event) -> float:
+        """Record ``event`` and return the new epsilon; refuse it if it would pass the budget.
+
+        ``event``: a dp_accounting event, composed as a guarantee under this ledger's relation, or a run's result
+        (``run_learner``'s, ``train()``'s), whose relation is checked first (:meth:`_event_of`)."""
+        event = self._event_of(event)
         state = self._with(event)
         eps = state.epsilon(self.delta)
         if self.budget is not None and eps > self.budget:

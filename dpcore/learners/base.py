@@ -184,7 +184,8 @@ class RunResult:
         What the run released, as a composable dp_accounting event (``None`` only for
         non-private learners): ``dpcore.accounting.epsilon_of_event(event, delta=delta,
         neighbouring=neighbouring)`` gives back ``epsilon``, and a
-        :class:`~dpcore.accounting.PrivacyLedger` composes it with other runs on the same data.
+        :class:`~dpcore.accounting.PrivacyLedger` composes it with other runs on the same data (spend it the
+        result, ``ledger.spend(run)``, and the run's ``neighbouring`` is checked against the ledger's).
     neighbouring : Neighbouring or None
         The relation ``epsilon`` refers to (who counts as a neighbour); ``None`` when not private.
     test_outputs : TestOutputs or None

@@ -325,8 +325,11 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
     epsilon_spent_ : float
     dp_event_ : EpsilonDeltaDpEvent or None
         ``EpsilonDeltaDpEvent(epsilon_spent_, 0)``: pure epsilon-DP by Theorems 6 and 9 (no dp_accounting noise
-        event models this noise), so ``PrivacyLedger.spend(clf.dp_event_)`` composes it (basic composition,
-        replace-one neighbours as in the paper); None for the non-private fit (``epsilon=inf``).
+        event models this noise), so a ledger composes it (basic composition); None for the non-private fit
+        (``epsilon=inf``).
+    neighbouring_ : "replace_one" or None
+        What the guarantee protects, one record replaced, as in the paper: ``PrivacyLedger.spend(clf)`` checks it
+        against the ledger's relation (a ledger under add/remove refuses it).
     noise_norms_ : ndarray, the norm of each drawn noise vector b
     epsilon_prime_, extra_regularization_ : float (objective perturbation only)
 
@@ -463,6 +466,7 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
         self.epsilon_spent_ = eps
         # the theorems' guarantee, as an event a ledger composes (basic composition); none for a non-private fit
         self.dp_event_ = EpsilonDeltaDpEvent(eps, 0.0) if self._private and math.isfinite(eps) else None
+        self.neighbouring_ = "replace_one" if self.dp_event_ is not None else None  # the theorems' relation
         if self._private and self.perturbation == "objective":
             self.epsilon_prime_ = eps_primes[0]
             self.extra_regularization_ = extras[0]

@@ -512,6 +512,7 @@ class DPLloydKMeans(_BoxKMeans):
     cluster_centers_ : ndarray (k, d), in original units
     epsilon_spent_ : float
     dp_event_ : dp_accounting event (initial histogram, then T rounds of Laplace releases)
+    neighbouring_ : "add_remove" or "replace_one", as ``neighbouring`` asked (``PrivacyLedger.spend(km)`` checks it)
     history_ : list of ndarray, centres in [-1, 1]^d after the initialisation and each round
     noise_scales_ : dict with ``count_scale``, ``sum_scale``, ``eps_count``, ``eps_sum`` per round, ``eps_init``
 
@@ -629,6 +630,7 @@ class DPLloydKMeans(_BoxKMeans):
 
             rounds = dp_accounting.ComposedDpEvent([dp_accounting.LaplaceDpEvent(1.0 / eps_init), rounds])
         self.dp_event_ = rounds
+        self.neighbouring_ = rel.value
         self._finish(Z, c)
         return self
 
@@ -686,6 +688,7 @@ class InputPerturbationKMeans(_BoxKMeans):
         self.n_iter_ = it
         self.epsilon_spent_ = epsilon
         self.dp_event_ = mechanism.dp_event
+        self.neighbouring_ = "replace_one"  # each record's values, perturbed: one record replaced
         self._finish(Z, np.clip(c, -1.0, 1.0) if self.clip_noisy else c)
         return self
 

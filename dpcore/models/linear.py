@@ -214,7 +214,7 @@ class FunctionalMechanismRegressor(_BoundedRegressor):
     Attributes
     ----------
     coef_, intercept_ : in original units
-    epsilon_spent_ : float, dp_event_ : dp_accounting event
+    epsilon_spent_ : float, dp_event_ : dp_accounting event; neighbouring_ : "replace_one" (the sensitivities')
     sensitivities_, noise_scales_, epsilon_split_ : dicts keyed quadratic / linear / intercept
 
     Notes
@@ -313,6 +313,7 @@ class FunctionalMechanismRegressor(_BoundedRegressor):
         import dp_accounting
 
         self.dp_event_ = dp_accounting.ComposedDpEvent([m.dp_event for m in mechanisms])
+        self.neighbouring_ = "replace_one"  # the sensitivities above (n is public under replace-one only)
         return self
 
 

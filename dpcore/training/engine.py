@@ -36,7 +36,7 @@ from .ghost import LossFunction, make_clipper
 from .losses import per_example_loss
 from .models import ACTIVATIONS, MODELS, build_model, trainable_layers
 from .optim import make_optimizer
-from .sampling import SAMPLINGS, make_sampler, shuffled_batches_per_epoch
+from .sampling import SAMPLING_NEIGHBOURING, SAMPLINGS, make_sampler, shuffled_batches_per_epoch
 from .step import ExtraGradients, PrivateGradient, StepObserver
 
 TASKS = ("classification", "regression")
@@ -216,6 +216,10 @@ class TrainResult:
     accountant : str
         The accountant whose numbers ``epsilon`` reports: ``config.accountant``, or ``"rdp"`` where the PLD
         accountant handed over to RDP (a PLD grid would not fit in memory).
+    neighbouring : Neighbouring or None
+        What ``epsilon`` protects (a property): a record added or removed with Poisson sampling, a record replaced
+        with shuffled batches; None when not private. A :class:`~dpcore.accounting.PrivacyLedger` given this result
+        checks it against its own.
     """
 
     config: TrainConfig
@@ -235,6 +239,12 @@ class TrainResult:
     #: built-in models, which :meth:`model` rebuilds from ``model_kwargs``.
     module: Any = None
     accountant: str = ""
+
+    @property
+    def neighbouring(self):
+        """What ``epsilon`` protects, by the run's sampling (:data:`~dpcore.training.sampling.SAMPLING_NEIGHBOURING`);
+        None when the run is not private."""
+        return None if self.dp_event is None else SAMPLING_NEIGHBOURING[self.config.sampling]
 
     def model(self) -> nn.Module:
         """The trained torch model, on the CPU in eval mode (a fresh copy on every call)."""

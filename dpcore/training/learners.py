@@ -128,8 +128,6 @@ DPSGD_KNOBS = (
 #: The knobs that go into TrainConfig (the feature knobs act before training, in _features).
 _TRAIN_CONFIG_KEYS = frozenset(k.name for k in MODEL_KNOBS + OPTIMISER_KNOBS + DPSGD_KNOBS
                                if k.name not in ("features", "dct_size", "hog_cell", "hog_block"))
-#: DP-SGD on shuffled batches is accounted without amplification, one record replaced (shuffled_dpsgd_event).
-SHUFFLE_NEIGHBOURING = Neighbouring.REPLACE_ONE
 #: Label DP (Ghazi et al. 2021): neighbouring training sets differ in one record's label; the features are public.
 LABEL_NEIGHBOURING = Neighbouring.REPLACE_ONE
 
@@ -455,7 +453,7 @@ def run_dpsgd(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResul
                    extras={"accountant": res.accountant or res.config.accountant,
                            "target_epsilon": res.config.target_epsilon, **_sampling_extras(res)},
                    event=res.dp_event if res.dp_event is not None else dp_accounting.NonPrivateDpEvent(),
-                   neighbouring=SHUFFLE_NEIGHBOURING if res.config.sampling == "shuffle" else Neighbouring.ADD_REMOVE,
+                   neighbouring=res.neighbouring,
                    X_te=X_te,
                    model=_network_model(split, res, params, private=True))
 

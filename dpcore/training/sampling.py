@@ -26,12 +26,17 @@ from typing import Iterator
 
 import numpy as np
 
+from ..accounting.neighbouring import Neighbouring
 from ..exceptions import DPValueError
 from ..rng import as_generator, noise_generator
 from ..types import RngLike
 from ..validation import check_fraction, check_int
 
 SAMPLINGS = ("poisson", "shuffle")
+#: What a run's epsilon protects, by its sampling: a record added or removed for Poisson sampling (Abadi et al.
+#: 2016), a record replaced for shuffled batches (each epoch one Gaussian mechanism,
+#: :func:`~dpcore.accounting.shuffled_dpsgd_event`).
+SAMPLING_NEIGHBOURING = {"poisson": Neighbouring.ADD_REMOVE, "shuffle": Neighbouring.REPLACE_ONE}
 
 
 class PoissonSampler:
