@@ -177,6 +177,14 @@ def show_grid(grid: GridResult) -> None:
         show_image_row([orig, *grid.noisy[i]], caps, grid.pixel_range, grid.upscale, alts=alts)
 
 
+def no_labels_note() -> str:
+    """Where the label-DP section is, on a set without labels (the page's introduction promises that section)."""
+    sets = [title.split(" (")[0] for title, labelled in IMAGE_SETS.values() if labelled]
+    return ("These pictures have no labels to protect. Choose a labelled set in the sidebar's *Images* box ("
+            + ", ".join(sets[:-1]) + f" or {sets[-1]}) to see noise on the labels instead: randomized response and "
+            "Laplace on each picture's class.")
+
+
 def units_table(grid: GridResult) -> pd.DataFrame:
     """Per column: what neighbouring means, the noise std per pixel value, mean PSNR/SSIM."""
     q = grid.quality.groupby("column", sort=False).agg(

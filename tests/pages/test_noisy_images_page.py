@@ -131,6 +131,17 @@ def test_the_page_opens_on_photographs_a_room_reads_protecting_a_pixel_the_pictu
     assert min(widths) >= 150 and 4 * CELL_PX + 3 * 8 <= 784
 
 
+def test_the_label_dp_section_the_introduction_promises_is_on_the_page_for_every_image_set():
+    # on the opening photographs (no labels) the section was left out while the introduction said "Below, the
+    # labels get the noise instead (label DP)"
+    at = _app(opening=True)
+    title = "Noise on the labels instead (label DP)"
+    assert title in [h.value for h in at.header]
+    assert any("no labels to protect" in i.value and "Digits" in i.value for i in at.info)
+    at = _app()  # digits, labelled: the section itself
+    assert title in [h.value for h in at.header] and not any("no labels to protect" in i.value for i in at.info)
+
+
 def test_training_at_delta_0_does_not_speak_of_a_dp_sgd_it_did_not_train():
     at = _app()
     at.number_input(key="images.delta").set_value(0.0).run()
