@@ -125,6 +125,7 @@ def test_the_page_opens_on_photographs_a_room_reads_protecting_a_pixel_the_pictu
     units = at.dataframe[0].value
     names = [c.split(",")[0].split(" b=")[0] for c in units["Column"]]
     assert names == ["Laplace / pixel", "Laplace / image", "DP-Pix"]
+    assert "Noise per value (standard deviation)" in units.columns  # not the abbreviation "std"
     widths = [img.proto.width for img in at.get("imgs")] or [CELL_PX]
     # every picture at least ~150 px wide, and the original with its three versions (and gaps) within the 784 px a
     # 1280 px screen leaves beside the sidebar
