@@ -125,7 +125,8 @@ if demo is not None:
     st.markdown(random_centres_text(demo["metrics"], reference, over_seeds=demo["over_seeds"],
                                     over_reference=demo["over_seeds_reference"], seed=demo["seed"]))
     st.caption(f"Test rows of {ds.title}, features mapped from their declared bounds onto [-1, 1]. "
-               "The 2-D PCA projection is for display only; the clustering runs in all dimensions. "
+               "The pictures flatten the rows onto the two directions along which they spread most (PC 1 and PC 2, "
+               "a PCA projection), for display only; the clustering runs in all dimensions. "
                + dplloyd_run_text(demo["run"], float(epsilon)) + " " + neighbouring_text(neighbouring))
     plots = headline_area().columns(3)
     run_accuracy = demo["metrics"].set_index("method")["accuracy"]  # the pictures' own run

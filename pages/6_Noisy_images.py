@@ -119,6 +119,9 @@ if image_set.labels is not None:
                    f"{len(table)} image(s) below, which are one random draw).")
         ui.show_labels(image_set, table)
         show_frame(ui.labels_display(table), key="images.labels_table")
+else:  # the introduction promises this section: say where it is
+    st.header("Noise on the labels instead (label DP)")
+    st.info(ui.no_labels_note())
 
 st.header("Train on what you see")
 labelled = [n for n, (_, lab) in IMAGE_SETS.items() if lab]

@@ -67,7 +67,8 @@ GLOSSARY: dict[str, str] = {
             "shadow models trained with and without it.",
     "Shadow models": "Models the attacker trains the same way on data it chose, to learn what membership looks "
                      "like.",
-    "TPR / FPR": "True-positive rate (members caught) and false-positive rate (non-members wrongly accused).",
+    "TPR / FPR": "True-positive rate (members caught) and false-positive rate (false alarms: non-members wrongly "
+                 "accused). The Attack page reads an attack at 1% false alarms.",
     "AUC": "Area under the ROC curve: 0.5 is guessing, 1 is a perfect attack.",
     "Audit": "Measuring how much privacy a trained model really gives, as a lower bound on its ε from an "
              "attack's success.",

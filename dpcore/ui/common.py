@@ -272,7 +272,10 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
     if up is not None:  # the file in this page's uploader is the session's (kept once: same bytes, same entry)
         _upload_changed(f"{key}.file")
     stored = stored_upload()
-    if stored is not None and not fitting and task is not None:  # chosen anyway: read with this page's task
+    # chosen anyway: read with this page's task. Judged on the file as stored now (uploaded in this very run, or not
+    # read yet: its task unknown), not on the one before: a file just uploaded that could not be read was "read as
+    # None"
+    if stored is not None and not fits(stored, task) and task is not None:
         c.caption(f"Your file **{stored['name']}** was read as {stored.get('task')}; this page needs a {task} label: "
                   "pick such a column below, or upload another file.")
     if stored is None:

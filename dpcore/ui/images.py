@@ -177,13 +177,25 @@ def show_grid(grid: GridResult) -> None:
         show_image_row([orig, *grid.noisy[i]], caps, grid.pixel_range, grid.upscale, alts=alts)
 
 
+#: the noise's size in the quality tables, in words ("noise std per value" before)
+NOISE_COLUMN = "noise per value (standard deviation)"
+
+
+def no_labels_note() -> str:
+    """Where the label-DP section is, on a set without labels (the page's introduction promises that section)."""
+    sets = [title.split(" (")[0] for title, labelled in IMAGE_SETS.values() if labelled]
+    return ("These pictures have no labels to protect. Choose a labelled set in the sidebar's *Images* box ("
+            + ", ".join(sets[:-1]) + f" or {sets[-1]}) to see noise on the labels instead: randomized response and "
+            "Laplace on each picture's class.")
+
+
 def units_table(grid: GridResult) -> pd.DataFrame:
     """Per column: what neighbouring means, the noise std per pixel value, mean PSNR/SSIM."""
     q = grid.quality.groupby("column", sort=False).agg(
         noise_std=("noise_std", "first"), image_epsilon=("image_epsilon", "first"), psnr_db=("psnr_db", "mean"),
         ssim=("ssim", "mean")).reset_index()
     q["privacy unit (who counts as a neighbour)"] = q["column"].map(grid.privacy_units)
-    return q.rename(columns={"image_epsilon": "ε for the whole image", "noise_std": "noise std per value"})
+    return q.rename(columns={"image_epsilon": "ε for the whole image", "noise_std": NOISE_COLUMN})
 
 
 #: The column of :func:`units_table` that holds a sentence: it is written out under the table, where it wraps, not
@@ -205,7 +217,7 @@ def units_markdown(names, units) -> str:
 def curve_display(curve: pd.DataFrame) -> pd.DataFrame:
     """The quality-vs-epsilon numbers with readable headers (the internal ``kind`` key dropped)."""
     return readable_table(curve, drop=("kind",), labels={
-        "psnr_db": "PSNR (dB)", "ssim": "SSIM", "noise_std": "noise std per value",
+        "psnr_db": "PSNR (dB)", "ssim": "SSIM", "noise_std": NOISE_COLUMN,
         "image_epsilon": "ε for the whole image"})
 
 

@@ -414,8 +414,15 @@ def place_point_labels(fig: go.Figure, labels, *, log_x: bool, log_y: bool) -> N
 
 
 ROLE_LABELS = {"swept": "private (swept)", "baseline": "non-private baseline", "trivial": "trivial baseline"}
+#: The swept value's column header in the tables, short beside the axis's full label (the chart's axis title):
+#: "Noise multiplier σ (noise std / C)" and "Clipping norm C (L2)" widened the summary past a laptop's width and cut
+#: off its "ε spent" column
+SHORT_AXIS_HEADERS = {"epsilon": "ε", "clip_norm": "Clip norm C", "noise_multiplier": "Noise multiplier σ",
+                      "learning_rate": "Learning rate η", "train_fraction": "Share of training set"}
+
+
 def _axis_header(axis: str) -> str:
-    return "ε" if axis == "epsilon" else (AXES[axis].label if axis in AXES else axis.replace("_", " "))
+    return SHORT_AXIS_HEADERS.get(axis) or (AXES[axis].label if axis in AXES else axis.replace("_", " "))
 
 
 def _leak_text(v) -> str:

@@ -411,8 +411,11 @@ def history_labels(task: str) -> dict:
 
 
 def history_caption(task: str) -> str | None:
-    if task == "classification":
-        return None
+    """What the history table's columns measure, where a header alone does not say it."""
+    if task == "classification":  # the header "Test balanced accuracy" was left for a student to guess
+        return ("Test balanced accuracy: for each class, the share of its test rows predicted right, averaged over "
+                "the classes. It equals the test accuracy when every class is equally common, and falls below it "
+                "when the model neglects a rare class.")
     return ("Units: the test loss is the mean squared error on labels scaled to [0, 1] by the label range (what the "
             "network is trained on); the test MSE is the same error in the original label units², so it equals the "
             "loss × (label range)².")

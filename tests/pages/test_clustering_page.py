@@ -46,6 +46,14 @@ def test_the_metric_choice_names_each_score_as_the_tables_and_the_chart_title_do
     assert [h.value for h in at.header if h.value.endswith("vs ε")] == ["Within / total sum of squares vs ε"]
 
 
+def test_the_pictures_axes_pc_1_and_pc_2_are_said_in_words():
+    at = AppTest.from_file(str(ROOT / "pages/3_Clustering.py"), default_timeout=120)
+    at.session_state["cluster.seeds"] = 1
+    at.run()
+    assert not at.exception
+    assert any("the two directions along which they spread most (PC 1 and PC 2" in c.value for c in at.caption)
+
+
 def test_clustering_page_follows_the_dataset_and_states_the_relation():
     at = AppTest.from_file(str(ROOT / "pages/3_Clustering.py"), default_timeout=180)
     at.run()

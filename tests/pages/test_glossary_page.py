@@ -28,7 +28,8 @@ def test_the_boxs_own_examples_find_terms_whatever_the_ending_and_sigma_finds_th
                         # words the pages show, each now defined
                         ("nominal", "Verdict bands"), ("Poisson", "Poisson sampling"), ("seed", "Seed"),
                         ("secure", "Secure noise"), ("tuning tax", "Tuning tax"), ("DP-ERM", "DP-ERM"),
-                        ("mean predictor", "Mean predictor"), ("shuffle", "Poisson sampling")):
+                        ("mean predictor", "Mean predictor"), ("shuffle", "Poisson sampling"),
+                        ("false alarms", "TPR / FPR")):  # the Attack page's words for FPR
         box.set_value(query).run()
         text = " ".join(m.value for m in at.markdown)
         assert "No term mentions" not in text, query

@@ -125,10 +125,22 @@ def test_the_page_opens_on_photographs_a_room_reads_protecting_a_pixel_the_pictu
     units = at.dataframe[0].value
     names = [c.split(",")[0].split(" b=")[0] for c in units["Column"]]
     assert names == ["Laplace / pixel", "Laplace / image", "DP-Pix"]
+    assert "Noise per value (standard deviation)" in units.columns  # not the abbreviation "std"
     widths = [img.proto.width for img in at.get("imgs")] or [CELL_PX]
     # every picture at least ~150 px wide, and the original with its three versions (and gaps) within the 784 px a
     # 1280 px screen leaves beside the sidebar
     assert min(widths) >= 150 and 4 * CELL_PX + 3 * 8 <= 784
+
+
+def test_the_label_dp_section_the_introduction_promises_is_on_the_page_for_every_image_set():
+    # on the opening photographs (no labels) the section was left out while the introduction said "Below, the
+    # labels get the noise instead (label DP)"
+    at = _app(opening=True)
+    title = "Noise on the labels instead (label DP)"
+    assert title in [h.value for h in at.header]
+    assert any("no labels to protect" in i.value and "Digits" in i.value for i in at.info)
+    at = _app()  # digits, labelled: the section itself
+    assert title in [h.value for h in at.header] and not any("no labels to protect" in i.value for i in at.info)
 
 
 def test_training_at_delta_0_does_not_speak_of_a_dp_sgd_it_did_not_train():

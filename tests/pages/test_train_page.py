@@ -42,6 +42,14 @@ def test_train_page_runs_dpsgd_and_shows_metrics():
     assert len(hist) == 3 and hist["ε"].iloc[-1] <= 1.0
 
 
+def test_the_history_tables_balanced_accuracy_column_is_said_in_words_under_it():
+    at = _train_iris(_app(), 2)
+    assert not at.exception
+    assert "Test balanced accuracy" in at.table[0].value.columns
+    assert any(c.value.startswith("Test balanced accuracy: for each class, the share of its test rows predicted "
+                                  "right") for c in at.caption)
+
+
 def test_changing_epsilon_changes_the_result():
     at = _app()
     _train_iris(at, 2)

@@ -130,6 +130,8 @@ def test_a_file_the_page_cannot_use_is_said_once_in_the_main_area_where_a_phone_
     said = [e.value for e in at.main.error if "'ward' is text with 2 categories" in e.value]
     assert len(said) == 1, (path, [e.value for e in at.error])
     assert len([e for e in at.sidebar.error if "'ward'" in e.value]) <= 1, path
+    # the file could not be read, so it has no task yet: the pages that need a class label said it "was read as None"
+    assert not [c.value for c in at.sidebar.caption if "was read as" in c.value], path
 
 
 def test_a_column_left_out_is_never_read_and_stays_left_out_on_the_other_pages(app_page):

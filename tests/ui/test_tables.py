@@ -88,3 +88,19 @@ def test_an_epsilon_of_thousands_is_written_with_separators_not_e_notation():
     h, w = photos.image_shape[:2]
     note = whole_image_note(["laplace-pixel"], 10.0, 1e-5, photos, cell=8, m=1)
     assert f"ε {h * w * 10:,}" in note and "e+0" not in note  # h·w·ε, here 384,000
+
+
+def test_the_sweep_summary_names_every_swept_axis_by_a_short_header_with_its_symbol():
+    # the axes' full labels ("Noise multiplier σ (noise std / C)") widened the summary past a laptop's width and cut
+    # off its last column, "ε spent"; the chart's axis title keeps the full label
+    import pandas as pd
+
+    from dpcore.sweep import AXES
+    from dpcore.ui.sweep import display_summary
+
+    summ = pd.DataFrame({"learner": ["dpsgd"], "role": ["swept"], "value": [1.0], "mean": [0.9], "std": [0.01],
+                         "min": [0.89], "max": [0.91], "n": [3], "epsilon_spent": [1.0]})
+    for name, axis in AXES.items():
+        header = display_summary(summ, metric="accuracy", axis=name).columns[2]
+        assert len(header) <= len("Share of training set"), (name, header)
+        assert axis.symbol is None or header.endswith(axis.symbol), (name, header)
