@@ -175,7 +175,7 @@ notes = [weak_guarantee_note(res.epsilon, unit="per client") if private else Non
 for note in filter(None, notes):
     metrics_slot.warning(note)
 if mode == "central":
-    st.caption(f"Each round the server adds N(0, (σS)²) = N(0, {res.noise_multiplier * cfg.clip_norm:.3g}²) "
+    st.caption(f"Each round the server adds N(0, (σS)²) = N(0, {format_noise(res.noise_multiplier * cfg.clip_norm)}²) "
                "to the sum of "
                f"clipped updates and divides by qN = {cfg.client_fraction * cfg.clients:.3g}; accounted as "
                "PoissonSampled(q, Gaussian(σ)) per round with dp_accounting, a client's whole data being the unit.")
@@ -213,7 +213,7 @@ clicked = {ax: col.button(f"Sweep the {ax.replace('_', ' ')}", key=f"fed.sweep.{
 sigma_limit = FED_SPEC.knob("noise_multiplier").high
 for ax, values in sweeps.items():
     if ax == "clip_norm" and res.noise_multiplier is not None and res.noise_multiplier > sigma_limit:
-        st.info(f"The clip-norm sweep keeps this run's σ = {res.noise_multiplier:.3g}, more than the "
+        st.info(f"The clip-norm sweep keeps this run's σ = {format_noise(res.noise_multiplier)}, more than the "
                 f"{sigma_limit:,.0f} a sweep accepts: an ε this small needs more noise than any model survives. "
                 "Raise ε to sweep the clip norm.")
         continue
