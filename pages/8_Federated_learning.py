@@ -176,9 +176,10 @@ for note in filter(None, notes):
     metrics_slot.warning(note)
 if mode == "central":
     st.caption(f"Each round the server adds random Gaussian noise to the sum of the clipped updates, of standard "
-               f"deviation σ·S = {res.noise_multiplier * cfg.clip_norm:.3g} in every parameter (N(0, (σS)²)), and "
-               f"divides by the expected number of clients, qN = {cfg.client_fraction * cfg.clients:.3g}; accounted "
-               "as PoissonSampled(q, Gaussian(σ)) per round with dp_accounting, a client's whole data being the unit.")
+               f"deviation σ·S = {format_noise(res.noise_multiplier * cfg.clip_norm)} in every parameter "
+               f"(N(0, (σS)²)), and divides by the expected number of clients, "
+               f"qN = {cfg.client_fraction * cfg.clients:.3g}; accounted as PoissonSampled(q, Gaussian(σ)) per round "
+               "with dp_accounting, a client's whole data being the unit.")
 elif mode == "local":
     st.caption("Local DP: each update is released to the server, so there is no amplification by sampling; two "
                "clipped updates differ by up to 2S, so ε composes Gaussian(σ/2) over the rounds of the busiest client.")
@@ -213,7 +214,7 @@ clicked = {ax: col.button(f"Sweep the {ax.replace('_', ' ')}", key=f"fed.sweep.{
 sigma_limit = FED_SPEC.knob("noise_multiplier").high
 for ax, values in sweeps.items():
     if ax == "clip_norm" and res.noise_multiplier is not None and res.noise_multiplier > sigma_limit:
-        st.info(f"The clip-norm sweep keeps this run's σ = {res.noise_multiplier:.3g}, more than the "
+        st.info(f"The clip-norm sweep keeps this run's σ = {format_noise(res.noise_multiplier)}, more than the "
                 f"{sigma_limit:,.0f} a sweep accepts: an ε this small needs more noise than any model survives. "
                 "Raise ε to sweep the clip norm.")
         continue

@@ -148,6 +148,16 @@ def test_selection_is_said_to_be_a_release_with_its_composition_and_private_sele
     assert sel["private_selection"] == "papernot-steinke" and 0 < sel["private_selection_epsilon"] < 3 * 10
 
 
+def test_the_selections_composition_says_the_delta_it_holds_at_the_sum_of_the_runs_deltas():
+    # 9 runs at delta 1e-5 each compose, by basic composition, to the sum of their epsilons at delta 9e-5: said
+    # without its delta, "ε = 33.3" read as a guarantee at the sweep's 1e-5, which the theorem does not give
+    res = _result({0.1: [0.5, 0.52, 0.51], 1.0: [0.85, 0.86, 0.84], 10.0: [0.9, 0.91, 0.9]}, [0.95, 0.95, 0.95])
+    res.table["delta"] = np.where(res.table.role == "swept", 1e-5, 0.0)
+    sel = judge(res, Need("at_least", "accuracy", 0.8)).selection
+    assert sel["composition_delta"] == pytest.approx(9e-5)
+    assert "composes to ε = 33.3 at δ = 9e-05" in sel["note"]
+
+
 def test_a_run_without_a_guarantee_among_those_looked_at_makes_the_selections_composition_infinite():
     res = _result({0.1: [0.5, 0.52, 0.51], 1.0: [0.85, 0.86, 0.84], 10.0: [0.9, 0.91, 0.9]}, [0.95, 0.95, 0.95])
     t = res.table

@@ -478,11 +478,12 @@ def _mean_of(summ: pd.DataFrame, role: str, learner: str | None = None) -> tuple
 def selection_note(points: pd.DataFrame, table: pd.DataFrame, *, learner: str | None, delta: float) -> dict:
     """What choosing ε from these curves costs, and the remedies (see the module's docstring)."""
     from ..accounting import EpsilonDeltaDpEvent, event_from_json, repeat_and_select_epsilon
-    from ..sweep.summary import private_swept, spent_text
+    from ..sweep.summary import composition_delta, composition_delta_text, private_swept, spent_text
 
     swept = private_swept(table)  # a run without a guarantee makes the composition infinite, as it is
     runs = int(len(swept))
     composed = float(swept.epsilon.sum()) if runs else 0.0
+    composed_delta = composition_delta(swept)  # basic composition: the deltas add up too
     search, how = math.nan, "papernot-steinke"
     k = int(points[points.learner == learner].shape[0]) if learner is not None else 0
     if learner is not None and k:
@@ -502,7 +503,8 @@ def selection_note(points: pd.DataFrame, table: pd.DataFrame, *, learner: str | 
     note = (
         f"Choosing ε from these curves is itself a release: the curves are {runs} models trained and scored on your "
         "private rows, and the choice depends on them. Accounted strictly, looking at all of them composes to ε = "
-        f"{spent_text(composed)}, far above " + ("the ε recommended" if learner is not None else "any one run's ε")
+        f"{spent_text(composed)}{composition_delta_text(composed_delta)}, far above "
+        + ("the ε recommended" if learner is not None else "any one run's ε")
         + ". Two remedies. (1) Choose on data whose exposure you "
         "accept: a "
         "public table of the same kind, or rows set aside for choosing and never released or trained on by the final "
@@ -521,7 +523,7 @@ def selection_note(points: pd.DataFrame, table: pd.DataFrame, *, learner: str | 
                  f"{spent_text(search)} "
                  f"at δ = {delta or DELTA:g} in all (dp_accounting's repeat-and-select event of the range's largest "
                  "ε; a mixture of candidates is no worse than its worst, van Erven & Harremoës 2014).")
-    return {"note": note, "runs_looked_at": runs, "composition_epsilon": composed,
+    return {"note": note, "runs_looked_at": runs, "composition_epsilon": composed, "composition_delta": composed_delta,
             "private_selection_epsilon": search, "private_selection": how if math.isfinite(search) else None,
             "candidates": k}
 

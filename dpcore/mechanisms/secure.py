@@ -88,6 +88,11 @@ def discrete_laplace(scale: Fraction) -> int:
         return -y if negative else y
 
 
+#: The widest discrete Laplace noise, in grid steps: a draw 60 scales out (probability e^-60, about 1e-26) still lies
+#: within the 2**52 steps of the exact grid (:data:`~dpcore.mechanisms.additive.MAX_GRID_STEPS`).
+MAX_NOISE_STEPS = MAX_GRID_STEPS / 64
+
+
 def default_granularity(sensitivity: float) -> float:
     """The largest power of two at most ``sensitivity / 1024``: the grid the answer is rounded to."""
     return 2.0 ** math.floor(math.log2(sensitivity / DEFAULT_STEPS_PER_SENSITIVITY))
@@ -146,6 +151,12 @@ class SecureLaplace(PureEpsilonMechanism):
     def __post_init__(self) -> None:
         super().__post_init__()
         object.__setattr__(self, "granularity", _grid(self.sensitivity, self.granularity))
+        if self.grid_scale > MAX_NOISE_STEPS:
+            raise DPValueError(
+                f"epsilon={self.epsilon:g} with sensitivity {self.sensitivity:g} asks for discrete Laplace noise of "
+                f"scale {float(self.grid_scale):.3g} grid steps of {self.granularity:g}: beyond {MAX_NOISE_STEPS:.3g} "
+                "grid steps its draws leave the grid that doubles hold exactly (2**52 steps); use a larger epsilon, "
+                "or a coarser granularity")
 
     @property
     def grid_sensitivity(self) -> int:

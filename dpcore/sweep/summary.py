@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..defaults import DELTA
 from ..exceptions import DPCoreError, DPValueError
-from ..teaching.verdict import epsilon_text
+from ..teaching.verdict import epsilon_text, round_epsilon
 
 
 def summarize(table: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -294,22 +294,44 @@ def private_swept(table: pd.DataFrame) -> pd.DataFrame:
     return swept[private.astype(bool)]
 
 
+def composition_delta(runs: pd.DataFrame) -> float:
+    """The delta at which the ``runs``' epsilons add up: under basic composition their deltas add up too (Dwork &
+    Roth 2014, Theorem 3.16), at most 1; 0 for runs that carry no delta column (pure epsilon-DP, or older tables).
+
+    >>> composition_delta(pd.DataFrame({"delta": [1e-5, 1e-5, 0.0]}))
+    2e-05
+    """
+    if "delta" not in runs or not len(runs):
+        return 0.0
+    return float(min(1.0, pd.to_numeric(runs["delta"], errors="coerce").fillna(0.0).sum()))
+
+
+def composition_delta_text(delta: float) -> str:
+    """" at δ = ..." for a composed epsilon stated at ``delta`` (two figures, rounded up as a delta spent is), or ""
+    at delta 0.
+
+    >>> composition_delta_text(3.34e-5), composition_delta_text(0.0)
+    (' at δ = 3.4e-05', '')
+    """
+    return f" at δ = {round_epsilon(delta, 2):.2g}" if delta > 0 else ""
+
+
 def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:
     """What picking the best point of a sweep costs in privacy, per swept private learner.
 
     A sweep trains one model per candidate value and seed; choosing the best of K candidates on the
     private data spends more than one run. Released together, the runs compose: every run (each seed of a
     candidate included, a model of its own) adds its epsilon under basic composition, the
-    ``composition_epsilon`` column. Papernot & Steinke (2022) show that if the number of runs is itself
-    random (Poisson with mean K) and only the best is released, the whole search costs
-    little more than one run: the ``search_epsilon`` column, from dp_accounting's
+    ``composition_epsilon`` column, at the sum of their deltas (``composition_delta``). Papernot & Steinke
+    (2022) show that if the number of runs is itself random (Poisson with mean K) and only the best is
+    released, the whole search costs little more than one run: the ``search_epsilon`` column, from dp_accounting's
     ``RepeatAndSelectDpEvent`` with the runs' own event. It needs every candidate to be
     the same mechanism (sweeping the clip norm or the learning rate changes no noise); when
     the candidates' events differ (sweeping epsilon, the noise or the epochs) the column is
     NaN and ``note`` says why. Seeds are repetitions of the same candidate, not candidates.
 
     Returns a DataFrame with ``learner``, ``candidates``, ``run_epsilon``, ``search_epsilon``,
-    ``composition_epsilon`` and ``note``.
+    ``composition_epsilon``, ``composition_delta`` and ``note``.
     """
     from ..accounting import event_from_json, repeat_and_select_epsilon
 
@@ -321,7 +343,8 @@ def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:
         run_eps = float(group["epsilon"].max())
         # every run released, composed: a seed is a model of its own, trained on the private rows with its own noise
         row = {"learner": learner, "candidates": k, "run_epsilon": run_eps, "search_epsilon": np.nan,
-               "composition_epsilon": float(group["epsilon"].sum()), "note": ""}
+               "composition_epsilon": float(group["epsilon"].sum()), "composition_delta": composition_delta(group),
+               "note": ""}
         if not np.isfinite(run_eps):
             row["note"] = "a candidate's epsilon is infinite (no privacy guarantee), and so is the search's"
         elif "" in texts:
@@ -341,4 +364,4 @@ def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:
                     row["note"] = f"read at delta = {DELTA:g} (the Renyi bound of a repeated search needs a delta > 0)"
         rows.append(row)
     return pd.DataFrame(rows, columns=["learner", "candidates", "run_epsilon", "search_epsilon",
-                                       "composition_epsilon", "note"])
+                                       "composition_epsilon", "composition_delta", "note"])

@@ -113,8 +113,9 @@ def federation_warnings(config: FedAvgConfig) -> list[str]:
     if config.mode != "none" and qn < 10:
         sigma = config.noise_multiplier
         ratio = "" if sigma is None else (
-            f" With σ = {sigma:.3g} the noise on the averaged update has std "
-            f"{sigma / (qn if config.mode == 'central' else qn ** 0.5):.3g}·S per coordinate, against an averaged "
+            f" With σ = {format_noise(sigma)} the noise on the averaged update has std "
+            f"{format_noise(sigma / (qn if config.mode == 'central' else qn ** 0.5))}·S per coordinate, against an "
+            "averaged "
             "update of norm at most S.")
         out.append(f"Few clients: about qN = {qn:.3g} client(s) per round. User-level DP must hide a whole client, "
                    f"so the noise is sized to one client's update and averaged over only {qn:.3g}.{ratio} "
@@ -220,11 +221,12 @@ def step_caption(config: FedAvgConfig, noise_multiplier: float | None, n_params:
     head += " (computed from the noisy models, so covered by ε)."
     std, norm = noise_on_average(config, noise_multiplier, n_params)
     qn = config.client_fraction * config.clients
-    per = (f"σS/(qN) = {noise_multiplier:.3g}·{config.clip_norm:g}/{qn:.3g}" if config.mode == "central" else
-           f"σS/√(qN) = {noise_multiplier:.3g}·{config.clip_norm:g}/√{qn:.3g}")
+    sigma = format_noise(noise_multiplier)  # rounded up, as the σ tile: never less noise than the server adds
+    per = (f"σS/(qN) = {sigma}·{config.clip_norm:g}/{qn:.3g}" if config.mode == "central" else
+           f"σS/√(qN) = {sigma}·{config.clip_norm:g}/√{qn:.3g}")
     return (head + f" It is the average of the clipped updates (norm at most S = {config.clip_norm:g}) plus the noise, "
-            f"whose standard deviation in each parameter is {per} = {std:.3g}: a noise vector of length (norm) about "
-            f"that × √d = {norm:.3g}.")
+            f"whose standard deviation in each parameter is {per} = {format_noise(std)}: a noise vector of length "
+            f"(norm) about that × √d = {format_noise(norm)}.")
 
 
 def gap_caption(config: FedAvgConfig, noise_multiplier: float | None, n_params: int, *, private_accuracy: float,

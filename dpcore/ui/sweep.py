@@ -40,6 +40,7 @@ from ..sweep.summary import (  # notes, labels, the best point
     spends_more,
     spent_text,
 )
+from ..teaching.verdict import round_epsilon
 from . import palette
 from .common import DASH, format_epsilon, format_number, readable_log_ticks, remember, shared_call
 from .live import CHART_SECONDS, Every
@@ -584,5 +585,7 @@ def display_tuning_tax(tax: pd.DataFrame) -> pd.DataFrame:
         "ε of the search, best kept (repeat-and-select)": tax["search_epsilon"].map(
             lambda v: DASH if pd.isna(v) else format_epsilon(v)),
         "ε if every run were released (composition)": tax["composition_epsilon"].map(format_epsilon),
+        # basic composition holds that ε at the sum of the runs' δ, not at one run's
+        "δ of that composition": tax["composition_delta"].map(lambda d: f"{round_epsilon(d, 2):.2g}"),
         "Note": tax["note"],
     })

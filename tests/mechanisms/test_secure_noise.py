@@ -98,6 +98,14 @@ def test_bad_secure_settings_are_refused_by_name(kwargs, match):
         SecureLaplace(**{"epsilon": 1.0, **kwargs})
 
 
+def test_a_noise_too_wide_for_the_exact_grid_is_refused_by_name():
+    # epsilon 1e-17: the discrete Laplace's scale is 1e20 grid steps, its draws do not fit a 64-bit integer, and the
+    # release died of "OverflowError: Python int too large to convert to C long"; the grid is exact to 2**52 steps
+    with pytest.raises(DPValueError, match="epsilon=1e-17.*grid steps"):
+        SecureLaplace(epsilon=1e-17)
+    assert SecureLaplace(epsilon=1e-9).scale == pytest.approx(1025 * 2.0**-10 / 1e-9)  # still served
+
+
 def test_answers_beyond_the_exact_grid_are_refused():
     with pytest.raises(DPValueError, match="within"):
         SecureLaplace(epsilon=1.0).randomise(1e13)

@@ -49,9 +49,10 @@ def test_every_run_released_counts_every_seed_of_a_candidate():
     event = '{"dp_event": "LaplaceDpEvent", "noise_multiplier": 1.0}'
     table = pd.DataFrame({"learner": ["dpsgd"] * 6, "role": ["swept"] * 6, "value": [0.1, 0.1, 0.1, 1.0, 1.0, 1.0],
                           "seed": [0, 1, 2] * 2, "epsilon": [1.0] * 6, "event": [event] * 6})
+    table["delta"] = 1e-5
     row = tuning_tax(table, delta=1e-5).iloc[0]
     assert row.candidates == 2 and row.run_epsilon == 1.0
-    assert row.composition_epsilon == 6.0
+    assert row.composition_epsilon == 6.0 and row.composition_delta == pytest.approx(6e-5)  # basic composition
 
 
 @pytest.mark.parametrize("name", [n for n, s in learners().items() if s.private])

@@ -127,3 +127,15 @@ def test_with_declared_class_shares_the_tiles_and_warning_read_balanced_accuracy
     said = shares_warning(central, 0.5, 0.5)
     assert said.startswith("Answering by the declared class shares, the model finds each class no better than")
     assert "Raise ε" in said and shares_warning(central, 0.8, 0.5) is None
+
+
+def test_the_noise_the_explanations_quote_is_rounded_up_never_below_the_servers():
+    # a calibrated σ of 1.2345: the step caption and the few-clients warning wrote it by :.3g, "σ = 1.23" and a
+    # noise std of 0.154·S (1.2345 / 8 = 0.15431), less noise than the server adds; as the σ tile, they round up
+    from dpcore.ui.federated import federation_warnings
+
+    few = FedAvgConfig(clients=20, client_fraction=0.4, clip_norm=1.0, noise_multiplier=1.2345)
+    said = " ".join(federation_warnings(few))
+    assert "With σ = 1.24 " in said and "std 0.155·S" in said  # 1.2345 / 8 = 0.15431
+    step = step_caption(few, 1.2345, 10)
+    assert "= 1.24·1/8" in step and "= 0.155:" in step and "1.23" not in step
