@@ -16,4 +16,17 @@ DELTA = 1e-5
 #: ``--algorithm`` of ``train`` and ``audit``.
 LEARNER = "dpsgd"
 
-__all__ = ["DELTA", "EPSILON", "LEARNER"]
+
+
+class _DefaultSeed(int):
+    """The seed a function uses when none is given: 0, and told apart from a 0 the caller passed (``is``), so
+    ``secure=True`` alone is not refused as a seeded request."""
+
+    def __repr__(self) -> str:
+        return "0"
+
+
+#: The seed of a run unless told otherwise (``SEED is seed`` says that none was given).
+SEED = _DefaultSeed(0)
+
+__all__ = ["DELTA", "EPSILON", "LEARNER", "SEED"]

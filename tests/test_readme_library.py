@@ -21,6 +21,9 @@ def test_the_library_section_has_the_three_examples_and_the_reference_block():
     joined = "\n".join(blocks)
     for needed in ('run_learner("dpsgd", df, label=', "model=net, loss=", "audit(net, members, non_members"):
         assert needed in joined
+    # the history printed is read from held-out rows: without X_test it is the training rows' accuracy, a statistic
+    # of the private rows no epsilon covers
+    assert "X_test=" in joined
 
 
 def test_every_python_block_of_the_library_section_runs(capsys):

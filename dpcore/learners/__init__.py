@@ -18,7 +18,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..datasets import Split, as_dataset, train_test_split
-from ..defaults import DELTA, EPSILON
+from ..defaults import DELTA, EPSILON, SEED
 from ..exceptions import DPCoreWarning, DPValueError, user_stacklevel
 from ..rng import secure_noise, substream
 from ..validation import check_delta, check_epsilon, check_fraction, check_int, delta_checked
@@ -165,7 +165,7 @@ def run_learner(
     drop: Any = (),
     epsilon: float | None = None,
     delta: float = DELTA,
-    seed: int | None = 0,
+    seed: int | None = SEED,
     params: Mapping[str, Any] | None = None,
     train_fraction: float = 1.0,
     test_size: float = 0.25,
@@ -196,8 +196,9 @@ def run_learner(
 
     ``secure=True`` is the mode for a real release: every noise draw, Poisson batch and randomized-response coin
     comes from the operating system's cryptographic source and every released value lands on a grid that defeats
-    Mironov's floating-point attack (:func:`dpcore.rng.secure_noise`). A seed is refused there (give ``seed=None``);
-    the randomness that releases nothing (the split, initial weights) uses seed 0.
+    Mironov's floating-point attack (:func:`dpcore.rng.secure_noise`). A seed given with it is refused (leave
+    ``seed`` out, or give ``seed=None``); the randomness that releases nothing (the split, initial weights) uses
+    seed 0.
     """
     spec = get_learner(name)
     if not isinstance(data, Split):
@@ -206,7 +207,7 @@ def run_learner(
         raise DPValueError("label=, bounds=, class_shares=, task= and drop= describe your own data; a Split carries "
                            "its own (declare the shares on its Dataset: dataset.with_class_shares(...))")
     if secure:
-        if seed is not None:
+        if seed is not None and seed is not SEED:  # the default seed is no request for seeded noise
             raise DPValueError(f"seed={seed!r} with secure=True: secure noise cannot be seeded (anyone who knew the "
                                "seed could subtract the noise). Give seed=None, or secure=False for a reproducible "
                                "demonstration")

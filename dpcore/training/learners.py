@@ -271,7 +271,9 @@ def _model_kwargs(split, params: Mapping[str, Any], *, private: bool) -> dict:
             if knob.name not in params and (follow := knob.following(kw, split)) is not None:
                 kw[knob.name] = follow[1]
     if kw["model"] == "cnn" and not split.dataset.is_image:
-        raise DPValueError(f"model='cnn' needs image data; {split.dataset.name!r} is tabular: use 'mlp' or 'linear'")
+        raise DPValueError(f"model='cnn' needs image data; {split.dataset.name!r} is tabular: use 'mlp' or 'linear'. "
+                           "For your own images (rows of pixels), train a CNN of your own with dpcore.train(X, y, "
+                           "config, model=...), its first layer nn.Unflatten(1, (1, height, width))")
     if "batch_size" in kw:
         kw["batch_size"] = check_int(kw["batch_size"], "batch_size", minimum=1)
         if kw["batch_size"] > n:

@@ -182,6 +182,14 @@ def trainable_layers(model: nn.Module) -> list[nn.Module]:
                 raise DPValueError(f"layer {name!r}: Embedding with max_norm rewrites its weights in the forward "
                                    "pass; use max_norm=None")
             out.append(m)
+        elif own and not type(m).__module__.startswith("torch."):  # your own module holding a parameter itself
+            held = [n for n, p in m.named_parameters(recurse=False) if p.requires_grad]
+            where = f"your model ({type(m).__name__})" if not name else f"module {name!r} ({type(m).__name__})"
+            path = "model." + (f"{name}." if name else "")
+            raise DPValueError(
+                f"{where} holds the trainable parameter(s) {', '.join(map(repr, held))} outside any layer, which "
+                f"the engine cannot clip per example; DP-SGD here trains {supported} layers. Compute it with one of "
+                f"them, or freeze it alone ({path}{held[0]}.requires_grad_(False))")
         elif own:
             instead = next((v for k, v in _INSTEAD.items() if isinstance(m, k)), None)
             why = f"; use {instead} instead" if instead else ""

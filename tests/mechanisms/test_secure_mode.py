@@ -211,3 +211,12 @@ def test_run_learner_in_secure_mode_refuses_a_seed_and_draws_fresh_noise_each_ru
     assert len({str(r.test_outputs.values.tolist()) for r in runs}) > 1
     assert seeded[0].metrics == seeded[1].metrics
     assert not secure_active()
+
+
+def test_run_learner_asked_for_secure_noise_without_a_seed_runs_in_secure_mode():
+    # secure=True alone was refused as "seed=0 with secure=True", a seed the caller never gave (the default's)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        runs = [run_learner("erm-output", "breast_cancer", epsilon=0.5, secure=True) for _ in range(2)]
+    assert runs[0].test_outputs.values.tolist() != runs[1].test_outputs.values.tolist()
+    assert not secure_active()

@@ -129,6 +129,14 @@ def test_dct_features_match_explicit_basis_and_preserve_norm():
     np.testing.assert_allclose(np.linalg.norm(full, axis=1), np.linalg.norm(X, axis=1), rtol=1e-5)
 
 
+def test_the_cnn_on_your_own_images_is_refused_with_the_way_to_train_one():
+    # "model='cnn' needs image data; 'data' is tabular: use 'mlp' or 'linear'" left your own pictures no way in
+    X = np.random.default_rng(0).uniform(0, 1, size=(60, 64))
+    with pytest.raises(ValueError, match=r"'data' is tabular.*your own images.*dpcore\.train\(X, y, config, "
+                                         r"model=.*nn\.Unflatten"):
+        run_learner("dpsgd", (X, np.arange(60) % 2), bounds=(0, 1), params={"model": "cnn", "epochs": 1})
+
+
 def test_feature_errors():
     with pytest.raises(ValueError, match="features='dct' needs image data"):
         run_learner("dpsgd", "iris", params={"features": "dct", "epochs": 1})

@@ -423,3 +423,28 @@ def test_a_module_with_no_trainable_parameters_is_refused_by_name(make, private)
     config = TrainConfig(epochs=1, batch_size=5, **({"noise_multiplier": 1.0} if private else {"private": False}))
     with pytest.raises(DPValueError, match=r"model has no trainable parameters.*requires_grad"):
         train(X, y, config, model=make())
+
+
+class _ScaledLinear(nn.Module):
+    """A learnable parameter held by the model itself, outside any layer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = nn.Linear(3, 2)
+        self.scale = nn.Parameter(torch.ones(1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.body(x) * self.scale
+
+
+def test_a_parameter_held_outside_any_layer_is_refused_naming_it_and_how_to_freeze_only_it():
+    # it read "layer '' (_ScaledLinear) ... Freeze it with requires_grad_(False)": freezing the model froze all
+    X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20) % 2
+    config = TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0)
+    with pytest.raises(DPValueError, match=r"^your model \(_ScaledLinear\) holds the trainable parameter\(s\) 'scale' "
+                                           r"outside any layer.*model\.scale\.requires_grad_\(False\)") as err:
+        train(X, y, config, model=_ScaledLinear())
+    assert "layer ''" not in str(err.value)
+    model = _ScaledLinear()
+    model.scale.requires_grad_(False)
+    train(X, y, config, model=model)
