@@ -301,6 +301,12 @@ class SecureGaussian(Mechanism):
         object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))
         object.__setattr__(self, "granularity", _grid(self.sensitivity, self.granularity))
         steps = analytic_gaussian_sigma(epsilon=self.epsilon, delta=self.delta, sensitivity=self.grid_sensitivity)
+        if steps > MAX_NOISE_STEPS:  # a draw 60 σ out would leave the exact grid, as for SecureLaplace
+            raise DPValueError(
+                f"epsilon={self.epsilon:g} (delta={self.delta:g}) with sensitivity {self.sensitivity:g} asks for "
+                f"discrete Gaussian noise of σ = {steps:.3g} grid steps of {self.granularity:g}: beyond "
+                f"{MAX_NOISE_STEPS:.3g} grid steps its draws leave the grid that doubles hold exactly (2**52 steps); "
+                "use a larger epsilon, or a coarser granularity")
         # the continuous calibration, then checked on the integers (Theorem 7): widened by 0.1 % steps if the
         # discrete Gaussian's exact δ at this σ were above the δ asked for
         for _ in range(1000):

@@ -88,10 +88,19 @@ def test_for_a_large_sigma_delta_is_bounded_from_above_in_constant_memory_and_ti
 
 @pytest.mark.parametrize("epsilon", [1e-3, 1e-6])
 def test_the_secure_gaussian_at_a_tiny_epsilon_is_calibrated_without_an_array_of_its_sigma(epsilon):
-    # at epsilon 1e-6 sigma is about 5e9 grid steps: summing its tails over the integers asked for arrays of billions
-    # of values, more memory than a server has
+    # at epsilon 1e-6 sigma is about 4e7 grid steps: summing its tails over the integers asked for arrays of about 3e9
+    # values (26 GB each), more memory than a server has
     m = SecureGaussian(epsilon=epsilon, delta=1e-5, sensitivity=1.0)
     assert m.delta_exact <= 1e-5
     continuous = analytic_gaussian_sigma(epsilon=epsilon, delta=1e-5, sensitivity=1.0)
     assert continuous <= m.sigma <= continuous * 1.005
     assert np.isfinite(m.randomise(np.zeros(3))).all()
+
+
+def test_a_secure_gaussian_wider_than_its_exact_grid_is_refused_by_name():
+    # as epsilon goes to 0 sigma tends to what (0, delta)-DP needs, about 4e7 grid steps at delta 1e-5; at epsilon
+    # 1e-12 and delta 1e-14 about 2e15 steps, and its draws would leave the 2**52 steps doubles hold exactly
+    with pytest.raises(DPValueError, match=r"epsilon=1e-12 \(delta=1e-14\) .* grid steps .* use a larger epsilon, "
+                                           "or a coarser granularity"):
+        SecureGaussian(epsilon=1e-12, delta=1e-14, sensitivity=1.0)
+    assert SecureGaussian(epsilon=1e-9, delta=1e-5, sensitivity=1.0).delta_exact <= 1e-5  # 4e7 steps: on the grid
