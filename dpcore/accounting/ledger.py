@@ -408,16 +408,17 @@ class _Composition:
         self.pld_chain: tuple | None = ()  # the PLD steps composed (see _pld_chain); None: fresh accountants
         self.non_private = False
         self.answered_by: str | None = None  # the accountant whose number the last epsilon() gave
-        self.reasons: dict[str, None] = {}  # what note() was told about these numbers, in order (a set that keeps it)
-        self._said: set[str] = set()  # what was said to the caller: shared with the copies (previews)
+        # both shared with the copies (a ledger's previews): what note() was told about the numbers given, in order,
+        # and what of it was said to the caller
+        self.reasons: dict[str, None] = {}
+        self._said: set[str] = set()
 
     def copy(self) -> "_Composition":
         new = object.__new__(_Composition)
         new.__dict__.update(self.__dict__)
         new.supported = list(self.supported)
         new.rdp = None if self.rdp is None else dict(self.rdp)
-        new.reasons = dict(self.reasons)
-        return new  # the PLD chain is a tuple: extending it makes a new one; _said is shared on purpose
+        return new  # the PLD chain is a tuple: extending it makes a new one; the reasons are shared on purpose
 
     def note(self, reason: str | None) -> None:
         """Keep ``reason`` (why a number here is infinity, or another accountant's) with these numbers, and warn it
@@ -625,10 +626,11 @@ class PrivacyLedger:
 
     @property
     def caveats(self) -> tuple[str, ...]:
-        """Why a number this ledger gave is not dp_accounting's usual one, each once, in the order met: an epsilon
-        reported as infinity (no order of a mechanism's RDP curve says anything), or one the RDP accountant gave for
-        the PLD accountant (see :attr:`accountant_used`). Each was warned (:class:`~dpcore.exceptions.DPCoreWarning`)
-        to the ledger's caller when first met; a run keeps them with its result (``TrainResult.warnings``)."""
+        """Why a number this ledger gave (:attr:`epsilon`, :meth:`epsilon_if`, :meth:`spend` ...) is not
+        dp_accounting's usual one, each once, in the order met: an epsilon reported as infinity (no order of a
+        mechanism's RDP curve says anything), or one the RDP accountant gave for the PLD accountant (see
+        :attr:`accountant_used`). Each was warned (:class:`~dpcore.exceptions.DPCoreWarning`) to the ledger's caller
+        when first met; a run keeps them with its result (``TrainResult.warnings``)."""
         return tuple(self._state.reasons)
 
     @property
