@@ -804,8 +804,7 @@ def privacy_profile(
     if not isinstance(event, dp_accounting.DpEvent):
         raise DPTypeError(f"event must be a dp_accounting DpEvent, got {type(event).__name__}")
     state = _Composition("pld", Neighbouring.of(neighbouring), check_positive(pld_discretization, "pld_discretization"))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DPCoreWarning)  # a hand-over to RDP is refused below, not announced
+    with reasons_unsaid():  # a hand-over to RDP is refused below, not announced (this thread only)
         state.add(event)
     if state.accountant != "pld" or state.pld_chain is None:
         raise DPValueError(f"{event} has no privacy loss distribution the PLD accountant can hold (its grid would "
