@@ -66,7 +66,9 @@ if df is not None:
     last = df[df.epochs == df.epochs.max()].set_index("method")
     final = last.epsilon.copy()
     if PLD_LABEL in final.index:  # the number a reader copies: on the grid ``python -m dpcore epsilon`` uses
-        final[PLD_LABEL] = cached_epsilon(float(sigma), float(q), int(last.steps[PLD_LABEL]), float(delta), "pld")
+        fine = run_guarded(cached_epsilon, float(sigma), float(q), int(last.steps[PLD_LABEL]), float(delta), "pld")
+        if fine is not None:  # said why, where the RDP accountant answered for PLD
+            final[PLD_LABEL] = fine
     st.markdown(f"**ε spent after {max_epochs:g} epochs** (δ = {delta:.0e}):")
     cols = st.columns(len(final))
     short = {"Naive composition": "Naive", ADVANCED_LABEL: "Advanced", "Moments accountant (RDP)": "RDP",
@@ -103,9 +105,10 @@ acct = c3.radio("Accountant", ["rdp", "pld"], horizontal=True, key="acct.acct",
                 format_func=lambda a: a.upper())
 steps = run_guarded(steps_for, epochs=epochs, sample_rate=q)
 if steps is not None:
-    s = run_guarded(cached_noise, float(target), float(delta), float(q), int(steps), acct)
-    if s is not None:
-        e = cached_epsilon(s, float(q), int(steps), float(delta), acct, float(target))
+    told: list = []  # the calibration's warnings: the check of its answer may say the same, said once
+    s = run_guarded(cached_noise, float(target), float(delta), float(q), int(steps), acct, said=told)
+    if s is not None and (e := run_guarded(cached_epsilon, s, float(q), int(steps), float(delta), acct, float(target),
+                                           hide_warnings=tuple(str(w.message) for w in told))) is not None:
         m1, m2, m3 = st.columns(3)
         m1.metric("Noise multiplier needed σ", format_noise(s, 4))  # rounded up: never less noise than needed
         m2.metric("Steps", f"{steps:,}")

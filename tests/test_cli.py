@@ -48,6 +48,21 @@ def test_an_epsilon_pld_could_not_compute_names_the_accountant_that_did(cli):
     assert got["accountant"] == "rdp" and "RDP accountant instead" in got["warnings"][0]
 
 
+def test_each_command_of_a_process_says_once_why_its_number_is_infinity_or_rdps(capsys):
+    """In one process (a script calling main twice), each command says the reason for its own number, once: a
+    calibration's answer and the epsilon it reports explain the same hand-over to RDP, a run's odometer its
+    infinity after every epoch."""
+    from dpcore.cli import main
+
+    noise = ["noise", "--epsilon", "1e300", "--sample-rate", "0.01", "--steps", "100", "--accountant", "pld"]
+    train = ["train", "--dataset", "iris", "--algorithm", "dpsgd", "--epochs", "30", "--set", "noise_multiplier=1e-160"]
+    for argv, text in [(noise, "from the RDP accountant instead"), (noise, "from the RDP accountant instead"),
+                       (train, "reported as infinity"), (train, "reported as infinity")]:
+        assert main(argv) == 0
+        err = capsys.readouterr().err
+        assert sum(text in line for line in err.splitlines()) == 1, (argv[0], err)
+
+
 def test_datasets_lists_registry(cli):
     out = cli("datasets")
     assert out.returncode == 0

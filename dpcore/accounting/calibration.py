@@ -13,7 +13,7 @@ from ..teaching.verdict import epsilon_text
 from ..validation import check_delta, check_epsilon, check_fraction, check_int, check_positive
 from .accountants import PLD_DISCRETIZATION, check_accountant, pld_discretization_for
 from .events import dpsgd_event, shuffled_dpsgd_event
-from .ledger import epsilon_of_event
+from .ledger import epsilon_of_event, reasons_unsaid
 from .neighbouring import Neighbouring
 
 __all__ = ["NOISE_SEARCH_RANGE", "calibrate", "calibrate_noise_multiplier", "dpsgd_noise_multiplier"]
@@ -114,22 +114,26 @@ def calibrate(
                       if delta == 0 else "")
 
     grid = check_positive(pld_discretization, "pld_discretization")
-    if accountant == "pld":
-        try:  # RDP first: cheap at any x; a tiny x would make PLD allocate huge arrays
-            guess = solve("rdp", grid, guess, width=0.05)  # a start for PLD: within 5 % is plenty
-        except DPValueError:  # RDP cannot compose this event (or never reaches the target): search PLD alone
-            pass
-        coarse = solve("pld", _SEARCH_DISCRETIZATION * grid / PLD_DISCRETIZATION, guess)
-        # The coarse grid is the more pessimistic, and over thousands of compositions far more: its answer can be
-        # several times the noise needed (at epsilon 0.05 over 5,613 steps, 2,666 where 783 does). It is safe on
-        # the fine grid; unless it spends there within _NEAR of the target (the usual case, and x then within about
-        # as much of the fine answer), it starts a search on the fine grid, to 0.1 % of x.
-        fine = spent(coarse, "pld", grid)
-        x = coarse if not fine <= target * (1 - _NEAR) else min(coarse, solve("pld", grid, coarse, width=1e-3))
-    else:
-        x = solve("rdp", grid, guess)
+    with reasons_unsaid():  # why a trial's epsilon is infinity or RDP's: said below for the answer alone
+        if accountant == "pld":
+            try:  # RDP first: cheap at any x; a tiny x would make PLD allocate huge arrays
+                guess = solve("rdp", grid, guess, width=0.05)  # a start for PLD: within 5 % is plenty
+            except DPValueError:  # RDP cannot compose this event (or never reaches the target): search PLD alone
+                pass
+            coarse = solve("pld", _SEARCH_DISCRETIZATION * grid / PLD_DISCRETIZATION, guess)
+            # The coarse grid is the more pessimistic, and over thousands of compositions far more: its answer can be
+            # several times the noise needed (at epsilon 0.05 over 5,613 steps, 2,666 where 783 does). It is safe on
+            # the fine grid; unless it spends there within _NEAR of the target (the usual case, and x then within
+            # about as much of the fine answer), it starts a search on the fine grid, to 0.1 % of x.
+            fine = spent(coarse, "pld", grid)
+            x = coarse if not fine <= target * (1 - _NEAR) else min(coarse, solve("pld", grid, coarse, width=1e-3))
+        else:
+            x = solve("rdp", grid, guess)
     for _ in range(_MAX_NUDGES):
-        if (eps := spent(x, accountant, grid)) <= target:
+        with reasons_unsaid():
+            eps = spent(x, accountant, grid)
+        if eps <= target:
+            spent(x, accountant, grid)  # again, from the caches: says why the answer's epsilon is what it is
             if x <= lower:
                 _warn_at_bound(name, target, delta, lower, eps)
             return x

@@ -28,12 +28,15 @@ replaced value).
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import math
 import sys
 import threading
 import warnings
 from collections import OrderedDict
+from typing import Iterator
 
 import dp_accounting
 import numpy as np
@@ -76,7 +79,7 @@ def _supports(accountant: str, neighbouring: Neighbouring, atom) -> bool:
     return make_accountant(accountant, neighbouring=neighbouring).supports(atom)
 
 
-#: RDP curves another process computed with this code (:func:`_know_rdp_curves`), each taken once by _rdp_curve
+#: RDP curves another process computed with this code (:func:`_know_rdp_curves`), each taken once by _rdp_curve_noted
 _KNOWN_CURVES: dict = {}
 
 
@@ -96,8 +99,8 @@ def _know_rdp_curves(event: dp_accounting.DpEvent, curves: list,
     """Keep the curves :func:`_rdp_curves` gave for ``event`` in another process (dp_accounting's arithmetic, by this
     same code on the same numbers, read fail closed there), so that the first ledger here to compose one of its
     mechanisms does not compute it again (each takes about 25 ms of pure Python). Only curves read fail closed
-    (no ``nan``, nothing below 0) with a finite order are kept: a curve infinite everywhere is computed here, where
-    its warning is said.
+    (no ``nan``, nothing below 0) with a finite order are kept: a curve infinite everywhere is computed here, with
+    the reason its epsilon is infinity.
 
     Only the calibrating process of :mod:`dpcore.accounting.ahead` hands curves here, after it has named itself as
     this very module; a curve is still checked against dp_accounting's value at order 2, computed here (65 us), and
@@ -125,52 +128,55 @@ def _know_rdp_curves(event: dp_accounting.DpEvent, curves: list,
 
 
 @_cached(1024)
-def _rdp_curve(atom, neighbouring: Neighbouring) -> np.ndarray | None:
+def _rdp_curve_noted(atom, neighbouring: Neighbouring) -> tuple[np.ndarray | None, str | None]:
     """dp_accounting's RDP curve of ONE application of ``atom``, read fail closed (:func:`~.trusted.trusted_rdp`):
     infinity at every order where dp_accounting's arithmetic breaks down (a noise too small to square); None if
-    the accountant no longer shows its curve."""
+    the accountant no longer shows its curve. With it, cached together, the reason its epsilon is then reported as
+    infinity (None when there is none): a composition that reads the curve says it to its own caller
+    (:meth:`_Composition.note`), whether the curve was computed now or taken from the cache."""
     if (known := _KNOWN_CURVES.pop((atom, neighbouring), None)) is not None:
-        return known
+        return known, None  # finite at some order (_know_rdp_curves keeps no other): nothing to explain
     inner = getattr(atom, "event", atom)
     if isinstance(inner, dp_accounting.GaussianDpEvent) and 0 < inner.noise_multiplier < _SIGMA_OVERFLOWS:
         # 1/(2 sigma^2) overflows: every order is infinite (dp_accounting takes seconds to find that out, order by
         # order, answers nan at the integer ones and divides by zero below 1e-154)
-        _note_untrusted(atom, "its Rényi divergence overflows double precision at every order")
         curve = np.full(_ORDERS.shape, math.inf)
         curve.flags.writeable = False
-        return curve
+        return curve, _untrusted(atom, "its Rényi divergence overflows double precision at every order")
     acc = make_accountant("rdp", neighbouring=neighbouring)
+    reason = None
     try:
         with quiet():
             acc.compose(atom)
     except ARITHMETIC_ERRORS:  # e.g. sigma ** 2 == 0 for a noise multiplier of 1e-308: no order says anything
-        _note_untrusted(atom, "dp_accounting cannot compute its Rényi divergence in double precision")
+        reason = _untrusted(atom, "dp_accounting cannot compute its Rényi divergence in double precision")
         curve = np.full(_ORDERS.shape, math.inf)
     else:
         curve = getattr(acc, "rdp", None)
         if curve is None or np.shape(curve) != _ORDERS.shape:
-            return None
+            return None, None
         if not np.isfinite(trusted_rdp(curve)).any() and not isinstance(atom, dp_accounting.NonPrivateDpEvent):
-            _note_untrusted(atom, "its Rényi divergence is infinite, or overflows double precision, at every order")
+            reason = _untrusted(atom, "its Rényi divergence is infinite, or overflows double precision, at every order")
         curve = trusted_rdp(curve)
     curve.flags.writeable = False
-    return curve
+    return curve, reason
 
+
+def _rdp_curve(atom, neighbouring: Neighbouring) -> np.ndarray | None:
+    """The curve of :func:`_rdp_curve_noted` without its reason (for what only estimates or hands the curve on)."""
+    return _rdp_curve_noted(atom, neighbouring)[0]
+
+
+_rdp_curve.cache_clear, _rdp_curve.cache_info = _rdp_curve_noted.cache_clear, _rdp_curve_noted.cache_info
 
 #: Below this noise multiplier 1 / (2 sigma^2) is beyond the largest double.
 _SIGMA_OVERFLOWS = math.sqrt(0.5 / sys.float_info.max)
 
-_warned_untrusted: set = set()
 
-
-def _note_untrusted(atom, why: str) -> None:
-    """Say once per mechanism that its epsilon is reported as infinity, and why."""
-    key = (_noise_of(atom), why)
-    if key in _warned_untrusted:
-        return
-    _warned_untrusted.add(key)
-    warnings.warn(f"{_noise_of(atom)}: {why}; its epsilon is reported as infinity (no privacy guarantee can be "
-                  "stated; use a larger noise multiplier)", DPCoreWarning, stacklevel=user_stacklevel())
+def _untrusted(atom, why: str) -> str:
+    """Why the epsilon of ``atom`` is reported as infinity, in words for whoever reads that infinity."""
+    return (f"{_noise_of(atom)}: {why}; its epsilon is reported as infinity (no privacy guarantee can be stated; use "
+            "a larger noise multiplier)")
 
 
 @functools.lru_cache(maxsize=64)
@@ -221,25 +227,18 @@ def pld_grid_points(atom, count: int, neighbouring: Neighbouring, discretization
     return (one + 2.0 * reach) / discretization
 
 
-_warned_rdp_instead: set = set()
-
-
 def _noise_of(atom) -> str:
     inner = getattr(atom, "event", atom)
     noise = getattr(inner, "noise_multiplier", None)
     return f"noise_multiplier={noise:g}" if noise is not None else str(atom)
 
 
-def _warn_rdp_instead(atom, count: int, points: float) -> None:
-    key = (atom, count)
-    if key in _warned_rdp_instead:
-        return
-    _warned_rdp_instead.add(key)
+def _rdp_instead_reason(atom, count: int, points: float) -> str:
+    """Why the PLD accountant handed ``count`` runs of ``atom`` to RDP (its grid would not fit)."""
     need = (f"would need about {points:.2g} grid points" if math.isfinite(points)
             else "cannot hold a grid") + f" for {_noise_of(atom)} over {count} steps (at most {PLD_MAX_POINTS:.0g})"
-    warnings.warn(f"the PLD accountant {need}; this epsilon comes "
-                  "from the RDP accountant instead (a valid upper bound, looser than PLD's)", DPCoreWarning,
-                  stacklevel=user_stacklevel())
+    return (f"the PLD accountant {need}; this epsilon comes from the RDP accountant instead (a valid upper bound, "
+            "looser than PLD's)")
 
 
 @_cached(256)
@@ -365,20 +364,40 @@ def _pld_chain_epsilon(chain: tuple, delta: float) -> float | None:
         return trusted_epsilon(distribution.get_epsilon_for_delta(delta - slack))
 
 
-_warned_small_delta: set = set()
+def _small_delta_reason(delta: float, *, instead: bool = True) -> str:
+    """Why a PLD's epsilon at ``delta`` came from the RDP accountant (the PLD cannot resolve that delta)."""
+    why = (f"the PLD accountant cannot resolve delta={delta:g} in double precision (its FFT's rounding is about "
+           f"{PLD_DELTA_ROUNDING:g} or more)")
+    return f"{why}; this epsilon comes from the RDP accountant instead (a valid upper bound)" if instead else why
 
 
-def _warn_small_delta(delta: float) -> None:
-    if delta in _warned_small_delta:
-        return
-    _warned_small_delta.add(delta)
-    warnings.warn(f"the PLD accountant cannot resolve delta={delta:g} in double precision (its FFT's rounding is "
-                  f"about {PLD_DELTA_ROUNDING:g} or more); this epsilon comes from the RDP accountant instead (a valid "
-                  "upper bound)", DPCoreWarning, stacklevel=user_stacklevel())
+#: Set inside :func:`reasons_unsaid`: compositions keep their reasons without saying them.
+_UNSAID: contextvars.ContextVar[bool] = contextvars.ContextVar("dpcore_reasons_unsaid", default=False)
+
+
+@contextlib.contextmanager
+def reasons_unsaid() -> Iterator[None]:
+    """Inside the block (this thread or task only), an epsilon computed says no reason for its value (infinity, or
+    the RDP accountant's): for numbers nobody is shown, such as a calibration's trial noises, whose search then says
+    those of the noise it answers."""
+    token = _UNSAID.set(True)
+    try:
+        yield
+    finally:
+        _UNSAID.reset(token)
 
 
 class _Composition:
-    """The events composed so far, kept in the form the accountant composes fastest (see the module doc)."""
+    """The events composed so far, kept in the form the accountant composes fastest (see the module doc).
+
+    Where a number it gives cannot be dp_accounting's usual one (an epsilon reported as infinity because no order of
+    an RDP curve says anything; a PLD grid too large, or a delta too small for a PLD, answered by RDP instead), it
+    says why to its caller (:meth:`note`) each time it meets the reason, from a cached curve too, but once per
+    composition and the copies made from it (a ledger's previews): every run's odometer, every
+    :func:`epsilon_of_event`, explains its own number, and an odometer read after each of a thousand epochs does not
+    say it a thousand times. (Said once per process instead, the second visitor of a server shared by a class got
+    the same infinity with no reason.)
+    """
 
     def __init__(self, accountant: str, neighbouring: Neighbouring, discretization: float) -> None:
         self.accountant, self.neighbouring, self.discretization = accountant, neighbouring, discretization
@@ -389,13 +408,27 @@ class _Composition:
         self.pld_chain: tuple | None = ()  # the PLD steps composed (see _pld_chain); None: fresh accountants
         self.non_private = False
         self.answered_by: str | None = None  # the accountant whose number the last epsilon() gave
+        # both shared with the copies (a ledger's previews): what note() was told about the numbers given, in order,
+        # and what of it was said to the caller
+        self.reasons: dict[str, None] = {}
+        self._said: set[str] = set()
 
     def copy(self) -> "_Composition":
         new = object.__new__(_Composition)
         new.__dict__.update(self.__dict__)
         new.supported = list(self.supported)
         new.rdp = None if self.rdp is None else dict(self.rdp)
-        return new  # the PLD chain is a tuple: extending it makes a new one
+        return new  # the PLD chain is a tuple: extending it makes a new one; the reasons are shared on purpose
+
+    def note(self, reason: str | None) -> None:
+        """Keep ``reason`` (why a number here is infinity, or another accountant's) with these numbers, and warn it
+        to the caller unless this composition or one it was copied from said it already."""
+        if reason is None:
+            return
+        self.reasons.setdefault(reason, None)
+        if reason not in self._said and not _UNSAID.get():
+            self._said.add(reason)
+            warnings.warn(reason, DPCoreWarning, stacklevel=user_stacklevel())
 
     def add(self, event: dp_accounting.DpEvent) -> None:
         plan = []
@@ -423,7 +456,8 @@ class _Composition:
     def _add_supported(self, atom, count: int, rel: Neighbouring) -> None:
         self.supported.append((atom, count, rel))
         if self.accountant == "rdp" and self.rdp is not None:
-            curve = _rdp_curve(atom, rel)
+            curve, reason = _rdp_curve_noted(atom, rel)
+            self.note(reason)
             try:
                 hash(atom)
                 key = (atom, rel)
@@ -442,7 +476,7 @@ class _Composition:
                         f"the PLD accountant would need about {points:.2g} grid points for {atom} over {total} "
                         f"steps under {rel.spelling} neighbours, and RDP cannot compose them there; use more noise "
                         "(a larger noise_multiplier) or fewer steps")
-                _warn_rdp_instead(atom, total, points)
+                self.note(_rdp_instead_reason(atom, total, points))
                 self._switch_to_rdp()
                 return
             try:
@@ -451,7 +485,7 @@ class _Composition:
                 if not all(_supports("rdp", r, a) for a, _, r in self.supported):
                     raise DPValueError(f"the PLD accountant cannot compose {atom} under {rel.spelling} neighbours in "
                                        "double precision, and RDP cannot compose them there; use more noise") from None
-                _warn_rdp_instead(atom, total, math.inf)
+                self.note(_rdp_instead_reason(atom, total, math.inf))
                 self._switch_to_rdp()
                 return
             if p is _NON_PRIVATE:
@@ -500,11 +534,15 @@ class _Composition:
         self.answered_by = "rdp"
         total = np.zeros_like(_ORDERS, dtype=np.float64)
         for atom, count, rel in self.supported:
-            curve = _rdp_curve(atom, rel) if _supports("rdp", rel, atom) else None
+            curve, reason = _rdp_curve_noted(atom, rel) if _supports("rdp", rel, atom) else (None, None)
             if curve is None:
+                self.note(f"{_small_delta_reason(delta, instead=False)}, and the RDP accountant cannot compose "
+                          f"{atom}: this epsilon is reported as infinity (no privacy guarantee can be stated; use a "
+                          "larger delta)")
                 return math.inf
+            self.note(reason)
             total += count * curve
-        _warn_small_delta(delta)
+        self.note(_small_delta_reason(delta))
         return rdp_epsilon(_ORDERS, total, delta)[0]
 
     def _fresh_accountants_epsilon(self, delta: float) -> float:
@@ -585,6 +623,15 @@ class PrivacyLedger:
         where :attr:`delta` is too small for a PLD to resolve (:data:`PLD_DELTA_ROUNDING`)."""
         self._state.epsilon(self.delta)  # notes which accountant answers at this delta
         return self._state.answered_by or self._state.accountant
+
+    @property
+    def caveats(self) -> tuple[str, ...]:
+        """Why a number this ledger gave (:attr:`epsilon`, :meth:`epsilon_if`, :meth:`spend` ...) is not
+        dp_accounting's usual one, each once, in the order met: an epsilon reported as infinity (no order of a
+        mechanism's RDP curve says anything), or one the RDP accountant gave for the PLD accountant (see
+        :attr:`accountant_used`). Each was warned (:class:`~dpcore.exceptions.DPCoreWarning`) to the ledger's caller
+        when first met; a run keeps them with its result (``TrainResult.warnings``)."""
+        return tuple(self._state.reasons)
 
     @property
     def events(self) -> tuple[dp_accounting.DpEvent, ...]:
@@ -757,8 +804,7 @@ def privacy_profile(
     if not isinstance(event, dp_accounting.DpEvent):
         raise DPTypeError(f"event must be a dp_accounting DpEvent, got {type(event).__name__}")
     state = _Composition("pld", Neighbouring.of(neighbouring), check_positive(pld_discretization, "pld_discretization"))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DPCoreWarning)  # a hand-over to RDP is refused below, not announced
+    with reasons_unsaid():  # a hand-over to RDP is refused below, not announced (this thread only)
         state.add(event)
     if state.accountant != "pld" or state.pld_chain is None:
         raise DPValueError(f"{event} has no privacy loss distribution the PLD accountant can hold (its grid would "

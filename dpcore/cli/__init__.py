@@ -293,6 +293,8 @@ def main(argv: list[str] | None = None) -> int:
             said.clear()
 
             def show(msg, *_args, **_kwargs):
+                if str(msg) in said:  # each text once per command, as Python's own filter says it once per place
+                    return  # (a calibration and the epsilon it reports may both explain the same number)
                 said.append(str(msg))  # a command's JSON carries them too (print_result)
                 print(f"warning: {msg}", file=sys.stderr)
 

@@ -213,6 +213,9 @@ class TrainResult:
     dp_event : dp_accounting.DpEvent or None
     seconds : float
     warnings : tuple of str
+        What the run warned about, each once: its calibration's warnings, its settings' (no noise, shuffled
+        batches), a stop at ``max_epsilon``, and why ``epsilon`` is infinity or the RDP accountant's
+        (:attr:`~dpcore.accounting.PrivacyLedger.caveats` of its odometer).
     accountant : str
         The accountant whose numbers ``epsilon`` reports: ``config.accountant``, or ``"rdp"`` where the PLD
         accountant handed over to RDP (a PLD grid would not fit in memory).
@@ -499,6 +502,12 @@ class _Budget:
         elif self.config.private:
             self.epsilon = math.inf
         return self.epsilon
+
+    @property
+    def caveats(self) -> tuple[str, ...]:
+        """Why the odometer's epsilon is infinity or the RDP accountant's (said as warnings when met, kept here for
+        the run's result: a run served from a cache, or read by a script, explains its number too)."""
+        return self.odometer.caveats if self.odometer is not None else ()
 
     def event(self, steps: int):
         if self.odometer is None:
@@ -968,10 +977,11 @@ def _result(config: TrainConfig, rows: list, budget: _Budget, steps: int, stoppe
                            + (["balanced_accuracy"] if config.task == "classification" else [])
                            + ["epsilon", "train_loss"])
     state = {k: v.detach().cpu().numpy().copy() for k, v in final.state_dict().items()}
+    accountant = budget.odometer.accountant_used if budget.odometer is not None else config.accountant
     return TrainResult(
         config=config, history=history, epsilon=budget.epsilon, delta=config.delta if config.private else 0.0,
         noise_multiplier=budget.sigma, sample_rate=budget.q, steps=steps, stopped_early=stopped, state=state,
         model_kwargs=model_kwargs, dp_event=budget.event(steps), seconds=time.perf_counter() - t0,
-        warnings=tuple(caught), module=copy.deepcopy(final).cpu() if own else None,
-        accountant=budget.odometer.accountant_used if budget.odometer is not None else config.accountant,
+        warnings=tuple(dict.fromkeys([*caught, *budget.caveats])), module=copy.deepcopy(final).cpu() if own else None,
+        accountant=accountant,
     )

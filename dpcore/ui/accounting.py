@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import math
+import warnings
+from typing import Any, Callable
 
 import altair as alt
 import pandas as pd
@@ -10,6 +12,8 @@ import streamlit as st
 
 from ..accounting import calibrate_noise_multiplier, composition_comparison, dpsgd_epsilon
 from ..accounting.accountants import pld_discretization_for
+from ..exceptions import user_stacklevel
+from ..runtime.thread_warnings import caught as caught_warnings
 from ..teaching.explain import count_query_densities, neighbouring_databases, noisy_count
 from ..teaching.verdict import odds_factor, verdict
 from . import palette, vega
@@ -71,33 +75,73 @@ def best_of_compositions(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+#: What a computation warned, kept with its value by ``st.cache_data``: ``(message, category)`` pairs, each once.
+Said = tuple[tuple[str, type[Warning]], ...]
+
+
+def _keeping_warnings(compute: Callable[[], Any]) -> tuple[Any, Said]:
+    """``compute()`` and what it warned in this thread (another visitor's run is not in it), each message once."""
+    with caught_warnings() as caught:
+        value = compute()
+    return value, tuple({str(w.message): w.category for w in caught}.items())
+
+
+def _said_again(value: Any, said: Said) -> Any:
+    """``value``, its warnings raised again in the caller (:func:`~dpcore.ui.run_guarded` around it shows them)."""
+    for message, category in said:
+        warnings.warn(message, category, stacklevel=user_stacklevel())
+    return value
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
+def _comparison(noise_multiplier: float, sample_rate: float, delta: float, max_epochs: float, points: int,
+                methods: tuple[str, ...]) -> tuple[pd.DataFrame, Said]:
+    def compute() -> pd.DataFrame:
+        epochs = [max_epochs * i / (points - 1) for i in range(points)]
+        extra = ("naive",) if "advanced" in methods and "naive" not in methods else ()
+        df = composition_comparison(noise_multiplier=noise_multiplier, sample_rate=sample_rate, delta=delta,
+                                    epochs=epochs, methods=tuple(methods) + extra)
+        df = best_of_compositions(df)
+        return df[df.method != "Naive composition"].reset_index(drop=True) if extra else df
+    return _keeping_warnings(compute)
+
+
 def cached_comparison(noise_multiplier: float, sample_rate: float, delta: float, max_epochs: float, points: int,
                       methods: tuple[str, ...]) -> pd.DataFrame:
-    """The epsilon curves of :func:`composition_comparison`, advanced composition as ``min(naive, advanced)``."""
-    epochs = [max_epochs * i / (points - 1) for i in range(points)]
-    extra = ("naive",) if "advanced" in methods and "naive" not in methods else ()
-    df = composition_comparison(noise_multiplier=noise_multiplier, sample_rate=sample_rate, delta=delta,
-                                epochs=epochs, methods=tuple(methods) + extra)
-    df = best_of_compositions(df)
-    return df[df.method != "Naive composition"].reset_index(drop=True) if extra else df
+    """The epsilon curves of :func:`composition_comparison`, advanced composition as ``min(naive, advanced)``.
+
+    This and the other ``cached_*`` accounting wrappers keep the warnings of their computation with their value
+    (``st.cache_data`` runs it once for the whole server) and raise them again on every call: why a PLD number is
+    the RDP accountant's reaches every visitor who is shown it, not only the first."""
+    return _said_again(*_comparison(noise_multiplier, sample_rate, delta, max_epochs, points, methods))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
+def _noise(target_epsilon: float, delta: float, sample_rate: float, steps: int, accountant: str) -> tuple[float, Said]:
+    return _keeping_warnings(lambda: calibrate_noise_multiplier(
+        target_epsilon=target_epsilon, delta=delta, sample_rate=sample_rate, steps=steps, accountant=accountant,
+        pld_discretization=pld_discretization_for(target_epsilon)))
+
+
 def cached_noise(target_epsilon: float, delta: float, sample_rate: float, steps: int, accountant: str) -> float:
     """The noise for ``target_epsilon``, on the PLD grid a training run calibrated to it uses (check it with
-    ``cached_epsilon(..., target=target_epsilon)``)."""
-    return calibrate_noise_multiplier(target_epsilon=target_epsilon, delta=delta, sample_rate=sample_rate,
-                                      steps=steps, accountant=accountant,
-                                      pld_discretization=pld_discretization_for(target_epsilon))
+    ``cached_epsilon(..., target=target_epsilon)``); its calibration's warnings are said on every call."""
+    return _said_again(*_noise(target_epsilon, delta, sample_rate, steps, accountant))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
+def _epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: float, accountant: str,
+             target: float | None) -> tuple[float, Said]:
+    return _keeping_warnings(lambda: dpsgd_epsilon(
+        noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps, delta=delta, accountant=accountant,
+        pld_discretization=pld_discretization_for(target)))
+
+
 def cached_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: float, accountant: str,
                    target: float | None = None) -> float:
-    """Epsilon after ``steps``; ``target``: the epsilon the noise was calibrated to (its PLD grid)."""
-    return dpsgd_epsilon(noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps, delta=delta,
-                         accountant=accountant, pld_discretization=pld_discretization_for(target))
+    """Epsilon after ``steps``; ``target``: the epsilon the noise was calibrated to (its PLD grid). Why it is
+    infinity or the RDP accountant's is said on every call."""
+    return _said_again(*_epsilon(noise_multiplier, sample_rate, steps, delta, accountant, target))
 
 
 def _long(xs, columns: dict) -> pd.DataFrame:

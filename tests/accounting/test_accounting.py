@@ -92,7 +92,7 @@ def test_fallback_without_dp_accounting_internals(monkeypatch, accountant):
     fast = dpsgd_epsilon(**kw)
     fast_sigma = calibrate_noise_multiplier(target_epsilon=2.0, delta=1e-5, sample_rate=0.05, steps=400,
                                             accountant=accountant)
-    monkeypatch.setattr(ledger, "_rdp_curve", lambda atom, rel: None)
+    monkeypatch.setattr(ledger, "_rdp_curve_noted", lambda atom, rel: (None, None))
     monkeypatch.setattr(ledger, "_pld_of", lambda atom, count, rel, disc: None)
     assert dpsgd_epsilon(**kw) == pytest.approx(fast, rel=1e-9)
     slow_sigma = calibrate_noise_multiplier(target_epsilon=2.0, delta=1e-5, sample_rate=0.05, steps=400,

@@ -131,7 +131,7 @@ def test_a_nan_or_negative_rdp_order_says_nothing_and_all_of_them_give_infinity(
 
 
 def test_a_noise_too_small_to_square_is_infinity_with_a_warning_not_a_zero_division():
-    with pytest.warns(Warning, match="reported as infinity"):  # a noise no other test uses: said once per noise
+    with pytest.warns(Warning, match="reported as infinity"):  # said to every caller that gets this infinity
         eps = dpsgd_epsilon(noise_multiplier=3.5e-308, sample_rate=0.01, steps=100, delta=DELTA)
     assert eps == math.inf
     assert epsilon_of_event(dp_accounting.GaussianDpEvent(1e-308), delta=DELTA) == math.inf

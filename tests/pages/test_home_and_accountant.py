@@ -195,3 +195,15 @@ def test_the_inverse_with_the_pld_accountant_asks_less_noise_than_rdp_at_a_small
     assert not at.exception
     m = metrics(at)
     assert float(m["Noise multiplier needed σ"]) < rdp and 0.099 <= float(m["ε check with that σ"]) <= 0.1
+
+
+def test_every_visitor_shown_a_pld_number_the_rdp_accountant_gave_is_told_why(app_page):
+    """σ = 0.5, every record in every step, 400 epochs: the PLD grid would not fit, the RDP accountant answers. The
+    numbers are cached for the whole server; the second visitor, served from that cache, is told as the first was."""
+    for _ in range(2):
+        at = app_page("pages/1_Accountant.py")
+        at.run()
+        at.number_input(key="acct.sigma").set_value(0.5)
+        at.number_input(key="acct.batch").set_value(60_000).run()
+        assert not at.exception
+        assert any("from the RDP accountant instead" in w.value for w in at.warning)

@@ -181,3 +181,17 @@ def test_learners_protecting_different_units_are_told_apart_not_just_by_their_ne
     two = neighbouring_note(table(("dpsgd", "add-remove"), ("erm-objective", "replace-one")))
     assert "Two meanings" in two and "factor 2" in two and "'s protects" not in two
     assert neighbouring_note(table(("dpsgd", "add-remove"), ("ssp", "add-remove"))) is None
+
+
+def test_every_row_of_a_sweep_with_no_usable_noise_says_why_its_epsilon_is_infinite_and_the_caller_hears_it_once(
+        cache_dir):
+    """Said per run, not once per process: each row keeps the reason (its table, its cache); the sweep's caller is
+    told once for the learner."""
+    cfg = SweepConfig(dataset="iris", learners=["dpsgd"], values=[1.0, 2.0], seeds=2,
+                      params={"noise_multiplier": 1e-160, "epochs": 5}, include_baselines=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = run_sweep(cfg, n_jobs=1, cache_dir=cache_dir)
+    assert len(res.table) == 4 and (res.table.epsilon == float("inf")).all()
+    assert res.table.warnings.str.contains("reported as infinity").all()
+    assert sum("reported as infinity" in str(w.message) for w in caught) == 1

@@ -285,3 +285,14 @@ def test_a_private_model_no_better_than_one_class_is_not_called_close_to_its_twi
     assert "Declared class shares" not in training.learnt_nothing_note(declared)
     assert training.learnt_nothing_note({**out, "metrics": {**out["metrics"], "balanced_accuracy": 0.58}}) is None
     assert training.learnt_nothing_note({**out, "chance": 0.6}) is None  # a balanced label: accuracy reads it
+
+
+def test_every_visitors_run_with_a_noise_too_small_for_any_guarantee_carries_why_its_epsilon_is_infinite():
+    """The server is one process for a class: the second visitor's run (another seed) carries the reason as the
+    first did, in the result the page shows it from (a run shared or stored is shown without its live warnings)."""
+    data = load_dataset("iris")
+    for seed in (0, 1):
+        out = train_with_baseline(data, "dpsgd", {"epochs": 3, "noise_multiplier": 1e-160}, epsilon=1.0, delta=1e-5,
+                                  seed=seed)
+        assert out["epsilon"] == math.inf
+        assert [w for w in out["warnings"] if "reported as infinity" in w], seed
