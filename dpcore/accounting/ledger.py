@@ -526,8 +526,9 @@ class _Composition:
                    for acc in groups.values())
 
 
-#: What of each record a ledger's total protects (:class:`PrivacyLedger`'s ``unit``).
-UNITS = ("records", "labels")
+#: What of each record a ledger's total protects (:class:`PrivacyLedger`'s ``unit``): the whole record, its label
+#: alone (label DP), its image alone (noisy images with the labels in the clear).
+UNITS = ("records", "labels", "images")
 
 
 def _has(obj, *names: str) -> bool:
@@ -555,11 +556,11 @@ class PrivacyLedger:
     budget : float or None
         If given, :meth:`spend` raises :class:`~dpcore.exceptions.BudgetExceededError`
         rather than go past it (and records nothing).
-    unit : {"records", "labels"}
-        What of each record the total protects: the whole record, or its label alone. A run of label DP (its
-        ``unit`` is ``"labels"``: the features were used in the clear) says nothing of a whole record, so a ledger
-        of records refuses it; a ledger of labels takes it, and any run of whole records (a label changed is a
-        record replaced).
+    unit : {"records", "labels", "images"}
+        What of each record the total protects: the whole record, or its label (or image) alone. A run of label DP
+        (its ``unit`` is ``"labels"``: the features were used in the clear) says nothing of a whole record, so a
+        ledger of records refuses it; a ledger of labels takes it, and any run of whole records (a label changed is
+        a record replaced). Noisy images with the labels in the clear are ``"images"`` the same way.
     pld_discretization : float
         PLD grid (pessimistic: coarser is faster and looser).
 
@@ -583,8 +584,8 @@ class PrivacyLedger:
         self.neighbouring = Neighbouring.of(neighbouring)
         self.budget = None if budget is None else check_epsilon(budget, "budget")
         if unit not in UNITS:
-            raise DPValueError(f"unit must be 'records' (whole records) or 'labels' (each record's label alone), "
-                               f"got {unit!r}")
+            raise DPValueError(f"unit must be 'records' (whole records), 'labels' (each record's label alone) or "
+                               f"'images' (each record's image alone), got {unit!r}")
         self.unit = unit
         disc = check_positive(pld_discretization, "pld_discretization")
         self._events: list[dp_accounting.DpEvent] = []
@@ -641,10 +642,11 @@ class PrivacyLedger:
             return dp_accounting.NonPrivateDpEvent()
         what = getattr(spent, "learner", None) or type(spent).__name__
         unit = getattr(spent, "unit", "records")
-        if unit != self.unit and self.unit == "records":
+        if unit not in ("records", self.unit):
             raise DPValueError(
                 f"{what}'s epsilon protects only each record's {unit} (the rest of the record was used in the clear), "
-                "and this ledger counts whole records, which that guarantee says nothing about: compose it in a "
+                f"and this ledger counts {self.unit if self.unit != 'records' else 'whole records'}, which that "
+                "guarantee says nothing about: compose it in a "
                 f"PrivacyLedger(unit={unit!r}, neighbouring='replace-one'), where runs of whole records count too")
         relation = Neighbouring.of(relation)
         if relation is self.neighbouring:
