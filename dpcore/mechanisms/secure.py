@@ -323,6 +323,11 @@ class SecureGaussian(Mechanism):
             if discrete_gaussian_delta(steps, self.epsilon, self.grid_sensitivity) <= self.delta:
                 break
             steps *= 1.001
+        else:  # fail closed: never a mechanism whose δ is above the one asked for
+            raise DPValueError(
+                f"the discrete Gaussian for epsilon={self.epsilon:g}, delta={self.delta:g} on a grid of "
+                f"{self.granularity:g} was widened to σ = {steps:.4g} grid steps and its delta was still not met; "
+                "use a finer granularity or a larger delta")
         object.__setattr__(self, "_sigma_steps", steps)
 
     grid_sensitivity = SecureLaplace.grid_sensitivity

@@ -126,3 +126,12 @@ def test_the_secure_gaussian_on_a_coarse_grid_at_a_small_epsilon_is_not_widened_
     continuous = analytic_gaussian_sigma(epsilon=1e-6, delta=1e-5, sensitivity=1.0)
     assert continuous <= float(m.sigma_steps) <= continuous * 1.002
 
+
+def test_a_secure_gaussian_whose_widening_never_meets_its_delta_is_refused(monkeypatch):
+    # the calibration widens sigma by 0.1 % up to 1000 times; had that not met delta, the mechanism was built anyway,
+    # releasing at a delta above the one asked for with nothing said
+    import dpcore.mechanisms.secure as secure
+
+    monkeypatch.setattr(secure, "discrete_gaussian_delta", lambda sigma, epsilon, sensitivity: 1.0)
+    with pytest.raises(DPValueError, match=r"delta=1e-05.*not met"):
+        SecureGaussian(epsilon=1.0, delta=1e-5, sensitivity=1.0)
