@@ -387,3 +387,13 @@ def test_a_warning_about_your_data_names_your_line_not_the_librarys():
         with pytest.warns(Warning) as said:
             call()
         assert {pathlib.Path(w.filename).name for w in said} == {pathlib.Path(__file__).name}
+
+
+def test_a_ledger_given_a_released_model_points_to_the_runs_result_not_its_bare_event():
+    # a run's released model holds the run's event but not what it protects: the ledger said "pass its event,
+    # .dp_event", whose objective-perturbation guarantee (a record replaced) an add/remove ledger then composed as it
+    # was, the total the check on a run's result refuses
+    df = _frame()
+    erm = dpcore.run_learner("erm-objective", df, label="buys", bounds=BOUNDS, epsilon=0.5)
+    with pytest.raises(TypeError, match=r"got ReleasedModel: spend the run's result \(ledger.spend\(run\)\)"):
+        PrivacyLedger(delta=1e-5).spend(erm.model)
