@@ -103,7 +103,7 @@ if res is not None:
     show_chart(cached_specs(densities_figure, df, summary, count_d=true_d, count_d2=true_d2), headline_area(),
                key="home.densities",
                alt_text=f"The released answer's density on D (peak at {true_d}) and on D′ (peak at {true_d2}): two "
-                        f"overlapping curves of noise scale {summary['noise_scale']:.3g}.")
+                        f"overlapping curves of noise scale {format_noise(summary['noise_scale'])}.")
     if sens > 1:
         st.caption(f"The noise is calibrated to the declared Δ = {sens:g}, more than the count's true "
                    "sensitivity of 1: still private, just noisier than it needs to be.")
@@ -116,7 +116,7 @@ if res is not None:
     )
     show_chart(cached_specs(ratio_figure, df, summary), key="home.ratio",
                alt_text="The ratio of the two densities against the released answer, on a log axis, between the "
-                        f"lines e^-ε and e^ε = {summary['e_epsilon']:.3g}.")
+                        f"lines e^-ε and e^ε = {round_epsilon(summary['e_epsilon']):.3g}.")
     st.caption("Smaller ε → wider noise → the two curves overlap more → less can be learned about Chandler.")
 
 st.header("3 · Two more ways to read ε")

@@ -170,7 +170,8 @@ if clustered:
     left.markdown(f"This query is a cluster of **{res.cluster_sizes[i]}** public examples; each teacher's one vote "
                   "is the class it predicts most often among them.")
 left.markdown(f"Vote gap between the top two classes: **{sorted(res.votes[i])[-1] - sorted(res.votes[i])[-2]}** "
-              f"votes; the noise added to each count is typically ±{noise_std(res):.3g} (its standard deviation)"
+              f"votes; the noise added to each count is typically ±{format_noise(noise_std(res))} (its standard "
+              "deviation)"
               + (" (this query was not answered: its check failed). " if res.noisy_labels[i] < 0 else ". ") +
               "Noise can push a count below zero: a noisy count is not a number of teachers, only which "
               "class has the largest one matters.")

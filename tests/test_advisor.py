@@ -158,6 +158,26 @@ def test_the_selections_composition_says_the_delta_it_holds_at_the_sum_of_the_ru
     assert "composes to ε = 33.3 at δ = 9e-05" in sel["note"]
 
 
+def test_the_selections_composition_of_add_remove_and_replace_one_runs_is_stated_for_a_record_replaced():
+    """The advisor's default learners protect different neighbours (DP-SGD a record added or removed, objective
+    perturbation a record replaced): their epsilons summed as they were (4 here) is a bound under neither relation.
+    For a record replaced, an add/remove run (ε, δ) holds at (2ε, (1 + e^ε)δ) (group privacy, Dwork & Roth 2014),
+    so the composition is 3 * 1 + 2 * (2 * 0.5) = 5 at δ = 2 (1 + e^0.5) 1e-5."""
+    from dpcore.decision.advisor import selection_note
+
+    table = pd.DataFrame({"learner": ["erm-objective"] * 3 + ["dpsgd"] * 2, "role": ["swept"] * 5,
+                          "value": [1.0] * 5, "seed": [0, 1, 2, 0, 1], "epsilon": [1.0, 1.0, 1.0, 0.5, 0.5],
+                          "delta": [0.0, 0.0, 0.0, 1e-5, 1e-5],
+                          "neighbouring": ["replace-one"] * 3 + ["add-remove"] * 2, "event": [""] * 5})
+    sel = selection_note(pd.DataFrame({"learner": []}), table, learner=None, delta=1e-5)
+    assert sel["composition_epsilon"] == pytest.approx(5.0)
+    assert sel["composition_delta"] == pytest.approx(2 * (1 + math.exp(0.5)) * 1e-5)
+    assert "composes to ε = 5 at δ = 5.3e-05 for a record replaced" in sel["note"]
+    # one relation throughout: the sum as it is
+    same = table[table.learner == "erm-objective"]
+    assert selection_note(pd.DataFrame({"learner": []}), same, learner=None, delta=1e-5)["composition_epsilon"] == 3.0
+
+
 def test_a_run_without_a_guarantee_among_those_looked_at_makes_the_selections_composition_infinite():
     res = _result({0.1: [0.5, 0.52, 0.51], 1.0: [0.85, 0.86, 0.84], 10.0: [0.9, 0.91, 0.9]}, [0.95, 0.95, 0.95])
     t = res.table

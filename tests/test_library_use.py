@@ -135,6 +135,28 @@ def test_a_ledger_checks_what_a_results_epsilon_protects_before_composing_it():
     assert replace_one.spend(baseline) == float("inf")  # a release with no guarantee leaves the total without one
 
 
+def test_a_ledger_of_whole_records_refuses_a_label_dp_run_whose_epsilon_protects_only_labels():
+    """Label DP trains on the features in the clear: its ε protects each record's label, not the record. A replace-one
+    ledger composed it with the record-level runs (objective perturbation at 0.5 and label DP at 1.0 read 1.5 for a
+    record replaced), where a whole record has no guarantee; it is refused by name, and a ledger of labels
+    (unit='labels') composes it, with any record-level run (a label changed is a record replaced)."""
+    df = _frame()
+    erm = dpcore.run_learner("erm-objective", df, label="buys", bounds=BOUNDS, epsilon=0.5)
+    labels = dpcore.run_learner("label-dp-rr", df, label="buys", bounds=BOUNDS, epsilon=1.0,
+                                params={"model": "linear", "epochs": 1})
+    assert (erm.unit, labels.unit) == ("records", "labels")
+    records = PrivacyLedger(delta=1e-5, neighbouring="replace-one")
+    records.spend(erm)
+    with pytest.raises(DPValueError, match=r"protects only each record's labels.*PrivacyLedger\(unit='labels'"):
+        records.spend(labels)
+    assert len(records) == 1
+    label_ledger = PrivacyLedger(delta=1e-5, neighbouring="replace-one", unit="labels")
+    assert label_ledger.spend(labels) == pytest.approx(labels.epsilon)
+    assert label_ledger.spend(erm) == pytest.approx(labels.epsilon + erm.epsilon)
+    with pytest.raises(DPValueError, match="unit must be"):
+        PrivacyLedger(delta=1e-5, unit="rows")
+
+
 def test_a_ledger_given_something_that_is_not_an_event_says_so():
     ledger = PrivacyLedger(delta=1e-5)
     with pytest.raises(TypeError, match=r"expected a dp_accounting DpEvent, got str$"):
@@ -365,3 +387,13 @@ def test_a_warning_about_your_data_names_your_line_not_the_librarys():
         with pytest.warns(Warning) as said:
             call()
         assert {pathlib.Path(w.filename).name for w in said} == {pathlib.Path(__file__).name}
+
+
+def test_a_ledger_given_a_released_model_points_to_the_runs_result_not_its_bare_event():
+    # a run's released model holds the run's event but not what it protects: the ledger said "pass its event,
+    # .dp_event", whose objective-perturbation guarantee (a record replaced) an add/remove ledger then composed as it
+    # was, the total the check on a run's result refuses
+    df = _frame()
+    erm = dpcore.run_learner("erm-objective", df, label="buys", bounds=BOUNDS, epsilon=0.5)
+    with pytest.raises(TypeError, match=r"got ReleasedModel: spend the run's result \(ledger.spend\(run\)\)"):
+        PrivacyLedger(delta=1e-5).spend(erm.model)

@@ -103,6 +103,11 @@ def flatten(event: dp_accounting.DpEvent, count: int = 1) -> Iterator[tuple[dp_a
     if not isinstance(event, dp_accounting.DpEvent):
         held = next((name for name in ("event", "dp_event", "dp_event_")  # a run's, train()'s, an estimator's
                      if isinstance(getattr(event, name, None), dp_accounting.DpEvent)), None)
+        if held and callable(getattr(event, "predict", None)):
+            # a run's released model holds its event but not what it protects: its bare event would compose as a
+            # guarantee under the ledger's relation, unchecked; the run's result says its relation
+            raise DPTypeError(f"expected a dp_accounting DpEvent, got {type(event).__name__}: spend the run's result "
+                              "(ledger.spend(run)), whose relation the ledger checks against its own")
         raise DPTypeError(f"expected a dp_accounting DpEvent, got {type(event).__name__}"
                           + (f": pass its event, .{held}" if held else ""))
     if isinstance(event, dp_accounting.NoOpDpEvent) or count == 0:

@@ -564,6 +564,11 @@ class _Composition:
                    for acc in groups.values())
 
 
+#: What of each record a ledger's total protects (:class:`PrivacyLedger`'s ``unit``): the whole record, its label
+#: alone (label DP), its image alone (noisy images with the labels in the clear).
+UNITS = ("records", "labels", "images")
+
+
 def _has(obj, *names: str) -> bool:
     return any(hasattr(obj, name) for name in names)
 
@@ -589,6 +594,11 @@ class PrivacyLedger:
     budget : float or None
         If given, :meth:`spend` raises :class:`~dpcore.exceptions.BudgetExceededError`
         rather than go past it (and records nothing).
+    unit : {"records", "labels", "images"}
+        What of each record the total protects: the whole record, or its label (or image) alone. A run of label DP
+        (its ``unit`` is ``"labels"``: the features were used in the clear) says nothing of a whole record, so a
+        ledger of records refuses it; a ledger of labels takes it, and any run of whole records (a label changed is
+        a record replaced). Noisy images with the labels in the clear are ``"images"`` the same way.
     pld_discretization : float
         PLD grid (pessimistic: coarser is faster and looser).
 
@@ -606,11 +616,15 @@ class PrivacyLedger:
 
     def __init__(self, *, delta: float, accountant: str = "rdp",
                  neighbouring: "Neighbouring | str" = Neighbouring.ADD_REMOVE, budget: float | None = None,
-                 pld_discretization: float = PLD_DISCRETIZATION) -> None:
+                 pld_discretization: float = PLD_DISCRETIZATION, unit: str = "records") -> None:
         self.delta = check_delta(delta)
         self.accountant = check_accountant(accountant)
         self.neighbouring = Neighbouring.of(neighbouring)
         self.budget = None if budget is None else check_epsilon(budget, "budget")
+        if unit not in UNITS:
+            raise DPValueError(f"unit must be 'records' (whole records), 'labels' (each record's label alone) or "
+                               f"'images' (each record's image alone), got {unit!r}")
+        self.unit = unit
         disc = check_positive(pld_discretization, "pld_discretization")
         self._events: list[dp_accounting.DpEvent] = []
         self._state = _Composition(self.accountant, self.neighbouring, disc)
@@ -664,7 +678,8 @@ class PrivacyLedger:
         non-private event (the total is then infinite). A guarantee for a record replaced says nothing about a
         record added or removed, so such a result is refused by an add/remove ledger; a guarantee (ε, δ) for a
         record added or removed holds as (2ε, (1 + e^ε)δ) for a record replaced
-        (:func:`~dpcore.accounting.replace_one_guarantee`), which a replace-one ledger composes.
+        (:func:`~dpcore.accounting.replace_one_guarantee`), which a replace-one ledger composes. A result whose
+        ``unit`` is not whole records (label DP: ``"labels"``) is refused by a ledger of whole records.
         """
         if isinstance(spent, dp_accounting.DpEvent) or not _has(spent, "neighbouring", "neighbouring_"):
             return spent  # an event, or what flatten() names as not one
@@ -672,10 +687,17 @@ class PrivacyLedger:
         relation = _first(spent, "neighbouring", "neighbouring_")
         if event is None or relation is None or isinstance(event, dp_accounting.NonPrivateDpEvent):
             return dp_accounting.NonPrivateDpEvent()
+        what = getattr(spent, "learner", None) or type(spent).__name__
+        unit = getattr(spent, "unit", "records")
+        if unit not in ("records", self.unit):
+            raise DPValueError(
+                f"{what}'s epsilon protects only each record's {unit} (the rest of the record was used in the clear), "
+                f"and this ledger counts {self.unit if self.unit != 'records' else 'whole records'}, which that "
+                "guarantee says nothing about: compose it in a "
+                f"PrivacyLedger(unit={unit!r}, neighbouring='replace-one'), where runs of whole records count too")
         relation = Neighbouring.of(relation)
         if relation is self.neighbouring:
             return event
-        what = getattr(spent, "learner", None) or type(spent).__name__
         if relation is Neighbouring.REPLACE_ONE:
             raise DPValueError(
                 f"{what}'s epsilon protects one record replaced, and this ledger counts one record added or removed, "

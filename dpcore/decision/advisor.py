@@ -292,7 +292,8 @@ class Advice:
         The membership attack at the recommended ε: ``attack, epsilon_lower_bound, confidence,
         caught_at_1pct`` (None when too few non-members to measure), ``auc``, ``model_accuracy``; or ``error``.
     selection : dict
-        ``note`` (the text), ``runs_looked_at``, ``composition_epsilon`` and ``repeat_and_select_epsilon``.
+        ``note`` (the text), ``runs_looked_at``, ``composition_epsilon`` at ``composition_delta`` (for a record
+        replaced when the runs protect different neighbours) and ``private_selection_epsilon``.
     warnings : list of dict
         :func:`dpcore.sweep.table_warnings` of the sweep, leaks first.
     sweep : SweepResult
@@ -478,12 +479,12 @@ def _mean_of(summ: pd.DataFrame, role: str, learner: str | None = None) -> tuple
 def selection_note(points: pd.DataFrame, table: pd.DataFrame, *, learner: str | None, delta: float) -> dict:
     """What choosing ε from these curves costs, and the remedies (see the module's docstring)."""
     from ..accounting import EpsilonDeltaDpEvent, event_from_json, repeat_and_select_epsilon
-    from ..sweep.summary import composition_delta, composition_delta_text, private_swept, spent_text
+    from ..sweep.summary import REPLACED_TEXT, composition, composition_delta_text, private_swept, spent_text
 
     swept = private_swept(table)  # a run without a guarantee makes the composition infinite, as it is
     runs = int(len(swept))
-    composed = float(swept.epsilon.sum()) if runs else 0.0
-    composed_delta = composition_delta(swept)  # basic composition: the deltas add up too
+    # basic composition, the deltas adding up too; for a record replaced when the runs protect different neighbours
+    composed, composed_delta, replaced = composition(swept)
     search, how = math.nan, "papernot-steinke"
     k = int(points[points.learner == learner].shape[0]) if learner is not None else 0
     if learner is not None and k:
@@ -503,7 +504,7 @@ def selection_note(points: pd.DataFrame, table: pd.DataFrame, *, learner: str | 
     note = (
         f"Choosing ε from these curves is itself a release: the curves are {runs} models trained and scored on your "
         "private rows, and the choice depends on them. Accounted strictly, looking at all of them composes to ε = "
-        f"{spent_text(composed)}{composition_delta_text(composed_delta)}, far above "
+        f"{spent_text(composed)}{composition_delta_text(composed_delta)}{REPLACED_TEXT if replaced else ''}, far above "
         + ("the ε recommended" if learner is not None else "any one run's ε")
         + ". Two remedies. (1) Choose on data whose exposure you "
         "accept: a "

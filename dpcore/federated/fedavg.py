@@ -48,6 +48,7 @@ from ..training.engine import shares_shift
 from ..types import ArrayLike
 from ..validation import check_array, check_delta, check_device, check_epsilon, check_int, check_positive
 from .accounting import (
+    DP_FEDAVG_NEIGHBOURING,
     LOCAL_DP_NEIGHBOURING,
     check_client_fraction,
     dp_fedavg_epsilons,
@@ -216,6 +217,10 @@ class FedAvgResult:
     after clipping, before noise). The last two are diagnostics for the
     demonstration, computed from the private updates: a real deployment would
     not publish them.
+
+    ``neighbouring`` (a property) says what ``epsilon`` protects: a client added or removed for DP-FedAvg, a client
+    replaced for local DP (each report's Gaussian, sensitivity 2S), None without noise; a
+    :class:`~dpcore.accounting.PrivacyLedger` given this result checks it against its own.
     """
 
     config: FedAvgConfig
@@ -232,6 +237,11 @@ class FedAvgResult:
     seconds: float
     seconds_per_round: float
     test_proba: np.ndarray | None = None  # the global model's class probabilities on X_test
+
+    @property
+    def neighbouring(self):
+        """What ``epsilon`` protects, by the mode; None when the run is not private."""
+        return {"central": DP_FEDAVG_NEIGHBOURING, "local": LOCAL_DP_NEIGHBOURING}.get(self.config.mode)
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """The released global model's class probabilities for rows already scaled as its training rows were."""

@@ -15,7 +15,6 @@ from ..datasets.transforms import scale_to_unit_interval
 from ..learners import register
 from ..learners.base import LearnerSpec, ReleasedModel, RunResult, TestOutputs, class_labels
 from ..learners.knobs import ACCOUNTANT_LABELS, ACCOUNTANT_PAGE_HELP, Knob, Wording, config_defaults
-from .accounting import DP_FEDAVG_NEIGHBOURING, LOCAL_DP_NEIGHBOURING
 from .fedavg import FedAvgConfig, train_fedavg_split
 
 #: FedAvgConfig's defaults: the knobs declare the same (one source for the library, the command line and the pages)
@@ -103,7 +102,6 @@ PRIVATE_KNOBS = COMMON_KNOBS + (
     Knob("accountant", "choice", default=_CONFIG["accountant"], choices=("rdp", "pld"), privacy=True, advanced=True,
          label="Accountant", help="rdp or pld", choice_labels=ACCOUNTANT_LABELS, page_help=ACCOUNTANT_PAGE_HELP),
 )
-_NEIGHBOURING = {"central": DP_FEDAVG_NEIGHBOURING, "local": LOCAL_DP_NEIGHBOURING, "none": None}
 
 
 def fedavg_config(split, mode: str, *, epsilon, delta, seed, params, secure: bool = False) -> FedAvgConfig:
@@ -137,7 +135,7 @@ def _runner(name: str, mode: str):
                               class_labels(split), dp_event=event)
         return RunResult(name, split.dataset.name, split.task, {"accuracy": r.accuracy}, r.epsilon, r.delta,
                          noise_multiplier=r.noise_multiplier, seconds=r.seconds, history=r.history, extras=extras,
-                         event=event, neighbouring=_NEIGHBOURING[mode],
+                         event=event, neighbouring=r.neighbouring,
                          test_outputs=TestOutputs(r.test_proba, "probability"), model=model)
 
     return run

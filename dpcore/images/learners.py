@@ -250,6 +250,7 @@ def run_noisy_input(split, *, epsilon: float, delta: float, seed: int, params: M
         seconds=time.perf_counter() - t0, extras=extras, event=event,
         history=pd.DataFrame([{"epoch": 1, "epsilon": reported, "accuracy": metrics["accuracy"]}]),
         neighbouring=Neighbouring.REPLACE_ONE,  # one person's image (and label) replaced by any other
+        unit="records" if label_share > 0 else "images",  # labels in the clear: the image alone is protected
         test_outputs=TestOutputs(np.pad(proba, ((0, 0), (0, max(0, ds.n_classes - proba.shape[1])))),
                                  "probability"),
     )

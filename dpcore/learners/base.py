@@ -188,6 +188,10 @@ class RunResult:
         result, ``ledger.spend(run)``, and the run's ``neighbouring`` is checked against the ledger's).
     neighbouring : Neighbouring or None
         The relation ``epsilon`` refers to (who counts as a neighbour); ``None`` when not private.
+    unit : str
+        What of each record ``epsilon`` protects: ``"records"`` (the whole record), ``"labels"`` for label DP,
+        which trains on the features in the clear, ``"images"`` for noisy images whose labels are used in the clear;
+        a :class:`~dpcore.accounting.PrivacyLedger` of whole records refuses a run of labels or of images.
     test_outputs : TestOutputs or None
         What the released model answers on each test row (class probabilities, scores,
         cluster affinities or predicted values): what a black-box attacker sees, so that
@@ -214,6 +218,7 @@ class RunResult:
     neighbouring: Neighbouring | None = None
     test_outputs: "TestOutputs | None" = None
     model: Any = None
+    unit: str = "records"
 
     def predict(self, X) -> np.ndarray:
         """``model.predict(X)``: the released model's answers on new rows (refused where no model is released)."""

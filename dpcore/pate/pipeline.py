@@ -31,6 +31,7 @@ from ..types import RngLike
 from ..validation import check_delta, check_epsilon, check_int, check_positive
 from .aggregation import AGGREGATORS, cluster_votes, make_aggregator, vote_histogram
 from .analysis import (
+    PATE_NEIGHBOURING,
     RDP_ORDERS,
     calibrate_noise_scale,
     gnmax_data_dependent_rdp,
@@ -331,7 +332,9 @@ class PateResult:
     Accuracies are on the test part, except ``label_accuracy`` (noisy labels vs the
     public part's true labels, which only the evaluation sees). ``epsilon`` is the
     data-independent guarantee of the answered queries; ``epsilon_data_dependent``
-    (optional) is the data-dependent analysis, not itself private.
+    (optional) is the data-dependent analysis, not itself private. ``neighbouring`` says what ``epsilon``
+    protects, one private record added or removed: a :class:`~dpcore.accounting.PrivacyLedger` given this result
+    checks it against its own.
     """
 
     config: PateConfig
@@ -361,6 +364,12 @@ class PateResult:
     cluster_of_public_row: np.ndarray | None = None  # query_mode="clusters": the query (cluster) of each public row
     answered: np.ndarray | None = None  # which queries got a label (all but Confident-GNMax's failed checks)
     released: ReleasedEpsilon | None = None  # data_dependent: the data-dependent epsilon released privately
+
+    @property
+    def neighbouring(self):
+        """What ``epsilon`` protects: one private record added or removed
+        (:data:`~dpcore.pate.analysis.PATE_NEIGHBOURING`)."""
+        return PATE_NEIGHBOURING
 
     @property
     def answered_count(self) -> int:

@@ -306,6 +306,37 @@ def composition_delta(runs: pd.DataFrame) -> float:
     return float(min(1.0, pd.to_numeric(runs["delta"], errors="coerce").fillna(0.0).sum()))
 
 
+def composition(runs: pd.DataFrame) -> tuple[float, float, bool]:
+    """``(epsilon, delta, replaced)``: the ``runs`` released together, by basic composition (Dwork & Roth 2014,
+    Theorem 3.16: the epsilons add up at the sum of the deltas, :func:`composition_delta`).
+
+    Runs whose ``neighbouring`` column says different relations (DP-SGD a record added or removed, the ERMs a record
+    replaced) have no sum under either as they are: a guarantee for a record replaced says nothing of one added or
+    removed. The bound is then stated for a record replaced (``replaced`` is True): each other run's (ε, δ) as
+    (2ε, (1 + e^ε)δ) (group privacy, :func:`~dpcore.accounting.replace_one_guarantee`), a run that does not say its
+    relation counted so too (never less than its own ε).
+
+    >>> t = pd.DataFrame({"epsilon": [1.0, 0.5], "delta": [0.0, 1e-5], "neighbouring": ["replace-one", "add-remove"]})
+    >>> eps, delta, replaced = composition(t)
+    >>> eps, round(delta, 10), replaced
+    (2.0, 2.64872e-05, True)
+    """
+    from ..accounting import Neighbouring, replace_one_guarantee
+
+    if not len(runs):
+        return 0.0, 0.0, False
+    epsilons = pd.to_numeric(runs["epsilon"], errors="coerce").to_numpy(dtype=float)
+    deltas = (pd.to_numeric(runs["delta"], errors="coerce").fillna(0.0).to_numpy(dtype=float) if "delta" in runs
+              else np.zeros(len(runs)))
+    said = runs["neighbouring"].fillna("").astype(str) if "neighbouring" in runs else pd.Series([""] * len(runs))
+    relations = [Neighbouring.of(r) if r else None for r in said]
+    if len({r for r in relations if r is not None}) < 2:
+        return float(epsilons.sum()), composition_delta(runs), False
+    pairs = [(e, d) if r is Neighbouring.REPLACE_ONE else replace_one_guarantee(e, d)
+             for e, d, r in zip(epsilons, deltas, relations)]
+    return (float(sum(e for e, _ in pairs)), float(min(1.0, sum(d for _, d in pairs))), True)
+
+
 def composition_delta_text(delta: float) -> str:
     """" at δ = ..." for a composed epsilon stated at ``delta`` (two figures, rounded up as a delta spent is), or ""
     at delta 0.
@@ -314,6 +345,11 @@ def composition_delta_text(delta: float) -> str:
     (' at δ = 3.4e-05', '')
     """
     return f" at δ = {round_epsilon(delta, 2):.2g}" if delta > 0 else ""
+
+
+#: What :func:`composition` says of a bound it restated for a record replaced.
+REPLACED_TEXT = (" for a record replaced (the runs protect different neighbours: each run under add/remove counted at "
+                 "2ε and (1 + e^ε)δ, group privacy, Dwork & Roth 2014)")
 
 
 def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:
@@ -342,9 +378,9 @@ def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:
         texts = set(group["event"].fillna(""))
         run_eps = float(group["epsilon"].max())
         # every run released, composed: a seed is a model of its own, trained on the private rows with its own noise
+        composed, composed_delta, replaced = composition(group)
         row = {"learner": learner, "candidates": k, "run_epsilon": run_eps, "search_epsilon": np.nan,
-               "composition_epsilon": float(group["epsilon"].sum()), "composition_delta": composition_delta(group),
-               "note": ""}
+               "composition_epsilon": composed, "composition_delta": composed_delta, "note": ""}
         if not np.isfinite(run_eps):
             row["note"] = "a candidate's epsilon is infinite (no privacy guarantee), and so is the search's"
         elif "" in texts:
@@ -362,6 +398,8 @@ def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:
             else:
                 if delta == 0:
                     row["note"] = f"read at delta = {DELTA:g} (the Renyi bound of a repeated search needs a delta > 0)"
+        if replaced:  # its runs protect different neighbours (a sweep of the sampling): see composition()
+            row["note"] = "; ".join(filter(None, [row["note"], "the composition is for a record replaced"]))
         rows.append(row)
     return pd.DataFrame(rows, columns=["learner", "candidates", "run_epsilon", "search_epsilon",
                                        "composition_epsilon", "composition_delta", "note"])

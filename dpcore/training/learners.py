@@ -130,6 +130,8 @@ _TRAIN_CONFIG_KEYS = frozenset(k.name for k in MODEL_KNOBS + OPTIMISER_KNOBS + D
                                if k.name not in ("features", "dct_size", "hog_cell", "hog_block"))
 #: Label DP (Ghazi et al. 2021): neighbouring training sets differ in one record's label; the features are public.
 LABEL_NEIGHBOURING = Neighbouring.REPLACE_ONE
+#: ... and what its epsilon protects of each record: the label alone (RunResult.unit).
+LABEL_UNIT = "labels"
 
 
 def _feature_choice(split, params: Mapping[str, Any]) -> tuple[str, dict]:
@@ -380,7 +382,8 @@ def _network_model(split, res: TrainResult, params: Mapping[str, Any] | None, *,
 def _result(name: str, split, res: TrainResult, y_pred, *, epsilon: float, delta: float,
             noise_multiplier=None, extras: dict | None = None, event: dp_accounting.DpEvent | None = None,
             neighbouring: Neighbouring | None = None, X_te: np.ndarray | None = None,
-            outputs: TestOutputs | None = None, model: ReleasedModel | None = None) -> RunResult:
+            outputs: TestOutputs | None = None, model: ReleasedModel | None = None,
+            unit: str = "records") -> RunResult:
     metrics = score(split, y_pred)
     if outputs is None and X_te is not None:  # what the released model answers on the test rows
         outputs = TestOutputs(res.predict_proba(X_te), "probability") if split.task == "classification" \
@@ -398,7 +401,7 @@ def _result(name: str, split, res: TrainResult, y_pred, *, epsilon: float, delta
         model = dataclasses.replace(model, dp_event=event)  # label DP: the event of the noisy labels
     return RunResult(name, split.dataset.name, split.task, metrics, float(epsilon), float(delta),
                      noise_multiplier, res.seconds, hist, ex, event=event, neighbouring=neighbouring,
-                     test_outputs=outputs, model=model)
+                     test_outputs=outputs, model=model, unit=unit)
 
 
 def _predict(split, res: TrainResult, X_te: np.ndarray) -> np.ndarray:
@@ -567,7 +570,7 @@ def run_label_dp_laplace(split, *, epsilon, delta, seed, params, on_epoch=None) 
     # each record's label is released once (noise scale sensitivity / epsilon): one Laplace event per record
     return _result("label-dp-laplace", split, res, _predict(split, res, X_te), epsilon=epsilon, delta=0.0,
                    extras=extras, event=dp_accounting.LaplaceDpEvent(1.0 / epsilon),
-                   neighbouring=LABEL_NEIGHBOURING, X_te=X_te,
+                   neighbouring=LABEL_NEIGHBOURING, X_te=X_te, unit=LABEL_UNIT,
                    model=_network_model(split, res, params, private=False))
 
 
@@ -584,7 +587,7 @@ def run_label_dp_rr(split, *, epsilon, delta, seed, params, on_epoch=None) -> Ru
     return _result("label-dp-rr", split, res, _predict(split, res, X_te), epsilon=eps, delta=0.0,
                    extras={"p_keep": rr.p_keep, NOISY_LABELS: True,
                            "label_agreement": float(np.mean(y_noisy == np.asarray(split.y_train)))},
-                   event=rr.dp_event, neighbouring=LABEL_NEIGHBOURING, X_te=X_te,
+                   event=rr.dp_event, neighbouring=LABEL_NEIGHBOURING, X_te=X_te, unit=LABEL_UNIT,
                    model=_network_model(split, res, params, private=False))
 
 

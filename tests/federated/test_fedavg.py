@@ -214,3 +214,25 @@ def test_local_sgd_matches_each_client_trained_alone_when_batches_are_wider_than
         gw, gb = torch.autograd.grad(loss, (w, b))
         alone = torch.cat([(w - 0.5 * gw).reshape(-1), b - 0.5 * gb])
         assert torch.allclose(local[k], alone.detach(), atol=1e-6)
+
+
+def test_a_ledger_given_a_fedavg_result_checks_what_its_epsilon_protects(split):
+    """A FedAvgResult says its relation, as a run's result does: spent whole, it is checked against the ledger's.
+    Without it the ledger asked for the bare .dp_event, and local DP's event, a guarantee for a client replaced
+    (Gaussian of sigma / 2), composed in an add/remove ledger at its own 2.17, a total no guarantee backs (a client
+    added or removed changes how many reports the server sees)."""
+    from dpcore.accounting import Neighbouring, PrivacyLedger, replace_one_guarantee
+
+    central = train_fedavg_split(split, cfg(rounds=2))
+    local = train_fedavg_split(split, cfg(mode="local", rounds=2, noise_multiplier=4.0))
+    plain = train_fedavg_split(split, cfg(mode="none", rounds=1, noise_multiplier=None))
+    assert (central.neighbouring, local.neighbouring, plain.neighbouring) == (
+        Neighbouring.ADD_REMOVE, Neighbouring.REPLACE_ONE, None)
+    add_remove = PrivacyLedger(delta=1e-5)
+    assert add_remove.spend(central) == pytest.approx(central.epsilon)
+    with pytest.raises(DPValueError, match="protects one record replaced, and this ledger counts one record added"):
+        add_remove.spend(local)
+    assert PrivacyLedger(delta=1e-5, neighbouring="replace-one").spend(local) == pytest.approx(local.epsilon)
+    replace_one = PrivacyLedger(delta=1e-2, neighbouring="replace-one")  # above (1 + e^ε) δ
+    assert replace_one.spend(central) == pytest.approx(replace_one_guarantee(central.epsilon, central.delta)[0])
+    assert math.isinf(replace_one.spend(plain))  # FedAvg without noise: no guarantee, nor a total

@@ -108,3 +108,19 @@ def test_train_on_what_you_see_at_delta_zero_says_dp_sgd_needs_delta_rather_than
     if info["dpsgd_available"]:
         assert "failed" not in info["dpsgd_error"]
         assert "needs δ > 0" in info["dpsgd_error"] and "Set δ above 0" in info["dpsgd_error"]
+
+
+def test_a_ledger_of_whole_records_refuses_noisy_images_whose_labels_were_used_in_the_clear():
+    # with label_share 0 the labels are not protected: the run's epsilon covers each image alone, which says nothing
+    # of a whole record (image and label); a replace-one ledger of records composed it as if it did
+    from dpcore.accounting import PrivacyLedger
+
+    bare = run_learner("noisy-input", "digits", epsilon=1.0, seed=0, params={"label_share": 0.0, "baseline": False})
+    both = run_learner("noisy-input", "digits", epsilon=1.0, seed=0, params={"label_share": 0.2, "baseline": False})
+    assert (bare.unit, both.unit) == ("images", "records")
+    records = PrivacyLedger(delta=1e-5, neighbouring="replace-one")
+    with pytest.raises(DPValueError, match="protects only each record's images"):
+        records.spend(bare)
+    assert records.spend(both) == pytest.approx(both.epsilon)
+    assert PrivacyLedger(delta=1e-5, neighbouring="replace-one", unit="images").spend(bare) == pytest.approx(
+        bare.epsilon)

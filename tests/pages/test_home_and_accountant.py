@@ -41,6 +41,18 @@ def test_home_shows_the_noise_the_ratio_bound_and_the_delta_rounded_the_side_tha
     assert float(metrics(at)["Noise scale (people)"]) >= summary["noise_scale"]
 
 
+def test_the_home_pages_chart_descriptions_round_the_noise_and_the_ratio_bound_up_as_its_tiles_do(app_page):
+    # the tiles read 3.34 and 4.49 (rounded the side that fails closed), the screen reader's text of the two charts
+    # still said "noise scale 3.33" (1 / 0.3 = 3.3333) and "e^ε = 4.48" (e^1.5 = 4.4817), figures below the truth
+    at = app_page("app.py").run()
+    at.slider(key="home.eps").set_value(0.3).run()
+    alts = [c.proto.alt for c in at.get("vega_lite_chart")]
+    assert any("noise scale 3.34." in a for a in alts) and not any("3.33" in a for a in alts)
+    at.slider(key="home.eps").set_value(1.5).run()
+    alts = [c.proto.alt for c in at.get("vega_lite_chart")]
+    assert any("e^ε = 4.49." in a for a in alts) and not any("4.48" in a for a in alts)
+
+
 def test_home_draws_its_charts_with_vega_lite_only_so_a_browser_never_fetches_the_plotly_bundle(app_page):
     at = app_page("app.py").run()
     at.radio(key="home.mech").set_value("gaussian").run()

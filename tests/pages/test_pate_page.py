@@ -99,3 +99,18 @@ def test_confident_gnmax_on_the_page_says_how_many_queries_it_answered_and_relea
     released = next(i.value for i in at.info if "released privately" in i.value)
     assert float(released.split("**")[1]) > 0 and "may be published" in released
     assert any("NOT a privacy guarantee" in e.label for e in at.expander)
+
+
+
+def test_the_vote_gap_says_the_noise_on_each_count_rounded_up_as_the_noise_tile_does():
+    # the calibrated noise's standard deviation was written to the nearest figure (:.3g), less noise than the run
+    # added whenever it rounded down, beside a noise tile rounded up (format_noise)
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    at.radio(key="pate.mode").set_value("noise scale").run()
+    at.number_input(key="pate.noise").set_value(6.0312)
+    _submit(at)
+    assert not at.exception
+    tile = _metric(at, "Noise on each vote").split(" = ")[1]  # the Gaussian aggregator's σ: the std of each count
+    assert tile == "6.04"
+    gap = next(m.value for m in at.markdown if m.value.startswith("Vote gap"))
+    assert gap.split("typically ±")[1].split(" ")[0] == tile

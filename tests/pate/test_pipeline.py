@@ -269,3 +269,17 @@ def test_the_label_accuracy_along_the_queries_ends_at_the_share_of_the_students_
     assert r.history.label_accuracy.iloc[-1] == pytest.approx(r.label_accuracy, abs=1e-12)
     if mode == "clusters":
         assert r.label_accuracy < 1.0  # clusters mix classes: the case where the two definitions differed
+
+
+def test_a_ledger_given_a_pate_result_checks_what_its_epsilon_protects(split):
+    """A PateResult says its relation (a record added or removed, as the RunResult of the 'pate' learner does), so a
+    ledger given it checks it: a replace-one ledger composes it at (2ε, (1 + e^ε)δ) (group privacy, Dwork & Roth
+    2014), where its bare .dp_event, the one the ledger asked for, composed at ε as if it protected a record
+    replaced."""
+    from dpcore.accounting import Neighbouring, PrivacyLedger, replace_one_guarantee
+
+    r = run_pate(split, small(queries=10, noise_scale=30.0))
+    assert r.neighbouring is Neighbouring.ADD_REMOVE
+    assert PrivacyLedger(delta=1e-5).spend(r) == pytest.approx(r.epsilon)
+    assert PrivacyLedger(delta=1e-3, neighbouring="replace-one").spend(r) == pytest.approx(
+        replace_one_guarantee(r.epsilon, r.delta)[0])
