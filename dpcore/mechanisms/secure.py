@@ -281,6 +281,11 @@ def _discrete_gaussian_delta_bound(sigma: float, epsilon: float, sensitivity: in
     return float(min(1.0, max(0.0, first - math.exp(epsilon) * second)))
 
 
+#: The largest ε a :class:`SecureGaussian` accounts: e^ε in its exact δ (Theorem 7) overflows double precision above
+#: about 709.8.
+MAX_GAUSSIAN_EPSILON = 700.0
+
+
 @dataclass(frozen=True)
 class SecureGaussian(Mechanism):
     """(ε, δ)-DP for a scalar query of sensitivity ``sensitivity``: grid rounding plus exact discrete Gaussian noise.
@@ -307,6 +312,10 @@ class SecureGaussian(Mechanism):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        if self.epsilon > MAX_GAUSSIAN_EPSILON:  # e^ε in Theorem 7's δ overflows double precision
+            raise DPValueError(f"SecureGaussian: epsilon={self.epsilon:g} is beyond what its exact δ can be computed "
+                               f"for (e^ε overflows double precision above about 709); use epsilon <= "
+                               f"{MAX_GAUSSIAN_EPSILON:g}")
         object.__setattr__(self, "delta", check_delta(self.delta, allow_zero=False))
         object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))
         object.__setattr__(self, "granularity", _grid(self.sensitivity, self.granularity))

@@ -135,3 +135,10 @@ def test_a_secure_gaussian_whose_widening_never_meets_its_delta_is_refused(monke
     monkeypatch.setattr(secure, "discrete_gaussian_delta", lambda sigma, epsilon, sensitivity: 1.0)
     with pytest.raises(DPValueError, match=r"delta=1e-05.*not met"):
         SecureGaussian(epsilon=1.0, delta=1e-5, sensitivity=1.0)
+
+
+def test_a_secure_gaussian_at_an_epsilon_whose_exponential_overflows_is_refused_by_name():
+    # e^710 overflows double precision: the delta check died of 'OverflowError: math range error'
+    with pytest.raises(DPValueError, match=r"SecureGaussian: epsilon=710 .* use epsilon <= 700"):
+        SecureGaussian(epsilon=710.0, delta=1e-5, sensitivity=1.0)
+    assert SecureGaussian(epsilon=700.0, delta=1e-5, sensitivity=1.0).delta_exact <= 1e-5
