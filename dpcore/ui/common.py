@@ -239,8 +239,9 @@ def _upload_changed(key: str) -> None:
         keep_upload(up.name, up.getvalue())
 
 
-#: The label box's choice of no label at all (the Clustering page's, ``unlabelled=True``): no CSV column is named so.
-NO_LABEL = "\x00no label"
+#: The label box's choice of no label at all (the Clustering page's, ``unlabelled=True``), as a link writes it (not
+#: offered for a file that has a column of this very name).
+NO_LABEL = "(no label)"
 NO_LABEL_TEXT = "No label: cluster the rows only"
 NO_LABEL_NOTE = ("No label: every column is a feature and the rows are clustered only; nothing is scored against "
                  "classes.")
@@ -267,8 +268,8 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
     (:func:`~dpcore.datasets.csv_upload.load_csv_unlabelled`): the Clustering page's rows with no classes."""
     from .uploads import UPLOAD_NOTE, fits, stored_upload
 
-    def serves(entry: dict | None) -> bool:  # the stored file as last read can serve this page
-        return fits(entry, task) or (unlabelled and entry is not None and entry.get("task") == UNLABELLED)
+    def serves(entry: dict | None) -> bool:  # the stored file as last read can serve this page (without a label,
+        return fits(entry, task) or (unlabelled and entry is not None)  # any file's rows can be clustered)
 
     c = container or st.sidebar
     st.session_state.pop(DATASET_PROBLEM, None)
@@ -306,14 +307,18 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
     c.caption(f"Your file **{name}** {UPLOAD_NOTE}")
     try:
         cols = read_csv_columns(data)
-        options = ([NO_LABEL] if unlabelled else []) + cols
-        index = (options.index(stored["label"]) if stored.get("label") in options
-                 else 0 if unlabelled and not last_column_holds_classes(data) else len(options) - 1)
+        options = ([NO_LABEL] if unlabelled and NO_LABEL not in cols else []) + cols
+        # the label chosen before, unless it was read as another task than this page's (a regression label chosen on
+        # the Train page is no class label: without a label its rows can still be clustered)
+        kept = stored.get("label") in options and (not unlabelled or stored.get("task") in (None, task, UNLABELLED))
+        index = (options.index(stored["label"]) if kept
+                 else 0 if unlabelled and (stored.get("task") not in (None, task) or
+                                           not last_column_holds_classes(data)) else len(options) - 1)
         label = c.selectbox("Label column", options, key=f"{key}.label", index=index,
-                            format_func=lambda o: NO_LABEL_TEXT if o == NO_LABEL else o,
+                            format_func=lambda o: NO_LABEL_TEXT if o == NO_LABEL and o not in cols else o,
                             help="The column of classes the clusters are scored against, or no label: every "
                                  "column a feature, the rows clustered only." if unlabelled else None)
-        none = label == NO_LABEL
+        none = label == NO_LABEL and NO_LABEL not in cols
         others = cols if none else [col for col in cols if col != label]
         drop_key = f"{key}.drop"
         # chosen on another page of this session: kept; a column since chosen as the label is no longer offered
