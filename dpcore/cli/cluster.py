@@ -30,6 +30,7 @@ from ..defaults import EPSILON
 from ..exceptions import DPValueError
 from ..learners import get_learner, learner_names, run_learner
 from ..models.cluster_rows import DEFAULT_K, NO_ACCURACY_NOTE, SCORE_NOTE, cluster_rows, random_centres_on_rows
+from ..models.cluster_rows import METHODS as ROW_METHODS
 from ..models.kmeans import RandomCentresReference
 from ..models.learners import CLUSTER_COMPARISON_NEIGHBOURING, CLUSTER_SEEDS
 from ..rng import noise_mode
@@ -45,7 +46,8 @@ def add_parser(sub) -> None:
     p.description = ("--data FILE.csv without --label clusters a table with no label: every row, every column not "
                      "dropped a feature; it prints epsilon, the within / total sum of squares and the centres")
     p.add_argument("--algorithm", required=True, choices=learner_names(family="clustering"))
-    p.add_argument("--k", type=int, default=None, help="number of clusters (default: number of classes)")
+    p.add_argument("--k", type=int, default=None,
+                   help="number of clusters (default: number of classes; 3 for a --data file without --label)")
     p.add_argument("--epsilon", type=float, default=None,
                    help=f"default {EPSILON:g}; lloyd is not private and takes none")
     p.add_argument("--iterations", type=int, default=None, help="DPLloyd rounds (default: Su et al.'s hybrid, 1)")
@@ -119,6 +121,10 @@ def _run(args) -> int:
 
 def _run_unlabelled(args, data, params: dict, extra: dict) -> int:
     """``cluster --data FILE.csv`` with no ``--label``: one run on every row, read without classes."""
+    if args.algorithm not in ROW_METHODS:
+        raise DPValueError(f"--algorithm {args.algorithm} is not a clustering of the rows; without --label choose "
+                           f"one of {', '.join(ROW_METHODS)} (random centres' score is printed beside each, as "
+                           "random_centres_intra_cluster_variance)")
     seed, secure = noise_from_args(args)
     spec = get_learner(args.algorithm)
     note_ignored_epsilon(spec, args.epsilon)

@@ -75,3 +75,5 @@ def test_cluster_with_a_label_keeps_scoring_against_the_classes(shop_csv, tmp_pa
 def test_a_label_s_settings_without_a_label_are_refused_by_name(shop_csv, capsys):
     assert main(["cluster", "--data", str(shop_csv), "--algorithm", "dplloyd", "--task", "classification"]) != 0
     assert "--task and --class-shares describe a label" in capsys.readouterr().err
+    assert main(["cluster", "--data", str(shop_csv), "--algorithm", "random-centres", "--bounds", "*=0:100"]) != 0
+    assert "--algorithm random-centres is not a clustering of the rows" in capsys.readouterr().err
