@@ -48,7 +48,8 @@ page_header(
     "DPLloyd (Su et al.) adds Laplace noise to each cluster's count and coordinate sums in every Lloyd round; input "
     "perturbation adds Laplace noise to every record and then runs ordinary Lloyd. Both are compared with the "
     "non-private algorithm by accuracy against the true classes, each cluster matched one to one to the class it "
-    "fits best (Hungarian matching).",
+    "fits best (Hungarian matching). An uploaded table with no class column is clustered too: every row, read "
+    "without classes.",
 )
 
 with st.sidebar:
@@ -66,6 +67,8 @@ with st.sidebar:
                     value=DEFAULT_K if unlabelled else min(max(n_classes, 2), 20),
                     help=f"Default {DEFAULT_K}: your file has no classes to suggest k; try others." if unlabelled
                     else f"{ds.title} has {n_classes} classes.")
+    if unlabelled:
+        st.caption(f"k starts at {DEFAULT_K}, a default: with no classes, nothing in the file suggests a k.")
     epsilon = epsilon_input("cluster.epsilon")
     # the page starts on replace-one, the relation input perturbation protects, so that both are compared like
     # for like (DPLloyd's own default, add-remove, is one click away); the cluster command starts there too

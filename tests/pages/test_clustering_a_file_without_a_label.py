@@ -59,6 +59,7 @@ def test_a_file_of_features_only_is_clustered_without_classes_on_the_page():
     assert "Hungarian" not in said.replace(at.markdown[0].value, "")  # the folded intro aside: no matching
     assert not any("classes" in w.value and "k = " in w.value for w in at.warning)  # no k vs classes warning
     assert not any("accuracy" in m.label.lower() for m in at.metric)
+    assert any("k starts at 3, a default" in c.value for c in at.sidebar.caption)
     assert at.toggle(key="cluster.seed.secure_upload").value is True  # an upload: secure noise by default
     metrics, centres = (d.value for d in at.dataframe if "Method" in d.value.columns)
     assert list(metrics["Method"]) == ["DPLloyd", "Input perturbation", "Lloyd (non-private)",
