@@ -105,6 +105,26 @@ def metric_label(name: str, spent: float) -> str:
     return f"{name.split(' (')[0]}, ε {format_epsilon(spent)}"
 
 
+def no_tighter_text(metrics: pd.DataFrame, reference) -> str:
+    """The private methods whose within / total is no lower than random centres' (within one standard deviation of
+    their mean: no tighter than centres that never looked at the rows), in one sentence, or "".
+
+    >>> import numpy as np
+    >>> from dpcore.models.kmeans import RandomCentresReference
+    >>> ref = RandomCentresReference(np.nan, np.nan, 1.2, 0.4, 20, np.zeros((20, 3, 2)))
+    >>> m = pd.DataFrame({"intra_cluster_variance": [0.2, 0.9]}, index=["DPLloyd", "Input perturbation"])
+    >>> no_tighter_text(m, ref)
+    'At this ε, Input perturbation (0.900) is no tighter than random centres. '
+    """
+    private = [CLUSTER_LABELS[m] for m in METHODS if m != "lloyd"]
+    floor = reference.intra_cluster_variance - reference.intra_cluster_variance_sd
+    loose = [n for n in private if n in metrics.index and metrics.loc[n, "intra_cluster_variance"] >= floor]
+    if not loose:
+        return ""
+    who = " and ".join(f"{n} ({metrics.loc[n, 'intra_cluster_variance']:.3f})" for n in loose)
+    return f"At this ε, {who} {'is' if len(loose) == 1 else 'are'} no tighter than random centres. "
+
+
 def show_rows_clustering(ds, demo: dict, epsilon: float, neighbouring: str) -> None:
     """Draw :func:`cluster_rows_demo`'s result under the page's header."""
     show_warnings(demo["warnings"], fold=True)
@@ -122,7 +142,7 @@ def show_rows_clustering(ds, demo: dict, epsilon: float, neighbouring: str) -> N
                 f"bounds; lower is tighter, 1 is no better than one centre at the mean): the private methods beside "
                 f"the non-private Lloyd and beside {RANDOM_CENTRES.lower()}, k centres drawn uniformly in the "
                 f"declared bounds ({ref.intra_cluster_variance:.3f} ± {ref.intra_cluster_variance_sd:.3f} over "
-                f"{ref.draws} draws). **{SCORE_NOTE}**")
+                f"{ref.draws} draws). {no_tighter_text(metrics, ref)}**{SCORE_NOTE}**")
     st.caption(NO_ACCURACY_NOTE + " " + dplloyd_run_text(demo["run"], float(epsilon)) + " "
                + neighbouring_text(neighbouring))
     plots = headline_area().columns(3)
