@@ -9,7 +9,9 @@ import plotly.express as px
 import streamlit as st
 
 from dpcore.datasets import train_test_split
+from dpcore.datasets.csv_upload import UNLABELLED
 from dpcore.learners import get_learner
+from dpcore.models.cluster_rows import DEFAULT_K
 from dpcore.models.learners import CLUSTER_COMPARISON_NEIGHBOURING, CLUSTER_SEEDS
 from dpcore.ui import (
     dataset_picker,
@@ -21,6 +23,7 @@ from dpcore.ui import (
     show_table,
     show_warnings,
 )
+from dpcore.ui.cluster_rows import cluster_rows_demo, show_rows_clustering
 from dpcore.ui.common import bounded_number
 from dpcore.ui.knobs import knob_widget, knob_widgets, other_knobs
 from dpcore.ui.links import stop_page
@@ -45,21 +48,27 @@ page_header(
     "DPLloyd (Su et al.) adds Laplace noise to each cluster's count and coordinate sums in every Lloyd round; input "
     "perturbation adds Laplace noise to every record and then runs ordinary Lloyd. Both are compared with the "
     "non-private algorithm by accuracy against the true classes, each cluster matched one to one to the class it "
-    "fits best (Hungarian matching).",
+    "fits best (Hungarian matching). An uploaded table with no class column is clustered too: every row, read "
+    "without classes.",
 )
 
 with st.sidebar:
     st.header("Settings")
     ds = dataset_picker("cluster.dataset", task="classification", images=False, default="iris", exclude=("adult",),
-                        class_shares=False)
+                        class_shares=False, unlabelled=True)  # an upload may have no label: its rows clustered only
 if ds is None:  # outside the sidebar: what the picker needs (a file, a fix to one) is said in the main area too
     stop_page()
+unlabelled = ds.task == UNLABELLED
 with st.sidebar:
     dataset, n_classes = data_arg(ds), ds.n_classes  # a registry name, or this session's own file
     # one k per dataset, starting at its number of classes (a stale k = 3 on a 2-class set would look like a bug)
     dplloyd = get_learner("dplloyd")  # k and the neighbouring relation are its declared knobs
-    k = knob_widget(dplloyd.knob("k"), key=f"cluster.k.{ds.name}", value=min(max(n_classes, 2), 20),
-                    help=f"{ds.title} has {n_classes} classes.")
+    k = knob_widget(dplloyd.knob("k"), key=f"cluster.k.{ds.name}{'.rows' if unlabelled else ''}",
+                    value=DEFAULT_K if unlabelled else min(max(n_classes, 2), 20),
+                    help=f"Default {DEFAULT_K}: your file has no classes to suggest k; try others." if unlabelled
+                    else f"{ds.title} has {n_classes} classes.")
+    if unlabelled:
+        st.caption(f"k starts at {DEFAULT_K}, a default: with no classes, nothing in the file suggests a k.")
     epsilon = epsilon_input("cluster.epsilon")
     # the page starts on replace-one, the relation input perturbation protects, so that both are compared like
     # for like (DPLloyd's own default, add-remove, is one click away); the cluster command starts there too
@@ -82,12 +91,20 @@ with st.sidebar:
                                   spec.defaults(train_test_split(dataset, seed=0)), prefix=f"cluster.{name}",
                                   dataset=ds.name, images=False, container=st)
             more += tuple((name, knob, value) for knob, value in chosen.items())
-    seeds = bounded_number(st, "Seeds averaged", low=1, high=10, default=CLUSTER_SEEDS, key="cluster.seeds",
-                           whole=True, value=CLUSTER_SEEDS,
-                           help="The numbers at your ε and every point of the chart are means over this many seeds, "
-                                "each its own split and noise; the pictures show the first seed's run.")
+    # no classes: one run per method, every row (the mean over seeds reads the accuracy of labelled data)
+    seeds = 1 if unlabelled else bounded_number(st, "Seeds averaged", low=1, high=10, default=CLUSTER_SEEDS,
+                                                key="cluster.seeds", whole=True, value=CLUSTER_SEEDS,
+                                                help="The numbers at your ε and every point of the chart are means "
+                                                     "over this many seeds, each its own split and noise; the "
+                                                     "pictures show the first seed's run.")
     seed = noise_mode_input("cluster.seed", uploaded=is_upload(ds))
 
+if unlabelled:  # no classes: every row clustered, read by what needs none (dpcore/ui/cluster_rows.py)
+    upload_in_view(ds)
+    rows = run_guarded(cluster_rows_demo, dataset, int(k), float(epsilon), iterations, seed, neighbouring, more)
+    if rows is not None:
+        show_rows_clustering(ds, rows, float(epsilon), neighbouring)
+    stop_page()
 if int(k) != n_classes:
     st.warning(f"k = {int(k)} but {ds.title} has {n_classes} classes. Accuracy matches clusters to "
                "classes one to one (Hungarian matching), so clusters left over count as errors and a missing cluster "

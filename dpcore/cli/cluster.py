@@ -10,6 +10,13 @@ page's (DPLloyd on replace-one, as there), and so is its reading: ``--seeds`` (3
 ``seed`` to ``seed + seeds - 1``, each its own split and noise, and prints ``accuracy_mean`` ± ``accuracy_sd`` over
 them beside random centres on the same splits (``random_centres_accuracy_mean``), the numbers the page's headline
 shows; ``accuracy`` stays the first seed's run, the one the page's pictures draw.
+
+``--data FILE.csv`` without ``--label`` clusters a table with no label (every column not ``--drop``-ped a feature,
+``--bounds`` as for any file): every row, one run (:func:`dpcore.models.cluster_rows.cluster_rows`), read without
+classes: ``epsilon`` spent, ``intra_cluster_variance`` (within / total sum of squares of the rows, a statistic of
+the private rows that ε does not cover: ``intra_cluster_variance_note``), random centres' on the same rows
+(``random_centres_intra_cluster_variance`` ± ``_sd``, no data used to place them) and the ``centres`` in the
+columns' own units; no accuracy (``accuracy_note`` says why).
 """
 from __future__ import annotations
 
@@ -18,23 +25,29 @@ import sys
 import numpy as np
 
 from ..datasets import REGISTRY
+from ..datasets.csv_upload import UNLABELLED
 from ..defaults import EPSILON
 from ..exceptions import DPValueError
 from ..learners import get_learner, learner_names, run_learner
+from ..models.cluster_rows import DEFAULT_K, NO_ACCURACY_NOTE, SCORE_NOTE, cluster_rows, random_centres_on_rows
+from ..models.cluster_rows import METHODS as ROW_METHODS
 from ..models.kmeans import RandomCentresReference
 from ..models.learners import CLUSTER_COMPARISON_NEIGHBOURING, CLUSTER_SEEDS
 from ..rng import noise_mode
 from ..validation import check_int
-from . import JSON_HELP, command_help
+from . import JSON_HELP, command_help, print_json
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
-from .train import note_ignored_epsilon, print_result
+from .train import note_ignored_epsilon, print_result, text_line
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("cluster", help=command_help("cluster"))
     add_data_flags(p, what="registry name of a classification dataset, e.g. iris")
+    p.description = ("--data FILE.csv without --label clusters a table with no label: every row, every column not "
+                     "dropped a feature; it prints epsilon, the within / total sum of squares and the centres")
     p.add_argument("--algorithm", required=True, choices=learner_names(family="clustering"))
-    p.add_argument("--k", type=int, default=None, help="number of clusters (default: number of classes)")
+    p.add_argument("--k", type=int, default=None,
+                   help="number of clusters (default: number of classes; 3 for a --data file without --label)")
     p.add_argument("--epsilon", type=float, default=None,
                    help=f"default {EPSILON:g}; lloyd is not private and takes none")
     p.add_argument("--iterations", type=int, default=None, help="DPLloyd rounds (default: Su et al.'s hybrid, 1)")
@@ -60,7 +73,9 @@ def _run(args) -> int:
         params["neighbouring"] = extra["neighbouring"] = args.neighbouring or CLUSTER_COMPARISON_NEIGHBOURING
     elif args.neighbouring is not None:
         print(f"note: --neighbouring applies to dplloyd only; {args.algorithm} ignores it", file=sys.stderr)
-    data = dataset_from_args(args)
+    data = dataset_from_args(args, unlabelled=True)
+    if getattr(data, "task", None) == UNLABELLED:
+        return _run_unlabelled(args, data, params, extra)
     task = REGISTRY[data].task if isinstance(data, str) else data.task
     if task != "classification":  # k-means itself needs no label, but its accuracy is read against the classes
         fix = ("e.g. " + ", ".join(n for n, d in REGISTRY.items() if d.task == "classification")
@@ -101,4 +116,42 @@ def _run(args) -> int:
     if seeds > 1 and not args.json:
         print(f"over seeds {first} to {first + seeds - 1}: accuracy {extra['accuracy_mean']:.4f} ± "
               f"{extra['accuracy_sd']:.4f}; random centres {ref.accuracy:.4f} ± {ref.accuracy_sd:.4f}")
+    return 0
+
+
+def _run_unlabelled(args, data, params: dict, extra: dict) -> int:
+    """``cluster --data FILE.csv`` with no ``--label``: one run on every row, read without classes."""
+    if args.algorithm not in ROW_METHODS:
+        raise DPValueError(f"--algorithm {args.algorithm} is not a clustering of the rows; without --label choose "
+                           f"one of {', '.join(ROW_METHODS)} (random centres' score is printed beside each, as "
+                           "random_centres_intra_cluster_variance)")
+    seed, secure = noise_from_args(args)
+    spec = get_learner(args.algorithm)
+    note_ignored_epsilon(spec, args.epsilon)
+    epsilon = (EPSILON if args.epsilon is None else args.epsilon) if spec.private else None
+    k = params.pop("k", DEFAULT_K)
+    res = cluster_rows(data, args.algorithm, k=k, epsilon=epsilon, params=params, seed=seed)
+    ref = random_centres_on_rows(data, k)
+    names = list(data.feature_names)
+    out = {"learner": args.algorithm, "dataset": data.name, "task": UNLABELLED, "rows": data.n_samples, "k": res.k,
+           "epsilon": res.epsilon, "delta": 0.0, **extra,
+           "intra_cluster_variance": round(res.within_total, 6), "intra_cluster_variance_note": SCORE_NOTE,
+           "random_centres_intra_cluster_variance": round(ref.intra_cluster_variance, 6),
+           "random_centres_intra_cluster_variance_sd": round(ref.intra_cluster_variance_sd, 6),
+           "random_centres": f"k centres drawn uniformly in the declared bounds, {ref.draws} draws, no data used",
+           "centres": [{n: float(v) for n, v in zip(names, c)} for c in res.centres],
+           "accuracy_note": NO_ACCURACY_NOTE, "seed": seed, "noise": "secure" if secure else "seeded"}
+    if res.dp_event is not None:
+        out["dp_event"] = str(res.dp_event)
+    print(f"note: {SCORE_NOTE}", file=sys.stderr)
+    from . import said
+
+    if told := list(dict.fromkeys(said)):
+        out["warnings"] = told
+    if args.json:
+        print_json(out)
+    else:
+        for key, value in out.items():
+            if key != "warnings":
+                print(text_line(key, value))
     return 0

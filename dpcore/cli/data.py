@@ -80,10 +80,13 @@ def noise_from_args(args) -> tuple[int | None, bool]:
     return (None, True) if secure else (0 if args.seed is None else args.seed, False)
 
 
-def dataset_from_args(args):
-    """The registry name, or the :class:`~dpcore.datasets.Dataset` read from ``--data``; refusals name the flag."""
+def dataset_from_args(args, *, unlabelled: bool = False):
+    """The registry name, or the :class:`~dpcore.datasets.Dataset` read from ``--data``; refusals name the flag.
+
+    ``unlabelled``: ``--data`` without ``--label`` is a table with no label (the ``cluster`` command's), every
+    column not dropped a feature (:func:`~dpcore.datasets.csv_upload.load_csv_unlabelled`)."""
     from ..datasets import load_csv
-    from ..datasets.csv_upload import numbers_read_as_classes
+    from ..datasets.csv_upload import load_csv_unlabelled, numbers_read_as_classes
 
     if args.data and args.dataset:
         raise DPValueError("give either --dataset or --data, not both")
@@ -96,14 +99,20 @@ def dataset_from_args(args):
             raise DPValueError("give --dataset NAME (python -m dpcore datasets lists them) or --data FILE.csv "
                                "--label COLUMN")
         return args.dataset
-    if not args.label:
+    if not args.label and not unlabelled:
         raise DPValueError("--data needs --label COLUMN: the column to predict")
+    if not args.label and (args.task or getattr(args, "class_shares", None)):
+        raise DPValueError("--task and --class-shares describe a label; without --label the rows are clustered "
+                           "only: leave them out, or name the --label")
     path = pathlib.Path(args.data)
     if not path.is_file():
         raise DPValueError(f"--data {args.data!r} is not a readable file")
     drop = getattr(args, "drop", None)
     drop = [c for c in next(csv.reader([drop], skipinitialspace=True)) if c.strip()] if drop else []
     try:
+        if not args.label:
+            return load_csv_unlabelled(path.read_bytes(), name=path.stem, bounds=getattr(args, "bounds", None),
+                                       drop=drop)
         ds = load_csv(path.read_bytes(), label_column=args.label, task=args.task, name=path.stem,
                       bounds=getattr(args, "bounds", None), drop=drop)
     except DatasetError as exc:

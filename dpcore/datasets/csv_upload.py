@@ -267,34 +267,36 @@ def _warn_identifiers(columns: list[str], X: np.ndarray) -> None:
                       DPCoreWarning, stacklevel=user_stacklevel())
 
 
-def _left_out(df: pd.DataFrame, drop: "str | Sequence[str]", label_column: str) -> tuple[str, ...]:
+def _left_out(df: pd.DataFrame, drop: "str | Sequence[str]", label_column: str | None) -> tuple[str, ...]:
     """The columns of ``drop`` (one name or several), each checked to be a column of ``df`` other than the label."""
     names = (drop,) if isinstance(drop, str) else tuple(str(n) for n in drop)  # read as text, as a file's are
     unknown = [n for n in names if n not in df.columns]
     if unknown:
         raise DatasetError(f"drop names column(s) {_names(unknown)} that the file does not have; its columns: "
                            f"{', '.join(_as_typed(str(c)) for c in df.columns)}")
-    if label_column in names:
+    if label_column is not None and label_column in names:
         raise DatasetError(f"drop names the label column {label_column!r}: it is what the models predict; leave it "
                            "in, or choose another label column")
     return tuple(dict.fromkeys(names))
 
 
-def _declared(columns: list[str], label_column: str, task: str, bounds: dict,
+def _declared(columns: list[str], label_column: str | None, task: str, bounds: dict,
               left_out: tuple[str, ...] = ()) -> tuple[dict, tuple | None]:
     """``({feature column: (low, high)}, label range or None)`` from the declared ``bounds``; unknown names are
-    refused (bounds of a column ``left_out`` are not used, and not refused: declared before it was left out)."""
-    known = set(columns) | {label_column, "*"} | set(left_out)
+    refused (bounds of a column ``left_out`` are not used, and not refused: declared before it was left out).
+    ``label_column`` None: a table without a label, every column a feature."""
+    label = [] if label_column is None else [label_column]
+    known = set(columns) | {*label, "*"} | set(left_out)
     unknown = [n for n in bounds if n not in known]
     if unknown:
         raise BoundsError(f"bounds name column(s) {_names(unknown)} that the file does not have; its "
-                          f"columns: {', '.join(map(_as_typed, columns + [label_column]))}")
-    if label_column in bounds and task != "regression":
+                          f"columns: {', '.join(map(_as_typed, columns + label))}")
+    if label_column is not None and label_column in bounds and task != "regression":
         raise BoundsError(f"bounds: the label column {label_column!r} holds classes, which need no bounds; "
                           "declare bounds for a regression label only")
     default = bounds.get("*")
     features = {c: bounds.get(c, default) for c in columns}
-    return {c: b for c, b in features.items() if b is not None}, bounds.get(label_column)
+    return {c: b for c, b in features.items() if b is not None}, bounds.get(label_column) if label else None
 
 
 #: A declared range this many times wider than its column's values is warned about: scaled onto it, they barely vary.
@@ -508,21 +510,7 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
         raise DatasetError("the CSV needs at least one feature column besides the label column"
                            + (f" (left out: {_names(left_out)})" if left_out else ""))
     what = "the DataFrame" if isinstance(source, pd.DataFrame) else "the CSV"
-    if df.isna().any().any():
-        empty = [c for c in df.columns if df[c].isna().all()]
-        if empty:
-            one = len(empty) == 1
-            raise DatasetError(f"column{'' if one else 's'} {_names(empty)} {'is' if one else 'are'} empty in every "
-                               f"row of {what}: drop {'it' if one else 'them'}"
-                               + (f"; {label_column!r} is the label column: choose another" if label_column in empty
-                                  else f". {LEAVE_OUT}"))
-        if df[label_column].isna().any():  # a label cannot be left out as a feature column can
-            raise DatasetError(f"the label column {label_column!r} has missing values "
-                               f"({int(df[label_column].isna().sum())} of {len(df)} rows); remove those rows first "
-                               "(every row needs its label)")
-        bad = [f"{str(c)!r} ({int(df[c].isna().sum())} of {len(df)} rows)" for c in df.columns if df[c].isna().any()]
-        raise DatasetError(f"{what} has missing values in column(s) {', '.join(bad)}; remove or fill those rows "
-                           f"first (the learners need a value in every cell), or leave the column out. {LEAVE_OUT}")
+    _refuse_missing(df, what, label_column)
     features = df.drop(columns=[label_column])
     labels = df[label_column]
     task = _guess_task(labels) if task is None else task
@@ -532,19 +520,77 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
         raise DatasetError(f"{what} needs at least two data rows")
     X = _feature_matrix(features, what)
     y, target_names, label_range = _label_vector(labels, task, label_column)
+    X, lo, hi, inferred, declared_label = _bounded_features(X, features, bounds, declared, left_out,
+                                                             label_column=str(label_column), task=task)
+    if len(df) < FEW_ROWS:
+        test_rows = max(1, round(0.25 * len(df)))
+        warnings.warn(
+            f"{what} has only {len(df)} rows: a run tests on a quarter of them (about {test_rows}), so the test "
+            f"accuracy moves in steps of 1/{test_rows} and says little; a few hundred rows give a steadier picture",
+            DPCoreWarning,
+            stacklevel=user_stacklevel(),
+        )
+    if declared_label is not None:
+        label_range = declared_label
+        y = clip_to_bounds(y, declared_label[0], declared_label[1], name=f"the label {label_column!r}")
+    return Dataset(
+        name=name,
+        title=f"Uploaded CSV ({name})",
+        task=task,
+        X=_freeze(X),
+        y=_freeze(y),
+        feature_names=tuple(str(c) for c in features.columns),
+        target_names=target_names,
+        classes=_classes(labels) if task == "classification" else (),
+        bounds=(_freeze(lo), _freeze(hi)),
+        label_range=label_range,
+        description=f"{len(df)} rows uploaded by the user; label column {label_column!r}.",
+        source="upload",
+        inferred_bounds=inferred,
+    ).with_class_shares(class_shares)
+
+
+def _refuse_missing(df: pd.DataFrame, what: str, label_column: str | None) -> None:
+    """Refuse, naming the columns, a table with an empty column or a missing cell (every learner needs a value in
+    every cell; a label cannot be left out as a feature column can)."""
+    if not df.isna().any().any():
+        return
+    empty = [c for c in df.columns if df[c].isna().all()]
+    if empty:
+        one = len(empty) == 1
+        raise DatasetError(f"column{'' if one else 's'} {_names(empty)} {'is' if one else 'are'} empty in every "
+                           f"row of {what}: drop {'it' if one else 'them'}"
+                           + (f"; {label_column!r} is the label column: choose another" if label_column in empty
+                              else f". {LEAVE_OUT}"))
+    if label_column is not None and df[label_column].isna().any():
+        raise DatasetError(f"the label column {label_column!r} has missing values "
+                           f"({int(df[label_column].isna().sum())} of {len(df)} rows); remove those rows first "
+                           "(every row needs its label)")
+    bad = [f"{str(c)!r} ({int(df[c].isna().sum())} of {len(df)} rows)" for c in df.columns if df[c].isna().any()]
+    raise DatasetError(f"{what} has missing values in column(s) {', '.join(bad)}; remove or fill those rows "
+                       f"first (the learners need a value in every cell), or leave the column out. {LEAVE_OUT}")
+
+
+def _bounded_features(X: np.ndarray, features: pd.DataFrame, bounds: BoundsLike, declared: dict | None,
+                      left_out: tuple[str, ...], *, label_column: str | None, task: str
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[str, ...], tuple | None]:
+    """``(X clipped to its bounds, lower, upper, columns whose bounds were read from the rows, declared label
+    range)``: each feature column's declared range (True/False columns 0 to 1 by their type), the rows' own min and
+    max for the rest with a :class:`PrivacyLeakWarning` naming them (and a regression label without a declared
+    range), and warnings of ranges far wider than the values and of values clipped. ``label_column`` None: a table
+    without a label."""
     columns = [str(c) for c in features.columns]
     if declared is None:  # a pair (low, high): one range per feature column
         declared = bounds_by_column(bounds, columns)
     _warn_identifiers(columns, X)
-    feature_bounds, declared_label = _declared(columns, str(label_column), task, declared, left_out)
+    feature_bounds, declared_label = _declared(columns, label_column, task, declared, left_out)
     for c, column in zip(columns, features.columns):  # True/False: 0 to 1 by the type, read from no row
         if c not in feature_bounds and pd.api.types.is_bool_dtype(features[column]):
             feature_bounds[c] = (0.0, 1.0)
-    inferred = [c for c in columns if c not in feature_bounds] + ([str(label_column)] if task == "regression"
-                                                                   and declared_label is None else [])
+    label_left = task == "regression" and declared_label is None
+    inferred = [c for c in columns if c not in feature_bounds] + ([str(label_column)] if label_left else [])
     if inferred:
         shown = _names(inferred, at_most=5)
-        label_left = task == "regression" and declared_label is None
         first = _as_typed(inferred[0])
         hint = f"{first}=LOW:HIGH" + (f", and {label_column}=LOW:HIGH for the label, which * does not cover"
                                             if label_left and inferred[0] != str(label_column) else "")
@@ -553,14 +599,6 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
             f"rows' values); declare what each column can hold, e.g. {hint} (* stands for the feature columns not "
             "named)",
             PrivacyLeakWarning,
-            stacklevel=user_stacklevel(),
-        )
-    if len(df) < FEW_ROWS:
-        test_rows = max(1, round(0.25 * len(df)))
-        warnings.warn(
-            f"{what} has only {len(df)} rows: a run tests on a quarter of them (about {test_rows}), so the test "
-            f"accuracy moves in steps of 1/{test_rows} and says little; a few hundred rows give a steadier picture",
-            DPCoreWarning,
             stacklevel=user_stacklevel(),
         )
     lo, hi = X.min(axis=0), X.max(axis=0)
@@ -581,21 +619,59 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
                 stacklevel=user_stacklevel(),
             )
             X = np.clip(X, lo, hi)
-    if declared_label is not None:
-        label_range = declared_label
-        y = clip_to_bounds(y, declared_label[0], declared_label[1], name=f"the label {label_column!r}")
+    return X, lo, hi, tuple(inferred), declared_label
+
+
+#: The task of a table read without a label (:func:`load_csv_unlabelled`): only the clusterings take it.
+UNLABELLED = "unlabelled"
+
+
+def load_csv_unlabelled(source: CsvSource, *, name: str = "upload", bounds: BoundsLike = None,
+                        drop: "str | Sequence[str]" = ()) -> Dataset:
+    """An uploaded CSV (path, bytes, text or file object) or a DataFrame with no label: every column not in ``drop``
+    is a numeric feature, read, bounded and refused exactly as :func:`load_csv` reads the features of a labelled
+    one (``bounds`` and ``drop`` as there; a column without declared bounds gets its own min and max, with a
+    :class:`PrivacyLeakWarning` naming it).
+
+    The Dataset's ``task`` is :data:`UNLABELLED` and its ``y`` holds zeros, one per row, which no code reads as
+    classes: such a table can be clustered (:func:`dpcore.models.cluster_rows.cluster_rows`), not scored against
+    classes nor used to train a predictor.
+
+    >>> ds = load_csv_unlabelled("a,b\\n1,2\\n3,4\\n5,6\\n", bounds="*=0:10")
+    >>> ds.task, ds.n_features, ds.feature_names
+    ('unlabelled', 2, ('a', 'b'))
+    """
+    declared = bounds_by_column(bounds, []) if bounds is None or isinstance(bounds, (str, Mapping)) else None
+    df = _read(source)
+    left_out = _left_out(df, drop, None)
+    features = df.drop(columns=list(left_out))
+    if features.shape[1] < 1:
+        raise DatasetError(f"the CSV needs at least one feature column (left out: {_names(left_out)})")
+    what = "the DataFrame" if isinstance(source, pd.DataFrame) else "the CSV"
+    _refuse_missing(features, what, None)
+    if len(features) < 2:
+        raise DatasetError(f"{what} needs at least two data rows")
+    X = _feature_matrix(features, what)
+    X, lo, hi, inferred, _ = _bounded_features(X, features, bounds, declared, left_out, label_column=None,
+                                               task=UNLABELLED)
     return Dataset(
         name=name,
         title=f"Uploaded CSV ({name})",
-        task=task,
+        task=UNLABELLED,
         X=_freeze(X),
-        y=_freeze(y),
+        y=_freeze(np.zeros(len(features), dtype=np.int64)),
         feature_names=tuple(str(c) for c in features.columns),
-        target_names=target_names,
-        classes=_classes(labels) if task == "classification" else (),
         bounds=(_freeze(lo), _freeze(hi)),
-        label_range=label_range,
-        description=f"{len(df)} rows uploaded by the user; label column {label_column!r}.",
+        description=f"{len(features)} rows uploaded by the user; no label column.",
         source="upload",
-        inferred_bounds=tuple(inferred),
-    ).with_class_shares(class_shares)
+        inferred_bounds=inferred,
+    )
+
+
+def last_column_holds_classes(source: CsvSource) -> bool:
+    """True when the table's last column reads as classes (text, or at most 20 whole numbers: what ``task=None``
+    guesses as classification): the column a page first offers as the label. False for a last column of measured
+    numbers, as in a table whose columns are all features (the Clustering page then starts on "no label")."""
+    df = _read(source)
+    last = df[df.columns[-1]]
+    return bool(last.notna().any()) and _guess_task(last.dropna()) == "classification"

@@ -11,6 +11,7 @@ the refit, and the best estimator's ``epsilon_spent_`` covers its refit only. Th
 private held-out rows without noise, which no epsilon covers; choose settings on public data or privately
 (:func:`private_tune_regularization`, Chaudhuri et al. 2011, Algorithm 4).
 """
+from .cluster_rows import RowsClustering, cluster_rows
 from .erm import (
     ERMClassifier,
     ObjectivePerturbationClassifier,
@@ -45,7 +46,9 @@ __all__ = [
     "OutputPerturbationClassifier",
     "PrivateERMClassifier",
     "RandomFourierFeatures",
+    "RowsClustering",
     "SSPRegressor",
+    "cluster_rows",
     "dplloyd_noise_scales",
     "fm_sensitivities",
     "hungarian_accuracy",

@@ -344,7 +344,7 @@ class RandomCentresReference:
                    float(np.mean([r.intra_cluster_variance_sd for r in references])), first.draws, first.centres_unit)
 
 
-def random_centres_reference(X: ArrayLike, y: ArrayLike, k: int, *, bounds, draws: int = RANDOM_CENTRES_DRAWS,
+def random_centres_reference(X: ArrayLike, y: ArrayLike | None, k: int, *, bounds, draws: int = RANDOM_CENTRES_DRAWS,
                              seed: int = RANDOM_CENTRES_SEED) -> RandomCentresReference:
     """A data-independent reference for a clustering's scores (ε = 0: no private data is used to place centres).
 
@@ -353,13 +353,14 @@ def random_centres_reference(X: ArrayLike, y: ArrayLike, k: int, *, bounds, draw
     scored as the k-means runs are: accuracy after Hungarian matching against ``y`` and within / total sum of
     squares in the ``[-1, 1]^d`` coordinates. A uniformly random start is also DPLloyd's free initialisation (Su et
     al. 2016); the reference shows what such centres reach with no round of noisy Lloyd at all, which on iris is
-    about 0.63, far above the 1/3 of putting every row in one cluster.
+    about 0.63, far above the 1/3 of putting every row in one cluster. ``y`` None (a table with no classes): only
+    the within / total sum of squares is scored, the accuracy and its spread are NaN.
     """
     X = np.asarray(X, dtype=float)
     if X.ndim != 2 or X.shape[0] == 0:
         raise DPValueError(f"X must be a non-empty 2-D array of rows, got shape {X.shape}")
-    y = np.asarray(y)
-    if y.shape[0] != X.shape[0]:
+    y = None if y is None else np.asarray(y)
+    if y is not None and y.shape[0] != X.shape[0]:
         raise DPValueError(f"y has {y.shape[0]} labels but X has {X.shape[0]} rows")
     k = check_int(k, "k", minimum=1)
     draws = check_int(draws, "draws", minimum=2)
@@ -370,7 +371,7 @@ def random_centres_reference(X: ArrayLike, y: ArrayLike, k: int, *, bounds, draw
     acc, icv = np.empty(draws), np.empty(draws)
     for i, C in enumerate(centres):
         labels = _assign(Z, C)
-        acc[i] = hungarian_accuracy(y, labels)
+        acc[i] = np.nan if y is None else hungarian_accuracy(y, labels)
         icv[i] = intra_cluster_variance(Z, labels, C)
     return RandomCentresReference(float(acc.mean()), float(acc.std(ddof=1)), float(icv.mean()),
                                   float(icv.std(ddof=1)), draws, centres)

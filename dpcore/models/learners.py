@@ -414,6 +414,27 @@ def _regression_runner(name: str, private: bool):
     return run
 
 
+def kmeans_estimator(name: str, k: int, *, epsilon: float | None, bounds, seed, params: Mapping[str, Any]):
+    """The unfitted k-means of learner ``name`` ("dplloyd", "input-perturbation" or "lloyd") with its knobs from
+    ``params`` (DPLloyd's rounds, start, budget shares, relation and L1 bound; input perturbation's clipping): one
+    construction for the registry's runs and for a table clustered without a label
+    (:func:`dpcore.models.cluster_rows.cluster_rows`)."""
+    p = dict(params)
+    if name == "dplloyd":
+        kw = {key: p[key] for key in ("iterations", "init", "count_fraction", "init_fraction", "neighbouring")
+              if key in p}
+        est = DPLloydKMeans(k, epsilon=epsilon, bounds=bounds, random_state=seed, **kw)
+        if "l1_norm" in p:
+            est.set_params(l1_norm=p["l1_norm"])
+        return est
+    if name == "input-perturbation":
+        return InputPerturbationKMeans(k, epsilon=epsilon, bounds=bounds, random_state=seed,
+                                       clip_noisy=_flag(p, "clip_noisy", False))
+    if name == "lloyd":
+        return LloydKMeans(k, bounds=bounds, random_state=seed)
+    raise DPValueError(f"method must be 'dplloyd', 'input-perturbation' or 'lloyd', got {name!r}")
+
+
 def _kmeans_runner(name: str):
     def run(split, *, epsilon, delta, seed, params: Mapping[str, Any], on_epoch=None) -> RunResult:
         p = dict(params)
@@ -421,17 +442,7 @@ def _kmeans_runner(name: str):
 
         k = check_int(p.pop("k", split.n_classes or 3), "k", minimum=1)  # named as the user typed it (--k, k=)
         bounds = _bounds_of(split)
-        if name == "dplloyd":
-            kw = {key: p[key] for key in ("iterations", "init", "count_fraction", "init_fraction", "neighbouring")
-                  if key in p}
-            est = DPLloydKMeans(k, epsilon=epsilon, bounds=bounds, random_state=seed, **kw)
-            if "l1_norm" in p:
-                est.set_params(l1_norm=p["l1_norm"])
-        elif name == "input-perturbation":
-            est = InputPerturbationKMeans(k, epsilon=epsilon, bounds=bounds, random_state=seed,
-                                          clip_noisy=_flag(p, "clip_noisy", False))
-        else:
-            est = LloydKMeans(k, bounds=bounds, random_state=seed)
+        est = kmeans_estimator(name, k, epsilon=epsilon, bounds=bounds, seed=seed, params=p)
         est.fit(split.X_train)
         pred = est.predict(split.X_test)
         Zte = est.transform_unit(split.X_test)

@@ -12,7 +12,13 @@ import pandas as pd
 import streamlit as st
 
 from ..datasets import REGISTRY, dataset_names, load_csv, read_csv_columns
-from ..datasets.csv_upload import BOUNDS_SYNTAX, numbers_read_as_classes
+from ..datasets.csv_upload import (
+    BOUNDS_SYNTAX,
+    UNLABELLED,
+    last_column_holds_classes,
+    load_csv_unlabelled,
+    numbers_read_as_classes,
+)
 from ..datasets.shares import CLASS_SHARES_SYNTAX
 from ..defaults import DELTA, EPSILON
 from ..exceptions import BoundsError, DPCoreError, PrivacyLeakWarning
@@ -233,9 +239,18 @@ def _upload_changed(key: str) -> None:
         keep_upload(up.name, up.getvalue())
 
 
+#: The label box's choice of no label at all (the Clustering page's, ``unlabelled=True``), as a link writes it (not
+#: offered for a file that has a column of this very name).
+NO_LABEL = "(no label)"
+NO_LABEL_TEXT = "No label: cluster the rows only"
+NO_LABEL_NOTE = ("No label: every column is a feature and the rows are clustered only; nothing is scored against "
+                 "classes.")
+
+
 def dataset_picker(key: str, *, task: str | None = None, images: bool | None = None, allow_upload: bool = True,
                    container=None, default: str | None = None, warnings_into: list | None = None,
-                   in_form: bool = False, exclude: tuple[str, ...] = (), class_shares: bool = True):
+                   in_form: bool = False, exclude: tuple[str, ...] = (), class_shares: bool = True,
+                   unlabelled: bool = False):
     """Select box over the registry (plus the visitor's own CSV); returns a Dataset or None (with a message shown).
 
     A file uploaded on any page is this session's file (:mod:`dpcore.ui.uploads`): every page with an upload
@@ -247,14 +262,20 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
     ``class_shares``: offer the box of declared class shares for a classification label; False on a page none of
     whose models release class probabilities (clusterings answer clusters; DP-ERM and logistic regression release
     scores; a PATE student releases labels), where the box would change nothing: shares declared on another page
-    are kept for it and a caption says they are not used here."""
+    are kept for it and a caption says they are not used here. ``unlabelled``: the label box of an upload also
+    offers no label (:data:`NO_LABEL`, first, and chosen at first for a file whose last column is not classes),
+    which gives a Dataset of task :data:`~dpcore.datasets.csv_upload.UNLABELLED`
+    (:func:`~dpcore.datasets.csv_upload.load_csv_unlabelled`): the Clustering page's rows with no classes."""
     from .uploads import UPLOAD_NOTE, fits, stored_upload
+
+    def serves(entry: dict | None) -> bool:  # the stored file as last read can serve this page (without a label,
+        return fits(entry, task) or (unlabelled and entry is not None)  # any file's rows can be clustered)
 
     c = container or st.sidebar
     st.session_state.pop(DATASET_PROBLEM, None)
     names = [n for n in dataset_names(task, images=images) if n not in exclude]
     stored = stored_upload() if allow_upload else None
-    fitting = fits(stored, task) and images is not True
+    fitting = serves(stored) and images is not True
     options = names + (["upload"] if allow_upload else [])
     labels = {n: REGISTRY[n].title for n in names}
     labels["upload"] = f"Your file: {stored['name']}" if fitting else "Upload a CSV…"
@@ -275,7 +296,7 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
     # chosen anyway: read with this page's task. Judged on the file as stored now (uploaded in this very run, or not
     # read yet: its task unknown), not on the one before: a file just uploaded that could not be read was "read as
     # None"
-    if stored is not None and not fits(stored, task) and task is not None:
+    if stored is not None and not serves(stored) and task is not None:
         c.caption(f"Your file **{stored['name']}** was read as {stored.get('task')}; this page needs a {task} label: "
                   "pick such a column below, or upload another file.")
     if stored is None:
@@ -286,9 +307,19 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
     c.caption(f"Your file **{name}** {UPLOAD_NOTE}")
     try:
         cols = read_csv_columns(data)
-        label = c.selectbox("Label column", cols, key=f"{key}.label",
-                            index=cols.index(stored["label"]) if stored.get("label") in cols else len(cols) - 1)
-        others = [col for col in cols if col != label]
+        options = ([NO_LABEL] if unlabelled and NO_LABEL not in cols else []) + cols
+        # the label chosen before, unless it was read as another task than this page's (a regression label chosen on
+        # the Train page is no class label: without a label its rows can still be clustered)
+        kept = stored.get("label") in options and (not unlabelled or stored.get("task") in (None, task, UNLABELLED))
+        index = (options.index(stored["label"]) if kept
+                 else 0 if unlabelled and (stored.get("task") not in (None, task) or
+                                           not last_column_holds_classes(data)) else len(options) - 1)
+        label = c.selectbox("Label column", options, key=f"{key}.label", index=index,
+                            format_func=lambda o: NO_LABEL_TEXT if o == NO_LABEL and o not in cols else o,
+                            help="The column of classes the clusters are scored against, or no label: every "
+                                 "column a feature, the rows clustered only." if unlabelled else None)
+        none = label == NO_LABEL and NO_LABEL not in cols
+        others = cols if none else [col for col in cols if col != label]
         drop_key = f"{key}.drop"
         # chosen on another page of this session: kept; a column since chosen as the label is no longer offered
         st.session_state[drop_key] = [col for col in st.session_state.get(drop_key, stored.get("drop", ()))
@@ -297,8 +328,12 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
                              help="Columns the models must not use: an identifier, a free-text note, a category not "
                                   "encoded as numbers. Their cells are never read.")
         kinds = ["auto", "classification", "regression"] if task is None else [task]
-        kind = c.selectbox("Task", kinds, key=f"{key}.task",
-                           index=kinds.index(stored["kind"]) if stored.get("kind") in kinds else 0)
+        if none:  # no label, no task to choose
+            c.caption(NO_LABEL_NOTE)
+            kind = kinds[0]
+        else:
+            kind = c.selectbox("Task", kinds, key=f"{key}.task",
+                               index=kinds.index(stored["kind"]) if stored.get("kind") in kinds else 0)
         task_note = c.empty()  # under the Task box: what "auto" made of the label, once the file is read
         bounds_key = f"{key}.bounds.{name}"
         st.session_state.setdefault(bounds_key, stored.get("bounds", ""))  # declared on another page: kept
@@ -311,12 +346,14 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
                  "(a warning names those columns). The label needs a range only for regression, and there it sets the "
                  "noise: the wider the range, the more noise the same ε needs.")
         stored.update(label=label, bounds=bounds, drop=list(drop),
-                      kind=kind if task is None else stored.get("kind", "auto"))
+                      kind=kind if task is None and not none else stored.get("kind", "auto"))
         with caught_warnings() as caught:
-            ds = load_csv(data, label_column=label, task=None if kind == "auto" else kind, name=name,
-                          bounds=bounds, drop=[col for col in drop if col != label])
+            ds = (load_csv_unlabelled(data, name=name, bounds=bounds, drop=list(drop)) if none else
+                  load_csv(data, label_column=label, task=None if kind == "auto" else kind, name=name,
+                           bounds=bounds, drop=[col for col in drop if col != label]))
         stored["task"] = ds.task  # what the file is, as last read: the pages of other tasks offer it accordingly
-        if kind == "auto" and (said := numbers_read_as_classes(ds, label, how="choose Task: regression")):
+        if kind == "auto" and not none and (said := numbers_read_as_classes(ds, label,
+                                                                           how="choose Task: regression")):
             task_note.caption(said[0].upper() + said[1:] + ".")
         if bounds.strip() and not ds.inferred_bounds:
             c.caption(f"Bounds declared for all {ds.n_features} feature column(s)"

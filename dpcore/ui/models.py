@@ -210,12 +210,7 @@ def cluster_demo_of(dataset, k: int, epsilon: float, iterations: int | None, see
             if "rounds" in res.extras:  # what DPLloyd did (its start, its rounds), for the caption
                 run = {key: res.extras[key] for key in ("init", "rounds", "epsilon_init", "rows_clipped", "n_train",
                                                         "neighbouring")}
-        lo, hi = split.dataset.bounds
-        Z = (2 * np.clip(split.X_test, lo, hi) - (hi + lo)) / (hi - lo)
-        mu = Z.mean(0)
-        _, _, Vt = np.linalg.svd(Z - mu, full_matrices=False)
-        P = Vt[:2].T if Vt.shape[0] >= 2 else np.eye(Z.shape[1])[:, :2]
-        pts = pd.DataFrame((Z - mu) @ P, columns=["PC1", "PC2"])
+        pts, place = display_view(split.X_test, split.dataset.bounds)
         names = split.dataset.target_names
 
         def cname(c: int) -> str:
@@ -227,14 +222,9 @@ def cluster_demo_of(dataset, k: int, epsilon: float, iterations: int | None, see
             # colour each cluster by the class the Hungarian matching assigns it to
             matches[name] = match_clusters(split.y_test, lab)
             pts[name] = [cname(matches[name][int(c)]) for c in lab]
-        lo_v = pts[["PC1", "PC2"]].min().to_numpy() - 0.3
-        hi_v = pts[["PC1", "PC2"]].max().to_numpy() + 0.3
         cen = []
         for m, c in zip(CLUSTER_METHODS, centres):
-            pc = (c - mu) @ P
-            for j, xy in enumerate(pc):
-                inside = bool(np.all((xy >= lo_v) & (xy <= hi_v)))
-                a, b = np.clip(xy, lo_v, hi_v)
+            for j, (a, b, inside) in enumerate(place(c)):
                 cen.append({"method": CLUSTER_LABELS[m], "cluster": j,
                             "matched_class": cname(matches[CLUSTER_LABELS[m]].get(j, -1)),
                             "PC1": a, "PC2": b, "in_view": inside})
@@ -249,6 +239,31 @@ def cluster_demo_of(dataset, k: int, epsilon: float, iterations: int | None, see
         return {"metrics": pd.DataFrame(rows), "points": pts, "centres": pd.DataFrame(cen), "run": run,
                 "classes": classes, "reference": reference, "warnings": said.messages(), "seed": seed,
                 "over_seeds": over, "over_seeds_reference": over_reference}
+
+
+def display_view(X: np.ndarray, bounds) -> tuple[pd.DataFrame, Callable[[np.ndarray], list[tuple]]]:
+    """The rows of ``X`` on the two directions along which they spread most (a PCA of the rows mapped from their
+    declared ``bounds`` onto [-1, 1]; for display only, the clusterings run in every dimension), as a frame of
+    ``PC1`` and ``PC2``, and ``place(centres_unit)``: each centre (in those [-1, 1] coordinates) as ``(PC1, PC2,
+    in_view)``, a centre outside the view drawn at its edge (``in_view`` False)."""
+    lo, hi = bounds
+    Z = (2 * np.clip(X, lo, hi) - (hi + lo)) / (hi - lo)
+    mu = Z.mean(0)
+    _, _, Vt = np.linalg.svd(Z - mu, full_matrices=False)
+    P = Vt[:2].T if Vt.shape[0] >= 2 else np.eye(Z.shape[1])[:, :2]
+    P = np.c_[P, np.zeros((P.shape[0], 2 - P.shape[1]))]  # one column: drawn on a line
+    pts = pd.DataFrame((Z - mu) @ P, columns=["PC1", "PC2"])
+    lo_v = pts[["PC1", "PC2"]].min().to_numpy() - 0.3
+    hi_v = pts[["PC1", "PC2"]].max().to_numpy() + 0.3
+
+    def place(centres_unit: np.ndarray) -> list[tuple]:
+        out = []
+        for xy in (np.asarray(centres_unit) - mu) @ P:
+            a, b = np.clip(xy, lo_v, hi_v)
+            out.append((float(a), float(b), bool(np.all((xy >= lo_v) & (xy <= hi_v)))))
+        return out
+
+    return pts, place
 
 
 def _cluster_scores(res) -> dict:
@@ -377,11 +392,7 @@ def cluster_scatter_figure(points: pd.DataFrame, centres: pd.DataFrame, method: 
         fig.add_scatter(x=[None], y=[None], mode="markers", name=f"true class {c}", legendgroup="shape",
                         marker=dict(color="#555555", symbol=shape[c], size=9, line=dict(width=0)))
     c = centres[centres.method == method]
-    fig.add_scatter(x=c.PC1, y=c.PC2, mode="markers", name="centre (▲: outside the view)",
-                    text=[f"centre → {m}" + ("" if v else " (outside the view, drawn at its edge)")
-                          for m, v in zip(c.matched_class, c.in_view)], hovertemplate="%{text}<extra></extra>",
-                    marker=dict(symbol=["x" if v else "triangle-up" for v in c.in_view], size=16, color="black",
-                                line=dict(width=2)))
+    add_centres(fig, c, [f"centre → {m}" for m in c.matched_class])
     # the legend's offset is a fraction of the plot's height, which its seven rows shrink on a phone: at -0.3 the
     # x-axis title lay on the legend's first row (390 px, presentation mode); -0.42 leaves it clear at every width
     # the run's own score under its name: presenting, the pictures fill the stage and the numbers sit below it
@@ -393,6 +404,16 @@ def cluster_scatter_figure(points: pd.DataFrame, centres: pd.DataFrame, method: 
                       xaxis_title="PC 1 (display only)", yaxis_title="PC 2",
                       legend=dict(orientation="h", yanchor="top", y=-0.42))
     return fig
+
+
+def add_centres(fig: go.Figure, centres: pd.DataFrame, names: list[str]) -> None:
+    """One method's centres on a clustering picture (``centres``: its rows of ``PC1``, ``PC2``, ``in_view``): ✕ a
+    centre, ▲ one outside the view drawn at its edge; ``names`` say each on hover."""
+    fig.add_scatter(x=centres.PC1, y=centres.PC2, mode="markers", name="centre (▲: outside the view)",
+                    text=[n + ("" if v else " (outside the view, drawn at its edge)")
+                          for n, v in zip(names, centres.in_view)], hovertemplate="%{text}<extra></extra>",
+                    marker=dict(symbol=["x" if v else "triangle-up" for v in centres.in_view], size=16,
+                                color="black", line=dict(width=2)))
 
 
 def cluster_sweep(dataset: str, k: int, iterations: int | None, epsilons: tuple[float, ...], seeds: int,

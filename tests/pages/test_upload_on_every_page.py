@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from dpcore.runtime.serving import shared_runs
+from dpcore.ui.common import NO_LABEL
 from dpcore.ui.uploads import UPLOAD_KEY, UploadRef, holds_upload
 
 #: page, its dataset picker's key (the pages that take a table, the upload's own page first)
@@ -106,13 +107,19 @@ def test_a_regression_file_is_offered_where_its_task_fits_and_not_where_classes_
     assert not at.exception and at.session_state[UPLOAD_KEY]["task"] == "regression"
     at.switch_page("pages/9_Attack_the_model.py").run()
     assert at.selectbox(key="audit.dataset").value == "upload"
-    for path, key in (("pages/7_PATE.py", "pate.dataset"), ("pages/3_Clustering.py", "cluster.dataset")):
-        at.switch_page(path).run()
-        picker = at.selectbox(key=key)
-        assert picker.value != "upload" and "Upload a CSV…" in picker.options, path
-    at.selectbox(key="cluster.dataset").set_value("upload").run()  # chosen anyway: the page says what it needs
-    assert any("needs a classification label" in c.value for c in at.sidebar.caption)
+    at.switch_page("pages/7_PATE.py").run()
+    picker = at.selectbox(key="pate.dataset")
+    assert picker.value != "upload" and "Upload a CSV…" in picker.options
+    picker.set_value("upload")  # chosen anyway (the picker stands in a form): the page says what it needs
+    next(b for b in at.button if b.proto.form_id).click().run()
+    assert any("needs a classification label" in c.value for c in at.caption)
     assert not at.exception
+    # the Clustering page clusters any file's rows without a label: offered first there, with no label chosen
+    at.switch_page("pages/3_Clustering.py").run()
+    assert at.selectbox(key="cluster.dataset").value == "upload"
+    assert at.selectbox(key="cluster.dataset.label").value == NO_LABEL
+    assert not at.exception and not any("needs a classification label" in c.value for c in at.sidebar.caption)
+    assert [m.label for m in at.metric][0].startswith("DPLloyd, ε")
 
 
 @pytest.mark.parametrize("path, key", PAGES, ids=[p.split("/")[-1][:-3] for p, _ in PAGES])
