@@ -23,7 +23,7 @@ from dpcore.ui import (
     show_table,
     show_warnings,
 )
-from dpcore.ui.cluster_rows import cluster_rows_demo, show_rows_clustering
+from dpcore.ui.cluster_rows import cluster_rows_demo, show_rows_clustering, show_rows_session_total
 from dpcore.ui.common import bounded_number
 from dpcore.ui.knobs import knob_widget, knob_widgets, other_knobs
 from dpcore.ui.links import stop_page
@@ -104,6 +104,7 @@ if unlabelled:  # no classes: every row clustered, read by what needs none (dpco
     rows = run_guarded(cluster_rows_demo, dataset, int(k), float(epsilon), iterations, seed, neighbouring, more)
     if rows is not None:
         show_rows_clustering(ds, rows, float(epsilon), neighbouring)
+        show_rows_session_total(ds, rows, (int(k), float(epsilon), iterations, seed, neighbouring, more))
     stop_page()
 if int(k) != n_classes:
     st.warning(f"k = {int(k)} but {ds.title} has {n_classes} classes. Accuracy matches clusters to "

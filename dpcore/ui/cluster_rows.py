@@ -12,10 +12,12 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from ..accounting.neighbouring import Neighbouring
 from ..models.cluster_rows import METHODS, NO_ACCURACY_NOTE, SCORE_NOTE, cluster_rows, random_centres_on_rows
 from ..runtime.thread_warnings import caught as caught_warnings
 from . import palette
 from .common import format_epsilon, remembered, show_table, show_warnings
+from .ledger import SESSION_KEY, record_run, session_total_text
 from .models import (
     CLUSTER_LABELS,
     RANDOM_CENTRES,
@@ -162,4 +164,19 @@ def show_rows_clustering(ds, demo: dict, epsilon: float, neighbouring: str) -> N
     show_table(demo["centres"], key="cluster.rows.centres_table")
 
 
-__all__ = ["cluster_rows_demo", "cluster_rows_demo_of", "rows_scatter_figure", "show_rows_clustering"]
+def show_rows_session_total(ds, demo: dict, inputs: tuple) -> None:
+    """Record the private runs on show in this session's total on the file, once per ``inputs`` (the same inputs
+    show the same release again), and say the total: each change of k, ε or a setting clusters the same private
+    rows again, and both private methods release their centres."""
+    store = st.session_state.setdefault(SESSION_KEY, {})
+    data = data_key(ds)
+    for m, run in demo["runs"].items():
+        if run.dp_event is not None:
+            record_run(data, (*inputs, m), event=run.dp_event, epsilon=run.epsilon, delta=0.0,
+                       neighbouring=Neighbouring.of(run.neighbouring), store=store)
+    if text := session_total_text(data, "your file", store=store):
+        st.caption(f"**Session total.** {text}")
+
+
+__all__ = ["cluster_rows_demo", "cluster_rows_demo_of", "rows_scatter_figure", "show_rows_clustering",
+           "show_rows_session_total"]

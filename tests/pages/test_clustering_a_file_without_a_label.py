@@ -137,3 +137,15 @@ def test_an_unlabelled_upload_s_runs_are_neither_kept_by_the_server_nor_reached_
     same_file = _uploaded()  # another visitor with the very same file: computed again, never handed the first's
     assert len(calls) == 2 * first
     assert same_file.session_state[UPLOAD_RUNS] is not mine.session_state[UPLOAD_RUNS]
+
+
+def test_each_release_on_the_file_adds_to_the_sessions_total_once():
+    """Both private methods release centres of the same private rows, and each change of a setting releases again:
+    the session's total on the file counts every release once (the same inputs shown again are the same release)."""
+    at = _uploaded()
+    total = [c.value for c in at.caption if c.value.startswith("**Session total.**")]
+    assert len(total) == 1 and "**2 private trainings** on your file" in total[0] and "ε = 2**" in total[0], total
+    at.number_input(key="cluster.epsilon").set_value(0.5).run()
+    at.number_input(key="cluster.epsilon").set_value(1.0).run()  # back to the first inputs: nothing new released
+    total = [c.value for c in at.caption if c.value.startswith("**Session total.**")][0]
+    assert "**4 private trainings** on your file" in total and "ε = 3**" in total, total
