@@ -129,12 +129,12 @@ def released_epsilon_text(result: PateResult) -> str:
     conversion = np.log(1.0 / r.delta) / (p.order - 1.0)
     better = ("smaller than" if r.epsilon < result.epsilon else "no better than")
     return (f"Data-dependent ε, released privately: **{format_epsilon(r.epsilon)}** (δ = {r.delta:g}; noise std ± "
-            f"{r.noise_std:.2g}), {better} the data-independent guarantee {format_epsilon(result.epsilon)}. "
-            "Papernot et al. 2018 (Section 4.2): the cost of these answers given the actual votes, at Rényi order "
-            f"{p.order:.3g}, plus Gaussian noise scaled by its smooth sensitivity (β = {p.beta:.3g}, σ = "
-            f"{p.sigma_ss:.3g}); the value includes that release's own cost ({format_epsilon(p.cost)}) and the "
-            f"conversion to (ε, δ) ({format_epsilon(conversion)}). It is small when the teachers agree, and may be "
-            "published.")
+            f"{format_noise(r.noise_std, 2)}), {better} the data-independent guarantee "
+            f"{format_epsilon(result.epsilon)}. Papernot et al. 2018 (Section 4.2): the cost of these answers given "
+            f"the actual votes, at Rényi order {p.order:.3g}, plus Gaussian noise scaled by its smooth sensitivity "
+            f"(β = {p.beta:.3g}, σ = {format_noise(p.sigma_ss)}); the value includes that release's own cost "
+            f"({format_epsilon(p.cost)}) and the conversion to (ε, δ) ({format_epsilon(conversion)}). It is small "
+            "when the teachers agree, and may be published.")
 
 
 def lnmax_caption(result: PateResult) -> str:

@@ -67,3 +67,17 @@ def test_the_vote_chart_legend_names_its_series_as_the_table_beside_it_does_not_
     columns = [c.lower() for c in vote_table(result, 0, ("a", "b")).columns]
     for column in ("teacher votes", "votes + noise"):
         assert column in columns and any(n.startswith(column) for n in names)
+
+
+def test_the_released_epsilons_noise_is_written_rounded_up_as_every_noise_scale_is():
+    """The released data-dependent ε's noise (its std and the smooth-sensitivity σ) read to the nearest figure (0.0434
+    as 0.043, σ_ss 2.0043 as 2) where every other noise scale on the pages rounds up (format_noise)."""
+    from types import SimpleNamespace
+
+    from dpcore.ui.pate import released_epsilon_text
+
+    params = SimpleNamespace(order=20.0, beta=0.0329, sigma_ss=2.0043, cost=0.21)
+    result = SimpleNamespace(epsilon=2.0, released=SimpleNamespace(epsilon=1.2, delta=1e-5, noise_std=0.0434,
+                                                                   params=params))
+    text = released_epsilon_text(result)
+    assert "noise std ± 0.044)" in text and "σ = 2.01)" in text, text
