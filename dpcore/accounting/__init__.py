@@ -52,6 +52,7 @@ _WHERE = {
     "repeat_and_select_epsilon": "ledger",
     "Neighbouring": "neighbouring",
     "replace_one_guarantee": "neighbouring",
+    "compose_guarantees": "neighbouring",
 }
 
 
@@ -72,6 +73,7 @@ __all__ = [
     "calibrate",
     "calibrate_noise_multiplier",
     "composition_comparison",
+    "compose_guarantees",
     "dpsgd_accounting",
     "dpsgd_epsilon",
     "dpsgd_event",

@@ -24,7 +24,7 @@ import dp_accounting
 
 from ..exceptions import DPTypeError, DPValueError
 
-__all__ = ["Neighbouring", "replace_one_guarantee"]
+__all__ = ["Neighbouring", "compose_guarantees", "replace_one_guarantee"]
 
 
 class Neighbouring(enum.Enum):
@@ -127,3 +127,24 @@ def replace_one_guarantee(epsilon: float, delta: float) -> tuple[float, float]:
     if not stretched < 1 or not math.isfinite(epsilon):
         return math.inf, 1.0
     return 2.0 * epsilon, stretched
+
+
+def compose_guarantees(guarantees) -> tuple[float, float, bool]:
+    """``(epsilon, delta, replaced)`` of ``(epsilon, delta, relation)`` guarantees on the same data released
+    together, by basic composition (Dwork and Roth 2014, Theorem 3.16: the epsilons add up at the sum of the deltas).
+
+    Under one relation (or none said) they add up as they are. Under both, a guarantee for a record replaced says
+    nothing of one added or removed, so the total is stated for a record replaced (``replaced`` True): each other
+    guarantee restated by :func:`replace_one_guarantee`. A total whose delta reaches 1 says nothing: infinity.
+
+    >>> compose_guarantees([(1.0, 0.0, "replace-one"), (0.5, 1e-5, "add-remove")])[::2]
+    (2.0, True)
+    >>> compose_guarantees([(1.0, 1e-5, None), (2.0, 1e-5, "add-remove")])
+    (3.0, 2e-05, False)
+    """
+    rows = [(float(e), float(d), None if r is None or r == "" else Neighbouring.of(r)) for e, d, r in guarantees]
+    replaced = len({r for _, _, r in rows if r is not None}) > 1
+    pairs = [replace_one_guarantee(e, d) if replaced and r is not Neighbouring.REPLACE_ONE else (e, d)
+             for e, d, r in rows]
+    epsilon, delta = sum(e for e, _ in pairs), sum(d for _, d in pairs)
+    return (epsilon, delta, replaced) if delta < 1 else (math.inf, 1.0, replaced)

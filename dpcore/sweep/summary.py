@@ -294,21 +294,9 @@ def private_swept(table: pd.DataFrame) -> pd.DataFrame:
     return swept[private.astype(bool)]
 
 
-def composition_delta(runs: pd.DataFrame) -> float:
-    """The delta at which the ``runs``' epsilons add up: under basic composition their deltas add up too (Dwork &
-    Roth 2014, Theorem 3.16), at most 1; 0 for runs that carry no delta column (pure epsilon-DP, or older tables).
-
-    >>> composition_delta(pd.DataFrame({"delta": [1e-5, 1e-5, 0.0]}))
-    2e-05
-    """
-    if "delta" not in runs or not len(runs):
-        return 0.0
-    return float(min(1.0, pd.to_numeric(runs["delta"], errors="coerce").fillna(0.0).sum()))
-
-
 def composition(runs: pd.DataFrame) -> tuple[float, float, bool]:
     """``(epsilon, delta, replaced)``: the ``runs`` released together, by basic composition (Dwork & Roth 2014,
-    Theorem 3.16: the epsilons add up at the sum of the deltas, :func:`composition_delta`).
+    Theorem 3.16: the epsilons add up at the sum of the deltas; :func:`~dpcore.accounting.compose_guarantees`).
 
     Runs whose ``neighbouring`` column says different relations (DP-SGD a record added or removed, the ERMs a record
     replaced) have no sum under either as they are: a guarantee for a record replaced says nothing of one added or
@@ -321,20 +309,16 @@ def composition(runs: pd.DataFrame) -> tuple[float, float, bool]:
     >>> eps, round(delta, 10), replaced
     (2.0, 2.64872e-05, True)
     """
-    from ..accounting import Neighbouring, replace_one_guarantee
+    from ..accounting import compose_guarantees
 
     if not len(runs):
         return 0.0, 0.0, False
     epsilons = pd.to_numeric(runs["epsilon"], errors="coerce").to_numpy(dtype=float)
     deltas = (pd.to_numeric(runs["delta"], errors="coerce").fillna(0.0).to_numpy(dtype=float) if "delta" in runs
               else np.zeros(len(runs)))
-    said = runs["neighbouring"].fillna("").astype(str) if "neighbouring" in runs else pd.Series([""] * len(runs))
-    relations = [Neighbouring.of(r) if r else None for r in said]
-    if len({r for r in relations if r is not None}) < 2:
-        return float(epsilons.sum()), composition_delta(runs), False
-    pairs = [(e, d) if r is Neighbouring.REPLACE_ONE else replace_one_guarantee(e, d)
-             for e, d, r in zip(epsilons, deltas, relations)]
-    return (float(sum(e for e, _ in pairs)), float(min(1.0, sum(d for _, d in pairs))), True)
+    said = runs["neighbouring"].fillna("").astype(str) if "neighbouring" in runs else [""] * len(runs)
+    epsilon, delta, replaced = compose_guarantees(zip(epsilons, deltas, said))
+    return float(epsilon), float(delta), replaced
 
 
 def composition_delta_text(delta: float) -> str:

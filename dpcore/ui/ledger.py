@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import dp_accounting
 import streamlit as st
 
-from ..accounting import Neighbouring, PrivacyLedger, replace_one_guarantee
+from ..accounting import Neighbouring, PrivacyLedger, compose_guarantees
 from ..teaching.verdict import round_epsilon
 from .common import format_epsilon
 
@@ -114,13 +114,8 @@ def _combined_records_text(groups: list[SessionRuns]) -> str | None:
     """
     if len(groups) < 2:
         return None
-    epsilon, delta = 0.0, 0.0
-    for runs in groups:
-        e, d = runs.epsilon, runs.delta
-        if runs.ledger.neighbouring is Neighbouring.ADD_REMOVE:
-            e, d = replace_one_guarantee(e, d)
-        epsilon, delta = epsilon + e, delta + d
-    if not (math.isfinite(epsilon) and delta < 1):
+    epsilon, delta, _ = compose_guarantees((runs.epsilon, runs.delta, runs.ledger.neighbouring) for runs in groups)
+    if not math.isfinite(epsilon):
         return ("**Together** they have no bound this page can state: a total is infinite, or the add/remove one "
                 "too large to restate for a record replaced.")
     n = sum(len(runs.reported) for runs in groups)

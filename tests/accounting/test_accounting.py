@@ -235,3 +235,16 @@ def test_calibrate_refuses_a_make_event_that_is_not_a_function_of_the_noise_by_n
         calibrate(5, target_epsilon=1.0, delta=1e-5)
     with pytest.raises(DPTypeError, match=r"^make_event\(1\.0\) gave a float, not a dp_accounting DpEvent"):
         calibrate(lambda s: s, target_epsilon=1.0, delta=1e-5)
+
+
+def test_guarantees_released_together_whose_deltas_reach_one_compose_to_no_guarantee():
+    """Basic composition adds the deltas; a total delta of 1 or more says nothing, so the total is infinite (it was
+    the sum of the epsilons, read at a delta capped at 1), under one relation or both."""
+    import math
+
+    from dpcore.accounting import compose_guarantees
+
+    assert compose_guarantees([(1.0, 0.6, "add-remove"), (1.0, 0.5, "add-remove")]) == (math.inf, 1.0, False)
+    assert compose_guarantees([(1.0, 0.3, "replace-one"), (1.0, 0.3, "add-remove")]) == (math.inf, 1.0, True)
+    eps, delta, replaced = compose_guarantees([(1.0, 1e-6, "replace-one"), (1.0, 1e-6, "add-remove")])
+    assert replaced and eps == 3.0 and delta == pytest.approx(1e-6 + (1 + math.e) * 1e-6)
