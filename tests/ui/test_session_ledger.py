@@ -95,20 +95,17 @@ def test_runs_under_both_relations_get_one_bound_for_a_record_replaced_that_hold
 
 
 def test_a_combined_bound_that_cannot_be_stated_says_so_instead_of_a_number():
+    from dpcore.accounting import epsilon_of_event
+
     store: dict = {}
     huge = dp_accounting.GaussianDpEvent(1e-3)
-    record_run("digits", ("a",), event=huge, epsilon=epsilon_of_event_or(huge), delta=1e-5,
+    record_run("digits", ("a",), event=huge, epsilon=epsilon_of_event(huge, delta=1e-5), delta=1e-5,
                neighbouring=Neighbouring.ADD_REMOVE, store=store)
     record_run("digits", ("b",), event=dp_accounting.GaussianDpEvent(5.0), epsilon=1.0, delta=1e-5,
                neighbouring=Neighbouring.REPLACE_ONE, store=store)
     text = session_total_text("digits", "Digits", store=store)
     assert "**Together** they have no bound this page can state" in text and "at most" not in text
 
-
-def epsilon_of_event_or(event) -> float:
-    from dpcore.accounting import epsilon_of_event
-
-    return epsilon_of_event(event, delta=1e-5)
 
 
 def test_a_private_run_whose_epsilon_is_infinite_makes_the_sessions_total_infinite():
