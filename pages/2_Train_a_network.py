@@ -141,7 +141,7 @@ for w in out["warnings"]:
 show_headline(out, algo)
 if presenting_stage():  # the metrics above are a screen below the stage: the result under the Train button
     control_area(st).markdown(result_beside_chart(out, algo))
-show_session_total(ds, key, out, algo)
+show_session_total(ds, key, out)
 if note := worse_than_mean_note(out):
     st.warning(note)
 eps = out["epsilon"]

@@ -178,6 +178,28 @@ def test_the_selections_composition_of_add_remove_and_replace_one_runs_is_stated
     assert selection_note(pd.DataFrame({"learner": []}), same, learner=None, delta=1e-5)["composition_epsilon"] == 3.0
 
 
+def test_the_selections_composition_protects_only_what_every_run_protects():
+    """Label DP (its ε protects each record's label; the features are used in the clear) beside whole-record runs
+    summed to 1 + 2 = 3 "for each record", which the label runs do not back: the sum holds for each record's label
+    only, and says so. Beside DP-FedAvg (a client's whole data) nothing is protected by both: infinite, never the
+    finite sum."""
+    from dpcore.decision.advisor import selection_note
+
+    table = pd.DataFrame({"learner": ["erm-objective", "label-dp-rr", "dp-fedavg"], "role": ["swept"] * 3,
+                          "value": [1.0] * 3, "seed": [0] * 3, "epsilon": [1.0, 2.0, 0.5], "delta": [0.0, 0.0, 0.0],
+                          "neighbouring": ["replace-one", "replace-one", "add-remove"],
+                          "unit": ["records", "labels", "clients"], "event": [""] * 3})
+    none = pd.DataFrame({"learner": []})
+    labels = selection_note(none, table.iloc[:2], learner=None, delta=1e-5)
+    assert labels["composition_epsilon"] == pytest.approx(3.0) and labels["composition_unit"] == "labels"
+    assert "composes to ε = 3 for each record's label only" in labels["note"]
+    records = selection_note(none, table.iloc[:1], learner=None, delta=1e-5)
+    assert records["composition_unit"] == "records" and "only" not in records["note"].split(", far above")[0]
+    mixed = selection_note(none, table.iloc[1:], learner=None, delta=1e-5)
+    assert mixed["composition_epsilon"] == math.inf and mixed["composition_unit"] is None
+    assert "composes to ε = ∞ (no one guarantee: the runs protect different things" in mixed["note"]
+
+
 def test_a_run_without_a_guarantee_among_those_looked_at_makes_the_selections_composition_infinite():
     res = _result({0.1: [0.5, 0.52, 0.51], 1.0: [0.85, 0.86, 0.84], 10.0: [0.9, 0.91, 0.9]}, [0.95, 0.95, 0.95])
     t = res.table

@@ -147,7 +147,8 @@ def test_a_ledger_of_whole_records_refuses_a_label_dp_run_whose_epsilon_protects
     assert (erm.unit, labels.unit) == ("records", "labels")
     records = PrivacyLedger(delta=1e-5, neighbouring="replace-one")
     records.spend(erm)
-    with pytest.raises(DPValueError, match=r"protects only each record's labels.*PrivacyLedger\(unit='labels'"):
+    refused = r"protects each record's label, and this ledger counts each record,.*PrivacyLedger\(unit='labels'"
+    with pytest.raises(DPValueError, match=refused):
         records.spend(labels)
     assert len(records) == 1
     label_ledger = PrivacyLedger(delta=1e-5, neighbouring="replace-one", unit="labels")

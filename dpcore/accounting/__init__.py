@@ -53,6 +53,10 @@ _WHERE = {
     "Neighbouring": "neighbouring",
     "replace_one_guarantee": "neighbouring",
     "compose_guarantees": "neighbouring",
+    "common_unit": "neighbouring",
+    "covers": "neighbouring",
+    "UNITS": "neighbouring",
+    "UNIT_SAID": "neighbouring",
 }
 
 
@@ -74,6 +78,10 @@ __all__ = [
     "calibrate_noise_multiplier",
     "composition_comparison",
     "compose_guarantees",
+    "common_unit",
+    "covers",
+    "UNITS",
+    "UNIT_SAID",
     "dpsgd_accounting",
     "dpsgd_epsilon",
     "dpsgd_event",

@@ -47,7 +47,7 @@ from ..teaching.verdict import epsilon_text
 from ..validation import check_delta, check_epsilon, check_positive
 from .accountants import PLD_DISCRETIZATION, RDP_ORDERS, check_accountant, make_accountant
 from .events import EpsilonDeltaDpEvent, atom_pure_epsilon, flatten
-from .neighbouring import Neighbouring, replace_one_guarantee
+from .neighbouring import UNIT_SAID, UNITS, Neighbouring, _unit, covers, replace_one_guarantee
 from .trusted import ARITHMETIC_ERRORS, quiet, rdp_epsilon, trusted_delta, trusted_epsilon, trusted_rdp
 
 __all__ = ["PrivacyLedger", "PrivacyProfile", "epsilon_of_event", "privacy_profile", "repeat_and_select_epsilon"]
@@ -564,11 +564,6 @@ class _Composition:
                    for acc in groups.values())
 
 
-#: What of each record a ledger's total protects (:class:`PrivacyLedger`'s ``unit``): the whole record, its label
-#: alone (label DP), its image alone (noisy images with the labels in the clear).
-UNITS = ("records", "labels", "images")
-
-
 def _has(obj, *names: str) -> bool:
     return any(hasattr(obj, name) for name in names)
 
@@ -594,11 +589,13 @@ class PrivacyLedger:
     budget : float or None
         If given, :meth:`spend` raises :class:`~dpcore.exceptions.BudgetExceededError`
         rather than go past it (and records nothing).
-    unit : {"records", "labels", "images"}
-        What of each record the total protects: the whole record, or its label (or image) alone. A run of label DP
-        (its ``unit`` is ``"labels"``: the features were used in the clear) says nothing of a whole record, so a
-        ledger of records refuses it; a ledger of labels takes it, and any run of whole records (a label changed is
-        a record replaced). Noisy images with the labels in the clear are ``"images"`` the same way.
+    unit : {"records", "labels", "images", "clients"}
+        What of each record the total protects (:data:`~dpcore.accounting.UNITS`): the whole record, or its label
+        (or image) alone, or a client's whole data. A run of label DP (its ``unit`` is ``"labels"``: the features
+        were used in the clear) says nothing of a whole record, so a ledger of records refuses it; a ledger of labels
+        takes it, and any run of whole records (a label changed is a record replaced). Noisy images with the labels
+        in the clear are ``"images"`` the same way. Federated learning protects a client (``"clients"``), which only
+        a ledger of clients takes (:func:`~dpcore.accounting.covers`).
     pld_discretization : float
         PLD grid (pessimistic: coarser is faster and looser).
 
@@ -622,8 +619,9 @@ class PrivacyLedger:
         self.neighbouring = Neighbouring.of(neighbouring)
         self.budget = None if budget is None else check_epsilon(budget, "budget")
         if unit not in UNITS:
-            raise DPValueError(f"unit must be 'records' (whole records), 'labels' (each record's label alone) or "
-                               f"'images' (each record's image alone), got {unit!r}")
+            raise DPValueError(f"unit must be 'records' (whole records), 'labels' (each record's label alone), "
+                               f"'images' (each record's image alone) or 'clients' (a client's whole data, federated "
+                               f"learning), got {unit!r}")
         self.unit = unit
         disc = check_positive(pld_discretization, "pld_discretization")
         self._events: list[dp_accounting.DpEvent] = []
@@ -679,7 +677,8 @@ class PrivacyLedger:
         record added or removed, so such a result is refused by an add/remove ledger; a guarantee (ε, δ) for a
         record added or removed holds as (2ε, (1 + e^ε)δ) for a record replaced
         (:func:`~dpcore.accounting.replace_one_guarantee`), which a replace-one ledger composes. A result whose
-        ``unit`` is not whole records (label DP: ``"labels"``) is refused by a ledger of whole records.
+        ``unit`` does not cover the ledger's (label DP's ``"labels"`` in a ledger of whole records, federated learning's
+        ``"clients"`` in any other) is refused (:func:`~dpcore.accounting.covers`).
         """
         if isinstance(spent, dp_accounting.DpEvent) or not _has(spent, "neighbouring", "neighbouring_"):
             return spent  # an event, or what flatten() names as not one
@@ -688,13 +687,19 @@ class PrivacyLedger:
         if event is None or relation is None or isinstance(event, dp_accounting.NonPrivateDpEvent):
             return dp_accounting.NonPrivateDpEvent()
         what = getattr(spent, "learner", None) or type(spent).__name__
-        unit = getattr(spent, "unit", "records")
-        if unit not in ("records", self.unit):
-            raise DPValueError(
-                f"{what}'s epsilon protects only each record's {unit} (the rest of the record was used in the clear), "
-                f"and this ledger counts {self.unit if self.unit != 'records' else 'whole records'}, which that "
-                "guarantee says nothing about: compose it in a "
-                f"PrivacyLedger(unit={unit!r}, neighbouring='replace-one'), where runs of whole records count too")
+        unit = _unit(getattr(spent, "unit", "records"), f"{what}'s unit")
+        if not covers(unit, self.unit):
+            if self.unit == "clients":
+                how = ("a guarantee for a record says nothing of a client's whole data: compose it in a ledger of its "
+                       f"own unit, PrivacyLedger(unit={unit!r})")
+            elif unit == "clients":
+                how = ("a record added changes its client's data (a client replaced, not added or removed), and the "
+                       "clients were dealt out from these records: compose it in a PrivacyLedger(unit='clients')")
+            else:
+                how = ("the rest of the record was used in the clear: compose it in a PrivacyLedger(unit="
+                       f"{unit!r}, neighbouring='replace-one'), where runs of whole records count too")
+            raise DPValueError(f"{what}'s epsilon protects {UNIT_SAID[unit]}, and this ledger counts "
+                               f"{UNIT_SAID[self.unit]}, which that guarantee says nothing about: {how}")
         relation = Neighbouring.of(relation)
         if relation is self.neighbouring:
             return event

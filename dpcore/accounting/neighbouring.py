@@ -24,7 +24,7 @@ import dp_accounting
 
 from ..exceptions import DPTypeError, DPValueError
 
-__all__ = ["Neighbouring", "compose_guarantees", "replace_one_guarantee"]
+__all__ = ["UNITS", "UNIT_SAID", "Neighbouring", "common_unit", "compose_guarantees", "covers", "replace_one_guarantee"]
 
 
 class Neighbouring(enum.Enum):
@@ -99,6 +99,54 @@ _SPELLINGS = {
     "replace_one": Neighbouring.REPLACE_ONE,
     "replace": Neighbouring.REPLACE_ONE,
 }
+
+
+#: What of each record a guarantee protects (a run's ``unit``, a :class:`~dpcore.accounting.PrivacyLedger`'s): the
+#: whole record; its label alone (label DP: the features are used in the clear); its image alone (noisy images whose
+#: labels are used in the clear); a client's whole data (user-level federated learning, McMahan et al. 2018).
+UNITS = ("records", "labels", "images", "clients")
+#: Each unit in words: "ε = 3 for {UNIT_SAID[unit]}".
+UNIT_SAID = {"records": "each record", "labels": "each record's label", "images": "each record's image",
+             "clients": "each client's whole data"}
+#: The units a guarantee of each unit protects. A whole record's covers its label and its image (changing either
+#: changes the record). A label's or an image's covers only itself. A client's covers no record as it is: a record
+#: added changes what its client holds (a client replaced, not added or removed), and which client holds which
+#: record was dealt out from the data itself, so a records total may not take it.
+_COVERS = {"records": ("records", "labels", "images"), "labels": ("labels",), "images": ("images",),
+           "clients": ("clients",)}
+
+
+def _unit(unit, name: str = "unit") -> str:
+    unit = "records" if unit is None or unit == "" else unit
+    if unit not in _COVERS:
+        raise DPValueError(f"{name} must be one of {', '.join(map(repr, UNITS))} (what of each record an ε protects), "
+                           f"got {unit!r}")
+    return unit
+
+
+def covers(unit: str, of: str) -> bool:
+    """Whether a guarantee protecting ``unit`` protects ``of`` too.
+
+    >>> covers("records", "labels"), covers("labels", "records"), covers("clients", "records")
+    (True, False, False)
+    """
+    return _unit(of) in _COVERS[_unit(unit)]
+
+
+def common_unit(units) -> str | None:
+    """The unit that every guarantee of ``units`` protects (the widest such, in the order of :data:`UNITS`), or None
+    when there is none: runs of label DP and of noisy images protect no one thing together. No units at all (or ``""``
+    and None, a run that does not say) count as whole records.
+
+    >>> common_unit(["records", "records"]), common_unit(["records", "labels"]), common_unit(["labels", "images"])
+    ('records', 'labels', None)
+    >>> common_unit(["clients", "records"]) is None
+    True
+    """
+    shared = set(UNITS)
+    for unit in units:
+        shared &= set(_COVERS[_unit(unit)])
+    return next((unit for unit in UNITS if unit in shared), None)
 
 
 def replace_one_guarantee(epsilon: float, delta: float) -> tuple[float, float]:

@@ -293,7 +293,8 @@ class Advice:
         caught_at_1pct`` (None when too few non-members to measure), ``auc``, ``model_accuracy``; or ``error``.
     selection : dict
         ``note`` (the text), ``runs_looked_at``, ``composition_epsilon`` at ``composition_delta`` (for a record
-        replaced when the runs protect different neighbours) and ``private_selection_epsilon``.
+        replaced when the runs protect different neighbours; for what every run protects, ``composition_unit``, when
+        they protect different things: infinite when nothing is protected by all) and ``private_selection_epsilon``.
     warnings : list of dict
         :func:`dpcore.sweep.table_warnings` of the sweep, leaks first.
     sweep : SweepResult
@@ -479,12 +480,20 @@ def _mean_of(summ: pd.DataFrame, role: str, learner: str | None = None) -> tuple
 def selection_note(points: pd.DataFrame, table: pd.DataFrame, *, learner: str | None, delta: float) -> dict:
     """What choosing ε from these curves costs, and the remedies (see the module's docstring)."""
     from ..accounting import EpsilonDeltaDpEvent, event_from_json, repeat_and_select_epsilon
-    from ..sweep.summary import REPLACED_TEXT, composition, composition_delta_text, private_swept, spent_text
+    from ..sweep.summary import (
+        REPLACED_TEXT,
+        composition,
+        composition_delta_text,
+        composition_unit_text,
+        private_swept,
+        spent_text,
+    )
 
     swept = private_swept(table)  # a run without a guarantee makes the composition infinite, as it is
     runs = int(len(swept))
     # basic composition, the deltas adding up too; for a record replaced when the runs protect different neighbours
-    composed, composed_delta, replaced = composition(swept)
+    # and for what every run protects (label DP beside whole records: each record's label; beside a federation: none)
+    composed, composed_delta, replaced, unit = composition(swept)
     search, how = math.nan, "papernot-steinke"
     k = int(points[points.learner == learner].shape[0]) if learner is not None else 0
     if learner is not None and k:
@@ -504,7 +513,8 @@ def selection_note(points: pd.DataFrame, table: pd.DataFrame, *, learner: str | 
     note = (
         f"Choosing ε from these curves is itself a release: the curves are {runs} models trained and scored on your "
         "private rows, and the choice depends on them. Accounted strictly, looking at all of them composes to ε = "
-        f"{spent_text(composed)}{composition_delta_text(composed_delta)}{REPLACED_TEXT if replaced else ''}, far above "
+        f"{spent_text(composed)}{composition_delta_text(composed_delta) if math.isfinite(composed) else ''}"
+        f"{REPLACED_TEXT if replaced and unit is not None else ''}{composition_unit_text(unit)}, far above "
         + ("the ε recommended" if learner is not None else "any one run's ε")
         + ". Two remedies. (1) Choose on data whose exposure you "
         "accept: a "
@@ -525,6 +535,7 @@ def selection_note(points: pd.DataFrame, table: pd.DataFrame, *, learner: str | 
                  f"at δ = {delta or DELTA:g} in all (dp_accounting's repeat-and-select event of the range's largest "
                  "ε; a mixture of candidates is no worse than its worst, van Erven & Harremoës 2014).")
     return {"note": note, "runs_looked_at": runs, "composition_epsilon": composed, "composition_delta": composed_delta,
+            "composition_unit": unit,
             "private_selection_epsilon": search, "private_selection": how if math.isfinite(search) else None,
             "candidates": k}
 

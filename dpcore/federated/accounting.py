@@ -32,6 +32,9 @@ LOCAL_SENSITIVITY = 2.0
 #: Who is a neighbour: DP-FedAvg hides whether a client took part at all; local DP hides what a client sent.
 DP_FEDAVG_NEIGHBOURING = Neighbouring.ADD_REMOVE
 LOCAL_DP_NEIGHBOURING = Neighbouring.REPLACE_ONE
+#: What both protect: a client's whole data, all of its records at once (``unit`` of a run's result; a
+#: :class:`~dpcore.accounting.PrivacyLedger` of clients composes them, one of records refuses them).
+FEDERATED_UNIT = "clients"
 
 
 def dp_fedavg_event(*, noise_multiplier: float, sample_rate: float, rounds: int) -> dp_accounting.DpEvent:

@@ -49,6 +49,7 @@ from ..types import ArrayLike
 from ..validation import check_array, check_delta, check_device, check_epsilon, check_int, check_positive
 from .accounting import (
     DP_FEDAVG_NEIGHBOURING,
+    FEDERATED_UNIT,
     LOCAL_DP_NEIGHBOURING,
     check_client_fraction,
     dp_fedavg_epsilons,
@@ -220,7 +221,8 @@ class FedAvgResult:
 
     ``neighbouring`` (a property) says what ``epsilon`` protects: a client added or removed for DP-FedAvg, a client
     replaced for local DP (each report's Gaussian, sensitivity 2S), None without noise; a
-    :class:`~dpcore.accounting.PrivacyLedger` given this result checks it against its own.
+    :class:`~dpcore.accounting.PrivacyLedger` given this result checks it against its own. ``unit`` is what of the
+    data it protects: ``"clients"``, a client's whole data (which only a ledger of clients composes).
     """
 
     config: FedAvgConfig
@@ -242,6 +244,11 @@ class FedAvgResult:
     def neighbouring(self):
         """What ``epsilon`` protects, by the mode; None when the run is not private."""
         return {"central": DP_FEDAVG_NEIGHBOURING, "local": LOCAL_DP_NEIGHBOURING}.get(self.config.mode)
+
+    @property
+    def unit(self) -> str:
+        """What of the data ``epsilon`` protects: a client's whole data, all of its records at once (user-level DP)."""
+        return FEDERATED_UNIT
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """The released global model's class probabilities for rows already scaled as its training rows were."""

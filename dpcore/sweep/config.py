@@ -30,12 +30,13 @@ from ..learners import LearnerSpec, get_learner, learners, trivial_learner
 from ..validation import check_delta, check_epsilon, check_fraction, check_int
 from .axes import AXES, BUILTIN_AXES, get_axis, normalise_value
 
-#: Bump when a change in dpcore makes earlier cached runs wrong: every cache key includes it.
 #: Repetitions per value (each its own split and noise) unless told otherwise: the page's "Seeds per value" and
 #: ``sweep --seeds`` start here. Three seeds give a spread that one lucky draw does not dominate.
 DEFAULT_SEEDS = 3
 
-CODE_VERSION = 4  # 3: the non-private ERM model's automatic Λ became 1e-5; 4: rows on inferred bounds say they leak
+#: Bump when a change in dpcore makes earlier cached runs wrong: every cache key includes it.
+CODE_VERSION = 5  # 3: the non-private ERM model's automatic Λ became 1e-5; 4: rows on inferred bounds say they leak;
+# 5: rows say what their ε protects (``unit``: a client's whole data is no record's guarantee)
 
 #: Non-private counterparts tried, in order, when a learner names no ``baseline``.
 FALLBACK_BASELINES = {"classification": ("non-private", "logreg"), "regression": ("linreg", "non-private")}

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -294,9 +295,20 @@ def private_swept(table: pd.DataFrame) -> pd.DataFrame:
     return swept[private.astype(bool)]
 
 
-def composition(runs: pd.DataFrame) -> tuple[float, float, bool]:
-    """``(epsilon, delta, replaced)``: the ``runs`` released together, by basic composition (Dwork & Roth 2014,
-    Theorem 3.16: the epsilons add up at the sum of the deltas; :func:`~dpcore.accounting.compose_guarantees`).
+class Composition(NamedTuple):
+    """What :func:`composition` gives: the total ``epsilon`` and ``delta``, whether it is stated for a record
+    replaced (``replaced``), and what of the data it protects (``unit``, :data:`~dpcore.accounting.UNITS`; None when
+    the runs protect no one thing together, and the total is then infinite)."""
+
+    epsilon: float
+    delta: float
+    replaced: bool
+    unit: str | None
+
+
+def composition(runs: pd.DataFrame) -> Composition:
+    """The ``runs`` released together, by basic composition (Dwork & Roth 2014, Theorem 3.16: the epsilons add up at
+    the sum of the deltas; :func:`~dpcore.accounting.compose_guarantees`).
 
     Runs whose ``neighbouring`` column says different relations (DP-SGD a record added or removed, the ERMs a record
     replaced) have no sum under either as they are: a guarantee for a record replaced says nothing of one added or
@@ -304,21 +316,45 @@ def composition(runs: pd.DataFrame) -> tuple[float, float, bool]:
     (2ε, (1 + e^ε)δ) (group privacy, :func:`~dpcore.accounting.replace_one_guarantee`), a run that does not say its
     relation counted so too (never less than its own ε).
 
+    Runs whose ``unit`` column says they protect different things have a sum only for what every one of them protects
+    (:func:`~dpcore.accounting.common_unit`): label DP beside whole records, each record's label; label DP beside
+    DP-FedAvg (a client's whole data), nothing, and the total is infinite with ``unit`` None. A table without the
+    column is of whole records.
+
     >>> t = pd.DataFrame({"epsilon": [1.0, 0.5], "delta": [0.0, 1e-5], "neighbouring": ["replace-one", "add-remove"]})
-    >>> eps, delta, replaced = composition(t)
-    >>> eps, round(delta, 10), replaced
-    (2.0, 2.64872e-05, True)
+    >>> eps, delta, replaced, unit = composition(t)
+    >>> eps, round(delta, 10), replaced, unit
+    (2.0, 2.64872e-05, True, 'records')
+    >>> composition(t.assign(unit=["labels", "clients"]))
+    Composition(epsilon=inf, delta=1.0, replaced=True, unit=None)
     """
-    from ..accounting import compose_guarantees
+    from ..accounting import common_unit, compose_guarantees
 
     if not len(runs):
-        return 0.0, 0.0, False
+        return Composition(0.0, 0.0, False, "records")
     epsilons = pd.to_numeric(runs["epsilon"], errors="coerce").to_numpy(dtype=float)
     deltas = (pd.to_numeric(runs["delta"], errors="coerce").fillna(0.0).to_numpy(dtype=float) if "delta" in runs
               else np.zeros(len(runs)))
     said = runs["neighbouring"].fillna("").astype(str) if "neighbouring" in runs else [""] * len(runs)
     epsilon, delta, replaced = compose_guarantees(zip(epsilons, deltas, said))
-    return float(epsilon), float(delta), replaced
+    unit = common_unit(runs["unit"].fillna("").astype(str) if "unit" in runs else ())
+    if unit is None:
+        return Composition(math.inf, 1.0, replaced, None)
+    return Composition(float(epsilon), float(delta), replaced, unit)
+
+
+def composition_unit_text(unit: str | None) -> str:
+    """What a composition protects, in words, when not whole records: " for each record's label"; "" for records.
+
+    >>> composition_unit_text("labels"), composition_unit_text("records")
+    (" for each record's label only", '')
+    """
+    from ..accounting import UNIT_SAID
+
+    if unit is None:
+        return (" (no one guarantee: the runs protect different things, e.g. a record's label and a client's whole "
+                "data)")
+    return "" if unit == "records" else f" for {UNIT_SAID[unit]} only"
 
 
 def composition_delta_text(delta: float) -> str:
@@ -362,7 +398,7 @@ def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:
         texts = set(group["event"].fillna(""))
         run_eps = float(group["epsilon"].max())
         # every run released, composed: a seed is a model of its own, trained on the private rows with its own noise
-        composed, composed_delta, replaced = composition(group)
+        composed, composed_delta, replaced, unit = composition(group)
         row = {"learner": learner, "candidates": k, "run_epsilon": run_eps, "search_epsilon": np.nan,
                "composition_epsilon": composed, "composition_delta": composed_delta, "note": ""}
         if not np.isfinite(run_eps):
@@ -384,6 +420,8 @@ def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:
                     row["note"] = f"read at delta = {DELTA:g} (the Renyi bound of a repeated search needs a delta > 0)"
         if replaced:  # its runs protect different neighbours (a sweep of the sampling): see composition()
             row["note"] = "; ".join(filter(None, [row["note"], "the composition is for a record replaced"]))
+        if unit != "records":  # label DP, noisy images, a federation: what the composition protects
+            row["note"] = "; ".join(filter(None, [row["note"], f"the composition is{composition_unit_text(unit)}"]))
         rows.append(row)
     return pd.DataFrame(rows, columns=["learner", "candidates", "run_epsilon", "search_epsilon",
                                        "composition_epsilon", "composition_delta", "note"])

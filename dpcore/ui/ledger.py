@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 import dp_accounting
 import streamlit as st
 
-from ..accounting import Neighbouring, PrivacyLedger, compose_guarantees
+from ..accounting import UNIT_SAID, Neighbouring, PrivacyLedger, compose_guarantees
 from ..teaching.verdict import round_epsilon
 from .common import format_epsilon
 
 #: session-state key of the store: {(data, unit, relation): SessionRuns}
 SESSION_KEY = "session.ledgers"
-#: What a learner's epsilon protects when it is not whole records.
-PROTECTED_UNIT = {"label-dp-laplace": "labels", "label-dp-rr": "labels"}
+#: How the runs that protect less than a whole record are named in the total.
+UNIT_RUNS = {"labels": "label-DP training", "images": "noisy-image release", "clients": "federated training"}
 
 
 @dataclass
@@ -50,7 +50,7 @@ def session_ledger(data: str, *, unit: str = "records", neighbouring: Neighbouri
     """This visitor's runs on ``data`` protecting ``unit`` under ``neighbouring`` (created empty on first use)."""
     store = st.session_state.setdefault(SESSION_KEY, {}) if store is None else store
     rel = Neighbouring.of(neighbouring)
-    return store.setdefault((data, unit, rel), SessionRuns(PrivacyLedger(delta=0.0, neighbouring=rel)))
+    return store.setdefault((data, unit, rel), SessionRuns(PrivacyLedger(delta=0.0, neighbouring=rel, unit=unit)))
 
 
 def record_run(data: str, run_key, *, event: dp_accounting.DpEvent | None, epsilon: float, delta: float,
@@ -85,9 +85,12 @@ def session_total_text(data: str, title: str, *, store: dict) -> str | None:
         total = f"ε = {format_epsilon(runs.epsilon, 4)}" + (
             f", δ = {round_epsilon(runs.delta, 2):.2g}" if runs.delta > 0 else "")
         if unit != "records":
-            parts.append(f"**{n} label-DP training{'s' if n > 1 else ''}** protected only the {unit} ({total} for "
-                         f"them, {rel.description}); they used the features in the clear, so they protect no "
-                         "whole record.")
+            what = UNIT_RUNS.get(unit, f"{unit} run")
+            why = ("they protect a client, all of its records at once, and a record added changes what its client "
+                   "holds, so they add to no total of records" if unit == "clients" else
+                   "they used the rest of each record in the clear, so they protect no whole record")
+            parts.append(f"**{n} {what}{'s' if n > 1 else ''}** protected only {UNIT_SAID.get(unit, unit)} ({total} "
+                         f"for them, {rel.description}); {why}.")
         elif both:
             parts.append(f"**{n} private training{'s' if n > 1 else ''}** on {title} counted "
                          f"{rel.description} as the neighbour: **{total}** for each record.")
@@ -125,15 +128,16 @@ def _combined_records_text(groups: list[SessionRuns]) -> str | None:
             "Roth 2014, group privacy), and the two totals then add up.")
 
 
-def show_session_total(dataset, run_key: tuple, out: dict, learner: str) -> None:
+def show_session_total(dataset, run_key: tuple, out: dict) -> None:
     """Record the run on show (once) and draw the session's running total on ``dataset`` as a caption.
 
     ``run_key`` is the page's key of the run (its first item identifies the data, uploads
-    included); ``out`` holds the run's ``event``, ``epsilon``, ``delta`` and ``neighbouring``.
+    included); ``out`` holds the run's ``event``, ``epsilon``, ``delta``, ``neighbouring`` and ``unit`` (what of
+    each record its ε protects; whole records when absent).
     """
     store = st.session_state.setdefault(SESSION_KEY, {})
     data = run_key[0]
     record_run(data, run_key, event=out.get("event"), epsilon=out["epsilon"], delta=out["delta"],
-               neighbouring=out.get("neighbouring"), unit=PROTECTED_UNIT.get(learner, "records"), store=store)
+               neighbouring=out.get("neighbouring"), unit=out.get("unit", "records"), store=store)
     if text := session_total_text(data, dataset.title, store=store):
         st.caption(f"**Session total.** {text}")

@@ -486,6 +486,11 @@ def display_runs(table: pd.DataFrame, *, axis: str) -> pd.DataFrame:
     out["δ"] = table["delta"].map(lambda d: format_number(d) if d else DASH)
     if "neighbouring" in table:  # what one ε protects
         out["Neighbours"] = table["neighbouring"].fillna("").map(lambda r: NEIGHBOURS_SAID.get(r, r) or DASH)
+    if "unit" in table and (table["unit"].fillna("records") != "records").any():  # label DP, a federation ...
+        from ..accounting import UNIT_SAID
+
+        private = table["neighbouring"].fillna("").astype(bool) if "neighbouring" in table else True
+        out["Protects"] = table["unit"].fillna("records").map(lambda u: UNIT_SAID.get(u, u)).where(private, DASH)
     out["Noise multiplier σ"] = table["noise_multiplier"].map(format_number)
     out["Seconds"] = table["seconds"].map(lambda v: f"{v:.2f}")
     out["From cache"] = table["cached"].map(lambda c: "yes" if c else "")

@@ -164,6 +164,7 @@ def train_with_baseline(dataset: Dataset, algorithm: str, params: dict, *, epsil
         "n_test": int(split.X_test.shape[0]),
         "event": res.event,  # for the session's running total (dpcore.ui.ledger)
         "neighbouring": res.neighbouring,
+        "unit": res.unit,  # what of each record its ε protects: the whole record, or its label only
         "secure": secure,
         # the ε the history's last panel climbs to (its line "budget ε = 1"), where the run was held to one
         "budget": held_budget(epsilon if spec.private and not spec.sets_noise_directly(params) else None,

@@ -217,10 +217,12 @@ def test_local_sgd_matches_each_client_trained_alone_when_batches_are_wider_than
 
 
 def test_a_ledger_given_a_fedavg_result_checks_what_its_epsilon_protects(split):
-    """A FedAvgResult says its relation, as a run's result does: spent whole, it is checked against the ledger's.
-    Without it the ledger asked for the bare .dp_event, and local DP's event, a guarantee for a client replaced
-    (Gaussian of sigma / 2), composed in an add/remove ledger at its own 2.17, a total no guarantee backs (a client
-    added or removed changes how many reports the server sees)."""
+    """A FedAvgResult says its relation and its unit, as a run's result does: spent whole, both are checked against
+    the ledger's. Without the relation the ledger asked for the bare .dp_event, and local DP's event, a guarantee for a
+    client replaced (Gaussian of sigma / 2), composed in an add/remove ledger at its own 2.17, a total no guarantee
+    backs (a client added or removed changes how many reports the server sees). Without the unit a ledger of records
+    took DP-FedAvg's ε, which protects a client, as a record's: a record added changes what its client holds (a client
+    replaced), so no total of records may take it; a ledger of clients does."""
     from dpcore.accounting import Neighbouring, PrivacyLedger, replace_one_guarantee
 
     central = train_fedavg_split(split, cfg(rounds=2))
@@ -228,11 +230,34 @@ def test_a_ledger_given_a_fedavg_result_checks_what_its_epsilon_protects(split):
     plain = train_fedavg_split(split, cfg(mode="none", rounds=1, noise_multiplier=None))
     assert (central.neighbouring, local.neighbouring, plain.neighbouring) == (
         Neighbouring.ADD_REMOVE, Neighbouring.REPLACE_ONE, None)
-    add_remove = PrivacyLedger(delta=1e-5)
-    assert add_remove.spend(central) == pytest.approx(central.epsilon)
+    assert central.unit == local.unit == "clients"
+    with pytest.raises(DPValueError, match="protects each client's whole data, and this ledger counts each record"):
+        PrivacyLedger(delta=1e-5).spend(central)
+    clients = PrivacyLedger(delta=1e-5, unit="clients")
+    assert clients.spend(central) == pytest.approx(central.epsilon)
     with pytest.raises(DPValueError, match="protects one record replaced, and this ledger counts one record added"):
-        add_remove.spend(local)
-    assert PrivacyLedger(delta=1e-5, neighbouring="replace-one").spend(local) == pytest.approx(local.epsilon)
-    replace_one = PrivacyLedger(delta=1e-2, neighbouring="replace-one")  # above (1 + e^ε) δ
+        clients.spend(local)
+    assert PrivacyLedger(delta=1e-5, neighbouring="replace-one", unit="clients").spend(local) == pytest.approx(
+        local.epsilon)
+    replace_one = PrivacyLedger(delta=1e-2, neighbouring="replace-one", unit="clients")  # above (1 + e^ε) δ
     assert replace_one.spend(central) == pytest.approx(replace_one_guarantee(central.epsilon, central.delta)[0])
     assert math.isinf(replace_one.spend(plain))  # FedAvg without noise: no guarantee, nor a total
+
+
+def test_a_federated_run_says_it_protects_clients_and_a_ledger_of_records_refuses_it(split):
+    """run_learner's result of a federated learner says unit 'clients' (it said 'records', and a ledger of records
+    composed DP-FedAvg's client-level ε with DP-SGD's as if both protected a record); a record-level run is refused
+    by a ledger of clients in turn (a guarantee for one record says nothing of a client's whole data)."""
+    from dpcore.accounting import PrivacyLedger
+
+    fed = run_learner("dp-fedavg", split, epsilon=2.0, seed=0, params={"clients": 5, "rounds": 3})
+    local = run_learner("fedavg-local-dp", split, epsilon=50.0, seed=0, params={"clients": 5, "rounds": 3})
+    dpsgd = run_learner("dpsgd", split, epsilon=1.0, seed=0, params={"epochs": 1})
+    assert (fed.unit, local.unit, dpsgd.unit) == ("clients", "clients", "records")
+    records = PrivacyLedger(delta=1e-5)
+    records.spend(dpsgd)
+    with pytest.raises(DPValueError, match=r"each client's whole data.*PrivacyLedger\(unit='clients'\)"):
+        records.spend(fed)
+    assert len(records) == 1
+    with pytest.raises(DPValueError, match="protects each record, and this ledger counts each client's whole data"):
+        PrivacyLedger(delta=1e-5, unit="clients").spend(dpsgd)

@@ -119,7 +119,7 @@ def test_a_ledger_of_whole_records_refuses_noisy_images_whose_labels_were_used_i
     both = run_learner("noisy-input", "digits", epsilon=1.0, seed=0, params={"label_share": 0.2, "baseline": False})
     assert (bare.unit, both.unit) == ("images", "records")
     records = PrivacyLedger(delta=1e-5, neighbouring="replace-one")
-    with pytest.raises(DPValueError, match="protects only each record's images"):
+    with pytest.raises(DPValueError, match="protects each record's image, and this ledger counts each record"):
         records.spend(bare)
     assert records.spend(both) == pytest.approx(both.epsilon)
     assert PrivacyLedger(delta=1e-5, neighbouring="replace-one", unit="images").spend(bare) == pytest.approx(

@@ -78,3 +78,21 @@ def test_a_search_that_looked_at_a_run_without_a_guarantee_composes_to_infinity(
     row = tax.iloc[0]
     assert row.composition_epsilon == math.inf and row.run_epsilon == math.inf and math.isnan(row.search_epsilon)
     assert "infinite" in row.note
+
+
+def test_a_sweeps_rows_say_what_their_epsilon_protects_and_its_tuning_tax_says_it_of_the_composition(tmp_path,
+                                                                                                     monkeypatch):
+    """Each row says its run's unit (whole records, labels only, a client's whole data), from the learner's result:
+    a sweep of DP-SGD, label DP and DP-FedAvg composed their ε as if all three protected a record. A learner whose ε
+    protects less than a record says so of its composition in the tuning tax."""
+    monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = run_sweep(SweepConfig(dataset="iris", learners=["dpsgd", "label-dp-rr", "dp-fedavg"], axis="epsilon",
+                                    values=[1.0], seeds=1, params={"epochs": 2, "rounds": 2}), n_jobs=1)
+    swept = res.table[res.table.role == "swept"].set_index("learner")
+    assert swept.unit.to_dict() == {"dpsgd": "records", "label-dp-rr": "labels", "dp-fedavg": "clients"}
+    notes = tuning_tax(res.table, delta=1e-5).set_index("learner").note
+    assert "the composition is for each record's label only" in notes["label-dp-rr"]
+    assert "the composition is for each client's whole data only" in notes["dp-fedavg"]
+    assert "composition is for" not in notes["dpsgd"]

@@ -42,7 +42,8 @@ def test_pure_runs_add_up_and_labels_are_kept_apart():
     assert session_ledger("iris", store=store).epsilon == pytest.approx(6.0)
     text = session_total_text("iris", "Iris", store=store)
     assert "**2 private trainings** on Iris" in text and "ε = 6**" in text
-    assert "label-DP training** protected only the labels (ε = 2.398" in text and "protect no whole record" in text
+    assert "label-DP training** protected only each record's label (ε = 2.398" in text
+    assert "protect no whole record" in text
     assert session_total_text("digits", "Digits", store=store) is None
 
 
