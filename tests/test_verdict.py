@@ -78,9 +78,14 @@ def test_comparison_names_the_nearest_deployments_on_each_side():
     assert all(not (below[0].epsilon < d.epsilon <= 3.0) for d in DEPLOYMENTS)
     text = comparison(3.0)
     assert below[0].short in text and above[0].short in text
-    # each deployment's own ε stands beside its name, so "... data 2.47 ≤ ε = 3" never reads as one number
-    assert f"{below[0].short} (ε {below[0].epsilon:g}) ≤ ε = 3 < {above[0].short} (ε {above[0].epsilon:g})" in text
-    assert "every deployment listed" in comparison(0.01) and "above every deployment" in comparison(500)
+    # each deployment's own ε stands beside its name, so "... data 2.47" never reads as the run's number; in words,
+    # not as "X (ε 2.47) ≤ ε = 3 < Y (ε 4)", which a class read as one chain of numbers
+    assert (f"ε = 3 lies between two published deployments, {below[0].short} (ε {below[0].epsilon:g}) and "
+            f"{above[0].short} (ε {above[0].epsilon:g})") in text
+    assert "≤" not in text and "<" not in text
+    assert "below every published deployment" in comparison(0.01)
+    assert "above every published deployment" in comparison(500)
+
     assert "finite" in comparison(math.inf)
 
 
@@ -120,8 +125,8 @@ def test_no_abbreviation_on_a_first_screen_is_left_undefined():
 
 def test_an_epsilon_calibrated_just_under_a_deployment_is_placed_as_shown_not_below_itself():
     text = comparison(3.9999999)  # a calibrated target of 4
-    assert "ε = 4 < Apple" not in text
-    assert "Apple's emoji statistics (ε 4) ≤ ε = 4 <" in text
+    assert "and Apple's emoji statistics (ε 4)" not in text  # never placed below itself
+    assert "ε = 4 is the ε of a published deployment, Apple's emoji statistics; the next one above is" in text
 
 
 def test_a_tiny_epsilon_says_the_odds_move_a_little_not_1x():
@@ -157,6 +162,6 @@ def test_the_odds_factor_and_the_reachable_belief_are_never_shown_below_the_trut
 
 
 def test_comparison_writes_a_large_epsilon_with_thousands_separators():
-    # "ε = 9.83e+03" under a naive-composition total read as about ten
-    assert "ε = 9,840 (above every deployment" in comparison(9834.2)  # rounded up: never below the ε computed
-    assert "ε = 984 (above" in comparison(983.2)
+    # "ε = 9.83e+03" under a naive-composition total read as about ten; rounded up: never below the ε computed
+    assert "ε = 9,840 is above every published deployment" in comparison(9834.2)
+    assert "ε = 984 is above" in comparison(983.2)

@@ -555,9 +555,19 @@ class _Composition:
                     groups[rel] = make_accountant(self.accountant, neighbouring=rel,
                                                   pld_discretization=self.discretization)
                 groups[rel].compose(atom, count)
-        except ARITHMETIC_ERRORS:
+        except ARITHMETIC_ERRORS as exc:
+            self.note(f"the {self.accountant.upper()} accountant could not compose {atom} in double precision "
+                      f"({type(exc).__name__}): this epsilon is reported as infinity (no privacy guarantee can be "
+                      "stated)")
             return math.inf
         share = delta / len(groups)
+        if any(not isinstance(acc, rdp.RdpAccountant) for acc in groups.values()) and (
+                share < _PLD_RESOLVES * PLD_DELTA_ROUNDING):
+            shared = (f" (delta={delta:g} shared between the {len(groups)} neighbouring relations composed)"
+                      if len(groups) > 1 else "")
+            self.note(f"{_small_delta_reason(share, instead=False)}{shared}: this epsilon is reported as infinity "
+                      "(no privacy guarantee can be stated; use a larger delta)")
+            return math.inf
         return sum(rdp_epsilon(acc.orders, acc.rdp, share)[0] if isinstance(acc, rdp.RdpAccountant)
                    else (trusted_epsilon(acc.get_epsilon(share - PLD_DELTA_ROUNDING))
                          if share >= _PLD_RESOLVES * PLD_DELTA_ROUNDING else math.inf)

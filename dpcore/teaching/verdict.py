@@ -261,22 +261,26 @@ ZERO_EPSILON = ("ε = 0 here is a (0, δ) guarantee, not perfect privacy: the no
 
 
 def comparison(epsilon: float) -> str:
-    """One line placing ``epsilon`` between the nearest published deployments (their units differ: see the list).
+    """One line placing ``epsilon`` between the nearest published deployments (their units differ: see the list), in
+    words rather than a chain of inequalities.
 
     >>> comparison(3.0)
-    "Published: US Census 2020 housing-unit data (ε 2.47) ≤ ε = 3 < Apple's emoji statistics (ε 4)."
+    "For scale: ε = 3 lies between two published deployments, US Census 2020 housing-unit data (ε 2.47) and Apple's \
+emoji statistics (ε 4)."
     """
     if math.isinf(epsilon):
         return "Every published deployment states a finite ε; a non-private result has none."
-    # placed by the value as shown: a calibrated 3.9999999 reads "ε 4 ≤ ε = 4", never "ε = 4 < ε 4"
+    # placed by the value as shown: a calibrated 3.9999999 reads "at or above ... (ε 4)", never "below ... (ε 4)"
     shown = epsilon_text(epsilon)
     below, above = neighbours(round_epsilon(epsilon))
-    left = f"{below[0].short} (ε {below[0].epsilon:g}) ≤ " if below else ""
-    right = f" < {above[0].short} (ε {above[0].epsilon:g})" if above else ""
     if not below:
-        left = ""
-        right = f" < every deployment listed (smallest: {above[0].short}, ε {above[0].epsilon:g})"
+        return (f"For scale: ε = {shown} is below every published deployment listed (the smallest: "
+                f"{above[0].short}, ε {above[0].epsilon:g}).")
     if not above:
-        right = f" (above every deployment listed; largest: {below[0].short}, ε {below[0].epsilon:g})"
-        left = ""
-    return f"Published: {left}ε = {shown}{right}."
+        return (f"For scale: ε = {shown} is above every published deployment listed (the largest: "
+                f"{below[0].short}, ε {below[0].epsilon:g}).")
+    if below[0].epsilon == round_epsilon(epsilon):
+        return (f"For scale: ε = {shown} is the ε of a published deployment, {below[0].short}; the next one above is "
+                f"{above[0].short} (ε {above[0].epsilon:g}).")
+    return (f"For scale: ε = {shown} lies between two published deployments, {below[0].short} "
+            f"(ε {below[0].epsilon:g}) and {above[0].short} (ε {above[0].epsilon:g}).")

@@ -2,6 +2,7 @@
 process (a Streamlit server is one process for a whole class), and not once per epoch either."""
 from __future__ import annotations
 
+import math
 import warnings
 
 import dp_accounting
@@ -98,3 +99,19 @@ def test_a_scripts_loop_shows_the_reason_once_by_pythons_own_filter():
             dpsgd_epsilon(noise_multiplier=1e-160, sample_rate=0.02, steps=50, delta=1e-5)
     assert len(_said(seen, INFINITY)) == 1
     assert seen[0].filename == __file__  # named at the script's own line
+
+
+def test_a_ledger_without_dp_accountings_internals_says_why_its_epsilon_is_infinite(monkeypatch):
+    """Where dp_accounting's internals moved (no PLD to chain), the ledger composes with fresh accountants; a delta
+    too small for a PLD to resolve there gave infinity without a word, where every other infinity says why."""
+    import dpcore.accounting.ledger as ledger_module
+
+    monkeypatch.setattr(ledger_module, "_pld_of", lambda *a, **k: None)
+    ledger = PrivacyLedger(delta=1e-5, accountant="pld")
+    ledger.spend(dpsgd_event(noise_multiplier=1.0, sample_rate=0.01, steps=10))
+    assert math.isfinite(ledger.epsilon) and ledger.caveats == ()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert ledger.epsilon_at(1e-14) == math.inf
+    assert any("cannot resolve delta=1e-14" in r and "infinity" in r for r in ledger.caveats)
+    assert any("cannot resolve delta=1e-14" in str(w.message) for w in seen)
