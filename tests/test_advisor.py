@@ -510,3 +510,36 @@ def test_on_an_upload_with_a_common_class_and_no_declared_shares_the_advice_name
     assert any(t.startswith("Declared class shares:") for t in advice(plain).instead)
     declared = plain.with_class_shares("ok=0.88, fraud=0.07, review=0.05")
     assert not any(t.startswith("Declared class shares:") for t in advice(declared).instead)
+
+
+def _two_units(label_only: bool = False) -> SweepResult:
+    """erm-objective (whole records) meets at least 0.8 from ε = 10, label DP (each record's label only) from 1."""
+    learners = ("label-dp-rr",) if label_only else ("erm-objective", "label-dp-rr")
+    config = SweepConfig(dataset="iris", learners=learners, values=(1.0, 10.0), seeds=3)
+    scores = {"erm-objective": {1.0: [0.6, 0.62, 0.61], 10.0: [0.9, 0.91, 0.9]},
+              "label-dp-rr": {1.0: [0.9, 0.9, 0.91], 10.0: [0.95, 0.94, 0.95]}}
+    rows = [{"learner": "majority", "role": "trivial", "value": np.nan, "seed": s, "accuracy": 0.33,
+             "epsilon": math.inf, "warnings": "", "leaks_privacy": False, "event": "", "unit": "records"}
+            for s in range(3)]
+    for name in learners:
+        for v, vals in scores[name].items():
+            rows += [{"learner": name, "role": "swept", "value": v, "seed": s, "accuracy": a, "epsilon": v,
+                      "warnings": "", "leaks_privacy": False, "event": "",
+                      "unit": "labels" if name == "label-dp-rr" else "records"} for s, a in enumerate(vals)]
+    return SweepResult(config, pd.DataFrame(rows), 0, len(rows), 0.0)
+
+
+def test_a_smaller_epsilon_that_protects_only_the_labels_does_not_beat_a_whole_records():
+    """Label DP met the need at ε = 1 and DP-ERM at 10: the advisor recommended label DP's 1, a promise about each
+    record's label only (the features used in the clear), as if it were the stronger guarantee. A learner protecting
+    whole records is the answer when one meets the need; the other is named, with what its ε protects."""
+    advice = judge(_two_units(), Need("at_least", "accuracy", 0.8))
+    assert advice.recommended["learner"] == "erm-objective" and advice.recommended["epsilon"] == 10.0
+    assert advice.recommended["unit"] == "records" and "only" not in advice.headline()
+    assert any(r.startswith("Not the answer: Label DP") and "from ε = 1," in r and "each record's label only" in r
+               for r in advice.reasons)
+    # label DP alone: it is the answer, and the headline says what its ε protects
+    alone = judge(_two_units(label_only=True), Need("at_least", "accuracy", 0.8))
+    assert alone.recommended["learner"] == "label-dp-rr" and alone.recommended["unit"] == "labels"
+    assert "(its ε protects each record's label only)" in alone.headline()
+    assert any(r.startswith("What this ε protects: each record's label only") for r in alone.reasons)

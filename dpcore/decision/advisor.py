@@ -326,17 +326,22 @@ class Advice:
             lo, hi = self.epsilon_range
             return f"No ε from {lo:g} to {hi:g} meets the need ({self.need.describe()})."
         r = self.recommended
+        who = _title(r["learner"])
+        if r.get("unit", "records") != "records":  # label DP, a federation: say it where the ε is read
+            from ..accounting import UNIT_SAID
+
+            who += f" (its ε protects {UNIT_SAID.get(r['unit'], r['unit'])} only)"
         trivial = ""
         if self.trivial is not None and math.isfinite(self.trivial):
             config = self.sweep.config
             said = f"{_trivial_words(config.task, config.trivial())} scores {self.trivial:{_fmt(self.metric)}}"
             trivial = (f"; beware: {said}, which meets it too" if self.need.meets(self.trivial, self.target)
                        else f"; {said}")
-        return (f"ε = {epsilon_text(r['epsilon'])} with {_title(r['learner'])}: {_LABEL[self.metric]} "
+        return (f"ε = {epsilon_text(r['epsilon'])} with {who}: {_LABEL[self.metric]} "
                 f"{r['mean']:.3f} on average over {r['n']} seeds, and at least {r['bound']:.3f} in "
                 f"{self.confidence:.0%} of fresh runs "
                 f"(target {self.target:.3f}{trivial}).") if self.need.higher_is_better else (
-                f"ε = {epsilon_text(r['epsilon'])} with {_title(r['learner'])}: {_LABEL[self.metric]} "
+                f"ε = {epsilon_text(r['epsilon'])} with {who}: {_LABEL[self.metric]} "
                 f"{r['mean']:.4g} on average over {r['n']} seeds, and at most {r['bound']:.4g} in "
                 f"{self.confidence:.0%} of fresh runs "
                 f"(target {self.target:.4g}{trivial}).")
@@ -416,7 +421,7 @@ def _points(table: pd.DataFrame, need: Need, lo: float, hi: float, confidence: f
     from ..sweep.summary import OVERSPEND
 
     cols = ["learner", "epsilon", "mean", "std", "n", "bound", "target", "meets", "holds", "beats_trivial",
-            "epsilon_spent", "over_budget", "leaks", "event"]
+            "epsilon_spent", "over_budget", "leaks", "event", "unit"]
     swept = table[(table.role == "swept") & table.value.between(lo * (1 - 1e-9), hi * (1 + 1e-9))]
     rows = []
     for (name, value), g in swept.groupby(["learner", "value"], sort=False):
@@ -446,15 +451,16 @@ def _points(table: pd.DataFrame, need: Need, lo: float, hi: float, confidence: f
                      "meets": bool(useful and not over and np.isfinite(bound) and need.meets(bound, target)),
                      "holds": bool(useful and need.meets(mean, target)),
                      "beats_trivial": bool(useful), "epsilon_spent": spent, "over_budget": over, "leaks": leaks,
-                     "event": _event_text(next((t for t in g.get("event", ()) if isinstance(t, str) and t), ""))})
+                     "event": _event_text(next((t for t in g.get("event", ()) if isinstance(t, str) and t), "")),
+                     # what its ε protects: whole records, or less (label DP: the label; a federation: a client)
+                     "unit": str(g["unit"].iloc[0] or "records") if "unit" in g else "records"})
     out = pd.DataFrame(rows, columns=cols)
     return out.sort_values(["learner", "epsilon"], kind="stable").reset_index(drop=True)
 
 
-def _smallest_meeting(points: pd.DataFrame, higher_is_better: bool = True) -> pd.Series | None:
+def _meeting(points: pd.DataFrame) -> list[pd.Series]:
     """Per learner the smallest ε whose bound meets the need and after which every larger ε tried meets it on
-    average (``holds``), so that a lucky point below a dip is not the answer; the smallest of those across learners
-    (ties: a learner that does not leak, then the better bound)."""
+    average (``holds``), so that a lucky point below a dip is not the answer."""
     found = []
     for _, g in points.groupby("learner", sort=False):
         g = g.sort_values("epsilon").reset_index(drop=True)
@@ -463,9 +469,50 @@ def _smallest_meeting(points: pd.DataFrame, higher_is_better: bool = True) -> pd
             if meets[i] and holds[i + 1:].all():
                 found.append(g.iloc[i])
                 break
+    return found
+
+
+def _smallest_meeting(points: pd.DataFrame, higher_is_better: bool = True) -> pd.Series | None:
+    """The smallest ε across learners of :func:`_meeting` (ties: a learner that does not leak, then the better
+    bound), among the learners whose ε protects whole records when one of them meets the need: an ε of label DP
+    (the features used in the clear) or of a federation (a client) is not the same promise, and a smaller one of
+    those does not beat a whole record's."""
+    found = _meeting(points)
     if not found:
         return None
-    return min(found, key=lambda r: (r.epsilon, bool(r.leaks), -r.bound if higher_is_better else r.bound))
+    return min(found, key=lambda r: (_unit_of(r) != "records", r.epsilon, bool(r.leaks),
+                                     -r.bound if higher_is_better else r.bound))
+
+
+def _unit_of(point: pd.Series) -> str:
+    return str(point["unit"]) if "unit" in point and point["unit"] else "records"
+
+
+def _passed_over(points: pd.DataFrame, best: pd.Series) -> list[str]:
+    """A sentence for each learner that meets the need at a smaller ε than the answer but protects less than a
+    whole record (so it is not the answer), or that is the answer and protects less."""
+    from ..accounting import UNIT_SAID
+
+    out = []
+    if _unit_of(best) != "records":
+        out.append(f"What this ε protects: {UNIT_SAID.get(_unit_of(best), _unit_of(best))} only, not whole records "
+                   f"({_protects(best.learner)}); no learner protecting whole records met the need in this range.")
+    for r in _meeting(points):
+        if _unit_of(r) != "records" and r.learner != best.learner and r.epsilon < best.epsilon:
+            out.append(f"Not the answer: {_title(r.learner)} meets the need from ε = {epsilon_text(r.epsilon)}, but "
+                       f"its ε protects {UNIT_SAID.get(_unit_of(r), _unit_of(r))} only ({_protects(r.learner)}), a "
+                       "smaller promise than a whole record's at the same ε.")
+    return out
+
+
+def _protects(name: str) -> str:
+    """What a learner's ε protects, in its own words (the registry's)."""
+    from ..learners import get_learner
+
+    try:
+        return get_learner(name).wording.protects
+    except Exception:  # noqa: BLE001 - a learner of a provider that is gone: its name alone
+        return name
 
 
 def _mean_of(summ: pd.DataFrame, role: str, learner: str | None = None) -> tuple[str | None, float | None]:
@@ -743,10 +790,12 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
             "nearest_deployments": [f"{d.who}, {d.what}: ε {d.epsilon:g} ({d.unit}; {d.source})"
                                     for d in below + above],
             "non_private": own_base,
+            "unit": _unit_of(best),  # what the ε protects: whole records, or a record's label only ...
         }
         if best.leaks:
             reasons.append("Not yet a guarantee: these runs leaked privacy (see the warnings): their ε holds only "
                            "once every bound is declared rather than read from the rows.")
+        reasons += _passed_over(points, best)  # said first: what the recommended ε protects, if less than a record
         smaller = points[(points.learner == best.learner) & (points.epsilon < best.epsilon)]
         against = _against_references(best, need, trivial=trivial, task=config.task, trivial_learner=config.trivial(),
                                       per_seed=reference(best.learner)[1], swept=table)
