@@ -59,6 +59,17 @@ def summarize(table: pd.DataFrame, metric: str) -> pd.DataFrame:
 NEIGHBOURS_SAID = {"add-remove": "one record added or removed", "replace-one": "one record replaced by another"}
 
 
+def neighbours_said(relation: str, unit: str | None = "records") -> str:
+    """A row's ``neighbouring`` in words, of what its ``unit`` counts: a federation's neighbour is a client, not a
+    record ("one client added or removed"); "" for a run without a guarantee.
+
+    >>> neighbours_said("add-remove"), neighbours_said("add-remove", "clients")
+    ('one record added or removed', 'one client added or removed')
+    """
+    said = NEIGHBOURS_SAID.get(relation, relation) if relation else ""
+    return said.replace("record", "client") if unit == "clients" else said
+
+
 def neighbouring_note(table: pd.DataFrame, *, markdown: bool = True,
                       wordings: Mapping[str, tuple[str, str]] | None = None) -> str | None:
     """A sentence when the swept private learners' ε do not protect the same thing, so that one ε axis does not
@@ -73,10 +84,11 @@ def neighbouring_note(table: pd.DataFrame, *, markdown: bool = True,
 
         wordings = {name: (spec.title, spec.wording.protects) for name, spec in learners().items()}
     rows = table[(table.role == "swept") & table.neighbouring.fillna("").astype(bool)]
-    said = NEIGHBOURS_SAID
-    each = {}  # learner -> (what its ε protects, its neighbours)
+    each = {}  # learner -> (what its ε protects, its neighbours in words)
     for name, group in rows.groupby("learner", sort=False):
-        each[name] = (wordings[name][1] if name in wordings else "", tuple(sorted(set(group.neighbouring))))
+        unit = str(group["unit"].iloc[0] or "records") if "unit" in group else "records"
+        each[name] = (wordings[name][1] if name in wordings else "",
+                      tuple(sorted({neighbours_said(r, unit) for r in group.neighbouring})))
     units, relations = {u for u, _ in each.values()}, {r for _, rs in each.values() for r in rs}
     if len(units) < 2 and len(relations) < 2:
         return None
@@ -85,12 +97,11 @@ def neighbouring_note(table: pd.DataFrame, *, markdown: bool = True,
         return wordings[name][0] if name in wordings else name
 
     if len(units) > 1:
-        parts = [f"{title(n)}: {unit} ({' or '.join(said.get(r, r) for r in rels)})" for n, (unit, rels) in
-                 each.items()]
+        parts = [f"{title(n)}: {unit} ({' or '.join(rels)})" for n, (unit, rels) in each.items()]
         head = "**Different guarantees on one ε axis.** " if markdown else "note: different guarantees on one axis: "
         return (head + "; ".join(parts) + ". The same ε does not protect the same thing here: set curves side by "
                 "side only where they protect the same unit.")
-    parts = [f"{title(n)}: {' or '.join(said.get(r, r) for r in rels)}" for n, (_, rels) in each.items()]
+    parts = [f"{title(n)}: {' or '.join(rels)}" for n, (_, rels) in each.items()]
     head = "**Two meanings of ε on one axis.** " if markdown else "note: two meanings of epsilon on one axis: "
     return (head + "; ".join(parts) + ". A record replaced is one removed and another added, so ε under "
             "add-or-remove gives at most 2ε under replace-one: at the same ε the add-or-remove curve carries the "
@@ -276,7 +287,8 @@ def best_swept(summary: pd.DataFrame, *, axis: str, metric: str) -> BestSwept | 
                      left_out=left_out)
 
 
-__all__ = ["NEIGHBOURS_SAID", "OVERSPEND", "BestSwept", "best_swept", "neighbouring_note", "overspent_note",
+__all__ = ["NEIGHBOURS_SAID", "OVERSPEND", "BestSwept", "best_swept", "neighbouring_note", "neighbours_said",
+           "overspent_note",
            "private_swept", "spends_more", "spent_beyond_axis", "spent_text", "summarize", "tied_with_best"]
 
 

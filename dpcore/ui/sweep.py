@@ -33,9 +33,9 @@ from ..sweep import (
 from ..sweep.choices import DEFAULT_LEARNERS, axis_options, default_learners, sweepable
 from ..sweep.engine import ID_COLUMNS, TAIL_COLUMNS
 from ..sweep.summary import (  # notes, labels, the best point
-    NEIGHBOURS_SAID,
     best_swept,
     neighbouring_note,
+    neighbours_said,
     overspent_note,
     spends_more,
     spent_text,
@@ -485,7 +485,8 @@ def display_runs(table: pd.DataFrame, *, axis: str) -> pd.DataFrame:
     out["ε target"] = table["epsilon_target"].map(format_number)
     out["δ"] = table["delta"].map(lambda d: format_number(d) if d else DASH)
     if "neighbouring" in table:  # what one ε protects
-        out["Neighbours"] = table["neighbouring"].fillna("").map(lambda r: NEIGHBOURS_SAID.get(r, r) or DASH)
+        units = table["unit"].fillna("records") if "unit" in table else pd.Series("records", index=table.index)
+        out["Neighbours"] = [neighbours_said(r, u) or DASH for r, u in zip(table["neighbouring"].fillna(""), units)]
     if "unit" in table and (table["unit"].fillna("records") != "records").any():  # label DP, a federation ...
         from ..accounting import UNIT_SAID
 

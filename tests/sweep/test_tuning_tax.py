@@ -96,3 +96,8 @@ def test_a_sweeps_rows_say_what_their_epsilon_protects_and_its_tuning_tax_says_i
     assert "the composition is for each record's label only" in notes["label-dp-rr"]
     assert "the composition is for each client's whole data only" in notes["dp-fedavg"]
     assert "composition is for" not in notes["dpsgd"]
+    # a federation's neighbour is a client: its curve is not said to protect "one record added or removed"
+    from dpcore.sweep.summary import neighbouring_note
+
+    said = neighbouring_note(res.table, markdown=False)
+    assert "(one client added or removed)" in said and said.count("one record added or removed") == 1  # DP-SGD's
