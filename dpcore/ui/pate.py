@@ -120,7 +120,7 @@ def confident_caption(result: PateResult) -> str:
             f"count plus noise (σ₁ = {cfg.sigma1:.3g}) reached the threshold T = {cfg.threshold_votes:.3g} votes "
             f"({cfg.threshold:g} of {cfg.teachers} teachers). The student learns the answered ones only. The ε above "
             "is the guarantee whatever the votes: every check, and every query answered"
-            + (", and the data-dependent ε released." if result.released is not None else ".") + hint)
+            + (", plus the release of the data-dependent ε." if result.released is not None else ".") + hint)
 
 
 def released_epsilon_text(result: PateResult) -> str:
@@ -134,8 +134,8 @@ def released_epsilon_text(result: PateResult) -> str:
             f"release, {format_epsilon(result.epsilon)}. Papernot et al. 2018 (Section 4.2): the cost of these answers "
             f"given the actual votes, at Rényi order {p.order:.3g}, plus Gaussian noise scaled by its smooth "
             f"sensitivity (β = {p.beta:.3g}, σ = {format_noise(p.sigma_ss)}); the value includes that release's own "
-            f"cost ({format_epsilon(p.cost)}) and the conversion to (ε, δ) ({format_epsilon(conversion)}). It is small "
-            "when the teachers agree, and may be published.")
+            f"Rényi cost at that order ({format_epsilon(p.cost)}) and the conversion to (ε, δ) "
+            f"({format_epsilon(conversion)}). It is small when the teachers agree, and may be published.")
 
 
 def release_cost_caption(result: PateResult) -> str | None:
@@ -145,7 +145,8 @@ def release_cost_caption(result: PateResult) -> str | None:
     return (f"Includes releasing the data-dependent ε: the answers alone cost ε = "
             f"{format_epsilon(result.epsilon_answers)}, the release adds "
             f"{format_epsilon(result.epsilon - result.epsilon_answers)} (Papernot et al. 2018, Theorem 23; composed "
-            "at each Rényi order).")
+            "at each Rényi order)." + (" The total is the RDP accountant's: a PLD cannot hold the release's Rényi "
+                                       "bound." if result.config.accountant == "pld" else ""))
 
 
 def lnmax_caption(result: PateResult) -> str:
