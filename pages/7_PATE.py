@@ -43,6 +43,7 @@ from dpcore.ui.pate import (
     page_defaults,
     pate_warnings,
     progress_callback,
+    release_cost_caption,
     released_epsilon_text,
     split_figure,
     split_table,
@@ -110,6 +111,8 @@ used_slot.caption(noise_used_caption(res))
 
 c = st.columns(3)
 c[0].metric("ε spent (data-independent)", format_epsilon(res.epsilon), help=f"δ = {res.delta:g}; {res.dp_event}")
+if (added := release_cost_caption(res)) is not None:
+    c[0].caption(added)
 c[1].metric("Noise on each vote", f"{noise_name(cfg.aggregator)} = {format_noise(res.noise_scale)}")
 c[2].metric("Queries answered", f"{res.answered_count}" if cfg.aggregator != "confident"
             else f"{res.answered_count} of {cfg.queries}")

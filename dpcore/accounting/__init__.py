@@ -3,7 +3,8 @@
 One surface for every private learner:
 
 * events: every run describes what it released as a ``dp_accounting.DpEvent``
-  (:func:`dpsgd_event`, :class:`EpsilonDeltaDpEvent` for guarantees proved by a theorem);
+  (:func:`dpsgd_event`, :class:`EpsilonDeltaDpEvent` and :class:`RdpCurveDpEvent` for guarantees proved by a
+  theorem);
 * :func:`epsilon_of_event`: its epsilon under ``dp_accounting.rdp.RdpAccountant`` (the
   moments accountant of Abadi et al. 2016, in Mironov's RDP form) or
   ``dp_accounting.pld.PLDAccountant``; pure epsilon-DP events at delta = 0 by basic
@@ -41,6 +42,7 @@ _WHERE = {
     "METHOD_LABELS": "curves",
     "composition_comparison": "curves",
     "EpsilonDeltaDpEvent": "events",
+    "RdpCurveDpEvent": "events",
     "dpsgd_event": "events",
     "shuffled_dpsgd_event": "events",
     "event_from_json": "events",
@@ -72,6 +74,7 @@ __all__ = [
     "Neighbouring",
     "PrivacyLedger",
     "PrivacyProfile",
+    "RdpCurveDpEvent",
     "advanced_composition",
     "amplified_epsilon",
     "calibrate",

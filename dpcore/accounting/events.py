@@ -1,5 +1,5 @@
-"""dp_accounting events: dpcore's builders, the event for guarantees dp_accounting cannot model, and
-basic composition of pure epsilon-DP events.
+"""dp_accounting events: dpcore's builders, the events for guarantees dp_accounting cannot model (an (epsilon,
+delta) guarantee, an RDP curve), and basic composition of pure epsilon-DP events.
 """
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any, Iterator
 
 import attr
 import dp_accounting
+import numpy as np
 
 from ..exceptions import DPTypeError, DPValueError
 from ..validation import check_fraction, check_int, check_positive
@@ -39,6 +40,58 @@ class EpsilonDeltaDpEvent(dp_accounting.DpEvent):
             raise DPValueError(f"EpsilonDeltaDpEvent needs a finite epsilon >= 0, got {self.epsilon!r}")
         if not 0.0 <= self.delta < 1.0:
             raise DPValueError(f"EpsilonDeltaDpEvent needs 0 <= delta < 1, got {self.delta!r}")
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True, repr=False)
+class RdpCurveDpEvent(dp_accounting.DpEvent):
+    """A mechanism known only by an upper bound on its Rényi divergence at some orders (its RDP curve).
+
+    For guarantees a theorem states in RDP for a mechanism dp_accounting does not model: the release of PATE's
+    data-dependent epsilon with smooth sensitivity (Papernot et al. 2018, Theorem 23, GNSS). The RDP accountant of a
+    :class:`~dpcore.accounting.PrivacyLedger` adds the curve to the rest order by order, as it adds dp_accounting's
+    curves (Mironov 2017, Proposition 1: RDP composes by adding); the PLD accountant cannot hold it and hands the
+    composition to RDP. The curve is read upwards: the Rényi divergence never decreases with the order (van Erven &
+    Harremoës 2014, Theorem 3), so a bound at one order bounds every order below it, and an order reads the least
+    value given at it or above (infinity above the last given order: nothing is known there); ``inf`` is an order
+    where the bound says nothing.
+
+    Examples
+    --------
+    >>> e = RdpCurveDpEvent(orders=(2.0, 4.0, 8.0), rdp=(0.9, 0.2, 0.5))   # the bound at 4 holds at 2 too
+    >>> e.curve_at([1.5, 2.0, 3.0, 4.0, 8.0, 16.0]).tolist()
+    [0.2, 0.2, 0.2, 0.2, 0.5, inf]
+    >>> e
+    RdpCurveDpEvent(3 orders, 2 to 8: rdp 0.2 to 0.5)
+    """
+
+    orders: tuple = attr.ib(converter=lambda x: tuple(float(v) for v in x))
+    rdp: tuple = attr.ib(converter=lambda x: tuple(float(v) for v in x))
+
+    def __attrs_post_init__(self) -> None:
+        o, r = np.asarray(self.orders), np.asarray(self.rdp)
+        if o.size == 0 or o.size != r.size:
+            raise DPValueError(f"RdpCurveDpEvent needs as many RDP values as orders (at least one), got {r.size} "
+                               f"values for {o.size} orders")
+        if not (np.all(o > 1.0) and np.all(np.isfinite(o)) and np.all(np.diff(o) > 0)):
+            raise DPValueError("RdpCurveDpEvent needs finite orders > 1 in increasing order")
+        if not np.all(r >= 0):  # nan >= 0 is False
+            raise DPValueError("RdpCurveDpEvent needs RDP values >= 0 (inf where nothing is known), got "
+                               f"{[v for v in self.rdp if not v >= 0][:3]}")
+
+    def __repr__(self) -> str:  # the curve's ends: the whole of it is 150 numbers in a page's tooltip
+        finite = [(o, r) for o, r in zip(self.orders, self.curve_at(self.orders)) if math.isfinite(r)]
+        said = (f"rdp {finite[0][1]:.3g} to {finite[-1][1]:.3g}" + (f", inf above order {finite[-1][0]:g}"
+                                                                   if len(finite) < len(self.rdp) else "")
+                if finite else "rdp inf")
+        return f"RdpCurveDpEvent({len(self.orders)} orders, {self.orders[0]:g} to {self.orders[-1]:g}: {said})"
+
+    def curve_at(self, orders) -> np.ndarray:
+        """The curve at ``orders``: each the least value given at that order or above (infinity above the last given
+        order)."""
+        at = np.asarray(orders, dtype=float)
+        i = np.searchsorted(np.asarray(self.orders), at, side="left")
+        upwards = np.minimum.accumulate(np.append(np.asarray(self.rdp), math.inf)[::-1])[::-1]
+        return upwards[i]
 
 
 #: The largest DP-SGD noise multiplier accounted: epsilon is 0 in double precision long before it.
@@ -144,7 +197,7 @@ def atom_pure_epsilon(atom: dp_accounting.DpEvent) -> float:
         return math.inf if p == 0 else math.log1p(k * (1.0 - p) / p)
     if isinstance(atom, EpsilonDeltaDpEvent):
         return atom.epsilon if atom.delta == 0 else math.inf
-    return math.inf
+    return math.inf  # RdpCurveDpEvent too: an RDP curve gives no pure epsilon
 
 
 def _event_classes() -> dict[str, type]:
@@ -152,6 +205,7 @@ def _event_classes() -> dict[str, type]:
                if isinstance(cls := getattr(dp_accounting.dp_event, name), type)
                and issubclass(cls, dp_accounting.DpEvent)}
     classes["EpsilonDeltaDpEvent"] = EpsilonDeltaDpEvent
+    classes["RdpCurveDpEvent"] = RdpCurveDpEvent
     return classes
 
 

@@ -15,7 +15,9 @@ the accountants' internal state, the ledger composes with fresh accountants inst
 Mechanisms the chosen accountant cannot model but whose guarantee is known (pure
 epsilon-DP Laplace or randomized response under a relation the accountant refuses,
 :class:`~dpcore.accounting.events.EpsilonDeltaDpEvent`) are composed with the rest by
-basic composition (Dwork and Roth 2014, Theorem 3.16). At delta = 0 the answer is the
+basic composition (Dwork and Roth 2014, Theorem 3.16). A mechanism known by its RDP curve
+(:class:`~dpcore.accounting.events.RdpCurveDpEvent`) is added to the RDP accountant's sum like
+dp_accounting's curves; the PLD accountant hands a composition holding one to RDP. At delta = 0 the answer is the
 basic composition of pure events (both accountants answer infinity there); at delta > 0
 it is never above that sum either.
 
@@ -46,7 +48,7 @@ from ..exceptions import BudgetExceededError, DPCoreWarning, DPTypeError, DPValu
 from ..teaching.verdict import epsilon_text
 from ..validation import check_delta, check_epsilon, check_positive
 from .accountants import PLD_DISCRETIZATION, RDP_ORDERS, check_accountant, make_accountant
-from .events import EpsilonDeltaDpEvent, atom_pure_epsilon, flatten
+from .events import EpsilonDeltaDpEvent, RdpCurveDpEvent, atom_pure_epsilon, flatten
 from .neighbouring import UNIT_SAID, UNITS, Neighbouring, _unit, covers, replace_one_guarantee
 from .trusted import ARITHMETIC_ERRORS, quiet, rdp_epsilon, trusted_delta, trusted_epsilon, trusted_rdp
 
@@ -76,6 +78,8 @@ def _cached(maxsize: int):
 
 @_cached(4096)
 def _supports(accountant: str, neighbouring: Neighbouring, atom) -> bool:
+    if isinstance(atom, RdpCurveDpEvent):  # the ledger reads its curve itself (_rdp_curve_noted); a PLD cannot
+        return accountant == "rdp"
     return make_accountant(accountant, neighbouring=neighbouring).supports(atom)
 
 
@@ -109,6 +113,8 @@ def _know_rdp_curves(event: dp_accounting.DpEvent, curves: list,
     if len(_KNOWN_CURVES) > 512:
         _KNOWN_CURVES.clear()
     for (atom, _), curve in zip(flatten(event), curves):
+        if isinstance(atom, RdpCurveDpEvent):
+            continue  # its curve is in the event itself
         arr = None if curve is None else np.array(curve, dtype=float)
         if arr is None or arr.shape != _ORDERS.shape or not np.isfinite(arr).any() or np.isnan(arr).any() \
                 or not (arr >= 0).all():
@@ -133,7 +139,13 @@ def _rdp_curve_noted(atom, neighbouring: Neighbouring) -> tuple[np.ndarray | Non
     infinity at every order where dp_accounting's arithmetic breaks down (a noise too small to square); None if
     the accountant no longer shows its curve. With it, cached together, the reason its epsilon is then reported as
     infinity (None when there is none): a composition that reads the curve says it to its own caller
-    (:meth:`_Composition.note`), whether the curve was computed now or taken from the cache."""
+    (:meth:`_Composition.note`), whether the curve was computed now or taken from the cache. An
+    :class:`~.events.RdpCurveDpEvent` is its own curve, read at the ledger's orders."""
+    if isinstance(atom, RdpCurveDpEvent):
+        curve = atom.curve_at(_ORDERS)
+        curve.flags.writeable = False
+        return curve, (None if np.isfinite(curve).any() else _untrusted(
+            atom, "its RDP curve is infinite at every order the accountant reads"))
     if (known := _KNOWN_CURVES.pop((atom, neighbouring), None)) is not None:
         return known, None  # finite at some order (_know_rdp_curves keeps no other): nothing to explain
     inner = getattr(atom, "event", atom)
@@ -434,7 +446,8 @@ class _Composition:
         plan = []
         for atom, count in flatten(event):  # check everything before changing anything
             rel = _relation_for(atom, self.neighbouring)
-            if not isinstance(atom, EpsilonDeltaDpEvent) and _supports(self.accountant, rel, atom):
+            if isinstance(atom, RdpCurveDpEvent) or (not isinstance(atom, EpsilonDeltaDpEvent)
+                                                     and _supports(self.accountant, rel, atom)):
                 plan.append((rel, atom, count))
             elif isinstance(atom, EpsilonDeltaDpEvent) or math.isfinite(atom_pure_epsilon(atom)):
                 plan.append((None, atom, count))
@@ -467,6 +480,13 @@ class _Composition:
                 self.rdp = None
             else:
                 self.rdp[key] = (curve, self.rdp.get(key, (None, 0))[1] + count)
+        elif self.accountant == "pld" and isinstance(atom, RdpCurveDpEvent):
+            if not all(_supports("rdp", r, a) for a, _, r in self.supported):
+                raise DPValueError(f"{atom} is known only by its RDP curve, which the PLD accountant cannot hold, and "
+                                   "the RDP accountant cannot compose the rest; use the 'rdp' accountant")
+            self.note("part of this composition is known only by its RDP curve, which the PLD accountant cannot "
+                      "hold; this epsilon comes from the RDP accountant instead (a valid upper bound, looser)")
+            self._switch_to_rdp()
         elif self.accountant == "pld" and self.pld_chain is not None:
             total = sum(c for a, c, r in self.supported if a == atom and r == rel)
             points = pld_grid_points(atom, total, rel, self.discretization)
@@ -549,6 +569,10 @@ class _Composition:
         """Without dp_accounting's internals: one fresh accountant per relation, basic composition between them;
         fail closed as everywhere (an RDP curve read by :func:`~.trusted.rdp_epsilon`)."""
         groups: dict[Neighbouring, dp_accounting.PrivacyAccountant] = {}
+        if any(isinstance(atom, RdpCurveDpEvent) for atom, _, _ in self.supported):
+            self.note("dp_accounting's accountants no longer show their RDP curves, so a mechanism known only by "
+                      "its RDP curve cannot be added to them: this epsilon is reported as infinity")
+            return math.inf
         try:
             for atom, count, rel in self.supported:
                 if rel not in groups:
@@ -845,7 +869,8 @@ def privacy_profile(
         state.add(event)
     if state.accountant != "pld" or state.pld_chain is None:
         raise DPValueError(f"{event} has no privacy loss distribution the PLD accountant can hold (its grid would "
-                           "not fit in memory); only its epsilon, from the RDP accountant, is known")
+                           "not fit in memory, or part of it is known only by its RDP curve); only its epsilon, from "
+                           "the RDP accountant, is known")
     if state.outside_epsilon or state.outside_delta:
         raise DPValueError(f"part of {event} is known only by its (epsilon, delta) guarantee, outside the PLD "
                            f"accountant under {state.neighbouring.spelling} neighbours: its privacy profile is not "

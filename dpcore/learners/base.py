@@ -276,9 +276,11 @@ class RunResult:
         return out
 
 
-#: Extras a learner may report that are safe to publish beside epsilon (PATE: how many queries got a label, and the
-#: data-dependent epsilon as released with smooth sensitivity; never the exact data-dependent value).
-PUBLISHED_EXTRAS = ("answered", "epsilon_data_dependent_released", "epsilon_data_dependent_released_std")
+#: Extras a learner may report that are safe to publish beside epsilon (PATE: how many queries got a label, the
+#: data-dependent epsilon as released with smooth sensitivity, and the epsilon of the answers alone, epsilon being
+#: that of the answers and the release; never the exact data-dependent value).
+PUBLISHED_EXTRAS = ("answered", "epsilon_data_dependent_released", "epsilon_data_dependent_released_std",
+                    "epsilon_answers")
 
 
 def _jsonable(v):

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special, stats
 
+from ..accounting.events import RdpCurveDpEvent
 from ..accounting.trusted import rdp_epsilon
 from ..exceptions import DPValueError
 from ..mechanisms import NoiseMultiplierGaussian
@@ -290,6 +291,25 @@ class ReleaseParameters:
     def cost(self) -> float:
         """RDP of the release itself at ``order`` (Theorem 23)."""
         return gnss_rdp(beta=self.beta, sigma_ss=self.sigma_ss, order=self.order)
+
+    @property
+    def dp_event(self) -> RdpCurveDpEvent:
+        """The release as an event a :class:`~dpcore.accounting.PrivacyLedger` composes: Theorem 23's RDP at every
+        order of :data:`~dpcore.pate.analysis.RDP_ORDERS` below ``1 / (2 beta)``, infinity from there (the theorem
+        says nothing). The release is a second mechanism on the private votes, after the answers: the run's
+        guarantee composes both, order by order (Mironov 2017, Proposition 1).
+
+        >>> p = release_parameters(1e-5)
+        >>> e = p.dp_event
+        >>> bool(e.curve_at([25.0])[0] == gnss_rdp(beta=p.beta, sigma_ss=p.sigma_ss, order=25.0))
+        True
+        >>> float(e.curve_at([1 / (2 * p.beta)])[0])
+        inf
+        """
+        top = math.inf if self.beta == 0 else 1.0 / (2.0 * self.beta)
+        return RdpCurveDpEvent(orders=RDP_ORDERS, rdp=[
+            gnss_rdp(beta=self.beta, sigma_ss=self.sigma_ss, order=float(o)) if o < top else math.inf
+            for o in RDP_ORDERS])
 
 
 #: Orders the release may fall back to, from high to low, where conditions C5-C6 fail at the first choice.

@@ -7,7 +7,8 @@
 1/gamma, in votes; without it the noise is calibrated so the answered queries cost ``epsilon``),
 ``public_fraction``, ``features`` ("pixels" | "hog"), ``teacher_model`` / ``student_model`` ("knn" | "logreg" |
 "mlp"), ``data_dependent`` (GNMax and Confident-GNMax; reported in ``extras``: the exact value, not itself
-private, and the value released with smooth sensitivity), ``accountant`` ("rdp" |
+private, and the value released with smooth sensitivity, whose own cost the run's epsilon and event then include,
+``extras["epsilon_answers"]`` being the answers' alone), ``accountant`` ("rdp" |
 "pld"), ``baseline``.
 """
 from __future__ import annotations
@@ -149,9 +150,11 @@ PATE_KNOBS = (
          when={"aggregator": ("gnmax", "confident")},
          page_help="Papernot et al. 2018's data-dependent ε: far smaller when the teachers agree. It is computed from "
                    "the private votes, so the page releases it with smooth sensitivity (its own noise and cost "
-                   "included) and shows the exact value along the queries only as an analysis not to publish.",
+                   "included) and shows the exact value along the queries only as an analysis not to publish. "
+                   "That release is a second use of the private votes: the ε spent includes its cost.",
          help="also report the data-dependent epsilon of Papernot et al. 2018 (Theorem 6), released privately with "
-              "smooth sensitivity (Section 4.2), and the exact values along the queries (not private)"),
+              "smooth sensitivity (Section 4.2; the run's epsilon then includes that release's cost), and the exact "
+              "values along the queries (not private)"),
     Knob("accountant", "choice", default=_CONFIG["accountant"], choices=("rdp", "pld"), privacy=True, advanced=True,
          label="Accountant", help="rdp or pld", choice_labels=ACCOUNTANT_LABELS, page_help=ACCOUNTANT_PAGE_HELP),
     Knob("baseline", "bool", default=_CONFIG["baseline"], advanced=True, label="Non-private baseline",
@@ -209,6 +212,7 @@ def _run_pate(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResul
         "epsilon_data_dependent": r.epsilon_data_dependent,
         "epsilon_data_dependent_released": None if r.released is None else r.released.epsilon,
         "epsilon_data_dependent_released_std": None if r.released is None else r.released.noise_std,
+        "epsilon_answers": None if r.released is None else r.epsilon_answers,  # epsilon less the release
         "answered": r.answered_count,
         "split_sizes": r.split_sizes,
         "teacher_seconds": r.teacher_seconds,

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from ..accounting import ACCOUNTANTS
+from ..accounting import ACCOUNTANTS, epsilon_of_event
 from ..accounting.trusted import rdp_epsilon
 from ..datasets import Split
 from ..datasets.transforms import scale_to_unit_interval
@@ -330,8 +330,11 @@ class PateResult:
     """What a PATE run gives back (numpy/pandas only, so it pickles for caching).
 
     Accuracies are on the test part, except ``label_accuracy`` (noisy labels vs the
-    public part's true labels, which only the evaluation sees). ``epsilon`` is the
-    data-independent guarantee of the answered queries; ``epsilon_data_dependent``
+    public part's true labels, which only the evaluation sees). ``epsilon`` and ``dp_event`` are the
+    data-independent guarantee of everything the run published: the answered queries (``epsilon_answers`` alone)
+    and, when the data-dependent epsilon was ``released``, that release too, a second mechanism on the private votes
+    (Papernot et al. 2018, Theorem 23), composed with the answers order by order at the same delta
+    (:meth:`~dpcore.pate.confident.ReleaseParameters.dp_event`). ``epsilon_data_dependent``
     (optional) is the data-dependent analysis, not itself private. ``neighbouring`` says what ``epsilon``
     protects, one private record added or removed: a :class:`~dpcore.accounting.PrivacyLedger` given this result
     checks it against its own.
@@ -364,6 +367,7 @@ class PateResult:
     cluster_of_public_row: np.ndarray | None = None  # query_mode="clusters": the query (cluster) of each public row
     answered: np.ndarray | None = None  # which queries got a label (all but Confident-GNMax's failed checks)
     released: ReleasedEpsilon | None = None  # data_dependent: the data-dependent epsilon released privately
+    epsilon_answers: float | None = None  # the answered queries alone (``epsilon`` less the release, if any)
 
     @property
     def neighbouring(self):
@@ -470,6 +474,18 @@ def _released(cfg: PateConfig, scale: float, votes: np.ndarray, labels: np.ndarr
         return None
 
 
+def _published(cfg: PateConfig, scale: float, eps_answers: float,
+               released: ReleasedEpsilon | None) -> tuple[dp_accounting.DpEvent, float]:
+    """The event and epsilon of everything the run published: the answers, and the released data-dependent epsilon
+    (Theorem 23's RDP curve, composed with the answers' order by order by the ledger's RDP accountant and converted
+    once, at ``cfg.delta``); the answers alone when nothing was released."""
+    answers = pate_event(aggregator=cfg.aggregator, noise_scale=scale, queries=cfg.queries, threshold_noise=cfg.sigma1)
+    if released is None:
+        return answers, eps_answers
+    event = dp_accounting.ComposedDpEvent([answers, released.params.dp_event])
+    return event, epsilon_of_event(event, delta=cfg.delta, accountant=cfg.accountant, neighbouring=PATE_NEIGHBOURING)
+
+
 def _prepared(data: "Split | PateData", cfg: PateConfig) -> PateData:
     """``data`` cut three ways (a Split) with ``cfg.features``, checked against ``cfg.queries``."""
     d = data if isinstance(data, PateData) else pate_split(data, public_fraction=cfg.public_fraction, seed=cfg.seed)
@@ -539,9 +555,10 @@ def _run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCa
     true_q = queries.true_labels(d)
 
     history, per_query_at_opt = _query_history(cfg, scale, votes, labels, queries.rows_right(d, labels), cb)
-    epsilon = float(history.epsilon.iloc[-1])
+    eps_answers = float(history.epsilon.iloc[-1])
     eps_dd = float(history.epsilon_data_dependent.iloc[-1]) if cfg.data_dependent else None
     released = _released(cfg, scale, votes, labels, rng)
+    event, epsilon = _published(cfg, scale, eps_answers, released)
 
     # the student: public inputs + noisy labels only
     X_student, y_student = queries.student_rows(d, labels)
@@ -575,14 +592,14 @@ def _run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCa
         partition_sizes=np.array([p.size for p in parts]),
         split_sizes=d.sizes,
         per_query_rdp=per_query_at_opt,
-        dp_event=pate_event(aggregator=cfg.aggregator, noise_scale=scale, queries=cfg.queries,
-                            threshold_noise=cfg.sigma1),
+        dp_event=event,
         seconds=time.perf_counter() - t0,
         teacher_seconds=teacher_seconds,
         student_predictions=student_pred,
         cluster_of_public_row=queries.assignment,
         answered=labels >= 0,
         released=released,
+        epsilon_answers=eps_answers,
     )
 
 

@@ -119,7 +119,8 @@ def confident_caption(result: PateResult) -> str:
     return (f"Confident-GNMax answered **{result.answered_count} of {cfg.queries}** queries: those whose largest vote "
             f"count plus noise (σ₁ = {cfg.sigma1:.3g}) reached the threshold T = {cfg.threshold_votes:.3g} votes "
             f"({cfg.threshold:g} of {cfg.teachers} teachers). The student learns the answered ones only. The ε above "
-            "is the guarantee whatever the votes: every check, and every query answered." + hint)
+            "is the guarantee whatever the votes: every check, and every query answered"
+            + (", plus the release of the data-dependent ε." if result.released is not None else ".") + hint)
 
 
 def released_epsilon_text(result: PateResult) -> str:
@@ -129,12 +130,23 @@ def released_epsilon_text(result: PateResult) -> str:
     conversion = np.log(1.0 / r.delta) / (p.order - 1.0)
     better = ("smaller than" if r.epsilon < result.epsilon else "no better than")
     return (f"Data-dependent ε, released privately: **{format_epsilon(r.epsilon)}** (δ = {r.delta:g}; noise std ± "
-            f"{format_noise(r.noise_std, 2)}), {better} the data-independent guarantee "
-            f"{format_epsilon(result.epsilon)}. Papernot et al. 2018 (Section 4.2): the cost of these answers given "
-            f"the actual votes, at Rényi order {p.order:.3g}, plus Gaussian noise scaled by its smooth sensitivity "
-            f"(β = {p.beta:.3g}, σ = {format_noise(p.sigma_ss)}); the value includes that release's own cost "
-            f"({format_epsilon(p.cost)}) and the conversion to (ε, δ) ({format_epsilon(conversion)}). It is small "
-            "when the teachers agree, and may be published.")
+            f"{format_noise(r.noise_std, 2)}), {better} the data-independent guarantee of the same answers and this "
+            f"release, {format_epsilon(result.epsilon)}. Papernot et al. 2018 (Section 4.2): the cost of these answers "
+            f"given the actual votes, at Rényi order {p.order:.3g}, plus Gaussian noise scaled by its smooth "
+            f"sensitivity (β = {p.beta:.3g}, σ = {format_noise(p.sigma_ss)}); the value includes that release's own "
+            f"Rényi cost at that order ({format_epsilon(p.cost)}) and the conversion to (ε, δ) "
+            f"({format_epsilon(conversion)}). It is small when the teachers agree, and may be published.")
+
+
+def release_cost_caption(result: PateResult) -> str | None:
+    """What releasing the data-dependent ε added to the ε spent (None when nothing was released)."""
+    if result.released is None:
+        return None
+    return (f"Includes releasing the data-dependent ε: the answers alone cost ε = "
+            f"{format_epsilon(result.epsilon_answers)}, the release adds "
+            f"{format_epsilon(result.epsilon - result.epsilon_answers)} (Papernot et al. 2018, Theorem 23; composed "
+            "at each Rényi order)." + (" The total is the RDP accountant's: a PLD cannot hold the release's Rényi "
+                                       "bound." if result.config.accountant == "pld" else ""))
 
 
 def lnmax_caption(result: PateResult) -> str:
@@ -148,11 +160,12 @@ def noise_used_caption(result: PateResult) -> str:
     """Which noise the run used and the ε it cost, whichever of the two the visitor set."""
     cfg = result.config
     name = noise_name(cfg.aggregator)
+    answers = result.epsilon if result.epsilon_answers is None else result.epsilon_answers  # the release apart
     spent = (f"{cfg.queries} {'query costs' if cfg.queries == 1 else 'queries cost'} "
-             f"ε = {format_epsilon(result.epsilon)}")
+             f"ε = {format_epsilon(answers)}")
     if cfg.aggregator == "confident":
         spent = (f"{cfg.queries} examined {'query' if cfg.queries == 1 else 'queries'}, each checked (σ₁ = "
-                 f"{cfg.sigma1:.3g}) and in the worst case answered, cost ε = {format_epsilon(result.epsilon)}")
+                 f"{cfg.sigma1:.3g}) and in the worst case answered, cost ε = {format_epsilon(answers)}")
     if cfg.noise_scale is None:
         return (f"Used: {name} = {format_noise(result.noise_scale)}, calibrated so that {spent} "
                 f"(target {cfg.target_epsilon:g}, δ = {result.delta:g}).")

@@ -248,3 +248,30 @@ def test_guarantees_released_together_whose_deltas_reach_one_compose_to_no_guara
     assert compose_guarantees([(1.0, 0.3, "replace-one"), (1.0, 0.3, "add-remove")]) == (math.inf, 1.0, True)
     eps, delta, replaced = compose_guarantees([(1.0, 1e-6, "replace-one"), (1.0, 1e-6, "add-remove")])
     assert replaced and eps == 3.0 and delta == pytest.approx(1e-6 + (1 + math.e) * 1e-6)
+
+
+def test_a_mechanism_known_by_its_rdp_curve_is_added_to_the_rdp_accountants_sum_order_by_order():
+    """An RdpCurveDpEvent composes as RDP does (Mironov 2017, Proposition 1): its curve plus dp_accounting's, then
+    dp_accounting's conversion; a bound at one order holds below it (van Erven & Harremoës 2014, Theorem 3); above
+    its last order nothing is known; it survives JSON; and the PLD accountant hands the whole composition to RDP."""
+    from dpcore.accounting import RdpCurveDpEvent, epsilon_of_event, event_from_json, event_to_json
+    from dpcore.accounting.accountants import RDP_ORDERS
+    from dpcore.exceptions import DPCoreWarning, DPValueError
+
+    orders = np.array(RDP_ORDERS)
+    gauss = dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(4.0), 20)
+    extra = np.where(orders < 30, 0.01 * orders, np.inf)
+    curve = RdpCurveDpEvent(orders=orders, rdp=extra)
+    acc = dp_accounting.rdp.RdpAccountant(orders=list(orders))
+    acc.compose(gauss)
+    alone = acc.get_epsilon(1e-5)
+    expected, _ = dp_accounting.rdp.compute_epsilon(orders, np.asarray(acc._rdp) + extra, 1e-5)
+    both = dp_accounting.ComposedDpEvent([gauss, curve])
+    assert epsilon_of_event(both, delta=1e-5) == pytest.approx(expected, rel=1e-12) and expected > alone
+    assert PrivacyLedger(delta=1e-5).spend(event_from_json(event_to_json(both))) == pytest.approx(expected, rel=1e-12)
+    assert RdpCurveDpEvent(orders=(2.0, 4.0), rdp=(0.9, 0.2)).curve_at([2.0, 3.0, 5.0]).tolist() == [0.2, 0.2, math.inf]
+    with pytest.warns(DPCoreWarning, match="known only by its RDP curve"):
+        assert epsilon_of_event(both, delta=1e-5, accountant="pld") == pytest.approx(expected, rel=1e-12)
+    with pytest.raises(DPValueError, match="RDP values >= 0"):
+        RdpCurveDpEvent(orders=(2.0,), rdp=(float("nan"),))
+    assert epsilon_of_event(curve, delta=0.0) == math.inf  # an RDP curve says nothing at delta = 0

@@ -73,6 +73,20 @@ def test_pate_page_data_dependent_epsilon_is_labelled_and_smaller():
     assert "ε data-dependent (NOT private, do not publish)" in history.columns and "epoch" not in history.columns
 
 
+def test_the_epsilon_spent_on_the_page_includes_the_release_of_the_data_dependent_epsilon_and_says_by_how_much():
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    off = float(_metric(at, "ε spent (data-independent)"))
+    assert not any("Includes releasing" in c.value for c in at.caption)
+    at.checkbox(key="pate.data_dependent.digits").check()
+    _submit(at)
+    assert not at.exception and any("released privately" in i.value for i in at.info)
+    spent = float(_metric(at, "ε spent (data-independent)"))
+    said = next(c.value for c in at.caption if c.value.startswith("Includes releasing the data-dependent ε"))
+    answers = float(said.split("answers alone cost ε = ")[1].split(",")[0])
+    added = float(said.split("the release adds ")[1].split(" ")[0])
+    assert answers == off and spent > off and added > 0 and abs(answers + added - spent) <= 0.011  # rounded up
+
+
 def test_pate_page_warns_about_tiny_teachers_and_large_epsilon():
     at = AppTest.from_file(PAGE, default_timeout=120).run()
     assert not any("Too few examples per teacher" in w.value for w in at.warning)

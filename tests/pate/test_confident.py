@@ -233,9 +233,13 @@ def test_a_confident_run_answers_some_queries_and_the_student_learns_only_those(
     r = run_pate(split, cfg)
     assert 0 < r.answered_count < 30
     assert np.all((r.noisy_labels >= 0) == r.answered)
-    assert r.epsilon == pytest.approx(5.0, abs=1e-3)
+    assert r.epsilon_answers == pytest.approx(5.0, abs=1e-3)
+    assert r.epsilon > r.epsilon_answers  # the released data-dependent epsilon on top
     assert "answered" in r.history and r.history.answered.iloc[-1] == r.answered_count
-    assert [e.event.noise_multiplier for e in r.dp_event.events] == pytest.approx([10.0, r.noise_scale / 2**0.5])
+    checks_and_answers, release = r.dp_event.events
+    assert [e.event.noise_multiplier for e in checks_and_answers.events] == pytest.approx([10.0,
+                                                                                           r.noise_scale / 2**0.5])
+    assert release == r.released.params.dp_event
     with pytest.raises(DPValueError, match="threshold"):
         PateConfig(aggregator="confident", threshold=1.5)
 

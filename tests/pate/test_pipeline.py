@@ -121,9 +121,11 @@ def test_student_does_not_depend_on_public_true_labels(split):
 
 def test_result_accounting_and_history(split):
     r = run_pate(split, small(data_dependent=True, noise_scale=4.0, teachers=20, queries=80))
-    assert r.epsilon == pytest.approx(pate_epsilon(aggregator="gnmax", noise_scale=4.0, queries=80, delta=1e-5))
-    assert r.epsilon_data_dependent <= r.epsilon + 1e-9
+    assert r.epsilon_answers == pytest.approx(pate_epsilon(aggregator="gnmax", noise_scale=4.0, queries=80,
+                                                           delta=1e-5))
+    assert r.epsilon_data_dependent <= r.epsilon_answers + 1e-9
     h = r.history
+    assert h.epsilon.iloc[-1] == r.epsilon_answers  # along the queries: the answers (the release comes after)
     assert h.queries.iloc[-1] == 80 and np.all(np.diff(h.epsilon) > 0)
     assert np.all(h.epsilon_data_dependent <= h.epsilon + 1e-9)
     assert r.votes.shape == (80, 10) and np.all(r.votes.sum(axis=1) == 20)
@@ -283,3 +285,97 @@ def test_a_ledger_given_a_pate_result_checks_what_its_epsilon_protects(split):
     assert PrivacyLedger(delta=1e-5).spend(r) == pytest.approx(r.epsilon)
     assert PrivacyLedger(delta=1e-3, neighbouring="replace-one").spend(r) == pytest.approx(
         replace_one_guarantee(r.epsilon, r.delta)[0])
+
+
+@pytest.fixture(scope="module")
+def released_run(split):
+    """A GNMax run whose data-dependent epsilon is released (the smooth-sensitivity conditions hold at sigma 3)."""
+    r = run_pate(split, small(data_dependent=True))
+    assert r.released is not None
+    return r
+
+
+def test_the_runs_epsilon_includes_the_release_of_its_data_dependent_epsilon(released_run):
+    """Releasing the data-dependent epsilon (Papernot et al. 2018, Theorem 23, GNSS) is a second mechanism on the
+    votes: the run's epsilon is the answers' RDP plus the release's at each order, converted once. Recomputed here
+    from dp_accounting's curve of the answers and Theorem 23 at every order (at an order, the least bound at it or
+    above: the Rényi divergence grows with the order, van Erven & Harremoës 2014, Theorem 3), by dp_accounting's
+    conversion and by Mironov 2017, Proposition 3 (looser)."""
+    import dp_accounting
+
+    from dpcore.pate.analysis import RDP_ORDERS, pate_event
+    from dpcore.pate.confident import gnss_rdp
+
+    r, cfg = released_run, released_run.config
+    p = r.released.params
+    answers = pate_event(aggregator="gnmax", noise_scale=r.noise_scale, queries=cfg.queries)
+    acc = dp_accounting.rdp.RdpAccountant(orders=list(RDP_ORDERS))
+    acc.compose(answers)
+    release = [gnss_rdp(beta=p.beta, sigma_ss=p.sigma_ss, order=o) if o < 1 / (2 * p.beta) else np.inf
+               for o in RDP_ORDERS]
+    upwards = np.minimum.accumulate(np.asarray(release)[::-1])[::-1]
+    total = np.asarray(acc._rdp) + upwards
+    expected, _ = dp_accounting.rdp.compute_epsilon(RDP_ORDERS, total, cfg.delta)
+    as_stated, _ = dp_accounting.rdp.compute_epsilon(RDP_ORDERS, np.asarray(acc._rdp) + release, cfg.delta)
+    mironov = float(np.min(total + np.log(1 / cfg.delta) / (RDP_ORDERS - 1)))
+    assert r.epsilon_answers == pytest.approx(pate_epsilon(aggregator="gnmax", noise_scale=r.noise_scale,
+                                                           queries=cfg.queries, delta=cfg.delta), rel=1e-12)
+    assert r.epsilon > r.epsilon_answers
+    assert r.epsilon == pytest.approx(expected, rel=1e-9) and r.epsilon <= min(mironov, as_stated)
+    assert r.delta == cfg.delta  # composed in RDP: no share of delta spent apart
+
+
+def test_a_ledger_given_a_run_that_released_its_data_dependent_epsilon_composes_the_release_too(released_run, split):
+    from dpcore.accounting import PrivacyLedger, event_from_json, event_to_json
+    from dpcore.pate.analysis import pate_event
+
+    r = released_run
+    ledger = PrivacyLedger(delta=r.delta)
+    assert ledger.spend(r.dp_event) == pytest.approx(r.epsilon, rel=1e-12)
+    answers = pate_event(aggregator="gnmax", noise_scale=r.noise_scale, queries=r.config.queries)
+    twice, answers_twice = PrivacyLedger(delta=r.delta), PrivacyLedger(delta=r.delta)
+    for _ in range(2):
+        twice.spend(event_from_json(event_to_json(r.dp_event)))  # as a stored run's event comes back
+        answers_twice.spend(answers)
+    assert twice.epsilon > answers_twice.epsilon
+    # the learner's result (what the command line, the sweeps and the session total spend)
+    run = run_learner("pate", "digits", epsilon=5.0, delta=1e-5, seed=0, params={"data_dependent": True})
+    assert run.extras["epsilon_data_dependent_released"] is not None
+    assert PrivacyLedger(delta=1e-5).spend(run) == pytest.approx(run.epsilon, rel=1e-12)
+    assert run.epsilon > run.extras["epsilon_answers"] == pytest.approx(5.0, abs=1e-3)
+
+
+def test_without_the_data_dependent_epsilon_the_runs_guarantee_is_the_answers_alone(split, released_run):
+    from dpcore.pate.analysis import pate_event
+
+    r = run_pate(split, small())
+    assert r.released is None and r.epsilon_answers == r.epsilon == released_run.epsilon_answers
+    assert r.epsilon == pate_epsilon(aggregator="gnmax", noise_scale=3.0, queries=60, delta=r.delta)
+    assert r.dp_event == pate_event(aggregator="gnmax", noise_scale=3.0, queries=60)
+
+
+def test_a_refused_release_adds_nothing_to_the_runs_guarantee(split):
+    from dpcore.pate.analysis import pate_event
+
+    # at sigma 1 conditions C5-C6 fail at every order: the data-dependent epsilon is not released
+    with pytest.warns(UserWarning, match="data-dependent epsilon is not released"):
+        r = run_pate(split, small(noise_scale=1.0, data_dependent=True))
+    assert r.released is None and r.epsilon_data_dependent is not None
+    assert r.epsilon == r.epsilon_answers == pate_epsilon(aggregator="gnmax", noise_scale=1.0, queries=60,
+                                                          delta=r.delta)
+    assert r.dp_event == pate_event(aggregator="gnmax", noise_scale=1.0, queries=60)
+
+
+def test_the_command_line_reports_the_epsilon_of_the_answers_and_the_release(capsys):
+    import json
+
+    from dpcore.cli import main
+
+    assert main(["train", "--algorithm", "pate", "--dataset", "digits", "--epsilon", "5", "--data-dependent", "true",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["epsilon_data_dependent_released"] > 0
+    assert out["epsilon"] > out["epsilon_answers"] == pytest.approx(5.0, abs=1e-3)
+    assert main(["train", "--algorithm", "pate", "--dataset", "digits", "--epsilon", "5", "--json"]) == 0
+    off = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert "epsilon_answers" not in off and off["epsilon"] == out["epsilon_answers"]
