@@ -27,6 +27,7 @@ import streamlit as st
 
 from ..accounting import (
     UNIT_SAID,
+    UNITS,
     EpsilonDeltaDpEvent,
     Neighbouring,
     PrivacyLedger,
@@ -201,6 +202,7 @@ def record_releases(data, key: tuple, releases: Iterable, *, page: str | None = 
 def session_total_text(data: str, title: str, *, store: dict) -> str | None:
     """One paragraph on what this session's private runs on ``data`` would cost if all were released."""
     groups = [(key, runs) for key, runs in store.items() if key[0] == data and runs.reported]
+    groups.sort(key=lambda g: UNITS.index(g[0][1]) if g[0][1] in UNITS else len(UNITS))  # whole records first
     if not groups:
         return None
     parts = []
@@ -210,13 +212,19 @@ def session_total_text(data: str, title: str, *, store: dict) -> str | None:
         # the total delta is spent too: rounded up as the epsilon is (3.34e-05 reads 3.4e-05, never 3.3e-05)
         total = f"ε = {format_epsilon(runs.epsilon, 4)}" + (
             f", δ = {round_epsilon(runs.delta, 2):.2g}" if runs.delta > 0 else "")
-        if unit != "records":
+        if unit == "clients":  # a client's whole data: more than a record, of another kind (user-level DP)
+            one = n == 1
+            neighbour = "one client added or removed" if rel is Neighbouring.ADD_REMOVE else "one client replaced"
+            parts.append(f"**{n} {UNIT_RUNS['clients']}{'' if one else 's'}** protected {UNIT_SAID['clients']} "
+                         f"({total} for {'it' if one else 'them'}, {neighbour}): a record added changes what its "
+                         f"client holds, so {'it adds' if one else 'they add'} to no total of records.")
+        elif unit != "records":
             what = UNIT_RUNS.get(unit, f"{unit} run")
-            why = ("they protect a client, all of its records at once, and a record added changes what its client "
-                   "holds, so they add to no total of records" if unit == "clients" else
-                   "they used the rest of each record in the clear, so they protect no whole record")
-            parts.append(f"**{n} {what}{'s' if n > 1 else ''}** protected only {UNIT_SAID.get(unit, unit)} ({total} "
-                         f"for them, {rel.description}); {why}.")
+            one = n == 1
+            parts.append(f"**{n} {what}{'' if one else 's'}** protected only {UNIT_SAID.get(unit, unit)} ({total} "
+                         f"for {'it' if one else 'them'}, {rel.description}); {'it' if one else 'they'} used the "
+                         f"rest of each record in the clear, so {'it protects' if one else 'they protect'} no "
+                         "whole record.")
         elif both:
             parts.append(f"**{n} private training{'s' if n > 1 else ''}** on {title} counted "
                          f"{rel.description} as the neighbour: **{total}** for each record.")

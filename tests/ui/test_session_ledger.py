@@ -43,7 +43,7 @@ def test_pure_runs_add_up_and_labels_are_kept_apart():
     text = session_total_text("iris", "Iris", store=store)
     assert "**2 private trainings** on Iris" in text and "ε = 6**" in text
     assert "label-DP training** protected only each record's label (ε = 2.398" in text
-    assert "protect no whole record" in text
+    assert "it used the rest of each record in the clear, so it protects no whole record" in text
     assert session_total_text("digits", "Digits", store=store) is None
 
 
@@ -198,8 +198,9 @@ def test_a_federated_run_keeps_its_own_total_beside_the_records_one():
     assert len(clients.ledger) == 2 and clients.epsilon > e_fed
     text = session_total_text("digits", "Digits", store=store)
     assert "**1 private training** on Digits" in text
-    assert "**2 federated trainings** protected only each client's whole data" in text
-    assert "add to no total of records" in text
+    assert "**2 federated trainings** protected each client's whole data (ε = " in text
+    assert "one client added or removed): a record added changes what its client holds, so they add to no total of " \
+           "records." in text
 
 
 def test_a_run_shown_again_is_not_counted_twice():
@@ -243,3 +244,21 @@ def test_a_run_that_leaked_or_kept_no_event_fails_closed():
     record_releases("iris", ("b",), sweep_releases(leaky), store=store)
     assert runs.epsilon == math.inf
     assert "ε = ∞" in session_total_text("iris", "Iris", store=store)
+
+
+def test_the_total_of_whole_records_is_said_first_whatever_ran_first():
+    """The Noisy images page trains on noisy images (the images alone) before DP-SGD (whole records): the caption
+    still opens with the records' total, the one every other page adds to."""
+    from dpcore.ui.ledger import record_release
+
+    store: dict = {}
+    record_release("digits", ("noisy-input",), {"event": dp_accounting.LaplaceDpEvent(1.0), "epsilon": 1.0,
+                                                "delta": 0.0, "neighbouring": Neighbouring.REPLACE_ONE,
+                                                "unit": "images"}, store=store)
+    record_release("digits", ("dpsgd",), {"event": _dpsgd(100), "delta": 1e-5, "unit": "records",
+                                          "neighbouring": Neighbouring.ADD_REMOVE,
+                                          "epsilon": dpsgd_epsilon(noise_multiplier=1.2, sample_rate=0.05, steps=100,
+                                                                   delta=1e-5)}, store=store)
+    text = session_total_text("digits", "Digits", store=store)
+    assert text.startswith("This session has run **1 private training** on Digits")
+    assert "**1 noisy-image release** protected only each record's image" in text
