@@ -26,6 +26,7 @@ from dpcore.ui import (
 from dpcore.ui.cluster_rows import cluster_rows_demo, show_rows_clustering, show_rows_session_total
 from dpcore.ui.common import bounded_number
 from dpcore.ui.knobs import knob_widget, knob_widgets, other_knobs
+from dpcore.ui.ledger import record_chart, record_releases, show_data_total
 from dpcore.ui.links import stop_page
 from dpcore.ui.models import (
     CLUSTER_LABELS,
@@ -41,7 +42,7 @@ from dpcore.ui.models import (
 )
 from dpcore.ui.palette import GREY, epsilon_bands, legend_below
 from dpcore.ui.present import headline_area
-from dpcore.ui.uploads import data_arg, is_upload, upload_in_view
+from dpcore.ui.uploads import data_arg, data_key, is_upload, upload_in_view
 
 page_header(
     "Private k-means clustering",
@@ -161,6 +162,11 @@ if demo is not None:
     st.caption("Within / total sum of squares: the squared distance of each point to its centre, summed, over the "
                "squared distance to the overall mean (1 = no better than a single centre at the mean; above 1, "
                "centres far from the data, as the noisy centres of input perturbation at small ε can be).")
+    # each private run of every seed released its centres: the session's total on the data, under the numbers, once
+    # the chart's runs below are counted too
+    record_releases(data_key(ds), ("cluster_demo", int(k), float(epsilon), iterations, seed, neighbouring, more,
+                                   int(seeds)), demo.get("releases", ()), page="Clustering")
+    total_slot = st.empty()
 if demo is None:  # refused (the message is above): the sweep runs the same settings and would say it again
     stop_page()
 
@@ -212,3 +218,6 @@ if df is not None:
                   "rows; a private line inside it is no better than centres that never looked at the data."
                   if metric == "accuracy" and demo is not None else ""))
     show_table(df, key="cluster.sweep_table")
+record_chart(ds, ("cluster_sweep", int(k), iterations, epsilons, int(seeds), seed, neighbouring, more), df,
+             page="Clustering")
+show_data_total(ds, container=total_slot)

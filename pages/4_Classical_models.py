@@ -25,6 +25,7 @@ from dpcore.ui import (
 )
 from dpcore.ui.common import bounded_number
 from dpcore.ui.knobs import knob_widget
+from dpcore.ui.ledger import record_chart, show_data_total
 from dpcore.ui.links import stop_page
 from dpcore.ui.models import (
     METHOD_NAMES,
@@ -161,6 +162,7 @@ if df is not None:
                f"{min(epsilons):g} to {max(epsilons):g}; the ε box in the sidebar sets the training-size chart below."
                + guarantee
                + below_zero + (" " + regularization_text(lam) if task == "classification" else ""))
+    total_slot = st.empty()  # the session's total, under this chart, once the chart below is counted too
     show_table(df, key="classical.eps_table")
 
 st.header(f"{metric_label[:1].upper() + metric_label[1:]} vs training-set size at ε = {epsilon:g}")
@@ -189,3 +191,9 @@ if sz is not None:
     st.caption(f"Mean over {seeds} seed(s) (split and noise){spread}. {SIZE_NOTES.get(learner, '')} The "
                "non-private model and the trivial predictor are drawn for the same rows.")
     show_table(sz, key="classical.size_table", labels={"runs": "Seeds run"})
+# every private model of both charts is a release about the same people: they join the session's total on the data
+record_chart(ds, ("classical_sweep", learners, model, kernel, lam, epsilons, int(seeds), seed, preprocess, more), df,
+             page="Classical models")
+record_chart(ds, ("size_sweep", learner, model, kernel, lam, float(epsilon), fractions, int(seeds), seed, preprocess,
+                  more), sz, page="Classical models")
+show_data_total(ds, container=total_slot if df is not None else None)

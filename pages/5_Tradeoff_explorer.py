@@ -29,6 +29,7 @@ from dpcore.ui import (
 )
 from dpcore.ui.advisor import advisor_panel, load_warnings_of, warnings_notice
 from dpcore.ui.common import bounded_number, format_epsilon
+from dpcore.ui.ledger import record_releases, show_data_total, sweep_releases
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, fold_intro, headline_area, presenting_stage
 from dpcore.ui.sweep import (
@@ -53,7 +54,7 @@ from dpcore.ui.sweep import (
     title_of,
     worse_than_trivial_at,
 )
-from dpcore.ui.uploads import is_upload
+from dpcore.ui.uploads import data_key, is_upload
 
 page_header(
     "Privacy-utility trade-off explorer",
@@ -226,6 +227,9 @@ chart_slot.plotly_chart(sweep_figure(table, config, metric=metric, log_x=log_x, 
                         width="stretch", key="sweep.chart")
 st.caption("Lines: mean across seeds; band: spread across seeds. The ε column is what each run actually spent "
            "(from its accountant); non-private and trivial baselines are drawn as horizontal lines.")
+# every private run of the sweep is a model trained on the data: released, they join the session's total on it
+record_releases(data_key(ds), ("sweep", config.fingerprint()), sweep_releases(table), page="Trade-off explorer")
+show_data_total(ds)
 if mark is not None and not min(values) <= mark <= max(values):
     st.caption(f"Your ε = {mark:g} lies outside the swept range ({min(values):g} to {max(values):g}): widen the range "
                "in the sidebar to see it on the curve.")

@@ -7,6 +7,7 @@ import math
 
 import streamlit as st
 
+from dpcore.datasets import load_dataset
 from dpcore.images import IMAGE_MECHANISMS, IMAGE_SETS, NEEDS_DELTA
 from dpcore.images.labels import laplace_label_probabilities
 from dpcore.images.sets import DISPLAY_UPSCALE
@@ -14,6 +15,7 @@ from dpcore.mechanisms import RandomizedResponse
 from dpcore.ui import delta_input, epsilon_input, noise_mode_input, page_header, run_guarded, show_frame, verdict_line
 from dpcore.ui import images as ui
 from dpcore.ui.common import bounded_number, format_epsilon, majority_accuracy
+from dpcore.ui.ledger import record_releases, run_key_of, show_data_total
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area
 
@@ -140,10 +142,11 @@ if st.button("Train", key="images.train_button", type="primary"):
     out = ui.compare_with_progress(train_set, float(train_eps), float(delta), seed, budget)
     st.session_state["images.train"] = None if out is None else (
         f"{train_set}, requested ε = {train_eps:g} per {budget}, "
-        + ("secure noise" if seed is None else f"seed {seed}"), *out)
+        + ("secure noise" if seed is None else f"seed {seed}"), *out,
+        run_key_of("images.train", float(train_eps), float(delta), budget, seed=seed))
 res = st.session_state.setdefault("images.train", None)
 if res is not None:
-    settings, table, info = res
+    settings, table, info, run_key = res
     st.caption(f"Result for: {settings}. Accuracy on the clean test images; hover a metric for its privacy unit.")
     short = ("Clean images", "Noisy images", "DP-SGD")
     for c, name, row in zip(st.columns(len(table)), short, table.itertuples(index=False)):
@@ -164,6 +167,10 @@ if res is not None:
     st.caption(("**Not like for like:** input" if raced else "Input") + " noise protects the images only; the "
                "noisy-input classifier uses the true labels, unprotected."
                + (" DP-SGD's ε covers the whole (image, label) record." if raced else ""))
+    # the two private models are releases about the people of this data set: the session's total on it (the noisy
+    # images' own, for the images alone, apart from DP-SGD's whole records)
+    record_releases(info["dataset"], run_key, info.get("releases", ()), page="Noisy images")
+    show_data_total(load_dataset(info["dataset"]), data=info["dataset"])
     show_frame(ui.compare_display(table), key="images.train_table")
     st.markdown(ui.units_markdown(table["model"], table["privacy"]))
     if info["dpsgd_settings"]:

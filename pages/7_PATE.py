@@ -20,6 +20,7 @@ from dpcore.ui import (
 from dpcore.ui.accounting import weak_guarantee_note
 from dpcore.ui.common import format_epsilon, format_noise, majority_accuracy
 from dpcore.ui.knobs import knob_widget, knob_widgets, knobs_named, other_knobs
+from dpcore.ui.ledger import record_release, record_releases, show_data_total
 from dpcore.ui.links import stop_page
 from dpcore.ui.pate import (
     NOISE_START,
@@ -48,6 +49,7 @@ from dpcore.ui.pate import (
     split_figure,
     split_table,
     sweep_display,
+    sweep_point_releases,
     sweep_progress,
     teachers_sweep_figure,
     vote_table,
@@ -154,6 +156,11 @@ st.markdown("Accuracy: the fraction of the test part predicted correctly."
             + (f" **Chance level** (always the most common class): **{chance:.3f}**." if chance is not None else ""))
 if cfg.aggregator == "lnmax":
     st.caption(lnmax_caption(res))
+# the student's noisy labels are a release about the same people: the session's total on the data, drawn again once
+# the sweeps at the page's end are counted
+record_release(data_key(ds), ("pate", cfg), res, page="PATE")
+total_slot = st.empty()
+show_data_total(ds, container=total_slot)
 
 st.header("1 · The data, cut three ways")
 st.plotly_chart(split_figure(res), width="stretch")
@@ -217,3 +224,6 @@ for key, fig, note in [("pate.eps_sweep", epsilon_sweep_figure,
         st.plotly_chart(fig(got[1], chance), width="stretch")
         st.caption(note)
         show_frame(sweep_display(got[1]), key=f"{key}.table")
+        record_releases(data_key(ds), (key, cfg), sweep_point_releases(
+            got[1], cfg, "epsilon" if key == "pate.eps_sweep" else "teachers"), page="PATE")
+show_data_total(ds, container=total_slot)

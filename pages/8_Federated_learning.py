@@ -51,11 +51,12 @@ from dpcore.ui.federated import (
     sweep_display,
 )
 from dpcore.ui.knobs import knob_widget, knob_widgets, knobs_named, other_knobs
+from dpcore.ui.ledger import record_release, record_releases, show_data_total, sweep_releases
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area
 from dpcore.ui.sweep import remembered as remembered_sweep
 from dpcore.ui.sweep import run_live, sweep_figure
-from dpcore.ui.uploads import data_arg, is_upload, upload_in_view
+from dpcore.ui.uploads import data_arg, data_key, is_upload, upload_in_view
 
 page_header(
     "Federated learning with differential privacy",
@@ -183,6 +184,11 @@ if mode == "central":
 elif mode == "local":
     st.caption("Local DP: each update is released to the server, so there is no amplification by sampling; two "
                "clipped updates differ by up to 2S, so ε composes Gaussian(σ/2) over the rounds of the busiest client.")
+# a private federation is a release about the same people, of a client's whole data: its own total (never one of
+# records), drawn here and again once the sweeps below are counted
+record_release(data_key(ds), ("fedavg", cfg), res, page="Federated learning")
+total_slot = st.empty()
+show_data_total(ds, container=total_slot)
 n_params = int(res.params.size)
 if (gap := gap_caption(cfg, res.noise_multiplier, n_params, private_accuracy=res.accuracy,
                        nonprivate_accuracy=None if ref is None else ref.accuracy)) is not None:
@@ -231,3 +237,6 @@ for ax, values in sweeps.items():
     if done is not None:
         st.plotly_chart(sweep_figure(done.table, sc, metric="accuracy", log_x=True), width="stretch", key=f"fed.{ax}")
         show_frame(sweep_display(done.table, ax), key=f"fed.{ax}.table")
+        record_releases(data_key(ds), ("sweep", sc.fingerprint()), sweep_releases(done.table),
+                        page="Federated learning")
+show_data_total(ds, container=total_slot)

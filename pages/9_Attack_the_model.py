@@ -31,6 +31,7 @@ from dpcore.ui.audit import (
     AuditProgress,
     attack_question,
     attack_report_button,
+    audit_release,
     balanced_accuracy_metric,
     cached_audit,
     cached_theory,
@@ -48,9 +49,10 @@ from dpcore.ui.audit import (
     twin_reading,
 )
 from dpcore.ui.common import format_epsilon
+from dpcore.ui.ledger import record_release, show_data_total
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area, presenting_stage
-from dpcore.ui.uploads import data_arg, is_upload, upload_in_view
+from dpcore.ui.uploads import data_arg, data_key, is_upload, upload_in_view
 
 page_header(
     "Attack the model",
@@ -197,6 +199,12 @@ st.markdown(
     "false-alarm rates, a few records, it can step outside the region by chance even for a correct run; the "
     "proven ε above is the evidence, with that chance counted.")
 show_table(results_table({k: (a, accuracy[k]) for k, a in audits.items()}), key="audit.table")
+# the private model attacked was trained on the data for real: a release about the same people as every other run on
+# it, in the session's total (drawn again once the ladder's runs are counted)
+record_release(data_key(ds), ("audit", learner, float(epsilon), float(delta), attack, params, int(shadows),
+                              canary_count, pool_size, seed), audit_release(main), page="Attack the model")
+total_slot = st.empty()
+show_data_total(ds, container=total_slot)
 attack_report_button(audits, ds, accuracy=accuracy, seed=seed, said=said, question=attack_question(
     learner=learner, attack=attack, epsilon=epsilon, delta=delta, pool=pool_size, shadows=int(shadows),
     canaries=canary_count, network=network))
@@ -209,7 +217,10 @@ if any(a.result.tpr_measured("0.01") is None for a in audits.values()):  # the t
 show_exposed(audits, private_label, attack=attack, image_shape=ds.image_shape if ds.is_image else None,
              class_names=ds.target_names)
 if spec.canary_kind == "gradient" or attack == "canaries":
-    show_ladder(learner, data_arg(ds), delta=float(delta), seed=seed)
+    for claimed, rung in show_ladder(learner, data_arg(ds), delta=float(delta), seed=seed) or ():
+        record_release(data_key(ds), ("ladder", learner, float(delta), seed, claimed), audit_release(rung),
+                       page="Attack the model")
+    show_data_total(ds, container=total_slot)
 st.caption("Seeded noise is for reproducible demonstrations; a real release uses secure noise (the switch in the "
            "sidebar): an attack measures the mechanism either way, and secure noise is what defeats the seed and the "
            "floating-point attacks besides.")

@@ -81,6 +81,10 @@ class CanaryAudit:
     #: input canaries only: the audited model's balanced accuracy on the same unseen rows as ``accuracy``, by the
     #: same answers (the declared class shares where its run answered by them)
     balanced_accuracy: float | None = None
+    #: what the audited run's ε protects (who counts as a neighbour: None if not private) and of what (its ``unit``:
+    #: whole records, or a label only), so the run composes with the other releases on the same data
+    neighbouring: Any = None
+    unit: str = "records"
 
     @property
     def target_accuracy(self) -> float | None:
@@ -227,7 +231,8 @@ def gradient_canary_audit(
     acc = float(res.history["accuracy"].iloc[-1]) if len(res.history) else None
     run = {"noise_multiplier": float(res.noise_multiplier), "sample_rate": float(res.sample_rate),
            "steps": int(res.steps), "clip_norm": float(C)}
-    return CanaryAudit(result, "dpsgd", split.dataset.name, "gradient", scores, included, acc, run, res.dp_event)
+    return CanaryAudit(result, "dpsgd", split.dataset.name, "gradient", scores, included, acc, run, res.dp_event,
+                       neighbouring=res.neighbouring)
 
 
 def _model_params(kwargs: dict, n_features: int):
@@ -346,7 +351,8 @@ def input_canary_audit(
                            seconds=time.perf_counter() - start)
     true = np.asarray(split.y_test)[pick] if pick is not None else None
     return CanaryAudit(result, spec.name, split.dataset.name, "input", scores, included, accuracy, event=res.event,
-                       records=Xc, taught=yc, true_labels=true, balanced_accuracy=balanced)
+                       records=Xc, taught=yc, true_labels=true, balanced_accuracy=balanced,
+                       neighbouring=res.neighbouring, unit=res.unit)
 
 
 #: The start of the learner's own judgement against the trivial predictor (after its title), made on its test rows

@@ -288,6 +288,13 @@ def dpsgd_available() -> bool:
     return "dpsgd" in learner_names()
 
 
+def _release(res) -> dict:
+    """What a run released, in plain values (its result keeps the arrays too): event, epsilon, delta, relation and
+    unit."""
+    return {"event": res.event, "epsilon": res.epsilon, "delta": res.delta, "neighbouring": res.neighbouring,
+            "unit": res.unit}
+
+
 def train_on_what_you_see(
     dataset: str,
     *,
@@ -312,8 +319,9 @@ def train_on_what_you_see(
     epsilon, delta, privacy, seconds, labels_protected``); ``info`` holds
     ``released_examples`` (what the noisy-input classifier saw) with their ``pixel_range``,
     ``epsilon_requested``, ``epsilon_image``, ``labels_protected``, ``dpsgd_available``,
-    ``dpsgd_settings`` (the preset in words) and ``dpsgd_error`` (a message if DP-SGD
-    failed). ``on_step(i, total, name)`` reports progress.
+    ``dpsgd_settings`` (the preset in words), ``dpsgd_error`` (a message if DP-SGD
+    failed) and ``releases``, ``[(learner, {event, epsilon, delta, neighbouring, unit}), ...]`` for each private
+    model trained. ``on_step(i, total, name)`` reports progress.
 
     References
     ----------
@@ -342,7 +350,10 @@ def train_on_what_you_see(
                             "dpsgd_error": None, "dpsgd_settings": None,
                             "epsilon_requested": res.extras["epsilon_requested"],
                             "epsilon_image": res.extras["epsilon_image"],
-                            "labels_protected": res.extras["labels_protected"]}
+                            "labels_protected": res.extras["labels_protected"],
+                            # each private model's release, for a running total of the runs on this data: its event,
+                            # (epsilon, delta), who counts as a neighbour and what of each record it protects
+                            "releases": [("noisy-input", _release(res))]}
     if have_dpsgd and delta <= 0:  # a choice, not a failure: say which knob brings DP-SGD back
         info["dpsgd_error"] = ("DP-SGD was not trained: its Gaussian noise needs δ > 0, and δ = 0 asks for pure "
                                "ε-DP. Set δ above 0 (1e-5 is usual) to compare it with the noisy images.")
@@ -360,6 +371,7 @@ def train_on_what_you_see(
                          "privacy": "one (image, label) record, add/remove, accounted by dp_accounting",
                          "seconds": d.seconds, "labels_protected": True})
             info["dpsgd_settings"] = _dpsgd_settings(split.dataset, kw)
+            info["releases"].append(("dpsgd", _release(d)))
         except Exception as exc:  # the page must not crash if the other engine fails
             info["dpsgd_error"] = f"DP-SGD failed: {exc}"
     if on_step:

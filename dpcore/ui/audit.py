@@ -471,8 +471,21 @@ def show_exposed(audits: Mapping[str, Any], private_label: str, *, attack: str, 
         show_table(table, key="audit.exposed")
 
 
-def show_ladder(learner: str, dataset, *, delta: float, seed: int | None) -> None:
-    """The ε ladder, on a click (six audited runs), then kept for this learner, data, δ and seed."""
+def audit_release(audit):
+    """What an audit's trained model released, for the session's total (:func:`dpcore.ui.ledger.record_release`):
+    a membership audit's target run itself; a canary audit's event, claimed (ε, δ), relation and unit. The model
+    attacked is trained on the data for real, a release about the same people as every other run on it; a model
+    trained without privacy gives no event, and is left out as every non-private baseline is. (LiRA's shadow models
+    stand for what an attacker trains on data of its own; only the attacked model is counted.)"""
+    if (target := getattr(audit, "target", None)) is not None:
+        return target
+    return {"event": audit.event, "epsilon": audit.result.epsilon, "delta": audit.result.delta,
+            "neighbouring": getattr(audit, "neighbouring", None), "unit": getattr(audit, "unit", "records")}
+
+
+def show_ladder(learner: str, dataset, *, delta: float, seed: int | None) -> list | None:
+    """The ε ladder, on a click (six audited runs), then kept for this learner, data, δ and seed; returns its rungs
+    ``[(claimed ε, audit), ...]`` once shown (None before the click)."""
     st.header("The ε ladder")
     st.markdown("The same training at growing ε, each run audited by the strongest attacker this page has"
                 + (" (white-box: gradient canaries read from every noisy step, the adversary DP-SGD's guarantee is "
@@ -483,7 +496,7 @@ def show_ladder(learner: str, dataset, *, delta: float, seed: int | None) -> Non
     if st.button("Climb the ladder (six audited runs)", key="audit.ladder"):
         st.session_state["audit.ladder_shown"] = asked
     if st.session_state.get("audit.ladder_shown") != asked:
-        return
+        return None
     progress = AuditProgress("ε ladder")
     rungs = run_guarded(cached_ladder, learner, dataset, delta=delta, seed=seed, progress=progress,
                         hide_warnings=("noise_multiplier=0",))  # the ∞ rung is the run without noise on purpose
@@ -491,6 +504,7 @@ def show_ladder(learner: str, dataset, *, delta: float, seed: int | None) -> Non
     if rungs:
         st.plotly_chart(ladder_figure(rungs), key="audit.ladder_chart")
         show_table(ladder_table(rungs), key="audit.ladder_table")
+    return rungs
 
 
 def attack_question(*, learner: str, attack: str, epsilon: float, delta: float, pool: int | None, shadows: int,

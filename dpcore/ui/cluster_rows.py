@@ -173,7 +173,7 @@ def show_rows_session_total(ds, demo: dict, inputs: tuple) -> None:
     for m, run in demo["runs"].items():
         if run.dp_event is not None:
             record_run(data, (*inputs, m), event=run.dp_event, epsilon=run.epsilon, delta=0.0,
-                       neighbouring=Neighbouring.of(run.neighbouring), store=store)
+                       neighbouring=Neighbouring.of(run.neighbouring), store=store, page="Clustering")
     if text := session_total_text(data, "your file", store=store):
         st.caption(f"**Session total.** {text}")
 

@@ -6,16 +6,34 @@ published, their guarantees compose. :func:`session_ledger` keeps one
 ``st.session_state`` (never shared between visitors), :func:`record_run` spends a run's event
 once (showing the same inputs again re-shows the same seeded release, it is not a new one),
 and :func:`show_session_total` says the total in one caption.
+
+Every page that releases something private about a data set records it here under the same key for the data
+(:func:`dpcore.ui.uploads.data_key`: the registry name, or this session's :class:`~dpcore.ui.uploads.UploadRef`), so
+the runs of the Train page, the Classical models page, PATE, the Attack page ... on one data set compose into one
+total: :func:`record_release` takes any run's result (a page's ``out`` mapping, a ``RunResult``, ``FedAvgResult``,
+``PateResult``, an audit, a sweep table's row), :func:`sweep_releases` lists a sweep's private runs, and
+:func:`show_data_total` draws the caption.
 """
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import dp_accounting
+import pandas as pd
 import streamlit as st
 
-from ..accounting import UNIT_SAID, Neighbouring, PrivacyLedger, compose_guarantees
+from ..accounting import (
+    UNIT_SAID,
+    UNITS,
+    EpsilonDeltaDpEvent,
+    Neighbouring,
+    PrivacyLedger,
+    compose_guarantees,
+    event_from_json,
+)
 from ..teaching.verdict import round_epsilon
 from .common import format_epsilon
 
@@ -32,6 +50,7 @@ class SessionRuns:
     ledger: PrivacyLedger
     keys: set = field(default_factory=set)
     reported: list = field(default_factory=list)  # (epsilon, delta) each run reported
+    pages: dict = field(default_factory=dict)  # {page: runs recorded from it}
 
     @property
     def delta(self) -> float:
@@ -54,12 +73,14 @@ def session_ledger(data: str, *, unit: str = "records", neighbouring: Neighbouri
 
 
 def record_run(data: str, run_key, *, event: dp_accounting.DpEvent | None, epsilon: float, delta: float,
-               neighbouring: Neighbouring | None, unit: str = "records", store: dict | None = None) -> bool:
+               neighbouring: Neighbouring | None, unit: str = "records", store: dict | None = None,
+               page: str | None = None) -> bool:
     """Spend one run's event on the session ledger of ``data``, once per ``run_key``; True if it was new.
 
     Runs without an event (not private) are not recorded: they have no guarantee to compose. A private run whose
     epsilon is infinite (a noise too small for any guarantee) is recorded: released with the others, it leaves their
-    total without one, so the total is infinite too.
+    total without one, so the total is infinite too. ``page``: the page that made the run (the caption counts the
+    runs per page when several pages ran on the data).
     """
     if event is None or neighbouring is None:
         return False
@@ -69,12 +90,119 @@ def record_run(data: str, run_key, *, event: dp_accounting.DpEvent | None, epsil
     runs.ledger.spend(event)
     runs.keys.add(run_key)
     runs.reported.append((float(epsilon), float(delta)))
+    if page:
+        runs.pages[page] = runs.pages.get(page, 0) + 1
     return True
+
+
+def _field(run, *names: str):
+    """The first of ``names`` that ``run`` (a mapping or an object) holds with a value other than None."""
+    for name in names:
+        value = run.get(name) if isinstance(run, Mapping) else getattr(run, name, None)
+        if value is not None:
+            return value
+    return None
+
+
+def release_of(run) -> dict | None:
+    """What one run released, for :func:`record_run`: ``event``, ``epsilon``, ``delta``, ``neighbouring`` and
+    ``unit``; None for a run that is not private (no event, or no relation: a non-private baseline, a reference).
+
+    ``run`` is a page's result mapping (the Train page's ``out``), a run's result (``RunResult``, ``FedAvgResult``,
+    ``PateResult``: ``event`` or ``dp_event``) or a sweep table's row (its event stored as JSON text, its relation
+    spelled, empty without a guarantee). A run that leaked privacy besides (``leaks_privacy``: e.g. features
+    standardised with the private rows' statistics) has no guarantee, whatever its accountant said: it is recorded as
+    dp_accounting's non-private event, and the total becomes infinite. A private run whose event was not kept (a row
+    of older code) composes as the (ε, δ) it reported (:class:`~dpcore.accounting.EpsilonDeltaDpEvent`, basic
+    composition), or as no guarantee when that ε is infinite.
+    """
+    relation = _field(run, "neighbouring", "neighbouring_")
+    if relation is None or (isinstance(relation, float) and math.isnan(relation)) or relation == "":
+        return None
+    event = _field(run, "event", "dp_event", "dp_event_")
+    if isinstance(event, str):
+        event = event_from_json(json.loads(event)) if event else None
+    epsilon = float(_field(run, "epsilon", "epsilon_spent_"))
+    if math.isnan(epsilon):  # the run failed: it released nothing
+        return None
+    delta = float(_field(run, "delta", "delta_") or 0.0)
+    if isinstance(event, dp_accounting.NonPrivateDpEvent):  # said to protect something, with no guarantee
+        epsilon = math.inf
+    elif event is None:
+        event = (EpsilonDeltaDpEvent(epsilon, min(delta, 1.0)) if math.isfinite(epsilon)
+                 else dp_accounting.NonPrivateDpEvent())
+    if bool(_field(run, "leaks_privacy")):
+        event, epsilon = dp_accounting.NonPrivateDpEvent(), math.inf
+    return {"event": event, "epsilon": epsilon, "delta": delta, "neighbouring": Neighbouring.of(relation),
+            "unit": _field(run, "unit") or "records"}
+
+
+def record_release(data, run_key, run, *, page: str | None = None, store: dict | None = None) -> bool:
+    """Record ``run`` (anything :func:`release_of` reads) in this session's total on ``data``, once per ``run_key``;
+    True if it was new. A run that is not private is not recorded."""
+    release = release_of(run)
+    if release is None:
+        return False
+    return record_run(data, run_key, **release, page=page, store=store)
+
+
+def sweep_releases(table: pd.DataFrame, identity: tuple[str, ...] = ("learner", "value", "seed")) -> list:
+    """A sweep table's private runs as ``[(identity, release), ...]``: each run named by its ``identity`` columns
+    (learner, swept value and seed: one release each) with what :func:`release_of` reads from its row, plain values
+    only, so the list pickles with a cached chart (``DataFrame.attrs``). Baselines and references are left out."""
+    if table is None or not len(table) or "neighbouring" not in table:
+        return []
+    keep = [c for c in ("event", "epsilon", "delta", "neighbouring", "unit", "leaks_privacy") if c in table]
+    out = []
+    for row in table[[*identity, *keep]].to_dict("records"):
+        if not row.get("neighbouring") or (isinstance(row["neighbouring"], float) and math.isnan(row["neighbouring"])):
+            continue
+        out.append((tuple(_plain(row[c]) for c in identity), {c: _plain(row[c]) for c in keep}))
+    return out
+
+
+def _plain(value):
+    """A numpy scalar as the Python value it holds (a key equal across a table and its cached copy)."""
+    return value.item() if hasattr(value, "item") else value
+
+
+def run_key_of(*inputs, seed: int | None) -> tuple:
+    """The key of a run a page makes on a click and keeps in the session (not memoised on its inputs): its inputs and
+    its seed, which fix its noise (clicking again with them draws the same release); with secure noise
+    (``seed=None``) every click draws fresh noise, a new release, so each gets a key of its own."""
+    if seed is not None:
+        return (*inputs, int(seed))
+    n = st.session_state.get(_SECURE_CLICKS, 0) + 1
+    st.session_state[_SECURE_CLICKS] = n
+    return (*inputs, "secure", n)
+
+
+#: session-state key of the count of secure runs made on a click (:func:`run_key_of`)
+_SECURE_CLICKS = "session.secure_runs"
+
+
+def record_chart(dataset, key: tuple, chart: pd.DataFrame | None, *, page: str) -> int:
+    """Record the private runs behind a page's chart (their :func:`sweep_releases`, kept in ``chart.attrs
+    ["releases"]``) in the session's total on ``dataset``, under ``key`` (the chart's inputs: the same inputs show
+    the same runs again, from the server's store)."""
+    from .uploads import data_key
+
+    if chart is None:
+        return 0
+    return record_releases(data_key(dataset), key, chart.attrs.get("releases", ()), page=page)
+
+
+def record_releases(data, key: tuple, releases: Iterable, *, page: str | None = None,
+                    store: dict | None = None) -> int:
+    """Record each ``(identity, run)`` of ``releases`` (e.g. :func:`sweep_releases`) under ``(*key, *identity)``;
+    returns how many were new."""
+    return sum(record_release(data, (*key, *identity), run, page=page, store=store) for identity, run in releases)
 
 
 def session_total_text(data: str, title: str, *, store: dict) -> str | None:
     """One paragraph on what this session's private runs on ``data`` would cost if all were released."""
     groups = [(key, runs) for key, runs in store.items() if key[0] == data and runs.reported]
+    groups.sort(key=lambda g: UNITS.index(g[0][1]) if g[0][1] in UNITS else len(UNITS))  # whole records first
     if not groups:
         return None
     parts = []
@@ -84,13 +212,19 @@ def session_total_text(data: str, title: str, *, store: dict) -> str | None:
         # the total delta is spent too: rounded up as the epsilon is (3.34e-05 reads 3.4e-05, never 3.3e-05)
         total = f"ε = {format_epsilon(runs.epsilon, 4)}" + (
             f", δ = {round_epsilon(runs.delta, 2):.2g}" if runs.delta > 0 else "")
-        if unit != "records":
+        if unit == "clients":  # a client's whole data: more than a record, of another kind (user-level DP)
+            one = n == 1
+            neighbour = "one client added or removed" if rel is Neighbouring.ADD_REMOVE else "one client replaced"
+            parts.append(f"**{n} {UNIT_RUNS['clients']}{'' if one else 's'}** protected {UNIT_SAID['clients']} "
+                         f"({total} for {'it' if one else 'them'}, {neighbour}): a record added changes what its "
+                         f"client holds, so {'it adds' if one else 'they add'} to no total of records.")
+        elif unit != "records":
             what = UNIT_RUNS.get(unit, f"{unit} run")
-            why = ("they protect a client, all of its records at once, and a record added changes what its client "
-                   "holds, so they add to no total of records" if unit == "clients" else
-                   "they used the rest of each record in the clear, so they protect no whole record")
-            parts.append(f"**{n} {what}{'s' if n > 1 else ''}** protected only {UNIT_SAID.get(unit, unit)} ({total} "
-                         f"for them, {rel.description}); {why}.")
+            one = n == 1
+            parts.append(f"**{n} {what}{'' if one else 's'}** protected only {UNIT_SAID.get(unit, unit)} ({total} "
+                         f"for {'it' if one else 'them'}, {rel.description}); {'it' if one else 'they'} used the "
+                         f"rest of each record in the clear, so {'it protects' if one else 'they protect'} no "
+                         "whole record.")
         elif both:
             parts.append(f"**{n} private training{'s' if n > 1 else ''}** on {title} counted "
                          f"{rel.description} as the neighbour: **{total}** for each record.")
@@ -102,9 +236,23 @@ def session_total_text(data: str, title: str, *, store: dict) -> str | None:
                          f"the total would be **{total}** for each record ({rel.description}).")
     if combined := _combined_records_text([runs for (_, unit, _), runs in groups if unit == "records"]):
         parts.append(combined)
+    if by_page := _pages_text(runs for _, runs in groups):
+        parts.append(by_page)
     return (" ".join(parts) + " Runs on the same data compose (dp_accounting's RDP accountant, never more than the "
             "sum of their ε): each new one adds to the total if it is released too, whatever its seed or split. "
             "The non-private baselines shown beside them are not covered.")
+
+
+def _pages_text(groups: Iterable[SessionRuns]) -> str | None:
+    """Where the runs were made, when more than one page made them: "From the pages: Train a network 1, Classical
+    models 24." (the runs of every unit and relation on the data)."""
+    pages: dict = {}
+    for runs in groups:
+        for page, n in runs.pages.items():
+            pages[page] = pages.get(page, 0) + n
+    if len(pages) < 2:
+        return None
+    return "From the pages: " + ", ".join(f"{page} {n}" for page, n in pages.items()) + "."
 
 
 def _combined_records_text(groups: list[SessionRuns]) -> str | None:
@@ -128,7 +276,7 @@ def _combined_records_text(groups: list[SessionRuns]) -> str | None:
             "Roth 2014, group privacy), and the two totals then add up.")
 
 
-def show_session_total(dataset, run_key: tuple, out: dict) -> None:
+def show_session_total(dataset, run_key: tuple, out: dict, *, page: str = "Train a network") -> None:
     """Record the run on show (once) and draw the session's running total on ``dataset`` as a caption.
 
     ``run_key`` is the page's key of the run (its first item identifies the data, uploads
@@ -138,6 +286,17 @@ def show_session_total(dataset, run_key: tuple, out: dict) -> None:
     store = st.session_state.setdefault(SESSION_KEY, {})
     data = run_key[0]
     record_run(data, run_key, event=out.get("event"), epsilon=out["epsilon"], delta=out["delta"],
-               neighbouring=out.get("neighbouring"), unit=out.get("unit", "records"), store=store)
-    if text := session_total_text(data, dataset.title, store=store):
-        st.caption(f"**Session total.** {text}")
+               neighbouring=out.get("neighbouring"), unit=out.get("unit", "records"), store=store, page=page)
+    show_data_total(dataset, data=data)
+
+
+def show_data_total(dataset, *, data=None, title: str | None = None, container=None) -> None:
+    """Draw this session's running total on ``dataset`` (what every page recorded on it) as a caption in
+    ``container`` (the page by default; a slot drawn under a page's first result, filled once all of its runs are
+    recorded). ``data``: its key, :func:`dpcore.ui.uploads.data_key` of it unless given."""
+    from .uploads import data_key
+
+    store = st.session_state.setdefault(SESSION_KEY, {})
+    data = data_key(dataset) if data is None else data
+    if text := session_total_text(data, title or getattr(dataset, "title", str(data)), store=store):
+        (st if container is None else container).caption(f"**Session total.** {text}")

@@ -21,9 +21,10 @@ from ..runtime.thread_warnings import caught as caught_warnings
 from ..runtime.workload import check_work, estimate_of, total_work
 from ..sweep.axes import normalise_value
 from ..sweep.config import SweepConfig
-from ..sweep.engine import SweepProgress, SweepRunError, run_sweep
+from ..sweep.engine import SweepProgress, SweepRunError, _is_leak, run_sweep
 from . import palette
 from .common import format_epsilon, remembered, shared_call
+from .ledger import sweep_releases
 from .live import BAR_SECONDS, Every
 from .uploads import data_key, holds_upload, is_upload
 
@@ -141,6 +142,8 @@ def sweep_series(dataset: str, series: list[Series], *, axis: str, seeds: int, s
         for s, cfg in plan:
             def on_result(event: SweepProgress, s: Series = s) -> None:
                 row = {k: v for k, v in event.row.items() if k != "_warnings"}
+                # its epsilon is no guarantee when it leaked besides (the session's total then has none either)
+                row["leaks_privacy"] = any(_is_leak(cat) for cat, _ in event.row.get("_warnings") or ())
                 x = at[row["value"]] if s.values else None
                 said.note(x, s.learner, int(row["seed"]), [msg for _, msg in event.row.get("_warnings") or ()])
                 rows.extend({**row, "x": v} for v in ((x,) if s.values else xs))
@@ -190,17 +193,20 @@ def cluster_demo_of(dataset, k: int, epsilon: float, iterations: int | None, see
         reference = None
         said = _RunWarnings("ε", seeds)
         per_seed, references = [], []
+        releases = []  # each private run's release, for the session's total (dpcore.ui.ledger)
         for other in range(seed + 1, seed + seeds):  # the other seeds' runs: their numbers only
             other_split = train_test_split(dataset, seed=other)
             for m in CLUSTER_METHODS:
                 res = said.run(None, m, other_split, epsilon=epsilon, seed=other,
                                params=_cluster_params(m, k, iterations, neighbouring, more))
                 per_seed.append({"method": CLUSTER_LABELS[m], "seed": other, **_cluster_scores(res)})
+                releases.append(((m, other), _release(res)))
             references.append(res.extras["random_centres"])
         for m in CLUSTER_METHODS:
             res = said.run(None, m, split, epsilon=epsilon, seed=seed,
                            params=_cluster_params(m, k, iterations, neighbouring, more))
             per_seed.append({"method": CLUSTER_LABELS[m], "seed": seed, **_cluster_scores(res)})
+            releases.append(((m, seed), _release(res)))
             rows.append({"method": CLUSTER_LABELS[m], "accuracy": res.metrics["accuracy"],
                          "intra_cluster_variance": res.metrics["intra_cluster_variance"],
                          "epsilon": res.epsilon})
@@ -238,7 +244,14 @@ def cluster_demo_of(dataset, k: int, epsilon: float, iterations: int | None, see
         over_reference = RandomCentresReference.averaged(references)
         return {"metrics": pd.DataFrame(rows), "points": pts, "centres": pd.DataFrame(cen), "run": run,
                 "classes": classes, "reference": reference, "warnings": said.messages(), "seed": seed,
-                "over_seeds": over, "over_seeds_reference": over_reference}
+                "over_seeds": over, "over_seeds_reference": over_reference, "releases": releases}
+
+
+def _release(res) -> dict:
+    """What a run released, as plain values that pickle with a cached result (:func:`dpcore.ui.ledger.release_of`
+    reads them): its event, ε, δ, relation (None: not private) and unit."""
+    return {"event": res.event, "epsilon": res.epsilon, "delta": res.delta, "neighbouring": res.neighbouring,
+            "unit": res.unit}
 
 
 def display_view(X: np.ndarray, bounds) -> tuple[pd.DataFrame, Callable[[np.ndarray], list[tuple]]]:
@@ -431,6 +444,7 @@ def cluster_sweep(dataset: str, k: int, iterations: int | None, epsilons: tuple[
                 intra_cluster_variance=("intra_cluster_variance", "mean"),
                 intra_cluster_variance_sd=("intra_cluster_variance", "std")))
     out.attrs["warnings"] = said.messages()  # with the ε each came from, also when the chart is cached
+    out.attrs["releases"] = sweep_releases(df, ("learner", "x", "seed"))  # for the session's total (ui.ledger)
     return out
 
 
@@ -653,6 +667,7 @@ def classical_sweep(dataset: str, learners: tuple[str, ...], model: str, kernel:
         value=(metric, "mean"), sd=(metric, "std"))
     out.attrs["metric"] = metric
     out.attrs["warnings"] = said.messages()
+    out.attrs["releases"] = sweep_releases(df, ("learner", "x", "seed"))  # for the session's total (ui.ledger)
     return out.rename(columns={"value": metric})
 
 
@@ -720,4 +735,5 @@ def size_sweep(dataset: str, learner: str, model: str, kernel: str, regularizati
                             sorted({(METHOD_NAMES.get(m, m), n): r for (m, n), r in skipped.items()}.items())]
     out.attrs["metric"] = metric
     out.attrs["warnings"] = said.messages()
+    out.attrs["releases"] = sweep_releases(df, ("learner", "x", "seed"))  # for the session's total (ui.ledger)
     return out.rename(columns={"value": metric})

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from ..datasets import train_test_split
 from ..learners import get_learner
 from ..pate import PateConfig, PateResult, run_pate
+from ..pate.analysis import PATE_NEIGHBOURING
 from ..pate.learners import pate_config
 from ..pate.pipeline import epsilon_sweep, teachers_sweep
 from . import palette
@@ -50,6 +51,17 @@ def page_config(dataset: str, *, epsilon: float, delta: float, seed: int, params
     command line), with the non-private reference always on."""
     return pate_config(train_test_split(dataset, seed=0), epsilon=epsilon, delta=delta, seed=seed, secure=secure,
                        params={**params, "baseline": True})
+
+def sweep_point_releases(points: pd.DataFrame, config: PateConfig, by: str) -> list:
+    """Each point of one of the page's sweeps (``by``: ``"epsilon"`` or ``"teachers"``) as a release for the session's
+    total (:func:`dpcore.ui.ledger.record_releases`): every point drew its own noisy answers and trained its own
+    student, at most its ``epsilon`` (the target its noise was calibrated to, or the guarantee of its full run) at
+    the page's δ, for one private record added or removed. The rows keep no event, so each point composes as the
+    (ε, δ) it states (basic composition: looser than the run's own RDP curve, never smaller)."""
+    return [((by, float(v)), {"event": None, "epsilon": float(e), "delta": float(config.delta),
+                              "neighbouring": PATE_NEIGHBOURING, "unit": "records"})
+            for v, e in zip(points[by], points["epsilon"])]
+
 
 _STORE = "pate.runs"
 _MAX_KEPT = 12

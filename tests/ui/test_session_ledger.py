@@ -43,7 +43,7 @@ def test_pure_runs_add_up_and_labels_are_kept_apart():
     text = session_total_text("iris", "Iris", store=store)
     assert "**2 private trainings** on Iris" in text and "ε = 6**" in text
     assert "label-DP training** protected only each record's label (ε = 2.398" in text
-    assert "protect no whole record" in text
+    assert "it used the rest of each record in the clear, so it protects no whole record" in text
     assert session_total_text("digits", "Digits", store=store) is None
 
 
@@ -124,3 +124,141 @@ def test_a_private_run_whose_epsilon_is_infinite_makes_the_sessions_total_infini
     assert runs.epsilon == math.inf
     text = session_total_text("digits", "Digits", store=store)
     assert "**3 private trainings**" in text and "ε = ∞" in text
+
+
+def _sweep_table(rows: list[dict]):
+    """A sweep table as the engine writes it (dpcore.sweep.engine): the event as JSON text, the relation spelled,
+    empty for a baseline."""
+    import json
+
+    import pandas as pd
+
+    from dpcore.accounting import event_to_json
+
+    return pd.DataFrame([{"learner": r["learner"], "value": r.get("value", float("nan")), "seed": r.get("seed", 0),
+                          "role": r.get("role", "swept"),
+                          "event": json.dumps(event_to_json(r["event"])) if r.get("event") is not None else "",
+                          "epsilon": r["epsilon"], "delta": r.get("delta", 0.0),
+                          "neighbouring": r.get("neighbouring", ""), "unit": r.get("unit", "records"),
+                          "leaks_privacy": r.get("leaks", False)} for r in rows])
+
+
+def test_runs_of_two_pages_on_one_data_set_compose_into_one_total():
+    """A DP-SGD training on the Train page (its result mapping) and a chart of two output-perturbation runs on the
+    Classical models page (a sweep's rows, their events stored as JSON): one total on the data, dp_accounting's
+    composition of all three events, said with how many runs came from each page."""
+    from dpcore.accounting import epsilon_of_event
+    from dpcore.ui.ledger import record_release, record_releases, sweep_releases
+
+    store: dict = {}
+    train = {"event": _dpsgd(200), "neighbouring": Neighbouring.ADD_REMOVE, "unit": "records", "delta": 1e-5,
+             "epsilon": dpsgd_epsilon(noise_multiplier=1.2, sample_rate=0.05, steps=200, delta=1e-5)}
+    assert record_release("breast_cancer", ("train", 1), train, page="Train a network", store=store)
+    lap = [dp_accounting.LaplaceDpEvent(1.0), dp_accounting.LaplaceDpEvent(0.5)]  # epsilon 1 and 2 (add/remove)
+    table = _sweep_table([
+        {"learner": "erm-output", "value": 1.0, "event": lap[0], "epsilon": 1.0, "neighbouring": "add-remove"},
+        {"learner": "erm-output", "value": 2.0, "event": lap[1], "epsilon": 2.0, "neighbouring": "add-remove"},
+        {"learner": "non-private", "role": "baseline", "epsilon": math.inf},  # not private: never recorded
+    ])
+    assert record_releases("breast_cancer", ("classical_sweep",), sweep_releases(table), page="Classical models",
+                           store=store) == 2
+    runs = session_ledger("breast_cancer", store=store)
+    assert len(runs.ledger) == 3 and runs.delta == pytest.approx(1e-5)
+    composed = dp_accounting.ComposedDpEvent([_dpsgd(200), *lap])
+    assert runs.epsilon == pytest.approx(min(epsilon_of_event(composed, delta=1e-5), train["epsilon"] + 3.0))
+    text = session_total_text("breast_cancer", "Breast cancer", store=store)
+    assert "**3 private trainings** on Breast cancer" in text
+    assert "From the pages: Train a network 1, Classical models 2." in text
+
+
+def test_a_federated_run_keeps_its_own_total_beside_the_records_one():
+    """DP-FedAvg protects a client's whole data: recorded on the same data set, it never adds to the records'
+    total (a record added changes what its client holds), and is said apart, with its own epsilon."""
+    from dpcore.ui.ledger import record_release, record_releases, sweep_releases
+
+    store: dict = {}
+    e1 = dpsgd_epsilon(noise_multiplier=1.2, sample_rate=0.05, steps=200, delta=1e-5)
+    record_release("digits", ("train",), {"event": _dpsgd(200), "epsilon": e1, "delta": 1e-5,
+                                          "neighbouring": Neighbouring.ADD_REMOVE, "unit": "records"},
+                   page="Train a network", store=store)
+    fed = dp_accounting.SelfComposedDpEvent(dp_accounting.PoissonSampledDpEvent(
+        0.1, dp_accounting.GaussianDpEvent(1.0)), 50)
+    from dpcore.accounting import epsilon_of_event
+
+    e_fed = epsilon_of_event(fed, delta=1e-5)
+    record_release("digits", ("fedavg",), {"dp_event": fed, "epsilon": e_fed, "delta": 1e-5,
+                                           "neighbouring": Neighbouring.ADD_REMOVE, "unit": "clients"},
+                   page="Federated learning", store=store)
+    table = _sweep_table([{"learner": "dp-fedavg", "value": 0.3, "event": fed, "epsilon": e_fed, "delta": 1e-5,
+                           "neighbouring": "add-remove", "unit": "clients"}])
+    record_releases("digits", ("sweep",), sweep_releases(table), page="Federated learning", store=store)
+    records = session_ledger("digits", store=store)
+    assert len(records.ledger) == 1 and records.epsilon == pytest.approx(e1)  # untouched by the federation
+    clients = session_ledger("digits", unit="clients", store=store)
+    assert len(clients.ledger) == 2 and clients.epsilon > e_fed
+    text = session_total_text("digits", "Digits", store=store)
+    assert "**1 private training** on Digits" in text
+    assert "**2 federated trainings** protected each client's whole data (ε = " in text
+    assert "one client added or removed): a record added changes what its client holds, so they add to no total of " \
+           "records." in text
+
+
+def test_a_run_shown_again_is_not_counted_twice():
+    """The same chart re-shown (a rerun of the page, or read back from the server's store, where its numbers come
+    back as numpy scalars) and the same run recorded again: one release each."""
+    import numpy as np
+
+    from dpcore.ui.ledger import record_release, record_releases, sweep_releases
+
+    store: dict = {}
+    lap = dp_accounting.LaplaceDpEvent(1.0)
+    table = _sweep_table([{"learner": "erm-output", "value": 1.0, "seed": s, "event": lap, "epsilon": 1.0,
+                           "neighbouring": "replace-one"} for s in (0, 1)])
+    assert record_releases("iris", ("chart", 1), sweep_releases(table), store=store) == 2
+    again = table.astype({"seed": np.int64, "value": np.float64})
+    assert record_releases("iris", ("chart", 1), sweep_releases(again), store=store) == 0
+    out = {"event": lap, "epsilon": 1.0, "delta": 0.0, "neighbouring": Neighbouring.REPLACE_ONE}
+    assert record_release("iris", ("train", 7), out, store=store)
+    assert not record_release("iris", ("train", 7), out, store=store)
+    assert session_ledger("iris", neighbouring="replace-one", store=store).epsilon == pytest.approx(3.0)
+
+
+def test_a_run_that_leaked_or_kept_no_event_fails_closed():
+    """A run whose features were standardised with the private rows' statistics has no guarantee, whatever its
+    accountant said: the total becomes infinite. A private row whose event was not kept composes as the (ε, δ) it
+    stated (basic composition), never as nothing."""
+    from dpcore.ui.ledger import record_releases, sweep_releases
+
+    store: dict = {}
+    lap = dp_accounting.LaplaceDpEvent(1.0)
+    table = _sweep_table([
+        {"learner": "erm-output", "value": 1.0, "event": None, "epsilon": 1.5, "delta": 1e-6,
+         "neighbouring": "replace-one"},
+        {"learner": "erm-output", "value": 2.0, "event": lap, "epsilon": 1.0, "neighbouring": "replace-one"},
+    ])
+    record_releases("iris", ("a",), sweep_releases(table), store=store)
+    runs = session_ledger("iris", neighbouring="replace-one", store=store)
+    assert runs.epsilon == pytest.approx(2.5) and len(runs.ledger) == 2
+    leaky = _sweep_table([{"learner": "erm-output", "value": 1.0, "event": lap, "epsilon": 1.0,
+                           "neighbouring": "replace-one", "leaks": True}])
+    record_releases("iris", ("b",), sweep_releases(leaky), store=store)
+    assert runs.epsilon == math.inf
+    assert "ε = ∞" in session_total_text("iris", "Iris", store=store)
+
+
+def test_the_total_of_whole_records_is_said_first_whatever_ran_first():
+    """The Noisy images page trains on noisy images (the images alone) before DP-SGD (whole records): the caption
+    still opens with the records' total, the one every other page adds to."""
+    from dpcore.ui.ledger import record_release
+
+    store: dict = {}
+    record_release("digits", ("noisy-input",), {"event": dp_accounting.LaplaceDpEvent(1.0), "epsilon": 1.0,
+                                                "delta": 0.0, "neighbouring": Neighbouring.REPLACE_ONE,
+                                                "unit": "images"}, store=store)
+    record_release("digits", ("dpsgd",), {"event": _dpsgd(100), "delta": 1e-5, "unit": "records",
+                                          "neighbouring": Neighbouring.ADD_REMOVE,
+                                          "epsilon": dpsgd_epsilon(noise_multiplier=1.2, sample_rate=0.05, steps=100,
+                                                                   delta=1e-5)}, store=store)
+    text = session_total_text("digits", "Digits", store=store)
+    assert text.startswith("This session has run **1 private training** on Digits")
+    assert "**1 noisy-image release** protected only each record's image" in text
