@@ -280,13 +280,12 @@ def show_session_total(dataset, run_key: tuple, out: dict, *, page: str = "Train
     """Record the run on show (once) and draw the session's running total on ``dataset`` as a caption.
 
     ``run_key`` is the page's key of the run (its first item identifies the data, uploads
-    included); ``out`` holds the run's ``event``, ``epsilon``, ``delta``, ``neighbouring`` and ``unit`` (what of
-    each record its ε protects; whole records when absent).
+    included); ``out`` holds the run's ``event``, ``epsilon``, ``delta``, ``neighbouring``, ``unit`` (what of
+    each record its ε protects; whole records when absent) and ``leaks_privacy`` (:func:`release_of`).
     """
     store = st.session_state.setdefault(SESSION_KEY, {})
     data = run_key[0]
-    record_run(data, run_key, event=out.get("event"), epsilon=out["epsilon"], delta=out["delta"],
-               neighbouring=out.get("neighbouring"), unit=out.get("unit", "records"), store=store, page=page)
+    record_release(data, run_key, out, store=store, page=page)  # a run that leaked besides its ε: no guarantee
     show_data_total(dataset, data=data)
 
 

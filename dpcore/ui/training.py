@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import warnings
 from typing import Any
 
 import altair as alt
@@ -18,8 +19,9 @@ import pandas as pd
 import streamlit as st
 
 from ..datasets import Dataset, train_test_split
-from ..exceptions import DPValueError
+from ..exceptions import DPValueError, PrivacyLeakWarning
 from ..learners import get_learner, learner_names, run_learner, trivial_learner
+from ..runtime.thread_warnings import caught as caught_warnings
 from ..teaching.verdict import round_epsilon
 from . import palette, vega
 from .common import format_epsilon, format_noise, show_plain_table, verdict_line
@@ -145,8 +147,15 @@ def train_with_baseline(dataset: Dataset, algorithm: str, params: dict, *, epsil
     split = train_test_split(dataset, seed=seed)
     spec = get_learner(algorithm)
     params = {k: v for k, v in params.items() if k in spec.params}
-    res = run_learner(algorithm, split, epsilon=epsilon if spec.private else None, delta=delta,
-                      seed=None if secure else seed, secure=secure, params=params, on_epoch=on_epoch)
+    with caught_warnings() as caught:  # this run's own (a server runs others in other threads), said again below
+        res = run_learner(algorithm, split, epsilon=epsilon if spec.private else None, delta=delta,
+                          seed=None if secure else seed, secure=secure, params=params, on_epoch=on_epoch)
+    for w in caught:
+        warnings.warn(w.message, w.category, stacklevel=2)
+    # a run that leaked besides its ε (bounds read from an upload's rows, features standardised with the private rows'
+    # statistics) has no guarantee: the session's total counts it as none (dpcore.ui.ledger.release_of)
+    leaks = spec.private and (bool(getattr(dataset, "inferred_bounds", ())) or any(
+        isinstance(w.category, type) and issubclass(w.category, PrivacyLeakWarning) for w in caught))
     base = run_learner(spec.baseline or "non-private", split, delta=delta, seed=seed,
                        params=spec.shared_params(params))
     out: dict[str, Any] = {
@@ -165,6 +174,7 @@ def train_with_baseline(dataset: Dataset, algorithm: str, params: dict, *, epsil
         "event": res.event,  # for the session's running total (dpcore.ui.ledger)
         "neighbouring": res.neighbouring,
         "unit": res.unit,  # what of each record its ε protects: the whole record, or its label only
+        "leaks_privacy": leaks,
         "secure": secure,
         # the ε the history's last panel climbs to (its line "budget ε = 1"), where the run was held to one
         "budget": held_budget(epsilon if spec.private and not spec.sets_noise_directly(params) else None,

@@ -262,3 +262,30 @@ def test_the_total_of_whole_records_is_said_first_whatever_ran_first():
     text = session_total_text("digits", "Digits", store=store)
     assert text.startswith("This session has run **1 private training** on Digits")
     assert "**1 noisy-image release** protected only each record's image" in text
+
+
+def test_a_train_page_run_on_bounds_read_from_the_rows_makes_the_total_infinite():
+    """The Train page's result said its accountant's ε only: a run on an upload whose bounds were read from its own
+    rows (a leak no ε covers) was recorded in the session's total as a guarantee. It now says it leaked
+    (``leaks_privacy``), and the total has no bound; with every bound declared it composes as before."""
+    import numpy as np
+    import pandas as pd
+
+    from dpcore.datasets import load_csv
+    from dpcore.ui.ledger import record_release
+    from dpcore.ui.training import train_with_baseline
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"a": rng.normal(size=120), "b": rng.normal(size=120)})
+    df["y"] = (df.a + df.b > 0).astype(int)
+    params = {"model": "linear", "epochs": 1}
+    with pytest.warns(Warning):
+        read = train_with_baseline(load_csv(df, label_column="y"), "dpsgd", params, epsilon=1.0, delta=1e-5, seed=0)
+    declared = train_with_baseline(load_csv(df, label_column="y", bounds="*=-5:5"), "dpsgd", params, epsilon=1.0,
+                                   delta=1e-5, seed=0)
+    assert read["leaks_privacy"] and not declared["leaks_privacy"]
+    store: dict = {}
+    record_release("up", ("declared",), declared, store=store)
+    assert math.isfinite(session_ledger("up", store=store).epsilon)
+    record_release("up", ("read",), read, store=store)
+    assert session_ledger("up", store=store).epsilon == math.inf
