@@ -197,7 +197,7 @@ def test_the_selections_composition_protects_only_what_every_run_protects():
     assert records["composition_unit"] == "records" and "only" not in records["note"].split(", far above")[0]
     mixed = selection_note(none, table.iloc[1:], learner=None, delta=1e-5)
     assert mixed["composition_epsilon"] == math.inf and mixed["composition_unit"] is None
-    assert "composes to ε = ∞ (no one guarantee: the runs protect different things" in mixed["note"]
+    assert "composes to ε = ∞ (no one guarantee covers them all: they protect different things" in mixed["note"]
 
 
 def test_a_run_without_a_guarantee_among_those_looked_at_makes_the_selections_composition_infinite():

@@ -657,6 +657,8 @@ class PrivacyLedger:
                                f"'images' (each record's image alone) or 'clients' (a client's whole data, federated "
                                f"learning), got {unit!r}")
         self.unit = unit
+        #: A ledger of clients: the simulated federation its runs' clients belong to (the first spent says it)
+        self.federation: str | None = None
         disc = check_positive(pld_discretization, "pld_discretization")
         self._events: list[dp_accounting.DpEvent] = []
         self._state = _Composition(self.accountant, self.neighbouring, disc)
@@ -734,6 +736,7 @@ class PrivacyLedger:
                        f"{unit!r}, neighbouring='replace-one'), where runs of whole records count too")
             raise DPValueError(f"{what}'s epsilon protects {UNIT_SAID[unit]}, and this ledger counts "
                                f"{UNIT_SAID[self.unit]}, which that guarantee says nothing about: {how}")
+        self._check_federation(spent, unit, what)
         relation = Neighbouring.of(relation)
         if relation is self.neighbouring:
             return event
@@ -747,6 +750,23 @@ class PrivacyLedger:
         if not math.isfinite(epsilon):
             return dp_accounting.NonPrivateDpEvent()
         return EpsilonDeltaDpEvent(epsilon, delta)
+
+    def _check_federation(self, spent, unit: str, what: str) -> None:
+        """A run protecting a client composes only with runs of the same federation: a client of one simulated
+        federation holds records of several clients of another (the records dealt out with another seed, to another
+        number of clients), so their guarantees protect no one group of records together."""
+        if unit != "clients":
+            return
+        federation = getattr(spent, "federation", None)
+        if not federation:
+            raise DPValueError(f"{what}'s epsilon protects a client, and it does not say of which federation (its "
+                               "'federation'): a client of one federation is no client of another, so it cannot be "
+                               "composed with other runs; spend its event yourself if it is the only federation")
+        if self.federation is not None and federation != self.federation:
+            raise DPValueError(f"{what}'s epsilon protects a client of another federation ({federation}) than the "
+                               f"runs already spent ({self.federation}): its clients hold other groups of records, "
+                               "which no one guarantee covers together; compose each federation in a ledger of its "
+                               "own")
 
     def _with(self, event: dp_accounting.DpEvent) -> _Composition:
         if self._preview is not None and (self._preview[0] is event or self._preview[0] == event):
@@ -766,7 +786,7 @@ class PrivacyLedger:
 
         ``event``: a dp_accounting event, composed as a guarantee under this ledger's relation, or a run's result
         (``run_learner``'s, ``train()``'s), whose relation is checked first (:meth:`_event_of`)."""
-        event = self._event_of(event)
+        spent, event = event, self._event_of(event)
         state = self._with(event)
         eps = state.epsilon(self.delta)
         if self.budget is not None and eps > self.budget:
@@ -774,6 +794,8 @@ class PrivacyLedger:
                                       f"the budget {self.budget:g}; nothing was spent")
         self._state, self._preview = state, None
         self._events.append(event)
+        if self.federation is None and getattr(spent, "unit", None) == "clients":
+            self.federation = getattr(spent, "federation", None)
         return eps
 
 

@@ -250,6 +250,12 @@ class FedAvgResult:
         """What of the data ``epsilon`` protects: a client's whole data, all of its records at once (user-level DP)."""
         return FEDERATED_UNIT
 
+    @property
+    def federation(self) -> str:
+        """Which simulated federation ``epsilon`` protects a client of (:func:`federation_of`): runs of another one
+        dealt the records out to other clients, so a client of one is no client of the other."""
+        return federation_of(self.config, int(np.sum(self.client_sizes)))
+
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """The released global model's class probabilities for rows already scaled as its training rows were."""
         X = check_array(X, "X", ndim=2)
@@ -261,6 +267,20 @@ class FedAvgResult:
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Class indices (0..k-1) predicted by the released global model."""
         return self.predict_proba(X).argmax(1)
+
+
+def federation_of(config: FedAvgConfig, rows: int) -> str:
+    """The simulated federation a run's clients belong to, in words: how many clients, how the records were dealt
+    out to them (:func:`~dpcore.federated.clients.partition_clients`: IID or label shards, drawn from ``seed``) and
+    from how many training rows. Two runs of the same federation protect the same clients, and their client-level
+    guarantees compose; two of different federations protect different groups of records (a client of one holds
+    records of several clients of the other), which no one guarantee covers.
+
+    >>> federation_of(FedAvgConfig(clients=10, seed=3, noise_multiplier=1.0), 1347)
+    '10 clients (IID), the 1347 training rows dealt out with seed 3'
+    """
+    how = f"non-IID, {config.shards_per_client} label shards each" if config.non_iid else "IID"
+    return f"{config.clients} clients ({how}), the {rows} training rows dealt out with seed {config.seed}"
 
 
 @contextlib.contextmanager

@@ -135,7 +135,7 @@ def _runner(name: str, mode: str):
                               class_labels(split), dp_event=event)
         return RunResult(name, split.dataset.name, split.task, {"accuracy": r.accuracy}, r.epsilon, r.delta,
                          noise_multiplier=r.noise_multiplier, seconds=r.seconds, history=r.history, extras=extras,
-                         event=event, neighbouring=r.neighbouring, unit=r.unit,
+                         event=event, neighbouring=r.neighbouring, unit=r.unit, federation=r.federation,
                          test_outputs=TestOutputs(r.test_proba, "probability"), model=model)
 
     return run

@@ -192,6 +192,10 @@ class RunResult:
         What of each record ``epsilon`` protects: ``"records"`` (the whole record), ``"labels"`` for label DP,
         which trains on the features in the clear, ``"images"`` for noisy images whose labels are used in the clear;
         a :class:`~dpcore.accounting.PrivacyLedger` of whole records refuses a run of labels or of images.
+        ``"clients"`` for federated learning, a client's whole data.
+    federation : str or None
+        For a federated run, which simulated federation its clients are
+        (:func:`~dpcore.federated.fedavg.federation_of`): a ledger of clients composes runs of one federation only.
     test_outputs : TestOutputs or None
         What the released model answers on each test row (class probabilities, scores,
         cluster affinities or predicted values): what a black-box attacker sees, so that
@@ -219,6 +223,7 @@ class RunResult:
     test_outputs: "TestOutputs | None" = None
     model: Any = None
     unit: str = "records"
+    federation: str | None = None
 
     def predict(self, X) -> np.ndarray:
         """``model.predict(X)``: the released model's answers on new rows (refused where no model is released)."""

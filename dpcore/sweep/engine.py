@@ -46,8 +46,8 @@ _METRIC_ORDER = ("accuracy", "mse", "r2")
 _ROLE_ORDER = {"swept": 0, "baseline": 1, "trivial": 2}
 #: Columns every row has, in table order (metric columns go after ``seed``).
 ID_COLUMNS = ("learner", "role", "dataset", "axis", "value", "seed")
-TAIL_COLUMNS = ("epsilon", "epsilon_target", "delta", "neighbouring", "unit", "noise_multiplier", "seconds", "cached",
-                "leaks_privacy", "warnings", "leak_warnings", "event")
+TAIL_COLUMNS = ("epsilon", "epsilon_target", "delta", "neighbouring", "unit", "federation", "noise_multiplier",
+                "seconds", "cached", "leaks_privacy", "warnings", "leak_warnings", "event")
 #: Separator between several warnings of one run in the ``warnings`` column.
 WARNING_SEP = " | "
 #: Seconds to wait for a Dask scheduler to answer before giving up with a clear error.
@@ -111,7 +111,9 @@ class SweepResult:
         :class:`~dpcore.learners.RunResult`; ``inf`` for baselines), ``epsilon_target``
         (the budget it was given), ``delta``, ``neighbouring`` (what one ε protects: ``add-remove`` or
         ``replace-one``; empty without a guarantee), ``unit`` (what of the data it protects:
-        ``records``, ``labels``, ``images`` or ``clients``, :data:`~dpcore.accounting.UNITS`), ``noise_multiplier``,
+        ``records``, ``labels``, ``images`` or ``clients``, :data:`~dpcore.accounting.UNITS`), ``federation`` (a
+        federated run's simulated federation, :func:`~dpcore.federated.fedavg.federation_of`; empty otherwise),
+        ``noise_multiplier``,
         ``seconds`` and ``cached``, then ``leaks_privacy`` (True when the run raised a
         :class:`~dpcore.exceptions.PrivacyLeakWarning`: its ``epsilon`` is not a
         guarantee), ``warnings`` (every warning the run raised, joined by
@@ -222,6 +224,7 @@ def execute_run(run: RunSpec, *, limit_threads: bool = False) -> dict:
     # what one ε protects: one record added or removed, or one replaced (empty for a run without a guarantee)
     row["neighbouring"] = Neighbouring.of(res.neighbouring).spelling if res.neighbouring is not None else ""
     row["unit"] = res.unit  # whole records, labels only, images only, a client's whole data
+    row["federation"] = getattr(res, "federation", None) or ""  # whose clients: runs of one federation compose
     row["noise_multiplier"] = float("nan") if res.noise_multiplier is None else float(res.noise_multiplier)
     row["seconds"] = float(res.seconds) if res.seconds else time.perf_counter() - t0
     # the run's dp_accounting event as JSON text, so a cached run still composes (e.g. into a tuning search)

@@ -330,8 +330,10 @@ def composition(runs: pd.DataFrame) -> Composition:
 
     Runs whose ``unit`` column says they protect different things have a sum only for what every one of them protects
     (:func:`~dpcore.accounting.common_unit`): label DP beside whole records, each record's label; label DP beside
-    DP-FedAvg (a client's whole data), nothing, and the total is infinite with ``unit`` None. A table without the
-    column is of whole records.
+    DP-FedAvg (a client's whole data), nothing, and the total is infinite with ``unit`` None. So are federated runs
+    of different simulated federations (their ``federation`` column: the records dealt out with another seed or to
+    another number of clients), whose clients are different groups of records. A table without the column is of
+    whole records.
 
     >>> t = pd.DataFrame({"epsilon": [1.0, 0.5], "delta": [0.0, 1e-5], "neighbouring": ["replace-one", "add-remove"]})
     >>> eps, delta, replaced, unit = composition(t)
@@ -350,6 +352,8 @@ def composition(runs: pd.DataFrame) -> Composition:
     said = runs["neighbouring"].fillna("").astype(str) if "neighbouring" in runs else [""] * len(runs)
     epsilon, delta, replaced = compose_guarantees(zip(epsilons, deltas, said))
     unit = common_unit(runs["unit"].fillna("").astype(str) if "unit" in runs else ())
+    if unit == "clients" and "federation" in runs and runs["federation"].fillna("").nunique() > 1:
+        unit = None  # a client of one simulated federation is no client of another (another seed, other clients)
     if unit is None:
         return Composition(math.inf, 1.0, replaced, None)
     return Composition(float(epsilon), float(delta), replaced, unit)
@@ -364,8 +368,8 @@ def composition_unit_text(unit: str | None) -> str:
     from ..accounting import UNIT_SAID
 
     if unit is None:
-        return (" (no one guarantee: the runs protect different things, e.g. a record's label and a client's whole "
-                "data)")
+        return (" (no one guarantee covers them all: they protect different things, such as a record's label and a "
+                "client's whole data, or the clients of different simulated federations)")
     return "" if unit == "records" else f" for {UNIT_SAID[unit]} only"
 
 
@@ -432,7 +436,11 @@ def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:
                     row["note"] = f"read at delta = {DELTA:g} (the Renyi bound of a repeated search needs a delta > 0)"
         if replaced:  # its runs protect different neighbours (a sweep of the sampling): see composition()
             row["note"] = "; ".join(filter(None, [row["note"], "the composition is for a record replaced"]))
-        if unit != "records":  # label DP, noisy images, a federation: what the composition protects
+        if unit is None:  # one learner's runs: federations dealt out anew by each seed
+            row["note"] = "; ".join(filter(None, [row["note"], "no one guarantee covers these runs together: each "
+                                                  "seed deals the records out to other clients (another simulated "
+                                                  "federation), so no client is protected by all of them"]))
+        elif unit != "records":  # label DP, noisy images, a federation: what the composition protects
             row["note"] = "; ".join(filter(None, [row["note"], f"the composition is{composition_unit_text(unit)}"]))
         rows.append(row)
     return pd.DataFrame(rows, columns=["learner", "candidates", "run_epsilon", "search_epsilon",

@@ -37,7 +37,7 @@ from ..accounting import (
 from ..teaching.verdict import round_epsilon
 from .common import format_epsilon
 
-#: session-state key of the store: {(data, unit, relation): SessionRuns}
+#: session-state key of the store: {(data, unit, relation, federation): SessionRuns} (federation: "" but for clients)
 SESSION_KEY = "session.ledgers"
 #: How the runs that protect less than a whole record are named in the total.
 UNIT_RUNS = {"labels": "label-DP training", "images": "noisy-image release", "clients": "federated training"}
@@ -65,16 +65,19 @@ class SessionRuns:
 
 
 def session_ledger(data: str, *, unit: str = "records", neighbouring: Neighbouring | str = Neighbouring.ADD_REMOVE,
-                   store: dict | None = None) -> SessionRuns:
-    """This visitor's runs on ``data`` protecting ``unit`` under ``neighbouring`` (created empty on first use)."""
+                   store: dict | None = None, federation: str | None = None) -> SessionRuns:
+    """This visitor's runs on ``data`` protecting ``unit`` under ``neighbouring`` (created empty on first use); for
+    clients, those of one simulated ``federation`` (:func:`~dpcore.federated.fedavg.federation_of`: a client of one
+    federation is no client of another, so their runs compose apart)."""
     store = st.session_state.setdefault(SESSION_KEY, {}) if store is None else store
     rel = Neighbouring.of(neighbouring)
-    return store.setdefault((data, unit, rel), SessionRuns(PrivacyLedger(delta=0.0, neighbouring=rel, unit=unit)))
+    fed = (federation or "") if unit == "clients" else ""
+    return store.setdefault((data, unit, rel, fed), SessionRuns(PrivacyLedger(delta=0.0, neighbouring=rel, unit=unit)))
 
 
 def record_run(data: str, run_key, *, event: dp_accounting.DpEvent | None, epsilon: float, delta: float,
                neighbouring: Neighbouring | None, unit: str = "records", store: dict | None = None,
-               page: str | None = None) -> bool:
+               page: str | None = None, federation: str | None = None) -> bool:
     """Spend one run's event on the session ledger of ``data``, once per ``run_key``; True if it was new.
 
     Runs without an event (not private) are not recorded: they have no guarantee to compose. A private run whose
@@ -84,7 +87,7 @@ def record_run(data: str, run_key, *, event: dp_accounting.DpEvent | None, epsil
     """
     if event is None or neighbouring is None:
         return False
-    runs = session_ledger(data, unit=unit, neighbouring=neighbouring, store=store)
+    runs = session_ledger(data, unit=unit, neighbouring=neighbouring, store=store, federation=federation)
     if run_key in runs.keys:
         return False
     runs.ledger.spend(event)
@@ -134,7 +137,7 @@ def release_of(run) -> dict | None:
     if bool(_field(run, "leaks_privacy")):
         event, epsilon = dp_accounting.NonPrivateDpEvent(), math.inf
     return {"event": event, "epsilon": epsilon, "delta": delta, "neighbouring": Neighbouring.of(relation),
-            "unit": _field(run, "unit") or "records"}
+            "unit": _field(run, "unit") or "records", "federation": _field(run, "federation") or None}
 
 
 def record_release(data, run_key, run, *, page: str | None = None, store: dict | None = None) -> bool:
@@ -152,7 +155,8 @@ def sweep_releases(table: pd.DataFrame, identity: tuple[str, ...] = ("learner", 
     only, so the list pickles with a cached chart (``DataFrame.attrs``). Baselines and references are left out."""
     if table is None or not len(table) or "neighbouring" not in table:
         return []
-    keep = [c for c in ("event", "epsilon", "delta", "neighbouring", "unit", "leaks_privacy") if c in table]
+    keep = [c for c in ("event", "epsilon", "delta", "neighbouring", "unit", "federation", "leaks_privacy")
+            if c in table]
     out = []
     for row in table[[*identity, *keep]].to_dict("records"):
         if not row.get("neighbouring") or (isinstance(row["neighbouring"], float) and math.isnan(row["neighbouring"])):
@@ -206,8 +210,9 @@ def session_total_text(data: str, title: str, *, store: dict) -> str | None:
     if not groups:
         return None
     parts = []
-    both = sum(unit == "records" for (_, unit, _), _ in groups) > 1  # add/remove and replace-one runs on one data set
-    for (_, unit, rel), runs in groups:
+    both = sum(unit == "records" for (_, unit, _, _), _ in groups) > 1  # add/remove and replace-one runs on one data
+    federations = len({fed for (_, unit, _, fed), _ in groups if unit == "clients"})
+    for (_, unit, rel, fed), runs in groups:
         n = len(runs.reported)
         # the total delta is spent too: rounded up as the epsilon is (3.34e-05 reads 3.4e-05, never 3.3e-05)
         total = f"ε = {format_epsilon(runs.epsilon, 4)}" + (
@@ -215,9 +220,11 @@ def session_total_text(data: str, title: str, *, store: dict) -> str | None:
         if unit == "clients":  # a client's whole data: more than a record, of another kind (user-level DP)
             one = n == 1
             neighbour = "one client added or removed" if rel is Neighbouring.ADD_REMOVE else "one client replaced"
-            parts.append(f"**{n} {UNIT_RUNS['clients']}{'' if one else 's'}** protected {UNIT_SAID['clients']} "
-                         f"({total} for {'it' if one else 'them'}, {neighbour}): a record added changes what its "
-                         f"client holds, so {'it adds' if one else 'they add'} to no total of records.")
+            where = f" on {fed}" if federations > 1 and fed else ""  # which federation, when there are several
+            parts.append(f"**{n} {UNIT_RUNS['clients']}{'' if one else 's'}**{where} protected "
+                         f"{UNIT_SAID['clients']} ({total} for {'it' if one else 'them'}, {neighbour}): a record "
+                         f"added changes what its client holds, so {'it adds' if one else 'they add'} to no total of "
+                         "records.")
         elif unit != "records":
             what = UNIT_RUNS.get(unit, f"{unit} run")
             one = n == 1
@@ -234,7 +241,11 @@ def session_total_text(data: str, title: str, *, store: dict) -> str | None:
         else:
             parts.append(f"This session has run **{n} private trainings** on {title}; if they were all released, "
                          f"the total would be **{total}** for each record ({rel.description}).")
-    if combined := _combined_records_text([runs for (_, unit, _), runs in groups if unit == "records"]):
+    if federations > 1:
+        parts.append("These federations deal the records out differently (another seed, another number of clients): "
+                     "a client of one holds records of several clients of another, so their totals do not add up "
+                     "into one.")
+    if combined := _combined_records_text([runs for (_, unit, _, _), runs in groups if unit == "records"]):
         parts.append(combined)
     if by_page := _pages_text(runs for _, runs in groups):
         parts.append(by_page)

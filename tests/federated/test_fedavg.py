@@ -261,3 +261,25 @@ def test_a_federated_run_says_it_protects_clients_and_a_ledger_of_records_refuse
     assert len(records) == 1
     with pytest.raises(DPValueError, match="protects each record, and this ledger counts each client's whole data"):
         PrivacyLedger(delta=1e-5, unit="clients").spend(dpsgd)
+
+
+def test_a_ledger_of_clients_composes_runs_of_one_federation_only(split):
+    """A client of one simulated federation is no client of another: the records are dealt out to clients by the
+    run's seed and their number, so runs with another seed or another number of clients protect other groups of
+    records. A ledger of clients composed them as if one client were protected by all; it now takes the runs of the
+    first federation it is given and refuses the others, by name."""
+    from dpcore.accounting import PrivacyLedger
+
+    one = run_learner("dp-fedavg", split, epsilon=1.0, seed=0, params={"clients": 5, "rounds": 3})
+    again = run_learner("dp-fedavg", split, epsilon=2.0, seed=0, params={"clients": 5, "rounds": 3})
+    reseeded = run_learner("dp-fedavg", split, epsilon=1.0, seed=1, params={"clients": 5, "rounds": 3})
+    more = run_learner("dp-fedavg", split, epsilon=1.0, seed=0, params={"clients": 8, "rounds": 3})
+    assert one.federation == again.federation and "5 clients" in one.federation and "seed 0" in one.federation
+    assert len({one.federation, reseeded.federation, more.federation}) == 3
+    clients = PrivacyLedger(delta=1e-5, unit="clients")
+    clients.spend(one)
+    clients.spend(again)  # the same federation, another ε: its clients compose
+    for other in (reseeded, more):
+        with pytest.raises(DPValueError, match="protects a client of another federation"):
+            clients.spend(other)
+    assert len(clients) == 2 and clients.federation == one.federation

@@ -101,3 +101,15 @@ def test_a_sweeps_rows_say_what_their_epsilon_protects_and_its_tuning_tax_says_i
 
     said = neighbouring_note(res.table, markdown=False)
     assert "(one client added or removed)" in said and said.count("one record added or removed") == 1  # DP-SGD's
+
+
+def test_federated_runs_of_different_federations_compose_to_no_guarantee():
+    """Seeds of a DP-FedAvg sweep deal the records out to other clients: the runs' client-level epsilons summed to
+    1 + 1 "for each client", a client no run shares. Of one federation they add up; of two, infinity."""
+    from dpcore.sweep.summary import composition
+
+    t = pd.DataFrame({"epsilon": [1.0, 1.0], "delta": [1e-5, 1e-5], "neighbouring": ["add-remove"] * 2,
+                      "unit": ["clients"] * 2, "federation": ["5 clients (IID), seed 0", "5 clients (IID), seed 0"]})
+    assert composition(t)[:2] == (2.0, 2e-5) and composition(t).unit == "clients"
+    t.loc[1, "federation"] = "5 clients (IID), seed 1"
+    assert composition(t) == (math.inf, 1.0, False, None)

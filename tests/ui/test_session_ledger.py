@@ -289,3 +289,18 @@ def test_a_train_page_run_on_bounds_read_from_the_rows_makes_the_total_infinite(
     assert math.isfinite(session_ledger("up", store=store).epsilon)
     record_release("up", ("read",), read, store=store)
     assert session_ledger("up", store=store).epsilon == math.inf
+
+
+def test_federated_runs_of_different_federations_keep_totals_apart():
+    """Two federated runs dealt out with different seeds protect different clients: the session keeps one total per
+    federation, names each, and says the totals do not add up."""
+    store: dict = {}
+    event = dp_accounting.GaussianDpEvent(2.0)
+    for seed in (0, 1):
+        record_run("digits", ("fed", seed), event=event, epsilon=1.0, delta=1e-5, neighbouring=Neighbouring.ADD_REMOVE,
+                   unit="clients", federation=f"5 clients (IID), the 1347 training rows dealt out with seed {seed}",
+                   store=store)
+    assert len(store) == 2
+    text = session_total_text("digits", "Digits", store=store)
+    assert text.count("1 federated training** on 5 clients (IID)") == 2
+    assert "their totals do not add up into one" in text
