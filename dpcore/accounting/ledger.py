@@ -629,7 +629,8 @@ class PrivacyLedger:
         were used in the clear) says nothing of a whole record, so a ledger of records refuses it; a ledger of labels
         takes it, and any run of whole records (a label changed is a record replaced). Noisy images with the labels
         in the clear are ``"images"`` the same way. Federated learning protects a client (``"clients"``), which only
-        a ledger of clients takes (:func:`~dpcore.accounting.covers`).
+        a ledger of clients takes (:func:`~dpcore.accounting.covers`), and only for the clients of one simulated
+        federation (the first result spent says which, :attr:`federation`; a run of another is refused).
     pld_discretization : float
         PLD grid (pessimistic: coarser is faster and looser).
 
