@@ -510,3 +510,27 @@ def test_on_an_upload_with_a_common_class_and_no_declared_shares_the_advice_name
     assert any(t.startswith("Declared class shares:") for t in advice(plain).instead)
     declared = plain.with_class_shares("ok=0.88, fraud=0.07, review=0.05")
     assert not any(t.startswith("Declared class shares:") for t in advice(declared).instead)
+
+
+def _own_file(n: int):
+    """An upload of ``n`` rows, two classes, its bounds declared."""
+    rng = np.random.default_rng(11)
+    x = rng.uniform(0, 10, n)
+    frame = pd.DataFrame({"visits": x, "bought": np.where(x + rng.normal(0, 2, n) > 5, "yes", "no")})
+    return load_csv(frame, label_column="bought", bounds="visits=0:10")
+
+
+def test_a_recommendation_scored_on_a_few_test_rows_says_how_little_they_show_with_a_binomial_bound():
+    # on a 30-row file the answer read "accuracy at least 0.857 in 90% of fresh runs" from 7 test rows, the seeds'
+    # spread 0: nothing said that 6 right of 7 shows an accuracy on new rows only above about 0.55
+    scores = {0.1: [0.571] * 3, 1.0: [0.857] * 3, 10.0: [0.857] * 3}
+    advice = judge(_result(scores, [0.857] * 3, dataset=_own_file(30), trivial=0.571), Need("within", "accuracy", 0.05))
+    assert advice.recommended is not None
+    few = [r for r in advice.reasons if r.startswith("Caution: scored on only 7 test rows")]
+    assert len(few) == 1, advice.reasons
+    assert "6/7 here has accuracy at least 0.547 with 90% confidence (Clopper & Pearson 1934" in few[0]
+    assert "below the target of 0.807: these rows cannot show that the need is met" in few[0]
+    assert advice.reasons.index(few[0]) < next(i for i, r in enumerate(advice.reasons) if r.startswith("At ε ="))
+    # a file whose test part has a few hundred rows gets no such caution
+    big = judge(_result(scores, [0.857] * 3, dataset=_own_file(2000), trivial=0.571), Need("within", "accuracy", 0.05))
+    assert big.recommended is not None and not [r for r in big.reasons if "test rows" in r and "Caution" in r]

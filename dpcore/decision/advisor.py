@@ -62,6 +62,9 @@ ADVISOR_GAP = 0.05
 COMMON_CLASS = 0.8
 #: How often a fresh run at the recommended ε must meet the need (one-sided prediction bound).
 ADVISOR_CONFIDENCE = 0.9
+#: A test part of fewer rows than this gets the caution of :func:`_few_test_rows` beside a recommendation: each row
+#: then moves accuracy by a point or more, more than the seeds' spread the prediction bound measures.
+FEW_TEST_ROWS = 100
 #: The false-alarm rate at which the attack's catch is reported.
 ATTACK_FPR = 0.01
 #: Records in the attacker's pool (half of them members): the Attack page's default.
@@ -751,6 +754,8 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
         against = _against_references(best, need, trivial=trivial, task=config.task, trivial_learner=config.trivial(),
                                       per_seed=reference(best.learner)[1], swept=table)
         reasons += [t for t in against if t.startswith("Caution")]  # before the numbers it qualifies
+        if ds is not None and (few := _few_test_rows(ds, config, best, need, confidence)):
+            reasons.append(few)
         # (where the trivial predictor meets the need itself, the caution above says more: on a 95/5 label accuracy
         # sits near it for every model, and balanced accuracy is what to judge by)
         if not any(t.startswith("Caution") for t in against) and (
@@ -910,6 +915,36 @@ def _rare_class_found(table: pd.DataFrame, config, best: pd.Series) -> str | Non
             + (f"; the non-private model trained on the same splits finds {base_found.mean():.0%}"
                if not base_found.empty else "")
             + "; always answering the most common class finds none.")
+
+
+def _few_test_rows(ds, config, best: pd.Series, need: Need, confidence: float) -> str | None:
+    """A caution when the recommended point was scored on fewer than :data:`FEW_TEST_ROWS` test rows (an upload's
+    small file): the prediction bound covers how the noise moves the score over seeds on these rows, not which rows
+    happened to be tested. For accuracy, the exact binomial lower bound (Clopper & Pearson 1934) on the accuracy over
+    new rows of the same kind of a model scoring the mean here, compared with the target."""
+    from ..datasets.registry import train_test_split
+
+    try:
+        n_test = len(train_test_split(ds, test_size=config.test_size, seed=0).y_test)
+    except DPCoreError:
+        return None
+    if n_test >= FEW_TEST_ROWS or need.metric not in ("accuracy", "balanced_accuracy", "r2", "mse"):
+        return None
+    said = (f"Caution: scored on only {n_test} test rows. The advisor's bound covers how the noise moves the score "
+            "over seeds on these rows, not the luck of which rows were tested, which on so few rows can move it by "
+            "more than the margin to the target")
+    if need.metric != "accuracy":
+        return said + ". More rows give a firmer answer."
+    from scipy import stats
+
+    right = int(round(float(best["mean"]) * n_test))
+    low = float(stats.beta.ppf(1 - confidence, right, n_test - right + 1)) if right > 0 else 0.0
+    target = float(best.target)
+    return (said + f": each row right or wrong moves accuracy by {1 / n_test:.3g}. On new rows of the same kind, a "
+            f"model scoring {right}/{n_test} here has accuracy at least {math.floor(low * 1000) / 1000:.3f} with "
+            f"{confidence:.0%} confidence (Clopper & Pearson 1934's exact binomial bound)"
+            + (f", below the target of {target:.3f}: these rows cannot show that the need is met" if low < target
+               else "") + ". More rows give a firmer answer.")
 
 
 def _registry_rows(config) -> int | None:
