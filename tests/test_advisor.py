@@ -534,3 +534,19 @@ def test_a_recommendation_scored_on_a_few_test_rows_says_how_little_they_show_wi
     # a file whose test part has a few hundred rows gets no such caution
     big = judge(_result(scores, [0.857] * 3, dataset=_own_file(2000), trivial=0.571), Need("within", "accuracy", 0.05))
     assert big.recommended is not None and not [r for r in big.reasons if "test rows" in r and "Caution" in r]
+
+
+@pytest.mark.parametrize("relation, words", [
+    ("replace-one", "against a data set that differs in one record replaced (replace-one neighbours)"),
+    ("add-remove", "against a data set that differs in one record added or removed (add-remove neighbours); under "
+                   "add-remove neighbours a record replaced is covered at 2ε"),
+])
+def test_the_recommendation_says_what_its_epsilon_protects_and_against_which_neighbours(relation, words):
+    # the answer and the report read "ε = 0.316 with DP-ERM" with nothing saying whether that bounds a record
+    # replaced (DP-ERM's ε) or one added or removed (DP-SGD's): a factor of up to 2 for whoever quotes it
+    res = _result({0.1: [0.5, 0.52, 0.51], 1.0: [0.9, 0.91, 0.9], 10.0: [0.92, 0.93, 0.92]}, [0.94, 0.95, 0.94])
+    res.table["neighbouring"] = np.where(res.table.role == "swept", relation, "")
+    advice = judge(res, Need("at_least", "accuracy", 0.85))
+    said = [r for r in advice.reasons if r.startswith("What ε = 1 protects: each whole training record")]
+    assert len(said) == 1 and words in said[0], advice.reasons
+    assert advice.recommended["protects"] == said[0]

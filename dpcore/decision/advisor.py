@@ -788,6 +788,9 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
                        "rest on one lucky point below a dip.")
         if int(best.n) < 2:
             reasons.append("Only one seed: there is no spread to judge by; run more seeds before relying on this.")
+        if protects := _what_it_protects(table, best):
+            recommended["protects"] = protects
+            reasons.append(protects)
         reasons.append(v.sentence().replace("**", "") + " " + comparison(float(best.epsilon)))
         reasons += overspent_reasons(points)
     else:
@@ -915,6 +918,32 @@ def _rare_class_found(table: pd.DataFrame, config, best: pd.Series) -> str | Non
             + (f"; the non-private model trained on the same splits finds {base_found.mean():.0%}"
                if not base_found.empty else "")
             + "; always answering the most common class finds none.")
+
+
+def _what_it_protects(table: pd.DataFrame, best: pd.Series) -> str | None:
+    """What the recommended ε protects, and against which neighbours, as its runs recorded it: a bare "ε = 0.316"
+    in a report does not say whether it bounds one record added or removed (DP-SGD, Abadi et al. 2016) or one
+    replaced (DP-ERM, Chaudhuri et al. 2011), which differ by up to a factor 2 (a replacement is a removal and an
+    addition)."""
+    from ..accounting.neighbouring import Neighbouring
+    from ..learners import get_learner
+
+    if "neighbouring" not in table.columns:
+        return None
+    runs = table[(table.role == "swept") & (table.learner == best.learner) & np.isclose(table.value, best.epsilon)]
+    relations = {str(r) for r in runs.neighbouring.dropna() if str(r)}
+    if len(relations) != 1:
+        return None
+    try:
+        neighbours = Neighbouring.of(relations.pop())
+        protects = get_learner(best.learner).wording.protects
+    except (DPCoreError, KeyError):
+        return None
+    return (f"What ε = {epsilon_text(best.epsilon)} protects: {protects}, against a data set that differs in "
+            f"{neighbours.description} ({neighbours.spelling} neighbours)"
+            + ("; under add-remove neighbours a record replaced is covered at 2ε (a removal and an addition)."
+               if neighbours is Neighbouring.ADD_REMOVE else
+               "; the number of records is taken as public."))
 
 
 def _few_test_rows(ds, config, best: pd.Series, need: Need, confidence: float) -> str | None:
