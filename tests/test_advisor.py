@@ -550,3 +550,13 @@ def test_the_recommendation_says_what_its_epsilon_protects_and_against_which_nei
     said = [r for r in advice.reasons if r.startswith("What ε = 1 protects: each whole training record")]
     assert len(said) == 1 and words in said[0], advice.reasons
     assert advice.recommended["protects"] == said[0]
+
+
+def test_when_no_epsilon_meets_on_a_few_test_rows_the_advice_says_more_rows_before_more_seeds():
+    # on a 30-row file the first advice was "More seeds", which cannot help when 7 test rows decide the score
+    scores = {0.1: [0.43, 0.57, 0.29], 1.0: [0.57, 0.71, 0.43], 10.0: [0.71, 1.0, 0.86]}
+    advice = judge(_result(scores, [0.857] * 3, dataset=_own_file(30), trivial=0.571), Need("within", "accuracy", 0.05))
+    assert advice.recommended is None
+    assert advice.instead[0].startswith("More rows first: every run was scored on only 7 test rows")
+    big = judge(_result(scores, [0.857] * 3, dataset=_own_file(2000), trivial=0.571), Need("within", "accuracy", 0.05))
+    assert not [t for t in big.instead if t.startswith("More rows first")]

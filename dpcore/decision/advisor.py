@@ -799,6 +799,11 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
         instead = _instead(points, need, target, baseline=baseline, trivial=trivial, config=config,
                            n_rows=ds.n_samples if ds is not None else _registry_rows(config),
                            n_features=ds.n_features if ds is not None else None)
+        if ds is not None and (n_test := _test_rows(ds, config)) is not None and n_test < FEW_TEST_ROWS:
+            instead.insert(0, f"More rows first: every run was scored on only {n_test} test rows, where one row "
+                              f"moves the score by about {1 / n_test:.2g} (in accuracy); more seeds measure the "
+                              "noise, not the luck of which rows were tested, so no answer here is firm until the "
+                              "file has a few hundred rows.")
     selection = selection_note(points, table, learner=best.learner if best is not None else None,
                                delta=config.delta)
     return Advice(need=need, epsilon_range=(float(lo), float(hi)), confidence=float(confidence), metric=need.metric,
@@ -946,18 +951,23 @@ def _what_it_protects(table: pd.DataFrame, best: pd.Series) -> str | None:
                "; the number of records is taken as public."))
 
 
+def _test_rows(ds, config) -> int | None:
+    """How many rows of ``ds`` a run of ``config`` is scored on (its split's test part), None if it cannot split."""
+    from ..datasets.registry import train_test_split
+
+    try:
+        return len(train_test_split(ds, test_size=config.test_size, seed=0).y_test)
+    except DPCoreError:
+        return None
+
+
 def _few_test_rows(ds, config, best: pd.Series, need: Need, confidence: float) -> str | None:
     """A caution when the recommended point was scored on fewer than :data:`FEW_TEST_ROWS` test rows (an upload's
     small file): the prediction bound covers how the noise moves the score over seeds on these rows, not which rows
     happened to be tested. For accuracy, the exact binomial lower bound (Clopper & Pearson 1934) on the accuracy over
     new rows of the same kind of a model scoring the mean here, compared with the target."""
-    from ..datasets.registry import train_test_split
-
-    try:
-        n_test = len(train_test_split(ds, test_size=config.test_size, seed=0).y_test)
-    except DPCoreError:
-        return None
-    if n_test >= FEW_TEST_ROWS or need.metric not in ("accuracy", "balanced_accuracy", "r2", "mse"):
+    n_test = _test_rows(ds, config)
+    if n_test is None or n_test >= FEW_TEST_ROWS:
         return None
     said = (f"Caution: scored on only {n_test} test rows. The advisor's bound covers how the noise moves the score "
             "over seeds on these rows, not the luck of which rows were tested, which on so few rows can move it by "
