@@ -51,6 +51,7 @@ from dpcore.ui.sweep import (
     run_live,
     sweep_figure,
     sweepable,
+    swept_text,
     title_of,
     worse_than_trivial_at,
 )
@@ -197,14 +198,16 @@ m[0].metric("Runs", f"{len(table)}", help=f"{result.n_computed} computed, {resul
 if (found := best_swept(summ, axis=axis, metric=metric)) is not None:  # wherever it lies; no overspent point
     best, ties, beyond, left_out = found.point, found.ties, found.spent, found.left_out
     short = get_axis(axis).symbol or axis_name  # a letter fits a quarter of the page's width
-    m[1].metric(f"Best swept: {short} = {best.value:.3g}" + (f", spent {beyond:.3g}" if beyond else ""),
+    m[1].metric(f"Best swept: {short} = {swept_text(best.value, axis)}"
+                + (f", spent {format_epsilon(beyond)}" if beyond else ""),
                 f"{best['mean']:.3g}",
-                delta=(f"ties with {short} = {ties[0].value:.3g}" if len(ties) == 1 and ties[0].learner == best.learner
+                delta=(f"ties with {short} = {swept_text(ties[0].value, axis)}"
+                       if len(ties) == 1 and ties[0].learner == best.learner
                        else f"ties with {len(ties)} other point{'s' if len(ties) > 1 else ''}") if ties else None,
                 delta_color="off", delta_arrow="off",
                 help=f"{title_of(best.learner)}, mean over seeds"
                      + (". These points lie within the seeds' spread of it, so these runs cannot tell them apart: "
-                        + "; ".join(f"{title_of(r.learner)} at {short} = {r.value:.3g} ({r['mean']:.3g})"
+                        + "; ".join(f"{title_of(r.learner)} at {short} = {swept_text(r.value, axis)} ({r['mean']:.3g})"
                                     for r in ties) if ties else "")
                      + (f" — its runs spent ε = {format_epsilon(beyond)} in all, more than the ε on the axis (the "
                         "note under the chart says why)" if beyond else "")

@@ -94,7 +94,7 @@ with control_area(st.sidebar).form("audit.form"):
 if ds is None:
     stop_page()
 warnings_notice(None, load_warnings_of(said))  # the file's, folded into one notice, leaks first
-upload_in_view(ds)  # the intro folded, one line on whose data this is
+upload_in_view(ds, bounds_note=False)  # the intro folded, one line on whose data this is (its leaks: above)
 st.markdown(ATTACK_NOTES[attack])
 spec = get_learner(learner)
 params = (("model", "mlp"), ("hidden", 256)) if network == "mlp" and spec.family == "network" else ()

@@ -543,3 +543,53 @@ def test_a_smaller_epsilon_that_protects_only_the_labels_does_not_beat_a_whole_r
     assert alone.recommended["learner"] == "label-dp-rr" and alone.recommended["unit"] == "labels"
     assert "(its ε protects each record's label only)" in alone.headline()
     assert any(r.startswith("What this ε protects: each record's label only") for r in alone.reasons)
+
+
+def _own_file(n: int):
+    """An upload of ``n`` rows, two classes, its bounds declared."""
+    rng = np.random.default_rng(11)
+    x = rng.uniform(0, 10, n)
+    frame = pd.DataFrame({"visits": x, "bought": np.where(x + rng.normal(0, 2, n) > 5, "yes", "no")})
+    return load_csv(frame, label_column="bought", bounds="visits=0:10")
+
+
+def test_a_recommendation_scored_on_a_few_test_rows_says_how_little_they_show_with_a_binomial_bound():
+    # on a 30-row file the answer read "accuracy at least 0.857 in 90% of fresh runs" from 7 test rows, the seeds'
+    # spread 0: nothing said that 6 right of 7 shows an accuracy on new rows only above about 0.55
+    scores = {0.1: [0.571] * 3, 1.0: [0.857] * 3, 10.0: [0.857] * 3}
+    advice = judge(_result(scores, [0.857] * 3, dataset=_own_file(30), trivial=0.571), Need("within", "accuracy", 0.05))
+    assert advice.recommended is not None
+    few = [r for r in advice.reasons if r.startswith("Caution: scored on only 7 test rows")]
+    assert len(few) == 1, advice.reasons
+    assert "6/7 here has accuracy at least 0.547 with 90% confidence (Clopper & Pearson 1934" in few[0]
+    assert "below the target of 0.807: these rows cannot show that the need is met" in few[0]
+    assert advice.reasons.index(few[0]) < next(i for i, r in enumerate(advice.reasons) if r.startswith("At ε ="))
+    # a file whose test part has a few hundred rows gets no such caution
+    big = judge(_result(scores, [0.857] * 3, dataset=_own_file(2000), trivial=0.571), Need("within", "accuracy", 0.05))
+    assert big.recommended is not None and not [r for r in big.reasons if "test rows" in r and "Caution" in r]
+
+
+@pytest.mark.parametrize("relation, words", [
+    ("replace-one", "against a data set that differs in one record replaced (replace-one neighbours)"),
+    ("add-remove", "against a data set that differs in one record added or removed (add-remove neighbours); under "
+                   "add-remove neighbours a record replaced is covered at 2ε"),
+])
+def test_the_recommendation_says_what_its_epsilon_protects_and_against_which_neighbours(relation, words):
+    # the answer and the report read "ε = 0.316 with DP-ERM" with nothing saying whether that bounds a record
+    # replaced (DP-ERM's ε) or one added or removed (DP-SGD's): a factor of up to 2 for whoever quotes it
+    res = _result({0.1: [0.5, 0.52, 0.51], 1.0: [0.9, 0.91, 0.9], 10.0: [0.92, 0.93, 0.92]}, [0.94, 0.95, 0.94])
+    res.table["neighbouring"] = np.where(res.table.role == "swept", relation, "")
+    advice = judge(res, Need("at_least", "accuracy", 0.85))
+    said = [r for r in advice.reasons if r.startswith("What ε = 1 protects: each whole training record")]
+    assert len(said) == 1 and words in said[0], advice.reasons
+    assert advice.recommended["protects"] == said[0]
+
+
+def test_when_no_epsilon_meets_on_a_few_test_rows_the_advice_says_more_rows_before_more_seeds():
+    # on a 30-row file the first advice was "More seeds", which cannot help when 7 test rows decide the score
+    scores = {0.1: [0.43, 0.57, 0.29], 1.0: [0.57, 0.71, 0.43], 10.0: [0.71, 1.0, 0.86]}
+    advice = judge(_result(scores, [0.857] * 3, dataset=_own_file(30), trivial=0.571), Need("within", "accuracy", 0.05))
+    assert advice.recommended is None
+    assert advice.instead[0].startswith("More rows first: every run was scored on only 7 test rows")
+    big = judge(_result(scores, [0.857] * 3, dataset=_own_file(2000), trivial=0.571), Need("within", "accuracy", 0.05))
+    assert not [t for t in big.instead if t.startswith("More rows first")]

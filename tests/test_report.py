@@ -123,8 +123,9 @@ def test_bad_report_arguments_get_one_line_naming_the_flag(cli, argv, words):
     assert res.returncode == 2 and words in res.stderr and "Traceback" not in res.stderr
 
 
-def _imbalanced_advice():
-    """The advice on a 95/5 upload (labels 'no'/'yes') whose private model at ε = 0.1 answers 'no' for every row."""
+def _imbalanced_advice(level: float = 0.9):
+    """The advice on a 95/5 upload (labels 'no'/'yes') whose private model at ε = 0.1 answers 'no' for every row,
+    for a need of accuracy at least ``level``."""
     import math
 
     import pandas as pd
@@ -152,7 +153,25 @@ def _imbalanced_advice():
             rows.append({"learner": "erm-objective", "role": "swept", "value": v, "seed": s,
                          "accuracy": acc + 0.001 * s, "epsilon": v, "warnings": warn, "leaks_privacy": False,
                          "event": '{"dp_event": "EpsilonDeltaDpEvent", "epsilon": %r, "delta": 0.0}' % v})
-    return judge(SweepResult(config, pd.DataFrame(rows), 0, len(rows), 0.0), Need("at_least", "accuracy", 0.9)), ds
+    return judge(SweepResult(config, pd.DataFrame(rows), 0, len(rows), 0.0), Need("at_least", "accuracy", level)), ds
+
+
+def test_the_report_command_says_on_the_terminal_what_would_meet_a_need_no_epsilon_meets(cli, tmp_path, monkeypatch):
+    # it printed only "No ε from ... meets the need": what to change next was in the HTML file alone
+    import dpcore.decision.advisor as advisor
+
+    advice, _ = _imbalanced_advice(level=0.99)
+    assert advice.recommended is None and advice.instead
+    monkeypatch.setattr(advisor, "advise", lambda *a, **k: advice)
+    data = tmp_path / "ward.csv"
+    data.write_text("heart_rate,sepsis\n" + "".join(f"{70 + i % 30},{'yes' if i % 20 == 0 else 'no'}\n"
+                                                     for i in range(200)))
+    res = cli("report", "--data", data, "--label", "sepsis", "--bounds", "heart_rate=20:250", "--out",
+              tmp_path / "r.html")
+    assert res.returncode == 0, res.stderr
+    assert "No ε from" in res.stderr and "What would meet it:" in res.stderr
+    for line in advice.instead:
+        assert f"  - {line}" in res.stderr
 
 
 def test_the_report_says_why_a_point_above_the_target_does_not_meet_and_names_no_class():

@@ -109,6 +109,8 @@ def _run(args) -> int:
                     base_seed=seed or 0, secure=secure, delta=args.delta, confidence=args.confidence,
                     attack=not args.no_attack, n_jobs=args.jobs, use_cache=use_cache, cache_dir=args.cache_dir)
     print(advice.headline(), file=sys.stderr)
+    if advice.recommended is None and advice.instead:  # what to change next, on the terminal too (not only in the file)
+        print("What would meet it:\n" + "\n".join(f"  - {t}" for t in advice.instead), file=sys.stderr)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:
             fh.write(report_html(advice, load_warnings=load_warnings))

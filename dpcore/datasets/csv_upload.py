@@ -267,6 +267,22 @@ def _warn_identifiers(columns: list[str], X: np.ndarray) -> None:
                       DPCoreWarning, stacklevel=user_stacklevel())
 
 
+def _warn_constant(columns: list[str], X: np.ndarray) -> None:
+    """Warn about feature columns holding one value on every row (a country code in a one-country table): no model
+    learns anything from them. The value itself is not said: the warning goes into the decision report, which holds
+    no cell of the file."""
+    if X.shape[0] < 2:
+        return
+    found = [name for j, name in enumerate(columns) if np.all(X[:, j] == X[0, j])]
+    if found:
+        names = _names(found, at_most=5)
+        one = len(found) == 1
+        warnings.warn(f"{names} hold{'s' if one else ''} the same value on every row: no model learns anything from "
+                      f"{'it' if one else 'them'}; leave {'it' if one else 'them'} out (drop=, --drop on the command "
+                      "line, Columns to leave out on the pages)",
+                      DPCoreWarning, stacklevel=user_stacklevel())
+
+
 def _left_out(df: pd.DataFrame, drop: "str | Sequence[str]", label_column: str | None) -> tuple[str, ...]:
     """The columns of ``drop`` (one name or several), each checked to be a column of ``df`` other than the label."""
     names = (drop,) if isinstance(drop, str) else tuple(str(n) for n in drop)  # read as text, as a file's are
@@ -583,6 +599,7 @@ def _bounded_features(X: np.ndarray, features: pd.DataFrame, bounds: BoundsLike,
     if declared is None:  # a pair (low, high): one range per feature column
         declared = bounds_by_column(bounds, columns)
     _warn_identifiers(columns, X)
+    _warn_constant(columns, X)
     feature_bounds, declared_label = _declared(columns, label_column, task, declared, left_out)
     for c, column in zip(columns, features.columns):  # True/False: 0 to 1 by the type, read from no row
         if c not in feature_bounds and pd.api.types.is_bool_dtype(features[column]):

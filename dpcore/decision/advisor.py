@@ -62,6 +62,9 @@ ADVISOR_GAP = 0.05
 COMMON_CLASS = 0.8
 #: How often a fresh run at the recommended ε must meet the need (one-sided prediction bound).
 ADVISOR_CONFIDENCE = 0.9
+#: A test part of fewer rows than this gets the caution of :func:`_few_test_rows` beside a recommendation: each row
+#: then moves accuracy by a point or more, more than the seeds' spread the prediction bound measures.
+FEW_TEST_ROWS = 100
 #: The false-alarm rate at which the attack's catch is reported.
 ATTACK_FPR = 0.01
 #: Records in the attacker's pool (half of them members): the Attack page's default.
@@ -800,6 +803,8 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
         against = _against_references(best, need, trivial=trivial, task=config.task, trivial_learner=config.trivial(),
                                       per_seed=reference(best.learner)[1], swept=table)
         reasons += [t for t in against if t.startswith("Caution")]  # before the numbers it qualifies
+        if ds is not None and (few := _few_test_rows(ds, config, best, need, confidence)):
+            reasons.append(few)
         # (where the trivial predictor meets the need itself, the caution above says more: on a 95/5 label accuracy
         # sits near it for every model, and balanced accuracy is what to judge by)
         if not any(t.startswith("Caution") for t in against) and (
@@ -832,6 +837,9 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
                        "rest on one lucky point below a dip.")
         if int(best.n) < 2:
             reasons.append("Only one seed: there is no spread to judge by; run more seeds before relying on this.")
+        if protects := _what_it_protects(table, best):
+            recommended["protects"] = protects
+            reasons.append(protects)
         reasons.append(v.sentence().replace("**", "") + " " + comparison(float(best.epsilon)))
         reasons += overspent_reasons(points)
     else:
@@ -840,6 +848,11 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
         instead = _instead(points, need, target, baseline=baseline, trivial=trivial, config=config,
                            n_rows=ds.n_samples if ds is not None else _registry_rows(config),
                            n_features=ds.n_features if ds is not None else None)
+        if ds is not None and (n_test := _test_rows(ds, config)) is not None and n_test < FEW_TEST_ROWS:
+            instead.insert(0, f"More rows first: every run was scored on only {n_test} test rows, where one row "
+                              f"moves the score by about {1 / n_test:.2g} (in accuracy); more seeds measure the "
+                              "noise, not the luck of which rows were tested, so no answer here is firm until the "
+                              "file has a few hundred rows.")
     selection = selection_note(points, table, learner=best.learner if best is not None else None,
                                delta=config.delta)
     return Advice(need=need, epsilon_range=(float(lo), float(hi)), confidence=float(confidence), metric=need.metric,
@@ -959,6 +972,67 @@ def _rare_class_found(table: pd.DataFrame, config, best: pd.Series) -> str | Non
             + (f"; the non-private model trained on the same splits finds {base_found.mean():.0%}"
                if not base_found.empty else "")
             + "; always answering the most common class finds none.")
+
+
+def _what_it_protects(table: pd.DataFrame, best: pd.Series) -> str | None:
+    """What the recommended ε protects, and against which neighbours, as its runs recorded it: a bare "ε = 0.316"
+    in a report does not say whether it bounds one record added or removed (DP-SGD, Abadi et al. 2016) or one
+    replaced (DP-ERM, Chaudhuri et al. 2011), which differ by up to a factor 2 (a replacement is a removal and an
+    addition)."""
+    from ..accounting.neighbouring import Neighbouring
+    from ..learners import get_learner
+
+    if "neighbouring" not in table.columns:
+        return None
+    runs = table[(table.role == "swept") & (table.learner == best.learner) & np.isclose(table.value, best.epsilon)]
+    relations = {str(r) for r in runs.neighbouring.dropna() if str(r)}
+    if len(relations) != 1:
+        return None
+    try:
+        neighbours = Neighbouring.of(relations.pop())
+        protects = get_learner(best.learner).wording.protects
+    except (DPCoreError, KeyError):
+        return None
+    return (f"What ε = {epsilon_text(best.epsilon)} protects: {protects}, against a data set that differs in "
+            f"{neighbours.description} ({neighbours.spelling} neighbours)"
+            + ("; under add-remove neighbours a record replaced is covered at 2ε (a removal and an addition)."
+               if neighbours is Neighbouring.ADD_REMOVE else
+               "; the number of records is taken as public."))
+
+
+def _test_rows(ds, config) -> int | None:
+    """How many rows of ``ds`` a run of ``config`` is scored on (its split's test part), None if it cannot split."""
+    from ..datasets.registry import train_test_split
+
+    try:
+        return len(train_test_split(ds, test_size=config.test_size, seed=0).y_test)
+    except DPCoreError:
+        return None
+
+
+def _few_test_rows(ds, config, best: pd.Series, need: Need, confidence: float) -> str | None:
+    """A caution when the recommended point was scored on fewer than :data:`FEW_TEST_ROWS` test rows (an upload's
+    small file): the prediction bound covers how the noise moves the score over seeds on these rows, not which rows
+    happened to be tested. For accuracy, the exact binomial lower bound (Clopper & Pearson 1934) on the accuracy over
+    new rows of the same kind of a model scoring the mean here, compared with the target."""
+    n_test = _test_rows(ds, config)
+    if n_test is None or n_test >= FEW_TEST_ROWS:
+        return None
+    said = (f"Caution: scored on only {n_test} test rows. The advisor's bound covers how the noise moves the score "
+            "over seeds on these rows, not the luck of which rows were tested, which on so few rows can move it by "
+            "more than the margin to the target")
+    if need.metric != "accuracy":
+        return said + ". More rows give a firmer answer."
+    from scipy import stats
+
+    right = int(round(float(best["mean"]) * n_test))
+    low = float(stats.beta.ppf(1 - confidence, right, n_test - right + 1)) if right > 0 else 0.0
+    target = float(best.target)
+    return (said + f": each row right or wrong moves accuracy by {1 / n_test:.3g}. On new rows of the same kind, a "
+            f"model scoring {right}/{n_test} here has accuracy at least {math.floor(low * 1000) / 1000:.3f} with "
+            f"{confidence:.0%} confidence (Clopper & Pearson 1934's exact binomial bound)"
+            + (f", below the target of {target:.3f}: these rows cannot show that the need is met" if low < target
+               else "") + ". More rows give a firmer answer.")
 
 
 def _registry_rows(config) -> int | None:

@@ -34,6 +34,14 @@ def _on_screen(stop: Stop) -> tuple[str | None, float | None, int | None]:
     return dataset, epsilon, seed
 
 
+def _file_in_view(stop: Stop) -> bool:
+    """True when ``stop``'s page works on the visitor's uploaded file. The file is not in the link, but the lesson's
+    pages offer it first for the whole session (:mod:`dpcore.ui.uploads`): the next stop opens on it, provided the
+    link names no dataset."""
+    return (stop.dataset_key is not None and st.session_state.get(stop.dataset_key) == "upload"
+            and stored_upload() is not None)
+
+
 def next_link_params(prefix: str) -> tuple[Stop, dict] | None:
     """(the next stop, the query parameters of its link) from the page whose inputs start with ``prefix``, or None
     when that page is not a stop of the lesson or is its last."""
@@ -42,8 +50,10 @@ def next_link_params(prefix: str) -> tuple[Stop, dict] | None:
     if to is None:
         return None
     dataset, epsilon, seed = _on_screen(here)
-    params = {k: json.dumps(v, ensure_ascii=False) for k, v in
-              carried(to, dataset=dataset, epsilon=epsilon, seed=seed).items()}
+    values = carried(to, dataset=dataset, epsilon=epsilon, seed=seed)
+    if to.dataset_key and _file_in_view(here):  # no dataset in the link: the next stop offers the session's file first
+        del values[to.dataset_key]  # (carrying the lesson's dataset opened the next stop on it, not on the file)
+    params = {k: json.dumps(v, ensure_ascii=False) for k, v in values.items()}
     if presentation_mode():
         params[PARAM] = "1"
     return to, params
@@ -58,10 +68,7 @@ def next_stop_note(prefix: str) -> str | None:
     to, _ = found
     here = _stop_of_prefix(prefix)
     dataset, epsilon, seed = _on_screen(here)
-    # a visitor's uploaded file is not in the link, but the lesson's pages offer it first for the whole session
-    # (dpcore.ui.uploads): the next stop opens on it, not on the lesson's dataset
-    uploaded = (here.dataset_key is not None and st.session_state.get(here.dataset_key) == "upload"
-                and stored_upload() is not None)
+    uploaded = _file_in_view(here)
     keeps = ", ".join(x for x in (
         ("your file" if uploaded else REGISTRY[dataset or DATASET].title) if to.dataset_key else "",
         f"ε = {EPSILON if epsilon is None else epsilon:g}" if to.epsilon_key else "",

@@ -301,6 +301,17 @@ def spent_label(epsilon: float) -> str:
     return f"ε {spent_text(epsilon, infinity=format_epsilon(epsilon))}"
 
 
+def swept_text(value: float, axis: str) -> str:
+    """A point of the swept axis as the page names it: an ε rounded up as every ε shown is (its runs spend up to it:
+    DP-SGD's accountant lands just below the target, so 0.12345 written "0.123" read as less than they spent), any
+    other knob (a clip norm, σ, a size) to three figures.
+
+    >>> swept_text(0.12345, "epsilon"), swept_text(0.12345, "clip_norm"), swept_text(10.0, "epsilon")
+    ('0.124', '0.123', '10')
+    """
+    return format_epsilon(value) if axis == "epsilon" else f"{value:.3g}"
+
+
 #: Plot areas (width, height in px) a point label is placed for, as measured on the page: the chart beside the
 #: sidebar at 1280 px, and on a 390 px phone (its legend of six rows leaves the plot about 215 px).
 _PLOT_SIZES = ((740, 320), (285, 215))
@@ -567,6 +578,7 @@ __all__ = [
     "display_summary",
     "neighbouring_note",
     "overspent_note",
+    "swept_text",
     "best_swept",
     "knobs_markdown",
     "n_to_compute",

@@ -106,15 +106,34 @@ def forget_upload() -> None:
     st.session_state.pop(UPLOAD_KEY, None)
 
 
-def upload_in_view(dataset) -> None:
+def inferred_bounds_note(dataset) -> str | None:
+    """What a page says above its results when bounds of ``dataset`` (an upload) were read from its own rows rather
+    than declared: an extra leak that no ε accounts for, so no ε shown on the page is a guarantee; None when every
+    bound was declared (or the data is the registry's)."""
+    inferred = tuple(getattr(dataset, "inferred_bounds", ()) or ())
+    if not is_upload(dataset) or not inferred:
+        return None
+    from ..datasets.csv_upload import _names
+
+    return (f"**Not yet a guarantee:** the bounds of {_names(inferred, at_most=5)} were read from your file's own "
+            "rows, an extra leak that no ε accounts for, so no ε shown on this page is a guarantee. Declare what each "
+            "column can hold (from what it measures, not from the rows) in the *Declared bounds* box.")
+
+
+def upload_in_view(dataset, *, bounds_note: bool = True) -> None:
     """On a page working on this session's file: fold the page's intro (:func:`dpcore.ui.present.fold_intro`) and
-    say in one line whose data it is and that it stays in this session, so the page's chart starts higher."""
+    say in one line whose data it is and that it stays in this session, so the page's chart starts higher; and,
+    when its bounds were read from its rows, that the page's ε is not a guarantee (:func:`inferred_bounds_note`),
+    in the main area above the results (the loader's own warning is folded in the sidebar, out of view).
+    ``bounds_note=False`` on a page whose main area already says the file's leaks (the Attack page's notice)."""
     if not is_upload(dataset):
         return
     from .present import fold_intro
 
     fold_intro()
     st.caption(f"On your file **{dataset.name}**: it {UPLOAD_NOTE}")
+    if bounds_note and (note := inferred_bounds_note(dataset)):
+        st.warning(note, icon="⚠️")
 
 
 def fits(entry: dict | None, task: str | None) -> bool:
@@ -123,4 +142,5 @@ def fits(entry: dict | None, task: str | None) -> bool:
 
 
 __all__ = ["UPLOAD_KEY", "UPLOAD_NOTE", "UploadRef", "data_arg", "data_key", "fits", "forget_upload", "holds_upload",
-           "is_upload", "keep_upload", "private_key", "session_id", "stored_upload", "upload_in_view"]
+           "inferred_bounds_note", "is_upload", "keep_upload", "private_key", "session_id", "stored_upload",
+           "upload_in_view"]

@@ -355,6 +355,15 @@ def test_a_noise_sweep_fixes_no_epsilon_and_names_its_best_point(tmp_path, monke
     assert label == f"Best swept: σ = {best.value:.3g}" and value == f"{best.accuracy:.3g}"
 
 
+def test_the_best_swept_epsilon_is_named_rounded_up_never_below_what_its_runs_spent(tmp_path, monkeypatch):
+    # a Min typed as 0.12345 was named "Best swept: ε = 0.123" while DP-SGD's runs there spent just under 0.12345
+    at = _dpsgd_on_iris_along("epsilon", tmp_path, monkeypatch, min=0.12345, max=0.12345, points=1)
+    spent = _result(at).table.query("role == 'swept'").epsilon.max()
+    assert 0.1235 > spent > 0.123
+    label = next(m.label for m in at.metric if m.label.startswith("Best swept"))
+    assert label == "Best swept: ε = 0.124", label
+
+
 def test_a_visitor_cannot_name_a_cluster_or_start_more_processes_than_cores(monkeypatch):
     import os
 
