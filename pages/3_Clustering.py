@@ -165,7 +165,8 @@ if demo is not None:
     # each private run of every seed released its centres: the session's total on the data, under the numbers, once
     # the chart's runs below are counted too
     record_releases(data_key(ds), ("cluster_demo", int(k), float(epsilon), iterations, seed, neighbouring, more,
-                                   int(seeds)), demo.get("releases", ()), page="Clustering")
+                                   int(seeds)), demo.get("releases", ()), page="Clustering",
+                    source="the result at the top, each method and seed")
     total_slot = st.empty()
 if demo is None:  # refused (the message is above): the sweep runs the same settings and would say it again
     stop_page()
@@ -219,5 +220,5 @@ if df is not None:
                   if metric == "accuracy" and demo is not None else ""))
     show_table(df, key="cluster.sweep_table")
 record_chart(ds, ("cluster_sweep", int(k), iterations, epsilons, int(seeds), seed, neighbouring, more), df,
-             page="Clustering")
+             page="Clustering", source="the ε chart's points")
 show_data_total(ds, container=total_slot)

@@ -193,7 +193,7 @@ if sz is not None:
     show_table(sz, key="classical.size_table", labels={"runs": "Seeds run"})
 # every private model of both charts is a release about the same people: they join the session's total on the data
 record_chart(ds, ("classical_sweep", learners, model, kernel, lam, epsilons, int(seeds), seed, preprocess, more), df,
-             page="Classical models")
+             page="Classical models", source="the ε chart's points")
 record_chart(ds, ("size_sweep", learner, model, kernel, lam, float(epsilon), fractions, int(seeds), seed, preprocess,
-                  more), sz, page="Classical models")
+                  more), sz, page="Classical models", source="the training-size chart's points")
 show_data_total(ds, container=total_slot if df is not None else None)

@@ -228,7 +228,8 @@ chart_slot.plotly_chart(sweep_figure(table, config, metric=metric, log_x=log_x, 
 st.caption("Lines: mean across seeds; band: spread across seeds. The ε column is what each run actually spent "
            "(from its accountant); non-private and trivial baselines are drawn as horizontal lines.")
 # every private run of the sweep is a model trained on the data: released, they join the session's total on it
-record_releases(data_key(ds), ("sweep", config.fingerprint()), sweep_releases(table), page="Trade-off explorer")
+record_releases(data_key(ds), ("sweep", config.fingerprint()), sweep_releases(table), page="Trade-off explorer",
+                source="the chart's points")
 show_data_total(ds)
 if mark is not None and not min(values) <= mark <= max(values):
     st.caption(f"Your ε = {mark:g} lies outside the swept range ({min(values):g} to {max(values):g}): widen the range "

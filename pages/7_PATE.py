@@ -158,7 +158,7 @@ if cfg.aggregator == "lnmax":
     st.caption(lnmax_caption(res))
 # the student's noisy labels are a release about the same people: the session's total on the data, drawn again once
 # the sweeps at the page's end are counted
-record_release(data_key(ds), ("pate", cfg), res, page="PATE")
+record_release(data_key(ds), ("pate", cfg), res, page="PATE", source="the run")
 total_slot = st.empty()
 show_data_total(ds, container=total_slot)
 
@@ -225,5 +225,6 @@ for key, fig, note in [("pate.eps_sweep", epsilon_sweep_figure,
         st.caption(note)
         show_frame(sweep_display(got[1]), key=f"{key}.table")
         record_releases(data_key(ds), (key, cfg), sweep_point_releases(
-            got[1], cfg, "epsilon" if key == "pate.eps_sweep" else "teachers"), page="PATE")
+            got[1], cfg, "epsilon" if key == "pate.eps_sweep" else "teachers"), page="PATE",
+            source="the ε sweep's points" if key == "pate.eps_sweep" else "the teachers sweep's points")
 show_data_total(ds, container=total_slot)
