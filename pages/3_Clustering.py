@@ -166,7 +166,7 @@ if demo is not None:
     # the chart's runs below are counted too
     record_releases(data_key(ds), ("cluster_demo", int(k), float(epsilon), iterations, seed, neighbouring, more,
                                    int(seeds)), demo.get("releases", ()), page="Clustering",
-                    source="the result at the top, each method and seed")
+                    source="the result at the top")
     total_slot = st.empty()
 if demo is None:  # refused (the message is above): the sweep runs the same settings and would say it again
     stop_page()

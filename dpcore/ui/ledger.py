@@ -210,7 +210,7 @@ def session_total_text(data: str, title: str, *, store: dict) -> str | None:
     groups.sort(key=lambda g: UNITS.index(g[0][1]) if g[0][1] in UNITS else len(UNITS))  # whole records first
     if not groups:
         return None
-    parts = []
+    parts, kinds = [], []
     both = sum(unit == "records" for (_, unit, _), _ in groups) > 1  # add/remove and replace-one runs on one data set
     for (_, unit, rel), runs in groups:
         n = len(runs.reported)
@@ -230,20 +230,23 @@ def session_total_text(data: str, title: str, *, store: dict) -> str | None:
                          f"for {'it' if one else 'them'}, {rel.description}); {'it' if one else 'they'} used the "
                          f"rest of each record in the clear, so {'it protects' if one else 'they protect'} no "
                          "whole record.")
-        elif both:
-            parts.append(f"**{n} private training{'s' if n > 1 else ''}** on {title} counted "
-                         f"{rel.description} as the neighbour: **{total}** for each record.")
+        elif both:  # said in one sentence, the two kinds of neighbour side by side
+            kinds.append((n, f"{n} counting {rel.description} (**{total}** for each record)"))
         elif n == 1:
             parts.append(f"This session has run **1 private training** on {title}: **{total}** for each record "
                          f"({rel.description}).")
         else:
             parts.append(f"This session has run **{n} private trainings** on {title}; if they were all released, "
                          f"the total would be **{total}** for each record ({rel.description}).")
+    if kinds:  # whole records come first
+        parts.insert(0, f"This session has run **{sum(n for n, _ in kinds)} private trainings** on {title}, under two "
+                        f"kinds of neighbour: {' and '.join(said for _, said in kinds)}.")
     if combined := _combined_records_text([runs for (_, unit, _), runs in groups if unit == "records"]):
         parts.append(combined)
     if where := _sources_text(runs for _, runs in groups):
         parts.append(where)
-    return " ".join(parts) + " Each new run adds to it if released too; the non-private baselines are not counted."
+    return (" ".join(parts) + " Each new run adds to the total if released too; the non-private baselines are not "
+            "counted.")
 
 
 #: what the caption's help says of how the runs compose (kept off the caption itself: read at a glance, it says the
@@ -256,9 +259,9 @@ TOTAL_HELP = ("Runs on the same data compose: dp_accounting's RDP accountant add
 
 def _sources_text(groups: Iterable[SessionRuns]) -> str | None:
     """Where the runs were made, whenever there are more than one (the runs of every unit and relation on the data):
-    "Where the 35 runs come from: Train a network 1 (the trained model); Classical models 34 (24 the ε chart's points,
-    10 the training-size chart's points)." When a source is a chart's or a sweep's points (its name says "point"), it
-    adds that each point is a training of its own, so a count of 34 after one click reads as what it is."""
+    "Where the 35 runs come from: Train a network 1 (the trained model); Classical models 34 (24 for the ε chart's
+    points, 10 for the training-size chart's points)." When a source is a chart's or a sweep's points (its name says
+    "point"), it adds that each point is a training of its own, so a count of 34 after one click reads as what it is."""
     pages: dict = {}
     for runs in groups:
         for (page, source), n in runs.sources.items():
@@ -274,7 +277,7 @@ def _sources_text(groups: Iterable[SessionRuns]) -> str | None:
         if len(by) == 1 and named:
             text += f" ({named[0][0]})"
         elif named:
-            text += " (" + ", ".join(f"{n} {source}" for source, n in named) + ")"
+            text += " (" + ", ".join(f"{n} for {source}" for source, n in named) + ")"
         said.append(text)
     points = any(n > 1 and source and "point" in source for by in pages.values() for source, n in by.items())
     return (f"Where the {total} runs come from: " + "; ".join(said) + "."

@@ -27,8 +27,8 @@ def test_a_training_and_the_classical_charts_on_one_data_set_make_one_total():
     at.switch_page("pages/4_Classical_models.py").run()
     assert not at.exception
     text = _session_total(at)
-    assert ("Where the 35 runs come from: Train a network 1 (the trained model); Classical models 34 (24 the ε "
-            "chart's points, 10 the training-size chart's points).") in text
+    assert ("Where the 35 runs come from: Train a network 1 (the trained model); Classical models 34 (24 for the ε "
+            "chart's points, 10 for the training-size chart's points).") in text
     assert re.search(r"\*\*Together\*\*, the 35 trainings are at most", text), text
     at.run()  # a rerun shows the same charts: the same releases, not new ones
     assert "Classical models 34 (" in _session_total(at)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import dp_accounting
 import pytest
@@ -107,6 +108,11 @@ def test_a_combined_bound_that_cannot_be_stated_says_so_and_why_instead_of_a_num
     record_run("digits", ("b",), event=dp_accounting.GaussianDpEvent(5.0), epsilon=1.0, delta=1e-5,
                neighbouring=Neighbouring.REPLACE_ONE, store=store)
     text = session_total_text("digits", "Digits", store=store)
+    # the two kinds of neighbour in one sentence, each with its own total (not two sentences naming the data twice)
+    assert re.match(r"This session has run \*\*2 private trainings\*\* on Digits, under two kinds of neighbour: 1 "
+                    r"counting one record added or removed \(\*\*ε = [0-9,.]+, δ = 1e-05\*\* for each record\) and 1 "
+                    r"counting one record replaced \(\*\*ε = [0-9.]+, δ = 1e-05\*\* for each record\)\.", text), text
+    assert text.count("on Digits") == 1
     assert "**Together** they have no bound: a guarantee for a record added or removed holds for a record replaced " \
            "only with its δ times 1 + e^ε" in text and "at most" not in text and "infinite" not in text
     record_run("digits", ("c",), event=dp_accounting.NonPrivateDpEvent(), epsilon=math.inf, delta=0.0,
@@ -188,13 +194,13 @@ def test_many_runs_from_one_page_say_what_on_the_page_made_them():
     kw = dict(event=dp_accounting.LaplaceDpEvent(1.0), epsilon=1.0, delta=0.0,
               neighbouring=Neighbouring.REPLACE_ONE, store=store, page="Clustering")
     for i in range(6):
-        record_run("iris", ("demo", i), source="the result at the top, each method and seed", **kw)
+        record_run("iris", ("demo", i), source="the result at the top", **kw)
     for i in range(48):
         record_run("iris", ("sweep", i), source="the ε chart's points", **kw)
     text = session_total_text("iris", "Iris", store=store)
     assert "**54 private trainings** on Iris" in text
-    assert ("Where the 54 runs come from: Clustering 54 (6 the result at the top, each method and seed, "
-            "48 the ε chart's points). Each point of a chart (each ε, seed and learner) is a private training of its "
+    assert ("Where the 54 runs come from: Clustering 54 (6 for the result at the top, 48 for the ε chart's "
+            "points). Each point of a chart (each ε, seed and learner) is a private training of its "
             "own.") in text
 
 
