@@ -37,6 +37,7 @@ from dpcore.ui.sweep import (
     SUMMARY_COLUMNS,
     axis_options,
     best_swept,
+    best_swept_label,
     default_learners,
     display_runs,
     display_summary,
@@ -197,7 +198,7 @@ m[0].metric("Runs", f"{len(table)}", help=f"{result.n_computed} computed, {resul
 if (found := best_swept(summ, axis=axis, metric=metric)) is not None:  # wherever it lies; no overspent point
     best, ties, beyond, left_out = found.point, found.ties, found.spent, found.left_out
     short = get_axis(axis).symbol or axis_name  # a letter fits a quarter of the page's width
-    m[1].metric(f"Best swept: {short} = {best.value:.3g}" + (f", spent {beyond:.3g}" if beyond else ""),
+    m[1].metric(best_swept_label(short, best.value, beyond),
                 f"{best['mean']:.3g}",
                 delta=(f"ties with {short} = {ties[0].value:.3g}" if len(ties) == 1 and ties[0].learner == best.learner
                        else f"ties with {len(ties)} other point{'s' if len(ties) > 1 else ''}") if ties else None,

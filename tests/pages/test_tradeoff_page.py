@@ -437,6 +437,17 @@ def test_the_page_says_once_why_output_perturbation_spends_more_than_its_axis_ep
     assert best.label.startswith("Best swept: ε = ") and ", spent " in best.label
 
 
+def test_the_best_swept_label_writes_the_epsilon_spent_rounded_up():
+    """Output perturbation's 450 answers at ε = 20 spend 9,034.2: the label wrote ":.3g", "9.03e+03", an ε below the
+    one spent; it now writes it as every ε spent is written, rounded up."""
+    from dpcore.ui.sweep import best_swept_label, spent_label
+
+    label = best_swept_label("ε", 20.0, 9034.2)
+    assert label == "Best swept: ε = 20, spent 9,040" and spent_label(9034.2) == "ε 9,040"
+    assert float(label.rsplit(" ", 1)[1].replace(",", "")) >= 9034.2
+    assert best_swept_label("σ", 1.25, None) == "Best swept: σ = 1.25"
+
+
 def test_the_best_swept_point_is_never_one_that_spent_far_more_than_its_axis_epsilon(fakes):
     # digits, DP-SGD beside output perturbation: "Best swept: ε = 20, spent 9e+03" was the latter's point, 450
     # answers at ε = 20 each, which the advisor under the same chart does not count
