@@ -281,7 +281,7 @@ def _sources_text(groups: Iterable[SessionRuns]) -> str | None:
         said.append(text)
     points = any(n > 1 and source and "point" in source for by in pages.values() for source, n in by.items())
     return (f"Where the {total} runs come from: " + "; ".join(said) + "."
-            + (" Each point of a chart (each ε, seed and learner) is a private training of its own." if points
+            + (" Each point of a chart, for each seed and learner, is a private training of its own." if points
                else ""))
 
 
@@ -298,10 +298,11 @@ def _combined_records_text(groups: list[SessionRuns]) -> str | None:
     epsilon, delta, _ = compose_guarantees((runs.epsilon, runs.delta, runs.ledger.neighbouring) for runs in groups)
     if not math.isfinite(epsilon):
         if any(not math.isfinite(runs.epsilon) for runs in groups):
-            return "**Together** they have no bound: a total above is infinite."
-        return ("**Together** they have no bound: a guarantee for a record added or removed holds for a record "
-                "replaced only with its δ times 1 + e^ε (Dwork & Roth 2014, group privacy), and at the ε above "
-                "that passes 1, which promises nothing.")
+            return "**Together: no bound**, a total above being infinite."
+        # a guarantee for a record added or removed holds for a record replaced only with δ times 1 + e^ε (Dwork &
+        # Roth 2014, group privacy): at the add/remove total's ε that passes 1, which promises nothing
+        return ("**Together: no bound** (for a record replaced, the add-or-remove total's δ grows 1 + e^ε times, "
+                "past 1).")
     n = sum(len(runs.reported) for runs in groups)
     return (f"**Together**, the {n} trainings are at most **ε = {format_epsilon(epsilon, 4)}, "
             f"δ = {round_epsilon(delta, 2):.2g}** for each record replaced: a guarantee for a record added or removed "

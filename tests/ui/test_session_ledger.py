@@ -113,11 +113,11 @@ def test_a_combined_bound_that_cannot_be_stated_says_so_and_why_instead_of_a_num
                     r"counting one record added or removed \(\*\*ε = [0-9,.]+, δ = 1e-05\*\* for each record\) and 1 "
                     r"counting one record replaced \(\*\*ε = [0-9.]+, δ = 1e-05\*\* for each record\)\.", text), text
     assert text.count("on Digits") == 1
-    assert "**Together** they have no bound: a guarantee for a record added or removed holds for a record replaced " \
-           "only with its δ times 1 + e^ε" in text and "at most" not in text and "infinite" not in text
+    assert "**Together: no bound** (for a record replaced, the add-or-remove total's δ grows 1 + e^ε times, " \
+           "past 1)." in text and "at most" not in text and "infinite" not in text
     record_run("digits", ("c",), event=dp_accounting.NonPrivateDpEvent(), epsilon=math.inf, delta=0.0,
                neighbouring=Neighbouring.REPLACE_ONE, store=store)  # a run with no guarantee beside them
-    assert "**Together** they have no bound: a total above is infinite." in session_total_text(
+    assert "**Together: no bound**, a total above being infinite." in session_total_text(
         "digits", "Digits", store=store)
 
 
@@ -183,7 +183,7 @@ def test_runs_of_two_pages_on_one_data_set_compose_into_one_total():
     text = session_total_text("breast_cancer", "Breast cancer", store=store)
     assert "**3 private trainings** on Breast cancer" in text
     assert ("Where the 3 runs come from: Train a network 1 (the trained model); Classical models 2 (the ε chart's "
-            "points). Each point of a chart (each ε, seed and learner) is a private training of its own.") in text
+            "points). Each point of a chart, for each seed and learner, is a private training of its own.") in text
 
 
 def test_many_runs_from_one_page_say_what_on_the_page_made_them():
@@ -200,7 +200,7 @@ def test_many_runs_from_one_page_say_what_on_the_page_made_them():
     text = session_total_text("iris", "Iris", store=store)
     assert "**54 private trainings** on Iris" in text
     assert ("Where the 54 runs come from: Clustering 54 (6 for the result at the top, 48 for the ε chart's "
-            "points). Each point of a chart (each ε, seed and learner) is a private training of its "
+            "points). Each point of a chart, for each seed and learner, is a private training of its "
             "own.") in text
 
 
