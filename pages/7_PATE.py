@@ -48,6 +48,7 @@ from dpcore.ui.pate import (
     released_epsilon_text,
     split_figure,
     split_table,
+    student_beside_chart,
     sweep_display,
     sweep_point_releases,
     sweep_progress,
@@ -55,7 +56,7 @@ from dpcore.ui.pate import (
     vote_table,
     votes_figure,
 )
-from dpcore.ui.present import control_area, headline_area
+from dpcore.ui.present import control_area, headline_area, presenting_stage
 from dpcore.ui.uploads import data_arg, data_key, is_upload, upload_in_view
 
 page_header(
@@ -194,6 +195,8 @@ st.caption("Changing one private record retrains one teacher, which moves one vo
 
 st.header("3 · Privacy spent as queries are answered")
 headline_area().plotly_chart(epsilon_queries_figure(res.history), width="stretch")
+if presenting_stage():  # the metrics are a screen below the stage: what the student learnt, under its chart
+    headline_area().markdown(student_beside_chart(res))
 show_frame(history_display(res.history), key="pate.history")
 
 st.header("4 · Accuracy against ε, and the more-teachers-less-data trade-off")
