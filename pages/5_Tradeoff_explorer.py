@@ -231,7 +231,7 @@ st.caption("Lines: mean across seeds; band: spread across seeds. The ε column i
 # every private run of the sweep is a model trained on the data: released, they join the session's total on it
 record_releases(data_key(ds), ("sweep", config.fingerprint()), sweep_releases(table), page="Trade-off explorer",
                 source="the chart's points")
-show_data_total(ds)
+total_slot = st.empty()  # filled once the advisor's attack, if asked for, is counted too
 if mark is not None and not min(values) <= mark <= max(values):
     st.caption(f"Your ε = {mark:g} lies outside the swept range ({min(values):g} to {max(values):g}): widen the range "
                "in the sidebar to see it on the curve.")
@@ -240,7 +240,8 @@ if axis == "epsilon" and (note := neighbouring_note(table)):
 if note := overspent_note(table):  # a point drawn at ε = 0.1 that spent 45: say why, once
     st.warning(note)
 if axis == "epsilon":
-    advisor_panel(result, load=load_warnings_of(upload_warnings))
+    advisor_panel(result, load=load_warnings_of(upload_warnings), data=data_key(ds))
+show_data_total(ds, container=total_slot)
 st.header("Summary across seeds")
 show_frame(display_summary(summ, metric=metric, axis=axis), key="sweep.summary")
 st.caption(SUMMARY_COLUMNS)
