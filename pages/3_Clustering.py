@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import dpcore.ui.boot  # noqa: F401  (first: every library loaded once, before this page imports any)
 
-import math
-
 import plotly.express as px
 import streamlit as st
 
@@ -40,7 +38,7 @@ from dpcore.ui.models import (
     queued_sweep,
     random_centres_text,
 )
-from dpcore.ui.palette import GREY, epsilon_bands, legend_below
+from dpcore.ui.palette import GREY, epsilon_bands, legend_below, mark_epsilon
 from dpcore.ui.present import headline_area
 from dpcore.ui.uploads import data_arg, data_key, is_upload, upload_in_view
 
@@ -204,8 +202,7 @@ if df is not None:
     legend_below(fig, y=-0.3)  # the default -0.22 reached the x-axis title (presentation mode's larger ticks)
     epsilon_bands(fig, epsilons)
     if min(epsilons) <= epsilon <= max(epsilons):  # where the runs above the chart sit on it
-        fig.add_vline(x=math.log10(epsilon), line=dict(color=GREY, dash="dash"),
-                      annotation_text=f"your ε = {epsilon:g}", annotation_position="bottom left")
+        mark_epsilon(fig, epsilon)
     st.plotly_chart(fig, width="stretch", key="cluster.sweep_chart")
     if not min(epsilons) <= epsilon <= max(epsilons):
         st.caption(f"Your ε = {epsilon:g} (the runs above) lies outside this sweep's {min(epsilons):g} to "
