@@ -162,6 +162,8 @@ def test_learners_whose_epsilon_protects_different_neighbours_are_not_passed_off
         "replace-one")  # the exported CSV says it per run
     note = next(i.value for i in at.info if "Two meanings of ε" in i.value)
     assert "DP-SGD" in note and "one record added or removed" in note and "one record replaced by another" in note
+    # the δ grows too, as the session's total restates it (a note saying "at most 2ε" alone contradicted it)
+    assert "gives at most (2ε, (1 + e^ε)δ) under replace-one" in note
     # in words on the page, as in the note (the identifiers add-remove / replace-one are the CSV's)
     assert set(_run_table(at)["Neighbours"]) == {"one record added or removed", "one record replaced by another", "—"}
 
