@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import dpcore.ui.boot  # noqa: F401  (first: every library loaded once, before this page imports any)
 
-import math
-
 import plotly.express as px
 import streamlit as st
 
@@ -40,7 +38,7 @@ from dpcore.ui.models import (
     queued_sweep,
     random_centres_text,
 )
-from dpcore.ui.palette import GREY, epsilon_bands, legend_below
+from dpcore.ui.palette import GREY, epsilon_bands, legend_below, mark_epsilon
 from dpcore.ui.present import headline_area
 from dpcore.ui.uploads import data_arg, data_key, is_upload, upload_in_view
 
@@ -165,7 +163,8 @@ if demo is not None:
     # each private run of every seed released its centres: the session's total on the data, under the numbers, once
     # the chart's runs below are counted too
     record_releases(data_key(ds), ("cluster_demo", int(k), float(epsilon), iterations, seed, neighbouring, more,
-                                   int(seeds)), demo.get("releases", ()), page="Clustering")
+                                   int(seeds)), demo.get("releases", ()), page="Clustering",
+                    source="the result at the top")
     total_slot = st.empty()
 if demo is None:  # refused (the message is above): the sweep runs the same settings and would say it again
     stop_page()
@@ -195,16 +194,16 @@ if df is not None:
         reference = demo["over_seeds_reference"]  # on the same seeds' test rows as the chart's means
         fig.add_hrect(y0=reference.accuracy - reference.accuracy_sd, y1=reference.accuracy + reference.accuracy_sd,
                       fillcolor=GREY, opacity=0.15, line_width=0)
-        fig.add_hline(y=reference.accuracy, line=dict(color=GREY, dash="dot"),
-                      annotation_text=f"random centres (no data used) {reference.accuracy:.2f}",
-                      annotation_position="bottom right")
+        # named in the legend: written on the plot, the name ran across the curves at ε 2 to 20
+        fig.add_hline(y=reference.accuracy, line=dict(color=GREY, dash="dot"))
+        fig.add_scatter(x=[None], y=[None], mode="lines", line=dict(color=GREY, dash="dot"), hoverinfo="skip",
+                        name=f"random centres (no data used): {reference.accuracy:.2f} ± {reference.accuracy_sd:.2f}")
     fig.update_layout(height=420, yaxis_title="test accuracy (fraction)" if metric == "accuracy"
                       else "within / total sum of squares (log scale)")
     legend_below(fig, y=-0.3)  # the default -0.22 reached the x-axis title (presentation mode's larger ticks)
     epsilon_bands(fig, epsilons)
     if min(epsilons) <= epsilon <= max(epsilons):  # where the runs above the chart sit on it
-        fig.add_vline(x=math.log10(epsilon), line=dict(color=GREY, dash="dash"),
-                      annotation_text=f"your ε = {epsilon:g}", annotation_position="bottom left")
+        mark_epsilon(fig, epsilon)
     st.plotly_chart(fig, width="stretch", key="cluster.sweep_chart")
     if not min(epsilons) <= epsilon <= max(epsilons):
         st.caption(f"Your ε = {epsilon:g} (the runs above) lies outside this sweep's {min(epsilons):g} to "
@@ -219,5 +218,5 @@ if df is not None:
                   if metric == "accuracy" and demo is not None else ""))
     show_table(df, key="cluster.sweep_table")
 record_chart(ds, ("cluster_sweep", int(k), iterations, epsilons, int(seeds), seed, neighbouring, more), df,
-             page="Clustering")
+             page="Clustering", source="the ε chart's points")
 show_data_total(ds, container=total_slot)

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import dpcore.ui.boot  # noqa: F401  (first: every library loaded once, before this page imports any)
 
-import math
-
 import plotly.express as px
 import streamlit as st
 
@@ -40,7 +38,7 @@ from dpcore.ui.models import (
     regularization_text,
     size_sweep,
 )
-from dpcore.ui.palette import GREY, epsilon_bands, legend_below
+from dpcore.ui.palette import epsilon_bands, legend_below, mark_epsilon
 from dpcore.ui.present import headline_area
 from dpcore.ui.uploads import data_arg, is_upload, upload_in_view
 
@@ -140,8 +138,7 @@ if df is not None:
     legend_below(fig)
     epsilon_bands(fig, epsilons)
     if min(epsilons) <= epsilon <= max(epsilons):  # the sidebar's ε sets the chart below, not this sweep
-        fig.add_vline(x=math.log10(epsilon), line=dict(color=GREY, dash="dash"),
-                      annotation_text=f"your ε = {epsilon:g} (the chart below)", annotation_position="bottom left")
+        mark_epsilon(fig, epsilon, note="(the chart below)")
     if task == "regression":  # room for the error bars too, down to R² = -1
         low = float((df[metric] - (df["sd"].fillna(0) if int(seeds) > 1 else 0)).min())
         fig.update_yaxes(range=[max(-1.0, low - 0.1), 1.0])
@@ -193,7 +190,7 @@ if sz is not None:
     show_table(sz, key="classical.size_table", labels={"runs": "Seeds run"})
 # every private model of both charts is a release about the same people: they join the session's total on the data
 record_chart(ds, ("classical_sweep", learners, model, kernel, lam, epsilons, int(seeds), seed, preprocess, more), df,
-             page="Classical models")
+             page="Classical models", source="the ε chart's points")
 record_chart(ds, ("size_sweep", learner, model, kernel, lam, float(epsilon), fractions, int(seeds), seed, preprocess,
-                  more), sz, page="Classical models")
+                  more), sz, page="Classical models", source="the training-size chart's points")
 show_data_total(ds, container=total_slot if df is not None else None)

@@ -37,6 +37,7 @@ from dpcore.ui.sweep import (
     SUMMARY_COLUMNS,
     axis_options,
     best_swept,
+    best_swept_label,
     default_learners,
     display_runs,
     display_summary,
@@ -198,8 +199,7 @@ m[0].metric("Runs", f"{len(table)}", help=f"{result.n_computed} computed, {resul
 if (found := best_swept(summ, axis=axis, metric=metric)) is not None:  # wherever it lies; no overspent point
     best, ties, beyond, left_out = found.point, found.ties, found.spent, found.left_out
     short = get_axis(axis).symbol or axis_name  # a letter fits a quarter of the page's width
-    m[1].metric(f"Best swept: {short} = {swept_text(best.value, axis)}"
-                + (f", spent {format_epsilon(beyond)}" if beyond else ""),
+    m[1].metric(best_swept_label(short, best.value, beyond, axis),
                 f"{best['mean']:.3g}",
                 delta=(f"ties with {short} = {swept_text(ties[0].value, axis)}"
                        if len(ties) == 1 and ties[0].learner == best.learner
@@ -231,8 +231,9 @@ chart_slot.plotly_chart(sweep_figure(table, config, metric=metric, log_x=log_x, 
 st.caption("Lines: mean across seeds; band: spread across seeds. The ε column is what each run actually spent "
            "(from its accountant); non-private and trivial baselines are drawn as horizontal lines.")
 # every private run of the sweep is a model trained on the data: released, they join the session's total on it
-record_releases(data_key(ds), ("sweep", config.fingerprint()), sweep_releases(table), page="Trade-off explorer")
-show_data_total(ds)
+record_releases(data_key(ds), ("sweep", config.fingerprint()), sweep_releases(table), page="Trade-off explorer",
+                source="the chart's points")
+total_slot = st.empty()  # filled once the advisor's attack, if asked for, is counted too
 if mark is not None and not min(values) <= mark <= max(values):
     st.caption(f"Your ε = {mark:g} lies outside the swept range ({min(values):g} to {max(values):g}): widen the range "
                "in the sidebar to see it on the curve.")
@@ -241,7 +242,8 @@ if axis == "epsilon" and (note := neighbouring_note(table)):
 if note := overspent_note(table):  # a point drawn at ε = 0.1 that spent 45: say why, once
     st.warning(note)
 if axis == "epsilon":
-    advisor_panel(result, load=load_warnings_of(upload_warnings))
+    advisor_panel(result, load=load_warnings_of(upload_warnings), data=data_key(ds))
+show_data_total(ds, container=total_slot)
 st.header("Summary across seeds")
 show_frame(display_summary(summ, metric=metric, axis=axis), key="sweep.summary")
 st.caption(SUMMARY_COLUMNS)

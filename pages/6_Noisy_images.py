@@ -169,7 +169,8 @@ if res is not None:
                + (" DP-SGD's ε covers the whole (image, label) record." if raced else ""))
     # the two private models are releases about the people of this data set: the session's total on it (the noisy
     # images' own, for the images alone, apart from DP-SGD's whole records)
-    record_releases(info["dataset"], run_key, info.get("releases", ()), page="Noisy images")
+    record_releases(info["dataset"], run_key, info.get("releases", ()), page="Noisy images",
+                    source="the noisy-image classifier and DP-SGD")
     show_data_total(load_dataset(info["dataset"]), data=info["dataset"])
     show_frame(ui.compare_display(table), key="images.train_table")
     st.markdown(ui.units_markdown(table["model"], table["privacy"]))

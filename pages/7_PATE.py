@@ -48,6 +48,7 @@ from dpcore.ui.pate import (
     released_epsilon_text,
     split_figure,
     split_table,
+    student_beside_chart,
     sweep_display,
     sweep_point_releases,
     sweep_progress,
@@ -55,7 +56,7 @@ from dpcore.ui.pate import (
     vote_table,
     votes_figure,
 )
-from dpcore.ui.present import control_area, headline_area
+from dpcore.ui.present import control_area, headline_area, presenting_stage
 from dpcore.ui.uploads import data_arg, data_key, is_upload, upload_in_view
 
 page_header(
@@ -140,12 +141,13 @@ chance = run_guarded(majority_accuracy, data_arg(ds), cfg.seed)
 for w in pate_warnings(res, n_classes=ds.n_classes, chance=chance if chance is not None else 0.0):
     st.warning(w)
 c = st.columns(5)
-c[0].metric("Mean teacher accuracy", f"{res.teacher_mean_accuracy:.3f}",
-             help="The teachers' accuracy on the test part. They are trained on the private partitions without "
+# labels of at most 20 characters: five columns beside the sidebar at 1280 px cut "Mean teacher accuracy"
+c[0].metric("Teacher accuracy", f"{res.teacher_mean_accuracy:.3f}",
+             help="The teachers' mean accuracy on the test part. They are trained on the private partitions without "
                   "noise, so this number is not covered by ε (a real release publishes only the student).")
-c[1].metric("Noiseless vote accuracy", f"{res.ensemble_accuracy:.3f}",
-             help="The teachers' plurality vote without noise, on the test part: not covered by ε (only the noisy "
-                  "answers are).")
+c[1].metric("Vote, no noise", f"{res.ensemble_accuracy:.3f}",
+             help="The accuracy of the teachers' plurality vote without noise, on the test part: not covered by ε "
+                  "(only the noisy answers are).")
 c[2].metric("Noisy-label accuracy", f"{res.label_accuracy:.3f}",
              help="The share of the student's training labels that are right: each answered query's label on the "
                   "public examples it labels (the rows of its cluster, or the one queried example).")
@@ -158,7 +160,7 @@ if cfg.aggregator == "lnmax":
     st.caption(lnmax_caption(res))
 # the student's noisy labels are a release about the same people: the session's total on the data, drawn again once
 # the sweeps at the page's end are counted
-record_release(data_key(ds), ("pate", cfg), res, page="PATE")
+record_release(data_key(ds), ("pate", cfg), res, page="PATE", source="the run")
 total_slot = st.empty()
 show_data_total(ds, container=total_slot)
 
@@ -193,6 +195,8 @@ st.caption("Changing one private record retrains one teacher, which moves one vo
 
 st.header("3 · Privacy spent as queries are answered")
 headline_area().plotly_chart(epsilon_queries_figure(res.history), width="stretch")
+if presenting_stage():  # the metrics are a screen below the stage: what the student learnt, under its chart
+    headline_area().markdown(student_beside_chart(res))
 show_frame(history_display(res.history), key="pate.history")
 
 st.header("4 · Accuracy against ε, and the more-teachers-less-data trade-off")
@@ -225,5 +229,6 @@ for key, fig, note in [("pate.eps_sweep", epsilon_sweep_figure,
         st.caption(note)
         show_frame(sweep_display(got[1]), key=f"{key}.table")
         record_releases(data_key(ds), (key, cfg), sweep_point_releases(
-            got[1], cfg, "epsilon" if key == "pate.eps_sweep" else "teachers"), page="PATE")
+            got[1], cfg, "epsilon" if key == "pate.eps_sweep" else "teachers"), page="PATE",
+            source="the ε sweep's points" if key == "pate.eps_sweep" else "the teachers sweep's points")
 show_data_total(ds, container=total_slot)

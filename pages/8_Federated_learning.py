@@ -186,7 +186,7 @@ elif mode == "local":
                "clipped updates differ by up to 2S, so ε composes Gaussian(σ/2) over the rounds of the busiest client.")
 # a private federation is a release about the same people, of a client's whole data: its own total (never one of
 # records), drawn here and again once the sweeps below are counted
-record_release(data_key(ds), ("fedavg", cfg), res, page="Federated learning")
+record_release(data_key(ds), ("fedavg", cfg), res, page="Federated learning", source="the run")
 total_slot = st.empty()
 show_data_total(ds, container=total_slot)
 n_params = int(res.params.size)
@@ -238,5 +238,5 @@ for ax, values in sweeps.items():
         st.plotly_chart(sweep_figure(done.table, sc, metric="accuracy", log_x=True), width="stretch", key=f"fed.{ax}")
         show_frame(sweep_display(done.table, ax), key=f"fed.{ax}.table")
         record_releases(data_key(ds), ("sweep", sc.fingerprint()), sweep_releases(done.table),
-                        page="Federated learning")
+                        page="Federated learning", source="the sweeps' points")
 show_data_total(ds, container=total_slot)

@@ -202,7 +202,8 @@ show_table(results_table({k: (a, accuracy[k]) for k, a in audits.items()}), key=
 # the private model attacked was trained on the data for real: a release about the same people as every other run on
 # it, in the session's total (drawn again once the ladder's runs are counted)
 record_release(data_key(ds), ("audit", learner, float(epsilon), float(delta), attack, params, int(shadows),
-                              canary_count, pool_size, seed), audit_release(main), page="Attack the model")
+                              canary_count, pool_size, seed), audit_release(main), page="Attack the model",
+               source="the attacked model")
 total_slot = st.empty()
 show_data_total(ds, container=total_slot)
 attack_report_button(audits, ds, accuracy=accuracy, seed=seed, said=said, question=attack_question(
@@ -219,7 +220,7 @@ show_exposed(audits, private_label, attack=attack, image_shape=ds.image_shape if
 if spec.canary_kind == "gradient" or attack == "canaries":
     for claimed, rung in show_ladder(learner, data_arg(ds), delta=float(delta), seed=seed) or ():
         record_release(data_key(ds), ("ladder", learner, float(delta), seed, claimed), audit_release(rung),
-                       page="Attack the model")
+                       page="Attack the model", source="the ladder's rungs")
     show_data_total(ds, container=total_slot)
 st.caption("Seeded noise is for reproducible demonstrations; a real release uses secure noise (the switch in the "
            "sidebar): an attack measures the mechanism either way, and secure noise is what defeats the seed and the "

@@ -1045,10 +1045,11 @@ def _registry_rows(config) -> int | None:
 
 
 def attack_evidence(advice: Advice, *, seed: int = 0, secure: bool = False, pool_size: int = ATTACK_POOL,
-                    params: Mapping[str, Any] | None = None) -> dict | None:
+                    params: Mapping[str, Any] | None = None, released: list | None = None) -> dict | None:
     """The loss-threshold membership attack on a model trained at the recommended ε (None when nothing is
     recommended); a failure is returned as ``{"error": message}``, not raised: the recommendation stands without
-    it."""
+    it. ``released``: a list the attacked run's release is appended to (:func:`run_release`), for a visitor's
+    running total on the data: the model is trained on it for real."""
     from ..audit import fpr_key, membership_audit, pool_capacity
     from ..rng import noise_mode
 
@@ -1069,12 +1070,26 @@ def attack_evidence(advice: Advice, *, seed: int = 0, secure: bool = False, pool
                                      attack="loss", pool_size=pool, seed=seed)
     except (DPCoreError, ValueError) as exc:
         return {"error": str(exc)}
+    if released is not None:
+        released.append(run_release(audit.target))
     res = audit.result
     return {"attack": "loss threshold (Yeom et al. 2018), bounded by one-run auditing (Steinke et al. 2023)",
             "epsilon": r["epsilon"], "epsilon_lower_bound": float(res.epsilon_lower_bound),
             "confidence": float(res.confidence), "caught_at_1pct": res.tpr_measured(fpr_key(ATTACK_FPR)),
             "auc": float(res.auc), "pool": int(res.n_members + res.n_nonmembers),
             "model_accuracy": audit.target_accuracy}
+
+
+def run_release(run) -> dict:
+    """What a run released, in plain values a store can keep and :func:`dpcore.ui.ledger.release_of` reads, as a
+    sweep table's row holds them: its dp_accounting event as JSON text (empty without one), ε, δ, the relation
+    spelled (empty without a guarantee) and what of a record it protects."""
+    from ..accounting import Neighbouring, event_to_json
+
+    return {"event": json.dumps(event_to_json(run.event)) if run.event is not None else "",
+            "epsilon": float(run.epsilon), "delta": float(run.delta),
+            "neighbouring": Neighbouring.of(run.neighbouring).spelling if run.neighbouring is not None else "",
+            "unit": run.unit}
 
 
 def advice_config(data, *, learners: Sequence[str] | None = None, epsilon_range: tuple[float, float] = ADVISOR_RANGE,

@@ -103,10 +103,12 @@ def neighbouring_note(table: pd.DataFrame, *, markdown: bool = True,
                 "side only where they protect the same unit.")
     parts = [f"{title(n)}: {' or '.join(rels)}" for n, (_, rels) in each.items()]
     head = "**Two meanings of ε on one axis.** " if markdown else "note: two meanings of epsilon on one axis: "
-    return (head + "; ".join(parts) + ". A record replaced is one removed and another added, so ε under "
-            "add-or-remove gives at most 2ε under replace-one: at the same ε the add-or-remove curve carries the "
-            "stronger guarantee, by up to a factor 2 (the `neighbouring` column of the table and of the CSV says "
-            "which each run has).")
+    # (ε, δ) under add-or-remove is (2ε, (1 + e^ε)δ) under replace-one (group privacy, Dwork & Roth 2014), as the
+    # session's total restates it: "at most 2ε" alone read as if δ carried over, which the total then contradicted
+    return (head + "; ".join(parts) + ". A record replaced is one removed and another added, so (ε, δ) under "
+            "add-or-remove gives at most (2ε, (1 + e^ε)δ) under replace-one: at the same ε the add-or-remove curve "
+            "carries the stronger guarantee, by up to a factor 2 in ε (the `neighbouring` column of the table and of "
+            "the CSV says which each run has).")
 
 
 #: A run spends more than the ε it was given beyond this factor of it: a calibration that lands at 0.9999 of its

@@ -123,9 +123,19 @@ def _need_input(task: str, y) -> Need:
     return Need("at_least", "r2", level) if metric == "r2" else Need("at_most", "mse", level)
 
 
-def advisor_panel(result: SweepResult, *, load: Sequence[tuple[str, bool]] = ()) -> Advice | None:
+def _attack_run(advice: Advice, *, seed: int, secure: bool) -> dict:
+    """The advisor's attack (:func:`~dpcore.decision.advisor.attack_evidence`) with what its attacked model released
+    (None when the attack failed before training it)."""
+    released: list = []
+    evidence = attack_evidence(advice, seed=seed, secure=secure, released=released)
+    return {"evidence": evidence, "release": released[0] if released else None}
+
+
+def advisor_panel(result: SweepResult, *, load: Sequence[tuple[str, bool]] = (), data=None) -> Advice | None:
     """The owner states a need and the ε range they accept; the panel answers from the page's sweep, offers the
-    attack at that ε and the decision report as a download."""
+    attack at that ε and the decision report as a download. ``data``: the key of the data set
+    (:func:`dpcore.ui.uploads.data_key`) under which the attacked model, trained on it for real, joins this session's
+    running total (:mod:`dpcore.ui.ledger`); the page draws the total after the panel."""
     from ..decision.report import report_html
 
     config = result.config
@@ -166,10 +176,16 @@ def advisor_panel(result: SweepResult, *, load: Sequence[tuple[str, bool]] = ())
 
                 with st.spinner("Training the target model and attacking it…"):
                     # an upload's attack is this session's alone: not kept by the server's store (on disk), not joined
-                    store[key] = shared_call(("advisor-attack",) + key, lambda progress: attack_evidence(
+                    store[key] = shared_call(("advisor-attack-run",) + key, lambda progress: _attack_run(
                         advice, seed=config.base_seed, secure=config.secure), private=from_upload(config),
                         done="computed")
-        evidence = store.get(key)
+        attacked = store.get(key)
+        evidence = None if attacked is None else attacked["evidence"]
+        if attacked is not None and data is not None and attacked["release"] is not None:
+            from .ledger import record_release
+
+            record_release(data, ("advisor-attack",) + key, attacked["release"], page="Trade-off explorer",
+                           source="the advisor's attacked model")
         if evidence is not None:
             from dataclasses import replace
 

@@ -51,6 +51,7 @@ class SessionRuns:
     keys: set = field(default_factory=set)
     reported: list = field(default_factory=list)  # (epsilon, delta) each run reported
     pages: dict = field(default_factory=dict)  # {page: runs recorded from it}
+    sources: dict = field(default_factory=dict)  # {(page, source): runs recorded from that part of the page}
 
     @property
     def delta(self) -> float:
@@ -77,7 +78,7 @@ def session_ledger(data: str, *, unit: str = "records", neighbouring: Neighbouri
 
 def record_run(data: str, run_key, *, event: dp_accounting.DpEvent | None, epsilon: float, delta: float,
                neighbouring: Neighbouring | None, unit: str = "records", store: dict | None = None,
-               page: str | None = None, federation: str | None = None) -> bool:
+               page: str | None = None, source: str | None = None, federation: str | None = None) -> bool:
     """Spend one run's event on the session ledger of ``data``, once per ``run_key``; True if it was new.
 
     Runs without an event (not private) are not recorded: they have no guarantee to compose. A private run whose
@@ -95,6 +96,7 @@ def record_run(data: str, run_key, *, event: dp_accounting.DpEvent | None, epsil
     runs.reported.append((float(epsilon), float(delta)))
     if page:
         runs.pages[page] = runs.pages.get(page, 0) + 1
+        runs.sources[page, source] = runs.sources.get((page, source), 0) + 1
     return True
 
 
@@ -140,13 +142,14 @@ def release_of(run) -> dict | None:
             "unit": _field(run, "unit") or "records", "federation": _field(run, "federation") or None}
 
 
-def record_release(data, run_key, run, *, page: str | None = None, store: dict | None = None) -> bool:
+def record_release(data, run_key, run, *, page: str | None = None, source: str | None = None,
+                   store: dict | None = None) -> bool:
     """Record ``run`` (anything :func:`release_of` reads) in this session's total on ``data``, once per ``run_key``;
-    True if it was new. A run that is not private is not recorded."""
+    True if it was new. A run that is not private is not recorded. ``page`` and ``source``: :func:`record_run`."""
     release = release_of(run)
     if release is None:
         return False
-    return record_run(data, run_key, **release, page=page, store=store)
+    return record_run(data, run_key, **release, page=page, source=source, store=store)
 
 
 def sweep_releases(table: pd.DataFrame, identity: tuple[str, ...] = ("learner", "value", "seed")) -> list:
@@ -185,7 +188,8 @@ def run_key_of(*inputs, seed: int | None) -> tuple:
 _SECURE_CLICKS = "session.secure_runs"
 
 
-def record_chart(dataset, key: tuple, chart: pd.DataFrame | None, *, page: str) -> int:
+def record_chart(dataset, key: tuple, chart: pd.DataFrame | None, *, page: str,
+                 source: str = "the chart's points") -> int:
     """Record the private runs behind a page's chart (their :func:`sweep_releases`, kept in ``chart.attrs
     ["releases"]``) in the session's total on ``dataset``, under ``key`` (the chart's inputs: the same inputs show
     the same runs again, from the server's store)."""
@@ -193,14 +197,15 @@ def record_chart(dataset, key: tuple, chart: pd.DataFrame | None, *, page: str) 
 
     if chart is None:
         return 0
-    return record_releases(data_key(dataset), key, chart.attrs.get("releases", ()), page=page)
+    return record_releases(data_key(dataset), key, chart.attrs.get("releases", ()), page=page, source=source)
 
 
-def record_releases(data, key: tuple, releases: Iterable, *, page: str | None = None,
+def record_releases(data, key: tuple, releases: Iterable, *, page: str | None = None, source: str | None = None,
                     store: dict | None = None) -> int:
     """Record each ``(identity, run)`` of ``releases`` (e.g. :func:`sweep_releases`) under ``(*key, *identity)``;
     returns how many were new."""
-    return sum(record_release(data, (*key, *identity), run, page=page, store=store) for identity, run in releases)
+    return sum(record_release(data, (*key, *identity), run, page=page, source=source, store=store)
+               for identity, run in releases)
 
 
 def session_total_text(data: str, title: str, *, store: dict) -> str | None:
@@ -209,7 +214,7 @@ def session_total_text(data: str, title: str, *, store: dict) -> str | None:
     groups.sort(key=lambda g: UNITS.index(g[0][1]) if g[0][1] in UNITS else len(UNITS))  # whole records first
     if not groups:
         return None
-    parts = []
+    parts, kinds = [], []
     both = sum(unit == "records" for (_, unit, _, _), _ in groups) > 1  # add/remove and replace-one runs on one data
     federations = len({fed for (_, unit, _, fed), _ in groups if unit == "clients"})
     for (_, unit, rel, fed), runs in groups:
@@ -232,38 +237,63 @@ def session_total_text(data: str, title: str, *, store: dict) -> str | None:
                          f"for {'it' if one else 'them'}, {rel.description}); {'it' if one else 'they'} used the "
                          f"rest of each record in the clear, so {'it protects' if one else 'they protect'} no "
                          "whole record.")
-        elif both:
-            parts.append(f"**{n} private training{'s' if n > 1 else ''}** on {title} counted "
-                         f"{rel.description} as the neighbour: **{total}** for each record.")
+        elif both:  # said in one sentence, the two kinds of neighbour side by side
+            kinds.append((n, f"{n} counting {rel.description} (**{total}** for each record)"))
         elif n == 1:
             parts.append(f"This session has run **1 private training** on {title}: **{total}** for each record "
                          f"({rel.description}).")
         else:
             parts.append(f"This session has run **{n} private trainings** on {title}; if they were all released, "
                          f"the total would be **{total}** for each record ({rel.description}).")
+    if kinds:  # whole records come first
+        parts.insert(0, f"This session has run **{sum(n for n, _ in kinds)} private trainings** on {title}, under two "
+                        f"kinds of neighbour: {' and '.join(said for _, said in kinds)}.")
     if federations > 1:
         parts.append("These federations deal the records out differently (another seed, another number of clients): "
                      "a client of one holds records of several clients of another, so their totals do not add up "
                      "into one.")
     if combined := _combined_records_text([runs for (_, unit, _, _), runs in groups if unit == "records"]):
         parts.append(combined)
-    if by_page := _pages_text(runs for _, runs in groups):
-        parts.append(by_page)
-    return (" ".join(parts) + " Runs on the same data compose (dp_accounting's RDP accountant, never more than the "
-            "sum of their ε): each new one adds to the total if it is released too, whatever its seed or split. "
-            "The non-private baselines shown beside them are not covered.")
+    if where := _sources_text(runs for _, runs in groups):
+        parts.append(where)
+    return (" ".join(parts) + " Each new run adds to the total if released too; the non-private baselines are not "
+            "counted.")
 
 
-def _pages_text(groups: Iterable[SessionRuns]) -> str | None:
-    """Where the runs were made, when more than one page made them: "From the pages: Train a network 1, Classical
-    models 24." (the runs of every unit and relation on the data)."""
+#: what the caption's help says of how the runs compose (kept off the caption itself: read at a glance, it says the
+#: total and where its runs came from)
+TOTAL_HELP = ("Runs on the same data compose: dp_accounting's RDP accountant adds up their privacy loss, never more "
+              "than the sum of their ε. Each new run adds to the total if it is released too, whatever its seed or "
+              "split; showing the same inputs again re-shows the same seeded run and adds nothing. The non-private "
+              "baselines shown beside the private runs have no guarantee and are not covered.")
+
+
+def _sources_text(groups: Iterable[SessionRuns]) -> str | None:
+    """Where the runs were made, whenever there are more than one (the runs of every unit and relation on the data):
+    "Where the 35 runs come from: Train a network 1 (the trained model); Classical models 34 (24 for the ε chart's
+    points, 10 for the training-size chart's points)." When a source is a chart's or a sweep's points (its name says
+    "point"), it adds that each point is a training of its own, so a count of 34 after one click reads as what it is."""
     pages: dict = {}
     for runs in groups:
-        for page, n in runs.pages.items():
-            pages[page] = pages.get(page, 0) + n
-    if len(pages) < 2:
+        for (page, source), n in runs.sources.items():
+            by = pages.setdefault(page, {})
+            by[source] = by.get(source, 0) + n
+    total = sum(sum(by.values()) for by in pages.values())
+    if total < 2:
         return None
-    return "From the pages: " + ", ".join(f"{page} {n}" for page, n in pages.items()) + "."
+    said = []
+    for page, by in pages.items():
+        named = [(source, n) for source, n in by.items() if source]
+        text = f"{page} {sum(by.values())}"
+        if len(by) == 1 and named:
+            text += f" ({named[0][0]})"
+        elif named:
+            text += " (" + ", ".join(f"{n} for {source}" for source, n in named) + ")"
+        said.append(text)
+    points = any(n > 1 and source and "point" in source for by in pages.values() for source, n in by.items())
+    return (f"Where the {total} runs come from: " + "; ".join(said) + "."
+            + (" Each point of a chart, for each seed and learner, is a private training of its own." if points
+               else ""))
 
 
 def _combined_records_text(groups: list[SessionRuns]) -> str | None:
@@ -278,8 +308,12 @@ def _combined_records_text(groups: list[SessionRuns]) -> str | None:
         return None
     epsilon, delta, _ = compose_guarantees((runs.epsilon, runs.delta, runs.ledger.neighbouring) for runs in groups)
     if not math.isfinite(epsilon):
-        return ("**Together** they have no bound this page can state: a total is infinite, or the add/remove one "
-                "too large to restate for a record replaced.")
+        if any(not math.isfinite(runs.epsilon) for runs in groups):
+            return "**Together: no bound**, a total above being infinite."
+        # a guarantee for a record added or removed holds for a record replaced only with δ times 1 + e^ε (Dwork &
+        # Roth 2014, group privacy): at the add/remove total's ε that passes 1, which promises nothing
+        return ("**Together: no bound** (for a record replaced, the add-or-remove total's δ grows 1 + e^ε times, "
+                "past 1).")
     n = sum(len(runs.reported) for runs in groups)
     return (f"**Together**, the {n} trainings are at most **ε = {format_epsilon(epsilon, 4)}, "
             f"δ = {round_epsilon(delta, 2):.2g}** for each record replaced: a guarantee for a record added or removed "
@@ -287,7 +321,8 @@ def _combined_records_text(groups: list[SessionRuns]) -> str | None:
             "Roth 2014, group privacy), and the two totals then add up.")
 
 
-def show_session_total(dataset, run_key: tuple, out: dict, *, page: str = "Train a network") -> None:
+def show_session_total(dataset, run_key: tuple, out: dict, *, page: str = "Train a network",
+                       source: str = "the trained model") -> None:
     """Record the run on show (once) and draw the session's running total on ``dataset`` as a caption.
 
     ``run_key`` is the page's key of the run (its first item identifies the data, uploads
@@ -296,7 +331,8 @@ def show_session_total(dataset, run_key: tuple, out: dict, *, page: str = "Train
     """
     store = st.session_state.setdefault(SESSION_KEY, {})
     data = run_key[0]
-    record_release(data, run_key, out, store=store, page=page)  # a run that leaked besides its ε: no guarantee
+    # a run that leaked besides its ε: no guarantee
+    record_release(data, run_key, out, store=store, page=page, source=source)
     show_data_total(dataset, data=data)
 
 
@@ -309,4 +345,4 @@ def show_data_total(dataset, *, data=None, title: str | None = None, container=N
     store = st.session_state.setdefault(SESSION_KEY, {})
     data = data_key(dataset) if data is None else data
     if text := session_total_text(data, title or getattr(dataset, "title", str(data)), store=store):
-        (st if container is None else container).caption(f"**Session total.** {text}")
+        (st if container is None else container).caption(f"**Session total.** {text}", help=TOTAL_HELP)

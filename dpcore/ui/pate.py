@@ -123,6 +123,18 @@ def noise_std(result: PateResult) -> float:
     return result.noise_scale * (np.sqrt(2.0) if result.config.aggregator == "lnmax" else 1.0)
 
 
+def student_beside_chart(result: PateResult) -> str:
+    """The run's result in one line, for the presentation stage under the ε chart: the metrics are a screen below
+    it there, and the page's point is what the student learns from the noisy answers against the model trained on
+    the private data without privacy (the Train page's :func:`~dpcore.ui.training.result_beside_chart` for PATE)."""
+    from .training import points_apart
+
+    answered = result.answered_count
+    return (f"**Student accuracy {result.student_accuracy:.3f}**, against {result.nonprivate_accuracy:.3f} without "
+            f"privacy ({points_apart(result.student_accuracy - result.nonprivate_accuracy)}), learnt from "
+            f"{answered} noisy answer{'' if answered == 1 else 's'}; ε spent: {format_epsilon(result.epsilon)}.")
+
+
 def confident_caption(result: PateResult) -> str:
     """What Confident-GNMax did: how many queries passed the consensus check and what that bought."""
     cfg = result.config

@@ -291,6 +291,19 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
     return readable_log_ticks(fig, "y") if metric == "mse" else fig
 
 
+def best_swept_label(symbol: str, value: float, spent: float | None, axis: str = "epsilon") -> str:
+    """The Trade-off explorer's "Best swept" metric label: the point's value on the ``axis`` (:func:`swept_text`: an ε
+    rounded up) and, when its runs spent more than the ε on the axis, the ε they spent, rounded up as every ε spent is
+    (:func:`spent_text`; ``:.3g`` wrote 9,034 as "9.03e+03", below the ε spent).
+
+    >>> best_swept_label("ε", 20.0, 9034.2), best_swept_label("σ", 1.25, None, "noise_multiplier")
+    ('Best swept: ε = 20, spent 9,040', 'Best swept: σ = 1.25')
+    >>> best_swept_label("ε", 0.12345, None)
+    'Best swept: ε = 0.124'
+    """
+    return f"Best swept: {symbol} = {swept_text(value, axis)}" + (f", spent {spent_text(spent)}" if spent else "")
+
+
 def spent_label(epsilon: float) -> str:
     """A point's "ε spent" label (rounded up), written by :func:`~dpcore.sweep.summary.spent_text` as the note under
     the chart is.

@@ -158,3 +158,17 @@ def test_on_a_95_5_upload_the_curves_and_numbers_are_in_balanced_accuracy():
     assert tiles["Majority class"] == "0.500"  # one class for every row: 1/2 in balanced accuracy
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert spec["layout"]["yaxis"]["title"]["text"] == "test balanced accuracy (fraction)"
+
+
+def test_the_epsilon_chart_names_the_sidebars_epsilon_in_its_legend_not_on_its_curves():
+    # written at the foot of its dashed line, "your ε = 1 (the chart below)" sat over the curves' lowest points (the
+    # error bars at ε 0.1) and, on the Clustering page, on the curve running along the bottom
+    import json
+
+    at = _open()
+    assert not at.exception
+    spec = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+                if any(t.get("name", "").startswith("your ε") for t in json.loads(c.proto.spec)["data"]))
+    assert [t["name"] for t in spec["data"] if t.get("name", "").startswith("your ε")] == [
+        "your ε = 1 (the chart below)"]
+    assert not [a for a in spec["layout"].get("annotations", []) if "your ε" in a.get("text", "")]

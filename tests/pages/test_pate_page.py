@@ -22,19 +22,19 @@ def test_pate_page_runs_and_reacts():
     assert not at.exception
     assert not at.error
     labels = {m.label for m in at.metric}
-    assert {"ε spent (data-independent)", "Student accuracy", "Mean teacher accuracy", "Noisy-label accuracy"} <= labels
+    assert {"ε spent (data-independent)", "Student accuracy", "Teacher accuracy", "Noisy-label accuracy"} <= labels
     assert float(_metric(at, "ε spent (data-independent)")) <= 10.0 + 1e-9
     split = at.dataframe[0].value
     assert list(split["Part"]) == ["private (teachers)", "public (student)", "test"]
     votes = at.dataframe[1].value  # the numbers behind the vote histogram of the chosen query
     assert votes.loc[votes["Noisy winner"] == "✔", "Votes + noise"].item() == votes["Votes + noise"].max()
-    before = _metric(at, "Mean teacher accuracy")
+    before = _metric(at, "Teacher accuracy")
 
     at.number_input(key="pate.teachers.digits").set_value(5)
     at.number_input(key="pate.queries.digits").set_value(40)
     _submit(at)
     assert not at.exception
-    assert _metric(at, "Mean teacher accuracy") != before  # fewer teachers, more data each
+    assert _metric(at, "Teacher accuracy") != before  # fewer teachers, more data each
     assert _metric(at, "Queries answered") == "40"
 
 
@@ -44,9 +44,20 @@ def test_the_teachers_own_accuracies_are_said_to_be_outside_the_epsilon():
     # they were shown beside it as headline metrics without a word, where the Train page labels such numbers
     at = AppTest.from_file(PAGE, default_timeout=120).run()
     assert not at.exception
-    for label in ("Mean teacher accuracy", "Noiseless vote accuracy"):
+    for label in ("Teacher accuracy", "Vote, no noise"):
         metric = next(m for m in at.metric if m.label == label)
         assert "not covered by ε" in metric.help
+
+
+def test_the_five_accuracies_have_labels_that_fit_their_columns():
+    """Five columns beside the sidebar at 1280 px hold a label of about 20 characters with its help icon ("Noisy-label
+    accuracy" fits); "Mean teacher accuracy" and "Noiseless vote accuracy" were cut to "Mean teacher accur…"."""
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    assert not at.exception
+    row = ("Teacher accuracy", "Vote, no noise", "Noisy-label accuracy", "Student accuracy", "Non-private model")
+    labels = [m.label for m in at.metric]
+    assert [label for label in labels if label in row] == list(row)
+    assert max(len(label) for label in row) <= 20
 
 
 def test_pate_page_bad_input_is_an_error_not_a_traceback():

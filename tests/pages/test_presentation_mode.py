@@ -120,3 +120,20 @@ def test_presenting_the_tradeoff_leaves_no_empty_column_where_run_was():
             or any("warning" in e.label for e in at.main.expander))
     normal = page("pages/5_Tradeoff_explorer.py").run()  # beside its caption there
     assert all(len(c.children) for c in normal.main.columns)
+
+
+def test_presenting_pate_says_what_the_student_learnt_under_the_epsilon_chart():
+    # on the stage the chart is the ε spent query by query, and the student's accuracy against the non-private
+    # model (what the noisy answers bought) came two screens below it
+    at = page("pages/7_PATE.py")
+    at.query_params["present"] = "1"
+    at.run()
+    assert not at.exception, at.exception
+    metric = {m.label: m.value for m in at.metric}
+    said = [m.value for m in at.main.markdown if m.value.startswith("**Student accuracy ")]
+    assert len(said) == 1 and said[0].startswith(
+        f"**Student accuracy {metric['Student accuracy']}**, against {metric['Non-private model']} without privacy (")
+    assert re.search(r" \(\d+\.\d points (lower|higher)\), learnt from \d+ noisy answers; ", said[0]), said[0]
+    assert said[0].endswith(f"; ε spent: {metric['ε spent (data-independent)']}.")
+    normal = page("pages/7_PATE.py").run()  # the metrics are on the first screens there: not said twice
+    assert not normal.exception and not [m for m in normal.main.markdown if m.value.startswith("**Student accuracy")]

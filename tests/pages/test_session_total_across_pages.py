@@ -27,9 +27,10 @@ def test_a_training_and_the_classical_charts_on_one_data_set_make_one_total():
     at.switch_page("pages/4_Classical_models.py").run()
     assert not at.exception
     text = _session_total(at)
-    assert "From the pages: Train a network 1, Classical models 34." in text
+    assert ("Where the 35 runs come from: Train a network 1 (the trained model); Classical models 34 (24 for the ε "
+            "chart's points, 10 for the training-size chart's points).") in text
     assert re.search(r"\*\*Together\*\*, the 35 trainings are at most", text), text
     at.run()  # a rerun shows the same charts: the same releases, not new ones
-    assert "Classical models 34." in _session_total(at)
+    assert "Classical models 34 (" in _session_total(at)
     at.number_input(key="classical.seeds.classification").set_value(1).run()
-    assert "From the pages: Train a network 1, Classical models 51." in _session_total(at)
+    assert "Train a network 1 (the trained model); Classical models 51 (" in _session_total(at)

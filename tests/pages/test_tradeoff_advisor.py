@@ -172,3 +172,30 @@ def test_on_a_file_where_one_class_is_most_rows_the_chart_and_the_advisor_judge_
     assert "balanced accuracy" in said
     judged.set_value("accuracy").run()  # the owner may still ask for accuracy
     assert not at.exception and at.number_input(key="sweep.advisor.gap").label == "Gap (points of accuracy)"
+
+
+def test_the_advisors_attack_trains_a_model_that_joins_the_sessions_total(tmp_path, monkeypatch):
+    """The button says it "trains one more model": a model trained on the data for real, whose attack is shown. The
+    session total counted the sweep's runs and not that model; it now counts it, once, under the advisor's name."""
+    monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))
+    at = AppTest.from_file(PAGE, default_timeout=300)
+    at.run()
+    at.selectbox(key="sweep.dataset").set_value("iris").run()
+    _small_sweep(at)
+    at.button(key="sweep.run").click().run()
+    at.radio(key="sweep.advisor.kind").set_value("level").run()
+    at.number_input(key="sweep.advisor.level").set_value(0.5).run()
+    assert at.success, "a need of accuracy 0.5 is met on iris"
+
+    def total():
+        return next(c.value for c in at.caption if c.value.startswith("**Session total.**"))
+
+    assert "**4 private trainings** on Iris" in total() and "advisor" not in total()
+    at.button(key="sweep.advisor.attack").click().run()
+    assert not at.exception and not at.error
+    assert any(m.value.startswith("**What an attacker learned") for m in at.markdown)
+    text = total()
+    assert "**5 private trainings** on Iris" in text
+    assert "Trade-off explorer 5 (4 for the chart's points, 1 for the advisor's attacked model)" in text
+    at.run()  # shown again: the same model, not a new one
+    assert "**5 private trainings** on Iris" in total()

@@ -162,6 +162,8 @@ def test_learners_whose_epsilon_protects_different_neighbours_are_not_passed_off
         "replace-one")  # the exported CSV says it per run
     note = next(i.value for i in at.info if "Two meanings of ε" in i.value)
     assert "DP-SGD" in note and "one record added or removed" in note and "one record replaced by another" in note
+    # the δ grows too, as the session's total restates it (a note saying "at most 2ε" alone contradicted it)
+    assert "gives at most (2ε, (1 + e^ε)δ) under replace-one" in note
     # in words on the page, as in the note (the identifiers add-remove / replace-one are the CSV's)
     assert set(_run_table(at)["Neighbours"]) == {"one record added or removed", "one record replaced by another", "—"}
 
@@ -444,6 +446,17 @@ def test_the_page_says_once_why_output_perturbation_spends_more_than_its_axis_ep
     assert f"5 spends {spent:.3g}" in said[0]
     best = next(m for m in at.metric if m.label.startswith("Best swept"))
     assert best.label.startswith("Best swept: ε = ") and ", spent " in best.label
+
+
+def test_the_best_swept_label_writes_the_epsilon_spent_rounded_up():
+    """Output perturbation's 450 answers at ε = 20 spend 9,034.2: the label wrote ":.3g", "9.03e+03", an ε below the
+    one spent; it now writes it as every ε spent is written, rounded up."""
+    from dpcore.ui.sweep import best_swept_label, spent_label
+
+    label = best_swept_label("ε", 20.0, 9034.2)
+    assert label == "Best swept: ε = 20, spent 9,040" and spent_label(9034.2) == "ε 9,040"
+    assert float(label.rsplit(" ", 1)[1].replace(",", "")) >= 9034.2
+    assert best_swept_label("σ", 1.25, None) == "Best swept: σ = 1.25"
 
 
 def test_the_best_swept_point_is_never_one_that_spent_far_more_than_its_axis_epsilon(fakes):

@@ -131,8 +131,10 @@ def test_session_total_composes_the_trainings_of_this_session():
     at.button(key="train.run").click().run()
     at.button(key="train.run").click().run()  # same inputs: the stored run is shown again
     assert not at.exception
-    text = next(c.value for c in at.caption if "Session total" in c.value)
-    assert "2 private trainings" in text and "compose" in text and "non-private baselines" in text
+    caption = next(c for c in at.caption if "Session total" in c.value)
+    text = caption.value
+    assert "2 private trainings" in text and "non-private baselines" in text
+    assert "compose" in caption.proto.help  # how: in the caption's help, the caption itself read at a glance
     outs = list(at.session_state["train.results"].values())
     acc = dp_accounting.rdp.RdpAccountant(orders=[1 + x / 10.0 for x in range(1, 100)] + list(range(11, 64))
                                           + [64, 80, 96, 128, 160, 192, 256, 384, 512, 1024])

@@ -111,3 +111,23 @@ def test_the_exposed_canaries_name_their_labels_as_the_data_writes_them():
     assert table["Taught label"].tolist() == ["ok", "ok"] and table["True label"].tolist() == ["fraud", "review"]
     _, table = exposed_canaries(leaky, private)  # no names known: the class indices
     assert table["Taught label"].tolist() == [1, 1]
+
+
+def test_the_ladders_no_guarantee_is_said_under_its_tick_not_inside_its_bar():
+    # on a 390 px phone Plotly stood "no guarantee" upright down the narrow ∞ bar, across the proven ε (4.53) written
+    # above the orange bar inside it: it is said under the bar's tick, where the other rungs say their claim
+    import math
+    from types import SimpleNamespace
+
+    from dpcore.ui.audit import ladder_figure
+
+    def rung(claimed, proven):
+        return claimed, SimpleNamespace(result=SimpleNamespace(epsilon_lower_bound=proven))
+
+    fig = ladder_figure([rung(1.0, 0.05), rung(8.0, 2.0), rung(math.inf, 4.53)])
+    claimed = next(t for t in fig.data if t.name.startswith("ε claimed"))
+    assert list(claimed.x) == ["1", "8", "∞ (no noise)<br>no guarantee"]
+    assert not any(claimed.text or ())  # nothing written inside the claim's bars
+    proven = next(t for t in fig.data if t.name.startswith("ε proven"))
+    assert list(proven.text) == ["0.05", "2", "4.53"] and proven.textposition == "outside"
+    assert fig.layout.legend.y <= -0.4 and fig.layout.legend.yanchor == "top"  # under the two-line tick and the title

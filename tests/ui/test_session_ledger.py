@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import dp_accounting
 import pytest
@@ -95,7 +96,9 @@ def test_runs_under_both_relations_get_one_bound_for_a_record_replaced_that_hold
     assert _gdp_delta(mu, e1 + e2) > 2 * delta
 
 
-def test_a_combined_bound_that_cannot_be_stated_says_so_instead_of_a_number():
+def test_a_combined_bound_that_cannot_be_stated_says_so_and_why_instead_of_a_number():
+    """An add/remove total too large to restate for a record replaced (its δ times 1 + e^ε passes 1) is said as
+    that, not as "a total is infinite, or ..." (it was not infinite); an infinite total is said as infinite."""
     from dpcore.accounting import epsilon_of_event
 
     store: dict = {}
@@ -105,7 +108,17 @@ def test_a_combined_bound_that_cannot_be_stated_says_so_instead_of_a_number():
     record_run("digits", ("b",), event=dp_accounting.GaussianDpEvent(5.0), epsilon=1.0, delta=1e-5,
                neighbouring=Neighbouring.REPLACE_ONE, store=store)
     text = session_total_text("digits", "Digits", store=store)
-    assert "**Together** they have no bound this page can state" in text and "at most" not in text
+    # the two kinds of neighbour in one sentence, each with its own total (not two sentences naming the data twice)
+    assert re.match(r"This session has run \*\*2 private trainings\*\* on Digits, under two kinds of neighbour: 1 "
+                    r"counting one record added or removed \(\*\*ε = [0-9,.]+, δ = 1e-05\*\* for each record\) and 1 "
+                    r"counting one record replaced \(\*\*ε = [0-9.]+, δ = 1e-05\*\* for each record\)\.", text), text
+    assert text.count("on Digits") == 1
+    assert "**Together: no bound** (for a record replaced, the add-or-remove total's δ grows 1 + e^ε times, " \
+           "past 1)." in text and "at most" not in text and "infinite" not in text
+    record_run("digits", ("c",), event=dp_accounting.NonPrivateDpEvent(), epsilon=math.inf, delta=0.0,
+               neighbouring=Neighbouring.REPLACE_ONE, store=store)  # a run with no guarantee beside them
+    assert "**Together: no bound**, a total above being infinite." in session_total_text(
+        "digits", "Digits", store=store)
 
 
 
@@ -153,7 +166,8 @@ def test_runs_of_two_pages_on_one_data_set_compose_into_one_total():
     store: dict = {}
     train = {"event": _dpsgd(200), "neighbouring": Neighbouring.ADD_REMOVE, "unit": "records", "delta": 1e-5,
              "epsilon": dpsgd_epsilon(noise_multiplier=1.2, sample_rate=0.05, steps=200, delta=1e-5)}
-    assert record_release("breast_cancer", ("train", 1), train, page="Train a network", store=store)
+    assert record_release("breast_cancer", ("train", 1), train, page="Train a network", source="the trained model",
+                          store=store)
     lap = [dp_accounting.LaplaceDpEvent(1.0), dp_accounting.LaplaceDpEvent(0.5)]  # epsilon 1 and 2 (add/remove)
     table = _sweep_table([
         {"learner": "erm-output", "value": 1.0, "event": lap[0], "epsilon": 1.0, "neighbouring": "add-remove"},
@@ -161,14 +175,48 @@ def test_runs_of_two_pages_on_one_data_set_compose_into_one_total():
         {"learner": "non-private", "role": "baseline", "epsilon": math.inf},  # not private: never recorded
     ])
     assert record_releases("breast_cancer", ("classical_sweep",), sweep_releases(table), page="Classical models",
-                           store=store) == 2
+                           source="the ε chart's points", store=store) == 2
     runs = session_ledger("breast_cancer", store=store)
     assert len(runs.ledger) == 3 and runs.delta == pytest.approx(1e-5)
     composed = dp_accounting.ComposedDpEvent([_dpsgd(200), *lap])
     assert runs.epsilon == pytest.approx(min(epsilon_of_event(composed, delta=1e-5), train["epsilon"] + 3.0))
     text = session_total_text("breast_cancer", "Breast cancer", store=store)
     assert "**3 private trainings** on Breast cancer" in text
-    assert "From the pages: Train a network 1, Classical models 2." in text
+    assert ("Where the 3 runs come from: Train a network 1 (the trained model); Classical models 2 (the ε chart's "
+            "points). Each point of a chart, for each seed and learner, is a private training of its own.") in text
+
+
+def test_many_runs_from_one_page_say_what_on_the_page_made_them():
+    """The Clustering page at its defaults records 54 runs with no click: 6 for the result at the top and 48 for the
+    points of its chart of accuracy against ε. The caption said "54 private trainings" and an ε of 238.8 without a
+    word of where they came from; it now counts them by what made them, and says a chart's point is a training."""
+    store: dict = {}
+    kw = dict(event=dp_accounting.LaplaceDpEvent(1.0), epsilon=1.0, delta=0.0,
+              neighbouring=Neighbouring.REPLACE_ONE, store=store, page="Clustering")
+    for i in range(6):
+        record_run("iris", ("demo", i), source="the result at the top", **kw)
+    for i in range(48):
+        record_run("iris", ("sweep", i), source="the ε chart's points", **kw)
+    text = session_total_text("iris", "Iris", store=store)
+    assert "**54 private trainings** on Iris" in text
+    assert ("Where the 54 runs come from: Clustering 54 (6 for the result at the top, 48 for the ε chart's "
+            "points). Each point of a chart, for each seed and learner, is a private training of its "
+            "own.") in text
+
+
+def test_one_run_or_runs_that_are_no_charts_points_say_no_chart():
+    """One training says no "where from" (the sentence before it says it); two runs of one race say where they came
+    from without calling them a chart's points."""
+    store: dict = {}
+    kw = dict(event=dp_accounting.LaplaceDpEvent(1.0), epsilon=1.0, delta=0.0,
+              neighbouring=Neighbouring.REPLACE_ONE, store=store)
+    record_run("digits", ("a",), page="Train a network", source="the trained model", **kw)
+    assert "come from" not in session_total_text("digits", "Digits", store=store)
+    record_run("digits", ("b",), page="Noisy images", source="the noisy-image classifier and DP-SGD", **kw)
+    record_run("digits", ("c",), page="Noisy images", source="the noisy-image classifier and DP-SGD", **kw)
+    text = session_total_text("digits", "Digits", store=store)
+    assert ("Where the 3 runs come from: Train a network 1 (the trained model); Noisy images 2 (the noisy-image "
+            "classifier and DP-SGD).") in text and "Each point of a chart" not in text
 
 
 def test_a_federated_run_keeps_its_own_total_beside_the_records_one():
