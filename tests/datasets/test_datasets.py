@@ -184,20 +184,23 @@ def test_binary_upload_says_it_is_not_text():
         read_csv_columns(blob)
 
 
+def _warned(text: str, csv: str, **kw) -> list[str]:
+    """The warnings containing ``text`` that loading ``csv`` raised."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        load_csv(csv, **kw)
+    return [str(w.message) for w in caught if text in str(w.message)]
+
+
 def test_a_column_holding_one_value_on_every_row_is_named_with_what_to_do_and_not_its_value():
     # a one-country table's country code was read as a feature without a word: the owner never learnt it was useless
     rows = "\n".join(f"{20 + i * 7 % 50},44,{i * 37 % 101},{i % 2}" for i in range(40))
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        load_csv("age,country_code,score,y\n" + rows, label_column="y", bounds="*=0:200")
-    said = [str(w.message) for w in caught if "same value on every row" in str(w.message)]
+    said = _warned("same value on every row", "age,country_code,score,y\n" + rows, label_column="y",
+                   bounds="*=0:200")
     assert len(said) == 1 and said[0].startswith("'country_code' holds the same value on every row")
     assert "Columns to leave out" in said[0] and "--drop" in said[0] and "44" not in said[0]
     rows = "\n".join(f"{20 + i * 7 % 50},{i % 3},{i % 2}" for i in range(40))
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        load_csv("age,visits,y\n" + rows, label_column="y", bounds="*=0:200")
-    assert not [w for w in caught if "same value on every row" in str(w.message)]
+    assert not _warned("same value on every row", "age,visits,y\n" + rows, label_column="y", bounds="*=0:200")
 
 
 def test_a_column_that_numbers_the_rows_is_warned_about_and_an_ordinary_one_is_not():

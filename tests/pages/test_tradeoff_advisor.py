@@ -76,7 +76,8 @@ def test_an_uploads_sweep_shows_one_notice_above_the_chart_the_advisor_and_write
     assert list(tmp_path.rglob("*.json")) == []  # neither the sweep's cache nor the server's store of runs
 
 
-def test_the_advisor_answers_a_level_from_a_registry_sweep_and_refuses_nan_in_its_boxes(tmp_path, monkeypatch):
+def _advised_at_level(tmp_path, monkeypatch, level: float) -> AppTest:
+    """The page on iris after a small sweep, its advisor asked for accuracy at least ``level`` (no cache kept)."""
     monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))
     at = AppTest.from_file(PAGE, default_timeout=300)
     at.run()
@@ -84,7 +85,12 @@ def test_the_advisor_answers_a_level_from_a_registry_sweep_and_refuses_nan_in_it
     _small_sweep(at)
     at.button(key="sweep.run").click().run()
     at.radio(key="sweep.advisor.kind").set_value("level").run()
-    at.number_input(key="sweep.advisor.level").set_value(0.5).run()
+    at.number_input(key="sweep.advisor.level").set_value(level).run()
+    return at
+
+
+def test_the_advisor_answers_a_level_from_a_registry_sweep_and_refuses_nan_in_its_boxes(tmp_path, monkeypatch):
+    at = _advised_at_level(tmp_path, monkeypatch, 0.5)
     assert not at.exception
     assert any(s.value.startswith("**ε = ") and "Strong privacy" in s.value or "Moderate" in s.value
                or "Weak" in s.value for s in at.success)
@@ -177,14 +183,7 @@ def test_on_a_file_where_one_class_is_most_rows_the_chart_and_the_advisor_judge_
 def test_the_advisors_attack_trains_a_model_that_joins_the_sessions_total(tmp_path, monkeypatch):
     """The button says it "trains one more model": a model trained on the data for real, whose attack is shown. The
     session total counted the sweep's runs and not that model; it now counts it, once, under the advisor's name."""
-    monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))
-    at = AppTest.from_file(PAGE, default_timeout=300)
-    at.run()
-    at.selectbox(key="sweep.dataset").set_value("iris").run()
-    _small_sweep(at)
-    at.button(key="sweep.run").click().run()
-    at.radio(key="sweep.advisor.kind").set_value("level").run()
-    at.number_input(key="sweep.advisor.level").set_value(0.5).run()
+    at = _advised_at_level(tmp_path, monkeypatch, 0.5)
     assert at.success, "a need of accuracy 0.5 is met on iris"
 
     def total():
