@@ -283,3 +283,18 @@ def test_a_ledger_of_clients_composes_runs_of_one_federation_only(split):
         with pytest.raises(DPValueError, match="protects a client of another federation"):
             clients.spend(other)
     assert len(clients) == 2 and clients.federation == one.federation
+
+
+def test_a_client_level_result_that_does_not_say_its_federation_is_refused_by_name(split):
+    """A result protecting clients with no federation (a learner of one's own that sets unit='clients' only) cannot be
+    checked against the ledger's clients: it is refused, with what to do, rather than composed on trust."""
+    import dataclasses
+
+    from dpcore.accounting import PrivacyLedger
+
+    run = run_learner("dp-fedavg", split, epsilon=1.0, seed=0, params={"clients": 5, "rounds": 2})
+    unsaid = dataclasses.replace(run, federation=None)
+    ledger = PrivacyLedger(delta=1e-5, unit="clients")
+    with pytest.raises(DPValueError, match="does not say of which federation"):
+        ledger.epsilon_if(unsaid)
+    assert len(ledger) == 0 and ledger.spend(run) == pytest.approx(run.epsilon)
