@@ -104,3 +104,22 @@ def test_the_sweep_summary_names_every_swept_axis_by_a_short_header_with_its_sym
         header = display_summary(summ, metric="accuracy", axis=name).columns[2]
         assert len(header) <= len("Share of training set"), (name, header)
         assert axis.symbol is None or header.endswith(axis.symbol), (name, header)
+
+
+def test_the_runs_table_says_what_each_runs_epsilon_protects_when_the_runs_differ():
+    """A sweep of DP-SGD, label DP and DP-FedAvg: the runs table names each run's unit ("Protects") and a federation's
+    neighbour as a client; a sweep of whole records only has no such column."""
+    from dpcore.ui.sweep import display_runs
+
+    t = pd.DataFrame({"learner": ["dpsgd", "label-dp-rr", "dp-fedavg", "non-private"],
+                      "role": ["swept", "swept", "swept", "baseline"], "value": [1.0, 1.0, 1.0, float("nan")],
+                      "seed": [0, 0, 0, 0], "accuracy": [0.9, 0.8, 0.85, 0.95], "epsilon": [1.0, 1.0, 1.0, math.inf],
+                      "epsilon_target": [1.0, 1.0, 1.0, float("nan")], "delta": [1e-5, 0.0, 1e-5, 0.0],
+                      "neighbouring": ["add-remove", "replace-one", "add-remove", ""],
+                      "unit": ["records", "labels", "clients", "records"], "noise_multiplier": [1.0] * 4,
+                      "seconds": [0.1] * 4, "cached": [False] * 4})
+    out = display_runs(t, axis="epsilon")
+    assert out["Protects"].tolist()[:3] == ["each record", "each record's label", "each client's whole data"]
+    assert out["Neighbours"].tolist()[:3] == ["one record added or removed", "one record replaced by another",
+                                             "one client added or removed"]
+    assert "Protects" not in display_runs(t[t.unit == "records"], axis="epsilon")
