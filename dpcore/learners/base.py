@@ -254,6 +254,8 @@ class RunResult:
             from ..accounting import Neighbouring
 
             out["neighbouring"] = Neighbouring.of(self.neighbouring).spelling
+        if self.federation:  # a federated run: whose clients (runs of one federation compose, of two do not)
+            out["federation"] = self.federation
         # DP-SGD's: enough to recompute the epsilon elsewhere (shuffled batches: one Gaussian per accounted epoch, not
         # a Poisson epsilon of sample_rate and steps; "accounting" says so)
         for k in ("accountant", "sampling", "sample_rate", "steps", "accounted_epochs", "accounting"):

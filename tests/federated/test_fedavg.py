@@ -180,6 +180,8 @@ def test_cli_json(cli):
 
     j = json.loads(out.stdout.strip().splitlines()[-1])
     assert j["learner"] == "dp-fedavg" and j["noise_multiplier"] == 1.0 and 0 < j["epsilon"] < 100
+    # whose clients the epsilon protects: a script composing runs must keep to one federation
+    assert j["federation"].startswith("5 clients (IID)") and "seed 0" in j["federation"]
 
 
 def test_rounds_follow_the_budget_when_not_given():
