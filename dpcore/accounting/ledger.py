@@ -607,6 +607,17 @@ def _first(obj, *names: str):
     return next((getattr(obj, name) for name in names if hasattr(obj, name)), None)
 
 
+def _ledger_for(unit: str, relation: Neighbouring) -> str:
+    """The ledger to build for a guarantee of ``unit`` under ``relation``, as code: what a refusal tells to do.
+
+    >>> _ledger_for("labels", Neighbouring.REPLACE_ONE)
+    "PrivacyLedger(unit='labels', neighbouring='replace-one')"
+    """
+    said = ([f"unit={unit!r}"] if unit != "records" else []) + (
+        [f"neighbouring={relation.spelling!r}"] if relation is not Neighbouring.ADD_REMOVE else [])
+    return f"PrivacyLedger({', '.join(said)})"
+
+
 class PrivacyLedger:
     """A privacy odometer: composes dp_accounting events as they are spent.
 
@@ -695,6 +706,15 @@ class PrivacyLedger:
     def __len__(self) -> int:
         return len(self._events)
 
+    def __copy__(self) -> "PrivacyLedger":
+        """A ledger that goes on from here on its own: what either spends after the copy is not in the other's
+        events (a shallow copy shared the list of events, so one ledger's :attr:`events` held the other's spending
+        while its epsilon did not)."""
+        twin = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        twin._events, twin._state, twin._preview = list(self._events), self._state.copy(), None
+        return twin
+
     def epsilon_at(self, delta: float) -> float:
         """Epsilon of everything spent so far, read at ``delta``."""
         return self._state.epsilon(check_delta(delta))
@@ -725,26 +745,27 @@ class PrivacyLedger:
             return dp_accounting.NonPrivateDpEvent()
         what = getattr(spent, "learner", None) or type(spent).__name__
         unit = _unit(getattr(spent, "unit", "records"), f"{what}'s unit")
+        relation = Neighbouring.of(relation)
         if not covers(unit, self.unit):
             if self.unit == "clients":
                 how = ("a guarantee for a record says nothing of a client's whole data: compose it in a ledger of its "
-                       f"own unit, PrivacyLedger(unit={unit!r})")
+                       f"own unit, {_ledger_for(unit, relation)}")
             elif unit == "clients":
                 how = ("a record added changes its client's data (a client replaced, not added or removed), and the "
-                       "clients were dealt out from these records: compose it in a PrivacyLedger(unit='clients')")
+                       f"clients were dealt out from these records: compose it in a {_ledger_for(unit, relation)}")
             else:
-                how = ("the rest of the record was used in the clear: compose it in a PrivacyLedger(unit="
-                       f"{unit!r}, neighbouring='replace-one'), where runs of whole records count too")
+                how = (f"the rest of the record was used in the clear: compose it in a {_ledger_for(unit, relation)}, "
+                       "where runs of whole records count too")
             raise DPValueError(f"{what}'s epsilon protects {UNIT_SAID[unit]}, and this ledger counts "
                                f"{UNIT_SAID[self.unit]}, which that guarantee says nothing about: {how}")
         self._check_federation(spent, unit, what)
-        relation = Neighbouring.of(relation)
         if relation is self.neighbouring:
             return event
         if relation is Neighbouring.REPLACE_ONE:
+            one = "client" if self.unit == "clients" else "record"
             raise DPValueError(
-                f"{what}'s epsilon protects one record replaced, and this ledger counts one record added or removed, "
-                "which that guarantee says nothing about: compose it in a PrivacyLedger(neighbouring='replace-one'), "
+                f"{what}'s epsilon protects one {one} replaced, and this ledger counts one {one} added or removed, "
+                f"which that guarantee says nothing about: compose it in a {_ledger_for(self.unit, relation)}, "
                 "where a run under add/remove counts too (at twice its epsilon)")
         epsilon, delta = replace_one_guarantee(_first(spent, "epsilon", "epsilon_spent_"),
                                                _first(spent, "delta", "delta_") or 0.0)

@@ -237,7 +237,7 @@ def test_a_ledger_given_a_fedavg_result_checks_what_its_epsilon_protects(split):
         PrivacyLedger(delta=1e-5).spend(central)
     clients = PrivacyLedger(delta=1e-5, unit="clients")
     assert clients.spend(central) == pytest.approx(central.epsilon)
-    with pytest.raises(DPValueError, match="protects one record replaced, and this ledger counts one record added"):
+    with pytest.raises(DPValueError, match="protects one client replaced, and this ledger counts one client added"):
         clients.spend(local)
     assert PrivacyLedger(delta=1e-5, neighbouring="replace-one", unit="clients").spend(local) == pytest.approx(
         local.epsilon)
