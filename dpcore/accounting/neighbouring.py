@@ -143,6 +143,9 @@ def common_unit(units) -> str | None:
     >>> common_unit(["clients", "records"]) is None
     True
     """
+    if isinstance(units, str):
+        raise DPTypeError(f"units must be a list of units such as ['records', 'labels'], got the string {units!r}: "
+                          f"give [{units!r}] for one")
     shared = set(UNITS)
     for unit in units:
         shared &= set(_COVERS[_unit(unit)])

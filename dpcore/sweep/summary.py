@@ -334,8 +334,9 @@ def composition(runs: pd.DataFrame) -> Composition:
     (:func:`~dpcore.accounting.common_unit`): label DP beside whole records, each record's label; label DP beside
     DP-FedAvg (a client's whole data), nothing, and the total is infinite with ``unit`` None. So are federated runs
     of different simulated federations (their ``federation`` column: the records dealt out with another seed or to
-    another number of clients), whose clients are different groups of records. A table without the column is of
-    whole records.
+    another number of clients), whose clients are different groups of records, and federated runs that do not say
+    their federation (no ``federation`` column, or an empty cell), which may be of any. A table without the ``unit``
+    column is of whole records.
 
     >>> t = pd.DataFrame({"epsilon": [1.0, 0.5], "delta": [0.0, 1e-5], "neighbouring": ["replace-one", "add-remove"]})
     >>> eps, delta, replaced, unit = composition(t)
@@ -354,8 +355,10 @@ def composition(runs: pd.DataFrame) -> Composition:
     said = runs["neighbouring"].fillna("").astype(str) if "neighbouring" in runs else [""] * len(runs)
     epsilon, delta, replaced = compose_guarantees(zip(epsilons, deltas, said))
     unit = common_unit(runs["unit"].fillna("").astype(str) if "unit" in runs else ())
-    if unit == "clients" and "federation" in runs and runs["federation"].fillna("").nunique() > 1:
-        unit = None  # a client of one simulated federation is no client of another (another seed, other clients)
+    federations = runs["federation"].fillna("").astype(str) if "federation" in runs else pd.Series([""] * len(runs))
+    if unit == "clients" and (federations.nunique() > 1 or not federations.iloc[0]):
+        unit = None  # a client of one simulated federation is no client of another (another seed, other clients),
+        # and a run that does not say its federation may be of any other (as a ledger of clients refuses it)
     if unit is None:
         return Composition(math.inf, 1.0, replaced, None)
     return Composition(float(epsilon), float(delta), replaced, unit)
