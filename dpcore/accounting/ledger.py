@@ -528,6 +528,12 @@ class _Composition:
             return self.basic
         rest = delta - self.outside_delta
         if self.non_private or rest <= 0:
+            if not self.non_private and not math.isfinite(self.basic):
+                self.note(f"the (epsilon, delta) guarantees composed here as they are (such as a run under add/remove "
+                          f"in a replace-one ledger, at (2 epsilon, (1 + e^epsilon) delta)) spend delta = "
+                          f"{self.outside_delta:.3g} together, at least the delta = {delta:g} this epsilon is read "
+                          "at, which leaves none for the rest: this epsilon is reported as infinity; read it at a "
+                          "larger delta (epsilon_at), or give the ledger one")
             return self.basic
         return min(self.basic, self.outside_epsilon + self._accountant_epsilon(rest))
 

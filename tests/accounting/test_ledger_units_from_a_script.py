@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from dpcore.accounting import Neighbouring, PrivacyLedger, common_unit, epsilon_of_event
-from dpcore.exceptions import DPTypeError, DPValueError
+from dpcore.exceptions import DPCoreWarning, DPTypeError, DPValueError
 from dpcore.learners.base import RunResult
 from dpcore.sweep.summary import composition
 
@@ -82,3 +82,15 @@ def test_common_unit_of_one_string_is_refused_by_name():
     with pytest.raises(DPTypeError, match=r"units must be a list.*\['records'\]"):
         common_unit("records")
     assert common_unit(["records"]) == "records"
+
+
+def test_a_total_whose_deltas_use_up_the_ledgers_delta_says_why_it_is_infinite():
+    """DP-SGD's (1, 1e-5) under add/remove holds for a record replaced at (2, 3.7e-5), more than a replace-one
+    ledger's delta of 1e-5: the total is infinity (never a smaller number), and it said nothing about why."""
+    run = RunResult("dpsgd", "data", "classification", {}, 1.0, 1e-5, event=dp_accounting.GaussianDpEvent(5.0),
+                    neighbouring=Neighbouring.ADD_REMOVE)
+    ledger = PrivacyLedger(delta=1e-5, neighbouring="replace-one")
+    with pytest.warns(DPCoreWarning, match=r"delta = 3\.72e-05 together, at least the delta = 1e-05"):
+        assert math.isinf(ledger.spend(run))
+    assert any("larger delta" in c for c in ledger.caveats)
+    assert ledger.epsilon_at(1e-4) == pytest.approx(2.0)
