@@ -239,6 +239,8 @@ class FedAvgResult:
     seconds: float
     seconds_per_round: float
     test_proba: np.ndarray | None = None  # the global model's class probabilities on X_test
+    #: which rows were dealt out to the clients, when known (:func:`train_fedavg_split`: the data set and its split)
+    rows_from: str | None = None
 
     @property
     def neighbouring(self):
@@ -254,7 +256,7 @@ class FedAvgResult:
     def federation(self) -> str:
         """Which simulated federation ``epsilon`` protects a client of (:func:`federation_of`): runs of another one
         dealt the records out to other clients, so a client of one is no client of the other."""
-        return federation_of(self.config, int(np.sum(self.client_sizes)))
+        return federation_of(self.config, int(np.sum(self.client_sizes)), rows_from=self.rows_from)
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """The released global model's class probabilities for rows already scaled as its training rows were."""
@@ -269,18 +271,25 @@ class FedAvgResult:
         return self.predict_proba(X).argmax(1)
 
 
-def federation_of(config: FedAvgConfig, rows: int) -> str:
+def federation_of(config: FedAvgConfig, rows: int, *, rows_from: str | None = None) -> str:
     """The simulated federation a run's clients belong to, in words: how many clients, how the records were dealt
     out to them (:func:`~dpcore.federated.clients.partition_clients`: IID or label shards, drawn from ``seed``) and
-    from how many training rows. Two runs of the same federation protect the same clients, and their client-level
-    guarantees compose; two of different federations protect different groups of records (a client of one holds
-    records of several clients of the other), which no one guarantee covers.
+    from how many training rows, and ``rows_from`` which rows those are when it is known (a data set's split: another
+    split of the same size deals other records out). Two runs of the same federation protect the same clients, and
+    their client-level guarantees compose; two of different federations protect different groups of records (a client
+    of one holds records of several clients of the other), which no one guarantee covers.
+
+    Only public facts name the rows (the data set's name, the split's seed and test share), never a digest of them:
+    that would tell one data set from its neighbour.
 
     >>> federation_of(FedAvgConfig(clients=10, seed=3, noise_multiplier=1.0), 1347)
     '10 clients (IID), the 1347 training rows dealt out with seed 3'
+    >>> federation_of(FedAvgConfig(clients=10, seed=3, noise_multiplier=1.0), 1347, rows_from="'digits' split 0")
+    "10 clients (IID), the 1347 training rows of 'digits' split 0 dealt out with seed 3"
     """
     how = f"non-IID, {config.shards_per_client} label shards each" if config.non_iid else "IID"
-    return f"{config.clients} clients ({how}), the {rows} training rows dealt out with seed {config.seed}"
+    of = f" of {rows_from}" if rows_from else ""
+    return f"{config.clients} clients ({how}), the {rows} training rows{of} dealt out with seed {config.seed}"
 
 
 @contextlib.contextmanager
@@ -512,6 +521,9 @@ def train_fedavg_split(split: Split, config: FedAvgConfig, *, on_epoch: EpochCal
         raise DPValueError(f"dataset {split.dataset.name!r} has no declared feature bounds; declare them to train")
     X = scale_to_unit_interval(split.X_train, bounds)
     Xv = scale_to_unit_interval(split.X_test, bounds)
-    return train_fedavg(X, split.y_train, config, X_test=Xv, y_test=split.y_test,
-                        n_classes=max(split.n_classes, 2), on_epoch=on_epoch, device=device)
+    result = train_fedavg(X, split.y_train, config, X_test=Xv, y_test=split.y_test,
+                          n_classes=max(split.n_classes, 2), on_epoch=on_epoch, device=device)
+    # which rows were dealt out: another split of the same size holds other records (its federation is another)
+    rows_from = f"{split.dataset.name!r} split with seed {split.seed} and test share {split.test_size}"
+    return dataclasses.replace(result, rows_from=rows_from)
 

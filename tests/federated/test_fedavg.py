@@ -300,3 +300,28 @@ def test_a_client_level_result_that_does_not_say_its_federation_is_refused_by_na
     with pytest.raises(DPValueError, match="does not say of which federation"):
         ledger.epsilon_if(unsaid)
     assert len(ledger) == 0 and ledger.spend(run) == pytest.approx(run.epsilon)
+
+
+def test_another_split_of_the_same_size_is_another_federation():
+    """Two splits of one data set with the same sizes hold other training rows: dealt out with the same seed to the
+    same number of clients, client k of one is another group of records than client k of the other. The federation
+    named only the number of rows, clients and seed, so a ledger of clients composed the two as one federation's;
+    a FedAvgResult and run_learner's result of the same split still compose."""
+    from dpcore.accounting import PrivacyLedger
+    from dpcore.federated.learners import fedavg_config
+
+    params = {"clients": 5, "rounds": 2}
+    first, second = (train_test_split("iris", test_size=0.25, seed=s) for s in (1, 2))
+    one = run_learner("dp-fedavg", first, epsilon=1.0, seed=0, params=params)
+    other = run_learner("dp-fedavg", second, epsilon=1.0, seed=0, params=params)
+    assert len(first.y_train) == len(second.y_train) and one.federation != other.federation
+    assert "'iris' split with seed 1" in one.federation
+    clients = PrivacyLedger(delta=1e-5, unit="clients")
+    clients.spend(one)
+    with pytest.raises(DPValueError, match="protects a client of another federation"):
+        clients.spend(other)
+    direct = train_fedavg_split(first, fedavg_config(first, "central", epsilon=1.0, delta=1e-5, seed=0,
+                                                     params=params))
+    assert direct.federation == one.federation
+    clients.spend(direct)
+    assert len(clients) == 2
