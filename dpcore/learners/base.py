@@ -250,6 +250,7 @@ class RunResult:
         out["seconds"] = round(float(self.seconds), 4)
         if self.extras.get("protects"):  # the unit epsilon protects: whole records, labels only, a client ...
             out["protects"] = self.extras["protects"]
+            out["unit"] = self.unit  # the same as PrivacyLedger(unit=...) takes it: "records", "labels", "clients" ...
         if self.neighbouring is not None:  # what the epsilon protects: one record added/removed, or replaced
             from ..accounting import Neighbouring
 

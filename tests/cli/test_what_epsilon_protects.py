@@ -50,3 +50,16 @@ def test_train_says_what_its_score_is_measured_against(capsys):
     assert main(["train", "--dataset", "diabetes", "--seed", "0", "--set", "epochs=2"]) == 0
     text = capsys.readouterr().out
     assert "mean_predictor_mse: " in text and "mean_predictor_r2: " in text
+
+
+@pytest.mark.parametrize("algorithm, unit", [("label-dp-rr", "labels"), ("dp-fedavg", "clients"), ("dpsgd", "records")])
+def test_a_script_builds_the_ledger_of_a_runs_json(capsys, algorithm, unit):
+    """The JSON said what ε protects in words only ("each record's label only; ..."): a script composing the runs it
+    printed had to parse prose to choose PrivacyLedger(unit=...). It now says the unit as the ledger takes it."""
+    from dpcore.accounting import PrivacyLedger
+
+    out, _ = _run(capsys, "--dataset", "iris", "--algorithm", algorithm, "--set", "epochs=2" if algorithm != "dp-fedavg"
+                  else "rounds=2")
+    assert out["unit"] == unit
+    ledger = PrivacyLedger(delta=1e-3, unit=out["unit"], neighbouring=out["neighbouring"])
+    assert ledger.neighbouring.spelling == out["neighbouring"]
