@@ -225,7 +225,7 @@ def session_total_text(data: str, title: str, *, store: dict) -> str | None:
         if unit == "clients":  # a client's whole data: more than a record, of another kind (user-level DP)
             one = n == 1
             neighbour = "one client added or removed" if rel is Neighbouring.ADD_REMOVE else "one client replaced"
-            where = f" on {fed}" if federations > 1 and fed else ""  # which federation, when there are several
+            where = f" (federation of {fed})" if federations > 1 and fed else ""  # which one, when there are several
             parts.append(f"**{n} {UNIT_RUNS['clients']}{'' if one else 's'}**{where} protected "
                          f"{UNIT_SAID['clients']} ({total} for {'it' if one else 'them'}, {neighbour}): a record "
                          f"added changes what its client holds, so {'it adds' if one else 'they add'} to no total of "

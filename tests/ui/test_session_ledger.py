@@ -350,5 +350,5 @@ def test_federated_runs_of_different_federations_keep_totals_apart():
                    store=store)
     assert len(store) == 2
     text = session_total_text("digits", "Digits", store=store)
-    assert text.count("1 federated training** on 5 clients (IID)") == 2
+    assert text.count("1 federated training** (federation of 5 clients (IID)") == 2
     assert "their totals do not add up into one" in text
