@@ -116,6 +116,10 @@ def _read(source) -> pd.DataFrame:
         if m := re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc)):
             raise DatasetError(f"line {m[2]} of the file has {m[3]} values, but the rows before it have {m[1]}; every "
                                "row needs one value per column of the header") from None
+        if m := re.search(r"EOF inside string starting at row (\d+)", str(exc)):
+            raise DatasetError(f"a quoted value that starts on data row {m[1]} is never closed: a double quote (\") "
+                               "opens it and no second one ends it, so the rest of the file reads as one value; close "
+                               "the quote, or remove the stray \" from that row") from None
         raise DatasetError(f"could not parse the file as CSV: {' '.join(str(exc).split())}") from None
     if df.shape[0] == 0 or df.shape[1] == 0:
         raise DatasetError("the CSV file has no data rows; it needs a header row and at least two data rows")

@@ -371,3 +371,10 @@ def test_a_file_with_one_row_per_class_is_refused_at_its_split_saying_each_class
         ds = load_csv(b"a,b,label\n1,2,x\n3,4,y\n", label_column="label")
     with pytest.raises(DPValueError, match="every class of its label has a single row, and a class needs at least two"):
         train_test_split(ds, seed=0)
+
+
+def test_a_quote_never_closed_is_named_by_its_row_in_plain_words():
+    """pandas says "Error tokenizing data. C error: EOF inside string starting at row 4"; the owner reads which data
+    row opened a quote that nothing closes, and what to do."""
+    with pytest.raises(DatasetError, match=r"quoted value that starts on data row 4 is never closed.*close the quote"):
+        load_csv('a,b,y\n1,2,0\n3,4,1\n5,6,0\n7,"8,1\n9,9,1\n', label_column="y", bounds="*=0:10")
