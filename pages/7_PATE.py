@@ -45,6 +45,7 @@ from dpcore.ui.pate import (
     pate_warnings,
     progress_callback,
     release_cost_caption,
+    release_withheld_text,
     released_epsilon_text,
     split_figure,
     split_table,
@@ -106,7 +107,8 @@ cfg = run_guarded(page_config, data_arg(ds), epsilon=float(eps), delta=float(del
 if cfg is None:
     stop_page()
 bar = st.progress(0.0, text="Training teachers …")
-res = run_guarded(cached_pate, data_arg(ds), cfg, on_epoch=progress_callback(bar, cfg.teachers))
+res = run_guarded(cached_pate, data_arg(ds), cfg, on_epoch=progress_callback(bar, cfg.teachers),
+                  hide_warnings=("the data-dependent epsilon is not released",))  # said below, in the page's words
 bar.empty()
 if res is None:
     stop_page()
@@ -126,9 +128,8 @@ if cfg.aggregator == "confident":
     st.markdown(confident_caption(res))
 if res.released is not None:
     st.info(released_epsilon_text(res))
-elif res.epsilon_data_dependent is not None:
-    st.warning("The data-dependent ε cannot be released privately for this noise: the smooth-sensitivity conditions "
-               "of Papernot et al. 2018 do not hold. Try a larger noise.")
+elif (withheld := release_withheld_text(res)) is not None:
+    st.warning(withheld)
 if res.epsilon_data_dependent is not None:
     with st.expander("The exact data-dependent ε: NOT a privacy guarantee"):
         st.markdown(f"Exact data-dependent ε = **{format_epsilon(res.epsilon_data_dependent)}** at its best Rényi "

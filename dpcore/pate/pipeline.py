@@ -20,13 +20,14 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from ..accounting import ACCOUNTANTS, epsilon_of_event
+from ..accounting import ACCOUNTANTS, calibrate, epsilon_of_event
 from ..accounting.trusted import rdp_epsilon
 from ..datasets import Split
 from ..datasets.transforms import scale_to_unit_interval
 from ..defaults import DELTA
 from ..exceptions import DPValueError, PrivacyLeakWarning, user_stacklevel
 from ..rng import as_generator, child_seed, noise_mode, substream
+from ..teaching.verdict import epsilon_text
 from ..types import RngLike
 from ..validation import check_delta, check_epsilon, check_int, check_positive
 from .aggregation import AGGREGATORS, cluster_votes, make_aggregator, vote_histogram
@@ -45,6 +46,7 @@ from .confident import (
     check_data_dependent_rdp,
     log_pr_answered,
     release_data_dependent_epsilon,
+    release_parameters,
 )
 from .teachers import MODELS, fit_classifier, partition_indices, predict, teacher_predictions, train_teachers
 
@@ -252,6 +254,9 @@ class PateConfig:
         Also compute the DATA-DEPENDENT epsilon of Papernot et al. 2018 (GNMax and Confident-GNMax): along the
         queries, as an analysis that is not itself private (:mod:`dpcore.pate.analysis`), and once at the end
         released privately with smooth sensitivity (:func:`dpcore.pate.confident.release_data_dependent_epsilon`).
+        That release is a second mechanism on the votes: calibrated to ``target_epsilon``, the noise is chosen so that
+        the answers and the release together cost at most the target (the answers get less than all of it), and where
+        the release alone would cost the target or more it is withheld and the answers get the whole target.
     accountant : {"rdp", "pld"}
     baseline : bool
         Also train the student's model on all private data with their true labels (no privacy), for comparison.
@@ -368,6 +373,9 @@ class PateResult:
     answered: np.ndarray | None = None  # which queries got a label (all but Confident-GNMax's failed checks)
     released: ReleasedEpsilon | None = None  # data_dependent: the data-dependent epsilon released privately
     epsilon_answers: float | None = None  # the answered queries alone (``epsilon`` less the release, if any)
+    #: data_dependent, calibrated to a target the release alone would cost at least: what it would cost (it was
+    #: withheld, and the answers spent the whole target); None otherwise
+    release_withheld: float | None = None
 
     @property
     def neighbouring(self):
@@ -459,10 +467,17 @@ def _aggregate(cfg: PateConfig, scale: float, votes: np.ndarray, rng) -> tuple[n
     return np.argmax(noisy, axis=1), noisy
 
 
-def _released(cfg: PateConfig, scale: float, votes: np.ndarray, labels: np.ndarray, rng) -> ReleasedEpsilon | None:
-    """The data-dependent epsilon released with smooth sensitivity (None when not asked, or when its conditions
-    fail for this noise: a warning says so)."""
+def _released(cfg: PateConfig, scale: float, votes: np.ndarray, labels: np.ndarray, rng,
+              withheld: float | None = None) -> ReleasedEpsilon | None:
+    """The data-dependent epsilon released with smooth sensitivity (None when not asked, when the calibration
+    withheld it, its release alone costing ``withheld``, or when its conditions fail for this noise: a warning says
+    why)."""
     if not cfg.data_dependent:
+        return None
+    if withheld is not None:
+        warnings.warn(f"the data-dependent epsilon is not released: releasing it alone would cost epsilon = "
+                      f"{epsilon_text(withheld)}, not less than the target {cfg.target_epsilon:g}, so the answers "
+                      "spend the whole target; raise epsilon to release it", stacklevel=user_stacklevel())
         return None
     confident = cfg.aggregator == "confident"
     try:
@@ -506,12 +521,55 @@ def _label_accuracy(queries: PublicQueries, d: PateData, labels: np.ndarray) -> 
     return float(np.mean(label_of_row[keep] == d.y_public[rows][keep])) if keep.any() else math.nan
 
 
-def _noise_scale(cfg: PateConfig) -> float:
-    """The noise on each vote count: as set, or calibrated so ``cfg.queries`` answers cost the target epsilon."""
+def _noise_scale(cfg: PateConfig, n_classes: int) -> tuple[float, float | None]:
+    """The noise on each vote count, and, where the data-dependent epsilon is withheld for the target, what its
+    release alone would cost (None: it is released, if asked and its conditions hold). Public quantities only: it is
+    decided before any vote is cast.
+
+    Set by the visitor, the noise is used as it is. Calibrated to a target, it is the smallest noise at which
+    everything the run publishes costs at most the target: the answers, and with ``data_dependent`` the release of
+    the data-dependent epsilon too, a second mechanism on the same votes (Papernot et al. 2018, Theorem 23), composed
+    with the answers order by order (:func:`_published`). Where the release alone would cost the target or more, no
+    noise on the answers can make room for it: the answers get the whole target, and the release is withheld.
+    """
     if cfg.noise_scale is not None:
-        return cfg.noise_scale
-    return calibrate_noise_scale(aggregator=cfg.aggregator, target_epsilon=cfg.target_epsilon, delta=cfg.delta,
-                                 queries=cfg.queries, accountant=cfg.accountant, threshold_noise=cfg.sigma1)
+        return cfg.noise_scale, None
+    answers_only = calibrate_noise_scale(aggregator=cfg.aggregator, target_epsilon=cfg.target_epsilon,
+                                         delta=cfg.delta, queries=cfg.queries, accountant=cfg.accountant,
+                                         threshold_noise=cfg.sigma1)
+    if not cfg.data_dependent:
+        return answers_only, None
+    try:  # the total is never below the answers' own epsilon, so its noise is at least theirs. Searched with the
+        # RDP accountant: the total is RDP's under either accountant (a PLD cannot hold the release's Rényi curve), and
+        # where the release is refused RDP's epsilon of the answers is at least PLD's
+        scale = calibrate(lambda s: _published_event(cfg, s, n_classes), target_epsilon=cfg.target_epsilon,
+                          delta=cfg.delta, accountant="rdp", neighbouring=PATE_NEIGHBOURING,
+                          guess=answers_only, lower=answers_only, name="noise_scale")
+    except DPValueError:
+        release = _release_event(cfg, answers_only, n_classes)
+        alone = math.inf if release is None else epsilon_of_event(release, delta=cfg.delta, accountant=cfg.accountant,
+                                                                  neighbouring=PATE_NEIGHBOURING)
+        return answers_only, alone
+    return scale, None
+
+
+def _release_event(cfg: PateConfig, scale: float, n_classes: int) -> dp_accounting.DpEvent | None:
+    """The event of releasing the data-dependent epsilon at noise ``scale`` (Theorem 23's RDP curve at the order
+    :func:`~dpcore.pate.confident.release_parameters` picks from public quantities), or None where conditions C5-C6
+    fail at every order (the release is refused, and costs nothing)."""
+    try:
+        return release_parameters(cfg.delta, sigma2=scale, classes=n_classes).dp_event
+    except DPValueError:
+        return None
+
+
+def _published_event(cfg: PateConfig, scale: float, n_classes: int) -> dp_accounting.DpEvent:
+    """The event of everything a run with ``data_dependent`` publishes at noise ``scale``: the answers, and the
+    release where it can be made."""
+    answers = pate_event(aggregator=cfg.aggregator, noise_scale=scale, queries=cfg.queries,
+                         threshold_noise=cfg.sigma1)
+    release = _release_event(cfg, scale, n_classes)
+    return answers if release is None else dp_accounting.ComposedDpEvent([answers, release])
 
 
 def _teachers(d: PateData, cfg: PateConfig, rng, cb: EpochCallback) -> tuple[list, list, list[float], float]:
@@ -545,7 +603,7 @@ def _run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCa
     rng = substream(cfg.seed, "pate")
     cb = on_epoch or (lambda info: None)
 
-    scale = _noise_scale(cfg)  # privacy parameters first: they do not depend on the data
+    scale, withheld = _noise_scale(cfg, d.n_classes)  # privacy parameters first: they do not depend on the data
     parts, teachers, teacher_acc, teacher_seconds = _teachers(d, cfg, rng, cb)
 
     # votes on the queries; the noisy argmax (and Confident-GNMax's check) is all that leaves the teachers
@@ -557,7 +615,7 @@ def _run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCa
     history, per_query_at_opt = _query_history(cfg, scale, votes, labels, queries.rows_right(d, labels), cb)
     eps_answers = float(history.epsilon.iloc[-1])
     eps_dd = float(history.epsilon_data_dependent.iloc[-1]) if cfg.data_dependent else None
-    released = _released(cfg, scale, votes, labels, rng)
+    released = _released(cfg, scale, votes, labels, rng, withheld)
     event, epsilon = _published(cfg, scale, eps_answers, released)
 
     # the student: public inputs + noisy labels only
@@ -600,6 +658,7 @@ def _run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCa
         answered=labels >= 0,
         released=released,
         epsilon_answers=eps_answers,
+        release_withheld=withheld,
     )
 
 

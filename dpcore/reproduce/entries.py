@@ -325,9 +325,10 @@ def _pate_outcome(progress: Progress, *, dataset: str, epsilon: float, published
     table = _table([
         ("student test accuracy", published_acc, student),
         ("non-private baseline", published_nonprivate, mean("nonprivate_accuracy")),
-        ("ε guaranteed (data-independent, δ = 1e-5)", NaN, float(runs[0].extras.get("epsilon_answers",
-                                                                                   runs[0].epsilon))),
-        ("ε guaranteed with the data-dependent ε released too (smooth sensitivity)", NaN, float(runs[0].epsilon)),
+        ("ε guaranteed (data-independent, δ = 1e-5): the answers alone", NaN,
+         float(runs[0].extras.get("epsilon_answers") or runs[0].epsilon)),
+        ("ε guaranteed (data-independent, δ = 1e-5): the answers and the release of the data-dependent ε "
+         "(smooth sensitivity), within the target", NaN, float(runs[0].epsilon)),
         ("ε by the data-dependent analysis (the kind the paper reports; not itself private)", epsilon, eps_dd),
         ("share of the student's training labels that are right", NaN, mean("label_accuracy")),
         ("noiseless teacher ensemble, test accuracy", NaN, mean("ensemble_accuracy")),
@@ -451,9 +452,9 @@ def _run_confident_mnist(progress: Progress) -> Outcome:
         ("student test accuracy, GNMax at the same ε", NaN, mean(gnmax, "accuracy")),
         ("non-private baseline", 0.992, mean(ours, "nonprivate_accuracy")),
         ("ε guaranteed (data-independent, δ = 1e-5): checks and answers", NaN,
-         float(ours[0].extras.get("epsilon_answers", ours[0].epsilon))),
-        ("ε guaranteed (data-independent, δ = 1e-5): checks, answers and the release of the data-dependent ε", NaN,
-         float(ours[0].epsilon)),
+         float(ours[0].extras.get("epsilon_answers") or ours[0].epsilon)),
+        ("ε guaranteed (data-independent, δ = 1e-5): checks, answers and the release of the data-dependent ε, "
+         "within the target", NaN, float(ours[0].epsilon)),
         ("ε data-dependent, released privately (the kind the paper reports)",
          CONFIDENT_EPSILON, mean(ours, "epsilon_data_dependent_released", "extras")),
         ("its noise's standard deviation", NaN, mean(ours, "epsilon_data_dependent_released_std", "extras")),

@@ -173,6 +173,18 @@ def release_cost_caption(result: PateResult) -> str | None:
                                        "bound." if result.config.accountant == "pld" else ""))
 
 
+def release_withheld_text(result: PateResult) -> str | None:
+    """Why the data-dependent ε asked for was not released (None when it was, or was not asked)."""
+    if result.released is not None or result.epsilon_data_dependent is None:
+        return None
+    if result.release_withheld is not None:
+        alone, target = format_epsilon(result.release_withheld), result.config.target_epsilon
+        return (f"The data-dependent ε is not released: releasing it alone would cost ε = {alone}, not less than the "
+                f"target {target:g}, so the answers spend the whole target. Raise ε above {alone} to release it.")
+    return ("The data-dependent ε cannot be released privately for this noise: the smooth-sensitivity conditions "
+            "of Papernot et al. 2018 do not hold. Try a larger noise.")
+
+
 def lnmax_caption(result: PateResult) -> str:
     """What LNMax's ε adds up from: each answer's pure ε 2γ (rounded up, as every ε shown), then basic composition."""
     return (f"LNMax: each answer is (2γ = {format_epsilon(2 / result.noise_scale)})-DP, so basic composition gives "
@@ -190,6 +202,10 @@ def noise_used_caption(result: PateResult) -> str:
     if cfg.aggregator == "confident":
         spent = (f"{cfg.queries} examined {'query' if cfg.queries == 1 else 'queries'}, each checked (σ₁ = "
                  f"{cfg.sigma1:.3g}) and in the worst case answered, cost ε = {format_epsilon(answers)}")
+    if cfg.noise_scale is None and result.released is not None:  # the release shares the target with the answers
+        return (f"Used: {name} = {format_noise(result.noise_scale)}, calibrated so that {spent} and releasing the "
+                f"data-dependent ε costs the rest: ε = {format_epsilon(result.epsilon)} together, within the target "
+                f"{cfg.target_epsilon:g} (δ = {result.delta:g}).")
     if cfg.noise_scale is None:
         return (f"Used: {name} = {format_noise(result.noise_scale)}, calibrated so that {spent} "
                 f"(target {cfg.target_epsilon:g}, δ = {result.delta:g}).")

@@ -42,7 +42,7 @@ def test_a_calibrated_noise_is_written_rounded_up_on_the_federated_and_pate_capt
     assert "Used: σ = 6.04, calibrated" in sigma_used_caption(fed)
     pate = SimpleNamespace(config=SimpleNamespace(aggregator="gnmax", queries=10, noise_scale=None, target_epsilon=1.0,
                                                   sigma1=None),
-                           noise_scale=9834.2, epsilon=0.9999, epsilon_answers=None, delta=1e-5)
+                           noise_scale=9834.2, epsilon=0.9999, epsilon_answers=None, released=None, delta=1e-5)
     assert "= 9,840, calibrated" in noise_used_caption(pate)
     assert format_noise(0.0012341) == "0.00124" and format_noise(float("inf")) == "—"
 
