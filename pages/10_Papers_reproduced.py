@@ -5,9 +5,11 @@ import dpcore.ui.boot  # noqa: F401  (first: every library loaded once, before t
 
 import streamlit as st
 
+from dpcore.datasets import load_dataset
 from dpcore.reproduce import get_reproduction, reproduction_names
 from dpcore.ui import page_header, run_guarded, show_frame, verdict_line
 from dpcore.ui.common import DASH, show_plain_table
+from dpcore.ui.ledger import record_release, show_data_total
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area, presenting_stage
 from dpcore.ui.reproduce import (
@@ -85,6 +87,14 @@ if result is None:
 
 box, said = status_box(result)
 getattr(st, box)(said)
+# the entries' private runs count in the session total of their data sets, as every page's runs do: each seeded run
+# once, whichever entry (or page) trained it
+for shown in store.values():
+    for data, identity, release in shown.releases:
+        record_release(data, ("reproduce", *identity), release, page="Papers, reproduced",
+                       source=get_reproduction(shown.name).cite)
+for data in dict.fromkeys(data for data, _, _ in result.releases):
+    show_data_total(load_dataset(data), data=data)
 c1, c2 = st.columns(2)
 c1.metric("Claims that hold", f"{sum(c.holds for c in result.checks)} / {len(result.checks)}",
           help="Each check below is the paper's own number (within a tolerance the check states) or an ordering or "

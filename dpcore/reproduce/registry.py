@@ -8,11 +8,13 @@ are seeded, so the same entry gives the same numbers on every machine and in eve
 """
 from __future__ import annotations
 
+import contextvars
+import json
 import math
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -86,6 +88,10 @@ class ReproductionResult:
     seconds : float
     published_points : tuple of (x, value, label)
         The paper's own numbers placed on the curve's axes, where the paper gives them.
+    releases : tuple of (dataset, identity, release)
+        Every private run the entry trained: its dataset, what names the run (learner, dataset, settings) and what
+        it released (``event`` as JSON text, ``epsilon``, ``delta``, ``neighbouring``, ``unit``, ``federation``, as a
+        sweep's row has them), so a page can count the runs it shows in a visitor's session total.
     """
 
     name: str
@@ -95,6 +101,7 @@ class ReproductionResult:
     gap: str
     seconds: float
     published_points: tuple[tuple[float, float, str], ...] = ()
+    releases: tuple[tuple[str, tuple, dict], ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -229,12 +236,41 @@ def get_reproduction(name: str) -> Reproduction:
                            "(python -m dpcore reproduce --list)") from None
 
 
+#: The private runs of the reproduction running in this thread (:func:`note_release`), None outside one.
+_RELEASES: contextvars.ContextVar[list | None] = contextvars.ContextVar("dpcore_reproduction_releases", default=None)
+
+
+def note_release(learner: str, dataset: str, settings: Mapping[str, Any], result) -> None:
+    """Keep what a private run of the reproduction running now released (nothing for a run without a guarantee, or
+    outside :func:`run_reproduction`): ``result`` is the learner's :class:`~dpcore.learners.RunResult`,
+    ``settings`` what it was run with (epsilon, delta, seed, params)."""
+    out = _RELEASES.get()
+    if out is None or result.neighbouring is None:
+        return
+    from ..accounting import Neighbouring, event_to_json
+
+    dataset = dataset if isinstance(dataset, str) else getattr(dataset, "name", str(dataset))
+    identity = (learner, dataset, repr(sorted(settings.items())))
+    out.append((dataset, identity, {
+        "event": json.dumps(event_to_json(result.event)) if result.event is not None else "",
+        "epsilon": float(result.epsilon), "delta": float(result.delta),
+        "neighbouring": Neighbouring.of(result.neighbouring).spelling, "unit": result.unit,
+        "federation": getattr(result, "federation", None) or ""}))
+
+
 def run_reproduction(name: str, *, on_progress: Progress | None = None) -> ReproductionResult:
-    """Run the entry ``name`` live and return the published numbers beside ours."""
+    """Run the entry ``name`` live and return the published numbers beside ours (and what its private runs
+    released: :attr:`ReproductionResult.releases`)."""
     entry = get_reproduction(name)
     t0 = time.perf_counter()
-    out = entry.run(on_progress or (lambda done, total, message: None))
+    token = _RELEASES.set([])
+    try:
+        out = entry.run(on_progress or (lambda done, total, message: None))
+        releases = tuple(_RELEASES.get())
+    finally:
+        _RELEASES.reset(token)
     return ReproductionResult(name=name, table=out.table.reset_index(drop=True), curve=out.curve,
                               checks=tuple(out.checks), gap=out.gap, seconds=time.perf_counter() - t0,
                               published_points=tuple((float(x), float(v), str(label))
-                                                     for x, v, label in out.published_points))
+                                                     for x, v, label in out.published_points),
+                              releases=releases)

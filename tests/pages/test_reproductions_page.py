@@ -34,6 +34,8 @@ def test_an_entry_with_a_caveat_says_so_and_the_result_stays_when_coming_back():
     at.selectbox(key="repro.name").set_value("zhang2012-functional").run()  # a fast entry with a stated caveat
     at.button(key="repro.run").click().run()
     assert not at.exception
+    total = next(c.value for c in at.caption if c.value.startswith("**Session total.**"))
+    assert "on Diabetes" in total and "Papers, reproduced 60 (Zhang et al. 2012)" in total  # its private runs count
     box = at.success[0].value  # its claim is a trend, and the trend holds: reproduced, with the caveat said
     assert box.startswith("**Reproduced**") and "does no better than predicting the mean" in box
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)

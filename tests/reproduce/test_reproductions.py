@@ -229,3 +229,20 @@ def test_command_line_errors_name_what_to_do(capsys):
     assert "python -m dpcore reproduce --list" in capsys.readouterr().err
     assert main(["reproduce"]) == 2
     assert "--all" in capsys.readouterr().err
+
+
+def test_an_entry_keeps_each_private_run_with_what_it_released_and_an_accounting_entry_keeps_none(_result):
+    """The page counts an entry's private runs in the visitor's session total, as every page's runs: each run once,
+    with its event, which composes to the epsilon the run reported."""
+    from dpcore.accounting import PrivacyLedger, event_from_json
+    from dpcore.learners import get_learner
+
+    r = _result("course-iris-networks")
+    assert r.releases and {data for data, _, _ in r.releases} == {"iris"}
+    assert len({identity for _, identity, _ in r.releases}) == len(r.releases)
+    for _, (learner, dataset, settings), release in r.releases:
+        assert get_learner(learner).private and dataset == "iris" and "'seed'" in settings
+        ledger = PrivacyLedger(delta=release["delta"], neighbouring=release["neighbouring"], unit=release["unit"])
+        assert ledger.spend(event_from_json(json.loads(release["event"]))) == pytest.approx(release["epsilon"],
+                                                                                            rel=1e-9)
+    assert _result("abadi2016-accountant").releases == ()  # accounting curves only: nothing trained
