@@ -2,12 +2,15 @@
 
 Neighbouring relation and sensitivity
 -------------------------------------
-The private data is cut into disjoint partitions, one per teacher, and a record's
-partition is fixed by the record alone (as if by a hash of its identifier), so
-adding, removing or replacing one private record changes the training set of
-exactly one teacher. That teacher may change its vote on a query from one class
-to another, so the vote histogram ``n(x)`` moves by -1 in one bin and +1 in
-another: its L1 sensitivity is 2 and its L2 sensitivity is sqrt(2)
+The private data is cut into disjoint partitions, one per teacher, by a random
+permutation kept secret as the noise is (the operating system's randomness in
+secure mode), so adding, removing or replacing one private record changes the
+training set of exactly one teacher: a replaced record keeps its place, and an
+added one joins one part of a random partition of the others (the two runs
+coupled so that only that part differs; ``dpcore.pate.pipeline._partition``).
+That teacher may change its vote on a query from one class to another, so the
+vote histogram ``n(x)`` moves by -1 in one bin and +1 in another: its L1
+sensitivity is 2 and its L2 sensitivity is sqrt(2)
 (:data:`HISTOGRAM_L1_SENSITIVITY`, :data:`HISTOGRAM_L2_SENSITIVITY`). A teacher
 that merely stops voting (a removal that empties a bin) moves one bin by 1,
 which is within both bounds.

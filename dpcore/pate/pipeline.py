@@ -26,7 +26,7 @@ from ..datasets import Split
 from ..datasets.transforms import scale_to_unit_interval
 from ..defaults import DELTA
 from ..exceptions import DPValueError, PrivacyLeakWarning, user_stacklevel
-from ..rng import as_generator, child_seed, noise_mode, substream
+from ..rng import SECURE, as_generator, child_seed, noise_generator, noise_mode, substream
 from ..teaching.verdict import epsilon_text
 from ..types import RngLike
 from ..validation import check_delta, check_epsilon, check_int, check_positive
@@ -262,8 +262,9 @@ class PateConfig:
         Also train the student's model on all private data with their true labels (no privacy), for comparison.
     seed : int
     secure : bool
-        Secure noise (:func:`dpcore.rng.secure_noise`): every noise draw and sample from the operating system;
-        ``seed`` then fixes only what releases nothing (partitions, initial weights).
+        Secure noise (:func:`dpcore.rng.secure_noise`): every noise draw and sample from the operating system, the
+        teachers' partition too (a record added must not reshuffle the others' parts); ``seed`` then fixes only what
+        releases nothing (the public/private cut of a registry split, initial weights).
     """
 
     aggregator: str = "gnmax"
@@ -572,10 +573,24 @@ def _published_event(cfg: PateConfig, scale: float, n_classes: int) -> dp_accoun
     return answers if release is None else dp_accounting.ComposedDpEvent([answers, release])
 
 
+def _partition(d: PateData, cfg: PateConfig, rng) -> tuple[np.ndarray, ...]:
+    """The teachers' disjoint parts of the private rows, a random partition kept secret as the noise is.
+
+    One record added, removed or replaced changes one teacher's data, which the vote sensitivities assume
+    (:mod:`.aggregation`): replaced, it keeps its place in the same permutation; added, it joins one part of a random
+    partition of the others (a uniform partition of the records with the new one put in a uniformly chosen part of
+    the size that grows is a uniform partition of the larger set, so the two runs can be coupled to differ in that one
+    teacher only, and the guarantee holds over the partition's randomness). That needs the permutation secret: drawn
+    from a public seed, a record added reshuffles every part. So in secure mode it comes from the operating system
+    (:func:`~dpcore.rng.noise_generator`); a seeded run draws it from its seed, as it draws its noise (a
+    demonstration whose numbers are the same for all, not a release)."""
+    return partition_indices(d.y_private.size, cfg.teachers, rng=noise_generator(SECURE if cfg.secure else rng))
+
+
 def _teachers(d: PateData, cfg: PateConfig, rng, cb: EpochCallback) -> tuple[list, list, list[float], float]:
     """Teachers on disjoint partitions of the private part, each scored on the test part as it finishes: the
     partitions, the teachers, their test accuracies and the seconds per teacher."""
-    parts = partition_indices(d.y_private.size, cfg.teachers, rng=rng)
+    parts = _partition(d, cfg, rng)
     accuracies: list[float] = []
     t0 = time.perf_counter()
 
@@ -707,7 +722,7 @@ def epsilon_sweep(
     cfg = config
     d = _prepared(data, cfg)
     rng = substream(cfg.seed, "pate")
-    parts = partition_indices(d.y_private.size, cfg.teachers, rng=rng)
+    parts = _partition(d, cfg, rng)
     teachers = train_teachers(d.X_private, d.y_private, parts, model=cfg.teacher_model, rng=rng)
     teacher_acc = float(np.mean([np.mean(predict(t, d.X_test) == d.y_test) for t in teachers]))
     ens = float(np.mean(vote_histogram(teacher_predictions(teachers, d.X_test), d.n_classes).argmax(1) == d.y_test))

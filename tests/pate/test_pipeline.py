@@ -424,3 +424,29 @@ def test_the_command_line_reports_the_epsilon_of_the_answers_and_the_release(cap
     assert main(["train", "--algorithm", "pate", "--dataset", "digits", "--epsilon", "5", "--json"]) == 0
     off = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert "epsilon_answers" not in off and off["epsilon"] == pytest.approx(5.0, abs=1e-3) and off["epsilon"] <= 5.0
+
+
+def test_in_secure_mode_the_teachers_partition_is_drawn_secretly_and_a_seeded_run_keeps_its_own(split):
+    """Adding one record changes one teacher's data only over a random partition kept secret (a uniform partition
+    with the new record put in a uniformly chosen growing part is a uniform partition of the larger set): drawn from
+    a public seed, a record added reshuffles every part. In secure mode the partition is the operating system's, so
+    two secure runs of one seed split the teachers' data differently; a seeded run still repeats its own."""
+    from dpcore.pate import pipeline
+
+    seen = []
+    real = pipeline.partition_indices
+
+    def spy(n, teachers, *, rng=None):
+        parts = real(n, teachers, rng=rng)
+        seen.append((type(rng).__name__, tuple(p.tolist() for p in parts)))
+        return parts
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pipeline, "partition_indices", spy)
+        for _ in range(2):
+            run_pate(split, small(secure=True))
+        for _ in range(2):
+            run_pate(split, small())
+    (kind1, secure1), (kind2, secure2), (_, seeded1), (_, seeded2) = seen
+    assert kind1 == kind2 == "SecureRandom" and secure1 != secure2
+    assert seeded1 == seeded2
