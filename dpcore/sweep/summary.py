@@ -405,11 +405,15 @@ def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:
     ``RepeatAndSelectDpEvent`` with the runs' own event. It needs every candidate to be
     the same mechanism (sweeping the clip norm or the learning rate changes no noise); when
     the candidates' events differ (sweeping epsilon, the noise or the epochs) the column is
-    NaN and ``note`` says why. Seeds are repetitions of the same candidate, not candidates.
+    NaN and ``note`` says why. Seeds are repetitions of the same candidate, not candidates: a candidate is scored by
+    the mean of its seeds' runs, each a model trained on the private rows, so the mechanism repeated is all of them
+    (the run's event composed once per seed), not one run.
 
     Returns a DataFrame with ``learner``, ``candidates``, ``run_epsilon``, ``search_epsilon``,
     ``composition_epsilon``, ``composition_delta`` and ``note``.
     """
+    import dp_accounting
+
     from ..accounting import event_from_json, repeat_and_select_epsilon
 
     rows = []
@@ -431,6 +435,9 @@ def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:
                            "repeat-and-select bound of one mechanism does not apply: basic composition only")
         else:
             event = event_from_json(json.loads(texts.pop()))
+            seeds = int(group.groupby("value", sort=False).size().max())  # the runs one candidate's score reads
+            if seeds > 1:
+                event = dp_accounting.SelfComposedDpEvent(event, seeds)
             try:
                 row["search_epsilon"] = repeat_and_select_epsilon(event, candidates=k, delta=delta or DELTA)
             except DPCoreError:
