@@ -125,6 +125,25 @@ def test_a_sweeps_rows_say_what_their_epsilon_protects_and_its_tuning_tax_says_i
     assert "(one client added or removed)" in said and said.count("one record added or removed") == 1  # DP-SGD's
 
 
+def test_runs_that_leaked_privacy_compose_to_no_guarantee_as_the_sessions_total_counts_them():
+    """preprocess='standardize' scales the features by the private rows' mean and deviation: the runs' epsilons are
+    no guarantee, and the session's total (release_of) counts such a run as dp_accounting's non-private event. The
+    tuning tax composed 2 candidates x 2 seeds of them to 4."""
+    from dpcore.sweep.summary import composition
+    from dpcore.ui.ledger import release_of
+
+    event = '{"dp_event": "EpsilonDeltaDpEvent", "epsilon": 1.0, "delta": 0.0}'
+    table = pd.DataFrame({"learner": ["erm-objective"] * 4, "role": ["swept"] * 4, "value": [0.01, 0.01, 0.1, 0.1],
+                          "seed": [0, 1] * 2, "epsilon": [1.0] * 4, "delta": [0.0] * 4,
+                          "neighbouring": ["replace-one"] * 4, "leaks_privacy": [True, False, False, False],
+                          "event": [event] * 4})
+    assert isinstance(release_of(table.iloc[0].to_dict())["event"], dp_accounting.NonPrivateDpEvent)
+    row = tuning_tax(table, delta=1e-5).iloc[0]
+    assert row.composition_epsilon == math.inf and math.isnan(row.search_epsilon) and "leaked" in row.note
+    assert composition(table).epsilon == math.inf
+    assert composition(table.assign(leaks_privacy=False)).epsilon == 4.0  # without the leak, basic composition
+
+
 def test_federated_runs_of_different_federations_compose_to_no_guarantee():
     """Seeds of a DP-FedAvg sweep deal the records out to other clients: the runs' client-level epsilons summed to
     1 + 1 "for each client", a client no run shares. Of one federation they add up; of two, infinity."""
