@@ -259,7 +259,8 @@ elif len(tax):
         "number of candidates tried is random (Poisson, with the mean shown) and only the best model is released, "
         "Papernot & Steinke (2022) bound the whole search by little more than one run (dp_accounting's "
         "repeat-and-select event). Seeds repeat a candidate: they are not extra candidates of the search, but each "
-        "is a model of its own, so the composition of every run released counts them all.")
+        "is a model of its own, so the search repeats a candidate with all its seeds (its score is their mean) and "
+        "the composition of every run released counts them all.")
     show_frame(display_tuning_tax(tax), key="sweep.tuning")
 st.header("Every run")
 show_frame(display_runs(table, axis=axis), key="sweep.table")

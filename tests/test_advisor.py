@@ -210,6 +210,17 @@ def test_a_run_without_a_guarantee_among_those_looked_at_makes_the_selections_co
     assert "composes to ε = ∞" in sel["note"]
 
 
+def test_runs_that_leaked_privacy_among_those_looked_at_make_the_selection_have_no_guarantee():
+    # features scaled by the private rows' statistics: the runs' epsilons are no guarantee, and the session's total
+    # counts such a run as infinity; the selection's composition summed them to 3 * 1.1 + 3 * 10 = 33.3 and its
+    # private selection read a finite repeat-and-select epsilon
+    res = _result({1.0: [0.85, 0.86, 0.84], 10.0: [0.9, 0.91, 0.9]}, [0.95, 0.95, 0.95])
+    res.table.loc[res.table.role == "swept", "leaks_privacy"] = True
+    sel = judge(res, Need("at_least", "accuracy", 0.8)).selection
+    assert sel["composition_epsilon"] == math.inf and "composes to ε = ∞" in sel["note"]
+    assert math.isnan(sel["private_selection_epsilon"]) and sel["private_selection"] is None
+
+
 def test_pure_epsilon_candidates_get_liu_and_talwars_three_epsilon_for_private_selection():
     res = _result({1.0: [0.85, 0.86, 0.84], 10.0: [0.9, 0.91, 0.9]}, [0.95, 0.95, 0.95])
     t = res.table

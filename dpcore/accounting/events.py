@@ -166,7 +166,14 @@ def flatten(event: dp_accounting.DpEvent, count: int = 1) -> Iterator[tuple[dp_a
     if isinstance(event, dp_accounting.NoOpDpEvent) or count == 0:
         return
     if isinstance(event, dp_accounting.SelfComposedDpEvent):
-        yield from flatten(event.event, count * event.count)
+        times = event.count
+        # a mechanism runs a whole number of times: a negative count subtracted its epsilon from a composition (-2
+        # for twice a Laplace of epsilon 1), a fraction claimed part of one run (dp_accounting's PLD refuses both)
+        if isinstance(times, bool) or not (isinstance(times, (int, np.integer)) or (
+                isinstance(times, (float, np.floating)) and float(times).is_integer())) or times < 0:
+            raise DPValueError("SelfComposedDpEvent needs a count that is a whole number >= 0 (the times its "
+                               f"mechanism runs), got {times!r}")
+        yield from flatten(event.event, count * int(times))
     elif isinstance(event, dp_accounting.ComposedDpEvent):
         for e in event.events:
             yield from flatten(e, count)
@@ -189,12 +196,18 @@ def atom_pure_epsilon(atom: dp_accounting.DpEvent) -> float:
     True
     """
     if isinstance(atom, dp_accounting.LaplaceDpEvent):
-        return math.inf if atom.noise_multiplier == 0 else 1.0 / atom.noise_multiplier
+        b = atom.noise_multiplier
+        return 1.0 / b if b > 0 else math.inf  # b nan or <= 0: no guarantee
     if isinstance(atom, dp_accounting.RandomizedResponseDpEvent):
         p, k = atom.noise_parameter, atom.num_buckets
         if k == 1:
             return 0.0
-        return math.inf if p == 0 else math.log1p(k * (1.0 - p) / p)
+        # p nan or outside (0, 1], or no whole number of buckets: no guarantee (a nan here made the total nan, which
+        # a budget's "epsilon > budget" let through)
+        if not (0 < p <= 1 and isinstance(k, (int, float, np.integer, np.floating)) and float(k).is_integer()
+                and k >= 1):
+            return math.inf
+        return math.log1p(k * (1.0 - p) / p)
     if isinstance(atom, EpsilonDeltaDpEvent):
         return atom.epsilon if atom.delta == 0 else math.inf
     return math.inf  # RdpCurveDpEvent too: an RDP curve gives no pure epsilon

@@ -535,6 +535,7 @@ def selection_note(points: pd.DataFrame, table: pd.DataFrame, *, learner: str | 
         composition,
         composition_delta_text,
         composition_unit_text,
+        leaked_runs,
         private_swept,
         spent_text,
     )
@@ -549,6 +550,8 @@ def selection_note(points: pd.DataFrame, table: pd.DataFrame, *, learner: str | 
     if learner is not None and k:
         top = swept[swept.learner == learner].sort_values("epsilon")
         texts = [t for t in top["event"] if isinstance(t, str) and t] if "event" in top else []
+        if leaked_runs(top).any():  # runs that leaked privacy besides their noise: no search of them has a guarantee
+            texts = []
         if texts:
             event = event_from_json(json.loads(texts[-1]))
             try:  # a candidate that draws its ε from the grid is no worse than the grid's largest (quasi-convexity)

@@ -290,7 +290,7 @@ def best_swept(summary: pd.DataFrame, *, axis: str, metric: str) -> BestSwept | 
 
 
 __all__ = ["NEIGHBOURS_SAID", "OVERSPEND", "BestSwept", "best_swept", "neighbouring_note", "neighbours_said",
-           "overspent_note",
+           "leaked_runs", "overspent_note",
            "private_swept", "spends_more", "spent_beyond_axis", "spent_text", "summarize", "tied_with_best"]
 
 
@@ -336,7 +336,9 @@ def composition(runs: pd.DataFrame) -> Composition:
     of different simulated federations (their ``federation`` column: the records dealt out with another seed or to
     another number of clients), whose clients are different groups of records, and federated runs that do not say
     their federation (no ``federation`` column, or an empty cell), which may be of any. A table without the ``unit``
-    column is of whole records.
+    column is of whole records. A run that leaked privacy besides its noise (its ``leaks_privacy`` column: features
+    scaled by the private rows' statistics, bounds read from them) has no guarantee, and counts as ε = ∞, as the
+    session's total counts it (:func:`dpcore.ui.ledger.release_of`).
 
     >>> t = pd.DataFrame({"epsilon": [1.0, 0.5], "delta": [0.0, 1e-5], "neighbouring": ["replace-one", "add-remove"]})
     >>> eps, delta, replaced, unit = composition(t)
@@ -350,6 +352,8 @@ def composition(runs: pd.DataFrame) -> Composition:
     if not len(runs):
         return Composition(0.0, 0.0, False, "records")
     epsilons = pd.to_numeric(runs["epsilon"], errors="coerce").to_numpy(dtype=float)
+    if "leaks_privacy" in runs:  # its epsilon is not a guarantee: a composition with it has none either
+        epsilons = np.where(leaked_runs(runs), math.inf, epsilons)
     deltas = (pd.to_numeric(runs["delta"], errors="coerce").fillna(0.0).to_numpy(dtype=float) if "delta" in runs
               else np.zeros(len(runs)))
     said = runs["neighbouring"].fillna("").astype(str) if "neighbouring" in runs else [""] * len(runs)
@@ -362,6 +366,14 @@ def composition(runs: pd.DataFrame) -> Composition:
     if unit is None:
         return Composition(math.inf, 1.0, replaced, None)
     return Composition(float(epsilon), float(delta), replaced, unit)
+
+
+def leaked_runs(runs: pd.DataFrame) -> np.ndarray:
+    """Which of ``runs`` leaked privacy besides their noise (the ``leaks_privacy`` column; False where it is empty)."""
+    if "leaks_privacy" not in runs:
+        return np.zeros(len(runs), dtype=bool)
+    return runs["leaks_privacy"].map(lambda v: isinstance(v, (bool, np.bool_)) and bool(v)
+                                     or str(v).strip().lower() == "true").to_numpy(dtype=bool)
 
 
 def composition_unit_text(unit: str | None) -> str:
@@ -405,11 +417,15 @@ def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:
     ``RepeatAndSelectDpEvent`` with the runs' own event. It needs every candidate to be
     the same mechanism (sweeping the clip norm or the learning rate changes no noise); when
     the candidates' events differ (sweeping epsilon, the noise or the epochs) the column is
-    NaN and ``note`` says why. Seeds are repetitions of the same candidate, not candidates.
+    NaN and ``note`` says why. Seeds are repetitions of the same candidate, not candidates: a candidate is scored by
+    the mean of its seeds' runs, each a model trained on the private rows, so the mechanism repeated is all of them
+    (the run's event composed once per seed), not one run.
 
     Returns a DataFrame with ``learner``, ``candidates``, ``run_epsilon``, ``search_epsilon``,
     ``composition_epsilon``, ``composition_delta`` and ``note``.
     """
+    import dp_accounting
+
     from ..accounting import event_from_json, repeat_and_select_epsilon
 
     rows = []
@@ -424,6 +440,9 @@ def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:
                "composition_epsilon": composed, "composition_delta": composed_delta, "note": ""}
         if not np.isfinite(run_eps):
             row["note"] = "a candidate's epsilon is infinite (no privacy guarantee), and so is the search's"
+        elif leaked_runs(group).any():
+            row["note"] = ("a run leaked privacy besides its noise (see the warnings): its epsilon is not a guarantee, "
+                           "and neither is the search's nor the composition's")
         elif "" in texts:
             row["note"] = "a run has no stored event (computed by an older version): rerun the sweep"
         elif len(texts) > 1:
@@ -431,6 +450,9 @@ def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:
                            "repeat-and-select bound of one mechanism does not apply: basic composition only")
         else:
             event = event_from_json(json.loads(texts.pop()))
+            seeds = int(group.groupby("value", sort=False).size().max())  # the runs one candidate's score reads
+            if seeds > 1:
+                event = dp_accounting.SelfComposedDpEvent(event, seeds)
             try:
                 row["search_epsilon"] = repeat_and_select_epsilon(event, candidates=k, delta=delta or DELTA)
             except DPCoreError:

@@ -26,6 +26,7 @@ from dpcore.accounting import (
     gaussian_epsilon,
 )
 from dpcore.accounting.trusted import RDP_ROUNDING, rdp_epsilon, trusted_rdp
+from dpcore.exceptions import BudgetExceededError, DPValueError
 from dpcore.federated.accounting import dp_fedavg_epsilons
 from dpcore.mechanisms import analytic_gaussian_epsilon
 from dpcore.pate.aggregation import HISTOGRAM_L2_SENSITIVITY
@@ -153,3 +154,36 @@ def test_the_gaussians_epsilon_from_its_noise_is_one_function_and_fails_closed()
         assert analytic_gaussian_epsilon(sigma=sigma, delta=DELTA) == gaussian_epsilon(noise_multiplier=sigma,
                                                                                        delta=DELTA)
         assert exact <= analytic_gaussian_epsilon(sigma=sigma, delta=DELTA) <= exact * (1 + 1e-6) + 1e-9
+
+
+@pytest.mark.parametrize("accountant", ["rdp", "pld"])
+@pytest.mark.parametrize("count", [-2, 2.5, 0.5])
+def test_a_mechanism_run_a_negative_or_fractional_number_of_times_is_refused(accountant, count):
+    # twice minus a Laplace of epsilon 1 read -2 (a ledger spending it went down by 2), half a Gaussian read less than
+    # one; dp_accounting's own PLD accountant refuses such counts too
+    for mechanism in (dp_accounting.LaplaceDpEvent(1.0), dp_accounting.GaussianDpEvent(1.0)):
+        event = dp_accounting.SelfComposedDpEvent(mechanism, count)
+        with pytest.raises((ValueError, TypeError)):
+            dp_accounting.pld.PLDAccountant().compose(event)
+        with pytest.raises(DPValueError, match="whole number >= 0"):
+            epsilon_of_event(event, delta=DELTA, accountant=accountant)
+    ledger = PrivacyLedger(delta=0.0)
+    ledger.spend(dp_accounting.LaplaceDpEvent(1.0))
+    with pytest.raises(DPValueError, match="whole number >= 0"):
+        ledger.spend(dp_accounting.SelfComposedDpEvent(dp_accounting.LaplaceDpEvent(1.0), count))
+    assert ledger.epsilon == 1.0
+    # a whole number held as a float (as a JSON file may give it back) counts as that many runs
+    assert epsilon_of_event(dp_accounting.SelfComposedDpEvent(dp_accounting.LaplaceDpEvent(1.0), 3.0),
+                            delta=0.0) == 3.0
+
+
+def test_a_randomized_response_of_unknown_noise_is_infinity_and_a_budget_refuses_it():
+    # noise_parameter nan: the epsilon read nan, and "nan > budget" is False, so a budget of 1 let it be spent
+    rr = dp_accounting.RandomizedResponseDpEvent(float("nan"), 2)
+    for delta in (0.0, DELTA):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert epsilon_of_event(rr, delta=delta, neighbouring="replace-one") == math.inf
+    ledger = PrivacyLedger(delta=0.0, neighbouring="replace-one", budget=1.0)
+    with pytest.raises(BudgetExceededError):
+        ledger.spend(rr)

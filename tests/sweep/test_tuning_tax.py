@@ -27,9 +27,11 @@ def test_choosing_the_best_clip_norm_costs_the_repeat_and_select_epsilon_of_the_
     tax = tuning_tax(res.table, delta=1e-5).iloc[0]
     assert tax.candidates == 3
     event = event_from_json(json.loads(res.table[res.table.role == "swept"].event.iloc[0]))
-    # independently: dp_accounting's own RDP accountant on its repeat-and-select event (Poisson, mean 3)
+    # independently: dp_accounting's own RDP accountant on its repeat-and-select event (Poisson, mean 3) of one
+    # candidate's mechanism, its 2 seeds' runs
     acc = dp_accounting.rdp.RdpAccountant()
-    acc.compose(dp_accounting.dp_event.RepeatAndSelectDpEvent(event, 3.0, math.inf))
+    acc.compose(dp_accounting.dp_event.RepeatAndSelectDpEvent(dp_accounting.SelfComposedDpEvent(event, 2), 3.0,
+                                                              math.inf))
     assert tax.search_epsilon == pytest.approx(acc.get_epsilon(1e-5), rel=1e-9)
     # every run released: 3 candidates x 2 seeds, each a model trained on the private rows with noise of its own
     assert tax.run_epsilon < tax.search_epsilon < tax.composition_epsilon == pytest.approx(6 * tax.run_epsilon)
@@ -53,6 +55,26 @@ def test_every_run_released_counts_every_seed_of_a_candidate():
     row = tuning_tax(table, delta=1e-5).iloc[0]
     assert row.candidates == 2 and row.run_epsilon == 1.0
     assert row.composition_epsilon == 6.0 and row.composition_delta == pytest.approx(6e-5)  # basic composition
+
+
+def test_the_search_repeats_a_candidate_with_all_the_seeds_its_score_reads():
+    # 3 candidates x 3 seeds of one Gaussian: each candidate is scored by the mean of 3 models trained on the private
+    # rows, so the mechanism a search repeats is those 3 runs. Accounted as one run it read 1.42 at delta 1e-5 where
+    # dp_accounting's repeat-and-select of the 3 runs composed gives 2.57
+    gaussian = dp_accounting.GaussianDpEvent(5.0)
+    event = json.dumps(event_to_json(gaussian))
+    table = pd.DataFrame({"learner": ["dpsgd"] * 9, "role": ["swept"] * 9, "value": [0.5] * 3 + [1.0] * 3 + [2.0] * 3,
+                          "seed": [0, 1, 2] * 3, "epsilon": [1.0] * 9, "delta": [1e-5] * 9, "event": [event] * 9})
+    row = tuning_tax(table, delta=1e-5).iloc[0]
+    one, three = (dp_accounting.rdp.RdpAccountant(), dp_accounting.rdp.RdpAccountant())
+    one.compose(dp_accounting.dp_event.RepeatAndSelectDpEvent(gaussian, 3.0, math.inf))
+    three.compose(dp_accounting.dp_event.RepeatAndSelectDpEvent(dp_accounting.SelfComposedDpEvent(gaussian, 3), 3.0,
+                                                                math.inf))
+    assert row.search_epsilon == pytest.approx(three.get_epsilon(1e-5), rel=1e-6)
+    assert row.search_epsilon > 1.5 * one.get_epsilon(1e-5)
+    # one seed per candidate: the search repeats one run
+    single = tuning_tax(table[table.seed == 0], delta=1e-5).iloc[0]
+    assert single.search_epsilon == pytest.approx(one.get_epsilon(1e-5), rel=1e-6)
 
 
 @pytest.mark.parametrize("name", [n for n, s in learners().items() if s.private])
@@ -101,6 +123,25 @@ def test_a_sweeps_rows_say_what_their_epsilon_protects_and_its_tuning_tax_says_i
 
     said = neighbouring_note(res.table, markdown=False)
     assert "(one client added or removed)" in said and said.count("one record added or removed") == 1  # DP-SGD's
+
+
+def test_runs_that_leaked_privacy_compose_to_no_guarantee_as_the_sessions_total_counts_them():
+    """preprocess='standardize' scales the features by the private rows' mean and deviation: the runs' epsilons are
+    no guarantee, and the session's total (release_of) counts such a run as dp_accounting's non-private event. The
+    tuning tax composed 2 candidates x 2 seeds of them to 4."""
+    from dpcore.sweep.summary import composition
+    from dpcore.ui.ledger import release_of
+
+    event = '{"dp_event": "EpsilonDeltaDpEvent", "epsilon": 1.0, "delta": 0.0}'
+    table = pd.DataFrame({"learner": ["erm-objective"] * 4, "role": ["swept"] * 4, "value": [0.01, 0.01, 0.1, 0.1],
+                          "seed": [0, 1] * 2, "epsilon": [1.0] * 4, "delta": [0.0] * 4,
+                          "neighbouring": ["replace-one"] * 4, "leaks_privacy": [True, False, False, False],
+                          "event": [event] * 4})
+    assert isinstance(release_of(table.iloc[0].to_dict())["event"], dp_accounting.NonPrivateDpEvent)
+    row = tuning_tax(table, delta=1e-5).iloc[0]
+    assert row.composition_epsilon == math.inf and math.isnan(row.search_epsilon) and "leaked" in row.note
+    assert composition(table).epsilon == math.inf
+    assert composition(table.assign(leaks_privacy=False)).epsilon == 4.0  # without the leak, basic composition
 
 
 def test_federated_runs_of_different_federations_compose_to_no_guarantee():
