@@ -1,5 +1,6 @@
 """Shared test set-up: small thread pools so the suite behaves on a 2-core machine, a cache of its own per test
-process, and results computed once for the whole run (:func:`computed_once`) however many processes run it.
+process (its finished shared runs one folder of the whole run), and results computed once for the whole run
+(:func:`computed_once`) however many processes run it.
 
 ``python -m pytest`` runs the tests in parallel processes (pytest-xdist, ``-n logical`` in pytest.ini): tests that
 must share a process (one server for a module, say) are marked ``@pytest.mark.xdist_group("name")``.
@@ -26,8 +27,8 @@ from dpcore.runtime.memory import keep_freed_memory  # noqa: E402
 
 keep_freed_memory()
 # finished runs and sweeps are cached on disk: each test process (each xdist worker, gw0, gw1, ...) gets a fresh
-# cache of its own, never the project's nor a neighbour's: a test that clears the server's store of finished runs
-# must not clear the runs another process is about to read
+# cache of its own, never the project's; its runs/ folder is one folder of the whole test run, which no test clears
+# (_finished_runs_shared_by_the_test_processes, _fresh_shared_runs), and its sweeps/ stay its own
 _CACHE = tempfile.mkdtemp(prefix=f"dpcore-test-cache-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-")
 os.environ["DPCORE_CACHE_DIR"] = _CACHE
 atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
