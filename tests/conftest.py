@@ -1,5 +1,6 @@
 """Shared test set-up: small thread pools so the suite behaves on a 2-core machine, a cache of its own per test
-process, and results computed once for the whole run (:func:`computed_once`) however many processes run it.
+process (its finished shared runs one folder of the whole run), and results computed once for the whole run
+(:func:`computed_once`) however many processes run it.
 
 ``python -m pytest`` runs the tests in parallel processes (pytest-xdist, ``-n logical`` in pytest.ini): tests that
 must share a process (one server for a module, say) are marked ``@pytest.mark.xdist_group("name")``.
@@ -26,8 +27,8 @@ from dpcore.runtime.memory import keep_freed_memory  # noqa: E402
 
 keep_freed_memory()
 # finished runs and sweeps are cached on disk: each test process (each xdist worker, gw0, gw1, ...) gets a fresh
-# cache of its own, never the project's nor a neighbour's: a test that clears the server's store of finished runs
-# must not clear the runs another process is about to read
+# cache of its own, never the project's; its runs/ folder is one folder of the whole test run, which no test clears
+# (_finished_runs_shared_by_the_test_processes, _fresh_shared_runs), and its sweeps/ stay its own
 _CACHE = tempfile.mkdtemp(prefix=f"dpcore-test-cache-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-")
 os.environ["DPCORE_CACHE_DIR"] = _CACHE
 atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
@@ -187,21 +188,49 @@ def _restore_work_budget():
     set_default_budget(COMMAND_LINE)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _finished_runs_shared_by_the_test_processes(tmp_path_factory):
+    """The server's store of finished runs keeps them on disk in ``$DPCORE_CACHE_DIR/runs``, as a restarted server
+    reads them back (:class:`dpcore.runtime.serving.SharedRuns`): every test process's ``runs`` folder is one folder
+    of the test run (a link to it), so a page's default run is trained once for the whole run, not once per xdist
+    worker, and what the browser test's Streamlit server (started with its worker's environment) trained is read
+    by the page tests too. The runs are seeded and stored under their exact inputs and dpcore's source digest, so a
+    result read from there is the one this process would compute. Only runs computed without patches get there:
+    a test that patches keeps its runs in a folder of its own (:func:`_fresh_shared_runs`). The sweeps' cache stays
+    each process's own."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's directory, shared by its workers
+    shared = root / "finished-runs"
+    shared.mkdir(exist_ok=True)
+    link = pathlib.Path(_CACHE) / "runs"
+    if not link.exists():
+        link.symlink_to(shared, target_is_directory=True)
+    yield
+
+
 @pytest.fixture(autouse=True)
 def _fresh_shared_runs(request):
     """The server's store of finished runs (:func:`dpcore.runtime.serving.shared_runs`) is kept from test to test in one
     test process, as a server keeps it from visitor to visitor: a page's default run is trained once per process,
-    not once per test that opens the page. A test that monkeypatches, or is marked ``fresh_runs``, starts from an
-    empty store and leaves an empty one behind: its runs are computed under its patches, and what it computed is
-    never shown to another test."""
+    not once per test that opens the page (and once per test run, :func:`_finished_runs_shared_by_the_test_processes`).
+    A test that monkeypatches, or is marked ``fresh_runs``, starts from an empty store whose disk is an empty
+    folder of its own, and leaves an empty store behind: its runs are computed under its patches, and what it
+    computed is never shown to another test, in this process or another."""
     from dpcore.runtime.serving import shared_runs
 
     fresh = "monkeypatch" in request.fixturenames or request.node.get_closest_marker("fresh_runs") is not None
-    if fresh:
-        shared_runs().clear()
+    if not fresh:
+        yield
+        return
+    store = shared_runs()
+    kept, own = store.directory, tempfile.mkdtemp(prefix="dpcore-test-fresh-runs-")
+    store.directory = pathlib.Path(own) if kept is not None else None
+    store.clear()
     yield
-    if fresh:
-        shared_runs().clear()
+    store.clear()
+    store.directory = kept
+    shutil.rmtree(own, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

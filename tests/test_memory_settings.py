@@ -12,6 +12,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 THP_MODE = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+#: the module's tests read a fresh command-line process and a fresh app process (:func:`started`, a module
+#: fixture): one test worker runs them all, so that each is started once
+pytestmark = pytest.mark.xdist_group("memory-settings")
 
 
 def _python(code: str, **env: str) -> str:
@@ -50,17 +53,29 @@ def test_the_environment_setting_wins():
     assert _python(code) == ("True 1" if _thp_in_use() else "False None")  # asked for only where the machine has them
 
 
-def test_the_command_line_and_the_app_ask_before_torch_loads():
+@pytest.fixture(scope="module")
+def started() -> dict[str, list[str]]:
+    """What a fresh process of the command line (``train --list``) and one of the app (the server loading its
+    libraries, torch alone) say once started: the huge-page setting torch read and whether torch was loaded, then,
+    on a line of its own, whether the allocator was asked to keep freed memory (``dpcore.runtime.memory`` is
+    imported for that only after the first line, so it cannot be what set anything). One process of each for the
+    tests that read them."""
     cli = _python("import contextlib, io, os, sys; from dpcore.cli import main\n"
                   "with contextlib.redirect_stdout(io.StringIO()):\n    main(['train', '--list'])\n"
-                  "print(os.environ.get('THP_MEM_ALLOC_ENABLE'), 'torch' in sys.modules)")
-    on = "1" if _thp_in_use() else "None"
-    assert cli.split()[0] == on
+                  "print(os.environ.get('THP_MEM_ALLOC_ENABLE'), 'torch' in sys.modules)\n"
+                  "from dpcore.runtime import memory; print(memory._kept)")
     app = _python("import os, sys; from dpcore.runtime import serving; "
                   "serving.SHARED_LIBRARIES = ('torch',); "  # the server's first import of torch, alone
                   "assert 'torch' not in sys.modules; serving.load_libraries(); "
-                  "print(os.environ.get('THP_MEM_ALLOC_ENABLE'), 'torch' in sys.modules)")
-    assert app == f"{on} True"
+                  "print(os.environ.get('THP_MEM_ALLOC_ENABLE'), 'torch' in sys.modules); "
+                  "from dpcore.runtime import memory; print(memory._kept)")
+    return {"cli": cli.splitlines(), "app": app.splitlines()}
+
+
+def test_the_command_line_and_the_app_ask_before_torch_loads(started):
+    on = "1" if _thp_in_use() else "None"
+    assert started["cli"][0].split()[0] == on
+    assert started["app"][0] == f"{on} True"
 
 
 def test_a_machine_without_huge_pages_is_not_asked_for_them(tmp_path):
@@ -113,11 +128,6 @@ def test_a_private_steps_buffers_stay_for_the_next_step_only_when_asked():
 
 
 @pytest.mark.skipif(not _glibc_linux(), reason="mallopt is glibc's")
-def test_the_command_line_and_the_app_keep_freed_memory():
-    cli = _python("import contextlib, io; from dpcore.cli import main\n"
-                  "with contextlib.redirect_stdout(io.StringIO()):\n    main(['train', '--list'])\n"
-                  "from dpcore.runtime import memory; print(memory._kept)")
-    assert cli == "True"
-    app = _python("from dpcore.runtime import serving, memory; serving.SHARED_LIBRARIES = ('torch',); "
-                  "serving.load_libraries(); print(memory._kept)")
-    assert app == "True"
+def test_the_command_line_and_the_app_keep_freed_memory(started):
+    assert started["cli"][1] == "True"
+    assert started["app"][1] == "True"

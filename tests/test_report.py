@@ -10,6 +10,9 @@ import numpy as np
 import pytest
 
 LABELS = ("stayed_48213", "churned_90377")  # class labels are cell values too
+#: the module's tests read one report command's output (a module fixture, 5 s): one test worker runs them all, so
+#: that it is made once, not once in each worker that happens to run one of them
+pytestmark = pytest.mark.xdist_group("report")
 
 
 @pytest.fixture(scope="module")

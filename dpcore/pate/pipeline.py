@@ -587,21 +587,26 @@ def _partition(d: PateData, cfg: PateConfig, rng) -> tuple[np.ndarray, ...]:
     return partition_indices(d.y_private.size, cfg.teachers, rng=noise_generator(SECURE if cfg.secure else rng))
 
 
-def _teachers(d: PateData, cfg: PateConfig, rng, cb: EpochCallback) -> tuple[list, list, list[float], float]:
+def _teachers(d: PateData, cfg: PateConfig, rng, cb: EpochCallback) -> tuple[list, list, list[float], float,
+                                                                            np.ndarray]:
     """Teachers on disjoint partitions of the private part, each scored on the test part as it finishes: the
-    partitions, the teachers, their test accuracies and the seconds per teacher."""
+    partitions, the teachers, their test accuracies, the seconds per teacher and every teacher's predictions on the
+    test part (shape (teachers, test rows); the noiseless ensemble is read from them, not predicted again)."""
     parts = _partition(d, cfg, rng)
     accuracies: list[float] = []
+    on_test: list[np.ndarray] = []
     t0 = time.perf_counter()
 
     def after_teacher(i, model):
-        acc = float(np.mean(predict(model, d.X_test) == d.y_test))
+        on_test.append(predict(model, d.X_test))
+        acc = float(np.mean(on_test[-1] == d.y_test))
         accuracies.append(acc)
         cb({"epoch": i + 1, "epochs": cfg.teachers, "stage": "teachers", "accuracy": acc, "epsilon": 0.0})
 
     teachers = train_teachers(d.X_private, d.y_private, parts, model=cfg.teacher_model, rng=rng,
                               on_teacher=after_teacher)
-    return parts, teachers, accuracies, (time.perf_counter() - t0) / cfg.teachers
+    seconds = (time.perf_counter() - t0) / cfg.teachers
+    return parts, teachers, accuracies, seconds, np.stack(on_test) if on_test else np.zeros((0, d.y_test.size), int)
 
 
 def _nonprivate_accuracy(d: PateData, cfg: PateConfig, rng) -> float:
@@ -619,7 +624,7 @@ def _run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCa
     cb = on_epoch or (lambda info: None)
 
     scale, withheld = _noise_scale(cfg, d.n_classes)  # privacy parameters first: they do not depend on the data
-    parts, teachers, teacher_acc, teacher_seconds = _teachers(d, cfg, rng, cb)
+    parts, teachers, teacher_acc, teacher_seconds, teachers_on_test = _teachers(d, cfg, rng, cb)
 
     # votes on the queries; the noisy argmax (and Confident-GNMax's check) is all that leaves the teachers
     queries = public_queries(d, cfg, rng)
@@ -640,7 +645,7 @@ def _run_pate(data: "Split | PateData", config: PateConfig, *, on_epoch: EpochCa
     student_acc = float(np.mean(student_pred == d.y_test))
     cb({"epoch": cfg.queries, "epochs": cfg.queries, "stage": "student", "accuracy": student_acc, "epsilon": epsilon})
 
-    ens = vote_histogram(teacher_predictions(teachers, d.X_test), d.n_classes).argmax(axis=1)
+    ens = vote_histogram(teachers_on_test, d.n_classes).argmax(axis=1)
     nonpriv = _nonprivate_accuracy(d, cfg, rng) if cfg.baseline else math.nan
 
     return PateResult(

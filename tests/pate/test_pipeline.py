@@ -39,6 +39,27 @@ def test_more_teachers_than_examples_is_a_clear_error(split):
         run_pate(train_test_split("iris", seed=0), small(teachers=500, queries=5))
 
 
+def test_the_noiseless_ensemble_is_the_majority_vote_of_the_trained_teachers_on_the_test_part(split, monkeypatch):
+    """The run reads each teacher's test predictions once, as the teacher is scored (Papernot et al. 2017,
+    Section 2.1): the ensemble's accuracy and every teacher's are those of the teachers it trained, predicting the
+    test part afresh."""
+    made = []
+    real = pipeline.train_teachers
+
+    def spy(*a, **k):
+        made.append(real(*a, **k))
+        return made[-1]
+
+    monkeypatch.setattr(pipeline, "train_teachers", spy)
+    cfg = small(teacher_model="knn")
+    d = pate_split(split, public_fraction=cfg.public_fraction, seed=cfg.seed)
+    res = run_pate(d, cfg)
+    (teachers,) = made
+    predicted = teacher_predictions(teachers, d.X_test)
+    assert res.ensemble_accuracy == float(np.mean(vote_histogram(predicted, d.n_classes).argmax(1) == d.y_test))
+    assert res.teacher_accuracies.tolist() == [float(np.mean(p == d.y_test)) for p in predicted]
+
+
 def test_teachers_see_disjoint_private_data(split, monkeypatch):
     seen_parts, seen_fits = [], []
     real_partition, real_fit = pipeline.partition_indices, teachers_mod.fit_classifier

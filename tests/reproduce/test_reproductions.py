@@ -14,6 +14,9 @@ from dpcore.reproduce import get_reproduction, reproduction_names, run_reproduct
 from dpcore.reproduce.registry import at_least, at_most, within
 
 NAMES = reproduction_names()
+#: the entries are run once for the whole test run (:func:`reproduced`) and several tests read the same ones: one
+#: test worker runs the module, so that no worker sits waiting for an entry another worker is still running
+pytestmark = pytest.mark.xdist_group("reproductions")
 
 
 def test_every_paper_the_app_builds_on_has_an_entry():
