@@ -86,3 +86,27 @@ def test_a_budget_over_fifty_thousand_steps_is_met_within_half_a_percent():
     sigma, reported = _calibrated_and_reported(target, q, steps)
     assert 0.995 * target <= reported <= target
     assert sigma < calibrate_noise_multiplier(target_epsilon=target, delta=DELTA, sample_rate=q, steps=steps)
+
+
+def test_a_target_finer_than_the_pld_grid_can_follow_gets_rdps_noise_confirmed_by_pld_not_an_error():
+    """At epsilon 0.0001 PLD's search grid finds a noise, but the run's own grid (1e-8) would need more points than it
+    may hold and hands the epsilon to RDP, whose bound at that noise is far above the target (0.0035: ln(1/delta)
+    over the largest order): the calibration took 200 nudges and gave up. RDP's own answer, which the run's
+    accountant confirms, is used instead: more noise, never an epsilon above the target."""
+    import warnings
+
+    from dpcore.accounting import calibrate, dpsgd_event, epsilon_of_event
+    from dpcore.accounting.accountants import pld_discretization_for
+
+    grid = pld_discretization_for(1e-4)
+
+    def event(s):
+        return dpsgd_event(noise_multiplier=s, sample_rate=1.0, steps=30)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        x = calibrate(event, target_epsilon=1e-4, delta=1e-5, accountant="pld", pld_discretization=grid)
+        rdp_x = calibrate(event, target_epsilon=1e-4, delta=1e-5, accountant="rdp")
+        assert epsilon_of_event(event(x), delta=1e-5, accountant="pld", pld_discretization=grid) <= 1e-4
+        assert epsilon_of_event(event(x), delta=1e-5, accountant="rdp") <= 1e-4
+    assert x == pytest.approx(rdp_x, rel=0.06)
