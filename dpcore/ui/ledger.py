@@ -60,8 +60,10 @@ class SessionRuns:
 
     @property
     def epsilon(self) -> float:
-        """dp_accounting's composition of all runs, never above the sum of their own epsilons (basic composition)."""
-        basic = sum(e for e, _ in self.reported)
+        """dp_accounting's composition of all runs, never above the sum of their own epsilons (basic composition,
+        which states that sum at the sum of their deltas: no bound once those reach 1, where :attr:`delta` stops)."""
+        deltas = sum(d for _, d in self.reported)
+        basic = sum(e for e, _ in self.reported) if deltas <= self.delta else math.inf
         return min(self.ledger.epsilon_at(self.delta), basic)
 
 

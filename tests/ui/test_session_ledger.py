@@ -352,3 +352,21 @@ def test_federated_runs_of_different_federations_keep_totals_apart():
     text = session_total_text("digits", "Digits", store=store)
     assert text.count("1 federated training** (federation of 5 clients (IID)") == 2
     assert "their totals do not add up into one" in text
+
+
+def test_runs_whose_deltas_add_past_one_are_not_capped_at_the_sum_of_their_epsilons():
+    """Basic composition states the sum of the epsilons at the sum of the deltas: past 1 it says nothing, and the
+    total (stated at delta 0.999) must not borrow it. Two (0.1, 0.6) runs: no bound, not epsilon 0.2 at 0.999."""
+    from dpcore.accounting import EpsilonDeltaDpEvent
+
+    store: dict = {}
+    for key in ("a", "b"):
+        record_run("iris", (key,), event=EpsilonDeltaDpEvent(0.1, 0.6), epsilon=0.1, delta=0.6,
+                   neighbouring=Neighbouring.ADD_REMOVE, store=store)
+    runs = session_ledger("iris", store=store)
+    assert runs.delta == 0.999 and runs.epsilon == math.inf
+    record_run("digits", ("a",), event=EpsilonDeltaDpEvent(0.1, 0.3), epsilon=0.1, delta=0.3,
+               neighbouring=Neighbouring.ADD_REMOVE, store=store)
+    record_run("digits", ("b",), event=EpsilonDeltaDpEvent(0.1, 0.3), epsilon=0.1, delta=0.3,
+               neighbouring=Neighbouring.ADD_REMOVE, store=store)
+    assert session_ledger("digits", store=store).epsilon == pytest.approx(0.2)  # below 1 the sum holds as before
