@@ -228,8 +228,8 @@ def text_line(key: str, value) -> str:
     ('epsilon: 1.0', 'tpr_at_fpr: 0.001: -, 0.01: 0.0398406')
     >>> text_line("epsilon", 1.2345671), text_line("epsilon_lower_bound", 1.2345679)
     ('epsilon: 1.23457', 'epsilon_lower_bound: 1.23456')
-    >>> text_line("noise_multiplier", 6.9067738748)
-    'noise_multiplier: 6.90678'
+    >>> text_line("noise_multiplier", 6.9067738748), text_line("delta", 1.2345631e-05)
+    ('noise_multiplier: 6.90678', 'delta: 1.23457e-05')
     >>> text_line("warnings", ["one", "two"])
     'warnings: one | two'
     """
@@ -237,8 +237,9 @@ def text_line(key: str, value) -> str:
         return f"{key}: inf (not private)"
     if "epsilon" in key and isinstance(value, float):  # an epsilon spent rounds up, a proven lower bound down
         return f"{key}: {round_epsilon(value, 6, lower_bound='lower_bound' in key)}"
-    if key == "noise_multiplier" and isinstance(value, float):  # as `noise` prints it: a sigma given back with
-        # --noise-multiplier never has less noise than the run had (so never more epsilon than it spent)
+    if key in ("noise_multiplier", "delta") and isinstance(value, float):  # as `noise` prints it: a sigma given
+        # back with --noise-multiplier never has less noise than the run had (so never more epsilon than it spent);
+        # a delta, as an epsilon, is never shown below what was spent
         return f"{key}: {round_epsilon(value, 6)}"
     return f"{key}: {_plain(_short(value))}"
 
