@@ -183,7 +183,9 @@ class RunResult:
     event : dp_accounting.DpEvent or None
         What the run released, as a composable dp_accounting event (``None`` only for
         non-private learners): ``dpcore.accounting.epsilon_of_event(event, delta=delta,
-        neighbouring=neighbouring)`` gives back ``epsilon``, and a
+        neighbouring=neighbouring)`` gives back ``epsilon``, or more where the learner computed its guarantee more
+        tightly than an accountant composes the event (SSP's five Gaussians as one exact Gaussian, Balle & Wang 2018:
+        1.0 against RDP's 1.09), never less; and a
         :class:`~dpcore.accounting.PrivacyLedger` composes it with other runs on the same data (spend it the
         result, ``ledger.spend(run)``, and the run's ``neighbouring`` is checked against the ledger's).
     neighbouring : Neighbouring or None
