@@ -158,7 +158,12 @@ def _solve(X: np.ndarray, y: np.ndarray, *, model: str, huber_h: float, lam: flo
         grad = X.T @ (g * y) / n + reg * f + lin
         return obj, grad
 
-    res = minimize(fun, np.zeros(d), jac=True, method="L-BFGS-B", options={"maxiter": 2000, "gtol": 1e-10})
+    # Chaudhuri et al. (2011)'s guarantee is for the exact minimiser of the perturbed objective. L-BFGS's default
+    # stop on a small relative decrease of the objective left gradient norms of 1e-7 to 4e-5 on the registry sets;
+    # without it (ftol 0) the search goes on to the gradient tolerance, 1e-10 to 2e-8, for a few more iterations
+    # (Iyengar et al. 2019 bound what an approximate minimiser still leaks; here it is as close as the solver gets)
+    res = minimize(fun, np.zeros(d), jac=True, method="L-BFGS-B",
+                   options={"maxiter": 2000, "gtol": 1e-10, "ftol": 0.0})
     return res.x
 
 

@@ -329,3 +329,24 @@ def test_an_undeclared_data_norm_is_warned_with_the_value_a_bounded_scaler_gives
                                                 r"it was read from the private rows.*BoundedScaler.*at most "
                                                 rf"sqrt\({X.shape[1]}\) = {np.sqrt(X.shape[1]):.3g}"):
         PrivateERMClassifier(epsilon=1, random_state=0).fit(rows, Y)
+
+
+@pytest.mark.parametrize("dataset", ["wine", "mnist5k"])
+def test_objective_perturbation_releases_the_minimiser_of_its_perturbed_objective_to_the_solvers_tolerance(
+        dataset, monkeypatch):
+    """Chaudhuri et al. (2011, Algorithm 2)'s guarantee is for the exact minimiser of the perturbed objective. L-BFGS
+    stopped on a small relative decrease of the objective, at gradient norms up to 8.5e-6 (wine) and 3.7e-5 (MNIST
+    5k); every model the run fits now has the gradient of its own objective at the solver's tolerance."""
+    import dpcore.models.erm as erm
+    from dpcore.learners import run_learner
+
+    real, norms = erm.minimize, []
+
+    def spy(fun, x0, **kwargs):
+        res = real(fun, x0, **kwargs)
+        norms.append(float(np.linalg.norm(fun(res.x)[1])))
+        return res
+
+    monkeypatch.setattr(erm, "minimize", spy)
+    run_learner("erm-objective", dataset, epsilon=1.0, delta=1e-5, seed=0)
+    assert norms and max(norms) < 1e-7
