@@ -101,11 +101,15 @@ def epsilon_bands(fig, values, *, log: bool = True, labels_above: bool = True, l
     return fig
 
 
-def mark_epsilon(fig, epsilon: float, *, log: bool = True, note: str = ""):
+def mark_epsilon(fig, epsilon: float, *, note: str = ""):
     """A dashed vertical line at the visitor's ``epsilon`` on an ε x-axis, named in the legend ("your ε = 1" and
     ``note``), as the Trade-off explorer names its own: a name written on the plot at the line's foot sat on the curve
-    running along the bottom (input perturbation's 0.333 on Iris), struck through by its dashes."""
-    fig.add_vline(x=math.log10(epsilon) if log else epsilon, line=dict(color=GREY, dash="dash"))
+    running along the bottom (input perturbation's 0.333 on Iris), struck through by its dashes.
+
+    The line is a shape, placed in data units on a log axis as on a linear one (as the verdict bands are): placed at
+    log10(ε), the Classical models page drew "your ε = 1" at ε = 0, off the chart (and, when Plotly took the shape
+    into its range, squeezed every curve against the right edge), and the Clustering page's ε = 2 at 0.3."""
+    fig.add_vline(x=epsilon, line=dict(color=GREY, dash="dash"))
     fig.add_scatter(x=[None], y=[None], mode="lines", line=dict(color=GREY, dash="dash"),
                     name=f"your ε = {epsilon:g}" + (f" {note}" if note else ""), hoverinfo="skip")
     return fig

@@ -171,4 +171,8 @@ def test_the_epsilon_chart_names_the_sidebars_epsilon_in_its_legend_not_on_its_c
                 if any(t.get("name", "").startswith("your ε") for t in json.loads(c.proto.spec)["data"]))
     assert [t["name"] for t in spec["data"] if t.get("name", "").startswith("your ε")] == [
         "your ε = 1 (the chart below)"]
+    # drawn at ε = 1: a shape takes data units on a log axis, as the verdict bands do (at log10(1) = 0 it was off
+    # the chart, and squeezed the curves against the right edge when Plotly took it into the axis's range)
+    lines = [sh for sh in spec["layout"]["shapes"] if sh["type"] == "line"]
+    assert len(lines) == 1 and lines[0]["x0"] == lines[0]["x1"] == 1.0
     assert not [a for a in spec["layout"].get("annotations", []) if "your ε" in a.get("text", "")]
