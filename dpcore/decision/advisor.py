@@ -1051,7 +1051,7 @@ def attack_evidence(advice: Advice, *, seed: int = 0, secure: bool = False, pool
                     params: Mapping[str, Any] | None = None, released: list | None = None) -> dict | None:
     """The loss-threshold membership attack on a model trained at the recommended ε (None when nothing is
     recommended); a failure is returned as ``{"error": message}``, not raised: the recommendation stands without
-    it. ``released``: a list the attacked run's release is appended to (:func:`run_release`), for a visitor's
+    it. ``released``: a list the attacked run's release is appended to (``RunResult.release``), for a visitor's
     running total on the data: the model is trained on it for real."""
     from ..audit import fpr_key, membership_audit, pool_capacity
     from ..rng import noise_mode
@@ -1074,25 +1074,13 @@ def attack_evidence(advice: Advice, *, seed: int = 0, secure: bool = False, pool
     except (DPCoreError, ValueError) as exc:
         return {"error": str(exc)}
     if released is not None:
-        released.append(run_release(audit.target))
+        released.append(audit.target.release())
     res = audit.result
     return {"attack": "loss threshold (Yeom et al. 2018), bounded by one-run auditing (Steinke et al. 2023)",
             "epsilon": r["epsilon"], "epsilon_lower_bound": float(res.epsilon_lower_bound),
             "confidence": float(res.confidence), "caught_at_1pct": res.tpr_measured(fpr_key(ATTACK_FPR)),
             "auc": float(res.auc), "pool": int(res.n_members + res.n_nonmembers),
             "model_accuracy": audit.target_accuracy}
-
-
-def run_release(run) -> dict:
-    """What a run released, in plain values a store can keep and :func:`dpcore.ui.ledger.release_of` reads, as a
-    sweep table's row holds them: its dp_accounting event as JSON text (empty without one), ε, δ, the relation
-    spelled (empty without a guarantee) and what of a record it protects."""
-    from ..accounting import Neighbouring, event_to_json
-
-    return {"event": json.dumps(event_to_json(run.event)) if run.event is not None else "",
-            "epsilon": float(run.epsilon), "delta": float(run.delta),
-            "neighbouring": Neighbouring.of(run.neighbouring).spelling if run.neighbouring is not None else "",
-            "unit": run.unit}
 
 
 def advice_config(data, *, learners: Sequence[str] | None = None, epsilon_range: tuple[float, float] = ADVISOR_RANGE,

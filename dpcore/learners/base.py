@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
@@ -240,6 +241,22 @@ class RunResult:
     def score(self) -> float:
         """The headline metric: accuracy, or mse for regression."""
         return float(self.metrics["accuracy"] if self.task == "classification" else self.metrics["mse"])
+
+    def release(self) -> dict:
+        """What the run released, in plain values a store or a table keeps (a sweep's row holds them as columns,
+        ``dpcore.ui.ledger.release_of`` reads them back): its dp_accounting ``event`` as JSON text (empty without
+        one), ``epsilon``, ``delta``, ``neighbouring`` spelled (empty without a guarantee), the ``unit`` its epsilon
+        protects and, for a federated run, its ``federation`` (empty otherwise).
+
+        >>> RunResult("x", "iris", "classification", {}, epsilon=math.inf, delta=0.0).release()
+        {'event': '', 'epsilon': inf, 'delta': 0.0, 'neighbouring': '', 'unit': 'records', 'federation': ''}
+        """
+        from ..accounting import Neighbouring, event_to_json
+
+        return {"event": json.dumps(event_to_json(self.event)) if self.event is not None else "",
+                "epsilon": float(self.epsilon), "delta": float(self.delta),
+                "neighbouring": Neighbouring.of(self.neighbouring).spelling if self.neighbouring is not None else "",
+                "unit": self.unit, "federation": self.federation or ""}
 
     def to_json_dict(self) -> dict:
         """The CLI's JSON contract: accuracy (or mse/r2), epsilon, delta, noise_multiplier, seconds."""

@@ -9,7 +9,6 @@ are seeded, so the same entry gives the same numbers on every machine and in eve
 from __future__ import annotations
 
 import contextvars
-import json
 import math
 import re
 import time
@@ -247,15 +246,8 @@ def note_release(learner: str, dataset: str, settings: Mapping[str, Any], result
     out = _RELEASES.get()
     if out is None or result.neighbouring is None:
         return
-    from ..accounting import Neighbouring, event_to_json
-
     dataset = dataset if isinstance(dataset, str) else getattr(dataset, "name", str(dataset))
-    identity = (learner, dataset, repr(sorted(settings.items())))
-    out.append((dataset, identity, {
-        "event": json.dumps(event_to_json(result.event)) if result.event is not None else "",
-        "epsilon": float(result.epsilon), "delta": float(result.delta),
-        "neighbouring": Neighbouring.of(result.neighbouring).spelling, "unit": result.unit,
-        "federation": getattr(result, "federation", None) or ""}))
+    out.append((dataset, (learner, dataset, repr(sorted(settings.items()))), result.release()))
 
 
 def run_reproduction(name: str, *, on_progress: Progress | None = None) -> ReproductionResult:

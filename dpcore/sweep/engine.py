@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import logging
 import math
 import os
@@ -187,8 +186,6 @@ def execute_run(run: RunSpec, *, limit_threads: bool = False) -> dict:
     SweepRunError
         Naming the learner, axis value and seed, with the learner's own message.
     """
-    from ..accounting import Neighbouring, event_to_json  # dp_accounting: only a run that computes loads it
-
     if limit_threads:
         _limit_threads()
     load_providers(run.providers)
@@ -220,15 +217,17 @@ def execute_run(run: RunSpec, *, limit_threads: bool = False) -> dict:
     row["epsilon"] = float(res.epsilon)
     # a non-private learner was given no budget: leave its target empty rather than show a fake one
     row["epsilon_target"] = float(run.epsilon) if get_learner(run.learner).private else float("nan")
-    row["delta"] = float(res.delta)
-    # what one ε protects: one record added or removed, or one replaced (empty for a run without a guarantee)
-    row["neighbouring"] = Neighbouring.of(res.neighbouring).spelling if res.neighbouring is not None else ""
-    row["unit"] = res.unit  # whole records, labels only, images only, a client's whole data
-    row["federation"] = getattr(res, "federation", None) or ""  # whose clients: runs of one federation compose
+    # what the run released (RunResult.release): its delta; what one ε protects, one record added or removed or one
+    # replaced (empty for a run without a guarantee), and of what (whole records, labels, images, a client's whole
+    # data, and which federation's clients); its dp_accounting event as JSON text, so a cached run still composes
+    # (e.g. into a tuning search)
+    released = res.release()
+    row["delta"] = released["delta"]
+    for key in ("neighbouring", "unit", "federation"):
+        row[key] = released[key]
     row["noise_multiplier"] = float("nan") if res.noise_multiplier is None else float(res.noise_multiplier)
     row["seconds"] = float(res.seconds) if res.seconds else time.perf_counter() - t0
-    # the run's dp_accounting event as JSON text, so a cached run still composes (e.g. into a tuning search)
-    row["event"] = json.dumps(event_to_json(res.event)) if res.event is not None else ""
+    row["event"] = released["event"]
     seen: dict[str, str] = {}
     for w in caught:
         seen.setdefault(str(w.message), f"{w.category.__module__}.{w.category.__qualname__}")
