@@ -105,3 +105,26 @@ def test_a_grid_too_large_under_replace_one_also_falls_back_to_rdp():
     with pytest.warns(DPCoreWarning, match="noise_multiplier=1e-06 over 100 steps"):
         eps = epsilon_of_event(event, delta=1e-5, accountant="pld", neighbouring="replace-one")
     assert eps == epsilon_of_event(event, delta=1e-5, accountant="rdp", neighbouring="replace-one")
+
+
+def test_more_steps_than_the_pld_accountant_composes_go_to_rdp_with_the_reason():
+    """dp_accounting composes a PLD by repeated squaring, and the support grows with the steps: 10^8 steps took more
+    than 40 s, and `noise --accountant pld` over 10^9 ran for minutes. Beyond PLD_MAX_STEPS the composition is RDP's
+    (a valid upper bound), and the reason is said."""
+    import warnings
+
+    from dpcore.accounting import dpsgd_event, epsilon_of_event
+    from dpcore.accounting.ledger import PLD_MAX_STEPS
+
+    event = dpsgd_event(noise_multiplier=1000.0, sample_rate=0.01, steps=PLD_MAX_STEPS + 1)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        pld = epsilon_of_event(event, delta=1e-5, accountant="pld", pld_discretization=1e-3)
+    assert pld == epsilon_of_event(event, delta=1e-5, accountant="rdp")
+    assert any(f"at most {PLD_MAX_STEPS:,} steps" in str(w.message) for w in said)
+    fewer = dpsgd_event(noise_multiplier=1000.0, sample_rate=0.01, steps=PLD_MAX_STEPS)
+    with warnings.catch_warnings(record=True) as said:  # up to the bound, PLD's own answer
+        warnings.simplefilter("always")
+        pld = epsilon_of_event(fewer, delta=1e-5, accountant="pld", pld_discretization=1e-3)
+    assert pld != epsilon_of_event(fewer, delta=1e-5, accountant="rdp")
+    assert not any("steps of one mechanism" in str(w.message) for w in said)
