@@ -471,3 +471,12 @@ def test_in_secure_mode_the_teachers_partition_is_drawn_secretly_and_a_seeded_ru
     (kind1, secure1), (kind2, secure2), (_, seeded1), (_, seeded2) = seen
     assert kind1 == kind2 == "SecureRandom" and secure1 != secure2
     assert seeded1 == seeded2
+
+
+def test_a_vote_noise_too_small_for_double_precision_refuses_the_release_and_spends_infinity(split):
+    """At sigma 1e-300 the smooth-sensitivity conditions cannot be checked (order / sigma^2 overflows): they are not
+    shown to hold, so the data-dependent epsilon is not released, and the answers' epsilon is infinity; the run
+    stopped with Python's 'float division by zero' instead."""
+    with pytest.warns(UserWarning, match="data-dependent epsilon is not released: the smooth-sensitivity conditions"):
+        r = run_pate(split, small(noise_scale=1e-300, data_dependent=True))
+    assert r.released is None and r.epsilon == float("inf")
