@@ -522,12 +522,13 @@ def _register() -> None:
                          True, _erm_runner("erm-output", "output"), knobs=ERM_KNOBS, baseline="logreg",
                          uses_delta=False,
                          description="Regularised logistic regression / Huber SVM plus Gamma-norm noise on the "
-                                     "minimiser (sensitivity 2/(n Lambda))."))
+                                     "minimiser (sensitivity 2/(n Lambda), plus the solver's distance to it)."))
     register(LearnerSpec("erm-objective", "DP-ERM, objective perturbation (Chaudhuri et al. Alg. 2)",
                          ("classification",), True, _erm_runner("erm-objective", "objective"), knobs=ERM_KNOBS,
                          baseline="logreg", uses_delta=False,
                          description="Regularised logistic regression / Huber SVM with a random linear term added "
-                                     "to the objective."))
+                                     "to the objective (99 % of epsilon), and a tiny noise for the solver's distance "
+                                     "to its minimiser (1 %, Iyengar et al. 2019)."))
     register(LearnerSpec("logreg", "Regularised logistic regression / SVM (non-private)", ("classification",), False,
                          _erm_runner("logreg", None), knobs=ERM_KNOBS, uses_delta=False,
                          description="The same ERM objective and preprocessing with no noise."))

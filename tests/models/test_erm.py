@@ -67,8 +67,9 @@ def test_objective_perturbation_delta_branch():
     eps_p, delta = objective_perturbation_params(n=n, regularization=lam, epsilon=eps, c=c)
     assert eps_p == pytest.approx(eps / 2)
     assert delta == pytest.approx(c / (n * (math.exp(eps / 4) - 1)) - lam)
-    clf = PrivateERMClassifier(epsilon=eps, regularization=lam, model="svm", data_norm=10.0, fit_intercept=False,
-                               random_state=0).fit(X[:n], Y[:n])
+    # a fit runs Algorithm 2 at 99 % of its epsilon (the rest covers the solver's distance to the exact minimiser)
+    clf = PrivateERMClassifier(epsilon=eps / 0.99, regularization=lam, model="svm", data_norm=10.0,
+                               fit_intercept=False, random_state=0).fit(X[:n], Y[:n])
     assert clf.epsilon_prime_ == pytest.approx(eps / 2)
     assert clf.extra_regularization_ == pytest.approx(delta)
 
@@ -99,7 +100,8 @@ def test_output_perturbation_noise_scale():
 
 def test_objective_noise_norm_distribution():
     n, lam, eps = 300, 0.05, 1.0
-    eps_p, _ = objective_perturbation_params(n=n, regularization=lam, epsilon=eps, c=0.25)
+    # Algorithm 2 runs at 99 % of the fit's epsilon (the rest covers the solver's distance to the minimiser)
+    eps_p, _ = objective_perturbation_params(n=n, regularization=lam, epsilon=0.99 * eps, c=0.25)
     norms = [PrivateERMClassifier(epsilon=eps, regularization=lam, data_norm=2.0, random_state=s).fit(X, Y)
              .noise_norms_[0] for s in range(200)]
     assert stats.kstest(norms, stats.gamma(a=4, scale=2 / eps_p).cdf).pvalue > 0.01
@@ -331,22 +333,107 @@ def test_an_undeclared_data_norm_is_warned_with_the_value_a_bounded_scaler_gives
         PrivateERMClassifier(epsilon=1, random_state=0).fit(rows, Y)
 
 
+def _independent_gradient(Z, y, f, *, model, h, reg, b):
+    """The gradient of (1/n) sum l(y_i f.z_i) + (reg/2)||f||^2 + (1/n) b.f, from the losses' textbook derivatives:
+    logistic l'(m) = -1 / (1 + e^m); Chaudhuri et al. (2011, eq. 7)'s Huber hinge l'(m) = -1 below 1 - h,
+    -(1 + h - m) / (2h) on [1 - h, 1 + h] and 0 above."""
+    m = y * (Z @ f)
+    if model == "logreg":
+        lp = -1.0 / (1.0 + np.exp(m))
+    else:
+        lp = np.where(m < 1 - h, -1.0, np.where(m > 1 + h, 0.0, -(1 + h - m) / (2 * h)))
+    return Z.T @ (lp * y) / len(y) + reg * f + b / len(y)
+
+
 @pytest.mark.parametrize("dataset", ["wine", "mnist5k"])
-def test_objective_perturbation_releases_the_minimiser_of_its_perturbed_objective_to_the_solvers_tolerance(
-        dataset, monkeypatch):
-    """Chaudhuri et al. (2011, Algorithm 2)'s guarantee is for the exact minimiser of the perturbed objective. L-BFGS
-    stopped on a small relative decrease of the objective, at gradient norms up to 8.5e-6 (wine) and 3.7e-5 (MNIST
-    5k); every model the run fits now has the gradient of its own objective at the solver's tolerance."""
+@pytest.mark.parametrize("perturbation,model", [("objective", "logreg"), ("objective", "svm"), ("output", "logreg")])
+def test_every_private_model_is_released_from_a_point_whose_gradient_is_within_the_bound(
+        dataset, perturbation, model, monkeypatch):
+    """Chaudhuri et al. (2011)'s guarantees are for the exact minimiser; a private fit releases a point whose
+    gradient norm is at most gamma / 2, so that it lies within gamma / (Lambda + Delta) of that minimiser (the
+    distance its release covers). L-BFGS alone stopped at gradient norms up to 3.7e-5 (MNIST 5k) before it was run
+    to its tolerance, and still stops above the bound on some models; the gradient is recomputed here from the
+    losses' derivatives, not from the solver's code."""
     import dpcore.models.erm as erm
     from dpcore.learners import run_learner
 
-    real, norms = erm.minimize, []
+    real, seen = erm._solve, []
 
-    def spy(fun, x0, **kwargs):
-        res = real(fun, x0, **kwargs)
-        norms.append(float(np.linalg.norm(fun(res.x)[1])))
-        return res
+    def spy(Z, y, **kw):
+        f, norm = real(Z, y, **kw)
+        seen.append((Z, y, f, kw))
+        return f, norm
 
-    monkeypatch.setattr(erm, "minimize", spy)
-    run_learner("erm-objective", dataset, epsilon=1.0, delta=1e-5, seed=0)
-    assert norms and max(norms) < 1e-7
+    monkeypatch.setattr(erm, "_solve", spy)
+    name = "erm-objective" if perturbation == "objective" else "erm-output"
+    run_learner(name, dataset, epsilon=1.0, delta=1e-5, seed=0, params={"model": model})
+    assert seen
+    for Z, y, f, kw in seen:
+        assert kw["gradient_bound"] == erm.SOLVER_GRADIENT_BOUND == 1e-10
+        b = kw.get("b")
+        g = _independent_gradient(Z, y, f, model=model, h=0.5, reg=kw["lam"] + kw.get("extra", 0.0),
+                                  b=np.zeros(Z.shape[1]) if b is None else b)
+        assert np.linalg.norm(g) <= erm.SOLVER_GRADIENT_BOUND / 2
+
+
+def _mechanisms(monkeypatch):
+    """Every L2LaplaceVector the ERM module makes, as (epsilon, sensitivity)."""
+    import dpcore.models.erm as erm
+
+    made = []
+
+    class Spy(erm.L2LaplaceVector):
+        def __init__(self, *, epsilon, sensitivity):
+            made.append((epsilon, sensitivity))
+            super().__init__(epsilon=epsilon, sensitivity=sensitivity)
+
+    monkeypatch.setattr(erm, "L2LaplaceVector", Spy)
+    return made
+
+
+def test_objective_perturbation_spends_one_percent_on_noise_covering_the_solvers_distance(monkeypatch):
+    """Algorithm 2 runs at 0.99 eps; the released point is the solver's plus noise of density
+    exp(-0.01 eps ||v|| / (2 gamma / (Lambda + Delta))): the two neighbouring runs' solver points, coupled through
+    the same exact minimiser, are within 2 gamma / (Lambda + Delta) (Iyengar et al. 2019, Algorithm 1)."""
+    made = _mechanisms(monkeypatch)
+    n, lam, eps, gamma = 40, 0.001, 0.4, 1e-10  # Delta > 0 at this n and Lambda: both terms of the strong convexity
+    clf = PrivateERMClassifier(epsilon=eps, regularization=lam, data_norm=10.0, fit_intercept=False,
+                               random_state=0).fit(X[:n], Y[:n])
+    eps_obj = 0.99 * eps
+    x = 0.25 / (n * lam)
+    assert eps_obj - math.log(1 + 2 * x + x * x) <= 0  # the paper's second branch: eps' = eps / 2, Delta > 0
+    delta = 0.25 / (n * (math.exp(eps_obj / 4) - 1)) - lam
+    assert made == [(pytest.approx(eps_obj / 2), 2.0), (pytest.approx(0.01 * eps), pytest.approx(2 * gamma /
+                                                                                                 (lam + delta)))]
+    assert clf.extra_regularization_ == pytest.approx(delta) and clf.epsilon_spent_ == eps
+    assert clf.dp_event_.epsilon == eps
+
+
+def test_output_perturbation_sensitivity_covers_the_solvers_distance(monkeypatch):
+    """Corollary 8's 2 / (n Lambda) for the exact minimisers, plus 2 gamma / Lambda for the two solver points' distance
+    from them (the objective is Lambda-strongly convex)."""
+    made = _mechanisms(monkeypatch)
+    n, lam, eps = 300, 0.1, 0.5
+    PrivateERMClassifier(epsilon=eps, regularization=lam, perturbation="output", data_norm=2.0,
+                         random_state=0).fit(X, Y)
+    assert made == [(eps, pytest.approx(2 / (n * lam) + 2 * 1e-10 / lam, rel=1e-15))]
+
+
+def test_a_solver_that_cannot_reach_the_bound_releases_nothing(monkeypatch):
+    """L-BFGS cut to 2 iterations and Newton's step refused: the fit stops with the reason, no model."""
+    import dpcore.models.erm as erm
+
+    real = erm.minimize
+
+    def short(fun, x0, **kw):
+        return real(fun, x0, **{**kw, "options": {**kw["options"], "maxiter": 2}})
+
+    monkeypatch.setattr(erm, "minimize", short)
+    clf = PrivateERMClassifier(epsilon=1.0, data_norm=2.0, random_state=0)
+    assert np.max(clf.fit(X, Y).solver_gradient_norms_) <= 5e-11  # Newton's steps finish what L-BFGS left
+    monkeypatch.setattr(erm, "cg", lambda A, b, **kw: (np.zeros_like(b), 0))
+    clf = PrivateERMClassifier(epsilon=1.0, data_norm=2.0, random_state=0)
+    with pytest.raises(DPValueError, match="gradient norm of .* above the 5e-11 a private model needs.*nothing was "
+                                           "released"):
+        clf.fit(X, Y)
+    assert not hasattr(clf, "coef_")
