@@ -497,11 +497,16 @@ def shared_history_figure(history: pd.DataFrame, chance: float | None = None,
     is read, never changed, by :func:`dpcore.ui.vega.show` (it draws a copy with the page's text sizes; Streamlit
     copies it again before moving its data out), so one object serves every session.
     """
-    digest = hashlib.sha256(pd.util.hash_pandas_object(history, index=True).to_numpy().tobytes()
-                            + str(list(history.columns)).encode()).hexdigest()
-    return _history_figure_once(digest, history, None if chance is None else float(chance),
+    return _history_figure_once(_frame_digest(history), history, None if chance is None else float(chance),
                                 None if reference is None else float(reference),
                                 None if budget is None else float(budget), bool(balanced))
+
+
+def _frame_digest(frame: pd.DataFrame) -> str:
+    """A key for a figure of ``frame``: its values, index and column names. Only a session holding an equal frame (the
+    same run, or one that scored exactly the same) draws the spec built under it."""
+    return hashlib.sha256(pd.util.hash_pandas_object(frame, index=True).to_numpy().tobytes()
+                          + str(list(frame.columns)).encode()).hexdigest()
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
@@ -524,8 +529,15 @@ def show_history_chart(out: dict, container=None) -> None:
 
 
 def show_confusion_chart(cm: pd.DataFrame) -> None:
-    """The private model's confusion matrix on the test rows."""
-    vega.show(confusion_figure(cm), key="train.confusion_chart", alt_text=CONFUSION_ALT)
+    """The private model's confusion matrix on the test rows, its spec built once per matrix for the whole server
+    (as the history chart's): building and validating it was half of each rerun of the finished Train page (35 of 70
+    ms, py-spy), which every session following a shared run pays as the run ends."""
+    vega.show(_confusion_figure_once(_frame_digest(cm), cm), key="train.confusion_chart", alt_text=CONFUSION_ALT)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _confusion_figure_once(digest: str, _cm: pd.DataFrame) -> dict:
+    return vega.spec(confusion_figure(_cm))
 
 
 def _history_panel(data: pd.DataFrame, column: str, *, title: str, axis_title: str, style: int, last: bool,

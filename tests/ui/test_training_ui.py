@@ -296,3 +296,15 @@ def test_every_visitors_run_with_a_noise_too_small_for_any_guarantee_carries_why
                                   seed=seed)
         assert out["epsilon"] == math.inf
         assert [w for w in out["warnings"] if "reported as infinity" in w], seed
+
+
+def test_visitors_showing_the_same_confusion_matrix_share_one_spec_and_another_matrix_or_class_names_get_their_own(
+        monkeypatch):
+    drawn = []
+    monkeypatch.setattr(vega, "show", lambda spec, *a, **kw: drawn.append(spec))
+    cm = pd.DataFrame([[5, 1], [2, 7]], index=["no", "yes"], columns=["no", "yes"])
+    for frame in (cm, cm.copy(), cm.replace(7, 8), cm.rename(index={"yes": "oui"}, columns={"yes": "oui"})):
+        training.show_confusion_chart(frame)
+    assert drawn[1] is drawn[0]  # another session following the same run
+    assert drawn[2] is not drawn[0] and drawn[3] is not drawn[0]
+    assert drawn[0] == vega.spec(training.confusion_figure(cm))
