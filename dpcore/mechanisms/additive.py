@@ -20,7 +20,7 @@ import numpy as np
 
 from ..exceptions import DPValueError
 from ..rng import SecureRandom, as_generator, wants_secure
-from .base import as_float_array
+from .base import MAX_NOISE_SCALE, as_float_array
 
 #: grid steps per unit of sensitivity by default (the grid is then rounded down to a power of two)
 DEFAULT_STEPS_PER_SENSITIVITY = 1024
@@ -64,7 +64,18 @@ def secure_grid(*, sensitivity: float, scale: float, coordinates: int, norm: int
     fine = 2.0 ** math.floor(math.log2(sensitivity / (DEFAULT_STEPS_PER_SENSITIVITY * m)))
     floor = 2.0 ** math.ceil(math.log2(scale * GRID_PER_SCALE))
     g = max(fine, floor)
-    return SecureGrid(granularity=g, scale_increase=(sensitivity + g * m) / sensitivity)
+    grid = SecureGrid(granularity=g, scale_increase=(sensitivity + g * m) / sensitivity)
+    # the floor makes the rounding cost grow with the scale: at a tiny epsilon the noise actually drawn is the asked
+    # scale times an increase that can be 1e57 (epsilon 1e-60), whose squares overflow double precision (nan
+    # centres, a singular solve): the seeded mechanisms' limit holds for the noise actually drawn
+    if not scale * grid.scale_increase <= MAX_NOISE_SCALE:
+        raise DPValueError(
+            f"secure noise of scale {scale:g} over {int(coordinates)} coordinate(s) of sensitivity {sensitivity:g} "
+            f"lands on a grid of {g:g} (the sampler's resolution, 2**-24 noise scales), whose rounding multiplies "
+            f"the noise by {grid.scale_increase:.3g} to {scale * grid.scale_increase:.3g}, beyond "
+            f"{MAX_NOISE_SCALE:g}: sums and squares of such noise overflow double precision; use a larger epsilon "
+            "(a smaller noise scale)")
+    return grid
 
 
 def gaussian_noise(source, scale: float, shape):

@@ -123,13 +123,23 @@ def su_count_fraction(n_features: int, rho: float = 0.225) -> float:
     ``d`` dimensions of sum this gives the count the fraction
     ``(4 d rho^2)^(1/3) / (d + (4 d rho^2)^(1/3))`` (the same rule diffprivlib uses).
 
+    The ratio is computed as ``(4 d)^(1/3) rho^(2/3)``, so no square of rho overflows or underflows; a rho so far
+    from 0.225 that either share would be 0 in double precision is refused with the reason (the counts or the sums
+    would get no budget at all, noise of infinite scale).
+
     >>> round(su_count_fraction(4), 4)
     0.189
     """
     d = check_int(n_features, "n_features", minimum=1)
     rho = check_positive(rho, "rho")
-    c = (4.0 * d * rho**2) ** (1.0 / 3.0)
-    return c / (d + c)
+    c = (4.0 * d) ** (1.0 / 3.0) * rho ** (2.0 / 3.0)
+    share = c / (d + c)
+    if not 0.0 < share < 1.0:
+        raise DPValueError(f"rho={rho:g} (Su et al.'s normalised centroid magnitude, about 0.225) gives the noisy "
+                           f"counts a share {share:g} of each round's budget, which leaves the "
+                           f"{'counts' if share == 0.0 else 'sums'} none; use a rho near 0.225, or set "
+                           "count_fraction directly")
+    return share
 
 
 def dplloyd_sensitivities(*, n_features: int, l1_norm: float | None = None,

@@ -136,7 +136,12 @@ class _BoundedRegressor(RegressorMixin, BaseEstimator):
         m = m * self._mean_shrinkage(n)
         C = M[1:, 1:] - np.outer(m, m) / n
         c = v[1:] - v0 * m / n
-        A = psd_repair(C) + max(ridge_abs, 1e-9 * n) * np.eye(C.shape[0])
+        P = psd_repair(C)
+        # the floor keeps A positive definite in double precision: 1e-9 n, or 1e-12 of P's largest eigenvalue when
+        # the noise actually drawn dwarfs the noise-based ridge (secure mode's grid rounding multiplies the Laplace
+        # scale by 1e23 at epsilon 1e-30, where a ridge below P's rounding left A singular)
+        floor = max(1e-9 * n, 1e-12 * float(np.linalg.eigvalsh(P)[-1]) if P.size else 0.0)
+        A = P + max(ridge_abs, floor) * np.eye(C.shape[0])
         wx = np.linalg.solve(A, c)
         w = np.r_[(v0 - m @ wx) / n, wx]
         self.w_unit_ = w

@@ -84,3 +84,46 @@ def test_release_audit_catches_output_perturbation_with_a_tenth_of_the_noise(mon
     monkeypatch.setattr(network_learners, "softmax_output_perturbation", tenth_of_the_noise)
     result = output_perturbation_release_audit(epsilon=1.0, trials=20000, seed=1)
     assert result.epsilon_lower_bound > 1.0
+
+
+def _fedavg_server_round_audit(noise_multiplier: float, seed: int):
+    """One DP-FedAvg round (q = 1, McMahan et al. 2018) over m canary clients, audited in one run (Steinke et al.
+    2023): each canary is a client whose update is a unit vector on its own coordinate, sent by a fair coin; the
+    server clips the updates (clip_updates) and releases their noisy average (noisy_server_average), the library's
+    own server step. The auditor guesses from each canary's coordinate of the release. Returns (claim, bound)."""
+    import numpy as np
+
+    from dpcore.audit import one_run_audit
+    from dpcore.federated.accounting import dp_fedavg_epsilons
+    from dpcore.federated.fedavg import clip_updates, noisy_server_average
+    from dpcore.rng import torch_generator
+
+    m, clip, delta = 2000, 1.0, 1e-5
+    included = np.random.default_rng(seed).random(m) < 0.5
+    updates = torch.eye(m, dtype=torch.float64)[torch.as_tensor(included)] * 3.0  # norm 3, clipped to 1
+    clipped, _ = clip_updates(updates, clip_norm=clip)
+    release = noisy_server_average(clipped.sum(dim=0), clip_norm=clip, noise_multiplier=noise_multiplier,
+                                   expected_clients=float(m), generator=torch_generator(seed))
+    claim = float(dp_fedavg_epsilons(noise_multiplier=noise_multiplier, sample_rate=1.0, rounds=1, delta=delta,
+                                     accountant="pld")[-1])
+    return claim, one_run_audit(release.numpy(), included, delta=delta).epsilon_lower_bound
+
+
+def test_one_run_audit_passes_the_dp_fedavg_server_step():
+    claim, bound = _fedavg_server_round_audit(2.0, seed=0)
+    assert claim == pytest.approx(1.99, abs=0.01)
+    assert 0.5 < bound <= claim
+
+
+def test_one_run_audit_catches_a_dp_fedavg_server_step_with_a_tenth_of_the_noise(monkeypatch):
+    import dpcore.federated.fedavg as fedavg
+
+    real = fedavg.GaussianSum
+
+    def tenth_of_the_noise(*, std, **kwargs):
+        return real(std=std / 10, **kwargs)  # the server's Gaussian at a tenth of sigma * S
+
+    monkeypatch.setattr(fedavg, "GaussianSum", tenth_of_the_noise)
+    claim, bound = _fedavg_server_round_audit(2.0, seed=0)  # the broken run still claims sigma = 2's epsilon
+    assert claim == pytest.approx(1.99, abs=0.01)
+    assert bound > claim

@@ -220,3 +220,22 @@ def test_run_learner_asked_for_secure_noise_without_a_seed_runs_in_secure_mode()
         runs = [run_learner("erm-output", "breast_cancer", epsilon=0.5, secure=True) for _ in range(2)]
     assert runs[0].test_outputs.values.tolist() != runs[1].test_outputs.values.tolist()
     assert not secure_active()
+
+
+def test_secure_noise_whose_grid_rounding_overflows_is_refused_as_the_seeded_noise_is():
+    # At epsilon 1e-90 the grid floor (2**-24 noise scales) multiplied the drawn noise by about 1e87: input
+    # perturbation released records near 1e177, whose squared distances overflowed (k-means++ then stopped with
+    # "Probabilities contain NaN"). The seeded Laplace refuses noise beyond MAX_NOISE_SCALE; the noise actually
+    # drawn in secure mode now meets the same limit, with the reason.
+    from dpcore.mechanisms.base import MAX_NOISE_SCALE
+    from dpcore.models import InputPerturbationKMeans
+
+    assert 6.0 / 1e-90 <= MAX_NOISE_SCALE  # the seeded mechanism takes this epsilon
+    with pytest.raises(DPValueError, match="larger epsilon"):
+        secure_grid(sensitivity=6.0, scale=6.0 / 1e-90, coordinates=300, norm=1)
+    X = np.random.default_rng(0).uniform(0, 1, (100, 3))
+    with secure_noise(), pytest.raises(DPValueError, match="overflow double precision"):
+        InputPerturbationKMeans(3, epsilon=1e-90, bounds=(0, 1)).fit(X)
+    # where the rounding stays small the noise is drawn as before
+    g = secure_grid(sensitivity=1.0, scale=1e6, coordinates=100, norm=1)
+    assert g.scale_increase * 1e6 <= MAX_NOISE_SCALE

@@ -276,3 +276,23 @@ def test_sphere_packing_equals_the_sequential_rule(k, d):
     np.testing.assert_array_equal(got, ref)
     gaps = np.linalg.norm(got[:, None] - got[None], axis=-1)[np.triu_indices(k, 1)]
     assert gaps.min() >= 2 * a - 1e-12 and np.all(np.abs(got) <= 1 - a + 1e-12)
+
+
+@pytest.mark.parametrize("rho", [1e-300, 1e-200, 1e200, 1e300])
+def test_su_rule_at_an_extreme_rho_gives_a_share_or_a_reason_never_a_traceback(rho):
+    # (4 d rho^2)^(1/3) squared rho first: rho = 1e-300 gave a share of 0 (ZeroDivisionError in the round's
+    # budget), rho = 1e300 an OverflowError. The rule's share is (4 d)^(1/3) rho^(2/3) / (d + ...) (Su et al. 2016).
+    d = 4
+    c = np.cbrt(4.0 * d) * rho ** (2.0 / 3.0)
+    expected = c / (d + c)
+    if 0.0 < expected < 1.0:
+        assert su_count_fraction(d, rho) == pytest.approx(expected, rel=1e-12)
+    else:
+        with pytest.raises(DPValueError, match="rho"):
+            su_count_fraction(d, rho)
+    try:
+        km = DPLloydKMeans(2, epsilon=1.0, bounds=B, rho=rho, random_state=0).fit(X)
+    except DPValueError as e:  # a share so small its noise overflows, or none left for the sums: said so
+        assert "rho" in str(e) or "noise of scale" in str(e)
+    else:
+        assert km.epsilon_spent_ == pytest.approx(1.0)

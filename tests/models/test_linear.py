@@ -165,3 +165,19 @@ def test_predict_applies_the_fitted_l1_map():
     outside = np.array([[10.0, 10.0]])  # unit (1, 1), L1 = 2: scaled to (0.4, 0.4) before the linear map
     scaled = np.array([[7.0, 7.0]])
     assert np.allclose(m.predict(outside), m.predict(scaled))
+
+
+def test_functional_mechanism_in_secure_mode_at_a_tiny_epsilon_solves_instead_of_stopping_on_a_singular_matrix():
+    # At epsilon 1e-40 the secure grid's rounding multiplies the Laplace scale by about 1e33, far above the noise
+    # ridge computed from the stated scale: A = PSD(C) + ridge I was singular in double precision and about 4 fits in
+    # 10 stopped with numpy's LinAlgError. The ridge floor now follows the repaired matrix (post-processing).
+    from dpcore.rng import secure_noise
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (100, 3))
+    y = X @ [1.0, 2.0, 3.0]
+    with secure_noise():
+        for _ in range(12):
+            fm = FunctionalMechanismRegressor(epsilon=1e-40, bounds_X=(0, 1), bounds_y=(0, 6)).fit(X, y)
+            assert np.all(np.isfinite(fm.coef_)) and np.isfinite(fm.intercept_)
+            assert np.all((fm.predict(X) >= 0) & (fm.predict(X) <= 6))
