@@ -54,6 +54,9 @@ def ssp_sensitivities(n_features: int, data_norm: float) -> dict[str, float]:
     """
     d = int(n_features)
     r = check_positive(data_norm, "data_norm")
+    if r * r == 0.0:  # the sensitivity of X^T X underflows: the Gaussian mechanism would divide by zero
+        raise DPValueError(f"data_norm={r!r} is too small: its square, the sensitivity of X^T X, is 0 in double "
+                           "precision; declare a data_norm of at least 1e-150 (rows scaled to that size)")
     return {"n": 1.0, "sum_x": math.sqrt(d), "sum_y": 1.0, "lambda_min": r * r, "xtx": r * r, "xty": r}
 
 

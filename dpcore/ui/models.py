@@ -367,7 +367,8 @@ def dplloyd_run_text(run: dict, epsilon: float) -> str:
     clipped = run.get("rows_clipped", 0)
     scaled = (f" {clipped} of {run['n_train']} training records have an L1 norm above d/2 and are scaled down to it "
               "before they enter the noisy sums (this bounds the sensitivity and pulls those records towards the "
-              "centre of the box)." if clipped else "")
+              "centre of the box). That count is read from the private rows as they are: it is for you, outside "
+              "the guarantee, and is not part of what the run releases." if clipped else "")
     return f"DPLloyd used {start}.{scaled}"
 
 

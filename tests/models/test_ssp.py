@@ -169,3 +169,9 @@ def test_the_solved_system_does_not_reveal_the_true_count():
         assert A @ m.w_unit_ == pytest.approx(m.statistics_["xty"])  # ridge_ is the ridge actually used
         assert m.ridge_ == pytest.approx(1e-9 * m.statistics_["n"], rel=1e-9)  # the floor, on the noisy count
         assert abs(m.statistics_["n"] - n) > 1e-3
+
+
+def test_a_data_norm_whose_square_underflows_is_refused_by_name():
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    with pytest.raises(DPValueError, match=r"data_norm=1e-300 is too small.*at least 1e-150"):
+        SSPRegressor(epsilon=1.0, delta=1e-5, data_norm=1e-300, random_state=0).fit(X, X[:, 0])

@@ -17,3 +17,13 @@ def test_a_learners_single_class_runs_are_folded_into_its_no_better_than_trivial
     folded = next(m for m in said if m.startswith("At training rows = 43, 107 (1 of 2 seeds): Output"))
     assert folded.endswith("In 2 of these runs it predicts the single class 'benign' for every test row.")
     assert any(m.startswith("At training rows = 43 (1 of 2 seeds): Objective") for m in said)
+
+
+def test_dplloyds_count_of_scaled_records_says_it_is_read_from_the_private_rows_outside_the_guarantee():
+    from dpcore.ui.models import dplloyd_run_text
+
+    run = {"rounds": 3, "init": "uniform", "rows_clipped": 7, "n_train": 112}
+    text = dplloyd_run_text(run, 1.0)
+    assert "7 of 112 training records" in text
+    assert "outside the guarantee" in text and "not part of what the run releases" in text
+    assert "outside the guarantee" not in dplloyd_run_text({**run, "rows_clipped": 0}, 1.0)
