@@ -28,6 +28,7 @@ from dpcore.ui.audit import (
     ATTACK_NOTES,
     CAUGHT_AT_1,
     NETWORK_CHOICES,
+    NO_CLAIM,
     AuditProgress,
     attack_question,
     attack_report_button,
@@ -145,7 +146,10 @@ main = audits[private_label]
 claim = main.result.epsilon
 accuracy = {k: getattr(a, "target_accuracy", getattr(a, "accuracy", None)) for k, a in audits.items()}
 c = st.columns([0.8, 0.9, 1.1, 1.5, 1])  # the widest for the rate caught: its label whole at 1280 px
-c[0].metric("ε claimed", format_epsilon(claim), help="The ε the learner's accountant certifies for this run.")
+note = main.result.claim_note  # the run's ε is about other neighbours than the attack's question: no claim
+c[0].metric("ε claimed", format_epsilon(claim) if not note else NO_CLAIM,
+            help="The ε the learner's accountant certifies for this run." if not note else
+                 f"No claim for what this attack tests: {note}.")
 c[1].metric("ε proven (95%)", format_epsilon(main.result.epsilon_lower_bound, lower_bound=True),  # rounded down
             help="The true ε of this run is at least this, with 95% confidence (Steinke et al. 2023 for one "
                  "training run). A correct run exceeds its claim only by the 5% chance the confidence allows; a "
@@ -173,12 +177,15 @@ if by_shares := shares_reading(audits, ds):  # answers by the declared class sha
 else:
     utility = model_accuracy_metric(c[4], accuracy, private_label, chance=chance_accuracy(ds),
                                     unseen=main.result.n_nonmembers if attack in ("loss", "lira") else None)
-verdict_line(float(claim), what="ε claimed")
+if note:
+    st.markdown(f"**No claim to test here:** this attack asks whether a record was in the training set, and {note}.")
+else:
+    verdict_line(float(claim), what="ε claimed")
 proven = main.result.epsilon_lower_bound
 st.markdown("**The attack-based reading:** " + (
     f"this attack proves that the run leaks at least ε = {format_epsilon(proven, lower_bound=True)} (95 % confidence), "
-    f"against the {format_epsilon(claim)} "
-    "claimed: the attacker gets that far, the guarantee covers the rest." if proven > 0 else
+    + (f"against the {format_epsilon(claim)} claimed: the attacker gets that far, the guarantee covers the rest."
+       if not note else "with no claim about this question to hold it against.") if proven > 0 else
     "this attack could not prove any leak (its lower bound on ε is 0): it did no better than guessing on this run.")
     + (" " + utility if utility else "") + twin_reading(audits, private_label))
 

@@ -32,12 +32,12 @@ def attacked():
         warnings.simplefilter("always")
         ds = load_csv(text, label_column="churn", name="customers.csv",
                       bounds="monthly_spend=1000000:10000000, visits=1000000:10000000")
-    audits = {"Objective perturbation, ε = 1": run_audit("erm-objective", ds, epsilon=1.0, attack="loss",
-                                                         pool_size=160, seed=0),
+    audits = {"DP-SGD, ε = 1": run_audit("dpsgd", ds, epsilon=1.0, attack="loss", pool_size=160, seed=0,
+                                         params={"epochs": 3}),
               "Non-private model": run_audit("logreg", ds, epsilon=1.0, attack="loss", pool_size=160, seed=0)}
     said = [(str(w.message), "leak" in str(w.message)) for w in caught]
     cells = {str(v) for v in X.ravel()} | set(LABELS)
-    question = {"model attacked": "Objective perturbation", "attack": "Loss threshold", "ε asked": "1"}
+    question = {"model attacked": "DP-SGD", "attack": "Loss threshold", "ε asked": "1"}
     accuracy = {k: getattr(a, "target_accuracy", None) for k, a in audits.items()}
     kw = dict(dataset=ds, question=question, accuracy=accuracy, noise="seeded (seed 0)", warnings=said)
     return attack_report_html(audits, **kw), attack_report_json(audits, **kw), cells, said
@@ -102,3 +102,15 @@ def test_with_declared_class_shares_the_report_gives_balanced_accuracy_beside_ac
     assert model["balanced_accuracy"] == pytest.approx(audits["Non-private network"].balanced_accuracy)
     assert "<th>balanced accuracy</th>" in html and f"{model['balanced_accuracy']:.3f}" in html
     assert "seen_7731" not in html and "home_2290" not in html
+
+
+def test_a_model_whose_epsilon_is_for_a_record_replaced_is_reported_with_no_claim_and_the_reason_not_as_not_private():
+    audits = {"Objective perturbation, ε = 1": run_audit("erm-objective", "breast_cancer", epsilon=1.0, attack="loss",
+                                                         seed=0)}
+    kw = dict(dataset="breast_cancer", question={"attack": "Loss threshold"}, noise="seeded (seed 0)")
+    doc, html = attack_report_json(audits, **kw), attack_report_html(audits, **kw)
+    model = doc["models"][0]
+    assert model["epsilon_claimed"] == float("inf") and "one record replaced" in model["claim_note"]
+    assert "∞ (no claim for this question: see below)" in html and "∞ (no privacy)" not in html
+    risk = html[html.index("Risk at the claimed ε"):html.index("Warnings:")]
+    assert "No claim to test: the attack asks whether a record was in the training set, and its ε = 1" in risk

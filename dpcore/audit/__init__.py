@@ -61,6 +61,7 @@ _WHERE = {
     "DEFAULT_POOL_SIZE": "membership",
     "MIN_POOL_SIZE": "membership",
     "POOL_SIZES": "membership",
+    "membership_claim": "membership",
     "OneRunAudit": "one_run",
     "default_guess_counts": "one_run",
     "one_run_audit": "one_run",

@@ -51,7 +51,13 @@ from ..rng import substream
 from ..runtime.thread_warnings import ignored
 from ..validation import check_int
 from .bounds import check_confidence
-from .membership import ProgressCallback, _audit_result, example_statistic, refuse_shuffled_batches
+from .membership import (
+    ProgressCallback,
+    _audit_result,
+    example_statistic,
+    membership_claim,
+    refuse_shuffled_batches,
+)
 from .result import AuditResult
 
 __all__ = ["CANARY_KINDS", "CanaryAudit", "gradient_canary_audit", "input_canary_audit"]
@@ -85,6 +91,9 @@ class CanaryAudit:
     #: whole records, or a label only), so the run composes with the other releases on the same data
     neighbouring: Any = None
     unit: str = "records"
+    #: the audited run's own ε (what it released, for a ledger), where the audit's claim (``result.epsilon``) is ∞
+    #: because the run's guarantee is about other neighbours (:func:`~dpcore.audit.membership.membership_claim`)
+    run_epsilon: float | None = None
 
     @property
     def target_accuracy(self) -> float | None:
@@ -232,7 +241,7 @@ def gradient_canary_audit(
     run = {"noise_multiplier": float(res.noise_multiplier), "sample_rate": float(res.sample_rate),
            "steps": int(res.steps), "clip_norm": float(C)}
     return CanaryAudit(result, "dpsgd", split.dataset.name, "gradient", scores, included, acc, run, res.dp_event,
-                       neighbouring=res.neighbouring)
+                       neighbouring=res.neighbouring, run_epsilon=res.epsilon)
 
 
 def _model_params(kwargs: dict, n_features: int):
@@ -345,14 +354,15 @@ def input_canary_audit(
         # answered as the run answers (by the declared class shares where it did), as its own metrics are
         judged = _metrics_on(split.task, values[: rest.size], y_rest, res, split.dataset)
         accuracy, balanced = judged["accuracy"], judged["balanced_accuracy"]
-    claimed = res.epsilon if spec.private else math.inf
+    claimed, note = membership_claim(res, spec.private)
     result = _audit_result(np.nan_to_num(scores, nan=0.0), included, attack="one-run input canaries",
                            epsilon=claimed, delta=res.delta, confidence=confidence,
-                           seconds=time.perf_counter() - start)
+                           seconds=time.perf_counter() - start, claim_note=note)
     true = np.asarray(split.y_test)[pick] if pick is not None else None
     return CanaryAudit(result, spec.name, split.dataset.name, "input", scores, included, accuracy, event=res.event,
                        records=Xc, taught=yc, true_labels=true, balanced_accuracy=balanced,
-                       neighbouring=res.neighbouring, unit=res.unit)
+                       neighbouring=res.neighbouring, unit=res.unit,
+                       run_epsilon=res.epsilon if spec.private else math.inf)
 
 
 #: The start of the learner's own judgement against the trivial predictor (after its title), made on its test rows

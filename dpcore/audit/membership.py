@@ -52,7 +52,7 @@ from .result import AuditResult
 from .roc import DEFAULT_FPRS, roc_curve
 
 __all__ = ["ATTACKS", "DEFAULT_POOL_SIZE", "MIN_POOL_SIZE", "POOL_SIZES", "MembershipAudit", "example_statistic",
-           "membership_audit", "pool_capacity"]
+           "membership_audit", "membership_claim", "pool_capacity"]
 
 #: Black-box membership attacks on a learner.
 ATTACKS = ("loss", "lira-online", "lira-offline")
@@ -154,6 +154,36 @@ def refuse_shuffled_batches(private: bool, params: Mapping[str, Any] | None) -> 
         raise DPValueError("the audits test whether one record was in the training set (added or removed), but a "
                            "run on shuffled batches (sampling='shuffle') has its epsilon for one record replaced, "
                            "which does not bound that: audit it with sampling='poisson'")
+
+
+def membership_claim(run: RunResult, private: bool = True) -> tuple[float, str]:
+    """The epsilon ``run``'s guarantee gives for what a membership audit tests, one whole record added or removed,
+    and why where that is not the run's own: ``(run.epsilon, "")`` for a run protecting whole records against adding
+    or removing one; otherwise ``(inf, reason)``, so that no audit result is read against a claim about other
+    neighbours (a lower bound above it would refute nothing, one below it would suggest a protection the run does not
+    give). A run with no guarantee (``private=False``) claims infinity with no reason needed; a finite ε that declares
+    no relation is held to that ε, so a learner that claims an ε and says nothing else is still caught."""
+    from ..accounting.neighbouring import Neighbouring
+
+    eps = float(run.epsilon)
+    if not private or not math.isfinite(eps):
+        return math.inf, ""
+    if run.neighbouring is None:  # a finite ε with no relation declared is held to that ε (the audit's strict side)
+        return eps, ""
+    shown = f"{eps:.3g}"
+    if run.unit != "records":
+        if run.unit == "labels":
+            why = (f"its ε = {shown} protects only each record's label (the features are used as they are), so "
+                   "whether a record was in the training set at all is not covered")
+        else:
+            why = (f"its ε = {shown} protects each of its {run.unit} as a whole; a record added or removed changes "
+                   f"what one of its {run.unit} holds, which that ε does not bound record by record")
+        return math.inf, why + ": the attack is read against no claim (∞)"
+    if Neighbouring.of(run.neighbouring) is not Neighbouring.ADD_REMOVE:
+        return math.inf, (f"its ε = {shown} protects against one record replaced by another (the number of rows "
+                          "stays the same); whether a record was in the training set changes that number, which the "
+                          "ε does not cover: the attack is read against no claim (∞)")
+    return eps, ""
 
 
 def balanced_membership(shadows: int, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -323,9 +353,9 @@ def membership_audit(
         score_fn = lira_online_scores if attack == "lira-online" else lira_offline_scores
         scores = score_fn(stats, inside, target_stat, fixed_variance=True)
     scores = np.nan_to_num(np.asarray(scores, dtype=float), nan=0.0, posinf=1e300, neginf=-1e300)
-    claimed = target.epsilon if spec.private else math.inf
+    claimed, note = membership_claim(target, spec.private)
     result = _audit_result(scores, members, attack=attack, epsilon=claimed, delta=target.delta,
-                           confidence=confidence, seconds=time.perf_counter() - start)
+                           confidence=confidence, seconds=time.perf_counter() - start, claim_note=note)
     return MembershipAudit(result=result, learner=spec.name, dataset=split.dataset.name, scores=scores,
                            members=members, pool_index=pool, X_pool=split.X_train[pool], y_pool=y_pool,
                            target_accuracy=_target_accuracy(target, y_pool, members, split.dataset), target=target,
@@ -333,7 +363,7 @@ def membership_audit(
 
 
 def _audit_result(scores: np.ndarray, included: np.ndarray, *, attack: str, epsilon: float, delta: float,
-                  confidence: float, seconds: float) -> AuditResult:
+                  confidence: float, seconds: float, claim_note: str = "") -> AuditResult:
     """ROC summary of the scores and Steinke et al.'s one-run epsilon lower bound (membership by fair coins)."""
     t0 = time.perf_counter()
     roc = roc_curve(scores[included], scores[~included])
@@ -342,5 +372,5 @@ def _audit_result(scores: np.ndarray, included: np.ndarray, *, attack: str, epsi
         attack=attack, epsilon=float(epsilon), delta=float(delta), epsilon_lower_bound=bound.epsilon_lower_bound,
         confidence=confidence, auc=roc.auc, tpr_at_fpr=roc.tpr_at_fprs(DEFAULT_FPRS), advantage=roc.advantage,
         n_members=roc.n_members, n_nonmembers=roc.n_nonmembers, fpr=roc.fpr, tpr=roc.tpr,
-        seconds=seconds + time.perf_counter() - t0, bound_method="one-run-coins",
+        seconds=seconds + time.perf_counter() - t0, bound_method="one-run-coins", claim_note=claim_note,
     )

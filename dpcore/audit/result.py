@@ -78,6 +78,9 @@ class AuditResult:
     tpr: np.ndarray = field(repr=False)
     seconds: float
     bound_method: str = "bonferroni"
+    #: why ``epsilon`` is infinite for a private run: its guarantee is about other neighbours than the audit's (one
+    #: record added or removed), e.g. a record replaced or its label only (:func:`dpcore.audit.membership_claim`)
+    claim_note: str = ""
 
     def __post_init__(self) -> None:
         for name in ("fpr", "tpr"):
@@ -138,6 +141,7 @@ class AuditResult:
             "advantage": float(self.advantage),
             "n_members": int(self.n_members),
             "n_nonmembers": int(self.n_nonmembers),
+            "claim_note": self.claim_note,
             "seconds": float(self.seconds),
             "bound_method": self.bound_method,
         }

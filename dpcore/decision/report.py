@@ -509,6 +509,8 @@ def attack_report_json(audits: Mapping[str, Any], *, dataset, question: Mapping[
         models.append({
             "model": scrub(label, dataset), "learner": _title(getattr(audit, "learner", "")),
             "attack": r.attack, "epsilon_claimed": float(r.epsilon), "delta": float(r.delta),
+            # why a private run's claim is ∞ here: its ε is about other neighbours than the attack's question
+            "claim_note": getattr(r, "claim_note", ""),
             "epsilon_proven": float(r.epsilon_lower_bound), "confidence": float(r.confidence),
             "auc": float(r.auc), "caught_at_1pct": r.tpr_measured("0.01"), "caught_at_0.1pct": r.tpr_measured("0.001"),
             "members": int(r.n_members), "non_members": int(r.n_nonmembers), "accuracy": accuracy.get(label),
@@ -561,12 +563,14 @@ def attack_report_html(audits: Mapping[str, Any], *, dataset, question: Mapping[
         proven = m["epsilon_proven"]
         h.append(f'<div class="answer{"" if proven <= m["epsilon_claimed"] else " no"}">'
                  + _e(f"The attack proves that {m['model']} leaks at least ε = "  # the bound down, the claim up
-                      f"{epsilon_text(proven, lower_bound=True)} ({m['confidence']:.0%} confidence), against the "
-                      f"ε = {epsilon_text(m['epsilon_claimed'])} claimed."
+                      f"{epsilon_text(proven, lower_bound=True)} ({m['confidence']:.0%} confidence), "
+                      + (f"against the ε = {epsilon_text(m['epsilon_claimed'])} claimed." if not m["claim_note"]
+                         else "with no claim about this question to hold it against.")
                       if proven > 0 else
                       f"The attack could not prove any leak of {m['model']} (its lower bound on ε is 0): it did no "
-                      "better than guessing on this run. That does not prove the model safe; the claimed ε is "
-                      "the guarantee.") + "</div>")
+                      "better than guessing on this run. That does not prove the model safe; "
+                      + ("the claimed ε is the guarantee." if not m["claim_note"] else
+                         "and no ε here covers this question.")) + "</div>")
     # balanced accuracy beside accuracy where the answers follow declared class shares
     balanced = bool(shape.get("class_shares")) and any(m["balanced_accuracy"] is not None for m in doc["models"])
     h.append("<table><tr><th>model</th><th>ε claimed</th><th>δ</th><th>ε proven</th><th>AUC</th>"
@@ -576,7 +580,8 @@ def attack_report_html(audits: Mapping[str, Any], *, dataset, question: Mapping[
         acc = "—" if m["accuracy"] is None else f"{m['accuracy']:.1%}"
         if balanced:
             acc += "</td><td>" + ("—" if m["balanced_accuracy"] is None else f"{m['balanced_accuracy']:.3f}")
-        claimed = epsilon_text(m["epsilon_claimed"]) if math.isfinite(m["epsilon_claimed"]) else "∞ (no privacy)"
+        claimed = (epsilon_text(m["epsilon_claimed"]) if math.isfinite(m["epsilon_claimed"]) else
+                   "∞ (no claim for this question: see below)" if m["claim_note"] else "∞ (no privacy)")
         h.append(f"<tr><td>{_e(m['model'])}</td><td>{claimed}</td><td>{m['delta']:g}</td>"
                  f"<td>{epsilon_text(m['epsilon_proven'], lower_bound=True)} ({m['confidence']:.0%})</td>"
                  f"<td>{m['auc']:.3f}</td>"
@@ -586,7 +591,10 @@ def attack_report_html(audits: Mapping[str, Any], *, dataset, question: Mapping[
     h.append('<p class="muted">Guessing catches 1 % of members at 1 % false alarms and has AUC 0.5. The proven ε is a '
              "lower bound on the true ε of this one run; the claimed ε, from the accountant, is the guarantee.</p>")
     h.append("<h2>Risk at the claimed ε</h2>")
-    if doc["verdict"]:
+    if doc["models"] and doc["models"][0]["claim_note"]:
+        h.append(f"<p>No claim to test: the attack asks whether a record was in the training set, and "
+                 f"{_e(doc['models'][0]['claim_note'])}.</p>")
+    elif doc["verdict"]:
         v = doc["verdict"]
         h.append(f"<p>{_band_html(v['band'], v['sentence'])}</p><p>{_e(v['deployments'])}</p>")
     else:

@@ -203,6 +203,10 @@ def rate_with_interval(result, fpr: str) -> tuple[str, str]:
     return f"{rate:.1%}", f"{interval[0]:.1%} – {interval[1]:.1%}"
 
 
+#: the claim shown for a private run whose ε is about other neighbours than the attack's question (not "not private")
+NO_CLAIM = "∞ (no claim)"
+
+
 def results_table(rows: Mapping[str, Any]) -> pd.DataFrame:
     """The numbers behind the chart, one row per attacked model, every measured rate with its 95 % interval (so a
     difference within it reads as a tie); a rate the records are too few to measure is a dash."""
@@ -210,7 +214,7 @@ def results_table(rows: Mapping[str, Any]) -> pd.DataFrame:
     for label, (audit, accuracy) in rows.items():
         r = audit.result
         caught, interval = rate_with_interval(r, "0.01")
-        out.append({"Model": label, "ε claimed": format_epsilon(r.epsilon),
+        out.append({"Model": label, "ε claimed": NO_CLAIM if r.claim_note else format_epsilon(r.epsilon),
                     "ε proven (95%)": round_epsilon(r.epsilon_lower_bound, lower_bound=True), "AUC": round(r.auc, 3),
                     # percentages, as the headline metric of the same name shows the same rate
                     CAUGHT_AT_1: caught, "95% interval": interval,
@@ -480,7 +484,8 @@ def audit_release(audit):
     stand for what an attacker trains on data of its own; only the attacked model is counted.)"""
     if (target := getattr(audit, "target", None)) is not None:
         return target
-    return {"event": audit.event, "epsilon": audit.result.epsilon, "delta": audit.result.delta,
+    own = getattr(audit, "run_epsilon", None)  # the run's ε where the audit's claim is ∞ (other neighbours)
+    return {"event": audit.event, "epsilon": audit.result.epsilon if own is None else own, "delta": audit.result.delta,
             "neighbouring": getattr(audit, "neighbouring", None), "unit": getattr(audit, "unit", "records")}
 
 
@@ -504,6 +509,9 @@ def show_ladder(learner: str, dataset, *, delta: float, seed: int | None) -> lis
     progress.done()
     if rungs:
         st.plotly_chart(ladder_figure(rungs), key="audit.ladder_chart")
+        if note := next((a.result.claim_note for _, a in rungs if a.result.claim_note), ""):
+            st.markdown(f"**Not a claim about this question:** {note}. The bars show each run's own ε beside what "
+                        "the attack proves about membership.")
         show_table(ladder_table(rungs), key="audit.ladder_table")
     return rungs
 

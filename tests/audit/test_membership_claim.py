@@ -1,0 +1,52 @@
+"""A membership audit is read against a claim about what it tests: whole records added or removed."""
+from __future__ import annotations
+
+import math
+import warnings
+from types import SimpleNamespace
+
+import pytest
+
+from dpcore.accounting.neighbouring import Neighbouring
+from dpcore.audit import input_canary_audit, membership_audit, membership_claim
+
+
+def _run(epsilon=1.0, neighbouring=Neighbouring.ADD_REMOVE, unit="records"):
+    return SimpleNamespace(epsilon=epsilon, neighbouring=neighbouring, unit=unit)
+
+
+def test_only_a_guarantee_for_whole_records_added_or_removed_is_a_membership_claim():
+    assert membership_claim(_run()) == (1.0, "")
+    assert membership_claim(_run(), private=False) == (math.inf, "")
+    assert membership_claim(_run(epsilon=math.inf)) == (math.inf, "")
+    assert membership_claim(_run(neighbouring=None)) == (1.0, "")  # a claim with no relation: held to it
+    for run, words in [(_run(neighbouring=Neighbouring.REPLACE_ONE), "one record replaced by another"),
+                       (_run(neighbouring="replace_one"), "one record replaced by another"),
+                       (_run(neighbouring=Neighbouring.REPLACE_ONE, unit="labels"), "only each record's label"),
+                       (_run(unit="clients"), "each of its clients as a whole")]:
+        claim, note = membership_claim(run)
+        assert claim == math.inf and words in note and "ε = 1" in note and "no claim (∞)" in note
+
+
+@pytest.mark.parametrize(("learner", "dataset", "words"), [
+    ("label-dp-rr", "breast_cancer", "label"), ("erm-objective", "breast_cancer", "replaced"),
+    ("dp-fedavg", "breast_cancer", "clients")])
+def test_a_learner_protecting_other_neighbours_is_audited_against_no_claim_and_keeps_its_own_epsilon(
+        learner, dataset, words):
+    knobs = {"rounds": 5, "clients": 100} if learner == "dp-fedavg" else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        audit = membership_audit(learner, dataset, epsilon=1.0, params=knobs, attack="loss", seed=0)
+        canaries = input_canary_audit(learner, dataset, epsilon=1.0, params=knobs, canaries=40, seed=0)
+    assert audit.result.epsilon == math.inf and words in audit.result.claim_note
+    assert audit.target.epsilon <= 1.0 + 1e-9  # what the run released, for the session's total
+    assert audit.result.to_json_dict()["claim_note"] == audit.result.claim_note
+    assert canaries.result.epsilon == math.inf and words in canaries.result.claim_note
+    assert canaries.run_epsilon == pytest.approx(1.0, rel=1e-6)
+
+
+def test_dpsgd_is_audited_against_its_own_epsilon():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        audit = membership_audit("dpsgd", "iris", epsilon=1.0, attack="loss", seed=0)
+    assert audit.result.epsilon == audit.target.epsilon <= 1.0 + 1e-9 and audit.result.claim_note == ""
