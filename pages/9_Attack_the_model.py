@@ -28,7 +28,6 @@ from dpcore.ui.audit import (
     ATTACK_NOTES,
     CAUGHT_AT_1,
     NETWORK_CHOICES,
-    NO_CLAIM,
     AuditProgress,
     attack_question,
     attack_report_button,
@@ -147,7 +146,7 @@ claim = main.result.epsilon
 accuracy = {k: getattr(a, "target_accuracy", getattr(a, "accuracy", None)) for k, a in audits.items()}
 c = st.columns([0.8, 0.9, 1.1, 1.5, 1])  # the widest for the rate caught: its label whole at 1280 px
 note = main.result.claim_note  # the run's ε is about other neighbours than the attack's question: no claim
-c[0].metric("ε claimed", format_epsilon(claim) if not note else NO_CLAIM,
+c[0].metric("ε claimed", format_epsilon(claim) if not note else "∞",  # the reason in the line under the numbers
             help="The ε the learner's accountant certifies for this run." if not note else
                  f"No claim for what this attack tests: {note}.")
 c[1].metric("ε proven (95%)", format_epsilon(main.result.epsilon_lower_bound, lower_bound=True),  # rounded down
