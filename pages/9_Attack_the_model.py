@@ -112,7 +112,7 @@ canary_count = (int(min(canaries, input_canary_capacity(ds))) if attack == "one-
 # data too small for the chosen attack, said in the page's words (the library's message names settings this page
 # chooses itself), with what would work instead
 if (too_small := too_few_rows(ds, attack=attack, gradient_canaries=white_box)) is not None:
-    st.error(f"Too few rows for this attack: {ds.title} {too_small}. Use a larger file or a registered dataset"
+    st.error(f"Too few rows for this attack: {ds.title}: {too_small}. Use a larger file or a registered dataset"
              + ("; the one-run audit of DP-SGD (gradient canaries) needs no rows of its own." if spec.canary_kind ==
                 "gradient" else "."))
     stop_page()
