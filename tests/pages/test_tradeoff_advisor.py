@@ -232,3 +232,14 @@ def test_the_downloaded_table_of_an_uploads_sweep_names_no_class_of_the_file(tmp
     assert "most common training class" in table  # the warning is kept, without the class
     assert "ZEBRA" not in table
     assert "ZEBRA" not in downloads["Download the report"].decode()
+
+
+def test_the_advisor_says_how_the_report_commands_default_sweep_differs_from_the_pages(tmp_path, monkeypatch):
+    # the caption said "`python -m dpcore report` runs the same advisor from the command line", whose own sweep is
+    # 7 ε values and 5 seeds by default: run as told, it answered from another sweep than the page's 2 and 2
+    from dpcore.decision.advisor import ADVISOR_POINTS, ADVISOR_SEEDS
+
+    at = _advised_at_level(tmp_path, monkeypatch, 0.5)
+    said = next(c.value for c in at.caption if "`python -m dpcore report`" in c.value)
+    assert f"{ADVISOR_POINTS} ε values and {ADVISOR_SEEDS} seeds by default" in said
+    assert "where this sweep has 2 and 2 (`--points 2 --seeds 2` for the same)" in said
