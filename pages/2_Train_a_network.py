@@ -44,6 +44,7 @@ from dpcore.ui.training import (
     train_with_baseline,
     worse_than_mean_note,
 )
+from dpcore.ui.uploads import upload_in_view
 
 page_header(
     "Train a network privately",
@@ -101,6 +102,7 @@ with st.sidebar:
                                container=st, **widgets)
     seed = noise_mode_input("train.seed", uploaded=getattr(ds, "source", "") == "upload")
 
+upload_in_view(ds)  # the intro folded, one line on whose data this is, and above the results any leak no ε covers
 st.info(spec.wording.note)
 choice_notes = spec.choice_warnings(params)  # what a choice costs in ε (DP-SGD's shuffled batches: no amplification)
 for note in choice_notes:
@@ -147,10 +149,6 @@ if note := worse_than_mean_note(out):
 eps = out["epsilon"]
 if math.isfinite(eps) and (note := weak_guarantee_note(eps, unit=spec.wording.unit_short)):
     st.warning(note)
-if inferred := getattr(ds, "inferred_bounds", ()):
-    st.warning(f"ε covers the training only: the bounds of {len(inferred)} column(s) of the uploaded CSV were read "
-               "from the data itself, an extra leak that no ε accounts for. For a real guarantee, declare them in the "
-               "sidebar's *Declared bounds* box from what the columns can hold.")
 if text := budget_text(out, algo):  # how its ε adds up, where the learner says (output perturbation's answers)
     st.markdown(text)
 st.markdown(f"**{out['n_train']} training rows, {out['n_test']} test rows**; the training took {out['seconds']:.1f} s. "

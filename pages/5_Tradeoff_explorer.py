@@ -53,6 +53,7 @@ from dpcore.ui.sweep import (
     sweep_figure,
     sweepable,
     swept_text,
+    table_csv,
     title_of,
     worse_than_trivial_at,
 )
@@ -265,5 +266,5 @@ elif len(tax):
 st.header("Every run")
 show_frame(display_runs(table, axis=axis), key="sweep.table")
 st.caption("The CSV keeps the tidy, machine-readable columns (learner registry names, inf for non-private ε).")
-st.download_button("Download the table (CSV)", table.to_csv(index=False).encode(), file_name=f"sweep_{ds.name}_"
+st.download_button("Download the table (CSV)", table_csv(table, ds), file_name=f"sweep_{ds.name}_"
                    f"{axis}.csv", mime="text/csv", key="sweep.download")

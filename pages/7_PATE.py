@@ -58,7 +58,7 @@ from dpcore.ui.pate import (
     votes_figure,
 )
 from dpcore.ui.present import control_area, headline_area, presenting_stage
-from dpcore.ui.uploads import data_arg, data_key, is_upload, upload_in_view
+from dpcore.ui.uploads import data_arg, data_key, is_upload, leaks_bounds, upload_in_view
 
 page_header(
     "PATE: private aggregation of teacher ensembles",
@@ -161,7 +161,7 @@ if cfg.aggregator == "lnmax":
     st.caption(lnmax_caption(res))
 # the student's noisy labels are a release about the same people: the session's total on the data, drawn again once
 # the sweeps at the page's end are counted
-record_release(data_key(ds), ("pate", cfg), res, page="PATE", source="the run")
+record_release(data_key(ds), ("pate", cfg), res, page="PATE", source="the run", leaks_privacy=leaks_bounds(ds))
 total_slot = st.empty()
 show_data_total(ds, container=total_slot)
 
@@ -231,5 +231,6 @@ for key, fig, note in [("pate.eps_sweep", epsilon_sweep_figure,
         show_frame(sweep_display(got[1]), key=f"{key}.table")
         record_releases(data_key(ds), (key, cfg), sweep_point_releases(
             got[1], cfg, "epsilon" if key == "pate.eps_sweep" else "teachers"), page="PATE",
-            source="the ε sweep's points" if key == "pate.eps_sweep" else "the teachers sweep's points")
+            source="the ε sweep's points" if key == "pate.eps_sweep" else "the teachers sweep's points",
+            leaks_privacy=leaks_bounds(ds))
 show_data_total(ds, container=total_slot)

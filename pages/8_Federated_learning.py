@@ -56,7 +56,7 @@ from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area
 from dpcore.ui.sweep import remembered as remembered_sweep
 from dpcore.ui.sweep import run_live, sweep_figure
-from dpcore.ui.uploads import data_arg, data_key, is_upload, upload_in_view
+from dpcore.ui.uploads import data_arg, data_key, is_upload, leaks_bounds, upload_in_view
 
 page_header(
     "Federated learning with differential privacy",
@@ -186,7 +186,8 @@ elif mode == "local":
                "clipped updates differ by up to 2S, so ε composes Gaussian(σ/2) over the rounds of the busiest client.")
 # a private federation is a release about the same people, of a client's whole data: its own total (never one of
 # records), drawn here and again once the sweeps below are counted
-record_release(data_key(ds), ("fedavg", cfg), res, page="Federated learning", source="the run")
+record_release(data_key(ds), ("fedavg", cfg), res, page="Federated learning", source="the run",
+               leaks_privacy=leaks_bounds(ds))
 total_slot = st.empty()
 show_data_total(ds, container=total_slot)
 n_params = int(res.params.size)

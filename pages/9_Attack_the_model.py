@@ -52,7 +52,7 @@ from dpcore.ui.common import format_epsilon
 from dpcore.ui.ledger import record_release, show_data_total
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area, presenting_stage
-from dpcore.ui.uploads import data_arg, data_key, is_upload, upload_in_view
+from dpcore.ui.uploads import data_arg, data_key, is_upload, leaks_bounds, upload_in_view
 
 page_header(
     "Attack the model",
@@ -112,7 +112,7 @@ canary_count = (int(min(canaries, input_canary_capacity(ds))) if attack == "one-
 # data too small for the chosen attack, said in the page's words (the library's message names settings this page
 # chooses itself), with what would work instead
 if (too_small := too_few_rows(ds, attack=attack, gradient_canaries=white_box)) is not None:
-    st.error(f"Too few rows for this attack: {ds.title} {too_small}. Use a larger file or a registered dataset"
+    st.error(f"Too few rows for this attack: {ds.title}: {too_small}. Use a larger file or a registered dataset"
              + ("; the one-run audit of DP-SGD (gradient canaries) needs no rows of its own." if spec.canary_kind ==
                 "gradient" else "."))
     stop_page()
@@ -209,7 +209,7 @@ show_table(results_table({k: (a, accuracy[k]) for k, a in audits.items()}), key=
 # it, in the session's total (drawn again once the ladder's runs are counted)
 record_release(data_key(ds), ("audit", learner, float(epsilon), float(delta), attack, params, int(shadows),
                               canary_count, pool_size, seed), audit_release(main), page="Attack the model",
-               source="the attacked model")
+               source="the attacked model", leaks_privacy=leaks_bounds(ds))
 total_slot = st.empty()
 show_data_total(ds, container=total_slot)
 attack_report_button(audits, ds, accuracy=accuracy, seed=seed, said=said, question=attack_question(
@@ -226,7 +226,7 @@ show_exposed(audits, private_label, attack=attack, image_shape=ds.image_shape if
 if spec.canary_kind == "gradient" or attack == "canaries":
     for claimed, rung in show_ladder(learner, data_arg(ds), delta=float(delta), seed=seed) or ():
         record_release(data_key(ds), ("ladder", learner, float(delta), seed, claimed), audit_release(rung),
-                       page="Attack the model", source="the ladder's rungs")
+                       page="Attack the model", source="the ladder's rungs", leaks_privacy=leaks_bounds(ds))
     show_data_total(ds, container=total_slot)
 st.caption("Seeded noise is for reproducible demonstrations; a real release uses secure noise (the switch in the "
            "sidebar): an attack measures the mechanism either way, and secure noise is what defeats the seed and the "

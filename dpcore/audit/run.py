@@ -82,7 +82,8 @@ def too_few_rows(data, *, attack: str, gradient_canaries: bool = False) -> str |
     if attack == "canaries" or (attack == "one-run" and not gradient_canaries):
         held_out = input_canary_capacity(data)
         if held_out < MIN_CANARIES:
-            return (f"it holds out {held_out} test rows, and this attack makes each of its canaries from one of them "
+            return (f"it holds out {held_out} test row{'s' if held_out != 1 else ''}, and this attack makes each of "
+                    "its canaries from one of them "
                     f"(a held-out row with a wrong label): it needs at least {MIN_CANARIES}, so data with at least "
                     f"{MIN_CANARY_ROWS} rows")
     elif attack in ("loss", "lira", "lira-offline") and (train := pool_capacity(data)) < MIN_POOL_SIZE:

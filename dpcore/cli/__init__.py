@@ -18,7 +18,7 @@ import re
 import sys
 import warnings
 
-from ..exceptions import DPCoreError
+from ..exceptions import DPCoreError, PrivacyLeakWarning
 
 #: command -> (the module that adds its parser, its one-line help); a module may add several commands
 COMMANDS = {
@@ -73,6 +73,9 @@ def missing_message(command: str, missing: list[str]) -> str:
 
 #: The warnings said on stderr during the command that is running, in order (``main`` fills it).
 said: list[str] = []
+#: Those of them that are privacy leaks (:class:`~dpcore.exceptions.PrivacyLeakWarning`): a run's epsilon is then no
+#: guarantee, which its result's lines say again (:func:`dpcore.cli.train.print_result`).
+leaked: list[str] = []
 
 #: How every ``--json`` output writes numbers JSON has no literal for (one convention, for every command).
 JSON_CONVENTION = ('--json prints strict JSON: an infinite value (an epsilon with no guarantee, a non-private run) is '
@@ -291,11 +294,14 @@ def main(argv: list[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("always")
             said.clear()
+            leaked.clear()
 
             def show(msg, *_args, **_kwargs):
                 if str(msg) in said:  # each text once per command, as Python's own filter says it once per place
                     return  # (a calibration and the epsilon it reports may both explain the same number)
                 said.append(str(msg))  # a command's JSON carries them too (print_result)
+                if isinstance(msg, PrivacyLeakWarning):
+                    leaked.append(str(msg))
                 print(f"warning: {msg}", file=sys.stderr)
 
             # Python's last step, where dpcore.runtime.thread_warnings hands on what no block of the thread catches

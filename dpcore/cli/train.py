@@ -302,6 +302,22 @@ def print_result(res, *, as_json: bool, secure: bool = False, extra: dict | None
         for k, v in out.items():
             if k not in _JSON_ONLY:
                 print(text_line(k, v))
+        if (note := no_guarantee_line(res)) is not None:
+            print(note)
+
+
+def no_guarantee_line(res) -> str | None:
+    """For a private run that leaked besides its noise (a privacy-leak warning said on stderr during the command,
+    e.g. bounds read from the rows of --data): the line under its result that says its epsilon is no guarantee. The
+    warning itself stood above a screen of progress lines, and the result read "epsilon: 1.0" and "protects: each
+    whole training record" as if nothing had leaked. None for any other run."""
+    from . import leaked
+
+    eps = getattr(res, "epsilon", None)
+    if not leaked or eps is None or not math.isfinite(float(eps)):
+        return None
+    return (f"guarantee: none: the epsilon above holds only once nothing leaks besides the noise, and this run "
+            f"leaked: {' | '.join(leaked)}")
 
 
 #: Keys only the JSON carries: every setting of the run (long) and the warnings (already on stderr).

@@ -110,7 +110,16 @@ def pate_split(split: Split, *, public_fraction: float = 0.2, seed: int = 0) -> 
     n = split.X_train.shape[0]
     n_pub = int(round(public_fraction * n))
     if n_pub < 1 or n - n_pub < 1:
-        raise DPValueError(f"public_fraction={public_fraction} leaves an empty private or public part of {n} rows")
+        # the shares that leave each part a row: n_pub from 1 to n - 1 (1/n .. (n-1)/n, within the knob's 0.9)
+        lo, hi = math.ceil(100 / n) / 100, math.floor(100 * min((n - 1) / n, 0.9)) / 100 if n else 0.0
+        where = ("--public-fraction on the command line, 'Public share of the training part' on the PATE page")
+        raise DPValueError(
+            f"public_fraction={public_fraction} of the {n} training row{'s' if n != 1 else ''} leaves {n_pub} public "
+            f"row{'s' if n_pub != 1 else ''} (the student's) and {n - n_pub} private (the teachers'): each part needs "
+            "at least one. "
+            + (f"Choose a share between {lo:g} and {hi:g} ({where}), or use data with more rows" if lo < hi else
+               f"Choose a share of {lo:g} ({where}), or use data with more rows" if lo == hi else
+               "Use data with more rows"))
     perm = as_generator(seed).permutation(n)
     pub, priv = np.sort(perm[:n_pub]), np.sort(perm[n_pub:])
     bounds = split.dataset.bounds

@@ -13,6 +13,8 @@ import streamlit as st
 
 from ..decision.advisor import (
     ADVISOR_CONFIDENCE,
+    ADVISOR_POINTS,
+    ADVISOR_SEEDS,
     Advice,
     Need,
     attack_evidence,
@@ -143,7 +145,11 @@ def advisor_panel(result: SweepResult, *, load: Sequence[tuple[str, bool]] = (),
     st.caption("The advisor reads the sweep above: the smallest ε of your range at which a fresh run meets the need "
                f"in {ADVISOR_CONFIDENCE:.0%} of cases (a prediction bound over the seeds), every larger ε tried "
                "meeting it on average. More seeds give a tighter answer; `python -m dpcore report` runs the same "
-               "advisor from the command line.")
+               f"advisor from the command line, over a sweep of its own: {ADVISOR_POINTS} ε values and "
+               f"{ADVISOR_SEEDS} seeds by default"
+               + (", as this sweep has." if (len(config.values), config.seeds) == (ADVISOR_POINTS, ADVISOR_SEEDS) else
+                  f", where this sweep has {len(config.values)} and {config.seeds} (`--points {len(config.values)} "
+                  f"--seeds {config.seeds}` for the same)."))
     need = _need_input(config.task, dataset_labels(config.dataset))
     lo0, hi0 = min(config.values), max(config.values)
     c1, c2 = st.columns(2)

@@ -145,12 +145,17 @@ def release_of(run) -> dict | None:
 
 
 def record_release(data, run_key, run, *, page: str | None = None, source: str | None = None,
-                   store: dict | None = None) -> bool:
+                   store: dict | None = None, leaks_privacy: bool = False) -> bool:
     """Record ``run`` (anything :func:`release_of` reads) in this session's total on ``data``, once per ``run_key``;
-    True if it was new. A run that is not private is not recorded. ``page`` and ``source``: :func:`record_run`."""
+    True if it was new. A run that is not private is not recorded. ``page`` and ``source``: :func:`record_run`.
+    ``leaks_privacy``: the run's data leaked besides its noise, though the run's result does not say so (a
+    ``PateResult`` or ``FedAvgResult`` on an upload whose bounds were read from its rows,
+    :func:`dpcore.ui.uploads.leaks_bounds`): recorded with no guarantee, as :func:`release_of` records a leaking run."""
     release = release_of(run)
     if release is None:
         return False
+    if leaks_privacy:
+        release |= {"event": dp_accounting.NonPrivateDpEvent(), "epsilon": math.inf}
     return record_run(data, run_key, **release, page=page, source=source, store=store)
 
 
@@ -203,10 +208,11 @@ def record_chart(dataset, key: tuple, chart: pd.DataFrame | None, *, page: str,
 
 
 def record_releases(data, key: tuple, releases: Iterable, *, page: str | None = None, source: str | None = None,
-                    store: dict | None = None) -> int:
+                    store: dict | None = None, leaks_privacy: bool = False) -> int:
     """Record each ``(identity, run)`` of ``releases`` (e.g. :func:`sweep_releases`) under ``(*key, *identity)``;
-    returns how many were new."""
-    return sum(record_release(data, (*key, *identity), run, page=page, source=source, store=store)
+    returns how many were new. ``leaks_privacy``: as for :func:`record_release`, for every one of them."""
+    return sum(record_release(data, (*key, *identity), run, page=page, source=source, store=store,
+                              leaks_privacy=leaks_privacy)
                for identity, run in releases)
 
 

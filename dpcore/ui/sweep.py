@@ -50,6 +50,22 @@ STATE = "sweep.results"
 ENGINE_COLUMNS = ID_COLUMNS + TAIL_COLUMNS
 
 
+def table_csv(table: pd.DataFrame, dataset) -> bytes:
+    """The sweep's table as the CSV the page offers for download. On an upload its text columns (each run's warnings)
+    are scrubbed as the downloaded reports are (:func:`dpcore.decision.report.scrub`): a learner's warning quotes the
+    class it answered for every row ("the most common training class ('no')"), a label's cell value, which a file
+    meant to be shared must not carry."""
+    from ..decision.report import scrub
+    from .uploads import is_upload
+
+    out = table.copy()
+    if is_upload(dataset):
+        for col in ("warnings", "leak_warnings"):
+            if col in out:
+                out[col] = out[col].map(lambda v: scrub(v, dataset) if isinstance(v, str) else v)
+    return out.to_csv(index=False).encode()
+
+
 def title_of(name: str) -> str:
     """A learner's human title (its registry name if unknown)."""
     spec = learners().get(name)
@@ -597,6 +613,7 @@ __all__ = [
     "n_to_compute",
     "no_better_than_trivial",
     "worse_than_trivial_at",
+    "table_csv",
     "title_of",
     "parse_knobs",
     "remembered",

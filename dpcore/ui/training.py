@@ -246,7 +246,7 @@ def show_headline(out: dict, algorithm: str) -> None:
             # "within a point of the model trained without privacy" is then read in balanced accuracy: a model that
             # answers the common class for every row is within a point in accuracy and learnt nothing
             priv, base = out["metrics"]["balanced_accuracy"], out["baseline"].get("balanced_accuracy", math.inf)
-        nothing = learnt_nothing_note(out)
+        nothing = learnt_nothing_note(out) or twin_learnt_nothing_note(out)
         if nothing:
             st.caption(nothing)
         elif (wording.near_baseline and eps is not None and math.isfinite(float(eps))
@@ -317,6 +317,30 @@ def learnt_nothing_note(out: dict) -> str | None:
                    "often answers that class for every row: declare each class's share from a published rate in "
                    "the *Declared class shares* box under the upload, and it answers the class most likely "
                    "relative to its share, at no privacy cost.")
+
+
+def twin_learnt_nothing_note(out: dict) -> str | None:
+    """Where the model trained without privacy is itself no better than always answering the most common class (in
+    the metric the tiles read), what to say instead of "within 1.0 points of the model trained without privacy: a
+    larger ε buys little more", which stood under the warnings that both models are no better than that, the private
+    one's saying "try a larger epsilon"; None elsewhere.
+
+    >>> out = {"chance": 0.51, "n_classes": 2, "metrics": {"accuracy": 0.47}, "baseline": {"accuracy": 0.48}}
+    >>> twin_learnt_nothing_note(out)[:62]
+    'The model trained without privacy does no better than always a'
+    >>> twin_learnt_nothing_note({**out, "baseline": {"accuracy": 0.9}}) is None
+    True
+    """
+    key = headline_metric(out)
+    chance = (1 / int(out["n_classes"]) if key == "balanced_accuracy" and out.get("n_classes")
+              else out.get("chance"))
+    base = out.get("baseline", {}).get(key)
+    if chance is None or base is None or base > chance + 1e-9:
+        return None
+    return (f"The model trained without privacy does no better than always answering the most common class either "
+            f"({base:.3f} against {chance:.3f}): it learnt nothing from these features that the noise could cost, so "
+            "how close the private model comes to it says nothing about what ε costs. Try other features or "
+            "settings, or more rows, before judging ε.")
 
 
 def chance_line(out: dict) -> str:

@@ -120,6 +120,13 @@ def inferred_bounds_note(dataset) -> str | None:
             "column can hold (from what it measures, not from the rows) in the *Declared bounds* box.")
 
 
+def leaks_bounds(dataset) -> bool:
+    """True when ``dataset`` is an upload some of whose bounds were read from its own rows: every private run on it
+    leaked besides its noise, so none has a guarantee (:func:`inferred_bounds_note`); the session's total then counts
+    it as not private (``leaks_privacy`` of :func:`dpcore.ui.ledger.record_release`)."""
+    return inferred_bounds_note(dataset) is not None
+
+
 def upload_in_view(dataset, *, bounds_note: bool = True) -> None:
     """On a page working on this session's file: fold the page's intro (:func:`dpcore.ui.present.fold_intro`) and
     say in one line whose data it is and that it stays in this session, so the page's chart starts higher; and,
@@ -142,5 +149,5 @@ def fits(entry: dict | None, task: str | None) -> bool:
 
 
 __all__ = ["UPLOAD_KEY", "UPLOAD_NOTE", "UploadRef", "data_arg", "data_key", "fits", "forget_upload", "holds_upload",
-           "inferred_bounds_note", "is_upload", "keep_upload", "private_key", "session_id", "stored_upload",
-           "upload_in_view"]
+           "inferred_bounds_note", "is_upload", "keep_upload", "leaks_bounds", "private_key", "session_id",
+           "stored_upload", "upload_in_view"]

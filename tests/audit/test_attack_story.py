@@ -88,3 +88,5 @@ def test_too_few_rows_names_the_rows_each_attack_needs_and_none_for_gradient_can
         assert "pool needs at least 50 of them, so data with at least 67 rows" in too_few_rows(tiny, attack=attack)
     assert too_few_rows(tiny, attack="one-run", gradient_canaries=True) is None  # canaries in the gradient steps
     assert too_few_rows("digits", attack="loss") is None and too_few_rows("digits", attack="canaries") is None
+    three = as_dataset((X[:3], np.array([0, 1, 1])), bounds=(0.0, 5.0))  # one held-out row: "1 test row", singular
+    assert too_few_rows(three, attack="canaries").startswith("it holds out 1 test row, and")

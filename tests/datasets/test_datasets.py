@@ -378,3 +378,13 @@ def test_a_quote_never_closed_is_named_by_its_row_in_plain_words():
     row opened a quote that nothing closes, and what to do."""
     with pytest.raises(DatasetError, match=r"quoted value that starts on data row 4 is never closed.*close the quote"):
         load_csv('a,b,y\n1,2,0\n3,4,1\n5,6,0\n7,"8,1\n9,9,1\n', label_column="y", bounds="*=0:10")
+
+
+def test_a_label_column_of_one_class_says_which_box_to_change_and_what_to_use_instead():
+    # the message named the column and its one class, and stopped there: the pages showed it in the main area with
+    # nothing to do about it (the label is chosen in the sidebar's "Label column", and may just be the wrong column)
+    with pytest.raises(DatasetError, match="has a single class '1'; it needs at least two") as info:
+        load_csv(b"age,score,label\n30,1.5,1\n40,2.5,1\n50,3.5,1\n60,4.5,1\n", label_column="label")
+    said = str(info.value)
+    assert "'Label column' on the pages" in said and "--label on the command line" in said
+    assert "a file with rows of more than one class" in said

@@ -181,6 +181,8 @@ def test_a_file_too_small_for_the_attack_is_said_in_the_pages_words_before_anyth
     assert not at.exception
     said = [e.value for e in at.error]
     assert len(said) == 1 and said[0].startswith("Too few rows for this attack")
+    # one sentence: "... attack: Uploaded CSV (tiny.csv) it holds out 4 test rows" read as a missing word
+    assert said[0].startswith("Too few rows for this attack: Uploaded CSV (tiny.csv): it holds out 4 test rows, and")
     assert "at least 10, so data with at least 40 rows" in said[0] and "canaries must be" not in said[0]
     assert not at.dataframe and not at.get("plotly_chart")  # nothing trained, nothing drawn
 

@@ -41,7 +41,7 @@ def test_an_upload_switches_to_secure_noise_and_hides_the_seed():
     assert not at.exception
     results = list(at.session_state["train.results"].values())
     assert results and results[-1]["secure"] is True
-    assert any("bounds of 4 column(s)" in w.value and "Declared bounds" in w.value for w in at.warning)
+    assert any("Not yet a guarantee" in w.value and "Declared bounds" in w.value for w in at.warning)
 
 
 def test_the_seeded_demo_is_one_click_away_and_labelled():

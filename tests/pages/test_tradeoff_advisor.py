@@ -198,3 +198,48 @@ def test_the_advisors_attack_trains_a_model_that_joins_the_sessions_total(tmp_pa
     assert "Trade-off explorer 5 (4 for the chart's points, 1 for the advisor's attacked model)" in text
     at.run()  # shown again: the same model, not a new one
     assert "**5 private trainings** on Iris" in total()
+
+
+def test_the_downloaded_table_of_an_uploads_sweep_names_no_class_of_the_file(tmp_path, monkeypatch):
+    # each run's warnings quote the class a model answered for every row ("the most common training class
+    # ('ZEBRANO')"), a cell of the file's label: the downloaded report left such values out, the table kept them
+    import streamlit as st
+
+    downloads: dict[str, bytes] = {}
+    draw = st.download_button
+
+    def keep(label, data, *args, **kwargs):
+        downloads[label] = data
+        return draw(label, data, *args, **kwargs)
+
+    monkeypatch.setattr(st, "download_button", keep)
+    monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0, 10, (300, 3))
+    y = np.where(X[:, 0] + rng.normal(0, 3, 300) > 5, "ZEBRAYES", "ZEBRANO")
+    text = "a,b,c,outcome\n" + "".join(f"{r[0]:.2f},{r[1]:.2f},{r[2]:.2f},{t}\n" for r, t in zip(X, y))
+    at = AppTest.from_file(PAGE, default_timeout=300).run()
+    at.selectbox(key="sweep.dataset").set_value("upload").run()
+    at.get("file_uploader")[0].set_value(("zoo.csv", text.encode(), "text/csv")).run()
+    _small_sweep(at)
+    at.number_input(key="sweep.min.epsilon").set_value(0.01)  # a model that answers one class for every row
+    at.run()
+    at.button(key="sweep.run").click().run()
+    assert not at.exception
+    said = " ".join(w.value for e in at.expander for w in e.warning)
+    assert "ZEBRANO" in said  # the visitor's own page names the class (their data, their session)
+    table = downloads["Download the table (CSV)"].decode()
+    assert "most common training class" in table  # the warning is kept, without the class
+    assert "ZEBRA" not in table
+    assert "ZEBRA" not in downloads["Download the report"].decode()
+
+
+def test_the_advisor_says_how_the_report_commands_default_sweep_differs_from_the_pages(tmp_path, monkeypatch):
+    # the caption said "`python -m dpcore report` runs the same advisor from the command line", whose own sweep is
+    # 7 ε values and 5 seeds by default: run as told, it answered from another sweep than the page's 2 and 2
+    from dpcore.decision.advisor import ADVISOR_POINTS, ADVISOR_SEEDS
+
+    at = _advised_at_level(tmp_path, monkeypatch, 0.5)
+    said = next(c.value for c in at.caption if "`python -m dpcore report`" in c.value)
+    assert f"{ADVISOR_POINTS} ε values and {ADVISOR_SEEDS} seeds by default" in said
+    assert "where this sweep has 2 and 2 (`--points 2 --seeds 2` for the same)" in said

@@ -198,6 +198,33 @@ def test_a_private_model_close_to_its_twin_is_told_that_more_epsilon_buys_little
     assert not any("a larger ε buys little more" in c.value for c in at.caption)
 
 
+def test_a_twin_no_better_than_chance_is_not_a_yardstick_for_what_epsilon_costs():
+    # features that say nothing of the label: both models at chance, each warned of it ("try a larger epsilon" for
+    # the private one), and under the warnings "Within 1.0 points of the model trained without privacy: ... a
+    # larger ε buys little more"
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    X, y = rng.uniform(0, 10, (400, 3)), rng.integers(0, 2, 400)
+    text = "a,b,c,label\n" + "".join(f"{r[0]:.2f},{r[1]:.2f},{r[2]:.2f},{t}\n" for r, t in zip(X, y))
+    at = _app()
+    at.selectbox(key="train.dataset").set_value("upload").run()
+    at.get("file_uploader")[0].set_value(("noise.csv", text.encode(), "text/csv")).run()
+    at.text_area(key="train.dataset.bounds.noise.csv").set_value("*=0:10").run()
+    at.toggle(key="train.seed.secure_upload").set_value(False)  # seeded: the same picture every time
+    at.number_input(key="train.epsilon").set_value(50.0).run()  # the private model as near its twin as it gets
+    at.button(key="train.run").click().run()
+    assert not at.exception
+    base = float(_metric(at, "Test accuracy (non-private)"))
+    chance = float(re.search(r"\*\*Chance level\*\* \(always answering the most common class\): \*\*([0-9.]+)",
+                             " ".join(m.value for m in at.markdown)).group(1))
+    assert base <= chance
+    captions = " ".join(c.value for c in at.caption)
+    assert "a larger ε buys little more" not in captions and "As accurate as the model trained" not in captions
+    assert f"does no better than always answering the most common class either ({base:.3f} against {chance:.3f})" \
+        in captions
+
+
 def test_the_budget_boxs_verdict_says_what_its_epsilon_is_about_when_it_is_not_a_whole_record():
     at = _app("digits")
     at.selectbox(key="train.algorithm").set_value("output-perturbation").run()

@@ -249,3 +249,33 @@ def test_a_file_whose_bounds_were_read_from_its_rows_is_said_not_a_guarantee_abo
     next(b for b in at.button if b.proto.form_id).click().run()  # declared: the note goes
     assert not at.exception
     assert not [w.value for w in at.main.warning if "Not yet a guarantee" in w.value]
+
+
+def _in_order(node):
+    """Every element under ``node`` in page order."""
+    children = getattr(node, "children", None)
+    if not children:
+        yield node
+        return
+    for child in children.values():
+        yield from _in_order(child)
+
+
+def test_the_train_page_says_whose_file_it_is_and_that_its_epsilon_is_no_guarantee_above_its_results(app_page):
+    # the Train page said neither in its main area (all a phone shows with the sidebar closed): its tiles and the
+    # "●●●● Strong privacy" verdict of the ε spent came first, the leak a warning further down
+    at = app_page("app.py", timeout=600).run()
+    at.switch_page(PAGES[0][0]).run()
+    at.selectbox(key="train.dataset").set_value("upload").run()
+    at.get("file_uploader")[0].set_value(("customers.csv", _csv(), "text/csv")).run()
+    at.button(key="train.run").click().run()
+    assert not at.exception
+    order = list(_in_order(at.main))
+    said = [i for i, e in enumerate(order) if e.type == "warning" and "Not yet a guarantee" in str(e.value)]
+    first_metric = next(i for i, e in enumerate(order) if e.type == "metric")
+    assert len(said) == 1 and said[0] < first_metric
+    assert "'spend', 'visits', 'tenure'" in order[said[0]].value
+    assert any("On your file **customers.csv**" in c.value for c in at.main.caption)
+    at.text_area(key="train.dataset.bounds.customers.csv").set_value("*=1000000:10000000").run()
+    at.button(key="train.run").click().run()  # declared: the note goes
+    assert not [w.value for w in at.main.warning if "Not yet a guarantee" in w.value]

@@ -480,3 +480,23 @@ def test_a_vote_noise_too_small_for_double_precision_refuses_the_release_and_spe
     with pytest.warns(UserWarning, match="data-dependent epsilon is not released: the smooth-sensitivity conditions"):
         r = run_pate(split, small(noise_scale=1e-300, data_dependent=True))
     assert r.released is None and r.epsilon == float("inf")
+
+
+def test_a_public_share_that_leaves_a_part_empty_says_which_shares_fit_and_where_to_set_one():
+    # a visitor's small file on the PATE page: "public_fraction=0.05 leaves an empty private or public part of 6
+    # rows", a Python name and nothing to do about it
+    import re
+
+    from dpcore.datasets import as_dataset
+
+    X, y = np.arange(16, dtype=float).reshape(8, 2), np.arange(8) % 2
+    small = train_test_split(as_dataset((X, y), bounds=(0.0, 20.0)), seed=0)
+    n = small.X_train.shape[0]
+    with pytest.raises(DPValueError, match=f"of the {n} training rows leaves 0 public rows") as info:
+        pate_split(small, public_fraction=0.05)
+    said = str(info.value)
+    assert "'Public share of the training part' on the PATE page" in said and "--public-fraction" in said
+    lo, hi = map(float, re.search(r"between ([0-9.]+) and ([0-9.]+)", said).groups())
+    for share in (lo, hi):  # the shares it names both work
+        d = pate_split(small, public_fraction=share)
+        assert d.y_public.size >= 1 and d.y_private.size >= 1
