@@ -604,3 +604,9 @@ def test_when_no_epsilon_meets_on_a_few_test_rows_the_advice_says_more_rows_befo
     assert advice.instead[0].startswith("More rows first: every run was scored on only 7 test rows")
     big = judge(_result(scores, [0.857] * 3, dataset=_own_file(2000), trivial=0.571), Need("within", "accuracy", 0.05))
     assert not [t for t in big.instead if t.startswith("More rows first")]
+
+
+def test_a_gap_wider_than_the_baseline_asks_for_an_accuracy_of_zero_not_a_negative_one():
+    assert Need("within", "accuracy", 0.1).target(0.05) == 0.0  # was -0.05, shown as "target -0.050"
+    assert Need("within", "balanced_accuracy", 0.02).target(0.5) == pytest.approx(0.48)
+    assert Need("within", "r2", 0.05).target(0.03) == pytest.approx(-0.02)  # R² below 0 is a real value

@@ -127,14 +127,22 @@ def too_few_test_rows(canaries: int, test_rows: int, *, what: str) -> str:
     """Why ``canaries`` mislabelled canaries do not fit a split of ``test_rows`` test rows, and what to change
     (``what`` names the setting: ``canaries`` in Python, ``--canaries`` on the command line).
 
-    >>> print(too_few_test_rows(10, 1, what="--canaries"))  # doctest: +ELLIPSIS
-    --canaries must be <= 1, got 10: ... holds 1 test row; an audit needs at least 10 canaries: use data with ...
+    Where the data cannot hold even the fewest an audit runs on, the message is about the data, not ``what`` (which
+    the visitor may not have set: the command line's default asked for 10 on a 20-row file).
+
+    >>> print(too_few_test_rows(10, 1, what="--canaries"))  # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
+    this data is too small for an audit with mislabelled canaries: they are made from the test rows, one each,
+    and this data's split holds 1 test row, and an audit needs at least 10: use data with at least 40 rows
+    >>> print(too_few_test_rows(30, 20, what="--canaries"))  # doctest: +ELLIPSIS
+    --canaries must be <= 20, got 30: ... holds 20 test rows; give --canaries 20 or fewer, or use data with more rows
     """
-    head = (f"{what} must be <= {test_rows}, got {canaries}: mislabelled canaries are made from the test rows, one "
-            f"each, and this data's split holds {test_rows} test row{'s' if test_rows != 1 else ''}")
+    holds = (f"made from the test rows, one each, and this data's split holds {test_rows} test "
+             f"row{'s' if test_rows != 1 else ''}")
     if test_rows < MIN_CANARIES:
-        return f"{head}; an audit needs at least {MIN_CANARIES} canaries: use data with at least {MIN_CANARY_ROWS} rows"
-    return f"{head}; give {what} {test_rows} or fewer, or use data with more rows"
+        return (f"this data is too small for an audit with mislabelled canaries: they are {holds}, and an audit needs "
+                f"at least {MIN_CANARIES}: use data with at least {MIN_CANARY_ROWS} rows")
+    return (f"{what} must be <= {test_rows}, got {canaries}: mislabelled canaries are {holds}; give {what} "
+            f"{test_rows} or fewer, or use data with more rows")
 
 
 def too_few_canaries(canaries: int, test_rows: int | None, *, what: str) -> str | None:

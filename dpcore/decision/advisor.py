@@ -117,7 +117,11 @@ class Need:
             return self.amount
         if baseline is None or not math.isfinite(baseline):
             raise DPValueError("'within' a gap of the non-private model needs a non-private baseline in the sweep")
-        return baseline - self.amount if self.higher_is_better else baseline + self.amount
+        if not self.higher_is_better:
+            return baseline + self.amount
+        # a share (accuracy) is never below 0: a gap wider than the baseline asks for nothing, said as 0, not -0.05
+        bounded = self.metric in ("accuracy", "balanced_accuracy")  # R² can be negative: left as it is
+        return max(baseline - self.amount, 0.0) if bounded else baseline - self.amount
 
     def meets(self, value: float, target: float) -> bool:
         return value >= target if self.higher_is_better else value <= target

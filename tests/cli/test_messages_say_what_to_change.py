@@ -35,13 +35,6 @@ def test_zero_steps_are_refused_by_both_accounting_commands_naming_steps(command
     assert err.startswith("error: --steps must be at least 1") and "got 0" in err
 
 
-def test_an_audit_of_a_tiny_csv_says_it_needs_more_rows_and_names_canaries(tmp_path, capsys):
-    path = tmp_path / "tiny.csv"
-    path.write_text("a,b,label\n1,2,0\n2,3,1\n3,1,0\n4,4,1\n")
-    err = _error(["audit", "--data", str(path), "--label", "label", "--seed", "0"], capsys)
-    assert err.startswith("error: --canaries must be <= ") and "use data with at least 40 rows" in err
-
-
 def _tiny_csv(tmp_path) -> str:
     path = tmp_path / "tiny.csv"
     path.write_text("a,b,label\n1,2,0\n2,3,1\n3,1,0\n4,4,1\n")
@@ -88,3 +81,11 @@ def test_the_learner_flag_takes_the_singular_spelling_train_and_audit_use(comman
 
     args = build_parser(command).parse_args([command, "--dataset", "iris", "--algorithm", "dpsgd"])
     assert args.algorithms == "dpsgd"  # it was accepted as an abbreviation of --algorithms; now said outright
+
+
+def test_the_default_canaries_on_a_file_too_small_for_them_say_the_file_is_too_small_not_a_flag_it_never_gave(
+        tmp_path, capsys):
+    # it said "--canaries must be <= 1, got 10" to a visitor who had given no --canaries
+    err = _error(["audit", "--data", _tiny_csv(tmp_path), "--label", "label", "--seed", "0"], capsys)
+    assert err.startswith("error: this data is too small for an audit with mislabelled canaries")
+    assert "--canaries must" not in err and err.endswith("use data with at least 40 rows")
