@@ -266,11 +266,17 @@ def _solve(X: np.ndarray, y: np.ndarray, *, model: str, huber_h: float, lam: flo
             break
     if norm <= gradient_bound:
         return f, norm
-    raise DPValueError(
-        f"the solver stopped at a gradient norm of {norm:.3g}, above the {gradient_bound:.3g} a private model needs "
-        "before it is released (its guarantee is for the objective's minimiser, which a larger gradient leaves too "
-        "far away); nothing was released. Raise the regularization (a better-conditioned objective) or use fewer "
-        "features (n_components)")
+    head = (f"the solver stopped at a gradient norm of {norm:.3g}, above the {gradient_bound:.3g} a private model "
+            "needs before it is released (its guarantee is for the objective's minimiser, which a larger gradient "
+            "leaves too far away); nothing was released. ")
+    noise_term = float(np.max(np.abs(lin), initial=0.0))  # the noise's term (b / n): no data in it
+    if noise_term > 1e3:  # at a tiny epsilon the noise term is huge, and so are the terms that cancel it at the
+        # minimiser: double precision cannot resolve their sum to the bound (epsilon 1e-8 on iris, 1e-7 on digits)
+        raise DPValueError(head + f"At this epsilon the objective's noise term is about {noise_term:.1g}, too "
+                                  "large for double precision to bring its gradient that close to zero: use a larger "
+                                  "epsilon")
+    raise DPValueError(head + "Raise the regularization (a better-conditioned objective) or use fewer features "
+                              "(n_components)")
 
 
 def _spawn(rng: np.random.Generator) -> np.random.Generator:

@@ -471,3 +471,14 @@ def test_the_certified_gradient_norm_is_never_below_the_exact_one_and_close_to_i
         true_norm = float(mpmath.sqrt(mpmath.fsum(e * e for e in exact)))
         got = _certified_gradient_norm(Z, y, f, model=model, huber_h=h, reg=reg, lin=lin)
         assert true_norm <= got <= true_norm + 1e-12
+
+
+def test_objective_perturbation_at_a_tiny_epsilon_refuses_and_says_to_raise_epsilon():
+    """At epsilon 1e-9 the noise term b / n is about 1e8 and the terms that cancel it at the minimiser are as large:
+    double precision cannot bring the gradient within the bound, so nothing is released, and the message says why."""
+    from dpcore.learners import run_learner
+
+    with pytest.raises(DPValueError, match=r"nothing was released\. At this epsilon the objective's noise term is "
+                                           r"about .*use a larger epsilon"):
+        run_learner("erm-objective", "iris", epsilon=1e-9, seed=0)
+    assert run_learner("erm-objective", "iris", epsilon=1e-6, seed=0).epsilon == 1e-6  # still released
