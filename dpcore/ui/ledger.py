@@ -230,7 +230,12 @@ def session_total_text(data: str, title: str, *, store: dict) -> str | None:
         # the total delta is spent too: rounded up as the epsilon is (3.34e-05 reads 3.4e-05, never 3.3e-05)
         total = f"ε = {format_epsilon(runs.epsilon, 4)}" + (
             f", δ = {round_epsilon(runs.delta, 2):.2g}" if runs.delta > 0 else "")
-        if unit == "clients":  # a client's whole data: more than a record, of another kind (user-level DP)
+        if unit != "records" and math.isinf(runs.epsilon):  # no guarantee: "protected ... (ε = ∞ ...)" said nothing
+            one = n == 1
+            what = UNIT_RUNS.get(unit, f"{unit} run")
+            parts.append(f"**{n} {what}{'' if one else 's'}** gave no guarantee for {UNIT_SAID.get(unit, unit)} "
+                         f"({total}).")
+        elif unit == "clients":  # a client's whole data: more than a record, of another kind (user-level DP)
             one = n == 1
             neighbour = "one client added or removed" if rel is Neighbouring.ADD_REMOVE else "one client replaced"
             where = f" (federation of {fed})" if federations > 1 and fed else ""  # which one, when there are several

@@ -56,7 +56,12 @@ def _run_on_upload(path, picker, settings, button, *, bounds: str):
 @pytest.mark.parametrize("path, picker, settings, button", PAGES, ids=["pate", "federated", "attack"])
 def test_a_run_on_bounds_read_from_the_rows_makes_the_sessions_total_no_guarantee(path, picker, settings, button):
     at = _run_on_upload(path, picker, settings, button, bounds="")
-    assert NOT_PRIVATE in _session_total(at)
+    total = _session_total(at)
+    assert NOT_PRIVATE in total
+    # a federated run with no guarantee is said to give none, not to have "protected each client's whole data (ε = ∞"
+    assert "protected each client's whole data (ε = ∞" not in total
+    if "federated" in path:
+        assert f"**1 federated training** gave no guarantee for each client's whole data ({NOT_PRIVATE})" in total
 
 
 @pytest.mark.parametrize("path, picker, settings, button", PAGES, ids=["pate", "federated", "attack"])
