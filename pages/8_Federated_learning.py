@@ -158,7 +158,13 @@ m[1].metric("Non-private FedAvg", "—" if ref is None else f"{by_shares[1] if b
                  "though it spends none.")
 m[2].metric("ε (user level)", "∞" if not private else format_epsilon(res.epsilon),
             help=f"δ = {res.delta:g}; {res.dp_event}")
-m[3].metric("Noise multiplier σ", "—" if res.noise_multiplier is None else format_noise(res.noise_multiplier))
+m[3].metric("Noise multiplier σ", "—" if res.noise_multiplier is None else format_noise(res.noise_multiplier),
+            help="No noise: FedAvg without privacy." if res.noise_multiplier is None else
+                 ("The server adds Gaussian noise of std σ·S to the sum of the clipped updates (S the clip norm)"
+                  if mode == "central" else
+                  "Each client adds Gaussian noise of std σ·S to its own clipped update before sending it (S the "
+                  "clip norm)")
+                 + (", calibrated so the rounds cost the target ε." if by == "target ε" else ", as set."))
 m[4].metric("Clients per round qN", f"{cfg.client_fraction * cfg.clients:.3g}",
             help="Expected number of clients sampled each round: the sampling rate q times the N clients.")
 verdict_line(res.epsilon if private else float("inf"), container=metrics_slot, what="ε per client")

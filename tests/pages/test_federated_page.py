@@ -132,3 +132,11 @@ def test_the_non_private_reference_says_it_trains_for_the_private_runs_rounds(ap
     assert not at.exception
     help_text = next(m.proto.help for m in at.metric if m.label == "Non-private FedAvg")
     assert "same 100 rounds" in help_text and "moves with ε" in help_text
+
+
+def test_the_sigma_tile_says_who_adds_the_noise_and_how_sigma_was_chosen():
+    at = _opened_on_digits()
+    assert not at.exception, at.exception
+    tile = next(m for m in at.metric if m.label == "Noise multiplier σ")
+    assert tile.help.startswith("The server adds Gaussian noise of std σ·S to the sum of the clipped updates")
+    assert tile.help.endswith("calibrated so the rounds cost the target ε.")
