@@ -641,10 +641,12 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
         # with the b' that gives the neighbouring dataset the same f* (the map whose density ratio Theorem 9
         # bounds by e^(eps - eps_out)), the two released points are within 2r of each other, and noise of density
         # exp(-eps_out ||v|| / (2r)) hides that distance (Iyengar et al. 2019, Algorithm 1 and its Theorem, with
-        # this pure-epsilon noise in place of their Gaussian): eps in all
-        out = L2LaplaceVector(epsilon=eps_out, sensitivity=2.0 * gamma / (lam + extra)).noise((d,), rng=out_rng)
-        return f + out, {"noise_norm": float(np.linalg.norm(b)), "epsilon_prime": eps_p, "extra": extra,
-                         "gradient_norm": grad_norm, "output_noise_norm": float(np.linalg.norm(out))}
+        # this pure-epsilon noise in place of their Gaussian): eps in all. In secure mode the released weights land
+        # on the secure grid, as output perturbation's do (Mironov 2012: the low bits of a floating-point sum can
+        # give away which point the noise was added to)
+        released = L2LaplaceVector(epsilon=eps_out, sensitivity=2.0 * gamma / (lam + extra)).randomise(f, rng=out_rng)
+        return released, {"noise_norm": float(np.linalg.norm(b)), "epsilon_prime": eps_p, "extra": extra,
+                          "gradient_norm": grad_norm, "output_noise_norm": float(np.linalg.norm(released - f))}
 
     def decision_function(self, X) -> np.ndarray:
         X = check_fitted_X(self, X, "coef_")

@@ -239,3 +239,20 @@ def test_secure_noise_whose_grid_rounding_overflows_is_refused_as_the_seeded_noi
     # where the rounding stays small the noise is drawn as before
     g = secure_grid(sensitivity=1.0, scale=1e6, coordinates=100, norm=1)
     assert g.scale_increase * 1e6 <= MAX_NOISE_SCALE
+
+
+def test_objective_perturbation_in_secure_mode_releases_weights_on_the_secure_grid():
+    """Its release is the solver's point plus the noise covering its distance to the minimiser (Iyengar et al. 2019):
+    in secure mode that sum lands on the grid, as output perturbation's does, not as raw floating-point bits."""
+    from dpcore.models import PrivateERMClassifier
+    from dpcore.models.erm import SOLVER_EPSILON_SHARE, SOLVER_GRADIENT_BOUND
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3)) / 3
+    y = (X[:, 0] > 0).astype(int)
+    with secure_noise():
+        clf = PrivateERMClassifier(epsilon=1.0, regularization=0.05, data_norm=1.0, fit_intercept=False).fit(X, y)
+    scale = 2 * SOLVER_GRADIENT_BOUND / (0.05 + clf.extra_regularization_) / (SOLVER_EPSILON_SHARE * 1.0)
+    grid = secure_grid(sensitivity=scale * SOLVER_EPSILON_SHARE, scale=scale, coordinates=3, norm=2)
+    w = clf.coef_[0]
+    assert np.all(w / grid.granularity == np.rint(w / grid.granularity))
