@@ -189,17 +189,17 @@ def _objective(X: np.ndarray, y: np.ndarray, *, model: str, huber_h: float, reg:
 
 
 def _certified_gradient_norm(X: np.ndarray, y: np.ndarray, f: np.ndarray, *, model: str, huber_h: float,
-                              reg: float, lin: np.ndarray) -> float:
+                              reg: float, lin: np.ndarray, dtype=np.longdouble) -> float:
     """An upper bound on the norm of the exact gradient of ``J(f) = (1/n) sum l(y_i f.x_i) + (reg/2)||f||^2 + lin.f``
-    at ``f``: the norm computed in ``np.longdouble`` (64-bit mantissa on x86, double elsewhere), plus a worst-case
-    bound on that computation's rounding error (Higham 2002, Chapter 3: a sum of k products errs by at most
-    gamma_k = k u / (1 - k u) of the sum of their magnitudes, u the unit roundoff).
+    at ``f``: the norm computed in ``dtype`` (``np.longdouble``: a 64-bit mantissa on x86, double elsewhere), plus a
+    worst-case bound on that computation's rounding error (Higham 2002, Chapter 3: a sum of k products errs by at
+    most gamma_k = k u / (1 - k u) of the sum of their magnitudes, u the unit roundoff, in any order of summation).
 
     With ``||x_i|| <= 1``, ``|l'| <= 1`` and ``|l''| <= c``: each ``z_i = x_i.f`` errs by at most ``gamma_d ||f||``,
     so each ``l'(z_i)`` by ``c gamma_d ||f||`` (plus a few u for its own evaluation); each coordinate of the data
     term then errs by ``gamma_(n+8) + c gamma_d ||f||``, and adding ``reg f_j + lin_j`` by ``3 u`` of their sizes.
     """
-    L = np.longdouble
+    L = dtype  # the widest float by default; double (BLAS-fast) where its bound is enough (:func:`_solve`)
     n, d = X.shape
     XL, fL, yL = X.astype(L), f.astype(L), y.astype(L)
     z = yL * (XL @ fL)
@@ -246,24 +246,37 @@ def _solve(X: np.ndarray, y: np.ndarray, *, model: str, huber_h: float, lam: flo
         return f, float(np.linalg.norm(fun(f)[1]))
 
     def certified(point):
-        return _certified_gradient_norm(X, y, point, model=model, huber_h=huber_h, reg=reg, lin=lin)
+        # in double first (a BLAS product); the widest float only where double's own rounding bound is too wide
+        # (1.8 s instead of 0.1 s on Adult's rows with 2,000 random features)
+        quick = _certified_gradient_norm(X, y, point, model=model, huber_h=huber_h, reg=reg, lin=lin,
+                                         dtype=np.float64)
+        if quick <= gradient_bound or np.finfo(np.longdouble).eps >= np.finfo(np.float64).eps:
+            return quick
+        return min(quick, _certified_gradient_norm(X, y, point, model=model, huber_h=huber_h, reg=reg, lin=lin))
 
-    norm = certified(f)
+    def plain(point):
+        return float(np.linalg.norm(fun(point)[1]))
+
+    # Newton's steps are judged by the double-precision norm; the certified one only once that norm is within the bound
+    norm = plain(f)
     for _ in range(30):
-        if norm <= gradient_bound:
-            return f, norm
+        if norm <= gradient_bound and (sure := certified(f)) <= gradient_bound:
+            return f, sure
         g = fun(f)[1]
         H = LinearOperator((d, d), matvec=lambda v, f=f: hessp(f, v), dtype=float)
-        step, _ = cg(H, -g, rtol=1e-8, maxiter=10 * d)
+        # an inexact Newton step is enough (the step is kept only where it lowers the gradient), and 200 products
+        # at most keep the polish within a few L-BFGS runs of work, however many features
+        step, _ = cg(H, -g, rtol=1e-8, maxiter=min(10 * d, 200))
         for _ in range(40):  # halve the Newton step until the gradient's norm goes down
             trial = f + step
-            trial_norm = certified(trial)
+            trial_norm = plain(trial)
             if trial_norm < norm:
                 f, norm = trial, trial_norm
                 break
             step = step / 2.0
         else:
             break
+    norm = certified(f)
     if norm <= gradient_bound:
         return f, norm
     head = (f"the solver stopped at a gradient norm of {norm:.3g}, above the {gradient_bound:.3g} a private model "
