@@ -172,12 +172,15 @@ def membership_claim(run: RunResult, private: bool = True) -> tuple[float, str]:
         return eps, ""
     shown = f"{eps:.3g}"
     if run.unit != "records":
-        if run.unit == "labels":
-            why = (f"its ε = {shown} protects only each record's label (the features are used as they are), so "
-                   "whether a record was in the training set at all is not covered")
-        else:
-            why = (f"its ε = {shown} protects each of its {run.unit} as a whole; a record added or removed changes "
-                   f"what one of its {run.unit} holds, which that ε does not bound record by record")
+        from ..accounting.neighbouring import UNIT_SAID
+
+        if run.unit == "clients":
+            why = (f"its ε = {shown} protects each client's whole data; a record added or removed changes what one "
+                   "client holds, which that ε does not bound record by record")
+        else:  # a part of each record (its label, its image): the rest is used as it is
+            what = UNIT_SAID.get(run.unit, f"each record's {run.unit}")
+            why = (f"its ε = {shown} protects only {what} (the rest of each record is used as it is), so whether a "
+                   "record was in the training set at all is not covered")
         return math.inf, why + ": the attack is read against no claim (∞)"
     if Neighbouring.of(run.neighbouring) is not Neighbouring.ADD_REMOVE:
         return math.inf, (f"its ε = {shown} protects against one record replaced by another (the number of rows "

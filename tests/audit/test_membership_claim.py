@@ -23,14 +23,15 @@ def test_only_a_guarantee_for_whole_records_added_or_removed_is_a_membership_cla
     for run, words in [(_run(neighbouring=Neighbouring.REPLACE_ONE), "one record replaced by another"),
                        (_run(neighbouring="replace_one"), "one record replaced by another"),
                        (_run(neighbouring=Neighbouring.REPLACE_ONE, unit="labels"), "only each record's label"),
-                       (_run(unit="clients"), "each of its clients as a whole")]:
+                       (_run(unit="images"), "only each record's image"),
+                       (_run(unit="clients"), "each client's whole data")]:
         claim, note = membership_claim(run)
         assert claim == math.inf and words in note and "ε = 1" in note and "no claim (∞)" in note
 
 
 @pytest.mark.parametrize(("learner", "dataset", "words"), [
     ("label-dp-rr", "breast_cancer", "label"), ("erm-objective", "breast_cancer", "replaced"),
-    ("dp-fedavg", "breast_cancer", "clients")])
+    ("dp-fedavg", "breast_cancer", "client")])
 def test_a_learner_protecting_other_neighbours_is_audited_against_no_claim_and_keeps_its_own_epsilon(
         learner, dataset, words):
     knobs = {"rounds": 5, "clients": 100} if learner == "dp-fedavg" else {}
