@@ -105,3 +105,13 @@ def test_input_canaries_by_default_are_capped_at_the_test_rows_and_an_explicit_e
     assert (out["auc"], out["n_members"], out["n_nonmembers"]) == (same["auc"], same["n_members"], same["n_nonmembers"])
     assert main([*argv, "--canaries", "1000"]) == 2
     assert "canaries must be <= 36" in capsys.readouterr().err
+
+
+def test_a_learner_protecting_other_neighbours_is_printed_with_its_reason_and_dpsgd_with_no_empty_line(capsys):
+    assert main(["audit", "--dataset", "breast_cancer", "--algorithm", "erm-objective", "--seed", "0",
+                 "--attack", "loss"]) == 0
+    text = capsys.readouterr().out
+    assert "epsilon: inf" in text and "claim_note: its ε = 1 protects against one record replaced" in text
+    assert main(["audit", "--dataset", "iris", "--algorithm", "dpsgd", "--seed", "0", "--attack", "loss",
+                 "--set", "epochs=2"]) == 0
+    assert "claim_note" not in capsys.readouterr().out
