@@ -109,9 +109,12 @@ def _logistic(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _huber(z: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:
     """Chaudhuri et al.'s Huber hinge (eq. 7): |l'| <= 1, l'' <= 1/(2h)."""
     # (1 + h - z)^2 / (4h) written as t^2 with t = (1 + h - z) / (2 sqrt h): no overflow for huge h
-    t = (1.0 + h - z) / (2.0 * math.sqrt(h))
+    # sqrt h in the width of z: the certified gradient norm evaluates this in the widest float, its rounding bound
+    # assuming every step rounds at that width
+    root = np.sqrt(np.asarray(h, dtype=np.result_type(z, float)))
+    t = (1.0 + h - z) / (2.0 * root)
     val = np.where(z > 1 + h, 0.0, np.where(z < 1 - h, 1.0 - z, t * t))
-    grad = np.where(z > 1 + h, 0.0, np.where(z < 1 - h, -1.0, -t / math.sqrt(h)))
+    grad = np.where(z > 1 + h, 0.0, np.where(z < 1 - h, -1.0, -t / root))
     return val, grad
 
 
@@ -203,13 +206,8 @@ def _certified_gradient_norm(X: np.ndarray, y: np.ndarray, f: np.ndarray, *, mod
     n, d = X.shape
     XL, fL, yL = X.astype(L), f.astype(L), y.astype(L)
     z = yL * (XL @ fL)
-    if model == "logreg":
-        lp = -0.5 * (1 - np.tanh(0.5 * z))
-        c = 0.25
-    else:
-        t = (1 + L(huber_h) - z) / (2 * np.sqrt(L(huber_h)))
-        lp = np.where(z > 1 + huber_h, L(0), np.where(z < 1 - huber_h, L(-1), -t / np.sqrt(L(huber_h))))
-        c = 1.0 / (2.0 * huber_h)
+    lp = (_logistic(z) if model == "logreg" else _huber(z, huber_h))[1]  # l'(z), in the width of z
+    c = loss_curvature(model, huber_h)
     g = XL.T @ (lp * yL) / n + L(reg) * fL + lin.astype(L)
     computed = float(np.sqrt(np.sum(g * g)))
     u = float(np.finfo(L).eps) / 2
