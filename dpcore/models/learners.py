@@ -370,6 +370,7 @@ def _fit_erm(perturbation, tune, kw, Xtr, split, epsilon, seed, extras):
         est.fit(Xtr, split.y_train)
         eps_spent = est.epsilon_spent_
         extras["noise_norms"] = est.noise_norms_
+        extras["solver_gradient_norms"] = est.solver_gradient_norms_  # certified, within SOLVER_GRADIENT_BOUND
         if perturbation == "objective":
             extras["epsilon_prime"] = est.epsilon_prime_
             extras["extra_regularization"] = est.extra_regularization_
