@@ -22,7 +22,10 @@ measured numbers.
 
 It also reads the CPU seconds of the class's browser (the process and its tabs' renderers, from /proc) from the clicks
 to the shared run's end and from then until the last session on the defaults showed the result: on one machine the
-tabs' drawing of the finished page is work the server's cores share.
+tabs' drawing of the finished page is work the server's cores share. And it measures that drawing alone: a tab on a
+fresh server with nobody else shows the Train page's finished run from the store, and its main thread's busy time
+(the browser's own ``TaskDuration``) times the followers' tabs, over the cores, is the soonest they can all show a run
+on this machine, whatever the server does.
 
 With ``--frames`` each session on the defaults also says when the last message the server sent it before it showed the
 result reached its browser (the browser's own network events): what comes before is the server's part of the wait,
@@ -268,6 +271,59 @@ class Frames:
         return max((t for t in self.arrived if t <= when), default=None)
 
 
+def drawing_alone(browser, repeats: int = 3, timeout: float = 180.0) -> float | None:
+    """Seconds of one tab's main thread (Chrome DevTools Protocol's ``TaskDuration``) to show the Train page's
+    finished run on a fresh server with nobody else: one session trains, then a second tab presses Train on the same
+    inputs and draws the result from the store. The median of ``repeats`` such tabs. This is the drawing a follower's
+    page does after the run however fast the server is: tabs that share this machine's cores cannot all show the run
+    sooner than (tabs x this) / cores after it ends."""
+    server = Server()
+    try:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context.add_init_script(DONE_STAMP)
+
+        def open_train():
+            page = context.new_page()
+            page.set_default_timeout(timeout * 1000)
+            page.goto(server.url("Train_a_network"), wait_until="commit")
+            page.get_by_role("button", name="Train", exact=True).wait_for()
+            page.wait_for_timeout(1500)  # the page's own first drawing done
+            return page
+
+        def wait_done(page) -> bool:
+            start = time.time()
+            while _stamp(page, "__dpcoreDone") is None:
+                if time.time() - start > timeout:
+                    return False
+                time.sleep(0.05)
+            page.wait_for_timeout(1000)  # the charts, drawn after their text
+            return True
+
+        first = open_train()
+        first.evaluate(CLICK_TRAIN)
+        if not wait_done(first):
+            return None
+        spent = []
+        for _ in range(repeats):
+            page = open_train()
+            cdp = context.new_cdp_session(page)
+            cdp.send("Performance.enable")
+
+            def busy() -> float:
+                return next(m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]
+                            if m["name"] == "TaskDuration")
+
+            before = busy()
+            page.evaluate(CLICK_TRAIN)
+            if not wait_done(page):
+                return None
+            spent.append(busy() - before)
+            page.close()
+        return sorted(spent)[len(spent) // 2]
+    finally:
+        server.stop()
+
+
 def run_class(browser, sessions: int, distinct: int, timeout: float, *, late_browser=None,
               frames: bool = False, browser_pid: int | None = None) -> dict:
     """``late_browser``: the late-comer's own browser (None: no late-comer); ``frames``: also time when the server's
@@ -383,6 +439,7 @@ def main() -> int:
         browser_pid = started.pop() if len(started) == 1 else None
         late_browser = p.chromium.launch(executable_path=exe, args=FLAGS)
         home = home_alone(late_browser)
+        drawing = drawing_alone(late_browser)
         alone = run_class(browser, 1, 0, a.timeout)
         crowd = run_class(browser, a.sessions, a.distinct, a.timeout, late_browser=late_browser, frames=a.frames,
                           browser_pid=browser_pid)
@@ -412,6 +469,13 @@ def main() -> int:
         print(f"the class's browser (its {a.sessions} tabs): {crowd['browser_run']:.1f} CPU s from the clicks to the "
               f"shared run's end, {crowd['browser_after']:.1f} CPU s from then until its {n} sessions showed the "
               f"result ({crowd['browser_after'] / a.sessions:.2f} a tab), on {os.cpu_count()} cores")
+    followers = a.sessions - a.distinct
+    if drawing is not None:
+        floor = followers * drawing / os.cpu_count()
+        print(f"the finished Train page drawn alone (its result from the store, nobody else on the machine): "
+              f"{drawing:.2f} s of its tab's main thread; the {followers} tabs on the defaults, sharing "
+              f"{os.cpu_count()} cores, cannot all show the run sooner than {floor:.1f} s "
+              "after it ends, however fast the server is (on the students' own devices each tab draws it in parallel)")
     errors = sum(status == "ERROR" or t is None for _, t, status, _ in crowd["rows"])
     print(f"sessions with an error or not done: {errors}")
     workers = default_workers()
