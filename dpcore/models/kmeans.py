@@ -390,9 +390,13 @@ def random_centres_reference(X: ArrayLike, y: ArrayLike | None, k: int, *, bound
 class _BoxKMeans(ClusterMixin, BaseEstimator):
     """Shared fit/predict plumbing: validation, bounds, mapping to [-1, 1]^d."""
 
+    #: whether the algorithm needs at least k rows (Lloyd's seeding picks k of them); a private algorithm whose
+    #: neighbours add or remove a record must not look at n to decide whether to run
+    _needs_k_rows = True
+
     def _check_params(self, X: np.ndarray) -> int:
         k = check_int(self.n_clusters, "n_clusters", minimum=1)
-        if k > X.shape[0]:
+        if self._needs_k_rows and k > X.shape[0]:
             raise DPValueError(
                 f"n_clusters={k} (the number of clusters k) is larger than the number of training rows "
                 f"n={X.shape[0]}; choose k <= n"
@@ -541,6 +545,10 @@ class DPLloydKMeans(_BoxKMeans):
     >>> km.epsilon_spent_
     5.0
     """
+
+    # the rounds need no minimum of rows (a cluster whose noisy count falls below 1 keeps its centre), and
+    # under add/remove neighbours n is private: refusing k > n would say whether the data has k rows or more
+    _needs_k_rows = False
 
     def __init__(
         self,

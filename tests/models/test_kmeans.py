@@ -137,10 +137,23 @@ def test_bad_inputs():
         DPLloydKMeans(2, epsilon=0, bounds=B).fit(X)
     with pytest.raises(DPValueError, match="epsilon"):
         InputPerturbationKMeans(2, epsilon=-1, bounds=B).fit(X)
+    with pytest.raises(DPValueError, match="n_clusters"):  # Lloyd's seeding needs k rows; n is public here
+        InputPerturbationKMeans(500, epsilon=1, bounds=B).fit(X)
     with pytest.raises(DPValueError, match="n_clusters"):
-        DPLloydKMeans(500, epsilon=1, bounds=B).fit(X)
+        LloydKMeans(500, bounds=B).fit(X)
     with pytest.raises(DPValueError, match="init"):
         DPLloydKMeans(2, epsilon=1, bounds=B, init="kmeans++").fit(X)
+
+
+@pytest.mark.parametrize("neighbouring", ["add_remove", "replace_one"])
+def test_dplloyd_runs_with_more_clusters_than_rows_so_its_refusal_never_depends_on_the_private_n(neighbouring):
+    # under add/remove neighbours the number of rows is private: a refusal for k > n would tell n >= k from n < k
+    few = X[:3]
+    for k in (3, 4, 12):
+        km = DPLloydKMeans(k, epsilon=1.0, bounds=B, random_state=0, neighbouring=neighbouring).fit(few)
+        assert km.cluster_centers_.shape == (k, 2)
+        assert np.all(np.abs(km.cluster_centers_) <= 1.0) and km.labels_.shape == (3,)
+        assert km.epsilon_spent_ == 1.0
 
 
 def test_bounds_excluding_data_warn_and_clip():
