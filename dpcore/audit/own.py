@@ -37,8 +37,11 @@ def per_example_losses(model: Any, X: ArrayLike, y: ArrayLike, *, loss: Callable
 
     ``model`` is a torch ``nn.Module`` (run on its parameters' device; ``loss(output, y)`` per example, default
     cross-entropy where it gives several scores per row, whose labels are class indices 0..k-1 of any numeric
-    dtype, and squared error where it gives one value per target), or anything with ``predict_proba`` and
-    ``classes_`` (scikit-learn classifiers, dpcore's fitted models) or ``predict`` (regressors).
+    dtype, and squared error where it gives one value per target), or a scikit-learn style model: a classifier
+    (``classes_``) by the cross-entropy of its ``predict_proba``, else minus its true class's margin in
+    ``decision_function`` (DP-ERM, SVMs), else its 0/1 loss; a k-means model (``cluster_centers_``) by each row's
+    squared distance to the nearest centre; a regressor by its squared error. A ``run_learner`` result's ``model``
+    is scored through its estimator on the run's own preprocessing of the rows, with the data's own labels.
     """
     try:
         import torch
@@ -72,18 +75,58 @@ def per_example_losses(model: Any, X: ArrayLike, y: ArrayLike, *, loss: Callable
     if loss is not None:
         raise DPTypeError("loss= applies to a torch module; a scikit-learn style model is scored by its own "
                           "probabilities or predictions")
-    if hasattr(model, "predict_proba") and hasattr(model, "classes_"):
-        proba = np.asarray(model.predict_proba(X), dtype=float)
-        classes = list(np.asarray(model.classes_).tolist())
-        missing = sorted({v for v in y.tolist() if v not in classes}, key=str)
-        if missing:
-            raise DPValueError(f"labels {missing[:5]} are not among the model's classes {classes[:10]}")
-        idx = np.array([classes.index(v) for v in y.tolist()], dtype=np.int64)
+    from ..learners.base import ReleasedModel  # here: dpcore.audit is imported where the learners are not
+
+    y = np.asarray(y)
+    if isinstance(model, ReleasedModel):  # a run's model: its estimator, on the run's own row preprocessing
+        estimator, rows, classes = model.estimator, model._inputs(X), list(model.classes)
+    else:
+        estimator, rows = model, X
+        classes = list(np.asarray(model.classes_).tolist()) if hasattr(model, "classes_") else []
+    if classes and hasattr(estimator, "predict_proba"):
+        idx = _class_indices(y, classes)
+        proba = np.asarray(estimator.predict_proba(rows), dtype=float)
         return -np.log(np.clip(proba[np.arange(idx.size), idx], 1e-12, 1.0))
+    if classes and hasattr(estimator, "decision_function"):  # scores, not probabilities (DP-ERM, SVMs)
+        scores = np.asarray(estimator.decision_function(rows), dtype=float)
+        return -_true_class_margin(scores, _class_indices(y, classes))
+    if classes and hasattr(model, "predict"):  # labels only: the 0/1 loss
+        return (np.asarray(model.predict(X)) != np.asarray(y)).astype(float)
+    if hasattr(estimator, "cluster_centers_") and hasattr(estimator, "predict"):  # k-means: no label is read
+        return _nearest_centre_distances(estimator, rows)
     if hasattr(model, "predict"):
         return (np.asarray(model.predict(X), dtype=float) - np.asarray(y, dtype=float)) ** 2
     raise DPTypeError(f"model must be a torch nn.Module or have predict_proba/predict, got {type(model).__name__}; "
                       "or pass attack scores (higher = member) instead of a model")
+
+
+def _class_indices(y: np.ndarray, classes: list) -> np.ndarray:
+    """Each label's column among the model's ``classes`` (refusing, by value, labels the model does not know)."""
+    missing = sorted({v for v in y.tolist() if v not in classes}, key=str)
+    if missing:
+        raise DPValueError(f"labels {missing[:5]} are not among the model's classes {classes[:10]}")
+    return np.array([classes.index(v) for v in y.tolist()], dtype=np.int64)
+
+
+def _true_class_margin(scores: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """The true class's decision value over the best other class's (a binary model's one score s is read as
+    (-s/2, s/2), the convention of scikit-learn's ``decision_function``: positive for ``classes_[1]``)."""
+    if scores.ndim == 1:
+        return np.where(idx == 1, scores, -scores)
+    rows = np.arange(idx.size)
+    others = scores.copy()
+    others[rows, idx] = -np.inf
+    return scores[rows, idx] - others.max(axis=1)
+
+
+def _nearest_centre_distances(estimator: Any, rows: Any) -> np.ndarray:
+    """A clustering's loss of each row: its squared distance to the nearest released centre (dpcore's k-means in
+    the ``[-1, 1]^d`` coordinates its centres live in, scikit-learn's by its ``transform`` distances)."""
+    if hasattr(estimator, "transform_unit"):
+        Z, C = estimator.transform_unit(rows), np.asarray(estimator.cluster_centers_unit_, dtype=float)
+        d = (Z * Z).sum(1)[:, None] - 2.0 * Z @ C.T + (C * C).sum(1)[None, :]
+        return np.maximum(d, 0.0).min(axis=1)
+    return np.asarray(estimator.transform(rows), dtype=float).min(axis=1) ** 2
 
 
 def _default_loss(out, target):
