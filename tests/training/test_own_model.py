@@ -360,6 +360,17 @@ def test_text_labels_and_image_shaped_rows_are_refused_with_what_to_do():
         train(X.reshape(30, 1, 2, 2), y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0))
 
 
+
+def test_real_valued_or_negative_labels_under_classification_are_refused_with_the_values_and_what_to_do():
+    # they were refused as "classification labels must be integers 0..k-1", without the values or the way out
+    X, y = _rows()
+    cfg = TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0)
+    with pytest.raises(DPValueError, match=rf"y holds {X[0, 0]:g}, .*TrainConfig\(task='regression'\)"):
+        train(X, X[:, 0], cfg, model=nn.Sequential(nn.Linear(4, 1)))
+    with pytest.raises(DPValueError, match=r"y holds -1 \.\.\..*np\.unique\(y, return_inverse=True\)"):
+        train(X, 2 * y - 1, cfg)
+    assert train(X, X[:, 0], cfg.replace(task="regression"), model=nn.Sequential(nn.Linear(4, 1))).steps > 0
+
 class _BatchCentred(nn.Module):
     def __init__(self) -> None:
         super().__init__()
