@@ -219,7 +219,8 @@ def check_bounds(bounds, n_features: int | None = None, name: str = "bounds") ->
     try:
         lower, upper = bounds
     except (TypeError, ValueError):
-        raise DPTypeError(f"{name} must be a pair (lower, upper), got {bounds!r}") from None
+        raise DPTypeError(f"{name} must be a pair (lower, upper) of numbers, or of one value per feature "
+                          f"(([low_1, low_2, ...], [high_1, high_2, ...])), got {bounds!r}") from None
     lo = np.atleast_1d(np.asarray(lower, dtype=float))
     hi = np.atleast_1d(np.asarray(upper, dtype=float))
     if n_features is not None:
