@@ -133,6 +133,20 @@ def test_a_loss_averaged_over_the_batch_is_refused():
               loss=nn.CrossEntropyLoss())
 
 
+
+def test_a_loss_of_several_values_per_example_is_refused_with_how_to_sum_them():
+    # BCEWithLogitsLoss(reduction='none') on (B, 1) outputs gives (B, 1): the advice was "use reduction='none'",
+    # which was already used
+    X = np.random.default_rng(0).normal(size=(40, 3)).astype(np.float32)
+    target = (X[:, :1] > 0).astype(np.float32)
+    cfg = TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0, task="regression")
+    with pytest.raises(DPValueError, match=r"got \(2, 1\) \(one row per example, several values in each: add them up, "
+                                           r"e\.g\. .*\.sum\(dim=1\)\)"):
+        train(X, target, cfg, model=nn.Linear(3, 1), loss=nn.BCEWithLogitsLoss(reduction="none"))
+    bce = nn.BCEWithLogitsLoss(reduction="none")
+    assert train(X, target, cfg, model=nn.Linear(3, 1), loss=lambda out, t: bce(out, t).sum(dim=1)).steps > 0
+
+
 @pytest.mark.parametrize("layer, advice", [(nn.PReLU(), "Freeze it"),
                                            (nn.InstanceNorm1d(2, affine=True), "use GroupNorm(C, C)")])
 def test_a_layer_without_a_per_example_rule_is_refused_by_name_with_the_supported_list(layer, advice):
