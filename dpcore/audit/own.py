@@ -7,6 +7,7 @@ attack's ROC, its TPR at low FPR and a Clopper-Pearson epsilon lower bound to se
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from typing import Any, Callable, Sequence
@@ -173,7 +174,10 @@ def audit(
         pairs when a model is given, or score vectors when ``model_or_scores`` is None. Choose them before
         training (e.g. a random half of a pool) for the bound to be valid.
     epsilon, delta : float
-        The claim the model was trained under (``inf`` for a non-private model), recorded beside the bound.
+        The claim the model was trained under (``inf`` for a non-private model), recorded beside the bound. A run's
+        result whose ε protects other neighbours than a whole record added or removed (a record replaced: DP-ERM,
+        shuffled batches; a label: label DP; a client) makes no claim this attack tests: an ``epsilon`` given with
+        it is refused, and without one the result's ``claim_note`` says why (as the command line's audits do).
     loss : callable, optional
         ``loss(output, y)`` per example, for a torch module (default: cross-entropy or squared error).
     confidence, method, fprs, rng
@@ -199,6 +203,7 @@ def audit(
     >>> res.auc > 0.6, res.epsilon_lower_bound > 0
     (True, True)
     """
+    note = _claim_note(model_or_scores, epsilon)
     model_or_scores = _released_model(model_or_scores)
     if model_or_scores is None:
         member_scores = np.asarray(members, dtype=float)
@@ -212,6 +217,8 @@ def audit(
         attack = "loss-threshold"
     result = audit_from_scores(member_scores, nonmember_scores, attack=attack, epsilon=epsilon, delta=delta,
                                confidence=confidence, method=method, fprs=fprs, rng=rng)
+    if note:
+        result = dataclasses.replace(result, claim_note=note)
     if result.refutes_claim:
         pure = (" The claim was read as pure epsilon-DP (delta=0): give the delta the model was trained with, "
                 "whose bound is lower") if result.delta == 0 else ""
@@ -221,6 +228,34 @@ def audit(
                       "claim is refuted, unless the members and non-members were not chosen at random before "
                       f"training, which the bound assumes.{pure}", DPCoreWarning, stacklevel=user_stacklevel())
     return result
+
+
+def _claim_note(model: Any, epsilon: float) -> str:
+    """Why the ε of a run's result is no claim about what this attack tests, a whole record added or removed
+    (:func:`~dpcore.audit.membership_claim`: a record replaced, a label, an image, a client), or "" where it is, or
+    for a model that is not a run's result. A finite ``epsilon`` given with such a run is refused: a lower bound
+    above it would refute nothing, one below it would suggest a protection the run does not give."""
+    import sys
+    from types import SimpleNamespace
+
+    from ..learners.base import RunResult
+
+    engine = sys.modules.get("dpcore.training.engine")
+    if isinstance(model, RunResult):
+        run = model
+    elif engine is not None and isinstance(model, engine.TrainResult):
+        run = SimpleNamespace(epsilon=model.epsilon, neighbouring=model.neighbouring, unit="records")
+    else:
+        return ""
+    from .membership import membership_claim
+
+    _, why = membership_claim(run)
+    claimed = isinstance(epsilon, (int, float)) and not isinstance(epsilon, bool) and 0 < epsilon < math.inf
+    if why and claimed:  # (a bad epsilon is refused as such by audit_from_scores)
+        raise DPValueError(f"epsilon={epsilon:g} cannot be held against a membership attack on this run: {why}. "
+                           "Leave epsilon= out (the result's claim_note then says why), or audit the model itself "
+                           "(run.model) to hold it to a claim of your own")
+    return why
 
 
 def _released_model(model: Any) -> Any:

@@ -147,7 +147,7 @@ def test_a_regression_run_is_audited_by_its_squared_error_in_the_labels_units():
         run = dpcore.run_learner(learner, members, bounds={"*": (0, 1), "label": (0, 10)}, task="regression",
                                  epsilon=1.0)
         np.testing.assert_allclose(audit_losses(run.model, *members), (run.model.predict(members[0]) - members[1]) ** 2)
-        assert audit(run, members, non_members, epsilon=run.epsilon, delta=run.delta, rng=0).n_members == 40
+        assert audit(run, members, non_members, rng=0).n_members == 40
 
 
 def test_a_clustering_run_is_audited_by_the_distance_to_its_nearest_centre():
@@ -173,3 +173,36 @@ def test_a_classifier_without_probabilities_takes_the_labels_it_was_fitted_on():
     assert 0.0 <= result.auc <= 1.0
     with pytest.raises(DPValueError, match=r"labels \['maybe'\] are not among the model's classes"):
         audit(clf, (X[:2], np.array(["maybe", "yes"])), (X[60:], labels[60:]))
+
+
+@pytest.mark.parametrize(("learner", "words"), [("erm-objective", "one record replaced"),
+                                                ("label-dp-rr", "only each record's label")])
+def test_a_run_whose_epsilon_protects_other_neighbours_is_audited_against_no_claim_and_says_why(learner, words):
+    # its own epsilon was taken as a membership claim: a lower bound above it would have been said to refute a
+    # guarantee the run never gave (membership_claim reads the command line's audits against no claim)
+    X, labels, _ = _overfit_rows(d=4)
+    members, non_members = (X[:60], labels[:60]), (X[60:], labels[60:])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = dpcore.run_learner(learner, members, bounds=(0, 1), epsilon=1.0, params={"epochs": 2}
+                                 if learner == "label-dp-rr" else None)
+    with pytest.raises(DPValueError, match=rf"epsilon=1 cannot be held against a membership attack.*{words}.*"
+                                           r"Leave epsilon= out.*audit the model itself \(run\.model\)"):
+        audit(run, members, non_members, epsilon=run.epsilon, delta=run.delta)
+    result = audit(run, members, non_members, rng=0)
+    assert result.epsilon == math.inf and words in result.claim_note and not result.refutes_claim
+    assert audit(run.model, members, non_members, epsilon=1.0, rng=0).claim_note == ""  # a claim of one's own
+    dpsgd = dpcore.run_learner("dpsgd", members, bounds=(0, 1), epsilon=1.0, params={"epochs": 2})
+    assert audit(dpsgd, members, non_members, epsilon=dpsgd.epsilon, delta=dpsgd.delta, rng=0).claim_note == ""
+
+
+def test_a_train_result_on_shuffled_batches_is_audited_against_no_claim():
+    from torch import nn
+
+    X = np.random.default_rng(0).normal(size=(100, 3)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(int)
+    config = dpcore.TrainConfig(epochs=1, batch_size=20, noise_multiplier=2.0, sampling="shuffle")
+    result = dpcore.train(X[:50], y[:50], config, model=nn.Linear(3, 2))
+    with pytest.raises(DPValueError, match="one record replaced by another"):
+        audit(result, (X[:50], y[:50]), (X[50:], y[50:]), epsilon=result.epsilon, delta=1e-5)
+    assert "replaced" in audit(result, (X[:50], y[:50]), (X[50:], y[50:]), rng=0).claim_note
