@@ -268,8 +268,13 @@ class TrainResult:
                                f"{', '.join(map(str, np.flatnonzero(bad.any(axis=0))[:5]))} "
                                f"({int(bad.any(axis=1).sum())} of {len(rows)} rows): fill or remove those rows")
         m = self.model()
-        with torch.no_grad():
-            return m(torch.as_tensor(rows)).cpu().numpy()
+        try:
+            with torch.no_grad():
+                return m(_float_tensor(rows)).cpu().numpy()
+        except RuntimeError as exc:  # rows the model cannot take (another number of columns ...): torch's words
+            first = str(exc).strip().splitlines()[0]
+            raise DPValueError(f"the trained model could not run on X of shape {rows.shape} ({first}): give rows "
+                               "with the columns it was trained on, preprocessed the same way") from None
 
     def predict_proba(self, X) -> np.ndarray:
         """Softmax outputs for classification."""

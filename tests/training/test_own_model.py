@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -473,3 +474,18 @@ def test_a_parameter_held_outside_any_layer_is_refused_naming_it_and_how_to_free
     model = _ScaledLinear()
     model.scale.requires_grad_(False)
     train(X, y, config, model=model)
+
+
+def test_a_trained_model_answers_a_data_frame_quietly_and_refuses_rows_of_another_width_by_their_shape():
+    # a DataFrame's values reach numpy read-only (pandas' copy-on-write), which torch warned about on every predict;
+    # rows of another width died in torch's "mat1 and mat2 shapes cannot be multiplied"
+    import pandas as pd
+
+    X, y = _rows()
+    X = X.astype(np.float32)  # the DataFrame's values are then read as they are, not copied to float32
+    res = train(X, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=nn.Linear(4, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert res.predict(pd.DataFrame(X[:3])).tolist() == res.predict(X[:3]).tolist()
+    with pytest.raises(DPValueError, match=r"could not run on X of shape \(3, 3\).*columns it was trained on"):
+        res.predict(X[:3, :3])
