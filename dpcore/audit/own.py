@@ -52,8 +52,9 @@ def per_example_losses(model: Any, X: ArrayLike, y: ArrayLike, *, loss: Callable
     if nn is not None and isinstance(model, nn.Module):
         p = next(iter(model.parameters()), None)
         device = p.device if p is not None else torch.device("cpu")
-        x = torch.as_tensor(np.asarray(X, dtype=np.float32), device=device)
-        labels = np.asarray(y)
+        # copies: a DataFrame's values reach numpy read-only (pandas' copy-on-write), which torch warns about
+        x = torch.as_tensor(np.array(X, dtype=np.float32), device=device)
+        labels = np.array(y)
         if labels.dtype.kind not in "biuf":
             raise DPValueError(f"a torch module's labels must be numbers (class indices 0..k-1, or targets), got "
                                f"{labels[:3].tolist()} ...: encode them as for training")

@@ -206,3 +206,19 @@ def test_a_train_result_on_shuffled_batches_is_audited_against_no_claim():
     with pytest.raises(DPValueError, match="one record replaced by another"):
         audit(result, (X[:50], y[:50]), (X[50:], y[50:]), epsilon=result.epsilon, delta=1e-5)
     assert "replaced" in audit(result, (X[:50], y[:50]), (X[50:], y[50:]), rng=0).claim_note
+
+
+def test_a_torch_model_is_audited_on_data_frames_without_torchs_read_only_warning():
+    # a DataFrame's values reach numpy read-only (pandas' copy-on-write): torch warned "The given NumPy array is not
+    # writable" at every audit of a module on a DataFrame of float32 columns
+    import pandas as pd
+    from torch import nn
+
+    X = np.random.default_rng(0).normal(size=(40, 3)).astype(np.float32)
+    frame, labels = pd.DataFrame(X), pd.Series((X[:, 0] > 0).astype(int))
+    net = nn.Linear(3, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = audit(net, (frame[:20], labels[:20]), (frame[20:], labels[20:]), rng=0)
+    assert (a.auc, a.epsilon_lower_bound) == (audit(net, (X[:20], labels[:20].to_numpy()),
+                                                     (X[20:], labels[20:].to_numpy()), rng=0).auc, 0.0)
