@@ -219,7 +219,8 @@ def check_bounds(bounds, n_features: int | None = None, name: str = "bounds") ->
     try:
         lower, upper = bounds
     except (TypeError, ValueError):
-        raise DPTypeError(f"{name} must be a pair (lower, upper), got {bounds!r}") from None
+        raise DPTypeError(f"{name} must be a pair (lower, upper) of numbers, or of one value per feature "
+                          f"(([low_1, low_2, ...], [high_1, high_2, ...])), got {bounds!r}") from None
     lo = np.atleast_1d(np.asarray(lower, dtype=float))
     hi = np.atleast_1d(np.asarray(upper, dtype=float))
     if n_features is not None:
@@ -334,11 +335,31 @@ def warn_inferred_bounds(what: str = "bounds") -> None:
     )
 
 
+def _reads_as_numbers(column: np.ndarray) -> bool:
+    """False where a cell is text that is not a number (a cell of another type is left to the caller's checks)."""
+    try:
+        np.asarray(column, dtype=float)
+    except ValueError:
+        return False
+    except TypeError:
+        return True
+    return True
+
+
 def refuse_text_columns(X) -> None:
-    """A DataFrame's columns that hold text are named (scikit-learn's message names a cell: "could not convert
-    string to float: 'b'"), with how to encode them without reading the categories from the private rows."""
+    """A DataFrame's (or a 2-D array's) columns that hold text are named (scikit-learn's message names a cell:
+    "could not convert string to float: 'b'"), with how to encode them without reading the categories from the
+    private rows."""
     dtypes = getattr(X, "dtypes", None)
     if dtypes is None or not hasattr(X, "columns"):
+        if isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype.kind in "USO":  # text, or numbers written out
+            cols = [j for j in range(X.shape[1]) if not _reads_as_numbers(X[:, j])]
+            if not cols:
+                return
+            raise DPValueError(
+                f"X's column(s) {', '.join(map(str, cols[:5]))}{' ...' if len(cols) > 5 else ''} (counted from 0) "
+                "hold text, which no model here reads: encode them as numbers first (a category as 0/1 columns, "
+                "with the categories listed from what the column means, not read from the rows), or leave them out")
         return
     import pandas as pd
 

@@ -11,6 +11,13 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
+def round_up_6(value: float) -> float:
+    """``value`` rounded up at 6 significant figures, as the accountant commands print it."""
+    from dpcore.teaching.verdict import round_epsilon
+
+    return round_epsilon(value, 6)
+
+
 def run(*args: str) -> subprocess.CompletedProcess:
     """``python -m dpcore ARGS`` in a new process, as from a shell."""
     return subprocess.run([sys.executable, "-m", "dpcore", *args], capture_output=True, text=True, cwd=ROOT,
@@ -24,6 +31,24 @@ def test_epsilon_golden(accountant, expected, cli):
     assert out.returncode == 0, out.stderr
     assert float(out.stdout.strip().splitlines()[-1]) == pytest.approx(expected, abs=0.01)
 
+
+def test_the_readmes_accountant_commands_print_the_numbers_their_comments_give(cli):
+    # the README said "# 7.32933 (RDP)" where the command prints 7.32934: the last figure is rounded up, so that an
+    # epsilon spent is never printed below the one computed
+    import re
+    import shlex
+
+    lines = [line for line in (ROOT / "README.md").read_text().splitlines()
+             if re.match(r"python -m dpcore (epsilon|noise) .*#[^0-9#]*[0-9]", line)]
+    assert len(lines) >= 3
+    for line in lines:
+        command, comment = line.split("#", 1)
+        out = cli(*shlex.split(command)[3:])
+        assert out.returncode == 0, out.stderr
+        expected = re.match(r"\s*[^0-9]*([0-9.]+)", comment).group(1)
+        printed = out.stdout.strip().splitlines()[-1]
+        shown = printed if "--json" not in command else f"{round_up_6(json.loads(printed)['epsilon']):.6g}"
+        assert shown == expected, line
 
 def test_noise_inverts_epsilon(cli):
     out = cli("noise", "--epsilon", "7.33", "--delta", "1e-5", "--sample-rate", "0.04", "--steps", "2250")

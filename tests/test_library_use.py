@@ -57,6 +57,15 @@ def test_run_learner_on_arrays_keeps_the_labels_as_given():
     assert same.epsilon == res.epsilon and same.metrics == res.metrics
 
 
+def test_a_torch_module_given_to_run_learner_is_refused_with_the_way_to_train_it():
+    # it was refused as "model must be one of 'linear', 'mlp', 'cnn', got Linear(...)", with no word of train()
+    from torch import nn
+
+    X = np.random.default_rng(0).uniform(size=(40, 3))
+    with pytest.raises(DPValueError, match=r"params\['model'\] is a torch module.*dpcore\.train\(X, y, .*"
+                                           r"model=your_module\).*BoundedScaler"):
+        dpcore.run_learner("dpsgd", (X, (X[:, 0] > 0.5).astype(int)), bounds=(0, 1), params={"model": nn.Linear(3, 2)})
+
 def test_bounds_take_one_set_of_forms_everywhere():
     df = _frame(60)
     forms = [BOUNDS, "age=18:90, income=0:100", ([18, 0], [90, 100])]

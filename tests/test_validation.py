@@ -63,6 +63,10 @@ def test_bounds():
         check_bounds(([0, 2], [1, 1]))
     with pytest.raises(DPValueError, match="inferring them from private data leaks privacy"):
         check_bounds(None)
+    # a (low, high) pair per feature, the form a data frame's bounds often take, was refused as "must be a pair
+    # (lower, upper)" without the per-feature form check_bounds takes
+    with pytest.raises(DPTypeError, match=r"or of one value per feature \(\(\[low_1, low_2, \.\.\.\], \[high_1"):
+        check_bounds([(0, 1), (0, 1), (0, 1)], 3)
     with pytest.warns(DPCoreWarning, match="1 value"):
         out = clip_to_bounds(np.array([0.5, 2.0]), 0.0, 1.0)
     assert out.tolist() == [0.5, 1.0]

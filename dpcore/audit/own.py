@@ -7,6 +7,7 @@ attack's ROC, its TPR at low FPR and a Clopper-Pearson epsilon lower bound to se
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from typing import Any, Callable, Sequence
@@ -37,8 +38,11 @@ def per_example_losses(model: Any, X: ArrayLike, y: ArrayLike, *, loss: Callable
 
     ``model`` is a torch ``nn.Module`` (run on its parameters' device; ``loss(output, y)`` per example, default
     cross-entropy where it gives several scores per row, whose labels are class indices 0..k-1 of any numeric
-    dtype, and squared error where it gives one value per target), or anything with ``predict_proba`` and
-    ``classes_`` (scikit-learn classifiers, dpcore's fitted models) or ``predict`` (regressors).
+    dtype, and squared error where it gives one value per target), or a scikit-learn style model: a classifier
+    (``classes_``) by the cross-entropy of its ``predict_proba``, else minus its true class's margin in
+    ``decision_function`` (DP-ERM, SVMs), else its 0/1 loss; a k-means model (``cluster_centers_``) by each row's
+    squared distance to the nearest centre; a regressor by its squared error. A ``run_learner`` result's ``model``
+    is scored through its estimator on the run's own preprocessing of the rows, with the data's own labels.
     """
     try:
         import torch
@@ -48,8 +52,9 @@ def per_example_losses(model: Any, X: ArrayLike, y: ArrayLike, *, loss: Callable
     if nn is not None and isinstance(model, nn.Module):
         p = next(iter(model.parameters()), None)
         device = p.device if p is not None else torch.device("cpu")
-        x = torch.as_tensor(np.asarray(X, dtype=np.float32), device=device)
-        labels = np.asarray(y)
+        # copies: a DataFrame's values reach numpy read-only (pandas' copy-on-write), which torch warns about
+        x = torch.as_tensor(np.array(X, dtype=np.float32), device=device)
+        labels = np.array(y)
         if labels.dtype.kind not in "biuf":
             raise DPValueError(f"a torch module's labels must be numbers (class indices 0..k-1, or targets), got "
                                f"{labels[:3].tolist()} ...: encode them as for training")
@@ -72,18 +77,58 @@ def per_example_losses(model: Any, X: ArrayLike, y: ArrayLike, *, loss: Callable
     if loss is not None:
         raise DPTypeError("loss= applies to a torch module; a scikit-learn style model is scored by its own "
                           "probabilities or predictions")
-    if hasattr(model, "predict_proba") and hasattr(model, "classes_"):
-        proba = np.asarray(model.predict_proba(X), dtype=float)
-        classes = list(np.asarray(model.classes_).tolist())
-        missing = sorted({v for v in y.tolist() if v not in classes}, key=str)
-        if missing:
-            raise DPValueError(f"labels {missing[:5]} are not among the model's classes {classes[:10]}")
-        idx = np.array([classes.index(v) for v in y.tolist()], dtype=np.int64)
+    from ..learners.base import ReleasedModel  # here: dpcore.audit is imported where the learners are not
+
+    y = np.asarray(y)
+    if isinstance(model, ReleasedModel):  # a run's model: its estimator, on the run's own row preprocessing
+        estimator, rows, classes = model.estimator, model._inputs(X), list(model.classes)
+    else:
+        estimator, rows = model, X
+        classes = list(np.asarray(model.classes_).tolist()) if hasattr(model, "classes_") else []
+    if classes and hasattr(estimator, "predict_proba"):
+        idx = _class_indices(y, classes)
+        proba = np.asarray(estimator.predict_proba(rows), dtype=float)
         return -np.log(np.clip(proba[np.arange(idx.size), idx], 1e-12, 1.0))
+    if classes and hasattr(estimator, "decision_function"):  # scores, not probabilities (DP-ERM, SVMs)
+        scores = np.asarray(estimator.decision_function(rows), dtype=float)
+        return -_true_class_margin(scores, _class_indices(y, classes))
+    if classes and hasattr(model, "predict"):  # labels only: the 0/1 loss
+        return (np.asarray(model.predict(X)) != np.asarray(y)).astype(float)
+    if hasattr(estimator, "cluster_centers_") and hasattr(estimator, "predict"):  # k-means: no label is read
+        return _nearest_centre_distances(estimator, rows)
     if hasattr(model, "predict"):
         return (np.asarray(model.predict(X), dtype=float) - np.asarray(y, dtype=float)) ** 2
     raise DPTypeError(f"model must be a torch nn.Module or have predict_proba/predict, got {type(model).__name__}; "
                       "or pass attack scores (higher = member) instead of a model")
+
+
+def _class_indices(y: np.ndarray, classes: list) -> np.ndarray:
+    """Each label's column among the model's ``classes`` (refusing, by value, labels the model does not know)."""
+    missing = sorted({v for v in y.tolist() if v not in classes}, key=str)
+    if missing:
+        raise DPValueError(f"labels {missing[:5]} are not among the model's classes {classes[:10]}")
+    return np.array([classes.index(v) for v in y.tolist()], dtype=np.int64)
+
+
+def _true_class_margin(scores: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """The true class's decision value over the best other class's (a binary model's one score s is read as
+    (-s/2, s/2), the convention of scikit-learn's ``decision_function``: positive for ``classes_[1]``)."""
+    if scores.ndim == 1:
+        return np.where(idx == 1, scores, -scores)
+    rows = np.arange(idx.size)
+    others = scores.copy()
+    others[rows, idx] = -np.inf
+    return scores[rows, idx] - others.max(axis=1)
+
+
+def _nearest_centre_distances(estimator: Any, rows: Any) -> np.ndarray:
+    """A clustering's loss of each row: its squared distance to the nearest released centre (dpcore's k-means in
+    the ``[-1, 1]^d`` coordinates its centres live in, scikit-learn's by its ``transform`` distances)."""
+    if hasattr(estimator, "transform_unit"):
+        Z, C = estimator.transform_unit(rows), np.asarray(estimator.cluster_centers_unit_, dtype=float)
+        d = (Z * Z).sum(1)[:, None] - 2.0 * Z @ C.T + (C * C).sum(1)[None, :]
+        return np.maximum(d, 0.0).min(axis=1)
+    return np.asarray(estimator.transform(rows), dtype=float).min(axis=1) ** 2
 
 
 def _default_loss(out, target):
@@ -130,7 +175,10 @@ def audit(
         pairs when a model is given, or score vectors when ``model_or_scores`` is None. Choose them before
         training (e.g. a random half of a pool) for the bound to be valid.
     epsilon, delta : float
-        The claim the model was trained under (``inf`` for a non-private model), recorded beside the bound.
+        The claim the model was trained under (``inf`` for a non-private model), recorded beside the bound. A run's
+        result whose ε protects other neighbours than a whole record added or removed (a record replaced: DP-ERM,
+        shuffled batches; a label: label DP; a client) makes no claim this attack tests: an ``epsilon`` given with
+        it is refused, and without one the result's ``claim_note`` says why (as the command line's audits do).
     loss : callable, optional
         ``loss(output, y)`` per example, for a torch module (default: cross-entropy or squared error).
     confidence, method, fprs, rng
@@ -156,6 +204,7 @@ def audit(
     >>> res.auc > 0.6, res.epsilon_lower_bound > 0
     (True, True)
     """
+    note = _claim_note(model_or_scores, epsilon)
     model_or_scores = _released_model(model_or_scores)
     if model_or_scores is None:
         member_scores = np.asarray(members, dtype=float)
@@ -169,6 +218,8 @@ def audit(
         attack = "loss-threshold"
     result = audit_from_scores(member_scores, nonmember_scores, attack=attack, epsilon=epsilon, delta=delta,
                                confidence=confidence, method=method, fprs=fprs, rng=rng)
+    if note:
+        result = dataclasses.replace(result, claim_note=note)
     if result.refutes_claim:
         pure = (" The claim was read as pure epsilon-DP (delta=0): give the delta the model was trained with, "
                 "whose bound is lower") if result.delta == 0 else ""
@@ -178,6 +229,34 @@ def audit(
                       "claim is refuted, unless the members and non-members were not chosen at random before "
                       f"training, which the bound assumes.{pure}", DPCoreWarning, stacklevel=user_stacklevel())
     return result
+
+
+def _claim_note(model: Any, epsilon: float) -> str:
+    """Why the ε of a run's result is no claim about what this attack tests, a whole record added or removed
+    (:func:`~dpcore.audit.membership_claim`: a record replaced, a label, an image, a client), or "" where it is, or
+    for a model that is not a run's result. A finite ``epsilon`` given with such a run is refused: a lower bound
+    above it would refute nothing, one below it would suggest a protection the run does not give."""
+    import sys
+    from types import SimpleNamespace
+
+    from ..learners.base import RunResult
+
+    engine = sys.modules.get("dpcore.training.engine")
+    if isinstance(model, RunResult):
+        run = model
+    elif engine is not None and isinstance(model, engine.TrainResult):
+        run = SimpleNamespace(epsilon=model.epsilon, neighbouring=model.neighbouring, unit="records")
+    else:
+        return ""
+    from .membership import membership_claim
+
+    _, why = membership_claim(run)
+    claimed = isinstance(epsilon, (int, float)) and not isinstance(epsilon, bool) and 0 < epsilon < math.inf
+    if why and claimed:  # (a bad epsilon is refused as such by audit_from_scores)
+        raise DPValueError(f"epsilon={epsilon:g} cannot be held against a membership attack on this run: {why}. "
+                           "Leave epsilon= out (the result's claim_note then says why), or audit the model itself "
+                           "(run.model) to hold it to a claim of your own")
+    return why
 
 
 def _released_model(model: Any) -> Any:

@@ -465,8 +465,9 @@ def _label_vector(labels: pd.Series, task: str, label_column: str) -> tuple[np.n
         if classes.size < 2:
             raise DatasetError(
                 f"the label column {label_column!r} has a single class {names[0]!r}; it needs at least two: choose "
-                "the column of classes as the label (label_column= in Python, --label on the command line, 'Label "
-                "column' on the pages), or use a file with rows of more than one class"
+                "the column of classes as the label (label= in run_learner and as_dataset, label_column= in "
+                "load_csv, --label on the command line, 'Label column' on the pages), or use a file with rows of "
+                "more than one class"
             )
         if classes.size > max(20, len(labels) / 2):  # mostly one-row classes: a split cannot stratify them
             hint = ("; it looks like a number to predict: choose regression" if numeric

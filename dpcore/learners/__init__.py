@@ -154,6 +154,22 @@ def subsample_train(split: Split, fraction: float, seed: int) -> Split:
     )
 
 
+def _refuse_torch_modules(params: Any) -> None:
+    """A torch module in ``params`` is refused with the way to train it: the learners build their own networks
+    (``model="linear" | "mlp" | "cnn"``), and :func:`dpcore.train` trains yours."""
+    import sys
+
+    nn = sys.modules.get("torch.nn")  # a module can only be given once torch is loaded; never loaded here
+    if nn is None or not isinstance(params, Mapping):
+        return
+    given = [key for key, value in params.items() if isinstance(value, nn.Module)]
+    if given:
+        raise DPValueError(f"params[{given[0]!r}] is a torch module: run_learner trains its own networks (model= "
+                           "'linear', 'mlp' or 'cnn'). Train your nn.Module with dpcore.train(X, y, "
+                           "dpcore.TrainConfig(target_epsilon=..., ...), model=your_module), its features scaled by "
+                           "declared bounds first (dpcore.BoundedScaler(bounds=...).fit_transform(X))")
+
+
 def run_learner(
     name: str,
     data: Any,
@@ -201,6 +217,7 @@ def run_learner(
     seed 0.
     """
     spec = get_learner(name)
+    _refuse_torch_modules(params)
     if not isinstance(data, Split):
         data = as_dataset(data, label, task=task, bounds=bounds, class_shares=class_shares, drop=drop)
     elif label is not None or bounds is not None or task is not None or class_shares is not None or drop:

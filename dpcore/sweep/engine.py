@@ -368,6 +368,14 @@ def from_upload(config: SweepConfig) -> bool:
     return getattr(config.dataset, "source", "") == "upload"
 
 
+def _as_planned(row: Mapping[str, Any], run: RunSpec) -> dict:
+    """A cached row as this sweep's run: its results, under this sweep's role, axis, value and seed. The cache key
+    leaves out what does not change a run (a baseline's run is the same whatever axis a sweep follows), so a row
+    cached by another sweep carried that sweep's axis (a sweep along epsilon listed its baselines under clip_norm)."""
+    return {**row, "learner": run.learner, "role": run.role, "axis": run.axis, "value": run.value,
+            "seed": run.seed, "cached": True}
+
+
 def cached_result(config: SweepConfig, *, cache_dir: "str | os.PathLike[str] | None" = None) -> SweepResult | None:
     """The sweep read entirely from the disk cache, or None if any run is missing (nothing is computed)."""
     t0 = time.perf_counter()
@@ -377,7 +385,7 @@ def cached_result(config: SweepConfig, *, cache_dir: "str | os.PathLike[str] | N
         row = cache.get(run.key)
         if row is None:
             return None
-        rows.append({**row, "cached": True})
+        rows.append(_as_planned(row, run))
     return SweepResult(config, build_table(config, rows), len(rows), 0, time.perf_counter() - t0)
 
 
@@ -473,7 +481,7 @@ def run_sweep(
         if row is None:
             missing.append(run)
         else:
-            rows.append({**row, "cached": True})
+            rows.append(_as_planned(row, run))
     _reissue(rows, warned)
     if on_result is not None:
         for i, row in enumerate(rows, 1):

@@ -268,8 +268,13 @@ class TrainResult:
                                f"{', '.join(map(str, np.flatnonzero(bad.any(axis=0))[:5]))} "
                                f"({int(bad.any(axis=1).sum())} of {len(rows)} rows): fill or remove those rows")
         m = self.model()
-        with torch.no_grad():
-            return m(torch.as_tensor(rows)).cpu().numpy()
+        try:
+            with torch.no_grad():
+                return m(_float_tensor(rows)).cpu().numpy()
+        except RuntimeError as exc:  # rows the model cannot take (another number of columns ...): torch's words
+            first = str(exc).strip().splitlines()[0]
+            raise DPValueError(f"the trained model could not run on X of shape {rows.shape} ({first}): give rows "
+                               "with the columns it was trained on, preprocessed the same way") from None
 
     def predict_proba(self, X) -> np.ndarray:
         """Softmax outputs for classification."""
@@ -414,7 +419,11 @@ def _training_data(X, y, task: str, n_outputs: int | None, X_test, y_test) -> _D
                            "which keeps your labels")
     if task == "classification" and y_arr.ndim == 1:
         if not np.all(np.equal(np.mod(y_arr, 1), 0)) or (y_arr.size and y_arr.min() < 0):
-            raise DPValueError("classification labels must be integers 0..k-1 (or one-hot/soft rows)")
+            bad = y_arr[(np.mod(y_arr, 1) != 0) | (y_arr < 0)]
+            shown = ", ".join(f"{v:g}" for v in list(dict.fromkeys(bad.tolist()))[:3])
+            raise DPValueError(f"y holds {shown} ...: a classification's labels must be class indices 0..k-1 (or "
+                               "one-hot/soft rows). For real-valued targets set TrainConfig(task='regression'); "
+                               "for classes encode them first (classes, y = np.unique(y, return_inverse=True))")
         y_t = torch.as_tensor(y_arr.astype(np.int64))
         if n_outputs is None and y_arr.size and (seen := np.unique(y_arr)).size != int(seen[-1]) + 1:
             shown = ", ".join(f"{v:g}" for v in seen[:6]) + (", ..." if seen.size > 6 else "")

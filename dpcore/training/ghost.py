@@ -179,10 +179,13 @@ class GhostClipper:
         self._check_every_layer_called()
         losses = per_example_loss(out, y, task) if self.loss is None else self.loss(out, y)
         if not isinstance(losses, torch.Tensor) or tuple(losses.shape) != (x.shape[0],):
+            per_row = isinstance(losses, torch.Tensor) and losses.dim() > 1 and losses.shape[0] == x.shape[0]
+            fix = (" (one row per example, several values in each: add them up, e.g. loss = lambda out, y: "
+                   "nn.BCEWithLogitsLoss(reduction='none')(out, y).sum(dim=1))" if per_row else
+                   ". Use reduction='none' (e.g. nn.CrossEntropyLoss(reduction='none'))")
             raise DPValueError(f"the loss must give one loss per example, a tensor of shape ({x.shape[0]},); got "
                                f"{tuple(losses.shape) if isinstance(losses, torch.Tensor) else type(losses).__name__}"
-                               ". Use reduction='none' (e.g. nn.CrossEntropyLoss(reduction='none')): DP-SGD clips "
-                               "every example's gradient")
+                               f"{fix}: DP-SGD clips every example's gradient")
         return losses.detach(), self.norms(losses)
 
     def _named(self, layers: list) -> str:

@@ -109,3 +109,116 @@ def test_a_torch_regressor_with_one_value_per_row_is_scored_row_by_row():
     t = X[:, 0] * 2.0
     expected = (net(torch.from_numpy(X)).detach().numpy() - t) ** 2
     np.testing.assert_allclose(per_example_losses(net, X, t), expected, rtol=1e-5)
+
+
+def _overfit_rows(n: int = 120, d: int = 60, seed: int = 0):
+    """Random rows with random labels and targets: a model that fits them has memorised its members."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 1, size=(n, d))
+    return X, np.where(rng.random(n) < 0.5, "yes", "no"), rng.uniform(0, 1, n)
+
+
+@pytest.mark.parametrize("learner", ["logreg", "erm-objective"])
+def test_a_classifier_run_that_releases_scores_is_audited_by_its_margin(learner):
+    # DP-ERM's model releases decision values, not probabilities: the audit of its run used to stop at "gives no
+    # probabilities; use predict"
+    X, labels, _ = _overfit_rows()
+    members, non_members = (X[:60], labels[:60]), (X[60:], labels[60:])
+    run = dpcore.run_learner(learner, members, bounds=(0, 1), epsilon=1.0 if learner != "logreg" else None)
+    a, b = audit(run, members, non_members, rng=0), audit(run.model, members, non_members, rng=0)
+    assert (a.auc, a.epsilon_lower_bound) == (b.auc, b.epsilon_lower_bound)
+    if learner == "logreg":  # the non-private model fits its random labels (on the 45 rows run_learner trains on,
+        assert a.auc > 0.6   # the other 15 its test rows): its margins give those members away
+    margins = -audit_losses(run.model, *members)
+    s = run.model.estimator.decision_function(run.model._inputs(members[0]))
+    np.testing.assert_allclose(margins, np.where(members[1] == run.model.classes[1], s, -s))
+
+
+def audit_losses(model, X, y):
+    from dpcore.audit import per_example_losses
+
+    return per_example_losses(model, X, y)
+
+
+def test_a_regression_run_is_audited_by_its_squared_error_in_the_labels_units():
+    X, _, target = _overfit_rows(n=80, d=30)
+    members, non_members = (X[:40], 10.0 * target[:40]), (X[40:], 10.0 * target[40:])
+    for learner in ("ssp", "functional-mechanism"):
+        run = dpcore.run_learner(learner, members, bounds={"*": (0, 1), "label": (0, 10)}, task="regression",
+                                 epsilon=1.0)
+        np.testing.assert_allclose(audit_losses(run.model, *members), (run.model.predict(members[0]) - members[1]) ** 2)
+        assert audit(run, members, non_members, rng=0).n_members == 40
+
+
+def test_a_clustering_run_is_audited_by_the_distance_to_its_nearest_centre():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, size=(200, 2))
+    y = (X[:, 0] > 0.5).astype(int)
+    run = dpcore.run_learner("dplloyd", (X[:100], y[:100]), bounds=(0, 1), epsilon=1.0)
+    est = run.model.estimator
+    Z, C = est.transform_unit(X[:5]), est.cluster_centers_unit_
+    expected = ((Z[:, None, :] - C[None, :, :]) ** 2).sum(axis=2).min(axis=1)
+    np.testing.assert_allclose(audit_losses(run.model, X[:5], y[:5]), expected, atol=1e-12)
+    assert audit(run, (X[:100], y[:100]), (X[100:], y[100:]), rng=0).n_nonmembers == 100
+
+
+def test_a_classifier_without_probabilities_takes_the_labels_it_was_fitted_on():
+    # a fitted DP-ERM classifier on text labels was scored by the squared error of its predicted label: a
+    # ValueError from numpy ("could not convert string to float")
+    from dpcore.models import PrivateERMClassifier
+
+    X, labels, _ = _overfit_rows(d=4)
+    clf = PrivateERMClassifier(epsilon=1.0, data_norm=2.0, random_state=0).fit(X[:60], labels[:60])
+    result = audit(clf, (X[:60], labels[:60]), (X[60:], labels[60:]), epsilon=1.0, rng=0)
+    assert 0.0 <= result.auc <= 1.0
+    with pytest.raises(DPValueError, match=r"labels \['maybe'\] are not among the model's classes"):
+        audit(clf, (X[:2], np.array(["maybe", "yes"])), (X[60:], labels[60:]))
+
+
+@pytest.mark.parametrize(("learner", "words"), [("erm-objective", "one record replaced"),
+                                                ("label-dp-rr", "only each record's label")])
+def test_a_run_whose_epsilon_protects_other_neighbours_is_audited_against_no_claim_and_says_why(learner, words):
+    # its own epsilon was taken as a membership claim: a lower bound above it would have been said to refute a
+    # guarantee the run never gave (membership_claim reads the command line's audits against no claim)
+    X, labels, _ = _overfit_rows(d=4)
+    members, non_members = (X[:60], labels[:60]), (X[60:], labels[60:])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = dpcore.run_learner(learner, members, bounds=(0, 1), epsilon=1.0, params={"epochs": 2}
+                                 if learner == "label-dp-rr" else None)
+    with pytest.raises(DPValueError, match=rf"epsilon=1 cannot be held against a membership attack.*{words}.*"
+                                           r"Leave epsilon= out.*audit the model itself \(run\.model\)"):
+        audit(run, members, non_members, epsilon=run.epsilon, delta=run.delta)
+    result = audit(run, members, non_members, rng=0)
+    assert result.epsilon == math.inf and words in result.claim_note and not result.refutes_claim
+    assert audit(run.model, members, non_members, epsilon=1.0, rng=0).claim_note == ""  # a claim of one's own
+    dpsgd = dpcore.run_learner("dpsgd", members, bounds=(0, 1), epsilon=1.0, params={"epochs": 2})
+    assert audit(dpsgd, members, non_members, epsilon=dpsgd.epsilon, delta=dpsgd.delta, rng=0).claim_note == ""
+
+
+def test_a_train_result_on_shuffled_batches_is_audited_against_no_claim():
+    from torch import nn
+
+    X = np.random.default_rng(0).normal(size=(100, 3)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(int)
+    config = dpcore.TrainConfig(epochs=1, batch_size=20, noise_multiplier=2.0, sampling="shuffle")
+    result = dpcore.train(X[:50], y[:50], config, model=nn.Linear(3, 2))
+    with pytest.raises(DPValueError, match="one record replaced by another"):
+        audit(result, (X[:50], y[:50]), (X[50:], y[50:]), epsilon=result.epsilon, delta=1e-5)
+    assert "replaced" in audit(result, (X[:50], y[:50]), (X[50:], y[50:]), rng=0).claim_note
+
+
+def test_a_torch_model_is_audited_on_data_frames_without_torchs_read_only_warning():
+    # a DataFrame's values reach numpy read-only (pandas' copy-on-write): torch warned "The given NumPy array is not
+    # writable" at every audit of a module on a DataFrame of float32 columns
+    import pandas as pd
+    from torch import nn
+
+    X = np.random.default_rng(0).normal(size=(40, 3)).astype(np.float32)
+    frame, labels = pd.DataFrame(X), pd.Series((X[:, 0] > 0).astype(int))
+    net = nn.Linear(3, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = audit(net, (frame[:20], labels[:20]), (frame[20:], labels[20:]), rng=0)
+    assert (a.auc, a.epsilon_lower_bound) == (audit(net, (X[:20], labels[:20].to_numpy()),
+                                                     (X[20:], labels[20:].to_numpy()), rng=0).auc, 0.0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from dpcore.datasets import REGISTRY, dataset_names, load_csv, load_dataset, read_csv_columns, train_test_split
@@ -388,3 +389,9 @@ def test_a_label_column_of_one_class_says_which_box_to_change_and_what_to_use_in
     said = str(info.value)
     assert "'Label column' on the pages" in said and "--label on the command line" in said
     assert "a file with rows of more than one class" in said
+    # a DataFrame given to run_learner or as_dataset names its label by label=, which the message says beside
+    # load_csv's own label_column= (it named load_csv's alone)
+    from dpcore.datasets import as_dataset
+
+    with pytest.raises(DatasetError, match=r"label= in run_learner and as_dataset, label_column= in load_csv"):
+        as_dataset(pd.DataFrame({"age": [30, 40, 50], "label": ["x", "x", "x"]}), label="label", bounds="*=0:99")

@@ -139,3 +139,18 @@ def test_a_dataframes_text_column_is_refused_by_name(estimator):
     apply = fitted.transform if hasattr(fitted, "transform") and not hasattr(fitted, "predict") else fitted.predict
     with pytest.raises(DPValueError, match=r"X's column\(s\) 'city' hold text"):
         apply(frame.drop(columns="weight"))
+
+
+
+@pytest.mark.filterwarnings("ignore::dpcore.exceptions.PrivacyLeakWarning")
+@pytest.mark.parametrize("estimator", ESTIMATORS + [BoundedScaler(bounds=(-1, 1))], ids=repr)
+def test_an_arrays_text_column_is_refused_by_its_index_and_numbers_written_as_text_are_read(estimator):
+    # a numpy array of text reached scikit-learn's "could not convert string to float: np.str_('a')", which names
+    # a cell, not its column, and says nothing of what to do
+    X, y = _fit_data(estimator)
+    mixed = np.column_stack([X.astype(object), np.where(X[:, 0] > 0, "a", "b")])
+    with pytest.raises(DPValueError, match=r"X's column\(s\) 3 \(counted from 0\) hold text.*encode them"):
+        clone(estimator).fit(mixed, y)
+    with pytest.raises(DPValueError, match=r"X's column\(s\) 3 \(counted from 0\) hold text"):
+        clone(estimator).fit(mixed.astype(str), y)
+    clone(estimator).fit(X.astype(str), y)  # numbers written as text are numbers, as before

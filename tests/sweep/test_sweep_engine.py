@@ -150,6 +150,18 @@ def test_other_axes_pass_the_value_as_the_learners_parameter(fakes, cache_dir, c
     assert sorted(ep.table.query("role == 'swept'").value) == [1.0, 4.0]
 
 
+def test_a_cached_baseline_is_listed_under_the_axis_of_the_sweep_that_reads_it(fakes, cache_dir):
+    # the cache key leaves out the axis (a baseline's run is the same along any axis), and the row read back kept
+    # the axis of the sweep that computed it: a sweep along epsilon listed its baselines under clip_norm
+    along_clip = _cfg(axis="clip_norm", values=[0.1, 2.0], seeds=1, epsilon=0.5)
+    run_sweep(along_clip, n_jobs=1, cache_dir=cache_dir)
+    along_eps = _cfg(values=[0.5], seeds=1)
+    res = run_sweep(along_eps, n_jobs=1, cache_dir=cache_dir)
+    base = res.table[res.table.role != "swept"]
+    assert base.cached.all() and len(base) == 2  # read from the first sweep's runs, not trained again
+    assert set(res.table.axis) == {"epsilon"}
+    assert set(cached_result(along_eps, cache_dir=cache_dir).table.axis) == {"epsilon"}
+
 def test_a_baseline_gets_only_the_knobs_the_swept_learner_shares_with_it(fakes):
     cfg = _cfg(params={"epochs": 3, "learning_rate": 0.3})
     runs = {r.role: dict(r.params) for r in cfg.runs()}

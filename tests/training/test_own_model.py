@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -131,6 +132,20 @@ def test_a_loss_averaged_over_the_batch_is_refused():
     with pytest.raises(DPValueError, match=r"one loss per example.*reduction='none'"):
         train(X, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=_model().float(),
               loss=nn.CrossEntropyLoss())
+
+
+
+def test_a_loss_of_several_values_per_example_is_refused_with_how_to_sum_them():
+    # BCEWithLogitsLoss(reduction='none') on (B, 1) outputs gives (B, 1): the advice was "use reduction='none'",
+    # which was already used
+    X = np.random.default_rng(0).normal(size=(40, 3)).astype(np.float32)
+    target = (X[:, :1] > 0).astype(np.float32)
+    cfg = TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0, task="regression")
+    with pytest.raises(DPValueError, match=r"got \(2, 1\) \(one row per example, several values in each: add them up, "
+                                           r"e\.g\. .*\.sum\(dim=1\)\)"):
+        train(X, target, cfg, model=nn.Linear(3, 1), loss=nn.BCEWithLogitsLoss(reduction="none"))
+    bce = nn.BCEWithLogitsLoss(reduction="none")
+    assert train(X, target, cfg, model=nn.Linear(3, 1), loss=lambda out, t: bce(out, t).sum(dim=1)).steps > 0
 
 
 @pytest.mark.parametrize("layer, advice", [(nn.PReLU(), "Freeze it"),
@@ -360,6 +375,17 @@ def test_text_labels_and_image_shaped_rows_are_refused_with_what_to_do():
         train(X.reshape(30, 1, 2, 2), y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0))
 
 
+
+def test_real_valued_or_negative_labels_under_classification_are_refused_with_the_values_and_what_to_do():
+    # they were refused as "classification labels must be integers 0..k-1", without the values or the way out
+    X, y = _rows()
+    cfg = TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0)
+    with pytest.raises(DPValueError, match=rf"y holds {X[0, 0]:g}, .*TrainConfig\(task='regression'\)"):
+        train(X, X[:, 0], cfg, model=nn.Sequential(nn.Linear(4, 1)))
+    with pytest.raises(DPValueError, match=r"y holds -1 \.\.\..*np\.unique\(y, return_inverse=True\)"):
+        train(X, 2 * y - 1, cfg)
+    assert train(X, X[:, 0], cfg.replace(task="regression"), model=nn.Sequential(nn.Linear(4, 1))).steps > 0
+
 class _BatchCentred(nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -448,3 +474,18 @@ def test_a_parameter_held_outside_any_layer_is_refused_naming_it_and_how_to_free
     model = _ScaledLinear()
     model.scale.requires_grad_(False)
     train(X, y, config, model=model)
+
+
+def test_a_trained_model_answers_a_data_frame_quietly_and_refuses_rows_of_another_width_by_their_shape():
+    # a DataFrame's values reach numpy read-only (pandas' copy-on-write), which torch warned about on every predict;
+    # rows of another width died in torch's "mat1 and mat2 shapes cannot be multiplied"
+    import pandas as pd
+
+    X, y = _rows()
+    X = X.astype(np.float32)  # the DataFrame's values are then read as they are, not copied to float32
+    res = train(X, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=nn.Linear(4, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert res.predict(pd.DataFrame(X[:3])).tolist() == res.predict(X[:3]).tolist()
+    with pytest.raises(DPValueError, match=r"could not run on X of shape \(3, 3\).*columns it was trained on"):
+        res.predict(X[:3, :3])
