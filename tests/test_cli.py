@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import pathlib
 import subprocess
 import sys
@@ -86,6 +87,22 @@ def test_each_command_of_a_process_says_once_why_its_number_is_infinity_or_rdps(
         assert main(argv) == 0
         err = capsys.readouterr().err
         assert sum(text in line for line in err.splitlines()) == 1, (argv[0], err)
+
+
+def test_an_infinite_epsilon_is_explained_in_one_line_whether_or_not_the_accountant_said_why(monkeypatch, capsys):
+    import dpcore.cli.accounting as accounting_cli
+    from dpcore.cli import main
+
+    common = ["--sample-rate", "0.01", "--steps", "100"]
+    assert main(["epsilon", "--noise-multiplier", "1e-160", *common]) == 0  # the accountant's warning says why
+    out = capsys.readouterr()
+    assert out.out.strip().splitlines()[-1] == "inf"
+    assert len(out.err.strip().splitlines()) == 1 and "overflows double precision" in out.err
+    # an infinity the accountant gave without a reason: the command's own note says what it means
+    monkeypatch.setattr(accounting_cli, "dpsgd_accounting", lambda **kwargs: (math.inf, "rdp"))
+    assert main(["epsilon", "--noise-multiplier", "1", *common]) == 0
+    err = capsys.readouterr().err
+    assert err.strip() == accounting_cli.INFINITE_EPSILON_NOTE
 
 
 def test_datasets_lists_registry(cli):

@@ -10,7 +10,7 @@ from ..accounting.accountants import pld_discretization_for
 from ..accounting.calibration import NOISE_SEARCH_RANGE
 from ..defaults import DELTA
 from ..teaching.verdict import ZERO_EPSILON, round_epsilon
-from . import JSON_CONVENTION, command_help, print_json
+from . import JSON_CONVENTION, command_help, print_json, said
 
 
 def _positive_float(s: str) -> float:
@@ -106,12 +106,13 @@ def _epsilon(args) -> int:
     _sampling(args)
     run = dict(noise_multiplier=args.noise_multiplier, sample_rate=args.sample_rate, steps=args.steps,
                delta=args.delta)
+    warned = len(said)
     eps, used = dpsgd_accounting(**run, accountant=args.accountant)
     if used == "pld" and 0 < eps < 1:  # below 1, on the finer grid a run at this budget uses (`noise`)
         eps, used = dpsgd_accounting(**run, accountant="pld", pld_discretization=pld_discretization_for(eps))
     if eps == 0.0:  # finite noise whose epsilon underflowed (steps >= 1: _sampling)
         print(ZERO_EPSILON_NOTE, file=sys.stderr)
-    elif math.isinf(eps):
+    elif math.isinf(eps) and len(said) == warned:  # said once: the accountant's own warning says why, if it gave one
         print(INFINITE_EPSILON_NOTE, file=sys.stderr)
     return _report(args, f"sigma={args.noise_multiplier}", eps, "epsilon", accountant=used)
 
