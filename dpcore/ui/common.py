@@ -459,6 +459,17 @@ def format_number(v, digits: int = 3) -> str:
     return f"{f:.{digits}g}" if math.isfinite(f) else DASH
 
 
+def shown_difference(value: float, reference: float, digits: int = 3) -> float:
+    """``value - reference`` as the two read on screen, each rounded to ``digits`` decimals: a tile of 0.910 over one
+    of 0.962 says -0.052 (5.2 points), as a student subtracting them finds, not the -0.051 of the unrounded
+    0.9104 - 0.9616 beside them.
+
+    >>> shown_difference(0.9104, 0.9616), shown_difference(0.9616, 0.9616), shown_difference(0.12345, 0.1)
+    (-0.052, 0.0, 0.023)
+    """
+    return round(round(value, digits) - round(reference, digits), digits)
+
+
 def format_noise(v, digits: int = 3) -> str:
     """A noise scale a run used (DP-SGD's or DP-FedAvg's σ, PATE's noise scale) as :func:`format_large` writes it,
     rounded UP at ``digits`` figures (:func:`~dpcore.teaching.verdict.round_epsilon`), as ``python -m dpcore noise``
