@@ -86,6 +86,10 @@ with control_area(st.sidebar, top=False).form("pate.form"):
     eps = epsilon_input("pate.eps", default=DEFAULTS["epsilon"], container=key_slot, in_form=True,
                         label="Target ε for all queries", disabled=mode != "target ε",
                         help="Privacy budget: smaller is more private. Used when privacy is set by target ε.")
+    # a button beside ε: the form's own is two screens down at 1280×720 (in the sidebar, or on the stage when
+    # presenting), so a changed ε was applied only by scrolling to it (or pressing Enter in the box)
+    applied = mode == "target ε" and key_slot.form_submit_button("Run PATE at this ε", type="primary",
+                                                                  key="pate.apply")
     noise = knob_widget(PATE_SPEC.knob("noise_multiplier"), key="pate.noise", value=NOISE_START, container=st,
                         disabled=mode != "noise scale", help="Used when privacy is set by noise scale.")
     used_slot = st.empty()  # the noise actually used, filled in after the run
@@ -95,7 +99,7 @@ with control_area(st.sidebar, top=False).form("pate.form"):
     with st.expander("More settings"):
         params |= knob_widgets(PATE_SPEC, other_knobs(PATE_SPEC, PAGE_DRAWN), DEFAULTS, chosen=params, **widgets)
     seed = noise_mode_input("pate.seed", uploaded=is_upload(ds), container=st, in_form=True)
-    if st.form_submit_button("Run PATE", type="primary"):
+    if st.form_submit_button("Run PATE", type="primary") or applied:
         close_sidebar_on_phone()  # on a phone the open sidebar would hide the result
 
 if ds is None:
