@@ -94,7 +94,7 @@ with control_area(st.sidebar, top=False).form("fed.form"):
                         disabled=not private or by != "noise multiplier",
                         help="Used when privacy is set by noise multiplier.")
     eps = epsilon_input("fed.eps", default=DEFAULTS["epsilon"], container=key_slot, label="Target ε, user level",
-                        disabled=not private or by != "target ε",
+                        disabled=not private or by != "target ε", in_form=True,
                         help="Privacy budget for one client's whole data: smaller is more private. Used when "
                              "privacy is set by target ε.")
     # a button beside ε: the form's own is two screens down at 1280×720 (in the sidebar, or on the stage when

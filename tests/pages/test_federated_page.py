@@ -161,3 +161,13 @@ def test_a_target_epsilon_has_a_button_beside_it_that_applies_it():
         assert _metric(at, "ε (user level)") == "2"
     at.radio(key="fed.by").set_value("noise multiplier").run()  # ε is not used: no button to apply it
     assert not [b for b in at.button if b.key == "fed.apply"]
+
+
+def test_the_verdict_under_the_target_epsilon_names_the_epsilon_last_applied():
+    # the box sits in a form: a typed ε reaches the page only when applied, so the verdict under a box reading 8 was
+    # still "Moderate privacy (1 < ε ≤ 4)", for the 4 of the last run, without saying so (PATE's says it)
+    at = _opened_on_digits()
+    assert not at.exception, at.exception
+    slot = next(iter(at.get("form")[0].children.values()))
+    said = [c.value for c in slot.children.values() if c.type == "markdown"]
+    assert said and said[0].startswith("At the ε last applied, 4: "), said
