@@ -174,8 +174,12 @@ st.plotly_chart(split_figure(res), width="stretch")
 show_table(split_table(res), key="pate.split")
 
 st.header("2 · One query: the teachers' votes and the noisy winner")
-i = st.slider("Query #" if cfg.aggregator == "confident" else "Answered query #", 0, len(res.votes) - 1, 0,
-              key="pate.example")
+if len(res.votes) > 1:
+    i = st.slider("Query #" if cfg.aggregator == "confident" else "Answered query #", 0, len(res.votes) - 1, 0,
+                  key="pate.example")
+else:  # one query asked: a slider from 0 to 0 is refused by Streamlit ("min_value and max_value must not be equal")
+    i = 0
+    st.caption("One query was asked: its votes below.")
 left, right = st.columns([1, 4])
 img = example_image(ds, res, i, cfg.seed)
 clustered = cfg.query_mode == "clusters"

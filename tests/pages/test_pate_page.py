@@ -161,3 +161,15 @@ def test_a_target_epsilon_has_a_button_beside_it_that_applies_it():
         assert _metric(at, "ε spent (data-independent)") == "2"
     at.radio(key="pate.mode").set_value("noise scale").run()  # ε is not used: no button to apply it
     assert not [b for b in at.button if b.key == "pate.apply"]
+
+
+def test_one_query_asked_shows_its_votes_without_a_slider_to_pick_it():
+    # "Queries asked" = 1: the query slider ran from 0 to 0, which Streamlit refuses with an exception on the page
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    at.number_input(key="pate.queries.digits").set_value(1)
+    _submit(at)
+    assert not at.exception, at.exception
+    assert _metric(at, "Queries answered") == "1"
+    assert not at.slider and any(c.value == "One query was asked: its votes below." for c in at.caption)
+    votes = at.dataframe[1].value  # the one query's votes, the noisy winner marked
+    assert (votes["Noisy winner"] == "✔").sum() == 1
