@@ -174,9 +174,9 @@ st.plotly_chart(split_figure(res), width="stretch")
 show_table(split_table(res), key="pate.split")
 
 st.header("2 · One query: the teachers' votes and the noisy winner")
-if len(res.votes) > 1:
-    i = st.slider("Query #" if cfg.aggregator == "confident" else "Answered query #", 0, len(res.votes) - 1, 0,
-                  key="pate.example")
+if len(res.votes) > 1:  # numbered from 1, as section 3's chart and table count the queries answered
+    i = st.slider("Query #" if cfg.aggregator == "confident" else "Answered query #", 1, len(res.votes), 1,
+                  key="pate.example") - 1
 else:  # one query asked: a slider from 0 to 0 is refused by Streamlit ("min_value and max_value must not be equal")
     i = 0
     st.caption("One query was asked: its votes below.")
@@ -186,7 +186,7 @@ clustered = cfg.query_mode == "clusters"
 if img is not None:
     left.image(img, clamp=True, width=140,
                caption="the cluster's most central example" if clustered else "the public input",
-               alt=f"The public input of query {i}, the picture the teachers vote on")
+               alt=f"The public input of query {i + 1}, the picture the teachers vote on")
 if clustered:
     left.markdown(f"This query is a cluster of **{res.cluster_sizes[i]}** public examples; each teacher's one vote "
                   "is the class it predicts most often among them.")

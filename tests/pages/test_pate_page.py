@@ -173,3 +173,16 @@ def test_one_query_asked_shows_its_votes_without_a_slider_to_pick_it():
     assert not at.slider and any(c.value == "One query was asked: its votes below." for c in at.caption)
     votes = at.dataframe[1].value  # the one query's votes, the noisy winner marked
     assert (votes["Noisy winner"] == "✔").sum() == 1
+
+
+def test_the_queries_are_numbered_from_one_as_the_privacy_chart_and_its_table_count_them():
+    # the slider read "Answered query # 0" for the first of 20 queries, whose ε the table under section 3 lists at
+    # "Queries answered 1"
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    assert not at.exception, at.exception
+    query = at.slider(key="pate.example")
+    assert (query.min, query.max, query.value) == (1, 20, 1) and _metric(at, "Queries answered") == "20"
+    first = at.dataframe[1].value["Teacher votes"].tolist()
+    query.set_value(20).run()
+    assert not at.exception, at.exception
+    assert at.dataframe[1].value["Teacher votes"].tolist() != first  # the last query's votes, another cluster
