@@ -87,3 +87,12 @@ def test_the_ratio_chart_labels_one_and_its_band_on_its_own_ticks(mechanism, eps
     assert 1.0 in ticks and 3 <= len(ticks) <= 7
     assert all(lo / 1.05 <= t <= hi * 1.05 for t in ticks)
     assert ticks == sorted(ticks)
+
+
+def test_with_every_answer_refused_the_answers_axis_spans_a_few_people_around_the_count_not_the_count_alone():
+    # a budget of 0.5 at ε = 1: no answer released, and the axis spanned the exact count alone, one tick "3.000000"
+    df = repeated_answers(mechanism="laplace", epsilon=1.0, true_count=3, asks=50, budget=0.5, seed=0)
+    assert not df.released.any()
+    answers, _ = averaging_charts(df, true_count=3, budget=0.5)
+    points = next(m for m in _marks(answers) if m["type"] == "point")
+    assert points["encoding"]["y"]["scale"] == {"domain": [0, 6]}
