@@ -265,7 +265,8 @@ def show_headline(out: dict, algorithm: str) -> None:
     mean_help = ("Predicts the training rows' mean label for every test row. A non-private reference: it reads the "
                  "training labels without noise. A model that does not beat it has learned nothing useful.")
     top, bottom = st.columns(4), st.columns(4)
-    top[0].metric("Test MSE (private)", f"{priv['mse']:.4g}", f"{priv['mse'] - base['mse']:+.4g} vs non-private",
+    shown = {k: float(f"{m['mse']:.4g}") for k, m in (("priv", priv), ("base", base))}  # as the two tiles read
+    top[0].metric("Test MSE (private)", f"{priv['mse']:.4g}", f"{shown['priv'] - shown['base']:+.4g} vs non-private",
                   delta_color="inverse", help="Mean squared error on the test rows, in label units².")
     top[1].metric("Test MSE (non-private)", f"{base['mse']:.4g}")
     top[2].metric("Test MSE (mean predictor)", f"{triv['mse']:.4g}", help=mean_help)

@@ -329,3 +329,20 @@ def test_the_gap_under_the_accuracy_tiles_and_beside_the_chart_is_the_difference
     out = {"task": "classification", "epsilon": 1.0, "metrics": {"accuracy": 0.9104},
            "baseline": {"accuracy": 0.9616}}
     assert "0.962 without privacy (5.2 points lower)" in training.result_beside_chart(out, "dpsgd")
+
+
+def test_the_mse_gap_under_the_tiles_is_the_difference_of_the_two_mse_shown():
+    # Diabetes at ε 1: tiles of 3356 and 2897 with "+459.1 vs non-private" under them (3356.4 - 2897.3)
+    from streamlit.testing.v1 import AppTest
+
+    def page():
+        from dpcore.ui.training import show_headline
+
+        show_headline({"task": "regression", "epsilon": 1.0, "delta": 1e-5, "noise_multiplier": 40.5, "extras": {},
+                       "metrics": {"mse": 3356.4, "r2": 0.411}, "baseline": {"mse": 2897.3, "r2": 0.491},
+                       "trivial": {"mse": 5709.0, "r2": -0.002}}, "dpsgd")
+
+    at = AppTest.from_function(page).run()
+    assert not at.exception, at.exception
+    tile = next(m for m in at.metric if m.label == "Test MSE (private)")
+    assert (tile.value, tile.delta) == ("3356", "+459 vs non-private")
