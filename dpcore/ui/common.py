@@ -312,7 +312,8 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         # the Train page is no class label: without a label its rows can still be clustered)
         kept = stored.get("label") in options and (not unlabelled or stored.get("task") in (None, task, UNLABELLED))
         index = (options.index(stored["label"]) if kept
-                 else 0 if unlabelled and (stored.get("task") not in (None, task) or
+                 # one column: no feature would stand beside a label, so the rows can only be clustered
+                 else 0 if unlabelled and (stored.get("task") not in (None, task) or len(cols) == 1 or
                                            not last_column_holds_classes(data)) else len(options) - 1)
         label = c.selectbox("Label column", options, key=f"{key}.label", index=index,
                             format_func=lambda o: NO_LABEL_TEXT if o == NO_LABEL and o not in cols else o,
