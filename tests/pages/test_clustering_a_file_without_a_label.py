@@ -161,3 +161,4 @@ def test_a_file_of_one_column_is_clustered_without_a_label_not_refused_for_havin
     assert at.selectbox(key=f"{PICKER}.label").value == NO_LABEL
     assert not at.error, [e.value for e in at.error]
     assert [m.label for m in at.metric][:3] == ["DPLloyd, ε 1", "Input perturbation, ε 1", "Lloyd, not private"]
+    assert any(m.value.startswith("**Your rows (120 rows, 1 column) at ε = 1**") for m in at.markdown)
