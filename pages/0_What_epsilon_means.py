@@ -140,15 +140,20 @@ with ask_tab:
                    "question was asked" + (", with the budget marked." if capped else "."))
         last = rep[rep.released].iloc[-1] if rep.released.any() else None
         refused = int((~rep.released).sum())
-        st.markdown(
-            "Each answer is noisy, but **the mean of many answers closes in on the exact count**"
-            + (f" ({last.running_mean:.2f} after {int(last.ask)} answers, against {true_d})" if last is not None
-               else "") + ". That is why every answer is charged: the accountant's ε grows with every ask"
-            + (" (k·ε for Laplace)" if mech == "laplace" else " (for the Gaussian, the RDP accountant's "
-               "bound: a little above ε for one ask, as its conversion to (ε, δ) is not exact, then growing more "
-               "slowly than k·ε)") + "."
-            + (f" **{refused} answer(s) refused**: they would have passed the budget of {budget:g}." if refused
-               else ""))
+        if last is None:  # a budget below one ask's ε: nothing released, nothing to average
+            st.markdown(f"**No answer released:** the first alone would spend more than the budget of {budget:g}, so "
+                        f"all {refused} asks were refused. Raise the budget, or lower ε (what each ask costs), to "
+                        "see the answers average out.")
+        else:
+            st.markdown(
+                "Each answer is noisy, but **the mean of many answers closes in on the exact count**"
+                f" ({last.running_mean:.2f} after {int(last.ask)} answers, against {true_d}). That is why every "
+                "answer is charged: the accountant's ε grows with every ask"
+                + (" (k·ε for Laplace)" if mech == "laplace" else " (for the Gaussian, the RDP accountant's "
+                   "bound: a little above ε for one ask, as its conversion to (ε, δ) is not exact, then growing more "
+                   "slowly than k·ε)") + "."
+                + (f" **{refused} answer(s) refused**: they would have passed the budget of {budget:g}." if refused
+                   else ""))
 with belief_tab:
     prior = st.slider("Attacker's prior belief that Chandler has diabetes", 0.01, 0.99, 0.5, 0.01,
                       key="home.prior", format="%.2f")

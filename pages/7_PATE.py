@@ -86,6 +86,10 @@ with control_area(st.sidebar, top=False).form("pate.form"):
     eps = epsilon_input("pate.eps", default=DEFAULTS["epsilon"], container=key_slot, in_form=True,
                         label="Target ε for all queries", disabled=mode != "target ε",
                         help="Privacy budget: smaller is more private. Used when privacy is set by target ε.")
+    # a button beside ε: the form's own is two screens down at 1280×720 (in the sidebar, or on the stage when
+    # presenting), so a changed ε was applied only by scrolling to it (or pressing Enter in the box)
+    applied = mode == "target ε" and key_slot.form_submit_button("Run PATE at this ε", type="primary",
+                                                                  key="pate.apply")
     noise = knob_widget(PATE_SPEC.knob("noise_multiplier"), key="pate.noise", value=NOISE_START, container=st,
                         disabled=mode != "noise scale", help="Used when privacy is set by noise scale.")
     used_slot = st.empty()  # the noise actually used, filled in after the run
@@ -95,7 +99,7 @@ with control_area(st.sidebar, top=False).form("pate.form"):
     with st.expander("More settings"):
         params |= knob_widgets(PATE_SPEC, other_knobs(PATE_SPEC, PAGE_DRAWN), DEFAULTS, chosen=params, **widgets)
     seed = noise_mode_input("pate.seed", uploaded=is_upload(ds), container=st, in_form=True)
-    if st.form_submit_button("Run PATE", type="primary"):
+    if st.form_submit_button("Run PATE", type="primary") or applied:
         close_sidebar_on_phone()  # on a phone the open sidebar would hide the result
 
 if ds is None:
@@ -170,15 +174,19 @@ st.plotly_chart(split_figure(res), width="stretch")
 show_table(split_table(res), key="pate.split")
 
 st.header("2 · One query: the teachers' votes and the noisy winner")
-i = st.slider("Query #" if cfg.aggregator == "confident" else "Answered query #", 0, len(res.votes) - 1, 0,
-              key="pate.example")
+if len(res.votes) > 1:  # numbered from 1, as section 3's chart and table count the queries answered
+    i = st.slider("Query #" if cfg.aggregator == "confident" else "Answered query #", 1, len(res.votes), 1,
+                  key="pate.example") - 1
+else:  # one query asked: a slider from 0 to 0 is refused by Streamlit ("min_value and max_value must not be equal")
+    i = 0
+    st.caption("One query was asked: its votes below.")
 left, right = st.columns([1, 4])
 img = example_image(ds, res, i, cfg.seed)
 clustered = cfg.query_mode == "clusters"
 if img is not None:
     left.image(img, clamp=True, width=140,
                caption="the cluster's most central example" if clustered else "the public input",
-               alt=f"The public input of query {i}, the picture the teachers vote on")
+               alt=f"The public input of query {i + 1}, the picture the teachers vote on")
 if clustered:
     left.markdown(f"This query is a cluster of **{res.cluster_sizes[i]}** public examples; each teacher's one vote "
                   "is the class it predicts most often among them.")

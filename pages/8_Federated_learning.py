@@ -94,9 +94,13 @@ with control_area(st.sidebar, top=False).form("fed.form"):
                         disabled=not private or by != "noise multiplier",
                         help="Used when privacy is set by noise multiplier.")
     eps = epsilon_input("fed.eps", default=DEFAULTS["epsilon"], container=key_slot, label="Target ε, user level",
-                        disabled=not private or by != "target ε",
+                        disabled=not private or by != "target ε", in_form=True,
                         help="Privacy budget for one client's whole data: smaller is more private. Used when "
                              "privacy is set by target ε.")
+    # a button beside ε: the form's own is two screens down at 1280×720 (in the sidebar, or on the stage when
+    # presenting), so a changed ε was applied only by scrolling to it (or pressing Enter in the box)
+    applied = private and by == "target ε" and key_slot.form_submit_button("Train at this ε", type="primary",
+                                                                            key="fed.apply")
     used_slot = st.empty()  # the σ and ε actually used, filled in after the run
     delta = delta_input("fed.delta", container=st, disabled=not private,
                         help=None if private else "Not used: non-private training spends no privacy budget.")
@@ -106,7 +110,7 @@ with control_area(st.sidebar, top=False).form("fed.form"):
         params |= knob_widgets(FED_SPEC, other_knobs(FED_SPEC, PAGE_DRAWN), DEFAULTS, chosen=params,
                                private=private, **widgets)
     seed = noise_mode_input("fed.seed", uploaded=is_upload(ds), container=st, in_form=True)
-    if st.form_submit_button("Train", type="primary"):
+    if st.form_submit_button("Train", type="primary") or applied:
         close_sidebar_on_phone()  # on a phone the open sidebar would hide the result
 
 if ds is None:

@@ -18,7 +18,16 @@ from ..learners import get_learner, learners
 from ..rng import noise_mode
 from ..runtime.thread_warnings import caught as caught_warnings
 from ..teaching.verdict import round_epsilon
-from .common import DASH, format_epsilon, majority_accuracy, remembered, run_guarded, shared_call, show_table
+from .common import (
+    DASH,
+    format_epsilon,
+    majority_accuracy,
+    remembered,
+    run_guarded,
+    shared_call,
+    show_table,
+    shown_difference,
+)
 from .live import BAR_SECONDS, Every
 from .uploads import data_arg, data_key, is_upload
 
@@ -379,7 +388,8 @@ def balanced_accuracy_metric(col, balanced: Mapping[str, float | None], private_
     puts the attack's reading beside it."""
     acc = balanced[private_label]
     others = [(k, a) for k, a in balanced.items() if k != private_label and a is not None]
-    col.metric("Balanced accuracy", f"{acc:.3f}", delta=f"{acc - chance:+.3f} vs one class", delta_color="off",
+    col.metric("Balanced accuracy", f"{acc:.3f}", delta=f"{shown_difference(acc, chance):+.3f} vs one class",
+               delta_color="off",
                help="The attacked private model's balanced accuracy on records it did not train on: each class's "
                     "share of records found right, averaged (its answers follow the declared class shares)"
                     + "".join(f"; {k}: {a:.3f}" for k, a in others)
@@ -413,7 +423,7 @@ def model_accuracy_metric(col, accuracy: Mapping[str, float | None], private_lab
     # a fraction, as on the Train and Trade-off pages and in the table under the chart (the glossary: "between 0
     # and 1 on every page"); the sentence below says it as a share of records
     col.metric("Model accuracy", f"{acc:.3f}",
-               delta=f"{acc - chance:+.3f} vs chance" if common else None,
+               delta=f"{shown_difference(acc, chance):+.3f} vs chance" if common else None,
                delta_color="off",  # grey: a model answering one class scores about chance, measured on
                # other test rows than the attack's, and a green arrow would read as skill
                help="The attacked private model's accuracy (the fraction of records predicted correctly) on records "

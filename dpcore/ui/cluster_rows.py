@@ -132,7 +132,8 @@ def show_rows_clustering(ds, demo: dict, epsilon: float, neighbouring: str) -> N
     show_warnings(demo["warnings"], fold=True)
     metrics = demo["metrics"].set_index("method")
     k = int(demo["k"])
-    st.markdown(f"**Your rows ({ds.n_samples} rows, {ds.n_features} columns) at ε = {epsilon:g}**, k = {k} "
+    columns = f"{ds.n_features} column{'' if ds.n_features == 1 else 's'}"  # a file of one column: "1 column"
+    st.markdown(f"**Your rows ({ds.n_samples} rows, {columns}) at ε = {epsilon:g}**, k = {k} "
                 f"clusters, every row clustered: {WITHIN_TOTAL.lower()} (lower is tighter) and the ε each spent.")
     cols = st.columns(len(metrics))
     for c, name in zip(cols, metrics.index):

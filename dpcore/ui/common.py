@@ -312,7 +312,8 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         # the Train page is no class label: without a label its rows can still be clustered)
         kept = stored.get("label") in options and (not unlabelled or stored.get("task") in (None, task, UNLABELLED))
         index = (options.index(stored["label"]) if kept
-                 else 0 if unlabelled and (stored.get("task") not in (None, task) or
+                 # one column: no feature would stand beside a label, so the rows can only be clustered
+                 else 0 if unlabelled and (stored.get("task") not in (None, task) or len(cols) == 1 or
                                            not last_column_holds_classes(data)) else len(options) - 1)
         label = c.selectbox("Label column", options, key=f"{key}.label", index=index,
                             format_func=lambda o: NO_LABEL_TEXT if o == NO_LABEL and o not in cols else o,
@@ -457,6 +458,17 @@ def format_number(v, digits: int = 3) -> str:
     except (TypeError, ValueError):
         return str(v)
     return f"{f:.{digits}g}" if math.isfinite(f) else DASH
+
+
+def shown_difference(value: float, reference: float, digits: int = 3) -> float:
+    """``value - reference`` as the two read on screen, each rounded to ``digits`` decimals: a tile of 0.910 over one
+    of 0.962 says -0.052 (5.2 points), as a student subtracting them finds, not the -0.051 of the unrounded
+    0.9104 - 0.9616 beside them.
+
+    >>> shown_difference(0.9104, 0.9616), shown_difference(0.9616, 0.9616), shown_difference(0.12345, 0.1)
+    (-0.052, 0.0, 0.023)
+    """
+    return round(round(value, digits) - round(reference, digits), digits)
 
 
 def format_noise(v, digits: int = 3) -> str:

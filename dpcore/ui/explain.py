@@ -43,9 +43,12 @@ def averaging_charts(df: pd.DataFrame, *, true_count: float, budget: float | Non
               axis=alt.Axis(tickMinStep=1, format="d"))  # whole asks, even for one
     left = alt.Axis(minExtent=_Y_AXIS_PX)
     tip = [alt.Tooltip("ask:Q", title="ask")]
+    # not from zero: at a large epsilon the answers sit close to the count, and an axis from 0 squeezes them flat.
+    # With no answer released (a budget below one ask's ε) the axis spanned the exact count alone, its one tick
+    # written "3.000000": a few people either side of it instead
+    scale = alt.Scale(zero=False) if len(shown) else alt.Scale(domain=[true_count - 3, true_count + 3])
     answers = alt.Chart(shown.assign(**{vega.FIELD: ANSWER.name})).mark_point(size=40, filled=False).encode(
-        # not from zero: at a large epsilon the answers sit close to the count, and an axis from 0 squeezes them flat
-        x=x, y=alt.Y("answer:Q", title="answer", axis=left, scale=alt.Scale(zero=False)),
+        x=x, y=alt.Y("answer:Q", title="answer", axis=left, scale=scale),
         tooltip=[*tip, alt.Tooltip("answer:Q", title="answer", format=".2f")],
         **vega.series_encoding([ANSWER, MEAN], markers=True))
     mean = alt.Chart(shown.assign(**{vega.FIELD: MEAN.name})).mark_line(strokeWidth=3).encode(

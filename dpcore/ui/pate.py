@@ -20,6 +20,7 @@ from .common import (
     readable_log_ticks,
     readable_table,
     shared_call,
+    shown_difference,
 )
 from .common import remembered as _remembered
 from .live import BAR_SECONDS, Every
@@ -130,8 +131,9 @@ def student_beside_chart(result: PateResult) -> str:
     from .training import points_apart
 
     answered = result.answered_count
+    apart = points_apart(shown_difference(result.student_accuracy, result.nonprivate_accuracy))
     return (f"**Student accuracy {result.student_accuracy:.3f}**, against {result.nonprivate_accuracy:.3f} without "
-            f"privacy ({points_apart(result.student_accuracy - result.nonprivate_accuracy)}), learnt from "
+            f"privacy ({apart}), learnt from "
             f"{answered} noisy answer{'' if answered == 1 else 's'}; ε spent: {format_epsilon(result.epsilon)}.")
 
 

@@ -24,7 +24,7 @@ from ..learners import get_learner, learner_names, run_learner, trivial_learner
 from ..runtime.thread_warnings import caught as caught_warnings
 from ..teaching.verdict import round_epsilon
 from . import palette, vega
-from .common import format_epsilon, format_noise, show_plain_table, verdict_line
+from .common import format_epsilon, format_noise, show_plain_table, shown_difference, verdict_line
 from .live import BAR_SECONDS, CHART_SECONDS, Every
 from .uploads import UploadRef, data_key
 
@@ -233,7 +233,7 @@ def show_headline(out: dict, algorithm: str) -> None:
         key = headline_metric(out)
         name = "Balanced accuracy" if key == "balanced_accuracy" else "Test accuracy"
         priv, base = out["metrics"][key], out["baseline"][key]
-        cols[0].metric(f"{name} (private)", f"{priv:.3f}", f"{priv - base:+.3f} vs non-private")
+        cols[0].metric(f"{name} (private)", f"{priv:.3f}", f"{shown_difference(priv, base):+.3f} vs non-private")
         cols[1].metric(f"{name} (non-private)", f"{base:.3f}")
         cols[2].metric(wording.epsilon_label, format_epsilon(eps, 4), help=eps_help)
         cols[3].metric(noise_label, noise_text, help=noise_help)
@@ -250,8 +250,8 @@ def show_headline(out: dict, algorithm: str) -> None:
         if nothing:
             st.caption(nothing)
         elif (wording.near_baseline and eps is not None and math.isfinite(float(eps))
-                and 0 <= base - priv <= CLOSE_GAP):
-            gap = 100 * (base - priv)
+                and 0 <= -shown_difference(priv, base) <= CLOSE_GAP):
+            gap = -100 * shown_difference(priv, base)  # the points the tiles above show
             st.caption((f"Within {gap:.1f} points{measure} of the model trained without privacy: at this ε the noise "
                         "costs "
                         f"little here, so a larger ε buys little more. {wording.near_baseline}") if gap >= 0.05 else
@@ -265,7 +265,8 @@ def show_headline(out: dict, algorithm: str) -> None:
     mean_help = ("Predicts the training rows' mean label for every test row. A non-private reference: it reads the "
                  "training labels without noise. A model that does not beat it has learned nothing useful.")
     top, bottom = st.columns(4), st.columns(4)
-    top[0].metric("Test MSE (private)", f"{priv['mse']:.4g}", f"{priv['mse'] - base['mse']:+.4g} vs non-private",
+    shown = {k: float(f"{m['mse']:.4g}") for k, m in (("priv", priv), ("base", base))}  # as the two tiles read
+    top[0].metric("Test MSE (private)", f"{priv['mse']:.4g}", f"{shown['priv'] - shown['base']:+.4g} vs non-private",
                   delta_color="inverse", help="Mean squared error on the test rows, in label units².")
     top[1].metric("Test MSE (non-private)", f"{base['mse']:.4g}")
     top[2].metric("Test MSE (mean predictor)", f"{triv['mse']:.4g}", help=mean_help)
@@ -391,7 +392,7 @@ def result_beside_chart(out: dict, algorithm: str) -> str:
     if out["task"] == "classification":
         priv, base = out["metrics"]["accuracy"], out["baseline"]["accuracy"]
         return (f"**Test accuracy {priv:.3f}** private, against {base:.3f} without privacy "
-                f"({points_apart(priv - base)}); {spent}: {eps}.")
+                f"({points_apart(shown_difference(priv, base))}); {spent}: {eps}.")
     priv, base = out["metrics"]["mse"], out["baseline"]["mse"]
     return (f"**Test MSE {priv:.4g}** private, against {base:.4g} without privacy (lower is better); {spent}: "
             f"{eps}.")
@@ -399,10 +400,11 @@ def result_beside_chart(out: dict, algorithm: str) -> str:
 
 def points_apart(difference: float) -> str:
     """An accuracy difference (fractions) in the words the lesson's room uses, percentage points: the Train stop asks
-    what "a few points" of accuracy bought, and the page wrote them as -0.051.
+    what "a few points" of accuracy bought, and the page wrote them as -0.051. Callers pass the difference of the
+    numbers shown beside it (:func:`~dpcore.ui.common.shown_difference`): 0.910 against 0.962 is 5.2 points.
 
-    >>> points_apart(0.9104 - 0.9616), points_apart(0.003), points_apart(-0.0004)
-    ('5.1 points lower', '0.3 points higher', 'level to 0.1 point')
+    >>> points_apart(-0.052), points_apart(0.003), points_apart(-0.0004)
+    ('5.2 points lower', '0.3 points higher', 'level to 0.1 point')
     """
     points = round(100 * difference, 1)
     if points == 0:

@@ -149,3 +149,16 @@ def test_each_release_on_the_file_adds_to_the_sessions_total_once():
     at.number_input(key="cluster.epsilon").set_value(1.0).run()  # back to the first inputs: nothing new released
     total = [c.value for c in at.caption if c.value.startswith("**Session total.**")][0]
     assert "**4 private trainings** on your file" in total and "ε = 3**" in total, total
+
+
+def test_a_file_of_one_column_is_clustered_without_a_label_not_refused_for_having_no_feature_beside_it():
+    # one column of a few whole numbers, read as the label: "the CSV needs at least one feature column besides the
+    # label column", while "no label" was in the list and is the only way its rows can be used
+    rng = np.random.default_rng(5)
+    values = np.r_[rng.integers(1, 4, 40), rng.integers(8, 11, 40), rng.integers(16, 19, 40)]
+    at = _uploaded(("rooms\n" + "".join(f"{v}\n" for v in values)).encode(), name="rooms.csv",
+                   bounds="rooms=0:20")
+    assert at.selectbox(key=f"{PICKER}.label").value == NO_LABEL
+    assert not at.error, [e.value for e in at.error]
+    assert [m.label for m in at.metric][:3] == ["DPLloyd, ε 1", "Input perturbation, ε 1", "Lloyd, not private"]
+    assert any(m.value.startswith("**Your rows (120 rows, 1 column) at ε = 1**") for m in at.markdown)

@@ -140,3 +140,34 @@ def test_the_sigma_tile_says_who_adds_the_noise_and_how_sigma_was_chosen():
     tile = next(m for m in at.metric if m.label == "Noise multiplier σ")
     assert tile.help.startswith("The server adds Gaussian noise of std σ·S to the sum of the clipped updates")
     assert tile.help.endswith("calibrated so the rounds cost the target ε.")
+
+
+def test_a_target_epsilon_has_a_button_beside_it_that_applies_it():
+    # the form's own button was two screens below ε at 1280×720 (the sidebar, or the stage when presenting): a
+    # teacher who changed ε saw nothing happen until scrolling to "Train"
+    for present in (False, True):
+        at = AppTest.from_file(PAGE, default_timeout=180)
+        if present:
+            at.query_params["present"] = "1"
+        at.session_state["fed.dataset"], at.session_state["fed.rounds"] = "digits", 2
+        at.run()
+        assert not at.exception, at.exception
+        slot = next(iter(at.get("form")[0].children.values()))  # ε's own slot, the form's first child
+        keys = [getattr(c, "key", None) for c in slot.children.values()]
+        assert [k for k in keys if k] == ["fed.eps", "fed.apply"]
+        at.number_input(key="fed.eps").set_value(2.0)
+        at.button(key="fed.apply").click().run()
+        assert not at.exception, at.exception
+        assert _metric(at, "ε (user level)") == "2"
+    at.radio(key="fed.by").set_value("noise multiplier").run()  # ε is not used: no button to apply it
+    assert not [b for b in at.button if b.key == "fed.apply"]
+
+
+def test_the_verdict_under_the_target_epsilon_names_the_epsilon_last_applied():
+    # the box sits in a form: a typed ε reaches the page only when applied, so the verdict under a box reading 8 was
+    # still "Moderate privacy (1 < ε ≤ 4)", for the 4 of the last run, without saying so (PATE's says it)
+    at = _opened_on_digits()
+    assert not at.exception, at.exception
+    slot = next(iter(at.get("form")[0].children.values()))
+    said = [c.value for c in slot.children.values() if c.type == "markdown"]
+    assert said and said[0].startswith("At the ε last applied, 4: "), said

@@ -219,3 +219,13 @@ def test_every_visitor_shown_a_pld_number_the_rdp_accountant_gave_is_told_why(ap
         at.number_input(key="acct.batch").set_value(60_000).run()
         assert not at.exception
         assert any("from the RDP accountant instead" in w.value for w in at.warning)
+
+
+def test_a_budget_below_one_asks_epsilon_says_no_answer_was_released_rather_than_that_the_mean_closes_in(app_page):
+    at = app_page("app.py").run()
+    at.number_input(key="home.budget").set_value(0.5).run()  # ε = 1 per ask: every ask refused
+    assert not at.exception
+    said = " ".join(m.value for m in at.markdown)
+    assert "**No answer released:** the first alone would spend more than the budget of 0.5, so all 50 asks were " \
+           "refused." in said
+    assert "closes in on the exact count" not in said

@@ -141,3 +141,48 @@ def test_the_vote_gap_says_the_noise_on_each_count_rounded_up_as_the_noise_tile_
     assert tile == "6.04"
     gap = next(m.value for m in at.markdown if m.value.startswith("Vote gap"))
     assert gap.split("typically ±")[1].split(" ")[0] == tile
+
+
+def test_a_target_epsilon_has_a_button_beside_it_that_applies_it():
+    # the form's own button was two screens below ε at 1280×720 (the sidebar, or the stage when presenting): a
+    # teacher who changed ε saw nothing happen until scrolling to "Run PATE"
+    for present in (False, True):
+        at = AppTest.from_file(PAGE, default_timeout=120)
+        if present:
+            at.query_params["present"] = "1"
+        at.run()
+        assert not at.exception, at.exception
+        slot = next(iter(at.get("form")[0].children.values()))  # ε's own slot, the form's first child
+        keys = [getattr(c, "key", None) for c in slot.children.values()]
+        assert [k for k in keys if k] == ["pate.eps", "pate.apply"]
+        at.number_input(key="pate.eps").set_value(2.0)
+        at.button(key="pate.apply").click().run()
+        assert not at.exception, at.exception
+        assert _metric(at, "ε spent (data-independent)") == "2"
+    at.radio(key="pate.mode").set_value("noise scale").run()  # ε is not used: no button to apply it
+    assert not [b for b in at.button if b.key == "pate.apply"]
+
+
+def test_one_query_asked_shows_its_votes_without_a_slider_to_pick_it():
+    # "Queries asked" = 1: the query slider ran from 0 to 0, which Streamlit refuses with an exception on the page
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    at.number_input(key="pate.queries.digits").set_value(1)
+    _submit(at)
+    assert not at.exception, at.exception
+    assert _metric(at, "Queries answered") == "1"
+    assert not at.slider and any(c.value == "One query was asked: its votes below." for c in at.caption)
+    votes = at.dataframe[1].value  # the one query's votes, the noisy winner marked
+    assert (votes["Noisy winner"] == "✔").sum() == 1
+
+
+def test_the_queries_are_numbered_from_one_as_the_privacy_chart_and_its_table_count_them():
+    # the slider read "Answered query # 0" for the first of 20 queries, whose ε the table under section 3 lists at
+    # "Queries answered 1"
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    assert not at.exception, at.exception
+    query = at.slider(key="pate.example")
+    assert (query.min, query.max, query.value) == (1, 20, 1) and _metric(at, "Queries answered") == "20"
+    first = at.dataframe[1].value["Teacher votes"].tolist()
+    query.set_value(20).run()
+    assert not at.exception, at.exception
+    assert at.dataframe[1].value["Teacher votes"].tolist() != first  # the last query's votes, another cluster

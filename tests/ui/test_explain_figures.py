@@ -87,3 +87,26 @@ def test_the_ratio_chart_labels_one_and_its_band_on_its_own_ticks(mechanism, eps
     assert 1.0 in ticks and 3 <= len(ticks) <= 7
     assert all(lo / 1.05 <= t <= hi * 1.05 for t in ticks)
     assert ticks == sorted(ticks)
+
+
+def test_with_every_answer_refused_the_answers_axis_spans_a_few_people_around_the_count_not_the_count_alone():
+    # a budget of 0.5 at ε = 1: no answer released, and the axis spanned the exact count alone, one tick "3.000000"
+    df = repeated_answers(mechanism="laplace", epsilon=1.0, true_count=3, asks=50, budget=0.5, seed=0)
+    assert not df.released.any()
+    answers, _ = averaging_charts(df, true_count=3, budget=0.5)
+    points = next(m for m in _marks(answers) if m["type"] == "point")
+    assert points["encoding"]["y"]["scale"] == {"domain": [0, 6]}
+
+
+@pytest.mark.parametrize("epsilon, shown", [(1.5, "4.49"), (5.0, "149"), (0.05, "1.06"), (1.0, "2.72")])
+def test_the_ratio_charts_e_to_the_epsilon_is_rounded_up_as_the_tile_above_it_is(epsilon, shown):
+    # at ε = 1.5 the home page's tile read e^ε = 4.49 (rounded up, a bound) and the chart's legend 4.48 under it
+    from dpcore.teaching.explain import count_query_densities
+    from dpcore.teaching.verdict import round_epsilon
+    from dpcore.ui.accounting import ratio_figure
+
+    df, summary = count_query_densities(mechanism="laplace", epsilon=epsilon, delta=1e-5, sensitivity=1.0,
+                                        count_d=3, count_d2=2)
+    tile = f"{round_epsilon(summary['e_epsilon']):.3g}"  # as pages/0_What_epsilon_means.py writes its tile
+    names = {row["series"] for row in ratio_figure(df, summary).to_dict()["datasets"].popitem()[1]}
+    assert tile == shown and f"eᵋ = {shown}" in names, names

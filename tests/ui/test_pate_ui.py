@@ -81,3 +81,12 @@ def test_the_released_epsilons_noise_is_written_rounded_up_as_every_noise_scale_
                                                                    params=params))
     text = released_epsilon_text(result)
     assert "noise std ± 0.044)" in text and "σ = 2.01)" in text, text
+
+
+def test_the_students_gap_beside_the_chart_is_the_difference_of_the_accuracies_written_beside_it():
+    from dpcore.ui.pate import student_beside_chart
+
+    # 0.8164 against 0.9486 read 0.816 against 0.949 and "13.2 points lower", where a student subtracting finds 13.3
+    result = SimpleNamespace(student_accuracy=0.8164, nonprivate_accuracy=0.9486, answered_count=20, epsilon=5.0)
+    line = student_beside_chart(result)
+    assert "**Student accuracy 0.816**, against 0.949 without privacy (13.3 points lower)" in line
