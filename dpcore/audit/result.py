@@ -1,6 +1,7 @@
 """What an audit reports: one frozen, picklable result and its JSON form."""
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -125,6 +126,13 @@ class AuditResult:
         lo, hi = chance_tpr_interval(self.n_members, self.n_nonmembers, float(fpr), confidence=confidence)
         return bool(lo <= rate <= hi)
 
+    def most_provable(self) -> float:
+        """The largest ε this audit could prove, at its numbers of members and non-members, its δ and confidence: its
+        own procedure's bound for an attack that tells every member from every non-member. However much a model
+        leaks, a finite audit proves no more than this (a model without any privacy reads at most this, not ∞)."""
+        return _most_provable(self.bound_method, int(self.n_members), int(self.n_nonmembers), float(self.delta),
+                              float(self.confidence))
+
     def to_json_dict(self) -> dict:
         """The result as JSON-ready values (the ROC arrays are left out; an infinite epsilon is "inf"; a TPR the
         non-members are too few to measure is null, :meth:`tpr_measured`)."""
@@ -144,7 +152,26 @@ class AuditResult:
             "claim_note": self.claim_note,
             "seconds": float(self.seconds),
             "bound_method": self.bound_method,
+            "most_provable": float(self.most_provable()),
         }
+
+
+@functools.lru_cache(maxsize=256)
+def _most_provable(method: str, n_members: int, n_nonmembers: int, delta: float, confidence: float) -> float:
+    """:meth:`AuditResult.most_provable`: the bound of a perfect attack (members scored 1, non-members 0), by the
+    procedure named ``method``."""
+    if n_members < 1 or n_nonmembers < 1:
+        return 0.0
+    members, nonmembers = np.ones(n_members), np.zeros(n_nonmembers)
+    if method == "one-run-coins":  # Steinke et al. 2023: membership by fair coins, one training run
+        from .one_run import one_run_audit
+
+        included = np.arange(n_members + n_nonmembers) < n_members
+        return float(one_run_audit(np.concatenate([members, nonmembers]), included, delta=delta,
+                                   confidence=confidence).epsilon_lower_bound)
+    # a perfect attack's bound does not depend on which records a split draws
+    return float(epsilon_lower_bound_from_scores(members, nonmembers, delta=delta, confidence=confidence,
+                                                 method=method, rng=0).epsilon)
 
 
 def audit_from_scores(

@@ -96,3 +96,47 @@ def test_the_bound_method_is_recorded_and_a_split_is_seeded():
     again, _, _ = _result(method="split", rng=3)
     assert first.bound_method == "split" and first.epsilon_lower_bound == again.epsilon_lower_bound
     assert _result()[0].bound_method == "bonferroni"
+
+
+def test_the_most_a_two_sample_audit_can_prove_is_clopper_pearsons_bound_for_a_perfect_attack():
+    # every member flagged and no non-member: one-sided Clopper-Pearson limits at the Bonferroni levels a / (2P) and
+    # a / (2N) (Jagielski, Ullman & Oprea 2020), written out: TPR >= (a / 2P)^(1/P), FPR <= 1 - (a / 2N)^(1/N)
+    a, P, N = 0.05, 300, 500
+    tpr_lo, fpr_hi = (a / (2 * P)) ** (1 / P), 1 - (a / (2 * N)) ** (1 / N)
+    expected = max(np.log(tpr_lo / fpr_hi), np.log((1 - fpr_hi) / (1 - tpr_lo)))
+    members, nonmembers = np.random.default_rng(1).normal(1, 1, P), np.random.default_rng(2).normal(0, 1, N)
+    result = audit_from_scores(members, nonmembers, attack="loss-threshold", epsilon=1.0, delta=0.0)
+    assert result.most_provable() == pytest.approx(expected, rel=1e-9)
+    assert result.epsilon_lower_bound < result.most_provable()
+    assert result.to_json_dict()["most_provable"] == result.most_provable()
+    perfect = audit_from_scores(np.full(P, 5.0), np.zeros(N), attack="perfect", epsilon=np.inf, delta=0.0)
+    assert perfect.epsilon_lower_bound == pytest.approx(perfect.most_provable())
+
+
+def test_the_most_a_one_run_audit_can_prove_is_the_binomial_bound_of_its_best_rule_all_right():
+    # Steinke, Nasr & Jagielski 2023 at delta = 0: v right of r guesses proves eps where
+    # P[Binomial(r, e^eps / (1 + e^eps)) >= v] = a / (number of rules); solved here with scipy, rule by rule
+    from scipy import optimize, stats
+
+    from dpcore.audit.membership import _audit_result
+    from dpcore.audit.one_run import default_guess_counts, one_run_guesses
+
+    rng = np.random.default_rng(0)
+    included = rng.random(500) < 0.5
+    scores = included + rng.normal(0, 0.8, 500)  # a fair attack, far from perfect
+    result = _audit_result(scores, included, attack="canaries", epsilon=np.inf, delta=0.0, confidence=0.95,
+                           seconds=0.0)
+    rules = default_guess_counts(500)
+    level = 0.05 / len(rules)
+    truth = np.where(np.sort(included)[::-1], 1, -1)  # a perfect attack's order: the members first
+    best = 0.0
+    for k_pos, k_neg in rules:
+        guesses = one_run_guesses(truth.astype(float), k_pos=k_pos, k_neg=k_neg)
+        r, v = int(np.count_nonzero(guesses)), int(np.count_nonzero(guesses == truth))
+        def tail(e, r=r, v=v):
+            return stats.binom.sf(v - 1, r, 1 / (1 + np.exp(-e))) - level
+
+        if tail(0.0) < 0:
+            best = max(best, optimize.brentq(tail, 0.0, 50.0, xtol=1e-12))
+    assert result.most_provable() == pytest.approx(best, abs=1e-6)
+    assert 0 < result.epsilon_lower_bound < result.most_provable() < 5.0
