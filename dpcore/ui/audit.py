@@ -340,8 +340,8 @@ def twin_reading(audits: Mapping[str, Any], private_label: str) -> str:
     proven = format_epsilon(r.epsilon_lower_bound, lower_bound=True)  # a lower bound rounds down
     said = f" Against **{label}** the same attack proves ε ≥ {proven}{rate}."
     if r.epsilon_lower_bound > 0:  # a finite audit has a ceiling: "why not ∞ without privacy?" (rounded up: a ceiling)
-        said += (f" No attack on these {r.n_members + r.n_nonmembers:,} records can prove more than "
-                 f"ε ≥ {format_epsilon(r.most_provable())}, its reading were it right about every one: a model that "
+        said += (f" On these {r.n_members + r.n_nonmembers:,} records the most any attack can prove is "
+                 f"ε ≥ {format_epsilon(r.most_provable())} (its reading were it right about every one): a model that "
                  "gives every record away reads that at most, not ∞.")
     if r.epsilon_lower_bound <= 0:  # breast cancer's 60-odd canaries: nothing shows, with privacy or without
         said += (f" **The attack is too weak here to show a leak even without privacy** (on "
@@ -525,8 +525,8 @@ def show_ladder(learner: str, dataset, *, delta: float, seed: int | None) -> lis
         st.plotly_chart(ladder_figure(rungs), key="audit.ladder_chart")
         if none := next((a.result for e, a in rungs if not math.isfinite(e)), None):  # the run without noise
             st.caption(f"The run without noise reads a finite ε: with its {none.n_members + none.n_nonmembers:,} "
-                       f"canaries, no attack can prove more than ε ≥ {format_epsilon(none.most_provable())}, the "
-                       "reading of one right about every canary. More canaries raise that ceiling.")
+                       f"canaries, the most any attack can prove is ε ≥ {format_epsilon(none.most_provable())} (the "
+                       "reading of one right about every canary). More canaries raise that ceiling.")
         if note := next((a.result.claim_note for _, a in rungs if a.result.claim_note), ""):
             st.markdown(f"**Not a claim about this question:** {note}. The bars show each run's own ε beside what "
                         "the attack proves about membership.")
