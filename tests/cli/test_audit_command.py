@@ -48,6 +48,9 @@ def test_loss_attack_prints_the_contract(capsys):
     assert out["tpr_at_fpr"] == {"0.001": None, "0.01": None}
     if out["epsilon_lower_bound"] == 0:  # a bound of 0 is no all-clear, and the command says so
         assert any("it does not show the model is safe" in w for w in out["warnings"])
+        # with how much a perfect attack on these 114 records would prove
+        assert any("on these 114 records the most any attack can prove is" in w for w in out["warnings"])
+    assert out["epsilon_lower_bound"] <= out["most_provable"] < 4
 
 
 def test_the_command_attacks_the_pages_default_pool_not_every_training_row(capsys):
