@@ -22,6 +22,29 @@ def page(path: str, timeout: float = 180) -> AppTest:
     return AppTest.from_file(str(ROOT / path), default_timeout=timeout)
 
 
+def check_epsilon_button(open_page, *, prefix: str, metric: str, mode: tuple[str, str]) -> None:
+    """A page whose target ε sits at the top of a form has a button beside it that applies it (the form's own button
+    is two screens below ε at 1280x720, in the sidebar or on the stage when presenting), in both layouts: ε's slot
+    holds the box ``{prefix}.eps`` and the button ``{prefix}.apply``, and pressing it after typing 2 shows the
+    ``metric`` tile at 2. With ``mode = (radio key, value)`` chosen, ε is not used and the button is gone.
+    ``open_page(present)`` returns the page's AppTest, set up but not run."""
+    for present in (False, True):
+        at = open_page(present)
+        if present:
+            at.query_params["present"] = "1"
+        at.run()
+        assert not at.exception, at.exception
+        slot = next(iter(at.get("form")[0].children.values()))  # ε's own slot, the form's first child
+        keys = [getattr(c, "key", None) for c in slot.children.values()]
+        assert [k for k in keys if k] == [f"{prefix}.eps", f"{prefix}.apply"]
+        at.number_input(key=f"{prefix}.eps").set_value(2.0)
+        at.button(key=f"{prefix}.apply").click().run()
+        assert not at.exception, at.exception
+        assert next(m.value for m in at.metric if m.label == metric) == "2"
+    at.radio(key=mode[0]).set_value(mode[1]).run()
+    assert not [b for b in at.button if b.key == f"{prefix}.apply"]
+
+
 def upload_rare_label(path: str, picker: str, *, rows: int, shift: float, bounds: str) -> AppTest:
     """``path``'s page with a generated CSV uploaded in its dataset picker (key ``picker``): three features around 0
     and an "outcome" label 5 % "yes", whose rows' features are moved by ``shift``; ``bounds`` declared for them."""

@@ -7,6 +7,8 @@ import re
 
 from streamlit.testing.v1 import AppTest
 
+from tests.pages.conftest import check_epsilon_button
+
 PAGE = str(pathlib.Path(__file__).resolve().parents[2] / "pages/8_Federated_learning.py")
 
 
@@ -143,24 +145,14 @@ def test_the_sigma_tile_says_who_adds_the_noise_and_how_sigma_was_chosen():
 
 
 def test_a_target_epsilon_has_a_button_beside_it_that_applies_it():
-    # the form's own button was two screens below ε at 1280×720 (the sidebar, or the stage when presenting): a
-    # teacher who changed ε saw nothing happen until scrolling to "Train"
-    for present in (False, True):
+    # the form's own button was two screens below ε at 1280×720: a teacher who changed ε saw nothing happen until
+    # scrolling to "Train"
+    def open_page(present):
         at = AppTest.from_file(PAGE, default_timeout=180)
-        if present:
-            at.query_params["present"] = "1"
         at.session_state["fed.dataset"], at.session_state["fed.rounds"] = "digits", 2
-        at.run()
-        assert not at.exception, at.exception
-        slot = next(iter(at.get("form")[0].children.values()))  # ε's own slot, the form's first child
-        keys = [getattr(c, "key", None) for c in slot.children.values()]
-        assert [k for k in keys if k] == ["fed.eps", "fed.apply"]
-        at.number_input(key="fed.eps").set_value(2.0)
-        at.button(key="fed.apply").click().run()
-        assert not at.exception, at.exception
-        assert _metric(at, "ε (user level)") == "2"
-    at.radio(key="fed.by").set_value("noise multiplier").run()  # ε is not used: no button to apply it
-    assert not [b for b in at.button if b.key == "fed.apply"]
+        return at
+
+    check_epsilon_button(open_page, prefix="fed", metric="ε (user level)", mode=("fed.by", "noise multiplier"))
 
 
 def test_the_verdict_under_the_target_epsilon_names_the_epsilon_last_applied():

@@ -5,6 +5,8 @@ import pathlib
 
 from streamlit.testing.v1 import AppTest
 
+from tests.pages.conftest import check_epsilon_button
+
 PAGE = str(pathlib.Path(__file__).resolve().parents[2] / "pages/7_PATE.py")
 
 
@@ -144,23 +146,10 @@ def test_the_vote_gap_says_the_noise_on_each_count_rounded_up_as_the_noise_tile_
 
 
 def test_a_target_epsilon_has_a_button_beside_it_that_applies_it():
-    # the form's own button was two screens below ε at 1280×720 (the sidebar, or the stage when presenting): a
-    # teacher who changed ε saw nothing happen until scrolling to "Run PATE"
-    for present in (False, True):
-        at = AppTest.from_file(PAGE, default_timeout=120)
-        if present:
-            at.query_params["present"] = "1"
-        at.run()
-        assert not at.exception, at.exception
-        slot = next(iter(at.get("form")[0].children.values()))  # ε's own slot, the form's first child
-        keys = [getattr(c, "key", None) for c in slot.children.values()]
-        assert [k for k in keys if k] == ["pate.eps", "pate.apply"]
-        at.number_input(key="pate.eps").set_value(2.0)
-        at.button(key="pate.apply").click().run()
-        assert not at.exception, at.exception
-        assert _metric(at, "ε spent (data-independent)") == "2"
-    at.radio(key="pate.mode").set_value("noise scale").run()  # ε is not used: no button to apply it
-    assert not [b for b in at.button if b.key == "pate.apply"]
+    # the form's own button was two screens below ε at 1280×720: a teacher who changed ε saw nothing happen until
+    # scrolling to "Run PATE"
+    check_epsilon_button(lambda present: AppTest.from_file(PAGE, default_timeout=120), prefix="pate",
+                         metric="ε spent (data-independent)", mode=("pate.mode", "noise scale"))
 
 
 def test_one_query_asked_shows_its_votes_without_a_slider_to_pick_it():
