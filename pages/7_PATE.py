@@ -6,10 +6,10 @@ import dpcore.ui.boot  # noqa: F401  (first: every library loaded once, before t
 import streamlit as st
 
 from dpcore.ui import (
+    applied_epsilon_input,
     close_sidebar_on_phone,
     dataset_picker,
     delta_input,
-    epsilon_input,
     noise_mode_input,
     page_header,
     run_guarded,
@@ -83,13 +83,10 @@ with control_area(st.sidebar, top=False).form("pate.form"):
     widgets = dict(prefix="pate", dataset=at, images=ds is not None and ds.is_image, container=st, in_form=True)
     params = knob_widgets(PATE_SPEC, knobs_named(PATE_SPEC, "aggregator", "teachers", "query_mode", "queries"),
                           DEFAULTS, **widgets)
-    eps = epsilon_input("pate.eps", default=DEFAULTS["epsilon"], container=key_slot, in_form=True,
-                        label="Target ε for all queries", disabled=mode != "target ε",
-                        help="Privacy budget: smaller is more private. Used when privacy is set by target ε.")
-    # a button beside ε: the form's own is two screens down at 1280×720 (in the sidebar, or on the stage when
-    # presenting), so a changed ε was applied only by scrolling to it (or pressing Enter in the box)
-    applied = mode == "target ε" and key_slot.form_submit_button("Run PATE at this ε", type="primary",
-                                                                  key="pate.apply")
+    eps, applied = applied_epsilon_input(  # the button under ε: the form's own is screens below
+        "pate.eps", button="Run PATE at this ε", button_key="pate.apply", default=DEFAULTS["epsilon"],
+        container=key_slot, in_form=True, label="Target ε for all queries", disabled=mode != "target ε",
+        help="Privacy budget: smaller is more private. Used when privacy is set by target ε.")
     noise = knob_widget(PATE_SPEC.knob("noise_multiplier"), key="pate.noise", value=NOISE_START, container=st,
                         disabled=mode != "noise scale", help="Used when privacy is set by noise scale.")
     used_slot = st.empty()  # the noise actually used, filled in after the run

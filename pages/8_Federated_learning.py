@@ -8,10 +8,10 @@ import dataclasses
 import streamlit as st
 
 from dpcore.ui import (
+    applied_epsilon_input,
     close_sidebar_on_phone,
     dataset_picker,
     delta_input,
-    epsilon_input,
     noise_mode_input,
     page_header,
     run_guarded,
@@ -93,14 +93,11 @@ with control_area(st.sidebar, top=False).form("fed.form"):
     sigma = knob_widget(FED_SPEC.knob("noise_multiplier"), key="fed.sigma", value=SIGMA_START, container=st,
                         disabled=not private or by != "noise multiplier",
                         help="Used when privacy is set by noise multiplier.")
-    eps = epsilon_input("fed.eps", default=DEFAULTS["epsilon"], container=key_slot, label="Target ε, user level",
-                        disabled=not private or by != "target ε", in_form=True,
-                        help="Privacy budget for one client's whole data: smaller is more private. Used when "
-                             "privacy is set by target ε.")
-    # a button beside ε: the form's own is two screens down at 1280×720 (in the sidebar, or on the stage when
-    # presenting), so a changed ε was applied only by scrolling to it (or pressing Enter in the box)
-    applied = private and by == "target ε" and key_slot.form_submit_button("Train at this ε", type="primary",
-                                                                            key="fed.apply")
+    eps, applied = applied_epsilon_input(  # the button under ε: the form's own is screens below
+        "fed.eps", button="Train at this ε", button_key="fed.apply", default=DEFAULTS["epsilon"],
+        container=key_slot, label="Target ε, user level", disabled=not private or by != "target ε", in_form=True,
+        help="Privacy budget for one client's whole data: smaller is more private. Used when privacy is set by "
+             "target ε.")
     used_slot = st.empty()  # the σ and ε actually used, filled in after the run
     delta = delta_input("fed.delta", container=st, disabled=not private,
                         help=None if private else "Not used: non-private training spends no privacy budget.")

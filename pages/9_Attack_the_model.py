@@ -12,10 +12,10 @@ from dpcore.audit.run import DEFAULT_ATTACK, contrast_learner, story_canaries, t
 from dpcore.defaults import LEARNER
 from dpcore.learners import get_learner
 from dpcore.ui import (
+    applied_epsilon_input,
     close_sidebar_on_phone,
     dataset_picker,
     delta_input,
-    epsilon_input,
     noise_mode_input,
     page_header,
     run_guarded,
@@ -74,8 +74,8 @@ with control_area(st.sidebar).form("audit.form"):
     network = st.radio("Network", list(NETWORK_CHOICES), format_func=NETWORK_CHOICES.get, key="audit.network",
                        help="For the network learners only. A flexible network memorises more, so the non-private "
                             "one leaks more; the preset is what the Train page uses.")
-    epsilon = epsilon_input("audit.eps", container=key_slot, in_form=True)
-    applied = key_slot.form_submit_button("Train and attack at this ε", type="primary", key="audit.apply")
+    epsilon, applied = applied_epsilon_input("audit.eps", button="Train and attack at this ε", button_key="audit.apply",
+                                             container=key_slot, in_form=True)
     delta = delta_input("audit.delta", container=st)
     st.header("Attack")
     attack = st.radio("Attack", list(ATTACK_LABELS), index=list(ATTACK_LABELS).index(DEFAULT_ATTACK),

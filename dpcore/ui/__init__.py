@@ -5,6 +5,7 @@ Pages call these helpers and the cached wrappers in the feature modules
 """
 from .common import (
     SEED_CAPTION,
+    applied_epsilon_input,
     close_sidebar_on_phone,
     dataset_picker,
     delta_input,
@@ -26,6 +27,7 @@ from .common import (
 
 __all__ = [
     "SEED_CAPTION",
+    "applied_epsilon_input",
     "close_sidebar_on_phone",
     "dataset_picker",
     "delta_input",

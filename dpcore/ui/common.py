@@ -180,14 +180,28 @@ def epsilon_input(key: str, *, default: float = EPSILON, container=None, label: 
     ε that does not protect whole records is about ("any one record's label"); the verdict then names it and is not
     compared with published deployments, whose ε protect whole records.
     """
+    return applied_epsilon_input(key, default=default, container=container, label=label, disabled=disabled,
+                                 help=help, in_form=in_form, subject=subject)[0]
+
+
+def applied_epsilon_input(key: str, *, button: str | None = None, button_key: str | None = None,
+                          default: float = EPSILON, container=None, label: str = "Epsilon (ε)", disabled: bool = False,
+                          help: str | None = None, in_form: bool = False, subject: str | None = None
+                          ) -> tuple[float, bool]:
+    """:func:`epsilon_input` with, in a form, a submit button labelled ``button`` right under the box and above its
+    verdict: (ε, whether that button was pressed). The form's own button sits screens below ε at 1280x720 (in the
+    sidebar, or on the stage when presenting), and under the verdict's few lines this one was off the first screen
+    too. No button when ``button`` is None or the box is disabled (its ε is not used)."""
     c = container or control_area(st.sidebar)
     eps = bounded_number(c, label, low=0.001, high=100.0, default=float(default), key=key, name="ε",
                          value=float(default), step=0.1, format="%.3f", disabled=disabled,
                          help=help or "Privacy budget: smaller is more private; from 0.001 to 100.")
+    pressed = bool(button is not None and not disabled and c.form_submit_button(button, type="primary",
+                                                                                key=button_key))
     if not disabled:
         verdict_line(eps, container=c, what=f"At the ε last applied, {format_number(eps)}" if in_form else None,
                      subject=subject)
-    return eps
+    return eps, pressed
 
 
 def verdict_text(epsilon: float, *, what: str | None = None, compare: bool = True, short: bool = False,

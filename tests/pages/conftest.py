@@ -25,8 +25,8 @@ def page(path: str, timeout: float = 180) -> AppTest:
 def check_epsilon_button(open_page, *, prefix: str, metric: str, mode: tuple[str, str]) -> None:
     """A page whose target ε sits at the top of a form has a button beside it that applies it (the form's own button
     is two screens below ε at 1280x720, in the sidebar or on the stage when presenting), in both layouts: ε's slot
-    holds the box ``{prefix}.eps`` and the button ``{prefix}.apply``, and pressing it after typing 2 shows the
-    ``metric`` tile at 2. With ``mode = (radio key, value)`` chosen, ε is not used and the button is gone.
+    holds the box ``{prefix}.eps`` and, right under it, the button ``{prefix}.apply``, and pressing it after typing 2
+    shows the ``metric`` tile at 2. With ``mode = (radio key, value)`` chosen, ε is not used and the button is gone.
     ``open_page(present)`` returns the page's AppTest, set up but not run."""
     for present in (False, True):
         at = open_page(present)
@@ -37,6 +37,8 @@ def check_epsilon_button(open_page, *, prefix: str, metric: str, mode: tuple[str
         slot = next(iter(at.get("form")[0].children.values()))  # ε's own slot, the form's first child
         keys = [getattr(c, "key", None) for c in slot.children.values()]
         assert [k for k in keys if k] == [f"{prefix}.eps", f"{prefix}.apply"]
+        assert keys.index(f"{prefix}.apply") == keys.index(f"{prefix}.eps") + 1  # right under the box: the verdict's
+        # few lines below it pushed the button off a 720-pixel screen
         at.number_input(key=f"{prefix}.eps").set_value(2.0)
         at.button(key=f"{prefix}.apply").click().run()
         assert not at.exception, at.exception
