@@ -25,7 +25,9 @@ to the shared run's end and from then until the last session on the defaults sho
 tabs' drawing of the finished page is work the server's cores share. And it measures that drawing alone: a tab on a
 fresh server with nobody else shows the Train page's finished run from the store, and its main thread's busy time
 (the browser's own ``TaskDuration``) times the followers' tabs, over the cores, is the soonest they can all show a run
-on this machine, whatever the server does.
+on this machine, whatever the server does. With ``--frames`` it adds the two, the server's last message and the
+drawing alone, as an estimate of what students on their own devices would wait (printed as such, not as the target's
+measurement).
 
 With ``--frames`` each session on the defaults also says when the last message the server sent it before it showed the
 result reached its browser (the browser's own network events): what comes before is the server's part of the wait,
@@ -476,6 +478,11 @@ def main() -> int:
               f"{drawing:.2f} s of its tab's main thread; the {followers} tabs on the defaults, sharing "
               f"{os.cpu_count()} cores, cannot all show the run sooner than {floor:.1f} s "
               "after it ends, however fast the server is (on the students' own devices each tab draws it in parallel)")
+        if crowd["arrived"]:  # an estimate, not the target's measurement: the server's part here plus drawing alone
+            own = max(crowd["arrived"].values()) + drawing
+            print(f"on the students' own devices (an estimate, not a measurement): the server's last message after "
+                  f"at most {max(crowd['arrived'].values()):.1f} s (measured above, in this machine's busy browser) "
+                  f"plus {drawing:.2f} s of drawing alone = {own:.1f} s")
     errors = sum(status == "ERROR" or t is None for _, t, status, _ in crowd["rows"])
     print(f"sessions with an error or not done: {errors}")
     workers = default_workers()
