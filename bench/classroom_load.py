@@ -25,9 +25,9 @@ to the shared run's end and from then until the last session on the defaults sho
 tabs' drawing of the finished page is work the server's cores share. And it measures that drawing alone: a tab on a
 fresh server with nobody else shows the Train page's finished run from the store, and its main thread's busy time
 (the browser's own ``TaskDuration``) times the followers' tabs, over the cores, is the soonest they can all show a run
-on this machine, whatever the server does. With ``--frames`` it adds the two, the server's last message and the
-drawing alone, as an estimate of what students on their own devices would wait (printed as such, not as the target's
-measurement).
+on this machine, whatever the server does. With ``--frames`` one more session on the defaults follows the run from a
+browser of its own at normal priority (a student's own device, as near as one machine comes: its tab is not queued
+behind the class's ten), reported apart from the class and beside the target.
 
 With ``--frames`` each session on the defaults also says when the last message the server sent it before it showed the
 result reached its browser (the browser's own network events): what comes before is the server's part of the wait,
@@ -327,10 +327,11 @@ def drawing_alone(browser, repeats: int = 3, timeout: float = 180.0) -> float | 
 
 
 def run_class(browser, sessions: int, distinct: int, timeout: float, *, late_browser=None,
-              frames: bool = False, browser_pid: int | None = None) -> dict:
+              frames: bool = False, browser_pid: int | None = None, own_device=None) -> dict:
     """``late_browser``: the late-comer's own browser (None: no late-comer); ``frames``: also time when the server's
     messages reached each page (:class:`Frames`); ``browser_pid``: the class's browser process, whose CPU seconds
-    (with its tabs') are read as the class goes."""
+    (with its tabs') are read as the class goes; ``own_device``: a browser of its own, at normal priority, in which one
+    more session on the defaults follows the shared run, as a student's own device would (reported apart)."""
     server = Server()
     late_comer = late_browser is not None
     try:
@@ -350,6 +351,15 @@ def run_class(browser, sessions: int, distinct: int, timeout: float, *, late_bro
                 seed = page.get_by_role("spinbutton", name="Seed")
                 seed.fill(str(100 + i))
                 seed.press("Enter")
+        probe = probe_frames = None
+        if own_device is not None:
+            probe_context = own_device.new_context(viewport={"width": 1280, "height": 900})
+            probe_context.add_init_script(DONE_STAMP)
+            probe = probe_context.new_page()
+            probe.set_default_timeout(300_000)
+            probe_frames = Frames(probe_context, probe)
+            probe.goto(server.url("Train_a_network"), wait_until="commit")
+            probe.get_by_role("button", name="Train", exact=True).wait_for(timeout=180_000)
         for page in pages:
             page.wait_for_timeout(300)
         cpu0, t0, busy0 = server.cpu_seconds(), time.time(), machine_busy_seconds()
@@ -357,15 +367,21 @@ def run_class(browser, sessions: int, distinct: int, timeout: float, *, late_bro
         browser_cpu = [(t0, browser_cpu_seconds(browser_pid))]  # (when, the class's browser's CPU seconds so far)
         for page in pages:  # one round trip each, so the last student clicks moments after the first
             page.evaluate(CLICK_TRAIN)
+        if probe is not None:
+            probe.evaluate(CLICK_TRAIN)
+        probe_shown = None
         finished: dict[int, float] = {}
         shown: dict[int, float] = {}  # when each page showed the result (seconds since the epoch)
         late, late_time = None, None
         # until every session is done and, when there is one, the late-comer's chart has appeared
-        while (len(finished) < sessions or (late_comer and late_time is None)) and time.time() - t0 < timeout:
+        while ((len(finished) < sessions or (late_comer and late_time is None)
+                or (probe is not None and probe_shown is None)) and time.time() - t0 < timeout):
             if late_comer and late is None and time.time() - t0 > 5:
                 late, late_start = open_home(late_browser, server, timeout)
             if late is not None and late_time is None and (stamp := _stamp(late, "__dpcoreChart")) is not None:
                 late_time = stamp - late_start
+            if probe is not None and probe_shown is None:
+                probe_shown = _stamp(probe, "__dpcoreDone")
             for i, page in enumerate(pages):
                 if i not in finished and (stamp := _stamp(page, "__dpcoreDone")) is not None:
                     finished[i] = stamp - _stamp(page, "__dpcoreClicked")
@@ -391,7 +407,11 @@ def run_class(browser, sessions: int, distinct: int, timeout: float, *, late_bro
             browser_run, browser_after = before[1] - browser_cpu[0][1], upto[1] - before[1]
         busy1 = machine_busy_seconds()
         ours = browser_cpu_seconds(os.getpid()) - ours0
-        return {"rows": rows, "lags": lags, "arrived": arrived, "browser_run": browser_run,
+        own = None
+        if probe_shown is not None and shared_end is not None:
+            last = probe_frames.last_before(probe_shown)
+            own = (probe_shown - shared_end, None if last is None else last - shared_end, _status(probe))
+        return {"rows": rows, "lags": lags, "arrived": arrived, "own_device": own, "browser_run": browser_run,
                 "browser_after": browser_after, "late": late_time if late_comer else None,
                 "cpu": server.cpu_seconds() - cpu0,
                 "peak_mb": server.peak_mb(), "busy": busy1[0] - busy0[0], "ours": ours,
@@ -443,8 +463,11 @@ def main() -> int:
         home = home_alone(late_browser)
         drawing = drawing_alone(late_browser)
         alone = run_class(browser, 1, 0, a.timeout)
+        own_device = p.chromium.launch(executable_path=exe, args=FLAGS + FOREGROUND) if a.frames else None
         crowd = run_class(browser, a.sessions, a.distinct, a.timeout, late_browser=late_browser, frames=a.frames,
-                          browser_pid=browser_pid)
+                          browser_pid=browser_pid, own_device=own_device)
+        if own_device is not None:
+            own_device.close()
         browser.close()
         late_browser.close()
     single = alone["rows"][0][1]
@@ -478,11 +501,11 @@ def main() -> int:
               f"{drawing:.2f} s of its tab's main thread; the {followers} tabs on the defaults, sharing "
               f"{os.cpu_count()} cores, cannot all show the run sooner than {floor:.1f} s "
               "after it ends, however fast the server is (on the students' own devices each tab draws it in parallel)")
-        if crowd["arrived"]:  # an estimate, not the target's measurement: the server's part here plus drawing alone
-            own = max(crowd["arrived"].values()) + drawing
-            print(f"on the students' own devices (an estimate, not a measurement): the server's last message after "
-                  f"at most {max(crowd['arrived'].values()):.1f} s (measured above, in this machine's busy browser) "
-                  f"plus {drawing:.2f} s of drawing alone = {own:.1f} s")
+    if crowd["own_device"] is not None:
+        lag, arrived, status = crowd["own_device"]
+        print(f"one more session on the defaults, in a browser of its own at normal priority (as a student's own "
+              f"device, though on this machine's 2 cores): {status}; shown {lag:.1f} s after the shared run finished"
+              + ("" if arrived is None else f", its last message from the server {arrived:.1f} s after"))
     errors = sum(status == "ERROR" or t is None for _, t, status, _ in crowd["rows"])
     print(f"sessions with an error or not done: {errors}")
     workers = default_workers()
@@ -503,6 +526,8 @@ def main() -> int:
          worst("distinct") <= (a.distinct / workers + 1) * single),
         ("slowest shown after its run", f"{max(lags):.1f} s" if lags else "not done", "1.5 s",
          bool(lags) and len(lags) == a.sessions - a.distinct and max(lags) <= 1.5),
+        *([("  in a browser of its own", f"{crowd['own_device'][0]:.1f} s", "1.5 s (one session, apart)",
+            crowd["own_device"][0] <= 1.5)] if crowd["own_device"] is not None else []),
         ("late-comer's first chart", "not drawn" if late is None else f"{late:.1f} s", "5 s",
          late is not None and late <= 5.0),
         ("server peak memory", f"{crowd['peak_mb'] / 1024:.2f} GB", "3 GB", crowd["peak_mb"] < 3 * 1024),
