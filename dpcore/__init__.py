@@ -76,7 +76,8 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_WHERE))
+    # the public names and the sub-packages, as a tab completion offers them (not this module's own imports)
+    return sorted({*__all__, *_SUBPACKAGES, "exceptions"})
 
 
 __all__ = ["BudgetExceededError", "DPCoreError", "DPCoreWarning", "PrivacyLeakWarning", "__version__", *_WHERE]

@@ -407,3 +407,11 @@ def test_a_ledger_given_a_released_model_points_to_the_runs_result_not_its_bare_
     erm = dpcore.run_learner("erm-objective", df, label="buys", bounds=BOUNDS, epsilon=0.5)
     with pytest.raises(TypeError, match=r"got ReleasedModel: spend the run's result \(ledger.spend\(run\)\)"):
         PrivacyLedger(delta=1e-5).spend(erm.model)
+
+
+def test_tab_completion_on_dpcore_offers_the_public_names_and_sub_packages_not_its_own_imports():
+    import dpcore
+
+    names = dir(dpcore)
+    assert {"run_learner", "train", "PrivacyLedger", "audit", "accounting", "__version__"} <= set(names)
+    assert "importlib" not in names and "annotations" not in names
