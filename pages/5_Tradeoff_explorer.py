@@ -43,6 +43,7 @@ from dpcore.ui.sweep import (
     display_summary,
     display_tuning_tax,
     knobs_markdown,
+    metric_text,
     n_to_compute,
     neighbouring_note,
     no_better_than_trivial,
@@ -201,15 +202,15 @@ if (found := best_swept(summ, axis=axis, metric=metric)) is not None:  # whereve
     best, ties, beyond, left_out = found.point, found.ties, found.spent, found.left_out
     short = get_axis(axis).symbol or axis_name  # a letter fits a quarter of the page's width
     m[1].metric(best_swept_label(short, best.value, beyond, axis),
-                f"{best['mean']:.3g}",
+                metric_text(best['mean'], metric),
                 delta=(f"ties with {short} = {swept_text(ties[0].value, axis)}"
                        if len(ties) == 1 and ties[0].learner == best.learner
                        else f"ties with {len(ties)} other point{'s' if len(ties) > 1 else ''}") if ties else None,
                 delta_color="off", delta_arrow="off",
                 help=f"{title_of(best.learner)}, mean over seeds"
                      + (". These points lie within the seeds' spread of it, so these runs cannot tell them apart: "
-                        + "; ".join(f"{title_of(r.learner)} at {short} = {swept_text(r.value, axis)} ({r['mean']:.3g})"
-                                    for r in ties) if ties else "")
+                        + "; ".join(f"{title_of(r.learner)} at {short} = {swept_text(r.value, axis)} "
+                                    f"({metric_text(r['mean'], metric)})" for r in ties) if ties else "")
                      + (f" — its runs spent ε = {format_epsilon(beyond)} in all, more than the ε on the axis (the "
                         "note under the chart says why)" if beyond else "")
                      + (f" — {left_out} point{'s' if left_out > 1 else ''} that spent far more than the ε on the "
@@ -219,11 +220,12 @@ if (found := best_swept(summ, axis=axis, metric=metric)) is not None:  # whereve
 for col, role, label in ((m[2], "baseline", "Best non-private"), (m[3], "trivial", "Trivial baseline")):
     b = summ[summ.role == role].sort_values("mean", ascending=metric == "mse")
     if not b.empty:
-        col.metric(label, f"{b['mean'].iloc[0]:.3g}", help=f"{title_of(b.learner.iloc[0])}, mean over seeds")
+        col.metric(label, metric_text(b['mean'].iloc[0], metric),
+                   help=f"{title_of(b.learner.iloc[0])}, mean over seeds")
 for name, best_v, triv in no_better_than_trivial(summ, metric):
     st.warning(f"**{title_of(name)}** is no better than the trivial predictor at every {axis_name} tried (best "
-               f"{best_v:.3g} vs {triv:.3g}): at these settings privacy costs all the utility. Try a larger "
-               f"{axis_name}, more data, or a learner made for this task.")
+               f"{metric_text(best_v, metric)} vs {metric_text(triv, metric)}): at these settings privacy costs all "
+               f"the utility. Try a larger {axis_name}, more data, or a learner made for this task.")
 for name, worse in worse_than_trivial_at(summ, metric):
     st.info(f"**{title_of(name)}** is no better than the trivial predictor at {axis_name} = "
             f"{', '.join(f'{v:.3g}' for v in worse)}: there the noise costs more than the model learns.")

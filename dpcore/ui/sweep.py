@@ -190,6 +190,18 @@ METRIC_LABELS = {
 _FRACTIONS = ("accuracy", "balanced_accuracy")
 
 
+def metric_text(value, metric: str) -> str:
+    """A sweep's score as text: accuracies and R² to three decimals, as every page writes them (0.100, not 0.1);
+    MSE, in the target's own squared units, to three significant figures.
+
+    >>> metric_text(0.1, "accuracy"), metric_text(0.9104, "r2"), metric_text(1234.5, "mse"), metric_text(None, "mse")
+    ('0.100', '0.910', '1.23e+03', '—')
+    """
+    if metric not in (*_FRACTIONS, "r2") or value is None or not math.isfinite(float(value)):
+        return format_number(value)
+    return f"{float(value):.3f}"
+
+
 def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x: bool = True,
                  band: str = "minmax", mark: float | None = None) -> go.Figure:
     """Mean across seeds per learner with a band (min-max or ±1 std), baselines as horizontal lines.
@@ -500,10 +512,10 @@ def display_summary(summ: pd.DataFrame, *, metric: str, axis: str) -> pd.DataFra
         "Learner": summ["learner"].map(title_of),
         "Kind": summ["role"].map(lambda r: ROLE_LABELS.get(r, r)),
         _axis_header(axis): summ["value"].map(format_number),
-        f"Mean {name}": summ["mean"].map(format_number),
+        f"Mean {name}": summ["mean"].map(lambda v: metric_text(v, metric)),
         "Std": summ["std"].map(format_number),  # across seeds, as every column here
-        "Min": summ["min"].map(format_number),
-        "Max": summ["max"].map(format_number),
+        "Min": summ["min"].map(lambda v: metric_text(v, metric)),
+        "Max": summ["max"].map(lambda v: metric_text(v, metric)),
         "Seeds": summ["n"].astype(int),
         # "∞" alone: the Kind column already says non-private, and the table then fits a laptop's width
         "ε spent": summ["epsilon_spent"].map(lambda e: "∞" if e == math.inf else format_epsilon(e)),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 import sys
 
 import pytest
@@ -75,6 +76,9 @@ def test_page_runs_a_small_sweep_and_shows_the_table(fakes):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Runs"] == "4"
     assert len(at.get("plotly_chart")) == 1
+    # accuracies read to three decimals, as on every other page (0.500, never 0.5)
+    scores = [v for k, v in metrics.items() if k != "Runs"]
+    assert len(scores) == 3 and all(re.fullmatch(r"[01]\.\d{3}", v) for v in scores), scores
 
     # readable display: titles, no None / inf / nan cells, no code-style headers
     shown = _run_table(at)
@@ -85,6 +89,7 @@ def test_page_runs_a_small_sweep_and_shows_the_table(fakes):
         assert not cells & {"None", "nan", "inf", "Infinity", "NaN"}
         assert not any("_" in c for c in df.columns)
     assert "—" in set(summary["ε"]) and "∞" in set(summary["ε spent"])
+    assert all(re.fullmatch(r"[01]\.\d{3}", v) for v in summary["Mean Accuracy"]), list(summary["Mean Accuracy"])
     # the short headers a laptop's width asks for are said in words under the table
     said = " ".join(c.value for c in at.caption)
     assert "Std (standard deviation)" in said and {"Std", "Min", "Max"} <= set(summary.columns)
@@ -354,7 +359,7 @@ def test_a_noise_sweep_fixes_no_epsilon_and_names_its_best_point(tmp_path, monke
     assert set(_run_table(at)["ε target"]) == {"—"}
     best = swept.loc[swept.accuracy.idxmax()]  # one seed: the mean is the run
     label, value = next((m.label, m.value) for m in at.metric if m.label.startswith("Best swept"))
-    assert label == f"Best swept: σ = {best.value:.3g}" and value == f"{best.accuracy:.3g}"
+    assert label == f"Best swept: σ = {best.value:.3g}" and value == f"{best.accuracy:.3f}"
 
 
 def test_the_best_swept_epsilon_is_named_rounded_up_never_below_what_its_runs_spent(tmp_path, monkeypatch):
