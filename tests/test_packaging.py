@@ -88,3 +88,23 @@ def test_every_top_level_name_resolves_and_unknown_names_are_refused():
     assert set(dpcore.__all__) <= set(dir(dpcore))
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
         dpcore.no_such_name  # noqa: B018
+
+
+def _cells(row: str) -> int:
+    row = re.sub(r"`[^`]*`", "code", row).replace("\\|", "")  # a pipe inside a code span is not a cell border
+    return row.strip().strip("|").count("|") + 1
+
+
+def test_every_row_of_the_readmes_tables_has_as_many_cells_as_its_header():
+    lines = (ROOT / "README.md").read_text().splitlines()
+    uneven, tables = [], 0
+    for i, line in enumerate(lines[:-1]):
+        if line.startswith("|") and re.fullmatch(r"\|[\s:|-]+\|", lines[i + 1]) and not lines[i - 1].startswith("|"):
+            tables += 1
+            width = _cells(line)
+            for j in range(i + 2, len(lines)):
+                if not lines[j].startswith("|"):
+                    break
+                if _cells(lines[j]) != width:  # a renderer drops or shifts the extra cells
+                    uneven.append((j + 1, lines[j][:60]))
+    assert tables >= 2 and not uneven, uneven
