@@ -610,3 +610,34 @@ def test_a_gap_wider_than_the_baseline_asks_for_an_accuracy_of_zero_not_a_negati
     assert Need("within", "accuracy", 0.1).target(0.05) == 0.0  # was -0.05, shown as "target -0.050"
     assert Need("within", "balanced_accuracy", 0.02).target(0.5) == pytest.approx(0.48)
     assert Need("within", "r2", 0.05).target(0.03) == pytest.approx(-0.02)  # R² below 0 is a real value
+
+
+def test_advise_on_a_dataframe_says_how_to_make_it_a_dataset():
+    # a pandas DataFrame names no label column: it fell through to "'DataFrame' object has no attribute 'task'"
+    df = pd.DataFrame({"age": [30.0, 40.0, 50.0, 60.0], "y": [0, 1, 0, 1]})
+    with pytest.raises(DPValueError, match=r"data: a pandas DataFrame .*dpcore\.load_csv\(df, label_column="):
+        advise(df, "accuracy>=0.6")
+    with pytest.raises(DPValueError, match="data: expects a registry dataset name .* got int"):
+        advise(123)
+
+
+def test_a_bare_number_as_need_is_refused_not_read_as_the_default_gap():
+    # advise(ds, 0.8) was answered for "within 5 points", the default, without a word
+    with pytest.raises(DPValueError, match=r"need: expects text such as 'accuracy>=0\.8' .*got 0\.8"):
+        advise("iris", 0.8)
+    assert parse_need(None, "classification") == Need("within", "accuracy", 0.05)
+
+
+@pytest.mark.parametrize("bad", [(1,), "abc", None, (1, 2, 3)])
+def test_an_epsilon_range_of_the_wrong_shape_is_refused_naming_the_parameter(bad):
+    with pytest.raises(DPValueError, match="epsilon_range: expects two numbers"):
+        advise("iris", "accuracy>=0.5", epsilon_range=bad)
+
+
+def test_learners_given_as_one_string_name_learners_not_letters():
+    from dpcore.decision.advisor import advice_config
+
+    # "dpsgd" was read letter by letter: "learners lists a name twice: ['d', 'p', 's', 'g', 'd']"
+    assert advice_config("iris", learners="dpsgd").learners == ("dpsgd",)
+    assert advice_config("iris", learners="dpsgd, erm-objective", epsilon_range="0.1,10").learners == (
+        "dpsgd", "erm-objective")

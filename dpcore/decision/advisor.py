@@ -215,8 +215,12 @@ def parse_need(text: str, task: str, y=None) -> Need:
     >>> parse_need("mse<=3000", "regression").describe()
     'MSE at most 3000'
     """
-    if not isinstance(text, str) or not text.strip():
+    if text is None or isinstance(text, str) and not text.strip():
         return default_need(task, y)
+    if not isinstance(text, str):  # a bare 0.8 would otherwise be read as no need at all: the default gap
+        raise DPValueError(f"need: expects text such as 'accuracy>=0.8' or 'within 2 points' (or a Need), got "
+                           f"{text!r} ({type(text).__name__}); a number alone says neither the metric nor whether it "
+                           "is a level or a gap")
     headline = headline_metric(task, y)
     alias = {"acc": "accuracy", "r²": "r2", "balanced": "balanced_accuracy", "balanced accuracy": "balanced_accuracy"}
     if m := _WITHIN.match(text):
@@ -1087,17 +1091,37 @@ def attack_evidence(advice: Advice, *, seed: int = 0, secure: bool = False, pool
             "model_accuracy": audit.target_accuracy}
 
 
+def _epsilon_range(epsilon_range) -> tuple[float, float]:
+    """``epsilon_range`` as two floats 0 < low ≤ high (a pair, or "low,high" as the command line writes it)."""
+    try:
+        lo, hi = (float(x) for x in (epsilon_range.split(",") if isinstance(epsilon_range, str) else epsilon_range))
+    except (TypeError, ValueError):
+        raise DPValueError(f"epsilon_range: expects two numbers (low, high), e.g. (0.1, 10), got {epsilon_range!r}"
+                           ) from None
+    if not (0 < lo <= hi) or math.isinf(hi):
+        raise DPValueError(f"--epsilon-range must be two numbers 0 < low ≤ high, finite, got {lo:g},{hi:g}")
+    return lo, hi
+
+
 def advice_config(data, *, learners: Sequence[str] | None = None, epsilon_range: tuple[float, float] = ADVISOR_RANGE,
                   points: int = ADVISOR_POINTS, seeds: int = ADVISOR_SEEDS, base_seed: int = 0, secure: bool = False,
                   delta: float = DELTA, params: Mapping[str, Any] | None = None):
     """The ε sweep the advisor runs: the range log-spaced, the Trade-off explorer's default learners unless named."""
     from ..datasets import load_dataset
+    from ..datasets.registry import Dataset
     from ..sweep import SweepConfig, value_range
     from ..sweep.choices import default_learners, sweepable
 
-    lo, hi = (float(x) for x in epsilon_range)
-    if not (0 < lo <= hi):
-        raise DPValueError(f"--epsilon-range must be two numbers 0 < low ≤ high, got {lo:g},{hi:g}")
+    if isinstance(data, pd.DataFrame):
+        raise DPValueError("data: a pandas DataFrame names no label column and declares no bounds; turn it into a "
+                           "Dataset first, dpcore.load_csv(df, label_column='...', drop=[...], bounds='...') (drop an "
+                           "identifier or a free-text column; declare what each column can hold), and pass that")
+    if not isinstance(data, (str, Dataset)):
+        raise DPValueError(f"data: expects a registry dataset name such as 'iris' or a Dataset from dpcore.load_csv, "
+                           f"got {type(data).__name__}")
+    lo, hi = _epsilon_range(epsilon_range)
+    if isinstance(learners, str):  # one name, or names with commas as on the command line: not its letters
+        learners = [name.strip() for name in learners.split(",") if name.strip()]
     ds = load_dataset(data) if isinstance(data, str) else data
     chosen = list(learners) if learners else default_learners(sweepable(ds.task, ds.is_image, "epsilon"), ds.task,
                                                               class_shares=bool(getattr(ds, "class_shares", ())))
@@ -1121,15 +1145,29 @@ def advise(data, need: Need | str | None = None, *, epsilon_range: tuple[float, 
     ...            attack=False, n_jobs=1, use_cache=False)
     >>> a.met, a.recommended["epsilon"] in (1.0, 10.0)
     (True, True)
+
+    A pandas DataFrame becomes a Dataset through :func:`dpcore.load_csv`, which names its label column, leaves out
+    the columns no model should read and takes the declared bounds:
+
+    >>> import pandas as pd
+    >>> from dpcore import load_csv
+    >>> df = pd.DataFrame({"id": [f"P{i}" for i in range(80)], "age": [20 + i for i in range(80)],
+    ...                    "readmitted": [int(i >= 40) for i in range(80)]})
+    >>> ds = load_csv(df, label_column="readmitted", drop=["id"], bounds="age=0:110")
+    >>> a = advise(ds, "accuracy>=0.6", epsilon_range=(1, 10), points=2, seeds=2, learners="erm-objective",
+    ...            attack=False, n_jobs=1)
+    >>> a.need.describe(), list(a.points.epsilon)
+    ('accuracy at least 0.6', [1.0, 10.0])
     """
     from ..sweep import DEFAULT_JOBS, run_sweep
 
     if not 0.5 < float(confidence) < 1:  # before the sweep, not after it
         raise DPValueError(f"confidence must be between 0.5 and 1, got {confidence!r}")
+    epsilon_range = _epsilon_range(epsilon_range)
     config = advice_config(data, learners=learners, epsilon_range=epsilon_range, points=points, seeds=seeds,
                            base_seed=base_seed, secure=secure, delta=delta, params=params)
     if not isinstance(need, Need):
-        need = parse_need(need or "", config.task, dataset_labels(config.dataset))
+        need = parse_need(need, config.task, dataset_labels(config.dataset))
     result = run_sweep(config, n_jobs=DEFAULT_JOBS if n_jobs is None else n_jobs, on_result=on_result,
                        use_cache=use_cache, cache_dir=cache_dir)  # None: an upload's runs stay off the disk
     advice = judge(result, need, epsilon_range=epsilon_range, confidence=confidence)
