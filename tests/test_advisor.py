@@ -641,3 +641,13 @@ def test_learners_given_as_one_string_name_learners_not_letters():
     assert advice_config("iris", learners="dpsgd").learners == ("dpsgd",)
     assert advice_config("iris", learners="dpsgd, erm-objective", epsilon_range="0.1,10").learners == (
         "dpsgd", "erm-objective")
+
+
+def test_with_one_seed_the_answer_claims_no_share_of_fresh_runs():
+    # one seed has no spread: "at least 0.85 in 90% of fresh runs" was said of a single run's score
+    res = _result({0.1: [0.5], 1.0: [0.85], 10.0: [0.9]}, [0.95])
+    advice = judge(res, Need("at_least", "accuracy", 0.8))
+    assert advice.recommended["epsilon"] == 1.0
+    said = " ".join([advice.headline(), *advice.reasons])
+    assert "90% of fresh runs" not in said and "in 90% of cases" not in said
+    assert "0.850 in its one run" in advice.headline() and "not measured" in advice.headline()

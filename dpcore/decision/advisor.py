@@ -9,7 +9,8 @@ the sweep:
   fresh run would vary by. A point meets the need when the one-sided ``confidence`` *prediction* bound of a new run
   does (mean − t·s·√(1 + 1/n) for accuracy and R², mean + t·s·√(1 + 1/n) for MSE; t from Student's t with n − 1
   degrees of freedom): the model the owner trains once at that ε, not only the average of many, meets it about that
-  often. With one seed there is no spread to judge by and the bound is the single run's score (said as a caveat).
+  often. With one seed there is no spread to judge by: the bound is the single run's score, and the headline says
+  that run's score and that how often a fresh run meets the need is not measured.
 * **The smallest ε.** The smallest ε of the range from which every larger ε tried meets the need too, so that a lucky
   point below a failing one is not recommended. Across learners the smallest such ε wins.
 * **Risk beside it.** The verdict band (:mod:`dpcore.teaching.verdict`), the published deployments nearest to it, and,
@@ -348,6 +349,10 @@ class Advice:
             said = f"{_trivial_words(config.task, config.trivial())} scores {self.trivial:{_fmt(self.metric)}}"
             trivial = (f"; beware: {said}, which meets it too" if self.need.meets(self.trivial, self.target)
                        else f"; {said}")
+        if int(r["n"]) < 2:  # one run: its score, and no claim of how often a fresh run meets the need
+            return (f"ε = {epsilon_text(r['epsilon'])} with {who}: {_LABEL[self.metric]} "
+                    f"{r['mean']:{_fmt(self.metric)}} in its one run (one seed: how often a fresh run meets the need "
+                    f"is not measured; run more seeds) (target {self.target:{_fmt(self.metric)}}{trivial}).")
         return (f"ε = {epsilon_text(r['epsilon'])} with {who}: {_LABEL[self.metric]} "
                 f"{r['mean']:.3f} on average over {r['n']} seeds, and at least {r['bound']:.3f} in "
                 f"{self.confidence:.0%} of fresh runs "
@@ -823,15 +828,23 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
             reasons.insert(0, little)
         cmp = "≥" if need.higher_is_better else "≤"
         mf = _fmt(need.metric)  # a share to three decimals, an MSE to four figures, as the headline writes them
-        reasons.append(f"At ε = {epsilon_text(best.epsilon)} a fresh run of {_title(best.learner)} reaches "
-                       f"{_LABEL[need.metric]} "
-                       f"{cmp} {best.bound:{mf}} in {confidence:.0%} of cases (mean {best['mean']:{mf}}, spread "
-                       f"{_spread(best['std'], best['mean']):.3g} over {int(best.n)} seeds; Student's t prediction "
-                       "bound"
-                       + ("; for a gap, on each seed's gap to the non-private model trained on the same split"
-                          if need.kind == "within" else "") + "), against a target "
-                       f"of {target:{mf}}" + (f" (the non-private model's {own_base:{mf}} minus {need.amount:g})"
-                                             if need.kind == "within" and own_base is not None else "") + ".")
+        if int(best.n) < 2:  # no spread: the one run's score, not a share of fresh runs
+            reasons.append(f"At ε = {epsilon_text(best.epsilon)} the one run of {_title(best.learner)} scored "
+                           f"{_LABEL[need.metric]} {best['mean']:{mf}}, against a target of {target:{mf}}"
+                           + (f" (the non-private model's {own_base:{mf}} minus {need.amount:g})"
+                              if need.kind == "within" and own_base is not None else "")
+                           + f"; with one seed nothing says how often a fresh run reaches it (the {confidence:.0%} "
+                             "asked for is not measured).")
+        else:
+            reasons.append(f"At ε = {epsilon_text(best.epsilon)} a fresh run of {_title(best.learner)} reaches "
+                           f"{_LABEL[need.metric]} "
+                           f"{cmp} {best.bound:{mf}} in {confidence:.0%} of cases (mean {best['mean']:{mf}}, spread "
+                           f"{_spread(best['std'], best['mean']):.3g} over {int(best.n)} seeds; Student's t "
+                           "prediction bound"
+                           + ("; for a gap, on each seed's gap to the non-private model trained on the same split"
+                              if need.kind == "within" else "") + "), against a target "
+                           f"of {target:{mf}}" + (f" (the non-private model's {own_base:{mf}} minus {need.amount:g})"
+                                                 if need.kind == "within" and own_base is not None else "") + ".")
         reasons += [t for t in against if not t.startswith("Caution")]
         if config.task == "classification" and (found := _rare_class_found(table, config, best)):
             reasons.append(found)
