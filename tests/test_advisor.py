@@ -651,3 +651,15 @@ def test_with_one_seed_the_answer_claims_no_share_of_fresh_runs():
     said = " ".join([advice.headline(), *advice.reasons])
     assert "90% of fresh runs" not in said and "in 90% of cases" not in said
     assert "0.850 in its one run" in advice.headline() and "not measured" in advice.headline()
+
+
+def test_a_delta_above_one_over_n_voids_the_band_of_the_recommended_epsilon():
+    # iris trains on about 112 rows: at δ = 0.05 > 1/112 the answer read "Strong privacy: odds change at most 1.11×"
+    res = _result({0.1: [0.85, 0.86, 0.84], 1.0: [0.9, 0.91, 0.9]}, [0.95, 0.95, 0.95])
+    res = SweepResult(SweepConfig(dataset="iris", learners=("erm-objective",), values=(0.1, 1.0), seeds=3,
+                                  delta=0.05), res.table, 0, len(res.table), 0.0)
+    advice = judge(res, Need("at_least", "accuracy", 0.8))
+    assert advice.reasons[0].startswith("Not a guarantee at this δ: δ = 0.05 is larger than 1/n")
+    assert "Not a guarantee at this δ" in advice.recommended["band_sentence"]
+    fine = judge(_result({0.1: [0.85, 0.86, 0.84]}, [0.95, 0.95, 0.95]), Need("at_least", "accuracy", 0.8))
+    assert not any("δ" in r and "1/n" in r for r in fine.reasons)

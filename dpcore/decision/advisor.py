@@ -811,6 +811,9 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
             "non_private": own_base,
             "unit": _unit_of(best),  # what the ε protects: whole records, or a record's label only ...
         }
+        if delta_note := _delta_above_one_over_n(config, ds):  # before the band and the leaks: it voids both
+            reasons.append(delta_note)
+            recommended["band_sentence"] += " " + delta_note
         if best.leaks:
             reasons.append("Not yet a guarantee: these runs leaked privacy (see the warnings): their ε holds only "
                            "once every bound is declared rather than read from the rows.")
@@ -1057,6 +1060,25 @@ def _few_test_rows(ds, config, best: pd.Series, need: Need, confidence: float) -
             f"{confidence:.0%} confidence (Clopper & Pearson 1934's exact binomial bound)"
             + (f", below the target of {target:.3f}: these rows cannot show that the need is met" if low < target
                else "") + ". More rows give a firmer answer.")
+
+
+def _delta_above_one_over_n(config, ds) -> str | None:
+    """The caveat of a δ above 1/n, n the training rows: (ε, δ)-DP then allows a mechanism that publishes a few whole
+    records outright (Dwork & Roth 2014, section 2.3: δ must be less than the inverse of any polynomial in the size of
+    the database), so no band read off ε alone describes the risk. None when δ is below 1/n (or n is unknown)."""
+    from ..datasets import load_dataset
+
+    try:
+        data = ds if ds is not None else load_dataset(config.dataset)
+    except DPCoreError:
+        return None
+    n_train = int(data.n_samples) - (_test_rows(data, config) or 0)
+    delta = float(config.delta)
+    if n_train <= 0 or delta <= 1.0 / n_train:
+        return None
+    return (f"Not a guarantee at this δ: δ = {delta:g} is larger than 1/n = {1.0 / n_train:.2g} (n = {n_train:,} "
+            "training rows), and at such a δ a model may give away a few whole records and still count as (ε, δ)-DP, "
+            f"whatever ε says; ask again with δ well below 1/n (the default is {DELTA:g}).")
 
 
 def _registry_rows(config) -> int | None:
