@@ -663,3 +663,23 @@ def test_a_delta_above_one_over_n_voids_the_band_of_the_recommended_epsilon():
     assert "Not a guarantee at this δ" in advice.recommended["band_sentence"]
     fine = judge(_result({0.1: [0.85, 0.86, 0.84]}, [0.95, 0.95, 0.95]), Need("at_least", "accuracy", 0.8))
     assert not any("δ" in r and "1/n" in r for r in fine.reasons)
+
+
+def test_what_no_epsilon_can_meet_is_judged_against_the_best_non_private_reference():
+    # two learners, two non-private references (logistic regression 0.70 for DP-ERM, the network 0.74 for DP-SGD):
+    # "even the non-private model reaches only accuracy 0.700" was said while DP-SGD itself scored 0.74
+    config = SweepConfig(dataset="iris", learners=("erm-objective", "dpsgd"), values=(1.0, 10.0), seeds=3)
+    rows = []
+    for s in range(3):
+        for name, score, role in (("logreg", 0.70, "baseline"), ("non-private", 0.74, "baseline"),
+                                  ("majority", 0.33, "trivial")):
+            rows.append({"learner": name, "role": role, "value": np.nan, "seed": s, "accuracy": score,
+                         "epsilon": math.inf, "warnings": "", "leaks_privacy": False, "event": ""})
+        for name, score in (("erm-objective", 0.65), ("dpsgd", 0.74)):
+            for v in (1.0, 10.0):
+                rows.append({"learner": name, "role": "swept", "value": v, "seed": s, "accuracy": score + 0.001 * s,
+                             "epsilon": v, "warnings": "", "leaks_privacy": False, "event": ""})
+    advice = judge(SweepResult(config, pd.DataFrame(rows), 0, len(rows), 0.0), Need("at_least", "accuracy", 0.95))
+    said = " ".join(advice.instead)
+    assert "even the non-private model reaches only accuracy 0.740" in said
+    assert "0.700" not in said
