@@ -296,7 +296,9 @@ class Advice:
         over_budget, leaks, event`` (the str of the run's ``dp_accounting`` event). ``over_budget``: the runs spent
         more than ``epsilon`` (output perturbation's ε is per answer); such a point never meets the need.
     recommended : dict or None
-        ``learner, epsilon, mean, std, n, bound, epsilon_spent, leaks, event, band, band_sentence, deployments``;
+        ``learner, epsilon, epsilon_tried, mean, std, n, bound, epsilon_spent, leaks, event, band, band_sentence,
+        deployments``: ``epsilon`` is the larger of the ε tried (the grid value its runs were given) and what they
+        spent, so it never reads below what the model spends;
         None when no ε in range meets the need.
     reasons, instead : list of str
         Why that ε; and, when none meets it, what would (grounded in what the sweep saw).
@@ -795,17 +797,23 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
     recommended, reasons, instead = None, [], []
     ds = config.dataset if not isinstance(config.dataset, str) else None
     if best is not None:
+        # the ε said is the larger of the grid value and what its runs spent (a run may spend up to OVERSPEND times
+        # its grid value and still be judged at it): a recommendation never reads below what the model spends
+        said = float(best.epsilon)
+        if math.isfinite(float(best.epsilon_spent)):
+            said = max(said, float(best.epsilon_spent))
         _, own_base = _mean_of(summ, "baseline", config.baseline_for(best.learner))
         target = float(best.target)
-        v = verdict(float(best.epsilon))
-        below, above = neighbours(float(best.epsilon))
+        v = verdict(said)
+        below, above = neighbours(said)
         recommended = {
-            "learner": best.learner, "learner_title": _title(best.learner), "epsilon": float(best.epsilon),
+            "learner": best.learner, "learner_title": _title(best.learner), "epsilon": said,
+            "epsilon_tried": float(best.epsilon),
             "mean": float(best["mean"]), "std": float(best["std"]), "n": int(best.n), "bound": float(best.bound),
             "target": target,
             "epsilon_spent": float(best.epsilon_spent), "leaks": bool(best.leaks), "event": best.event,
             "delta": float(config.delta), "band": v.band.headline,
-            "band_sentence": v.sentence().replace("**", ""), "deployments": comparison(float(best.epsilon)),
+            "band_sentence": v.sentence().replace("**", ""), "deployments": comparison(said),
             "nearest_deployments": [f"{d.who}, {d.what}: ε {d.epsilon:g} ({d.unit}; {d.source})"
                                     for d in below + above],
             "non_private": own_base,
@@ -832,14 +840,14 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
         cmp = "≥" if need.higher_is_better else "≤"
         mf = _fmt(need.metric)  # a share to three decimals, an MSE to four figures, as the headline writes them
         if int(best.n) < 2:  # no spread: the one run's score, not a share of fresh runs
-            reasons.append(f"At ε = {epsilon_text(best.epsilon)} the one run of {_title(best.learner)} scored "
+            reasons.append(f"At ε = {epsilon_text(said)} the one run of {_title(best.learner)} scored "
                            f"{_LABEL[need.metric]} {best['mean']:{mf}}, against a target of {target:{mf}}"
                            + (f" (the non-private model's {own_base:{mf}} minus {need.amount:g})"
                               if need.kind == "within" and own_base is not None else "")
                            + f"; with one seed nothing says how often a fresh run reaches it (the {confidence:.0%} "
                              "asked for is not measured).")
         else:
-            reasons.append(f"At ε = {epsilon_text(best.epsilon)} a fresh run of {_title(best.learner)} reaches "
+            reasons.append(f"At ε = {epsilon_text(said)} a fresh run of {_title(best.learner)} reaches "
                            f"{_LABEL[need.metric]} "
                            f"{cmp} {best.bound:{mf}} in {confidence:.0%} of cases (mean {best['mean']:{mf}}, spread "
                            f"{_spread(best['std'], best['mean']):.3g} over {int(best.n)} seeds; Student's t "
@@ -864,10 +872,10 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
                        "rest on one lucky point below a dip.")
         if int(best.n) < 2:
             reasons.append("Only one seed: there is no spread to judge by; run more seeds before relying on this.")
-        if protects := _what_it_protects(table, best):
+        if protects := _what_it_protects(table, best, said=said):
             recommended["protects"] = protects
             reasons.append(protects)
-        reasons.append(v.sentence().replace("**", "") + " " + comparison(float(best.epsilon)))
+        reasons.append(v.sentence().replace("**", "") + " " + comparison(said))
         reasons += overspent_reasons(points)
     else:
         target = float(points["target"].iloc[0]) if len(points) else (
@@ -1005,7 +1013,7 @@ def _rare_class_found(table: pd.DataFrame, config, best: pd.Series) -> str | Non
             + "; always answering the most common class finds none.")
 
 
-def _what_it_protects(table: pd.DataFrame, best: pd.Series) -> str | None:
+def _what_it_protects(table: pd.DataFrame, best: pd.Series, *, said: float | None = None) -> str | None:
     """What the recommended ε protects, and against which neighbours, as its runs recorded it: a bare "ε = 0.316"
     in a report does not say whether it bounds one record added or removed (DP-SGD, Abadi et al. 2016) or one
     replaced (DP-ERM, Chaudhuri et al. 2011), which differ by up to a factor 2 (a replacement is a removal and an
@@ -1024,7 +1032,8 @@ def _what_it_protects(table: pd.DataFrame, best: pd.Series) -> str | None:
         protects = get_learner(best.learner).wording.protects
     except (DPCoreError, KeyError):
         return None
-    return (f"What ε = {epsilon_text(best.epsilon)} protects: {protects}, against a data set that differs in "
+    shown = epsilon_text(best.epsilon if said is None else said)
+    return (f"What ε = {shown} protects: {protects}, against a data set that differs in "
             f"{neighbours.description} ({neighbours.spelling} neighbours)"
             + ("; under add-remove neighbours a record replaced is covered at 2ε (a removal and an addition)."
                if neighbours is Neighbouring.ADD_REMOVE else
@@ -1116,8 +1125,8 @@ def attack_evidence(advice: Advice, *, seed: int = 0, secure: bool = False, pool
     try:
         pool = min(int(pool_size), pool_capacity(data))
         with noise_mode(secure):
-            audit = membership_audit(r["learner"], data, epsilon=r["epsilon"], delta=cfg.delta, params=knobs,
-                                     attack="loss", pool_size=pool, seed=seed)
+            audit = membership_audit(r["learner"], data, epsilon=r.get("epsilon_tried", r["epsilon"]),  # its runs'
+                                     delta=cfg.delta, params=knobs, attack="loss", pool_size=pool, seed=seed)
     except (DPCoreError, ValueError) as exc:
         return {"error": str(exc)}
     if released is not None:
