@@ -291,3 +291,20 @@ def test_the_chart_draws_each_learners_own_non_private_model_where_they_differ()
     one = judge(SweepResult(config, pd.DataFrame([r for r in rows if r["learner"] != "erm-objective"]), 0, 1, 0.0),
                 Need("within", "balanced_accuracy", 0.05))
     assert [label for label, _ in non_private_lines(one)] == ["non-private"]
+
+
+def test_every_number_of_the_report_s_table_and_attack_is_said_in_words():
+    # "bound", "spread (sd)", "ε spent" and "AUC 0.506" stood in the report with no word on what they are
+    from dataclasses import replace
+
+    from dpcore.decision.report import report_html
+
+    advice, _ = _imbalanced_advice()
+    attack = {"attack": "loss threshold (Yeom et al. 2018)", "epsilon": 1.0, "epsilon_lower_bound": 0.0,
+              "confidence": 0.95, "caught_at_1pct": 0.002, "auc": 0.506, "pool": 200, "model_accuracy": 0.95}
+    html = report_html(replace(advice, attack=attack))
+    assert "AUC 0.506: the chance that the attack ranks a member above a non-member, 0.5 for guessing" in html
+    for words in ("Mean: the score averaged over the seeds", "Spread (sd): the seeds&#x27; standard deviation",
+                  "Bound: the score a fresh run reaches at least in 90% of cases", "Target: the score the need asks",
+                  "ε spent: what the runs spent, computed by dp_accounting"):
+        assert words in html, words

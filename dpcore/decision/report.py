@@ -467,7 +467,8 @@ def report_html(advice: Advice, *, dataset=None, question: dict | None = None, n
                  f"{epsilon_text(att['epsilon_lower_bound'], lower_bound=True)} at {att['confidence']:.0%} confidence"
                  + (f", and catches {caught:.1%} of the members at 1 % false alarms" if caught is not None else
                     ", and has too few non-members to measure its catch at 1 % false alarms")
-                 + f" (AUC {att['auc']:.3f}). {_e(ATTACK_CAVEAT)}</p>")
+                 + f" (AUC {att['auc']:.3f}: the chance that the attack ranks a member above a non-member, 0.5 for "
+                 f"guessing and 1 for telling every member from every non-member). {_e(ATTACK_CAVEAT)}</p>")
     h.append("<h2>Choosing ε from these curves is a release</h2>")
     h.append(f"<p>{_e(advice.selection['note'])}</p>")
     h += _data_section(shape)
@@ -480,9 +481,22 @@ def report_html(advice: Advice, *, dataset=None, question: dict | None = None, n
                  f"<td>{_meets_cell(p)}</td><td>{epsilon_text(p.epsilon_spent, digits=4, infinity='inf')}</td>"
                  f"<td><code>{_e(p.event or '—')}</code></td></tr>")
     h.append("</table>")
+    h.append(f'<p class="muted">{_e(_table_legend(advice))}</p>')
     h += _computed_section(doc)
     h.append("</body></html>")
     return "\n".join(h)
+
+
+def _table_legend(advice: Advice) -> str:
+    """What each column of the "Every ε tried" table means, in words a data owner reads without a statistics book."""
+    higher = advice.need.higher_is_better
+    return ("ε: the budget each run was given. Mean: the score averaged over the seeds (each seed a fresh split of the "
+            "rows and fresh noise). Spread (sd): the seeds' standard deviation around that mean. Seeds: the runs at "
+            f"that ε. Bound: the score a fresh run reaches {'at least' if higher else 'at most'} in "
+            f"{advice.confidence:.0%} of cases (Student's t prediction bound over the seeds). Target: the score the "
+            "need asks for. Meets: whether the bound reaches the target (and why not, where it is above it). "
+            "ε spent: what the runs spent, computed by dp_accounting from the event beside it, which names the "
+            "noise added and how often (the record of how the ε was counted).")
 
 
 def _event_text(event) -> str:
