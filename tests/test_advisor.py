@@ -697,3 +697,26 @@ def test_a_recommendation_never_reads_below_what_its_runs_spent():
     assert advice.headline().startswith("ε = 1.01 with")
     said = " ".join([*advice.reasons, report_html(advice)])
     assert "At ε = 1.01 a fresh run" in said and not re.search(r"ε = 1(?![\d.])", said)
+
+
+def test_the_non_private_mean_beside_the_target_is_the_one_the_target_was_taken_from():
+    # DP-SGD is judged against the network (0.74), DP-ERM against logistic regression (0.70): the JSON read
+    # "target 0.72, non_private 0.70" for "within 2 points", the second from the first reference swept
+    config = SweepConfig(dataset="iris", learners=("erm-objective", "dpsgd"), values=(1.0, 10.0), seeds=3)
+    rows = []
+    for s in range(3):
+        for name, score, role in (("logreg", 0.70, "baseline"), ("non-private", 0.74, "baseline"),
+                                  ("majority", 0.33, "trivial")):
+            rows.append({"learner": name, "role": role, "value": np.nan, "seed": s, "accuracy": score,
+                         "epsilon": math.inf, "warnings": "", "leaks_privacy": False, "event": ""})
+        for name, score in (("erm-objective", 0.60), ("dpsgd", 0.735)):
+            for v in (1.0, 10.0):
+                rows.append({"learner": name, "role": "swept", "value": v, "seed": s, "accuracy": score + 0.001 * s,
+                             "epsilon": v, "warnings": "", "leaks_privacy": False, "event": ""})
+    result = SweepResult(config, pd.DataFrame(rows), 0, len(rows), 0.0)
+    met = judge(result, Need("within", "accuracy", 0.02))
+    assert met.recommended["learner"] == "dpsgd"
+    assert met.to_json_dict()["non_private"] == pytest.approx(0.74)
+    assert met.target == pytest.approx(0.72)
+    unmet = judge(result, Need("within", "accuracy", 0.001))
+    assert unmet.target == pytest.approx(unmet.baseline - 0.001)
