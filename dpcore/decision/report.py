@@ -213,12 +213,15 @@ def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
                  f'Test {metric_name(advice.metric)}</text>')
     references = non_private_lines(advice)
     names = []  # the lines' names, drawn after the legend's pale box (a name at the top right ran under it)
-    for value, colour, dash, label in ([(v, "#000", "6 4", lab) for lab, v in references]
-                                       + [(advice.trivial, "#7F7F7F", "2 3", "trivial")]):
+    named_at = -math.inf  # the last name's baseline: two lines a few pixels apart (0.740 and 0.736) wrote one name
+    for value, colour, dash, label in sorted(  # over the other; each name now sits at least a text line below
+            [(v, "#000", "6 4", lab) for lab, v in references] + [(advice.trivial, "#7F7F7F", "2 3", "trivial")],
+            key=lambda line: y(line[0]) if _finite(line[0]) else math.inf):
         if _finite(value):
             parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
                          f'stroke="{colour}" stroke-dasharray="{dash}" stroke-width="1.5"/>')
-            names.append(f'<text x="{left + pw - 4}" y="{y(value) - 4:.1f}" text-anchor="end" fill="{colour}">'
+            named_at = max(y(value) - 4, named_at + 12)
+            names.append(f'<text x="{left + pw - 4}" y="{named_at:.1f}" text-anchor="end" fill="{colour}">'
                          f'{html.escape(label)} {value:.3g}</text>')
     legend: list[tuple[str, str]] = []
     marks: list[float] = [y(v) for v in [v for _, v in references] + [advice.trivial] if _finite(v)]
