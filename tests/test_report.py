@@ -336,3 +336,13 @@ def test_two_non_private_lines_a_hair_apart_keep_their_names_apart():
     ys = [float(m) for m in re.findall(r'<text x="[\d.]+" y="([\d.]+)" text-anchor="end" fill="#000">[^<]*0\.7[34]',
                                        svg)]
     assert len(ys) == 2 and abs(ys[0] - ys[1]) >= 12, ys
+
+
+def test_a_quoted_class_name_in_parentheses_is_left_out_not_replaced_by_a_class():
+    # the sweep's warning "always answering the most common training class ('no')" read "... class (a class)"
+    from dpcore.decision.report import scrub
+
+    _, ds = _imbalanced_advice()
+    said = scrub("no more accurate than always answering the most common training class ('no'). Try more", ds)
+    assert said == "no more accurate than always answering the most common training class. Try more"
+    assert scrub("predicts the single class 'yes' for every row", ds) == "predicts a single class for every row"

@@ -64,7 +64,9 @@ def scrub(text: str, dataset) -> str:
         for name in _class_names(dataset):
             out = out.replace(f"the single class {name!r}", "a single class")
             # "the most common training class (ok)": the parenthesis only named it ("(a class)" read as a typo)
-            out = out.replace(repr(name), "a class").replace(f" ({name})", "").replace(f"({name})", "(a class)")
+            # ... and "class ('no')", as the sweep's warnings quote it, likewise (it read "class (a class)")
+            out = out.replace(f" ({name!r})", "").replace(f" ({name})", "")
+            out = out.replace(repr(name), "a class").replace(f"({name})", "(a class)")
         out = re.sub(r"[-+0-9.eE]+ across the file", "the values' own spread", out)
     return out
 
