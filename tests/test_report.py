@@ -346,3 +346,13 @@ def test_a_quoted_class_name_in_parentheses_is_left_out_not_replaced_by_a_class(
     said = scrub("no more accurate than always answering the most common training class ('no'). Try more", ds)
     assert said == "no more accurate than always answering the most common training class. Try more"
     assert scrub("predicts the single class 'yes' for every row", ds) == "predicts a single class for every row"
+
+
+def test_the_question_says_what_delta_and_the_seeds_are():
+    # "δ 1e-05" and "seeds per ε 5" stood in the question with no word on what they are
+    from dpcore.decision.report import question_of
+
+    advice, _ = _imbalanced_advice()
+    q = question_of(advice)
+    assert q["δ"].startswith("1e-05 (the small chance") and "below 1/n" in q["δ"]
+    assert q["seeds per ε"].startswith("3 (runs at each ε, each on a fresh split")
