@@ -720,3 +720,13 @@ def test_the_non_private_mean_beside_the_target_is_the_one_the_target_was_taken_
     assert met.target == pytest.approx(0.72)
     unmet = judge(result, Need("within", "accuracy", 0.001))
     assert unmet.target == pytest.approx(unmet.baseline - 0.001)
+
+
+def test_advise_on_rows_without_a_label_says_it_needs_one():
+    # an unlabelled table was answered "learners is empty; name at least one learner to sweep, e.g. ['dpsgd']"
+    from dpcore.datasets.csv_upload import load_csv_unlabelled
+
+    df = pd.DataFrame({"a": [float(i % 7) for i in range(20)], "b": [float(i % 5) for i in range(20)]})
+    ds = load_csv_unlabelled(df, bounds="*=0:10")
+    with pytest.raises(DPValueError, match=r"data: the advisor judges .* has none .*label_column="):
+        advise(ds, attack=False)

@@ -1178,6 +1178,9 @@ def advice_config(data, *, learners: Sequence[str] | None = None, epsilon_range:
     if isinstance(learners, str):  # one name, or names with commas as on the command line: not its letters
         learners = [name.strip() for name in learners.split(",") if name.strip()]
     ds = load_dataset(data) if isinstance(data, str) else data
+    if ds.task not in _METRICS:  # rows without a label (load_csv_unlabelled): nothing for a need to be judged by
+        raise DPValueError(f"data: the advisor judges a model's predictions of a label, and {ds.name!r} has none (its "
+                           "rows are for clustering); load the file with dpcore.load_csv(..., label_column='...')")
     chosen = list(learners) if learners else default_learners(sweepable(ds.task, ds.is_image, "epsilon"), ds.task,
                                                               class_shares=bool(getattr(ds, "class_shares", ())))
     return SweepConfig(dataset=data, learners=tuple(chosen), axis="epsilon",
