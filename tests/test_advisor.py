@@ -730,3 +730,22 @@ def test_advise_on_rows_without_a_label_says_it_needs_one():
     ds = load_csv_unlabelled(df, bounds="*=0:10")
     with pytest.raises(DPValueError, match=r"data: the advisor judges .* has none .*label_column="):
         advise(ds, attack=False)
+
+
+@pytest.mark.parametrize("text, task, expected", [
+    ("accuracy >= 80%", "classification", Need("at_least", "accuracy", 0.8)),
+    ("balanced>=70 %", "classification", Need("at_least", "balanced_accuracy", 0.7)),
+    ("r2>=50%", "regression", Need("at_least", "r2", 0.5)),
+])
+def test_a_level_written_as_a_percentage_is_read_as_its_share(text, task, expected):
+    # a data owner writes "accuracy >= 80%": it was refused as "not a need this advisor reads"
+    assert parse_need(text, task) == expected
+
+
+@pytest.mark.parametrize("text, task, words", [
+    ("accuracy>=180%", "classification", "accuracy is at most 100 %"),
+    ("mse<=30%", "regression", "a percentage is a share of accuracy, balanced accuracy or R²; .*'mse<=30'"),
+])
+def test_a_percentage_that_cannot_be_a_share_is_refused(text, task, words):
+    with pytest.raises(DPValueError, match=words):
+        parse_need(text, task)

@@ -193,7 +193,9 @@ def default_need(task: str, y=None) -> Need:
 
 
 _NAMES = r"balanced_accuracy|balanced accuracy|balanced|accuracy|acc|r2|r²|mse"
-_ABS = re.compile(rf"^\s*({_NAMES})\s*(>=|≥|<=|≤)\s*([-+0-9.eE]+)\s*$", re.IGNORECASE)
+_ABS = re.compile(rf"^\s*({_NAMES})\s*(>=|≥|<=|≤)\s*([-+0-9.eE]+)\s*(%)?\s*$", re.IGNORECASE)
+#: The metric names a level may be written as a percentage of ("accuracy>=80%").
+_PERCENTABLE = ("accuracy", "acc", "balanced", "balanced accuracy", "balanced_accuracy", "r2", "r²")
 _WITHIN = re.compile(rf"^\s*(?:({_NAMES})\s*:\s*)?within\s*[=: ]?\s*([0-9.eE+-]+)\s*(points?|%)?\s*$",
                      re.IGNORECASE)
 
@@ -239,6 +241,14 @@ def parse_need(text: str, task: str, y=None) -> Need:
             amount = float(m.group(3))
         except ValueError:
             raise DPValueError(f"--need {text!r}: {m.group(3)!r} is not a number") from None
+        if m.group(4):  # "accuracy>=80%": a percentage of a share
+            if m.group(1).lower() not in _PERCENTABLE:
+                raise DPValueError(f"--need {text!r}: a percentage is a share of accuracy, balanced accuracy or R²; "
+                                   f"write the number alone, e.g. '{m.group(1)}{m.group(2)}{m.group(3)}'")
+            amount /= 100
+            if amount > 1:
+                raise DPValueError(f"--need {text!r}: {_LABEL[alias.get(m.group(1).lower(), m.group(1).lower())]} is "
+                                   "at most 100 %")
         need = _need(text, "at_least" if m.group(2) in (">=", "≥") else "at_most", metric, amount)
     else:
         raise DPValueError(f"--need {text!r} is not a need this advisor reads; write e.g. 'within=0.02' (2 points of "
