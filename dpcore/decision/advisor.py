@@ -842,6 +842,8 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
         reasons += [t for t in against if t.startswith("Caution")]  # before the numbers it qualifies
         if ds is not None and (few := _few_test_rows(ds, config, best, need, confidence)):
             reasons.append(few)
+        elif ds is not None and (luck := _one_split_luck(ds, config, best, need, confidence)):
+            reasons.append(luck)
         # (where the trivial predictor meets the need itself, the caution above says more: on a 95/5 label accuracy
         # sits near it for every model, and balanced accuracy is what to judge by)
         if not any(t.startswith("Caution") for t in against) and (
@@ -1090,6 +1092,32 @@ def _few_test_rows(ds, config, best: pd.Series, need: Need, confidence: float) -
             f"{confidence:.0%} confidence (Clopper & Pearson 1934's exact binomial bound)"
             + (f", below the target of {target:.3f}: these rows cannot show that the need is met" if low < target
                else "") + ". More rows give a firmer answer.")
+
+
+def _one_split_luck(ds, config, best: pd.Series, need: Need, confidence: float) -> str | None:
+    """A caution when every seed was scored on the same test rows (secure noise keeps the split at seed 0, so the
+    seeds differ in their noise only) and, for a level of accuracy, the test rows' own luck leaves the target in
+    doubt: the exact binomial lower bound (Clopper & Pearson 1934) on the accuracy over new rows of a model scoring
+    the mean here falls below the target. A gap to the non-private model is measured on the same rows for both, whose
+    luck moves both alike, so it gets none."""
+    if not getattr(config, "secure", False) or need.kind == "within" or need.metric != "accuracy":
+        return None
+    n_test = _test_rows(ds, config)
+    if not n_test:
+        return None
+    from scipy import stats
+
+    right = int(round(float(best["mean"]) * n_test))
+    low = float(stats.beta.ppf(1 - confidence, right, n_test - right + 1)) if right > 0 else 0.0
+    target = float(best.target)
+    if low >= target:
+        return None
+    return (f"Caution: every seed was scored on the same {n_test} test rows (secure noise keeps one split), so the "
+            "bound covers the noise, not the luck of which rows were tested. On new rows of the same kind, a model "
+            f"scoring {right}/{n_test} here has accuracy at least {math.floor(low * 1000) / 1000:.3f} with "
+            f"{confidence:.0%} confidence (Clopper & Pearson 1934's exact binomial bound), below the target of "
+            f"{target:.3f}: these rows cannot show that the need is met; more rows, or a target further below the "
+            "scores seen, give a firmer answer.")
 
 
 def _delta_above_one_over_n(config, ds) -> str | None:
