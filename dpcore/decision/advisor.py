@@ -6,11 +6,13 @@ range with several seeds (:func:`dpcore.sweep.run_sweep`, its cache included) an
 the sweep:
 
 * **How a point meets the need.** Each seed draws its own split and its own noise, so the seeds' spread is what a
-  fresh run would vary by. A point meets the need when the one-sided ``confidence`` *prediction* bound of a new run
-  does (mean − t·s·√(1 + 1/n) for accuracy and R², mean + t·s·√(1 + 1/n) for MSE; t from Student's t with n − 1
-  degrees of freedom): the model the owner trains once at that ε, not only the average of many, meets it about that
-  often. With one seed there is no spread to judge by: the bound is the single run's score, and the headline says
-  that run's score and that how often a fresh run meets the need is not measured.
+  fresh run would vary by (with secure noise the split stays at seed 0 and the seeds differ in their noise only;
+  a level of accuracy the test rows' own luck leaves in doubt is then said as a caution). A point meets the need
+  when the one-sided ``confidence`` *prediction* bound of a new run does (mean − t·s·√(1 + 1/n) for accuracy and
+  R², mean + t·s·√(1 + 1/n) for MSE; t from Student's t with n − 1 degrees of freedom): the model the owner trains
+  once at that ε, not only the average of many, meets it about that often. With one seed there is no spread to
+  judge by: the bound is the single run's score, and the headline says that run's score and that how often a
+  fresh run meets the need is not measured.
 * **The smallest ε.** The smallest ε of the range from which every larger ε tried meets the need too, so that a lucky
   point below a failing one is not recommended. Across learners the smallest such ε wins.
 * **Risk beside it.** The verdict band (:mod:`dpcore.teaching.verdict`), the published deployments nearest to it, and,
