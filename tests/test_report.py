@@ -291,3 +291,68 @@ def test_the_chart_draws_each_learners_own_non_private_model_where_they_differ()
     one = judge(SweepResult(config, pd.DataFrame([r for r in rows if r["learner"] != "erm-objective"]), 0, 1, 0.0),
                 Need("within", "balanced_accuracy", 0.05))
     assert [label for label, _ in non_private_lines(one)] == ["non-private"]
+
+
+def test_every_number_of_the_report_s_table_and_attack_is_said_in_words():
+    # "bound", "spread (sd)", "ε spent" and "AUC 0.506" stood in the report with no word on what they are
+    from dataclasses import replace
+
+    from dpcore.decision.report import report_html
+
+    advice, _ = _imbalanced_advice()
+    attack = {"attack": "loss threshold (Yeom et al. 2018)", "epsilon": 1.0, "epsilon_lower_bound": 0.0,
+              "confidence": 0.95, "caught_at_1pct": 0.002, "auc": 0.506, "pool": 200, "model_accuracy": 0.95}
+    html = report_html(replace(advice, attack=attack))
+    assert "AUC 0.506: the chance that the attack ranks a member above a non-member, 0.5 for guessing" in html
+    for words in ("Mean: the score averaged over the seeds", "Spread (sd): the seeds&#x27; standard deviation",
+                  "Bound: the score a fresh run reaches at least in 90% of cases", "Target: the score the need asks",
+                  "ε spent: what the runs spent, computed by dp_accounting"):
+        assert words in html, words
+
+
+def test_two_non_private_lines_a_hair_apart_keep_their_names_apart():
+    # the network at 0.740 and logistic regression at 0.736: their names were drawn 1 px apart, one over the other
+    import math
+
+    import pandas as pd
+
+    from dpcore.decision.advisor import Need, judge
+    from dpcore.decision.report import curves_svg
+    from dpcore.sweep import SweepConfig, SweepResult
+
+    config = SweepConfig(dataset="iris", learners=("dpsgd", "erm-objective"), values=(1.0, 10.0), seeds=2)
+    rows = []
+    for s in range(2):
+        for name, score, role in (("non-private", 0.740, "baseline"), ("logreg", 0.736, "baseline"),
+                                  ("majority", 0.33, "trivial")):
+            rows.append({"learner": name, "role": role, "value": np.nan, "seed": s, "accuracy": score,
+                         "epsilon": math.inf, "warnings": "", "leaks_privacy": False, "event": ""})
+        for name, score in (("dpsgd", 0.73), ("erm-objective", 0.70)):
+            for v in (1.0, 10.0):
+                rows.append({"learner": name, "role": "swept", "value": v, "seed": s, "accuracy": score + 0.01 * s,
+                             "epsilon": v, "warnings": "", "leaks_privacy": False, "event": ""})
+    svg = curves_svg(judge(SweepResult(config, pd.DataFrame(rows), 0, len(rows), 0.0),
+                           Need("within", "accuracy", 0.05)))
+    ys = [float(m) for m in re.findall(r'<text x="[\d.]+" y="([\d.]+)" text-anchor="end" fill="#000">[^<]*0\.7[34]',
+                                       svg)]
+    assert len(ys) == 2 and abs(ys[0] - ys[1]) >= 12, ys
+
+
+def test_a_quoted_class_name_in_parentheses_is_left_out_not_replaced_by_a_class():
+    # the sweep's warning "always answering the most common training class ('no')" read "... class (a class)"
+    from dpcore.decision.report import scrub
+
+    _, ds = _imbalanced_advice()
+    said = scrub("no more accurate than always answering the most common training class ('no'). Try more", ds)
+    assert said == "no more accurate than always answering the most common training class. Try more"
+    assert scrub("predicts the single class 'yes' for every row", ds) == "predicts a single class for every row"
+
+
+def test_the_question_says_what_delta_and_the_seeds_are():
+    # "δ 1e-05" and "seeds per ε 5" stood in the question with no word on what they are
+    from dpcore.decision.report import question_of
+
+    advice, _ = _imbalanced_advice()
+    q = question_of(advice)
+    assert q["δ"].startswith("1e-05 (the small chance") and "below 1/n" in q["δ"]
+    assert q["seeds per ε"].startswith("3 (runs at each ε, each on a fresh split")

@@ -33,7 +33,7 @@ def add_parser(sub) -> None:
     add_data_flags(p)
     p.add_argument("--need", default=None,
                    help="what the model must do: 'within=0.05' or 'within 5 points' (of the non-private model; the "
-                        f"default is within {ADVISOR_GAP * 100:g} points), 'accuracy>=0.8', 'balanced>=0.7' "
+                        f"default is within {ADVISOR_GAP * 100:g} points), 'accuracy>=0.8' (or 80%%), 'balanced>=0.7' "
                         "(balanced accuracy: each class's share found "
                         "right, averaged), 'r2>=0.5', 'mse<=3000'. A need naming no metric is in accuracy, or in "
                         "balanced accuracy where one class is at least 80%% of the rows")

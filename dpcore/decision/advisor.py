@@ -6,10 +6,13 @@ range with several seeds (:func:`dpcore.sweep.run_sweep`, its cache included) an
 the sweep:
 
 * **How a point meets the need.** Each seed draws its own split and its own noise, so the seeds' spread is what a
-  fresh run would vary by. A point meets the need when the one-sided ``confidence`` *prediction* bound of a new run
-  does (mean − t·s·√(1 + 1/n) for accuracy and R², mean + t·s·√(1 + 1/n) for MSE; t from Student's t with n − 1
-  degrees of freedom): the model the owner trains once at that ε, not only the average of many, meets it about that
-  often. With one seed there is no spread to judge by and the bound is the single run's score (said as a caveat).
+  fresh run would vary by (with secure noise the split stays at seed 0 and the seeds differ in their noise only;
+  a level of accuracy the test rows' own luck leaves in doubt is then said as a caution). A point meets the need
+  when the one-sided ``confidence`` *prediction* bound of a new run does (mean − t·s·√(1 + 1/n) for accuracy and
+  R², mean + t·s·√(1 + 1/n) for MSE; t from Student's t with n − 1 degrees of freedom): the model the owner trains
+  once at that ε, not only the average of many, meets it about that often. With one seed there is no spread to
+  judge by: the bound is the single run's score, and the headline says that run's score and that how often a
+  fresh run meets the need is not measured.
 * **The smallest ε.** The smallest ε of the range from which every larger ε tried meets the need too, so that a lucky
   point below a failing one is not recommended. Across learners the smallest such ε wins.
 * **Risk beside it.** The verdict band (:mod:`dpcore.teaching.verdict`), the published deployments nearest to it, and,
@@ -192,7 +195,9 @@ def default_need(task: str, y=None) -> Need:
 
 
 _NAMES = r"balanced_accuracy|balanced accuracy|balanced|accuracy|acc|r2|r²|mse"
-_ABS = re.compile(rf"^\s*({_NAMES})\s*(>=|≥|<=|≤)\s*([-+0-9.eE]+)\s*$", re.IGNORECASE)
+_ABS = re.compile(rf"^\s*({_NAMES})\s*(>=|≥|<=|≤)\s*([-+0-9.eE]+)\s*(%)?\s*$", re.IGNORECASE)
+#: The metric names a level may be written as a percentage of ("accuracy>=80%").
+_PERCENTABLE = ("accuracy", "acc", "balanced", "balanced accuracy", "balanced_accuracy", "r2", "r²")
 _WITHIN = re.compile(rf"^\s*(?:({_NAMES})\s*:\s*)?within\s*[=: ]?\s*([0-9.eE+-]+)\s*(points?|%)?\s*$",
                      re.IGNORECASE)
 
@@ -215,8 +220,12 @@ def parse_need(text: str, task: str, y=None) -> Need:
     >>> parse_need("mse<=3000", "regression").describe()
     'MSE at most 3000'
     """
-    if not isinstance(text, str) or not text.strip():
+    if text is None or isinstance(text, str) and not text.strip():
         return default_need(task, y)
+    if not isinstance(text, str):  # a bare 0.8 would otherwise be read as no need at all: the default gap
+        raise DPValueError(f"need: expects text such as 'accuracy>=0.8' or 'within 2 points' (or a Need), got "
+                           f"{text!r} ({type(text).__name__}); a number alone says neither the metric nor whether it "
+                           "is a level or a gap")
     headline = headline_metric(task, y)
     alias = {"acc": "accuracy", "r²": "r2", "balanced": "balanced_accuracy", "balanced accuracy": "balanced_accuracy"}
     if m := _WITHIN.match(text):
@@ -234,6 +243,14 @@ def parse_need(text: str, task: str, y=None) -> Need:
             amount = float(m.group(3))
         except ValueError:
             raise DPValueError(f"--need {text!r}: {m.group(3)!r} is not a number") from None
+        if m.group(4):  # "accuracy>=80%": a percentage of a share
+            if m.group(1).lower() not in _PERCENTABLE:
+                raise DPValueError(f"--need {text!r}: a percentage is a share of accuracy, balanced accuracy or R²; "
+                                   f"write the number alone, e.g. '{m.group(1)}{m.group(2)}{m.group(3)}'")
+            amount /= 100
+            if amount > 1:
+                raise DPValueError(f"--need {text!r}: {_LABEL[alias.get(m.group(1).lower(), m.group(1).lower())]} is "
+                                   "at most 100 %")
         need = _need(text, "at_least" if m.group(2) in (">=", "≥") else "at_most", metric, amount)
     else:
         raise DPValueError(f"--need {text!r} is not a need this advisor reads; write e.g. 'within=0.02' (2 points of "
@@ -291,7 +308,9 @@ class Advice:
         over_budget, leaks, event`` (the str of the run's ``dp_accounting`` event). ``over_budget``: the runs spent
         more than ``epsilon`` (output perturbation's ε is per answer); such a point never meets the need.
     recommended : dict or None
-        ``learner, epsilon, mean, std, n, bound, epsilon_spent, leaks, event, band, band_sentence, deployments``;
+        ``learner, epsilon, epsilon_tried, mean, std, n, bound, epsilon_spent, leaks, event, band, band_sentence,
+        deployments``: ``epsilon`` is the larger of the ε tried (the grid value its runs were given) and what they
+        spent, so it never reads below what the model spends;
         None when no ε in range meets the need.
     reasons, instead : list of str
         Why that ε; and, when none meets it, what would (grounded in what the sweep saw).
@@ -344,6 +363,10 @@ class Advice:
             said = f"{_trivial_words(config.task, config.trivial())} scores {self.trivial:{_fmt(self.metric)}}"
             trivial = (f"; beware: {said}, which meets it too" if self.need.meets(self.trivial, self.target)
                        else f"; {said}")
+        if int(r["n"]) < 2:  # one run: its score, and no claim of how often a fresh run meets the need
+            return (f"ε = {epsilon_text(r['epsilon'])} with {who}: {_LABEL[self.metric]} "
+                    f"{r['mean']:{_fmt(self.metric)}} in its one run (one seed: how often a fresh run meets the need "
+                    f"is not measured; run more seeds) (target {self.target:{_fmt(self.metric)}}{trivial}).")
         return (f"ε = {epsilon_text(r['epsilon'])} with {who}: {_LABEL[self.metric]} "
                 f"{r['mean']:.3f} on average over {r['n']} seeds, and at least {r['bound']:.3f} in "
                 f"{self.confidence:.0%} of fresh runs "
@@ -786,22 +809,31 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
     recommended, reasons, instead = None, [], []
     ds = config.dataset if not isinstance(config.dataset, str) else None
     if best is not None:
+        # the ε said is the larger of the grid value and what its runs spent (a run may spend up to OVERSPEND times
+        # its grid value and still be judged at it): a recommendation never reads below what the model spends
+        said = float(best.epsilon)
+        if math.isfinite(float(best.epsilon_spent)):
+            said = max(said, float(best.epsilon_spent))
         _, own_base = _mean_of(summ, "baseline", config.baseline_for(best.learner))
         target = float(best.target)
-        v = verdict(float(best.epsilon))
-        below, above = neighbours(float(best.epsilon))
+        v = verdict(said)
+        below, above = neighbours(said)
         recommended = {
-            "learner": best.learner, "learner_title": _title(best.learner), "epsilon": float(best.epsilon),
+            "learner": best.learner, "learner_title": _title(best.learner), "epsilon": said,
+            "epsilon_tried": float(best.epsilon),
             "mean": float(best["mean"]), "std": float(best["std"]), "n": int(best.n), "bound": float(best.bound),
             "target": target,
             "epsilon_spent": float(best.epsilon_spent), "leaks": bool(best.leaks), "event": best.event,
             "delta": float(config.delta), "band": v.band.headline,
-            "band_sentence": v.sentence().replace("**", ""), "deployments": comparison(float(best.epsilon)),
+            "band_sentence": v.sentence().replace("**", ""), "deployments": comparison(said),
             "nearest_deployments": [f"{d.who}, {d.what}: ε {d.epsilon:g} ({d.unit}; {d.source})"
                                     for d in below + above],
             "non_private": own_base,
             "unit": _unit_of(best),  # what the ε protects: whole records, or a record's label only ...
         }
+        if delta_note := _delta_above_one_over_n(config, ds):  # before the band and the leaks: it voids both
+            reasons.append(delta_note)
+            recommended["band_sentence"] += " " + delta_note
         if best.leaks:
             reasons.append("Not yet a guarantee: these runs leaked privacy (see the warnings): their ε holds only "
                            "once every bound is declared rather than read from the rows.")
@@ -812,6 +844,8 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
         reasons += [t for t in against if t.startswith("Caution")]  # before the numbers it qualifies
         if ds is not None and (few := _few_test_rows(ds, config, best, need, confidence)):
             reasons.append(few)
+        elif ds is not None and (luck := _one_split_luck(ds, config, best, need, confidence)):
+            reasons.append(luck)
         # (where the trivial predictor meets the need itself, the caution above says more: on a 95/5 label accuracy
         # sits near it for every model, and balanced accuracy is what to judge by)
         if not any(t.startswith("Caution") for t in against) and (
@@ -819,15 +853,23 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
             reasons.insert(0, little)
         cmp = "≥" if need.higher_is_better else "≤"
         mf = _fmt(need.metric)  # a share to three decimals, an MSE to four figures, as the headline writes them
-        reasons.append(f"At ε = {epsilon_text(best.epsilon)} a fresh run of {_title(best.learner)} reaches "
-                       f"{_LABEL[need.metric]} "
-                       f"{cmp} {best.bound:{mf}} in {confidence:.0%} of cases (mean {best['mean']:{mf}}, spread "
-                       f"{_spread(best['std'], best['mean']):.3g} over {int(best.n)} seeds; Student's t prediction "
-                       "bound"
-                       + ("; for a gap, on each seed's gap to the non-private model trained on the same split"
-                          if need.kind == "within" else "") + "), against a target "
-                       f"of {target:{mf}}" + (f" (the non-private model's {own_base:{mf}} minus {need.amount:g})"
-                                             if need.kind == "within" and own_base is not None else "") + ".")
+        if int(best.n) < 2:  # no spread: the one run's score, not a share of fresh runs
+            reasons.append(f"At ε = {epsilon_text(said)} the one run of {_title(best.learner)} scored "
+                           f"{_LABEL[need.metric]} {best['mean']:{mf}}, against a target of {target:{mf}}"
+                           + (f" (the non-private model's {own_base:{mf}} minus {need.amount:g})"
+                              if need.kind == "within" and own_base is not None else "")
+                           + f"; with one seed nothing says how often a fresh run reaches it (the {confidence:.0%} "
+                             "asked for is not measured).")
+        else:
+            reasons.append(f"At ε = {epsilon_text(said)} a fresh run of {_title(best.learner)} reaches "
+                           f"{_LABEL[need.metric]} "
+                           f"{cmp} {best.bound:{mf}} in {confidence:.0%} of cases (mean {best['mean']:{mf}}, spread "
+                           f"{_spread(best['std'], best['mean']):.3g} over {int(best.n)} seeds; Student's t "
+                           "prediction bound"
+                           + ("; for a gap, on each seed's gap to the non-private model trained on the same split"
+                              if need.kind == "within" else "") + "), against a target "
+                           f"of {target:{mf}}" + (f" (the non-private model's {own_base:{mf}} minus {need.amount:g})"
+                                                 if need.kind == "within" and own_base is not None else "") + ".")
         reasons += [t for t in against if not t.startswith("Caution")]
         if config.task == "classification" and (found := _rare_class_found(table, config, best)):
             reasons.append(found)
@@ -844,15 +886,19 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
                        "rest on one lucky point below a dip.")
         if int(best.n) < 2:
             reasons.append("Only one seed: there is no spread to judge by; run more seeds before relying on this.")
-        if protects := _what_it_protects(table, best):
+        if protects := _what_it_protects(table, best, said=said):
             recommended["protects"] = protects
             reasons.append(protects)
-        reasons.append(v.sentence().replace("**", "") + " " + comparison(float(best.epsilon)))
+        reasons.append(v.sentence().replace("**", "") + " " + comparison(said))
         reasons += overspent_reasons(points)
     else:
         target = float(points["target"].iloc[0]) if len(points) else (
             need.target(baseline) if need.kind != "within" or baseline is not None else math.nan)
-        instead = _instead(points, need, target, baseline=baseline, trivial=trivial, config=config,
+        # "even the non-private model reaches only ..." is said of the best reference swept, not of the first: on a
+        # sweep of DP-SGD and DP-ERM it named logistic regression's 0.707 beside DP-SGD's own 0.746
+        refs = summ[summ.role == "baseline"]["mean"].astype(float).dropna()
+        best_base = baseline if refs.empty else float(refs.max() if need.higher_is_better else refs.min())
+        instead = _instead(points, need, target, baseline=best_base, trivial=trivial, config=config,
                            n_rows=ds.n_samples if ds is not None else _registry_rows(config),
                            n_features=ds.n_features if ds is not None else None)
         if ds is not None and (n_test := _test_rows(ds, config)) is not None and n_test < FEW_TEST_ROWS:
@@ -860,6 +906,13 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
                               f"moves the score by about {1 / n_test:.2g} (in accuracy); more seeds measure the "
                               "noise, not the luck of which rows were tested, so no answer here is firm until the "
                               "file has a few hundred rows.")
+    # the non-private mean said beside the target is the one the target was taken from: the recommended learner's own
+    # reference (or, with no answer, that of the learner whose target is shown), not the first reference swept (a
+    # report's JSON read "target 0.722, non_private 0.707" for "within 2 points": 0.722 was DP-SGD's 0.742 - 0.02)
+    if best is not None and own_base is not None:
+        baseline = own_base
+    elif best is None and len(points) and (first := reference(str(points["learner"].iloc[0]))[0]) is not None:
+        baseline = first
     selection = selection_note(points, table, learner=best.learner if best is not None else None,
                                delta=config.delta)
     return Advice(need=need, epsilon_range=(float(lo), float(hi)), confidence=float(confidence), metric=need.metric,
@@ -981,7 +1034,7 @@ def _rare_class_found(table: pd.DataFrame, config, best: pd.Series) -> str | Non
             + "; always answering the most common class finds none.")
 
 
-def _what_it_protects(table: pd.DataFrame, best: pd.Series) -> str | None:
+def _what_it_protects(table: pd.DataFrame, best: pd.Series, *, said: float | None = None) -> str | None:
     """What the recommended ε protects, and against which neighbours, as its runs recorded it: a bare "ε = 0.316"
     in a report does not say whether it bounds one record added or removed (DP-SGD, Abadi et al. 2016) or one
     replaced (DP-ERM, Chaudhuri et al. 2011), which differ by up to a factor 2 (a replacement is a removal and an
@@ -1000,7 +1053,8 @@ def _what_it_protects(table: pd.DataFrame, best: pd.Series) -> str | None:
         protects = get_learner(best.learner).wording.protects
     except (DPCoreError, KeyError):
         return None
-    return (f"What ε = {epsilon_text(best.epsilon)} protects: {protects}, against a data set that differs in "
+    shown = epsilon_text(best.epsilon if said is None else said)
+    return (f"What ε = {shown} protects: {protects}, against a data set that differs in "
             f"{neighbours.description} ({neighbours.spelling} neighbours)"
             + ("; under add-remove neighbours a record replaced is covered at 2ε (a removal and an addition)."
                if neighbours is Neighbouring.ADD_REMOVE else
@@ -1042,6 +1096,51 @@ def _few_test_rows(ds, config, best: pd.Series, need: Need, confidence: float) -
                else "") + ". More rows give a firmer answer.")
 
 
+def _one_split_luck(ds, config, best: pd.Series, need: Need, confidence: float) -> str | None:
+    """A caution when every seed was scored on the same test rows (secure noise keeps the split at seed 0, so the
+    seeds differ in their noise only) and, for a level of accuracy, the test rows' own luck leaves the target in
+    doubt: the exact binomial lower bound (Clopper & Pearson 1934) on the accuracy over new rows of a model scoring
+    the mean here falls below the target. A gap to the non-private model is measured on the same rows for both, whose
+    luck moves both alike, so it gets none."""
+    if not getattr(config, "secure", False) or need.kind == "within" or need.metric != "accuracy":
+        return None
+    n_test = _test_rows(ds, config)
+    if not n_test:
+        return None
+    from scipy import stats
+
+    right = int(round(float(best["mean"]) * n_test))
+    low = float(stats.beta.ppf(1 - confidence, right, n_test - right + 1)) if right > 0 else 0.0
+    target = float(best.target)
+    if low >= target:
+        return None
+    return (f"Caution: every seed was scored on the same {n_test} test rows (secure noise keeps one split), so the "
+            "bound covers the noise, not the luck of which rows were tested. On new rows of the same kind, a model "
+            f"scoring {right}/{n_test} here has accuracy at least {math.floor(low * 1000) / 1000:.3f} with "
+            f"{confidence:.0%} confidence (Clopper & Pearson 1934's exact binomial bound), below the target of "
+            f"{target:.3f}: these rows cannot show that the need is met; more rows, or a target further below the "
+            "scores seen, give a firmer answer.")
+
+
+def _delta_above_one_over_n(config, ds) -> str | None:
+    """The caveat of a δ above 1/n, n the training rows: (ε, δ)-DP then allows a mechanism that publishes a few whole
+    records outright (Dwork & Roth 2014, section 2.3: δ must be less than the inverse of any polynomial in the size of
+    the database), so no band read off ε alone describes the risk. None when δ is below 1/n (or n is unknown)."""
+    from ..datasets import load_dataset
+
+    try:
+        data = ds if ds is not None else load_dataset(config.dataset)
+    except DPCoreError:
+        return None
+    n_train = int(data.n_samples) - (_test_rows(data, config) or 0)
+    delta = float(config.delta)
+    if n_train <= 0 or delta <= 1.0 / n_train:
+        return None
+    return (f"Not a guarantee at this δ: δ = {delta:g} is larger than 1/n = {1.0 / n_train:.2g} (n = {n_train:,} "
+            "training rows), and at such a δ a model may give away a few whole records and still count as (ε, δ)-DP, "
+            f"whatever ε says; ask again with δ well below 1/n (the default is {DELTA:g}).")
+
+
 def _registry_rows(config) -> int | None:
     from ..datasets import load_dataset
 
@@ -1073,8 +1172,8 @@ def attack_evidence(advice: Advice, *, seed: int = 0, secure: bool = False, pool
     try:
         pool = min(int(pool_size), pool_capacity(data))
         with noise_mode(secure):
-            audit = membership_audit(r["learner"], data, epsilon=r["epsilon"], delta=cfg.delta, params=knobs,
-                                     attack="loss", pool_size=pool, seed=seed)
+            audit = membership_audit(r["learner"], data, epsilon=r.get("epsilon_tried", r["epsilon"]),  # its runs'
+                                     delta=cfg.delta, params=knobs, attack="loss", pool_size=pool, seed=seed)
     except (DPCoreError, ValueError) as exc:
         return {"error": str(exc)}
     if released is not None:
@@ -1087,18 +1186,41 @@ def attack_evidence(advice: Advice, *, seed: int = 0, secure: bool = False, pool
             "model_accuracy": audit.target_accuracy}
 
 
+def _epsilon_range(epsilon_range) -> tuple[float, float]:
+    """``epsilon_range`` as two floats 0 < low ≤ high (a pair, or "low,high" as the command line writes it)."""
+    try:
+        lo, hi = (float(x) for x in (epsilon_range.split(",") if isinstance(epsilon_range, str) else epsilon_range))
+    except (TypeError, ValueError):
+        raise DPValueError(f"epsilon_range: expects two numbers (low, high), e.g. (0.1, 10), got {epsilon_range!r}"
+                           ) from None
+    if not (0 < lo <= hi) or math.isinf(hi):
+        raise DPValueError(f"--epsilon-range must be two numbers 0 < low ≤ high, finite, got {lo:g},{hi:g}")
+    return lo, hi
+
+
 def advice_config(data, *, learners: Sequence[str] | None = None, epsilon_range: tuple[float, float] = ADVISOR_RANGE,
                   points: int = ADVISOR_POINTS, seeds: int = ADVISOR_SEEDS, base_seed: int = 0, secure: bool = False,
                   delta: float = DELTA, params: Mapping[str, Any] | None = None):
     """The ε sweep the advisor runs: the range log-spaced, the Trade-off explorer's default learners unless named."""
     from ..datasets import load_dataset
+    from ..datasets.registry import Dataset
     from ..sweep import SweepConfig, value_range
     from ..sweep.choices import default_learners, sweepable
 
-    lo, hi = (float(x) for x in epsilon_range)
-    if not (0 < lo <= hi):
-        raise DPValueError(f"--epsilon-range must be two numbers 0 < low ≤ high, got {lo:g},{hi:g}")
+    if isinstance(data, pd.DataFrame):
+        raise DPValueError("data: a pandas DataFrame names no label column and declares no bounds; turn it into a "
+                           "Dataset first, dpcore.load_csv(df, label_column='...', drop=[...], bounds='...') (drop an "
+                           "identifier or a free-text column; declare what each column can hold), and pass that")
+    if not isinstance(data, (str, Dataset)):
+        raise DPValueError(f"data: expects a registry dataset name such as 'iris' or a Dataset from dpcore.load_csv, "
+                           f"got {type(data).__name__}")
+    lo, hi = _epsilon_range(epsilon_range)
+    if isinstance(learners, str):  # one name, or names with commas as on the command line: not its letters
+        learners = [name.strip() for name in learners.split(",") if name.strip()]
     ds = load_dataset(data) if isinstance(data, str) else data
+    if ds.task not in _METRICS:  # rows without a label (load_csv_unlabelled): nothing for a need to be judged by
+        raise DPValueError(f"data: the advisor judges a model's predictions of a label, and {ds.name!r} has none (its "
+                           "rows are for clustering); load the file with dpcore.load_csv(..., label_column='...')")
     chosen = list(learners) if learners else default_learners(sweepable(ds.task, ds.is_image, "epsilon"), ds.task,
                                                               class_shares=bool(getattr(ds, "class_shares", ())))
     return SweepConfig(dataset=data, learners=tuple(chosen), axis="epsilon",
@@ -1121,15 +1243,29 @@ def advise(data, need: Need | str | None = None, *, epsilon_range: tuple[float, 
     ...            attack=False, n_jobs=1, use_cache=False)
     >>> a.met, a.recommended["epsilon"] in (1.0, 10.0)
     (True, True)
+
+    A pandas DataFrame becomes a Dataset through :func:`dpcore.load_csv`, which names its label column, leaves out
+    the columns no model should read and takes the declared bounds:
+
+    >>> import pandas as pd
+    >>> from dpcore import load_csv
+    >>> df = pd.DataFrame({"id": [f"P{i}" for i in range(80)], "age": [20 + i for i in range(80)],
+    ...                    "readmitted": [int(i >= 40) for i in range(80)]})
+    >>> ds = load_csv(df, label_column="readmitted", drop=["id"], bounds="age=0:110")
+    >>> a = advise(ds, "accuracy>=0.6", epsilon_range=(1, 10), points=2, seeds=2, learners="erm-objective",
+    ...            attack=False, n_jobs=1)
+    >>> a.need.describe(), list(a.points.epsilon)
+    ('accuracy at least 0.6', [1.0, 10.0])
     """
     from ..sweep import DEFAULT_JOBS, run_sweep
 
     if not 0.5 < float(confidence) < 1:  # before the sweep, not after it
         raise DPValueError(f"confidence must be between 0.5 and 1, got {confidence!r}")
+    epsilon_range = _epsilon_range(epsilon_range)
     config = advice_config(data, learners=learners, epsilon_range=epsilon_range, points=points, seeds=seeds,
                            base_seed=base_seed, secure=secure, delta=delta, params=params)
     if not isinstance(need, Need):
-        need = parse_need(need or "", config.task, dataset_labels(config.dataset))
+        need = parse_need(need, config.task, dataset_labels(config.dataset))
     result = run_sweep(config, n_jobs=DEFAULT_JOBS if n_jobs is None else n_jobs, on_result=on_result,
                        use_cache=use_cache, cache_dir=cache_dir)  # None: an upload's runs stay off the disk
     advice = judge(result, need, epsilon_range=epsilon_range, confidence=confidence)

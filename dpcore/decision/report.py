@@ -64,7 +64,9 @@ def scrub(text: str, dataset) -> str:
         for name in _class_names(dataset):
             out = out.replace(f"the single class {name!r}", "a single class")
             # "the most common training class (ok)": the parenthesis only named it ("(a class)" read as a typo)
-            out = out.replace(repr(name), "a class").replace(f" ({name})", "").replace(f"({name})", "(a class)")
+            # ... and "class ('no')", as the sweep's warnings quote it, likewise (it read "class (a class)")
+            out = out.replace(f" ({name!r})", "").replace(f" ({name})", "")
+            out = out.replace(repr(name), "a class").replace(f"({name})", "(a class)")
         out = re.sub(r"[-+0-9.eE]+ across the file", "the values' own spread", out)
     return out
 
@@ -213,12 +215,15 @@ def curves_svg(advice: Advice, *, width: int = 760, height: int = 380) -> str:
                  f'Test {metric_name(advice.metric)}</text>')
     references = non_private_lines(advice)
     names = []  # the lines' names, drawn after the legend's pale box (a name at the top right ran under it)
-    for value, colour, dash, label in ([(v, "#000", "6 4", lab) for lab, v in references]
-                                       + [(advice.trivial, "#7F7F7F", "2 3", "trivial")]):
+    named_at = -math.inf  # the last name's baseline: two lines a few pixels apart (0.740 and 0.736) wrote one name
+    for value, colour, dash, label in sorted(  # over the other; each name now sits at least a text line below
+            [(v, "#000", "6 4", lab) for lab, v in references] + [(advice.trivial, "#7F7F7F", "2 3", "trivial")],
+            key=lambda line: y(line[0]) if _finite(line[0]) else math.inf):
         if _finite(value):
             parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
                          f'stroke="{colour}" stroke-dasharray="{dash}" stroke-width="1.5"/>')
-            names.append(f'<text x="{left + pw - 4}" y="{y(value) - 4:.1f}" text-anchor="end" fill="{colour}">'
+            named_at = max(y(value) - 4, named_at + 12)
+            names.append(f'<text x="{left + pw - 4}" y="{named_at:.1f}" text-anchor="end" fill="{colour}">'
                          f'{html.escape(label)} {value:.3g}</text>')
     legend: list[tuple[str, str]] = []
     marks: list[float] = [y(v) for v in [v for _, v in references] + [advice.trivial] if _finite(v)]
@@ -290,8 +295,9 @@ def question_of(advice: Advice) -> dict:
         "ε range accepted": f"{lo:g} to {hi:g}",
         "ε values tried": ", ".join(epsilon_text(v) for v in cfg.values if lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9)),
         "learners": ", ".join(_title(n) for n in cfg.learners),
-        "seeds per ε": cfg.seeds,
-        "δ": f"{cfg.delta:g}",
+        "seeds per ε": f"{cfg.seeds} (runs at each ε, each on a fresh split of the rows with fresh noise)",
+        "δ": f"{cfg.delta:g} (the small chance, allowed beside ε, that the guarantee does not hold; keep it well "
+             "below 1/n for n records)",
         "how sure": f"a fresh run meets the need in {advice.confidence:.0%} of cases (one-sided prediction bound)",
     }
 
@@ -467,7 +473,8 @@ def report_html(advice: Advice, *, dataset=None, question: dict | None = None, n
                  f"{epsilon_text(att['epsilon_lower_bound'], lower_bound=True)} at {att['confidence']:.0%} confidence"
                  + (f", and catches {caught:.1%} of the members at 1 % false alarms" if caught is not None else
                     ", and has too few non-members to measure its catch at 1 % false alarms")
-                 + f" (AUC {att['auc']:.3f}). {_e(ATTACK_CAVEAT)}</p>")
+                 + f" (AUC {att['auc']:.3f}: the chance that the attack ranks a member above a non-member, 0.5 for "
+                 f"guessing and 1 for telling every member from every non-member). {_e(ATTACK_CAVEAT)}</p>")
     h.append("<h2>Choosing ε from these curves is a release</h2>")
     h.append(f"<p>{_e(advice.selection['note'])}</p>")
     h += _data_section(shape)
@@ -480,9 +487,22 @@ def report_html(advice: Advice, *, dataset=None, question: dict | None = None, n
                  f"<td>{_meets_cell(p)}</td><td>{epsilon_text(p.epsilon_spent, digits=4, infinity='inf')}</td>"
                  f"<td><code>{_e(p.event or '—')}</code></td></tr>")
     h.append("</table>")
+    h.append(f'<p class="muted">{_e(_table_legend(advice))}</p>')
     h += _computed_section(doc)
     h.append("</body></html>")
     return "\n".join(h)
+
+
+def _table_legend(advice: Advice) -> str:
+    """What each column of the "Every ε tried" table means, in words a data owner reads without a statistics book."""
+    higher = advice.need.higher_is_better
+    return ("ε: the budget each run was given. Mean: the score averaged over the seeds (each seed a fresh split of the "
+            "rows and fresh noise). Spread (sd): the seeds' standard deviation around that mean. Seeds: the runs at "
+            f"that ε. Bound: the score a fresh run reaches {'at least' if higher else 'at most'} in "
+            f"{advice.confidence:.0%} of cases (Student's t prediction bound over the seeds). Target: the score the "
+            "need asks for. Meets: whether the bound reaches the target (and why not, where it is above it). "
+            "ε spent: what the runs spent, computed by dp_accounting from the event beside it, which names the "
+            "noise added and how often (the record of how the ε was counted).")
 
 
 def _event_text(event) -> str:
