@@ -239,6 +239,11 @@ def delta_input(key: str, *, default: float = DELTA, container=None, disabled: b
 
 #: What a page without data asks for, in the sidebar beside the uploader and again in the main area.
 UPLOAD_PROMPT = "Upload a CSV file in the sidebar (the » button at the top left on a phone) to use your own data."
+#: The same, on a page whose settings stand in a form: the file chosen there is sent, read and offered its label
+#: box only when the form's button is pressed
+UPLOAD_PROMPT_IN_FORM = ("Choose a CSV file in the sidebar (the » button at the top left on a phone), then press the "
+                         "button under the settings: the file is read then, and its label column and other settings "
+                         "appear under it.")
 
 
 def _upload_changed(key: str) -> None:
@@ -314,8 +319,9 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         c.caption(f"Your file **{stored['name']}** was read as {stored.get('task')}; this page needs a {task} label: "
                   "pick such a column below, or upload another file.")
     if stored is None:
-        st.info(UPLOAD_PROMPT)
-        st.session_state[DATASET_PROBLEM] = ("info", UPLOAD_PROMPT)
+        prompt = UPLOAD_PROMPT_IN_FORM if in_form else UPLOAD_PROMPT
+        st.info(prompt)
+        st.session_state[DATASET_PROBLEM] = ("info", prompt)
         return None
     data, name = stored["data"], stored["name"]
     c.caption(f"Your file **{name}** {UPLOAD_NOTE}")

@@ -229,3 +229,14 @@ def test_a_learner_whose_epsilon_is_for_a_record_replaced_is_attacked_against_no
     # the attacked model released ε = 1 about these people: the session's total counts it, not ∞
     total = next(c.value for c in at.caption if c.value.startswith("**Session total.**"))
     assert "ε = 1" in total and "∞" not in total, total
+
+
+def test_choosing_your_own_file_in_the_form_says_the_button_reads_it_and_brings_its_label_box(app_page):
+    # the uploader stands in the form, so nothing it holds is read until the form's button is pressed: the prompt
+    # said only "Upload a CSV file", and stayed after a file was chosen
+    at = app_page(PATH, timeout=600)
+    at.session_state["audit.dataset"] = "upload"
+    at.run()
+    assert not at.exception
+    assert any("then press the button under the settings" in i.value for i in at.sidebar.info)
+    assert not at.dataframe  # nothing trained
