@@ -391,7 +391,8 @@ _FEW_CATEGORIES = 20
 
 def _why_not_numeric(name, column: pd.Series) -> str:
     """Why a text column cannot be a feature, in the owner's terms, without quoting its cells: numbers written with
-    commas, an identifier (a different text on every row) or categories (few distinct texts); "" otherwise."""
+    commas, an identifier (a different text on every row), categories (few distinct texts) or free text (words in
+    most cells); "" otherwise."""
     text = column.astype(str)
     n, distinct = len(text), int(text.nunique())
     if text.str.fullmatch(r"\s*[-+]?[\d.]+\s*").sum() + text.str.match(_COMMA_NUMBER).sum() == n and \
@@ -421,6 +422,9 @@ def _why_not_numeric(name, column: pd.Series) -> str:
                 "what holds for new rows, and it singles people out; drop the column.")
     if distinct <= _FEW_CATEGORIES:
         return f"{name!r} is text with {distinct} categories."
+    if text.str.contains(r"\S\s+\S").mean() > 0.5:  # words: most cells hold more than one
+        return (f"{name!r} holds free text (words, {distinct} different texts in {n} rows): no learner here reads "
+                "text, and a note can name a person; drop the column.")
     return ""
 
 

@@ -342,7 +342,11 @@ def _owner_table(extra: dict[str, list[str]], n: int = 40) -> bytes:
                                                  "drop the column"),
     ([("Cardiology", "Oncology", "Neurology")[i % 3] for i in range(40)],
      "is text with 3 categories\\. Encode 'c' as numbers .*listed from what the column means.* or drop it"),
-], ids=["thousands-separator", "decimal-comma", "text-identifier", "categories"])
+    # notes that repeat now and then (not an identifier) were told to be encoded as categories
+    ([f"back pain, seen on day {i % 25}" for i in range(40)],
+     "holds free text \\(words, 25 different texts in 40 rows\\): no learner here reads text.*drop the "
+     "column\\. To leave"),
+], ids=["thousands-separator", "decimal-comma", "text-identifier", "categories", "free-text"])
 def test_a_text_feature_column_is_refused_saying_what_it_holds_without_quoting_a_cell(column, says):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
