@@ -50,7 +50,15 @@ from ..validation import check_delta, check_epsilon, check_positive
 from .accountants import PLD_DISCRETIZATION, RDP_ORDERS, check_accountant, make_accountant
 from .events import EpsilonDeltaDpEvent, RdpCurveDpEvent, atom_pure_epsilon, flatten
 from .neighbouring import UNIT_SAID, UNITS, Neighbouring, _unit, covers, replace_one_guarantee
-from .trusted import ARITHMETIC_ERRORS, quiet, rdp_epsilon, trusted_delta, trusted_epsilon, trusted_rdp
+from .trusted import (
+    ARITHMETIC_ERRORS,
+    quiet,
+    rdp_epsilon,
+    trusted_delta,
+    trusted_epsilon,
+    trusted_rdp,
+    trusted_step_rdp,
+)
 
 __all__ = ["PrivacyLedger", "PrivacyProfile", "epsilon_of_event", "privacy_profile", "repeat_and_select_epsilon"]
 
@@ -124,7 +132,7 @@ def _know_rdp_curves(event: dp_accounting.DpEvent, curves: list,
         try:
             with quiet():
                 check.compose(atom)
-            value = trusted_rdp(check._rdp)[0]
+            value = trusted_step_rdp(check._rdp)[0]
         except (*ARITHMETIC_ERRORS, AttributeError):
             continue
         if value != arr[_ORDER_TWO]:
@@ -169,7 +177,7 @@ def _rdp_curve_noted(atom, neighbouring: Neighbouring) -> tuple[np.ndarray | Non
             return None, None
         if not np.isfinite(trusted_rdp(curve)).any() and not isinstance(atom, dp_accounting.NonPrivateDpEvent):
             reason = _untrusted(atom, "its Rényi divergence is infinite, or overflows double precision, at every order")
-        curve = trusted_rdp(curve)
+        curve = trusted_step_rdp(curve)
     curve.flags.writeable = False
     return curve, reason
 
@@ -609,10 +617,15 @@ class _Composition:
             self.note(f"{_small_delta_reason(share, instead=False)}{shared}: this epsilon is reported as infinity "
                       "(no privacy guarantee can be stated; use a larger delta)")
             return math.inf
-        return sum(rdp_epsilon(acc.orders, acc.rdp, share)[0] if isinstance(acc, rdp.RdpAccountant)
+        steps = {rel: 0 for rel in groups}
+        for _, count, rel in self.supported:
+            steps[rel] += count
+        # each step's rounding, as trusted_step_rdp allows for it on the curves the ledger composes itself
+        return sum(rdp_epsilon(acc.orders, trusted_step_rdp(acc.rdp, steps[rel]), share)[0]
+                   if isinstance(acc, rdp.RdpAccountant)
                    else (trusted_epsilon(acc.get_epsilon(share - PLD_DELTA_ROUNDING))
                          if share >= _PLD_RESOLVES * PLD_DELTA_ROUNDING else math.inf)
-                   for acc in groups.values())
+                   for rel, acc in groups.items())
 
 
 def _has(obj, *names: str) -> bool:
