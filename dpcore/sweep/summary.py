@@ -17,7 +17,9 @@ from ..teaching.verdict import epsilon_text, round_epsilon
 def summarize(table: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Mean, std, min, max and count of ``metric`` across seeds, per (learner, role, value).
 
-    Also the mean epsilon actually spent and, when the table has the
+    Also the epsilon actually spent, the largest of the group's runs (each run is a release of its own: should runs
+    of one point spend different epsilons, their mean is below what one of them spent; ``nan`` if any run's is
+    unknown, where a mean or a maximum skipped it) and, when the table has the
     ``leaks_privacy`` column, whether any run of the group leaked (its epsilon is then
     not a guarantee). Baseline rows (``value`` NaN) give one
     row per baseline learner. ``std`` is the sample standard deviation (0 for one seed).
@@ -47,7 +49,7 @@ def summarize(table: pd.DataFrame, metric: str) -> pd.DataFrame:
         min=(metric, "min"),
         max=(metric, "max"),
         n=(metric, "count"),
-        epsilon_spent=("epsilon", "mean"),
+        epsilon_spent=("epsilon", lambda e: e.max(skipna=False)),
         leaks_privacy=("leaks_privacy", "any"),
     ).reset_index()
     out["std"] = out["std"].fillna(0.0)
