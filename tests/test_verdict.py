@@ -198,3 +198,18 @@ def test_the_belief_reachable_at_a_tiny_epsilon_is_never_written_as_the_50_perce
     with localcontext() as ctx:
         ctx.prec = 60
         assert shown / 100 > 1 / (1 + Decimal(-epsilon).exp())
+
+
+def test_an_epsilon_a_rounding_above_a_band_edge_is_banded_as_shown():
+    """Randomized response at exactly ε = 1 is accounted 1.0000000000000004 (its noise parameter rounded down to a
+    double, so the event never states less than the mechanism spends); it is shown "1", and banded as shown, not
+    "Moderate privacy (1 < ε ≤ 4)" beside "ε = 1". A real excess over the edge still moves it up."""
+    from dpcore.accounting import epsilon_of_event
+    from dpcore.mechanisms import RandomizedResponse
+    from dpcore.teaching.verdict import epsilon_text
+
+    for edge, band in [(1.0, "strong"), (4.0, "moderate"), (10.0, "weak")]:
+        spent = epsilon_of_event(RandomizedResponse(epsilon=edge, k=10).dp_event, delta=0.0,
+                                 neighbouring="replace-one")
+        assert spent >= edge and epsilon_text(spent) == f"{edge:g}" and verdict(spent).name == band
+    assert verdict(1.000001).name == "moderate"

@@ -238,7 +238,9 @@ def verdict(epsilon: float) -> Verdict:
         raise DPValueError(f"epsilon must be ≥ 0 (or inf for a non-private result), got {epsilon!r}")
     if math.isinf(eps):
         return Verdict(eps, NOT_PRIVATE, math.inf, 1.0)
-    band = next(b for b in BANDS if eps <= b.upper)
+    # banded as shown (round_epsilon): an accountant's 1.0000000000000002 for a mechanism calibrated to exactly 1 (a
+    # randomized response event's noise rounded down to a double) reads "ε = 1", and "Moderate (1 < ε ≤ 4)" beside it
+    band = next(b for b in BANDS if eps <= b.upper * (1 + EPSILON_TOLERANCE))
     odds = math.exp(eps) if eps < 700 else math.inf
     belief = 1.0 / (1.0 + math.exp(-eps)) if eps < 700 else 1.0
     return Verdict(eps, band, odds, belief)
