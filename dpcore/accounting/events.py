@@ -180,7 +180,27 @@ def flatten(event: dp_accounting.DpEvent, count: int = 1) -> Iterator[tuple[dp_a
         for e in event.events:
             yield from flatten(e, count)
     else:
+        _check_noise(event)
         yield event, count
+
+
+def _check_noise(atom: dp_accounting.DpEvent) -> None:
+    """Refuse a mechanism whose noise or sampling probability is no number dp_accounting can account: NaN, negative
+    or infinite noise, a probability outside [0, 1]. dp_accounting answered them with its own errors, or none (a
+    Laplace of noise NaN raised "eps must be > 0. Got nan"; of infinite noise, an IndexError in the PLD accountant)."""
+    if isinstance(atom, (dp_accounting.PoissonSampledDpEvent, dp_accounting.SampledWithReplacementDpEvent,
+                         dp_accounting.SampledWithoutReplacementDpEvent)):
+        q = getattr(atom, "sampling_probability", None)
+        if q is not None and not (isinstance(q, (int, float, np.integer, np.floating)) and 0 <= q <= 1):
+            raise DPValueError(f"{type(atom).__name__} needs a sampling_probability from 0 to 1 (the chance each "
+                               f"record is in a batch), got {q!r}")
+        _check_noise(atom.event)
+    elif isinstance(atom, (dp_accounting.GaussianDpEvent, dp_accounting.LaplaceDpEvent)):
+        noise = atom.noise_multiplier
+        if isinstance(noise, bool) or not (isinstance(noise, (int, float, np.integer, np.floating))
+                                           and 0 <= noise < math.inf):
+            raise DPValueError(f"{type(atom).__name__} needs a noise_multiplier that is a finite number >= 0 (noise "
+                               f"std, or Laplace scale, over the sensitivity), got {noise!r}")
 
 
 def _log1p_up(x: Fraction) -> float:

@@ -218,3 +218,19 @@ def test_the_rdp_of_one_subsampled_gaussian_step_is_never_below_its_exact_value_
         steps = 10**12
         eps = dpsgd_epsilon(noise_multiplier=sigma, sample_rate=q, steps=steps, delta=DELTA)
         assert eps >= rdp_epsilon(orders, steps * exact, DELTA)[0]
+
+
+@pytest.mark.parametrize("event, words", [
+    (dp_accounting.LaplaceDpEvent(math.nan), "LaplaceDpEvent needs a noise_multiplier"),
+    (dp_accounting.LaplaceDpEvent(math.inf), "LaplaceDpEvent needs a noise_multiplier"),
+    (dp_accounting.GaussianDpEvent(-1.0), "GaussianDpEvent needs a noise_multiplier"),
+    (dp_accounting.PoissonSampledDpEvent(0.1, dp_accounting.GaussianDpEvent(math.inf)), "GaussianDpEvent needs"),
+    (dp_accounting.PoissonSampledDpEvent(math.nan, dp_accounting.GaussianDpEvent(1.0)), "sampling_probability"),
+    (dp_accounting.PoissonSampledDpEvent(1.5, dp_accounting.GaussianDpEvent(1.0)), "sampling_probability"),
+])
+@pytest.mark.parametrize("accountant", ["rdp", "pld"])
+def test_an_event_whose_noise_or_sampling_is_no_number_is_refused_naming_it(event, words, accountant):
+    """dp_accounting answered these with its own errors ("eps must be > 0. Got nan"; an IndexError from the PLD
+    accountant for a Laplace of infinite noise): the ledger says which parameter, and what it must be."""
+    with pytest.raises(DPValueError, match=words):
+        epsilon_of_event(event, delta=DELTA, accountant=accountant)
