@@ -157,6 +157,15 @@ def test_abadi_figure_moments_accountant_far_below_composition():
     assert at400["Privacy loss distribution (PLD)"] <= rdp
 
 
+def test_the_comparison_counts_the_steps_of_a_fraction_of_an_epoch_as_training_runs_them():
+    """One epoch at q = 0.3 is 4 steps in training (a part of an epoch begun is run); the curves rounded it to 3, and
+    their epsilon at one epoch was one step short of what such a run spends (the engine ends epoch e at step
+    ceil(e / q))."""
+    df = composition_comparison(noise_multiplier=1.0, sample_rate=0.3, delta=1e-5, epochs=[1, 2.5], methods=["rdp"])
+    assert df.steps.tolist() == [4, 9]
+    assert df.epsilon.iloc[0] == dpsgd_epsilon(noise_multiplier=1.0, sample_rate=0.3, steps=4, delta=1e-5)
+
+
 def test_composition_formulas():
     assert naive_composition(epsilon=0.1, delta=1e-6, k=10) == pytest.approx((1.0, 1e-5))
     eps, d = advanced_composition(epsilon=0.1, delta=0.0, k=100, delta_slack=1e-5)
