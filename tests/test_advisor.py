@@ -283,6 +283,18 @@ def test_a_learner_spending_more_than_the_epsilon_it_is_drawn_at_is_never_recomm
     assert not any("looser target" in t for t in advice.instead)  # no advice read off a point it does not keep to
 
 
+def test_a_point_whose_runs_spent_a_little_more_than_its_epsilon_is_not_recommended_as_that_epsilon():
+    """Runs drawn at ε = 1 that spent 1.005: the advice read "ε = 1 ... Strong privacy (ε ≤ 1)" of them (a run was
+    over its ε only beyond 1 %); only float rounding (EPSILON_TOLERANCE) is taken as spending the ε given."""
+    res = _result({1.0: [0.85, 0.86, 0.84], 10.0: [0.9, 0.91, 0.9]}, [0.95, 0.95, 0.95])
+    table = res.table.copy()
+    table.loc[(table.role == "swept") & (table.value == 1.0), "epsilon"] = 1.005
+    table.loc[(table.role == "swept") & (table.value == 1.0) & (table.seed == 0), "epsilon"] = 1.0 + 1e-15
+    advice = judge(SweepResult(res.config, table, 0, len(table), 0.0), Need("at_least", "accuracy", 0.8))
+    assert advice.recommended["epsilon"] == 10.0
+    assert advice.points.set_index("epsilon").loc[1.0, "over_budget"]
+
+
 def test_the_advisor_writes_an_epsilon_spent_in_the_thousands_as_a_whole_number_with_thousands_separated():
     res = _per_answer(_result({2.0: [0.85, 0.86, 0.84], 20.0: [0.9, 0.91, 0.9]}, [0.95, 0.95, 0.95]), answers=450)
     said = judge(res, Need("at_least", "accuracy", 0.8)).instead[0]

@@ -165,3 +165,51 @@ def test_comparison_writes_a_large_epsilon_with_thousands_separators():
     # "ε = 9.83e+03" under a naive-composition total read as about ten; rounded up: never below the ε computed
     assert "ε = 9,840 is above every published deployment" in comparison(9834.2)
     assert "ε = 984 is above" in comparison(983.2)
+
+
+@pytest.mark.parametrize("epsilon", [1e-20, 1e-16, 1e-10, 1e-9, 0.0953101798043249, 23.025850929940457])
+def test_the_odds_factor_of_an_epsilon_at_the_edge_of_double_precision_is_never_below_e_to_the_epsilon(epsilon):
+    """e^ε in double precision is 1.0 exactly for ε = 1e-20 ("odds change at most 1.000...0×", no change at all), and
+    1.0000000001 for ε = 1e-10 (rounded up, still below the true 1.000000000100000000005); ε = 10 ln 10 as a float
+    is just above it, where the float quotient ε / ln 10 is exactly 10 ("10¹⁰×"). Checked in 50-digit decimals."""
+    from decimal import Decimal, localcontext
+
+    from dpcore.teaching.verdict import odds_factor
+
+    shown = odds_factor(epsilon)
+    with localcontext() as ctx:
+        ctx.prec = 60
+        true = Decimal(epsilon).exp()
+        if any(c in "⁰¹²³⁴⁵⁶⁷⁸⁹" for c in shown):
+            exponent = int(shown[2:-1].translate(str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")))
+            assert Decimal(10) ** exponent >= true
+        else:
+            assert Decimal(shown.rstrip("×").replace(",", "")) >= true
+
+
+@pytest.mark.parametrize("epsilon", [1e-20, 1e-16, 1e-12])
+def test_the_belief_reachable_at_a_tiny_epsilon_is_never_written_as_the_50_percent_it_started_from(epsilon):
+    """e^ε / (1 + e^ε) is 0.5 exactly in double precision below ε ~ 1e-16: "a 50 % guess can reach 50.0 %" is below
+    the true belief (and says the release moves nothing). The sentence bounds it in decimal arithmetic."""
+    from decimal import Decimal, localcontext
+
+    sentence = verdict(epsilon).sentence()
+    shown = Decimal(sentence.split("can reach ")[1].split(" %")[0])
+    with localcontext() as ctx:
+        ctx.prec = 60
+        assert shown / 100 > 1 / (1 + Decimal(-epsilon).exp())
+
+
+def test_an_epsilon_a_rounding_above_a_band_edge_is_banded_as_shown():
+    """Randomized response at exactly ε = 1 is accounted 1.0000000000000004 (its noise parameter rounded down to a
+    double, so the event never states less than the mechanism spends); it is shown "1", and banded as shown, not
+    "Moderate privacy (1 < ε ≤ 4)" beside "ε = 1". A real excess over the edge still moves it up."""
+    from dpcore.accounting import epsilon_of_event
+    from dpcore.mechanisms import RandomizedResponse
+    from dpcore.teaching.verdict import epsilon_text
+
+    for edge, band in [(1.0, "strong"), (4.0, "moderate"), (10.0, "weak")]:
+        spent = epsilon_of_event(RandomizedResponse(epsilon=edge, k=10).dp_event, delta=0.0,
+                                 neighbouring="replace-one")
+        assert spent >= edge and epsilon_text(spent) == f"{edge:g}" and verdict(spent).name == band
+    assert verdict(1.000001).name == "moderate"

@@ -46,7 +46,9 @@ def composition_comparison(
     ep = np.asarray(sorted(set(float(e) for e in epochs)), dtype=float)
     if ep.size == 0 or np.any(ep < 0):
         raise DPValueError("epochs must be a non-empty list of numbers >= 0")
-    steps = np.maximum(0, np.round(ep / q)).astype(int)
+    # as training counts them (a part of an epoch begun is run): rounded to the nearest, 1 epoch at q = 0.3 was 3 steps
+    # where a run of 1 epoch takes 4, so the curve's epsilon was one step short of what that run spends
+    steps = np.maximum(0, np.ceil(ep / q - 1e-9)).astype(int)
     rows = []
     for m in methods:
         if m in ("rdp", "pld"):

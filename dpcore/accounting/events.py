@@ -4,6 +4,8 @@ delta) guarantee, an RDP curve), and basic composition of pure epsilon-DP events
 from __future__ import annotations
 
 import math
+from decimal import Decimal, localcontext
+from fractions import Fraction
 from typing import Any, Iterator
 
 import attr
@@ -178,7 +180,38 @@ def flatten(event: dp_accounting.DpEvent, count: int = 1) -> Iterator[tuple[dp_a
         for e in event.events:
             yield from flatten(e, count)
     else:
+        _check_noise(event)
         yield event, count
+
+
+def _check_noise(atom: dp_accounting.DpEvent) -> None:
+    """Refuse a mechanism whose noise or sampling probability is no number dp_accounting can account: NaN, negative
+    or infinite noise, a probability outside [0, 1]. dp_accounting answered them with its own errors, or none (a
+    Laplace of noise NaN raised "eps must be > 0. Got nan"; of infinite noise, an IndexError in the PLD accountant)."""
+    if isinstance(atom, (dp_accounting.PoissonSampledDpEvent, dp_accounting.SampledWithReplacementDpEvent,
+                         dp_accounting.SampledWithoutReplacementDpEvent)):
+        q = getattr(atom, "sampling_probability", None)
+        if q is not None and not (isinstance(q, (int, float, np.integer, np.floating)) and 0 <= q <= 1):
+            raise DPValueError(f"{type(atom).__name__} needs a sampling_probability from 0 to 1 (the chance each "
+                               f"record is in a batch), got {q!r}")
+        _check_noise(atom.event)
+    elif isinstance(atom, (dp_accounting.GaussianDpEvent, dp_accounting.LaplaceDpEvent)):
+        noise = atom.noise_multiplier
+        if isinstance(noise, bool) or not (isinstance(noise, (int, float, np.integer, np.floating))
+                                           and 0 <= noise < math.inf):
+            raise DPValueError(f"{type(atom).__name__} needs a noise_multiplier that is a finite number >= 0 (noise "
+                               f"std, or Laplace scale, over the sensitivity), got {noise!r}")
+
+
+def _log1p_up(x: Fraction) -> float:
+    """ln(1 + x) for an exact rational ``x`` >= 0, rounded UP to a double (50-digit decimals): ``math.log1p`` of the
+    rounded quotient was below the exact value, by a unit in the last place at k = 10 and by 1e-7 relative at
+    k = 10^9, where 1 - p holds a few digits only."""
+    with localcontext() as ctx:
+        ctx.prec = 50
+        exact = (1 + Decimal(x.numerator) / Decimal(x.denominator)).ln() * (1 + Decimal(10) ** -45)
+    out = float(exact)
+    return out if Decimal(out) >= exact else math.nextafter(out, math.inf)
 
 
 def atom_pure_epsilon(atom: dp_accounting.DpEvent) -> float:
@@ -207,7 +240,7 @@ def atom_pure_epsilon(atom: dp_accounting.DpEvent) -> float:
         if not (0 < p <= 1 and isinstance(k, (int, float, np.integer, np.floating)) and float(k).is_integer()
                 and k >= 1):
             return math.inf
-        return math.log1p(k * (1.0 - p) / p)
+        return _log1p_up(int(k) * (1 - Fraction(float(p))) / Fraction(float(p)))
     if isinstance(atom, EpsilonDeltaDpEvent):
         return atom.epsilon if atom.delta == 0 else math.inf
     return math.inf  # RdpCurveDpEvent too: an RDP curve gives no pure epsilon

@@ -29,11 +29,17 @@ from typing import Iterator, Sequence
 import numpy as np
 from dp_accounting import rdp
 
-__all__ = ["ARITHMETIC_ERRORS", "RDP_ROUNDING", "quiet", "rdp_epsilon", "trusted_delta", "trusted_epsilon",
-           "trusted_rdp"]
+__all__ = ["ARITHMETIC_ERRORS", "RDP_ROUNDING", "RDP_STEP_ROUNDING", "quiet", "rdp_epsilon", "trusted_delta",
+           "trusted_epsilon", "trusted_rdp", "trusted_step_rdp"]
 
 #: How far below 0 dp_accounting's rounding can bring an RDP value (its log-space sums are exact to about 1e-16).
 RDP_ROUNDING = 1e-12
+#: How far below the exact value dp_accounting's RDP of one application of a mechanism may lie, absolute: its
+#: log-space sums lose a few units of 2**-52 whatever the value's size (a Poisson-subsampled Gaussian at integer
+#: orders, checked against 40-digit sums: up to 3.7 units below at q = 0.5, noise 1e3-1e7, order 37), so where the
+#: value is tiny (noise 1e4-1e7) it is off by up to 2 % relative, and composed over 1e12 steps the total falls below
+#: the exact one by as much. 64 units, plus 16 units relative, cover it with a wide margin.
+RDP_STEP_ROUNDING = 64 * 2.0**-52
 #: What dp_accounting raises when a noise is too small to square (sigma ** 2 == 0) or a value overflows a float.
 ARITHMETIC_ERRORS = (ZeroDivisionError, OverflowError, FloatingPointError)
 
@@ -55,6 +61,22 @@ def trusted_rdp(curve: Sequence[float]) -> np.ndarray:
     out = np.array(curve, dtype=float)
     out[np.isnan(out) | (out < -RDP_ROUNDING)] = math.inf
     out[(out < 0) & (out >= -RDP_ROUNDING)] = RDP_ROUNDING
+    return out
+
+
+def trusted_step_rdp(curve: Sequence[float], steps: int = 1) -> np.ndarray:
+    """dp_accounting's RDP curve of ``steps`` applications of a mechanism (one, by default) as an upper bound:
+    :func:`trusted_rdp`, then every finite order raised by the rounding of each step (:data:`RDP_STEP_ROUNDING`, and
+    16 units of 2**-52 relative), so that a composition of many steps (``count * curve``) is never below the exact
+    one. (dp_accounting gave the subsampled Gaussian at q = 0.001, noise 1e4, order 2, 9.99955e-15 where the exact
+    value is 1.0000000005e-14; over 1e12 steps epsilon 0.3752858 where the exact curve gives 0.3752912.)
+
+    >>> trusted_step_rdp([0.0, float("inf")]).tolist() == [RDP_STEP_ROUNDING, float("inf")]
+    True
+    """
+    out = trusted_rdp(curve)
+    finite = np.isfinite(out)
+    out[finite] = out[finite] * (1.0 + 16 * 2.0**-52) + steps * RDP_STEP_ROUNDING
     return out
 
 

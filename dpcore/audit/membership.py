@@ -170,7 +170,9 @@ def membership_claim(run: RunResult, private: bool = True) -> tuple[float, str]:
         return math.inf, ""
     if run.neighbouring is None:  # a finite ε with no relation declared is held to that ε (the audit's strict side)
         return eps, ""
-    shown = f"{eps:.3g}"
+    from ..teaching.verdict import epsilon_text
+
+    shown = epsilon_text(eps)  # rounded up, as every ε spent is shown (":.3g" wrote 1.2349 as 1.23)
     if run.unit != "records":
         from ..accounting.neighbouring import UNIT_SAID
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import abc
 import math
 from dataclasses import dataclass, field
+from decimal import Decimal, localcontext
 from typing import Any
 
 import dp_accounting
@@ -94,7 +95,11 @@ def pure_epsilon_event(epsilon: float):
     """
     if not epsilon <= _LARGEST_RR_EPSILON:
         return dp_accounting.RandomizedResponseDpEvent(noise_parameter=0.0, num_buckets=2)
-    p = 2.0 / (math.exp(epsilon) + 1.0)
+    with localcontext() as ctx:  # 2 / (e^eps + 1) rounded DOWN to a double: rounded up, it states a smaller epsilon
+        ctx.prec = 50  # (at epsilon 0.01 the event read 0.009999999999999785)
+        exact = 2 / (Decimal(float(epsilon)).exp() + 1)
+    p = float(exact)
+    p = p if Decimal(p) <= exact else math.nextafter(p, 0.0)
     return dp_accounting.RandomizedResponseDpEvent(noise_parameter=p, num_buckets=2)
 
 

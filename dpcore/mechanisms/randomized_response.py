@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from decimal import Decimal, localcontext
 
 import dp_accounting
 import numpy as np
@@ -53,6 +54,14 @@ class RandomizedResponse(Mechanism):
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "k", check_int(self.k, "k", minimum=2))
 
+    def _other_share(self) -> Decimal:
+        """(k - 1) / (e^eps + k - 1), the exact probability of another answer than the true one, in 50-digit
+        decimals (e^eps capped at e^700 as everywhere here)."""
+        with localcontext() as ctx:
+            ctx.prec = 50
+            k = Decimal(self.k)
+            return (k - 1) / (Decimal(min(self.epsilon, 700.0)).exp() + k - 1)
+
     @property
     def p_keep(self) -> float:
         """Probability of reporting the true category."""
@@ -63,13 +72,22 @@ class RandomizedResponse(Mechanism):
     def p_change(self) -> float:
         """Probability of reporting another category than the true one: ``(k - 1) / (e^eps + k - 1)``, computed
         directly (``1 - p_keep`` rounds to 0 in double precision from epsilon ~37, where a draw compared with
-        ``p_keep`` would keep every answer)."""
-        return (self.k - 1) / (math.exp(min(self.epsilon, 700.0)) + self.k - 1)
+        ``p_keep`` would keep every answer), and rounded UP to a double: rounded down, the answers kept are more
+        often the true one than e^eps allows (in double precision e^1e-12 + 999,999 is 1,000,000, so at k = 10^6 the
+        answers released at epsilon 1e-12 were 2.9e-11-DP)."""
+        exact = self._other_share()
+        p = float(exact)
+        return p if Decimal(p) >= exact else math.nextafter(p, 1.0)
 
     @property
     def noise_parameter(self) -> float:
-        """dp_accounting's p: the probability of answering uniformly at random over all k."""
-        return self.k / (math.exp(min(self.epsilon, 700.0)) + self.k - 1)
+        """dp_accounting's p: the probability of answering uniformly at random over all k, ``k / (e^eps + k - 1)``,
+        rounded DOWN to a double (a larger p is a smaller epsilon than the one spent)."""
+        with localcontext() as ctx:
+            ctx.prec = 50
+            exact = self._other_share() * self.k / (self.k - 1)
+        p = float(exact)
+        return p if Decimal(p) <= exact else math.nextafter(p, 0.0)
 
     def randomise(self, values, *, rng=None):
         gen = noise_generator(rng)

@@ -11,13 +11,15 @@ import pandas as pd
 
 from ..defaults import DELTA
 from ..exceptions import DPCoreError, DPValueError
-from ..teaching.verdict import epsilon_text, round_epsilon
+from ..teaching.verdict import EPSILON_TOLERANCE, epsilon_text, round_epsilon
 
 
 def summarize(table: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Mean, std, min, max and count of ``metric`` across seeds, per (learner, role, value).
 
-    Also the mean epsilon actually spent and, when the table has the
+    Also the epsilon actually spent, the largest of the group's runs (each run is a release of its own: should runs
+    of one point spend different epsilons, their mean is below what one of them spent; ``nan`` if any run's is
+    unknown, where a mean or a maximum skipped it) and, when the table has the
     ``leaks_privacy`` column, whether any run of the group leaked (its epsilon is then
     not a guarantee). Baseline rows (``value`` NaN) give one
     row per baseline learner. ``std`` is the sample standard deviation (0 for one seed).
@@ -47,7 +49,7 @@ def summarize(table: pd.DataFrame, metric: str) -> pd.DataFrame:
         min=(metric, "min"),
         max=(metric, "max"),
         n=(metric, "count"),
-        epsilon_spent=("epsilon", "mean"),
+        epsilon_spent=("epsilon", lambda e: e.max(skipna=False)),
         leaks_privacy=("leaks_privacy", "any"),
     ).reset_index()
     out["std"] = out["std"].fillna(0.0)
@@ -112,8 +114,9 @@ def neighbouring_note(table: pd.DataFrame, *, markdown: bool = True,
 
 
 #: A run spends more than the ε it was given beyond this factor of it: a calibration that lands at 0.9999 of its
-#: target, or a float rounded just above it, spends that ε.
-OVERSPEND = 1.01
+#: target, or a float rounded just above it (within EPSILON_TOLERANCE, as an ε is shown), spends that ε. (At 1.01, a
+#: run that spent 1.009 at ε = 1 was recommended, and its verdict banded, as ε = 1.)
+OVERSPEND = 1.0 + EPSILON_TOLERANCE
 
 
 def spends_more(table: pd.DataFrame) -> pd.Series:

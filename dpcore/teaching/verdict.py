@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal, localcontext
 
 from ..exceptions import DPValueError
 
@@ -79,16 +79,45 @@ class Verdict:
                 "weak": " The bound is loose; real attacks often learn far less: audit the model.",
                 "nominal": " The bound alone promises next to nothing; only an audit can say what is protected."}
         return (f"{b.icon} **{b.headline}** ({rng}): an attacker's odds about {subject} change at most "
-                f"{odds_factor(self.epsilon)}; a 50 % guess can reach {belief_text(self.max_belief)}.{tail[b.name]}")
+                f"{odds_factor(self.epsilon)}; a 50 % guess can reach {belief_text(_belief_up(self.epsilon))}."
+                f"{tail[b.name]}")
 
 
 _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
-def _ceil(x: float, decimals: int) -> float:
-    """``x`` rounded UP at ``decimals`` decimal places (decimal arithmetic on its shortest repr, as
-    :func:`round_epsilon` does)."""
-    return float(Decimal(repr(float(x))).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_CEILING))
+def _ceil(x: "float | Decimal", decimals: int) -> Decimal:
+    """``x`` rounded UP at ``decimals`` decimal places (decimal arithmetic on a float's shortest repr, as
+    :func:`round_epsilon` does, or on a Decimal as it is)."""
+    exact = x if isinstance(x, Decimal) else Decimal(repr(float(x)))
+    with localcontext() as ctx:
+        ctx.prec = max(ctx.prec, 60)
+        return exact.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_CEILING)
+
+
+#: Digits of the decimal arithmetic that bounds e^ε and the reachable belief (:func:`_exp_up`, :func:`_belief_up`).
+_PREC = 50
+
+
+def _exp_up(epsilon: float) -> Decimal:
+    """An upper bound on e^ε, to about 1e-45 relative: decimal ``exp`` of the float's exact value (correctly rounded
+    at 50 digits) moved up by a margin above that rounding. ``math.exp`` is not enough for a figure written as a
+    bound: e^1e-10 in double precision is 1.0000000001, which rounds up to the "1.00000000010×" below the true
+    1.000000000100000000005, and e^1e-20 is 1.0 exactly (the odds were written as not changing at all)."""
+    with localcontext() as ctx:
+        ctx.prec = _PREC
+        return Decimal(float(epsilon)).exp() * (1 + Decimal(10) ** -45)
+
+
+def _belief_up(epsilon: float) -> Decimal:
+    """An upper bound on e^ε / (1 + e^ε), the belief a 50 % guess can reach (Kasiviswanathan & Smith 2014), in the
+    decimal arithmetic of :func:`_exp_up`: in double precision it is 0.5 exactly for ε below about 1e-16, which
+    :func:`belief_text` would write as a "50.0 %" below the true value."""
+    if epsilon >= 700:
+        return Decimal(1)
+    with localcontext() as ctx:
+        ctx.prec = _PREC
+        return min(Decimal(1), (1 / (1 + Decimal(-float(epsilon)).exp())) * (1 + Decimal(10) ** -45))
 
 
 def odds_factor(epsilon: float) -> str:
@@ -100,18 +129,22 @@ def odds_factor(epsilon: float) -> str:
     ['1.0011×', '1.0513×', '2.72×', '20.1×', '149×', '36,316×', '10⁷×']
     """
     if epsilon > 13.8:  # 10 with a raised exponent (10⁹×), as printed in a textbook, not a programmer's 10^9
-        return "10" + f"{math.ceil(epsilon / math.log(10))}".translate(_SUPERSCRIPT) + "×"
-    x = math.exp(epsilon)
-    if x < 1.1:  # a small ε: "1×" would read as no change at all, so enough decimals to show it
-        if epsilon <= 0:
-            return "1×"
+        with localcontext() as ctx:  # the exponent n with 10^n >= e^ε, rounded up in decimal (a float quotient can
+            ctx.prec = _PREC  # land on a whole number from just above it)
+            exponent = (Decimal(float(epsilon)) / Decimal(10).ln() * (1 + Decimal(10) ** -45)).to_integral_value(
+                rounding=ROUND_CEILING)
+        return "10" + f"{exponent:f}".translate(_SUPERSCRIPT) + "×"
+    if epsilon <= 0:
+        return "1×"
+    x = _exp_up(epsilon)
+    if x < Decimal("1.1"):  # a small ε: "1×" would read as no change at all, so enough decimals to show it
         decimals = max(3, math.ceil(-math.log10(epsilon))) + 1
         return f"{_ceil(x, decimals):.{decimals}f}×"
     if x < 10:
         return f"{_ceil(x, 2):.2f}×"
     if x < 100:
         return f"{_ceil(x, 1):.1f}×"
-    return f"{math.ceil(x):,.0f}×"
+    return f"{_ceil(x, 0):,.0f}×"
 
 
 #: Relative tolerance under which an ε is taken to be the figure it is shown as, before :func:`round_epsilon` rounds
@@ -171,18 +204,24 @@ def epsilon_text(epsilon: float, *, infinity: str = "∞", digits: int = 3, lowe
     return f"{rounded:,.0f}" if abs(rounded) >= 1000 else f"{rounded:.{max(digits, 6)}g}"
 
 
-def belief_text(p: float) -> str:
+def belief_text(p: "float | Decimal") -> str:
     """The belief a 50 % guess can reach, as a percentage rounded UP (it is a bound: "can reach 73.2 %", never a
     73 % the belief can pass), with one decimal, two above 99.5 %, more when ε is so small that the belief is
-    within a tenth of a point of 50 %."""
-    if p >= 1 - 1e-4:
+    within a tenth of a point of 50 %. ``p`` a float, or a Decimal bound (:func:`_belief_up`), read exactly.
+
+    >>> belief_text(_belief_up(1.0)), belief_text(_belief_up(1e-16)), belief_text(0.5)
+    ('73.2 %', '50.0001 %', '50.0 %')
+    """
+    exact = p if isinstance(p, Decimal) else Decimal(float(p))
+    if exact >= 1 - Decimal("1e-4"):
         return "near-certainty (over 99.99 %)"
-    if p >= 0.995:
-        return f"{_ceil(100 * p, 2):.2f} %"
+    percent = 100 * exact
+    if exact >= Decimal("0.995"):
+        return f"{_ceil(percent, 2):.2f} %"
     digits = 1  # a small ε moves a 50 % guess a little: 50.03 %, not a "50 %" that reads as no change at all
-    while round(100 * p, digits) <= 50 < 100 * p and digits < 4:
+    while percent.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_EVEN) <= 50 < percent and digits < 4:
         digits += 1
-    return f"{_ceil(100 * p, digits):.{digits}f} %"
+    return f"{_ceil(percent, digits):.{digits}f} %"
 
 
 def verdict(epsilon: float) -> Verdict:
@@ -199,7 +238,9 @@ def verdict(epsilon: float) -> Verdict:
         raise DPValueError(f"epsilon must be ≥ 0 (or inf for a non-private result), got {epsilon!r}")
     if math.isinf(eps):
         return Verdict(eps, NOT_PRIVATE, math.inf, 1.0)
-    band = next(b for b in BANDS if eps <= b.upper)
+    # banded as shown (round_epsilon): an accountant's 1.0000000000000002 for a mechanism calibrated to exactly 1 (a
+    # randomized response event's noise rounded down to a double) reads "ε = 1", and "Moderate (1 < ε ≤ 4)" beside it
+    band = next(b for b in BANDS if eps <= b.upper * (1 + EPSILON_TOLERANCE))
     odds = math.exp(eps) if eps < 700 else math.inf
     belief = 1.0 / (1.0 + math.exp(-eps)) if eps < 700 else 1.0
     return Verdict(eps, band, odds, belief)

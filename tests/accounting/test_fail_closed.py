@@ -187,3 +187,50 @@ def test_a_randomized_response_of_unknown_noise_is_infinity_and_a_budget_refuses
     ledger = PrivacyLedger(delta=0.0, neighbouring="replace-one", budget=1.0)
     with pytest.raises(BudgetExceededError):
         ledger.spend(rr)
+
+
+@pytest.mark.parametrize("sigma,q", [(1e4, 1e-3), (1e6, 1e-3), (1e6, 0.5), (1e3, 0.9)])
+def test_the_rdp_of_one_subsampled_gaussian_step_is_never_below_its_exact_value_at_integer_orders(sigma, q):
+    """dp_accounting's log-space sums lose a few units of 2**-52 whatever the RDP's size: at noise 1e4-1e6 one step's
+    RDP (1e-12 .. 1e-18) came out up to 45 % below the exact one, and 1e12 steps composed that shortfall (epsilon
+    0.3752858 at q = 0.001, noise 1e4, where the exact curve gives 0.3752912). The curve the ledger composes is
+    checked against the exact binomial sum of Mironov, Talwar & Zhang 2019 (Sampled Gaussian mechanism, Section 3.3),
+    in 40-digit arithmetic."""
+    import mpmath
+
+    from dpcore.accounting import ledger
+    from dpcore.accounting.neighbouring import Neighbouring
+
+    event = dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma))
+    curve = ledger._rdp_curve(event, Neighbouring.ADD_REMOVE)
+    orders = ledger._ORDERS
+    exact = curve.copy()
+    with mpmath.workdps(40):
+        for i, a in enumerate(orders):
+            if a.is_integer() and a <= 64:
+                a = int(a)
+                mq, ms = mpmath.mpf(q), mpmath.mpf(sigma)
+                total = mpmath.fsum(mpmath.binomial(a, k) * (1 - mq) ** (a - k) * mq ** k
+                                    * mpmath.exp(mpmath.mpf(k * k - k) / (2 * ms * ms)) for k in range(a + 1))
+                exact[i] = float(mpmath.log(total) / (a - 1))
+                assert curve[i] >= exact[i], f"order {a}"
+    if (sigma, q) == (1e4, 1e-3):
+        steps = 10**12
+        eps = dpsgd_epsilon(noise_multiplier=sigma, sample_rate=q, steps=steps, delta=DELTA)
+        assert eps >= rdp_epsilon(orders, steps * exact, DELTA)[0]
+
+
+@pytest.mark.parametrize("event, words", [
+    (dp_accounting.LaplaceDpEvent(math.nan), "LaplaceDpEvent needs a noise_multiplier"),
+    (dp_accounting.LaplaceDpEvent(math.inf), "LaplaceDpEvent needs a noise_multiplier"),
+    (dp_accounting.GaussianDpEvent(-1.0), "GaussianDpEvent needs a noise_multiplier"),
+    (dp_accounting.PoissonSampledDpEvent(0.1, dp_accounting.GaussianDpEvent(math.inf)), "GaussianDpEvent needs"),
+    (dp_accounting.PoissonSampledDpEvent(math.nan, dp_accounting.GaussianDpEvent(1.0)), "sampling_probability"),
+    (dp_accounting.PoissonSampledDpEvent(1.5, dp_accounting.GaussianDpEvent(1.0)), "sampling_probability"),
+])
+@pytest.mark.parametrize("accountant", ["rdp", "pld"])
+def test_an_event_whose_noise_or_sampling_is_no_number_is_refused_naming_it(event, words, accountant):
+    """dp_accounting answered these with its own errors ("eps must be > 0. Got nan"; an IndexError from the PLD
+    accountant for a Laplace of infinite noise): the ledger says which parameter, and what it must be."""
+    with pytest.raises(DPValueError, match=words):
+        epsilon_of_event(event, delta=DELTA, accountant=accountant)

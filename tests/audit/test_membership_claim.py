@@ -51,3 +51,9 @@ def test_dpsgd_is_audited_against_its_own_epsilon():
         warnings.simplefilter("ignore")
         audit = membership_audit("dpsgd", "iris", epsilon=1.0, attack="loss", seed=0)
     assert audit.result.epsilon == audit.target.epsilon <= 1.0 + 1e-9 and audit.result.claim_note == ""
+
+
+def test_the_epsilon_a_claim_note_names_is_rounded_up_not_to_the_nearest():
+    """The note says what the run's guarantee is: 1.2349 read "ε = 1.23" (":.3g", to the nearest), below it."""
+    _, note = membership_claim(_run(epsilon=1.2349, unit="clients"))
+    assert "ε = 1.24 " in note

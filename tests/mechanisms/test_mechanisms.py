@@ -156,13 +156,14 @@ def test_randomized_response_golden_ln11():
     assert rr.p_keep == pytest.approx(0.55)
 
 
-@pytest.mark.parametrize("eps", [1.0, 100.0, 700.0, 701.0, 1e4])
+@pytest.mark.parametrize("eps", [0.01, 0.3, 1.0, 100.0, 700.0, 701.0, 1e4])
 def test_a_pure_epsilon_mechanisms_event_never_states_less_than_its_epsilon(eps):
-    # the bounding randomized response was capped at epsilon 700: Exponential(epsilon=800) composed as 700
+    # the bounding randomized response was capped at epsilon 700: Exponential(epsilon=800) composed as 700; and its
+    # answer-at-random probability 2 / (e^eps + 1) rounded up in double precision read 0.009999999999999785 for 0.01
     for mech in (Exponential(epsilon=eps), L2LaplaceVector(epsilon=eps)):
         for accountant in ("rdp", "pld"):
             spent = epsilon_of_event(mech.dp_event, delta=0.0, accountant=accountant, neighbouring="replace-one")
-            assert spent >= eps * (1 - 1e-12), (type(mech).__name__, accountant, spent)
+            assert spent >= eps, (type(mech).__name__, accountant, spent)
 
 
 class _FixedUniform(np.random.Generator):
@@ -312,3 +313,25 @@ def test_noise_multiplier_gaussian_rejects_bad_parameters(field, bad):
     kw = {"noise_multiplier": 1.0, "sensitivity": 1.0, field: bad}
     with pytest.raises(DPCoreError, match=field):
         NoiseMultiplierGaussian(**kw)
+
+
+@pytest.mark.parametrize("k", [10, 1000, 10**6, 10**9])
+def test_randomized_response_releases_and_accounts_its_epsilon_exactly_not_to_double_precision(k):
+    """In double precision e^1e-12 + 999,999 is 1,000,000: p_change rounded DOWN, and at k = 10^6 the answers
+    released at epsilon 1e-12 were 2.9e-11-DP while the ledger read the event (noise parameter 1.0) as epsilon 0; at
+    k = 10^9 and epsilon 0.5 the ledger said 0.49999995 of answers that were 0.5000000006-DP. Checked exactly: the
+    ratio P(keep) / P(a given other answer) of the released draws (uniform on the 2**-53 and 2**-52 grids) is at most
+    e^eps, and the epsilon the ledger reads from the event is at least the one spent."""
+    from decimal import Decimal, localcontext
+    from fractions import Fraction
+
+    for eps in [1e-12, 1e-6, 0.01, 0.5, 1.0, math.log(11), 5.0, 30.0]:
+        rr = RandomizedResponse(epsilon=eps, k=k)
+        spent = epsilon_of_event(rr.dp_event, delta=0.0, neighbouring="replace-one")
+        with localcontext() as ctx:
+            ctx.prec = 60
+            assert Decimal(spent) >= Decimal(eps), (eps, spent)
+            for grid in (2**53, 2**52):
+                changed = math.ceil(Fraction(rr.p_change) * grid)
+                ratio = Fraction(grid - changed, grid) / (Fraction(changed, grid) / (k - 1))
+                assert Decimal(ratio.numerator) / Decimal(ratio.denominator) <= Decimal(eps).exp(), (eps, grid)

@@ -170,6 +170,17 @@ def test_a_baseline_gets_only_the_knobs_the_swept_learner_shares_with_it(fakes):
     assert runs["baseline"] == {"epochs": 3}
 
 
+def test_a_points_epsilon_spent_is_the_most_any_of_its_runs_spent_not_their_mean():
+    """Runs of one point are releases of their own: should they spend different epsilons, the point's epsilon spent is
+    the largest, where the mean (2) was below what one run spent (3); a run whose epsilon is unknown makes the
+    point's unknown, where the mean skipped it."""
+    t = pd.DataFrame({"learner": ["a"] * 4, "role": ["swept"] * 4, "value": [1.0, 1.0, 2.0, 2.0],
+                      "seed": [0, 1, 0, 1], "accuracy": [0.5, 0.7, 0.6, 0.8], "epsilon": [1.0, 3.0, 2.0, np.nan]})
+    spent = summarize(t, "accuracy").set_index("value")["epsilon_spent"]
+    assert spent[1.0] == 3.0
+    assert math.isnan(spent[2.0])
+
+
 def test_regression_metrics_and_mean_baseline(fakes, cache_dir):
     res = run_sweep(_cfg(dataset="diabetes", values=[0.5, 5.0], seeds=1), n_jobs=1, cache_dir=cache_dir)
     t = res.table
