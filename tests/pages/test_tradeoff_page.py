@@ -433,7 +433,7 @@ def test_a_calibration_that_spends_just_under_its_target_gets_no_label_and_no_no
 
     cfg = SweepConfig(dataset="iris", learners=["dpsgd"], values=[1.0, 2.0], seeds=1, include_baselines=False)
     table = pd.DataFrame({"learner": "dpsgd", "role": "swept", "value": [1.0, 2.0], "seed": 0, "accuracy": 0.8,
-                          "epsilon": [0.9999, 2.00001], "epsilon_target": [1.0, 2.0], "leaks_privacy": False})
+                          "epsilon": [0.9999, 2.0 * (1 + 1e-12)], "epsilon_target": [1.0, 2.0], "leaks_privacy": False})
     fig = sweep_figure(table, cfg, metric="accuracy")
     assert not [a for a in fig.layout.annotations if a.text.startswith("ε ")]
     assert overspent_note(table) is None

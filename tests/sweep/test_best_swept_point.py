@@ -29,11 +29,19 @@ def test_when_every_point_overspends_the_best_is_kept_and_says_what_it_spent():
     assert found.point.value == 10.0 and found.spent == 4500.0 and found.left_out == 0
 
 
-def test_a_calibration_just_under_or_over_its_target_is_not_overspending():
-    summ = _summary([{"learner": "dpsgd", "value": 1.0, "mean": 0.95, "epsilon_spent": 1.005},
+def test_a_calibration_just_under_its_target_or_a_float_above_it_is_not_overspending():
+    summ = _summary([{"learner": "dpsgd", "value": 1.0, "mean": 0.95, "epsilon_spent": 1.0 + 1e-12},
                      {"learner": "dpsgd", "value": 2.0, "mean": 0.90, "epsilon_spent": 1.9999}])
     found = best_swept(summ, axis="epsilon", metric="accuracy")
     assert found.point.value == 1.0 and found.spent is None and found.left_out == 0
+
+
+def test_a_point_that_spent_half_a_percent_more_than_its_epsilon_is_not_named_best_at_that_epsilon():
+    # runs drawn at ε = 1 that spent 1.005 were named "Best swept: ε = 1", below what they spent
+    summ = _summary([{"learner": "dpsgd", "value": 1.0, "mean": 0.95, "epsilon_spent": 1.005},
+                     {"learner": "dpsgd", "value": 2.0, "mean": 0.90, "epsilon_spent": 1.9999}])
+    found = best_swept(summ, axis="epsilon", metric="accuracy")
+    assert found.point.value == 2.0 and found.spent is None and found.left_out == 1
 
 
 def test_off_the_epsilon_axis_no_point_is_left_out_for_the_epsilon_it_spent():
