@@ -293,6 +293,10 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
     c = container or st.sidebar
     st.session_state.pop(DATASET_PROBLEM, None)
     names = [n for n in dataset_names(task, images=images) if n not in exclude]
+    if in_form and allow_upload and st.session_state.get(f"{key}.file") is not None:
+        # a file sent with the form's button (a form allows no callback): the session's file before the list below
+        # is labelled, which named it "Upload a CSV…" beside the file it had just read
+        _upload_changed(f"{key}.file")
     stored = stored_upload() if allow_upload else None
     fitting = serves(stored) and images is not True
     options = names + (["upload"] if allow_upload else [])

@@ -240,3 +240,14 @@ def test_choosing_your_own_file_in_the_form_says_the_button_reads_it_and_brings_
     assert not at.exception
     assert any("then press the button under the settings" in i.value for i in at.sidebar.info)
     assert not at.dataframe  # nothing trained
+
+
+def test_a_file_sent_with_the_form_is_named_in_the_dataset_list_at_once(app_page):
+    at = app_page(PATH, timeout=600)
+    at.session_state["audit.dataset"] = "upload"
+    at.run()
+    rows = "a,b,y\n" + "".join(f"{i % 5},{(i * 7) % 3},{i % 2}\n" for i in range(12))
+    at.get("file_uploader")[0].set_value(("mine.csv", rows.encode(), "text/csv"))
+    next(b for b in at.get("form_submit_button") if b.label == "Train and attack").click().run()
+    assert not at.exception
+    assert "Your file: mine.csv" in at.selectbox(key="audit.dataset").options
