@@ -14,6 +14,7 @@ from dpcore.datasets import load_csv
 from dpcore.decision.advisor import Need, advise, judge, parse_need, prediction_bound
 from dpcore.exceptions import DPValueError
 from dpcore.sweep import SweepConfig, SweepResult
+from tests.sweep_tables import sweep_with_references
 
 
 @pytest.mark.parametrize("text, task, expected", [
@@ -680,18 +681,8 @@ def test_a_delta_above_one_over_n_voids_the_band_of_the_recommended_epsilon():
 def test_what_no_epsilon_can_meet_is_judged_against_the_best_non_private_reference():
     # two learners, two non-private references (logistic regression 0.70 for DP-ERM, the network 0.74 for DP-SGD):
     # "even the non-private model reaches only accuracy 0.700" was said while DP-SGD itself scored 0.74
-    config = SweepConfig(dataset="iris", learners=("erm-objective", "dpsgd"), values=(1.0, 10.0), seeds=3)
-    rows = []
-    for s in range(3):
-        for name, score, role in (("logreg", 0.70, "baseline"), ("non-private", 0.74, "baseline"),
-                                  ("majority", 0.33, "trivial")):
-            rows.append({"learner": name, "role": role, "value": np.nan, "seed": s, "accuracy": score,
-                         "epsilon": math.inf, "warnings": "", "leaks_privacy": False, "event": ""})
-        for name, score in (("erm-objective", 0.65), ("dpsgd", 0.74)):
-            for v in (1.0, 10.0):
-                rows.append({"learner": name, "role": "swept", "value": v, "seed": s, "accuracy": score + 0.001 * s,
-                             "epsilon": v, "warnings": "", "leaks_privacy": False, "event": ""})
-    advice = judge(SweepResult(config, pd.DataFrame(rows), 0, len(rows), 0.0), Need("at_least", "accuracy", 0.95))
+    result = sweep_with_references({"erm-objective": 0.65, "dpsgd": 0.74}, {"logreg": 0.70, "non-private": 0.74})
+    advice = judge(result, Need("at_least", "accuracy", 0.95))
     said = " ".join(advice.instead)
     assert "even the non-private model reaches only accuracy 0.740" in said
     assert "0.700" not in said
@@ -718,18 +709,7 @@ def test_a_recommendation_never_reads_below_what_its_runs_spent():
 def test_the_non_private_mean_beside_the_target_is_the_one_the_target_was_taken_from():
     # DP-SGD is judged against the network (0.74), DP-ERM against logistic regression (0.70): the JSON read
     # "target 0.72, non_private 0.70" for "within 2 points", the second from the first reference swept
-    config = SweepConfig(dataset="iris", learners=("erm-objective", "dpsgd"), values=(1.0, 10.0), seeds=3)
-    rows = []
-    for s in range(3):
-        for name, score, role in (("logreg", 0.70, "baseline"), ("non-private", 0.74, "baseline"),
-                                  ("majority", 0.33, "trivial")):
-            rows.append({"learner": name, "role": role, "value": np.nan, "seed": s, "accuracy": score,
-                         "epsilon": math.inf, "warnings": "", "leaks_privacy": False, "event": ""})
-        for name, score in (("erm-objective", 0.60), ("dpsgd", 0.735)):
-            for v in (1.0, 10.0):
-                rows.append({"learner": name, "role": "swept", "value": v, "seed": s, "accuracy": score + 0.001 * s,
-                             "epsilon": v, "warnings": "", "leaks_privacy": False, "event": ""})
-    result = SweepResult(config, pd.DataFrame(rows), 0, len(rows), 0.0)
+    result = sweep_with_references({"erm-objective": 0.60, "dpsgd": 0.735}, {"logreg": 0.70, "non-private": 0.74})
     met = judge(result, Need("within", "accuracy", 0.02))
     assert met.recommended["learner"] == "dpsgd"
     assert met.to_json_dict()["non_private"] == pytest.approx(0.74)
@@ -774,23 +754,13 @@ def test_seeds_sharing_one_split_say_when_the_test_rows_luck_leaves_the_target_i
     rng = np.random.default_rng(0)
     lines = ["a,b,y"] + [f"{rng.normal():.3f},{rng.normal():.3f},{i % 2}" for i in range(400)]
     ds = load_csv("\n".join(lines).encode(), label_column="y", name="t.csv", bounds="*=-5:5")
-    config = SweepConfig(dataset=ds, learners=("erm-objective",), values=(1.0, 10.0), seeds=3, secure=secure)
-    rows = []
-    for s in range(3):
-        rows.append({"learner": "logreg", "role": "baseline", "value": np.nan, "seed": s, "accuracy": 0.76,
-                     "epsilon": math.inf, "warnings": "", "leaks_privacy": False, "event": ""})
-        rows.append({"learner": "majority", "role": "trivial", "value": np.nan, "seed": s, "accuracy": 0.5,
-                     "epsilon": math.inf, "warnings": "", "leaks_privacy": False, "event": ""})
-        for v in (1.0, 10.0):
-            rows.append({"learner": "erm-objective", "role": "swept", "value": v, "seed": s,
-                         "accuracy": 0.74 + 0.001 * s, "epsilon": v, "warnings": "", "leaks_privacy": False,
-                         "event": ""})
-    advice = judge(SweepResult(config, pd.DataFrame(rows), 0, len(rows), 0.0), Need("at_least", "accuracy", 0.72))
+    result = sweep_with_references({"erm-objective": 0.74}, {"logreg": 0.76}, trivial=0.5, dataset=ds, secure=secure)
+    advice = judge(result, Need("at_least", "accuracy", 0.72))
     assert advice.met
     said = [r for r in advice.reasons if "the same 100 test rows" in r]
     if secure:
         assert len(said) == 1 and "these rows cannot show that the need is met" in said[0]
     else:  # each seed its own split: the seeds' spread holds the split's luck too
         assert said == []
-    within = judge(SweepResult(config, pd.DataFrame(rows), 0, len(rows), 0.0), Need("within", "accuracy", 0.05))
+    within = judge(result, Need("within", "accuracy", 0.05))
     assert not any("the same 100 test rows" in r for r in within.reasons)  # a gap: both models on the same rows

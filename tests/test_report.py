@@ -9,6 +9,8 @@ import re
 import numpy as np
 import pytest
 
+from tests.sweep_tables import sweep_with_references
+
 LABELS = ("stayed_48213", "churned_90377")  # class labels are cell values too
 #: the module's tests read one report command's output (a module fixture, 5 s): one test worker runs them all, so
 #: that it is made once, not once in each worker that happens to run one of them
@@ -312,27 +314,12 @@ def test_every_number_of_the_report_s_table_and_attack_is_said_in_words():
 
 def test_two_non_private_lines_a_hair_apart_keep_their_names_apart():
     # the network at 0.740 and logistic regression at 0.736: their names were drawn 1 px apart, one over the other
-    import math
-
-    import pandas as pd
-
     from dpcore.decision.advisor import Need, judge
     from dpcore.decision.report import curves_svg
-    from dpcore.sweep import SweepConfig, SweepResult
 
-    config = SweepConfig(dataset="iris", learners=("dpsgd", "erm-objective"), values=(1.0, 10.0), seeds=2)
-    rows = []
-    for s in range(2):
-        for name, score, role in (("non-private", 0.740, "baseline"), ("logreg", 0.736, "baseline"),
-                                  ("majority", 0.33, "trivial")):
-            rows.append({"learner": name, "role": role, "value": np.nan, "seed": s, "accuracy": score,
-                         "epsilon": math.inf, "warnings": "", "leaks_privacy": False, "event": ""})
-        for name, score in (("dpsgd", 0.73), ("erm-objective", 0.70)):
-            for v in (1.0, 10.0):
-                rows.append({"learner": name, "role": "swept", "value": v, "seed": s, "accuracy": score + 0.01 * s,
-                             "epsilon": v, "warnings": "", "leaks_privacy": False, "event": ""})
-    svg = curves_svg(judge(SweepResult(config, pd.DataFrame(rows), 0, len(rows), 0.0),
-                           Need("within", "accuracy", 0.05)))
+    result = sweep_with_references({"dpsgd": 0.73, "erm-objective": 0.70}, {"non-private": 0.740, "logreg": 0.736},
+                                   seeds=2, step=0.01)
+    svg = curves_svg(judge(result, Need("within", "accuracy", 0.05)))
     ys = [float(m) for m in re.findall(r'<text x="[\d.]+" y="([\d.]+)" text-anchor="end" fill="#000">[^<]*0\.7[34]',
                                        svg)]
     assert len(ys) == 2 and abs(ys[0] - ys[1]) >= 12, ys
