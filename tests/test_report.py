@@ -343,3 +343,28 @@ def test_the_question_says_what_delta_and_the_seeds_are():
     q = question_of(advice)
     assert q["δ"].startswith("1e-05 (the small chance") and "below 1/n" in q["δ"]
     assert q["seeds per ε"].startswith("3 (runs at each ε, each on a fresh split")
+
+
+def test_the_report_names_the_columns_clipped_to_their_bounds_but_not_how_many_values_were():
+    # "165 value(s) lay outside the declared bounds ...: 'age' (165)" counted the file's extreme records in a report
+    # meant to be shared, and no ε covers that count
+    import warnings
+
+    from dpcore.datasets.csv_upload import load_csv
+    from dpcore.datasets.transforms import standardize_with_bounds
+    from dpcore.decision.report import scrub
+    from dpcore.validation import clip_to_bounds
+
+    rows = "age,bmi,y\n" + "".join(f"{20 + i},{18 + i % 30},{i % 2}\n" for i in range(120))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ds = load_csv(rows.encode(), label_column="y", bounds="age=0:100, bmi=0:40")
+        standardize_with_bounds(np.array([[1.0], [5.0], [9.0]]), (0.0, 4.0))
+        clip_to_bounds(np.array([1.0, 5.0, 9.0]), 0.0, 4.0, name="the label 'y'")
+    said = [str(w.message) for w in caught if "lay outside the declared bounds" in str(w.message)]
+    assert len(said) == 3 and "'age' (" in said[0] and all(m[0].isdigit() for m in said)
+    scrubbed = [scrub(m, ds) for m in said]
+    assert scrubbed[0].startswith("Values lay outside the declared bounds and were clipped to them: 'age', 'bmi'")
+    assert scrubbed[1].startswith("Rows lay outside the declared bounds")
+    assert scrubbed[2].startswith("Values of the label 'y' lay outside the declared bounds")
+    assert not any(re.search(r"\d", m) for m in scrubbed), scrubbed

@@ -57,8 +57,9 @@ def _class_names(dataset) -> list[str]:
 
 
 def scrub(text: str, dataset) -> str:
-    """``text`` with the data's class labels (cell values) replaced by "a class" and a column's spread (computed
-    from its cells) left out. The learners' and the loader's warnings may quote either."""
+    """``text`` with the data's class labels (cell values) replaced by "a class", and a column's spread (computed
+    from its cells) and the counts of values clipped to the declared bounds left out. The learners' and the
+    loader's warnings may quote any of them."""
     out = str(text)
     if getattr(dataset, "source", "") == "upload":
         for name in _class_names(dataset):
@@ -68,6 +69,13 @@ def scrub(text: str, dataset) -> str:
             out = out.replace(f" ({name!r})", "").replace(f" ({name})", "")
             out = out.replace(repr(name), "a class").replace(f"({name})", "(a class)")
         out = re.sub(r"[-+0-9.eE]+ across the file", "the values' own spread", out)
+        # how many values fell outside a column's declared bounds counts the file's extreme records (no ε covers
+        # it): the report says which columns were clipped, not how many of their values
+        out = re.sub(r"\d+ value\(s\) lay outside the declared bounds and were clipped to them: (.*?); widen",
+                     lambda m: "Values lay outside the declared bounds and were clipped to them: "
+                               + re.sub(r"('[^']*') \(\d+\)", r"\1", m[1]) + "; widen", out)
+        out = re.sub(r"\d+ of \d+ rows \(\d+ values\) lay outside", "Rows lay outside", out)
+        out = re.sub(r"\d+ value\(s\) of (.*?) lay outside", r"Values of \1 lay outside", out)
     return out
 
 
