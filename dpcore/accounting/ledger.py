@@ -45,7 +45,7 @@ import numpy as np
 from dp_accounting import pld, rdp
 
 from ..exceptions import BudgetExceededError, DPCoreWarning, DPTypeError, DPValueError, user_stacklevel
-from ..teaching.verdict import epsilon_text
+from ..teaching.verdict import EPSILON_TOLERANCE, epsilon_text
 from ..validation import check_delta, check_epsilon, check_positive
 from .accountants import PLD_DISCRETIZATION, RDP_ORDERS, check_accountant, make_accountant
 from .events import EpsilonDeltaDpEvent, RdpCurveDpEvent, atom_pure_epsilon, flatten
@@ -790,6 +790,17 @@ class PrivacyLedger:
         """
         if isinstance(spent, dp_accounting.DpEvent) or not _has(spent, "neighbouring", "neighbouring_"):
             return spent  # an event, or what flatten() names as not one
+        from ..mechanisms.base import Mechanism
+
+        if isinstance(spent, Mechanism):  # one application of a mechanism: its event, as a guarantee for the relation
+            # its sensitivity was computed for (the ledger's, as for an event given as it is); randomized response
+            # and the exponential mechanism protect a record's value changed, whatever their inputs
+            if spent.neighbouring.startswith("replace-one") and self.neighbouring is not Neighbouring.REPLACE_ONE:
+                raise DPValueError(
+                    f"{type(spent).__name__}'s epsilon protects one record's value changed (a record replaced), and "
+                    "this ledger counts one record added or removed, which that guarantee says nothing about: "
+                    "compose it in a PrivacyLedger(neighbouring='replace-one')")
+            return spent.dp_event
         event = _first(spent, "event", "dp_event", "dp_event_")
         relation = _first(spent, "neighbouring", "neighbouring_")
         if event is None or relation is None or isinstance(event, dp_accounting.NonPrivateDpEvent):
@@ -862,7 +873,9 @@ class PrivacyLedger:
         spent, event = event, self._event_of(event)
         state = self._with(event)
         eps = state.epsilon(self.delta)
-        if self.budget is not None and eps > self.budget:
+        # within EPSILON_TOLERANCE of the budget is the budget, as every ε is shown (round_epsilon): the accountants'
+        # own rounding up put randomized response drawn at ε = 1 at 1.0000000000000004, "1, over the budget 1"
+        if self.budget is not None and eps > self.budget * (1 + EPSILON_TOLERANCE):
             raise BudgetExceededError(f"spending {event} would bring epsilon to {epsilon_text(eps, digits=4)}, over "
                                       f"the budget {self.budget:g}; nothing was spent")
         self._state, self._preview = state, None

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from dpcore.accounting import Neighbouring, PrivacyLedger, common_unit, epsilon_of_event
-from dpcore.exceptions import DPCoreWarning, DPTypeError, DPValueError
+from dpcore.exceptions import BudgetExceededError, DPCoreWarning, DPTypeError, DPValueError
 from dpcore.learners.base import RunResult
 from dpcore.sweep.summary import composition
 
@@ -94,3 +94,20 @@ def test_a_total_whose_deltas_use_up_the_ledgers_delta_says_why_it_is_infinite()
         assert math.isinf(ledger.spend(run))
     assert any("larger delta" in c for c in ledger.caveats)
     assert ledger.epsilon_at(1e-4) == pytest.approx(2.0)
+
+
+def test_a_mechanism_spent_in_a_ledger_composes_its_event_under_the_relation_it_protects():
+    # spend(RandomizedResponse(...)) failed with "neighbouring must be 'add-remove' or 'replace-one', got
+    # \"replace-one (one record's category changes)\"", and a Gaussian likewise with its description
+    from dpcore import Gaussian, RandomizedResponse
+
+    g = Gaussian(epsilon=1.0, delta=1e-5, sensitivity=1.0)
+    assert PrivacyLedger(delta=1e-5).spend(g) == epsilon_of_event(g.dp_event, delta=1e-5)
+    rr = RandomizedResponse(epsilon=1.0, k=3)
+    with pytest.raises(DPValueError, match=r"protects one record's value changed.*neighbouring='replace-one'"):
+        PrivacyLedger(delta=1e-5).spend(rr)
+    # drawn at ε = 1 under a budget of 1: the accountant's rounding up (1.0000000000000004) read "1, over the budget 1"
+    ledger = PrivacyLedger(delta=1e-5, neighbouring="replace-one", budget=1.0)
+    assert ledger.spend(rr) >= 1.0
+    with pytest.raises(BudgetExceededError, match=r"would bring epsilon to 2, over the budget 1"):
+        ledger.spend(rr)
