@@ -239,6 +239,9 @@ def delta_input(key: str, *, default: float = DELTA, container=None, disabled: b
 
 #: What a page without data asks for, in the sidebar beside the uploader and again in the main area.
 UPLOAD_PROMPT = "Upload a CSV file in the sidebar (the » button at the top left on a phone) to use your own data."
+#: The Dataset list's entry for one's own file before any is read. In a form it names no action: the browser keeps
+#: showing the entry's label from before the press that reads the file ("Upload a CSV…" beside the file just read)
+UPLOAD_OPTION, UPLOAD_OPTION_IN_FORM = "Upload a CSV…", "Your own CSV file…"
 #: The same, on a page whose settings stand in a form: the file chosen there is sent, read and offered its label
 #: box only when the form's button is pressed
 UPLOAD_PROMPT_IN_FORM = ("Choose a CSV file in the sidebar (the » button at the top left on a phone), then press the "
@@ -301,7 +304,8 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
     fitting = serves(stored) and images is not True
     options = names + (["upload"] if allow_upload else [])
     labels = {n: REGISTRY[n].title for n in names}
-    labels["upload"] = f"Your file: {stored['name']}" if fitting else "Upload a CSV…"
+    labels["upload"] = (f"Your file: {stored['name']}" if fitting else
+                        UPLOAD_OPTION_IN_FORM if in_form else UPLOAD_OPTION)
     index = options.index(default) if default in options else 0
     if fitting:  # uploaded on another page of this session: offered first here
         index = options.index("upload")

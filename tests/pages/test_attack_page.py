@@ -251,3 +251,12 @@ def test_a_file_sent_with_the_form_is_named_in_the_dataset_list_at_once(app_page
     next(b for b in at.get("form_submit_button") if b.label == "Train and attack").click().run()
     assert not at.exception
     assert "Your file: mine.csv" in at.selectbox(key="audit.dataset").options
+
+
+def test_in_a_form_the_dataset_lists_entry_for_your_own_file_asks_for_no_upload():
+    # in Chromium the entry kept its label from before the press that read the file: "Upload a CSV…" beside it
+    at = page(PATH)
+    at.session_state["audit.dataset"] = "upload"
+    at.run()
+    assert "Your own CSV file…" in at.selectbox(key="audit.dataset").options
+    assert not [o for o in at.selectbox(key="audit.dataset").options if o.startswith("Upload")]

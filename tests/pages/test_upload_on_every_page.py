@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dpcore.runtime.serving import shared_runs
-from dpcore.ui.common import NO_LABEL
+from dpcore.ui.common import NO_LABEL, UPLOAD_OPTION_IN_FORM
 from dpcore.ui.uploads import UPLOAD_KEY, UploadRef, holds_upload
 
 #: page, its dataset picker's key (the pages that take a table, the upload's own page first)
@@ -81,7 +81,7 @@ def test_another_session_is_not_offered_the_file_and_cannot_reach_its_runs(app_p
     assert UPLOAD_KEY not in theirs.session_state
     picker = theirs.selectbox(key="audit.dataset")
     assert picker.value != "upload"
-    assert "Your file: customers.csv" not in picker.options and "Upload a CSV…" in picker.options
+    assert "Your file: customers.csv" not in picker.options and UPLOAD_OPTION_IN_FORM in picker.options
     assert "customers.csv" not in " ".join(c.value for c in [*theirs.caption, *theirs.sidebar.caption])
     assert not any(isinstance(k[1], UploadRef) for k in theirs.session_state["audit.results"])
     assert _kept_upload_runs() == []
@@ -109,7 +109,7 @@ def test_a_regression_file_is_offered_where_its_task_fits_and_not_where_classes_
     assert at.selectbox(key="audit.dataset").value == "upload"
     at.switch_page("pages/7_PATE.py").run()
     picker = at.selectbox(key="pate.dataset")
-    assert picker.value != "upload" and "Upload a CSV…" in picker.options
+    assert picker.value != "upload" and UPLOAD_OPTION_IN_FORM in picker.options
     picker.set_value("upload")  # chosen anyway (the picker stands in a form): the page says what it needs
     next(b for b in at.button if b.proto.form_id).click().run()
     assert any("needs a classification label" in c.value for c in at.caption)
