@@ -795,7 +795,7 @@ class PrivacyLedger:
         if isinstance(spent, Mechanism):  # one application of a mechanism: its event, as a guarantee for the relation
             # its sensitivity was computed for (the ledger's, as for an event given as it is); randomized response
             # and the exponential mechanism protect a record's value changed, whatever their inputs
-            if spent.neighbouring.startswith("replace-one") and self.neighbouring is not Neighbouring.REPLACE_ONE:
+            if spent.fixed_relation is not None and Neighbouring.of(spent.fixed_relation) is not self.neighbouring:
                 raise DPValueError(
                     f"{type(spent).__name__}'s epsilon protects one record's value changed (a record replaced), and "
                     "this ledger counts one record added or removed, which that guarantee says nothing about: "

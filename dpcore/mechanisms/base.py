@@ -23,8 +23,11 @@ class Mechanism(abc.ABC):
 
     #: registry name, also shown in the pages' select boxes
     name: str = ""
-    #: the neighbouring relation the guarantee refers to
+    #: the neighbouring relation the guarantee refers to, in words
     neighbouring: str = "add/remove or replace-one (sensitivity defines it)"
+    #: the relation the guarantee holds for whatever the inputs ("replace-one": a record's value changed), or None
+    #: where the caller's sensitivity defines it (what :meth:`PrivacyLedger.spend` checks)
+    fixed_relation: str | None = None
 
     @abc.abstractmethod
     def randomise(self, values, *, rng=None) -> Any:

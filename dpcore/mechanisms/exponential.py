@@ -33,6 +33,7 @@ class Exponential(PureEpsilonMechanism):
 
     name = "exponential"
     neighbouring = "replace-one (as the utility's sensitivity is defined)"
+    fixed_relation = "replace-one"
 
     def probabilities(self, utilities) -> np.ndarray:
         u = check_array(utilities, "utilities", ndim=1)

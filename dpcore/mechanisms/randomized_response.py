@@ -44,6 +44,7 @@ class RandomizedResponse(Mechanism):
     k: int = field(kw_only=True)
     name = "randomized_response"
     neighbouring = "replace-one (one record's category changes)"
+    fixed_relation = "replace-one"
 
     @property
     def delta(self) -> float:

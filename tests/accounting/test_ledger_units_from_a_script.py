@@ -100,12 +100,15 @@ def test_a_mechanism_spent_in_a_ledger_composes_its_event_under_the_relation_it_
     # spend(RandomizedResponse(...)) failed with "neighbouring must be 'add-remove' or 'replace-one', got
     # \"replace-one (one record's category changes)\"", and a Gaussian likewise with its description
     from dpcore import Gaussian, RandomizedResponse
+    from dpcore.mechanisms import Exponential
 
     g = Gaussian(epsilon=1.0, delta=1e-5, sensitivity=1.0)
     assert PrivacyLedger(delta=1e-5).spend(g) == epsilon_of_event(g.dp_event, delta=1e-5)
     rr = RandomizedResponse(epsilon=1.0, k=3)
-    with pytest.raises(DPValueError, match=r"protects one record's value changed.*neighbouring='replace-one'"):
-        PrivacyLedger(delta=1e-5).spend(rr)
+    for mechanism in (rr, Exponential(epsilon=0.5)):
+        with pytest.raises(DPValueError, match=r"protects one record's value changed.*neighbouring='replace-one'"):
+            PrivacyLedger(delta=1e-5).spend(mechanism)
+    assert PrivacyLedger(delta=1e-5, neighbouring="replace-one").spend(Exponential(epsilon=0.5)) >= 0.5
     # drawn at ε = 1 under a budget of 1: the accountant's rounding up (1.0000000000000004) read "1, over the budget 1"
     ledger = PrivacyLedger(delta=1e-5, neighbouring="replace-one", budget=1.0)
     assert ledger.spend(rr) >= 1.0
