@@ -25,6 +25,7 @@ from __future__ import annotations
 import abc
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import dp_accounting
 import numpy as np
@@ -32,6 +33,7 @@ import numpy as np
 from ..defaults import DELTA
 from ..exceptions import DPValueError
 from ..mechanisms import Gaussian, Laplace, analytic_gaussian_epsilon
+from ..mechanisms.base import noise_scale, pure_laplace_event, round_up
 from ..rng import as_generator
 from ..types import ArrayLike
 from ..validation import check_array, check_delta, check_epsilon, check_int, clip_to_bounds
@@ -146,7 +148,7 @@ class ImageMechanism(abc.ABC):
         Its epsilon is :meth:`image_epsilon`. Laplace and DP-Pix: one vector Laplace release
         whose whole-image L1 sensitivity over the noise scale is that epsilon.
         """
-        return dp_accounting.LaplaceDpEvent(noise_multiplier=1.0 / self.image_epsilon(shape))
+        return pure_laplace_event(self.image_epsilon(shape))
 
     def privatise(self, image, *, rng=None) -> np.ndarray:
         """Return a private copy of ``image``: same shape, float64, clipped to ``pixel_range``.
@@ -235,8 +237,8 @@ class PixelLaplace(ImageMechanism):
         return c * self.width * (1 if self.budget == "pixel" else int(shape[0]) * int(shape[1]))
 
     def scale(self, shape: tuple[int, ...]) -> float:
-        """Laplace scale b = sensitivity / epsilon."""
-        return self.sensitivity(shape) / self.epsilon
+        """Laplace scale b = sensitivity / epsilon (rounded up, as the noise drawn)."""
+        return noise_scale(self.sensitivity(shape), self.epsilon)
 
     def noise_std(self, shape: tuple[int, ...]) -> float:
         return math.sqrt(2.0) * self.scale(shape)
@@ -246,11 +248,11 @@ class PixelLaplace(ImageMechanism):
 
     def image_epsilon(self, shape: tuple[int, ...]) -> float:
         # the whole-image L1 sensitivity is h*w times the one-pixel one
-        return self.epsilon * (int(shape[0]) * int(shape[1]) if self.budget == "pixel" else 1)
+        return round_up(Fraction(self.epsilon) * (int(shape[0]) * int(shape[1]) if self.budget == "pixel" else 1))
 
     @property
     def dp_event(self):
-        return dp_accounting.LaplaceDpEvent(noise_multiplier=1.0 / self.epsilon)
+        return pure_laplace_event(self.epsilon)
 
 
 @dataclass(frozen=True)
@@ -428,8 +430,8 @@ class DPPix(ImageMechanism):
         return _channels(shape) * self.width * self.m / self.cell**2
 
     def scale(self, shape: tuple[int, ...] = (1, 1)) -> float:
-        """Laplace scale on a full cell's mean, ``C R m / (b^2 epsilon)``."""
-        return self.sensitivity(shape) / self.epsilon
+        """Laplace scale on a full cell's mean, ``C R m / (b^2 epsilon)`` (rounded up)."""
+        return noise_scale(self.sensitivity(shape), self.epsilon)
 
     def noise_std(self, shape: tuple[int, ...]) -> float:
         return math.sqrt(2.0) * self.scale(shape)
@@ -446,11 +448,11 @@ class DPPix(ImageMechanism):
 
     def image_epsilon(self, shape: tuple[int, ...]) -> float:
         # every pixel costs at most epsilon / m (see the class docstring): h*w of them cost h*w*epsilon/m
-        return self.epsilon * int(shape[0]) * int(shape[1]) / self.m
+        return round_up(Fraction(self.epsilon) * int(shape[0]) * int(shape[1]) / self.m)
 
     @property
     def dp_event(self):
-        return dp_accounting.LaplaceDpEvent(noise_multiplier=1.0 / self.epsilon)
+        return pure_laplace_event(self.epsilon)
 
 
 #: kind -> human title; the page's select boxes and the tests' parametrize lists use it

@@ -5,6 +5,7 @@ import abc
 import math
 from dataclasses import dataclass, field
 from decimal import Decimal, localcontext
+from fractions import Fraction
 from typing import Any
 
 import dp_accounting
@@ -77,6 +78,51 @@ class PureEpsilonMechanism(Mechanism):
 
 #: The largest noise scale (sensitivity / epsilon) a pure epsilon-DP mechanism adds: squares of larger noise overflow.
 MAX_NOISE_SCALE = 1e100
+
+
+def round_up(x: Fraction) -> float:
+    """The least double at or above the exact rational ``x`` (float() rounds to nearest, below it half the time)."""
+    out = float(x)
+    return out if not math.isfinite(out) or Fraction(out) >= x else math.nextafter(out, math.inf)
+
+
+def round_down(x: Fraction) -> float:
+    """The greatest double at or below the exact rational ``x``."""
+    out = float(x)
+    return out if not math.isfinite(out) or Fraction(out) <= x else math.nextafter(out, -math.inf)
+
+
+def noise_scale(sensitivity: float, epsilon: float) -> float:
+    """``sensitivity / epsilon`` rounded UP to a double: the Laplace scale of an ``epsilon``-DP release (Dwork et al.
+    2006). Rounded to nearest, half of all quotients land below the exact one, and noise of that scale is
+    ``epsilon (1 + 1e-16)``-DP, a hair more than the ``epsilon`` stated for it.
+
+    >>> noise_scale(1.0, 3.0) >= Fraction(1, 3), noise_scale(2.0, 1.0)
+    (True, 2.0)
+    """
+    return round_up(Fraction(sensitivity) / Fraction(epsilon))
+
+
+def laplace_event(scale: float, sensitivity: float = 1.0) -> "dp_accounting.LaplaceDpEvent":
+    """dp_accounting's event of Laplace noise of ``scale`` on a query of L1 ``sensitivity``: its noise multiplier
+    ``scale / sensitivity`` rounded DOWN to a double, so that an accountant reading it (epsilon = 1 / multiplier)
+    never states less than the noise gives.
+
+    >>> laplace_event(1.0, 3.0).noise_multiplier <= Fraction(1, 3)
+    True
+    """
+    return dp_accounting.LaplaceDpEvent(noise_multiplier=round_down(Fraction(scale) / Fraction(sensitivity)))
+
+
+def pure_laplace_event(epsilon: float) -> "dp_accounting.LaplaceDpEvent":
+    """The event of an ``epsilon``-DP Laplace release (noise of scale sensitivity / epsilon): noise multiplier
+    ``1 / epsilon`` rounded DOWN (rounded to nearest, ``LaplaceDpEvent(1 / 3)`` stated epsilon 3 less an ulp for
+    about half of all epsilons).
+
+    >>> pure_laplace_event(3.0).noise_multiplier <= Fraction(1, 3)
+    True
+    """
+    return dp_accounting.LaplaceDpEvent(noise_multiplier=round_down(1 / Fraction(epsilon)))
 
 
 def as_float_array(values) -> tuple[np.ndarray, bool]:

@@ -9,7 +9,7 @@ from ..exceptions import DPValueError
 from ..rng import noise_generator, wants_secure
 from ..validation import check_int
 from .additive import secure_additive
-from .base import PureEpsilonMechanism, as_float_array, pure_epsilon_event
+from .base import PureEpsilonMechanism, as_float_array, noise_scale, pure_epsilon_event
 
 
 @dataclass(frozen=True)
@@ -53,8 +53,8 @@ class L2LaplaceVector(PureEpsilonMechanism):
 
     @property
     def scale(self) -> float:
-        """Scale of the Gamma-distributed norm: sensitivity / epsilon."""
-        return self.sensitivity / self.epsilon
+        """Scale of the Gamma-distributed norm: sensitivity / epsilon (rounded up, :func:`noise_scale`)."""
+        return noise_scale(self.sensitivity, self.epsilon)
 
     def variance(self, dim: int = 1) -> float:
         """Variance of one coordinate of a ``dim``-dimensional noise vector: ``(dim + 1) scale^2``.

@@ -3,11 +3,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import dp_accounting
 import numpy as np
 
 from .additive import add_noise
-from .base import PureEpsilonMechanism
+from .base import PureEpsilonMechanism, laplace_event, noise_scale
 
 
 @dataclass(frozen=True)
@@ -39,8 +38,8 @@ class Laplace(PureEpsilonMechanism):
 
     @property
     def scale(self) -> float:
-        """The Laplace scale b = sensitivity / epsilon."""
-        return self.sensitivity / self.epsilon
+        """The Laplace scale b = sensitivity / epsilon (rounded up: :func:`~dpcore.mechanisms.base.noise_scale`)."""
+        return noise_scale(self.sensitivity, self.epsilon)
 
     def variance(self) -> float:
         return 2.0 * self.scale**2
@@ -66,5 +65,5 @@ class Laplace(PureEpsilonMechanism):
 
     @property
     def dp_event(self):
-        # dp_accounting's noise multiplier is the scale relative to the sensitivity.
-        return dp_accounting.LaplaceDpEvent(noise_multiplier=self.scale / self.sensitivity)
+        # dp_accounting's noise multiplier is the scale relative to the sensitivity (rounded down)
+        return laplace_event(self.scale, self.sensitivity)

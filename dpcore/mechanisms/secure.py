@@ -40,7 +40,7 @@ from ..exceptions import DPValueError
 from ..rng import SECURE, SecureRandom
 from ..validation import check_delta, check_epsilon, check_positive
 from .additive import DEFAULT_STEPS_PER_SENSITIVITY, MAX_GRID_STEPS
-from .base import Mechanism, PureEpsilonMechanism, as_float_array
+from .base import Mechanism, PureEpsilonMechanism, as_float_array, round_down
 from .gaussian import _ROUNDING_UNITS, analytic_gaussian_sigma
 
 
@@ -194,7 +194,7 @@ class SecureLaplace(PureEpsilonMechanism):
 
     @property
     def dp_event(self):
-        return dp_accounting.LaplaceDpEvent(noise_multiplier=float(self.grid_scale) / self.grid_sensitivity)
+        return dp_accounting.LaplaceDpEvent(noise_multiplier=round_down(self.grid_scale / self.grid_sensitivity))
 
 
 def discrete_gaussian(sigma2: Fraction) -> int:

@@ -647,7 +647,9 @@ class DPLloydKMeans(_BoxKMeans):
         if eps_init > 0:
             import dp_accounting
 
-            rounds = dp_accounting.ComposedDpEvent([dp_accounting.LaplaceDpEvent(1.0 / eps_init), rounds])
+            from ..mechanisms.base import pure_laplace_event
+
+            rounds = dp_accounting.ComposedDpEvent([pure_laplace_event(eps_init), rounds])
         self.dp_event_ = rounds
         self.neighbouring_ = rel.value
         self._finish(Z, c)

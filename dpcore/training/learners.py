@@ -13,6 +13,7 @@ import math
 import warnings
 import weakref
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, Mapping
 
 import dp_accounting
@@ -27,6 +28,7 @@ from ..learners.decision import NOISY_LABELS
 from ..learners.knobs import ACCOUNTANT_LABELS, ACCOUNTANT_PAGE_HELP, Knob, Wording
 from ..learners.metrics import confusion_matrix, score
 from ..mechanisms import Laplace, RandomizedResponse
+from ..mechanisms.base import pure_laplace_event, round_up
 from ..rng import as_generator, child_seed
 from ..runtime.thread_warnings import caught as caught_warnings
 from ..validation import check_int
@@ -507,8 +509,8 @@ def run_output_perturbation(split, *, epsilon, delta, seed, params, on_epoch=Non
     clean_acc = float(np.mean(res.predict(X_te) == np.asarray(split.y_test)))
     # m releases of Lap(2/eps_q) at L1 sensitivity 2; 2 bounds the change between ANY two training sets, so the
     # guarantee holds under add/remove (and replace-one) alike
-    event = dp_accounting.SelfComposedDpEvent(dp_accounting.LaplaceDpEvent(1.0 / eps_q), m)
-    return _result("output-perturbation", split, res, y_pred, epsilon=eps_q * m, delta=0.0,
+    event = dp_accounting.SelfComposedDpEvent(pure_laplace_event(eps_q), m)
+    return _result("output-perturbation", split, res, y_pred, epsilon=round_up(Fraction(eps_q) * m), delta=0.0,
                    extras={"epsilon_per_query": eps_q, "queries": m, "noise_scale": 2.0 / eps_q,
                            "sensitivity_l1": 2.0, "accuracy_without_noise": clean_acc},
                    event=event, neighbouring=Neighbouring.ADD_REMOVE,
@@ -569,7 +571,7 @@ def run_label_dp_laplace(split, *, epsilon, delta, seed, params, on_epoch=None) 
     object.__setattr__(res, "history", hist)
     # each record's label is released once (noise scale sensitivity / epsilon): one Laplace event per record
     return _result("label-dp-laplace", split, res, _predict(split, res, X_te), epsilon=epsilon, delta=0.0,
-                   extras=extras, event=dp_accounting.LaplaceDpEvent(1.0 / epsilon),
+                   extras=extras, event=pure_laplace_event(epsilon),
                    neighbouring=LABEL_NEIGHBOURING, X_te=X_te, unit=LABEL_UNIT,
                    model=_network_model(split, res, params, private=False))
 

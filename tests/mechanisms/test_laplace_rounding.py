@@ -1,0 +1,67 @@
+"""Laplace noise never rounds below the epsilon stated for it (Dwork et al. 2006: scale sensitivity / epsilon).
+
+Rounded to nearest, sensitivity / epsilon lands below the exact quotient for about half of all epsilons, and
+dp_accounting's noise multiplier 1 / epsilon above it: the noise then gives epsilon (1 + 1e-16) while epsilon is
+stated. Every comparison here is exact, in rationals.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from dpcore.images.mechanisms import DPPix, PixelLaplace
+from dpcore.mechanisms import L2LaplaceVector, Laplace
+from dpcore.mechanisms.base import laplace_event, noise_scale, pure_laplace_event, round_down, round_up
+from dpcore.mechanisms.secure import SecureLaplace
+
+#: 400 epsilons over twelve orders of magnitude: on the former rounding to nearest, about half failed each check
+EPSILONS = [float(e) for e in np.geomspace(1e-6, 1e6, 400)]
+SENSITIVITIES = (1.0, 3.0, 0.7, 2.0 / 3.0)
+
+
+def test_rounding_up_and_down_brackets_the_exact_rational():
+    for x in (Fraction(1, 3), Fraction(2, 7), Fraction(10**30, 3), Fraction(1, 10**30), Fraction(5)):
+        up, down = round_up(x), round_down(x)
+        assert Fraction(down) <= x <= Fraction(up)
+        assert up == down if Fraction(up) == x else np.nextafter(down, np.inf) == up
+
+
+@pytest.mark.parametrize("sensitivity", SENSITIVITIES)
+def test_laplace_noise_is_at_least_sensitivity_over_epsilon_and_its_event_states_at_least_epsilon(sensitivity):
+    below, event_below = [], []
+    for eps in EPSILONS:
+        m = Laplace(epsilon=eps, sensitivity=sensitivity)
+        if Fraction(m.scale) * Fraction(eps) < Fraction(sensitivity):
+            below.append(eps)
+        # the accountant's epsilon is 1 / multiplier: at least the epsilon the drawn noise gives, s / scale
+        if Fraction(m.dp_event.noise_multiplier) * Fraction(sensitivity) > Fraction(m.scale):
+            event_below.append(eps)
+        assert Fraction(L2LaplaceVector(epsilon=eps, sensitivity=sensitivity).scale) * Fraction(eps) \
+            >= Fraction(sensitivity)
+        assert Fraction(noise_scale(sensitivity, eps)) * Fraction(eps) >= Fraction(sensitivity)
+    assert below == [] and event_below == []
+
+
+def test_events_stated_at_an_epsilon_read_at_least_that_epsilon():
+    for eps in EPSILONS:
+        assert Fraction(pure_laplace_event(eps).noise_multiplier) * Fraction(eps) <= 1, eps
+        assert Fraction(laplace_event(1.0, eps).noise_multiplier) * Fraction(eps) <= 1, eps
+
+
+def test_secure_laplace_event_is_at_most_its_exact_grid_scale():
+    for eps in EPSILONS[::4]:
+        m = SecureLaplace(epsilon=eps, sensitivity=1.0)
+        assert Fraction(m.dp_event.noise_multiplier) <= m.grid_scale / m.grid_sensitivity, eps
+
+
+@pytest.mark.parametrize("mechanism", [PixelLaplace, DPPix])
+def test_a_picture_mechanisms_epsilon_for_the_whole_image_is_never_rounded_down(mechanism):
+    shape = (28, 28)
+    for eps in EPSILONS[::4]:
+        m = mechanism(epsilon=eps, **({} if mechanism is DPPix else {"budget": "pixel"}))  # a pixel's epsilon
+        exact = Fraction(eps) * 28 * 28 / (m.m if mechanism is DPPix else 1)
+        assert Fraction(m.image_epsilon(shape)) >= exact, eps
+        assert Fraction(m.image_dp_event(shape).noise_multiplier) * exact <= 1, eps
+        assert Fraction(m.dp_event.noise_multiplier) * Fraction(eps) <= 1, eps
