@@ -368,3 +368,38 @@ def test_the_report_names_the_columns_clipped_to_their_bounds_but_not_how_many_v
     assert scrubbed[1].startswith("Rows lay outside the declared bounds")
     assert scrubbed[2].startswith("Values of the label 'y' lay outside the declared bounds")
     assert not any(re.search(r"\d", m) for m in scrubbed), scrubbed
+
+
+def test_a_column_of_categories_is_named_with_its_count_and_no_category_appears_in_the_report_or_its_json():
+    # a declared category is a cell value: the report names its column and counts its categories, and says neither a
+    # category, nor a 0/1 column named after one, nor how many cells were none of them (the file's unusual records)
+    import warnings
+
+    from dpcore.datasets.csv_upload import load_csv
+    from dpcore.decision.advisor import Need, judge
+    from dpcore.decision.report import report_html, report_json
+
+    wards, sexes = ("Xylocardia_4471", "Quuxoncology_8812", "Zorbsurgery_3390"), ("Femmeq_5521", "Mascq_6603")
+    other = "Plumbotransplant_7719"  # in the file, not declared: all zeros, counted to the owner
+    rows = "age,ward,sex,y\n" + "".join(f"{20 + i % 60},{(*wards, other)[i % 4]},{sexes[i % 2]},{i % 2}\n"
+                                        for i in range(120))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ds = load_csv(rows.encode(), label_column="y", name="wards.csv", bounds="age=0:110",
+                      categories={"ward": wards, "sex": sexes})
+    load_warnings = [(str(w.message), False) for w in caught]
+    assert any("'ward' (30 of 120 cells)" in m for m, _ in load_warnings)  # said to the owner, not in the report
+    result = sweep_with_references({"erm-objective": 0.8}, {"logreg": 0.85}, dataset=ds)
+    swept = result.table.index[result.table.role == "swept"][0]
+    result.table.loc[swept, "warnings"] = f"a learner's warning naming 'sex={sexes[0]}' and {wards[1]!r}"
+    advice = judge(result, Need("within", "accuracy", 0.1))
+    html = report_html(advice, load_warnings=load_warnings)
+    doc = report_json(advice, load_warnings=load_warnings)
+    for text in (html, json.dumps(doc)):
+        for token in (*wards, *sexes, other, "ward=", "sex=", "30 of 120", "(30"):
+            assert token not in text, token
+    assert "ward (3 declared categories)" in html and "sex (2 declared categories)" in html
+    assert [c["column"] for c in doc["data"]["columns"]] == ["age", "ward (3 declared categories)",
+                                                             "sex (2 declared categories)"]
+    assert "Cells are none of their column&#x27;s declared categories in &#x27;ward&#x27;" in html
+    assert "naming &#x27;sex&#x27; (a declared category) and a category" in html
