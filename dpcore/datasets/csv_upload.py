@@ -398,6 +398,9 @@ def encode_categories(frame: pd.DataFrame, categories, *, parameter: str = "cate
             blocks.append(frame[[column]].set_axis([c], axis=1))
             continue
         values, cells = declared[c], frame[column]
+        if (missing := int(cells.isna().sum())) > 0:  # new rows to predict (a file's are refused before)
+            raise DatasetError(f"{c!r} has missing values ({missing} of {len(cells)} cells): a missing cell is none of "
+                               "its categories, nor a value of its own; fill or remove those rows")
         if pd.api.types.is_numeric_dtype(cells) and not pd.api.types.is_bool_dtype(cells):
             try:
                 numbers = np.array([float(v) for v in values])

@@ -194,3 +194,5 @@ def test_a_released_model_encodes_new_rows_by_the_declared_categories():
                                            r"'ward' \(1 of 1 cells\)") as caught:
         model.predict(pd.DataFrame({"age": [30], "ward": ["Neurology"]}))
     assert "Neurology" not in str(caught[0].message)
+    with pytest.raises(DatasetError, match=r"^'ward' has missing values \(1 of 2 cells\)"):
+        model.predict(pd.DataFrame({"age": [30, 40], "ward": ["Oncology", None]}))
