@@ -246,9 +246,6 @@ def _range_mistake(name: str, low: float, high: float) -> str | None:
 CATEGORIES_SYNTAX = ("COLUMN=VALUE|VALUE|..., one column per line or separated by commas (e.g. "
                      "ward=Cardiology|Oncology|Surgery, sex=F|M); a value holds no | , ; \" nor new line, and spaces "
                      "around it are dropped; a name with a comma goes in double quotes")
-#: What a column's categories are declared from, for messages.
-_CATEGORIES_FROM = ("listed from what the column can hold (its codebook, the form that collected it), never read "
-                    "from the rows, whose rare values would give records away")
 
 
 def parse_categories(spec) -> dict[str, tuple[str, ...]]:
@@ -373,8 +370,7 @@ def categories_text(categories) -> str:
     return "\n".join(lines)
 
 
-def encode_categories(frame: pd.DataFrame, categories, *, parameter: str = "categories"
-                      ) -> tuple[pd.DataFrame, dict[str, int]]:
+def encode_categories(frame: pd.DataFrame, categories) -> tuple[pd.DataFrame, dict[str, int]]:
     """``(frame with each declared column replaced, in its place, by one 0/1 column per declared value, named
     column=value; the number of cells of each declared column that are none of its values)``.
 
@@ -406,11 +402,11 @@ def encode_categories(frame: pd.DataFrame, categories, *, parameter: str = "cate
                 numbers = np.array([float(v) for v in values])
             except ValueError:
                 text = next(v for v in values if _number_or_none(v) is None)
-                raise CategoriesError(f"{parameter} for {c!r}: {text!r} is not a number, but the column holds "
+                raise CategoriesError(f"categories for {c!r}: {text!r} is not a number, but the column holds "
                                       f"numbers; declare the numbers it can hold ({_as_typed(c)}=1|2|3)") from None
             repeated = [v for v, x in zip(values, numbers) if np.sum(numbers == x) > 1]
             if repeated:
-                raise CategoriesError(f"{parameter} for {c!r}: {_names(repeated)} are the same number; list each "
+                raise CategoriesError(f"categories for {c!r}: {_names(repeated)} are the same number; list each "
                                       "value once")
             hits = cells.to_numpy(dtype=float)[:, None] == numbers[None, :]
         else:
@@ -419,7 +415,7 @@ def encode_categories(frame: pd.DataFrame, categories, *, parameter: str = "cate
         names = [f"{c}={v}" for v in values]
         clash = [n for n in names if n in columns]
         if clash:
-            raise CategoriesError(f"{parameter} for {c!r}: its 0/1 column {clash[0]!r} would have the name of another "
+            raise CategoriesError(f"categories for {c!r}: its 0/1 column {clash[0]!r} would have the name of another "
                                   "column of the file; rename that column")
         unknown[c] = int((~hits.any(axis=1)).sum())
         blocks.append(pd.DataFrame(hits.astype(np.int64), columns=names, index=frame.index))
@@ -491,11 +487,12 @@ def _warn_constant(columns: list[str], X: np.ndarray, categorical: Mapping[str, 
     report must not say either."""
     if X.shape[0] < 2:
         return
-    same = np.all(X == X[0], axis=0)
     of = {e: c for c, block in (categorical or {}).items() for e in block}
-    found = list(dict.fromkeys(of.get(name, name) for name in columns
-                               if (same[[columns.index(e) for e in categorical[of[name]]]].all() if name in of
-                                   else same[columns.index(name)])))
+    constant: dict[str, bool] = {}
+    for name, same in zip(columns, np.all(X == X[0], axis=0)):  # a declared column: when all its 0/1 columns are
+        column = of.get(name, name)
+        constant[column] = constant.get(column, True) and bool(same)
+    found = [column for column, same in constant.items() if same]
     if found:
         names = _names(found, at_most=5)
         one = len(found) == 1
