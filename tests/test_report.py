@@ -412,5 +412,5 @@ def test_a_column_of_categories_is_named_with_its_count_and_no_category_appears_
     assert "ward (3 declared categories)" in html and "sex (2 declared categories)" in html
     assert [c["column"] for c in doc["data"]["columns"]] == ["age", "ward (3 declared categories)",
                                                              "sex (2 declared categories)"]
-    assert "Cells are none of their column&#x27;s declared categories in &#x27;ward&#x27;" in html
+    assert "Some cells hold none of their column&#x27;s declared categories: &#x27;ward&#x27;; each is" in html
     assert "naming &#x27;sex&#x27; (a declared category) and a category" in html

@@ -443,8 +443,8 @@ def _warn_of_unknown_categories(unknown: dict[str, int], n_rows: int, *, what: s
     found = {c: k for c, k in unknown.items() if k}
     if found:
         named = ", ".join(f"{c!r} ({k} of {n_rows} cells)" for c, k in found.items())
-        warnings.warn(f"cells of {what} are none of their column's declared categories: {named}; each such cell is "
-                      "encoded as 0 in every 0/1 column of its column, as a category of its own. Declare every value "
+        warnings.warn(f"some cells of {what} hold none of their column's declared categories: {named}; each is "
+                      "encoded as 0 in all the 0/1 columns of its column, as a value of its own. Declare every value "
                       "the column can hold (categories=, --categories on the command line, 'Declared categories' on "
                       "the pages) if that is not meant",
                       DPCoreWarning, stacklevel=user_stacklevel())

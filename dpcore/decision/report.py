@@ -89,8 +89,8 @@ def _scrub_categories(text: str, dataset) -> str:
     declared = dict(getattr(dataset, "categories", ()) or ())
     if not declared:
         return text
-    text = re.sub(r"cells of .*? are none of their column's declared categories: (.*?); each",
-                  lambda m: "Cells are none of their column's declared categories in "
+    text = re.sub(r"some cells of .*? hold none of their column's declared categories: (.*?); each",
+                  lambda m: "Some cells hold none of their column's declared categories: "
                             + re.sub(r" \(\d+ of \d+ cells\)", "", m[1]) + "; each", text)
     encoded = sorted(((f"{c}={v}", c) for c, values in declared.items() for v in values), key=lambda p: -len(p[0]))
     for name, column in encoded:

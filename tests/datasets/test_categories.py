@@ -60,8 +60,8 @@ def test_the_0_1_columns_are_bounded_0_to_1_by_the_declaration_so_nothing_leaks(
 
 
 def test_a_cell_outside_the_declared_values_is_all_zeros_and_counted_without_its_value():
-    with pytest.warns(DPCoreWarning, match=r"none of their column's declared categories: 'ward' \(2 of 6 cells\); "
-                                           r"each such cell is encoded as 0 in every 0/1 column") as caught:
+    with pytest.warns(DPCoreWarning, match=r"hold none of their column's declared categories: 'ward' \(2 of 6 cells\); "
+                                           r"each is encoded as 0 in all the 0/1 columns of its column") as caught:
         ds = _quiet_load(bounds="age=0:110", drop="code", categories="ward=Cardiology|Oncology")
     said = " ".join(str(w.message) for w in caught)
     assert "Surgery" not in said
@@ -190,8 +190,8 @@ def test_a_released_model_encodes_new_rows_by_the_declared_categories():
     # the raw column, encoded by the declaration, answers as the 0/1 columns given directly do
     encoded = pd.DataFrame([[30, 0, 1, 0], [40, 0, 0, 1], [50, 1, 0, 0]], columns=list(result.model.feature_names))
     assert model.predict(new).tolist() == model.predict(encoded).tolist() == [1, 0, 0]
-    with pytest.warns(DPCoreWarning, match=r"cells of the new rows are none of their column's declared categories: "
-                                           r"'ward' \(1 of 1 cells\)") as caught:
+    with pytest.warns(DPCoreWarning, match=r"some cells of the new rows hold none of their column's declared "
+                                           r"categories: 'ward' \(1 of 1 cells\)") as caught:
         model.predict(pd.DataFrame({"age": [30], "ward": ["Neurology"]}))
     assert "Neurology" not in str(caught[0].message)
     with pytest.raises(DatasetError, match=r"^'ward' has missing values \(1 of 2 cells\)"):
