@@ -32,9 +32,12 @@ def test_a_column_of_text_declared_in_the_box_is_read_and_the_declaration_holds_
     assert any(c.value.startswith("'ward': 3 declared categories, each a 0/1 column bounded 0:1") for c in at.caption)
     assert not any("Not yet a guarantee" in w.value for w in at.warning)  # no bound read from the rows
     assert at.session_state[UPLOAD_KEY]["categories"] == DECLARED
-    at.switch_page("pages/9_Attack_the_model.py").run()  # a page whose settings are a form: the same declaration
-    assert not at.exception and not at.error
-    assert at.text_area(key="audit.dataset.categories.wards.csv").value == DECLARED
+    for path, key in (("pages/9_Attack_the_model.py", "audit"), ("pages/7_PATE.py", "pate"),
+                      ("pages/8_Federated_learning.py", "fed")):  # the pages whose settings are a form
+        at.switch_page(path).run()
+        assert not at.exception and not at.error, path
+        assert at.selectbox(key=f"{key}.dataset").value == "upload", path
+        assert at.text_area(key=f"{key}.dataset.categories.wards.csv").value == DECLARED, path
 
 
 def test_a_declaration_that_cannot_be_used_is_an_error_naming_the_box():
