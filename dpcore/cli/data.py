@@ -124,8 +124,11 @@ def dataset_from_args(args, *, unlabelled: bool = False):
         ds = load_csv(path.read_bytes(), label_column=args.label, task=args.task, name=path.stem,
                       bounds=getattr(args, "bounds", None), drop=drop, categories=categories)
     except DatasetError as exc:
-        if str(exc).startswith(("drop ", "categories ")):  # said in the flag's own name
-            raise type(exc)("--" + str(exc)) from None
+        said = str(exc)
+        if said.startswith(("drop ", "categories ", "categories:")):  # said in the flag's own name
+            raise type(exc)("--" + said) from None
+        if " mistakes in the categories: " in said:
+            raise type(exc)(said.replace(" in the categories: ", " in --categories: ", 1)) from None
         raise
     if args.task is None and (said := numbers_read_as_classes(ds, args.label, how="give --task regression")):
         print(f"note: {said}", file=sys.stderr)

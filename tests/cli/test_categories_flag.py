@@ -54,6 +54,10 @@ def test_cluster_takes_the_declaration_on_a_file_without_a_label(wards_csv, caps
     (["--data", "{csv}", "--label", "y", "--categories", "ward=Oncology|Oncology"],
      "--categories for 'ward': the value 'Oncology' is listed twice"),
     (["--data", "{csv}", "--label", "y", "--categories", "y=0|1"], "--categories name the label column 'y'"),
+    (["--data", "{csv}", "--label", "y", "--categories", "ward=A, ward=B"], "--categories: the column 'ward' is given "
+                                                                             "twice"),
+    (["--data", "{csv}", "--label", "y", "--categories", "ward, sex=F|F"], "2 mistakes in --categories: (1) cannot "
+                                                                            "read 'ward'"),
     (["--data", "{csv}", "--label", "y", "--categories", "ward=Oncology|Surgery", "--drop", "ward"],
      "'ward' is both left out (drop) and declared as categories"),
 ])
