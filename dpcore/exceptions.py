@@ -31,6 +31,10 @@ class BoundsError(DatasetError):
     """Declared bounds of an uploaded CSV that cannot be used (unreadable, reversed, or naming no column)."""
 
 
+class CategoriesError(DatasetError):
+    """Declared categories of an uploaded CSV that cannot be used (unreadable, empty, repeated, or naming no column)."""
+
+
 class PrivacyLeakWarning(UserWarning):
     """Something leaks privacy beyond the stated epsilon (e.g. bounds inferred from data)."""
 

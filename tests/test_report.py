@@ -12,6 +12,9 @@ import pytest
 from tests.sweep_tables import sweep_with_references
 
 LABELS = ("stayed_48213", "churned_90377")  # class labels are cell values too
+#: a column of categories, declared with --categories (declared categories are cell values too), and a value of it
+#: that is not declared (how many cells hold it counts the file's unusual records)
+PLANS, UNDECLARED_PLAN = ("Platinum_73519", "Gold_28461", "Basic_64027"), "Legacy_91733"
 #: the module's tests read one report command's output (a module fixture, 5 s): one test worker runs them all, so
 #: that it is made once, not once in each worker that happens to run one of them
 pytestmark = pytest.mark.xdist_group("report")
@@ -19,16 +22,19 @@ pytestmark = pytest.mark.xdist_group("report")
 
 @pytest.fixture(scope="module")
 def owner_file(tmp_path_factory) -> tuple[pathlib.Path, set[str]]:
-    """A customer table whose every cell is a distinctive 7-digit number (or a distinctive label)."""
+    """A customer table whose every cell is a distinctive 7-digit number, a distinctive label or a distinctive
+    category."""
     rng = np.random.default_rng(2024)
     n = 240
     X = rng.integers(1_000_000, 9_999_999, size=(n, 3))
     score = (X[:, 0] - 5.5e6) / 2.6e6 + 0.6 * (X[:, 1] - 5.5e6) / 2.6e6 + rng.normal(0, 0.5, n)
     y = np.where(score > 0, LABELS[1], LABELS[0])
     path = tmp_path_factory.mktemp("owner") / "customers.csv"
-    lines = ["monthly_spend,visits,tenure_days,churn"] + [f"{a},{b},{c},{lab}" for (a, b, c), lab in zip(X, y)]
+    plans = [(*PLANS, UNDECLARED_PLAN)[i % 4] for i in range(n)]
+    lines = ["monthly_spend,visits,tenure_days,plan,churn"] + [f"{a},{b},{c},{p},{lab}"
+                                                               for (a, b, c), p, lab in zip(X, plans, y)]
     path.write_text("\n".join(lines) + "\n")
-    cells = {str(v) for v in X.ravel()} | set(LABELS)
+    cells = {str(v) for v in X.ravel()} | set(LABELS) | set(PLANS) | {UNDECLARED_PLAN}
     return path, cells
 
 
@@ -44,7 +50,8 @@ def made_report(owner_file, tmp_path_factory):
     proc = subprocess.run(
         [sys.executable, "-m", "dpcore", "report", "--data", str(path), "--label", "churn", "--need",
          "accuracy>=0.6", "--epsilon-range", "1,10", "--points", "2", "--seeds", "2", "--algorithms", "erm-objective",
-         "--bounds", "*=1000000:9999999", "--jobs", "1", "--out", str(out), "--json"],
+         "--bounds", "*=1000000:9999999", "--categories", "plan=" + "|".join(PLANS), "--jobs", "1", "--out", str(out),
+         "--json"],
         capture_output=True, text=True, timeout=600, env={**__import__("os").environ, "DPCORE_CACHE_DIR": str(cache)},
         cwd=pathlib.Path(__file__).resolve().parents[1])
     assert proc.returncode == 0, proc.stderr
@@ -57,6 +64,9 @@ def test_no_cell_value_of_the_file_appears_in_the_report_or_its_json(made_report
     for text in (html, stdout):
         leaked = sorted(c for c in cells if c in text)
         assert leaked == [], f"cell values in the report: {leaked[:5]}"
+        # nor a 0/1 column named after a category, nor how many cells were none of the declared ones
+        assert "plan=" not in text and "of 240 cells" not in text
+    assert "(60 of 240 cells)" in made_report[2]  # said to the owner, on the terminal
 
 
 def test_the_report_holds_the_question_the_answer_and_the_evidence(made_report):
@@ -64,7 +74,8 @@ def test_the_report_holds_the_question_the_answer_and_the_evidence(made_report):
     doc = json.loads(stdout.strip().splitlines()[-1])
     assert doc["need"]["text"] == "accuracy at least 0.6"
     assert doc["data"]["rows"] == 240 and doc["data"]["classes"] == 2
-    assert [c["column"] for c in doc["data"]["columns"]] == ["monthly_spend", "visits", "tenure_days"]
+    assert [c["column"] for c in doc["data"]["columns"]] == ["monthly_spend", "visits", "tenure_days",
+                                                             "plan (3 declared categories)"]
     assert {p["epsilon"] for p in doc["points"]} == {1.0, 10.0}
     assert all(p["event"] for p in doc["points"])  # each ε with its dp_accounting event
     assert doc["noise"].startswith("secure")
@@ -368,3 +379,38 @@ def test_the_report_names_the_columns_clipped_to_their_bounds_but_not_how_many_v
     assert scrubbed[1].startswith("Rows lay outside the declared bounds")
     assert scrubbed[2].startswith("Values of the label 'y' lay outside the declared bounds")
     assert not any(re.search(r"\d", m) for m in scrubbed), scrubbed
+
+
+def test_a_column_of_categories_is_named_with_its_count_and_no_category_appears_in_the_report_or_its_json():
+    # a declared category is a cell value: the report names its column and counts its categories, and says neither a
+    # category, nor a 0/1 column named after one, nor how many cells were none of them (the file's unusual records)
+    import warnings
+
+    from dpcore.datasets.csv_upload import load_csv
+    from dpcore.decision.advisor import Need, judge
+    from dpcore.decision.report import report_html, report_json
+
+    wards, sexes = ("Xylocardia_4471", "Quuxoncology_8812", "Zorbsurgery_3390"), ("Femmeq_5521", "Mascq_6603")
+    other = "Plumbotransplant_7719"  # in the file, not declared: all zeros, counted to the owner
+    rows = "age,ward,sex,y\n" + "".join(f"{20 + i % 60},{(*wards, other)[i % 4]},{sexes[i % 2]},{i % 2}\n"
+                                        for i in range(120))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ds = load_csv(rows.encode(), label_column="y", name="wards.csv", bounds="age=0:110",
+                      categories={"ward": wards, "sex": sexes})
+    load_warnings = [(str(w.message), False) for w in caught]
+    assert any("'ward' (30 of 120 cells)" in m for m, _ in load_warnings)  # said to the owner, not in the report
+    result = sweep_with_references({"erm-objective": 0.8}, {"logreg": 0.85}, dataset=ds)
+    swept = result.table.index[result.table.role == "swept"][0]
+    result.table.loc[swept, "warnings"] = f"a learner's warning naming 'sex={sexes[0]}' and {wards[1]!r}"
+    advice = judge(result, Need("within", "accuracy", 0.1))
+    html = report_html(advice, load_warnings=load_warnings)
+    doc = report_json(advice, load_warnings=load_warnings)
+    for text in (html, json.dumps(doc)):
+        for token in (*wards, *sexes, other, "ward=", "sex=", "30 of 120", "(30"):
+            assert token not in text, token
+    assert "ward (3 declared categories)" in html and "sex (2 declared categories)" in html
+    assert [c["column"] for c in doc["data"]["columns"]] == ["age", "ward (3 declared categories)",
+                                                             "sex (2 declared categories)"]
+    assert "Some cells hold none of their column&#x27;s declared categories: &#x27;ward&#x27;; each is" in html
+    assert "naming &#x27;sex&#x27; (a declared category) and a category" in html

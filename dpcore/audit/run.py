@@ -110,6 +110,7 @@ def run_audit(
     label: Any = None,
     bounds: Any = None,
     task: str | None = None,
+    categories: Any = None,
 ) -> "MembershipAudit | CanaryAudit":
     """Run the audit ``attack`` against ``learner`` on ``data``.
 
@@ -118,8 +119,8 @@ def run_audit(
     ``params``, is trained as :func:`leaky_network_params` says.
 
     ``data`` is a registry name, a Dataset, or your own DataFrame (label column ``label``) or arrays ``(X, y)``
-    with declared ``bounds`` (:func:`dpcore.datasets.as_dataset`). To audit a model you trained yourself, see
-    :func:`dpcore.audit.audit`.
+    with declared ``bounds`` and ``categories`` (:func:`dpcore.datasets.as_dataset`). To audit a model you trained
+    yourself, see :func:`dpcore.audit.audit`.
 
     ``"loss"``, ``"lira"`` (online) and ``"lira-offline"`` attack a model trained on a
     random half of a pool (:func:`~dpcore.audit.membership_audit`); ``"one-run"`` inserts
@@ -128,7 +129,7 @@ def run_audit(
     :data:`~dpcore.audit.canaries.DEFAULT_CANARIES`, for input canaries at most the test rows they are drawn from.
     """
     spec = get_learner(learner)
-    data = as_dataset(data, label, task=task, bounds=bounds)
+    data = as_dataset(data, label, task=task, bounds=bounds, categories=categories)
     if attack not in AUDIT_KINDS:
         raise DPValueError(f"attack must be one of {', '.join(AUDIT_KINDS)}, got {attack!r}")
     if attack == "canaries":

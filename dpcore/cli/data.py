@@ -3,10 +3,11 @@
 
 A CSV is read exactly as the pages read an upload (:func:`dpcore.datasets.load_csv`: delimiter sniffing, decimal
 commas, refusals naming the column), so the same file gives the same dataset everywhere. ``--drop`` leaves columns
-out (an identifier, free text). ``--class-shares`` declares how common each class of the label is (public
-knowledge, never read from the rows: :attr:`~dpcore.datasets.Dataset.class_shares`). ``--bounds`` declares the
-range of its columns; a column left out gets the data's own min and max, which leaks privacy: that is said on
-standard error, naming the columns.
+out (an identifier, free text). ``--categories`` declares the values of a column of categories (each becomes one 0/1
+column, bounded 0:1), listed from what it means, never read from the rows. ``--class-shares`` declares how common
+each class of the label is (public knowledge, never read from the rows:
+:attr:`~dpcore.datasets.Dataset.class_shares`). ``--bounds`` declares the range of its columns; a column left out
+gets the data's own min and max, which leaks privacy: that is said on standard error, naming the columns.
 
 Noise on a registry dataset is seeded (seed 0 unless ``--seed``) so a result can be reproduced; ``--secure`` draws
 it from the operating system's cryptographic source onto a grid (:func:`dpcore.rng.secure_noise`). A CSV of one's
@@ -51,8 +52,14 @@ def add_data_flags(p, *, what: str = "registry name, e.g. digits (python -m dpco
                         "largest probability divided by its share, which finds rare classes a private model "
                         "otherwise never answers; declared, not read from the rows, so it costs no privacy")
     p.add_argument("--drop", metavar="COLUMNS", default=None,
-                   help="with --data: columns of the file to leave out, e.g. 'patient_id,ward' (an identifier, a "
-                        "free-text note, a category not encoded as numbers; a name with a comma in double quotes)")
+                   help="with --data: columns of the file to leave out, e.g. 'patient_id,note' (an identifier, a "
+                        "free-text note; a name with a comma in double quotes)")
+    p.add_argument("--categories", metavar="SPEC", default=None,
+                   help="with --data: the values each column of categories can hold, listed from what the column "
+                        "means, never read from the rows (a rare value would give a record away), e.g. "
+                        "'ward=Cardiology|Oncology|Surgery,sex=F|M' (codes too: 'ward_code=1|2|3|4|5'). Each value "
+                        "becomes one 0/1 column, bounded 0:1; a cell holding none of them is 0 in all of them (their "
+                        "number said on standard error). A value holds no | , ; or double quote")
 
 
 def add_noise_flags(p, *, seed_help: str = "seed of the train/test split and of the noise") -> None:
@@ -92,9 +99,9 @@ def dataset_from_args(args, *, unlabelled: bool = False):
         raise DPValueError("give either --dataset or --data, not both")
     if not args.data:
         if args.label or args.task or getattr(args, "bounds", None) or getattr(args, "drop", None) or \
-                getattr(args, "class_shares", None):
-            raise DPValueError("--label, --task, --bounds, --class-shares and --drop go with --data FILE.csv; a "
-                               "registry dataset has its own label, columns and declared bounds")
+                getattr(args, "class_shares", None) or getattr(args, "categories", None):
+            raise DPValueError("--label, --task, --bounds, --categories, --class-shares and --drop go with --data "
+                               "FILE.csv; a registry dataset has its own label, columns and declared bounds")
         if not args.dataset:
             raise DPValueError("give --dataset NAME (python -m dpcore datasets lists them) or --data FILE.csv "
                                "--label COLUMN")
@@ -109,15 +116,19 @@ def dataset_from_args(args, *, unlabelled: bool = False):
         raise DPValueError(f"--data {args.data!r} is not a readable file")
     drop = getattr(args, "drop", None)
     drop = [c for c in next(csv.reader([drop], skipinitialspace=True)) if c.strip()] if drop else []
+    categories = getattr(args, "categories", None)
     try:
         if not args.label:
             return load_csv_unlabelled(path.read_bytes(), name=path.stem, bounds=getattr(args, "bounds", None),
-                                       drop=drop)
+                                       drop=drop, categories=categories)
         ds = load_csv(path.read_bytes(), label_column=args.label, task=args.task, name=path.stem,
-                      bounds=getattr(args, "bounds", None), drop=drop)
+                      bounds=getattr(args, "bounds", None), drop=drop, categories=categories)
     except DatasetError as exc:
-        if str(exc).startswith("drop "):  # said in the flag's own name
-            raise DatasetError("--" + str(exc)) from None
+        said = str(exc)
+        if said.startswith(("drop ", "categories ", "categories:")):  # said in the flag's own name
+            raise type(exc)("--" + said) from None
+        if " mistakes in the categories: " in said:
+            raise type(exc)(said.replace(" in the categories: ", " in --categories: ", 1)) from None
         raise
     if args.task is None and (said := numbers_read_as_classes(ds, args.label, how="give --task regression")):
         print(f"note: {said}", file=sys.stderr)

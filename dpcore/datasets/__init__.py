@@ -2,7 +2,8 @@
 
 Registry names (used by the CLI and every page): ``iris``, ``wine``,
 ``breast_cancer``, ``digits``, ``diabetes``, ``mnist5k``, ``adult``, ``faces``.
-Your own data: :func:`as_dataset` (a DataFrame with a label column, or arrays);
+Your own data: :func:`as_dataset` (a DataFrame with a label column, or arrays), with its columns of categories
+declared (:func:`parse_categories`);
 :class:`BoundedScaler` scales by declared bounds inside a scikit-learn Pipeline.
 """
 from __future__ import annotations
@@ -15,9 +16,12 @@ from .registry import REGISTRY, Dataset, DatasetInfo, Split, dataset_names, load
 #: them.
 _WHERE = {
     "BOUNDS_FORMS": "csv_upload",
+    "CATEGORIES_SYNTAX": "csv_upload",
     "CLASS_SHARES_SYNTAX": "shares",
     "parse_class_shares": "shares",
     "bounds_by_column": "csv_upload",
+    "encode_categories": "csv_upload",
+    "parse_categories": "csv_upload",
     "load_csv": "csv_upload",
     "load_csv_unlabelled": "csv_upload",
     "read_csv_columns": "csv_upload",
@@ -33,10 +37,13 @@ __getattr__, __dir__ = lazy_names(__name__, _WHERE)
 
 __all__ = [
     "BOUNDS_FORMS",
+    "CATEGORIES_SYNTAX",
     "CLASS_SHARES_SYNTAX",
     "BoundedScaler",
     "as_dataset",
     "bounds_by_column",
+    "encode_categories",
+    "parse_categories",
     "parse_class_shares",
     "REGISTRY",
     "Dataset",

@@ -11,8 +11,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..exceptions import BoundsError, DatasetError, DPCoreWarning, PrivacyLeakWarning, user_stacklevel
-from ..types import BoundsLike, CsvSource
+from ..exceptions import BoundsError, CategoriesError, DatasetError, DPCoreWarning, PrivacyLeakWarning, user_stacklevel
+from ..types import BoundsLike, CategoriesLike, CsvSource
 from ..validation import clip_to_bounds
 from .registry import Dataset, _freeze
 
@@ -242,6 +242,214 @@ def _range_mistake(name: str, low: float, high: float) -> str | None:
     return None
 
 
+#: How declared categories are written, on the command line (``--categories``) and on the pages.
+CATEGORIES_SYNTAX = ("COLUMN=VALUE|VALUE|..., one column per line or separated by commas (e.g. "
+                     "ward=Cardiology|Oncology|Surgery, sex=F|M); a value holds no | , ; \" nor new line, and spaces "
+                     "around it are dropped; a name with a comma goes in double quotes")
+
+
+def parse_categories(spec) -> dict[str, tuple[str, ...]]:
+    """Declared categories from text such as ``"ward=Cardiology|Oncology|Surgery, sex=F|M"`` (commas, semicolons
+    or new lines between columns, ``|`` between values), or a mapping ``{column: [value, ...]}``.
+
+    Each column's values are declared by the data's owner from what the column can hold, never read from its rows
+    (as ``pandas.get_dummies`` does): a value that only a rare record holds would show that some record holds it,
+    as a column's minimum and maximum would (see ``bounds``). :func:`load_csv` makes each declared column one 0/1
+    feature per value (:func:`encode_categories`).
+
+    In the text form a value may not contain ``|``, ``,``, ``;``, a double quote or a new line, and spaces around it
+    are dropped; a column name with a comma goes in double quotes. A mapping's values may be any text or numbers
+    (numbers are written as text: ``3``, not ``3.0``); a number declared for a column of numbers matches the cells
+    of that number (ward codes 1 to 5). ``None`` or blank text declares nothing. The values are returned as text,
+    in the order declared.
+
+    >>> parse_categories("ward=Cardiology|Oncology|Surgery, sex=F|M")
+    {'ward': ('Cardiology', 'Oncology', 'Surgery'), 'sex': ('F', 'M')}
+    >>> parse_categories({"code": [1, 2, 3]})
+    {'code': ('1', '2', '3')}
+    >>> parse_categories("sex=F|F")
+    Traceback (most recent call last):
+    ...
+    dpcore.exceptions.CategoriesError: categories for 'sex': the value 'F' is listed twice; list each value once
+    """
+    if spec is None:
+        return {}
+    mistakes: list[str] = []  # every mistake of the box at once, not one per attempt
+    if isinstance(spec, str):
+        items: dict = {}
+        for entry in (e.strip() for e in _ENTRY.findall(spec)):
+            if not entry:
+                continue
+            if entry.startswith('"'):  # a quoted name: its commas and = belong to it
+                close = entry.find('"', 1)
+                rest = entry[close + 1:].lstrip() if close > 0 else ""
+                name, eq, values = entry[1:close], rest[:1], rest[1:]
+                eq = eq if eq == "=" else ""
+            else:
+                name, eq, values = entry.partition("=")
+                name = name.strip()
+            if not eq or not name:
+                mistakes.append(f"categories: cannot read {entry!r}; write {CATEGORIES_SYNTAX}")
+                continue
+            if '"' in name or '"' in values:
+                mistakes.append(f"categories: the double quote in {entry!r} is not closed or is inside a value; "
+                                "quote a column name only: \"NAME, WITH COMMA\"=VALUE|VALUE")
+                continue
+            if name in items:
+                mistakes.append(f"categories: the column {name!r} is given twice")
+                continue
+            items[name] = [v.strip() for v in values.split("|")] if values.strip() else []
+        spec = items
+    elif not isinstance(spec, Mapping):
+        raise CategoriesError(f"categories must be a mapping {{column: [value, ...]}} or text such as "
+                              f"\"ward=Cardiology|Oncology|Surgery, sex=F|M\", got {type(spec).__name__}")
+    out = {}
+    for name, values in spec.items():
+        name = str(name)
+        if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray, pd.Index, set)):
+            mistakes.append(f"categories for {name!r} must be a list of the values the column can hold, e.g. "
+                            f"{{{name!r}: ['A', 'B']}}, got {type(values).__name__}")
+            continue
+        said, texts = None, []
+        for v in (list(values) if not isinstance(values, set) else sorted(values, key=str)):
+            text = _category_text(v)
+            if text is None:
+                said = f"categories for {name!r}: {v!r} is not a value a cell can hold (text or a finite number)"
+            elif not text:
+                said = (f"categories for {name!r}: an empty value is declared; write "
+                        f"{_as_typed(name)}=VALUE|VALUE with every value named")
+            elif text in texts:
+                said = f"categories for {name!r}: the value {text!r} is listed twice; list each value once"
+            if said:
+                break
+            texts.append(text)
+        if said is None and not texts:
+            said = (f"categories for {name!r}: no value is declared; list the values the column can hold "
+                    f"({_as_typed(name)}=VALUE|VALUE), or leave the column out of categories")
+        if said:
+            mistakes.append(said)
+            continue
+        out[name] = tuple(texts)
+    if len(mistakes) == 1:
+        raise CategoriesError(mistakes[0])
+    if mistakes:
+        raise CategoriesError(f"{len(mistakes)} mistakes in the categories: "
+                              + " ".join(f"({i}) {m.removeprefix('categories: ')}." for i, m in enumerate(mistakes, 1)))
+    return out
+
+
+def _category_text(value) -> str | None:
+    """A declared value as text (whole numbers without a decimal point: 3, not 3.0); None for what no cell holds
+    (a missing or infinite number)."""
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        return (str(int(v)) if v.is_integer() else f"{v:.17g}") if np.isfinite(v) else None
+    if isinstance(value, str):
+        return value.strip()
+    return None
+
+
+def categories_text(categories) -> str:
+    """Declared categories written as :func:`parse_categories` reads them (the command line's ``--categories``,
+    the pages' box): one column per line.
+
+    >>> categories_text({"ward": ["Cardiology", "Oncology"], "weight, kg": [1, 2]})
+    'ward=Cardiology|Oncology\\n"weight, kg"=1|2'
+    """
+    lines = []
+    for name, values in parse_categories(categories).items():
+        bad = [v for v in values if any(c in v for c in '|,;"\n')]
+        if bad:
+            raise CategoriesError(f"categories for {name!r}: the value {bad[0]!r} holds one of | , ; \" or a new "
+                                  "line and cannot be written as text; pass the categories as a mapping")
+        lines.append(f"{_as_typed(name)}={'|'.join(values)}")
+    return "\n".join(lines)
+
+
+def encode_categories(frame: pd.DataFrame, categories) -> tuple[pd.DataFrame, dict[str, int]]:
+    """``(frame with each declared column replaced, in its place, by one 0/1 column per declared value, named
+    column=value; the number of cells of each declared column that are none of its values)``.
+
+    ``categories`` is read by :func:`parse_categories`. A column of numbers matches a declared value by number
+    (a code declared ``1`` matches the cells ``1`` and ``1.0``), a column of text by its text, spaces around a
+    cell dropped. A cell that is none of the declared values is encoded as 0 in every one of its column's 0/1
+    columns, as a category of its own (the caller says how many, never which). The categories are declared, not
+    read from the rows, so the encoding of a row depends on that row alone: the same function encodes the training
+    rows and new rows to predict.
+
+    >>> df = pd.DataFrame({"age": [30, 40], "ward": ["Oncology", "Cardiology"]})
+    >>> encoded, unknown = encode_categories(df, {"ward": ["Cardiology", "Oncology", "Surgery"]})
+    >>> encoded.columns.tolist(), encoded.to_numpy().tolist(), unknown
+    (['age', 'ward=Cardiology', 'ward=Oncology', 'ward=Surgery'], [[30, 0, 1, 0], [40, 1, 0, 0]], {'ward': 0})
+    """
+    declared = parse_categories(categories)
+    columns = [str(c) for c in frame.columns]
+    blocks, unknown = [], {}
+    for c, column in zip(columns, frame.columns):
+        if c not in declared:
+            blocks.append(frame[[column]].set_axis([c], axis=1))
+            continue
+        values, cells = declared[c], frame[column]
+        if (missing := int(cells.isna().sum())) > 0:  # new rows to predict (a file's are refused before)
+            raise DatasetError(f"{c!r} has missing values ({missing} of {len(cells)} cells): a missing cell is none of "
+                               "its categories, nor a value of its own; fill or remove those rows")
+        if pd.api.types.is_numeric_dtype(cells) and not pd.api.types.is_bool_dtype(cells):
+            try:
+                numbers = np.array([float(v) for v in values])
+            except ValueError:
+                text = next(v for v in values if _number_or_none(v) is None)
+                raise CategoriesError(f"categories for {c!r}: {text!r} is not a number, but the column holds "
+                                      f"numbers; declare the numbers it can hold ({_as_typed(c)}=1|2|3)") from None
+            repeated = [v for v, x in zip(values, numbers) if np.sum(numbers == x) > 1]
+            if repeated:
+                raise CategoriesError(f"categories for {c!r}: {_names(repeated)} are the same number; list each "
+                                      "value once")
+            hits = cells.to_numpy(dtype=float)[:, None] == numbers[None, :]
+        else:
+            text = cells.astype(str).str.strip().to_numpy(dtype=object)
+            hits = np.stack([text == v for v in values], axis=1)
+        names = [f"{c}={v}" for v in values]
+        clash = [n for n in names if n in columns]
+        if clash:
+            raise CategoriesError(f"categories for {c!r}: its 0/1 column {clash[0]!r} would have the name of another "
+                                  "column of the file; rename that column")
+        unknown[c] = int((~hits.any(axis=1)).sum())
+        blocks.append(pd.DataFrame(hits.astype(np.int64), columns=names, index=frame.index))
+    return (pd.concat(blocks, axis=1) if blocks else frame.iloc[:, :0]), unknown
+
+
+def _number_or_none(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def category_columns(categories) -> dict[str, tuple[str, ...]]:
+    """``{declared column: its 0/1 feature columns}`` for declared categories (a Dataset's :attr:`categories`).
+
+    >>> category_columns({"sex": ["F", "M"]})
+    {'sex': ('sex=F', 'sex=M')}
+    """
+    return {c: tuple(f"{c}={v}" for v in values) for c, values in dict(categories).items()}
+
+
+def _warn_of_unknown_categories(unknown: dict[str, int], n_rows: int, *, what: str = "the file") -> None:
+    """Say how many cells of each declared column are none of its declared values (never which values)."""
+    found = {c: k for c, k in unknown.items() if k}
+    if found:
+        named = ", ".join(f"{c!r} ({k} of {n_rows} cells)" for c, k in found.items())
+        warnings.warn(f"some cells of {what} hold none of their column's declared categories: {named}; each is "
+                      "encoded as 0 in all the 0/1 columns of its column, as a value of its own. Declare every value "
+                      "the column can hold (categories=, --categories on the command line, 'Declared categories' on "
+                      "the pages) if that is not meant",
+                      DPCoreWarning, stacklevel=user_stacklevel())
+
+
 #: A column name that says it identifies a row (patient_id, ID, record, row number, ...).
 _ID_NAME = re.compile(r"(?i:(^|[^a-z])(id|ids|identifier|uuid|key|index|record|row|no|number)$)|[a-z](Id|ID)$")
 
@@ -271,13 +479,20 @@ def _warn_identifiers(columns: list[str], X: np.ndarray) -> None:
                       DPCoreWarning, stacklevel=user_stacklevel())
 
 
-def _warn_constant(columns: list[str], X: np.ndarray) -> None:
+def _warn_constant(columns: list[str], X: np.ndarray, categorical: Mapping[str, Sequence[str]] | None = None) -> None:
     """Warn about feature columns holding one value on every row (a country code in a one-country table): no model
     learns anything from them. The value itself is not said: the warning goes into the decision report, which holds
-    no cell of the file."""
+    no cell of the file. A column declared as categories (``categorical``: ``{column: its 0/1 columns}``) is judged
+    whole, by its name: one of its 0/1 columns always 0 says only that no row holds that declared value, which the
+    report must not say either."""
     if X.shape[0] < 2:
         return
-    found = [name for j, name in enumerate(columns) if np.all(X[:, j] == X[0, j])]
+    of = {e: c for c, block in (categorical or {}).items() for e in block}
+    constant: dict[str, bool] = {}
+    for name, same in zip(columns, np.all(X == X[0], axis=0)):  # a declared column: when all its 0/1 columns are
+        column = of.get(name, name)
+        constant[column] = constant.get(column, True) and bool(same)
+    found = [column for column, same in constant.items() if same]
     if found:
         names = _names(found, at_most=5)
         one = len(found) == 1
@@ -301,16 +516,25 @@ def _left_out(df: pd.DataFrame, drop: "str | Sequence[str]", label_column: str |
 
 
 def _declared(columns: list[str], label_column: str | None, task: str, bounds: dict,
-              left_out: tuple[str, ...] = ()) -> tuple[dict, tuple | None]:
+              left_out: tuple[str, ...] = (), categorical: Mapping[str, Sequence[str]] | None = None
+              ) -> tuple[dict, tuple | None]:
     """``({feature column: (low, high)}, label range or None)`` from the declared ``bounds``; unknown names are
-    refused (bounds of a column ``left_out`` are not used, and not refused: declared before it was left out).
-    ``label_column`` None: a table without a label, every column a feature."""
+    refused (bounds of a column ``left_out`` are not used, and not refused: declared before it was left out), and so
+    are bounds of a column declared as categories (``categorical``: ``{column: its 0/1 columns}``), whose 0/1
+    columns are 0:1 by their declaration. ``label_column`` None: a table without a label, every column a feature."""
     label = [] if label_column is None else [label_column]
+    categorical = dict(categorical or {})
+    encoded = {e for block in categorical.values() for e in block}
+    as_declared = [n for n in bounds if n in categorical or n in encoded]
+    if as_declared:
+        raise BoundsError(f"bounds name {_names(as_declared)}, declared as categories: each category is one 0/1 "
+                          "column, bounded 0:1 by the declaration; remove those bounds")
     known = set(columns) | {*label, "*"} | set(left_out)
     unknown = [n for n in bounds if n not in known]
     if unknown:
+        originals = list(dict.fromkeys(next((k for k, v in categorical.items() if c in v), c) for c in columns))
         raise BoundsError(f"bounds name column(s) {_names(unknown)} that the file does not have; its "
-                          f"columns: {', '.join(map(_as_typed, columns + label))}")
+                          f"columns: {', '.join(map(_as_typed, originals + label))}")
     if label_column is not None and label_column in bounds and task != "regression":
         raise BoundsError(f"bounds: the label column {label_column!r} holds classes, which need no bounds; "
                           "declare bounds for a regression label only")
@@ -378,11 +602,12 @@ _COMMA_NUMBER = re.compile(r"^\s*[-+]?(\d{1,3}(,\d{3})+(\.\d*)?|\d+,\d+)\s*$")
 #: A cell holding one number with a currency sign before it, or a percent sign, a currency sign or a short unit after
 #: it (lower-case letters, or a three-letter currency code): $1250, -€3.5, 12%, 70kg, 1,250 USD; not a code such as 3A.
 _MARKED_NUMBER = re.compile(r"\s*[-+]?\s*[$€£¥]?\s*[-+]?\d[\d,]*(\.\d+)?\s*(%|[$€£¥]|[a-z]{1,3}|[A-Z]{3})?\s*")
-#: How to make a text column a feature. The values come from what the column means, not from the rows: a rare
-#: value read from the rows (pandas.get_dummies) gives away that some record holds it.
-_ENCODE = ("Encode {} as numbers (a category as one 0/1 column for each value it can take, listed from what the "
-           "column means rather than read from the rows, whose rare values would give records away; bounds 0:1) or "
-           "drop {}.")
+#: How to make a text column a feature: declare its categories. The values come from what the column means, not
+#: from the rows: a rare value read from the rows (pandas.get_dummies) gives away that some record holds it.
+_ENCODE = ("Declare the values {names} can hold as categories (categories= in load_csv, --categories on the command "
+           "line, 'Declared categories' on the pages), e.g. {example}=VALUE|VALUE|VALUE, listed from what the column "
+           "means, never read from the rows, whose rare values would give records away: each declared value becomes "
+           "one 0/1 column. Or drop {it}.")
 #: Where a column is left out, said once in a refusal that advises it.
 LEAVE_OUT = "To leave a column out: drop= (--drop on the command line, 'Columns to leave out' on the pages)."
 #: At most this many distinct texts make a column of categories (a ward, a sex, a region).
@@ -436,7 +661,8 @@ def _feature_matrix(features: pd.DataFrame, what: str = "the CSV") -> np.ndarray
         why = {c: _why_not_numeric(c, features[c]) for c in non_numeric}
         said = [w for w in why.values() if w and not w.endswith(" categories.")]  # what to correct or leave out
         to_encode = [c for c, w in why.items() if not w or w.endswith(" categories.")]  # categories, and the rest
-        encode = [_ENCODE.format(_names(to_encode), "it" if len(to_encode) == 1 else "them")] if to_encode else []
+        encode = [_ENCODE.format(names=_names(to_encode), example=_as_typed(str(to_encode[0])),
+                                 it="it" if len(to_encode) == 1 else "them")] if to_encode else []
         raise DatasetError(" ".join([f"feature columns must be numeric; these are not: {_names(non_numeric)}."]
                                     + said + [why[c] for c in to_encode if why[c]] + encode + [LEAVE_OUT]))
     X = features.to_numpy(dtype=float)
@@ -497,7 +723,8 @@ def _classes(labels: pd.Series) -> tuple:
 
 
 def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, name: str = "upload",
-             bounds: BoundsLike = None, drop: "str | Sequence[str]" = (), class_shares=None) -> Dataset:
+             bounds: BoundsLike = None, drop: "str | Sequence[str]" = (), class_shares=None,
+             categories: CategoriesLike = None) -> Dataset:
     """Turn an uploaded CSV (path, bytes, text or file object) or a pandas DataFrame into a Dataset.
 
     Parameters
@@ -516,15 +743,25 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
         the data, which leaks privacy (the extremes are private rows' values): a :class:`PrivacyLeakWarning`
         names those columns.
     drop : column name or names, optional
-        Columns to leave out before anything else is read: an identifier, a free-text note, a category not yet
-        encoded, a column that should not inform the model. Their cells are never checked or used.
+        Columns to leave out before anything else is read: an identifier, a free-text note, a column that should
+        not inform the model. Their cells are never checked or used.
     class_shares : text or mapping, optional
         For a classification label: each class's share of the rows, declared from what is known outside the data
         (a published rate), e.g. ``"fraud=0.07, review=0.05, ok=0.88"``
         (:func:`~dpcore.datasets.shares.parse_class_shares`). The classifiers that release class probabilities
         then answer by them (:attr:`Dataset.class_shares`); nothing is read from the labels, so it costs no privacy.
+    categories : mapping or text, optional
+        The values each column of categories (text such as a ward, or codes such as 1 to 5) can hold, declared
+        from what the column means, not read from its rows (a value that only a rare record holds would show that
+        some record holds it): ``{"ward": ["Cardiology", "Oncology", "Surgery"]}`` or
+        ``"ward=Cardiology|Oncology|Surgery, sex=F|M"`` (:func:`parse_categories`). Each declared column becomes
+        one 0/1 feature per value, in its place, named ``ward=Cardiology`` and so on, bounded 0:1 by the
+        declaration (:attr:`Dataset.categories`). A cell that is none of its column's values is encoded as 0 in
+        every one of those features, with a :class:`DPCoreWarning` saying how many cells (never which values).
+        A column of text that is not declared is refused.
     """
     declared = bounds_by_column(bounds, []) if bounds is None or isinstance(bounds, (str, Mapping)) else None
+    declared_categories = parse_categories(categories)
     df = _read(source)
     if isinstance(source, pd.DataFrame):
         label_column = str(label_column)  # the frame's column names are read as text, as a file's are
@@ -532,6 +769,7 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
         raise DatasetError(f"the label column {label_column!r} is not a column of the file; its columns: "
                            f"{', '.join(_as_typed(str(c)) for c in df.columns)}")
     left_out = _left_out(df, drop, label_column)
+    _check_categories(df, declared_categories, left_out, label_column)
     df = df.drop(columns=list(left_out))
     if df.shape[1] < 2:
         raise DatasetError("the CSV needs at least one feature column besides the label column"
@@ -545,10 +783,12 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
         raise DatasetError(f"task must be 'classification' or 'regression', got {task!r}")
     if len(df) < 2:
         raise DatasetError(f"{what} needs at least two data rows")
+    features = _encoded_features(features, declared_categories, what)
     X = _feature_matrix(features, what)
     y, target_names, label_range = _label_vector(labels, task, label_column)
     X, lo, hi, inferred, declared_label = _bounded_features(X, features, bounds, declared, left_out,
-                                                             label_column=str(label_column), task=task)
+                                                             label_column=str(label_column), task=task,
+                                                             categorical=category_columns(declared_categories))
     if len(df) < FEW_ROWS:
         test_rows = max(1, round(0.25 * len(df)))
         warnings.warn(
@@ -574,7 +814,36 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
         description=f"{len(df)} rows uploaded by the user; label column {label_column!r}.",
         source="upload",
         inferred_bounds=inferred,
+        categories=tuple(declared_categories.items()),
     ).with_class_shares(class_shares)
+
+
+def _check_categories(df: pd.DataFrame, categories: dict, left_out: tuple[str, ...], label_column: str | None) -> None:
+    """Refuse declared categories of a column the table does not have, of a column left out, or of the label."""
+    unknown = [c for c in categories if c not in df.columns]
+    if unknown:
+        raise CategoriesError(f"categories name column(s) {_names(unknown)} that the file does not have; its "
+                              f"columns: {', '.join(_as_typed(str(c)) for c in df.columns)}")
+    both = [c for c in categories if c in left_out]
+    if both:
+        one = len(both) == 1
+        raise CategoriesError(f"{_names(both)} {'is' if one else 'are'} both left out (drop) and declared as "
+                              f"categories: drop leaves a column out, categories make it features; remove "
+                              f"{'it' if one else 'them'} from one of the two")
+    if label_column is not None and label_column in categories:
+        raise CategoriesError(f"categories name the label column {label_column!r}: its classes are what the models "
+                              "predict, read as classes without a declaration; declare categories of feature columns "
+                              "only")
+
+
+def _encoded_features(features: pd.DataFrame, categories: dict, what: str) -> pd.DataFrame:
+    """The feature columns with each declared column made one 0/1 column per declared value
+    (:func:`encode_categories`), and a warning of how many cells are none of their column's values."""
+    if not categories:
+        return features
+    encoded, unknown = encode_categories(features, categories)
+    _warn_of_unknown_categories(unknown, len(features), what=what)
+    return encoded
 
 
 def _refuse_missing(df: pd.DataFrame, what: str, label_column: str | None) -> None:
@@ -599,22 +868,28 @@ def _refuse_missing(df: pd.DataFrame, what: str, label_column: str | None) -> No
 
 
 def _bounded_features(X: np.ndarray, features: pd.DataFrame, bounds: BoundsLike, declared: dict | None,
-                      left_out: tuple[str, ...], *, label_column: str | None, task: str
+                      left_out: tuple[str, ...], *, label_column: str | None, task: str,
+                      categorical: Mapping[str, Sequence[str]] | None = None
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[str, ...], tuple | None]:
     """``(X clipped to its bounds, lower, upper, columns whose bounds were read from the rows, declared label
-    range)``: each feature column's declared range (True/False columns 0 to 1 by their type), the rows' own min and
-    max for the rest with a :class:`PrivacyLeakWarning` naming them (and a regression label without a declared
-    range), and warnings of ranges far wider than the values and of values clipped. ``label_column`` None: a table
-    without a label."""
+    range)``: each feature column's declared range (True/False columns 0 to 1 by their type, and the 0/1 columns
+    of declared categories, ``categorical``: ``{column: its 0/1 columns}``, 0 to 1 by their declaration), the rows'
+    own min and max for the rest with a :class:`PrivacyLeakWarning` naming them (and a regression label without a
+    declared range), and warnings of ranges far wider than the values and of values clipped. ``label_column`` None:
+    a table without a label."""
     columns = [str(c) for c in features.columns]
-    if declared is None:  # a pair (low, high): one range per feature column
-        declared = bounds_by_column(bounds, columns)
+    categorical = dict(categorical or {})
+    if declared is None:  # a pair (low, high): one range per feature column (a 0/1 column's is its declaration's)
+        encoded = {e for block in categorical.values() for e in block}
+        declared = {c: b for c, b in bounds_by_column(bounds, columns).items() if c not in encoded}
     _warn_identifiers(columns, X)
-    _warn_constant(columns, X)
-    feature_bounds, declared_label = _declared(columns, label_column, task, declared, left_out)
+    _warn_constant(columns, X, categorical)
+    feature_bounds, declared_label = _declared(columns, label_column, task, declared, left_out, categorical)
     for c, column in zip(columns, features.columns):  # True/False: 0 to 1 by the type, read from no row
         if c not in feature_bounds and pd.api.types.is_bool_dtype(features[column]):
             feature_bounds[c] = (0.0, 1.0)
+    for block in categorical.values():  # a declared category: 0 or 1 by the declaration (a * rule does not apply)
+        feature_bounds.update(dict.fromkeys(block, (0.0, 1.0)))
     label_left = task == "regression" and declared_label is None
     inferred = [c for c in columns if c not in feature_bounds] + ([str(label_column)] if label_left else [])
     if inferred:
@@ -655,11 +930,11 @@ UNLABELLED = "unlabelled"
 
 
 def load_csv_unlabelled(source: CsvSource, *, name: str = "upload", bounds: BoundsLike = None,
-                        drop: "str | Sequence[str]" = ()) -> Dataset:
+                        drop: "str | Sequence[str]" = (), categories: CategoriesLike = None) -> Dataset:
     """An uploaded CSV (path, bytes, text or file object) or a DataFrame with no label: every column not in ``drop``
-    is a numeric feature, read, bounded and refused exactly as :func:`load_csv` reads the features of a labelled
-    one (``bounds`` and ``drop`` as there; a column without declared bounds gets its own min and max, with a
-    :class:`PrivacyLeakWarning` naming it).
+    is a feature, read, encoded, bounded and refused exactly as :func:`load_csv` reads the features of a labelled
+    one (``bounds``, ``drop`` and ``categories`` as there; a column without declared bounds gets its own min and
+    max, with a :class:`PrivacyLeakWarning` naming it).
 
     The Dataset's ``task`` is :data:`UNLABELLED` and its ``y`` holds zeros, one per row, which no code reads as
     classes: such a table can be clustered (:func:`dpcore.models.cluster_rows.cluster_rows`), not scored against
@@ -670,8 +945,10 @@ def load_csv_unlabelled(source: CsvSource, *, name: str = "upload", bounds: Boun
     ('unlabelled', 2, ('a', 'b'))
     """
     declared = bounds_by_column(bounds, []) if bounds is None or isinstance(bounds, (str, Mapping)) else None
+    declared_categories = parse_categories(categories)
     df = _read(source)
     left_out = _left_out(df, drop, None)
+    _check_categories(df, declared_categories, left_out, None)
     features = df.drop(columns=list(left_out))
     if features.shape[1] < 1:
         raise DatasetError(f"the CSV needs at least one feature column (left out: {_names(left_out)})")
@@ -679,9 +956,10 @@ def load_csv_unlabelled(source: CsvSource, *, name: str = "upload", bounds: Boun
     _refuse_missing(features, what, None)
     if len(features) < 2:
         raise DatasetError(f"{what} needs at least two data rows")
+    features = _encoded_features(features, declared_categories, what)
     X = _feature_matrix(features, what)
     X, lo, hi, inferred, _ = _bounded_features(X, features, bounds, declared, left_out, label_column=None,
-                                               task=UNLABELLED)
+                                               task=UNLABELLED, categorical=category_columns(declared_categories))
     return Dataset(
         name=name,
         title=f"Uploaded CSV ({name})",
@@ -693,6 +971,7 @@ def load_csv_unlabelled(source: CsvSource, *, name: str = "upload", bounds: Boun
         description=f"{len(features)} rows uploaded by the user; no label column.",
         source="upload",
         inferred_bounds=inferred,
+        categories=tuple(declared_categories.items()),
     )
 
 

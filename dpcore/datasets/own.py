@@ -1,9 +1,9 @@
 """Your own data as a :class:`~dpcore.datasets.Dataset`: a pandas DataFrame with a label column, or arrays (X, y).
 
 Every entry point that takes a dataset (:func:`dpcore.learners.run_learner`, the sweep, the audits) takes what
-:func:`as_dataset` turns into one, with the checks an uploaded file gets (numeric features, no missing values,
-classes or a regression target, declared bounds and the :class:`~dpcore.exceptions.PrivacyLeakWarning` when a
-column's range is read from the rows).
+:func:`as_dataset` turns into one, with the checks an uploaded file gets (numeric features or declared categories,
+no missing values, classes or a regression target, declared bounds and the
+:class:`~dpcore.exceptions.PrivacyLeakWarning` when a column's range is read from the rows).
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DatasetError, DPTypeError, DPValueError
-from ..types import ArrayLike, BoundsLike, DataLike
+from ..types import ArrayLike, BoundsLike, CategoriesLike, DataLike
 from .csv_upload import load_csv
 from .registry import REGISTRY, Dataset, load_dataset
 
@@ -24,7 +24,7 @@ LABEL = "label"
 
 def as_dataset(data: DataLike, label: ArrayLike | str | None = None, *, task: str | None = None,
                bounds: BoundsLike = None, name: str = "data", class_shares=None,
-               drop: str | Sequence[str] = ()) -> Dataset:
+               drop: str | Sequence[str] = (), categories: CategoriesLike = None) -> Dataset:
     """``data`` as a Dataset: a registry name or a Dataset as they are, a CSV file, a DataFrame, or arrays.
 
     Parameters
@@ -50,9 +50,13 @@ def as_dataset(data: DataLike, label: ArrayLike | str | None = None, *, task: st
         A classification label's class shares, declared as public knowledge (``"fraud=0.07, ok=0.93"``): the
         classifiers that release class probabilities answer by them (:func:`~dpcore.datasets.load_csv`).
     drop : column name or names, optional
-        Columns of your data to leave out before anything else is read (an identifier, free text, a category
-        not encoded as numbers): ``"id"`` or ``["id", "note"]``; an array's columns are ``x0, x1, ...``.
-        Their cells are never checked or used.
+        Columns of your data to leave out before anything else is read (an identifier, free text):
+        ``"id"`` or ``["id", "note"]``; an array's columns are ``x0, x1, ...``. Their cells are never checked or
+        used.
+    categories : mapping or text, optional
+        The values each column of categories can hold, declared from what it means, not read from its rows:
+        ``{"ward": ["Cardiology", "Oncology", "Surgery"]}`` or ``"ward=Cardiology|Oncology|Surgery, sex=F|M"``;
+        each becomes one 0/1 feature per value, bounded 0:1 (:func:`~dpcore.datasets.load_csv`).
 
     Examples
     --------
@@ -72,11 +76,11 @@ def as_dataset(data: DataLike, label: ArrayLike | str | None = None, *, task: st
             raise DatasetError(f"there is no file {os.fspath(data)!r} (from {os.getcwd()}), and it is not a registry "
                                f"dataset ({', '.join(REGISTRY)})")
         return load_csv(data, label_column=label, task=task, bounds=bounds, drop=drop, class_shares=class_shares,
-                        name=os.path.basename(os.fspath(data)) if name == "data" else name)
+                        categories=categories, name=os.path.basename(os.fspath(data)) if name == "data" else name)
     if isinstance(data, Dataset) or isinstance(data, str):
-        if label is not None or bounds is not None or task is not None or drop:
-            raise DPTypeError("label=, task=, bounds= and drop= describe your own data (a DataFrame, arrays or a "
-                              "CSV file); "
+        if label is not None or bounds is not None or task is not None or drop or categories is not None:
+            raise DPTypeError("label=, task=, bounds=, drop= and categories= describe your own data (a DataFrame, "
+                              "arrays or a CSV file); "
                               f"{'the registry dataset ' + repr(data) if isinstance(data, str) else 'a Dataset'} "
                               "carries its own")
         if isinstance(data, str) and data not in REGISTRY:
@@ -91,7 +95,7 @@ def as_dataset(data: DataLike, label: ArrayLike | str | None = None, *, task: st
     if isinstance(data, pd.DataFrame):
         if isinstance(label, str) or (label is not None and np.ndim(label) == 0):
             return load_csv(data, label_column=label, task=task, bounds=bounds, name=name, class_shares=class_shares,
-                            drop=drop)
+                            drop=drop, categories=categories)
         frame = data.copy()
     else:
         X = np.asarray(data)
@@ -113,7 +117,7 @@ def as_dataset(data: DataLike, label: ArrayLike | str | None = None, *, task: st
         column = "_" + column
     frame[column] = y
     return load_csv(frame, label_column=column, task=task, bounds=bounds, name=name, class_shares=class_shares,
-                    drop=drop)
+                    drop=drop, categories=categories)
 
 
 def _is_csv_path(data: object) -> bool:

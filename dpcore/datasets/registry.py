@@ -68,6 +68,12 @@ class Dataset:
     #: rate), never read from the labels: where given, every classifier that releases class probabilities answers
     #: by them (:func:`dpcore.learners.decision.balanced_decision`), which costs no privacy. Empty: not declared.
     class_shares: tuple[float, ...] = ()
+    #: The columns declared as categories by the data's owner, each with its declared values, as
+    #: ``((column, (value, ...)), ...)`` (:func:`dpcore.datasets.csv_upload.parse_categories`): each is one 0/1
+    #: feature per value in ``feature_names`` (``column=value``), and new rows to predict are encoded the same way
+    #: (:class:`dpcore.learners.base.ReleasedModel`). The values are cell values: a report names the column and
+    #: counts them, never names them. Empty: none declared.
+    categories: tuple = ()
 
     def with_class_shares(self, shares, *, parameter: str = "class_shares") -> "Dataset":
         """This dataset with its class shares declared: text such as ``"fraud=0.07, review=0.05, ok=0.88"`` or a

@@ -1209,8 +1209,9 @@ def advice_config(data, *, learners: Sequence[str] | None = None, epsilon_range:
 
     if isinstance(data, pd.DataFrame):
         raise DPValueError("data: a pandas DataFrame names no label column and declares no bounds; turn it into a "
-                           "Dataset first, dpcore.load_csv(df, label_column='...', drop=[...], bounds='...') (drop an "
-                           "identifier or a free-text column; declare what each column can hold), and pass that")
+                           "Dataset first, dpcore.load_csv(df, label_column='...', drop=[...], bounds='...', "
+                           "categories='...') (drop an identifier or a free-text column; declare what each column can "
+                           "hold, and the values of each column of categories), and pass that")
     if not isinstance(data, (str, Dataset)):
         raise DPValueError(f"data: expects a registry dataset name such as 'iris' or a Dataset from dpcore.load_csv, "
                            f"got {type(data).__name__}")
@@ -1245,7 +1246,8 @@ def advise(data, need: Need | str | None = None, *, epsilon_range: tuple[float, 
     (True, True)
 
     A pandas DataFrame becomes a Dataset through :func:`dpcore.load_csv`, which names its label column, leaves out
-    the columns no model should read and takes the declared bounds:
+    the columns no model should read and takes the declared bounds (and the declared values of its columns of
+    categories, ``categories=``):
 
     >>> import pandas as pd
     >>> from dpcore import load_csv

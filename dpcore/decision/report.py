@@ -10,7 +10,9 @@ the software versions and the date. :func:`report_json` is the same content as J
 What it never holds: a record, a cell value, or anything computed from one column of the data alone (the minimum
 and maximum of a column whose bounds were read from the rows are cell values, so those bounds are named as "read
 from the data" and not printed; a class label is a cell value too, so the report counts classes and does not name
-them, and a warning that quotes one has it replaced by "a class").
+them, and a warning that quotes one has it replaced by "a class"; a declared category is a cell value as well, so a
+column of categories is named with the number of its declared categories, never with their names, nor with how many
+of its cells were none of them).
 """
 from __future__ import annotations
 
@@ -76,7 +78,28 @@ def scrub(text: str, dataset) -> str:
                                + re.sub(r"('[^']*') \(\d+\)", r"\1", m[1]) + "; widen", out)
         out = re.sub(r"\d+ of \d+ rows \(\d+ values\) lay outside", "Rows lay outside", out)
         out = re.sub(r"\d+ value\(s\) of (.*?) lay outside", r"Values of \1 lay outside", out)
+        out = _scrub_categories(out, dataset)
     return out
+
+
+def _scrub_categories(text: str, dataset) -> str:
+    """``text`` without the declared categories of ``dataset`` (cell values): a 0/1 column ``ward=Cardiology``
+    becomes its column ``ward``, a quoted category "a category", and the counts of cells outside the declared
+    categories (a count of the file's unusual records) are left out."""
+    declared = dict(getattr(dataset, "categories", ()) or ())
+    if not declared:
+        return text
+    text = re.sub(r"some cells of .*? hold none of their column's declared categories: (.*?); each",
+                  lambda m: "Some cells hold none of their column's declared categories: "
+                            + re.sub(r" \(\d+ of \d+ cells\)", "", m[1]) + "; each", text)
+    encoded = sorted(((f"{c}={v}", c) for c, values in declared.items() for v in values), key=lambda p: -len(p[0]))
+    for name, column in encoded:
+        text = text.replace(repr(name), f"{column!r} (a declared category)").replace(name, column)
+    columns = set(getattr(dataset, "feature_names", ())) | set(declared)
+    for value in sorted({v for values in declared.values() for v in values if v not in columns}, key=len,
+                        reverse=True):
+        text = text.replace(repr(value), "a category")
+    return text
 
 
 def data_shape(dataset) -> dict:
@@ -92,7 +115,16 @@ def data_shape(dataset) -> dict:
     inferred = set(getattr(ds, "inferred_bounds", ()) or ())
     columns = []
     lo, hi = ds.bounds if ds.bounds is not None else (None, None)
+    declared = dict(getattr(ds, "categories", ()) or ())
+    of = {f"{c}={v}": c for c, values in declared.items() for v in values}  # a 0/1 column: its declared column
     for j, name in enumerate(ds.feature_names if not ds.is_image else ()):
+        if name in of:  # a category's name is a cell value: the column is named once, with how many it declares
+            column = of[name]
+            if column in declared:
+                k = len(declared.pop(column))
+                columns.append({"column": f"{column} ({k} declared categories)", "categories": k,
+                                "bounds": "0 or 1 for each declared category (declared)"})
+            continue
         if name in inferred:
             bounds = "read from the data (leaks; not shown: they are values of the file)"
         elif lo is not None:

@@ -9,6 +9,7 @@ True
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import pathlib
 import time
@@ -179,6 +180,7 @@ def run_learner(
     class_shares: Any = None,
     task: str | None = None,
     drop: Any = (),
+    categories: Any = None,
     epsilon: float | None = None,
     delta: float = DELTA,
     seed: int | None = SEED,
@@ -193,7 +195,8 @@ def run_learner(
     ``data`` is a registry name (``"iris"``), a :class:`~dpcore.datasets.Dataset`, a
     :class:`~dpcore.datasets.Split`, a pandas DataFrame or a CSV file's path with the label column named by
     ``label``, a pair ``(X, y)``, or an array ``X`` with ``label=y``; ``bounds`` declares your data's ranges,
-    ``task`` its kind and ``drop`` the columns to leave out (see :func:`dpcore.datasets.as_dataset`).
+    ``categories`` the values of its columns of categories, ``task`` its kind and ``drop`` the columns to leave out
+    (see :func:`dpcore.datasets.as_dataset`).
     The split is deterministic in ``seed``; ``train_fraction`` keeps that share of the training rows (the test
     rows are unchanged).
 
@@ -219,10 +222,12 @@ def run_learner(
     spec = get_learner(name)
     _refuse_torch_modules(params)
     if not isinstance(data, Split):
-        data = as_dataset(data, label, task=task, bounds=bounds, class_shares=class_shares, drop=drop)
-    elif label is not None or bounds is not None or task is not None or class_shares is not None or drop:
-        raise DPValueError("label=, bounds=, class_shares=, task= and drop= describe your own data; a Split carries "
-                           "its own (declare the shares on its Dataset: dataset.with_class_shares(...))")
+        data = as_dataset(data, label, task=task, bounds=bounds, class_shares=class_shares, drop=drop,
+                          categories=categories)
+    elif label is not None or bounds is not None or task is not None or class_shares is not None or drop or \
+            categories is not None:
+        raise DPValueError("label=, bounds=, class_shares=, task=, drop= and categories= describe your own data; a "
+                           "Split carries its own (declare the shares on its Dataset: dataset.with_class_shares(...))")
     if secure:
         if seed is not None and seed is not SEED:  # the default seed is no request for seeded noise
             raise DPValueError(f"seed={seed!r} with secure=True: secure noise cannot be seeded (anyone who knew the "
@@ -271,6 +276,9 @@ def run_learner(
         result = spec.run(split, epsilon=epsilon, delta=delta, seed=seed, params=params, on_epoch=on_epoch)
     if result.seconds == 0.0:
         object.__setattr__(result, "seconds", time.perf_counter() - t0)
+    if split.dataset.categories and result.model is not None and hasattr(result.model, "categories"):
+        # new rows to predict hold the declared columns as they are: the model encodes them as the training rows
+        object.__setattr__(result, "model", dataclasses.replace(result.model, categories=split.dataset.categories))
     apply_class_shares(split, result, title=spec.title)  # post-processing by the declared shares, if any
     _add_balanced_accuracy(split, result)
     judge_against_trivial(spec, split, result)

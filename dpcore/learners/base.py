@@ -77,12 +77,14 @@ def class_labels(split: Any) -> tuple:
 class ReleasedModel:
     """A learner's released model as a fitted estimator: it predicts new rows in the data's own units.
 
-    ``predict(X)`` takes a DataFrame (its feature columns picked by name) or an array of the feature columns in
-    training order; applies the run's row-by-row preprocessing (``transform``: scaling by the declared bounds,
-    image features ...), which reads no statistic of new rows; asks the estimator; and answers in the data's
-    terms: the class labels as the data holds them (``classes``), or regression values in label units
-    (``label_scale``: predictions in [0, 1] mapped back onto the label range). Predicting is post-processing of
-    what was released: it costs no privacy. ``dp_event`` is what fitting released (None when not private).
+    ``predict(X)`` takes a DataFrame (its feature columns picked by name; a column declared as categories may come
+    as it is, ``ward`` holding ``Oncology``, and is encoded by its declared values as the training rows were) or an
+    array of the feature columns in training order; applies the run's row-by-row preprocessing (``transform``:
+    scaling by the declared bounds, image features ...), which reads no statistic of new rows; asks the estimator;
+    and answers in the data's terms: the class labels as the data holds them (``classes``), or regression values in
+    label units (``label_scale``: predictions in [0, 1] mapped back onto the label range). Predicting is
+    post-processing of what was released: it costs no privacy. ``dp_event`` is what fitting released (None when not
+    private).
 
     Parameters
     ----------
@@ -100,6 +102,11 @@ class ReleasedModel:
         The classes' shares as the data's owner declared them (:attr:`dpcore.datasets.Dataset.class_shares`), in
         the order of ``classes``: ``predict`` then answers the class of largest probability divided by its share
         (:func:`dpcore.learners.decision.balanced_decision`), post-processing that costs no privacy. Empty: argmax.
+    categories : tuple
+        The columns the data's owner declared as categories, with their values
+        (:attr:`dpcore.datasets.Dataset.categories`): a DataFrame's column of that name is encoded as the training
+        rows were (:func:`dpcore.datasets.csv_upload.encode_categories`), a value that is none of the declared ones
+        as 0 in each of its 0/1 columns, with a warning saying how many cells.
     """
 
     estimator: Any
@@ -109,6 +116,7 @@ class ReleasedModel:
     label_scale: tuple[float, float] | None = None
     dp_event: Any = None
     class_shares: tuple = ()
+    categories: tuple = ()
 
     @property
     def classes_(self) -> np.ndarray:
@@ -117,6 +125,7 @@ class ReleasedModel:
 
     def _inputs(self, X) -> np.ndarray:
         if isinstance(X, pd.DataFrame):
+            X = self._encoded(X)
             missing = [c for c in self.feature_names if c not in set(X.columns.astype(str))]
             if missing:
                 raise DPValueError(f"X lacks the feature column(s) {', '.join(map(repr, missing))} the model was "
@@ -137,6 +146,22 @@ class ReleasedModel:
                                f"({int(bad.any(axis=1).sum())} of {A.shape[0]} rows): the model answers rows of "
                                "numbers only; fill or remove those rows")
         return A if self.transform is None else self.transform(A)
+
+    def _encoded(self, X: pd.DataFrame) -> pd.DataFrame:
+        """``X`` with each column declared as categories that it holds as it is (``ward``, not its 0/1 columns) made
+        its 0/1 columns by the declared values: the encoding of the training rows, which reads nothing from them."""
+        if not self.categories:
+            return X
+        from ..datasets.csv_upload import _warn_of_unknown_categories, encode_categories
+
+        X = X.rename(columns=str)
+        raw = {c: values for c, values in self.categories  # as it is, not already as its 0/1 columns
+               if c in X.columns and not all(f"{c}={v}" in X.columns for v in values)}
+        if not raw:
+            return X
+        encoded, unknown = encode_categories(X, raw)
+        _warn_of_unknown_categories(unknown, len(X), what="the new rows")
+        return encoded
 
     def predict(self, X) -> np.ndarray:
         """Class labels (as the data holds them), cluster indices, or regression values, one per row of ``X``."""

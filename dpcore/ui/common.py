@@ -14,14 +14,17 @@ import streamlit as st
 from ..datasets import REGISTRY, dataset_names, load_csv, read_csv_columns
 from ..datasets.csv_upload import (
     BOUNDS_SYNTAX,
+    CATEGORIES_SYNTAX,
     UNLABELLED,
+    _names,
+    category_columns,
     last_column_holds_classes,
     load_csv_unlabelled,
     numbers_read_as_classes,
 )
 from ..datasets.shares import CLASS_SHARES_SYNTAX
 from ..defaults import DELTA, EPSILON
-from ..exceptions import BoundsError, DPCoreError, PrivacyLeakWarning
+from ..exceptions import BoundsError, CategoriesError, DPCoreError, PrivacyLeakWarning
 from ..runtime.thread_warnings import caught as caught_warnings
 from ..runtime.workload import SERVER, set_default_budget
 from ..teaching.verdict import ZERO_EPSILON, comparison, epsilon_text, round_epsilon, verdict
@@ -354,8 +357,8 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         st.session_state[drop_key] = [col for col in st.session_state.get(drop_key, stored.get("drop", ()))
                                       if col in others]
         drop = c.multiselect("Columns to leave out", others, key=drop_key,
-                             help="Columns the models must not use: an identifier, a free-text note, a category not "
-                                  "encoded as numbers. Their cells are never read.")
+                             help="Columns the models must not use: an identifier, a free-text note. Their cells are "
+                                  "never read.")
         kinds = ["auto", "classification", "regression"] if task is None else [task]
         if none:  # no label, no task to choose
             c.caption(NO_LABEL_NOTE)
@@ -364,6 +367,10 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
             kind = c.selectbox("Task", kinds, key=f"{key}.task",
                                index=kinds.index(stored["kind"]) if stored.get("kind") in kinds else 0)
         task_note = c.empty()  # under the Task box: what "auto" made of the label, once the file is read
+        categories_key = f"{key}.categories.{name}"
+        st.session_state.setdefault(categories_key, stored.get("categories", ""))  # declared on another page: kept
+        categories = c.text_area(CATEGORIES_LABEL + " (optional)", key=categories_key, height=100,
+                                 placeholder="ward=Cardiology|Oncology|Surgery\nsex=F|M", help=CATEGORIES_HELP)
         bounds_key = f"{key}.bounds.{name}"
         st.session_state.setdefault(bounds_key, stored.get("bounds", ""))  # declared on another page: kept
         bounds = c.text_area(  # one per file, as a file's other settings; a line per column fits a phone
@@ -374,18 +381,24 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
                  "signal. A column left out gets its own smallest and largest value in the file, which leaks privacy "
                  "(a warning names those columns). The label needs a range only for regression, and there it sets the "
                  "noise: the wider the range, the more noise the same ε needs.")
-        stored.update(label=label, bounds=bounds, drop=list(drop),
+        stored.update(label=label, bounds=bounds, drop=list(drop), categories=categories,
                       kind=kind if task is None and not none else stored.get("kind", "auto"))
         with caught_warnings() as caught:
-            ds = (load_csv_unlabelled(data, name=name, bounds=bounds, drop=list(drop)) if none else
-                  load_csv(data, label_column=label, task=None if kind == "auto" else kind, name=name,
-                           bounds=bounds, drop=[col for col in drop if col != label]))
+            ds = (load_csv_unlabelled(data, name=name, bounds=bounds, drop=list(drop), categories=categories) if none
+                  else load_csv(data, label_column=label, task=None if kind == "auto" else kind, name=name,
+                                bounds=bounds, drop=[col for col in drop if col != label], categories=categories))
         stored["task"] = ds.task  # what the file is, as last read: the pages of other tasks offer it accordingly
         if kind == "auto" and not none and (said := numbers_read_as_classes(ds, label,
                                                                            how="choose Task: regression")):
             task_note.caption(said[0].upper() + said[1:] + ".")
+        encoded = category_columns(ds.categories)
+        numeric = [f for f in ds.feature_names if not any(f in block for block in encoded.values())]
+        if encoded:
+            k = sum(map(len, encoded.values()))
+            c.caption(f"{_names(encoded)}: {k} declared categor{'y' if k == 1 else 'ies'}, each a 0/1 column "
+                      "bounded 0:1 by the declaration.")
         if bounds.strip() and not ds.inferred_bounds:
-            c.caption(f"Bounds declared for all {ds.n_features} feature column(s)"
+            c.caption(f"Bounds declared for all {len(numeric)} numeric feature column(s)"
                       + (" and the label" if ds.task == "regression" else "") + ": none is read from the rows.")
         if ds.task == "classification" and class_shares:
             ds = _class_shares_box(c, ds, f"{key}.shares.{name}", stored)
@@ -396,8 +409,7 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         if in_form:
             c.caption("To declare bounds in a table, open the Train or Trade-off page: they hold here too.")
         else:
-            bounds_table(list(ds.feature_names) + ([label] if ds.task == "regression" else []), bounds_key,
-                         container=c)
+            bounds_table(numeric + ([label] if ds.task == "regression" else []), bounds_key, container=c)
         if warnings_into is None:  # one folded notice, leaks first: the page's own output keeps the first screen
             show_warnings(caught, fold=True)
         else:
@@ -405,6 +417,11 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         return ds
     except BoundsError as exc:  # the file is fine; what was typed in the bounds box is not
         said = "The declared bounds cannot be used: " + str(exc).removeprefix("bounds: ")
+        st.error(said)
+        st.session_state[DATASET_PROBLEM] = ("error", said)
+        return None
+    except CategoriesError as exc:  # the file is fine; what was typed in the categories box is not
+        said = "The declared categories cannot be used: " + str(exc).removeprefix("categories: ")
         st.error(said)
         st.session_state[DATASET_PROBLEM] = ("error", said)
         return None
@@ -419,6 +436,14 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         return None
 
 
+#: The label of the upload's categories box, as the loader's refusal of an undeclared text column names it.
+CATEGORIES_LABEL = "Declared categories"
+CATEGORIES_HELP = (
+    "The values each column of categories can hold (a ward, a sex, a region, or codes such as 1 to 5), listed from "
+    "what the column means (its codebook, the form that collected it), never copied from this file's rows: a value "
+    f"only a rare record holds would give that record away. {CATEGORIES_SYNTAX}. Each value becomes one 0/1 "
+    "column, bounded 0:1 by the declaration (no bounds to declare for it); a cell that is none of the values is 0 "
+    "in all of them, and a warning says how many cells (never which values).")
 #: The label of the upload's class shares box, also the parameter its messages name.
 SHARES_LABEL = "Declared class shares"
 SHARES_HELP = (

@@ -1,8 +1,8 @@
 """A visitor's own table: uploaded once, offered on every page whose task it fits, for that visitor only.
 
-The file's bytes and the choices made about it (label column, task, declared bounds) are kept in this visitor's
-``st.session_state`` (:data:`UPLOAD_KEY`), which Streamlit holds in the server's memory for this session alone and
-drops when the session ends. :func:`dpcore.ui.common.dataset_picker` offers it on every page that takes data.
+The file's bytes and the choices made about it (label column, task, declared bounds and categories) are kept in this
+visitor's ``st.session_state`` (:data:`UPLOAD_KEY`), which Streamlit holds in the server's memory for this session
+alone and drops when the session ends. :func:`dpcore.ui.common.dataset_picker` offers it on every page that takes data.
 
 Runs on an upload stay in the session too. A run's key names the data by :func:`data_key`: an :class:`UploadRef`
 for an upload, which :func:`dpcore.ui.common.shared_call` recognises (:func:`holds_upload`): such a run is neither
@@ -18,7 +18,8 @@ from typing import Any
 
 import streamlit as st
 
-#: Session key of the visitor's uploaded file: ``{"name", "data", "digest", "label", "kind", "bounds", "task"}``.
+#: Session key of the visitor's uploaded file: ``{"name", "data", "digest", "label", "kind", "bounds", "categories",
+#: "task"}``.
 UPLOAD_KEY = "upload.table"
 #: What the pages say wherever an upload is used.
 UPLOAD_NOTE = ("stays in this session, for you alone: never written to disk, never shown to another visitor, gone when "
@@ -96,7 +97,7 @@ def keep_upload(name: str, data: bytes) -> dict:
     if old is not None and old["digest"] == digest and old["name"] == name:
         return old
     entry = {"name": name, "data": bytes(data), "digest": digest, "label": None, "kind": "auto", "bounds": "",
-             "task": None}
+             "categories": "", "task": None}
     st.session_state[UPLOAD_KEY] = entry
     return entry
 

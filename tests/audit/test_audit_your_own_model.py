@@ -222,3 +222,19 @@ def test_a_torch_model_is_audited_on_data_frames_without_torchs_read_only_warnin
         a = audit(net, (frame[:20], labels[:20]), (frame[20:], labels[20:]), rng=0)
     assert (a.auc, a.epsilon_lower_bound) == (audit(net, (X[:20], labels[:20].to_numpy()),
                                                      (X[20:], labels[20:].to_numpy()), rng=0).auc, 0.0)
+
+
+def test_run_audit_reads_a_dataframe_s_column_of_text_by_its_declared_categories():
+    import pandas as pd
+
+    from dpcore.audit.run import run_audit
+    from dpcore.exceptions import PrivacyLeakWarning
+
+    rng = np.random.default_rng(0)
+    ward = rng.choice(["Cardiology", "Oncology", "Surgery"], 120)
+    frame = pd.DataFrame({"age": rng.integers(20, 80, 120), "ward": ward, "y": (ward == "Oncology").astype(int)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)  # the 0/1 columns are bounded by their declaration
+        audit = run_audit("erm-objective", frame, label="y", bounds="age=0:110", epsilon=1, attack="loss",
+                          pool_size=50, categories={"ward": ["Cardiology", "Oncology", "Surgery"]})
+    assert audit.result.n_members + audit.result.n_nonmembers == 50

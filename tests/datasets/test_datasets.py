@@ -131,14 +131,16 @@ def test_a_continuous_label_read_as_classes_is_refused_with_the_count_and_a_hint
         ("a,b,label\n1,z,x\n3,4,y\n", "label",
          "must be numeric; these are not: 'b'\\. 'b' holds numbers, but 1 of its 2 cells is not one \\(line 2 of the "
          "file\\): correct or remove it\\. To leave a column out: drop= \\(--drop on the command line"),
-        ("a,b,label\n1,z,x\n3,w,y\n", "label", "'b' is text with 2 categories\\. Encode 'b' as numbers \\(a category "
-                                             "as one 0/1 column for each value it can take, listed from what the "
-                                             "column means rather than read from the rows"),
+        ("a,b,label\n1,z,x\n3,w,y\n", "label", "'b' is text with 2 categories\\. Declare the values 'b' can hold as "
+                                             "categories \\(categories= in load_csv, --categories on the command "
+                                             "line, 'Declared categories' on the pages\\), e\\.g\\. "
+                                             "b=VALUE\\|VALUE\\|VALUE, listed from what the column means, never "
+                                             "read from the rows"),
         ("a,b,label\n1,$1250,x\n3,$980.5,y\n", "label",  # not told to encode a currency as categories
          "these are not: 'b'\\. 'b' holds numbers written with a currency sign, a percent sign or a unit \\(as in "
          "\\$1250, 12% or 70kg\\): write the bare numbers .* To leave a column out"),
         ("a,b,label\n1,12%,x\n3,7.5%,y\n", "label", "'b' holds numbers written with a currency sign, a percent sign"),
-        ("a,b,label\n1,3A,x\n3,4B,y\n", "label", "'b' is text with 2 categories\\. Encode"),  # a code, no unit
+        ("a,b,label\n1,3A,x\n3,4B,y\n", "label", "'b' is text with 2 categories\\. Declare"),  # a code, no unit
         ("a,b,label\n1,2,x\n3,4,x\n", "label", "single class 'x'; it needs"),  # plain, not np.str_('x')
         ("a,b,label\n1,2,x\n3,4,y\n", "target", "is not a column"),
         ("label\nx\ny\n", "label", "at least one feature"),
@@ -341,7 +343,8 @@ def _owner_table(extra: dict[str, list[str]], n: int = 40) -> bytes:
     ([f"P{100000 + 37 * i}" for i in range(40)], "holds a different text on every row, like a record identifier.*"
                                                  "drop the column"),
     ([("Cardiology", "Oncology", "Neurology")[i % 3] for i in range(40)],
-     "is text with 3 categories\\. Encode 'c' as numbers .*listed from what the column means.* or drop it"),
+     "is text with 3 categories\\. Declare the values 'c' can hold as categories .*listed from what the "
+     "column means.* Or drop it"),
     # notes that repeat now and then (not an identifier) were told to be encoded as categories
     ([f"back pain, seen on day {i % 25}" for i in range(40)],
      "holds free text \\(words, 25 different texts in 40 rows\\): no learner here reads text.*drop the "

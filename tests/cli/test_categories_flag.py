@@ -1,0 +1,76 @@
+"""``--categories 'ward=Cardiology|Oncology|Surgery'``: a column of text in the user's file, declared on the command
+line, is one 0/1 feature per declared value, as ``load_csv(categories=...)`` reads it."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from dpcore.cli import main
+
+WARDS = ("Cardiology", "Oncology", "Surgery")
+
+
+@pytest.fixture
+def wards_csv(tmp_path):
+    rng = np.random.default_rng(3)
+    ward = rng.choice(WARDS, 60)
+    lines = ["age,ward,y"] + [f"{a},{w},{int(w == 'Oncology')}" for a, w in zip(rng.integers(20, 80, 60), ward)]
+    path = tmp_path / "wards.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _last_json(capsys):
+    captured = capsys.readouterr()
+    return json.loads(captured.out.strip().splitlines()[-1]), captured.err
+
+
+def test_train_on_a_file_with_a_declared_column_of_text_learns_from_it_and_leaks_no_bounds(wards_csv, capsys):
+    argv = ["train", "--data", str(wards_csv), "--label", "y", "--algorithm", "logreg", "--seed", "0", "--json",
+            "--bounds", "age=0:110"]
+    assert main(argv) == 2  # undeclared, the text column is refused, telling how to declare it
+    err = capsys.readouterr().err
+    assert "--categories on the command line" in err and not any(w in err for w in WARDS)
+    assert main([*argv, "--categories", "ward=Cardiology|Oncology|Surgery"]) == 0
+    out, err = _last_json(capsys)
+    assert out["accuracy"] == 1.0  # the label is ward == Oncology: learnt from the 0/1 columns
+    assert "read from the data itself" not in err and "leaks" not in err
+    assert main([*argv, "--categories", "ward=Cardiology|Surgery"]) == 0  # Oncology undeclared: all zeros, counted
+    _, err = _last_json(capsys)
+    assert "none of their column's declared categories: 'ward' (" in err and "Oncology" not in err
+
+
+def test_cluster_takes_the_declaration_on_a_file_without_a_label(wards_csv, capsys):
+    assert main(["cluster", "--data", str(wards_csv), "--drop", "y", "--bounds", "age=0:110", "--categories",
+                 "ward=Cardiology|Oncology|Surgery", "--algorithm", "dplloyd", "--seed", "0", "--json"]) == 0
+    assert "read from the data itself" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--dataset", "iris", "--categories", "ward=a|b"], "--categories, --class-shares and --drop go with --data"),
+    (["--data", "{csv}", "--label", "y", "--categories", "wards=a|b"], "--categories name column(s) 'wards' that"),
+    (["--data", "{csv}", "--label", "y", "--categories", "ward=Oncology|Oncology"],
+     "--categories for 'ward': the value 'Oncology' is listed twice"),
+    (["--data", "{csv}", "--label", "y", "--categories", "y=0|1"], "--categories name the label column 'y'"),
+    (["--data", "{csv}", "--label", "y", "--categories", "ward=A, ward=B"], "--categories: the column 'ward' is given "
+                                                                             "twice"),
+    (["--data", "{csv}", "--label", "y", "--categories", "ward, sex=F|F"], "2 mistakes in --categories: (1) cannot "
+                                                                            "read 'ward'"),
+    (["--data", "{csv}", "--label", "y", "--categories", "ward=Oncology|Surgery", "--drop", "ward"],
+     "'ward' is both left out (drop) and declared as categories"),
+])
+def test_a_bad_declaration_is_a_one_line_error_naming_the_flag(wards_csv, capsys, argv, words):
+    argv = [a.format(csv=wards_csv) for a in argv]
+    assert main(["train", "--algorithm", "logreg", *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:") and words in err[0]
+
+
+@pytest.mark.parametrize("command", ["train", "sweep", "audit", "report", "cluster"])
+def test_every_command_reading_a_file_offers_the_flag_with_an_example(command, capsys):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    assert "--categories SPEC" in said and "'ward=Cardiology|Oncology|Surgery,sex=F|M'" in said
