@@ -401,17 +401,58 @@ def _float_tensor(values: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(arr if arr.flags.writeable else arr.copy())
 
 
+def _rows_and_labels(X, y, name: str = "X", y_name: str = "y"):
+    """``(X, y)`` as given, or the rows and labels of a torch ``Dataset`` given as ``X`` (with ``y`` None): a
+    ``TensorDataset``'s two tensors, or any map-style dataset's ``(row, label)`` items stacked. A ``DataLoader`` is
+    refused: DP-SGD draws its own batches (Poisson sampling at rate ``batch_size / n``, which the accountant assumes;
+    Abadi et al. 2016, Algorithm 1), so the loader's batches would not be the ones accounted for."""
+    from torch.utils.data import DataLoader, Dataset, IterableDataset, TensorDataset
+
+    if isinstance(X, DataLoader):
+        raise DPTypeError(f"{name} is a torch DataLoader: DP-SGD draws its own batches (each record joins a batch with "
+                          "probability batch_size / n, which the privacy accounting assumes), so a loader's batches "
+                          f"cannot be used. Give its dataset instead, train({name}=loader.dataset, {y_name}=None, "
+                          "...), and the batch size as TrainConfig(batch_size=...)")
+    if not isinstance(X, Dataset):
+        if y is None:
+            raise DPValueError(f"{y_name} is missing: give the labels or targets, one per row of {name} (or give a "
+                               f"torch Dataset of (row, label) pairs as {name})")
+        return X, y
+    if y is not None:
+        raise DPValueError(f"{name} is a torch Dataset, which holds the labels too: give {y_name}=None")
+    if isinstance(X, TensorDataset) and len(X.tensors) == 2:
+        return X.tensors
+    if isinstance(X, IterableDataset) or not hasattr(X, "__len__"):
+        raise DPTypeError(f"{name} is a torch dataset without a length (an IterableDataset): DP-SGD samples records "
+                          f"by index; give its rows and labels as tensors or arrays ({name}, {y_name})")
+    items = [X[i] for i in range(len(X))]
+    if not items:
+        raise DPValueError(f"{name} is an empty Dataset; it needs at least one (row, label) pair")
+    if not all(isinstance(item, (tuple, list)) and len(item) == 2 for item in items):
+        raise DPTypeError(f"{name} is a torch Dataset whose items are not (row, label) pairs: give its rows and labels "
+                          f"as tensors or arrays ({name}, {y_name})")
+    return (torch.stack([torch.as_tensor(row) for row, _ in items]),
+            torch.stack([torch.as_tensor(label) for _, label in items]))
+
+
 def _training_data(X, y, task: str, n_outputs: int | None, X_test, y_test) -> _Data:
     """Validate the rows and labels (integer classes, soft rows, or real targets) and make tensors."""
+    X, y = _rows_and_labels(X, y)
+    if X_test is not None and y_test is None and isinstance(X_test, (torch.utils.data.Dataset,
+                                                                     torch.utils.data.DataLoader)):
+        X_test, y_test = _rows_and_labels(X_test, y_test, "X_test", "y_test")
     if (shape := np.shape(X)) and len(shape) > 2:
         raise DPValueError(f"X must be 2-dimensional (one row per record), got shape {shape}: flatten each record "
                            "(X.reshape(len(X), -1)) and restore its shape in your module (nn.Unflatten(1, "
                            f"{tuple(shape[1:])}) as its first layer)")
     X = check_array(X, "X", ndim=2)
     n = X.shape[0]
-    y_arr = np.asarray(y)
-    if y_arr.shape[0] != n:
-        raise DPValueError(f"X has {n} rows but y has {y_arr.shape[0]}; they must match")
+    y_arr = np.asarray(y.detach().cpu() if isinstance(y, torch.Tensor) else y)
+    if task == "classification" and y_arr.ndim == 2 and y_arr.shape[1] == 1:
+        y_arr = y_arr[:, 0]  # a column of class indices (df[["label"]], y.unsqueeze(1)): one-hot rows have k >= 2
+    if y_arr.ndim == 0 or y_arr.shape[0] != n:
+        raise DPValueError(f"X has {n} rows but y has {y_arr.shape[0] if y_arr.ndim else 'one value'}; they must "
+                           "match")
     if task == "classification" and y_arr.ndim == 1 and y_arr.dtype.kind not in "biuf":
         shown = ", ".join(repr(v) for v in list(dict.fromkeys(y_arr.tolist()))[:3])
         raise DPValueError(f"y holds {shown} ...: train() takes classes as indices 0..k-1. Encode them first "
@@ -449,7 +490,9 @@ def _training_data(X, y, task: str, n_outputs: int | None, X_test, y_test) -> _D
         raise DPValueError("X_test was given without y_test: give both, or neither (then the training rows are "
                            "evaluated)")
     Xe = _float_tensor(check_array(X_test, "X_test", ndim=2))
-    ye_arr = np.asarray(y_test)
+    ye_arr = np.asarray(y_test.detach().cpu() if isinstance(y_test, torch.Tensor) else y_test)
+    if task == "classification" and ye_arr.ndim == 2 and ye_arr.shape[1] == 1:
+        ye_arr = ye_arr[:, 0]
     if Xe.shape[1] != Xt.shape[1] or ye_arr.shape[0] != Xe.shape[0]:
         raise DPValueError(f"X_test has shape {tuple(Xe.shape)} and y_test {ye_arr.shape[0]} labels; they need "
                            f"X's {Xt.shape[1]} columns and one label per row")
@@ -701,14 +744,17 @@ def train(
 
     Parameters
     ----------
-    X : array of shape (n, d)
-        Features, already scaled with public bounds (the learners do that).
-    y : array of shape (n,) or (n, k)
-        Integer class labels, soft/one-hot targets (classification), or real
+    X : array or tensor of shape (n, d), or a torch Dataset
+        Features, already scaled with public bounds (the learners do that). A ``Dataset`` of ``(row, label)``
+        pairs (a ``TensorDataset(X, y)``, or your own) gives the rows and labels together, with ``y=None``. A
+        ``DataLoader`` is refused: DP-SGD draws its own batches, of expected size ``config.batch_size``, which
+        the accountant assumes (give ``loader.dataset``).
+    y : array of shape (n,) or (n, k), or None with a Dataset
+        Integer class labels (also as one column, ``(n, 1)``), soft/one-hot targets (classification), or real
         targets (regression).
     config : TrainConfig
     X_test, y_test : arrays, optional
-        Evaluation data for the per-epoch ``loss`` and ``accuracy``.
+        Evaluation data for the per-epoch ``loss`` and ``accuracy`` (or a Dataset as ``X_test``, as for ``X``).
     n_outputs : int, optional
         Number of classes; inferred from ``y`` if omitted (that inference reads
         private labels, so learners pass it from the dataset's declared classes).

@@ -1,0 +1,68 @@
+"""train() on the forms a PyTorch user holds data in: a Dataset of (row, label) pairs, labels as one column; a
+DataLoader is refused with what to give instead (DP-SGD draws its own Poisson batches, Abadi et al. 2016,
+Algorithm 1, and the accountant assumes those)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset, TensorDataset
+
+from dpcore.exceptions import DPTypeError, DPValueError
+from dpcore.training import TrainConfig, train
+
+CONFIG = TrainConfig(epochs=1, batch_size=20, noise_multiplier=1.0)
+
+
+def _rows(n=60):
+    g = np.random.default_rng(0)
+    X = g.normal(size=(n, 3)).astype(np.float32)
+    return X, (X[:, 0] > 0).astype(np.int64)
+
+
+def _trained_weight(X, y, **kw):
+    torch.manual_seed(0)
+    net = nn.Linear(3, 2)
+    train(X, y, CONFIG, model=net, **kw)
+    return net.weight.detach().clone()
+
+
+class _Pairs(Dataset):
+    def __init__(self, X, y):
+        self.X, self.y = X, y
+
+    def __len__(self):
+        return len(self.X)
+
+    def __getitem__(self, i):
+        return torch.from_numpy(self.X[i]), int(self.y[i])
+
+
+def test_a_dataset_of_pairs_trains_as_its_rows_and_labels_do():
+    X, y = _rows()
+    expected = _trained_weight(X, y)
+    assert torch.equal(_trained_weight(TensorDataset(torch.from_numpy(X), torch.from_numpy(y)), None), expected)
+    assert torch.equal(_trained_weight(_Pairs(X, y), None), expected)
+    assert torch.equal(_trained_weight(X, y, X_test=_Pairs(X, y), y_test=None), expected)
+
+
+def test_a_dataloader_is_refused_with_its_dataset_named_as_the_way():
+    X, y = _rows()
+    loader = DataLoader(TensorDataset(torch.from_numpy(X), torch.from_numpy(y)), batch_size=10)
+    with pytest.raises(DPTypeError, match=r"DataLoader.*its own batches.*loader\.dataset.*batch_size"):
+        train(loader, None, CONFIG, model=nn.Linear(3, 2))
+
+
+def test_labels_missing_are_named():
+    X, _ = _rows()
+    with pytest.raises(DPValueError, match="y is missing"):
+        train(X, None, CONFIG, model=nn.Linear(3, 2))
+
+
+@pytest.mark.parametrize("column", [lambda y: y.reshape(-1, 1), lambda y: torch.from_numpy(y).unsqueeze(1)],
+                         ids=["numpy", "torch"])
+def test_class_indices_as_one_column_are_the_classes(column):
+    # shape (n, 1) was read as one-hot rows of a single class: "classification needs at least 2 classes"
+    X, y = _rows()
+    assert torch.equal(_trained_weight(X, column(y), X_test=X, y_test=column(y)), _trained_weight(X, y))
