@@ -421,6 +421,10 @@ def _small_delta_reason(delta: float, *, instead: bool = True) -> str:
 _UNSAID: contextvars.ContextVar[bool] = contextvars.ContextVar("dpcore_reasons_unsaid", default=False)
 
 
+#: How the reason of an epsilon read at delta = 0 that is infinity because of Gaussian (or other not pure) noise starts.
+PURE_READ = "epsilon is read at delta = 0 (pure epsilon-DP)"
+
+
 @contextlib.contextmanager
 def reasons_unsaid() -> Iterator[None]:
     """Inside the block (this thread or task only), an epsilon computed says no reason for its value (infinity, or
@@ -448,6 +452,7 @@ class _Composition:
     def __init__(self, accountant: str, neighbouring: Neighbouring, discretization: float) -> None:
         self.accountant, self.neighbouring, self.discretization = accountant, neighbouring, discretization
         self.basic = 0.0  # basic composition of everything (inf unless all of it is pure)
+        self.impure = None  # the first mechanism composed that is not pure epsilon-DP (why basic is inf)
         self.outside_epsilon = self.outside_delta = 0.0  # what the accountant cannot model, basic composition
         self.supported: list[tuple[dp_accounting.DpEvent, int, Neighbouring]] = []  # what it can, in order
         self.rdp: dict | None = {}  # (atom, relation) -> (curve, count); None: compose with fresh accountants
@@ -491,7 +496,10 @@ class _Composition:
                     "neighbours, and it is not a pure epsilon-DP event; try the other accountant ('rdp' or 'pld') "
                     "or check the neighbouring relation")
         for rel, atom, count in plan:
-            self.basic += count * atom_pure_epsilon(atom)
+            pure = atom_pure_epsilon(atom)
+            self.basic += count * pure
+            if self.impure is None and not math.isfinite(pure):
+                self.impure = atom
             if rel is not None:
                 self._add_supported(atom, count, rel)
             elif isinstance(atom, EpsilonDeltaDpEvent):
@@ -565,6 +573,11 @@ class _Composition:
     def epsilon(self, delta: float) -> float:
         self.answered_by = None
         if delta == 0:
+            if self.impure is not None and not isinstance(self.impure, dp_accounting.NonPrivateDpEvent):
+                self.note(f"{PURE_READ}, where only pure epsilon-DP mechanisms compose (Laplace, randomized "
+                          f"response ...; basic composition), and {self.impure} gives no pure epsilon-DP (Gaussian "
+                          "noise, or a sampled or (epsilon, delta) guarantee): this epsilon is reported as infinity; "
+                          "read it at a delta > 0 (epsilon_at), or give the ledger one (PrivacyLedger(delta=1e-5))")
             return self.basic
         rest = delta - self.outside_delta
         if self.non_private or rest <= 0:
