@@ -169,8 +169,20 @@ def test_a_ledger_of_whole_records_refuses_a_label_dp_run_whose_epsilon_protects
 
 def test_a_ledger_given_something_that_is_not_an_event_says_so():
     ledger = PrivacyLedger(delta=1e-5)
-    with pytest.raises(TypeError, match=r"expected a dp_accounting DpEvent, got str$"):
+    with pytest.raises(TypeError, match=r"expected a dp_accounting DpEvent, got str: spend a mechanism .*"
+                                        r"EpsilonDeltaDpEvent\(epsilon, delta\)"):
         ledger.epsilon_if("laplace")
+    assert len(ledger) == 0
+
+
+def test_a_ledger_given_an_estimator_not_yet_fitted_says_to_fit_it():
+    # it said "expected a dp_accounting DpEvent, got PrivateERMClassifier", as if an estimator could not be spent
+    from sklearn.base import clone
+
+    ledger = PrivacyLedger(delta=1e-5, neighbouring="replace-one")
+    for unfitted in (dpcore.PrivateERMClassifier(epsilon=1.0), clone(dpcore.PrivateERMClassifier(epsilon=1.0))):
+        with pytest.raises(TypeError, match=r"^PrivateERMClassifier is not fitted.*fit it first, then spend it"):
+            ledger.spend(unfitted)
     assert len(ledger) == 0
 
 

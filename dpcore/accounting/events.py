@@ -163,8 +163,15 @@ def flatten(event: dp_accounting.DpEvent, count: int = 1) -> Iterator[tuple[dp_a
             # guarantee under the ledger's relation, unchecked; the run's result says its relation
             raise DPTypeError(f"expected a dp_accounting DpEvent, got {type(event).__name__}: spend the run's result "
                               "(ledger.spend(run)), whose relation the ledger checks against its own")
-        raise DPTypeError(f"expected a dp_accounting DpEvent, got {type(event).__name__}"
-                          + (f": pass its event, .{held}" if held else ""))
+        if held:
+            raise DPTypeError(f"expected a dp_accounting DpEvent, got {type(event).__name__}: pass its event, .{held}")
+        if callable(getattr(event, "fit", None)) and callable(getattr(event, "get_params", None)):
+            # an estimator not yet fitted: nothing spent, no event (clone() and GridSearchCV hand back such copies)
+            raise DPTypeError(f"{type(event).__name__} is not fitted, so it has spent nothing yet and holds no event: "
+                              "fit it first, then spend it")
+        raise DPTypeError(f"expected a dp_accounting DpEvent, got {type(event).__name__}: spend a mechanism (Laplace("
+                          "epsilon=...)), a run's result (run_learner's, train()'s), a fitted estimator, or an event; "
+                          "a guarantee of your own is EpsilonDeltaDpEvent(epsilon, delta) (dpcore.accounting)")
     if isinstance(event, dp_accounting.NoOpDpEvent) or count == 0:
         return
     if isinstance(event, dp_accounting.SelfComposedDpEvent):
