@@ -5,7 +5,7 @@ import copy
 import math
 import time
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -233,7 +233,7 @@ class TrainResult:
     sample_rate: float
     steps: int
     stopped_early: bool
-    state: dict
+    state: dict = field(repr=False)  # every weight: printing a result shows its numbers, not pages of them
     model_kwargs: dict
     dp_event: Any = None
     seconds: float = 0.0
