@@ -269,8 +269,8 @@ class TrainResult:
                                f"({int(bad.any(axis=1).sum())} of {len(rows)} rows): fill or remove those rows")
         m = self.model()
         try:
-            with torch.no_grad():
-                return m(_float_tensor(rows)).cpu().numpy()
+            with torch.no_grad():  # in the model's own floating dtype, as it was trained (a float64 module too)
+                return m(_float_tensor(rows).to(_float_dtype_of(m))).cpu().numpy()
         except RuntimeError as exc:  # rows the model cannot take (another number of columns ...): torch's words
             first = str(exc).strip().splitlines()[0]
             raise DPValueError(f"the trained model could not run on X of shape {rows.shape} ({first}): give rows "

@@ -66,3 +66,15 @@ def test_class_indices_as_one_column_are_the_classes(column):
     # shape (n, 1) was read as one-hot rows of a single class: "classification needs at least 2 classes"
     X, y = _rows()
     assert torch.equal(_trained_weight(X, column(y), X_test=X, y_test=column(y)), _trained_weight(X, y))
+
+
+def test_a_float64_module_predicts_as_it_trained():
+    # its result's predict() fed it float32 rows: "mat1 and mat2 must have the same dtype", after training had worked
+    X, y = _rows()
+    net = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2)).double()
+    res = train(X.astype(np.float64), y, CONFIG, model=net)
+    with torch.no_grad():
+        expected = net(torch.from_numpy(X.astype(np.float64)))
+    assert res.predict_output(X).dtype == np.float64
+    assert np.allclose(res.predict_output(X), expected.numpy())
+    assert np.array_equal(res.predict(X), expected.argmax(1).numpy())
