@@ -577,7 +577,8 @@ class _Composition:
                 self.note(f"{PURE_READ}, where only pure epsilon-DP mechanisms compose (Laplace, randomized "
                           f"response ...; basic composition), and {self.impure} gives no pure epsilon-DP (Gaussian "
                           "noise, or a sampled or (epsilon, delta) guarantee): this epsilon is reported as infinity; "
-                          "read it at a delta > 0 (epsilon_at), or give the ledger one (PrivacyLedger(delta=1e-5))")
+                          "read it at a delta > 0 (1e-5 is usual; a ledger's epsilon_at(delta), or a ledger made "
+                          "with one)")
             return self.basic
         rest = delta - self.outside_delta
         if self.non_private or rest <= 0:
