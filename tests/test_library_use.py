@@ -186,6 +186,32 @@ def test_a_ledger_given_an_estimator_not_yet_fitted_says_to_fit_it():
     assert len(ledger) == 0
 
 
+@pytest.mark.filterwarnings("ignore::dpcore.exceptions.PrivacyLeakWarning")
+def test_a_ledger_given_a_fitted_pipeline_or_search_says_what_to_spend_instead():
+    # a fitted Pipeline or GridSearchCV holds no event of its own: spending the search's best estimator alone would
+    # count its refit and not the fits of every candidate and fold
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+
+    g = np.random.default_rng(0)
+    X = g.normal(size=(120, 2))
+    y = (X[:, 0] > 0).astype(int)
+    ledger = PrivacyLedger(delta=1e-5, neighbouring="replace-one")
+    clf = dpcore.PrivateERMClassifier(epsilon=1.0, data_norm=2.0, random_state=0)
+    pipe = make_pipeline(BoundedScaler(bounds=(-3, 3)), clf)
+    with pytest.raises(TypeError, match=r"^Pipeline is not fitted"):
+        ledger.spend(pipe)
+    with pytest.raises(TypeError, match=r"^a Pipeline holds no event of its own: spend its private estimator"):
+        ledger.spend(pipe.fit(X, y))
+    search = GridSearchCV(clf, {"epsilon": [0.5, 1.0]}, cv=2).fit(X, y)
+    with pytest.raises(TypeError, match=r"^GridSearchCV fitted one model per candidate and fold.*EpsilonDeltaDpEvent"):
+        ledger.spend(search)
+    with pytest.raises(TypeError, match=r"^LogisticRegression holds no dp_event_: it is not one of dpcore's private"):
+        ledger.spend(LogisticRegression().fit(X, y))
+    assert len(ledger) == 0 and ledger.spend(pipe[-1]) == pytest.approx(1.0)
+
+
 def test_a_non_private_learner_given_an_epsilon_says_it_is_a_reference():
     with pytest.warns(DPCoreWarning, match=r"'logreg' is a non-private reference: it ignores epsilon=1.0 .*"
                                            r"erm-objective"):
