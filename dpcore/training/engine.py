@@ -277,14 +277,18 @@ class TrainResult:
                                "with the columns it was trained on, preprocessed the same way") from None
 
     def predict_proba(self, X) -> np.ndarray:
-        """Softmax outputs for classification."""
+        """Softmax outputs for classification (a single output is the logit of class 1: ``[1 - p, p]`` with
+        ``p = sigmoid(logit)``)."""
         out = torch.as_tensor(self.predict_output(X))
+        if out.shape[1] == 1:
+            p = torch.sigmoid(out[:, 0])
+            return torch.stack([1.0 - p, p], dim=1).numpy()
         return torch.softmax(out, dim=1).numpy()
 
     def predict(self, X) -> np.ndarray:
         out = self.predict_output(X)
         if self.config.task == "classification":
-            return out.argmax(1)
+            return class_answers(torch.as_tensor(out)).numpy()
         return out[:, 0]
 
 
@@ -638,6 +642,20 @@ def shares_shift(shares, n_outputs: int, device=None) -> torch.Tensor | None:
     return torch.log(torch.tensor(tuple(shares), dtype=torch.float32, device=device))
 
 
+def class_answers(out: torch.Tensor, shift: torch.Tensor | None = None) -> torch.Tensor:
+    """The class each row of a classifier's outputs answers: the largest score (less ``shift``, the declared
+    shares' logs, :func:`shares_shift`); a single output for two classes is the logit of class 1, as
+    ``nn.BCEWithLogitsLoss`` reads it, so class 1 where it is above 0 (above ``log s1 - log s0`` with shares).
+
+    >>> class_answers(torch.tensor([[0.3], [-2.0]])).tolist(), class_answers(torch.tensor([[0.1, 0.5]])).tolist()
+    ([1, 0], [1])
+    """
+    if out.shape[1] == 1:
+        threshold = 0.0 if shift is None else float(shift[1] - shift[0])
+        return (out[:, 0] > threshold).long()
+    return (out if shift is None else out - shift.to(out.dtype)).argmax(1)
+
+
 def _evaluate(model: nn.Module, X: torch.Tensor, y: torch.Tensor, task: str,
               loss_fn: LossFunction | None = None, shift: torch.Tensor | None = None) -> tuple[float, float, float]:
     """Evaluation loss, metric (accuracy by the run's decision rule, or MSE) and balanced accuracy by the same rule
@@ -649,7 +667,7 @@ def _evaluate(model: nn.Module, X: torch.Tensor, y: torch.Tensor, task: str,
         loss = float((per_example_loss(out, y, task) if loss_fn is None else loss_fn(out, y)).mean())
         if task == "classification" and out.dim() == 2:
             target = y if y.dim() == 1 else y.argmax(1)
-            answers = (out if shift is None else out - shift.to(out.dtype)).argmax(1)
+            answers = class_answers(out, shift)
             metric = float((answers == target).float().mean())
             balanced = float(balanced_accuracy_of(answers, target))
         else:
@@ -790,6 +808,8 @@ def train(
         ``loss(output, y)``: your per-example loss, a tensor of shape ``(B,)``
         (``nn.CrossEntropyLoss(reduction="none")``, ...). Default: cross-entropy for classification, squared
         error for regression. A loss averaged over the batch is refused: DP-SGD clips every example's gradient.
+        A classifier with one output for two classes (a logit, as ``nn.BCEWithLogitsLoss`` takes it) answers
+        class 1 where it is above 0, in the history's accuracy and in the result's ``predict``.
     device : str, torch.device or int, optional
         Where to train: ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``torch.device(...)`` or a GPU index. Your ``model``
         is moved there (in place, as ``model.to(device)``); the default is where its parameters already are, or

@@ -78,3 +78,20 @@ def test_a_float64_module_predicts_as_it_trained():
     assert res.predict_output(X).dtype == np.float64
     assert np.allclose(res.predict_output(X), expected.numpy())
     assert np.array_equal(res.predict(X), expected.argmax(1).numpy())
+
+
+def test_a_single_logit_for_two_classes_is_read_as_binary_cross_entropy_reads_it():
+    # with nn.BCEWithLogitsLoss and one output, the history's accuracy and predict() took the argmax of one column:
+    # class 0 for every row, whatever the model learnt
+    X, y = _rows(200)
+    torch.manual_seed(0)
+    net = nn.Linear(3, 1)
+    loss = lambda out, target: nn.functional.binary_cross_entropy_with_logits(  # noqa: E731
+        out[:, 0], target.float(), reduction="none")
+    res = train(X, y, TrainConfig(epochs=3, batch_size=20, noise_multiplier=0.5), model=net, loss=loss)
+    with torch.no_grad():
+        logit = net(torch.from_numpy(X))[:, 0]
+    expected = (logit > 0).long().numpy()
+    assert np.array_equal(res.predict(X), expected) and 0 < expected.sum() < len(expected)
+    assert res.history["accuracy"].iloc[-1] == pytest.approx((expected == y).mean())
+    assert np.allclose(res.predict_proba(X)[:, 1], torch.sigmoid(logit).numpy())
