@@ -642,6 +642,18 @@ def shares_shift(shares, n_outputs: int, device=None) -> torch.Tensor | None:
     return torch.log(torch.tensor(tuple(shares), dtype=torch.float32, device=device))
 
 
+def _one_loss_per_row(loss: LossFunction) -> LossFunction:
+    """``loss`` with a column of losses, shape ``(B, 1)`` (``nn.MSELoss(reduction="none")`` on one output per row),
+    read as the ``(B,)`` it holds; any other shape is left for the engine to refuse with what to change."""
+    def per_row(out, y):
+        losses = loss(out, y)
+        if isinstance(losses, torch.Tensor) and losses.dim() == 2 and losses.shape[1] == 1:
+            return losses[:, 0]
+        return losses
+
+    return per_row
+
+
 def class_answers(out: torch.Tensor, shift: torch.Tensor | None = None) -> torch.Tensor:
     """The class each row of a classifier's outputs answers: the largest score (less ``shift``, the declared
     shares' logs, :func:`shares_shift`); a single output for two classes is the logit of class 1, as
@@ -857,6 +869,8 @@ def train(
     if loss is not None and not callable(loss):
         raise DPTypeError(f"loss must be a callable loss(output, y) giving one loss per example, got "
                           f"{type(loss).__name__}")
+    if loss is not None:
+        loss = _one_loss_per_row(loss)
     data = _training_data(X, y, config.task, n_outputs, X_test, y_test)
     if model is not None:
         if device is not None:
@@ -1010,6 +1024,8 @@ def _check_fits(model: nn.Module, data: _Data, task: str, loss: LossFunction | N
                            "another statistic over dimension 0 in its forward pass): one record would move the "
                            "others' gradients and no per-example clip bound would hold. Compute every row's output "
                            "from that row alone")
+    if loss is not None and isinstance(out, torch.Tensor):
+        _check_loss_per_row(loss, out, data.y[:2].to(out.device))
     if loss is not None or not isinstance(out, torch.Tensor):
         return
     width = int(out.shape[1]) if out.dim() == 2 else None
@@ -1019,9 +1035,35 @@ def _check_fits(model: nn.Module, data: _Data, task: str, loss: LossFunction | N
                            "class), or give train() a loss of your own")
     if task == "regression" and width != data.y.shape[1]:  # (B,) against (B, 1) would broadcast to (B, B): every
         # example's loss would hold the other rows' outputs
+        squeezed = (" (its output is one value per batch row, shape (B,): keep it (B, 1), without a .squeeze() "
+                    "or .flatten() at the end)" if out.dim() == 1 else "")
         raise DPValueError(f"your model gives outputs of shape {tuple(out.shape[1:])} per row for "
-                           f"{data.y.shape[1]} target(s) per row: its last layer needs {data.y.shape[1]} output(s), "
-                           "or give train() a loss of your own")
+                           f"{data.y.shape[1]} target(s) per row: its last layer needs {data.y.shape[1]} output(s)"
+                           f"{squeezed}, or give train() a loss of your own")
+
+
+def _check_loss_per_row(loss: LossFunction, out: torch.Tensor, y: torch.Tensor) -> None:
+    """Refuse a loss whose value for a row moves with the other rows of the batch (outputs of shape ``(B,)``
+    against targets ``(B, 1)`` broadcast to ``(B, B)``): each example's loss would hold the other rows' outputs,
+    and no per-example clip bound would hold."""
+    try:
+        with torch.no_grad():
+            together = loss(out, y)
+            alone = [loss(out[i:i + 1], y[i:i + 1]) for i in range(out.shape[0])]
+    except (RuntimeError, ValueError, IndexError, TypeError):
+        return  # the training step says what is wrong with it
+    if not isinstance(together, torch.Tensor) or together.dim() == 0 or together.shape[0] != out.shape[0]:
+        return  # not one value per row: refused in the training step, with how to write it
+    for i, a in enumerate(alone):
+        if not isinstance(a, torch.Tensor) or a.shape != together[i:i + 1].shape or not torch.allclose(
+                a, together[i:i + 1], rtol=1e-4, atol=1e-5):
+            raise DPValueError(
+                f"your loss for a row changes with the other rows of its batch: on two rows it gives shape "
+                f"{tuple(together.shape)}, on one row alone {tuple(a.shape) if isinstance(a, torch.Tensor) else a}. "
+                f"The model's output per batch has shape {tuple(out.shape)} and the targets {tuple(y.shape)}: "
+                "outputs of shape (B,) against targets (B, 1) broadcast to (B, B), so every example's loss would "
+                "hold the other rows' outputs and no per-example clip bound would hold. Give outputs and targets "
+                "the same shape (keep the model's output (B, 1), or compare with y.reshape(out.shape))")
 
 
 def _device_of(model: nn.Module) -> torch.device:

@@ -136,16 +136,22 @@ def test_a_loss_averaged_over_the_batch_is_refused():
 
 
 def test_a_loss_of_several_values_per_example_is_refused_with_how_to_sum_them():
-    # BCEWithLogitsLoss(reduction='none') on (B, 1) outputs gives (B, 1): the advice was "use reduction='none'",
+    # BCEWithLogitsLoss(reduction='none') on (B, 2) outputs gives (B, 2): the advice was "use reduction='none'",
     # which was already used
     X = np.random.default_rng(0).normal(size=(40, 3)).astype(np.float32)
-    target = (X[:, :1] > 0).astype(np.float32)
+    target = (X[:, :2] > 0).astype(np.float32)
     cfg = TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0, task="regression")
-    with pytest.raises(DPValueError, match=r"got \(2, 1\) \(one row per example, several values in each: add them up, "
+    with pytest.raises(DPValueError, match=r"got \(2, 2\) \(one row per example, several values in each: add them up, "
                                            r"e\.g\. .*\.sum\(dim=1\)\)"):
-        train(X, target, cfg, model=nn.Linear(3, 1), loss=nn.BCEWithLogitsLoss(reduction="none"))
+        train(X, target, cfg, model=nn.Linear(3, 2), loss=nn.BCEWithLogitsLoss(reduction="none"))
     bce = nn.BCEWithLogitsLoss(reduction="none")
-    assert train(X, target, cfg, model=nn.Linear(3, 1), loss=lambda out, t: bce(out, t).sum(dim=1)).steps > 0
+    assert train(X, target, cfg, model=nn.Linear(3, 2), loss=lambda out, t: bce(out, t).sum(dim=1)).steps > 0
+    # a column of losses, (B, 1), is one loss per example as it is, summed or not
+    torch.manual_seed(0)
+    column = train(X, target[:, :1], cfg, model=nn.Linear(3, 1), loss=bce)
+    torch.manual_seed(0)
+    summed = train(X, target[:, :1], cfg, model=nn.Linear(3, 1), loss=lambda out, t: bce(out, t).sum(dim=1))
+    assert all(np.array_equal(column.state[k], summed.state[k]) for k in summed.state)
 
 
 @pytest.mark.parametrize("layer, advice", [(nn.PReLU(), "Freeze it"),

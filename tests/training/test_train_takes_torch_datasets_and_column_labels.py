@@ -95,3 +95,46 @@ def test_a_single_logit_for_two_classes_is_read_as_binary_cross_entropy_reads_it
     assert np.array_equal(res.predict(X), expected) and 0 < expected.sum() < len(expected)
     assert res.history["accuracy"].iloc[-1] == pytest.approx((expected == y).mean())
     assert np.allclose(res.predict_proba(X)[:, 1], torch.sigmoid(logit).numpy())
+
+
+class _Squeezed(nn.Module):
+    """A regression module whose output is one value per batch row, shape (B,)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layer = nn.Linear(3, 1)
+
+    def forward(self, x):
+        return self.layer(x).squeeze(-1)
+
+
+REGRESSION = TrainConfig(epochs=1, batch_size=20, noise_multiplier=1.0, task="regression", learning_rate=0.1)
+
+
+def test_a_loss_giving_a_column_of_losses_is_one_loss_per_row():
+    # nn.MSELoss(reduction="none") on one output per row gives shape (B, 1): it was refused as "several values in
+    # each" row, with a sum to write by hand
+    X, _ = _rows()
+    t = X @ np.array([1.0, -2.0, 0.5], dtype=np.float32)
+    torch.manual_seed(0)
+    net = nn.Linear(3, 1)
+    res = train(X, t, REGRESSION, model=net, loss=nn.MSELoss(reduction="none"))
+    assert res.steps > 0 and np.isfinite(res.history["mse"].iloc[-1])
+
+
+@pytest.mark.filterwarnings("ignore:Using a target size:UserWarning")  # torch's own words for the broadcast
+def test_a_loss_whose_rows_mix_by_broadcasting_is_refused_with_the_shapes_named():
+    # outputs (B,) against targets (B, 1) broadcast to (B, B): summed per row as the refusal of a (B, k) loss
+    # suggested, every example's loss held the other rows' outputs (refused before as a weight used outside its
+    # layer, which it was not)
+    X, _ = _rows()
+    t = X @ np.array([1.0, -2.0, 0.5], dtype=np.float32)
+    for loss in (nn.MSELoss(reduction="none"), lambda out, y: nn.functional.mse_loss(out, y, reduction="none").sum(1)):
+        with pytest.raises(DPValueError, match=r"your loss for a row changes with the other rows.*\(B,\) against "
+                                               r"targets \(B, 1\) broadcast"):
+            train(X, t, REGRESSION, model=_Squeezed(), loss=loss)
+    with pytest.raises(DPValueError, match=r"shape \(B,\): keep it \(B, 1\), without a \.squeeze\(\)"):
+        train(X, t, REGRESSION, model=_Squeezed())
+    fixed = train(X, t, REGRESSION, model=_Squeezed(),
+                  loss=lambda out, y: nn.functional.mse_loss(out, y.reshape(out.shape), reduction="none"))
+    assert fixed.steps > 0
