@@ -495,3 +495,31 @@ def test_a_trained_model_answers_a_data_frame_quietly_and_refuses_rows_of_anothe
         assert res.predict(pd.DataFrame(X[:3])).tolist() == res.predict(X[:3]).tolist()
     with pytest.raises(DPValueError, match=r"could not run on X of shape \(3, 3\).*columns it was trained on"):
         res.predict(X[:3, :3])
+
+
+class _Conv1dAs2d(nn.Module):
+    """What the refusal of a Conv1d says to write: Conv2d with a (1, k) kernel on (B, C, 1, L)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(1, 2, (1, 2))
+        self.head = nn.Linear(2 * 2, 2)
+
+    def forward(self, x):
+        return self.head(self.conv(x.unsqueeze(1).unsqueeze(2)).squeeze(2).flatten(1))
+
+
+def test_a_conv1d_is_refused_with_the_conv2d_that_computes_it():
+    X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20) % 2
+    cfg = TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0)
+    conv1d = nn.Sequential(nn.Unflatten(1, (1, 3)), nn.Conv1d(1, 2, 2), nn.Flatten(), nn.Linear(4, 2))
+    with pytest.raises(DPValueError, match=r"layer '1' \(Conv1d\).*use Conv2d with a \(1, k\) kernel"):
+        train(X, y, cfg, model=conv1d)
+    as2d = _Conv1dAs2d()
+    with torch.no_grad():
+        as2d.conv.weight.copy_(conv1d[1].weight.unsqueeze(2))
+        as2d.conv.bias.copy_(conv1d[1].bias)
+        as2d.head.load_state_dict(conv1d[3].state_dict())
+        rows = torch.as_tensor(X[:4], dtype=torch.float32)
+        assert torch.allclose(as2d(rows), conv1d(rows), atol=1e-6)  # the same function
+    assert train(X, y, cfg, model=as2d).steps > 0
