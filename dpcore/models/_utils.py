@@ -91,6 +91,10 @@ def validate_X_y(estimator, X, y, *, classifier: bool) -> tuple[np.ndarray, np.n
         X, y = validate_data(estimator, X, y, dtype=np.float64, ensure_all_finite=False, y_numeric=not classifier)
         if classifier:
             check_classification_targets(y)
+    if not classifier and np.asarray(y).dtype.kind not in "biuf":
+        shown = ", ".join(repr(v) for v in list(dict.fromkeys(np.asarray(y).ravel().tolist()))[:3])
+        raise DPValueError(f"y holds {shown} ...: a regressor's targets must be numbers; for classes use a classifier "
+                           "(PrivateERMClassifier)")
     return check_array(X, "X"), y
 
 

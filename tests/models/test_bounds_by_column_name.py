@@ -62,3 +62,4 @@ def test_two_pairs_read_as_lower_and_upper_say_so_when_that_reading_fails():
         check_bounds([(0, 10), (-5, 5)], 2)
     with pytest.raises(DPValueError, match=r"feature 1 has 2.0 >= 1.0$"):  # not a pair of pairs: no such note
         check_bounds(([0, 2], [1, 1]))
+
