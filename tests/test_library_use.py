@@ -453,3 +453,22 @@ def test_tab_completion_on_dpcore_offers_the_public_names_and_sub_packages_not_i
     names = dir(dpcore)
     assert {"run_learner", "train", "PrivacyLedger", "audit", "accounting", "__version__"} <= set(names)
     assert "importlib" not in names and "annotations" not in names
+
+
+def test_a_printed_ledger_shows_what_it_spent():
+    # it printed as <dpcore.accounting.ledger.PrivacyLedger object at 0x...>
+    from dpcore.mechanisms import Gaussian, Laplace
+
+    ledger = PrivacyLedger(delta=0.0, budget=3.0)
+    ledger.spend(Laplace(epsilon=0.5))
+    ledger.spend(Laplace(epsilon=1.0))
+    assert repr(ledger) == ("PrivacyLedger(epsilon=1.5, delta=0, spent=2, budget=3, neighbouring='add_remove', "
+                            "accountant='rdp')")
+    pure = PrivacyLedger(delta=0.0)
+    with pytest.warns(DPCoreWarning, match="delta = 0"):
+        pure.spend(Gaussian(epsilon=0.5, delta=1e-5))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # printing says no reason again: it is in caveats
+        assert repr(pure).startswith("PrivacyLedger(epsilon=inf, delta=0, spent=1,")

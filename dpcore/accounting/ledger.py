@@ -771,6 +771,16 @@ class PrivacyLedger:
     def __len__(self) -> int:
         return len(self._events)
 
+    def __repr__(self) -> str:
+        """What was spent and under what: ``PrivacyLedger(epsilon=2.5, delta=0, spent=3, ...)`` (the epsilon as
+        :attr:`epsilon` gives it; its reasons, if any, are in :attr:`caveats`, not said again here)."""
+        with reasons_unsaid():
+            eps = self._state.epsilon(self.delta)
+        budget = "" if self.budget is None else f", budget={self.budget:g}"
+        unit = "" if self.unit == "records" else f", unit={self.unit!r}"
+        return (f"PrivacyLedger(epsilon={eps!r}, delta={self.delta:g}, spent={len(self._events)}{budget}, "
+                f"neighbouring={self.neighbouring.value!r}, accountant={self.accountant!r}{unit})")
+
     def __copy__(self) -> "PrivacyLedger":
         """A ledger that goes on from here on its own: what either spends after the copy is not in the other's
         events (a shallow copy shared the list of events, so one ledger's :attr:`events` held the other's spending
