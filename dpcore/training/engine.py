@@ -857,6 +857,9 @@ def train(
     (8, 'LayerNorm')
     """
     t0 = time.perf_counter()
+    if isinstance(X, nn.Module):
+        raise DPTypeError(f"X is a torch module ({type(X).__name__}): train() takes the rows first and your module as "
+                          "model=, train(X, y, TrainConfig(...), model=net)")
     if not isinstance(config, TrainConfig):
         raise DPTypeError(f"config must be a TrainConfig, got {type(config).__name__}"
                           + (": TrainConfig(**settings) makes one from a dict" if isinstance(config, dict) else ""))

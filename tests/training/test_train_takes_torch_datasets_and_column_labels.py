@@ -138,3 +138,11 @@ def test_a_loss_whose_rows_mix_by_broadcasting_is_refused_with_the_shapes_named(
     fixed = train(X, t, REGRESSION, model=_Squeezed(),
                   loss=lambda out, y: nn.functional.mse_loss(out, y.reshape(out.shape), reduction="none"))
     assert fixed.steps > 0
+
+
+def test_a_module_given_first_is_named_with_the_order_train_takes():
+    # train(net, X, y) said "config must be a TrainConfig, got ndarray"
+    X, y = _rows()
+    with pytest.raises(DPTypeError, match=r"X is a torch module \(Linear\): .*train\(X, y, TrainConfig\(\.\.\.\), "
+                                          r"model=net\)"):
+        train(nn.Linear(3, 2), X, y)
