@@ -112,9 +112,10 @@ def check_n_at_least(n: int, minimum: int, what: str) -> None:
 def resolve_bounds(X: np.ndarray, bounds, *, name: str = "bounds", columns=None) -> tuple[np.ndarray, np.ndarray]:
     """Return declared ``(lower, upper)`` per feature, or infer them from ``X`` with a PrivacyLeakWarning.
 
-    ``bounds`` is a pair ``(lower, upper)`` (numbers, or one per feature), one ``(low, high)`` per feature, or
-    ``{column: (low, high)}`` / ``"age=17:90, *=0:1"`` naming ``columns`` (a DataFrame's, from ``fit``; else
-    ``x0, x1, ...``), as a :class:`~dpcore.datasets.BoundedScaler` takes them.
+    ``bounds`` is a pair ``(lower, upper)`` (numbers, or one per feature), or ``{column: (low, high)}`` /
+    ``"age=17:90, *=0:1"`` naming ``columns`` (a DataFrame's, from ``fit``; else ``x0, x1, ...``), as a
+    :class:`~dpcore.datasets.BoundedScaler` takes them. A list of ``(low, high)`` pairs by position is refused
+    with the named form offered: with two features it reads as ``(lower, upper)``.
 
     Inferring bounds from the private data is not differentially private (the
     minimum and maximum are exact statistics of the data), so every inference
