@@ -238,7 +238,10 @@ def check_bounds(bounds, n_features: int | None = None, name: str = "bounds") ->
         raise DPValueError(f"{name} must be finite, got lower={lo} upper={hi}")
     if np.any(lo >= hi):
         j = int(np.argmax(lo >= hi))
-        raise DPValueError(f"{name}: lower must be < upper for every feature; feature {j} has {lo[j]} >= {hi[j]}")
+        pairs = (" (a pair of sequences reads as ([low_1, low_2, ...], [high_1, high_2, ...]), not as one (low, "
+                 "high) per feature)" if lo.size == 2 and np.all(np.r_[lo[0], hi[0]] < np.r_[lo[1], hi[1]]) else "")
+        raise DPValueError(f"{name}: lower must be < upper for every feature; feature {j} has {lo[j]} >= {hi[j]}"
+                           + pairs)
     return lo, hi
 
 

@@ -169,9 +169,47 @@ def test_a_ledger_of_whole_records_refuses_a_label_dp_run_whose_epsilon_protects
 
 def test_a_ledger_given_something_that_is_not_an_event_says_so():
     ledger = PrivacyLedger(delta=1e-5)
-    with pytest.raises(TypeError, match=r"expected a dp_accounting DpEvent, got str$"):
+    with pytest.raises(TypeError, match=r"expected a dp_accounting DpEvent, got str: spend a mechanism .*"
+                                        r"EpsilonDeltaDpEvent\(epsilon, delta\)"):
         ledger.epsilon_if("laplace")
     assert len(ledger) == 0
+
+
+def test_a_ledger_given_an_estimator_not_yet_fitted_says_to_fit_it():
+    # it said "expected a dp_accounting DpEvent, got PrivateERMClassifier", as if an estimator could not be spent
+    from sklearn.base import clone
+
+    ledger = PrivacyLedger(delta=1e-5, neighbouring="replace-one")
+    for unfitted in (dpcore.PrivateERMClassifier(epsilon=1.0), clone(dpcore.PrivateERMClassifier(epsilon=1.0))):
+        with pytest.raises(TypeError, match=r"^PrivateERMClassifier is not fitted.*fit it first, then spend it"):
+            ledger.spend(unfitted)
+    assert len(ledger) == 0
+
+
+@pytest.mark.filterwarnings("ignore::dpcore.exceptions.PrivacyLeakWarning")
+def test_a_ledger_given_a_fitted_pipeline_or_search_says_what_to_spend_instead():
+    # a fitted Pipeline or GridSearchCV holds no event of its own: spending the search's best estimator alone would
+    # count its refit and not the fits of every candidate and fold
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+
+    g = np.random.default_rng(0)
+    X = g.normal(size=(120, 2))
+    y = (X[:, 0] > 0).astype(int)
+    ledger = PrivacyLedger(delta=1e-5, neighbouring="replace-one")
+    clf = dpcore.PrivateERMClassifier(epsilon=1.0, data_norm=2.0, random_state=0)
+    pipe = make_pipeline(BoundedScaler(bounds=(-3, 3)), clf)
+    with pytest.raises(TypeError, match=r"^Pipeline is not fitted"):
+        ledger.spend(pipe)
+    with pytest.raises(TypeError, match=r"^a Pipeline holds no event of its own: spend its private estimator"):
+        ledger.spend(pipe.fit(X, y))
+    search = GridSearchCV(clf, {"epsilon": [0.5, 1.0]}, cv=2).fit(X, y)
+    with pytest.raises(TypeError, match=r"^GridSearchCV fitted one model per candidate and fold.*EpsilonDeltaDpEvent"):
+        ledger.spend(search)
+    with pytest.raises(TypeError, match=r"^LogisticRegression holds no dp_event_: it is not one of dpcore's private"):
+        ledger.spend(LogisticRegression().fit(X, y))
+    assert len(ledger) == 0 and ledger.spend(pipe[-1]) == pytest.approx(1.0)
 
 
 def test_a_non_private_learner_given_an_epsilon_says_it_is_a_reference():
@@ -415,3 +453,22 @@ def test_tab_completion_on_dpcore_offers_the_public_names_and_sub_packages_not_i
     names = dir(dpcore)
     assert {"run_learner", "train", "PrivacyLedger", "audit", "accounting", "__version__"} <= set(names)
     assert "importlib" not in names and "annotations" not in names
+
+
+def test_a_printed_ledger_shows_what_it_spent():
+    # it printed as <dpcore.accounting.ledger.PrivacyLedger object at 0x...>
+    from dpcore.mechanisms import Gaussian, Laplace
+
+    ledger = PrivacyLedger(delta=0.0, budget=3.0)
+    ledger.spend(Laplace(epsilon=0.5))
+    ledger.spend(Laplace(epsilon=1.0))
+    assert repr(ledger) == ("PrivacyLedger(epsilon=1.5, delta=0, spent=2, budget=3, neighbouring='add_remove', "
+                            "accountant='rdp')")
+    pure = PrivacyLedger(delta=0.0)
+    with pytest.warns(DPCoreWarning, match="delta = 0"):
+        pure.spend(Gaussian(epsilon=0.5, delta=1e-5))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # printing says no reason again: it is in caveats
+        assert repr(pure).startswith("PrivacyLedger(epsilon=inf, delta=0, spent=1,")

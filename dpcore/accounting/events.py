@@ -143,6 +143,31 @@ def shuffled_dpsgd_event(*, noise_multiplier: float, epochs: int) -> dp_accounti
     return dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(sigma / 2.0), epochs)
 
 
+def _estimator_without_event(estimator) -> str:
+    """Why a scikit-learn estimator given as an event holds none, and what to spend instead."""
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    what = type(estimator).__name__
+    try:
+        check_is_fitted(estimator)
+    except NotFittedError:  # clone() and a search's unfitted copies too: nothing spent yet
+        return f"{what} is not fitted, so it has spent nothing yet and holds no event: fit it first, then spend it"
+    except TypeError:  # not an estimator after all
+        return f"expected a dp_accounting DpEvent, got {what}"
+    if hasattr(estimator, "cv_results_"):
+        return (f"{what} fitted one model per candidate and fold, on overlapping rows, and its best estimator's event "
+                "covers the refit alone: each record is in k - 1 fits per candidate plus the refit, (k - 1) times "
+                "the candidates' epsilons summed plus the best's by basic composition, which dpcore cannot see from "
+                "here; spend that total as EpsilonDeltaDpEvent(epsilon, delta) (dpcore.accounting)")
+    if hasattr(estimator, "steps"):
+        return (f"a {what} holds no event of its own: spend its private estimator, {what.lower()}[-1] (the steps "
+                "before it must read nothing private: a BoundedScaler reads no statistic of the rows, a "
+                "StandardScaler reads their means and variances, which no epsilon covers)")
+    return (f"{what} holds no dp_event_: it is not one of dpcore's private estimators, so what it learnt has no "
+            "privacy guarantee to compose")
+
+
 def flatten(event: dp_accounting.DpEvent, count: int = 1) -> Iterator[tuple[dp_accounting.DpEvent, int]]:
     """The (mechanism, times composed) pairs of ``event``, in the order dp_accounting's accountants visit them.
 
@@ -163,8 +188,13 @@ def flatten(event: dp_accounting.DpEvent, count: int = 1) -> Iterator[tuple[dp_a
             # guarantee under the ledger's relation, unchecked; the run's result says its relation
             raise DPTypeError(f"expected a dp_accounting DpEvent, got {type(event).__name__}: spend the run's result "
                               "(ledger.spend(run)), whose relation the ledger checks against its own")
-        raise DPTypeError(f"expected a dp_accounting DpEvent, got {type(event).__name__}"
-                          + (f": pass its event, .{held}" if held else ""))
+        if held:
+            raise DPTypeError(f"expected a dp_accounting DpEvent, got {type(event).__name__}: pass its event, .{held}")
+        if callable(getattr(event, "fit", None)) and callable(getattr(event, "get_params", None)):
+            raise DPTypeError(_estimator_without_event(event))
+        raise DPTypeError(f"expected a dp_accounting DpEvent, got {type(event).__name__}: spend a mechanism (Laplace("
+                          "epsilon=...)), a run's result (run_learner's, train()'s), a fitted estimator, or an event; "
+                          "a guarantee of your own is EpsilonDeltaDpEvent(epsilon, delta) (dpcore.accounting)")
     if isinstance(event, dp_accounting.NoOpDpEvent) or count == 0:
         return
     if isinstance(event, dp_accounting.SelfComposedDpEvent):

@@ -421,6 +421,10 @@ def _small_delta_reason(delta: float, *, instead: bool = True) -> str:
 _UNSAID: contextvars.ContextVar[bool] = contextvars.ContextVar("dpcore_reasons_unsaid", default=False)
 
 
+#: How the reason of an epsilon read at delta = 0 that is infinity because of Gaussian (or other not pure) noise starts.
+PURE_READ = "epsilon is read at delta = 0 (pure epsilon-DP)"
+
+
 @contextlib.contextmanager
 def reasons_unsaid() -> Iterator[None]:
     """Inside the block (this thread or task only), an epsilon computed says no reason for its value (infinity, or
@@ -448,6 +452,7 @@ class _Composition:
     def __init__(self, accountant: str, neighbouring: Neighbouring, discretization: float) -> None:
         self.accountant, self.neighbouring, self.discretization = accountant, neighbouring, discretization
         self.basic = 0.0  # basic composition of everything (inf unless all of it is pure)
+        self.impure = None  # the first mechanism composed that is not pure epsilon-DP (why basic is inf)
         self.outside_epsilon = self.outside_delta = 0.0  # what the accountant cannot model, basic composition
         self.supported: list[tuple[dp_accounting.DpEvent, int, Neighbouring]] = []  # what it can, in order
         self.rdp: dict | None = {}  # (atom, relation) -> (curve, count); None: compose with fresh accountants
@@ -491,7 +496,10 @@ class _Composition:
                     "neighbours, and it is not a pure epsilon-DP event; try the other accountant ('rdp' or 'pld') "
                     "or check the neighbouring relation")
         for rel, atom, count in plan:
-            self.basic += count * atom_pure_epsilon(atom)
+            pure = atom_pure_epsilon(atom)
+            self.basic += count * pure
+            if self.impure is None and not math.isfinite(pure):
+                self.impure = atom
             if rel is not None:
                 self._add_supported(atom, count, rel)
             elif isinstance(atom, EpsilonDeltaDpEvent):
@@ -565,6 +573,12 @@ class _Composition:
     def epsilon(self, delta: float) -> float:
         self.answered_by = None
         if delta == 0:
+            if self.impure is not None and not isinstance(self.impure, dp_accounting.NonPrivateDpEvent):
+                self.note(f"{PURE_READ}, where only pure epsilon-DP mechanisms compose (Laplace, randomized "
+                          f"response ...; basic composition), and {self.impure} gives no pure epsilon-DP (Gaussian "
+                          "noise, or a sampled or (epsilon, delta) guarantee): this epsilon is reported as infinity; "
+                          "read it at a delta > 0 (1e-5 is usual; a ledger's epsilon_at(delta), or a ledger made "
+                          "with one)")
             return self.basic
         rest = delta - self.outside_delta
         if self.non_private or rest <= 0:
@@ -756,6 +770,16 @@ class PrivacyLedger:
 
     def __len__(self) -> int:
         return len(self._events)
+
+    def __repr__(self) -> str:
+        """What was spent and under what: ``PrivacyLedger(epsilon=2.5, delta=0, spent=3, ...)`` (the epsilon as
+        :attr:`epsilon` gives it; its reasons, if any, are in :attr:`caveats`, not said again here)."""
+        with reasons_unsaid():
+            eps = self._state.epsilon(self.delta)
+        budget = "" if self.budget is None else f", budget={self.budget:g}"
+        unit = "" if self.unit == "records" else f", unit={self.unit!r}"
+        return (f"PrivacyLedger(epsilon={eps!r}, delta={self.delta:g}, spent={len(self._events)}{budget}, "
+                f"neighbouring={self.neighbouring.value!r}, accountant={self.accountant!r}{unit})")
 
     def __copy__(self) -> "PrivacyLedger":
         """A ledger that goes on from here on its own: what either spends after the copy is not in the other's

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..exceptions import DPValueError
 from ..rng import SecureRandom, as_generator, wants_secure
-from .base import MAX_NOISE_SCALE, as_float_array
+from .base import MAX_NOISE_SCALE, as_float_array, finite_answer
 
 #: grid steps per unit of sensitivity by default (the grid is then rounded down to a power of two)
 DEFAULT_STEPS_PER_SENSITIVITY = 1024
@@ -148,6 +148,7 @@ def add_noise(values, *, kind: str, scale: float, sensitivity: float, rng=None, 
         return secure_additive(values, draw=draw, scale=scale, sensitivity=sensitivity, norm=norm,
                                coordinates=1 if per_coordinate else None)
     arr, scalar = as_float_array(values)
+    finite_answer(arr)
     g = as_generator(rng)
     out = arr + (g.laplace(0.0, scale, size=arr.shape) if norm == 1 else g.normal(0.0, scale, size=arr.shape))
     return float(out) if scalar else out

@@ -131,6 +131,18 @@ def as_float_array(values) -> tuple[np.ndarray, bool]:
     return arr, arr.ndim == 0
 
 
+def finite_answer(arr: np.ndarray) -> np.ndarray:
+    """``arr``, refused if it holds a NaN or an infinity: noise added to one comes out as the value itself, so the
+    release would tell that the data made the query's answer NaN or infinite, which no epsilon covers (as the
+    secure releases refuse it)."""
+    if not np.all(np.isfinite(arr)):
+        bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+        raise DPValueError(f"values hold {bad} NaN or infinite value(s): noise cannot hide them (NaN plus noise is "
+                           "NaN, which tells that the data made the answer NaN); compute the query on finite, clipped "
+                           "values first (fill or remove the missing ones)")
+    return arr
+
+
 def pure_epsilon_event(epsilon: float):
     """A dp_accounting event that bounds every pure ``epsilon``-DP mechanism: binary randomized response.
 

@@ -9,7 +9,7 @@ from ..exceptions import DPValueError
 from ..rng import noise_generator, wants_secure
 from ..validation import check_int
 from .additive import secure_additive
-from .base import PureEpsilonMechanism, as_float_array, noise_scale, pure_epsilon_event
+from .base import PureEpsilonMechanism, as_float_array, finite_answer, noise_scale, pure_epsilon_event
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ class L2LaplaceVector(PureEpsilonMechanism):
             mech = self
             return secure_additive(values, norm=2, coordinates=shape[-1], sensitivity=self.sensitivity,
                                    scale=self.scale, draw=lambda src, b, s: _scaled(mech, b).noise(s, rng=src))
-        out = arr + self.noise(arr.shape or (1,), rng=rng).reshape(arr.shape)
+        out = finite_answer(arr) + self.noise(arr.shape or (1,), rng=rng).reshape(arr.shape)
         return float(out) if scalar else out
 
     @property

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
+from collections.abc import Mapping
 
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
@@ -90,6 +91,10 @@ def validate_X_y(estimator, X, y, *, classifier: bool) -> tuple[np.ndarray, np.n
         X, y = validate_data(estimator, X, y, dtype=np.float64, ensure_all_finite=False, y_numeric=not classifier)
         if classifier:
             check_classification_targets(y)
+    if not classifier and np.asarray(y).dtype.kind not in "biuf":
+        shown = ", ".join(repr(v) for v in list(dict.fromkeys(np.asarray(y).ravel().tolist()))[:3])
+        raise DPValueError(f"y holds {shown} ...: a regressor's targets must be numbers; for classes use a classifier "
+                           "(PrivateERMClassifier)")
     return check_array(X, "X"), y
 
 
@@ -104,25 +109,51 @@ def check_n_at_least(n: int, minimum: int, what: str) -> None:
         raise DPValueError(f"{what}: got {n} sample(s), need at least {minimum}")
 
 
-def resolve_bounds(X: np.ndarray, bounds, *, name: str = "bounds") -> tuple[np.ndarray, np.ndarray]:
+def resolve_bounds(X: np.ndarray, bounds, *, name: str = "bounds", columns=None) -> tuple[np.ndarray, np.ndarray]:
     """Return declared ``(lower, upper)`` per feature, or infer them from ``X`` with a PrivacyLeakWarning.
+
+    ``bounds`` is a pair ``(lower, upper)`` (numbers, or one per feature), or ``{column: (low, high)}`` /
+    ``"age=17:90, *=0:1"`` naming ``columns`` (a DataFrame's, from ``fit``; else ``x0, x1, ...``), as a
+    :class:`~dpcore.datasets.BoundedScaler` takes them. A list of ``(low, high)`` pairs by position is refused
+    with the named form offered: with two features it reads as ``(lower, upper)``.
 
     Inferring bounds from the private data is not differentially private (the
     minimum and maximum are exact statistics of the data), so every inference
     warns, as diffprivlib does.
     """
     d = X.shape[1]
+    if isinstance(bounds, (str, Mapping)):
+        from ..datasets import bounds_by_column
+
+        names = [str(c) for c in columns] if columns is not None else [f"x{j}" for j in range(d)]
+        declared = bounds_by_column(bounds, names)
+        unknown = [c for c in declared if c not in names and c != "*"]
+        missing = [c for c in names if c not in declared and "*" not in declared]
+        if unknown or missing:
+            said = (f"name column(s) {', '.join(map(repr, unknown))} that X does not have" if unknown else
+                    f"give no range for column(s) {', '.join(map(repr, missing))} (add '*': (low, high) for every "
+                    "other column)")
+            raise DPValueError(f"{name} {said}; X's columns: {', '.join(names)}")
+        pairs = [declared.get(c, declared.get("*")) for c in names]
+        return check_bounds(([p[0] for p in pairs], [p[1] for p in pairs]), d, name=name)
     if bounds is None:
         warnings.warn(
             f"{name} were not declared, so they were inferred from the private data (min and max): this leaks "
-            f"privacy beyond the stated epsilon. Declare {name}=(lower, upper) from domain knowledge.",
+            f"privacy beyond the stated epsilon. Declare {name}=(lower, upper) from domain knowledge"
+            + (" (or {column: (low, high)})." if d > 1 else "."),
             PrivacyLeakWarning,
             stacklevel=user_stacklevel(),
         )
         lo, hi = X.min(axis=0).astype(float), X.max(axis=0).astype(float)
         hi = np.where(hi > lo, hi, lo + 1.0)
         return lo, hi
-    return check_bounds(bounds, d, name=name)
+    try:
+        return check_bounds(bounds, d, name=name)
+    except DPTypeError as exc:  # one (low, high) per feature: by name, which no order of the pairs can confuse
+        if d < 2:
+            raise
+        raise DPTypeError(f"{exc}; or one (low, high) per column by name, {{column: (low, high)}} (a DataFrame's "
+                          "column names, or x0, x1, ... for an array)") from None
 
 
 def clip_with_warning(X: np.ndarray, lo: np.ndarray, hi: np.ndarray, name: str) -> np.ndarray:

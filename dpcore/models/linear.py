@@ -110,7 +110,7 @@ class _BoundedRegressor(RegressorMixin, BaseEstimator):
     def _prepare(self, X, y):
         X, y = validate_X_y(self, X, y, classifier=False)
         y = y.astype(float)
-        lo, hi = resolve_bounds(X, self.bounds_X, name="bounds_X")
+        lo, hi = resolve_bounds(X, self.bounds_X, name="bounds_X", columns=getattr(self, "feature_names_in_", None))
         ylo, yhi = resolve_bounds(y.reshape(-1, 1), self.bounds_y, name="bounds_y")
         X = clip_with_warning(X, lo, hi, "X")
         y = clip_with_warning(y.reshape(-1, 1), ylo, yhi, "y").ravel()
@@ -192,7 +192,9 @@ class FunctionalMechanismRegressor(_BoundedRegressor):
     ----------
     epsilon : float, keyword-only
     bounds_X, bounds_y : pairs or None, keyword-only
-        Declared bounds; ``None`` infers them from the data (PrivacyLeakWarning).
+        Declared bounds: ``(lower, upper)`` (numbers, or one per feature); ``bounds_X`` also by column,
+        ``{column: (low, high)}`` or ``"age=17:90, *=0:1"`` (a DataFrame's names, ``x0, x1, ...`` for an array).
+        ``None`` infers them from the data (PrivacyLeakWarning).
     quadratic_fraction : float or None, keyword-only
         Share of the non-intercept budget for the quadratic coefficients (C. Jiang's slides'
         eps_1 / (eps_1 + eps_2)); ``None`` uses :func:`default_quadratic_fraction`.

@@ -118,7 +118,9 @@ class SSPRegressor(_BoundedRegressor):
     delta : float, keyword-only
         Must be > 0 (Gaussian noise); keep it below 1/n.
     bounds_X, bounds_y : pairs or None, keyword-only
-        Declared bounds; ``None`` infers them from the data (PrivacyLeakWarning).
+        Declared bounds: ``(lower, upper)`` (numbers, or one per feature); ``bounds_X`` also by column,
+        ``{column: (low, high)}`` or ``"age=17:90, *=0:1"`` (a DataFrame's names, ``x0, x1, ...`` for an array).
+        ``None`` infers them from the data (PrivacyLeakWarning).
     data_norm : float, keyword-only
         L2 bound R on a centred row in the scaled coordinates; larger rows are scaled down
         (counted in ``n_rows_clipped_``), and ``predict`` applies the same public map.

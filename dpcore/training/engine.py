@@ -5,7 +5,7 @@ import copy
 import math
 import time
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -233,7 +233,7 @@ class TrainResult:
     sample_rate: float
     steps: int
     stopped_early: bool
-    state: dict
+    state: dict = field(repr=False)  # every weight: printing a result shows its numbers, not pages of them
     model_kwargs: dict
     dp_event: Any = None
     seconds: float = 0.0
@@ -269,22 +269,26 @@ class TrainResult:
                                f"({int(bad.any(axis=1).sum())} of {len(rows)} rows): fill or remove those rows")
         m = self.model()
         try:
-            with torch.no_grad():
-                return m(_float_tensor(rows)).cpu().numpy()
+            with torch.no_grad():  # in the model's own floating dtype, as it was trained (a float64 module too)
+                return m(_float_tensor(rows).to(_float_dtype_of(m))).cpu().numpy()
         except RuntimeError as exc:  # rows the model cannot take (another number of columns ...): torch's words
             first = str(exc).strip().splitlines()[0]
             raise DPValueError(f"the trained model could not run on X of shape {rows.shape} ({first}): give rows "
                                "with the columns it was trained on, preprocessed the same way") from None
 
     def predict_proba(self, X) -> np.ndarray:
-        """Softmax outputs for classification."""
+        """Softmax outputs for classification (a single output is the logit of class 1: ``[1 - p, p]`` with
+        ``p = sigmoid(logit)``)."""
         out = torch.as_tensor(self.predict_output(X))
+        if out.shape[1] == 1:
+            p = torch.sigmoid(out[:, 0])
+            return torch.stack([1.0 - p, p], dim=1).numpy()
         return torch.softmax(out, dim=1).numpy()
 
     def predict(self, X) -> np.ndarray:
         out = self.predict_output(X)
         if self.config.task == "classification":
-            return out.argmax(1)
+            return class_answers(torch.as_tensor(out)).numpy()
         return out[:, 0]
 
 
@@ -401,17 +405,58 @@ def _float_tensor(values: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(arr if arr.flags.writeable else arr.copy())
 
 
+def _rows_and_labels(X, y, name: str = "X", y_name: str = "y"):
+    """``(X, y)`` as given, or the rows and labels of a torch ``Dataset`` given as ``X`` (with ``y`` None): a
+    ``TensorDataset``'s two tensors, or any map-style dataset's ``(row, label)`` items stacked. A ``DataLoader`` is
+    refused: DP-SGD draws its own batches (Poisson sampling at rate ``batch_size / n``, which the accountant assumes;
+    Abadi et al. 2016, Algorithm 1), so the loader's batches would not be the ones accounted for."""
+    from torch.utils.data import DataLoader, Dataset, IterableDataset, TensorDataset
+
+    if isinstance(X, DataLoader):
+        raise DPTypeError(f"{name} is a torch DataLoader: DP-SGD draws its own batches (each record joins a batch with "
+                          "probability batch_size / n, which the privacy accounting assumes), so a loader's batches "
+                          f"cannot be used. Give its dataset instead, train({name}=loader.dataset, {y_name}=None, "
+                          "...), and the batch size as TrainConfig(batch_size=...)")
+    if not isinstance(X, Dataset):
+        if y is None:
+            raise DPValueError(f"{y_name} is missing: give the labels or targets, one per row of {name} (or give a "
+                               f"torch Dataset of (row, label) pairs as {name})")
+        return X, y
+    if y is not None:
+        raise DPValueError(f"{name} is a torch Dataset, which holds the labels too: give {y_name}=None")
+    if isinstance(X, TensorDataset) and len(X.tensors) == 2:
+        return X.tensors
+    if isinstance(X, IterableDataset) or not hasattr(X, "__len__"):
+        raise DPTypeError(f"{name} is a torch dataset without a length (an IterableDataset): DP-SGD samples records "
+                          f"by index; give its rows and labels as tensors or arrays ({name}, {y_name})")
+    items = [X[i] for i in range(len(X))]
+    if not items:
+        raise DPValueError(f"{name} is an empty Dataset; it needs at least one (row, label) pair")
+    if not all(isinstance(item, (tuple, list)) and len(item) == 2 for item in items):
+        raise DPTypeError(f"{name} is a torch Dataset whose items are not (row, label) pairs: give its rows and labels "
+                          f"as tensors or arrays ({name}, {y_name})")
+    return (torch.stack([torch.as_tensor(row) for row, _ in items]),
+            torch.stack([torch.as_tensor(label) for _, label in items]))
+
+
 def _training_data(X, y, task: str, n_outputs: int | None, X_test, y_test) -> _Data:
     """Validate the rows and labels (integer classes, soft rows, or real targets) and make tensors."""
+    X, y = _rows_and_labels(X, y)
+    if X_test is not None and y_test is None and isinstance(X_test, (torch.utils.data.Dataset,
+                                                                     torch.utils.data.DataLoader)):
+        X_test, y_test = _rows_and_labels(X_test, y_test, "X_test", "y_test")
     if (shape := np.shape(X)) and len(shape) > 2:
         raise DPValueError(f"X must be 2-dimensional (one row per record), got shape {shape}: flatten each record "
                            "(X.reshape(len(X), -1)) and restore its shape in your module (nn.Unflatten(1, "
                            f"{tuple(shape[1:])}) as its first layer)")
     X = check_array(X, "X", ndim=2)
     n = X.shape[0]
-    y_arr = np.asarray(y)
-    if y_arr.shape[0] != n:
-        raise DPValueError(f"X has {n} rows but y has {y_arr.shape[0]}; they must match")
+    y_arr = np.asarray(y.detach().cpu() if isinstance(y, torch.Tensor) else y)
+    if task == "classification" and y_arr.ndim == 2 and y_arr.shape[1] == 1:
+        y_arr = y_arr[:, 0]  # a column of class indices (df[["label"]], y.unsqueeze(1)): one-hot rows have k >= 2
+    if y_arr.ndim == 0 or y_arr.shape[0] != n:
+        raise DPValueError(f"X has {n} rows but y has {y_arr.shape[0] if y_arr.ndim else 'one value'}; they must "
+                           "match")
     if task == "classification" and y_arr.ndim == 1 and y_arr.dtype.kind not in "biuf":
         shown = ", ".join(repr(v) for v in list(dict.fromkeys(y_arr.tolist()))[:3])
         raise DPValueError(f"y holds {shown} ...: train() takes classes as indices 0..k-1. Encode them first "
@@ -449,7 +494,9 @@ def _training_data(X, y, task: str, n_outputs: int | None, X_test, y_test) -> _D
         raise DPValueError("X_test was given without y_test: give both, or neither (then the training rows are "
                            "evaluated)")
     Xe = _float_tensor(check_array(X_test, "X_test", ndim=2))
-    ye_arr = np.asarray(y_test)
+    ye_arr = np.asarray(y_test.detach().cpu() if isinstance(y_test, torch.Tensor) else y_test)
+    if task == "classification" and ye_arr.ndim == 2 and ye_arr.shape[1] == 1:
+        ye_arr = ye_arr[:, 0]
     if Xe.shape[1] != Xt.shape[1] or ye_arr.shape[0] != Xe.shape[0]:
         raise DPValueError(f"X_test has shape {tuple(Xe.shape)} and y_test {ye_arr.shape[0]} labels; they need "
                            f"X's {Xt.shape[1]} columns and one label per row")
@@ -595,6 +642,32 @@ def shares_shift(shares, n_outputs: int, device=None) -> torch.Tensor | None:
     return torch.log(torch.tensor(tuple(shares), dtype=torch.float32, device=device))
 
 
+def _one_loss_per_row(loss: LossFunction) -> LossFunction:
+    """``loss`` with a column of losses, shape ``(B, 1)`` (``nn.MSELoss(reduction="none")`` on one output per row),
+    read as the ``(B,)`` it holds; any other shape is left for the engine to refuse with what to change."""
+    def per_row(out, y):
+        losses = loss(out, y)
+        if isinstance(losses, torch.Tensor) and losses.dim() == 2 and losses.shape[1] == 1:
+            return losses[:, 0]
+        return losses
+
+    return per_row
+
+
+def class_answers(out: torch.Tensor, shift: torch.Tensor | None = None) -> torch.Tensor:
+    """The class each row of a classifier's outputs answers: the largest score (less ``shift``, the declared
+    shares' logs, :func:`shares_shift`); a single output for two classes is the logit of class 1, as
+    ``nn.BCEWithLogitsLoss`` reads it, so class 1 where it is above 0 (above ``log s1 - log s0`` with shares).
+
+    >>> class_answers(torch.tensor([[0.3], [-2.0]])).tolist(), class_answers(torch.tensor([[0.1, 0.5]])).tolist()
+    ([1, 0], [1])
+    """
+    if out.shape[1] == 1:
+        threshold = 0.0 if shift is None else float(shift[1] - shift[0])
+        return (out[:, 0] > threshold).long()
+    return (out if shift is None else out - shift.to(out.dtype)).argmax(1)
+
+
 def _evaluate(model: nn.Module, X: torch.Tensor, y: torch.Tensor, task: str,
               loss_fn: LossFunction | None = None, shift: torch.Tensor | None = None) -> tuple[float, float, float]:
     """Evaluation loss, metric (accuracy by the run's decision rule, or MSE) and balanced accuracy by the same rule
@@ -606,7 +679,7 @@ def _evaluate(model: nn.Module, X: torch.Tensor, y: torch.Tensor, task: str,
         loss = float((per_example_loss(out, y, task) if loss_fn is None else loss_fn(out, y)).mean())
         if task == "classification" and out.dim() == 2:
             target = y if y.dim() == 1 else y.argmax(1)
-            answers = (out if shift is None else out - shift.to(out.dtype)).argmax(1)
+            answers = class_answers(out, shift)
             metric = float((answers == target).float().mean())
             balanced = float(balanced_accuracy_of(answers, target))
         else:
@@ -701,14 +774,17 @@ def train(
 
     Parameters
     ----------
-    X : array of shape (n, d)
-        Features, already scaled with public bounds (the learners do that).
-    y : array of shape (n,) or (n, k)
-        Integer class labels, soft/one-hot targets (classification), or real
+    X : array or tensor of shape (n, d), or a torch Dataset
+        Features, already scaled with public bounds (the learners do that). A ``Dataset`` of ``(row, label)``
+        pairs (a ``TensorDataset(X, y)``, or your own) gives the rows and labels together, with ``y=None``. A
+        ``DataLoader`` is refused: DP-SGD draws its own batches, of expected size ``config.batch_size``, which
+        the accountant assumes (give ``loader.dataset``).
+    y : array of shape (n,) or (n, k), or None with a Dataset
+        Integer class labels (also as one column, ``(n, 1)``), soft/one-hot targets (classification), or real
         targets (regression).
     config : TrainConfig
     X_test, y_test : arrays, optional
-        Evaluation data for the per-epoch ``loss`` and ``accuracy``.
+        Evaluation data for the per-epoch ``loss`` and ``accuracy`` (or a Dataset as ``X_test``, as for ``X``).
     n_outputs : int, optional
         Number of classes; inferred from ``y`` if omitted (that inference reads
         private labels, so learners pass it from the dataset's declared classes).
@@ -744,6 +820,8 @@ def train(
         ``loss(output, y)``: your per-example loss, a tensor of shape ``(B,)``
         (``nn.CrossEntropyLoss(reduction="none")``, ...). Default: cross-entropy for classification, squared
         error for regression. A loss averaged over the batch is refused: DP-SGD clips every example's gradient.
+        A classifier with one output for two classes (a logit, as ``nn.BCEWithLogitsLoss`` takes it) answers
+        class 1 where it is above 0, in the history's accuracy and in the result's ``predict``.
     device : str, torch.device or int, optional
         Where to train: ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``torch.device(...)`` or a GPU index. Your ``model``
         is moved there (in place, as ``model.to(device)``); the default is where its parameters already are, or
@@ -779,6 +857,9 @@ def train(
     (8, 'LayerNorm')
     """
     t0 = time.perf_counter()
+    if isinstance(X, nn.Module):
+        raise DPTypeError(f"X is a torch module ({type(X).__name__}): train() takes the rows first and your module as "
+                          "model=, train(X, y, TrainConfig(...), model=net)")
     if not isinstance(config, TrainConfig):
         raise DPTypeError(f"config must be a TrainConfig, got {type(config).__name__}"
                           + (": TrainConfig(**settings) makes one from a dict" if isinstance(config, dict) else ""))
@@ -791,6 +872,8 @@ def train(
     if loss is not None and not callable(loss):
         raise DPTypeError(f"loss must be a callable loss(output, y) giving one loss per example, got "
                           f"{type(loss).__name__}")
+    if loss is not None:
+        loss = _one_loss_per_row(loss)
     data = _training_data(X, y, config.task, n_outputs, X_test, y_test)
     if model is not None:
         if device is not None:
@@ -944,6 +1027,8 @@ def _check_fits(model: nn.Module, data: _Data, task: str, loss: LossFunction | N
                            "another statistic over dimension 0 in its forward pass): one record would move the "
                            "others' gradients and no per-example clip bound would hold. Compute every row's output "
                            "from that row alone")
+    if loss is not None and isinstance(out, torch.Tensor):
+        _check_loss_per_row(loss, out, data.y[:2].to(out.device))
     if loss is not None or not isinstance(out, torch.Tensor):
         return
     width = int(out.shape[1]) if out.dim() == 2 else None
@@ -953,9 +1038,35 @@ def _check_fits(model: nn.Module, data: _Data, task: str, loss: LossFunction | N
                            "class), or give train() a loss of your own")
     if task == "regression" and width != data.y.shape[1]:  # (B,) against (B, 1) would broadcast to (B, B): every
         # example's loss would hold the other rows' outputs
+        squeezed = (" (its output is one value per batch row, shape (B,): keep it (B, 1), without a .squeeze() "
+                    "or .flatten() at the end)" if out.dim() == 1 else "")
         raise DPValueError(f"your model gives outputs of shape {tuple(out.shape[1:])} per row for "
-                           f"{data.y.shape[1]} target(s) per row: its last layer needs {data.y.shape[1]} output(s), "
-                           "or give train() a loss of your own")
+                           f"{data.y.shape[1]} target(s) per row: its last layer needs {data.y.shape[1]} output(s)"
+                           f"{squeezed}, or give train() a loss of your own")
+
+
+def _check_loss_per_row(loss: LossFunction, out: torch.Tensor, y: torch.Tensor) -> None:
+    """Refuse a loss whose value for a row moves with the other rows of the batch (outputs of shape ``(B,)``
+    against targets ``(B, 1)`` broadcast to ``(B, B)``): each example's loss would hold the other rows' outputs,
+    and no per-example clip bound would hold."""
+    try:
+        with torch.no_grad():
+            together = loss(out, y)
+            alone = [loss(out[i:i + 1], y[i:i + 1]) for i in range(out.shape[0])]
+    except (RuntimeError, ValueError, IndexError, TypeError):
+        return  # the training step says what is wrong with it
+    if not isinstance(together, torch.Tensor) or together.dim() == 0 or together.shape[0] != out.shape[0]:
+        return  # not one value per row: refused in the training step, with how to write it
+    for i, a in enumerate(alone):
+        if not isinstance(a, torch.Tensor) or a.shape != together[i:i + 1].shape or not torch.allclose(
+                a, together[i:i + 1], rtol=1e-4, atol=1e-5):
+            raise DPValueError(
+                f"your loss for a row changes with the other rows of its batch: on two rows it gives shape "
+                f"{tuple(together.shape)}, on one row alone {tuple(a.shape) if isinstance(a, torch.Tensor) else a}. "
+                f"The model's output per batch has shape {tuple(out.shape)} and the targets {tuple(y.shape)}: "
+                "outputs of shape (B,) against targets (B, 1) broadcast to (B, B), so every example's loss would "
+                "hold the other rows' outputs and no per-example clip bound would hold. Give outputs and targets "
+                "the same shape (keep the model's output (B, 1), or compare with y.reshape(out.shape))")
 
 
 def _device_of(model: nn.Module) -> torch.device:

@@ -30,7 +30,9 @@ _MIXING = {nn.BatchNorm1d: "GroupNorm or LayerNorm", nn.BatchNorm2d: "GroupNorm"
 #: Layers that normalise each example alone but have no per-example rule here for their scale and shift.
 _INSTEAD = {nn.InstanceNorm1d: "GroupNorm(C, C) (the same normalisation, per channel)",
             nn.InstanceNorm2d: "GroupNorm(C, C) (the same normalisation, per channel)",
-            nn.InstanceNorm3d: "GroupNorm(C, C) (the same normalisation, per channel)"}
+            nn.InstanceNorm3d: "GroupNorm(C, C) (the same normalisation, per channel)",
+            nn.Conv1d: "Conv2d with a (1, k) kernel on inputs of shape (B, C, 1, L) (the same convolution; "
+                       "x.unsqueeze(2) before it, .squeeze(2) after)"}
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "sigmoid": nn.Sigmoid, "elu": nn.ELU}
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -34,6 +35,8 @@ from ..accounting import (
     compose_guarantees,
     event_from_json,
 )
+from ..accounting.ledger import PURE_READ, reasons_unsaid
+from ..exceptions import DPCoreWarning, user_stacklevel
 from ..teaching.verdict import round_epsilon
 from .common import format_epsilon
 
@@ -93,7 +96,12 @@ def record_run(data: str, run_key, *, event: dp_accounting.DpEvent | None, epsil
     runs = session_ledger(data, unit=unit, neighbouring=neighbouring, store=store, federation=federation)
     if run_key in runs.keys:
         return False
-    runs.ledger.spend(event)
+    said = len(runs.ledger.caveats)
+    with reasons_unsaid():
+        runs.ledger.spend(event)
+    for reason in runs.ledger.caveats[said:]:  # the run's own reasons; the session's total is read at the session's
+        if not reason.startswith(PURE_READ):    # delta (SessionRuns.epsilon), not at the ledger's own 0
+            warnings.warn(reason, DPCoreWarning, stacklevel=user_stacklevel())
     runs.keys.add(run_key)
     runs.reported.append((float(epsilon), float(delta)))
     if page:

@@ -115,3 +115,27 @@ def test_a_ledger_without_dp_accountings_internals_says_why_its_epsilon_is_infin
         assert ledger.epsilon_at(1e-14) == math.inf
     assert any("cannot resolve delta=1e-14" in r and "infinity" in r for r in ledger.caveats)
     assert any("cannot resolve delta=1e-14" in str(w.message) for w in seen)
+
+
+@pytest.mark.parametrize("spend", [lambda ledger: ledger.spend(dp_accounting.GaussianDpEvent(2.0)),
+                                   lambda ledger: ledger.spend(dpsgd_event(noise_multiplier=1.0, sample_rate=0.1,
+                                                                           steps=10))],
+                         ids=["gaussian", "dp-sgd"])
+def test_a_pure_ledger_given_a_mechanism_without_pure_epsilon_says_why_its_total_is_infinite(spend):
+    # a ledger read at delta = 0 that met Gaussian noise answered infinity with no caveat and no warning
+    ledger = PrivacyLedger(delta=0.0)
+    ledger.spend(dp_accounting.LaplaceDpEvent(1.0))
+    with caught() as seen:
+        eps = spend(ledger)
+    assert eps == math.inf
+    said = _said(seen, INFINITY)
+    assert len(said) == 1 and "delta = 0" in said[0] and "epsilon_at" in said[0]
+    assert ledger.caveats == tuple(said)
+
+
+def test_a_pure_ledger_of_laplace_releases_says_nothing():
+    ledger = PrivacyLedger(delta=0.0)
+    with caught() as seen:
+        assert ledger.spend(dp_accounting.LaplaceDpEvent(2.0)) == 0.5
+        assert ledger.spend(dp_accounting.LaplaceDpEvent(1.0)) == 1.5
+    assert not seen and ledger.caveats == ()

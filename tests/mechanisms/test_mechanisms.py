@@ -335,3 +335,15 @@ def test_randomized_response_releases_and_accounts_its_epsilon_exactly_not_to_do
                 changed = math.ceil(Fraction(rr.p_change) * grid)
                 ratio = Fraction(grid - changed, grid) / (Fraction(changed, grid) / (k - 1))
                 assert Decimal(ratio.numerator) / Decimal(ratio.denominator) <= Decimal(eps).exp(), (eps, grid)
+
+
+@pytest.mark.parametrize("mech", [Laplace(epsilon=1.0), Gaussian(epsilon=1.0, delta=1e-5),
+                                  L2LaplaceVector(epsilon=1.0, sensitivity=1.0)],
+                         ids=["laplace", "gaussian", "l2-laplace"])
+@pytest.mark.parametrize("answer", [math.nan, [1.0, math.inf]], ids=["nan", "inf"])
+def test_a_seeded_release_of_an_answer_that_is_not_finite_is_refused_as_a_secure_one_is(mech, answer):
+    # NaN plus noise came back NaN: the release told that the data made the answer NaN, under any epsilon
+    with pytest.raises(DPCoreError, match=r"NaN or infinite value\(s\): noise cannot hide them"):
+        mech.randomise(answer, rng=0)
+    with pytest.raises(DPCoreError, match="must be finite"):
+        mech.randomise(answer, rng="secure")

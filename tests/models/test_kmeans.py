@@ -309,3 +309,16 @@ def test_su_rule_at_an_extreme_rho_gives_a_share_or_a_reason_never_a_traceback(r
         assert "rho" in str(e) or "noise of scale" in str(e)
     else:
         assert km.epsilon_spent_ == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("cls", [LloydKMeans, DPLloydKMeans, InputPerturbationKMeans])
+def test_kmeans_scores_as_scikit_learns_so_cross_validation_can_compare_fits(cls):
+    # cross_val_score(DPLloydKMeans(...), X) said "the estimator passed should have a 'score' method"
+    from sklearn.model_selection import cross_val_score
+
+    g = np.random.default_rng(0)
+    X = np.vstack([g.normal(-0.5, 0.1, size=(60, 2)), g.normal(0.5, 0.1, size=(60, 2))])
+    km = cls(n_clusters=2, bounds=(-1, 1), random_state=0).fit(X)
+    assert km.score(X) == pytest.approx(-km.inertia_)
+    assert km.score(X[:60]) + km.score(X[60:]) == pytest.approx(km.score(X))  # a sum over the rows given
+    assert cross_val_score(cls(n_clusters=2, bounds=(-1, 1), random_state=0), X, cv=3).shape == (3,)

@@ -181,3 +181,12 @@ def test_functional_mechanism_in_secure_mode_at_a_tiny_epsilon_solves_instead_of
             fm = FunctionalMechanismRegressor(epsilon=1e-40, bounds_X=(0, 1), bounds_y=(0, 6)).fit(X, y)
             assert np.all(np.isfinite(fm.coef_)) and np.isfinite(fm.intercept_)
             assert np.all((fm.predict(X) >= 0) & (fm.predict(X) <= 6))
+
+
+@pytest.mark.parametrize("cls", [SSPRegressor, FunctionalMechanismRegressor])
+def test_a_regressor_given_text_targets_names_them(cls):
+    # it was numpy's "could not convert string to float: np.str_('a')"
+    X = np.random.default_rng(0).uniform(-1, 1, size=(50, 2))
+    with pytest.raises(DPValueError, match=r"y holds '(yes|no)', '(yes|no)' \.\.\.: a regressor's targets must be "
+                                           r"numbers"):
+        cls(epsilon=1.0, bounds_X=(-1, 1), bounds_y=(0, 1)).fit(X, np.where(X[:, 0] > 0, "yes", "no"))

@@ -278,3 +278,15 @@ def test_adam_runs_train_without_importing_torch_optim():
             "print('torch._dynamo' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_a_printed_result_shows_its_privacy_numbers_not_its_weights():
+    # print(result) gave every weight of the model (tens of thousands of characters for a small MLP)
+    g = np.random.default_rng(0)
+    X = g.normal(size=(100, 20))
+    res = train(X, (X[:, 0] > 0).astype(int), TrainConfig(model="mlp", hidden=64, epochs=1, batch_size=20,
+                                                          noise_multiplier=1.0), n_outputs=2)
+    shown = repr(res)
+    assert f"epsilon={res.epsilon!r}" in shown and "noise_multiplier=1.0" in shown and "delta=1e-05" in shown
+    assert "state=" not in shown and len(shown) < 3000
+    assert res.state["0.weight"].shape == (64, 20)  # still there, for whoever asks

@@ -136,16 +136,22 @@ def test_a_loss_averaged_over_the_batch_is_refused():
 
 
 def test_a_loss_of_several_values_per_example_is_refused_with_how_to_sum_them():
-    # BCEWithLogitsLoss(reduction='none') on (B, 1) outputs gives (B, 1): the advice was "use reduction='none'",
+    # BCEWithLogitsLoss(reduction='none') on (B, 2) outputs gives (B, 2): the advice was "use reduction='none'",
     # which was already used
     X = np.random.default_rng(0).normal(size=(40, 3)).astype(np.float32)
-    target = (X[:, :1] > 0).astype(np.float32)
+    target = (X[:, :2] > 0).astype(np.float32)
     cfg = TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0, task="regression")
-    with pytest.raises(DPValueError, match=r"got \(2, 1\) \(one row per example, several values in each: add them up, "
+    with pytest.raises(DPValueError, match=r"got \(2, 2\) \(one row per example, several values in each: add them up, "
                                            r"e\.g\. .*\.sum\(dim=1\)\)"):
-        train(X, target, cfg, model=nn.Linear(3, 1), loss=nn.BCEWithLogitsLoss(reduction="none"))
+        train(X, target, cfg, model=nn.Linear(3, 2), loss=nn.BCEWithLogitsLoss(reduction="none"))
     bce = nn.BCEWithLogitsLoss(reduction="none")
-    assert train(X, target, cfg, model=nn.Linear(3, 1), loss=lambda out, t: bce(out, t).sum(dim=1)).steps > 0
+    assert train(X, target, cfg, model=nn.Linear(3, 2), loss=lambda out, t: bce(out, t).sum(dim=1)).steps > 0
+    # a column of losses, (B, 1), is one loss per example as it is, summed or not
+    torch.manual_seed(0)
+    column = train(X, target[:, :1], cfg, model=nn.Linear(3, 1), loss=bce)
+    torch.manual_seed(0)
+    summed = train(X, target[:, :1], cfg, model=nn.Linear(3, 1), loss=lambda out, t: bce(out, t).sum(dim=1))
+    assert all(np.array_equal(column.state[k], summed.state[k]) for k in summed.state)
 
 
 @pytest.mark.parametrize("layer, advice", [(nn.PReLU(), "Freeze it"),
@@ -489,3 +495,31 @@ def test_a_trained_model_answers_a_data_frame_quietly_and_refuses_rows_of_anothe
         assert res.predict(pd.DataFrame(X[:3])).tolist() == res.predict(X[:3]).tolist()
     with pytest.raises(DPValueError, match=r"could not run on X of shape \(3, 3\).*columns it was trained on"):
         res.predict(X[:3, :3])
+
+
+class _Conv1dAs2d(nn.Module):
+    """What the refusal of a Conv1d says to write: Conv2d with a (1, k) kernel on (B, C, 1, L)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(1, 2, (1, 2))
+        self.head = nn.Linear(2 * 2, 2)
+
+    def forward(self, x):
+        return self.head(self.conv(x.unsqueeze(1).unsqueeze(2)).squeeze(2).flatten(1))
+
+
+def test_a_conv1d_is_refused_with_the_conv2d_that_computes_it():
+    X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20) % 2
+    cfg = TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0)
+    conv1d = nn.Sequential(nn.Unflatten(1, (1, 3)), nn.Conv1d(1, 2, 2), nn.Flatten(), nn.Linear(4, 2))
+    with pytest.raises(DPValueError, match=r"layer '1' \(Conv1d\).*use Conv2d with a \(1, k\) kernel"):
+        train(X, y, cfg, model=conv1d)
+    as2d = _Conv1dAs2d()
+    with torch.no_grad():
+        as2d.conv.weight.copy_(conv1d[1].weight.unsqueeze(2))
+        as2d.conv.bias.copy_(conv1d[1].bias)
+        as2d.head.load_state_dict(conv1d[3].state_dict())
+        rows = torch.as_tensor(X[:4], dtype=torch.float32)
+        assert torch.allclose(as2d(rows), conv1d(rows), atol=1e-6)  # the same function
+    assert train(X, y, cfg, model=as2d).steps > 0

@@ -370,3 +370,18 @@ def test_runs_whose_deltas_add_past_one_are_not_capped_at_the_sum_of_their_epsil
     record_run("digits", ("b",), event=EpsilonDeltaDpEvent(0.1, 0.3), epsilon=0.1, delta=0.3,
                neighbouring=Neighbouring.ADD_REMOVE, store=store)
     assert session_ledger("digits", store=store).epsilon == pytest.approx(0.2)  # below 1 the sum holds as before
+
+
+def test_recording_a_gaussian_run_says_nothing_of_the_ledgers_own_delta_of_zero():
+    # the session's ledger is read at the session's delta; its own reading at delta = 0 (infinity for Gaussian noise)
+    # is nobody's number, so its reason is not warned to the visitor
+    import warnings
+
+    store: dict = {}
+    eps = dpsgd_epsilon(noise_multiplier=1.2, sample_rate=0.05, steps=200, delta=1e-5)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        record_run("digits", ("a",), event=_dpsgd(200), epsilon=eps, delta=1e-5, neighbouring=Neighbouring.ADD_REMOVE,
+                   store=store)
+    assert [str(w.message) for w in seen] == []
+    assert session_ledger("digits", store=store).epsilon == pytest.approx(eps)
