@@ -15,7 +15,7 @@ from sklearn.pipeline import make_pipeline
 import dpcore
 from dpcore.accounting import PrivacyLedger, epsilon_of_event
 from dpcore.datasets import BoundedScaler, as_dataset, load_csv, scale_to_unit_interval, standardize_with_bounds
-from dpcore.exceptions import BoundsError, DPCoreWarning, DPValueError
+from dpcore.exceptions import BoundsError, DatasetError, DPCoreWarning, DPValueError
 from dpcore.mechanisms import Laplace, SecureGaussian, SecureLaplace  # noqa: F401 - importable from the face
 from dpcore.models import PrivateERMClassifier, SSPRegressor
 
@@ -472,3 +472,15 @@ def test_a_printed_ledger_shows_what_it_spent():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # printing says no reason again: it is in caveats
         assert repr(pure).startswith("PrivacyLedger(epsilon=inf, delta=0, spent=1,")
+
+
+def test_clustering_rows_without_labels_through_run_learner_names_the_way_that_takes_no_labels():
+    df = pd.DataFrame(np.random.default_rng(0).uniform(0, 1, (60, 2)), columns=["a", "b"])
+    for data in (df, df.to_numpy()):
+        with pytest.raises(DatasetError, match=r"needs label=.*cluster_rows\(load_csv_unlabelled.*DPLloydKMeans"):
+            dpcore.run_learner("dplloyd", data, epsilon=1.0, bounds="*=0:1")
+    # the way it names works on the same rows
+    from dpcore.datasets.csv_upload import load_csv_unlabelled
+    from dpcore.models.cluster_rows import cluster_rows
+
+    assert cluster_rows(load_csv_unlabelled(df, bounds="*=0:1"), "dplloyd", k=3, epsilon=1.0).epsilon == 1.0

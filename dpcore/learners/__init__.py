@@ -20,7 +20,7 @@ import numpy as np
 
 from ..datasets import Split, as_dataset, train_test_split
 from ..defaults import DELTA, EPSILON, SEED
-from ..exceptions import DPCoreWarning, DPValueError, user_stacklevel
+from ..exceptions import DatasetError, DPCoreWarning, DPValueError, user_stacklevel
 from ..rng import secure_noise, substream
 from ..validation import check_delta, check_epsilon, check_fraction, check_int, delta_checked
 from .base import EpochCallback, LearnerSpec, RunResult, TestOutputs
@@ -171,6 +171,27 @@ def _refuse_torch_modules(params: Any) -> None:
                            "declared bounds first (dpcore.BoundedScaler(bounds=...).fit_transform(X))")
 
 
+#: The scikit-learn estimator of each clustering learner, named where run_learner is asked to cluster rows without
+#: labels (it scores clusters against classes)
+_CLUSTER_ESTIMATORS = {"dplloyd": "DPLloydKMeans", "input-perturbation": "InputPerturbationKMeans",
+                       "lloyd": "LloydKMeans"}
+
+
+def _is_table(data) -> bool:
+    """Rows of features given as a table (a DataFrame, an array, a CSV file), not a registry name or a Dataset."""
+    import os
+
+    import pandas as pd
+
+    from ..datasets import Dataset
+
+    if isinstance(data, (Dataset, tuple)):
+        return False
+    if isinstance(data, str):
+        return data.lower().endswith(".csv") or os.path.isfile(data)
+    return isinstance(data, (pd.DataFrame, np.ndarray, os.PathLike)) or hasattr(data, "__array__")
+
+
 def run_learner(
     name: str,
     data: Any,
@@ -222,6 +243,14 @@ def run_learner(
     spec = get_learner(name)
     _refuse_torch_modules(params)
     if not isinstance(data, Split):
+        if label is None and spec.family == "clustering" and _is_table(data):
+            estimator = _CLUSTER_ESTIMATORS.get(name, "DPLloydKMeans")
+            raise DatasetError(
+                f"run_learner({name!r}) scores the clusters against the data's classes, so it needs label=; to "
+                "cluster rows that have no labels: cluster_rows(load_csv_unlabelled(df, bounds=...), "
+                f"{name if name in _CLUSTER_ESTIMATORS else 'dplloyd'!r}, k=..., epsilon=...) (from "
+                f"dpcore.models.cluster_rows and dpcore.datasets.csv_upload), or {estimator}(...).fit(X) from "
+                "dpcore.models.kmeans, as scikit-learn's KMeans")
         data = as_dataset(data, label, task=task, bounds=bounds, class_shares=class_shares, drop=drop,
                           categories=categories)
     elif label is not None or bounds is not None or task is not None or class_shares is not None or drop or \
