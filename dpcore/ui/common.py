@@ -398,7 +398,7 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
             c.caption(f"{_names(encoded)}: {k} declared categor{'y' if k == 1 else 'ies'}, each a 0/1 column "
                       "bounded 0:1 by the declaration.")
         if bounds.strip() and not ds.inferred_bounds:
-            c.caption(f"Bounds declared for all {len(numeric)} numeric feature column(s)"
+            c.caption(f"Bounds declared for all {len(numeric)} {'numeric ' if encoded else ''}feature column(s)"
                       + (" and the label" if ds.task == "regression" else "") + ": none is read from the rows.")
         if ds.task == "classification" and class_shares:
             ds = _class_shares_box(c, ds, f"{key}.shares.{name}", stored)
