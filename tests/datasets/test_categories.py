@@ -141,8 +141,34 @@ def test_the_text_form_reads_quoted_names_and_drops_spaces_around_values():
         "weight, kg": ("1", "2"), "ward": ("Cardiology", "Oncology")}
     assert parse_categories({"code": [1, 2.0, 2.5], "flag": [True, False]}) == {
         "code": ("1", "2", "2.5"), "flag": ("True", "False")}
-    with pytest.raises(CategoriesError, match=r"holds one of \| , ; \" or a new line and cannot be written as text"):
-        categories_text({"ward": ["A|B"]})
+    with pytest.raises(CategoriesError, match=r"holds a double quote or a new line and cannot be written as text"):
+        categories_text({"ward": ['A "B"']})
+
+
+def test_a_value_holding_a_comma_is_declared_in_double_quotes_and_written_back_so():
+    declared = parse_categories('ward=Cardiology|"Oncology, adult"|" Surgery; day | night ", sex=F|M')
+    assert declared == {"ward": ("Cardiology", "Oncology, adult", "Surgery; day | night"), "sex": ("F", "M")}
+    assert categories_text(declared) == 'ward=Cardiology|"Oncology, adult"|"Surgery; day | night"\nsex=F|M'
+    assert parse_categories(categories_text(declared)) == declared
+    ds = _quiet_load("age,ward,y\n30,\"Oncology, adult\",0\n40,Cardiology,1\n", bounds="age=0:110",
+                     categories='ward=Cardiology|"Oncology, adult"')
+    assert ds.X[:, 1:].tolist() == [[0, 1], [1, 0]]
+    with pytest.raises(CategoriesError, match=r"the double quote in .* is not closed or is inside a value"):
+        parse_categories('ward=A|x"B"')
+
+
+@pytest.mark.parametrize("text, says", [
+    ("ward=Cardiology,Oncology,Surgery, sex=F|M",
+     r"^categories for 'ward': 'Oncology', 'Surgery' come after a comma with no COLUMN= before them: separate the "
+     r"values of one column with \|, not commas \(ward=Cardiology\|Oncology\|Surgery\); put a value that holds a "
+     r"comma in double quotes"),
+    ("ward=Cardiology|Oncology, adult|Surgery",
+     r"^categories for 'ward': 'adult\|Surgery' comes after a comma .* put a value that holds a comma in double "
+     r"quotes \(\"Oncology, adult\"\)$"),
+])
+def test_values_of_one_column_separated_by_commas_are_said_once_with_the_column_they_follow(text, says):
+    with pytest.raises(CategoriesError, match=says):
+        parse_categories(text)
 
 
 def test_a_constant_declared_column_is_warned_of_by_its_name_and_an_absent_value_is_not_said():
