@@ -494,7 +494,8 @@ def _warn_of_unknown_categories(unknown: dict[str, int], n_rows: int, *, what: s
         warnings.warn(f"some cells of {what} hold none of their column's declared categories: {named}; each is "
                       "encoded as 0 in all the 0/1 columns of its column, as a value of its own. Declare every value "
                       "the column can hold (categories=, --categories on the command line, 'Declared categories' on "
-                      "the pages) if that is not meant",
+                      "the pages) if that is not meant; a cell matches a declared value exactly, case and "
+                      "spelling included (only the spaces around it are dropped)",
                       DPCoreWarning, stacklevel=user_stacklevel())
 
 

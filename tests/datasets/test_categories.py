@@ -68,6 +68,13 @@ def test_a_cell_outside_the_declared_values_is_all_zeros_and_counted_without_its
     assert ds.X[:, 1:].tolist() == [[0, 1], [1, 0], [0, 0], [0, 1], [0, 0], [1, 0]]
 
 
+def test_values_declared_in_another_case_match_no_cell_and_the_warning_says_matching_is_exact_case_included():
+    with pytest.warns(DPCoreWarning, match=r"'ward' \(6 of 6 cells\); .*a cell matches a declared value exactly, case "
+                                           r"and spelling included \(only the spaces around it are dropped\)$"):
+        ds = _quiet_load(bounds="age=0:110", drop="code", categories=" ward = cardiology | oncology | surgery ")
+    assert ds.X[:, 1:].sum() == 0
+
+
 def test_numbers_declared_as_categories_match_their_cells_by_number():
     ds = _quiet_load("code,y\n1,0\n2.0,1\n3,0\n", categories={"code": [1, 2, 3]})
     assert ds.X.tolist() == [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
