@@ -10,7 +10,14 @@ import pytest
 
 from dpcore.datasets import as_dataset, load_csv, load_csv_unlabelled
 from dpcore.datasets.csv_upload import categories_text, encode_categories, parse_categories
-from dpcore.exceptions import BoundsError, CategoriesError, DatasetError, DPCoreWarning, PrivacyLeakWarning
+from dpcore.exceptions import (
+    BoundsError,
+    CategoriesError,
+    DatasetError,
+    DPCoreWarning,
+    DPValueError,
+    PrivacyLeakWarning,
+)
 
 WARDS = ["Cardiology", "Oncology", "Surgery"]
 #: Six rows: a ward (text), a ward code (numbers), an age and a label.
@@ -229,3 +236,12 @@ def test_a_released_model_encodes_new_rows_by_the_declared_categories():
     assert "Neurology" not in str(caught[0].message)
     with pytest.raises(DatasetError, match=r"^'ward' has missing values \(1 of 2 cells\)"):
         model.predict(pd.DataFrame({"age": [30, 40], "ward": ["Oncology", None]}))
+    # new rows without the declared column, or as an array holding text, are refused by the column's name
+    with pytest.raises(DPValueError, match=r"^X lacks the feature column\(s\) 'ward' the model was trained on "
+                                           r"\(declared categories: give 'ward' as the file held it"):
+        model.predict(pd.DataFrame({"age": [30]}))
+    for rows in ([[30, "Oncology"]], [{"age": 30, "ward": "Oncology"}]):
+        with pytest.raises(DPValueError, match=r"^X holds values that are not numbers: pass the new rows as a pandas "
+                                               r"DataFrame .*declared categories \('ward'\) hold their values as "
+                                               r"text$"):
+            model.predict(rows)
