@@ -414,3 +414,22 @@ def test_a_column_of_categories_is_named_with_its_count_and_no_category_appears_
                                                              "sex (2 declared categories)"]
     assert "Some cells hold none of their column&#x27;s declared categories: &#x27;ward&#x27;; each is" in html
     assert "naming &#x27;sex&#x27; (a declared category) and a category" in html
+
+
+def test_the_report_says_what_a_column_of_declared_categories_is_where_the_data_has_one():
+    # a board member reads "ward (5 declared categories)" and 14 features from 7 columns: the report says why
+    import warnings
+    from html import escape
+
+    from dpcore.datasets.csv_upload import load_csv
+    from dpcore.decision.report import CATEGORIES_NOTE, _data_section, data_shape
+
+    rows = "age,ward,y\n" + "".join(f"{20 + i},{('Cardiology', 'Oncology')[i % 2]},{i % 2}\n" for i in range(40))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        declared = load_csv(rows.encode(), label_column="y", bounds="age=0:110", categories="ward=Cardiology|Oncology")
+        plain = load_csv(rows.encode(), label_column="y", bounds="age=0:110", drop="ward")
+    shape = data_shape(declared)
+    assert shape["declared_categories"] == CATEGORIES_NOTE and "more features than columns" in CATEGORIES_NOTE
+    assert f"<p>{escape(CATEGORIES_NOTE)}</p>" in "".join(_data_section(shape))
+    assert "declared_categories" not in data_shape(plain) and "yes/no" not in "".join(_data_section(data_shape(plain)))

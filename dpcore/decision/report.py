@@ -102,6 +102,17 @@ def _scrub_categories(text: str, dataset) -> str:
     return text
 
 
+#: What a column of declared categories is, for a reader of the report who is not a statistician.
+CATEGORIES_NOTE = (
+    "A column of declared categories (a ward, a sex) holds one value from a list. The data's owner wrote the list from "
+    "what the column means (its codebook, the form that collected it), not from the records, so the list tells nothing "
+    "about anyone in them. The models read each listed value as a yes/no feature of its own, which is why there are "
+    "more features than columns; a record whose value is not on the list reads no on all of them. Each yes/no feature "
+    "is 0 or 1, so it needs no declared range. The report says how many values each such column lists, never the "
+    "values, nor how many records held one off the list: a category is a value from the records, and a rare one could "
+    "point to a person.")
+
+
 def data_shape(dataset) -> dict:
     """Rows, columns, task and bounds of ``dataset`` (a registry name or a Dataset): no cell value.
 
@@ -134,6 +145,8 @@ def data_shape(dataset) -> dict:
         columns.append({"column": str(name), "bounds": bounds})
     out = {"name": ds.name, "source": "your file" if upload else "registry dataset", "rows": ds.n_samples,
            "features": ds.n_features, "task": ds.task, "columns": columns}
+    if any("categories" in c for c in columns):
+        out["declared_categories"] = CATEGORIES_NOTE
     if ds.task == "classification":
         out["classes"] = ds.n_classes
         if getattr(ds, "class_shares", ()):  # declared public knowledge; listed without the classes they belong to
@@ -434,6 +447,8 @@ def _data_section(shape: dict) -> list[str]:
     if shape["columns"]:
         h.append("<table><tr><th>column</th><th>bounds</th></tr>" + "".join(
             f"<tr><td>{_e(c['column'])}</td><td>{_e(c['bounds'])}</td></tr>" for c in shape["columns"]) + "</table>")
+    if "declared_categories" in shape:
+        h.append(f"<p>{_e(shape['declared_categories'])}</p>")
     return h
 
 
