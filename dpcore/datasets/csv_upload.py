@@ -423,11 +423,12 @@ def encode_categories(frame: pd.DataFrame, categories) -> tuple[pd.DataFrame, di
     column=value; the number of cells of each declared column that are none of its values)``.
 
     ``categories`` is read by :func:`parse_categories`. A column of numbers matches a declared value by number
-    (a code declared ``1`` matches the cells ``1`` and ``1.0``), a column of text by its text, spaces around a
-    cell dropped. A cell that is none of the declared values is encoded as 0 in every one of its column's 0/1
-    columns, as a category of its own (the caller says how many, never which). The categories are declared, not
-    read from the rows, so the encoding of a row depends on that row alone: the same function encodes the training
-    rows and new rows to predict.
+    (a code declared ``1`` matches the cells ``1`` and ``1.0``), a column of truth values (a file's ``true`` and
+    ``false``, which pandas reads as such in any case) by truth value (``true``, ``True`` or ``TRUE`` declared),
+    a column of text by its text, spaces around a cell dropped. A cell that is none of the declared values is
+    encoded as 0 in every one of its column's 0/1 columns, as a category of its own (the caller says how many,
+    never which). The categories are declared, not read from the rows, so the encoding of a row depends on that row
+    alone: the same function encodes the training rows and new rows to predict.
 
     >>> df = pd.DataFrame({"age": [30, 40], "ward": ["Oncology", "Cardiology"]})
     >>> encoded, unknown = encode_categories(df, {"ward": ["Cardiology", "Oncology", "Surgery"]})
@@ -445,7 +446,17 @@ def encode_categories(frame: pd.DataFrame, categories) -> tuple[pd.DataFrame, di
         if (missing := int(cells.isna().sum())) > 0:  # new rows to predict (a file's are refused before)
             raise DatasetError(f"{c!r} has missing values ({missing} of {len(cells)} cells): a missing cell is none of "
                                "its categories, nor a value of its own; fill or remove those rows")
-        if pd.api.types.is_numeric_dtype(cells) and not pd.api.types.is_bool_dtype(cells):
+        if pd.api.types.is_bool_dtype(cells):  # a file's true/false (any case) is read as truth values, not text
+            truth = [{"true": True, "false": False}.get(v.lower()) for v in values]
+            if None in truth:
+                text = values[truth.index(None)]
+                raise CategoriesError(f"categories for {c!r}: {text!r} is not true or false, but the column holds "
+                                      f"truth values (true and false, in any case); declare {_as_typed(c)}=true|false")
+            if len(set(truth)) < len(truth):
+                raise CategoriesError(f"categories for {c!r}: {_names(values)} name the same truth value twice; list "
+                                      "each value once")
+            hits = cells.to_numpy(dtype=bool)[:, None] == np.array(truth)[None, :]
+        elif pd.api.types.is_numeric_dtype(cells):
             try:
                 numbers = np.array([float(v) for v in values])
             except ValueError:

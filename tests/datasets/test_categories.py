@@ -82,6 +82,19 @@ def test_values_declared_in_another_case_match_no_cell_and_the_warning_says_matc
     assert ds.X[:, 1:].sum() == 0
 
 
+@pytest.mark.parametrize("declared", ["flag=true|false", "flag=True|False", "flag=FALSE|TRUE"])
+def test_a_column_of_true_and_false_matches_its_declared_values_in_any_case(declared):
+    # pandas reads a file's true/false as truth values: "true" declared as the file writes it matched no cell
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DPCoreWarning)
+        ds = _quiet_load("flag,y\ntrue,0\nfalse,1\ntrue,0\nfalse,1\n", categories=declared)
+    expected = [[1, 0], [0, 1], [1, 0], [0, 1]]
+    assert ds.X.tolist() == (expected if "FALSE|TRUE" not in declared else [r[::-1] for r in expected])
+    with pytest.raises(CategoriesError, match=r"^categories for 'flag': 'yes' is not true or false, but the column "
+                                              r"holds truth values .*declare flag=true\|false$"):
+        _quiet_load("flag,y\ntrue,0\nfalse,1\n", categories="flag=yes|no")
+
+
 def test_numbers_declared_as_categories_match_their_cells_by_number():
     ds = _quiet_load("code,y\n1,0\n2.0,1\n3,0\n", categories={"code": [1, 2, 3]})
     assert ds.X.tolist() == [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
