@@ -887,9 +887,10 @@ def _check_categories(df: pd.DataFrame, categories: dict, left_out: tuple[str, .
     both = [c for c in categories if c in left_out]
     if both:
         one = len(both) == 1
-        raise CategoriesError(f"{_names(both)} {'is' if one else 'are'} both left out (drop) and declared as "
-                              f"categories: drop leaves a column out, categories make it features; remove "
-                              f"{'it' if one else 'them'} from one of the two")
+        raise CategoriesError(f"{_names(both)} {'is' if one else 'are'} both left out (drop=, --drop on the command "
+                              "line, 'Columns to leave out' on the pages) and declared as categories: a column left "
+                              f"out is never read, a declared one becomes features; remove {'it' if one else 'them'} "
+                              "from one of the two")
     if label_column is not None and label_column in categories:
         raise CategoriesError(f"categories name the label column {label_column!r}: its classes are what the models "
                               "predict, read as classes without a declaration; declare categories of feature columns "

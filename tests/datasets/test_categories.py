@@ -117,7 +117,8 @@ def test_numbers_declared_as_categories_match_their_cells_by_number():
      r"^categories for 'code': 'one' is not a number, but the column holds numbers; declare the numbers it can "
      r"hold \(code=1\|2\|3\)$"),
     (dict(categories="ward=Cardiology|Oncology|Surgery", drop=["ward"]), CategoriesError,
-     r"^'ward' is both left out \(drop\) and declared as categories: .* remove it from one of the two$"),
+     r"^'ward' is both left out \(drop=, --drop on the command line, 'Columns to leave out' on the pages\) and "
+     r"declared as categories: .* remove it from one of the two$"),
     (dict(categories="y=0|1"), CategoriesError, r"^categories name the label column 'y': .*declare categories of "
                                                 r"feature columns only$"),
     (dict(categories="ward=Cardiology|Oncology|Surgery", bounds="ward=0:1"), BoundsError,
