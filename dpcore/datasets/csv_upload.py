@@ -423,7 +423,8 @@ def encode_categories(frame: pd.DataFrame, categories) -> tuple[pd.DataFrame, di
     column=value; the number of cells of each declared column that are none of its values)``.
 
     ``categories`` is read by :func:`parse_categories`. A column of numbers matches a declared value by number
-    (a code declared ``1`` matches the cells ``1`` and ``1.0``), a column of truth values (a file's ``true`` and
+    (a code declared ``1`` matches the cells ``1`` and ``1.0``, and the texts ``"1.0"`` and ``"01"`` in a column of
+    text, as new rows from a form may hold it), a column of truth values (a file's ``true`` and
     ``false``, which pandas reads as such in any case) by truth value (``true``, ``True`` or ``TRUE`` declared),
     a column of text by its text, spaces around a cell dropped. A cell that is none of the declared values is
     encoded as 0 in every one of its column's 0/1 columns, as a category of its own (the caller says how many,
@@ -471,6 +472,13 @@ def encode_categories(frame: pd.DataFrame, categories) -> tuple[pd.DataFrame, di
         else:
             text = cells.astype(str).str.strip().to_numpy(dtype=object)
             hits = np.stack([text == v for v in values], axis=1)
+            codes = np.array([np.nan if (x := _number_or_none(v)) is None else x for v in values])
+            codes[~np.isfinite(codes)] = np.nan
+            if (~np.isnan(codes)).any() and len(set(codes[~np.isnan(codes)])) == (~np.isnan(codes)).sum():
+                # a code written as text ("3.0", "03": new rows from a form) is the number a file's column of codes
+                # holds, and a declared code matches it as it matches that column's cells
+                as_numbers = pd.to_numeric(pd.Series(text), errors="coerce").to_numpy(dtype=float)
+                hits |= as_numbers[:, None] == codes[None, :]
         names = [f"{c}={v}" for v in values]
         clash = [n for n in names if n in columns]
         if clash:

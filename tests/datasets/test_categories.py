@@ -98,6 +98,9 @@ def test_a_column_of_true_and_false_matches_its_declared_values_in_any_case(decl
 def test_numbers_declared_as_categories_match_their_cells_by_number():
     ds = _quiet_load("code,y\n1,0\n2.0,1\n3,0\n", categories={"code": [1, 2, 3]})
     assert ds.X.tolist() == [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+    # the same codes written as text (new rows from a form) encode as the file's numbers do
+    encoded, unknown = encode_categories(pd.DataFrame({"code": ["1.0", " 02", "3", "x"]}), "code=1|2|3")
+    assert encoded.to_numpy().tolist() == [[1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 0]] and unknown == {"code": 1}
     encoded, unknown = encode_categories(pd.DataFrame({"code": [1.0, 5.0]}), "code=1|2")
     assert encoded.to_numpy().tolist() == [[1, 0], [0, 0]] and unknown == {"code": 1}
 
