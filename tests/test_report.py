@@ -323,6 +323,23 @@ def test_every_number_of_the_report_s_table_and_attack_is_said_in_words():
         assert words in html, words
 
 
+def test_the_attack_paragraph_says_how_well_the_attacked_model_did_and_when_it_learnt_nothing():
+    # the attacked model scored 0.617 where always answering 'no' scored 0.632: the board read "proves ε ≥ 0" alone
+    from dataclasses import replace
+
+    from dpcore.decision.advisor import Need, judge
+    from dpcore.decision.report import report_html
+
+    advice = judge(sweep_with_references({"erm-objective": 0.8}, {"logreg": 0.85}), Need("within", "accuracy", 0.1))
+    attack = {"attack": "loss threshold (Yeom et al. 2018)", "epsilon": 1.0, "epsilon_lower_bound": 0.0,
+              "confidence": 0.95, "caught_at_1pct": 0.0, "auc": 0.506, "pool": 200}
+    learnt = report_html(replace(advice, attack={**attack, "model_accuracy": advice.trivial + 0.1}))
+    assert f"The attacked model answers {advice.trivial + 0.1:.1%} of the records it never saw right." in learnt
+    nothing = report_html(replace(advice, attack={**attack, "model_accuracy": advice.trivial - 0.01}))
+    assert (f"no better than always answering the most common class ({advice.trivial:.1%}): a model that learnt so "
+            "little gives an attack little to find") in nothing
+
+
 def test_two_non_private_lines_a_hair_apart_keep_their_names_apart():
     # the network at 0.740 and logistic regression at 0.736: their names were drawn 1 px apart, one over the other
     from dpcore.decision.advisor import Need, judge

@@ -437,6 +437,21 @@ svg{max-width:100%;height:auto}table{display:block;max-width:100%;overflow-x:aut
 """
 
 
+def _attacked_model(advice: Advice, att: Mapping[str, Any]) -> str:
+    """What the attacked model scored on the records it never saw, and, where that is no better than always answering
+    the most common class, that the attack then had little to find (its reading is weak evidence either way)."""
+    acc = att.get("model_accuracy")
+    if acc is None or not math.isfinite(float(acc)):
+        return ""
+    out = f" The attacked model answers {float(acc):.1%} of the records it never saw right"
+    need = getattr(advice, "need", None)
+    trivial = getattr(advice, "trivial", None)
+    if getattr(need, "metric", None) == "accuracy" and trivial is not None and float(acc) <= float(trivial):
+        out += (f", no better than always answering the most common class ({float(trivial):.1%}): a model that "
+                "learnt so little gives an attack little to find, so this reading is weak evidence either way")
+    return out + "."
+
+
 def _data_section(shape: dict) -> list[str]:
     """The "Your data" section: the data's shape and each column's bounds (no cell value: :func:`data_shape`)."""
     h = ["<h2>Your data</h2><table>"]
@@ -529,7 +544,8 @@ def report_html(advice: Advice, *, dataset=None, question: dict | None = None, n
                  + (f", and catches {caught:.1%} of the members at 1 % false alarms" if caught is not None else
                     ", and has too few non-members to measure its catch at 1 % false alarms")
                  + f" (AUC {att['auc']:.3f}: the chance that the attack ranks a member above a non-member, 0.5 for "
-                 f"guessing and 1 for telling every member from every non-member). {_e(ATTACK_CAVEAT)}</p>")
+                 f"guessing and 1 for telling every member from every non-member).{_attacked_model(advice, att)} "
+                 f"{_e(ATTACK_CAVEAT)}</p>")
     h.append("<h2>Choosing ε from these curves is a release</h2>")
     h.append(f"<p>{_e(advice.selection['note'])}</p>")
     h += _data_section(shape)
