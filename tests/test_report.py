@@ -323,6 +323,23 @@ def test_every_number_of_the_report_s_table_and_attack_is_said_in_words():
         assert words in html, words
 
 
+def test_the_attack_paragraph_says_how_well_the_attacked_model_did_and_when_it_learnt_nothing():
+    # the attacked model scored 0.617 where always answering 'no' scored 0.632: the board read "proves ε ≥ 0" alone
+    from dataclasses import replace
+
+    from dpcore.decision.advisor import Need, judge
+    from dpcore.decision.report import report_html
+
+    advice = judge(sweep_with_references({"erm-objective": 0.8}, {"logreg": 0.85}), Need("within", "accuracy", 0.1))
+    attack = {"attack": "loss threshold (Yeom et al. 2018)", "epsilon": 1.0, "epsilon_lower_bound": 0.0,
+              "confidence": 0.95, "caught_at_1pct": 0.0, "auc": 0.506, "pool": 200}
+    learnt = report_html(replace(advice, attack={**attack, "model_accuracy": advice.trivial + 0.1}))
+    assert f"The attacked model answers {advice.trivial + 0.1:.1%} of the records it never saw right." in learnt
+    nothing = report_html(replace(advice, attack={**attack, "model_accuracy": advice.trivial - 0.01}))
+    assert (f"no better than always answering the most common class ({advice.trivial:.1%}): a model that learnt so "
+            "little gives an attack little to find") in nothing
+
+
 def test_two_non_private_lines_a_hair_apart_keep_their_names_apart():
     # the network at 0.740 and logistic regression at 0.736: their names were drawn 1 px apart, one over the other
     from dpcore.decision.advisor import Need, judge
@@ -414,3 +431,22 @@ def test_a_column_of_categories_is_named_with_its_count_and_no_category_appears_
                                                              "sex (2 declared categories)"]
     assert "Some cells hold none of their column&#x27;s declared categories: &#x27;ward&#x27;; each is" in html
     assert "naming &#x27;sex&#x27; (a declared category) and a category" in html
+
+
+def test_the_report_says_what_a_column_of_declared_categories_is_where_the_data_has_one():
+    # a board member reads "ward (5 declared categories)" and 14 features from 7 columns: the report says why
+    import warnings
+    from html import escape
+
+    from dpcore.datasets.csv_upload import load_csv
+    from dpcore.decision.report import CATEGORIES_NOTE, _data_section, data_shape
+
+    rows = "age,ward,y\n" + "".join(f"{20 + i},{('Cardiology', 'Oncology')[i % 2]},{i % 2}\n" for i in range(40))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        declared = load_csv(rows.encode(), label_column="y", bounds="age=0:110", categories="ward=Cardiology|Oncology")
+        plain = load_csv(rows.encode(), label_column="y", bounds="age=0:110", drop="ward")
+    shape = data_shape(declared)
+    assert shape["declared_categories"] == CATEGORIES_NOTE and "more features than columns" in CATEGORIES_NOTE
+    assert f"<p>{escape(CATEGORIES_NOTE)}</p>" in "".join(_data_section(shape))
+    assert "declared_categories" not in data_shape(plain) and "yes/no" not in "".join(_data_section(data_shape(plain)))

@@ -59,7 +59,8 @@ def add_data_flags(p, *, what: str = "registry name, e.g. digits (python -m dpco
                         "means, never read from the rows (a rare value would give a record away), e.g. "
                         "'ward=Cardiology|Oncology|Surgery,sex=F|M' (codes too: 'ward_code=1|2|3|4|5'). Each value "
                         "becomes one 0/1 column, bounded 0:1; a cell holding none of them is 0 in all of them (their "
-                        "number said on standard error). A value holds no | , ; or double quote")
+                        "number said on standard error). A value with a comma, | or ; goes in double quotes "
+                        "('ward=Cardiology|\"Oncology, adult\"'); none holds a double quote")
 
 
 def add_noise_flags(p, *, seed_help: str = "seed of the train/test split and of the noise") -> None:

@@ -244,8 +244,9 @@ def _range_mistake(name: str, low: float, high: float) -> str | None:
 
 #: How declared categories are written, on the command line (``--categories``) and on the pages.
 CATEGORIES_SYNTAX = ("COLUMN=VALUE|VALUE|..., one column per line or separated by commas (e.g. "
-                     "ward=Cardiology|Oncology|Surgery, sex=F|M); a value holds no | , ; \" nor new line, and spaces "
-                     "around it are dropped; a name with a comma goes in double quotes")
+                     "ward=Cardiology|Oncology|Surgery, sex=F|M); spaces around a value are dropped; a value or a name "
+                     "with a comma, a | or a ; goes in double quotes (\"Oncology, adult\"), and none may hold a "
+                     "double quote or a new line")
 
 
 def parse_categories(spec) -> dict[str, tuple[str, ...]]:
@@ -257,8 +258,10 @@ def parse_categories(spec) -> dict[str, tuple[str, ...]]:
     as a column's minimum and maximum would (see ``bounds``). :func:`load_csv` makes each declared column one 0/1
     feature per value (:func:`encode_categories`).
 
-    In the text form a value may not contain ``|``, ``,``, ``;``, a double quote or a new line, and spaces around it
-    are dropped; a column name with a comma goes in double quotes. A mapping's values may be any text or numbers
+    In the text form spaces around a value are dropped, and a value or a column name holding ``,``, ``|`` or ``;``
+    goes in double quotes (``ward=Cardiology|"Oncology, adult"``); none may hold a double quote or a new line. The
+    values of one column are separated by ``|``: values after a comma with no ``=`` are refused as such, with the
+    column they follow (``ward=Cardiology,Oncology``). A mapping's values may be any text or numbers
     (numbers are written as text: ``3``, not ``3.0``); a number declared for a column of numbers matches the cells
     of that number (ward codes 1 to 5). ``None`` or blank text declares nothing. The values are returned as text,
     in the order declared.
@@ -277,6 +280,7 @@ def parse_categories(spec) -> dict[str, tuple[str, ...]]:
     mistakes: list[str] = []  # every mistake of the box at once, not one per attempt
     if isinstance(spec, str):
         items: dict = {}
+        column, stray = None, {}  # entries without '=' after a column's: its values, separated by commas
         for entry in (e.strip() for e in _ENTRY.findall(spec)):
             if not entry:
                 continue
@@ -288,17 +292,34 @@ def parse_categories(spec) -> dict[str, tuple[str, ...]]:
             else:
                 name, eq, values = entry.partition("=")
                 name = name.strip()
+            if entry.count('"') % 2:
+                mistakes.append(f"categories: the double quote in {entry!r} is not closed; put a whole value or a "
+                                "whole column name in double quotes: \"NAME, WITH COMMA\"=VALUE|\"VALUE, WITH COMMA\"")
+                continue
+            if not eq and column is not None:
+                stray.setdefault(column, []).append(entry)  # said once for the column, below
+                continue
+            column = None
             if not eq or not name:
                 mistakes.append(f"categories: cannot read {entry!r}; write {CATEGORIES_SYNTAX}")
                 continue
-            if '"' in name or '"' in values:
+            texts = _quoted_values(values)
+            if '"' in name or texts is None:
                 mistakes.append(f"categories: the double quote in {entry!r} is not closed or is inside a value; "
-                                "quote a column name only: \"NAME, WITH COMMA\"=VALUE|VALUE")
+                                "put a whole value or a whole column name in double quotes: "
+                                "\"NAME, WITH COMMA\"=VALUE|\"VALUE, WITH COMMA\"")
                 continue
             if name in items:
                 mistakes.append(f"categories: the column {name!r} is given twice")
                 continue
-            items[name] = [v.strip() for v in values.split("|")] if values.strip() else []
+            items[name], column = texts, name
+        for name, entries in stray.items():
+            values = "|".join([v for v in items[name] if v] + entries)
+            mistakes.append(f"categories for {name!r}: {_names(entries)} come{'s' if len(entries) == 1 else ''} "
+                            "after a comma with no COLUMN= before "
+                            f"{'it' if len(entries) == 1 else 'them'}: separate the values of one column with |, "
+                            f"not commas ({_as_typed(name)}={values}); put a value that holds a comma in double "
+                            "quotes (\"Oncology, adult\")")
         spec = items
     elif not isinstance(spec, Mapping):
         raise CategoriesError(f"categories must be a mapping {{column: [value, ...]}} or text such as "
@@ -353,6 +374,33 @@ def _category_text(value) -> str | None:
     return None
 
 
+def _quoted_values(text: str) -> list[str] | None:
+    """The values of one column in the text form, ``|`` between them, each stripped of the spaces around it and of
+    the double quotes around it (a quoted value may hold ``,``, ``|`` and ``;``); None when a double quote is not
+    around a whole value. Blank text gives no value."""
+    if not text.strip():
+        return []
+    parts, current, quoted = [], "", False
+    for ch in text:
+        if ch == '"':
+            quoted = not quoted
+        if ch == "|" and not quoted:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    if quoted:
+        return None
+    out = []
+    for value in (p.strip() for p in parts + [current]):
+        if value.startswith('"') and value.endswith('"') and len(value) >= 2 and '"' not in value[1:-1]:
+            value = value[1:-1].strip()
+        elif '"' in value:
+            return None
+        out.append(value)
+    return out
+
+
 def categories_text(categories) -> str:
     """Declared categories written as :func:`parse_categories` reads them (the command line's ``--categories``,
     the pages' box): one column per line.
@@ -362,11 +410,11 @@ def categories_text(categories) -> str:
     """
     lines = []
     for name, values in parse_categories(categories).items():
-        bad = [v for v in values if any(c in v for c in '|,;"\n')]
+        bad = [v for v in values if any(c in v for c in '"\n')]
         if bad:
-            raise CategoriesError(f"categories for {name!r}: the value {bad[0]!r} holds one of | , ; \" or a new "
+            raise CategoriesError(f"categories for {name!r}: the value {bad[0]!r} holds a double quote or a new "
                                   "line and cannot be written as text; pass the categories as a mapping")
-        lines.append(f"{_as_typed(name)}={'|'.join(values)}")
+        lines.append(f"{_as_typed(name)}=" + "|".join(f'"{v}"' if any(c in v for c in "|,;") else v for v in values))
     return "\n".join(lines)
 
 
@@ -375,11 +423,13 @@ def encode_categories(frame: pd.DataFrame, categories) -> tuple[pd.DataFrame, di
     column=value; the number of cells of each declared column that are none of its values)``.
 
     ``categories`` is read by :func:`parse_categories`. A column of numbers matches a declared value by number
-    (a code declared ``1`` matches the cells ``1`` and ``1.0``), a column of text by its text, spaces around a
-    cell dropped. A cell that is none of the declared values is encoded as 0 in every one of its column's 0/1
-    columns, as a category of its own (the caller says how many, never which). The categories are declared, not
-    read from the rows, so the encoding of a row depends on that row alone: the same function encodes the training
-    rows and new rows to predict.
+    (a code declared ``1`` matches the cells ``1`` and ``1.0``, and the texts ``"1.0"`` and ``"01"`` in a column of
+    text, as new rows from a form may hold it), a column of truth values (a file's ``true`` and
+    ``false``, which pandas reads as such in any case) by truth value (``true``, ``True`` or ``TRUE`` declared),
+    a column of text by its text, spaces around a cell dropped. A cell that is none of the declared values is
+    encoded as 0 in every one of its column's 0/1 columns, as a category of its own (the caller says how many,
+    never which). The categories are declared, not read from the rows, so the encoding of a row depends on that row
+    alone: the same function encodes the training rows and new rows to predict.
 
     >>> df = pd.DataFrame({"age": [30, 40], "ward": ["Oncology", "Cardiology"]})
     >>> encoded, unknown = encode_categories(df, {"ward": ["Cardiology", "Oncology", "Surgery"]})
@@ -397,7 +447,17 @@ def encode_categories(frame: pd.DataFrame, categories) -> tuple[pd.DataFrame, di
         if (missing := int(cells.isna().sum())) > 0:  # new rows to predict (a file's are refused before)
             raise DatasetError(f"{c!r} has missing values ({missing} of {len(cells)} cells): a missing cell is none of "
                                "its categories, nor a value of its own; fill or remove those rows")
-        if pd.api.types.is_numeric_dtype(cells) and not pd.api.types.is_bool_dtype(cells):
+        if pd.api.types.is_bool_dtype(cells):  # a file's true/false (any case) is read as truth values, not text
+            truth = [{"true": True, "false": False}.get(v.lower()) for v in values]
+            if None in truth:
+                text = values[truth.index(None)]
+                raise CategoriesError(f"categories for {c!r}: {text!r} is not true or false, but the column holds "
+                                      f"truth values (true and false, in any case); declare {_as_typed(c)}=true|false")
+            if len(set(truth)) < len(truth):
+                raise CategoriesError(f"categories for {c!r}: {_names(values)} name the same truth value twice; list "
+                                      "each value once")
+            hits = cells.to_numpy(dtype=bool)[:, None] == np.array(truth)[None, :]
+        elif pd.api.types.is_numeric_dtype(cells):
             try:
                 numbers = np.array([float(v) for v in values])
             except ValueError:
@@ -412,6 +472,13 @@ def encode_categories(frame: pd.DataFrame, categories) -> tuple[pd.DataFrame, di
         else:
             text = cells.astype(str).str.strip().to_numpy(dtype=object)
             hits = np.stack([text == v for v in values], axis=1)
+            codes = np.array([np.nan if (x := _number_or_none(v)) is None else x for v in values])
+            codes[~np.isfinite(codes)] = np.nan
+            if (~np.isnan(codes)).any() and len(set(codes[~np.isnan(codes)])) == (~np.isnan(codes)).sum():
+                # a code written as text ("3.0", "03": new rows from a form) is the number a file's column of codes
+                # holds, and a declared code matches it as it matches that column's cells
+                as_numbers = pd.to_numeric(pd.Series(text), errors="coerce").to_numpy(dtype=float)
+                hits |= as_numbers[:, None] == codes[None, :]
         names = [f"{c}={v}" for v in values]
         clash = [n for n in names if n in columns]
         if clash:
@@ -446,7 +513,8 @@ def _warn_of_unknown_categories(unknown: dict[str, int], n_rows: int, *, what: s
         warnings.warn(f"some cells of {what} hold none of their column's declared categories: {named}; each is "
                       "encoded as 0 in all the 0/1 columns of its column, as a value of its own. Declare every value "
                       "the column can hold (categories=, --categories on the command line, 'Declared categories' on "
-                      "the pages) if that is not meant",
+                      "the pages) if that is not meant; a cell matches a declared value exactly, case and "
+                      "spelling included (only the spaces around it are dropped)",
                       DPCoreWarning, stacklevel=user_stacklevel())
 
 
@@ -827,9 +895,10 @@ def _check_categories(df: pd.DataFrame, categories: dict, left_out: tuple[str, .
     both = [c for c in categories if c in left_out]
     if both:
         one = len(both) == 1
-        raise CategoriesError(f"{_names(both)} {'is' if one else 'are'} both left out (drop) and declared as "
-                              f"categories: drop leaves a column out, categories make it features; remove "
-                              f"{'it' if one else 'them'} from one of the two")
+        raise CategoriesError(f"{_names(both)} {'is' if one else 'are'} both left out (drop=, --drop on the command "
+                              "line, 'Columns to leave out' on the pages) and declared as categories: a column left "
+                              f"out is never read, a declared one becomes features; remove {'it' if one else 'them'} "
+                              "from one of the two")
     if label_column is not None and label_column in categories:
         raise CategoriesError(f"categories name the label column {label_column!r}: its classes are what the models "
                               "predict, read as classes without a declaration; declare categories of feature columns "

@@ -102,6 +102,17 @@ def _scrub_categories(text: str, dataset) -> str:
     return text
 
 
+#: What a column of declared categories is, for a reader of the report who is not a statistician.
+CATEGORIES_NOTE = (
+    "A column of declared categories (a ward, a sex) holds one value from a list. The data's owner wrote the list from "
+    "what the column means (its codebook, the form that collected it), not from the records, so the list tells nothing "
+    "about anyone in them. The models read each listed value as a yes/no feature of its own, which is why there are "
+    "more features than columns; a record whose value is not on the list reads no on all of them. Each yes/no feature "
+    "is 0 or 1, so it needs no declared range. The report says how many values each such column lists, never the "
+    "values, nor how many records held one off the list: a category is a value from the records, and a rare one could "
+    "point to a person.")
+
+
 def data_shape(dataset) -> dict:
     """Rows, columns, task and bounds of ``dataset`` (a registry name or a Dataset): no cell value.
 
@@ -134,6 +145,8 @@ def data_shape(dataset) -> dict:
         columns.append({"column": str(name), "bounds": bounds})
     out = {"name": ds.name, "source": "your file" if upload else "registry dataset", "rows": ds.n_samples,
            "features": ds.n_features, "task": ds.task, "columns": columns}
+    if any("categories" in c for c in columns):
+        out["declared_categories"] = CATEGORIES_NOTE
     if ds.task == "classification":
         out["classes"] = ds.n_classes
         if getattr(ds, "class_shares", ()):  # declared public knowledge; listed without the classes they belong to
@@ -424,6 +437,21 @@ svg{max-width:100%;height:auto}table{display:block;max-width:100%;overflow-x:aut
 """
 
 
+def _attacked_model(advice: Advice, att: Mapping[str, Any]) -> str:
+    """What the attacked model scored on the records it never saw, and, where that is no better than always answering
+    the most common class, that the attack then had little to find (its reading is weak evidence either way)."""
+    acc = att.get("model_accuracy")
+    if acc is None or not math.isfinite(float(acc)):
+        return ""
+    out = f" The attacked model answers {float(acc):.1%} of the records it never saw right"
+    need = getattr(advice, "need", None)
+    trivial = getattr(advice, "trivial", None)
+    if getattr(need, "metric", None) == "accuracy" and trivial is not None and float(acc) <= float(trivial):
+        out += (f", no better than always answering the most common class ({float(trivial):.1%}): a model that "
+                "learnt so little gives an attack little to find, so this reading is weak evidence either way")
+    return out + "."
+
+
 def _data_section(shape: dict) -> list[str]:
     """The "Your data" section: the data's shape and each column's bounds (no cell value: :func:`data_shape`)."""
     h = ["<h2>Your data</h2><table>"]
@@ -434,6 +462,8 @@ def _data_section(shape: dict) -> list[str]:
     if shape["columns"]:
         h.append("<table><tr><th>column</th><th>bounds</th></tr>" + "".join(
             f"<tr><td>{_e(c['column'])}</td><td>{_e(c['bounds'])}</td></tr>" for c in shape["columns"]) + "</table>")
+    if "declared_categories" in shape:
+        h.append(f"<p>{_e(shape['declared_categories'])}</p>")
     return h
 
 
@@ -514,7 +544,8 @@ def report_html(advice: Advice, *, dataset=None, question: dict | None = None, n
                  + (f", and catches {caught:.1%} of the members at 1 % false alarms" if caught is not None else
                     ", and has too few non-members to measure its catch at 1 % false alarms")
                  + f" (AUC {att['auc']:.3f}: the chance that the attack ranks a member above a non-member, 0.5 for "
-                 f"guessing and 1 for telling every member from every non-member). {_e(ATTACK_CAVEAT)}</p>")
+                 f"guessing and 1 for telling every member from every non-member).{_attacked_model(advice, att)} "
+                 f"{_e(ATTACK_CAVEAT)}</p>")
     h.append("<h2>Choosing ε from these curves is a release</h2>")
     h.append(f"<p>{_e(advice.selection['note'])}</p>")
     h += _data_section(shape)

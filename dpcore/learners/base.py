@@ -128,11 +128,26 @@ class ReleasedModel:
             X = self._encoded(X)
             missing = [c for c in self.feature_names if c not in set(X.columns.astype(str))]
             if missing:
-                raise DPValueError(f"X lacks the feature column(s) {', '.join(map(repr, missing))} the model was "
-                                   "trained on")
+                # a 0/1 column of declared categories is missing because its column is: that column is named
+                of = {f"{c}={v}": c for c, values in self.categories for v in values}
+                named = list(dict.fromkeys(of.get(c, c) for c in missing))
+                declared = [c for c in named if c in dict(self.categories)]
+                how = (f" (declared categories: give {', '.join(map(repr, declared))} as the file held "
+                       f"{'it' if len(declared) == 1 else 'them'}, one of its declared values in each row)")
+                raise DPValueError(f"X lacks the feature column(s) {', '.join(map(repr, named))} the model was "
+                                   "trained on" + (how if declared else ""))
             X = X.rename(columns=str)[list(self.feature_names)]
             refuse_text_columns(X)
-        A = np.asarray(X, dtype=float)
+        try:
+            A = np.asarray(X, dtype=float)
+        except (TypeError, ValueError):  # text in an array or a list: which column it is cannot be told
+            declared = [c for c, _ in self.categories]
+            raise DPValueError(
+                "X holds values that are not numbers: pass the new rows as a pandas DataFrame with the columns "
+                "by name" + (f" (pd.DataFrame(rows)), where the columns of declared categories "
+                             f"({', '.join(map(repr, declared))}) hold their values as text" if declared else
+                             f", or an array of numbers in the training order ({', '.join(self.feature_names[:5])}"
+                             f"{' ...' if len(self.feature_names) > 5 else ''})")) from None
         if A.ndim == 1:
             A = A[None, :]
         if A.ndim != 2 or A.shape[1] != len(self.feature_names):

@@ -40,6 +40,11 @@ WHOLE = "links.whole"
 #: widget value kinds that are a momentary action or a file, never part of a view
 _NOT_A_VIEW = {"trigger_value", "string_trigger_value", "json_trigger_value", "file_uploader_state_value",
                "chat_input_value"}
+#: Inputs that never go into a link, by a fragment of their key: the values declared for an uploaded file's columns
+#: of categories (the upload panel's box, ``train.dataset.categories.mine.csv``). A category is a cell value (a
+#: ward's name, which a rare record may be alone to hold) and a link is made to be passed on, so the address carries
+#: none, as the decision report names none; the declaration stays in the session for its other pages.
+OFF_LINKS = (".categories.",)
 
 
 def _plain(value: Any) -> bool:
@@ -90,7 +95,7 @@ def view_values(prefix: str) -> dict[str, Any]:
     out = {}
     whole = st.session_state.get(WHOLE, set())
     for key in list(st.session_state.keys()):
-        if not isinstance(key, str) or not key.startswith(prefix):
+        if not isinstance(key, str) or not key.startswith(prefix) or any(part in key for part in OFF_LINKS):
             continue
         value = st.session_state[key]
         kind = _widget_kind(key)

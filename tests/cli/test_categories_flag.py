@@ -59,7 +59,8 @@ def test_cluster_takes_the_declaration_on_a_file_without_a_label(wards_csv, caps
     (["--data", "{csv}", "--label", "y", "--categories", "ward, sex=F|F"], "2 mistakes in --categories: (1) cannot "
                                                                             "read 'ward'"),
     (["--data", "{csv}", "--label", "y", "--categories", "ward=Oncology|Surgery", "--drop", "ward"],
-     "'ward' is both left out (drop) and declared as categories"),
+     "'ward' is both left out (drop=, --drop on the command line, 'Columns to leave out' on the pages) and "
+     "declared as categories"),
 ])
 def test_a_bad_declaration_is_a_one_line_error_naming_the_flag(wards_csv, capsys, argv, words):
     argv = [a.format(csv=wards_csv) for a in argv]

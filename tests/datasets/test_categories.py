@@ -10,7 +10,14 @@ import pytest
 
 from dpcore.datasets import as_dataset, load_csv, load_csv_unlabelled
 from dpcore.datasets.csv_upload import categories_text, encode_categories, parse_categories
-from dpcore.exceptions import BoundsError, CategoriesError, DatasetError, DPCoreWarning, PrivacyLeakWarning
+from dpcore.exceptions import (
+    BoundsError,
+    CategoriesError,
+    DatasetError,
+    DPCoreWarning,
+    DPValueError,
+    PrivacyLeakWarning,
+)
 
 WARDS = ["Cardiology", "Oncology", "Surgery"]
 #: Six rows: a ward (text), a ward code (numbers), an age and a label.
@@ -68,9 +75,32 @@ def test_a_cell_outside_the_declared_values_is_all_zeros_and_counted_without_its
     assert ds.X[:, 1:].tolist() == [[0, 1], [1, 0], [0, 0], [0, 1], [0, 0], [1, 0]]
 
 
+def test_values_declared_in_another_case_match_no_cell_and_the_warning_says_matching_is_exact_case_included():
+    with pytest.warns(DPCoreWarning, match=r"'ward' \(6 of 6 cells\); .*a cell matches a declared value exactly, case "
+                                           r"and spelling included \(only the spaces around it are dropped\)$"):
+        ds = _quiet_load(bounds="age=0:110", drop="code", categories=" ward = cardiology | oncology | surgery ")
+    assert ds.X[:, 1:].sum() == 0
+
+
+@pytest.mark.parametrize("declared", ["flag=true|false", "flag=True|False", "flag=FALSE|TRUE"])
+def test_a_column_of_true_and_false_matches_its_declared_values_in_any_case(declared):
+    # pandas reads a file's true/false as truth values: "true" declared as the file writes it matched no cell
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DPCoreWarning)
+        ds = _quiet_load("flag,y\ntrue,0\nfalse,1\ntrue,0\nfalse,1\n", categories=declared)
+    expected = [[1, 0], [0, 1], [1, 0], [0, 1]]
+    assert ds.X.tolist() == (expected if "FALSE|TRUE" not in declared else [r[::-1] for r in expected])
+    with pytest.raises(CategoriesError, match=r"^categories for 'flag': 'yes' is not true or false, but the column "
+                                              r"holds truth values .*declare flag=true\|false$"):
+        _quiet_load("flag,y\ntrue,0\nfalse,1\n", categories="flag=yes|no")
+
+
 def test_numbers_declared_as_categories_match_their_cells_by_number():
     ds = _quiet_load("code,y\n1,0\n2.0,1\n3,0\n", categories={"code": [1, 2, 3]})
     assert ds.X.tolist() == [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+    # the same codes written as text (new rows from a form) encode as the file's numbers do
+    encoded, unknown = encode_categories(pd.DataFrame({"code": ["1.0", " 02", "3", "x"]}), "code=1|2|3")
+    assert encoded.to_numpy().tolist() == [[1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 0]] and unknown == {"code": 1}
     encoded, unknown = encode_categories(pd.DataFrame({"code": [1.0, 5.0]}), "code=1|2")
     assert encoded.to_numpy().tolist() == [[1, 0], [0, 0]] and unknown == {"code": 1}
 
@@ -90,7 +120,8 @@ def test_numbers_declared_as_categories_match_their_cells_by_number():
      r"^categories for 'code': 'one' is not a number, but the column holds numbers; declare the numbers it can "
      r"hold \(code=1\|2\|3\)$"),
     (dict(categories="ward=Cardiology|Oncology|Surgery", drop=["ward"]), CategoriesError,
-     r"^'ward' is both left out \(drop\) and declared as categories: .* remove it from one of the two$"),
+     r"^'ward' is both left out \(drop=, --drop on the command line, 'Columns to leave out' on the pages\) and "
+     r"declared as categories: .* remove it from one of the two$"),
     (dict(categories="y=0|1"), CategoriesError, r"^categories name the label column 'y': .*declare categories of "
                                                 r"feature columns only$"),
     (dict(categories="ward=Cardiology|Oncology|Surgery", bounds="ward=0:1"), BoundsError,
@@ -141,8 +172,34 @@ def test_the_text_form_reads_quoted_names_and_drops_spaces_around_values():
         "weight, kg": ("1", "2"), "ward": ("Cardiology", "Oncology")}
     assert parse_categories({"code": [1, 2.0, 2.5], "flag": [True, False]}) == {
         "code": ("1", "2", "2.5"), "flag": ("True", "False")}
-    with pytest.raises(CategoriesError, match=r"holds one of \| , ; \" or a new line and cannot be written as text"):
-        categories_text({"ward": ["A|B"]})
+    with pytest.raises(CategoriesError, match=r"holds a double quote or a new line and cannot be written as text"):
+        categories_text({"ward": ['A "B"']})
+
+
+def test_a_value_holding_a_comma_is_declared_in_double_quotes_and_written_back_so():
+    declared = parse_categories('ward=Cardiology|"Oncology, adult"|" Surgery; day | night ", sex=F|M')
+    assert declared == {"ward": ("Cardiology", "Oncology, adult", "Surgery; day | night"), "sex": ("F", "M")}
+    assert categories_text(declared) == 'ward=Cardiology|"Oncology, adult"|"Surgery; day | night"\nsex=F|M'
+    assert parse_categories(categories_text(declared)) == declared
+    ds = _quiet_load("age,ward,y\n30,\"Oncology, adult\",0\n40,Cardiology,1\n", bounds="age=0:110",
+                     categories='ward=Cardiology|"Oncology, adult"')
+    assert ds.X[:, 1:].tolist() == [[0, 1], [1, 0]]
+    with pytest.raises(CategoriesError, match=r"the double quote in .* is not closed or is inside a value"):
+        parse_categories('ward=A|x"B"')
+
+
+@pytest.mark.parametrize("text, says", [
+    ("ward=Cardiology,Oncology,Surgery, sex=F|M",
+     r"^categories for 'ward': 'Oncology', 'Surgery' come after a comma with no COLUMN= before them: separate the "
+     r"values of one column with \|, not commas \(ward=Cardiology\|Oncology\|Surgery\); put a value that holds a "
+     r"comma in double quotes"),
+    ("ward=Cardiology|Oncology, adult|Surgery",
+     r"^categories for 'ward': 'adult\|Surgery' comes after a comma .* put a value that holds a comma in double "
+     r"quotes \(\"Oncology, adult\"\)$"),
+])
+def test_values_of_one_column_separated_by_commas_are_said_once_with_the_column_they_follow(text, says):
+    with pytest.raises(CategoriesError, match=says):
+        parse_categories(text)
 
 
 def test_a_constant_declared_column_is_warned_of_by_its_name_and_an_absent_value_is_not_said():
@@ -196,3 +253,12 @@ def test_a_released_model_encodes_new_rows_by_the_declared_categories():
     assert "Neurology" not in str(caught[0].message)
     with pytest.raises(DatasetError, match=r"^'ward' has missing values \(1 of 2 cells\)"):
         model.predict(pd.DataFrame({"age": [30, 40], "ward": ["Oncology", None]}))
+    # new rows without the declared column, or as an array holding text, are refused by the column's name
+    with pytest.raises(DPValueError, match=r"^X lacks the feature column\(s\) 'ward' the model was trained on "
+                                           r"\(declared categories: give 'ward' as the file held it"):
+        model.predict(pd.DataFrame({"age": [30]}))
+    for rows in ([[30, "Oncology"]], [{"age": 30, "ward": "Oncology"}]):
+        with pytest.raises(DPValueError, match=r"^X holds values that are not numbers: pass the new rows as a pandas "
+                                               r"DataFrame .*declared categories \('ward'\) hold their values as "
+                                               r"text$"):
+            model.predict(rows)

@@ -127,6 +127,18 @@ def test_a_link_carries_an_uploads_declared_bounds_and_restores_them_once_the_fi
     assert _param(at, "train.dataset.bounds.mine.csv") == '"*=0:100"'
 
 
+def test_the_address_carries_no_declared_category_of_an_upload_which_stays_in_the_session():
+    # a category is a cell value (a rare ward's name): the address, made to be passed on, names none
+    at = _open("pages/2_Train_a_network.py", {"train.dataset": '"upload"'})
+    at.get("file_uploader")[0].set_value(("mine.csv", b"a,ward,label\n" + b"".join(
+        f"{i},{('Burns', 'Oncology')[i % 2]},{i % 2}\n".encode() for i in range(80)), "text/csv")).run()
+    at.text_area(key="train.dataset.categories.mine.csv").set_value("ward=Burns|Oncology").run()
+    assert not at.exception and not at.error
+    assert _param(at, "train.dataset.label") == '"label"'  # the page's view is in the address
+    assert not any("categories" in k or "Burns" in str(v) for k, v in at.query_params.items())
+    assert at.text_area(key="train.dataset.categories.mine.csv").value == "ward=Burns|Oncology"
+
+
 def test_the_address_carries_only_the_inputs_the_page_shows_now():
     at = page("app.py")
     at.switch_page("pages/2_Train_a_network.py").run()
