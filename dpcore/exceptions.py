@@ -43,6 +43,11 @@ class DPCoreWarning(UserWarning):
     """A setting was accepted but deserves attention (e.g. delta larger than 1/n)."""
 
 
+class CategoriesWarning(DPCoreWarning):
+    """Cells of a column of declared categories hold none of its declared values (often a typing mistake in the
+    declaration: a whole column then reads as one value): the pages show it beside the declaration, not folded."""
+
+
 class RunCancelled(Exception):
     """Raised inside a run's progress callback once nobody waits for the run any more (:mod:`dpcore.runtime.serving`, on
     this machine or on a Dask worker through :mod:`dpcore.runtime.remote`)."""

@@ -11,7 +11,15 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..exceptions import BoundsError, CategoriesError, DatasetError, DPCoreWarning, PrivacyLeakWarning, user_stacklevel
+from ..exceptions import (
+    BoundsError,
+    CategoriesError,
+    CategoriesWarning,
+    DatasetError,
+    DPCoreWarning,
+    PrivacyLeakWarning,
+    user_stacklevel,
+)
 from ..types import BoundsLike, CategoriesLike, CsvSource
 from ..validation import clip_to_bounds
 from .registry import Dataset, _freeze
@@ -515,7 +523,7 @@ def _warn_of_unknown_categories(unknown: dict[str, int], n_rows: int, *, what: s
                       "the column can hold (categories=, --categories on the command line, 'Declared categories' on "
                       "the pages) if that is not meant; a cell matches a declared value exactly, case and "
                       "spelling included (only the spaces around it are dropped)",
-                      DPCoreWarning, stacklevel=user_stacklevel())
+                      CategoriesWarning, stacklevel=user_stacklevel())
 
 
 #: A column name that says it identifies a row (patient_id, ID, record, row number, ...).

@@ -24,7 +24,7 @@ from ..datasets.csv_upload import (
 )
 from ..datasets.shares import CLASS_SHARES_SYNTAX
 from ..defaults import DELTA, EPSILON
-from ..exceptions import BoundsError, CategoriesError, DPCoreError, PrivacyLeakWarning
+from ..exceptions import BoundsError, CategoriesError, CategoriesWarning, DPCoreError, PrivacyLeakWarning
 from ..runtime.thread_warnings import caught as caught_warnings
 from ..runtime.workload import SERVER, set_default_budget
 from ..teaching.verdict import ZERO_EPSILON, comparison, epsilon_text, round_epsilon, verdict
@@ -411,7 +411,10 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         else:
             bounds_table(numeric + ([label] if ds.task == "regression" else []), bounds_key, container=c)
         if warnings_into is None:  # one folded notice, leaks first: the page's own output keeps the first screen
-            show_warnings(caught, fold=True)
+            off_list = [w for w in caught if issubclass(getattr(w, "category", type(None)), CategoriesWarning)]
+            for w in off_list:  # most often a mistyped declaration: said beside it, not folded away
+                c.warning(str(w.message)[0].upper() + str(w.message)[1:] + ".")
+            show_warnings([w for w in caught if w not in off_list], fold=True)
         else:
             warnings_into.extend(caught)
         return ds

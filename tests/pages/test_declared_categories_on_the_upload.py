@@ -51,3 +51,18 @@ def test_a_declaration_that_cannot_be_used_is_an_error_naming_the_box():
     assert errors == ["The declared categories cannot be used: categories for 'ward': the value 'Oncology' is "
                       "listed twice; list each value once"], errors
     assert not at.exception
+
+
+def test_a_declaration_no_cell_matches_is_said_beside_the_box_not_folded_with_the_other_warnings():
+    from tests.pages.conftest import page
+
+    at = page("pages/2_Train_a_network.py").run()
+    at.selectbox(key="train.dataset").set_value("upload").run()
+    at.get("file_uploader")[0].set_value(("wards.csv", _wards_csv(), "text/csv")).run()
+    at.text_area(key="train.dataset.categories.wards.csv").set_value(DECLARED.lower()).run()  # case mistyped
+    assert not at.exception and not at.error
+    folded = [w.value for e in at.sidebar.expander for w in e.warning]
+    shown = [w.value for w in at.sidebar.warning if w.value not in folded]
+    assert any("hold none of their column's declared categories: 'ward' (60 of 60 cells)" in w and
+               "case and spelling included" in w for w in shown), shown
+    assert not any(w in " ".join(shown) for w in WARDS)  # the declaration is the visitor's; no cell is quoted
