@@ -397,6 +397,10 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
             k = sum(map(len, encoded.values()))
             c.caption(f"{_names(encoded)}: {k} declared categor{'y' if k == 1 else 'ies'}, each a 0/1 column "
                       "bounded 0:1 by the declaration.")
+        off_list = [w for w in caught if issubclass(getattr(w, "category", type(None)), CategoriesWarning)]
+        if warnings_into is None:
+            for w in off_list:  # most often a mistyped declaration: said right under it, not folded away
+                c.warning(str(w.message)[0].upper() + str(w.message)[1:] + ".")
         if bounds.strip() and not ds.inferred_bounds:
             c.caption(f"Bounds declared for all {len(numeric)} {'numeric ' if encoded else ''}feature column(s)"
                       + (" and the label" if ds.task == "regression" else "") + ": none is read from the rows.")
@@ -411,9 +415,6 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         else:
             bounds_table(numeric + ([label] if ds.task == "regression" else []), bounds_key, container=c)
         if warnings_into is None:  # one folded notice, leaks first: the page's own output keeps the first screen
-            off_list = [w for w in caught if issubclass(getattr(w, "category", type(None)), CategoriesWarning)]
-            for w in off_list:  # most often a mistyped declaration: said beside it, not folded away
-                c.warning(str(w.message)[0].upper() + str(w.message)[1:] + ".")
             show_warnings([w for w in caught if w not in off_list], fold=True)
         else:
             warnings_into.extend(caught)
