@@ -33,9 +33,14 @@ from .present import control_area, open_stage
 SCROLL_CUE = '<p class="dp-scroll-cue">⟷ This table scrolls sideways; its first column stays in place.</p>'
 #: The same cue under a table whose first column is too long to pin (:data:`PIN_CHARACTERS`).
 SCROLL_CUE_UNPINNED = '<p class="dp-scroll-cue">⟷ This table scrolls sideways.</p>'
-#: Page-wide style: the scroll cue appears below 640 px only.
+#: Page-wide style: the scroll cue appears below 640 px only; the cue that the knobs are in the sidebar
+#: (:data:`dpcore.ui.present.KNOBS_CUE`) where Streamlit folds the sidebar away, 768 px and less.
 _PHONE_STYLE = ("<style>.dp-scroll-cue{display:none;margin:0.25rem 0 1rem;font-size:0.9rem}"
                 "@media (max-width: 640px){.dp-scroll-cue{display:block}}"
+                ".dp-knobs-cue{display:none;margin:0 0 0.5rem}"
+                "@media (max-width: 768px){.dp-knobs-cue{display:block}}"
+                # and its element's place in the page's column, whose gap moved the title's next line down
+                "@media (min-width: 769px){[data-testid=\"stElementContainer\"]:has(.dp-knobs-cue){display:none}}"
                 ".stPlotlyChart .xtick text,.stPlotlyChart .ytick text,.stPlotlyChart .g-xtitle text,"
                 ".stPlotlyChart .g-ytitle text{fill:#333333 !important}"
                 # Plotly's toolbar would cover the legend on a phone; a touch screen cannot hover it away

@@ -38,6 +38,11 @@ STYLE = """<style>
   .stPlotlyChart .xtick text, .stPlotlyChart .ytick text { font-size: 15px !important; }
 }
 </style>"""
+#: under the title, on a screen where Streamlit folds the sidebar away (768 px wide or less: a phone, a small tablet),
+#: when the page's key control is in the sidebar: the main area showed no ε at all, and the home page's lesson asks the
+#: room to move it (the class is shown by the page-wide style, :data:`dpcore.ui.common._PHONE_STYLE`)
+KNOBS_CUE = ('<p class="dp-knobs-cue">The knobs of this page (ε, where it has one) are in the sidebar: tap <b>»</b> '
+             'at the top left to open it.</p>')
 #: folds the sidebar away once when presentation mode is switched on in a running session
 _FOLD_SIDEBAR = """<script>
 (() => {
@@ -75,7 +80,9 @@ def presentation_toggle() -> None:
 def open_stage(intro: str) -> None:
     """Called by ``page_header`` after the title: in presentation mode, the intro folded and the stage opened."""
     _stage.cols = None
+    _stage.cue = None
     if not presentation_mode():
+        _stage.cue = st.empty()  # filled by control_area once a key control goes to the sidebar
         _stage.intro = (st.empty(), intro)
         _stage.intro[0].markdown(intro)
         return
@@ -126,9 +133,19 @@ def control_area(default=None, *, top: bool = True):
     cols = _cols()
     if cols is not None:
         return cols[0]
+    if default is None or default is st.sidebar:
+        _say_knobs_are_in_the_sidebar()
     if top and (default is None or default is st.sidebar) and getattr(_stage, "slot", None) is not None:
         return _stage.slot
     return default if default is not None else st.sidebar
+
+
+def _say_knobs_are_in_the_sidebar() -> None:
+    """Fill the cue under the title (:data:`KNOBS_CUE`), once a run: the page's key control went to the sidebar."""
+    cue = getattr(_stage, "cue", None)
+    if cue is not None:
+        cue.markdown(KNOBS_CUE, unsafe_allow_html=True)
+        _stage.cue = None
 
 
 def headline_area(default=None):

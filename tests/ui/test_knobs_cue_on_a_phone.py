@@ -1,0 +1,50 @@
+"""A phone folds the sidebar away: a page whose key control is there says so under its title, on narrow screens only."""
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+
+def _page_with_epsilon_in_the_sidebar():
+    import streamlit as st
+
+    from dpcore.ui.common import page_header
+    from dpcore.ui.present import control_area
+
+    page_header("A page", "What it shows.")
+    control_area(st.sidebar).slider("Epsilon (ε)", 0.05, 5.0, 1.0, key="home.eps")
+    control_area(st.sidebar).markdown("its verdict")  # a second control there: still one cue
+    st.markdown("The page's chart.")
+
+
+def _page_with_its_control_in_the_main_area():
+    import streamlit as st
+
+    from dpcore.ui.common import page_header
+    from dpcore.ui.present import control_area
+
+    page_header("A page", "What it shows.")
+    control_area(st).button("Run")
+
+
+def _cues(at):
+    return [m.value for m in at.main.markdown if "dp-knobs-cue" in m.value]
+
+
+def test_a_page_whose_knobs_are_in_the_sidebar_says_so_under_its_title_where_a_phone_folds_the_sidebar():
+    # on a 390-pixel phone Streamlit folds the sidebar away (768 px and less), and the home page showed no ε at all
+    # while the lesson's first stop asks the room to move it
+    from dpcore.ui.common import _PHONE_STYLE
+    from dpcore.ui.present import KNOBS_CUE
+
+    assert "@media (max-width: 768px){.dp-knobs-cue{display:block}}" in _PHONE_STYLE  # hidden on wider screens
+    at = AppTest.from_function(_page_with_epsilon_in_the_sidebar).run()
+    assert not at.exception, at.exception
+    assert _cues(at) == [KNOBS_CUE]
+    said = [m.value for m in at.main.markdown]
+    assert said.index(KNOBS_CUE) < said.index("What it shows.")  # under the title, above the intro
+    presenting = AppTest.from_function(_page_with_epsilon_in_the_sidebar)
+    presenting.query_params["present"] = "1"
+    presenting.run()  # ε is on the stage, beside the chart: nothing to say
+    assert not presenting.exception and not _cues(presenting)
+    main_only = AppTest.from_function(_page_with_its_control_in_the_main_area).run()
+    assert not main_only.exception and not _cues(main_only)
