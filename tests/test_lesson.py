@@ -71,3 +71,15 @@ def test_docs_lesson_plan_is_the_plan_the_home_page_shows():
     assert STOPS[-1].epsilon_key == "sweep.mark" and "marks yours on its chart" in lesson_plan_markdown()
     for s in STOPS:
         assert re.search(re.escape(s.ask), doc)
+
+
+def test_every_abbreviation_the_lesson_plan_says_to_the_room_is_in_the_glossary():
+    # the Attack stop says "point at the ROC curve", a word the page never wrote and the glossary did not define
+    from dpcore.teaching.glossary import GLOSSARY
+    from dpcore.ui.lesson import lesson_plan_markdown
+
+    defined = {k.split(" (")[0] for k in GLOSSARY} | {part for k in GLOSSARY for part in re.split(r"[ /()]+", k)}
+    said = set(re.findall(r"\b(?:[A-Z][A-Za-z]*[A-Z][A-Za-z-]*|[A-Z]{2,})\b", lesson_plan_markdown()))
+    assert "ROC" in said
+    assert not sorted(t for t in said if t not in defined and t not in {"MNIST"})
+    assert "**ROC curve**" in (ROOT / "pages" / "9_Attack_the_model.py").read_text()  # named where it is drawn

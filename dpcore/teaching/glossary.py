@@ -69,6 +69,9 @@ GLOSSARY: dict[str, str] = {
                      "like.",
     "TPR / FPR": "True-positive rate (members caught) and false-positive rate (false alarms: non-members wrongly "
                  "accused). The Attack page reads an attack at 1% false alarms.",
+    "ROC curve": "Receiver operating characteristic: an attack's members caught (TPR) against its false alarms "
+                 "(FPR), as it accuses more and more records; the diagonal is guessing, and the higher the curve, "
+                 "the more the model gives away.",
     "AUC": "Area under the ROC curve: 0.5 is guessing, 1 is a perfect attack.",
     "Audit": "Measuring how much privacy a trained model really gives, as a lower bound on its ε from an "
              "attack's success.",
