@@ -83,3 +83,9 @@ def test_every_abbreviation_the_lesson_plan_says_to_the_room_is_in_the_glossary(
     assert "ROC" in said
     assert not sorted(t for t in said if t not in defined and t not in {"MNIST"})
     assert "**ROC curve**" in (ROOT / "pages" / "9_Attack_the_model.py").read_text()  # named where it is drawn
+
+
+def test_the_tab_the_first_stop_names_is_the_home_pages_tab():
+    page = (ROOT / STOPS[0].page).read_text()
+    name = re.search(r"its tab \*([^*]+)\*", STOPS[0].point_at).group(1)
+    assert f'"{name}"' in page and "headline_tabs(" in page

@@ -61,8 +61,9 @@ class Stop:
 STOPS: tuple[Stop, ...] = (
     Stop("pages/0_What_epsilon_means.py", "What ε means",
          point_at="the two curves of section 2 (the released count on D and on D′; beside the ε slider when "
-                  "presenting) and how much they overlap; then move ε and watch the overlap and the ratio band under "
-                  "them change",
+                  "presenting) and how much they overlap; then move ε and watch the overlap change, and the "
+                  "privacy-loss ratio under them (its tab *Their ratio and its band* beside the slider when "
+                  "presenting) stay inside its band",
          ask="You see one noisy answer. Can you tell whether Chandler's record says diabetes? What would make you "
              "sure, and what does ε limit?",
          epsilon_key="home.eps", seed_key="home.seed"),

@@ -156,6 +156,17 @@ def headline_area(default=None):
     return default if default is not None else st
 
 
+def headline_tabs(*labels: str) -> list:
+    """Where a page's headline chart and the charts read with it go: presenting, one tab per label in the stage's
+    right column, beside the key control; otherwise :func:`headline_area` for the first and None for the others (the
+    page draws them where they stand). A chart the lesson asks the room to watch while moving ε was a screen below
+    the stage, where the ε control is no longer on screen: the home page's privacy-loss ratio and its band."""
+    cols = _cols()
+    if cols is None:
+        return [headline_area(), *([None] * (len(labels) - 1))]
+    return list(cols[1].tabs(list(labels)))
+
+
 def presenting_stage() -> bool:
     """Whether this run has a stage open (presentation mode, after ``page_header``)."""
     return _cols() is not None

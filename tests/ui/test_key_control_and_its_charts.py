@@ -1,4 +1,5 @@
-"""A phone folds the sidebar away: a page whose key control is there says so under its title, on narrow screens only."""
+"""Where a page's key control is and the charts read with it: said under the title on a phone, whose sidebar is folded;
+beside it in tabs when presenting."""
 from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
@@ -48,3 +49,31 @@ def test_a_page_whose_knobs_are_in_the_sidebar_says_so_under_its_title_where_a_p
     assert not presenting.exception and not _cues(presenting)
     main_only = AppTest.from_function(_page_with_its_control_in_the_main_area).run()
     assert not main_only.exception and not _cues(main_only)
+
+
+def _page_with_two_charts_read_together():
+    import streamlit as st
+
+    from dpcore.ui.common import page_header
+    from dpcore.ui.present import control_area, headline_tabs
+
+    page_header("A page", "What it shows.")
+    control_area(st.sidebar).slider("Epsilon (ε)", 0.05, 5.0, 1.0, key="home.eps")
+    st.header("Section 2")
+    curves, ratio = headline_tabs("The two curves", "Their ratio and its band")
+    (curves or st).markdown("curves")
+    (ratio or st).markdown("ratio")
+
+
+def test_presenting_the_charts_read_with_the_headline_are_tabs_beside_the_key_control():
+    # the lesson's first stop: move ε and watch the ratio band, which stood a screen below the stage (and below the
+    # ε slider's reach) at 1280x720
+    at = AppTest.from_function(_page_with_two_charts_read_together)
+    at.query_params["present"] = "1"
+    at.run()
+    assert not at.exception, at.exception
+    assert [t.label for t in at.tabs] == ["The two curves", "Their ratio and its band"]
+    assert [m.value for m in at.tabs[0].markdown] == ["curves"] and [m.value for m in at.tabs[1].markdown] == ["ratio"]
+    normal = AppTest.from_function(_page_with_two_charts_read_together).run()  # in the page's flow, no tabs
+    assert not normal.exception and not normal.tabs
+    assert [m.value for m in normal.main.markdown][-2:] == ["curves", "ratio"]
