@@ -567,10 +567,11 @@ def _confusion_figure_once(digest: str, _cm: pd.DataFrame) -> dict:
 
 
 def _history_panel(data: pd.DataFrame, column: str, *, title: str, axis_title: str, style: int, last: bool,
-                   zero: bool = False, extra: tuple = ()) -> alt.LayerChart:
+                   zero: bool = False, extra: tuple = (), domain: tuple[float, float] | None = None
+                   ) -> alt.LayerChart:
     """One panel of the history chart: ``column`` against the epoch, a line with markers in the ``style``-th series'
     colour, dash and marker (:func:`dpcore.ui.palette.series_style`), the epoch named under the ``last`` panel only
-    (they share it), with ``extra`` layers (reference lines) on top."""
+    (they share it), with ``extra`` layers (reference lines) on top; ``domain``: its y axis's, where it is set."""
     look = palette.series_style(style)
     # the panels share the epoch axis: its numbers under the last panel only (under every panel they cost the stack
     # two rows of numbers, and presenting, the ε panel's axis fell below a 720-pixel projector)
@@ -582,10 +583,34 @@ def _history_panel(data: pd.DataFrame, column: str, *, title: str, axis_title: s
     line = alt.Chart(data).mark_line(
         color=look["color"], strokeDash=vega.DASHES[look["dash"]], strokeWidth=2.5,
         point=alt.OverlayMarkDef(filled=True, color=look["color"], shape=vega.SHAPES[look["symbol"]], size=50),
-    ).encode(x=x, y=alt.Y(f"{column}:Q", title=axis_title, scale=alt.Scale(zero=zero),
+    ).encode(x=x, y=alt.Y(f"{column}:Q", title=axis_title,
+                          scale=alt.Scale(zero=zero) if domain is None else alt.Scale(domain=list(domain), nice=False),
                           axis=alt.Axis(minExtent=_Y_AXIS_PX, tickCount=4)),
              tooltip=[alt.Tooltip("epoch:Q", title="epoch"), value])
     return alt.layer(line, *extra).properties(title=alt.TitleParams(title, anchor="start"), height=PANEL_HEIGHT)
+
+
+#: a run ends near chance when its last score is within this share of the panel's range above the chance line
+_NEAR_CHANCE = 0.25
+#: the room under the chance line for its name, as a share of the panel's range: a 15-pixel label (presenting) and its
+#: offset in the 90-pixel panel
+_ROOM_UNDER_CHANCE = 0.3
+
+
+def _ends_near_chance(scores: pd.Series, chance: float, reference: float | None) -> bool:
+    """Whether the metric's last score lies within :data:`_NEAR_CHANCE` of the panel's range above ``chance`` (the
+    name of the chance line, at its right end above it, would cover the curve's last points).
+
+    >>> s = pd.Series([0.52, 0.91])
+    >>> _ends_near_chance(s, 0.1, 0.962), _ends_near_chance(pd.Series([0.2, 0.28]), 0.1, 0.962)
+    (False, True)
+    """
+    scores = scores.dropna()
+    if scores.empty:
+        return False
+    seen = [*scores, chance, *([reference] if reference is not None else [])]
+    span = max(max(seen), 1.0) - min(seen)
+    return span > 0 and float(scores.iloc[-1]) - chance < _NEAR_CHANCE * span
 
 
 def history_figure(history: pd.DataFrame, chance: float | None = None,
@@ -616,14 +641,23 @@ def history_figure(history: pd.DataFrame, chance: float | None = None,
     if reference is not None:
         lines.append(vega.marked_line(reference, f"non-private {reference:.3g}", palette.BLACK, "dash", below=False,
                                       left=True))
+    domain = None
     if classification and chance is not None:
-        # named above its line (under it, the name met the epoch axis's numbers)
-        lines.append(vega.marked_line(chance, f"chance {chance:.2f}", palette.GREY, "dot", below=False))
+        # named above its line at its right end (under it, the name met the epoch axis's numbers), unless the run
+        # ends near chance (a small ε): there the name sat on the curve's last points, so it goes under the line, in
+        # room the axis leaves below it
+        below = _ends_near_chance(data[metric], chance, reference)
+        if below:
+            seen = [*data[metric].dropna(), chance, *([reference] if reference is not None else [])]
+            low, high = min(seen), max(max(seen), 1.0)
+            domain = (low - _ROOM_UNDER_CHANCE * (high - low), high)
+        lines.append(vega.marked_line(chance, f"chance {chance:.2f}", palette.GREY, "dot", below=below))
     # short panel titles (the axis titles carry the detail)
     panels = [_history_panel(data, "loss", title="Test loss", style=0, last=False,
                              axis_title="cross-entropy" if classification else "MSE, labels scaled to [0, 1]"),
               _history_panel(data, metric, title=("Test balanced accuracy" if balanced else "Test accuracy")
                              if classification else "Test MSE", style=2, last=not with_eps, extra=tuple(lines),
+                             domain=domain,
                              # short: the panel is 90 pixels tall ("balanced accuracy" was cut to "balanced accura")
                              axis_title=("balanced acc." if balanced else "accuracy (fraction)")
                              if classification else "MSE (label units²)")]

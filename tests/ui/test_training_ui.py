@@ -346,3 +346,25 @@ def test_the_mse_gap_under_the_tiles_is_the_difference_of_the_two_mse_shown():
     assert not at.exception, at.exception
     tile = next(m for m in at.metric if m.label == "Test MSE (private)")
     assert (tile.value, tile.delta) == ("3356", "+459 vs non-private")
+
+
+def _chance_label(spec: dict) -> tuple[dict, dict]:
+    """The accuracy panel's y scale and the mark naming its chance line."""
+    accuracy = spec["vconcat"][1]["layer"]  # the curve, the non-private line, the chance line
+    chance = accuracy[-1]["layer"]
+    assert chance[0]["mark"]["strokeDash"] == vega.DASHES["dot"] and chance[1]["mark"]["type"] == "text"
+    return accuracy[0]["encoding"]["y"]["scale"], chance[1]["mark"]
+
+
+def test_the_chance_lines_name_goes_under_it_where_the_run_ends_near_chance_not_on_the_curves_last_points():
+    # MNIST 5k at ε 0.05: the curve ended at 0.28 over a chance line at 0.10, and "chance 0.10", named above the line
+    # at its right end, sat on the curve's last points
+    near = _history([0.01, 0.02, 0.05]).assign(accuracy=[0.2, 0.25, 0.28])
+    scale, label = _chance_label(vega.spec(history_figure(near, chance=0.1, reference=0.962, budget=0.05)))
+    assert label["baseline"] == "top" and label["dy"] > 0  # under its line
+    low, high = scale["domain"]
+    assert high == 1.0 and low < 0.1 - 0.25 * (1.0 - 0.1)  # room under the line for its name
+    # the lesson's ε 1: the curve ends far above chance, and the chart is drawn as before
+    far = _history([0.3, 0.6, 1.0]).assign(accuracy=[0.52, 0.86, 0.91])
+    scale, label = _chance_label(vega.spec(history_figure(far, chance=0.1, reference=0.962, budget=1.0)))
+    assert label["baseline"] == "bottom" and "domain" not in scale
