@@ -26,7 +26,9 @@ _ON = {"1", "true", "yes", "on"}
 #: larger type, tighter top margin, dark chart labels (applied only in presentation mode). The type grows on a wide
 #: screen only, not on a phone that opened the projector's address: the root font size scales Streamlit's Plotly
 #: theme too, after the page's layout, and on a 390-pixel phone the attack's ROC chart stood its false-alarm ticks
-#: upright across its axis title, and the trade-off chart's axis title ran into its legend
+#: upright across its axis title, and the trade-off chart's axis title ran into its legend. On such a phone, where the
+#: stage's two columns stand one above the other, a stage whose control is a form (Attack, PATE, Federated learning)
+#: shows its chart first: the form's dozen settings put the Attack page's ROC curve two screens down
 STYLE = """<style>
 [data-testid="stMainBlockContainer"] { padding-top: 3.2rem; padding-bottom: 2rem; max-width: none; }
 @media (min-width: 641px) {
@@ -36,6 +38,10 @@ STYLE = """<style>
   [data-testid="stMetricValue"] { font-size: 2.6rem; }
   [data-testid="stMetricLabel"] p { font-size: 1.05rem; }
   .stPlotlyChart .xtick text, .stPlotlyChart .ytick text { font-size: 15px !important; }
+}
+@media (max-width: 640px) {
+  .st-key-dp-stage [data-testid="stHorizontalBlock"]:has([data-testid="stForm"]) > [data-testid="stColumn"]:last-child
+    { order: -1; }
 }
 </style>"""
 #: under the title, on a screen where Streamlit folds the sidebar away (768 px wide or less: a phone, a small tablet),
@@ -50,6 +56,9 @@ _FOLD_SIDEBAR = """<script>
   if (button) button.click();
 })();
 </script>"""
+
+#: the stage's container (its CSS class is ``st-key-dp-stage``, which :data:`STYLE` reads)
+STAGE_KEY = "dp-stage"
 
 _stage = threading.local()
 
@@ -92,7 +101,7 @@ def open_stage(intro: str) -> None:
         st.html(_FOLD_SIDEBAR, unsafe_allow_javascript=True)
     with st.expander("About this page"):
         st.markdown(intro)
-    left, right = st.columns([1, 2.4], gap="medium")
+    left, right = st.container(key=STAGE_KEY).columns([1, 2.4], gap="medium")
     _stage.cols = (left.container(), right.container())
 
 

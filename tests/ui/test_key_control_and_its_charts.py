@@ -77,3 +77,34 @@ def test_presenting_the_charts_read_with_the_headline_are_tabs_beside_the_key_co
     normal = AppTest.from_function(_page_with_two_charts_read_together).run()  # in the page's flow, no tabs
     assert not normal.exception and not normal.tabs
     assert [m.value for m in normal.main.markdown][-2:] == ["curves", "ratio"]
+
+
+def _page_with_a_form_on_the_stage():
+    import streamlit as st
+
+    from dpcore.ui.common import page_header
+    from dpcore.ui.present import control_area, headline_area
+
+    page_header("A page", "What it shows.")
+    with control_area(st.sidebar).form("audit.form"):
+        st.number_input("Epsilon (ε)", key="audit.eps")
+        st.form_submit_button("Train and attack")
+    headline_area().markdown("the ROC chart")
+
+
+def test_on_a_phone_a_stage_whose_control_is_a_form_shows_its_chart_first():
+    # presenting on a 390-pixel phone, the stage's columns stand one above the other, and the Attack page's form of a
+    # dozen settings put its ROC curve two screens down
+    from dpcore.ui.present import STAGE_KEY, STYLE
+
+    at = AppTest.from_function(_page_with_a_form_on_the_stage)
+    at.query_params["present"] = "1"
+    at.run()
+    assert not at.exception, at.exception
+    stage = next(b for b in at.main.children.values() if getattr(b.proto, "id", "").endswith(f"-{STAGE_KEY}"))
+    columns = list(next(iter(stage.children.values())).children.values())
+    assert [c.type for c in columns] == ["column", "column"] and columns[1].markdown[0].value == "the ROC chart"
+    rule = (f'.st-key-{STAGE_KEY} [data-testid="stHorizontalBlock"]:has([data-testid="stForm"]) > '
+            '[data-testid="stColumn"]:last-child')
+    phone = STYLE[STYLE.index("@media (max-width: 640px)"):]
+    assert rule in " ".join(phone.split()) and "order: -1" in phone
