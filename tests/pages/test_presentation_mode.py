@@ -137,4 +137,3 @@ def test_presenting_pate_says_what_the_student_learnt_under_the_epsilon_chart():
     assert said[0].endswith(f"; ε spent: {metric['ε spent (data-independent)']}.")
     normal = page("pages/7_PATE.py").run()  # the metrics are on the first screens there: not said twice
     assert not normal.exception and not [m for m in normal.main.markdown if m.value.startswith("**Student accuracy")]
-
