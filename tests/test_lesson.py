@@ -89,3 +89,18 @@ def test_the_tab_the_first_stop_names_is_the_home_pages_tab():
     page = (ROOT / STOPS[0].page).read_text()
     name = re.search(r"its tab \*([^*]+)\*", STOPS[0].point_at).group(1)
     assert f'"{name}"' in page and "headline_tabs(" in page
+
+
+def test_a_link_to_the_trade_off_widens_its_swept_range_to_hold_the_carried_epsilon():
+    # a room at ε 0.05, the home page slider's least, reached the last stop to read "Your ε = 0.05 lies outside the
+    # swept range (0.1 to 10)" and no mark on the chart the stop points at
+    from dpcore.sweep.axes import DEFAULT_RANGES
+
+    assert DEFAULT_RANGES["epsilon"][:2] == (0.1, 10.0)
+    least, largest = STOPS[3].range_keys
+    assert least.startswith(STOPS[3].prefix) and largest.startswith(STOPS[3].prefix)
+    assert carried(STOPS[3], dataset=None, epsilon=0.05, seed=None)[least] == 0.05
+    assert carried(STOPS[3], dataset=None, epsilon=50.0, seed=None)[largest] == 50.0
+    within = carried(STOPS[3], dataset=None, epsilon=1.0, seed=None)  # inside the range: the page's own range
+    assert least not in within and largest not in within
+    assert all(s.range_keys is None for s in STOPS[:3])  # the other stops take the ε itself
