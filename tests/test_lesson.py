@@ -104,3 +104,15 @@ def test_a_link_to_the_trade_off_widens_its_swept_range_to_hold_the_carried_epsi
     within = carried(STOPS[3], dataset=None, epsilon=1.0, seed=None)  # inside the range: the page's own range
     assert least not in within and largest not in within
     assert all(s.range_keys is None for s in STOPS[:3])  # the other stops take the ε itself
+
+
+def test_the_words_of_the_train_stops_preset_line_are_in_the_glossary():
+    # the Train page's first screen names its preset "linear model on HOG features ..., Poisson sampling rate 0.25,
+    # ..., averaged iterates": a student asked what averaged iterates are, and the glossary had no answer
+    from dpcore.datasets import REGISTRY
+    from dpcore.teaching.glossary import define
+    from dpcore.training.presets import preset_for
+
+    line = preset_for(REGISTRY[DATASET]).note
+    for term in ("HOG", "Poisson sampling", "Averaged iterates"):
+        assert term.lower() in line.lower() and define(term)

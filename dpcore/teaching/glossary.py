@@ -89,6 +89,10 @@ GLOSSARY: dict[str, str] = {
                         "are accounted without amplification, one Gaussian mechanism per epoch.",
     "DP-ERM": "Differentially private empirical risk minimisation (Chaudhuri, Monteleoni & Sarwate 2011): a "
               "regularised logistic regression or SVM made private by output or objective perturbation.",
+    "Averaged iterates": "The model released is a running average of its weights over the training steps (an "
+                         "exponential moving average), not the last step's weights: the single steps' noise averages "
+                         "out. Every step is already covered by the accountant, so the average costs no extra ε "
+                         "(post-processing).",
     "Seed": "A number that fixes every random draw, noise included, so a run can be repeated exactly: good for "
             "teaching and comparing, never for a real release (anyone who knew the seed could remove the noise).",
     "Secure noise": "Noise drawn from the operating system's cryptographic source and rounded to a grid, which "
