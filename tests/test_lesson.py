@@ -116,3 +116,12 @@ def test_the_words_of_the_train_stops_preset_line_are_in_the_glossary():
     line = preset_for(REGISTRY[DATASET]).note
     for term in ("HOG", "Poisson sampling", "Averaged iterates"):
         assert term.lower() in line.lower() and define(term)
+
+
+def test_the_attack_stops_kinds_of_attacker_are_in_the_glossary():
+    # the Attack page offers "(black-box)" attacks and its ladder, which the stop asks the room to climb, a
+    # "white-box" one: neither word was defined
+    from dpcore.teaching.glossary import define
+
+    assert "white-box" in (ROOT / "dpcore" / "ui" / "audit.py").read_text()
+    assert "black-box" in define("Black-box") and "white-box" in define("Black-box")

@@ -76,6 +76,9 @@ GLOSSARY: dict[str, str] = {
     "Audit": "Measuring how much privacy a trained model really gives, as a lower bound on its ε from an "
              "attack's success.",
     "Canary": "A record planted in the training data to test whether the model gives it away.",
+    "Black-box / white-box attack": "A black-box attacker only asks the released model questions and reads its "
+                                    "answers; a white-box one sees inside the training, here every noisy step, the "
+                                    "attacker DP-SGD's guarantee is written for, so it can prove more of the ε.",
     "Chance level": "The accuracy of always answering the most common class; a model at chance has learnt "
                     "nothing.",
     "Mean predictor": "For regression, the trivial model that answers the training rows' mean label for every "
