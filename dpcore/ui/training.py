@@ -513,7 +513,7 @@ def held_budget(asked: float | None, spent: float) -> float | None:
 
 def shared_history_figure(history: pd.DataFrame, chance: float | None = None,
                           reference: float | None = None, budget: float | None = None,
-                          balanced: bool = False) -> dict:
+                          balanced: bool = False, final: float | None = None) -> dict:
     """:func:`history_figure`'s Vega-Lite spec, built once per history for the whole server and handed to every
     visitor showing it.
 
@@ -525,7 +525,8 @@ def shared_history_figure(history: pd.DataFrame, chance: float | None = None,
     """
     return _history_figure_once(_frame_digest(history), history, None if chance is None else float(chance),
                                 None if reference is None else float(reference),
-                                None if budget is None else float(budget), bool(balanced))
+                                None if budget is None else float(budget), bool(balanced),
+                                None if final is None else float(final))
 
 
 def _frame_digest(frame: pd.DataFrame) -> str:
@@ -537,8 +538,10 @@ def _frame_digest(frame: pd.DataFrame) -> str:
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _history_figure_once(digest: str, _history: pd.DataFrame, chance: float | None,
-                         reference: float | None, budget: float | None, balanced: bool = False) -> dict:
-    return vega.spec(history_figure(_history, chance=chance, reference=reference, budget=budget, balanced=balanced))
+                         reference: float | None, budget: float | None, balanced: bool = False,
+                         final: float | None = None) -> dict:
+    return vega.spec(history_figure(_history, chance=chance, reference=reference, budget=budget, balanced=balanced,
+                                    final=final))
 
 
 def show_history_chart(out: dict, container=None) -> None:
@@ -549,8 +552,11 @@ def show_history_chart(out: dict, container=None) -> None:
         chance = 1 / out["n_classes"] if out.get("n_classes") else None
     else:
         chance = out.get("chance")
+    # the private model's score as its tile writes it, named at the curve's end beside the non-private line's name
+    final = out.get("metrics", {}).get(headline_metric(out)) if out.get("task") == "classification" else None
+    final = float(final) if final is not None and math.isfinite(float(final)) else None
     vega.show(shared_history_figure(out["history"], chance=chance, reference=reference_of(out),
-                                    budget=out.get("budget"), balanced=balanced),
+                                    budget=out.get("budget"), balanced=balanced, final=final),
               container, key="train.history_chart", alt_text=HISTORY_ALT)
 
 
@@ -615,7 +621,7 @@ def _ends_near_chance(scores: pd.Series, chance: float, reference: float | None)
 
 def history_figure(history: pd.DataFrame, chance: float | None = None,
                    reference: float | None = None, budget: float | None = None,
-                   balanced: bool = False) -> alt.VConcatChart:
+                   balanced: bool = False, final: float | None = None) -> alt.VConcatChart:
     """Test loss, test metric and epsilon spent against the epoch, one panel each, one above the other (Vega-Lite:
     Streamlit stretches the panels of a vertical stack to the page's width; side by side they would keep a fixed
     width and overflow a phone).
@@ -627,6 +633,9 @@ def history_figure(history: pd.DataFrame, chance: float | None = None,
     named "budget ε = 1", so the ε spent is seen climbing to it (the axis reaches it too: its numbers stopped at 0.8
     under a run that ends at 1). ``balanced``: the metric panel draws the history's ``balanced_accuracy`` (the Train
     page's tiles read it where one class is most rows), so ``chance`` and ``reference`` are given in it too.
+    ``final``: the private model's score as the page's tile writes it, named at the curve's last point ("private
+    0.910") where that point reads the same: the curve had no name, and at the lesson's ε it ran a few pixels under
+    the named non-private line.
     """
     classification = "accuracy" in history
     balanced = balanced and classification and "balanced_accuracy" in history
@@ -652,6 +661,18 @@ def history_figure(history: pd.DataFrame, chance: float | None = None,
             low, high = min(seen), max(max(seen), 1.0)
             domain = (low - _ROOM_UNDER_CHANCE * (high - low), high)
         lines.append(vega.marked_line(chance, f"chance {chance:.2f}", palette.GREY, "dot", below=below))
+    last = float(data[metric].iloc[-1]) if len(data) else math.nan
+    # only where the curve is the private model's: output perturbation's curve is its network before the noise on
+    # its answers, which scored 0.96 where its released answers scored 0.17
+    if classification and final is not None and f"{last:.3f}" == f"{final:.3f}":
+        # under the curve's end, where it runs below the non-private line; above it where the run ends near chance
+        # (the chance line and its name are under it there)
+        above = chance is not None and _ends_near_chance(data[metric], chance, reference)
+        end = pd.DataFrame({"at_epoch": [data["epoch"].iloc[-1]], "y": [data[metric].iloc[-1]],
+                            "text": [f"private {final:.3f}"]})
+        lines.append(alt.Chart(end).mark_text(align="right", baseline="bottom" if above else "top",
+                                              dy=-6 if above else 6, color=vega.TEXT)
+                     .encode(x="at_epoch:Q", y="y:Q", text="text:N"))
     # short panel titles (the axis titles carry the detail)
     panels = [_history_panel(data, "loss", title="Test loss", style=0, last=False,
                              axis_title="cross-entropy" if classification else "MSE, labels scaled to [0, 1]"),
