@@ -29,7 +29,7 @@ from dpcore.ui.explain import (
 )
 from dpcore.ui.lesson import lesson_plan_markdown
 from dpcore.ui.navigation import page_grid
-from dpcore.ui.present import control_area, headline_area
+from dpcore.ui.present import control_area, headline_tabs
 from dpcore.ui.vega import cached_specs
 from dpcore.ui.vega import show as show_chart
 
@@ -100,21 +100,24 @@ if res is not None:
         m3.metric("δ actually used", f"{round_epsilon(summary['delta_actual']):.2e}",
                   help="$\\Pr_D[S] - e^{\\varepsilon} \\Pr_{D'}[S]$ over the outputs S where the ratio exceeds "
                        "$e^{\\varepsilon}$; at most δ.")
-    show_chart(cached_specs(densities_figure, df, summary, count_d=true_d, count_d2=true_d2), headline_area(),
+    # presenting, both beside ε, one tab each: the lesson asks the room to move ε and watch both change
+    curves_box, ratio_box = headline_tabs("The two curves", "Their ratio and its band")
+    tabbed = ratio_box is not None
+    show_chart(cached_specs(densities_figure, df, summary, count_d=true_d, count_d2=true_d2, tabbed=tabbed), curves_box,
                key="home.densities",
                alt_text=f"The released answer's density on D (peak at {true_d}) and on D′ (peak at {true_d2}): two "
                         f"overlapping curves of noise scale {format_noise(summary['noise_scale'])}.")
     if sens > 1:
         st.caption(f"The noise is calibrated to the declared Δ = {sens:g}, more than the count's true "
                    "sensitivity of 1: still private, just noisier than it needs to be.")
-    st.markdown(
+    (ratio_box or st).markdown(
         "**The privacy-loss ratio** $p_D(x)/p_{D'}(x)$: an observer who sees x can update their belief that the data "
         "is D rather than D′ by at most this factor. " + (
             "For Laplace it never leaves the band $[e^{-\\varepsilon}, e^{\\varepsilon}]$." if mech == "laplace" else
             "For the Gaussian it leaves the band far in the tails; those outputs are where δ is spent."
         )
     )
-    show_chart(cached_specs(ratio_figure, df, summary), key="home.ratio",
+    show_chart(cached_specs(ratio_figure, df, summary, tabbed=tabbed), ratio_box, key="home.ratio",
                alt_text="The ratio of the two densities against the released answer, on a log axis, between the "
                         f"lines e^-ε and e^ε = {round_epsilon(summary['e_epsilon']):.3g}.")
     st.caption("Smaller ε → wider noise → the two curves overlap more → less can be learned about Chandler.")

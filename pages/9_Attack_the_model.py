@@ -196,8 +196,8 @@ headline_area().plotly_chart(roc, key="audit.roc")
 if presenting_stage():  # the metrics are below the stage's form: the lesson's proven ε, under the chart
     headline_area().markdown(proven_beside_chart(audits, private_label))
 st.markdown(
-    "Each curve is one attack: how many members it finds (up) for how many non-members it wrongly accuses "
-    "(right), on log scales so the rare, confident hits show. **The shaded region** holds every attack's true "
+    "Each curve is one attack's **ROC curve**: how many members it finds (up) for how many non-members it wrongly "
+    "accuses (right), on log scales so the rare, confident hits show. **The shaded region** holds every attack's true "
     "rates under the claimed (ε, δ); the dotted line is the tighter limit of the exact noise this run added. The "
     "dashed diagonal is guessing. **AUC**, the area under a curve (on ordinary scales), sums an attack up in one "
     "number: 0.5 is guessing, 1 tells every member from every non-member. A curve is measured on "

@@ -71,3 +71,57 @@ def test_docs_lesson_plan_is_the_plan_the_home_page_shows():
     assert STOPS[-1].epsilon_key == "sweep.mark" and "marks yours on its chart" in lesson_plan_markdown()
     for s in STOPS:
         assert re.search(re.escape(s.ask), doc)
+
+
+def test_every_abbreviation_the_lesson_plan_says_to_the_room_is_in_the_glossary():
+    # the Attack stop says "point at the ROC curve", a word the page never wrote and the glossary did not define
+    from dpcore.teaching.glossary import GLOSSARY
+    from dpcore.ui.lesson import lesson_plan_markdown
+
+    defined = {k.split(" (")[0] for k in GLOSSARY} | {part for k in GLOSSARY for part in re.split(r"[ /()]+", k)}
+    said = set(re.findall(r"\b(?:[A-Z][A-Za-z]*[A-Z][A-Za-z-]*|[A-Z]{2,})\b", lesson_plan_markdown()))
+    assert "ROC" in said
+    assert not sorted(t for t in said if t not in defined and t not in {"MNIST"})
+    assert "**ROC curve**" in (ROOT / "pages" / "9_Attack_the_model.py").read_text()  # named where it is drawn
+
+
+def test_the_tab_the_first_stop_names_is_the_home_pages_tab():
+    page = (ROOT / STOPS[0].page).read_text()
+    name = re.search(r"its tab \*([^*]+)\*", STOPS[0].point_at).group(1)
+    assert f'"{name}"' in page and "headline_tabs(" in page
+
+
+def test_a_link_to_the_trade_off_widens_its_swept_range_to_hold_the_carried_epsilon():
+    # a room at ε 0.05, the home page slider's least, reached the last stop to read "Your ε = 0.05 lies outside the
+    # swept range (0.1 to 10)" and no mark on the chart the stop points at
+    from dpcore.sweep.axes import DEFAULT_RANGES
+
+    assert DEFAULT_RANGES["epsilon"][:2] == (0.1, 10.0)
+    least, largest = STOPS[3].range_keys
+    assert least.startswith(STOPS[3].prefix) and largest.startswith(STOPS[3].prefix)
+    assert carried(STOPS[3], dataset=None, epsilon=0.05, seed=None)[least] == 0.05
+    assert carried(STOPS[3], dataset=None, epsilon=50.0, seed=None)[largest] == 50.0
+    within = carried(STOPS[3], dataset=None, epsilon=1.0, seed=None)  # inside the range: the page's own range
+    assert least not in within and largest not in within
+    assert all(s.range_keys is None for s in STOPS[:3])  # the other stops take the ε itself
+
+
+def test_the_words_of_the_train_stops_preset_line_are_in_the_glossary():
+    # the Train page's first screen names its preset "linear model on HOG features ..., Poisson sampling rate 0.25,
+    # ..., averaged iterates": a student asked what averaged iterates are, and the glossary had no answer
+    from dpcore.datasets import REGISTRY
+    from dpcore.teaching.glossary import define
+    from dpcore.training.presets import preset_for
+
+    line = preset_for(REGISTRY[DATASET]).note
+    for term in ("HOG", "Poisson sampling", "Averaged iterates"):
+        assert term.lower() in line.lower() and define(term)
+
+
+def test_the_attack_stops_kinds_of_attacker_are_in_the_glossary():
+    # the Attack page offers "(black-box)" attacks and its ladder, which the stop asks the room to climb, a
+    # "white-box" one: neither word was defined
+    from dpcore.teaching.glossary import define
+
+    assert "white-box" in (ROOT / "dpcore" / "ui" / "audit.py").read_text()
+    assert "black-box" in define("Black-box") and "white-box" in define("Black-box")

@@ -69,10 +69,16 @@ GLOSSARY: dict[str, str] = {
                      "like.",
     "TPR / FPR": "True-positive rate (members caught) and false-positive rate (false alarms: non-members wrongly "
                  "accused). The Attack page reads an attack at 1% false alarms.",
+    "ROC curve": "Receiver operating characteristic: an attack's members caught (TPR) against its false alarms "
+                 "(FPR), as it accuses more and more records; the diagonal is guessing, and the higher the curve, "
+                 "the more the model gives away.",
     "AUC": "Area under the ROC curve: 0.5 is guessing, 1 is a perfect attack.",
     "Audit": "Measuring how much privacy a trained model really gives, as a lower bound on its ε from an "
              "attack's success.",
     "Canary": "A record planted in the training data to test whether the model gives it away.",
+    "Black-box / white-box attack": "A black-box attacker only asks the released model questions and reads its "
+                                    "answers; a white-box one sees inside the training, here every noisy step, the "
+                                    "attacker DP-SGD's guarantee is written for, so it can prove more of the ε.",
     "Chance level": "The accuracy of always answering the most common class; a model at chance has learnt "
                     "nothing.",
     "Mean predictor": "For regression, the trivial model that answers the training rows' mean label for every "
@@ -86,6 +92,10 @@ GLOSSARY: dict[str, str] = {
                         "are accounted without amplification, one Gaussian mechanism per epoch.",
     "DP-ERM": "Differentially private empirical risk minimisation (Chaudhuri, Monteleoni & Sarwate 2011): a "
               "regularised logistic regression or SVM made private by output or objective perturbation.",
+    "Averaged iterates": "The model released is a running average of its weights over the training steps (an "
+                         "exponential moving average), not the last step's weights: the single steps' noise averages "
+                         "out. Every step is already covered by the accountant, so the average costs no extra ε "
+                         "(post-processing).",
     "Seed": "A number that fixes every random draw, noise included, so a run can be repeated exactly: good for "
             "teaching and comparing, never for a real release (anyone who knew the seed could remove the noise).",
     "Secure noise": "Noise drawn from the operating system's cryptographic source and rounded to a grid, which "

@@ -48,6 +48,9 @@ class Stop:
     #: further inputs a link to this stop sets (input name -> value), beside the dataset, ε and seed; ``{kind}`` in a
     #: name is the carried dataset's kind as the page names its inputs ("classification.img", "regression.tab")
     also: dict = field(default_factory=dict)
+    #: the names of the page's swept ε range (its least and its largest), where the page sweeps ε and marks the
+    #: carried one: a link widens the range to hold a carried ε outside it (:func:`carried`)
+    range_keys: tuple[str, str] | None = None
 
     @property
     def prefix(self) -> str:
@@ -61,8 +64,9 @@ class Stop:
 STOPS: tuple[Stop, ...] = (
     Stop("pages/0_What_epsilon_means.py", "What ε means",
          point_at="the two curves of section 2 (the released count on D and on D′; beside the ε slider when "
-                  "presenting) and how much they overlap; then move ε and watch the overlap and the ratio band under "
-                  "them change",
+                  "presenting) and how much they overlap; then move ε and watch the overlap change, and the "
+                  "privacy-loss ratio under them (its tab *Their ratio and its band* beside the slider when "
+                  "presenting) stay inside its band",
          ask="You see one noisy answer. Can you tell whether Chandler's record says diabetes? What would make you "
              "sure, and what does ε limit?",
          epsilon_key="home.eps", seed_key="home.seed"),
@@ -88,7 +92,10 @@ STOPS: tuple[Stop, ...] = (
          dataset_key="sweep.dataset", epsilon_key="sweep.mark", seed_key="sweep.seed",
          # the lesson's learner alone: DP-SGD over five ε and three seeds is a minute on a 2-core server, where the
          # page's default pair of learners on MNIST 5k takes several
-         also={"sweep.learners.{kind}.epsilon": [_LEARNER]}),
+         also={"sweep.learners.{kind}.epsilon": [_LEARNER]},
+         # a room at ε 0.05 (the home page slider's least) found "Your ε = 0.05 lies outside the swept range (0.1 to
+         # 10)" and no mark on the chart the stop points at
+         range_keys=("sweep.min.epsilon", "sweep.max.epsilon")),
 )
 
 #: Pages whose defaults differ from the lesson's, and why (each page reads its own default from its own module).
@@ -125,12 +132,17 @@ def next_stop(page: str) -> Stop | None:
 
 
 def carried(to: Stop, *, dataset: str | None, epsilon: float | None, seed: int | None) -> dict:
-    """The inputs a link to ``to`` sets: the lesson's dataset, ε and seed replaced by the visitor's where given.
+    """The inputs a link to ``to`` sets: the lesson's dataset, ε and seed replaced by the visitor's where given; where
+    ``to`` sweeps ε (:attr:`Stop.range_keys`), its range's end widened to a carried ε beyond it, so that the ε is on
+    the curve where the page marks it.
 
     >>> carried(STOPS[1], dataset=None, epsilon=2.0, seed=3)
     {'train.dataset': 'mnist5k', 'train.epsilon': 2.0, 'train.seed': 3}
+    >>> carried(STOPS[3], dataset=None, epsilon=0.05, seed=None)["sweep.min.epsilon"]
+    0.05
     """
     from ..datasets import REGISTRY
+    from ..sweep.axes import DEFAULT_RANGES
 
     data = REGISTRY[dataset or DATASET]
     kind = f"{data.task}.{'img' if data.image_shape is not None else 'tab'}"
@@ -141,6 +153,12 @@ def carried(to: Stop, *, dataset: str | None, epsilon: float | None, seed: int |
         out[to.epsilon_key] = float(EPSILON if epsilon is None else epsilon)
     if to.seed_key:
         out[to.seed_key] = int(SEED if seed is None else seed)
+    if to.range_keys and epsilon is not None:
+        least, largest, _ = DEFAULT_RANGES["epsilon"]
+        if epsilon < least:
+            out[to.range_keys[0]] = float(epsilon)
+        if epsilon > largest:
+            out[to.range_keys[1]] = float(epsilon)
     return out
 
 

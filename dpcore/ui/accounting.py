@@ -150,8 +150,16 @@ def _long(xs, columns: dict) -> pd.DataFrame:
                      ignore_index=True)
 
 
-def densities_figure(df: pd.DataFrame, summary: dict, *, count_d: float, count_d2: float) -> alt.Chart:
-    """The released answer's density on D and on D′ (Vega-Lite: drawn on the home page, :mod:`dpcore.ui.vega`)."""
+#: the plot's height of the home page's two charts in the page's flow, and in a tab of the stage when presenting (the
+#: tabs' row and the ratio's sentence above it take about 50 and 70 pixels, which put the legends under the ratio and
+#: the curves below a 720-pixel projector's edge)
+CHART_HEIGHT, TABBED_HEIGHT = 340, 280
+
+
+def densities_figure(df: pd.DataFrame, summary: dict, *, count_d: float, count_d2: float,
+                     tabbed: bool = False) -> alt.Chart:
+    """The released answer's density on D and on D′ (Vega-Lite: drawn on the home page, :mod:`dpcore.ui.vega`);
+    ``tabbed``: in a tab of the presenting stage (:data:`TABBED_HEIGHT`)."""
     series = [vega.Series(f"answer on D (true count {count_d:g})", palette.BLUE),
               vega.Series(f"answer on D′ (true count {count_d2:g})", palette.VERMILLION, "dash")]
     rows = _long(df.x, {series[0].name: df.density_D, series[1].name: df.density_D2})
@@ -160,11 +168,12 @@ def densities_figure(df: pd.DataFrame, summary: dict, *, count_d: float, count_d
         y=alt.Y("y:Q", title="probability density"),
         tooltip=[alt.Tooltip(f"{vega.FIELD}:N", title="curve"), alt.Tooltip("x:Q", title="released", format=".2f"),
                  alt.Tooltip("y:Q", title="density", format=".3g")],
-        **vega.series_encoding(series)).properties(height=340)
+        **vega.series_encoding(series)).properties(height=TABBED_HEIGHT if tabbed else CHART_HEIGHT)
 
 
-def ratio_figure(df: pd.DataFrame, summary: dict) -> alt.Chart:
-    """The privacy-loss ratio p_D(x) / p_D′(x) on a log axis, between the band [e^-ε, e^ε] (Vega-Lite)."""
+def ratio_figure(df: pd.DataFrame, summary: dict, *, tabbed: bool = False) -> alt.Chart:
+    """The privacy-loss ratio p_D(x) / p_D′(x) on a log axis, between the band [e^-ε, e^ε] (Vega-Lite); ``tabbed``:
+    as :func:`densities_figure`'s."""
     e = summary["e_epsilon"]
     ratio = df.log_ratio.map(math.exp)
     lo = min(float(ratio.min()), 1 / e) / 2
@@ -187,7 +196,7 @@ def ratio_figure(df: pd.DataFrame, summary: dict) -> alt.Chart:
                 axis=alt.Axis(format="~g", values=log_ticks(lo, hi, most=7))),
         tooltip=[alt.Tooltip(f"{vega.FIELD}:N", title="curve"), alt.Tooltip("x:Q", title="released", format=".2f"),
                  alt.Tooltip("y:Q", title="ratio", format=".3g")],
-        **vega.series_encoding(series)).properties(height=320)
+        **vega.series_encoding(series)).properties(height=TABBED_HEIGHT - 60 if tabbed else CHART_HEIGHT - 20)
 
 
 def comparison_table(df: pd.DataFrame) -> pd.DataFrame:

@@ -327,6 +327,19 @@ def exposed_records(audit, k: int = 8) -> tuple[np.ndarray, pd.DataFrame]:
     return audit.X_pool[idx], table
 
 
+def ceiling_text(result) -> str:
+    """"ε ≥ 3.95": the most any attack can prove on ``result``'s records (:meth:`AuditResult.most_provable`), rounded
+    up as a ceiling is; "ε ≥ 4.53, which this run reached" where the run's own reading is that ceiling, written as the
+    reading is (rounded down): the ladder's run without noise, right about every canary, read 4.53 in its bar and
+    table while the line under them put the most any attack can prove at 4.54, the same number rounded the other way.
+    """
+    ceiling = float(result.most_provable())
+    reached = float(result.epsilon_lower_bound)
+    if ceiling > 0 and reached >= ceiling * (1 - 1e-9):
+        return f"ε ≥ {format_epsilon(reached, lower_bound=True)}, which this run reached"
+    return f"ε ≥ {format_epsilon(ceiling)}"
+
+
 def twin_reading(audits: Mapping[str, Any], private_label: str) -> str:
     """" Without privacy, the same attack proves ε ≥ x and catches y % ...": the contrast in one sentence ("" without
     a twin)."""
@@ -339,10 +352,10 @@ def twin_reading(audits: Mapping[str, Any], private_label: str) -> str:
     rate = "" if caught == DASH else f" and catches {caught} of its members at 1 % false alarms ({interval})"
     proven = format_epsilon(r.epsilon_lower_bound, lower_bound=True)  # a lower bound rounds down
     said = f" Against **{label}** the same attack proves ε ≥ {proven}{rate}."
-    if r.epsilon_lower_bound > 0:  # a finite audit has a ceiling: "why not ∞ without privacy?" (rounded up: a ceiling)
+    if r.epsilon_lower_bound > 0:  # a finite audit has a ceiling: "why not ∞ without privacy?"
         said += (f" On these {r.n_members + r.n_nonmembers:,} records the most any attack can prove is "
-                 f"ε ≥ {format_epsilon(r.most_provable())} (its reading were it right about every one): a model that "
-                 "gives every record away reads that at most, not ∞.")
+                 f"{ceiling_text(r)} (its reading were it right about every one): a model that gives every record "
+                 "away reads that at most, not ∞.")
     if r.epsilon_lower_bound <= 0:  # breast cancer's 60-odd canaries: nothing shows, with privacy or without
         said += (f" **The attack is too weak here to show a leak even without privacy** (on "
                  f"{r.n_members + r.n_nonmembers:,} records), so the private model's reading says nothing about its "
@@ -525,8 +538,8 @@ def show_ladder(learner: str, dataset, *, delta: float, seed: int | None) -> lis
         st.plotly_chart(ladder_figure(rungs), key="audit.ladder_chart")
         if none := next((a.result for e, a in rungs if not math.isfinite(e)), None):  # the run without noise
             st.caption(f"The run without noise reads a finite ε: with its {none.n_members + none.n_nonmembers:,} "
-                       f"canaries, the most any attack can prove is ε ≥ {format_epsilon(none.most_provable())} (the "
-                       "reading of one right about every canary). More canaries raise that ceiling.")
+                       f"canaries, the most any attack can prove is {ceiling_text(none)} (the reading of one right "
+                       "about every canary). More canaries raise that ceiling.")
         if note := next((a.result.claim_note for _, a in rungs if a.result.claim_note), ""):
             st.markdown(f"**Not a claim about this question:** {note}. The bars show each run's own ε beside what "
                         "the attack proves about membership.")

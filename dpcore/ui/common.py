@@ -36,9 +36,14 @@ from .present import control_area, open_stage
 SCROLL_CUE = '<p class="dp-scroll-cue">⟷ This table scrolls sideways; its first column stays in place.</p>'
 #: The same cue under a table whose first column is too long to pin (:data:`PIN_CHARACTERS`).
 SCROLL_CUE_UNPINNED = '<p class="dp-scroll-cue">⟷ This table scrolls sideways.</p>'
-#: Page-wide style: the scroll cue appears below 640 px only.
+#: Page-wide style: the scroll cue appears below 640 px only; the cue that the knobs are in the sidebar
+#: (:data:`dpcore.ui.present.KNOBS_CUE`) where Streamlit folds the sidebar away, 768 px and less.
 _PHONE_STYLE = ("<style>.dp-scroll-cue{display:none;margin:0.25rem 0 1rem;font-size:0.9rem}"
                 "@media (max-width: 640px){.dp-scroll-cue{display:block}}"
+                ".dp-knobs-cue{display:none;margin:0 0 0.5rem}"
+                "@media (max-width: 768px){.dp-knobs-cue{display:block}}"
+                # and its element's place in the page's column, whose gap moved the title's next line down
+                "@media (min-width: 769px){[data-testid=\"stElementContainer\"]:has(.dp-knobs-cue){display:none}}"
                 ".stPlotlyChart .xtick text,.stPlotlyChart .ytick text,.stPlotlyChart .g-xtitle text,"
                 ".stPlotlyChart .g-ytitle text{fill:#333333 !important}"
                 # Plotly's toolbar would cover the legend on a phone; a touch screen cannot hover it away
@@ -689,6 +694,28 @@ def column_width(texts) -> int:
     return math.ceil(max((px(str(t)) for t in texts), default=0.0)) + _CELL_PADDING_PX
 
 
+#: The grid's format for a column of small numbers (:func:`small_numbers`): four significant figures, as
+#: :func:`readable_table` rounds them, in powers of ten below 1e-4 ("1.49e-13", "0.000684", "0.994").
+SMALL_NUMBER_FORMAT = "%.4g"
+
+
+def small_numbers(col: pd.Series) -> bool:
+    """Whether the grid would cut ``col``'s numbers: a float column holding a number other than 0 below 0.01 in size,
+    whose largest is below 10,000 (where :data:`SMALL_NUMBER_FORMAT` would write it in powers of ten). The grid
+    writes at most four decimals, then the first digit only: the Attack page's private model, sure a faces canary was
+    not its taught label, read "0.0000000000001" in the table for 1.49e-13 under its picture, and "0.0007" for
+    0.000684.
+
+    >>> [small_numbers(pd.Series(v)) for v in ([0.994, 1.49e-13], [0.5, 0.25], [0.001, 32170.0])]
+    [True, False, False]
+    """
+    if not pd.api.types.is_float_dtype(col):
+        return False
+    v = np.abs(col.to_numpy(dtype=float))
+    v = v[np.isfinite(v)]
+    return bool(v.size) and bool(((v > 0) & (v < 0.01)).any()) and float(v.max()) < 1e4
+
+
 def show_frame(df: pd.DataFrame, *, key: str | None = None, container=None, height: int | str = "auto",
                wide_from: int = 4) -> None:
     """A display-ready table, full width, no index, its first column pinned while the rest scrolls sideways when
@@ -705,6 +732,8 @@ def show_frame(df: pd.DataFrame, *, key: str | None = None, container=None, heig
     for name in df.columns[1:]:  # the grid sized an ε column by its numbers and cut "∞ (not private)" to "∞ (not pri"
         if not pd.api.types.is_numeric_dtype(df[name]) and df[name].isin([NOT_PRIVATE]).any():
             config[name] = st.column_config.Column(width=column_width([str(name), *map(str, df[name])]))
+        elif small_numbers(df[name]):
+            config[name] = st.column_config.NumberColumn(format=SMALL_NUMBER_FORMAT)
     c.dataframe(df, hide_index=True, width="stretch", height=height, key=key, column_config=config or None)
     if len(df.columns) >= wide_from:
         c.markdown(SCROLL_CUE if pinned else SCROLL_CUE_UNPINNED, unsafe_allow_html=True)

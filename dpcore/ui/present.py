@@ -26,7 +26,9 @@ _ON = {"1", "true", "yes", "on"}
 #: larger type, tighter top margin, dark chart labels (applied only in presentation mode). The type grows on a wide
 #: screen only, not on a phone that opened the projector's address: the root font size scales Streamlit's Plotly
 #: theme too, after the page's layout, and on a 390-pixel phone the attack's ROC chart stood its false-alarm ticks
-#: upright across its axis title, and the trade-off chart's axis title ran into its legend
+#: upright across its axis title, and the trade-off chart's axis title ran into its legend. On such a phone, where the
+#: stage's two columns stand one above the other, a stage whose control is a form (Attack, PATE, Federated learning)
+#: shows its chart first: the form's dozen settings put the Attack page's ROC curve two screens down
 STYLE = """<style>
 [data-testid="stMainBlockContainer"] { padding-top: 3.2rem; padding-bottom: 2rem; max-width: none; }
 @media (min-width: 641px) {
@@ -37,7 +39,16 @@ STYLE = """<style>
   [data-testid="stMetricLabel"] p { font-size: 1.05rem; }
   .stPlotlyChart .xtick text, .stPlotlyChart .ytick text { font-size: 15px !important; }
 }
+@media (max-width: 640px) {
+  .st-key-dp-stage [data-testid="stHorizontalBlock"]:has([data-testid="stForm"]) > [data-testid="stColumn"]:last-child
+    { order: -1; }
+}
 </style>"""
+#: under the title, on a screen where Streamlit folds the sidebar away (768 px wide or less: a phone, a small tablet),
+#: when the page's key control is in the sidebar: the main area showed no ε at all, and the home page's lesson asks the
+#: room to move it (the class is shown by the page-wide style, :data:`dpcore.ui.common._PHONE_STYLE`)
+KNOBS_CUE = ('<p class="dp-knobs-cue">The knobs of this page (ε, where it has one) are in the sidebar: tap <b>»</b> '
+             'at the top left to open it.</p>')
 #: folds the sidebar away once when presentation mode is switched on in a running session
 _FOLD_SIDEBAR = """<script>
 (() => {
@@ -45,6 +56,9 @@ _FOLD_SIDEBAR = """<script>
   if (button) button.click();
 })();
 </script>"""
+
+#: the stage's container (its CSS class is ``st-key-dp-stage``, which :data:`STYLE` reads)
+STAGE_KEY = "dp-stage"
 
 _stage = threading.local()
 
@@ -75,7 +89,9 @@ def presentation_toggle() -> None:
 def open_stage(intro: str) -> None:
     """Called by ``page_header`` after the title: in presentation mode, the intro folded and the stage opened."""
     _stage.cols = None
+    _stage.cue = None
     if not presentation_mode():
+        _stage.cue = st.empty()  # filled by control_area once a key control goes to the sidebar
         _stage.intro = (st.empty(), intro)
         _stage.intro[0].markdown(intro)
         return
@@ -85,7 +101,7 @@ def open_stage(intro: str) -> None:
         st.html(_FOLD_SIDEBAR, unsafe_allow_javascript=True)
     with st.expander("About this page"):
         st.markdown(intro)
-    left, right = st.columns([1, 2.4], gap="medium")
+    left, right = st.container(key=STAGE_KEY).columns([1, 2.4], gap="medium")
     _stage.cols = (left.container(), right.container())
 
 
@@ -126,9 +142,19 @@ def control_area(default=None, *, top: bool = True):
     cols = _cols()
     if cols is not None:
         return cols[0]
+    if default is None or default is st.sidebar:
+        _say_knobs_are_in_the_sidebar()
     if top and (default is None or default is st.sidebar) and getattr(_stage, "slot", None) is not None:
         return _stage.slot
     return default if default is not None else st.sidebar
+
+
+def _say_knobs_are_in_the_sidebar() -> None:
+    """Fill the cue under the title (:data:`KNOBS_CUE`), once a run: the page's key control went to the sidebar."""
+    cue = getattr(_stage, "cue", None)
+    if cue is not None:
+        cue.markdown(KNOBS_CUE, unsafe_allow_html=True)
+        _stage.cue = None
 
 
 def headline_area(default=None):
@@ -137,6 +163,17 @@ def headline_area(default=None):
     if cols is not None:
         return cols[1]
     return default if default is not None else st
+
+
+def headline_tabs(*labels: str) -> list:
+    """Where a page's headline chart and the charts read with it go: presenting, one tab per label in the stage's
+    right column, beside the key control; otherwise :func:`headline_area` for the first and None for the others (the
+    page draws them where they stand). A chart the lesson asks the room to watch while moving ε was a screen below
+    the stage, where the ε control is no longer on screen: the home page's privacy-loss ratio and its band."""
+    cols = _cols()
+    if cols is None:
+        return [headline_area(), *([None] * (len(labels) - 1))]
+    return list(cols[1].tabs(list(labels)))
 
 
 def presenting_stage() -> bool:

@@ -513,7 +513,7 @@ def held_budget(asked: float | None, spent: float) -> float | None:
 
 def shared_history_figure(history: pd.DataFrame, chance: float | None = None,
                           reference: float | None = None, budget: float | None = None,
-                          balanced: bool = False) -> dict:
+                          balanced: bool = False, final: float | None = None) -> dict:
     """:func:`history_figure`'s Vega-Lite spec, built once per history for the whole server and handed to every
     visitor showing it.
 
@@ -525,7 +525,8 @@ def shared_history_figure(history: pd.DataFrame, chance: float | None = None,
     """
     return _history_figure_once(_frame_digest(history), history, None if chance is None else float(chance),
                                 None if reference is None else float(reference),
-                                None if budget is None else float(budget), bool(balanced))
+                                None if budget is None else float(budget), bool(balanced),
+                                None if final is None else float(final))
 
 
 def _frame_digest(frame: pd.DataFrame) -> str:
@@ -537,8 +538,10 @@ def _frame_digest(frame: pd.DataFrame) -> str:
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _history_figure_once(digest: str, _history: pd.DataFrame, chance: float | None,
-                         reference: float | None, budget: float | None, balanced: bool = False) -> dict:
-    return vega.spec(history_figure(_history, chance=chance, reference=reference, budget=budget, balanced=balanced))
+                         reference: float | None, budget: float | None, balanced: bool = False,
+                         final: float | None = None) -> dict:
+    return vega.spec(history_figure(_history, chance=chance, reference=reference, budget=budget, balanced=balanced,
+                                    final=final))
 
 
 def show_history_chart(out: dict, container=None) -> None:
@@ -549,8 +552,11 @@ def show_history_chart(out: dict, container=None) -> None:
         chance = 1 / out["n_classes"] if out.get("n_classes") else None
     else:
         chance = out.get("chance")
+    # the private model's score as its tile writes it, named at the curve's end beside the non-private line's name
+    final = out.get("metrics", {}).get(headline_metric(out)) if out.get("task") == "classification" else None
+    final = float(final) if final is not None and math.isfinite(float(final)) else None
     vega.show(shared_history_figure(out["history"], chance=chance, reference=reference_of(out),
-                                    budget=out.get("budget"), balanced=balanced),
+                                    budget=out.get("budget"), balanced=balanced, final=final),
               container, key="train.history_chart", alt_text=HISTORY_ALT)
 
 
@@ -567,10 +573,11 @@ def _confusion_figure_once(digest: str, _cm: pd.DataFrame) -> dict:
 
 
 def _history_panel(data: pd.DataFrame, column: str, *, title: str, axis_title: str, style: int, last: bool,
-                   zero: bool = False, extra: tuple = ()) -> alt.LayerChart:
+                   zero: bool = False, extra: tuple = (), domain: tuple[float, float] | None = None
+                   ) -> alt.LayerChart:
     """One panel of the history chart: ``column`` against the epoch, a line with markers in the ``style``-th series'
     colour, dash and marker (:func:`dpcore.ui.palette.series_style`), the epoch named under the ``last`` panel only
-    (they share it), with ``extra`` layers (reference lines) on top."""
+    (they share it), with ``extra`` layers (reference lines) on top; ``domain``: its y axis's, where it is set."""
     look = palette.series_style(style)
     # the panels share the epoch axis: its numbers under the last panel only (under every panel they cost the stack
     # two rows of numbers, and presenting, the ε panel's axis fell below a 720-pixel projector)
@@ -582,15 +589,39 @@ def _history_panel(data: pd.DataFrame, column: str, *, title: str, axis_title: s
     line = alt.Chart(data).mark_line(
         color=look["color"], strokeDash=vega.DASHES[look["dash"]], strokeWidth=2.5,
         point=alt.OverlayMarkDef(filled=True, color=look["color"], shape=vega.SHAPES[look["symbol"]], size=50),
-    ).encode(x=x, y=alt.Y(f"{column}:Q", title=axis_title, scale=alt.Scale(zero=zero),
+    ).encode(x=x, y=alt.Y(f"{column}:Q", title=axis_title,
+                          scale=alt.Scale(zero=zero) if domain is None else alt.Scale(domain=list(domain), nice=False),
                           axis=alt.Axis(minExtent=_Y_AXIS_PX, tickCount=4)),
              tooltip=[alt.Tooltip("epoch:Q", title="epoch"), value])
     return alt.layer(line, *extra).properties(title=alt.TitleParams(title, anchor="start"), height=PANEL_HEIGHT)
 
 
+#: a run ends near chance when its last score is within this share of the panel's range above the chance line
+_NEAR_CHANCE = 0.25
+#: the room under the chance line for its name, as a share of the panel's range: a 15-pixel label (presenting) and its
+#: offset in the 90-pixel panel
+_ROOM_UNDER_CHANCE = 0.3
+
+
+def _ends_near_chance(scores: pd.Series, chance: float, reference: float | None) -> bool:
+    """Whether the metric's last score lies within :data:`_NEAR_CHANCE` of the panel's range above ``chance`` (the
+    name of the chance line, at its right end above it, would cover the curve's last points).
+
+    >>> s = pd.Series([0.52, 0.91])
+    >>> _ends_near_chance(s, 0.1, 0.962), _ends_near_chance(pd.Series([0.2, 0.28]), 0.1, 0.962)
+    (False, True)
+    """
+    scores = scores.dropna()
+    if scores.empty:
+        return False
+    seen = [*scores, chance, *([reference] if reference is not None else [])]
+    span = max(max(seen), 1.0) - min(seen)
+    return span > 0 and float(scores.iloc[-1]) - chance < _NEAR_CHANCE * span
+
+
 def history_figure(history: pd.DataFrame, chance: float | None = None,
                    reference: float | None = None, budget: float | None = None,
-                   balanced: bool = False) -> alt.VConcatChart:
+                   balanced: bool = False, final: float | None = None) -> alt.VConcatChart:
     """Test loss, test metric and epsilon spent against the epoch, one panel each, one above the other (Vega-Lite:
     Streamlit stretches the panels of a vertical stack to the page's width; side by side they would keep a fixed
     width and overflow a phone).
@@ -602,6 +633,9 @@ def history_figure(history: pd.DataFrame, chance: float | None = None,
     named "budget ε = 1", so the ε spent is seen climbing to it (the axis reaches it too: its numbers stopped at 0.8
     under a run that ends at 1). ``balanced``: the metric panel draws the history's ``balanced_accuracy`` (the Train
     page's tiles read it where one class is most rows), so ``chance`` and ``reference`` are given in it too.
+    ``final``: the private model's score as the page's tile writes it, named at the curve's last point ("private
+    0.910") where that point reads the same: the curve had no name, and at the lesson's ε it ran a few pixels under
+    the named non-private line.
     """
     classification = "accuracy" in history
     balanced = balanced and classification and "balanced_accuracy" in history
@@ -616,14 +650,35 @@ def history_figure(history: pd.DataFrame, chance: float | None = None,
     if reference is not None:
         lines.append(vega.marked_line(reference, f"non-private {reference:.3g}", palette.BLACK, "dash", below=False,
                                       left=True))
+    domain = None
     if classification and chance is not None:
-        # named above its line (under it, the name met the epoch axis's numbers)
-        lines.append(vega.marked_line(chance, f"chance {chance:.2f}", palette.GREY, "dot", below=False))
+        # named above its line at its right end (under it, the name met the epoch axis's numbers), unless the run
+        # ends near chance (a small ε): there the name sat on the curve's last points, so it goes under the line, in
+        # room the axis leaves below it
+        below = _ends_near_chance(data[metric], chance, reference)
+        if below:
+            seen = [*data[metric].dropna(), chance, *([reference] if reference is not None else [])]
+            low, high = min(seen), max(max(seen), 1.0)
+            domain = (low - _ROOM_UNDER_CHANCE * (high - low), high)
+        lines.append(vega.marked_line(chance, f"chance {chance:.2f}", palette.GREY, "dot", below=below))
+    last = float(data[metric].iloc[-1]) if len(data) else math.nan
+    # only where the curve is the private model's: output perturbation's curve is its network before the noise on
+    # its answers, which scored 0.96 where its released answers scored 0.17
+    if classification and final is not None and f"{last:.3f}" == f"{final:.3f}":
+        # under the curve's end, where it runs below the non-private line; above it where the run ends near chance
+        # (the chance line and its name are under it there)
+        above = chance is not None and _ends_near_chance(data[metric], chance, reference)
+        end = pd.DataFrame({"at_epoch": [data["epoch"].iloc[-1]], "y": [data[metric].iloc[-1]],
+                            "text": [f"private {final:.3f}"]})
+        lines.append(alt.Chart(end).mark_text(align="right", baseline="bottom" if above else "top",
+                                              dy=-6 if above else 6, color=vega.TEXT)
+                     .encode(x="at_epoch:Q", y="y:Q", text="text:N"))
     # short panel titles (the axis titles carry the detail)
     panels = [_history_panel(data, "loss", title="Test loss", style=0, last=False,
                              axis_title="cross-entropy" if classification else "MSE, labels scaled to [0, 1]"),
               _history_panel(data, metric, title=("Test balanced accuracy" if balanced else "Test accuracy")
                              if classification else "Test MSE", style=2, last=not with_eps, extra=tuple(lines),
+                             domain=domain,
                              # short: the panel is 90 pixels tall ("balanced accuracy" was cut to "balanced accura")
                              axis_title=("balanced acc." if balanced else "accuracy (fraction)")
                              if classification else "MSE (label units²)")]

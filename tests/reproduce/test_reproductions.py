@@ -249,3 +249,16 @@ def test_an_entry_keeps_each_private_run_with_what_it_released_and_an_accounting
         assert ledger.spend(event_from_json(json.loads(release["event"]))) == pytest.approx(release["epsilon"],
                                                                                             rel=1e-9)
     assert _result("abadi2016-accountant").releases == ()  # accounting curves only: nothing trained
+
+
+def test_the_abadi_tables_pld_epsilon_is_the_accountant_pages_for_the_same_run(_result):
+    # the table read 0.96 (the curve's quick 1e-3 grid) where the Accountant page, at the same q = 0.01, sigma = 4,
+    # delta = 1e-5 and 100 epochs, reads 0.947 (dp_accounting's finer grid, as python -m dpcore epsilon)
+    from dpcore.accounting import dpsgd_epsilon
+    from dpcore.accounting.accountants import pld_discretization_for
+
+    table = _result("abadi2016-accountant").table.set_index("quantity").ours
+    pld = next(v for q, v in table.items() if "privacy loss distribution" in q)
+    page = dpsgd_epsilon(noise_multiplier=4.0, sample_rate=0.01, steps=10_000, delta=1e-5, accountant="pld",
+                         pld_discretization=pld_discretization_for(None))  # what the Accountant page computes
+    assert pld == pytest.approx(page, rel=1e-9) and round(pld, 3) == 0.947

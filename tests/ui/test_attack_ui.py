@@ -131,3 +131,22 @@ def test_the_ladders_no_guarantee_is_said_under_its_tick_not_inside_its_bar():
     proven = next(t for t in fig.data if t.name.startswith("ε proven"))
     assert list(proven.text) == ["0.05", "2", "4.53"] and proven.textposition == "outside"
     assert fig.layout.legend.y <= -0.4 and fig.layout.legend.yanchor == "top"  # under the two-line tick and the title
+
+
+def test_a_run_that_reaches_the_most_any_attack_can_prove_reads_one_number_not_the_same_rounded_two_ways():
+    # the ladder's run without noise, right about every canary, read 4.53 in its bar and table while the line under
+    # them said the most any attack can prove is 4.54: the same number, the reading rounded down, the ceiling up
+    import numpy as np
+
+    from dpcore.audit.result import audit_from_scores
+    from dpcore.ui.audit import ceiling_text
+    from dpcore.ui.common import format_epsilon
+
+    every = audit_from_scores(np.ones(500), np.zeros(500), attack="demo", epsilon=float("inf"), delta=1e-5)
+    reading = format_epsilon(every.epsilon_lower_bound, lower_bound=True)
+    assert ceiling_text(every) == f"ε ≥ {reading}, which this run reached"
+    assert format_epsilon(every.most_provable()) != reading  # 3.92 against 3.91: the two roundings differ here
+    most = audit_from_scores(np.r_[np.ones(450), np.zeros(50)], np.zeros(500), attack="demo",
+                             epsilon=float("inf"), delta=1e-5)  # short of it: the ceiling, rounded up as one is
+    assert most.epsilon_lower_bound < most.most_provable()
+    assert ceiling_text(most) == f"ε ≥ {format_epsilon(most.most_provable())}"

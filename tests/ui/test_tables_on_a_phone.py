@@ -55,3 +55,25 @@ def test_an_epsilon_column_holding_not_private_is_wide_enough_to_say_it():
     columns = json.loads(at.dataframe[0].proto.columns)
     assert columns["ε"]["width"] >= column_width([NOT_PRIVATE])  # the pinned column's measure, checked there
     assert "width" not in columns.get("Test accuracy", {})  # the others keep the grid's own sizing
+
+
+def _small_numbers():
+    import pandas as pd
+
+    from dpcore.ui.common import show_table
+
+    show_table(pd.DataFrame({"Canary": [18, 16], "Non-private: probability": [0.994, 0.969],
+                             "Private: probability": [0.00334, 1.49e-13], "Noise": [0.002, 10820.0]}), key="exposed")
+
+
+def test_a_column_of_small_numbers_is_written_to_four_figures_not_cut_to_the_grids_four_decimals():
+    # the Attack page's exposed faces canaries: 1.49e-13 under the picture read "0.0000000000001" in the table
+    from dpcore.ui.common import SMALL_NUMBER_FORMAT
+
+    at = AppTest.from_function(_small_numbers).run()
+    assert not at.exception
+    columns = json.loads(at.dataframe[0].proto.columns)
+    assert SMALL_NUMBER_FORMAT == "%.4g"
+    assert columns["Private: probability"]["type_config"]["format"] == SMALL_NUMBER_FORMAT
+    assert "Non-private: probability" not in columns or "format" not in json.dumps(columns["Non-private: probability"])
+    assert "format" not in json.dumps(columns.get("Noise", {}))  # 10,820 would read 1.082e+04

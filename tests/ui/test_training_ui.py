@@ -346,3 +346,48 @@ def test_the_mse_gap_under_the_tiles_is_the_difference_of_the_two_mse_shown():
     assert not at.exception, at.exception
     tile = next(m for m in at.metric if m.label == "Test MSE (private)")
     assert (tile.value, tile.delta) == ("3356", "+459 vs non-private")
+
+
+def _chance_label(spec: dict) -> tuple[dict, dict]:
+    """The accuracy panel's y scale and the mark naming its chance line."""
+    accuracy = spec["vconcat"][1]["layer"]  # the curve, the non-private line, the chance line
+    chance = accuracy[-1]["layer"]
+    assert chance[0]["mark"]["strokeDash"] == vega.DASHES["dot"] and chance[1]["mark"]["type"] == "text"
+    return accuracy[0]["encoding"]["y"]["scale"], chance[1]["mark"]
+
+
+def test_the_chance_lines_name_goes_under_it_where_the_run_ends_near_chance_not_on_the_curves_last_points():
+    # MNIST 5k at ε 0.05: the curve ended at 0.28 over a chance line at 0.10, and "chance 0.10", named above the line
+    # at its right end, sat on the curve's last points
+    near = _history([0.01, 0.02, 0.05]).assign(accuracy=[0.2, 0.25, 0.28])
+    scale, label = _chance_label(vega.spec(history_figure(near, chance=0.1, reference=0.962, budget=0.05)))
+    assert label["baseline"] == "top" and label["dy"] > 0  # under its line
+    low, high = scale["domain"]
+    assert high == 1.0 and low < 0.1 - 0.25 * (1.0 - 0.1)  # room under the line for its name
+    # the lesson's ε 1: the curve ends far above chance, and the chart is drawn as before
+    far = _history([0.3, 0.6, 1.0]).assign(accuracy=[0.52, 0.86, 0.91])
+    scale, label = _chance_label(vega.spec(history_figure(far, chance=0.1, reference=0.962, budget=1.0)))
+    assert label["baseline"] == "bottom" and "domain" not in scale
+
+
+def test_the_private_curve_is_named_at_its_end_with_the_score_its_tile_writes():
+    # the lesson's Train stop points at the private curve against the dashed non-private line: the line was named
+    # ("non-private 0.962"), the curve a few pixels under it was not
+    def named(spec):
+        texts = [layer for layer in spec["vconcat"][1]["layer"][1:] if layer.get("mark", {}).get("type") == "text"]
+        (layer,) = texts
+        rows = spec["datasets"][layer["data"]["name"]]
+        return rows[0]["text"], rows[0]["y"], layer["mark"]["baseline"]
+
+    far = _history([0.3, 0.6, 1.0]).assign(accuracy=[0.52, 0.86, 0.9104])
+    text, y, baseline = named(vega.spec(history_figure(far, chance=0.1, reference=0.962, budget=1.0, final=0.9104)))
+    assert (text, y, baseline) == ("private 0.910", 0.9104, "top")  # under the curve's end, as the tile writes it
+    near = _history([0.01, 0.02, 0.05]).assign(accuracy=[0.2, 0.25, 0.279])
+    assert named(vega.spec(history_figure(near, chance=0.1, reference=0.962, final=0.279)))[2] == "bottom"  # above
+    plain = vega.spec(history_figure(far, chance=0.1, reference=0.962))  # no final score (the live chart): no name
+    assert not [layer for layer in plain["vconcat"][1]["layer"][1:] if layer.get("mark", {}).get("type") == "text"]
+    # output perturbation: the curve is its network before the noise on its answers (0.96), the tile the answers'
+    # (0.17): the curve is not named after a score it does not reach
+    other = vega.spec(history_figure(far.assign(accuracy=[0.92, 0.95, 0.962]), chance=0.1, reference=0.962,
+                                     final=0.168))
+    assert not [layer for layer in other["vconcat"][1]["layer"][1:] if layer.get("mark", {}).get("type") == "text"]
