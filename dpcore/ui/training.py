@@ -558,6 +558,12 @@ def show_history_chart(out: dict, container=None) -> None:
     vega.show(shared_history_figure(out["history"], chance=chance, reference=reference_of(out),
                                     budget=out.get("budget"), balanced=balanced, final=final),
               container, key="train.history_chart", alt_text=HISTORY_ALT)
+    if "accuracy_without_noise" in out.get("extras", {}) and final is not None:
+        # output perturbation's curve is its network before the noise on its answers (0.96 beside a tile of 0.17)
+        (container or st).caption(
+            f"These curves are the network before any noise: it trains without privacy and is never released. What "
+            f"is released is each of its answers with Laplace noise added (Dwork et al. 2006), and those answers "
+            f"score **{final:.3f}**, the private tile above; the dashed line is a network trained without privacy.")
 
 
 def show_confusion_chart(cm: pd.DataFrame) -> None:

@@ -101,6 +101,10 @@ def test_softmax_perturbation_labels_epsilon_per_answer_and_states_the_budget_in
     assert "Noise multiplier σ" not in [mk.label for mk in at.metric]
     titles = _chart_titles(at)
     assert "ε spent" not in titles and len(titles) == 2  # no empty ε panel
+    # the curves (the network before its noise) are told apart from the released answers' score, under the chart
+    private = _metric(at, "Test accuracy (private)")
+    assert any(c.value.startswith("These curves are the network before any noise") and f"**{private}**" in c.value
+               for c in at.caption)
     # the non-private network's accuracy before noise is a diagnostic, not a headline
     exp = next(e for e in at.expander if e.label == "Non-private diagnostics (not covered by ε)")
     assert any("before the noise" in mk.value for mk in exp.markdown)
