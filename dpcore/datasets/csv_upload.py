@@ -199,11 +199,7 @@ def parse_bounds(spec) -> dict[str, tuple[float, float]]:
             out[str(name)] = (low, high)
         elif said not in mistakes:  # text entries were checked as they were read, in the box's order
             mistakes.append(said)
-    if len(mistakes) == 1:
-        raise BoundsError(mistakes[0])
-    if mistakes:
-        raise BoundsError(f"{len(mistakes)} mistakes in the bounds: "
-                          + " ".join(f"({i}) {m.removeprefix('bounds: ')}." for i, m in enumerate(mistakes, 1)))
+    _refuse_mistakes(mistakes, BoundsError, "bounds")
     return out
 
 
@@ -255,6 +251,16 @@ CATEGORIES_SYNTAX = ("COLUMN=VALUE|VALUE|..., one column per line or separated b
                      "ward=Cardiology|Oncology|Surgery, sex=F|M); spaces around a value are dropped; a value or a name "
                      "with a comma, a | or a ; goes in double quotes (\"Oncology, adult\"), and none may hold a "
                      "double quote or a new line")
+
+
+def _refuse_mistakes(mistakes: list[str], error: type, what: str) -> None:
+    """Raise ``error`` with every mistake of a box (``what``: "bounds", "categories") at once: one as it is, several
+    numbered, each without the box's name it starts with."""
+    if len(mistakes) == 1:
+        raise error(mistakes[0])
+    if mistakes:
+        raise error(f"{len(mistakes)} mistakes in the {what}: "
+                    + " ".join(f"({i}) {m.removeprefix(what + ': ')}." for i, m in enumerate(mistakes, 1)))
 
 
 def parse_categories(spec) -> dict[str, tuple[str, ...]]:
@@ -359,11 +365,7 @@ def parse_categories(spec) -> dict[str, tuple[str, ...]]:
             mistakes.append(said)
             continue
         out[name] = tuple(texts)
-    if len(mistakes) == 1:
-        raise CategoriesError(mistakes[0])
-    if mistakes:
-        raise CategoriesError(f"{len(mistakes)} mistakes in the categories: "
-                              + " ".join(f"({i}) {m.removeprefix('categories: ')}." for i, m in enumerate(mistakes, 1)))
+    _refuse_mistakes(mistakes, CategoriesError, "categories")
     return out
 
 
