@@ -82,7 +82,9 @@ if df is not None:
         st.warning(note)
     headline_area().plotly_chart(comparison_figure(df, log_y=log_y), width="stretch")
     st.caption("Naive and advanced composition treat each step as a subsampled Gaussian mechanism with its own δ "
-               "(amplification by subsampling, Dwork–Rothblum–Vadhan 2010); both are valid bounds at the same total "
+               "(amplification by Poisson subsampling to ln(1 + q(e^ε − 1)), Kasiviswanathan et al. 2008; Balle, "
+               "Barthe & Gaboardi 2018), composed naively or by advanced composition (Dwork, Rothblum & Vadhan "
+               "2010); both are valid bounds at the same total "
                "δ, so the advanced curve shows the smaller of the two (advanced composition alone is worse than the "
                "naive sum when each step's ε is large, e.g. σ = 0.5). RDP and PLD come from Google's dp_accounting "
                "on the event SelfComposed(PoissonSampled(q, Gaussian(σ)), steps)."
