@@ -58,7 +58,8 @@ page_header(
     "Attack the model",
     "What does ε buy? Train a model for real, then attack it as an adversary would: can it tell the records the "
     "model was trained on from records it never saw? Differential privacy caps how well any attack can do; the "
-    "attack's success in turn proves a lower bound on the ε the model really has.",
+    "attack's success in turn proves a lower bound on the true ε of the training that made it. A lower bound only: "
+    "an attack that proves little does not show that the model is private.",
 )
 
 with control_area(st.sidebar).form("audit.form"):

@@ -73,8 +73,9 @@ GLOSSARY: dict[str, str] = {
                  "(FPR), as it accuses more and more records; the diagonal is guessing, and the higher the curve, "
                  "the more the model gives away.",
     "AUC": "Area under the ROC curve: 0.5 is guessing, 1 is a perfect attack.",
-    "Audit": "Measuring how much privacy a trained model really gives, as a lower bound on its ε from an "
-             "attack's success.",
+    "Audit": "Testing a privacy claim with an attack: the attack's success proves a lower bound on the true ε of "
+             "the training algorithm. It can show a claim is false (the bound above the claimed ε), never that a "
+             "model is private: a weak attack proves little.",
     "Canary": "A record planted in the training data to test whether the model gives it away.",
     "Black-box / white-box attack": "A black-box attacker only asks the released model questions and reads its "
                                     "answers; a white-box one sees inside the training, here every noisy step, the "

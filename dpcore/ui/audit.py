@@ -56,10 +56,11 @@ ATTACK_NOTES = {
             "distribution, and the training recipe (learner, knobs, ε). **What it does:** it trains shadow models "
             "the same way on random halves of the data, learns how each record's confidence is distributed when "
             "the record is in and when it is out, and asks which of the two the target's confidence fits better "
-            "(the likelihood-ratio attack, Carlini et al. 2022). The strongest black-box membership attack known.",
+            "(the likelihood-ratio attack, Carlini et al. 2022), among the strongest black-box membership attacks "
+            "known.",
     "one-run": "**What the auditor does:** it plants canaries, each by a fair coin, and trains once. For DP-SGD the "
                "canaries are gradients written into coordinates no real record uses, and the auditor reads every "
-               "noisy step (white-box: the strongest adversary DP allows). For other learners they are "
+               "noisy step (white-box: the adversary DP-SGD's guarantee is written for). For other learners they are "
                "mislabelled records, and the auditor only queries the final model (black-box). How many canaries "
                "it places correctly bounds ε from below (Steinke, Nasr & Jagielski 2023).",
 }
