@@ -9,7 +9,10 @@ from __future__ import annotations
 GLOSSARY: dict[str, str] = {
     "ε (epsilon)": "The privacy budget. Whatever is released changes an attacker's odds about any one record by at "
                    "most a factor e^ε. Smaller is more private; ε = ∞ means no privacy.",
-    "δ (delta)": "The probability with which an (ε, δ) guarantee may fail. Keep it well below 1/n for n records.",
+    "δ (delta)": "The slack of an (ε, δ) guarantee: any outcome may be more likely with the record than e^ε times "
+                 "its probability without it, by up to δ in probability; roughly, the small chance that the ε bound "
+                 "fails. Keep it well below 1/n for n records: a δ of 1/n would allow publishing one whole record "
+                 "picked at random (Dwork & Roth 2014, section 2.3).",
     "Neighbouring data sets": "Two data sets that differ in one record (added, removed or replaced). Differential "
                               "privacy promises that the output hardly changes between them.",
     "Sensitivity": "The most one record can change a query's answer; the noise is scaled to it.",

@@ -240,8 +240,8 @@ def delta_input(key: str, *, default: float = DELTA, container=None, disabled: b
     return float(
         bounded_number(c, "Delta (δ)", low=0.0, high=0.01, default=float(default), key=key, name="δ",
                        value=float(default), format="%.1e", step=1e-6, disabled=disabled,
-                       help=help or "Probability the ε guarantee may fail, from 0 to 0.01; keep it well below 1/n "
-                                    "(a warning appears when it is not).")
+                       help=help or "Roughly, the probability the ε guarantee may fail, from 0 to 0.01; keep it well "
+                                    "below 1/n (a warning appears when it is not).")
     )
 
 
