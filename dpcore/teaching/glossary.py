@@ -14,7 +14,11 @@ GLOSSARY: dict[str, str] = {
                  "fails. Keep it well below 1/n for n records: a δ of 1/n would allow publishing one whole record "
                  "picked at random (Dwork & Roth 2014, section 2.3).",
     "Neighbouring data sets": "Two data sets that differ in one record (added, removed or replaced). Differential "
-                              "privacy promises that the output hardly changes between them.",
+                              "privacy promises that the output hardly changes between them. Each guarantee is "
+                              "stated for one of the two relations: replacing a record is removing one and adding "
+                              "another, so an ε for a record added or removed holds for a record replaced only as "
+                              "2ε (group privacy, Dwork & Roth 2014), and a replace-one ε says nothing about a "
+                              "record added or removed.",
     "Sensitivity": "The most one record can change a query's answer; the noise is scaled to it.",
     "Laplace mechanism": "Adds noise from a Laplace distribution of scale sensitivity/ε: pure ε-DP.",
     "Gaussian mechanism": "Adds normally distributed noise scaled to the L2 sensitivity: (ε, δ)-DP.",
