@@ -45,8 +45,8 @@ GLOSSARY: dict[str, str] = {
                             "polynomial, then minimise the noisy loss.",
     "SSP": "Sufficient statistics perturbation: add noise to XᵀX and Xᵀy, then solve the linear regression.",
     "Λ (lambda)": "The regularisation strength; private ERM needs it to bound how far one record moves the model.",
-    "DPLloyd": "Su et al.'s (2016) private k-means: each Lloyd round adds Laplace noise to the cluster counts and "
-               "sums.",
+    "DPLloyd": "Private k-means (Blum, Dwork, McSherry & Nissim 2005, as Su et al. 2016 study and tune it): each "
+               "Lloyd round adds Laplace noise to the cluster counts and sums.",
     "Input perturbation": "Add noise to every record before any analysis, so anything computed after is private.",
     "Label DP": "Protects only the labels (the features are public); e.g. randomized response on each label.",
     "Randomized response": "Report the true answer with some probability, otherwise a random one (Warner 1965).",
