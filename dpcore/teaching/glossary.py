@@ -30,8 +30,8 @@ GLOSSARY: dict[str, str] = {
     "RDP": "Rényi differential privacy (Mironov 2017), a way of adding up the privacy cost of many noisy steps.",
     "zCDP": "Zero-concentrated differential privacy (Bun & Steinke 2016), another accounting of composed "
             "Gaussian noise; the 2020 US Census states its budget as zCDP ρ.",
-    "PLD": "Privacy loss distribution: the exact distribution of the privacy loss, composed numerically; the "
-           "tightest accounting here.",
+    "PLD": "Privacy loss distribution: the distribution of the privacy loss, composed numerically on a grid "
+           "rounded the pessimistic way, so the ε stays an upper bound; the tightest accounting here.",
     "Moments accountant": "Abadi et al.'s (2016) accounting of DP-SGD's sampled Gaussian steps, computed today "
                           "with RDP.",
     "Composition": "Running several private steps on the same data: their ε add up (naively) or grow more "
