@@ -59,8 +59,10 @@ GLOSSARY: dict[str, str] = {
     "DP-FedAvg": "FedAvg with each client's update clipped and Gaussian noise added to the average, so the model "
                  "protects each whole client (user-level privacy).",
     "IID": "Independent and identically distributed: every client's data is drawn from the same mix of classes.",
-    "DCT": "Discrete cosine transform: rewrites an image as a sum of waves; keeping only the few largest "
-           "lowers the sensitivity of a private image.",
+    "DCT": "Discrete cosine transform: rewrites an image as a sum of waves. The networks' DCT features keep a "
+           "fixed block of the lowest-frequency ones, the same for every image (choosing each image's largest would "
+           "depend on the data): the model gets far fewer weights, and DP-SGD's noise grows with the number of "
+           "weights it perturbs (Tramèr & Boneh 2021).",
     "DP-Pix": "Fan's (2018) private images: average the pixels over blocks (pixelisation), then add Laplace noise "
               "to the block means; coarser blocks mean less noise per pixel.",
     "SVM": "Support vector machine: a linear classifier trained with the hinge loss (private here by ERM).",
