@@ -171,7 +171,9 @@ with belief_tab:
         f"probability at most e^ε·p / (e^ε·p + 1 − p): with ε = {eps:g} and p = {prior:.0%}, at most "
         f"**{belief_text(math.exp(eps) * prior / (math.exp(eps) * prior + 1 - prior))}**. A small ε keeps the belief "
         "close "
-        "to the prior, whatever the attacker knew before.")
+        "to the prior, whatever the attacker knew before."
+        + (" With the Gaussian this holds except on the rare answers in its tails, where the ratio leaves its band "
+           "(section 2) and δ is spent: there the belief can move further." if mech == "gaussian" else ""))
 
 st.header("4 · Noise you could ship")
 st.markdown(

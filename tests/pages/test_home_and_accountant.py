@@ -71,6 +71,19 @@ def test_home_gaussian_shows_delta_spent(app_page):
     assert 0.9e-5 < d <= 1.0001e-5
 
 
+def test_home_belief_bound_says_the_gaussian_can_leave_it_where_delta_is_spent(app_page):
+    # "at most e^ε times more likely on D than on D′, whatever answer is published" holds for Laplace only: the
+    # Gaussian's ratio leaves the band in its tails (section 2 of the same page), which δ accounts for
+    def belief_words(at) -> str:
+        return next(m.value for m in at.markdown if "Whatever noisy answer is published" in m.value)
+
+    at = app_page("app.py").run()
+    assert "δ is spent" not in belief_words(at)
+    at.radio(key="home.mech").set_value("gaussian").run()
+    assert not at.exception
+    assert "except on the rare answers in its tails" in belief_words(at)
+
+
 def test_home_shows_the_floating_point_attack_breaking_textbook_noise_and_not_secure_noise(app_page):
     at = app_page("app.py").run()
     assert at.button(key="home.float_attack")
