@@ -252,8 +252,10 @@ show_frame(display_summary(summ, metric=metric, axis=axis), key="sweep.summary")
 st.caption(SUMMARY_COLUMNS)
 tax = tuning_tax(table, delta=delta)
 if axis == "epsilon":
-    st.caption("Sweeping ε chooses a budget rather than tuning a model; the tuning tax (what choosing the best of "
-               "several candidates costs) is shown for sweeps of the other knobs, such as the clip norm.")
+    st.caption("The tuning tax (what choosing the best of several candidates costs) is computed for sweeps of the "
+               "other knobs, such as the clip norm, whose candidates all run the same mechanism, as "
+               "repeat-and-select needs (Papernot & Steinke 2022). Choosing ε by these results is a choice made on "
+               "the private data too: every run behind it counts, and each is in the session's total.")
 elif len(tax):
     st.header("The tuning tax: what choosing the best point costs")
     st.markdown(
