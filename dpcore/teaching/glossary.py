@@ -38,7 +38,10 @@ GLOSSARY: dict[str, str] = {
                    "slowly (advanced composition, RDP, PLD).",
     "ERM": "Empirical risk minimisation: fitting a model by minimising its average loss on the training rows "
            "(Chaudhuri, Monteleoni & Sarwate 2011 make it private by output or objective perturbation).",
-    "Output perturbation": "Train normally, then add noise to the model's weights.",
+    "Output perturbation": "Train without noise, then add noise to what is released: the model's weights (DP-ERM, "
+                           "whose regularised, convex loss bounds how far one record moves them, Chaudhuri et al. "
+                           "2011), or, on the Train page, each answer the network gives (ε per answer, adding up "
+                           "over the answers).",
     "Objective perturbation": "Add a random term to the training objective, then minimise it exactly.",
     "RFF": "Random Fourier features: a random map that lets a linear model imitate an RBF kernel.",
     "Functional mechanism": "Zhang et al. (2012): add Laplace noise to the coefficients of the loss written as a "
@@ -65,7 +68,8 @@ GLOSSARY: dict[str, str] = {
            "weights it perturbs (Tramèr & Boneh 2021).",
     "DP-Pix": "Fan's (2018) private images: average the pixels over blocks (pixelisation), then add Laplace noise "
               "to the block means; coarser blocks mean less noise per pixel.",
-    "SVM": "Support vector machine: a linear classifier trained with the hinge loss (private here by ERM).",
+    "SVM": "Support vector machine: a linear classifier trained with the hinge loss; private here by ERM with its "
+           "smooth Huber version, as Chaudhuri et al.'s objective perturbation needs a differentiable loss.",
     "HOG": "Histogram of oriented gradients: a summary of edge directions in an image, used as features.",
     "PSNR": "Peak signal-to-noise ratio in decibels: how close a noisy image is to the original (higher is "
             "closer).",
