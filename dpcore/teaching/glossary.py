@@ -67,7 +67,8 @@ GLOSSARY: dict[str, str] = {
            "depend on the data): the model gets far fewer weights, and DP-SGD's noise grows with the number of "
            "weights it perturbs (Tramèr & Boneh 2021).",
     "DP-Pix": "Fan's (2018) private images: average the pixels over blocks (pixelisation), then add Laplace noise "
-              "to the block means; coarser blocks mean less noise per pixel.",
+              "to the block means; coarser blocks mean less noise per pixel. Its ε protects any m pixels (images "
+              "that differ in at most m pixels are neighbours), not the whole picture.",
     "SVM": "Support vector machine: a linear classifier trained with the hinge loss; private here by ERM with its "
            "smooth Huber version, as Chaudhuri et al.'s objective perturbation needs a differentiable loss.",
     "HOG": "Histogram of oriented gradients: a summary of edge directions in an image, used as features.",
