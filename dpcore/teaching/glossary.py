@@ -7,8 +7,10 @@ from __future__ import annotations
 
 #: term -> definition; abbreviations first spelled out
 GLOSSARY: dict[str, str] = {
-    "ε (epsilon)": "The privacy budget. Whatever is released changes an attacker's odds about any one record by at "
-                   "most a factor e^ε. Smaller is more private; ε = ∞ means no privacy.",
+    "ε (epsilon)": "The privacy budget. Whatever is released changes an attacker's odds about any one record (or "
+                   "whatever the guarantee protects: a label, a client's data, some pixels) by at most a factor "
+                   "e^ε, apart from the slack δ of an (ε, δ) guarantee. Smaller is more private; ε = ∞ means no "
+                   "privacy.",
     "δ (delta)": "The slack of an (ε, δ) guarantee: any outcome may be more likely with the record than e^ε times "
                  "its probability without it, by up to δ in probability; roughly, the small chance that the ε bound "
                  "fails. Keep it well below 1/n for n records: a δ of 1/n would allow publishing one whole record "
