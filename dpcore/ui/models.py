@@ -697,7 +697,8 @@ METHOD_STYLE = {"color_discrete_map": METHOD_COLOURS, "line_dash_map": METHOD_DA
 
 #: Why more rows help, per learner (the caption under the training-size chart).
 SIZE_NOTES = {
-    "erm-output": "Output perturbation adds noise of norm ~ 2/(n Λ ε) to the minimiser: it shrinks like 1/n.",
+    "erm-output": "Output perturbation adds noise of norm about 2d/(n Λ ε) to the minimiser (d features; its "
+                  "sensitivity is 2/(n Λ)): it shrinks like 1/n.",
     "erm-objective": "Objective perturbation adds a random linear term b·w/n to the objective: its pull on the "
                      "minimiser shrinks like 1/n.",
     "functional-mechanism": "The Laplace noise on the loss coefficients keeps its size while the coefficients grow "
