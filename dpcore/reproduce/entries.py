@@ -650,7 +650,7 @@ def _run_iris_kmeans(progress: Progress) -> Outcome:
 register(Reproduction(
     name="su2016-dplloyd",
     title="DPLloyd against input perturbation (k-means on iris)",
-    citation=f"Su, Cao, Li, Bertino & Jha 2016, Differentially Private k-Means Clustering, ACM CODASPY; "
+    citation=f"Su, Cao, Li, Bertino & Jin 2016, Differentially Private k-Means Clustering, ACM CODASPY; "
              f"as compared in {_REPORT}",
     where="the report's Figures 3 and 4",
     published="DPLloyd (noisy counts and sums in every Lloyd round) converges to the non-private accuracy at a "
