@@ -77,7 +77,7 @@ if df is not None:
         c.metric(short.get(m, m), f"ε = {format_epsilon(e)}", help=m)
         verdict_line(e, container=c, short=True)
     tightest = short.get(str(final.idxmin()), str(final.idxmin()))
-    verdict_line(float(final.min()), what=f"The tightest accounting ({tightest})")
+    verdict_line(float(final.min()), what=f"The tightest accounting ({tightest})", delta=float(delta))
     if (note := weak_guarantee_note(float(final.min()), unit="per training record (tightest method shown)")):
         st.warning(note)
     headline_area().plotly_chart(comparison_figure(df, log_y=log_y), width="stretch")
@@ -115,4 +115,4 @@ if steps is not None:
         m1.metric("Noise multiplier needed σ", format_noise(s, 4))  # rounded up: never less noise than needed
         m2.metric("Steps", f"{steps:,}")
         m3.metric("ε check with that σ", format_epsilon(e, 4), help="Never above the target.")
-        verdict_line(float(target), what=f"Target ε = {target:g}")
+        verdict_line(float(target), what=f"Target ε = {target:g}", delta=float(delta))

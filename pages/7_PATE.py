@@ -122,7 +122,7 @@ if (added := release_cost_caption(res)) is not None:
 c[1].metric("Noise on each vote", f"{noise_name(cfg.aggregator)} = {format_noise(res.noise_scale)}")
 c[2].metric("Queries answered", f"{res.answered_count}" if cfg.aggregator != "confident"
             else f"{res.answered_count} of {cfg.queries}")
-verdict_line(res.epsilon, what="ε spent")
+verdict_line(res.epsilon, what="ε spent", delta=float(res.delta))
 if (note := weak_guarantee_note(res.epsilon, unit="per private record")) is not None:
     st.warning(note)
 if cfg.aggregator == "confident":

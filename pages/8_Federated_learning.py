@@ -168,7 +168,8 @@ m[3].metric("Noise multiplier σ", "—" if res.noise_multiplier is None else fo
                  + (", calibrated so the rounds cost the target ε." if by == "target ε" else ", as set."))
 m[4].metric("Clients per round qN", f"{cfg.client_fraction * cfg.clients:.3g}",
             help="Expected number of clients sampled each round: the sampling rate q times the N clients.")
-verdict_line(res.epsilon if private else float("inf"), container=metrics_slot, what="ε per client")
+verdict_line(res.epsilon if private else float("inf"), container=metrics_slot, what="ε per client",
+             delta=float(res.delta) if private else 0.0)
 if by_shares:
     metrics_slot.markdown(f"**Chance level** (always the most common class): **{by_shares[2]:.3f}** in balanced "
                           f"accuracy, {chance:.3f} in accuracy. The tiles and the chart read balanced accuracy (each "

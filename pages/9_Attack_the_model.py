@@ -180,7 +180,7 @@ else:
 if note:
     st.markdown(f"**No claim to test here:** this attack asks whether a record was in the training set, and {note}.")
 else:
-    verdict_line(float(claim), what="ε claimed")
+    verdict_line(float(claim), what="ε claimed", delta=float(main.result.delta))
 proven = main.result.epsilon_lower_bound
 st.markdown("**The attack-based reading:** " + (
     f"this attack proves that the run leaks at least ε = {format_epsilon(proven, lower_bound=True)} (95 % confidence), "

@@ -213,3 +213,11 @@ def test_an_epsilon_a_rounding_above_a_band_edge_is_banded_as_shown():
                                  neighbouring="replace-one")
         assert spent >= edge and epsilon_text(spent) == f"{edge:g}" and verdict(spent).name == band
     assert verdict(1.000001).name == "moderate"
+
+
+def test_the_odds_sentence_says_an_epsilon_delta_bound_holds_apart_from_delta_and_a_pure_one_exactly():
+    # (ε, δ)-DP bounds each outcome's probability by e^ε times its neighbour's plus δ (Dwork & Roth 2014, Section
+    # 2.3): the odds bound holds apart from outcomes of probability of the order of δ
+    pure, approx = verdict(1.0).sentence(), verdict(1.0).sentence(delta=1e-5)
+    assert "δ" not in pure and "change at most 2.72×; a 50 % guess can reach 73.2 %" in pure
+    assert "change at most 2.72× (apart from outcomes of probability of the order of δ = 1e-05); a 50 % guess" in approx

@@ -817,6 +817,10 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
         _, own_base = _mean_of(summ, "baseline", config.baseline_for(best.learner))
         target = float(best.target)
         v = verdict(said)
+        # the odds bound of an (ε, δ) learner holds apart from δ; a pure-ε learner's exactly
+        from ..learners import get_learner
+
+        apart = float(config.delta) if get_learner(best.learner).uses_delta else 0.0
         below, above = neighbours(said)
         recommended = {
             "learner": best.learner, "learner_title": _title(best.learner), "epsilon": said,
@@ -825,7 +829,7 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
             "target": target,
             "epsilon_spent": float(best.epsilon_spent), "leaks": bool(best.leaks), "event": best.event,
             "delta": float(config.delta), "band": v.band.headline,
-            "band_sentence": v.sentence().replace("**", ""), "deployments": comparison(said),
+            "band_sentence": v.sentence(delta=apart).replace("**", ""), "deployments": comparison(said),
             "nearest_deployments": [f"{d.who}, {d.what}: ε {d.epsilon:g} ({d.unit}; {d.source})"
                                     for d in below + above],
             "non_private": own_base,
@@ -889,7 +893,7 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
         if protects := _what_it_protects(table, best, said=said):
             recommended["protects"] = protects
             reasons.append(protects)
-        reasons.append(v.sentence().replace("**", "") + " " + comparison(said))
+        reasons.append(v.sentence(delta=apart).replace("**", "") + " " + comparison(said))
         reasons += overspent_reasons(points)
     else:
         target = float(points["target"].iloc[0]) if len(points) else (

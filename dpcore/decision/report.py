@@ -614,7 +614,8 @@ def attack_report_json(audits: Mapping[str, Any], *, dataset, question: Mapping[
     band = None
     if math.isfinite(claim):
         v = verdict(claim)
-        band = {"band": v.band.headline, "sentence": v.sentence().replace("**", ""), "deployments": comparison(claim)}
+        said = v.sentence(delta=models[0]["delta"]).replace("**", "")  # the odds bound holds apart from δ
+        band = {"band": v.band.headline, "sentence": said, "deployments": comparison(claim)}
     unique = []
     for m, leak in warnings:
         w = {"message": scrub(m, dataset), "leak": bool(leak)}

@@ -68,9 +68,14 @@ class Verdict:
         """The band alone, e.g. ``●●●● Strong privacy``, for under a number in a narrow column."""
         return f"{self.band.icon} {self.band.headline}"
 
-    def sentence(self, subject: str = "anyone") -> str:
+    def sentence(self, subject: str = "anyone", delta: float = 0.0) -> str:
         """One line for beside the number: ``●●●● **Strong privacy** (ε ≤ 1): ... change at most 2.7×; ...``;
-        ``subject``: what the odds are about (a learner that protects labels only: "any one record's label")."""
+        ``subject``: what the odds are about (a learner that protects labels only: "any one record's label").
+
+        ``delta``: the δ the ε is stated at, where the page knows it. The odds bound is exact for pure ε-DP only; an
+        (ε, δ) guarantee bounds every outcome's probability by e^ε times its neighbour's plus δ, so the odds bound
+        holds apart from outcomes of small probability, of the order of δ (Dwork & Roth 2014, Section 2.3), which
+        the sentence then says."""
         b = self.band
         if b is NOT_PRIVATE:
             return f"{b.icon} **{b.headline}**: no guarantee; the output may reveal anyone's record."
@@ -78,9 +83,10 @@ class Verdict:
         tail = {"strong": "", "moderate": "",
                 "weak": " The bound is loose; real attacks often learn far less: audit the model.",
                 "nominal": " The bound alone promises next to nothing; only an audit can say what is protected."}
+        apart = f" (apart from outcomes of probability of the order of δ = {delta:.0e})" if delta > 0 else ""
         return (f"{b.icon} **{b.headline}** ({rng}): an attacker's odds about {subject} change at most "
-                f"{odds_factor(self.epsilon)}; a 50 % guess can reach {belief_text(_belief_up(self.epsilon))}."
-                f"{tail[b.name]}")
+                f"{odds_factor(self.epsilon)}{apart}; a 50 % guess can reach "
+                f"{belief_text(_belief_up(self.epsilon))}.{tail[b.name]}")
 
 
 _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")

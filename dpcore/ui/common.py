@@ -213,24 +213,26 @@ def applied_epsilon_input(key: str, *, button: str | None = None, button_key: st
 
 
 def verdict_text(epsilon: float, *, what: str | None = None, compare: bool = True, short: bool = False,
-                 subject: str | None = None) -> str:
+                 subject: str | None = None, delta: float = 0.0) -> str:
     """The verdict band of ``epsilon`` in words (:mod:`dpcore.teaching.verdict`), and where published deployments sit.
 
     ``short`` gives the band alone (for under a number in a narrow column); ``subject``: what the ε protects when it
-    is not a whole record (then no comparison with published deployments, which protect whole records).
+    is not a whole record (then no comparison with published deployments, which protect whole records); ``delta``:
+    the δ the ε is stated at, where the page has one (the odds bound then says it holds apart from it).
     """
     v = verdict(epsilon)
     compare = compare and subject is None
-    text = (f"{what}: " if what else "") + (v.short() if short else v.sentence(subject or "anyone"))
+    text = (f"{what}: " if what else "") + (v.short() if short else v.sentence(subject or "anyone", delta=delta))
     if epsilon == 0 and not short:  # a calibrated tiny target: the accountant's true (0, δ) bound
         text += "  \n" + ZERO_EPSILON
     return text + ("  \n" + comparison(epsilon) if compare and not short else "")
 
 
 def verdict_line(epsilon: float, *, container=None, what: str | None = None, compare: bool = True,
-                 short: bool = False, subject: str | None = None) -> None:
+                 short: bool = False, subject: str | None = None, delta: float = 0.0) -> None:
     """Write :func:`verdict_text` in body text (not a grey caption) under an ε the page shows."""
-    (container or st).markdown(verdict_text(epsilon, what=what, compare=compare, short=short, subject=subject))
+    (container or st).markdown(verdict_text(epsilon, what=what, compare=compare, short=short, subject=subject,
+                                            delta=delta))
 
 
 def delta_input(key: str, *, default: float = DELTA, container=None, disabled: bool = False,

@@ -34,6 +34,9 @@ def test_accountant_judges_each_method_and_names_the_tightest():
     assert sum(v.startswith(tuple(b.icon for b in BANDS)) for v in found) >= 4
     assert any(v.startswith("The tightest accounting") for v in found)
     assert any("published deployment" in v for v in found)
+    # an (ε, δ) bound: its odds sentence says it holds apart from the page's δ (the sidebar's, 1e-5)
+    assert any(v.startswith("The tightest accounting") and "apart from outcomes of probability of the order of "
+               "δ = 1e-05" in v for v in found)
 
 
 def test_the_band_follows_the_epsilon_box():
