@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import abc
 import math
+import sys
 from dataclasses import dataclass, field
 from decimal import Decimal, localcontext
 from fractions import Fraction
@@ -80,16 +81,39 @@ class PureEpsilonMechanism(Mechanism):
 MAX_NOISE_SCALE = 1e100
 
 
+def _nearest(x: Fraction) -> float:
+    """``float(x)``, infinity of ``x``'s sign beyond the largest double (where float() raises OverflowError)."""
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf if x > 0 else -math.inf
+
+
 def round_up(x: Fraction) -> float:
-    """The least double at or above the exact rational ``x`` (float() rounds to nearest, below it half the time)."""
-    out = float(x)
-    return out if not math.isfinite(out) or Fraction(out) >= x else math.nextafter(out, math.inf)
+    """The least double at or above the exact rational ``x`` (float() rounds to nearest, below it half the time);
+    infinity above the largest double.
+
+    >>> third = Fraction(1, 3)
+    >>> Fraction(round_up(third)) >= third, round_up(Fraction(10**400)), round_up(1 / Fraction(10**400))
+    (True, inf, 5e-324)
+    """
+    out = _nearest(x)
+    if math.isinf(out):
+        return out if out > 0 else -sys.float_info.max
+    return out if Fraction(out) >= x else math.nextafter(out, math.inf)
 
 
 def round_down(x: Fraction) -> float:
-    """The greatest double at or below the exact rational ``x``."""
-    out = float(x)
-    return out if not math.isfinite(out) or Fraction(out) <= x else math.nextafter(out, -math.inf)
+    """The greatest double at or below the exact rational ``x``; the largest double above it.
+
+    >>> third = Fraction(1, 3)
+    >>> Fraction(round_down(third)) <= third, round_down(Fraction(10**400)), round_down(1 / Fraction(10**400))
+    (True, 1.7976931348623157e+308, 0.0)
+    """
+    out = _nearest(x)
+    if math.isinf(out):
+        return out if out < 0 else sys.float_info.max
+    return out if Fraction(out) <= x else math.nextafter(out, -math.inf)
 
 
 def noise_scale(sensitivity: float, epsilon: float) -> float:
@@ -122,6 +146,8 @@ def pure_laplace_event(epsilon: float) -> "dp_accounting.LaplaceDpEvent":
     >>> pure_laplace_event(3.0).noise_multiplier <= Fraction(1, 3)
     True
     """
+    if math.isinf(epsilon):  # a whole image at an epsilon beyond the largest double: no noise to speak of
+        return dp_accounting.LaplaceDpEvent(noise_multiplier=0.0)
     return dp_accounting.LaplaceDpEvent(noise_multiplier=round_down(1 / Fraction(epsilon)))
 
 

@@ -65,3 +65,16 @@ def test_a_picture_mechanisms_epsilon_for_the_whole_image_is_never_rounded_down(
         assert Fraction(m.image_epsilon(shape)) >= exact, eps
         assert Fraction(m.image_dp_event(shape).noise_multiplier) * exact <= 1, eps
         assert Fraction(m.dp_event.noise_multiplier) * Fraction(eps) <= 1, eps
+
+
+def test_beyond_the_largest_double_the_rounding_answers_infinity_toward_the_larger_epsilon():
+    # float() of a rational beyond 1.8e308 raises OverflowError: the whole-image epsilon of a pixel's 1e308 is
+    # infinity (no guarantee), and its event is noise of multiplier 0, which the accountants read as infinity
+    huge = Fraction(10**400)
+    assert round_up(huge) == np.inf and round_down(huge) == np.finfo(float).max
+    assert round_up(-huge) == -np.finfo(float).max and round_down(-huge) == -np.inf
+    for m in (PixelLaplace(epsilon=1e308, budget="pixel"), DPPix(epsilon=1e308)):
+        assert m.image_epsilon((28, 28)) == np.inf
+        assert m.image_dp_event((28, 28)).noise_multiplier == 0.0
+    # the multiplier of an epsilon below 1 / 1.8e308 is the largest double: its epsilon is still above the asked one
+    assert Fraction(pure_laplace_event(5e-324).noise_multiplier) * Fraction(5e-324) <= 1
