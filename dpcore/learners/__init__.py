@@ -178,18 +178,14 @@ _CLUSTER_ESTIMATORS = {"dplloyd": "DPLloydKMeans", "input-perturbation": "InputP
 
 
 def _is_table(data) -> bool:
-    """Rows of features given as a table (a DataFrame, an array, a CSV file), not a registry name or a Dataset."""
-    import os
-
+    """Rows of features given as a table (a DataFrame, an array, a CSV file's path), not a registry name, a Dataset
+    or an ``(X, y)`` pair."""
     import pandas as pd
 
-    from ..datasets import Dataset
+    from ..datasets.own import _is_csv_path
 
-    if isinstance(data, (Dataset, tuple)):
-        return False
-    if isinstance(data, str):
-        return data.lower().endswith(".csv") or os.path.isfile(data)
-    return isinstance(data, (pd.DataFrame, np.ndarray, os.PathLike)) or hasattr(data, "__array__")
+    return _is_csv_path(data) or isinstance(data, (pd.DataFrame, np.ndarray)) or (
+        not isinstance(data, (str, tuple)) and hasattr(data, "__array__"))
 
 
 def run_learner(
