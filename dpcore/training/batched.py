@@ -178,6 +178,13 @@ def capturing() -> Iterator[None]:
         _INTERCEPT.reset(token)
 
 
+def capturing_now() -> bool:
+    """Whether this call runs inside :func:`capturing`: a learner's problem is then only read (by the batch it is
+    handed to), so its arrays need not be copies of its own."""
+    mode = _INTERCEPT.get()
+    return mode is not None and mode[0] == "capture"
+
+
 @contextlib.contextmanager
 def serving(fit_key: tuple, problem: Any, result: TrainResult) -> Iterator[None]:
     """Inside it, the learner call whose fit arguments equal ``fit_key`` gets ``problem`` and ``result`` (trained

@@ -136,3 +136,25 @@ def test_an_uploads_split_keeps_no_rows_of_it():
     ds = as_dataset(df, "y", task="classification", bounds={"a": (-5, 5), "b": (-5, 5)})
     split = train_test_split(ds, seed=0)
     assert registry.split_rows(split) is None and id(split.X_train) not in registry._ROWS
+
+
+def test_a_captured_run_reads_the_kept_features_without_copying_them_and_a_run_alone_gets_its_own():
+    """A sweep captures each run's problem only to hand it to a batch, which reads it: copying every run's features
+    (260 Adult runs: 3 GB) bought nothing. Captured, the features are read-only views of the kept arrays; trained
+    alone, each run's are writeable copies of its own."""
+    import pytest
+
+    from dpcore.training.batched import Captured, capturing, capturing_now
+
+    split = train_test_split("breast_cancer", seed=5)
+    assert not capturing_now()
+    alone = tl.training_problem(split, private=True, epsilon=1.0, delta=1e-5, seed=5, params={})
+    kept = tl.copied_from(alone.X_train)
+    assert alone.X_train.flags.writeable and not np.shares_memory(alone.X_train, kept)
+    with capturing(), pytest.raises(Captured) as got:
+        assert capturing_now()
+        tl._fit(split, tl._train_labels(split), private=True, epsilon=1.0, delta=1e-5, seed=5, params={})
+    X = got.value.problem.X_train
+    assert not X.flags.writeable and np.shares_memory(X, kept) and tl.copied_from(X) is kept
+    assert tl.copied_from(got.value.problem.X_test) is tl.copied_from(alone.X_test) is not None
+    assert not capturing_now()
