@@ -74,7 +74,11 @@ class PoissonSampler:
     def batches(self, steps: int) -> Iterator[np.ndarray]:
         """``steps`` batches of sorted record indices (int64; possibly empty)."""
         for _ in range(check_int(steps, "steps", minimum=0)):
-            yield np.flatnonzero(self.rng.random(self.n) < self.sample_rate)
+            yield self.draw()
+
+    def draw(self) -> np.ndarray:
+        """The next batch: the sorted indices of the records with ``rng.random(n) < sample_rate``."""
+        return np.flatnonzero(self.rng.random(self.n) < self.sample_rate)
 
 
 def shuffled_batches_per_epoch(n: int, batch_size: int) -> int:

@@ -417,3 +417,47 @@ def test_a_record_whose_gradient_overflows_leaves_the_model_finite_alone_and_tog
     for r in (alone[0], together[0]):
         assert all(np.isfinite(v).all() for v in r.state.values())
     _assert_same_run(alone[0], together[0])
+
+
+# a sweep's epsilon values at one seed: twins (the same seed, rows and rate), with schedules that part ways
+_TWINS = [
+    dict(noise_multiplier=0.8, learning_rate=0.5),
+    dict(target_epsilon=2.0, clip_norm=0.3, learning_rate=1.0, ema=0.9),
+    dict(noise_multiplier=2.0, clip_norm=3.0, momentum=0.5, epochs=2),  # leaves the twins after 2 epochs
+    dict(noise_multiplier=0.9, max_epsilon=6.0, epochs=8),  # stops early on its budget
+    dict(noise_multiplier=1.1, epochs=6),  # draws on after the others left
+    dict(noise_multiplier=1.3, seed=1),  # another seed, between twins: its own draws
+    dict(noise_multiplier=1.5, batch_size=17),  # another rate: its own draws
+]
+
+
+@pytest.mark.parametrize("model", ["linear", "mlp"])
+@pytest.mark.parametrize("lanes, block_floats", [(1, None), (2, None), (1, 1)], ids=["one lane", "two lanes",
+                                                                                    "blocks of one run"])
+def test_twin_runs_draw_their_batches_once_and_each_equals_the_run_trained_alone(model, lanes, block_floats,
+                                                                                 monkeypatch):
+    """Runs of one seed on the same rows and rate would draw the same Poisson batches: the batch draws them once,
+    gathers their rows once, and every run still equals the run trained alone (its batches, noise, weights,
+    accounting), whatever its schedule, its lane or its block."""
+    import dpcore.training.batched as batched
+    from dpcore.training.sampling import PoissonSampler
+
+    monkeypatch.setattr(batched, "LANE_FLOATS", 1)
+    X, y = _data()
+    Xt, yt = _data(n=90, seed=5)
+    runs = [TogetherRun(X, y, TrainConfig(**{"model": model, "hidden": 16, "epochs": 4, "batch_size": 40, "seed": 0,
+                                             **kw}), Xt, yt, 3) for kw in _TWINS]
+    alone, _ = _alone_and_together(runs)
+    assert alone[3].stopped_early and len({r.steps for r in alone}) > 3
+    draws = []
+    real = PoissonSampler.draw
+    monkeypatch.setattr(PoissonSampler, "draw", lambda self: draws.append(self) or real(self))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DPCoreWarning)
+        together = train_together(runs, lanes=lanes, **({} if block_floats is None else
+                                                        {"block_floats": block_floats}))
+    for a, b in zip(alone, together):
+        _assert_same_run(a, b)
+    # the twins' draws: at most once per step and lane for the longest of them; the two others draw their own
+    twins = max(r.steps for r in alone[:5])
+    assert len(draws) <= lanes * twins + alone[5].steps + alone[6].steps < sum(r.steps for r in alone)
