@@ -165,6 +165,14 @@ class TrainConfig:
         if self.max_epsilon is not None:
             object.__setattr__(self, "max_epsilon", check_epsilon(self.max_epsilon, "max_epsilon"))
         if not self.private:
+            given = [f"{name}={getattr(self, name):g}" for name in ("target_epsilon", "noise_multiplier", "max_epsilon")
+                     if getattr(self, name) is not None]
+            if given:  # a privacy setting the run would drop: it trains with no noise, its epsilon is infinite
+                unset = ", ".join(f"{g.split('=')[0]}=None" for g in given)
+                raise DPValueError(f"private=False trains without clipping or noise (its epsilon is infinite), so "
+                                   f"{', '.join(given)} would be ignored: set private=True for DP-SGD, or leave "
+                                   f"{'them' if len(given) > 1 else 'it'} out for the non-private baseline (from a "
+                                   f"private config: config.replace(private=False, {unset}))")
             return
         if self.noise_multiplier is None and self.target_epsilon is None:
             raise DPValueError("give noise_multiplier (sigma) or target_epsilon for private training, not neither")

@@ -290,3 +290,16 @@ def test_a_printed_result_shows_its_privacy_numbers_not_its_weights():
     assert f"epsilon={res.epsilon!r}" in shown and "noise_multiplier=1.0" in shown and "delta=1e-05" in shown
     assert "state=" not in shown and len(shown) < 3000
     assert res.state["0.weight"].shape == (64, 20)  # still there, for whoever asks
+
+
+@pytest.mark.parametrize("setting", [dict(target_epsilon=1.0), dict(noise_multiplier=1.0), dict(max_epsilon=2.0),
+                                     dict(target_epsilon=1.0, max_epsilon=2.0)])
+def test_a_non_private_config_refuses_a_privacy_setting_it_would_drop(setting):
+    """TrainConfig(target_epsilon=1, private=False) trained a model with no noise and reported epsilon infinity, with
+    no word that the 1 was dropped: a data scientist who set both believed the model private."""
+    with pytest.raises(DPValueError) as got:
+        TrainConfig(private=False, **setting)
+    said = str(got.value)
+    assert "private=False" in said and "private=True" in said
+    assert all(f"{name}=" in said for name in setting)
+    assert TrainConfig(private=False).noise_multiplier is None  # the baseline itself stands
