@@ -29,7 +29,9 @@ import warnings
 import numpy as np
 from scipy.optimize import minimize
 from scipy.sparse.linalg import LinearOperator, cg
+from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils.metaestimators import available_if
 
 from ..accounting.events import EpsilonDeltaDpEvent
 from ..exceptions import DPValueError, PrivacyLeakWarning, user_stacklevel
@@ -673,6 +675,25 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
         if s.ndim == 1:
             return self.classes_[(s > 0).astype(int)]
         return self.classes_[np.argmax(s, axis=1)]
+
+    def _is_logistic(self) -> bool:
+        try:
+            return canonical_model(self.model) == "logreg"
+        except DPValueError:
+            return False
+
+    @available_if(_is_logistic)
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities of the logistic model, in the order of ``classes_`` (post-processing of the released
+        weights: no privacy cost): ``sigmoid(margin)`` for two classes; with k > 2 classes each one-vs-rest model's
+        sigmoid, normalised over the classes (as scikit-learn's one-vs-rest logistic regression). The Huber SVM
+        (``model="svm"``) gives no probabilities, as scikit-learn's LinearSVC does not."""
+        s = self.decision_function(X)
+        p = expit(s)
+        if s.ndim == 1:
+            return np.column_stack([expit(-s), p])
+        total = p.sum(axis=1, keepdims=True)
+        return np.divide(p, total, out=np.full_like(p, 1.0 / p.shape[1]), where=total > 0)
 
 
 class OutputPerturbationClassifier(PrivateERMClassifier):

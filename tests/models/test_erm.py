@@ -483,3 +483,28 @@ def test_objective_perturbation_at_a_tiny_epsilon_refuses_and_says_to_raise_epsi
                                            r"about .*use a larger epsilon"):
         run_learner("erm-objective", "iris", epsilon=1e-9, seed=0)
     assert run_learner("erm-objective", "iris", epsilon=1e-6, seed=0).epsilon == 1e-6  # still released
+
+
+def test_a_logistic_erm_model_gives_class_probabilities_its_answers_follow_and_an_svm_gives_none():
+    """A scikit-learn user scores a logistic model by its probabilities (roc_auc_score, calibration): the released
+    weights give them for free. Two classes: sigmoid of the margin; one-vs-rest: each sigmoid over their sum."""
+    from scipy.special import expit
+    from sklearn.datasets import load_iris
+
+    from dpcore.models.erm import ERMClassifier, ObjectivePerturbationClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 0] - X[:, 1] > 0).astype(int)
+    clf = ObjectivePerturbationClassifier(epsilon=2.0, data_norm=4.0, random_state=0).fit(X, y)
+    P = clf.predict_proba(X)
+    np.testing.assert_allclose(P[:, 1], expit(clf.decision_function(X)), rtol=1e-12)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    assert np.array_equal(clf.classes_[P.argmax(axis=1)], clf.predict(X))
+    Xi, yi = load_iris(return_X_y=True)
+    multi = ERMClassifier(data_norm=10.0).fit(Xi, yi)
+    Pm = multi.predict_proba(Xi)
+    s = expit(multi.decision_function(Xi))
+    np.testing.assert_allclose(Pm, s / s.sum(axis=1, keepdims=True), rtol=1e-12)
+    assert np.array_equal(multi.classes_[Pm.argmax(axis=1)], multi.predict(Xi))
+    assert not hasattr(ObjectivePerturbationClassifier(epsilon=1.0, model="svm"), "predict_proba")
