@@ -257,7 +257,7 @@ def show_headline(out: dict, algorithm: str) -> None:
                         f"little here, so a larger ε buys little more. {wording.near_baseline}") if gap >= 0.05 else
                        "As accurate as the model trained without privacy: at this ε the noise costs nothing "
                        "measurable on these test rows.")
-        _epsilon_verdict(eps, wording.epsilon_label, wording.subject)
+        _epsilon_verdict(eps, wording.epsilon_label, wording.subject, out.get("delta", 0.0))
         return
     priv, base, triv = out["metrics"], out["baseline"], out["trivial"]
     r2_help = ("R² = 1 − MSE / variance of the test labels: 1 is a perfect fit, 0 is predicting the test rows' "
@@ -277,7 +277,7 @@ def show_headline(out: dict, algorithm: str) -> None:
     bottom[3].metric(noise_label, noise_text, help=noise_help)
     st.caption("Mean predictor: the training rows' mean label for every test row, on the same split. A non-private "
                "reference (it reads the training labels without noise), not a released model.")
-    _epsilon_verdict(eps, wording.epsilon_label, wording.subject)
+    _epsilon_verdict(eps, wording.epsilon_label, wording.subject, out.get("delta", 0.0))
 
 
 def headline_metric(out: dict) -> str:
@@ -412,11 +412,12 @@ def points_apart(difference: float) -> str:
     return f"{abs(points):.1f} points {'lower' if points < 0 else 'higher'}"
 
 
-def _epsilon_verdict(eps, label: str, subject: str | None = None) -> None:
+def _epsilon_verdict(eps, label: str, subject: str | None = None, delta: float = 0.0) -> None:
     """The verdict band of the ε this run spent (nothing to judge when it was trained without privacy); ``subject``:
-    what it protects when not a whole record."""
+    what it protects when not a whole record; ``delta``: the run's δ (0 for a pure ε guarantee), which the odds
+    bound then holds apart from."""
     if eps is not None and math.isfinite(float(eps)):
-        verdict_line(float(eps), what=label, subject=subject)
+        verdict_line(float(eps), what=label, subject=subject, delta=float(delta or 0.0))
     else:
         verdict_line(math.inf, what=label, compare=False)
 

@@ -391,3 +391,24 @@ def test_the_private_curve_is_named_at_its_end_with_the_score_its_tile_writes():
     other = vega.spec(history_figure(far.assign(accuracy=[0.92, 0.95, 0.962]), chance=0.1, reference=0.962,
                                      final=0.168))
     assert not [layer for layer in other["vconcat"][1]["layer"][1:] if layer.get("mark", {}).get("type") == "text"]
+
+
+@pytest.mark.parametrize("algorithm, delta, caveat", [("dpsgd", 1e-5, True), ("erm-objective", 0.0, False)])
+def test_a_runs_verdict_says_its_odds_bound_holds_apart_from_delta_only_for_an_epsilon_delta_guarantee(
+        algorithm, delta, caveat):
+    """e^ε bounds an attacker's odds exactly for pure ε-DP only; under (ε, δ) it holds apart from outcomes of
+    probability of the order of δ (Dwork & Roth 2014, Section 2.3). The run's own verdict said the bare odds for a
+    DP-SGD run."""
+    from streamlit.testing.v1 import AppTest
+
+    def page(algorithm, delta):
+        from dpcore.ui.training import show_headline
+
+        show_headline({"task": "classification", "epsilon": 1.0, "delta": delta, "noise_multiplier": None,
+                       "chance": 0.5, "n_classes": 2, "extras": {},
+                       "metrics": {"accuracy": 0.90}, "baseline": {"accuracy": 0.95}}, algorithm)
+
+    at = AppTest.from_function(page, kwargs={"algorithm": algorithm, "delta": delta}).run()
+    assert not at.exception, at.exception
+    verdict = next(m.value for m in at.markdown if "odds" in m.value)
+    assert ("apart from outcomes of probability of the order of δ = 1e-05" in verdict) == caveat
