@@ -119,9 +119,9 @@ def _overfit_rows(n: int = 120, d: int = 60, seed: int = 0):
 
 
 @pytest.mark.parametrize("learner", ["logreg", "erm-objective"])
-def test_a_classifier_run_that_releases_scores_is_audited_by_its_margin(learner):
-    # DP-ERM's model releases decision values, not probabilities: the audit of its run used to stop at "gives no
-    # probabilities; use predict"
+def test_a_logistic_erm_run_is_audited_by_the_cross_entropy_of_its_margin(learner):
+    # DP-ERM's logistic model gives its probabilities, the sigmoid of its margin: each record's loss is
+    # log(1 + e^-margin), in the order of the margins (the audit of its run once stopped at "gives no probabilities")
     X, labels, _ = _overfit_rows()
     members, non_members = (X[:60], labels[:60]), (X[60:], labels[60:])
     run = dpcore.run_learner(learner, members, bounds=(0, 1), epsilon=1.0 if learner != "logreg" else None)
@@ -129,9 +129,19 @@ def test_a_classifier_run_that_releases_scores_is_audited_by_its_margin(learner)
     assert (a.auc, a.epsilon_lower_bound) == (b.auc, b.epsilon_lower_bound)
     if learner == "logreg":  # the non-private model fits its random labels (on the 45 rows run_learner trains on,
         assert a.auc > 0.6   # the other 15 its test rows): its margins give those members away
-    margins = -audit_losses(run.model, *members)
     s = run.model.estimator.decision_function(run.model._inputs(members[0]))
-    np.testing.assert_allclose(margins, np.where(members[1] == run.model.classes[1], s, -s))
+    margins = np.where(members[1] == run.model.classes[1], s, -s)
+    np.testing.assert_allclose(audit_losses(run.model, *members), np.logaddexp(0.0, -margins), rtol=1e-9, atol=1e-12)
+
+
+def test_a_huber_svm_erm_model_is_audited_by_its_true_class_margin():
+    """An SVM gives scores, not probabilities: each record's loss is minus its true class's margin."""
+    from dpcore.models.erm import ObjectivePerturbationClassifier
+
+    X, labels, _ = _overfit_rows()
+    clf = ObjectivePerturbationClassifier(epsilon=1.0, model="svm", data_norm=8.0, random_state=0).fit(X, labels)
+    s = clf.decision_function(X)
+    np.testing.assert_allclose(audit_losses(clf, X, labels), -np.where(labels == clf.classes_[1], s, -s))
 
 
 def audit_losses(model, X, y):
