@@ -23,9 +23,21 @@ from .roc import DEFAULT_FPRS
 
 
 def _rows(records, what: str) -> tuple[Any, np.ndarray]:
+    """``(X, y)`` as given, or a torch ``Dataset``'s rows and labels (a DataLoader: its dataset, it says)."""
+    import sys
+
+    torch_data = sys.modules.get("torch.utils.data")  # a torch Dataset can only come from a program that loaded it
+    if torch_data is not None and isinstance(records, torch_data.DataLoader):
+        raise DPTypeError(f"{what} is a torch DataLoader: give its dataset ({what}=loader.dataset); the attack scores "
+                          "every record once, in no batches")
+    if torch_data is not None and isinstance(records, torch_data.Dataset):
+        from ..training.engine import _rows_and_labels
+
+        X, y = _rows_and_labels(records, None, what, f"{what}'s labels")
+        return X, np.asarray(y.detach().cpu() if hasattr(y, "detach") else y)
     if not isinstance(records, tuple) or len(records) != 2:
-        raise DPTypeError(f"{what} must be a pair (X, y) of the records and their labels when a model is audited, "
-                          f"got {type(records).__name__}")
+        raise DPTypeError(f"{what} must be a pair (X, y) of the records and their labels, or a torch Dataset of "
+                          f"(row, label) pairs, when a model is audited; got {type(records).__name__}")
     X, y = records
     y = np.asarray(y)
     if np.shape(X)[0] != y.shape[0]:
@@ -170,9 +182,10 @@ def audit(
         ``model``, a :func:`~dpcore.train` result): each record is
         scored by minus its loss (Yeom et al. 2018), so members, which the model fitted, score higher. ``None``:
         ``members`` and ``non_members`` are already attack scores (higher = member), e.g. from LiRA.
-    members, non_members : (X, y) or array
+    members, non_members : (X, y), torch Dataset or array
         Records that were in the training set and records from the same distribution that were not, as ``(X, y)``
-        pairs when a model is given, or score vectors when ``model_or_scores`` is None. Choose them before
+        pairs (or torch Datasets of ``(row, label)`` items) when a model is given, or score vectors when
+        ``model_or_scores`` is None. Choose them before
         training (e.g. a random half of a pool) for the bound to be valid.
     epsilon, delta : float
         The claim the model was trained under (``inf`` for a non-private model), recorded beside the bound. A run's
