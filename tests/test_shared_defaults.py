@@ -86,6 +86,33 @@ def test_the_audit_command_attacks_the_attack_pages_learner_by_default():
     assert _command("audit").get_default("algorithm") == at.selectbox(key="audit.learner").value == "dpsgd"
 
 
+def test_the_audit_command_and_the_attack_page_start_from_the_same_shadows_canaries_pool_and_confidence():
+    import inspect
+
+    from dpcore.audit import DEFAULT_POOL_SIZE, DEFAULT_SHADOWS, membership_audit, run_audit
+    from dpcore.audit.canaries import DEFAULT_CANARIES
+    from dpcore.audit.run import DEFAULT_CONFIDENCE, STORY_CANARIES
+
+    at = AppTest.from_file(str(ROOT / "pages" / "9_Attack_the_model.py"), default_timeout=180)
+    at.session_state["audit.dataset"] = "iris"
+    at.run()
+    assert not at.exception
+    assert at.select_slider(key="audit.shadows").value == DEFAULT_SHADOWS
+    assert at.select_slider(key="audit.canaries").value == DEFAULT_CANARIES
+    assert at.select_slider(key="audit.pool").value == DEFAULT_POOL_SIZE
+    # the command: --confidence's default is the library's, and the other defaults its help states are the same
+    p = _command("audit")
+    assert p.get_default("confidence") == DEFAULT_CONFIDENCE
+    for fn in (run_audit, membership_audit):
+        params = inspect.signature(fn).parameters
+        assert params["shadows"].default == DEFAULT_SHADOWS and params["confidence"].default == DEFAULT_CONFIDENCE
+    helps = {a.dest: " ".join(a.help.split()) for a in p._actions if a.help}
+    assert f"default {DEFAULT_SHADOWS}," in helps["shadows"]
+    assert f"default {STORY_CANARIES}," in helps["canaries"] and f"default {DEFAULT_CANARIES}," in helps["canaries"]
+    assert f"default {DEFAULT_POOL_SIZE}," in helps["pool_size"]
+    assert f"default {DEFAULT_CONFIDENCE:g}," in helps["confidence"]
+
+
 @pytest.mark.parametrize("page,key", [("3_Clustering.py", "cluster.epsilon"), ("9_Attack_the_model.py", "audit.eps")])
 def test_pages_without_a_learner_default_open_on_the_shared_epsilon(page, key):
     at = AppTest.from_file(str(ROOT / "pages" / page), default_timeout=120)
