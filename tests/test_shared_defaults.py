@@ -33,6 +33,17 @@ def test_the_accounting_commands_read_epsilon_at_the_shared_delta(name):
     assert _command(name).get_default("delta") == DELTA
 
 
+def test_the_accounting_commands_and_the_accountant_page_start_from_the_same_accountant():
+    from dpcore.accounting import DEFAULT_ACCOUNTANT
+
+    at = AppTest.from_file(str(ROOT / "pages" / "1_Accountant.py"), default_timeout=120)
+    at.run()
+    assert not at.exception
+    assert at.radio(key="acct.acct").value == DEFAULT_ACCOUNTANT
+    for name in ("epsilon", "noise"):
+        assert _command(name).get_default("accountant") == DEFAULT_ACCOUNTANT
+
+
 def test_a_sweep_without_values_runs_the_trade_off_explorers_default_range_seeds_and_workers():
     from dpcore.cli.sweep import _values
 
