@@ -50,7 +50,8 @@ def add_parser(sub) -> None:
                    help="number of clusters (default: number of classes; 3 for a --data file without --label)")
     p.add_argument("--epsilon", type=float, default=None,
                    help=f"default {EPSILON:g}; lloyd is not private and takes none")
-    p.add_argument("--iterations", type=int, default=None, help="DPLloyd rounds (default: Su et al.'s hybrid, 1)")
+    p.add_argument("--iterations", type=int, default=None,
+                   help=f"DPLloyd only: {get_learner('dplloyd').knob('iterations').help}")
     p.add_argument("--neighbouring", choices=("add-remove", "replace-one"), default=None,
                    help=f"DPLloyd only: what ε protects (default {CLUSTER_COMPARISON_NEIGHBOURING}, as on the "
                         "Clustering page, like for like with input perturbation; add-remove is Su et al.'s)")

@@ -188,7 +188,8 @@ _DPLLOYD_DEFAULTS = {name: p.default for name, p in inspect.signature(DPLloydKMe
 DPLLOYD_KNOBS = (
     _K,
     Knob("iterations", "int", low=1, high=1000, privacy=True, label="Rounds",
-         help="Lloyd rounds, each spending its share of ε (default: Su et al.'s rule, 1 round in 2-D)"),
+         help="Lloyd rounds, each spending its share of ε (default: Su et al.'s hybrid, 1 round after the noisy-grid "
+              "start where the data have few enough dimensions for a grid, else 3 after a start that reads no data)"),
     Knob("init", "choice", default=_DPLLOYD_DEFAULTS["init"], choices=("auto", "grid", "sphere_packing", "uniform"),
          privacy=True, label="Initial centres", help="auto, grid (a private histogram), sphere_packing or uniform"),
     Knob("count_fraction", "float", low=0.0, low_open=True, high=0.999, privacy=True, advanced=True,

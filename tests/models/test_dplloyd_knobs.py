@@ -52,3 +52,18 @@ def test_the_row_l1_bound_says_the_default_the_estimator_uses():
     np.testing.assert_array_equal(default.extras["centers"], half.extras["centers"])
     assert default.extras["rows_clipped"] == half.extras["rows_clipped"]
 
+
+
+def test_the_rounds_knob_and_the_cluster_command_say_the_rounds_a_run_takes():
+    from dpcore.cli import build_parser
+
+    knob = get_learner("dplloyd").knob("iterations")
+    assert "1 round after the noisy-grid start" in knob.help and "else 3 after" in knob.help  # it said "1 in 2-D"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        grid = run_learner("dplloyd", "iris", epsilon=1.0, seed=0)  # 4 features: a grid start, though not 2-D
+        blind = run_learner("dplloyd", "iris", epsilon=1.0, seed=0, params={"init": "uniform"})
+    assert (grid.extras["init"], grid.extras["rounds"]) == ("grid", 1)
+    assert blind.extras["rounds"] == 3
+    cluster = next(a for a in build_parser("cluster")._actions if a.dest == "command").choices["cluster"]
+    assert next(a.help for a in cluster._actions if a.dest == "iterations").endswith(knob.help)
