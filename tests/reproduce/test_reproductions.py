@@ -262,3 +262,21 @@ def test_the_abadi_tables_pld_epsilon_is_the_accountant_pages_for_the_same_run(_
     page = dpsgd_epsilon(noise_multiplier=4.0, sample_rate=0.01, steps=10_000, delta=1e-5, accountant="pld",
                          pld_discretization=pld_discretization_for(None))  # what the Accountant page computes
     assert pld == pytest.approx(page, rel=1e-9) and round(pld, 3) == 0.947
+
+
+def test_the_readmes_abadi_row_states_the_accountants_numbers_the_reproduction_computes():
+    # the row said "PLD 0.96", the coarser grid of the Accountant page's curve, where the entry reports 0.947
+    import pathlib
+    import re
+
+    from dpcore.accounting import dpsgd_epsilon
+
+    readme = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
+    row = next(line for line in readme.splitlines() if line.startswith("| `bench/reproductions.py`"))
+    stated = re.search(r"ours ([0-9.]+) \(Opacus ([0-9.]+), PLD ([0-9.]+)\)", row)
+    assert stated, row
+    setting = dict(noise_multiplier=4.0, sample_rate=0.01, steps=10_000, delta=1e-5)  # Abadi et al. 2016, Figure 2
+    rdp, pld = dpsgd_epsilon(**setting), entries_module.pld_epsilon(sigma=4.0, q=0.01, steps=10_000, delta=1e-5)
+    assert pld == dpsgd_epsilon(**setting, accountant="pld")
+    assert float(stated.group(1)) == pytest.approx(rdp, abs=5e-4)
+    assert float(stated.group(3)) == pytest.approx(pld, abs=5e-4)
