@@ -145,3 +145,29 @@ def test_the_cluster_command_runs_dplloyd_on_the_clustering_pages_neighbouring_r
 
     same = run_learner("dplloyd", "iris", epsilon=EPSILON, seed=0, params={"neighbouring": page_relation})
     assert f"intra_cluster_variance: {same.metrics['intra_cluster_variance']:.6g}" in printed  # text: 6 figures
+
+
+def test_the_noisy_images_training_and_label_boxes_open_on_the_shared_epsilon(monkeypatch):
+    # the page's own ε 10 is for the pictures (dpcore.teaching.lesson.OWN_DEFAULTS); the model trained on them and
+    # the label noise start from the shared ε, which the page wrote as a literal 1.0
+    import dpcore.defaults
+
+    monkeypatch.setattr(dpcore.defaults, "EPSILON", 2.0)  # a shared value only a page that reads it can show
+    at = AppTest.from_file(str(ROOT / "pages" / "6_Noisy_images.py"), default_timeout=180)
+    at.session_state["images.set.name"] = "digits"  # a labelled set: its label-noise section is drawn
+    at.run()
+    assert not at.exception
+    assert at.number_input(key="images.train_eps").value == 2.0
+    assert at.number_input(key="images.label_eps").value == 2.0
+
+
+def test_the_classical_models_page_states_the_shared_delta_of_gaussian_ssp(monkeypatch):
+    import dpcore.defaults
+
+    monkeypatch.setattr(dpcore.defaults, "DELTA", 1e-6)  # it wrote "δ = 1e-5" whatever δ the runs used
+    at = AppTest.from_file(str(ROOT / "pages" / "4_Classical_models.py"), default_timeout=180)
+    at.session_state["classical.dataset"] = "diabetes"
+    at.run()
+    assert not at.exception
+    captions = " ".join(c.value for c in at.caption)
+    assert "δ = 1e-06" in captions and "1e-5" not in captions
