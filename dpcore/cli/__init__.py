@@ -263,7 +263,7 @@ def unrecognized_message(parser: argparse.ArgumentParser, command: str, unknown:
         begun = [k for k in known if k.startswith(flag)]  # an abbreviation, which the parsers do not take
         return begun[:3] or difflib.get_close_matches(flag, known, n=1, cutoff=0.7)
 
-    flags = [u.split("=", 1)[0] for u in unknown if u.startswith("--")]
+    flags = [u.split("=", 1)[0] for u in unknown if u.startswith("--") and len(u) > 2]  # not a bare "--"
     hints = [f"{flag}: did you mean {' or '.join(close)}?" for flag in flags if (close := closest(flag))]
     return (f"unrecognized arguments: {' '.join(unknown)}" + "".join(f"; {h}" for h in hints)
             + f" (python -m dpcore {command} --help lists its options)")
