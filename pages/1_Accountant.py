@@ -5,7 +5,7 @@ import dpcore.ui.boot  # noqa: F401  (first: every library loaded once, before t
 
 import streamlit as st
 
-from dpcore.accounting import METHOD_LABELS, steps_for
+from dpcore.accounting import ACCOUNTANTS, DEFAULT_ACCOUNTANT, METHOD_LABELS, steps_for
 from dpcore.defaults import DELTA, EPSILON
 from dpcore.ui import page_header, run_guarded, show_frame, verdict_line
 from dpcore.ui.accounting import (
@@ -103,8 +103,8 @@ target = bounded_number(c1, "Target ε", low=0.01, high=100.0, default=EPSILON, 
                         step=0.1)
 epochs = bounded_number(c2, "Epochs planned", low=0.1, high=10_000.0, default=10.0, key="acct.plan_epochs",
                         value=10.0, step=1.0)
-acct = c3.radio("Accountant", ["rdp", "pld"], horizontal=True, key="acct.acct",
-                format_func=lambda a: a.upper())
+acct = c3.radio("Accountant", list(ACCOUNTANTS), index=ACCOUNTANTS.index(DEFAULT_ACCOUNTANT), horizontal=True,
+                key="acct.acct", format_func=lambda a: a.upper())
 steps = run_guarded(steps_for, epochs=epochs, sample_rate=q)
 if steps is not None:
     told: list = []  # the calibration's warnings: the check of its answer may say the same, said once

@@ -8,6 +8,7 @@ import dpcore.ui.boot  # noqa: F401  (first: every library loaded once, before t
 import plotly.express as px
 import streamlit as st
 
+from dpcore.defaults import DELTA
 from dpcore.learners import get_learner
 from dpcore.models.erm import AUTO_LAMBDA
 from dpcore.models.learners import FIXED_LAMBDA, FIXED_LAMBDAS, TUNE_LAMBDAS, default_preprocess
@@ -89,7 +90,7 @@ with st.sidebar:
         model, kernel, lam, preprocess = "logreg", "none", "auto", "log-bounds"
         learners = ("functional-mechanism", "ssp")
         st.caption("Linear regression by the functional mechanism (Laplace, pure ε) and by Gaussian "
-                   "sufficient-statistics perturbation (SSP: δ = 1e-5, a record added or removed).")
+                   f"sufficient-statistics perturbation (SSP: δ = {DELTA:g}, a record added or removed).")
     with st.expander("More settings"):  # every other knob the learners on this page declare
         more = classical_more_settings(dataset, task)
     # the functional mechanism fits in milliseconds and swings a lot between splits at small ε: average more
@@ -153,8 +154,8 @@ if df is not None:
                  "δ = 0, neighbours differ in one record replaced." if task == "classification" else
                  " Both use only the declared bounds. The functional mechanism is pure ε-DP (Laplace noise, δ = 0, "
                  "one record replaced). Gaussian SSP adds Gaussian noise to the count, the sums, XᵀX and Xᵀy and is "
-                 "(ε, δ = 1e-5)-DP for one record added or removed, the same notion as DP-SGD: a weaker guarantee "
-                 "than pure ε, bought with noise about √d times smaller (L2 instead of L1 sensitivities).")
+                 f"(ε, δ = {DELTA:g})-DP for one record added or removed, the same notion as DP-SGD: a weaker "
+                 "guarantee than pure ε, bought with noise about √d times smaller (L2 instead of L1 sensitivities).")
     st.caption(f"Mean over {seeds} seed(s){spread}. This chart and the numbers above it sweep ε from "
                f"{min(epsilons):g} to {max(epsilons):g}; the ε box in the sidebar sets the training-size chart below."
                + guarantee

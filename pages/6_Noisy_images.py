@@ -8,6 +8,7 @@ import math
 import streamlit as st
 
 from dpcore.datasets import load_dataset
+from dpcore.defaults import EPSILON
 from dpcore.images import IMAGE_MECHANISMS, IMAGE_SETS, NEEDS_DELTA
 from dpcore.images.labels import laplace_label_probabilities
 from dpcore.images.sets import DISPLAY_UPSCALE
@@ -106,8 +107,8 @@ if image_set.labels is not None:
                 "taking the largest coordinate (argmax) or by clamping each coordinate to [0, 1] and rounding, which "
                 "can leave no class or several. k-ary randomized response keeps the label with probability "
                 "$e^{\\varepsilon} / (e^{\\varepsilon} + k - 1)$.")
-    label_eps = bounded_number(st, "ε for the labels", low=0.01, high=100.0, default=1.0, key="images.label_eps",
-                               value=1.0, step=0.1)
+    label_eps = bounded_number(st, "ε for the labels", low=0.01, high=100.0, default=EPSILON, key="images.label_eps",
+                               value=EPSILON, step=0.1)
     verdict_line(float(label_eps), what="ε per label")
     table = run_guarded(ui.cached_labels, key, float(label_eps), seed)
     if table is not None:
@@ -133,8 +134,8 @@ st.markdown(f"On **{train_set}**: a logistic regression trained on noisy release
             "adds its noise to clipped gradients instead. DP-SGD uses the dataset's preset, as `python -m dpcore "
             "train` does.")
 t1, t2 = st.columns(2)
-train_eps = bounded_number(t1, "ε (requested)", low=0.05, high=1000.0, default=1.0, key="images.train_eps", value=1.0,
-                           step=0.5)
+train_eps = bounded_number(t1, "ε (requested)", low=0.05, high=1000.0, default=EPSILON, key="images.train_eps",
+                           value=EPSILON, step=0.5)
 verdict_line(float(train_eps), container=t1, compare=False)
 budget = t2.radio("Noisy-input budget", ["image", "pixel"], horizontal=True, key="images.train_budget",
                   format_func={"image": "ε per image (the guarantee)", "pixel": "ε per pixel (much weaker)"}.get)

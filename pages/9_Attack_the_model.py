@@ -6,9 +6,9 @@ import dpcore.ui.boot  # noqa: F401  (first: every library loaded once, before t
 import numpy as np
 import streamlit as st
 
-from dpcore.audit import DEFAULT_POOL_SIZE, POOL_SIZES, pool_capacity
+from dpcore.audit import DEFAULT_POOL_SIZE, DEFAULT_SHADOWS, POOL_SIZES, pool_capacity
 from dpcore.audit.canaries import DEFAULT_CANARIES, input_canary_capacity
-from dpcore.audit.run import DEFAULT_ATTACK, contrast_learner, story_canaries, too_few_rows
+from dpcore.audit.run import DEFAULT_ATTACK, STORY_CANARIES, contrast_learner, story_canaries, too_few_rows
 from dpcore.defaults import LEARNER
 from dpcore.learners import get_learner
 from dpcore.ui import (
@@ -84,10 +84,11 @@ with control_area(st.sidebar).form("audit.form"):
     pool = st.select_slider("Records in the attacker's pool (half are members)", POOL_SIZES,
                             value=DEFAULT_POOL_SIZE, key="audit.pool", help="Membership attacks only. Fewer "
                             "records: the model memorises more, and a private model learns less.")
-    shadows = st.select_slider("Shadow models (LiRA)", [4, 8, 16, 32], value=16, key="audit.shadows")
+    shadows = st.select_slider("Shadow models (LiRA)", [4, 8, 16, 32], value=DEFAULT_SHADOWS,
+                              key="audit.shadows")
     canaries = st.select_slider("Canaries (one-run audit)", [100, 200, 500, 1000, 2000], value=DEFAULT_CANARIES,
                                 key="audit.canaries", help="The one-run audit only; the mislabelled canaries number "
-                                                           "500, or 40% of the held-out rows where fewer.")
+                                f"{STORY_CANARIES}, or 40% of the held-out rows where fewer.")
     seed = noise_mode_input("audit.seed", uploaded=is_upload(ds), container=st, in_form=True)
     if st.form_submit_button("Train and attack", type="primary") or applied:
         close_sidebar_on_phone()  # on a phone the open sidebar would hide the result

@@ -386,3 +386,62 @@ def test_a_command_started_with_its_output_closed_leaves_as_python_would():
         out = subprocess.run([sys.executable, "-m", "dpcore", "datasets"], cwd=ROOT, timeout=120,
                              preexec_fn=lambda fd=fd: os.close(fd))
         assert out.returncode == 0
+
+
+@pytest.mark.parametrize("args,meant", [
+    (["epsilon", "--noise-multiplier", "1", "--sample-rate", "0.01", "--stpes", "10"], "--steps"),
+    (["train", "--dataset", "iris", "--epoch", "3"], "--epochs"),
+    (["train", "--dataset", "iris", "--learning_rate", "0.1"], "--learning-rate"),
+    (["cluster", "--dataset", "iris", "--algorithm", "dplloyd", "--eps", "2"], "--epsilon"),
+    (["audit", "--dataset", "iris", "--atack", "loss"], "--attack"),
+    (["report", "--dataset", "iris", "--epsilon-rnage", "1,2"], "--epsilon-range"),
+])
+def test_a_mistyped_flag_is_refused_with_the_flag_it_is_closest_to(cli, args, meant):
+    out = cli(*args)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    line = out.stderr.strip()
+    assert line.count("\n") == 0 and "unrecognized arguments" in line
+    assert f"did you mean {meant}?" in line and f"python -m dpcore {args[0]} --help" in line
+
+
+def test_a_flag_with_no_near_name_is_refused_with_where_the_options_are(cli):
+    out = cli("datasets", "--zzz")
+    assert out.returncode == 2
+    assert "did you mean" not in out.stderr and "python -m dpcore datasets --help" in out.stderr
+
+
+def _readme_texts() -> str:
+    return (ROOT / "README.md").read_text() + (ROOT / "docs" / "lesson.md").read_text()
+
+
+def test_the_readmes_list_of_registered_learners_is_the_registrys():
+    import re
+
+    from dpcore.learners import learner_names
+
+    paragraph = _readme_texts().split("Registered learners (`python -m dpcore train --algorithm NAME`):", 1)[1]
+    listed = re.findall(r"`([a-z0-9-]+)`", paragraph.split(".\n", 1)[0])
+    assert sorted(listed) == sorted(learner_names())  # random-centres was missing
+
+
+def test_every_command_line_the_readme_shows_parses_and_every_flag_it_names_exists():
+    import argparse
+    import re
+    import shlex
+
+    from dpcore.cli import build_parser
+
+    parser = build_parser()
+    lines = [line for line in _readme_texts().splitlines() if line.startswith("python -m dpcore ")]
+    assert len(lines) >= 20
+    for line in lines:
+        args = shlex.split(re.split(r"\s+#", line)[0])[3:]
+        _, unknown = parser.parse_known_args(args)  # exits on a bad value or a missing required flag
+        assert not unknown, line
+    # a flag named in prose (`--pool-size`, `train --algorithm erm-output --n-components 10`) is a command's, a bench
+    # script's or Streamlit's
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    known = {o for p in sub.choices.values() for a in p._actions for o in a.option_strings}
+    known |= {m for f in (ROOT / "bench").glob("*.py") for m in re.findall(r'"(--[a-z][a-z0-9-]*)"', f.read_text())}
+    named = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*(?![\w.-])", _readme_texts()))
+    assert named - known == set()

@@ -33,6 +33,17 @@ def test_the_accounting_commands_read_epsilon_at_the_shared_delta(name):
     assert _command(name).get_default("delta") == DELTA
 
 
+def test_the_accounting_commands_and_the_accountant_page_start_from_the_same_accountant():
+    from dpcore.accounting import DEFAULT_ACCOUNTANT
+
+    at = AppTest.from_file(str(ROOT / "pages" / "1_Accountant.py"), default_timeout=120)
+    at.run()
+    assert not at.exception
+    assert at.radio(key="acct.acct").value == DEFAULT_ACCOUNTANT
+    for name in ("epsilon", "noise"):
+        assert _command(name).get_default("accountant") == DEFAULT_ACCOUNTANT
+
+
 def test_a_sweep_without_values_runs_the_trade_off_explorers_default_range_seeds_and_workers():
     from dpcore.cli.sweep import _values
 
@@ -86,6 +97,33 @@ def test_the_audit_command_attacks_the_attack_pages_learner_by_default():
     assert _command("audit").get_default("algorithm") == at.selectbox(key="audit.learner").value == "dpsgd"
 
 
+def test_the_audit_command_and_the_attack_page_start_from_the_same_shadows_canaries_pool_and_confidence():
+    import inspect
+
+    from dpcore.audit import DEFAULT_POOL_SIZE, DEFAULT_SHADOWS, membership_audit, run_audit
+    from dpcore.audit.canaries import DEFAULT_CANARIES
+    from dpcore.audit.run import DEFAULT_CONFIDENCE, STORY_CANARIES
+
+    at = AppTest.from_file(str(ROOT / "pages" / "9_Attack_the_model.py"), default_timeout=180)
+    at.session_state["audit.dataset"] = "iris"
+    at.run()
+    assert not at.exception
+    assert at.select_slider(key="audit.shadows").value == DEFAULT_SHADOWS
+    assert at.select_slider(key="audit.canaries").value == DEFAULT_CANARIES
+    assert at.select_slider(key="audit.pool").value == DEFAULT_POOL_SIZE
+    # the command: --confidence's default is the library's, and the other defaults its help states are the same
+    p = _command("audit")
+    assert p.get_default("confidence") == DEFAULT_CONFIDENCE
+    for fn in (run_audit, membership_audit):
+        params = inspect.signature(fn).parameters
+        assert params["shadows"].default == DEFAULT_SHADOWS and params["confidence"].default == DEFAULT_CONFIDENCE
+    helps = {a.dest: " ".join(a.help.split()) for a in p._actions if a.help}
+    assert f"default {DEFAULT_SHADOWS}," in helps["shadows"]
+    assert f"default {STORY_CANARIES}," in helps["canaries"] and f"default {DEFAULT_CANARIES}," in helps["canaries"]
+    assert f"default {DEFAULT_POOL_SIZE}," in helps["pool_size"]
+    assert f"default {DEFAULT_CONFIDENCE:g}," in helps["confidence"]
+
+
 @pytest.mark.parametrize("page,key", [("3_Clustering.py", "cluster.epsilon"), ("9_Attack_the_model.py", "audit.eps")])
 def test_pages_without_a_learner_default_open_on_the_shared_epsilon(page, key):
     at = AppTest.from_file(str(ROOT / "pages" / page), default_timeout=120)
@@ -107,3 +145,29 @@ def test_the_cluster_command_runs_dplloyd_on_the_clustering_pages_neighbouring_r
 
     same = run_learner("dplloyd", "iris", epsilon=EPSILON, seed=0, params={"neighbouring": page_relation})
     assert f"intra_cluster_variance: {same.metrics['intra_cluster_variance']:.6g}" in printed  # text: 6 figures
+
+
+def test_the_noisy_images_training_and_label_boxes_open_on_the_shared_epsilon(monkeypatch):
+    # the page's own ε 10 is for the pictures (dpcore.teaching.lesson.OWN_DEFAULTS); the model trained on them and
+    # the label noise start from the shared ε, which the page wrote as a literal 1.0
+    import dpcore.defaults
+
+    monkeypatch.setattr(dpcore.defaults, "EPSILON", 2.0)  # a shared value only a page that reads it can show
+    at = AppTest.from_file(str(ROOT / "pages" / "6_Noisy_images.py"), default_timeout=180)
+    at.session_state["images.set.name"] = "digits"  # a labelled set: its label-noise section is drawn
+    at.run()
+    assert not at.exception
+    assert at.number_input(key="images.train_eps").value == 2.0
+    assert at.number_input(key="images.label_eps").value == 2.0
+
+
+def test_the_classical_models_page_states_the_shared_delta_of_gaussian_ssp(monkeypatch):
+    import dpcore.defaults
+
+    monkeypatch.setattr(dpcore.defaults, "DELTA", 1e-6)  # it wrote "δ = 1e-5" whatever δ the runs used
+    at = AppTest.from_file(str(ROOT / "pages" / "4_Classical_models.py"), default_timeout=180)
+    at.session_state["classical.dataset"] = "diabetes"
+    at.run()
+    assert not at.exception
+    captions = " ".join(c.value for c in at.caption)
+    assert "δ = 1e-06" in captions and "1e-5" not in captions

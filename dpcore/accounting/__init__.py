@@ -28,6 +28,7 @@ from .._lazy import lazy_names
 #: dp_accounting, not the composition curves' pandas.
 _WHERE = {
     "ACCOUNTANTS": "accountants",
+    "DEFAULT_ACCOUNTANT": "accountants",
     "make_accountant": "accountants",
     "calibrate": "calibration",
     "calibrate_noise_multiplier": "calibration",
@@ -69,6 +70,7 @@ __all__ = [
     "event_to_json",
     "repeat_and_select_epsilon",
     "ACCOUNTANTS",
+    "DEFAULT_ACCOUNTANT",
     "EpsilonDeltaDpEvent",
     "METHOD_LABELS",
     "Neighbouring",

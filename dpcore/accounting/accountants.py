@@ -15,6 +15,9 @@ from .neighbouring import Neighbouring
 logging.getLogger("absl").setLevel(logging.ERROR)
 
 ACCOUNTANTS = ("rdp", "pld")
+#: The accountant a DP-SGD epsilon is read with unless told otherwise: the Accountant page's and the ``epsilon`` and
+#: ``noise`` commands' (RDP, as Opacus reports it).
+DEFAULT_ACCOUNTANT = "rdp"
 
 #: RDP orders: dp_accounting's default grid extended with large orders so small
 #: epsilons at tiny deltas are not overestimated.

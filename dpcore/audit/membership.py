@@ -51,8 +51,8 @@ from .one_run import one_run_audit
 from .result import AuditResult
 from .roc import DEFAULT_FPRS, roc_curve
 
-__all__ = ["ATTACKS", "DEFAULT_POOL_SIZE", "MIN_POOL_SIZE", "POOL_SIZES", "MembershipAudit", "example_statistic",
-           "membership_audit", "membership_claim", "pool_capacity"]
+__all__ = ["ATTACKS", "DEFAULT_POOL_SIZE", "DEFAULT_SHADOWS", "MIN_POOL_SIZE", "POOL_SIZES", "MembershipAudit",
+           "example_statistic", "membership_audit", "membership_claim", "pool_capacity"]
 
 #: Black-box membership attacks on a learner.
 ATTACKS = ("loss", "lira-online", "lira-offline")
@@ -60,6 +60,9 @@ ATTACKS = ("loss", "lira-online", "lira-offline")
 #: command start from :data:`DEFAULT_POOL_SIZE`.
 POOL_SIZES = (200, 400, 1000, 2000, 4000)
 DEFAULT_POOL_SIZE = 1000
+#: LiRA's shadow models (Carlini et al. 2022) unless told otherwise: the Attack page's slider and ``audit --shadows``
+#: start from it.
+DEFAULT_SHADOWS = 16
 #: The smallest pool an attack is run on: about 25 members and 25 non-members. Below it the model is trained on a
 #: handful of rows and the attack's rates move in steps of several percent.
 MIN_POOL_SIZE = 50
@@ -280,7 +283,7 @@ def membership_audit(
     delta: float = DELTA,
     params: Mapping[str, Any] | None = None,
     attack: str = "loss",
-    shadows: int = 16,
+    shadows: int = DEFAULT_SHADOWS,
     pool_size: int | None = None,
     confidence: float = 0.95,
     seed: int = 0,

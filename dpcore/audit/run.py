@@ -27,16 +27,27 @@ from .canaries import (
     input_canary_audit,
     input_canary_capacity,
 )
-from .membership import MIN_POOL_ROWS, MIN_POOL_SIZE, MembershipAudit, ProgressCallback, membership_audit, pool_capacity
+from .membership import (
+    DEFAULT_SHADOWS,
+    MIN_POOL_ROWS,
+    MIN_POOL_SIZE,
+    MembershipAudit,
+    ProgressCallback,
+    membership_audit,
+    pool_capacity,
+)
 
-__all__ = ["AUDIT_KINDS", "DEFAULT_ATTACK", "LADDER_EPSILONS", "STORY_CANARIES", "contrast_learner", "epsilon_ladder",
-           "leaky_network_params", "run_audit", "story_canaries", "too_few_rows"]
+__all__ = ["AUDIT_KINDS", "DEFAULT_ATTACK", "DEFAULT_CONFIDENCE", "DEFAULT_SHADOWS", "LADDER_EPSILONS",
+           "STORY_CANARIES", "contrast_learner", "epsilon_ladder", "leaky_network_params", "run_audit",
+           "story_canaries", "too_few_rows"]
 
 #: ``attack`` values of :func:`run_audit`: mislabelled canaries in the full training set (the default), two
 #: membership attacks on models trained on half a pool, and the one-run canary audit.
 AUDIT_KINDS = ("canaries", "loss", "lira", "lira-offline", "one-run")
 #: The attack the Attack page and ``python -m dpcore audit`` start from.
 DEFAULT_ATTACK = "canaries"
+#: The confidence of an audit's lower bound on ε unless told otherwise: the Attack page's and ``audit --confidence``.
+DEFAULT_CONFIDENCE = 0.95
 #: Mislabelled canaries of the default attack: at most 40 % of the test rows they are made from, so the rest
 #: (750 of MNIST 5k's 1,250) still measure the model's accuracy; about half of them are inserted.
 STORY_CANARIES = 500
@@ -100,11 +111,11 @@ def run_audit(
     delta: float = DELTA,
     attack: str = DEFAULT_ATTACK,
     params: Mapping[str, Any] | None = None,
-    shadows: int = 16,
+    shadows: int = DEFAULT_SHADOWS,
     canaries: int | None = None,
     canary_kind: str | None = None,
     pool_size: int | None = None,
-    confidence: float = 0.95,
+    confidence: float = DEFAULT_CONFIDENCE,
     seed: int = 0,
     on_progress: ProgressCallback | None = None,
     label: Any = None,
@@ -173,7 +184,7 @@ def epsilon_ladder(
     epsilons=LADDER_EPSILONS,
     delta: float = DELTA,
     canaries: int | None = None,
-    confidence: float = 0.95,
+    confidence: float = DEFAULT_CONFIDENCE,
     seed: int = 0,
     on_progress: ProgressCallback | None = None,
 ) -> tuple[tuple[float, "CanaryAudit"], ...]:

@@ -246,6 +246,29 @@ def arithmetic_message(exc: BaseException, argv: list[str]) -> str:
     return f"a value is too large or too small to compute with ({what}); {hint}"
 
 
+def unrecognized_message(parser: argparse.ArgumentParser, command: str, unknown: list[str]) -> str:
+    """argparse's "unrecognized arguments" with, for each mistyped flag, the command's flag it is closest to (the one
+    it begins, or the likeliest typo), and where the options are listed.
+
+    >>> print(unrecognized_message(build_parser("epsilon"), "epsilon", ["--stpes", "10"]))  # doctest: +ELLIPSIS
+    unrecognized arguments: --stpes 10; --stpes: did you mean --steps? (python -m dpcore epsilon --help lists ...)
+    """
+    import difflib
+
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices.get(command)
+    known = [o for a in (sub._actions if sub is not None else ()) for o in a.option_strings
+             if o.startswith("--") and o != "--help"]
+
+    def closest(flag: str) -> list[str]:
+        begun = [k for k in known if k.startswith(flag)]  # an abbreviation, which the parsers do not take
+        return begun[:3] or difflib.get_close_matches(flag, known, n=1, cutoff=0.7)
+
+    flags = [u.split("=", 1)[0] for u in unknown if u.startswith("--") and len(u) > 2]  # not a bare "--"
+    hints = [f"{flag}: did you mean {' or '.join(close)}?" for flag in flags if (close := closest(flag))]
+    return (f"unrecognized arguments: {' '.join(unknown)}" + "".join(f"; {h}" for h in hints)
+            + f" (python -m dpcore {command} --help lists its options)")
+
+
 #: What a command's ``--list`` also reads (``reproduce --list --json`` lists as JSON).
 _LIST_READS = {"reproduce": ("json",)}
 
@@ -286,7 +309,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {unknown}", file=sys.stderr)
             return 2
     parser = build_parser(command)
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # argparse's own parse_args would stop here too, with no hint of the flag meant
+        parser.error(unrecognized_message(parser, args.command, unknown))
     if (beside := _beside_list(parser, args)) is not None:
         print(f"error: {beside}", file=sys.stderr)
         return 2

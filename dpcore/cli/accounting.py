@@ -5,7 +5,7 @@ import argparse
 import math
 import sys
 
-from ..accounting import ACCOUNTANTS, calibrate_noise_multiplier, dpsgd_accounting
+from ..accounting import ACCOUNTANTS, DEFAULT_ACCOUNTANT, calibrate_noise_multiplier, dpsgd_accounting
 from ..accounting.accountants import pld_discretization_for
 from ..accounting.calibration import NOISE_SEARCH_RANGE
 from ..defaults import DELTA
@@ -33,9 +33,10 @@ def _run_arguments(p, first: tuple[str, str]) -> None:
     p.add_argument("--dataset-size", type=int, default=None, help="training records n (with --batch-size: q)")
     p.add_argument("--epochs", type=_positive_float, default=None,
                    help="passes over the data: steps = ceil(epochs / q)")
-    p.add_argument("--accountant", choices=ACCOUNTANTS, default="rdp",
+    p.add_argument("--accountant", choices=ACCOUNTANTS, default=DEFAULT_ACCOUNTANT,
                    help="rdp: Renyi DP (Mironov 2017; the moments accountant of Abadi et al. 2016), as Opacus; pld: "
-                        "privacy loss distributions (tighter); both from dp_accounting (default rdp)")
+                        f"privacy loss distributions (tighter); both from dp_accounting (default {DEFAULT_ACCOUNTANT}, "
+                        "as on the Accountant page)")
     p.add_argument("--json", action="store_true", help="print the answer and its inputs as one JSON object ("
                    + JSON_CONVENTION.removeprefix("--json prints ") + ")")
 

@@ -14,7 +14,16 @@ import re
 import sys
 
 from ..audit import DEFAULT_POOL_SIZE, MIN_POOL_SIZE, pool_capacity
-from ..audit.run import AUDIT_KINDS, DEFAULT_ATTACK, contrast_learner, run_audit
+from ..audit.canaries import DEFAULT_CANARIES
+from ..audit.run import (
+    AUDIT_KINDS,
+    DEFAULT_ATTACK,
+    DEFAULT_CONFIDENCE,
+    DEFAULT_SHADOWS,
+    STORY_CANARIES,
+    contrast_learner,
+    run_audit,
+)
 from ..defaults import DELTA, EPSILON, LEARNER
 from ..exceptions import DPValueError
 from ..rng import noise_mode
@@ -41,10 +50,11 @@ def add_parser(sub) -> None:
                         "one-run: gradient or input canaries in one training run (Steinke et al. 2023)")
     p.add_argument("--no-contrast", action="store_true",
                    help="with --attack canaries: do not also attack the learner's non-private twin")
-    p.add_argument("--shadows", type=int, default=None, help="LiRA's shadow models (default 16)")
+    p.add_argument("--shadows", type=int, default=None,
+                   help=f"LiRA's shadow models (default {DEFAULT_SHADOWS}, as on the Attack page)")
     p.add_argument("--canaries", type=int, default=None,
-                   help="canaries (--attack canaries: default 500, at most 40%% of the test rows; one-run: default "
-                        "1000, input canaries at most one per test row)")
+                   help=f"canaries (--attack canaries: default {STORY_CANARIES}, at most 40%% of the test rows; "
+                        f"one-run: default {DEFAULT_CANARIES}, input canaries at most one per test row)")
     p.add_argument("--canary-kind", choices=("gradient", "input"), default=None,
                    help="one-run canaries: gradient (white-box, DP-SGD; its default) or input (mislabelled "
                         "records, any learner)")
@@ -52,7 +62,8 @@ def add_parser(sub) -> None:
                    help=f"records in the membership attacker's pool, half of them members (default "
                         f"{DEFAULT_POOL_SIZE}, as on the Attack page; at least {MIN_POOL_SIZE}; a pool larger than "
                         "the training rows holds them all)")
-    p.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")
+    p.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE,
+                   help=f"confidence of the lower bound (default {DEFAULT_CONFIDENCE:g}, as on the Attack page)")
     add_noise_flags(p, seed_help="seed of the split, the membership coins and the noise")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a learner knob (repeatable)")
     p.add_argument("--json", action="store_true", help=JSON_HELP)

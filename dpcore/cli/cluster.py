@@ -37,7 +37,7 @@ from ..rng import noise_mode
 from ..validation import check_int
 from . import JSON_HELP, command_help, print_json
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
-from .train import note_ignored_epsilon, print_result, text_line
+from .train import note_ignored_epsilon, parse_set, print_result, text_line
 
 
 def add_parser(sub) -> None:
@@ -50,11 +50,15 @@ def add_parser(sub) -> None:
                    help="number of clusters (default: number of classes; 3 for a --data file without --label)")
     p.add_argument("--epsilon", type=float, default=None,
                    help=f"default {EPSILON:g}; lloyd is not private and takes none")
-    p.add_argument("--iterations", type=int, default=None, help="DPLloyd rounds (default: Su et al.'s hybrid, 1)")
+    p.add_argument("--iterations", type=int, default=None,
+                   help=f"DPLloyd only: {get_learner('dplloyd').knob('iterations').help}")
     p.add_argument("--neighbouring", choices=("add-remove", "replace-one"), default=None,
                    help=f"DPLloyd only: what ε protects (default {CLUSTER_COMPARISON_NEIGHBOURING}, as on the "
                         "Clustering page, like for like with input perturbation; add-remove is Su et al.'s)")
     add_noise_flags(p)
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="any other knob of the algorithm, as the Clustering page's More settings, e.g. init=uniform or "
+                        "count_fraction=0.3 (repeatable; python -m dpcore train --help lists each learner's knobs)")
     p.add_argument("--seeds", type=int, default=CLUSTER_SEEDS,
                    help=f"how many seeds the accuracy is averaged over, each its own split and noise (default "
                         f"{CLUSTER_SEEDS}, as on the Clustering page; the first seed's run is printed too)")
@@ -62,8 +66,16 @@ def add_parser(sub) -> None:
     p.set_defaults(func=_run)
 
 
+#: The knobs this command has flags of its own for: given with --set, they are refused with the flag to use.
+_OWN_FLAGS = ("k", "iterations", "neighbouring")
+
+
 def _run(args) -> int:
-    params = {}
+    given = parse_set(args.set)
+    if own := [key for key in _OWN_FLAGS if key in given]:
+        raise DPValueError(f"--set {own[0]}=...: {own[0]} has a flag of its own here; give --{own[0]} "
+                           f"{given[own[0]]} instead")
+    params = get_learner(args.algorithm).check_params(given)  # an unknown knob or a bad value refused by name
     if args.k is not None:
         params["k"] = args.k
     if args.iterations is not None:

@@ -56,6 +56,7 @@ every classification dataset, a non-private choice); ``tune=True`` runs the priv
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import warnings
 from typing import Any, Callable, Mapping
@@ -180,22 +181,27 @@ SSP_KNOBS = (
 )
 _K = Knob("k", "int", low=1, high=1000, label="Clusters k", default_from=lambda split: split.n_classes or 3,
           shared=True, help="number of clusters (default: the dataset's number of classes)")
+#: DPLloydKMeans's own defaults, which its knobs show: every knob but k is the estimator's parameter of the same name
+#: (:func:`kmeans_estimator` hands each one on), so a knob is added here and in the estimator, nowhere else.
+_DPLLOYD_DEFAULTS = {name: p.default for name, p in inspect.signature(DPLloydKMeans).parameters.items()}
 #: DPLloyd (Su et al. 2016).
 DPLLOYD_KNOBS = (
     _K,
     Knob("iterations", "int", low=1, high=1000, privacy=True, label="Rounds",
-         help="Lloyd rounds, each spending its share of ε (default: Su et al.'s rule, 1 round in 2-D)"),
-    Knob("init", "choice", default="auto", choices=("auto", "grid", "sphere_packing", "uniform"), privacy=True,
-         label="Initial centres", help="auto, grid (a private histogram), sphere_packing or uniform"),
+         help="Lloyd rounds, each spending its share of ε (default: Su et al.'s hybrid, 1 round after the noisy-grid "
+              "start where the data have few enough dimensions for a grid, else 3 after a start that reads no data)"),
+    Knob("init", "choice", default=_DPLLOYD_DEFAULTS["init"], choices=("auto", "grid", "sphere_packing", "uniform"),
+         privacy=True, label="Initial centres", help="auto, grid (a private histogram), sphere_packing or uniform"),
     Knob("count_fraction", "float", low=0.0, low_open=True, high=0.999, privacy=True, advanced=True,
          label="Budget share of the counts", help="share of each round's ε spent on the counts (default: Su et al.)"),
     Knob("l1_norm", "float", privacy=True, advanced=True, label="Row L1 bound",
-         help="rows are clipped to this L1 norm in the unit box (default: none)", **_ROW_BOUND),
-    Knob("init_fraction", "float", default=0.4, low=0.0, high=0.999, privacy=True, advanced=True,
-         label="Budget share of the initial centres", help="share of ε spent on the private grid start",
+         help="rows are clipped to this L1 norm in the unit box (default: half the number of features, the mean L1 "
+              "norm of a point drawn uniformly from the box, a bound that reads no data)", **_ROW_BOUND),
+    Knob("init_fraction", "float", default=_DPLLOYD_DEFAULTS["init_fraction"], low=0.0, high=0.999, privacy=True,
+         advanced=True, label="Budget share of the initial centres", help="share of ε spent on the private grid start",
          when={"init": ("auto", "grid")}),
-    Knob("neighbouring", "choice", default="add-remove", choices=("add-remove", "replace-one"), privacy=True,
-         aliases={"add_remove": "add-remove", "replace_one": "replace-one", "replace": "replace-one"},
+    Knob("neighbouring", "choice", default=_DPLLOYD_DEFAULTS["neighbouring"], choices=("add-remove", "replace-one"),
+         privacy=True, aliases={"add_remove": "add-remove", "replace_one": "replace-one", "replace": "replace-one"},
          label="Neighbouring data sets",
          choice_labels={"add-remove": "Add or remove one record (Su et al.; DPLloyd only)",
                         "replace-one": "Replace one record (like for like with input perturbation)"},
@@ -421,13 +427,9 @@ def kmeans_estimator(name: str, k: int, *, epsilon: float | None, bounds, seed, 
     construction for the registry's runs and for a table clustered without a label
     (:func:`dpcore.models.cluster_rows.cluster_rows`)."""
     p = dict(params)
-    if name == "dplloyd":
-        kw = {key: p[key] for key in ("iterations", "init", "count_fraction", "init_fraction", "neighbouring")
-              if key in p}
-        est = DPLloydKMeans(k, epsilon=epsilon, bounds=bounds, random_state=seed, **kw)
-        if "l1_norm" in p:
-            est.set_params(l1_norm=p["l1_norm"])
-        return est
+    if name == "dplloyd":  # each knob given, but k, is the estimator's parameter of the same name
+        kw = {knob.name: p[knob.name] for knob in DPLLOYD_KNOBS if knob.name != "k" and knob.name in p}
+        return DPLloydKMeans(k, epsilon=epsilon, bounds=bounds, random_state=seed, **kw)
     if name == "input-perturbation":
         return InputPerturbationKMeans(k, epsilon=epsilon, bounds=bounds, random_state=seed,
                                        clip_noisy=_flag(p, "clip_noisy", False))

@@ -162,6 +162,12 @@ PATE_KNOBS = (
 )
 
 
+#: The knobs :func:`pate_config` fills by a rule on the split (or, the noise, under another name); every other knob
+#: is the :class:`PateConfig` field of its own name, handed on as its declaration reads it: a knob is added to
+#: PateConfig and PATE_KNOBS, nowhere else.
+RULED_KNOBS = ("teachers", "queries", "noise_multiplier", "features", "query_mode")
+
+
 def pate_config(split, *, epsilon, delta, seed, params, secure: bool = False) -> PateConfig:
     """The :class:`PateConfig` for ``params`` (knob values; a missing or None one takes the knob's default on
     ``split``). With ``noise_multiplier`` set the noise is fixed and ``epsilon`` is not used; without it the noise
@@ -169,23 +175,16 @@ def pate_config(split, *, epsilon, delta, seed, params, secure: bool = False) ->
     p = {k.name: k.default for k in PATE_KNOBS} | {k: v for k, v in dict(params).items() if v is not None}
     public = p["public_fraction"]
     noise = p["noise_multiplier"]
+    same = {k.name: k.check(p[k.name]) for k in PATE_KNOBS if k.name not in RULED_KNOBS}
     return PateConfig(
-        aggregator=str(p["aggregator"]),
+        **same,
         teachers=p["teachers"] or default_teachers(split, public),
         queries=p["queries"] or default_queries(split, public),
         noise_scale=noise,
-        threshold=float(p["threshold"]),
-        threshold_noise=float(p["threshold_noise"]),
         target_epsilon=None if noise is not None else epsilon,
         delta=delta,
-        public_fraction=public,
-        teacher_model=str(p["teacher_model"]),
-        student_model=str(p["student_model"]),
         features=str(p["features"] or default_features(split)),
         query_mode=str(p["query_mode"] or default_query_mode(split, public)),
-        data_dependent=bool(p["data_dependent"]),
-        accountant=str(p["accountant"]),
-        baseline=bool(p["baseline"]),
         seed=seed,
         secure=secure,
     )

@@ -1,5 +1,7 @@
 from streamlit.testing.v1 import AppTest
 
+from dpcore.defaults import DELTA
+
 from .conftest import page
 
 
@@ -128,7 +130,7 @@ def test_regression_shows_gaussian_ssp_beside_the_functional_mechanism_with_its_
     ssp = next(m for m in at.metric if m.label.startswith("Gaussian SSP"))
     assert float(ssp.value) >= 0.3  # diabetes R² at ε = 1 (δ = 1e-5, a record added or removed)
     note = next(c.value for c in at.caption if "Gaussian SSP adds Gaussian noise" in c.value)
-    assert "δ = 1e-5" in note and "added or removed" in note and "pure ε-DP" in note
+    assert f"δ = {DELTA:g}" in note and "added or removed" in note and "pure ε-DP" in note  # the shared δ
     at.selectbox(key="classical.size_learner").set_value("ssp").run()
     assert not at.exception
     assert any("Gaussian noise on X^T X" in c.value for c in at.caption)
