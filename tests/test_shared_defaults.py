@@ -171,3 +171,12 @@ def test_the_classical_models_page_states_the_shared_delta_of_gaussian_ssp(monke
     assert not at.exception
     captions = " ".join(c.value for c in at.caption)
     assert "δ = 1e-06" in captions and "1e-5" not in captions
+
+
+def test_the_private_federated_learners_and_the_federated_page_open_on_one_epsilon():
+    import dpcore.federated.learners as fl
+    from dpcore.learners import get_learner
+    from dpcore.ui import federated
+
+    assert {get_learner(n).default_epsilon for n in ("dp-fedavg", "fedavg-local-dp")} == {fl.FEDERATED_EPSILON}
+    assert federated.FED_SPEC.default_epsilon == fl.FEDERATED_EPSILON

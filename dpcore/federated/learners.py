@@ -141,18 +141,21 @@ def _runner(name: str, mode: str):
     return run
 
 
+#: The private federated learners' default ε (the Federated page and ``train`` open on it): a client's whole data is
+#: protected at once (user-level DP), which costs more noise than a record's at the same ε.
+FEDERATED_EPSILON = 4.0
 #: Federated learning protects a client (user-level DP), all of its records at once.
 _USER_LEVEL = Wording(protects="each client's whole data, all of its records at once (user-level DP)")
 register(LearnerSpec(
     "dp-fedavg", "DP-FedAvg (server noise, user-level DP)", ("classification",), True, _runner("dp-fedavg", "central"),
-    knobs=PRIVATE_KNOBS, config=FedAvgConfig, baseline="fedavg", default_epsilon=4.0, wording=_USER_LEVEL,
+    knobs=PRIVATE_KNOBS, config=FedAvgConfig, baseline="fedavg", default_epsilon=FEDERATED_EPSILON,
+    wording=_USER_LEVEL,
     description="Federated averaging with Poisson client sampling, per-client update clipping and Gaussian noise "
                 "at the server (McMahan et al. 2018); user-level DP accounted by dp_accounting."))
 register(LearnerSpec(
     "fedavg-local-dp", "FedAvg with local DP (client noise)", ("classification",), True,
     _runner("fedavg-local-dp", "local"), knobs=PRIVATE_KNOBS, config=FedAvgConfig, baseline="fedavg",
-    default_epsilon=4.0,
-    wording=_USER_LEVEL,
+    default_epsilon=FEDERATED_EPSILON, wording=_USER_LEVEL,
     description="Each client clips and noises its own update before sending: private even from the server, "
                 "at a much larger noise cost."))
 register(LearnerSpec(
