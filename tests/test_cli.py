@@ -445,3 +445,13 @@ def test_every_command_line_the_readme_shows_parses_and_every_flag_it_names_exis
     known |= {m for f in (ROOT / "bench").glob("*.py") for m in re.findall(r'"(--[a-z][a-z0-9-]*)"', f.read_text())}
     named = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*(?![\w.-])", _readme_texts()))
     assert named - known == set()
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "nan"])
+def test_the_noise_command_refuses_a_bad_epsilon_by_its_own_flag(value, capsys):
+    """``noise --epsilon -1`` said "target_epsilon must be > 0", the calibration's parameter, not the flag typed."""
+    from dpcore.cli import main
+
+    assert main(["noise", "--epsilon", value, "--sample-rate", "0.01", "--epochs", "2"]) != 0
+    err = capsys.readouterr().err
+    assert "--epsilon must" in err and "target_epsilon" not in err

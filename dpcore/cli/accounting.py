@@ -10,6 +10,7 @@ from ..accounting.accountants import pld_discretization_for
 from ..accounting.calibration import NOISE_SEARCH_RANGE
 from ..defaults import DELTA
 from ..teaching.verdict import ZERO_EPSILON, round_epsilon
+from ..validation import check_epsilon
 from . import JSON_CONVENTION, command_help, print_json, said
 
 
@@ -119,6 +120,7 @@ def _epsilon(args) -> int:
 
 
 def _noise(args) -> int:
+    check_epsilon(args.epsilon, "--epsilon")  # the refusal names this command's flag, not calibration's target_epsilon
     _sampling(args)
     grid = pld_discretization_for(args.epsilon)  # the PLD grid the training would calibrate on (DPSGDConfig)
     sigma = calibrate_noise_multiplier(target_epsilon=args.epsilon, delta=args.delta, sample_rate=args.sample_rate,
