@@ -60,6 +60,29 @@ def test_objective_perturbation_eps_prime_branch_positive():
     assert delta == 0.0
 
 
+def test_objective_perturbation_rounds_toward_privacy():
+    """Algorithm 2's eps' (Chaudhuri et al. 2011) is never above eps - ln(1 + 2x + x^2) and its Delta never below
+    c / (n (e^(eps/4) - 1)) - Lambda, both computed here in 60-digit decimals. In double precision, 1 + 2x lost most
+    of a tiny x = c / (n Lambda) and eps' came out above the exact value (9e-11 relative at worst), a noise too small
+    for the epsilon stated."""
+    from decimal import Decimal, localcontext
+
+    cases = [(1.738381048098503e-05, 30000, 7.356027674535524, 1.0), (1e-5, 30000, 7.0, 1.0),
+             (0.3, 569, 0.01, 0.25), (2.0, 150, 1e-4, 0.5), (1e-4, 10, 3.0, 0.25),  # eps' > 0
+             (0.2, 20, 0.001, 1.0), (1e-6, 150, 1e-3, 0.25), (5.0, 10, 1e-6, 1.0)]  # the Delta branch
+    with localcontext() as ctx:
+        ctx.prec = 60
+        for eps, n, lam, c in cases:
+            eps_p, extra = objective_perturbation_params(n=n, regularization=lam, epsilon=eps, c=c)
+            exact = Decimal(eps) - 2 * (1 + Decimal(c) / (n * Decimal(lam))).ln()
+            if exact > 0:
+                assert extra == 0.0 and Decimal(eps_p) <= exact and eps_p == pytest.approx(float(exact), rel=1e-12)
+            else:
+                exact_extra = Decimal(c) / (n * ((Decimal(eps) / 4).exp() - 1)) - Decimal(lam)
+                assert Decimal(eps_p) <= Decimal(eps) / 2 and Decimal(extra) >= exact_extra
+                assert extra == pytest.approx(float(exact_extra), rel=1e-12)
+
+
 def test_objective_perturbation_delta_branch():
     n, lam, eps, c = 20, 0.001, 0.2, 1.0  # Huber with h = 0.5
     x = c / (n * lam)
