@@ -594,7 +594,9 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
         Z = self._features(X, fitting=True)
         self.classes_ = classes
         n_models = 1 if classes.size == 2 else classes.size
-        eps_each = eps / n_models
+        # each model's share rounded down, so that the n_models shares spend no more than eps together (to nearest,
+        # three shares of 1.0 summed a unit in the last place above it)
+        eps_each = round_down(Fraction(eps) / n_models) if math.isfinite(eps) else eps
         # the noise covering the solver's distance to each minimiser draws from a stream of its own, spawned without
         # drawing from ``rng``: Algorithm 2's noise vectors are the ones the same seed drew before it was added
         out_rng = _spawn(rng)
@@ -651,7 +653,9 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
             return released, {"noise_norm": float(np.linalg.norm(released - f)), "gradient_norm": grad_norm}
         c = loss_curvature(self.model_, self.huber_h)
         eps_out = SOLVER_EPSILON_SHARE * eps
-        eps_p, extra = objective_perturbation_params(n=n, regularization=lam, epsilon=eps - eps_out, c=c)
+        # Algorithm 2's share rounded down: with the output noise's, it spends no more than eps
+        eps_main = round_down(Fraction(eps) - Fraction(eps_out))
+        eps_p, extra = objective_perturbation_params(n=n, regularization=lam, epsilon=eps_main, c=c)
         # Algorithm 2 at eps - eps_out: b has density proportional to exp(-(eps'/2) ||b||)
         b = L2LaplaceVector(epsilon=eps_p, sensitivity=2.0).noise((d,), rng=rng)
         f, grad_norm = _solve(Z, y, model=self.model_, huber_h=self.huber_h, lam=lam, b=b, extra=extra,

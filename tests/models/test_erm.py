@@ -506,3 +506,28 @@ def test_objective_perturbation_at_a_tiny_epsilon_refuses_and_says_to_raise_epsi
                                            r"about .*use a larger epsilon"):
         run_learner("erm-objective", "iris", epsilon=1e-9, seed=0)
     assert run_learner("erm-objective", "iris", epsilon=1e-6, seed=0).epsilon == 1e-6  # still released
+
+
+def test_one_vs_rest_shares_and_the_solver_share_never_add_up_above_epsilon(monkeypatch):
+    """Each of k models gets eps / k, and an objective-perturbation model spends it as Algorithm 2's share plus the
+    output noise's (Chaudhuri et al. 2011; Iyengar et al. 2019): added up exactly they are at most the epsilon
+    reported. Rounded to nearest, three shares of epsilon 1 summed a unit in the last place above 1."""
+    from fractions import Fraction
+
+    import dpcore.models.erm as erm
+
+    seen = []
+    real = erm.objective_perturbation_params
+    monkeypatch.setattr(erm, "objective_perturbation_params",
+                        lambda **kw: seen.append(kw["epsilon"]) or real(**kw))
+    y3 = np.digitize(X[:, 0], [-0.1, 0.1])
+    for eps in (1.0, 0.7, 3.3):
+        for perturbation in ("objective", "output"):
+            seen.clear()
+            clf = PrivateERMClassifier(epsilon=eps, perturbation=perturbation, data_norm=2.0, random_state=0)
+            clf.fit(X, y3)
+            assert clf.epsilon_spent_ == eps and 3 * Fraction(clf.epsilon_per_model_) <= Fraction(eps)
+            for main in seen:  # Algorithm 2's share, with the output noise's, within the model's
+                out = erm.SOLVER_EPSILON_SHARE * clf.epsilon_per_model_
+                assert Fraction(main) + Fraction(out) <= Fraction(clf.epsilon_per_model_)
+            assert len(seen) == (3 if perturbation == "objective" else 0)
