@@ -86,6 +86,11 @@ def analytic_gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float 
         hi += 2.0
     while f(lo) < 0:
         lo -= 2.0
+        if math.exp(lo) < 1e-300:  # the noise needed is below what a double holds with any precision
+            raise DPValueError(
+                f"epsilon={epsilon:g} at delta={delta:g} with sensitivity={sensitivity:g} asks for Gaussian noise of "
+                "a standard deviation below 1e-300, which double precision cannot hold: use a smaller epsilon "
+                "(or state the query in units where its sensitivity is larger)")
     log_s = optimize.brentq(f, lo, hi, xtol=1e-12, rtol=1e-12)
     sigma = math.exp(log_s)
     # brentq may land a hair on the wrong side; step up until the guarantee holds

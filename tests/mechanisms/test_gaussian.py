@@ -7,6 +7,7 @@ import pickle
 
 import pytest
 
+from dpcore.exceptions import DPValueError
 from dpcore.mechanisms import Gaussian, analytic_gaussian_sigma, classic_gaussian_sigma
 from dpcore.mechanisms import gaussian as gaussian_mod
 
@@ -46,3 +47,11 @@ def test_equal_hashable_picklable_and_replace_recalibrates():
     assert wider.sigma == pytest.approx(3.0 * a.sigma, rel=1e-9)
     with pytest.raises(dataclasses.FrozenInstanceError):
         a.epsilon = 1.0
+
+
+def test_a_gaussian_noise_below_what_a_double_holds_is_refused_naming_epsilon():
+    """epsilon 1e300 on a query of sensitivity 1e-300 needs a noise of about 1e-600 (Balle & Wang 2018): the search
+    for it divided by a noise of 0 (ZeroDivisionError); it is refused, saying what to change."""
+    with pytest.raises(DPValueError, match="epsilon=1e\\+300.*sensitivity=1e-300.*smaller epsilon"):
+        Gaussian(epsilon=1e300, delta=1e-5, sensitivity=1e-300)
+    assert Gaussian(epsilon=1e6, delta=1e-5, sensitivity=1e-300).sigma > 0  # still held: about 7e-304
