@@ -76,3 +76,28 @@ def test_the_noise_drawn_is_never_below_what_the_event_states():
             assert Decimal(gnmax.mechanism.sigma) / root2 >= Decimal(gnmax.dp_event.noise_multiplier)
             g = NoiseMultiplierGaussian(noise_multiplier=rng.uniform(0.1, 10.0), sensitivity=rng.uniform(0.1, 10.0))
             assert Decimal(g.sigma) >= Decimal(g.noise_multiplier) * Decimal(g.sensitivity)
+
+
+def test_the_gaussian_events_multiplier_is_never_above_the_noise_drawn():
+    """The analytic Gaussian's event states sigma / sensitivity rounded down, and a noisy image's L2 sensitivity
+    R sqrt(h w C) is rounded up (for the noise calibrated to it and for the whole-image event): rounded to nearest,
+    each was a hair on the side of less noise than drawn, or more sensitivity than stated, for some inputs."""
+    from decimal import Decimal, localcontext
+
+    from dpcore.images.mechanisms import PixelGaussian
+
+    rng = random.Random(0)
+    with localcontext() as ctx:
+        ctx.prec = 60
+        for _ in range(300):
+            g = Gaussian(epsilon=rng.uniform(0.1, 5.0), delta=1e-5, sensitivity=rng.uniform(0.1, 10.0))
+            assert Decimal(g.dp_event.noise_multiplier) * Decimal(g.sensitivity) <= Decimal(g.sigma)
+        for _ in range(100):
+            h, w, c = rng.randint(1, 40), rng.randint(1, 40), rng.choice([1, 3])
+            shape = (h, w) if c == 1 else (h, w, 3)
+            image = PixelGaussian(epsilon=rng.uniform(0.1, 5.0), delta=1e-5, pixel_range=(0, rng.uniform(0.5, 300.0)),
+                                  budget=rng.choice(["pixel", "image"]))
+            pixels = c * (1 if image.budget == "pixel" else h * w)
+            assert Decimal(image.sensitivity(shape)) >= Decimal(image.width) * Decimal(pixels).sqrt()
+            whole = Decimal(image.width) * Decimal(c * h * w).sqrt()
+            assert Decimal(image.image_dp_event(shape).noise_multiplier) * whole <= Decimal(image.noise_std(shape))
