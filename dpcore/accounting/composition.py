@@ -30,7 +30,11 @@ def advanced_composition(*, epsilon: float, delta: float, k: int, delta_slack: f
     delta = check_delta(delta)
     k = check_int(k, "k", minimum=0)
     delta_slack = check_delta(delta_slack, "delta_slack", allow_zero=False)
-    eps = math.sqrt(2 * k * math.log(1 / delta_slack)) * epsilon + k * epsilon * math.expm1(epsilon)
+    try:  # e^eps - 1 beyond the largest double (eps > 709.78): the bound is no finite number
+        growth = math.expm1(epsilon)
+    except OverflowError:
+        growth = math.inf
+    eps = math.sqrt(2 * k * math.log(1 / delta_slack)) * epsilon + (k * epsilon * growth if k and epsilon else 0.0)
     return eps, min(1.0, k * delta + delta_slack)
 
 
@@ -45,9 +49,17 @@ def gaussian_epsilon(*, noise_multiplier: float, delta: float) -> float:
 
 
 def amplified_epsilon(*, epsilon: float, sample_rate: float) -> float:
-    """Privacy amplification by Poisson subsampling: ln(1 + q (e^eps - 1))."""
+    """Privacy amplification by Poisson subsampling: ln(1 + q (e^eps - 1)).
+
+    Beyond eps = 700, where e^eps overflows a double, the same value as eps + ln(q + (1 - q) e^-eps).
+
+    >>> amplified_epsilon(epsilon=1000.0, sample_rate=0.5) == 1000.0 + math.log(0.5)
+    True
+    """
     epsilon = check_nonnegative(epsilon, "epsilon")
     q = check_fraction(sample_rate, "sample_rate")
+    if epsilon > 700.0:
+        return epsilon + math.log(q + (1.0 - q) * math.exp(-epsilon))
     return math.log1p(q * math.expm1(epsilon))
 
 
@@ -59,7 +71,8 @@ def dpsgd_composition_bound(
     Each step is the Gaussian mechanism at a per-step delta0, amplified by
     subsampling to (ln(1 + q(e^eps0 - 1)), q delta0). ``"naive"`` composes with
     T q delta0 = delta; ``"advanced"`` spends half of delta on the slack delta'
-    and half on T q delta0.
+    and half on T q delta0. A step whose epsilon is infinite (a noise too small for any finite epsilon at delta0)
+    makes the bound infinite.
     """
     steps = check_int(steps, "steps", minimum=0)
     if steps == 0:
@@ -69,11 +82,15 @@ def dpsgd_composition_bound(
     if method == "naive":
         delta0 = delta / (steps * q)
         eps_one = gaussian_epsilon(noise_multiplier=noise_multiplier, delta=min(delta0, 0.5))
+        if not math.isfinite(eps_one):
+            return math.inf
         eps_step = amplified_epsilon(epsilon=eps_one, sample_rate=q)
         return naive_composition(epsilon=eps_step, delta=0.0, k=steps)[0]
     if method == "advanced":
         delta0 = delta / (2 * steps * q)
         eps_one = gaussian_epsilon(noise_multiplier=noise_multiplier, delta=min(delta0, 0.5))
+        if not math.isfinite(eps_one):
+            return math.inf
         eps_step = amplified_epsilon(epsilon=eps_one, sample_rate=q)
         return advanced_composition(epsilon=eps_step, delta=0.0, k=steps, delta_slack=delta / 2)[0]
     raise DPValueError(f"method must be 'naive' or 'advanced', got {method!r}")

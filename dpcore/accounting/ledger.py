@@ -38,6 +38,7 @@ import sys
 import threading
 import warnings
 from collections import OrderedDict
+from fractions import Fraction
 from typing import Iterator
 
 import dp_accounting
@@ -48,7 +49,7 @@ from ..exceptions import BudgetExceededError, DPCoreWarning, DPTypeError, DPValu
 from ..teaching.verdict import EPSILON_TOLERANCE, epsilon_text
 from ..validation import check_delta, check_epsilon, check_positive
 from .accountants import PLD_DISCRETIZATION, RDP_ORDERS, check_accountant, make_accountant
-from .events import EpsilonDeltaDpEvent, RdpCurveDpEvent, atom_pure_epsilon, flatten
+from .events import EpsilonDeltaDpEvent, RdpCurveDpEvent, added_up, atom_pure_epsilon, flatten
 from .neighbouring import UNIT_SAID, UNITS, Neighbouring, _unit, covers, replace_one_guarantee
 from .trusted import (
     ARITHMETIC_ERRORS,
@@ -497,16 +498,16 @@ class _Composition:
                     "or check the neighbouring relation")
         for rel, atom, count in plan:
             pure = atom_pure_epsilon(atom)
-            self.basic += count * pure
+            self.basic = added_up(self.basic, count, pure)
             if self.impure is None and not math.isfinite(pure):
                 self.impure = atom
             if rel is not None:
                 self._add_supported(atom, count, rel)
             elif isinstance(atom, EpsilonDeltaDpEvent):
-                self.outside_epsilon += count * atom.epsilon
-                self.outside_delta += count * atom.delta
+                self.outside_epsilon = added_up(self.outside_epsilon, count, atom.epsilon)
+                self.outside_delta = added_up(self.outside_delta, count, atom.delta)
             else:
-                self.outside_epsilon += count * atom_pure_epsilon(atom)
+                self.outside_epsilon = added_up(self.outside_epsilon, count, atom_pure_epsilon(atom))
 
     def _add_supported(self, atom, count: int, rel: Neighbouring) -> None:
         self.supported.append((atom, count, rel))
@@ -581,6 +582,8 @@ class _Composition:
                           "with one)")
             return self.basic
         rest = delta - self.outside_delta
+        if self.outside_delta and Fraction(rest) > Fraction(delta) - Fraction(self.outside_delta):
+            rest = math.nextafter(rest, -math.inf)  # what is left of delta, rounded down: never more than is left
         if self.non_private or rest <= 0:
             if not self.non_private and not math.isfinite(self.basic):
                 self.note(f"the (epsilon, delta) guarantees composed here as they are (such as a run under add/remove "
@@ -589,7 +592,7 @@ class _Composition:
                           "at, which leaves none for the rest: this epsilon is reported as infinity; read it at a "
                           "larger delta (epsilon_at), or give the ledger one")
             return self.basic
-        return min(self.basic, self.outside_epsilon + self._accountant_epsilon(rest))
+        return min(self.basic, added_up(self.outside_epsilon, 1, self._accountant_epsilon(rest)))
 
     def _accountant_epsilon(self, delta: float) -> float:
         self.answered_by = self.accountant

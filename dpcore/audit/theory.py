@@ -90,8 +90,10 @@ def max_tpr_at_fpr(fpr: ArrayLike, *, epsilon: float, delta: float = 0.0) -> flo
     delta = check_delta(delta)
     if math.isinf(epsilon):
         return _shape_like(np.ones_like(a), fpr)
-    e = math.exp(min(epsilon, 700.0))
-    tpr = np.minimum.reduce([np.ones_like(a), e * a + delta, 1.0 - (1.0 - delta - a) / e])
+    # e^eps a in logs: e^eps capped at e^700 understated it at FPRs below e^-700 (a TPR bound below the claim's)
+    with np.errstate(divide="ignore"):
+        forward = np.exp(np.minimum(epsilon + np.log(a), 1.0)) + delta
+    tpr = np.minimum.reduce([np.ones_like(a), forward, 1.0 - (1.0 - delta - a) * math.exp(-epsilon)])
     return _shape_like(np.clip(tpr, 0.0, 1.0), fpr)
 
 

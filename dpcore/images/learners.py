@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ..accounting import Neighbouring
+from ..accounting.events import added_up
 from ..defaults import DELTA
 from ..exceptions import DPValueError
 from ..learners import get_learner, learner_names, register, run_learner
@@ -216,7 +217,7 @@ def run_noisy_input(split, *, epsilon: float, delta: float, seed: int, params: M
     # the guarantee for one whole image (what a person cares about), whatever the requested unit was
     image_epsilon = float(mech.image_epsilon((h, w)))
     label_epsilon = epsilon * label_share
-    reported = image_epsilon + label_epsilon  # basic composition of image and label releases
+    reported = added_up(image_epsilon, 1, label_epsilon)  # basic composition of image and label releases, rounded up
     unit = _privacy_unit(mech, p, (h, w), eps_image=eps_image, image_epsilon=image_epsilon,
                          label_epsilon=label_epsilon, reported=reported)
     extras: dict[str, Any] = {

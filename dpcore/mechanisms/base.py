@@ -183,7 +183,9 @@ def pure_epsilon_event(epsilon: float):
     if not epsilon <= _LARGEST_RR_EPSILON:
         return dp_accounting.RandomizedResponseDpEvent(noise_parameter=0.0, num_buckets=2)
     with localcontext() as ctx:  # 2 / (e^eps + 1) rounded DOWN to a double: rounded up, it states a smaller epsilon
-        ctx.prec = 50  # (at epsilon 0.01 the event read 0.009999999999999785)
+        # (at epsilon 0.01 the event read 0.009999999999999785). 50 digits beyond epsilon's own: e^eps is 1 + eps, and
+        # with 50 digits in all, every epsilon below 1e-49 read as e^eps = 1, an event of epsilon 0
+        ctx.prec = 50 + max(0, -Decimal(float(epsilon)).adjusted())
         exact = 2 / (Decimal(float(epsilon)).exp() + 1)
     p = float(exact)
     p = p if Decimal(p) <= exact else math.nextafter(p, 0.0)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import dp_accounting
 import numpy as np
@@ -11,7 +12,7 @@ from scipy import optimize, special
 from ..exceptions import DPValueError
 from ..validation import check_delta, check_epsilon, check_positive
 from .additive import add_noise
-from .base import Mechanism
+from .base import Mechanism, round_down
 
 
 def classic_gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
@@ -86,6 +87,11 @@ def analytic_gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float 
         hi += 2.0
     while f(lo) < 0:
         lo -= 2.0
+        if math.exp(lo) < 1e-300:  # the noise needed is below what a double holds with any precision
+            raise DPValueError(
+                f"epsilon={epsilon:g} at delta={delta:g} with sensitivity={sensitivity:g} asks for Gaussian noise of "
+                "a standard deviation below 1e-300, which double precision cannot hold: use a smaller epsilon "
+                "(or state the query in units where its sensitivity is larger)")
     log_s = optimize.brentq(f, lo, hi, xtol=1e-12, rtol=1e-12)
     sigma = math.exp(log_s)
     # brentq may land a hair on the wrong side; step up until the guarantee holds
@@ -199,4 +205,7 @@ class Gaussian(Mechanism):
 
     @property
     def dp_event(self):
-        return dp_accounting.GaussianDpEvent(noise_multiplier=self.sigma / self.sensitivity)
+        # sigma / sensitivity rounded DOWN: to nearest, the event's multiplier was a hair above the noise drawn for
+        # about half of all quotients
+        multiplier = round_down(Fraction(self.sigma) / Fraction(self.sensitivity))
+        return dp_accounting.GaussianDpEvent(noise_multiplier=multiplier)

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import dp_accounting
 
 from ..validation import check_positive
 from .additive import add_noise
-from .base import Mechanism
+from .base import Mechanism, round_up
 from .gaussian import analytic_gaussian_epsilon
 
 
@@ -53,8 +54,10 @@ class NoiseMultiplierGaussian(Mechanism):
 
     @property
     def sigma(self) -> float:
-        """Standard deviation of the added noise."""
-        return self.noise_multiplier * self.sensitivity
+        """Standard deviation of the added noise: noise_multiplier * sensitivity rounded UP (to nearest, it lay below
+        the product for some multipliers, and the noise drawn was a hair smaller than the event's multiplier says:
+        GNMax's sigma / sqrt(2) at sensitivity sqrt(2) for about one sigma in fifty)."""
+        return round_up(Fraction(self.noise_multiplier) * Fraction(self.sensitivity))
 
     def variance(self) -> float:
         return self.sigma**2

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from decimal import Decimal, localcontext
+from fractions import Fraction
 
 import dp_accounting
 import numpy as np
@@ -11,7 +12,7 @@ import numpy as np
 from ..exceptions import DPValueError
 from ..rng import noise_generator
 from ..validation import check_epsilon, check_int
-from .base import Mechanism
+from .base import Mechanism, round_down
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,8 @@ class RandomizedResponse(Mechanism):
         """(k - 1) / (e^eps + k - 1), the exact probability of another answer than the true one, in 50-digit
         decimals (e^eps capped at e^700 as everywhere here)."""
         with localcontext() as ctx:
-            ctx.prec = 50
+            # 50 digits beyond epsilon's own (e^eps is 1 + eps): with 50 in all, e^eps read as 1 below 1e-49
+            ctx.prec = 50 + max(0, -Decimal(float(self.epsilon)).adjusted())
             k = Decimal(self.k)
             return (k - 1) / (Decimal(min(self.epsilon, 700.0)).exp() + k - 1)
 
@@ -85,10 +87,20 @@ class RandomizedResponse(Mechanism):
         """dp_accounting's p: the probability of answering uniformly at random over all k, ``k / (e^eps + k - 1)``,
         rounded DOWN to a double (a larger p is a smaller epsilon than the one spent)."""
         with localcontext() as ctx:
-            ctx.prec = 50
+            ctx.prec = 50 + max(0, -Decimal(float(self.epsilon)).adjusted())
             exact = self._other_share() * self.k / (self.k - 1)
         p = float(exact)
-        return p if Decimal(p) <= exact else math.nextafter(p, 0.0)
+        p = p if Decimal(p) <= exact else math.nextafter(p, 0.0)
+        # The answers drawn change with p_change rounded UP to the draws' grid (2**-52 at the coarsest, secure mode):
+        # below epsilon ~1e-15 that lands above (k - 1) / k, and another answer is then likelier than the true one, by
+        # a ratio the epsilon stated (down to 1e-300) does not cover (3.3e-16 at k = 3). The event states that ratio.
+        grid = Fraction(1, 2**52)
+        drawn = math.ceil(Fraction(self.p_change) / grid) * grid
+        k = self.k
+        if drawn * k > k - 1:
+            ratio = drawn / ((1 - drawn) * (k - 1)) if drawn < 1 else None  # P(another) / P(true one) > 1
+            p = min(p, round_down(Fraction(k) / (ratio + k - 1)) if ratio is not None else 0.0)
+        return p
 
     def randomise(self, values, *, rng=None):
         gen = noise_generator(rng)

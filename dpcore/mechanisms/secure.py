@@ -383,4 +383,4 @@ class SecureGaussian(Mechanism):
         """The Gaussian of the grid's σ and sensitivity. The discrete Gaussian meets the same zero-concentrated
         bound, Δ²/(2σ²) (Canonne et al. 2020), so RDP composition of this event is valid for it; a single use is
         covered exactly by :attr:`delta_exact`."""
-        return dp_accounting.GaussianDpEvent(noise_multiplier=float(self.sigma_steps) / self.grid_sensitivity)
+        return dp_accounting.GaussianDpEvent(noise_multiplier=round_down(self.sigma_steps / self.grid_sensitivity))

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
+from ..accounting.events import added_up
 from ..accounting.neighbouring import Neighbouring
 from ..exceptions import DPValueError
 from ..mechanisms import Laplace
@@ -653,7 +654,9 @@ class DPLloydKMeans(_BoxKMeans):
                               "count_sensitivity": count_sensitivity}
         self.history_ = history
         self.n_iter_ = T
-        self.epsilon_spent_ = eps_init + T * (eps_c + eps_s)
+        # the parts' epsilons added exactly and rounded up (basic composition; in floating point the sum fell a unit
+        # in the last place below them for some budgets)
+        self.epsilon_spent_ = added_up(added_up(eps_init, T, eps_c), T, eps_s)
         rounds = _composition_event([count_mechanism, sum_mechanism], rounds=T)
         if eps_init > 0:
             import dp_accounting

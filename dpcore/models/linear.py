@@ -6,6 +6,7 @@ import math
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
+from ..accounting.events import added_up
 from ..exceptions import DPValueError
 from ..mechanisms import Laplace
 from ..rng import as_generator
@@ -316,7 +317,7 @@ class FunctionalMechanismRegressor(_BoundedRegressor):
         self.sensitivities_ = {"quadratic": dq, "linear": dl if eps_0 == 0 else dl - 2.0,
                                "intercept": 2.0 if eps_0 > 0 else 0.0}
         self.noise_scales_ = {"quadratic": bq, "linear": bl, "intercept": b0}
-        self.epsilon_spent_ = eps_q + eps_l + eps_0
+        self.epsilon_spent_ = added_up(added_up(eps_q, 1, eps_l), 1, eps_0)  # exactly, rounded up (basic composition)
         import dp_accounting
 
         self.dp_event_ = dp_accounting.ComposedDpEvent([m.dp_event for m in mechanisms])

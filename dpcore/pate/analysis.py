@@ -106,8 +106,8 @@ def pate_epsilon(
 
     Examples
     --------
-    >>> pate_epsilon(aggregator="lnmax", noise_scale=20.0, queries=10, delta=0.0)
-    1.0
+    >>> pate_epsilon(aggregator="lnmax", noise_scale=16.0, queries=10, delta=0.0)  # 10 queries of 2 / 16 each
+    1.25
     """
     _check_aggregator(aggregator)
     queries = check_int(queries, "queries", minimum=0)

@@ -174,6 +174,24 @@ def test_composition_formulas():
     assert amplified_epsilon(epsilon=1.0, sample_rate=0.01) == pytest.approx(math.log1p(0.01 * math.expm1(1.0)))
 
 
+def test_composition_theorems_answer_infinity_or_the_exact_value_beyond_overflow():
+    # e^eps overflows a double from eps = 709.78: the comparison lines raised OverflowError at a noise of 1e-3, and
+    # a noise whose Gaussian epsilon is infinite was refused as "epsilon must be a finite number"
+    assert advanced_composition(epsilon=800.0, delta=0.0, k=10, delta_slack=1e-5)[0] == math.inf
+    assert advanced_composition(epsilon=800.0, delta=0.0, k=0, delta_slack=1e-5)[0] == 0.0
+    # ln(1 + q (e^eps - 1)) = eps + ln(q + (1 - q) e^-eps): at 700 both forms agree, beyond only the second is finite
+    assert amplified_epsilon(epsilon=700.0, sample_rate=0.5) == pytest.approx(math.log1p(0.5 * math.expm1(700.0)))
+    assert amplified_epsilon(epsilon=1000.0, sample_rate=0.5) == pytest.approx(1000.0 + math.log(0.5))
+    assert amplified_epsilon(epsilon=800.0, sample_rate=1e-300) == pytest.approx(800.0 + math.log(1e-300))
+    naive = dpsgd_composition_bound(noise_multiplier=1e-3, sample_rate=0.01, steps=100, delta=1e-5, method="naive")
+    assert math.isfinite(naive) and naive > 100 * gaussian_epsilon(noise_multiplier=1e-3, delta=1e-5) / 2
+    assert dpsgd_composition_bound(noise_multiplier=1e-3, sample_rate=0.01, steps=100, delta=1e-5,
+                                   method="advanced") == math.inf
+    for method in ("naive", "advanced"):
+        assert dpsgd_composition_bound(noise_multiplier=1e-200, sample_rate=0.01, steps=100, delta=1e-5,
+                                       method=method) == math.inf
+
+
 def test_gaussian_epsilon_inverts_analytic_calibration():
     from dpcore.mechanisms import analytic_gaussian_sigma
 

@@ -160,3 +160,11 @@ def test_bad_events_and_rates_name_the_problem():
         theory.max_tpr_at_fpr(0.5, epsilon=-1.0)
     with pytest.raises(DPCoreError, match="mu"):
         theory.gaussian_tradeoff_tpr(0.5, mu=0.0)
+
+
+def test_the_claims_largest_tpr_is_not_capped_at_e_to_the_700():
+    """At FPR a the claim (eps, delta) allows a TPR up to min(1, e^eps a + delta, ...) (Kairouz et al. 2015); e^eps
+    was capped at e^700, so for eps = 1000 at FPR 1e-305 the bound read 0.1 where the claim allows 1."""
+    assert theory.max_tpr_at_fpr([1e-305, 1e-320], epsilon=1000.0).tolist() == [1.0, 1.0]
+    assert theory.max_tpr_at_fpr(0.0, epsilon=1000.0) == 0.0
+    assert theory.max_tpr_at_fpr(1e-300, epsilon=600.0) == pytest.approx(math.exp(600.0) * 1e-300, rel=1e-12)

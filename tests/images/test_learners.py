@@ -124,3 +124,15 @@ def test_a_ledger_of_whole_records_refuses_noisy_images_whose_labels_were_used_i
     assert records.spend(both) == pytest.approx(both.epsilon)
     assert PrivacyLedger(delta=1e-5, neighbouring="replace-one", unit="images").spend(bare) == pytest.approx(
         bare.epsilon)
+
+
+def test_noisy_input_reports_at_least_the_exact_sum_of_image_and_label_epsilons():
+    """Each image and its label are released once: the epsilon reported is at or above the exact sum of the whole
+    image's and the label's (basic composition). Added in floating point, epsilon 0.5 with a label share of 0.1
+    reported a unit in the last place below it."""
+    from fractions import Fraction
+
+    for eps, share in [(0.5, 0.1), (1.0, 0.2)]:
+        r = run_learner("noisy-input", "faces", epsilon=eps, params={"label_share": share, "budget": "image"}, seed=0)
+        assert Fraction(r.epsilon) >= Fraction(r.extras["epsilon_image"]) + Fraction(eps * share)
+        assert r.epsilon == pytest.approx(eps, rel=1e-12)

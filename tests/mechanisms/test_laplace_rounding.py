@@ -78,3 +78,19 @@ def test_beyond_the_largest_double_the_rounding_answers_infinity_toward_the_larg
         assert m.image_dp_event((28, 28)).noise_multiplier == 0.0
     # the multiplier of an epsilon below 1 / 1.8e308 is the largest double: its epsilon is still above the asked one
     assert Fraction(pure_laplace_event(5e-324).noise_multiplier) * Fraction(5e-324) <= 1
+
+
+def test_the_pure_epsilon_event_of_a_tiny_epsilon_is_never_below_it():
+    """Binary randomized response bounds a pure epsilon-DP release (Kairouz, Oh & Viswanath 2015) with answer-at-random
+    probability 2 / (e^eps + 1), rounded down. Worked out in 50 digits in all, e^eps read as 1 for every epsilon below
+    1e-49: the exponential mechanism and the L2 Laplace vector at epsilon 1e-300 had an event of epsilon 0."""
+    from dpcore.accounting import epsilon_of_event
+    from dpcore.accounting.events import atom_pure_epsilon
+    from dpcore.mechanisms import Exponential
+    from dpcore.mechanisms.base import pure_epsilon_event
+
+    for eps in (5e-324, 1e-300, 1.2345678901234e-45, 3e-20, 1e-12, 0.01, 1.0, 699.0):
+        assert atom_pure_epsilon(pure_epsilon_event(eps)) >= eps
+    for mechanism in (Exponential(epsilon=1e-300, sensitivity=1e-300), L2LaplaceVector(epsilon=1e-300,
+                                                                                      sensitivity=1e-300)):
+        assert epsilon_of_event(mechanism.dp_event, delta=0.0, neighbouring="replace-one") >= 1e-300

@@ -347,3 +347,27 @@ def test_a_seeded_release_of_an_answer_that_is_not_finite_is_refused_as_a_secure
         mech.randomise(answer, rng=0)
     with pytest.raises(DPCoreError, match="must be finite"):
         mech.randomise(answer, rng="secure")
+
+
+def test_randomized_response_event_covers_the_answers_drawn_at_a_tiny_epsilon():
+    """The answers change with p_change rounded up to the draws' grid (2**-52 at the coarsest): below epsilon ~1e-15
+    that is above (k - 1) / k, and another answer is likelier than the true one by a ratio r > 1. The event's epsilon
+    (Warner 1965; Kairouz et al. 2014: ln(1 + k (1 - p) / p)) is at least ln r, worked out here in rationals. It was
+    0 below epsilon 1e-49 (e^eps read as 1 in 50 digits) and a hair below ln r above it (3.3e-16 at k = 3)."""
+    from decimal import Decimal, localcontext
+    from fractions import Fraction
+
+    from dpcore.accounting.events import atom_pure_epsilon
+
+    for k in (2, 3, 7, 1000):
+        for eps in (1e-300, 1e-40, 1e-17, 1e-15, 1e-12, 0.5):
+            rr = RandomizedResponse(epsilon=eps, k=k)
+            for grid in (Fraction(1, 2**52), Fraction(1, 2**53)):
+                drawn = math.ceil(Fraction(rr.p_change) / grid) * grid
+                keep, other = 1 - drawn, drawn / (k - 1)
+                ratio = max(keep / other, other / keep)
+                with localcontext() as ctx:
+                    ctx.prec = 80
+                    spent = (Decimal(ratio.numerator) / Decimal(ratio.denominator)).ln()
+                assert Decimal(atom_pure_epsilon(rr.dp_event)) >= spent, (k, eps)
+            assert atom_pure_epsilon(rr.dp_event) >= eps

@@ -60,6 +60,29 @@ def test_objective_perturbation_eps_prime_branch_positive():
     assert delta == 0.0
 
 
+def test_objective_perturbation_rounds_toward_privacy():
+    """Algorithm 2's eps' (Chaudhuri et al. 2011) is never above eps - ln(1 + 2x + x^2) and its Delta never below
+    c / (n (e^(eps/4) - 1)) - Lambda, both computed here in 60-digit decimals. In double precision, 1 + 2x lost most
+    of a tiny x = c / (n Lambda) and eps' came out above the exact value (9e-11 relative at worst), a noise too small
+    for the epsilon stated."""
+    from decimal import Decimal, localcontext
+
+    cases = [(1.738381048098503e-05, 30000, 7.356027674535524, 1.0), (1e-5, 30000, 7.0, 1.0),
+             (0.3, 569, 0.01, 0.25), (2.0, 150, 1e-4, 0.5), (1e-4, 10, 3.0, 0.25),  # eps' > 0
+             (0.2, 20, 0.001, 1.0), (1e-6, 150, 1e-3, 0.25), (5.0, 10, 1e-6, 1.0)]  # the Delta branch
+    with localcontext() as ctx:
+        ctx.prec = 60
+        for eps, n, lam, c in cases:
+            eps_p, extra = objective_perturbation_params(n=n, regularization=lam, epsilon=eps, c=c)
+            exact = Decimal(eps) - 2 * (1 + Decimal(c) / (n * Decimal(lam))).ln()
+            if exact > 0:
+                assert extra == 0.0 and Decimal(eps_p) <= exact and eps_p == pytest.approx(float(exact), rel=1e-12)
+            else:
+                exact_extra = Decimal(c) / (n * ((Decimal(eps) / 4).exp() - 1)) - Decimal(lam)
+                assert Decimal(eps_p) <= Decimal(eps) / 2 and Decimal(extra) >= exact_extra
+                assert extra == pytest.approx(float(exact_extra), rel=1e-12)
+
+
 def test_objective_perturbation_delta_branch():
     n, lam, eps, c = 20, 0.001, 0.2, 1.0  # Huber with h = 0.5
     x = c / (n * lam)
@@ -508,3 +531,28 @@ def test_a_logistic_erm_model_gives_class_probabilities_its_answers_follow_and_a
     np.testing.assert_allclose(Pm, s / s.sum(axis=1, keepdims=True), rtol=1e-12)
     assert np.array_equal(multi.classes_[Pm.argmax(axis=1)], multi.predict(Xi))
     assert not hasattr(ObjectivePerturbationClassifier(epsilon=1.0, model="svm"), "predict_proba")
+
+
+def test_one_vs_rest_shares_and_the_solver_share_never_add_up_above_epsilon(monkeypatch):
+    """Each of k models gets eps / k, and an objective-perturbation model spends it as Algorithm 2's share plus the
+    output noise's (Chaudhuri et al. 2011; Iyengar et al. 2019): added up exactly they are at most the epsilon
+    reported. Rounded to nearest, three shares of epsilon 1 summed a unit in the last place above 1."""
+    from fractions import Fraction
+
+    import dpcore.models.erm as erm
+
+    seen = []
+    real = erm.objective_perturbation_params
+    monkeypatch.setattr(erm, "objective_perturbation_params",
+                        lambda **kw: seen.append(kw["epsilon"]) or real(**kw))
+    y3 = np.digitize(X[:, 0], [-0.1, 0.1])
+    for eps in (1.0, 0.7, 3.3):
+        for perturbation in ("objective", "output"):
+            seen.clear()
+            clf = PrivateERMClassifier(epsilon=eps, perturbation=perturbation, data_norm=2.0, random_state=0)
+            clf.fit(X, y3)
+            assert clf.epsilon_spent_ == eps and 3 * Fraction(clf.epsilon_per_model_) <= Fraction(eps)
+            for main in seen:  # Algorithm 2's share, with the output noise's, within the model's
+                out = erm.SOLVER_EPSILON_SHARE * clf.epsilon_per_model_
+                assert Fraction(main) + Fraction(out) <= Fraction(clf.epsilon_per_model_)
+            assert len(seen) == (3 if perturbation == "objective" else 0)
