@@ -1,0 +1,55 @@
+"""A PATE run's answers carry the noise its epsilon is accounted for (Papernot et al. 2018, GNMax: N(0, sigma^2) on
+every vote count; Papernot et al. 2017, LNMax: Lap(1 / gamma)).
+
+The aggregators' own tests check GNMax and LNMax given a scale; these check what ``run_pate`` hands them: the noise
+of the released noisy histograms (``noisy_votes`` less the teachers' ``votes``) against the scale the run reports
+and accounts, and the run's epsilon against dp_accounting composed here (one Gaussian of noise multiplier
+sigma / sqrt 2 per query: a histogram moves by sqrt 2 in L2 when one teacher changes its vote).
+
+For K noise values, sum (noise / sigma)^2 is chi-square(K) (GNMax) and sum |noise| / b is Gamma(K, 1) (LNMax): each
+must lie in the central 1 - 1e-7 interval of its law (scipy's quantiles); half the noise lands far outside both.
+"""
+from __future__ import annotations
+
+import math
+
+import dp_accounting
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpcore.accounting.accountants import RDP_ORDERS
+from dpcore.datasets import train_test_split
+from dpcore.pate import PateConfig, run_pate
+
+FALSE_ALARM = 1e-7
+
+
+@pytest.fixture(scope="module")
+def split():
+    return train_test_split("digits", seed=0)
+
+
+def _inside(total: float, law) -> None:
+    lo, hi = law.ppf(FALSE_ALARM / 2), law.isf(FALSE_ALARM / 2)
+    assert lo <= total <= hi, f"{total:.1f} outside [{lo:.1f}, {hi:.1f}]"
+
+
+def test_gnmax_answers_carry_gaussian_noise_of_the_accounted_sigma(split):
+    r = run_pate(split, PateConfig(teachers=8, queries=60, noise_scale=3.0, baseline=False, seed=0))
+    assert r.noise_scale == 3.0 and r.votes.shape == r.noisy_votes.shape == (60, 10)
+    noise = r.noisy_votes - r.votes
+    _inside(float(np.square(noise / 3.0).sum()), stats.chi2(noise.size))
+    acc = dp_accounting.rdp.RdpAccountant(orders=list(RDP_ORDERS))
+    acc.compose(dp_accounting.GaussianDpEvent(3.0 / math.sqrt(2.0)), 60)
+    assert r.epsilon == pytest.approx(acc.get_epsilon(r.delta), rel=1e-9)
+
+
+def test_lnmax_answers_carry_laplace_noise_of_the_accounted_scale(split):
+    r = run_pate(split, PateConfig(aggregator="lnmax", teachers=8, queries=60, noise_scale=20.0, delta=0.0,
+                                   baseline=False, seed=0))
+    assert r.noise_scale == 20.0
+    noise = r.noisy_votes - r.votes
+    _inside(float(np.abs(noise / 20.0).sum()), stats.gamma(noise.size))
+    # each answer is 2 gamma = 2 / b pure epsilon (L1 sensitivity 2); 60 of them compose to 60 * 2 / 20
+    assert r.epsilon == pytest.approx(60 * 2 / 20.0, rel=1e-9)
