@@ -39,9 +39,13 @@ def _inside(total: float, law) -> None:
     assert lo <= total <= hi, f"{total:.1f} outside [{lo:.1f}, {hi:.1f}]"
 
 
-def test_gnmax_answers_carry_gaussian_noise_of_the_accounted_sigma(split):
-    r = run_pate(split, PateConfig(teachers=8, queries=60, noise_scale=3.0, baseline=False, seed=0))
+@pytest.mark.parametrize("query_mode", ["points", "clusters"])
+def test_gnmax_answers_carry_gaussian_noise_of_the_accounted_sigma(split, query_mode):
+    r = run_pate(split, PateConfig(teachers=8, queries=60, noise_scale=3.0, query_mode=query_mode, baseline=False,
+                                   seed=0))
     assert r.noise_scale == 3.0 and r.votes.shape == r.noisy_votes.shape == (60, 10)
+    # the sensitivity's premise: every teacher casts one vote per query (a public example or a cluster of them)
+    assert np.all(r.votes.sum(axis=1) == 8)
     noise = r.noisy_votes - r.votes
     _inside(float(np.square(noise / 3.0).sum()), stats.chi2(noise.size))
     acc = dp_accounting.rdp.RdpAccountant(orders=list(RDP_ORDERS))
