@@ -206,6 +206,35 @@ def test_composition_bound_naive_scales_linearly():
         dpsgd_composition_bound(noise_multiplier=4, sample_rate=0.01, steps=10, delta=1e-5, method="magic")
 
 
+def _gaussian_epsilon_by_hand(sigma: float, delta: float) -> float:
+    """Balle & Wang 2018, Theorem 8, solved here with scipy: the Gaussian mechanism of noise sigma at sensitivity 1
+    is (eps, delta)-DP for delta = Phi(1/(2 sigma) - eps sigma) - e^eps Phi(-1/(2 sigma) - eps sigma)."""
+    from scipy import optimize, stats
+
+    def gap(eps):
+        return stats.norm.cdf(0.5 / sigma - eps * sigma) - math.exp(eps) * stats.norm.cdf(-0.5 / sigma - eps * sigma) \
+            - delta
+
+    return optimize.brentq(gap, 0.0, 50.0, xtol=1e-14, rtol=1e-14)
+
+
+@pytest.mark.parametrize("sigma, q, steps", [(4.0, 0.01, 1000), (1.1, 0.004, 15000)])
+def test_composition_bounds_of_dpsgd_follow_their_theorems_with_delta_shared_over_the_steps(sigma, q, steps):
+    """Each step: the Gaussian at a per-step delta0 (exact epsilon, Balle & Wang 2018), amplified by Poisson sampling
+    to (ln(1 + q (e^eps0 - 1)), q delta0); T steps composed. Naive: T q delta0 = delta, epsilons add. Advanced (Dwork,
+    Rothblum & Vadhan 2010): T q delta0 = delta / 2 and the slack delta' = delta / 2, epsilon
+    sqrt(2 T ln(1/delta')) e + T e (e^e - 1). Computed here from the formulas, not from dpcore's helpers."""
+    delta = 1e-5
+    e = math.log1p(q * math.expm1(_gaussian_epsilon_by_hand(sigma, delta / (steps * q))))
+    naive = dpsgd_composition_bound(noise_multiplier=sigma, sample_rate=q, steps=steps, delta=delta, method="naive")
+    assert naive == pytest.approx(steps * e, rel=1e-6)
+    e = math.log1p(q * math.expm1(_gaussian_epsilon_by_hand(sigma, delta / (2 * steps * q))))
+    advanced = dpsgd_composition_bound(noise_multiplier=sigma, sample_rate=q, steps=steps, delta=delta,
+                                       method="advanced")
+    assert advanced == pytest.approx(math.sqrt(2 * steps * math.log(2 / delta)) * e + steps * e * math.expm1(e),
+                                     rel=1e-6)
+
+
 def test_event_and_validation_messages():
     ev = dpsgd_event(noise_multiplier=1.0, sample_rate=0.5, steps=3)
     assert isinstance(ev, dp_accounting.SelfComposedDpEvent) and ev.count == 3
