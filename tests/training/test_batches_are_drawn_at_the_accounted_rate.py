@@ -16,25 +16,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore.training import PoissonSampler, TrainConfig, train
+from dpcore.training import TrainConfig, train
 from dpcore.training.batched import TogetherRun, train_together
 
 FALSE_ALARM = 1e-7
-
-
-@pytest.fixture
-def drawn(monkeypatch):
-    """Every Poisson batch drawn while the test runs: (records in the population, records in the batch)."""
-    seen: list[tuple[int, int]] = []
-    draw = PoissonSampler.draw
-
-    def counted(self):
-        out = draw(self)
-        seen.append((self.n, out.size))
-        return out
-
-    monkeypatch.setattr(PoissonSampler, "draw", counted)
-    return seen
 
 
 def _data(n=1000, d=4, seed=0):
@@ -50,27 +35,27 @@ def _assert_binomial(included: int, trials: int, q: float) -> None:
                                   f"for the accounted sample rate q = {q:g}")
 
 
-def test_train_draws_its_batches_at_the_sample_rate_it_reports_and_accounts(drawn):
+def test_train_draws_its_batches_at_the_sample_rate_it_reports_and_accounts(poisson_draws):
     X, y = _data()
     res = train(X, y, TrainConfig(model="linear", epochs=5, batch_size=100, noise_multiplier=1.0, seed=0),
                 n_outputs=2)
     assert res.sample_rate == pytest.approx(100 / 1000)
-    assert len(drawn) == res.steps == 50 and {n for n, _ in drawn} == {1000}
-    _assert_binomial(sum(size for _, size in drawn), res.steps * 1000, res.sample_rate)
+    assert len(poisson_draws) == res.steps == 50 and {n for n, _ in poisson_draws} == {1000}
+    _assert_binomial(sum(size for _, size in poisson_draws), res.steps * 1000, res.sample_rate)
 
 
-def test_runs_trained_together_draw_their_batches_at_the_rate_they_account(drawn):
+def test_runs_trained_together_draw_their_batches_at_the_rate_they_account(poisson_draws):
     X, y = _data()
     configs = [TrainConfig(model="linear", epochs=5, batch_size=b, noise_multiplier=1.0, seed=s)
                for b, s in ((100, 0), (200, 1))]
     results = train_together([TogetherRun(X=X, y=y, config=c, n_outputs=2) for c in configs])
     # each run has a sampler of its own (different seeds): its draws are the run's batches, in the order taken
-    assert [r.steps for r in results] == [50, 25] and len(drawn) == 75
+    assert [r.steps for r in results] == [50, 25] and len(poisson_draws) == 75
     trials = sum(r.steps for r in results) * 1000
     expected = sum(r.steps * 1000 * r.sample_rate for r in results)
     assert [r.sample_rate for r in results] == [pytest.approx(0.1), pytest.approx(0.2)]
     # the total over both runs: a sum of two Binomials, checked against each one's interval summed (conservative)
     lo = sum(stats.binom.ppf(FALSE_ALARM / 4, r.steps * 1000, r.sample_rate) for r in results)
     hi = sum(stats.binom.isf(FALSE_ALARM / 4, r.steps * 1000, r.sample_rate) for r in results)
-    included = sum(size for _, size in drawn)
+    included = sum(size for _, size in poisson_draws)
     assert lo <= included <= hi, (included, trials, expected)

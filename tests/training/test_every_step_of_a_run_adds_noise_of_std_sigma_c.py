@@ -25,25 +25,15 @@ import torch
 from scipy import stats
 
 from dpcore.exceptions import DPCoreWarning
-from dpcore.training import PoissonSampler, TrainConfig, train
+from dpcore.training import TrainConfig, train
 from dpcore.training.batched import TogetherRun, train_together
 
 FALSE_ALARM = 1e-7
 
 
-@pytest.fixture
-def batch_sizes(monkeypatch):
-    """The size of every Poisson batch drawn while the test runs, in order."""
-    sizes: list[int] = []
-    draw = PoissonSampler.draw
-
-    def counted(self):
-        out = draw(self)
-        sizes.append(out.size)
-        return out
-
-    monkeypatch.setattr(PoissonSampler, "draw", counted)
-    return sizes
+def _sizes(draws: list[tuple[int, int]]) -> list[int]:
+    """The size of every Poisson batch drawn (the ``poisson_draws`` fixture's), in order."""
+    return [size for _, size in draws]
 
 
 def _data(n=200, d=20, seed=0):
@@ -69,15 +59,15 @@ def _check_pure_noise(noise: list[torch.Tensor], std: float) -> None:
         f"consecutive steps' noise correlates: {products / Z[:-1].size:.3f}"
 
 
-def test_a_training_run_adds_fresh_noise_of_std_sigma_c_at_every_step(batch_sizes):
+def test_a_training_run_adds_fresh_noise_of_std_sigma_c_at_every_step(poisson_draws):
     X, y = _data()
     sums: list[torch.Tensor] = []
     res = train(X, y, CONFIG, n_outputs=2, on_step=lambda i, s: sums.append(s.detach().clone()))
-    assert res.noise_multiplier == 3.0 and len(sums) == len(batch_sizes) == res.steps == 400
-    _check_pure_noise([s for s, b in zip(sums, batch_sizes) if b == 0], std=3.0 * 0.5)
+    assert res.noise_multiplier == 3.0 and len(sums) == len(_sizes(poisson_draws)) == res.steps == 400
+    _check_pure_noise([s for s, b in zip(sums, _sizes(poisson_draws)) if b == 0], std=3.0 * 0.5)
 
 
-def test_a_run_trained_together_adds_fresh_noise_of_std_sigma_c_at_every_step(batch_sizes):
+def test_a_run_trained_together_adds_fresh_noise_of_std_sigma_c_at_every_step(poisson_draws):
     X, y = _data()
     sums: list[torch.Tensor] = []
 
@@ -86,12 +76,12 @@ def test_a_run_trained_together_adds_fresh_noise_of_std_sigma_c_at_every_step(ba
         sums.append(noisy[0].detach().clone())
 
     (res,) = train_together([TogetherRun(X=X, y=y, config=CONFIG, n_outputs=2)], on_step=seen)
-    assert res.noise_multiplier == 3.0 and len(sums) == len(batch_sizes) == res.steps == 400
-    _check_pure_noise([s for s, b in zip(sums, batch_sizes) if b == 0], std=3.0 * 0.5)
+    assert res.noise_multiplier == 3.0 and len(sums) == len(_sizes(poisson_draws)) == res.steps == 400
+    _check_pure_noise([s for s, b in zip(sums, _sizes(poisson_draws)) if b == 0], std=3.0 * 0.5)
 
 
 @pytest.mark.parametrize("together", [False, True])
-def test_every_record_of_a_run_moves_its_steps_sum_by_at_most_the_clip_norm(together, batch_sizes):
+def test_every_record_of_a_run_moves_its_steps_sum_by_at_most_the_clip_norm(together, poisson_draws):
     """Without noise (sigma = 0: a run of infinite epsilon) the released sum is the clipped sum itself: each record's
     gradient clipped to C (Abadi et al. 2016, Algorithm 1), so a step of b records moves by at most b C, and a record
     whose gradient is longer than C moves it by exactly C."""
@@ -107,9 +97,9 @@ def test_every_record_of_a_run_moves_its_steps_sum_by_at_most_the_clip_norm(toge
                            on_step=lambda step, runs, noisy: sums.append(noisy[0].detach().clone()))
         else:
             train(X, y, config, n_outputs=2, on_step=lambda i, s: sums.append(s.detach().clone()))
-    assert len(sums) == len(batch_sizes) == 200
+    assert len(sums) == len(_sizes(poisson_draws)) == 200
     norms = np.array([float(s.double().norm()) for s in sums])
-    b = np.array(batch_sizes)
+    b = np.array(_sizes(poisson_draws))
     assert np.all(norms <= b * 0.5 * (1 + 1e-5)), "a step's sum moved by more than its records' clip norms"
     # the clip bites: most one-record steps are a gradient far longer than C, cut to exactly C
     single = norms[b == 1]
