@@ -96,6 +96,56 @@ class RdpCurveDpEvent(dp_accounting.DpEvent):
         return upwards[i]
 
 
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class DiscreteGaussianDpEvent(dp_accounting.GaussianDpEvent):
+    """The discrete Gaussian mechanism: integer noise with P[z] ∝ exp(-z² / (2 sigma²)) on an answer whose
+    neighbours differ by at most ``sensitivity`` integers (:class:`~dpcore.mechanisms.SecureGaussian`'s grid steps).
+
+    Its Rényi divergences are at most the continuous Gaussian's of the same sigma and sensitivity (Canonne, Kamath &
+    Steinke 2020, Theorem 4: (1/2)(Δ/σ)²-concentrated DP), so it is a :class:`dp_accounting.GaussianDpEvent`
+    of ``noise_multiplier`` sigma / sensitivity (rounded down) to RDP. Its privacy loss distribution is not the
+    continuous one's: on a coarse grid (sigma of a few steps) the discrete Gaussian's delta is the larger (by a third at
+    sigma 1.2 steps and epsilon 8), so a PLD ledger composes dp_accounting's discrete Gaussian PLD
+    (``from_discrete_gaussian_mechanism``) for it. dp_accounting's own PLDAccountant, handed this event directly,
+    would read it as continuous: compose it through a :class:`~dpcore.accounting.PrivacyLedger`.
+
+    Examples
+    --------
+    >>> e = DiscreteGaussianDpEvent.of(sigma=3.5, sensitivity=2)
+    >>> e.noise_multiplier, e.sigma, e.sensitivity
+    (1.75, 3.5, 2)
+    """
+
+    sigma: float
+    sensitivity: int
+
+    def __attrs_post_init__(self) -> None:
+        self._check(self.sigma, self.sensitivity)
+        if not self.noise_multiplier <= Fraction(self.sigma) / self.sensitivity:
+            raise DPValueError("DiscreteGaussianDpEvent's noise_multiplier must be at most sigma / sensitivity (its "
+                               "RDP bound); build it with DiscreteGaussianDpEvent.of(sigma=..., sensitivity=...)")
+
+    @staticmethod
+    def _check(sigma, sensitivity) -> None:
+        if not (isinstance(sensitivity, (int, np.integer)) and not isinstance(sensitivity, bool) and sensitivity >= 1):
+            raise DPValueError(f"DiscreteGaussianDpEvent needs an integer sensitivity >= 1 (grid steps), got "
+                               f"{sensitivity!r}")
+        if isinstance(sigma, bool) or not (isinstance(sigma, (int, float, np.integer, np.floating))
+                                           and 0 < sigma < math.inf):
+            raise DPValueError(f"DiscreteGaussianDpEvent needs a finite sigma > 0 (grid steps), got {sigma!r}")
+
+    @classmethod
+    def of(cls, *, sigma: float, sensitivity: int) -> "DiscreteGaussianDpEvent":
+        """The event of a discrete Gaussian of parameter ``sigma`` for an integer ``sensitivity``; its noise
+        multiplier is sigma / sensitivity rounded down (less noise stated, never more)."""
+        cls._check(sigma, sensitivity)
+        exact = Fraction(float(sigma)) / int(sensitivity)
+        nm = float(exact)
+        if Fraction(nm) > exact:
+            nm = math.nextafter(nm, 0.0)
+        return cls(noise_multiplier=nm, sigma=float(sigma), sensitivity=int(sensitivity))
+
+
 #: The largest DP-SGD noise multiplier accounted: epsilon is 0 in double precision long before it.
 MAX_NOISE_MULTIPLIER = 1e12
 
@@ -231,6 +281,13 @@ def _check_noise(atom: dp_accounting.DpEvent) -> None:
                                            and 0 <= noise < math.inf):
             raise DPValueError(f"{type(atom).__name__} needs a noise_multiplier that is a finite number >= 0 (noise "
                                f"std, or Laplace scale, over the sensitivity), got {noise!r}")
+    elif isinstance(atom, dp_accounting.dp_event.DiscreteLaplaceDpEvent):
+        a, k = atom.noise_parameter, atom.sensitivity
+        if isinstance(a, bool) or not (isinstance(a, (int, float, np.integer, np.floating)) and 0 < a < math.inf):
+            raise DPValueError(f"DiscreteLaplaceDpEvent needs a noise_parameter that is a finite number > 0 (P[z] ∝ "
+                               f"exp(-a |z|)), got {a!r}")
+        if isinstance(k, bool) or not (isinstance(k, (int, np.integer)) and k >= 0):
+            raise DPValueError(f"DiscreteLaplaceDpEvent needs a whole-number sensitivity >= 0, got {k!r}")
 
 
 def _log1p_up(x: Fraction) -> float:
@@ -264,7 +321,8 @@ def added_up(total: float, count: int, value: float) -> float:
 def atom_pure_epsilon(atom: dp_accounting.DpEvent) -> float:
     """Epsilon of one mechanism at delta = 0 (``inf`` if it is not pure epsilon-DP).
 
-    Laplace with noise multiplier b is 1/b-DP; k-ary randomized response that answers at
+    Laplace with noise multiplier b is 1/b-DP; the discrete Laplace of parameter a on answers ``sensitivity`` integers
+    apart is (a · sensitivity)-DP; k-ary randomized response that answers at
     random with probability p is ln(1 + k (1 - p) / p)-DP (Warner 1965; Kairouz et al. 2014);
     an :class:`EpsilonDeltaDpEvent` with delta = 0 is its epsilon. Both dp_accounting
     accountants answer infinity at delta = 0, hence this; :func:`~dpcore.accounting.epsilon_of_event`
@@ -281,6 +339,14 @@ def atom_pure_epsilon(atom: dp_accounting.DpEvent) -> float:
             return math.inf
         # 1 / b rounded UP (to nearest, it lies below the exact 1 / b half the time)
         exact = 1 / Fraction(float(b))
+        out = float(exact) if exact < Fraction(1.7976931348623157e308) else math.inf
+        return out if Fraction(out) >= exact else math.nextafter(out, math.inf)
+    if isinstance(atom, dp_accounting.dp_event.DiscreteLaplaceDpEvent):
+        # P[z] ∝ exp(-a |z|) on integers; answers at most `sensitivity` integers apart: a · sensitivity, rounded UP
+        a, k = atom.noise_parameter, atom.sensitivity
+        if not (0 < a < math.inf and isinstance(k, (int, np.integer)) and not isinstance(k, bool) and k >= 0):
+            return math.inf
+        exact = Fraction(float(a)) * int(k)
         out = float(exact) if exact < Fraction(1.7976931348623157e308) else math.inf
         return out if Fraction(out) >= exact else math.nextafter(out, math.inf)
     if isinstance(atom, dp_accounting.RandomizedResponseDpEvent):
@@ -304,6 +370,7 @@ def _event_classes() -> dict[str, type]:
                and issubclass(cls, dp_accounting.DpEvent)}
     classes["EpsilonDeltaDpEvent"] = EpsilonDeltaDpEvent
     classes["RdpCurveDpEvent"] = RdpCurveDpEvent
+    classes["DiscreteGaussianDpEvent"] = DiscreteGaussianDpEvent
     return classes
 
 

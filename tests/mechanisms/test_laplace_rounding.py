@@ -50,10 +50,11 @@ def test_events_stated_at_an_epsilon_read_at_least_that_epsilon():
         assert Fraction(laplace_event(1.0, eps).noise_multiplier) * Fraction(eps) <= 1, eps
 
 
-def test_secure_laplace_event_is_at_most_its_exact_grid_scale():
+def test_secure_laplace_event_states_at_least_its_exact_discrete_laplace_parameter():
     for eps in EPSILONS[::4]:
         m = SecureLaplace(epsilon=eps, sensitivity=1.0)
-        assert Fraction(m.dp_event.noise_multiplier) <= m.grid_scale / m.grid_sensitivity, eps
+        assert Fraction(m.dp_event.noise_parameter) >= 1 / m.grid_scale, eps  # P[z] ∝ exp(-|z| / grid_scale)
+        assert m.dp_event.sensitivity == m.grid_sensitivity, eps
 
 
 @pytest.mark.parametrize("mechanism", [PixelLaplace, DPPix])
