@@ -81,6 +81,7 @@ with st.sidebar:
     epsilon = epsilon_input("train.epsilon", default=spec.default_epsilon,
                             label="Epsilon (ε) for all answers together" if whole_run else spec.wording.epsilon_input,
                             subject=None if whole_run else spec.wording.input_subject or spec.wording.subject,
+                            delta_key="train.delta" if spec.uses_delta else None,
                             disabled=sigma_direct,
                             help="Not used while σ is set directly: the ε spent is reported after training."
                             if sigma_direct else None)

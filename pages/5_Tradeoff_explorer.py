@@ -106,7 +106,8 @@ with st.sidebar:
                    "noise only.")
     delta = delta_input("sweep.delta")
     # sweeping σ: each run spends the ε its σ gives, so there is no ε to fix (SweepConfig.sets_noise)
-    eps = 1.0 if axis in ("epsilon", "noise_multiplier") else epsilon_input("sweep.epsilon", label="Fixed ε")
+    eps = 1.0 if axis in ("epsilon", "noise_multiplier") else epsilon_input("sweep.epsilon", label="Fixed ε",
+                                                                            delta_key="sweep.delta")
     if axis == "noise_multiplier":
         st.caption("No fixed ε when sweeping σ: each run spends the ε its σ gives with the learner's epochs and "
                    "batch size, shown in the **ε spent** columns below.")

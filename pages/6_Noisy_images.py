@@ -37,7 +37,7 @@ kinds = list(IMAGE_MECHANISMS)
 if mode == "mechanisms":
     chosen = sb.multiselect("Mechanisms", kinds, default=list(ui.DEFAULT_MECHANISMS), format_func=IMAGE_MECHANISMS.get,
                             key="images.kinds")
-    eps = epsilon_input("images.eps", default=10.0)
+    eps = epsilon_input("images.eps", default=10.0, delta_key="images.delta" if set(chosen) & NEEDS_DELTA else None)
     pairs = [(k, eps) for k in chosen]
 else:
     kind = sb.selectbox("Mechanism", kinds, index=4, format_func=IMAGE_MECHANISMS.get, key="images.kind")

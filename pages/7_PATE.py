@@ -86,6 +86,7 @@ with control_area(st.sidebar, top=False).form("pate.form"):
     eps, applied = applied_epsilon_input(  # the button under ε: the form's own is screens below
         "pate.eps", button="Run PATE at this ε", button_key="pate.apply", default=DEFAULTS["epsilon"],
         container=key_slot, in_form=True, label="Target ε for all queries", disabled=mode != "target ε",
+        delta_key="pate.delta",
         help="Privacy budget: smaller is more private. Used when privacy is set by target ε.")
     noise = knob_widget(PATE_SPEC.knob("noise_multiplier"), key="pate.noise", value=NOISE_START, container=st,
                         disabled=mode != "noise scale", help="Used when privacy is set by noise scale.")

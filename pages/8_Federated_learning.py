@@ -96,6 +96,7 @@ with control_area(st.sidebar, top=False).form("fed.form"):
     eps, applied = applied_epsilon_input(  # the button under ε: the form's own is screens below
         "fed.eps", button="Train at this ε", button_key="fed.apply", default=DEFAULTS["epsilon"],
         container=key_slot, label="Target ε, user level", disabled=not private or by != "target ε", in_form=True,
+        delta_key="fed.delta",
         help="Privacy budget for one client's whole data: smaller is more private. Used when privacy is set by "
              "target ε.")
     used_slot = st.empty()  # the σ and ε actually used, filled in after the run

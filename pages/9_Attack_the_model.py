@@ -76,7 +76,7 @@ with control_area(st.sidebar).form("audit.form"):
                        help="For the network learners only. A flexible network memorises more, so the non-private "
                             "one leaks more; the preset is what the Train page uses.")
     epsilon, applied = applied_epsilon_input("audit.eps", button="Train and attack at this ε", button_key="audit.apply",
-                                             container=key_slot, in_form=True)
+                                             container=key_slot, in_form=True, delta_key="audit.delta")
     delta = delta_input("audit.delta", container=st)
     st.header("Attack")
     attack = st.radio("Attack", list(ATTACK_LABELS), index=list(ATTACK_LABELS).index(DEFAULT_ATTACK),

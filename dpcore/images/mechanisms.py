@@ -33,7 +33,7 @@ import numpy as np
 from ..defaults import DELTA
 from ..exceptions import DPValueError
 from ..mechanisms import Gaussian, Laplace, analytic_gaussian_epsilon
-from ..mechanisms.base import noise_scale, pure_laplace_event, round_down, round_up
+from ..mechanisms.base import noise_scale, pure_laplace_event, round_down, round_up, sqrt_up
 from ..rng import as_generator
 from ..types import ArrayLike
 from ..validation import check_array, check_delta, check_epsilon, check_int, clip_to_bounds
@@ -337,10 +337,7 @@ def _times_root_up(width: float, n: int) -> float:
     >>> _times_root_up(1.0, 4), Fraction(_times_root_up(1.0, 2)) ** 2 >= 2
     (2.0, True)
     """
-    root = math.sqrt(n)
-    while Fraction(root) ** 2 < n:
-        root = math.nextafter(root, math.inf)
-    return round_up(Fraction(width) * Fraction(root))
+    return round_up(Fraction(width) * Fraction(sqrt_up(n)))
 
 
 def _cells(n: int, b: int) -> np.ndarray:

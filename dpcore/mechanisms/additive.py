@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
 from ..exceptions import DPValueError
 from ..rng import SecureRandom, as_generator, wants_secure
-from .base import MAX_NOISE_SCALE, as_float_array, finite_answer
+from .base import MAX_NOISE_SCALE, as_float_array, finite_answer, round_up, sqrt_up
 
 #: grid steps per unit of sensitivity by default (the grid is then rounded down to a power of two)
 DEFAULT_STEPS_PER_SENSITIVITY = 1024
@@ -46,6 +47,11 @@ class SecureGrid:
     granularity: float
     scale_increase: float
 
+    def steps_scale(self, scale: float) -> float:
+        """The noise scale to draw, ``scale · scale_increase``, in grid steps, rounded UP (never less noise than the
+        rounded answer's sensitivity needs)."""
+        return round_up(Fraction(scale) * Fraction(self.scale_increase) / Fraction(self.granularity))
+
 
 def secure_grid(*, sensitivity: float, scale: float, coordinates: int, norm: int) -> SecureGrid:
     """The grid of a secure release of ``coordinates`` values with L``norm`` ``sensitivity`` and noise ``scale``.
@@ -60,11 +66,14 @@ def secure_grid(*, sensitivity: float, scale: float, coordinates: int, norm: int
     """
     if norm not in (1, 2):
         raise DPValueError(f"norm must be 1 or 2, got {norm!r}")
-    m = max(int(coordinates), 1) if norm == 1 else math.sqrt(max(int(coordinates), 1))
+    # m and the increase rounded UP: sqrt(coordinates) to nearest lay below the exact root for most counts, and the
+    # noise drawn a hair under what the rounded answer's sensitivity Δ + g m needs
+    m = max(int(coordinates), 1) if norm == 1 else sqrt_up(max(int(coordinates), 1))
     fine = 2.0 ** math.floor(math.log2(sensitivity / (DEFAULT_STEPS_PER_SENSITIVITY * m)))
     floor = 2.0 ** math.ceil(math.log2(scale * GRID_PER_SCALE))
     g = max(fine, floor)
-    grid = SecureGrid(granularity=g, scale_increase=(sensitivity + g * m) / sensitivity)
+    grid = SecureGrid(granularity=g, scale_increase=round_up((Fraction(sensitivity) + Fraction(g) * Fraction(m))
+                                                             / Fraction(sensitivity)))
     # the floor makes the rounding cost grow with the scale: at a tiny epsilon the noise actually drawn is the asked
     # scale times an increase that can be 1e57 (epsilon 1e-60), whose squares overflow double precision (nan
     # centres, a singular solve): the seeded mechanisms' limit holds for the noise actually drawn
@@ -122,7 +131,7 @@ def secure_additive(values, *, draw, scale: float, sensitivity: float, norm: int
         raise DPValueError(f"values must be finite and within ±{MAX_GRID_STEPS * g:g} for a secure release "
                            f"(2**52 grid steps of {g:g}); clip the query's answer first")
     # the noise is drawn in grid steps (its scale divided by g), a numpy array or a torch tensor
-    noise = torch.as_tensor(draw(SecureRandom(), scale * grid.scale_increase / g, shape or (1,)), dtype=torch.float64)
+    noise = torch.as_tensor(draw(SecureRandom(), grid.steps_scale(scale), shape or (1,)), dtype=torch.float64)
     out = _add_on_grid(steps, noise.reshape(shape).round_(), g)
     if tensor:
         return out
@@ -177,7 +186,7 @@ class SecureGaussianStream:
     def __init__(self, *, sigma: float, sensitivity: float, size: int, block_values: int = 2**17) -> None:
         self.size = int(size)
         self.grid = secure_grid(sensitivity=sensitivity, scale=sigma, coordinates=self.size, norm=2)
-        self._steps_scale = sigma * self.grid.scale_increase / self.grid.granularity
+        self._steps_scale = self.grid.steps_scale(sigma)
         self._per_block = max(1, int(block_values) // max(self.size, 1))
         self._pool, self._next = None, 0
 

@@ -116,6 +116,75 @@ def round_down(x: Fraction) -> float:
     return out if Fraction(out) <= x else math.nextafter(out, -math.inf)
 
 
+def _root_near(x: Fraction) -> float:
+    """A double near the square root of the rational ``x`` > 0 (within a few units in the last place), where the
+    double nearest ``x`` is 0 or infinite too."""
+    near = _nearest(x)
+    if 0.0 < near < math.inf:
+        return math.sqrt(near)
+    try:
+        return math.exp(0.5 * (math.log(x.numerator) - math.log(x.denominator)))
+    except OverflowError:
+        return math.inf
+
+
+def sqrt_up(x: Fraction | float | int) -> float:
+    """The least double whose square is at or above the exact ``x`` >= 0: the square root rounded UP (``math.sqrt``
+    rounds to nearest, half an ulp below the root of a non-square about half the time, so an L2 sensitivity
+    ``sqrt(d)`` of d coordinates in [-1, 1] stated that way lay below the exact one); infinity above the largest
+    double.
+
+    >>> sqrt_up(4), Fraction(sqrt_up(2)) ** 2 >= 2, Fraction(math.nextafter(sqrt_up(2), 0)) ** 2 < 2
+    (2.0, True, True)
+    """
+    x = Fraction(x)
+    if x < 0:
+        raise DPValueError(f"a square root needs a number >= 0, got {float(x)!r}")
+    if x == 0:
+        return 0.0
+    root = _root_near(x)
+    if math.isinf(root):
+        return root
+    while Fraction(root) ** 2 < x:
+        root = math.nextafter(root, math.inf)
+        if math.isinf(root):
+            return root
+    while root > 0 and Fraction(math.nextafter(root, 0.0)) ** 2 >= x:
+        root = math.nextafter(root, 0.0)
+    return root
+
+
+def sqrt_down(x: Fraction | float | int) -> float:
+    """The greatest double whose square is at or below the exact ``x`` >= 0: the square root rounded DOWN, for a
+    noise multiplier or a scale a root divides (where an overestimate states less privacy loss than the noise gives);
+    the largest double above its square.
+
+    >>> sqrt_down(4), Fraction(sqrt_down(2)) ** 2 <= 2, Fraction(math.nextafter(sqrt_down(2), 3)) ** 2 > 2
+    (2.0, True, True)
+    """
+    x = Fraction(x)
+    if x < 0:
+        raise DPValueError(f"a square root needs a number >= 0, got {float(x)!r}")
+    if x == 0:
+        return 0.0
+    root = min(_root_near(x), sys.float_info.max)
+    while root > 0 and Fraction(root) ** 2 > x:
+        root = math.nextafter(root, 0.0)
+    while root < sys.float_info.max and Fraction(math.nextafter(root, math.inf)) ** 2 <= x:
+        root = math.nextafter(root, math.inf)
+    return root
+
+
+def log_up(x: float) -> float:
+    """``ln x`` for a double ``x`` > 0, rounded UP: one ulp above ``math.log``, which is within an ulp of the exact
+    logarithm (faithfully rounded by the C library).
+
+    >>> log_up(1.0) > 0.0, Fraction(log_up(math.e)) >= 1
+    (True, True)
+    """
+    return math.nextafter(math.log(x), math.inf)
+
+
 def noise_scale(sensitivity: float, epsilon: float) -> float:
     """``sensitivity / epsilon`` rounded UP to a double: the Laplace scale of an ``epsilon``-DP release (Dwork et al.
     2006). Rounded to nearest, half of all quotients land below the exact one, and noise of that scale is

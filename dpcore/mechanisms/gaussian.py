@@ -12,7 +12,7 @@ from scipy import optimize, special
 from ..exceptions import DPValueError
 from ..validation import check_delta, check_epsilon, check_positive
 from .additive import add_noise
-from .base import Mechanism, round_down
+from .base import Mechanism, log_up, round_down, round_up, sqrt_up
 
 
 def classic_gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
@@ -30,7 +30,11 @@ def classic_gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float =
             f"the classic Gaussian calibration is only valid for epsilon < 1, got epsilon={epsilon}; "
             "use the analytic Gaussian mechanism (valid for every epsilon)"
         )
-    return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+    # rounded UP at every step (the quotient, the logarithm, the root, the product): rounded to nearest, the root of a
+    # non-square lay half an ulp below the exact one about half the time, and the noise drawn was a hair too small
+    return round_up(Fraction(sensitivity) * Fraction(sqrt_up(2 * Fraction(log_up(round_up(Fraction(1.25)
+                                                                                          / Fraction(delta))))))
+                    / Fraction(epsilon))
 
 
 def _log_phi(x: float) -> float:

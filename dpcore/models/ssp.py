@@ -11,6 +11,7 @@ roughly a sqrt(d) smaller noise per statistic.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import dp_accounting
 import numpy as np
@@ -18,6 +19,7 @@ import numpy as np
 from ..defaults import DELTA
 from ..exceptions import DPValueError
 from ..mechanisms import NoiseMultiplierGaussian
+from ..mechanisms.base import round_up, sqrt_up
 from ..mechanisms.gaussian import analytic_gaussian_sigma
 from ..rng import as_generator
 from ..validation import check_delta, check_epsilon, check_positive, clip_to_norm
@@ -41,7 +43,7 @@ def ssp_sensitivities(n_features: int, data_norm: float) -> dict[str, float]:
     label into ``[-1, 1]``. Adding or removing one record changes
 
     * the count n by 1;
-    * ``sum x`` (rows in the box, L2 norm at most sqrt d) by at most ``sqrt d``;
+    * ``sum x`` (rows in the box, L2 norm at most sqrt d) by at most ``sqrt d`` (rounded up to a double);
     * ``sum y`` by at most 1;
     * then, with the released means ``c`` and ``ybar`` public, every row is centred and
       clipped to L2 norm ``R`` (``data_norm``) and its label centred and clipped to ``[-1, 1]``:
@@ -57,7 +59,7 @@ def ssp_sensitivities(n_features: int, data_norm: float) -> dict[str, float]:
     if r * r == 0.0:  # the sensitivity of X^T X underflows: the Gaussian mechanism would divide by zero
         raise DPValueError(f"data_norm={r!r} is too small: its square, the sensitivity of X^T X, is 0 in double "
                            "precision; declare a data_norm of at least 1e-150 (rows scaled to that size)")
-    return {"n": 1.0, "sum_x": math.sqrt(d), "sum_y": 1.0, "lambda_min": r * r, "xtx": r * r, "xty": r}
+    return {"n": 1.0, "sum_x": sqrt_up(d), "sum_y": 1.0, "lambda_min": r * r, "xtx": r * r, "xty": r}
 
 
 def ssp_noise_multipliers(epsilon: float, delta: float, *, adaptive: bool = False) -> dict[str, float]:
@@ -79,9 +81,12 @@ def ssp_noise_multipliers(epsilon: float, delta: float, *, adaptive: bool = Fals
         extra = shares.pop("lambda_min") / 2.0
         shares["xtx"] += extra
         shares["xty"] += extra
-    total = sum(shares.values())
-    s = analytic_gaussian_sigma(epsilon=eps, delta=delta)
-    return {k: s / math.sqrt(w / total) for k, w in shares.items()}
+    # each s / sqrt(w_i) rounded UP (the shares' sum, the root and the product exactly), so that sum s_i^-2 is at most
+    # s^-2: rounded to nearest, a multiplier lay below its exact value and the composition was a hair less private
+    # than the (epsilon, delta) stated for it
+    total = sum(Fraction(w) for w in shares.values())
+    s = Fraction(analytic_gaussian_sigma(epsilon=eps, delta=delta))
+    return {k: round_up(s * Fraction(sqrt_up(total / Fraction(w)))) for k, w in shares.items()}
 
 
 class SSPRegressor(_BoundedRegressor):

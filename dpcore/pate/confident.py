@@ -41,6 +41,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from scipy import optimize, special, stats
@@ -49,6 +50,7 @@ from ..accounting.events import RdpCurveDpEvent
 from ..accounting.trusted import rdp_epsilon
 from ..exceptions import DPValueError
 from ..mechanisms import NoiseMultiplierGaussian
+from ..mechanisms.base import round_down, sqrt_down
 from ..types import ArrayLike, RngLike
 from ..validation import check_delta, check_int, check_positive
 from .aggregation import MAX_COUNT_SENSITIVITY, ConfidentGNMax, _check_votes, confident_event
@@ -72,7 +74,9 @@ def check_data_dependent_rdp(log_p: float, *, sigma1: float, orders=RDP_ORDERS) 
     GNMax with ``sigma = sqrt 2 sigma1`` (Papernot et al. 2018, Section 4.1 and its published analysis).
     """
     log_q = min(float(log_p), _log1mexp(min(float(log_p), 0.0)))
-    return gnmax_data_dependent_rdp(log_q, sigma=math.sqrt(2.0) * sigma1, orders=orders)
+    # sqrt 2 sigma1 rounded DOWN (a larger sigma states a smaller RDP): math.sqrt(2.0) is above the exact root
+    sigma = round_down(Fraction(sqrt_down(2)) * Fraction(sigma1))
+    return gnmax_data_dependent_rdp(log_q, sigma=sigma, orders=orders)
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -179,23 +179,25 @@ def bounded_number(c, label: str, *, low: float | None, high: float | None, defa
 
 def epsilon_input(key: str, *, default: float = EPSILON, container=None, label: str = "Epsilon (ε)",
                   disabled: bool = False, help: str | None = None, in_form: bool = False,
-                  subject: str | None = None) -> float:
+                  subject: str | None = None, delta_key: str | None = None) -> float:
     """ε box with its verdict band under it; ``disabled=True`` keeps it visible but greyed out (``help`` says why).
 
     Without a ``container`` it goes to the sidebar, or to the stage beside the headline chart in presentation mode.
     ``in_form``: the box is in a ``st.form``, which reports a new value only when submitted, so the verdict names
     the ε it judges (the one last applied) rather than seeming to judge the number being typed. ``subject``: what an
     ε that does not protect whole records is about ("any one record's label"); the verdict then names it and is not
-    compared with published deployments, whose ε protect whole records.
+    compared with published deployments, whose ε protect whole records. ``delta_key``: the key of the page's δ box,
+    where the guarantee is (ε, δ): the verdict's odds bound then says it holds apart from outcomes of probability of
+    the order of that δ, as the run's verdict does (None: a pure ε guarantee, no δ named).
     """
     return applied_epsilon_input(key, default=default, container=container, label=label, disabled=disabled,
-                                 help=help, in_form=in_form, subject=subject)[0]
+                                 help=help, in_form=in_form, subject=subject, delta_key=delta_key)[0]
 
 
 def applied_epsilon_input(key: str, *, button: str | None = None, button_key: str | None = None,
                           default: float = EPSILON, container=None, label: str = "Epsilon (ε)", disabled: bool = False,
-                          help: str | None = None, in_form: bool = False, subject: str | None = None
-                          ) -> tuple[float, bool]:
+                          help: str | None = None, in_form: bool = False, subject: str | None = None,
+                          delta_key: str | None = None) -> tuple[float, bool]:
     """:func:`epsilon_input` with, in a form, a submit button labelled ``button`` right under the box and above its
     verdict: (ε, whether that button was pressed). The form's own button sits screens below ε at 1280x720 (in the
     sidebar, or on the stage when presenting), and under the verdict's few lines this one was off the first screen
@@ -208,8 +210,20 @@ def applied_epsilon_input(key: str, *, button: str | None = None, button_key: st
                                                                                 key=button_key))
     if not disabled:
         verdict_line(eps, container=c, what=f"At the ε last applied, {format_number(eps)}" if in_form else None,
-                     subject=subject)
+                     subject=subject, delta=0.0 if delta_key is None else _delta_in_box(delta_key))
     return eps, pressed
+
+
+def _delta_in_box(key: str) -> float:
+    """The δ the box ``key`` (:func:`delta_input`) holds in this run, read before it is drawn (δ sits under ε): its
+    value in the session, which a change (or, in a form, a submit) sets before the page reruns; the box's default
+    where it has not been drawn yet or holds a value it refuses (and then uses the default for)."""
+    value = st.session_state.get(key, DELTA)
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return float(DELTA)
+    return value if 0.0 <= value <= 0.01 else float(DELTA)
 
 
 def verdict_text(epsilon: float, *, what: str | None = None, compare: bool = True, short: bool = False,

@@ -254,9 +254,10 @@ def test_members_and_non_members_may_be_torch_datasets_and_a_loader_is_refused_w
     """A torch user holds the training and held-out records as Datasets: the attack scores them as it scores the
     same (X, y) pairs, and a DataLoader (whose batches the attack does not use) is answered with loader.dataset."""
     import torch
-    from torch.utils.data import DataLoader, Dataset, TensorDataset
+    from torch.utils.data import DataLoader, TensorDataset
 
     from dpcore.training import TrainConfig, train
+    from tests.torch_datasets import Pairs  # items are (row, label) pairs, as a torchvision dataset gives
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 5)).astype(np.float32)
@@ -264,20 +265,10 @@ def test_members_and_non_members_may_be_torch_datasets_and_a_loader_is_refused_w
     model = train(X[:150], y[:150], TrainConfig(model="mlp", hidden=32, epochs=5, batch_size=30,
                                                 private=False)).model()
 
-    class Records(Dataset):  # items are (row, label) pairs, as a torchvision dataset gives
-        def __init__(self, X, y):
-            self.X, self.y = X, y
-
-        def __len__(self):
-            return len(self.X)
-
-        def __getitem__(self, i):
-            return torch.from_numpy(self.X[i]), int(self.y[i])
-
     pairs = audit(model, (X[:150], y[:150]), (X[150:], y[150:]), rng=0)
     tensors = audit(model, TensorDataset(torch.from_numpy(X[:150]), torch.from_numpy(y[:150])),
                     TensorDataset(torch.from_numpy(X[150:]), torch.from_numpy(y[150:])), rng=0)
-    items = audit(model, Records(X[:150], y[:150]), Records(X[150:], y[150:]), rng=0)
+    items = audit(model, Pairs(X[:150], y[:150]), Pairs(X[150:], y[150:]), rng=0)
     assert pairs.auc == tensors.auc == items.auc and pairs.epsilon_lower_bound == items.epsilon_lower_bound
     with pytest.raises(DPTypeError, match=r"members=loader\.dataset"):
-        audit(model, DataLoader(Records(X[:150], y[:150]), batch_size=10), (X[150:], y[150:]))
+        audit(model, DataLoader(Pairs(X[:150], y[:150]), batch_size=10), (X[150:], y[150:]))

@@ -99,3 +99,28 @@ def test_a_verdict_inside_a_form_names_the_epsilon_it_judges_until_the_form_is_s
     at.number_input(key=key).set_value(8.0).run()  # typed, not submitted: a form reports nothing yet
     applied = [v for v in verdicts(at) if v.startswith("At the ε last applied")]
     assert applied and not any("At the ε last applied, 8" in v for v in applied)
+
+
+def _sidebar_verdicts(at) -> list[str]:
+    return [m.value for m in at.sidebar.markdown if any(f"**{h}**" in m.value for h in HEADLINES)]
+
+
+def test_the_sidebar_verdict_of_an_epsilon_delta_guarantee_names_the_pages_delta():
+    # DP-SGD's guarantee is (ε, δ): its odds bound holds apart from outcomes of probability of the order of δ
+    # (Dwork & Roth 2014, Section 2.3), which the run's verdict said and the sidebar's, under the ε box, did not
+    at = page("pages/2_Train_a_network.py").run()
+    assert not at.exception
+    said = _sidebar_verdicts(at)
+    assert said and all("apart from outcomes of probability of the order of δ = 1e-05" in v for v in said), said
+    at.number_input(key="train.delta").set_value(1e-6).run()  # the δ box sits under ε: its new value is named
+    assert all("δ = 1e-06" in v for v in _sidebar_verdicts(at)), _sidebar_verdicts(at)
+    attack = page("pages/9_Attack_the_model.py").run()  # a box in a form: "At the ε last applied", with its δ
+    assert not attack.exception
+    said = _sidebar_verdicts(attack)
+    assert said and all(v.startswith("At the ε last applied") and "δ = 1e-05" in v for v in said), said
+
+
+def test_the_sidebar_verdict_of_a_pure_epsilon_guarantee_names_no_delta():
+    at = page("pages/3_Clustering.py").run()
+    said = _sidebar_verdicts(at)
+    assert said and not any("δ" in v for v in said), said

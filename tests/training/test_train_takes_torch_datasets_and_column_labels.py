@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 import torch
 from torch import nn
-from torch.utils.data import DataLoader, Dataset, TensorDataset
+from torch.utils.data import DataLoader, TensorDataset
 
 from dpcore.exceptions import DPTypeError, DPValueError
 from dpcore.training import TrainConfig, train
+from tests.torch_datasets import Pairs
 
 CONFIG = TrainConfig(epochs=1, batch_size=20, noise_multiplier=1.0)
 
@@ -28,23 +29,12 @@ def _trained_weight(X, y, **kw):
     return net.weight.detach().clone()
 
 
-class _Pairs(Dataset):
-    def __init__(self, X, y):
-        self.X, self.y = X, y
-
-    def __len__(self):
-        return len(self.X)
-
-    def __getitem__(self, i):
-        return torch.from_numpy(self.X[i]), int(self.y[i])
-
-
 def test_a_dataset_of_pairs_trains_as_its_rows_and_labels_do():
     X, y = _rows()
     expected = _trained_weight(X, y)
     assert torch.equal(_trained_weight(TensorDataset(torch.from_numpy(X), torch.from_numpy(y)), None), expected)
-    assert torch.equal(_trained_weight(_Pairs(X, y), None), expected)
-    assert torch.equal(_trained_weight(X, y, X_test=_Pairs(X, y), y_test=None), expected)
+    assert torch.equal(_trained_weight(Pairs(X, y), None), expected)
+    assert torch.equal(_trained_weight(X, y, X_test=Pairs(X, y), y_test=None), expected)
 
 
 def test_a_dataloader_is_refused_with_its_dataset_named_as_the_way():
