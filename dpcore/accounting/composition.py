@@ -13,6 +13,7 @@ from ..exceptions import DPValueError
 from ..mechanisms.base import log_up, round_up, sqrt_up
 from ..mechanisms.gaussian import analytic_gaussian_epsilon
 from ..validation import check_delta, check_fraction, check_int, check_nonnegative, check_positive
+from .events import added_up
 
 
 def naive_composition(*, epsilon: float, delta: float, k: int) -> tuple[float, float]:
@@ -20,7 +21,8 @@ def naive_composition(*, epsilon: float, delta: float, k: int) -> tuple[float, f
     epsilon = check_nonnegative(epsilon, "epsilon")
     delta = check_delta(delta)
     k = check_int(k, "k", minimum=0)
-    return k * epsilon, min(1.0, k * delta)
+    # the exact products rounded UP: to nearest, k * epsilon lay half an ulp below k epsilon about half the time
+    return added_up(0.0, k, epsilon), min(1.0, added_up(0.0, k, delta))
 
 
 def advanced_composition(*, epsilon: float, delta: float, k: int, delta_slack: float) -> tuple[float, float]:
@@ -36,15 +38,16 @@ def advanced_composition(*, epsilon: float, delta: float, k: int, delta_slack: f
         growth = math.expm1(epsilon)
     except OverflowError:
         growth = math.inf
+    spent = min(1.0, added_up(delta_slack, k, delta))  # k delta + delta', rounded up
     if not k or not epsilon:
-        return 0.0, min(1.0, k * delta + delta_slack)
+        return 0.0, spent
     if not (math.isfinite(epsilon) and math.isfinite(growth)):
-        return math.inf, min(1.0, k * delta + delta_slack)
+        return math.inf, spent
     # rounded UP (the logarithm, the root, e^eps - 1 and the sum exactly): to nearest, the root of a non-square lay
     # half an ulp below the exact one about half the time, and the epsilon stated a hair below the theorem's
     root = Fraction(sqrt_up(2 * k * Fraction(log_up(round_up(1 / Fraction(delta_slack))))))
     eps = round_up(root * Fraction(epsilon) + k * Fraction(epsilon) * Fraction(math.nextafter(growth, math.inf)))
-    return eps, min(1.0, k * delta + delta_slack)
+    return eps, spent
 
 
 def gaussian_epsilon(*, noise_multiplier: float, delta: float) -> float:

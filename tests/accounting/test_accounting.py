@@ -335,3 +335,22 @@ def test_a_mechanism_known_by_its_rdp_curve_is_added_to_the_rdp_accountants_sum_
     with pytest.raises(DPValueError, match="RDP values >= 0"):
         RdpCurveDpEvent(orders=(2.0,), rdp=(float("nan"),))
     assert epsilon_of_event(curve, delta=0.0) == math.inf  # an RDP curve says nothing at delta = 0
+
+
+def test_basic_and_advanced_composition_state_their_sums_rounded_up():
+    """k epsilon, k delta and k delta + delta' are exact sums of doubles; to nearest they lay half an ulp below them
+    for about half of all (k, epsilon): 3 x 0.3 gave 0.8999999999999999 < 3 x 0.3 exactly."""
+    from fractions import Fraction
+
+    from dpcore.accounting.composition import advanced_composition, naive_composition
+
+    below = 0
+    for k in range(2, 40):
+        for eps, delta in ((0.1, 1e-5), (0.3, 3e-7), (0.7, 1e-6), (1.1, 7e-9), (0.01, 1e-7)):
+            below += Fraction(k * eps) < k * Fraction(eps)
+            e, d = naive_composition(epsilon=eps, delta=delta, k=k)
+            assert Fraction(e) >= k * Fraction(eps) and Fraction(d) >= k * Fraction(delta), (k, eps)
+            _, d2 = advanced_composition(epsilon=eps, delta=delta, k=k, delta_slack=1e-6)
+            assert Fraction(d2) >= k * Fraction(delta) + Fraction(1e-6), (k, delta)
+    assert below > 20  # the case the rounding exists for is exercised
+    assert naive_composition(epsilon=0.3, delta=0.0, k=3)[0] == 0.9  # not 0.8999999999999999
