@@ -10,7 +10,7 @@ import math
 from fractions import Fraction
 
 from ..exceptions import DPValueError
-from ..mechanisms.base import log_up, round_up, sqrt_up
+from ..mechanisms.base import log_up, round_down, round_up, sqrt_up
 from ..mechanisms.gaussian import analytic_gaussian_epsilon
 from ..validation import check_delta, check_fraction, check_int, check_nonnegative, check_positive
 from .events import added_up
@@ -65,14 +65,21 @@ def amplified_epsilon(*, epsilon: float, sample_rate: float) -> float:
 
     Beyond eps = 700, where e^eps overflows a double, the same value as eps + ln(q + (1 - q) e^-eps).
 
-    >>> amplified_epsilon(epsilon=1000.0, sample_rate=0.5) == 1000.0 + math.log(0.5)
+    >>> 0 <= amplified_epsilon(epsilon=1000.0, sample_rate=0.5) - (1000.0 + math.log(0.5)) < 1e-12
     True
     """
     epsilon = check_nonnegative(epsilon, "epsilon")
     q = check_fraction(sample_rate, "sample_rate")
+    # every operation rounded UP by an ulp (each is within one of its exact value, and both functions increase): to
+    # nearest, the amplified epsilon lay an ulp below the exact one for some (q, epsilon)
     if epsilon > 700.0:
-        return epsilon + math.log(q + (1.0 - q) * math.exp(-epsilon))
-    return math.log1p(q * math.expm1(epsilon))
+        return _up(epsilon + _up(math.log(_up(q + _up((1.0 - q) * _up(math.exp(-epsilon)))))))
+    return _up(math.log1p(_up(q * _up(math.expm1(epsilon)))))
+
+
+def _up(x: float) -> float:
+    """One ulp above ``x``: a bound above a value computed to within an ulp of the exact one."""
+    return math.nextafter(x, math.inf)
 
 
 def dpsgd_composition_bound(
@@ -91,15 +98,16 @@ def dpsgd_composition_bound(
         return 0.0
     q = check_fraction(sample_rate, "sample_rate")
     delta = check_delta(delta, allow_zero=False)
+    # each step's delta0 rounded DOWN, so that the steps together spend at most delta
     if method == "naive":
-        delta0 = delta / (steps * q)
+        delta0 = round_down(Fraction(delta) / (steps * Fraction(q)))
         eps_one = gaussian_epsilon(noise_multiplier=noise_multiplier, delta=min(delta0, 0.5))
         if not math.isfinite(eps_one):
             return math.inf
         eps_step = amplified_epsilon(epsilon=eps_one, sample_rate=q)
         return naive_composition(epsilon=eps_step, delta=0.0, k=steps)[0]
     if method == "advanced":
-        delta0 = delta / (2 * steps * q)
+        delta0 = round_down(Fraction(delta) / (2 * steps * Fraction(q)))
         eps_one = gaussian_epsilon(noise_multiplier=noise_multiplier, delta=min(delta0, 0.5))
         if not math.isfinite(eps_one):
             return math.inf

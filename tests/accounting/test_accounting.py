@@ -354,3 +354,33 @@ def test_basic_and_advanced_composition_state_their_sums_rounded_up():
             assert Fraction(d2) >= k * Fraction(delta) + Fraction(1e-6), (k, delta)
     assert below > 20  # the case the rounding exists for is exercised
     assert naive_composition(epsilon=0.3, delta=0.0, k=3)[0] == 0.9  # not 0.8999999999999999
+
+
+def test_subsampling_amplification_and_its_per_step_delta_fail_closed(monkeypatch):
+    """ln(1 + q (e^eps - 1)) computed to nearest lay below the exact value for 60 of 104 (q, eps); the per-step delta0
+    of the composition bounds, delta / (T q), must not round up, or the T steps together spend more than delta."""
+    from fractions import Fraction
+
+    import mpmath
+
+    from dpcore.accounting import composition
+
+    mpmath.mp.dps = 60
+    for q in (0.001, 0.004, 0.01, 0.03, 0.1, 0.3, 0.5, 0.9):
+        for eps in (1e-6, 1e-3, 0.05, 0.3, 0.7, 1.0, 3.7, 20.0, 650.0, 800.0):
+            exact = mpmath.log(1 + mpmath.mpf(q) * mpmath.expm1(mpmath.mpf(eps)))
+            got = composition.amplified_epsilon(epsilon=eps, sample_rate=q)
+            assert exact <= mpmath.mpf(got) <= exact * (1 + 1e-12) + 1e-300, (q, eps)
+    seen = []
+    real = composition.gaussian_epsilon
+
+    def spy(*, noise_multiplier, delta):
+        seen.append(delta)
+        return real(noise_multiplier=noise_multiplier, delta=delta)
+
+    monkeypatch.setattr(composition, "gaussian_epsilon", spy)
+    for steps, q, delta in ((3, 0.3, 1e-5), (7, 0.01, 1e-6), (1000, 0.004, 1e-5), (33, 0.07, 3e-7)):
+        for method, share in (("naive", 1), ("advanced", 2)):
+            composition.dpsgd_composition_bound(noise_multiplier=1.1, sample_rate=q, steps=steps, delta=delta,
+                                                method=method)
+            assert share * steps * Fraction(q) * Fraction(seen[-1]) <= Fraction(delta), (steps, q, method)
