@@ -13,7 +13,10 @@ import pytest
 from dpcore.sweep import SweepConfig, run_sweep
 from dpcore.sweep.cache import SweepCache
 
-pytestmark = pytest.mark.filterwarnings("ignore::dpcore.exceptions.PrivacyLeakWarning")  # logreg baseline
+pytestmark = [pytest.mark.filterwarnings("ignore::dpcore.exceptions.PrivacyLeakWarning"),  # logreg baseline
+              # one test worker runs this module's sweeps and the engine's (tests/sweep/test_sweep_engine.py), so
+              # the worker processes the first starts serve the rest (each test worker started its own)
+              pytest.mark.xdist_group("sweep-worker-processes")]
 
 
 def _same_tables(a: pd.DataFrame, b: pd.DataFrame) -> None:

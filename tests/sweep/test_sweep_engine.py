@@ -24,6 +24,10 @@ from dpcore.sweep import (
 
 PROVIDERS = ("sweep_fake_learners",)
 VOLATILE = ["seconds", "cached"]
+#: the tests that start worker processes (joblib's loky executor, kept by each test process for its next sweep) run
+#: in one test worker with the batched sweep's: its workers, once started, serve them all, where each test worker
+#: started its own (seconds of importing torch and scikit-learn in each)
+pytestmark = pytest.mark.xdist_group("sweep-worker-processes")
 
 
 def _cfg(call_log=None, **kw):
@@ -317,17 +321,6 @@ def test_config_is_frozen_and_pickles(fakes):
     assert cfg.values == (0.5, 1.0, 4.0) and _cfg(values=[4, 0.5, 1, 1.0]).values == (0.5, 1.0, 4.0)
 
 
-def test_a_dead_worker_is_a_clear_error_and_the_sweep_resumes(fakes, cache_dir, to_workers):
-    import os
-
-    cfg = _cfg(params={"crash_unless_pid": os.getpid()}, seeds=1)
-    with pytest.raises(SweepRunError, match=r"local worker processes.*run the sweep again to resume"):
-        run_sweep(cfg, n_jobs=2, cache_dir=cache_dir)
-    # the baselines finished before the crash stay cached; in this process nothing crashes
-    res = run_sweep(cfg, n_jobs=1, cache_dir=cache_dir)
-    assert len(res.table) == 5 and res.n_computed + res.n_cached == 5
-
-
 def test_editing_a_learners_source_invalidates_its_cache(tmp_path, monkeypatch):
     from dpcore.learners import _LEARNERS
     from dpcore.sweep import source_digest
@@ -414,3 +407,16 @@ def test_a_network_learner_that_never_reaches_dpcores_trainer_is_trained_once_no
     alone = run_sweep(cfg, n_jobs=1, use_cache=False, batch=False)
     pd.testing.assert_frame_equal(res.table.drop(columns=VOLATILE), alone.table.drop(columns=VOLATILE))
     assert any("trained once, while the sweep looked for its problem" in n for n in res.notes)
+
+
+# Last in the module, and so in its test worker's group (after test_sweep_batched.py): a dead worker breaks the pool
+# of worker processes, and every sweep after it starts new ones (seconds of imports each)
+def test_a_dead_worker_is_a_clear_error_and_the_sweep_resumes(fakes, cache_dir, to_workers):
+    import os
+
+    cfg = _cfg(params={"crash_unless_pid": os.getpid()}, seeds=1)
+    with pytest.raises(SweepRunError, match=r"local worker processes.*run the sweep again to resume"):
+        run_sweep(cfg, n_jobs=2, cache_dir=cache_dir)
+    # the baselines finished before the crash stay cached; in this process nothing crashes
+    res = run_sweep(cfg, n_jobs=1, cache_dir=cache_dir)
+    assert len(res.table) == 5 and res.n_computed + res.n_cached == 5
