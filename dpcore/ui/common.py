@@ -127,6 +127,22 @@ def noise_mode_input(key: str, *, uploaded: bool, container=None, in_form: bool 
     return None if secure else seed
 
 
+def _in_full(x: float) -> str:
+    """A number in a box's message as a student reads it: a whole number of five digits or more in full, with
+    thousands separators (``:g`` wrote the seed's largest, 2,147,483,647, as "2.14748e+09", a number below it, and a
+    batch of a million as "1e+06"); any other as ``:g`` writes it (0.001, 1e-05, 2.5).
+
+    >>> _in_full(2**31 - 1), _in_full(1e6), _in_full(1e9), _in_full(100.0)
+    ('2,147,483,647', '1,000,000', '1,000,000,000', '100')
+    >>> _in_full(0.001), _in_full(1e-5), _in_full(2.5), _in_full(-1.0)
+    ('0.001', '1e-05', '2.5', '-1')
+    """
+    x = float(x)
+    if math.isfinite(x) and x.is_integer() and 1e4 <= abs(x) < 1e16:
+        return f"{int(x):,}"
+    return f"{x:g}"
+
+
 def bounded_number(c, label: str, *, low: float | None, high: float | None, default: float | None, key: str,
                    name: str | None = None, whole: bool = False, **kwargs) -> float | None:
     """A number box whose value is checked here, not by the browser nor by Streamlit: every number box of the pages.
@@ -159,11 +175,12 @@ def bounded_number(c, label: str, *, low: float | None, high: float | None, defa
     if math.isfinite(v) and (low is None or v >= low) and (high is None or v <= high) and (
             not whole or v.is_integer()):
         return int(v) if whole else v
-    rng = (f"from {low:g} to {high:g}" if low is not None and high is not None else
-           f"at least {low:g}" if low is not None else f"at most {high:g}" if high is not None else "finite")
+    rng = (f"from {_in_full(low)} to {_in_full(high)}" if low is not None and high is not None else
+           f"at least {_in_full(low)}" if low is not None else f"at most {_in_full(high)}" if high is not None else
+           "finite")
     what = f"a whole number {rng}" if whole else rng
-    given = "an empty box (or one that is not a number) is not" if value is None else f"{v:g} is not"
-    meanwhile = "leaves it empty" if default is None else f"uses {default:g}"
+    given = "an empty box (or one that is not a number) is not" if value is None else f"{_in_full(v)} is not"
+    meanwhile = "leaves it empty" if default is None else f"uses {_in_full(default)}"
     message = f"{name or label} must be {what}; {given}. The page {meanwhile} until it is."
     from .links import REFUSED
 
