@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 import threading
 import warnings
 from functools import partial
@@ -125,6 +126,32 @@ def noise_mode_input(key: str, *, uploaded: bool, container=None, in_form: bool 
     seed = _seed_box(c, "Seed (seeded demo mode only)" if in_form else "Seed", key)
     c.caption(SECURE_CAPTION if secure else DEMO_CAPTION)
     return None if secure else seed
+
+
+#: A loader's message names each setting for every caller: "(categories= in load_csv, --categories on the command
+#: line, 'Declared categories' on the pages)"; with an optional "drop= " before it
+_EVERY_CALLER = re.compile(r"(?P<bare>[a-z_]+= )?\((?:[^()]*?)on the command line, (?P<box>[^()]*?) on the pages\)")
+
+
+def in_page_words(message: str) -> str:
+    """A library message as a page shows it: where it names a setting for every caller (a Python keyword, a
+    command-line flag and the page's box), only the page's box. A student who uploads a file with a text column read
+    "categories= in load_csv, --categories on the command line": names of a program and of a command line the page
+    never shows.
+
+    >>> in_page_words("Declare them (categories= in load_csv, --categories on the command line, 'Declared "
+    ...               "categories' on the pages), e.g. note=A|B. Or drop it. To leave a column out: drop= (--drop on "
+    ...               "the command line, 'Columns to leave out' on the pages).")
+    "Declare them (the 'Declared categories' box), e.g. note=A|B. Or drop it. To leave a column out: the 'Columns to \
+leave out' box."
+    >>> in_page_words("leave it out (drop=, --drop on the command line, Columns to leave out on the pages)")
+    "leave it out (the 'Columns to leave out' box)"
+    """
+    def box(m: re.Match) -> str:
+        said = f"the '{m['box'].strip(chr(39))}' box"
+        return said if m["bare"] else f"({said})"
+
+    return _EVERY_CALLER.sub(box, message)
 
 
 def _in_full(x: float) -> str:
@@ -424,7 +451,8 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         off_list = [w for w in caught if issubclass(getattr(w, "category", type(None)), CategoriesWarning)]
         if warnings_into is None:
             for w in off_list:  # most often a mistyped declaration: said right under it, not folded away
-                c.warning(str(w.message)[0].upper() + str(w.message)[1:] + ".")
+                said = in_page_words(str(w.message))
+                c.warning(said[0].upper() + said[1:] + ".")
         if bounds.strip() and not ds.inferred_bounds:
             c.caption(f"Bounds declared for all {len(numeric)} {'numeric ' if encoded else ''}feature column(s)"
                       + (" and the label" if ds.task == "regression" else "") + ": none is read from the rows.")
@@ -449,7 +477,7 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         st.session_state[DATASET_PROBLEM] = ("error", said)
         return None
     except CategoriesError as exc:  # the file is fine; what was typed in the categories box is not
-        said = "The declared categories cannot be used: " + str(exc).removeprefix("categories: ")
+        said = "The declared categories cannot be used: " + in_page_words(str(exc).removeprefix("categories: "))
         st.error(said)
         st.session_state[DATASET_PROBLEM] = ("error", said)
         return None
@@ -459,8 +487,9 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         st.session_state[DATASET_PROBLEM] = ("error", said)
         return None
     except DPCoreError as exc:
-        st.error(str(exc))
-        st.session_state[DATASET_PROBLEM] = ("error", f"The uploaded file {name!r} cannot be used: {exc}")
+        st.error(in_page_words(str(exc)))
+        st.session_state[DATASET_PROBLEM] = ("error", f"The uploaded file {name!r} cannot be used: "
+                                                      f"{in_page_words(str(exc))}")
         return None
 
 
@@ -802,7 +831,7 @@ def show_warnings(caught, *, hide: tuple[str, ...] = (), fold: bool = False) -> 
     seen: list[str] = []
     leaks: set[str] = set()
     for w in caught:
-        msg = str(getattr(w, "message", w))
+        msg = in_page_words(str(getattr(w, "message", w)))
         if msg not in seen and not msg.startswith(tuple(hide)):
             seen.append(msg)
         category = getattr(w, "category", None)
