@@ -227,7 +227,8 @@ if any(a.result.tpr_measured("0.01") is None for a in audits.values()):  # the t
 show_exposed(audits, private_label, attack=attack, image_shape=ds.image_shape if ds.is_image else None,
              class_names=ds.target_names)
 if spec.canary_kind == "gradient" or attack == "canaries":
-    for claimed, rung in show_ladder(learner, data_arg(ds), delta=float(delta), seed=seed) or ():
+    for claimed, rung in show_ladder(learner, data_arg(ds), delta=float(delta), seed=seed,
+                                     same_attack_above=white_box) or ():
         record_release(data_key(ds), ("ladder", learner, float(delta), seed, claimed), audit_release(rung),
                        page="Attack the model", source="the ladder's rungs", leaks_privacy=leaks_bounds(ds))
     show_data_total(ds, container=total_slot)
