@@ -51,7 +51,7 @@ from dpcore.ui.audit import (
 from dpcore.ui.common import format_epsilon
 from dpcore.ui.ledger import record_release, show_data_total
 from dpcore.ui.links import stop_page
-from dpcore.ui.present import control_area, headline_area, presenting_stage
+from dpcore.ui.present import control_area, headline_area, presenting_stage, settings_fold
 from dpcore.ui.uploads import data_arg, data_key, is_upload, leaks_bounds, upload_in_view
 
 page_header(
@@ -66,30 +66,32 @@ with control_area(st.sidebar).form("audit.form"):
     # ε first (beside the chart when presenting), with a button of its own: the form's last one is a screen or two
     # down at 1280×720, and the lesson's Attack stop asks the room to change ε and attack again
     key_slot = st.container()
-    st.header("Target")
-    said: list = []  # every warning, for the report too
-    ds = dataset_picker("audit.dataset", default="mnist5k", container=st, in_form=True, warnings_into=said)
-    names = private_learners(ds.task, ds.is_image) if ds is not None else ["dpsgd"]
-    learner = st.selectbox("Private learner", names, index=names.index(LEARNER) if LEARNER in names else 0,
-                           format_func=lambda n: get_learner(n).title, key="audit.learner")
-    network = st.radio("Network", list(NETWORK_CHOICES), format_func=NETWORK_CHOICES.get, key="audit.network",
-                       help="For the network learners only. A flexible network memorises more, so the non-private "
-                            "one leaks more; the preset is what the Train page uses.")
-    epsilon, applied = applied_epsilon_input("audit.eps", button="Train and attack at this ε", button_key="audit.apply",
-                                             container=key_slot, in_form=True, delta_key="audit.delta")
-    delta = delta_input("audit.delta", container=st)
-    st.header("Attack")
-    attack = st.radio("Attack", list(ATTACK_LABELS), index=list(ATTACK_LABELS).index(DEFAULT_ATTACK),
-                      format_func=ATTACK_LABELS.get, key="audit.attack")
-    pool = st.select_slider("Records in the attacker's pool (half are members)", POOL_SIZES,
-                            value=DEFAULT_POOL_SIZE, key="audit.pool", help="Membership attacks only. Fewer "
-                            "records: the model memorises more, and a private model learns less.")
-    shadows = st.select_slider("Shadow models (LiRA)", [4, 8, 16, 32], value=DEFAULT_SHADOWS,
-                              key="audit.shadows")
-    canaries = st.select_slider("Canaries (one-run audit)", [100, 200, 500, 1000, 2000], value=DEFAULT_CANARIES,
-                                key="audit.canaries", help="The one-run audit only; the mislabelled canaries number "
-                                f"{STORY_CANARIES}, or 40% of the held-out rows where fewer.")
-    seed = noise_mode_input("audit.seed", uploaded=is_upload(ds), container=st, in_form=True)
+    with settings_fold("Target and attack settings"):  # presenting: folded, the numbers a screen higher
+        st.header("Target")
+        said: list = []  # every warning, for the report too
+        ds = dataset_picker("audit.dataset", default="mnist5k", container=st, in_form=True, warnings_into=said)
+        names = private_learners(ds.task, ds.is_image) if ds is not None else ["dpsgd"]
+        learner = st.selectbox("Private learner", names, index=names.index(LEARNER) if LEARNER in names else 0,
+                               format_func=lambda n: get_learner(n).title, key="audit.learner")
+        network = st.radio("Network", list(NETWORK_CHOICES), format_func=NETWORK_CHOICES.get, key="audit.network",
+                           help="For the network learners only. A flexible network memorises more, so the non-private "
+                                "one leaks more; the preset is what the Train page uses.")
+        epsilon, applied = applied_epsilon_input("audit.eps", button="Train and attack at this ε",
+                                                 button_key="audit.apply", container=key_slot, in_form=True,
+                                             delta_key="audit.delta")
+        delta = delta_input("audit.delta", container=st)
+        st.header("Attack")
+        attack = st.radio("Attack", list(ATTACK_LABELS), index=list(ATTACK_LABELS).index(DEFAULT_ATTACK),
+                          format_func=ATTACK_LABELS.get, key="audit.attack")
+        pool = st.select_slider("Records in the attacker's pool (half are members)", POOL_SIZES,
+                                value=DEFAULT_POOL_SIZE, key="audit.pool", help="Membership attacks only. Fewer "
+                                "records: the model memorises more, and a private model learns less.")
+        shadows = st.select_slider("Shadow models (LiRA)", [4, 8, 16, 32], value=DEFAULT_SHADOWS,
+                                  key="audit.shadows")
+        canaries = st.select_slider("Canaries (one-run audit)", [100, 200, 500, 1000, 2000], value=DEFAULT_CANARIES,
+                                    key="audit.canaries", help="The one-run audit only; the mislabelled canaries "
+                                    f"number {STORY_CANARIES}, or 40% of the held-out rows where fewer.")
+        seed = noise_mode_input("audit.seed", uploaded=is_upload(ds), container=st, in_form=True)
     if st.form_submit_button("Train and attack", type="primary") or applied:
         close_sidebar_on_phone()  # on a phone the open sidebar would hide the result
 
@@ -226,7 +228,8 @@ if any(a.result.tpr_measured("0.01") is None for a in audits.values()):  # the t
 show_exposed(audits, private_label, attack=attack, image_shape=ds.image_shape if ds.is_image else None,
              class_names=ds.target_names)
 if spec.canary_kind == "gradient" or attack == "canaries":
-    for claimed, rung in show_ladder(learner, data_arg(ds), delta=float(delta), seed=seed) or ():
+    for claimed, rung in show_ladder(learner, data_arg(ds), delta=float(delta), seed=seed,
+                                     same_attack_above=white_box) or ():
         record_release(data_key(ds), ("ladder", learner, float(delta), seed, claimed), audit_release(rung),
                        page="Attack the model", source="the ladder's rungs", leaks_privacy=leaks_bounds(ds))
     show_data_total(ds, container=total_slot)

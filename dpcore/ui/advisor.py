@@ -27,7 +27,7 @@ from ..decision.advisor import (
 from ..decision.report import ATTACK_CAVEAT
 from ..exceptions import DPCoreError, PrivacyLeakWarning
 from ..sweep import SweepResult, from_upload, table_warnings
-from .common import bounded_number, format_epsilon
+from .common import bounded_number, format_epsilon, in_page_words
 from .sweep import _where_raised, title_of
 
 ATTACKS = "sweep.advisor.attacks"
@@ -79,11 +79,11 @@ def warnings_notice(table, load: Sequence[tuple[str, bool]] = (), *, slot=None) 
     else:
         label = f"{len(found)} warning{'s' if len(found) > 1 else ''} about this data and sweep — open to read"
     with (slot.container() if slot is not None else st.container()), st.expander(label, icon="⚠️", expanded=False):
-        for f in found:
+        for f in found:  # on the page, a setting is named by its box alone (the report keeps every caller's name)
             if f["leak"]:
-                st.warning(f"**Privacy leak — {f['who']}:** {f['text']}", icon="⚠️")
+                st.warning(f"**Privacy leak — {f['who']}:** {in_page_words(f['text'])}", icon="⚠️")
             else:
-                st.warning(f"**{f['who']}:** {f['text']}")
+                st.warning(f"**{f['who']}:** {in_page_words(f['text'])}")
     return len(found)
 
 

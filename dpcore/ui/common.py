@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 import threading
 import warnings
 from functools import partial
@@ -127,6 +128,48 @@ def noise_mode_input(key: str, *, uploaded: bool, container=None, in_form: bool 
     return None if secure else seed
 
 
+#: A loader's message names each setting for every caller: "(categories= in load_csv, --categories on the command
+#: line, 'Declared categories' on the pages)"; with an optional "drop= " before it
+_EVERY_CALLER = re.compile(r"(?P<bare>[a-z_]+= )?\((?:[^()]*?)on the command line, (?P<box>[^()]*?) on the pages\)")
+
+
+def in_page_words(message: str) -> str:
+    """A library message as a page shows it: where it names a setting for every caller (a Python keyword, a
+    command-line flag and the page's box), only the page's box. A student who uploads a file with a text column read
+    "categories= in load_csv, --categories on the command line": names of a program and of a command line the page
+    never shows.
+
+    >>> in_page_words("Declare them (categories= in load_csv, --categories on the command line, 'Declared "
+    ...               "categories' on the pages), e.g. note=A|B. Or drop it. To leave a column out: drop= (--drop on "
+    ...               "the command line, 'Columns to leave out' on the pages).")
+    "Declare them (the 'Declared categories' box), e.g. note=A|B. Or drop it. To leave a column out: the 'Columns to \
+leave out' box."
+    >>> in_page_words("leave it out (drop=, --drop on the command line, Columns to leave out on the pages)")
+    "leave it out (the 'Columns to leave out' box)"
+    """
+    def box(m: re.Match) -> str:
+        said = f"the '{m['box'].strip(chr(39))}' box"
+        return said if m["bare"] else f"({said})"
+
+    return _EVERY_CALLER.sub(box, message)
+
+
+def _in_full(x: float) -> str:
+    """A number in a box's message as a student reads it: a whole number of five digits or more in full, with
+    thousands separators (``:g`` wrote the seed's largest, 2,147,483,647, as "2.14748e+09", a number below it, and a
+    batch of a million as "1e+06"); any other as ``:g`` writes it (0.001, 1e-05, 2.5).
+
+    >>> _in_full(2**31 - 1), _in_full(1e6), _in_full(1e9), _in_full(100.0)
+    ('2,147,483,647', '1,000,000', '1,000,000,000', '100')
+    >>> _in_full(0.001), _in_full(1e-5), _in_full(2.5), _in_full(-1.0)
+    ('0.001', '1e-05', '2.5', '-1')
+    """
+    x = float(x)
+    if math.isfinite(x) and x.is_integer() and 1e4 <= abs(x) < 1e16:
+        return f"{int(x):,}"
+    return f"{x:g}"
+
+
 def bounded_number(c, label: str, *, low: float | None, high: float | None, default: float | None, key: str,
                    name: str | None = None, whole: bool = False, **kwargs) -> float | None:
     """A number box whose value is checked here, not by the browser nor by Streamlit: every number box of the pages.
@@ -159,11 +202,12 @@ def bounded_number(c, label: str, *, low: float | None, high: float | None, defa
     if math.isfinite(v) and (low is None or v >= low) and (high is None or v <= high) and (
             not whole or v.is_integer()):
         return int(v) if whole else v
-    rng = (f"from {low:g} to {high:g}" if low is not None and high is not None else
-           f"at least {low:g}" if low is not None else f"at most {high:g}" if high is not None else "finite")
+    rng = (f"from {_in_full(low)} to {_in_full(high)}" if low is not None and high is not None else
+           f"at least {_in_full(low)}" if low is not None else f"at most {_in_full(high)}" if high is not None else
+           "finite")
     what = f"a whole number {rng}" if whole else rng
-    given = "an empty box (or one that is not a number) is not" if value is None else f"{v:g} is not"
-    meanwhile = "leaves it empty" if default is None else f"uses {default:g}"
+    given = "an empty box (or one that is not a number) is not" if value is None else f"{_in_full(v)} is not"
+    meanwhile = "leaves it empty" if default is None else f"uses {_in_full(default)}"
     message = f"{name or label} must be {what}; {given}. The page {meanwhile} until it is."
     from .links import REFUSED
 
@@ -421,7 +465,8 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         off_list = [w for w in caught if issubclass(getattr(w, "category", type(None)), CategoriesWarning)]
         if warnings_into is None:
             for w in off_list:  # most often a mistyped declaration: said right under it, not folded away
-                c.warning(str(w.message)[0].upper() + str(w.message)[1:] + ".")
+                said = in_page_words(str(w.message))
+                c.warning(said[0].upper() + said[1:] + ".")
         if bounds.strip() and not ds.inferred_bounds:
             c.caption(f"Bounds declared for all {len(numeric)} {'numeric ' if encoded else ''}feature column(s)"
                       + (" and the label" if ds.task == "regression" else "") + ": none is read from the rows.")
@@ -446,7 +491,7 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         st.session_state[DATASET_PROBLEM] = ("error", said)
         return None
     except CategoriesError as exc:  # the file is fine; what was typed in the categories box is not
-        said = "The declared categories cannot be used: " + str(exc).removeprefix("categories: ")
+        said = "The declared categories cannot be used: " + in_page_words(str(exc).removeprefix("categories: "))
         st.error(said)
         st.session_state[DATASET_PROBLEM] = ("error", said)
         return None
@@ -456,8 +501,9 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         st.session_state[DATASET_PROBLEM] = ("error", said)
         return None
     except DPCoreError as exc:
-        st.error(str(exc))
-        st.session_state[DATASET_PROBLEM] = ("error", f"The uploaded file {name!r} cannot be used: {exc}")
+        st.error(in_page_words(str(exc)))
+        st.session_state[DATASET_PROBLEM] = ("error", f"The uploaded file {name!r} cannot be used: "
+                                                      f"{in_page_words(str(exc))}")
         return None
 
 
@@ -799,7 +845,7 @@ def show_warnings(caught, *, hide: tuple[str, ...] = (), fold: bool = False) -> 
     seen: list[str] = []
     leaks: set[str] = set()
     for w in caught:
-        msg = str(getattr(w, "message", w))
+        msg = in_page_words(str(getattr(w, "message", w)))
         if msg not in seen and not msg.startswith(tuple(hide)):
             seen.append(msg)
         category = getattr(w, "category", None)

@@ -16,6 +16,7 @@ control is on the first screen in the normal mode too. The stage lives for one s
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import streamlit as st
@@ -155,6 +156,17 @@ def _say_knobs_are_in_the_sidebar() -> None:
     if cue is not None:
         cue.markdown(KNOBS_CUE, unsafe_allow_html=True)
         _stage.cue = None
+
+
+def settings_fold(label: str):
+    """Around a stage form's settings under its key control: presenting, a closed expander named ``label``; otherwise
+    nothing (the settings stand in the sidebar, as before). On the stage the form fills the left column: the Attack
+    page's dozen settings ran two screens below its ROC chart at 1280×720 beside an empty right column, and the
+    numbers and the ladder the lesson points at came after them. A form whose settings already hold an expander
+    cannot use it (Streamlit nests no expanders)."""
+    if _cols() is None:
+        return contextlib.nullcontext()
+    return st.expander(label)
 
 
 def headline_area(default=None):

@@ -260,3 +260,19 @@ def test_in_a_form_the_dataset_lists_entry_for_your_own_file_asks_for_no_upload(
     at.run()
     assert "Your own CSV file…" in at.selectbox(key="audit.dataset").options
     assert not [o for o in at.selectbox(key="audit.dataset").options if o.startswith("Upload")]
+
+
+def test_the_ladder_is_called_the_stronger_attacker_only_beside_a_weaker_one():
+    # its white-box gradient canaries are the page's strongest attack: beside the default mislabelled canaries it may
+    # prove more at the same ε, and the page says why; beside the one-run gradient audit it is that same attack
+    def ladder_intro(attack: str) -> str:
+        at = page("pages/9_Attack_the_model.py", timeout=300)
+        at.session_state["audit.dataset"] = "digits"
+        at.session_state["audit.attack"] = attack
+        at.run()
+        assert not at.exception, at.exception
+        return next(m.value for m in at.markdown if m.value.startswith("The same training at growing ε"))
+
+    assert "A stronger attacker than the one above" in ladder_intro("canaries")
+    assert "A stronger attacker than the one above" not in ladder_intro("one-run")
+    assert "made-up gradients, canaries" in ladder_intro("one-run")

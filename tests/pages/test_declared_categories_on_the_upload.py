@@ -23,7 +23,7 @@ def test_a_column_of_text_declared_in_the_box_is_read_and_the_declaration_holds_
     at.selectbox(key="train.dataset").set_value("upload").run()
     at.get("file_uploader")[0].set_value(("wards.csv", _wards_csv(), "text/csv")).run()
     said = " ".join(e.value for e in at.error)  # undeclared, the column is refused, telling where to declare it
-    assert "'Declared categories' on the pages" in said and not any(w in said for w in WARDS)
+    assert "(the 'Declared categories' box)" in said and not any(w in said for w in WARDS)
     box = at.text_area(key="train.dataset.categories.wards.csv")
     assert "never copied from this file's rows" in box.help and "ward=Cardiology|Oncology|Surgery" in box.help
     box.set_value(DECLARED).run()

@@ -137,3 +137,24 @@ def test_presenting_pate_says_what_the_student_learnt_under_the_epsilon_chart():
     assert said[0].endswith(f"; ε spent: {metric['ε spent (data-independent)']}.")
     normal = page("pages/7_PATE.py").run()  # the metrics are on the first screens there: not said twice
     assert not normal.exception and not [m for m in normal.main.markdown if m.value.startswith("**Student accuracy")]
+
+
+def test_presenting_the_attack_folds_its_settings_under_epsilon_and_keeps_them_working():
+    # on the stage the form filled the left column: the Target and Attack settings ran two screens below the ROC chart
+    # at 1280x720, beside an empty right column, before the numbers and the ladder the lesson's Attack stop points at
+    at = page("pages/9_Attack_the_model.py")
+    at.query_params["present"] = "1"
+    at.session_state["audit.dataset"] = "digits"  # the page's default attack on a small set
+    at.run()
+    assert not at.exception, at.exception
+    fold = next(e for e in at.expander if e.label == "Target and attack settings")
+    inside = {getattr(w, "key", None) for w in fold.selectbox} | {getattr(w, "key", None) for w in fold.radio}
+    assert {"audit.dataset", "audit.learner", "audit.network", "audit.attack"} <= inside
+    assert "audit.eps" not in {w.key for w in fold.number_input}  # ε stays beside the chart, unfolded
+    assert at.number_input(key="audit.eps").value == 1.0
+    normal = page("pages/9_Attack_the_model.py")
+    normal.session_state["audit.dataset"] = "digits"
+    normal.run()  # in the sidebar the settings stand open, as before
+    assert not normal.exception, normal.exception
+    assert not any(e.label == "Target and attack settings" for e in normal.expander)
+    assert "audit.attack" in [w.key for w in normal.sidebar.radio]
