@@ -165,8 +165,8 @@ def audit(
     members: Any,
     non_members: Any,
     *,
-    epsilon: float = math.inf,
-    delta: float = 0.0,
+    epsilon: float | None = None,
+    delta: float | None = None,
     loss: Callable | None = None,
     confidence: float = 0.95,
     method: str = "bonferroni",
@@ -187,8 +187,10 @@ def audit(
         pairs (or torch Datasets of ``(row, label)`` items) when a model is given, or score vectors when
         ``model_or_scores`` is None. Choose them before
         training (e.g. a random half of a pool) for the bound to be valid.
-    epsilon, delta : float
-        The claim the model was trained under (``inf`` for a non-private model), recorded beside the bound. A run's
+    epsilon, delta : float, optional
+        The claim the model was trained under (``inf`` for a non-private model), recorded beside the bound. Left
+        out, a run's result (``run_learner``'s, ``train``'s) is held to its own ``(epsilon, delta)``, and any other
+        model or scores to no claim (``inf``; ``delta`` 0). A run's
         result whose ε protects other neighbours than a whole record added or removed (a record replaced: DP-ERM,
         shuffled batches; a label: label DP; a client) makes no claim this attack tests: an ``epsilon`` given with
         it is refused, and without one the result's ``claim_note`` says why (as the command line's audits do).
@@ -218,6 +220,7 @@ def audit(
     (True, True)
     """
     note = _claim_note(model_or_scores, epsilon)
+    epsilon, delta = _claim(model_or_scores, epsilon, delta)
     model_or_scores = _released_model(model_or_scores)
     if model_or_scores is None:
         member_scores = np.asarray(members, dtype=float)
@@ -244,11 +247,9 @@ def audit(
     return result
 
 
-def _claim_note(model: Any, epsilon: float) -> str:
-    """Why the ε of a run's result is no claim about what this attack tests, a whole record added or removed
-    (:func:`~dpcore.audit.membership_claim`: a record replaced, a label, an image, a client), or "" where it is, or
-    for a model that is not a run's result. A finite ``epsilon`` given with such a run is refused: a lower bound
-    above it would refute nothing, one below it would suggest a protection the run does not give."""
+def _run_of(model: Any) -> Any:
+    """The run a result stands for (``run_learner``'s :class:`RunResult`, or a :func:`~dpcore.train` result as a run
+    of whole records), or None for a model or scores."""
     import sys
     from types import SimpleNamespace
 
@@ -256,10 +257,34 @@ def _claim_note(model: Any, epsilon: float) -> str:
 
     engine = sys.modules.get("dpcore.training.engine")
     if isinstance(model, RunResult):
-        run = model
-    elif engine is not None and isinstance(model, engine.TrainResult):
-        run = SimpleNamespace(epsilon=model.epsilon, neighbouring=model.neighbouring, unit="records")
-    else:
+        return model
+    if engine is not None and isinstance(model, engine.TrainResult):
+        return SimpleNamespace(epsilon=model.epsilon, delta=model.delta, neighbouring=model.neighbouring,
+                               unit="records")
+    return None
+
+
+def _claim(model: Any, epsilon: float | None, delta: float | None) -> tuple[float, float]:
+    """The claim to hold the attack to: the one given, else a run result's own membership claim at its delta (a
+    result audited without ``epsilon=`` was read as claiming nothing, so a model trained at ε = 1 that leaked
+    refuted nothing), else none (``inf``, delta 0)."""
+    run = _run_of(model) if epsilon is None else None
+    if run is not None:
+        from .membership import membership_claim
+
+        own, _ = membership_claim(run)
+        if math.isfinite(own):
+            return own, float(run.delta) if delta is None else delta
+    return (math.inf if epsilon is None else epsilon), (0.0 if delta is None else delta)
+
+
+def _claim_note(model: Any, epsilon: float | None) -> str:
+    """Why the ε of a run's result is no claim about what this attack tests, a whole record added or removed
+    (:func:`~dpcore.audit.membership_claim`: a record replaced, a label, an image, a client), or "" where it is, or
+    for a model that is not a run's result. A finite ``epsilon`` given with such a run is refused: a lower bound
+    above it would refute nothing, one below it would suggest a protection the run does not give."""
+    run = _run_of(model)
+    if run is None:
         return ""
     from .membership import membership_claim
 

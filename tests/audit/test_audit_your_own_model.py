@@ -272,3 +272,25 @@ def test_members_and_non_members_may_be_torch_datasets_and_a_loader_is_refused_w
     assert pairs.auc == tensors.auc == items.auc and pairs.epsilon_lower_bound == items.epsilon_lower_bound
     with pytest.raises(DPTypeError, match=r"members=loader\.dataset"):
         audit(model, DataLoader(Pairs(X[:150], y[:150]), batch_size=10), (X[150:], y[150:]))
+
+
+def test_a_run_result_audited_without_a_claim_is_held_to_its_own_epsilon_and_delta():
+    # audit(result, ...) read the claim as infinite unless epsilon= was repeated, so a model trained at epsilon 1
+    # that leaked refuted nothing; a run's result now states its own claim, a non-private one none
+    from torch import nn
+
+    X, labels, _ = _overfit_rows(d=4)
+    members, non_members = (X[:60], labels[:60]), (X[60:], labels[60:])
+    y = (labels == "yes").astype(int)
+    config = dpcore.TrainConfig(epochs=1, batch_size=20, target_epsilon=2.0, delta=1e-4)
+    trained = dpcore.train(X[:60], y[:60], config, model=nn.Linear(4, 2))
+    result = audit(trained, (X[:60], y[:60]), (X[60:], y[60:]), rng=0)
+    assert (result.epsilon, result.delta) == (trained.epsilon, trained.delta) and math.isfinite(result.epsilon)
+    assert result.claim_note == ""
+    run = dpcore.run_learner("dpsgd", members, bounds=(0, 1), epsilon=1.0, delta=1e-5, params={"epochs": 2})
+    held = audit(run, members, non_members, rng=0)
+    assert (held.epsilon, held.delta) == (run.epsilon, 1e-5)
+    assert audit(run, members, non_members, epsilon=0.5, rng=0).epsilon == 0.5  # a claim given is the claim
+    assert audit(run.model, members, non_members, rng=0).epsilon == math.inf  # a model alone claims nothing
+    baseline = dpcore.train(X[:60], y[:60], config.replace(private=False, target_epsilon=None), model=nn.Linear(4, 2))
+    assert audit(baseline, (X[:60], y[:60]), (X[60:], y[60:]), rng=0).epsilon == math.inf
