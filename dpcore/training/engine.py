@@ -652,9 +652,22 @@ def shares_shift(shares, n_outputs: int, device=None) -> torch.Tensor | None:
 
 def _one_loss_per_row(loss: LossFunction) -> LossFunction:
     """``loss`` with a column of losses, shape ``(B, 1)`` (``nn.MSELoss(reduction="none")`` on one output per row),
-    read as the ``(B,)`` it holds; any other shape is left for the engine to refuse with what to change."""
+    read as the ``(B,)`` it holds; any other shape is left for the engine to refuse with what to change. A loss that
+    cannot take the outputs and labels is refused with both shapes and types (torch's own error named neither, and
+    ``nn.BCEWithLogitsLoss`` on one logit per row fails on a classifier's integer labels), not as a traceback."""
     def per_row(out, y):
-        losses = loss(out, y)
+        try:
+            losses = loss(out, y)
+        except (RuntimeError, ValueError, TypeError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            hint = (" A classifier's labels reach the loss as class indices (torch.long, shape (B,)): for one logit "
+                    "per row and binary cross-entropy write loss=lambda out, y: nn.functional."
+                    "binary_cross_entropy_with_logits(out.reshape(-1), y.float(), reduction='none'), or give the "
+                    "model 2 outputs and leave loss= out (cross-entropy)"
+                    if isinstance(y, torch.Tensor) and not y.dtype.is_floating_point else "")
+            raise DPValueError(f"your loss could not take the model's outputs (shape {tuple(out.shape)}, "
+                               f"{out.dtype}) and the labels (shape {tuple(y.shape)}, {y.dtype}): {first}.{hint}"
+                               ) from None
         if isinstance(losses, torch.Tensor) and losses.dim() == 2 and losses.shape[1] == 1:
             return losses[:, 0]
         return losses
@@ -828,8 +841,10 @@ def train(
         ``loss(output, y)``: your per-example loss, a tensor of shape ``(B,)``
         (``nn.CrossEntropyLoss(reduction="none")``, ...). Default: cross-entropy for classification, squared
         error for regression. A loss averaged over the batch is refused: DP-SGD clips every example's gradient.
-        A classifier with one output for two classes (a logit, as ``nn.BCEWithLogitsLoss`` takes it) answers
-        class 1 where it is above 0, in the history's accuracy and in the result's ``predict``.
+        A classifier's labels reach the loss as class indices (``torch.long``, shape ``(B,)``). A classifier with
+        one output for two classes (a logit) answers class 1 where it is above 0, in the history's accuracy and in
+        the result's ``predict``; binary cross-entropy needs its labels as floats of the output's shape:
+        ``loss=lambda out, y: F.binary_cross_entropy_with_logits(out.reshape(-1), y.float(), reduction="none")``.
     device : str, torch.device or int, optional
         Where to train: ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``torch.device(...)`` or a GPU index. Your ``model``
         is moved there (in place, as ``model.to(device)``); the default is where its parameters already are, or

@@ -154,6 +154,24 @@ def test_a_loss_of_several_values_per_example_is_refused_with_how_to_sum_them():
     assert all(np.array_equal(column.state[k], summed.state[k]) for k in summed.state)
 
 
+@pytest.mark.parametrize("model", [nn.Linear(3, 1), nn.Sequential(nn.Linear(3, 1), nn.Flatten(0))],
+                         ids=["one logit as a column", "one logit per row"])
+def test_a_loss_that_cannot_take_a_classifiers_labels_is_refused_with_the_shapes_and_what_to_write(model):
+    # nn.BCEWithLogitsLoss on one logit per row and 0/1 labels: torch's ValueError ("Target size ... must be the same
+    # as input size") escaped as a traceback, or its dtype error was said to be the model's ("could not
+    # differentiate your model row by row"), though the docstring offers a single logit for two classes
+    X = np.random.default_rng(0).normal(size=(40, 3)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(int)
+    cfg = TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0)
+    with pytest.raises(DPValueError, match=r"your loss could not take the model's outputs \(shape \((2, 1|2,)\), "
+                                           r"torch.float32\) and the labels \(shape \(2,\), torch.int64\).*class "
+                                           r"indices.*binary_cross_entropy_with_logits\(out.reshape\(-1\), y.float"):
+        train(X, y, cfg, model=model, loss=nn.BCEWithLogitsLoss(reduction="none"))
+    written = train(X, y, cfg, model=model, loss=lambda out, t: F.binary_cross_entropy_with_logits(
+        out.reshape(-1), t.float(), reduction="none"))
+    assert written.steps > 0
+
+
 @pytest.mark.parametrize("layer, advice", [(nn.PReLU(), "Freeze it"),
                                            (nn.InstanceNorm1d(2, affine=True), "use GroupNorm(C, C)")])
 def test_a_layer_without_a_per_example_rule_is_refused_by_name_with_the_supported_list(layer, advice):
