@@ -288,6 +288,8 @@ class TrainResult:
         """Softmax outputs for classification (a single output is the logit of class 1: ``[1 - p, p]`` with
         ``p = sigmoid(logit)``)."""
         out = torch.as_tensor(self.predict_output(X))
+        if out.dim() == 1:  # one logit per row, as a vector
+            out = out[:, None]
         if out.shape[1] == 1:
             p = torch.sigmoid(out[:, 0])
             return torch.stack([1.0 - p, p], dim=1).numpy()
@@ -297,7 +299,7 @@ class TrainResult:
         out = self.predict_output(X)
         if self.config.task == "classification":
             return class_answers(torch.as_tensor(out)).numpy()
-        return out[:, 0]
+        return out[:, 0] if out.ndim == 2 else out
 
 
 def planned_steps(config: TrainConfig, n: int) -> tuple[float, list[int]]:
@@ -680,9 +682,16 @@ def class_answers(out: torch.Tensor, shift: torch.Tensor | None = None) -> torch
     shares' logs, :func:`shares_shift`); a single output for two classes is the logit of class 1, as
     ``nn.BCEWithLogitsLoss`` reads it, so class 1 where it is above 0 (above ``log s1 - log s0`` with shares).
 
+    A module that gives its one logit per row as a vector, shape ``(B,)`` (``.squeeze(-1)`` in its forward, for
+    ``nn.BCEWithLogitsLoss``), is read the same way.
+
     >>> class_answers(torch.tensor([[0.3], [-2.0]])).tolist(), class_answers(torch.tensor([[0.1, 0.5]])).tolist()
     ([1, 0], [1])
+    >>> class_answers(torch.tensor([0.3, -2.0])).tolist()
+    [1, 0]
     """
+    if out.dim() == 1:
+        out = out[:, None]
     if out.shape[1] == 1:
         threshold = 0.0 if shift is None else float(shift[1] - shift[0])
         return (out[:, 0] > threshold).long()
@@ -698,7 +707,7 @@ def _evaluate(model: nn.Module, X: torch.Tensor, y: torch.Tensor, task: str,
     with torch.no_grad():
         out = model(X)
         loss = float((per_example_loss(out, y, task) if loss_fn is None else loss_fn(out, y)).mean())
-        if task == "classification" and out.dim() == 2:
+        if task == "classification" and out.dim() in (1, 2):  # (B,): one logit per row, as class_answers reads it
             target = y if y.dim() == 1 else y.argmax(1)
             answers = class_answers(out, shift)
             metric = float((answers == target).float().mean())

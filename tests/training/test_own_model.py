@@ -172,6 +172,25 @@ def test_a_loss_that_cannot_take_a_classifiers_labels_is_refused_with_the_shapes
     assert written.steps > 0
 
 
+def test_a_classifier_giving_one_logit_per_row_as_a_vector_is_evaluated_and_predicts_its_classes():
+    # a module ending in .squeeze(-1) / Flatten(0) for nn.BCEWithLogitsLoss trained, but its history's accuracy was
+    # NaN and predict() / predict_proba() raised IndexError (they read out[:, 0]); a regressor's predict too
+    X = np.random.default_rng(0).normal(size=(200, 3)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(int)
+    cfg = TrainConfig(epochs=3, batch_size=50, noise_multiplier=0.5, learning_rate=1.0)
+    torch.manual_seed(0)
+    result = train(X, y, cfg, model=nn.Sequential(nn.Linear(3, 1), nn.Flatten(0)), loss=lambda out, t:
+                   F.binary_cross_entropy_with_logits(out, t.float(), reduction="none"))
+    logits = result.predict_output(X)
+    assert logits.shape == (200,)
+    assert np.array_equal(result.predict(X), (logits > 0).astype(int))
+    assert np.allclose(result.predict_proba(X)[:, 1], 1 / (1 + np.exp(-logits)), atol=1e-6)
+    assert result.history["accuracy"].iloc[-1] == pytest.approx(float(np.mean(result.predict(X) == y)))
+    regression = train(X, X[:, 0], cfg.replace(task="regression"), model=nn.Sequential(nn.Linear(3, 1), nn.Flatten(0)),
+                       loss=lambda out, t: (out - t.reshape(-1)) ** 2)
+    assert regression.predict(X).shape == (200,)
+
+
 @pytest.mark.parametrize("layer, advice", [(nn.PReLU(), "Freeze it"),
                                            (nn.InstanceNorm1d(2, affine=True), "use GroupNorm(C, C)")])
 def test_a_layer_without_a_per_example_rule_is_refused_by_name_with_the_supported_list(layer, advice):
