@@ -157,6 +157,14 @@ def _default_loss(out, target):
         return per_example_loss(out, target.long(), "classification")
     if out.dim() == 1:  # one value per row, against (B, 1) targets: kept per row, not broadcast across the batch
         out = out[:, None]
+    if out.shape[1] == 1 and not target.dtype.is_floating_point and target.numel() and bool(
+            ((target == 0) | (target == 1)).all()):
+        warnings.warn("the module gives one value per row and the labels are 0/1 integers: each record is scored as a "
+                      "regressor's, by the squared error of that value against its label. If it is a classifier's "
+                      "logit, that ranks confident right answers as non-members: pass loss=lambda out, y: "
+                      "F.binary_cross_entropy_with_logits(out.reshape(-1), y.float(), reduction='none'), or audit "
+                      "its train() result, which knows it is a classifier", DPCoreWarning,
+                      stacklevel=user_stacklevel())
     return per_example_loss(out, target.float(), "regression")
 
 
@@ -195,7 +203,9 @@ def audit(
         shuffled batches; a label: label DP; a client) makes no claim this attack tests: an ``epsilon`` given with
         it is refused, and without one the result's ``claim_note`` says why (as the command line's audits do).
     loss : callable, optional
-        ``loss(output, y)`` per example, for a torch module (default: cross-entropy or squared error).
+        ``loss(output, y)`` per example, for a torch module (default: cross-entropy where it gives several scores per
+        row, squared error where it gives one value; a :func:`~dpcore.train` result of a classifier with one logit
+        per row: binary cross-entropy).
     confidence, method, fprs, rng
         As in :func:`~dpcore.audit.audit_from_scores` (the Clopper-Pearson bound's confidence and how the
         threshold is chosen honestly).
@@ -221,6 +231,8 @@ def audit(
     """
     note = _claim_note(model_or_scores, epsilon)
     epsilon, delta = _claim(model_or_scores, epsilon, delta)
+    if loss is None:
+        loss = _trained_loss(model_or_scores)
     model_or_scores = _released_model(model_or_scores)
     if model_or_scores is None:
         member_scores = np.asarray(members, dtype=float)
@@ -276,6 +288,30 @@ def _claim(model: Any, epsilon: float | None, delta: float | None) -> tuple[floa
         if math.isfinite(own):
             return own, float(run.delta) if delta is None else delta
     return (math.inf if epsilon is None else epsilon), (0.0 if delta is None else delta)
+
+
+def _classifier_loss(out, target):
+    """A classifier's loss per row: binary cross-entropy of one logit per row (shape ``(B,)`` or ``(B, 1)``) against
+    0/1 labels, else the default (cross-entropy of several scores per row)."""
+    if out.dim() == 1 or out.shape[1] == 1:
+        import torch.nn.functional as F
+
+        return F.binary_cross_entropy_with_logits(out.reshape(-1).float(), target.reshape(-1).float(),
+                                                  reduction="none")
+    return _default_loss(out, target)
+
+
+def _trained_loss(model: Any) -> Callable | None:
+    """The loss a :func:`~dpcore.train` result's classifier is scored by: a classifier's, also where it gives one
+    logit per row, which the default loss reads as a regressor's squared error of the logit against the 0/1 label,
+    ranking a confident right answer below a hesitant one (an overfit one-logit classifier read AUC 0.19 and proved
+    nothing; by its cross-entropy 0.91); None for a regressor or another model (the default loss)."""
+    import sys
+
+    engine = sys.modules.get("dpcore.training.engine")
+    if engine is not None and isinstance(model, engine.TrainResult) and model.config.task == "classification":
+        return _classifier_loss
+    return None
 
 
 def _claim_note(model: Any, epsilon: float | None) -> str:

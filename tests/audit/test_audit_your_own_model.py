@@ -294,3 +294,27 @@ def test_a_run_result_audited_without_a_claim_is_held_to_its_own_epsilon_and_del
     assert audit(run.model, members, non_members, rng=0).epsilon == math.inf  # a model alone claims nothing
     baseline = dpcore.train(X[:60], y[:60], config.replace(private=False, target_epsilon=None), model=nn.Linear(4, 2))
     assert audit(baseline, (X[:60], y[:60]), (X[60:], y[60:]), rng=0).epsilon == math.inf
+
+
+def test_a_train_result_of_a_one_logit_classifier_is_scored_by_its_cross_entropy_not_the_logits_squared_error():
+    # the default loss read one output per row as a regressor's: the squared error of the logit against the 0/1
+    # label ranks a confident right answer below a hesitant one, so an overfit classifier's members scored as
+    # non-members (AUC well below 0.5) and the audit proved nothing about a model that leaks
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 30)).astype(np.float32)
+    y = rng.integers(0, 2, 400)
+    bce = lambda out, t: F.binary_cross_entropy_with_logits(out.reshape(-1), t.float(), reduction="none")  # noqa: E731
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(30, 256), nn.ReLU(), nn.Linear(256, 1))
+    config = dpcore.TrainConfig(private=False, epochs=100, batch_size=50, optimizer="adam", learning_rate=0.01)
+    trained = dpcore.train(X[:200], y[:200], config, model=net, loss=bce)
+    members, non_members = (X[:200], y[:200]), (X[200:], y[200:])
+    by_result = audit(trained, members, non_members, epsilon=1.0, delta=1e-5, rng=0)
+    by_its_loss = audit(trained.model(), members, non_members, epsilon=1.0, delta=1e-5, loss=bce, rng=0)
+    assert by_result.auc == by_its_loss.auc > 0.8 and by_result.refutes_claim
+    with pytest.warns(DPCoreWarning, match=r"one value per row and the labels are 0/1 integers.*pass loss="):
+        audit(trained.model(), members, non_members, rng=0)
