@@ -898,6 +898,9 @@ def train(
     for name, hook in (("extra_gradients", extra_gradients), ("on_step", on_step)):
         if hook is not None and not config.private:
             raise DPValueError(f"{name} needs a private run (private=True): it acts on the noisy clipped sum")
+    if isinstance(model, type) and issubclass(model, nn.Module):
+        raise DPTypeError(f"model must be a torch.nn.Module, got the class {model.__name__} itself: give an instance, "
+                          f"model={model.__name__}(...)")
     if model is not None and not isinstance(model, nn.Module):
         raise DPTypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     device = None if device is None else check_device(device)

@@ -560,3 +560,12 @@ def test_a_conv1d_is_refused_with_the_conv2d_that_computes_it():
         rows = torch.as_tensor(X[:4], dtype=torch.float32)
         assert torch.allclose(as2d(rows), conv1d(rows), atol=1e-6)  # the same function
     assert train(X, y, cfg, model=as2d).steps > 0
+
+
+def test_a_module_class_given_for_an_instance_is_refused_by_its_name():
+    # "model must be a torch.nn.Module, got type" did not say that the class itself was given
+    from dpcore.exceptions import DPTypeError
+
+    X = np.zeros((20, 3), dtype=np.float32)
+    with pytest.raises(DPTypeError, match=r"got the class Linear itself: give an instance, model=Linear\(\.\.\.\)"):
+        train(X, np.arange(20) % 2, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=nn.Linear)
