@@ -854,6 +854,9 @@ class PrivacyLedger:
         ``unit`` does not cover the ledger's (label DP's ``"labels"`` in a ledger of whole records, federated learning's
         ``"clients"`` in any other) is refused (:func:`~dpcore.accounting.covers`).
         """
+        if isinstance(spent, type):  # a class's own attributes (Laplace.neighbouring's words) are no relation
+            raise DPTypeError(f"expected what was released, got the class {spent.__name__} itself: spend an instance "
+                              f"({spent.__name__}(epsilon=...) for a mechanism), a run's result or an event")
         if isinstance(spent, dp_accounting.DpEvent) or not _has(spent, "neighbouring", "neighbouring_"):
             return spent  # an event, or what flatten() names as not one
         from ..mechanisms.base import Mechanism
