@@ -36,8 +36,10 @@ def _rows(records, what: str) -> tuple[Any, np.ndarray]:
         X, y = _rows_and_labels(records, None, what, f"{what}'s labels")
         return X, np.asarray(y.detach().cpu() if hasattr(y, "detach") else y)
     if not isinstance(records, tuple) or len(records) != 2:
+        split = (f": split off the label column, {what}=(df.drop(columns=LABEL), df[LABEL])"
+                 if hasattr(records, "columns") else "")
         raise DPTypeError(f"{what} must be a pair (X, y) of the records and their labels, or a torch Dataset of "
-                          f"(row, label) pairs, when a model is audited; got {type(records).__name__}")
+                          f"(row, label) pairs, when a model is audited; got {type(records).__name__}{split}")
     X, y = records
     y = np.asarray(y)
     if np.shape(X)[0] != y.shape[0]:

@@ -318,3 +318,18 @@ def test_a_train_result_of_a_one_logit_classifier_is_scored_by_its_cross_entropy
     assert by_result.auc == by_its_loss.auc > 0.8 and by_result.refutes_claim
     with pytest.warns(DPCoreWarning, match=r"one value per row and the labels are 0/1 integers.*pass loss="):
         audit(trained.model(), members, non_members, rng=0)
+
+
+def test_a_data_frame_given_as_members_is_refused_with_how_to_split_off_its_label():
+    # a run trained on a DataFrame with label= was audited on the same DataFrames, and the refusal ("must be a pair
+    # (X, y) ... got DataFrame") did not say how to make the pair
+    import pandas as pd
+
+    X, labels, _ = _overfit_rows(d=4)
+    df = pd.DataFrame(X, columns=list("abcd")).assign(label=labels)
+    run = dpcore.run_learner("dpsgd", df.iloc[:60], label="label", bounds=(0, 1), epsilon=1.0, params={"epochs": 1})
+    with pytest.raises(DPTypeError, match=r"got DataFrame: split off the label column, members=\(df\.drop\(columns="
+                                          r"LABEL\), df\[LABEL\]\)"):
+        audit(run, df.iloc[:60], df.iloc[60:])
+    rest = df.drop(columns="label")
+    assert 0 <= audit(run, (rest[:60], df.label[:60]), (rest[60:], df.label[60:]), rng=0).auc <= 1
