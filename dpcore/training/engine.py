@@ -452,8 +452,8 @@ def _rows_and_labels(X, y, name: str = "X", y_name: str = "y"):
 def _training_data(X, y, task: str, n_outputs: int | None, X_test, y_test) -> _Data:
     """Validate the rows and labels (integer classes, soft rows, or real targets) and make tensors."""
     X, y = _rows_and_labels(X, y)
-    if X_test is not None and y_test is None and isinstance(X_test, (torch.utils.data.Dataset,
-                                                                     torch.utils.data.DataLoader)):
+    if X_test is not None and isinstance(X_test, (torch.utils.data.Dataset, torch.utils.data.DataLoader)):
+        # y_test given with a Dataset is refused by name (it was read as rows: "X_test must be numeric ...")
         X_test, y_test = _rows_and_labels(X_test, y_test, "X_test", "y_test")
     if (shape := np.shape(X)) and len(shape) > 2:
         raise DPValueError(f"X must be 2-dimensional (one row per record), got shape {shape}: flatten each record "

@@ -136,3 +136,12 @@ def test_a_module_given_first_is_named_with_the_order_train_takes():
     with pytest.raises(DPTypeError, match=r"X is a torch module \(Linear\): .*train\(X, y, TrainConfig\(\.\.\.\), "
                                           r"model=net\)"):
         train(nn.Linear(3, 2), X, y)
+
+
+def test_labels_given_beside_a_test_dataset_are_refused_by_name():
+    # X_test=Dataset with y_test=labels was read as rows: "X_test must be numeric, could not convert: ...
+    # inhomogeneous shape"
+    X, y = _rows()
+    with pytest.raises(DPValueError, match=r"X_test is a torch Dataset, which holds the labels too: give y_test=None"):
+        train(X, y, CONFIG, model=nn.Linear(3, 2), X_test=Pairs(X, y), y_test=y)
+    assert train(X, y, CONFIG, model=nn.Linear(3, 2), X_test=Pairs(X, y)).steps > 0
