@@ -484,3 +484,24 @@ def test_clustering_rows_without_labels_through_run_learner_names_the_way_that_t
     from dpcore.models.cluster_rows import cluster_rows
 
     assert cluster_rows(load_csv_unlabelled(df, bounds="*=0:1"), "dplloyd", k=3, epsilon=1.0).epsilon == 1.0
+
+
+def test_an_epsilon_given_with_noise_set_directly_is_said_not_to_be_used_when_the_run_spent_more():
+    # run_learner("dpsgd", df, epsilon=3, params={"noise_multiplier": 1.0}) spent epsilon 40 without a word: the noise
+    # set directly makes epsilon the run's outcome, not its target, and the 3 asked for was silently dropped
+    df = _frame()
+    params = {"epochs": 20, "batch_size": 32, "model": "linear"}
+    with pytest.warns(DPCoreWarning, match=r"epsilon=1 was not used: params set noise_multiplier=0\.5, so the run "
+                                           r"spent the epsilon that noise gives, \d+(\.\d+)? \(result\.epsilon\), more "
+                                           r"than epsilon\. Leave noise_multiplier out"):
+        loud = dpcore.run_learner("dpsgd", df, label="buys", bounds=BOUNDS, epsilon=1.0,
+                                  params={**params, "noise_multiplier": 0.5})
+    assert loud.epsilon > 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DPCoreWarning)
+        # within the epsilon given, or no epsilon given: nothing to say
+        assert dpcore.run_learner("dpsgd", df, label="buys", bounds=BOUNDS, epsilon=100.0,
+                                  params={**params, "noise_multiplier": 0.5}).epsilon == loud.epsilon
+        dpcore.run_learner("dpsgd", df, label="buys", bounds=BOUNDS, params={**params, "noise_multiplier": 0.5})
+    spec = dpcore.learners.get_learner("dpsgd")
+    assert spec.epsilon_to_aim_at(1.0, {"noise_multiplier": 0.5}) is None and spec.epsilon_to_aim_at(1.0, {}) == 1.0
