@@ -279,16 +279,16 @@ def _run_of(model: Any) -> Any:
 
 
 def _claim(model: Any, epsilon: float | None, delta: float | None) -> tuple[float, float]:
-    """The claim to hold the attack to: the one given, else a run result's own membership claim at its delta (a
-    result audited without ``epsilon=`` was read as claiming nothing, so a model trained at ε = 1 that leaked
-    refuted nothing), else none (``inf``, delta 0)."""
+    """The claim to hold the attack to: the one given, else a run result's own membership claim at its delta (or at
+    a larger delta given, which its guarantee implies), else none (``inf``, delta 0). A result audited without
+    ``epsilon=`` was read as claiming nothing, so a model trained at ε = 1 that leaked refuted nothing."""
     run = _run_of(model) if epsilon is None else None
     if run is not None:
         from .membership import membership_claim
 
         own, _ = membership_claim(run)
-        if math.isfinite(own):
-            return own, float(run.delta) if delta is None else delta
+        if math.isfinite(own):  # at a delta given below the run's, (own, delta) would be a claim it never made
+            return own, float(run.delta) if delta is None else max(float(run.delta), delta)
     return (math.inf if epsilon is None else epsilon), (0.0 if delta is None else delta)
 
 

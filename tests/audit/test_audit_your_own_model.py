@@ -291,6 +291,9 @@ def test_a_run_result_audited_without_a_claim_is_held_to_its_own_epsilon_and_del
     held = audit(run, members, non_members, rng=0)
     assert (held.epsilon, held.delta) == (run.epsilon, 1e-5)
     assert audit(run, members, non_members, epsilon=0.5, rng=0).epsilon == 0.5  # a claim given is the claim
+    # a delta alone: the run's epsilon at that delta where its guarantee implies it, never below the run's own delta
+    assert audit(run, members, non_members, delta=1e-3, rng=0).delta == 1e-3
+    assert audit(run, members, non_members, delta=0.0, rng=0).delta == 1e-5
     assert audit(run.model, members, non_members, rng=0).epsilon == math.inf  # a model alone claims nothing
     baseline = dpcore.train(X[:60], y[:60], config.replace(private=False, target_epsilon=None), model=nn.Linear(4, 2))
     assert audit(baseline, (X[:60], y[:60]), (X[60:], y[60:]), rng=0).epsilon == math.inf
