@@ -505,3 +505,13 @@ def test_an_epsilon_given_with_noise_set_directly_is_said_not_to_be_used_when_th
         dpcore.run_learner("dpsgd", df, label="buys", bounds=BOUNDS, params={**params, "noise_multiplier": 0.5})
     spec = dpcore.learners.get_learner("dpsgd")
     assert spec.epsilon_to_aim_at(1.0, {"noise_multiplier": 0.5}) is None and spec.epsilon_to_aim_at(1.0, {}) == 1.0
+
+
+def test_a_data_frame_with_a_missing_cell_is_refused_by_its_column_name_in_the_scaler_and_the_estimators():
+    # the estimators validate through scikit-learn, whose array has numbered columns: "in column(s) 1" for 'income'
+    df = pd.DataFrame({"age": [20.0, 30.0, 40.0], "income": [1.0, np.nan, 3.0]})
+    named = r"X contains NaN or infinite values in column\(s\) 'income' \(1 of 3 rows\)"
+    with pytest.raises(DPValueError, match=named):
+        BoundedScaler(bounds={"age": (0, 100), "income": (0, 10)}).fit(df)
+    with pytest.raises(DPValueError, match=named):
+        PrivateERMClassifier(epsilon=1.0, data_norm=1.0).fit(df, [0, 1, 0])
