@@ -521,6 +521,29 @@ def _training_data(X, y, task: str, n_outputs: int | None, X_test, y_test) -> _D
     return _Data(Xt, y_t, Xe, ye, k)
 
 
+#: The attribute train() leaves on your module: the epsilon of each run that trained it (inf for a non-private one).
+_TRAINED_BY = "_dpcore_trained_epsilons"
+
+
+def _trained_before(model: nn.Module | None) -> list[str]:
+    """Warn (and return the message for the result) where your module was trained by :func:`train` before: its
+    weights carry those runs too, so this run's epsilon is not the model's (its second run at epsilon 3 reported 3
+    for weights that had spent 3.87 by their composition, two runs of 20 steps); a non-private run before leaves it
+    no guarantee at all."""
+    before = getattr(model, _TRAINED_BY, ()) if model is not None else ()
+    if not before:
+        return []
+    spent = ", ".join("inf (non-private)" if not math.isfinite(e) else f"{e:.4g}" for e in before)
+    outcome = ("one of them was not private, so no epsilon holds for the weights whatever this run spends"
+               if not all(math.isfinite(e) for e in before) else
+               "if they used the same rows, the model's epsilon is the composition of them all, not this run's: "
+               "spend every run's result in one PrivacyLedger for the model's total")
+    msg = (f"this module was already trained by train() {len(before)} time(s) (epsilon {spent}), and its weights "
+           f"carry those runs: {outcome}. Train a fresh module for a run of its own")
+    warnings.warn(msg, DPCoreWarning, stacklevel=user_stacklevel())
+    return [msg]
+
+
 def _run_warnings(config: TrainConfig, sigma: float | None) -> list[str]:
     """Warn (and return the messages for the result) about settings that weaken the guarantee."""
     caught = []
@@ -845,7 +868,8 @@ def train(
         place after the call): the engine's per-example gradients of two rows are checked against torch's own
         before training. Training runs on the device of its parameters
         (or ``device``): the rows are moved there, the noise is drawn there, and the result is brought back to the
-        CPU.
+        CPU. The result's ``epsilon`` is this run's: a module that ``train`` trained before carries those runs too,
+        which a warning says (spend every result in one ``PrivacyLedger`` for the model's total).
     loss : callable, optional
         ``loss(output, y)``: your per-example loss, a tensor of shape ``(B,)``
         (``nn.CrossEntropyLoss(reduction="none")``, ...). Default: cross-entropy for classification, squared
@@ -929,7 +953,7 @@ def train(
         check_delta(config.delta, n=n_records)  # warns when delta > 1/n
     calibration: list[str] = []
     sigma = resolve_noise_multiplier(config, n_records, said=calibration)
-    caught = calibration + _run_warnings(config, sigma)
+    caught = calibration + _run_warnings(config, sigma) + _trained_before(model)
 
     rng = as_generator(config.seed)  # one seed: model init, then the noise generator's seed, then the batches
     model_kwargs = _model_kwargs(config, data, image_shape, seed=child_seed(rng))
@@ -981,6 +1005,8 @@ def train(
         with torch.no_grad():
             for live, avg in zip(model.parameters(), ema.model.parameters()):
                 live.copy_(avg)
+    if model_kwargs == {}:  # your module now carries this run: a later train() on it says so (_trained_before)
+        object.__setattr__(model, _TRAINED_BY, (*getattr(model, _TRAINED_BY, ()), budget.epsilon))
     return _result(config, rows, budget, done, stopped, ema.current(model), model_kwargs, t0, caught,
                    own=model_kwargs == {})
 

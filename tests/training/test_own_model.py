@@ -569,3 +569,26 @@ def test_a_module_class_given_for_an_instance_is_refused_by_its_name():
     X = np.zeros((20, 3), dtype=np.float32)
     with pytest.raises(DPTypeError, match=r"got the class Linear itself: give an instance, model=Linear\(\.\.\.\)"):
         train(X, np.arange(20) % 2, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=nn.Linear)
+
+
+def test_a_module_trained_again_says_its_weights_carry_the_earlier_runs():
+    # a second train() on the same module reported the second run's epsilon (3) for weights that had spent two runs
+    # of 3 on the same rows, and a private run after a non-private one reported a finite epsilon for weights that
+    # have none; now each later run says so, and keeps it with its result
+    from dpcore.exceptions import DPCoreWarning
+
+    X = np.random.default_rng(0).normal(size=(200, 3)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(int)
+    cfg = TrainConfig(epochs=1, batch_size=20, target_epsilon=3.0)
+    net = nn.Linear(3, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DPCoreWarning)
+        first = train(X, y, cfg, model=net)  # a fresh module: nothing to say
+    with pytest.warns(DPCoreWarning, match=r"already trained by train\(\) 1 time\(s\) \(epsilon 3\), and its weights "
+                                           r"carry those runs: .*composition.*PrivacyLedger"):
+        second = train(X, y, cfg, model=net)
+    assert any("already trained" in w for w in second.warnings) and first.epsilon == second.epsilon
+    baseline = nn.Linear(3, 2)
+    train(X, y, cfg.replace(private=False, target_epsilon=None), model=baseline)
+    with pytest.warns(DPCoreWarning, match=r"epsilon inf \(non-private\).*no epsilon holds for the weights"):
+        train(X, y, cfg, model=baseline)
