@@ -442,9 +442,14 @@ def _rows_and_labels(X, y, name: str = "X", y_name: str = "y"):
     items = [X[i] for i in range(len(X))]
     if not items:
         raise DPValueError(f"{name} is an empty Dataset; it needs at least one (row, label) pair")
-    if not all(isinstance(item, (tuple, list)) and len(item) == 2 for item in items):
-        raise DPTypeError(f"{name} is a torch Dataset whose items are not (row, label) pairs: give its rows and labels "
-                          f"as tensors or arrays ({name}, {y_name})")
+    bad = next((item for item in items if not (isinstance(item, (tuple, list)) and len(item) == 2)), None)
+    if bad is not None:
+        held = (f"a dict with keys {', '.join(repr(k) for k in list(bad)[:4])}" if isinstance(bad, dict) else
+                f"a {type(bad).__name__} of {len(bad)}" if isinstance(bad, (tuple, list)) else
+                f"a {type(bad).__name__}")
+        raise DPTypeError(f"{name} is a torch Dataset whose items are not (row, label) pairs (one is {held}): give "
+                          f"its rows and labels as tensors or arrays ({name}, {y_name}), or a Dataset whose "
+                          "__getitem__ returns (row, label)")
     return (torch.stack([torch.as_tensor(row) for row, _ in items]),
             torch.stack([torch.as_tensor(label) for _, label in items]))
 
