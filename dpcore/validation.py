@@ -159,18 +159,51 @@ def check_fraction(value, name: str) -> float:
 
 
 def check_array(X, name: str = "X", *, ndim: int | None = None, allow_empty: bool = False) -> np.ndarray:
-    """Return ``X`` as a float64 array, rejecting NaN/inf and (unless allowed) empty input."""
+    """Return ``X`` as a float64 array, rejecting NaN/inf and (unless allowed) empty input. A DataFrame's refusals
+    name its columns (those of text, those with a cell missing), an array's the columns by number."""
     try:
         arr = np.asarray(X, dtype=float)
     except (TypeError, ValueError) as exc:
-        raise DPTypeError(f"{name} must be numeric, could not convert: {exc}") from None
+        raise DPTypeError(f"{name} must be numeric, could not convert: {exc}{_text_columns(X)}") from None
     if ndim is not None and arr.ndim != ndim:
         raise DPValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
     if arr.size == 0 and not allow_empty:
         raise DPValueError(f"{name} is empty; it needs at least one value")
     if not np.all(np.isfinite(arr)):
-        raise DPValueError(f"{name} contains NaN or infinite values; remove or impute them first")
+        raise DPValueError(f"{name} contains NaN or infinite values{_bad_columns(X, arr)}; remove or impute them "
+                           "first (with values fixed in advance, not read from the rows)")
     return arr
+
+
+def _column_names(X, idx) -> str:
+    """Columns ``idx`` of ``X`` by name (a DataFrame's) or by number, the first five."""
+    names = list(X.columns) if hasattr(X, "columns") else None
+    shown = [repr(names[i]) if names is not None else str(i) for i in idx[:5]]
+    return ", ".join(shown) + (f" and {len(idx) - 5} more" if len(idx) > 5 else "")
+
+
+def _text_columns(X) -> str:
+    """Where a DataFrame's columns hold text: which, and how to make them numbers."""
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is None or not hasattr(X, "columns"):
+        return ""
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype  # X has dtypes: pandas is loaded
+
+    idx = [i for i, t in enumerate(dtypes) if not (is_numeric_dtype(t) or is_bool_dtype(t))]
+    if not idx:
+        return ""
+    return (f". Column(s) {_column_names(X, idx)} are not numbers: encode each as one 0/1 column per category, "
+            "from a list of categories declared in advance (not read from the rows), or give the DataFrame to "
+            "run_learner(..., label=..., categories={column: [values]}), which does")
+
+
+def _bad_columns(X, arr: np.ndarray) -> str:
+    """`` in column(s) ...`` of a 2-D input: which columns hold a NaN or an infinity, and in how many rows."""
+    if arr.ndim != 2:
+        return ""
+    bad = ~np.isfinite(arr)
+    idx = np.flatnonzero(bad.any(axis=0)).tolist()
+    return f" in column(s) {_column_names(X, idx)} ({int(bad.any(axis=1).sum())} of {arr.shape[0]} rows)"
 
 
 def check_device(device, name: str = "device"):

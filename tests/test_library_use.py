@@ -484,3 +484,34 @@ def test_clustering_rows_without_labels_through_run_learner_names_the_way_that_t
     from dpcore.models.cluster_rows import cluster_rows
 
     assert cluster_rows(load_csv_unlabelled(df, bounds="*=0:1"), "dplloyd", k=3, epsilon=1.0).epsilon == 1.0
+
+
+def test_an_epsilon_given_with_noise_set_directly_is_said_not_to_be_used_when_the_run_spent_more():
+    # run_learner("dpsgd", df, epsilon=3, params={"noise_multiplier": 1.0}) spent epsilon 40 without a word: the noise
+    # set directly makes epsilon the run's outcome, not its target, and the 3 asked for was silently dropped
+    df = _frame()
+    params = {"epochs": 20, "batch_size": 32, "model": "linear"}
+    with pytest.warns(DPCoreWarning, match=r"epsilon=1 was not used: params set noise_multiplier=0\.5, so the run "
+                                           r"spent the epsilon that noise gives, \d+(\.\d+)? \(result\.epsilon\), more "
+                                           r"than epsilon\. Leave noise_multiplier out"):
+        loud = dpcore.run_learner("dpsgd", df, label="buys", bounds=BOUNDS, epsilon=1.0,
+                                  params={**params, "noise_multiplier": 0.5})
+    assert loud.epsilon > 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DPCoreWarning)
+        # within the epsilon given, or no epsilon given: nothing to say
+        assert dpcore.run_learner("dpsgd", df, label="buys", bounds=BOUNDS, epsilon=100.0,
+                                  params={**params, "noise_multiplier": 0.5}).epsilon == loud.epsilon
+        dpcore.run_learner("dpsgd", df, label="buys", bounds=BOUNDS, params={**params, "noise_multiplier": 0.5})
+    spec = dpcore.learners.get_learner("dpsgd")
+    assert spec.epsilon_to_aim_at(1.0, {"noise_multiplier": 0.5}) is None and spec.epsilon_to_aim_at(1.0, {}) == 1.0
+
+
+def test_a_data_frame_with_a_missing_cell_is_refused_by_its_column_name_in_the_scaler_and_the_estimators():
+    # the estimators validate through scikit-learn, whose array has numbered columns: "in column(s) 1" for 'income'
+    df = pd.DataFrame({"age": [20.0, 30.0, 40.0], "income": [1.0, np.nan, 3.0]})
+    named = r"X contains NaN or infinite values in column\(s\) 'income' \(1 of 3 rows\)"
+    with pytest.raises(DPValueError, match=named):
+        BoundedScaler(bounds={"age": (0, 100), "income": (0, 10)}).fit(df)
+    with pytest.raises(DPValueError, match=named):
+        PrivateERMClassifier(epsilon=1.0, data_norm=1.0).fit(df, [0, 1, 0])

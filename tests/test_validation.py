@@ -157,3 +157,21 @@ def test_clipping_values_already_within_bounds_returns_a_copy_and_says_nothing()
         out = clip_to_bounds(X, np.array([0.0, 0.0]), np.array([1.0, 2.0]))
     assert out is not X and np.array_equal(out, X)
     assert within_bounds(X, 0.0, 2.0) and not within_bounds(X, 0.0, 1.5) and not within_bounds(X[:0], 0.0, 1.0)
+
+
+def test_a_data_frame_of_text_or_missing_cells_is_refused_by_its_columns_with_what_to_do():
+    # "X must be numeric, could not convert: could not convert string to float: 'north'" named neither the column
+    # nor what to do with it, and "X contains NaN" not where
+    import pandas as pd
+
+    df = pd.DataFrame({"age": [30.0, np.nan, 50.0], "region": ["north", "south", "north"],
+                       "plan": pd.Categorical(["a", "b", "a"]), "visits": [1, 2, 3]})
+    with pytest.raises(DPTypeError, match=r"X must be numeric.*Column\(s\) 'region', 'plan' are not numbers: encode "
+                                          r"each as one 0/1 column per category.*run_learner\(\.\.\., label=\.\.\., "
+                                          r"categories="):
+        check_array(df, "X", ndim=2)
+    with pytest.raises(DPValueError, match=r"X contains NaN or infinite values in column\(s\) 'age' \(1 of 3 rows\); "
+                                           "remove or impute them"):
+        check_array(df[["age", "visits"]], "X", ndim=2)
+    with pytest.raises(DPValueError, match=r"in column\(s\) 0, 2 \(2 of 2 rows\)"):
+        check_array(np.array([[np.nan, 1.0, 2.0], [1.0, 1.0, np.inf]]), "X", ndim=2)

@@ -736,6 +736,9 @@ class PrivacyLedger:
     delta : float
         The delta at which :attr:`epsilon` and the budget are read (0 for pure epsilon-DP).
     accountant : {"rdp", "pld"}
+        Both give upper bounds. RDP (the default, as Opacus reports DP-SGD) reads an (epsilon, delta) release above
+        the epsilon it was calibrated to: ``Gaussian(epsilon=0.5, delta=1e-7)`` alone spends 0.535 at delta 1e-7
+        by RDP and 0.5000 by PLD, so a budget of statistics released by Gaussian noise is best kept with ``"pld"``.
     neighbouring : Neighbouring or str
         The relation every spent event refers to.
     budget : float or None
@@ -762,6 +765,13 @@ class PrivacyLedger:
     True
     >>> len(ledger)
     1
+
+    One Gaussian release, read by each accountant at its own delta:
+
+    >>> from dpcore.mechanisms import Gaussian
+    >>> [round(PrivacyLedger(delta=1e-7, accountant=a).spend(Gaussian(epsilon=0.5, delta=1e-7)), 3)
+    ...  for a in ("rdp", "pld")]
+    [0.535, 0.5]
     """
 
     def __init__(self, *, delta: float, accountant: str = "rdp",
@@ -854,6 +864,9 @@ class PrivacyLedger:
         ``unit`` does not cover the ledger's (label DP's ``"labels"`` in a ledger of whole records, federated learning's
         ``"clients"`` in any other) is refused (:func:`~dpcore.accounting.covers`).
         """
+        if isinstance(spent, type):  # a class's own attributes (Laplace.neighbouring's words) are no relation
+            raise DPTypeError(f"expected what was released, got the class {spent.__name__} itself: spend an instance "
+                              f"({spent.__name__}(epsilon=...) for a mechanism), a run's result or an event")
         if isinstance(spent, dp_accounting.DpEvent) or not _has(spent, "neighbouring", "neighbouring_"):
             return spent  # an event, or what flatten() names as not one
         from ..mechanisms.base import Mechanism

@@ -337,7 +337,7 @@ def input_canary_audit(
     # the learner judges itself against the trivial predictor on its test rows, which here hold the mislabelled
     # canaries too: that judgement is dropped and made again below on the test rows alone
     with ignored(DPCoreWarning, re.escape(spec.title) + _TRIVIAL_JUDGEMENT):
-        res = run_learner(spec.name, sub, epsilon=epsilon if spec.private else None, delta=delta, seed=seed,
+        res = run_learner(spec.name, sub, epsilon=spec.epsilon_to_aim_at(epsilon, params), delta=delta, seed=seed,
                           params=params, on_epoch=_epoch_progress(on_progress))
     if on_progress is not None:
         on_progress({"stage": "training", "done": 1, "total": 1})

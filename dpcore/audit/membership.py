@@ -257,7 +257,7 @@ def _fit_on(spec_name: str, split: Split, pool: np.ndarray, members: np.ndarray,
         raise DPValueError("no pool record was drawn as a member; use a larger pool_size")
     sub = Split(dataset=split.dataset, X_train=X[members], y_train=y[members], X_test=X, y_test=y, seed=seed,
                 test_size=split.test_size)
-    res = run_learner(spec_name, sub, epsilon=epsilon if get_learner(spec_name).private else None, delta=delta,
+    res = run_learner(spec_name, sub, epsilon=get_learner(spec_name).epsilon_to_aim_at(epsilon, params), delta=delta,
                       seed=seed, params=params)
     if res.test_outputs is None:
         raise DPValueError(f"learner {spec_name!r} releases no per-record outputs, so it cannot be attacked here")

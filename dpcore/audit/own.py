@@ -36,8 +36,10 @@ def _rows(records, what: str) -> tuple[Any, np.ndarray]:
         X, y = _rows_and_labels(records, None, what, f"{what}'s labels")
         return X, np.asarray(y.detach().cpu() if hasattr(y, "detach") else y)
     if not isinstance(records, tuple) or len(records) != 2:
+        split = (f": split off the label column, {what}=(df.drop(columns=LABEL), df[LABEL])"
+                 if hasattr(records, "columns") else "")
         raise DPTypeError(f"{what} must be a pair (X, y) of the records and their labels, or a torch Dataset of "
-                          f"(row, label) pairs, when a model is audited; got {type(records).__name__}")
+                          f"(row, label) pairs, when a model is audited; got {type(records).__name__}{split}")
     X, y = records
     y = np.asarray(y)
     if np.shape(X)[0] != y.shape[0]:
@@ -157,6 +159,14 @@ def _default_loss(out, target):
         return per_example_loss(out, target.long(), "classification")
     if out.dim() == 1:  # one value per row, against (B, 1) targets: kept per row, not broadcast across the batch
         out = out[:, None]
+    if out.shape[1] == 1 and not target.dtype.is_floating_point and target.numel() and bool(
+            ((target == 0) | (target == 1)).all()):
+        warnings.warn("the module gives one value per row and the labels are 0/1 integers: each record is scored as a "
+                      "regressor's, by the squared error of that value against its label. If it is a classifier's "
+                      "logit, that ranks confident right answers as non-members: pass loss=lambda out, y: "
+                      "F.binary_cross_entropy_with_logits(out.reshape(-1), y.float(), reduction='none'), or audit "
+                      "its train() result, which knows it is a classifier", DPCoreWarning,
+                      stacklevel=user_stacklevel())
     return per_example_loss(out, target.float(), "regression")
 
 
@@ -165,8 +175,8 @@ def audit(
     members: Any,
     non_members: Any,
     *,
-    epsilon: float = math.inf,
-    delta: float = 0.0,
+    epsilon: float | None = None,
+    delta: float | None = None,
     loss: Callable | None = None,
     confidence: float = 0.95,
     method: str = "bonferroni",
@@ -187,13 +197,17 @@ def audit(
         pairs (or torch Datasets of ``(row, label)`` items) when a model is given, or score vectors when
         ``model_or_scores`` is None. Choose them before
         training (e.g. a random half of a pool) for the bound to be valid.
-    epsilon, delta : float
-        The claim the model was trained under (``inf`` for a non-private model), recorded beside the bound. A run's
+    epsilon, delta : float, optional
+        The claim the model was trained under (``inf`` for a non-private model), recorded beside the bound. Left
+        out, a run's result (``run_learner``'s, ``train``'s) is held to its own ``(epsilon, delta)``, and any other
+        model or scores to no claim (``inf``; ``delta`` 0). A run's
         result whose ε protects other neighbours than a whole record added or removed (a record replaced: DP-ERM,
         shuffled batches; a label: label DP; a client) makes no claim this attack tests: an ``epsilon`` given with
         it is refused, and without one the result's ``claim_note`` says why (as the command line's audits do).
     loss : callable, optional
-        ``loss(output, y)`` per example, for a torch module (default: cross-entropy or squared error).
+        ``loss(output, y)`` per example, for a torch module (default: cross-entropy where it gives several scores per
+        row, squared error where it gives one value; a :func:`~dpcore.train` result of a classifier with one logit
+        per row: binary cross-entropy).
     confidence, method, fprs, rng
         As in :func:`~dpcore.audit.audit_from_scores` (the Clopper-Pearson bound's confidence and how the
         threshold is chosen honestly).
@@ -218,6 +232,9 @@ def audit(
     (True, True)
     """
     note = _claim_note(model_or_scores, epsilon)
+    epsilon, delta = _claim(model_or_scores, epsilon, delta)
+    if loss is None:
+        loss = _trained_loss(model_or_scores)
     model_or_scores = _released_model(model_or_scores)
     if model_or_scores is None:
         member_scores = np.asarray(members, dtype=float)
@@ -244,11 +261,9 @@ def audit(
     return result
 
 
-def _claim_note(model: Any, epsilon: float) -> str:
-    """Why the ε of a run's result is no claim about what this attack tests, a whole record added or removed
-    (:func:`~dpcore.audit.membership_claim`: a record replaced, a label, an image, a client), or "" where it is, or
-    for a model that is not a run's result. A finite ``epsilon`` given with such a run is refused: a lower bound
-    above it would refute nothing, one below it would suggest a protection the run does not give."""
+def _run_of(model: Any) -> Any:
+    """The run a result stands for (``run_learner``'s :class:`RunResult`, or a :func:`~dpcore.train` result as a run
+    of whole records), or None for a model or scores."""
     import sys
     from types import SimpleNamespace
 
@@ -256,10 +271,58 @@ def _claim_note(model: Any, epsilon: float) -> str:
 
     engine = sys.modules.get("dpcore.training.engine")
     if isinstance(model, RunResult):
-        run = model
-    elif engine is not None and isinstance(model, engine.TrainResult):
-        run = SimpleNamespace(epsilon=model.epsilon, neighbouring=model.neighbouring, unit="records")
-    else:
+        return model
+    if engine is not None and isinstance(model, engine.TrainResult):
+        return SimpleNamespace(epsilon=model.epsilon, delta=model.delta, neighbouring=model.neighbouring,
+                               unit="records")
+    return None
+
+
+def _claim(model: Any, epsilon: float | None, delta: float | None) -> tuple[float, float]:
+    """The claim to hold the attack to: the one given, else a run result's own membership claim at its delta (or at
+    a larger delta given, which its guarantee implies), else none (``inf``, delta 0). A result audited without
+    ``epsilon=`` was read as claiming nothing, so a model trained at ε = 1 that leaked refuted nothing."""
+    run = _run_of(model) if epsilon is None else None
+    if run is not None:
+        from .membership import membership_claim
+
+        own, _ = membership_claim(run)
+        if math.isfinite(own):  # at a delta given below the run's, (own, delta) would be a claim it never made
+            return own, float(run.delta) if delta is None else max(float(run.delta), delta)
+    return (math.inf if epsilon is None else epsilon), (0.0 if delta is None else delta)
+
+
+def _classifier_loss(out, target):
+    """A classifier's loss per row: binary cross-entropy of one logit per row (shape ``(B,)`` or ``(B, 1)``) against
+    0/1 labels, else the default (cross-entropy of several scores per row)."""
+    if out.dim() == 1 or out.shape[1] == 1:
+        import torch.nn.functional as F
+
+        return F.binary_cross_entropy_with_logits(out.reshape(-1).float(), target.reshape(-1).float(),
+                                                  reduction="none")
+    return _default_loss(out, target)
+
+
+def _trained_loss(model: Any) -> Callable | None:
+    """The loss a :func:`~dpcore.train` result's classifier is scored by: a classifier's, also where it gives one
+    logit per row, which the default loss reads as a regressor's squared error of the logit against the 0/1 label,
+    ranking a confident right answer below a hesitant one (an overfit one-logit classifier read AUC 0.19 and proved
+    nothing; by its cross-entropy 0.91); None for a regressor or another model (the default loss)."""
+    import sys
+
+    engine = sys.modules.get("dpcore.training.engine")
+    if engine is not None and isinstance(model, engine.TrainResult) and model.config.task == "classification":
+        return _classifier_loss
+    return None
+
+
+def _claim_note(model: Any, epsilon: float | None) -> str:
+    """Why the ε of a run's result is no claim about what this attack tests, a whole record added or removed
+    (:func:`~dpcore.audit.membership_claim`: a record replaced, a label, an image, a client), or "" where it is, or
+    for a model that is not a run's result. A finite ``epsilon`` given with such a run is refused: a lower bound
+    above it would refute nothing, one below it would suggest a protection the run does not give."""
+    run = _run_of(model)
+    if run is None:
         return ""
     from .membership import membership_claim
 

@@ -148,7 +148,7 @@ def _run(args) -> int:
     res = run_learner(
         args.algorithm,
         data,
-        epsilon=(spec.default_epsilon if args.epsilon is None else args.epsilon) if spec.private else None,
+        epsilon=spec.epsilon_to_aim_at(spec.default_epsilon if args.epsilon is None else args.epsilon, params),
         delta=args.delta,
         seed=seed,
         secure=secure,

@@ -365,8 +365,8 @@ def train_on_what_you_see(
         kw = {k: v for k, v in dict(dpsgd_params or {}).items() if k in spec.params}
         # no params by default: the dataset's DP-SGD preset, exactly what `python -m dpcore train` runs
         try:
-            d = run_learner("dpsgd", split, epsilon=epsilon, delta=delta, seed=seed, params=kw,
-                            train_fraction=train_fraction)
+            d = run_learner("dpsgd", split, epsilon=spec.epsilon_to_aim_at(epsilon, kw), delta=delta, seed=seed,
+                            params=kw, train_fraction=train_fraction)
             rows.append({"model": "DP-SGD (central DP, trained on the clean images)", "accuracy": d.score,
                          "epsilon": d.epsilon, "delta": d.delta,
                          "privacy": "one (image, label) record, add/remove, accounted by dp_accounting",

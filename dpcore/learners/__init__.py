@@ -228,7 +228,9 @@ def run_learner(
     The result's ``model``, for learners that release one, predicts on new rows in your data's units
     (``result.model.predict(X_new)``); its ``event`` is the run's dp_accounting event.
     ``epsilon`` defaults to :data:`dpcore.defaults.EPSILON` for a private learner; a non-private one
-    (``logreg``, ``non-private`` ...) reports ε = ∞ and warns when given an epsilon.
+    (``logreg``, ``non-private`` ...) reports ε = ∞ and warns when given an epsilon. ``params`` that set the noise
+    directly (DP-SGD's ``noise_multiplier``) make ε the run's outcome, not its target: an ``epsilon`` given with them
+    is not used, and a warning says so where the run spent more.
 
     ``secure=True`` is the mode for a real release: every noise draw, Poisson batch and randomized-response coin
     comes from the operating system's cryptographic source and every released value lands on a grid that defeats
@@ -266,6 +268,7 @@ def run_learner(
                            "(an integer >= 0) for a reproducible demonstration")
     seed = check_int(seed, "seed", minimum=0)
     params = dict(params or {})
+    given_epsilon = epsilon
     if spec.private:
         epsilon = check_epsilon(EPSILON if epsilon is None else epsilon)
     elif epsilon is not None:  # an epsilon given to a learner that spends none: say so, it is not a private run
@@ -294,6 +297,7 @@ def run_learner(
     split = subsample_train(split, train_fraction, seed)
     if spec.private and spec.uses_delta and delta > 0:
         check_delta(delta, n=split.X_train.shape[0])  # warns when delta > 1/n
+    aimed = epsilon if given_epsilon is not None and spec.private and spec.sets_noise_directly(params) else None
     t0 = time.perf_counter()
     # numpy's floating-point warnings off: at extreme settings a learner's matrices overflow on every step (162
     # lines for one PATE run at noise 1e-308); what it computes is judged by its result and its epsilon instead
@@ -301,6 +305,12 @@ def run_learner(
         result = spec.run(split, epsilon=epsilon, delta=delta, seed=seed, params=params, on_epoch=on_epoch)
     if result.seconds == 0.0:
         object.__setattr__(result, "seconds", time.perf_counter() - t0)
+    if aimed is not None and not result.epsilon <= aimed:  # nan too
+        warnings.warn(f"epsilon={aimed:g} was not used: params set {spec.direct_noise}="
+                      f"{params[spec.direct_noise]:g}, so the run spent the epsilon that noise gives, "
+                      f"{result.epsilon:.4g} (result.epsilon), more than epsilon. Leave {spec.direct_noise} out to "
+                      "calibrate the noise to epsilon, or leave epsilon out", DPCoreWarning,
+                      stacklevel=user_stacklevel())
     if split.dataset.categories and result.model is not None and hasattr(result.model, "categories"):
         # new rows to predict hold the declared columns as they are: the model encodes them as the training rows
         object.__setattr__(result, "model", dataclasses.replace(result.model, categories=split.dataset.categories))

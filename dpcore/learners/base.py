@@ -485,6 +485,12 @@ class LearnerSpec:
         of the run, not its target."""
         return self.direct_noise is not None and (params or {}).get(self.direct_noise) is not None
 
+    def epsilon_to_aim_at(self, epsilon: float | None, params: Mapping[str, Any] | None) -> float | None:
+        """``epsilon`` as :func:`~dpcore.learners.run_learner` should be given it by a caller that always holds one
+        (a page's box, a sweep's point): None where the learner spends none or ``params`` set its noise directly, so
+        that an epsilon given for nothing is not said to be ignored."""
+        return None if not self.private or self.sets_noise_directly(params) else epsilon
+
     def choice_warnings(self, params: Mapping[str, Any] | None) -> list[str]:
         """What a page warns about the choices in ``params`` (each knob's ``warn_on``: DP-SGD's shuffled batches,
         whose ε is not a proven guarantee)."""

@@ -179,7 +179,13 @@ class SecureLaplace(PureEpsilonMechanism):
         return self.grid_sensitivity * self.granularity / self.sensitivity
 
     def variance(self) -> float:
-        """Variance of the discrete Laplace noise: 2 q / (1 - q)^2 grid steps squared, q = exp(-1/scale)."""
+        """Variance of the discrete Laplace noise in the answer's units squared: 2 q / (1 - q)^2 grid steps squared,
+        q = exp(-1/grid_scale), times the granularity squared (about 2 scale^2, the continuous Laplace's).
+
+        >>> m = SecureLaplace(epsilon=0.5, sensitivity=1.0)
+        >>> round(m.variance(), 3), round(2 * m.scale**2, 3)
+        (8.016, 8.016)
+        """
         q = math.exp(-1.0 / float(self.grid_scale))
         return 2.0 * q / (1.0 - q) ** 2 * self.granularity**2
 

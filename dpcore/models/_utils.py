@@ -78,8 +78,16 @@ def validate_X(estimator, X, *, reset: bool) -> np.ndarray:
     _refuse_1d(X)
     refuse_text_columns(X)
     with _as_dpcore_errors():
-        X = validate_data(estimator, X, reset=reset, dtype=np.float64, ensure_all_finite=False)
-    return check_array(X, "X")
+        A = validate_data(estimator, X, reset=reset, dtype=np.float64, ensure_all_finite=False)
+    return _finite(A, X)
+
+
+def _finite(A: np.ndarray, X) -> np.ndarray:
+    """``A``, the validated ``X``, refused if it holds NaN or infinity with ``X``'s own column names where it is a
+    DataFrame (the validated array's columns are numbers only)."""
+    if hasattr(X, "columns") and not np.all(np.isfinite(A)):
+        check_array(X, "X")
+    return check_array(A, "X")
 
 
 def validate_X_y(estimator, X, y, *, classifier: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -87,6 +95,7 @@ def validate_X_y(estimator, X, y, *, classifier: bool) -> tuple[np.ndarray, np.n
     discrete classes for classifiers; a column vector is accepted with scikit-learn's DataConversionWarning)."""
     _refuse_1d(X)
     refuse_text_columns(X)
+    X_given = X
     with _as_dpcore_errors():
         X, y = validate_data(estimator, X, y, dtype=np.float64, ensure_all_finite=False, y_numeric=not classifier)
         if classifier:
@@ -95,7 +104,7 @@ def validate_X_y(estimator, X, y, *, classifier: bool) -> tuple[np.ndarray, np.n
         shown = ", ".join(repr(v) for v in list(dict.fromkeys(np.asarray(y).ravel().tolist()))[:3])
         raise DPValueError(f"y holds {shown} ...: a regressor's targets must be numbers; for classes use a classifier "
                            "(PrivateERMClassifier)")
-    return check_array(X, "X"), y
+    return _finite(X, X_given), y
 
 
 def check_fitted_X(estimator, X, attribute: str) -> np.ndarray:

@@ -44,7 +44,7 @@ MIN_BATCH = 2
 def learner_call(run: RunSpec):
     """The learner call of one run, exactly as a sweep makes it (``run_learner`` with the run's settings)."""
     return run_learner(
-        run.learner, run.dataset, epsilon=run.epsilon if get_learner(run.learner).private else None,
+        run.learner, run.dataset, epsilon=get_learner(run.learner).epsilon_to_aim_at(run.epsilon, dict(run.params)),
         delta=run.delta, seed=None if run.secure else run.seed, secure=run.secure,
         params=dict(run.params), train_fraction=run.train_fraction, test_size=run.test_size,
     )

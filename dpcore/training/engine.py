@@ -288,6 +288,8 @@ class TrainResult:
         """Softmax outputs for classification (a single output is the logit of class 1: ``[1 - p, p]`` with
         ``p = sigmoid(logit)``)."""
         out = torch.as_tensor(self.predict_output(X))
+        if out.dim() == 1:  # one logit per row, as a vector
+            out = out[:, None]
         if out.shape[1] == 1:
             p = torch.sigmoid(out[:, 0])
             return torch.stack([1.0 - p, p], dim=1).numpy()
@@ -297,7 +299,7 @@ class TrainResult:
         out = self.predict_output(X)
         if self.config.task == "classification":
             return class_answers(torch.as_tensor(out)).numpy()
-        return out[:, 0]
+        return out[:, 0] if out.ndim == 2 else out
 
 
 def planned_steps(config: TrainConfig, n: int) -> tuple[float, list[int]]:
@@ -440,9 +442,14 @@ def _rows_and_labels(X, y, name: str = "X", y_name: str = "y"):
     items = [X[i] for i in range(len(X))]
     if not items:
         raise DPValueError(f"{name} is an empty Dataset; it needs at least one (row, label) pair")
-    if not all(isinstance(item, (tuple, list)) and len(item) == 2 for item in items):
-        raise DPTypeError(f"{name} is a torch Dataset whose items are not (row, label) pairs: give its rows and labels "
-                          f"as tensors or arrays ({name}, {y_name})")
+    bad = next((item for item in items if not (isinstance(item, (tuple, list)) and len(item) == 2)), None)
+    if bad is not None:
+        held = (f"a dict with keys {', '.join(repr(k) for k in list(bad)[:4])}" if isinstance(bad, dict) else
+                f"a {type(bad).__name__} of {len(bad)}" if isinstance(bad, (tuple, list)) else
+                f"a {type(bad).__name__}")
+        raise DPTypeError(f"{name} is a torch Dataset whose items are not (row, label) pairs (one is {held}): give "
+                          f"its rows and labels as tensors or arrays ({name}, {y_name}), or a Dataset whose "
+                          "__getitem__ returns (row, label)")
     return (torch.stack([torch.as_tensor(row) for row, _ in items]),
             torch.stack([torch.as_tensor(label) for _, label in items]))
 
@@ -450,8 +457,8 @@ def _rows_and_labels(X, y, name: str = "X", y_name: str = "y"):
 def _training_data(X, y, task: str, n_outputs: int | None, X_test, y_test) -> _Data:
     """Validate the rows and labels (integer classes, soft rows, or real targets) and make tensors."""
     X, y = _rows_and_labels(X, y)
-    if X_test is not None and y_test is None and isinstance(X_test, (torch.utils.data.Dataset,
-                                                                     torch.utils.data.DataLoader)):
+    if X_test is not None and isinstance(X_test, (torch.utils.data.Dataset, torch.utils.data.DataLoader)):
+        # y_test given with a Dataset is refused by name (it was read as rows: "X_test must be numeric ...")
         X_test, y_test = _rows_and_labels(X_test, y_test, "X_test", "y_test")
     if (shape := np.shape(X)) and len(shape) > 2:
         raise DPValueError(f"X must be 2-dimensional (one row per record), got shape {shape}: flatten each record "
@@ -517,6 +524,29 @@ def _training_data(X, y, task: str, n_outputs: int | None, X_test, y_test) -> _D
         ye = torch.as_tensor(ye_arr.reshape(len(ye_arr), -1) if task == "regression" else ye_arr,
                              dtype=torch.float32)
     return _Data(Xt, y_t, Xe, ye, k)
+
+
+#: The attribute train() leaves on your module: the epsilon of each run that trained it (inf for a non-private one).
+_TRAINED_BY = "_dpcore_trained_epsilons"
+
+
+def _trained_before(model: nn.Module | None) -> list[str]:
+    """Warn (and return the message for the result) where your module was trained by :func:`train` before: its
+    weights carry those runs too, so this run's epsilon is not the model's (its second run at epsilon 3 reported 3
+    for weights that had spent 3.87 by their composition, two runs of 20 steps); a non-private run before leaves it
+    no guarantee at all."""
+    before = getattr(model, _TRAINED_BY, ()) if model is not None else ()
+    if not before:
+        return []
+    spent = ", ".join("inf (non-private)" if not math.isfinite(e) else f"{e:.4g}" for e in before)
+    outcome = ("one of them was not private, so no epsilon holds for the weights whatever this run spends"
+               if not all(math.isfinite(e) for e in before) else
+               "if they used the same rows, the model's epsilon is the composition of them all, not this run's: "
+               "spend every run's result in one PrivacyLedger for the model's total")
+    msg = (f"this module was already trained by train() {len(before)} time(s) (epsilon {spent}), and its weights "
+           f"carry those runs: {outcome}. Train a fresh module for a run of its own")
+    warnings.warn(msg, DPCoreWarning, stacklevel=user_stacklevel())
+    return [msg]
 
 
 def _run_warnings(config: TrainConfig, sigma: float | None) -> list[str]:
@@ -652,9 +682,22 @@ def shares_shift(shares, n_outputs: int, device=None) -> torch.Tensor | None:
 
 def _one_loss_per_row(loss: LossFunction) -> LossFunction:
     """``loss`` with a column of losses, shape ``(B, 1)`` (``nn.MSELoss(reduction="none")`` on one output per row),
-    read as the ``(B,)`` it holds; any other shape is left for the engine to refuse with what to change."""
+    read as the ``(B,)`` it holds; any other shape is left for the engine to refuse with what to change. A loss that
+    cannot take the outputs and labels is refused with both shapes and types (torch's own error named neither, and
+    ``nn.BCEWithLogitsLoss`` on one logit per row fails on a classifier's integer labels), not as a traceback."""
     def per_row(out, y):
-        losses = loss(out, y)
+        try:
+            losses = loss(out, y)
+        except (RuntimeError, ValueError, TypeError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            hint = (" A classifier's labels reach the loss as class indices (torch.long, shape (B,)): for one logit "
+                    "per row and binary cross-entropy write loss=lambda out, y: nn.functional."
+                    "binary_cross_entropy_with_logits(out.reshape(-1), y.float(), reduction='none'), or give the "
+                    "model 2 outputs and leave loss= out (cross-entropy)"
+                    if isinstance(y, torch.Tensor) and not y.dtype.is_floating_point else "")
+            raise DPValueError(f"your loss could not take the model's outputs (shape {tuple(out.shape)}, "
+                               f"{out.dtype}) and the labels (shape {tuple(y.shape)}, {y.dtype}): {first}.{hint}"
+                               ) from None
         if isinstance(losses, torch.Tensor) and losses.dim() == 2 and losses.shape[1] == 1:
             return losses[:, 0]
         return losses
@@ -667,9 +710,16 @@ def class_answers(out: torch.Tensor, shift: torch.Tensor | None = None) -> torch
     shares' logs, :func:`shares_shift`); a single output for two classes is the logit of class 1, as
     ``nn.BCEWithLogitsLoss`` reads it, so class 1 where it is above 0 (above ``log s1 - log s0`` with shares).
 
+    A module that gives its one logit per row as a vector, shape ``(B,)`` (``.squeeze(-1)`` in its forward, for
+    ``nn.BCEWithLogitsLoss``), is read the same way.
+
     >>> class_answers(torch.tensor([[0.3], [-2.0]])).tolist(), class_answers(torch.tensor([[0.1, 0.5]])).tolist()
     ([1, 0], [1])
+    >>> class_answers(torch.tensor([0.3, -2.0])).tolist()
+    [1, 0]
     """
+    if out.dim() == 1:
+        out = out[:, None]
     if out.shape[1] == 1:
         threshold = 0.0 if shift is None else float(shift[1] - shift[0])
         return (out[:, 0] > threshold).long()
@@ -685,7 +735,7 @@ def _evaluate(model: nn.Module, X: torch.Tensor, y: torch.Tensor, task: str,
     with torch.no_grad():
         out = model(X)
         loss = float((per_example_loss(out, y, task) if loss_fn is None else loss_fn(out, y)).mean())
-        if task == "classification" and out.dim() == 2:
+        if task == "classification" and out.dim() in (1, 2):  # (B,): one logit per row, as class_answers reads it
             target = y if y.dim() == 1 else y.argmax(1)
             answers = class_answers(out, shift)
             metric = float((answers == target).float().mean())
@@ -823,13 +873,16 @@ def train(
         place after the call): the engine's per-example gradients of two rows are checked against torch's own
         before training. Training runs on the device of its parameters
         (or ``device``): the rows are moved there, the noise is drawn there, and the result is brought back to the
-        CPU.
+        CPU. The result's ``epsilon`` is this run's: a module that ``train`` trained before carries those runs too,
+        which a warning says (spend every result in one ``PrivacyLedger`` for the model's total).
     loss : callable, optional
         ``loss(output, y)``: your per-example loss, a tensor of shape ``(B,)``
         (``nn.CrossEntropyLoss(reduction="none")``, ...). Default: cross-entropy for classification, squared
         error for regression. A loss averaged over the batch is refused: DP-SGD clips every example's gradient.
-        A classifier with one output for two classes (a logit, as ``nn.BCEWithLogitsLoss`` takes it) answers
-        class 1 where it is above 0, in the history's accuracy and in the result's ``predict``.
+        A classifier's labels reach the loss as class indices (``torch.long``, shape ``(B,)``). A classifier with
+        one output for two classes (a logit) answers class 1 where it is above 0, in the history's accuracy and in
+        the result's ``predict``; binary cross-entropy needs its labels as floats of the output's shape:
+        ``loss=lambda out, y: F.binary_cross_entropy_with_logits(out.reshape(-1), y.float(), reduction="none")``.
     device : str, torch.device or int, optional
         Where to train: ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``torch.device(...)`` or a GPU index. Your ``model``
         is moved there (in place, as ``model.to(device)``); the default is where its parameters already are, or
@@ -874,6 +927,9 @@ def train(
     for name, hook in (("extra_gradients", extra_gradients), ("on_step", on_step)):
         if hook is not None and not config.private:
             raise DPValueError(f"{name} needs a private run (private=True): it acts on the noisy clipped sum")
+    if isinstance(model, type) and issubclass(model, nn.Module):
+        raise DPTypeError(f"model must be a torch.nn.Module, got the class {model.__name__} itself: give an instance, "
+                          f"model={model.__name__}(...)")
     if model is not None and not isinstance(model, nn.Module):
         raise DPTypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     device = None if device is None else check_device(device)
@@ -902,7 +958,7 @@ def train(
         check_delta(config.delta, n=n_records)  # warns when delta > 1/n
     calibration: list[str] = []
     sigma = resolve_noise_multiplier(config, n_records, said=calibration)
-    caught = calibration + _run_warnings(config, sigma)
+    caught = calibration + _run_warnings(config, sigma) + _trained_before(model)
 
     rng = as_generator(config.seed)  # one seed: model init, then the noise generator's seed, then the batches
     model_kwargs = _model_kwargs(config, data, image_shape, seed=child_seed(rng))
@@ -954,6 +1010,8 @@ def train(
         with torch.no_grad():
             for live, avg in zip(model.parameters(), ema.model.parameters()):
                 live.copy_(avg)
+    if model_kwargs == {}:  # your module now carries this run: a later train() on it says so (_trained_before)
+        object.__setattr__(model, _TRAINED_BY, (*getattr(model, _TRAINED_BY, ()), budget.epsilon))
     return _result(config, rows, budget, done, stopped, ema.current(model), model_kwargs, t0, caught,
                    own=model_kwargs == {})
 

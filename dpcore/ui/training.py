@@ -148,7 +148,7 @@ def train_with_baseline(dataset: Dataset, algorithm: str, params: dict, *, epsil
     spec = get_learner(algorithm)
     params = {k: v for k, v in params.items() if k in spec.params}
     with caught_warnings() as caught:  # this run's own (a server runs others in other threads), said again below
-        res = run_learner(algorithm, split, epsilon=epsilon if spec.private else None, delta=delta,
+        res = run_learner(algorithm, split, epsilon=spec.epsilon_to_aim_at(epsilon, params), delta=delta,
                           seed=None if secure else seed, secure=secure, params=params, on_epoch=on_epoch)
     for w in caught:
         warnings.warn(w.message, w.category, stacklevel=2)

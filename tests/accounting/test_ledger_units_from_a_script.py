@@ -114,3 +114,16 @@ def test_a_mechanism_spent_in_a_ledger_composes_its_event_under_the_relation_it_
     assert ledger.spend(rr) >= 1.0
     with pytest.raises(BudgetExceededError, match=r"would bring epsilon to 2, over the budget 1"):
         ledger.spend(rr)
+
+
+def test_a_mechanism_class_spent_for_an_instance_is_refused_as_a_class():
+    # PrivacyLedger.spend(Laplace) read the class's description of its relation as one and said "neighbouring must
+    # be 'add-remove' ... got 'add/remove or replace-one (sensitivity defines it)'"
+    from dpcore.mechanisms import Laplace
+
+    ledger = PrivacyLedger(delta=0.0)
+    with pytest.raises(DPTypeError, match=r"the class Laplace itself: spend an instance \(Laplace\(epsilon="):
+        ledger.spend(Laplace)
+    with pytest.raises(DPTypeError, match="got the class Laplace itself"):
+        ledger.epsilon_if(Laplace)
+    assert len(ledger) == 0 and ledger.spend(Laplace(epsilon=0.5)) == 0.5

@@ -272,3 +272,67 @@ def test_members_and_non_members_may_be_torch_datasets_and_a_loader_is_refused_w
     assert pairs.auc == tensors.auc == items.auc and pairs.epsilon_lower_bound == items.epsilon_lower_bound
     with pytest.raises(DPTypeError, match=r"members=loader\.dataset"):
         audit(model, DataLoader(Pairs(X[:150], y[:150]), batch_size=10), (X[150:], y[150:]))
+
+
+def test_a_run_result_audited_without_a_claim_is_held_to_its_own_epsilon_and_delta():
+    # audit(result, ...) read the claim as infinite unless epsilon= was repeated, so a model trained at epsilon 1
+    # that leaked refuted nothing; a run's result now states its own claim, a non-private one none
+    from torch import nn
+
+    X, labels, _ = _overfit_rows(d=4)
+    members, non_members = (X[:60], labels[:60]), (X[60:], labels[60:])
+    y = (labels == "yes").astype(int)
+    config = dpcore.TrainConfig(epochs=1, batch_size=20, target_epsilon=2.0, delta=1e-4)
+    trained = dpcore.train(X[:60], y[:60], config, model=nn.Linear(4, 2))
+    result = audit(trained, (X[:60], y[:60]), (X[60:], y[60:]), rng=0)
+    assert (result.epsilon, result.delta) == (trained.epsilon, trained.delta) and math.isfinite(result.epsilon)
+    assert result.claim_note == ""
+    run = dpcore.run_learner("dpsgd", members, bounds=(0, 1), epsilon=1.0, delta=1e-5, params={"epochs": 2})
+    held = audit(run, members, non_members, rng=0)
+    assert (held.epsilon, held.delta) == (run.epsilon, 1e-5)
+    assert audit(run, members, non_members, epsilon=0.5, rng=0).epsilon == 0.5  # a claim given is the claim
+    # a delta alone: the run's epsilon at that delta where its guarantee implies it, never below the run's own delta
+    assert audit(run, members, non_members, delta=1e-3, rng=0).delta == 1e-3
+    assert audit(run, members, non_members, delta=0.0, rng=0).delta == 1e-5
+    assert audit(run.model, members, non_members, rng=0).epsilon == math.inf  # a model alone claims nothing
+    baseline = dpcore.train(X[:60], y[:60], config.replace(private=False, target_epsilon=None), model=nn.Linear(4, 2))
+    assert audit(baseline, (X[:60], y[:60]), (X[60:], y[60:]), rng=0).epsilon == math.inf
+
+
+def test_a_train_result_of_a_one_logit_classifier_is_scored_by_its_cross_entropy_not_the_logits_squared_error():
+    # the default loss read one output per row as a regressor's: the squared error of the logit against the 0/1
+    # label ranks a confident right answer below a hesitant one, so an overfit classifier's members scored as
+    # non-members (AUC well below 0.5) and the audit proved nothing about a model that leaks
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 30)).astype(np.float32)
+    y = rng.integers(0, 2, 400)
+    bce = lambda out, t: F.binary_cross_entropy_with_logits(out.reshape(-1), t.float(), reduction="none")  # noqa: E731
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(30, 256), nn.ReLU(), nn.Linear(256, 1))
+    config = dpcore.TrainConfig(private=False, epochs=100, batch_size=50, optimizer="adam", learning_rate=0.01)
+    trained = dpcore.train(X[:200], y[:200], config, model=net, loss=bce)
+    members, non_members = (X[:200], y[:200]), (X[200:], y[200:])
+    by_result = audit(trained, members, non_members, epsilon=1.0, delta=1e-5, rng=0)
+    by_its_loss = audit(trained.model(), members, non_members, epsilon=1.0, delta=1e-5, loss=bce, rng=0)
+    assert by_result.auc == by_its_loss.auc > 0.8 and by_result.refutes_claim
+    with pytest.warns(DPCoreWarning, match=r"one value per row and the labels are 0/1 integers.*pass loss="):
+        audit(trained.model(), members, non_members, rng=0)
+
+
+def test_a_data_frame_given_as_members_is_refused_with_how_to_split_off_its_label():
+    # a run trained on a DataFrame with label= was audited on the same DataFrames, and the refusal ("must be a pair
+    # (X, y) ... got DataFrame") did not say how to make the pair
+    import pandas as pd
+
+    X, labels, _ = _overfit_rows(d=4)
+    df = pd.DataFrame(X, columns=list("abcd")).assign(label=labels)
+    run = dpcore.run_learner("dpsgd", df.iloc[:60], label="label", bounds=(0, 1), epsilon=1.0, params={"epochs": 1})
+    with pytest.raises(DPTypeError, match=r"got DataFrame: split off the label column, members=\(df\.drop\(columns="
+                                          r"LABEL\), df\[LABEL\]\)"):
+        audit(run, df.iloc[:60], df.iloc[60:])
+    rest = df.drop(columns="label")
+    assert 0 <= audit(run, (rest[:60], df.label[:60]), (rest[60:], df.label[60:]), rng=0).auc <= 1

@@ -154,6 +154,43 @@ def test_a_loss_of_several_values_per_example_is_refused_with_how_to_sum_them():
     assert all(np.array_equal(column.state[k], summed.state[k]) for k in summed.state)
 
 
+@pytest.mark.parametrize("model", [nn.Linear(3, 1), nn.Sequential(nn.Linear(3, 1), nn.Flatten(0))],
+                         ids=["one logit as a column", "one logit per row"])
+def test_a_loss_that_cannot_take_a_classifiers_labels_is_refused_with_the_shapes_and_what_to_write(model):
+    # nn.BCEWithLogitsLoss on one logit per row and 0/1 labels: torch's ValueError ("Target size ... must be the same
+    # as input size") escaped as a traceback, or its dtype error was said to be the model's ("could not
+    # differentiate your model row by row"), though the docstring offers a single logit for two classes
+    X = np.random.default_rng(0).normal(size=(40, 3)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(int)
+    cfg = TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0)
+    with pytest.raises(DPValueError, match=r"your loss could not take the model's outputs \(shape \((2, 1|2,)\), "
+                                           r"torch.float32\) and the labels \(shape \(2,\), torch.int64\).*class "
+                                           r"indices.*binary_cross_entropy_with_logits\(out.reshape\(-1\), y.float"):
+        train(X, y, cfg, model=model, loss=nn.BCEWithLogitsLoss(reduction="none"))
+    written = train(X, y, cfg, model=model, loss=lambda out, t: F.binary_cross_entropy_with_logits(
+        out.reshape(-1), t.float(), reduction="none"))
+    assert written.steps > 0
+
+
+def test_a_classifier_giving_one_logit_per_row_as_a_vector_is_evaluated_and_predicts_its_classes():
+    # a module ending in .squeeze(-1) / Flatten(0) for nn.BCEWithLogitsLoss trained, but its history's accuracy was
+    # NaN and predict() / predict_proba() raised IndexError (they read out[:, 0]); a regressor's predict too
+    X = np.random.default_rng(0).normal(size=(200, 3)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(int)
+    cfg = TrainConfig(epochs=3, batch_size=50, noise_multiplier=0.5, learning_rate=1.0)
+    torch.manual_seed(0)
+    result = train(X, y, cfg, model=nn.Sequential(nn.Linear(3, 1), nn.Flatten(0)), loss=lambda out, t:
+                   F.binary_cross_entropy_with_logits(out, t.float(), reduction="none"))
+    logits = result.predict_output(X)
+    assert logits.shape == (200,)
+    assert np.array_equal(result.predict(X), (logits > 0).astype(int))
+    assert np.allclose(result.predict_proba(X)[:, 1], 1 / (1 + np.exp(-logits)), atol=1e-6)
+    assert result.history["accuracy"].iloc[-1] == pytest.approx(float(np.mean(result.predict(X) == y)))
+    regression = train(X, X[:, 0], cfg.replace(task="regression"), model=nn.Sequential(nn.Linear(3, 1), nn.Flatten(0)),
+                       loss=lambda out, t: (out - t.reshape(-1)) ** 2)
+    assert regression.predict(X).shape == (200,)
+
+
 @pytest.mark.parametrize("layer, advice", [(nn.PReLU(), "Freeze it"),
                                            (nn.InstanceNorm1d(2, affine=True), "use GroupNorm(C, C)")])
 def test_a_layer_without_a_per_example_rule_is_refused_by_name_with_the_supported_list(layer, advice):
@@ -523,3 +560,35 @@ def test_a_conv1d_is_refused_with_the_conv2d_that_computes_it():
         rows = torch.as_tensor(X[:4], dtype=torch.float32)
         assert torch.allclose(as2d(rows), conv1d(rows), atol=1e-6)  # the same function
     assert train(X, y, cfg, model=as2d).steps > 0
+
+
+def test_a_module_class_given_for_an_instance_is_refused_by_its_name():
+    # "model must be a torch.nn.Module, got type" did not say that the class itself was given
+    from dpcore.exceptions import DPTypeError
+
+    X = np.zeros((20, 3), dtype=np.float32)
+    with pytest.raises(DPTypeError, match=r"got the class Linear itself: give an instance, model=Linear\(\.\.\.\)"):
+        train(X, np.arange(20) % 2, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=nn.Linear)
+
+
+def test_a_module_trained_again_says_its_weights_carry_the_earlier_runs():
+    # a second train() on the same module reported the second run's epsilon (3) for weights that had spent two runs
+    # of 3 on the same rows, and a private run after a non-private one reported a finite epsilon for weights that
+    # have none; now each later run says so, and keeps it with its result
+    from dpcore.exceptions import DPCoreWarning
+
+    X = np.random.default_rng(0).normal(size=(200, 3)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(int)
+    cfg = TrainConfig(epochs=1, batch_size=20, target_epsilon=3.0)
+    net = nn.Linear(3, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DPCoreWarning)
+        first = train(X, y, cfg, model=net)  # a fresh module: nothing to say
+    with pytest.warns(DPCoreWarning, match=r"already trained by train\(\) 1 time\(s\) \(epsilon 3\), and its weights "
+                                           r"carry those runs: .*composition.*PrivacyLedger"):
+        second = train(X, y, cfg, model=net)
+    assert any("already trained" in w for w in second.warnings) and first.epsilon == second.epsilon
+    baseline = nn.Linear(3, 2)
+    train(X, y, cfg.replace(private=False, target_epsilon=None), model=baseline)
+    with pytest.warns(DPCoreWarning, match=r"epsilon inf \(non-private\).*no epsilon holds for the weights"):
+        train(X, y, cfg, model=baseline)

@@ -136,3 +136,36 @@ def test_a_module_given_first_is_named_with_the_order_train_takes():
     with pytest.raises(DPTypeError, match=r"X is a torch module \(Linear\): .*train\(X, y, TrainConfig\(\.\.\.\), "
                                           r"model=net\)"):
         train(nn.Linear(3, 2), X, y)
+
+
+def test_labels_given_beside_a_test_dataset_are_refused_by_name():
+    # X_test=Dataset with y_test=labels was read as rows: "X_test must be numeric, could not convert: ...
+    # inhomogeneous shape"
+    X, y = _rows()
+    with pytest.raises(DPValueError, match=r"X_test is a torch Dataset, which holds the labels too: give y_test=None"):
+        train(X, y, CONFIG, model=nn.Linear(3, 2), X_test=Pairs(X, y), y_test=y)
+    assert train(X, y, CONFIG, model=nn.Linear(3, 2), X_test=Pairs(X, y)).steps > 0
+
+
+def test_a_dataset_of_other_items_is_refused_with_what_an_item_holds():
+    # a Dataset of dicts ({"x": row, "y": label}, as Hugging Face datasets give) or of triples was refused as "not
+    # (row, label) pairs" without saying what its items were
+    X, y = _rows()
+
+    class Dicts(torch.utils.data.Dataset):
+        def __len__(self):
+            return len(X)
+
+        def __getitem__(self, i):
+            return {"x": torch.from_numpy(X[i]), "y": int(y[i])}
+
+    class Triples(Dicts):
+        def __getitem__(self, i):
+            return X[i], y[i], i
+
+    with pytest.raises(DPTypeError, match=r"not \(row, label\) pairs \(one is a dict with keys 'x', 'y'\): give its "
+                                          r"rows and labels as tensors or arrays \(X, y\), or a Dataset whose "
+                                          r"__getitem__ returns \(row, label\)"):
+        train(Dicts(), None, CONFIG, model=nn.Linear(3, 2))
+    with pytest.raises(DPTypeError, match=r"\(one is a tuple of 3\)"):
+        train(Triples(), None, CONFIG, model=nn.Linear(3, 2))
