@@ -37,6 +37,7 @@ from dpcore.ui.audit import (
     cached_theory,
     chance_accuracy,
     guessing_reach,
+    level,
     model_accuracy_metric,
     private_learners,
     proven_beside_chart,
@@ -153,14 +154,16 @@ note = main.result.claim_note  # the run's ε is about other neighbours than the
 c[0].metric("ε claimed", format_epsilon(claim) if not note else "∞",  # the reason in the line under the numbers
             help="The ε the learner's accountant certifies for this run." if not note else
                  f"No claim for what this attack tests: {note}.")
-c[1].metric("ε proven (95%)", format_epsilon(main.result.epsilon_lower_bound, lower_bound=True),  # rounded down
-            help="The true ε of this run is at least this, with 95% confidence (Steinke et al. 2023 for one "
-                 "training run). A correct run exceeds its claim only by the 5% chance the confidence allows; a "
-                 "bound above the claim again on another seed means the implementation is broken.")
+sure = level(main.result.confidence)  # "95%": the level the bound and the intervals below are read at
+c[1].metric(f"ε proven ({sure})", format_epsilon(main.result.epsilon_lower_bound, lower_bound=True),  # rounded down
+            help=f"The true ε of this run is at least this, with {sure} confidence (Steinke et al. 2023 for one "
+                 f"training run). A correct run exceeds its claim only by the {level(1 - main.result.confidence)} "
+                 "chance the confidence allows; a bound above the claim again on another seed means the "
+                 "implementation is broken.")
 twin = next((a for k, a in audits.items() if k != private_label), None)
 if twin is not None:  # the contrast on the first screen: the same attack on the model trained without privacy
     c[2].metric("ε proven, no privacy", format_epsilon(twin.result.epsilon_lower_bound, lower_bound=True),
-                help=f"The same attack on {list(audits)[-1]}: the ε its success proves (95%). The table below has "
+                help=f"The same attack on {list(audits)[-1]}: the ε its success proves ({sure}). The table below has "
                      "each model's AUC and rates.")
 else:
     c[2].metric("Attack AUC", f"{main.result.auc:.3f}", help="0.5 is guessing; 1 is a perfect attack.")
@@ -171,8 +174,8 @@ c[3].metric(CAUGHT_AT_1, "—" if caught is None else f"{caught:.1%}",
             help="Of the records the model was trained on (members), the share the attacker names while wrongly "
                  "naming only 1 in 100 of the records it never saw (false alarms); experts call it the true positive "
                  "rate (TPR) at a 1% false positive rate (FPR). Guessing catches 1% on average and, on these "
-                 "records, at most the rate in grey under the number (95%)."
-                 + ("" if caught is None else f" 95% interval: {interval}; a rate within it is a tie.")
+                 f"records, at most the rate in grey under the number ({sure})."
+                 + ("" if caught is None else f" {sure} interval: {interval}; a rate within it is a tie.")
                  + ("" if caught is not None else f" Not measurable here: {main.result.n_nonmembers} non-members, "
                     "fewer than 100."))
 if by_shares := shares_reading(audits, ds):  # answers by the declared class shares: read in balanced accuracy
@@ -186,7 +189,8 @@ else:
     verdict_line(float(claim), what="ε claimed", delta=float(main.result.delta))
 proven = main.result.epsilon_lower_bound
 st.markdown("**The attack-based reading:** " + (
-    f"this attack proves that the run leaks at least ε = {format_epsilon(proven, lower_bound=True)} (95 % confidence), "
+    f"this attack proves that the run leaks at least ε = {format_epsilon(proven, lower_bound=True)} ({sure} "
+    "confidence), "
     + (f"against the {format_epsilon(claim)} claimed: the attacker gets that far, the guarantee covers the rest."
        if not note else "with no claim about this question to hold it against.") if proven > 0 else
     "this attack could not prove any leak (its lower bound on ε is 0): it did no better than guessing on this run.")

@@ -105,9 +105,12 @@ class AuditResult:
             return None
         return float(self.tpr_at_fpr[fpr])
 
-    def tpr_interval(self, fpr: str, confidence: float = 0.95) -> tuple[float, float] | None:
+    def tpr_interval(self, fpr: str, confidence: float | None = None) -> tuple[float, float] | None:
         """Two-sided Clopper-Pearson interval of the true positive rate at ``fpr`` (None where it is not measured):
-        members caught out of ``n_members``, so a difference within the interval is a tie, never a finding."""
+        members caught out of ``n_members``, so a difference within the interval is a tie, never a finding. At the
+        audit's own ``confidence`` unless another is given: the interval and the proven epsilon beside it are read at
+        one level."""
+        confidence = self.confidence if confidence is None else confidence
         rate = self.tpr_measured(fpr)
         if rate is None or self.n_members < 1:
             return None
@@ -116,10 +119,12 @@ class AuditResult:
         return (float(clopper_pearson_lower(caught, self.n_members, significance=a)),
                 float(clopper_pearson_upper(caught, self.n_members, significance=a)))
 
-    def within_chance(self, fpr: str, confidence: float = 0.95) -> bool | None:
+    def within_chance(self, fpr: str, confidence: float | None = None) -> bool | None:
         """Whether the rate of members caught at ``fpr`` is within the range a guessing attack reaches
         (:func:`~dpcore.audit.roc.chance_tpr_interval`: members and non-members in a random order, the threshold
-        moving with the non-members' scores); None where the rate is not measured."""
+        moving with the non-members' scores), at the audit's ``confidence`` unless another is given; None where the
+        rate is not measured."""
+        confidence = self.confidence if confidence is None else confidence
         rate = self.tpr_measured(fpr)
         if rate is None:
             return None

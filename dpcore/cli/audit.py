@@ -2,7 +2,7 @@
 
 ``python -m dpcore audit --dataset digits --algorithm dpsgd --epsilon 1 --attack loss --seed 0 --json``
 prints, on its last line, a JSON object with ``epsilon`` (claimed), ``epsilon_lower_bound``,
-``confidence``, ``auc``, ``tpr_at_fpr`` (keyed "0.001", "0.01") and its 95 % interval, ``attack``,
+``confidence``, ``auc``, ``tpr_at_fpr`` (keyed "0.001", "0.01") and its interval at that confidence, ``attack``,
 ``n_members``, ``n_nonmembers``, ``model_accuracy`` and ``seconds``. With the default attack (mislabelled
 canaries in the full training set, as on the Attack page) a private learner's non-private twin is attacked on the
 same canaries too, under ``contrast`` (``--no-contrast`` skips it).

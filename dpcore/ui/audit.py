@@ -182,10 +182,10 @@ def roc_figure(curves: Mapping[str, Any], *, epsilon: float, delta: float, regio
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _guessing_range(n_members: int, n_nonmembers: int, fpr: float) -> tuple[float, float]:
+def _guessing_range(n_members: int, n_nonmembers: int, fpr: float, confidence: float) -> tuple[float, float]:
     from ..audit.roc import chance_tpr_interval
 
-    return chance_tpr_interval(n_members, n_nonmembers, fpr)
+    return chance_tpr_interval(n_members, n_nonmembers, fpr, confidence=confidence)
 
 
 #: the rate of members an attack catches while wrongly accusing 1 in 100 non-members, in the words the page's text and
@@ -193,20 +193,26 @@ def _guessing_range(n_members: int, n_nonmembers: int, fpr: float) -> tuple[floa
 CAUGHT_AT_1 = "Caught at 1% false alarms"
 
 
+def level(confidence: float) -> str:
+    """A confidence as the pages write it beside a proven ε or an interval: 0.95 is "95%", 0.999 "99.9%"."""
+    return f"{100 * confidence:.4g}%"
+
+
 def guessing_reach(result, fpr: str = "0.01") -> str | None:
-    """"guessing: ≤ 3.3%": the most a guessing attack catches at ``fpr`` on these records (95 %,
+    """"guessing: ≤ 3.3%": the most a guessing attack catches at ``fpr`` on these records (at the audit's confidence,
     :func:`dpcore.audit.roc.chance_tpr_interval`), for under the rate measured; None where that rate is not
     measurable. Guessing's 1 % alone misread a private model's 3.3 % (8 of 246 members, at 1 % false alarms among 254
     non-members) as three times chance: with so few non-members the threshold itself moves, and guessing reaches
     3.3 % there. Short, to fit under a metric in a fifth of the page."""
     if result.tpr_measured(fpr) is None:
         return None
-    return f"guessing: ≤ {_guessing_range(int(result.n_members), int(result.n_nonmembers), float(fpr))[1]:.1%}"
+    reach = _guessing_range(int(result.n_members), int(result.n_nonmembers), float(fpr), float(result.confidence))[1]
+    return f"guessing: ≤ {reach:.1%}"
 
 
 def rate_with_interval(result, fpr: str) -> tuple[str, str]:
-    """The rate of members caught at ``fpr`` as a percentage, and its 95 % Clopper-Pearson interval (dashes where the
-    non-members are too few to measure it)."""
+    """The rate of members caught at ``fpr`` as a percentage, and its Clopper-Pearson interval at the audit's
+    confidence (dashes where the non-members are too few to measure it)."""
     rate, interval = result.tpr_measured(fpr), result.tpr_interval(fpr)
     if rate is None or interval is None:
         return DASH, DASH
@@ -218,16 +224,18 @@ NO_CLAIM = "∞ (no claim)"
 
 
 def results_table(rows: Mapping[str, Any]) -> pd.DataFrame:
-    """The numbers behind the chart, one row per attacked model, every measured rate with its 95 % interval (so a
-    difference within it reads as a tie); a rate the records are too few to measure is a dash."""
+    """The numbers behind the chart, one row per attacked model, every measured rate with its interval at the
+    audit's confidence (so a difference within it reads as a tie); a rate the records are too few to measure is a
+    dash."""
     out = []
     for label, (audit, accuracy) in rows.items():
         r = audit.result
         caught, interval = rate_with_interval(r, "0.01")
         out.append({"Model": label, "ε claimed": NO_CLAIM if r.claim_note else format_epsilon(r.epsilon),
-                    "ε proven (95%)": round_epsilon(r.epsilon_lower_bound, lower_bound=True), "AUC": round(r.auc, 3),
+                    f"ε proven ({level(r.confidence)})": round_epsilon(r.epsilon_lower_bound, lower_bound=True),
+                    "AUC": round(r.auc, 3),
                     # percentages, as the headline metric of the same name shows the same rate
-                    CAUGHT_AT_1: caught, "95% interval": interval,
+                    CAUGHT_AT_1: caught, f"{level(r.confidence)} interval": interval,
                     "Accuracy": None if accuracy is None else round(accuracy, 3)})
     return pd.DataFrame(out)
 
@@ -280,14 +288,15 @@ def cached_ladder(learner: str, dataset, *, delta: float, seed: int | None, prog
 
 
 def ladder_table(rungs) -> pd.DataFrame:
-    """One row per claimed ε: the proven ε, the share of members caught at 1 % false alarms with its 95 % interval,
-    and the accuracy."""
+    """One row per claimed ε: the proven ε, the share of members caught at 1 % false alarms with its interval (both
+    at the audit's confidence), and the accuracy."""
     rows = []
     for eps, audit in rungs:
         r = audit.result
         caught, interval = rate_with_interval(r, "0.01")
-        rows.append({"ε claimed": _rung(eps), "ε proven (95%)": round_epsilon(r.epsilon_lower_bound, lower_bound=True),
-                     CAUGHT_AT_1: caught, "95% interval": interval, "AUC": round(r.auc, 3),
+        rows.append({"ε claimed": _rung(eps),
+                     f"ε proven ({level(r.confidence)})": round_epsilon(r.epsilon_lower_bound, lower_bound=True),
+                     CAUGHT_AT_1: caught, f"{level(r.confidence)} interval": interval, "AUC": round(r.auc, 3),
                      "Accuracy": None if audit.accuracy is None else round(audit.accuracy, 3)})
     return pd.DataFrame(rows)
 
@@ -303,7 +312,8 @@ def ladder_figure(rungs) -> go.Figure:
     claims = [e if math.isfinite(e) else top for e, _ in rungs]
     fig = go.Figure()
     fig.add_trace(go.Bar(x=labels, y=claims, name="ε claimed (the guarantee)", marker_color="rgba(0,114,178,0.18)"))
-    fig.add_trace(go.Bar(x=labels, y=proven, name="ε proven by the attack (95%)", marker_color="#D55E00",
+    fig.add_trace(go.Bar(x=labels, y=proven, name=f"ε proven by the attack ({level(rungs[0][1].result.confidence)})"
+                         if rungs else "ε proven by the attack", marker_color="#D55E00",
                          text=[format_epsilon(p, lower_bound=True) for p in proven], textposition="outside"))
     fig.update_layout(barmode="overlay", height=340, margin=dict(l=10, r=10, t=30, b=10),
                       xaxis=dict(title="ε claimed", type="category"), yaxis_title="ε",
@@ -371,7 +381,8 @@ def proven_beside_chart(audits: Mapping[str, Any], private_label: str) -> str:
     so that it stays on a 720-pixel projector's first screen."""
     main = audits[private_label].result
     proven = format_epsilon(main.epsilon_lower_bound, lower_bound=True)  # down, and the claim up: never shown crossed
-    said = f"**Proven (95 %):** ε ≥ {proven} for the private model (claimed {format_epsilon(main.epsilon)})"
+    said = f"**Proven ({level(main.confidence)}):** ε ≥ {proven} for the private model (claimed " \
+           f"{format_epsilon(main.epsilon)})"
     others = [a for k, a in audits.items() if k != private_label]  # the twin: the same learner without privacy
     if others:
         twin = others[0].result.epsilon_lower_bound

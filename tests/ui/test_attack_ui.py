@@ -36,6 +36,7 @@ def test_on_balanced_data_the_accuracy_stands_alone_with_the_chance_level_in_its
 class _Result:
     def __init__(self, caught, n_members=246, n_nonmembers=254) -> None:
         self.caught, self.n_members, self.n_nonmembers = caught, n_members, n_nonmembers
+        self.confidence = 0.95
 
     def tpr_measured(self, fpr):
         return self.caught
@@ -122,7 +123,7 @@ def test_the_ladders_no_guarantee_is_said_under_its_tick_not_inside_its_bar():
     from dpcore.ui.audit import ladder_figure
 
     def rung(claimed, proven):
-        return claimed, SimpleNamespace(result=SimpleNamespace(epsilon_lower_bound=proven))
+        return claimed, SimpleNamespace(result=SimpleNamespace(epsilon_lower_bound=proven, confidence=0.95))
 
     fig = ladder_figure([rung(1.0, 0.05), rung(8.0, 2.0), rung(math.inf, 4.53)])
     claimed = next(t for t in fig.data if t.name.startswith("ε claimed"))
@@ -150,3 +151,30 @@ def test_a_run_that_reaches_the_most_any_attack_can_prove_reads_one_number_not_t
                              epsilon=float("inf"), delta=1e-5)  # short of it: the ceiling, rounded up as one is
     assert most.epsilon_lower_bound < most.most_provable()
     assert ceiling_text(most) == f"ε ≥ {format_epsilon(most.most_provable())}"
+
+
+def test_the_tables_read_the_proven_epsilon_and_the_caught_rate_interval_at_the_audits_own_confidence():
+    """One level for the bound and the interval beside it, named in the headers: an audit at 90 % said "95%"."""
+    import types
+
+    import numpy as np
+
+    from dpcore.audit.bounds import clopper_pearson_lower, clopper_pearson_upper
+    from dpcore.audit.result import audit_from_scores
+    from dpcore.ui.audit import ladder_table, level, proven_beside_chart, results_table
+
+    g = np.random.default_rng(0)
+    r = audit_from_scores(g.normal(1.0, 1.0, 400), g.normal(0.0, 1.0, 400), attack="loss", epsilon=4.0, delta=1e-5,
+                          confidence=0.9, rng=0)
+    assert level(0.9) == "90%" and level(0.999) == "99.9%" and level(0.95) == "95%"
+    caught = int(round(r.tpr_measured("0.01") * r.n_members))
+    expected = (clopper_pearson_lower(caught, r.n_members, significance=0.05),
+                clopper_pearson_upper(caught, r.n_members, significance=0.05))
+    assert r.tpr_interval("0.01") == tuple(float(v) for v in expected)  # two-sided 90 %: 5 % on each side
+    run = types.SimpleNamespace(result=r, accuracy=0.9)
+    table = results_table({"DP-SGD": (run, 0.9)})
+    ladder = ladder_table([(4.0, run)])
+    for t in (table, ladder):
+        assert "ε proven (90%)" in t.columns and "90% interval" in t.columns
+        assert not any("95" in c for c in t.columns)
+    assert proven_beside_chart({"DP-SGD": run}, "DP-SGD").startswith("**Proven (90%):**")
