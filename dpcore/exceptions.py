@@ -43,6 +43,11 @@ class DPCoreWarning(UserWarning):
     """A setting was accepted but deserves attention (e.g. delta larger than 1/n)."""
 
 
+class SingleClassWarning(DPCoreWarning):
+    """A trained classifier answers one class for every evaluation row: its accuracy is that class's share, not
+    anything learnt."""
+
+
 class CategoriesWarning(DPCoreWarning):
     """Cells of a column of declared categories hold none of its declared values (often a typing mistake in the
     declaration: a whole column then reads as one value): the pages show it beside the declaration, not folded."""

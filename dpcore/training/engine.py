@@ -18,7 +18,7 @@ from ..accounting.accountants import pld_discretization_for
 from ..accounting.ahead import calibrated_shuffled_sigma, calibrated_sigma
 from ..accounting.core import ACCOUNTANTS
 from ..defaults import DELTA
-from ..exceptions import DPCoreWarning, DPTypeError, DPValueError, user_stacklevel
+from ..exceptions import DPCoreWarning, DPTypeError, DPValueError, SingleClassWarning, user_stacklevel
 from ..rng import as_generator, child_seed, torch_generator
 from ..runtime.workload import TORCH_THROUGHPUT, MemoryGuard, Work, check_work
 from ..types import ArrayLike
@@ -746,6 +746,23 @@ def _evaluate(model: nn.Module, X: torch.Tensor, y: torch.Tensor, task: str,
     return loss, metric, balanced
 
 
+def _one_answer(model: nn.Module, data: _Data, shift: torch.Tensor | None) -> int | None:
+    """The class ``model`` answers for every evaluation row, where it answers only one and the rows hold several
+    classes (None otherwise, and for outputs that are not one row of scores per example)."""
+    model.eval()
+    with torch.no_grad():
+        out = model(data.X_eval)
+    model.train()
+    y = data.y_eval
+    if out.dim() not in (1, 2) or out.shape[0] < 2:
+        return None
+    target = y if y.dim() == 1 else y.argmax(1)
+    if torch.unique(target).numel() < 2:
+        return None
+    answers = torch.unique(class_answers(out, shift))
+    return int(answers[0]) if answers.numel() == 1 else None
+
+
 def _lot_step(config: TrainConfig, model: nn.Module, data: _Data, *, sigma: float | None, expected_batch: float,
               noise_gen: torch.Generator, ema: _Ema, extra: ExtraGradients | None,
               on_step: StepObserver | None,
@@ -1006,6 +1023,12 @@ def train(
         caught.append(f"stopped after epoch {len(rows)} of {config.epochs}: one more epoch would spend more than "
                       f"max_epsilon={config.max_epsilon:g}")
         warnings.warn(caught[-1], DPCoreWarning, stacklevel=user_stacklevel())
+    if config.task == "classification" and rows and (one := _one_answer(ema.current(model), data, shift)) is not None:
+        caught.append(f"the trained model answers class {one} for every evaluation row: its accuracy "
+                      f"{rows[-1]['accuracy']:.3f} is that class's share of the rows, not skill. Features on scales "
+                      "far from [-1, 1] (scale each to a known range first, e.g. dpcore.BoundedScaler), a rare class, "
+                      "or too much noise for the data (a larger epsilon, more rows) do this")
+        warnings.warn(caught[-1], SingleClassWarning, stacklevel=user_stacklevel())
     if model_kwargs == {} and ema.model is not None:  # your module ends with the averaged weights it was evaluated on
         with torch.no_grad():
             for live, avg in zip(model.parameters(), ema.model.parameters()):

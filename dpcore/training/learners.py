@@ -22,7 +22,7 @@ import numpy as np
 from .._lru import BytesLRU
 from ..accounting import Neighbouring, epsilon_of_event
 from ..datasets.registry import is_registered, split_rows
-from ..exceptions import DPValueError, user_stacklevel
+from ..exceptions import DPValueError, SingleClassWarning, user_stacklevel
 from ..learners.base import LearnerSpec, ReleasedModel, RunResult, TestOutputs, class_labels
 from ..learners.decision import NOISY_LABELS
 from ..learners.knobs import ACCOUNTANT_LABELS, ACCOUNTANT_PAGE_HELP, Knob, Wording
@@ -31,6 +31,7 @@ from ..mechanisms import Laplace, RandomizedResponse
 from ..mechanisms.base import pure_laplace_event, round_up
 from ..rng import as_generator, child_seed
 from ..runtime.thread_warnings import caught as caught_warnings
+from ..runtime.thread_warnings import ignored
 from ..validation import check_int
 from . import batched
 from .engine import OPTIMIZERS, SHUFFLE_CAVEAT, TrainConfig, TrainResult, train
@@ -355,8 +356,9 @@ def _fit(split, y_train, *, private: bool, epsilon: float | None, delta: float, 
     pb = training_problem(split, y_train, private=private, epsilon=epsilon, delta=delta, seed=seed, params=params,
                           noisy_labels=noisy_labels, own=not batched.capturing_now())  # a batch only reads them
     batched.offer(pb, fit_key, as_made=True)  # just made: nothing has touched its arrays
-    res = train(pb.X_train, pb.y_train, pb.config, X_test=pb.X_test, y_test=pb.y_test, n_outputs=pb.n_outputs,
-                image_shape=pb.image_shape, on_epoch=on_epoch)
+    with ignored(SingleClassWarning):  # run_learner says it itself, by the class's name (judge_against_trivial)
+        res = train(pb.X_train, pb.y_train, pb.config, X_test=pb.X_test, y_test=pb.y_test, n_outputs=pb.n_outputs,
+                    image_shape=pb.image_shape, on_epoch=on_epoch)
     return res, pb.X_train, pb.X_test
 
 
