@@ -128,6 +128,14 @@ def _root_near(x: Fraction) -> float:
         return math.inf
 
 
+def _radicand(x: Fraction | float | int) -> Fraction:
+    """``x`` as an exact rational, refused by name below 0."""
+    x = Fraction(x)
+    if x < 0:
+        raise DPValueError(f"a square root needs a number >= 0, got {float(x)!r}")
+    return x
+
+
 def sqrt_up(x: Fraction | float | int) -> float:
     """The least double whose square is at or above the exact ``x`` >= 0: the square root rounded UP (``math.sqrt``
     rounds to nearest, half an ulp below the root of a non-square about half the time, so an L2 sensitivity
@@ -137,9 +145,7 @@ def sqrt_up(x: Fraction | float | int) -> float:
     >>> sqrt_up(4), Fraction(sqrt_up(2)) ** 2 >= 2, Fraction(math.nextafter(sqrt_up(2), 0)) ** 2 < 2
     (2.0, True, True)
     """
-    x = Fraction(x)
-    if x < 0:
-        raise DPValueError(f"a square root needs a number >= 0, got {float(x)!r}")
+    x = _radicand(x)
     if x == 0:
         return 0.0
     root = _root_near(x)
@@ -162,9 +168,7 @@ def sqrt_down(x: Fraction | float | int) -> float:
     >>> sqrt_down(4), Fraction(sqrt_down(2)) ** 2 <= 2, Fraction(math.nextafter(sqrt_down(2), 3)) ** 2 > 2
     (2.0, True, True)
     """
-    x = Fraction(x)
-    if x < 0:
-        raise DPValueError(f"a square root needs a number >= 0, got {float(x)!r}")
+    x = _radicand(x)
     if x == 0:
         return 0.0
     root = min(_root_near(x), sys.float_info.max)

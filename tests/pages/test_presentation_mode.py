@@ -56,23 +56,29 @@ def test_presenting_papers_names_the_chosen_paper_in_full_beside_the_chart():
     assert not any(m.value.startswith("**Abadi et al. 2016** —") for m in normal.main.markdown)
 
 
+def _presenting_the_attack():
+    """The Attack page presenting, run once on its default attack of a small set (digits)."""
+    at = page("pages/9_Attack_the_model.py")
+    at.query_params["present"] = "1"
+    at.session_state["audit.dataset"] = "digits"
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
 def test_presenting_the_attack_says_each_models_proven_epsilon_under_the_chart():
     # on the stage the form fills the left column and the metrics came a screen or two below the ROC chart, while
     # the lesson's Attack stop points at the proven ε lower bound never above the claimed ε on the first screen
-    at = page("pages/9_Attack_the_model.py")
-    at.query_params["present"] = "1"
-    at.session_state["audit.dataset"] = "digits"  # the page's default attack on a small set
-    at.run()
-    assert not at.exception, at.exception
+    at = _presenting_the_attack()
     table = at.dataframe[0].value
-    said = [m.value for m in at.main.markdown if m.value.startswith("**Proven (95 %):**")]
+    said = [m.value for m in at.main.markdown if m.value.startswith("**Proven (95%):**")]
     assert len(said) == 1
     private, twin = (f"{float(v):.3g}" for v in table["ε proven (95%)"].iloc[:2])
     assert said[0].endswith(f"ε ≥ {private} for the private model (claimed 1), ε ≥ {twin} without privacy.")
     normal = page("pages/9_Attack_the_model.py")
     normal.session_state["audit.dataset"] = "digits"
     normal.run()  # the metrics are on the first screen there: not said twice
-    assert not any(m.value.startswith("**Proven (95 %)") for m in normal.main.markdown)
+    assert not any(m.value.startswith("**Proven (95%)") for m in normal.main.markdown)
 
 
 def test_presenting_the_training_says_both_accuracies_and_the_epsilon_under_the_train_button():
@@ -142,11 +148,7 @@ def test_presenting_pate_says_what_the_student_learnt_under_the_epsilon_chart():
 def test_presenting_the_attack_folds_its_settings_under_epsilon_and_keeps_them_working():
     # on the stage the form filled the left column: the Target and Attack settings ran two screens below the ROC chart
     # at 1280x720, beside an empty right column, before the numbers and the ladder the lesson's Attack stop points at
-    at = page("pages/9_Attack_the_model.py")
-    at.query_params["present"] = "1"
-    at.session_state["audit.dataset"] = "digits"  # the page's default attack on a small set
-    at.run()
-    assert not at.exception, at.exception
+    at = _presenting_the_attack()
     fold = next(e for e in at.expander if e.label == "Target and attack settings")
     inside = {getattr(w, "key", None) for w in fold.selectbox} | {getattr(w, "key", None) for w in fold.radio}
     assert {"audit.dataset", "audit.learner", "audit.network", "audit.attack"} <= inside
