@@ -759,3 +759,15 @@ def test_seeds_sharing_one_split_say_when_the_test_rows_luck_leaves_the_target_i
         assert said == []
     within = judge(result, Need("within", "accuracy", 0.05))
     assert not any("the same 100 test rows" in r for r in within.reasons)  # a gap: both models on the same rows
+
+
+def test_the_selections_composition_says_it_adds_the_epsilons_up_and_that_an_accountant_can_bound_them_tighter():
+    # 15 DP-SGD runs of a patients' file: the note said "Accounted strictly, ... composes to ε = 43.8" under a session
+    # total of ε = 19.69 for the same runs (dp_accounting's RDP accountant), as if the larger were the true cost
+    res = _result({0.1: [0.5, 0.52, 0.51], 1.0: [0.85, 0.86, 0.84], 10.0: [0.9, 0.91, 0.9]}, [0.95, 0.95, 0.95])
+    note = judge(res, Need("at_least", "accuracy", 0.8)).selection["note"]
+    assert "Accounted strictly" not in note
+    assert ("Added up (basic composition, Dwork & Roth 2014, Theorem 3.16), looking at all of them composes to "
+            "ε = ") in note
+    assert ("an upper bound: dp_accounting's Rényi accountant, which the pages' session total uses, can bound the same "
+            "runs tighter") in note
