@@ -786,3 +786,22 @@ def test_with_secure_noise_the_answer_says_another_run_of_the_same_inputs_can_an
                     "enough to answer a neighbouring ε; more seeds make the answer steadier."]
     seeded = judge(sweep_with_references({"erm-objective": 0.8}, {"logreg": 0.85}), Need("at_least", "accuracy", 0.7))
     assert seeded.met and not any(r.startswith("Secure noise") for r in seeded.reasons)  # seeded: the same answer
+
+
+def test_with_declared_class_shares_the_rarest_class_is_given_its_declared_share_not_one_read_from_the_rows():
+    # the report says the class shares were "declared by the data's owner, not read from the rows", and, above it,
+    # "The rarest class (16% of the rows)", read from them
+    rng = np.random.default_rng(0)
+    text = "a,outcome\n" + "\n".join(f"{v:.3f},{'sepsis' if i % 20 == 0 else 'fine'}"
+                                       for i, v in enumerate(rng.normal(size=200)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        data = load_csv(text, label_column="outcome", class_shares="fine=0.92,sepsis=0.08")
+    res = _result({0.1: [0.50, 0.50, 0.50], 1.0: [0.52, 0.51, 0.50], 10.0: [0.80, 0.80, 0.81]}, [0.82, 0.81, 0.83],
+                  metric="balanced_accuracy", trivial=0.5, dataset=data)
+    t = res.table
+    t["rare_class_recall"] = np.select([t.role == "trivial", t.role == "baseline", t.value == 10.0],
+                                       [0.0, 0.7, 0.6], 0.1)
+    found = next(r for r in judge(res, Need("within", "balanced_accuracy", 0.05)).reasons
+                 if r.startswith("The rarest class"))
+    assert found.startswith("The rarest class (8% of the rows, as declared): at ε = 10 a fresh run")

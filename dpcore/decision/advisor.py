@@ -1021,7 +1021,8 @@ def _reference_learnt_little(need: Need, baseline: float | None, trivial: float 
 def _rare_class_found(table: pd.DataFrame, config, best: pd.Series) -> str | None:
     """Where one class is at least :data:`COMMON_CLASS` of the rows: how many of the rarest class's test rows the
     recommended learner finds at its ε over the seeds (its recall, the ``rare_class_recall`` column), beside the
-    non-private model on the same splits. Said without the class's name: a report never holds a cell of the data."""
+    non-private model on the same splits. Said without the class's name: a report never holds a cell of the data; with
+    its declared share where the class shares were declared (:attr:`Dataset.class_shares`)."""
     if "rare_class_recall" not in table.columns:
         return None
     labels = dataset_labels(config.dataset)
@@ -1038,7 +1039,11 @@ def _rare_class_found(table: pd.DataFrame, config, best: pd.Series) -> str | Non
               if len(found) > 1 and not math.isclose(found.min(), found.max()) else "")
     base = table[(table.role == "baseline") & (table.learner == config.baseline_for(best.learner))]
     base_found = base["rare_class_recall"].dropna().astype(float)
-    return (f"The rarest class ({counts.min() / counts.sum():.0%} of the rows): at ε = {epsilon_text(best.epsilon)} a "
+    # its share as the owner declared it, where they did (the report says the shares were not read from the rows)
+    declared = tuple(getattr(config.dataset, "class_shares", ()) or ())
+    share = (f"{declared[int(np.argmin(counts))]:.0%} of the rows, as declared" if len(declared) == counts.size
+             else f"{counts.min() / counts.sum():.0%} of the rows")
+    return (f"The rarest class ({share}): at ε = {epsilon_text(best.epsilon)} a "
             "fresh run "
             f"of {_title(best.learner)} finds {found.mean():.0%} of its test rows on average{spread}"
             + (f"; the non-private model trained on the same splits finds {base_found.mean():.0%}"
