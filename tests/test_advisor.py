@@ -781,9 +781,9 @@ def test_with_secure_noise_the_answer_says_another_run_of_the_same_inputs_can_an
     secure = judge(sweep_with_references({"erm-objective": 0.8}, {"logreg": 0.85}, secure=True),
                    Need("at_least", "accuracy", 0.7))
     said = [r for r in secure.reasons if r.startswith("Secure noise is fresh on every run")]
-    assert said == ["Secure noise is fresh on every run: another run of this sweep with the same inputs (Run again on "
-                    "the page, or python -m dpcore report) draws other noise, and with 3 seeds its bounds can move "
-                    "enough to answer a neighbouring ε; more seeds make the answer steadier."]
+    assert said == ["Secure noise is fresh on every run: another run of this sweep with the same inputs (in another "
+                    "session of the page, or python -m dpcore report) draws other noise, and with 3 seeds its bounds "
+                    "can move enough to answer a neighbouring ε; more seeds make the answer steadier."]
     seeded = judge(sweep_with_references({"erm-objective": 0.8}, {"logreg": 0.85}), Need("at_least", "accuracy", 0.7))
     assert seeded.met and not any(r.startswith("Secure noise") for r in seeded.reasons)  # seeded: the same answer
 

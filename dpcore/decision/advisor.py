@@ -894,8 +894,8 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
         if int(best.n) < 2:
             reasons.append("Only one seed: there is no spread to judge by; run more seeds before relying on this.")
         elif getattr(config, "secure", False):  # seeded runs repeat their noise, and with it the answer
-            reasons.append("Secure noise is fresh on every run: another run of this sweep with the same inputs (Run "
-                           "again on the page, or python -m dpcore report) draws other noise, and with "
+            reasons.append("Secure noise is fresh on every run: another run of this sweep with the same inputs (in "
+                           "another session of the page, or python -m dpcore report) draws other noise, and with "
                            f"{int(best.n)} seeds its bounds can move enough to answer a neighbouring ε; more seeds "
                            "make the answer steadier.")
         if protects := _what_it_protects(table, best, said=said):
