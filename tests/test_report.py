@@ -450,3 +450,27 @@ def test_the_report_says_what_a_column_of_declared_categories_is_where_the_data_
     assert shape["declared_categories"] == CATEGORIES_NOTE and "more features than columns" in CATEGORIES_NOTE
     assert f"<p>{escape(CATEGORIES_NOTE)}</p>" in "".join(_data_section(shape))
     assert "declared_categories" not in data_shape(plain) and "yes/no" not in "".join(_data_section(data_shape(plain)))
+
+
+def test_judged_by_balanced_accuracy_the_attacked_model_s_accuracy_is_set_beside_the_most_common_class_s():
+    # an 84/16 label judged in balanced accuracy (0.59 at the recommended ε): the report said "the attacked model
+    # answers 84.8% of the records it never saw right" alone, which a manager reads as a good model, where always
+    # answering the most common class answers 84.1% right
+    from dataclasses import replace
+
+    from dpcore.decision.advisor import Need, judge
+    from dpcore.decision.report import report_html
+
+    result = sweep_with_references({"dpsgd": 0.85}, {"non-private": 0.88}, trivial=0.841)
+    t = result.table
+    t["balanced_accuracy"] = np.select([t.role == "trivial", t.role == "baseline"], [0.5, 0.79], 0.59 + 0.01 * t.seed)
+    advice = judge(result, Need("at_least", "balanced_accuracy", 0.55))
+    assert advice.met and advice.metric == "balanced_accuracy"
+    attack = {"attack": "loss threshold (Yeom et al. 2018)", "epsilon": 1.0, "epsilon_lower_bound": 0.0,
+              "confidence": 0.95, "caught_at_1pct": 0.015, "auc": 0.502, "pool": 1000, "model_accuracy": 0.848}
+    html = report_html(replace(advice, attack=attack))
+    assert ("The attacked model answers 84.8% of the records it never saw right, in accuracy; always answering the "
+            "most common class answers 84.1% right, which is why the need is judged in balanced accuracy.") in html
+    nothing = report_html(replace(advice, attack={**attack, "model_accuracy": 0.83}))
+    assert ("no better than always answering the most common class (84.1%): a model that learnt so little gives an "
+            "attack little to find") in nothing

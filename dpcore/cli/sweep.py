@@ -54,7 +54,8 @@ def add_parser(sub) -> None:
     p.add_argument("--jobs", type=int, default=DEFAULT_JOBS, help=JOBS_HELP)
     p.add_argument("--scheduler", default=None, metavar="ADDRESS", help="run on this Dask scheduler")
     p.add_argument("--cache-dir", default=None,
-                   help="run cache (default $DPCORE_CACHE_DIR/sweeps or .dpcore_cache/sweeps)")
+                   help="run cache (default $DPCORE_CACHE_DIR/sweeps or .dpcore_cache/sweeps for a registry dataset, "
+                        "none for --data)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the run cache")
     p.add_argument("--provider", action="append", default=[], metavar="MODULE",
                    help="import this module to register extra learners (also in every worker)")
@@ -218,8 +219,13 @@ def _answer(args, config) -> int:
             raise DPValueError(f"--out: {args.out!r} is a directory; give a file name such as {args.out}/results.csv")
         if not os.access(parent, os.W_OK) or (os.path.exists(args.out) and not os.access(args.out, os.W_OK)):
             raise DPValueError(f"--out: cannot write {args.out!r} (no permission); choose a file you can write")
+    # the runs of one's own file stay off the shared cache (the server's pages read it too), as the report's and the
+    # pages' do: a run's record there carries its warnings, which may quote a label's cell value
+    own = getattr(args, "data", None) is not None and args.cache_dir is None
+    if own and not args.no_cache:
+        print("note: the runs on your file are not cached on disk (give --cache-dir to keep them)", file=sys.stderr)
     result = run_sweep(config, n_jobs=args.jobs, on_result=_ProgressBar(), cache_dir=args.cache_dir,
-                       use_cache=not args.no_cache, scheduler=args.scheduler)
+                       use_cache=not args.no_cache and not own, scheduler=args.scheduler)
     for note in result.notes:  # what trained together, alone or in this process, and why (a cached run has none)
         print(f"note: {note}", file=sys.stderr)
     if (note := neighbouring_note(result.table, markdown=False, wordings=config.wordings())) is not None:

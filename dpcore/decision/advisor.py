@@ -592,10 +592,13 @@ def selection_note(points: pd.DataFrame, table: pd.DataFrame, *, learner: str | 
 
     note = (
         f"Choosing ε from these curves is itself a release: the curves are {runs} models trained and scored on your "
-        "private rows, and the choice depends on them. Accounted strictly, looking at all of them composes to ε = "
+        "private rows, and the choice depends on them. Added up (basic composition, Dwork & Roth 2014, Theorem "
+        "3.16), looking at all of them composes to ε = "
         f"{spent_text(composed)}{composition_delta_text(composed_delta) if math.isfinite(composed) else ''}"
         f"{REPLACED_TEXT if replaced and unit is not None else ''}{composition_unit_text(unit)}, far above "
         + ("the ε recommended" if learner is not None else "any one run's ε")
+        + (" (an upper bound: dp_accounting's Rényi accountant, which the pages' session total uses, can bound the "
+           "same runs tighter)" if math.isfinite(composed) else "")
         + ". Two remedies. (1) Choose on data whose exposure you "
         "accept: a "
         "public table of the same kind, or rows set aside for choosing and never released or trained on by the final "
@@ -890,6 +893,11 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
                        "rest on one lucky point below a dip.")
         if int(best.n) < 2:
             reasons.append("Only one seed: there is no spread to judge by; run more seeds before relying on this.")
+        elif getattr(config, "secure", False):  # seeded runs repeat their noise, and with it the answer
+            reasons.append("Secure noise is fresh on every run: another run of this sweep with the same inputs (in "
+                           "another session of the page, or python -m dpcore report) draws other noise, and with "
+                           f"{int(best.n)} seeds its bounds can move enough to answer a neighbouring ε; more seeds "
+                           "make the answer steadier.")
         if protects := _what_it_protects(table, best, said=said):
             recommended["protects"] = protects
             reasons.append(protects)
@@ -1013,7 +1021,8 @@ def _reference_learnt_little(need: Need, baseline: float | None, trivial: float 
 def _rare_class_found(table: pd.DataFrame, config, best: pd.Series) -> str | None:
     """Where one class is at least :data:`COMMON_CLASS` of the rows: how many of the rarest class's test rows the
     recommended learner finds at its ε over the seeds (its recall, the ``rare_class_recall`` column), beside the
-    non-private model on the same splits. Said without the class's name: a report never holds a cell of the data."""
+    non-private model on the same splits. Said without the class's name: a report never holds a cell of the data; with
+    its declared share where the class shares were declared (:attr:`Dataset.class_shares`)."""
     if "rare_class_recall" not in table.columns:
         return None
     labels = dataset_labels(config.dataset)
@@ -1030,7 +1039,11 @@ def _rare_class_found(table: pd.DataFrame, config, best: pd.Series) -> str | Non
               if len(found) > 1 and not math.isclose(found.min(), found.max()) else "")
     base = table[(table.role == "baseline") & (table.learner == config.baseline_for(best.learner))]
     base_found = base["rare_class_recall"].dropna().astype(float)
-    return (f"The rarest class ({counts.min() / counts.sum():.0%} of the rows): at ε = {epsilon_text(best.epsilon)} a "
+    # its share as the owner declared it, where they did (the report says the shares were not read from the rows)
+    declared = tuple(getattr(config.dataset, "class_shares", ()) or ())
+    share = (f"{declared[int(np.argmin(counts))]:.0%} of the rows, as declared" if len(declared) == counts.size
+             else f"{counts.min() / counts.sum():.0%} of the rows")
+    return (f"The rarest class ({share}): at ε = {epsilon_text(best.epsilon)} a "
             "fresh run "
             f"of {_title(best.learner)} finds {found.mean():.0%} of its test rows on average{spread}"
             + (f"; the non-private model trained on the same splits finds {base_found.mean():.0%}"

@@ -444,12 +444,25 @@ def _attacked_model(advice: Advice, att: Mapping[str, Any]) -> str:
     if acc is None or not math.isfinite(float(acc)):
         return ""
     out = f" The attacked model answers {float(acc):.1%} of the records it never saw right"
-    need = getattr(advice, "need", None)
-    trivial = getattr(advice, "trivial", None)
-    if getattr(need, "metric", None) == "accuracy" and trivial is not None and float(acc) <= float(trivial):
+    metric = getattr(getattr(advice, "need", None), "metric", None)
+    trivial = getattr(advice, "trivial", None) if metric == "accuracy" else _trivial_accuracy(advice)
+    if trivial is not None and float(acc) <= float(trivial):
         out += (f", no better than always answering the most common class ({float(trivial):.1%}): a model that "
                 "learnt so little gives an attack little to find, so this reading is weak evidence either way")
+    elif trivial is not None and metric != "accuracy":  # in balanced accuracy: an accuracy alone reads as a good model
+        out += (f", in accuracy; always answering the most common class answers {float(trivial):.1%} right, which is "
+                f"why the need is judged in {metric.replace('_', ' ')}")
     return out + "."
+
+
+def _trivial_accuracy(advice: Advice) -> float | None:
+    """The trivial predictor's accuracy over the sweep's seeds (the attacked model's accuracy is set beside it), where
+    the need is judged in another metric of a classifier; None without one."""
+    table = getattr(getattr(advice, "sweep", None), "table", None)
+    if table is None or "accuracy" not in table or "role" not in table:
+        return None
+    found = table.loc[table.role == "trivial", "accuracy"].dropna().astype(float)
+    return float(found.mean()) if len(found) and math.isfinite(found.mean()) else None
 
 
 def _data_section(shape: dict) -> list[str]:

@@ -176,8 +176,9 @@ def advisor_panel(result: SweepResult, *, load: Sequence[tuple[str, bool]] = (),
         key = (config.fingerprint(), r["learner"], r["epsilon"], need)
         store = st.session_state.setdefault(ATTACKS, {})
         if key not in store:
-            if st.button(f"Attack a model trained at ε = {format_epsilon(r['epsilon'])} (trains one more model)",
-                         key="sweep.advisor.attack"):
+            slot = st.empty()  # the button goes once its attack has run: its paragraph below answers the press
+            if slot.button(f"Attack a model trained at ε = {format_epsilon(r['epsilon'])} (trains one more model)",
+                           key="sweep.advisor.attack"):
                 from .common import shared_call
 
                 with st.spinner("Training the target model and attacking it…"):
@@ -185,6 +186,7 @@ def advisor_panel(result: SweepResult, *, load: Sequence[tuple[str, bool]] = (),
                     store[key] = shared_call(("advisor-attack-run",) + key, lambda progress: _attack_run(
                         advice, seed=config.base_seed, secure=config.secure), private=from_upload(config),
                         done="computed")
+                slot.empty()
         attacked = store.get(key)
         evidence = None if attacked is None else attacked["evidence"]
         if attacked is not None and data is not None and attacked["release"] is not None:

@@ -200,3 +200,20 @@ def test_a_run_whose_bounds_were_read_from_the_file_ends_by_saying_its_epsilon_i
     assert main(["train", "--algorithm", "logreg", "--data", str(iris_csv), "--label", "species",
                  "--seed", "0"]) == 0  # not private: its epsilon already says so
     assert "guarantee: none" not in capsys.readouterr().out
+
+
+def test_a_sweep_of_ones_own_file_writes_nothing_to_the_shared_run_cache_unless_a_cache_dir_is_given(
+        iris_csv, tmp_path, capsys, monkeypatch):
+    # the sweeps' cache is shared with the server's pages; a run's record there carries its warnings, which quote a
+    # label's cell value ("the most common training class ('setosa')"): the runs of one's own file stay off it, as
+    # the report command's and the pages' do
+    shared = tmp_path / "shared"
+    monkeypatch.setenv("DPCORE_CACHE_DIR", str(shared))
+    argv = ["sweep", "--data", str(iris_csv), "--label", "species", "--algorithms", "erm-objective", "--values", "1",
+            "--seeds", "1", "--seed", "0", "--out", str(tmp_path / "sweep.csv")]
+    assert main(argv) == 0
+    assert not [p for p in shared.rglob("*") if p.is_file()]
+    assert "not cached on disk (give --cache-dir to keep them)" in capsys.readouterr().err
+    kept = tmp_path / "mine"
+    assert main([*argv, "--cache-dir", str(kept)]) == 0  # asked for by name: kept there
+    assert [p for p in kept.rglob("*.json")]

@@ -246,3 +246,13 @@ def test_the_advisor_says_how_the_report_commands_default_sweep_differs_from_the
     said = next(c.value for c in at.caption if "`python -m dpcore report`" in c.value)
     assert f"{ADVISOR_POINTS} ε values and {ADVISOR_SEEDS} seeds by default" in said
     assert "where this sweep has 2 and 2 (`--points 2 --seeds 2` for the same)" in said
+
+
+def test_once_the_advisors_attack_has_run_its_button_is_gone_from_that_very_run(tmp_path, monkeypatch):
+    # a hospital's owner pressed "Attack a model trained at ε = 1", read the attack's paragraph, and still saw the
+    # button offering to train the model it had just trained, as if the press had not been taken
+    at = _advised_at_level(tmp_path, monkeypatch, 0.5)
+    assert [b for b in at.button if b.key == "sweep.advisor.attack"]
+    at.button(key="sweep.advisor.attack").click().run()
+    assert not at.exception and any(m.value.startswith("**What an attacker learned") for m in at.markdown)
+    assert not [b for b in at.button if b.key == "sweep.advisor.attack"]
