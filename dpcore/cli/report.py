@@ -48,6 +48,9 @@ def add_parser(sub) -> None:
                    help=f"how often a fresh run must meet the need (default {ADVISOR_CONFIDENCE:g})")
     p.add_argument("--delta", type=float, default=DELTA, help=f"delta of (epsilon, delta)-DP (default {DELTA:g})")
     add_noise_flags(p, seed_help="first seed")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a fixed knob, given to every learner that takes it (repeatable), as the Trade-off page's "
+                        "Fixed knobs")
     p.add_argument("--no-attack", action="store_true",
                    help="skip the membership attack at the recommended epsilon (it trains one more model)")
     p.add_argument("--jobs", type=int, default=DEFAULT_JOBS, help=JOBS_HELP)
@@ -84,6 +87,7 @@ def _check_out(path: str | None) -> None:
 def _run(args) -> int:
     from ..decision.advisor import advise, parse_need
     from ..decision.report import report_html, report_json
+    from .train import parse_set
 
     if args.out is None and not args.json:
         raise DPValueError("give --out FILE.html for the report, or --json for the recommendation (or both)")
@@ -107,7 +111,8 @@ def _run(args) -> int:
         print("note: the runs on your file are not cached on disk (give --cache-dir to keep them)", file=sys.stderr)
     advice = advise(data, need, epsilon_range=lo_hi, points=args.points, seeds=args.seeds, learners=learners,
                     base_seed=seed or 0, secure=secure, delta=args.delta, confidence=args.confidence,
-                    attack=not args.no_attack, n_jobs=args.jobs, use_cache=use_cache, cache_dir=args.cache_dir)
+                    attack=not args.no_attack, n_jobs=args.jobs, use_cache=use_cache, cache_dir=args.cache_dir,
+                    params=parse_set(args.set))
     print(advice.headline(), file=sys.stderr)
     if advice.recommended is None and advice.instead:  # what to change next, on the terminal too (not only in the file)
         print("What would meet it:\n" + "\n".join(f"  - {t}" for t in advice.instead), file=sys.stderr)
