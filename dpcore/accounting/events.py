@@ -13,6 +13,7 @@ import dp_accounting
 import numpy as np
 
 from ..exceptions import DPTypeError, DPValueError
+from ..mechanisms.base import round_down, round_up
 from ..validation import check_fraction, check_int, check_positive
 
 
@@ -139,11 +140,8 @@ class DiscreteGaussianDpEvent(dp_accounting.GaussianDpEvent):
         """The event of a discrete Gaussian of parameter ``sigma`` for an integer ``sensitivity``; its noise
         multiplier is sigma / sensitivity rounded down (less noise stated, never more)."""
         cls._check(sigma, sensitivity)
-        exact = Fraction(float(sigma)) / int(sensitivity)
-        nm = float(exact)
-        if Fraction(nm) > exact:
-            nm = math.nextafter(nm, 0.0)
-        return cls(noise_multiplier=nm, sigma=float(sigma), sensitivity=int(sensitivity))
+        return cls(noise_multiplier=round_down(Fraction(float(sigma)) / int(sensitivity)), sigma=float(sigma),
+                   sensitivity=int(sensitivity))
 
 
 #: The largest DP-SGD noise multiplier accounted: epsilon is 0 in double precision long before it.
@@ -313,9 +311,7 @@ def added_up(total: float, count: int, value: float) -> float:
         return float(total)
     if not (math.isfinite(total) and math.isfinite(value)):
         return math.inf
-    exact = Fraction(total) + int(count) * Fraction(value)
-    out = float(exact) if exact < Fraction(1.7976931348623157e308) else math.inf
-    return out if Fraction(out) >= exact else math.nextafter(out, math.inf)
+    return round_up(Fraction(total) + int(count) * Fraction(value))
 
 
 def atom_pure_epsilon(atom: dp_accounting.DpEvent) -> float:
@@ -338,17 +334,13 @@ def atom_pure_epsilon(atom: dp_accounting.DpEvent) -> float:
         if not b > 0:  # b nan or <= 0: no guarantee
             return math.inf
         # 1 / b rounded UP (to nearest, it lies below the exact 1 / b half the time)
-        exact = 1 / Fraction(float(b))
-        out = float(exact) if exact < Fraction(1.7976931348623157e308) else math.inf
-        return out if Fraction(out) >= exact else math.nextafter(out, math.inf)
+        return round_up(1 / Fraction(float(b)))
     if isinstance(atom, dp_accounting.dp_event.DiscreteLaplaceDpEvent):
         # P[z] ∝ exp(-a |z|) on integers; answers at most `sensitivity` integers apart: a · sensitivity, rounded UP
         a, k = atom.noise_parameter, atom.sensitivity
         if not (0 < a < math.inf and isinstance(k, (int, np.integer)) and not isinstance(k, bool) and k >= 0):
             return math.inf
-        exact = Fraction(float(a)) * int(k)
-        out = float(exact) if exact < Fraction(1.7976931348623157e308) else math.inf
-        return out if Fraction(out) >= exact else math.nextafter(out, math.inf)
+        return round_up(Fraction(float(a)) * int(k))
     if isinstance(atom, dp_accounting.RandomizedResponseDpEvent):
         p, k = atom.noise_parameter, atom.num_buckets
         if k == 1:

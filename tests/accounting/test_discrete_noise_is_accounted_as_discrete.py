@@ -123,3 +123,29 @@ def test_a_discrete_gaussian_event_is_stored_and_read_back_and_refuses_a_noise_i
     with pytest.raises(DPValueError, match="noise_parameter"):
         epsilon_of_event(dp_accounting.dp_event.DiscreteLaplaceDpEvent(noise_parameter=float("nan"), sensitivity=1),
                          delta=0.0)
+
+
+def test_a_discrete_laplace_too_wide_or_too_often_for_a_pld_is_composed_by_its_pure_epsilon_and_says_so():
+    # its PLD spans every integer loss up to the composed epsilon: 10^7 uses at parameter 0.5 asked numpy for 298 GB
+    for a, uses in ((0.5, 10**7), (1e300, 10**9), (1e-300, 10**9)):
+        event = dp_accounting.SelfComposedDpEvent(
+            dp_accounting.dp_event.DiscreteLaplaceDpEvent(noise_parameter=a, sensitivity=3), uses)
+        with pytest.warns(DPCoreWarning, match="basic composition, a valid upper bound"):
+            got = epsilon_of_event(event, delta=1e-5, accountant="pld")
+        assert got >= uses * 3 * a  # never below the pure epsilons added up (inf past the largest double)
+    small = dp_accounting.SelfComposedDpEvent(
+        dp_accounting.dp_event.DiscreteLaplaceDpEvent(noise_parameter=0.5, sensitivity=3), 100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DPCoreWarning)
+        assert epsilon_of_event(small, delta=1e-5, accountant="pld") < 150  # its own PLD, tighter than 100 x 1.5
+
+
+def test_pure_epsilons_past_the_largest_double_add_up_to_infinity_not_an_error():
+    from dpcore.accounting.composition import naive_composition
+    from dpcore.accounting.events import added_up, atom_pure_epsilon
+
+    assert added_up(1e308, 10, 1e308) == math.inf
+    assert naive_composition(epsilon=1e308, delta=0.5, k=10) == (math.inf, 1.0)
+    assert atom_pure_epsilon(dp_accounting.LaplaceDpEvent(1e-320)) == math.inf
+    assert atom_pure_epsilon(dp_accounting.dp_event.DiscreteLaplaceDpEvent(noise_parameter=1e308, sensitivity=10)) \
+        == math.inf
