@@ -453,13 +453,18 @@ def test_judged_by_balanced_accuracy_only_an_epsilon_whose_model_finds_the_rare_
     assert "balanced accuracy" in advice.headline()
 
 
-def test_on_a_95_5_label_the_advice_says_how_many_of_the_rare_class_a_private_model_finds_without_naming_it():
+def _sepsis_95_5(**kwargs):
+    """200 rows of one noise feature and an 'outcome' label, 'sepsis' on every 20th row (95/5)."""
     rng = np.random.default_rng(0)
     text = "a,outcome\n" + "\n".join(f"{v:.3f},{'sepsis' if i % 20 == 0 else 'fine'}"
                                        for i, v in enumerate(rng.normal(size=200)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        data = load_csv(text, label_column="outcome")
+        return load_csv(text, label_column="outcome", **kwargs)
+
+
+def test_on_a_95_5_label_the_advice_says_how_many_of_the_rare_class_a_private_model_finds_without_naming_it():
+    data = _sepsis_95_5()
     res = _result({0.1: [0.50, 0.50, 0.50], 1.0: [0.52, 0.51, 0.50], 10.0: [0.80, 0.80, 0.81]}, [0.82, 0.81, 0.83],
                   metric="balanced_accuracy", trivial=0.5, dataset=data)
     t = res.table  # how many of the rare class's test rows each run found, by hand: the ε = 10 runs 0.6, 0.6, 0.7
@@ -791,12 +796,7 @@ def test_with_secure_noise_the_answer_says_another_run_of_the_same_inputs_can_an
 def test_with_declared_class_shares_the_rarest_class_is_given_its_declared_share_not_one_read_from_the_rows():
     # the report says the class shares were "declared by the data's owner, not read from the rows", and, above it,
     # "The rarest class (16% of the rows)", read from them
-    rng = np.random.default_rng(0)
-    text = "a,outcome\n" + "\n".join(f"{v:.3f},{'sepsis' if i % 20 == 0 else 'fine'}"
-                                       for i, v in enumerate(rng.normal(size=200)))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        data = load_csv(text, label_column="outcome", class_shares="fine=0.92,sepsis=0.08")
+    data = _sepsis_95_5(class_shares="fine=0.92,sepsis=0.08")
     res = _result({0.1: [0.50, 0.50, 0.50], 1.0: [0.52, 0.51, 0.50], 10.0: [0.80, 0.80, 0.81]}, [0.82, 0.81, 0.83],
                   metric="balanced_accuracy", trivial=0.5, dataset=data)
     t = res.table
