@@ -55,6 +55,7 @@ _WHERE = {
     "repeat_and_select_epsilon": "ledger",
     "Neighbouring": "neighbouring",
     "replace_one_guarantee": "neighbouring",
+    "replace_one_within": "neighbouring",
     "compose_guarantees": "neighbouring",
     "common_unit": "neighbouring",
     "covers": "neighbouring",
@@ -98,5 +99,6 @@ __all__ = [
     "naive_composition",
     "privacy_profile",
     "replace_one_guarantee",
+    "replace_one_within",
     "steps_for",
 ]

@@ -24,7 +24,8 @@ import dp_accounting
 
 from ..exceptions import DPTypeError, DPValueError
 
-__all__ = ["UNITS", "UNIT_SAID", "Neighbouring", "common_unit", "compose_guarantees", "covers", "replace_one_guarantee"]
+__all__ = ["UNITS", "UNIT_SAID", "Neighbouring", "common_unit", "compose_guarantees", "covers", "replace_one_guarantee",
+           "replace_one_within"]
 
 
 class Neighbouring(enum.Enum):
@@ -180,6 +181,64 @@ def replace_one_guarantee(epsilon: float, delta: float) -> tuple[float, float]:
     if not stretched < 1 or not math.isfinite(epsilon):
         return math.inf, 1.0
     return 2.0 * epsilon, stretched
+
+
+def replace_one_within(epsilon_at, delta: float, *, per_decade: int = 4, decades: int = 60) -> tuple[float, float]:
+    """The replace-one guarantee, with a δ of at most ``delta``, of an add/remove composition whose ε at any δ′ is
+    ``epsilon_at(δ′)`` (a ledger's privacy curve).
+
+    :func:`replace_one_guarantee` holds at every point (ε(δ′), δ′) of the curve, as (2 ε(δ′), (1 + e^ε(δ′)) δ′).
+    Read at ``delta`` itself, its δ is 1 + e^ε times larger (at ε = 10, about 22,000 times: past 1, no bound); read
+    at a smaller δ′ whose stretched δ stays within ``delta``, the bound keeps the runs' own δ at a somewhat larger
+    ε. δ′ is searched downwards from ``delta``, ``per_decade`` points a decade over ``decades`` decades, then
+    refined by bisection between the first point that fits and the one before it: the largest δ′ found that fits,
+    hence the smallest ε. Every point returned is :func:`replace_one_guarantee` of one point of the curve, so it
+    holds whatever the search finds; none fits (an infinite or huge curve): ``(inf, 1.0)``.
+
+    >>> curve = lambda d: 0.5 + math.sqrt(2 * math.log(1.25 / d))  # an add/remove total's epsilon at delta d
+    >>> e, d = replace_one_guarantee(curve(1e-5), 1e-5)  # read at 1e-5: a delta 211 times larger
+    >>> round(e, 2), round(d, 5)
+    (10.69, 0.00211)
+    >>> e, d = replace_one_within(curve, 1e-5)  # read at a delta' near 1.5e-8: the runs' own delta
+    >>> round(e, 2), d <= 1e-5
+    (13.09, True)
+    """
+    delta = float(delta)
+    if not 0 < delta < 1:
+        return replace_one_guarantee(float(epsilon_at(delta)), delta) if delta == 0 else (math.inf, 1.0)
+
+    def at(log_d: float) -> tuple[float, float] | None:
+        """The guarantee read at δ′ = e^log_d if it fits within ``delta``; None if not; ``(inf, 1.0)`` if the
+        curve is infinite there (and so at every smaller δ′)."""
+        e = float(epsilon_at(math.exp(log_d)))
+        if not math.isfinite(e):
+            return math.inf, 1.0
+        eps, stretched = replace_one_guarantee(e, math.exp(log_d))
+        return (eps, stretched) if stretched <= delta else None
+
+    top, step = math.log(delta), math.log(10.0) / per_decade
+    above = None  # the last point tried that did not fit
+    for k in range(per_decade * decades + 1):
+        x = top - k * step
+        if math.exp(x) <= 0.0:
+            break
+        best = at(x)
+        if best is None:
+            above = x
+            continue
+        if not math.isfinite(best[0]) or above is None:
+            return best
+        lo, hi = x, above  # lo fits, hi does not
+        for _ in range(12):
+            tried = at((lo + hi) / 2)
+            if tried is None:
+                hi = (lo + hi) / 2
+            elif math.isfinite(tried[0]):
+                lo, best = (lo + hi) / 2, min(best, tried)
+            else:
+                break
+        return best
+    return math.inf, 1.0
 
 
 def compose_guarantees(guarantees) -> tuple[float, float, bool]:

@@ -34,6 +34,7 @@ from ..accounting import (
     PrivacyLedger,
     compose_guarantees,
     event_from_json,
+    replace_one_within,
 )
 from ..accounting.ledger import PURE_READ, reasons_unsaid
 from ..exceptions import DPCoreWarning, user_stacklevel
@@ -323,23 +324,42 @@ def _combined_records_text(groups: list[SessionRuns]) -> str | None:
     dp_accounting composes runs under one relation; the two totals cannot be added as they are. A replace-one
     guarantee says nothing about a record added or removed, but an add/remove one does say something about a record
     replaced (:func:`~dpcore.accounting.replace_one_guarantee`: (2ε, (1 + e^ε) δ)), so the bound for both is
-    stated for a record replaced, the two guarantees adding up (basic composition).
+    stated for a record replaced, the two guarantees adding up (basic composition). The add/remove total is read on
+    its ledger's curve at the δ′ that keeps (1 + e^ε) δ′ within its own δ (:func:`~dpcore.accounting.
+    replace_one_within`): read at its own δ, its δ grew 1 + e^ε times (a total of ε 11 gave δ 0.67, or passed 1).
     """
     if len(groups) < 2:
         return None
-    epsilon, delta, _ = compose_guarantees((runs.epsilon, runs.delta, runs.ledger.neighbouring) for runs in groups)
+    restated = []
+    for runs in groups:
+        if runs.ledger.neighbouring is Neighbouring.REPLACE_ONE or not math.isfinite(runs.epsilon):
+            restated.append((runs.epsilon, runs.delta, runs.ledger.neighbouring))
+            continue
+        own = runs.epsilon  # at its own delta, where the basic sum may be below the ledger's composition
+
+        def curve(d: float, runs=runs, own=own) -> float:
+            return own if d == runs.delta else runs.ledger.epsilon_at(d)
+
+        with warnings.catch_warnings():  # a delta' below what the ledger's own (ε, δ) runs spend reads infinity,
+            warnings.simplefilter("ignore", DPCoreWarning)  # and says so: the search then stops there
+            e, d = replace_one_within(curve, runs.delta)
+        # no delta' fits (a curve that stops at its runs' own delta): restated at that delta, as it stands
+        restated.append((e, d, Neighbouring.REPLACE_ONE) if math.isfinite(e) else
+                        (own, runs.delta, runs.ledger.neighbouring))
+    epsilon, delta, _ = compose_guarantees(restated)
     if not math.isfinite(epsilon):
         if any(not math.isfinite(runs.epsilon) for runs in groups):
             return "**Together: no bound**, a total above being infinite."
         # a guarantee for a record added or removed holds for a record replaced only with δ times 1 + e^ε (Dwork &
-        # Roth 2014, group privacy): at the add/remove total's ε that passes 1, which promises nothing
+        # Roth 2014, group privacy): at every point of the add/remove total's curve that passes its own δ
         return ("**Together: no bound** (for a record replaced, the add-or-remove total's δ grows 1 + e^ε times, "
                 "past 1).")
     n = sum(len(runs.reported) for runs in groups)
     return (f"**Together**, the {n} trainings are at most **ε = {format_epsilon(epsilon, 4)}, "
             f"δ = {round_epsilon(delta, 2):.2g}** for each record replaced: a guarantee for a record added or removed "
             "holds at twice its ε (and δ times 1 + e^ε) for a record replaced (removed, then another added; Dwork & "
-            "Roth 2014, group privacy), and the two totals then add up.")
+            "Roth 2014, group privacy), read here at a smaller δ that keeps δ times 1 + e^ε within its own, and the "
+            "two totals then add up.")
 
 
 def show_session_total(dataset, run_key: tuple, out: dict, *, page: str = "Train a network",

@@ -96,6 +96,36 @@ def test_runs_under_both_relations_get_one_bound_for_a_record_replaced_that_hold
     assert _gdp_delta(mu, e1 + e2) > 2 * delta
 
 
+def test_a_large_add_remove_total_is_restated_for_a_record_replaced_at_the_runs_own_delta():
+    """An add/remove total of ε about 13 beside a replace-one run: read at its own δ, group privacy stretched its δ
+    1 + e^13 times, past 1, and the caption said "no bound" (at ε 11 it said δ 0.67). Read on the ledger's curve at
+    a smaller δ′, the bound keeps the runs' own δ, and it holds against the exact curve of the two Gaussians for a
+    record replaced (sensitivity 2 for the add/remove run: mu = 2/sigma)."""
+    import re
+
+    from dpcore.accounting import epsilon_of_event
+
+    s1, s2, delta = 0.45, 4.0, 1e-5
+    store: dict = {}
+    loose = dp_accounting.GaussianDpEvent(s1)
+    e1 = epsilon_of_event(loose, delta=delta)
+    assert 12 < e1 < 14 and (1 + math.exp(e1)) * delta > 1  # restated at its own delta: no bound
+    record_run("digits", ("a",), event=loose, epsilon=e1, delta=delta, neighbouring=Neighbouring.ADD_REMOVE,
+               store=store)
+    tight = dp_accounting.GaussianDpEvent(s2)
+    e2 = epsilon_of_event(tight, delta=delta, neighbouring=Neighbouring.REPLACE_ONE)
+    record_run("digits", ("b",), event=tight, epsilon=e2, delta=delta, neighbouring=Neighbouring.REPLACE_ONE,
+               store=store)
+    text = session_total_text("digits", "Digits", store=store)
+    m = re.search(r"\*\*Together\*\*, the 2 trainings are at most \*\*ε = ([0-9.]+), δ = ([0-9.e+-]+)\*\* for each "
+                  r"record replaced", text)
+    assert m, text
+    eps, said_delta = float(m[1]), float(m[2])
+    assert said_delta <= 2 * delta  # the two runs' own deltas, not 1 + e^ε times one of them
+    mu = math.sqrt((2 / s1) ** 2 + (2 / s2) ** 2)
+    assert _gdp_delta(mu, eps) <= said_delta
+
+
 def test_a_combined_bound_that_cannot_be_stated_says_so_and_why_instead_of_a_number():
     """An add/remove total too large to restate for a record replaced (its δ times 1 + e^ε passes 1) is said as
     that, not as "a total is infinite, or ..." (it was not infinite); an infinite total is said as infinite."""
