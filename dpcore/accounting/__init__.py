@@ -56,6 +56,7 @@ _WHERE = {
     "Neighbouring": "neighbouring",
     "replace_one_guarantee": "neighbouring",
     "replace_one_within": "neighbouring",
+    "restated_for_replaced": "neighbouring",
     "compose_guarantees": "neighbouring",
     "common_unit": "neighbouring",
     "covers": "neighbouring",
@@ -100,5 +101,6 @@ __all__ = [
     "privacy_profile",
     "replace_one_guarantee",
     "replace_one_within",
+    "restated_for_replaced",
     "steps_for",
 ]

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import enum
 import math
+import warnings
 
 import dp_accounting
 
-from ..exceptions import DPTypeError, DPValueError
+from ..exceptions import DPCoreWarning, DPTypeError, DPValueError
 
 __all__ = ["UNITS", "UNIT_SAID", "Neighbouring", "common_unit", "compose_guarantees", "covers", "replace_one_guarantee",
-           "replace_one_within"]
+           "replace_one_within", "restated_for_replaced"]
 
 
 class Neighbouring(enum.Enum):
@@ -239,6 +240,30 @@ def replace_one_within(epsilon_at, delta: float, *, per_decade: int = 4, decades
                 break
         return best
     return math.inf, 1.0
+
+
+def restated_for_replaced(epsilon_at, epsilon: float, delta: float, relation) -> tuple[float, float, "Neighbouring"]:
+    """One total of runs under ``relation`` (their composition's ε at any δ′ is ``epsilon_at(δ′)``; at their own
+    ``delta`` it is ``epsilon``, which may be the basic sum, below the curve there), ready for
+    :func:`compose_guarantees` beside totals under the other relation: a replace-one (or infinite) total as it is;
+    an add/remove one for a record replaced by :func:`replace_one_within` on its curve, or, where no smaller δ′
+    fits, as it stands (``compose_guarantees`` then restates it at its own δ).
+
+    The search probes the curve below ``delta``, where a ledger whose (ε, δ) runs spend more δ than the point read
+    says so (and answers infinity, where the search stops): those probes' warnings are not the caller's.
+    """
+    rel = Neighbouring.of(relation)
+    epsilon, delta = float(epsilon), float(delta)
+    if rel is Neighbouring.REPLACE_ONE or not math.isfinite(epsilon):
+        return epsilon, delta, rel
+
+    def curve(d: float) -> float:
+        return epsilon if d == delta else epsilon_at(d)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DPCoreWarning)
+        e, d = replace_one_within(curve, delta)
+    return (e, d, Neighbouring.REPLACE_ONE) if math.isfinite(e) else (epsilon, delta, rel)
 
 
 def compose_guarantees(guarantees) -> tuple[float, float, bool]:

@@ -34,7 +34,7 @@ from ..accounting import (
     PrivacyLedger,
     compose_guarantees,
     event_from_json,
-    replace_one_within,
+    restated_for_replaced,
 )
 from ..accounting.ledger import PURE_READ, reasons_unsaid
 from ..exceptions import DPCoreWarning, user_stacklevel
@@ -330,22 +330,9 @@ def _combined_records_text(groups: list[SessionRuns]) -> str | None:
     """
     if len(groups) < 2:
         return None
-    restated = []
-    for runs in groups:
-        if runs.ledger.neighbouring is Neighbouring.REPLACE_ONE or not math.isfinite(runs.epsilon):
-            restated.append((runs.epsilon, runs.delta, runs.ledger.neighbouring))
-            continue
-        own = runs.epsilon  # at its own delta, where the basic sum may be below the ledger's composition
-
-        def curve(d: float, runs=runs, own=own) -> float:
-            return own if d == runs.delta else runs.ledger.epsilon_at(d)
-
-        with warnings.catch_warnings():  # a delta' below what the ledger's own (ε, δ) runs spend reads infinity,
-            warnings.simplefilter("ignore", DPCoreWarning)  # and says so: the search then stops there
-            e, d = replace_one_within(curve, runs.delta)
-        # no delta' fits (a curve that stops at its runs' own delta): restated at that delta, as it stands
-        restated.append((e, d, Neighbouring.REPLACE_ONE) if math.isfinite(e) else
-                        (own, runs.delta, runs.ledger.neighbouring))
+    with reasons_unsaid():  # the session's own totals said their reasons; the search reads its curves below them
+        restated = [restated_for_replaced(runs.ledger.epsilon_at, runs.epsilon, runs.delta, runs.ledger.neighbouring)
+                    for runs in groups]
     epsilon, delta, _ = compose_guarantees(restated)
     if not math.isfinite(epsilon):
         if any(not math.isfinite(runs.epsilon) for runs in groups):

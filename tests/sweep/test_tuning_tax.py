@@ -154,3 +154,32 @@ def test_federated_runs_of_different_federations_compose_to_no_guarantee():
     assert composition(t)[:2] == (2.0, 2e-5) and composition(t).unit == "clients"
     t.loc[1, "federation"] = "5 clients (IID), seed 1"
     assert composition(t) == (math.inf, 1.0, False, None)
+
+
+def test_runs_under_both_relations_compose_for_a_record_replaced_each_read_on_its_own_curve():
+    """Ten add/remove runs (Gaussian, ε about 10.6 at δ 1e-5 each) beside a replace-one run: each restated at its own
+    δ, (2ε, (1 + e^ε)δ), their deltas passed 1 together and the composition was infinite (the report's defaults
+    said "composes to ε = ∞"). Read on each run's own curve at the δ′ that keeps (1 + e^ε)δ′ within its δ, the sum
+    is finite at the runs' own deltas, and each run's restated guarantee holds against the exact curve of the
+    Gaussian for a record replaced (sensitivity 2: mu = 2/sigma; Dong, Roth & Su 2022, Corollary 2.13)."""
+    from scipy.stats import norm
+
+    from dpcore.accounting import EpsilonDeltaDpEvent, epsilon_of_event
+    from dpcore.sweep.summary import composition
+
+    sigma, delta = 0.5, 1e-5
+    gauss = dp_accounting.GaussianDpEvent(sigma)
+    eps = epsilon_of_event(gauss, delta=delta)
+    assert (1 + math.exp(eps)) * delta * 10 > 1  # restated at their own delta, ten of them pass 1 together
+    text = json.dumps(event_to_json(gauss))
+    erm = json.dumps(event_to_json(EpsilonDeltaDpEvent(1.0, 0.0)))
+    t = pd.DataFrame({"epsilon": [eps] * 10 + [1.0], "delta": [delta] * 10 + [0.0],
+                      "neighbouring": ["add-remove"] * 10 + ["replace-one"], "event": [text] * 10 + [erm]})
+    total = composition(t)
+    assert total.replaced and total.unit == "records"
+    assert math.isfinite(total.epsilon) and total.delta <= 10 * delta * (1 + 1e-9)
+    one = (total.epsilon - 1.0) / 10  # each add/remove run's share, the replace-one run's ε 1 aside
+    mu = 2 / sigma
+    assert norm.cdf(-one / mu + mu / 2) - math.exp(one) * norm.cdf(-one / mu - mu / 2) <= delta
+    # without the events, each run is restated at its own delta, as before: no bound
+    assert composition(t.drop(columns="event")).epsilon == math.inf
