@@ -62,19 +62,61 @@ def _curves(progress: Progress, dataset: str, series: Mapping[str, tuple[str, Ma
             metric: str) -> tuple[pd.DataFrame, dict[str, float]]:
     """Each labelled (learner, params) of ``series`` at each epsilon, mean and spread over ``seeds``, then each
     non-private or trivial learner of ``references`` once (a flat line, ``reference`` True). Returns the tidy curve
-    ``x, value, sd, series, reference`` and the references' values by label."""
+    ``x, value, sd, series, reference`` and the references' values by label.
+
+    A series is one sweep (:func:`~dpcore.sweep.run_sweep`, in this process, no cache): its network runs train
+    together as one batched computation, each equal to the run trained alone with its seed (the sweep's own
+    guarantee), so the numbers are those of :func:`run_learner` run by run, sooner."""
     references = dict(references or {})
     c = _Counter(progress, (len(series) * len(epsilons) + len(references)) * len(seeds))
     rows = []
     for label, (learner, params) in series.items():
+        values = _swept_values(learner, dataset, params, epsilons=epsilons, seeds=seeds, metric=metric, counter=c)
         for e in epsilons:
-            m, sd = _mean_metric(learner, dataset, epsilon=e, seeds=seeds, metric=metric, params=params, counter=c)
-            rows.append({"x": float(e), "value": m, "sd": sd, "series": label, "reference": False})
+            got = values[float(e)]
+            rows.append({"x": float(e), "value": float(np.mean(got)), "sd": float(np.std(got)), "series": label,
+                         "reference": False})
     refs = {label: _mean_metric(learner, dataset, epsilon=1.0, seeds=seeds, metric=metric, counter=c)[0]
             for label, learner in references.items()}
     rows += [{"x": float(e), "value": v, "sd": 0.0, "series": label, "reference": True}
              for label, v in refs.items() for e in epsilons]
     return pd.DataFrame(rows), refs
+
+
+def _swept_values(learner: str, dataset: str, params: Mapping, *, epsilons: Sequence[float], seeds: Sequence[int],
+                  metric: str, counter: _Counter) -> dict[float, list[float]]:
+    """``metric`` of ``learner`` at each epsilon, one value per seed, from one sweep; each run's release noted as
+    :func:`run_learner` notes it (the same settings, so the same key in the session's total)."""
+    from ..sweep import SweepConfig, run_sweep
+
+    seeds = [int(s) for s in seeds]
+    if seeds != list(range(seeds[0], seeds[0] + len(seeds))):  # a sweep's seeds follow one another
+        return {float(e): [_mean_metric(learner, dataset, epsilon=e, seeds=(s,), metric=metric, params=params,
+                                        counter=counter)[0] for s in seeds] for e in epsilons}
+    config = SweepConfig(dataset=dataset, learners=[learner], axis="epsilon", values=[float(e) for e in epsilons],
+                         seeds=len(seeds), base_seed=seeds[0], delta=PUBLISHED_DELTA, params=dict(params),
+                         include_baselines=False)
+
+    def tick(p) -> None:
+        counter.tick(f"{learner} on {dataset}, epsilon {float(p.row['value']):g}, seed {int(p.row['seed'])}")
+
+    with ignored():
+        table = run_sweep(config, n_jobs=1, use_cache=False, on_result=tick).table
+    out: dict[float, list[float]] = {float(e): [] for e in epsilons}
+    release = [c for c in ("event", "epsilon", "delta", "neighbouring", "unit", "federation") if c in table]
+    for row in table[table.role == "swept"].to_dict("records"):
+        e = next(float(x) for x in epsilons if math.isclose(float(x), float(row["value"])))
+        out[e].append(float(row[metric]))
+        settings = {"epsilon": e, "delta": PUBLISHED_DELTA, "seed": int(row["seed"]), "params": dict(params)}
+        note_release(learner, dataset, settings, {c: _plain(row[c]) for c in release})
+    return out
+
+
+def _plain(value):
+    """A table cell as the plain value a release keeps (a numpy number as Python's, an empty cell as "")."""
+    if isinstance(value, float) and math.isnan(value):
+        return ""
+    return value.item() if hasattr(value, "item") else value
 
 
 def _at(curve: pd.DataFrame, series: str, x: float) -> float:

@@ -241,13 +241,15 @@ _RELEASES: contextvars.ContextVar[list | None] = contextvars.ContextVar("dpcore_
 
 def note_release(learner: str, dataset: str, settings: Mapping[str, Any], result) -> None:
     """Keep what a private run of the reproduction running now released (nothing for a run without a guarantee, or
-    outside :func:`run_reproduction`): ``result`` is the learner's :class:`~dpcore.learners.RunResult`,
-    ``settings`` what it was run with (epsilon, delta, seed, params)."""
+    outside :func:`run_reproduction`): ``result`` is the learner's :class:`~dpcore.learners.RunResult`, or what it
+    released (:meth:`~dpcore.learners.RunResult.release`, a sweep's row), ``settings`` what it was run with
+    (epsilon, delta, seed, params)."""
     out = _RELEASES.get()
-    if out is None or result.neighbouring is None:
+    release = result if isinstance(result, Mapping) else result.release()
+    if out is None or not release.get("neighbouring"):
         return
     dataset = dataset if isinstance(dataset, str) else getattr(dataset, "name", str(dataset))
-    out.append((dataset, (learner, dataset, repr(sorted(settings.items()))), result.release()))
+    out.append((dataset, (learner, dataset, repr(sorted(settings.items()))), release))
 
 
 def run_reproduction(name: str, *, on_progress: Progress | None = None) -> ReproductionResult:
