@@ -327,6 +327,20 @@ def wants_secure(rng) -> bool:
     return isinstance(rng, SecureRandom) or (isinstance(rng, str) and rng == SECURE) or secure_active()
 
 
+def bernoulli_threshold(p: float) -> float:
+    """The threshold ``t`` for drawing an event of probability at most ``p`` as ``random() < t``: ``p`` rounded
+    DOWN to a multiple of 2**-52. A uniform draw lies on a grid (multiples of 2**-53, of 2**-52 in secure mode), so
+    ``random() < p`` happens with probability ``p`` rounded UP to that grid, up to 1.1e-16 more than ``p``: a record
+    joined a Poisson batch a hair more often than the sampling rate its epsilon is accounted for (Mironov, Talwar &
+    Zhang 2019), and below 2**-53 it joined at 2**-53 whatever ``p``. With ``t`` on both grids, the probability is
+    ``t`` itself.
+
+    >>> bernoulli_threshold(0.5), bernoulli_threshold(1.0), bernoulli_threshold(1e-17), bernoulli_threshold(0.1) <= 0.1
+    (0.5, 1.0, 0.0, True)
+    """
+    return math.floor(float(p) * 2.0**52) / 2.0**52
+
+
 def noise_generator(rng):
     """The generator privacy-relevant draws use: a :class:`SecureRandom` in secure mode, else ``as_generator(rng)``."""
     return SecureRandom() if wants_secure(rng) else as_generator(rng)

@@ -515,3 +515,24 @@ def test_a_data_frame_with_a_missing_cell_is_refused_by_its_column_name_in_the_s
         BoundedScaler(bounds={"age": (0, 100), "income": (0, 10)}).fit(df)
     with pytest.raises(DPValueError, match=named):
         PrivateERMClassifier(epsilon=1.0, data_norm=1.0).fit(df, [0, 1, 0])
+
+
+def test_the_epsilon_a_run_spent_past_the_one_given_is_said_rounded_up(monkeypatch):
+    # said to 4 figures to nearest, a run that spent 1.00004 where epsilon=1 was given read 'spent ... 1
+    # (result.epsilon), more than epsilon': an epsilon shown below the one spent, and equal to the one it passed
+    import dataclasses
+
+    from dpcore.learners import _LEARNERS
+
+    spec = dpcore.learners.get_learner("dpsgd")
+    real = spec.run
+
+    def run(split, **kw):
+        result = real(split, **kw)
+        object.__setattr__(result, "epsilon", 1.00004)
+        return result
+
+    monkeypatch.setitem(_LEARNERS, "dpsgd", dataclasses.replace(spec, run=run))
+    with pytest.warns(DPCoreWarning, match=r"spent the epsilon that noise gives, 1\.001 \(result\.epsilon\)"):
+        dpcore.run_learner("dpsgd", _frame(), label="buys", bounds=BOUNDS, epsilon=1.0,
+                           params={"epochs": 1, "batch_size": 32, "model": "linear", "noise_multiplier": 5.0})

@@ -37,7 +37,7 @@ def _random_epsilons(n: int, seed: int) -> np.ndarray:
     return 10.0 ** rng.uniform(-4, 7, size=n)  # from 0.0001 to ten million, every decade alike
 
 
-@pytest.mark.parametrize("digits", [3, 4])
+@pytest.mark.parametrize("digits", [3, 4, 5, 6])  # 6: a noisy image's label epsilon (1713.1222 read '1,713')
 def test_a_shown_spent_epsilon_is_never_below_the_computed_one_and_within_one_last_digit(digits):
     for x in _random_epsilons(5000, seed=digits):
         x = float(x)

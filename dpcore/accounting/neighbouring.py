@@ -280,6 +280,10 @@ def compose_guarantees(guarantees) -> tuple[float, float, bool]:
     (3.0, 2e-05, False)
     """
     rows = [(float(e), float(d), None if r is None or r == "" else Neighbouring.of(r)) for e, d, r in guarantees]
+    for e, d, _ in rows:  # a negative part would take privacy back from the others: (-1, 0) and (1, 0) summed to 0
+        if e < 0 or d < 0:
+            raise DPValueError(f"compose_guarantees: every epsilon and delta must be >= 0 (a guarantee never takes "
+                               f"privacy back), got epsilon={e!r}, delta={d!r}")
     replaced = len({r for _, _, r in rows if r is not None}) > 1
     pairs = [replace_one_guarantee(e, d) if replaced and r is not Neighbouring.REPLACE_ONE else (e, d)
              for e, d, r in rows]

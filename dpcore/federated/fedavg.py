@@ -41,7 +41,7 @@ from ..datasets.transforms import scale_to_unit_interval
 from ..defaults import DELTA
 from ..exceptions import DPValueError
 from ..mechanisms.gaussian_sum import GaussianSum
-from ..rng import as_generator, child_seed, noise_generator, noise_mode, torch_generator
+from ..rng import as_generator, bernoulli_threshold, child_seed, noise_generator, noise_mode, torch_generator
 from ..runtime.workload import TORCH_THROUGHPUT, MemoryGuard, Work, check_work
 from ..training.clipping import clip_factors
 from ..training.engine import shares_shift
@@ -305,7 +305,8 @@ def _one_torch_thread():
 
 def _fixed_schedule(cfg: FedAvgConfig, rng: np.random.Generator) -> np.ndarray:
     """Poisson participation of every client in every round, drawn before (and independent of) the data."""
-    return noise_generator(rng).random((cfg.rounds, cfg.clients)) < cfg.client_fraction  # secret in secure mode
+    # secret in secure mode; the rate rounded down to the draws' grid, so that a client joins at most as often as q
+    return noise_generator(rng).random((cfg.rounds, cfg.clients)) < bernoulli_threshold(cfg.client_fraction)
 
 
 def train_fedavg(

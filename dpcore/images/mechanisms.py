@@ -102,8 +102,9 @@ class ImageMechanism(abc.ABC):
 
     @property
     def width(self) -> float:
-        """R = hi - lo, the most one pixel value can change."""
-        return self.pixel_range[1] - self.pixel_range[0]
+        """R = hi - lo, the most one pixel value can change, rounded UP (in floating point the difference lay below
+        the exact one for a third of the ranges that straddle 0 unevenly, (-0.3, 3.3) among them)."""
+        return round_up(Fraction(self.pixel_range[1]) - Fraction(self.pixel_range[0]))
 
     @property
     def delta(self) -> float:
@@ -233,8 +234,8 @@ class PixelLaplace(ImageMechanism):
                 "ε is split across all pixel values.")
 
     def sensitivity(self, shape: tuple[int, ...]) -> float:
-        c = _channels(shape)
-        return c * self.width * (1 if self.budget == "pixel" else int(shape[0]) * int(shape[1]))
+        c = _channels(shape)  # rounded UP: to nearest, C R h w lay below the exact product for some R
+        return round_up(c * Fraction(self.width) * (1 if self.budget == "pixel" else int(shape[0]) * int(shape[1])))
 
     def scale(self, shape: tuple[int, ...]) -> float:
         """Laplace scale b = sensitivity / epsilon (rounded up, as the noise drawn)."""
@@ -438,7 +439,7 @@ class DPPix(ImageMechanism):
 
     def sensitivity(self, shape: tuple[int, ...]) -> float:
         """L1 sensitivity of the full-cell means, ``C R m / b^2``."""
-        return _channels(shape) * self.width * self.m / self.cell**2
+        return round_up(_channels(shape) * Fraction(self.width) * self.m / self.cell**2)
 
     def scale(self, shape: tuple[int, ...] = (1, 1)) -> float:
         """Laplace scale on a full cell's mean, ``C R m / (b^2 epsilon)`` (rounded up)."""
@@ -450,7 +451,8 @@ class DPPix(ImageMechanism):
     def _noisy(self, image, rng):
         means, counts = cell_means(image, self.cell)
         # Lap(C R m / eps) / n_c has scale C R m / (n_c eps): Fan's scale for full cells
-        lap = Laplace(epsilon=self.epsilon, sensitivity=_channels(image.shape) * self.width * self.m)
+        sums = round_up(_channels(image.shape) * Fraction(self.width) * self.m)
+        lap = Laplace(epsilon=self.epsilon, sensitivity=sums)
         cnt = counts if image.ndim == 2 else counts[:, :, None]
         # the cell sums are released (in secure mode on the secure grid), then divided: post-processing
         noisy = lap.randomise(means * cnt, rng=rng) / cnt

@@ -22,6 +22,7 @@ from ..datasets import Split, as_dataset, train_test_split
 from ..defaults import DELTA, EPSILON, SEED
 from ..exceptions import DatasetError, DPCoreWarning, DPValueError, user_stacklevel
 from ..rng import secure_noise, substream
+from ..teaching.verdict import epsilon_text
 from ..validation import check_delta, check_epsilon, check_fraction, check_int, delta_checked
 from .base import EpochCallback, LearnerSpec, RunResult, TestOutputs
 from .decision import RULE, answers_on_test_rows, apply_class_shares
@@ -308,8 +309,8 @@ def run_learner(
     if aimed is not None and not result.epsilon <= aimed:  # nan too
         warnings.warn(f"epsilon={aimed:g} was not used: params set {spec.direct_noise}="
                       f"{params[spec.direct_noise]:g}, so the run spent the epsilon that noise gives, "
-                      f"{result.epsilon:.4g} (result.epsilon), more than epsilon. Leave {spec.direct_noise} out to "
-                      "calibrate the noise to epsilon, or leave epsilon out", DPCoreWarning,
+                      f"{epsilon_text(result.epsilon, digits=4)} (result.epsilon), more than epsilon. Leave "
+                      f"{spec.direct_noise} out to calibrate the noise to epsilon, or leave epsilon out", DPCoreWarning,
                       stacklevel=user_stacklevel())
     if split.dataset.categories and result.model is not None and hasattr(result.model, "categories"):
         # new rows to predict hold the declared columns as they are: the model encodes them as the training rows

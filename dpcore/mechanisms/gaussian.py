@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -59,6 +60,11 @@ def analytic_gaussian_delta(*, sigma: float, epsilon: float, sensitivity: float 
     a = sensitivity / (2.0 * sigma)
     b = epsilon * sigma / sensitivity
     first = float(special.ndtr(a - b))
+    # below the least normal double ndtr answers 0 (Phi(-37.78) = 1.2e-312 read as 0, so the difference was 0 and a
+    # delta of 5e-324 was met by a noise whose exact delta is 8e-316); from its logarithm it keeps what a double holds
+    subnormal = first < sys.float_info.min
+    if subnormal:
+        first = math.exp(_log_phi(a - b))
     # e^eps Phi(-a-b) computed in log space so large epsilon does not overflow
     log_second = epsilon + _log_phi(-a - b)
     if log_second > 700.0:  # e^eps Phi(-a-b) > e^700 > 1 >= Phi(a-b): the difference is below 0
@@ -68,6 +74,8 @@ def analytic_gaussian_delta(*, sigma: float, epsilon: float, sensitivity: float 
     spread = min((a + b) ** 2, 1e300) + 1.0 if a + b < 1e150 else 1e300  # (a + b)^2 overflows from 1e154
     error = _ROUNDING_UNITS * 2.0**-53 * ((spread * first if first else 0.0)
                                           + ((spread + abs(log_second)) * second if second else 0.0))
+    if subnormal and first > 0:  # e^x below the least normal double is rounded to a multiple of the least one
+        error += 2 * math.ulp(0.0)
     return float(min(1.0, max(first - second, 0.0) + error))
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
@@ -9,6 +10,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from ..accounting.events import added_up
 from ..exceptions import DPValueError
 from ..mechanisms import Laplace
+from ..mechanisms.base import round_up
 from ..rng import as_generator
 from ..validation import check_epsilon, check_fraction, check_nonnegative, clip_to_norm
 from ._utils import box_to_unit, check_fitted_X, clip_with_warning, resolve_bounds, unit_to_box, validate_X_y
@@ -58,8 +60,10 @@ def fm_sensitivities(n_features: int, l1_norm: float | None = None) -> tuple[flo
     d = int(n_features)
     if l1_norm is None or l1_norm >= d:
         return float(d * (d + 2)), float(2 * (d + 1))
-    r = float(l1_norm)
-    return float(min(d * (d + 2), r * r + 3 * r)), float(2 + 2 * min(d, r))
+    r = Fraction(float(l1_norm))
+    # the exact values rounded UP: in floating point R^2 + 3R lay below the exact one for R = 0.3, 0.7, 1.7 ..., and
+    # 2 + 2R for R = 1.3, a hair less noise than the bound needs
+    return round_up(min(d * (d + 2), r * r + 3 * r)), round_up(2 + 2 * min(d, r))
 
 
 def loose_fm_sensitivities(n_features: int) -> tuple[float, float]:

@@ -59,7 +59,9 @@ def ssp_sensitivities(n_features: int, data_norm: float) -> dict[str, float]:
     if r * r == 0.0:  # the sensitivity of X^T X underflows: the Gaussian mechanism would divide by zero
         raise DPValueError(f"data_norm={r!r} is too small: its square, the sensitivity of X^T X, is 0 in double "
                            "precision; declare a data_norm of at least 1e-150 (rows scaled to that size)")
-    return {"n": 1.0, "sum_x": sqrt_up(d), "sum_y": 1.0, "lambda_min": r * r, "xtx": r * r, "xty": r}
+    # R^2 rounded UP (to nearest it lay below the exact square for about half of all R: 0.7, 1.1, 1.7 ...)
+    square = round_up(Fraction(r) ** 2)
+    return {"n": 1.0, "sum_x": sqrt_up(d), "sum_y": 1.0, "lambda_min": square, "xtx": square, "xty": r}
 
 
 def ssp_noise_multipliers(epsilon: float, delta: float, *, adaptive: bool = False) -> dict[str, float]:

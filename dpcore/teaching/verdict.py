@@ -203,11 +203,17 @@ def epsilon_text(epsilon: float, *, infinity: str = "∞", digits: int = 3, lowe
     ['9,000', '2,400', '1,240,000', '984', '4.5', '0.317', '∞']
     >>> epsilon_text(2.0000000000004), epsilon_text(0.31699, lower_bound=True), epsilon_text(6.03125, digits=4)
     ('2', '0.316', '6.032')
+    >>> epsilon_text(1713.1222, digits=6), epsilon_text(1713.1, digits=6), epsilon_text(1713.1222, digits=4)
+    ('1,713.13', '1,713.1', '1,714')
     """
     if math.isinf(epsilon):
         return infinity if epsilon > 0 else "-" + infinity
     rounded = round_epsilon(epsilon, digits, lower_bound=lower_bound)
-    return f"{rounded:,.0f}" if abs(rounded) >= 1000 else f"{rounded:.{max(digits, 6)}g}"
+    if abs(rounded) < 1000:
+        return f"{rounded:.{max(digits, 6)}g}"
+    # the figures after the point that ``digits`` keeps: dropped, 1713.13 (six figures of 1713.1222) read "1,713"
+    text = f"{rounded:,.{max(0, digits - len(str(int(abs(rounded)))))}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def belief_text(p: "float | Decimal") -> str:

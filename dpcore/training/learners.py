@@ -28,7 +28,7 @@ from ..learners.decision import NOISY_LABELS
 from ..learners.knobs import ACCOUNTANT_LABELS, ACCOUNTANT_PAGE_HELP, Knob, Wording
 from ..learners.metrics import confusion_matrix, score
 from ..mechanisms import Laplace, RandomizedResponse
-from ..mechanisms.base import pure_laplace_event, round_up
+from ..mechanisms.base import noise_scale, pure_laplace_event, round_up
 from ..rng import as_generator, child_seed
 from ..runtime.thread_warnings import caught as caught_warnings
 from ..runtime.thread_warnings import ignored
@@ -261,6 +261,13 @@ def _label_scale(split) -> tuple[float, float]:
     if hi <= lo:
         hi = lo + 1.0
     return float(lo), float(hi)
+
+
+def _label_width(lo: float, hi: float) -> float:
+    """``hi - lo`` rounded UP: the most a label clipped to [lo, hi] moves when it changes, its L1 sensitivity (in
+    floating point the difference lay below the exact one for a third of all ranges that straddle 0 unevenly,
+    (-0.0565, 0.918) among them, and the noise was a hair short of its epsilon)."""
+    return round_up(Fraction(hi) - Fraction(lo))
 
 
 def _model_kwargs(split, params: Mapping[str, Any], *, private: bool) -> dict:
@@ -556,7 +563,7 @@ def laplace_labels(split, *, epsilon: float, rng, decode: str = "argmax") -> np.
         raise DPValueError(f"decode must be 'argmax' or 'clamp-round', got {decode!r}")
     lo, hi = _label_scale(split)
     y = np.clip(np.asarray(split.y_train, dtype=float), lo, hi)
-    noisy = Laplace(epsilon=epsilon, sensitivity=hi - lo).randomise(y, rng=gen)
+    noisy = Laplace(epsilon=epsilon, sensitivity=_label_width(lo, hi)).randomise(y, rng=gen)
     return (np.clip(noisy, lo, hi) - lo) / (hi - lo)
 
 
@@ -571,9 +578,8 @@ def run_label_dp_laplace(split, *, epsilon, delta, seed, params, on_epoch=None) 
     if split.task == "classification":
         sensitivity = 2.0  # one changed label moves a one-hot vector by 2 in L1
     else:
-        lo, hi = _label_scale(split)
-        sensitivity = hi - lo
-    extras = {"label_noise_scale": sensitivity / epsilon, "sensitivity_l1": sensitivity, NOISY_LABELS: True}
+        sensitivity = _label_width(*_label_scale(split))
+    extras = {"label_noise_scale": noise_scale(sensitivity, epsilon), "sensitivity_l1": sensitivity, NOISY_LABELS: True}
     if split.task == "classification":
         hard = y_noisy if y_noisy.ndim == 1 else y_noisy.argmax(1)
         extras["label_agreement"] = float(np.mean(hard == np.asarray(split.y_train)))

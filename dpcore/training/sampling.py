@@ -28,7 +28,7 @@ import numpy as np
 
 from ..accounting.neighbouring import Neighbouring
 from ..exceptions import DPValueError
-from ..rng import as_generator, noise_generator
+from ..rng import as_generator, bernoulli_threshold, noise_generator
 from ..types import RngLike
 from ..validation import check_fraction, check_int
 
@@ -77,8 +77,10 @@ class PoissonSampler:
             yield self.draw()
 
     def draw(self) -> np.ndarray:
-        """The next batch: the sorted indices of the records with ``rng.random(n) < sample_rate``."""
-        return np.flatnonzero(self.rng.random(self.n) < self.sample_rate)
+        """The next batch: the sorted indices of the records with ``rng.random(n) < sample_rate`` (the rate rounded
+        down to the draws' grid, :func:`~dpcore.rng.bernoulli_threshold`, so that a record joins with probability at
+        most the rate accounted)."""
+        return np.flatnonzero(self.rng.random(self.n) < bernoulli_threshold(self.sample_rate))
 
 
 def shuffled_batches_per_epoch(n: int, batch_size: int) -> int:

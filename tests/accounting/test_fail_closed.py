@@ -291,3 +291,13 @@ def test_a_guarantee_restated_for_a_record_replaced_never_states_a_smaller_delta
     epsilon, delta, _ = compose_guarantees([(0.1, 1e-7, None), (0.2, 2e-7, None), (0.7, 3e-7, None)])
     assert Fraction(epsilon) >= Fraction(0.1) + Fraction(0.2) + Fraction(0.7)
     assert Fraction(delta) >= Fraction(1e-7) + Fraction(2e-7) + Fraction(3e-7)
+
+
+@pytest.mark.parametrize("part", [(-1.0, 0.0), (1.0, -1e-5)])
+def test_guarantees_composed_together_refuse_a_negative_part_by_name(part):
+    """A negative epsilon or delta would take privacy back from the rest: (-1, 0) beside (1, 0) composed to epsilon 0,
+    (1, -1e-5) beside (1, 1e-5) to delta 0; refused, naming what is wrong."""
+    from dpcore.accounting import compose_guarantees
+
+    with pytest.raises(DPValueError, match=r"every epsilon and delta must be >= 0"):
+        compose_guarantees([(*part, None), (1.0, 1e-5, None)])

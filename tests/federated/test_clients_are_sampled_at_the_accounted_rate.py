@@ -41,3 +41,25 @@ def test_the_clients_that_train_each_round_are_a_poisson_sample_at_the_accounted
     assert lo <= sum(trained) <= hi, f"{sum(trained)} client updates in {rounds} rounds, outside [{lo:.0f}, {hi:.0f}]"
     # and the epsilon reported is the one of that rate (dp_accounting's event, as the accountant composed it)
     assert res.dp_event.event.sampling_probability == pytest.approx(q) and res.dp_event.count == rounds
+
+
+@pytest.mark.parametrize("q", [0.1, 0.3, 1e-17])
+def test_a_client_joins_a_round_with_probability_at_most_the_accounted_rate(monkeypatch, q):
+    """A uniform draw lies on a grid of 2**-53 (2**-52 in secure mode), so ``random() < q`` held with probability q
+    rounded UP to it: the draw at the grid point just below q took the client in, one point too many."""
+    from fractions import Fraction
+
+    import numpy as np
+
+    grid = 2.0**-53
+    top = int(Fraction(q) / Fraction(grid))  # the grid point at or just below q
+
+    class Fixed:
+        def random(self, size=None):
+            return np.full(size, top * grid)
+
+    monkeypatch.setattr(fedavg, "noise_generator", lambda rng: Fixed())
+    cfg = FedAvgConfig(clients=3, rounds=2, client_fraction=q, mode="central", noise_multiplier=1.0)
+    joined = bool(fedavg._fixed_schedule(cfg, None).any())
+    # the grid points that take a client in are 0 .. top - 1, and top too if it joined: at most q / grid of them
+    assert Fraction(top + joined) * Fraction(grid) <= Fraction(q)

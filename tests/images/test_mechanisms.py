@@ -306,3 +306,23 @@ def test_one_pixel_image_spends_the_per_pixel_epsilon(shape):
     # a 1 x 1 image is its only pixel: the whole-image guarantee is the per-pixel one
     assert PixelGaussian(epsilon=0.7, delta=1e-5, budget="pixel").image_epsilon(shape) == 0.7
     assert PixelLaplace(epsilon=0.7, budget="pixel").image_epsilon(shape) == pytest.approx(0.7)
+
+
+@pytest.mark.parametrize("kind", ["laplace-pixel", "laplace-image", "gaussian-pixel", "gaussian-image", "dppix"])
+@pytest.mark.parametrize("pixel_range", [(-0.3, 3.3), (-0.0564610247, 0.9182944109)])
+def test_an_image_mechanisms_sensitivity_is_never_below_the_exact_one_of_its_pixel_range(kind, pixel_range):
+    """R = hi - lo from the exact rationals, and the sensitivity built on it (C R, C R h w, R sqrt(h w C),
+    C R m / b^2) rounded up: in floating point hi - lo lay below the exact width for these ranges, and the noise
+    was a hair short of its epsilon."""
+    from fractions import Fraction
+
+    mech = make_image_mechanism(kind, epsilon=1.0, pixel_range=pixel_range, delta=1e-5, cell=2, m=4)
+    lo, hi = (Fraction(v) for v in pixel_range)
+    assert Fraction(mech.width) >= hi - lo
+    h, w = 6, 6
+    exact = {"laplace-pixel": hi - lo, "laplace-image": (hi - lo) * h * w, "dppix": (hi - lo) * 4 / 4}
+    if kind in exact:
+        assert Fraction(mech.sensitivity((h, w))) >= exact[kind]
+    else:  # an L2 sensitivity R sqrt(n): its square at least R^2 n
+        n = 1 if kind == "gaussian-pixel" else h * w
+        assert Fraction(mech.sensitivity((h, w))) ** 2 >= (hi - lo) ** 2 * n

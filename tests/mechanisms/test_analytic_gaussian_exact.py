@@ -39,3 +39,20 @@ def test_an_analytic_gaussian_epsilon_is_never_below_the_exact_one(sigma, delta)
     assert math.isfinite(epsilon) and epsilon > 0
     assert exact_delta(sigma, epsilon) <= delta
     assert exact_delta(sigma, epsilon * (1 - (5e-3 if sigma > 1e4 else 1e-6))) > delta
+
+
+@pytest.mark.parametrize("epsilon,delta", [(1e-3, 5e-324), (1.0, 5e-324), (1.0, 1e-320), (100.0, 1e-320),
+                                           (1e6, 5e-324)])
+def test_a_noise_for_a_delta_below_the_least_normal_double_meets_its_delta(epsilon, delta):
+    # Phi's tail below 2.2e-308 was read as 0 (scipy's ndtr), so the difference of the two terms was 0 and the noise
+    # for epsilon 1 at delta 5e-324 had an exact delta of 8e-316
+    sigma = analytic_gaussian_sigma(epsilon=epsilon, delta=delta)
+    assert exact_delta(sigma, epsilon) <= delta
+
+
+@pytest.mark.parametrize("sigma,delta", [(0.05, 5e-324), (1.0, 5e-324), (1.0, 1e-320), (30.0, 1e-320),
+                                         (1e6, 5e-324)])
+def test_an_epsilon_at_a_delta_below_the_least_normal_double_is_never_below_the_exact_one(sigma, delta):
+    epsilon = analytic_gaussian_epsilon(sigma=sigma, delta=delta)  # sigma 1 at 5e-324 gave delta 3e-314
+    assert math.isfinite(epsilon)
+    assert exact_delta(sigma, epsilon) <= delta

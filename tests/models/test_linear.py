@@ -207,3 +207,25 @@ def test_functional_mechanism_reports_at_least_the_exact_sum_of_its_shares():
         parts = fm.epsilon_split_
         assert Fraction(fm.epsilon_spent_) >= sum(Fraction(parts[k]) for k in ("quadratic", "linear", "intercept"))
         assert fm.epsilon_spent_ == pytest.approx(eps, rel=1e-12)
+
+
+@pytest.mark.parametrize("lo,hi", [(-9.9, -9.89), (-7.7, -7.6)])
+def test_rows_scaled_from_their_box_never_leave_the_unit_cube(lo, hi):
+    """Every sensitivity of the scaled rows (the functional mechanism's, SSP's sums, DPLloyd's) assumes values in
+    [-1, 1]: the affine map computed in floating point put the box's ends at -1.00000000000018 and 1.0000000000000089
+    for these narrow boxes far from 0."""
+    Z = box_to_unit(np.array([[lo], [hi], [0.5 * (lo + hi)]]), np.array([lo]), np.array([hi]))
+    assert np.abs(Z).max() <= 1.0
+
+
+@pytest.mark.parametrize("l1_norm", [0.3, 0.7, 1.3, 1.7])
+def test_functional_mechanism_sensitivities_under_a_row_bound_are_never_below_the_exact_ones(l1_norm):
+    """Delta_q = min(d (d + 2), R^2 + 3R) and Delta_l = 2 + 2 min(d, R) from the exact R, rounded up: in floating
+    point R^2 + 3R lay below the exact value for R = 0.3, 0.7, 1.7 and 2 + 2R for R = 1.3."""
+    from fractions import Fraction
+
+    from dpcore.models.linear import fm_sensitivities
+
+    dq, dl = fm_sensitivities(5, l1_norm=l1_norm)
+    r = Fraction(l1_norm)
+    assert Fraction(dq) >= r * r + 3 * r and Fraction(dl) >= 2 + 2 * r

@@ -175,3 +175,13 @@ def test_a_data_norm_whose_square_underflows_is_refused_by_name():
     X = np.random.default_rng(0).normal(size=(50, 3))
     with pytest.raises(DPValueError, match=r"data_norm=1e-300 is too small.*at least 1e-150"):
         SSPRegressor(epsilon=1.0, delta=1e-5, data_norm=1e-300, random_state=0).fit(X, X[:, 0])
+
+
+@pytest.mark.parametrize("R", [0.7, 1.1, 1.7, 2.3, 3.7])
+def test_the_sensitivity_of_xtx_is_never_below_the_exact_square_of_the_row_bound(R):
+    """X^T X and its smallest eigenvalue move by at most ||x||^2 <= R^2 (Wang 2018): R * R in floating point lay below
+    the exact square for these R, a hair less noise than that bound needs."""
+    from fractions import Fraction
+
+    sens = ssp_sensitivities(3, R)
+    assert Fraction(sens["xtx"]) >= Fraction(R) ** 2 and Fraction(sens["lambda_min"]) >= Fraction(R) ** 2

@@ -59,3 +59,34 @@ def test_runs_trained_together_draw_their_batches_at_the_rate_they_account(poiss
     hi = sum(stats.binom.isf(FALSE_ALARM / 4, r.steps * 1000, r.sample_rate) for r in results)
     included = sum(size for _, size in poisson_draws)
     assert lo <= included <= hi, (included, trials, expected)
+
+
+class _OneDraw:
+    """A generator whose every uniform draw is ``u``."""
+
+    def __init__(self, u: float) -> None:
+        self.u = u
+
+    def random(self, size=None):
+        return np.full(size, self.u)
+
+
+@pytest.mark.parametrize("q", [0.1, 0.01, 0.3, 1 / 3, 1e-17])
+@pytest.mark.parametrize("grid", [2.0**-53, 2.0**-52])  # numpy's draws; secure mode's
+def test_a_record_joins_a_poisson_batch_with_probability_at_most_the_accounted_rate(q, grid):
+    """A uniform draw lies on a grid, so ``random() < q`` held with probability q rounded UP to it (1.1e-16 more
+    than q at q = 0.1, 2**-53 at q = 1e-17): the records that join are the grid points below the threshold, and
+    there are at most q / grid of them."""
+    from fractions import Fraction
+
+    from dpcore.training.sampling import PoissonSampler
+
+    def joins(k: int) -> bool:  # the k-th grid point
+        sampler = PoissonSampler(1, sample_rate=q)
+        sampler.rng = _OneDraw(k * grid)
+        return sampler.draw().size == 1
+
+    top = int(Fraction(q) / Fraction(grid))  # the grid point at or just below q
+    joining = sum(joins(k) for k in range(max(0, top - 3), top + 3)) + max(0, top - 3)  # points below all join
+    assert all(joins(k) for k in range(0, min(top - 3, 50)))
+    assert Fraction(joining) * Fraction(grid) <= Fraction(q)

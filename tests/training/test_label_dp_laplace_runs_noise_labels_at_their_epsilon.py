@@ -44,3 +44,27 @@ def test_a_label_dp_laplace_run_keeps_each_label_with_the_probability_its_epsilo
     z = stats.norm.isf(1e-7 / 2)
     got = res.extras["label_agreement"]
     assert abs(got - p) <= z * sd, f"{got:.4f} of the labels survived; epsilon {epsilon} keeps {p:.4f} +- {z * sd:.4f}"
+
+
+@pytest.mark.parametrize("label_range", [(-0.05646102470229935, 0.9182944108799691), (-0.1, 0.7), (-0.3, 3.3)])
+def test_regression_labels_are_noised_for_their_whole_range_rounded_up(monkeypatch, label_range):
+    """A real label clipped to [lo, hi] moves by at most hi - lo: the noise's L1 sensitivity is that exact difference
+    rounded up (computed in floating point it lay below it for these ranges, a hair less noise than epsilon needs)."""
+    from fractions import Fraction
+    from types import SimpleNamespace
+
+    import dpcore.training.learners as learners
+
+    made = []
+
+    class Spy(learners.Laplace):
+        def __init__(self, *, epsilon, sensitivity):
+            made.append(sensitivity)
+            super().__init__(epsilon=epsilon, sensitivity=sensitivity)
+
+    monkeypatch.setattr(learners, "Laplace", Spy)
+    lo, hi = label_range
+    split = SimpleNamespace(task="regression", y_train=np.linspace(lo, hi, 7),
+                            dataset=SimpleNamespace(label_range=label_range))
+    learners.laplace_labels(split, epsilon=1.0, rng=0)
+    assert made and Fraction(made[0]) >= Fraction(hi) - Fraction(lo)
