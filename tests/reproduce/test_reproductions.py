@@ -124,12 +124,16 @@ def test_an_accountant_that_doubles_epsilon_fails_the_abadi_claims(monkeypatch):
 
 
 def test_dplloyd_swapped_for_input_perturbation_fails_the_comparison(monkeypatch):
-    real = entries_module.run_learner
+    real, real_swept = entries_module.run_learner, entries_module._swept_values
 
-    def swapped(name, *args, **kw):
+    def swapped(name, *args, **kw):  # a run by run
         return real("input-perturbation" if name == "dplloyd" else name, *args, **kw)
 
+    def swapped_sweep(name, *args, **kw):  # a curve's sweep
+        return real_swept("input-perturbation" if name == "dplloyd" else name, *args, **kw)
+
     monkeypatch.setattr(entries_module, "run_learner", swapped)
+    monkeypatch.setattr(entries_module, "_swept_values", swapped_sweep)
     r = run_reproduction("su2016-dplloyd")
     assert not r.passed and not any(c.holds for c in r.checks if "minus input perturbation" in c.claim)
 
