@@ -646,7 +646,8 @@ def display_tuning_tax(tax: pd.DataFrame) -> pd.DataFrame:
         "Candidates tried": tax["candidates"].astype(int),
         # the candidates' ε differ when the sweep moves the noise, the budget or the epochs: the largest is shown
         "ε of one run (the largest)": tax["run_epsilon"].map(format_epsilon),
-        "ε of the search, best kept (repeat-and-select)": tax["search_epsilon"].map(
+        # this sweep tried a fixed grid: Papernot & Steinke's bound is for a search that draws how many it tries
+        "ε had the search been private (a random number of candidates, best kept)": tax["search_epsilon"].map(
             lambda v: DASH if pd.isna(v) else format_epsilon(v)),
         "ε if every run were released (composition)": tax["composition_epsilon"].map(format_epsilon),
         # basic composition holds that ε at the sum of the runs' δ, not at one run's
