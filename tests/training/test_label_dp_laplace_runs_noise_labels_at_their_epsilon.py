@@ -11,14 +11,18 @@ more than 15 standard deviations away.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
+import warnings
 
 import numpy as np
 import pytest
 from scipy import integrate, stats
 
 from dpcore.datasets import train_test_split
+from dpcore.exceptions import PrivacyLeakWarning
 from dpcore.learners import run_learner
+from dpcore.training.learners import laplace_labels
 
 
 def _survival(k: int, epsilon: float) -> float:
@@ -44,3 +48,15 @@ def test_a_label_dp_laplace_run_keeps_each_label_with_the_probability_its_epsilo
     z = stats.norm.isf(1e-7 / 2)
     got = res.extras["label_agreement"]
     assert abs(got - p) <= z * sd, f"{got:.4f} of the labels survived; epsilon {epsilon} keeps {p:.4f} +- {z * sd:.4f}"
+
+
+def test_regression_labels_whose_range_is_not_declared_are_warned_as_a_leak():
+    """Label DP on regression labels (Ghazi et al. 2021): Lap((b - a) / epsilon) is epsilon-DP for a declared range
+    [a, b]; read from the private labels, the range (and so the noise) depends on them."""
+    split = train_test_split("diabetes", seed=0)
+    undeclared = dataclasses.replace(split, dataset=dataclasses.replace(split.dataset, label_range=None))
+    with pytest.warns(PrivacyLeakWarning, match="label range is not declared"):
+        laplace_labels(undeclared, epsilon=1.0, rng=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)  # a declared range reads no label
+        laplace_labels(split, epsilon=1.0, rng=0)
