@@ -68,16 +68,35 @@ def log_pr_answered(votes, *, threshold: float, sigma1: float) -> np.ndarray:
     return stats.norm.logsf(threshold - v.max(axis=1), scale=check_positive(sigma1, "sigma1"))
 
 
-def check_data_dependent_rdp(log_p: float, *, sigma1: float, orders=RDP_ORDERS) -> np.ndarray:
+def log_pr_not_answered(votes, *, threshold: float, sigma1: float) -> np.ndarray:
+    """``ln Pr[max_j n_j + N(0, sigma1^2) < threshold]`` for every query, from the other tail: where the check is
+    nearly sure to pass, ``1 - Pr[answered]`` rounds to 0 and only this keeps its size."""
+    v = _check_votes(votes)
+    return stats.norm.logcdf(threshold - v.max(axis=1), scale=check_positive(sigma1, "sigma1"))
+
+
+def check_data_dependent_rdp(log_p: float, *, sigma1: float, orders=RDP_ORDERS,
+                             log_not_p: float | None = None) -> np.ndarray:
     """Data-dependent RDP of one consensus check whose answer probability is ``e^log_p``.
 
     The check has two outcomes; the less likely one has probability ``q = min(p, 1 - p)``, and the check is a
     Gaussian mechanism of sensitivity 1, i.e. ``(lambda, lambda / (2 sigma1^2))``-RDP: Theorem 6 applies as for
     GNMax with ``sigma = sqrt 2 sigma1`` (Papernot et al. 2018, Section 4.1 and its published analysis).
+
+    ``log_not_p`` is ``ln(1 - p)`` from the other tail (:func:`log_pr_not_answered`). Without it, it is computed from
+    ``log_p``; where ``log_p`` rounded to 0 (a check more than about 38 noise deviations above the threshold) that
+    says nothing of ``1 - p``, which is not 0: the outcome is not certain, and the neighbour's ``1 - p'`` can be
+    e^46 times smaller, so the data-independent ``lambda / (2 sigma1^2)`` is returned (the bound's ``q = 0``
+    shortcut stated 0).
     """
-    log_q = min(float(log_p), _log1mexp(min(float(log_p), 0.0)))
     # sqrt 2 sigma1 rounded DOWN (a larger sigma states a smaller RDP): math.sqrt(2.0) is above the exact root
     sigma = round_down(Fraction(sqrt_down(2)) * Fraction(sigma1))
+    log_p = float(log_p)
+    if log_not_p is None:
+        if log_p == 0.0:  # p rounded to 1: how far 1 - p is from 0 is lost, fail closed
+            return np.asarray(orders, dtype=float) / sigma**2
+        log_not_p = _log1mexp(min(log_p, 0.0))
+    log_q = min(log_p, float(log_not_p))
     return gnmax_data_dependent_rdp(log_q, sigma=sigma, orders=orders)
 
 
@@ -215,7 +234,9 @@ def gnmax_local_sensitivity_bounds(votes, *, teachers: int, sigma: float, order:
 def _check_rdp_table(teachers: int, threshold: float, sigma1: float, order: float) -> np.ndarray:
     """The check's data-dependent RDP at ``order`` for every possible largest count 0..teachers."""
     lp = stats.norm.logsf(threshold - np.arange(teachers + 1), scale=sigma1)
-    return np.array([float(check_data_dependent_rdp(x, sigma1=sigma1, orders=[order])[0]) for x in lp])
+    lnp = stats.norm.logcdf(threshold - np.arange(teachers + 1), scale=sigma1)
+    return np.array([float(check_data_dependent_rdp(x, sigma1=sigma1, orders=[order], log_not_p=y)[0])
+                     for x, y in zip(lp, lnp)])
 
 
 def check_local_sensitivity_bounds(votes, *, teachers: int, threshold: float, sigma1: float,
@@ -497,6 +518,7 @@ __all__ = [
     "gnss_exact_rdp",
     "gnss_rdp",
     "log_pr_answered",
+    "log_pr_not_answered",
     "log_q0",
     "release_data_dependent_epsilon",
     "release_parameters",
