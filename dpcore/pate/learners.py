@@ -54,7 +54,11 @@ def default_query_mode(split, public_fraction: float = PUBLIC_FRACTION) -> str:
 
 def default_teachers(split, public_fraction: float = PUBLIC_FRACTION) -> int:
     """About two private rows per class for each teacher, at most ``MAX_TEACHERS``: the vote margin grows with the
-    number of teachers while a nearest-neighbour teacher stays useful on very few rows."""
+    number of teachers while a nearest-neighbour teacher stays useful on very few rows.
+
+    It reads the number of private rows, taken as public here as DP-SGD's expected batch size takes it: the
+    epsilon (add/remove of a record) holds for the teachers the run had, and a record added where the count crosses
+    a multiple of 2 k would give another number of teachers. Set ``teachers`` to fix it in advance."""
     n_priv, _, k = _sizes(split, public_fraction)
     return max(1, min(MAX_TEACHERS, n_priv // (2 * k)))
 
