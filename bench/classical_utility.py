@@ -133,9 +133,9 @@ def main(argv=None) -> int:
             ir = train_test_split("iris", seed=seed)
             di = train_test_split("diabetes", seed=seed)
             for eps in EPSILONS:
-                m = PrivateERMClassifier(epsilon=eps, data_norm=1.0, random_state=seed)
+                m = PrivateERMClassifier(epsilon=eps, data_norm=1.0, classes=(0, 1), random_state=seed)
                 ours.setdefault(("logreg", eps), []).append(m.fit(Xtr, bc.y_train).score(Xte, bc.y_test))
-                m = PrivateERMClassifier(epsilon=eps, data_norm=1.0, random_state=seed)
+                m = PrivateERMClassifier(epsilon=eps, data_norm=1.0, classes=(0, 1), random_state=seed)
                 ours.setdefault(("logreg-private", eps), []).append(m.fit(Ptr, bc.y_train).score(Pte, bc.y_test))
                 km = DPLloydKMeans(3, epsilon=eps, bounds=ir.dataset.bounds, random_state=seed).fit(ir.X_train)
                 ours.setdefault(("kmeans", eps), []).append(hungarian_accuracy(ir.y_test, km.predict(ir.X_test)))

@@ -471,12 +471,19 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
         Number D of random features and RBF width. The noise vector lives in R^(D+1), so
         at small n a small D wins: defaults D = 25, gamma = 0.5 were picked on wine splits
         (grid D in {25, 50, 200}, gamma in {0.5, 2}; breast cancer agreed).
+    classes : array-like or None, keyword-only
+        The labels the model tells apart, declared (public): with k > 2 of them one-vs-rest trains k models at
+        ``epsilon / k`` each, with 2 one binary model. ``None`` reads them from ``y``, as scikit-learn does; for a
+        private fit that is a function of the private labels the epsilon does not cover (replacing the only row of
+        a class changes how many models are released and the budget each gets), so it warns
+        (PrivacyLeakWarning). Labels of ``y`` outside the declared classes are refused.
     random_state : int, Generator or None
 
     Attributes
     ----------
     coef_ : ndarray (n_models, n_features_used), intercept_ : ndarray (n_models,)
     classes_ : ndarray
+        ``classes`` when declared, else the distinct labels of ``y``.
     epsilon_spent_ : float
     dp_event_ : EpsilonDeltaDpEvent or None
         ``EpsilonDeltaDpEvent(epsilon_spent_, 0)``: pure epsilon-DP by Theorems 6 and 9 (no dp_accounting noise
@@ -521,6 +528,7 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
         kernel: str = "none",
         n_components: int = 25,
         gamma: float = 0.5,
+        classes=None,
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -534,6 +542,7 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
         self.kernel = kernel
         self.n_components = n_components
         self.gamma = gamma
+        self.classes = classes
         self.random_state = random_state
 
     # ----- shared pieces
@@ -576,12 +585,7 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X, y) -> "PrivateERMClassifier":
         self._check_common()
         X, y = validate_X_y(self, X, y, classifier=True)
-        classes = np.unique(y)
-        if classes.size < 2:
-            raise DPValueError(
-                f"y has a single class ({plain(classes[0])!r}); one class gives a classifier nothing to tell apart, "
-                "the training data needs at least two classes"
-            )
+        classes = self._classes(y)
         rng = as_generator(self.random_state, name="random_state")
         eps = check_epsilon(self.epsilon) if self._private else math.inf
         if self.data_norm is None:
@@ -637,6 +641,32 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
             self.epsilon_prime_ = eps_primes[0]
             self.extra_regularization_ = extras[0]
         return self
+
+    def _classes(self, y: np.ndarray) -> np.ndarray:
+        """The classes the fit tells apart: the declared ``classes``, or (warned for a private fit) those of ``y``."""
+        if self.classes is None:
+            classes = np.unique(y)
+            if classes.size < 2:
+                raise DPValueError(
+                    f"y has a single class ({plain(classes[0])!r}); one class gives a classifier nothing to tell "
+                    "apart, the training data needs at least two classes"
+                )
+            if self._private:
+                warnings.warn(
+                    f"classes were not declared, so they were read from the private labels ({classes.size} found): "
+                    "which classes the training rows hold is not covered by epsilon (replacing the only row of a "
+                    "class changes how many one-vs-rest models are released and the budget of each). Declare "
+                    "classes= with every label the data can hold",
+                    PrivacyLeakWarning, stacklevel=user_stacklevel())
+            return classes
+        declared = np.asarray(self.classes)
+        if declared.ndim != 1 or np.unique(declared).size != declared.size or declared.size < 2:
+            raise DPValueError(f"classes must list at least two distinct labels, each once, got {self.classes!r}")
+        unknown = ~np.isin(y, declared)
+        if unknown.any():
+            raise DPValueError(f"y holds labels outside the declared classes {declared.tolist()!r} (e.g. "
+                               f"{plain(y[unknown][0])!r}); declare every label the data can hold in classes=")
+        return np.sort(declared)
 
     def _lambda(self, eps_model: float, n: int, d: int) -> float:
         """Lambda for one binary model fitted on ``n`` rows of ``d`` features (with the intercept's)."""
@@ -727,11 +757,11 @@ class OutputPerturbationClassifier(PrivateERMClassifier):
     def __init__(self, *, epsilon: float = 1.0, regularization: float | str = "auto", perturbation: str = "output",
                  model: str = "logreg", huber_h: float = 0.5, data_norm: float | None = None,
                  fit_intercept: bool = True, intercept_scale: float = DEFAULT_INTERCEPT_SCALE, kernel: str = "none",
-                 n_components: int = 25, gamma: float = 0.5, random_state=None):
+                 n_components: int = 25, gamma: float = 0.5, classes=None, random_state=None):
         super().__init__(epsilon=epsilon, regularization=regularization, perturbation=perturbation, model=model,
                          huber_h=huber_h, data_norm=data_norm, fit_intercept=fit_intercept,
                          intercept_scale=intercept_scale, kernel=kernel,
-                         n_components=n_components, gamma=gamma, random_state=random_state)
+                         n_components=n_components, gamma=gamma, classes=classes, random_state=random_state)
 
 
 class ObjectivePerturbationClassifier(PrivateERMClassifier):

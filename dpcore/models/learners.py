@@ -326,7 +326,9 @@ def _erm_runner(name: str, perturbation: str | None):
                   data_norm=float(p.pop("data_norm", norm)), huber_h=float(p.pop("huber_h", 0.5)),
                   n_components=int(p.pop("n_components", 25)), gamma=float(p.pop("gamma", 0.5)),
                   fit_intercept=_flag(p, "fit_intercept", True),
-                  intercept_scale=float(p.pop("intercept_scale", DEFAULT_INTERCEPT_SCALE)))
+                  intercept_scale=float(p.pop("intercept_scale", DEFAULT_INTERCEPT_SCALE)),
+                  # the dataset's declared classes, never those the private labels hold (one-vs-rest's model count)
+                  classes=tuple(range(max(int(split.n_classes), 2))))
         if kw["kernel"] in (None, ""):  # aliases such as "linear" are the estimator's business
             kw["kernel"] = "none"
         extras: dict = {"when_trivial": _erm_when_trivial(split, preprocess)}  # advice on the scaling this run used

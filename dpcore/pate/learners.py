@@ -13,8 +13,6 @@ private, and the value released with smooth sensitivity, whose own cost the run'
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..learners import register
 from ..learners.base import LearnerSpec, RunResult, TestOutputs
 from ..learners.knobs import ACCOUNTANT_LABELS, ACCOUNTANT_PAGE_HELP, Knob, config_defaults
@@ -35,10 +33,15 @@ MIN_PUBLIC_PER_CLASS = 10
 
 
 def _sizes(split, public_fraction: float) -> tuple[int, int, int]:
-    """Private rows, public rows and classes of ``split``'s training part."""
+    """Private rows, public rows and classes of ``split``'s training part.
+
+    The classes are the dataset's declared ones (its target names), never those the private labels happen to hold:
+    a class with a single training row would otherwise change the default number of teachers, and with it every
+    teacher's partition, when that one label is replaced, which the vote sensitivity (one teacher's vote moves,
+    Papernot et al. 2018) does not cover."""
     n = split.X_train.shape[0]
     n_pub = int(round(public_fraction * n))
-    return n - n_pub, n_pub, max(2, int(np.unique(split.y_train).size))
+    return n - n_pub, n_pub, max(2, int(split.n_classes))
 
 
 def default_query_mode(split, public_fraction: float = PUBLIC_FRACTION) -> str:
@@ -51,7 +54,11 @@ def default_query_mode(split, public_fraction: float = PUBLIC_FRACTION) -> str:
 
 def default_teachers(split, public_fraction: float = PUBLIC_FRACTION) -> int:
     """About two private rows per class for each teacher, at most ``MAX_TEACHERS``: the vote margin grows with the
-    number of teachers while a nearest-neighbour teacher stays useful on very few rows."""
+    number of teachers while a nearest-neighbour teacher stays useful on very few rows.
+
+    It reads the number of private rows, taken as public here as DP-SGD's expected batch size takes it: the
+    epsilon (add/remove of a record) holds for the teachers the run had, and a record added where the count crosses
+    a multiple of 2 k would give another number of teachers. Set ``teachers`` to fix it in advance."""
     n_priv, _, k = _sizes(split, public_fraction)
     return max(1, min(MAX_TEACHERS, n_priv // (2 * k)))
 

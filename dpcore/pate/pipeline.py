@@ -45,6 +45,7 @@ from .confident import (
     ReleasedEpsilon,
     check_data_dependent_rdp,
     log_pr_answered,
+    log_pr_not_answered,
     release_data_dependent_epsilon,
     release_parameters,
 )
@@ -426,7 +427,9 @@ def _data_dependent_rdp(cfg: PateConfig, scale: float, votes: np.ndarray, answer
     per = per * answered[:, None]
     if cfg.aggregator == "confident":
         log_p = log_pr_answered(votes, threshold=cfg.threshold_votes, sigma1=cfg.sigma1)
-        per = per + np.array([check_data_dependent_rdp(x, sigma1=cfg.sigma1) for x in log_p])
+        log_not_p = log_pr_not_answered(votes, threshold=cfg.threshold_votes, sigma1=cfg.sigma1)
+        per = per + np.array([check_data_dependent_rdp(x, sigma1=cfg.sigma1, log_not_p=y)
+                              for x, y in zip(log_p, log_not_p)])
     return per
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from .._lru import BytesLRU
 from ..accounting import Neighbouring, epsilon_of_event
 from ..datasets.registry import is_registered, split_rows
-from ..exceptions import DPValueError, SingleClassWarning, user_stacklevel
+from ..exceptions import DPValueError, PrivacyLeakWarning, SingleClassWarning, user_stacklevel
 from ..learners.base import LearnerSpec, ReleasedModel, RunResult, TestOutputs, class_labels
 from ..learners.decision import NOISY_LABELS
 from ..learners.knobs import ACCOUNTANT_LABELS, ACCOUNTANT_PAGE_HELP, Knob, Wording
@@ -561,6 +561,11 @@ def laplace_labels(split, *, epsilon: float, rng, decode: str = "argmax") -> np.
             r[r.sum(1) == 0] = 1.0
             return r / r.sum(1, keepdims=True)
         raise DPValueError(f"decode must be 'argmax' or 'clamp-round', got {decode!r}")
+    if split.dataset.label_range is None:  # the sensitivity hi - lo would be the private labels' own spread
+        warnings.warn("the label range is not declared, so it is inferred from the training labels: the Laplace "
+                      "noise's sensitivity then depends on the private labels, which leaks privacy beyond the stated "
+                      "epsilon; declare the range the labels can take", PrivacyLeakWarning,
+                      stacklevel=user_stacklevel())
     lo, hi = _label_scale(split)
     y = np.clip(np.asarray(split.y_train, dtype=float), lo, hi)
     noisy = Laplace(epsilon=epsilon, sensitivity=_label_width(lo, hi)).randomise(y, rng=gen)

@@ -170,8 +170,9 @@ def release_cost_caption(result: PateResult) -> str | None:
         return None
     return (f"Includes releasing the data-dependent ε: the answers alone cost ε = "
             f"{format_epsilon(result.epsilon_answers)}, the release adds "
-            f"{format_epsilon(result.epsilon - result.epsilon_answers)} (Papernot et al. 2018, Theorem 23; composed "
-            "at each Rényi order)." + (" The total is the RDP accountant's: a PLD cannot hold the release's Rényi "
+            f"{format_epsilon(result.epsilon - result.epsilon_answers)} (Papernot et al. 2018, Theorem 23, or the "
+            "exact Rényi divergence of two neighbours' releases where the theorem falls below it; composed at each "
+            "Rényi order)." + (" The total is the RDP accountant's: a PLD cannot hold the release's Rényi "
                                        "bound." if result.config.accountant == "pld" else ""))
 
 

@@ -11,14 +11,18 @@ more than 15 standard deviations away.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
+import warnings
 
 import numpy as np
 import pytest
 from scipy import integrate, stats
 
 from dpcore.datasets import train_test_split
+from dpcore.exceptions import PrivacyLeakWarning
 from dpcore.learners import run_learner
+from dpcore.training.learners import laplace_labels
 
 
 def _survival(k: int, epsilon: float) -> float:
@@ -68,3 +72,15 @@ def test_regression_labels_are_noised_for_their_whole_range_rounded_up(monkeypat
                             dataset=SimpleNamespace(label_range=label_range))
     learners.laplace_labels(split, epsilon=1.0, rng=0)
     assert made and Fraction(made[0]) >= Fraction(hi) - Fraction(lo)
+
+
+def test_regression_labels_whose_range_is_not_declared_are_warned_as_a_leak():
+    """Label DP on regression labels (Ghazi et al. 2021): Lap((b - a) / epsilon) is epsilon-DP for a declared range
+    [a, b]; read from the private labels, the range (and so the noise) depends on them."""
+    split = train_test_split("diabetes", seed=0)
+    undeclared = dataclasses.replace(split, dataset=dataclasses.replace(split.dataset, label_range=None))
+    with pytest.warns(PrivacyLeakWarning, match="label range is not declared"):
+        laplace_labels(undeclared, epsilon=1.0, rng=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)  # a declared range reads no label
+        laplace_labels(split, epsilon=1.0, rng=0)
