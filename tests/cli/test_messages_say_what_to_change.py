@@ -91,3 +91,32 @@ def test_the_default_canaries_on_a_file_too_small_for_them_say_the_file_is_too_s
     err = _error(["audit", "--data", _tiny_csv(tmp_path), "--label", "label", "--seed", "0"], capsys)
     assert err.startswith("error: this data is too small for an audit with mislabelled canaries")
     assert "--canaries must" not in err and err.endswith("use data with at least 40 rows")
+
+
+def _label_of_many_whole_numbers(tmp_path) -> str:
+    """A CSV whose label holds 30 different whole numbers (30 classes, or a count): read as regression unless told."""
+    path = tmp_path / "codes.csv"
+    path.write_text("a,b,code\n" + "".join(f"{i % 7},{i % 5},{i % 30}\n" for i in range(120)))
+    return str(path)
+
+
+@pytest.mark.parametrize("command", [["train", "--algorithm"], ["audit", "--algorithm"], ["sweep", "--algorithms"]])
+def test_a_learner_refused_for_the_guessed_task_of_a_file_names_task_and_the_guess(command, tmp_path, capsys):
+    # a label of 30 class codes was refused with "dataset 'codes' is regression; the learners for it: ...", never
+    # saying that the task was guessed from the label's values, nor that --task classification overrules the guess
+    err = _error([*command, "erm-objective", "--data", _label_of_many_whole_numbers(tmp_path), "--label", "code",
+                  "--seed", "0"], capsys)
+    assert "is regression" in err and "without --task the label 'code' of --data was read as regression" in err
+    assert err.endswith("give --task classification)")
+
+
+def test_a_regression_learner_refused_for_a_label_guessed_to_be_classes_names_task_regression(tmp_path, capsys):
+    err = _error(["train", "--algorithm", "linreg", "--data", _tiny_csv(tmp_path), "--label", "label", "--seed", "0"],
+                 capsys)
+    assert "was read as classification" in err and err.endswith("give --task regression)")
+
+
+def test_a_task_given_is_not_called_a_guess(tmp_path, capsys):
+    err = _error(["train", "--algorithm", "linreg", "--data", _tiny_csv(tmp_path), "--label", "label", "--task",
+                  "classification", "--seed", "0"], capsys)
+    assert "is classification" in err and "--task" not in err
