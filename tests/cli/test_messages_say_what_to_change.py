@@ -120,3 +120,18 @@ def test_a_task_given_is_not_called_a_guess(tmp_path, capsys):
     err = _error(["train", "--algorithm", "linreg", "--data", _tiny_csv(tmp_path), "--label", "label", "--task",
                   "classification", "--seed", "0"], capsys)
     assert "is classification" in err and "--task" not in err
+
+
+@pytest.mark.parametrize("argv, asked, fits", [
+    (["report", "--dataset", "iris", "--json", "--points", "1000"], "--points 1000 asks for", "use at most --points "),
+    (["sweep", "--dataset", "iris", "--range", "0.1,10,1000"], "--range MIN,MAX,1000 asks for",
+     "use at most --range MIN,MAX,"),
+    (["sweep", "--dataset", "iris", "--values", ",".join(str(1 + i) for i in range(1000))], "1000 --values asks for",
+     "use at most "),
+    (["sweep", "--dataset", "iris", "--values", "1,2", "--seeds", "1000"], "--seeds 1000 asks for",
+     "use at most --seeds ")])
+def test_a_sweep_of_too_many_runs_names_the_flag_given_and_the_largest_that_fits(argv, asked, fits, capsys):
+    # report --points 1000 was refused with "values=1000 asks for 1e+04 runs; ... use at most values=199": a name
+    # the command has no flag for
+    err = _error(argv, capsys)
+    assert err.startswith(f"error: {asked}") and fits in err and "values=" not in err and "seeds=" not in err
