@@ -331,7 +331,12 @@ def membership_audit(
     split, pool = _pool(data, seed=seed, pool_size=pool_size)
     rng = substream(seed, "membership")  # the coins and the shadows' halves; the pool and each shadow have their own
     report = on_progress or (lambda info: None)
-    n_shadows = 0 if attack == "loss" else check_int(shadows, "shadows", minimum=2, maximum=256)
+    n_shadows = 0 if attack == "loss" else check_int(shadows, "shadows", maximum=256)
+    if attack != "loss" and n_shadows < 4:  # 2 shadows failed after training them: "a fixed variance needs some
+        # example with at least two IN shadow models", naming neither the shadows nor what to give
+        raise DPValueError(f"shadows must be at least 4 for LiRA, got {n_shadows}: each record is IN for half of the "
+                           "shadows and OUT for the other half, and the variance pooled over the records (Carlini et "
+                           "al. 2022, fixed variance) needs records IN, and OUT, for two shadows or more")
     if n_shadows % 2:
         raise DPValueError(f"shadows must be even (each record is IN for exactly half of them), got {n_shadows}")
     if n_shadows > pool.size:
