@@ -302,7 +302,7 @@ def membership_audit(
         The learner's knobs; the shadow models use the same.
     attack : {"loss", "lira-online", "lira-offline"}
     shadows : int
-        LiRA's shadow models (ignored by the loss attack). Each record is IN for about half.
+        LiRA's shadow models, an even number from 4 to 256 (ignored by the loss attack). Each record is IN for half.
     pool_size : int, optional
         Records in the attacker's universe (default: all training rows of the split).
     confidence : float
