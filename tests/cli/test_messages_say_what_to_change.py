@@ -135,3 +135,13 @@ def test_a_sweep_of_too_many_runs_names_the_flag_given_and_the_largest_that_fits
     # the command has no flag for
     err = _error(argv, capsys)
     assert err.startswith(f"error: {asked}") and fits in err and "values=" not in err and "seeds=" not in err
+
+
+def test_a_train_fraction_says_how_many_training_rows_the_run_trains_on(cli):
+    # --train-fraction 0.001 of iris trained on 2 rows, and the run said only that DP-SGD 'predicts the single class
+    # ... try a larger epsilon': nowhere how few rows it had seen
+    out = cli("train", "--dataset", "iris", "--train-fraction", "0.001", "--seed", "0")
+    assert out.returncode == 0
+    assert "note: --train-fraction 0.001 trains on 2 of the 114 training rows" in out.stderr
+    whole = cli("train", "--dataset", "iris", "--seed", "0")
+    assert "--train-fraction" not in whole.stderr
