@@ -25,6 +25,7 @@ from tests.sweep_tables import sweep_with_references
     ("", "regression", Need("within", "r2", 0.05)),  # no need named: the default gap, 5 points
     ("r2 >= 0.4", "regression", Need("at_least", "r2", 0.4)),
     ("mse<=3000", "regression", Need("at_most", "mse", 3000.0)),
+    ("r2>=-0.5", "regression", Need("at_least", "r2", -0.5)),  # R² has no floor: worse than the mean is a level too
 ])
 def test_a_need_is_read_as_the_command_line_writes_it(text, task, expected):
     assert parse_need(text, task) == expected
@@ -39,6 +40,11 @@ def test_a_need_is_read_as_the_command_line_writes_it(text, task, expected):
     ("accuracy>=80", "classification", "accuracy is at most 1, so 80 is out of reach; .*'accuracy>=0.8' for 80 %"),
     ("within=2", "classification", "accuracy is at most 1, so 2 is out of reach; .*'within=0.02' or 'within 2 points'"),
     ("r2>=50", "regression", "R² is at most 1, so 50 is out of reach; .*'r2>=0.5'"),
+    # below the scale's floor: 'accuracy>=-1' swept every ε to answer 'No ε from 0.1 to 10 meets the need (accuracy
+    # at least -1)', a need any model meets; an MSE below 0 no model reaches
+    ("accuracy>=-1", "classification", "accuracy is never below 0, so -1 asks nothing; .*'accuracy>=0.8'"),
+    ("balanced>=-0.2", "classification", "balanced accuracy is never below 0, so -0.2 asks nothing"),
+    ("mse<=-5", "regression", "MSE is never below 0, so -5 is out of reach; .*'mse<=3000'"),
 ])
 def test_a_need_that_cannot_be_judged_is_refused_with_the_flag(text, task, words):
     with pytest.raises(DPValueError, match=words):

@@ -54,6 +54,7 @@ from .bounds import check_confidence
 from .membership import (
     ProgressCallback,
     _audit_result,
+    bound_delta,
     example_statistic,
     membership_claim,
     refuse_shuffled_batches,
@@ -94,6 +95,9 @@ class CanaryAudit:
     #: the audited run's own ε (what it released, for a ledger), where the audit's claim (``result.epsilon``) is ∞
     #: because the run's guarantee is about other neighbours (:func:`~dpcore.audit.membership.membership_claim`)
     run_epsilon: float | None = None
+    #: the audited run's own δ (what it released, for a ledger): a run with no claim to test is read at the δ the
+    #: audit was asked for (:func:`~dpcore.audit.membership.bound_delta`), which may not be its own
+    run_delta: float | None = None
 
     @property
     def target_accuracy(self) -> float | None:
@@ -364,13 +368,13 @@ def input_canary_audit(
         accuracy, balanced = judged["accuracy"], judged["balanced_accuracy"]
     claimed, note = membership_claim(res, spec.private)
     result = _audit_result(np.nan_to_num(scores, nan=0.0), included, attack="one-run input canaries",
-                           epsilon=claimed, delta=res.delta, confidence=confidence,
+                           epsilon=claimed, delta=bound_delta(claimed, res, delta), confidence=confidence,
                            seconds=time.perf_counter() - start, claim_note=note)
     true = np.asarray(split.y_test)[pick] if pick is not None else None
     return CanaryAudit(result, spec.name, split.dataset.name, "input", scores, included, accuracy, event=res.event,
                        records=Xc, taught=yc, true_labels=true, balanced_accuracy=balanced,
                        neighbouring=res.neighbouring, unit=res.unit,
-                       run_epsilon=res.epsilon if spec.private else math.inf)
+                       run_epsilon=res.epsilon if spec.private else math.inf, run_delta=float(res.delta))
 
 
 #: The start of the learner's own judgement against the trivial predictor (after its title), made on its test rows

@@ -197,11 +197,45 @@ def _where_given(message: str, args) -> str | None:
     return None
 
 
+#: A sweep refused for its number of runs (:func:`dpcore.sweep.run_sweep`): ``values=1000 asks for 2e+04 runs``.
+_SWEEP_RUNS = re.compile(r"^(values|seeds)=\d+ asks for ")
+
+
+def _sweep_flag(name: str, args) -> str | None:
+    """How the command line gives the sweep input ``name`` ("values" or "seeds"), a template of its number ``{n}``;
+    None where it has no flag for it."""
+    if name == "seeds":
+        return "--seeds {n}" if hasattr(args, "seeds") else None
+    if hasattr(args, "points"):  # report: the ε values are --points between the ends of --epsilon-range
+        return "--points {n}"
+    if getattr(args, "value_range", None) is not None:
+        return "--range MIN,MAX,{n}"
+    return "{n} --values" if getattr(args, "values", None) is not None else None
+
+
+#: A learner refused for the task of the data (:func:`dpcore.learners.run_learner`, a sweep's configuration).
+_WRONG_TASK = re.compile(r"handles .*, but dataset .* is (classification|regression)\b")
+#: How ``--data``'s task is guessed when ``--task`` is not given (as :func:`dpcore.datasets.load_csv` guesses it).
+_GUESSED = {"regression": "numbers with more than 20 different values, or not whole, are a quantity to predict",
+            "classification": "text, or whole numbers with at most 20 different values, are classes"}
+
+
 def _with_hint(message: str, args) -> str:
     """``message`` with what to do on the command line, when the library's message cannot know the flag."""
     where = _where_given(message, args)
     if where:
         return f"{where}: {message}"
+    if (m := _SWEEP_RUNS.match(message)) and (flag := _sweep_flag(m.group(1), args)):
+        # the sweep's own names (values=, seeds=) for what the command line calls --points, --range N or --values
+        return re.sub(rf"\b{m.group(1)}=(\d+)", lambda n: flag.format(n=n.group(1)), message)
+    wrong = _WRONG_TASK.search(message)
+    if wrong and getattr(args, "data", None) and getattr(args, "label", None) and getattr(args, "task", "") is None:
+        # the task was the command's guess from the label's values, which the user can overrule with --task
+        task = wrong.group(1)
+        other = "classification" if task == "regression" else "regression"
+        return (f"{message} (without --task the label {args.label!r} of --data was read as {task}: {_GUESSED[task]}; "
+                f"if it holds {'classes' if other == 'classification' else 'a quantity to predict'}, give --task "
+                f"{other})")
     m = _NOT_A_NUMBER.match(message)
     if m:  # a learner called float() / int() on a --set value
         bad = [item.strip() for item in getattr(args, "set", []) if item.partition("=")[2].strip() == m.group(2)]

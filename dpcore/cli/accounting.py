@@ -9,7 +9,7 @@ from ..accounting import ACCOUNTANTS, DEFAULT_ACCOUNTANT, calibrate_noise_multip
 from ..accounting.accountants import pld_discretization_for
 from ..accounting.calibration import NOISE_SEARCH_RANGE
 from ..defaults import DELTA
-from ..teaching.verdict import ZERO_EPSILON, round_epsilon
+from ..teaching.verdict import round_epsilon, zero_epsilon_note
 from ..validation import check_epsilon
 from . import JSON_CONVENTION, command_help, print_json, said
 
@@ -97,8 +97,6 @@ def _report(args, given: str, value: float, key: str, *, accountant: str, extra:
     return 0
 
 
-#: Said on stderr when the accountant's epsilon is exactly 0 for finite noise.
-ZERO_EPSILON_NOTE = "note: " + ZERO_EPSILON
 #: Said on stderr when the epsilon is infinite: the accountant can state no guarantee for this noise.
 INFINITE_EPSILON_NOTE = ("note: epsilon is infinite: with this little noise the accountant can state no privacy "
                          "guarantee (or cannot compute one in double precision); use a larger --noise-multiplier")
@@ -112,8 +110,8 @@ def _epsilon(args) -> int:
     eps, used = dpsgd_accounting(**run, accountant=args.accountant)
     if used == "pld" and 0 < eps < 1:  # below 1, on the finer grid a run at this budget uses (`noise`)
         eps, used = dpsgd_accounting(**run, accountant="pld", pld_discretization=pld_discretization_for(eps))
-    if eps == 0.0:  # finite noise whose epsilon underflowed (steps >= 1: _sampling)
-        print(ZERO_EPSILON_NOTE, file=sys.stderr)
+    if eps == 0.0:  # finite noise whose epsilon underflowed (steps >= 1: _sampling); why, by the accountant used
+        print("note: " + zero_epsilon_note(used), file=sys.stderr)
     elif math.isinf(eps) and len(said) == warned:  # said once: the accountant's own warning says why, if it gave one
         print(INFINITE_EPSILON_NOTE, file=sys.stderr)
     return _report(args, f"sigma={args.noise_multiplier}", eps, "epsilon", accountant=used)
@@ -129,6 +127,6 @@ def _noise(args) -> int:
                                      delta=args.delta, accountant=args.accountant, pld_discretization=grid)
     if reached == 0.0 and args.epsilon > 0:
         print(f"note: no smaller noise reaches epsilon {args.epsilon:g}; this sigma is where the accountant's epsilon "
-              "drops to 0. " + ZERO_EPSILON_NOTE.removeprefix("note: "), file=sys.stderr)
+              "drops to 0. " + zero_epsilon_note(used), file=sys.stderr)
     return _report(args, f"target epsilon={args.epsilon}", sigma, "noise_multiplier", accountant=used,
                    extra={"epsilon_spent": reached, "at_search_bound": sigma <= NOISE_SEARCH_RANGE[0]})

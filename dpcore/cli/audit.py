@@ -51,7 +51,8 @@ def add_parser(sub) -> None:
     p.add_argument("--no-contrast", action="store_true",
                    help="with --attack canaries: do not also attack the learner's non-private twin")
     p.add_argument("--shadows", type=int, default=None,
-                   help=f"LiRA's shadow models (default {DEFAULT_SHADOWS}, as on the Attack page)")
+                   help=f"LiRA's shadow models, an even number from 4 to 256 (default {DEFAULT_SHADOWS}, as on the "
+                        "Attack page)")
     p.add_argument("--canaries", type=int, default=None,
                    help=f"canaries (--attack canaries: default {STORY_CANARIES}, at most 40%% of the test rows; "
                         f"one-run: default {DEFAULT_CANARIES}, input canaries at most one per test row)")

@@ -145,6 +145,14 @@ def _run(args) -> int:
     if args.epsilon is not None and params.get("noise_multiplier") is not None and spec.private:
         print(f"note: --noise-multiplier {params['noise_multiplier']:g} sets the noise, so the run spends the epsilon "
               f"it gives (printed below); --epsilon {args.epsilon:g} is not used", file=sys.stderr)
+    if args.train_fraction < 1.0:  # how many rows that is: a model that learnt nothing from 2 rows was told to try a
+        # larger epsilon, and the output said nowhere how few rows it trained on
+        from ..datasets import train_test_split
+        from ..learners import kept_rows
+
+        n = train_test_split(data, seed=0).X_train.shape[0]  # the split's size, whatever its seed
+        print(f"note: --train-fraction {args.train_fraction:g} trains on {kept_rows(n, args.train_fraction)} of the "
+              f"{n} training rows", file=sys.stderr)
     res = run_learner(
         args.algorithm,
         data,

@@ -267,6 +267,14 @@ def parse_need(text: str, task: str, y=None) -> Need:
             f"--need {text!r}: {_LABEL[need.metric]} is at most 1, so {need.amount:g} is out of reach; write a share, "
             + (f"e.g. 'within={share:g}' or 'within {need.amount:g} points'" if need.kind == "within" else
                f"e.g. '{need.metric}>={share:g}' for {need.amount:g} %"))
+    # below the scale's floor: a share under 0 asks nothing every model (and always answering one class) does not
+    # already meet, an MSE under 0 what no model reaches; either sweeps every ε for an answer the need decided
+    if need.kind == "at_least" and need.metric in _POINTS and need.amount < 0:
+        raise DPValueError(f"--need {text!r}: {_LABEL[need.metric]} is never below 0, so {need.amount:g} asks nothing; "
+                           f"write a share from 0 to 1, e.g. '{need.metric}>=0.8', or a gap, e.g. 'within 2 points'")
+    if need.kind == "at_most" and need.metric == "mse" and need.amount < 0:
+        raise DPValueError(f"--need {text!r}: MSE is never below 0, so {need.amount:g} is out of reach; write an error "
+                           "of 0 or more, e.g. 'mse<=3000'")
     return need
 
 

@@ -129,6 +129,12 @@ def get_learner(name: str) -> LearnerSpec:
     return regs[name]
 
 
+def kept_rows(n: int, fraction: float) -> int:
+    """How many of ``n`` training rows :func:`subsample_train` keeps for ``fraction`` (two at least, so that a
+    classifier sees two classes)."""
+    return n if fraction >= 1.0 else max(2, int(round(fraction * n)))
+
+
 def subsample_train(split: Split, fraction: float, seed: int) -> Split:
     """Keep a deterministic ``fraction`` of the training rows (for accuracy vs training-set size)."""
     fraction = check_fraction(fraction, "train_fraction")
@@ -136,7 +142,7 @@ def subsample_train(split: Split, fraction: float, seed: int) -> Split:
         return split
     rng = substream(seed, "train_fraction")
     n = split.X_train.shape[0]
-    k = max(2, int(round(fraction * n)))
+    k = kept_rows(n, fraction)
     idx = rng.choice(n, size=k, replace=False)
     y = np.asarray(split.y_train)
     if split.dataset.task == "classification" and np.unique(y[idx]).size == 1 < np.unique(y).size:
@@ -429,5 +435,6 @@ __all__ = [
     "learner_names",
     "get_learner",
     "run_learner",
+    "kept_rows",
     "subsample_train",
 ]

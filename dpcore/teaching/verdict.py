@@ -307,10 +307,24 @@ def neighbours(epsilon: float, k: int = 1) -> tuple[list[Deployment], list[Deplo
     return below[::-1][:k], above[:k]
 
 
+#: Why each accountant's ε can be exactly 0 for finite noise: the Rényi conversion's, and the privacy loss
+#: distribution's smallest ε whose hockey-stick divergence is at most δ (dp_accounting's get_epsilon_for_delta),
+#: which is 0 once the divergence at ε = 0, the total variation distance between the two outputs, is.
+_ZERO_BECAUSE = {"rdp": "the Rényi conversion gives exactly 0 once the Rényi divergence falls below δ²",
+                 "pld": "the privacy loss distribution gives exactly 0 once the total variation distance between the "
+                        "outputs, its δ at ε = 0, is at most δ"}
+
+
+def zero_epsilon_note(accountant: str | None = None) -> str:
+    """Why an ε of exactly 0 for finite noise is a (0, δ) guarantee, with the reason of ``accountant`` ("rdp" or
+    "pld"; None: where the accountant is not known here, both)."""
+    because = _ZERO_BECAUSE.get(accountant) or "; ".join(_ZERO_BECAUSE.values())
+    return ("ε = 0 here is a (0, δ) guarantee, not perfect privacy: the noise is so large that the outputs with and "
+            f"without any one record differ by at most δ in probability ({because}).")
+
+
 #: Why an accountant's ε can be exactly 0 for finite noise (pages and the command line say it in these words).
-ZERO_EPSILON = ("ε = 0 here is a (0, δ) guarantee, not perfect privacy: the noise is so large that the outputs with "
-                "and without any one record differ by at most δ in probability (the Rényi conversion gives exactly 0 "
-                "once the Rényi divergence falls below δ²).")
+ZERO_EPSILON = zero_epsilon_note()
 
 
 def comparison(epsilon: float) -> str:

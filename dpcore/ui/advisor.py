@@ -120,8 +120,11 @@ def _need_input(task: str, y) -> Need:
     metric = c2.radio("Metric", ["r2", "mse"], key="sweep.advisor.metric", horizontal=True,
                       format_func=lambda m: {"r2": "R² at least", "mse": "MSE at most"}[m])
     level0 = 0.4 if metric == "r2" else 3000.0
-    level = bounded_number(c2, "Level", low=None, high=None, default=level0, key=f"sweep.advisor.level.{metric}",
-                           name="The level", value=level0)
+    # R² is at most 1 and an MSE never below 0, as the command line's --need says: a level beyond either swept every
+    # ε only to say that nothing meets it (R² below 0, worse than the mean, is a level like any other)
+    level = bounded_number(c2, "Level", low=0.0 if metric == "mse" else None, high=1.0 if metric == "r2" else None,
+                           default=level0, key=f"sweep.advisor.level.{metric}",
+                           name="The R² level" if metric == "r2" else "The MSE level", value=level0)
     return Need("at_least", "r2", level) if metric == "r2" else Need("at_most", "mse", level)
 
 

@@ -524,7 +524,9 @@ def audit_release(audit):
     if (target := getattr(audit, "target", None)) is not None:
         return target
     own = getattr(audit, "run_epsilon", None)  # the run's ε where the audit's claim is ∞ (other neighbours)
-    return {"event": audit.event, "epsilon": audit.result.epsilon if own is None else own, "delta": audit.result.delta,
+    own_delta = getattr(audit, "run_delta", None)  # its δ, where the bound is read at the δ asked for
+    return {"event": audit.event, "epsilon": audit.result.epsilon if own is None else own,
+            "delta": audit.result.delta if own_delta is None else own_delta,
             "neighbouring": getattr(audit, "neighbouring", None), "unit": getattr(audit, "unit", "records")}
 
 

@@ -108,6 +108,8 @@ def parse_knobs(text: str) -> dict[str, Any]:
         if "=" not in item:
             raise DPValueError(f"fixed knobs are written key=value, one per line; got {item!r}")
         k, v = (s.strip() for s in item.split("=", 1))
+        if not k:  # '=3' named no knob: said as the command line's --set says it, not as a knob '' no learner takes
+            raise DPValueError(f"fixed knobs are written key=value, one per line, with a key before '='; got {item!r}")
         out[k.replace("-", "_")] = None if v.lower() == "none" else parse_value(v)
     return out
 

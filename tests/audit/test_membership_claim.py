@@ -57,3 +57,31 @@ def test_the_epsilon_a_claim_note_names_is_rounded_up_not_to_the_nearest():
     """The note says what the run's guarantee is: 1.2349 read "ε = 1.23" (":.3g", to the nearest), below it."""
     _, note = membership_claim(_run(epsilon=1.2349, unit="clients"))
     assert "ε = 1.24 " in note
+
+
+@pytest.mark.parametrize("audit_of", [
+    lambda learner, delta: input_canary_audit(learner, "digits", epsilon=1.0, delta=delta, canaries=200, seed=0),
+    lambda learner, delta: membership_audit(learner, "iris", epsilon=1.0, delta=delta, attack="loss", seed=0)])
+def test_a_run_with_no_guarantee_is_read_at_the_delta_of_the_private_runs_beside_it(audit_of):
+    # the non-private twin was read at its own delta = 0: on the Attack page's 500 records the most any attack could
+    # prove was 3.95 beside the private run's 3.92, and the twin's own reading 3.01 where at delta 1e-5 it is 3.00
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        private, twin = audit_of("dpsgd", 1e-5), audit_of("non-private", 1e-5)
+        pure = audit_of("output-perturbation", 1e-5)
+    assert math.isinf(twin.result.epsilon) and twin.result.delta == private.result.delta == 1e-5
+    assert twin.result.most_provable() == private.result.most_provable()
+    assert pure.result.delta == 0.0  # a finite claim is read at its own delta: (1, 0)-DP is what it claims
+
+
+def test_a_run_read_at_the_audits_delta_is_still_released_at_its_own_delta():
+    # erm-objective protects one record replaced, so the audit tests no claim of it and reads it at the delta asked
+    # for; what the session's total counts is the run's own (epsilon, 0)
+    from dpcore.ui.audit import audit_release
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        audit = input_canary_audit("erm-objective", "digits", epsilon=1.0, delta=1e-5, canaries=200, seed=0)
+    assert math.isinf(audit.result.epsilon) and audit.result.delta == 1e-5
+    release = audit_release(audit)
+    assert release["epsilon"] == 1.0 and release["delta"] == 0.0

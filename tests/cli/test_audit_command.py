@@ -75,7 +75,11 @@ def test_one_run_gradient_canaries_and_lira_run_from_the_command_line(capsys):
 
 @pytest.mark.parametrize("argv, words", [
     (["--algorithm", "erm-output", "--attack", "one-run", "--canary-kind", "gradient"], "canary_kind='input'"),
-    (["--algorithm", "dpsgd", "--attack", "lira", "--shadows", "3"], "shadows must be even"),
+    (["--algorithm", "dpsgd", "--attack", "lira", "--shadows", "5"], "shadows must be even"),
+    # two shadows were trained and then refused with "a fixed variance needs some example with at least two IN shadow
+    # models", naming neither --shadows nor what to give
+    (["--algorithm", "dpsgd", "--attack", "lira", "--shadows", "2"], "--shadows must be at least 4 for LiRA, got 2"),
+    (["--algorithm", "dpsgd", "--attack", "lira-offline", "--shadows", "2"], "--shadows must be at least 4"),
     (["--algorithm", "dpsgd", "--attack", "one-run", "--canaries", "5"], "--canaries must be >= 10"),
     (["--algorithm", "dpsgd", "--epsilon", "-1"], "epsilon"),
     (["--algorithm", "nope"], "unknown learner"),

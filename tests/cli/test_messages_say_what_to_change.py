@@ -91,3 +91,57 @@ def test_the_default_canaries_on_a_file_too_small_for_them_say_the_file_is_too_s
     err = _error(["audit", "--data", _tiny_csv(tmp_path), "--label", "label", "--seed", "0"], capsys)
     assert err.startswith("error: this data is too small for an audit with mislabelled canaries")
     assert "--canaries must" not in err and err.endswith("use data with at least 40 rows")
+
+
+def _label_of_many_whole_numbers(tmp_path) -> str:
+    """A CSV whose label holds 30 different whole numbers (30 classes, or a count): read as regression unless told."""
+    path = tmp_path / "codes.csv"
+    path.write_text("a,b,code\n" + "".join(f"{i % 7},{i % 5},{i % 30}\n" for i in range(120)))
+    return str(path)
+
+
+@pytest.mark.parametrize("command", [["train", "--algorithm"], ["audit", "--algorithm"], ["sweep", "--algorithms"]])
+def test_a_learner_refused_for_the_guessed_task_of_a_file_names_task_and_the_guess(command, tmp_path, capsys):
+    # a label of 30 class codes was refused with "dataset 'codes' is regression; the learners for it: ...", never
+    # saying that the task was guessed from the label's values, nor that --task classification overrules the guess
+    err = _error([*command, "erm-objective", "--data", _label_of_many_whole_numbers(tmp_path), "--label", "code",
+                  "--seed", "0"], capsys)
+    assert "is regression" in err and "without --task the label 'code' of --data was read as regression" in err
+    assert err.endswith("give --task classification)")
+
+
+def test_a_regression_learner_refused_for_a_label_guessed_to_be_classes_names_task_regression(tmp_path, capsys):
+    err = _error(["train", "--algorithm", "linreg", "--data", _tiny_csv(tmp_path), "--label", "label", "--seed", "0"],
+                 capsys)
+    assert "was read as classification" in err and err.endswith("give --task regression)")
+
+
+def test_a_task_given_is_not_called_a_guess(tmp_path, capsys):
+    err = _error(["train", "--algorithm", "linreg", "--data", _tiny_csv(tmp_path), "--label", "label", "--task",
+                  "classification", "--seed", "0"], capsys)
+    assert "is classification" in err and "--task" not in err
+
+
+@pytest.mark.parametrize("argv, asked, fits", [
+    (["report", "--dataset", "iris", "--json", "--points", "1000"], "--points 1000 asks for", "use at most --points "),
+    (["sweep", "--dataset", "iris", "--range", "0.1,10,1000"], "--range MIN,MAX,1000 asks for",
+     "use at most --range MIN,MAX,"),
+    (["sweep", "--dataset", "iris", "--values", ",".join(str(1 + i) for i in range(1000))], "1000 --values asks for",
+     "use at most "),
+    (["sweep", "--dataset", "iris", "--values", "1,2", "--seeds", "1000"], "--seeds 1000 asks for",
+     "use at most --seeds ")])
+def test_a_sweep_of_too_many_runs_names_the_flag_given_and_the_largest_that_fits(argv, asked, fits, capsys):
+    # report --points 1000 was refused with "values=1000 asks for 1e+04 runs; ... use at most values=199": a name
+    # the command has no flag for
+    err = _error(argv, capsys)
+    assert err.startswith(f"error: {asked}") and fits in err and "values=" not in err and "seeds=" not in err
+
+
+def test_a_train_fraction_says_how_many_training_rows_the_run_trains_on(cli):
+    # --train-fraction 0.001 of iris trained on 2 rows, and the run said only that DP-SGD 'predicts the single class
+    # ... try a larger epsilon': nowhere how few rows it had seen
+    out = cli("train", "--dataset", "iris", "--train-fraction", "0.001", "--seed", "0")
+    assert out.returncode == 0
+    assert "note: --train-fraction 0.001 trains on 2 of the 114 training rows" in out.stderr
+    whole = cli("train", "--dataset", "iris", "--seed", "0")
+    assert "--train-fraction" not in whole.stderr

@@ -256,3 +256,27 @@ def test_once_the_advisors_attack_has_run_its_button_is_gone_from_that_very_run(
     at.button(key="sweep.advisor.attack").click().run()
     assert not at.exception and any(m.value.startswith("**What an attacker learned") for m in at.markdown)
     assert not [b for b in at.button if b.key == "sweep.advisor.attack"]
+
+
+def test_a_regression_level_beyond_its_scale_is_refused_under_its_box(tmp_path, monkeypatch):
+    # 'R² at least 50' and 'MSE at most -5' were taken, and the advisor answered 'No ε ... meets the need' after
+    # judging every ε; the command line's --need refuses both
+    monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))
+    at = AppTest.from_file(PAGE, default_timeout=300)
+    at.run()
+    at.selectbox(key="sweep.dataset").set_value("diabetes").run()
+    ms = next(m for m in at.multiselect if m.key.startswith("sweep.learners."))
+    ms.set_value(["ssp"])
+    for key, value in (("sweep.min.epsilon", 1.0), ("sweep.max.epsilon", 10.0), ("sweep.points.epsilon", 2),
+                       ("sweep.seeds", 2), ("sweep.jobs", 1)):
+        at.number_input(key=key).set_value(value)
+    at.run()
+    at.button(key="sweep.run").click().run()
+    at.radio(key="sweep.advisor.kind").set_value("level").run()
+    for metric, value, says, need in (("r2", 50.0, "The R² level must be at most 1; 50 is not.", "R² at least 50"),
+                                      ("mse", -5.0, "The MSE level must be at least 0; -5 is not.", "MSE at most -5")):
+        at.radio(key="sweep.advisor.metric").set_value(metric).run()
+        at.number_input(key=f"sweep.advisor.level.{metric}").set_value(value).run()
+        assert not at.exception
+        assert any(says in e.value for e in at.error), [e.value for e in at.error]
+        assert not any(need in w.value for w in [*at.warning, *at.success])

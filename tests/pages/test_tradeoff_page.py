@@ -117,6 +117,15 @@ def test_page_reports_bad_knobs_without_a_traceback(fakes):
     assert not at.get("plotly_chart") and not at.info
 
 
+def test_a_fixed_knob_with_no_name_is_refused_as_the_line_it_is(fakes):
+    # '=3' was refused as "no learner in this sweep takes parameter(s) ['']", the list of every knob after it, where
+    # the command line's --set =3 says a KEY is missing
+    at = _page(knobs="epochs=3\n=3")
+    assert not at.exception
+    said = [e.value for e in at.error]
+    assert any("with a key before '='; got '=3'" in e for e in said) and not any("['']" in e for e in said)
+
+
 def test_a_failing_run_leaves_no_chart_and_no_run_prompt(fakes):
     at = _page(knobs="fail=true")
     at.button(key="sweep.run").click()
