@@ -51,7 +51,11 @@ def parse_set(items: list[str]) -> dict:
         key = k.strip().replace("-", "_")
         if not key:
             raise DPValueError(f"--set expects KEY=VALUE with a KEY, got {item!r}")
-        params[key] = parse_value(v.strip())
+        value = parse_value(v.strip())
+        if key in params and params[key] != value:  # neither may quietly win, as with a flag beside --set
+            raise DPValueError(f"--set {key}={params[key]} and --set {item.strip()} disagree (the same knob); give "
+                               "the value once")
+        params[key] = value
     return params
 
 

@@ -110,7 +110,10 @@ def parse_knobs(text: str) -> dict[str, Any]:
         k, v = (s.strip() for s in item.split("=", 1))
         if not k:  # '=3' named no knob: said as the command line's --set says it, not as a knob '' no learner takes
             raise DPValueError(f"fixed knobs are written key=value, one per line, with a key before '='; got {item!r}")
-        out[k.replace("-", "_")] = None if v.lower() == "none" else parse_value(v)
+        key, value = k.replace("-", "_"), None if v.lower() == "none" else parse_value(v)
+        if key in out and out[key] != value:  # neither line may quietly win
+            raise DPValueError(f"fixed knobs give {key} twice ({key}={out[key]} and {item!r}); keep one line")
+        out[key] = value
     return out
 
 

@@ -145,3 +145,16 @@ def test_a_train_fraction_says_how_many_training_rows_the_run_trains_on(cli):
     assert "note: --train-fraction 0.001 trains on 2 of the 114 training rows" in out.stderr
     whole = cli("train", "--dataset", "iris", "--seed", "0")
     assert "--train-fraction" not in whole.stderr
+
+
+def test_a_knob_set_twice_with_two_values_is_refused_not_taken_from_the_last(capsys):
+    # --set epochs=2 --set epochs=3 trained with 3 and said nothing, as the Trade-off page's Fixed knobs box did
+    err = _error(["train", "--dataset", "iris", "--algorithm", "dpsgd", "--set", "epochs=2", "--set", "epochs=3"],
+                 capsys)
+    assert "--set epochs=2 and --set epochs=3 disagree" in err
+    from dpcore.exceptions import DPValueError
+    from dpcore.ui.sweep import parse_knobs
+
+    with pytest.raises(DPValueError, match="fixed knobs give epochs twice"):
+        parse_knobs("epochs=2\nepochs=3")
+    assert parse_knobs("epochs=2, epochs=2") == {"epochs": 2}  # the same value twice says one thing
