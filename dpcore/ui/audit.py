@@ -45,7 +45,8 @@ ATTACK_NOTES = {
                 "model that gives a canary its wrong label has memorised it, since nothing else in the data teaches "
                 "that label (Carlini et al. 2019; Jagielski, Ullman & Oprea 2020). The non-private model is a wide "
                 "network fit to its training rows, as one is trained without privacy; the private one is the Train "
-                "page's, the canaries among its rows (so its accuracy may sit a point below the Train page's). "
+                "page's, the canaries among its rows (so its accuracy may differ from the Train page's by about a "
+                "point). "
                 "Because coins chose the canaries, the guesses bound ε from this one run (Steinke, Nasr & "
                 "Jagielski 2023).",
     "loss": "**What the attacker has:** the released model, which it can query on any record, and each record's "
