@@ -1,6 +1,7 @@
 """Widgets and error handling shared by every page."""
 from __future__ import annotations
 
+import functools
 import math
 import re
 import threading
@@ -27,7 +28,7 @@ from ..datasets.shares import CLASS_SHARES_SYNTAX
 from ..defaults import DELTA, EPSILON
 from ..exceptions import BoundsError, CategoriesError, CategoriesWarning, DPCoreError, PrivacyLeakWarning
 from ..runtime.thread_warnings import caught as caught_warnings
-from ..runtime.workload import SERVER, set_default_budget
+from ..runtime.workload import SERVER, WorkBudgetExceeded, set_default_budget
 from ..teaching.verdict import ZERO_EPSILON, comparison, epsilon_text, round_epsilon, verdict
 from .links import DATASET_PROBLEM, settle
 from .navigation import route_through_app
@@ -946,6 +947,32 @@ def readable_log_ticks(fig, axis: str = "x"):
     return fig
 
 
+def knobs_in_page_words(message: str) -> str:
+    """A refusal for the work a run asks for (:class:`~dpcore.runtime.workload.WorkBudgetExceeded`) with each knob
+    named by its box on the pages (``epochs=5000`` as “Epochs” = 5000): the message names the library's parameters,
+    which a page's visitor never sees. Names that are no learner's knob stay as they are.
+
+    >>> knobs_in_page_words("epochs=5000 asks for about 392 seconds of work; use at most epochs=1529")
+    '“Epochs” = 5000 asks for about 392 seconds of work; use at most “Epochs” = 1529'
+    """
+    labels = _knob_labels()
+    return re.sub(r"\b([a-z][a-z0-9_]*)=(?=[0-9.])",
+                  lambda m: f"“{labels[m[1]]}” = " if m[1] in labels else m[0], message)
+
+
+@functools.lru_cache(maxsize=1)
+def _knob_labels() -> dict[str, str]:
+    """Every registered learner's knob names and the label of their box (the first learner's, where several say it)."""
+    from ..learners import learners
+
+    labels: dict[str, str] = {}
+    for spec in learners().values():
+        for knob in spec.knobs:
+            if knob.label:
+                labels.setdefault(knob.name, knob.label)
+    return labels
+
+
 def run_guarded(fn: Callable[..., Any], *args, hide_warnings: tuple[str, ...] = (), said: list | None = None,
                 **kwargs) -> Any:
     """Call ``fn``; show dpcore errors as ``st.error`` and warnings as ``st.warning``; return None on error.
@@ -959,7 +986,7 @@ def run_guarded(fn: Callable[..., Any], *args, hide_warnings: tuple[str, ...] = 
             out = fn(*args, **kwargs)
         except (DPCoreError, ValueError, TypeError) as exc:
             show_warnings(caught, hide=hide_warnings)
-            st.error(str(exc))
+            st.error(knobs_in_page_words(str(exc)) if isinstance(exc, WorkBudgetExceeded) else str(exc))
             return None
     show_warnings(caught, hide=hide_warnings)
     if said is not None:

@@ -154,7 +154,7 @@ def test_a_run_beyond_the_servers_budget_is_refused_before_it_starts(monkeypatch
     _train_iris(at, 50)
     assert not at.exception
     errors = " ".join(e.value for e in at.error)
-    assert "epochs=50 asks for" in errors and "use at most epochs=" in errors and "per run" in errors
+    assert "“Epochs” = 50 asks for" in errors and "use at most “Epochs” = " in errors and "per run" in errors
     assert "Test accuracy (private)" not in [m.label for m in at.metric]
 
 
