@@ -294,7 +294,10 @@ def _discrete_gaussian_delta_bound(sigma: float, epsilon: float, sensitivity: in
     cut = epsilon * sigma**2 / sensitivity
     first = tail(math.floor(cut - sensitivity / 2) + 1)[1] / n_lo  # P[X > cut - Δ/2], from above
     second = tail(math.floor(cut + sensitivity / 2) + 1)[0] / n_hi  # P[X > cut + Δ/2], from below
-    return float(min(1.0, max(0.0, first - math.exp(epsilon) * second)))
+    # each term carries the rounding of erfc, exp and a few products and quotients (a few units of 2^-53 each):
+    # widened by 1e-13 of itself, far above that, so the difference of two close terms never falls below the
+    # exact one in floating point (the bound's own slack above is larger, but is the mathematics', not the floats')
+    return float(min(1.0, max(0.0, first * (1.0 + 1e-13) - math.exp(epsilon) * second * (1.0 - 1e-13))))
 
 
 #: The largest ε a :class:`SecureGaussian` accounts: e^ε in its exact δ (Theorem 7) overflows double precision above
