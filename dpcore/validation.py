@@ -89,6 +89,21 @@ def check_delta(delta, name: str = "delta", *, n: int | None = None, allow_zero:
     return d
 
 
+#: A delta above this is above 1/n for every data set of more than 100 records: said where no n is known.
+LARGE_DELTA = 0.01
+
+
+def warn_large_delta(delta: float, name: str = "delta") -> float:
+    """``delta``, with a warning when it is above :data:`LARGE_DELTA`, for a guarantee made without the data's size
+    (a ledger, a mechanism): above 1/n it allows publishing a whole record (Dwork & Roth 2014, Section 2.3), and
+    this one is above 1/n for every data set of more than 1/delta records."""
+    if delta > LARGE_DELTA and not delta_is_checked():  # a caller that knows n compared delta with 1/n
+        warnings.warn(f"{name}={delta:g} is above 1/n for every data set of more than {math.floor(1 / delta):,} "
+                      f"records: a guarantee at this {name} allows leaking whole records; choose {name} well below "
+                      "1/n (1e-5 is usual)", DPCoreWarning, stacklevel=user_stacklevel())
+    return delta
+
+
 #: True while a caller that already compared delta with 1/n (run_learner) runs the work below it.
 _DELTA_CHECKED: contextvars.ContextVar[bool] = contextvars.ContextVar("dpcore_delta_checked", default=False)
 

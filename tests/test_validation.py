@@ -199,3 +199,27 @@ def test_a_data_frame_of_text_or_missing_cells_is_refused_by_its_columns_with_wh
         check_array(df[["age", "visits"]], "X", ndim=2)
     with pytest.raises(DPValueError, match=r"in column\(s\) 0, 2 \(2 of 2 rows\)"):
         check_array(np.array([[np.nan, 1.0, 2.0], [1.0, 1.0, np.inf]]), "X", ndim=2)
+
+
+def test_a_ledger_or_gaussian_made_at_a_delta_no_data_set_can_use_says_so_where_no_n_is_known():
+    """PrivacyLedger(delta=0.5) and the Gaussian mechanisms at delta 0.2 were taken without a word: no n is known
+    there, but such a delta is above 1/n for every data set of more than 1/delta records (a guarantee that allows
+    publishing whole records); 1e-5 says nothing, and a caller that compared delta with its own n is not told twice."""
+    import warnings
+
+    from dpcore.accounting import PrivacyLedger
+    from dpcore.exceptions import DPCoreWarning
+    from dpcore.mechanisms import Gaussian, SecureGaussian
+    from dpcore.validation import delta_checked
+
+    with pytest.warns(DPCoreWarning, match=r"delta=0.5 is above 1/n for every data set of more than 2 records"):
+        PrivacyLedger(delta=0.5)
+    for mechanism in (Gaussian, SecureGaussian):
+        with pytest.warns(DPCoreWarning, match=r"delta=0.2 is above 1/n for every data set of more than 5 records"):
+            mechanism(epsilon=1.0, delta=0.2, sensitivity=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DPCoreWarning)
+        PrivacyLedger(delta=1e-5)
+        Gaussian(epsilon=1.0, delta=1e-5, sensitivity=1.0)
+        with delta_checked():
+            PrivacyLedger(delta=0.5)

@@ -47,7 +47,7 @@ from dp_accounting import pld, rdp
 
 from ..exceptions import BudgetExceededError, DPCoreWarning, DPTypeError, DPValueError, user_stacklevel
 from ..teaching.verdict import EPSILON_TOLERANCE, epsilon_text
-from ..validation import check_delta, check_epsilon, check_positive
+from ..validation import check_delta, check_epsilon, check_positive, warn_large_delta
 from .accountants import PLD_DISCRETIZATION, RDP_ORDERS, check_accountant, make_accountant
 from .events import DiscreteGaussianDpEvent, EpsilonDeltaDpEvent, RdpCurveDpEvent, added_up, atom_pure_epsilon, flatten
 from .neighbouring import UNIT_SAID, UNITS, Neighbouring, _unit, covers, replace_one_guarantee
@@ -818,7 +818,7 @@ class PrivacyLedger:
     def __init__(self, *, delta: float, accountant: str = "rdp",
                  neighbouring: "Neighbouring | str" = Neighbouring.ADD_REMOVE, budget: float | None = None,
                  pld_discretization: float = PLD_DISCRETIZATION, unit: str = "records") -> None:
-        self.delta = check_delta(delta)
+        self.delta = warn_large_delta(check_delta(delta))
         self.accountant = check_accountant(accountant)
         self.neighbouring = Neighbouring.of(neighbouring)
         self.budget = None if budget is None else check_epsilon(budget, "budget")

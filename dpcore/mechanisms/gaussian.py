@@ -11,7 +11,7 @@ import numpy as np
 from scipy import optimize, special
 
 from ..exceptions import DPValueError
-from ..validation import check_delta, check_epsilon, check_positive
+from ..validation import check_delta, check_epsilon, check_positive, warn_large_delta
 from .additive import add_noise
 from .base import Mechanism, log_up, round_down, round_up, sqrt_up
 
@@ -183,7 +183,7 @@ class Gaussian(Mechanism):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
-        object.__setattr__(self, "delta", check_delta(self.delta, allow_zero=False))
+        object.__setattr__(self, "delta", warn_large_delta(check_delta(self.delta, allow_zero=False)))
         object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))
         if self.calibration not in ("analytic", "classic"):
             raise DPValueError(f"calibration must be 'analytic' or 'classic', got {self.calibration!r}")

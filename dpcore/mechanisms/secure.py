@@ -38,7 +38,7 @@ import numpy as np
 
 from ..exceptions import DPValueError
 from ..rng import SECURE, SecureRandom
-from ..validation import check_delta, check_epsilon, check_positive
+from ..validation import check_delta, check_epsilon, check_positive, warn_large_delta
 from .additive import DEFAULT_STEPS_PER_SENSITIVITY, MAX_GRID_STEPS
 from .base import Mechanism, PureEpsilonMechanism, as_float_array, round_up
 from .gaussian import _ROUNDING_UNITS, analytic_gaussian_sigma
@@ -335,7 +335,7 @@ class SecureGaussian(Mechanism):
             raise DPValueError(f"SecureGaussian: epsilon={self.epsilon:g} is beyond what its exact δ can be computed "
                                f"for (e^ε overflows double precision above about 709); use epsilon <= "
                                f"{MAX_GAUSSIAN_EPSILON:g}")
-        object.__setattr__(self, "delta", check_delta(self.delta, allow_zero=False))
+        object.__setattr__(self, "delta", warn_large_delta(check_delta(self.delta, allow_zero=False)))
         object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))
         object.__setattr__(self, "granularity", _grid(self.sensitivity, self.granularity))
         steps = analytic_gaussian_sigma(epsilon=self.epsilon, delta=self.delta, sensitivity=self.grid_sensitivity)

@@ -30,6 +30,7 @@ from ..validation import (
     check_int,
     check_nonnegative,
     check_positive,
+    delta_checked,
     delta_is_checked,
 )
 from .ghost import LossFunction, make_clipper
@@ -574,9 +575,10 @@ class _Budget:
         self.steps_per_epoch = shuffled_batches_per_epoch(n, config.batch_size) if config.sampling == "shuffle" else 0
         # the grid sigma was calibrated on (finer for small budgets, coarser for large ones): reported on another,
         # the epsilon could land above its target
-        self.odometer = PrivacyLedger(delta=config.delta, accountant=config.accountant,
-                                      pld_discretization=pld_discretization_for(config.target_epsilon)) \
-            if config.private and sigma else None
+        with delta_checked():  # train() compared delta with 1/n of its own rows already
+            self.odometer = PrivacyLedger(delta=config.delta, accountant=config.accountant,
+                                          pld_discretization=pld_discretization_for(config.target_epsilon)) \
+                if config.private and sigma else None
         self.epsilon = 0.0 if config.private else math.inf
         self.steps = 0
 
