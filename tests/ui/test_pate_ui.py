@@ -90,3 +90,19 @@ def test_the_students_gap_beside_the_chart_is_the_difference_of_the_accuracies_w
     result = SimpleNamespace(student_accuracy=0.8164, nonprivate_accuracy=0.9486, answered_count=20, epsilon=5.0)
     line = student_beside_chart(result)
     assert "**Student accuracy 0.816**, against 0.949 without privacy (13.3 points lower)" in line
+
+
+def test_the_data_split_legend_reads_in_the_bars_order_and_may_wrap_without_scrolling():
+    # on a 390 px phone the three entries take two rows, more than Plotly lets a horizontal legend take of a 140 px
+    # figure by default (half): it scrolled inside a grey bar standing beside the data, its entries in reverse order
+    import numpy as np
+
+    from dpcore.ui.pate import split_figure
+
+    result = SimpleNamespace(split_sizes={"private (teachers)": 1078, "public (student, unlabelled)": 269, "test": 450},
+                             partition_sizes=np.array([20, 21]), votes=[np.zeros(10)] * 20, cluster_of_public_row=None,
+                             config=SimpleNamespace(queries=20))
+    fig = split_figure(result)
+    assert [t.name.split(":")[0] for t in fig.data] == ["private (teachers)", "public (student)", "test"]
+    assert fig.layout.legend.traceorder == "normal"
+    assert fig.layout.legend.maxheight == 1  # the whole figure's height, not half of it
