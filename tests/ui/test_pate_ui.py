@@ -93,8 +93,8 @@ def test_the_students_gap_beside_the_chart_is_the_difference_of_the_accuracies_w
 
 
 def test_the_data_split_legend_reads_in_the_bars_order_and_may_wrap_without_scrolling():
-    # on a 390 px phone the three entries take two rows, more than Plotly lets a horizontal legend take of a 140 px
-    # figure by default (half): it scrolled inside a grey bar standing beside the data, its entries in reverse order
+    # on a 390 px phone the three entries take two rows: in a 140 px figure with a 10 px top margin the legend
+    # scrolled, and its opaque box covered the bar's top but for a grey stub at its end; its entries read in reverse
     import numpy as np
 
     from dpcore.ui.pate import split_figure
@@ -106,3 +106,5 @@ def test_the_data_split_legend_reads_in_the_bars_order_and_may_wrap_without_scro
     assert [t.name.split(":")[0] for t in fig.data] == ["private (teachers)", "public (student)", "test"]
     assert fig.layout.legend.traceorder == "normal"
     assert fig.layout.legend.maxheight == 1  # the whole figure's height, not half of it
+    assert fig.layout.margin.t >= 2 * 24 and fig.layout.legend.yanchor == "bottom"  # two rows above the bar
+    assert fig.layout.legend.bgcolor == "rgba(0,0,0,0)"  # an overlap shows the bar through the legend
