@@ -827,7 +827,12 @@ def show_plain_table(df, *, labels: dict | None = None, digits: int = 4, drop: t
     height = PLAIN_TABLE_HEIGHT if len(df) > PLAIN_TABLE_ROWS else "content"
     out = readable_table(df, labels=labels, digits=digits, drop=drop)
     shown = {c: _plain_number for c in out.columns if out[c].dtype.kind == "f"}  # the numbers stay numbers
-    (container or st).table(out.style.format(shown), hide_index=True, height=height)
+    style = out.style.format(shown)
+    if shown:  # a number on one line: the Noisy images table's narrow δ column broke 1e-05 into "1e-" and "05" (the
+        # cell's text is a paragraph of its own, whose white-space Streamlit sets: a rule on the cell did not reach it)
+        style = style.set_table_styles([{"selector": f"td.col{out.columns.get_loc(c)} p",
+                                         "props": "white-space: nowrap"} for c in shown])
+    (container or st).table(style, hide_index=True, height=height)
 
 
 def _plain_number(v: float) -> str:
