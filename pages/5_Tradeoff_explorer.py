@@ -251,7 +251,7 @@ if axis == "epsilon":
 show_data_total(ds, container=total_slot)
 st.header("Summary across seeds")
 # plain, the learners' names wrapping: as a grid its nine columns ran past a 1280 px page and cut "Seeds" and "ε spent"
-show_plain_table(display_summary(summ, metric=metric, axis=axis))
+show_plain_table(display_summary(summ, metric=metric, axis=axis), wide_from=4)
 st.caption(SUMMARY_COLUMNS)
 tax = tuning_tax(table, delta=delta)
 if axis == "epsilon":

@@ -183,7 +183,7 @@ if res is not None:
                     source="the noisy-image classifier and DP-SGD")
     show_data_total(load_dataset(info["dataset"]), data=info["dataset"])
     # plain, its headers wrapping: as a grid its seven columns ran past a 1280 px page and cut "Labels protected"
-    show_plain_table(ui.compare_display(table))
+    show_plain_table(ui.compare_display(table), wide_from=4)
     st.markdown(ui.units_markdown(table["model"], table["privacy"]))
     if info["dpsgd_settings"]:
         st.caption(f"DP-SGD settings: {info['dpsgd_settings']}.")

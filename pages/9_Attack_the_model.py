@@ -213,7 +213,7 @@ st.markdown(
     "false-alarm rates, a few records, it can step outside the region by chance even for a correct run; the "
     "proven ε above is the evidence, with that chance counted.")
 # plain, its headers wrapping: as a grid its seven columns ran past a 1280 px projector's page and cut "Accuracy"
-show_plain_table(results_table({k: (a, accuracy[k]) for k, a in audits.items()}))
+show_plain_table(results_table({k: (a, accuracy[k]) for k, a in audits.items()}), wide_from=4)
 # the private model attacked was trained on the data for real: a release about the same people as every other run on
 # it, in the session's total (drawn again once the ladder's runs are counted)
 record_release(data_key(ds), ("audit", learner, float(epsilon), float(delta), attack, params, int(shadows),
