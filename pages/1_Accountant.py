@@ -9,7 +9,7 @@ from dpcore.accounting import ACCOUNTANTS, DEFAULT_ACCOUNTANT, METHOD_LABELS, st
 from dpcore.defaults import DELTA, EPSILON
 from dpcore.ui import page_header, run_guarded, show_frame, verdict_line
 from dpcore.ui.accounting import (
-    ADVANCED_LABEL,
+    SHORT_LABELS,
     cached_comparison,
     cached_epsilon,
     cached_noise,
@@ -71,8 +71,7 @@ if df is not None:
             final[PLD_LABEL] = fine
     st.markdown(f"**ε spent after {max_epochs:g} epochs** (δ = {delta:.0e}):")
     cols = st.columns(len(final))
-    short = {"Naive composition": "Naive", ADVANCED_LABEL: "Advanced", "Moments accountant (RDP)": "RDP",
-             PLD_LABEL: "PLD"}
+    short = SHORT_LABELS
     for c, (m, e) in zip(cols, final.items()):
         c.metric(short.get(m, m), f"ε = {format_epsilon(e)}", help=m)
         verdict_line(e, container=c, short=True)

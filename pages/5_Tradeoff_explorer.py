@@ -25,6 +25,7 @@ from dpcore.ui import (
     page_header,
     run_guarded,
     show_frame,
+    show_plain_table,
     verdict_text,
 )
 from dpcore.ui.advisor import advisor_panel, load_warnings_of, warnings_notice
@@ -249,7 +250,8 @@ if axis == "epsilon":
     advisor_panel(result, load=load_warnings_of(upload_warnings), data=data_key(ds))
 show_data_total(ds, container=total_slot)
 st.header("Summary across seeds")
-show_frame(display_summary(summ, metric=metric, axis=axis), key="sweep.summary")
+# plain, the learners' names wrapping: as a grid its nine columns ran past a 1280 px page and cut "Seeds" and "ε spent"
+show_plain_table(display_summary(summ, metric=metric, axis=axis), wide_from=4)
 st.caption(SUMMARY_COLUMNS)
 tax = tuning_tax(table, delta=delta)
 if axis == "epsilon":

@@ -13,7 +13,16 @@ from dpcore.images import IMAGE_MECHANISMS, IMAGE_SETS, NEEDS_DELTA
 from dpcore.images.labels import laplace_label_probabilities
 from dpcore.images.sets import DISPLAY_UPSCALE
 from dpcore.mechanisms import RandomizedResponse
-from dpcore.ui import delta_input, epsilon_input, noise_mode_input, page_header, run_guarded, show_frame, verdict_line
+from dpcore.ui import (
+    delta_input,
+    epsilon_input,
+    noise_mode_input,
+    page_header,
+    run_guarded,
+    show_frame,
+    show_plain_table,
+    verdict_line,
+)
 from dpcore.ui import images as ui
 from dpcore.ui.common import bounded_number, format_epsilon, majority_accuracy
 from dpcore.ui.ledger import record_releases, run_key_of, show_data_total
@@ -173,7 +182,8 @@ if res is not None:
     record_releases(info["dataset"], run_key, info.get("releases", ()), page="Noisy images",
                     source="the noisy-image classifier and DP-SGD")
     show_data_total(load_dataset(info["dataset"]), data=info["dataset"])
-    show_frame(ui.compare_display(table), key="images.train_table")
+    # plain, its headers wrapping: as a grid its seven columns ran past a 1280 px page and cut "Labels protected"
+    show_plain_table(ui.compare_display(table), wide_from=4)
     st.markdown(ui.units_markdown(table["model"], table["privacy"]))
     if info["dpsgd_settings"]:
         st.caption(f"DP-SGD settings: {info['dpsgd_settings']}.")

@@ -14,7 +14,7 @@ from dpcore.ui import (
     page_header,
     run_guarded,
     show_frame,
-    show_table,
+    show_plain_table,
     verdict_line,
 )
 from dpcore.ui.accounting import weak_guarantee_note
@@ -169,7 +169,7 @@ show_data_total(ds, container=total_slot)
 
 st.header("1 · The data, cut three ways")
 st.plotly_chart(split_figure(res), width="stretch")
-show_table(split_table(res), key="pate.split")
+show_plain_table(split_table(res))  # plain: its sentences wrap on a phone, where a grid cut "Used for" short
 
 st.header("2 · One query: the teachers' votes and the noisy winner")
 if len(res.votes) > 1:  # numbered from 1, as section 3's chart and table count the queries answered

@@ -56,6 +56,10 @@ METHOD_STYLES = {
     "Moments accountant (RDP)": dict(color=palette.BLUE, dash="solid"),
     "Privacy loss distribution (PLD)": dict(color=palette.GREEN, dash="dashdot"),
 }
+#: each method's short name: the Accountant page's metrics and its table's headers (the full names, one header each,
+#: made the table wider than the page at 1280 px and cut the PLD column to "Privacy loss distribution (PLD")
+SHORT_LABELS = {"Naive composition": "Naive", ADVANCED_LABEL: "Advanced", "Moments accountant (RDP)": "RDP",
+                "Privacy loss distribution (PLD)": "PLD"}
 
 
 def best_of_compositions(df: pd.DataFrame) -> pd.DataFrame:
@@ -200,12 +204,13 @@ def ratio_figure(df: pd.DataFrame, summary: dict, *, tabbed: bool = False) -> al
 
 
 def comparison_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Epsilon per method (columns) after each number of epochs, 3 significant figures, as shown."""
+    """Epsilon per method (columns, headed by :data:`SHORT_LABELS`) after each number of epochs, 3 significant
+    figures, as shown."""
     order = list(df.method.unique())
     table = df.pivot(index="epochs", columns="method", values="epsilon")[order]
     table = table.map(format_epsilon).reset_index()
     table["epochs"] = table.epochs.map(lambda v: float(f"{v:.3g}"))
-    return table.rename(columns={"epochs": "Epochs"})
+    return table.rename(columns={"epochs": "Epochs", **SHORT_LABELS})
 
 
 def comparison_figure(df: pd.DataFrame, *, log_y: bool = True) -> go.Figure:
@@ -224,6 +229,7 @@ def comparison_figure(df: pd.DataFrame, *, log_y: bool = True) -> go.Figure:
 __all__ = [
     "ADVANCED_LABEL",
     "METHOD_STYLES",
+    "SHORT_LABELS",
     "WEAK_EPSILON",
     "best_of_compositions",
     "comparison_table",

@@ -819,16 +819,28 @@ PLAIN_TABLE_HEIGHT = 480
 
 
 def show_plain_table(df, *, labels: dict | None = None, digits: int = 4, drop: tuple[str, ...] = (),
-                     container=None) -> None:
+                     container=None, wide_from: int | None = None) -> None:
     """:func:`readable_table` drawn as a plain HTML table (``st.table``), for a table on a page a whole class
     draws at once: the browser starts no grid widget for it (on the Train page's finished run, its two grids took
     about a quarter of each tab's drawing), and its numbers select and copy as text. Beyond
     :data:`PLAIN_TABLE_ROWS` rows it scrolls inside a fixed height with its header in place, as the grid did: the
-    Train page's 100-epoch regression history was a 3,000-pixel table pushing the rest of the page down."""
+    Train page's 100-epoch regression history was a 3,000-pixel table pushing the rest of the page down.
+
+    Its words wrap, but a column is no narrower than its longest word or number: a table of ``wide_from`` columns or
+    more (a page passes it for a table of words beside its numbers) says on a phone that it scrolls sideways, as
+    :func:`show_frame` does; the Noisy images comparison's six columns ran past a 390 px screen, unsaid."""
     height = PLAIN_TABLE_HEIGHT if len(df) > PLAIN_TABLE_ROWS else "content"
     out = readable_table(df, labels=labels, digits=digits, drop=drop)
     shown = {c: _plain_number for c in out.columns if out[c].dtype.kind == "f"}  # the numbers stay numbers
-    (container or st).table(out.style.format(shown), hide_index=True, height=height)
+    style = out.style.format(shown)
+    if shown:  # a number on one line: the Noisy images table's narrow δ column broke 1e-05 into "1e-" and "05" (the
+        # cell's text is a paragraph of its own, whose white-space Streamlit sets: a rule on the cell did not reach it)
+        style = style.set_table_styles([{"selector": f"td.col{out.columns.get_loc(c)} p",
+                                         "props": "white-space: nowrap"} for c in shown])
+    c = container or st
+    c.table(style, hide_index=True, height=height)
+    if wide_from is not None and len(out.columns) >= wide_from:
+        c.markdown(SCROLL_CUE_UNPINNED, unsafe_allow_html=True)
 
 
 def _plain_number(v: float) -> str:

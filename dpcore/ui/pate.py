@@ -275,13 +275,22 @@ def split_table(result: PateResult) -> pd.DataFrame:
     ])
 
 
+#: pixels above the data split's bar for its legend: two rows of Plotly's legend (about 24 px each)
+SPLIT_LEGEND_ROOM = 60
+
+
 def split_figure(result: PateResult) -> go.Figure:
     t = split_table(result)
     fig = go.Figure()
     for (_, r), c in zip(t.iterrows(), [palette.VERMILLION, palette.BLUE, palette.GREY]):
         fig.add_bar(y=["data"], x=[r.examples], name=f"{r.part}: {r.examples}", orientation="h", marker_color=c)
-    fig.update_layout(barmode="stack", height=140, margin=dict(t=10, b=30, l=10, r=10), xaxis_title="examples",
-                      yaxis_visible=False, legend=dict(orientation="h", y=1.5))
+    # the legend in the bar's order, above it, in a top margin that holds it in two rows: on a 390 px phone its three
+    # entries take two, and in a 140 px figure with a 10 px margin its opaque box covered the bar's top but for a grey
+    # stub at the bar's end (see-through now, so an overlap could never hide the data)
+    fig.update_layout(barmode="stack", height=190, margin=dict(t=SPLIT_LEGEND_ROOM, b=30, l=10, r=10),
+                      xaxis_title="examples", yaxis_visible=False,
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0, traceorder="normal", maxheight=1,
+                                  bgcolor="rgba(0,0,0,0)"))
     return fig
 
 

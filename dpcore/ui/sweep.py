@@ -264,7 +264,7 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
             title += f"<br>every run spent {mine[0][2]}"
         else:
             labels += mine
-        fig.add_scatter(x=s.value, y=s["mean"], mode="lines+markers", name=title,
+        fig.add_scatter(x=s.value, y=s["mean"], mode="lines+markers", name=palette.legend_lines(title),
                         line=dict(color=c, width=3, dash=style["dash"]),
                         marker=dict(symbol="x" if name in leaky else style["symbol"], size=10 if name in leaky else 8),
                         legendgroup=name,
@@ -286,7 +286,7 @@ def sweep_figure(table: pd.DataFrame, config: SweepConfig, *, metric: str, log_x
             spread = int(b["n"]) > 1 and b["max"] > b["min"]
             name = f"{label}: {b['mean']:.3g}" + (f", mean of {int(b['n'])} seeds" if spread else "")
             # traces, not add_hline: hline annotations misplace on log axes
-            fig.add_scatter(x=[x0, x1], y=[b["mean"], b["mean"]], mode="lines", name=name,
+            fig.add_scatter(x=[x0, x1], y=[b["mean"], b["mean"]], mode="lines", name=palette.legend_lines(name),
                             line=dict(color=owner.get(b.learner, palette.BLACK) if kind == "non-private"
                                       else palette.GREY,
                                       dash="dash" if kind == "non-private" else "dot", width=2))

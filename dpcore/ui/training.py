@@ -698,6 +698,10 @@ def history_figure(history: pd.DataFrame, chance: float | None = None,
     return alt.vconcat(*panels, spacing=10).resolve_scale(x="shared")
 
 
+#: the confusion matrix's counts: half the cell's width (a three-digit count fits), between 9 and 15 px
+COUNT_FONT_SIZE = "clamp(bandwidth('x') / 2, 9, 15)"
+
+
 def confusion_figure(cm: pd.DataFrame) -> alt.LayerChart:
     """The confusion matrix as a heat map (Vega-Lite): true classes down, predicted classes across, in the data's
     class order, each cell's count written on it (white on the dark cells) and shown on hover."""
@@ -712,6 +716,8 @@ def confusion_figure(cm: pd.DataFrame) -> alt.LayerChart:
                  alt.Tooltip("rows:Q", title="test rows")])
     heat = base.mark_rect().encode(color=alt.Color("rows:Q", title="test rows", scale=alt.Scale(scheme="blues"),
                                                    legend=alt.Legend(orient="right", gradientLength=200)))
-    counts = base.mark_text(fontSize=12).encode(
+    # each count as large as its cell allows: 15 px on a projector's 90 px cells (12 px was small from the back of a
+    # room), smaller on a phone's 21 px cells, where a fixed 12 px "119" ran over its neighbours
+    counts = base.mark_text(fontSize=alt.expr(COUNT_FONT_SIZE)).encode(
         text="rows:Q", color=alt.condition(alt.datum.rows > dark, alt.value("white"), alt.value(vega.TEXT)))
     return alt.layer(heat, counts).properties(height=380)

@@ -19,7 +19,7 @@ def test_default_attack_shows_a_model_that_leaks_beside_a_private_one_that_does_
     at.run()
     assert not at.exception, at.exception
     assert at.radio(key="audit.attack").value == "canaries"
-    table = at.dataframe[0].value
+    table = at.table[0].value  # plain, its headers wrapping: a grid of it ran past a 1280 px page
     private, leaky = table.iloc[0], table.iloc[1]
     assert leaky["Model"] == "Non-private network (fit to its rows)"
     claimed = float(_metric(at, "ε claimed"))
@@ -34,7 +34,7 @@ def test_default_attack_shows_a_model_that_leaks_beside_a_private_one_that_does_
     ceiling = re.search(r"On these ([\d,]+) records the most any attack can prove is ε ≥ ([\d.]+)", said)
     assert ceiling is not None and float(ceiling.group(2)) >= float(leaky["ε proven (95%)"])
     # the exposed records: the canaries the leaky model answers with their taught label, and the private answers
-    exposed = at.dataframe[1].value
+    exposed = at.dataframe[0].value
     leaky_says, private_says = f"Non-private: {TAUGHT_PROBABILITY}", f"Private: {TAUGHT_PROBABILITY}"
     assert {"Taught label", "True label", leaky_says, private_says} <= set(exposed)
     assert (exposed["Taught label"] != exposed["True label"]).all()
@@ -57,9 +57,9 @@ def test_the_rate_caught_reads_in_the_words_of_the_text_and_chart_not_in_fpr_jar
     labels = [m.label for m in at.metric]
     assert CAUGHT_AT_1 in labels and "false alarms" in CAUGHT_AT_1  # the reading's "at 1 % false alarms"
     assert not [label for label in labels if "FPR" in label or "TPR" in label]
-    assert CAUGHT_AT_1 in at.dataframe[0].value.columns  # the table's column is the headline's number, same name
+    assert CAUGHT_AT_1 in at.table[0].value.columns  # the table's column is the headline's number, same name
     rate = _metric(at, CAUGHT_AT_1)
-    assert rate == "—" or rate == at.dataframe[0].value.iloc[0][CAUGHT_AT_1]
+    assert rate == "—" or rate == at.table[0].value.iloc[0][CAUGHT_AT_1]
 
 
 def test_the_note_on_dashes_shows_only_when_the_table_has_a_dash():
@@ -71,7 +71,7 @@ def test_the_note_on_dashes_shows_only_when_the_table_has_a_dash():
         at.session_state["audit.seed"] = seed
         at.run()
         assert not at.exception, at.exception
-        assert ("—" in set(at.dataframe[0].value[CAUGHT_AT_1])) is dash
+        assert ("—" in set(at.table[0].value[CAUGHT_AT_1])) is dash
         assert any("A dash for the members caught" in c.value for c in at.caption) is dash
 
 def test_one_run_gradient_canary_audit_runs_from_the_page():
@@ -81,7 +81,7 @@ def test_one_run_gradient_canary_audit_runs_from_the_page():
     at.dataframe  # noqa: B018 (the form is submitted by the run below)
     next(b for b in at.button if b.label == "Train and attack").click().run()
     assert not at.exception, at.exception
-    table = at.dataframe[0].value
+    table = at.table[0].value
     assert len(table) == 1  # white-box canaries only exist in DP-SGD's gradients: no non-private row
     assert float(table.iloc[0]["ε proven (95%)"]) <= float(_metric(at, "ε claimed"))
 
@@ -93,7 +93,7 @@ def test_a_pool_larger_than_the_dataset_is_said_and_unmeasurable_rates_are_left_
     at.run()
     assert not at.exception, at.exception
     assert any("114 training rows, fewer than the 1,000" in i.value for i in at.info)
-    table = at.dataframe[0].value
+    table = at.table[0].value
     assert set(table[CAUGHT_AT_1]) == {"—"} and set(table["95% interval"]) == {"—"}
     assert _metric(at, CAUGHT_AT_1) == "—"
     assert any("cannot be measured" in c.value for c in at.caption)
@@ -141,7 +141,7 @@ def test_the_attack_page_and_the_audit_command_start_from_the_same_pool():
     assert members + nonmembers == DEFAULT_POOL_SIZE
     # a fraction, as the Train page and the table under the chart write it (90.5% beside 0.905 read as two numbers)
     assert re.fullmatch(r"0\.\d{3}", _metric(at, "Model accuracy"))
-    assert _metric(at, "Model accuracy") == f"{at.dataframe[0].value['Accuracy'].iloc[0]:.3f}"
+    assert _metric(at, "Model accuracy") == f"{at.table[0].value['Accuracy'].iloc[0]:.3f}"
 
 
 def test_the_ladder_climbs_with_the_claim_and_never_passes_it():
@@ -170,7 +170,7 @@ def test_an_attack_that_shows_no_leak_even_without_privacy_says_it_is_too_weak_t
     at.session_state["audit.seed"] = 2
     at.run()
     assert not at.exception, at.exception
-    table = at.dataframe[0].value
+    table = at.table[0].value
     assert float(table.iloc[1]["ε proven (95%)"]) == 0  # the case this checks
     said = " ".join(m.value for m in at.markdown)
     assert "The attack is too weak here to show a leak even without privacy" in said
@@ -190,7 +190,7 @@ def test_a_file_too_small_for_the_attack_is_said_in_the_pages_words_before_anyth
     # one sentence: "... attack: Uploaded CSV (tiny.csv) it holds out 4 test rows" read as a missing word
     assert said[0].startswith("Too few rows for this attack: Uploaded CSV (tiny.csv): it holds out 4 test rows, and")
     assert "at least 10, so data with at least 40 rows" in said[0] and "canaries must be" not in said[0]
-    assert not at.dataframe and not at.get("plotly_chart")  # nothing trained, nothing drawn
+    assert not at.dataframe and not at.table and not at.get("plotly_chart")  # nothing trained, nothing drawn
 
 
 def test_epsilon_comes_first_in_the_form_with_a_button_that_applies_it():
@@ -221,7 +221,7 @@ def test_a_learner_whose_epsilon_is_for_a_record_replaced_is_attacked_against_no
     at.session_state["audit.learner"] = "erm-objective"
     at.run()
     assert not at.exception, at.exception
-    assert _metric(at, "ε claimed") == "∞" and at.dataframe[0].value.iloc[0]["ε claimed"] == "∞ (no claim)"
+    assert _metric(at, "ε claimed") == "∞" and at.table[0].value.iloc[0]["ε claimed"] == "∞ (no claim)"
     said = " ".join(m.value for m in at.markdown)
     assert "**No claim to test here:** this attack asks whether a record was in the training set, and its ε = 1 " \
            "protects against one record replaced by another" in said
@@ -239,7 +239,7 @@ def test_choosing_your_own_file_in_the_form_says_the_button_reads_it_and_brings_
     at.run()
     assert not at.exception
     assert any("then press the button under the settings" in i.value for i in at.sidebar.info)
-    assert not at.dataframe  # nothing trained
+    assert not at.dataframe and not at.table  # nothing trained
 
 
 def test_a_file_sent_with_the_form_is_named_in_the_dataset_list_at_once(app_page):

@@ -242,3 +242,15 @@ def test_a_budget_below_one_asks_epsilon_says_no_answer_was_released_rather_than
     assert "**No answer released:** the first alone would spend more than the budget of 0.5, so all 50 asks were " \
            "refused." in said
     assert "closes in on the exact count" not in said
+
+
+def test_the_accountants_table_shows_every_column_whole_on_a_projector(app_page):
+    # at 1280x720 with the sidebar open the main column is 820 px wide; the table headed each column by the method's
+    # full name, needed about 930 px and cut its last header to "Privacy loss distribution (PLD"
+    from dpcore.ui.common import column_width
+
+    at = app_page("pages/1_Accountant.py").run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert list(table.columns) == ["Epochs", *(m.label for m in at.metric[:4])]  # the metrics' names above it
+    assert sum(column_width([str(c), *map(str, table[c])]) for c in table.columns) <= 820

@@ -26,9 +26,9 @@ def test_pate_page_runs_and_reacts():
     labels = {m.label for m in at.metric}
     assert {"ε spent (data-independent)", "Student accuracy", "Teacher accuracy", "Noisy-label accuracy"} <= labels
     assert float(_metric(at, "ε spent (data-independent)")) <= 10.0 + 1e-9
-    split = at.dataframe[0].value
+    split = at.table[0].value
     assert list(split["Part"]) == ["private (teachers)", "public (student)", "test"]
-    votes = at.dataframe[1].value  # the numbers behind the vote histogram of the chosen query
+    votes = at.dataframe[0].value  # the numbers behind the vote histogram of the chosen query
     assert votes.loc[votes["Noisy winner"] == "✔", "Votes + noise"].item() == votes["Votes + noise"].max()
     before = _metric(at, "Teacher accuracy")
 
@@ -82,7 +82,7 @@ def test_pate_page_data_dependent_epsilon_is_labelled_and_smaller():
     assert "do not publish" in text
     dd = float(text.split("**")[1])
     assert dd <= float(_metric(at, "ε spent (data-independent)")) + 1e-9
-    history = at.dataframe[2].value
+    history = at.dataframe[1].value
     assert "ε data-dependent (NOT private, do not publish)" in history.columns and "epoch" not in history.columns
 
 
@@ -160,7 +160,7 @@ def test_one_query_asked_shows_its_votes_without_a_slider_to_pick_it():
     assert not at.exception, at.exception
     assert _metric(at, "Queries answered") == "1"
     assert not at.slider and any(c.value == "One query was asked: its votes below." for c in at.caption)
-    votes = at.dataframe[1].value  # the one query's votes, the noisy winner marked
+    votes = at.dataframe[0].value  # the one query's votes, the noisy winner marked
     assert (votes["Noisy winner"] == "✔").sum() == 1
 
 
@@ -171,7 +171,7 @@ def test_the_queries_are_numbered_from_one_as_the_privacy_chart_and_its_table_co
     assert not at.exception, at.exception
     query = at.slider(key="pate.example")
     assert (query.min, query.max, query.value) == (1, 20, 1) and _metric(at, "Queries answered") == "20"
-    first = at.dataframe[1].value["Teacher votes"].tolist()
+    first = at.dataframe[0].value["Teacher votes"].tolist()
     query.set_value(20).run()
     assert not at.exception, at.exception
-    assert at.dataframe[1].value["Teacher votes"].tolist() != first  # the last query's votes, another cluster
+    assert at.dataframe[0].value["Teacher votes"].tolist() != first  # the last query's votes, another cluster

@@ -70,7 +70,7 @@ def test_presenting_the_attack_says_each_models_proven_epsilon_under_the_chart()
     # on the stage the form fills the left column and the metrics came a screen or two below the ROC chart, while
     # the lesson's Attack stop points at the proven ε lower bound never above the claimed ε on the first screen
     at = _presenting_the_attack()
-    table = at.dataframe[0].value
+    table = at.table[0].value
     said = [m.value for m in at.main.markdown if m.value.startswith("**Proven (95%):**")]
     assert len(said) == 1
     private, twin = (f"{float(v):.3g}" for v in table["ε proven (95%)"].iloc[:2])

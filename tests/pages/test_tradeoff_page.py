@@ -83,7 +83,8 @@ def test_page_runs_a_small_sweep_and_shows_the_table(fakes):
     # readable display: titles, no None / inf / nan cells, no code-style headers
     shown = _run_table(at)
     assert "Fake DP learner" in set(shown["Learner"]) and "cached" not in shown.columns
-    summary = next(df.value for df in at.dataframe if "Mean Accuracy" in df.value.columns)
+    # plain, its learners' names wrapping: a grid of it ran past a 1280 px page
+    summary = next(t.value for t in at.table if "Mean Accuracy" in t.value.columns)
     for df in (shown, summary):
         cells = {str(v) for v in df.to_numpy().ravel()}
         assert not cells & {"None", "nan", "inf", "Infinity", "NaN"}

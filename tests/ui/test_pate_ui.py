@@ -90,3 +90,21 @@ def test_the_students_gap_beside_the_chart_is_the_difference_of_the_accuracies_w
     result = SimpleNamespace(student_accuracy=0.8164, nonprivate_accuracy=0.9486, answered_count=20, epsilon=5.0)
     line = student_beside_chart(result)
     assert "**Student accuracy 0.816**, against 0.949 without privacy (13.3 points lower)" in line
+
+
+def test_the_data_split_legend_reads_in_the_bars_order_and_may_wrap_without_scrolling():
+    # on a 390 px phone the three entries take two rows: in a 140 px figure with a 10 px top margin the legend
+    # scrolled, and its opaque box covered the bar's top but for a grey stub at its end; its entries read in reverse
+    import numpy as np
+
+    from dpcore.ui.pate import split_figure
+
+    result = SimpleNamespace(split_sizes={"private (teachers)": 1078, "public (student, unlabelled)": 269, "test": 450},
+                             partition_sizes=np.array([20, 21]), votes=[np.zeros(10)] * 20, cluster_of_public_row=None,
+                             config=SimpleNamespace(queries=20))
+    fig = split_figure(result)
+    assert [t.name.split(":")[0] for t in fig.data] == ["private (teachers)", "public (student)", "test"]
+    assert fig.layout.legend.traceorder == "normal"
+    assert fig.layout.legend.maxheight == 1  # the whole figure's height, not half of it
+    assert fig.layout.margin.t >= 2 * 24 and fig.layout.legend.yanchor == "bottom"  # two rows above the bar
+    assert fig.layout.legend.bgcolor == "rgba(0,0,0,0)"  # an overlap shows the bar through the legend

@@ -31,3 +31,19 @@ def test_a_baseline_over_seeds_that_differ_is_named_their_mean_and_one_they_agre
     names = [t.name for t in sweep_figure(table, cfg, metric="accuracy", mark=1.0).data if t.name]
     assert "Non-private SGD (same model): 0.958, mean of 3 seeds" in names, names
     assert "Majority class (trivial): 0.1" in names, names
+
+
+def test_a_long_legend_entry_is_broken_into_lines_a_phone_shows_whole():
+    # at 390 px the legend showed "Regularised logistic regression / SVM (non-private): 0.977, mean" and cut the rest;
+    # Plotly does not wrap a legend entry, so a line of its own takes what runs past about 56 characters
+    from dpcore.ui.palette import LEGEND_LINE
+
+    cfg = SweepConfig(dataset="breast_cancer", learners=["erm-objective"], values=[0.1, 1.0], seeds=2)
+    rows = [("erm-objective", "swept", v, s, a) for v in (0.1, 1.0) for s, a in enumerate((0.7, 0.9))]
+    rows += [("logreg", "baseline", float("nan"), s, a) for s, a in enumerate((0.976, 0.978))]
+    table = pd.DataFrame(rows, columns=["learner", "role", "value", "seed", "accuracy"])
+    table["epsilon"] = [r[2] if r[1] == "swept" else float("inf") for r in rows]
+    table["leaks_privacy"] = False
+    names = [t.name for t in sweep_figure(table, cfg, metric="accuracy").data if t.name]
+    assert "Regularised logistic regression / SVM (non-private):<br>0.977, mean of 2 seeds" in names, names
+    assert all(len(line) <= LEGEND_LINE for n in names for line in n.split("<br>")), names

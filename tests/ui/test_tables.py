@@ -76,6 +76,20 @@ def test_a_plain_table_writes_its_rounded_numbers_without_padding_zeros_and_keep
     assert "32170.0000" not in text and "1.0000" not in text
 
 
+def test_a_plain_tables_numbers_are_kept_on_one_line():
+    # the Noisy images comparison wrapped its headers to fit 1280 px, and its narrow δ column broke 1e-05 into "1e-"
+    # over "05"; the words of its other columns still wrap
+    from dpcore.ui.common import show_plain_table
+
+    shown = _Recorder()
+    show_plain_table(pd.DataFrame({"model": ["DP-SGD (central DP, trained on the clean images)"], "delta": [1e-5]}),
+                     container=shown)
+    rules = {r["selector"]: r["props"] for r in shown.data.table_styles}
+    # the paragraph inside each of the δ column's cells (Streamlit sets the paragraph's own white-space); the model's
+    # name may wrap
+    assert rules == {"td.col1 p": [("white-space", "nowrap")]}, rules
+
+
 def test_an_epsilon_of_thousands_is_written_with_separators_not_e_notation():
     from dpcore.images.sets import load_image_set
     from dpcore.ui.images import whole_image_note

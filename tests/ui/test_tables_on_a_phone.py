@@ -77,3 +77,24 @@ def test_a_column_of_small_numbers_is_written_to_four_figures_not_cut_to_the_gri
     assert columns["Private: probability"]["type_config"]["format"] == SMALL_NUMBER_FORMAT
     assert "Non-private: probability" not in columns or "format" not in json.dumps(columns["Non-private: probability"])
     assert "format" not in json.dumps(columns.get("Noise", {}))  # 10,820 would read 1.082e+04
+
+
+def _plain_tables():
+    import pandas as pd
+
+    from dpcore.ui.common import show_plain_table
+
+    show_plain_table(pd.DataFrame({"model": ["Logistic regression on clean images (no privacy)"], "accuracy": [0.96],
+                                   "epsilon": ["∞ (not private)"], "delta": [0.0], "seconds": [0.1],
+                                   "labels_protected": [False]}), wide_from=4)
+    show_plain_table(pd.DataFrame({"epoch": [1, 2], "test_loss": [2.2, 2.0]}))
+
+
+def test_a_wide_plain_table_says_on_a_phone_that_it_scrolls_and_a_narrow_one_does_not():
+    # the Noisy images comparison wrapped its words, yet its six columns ran past a 390 px screen with "Labels
+    # protected" cut and no word that the table scrolls
+    at = AppTest.from_function(_plain_tables).run()
+    assert not at.exception
+    assert len(at.table) == 2
+    cues = [m.value for m in at.markdown if "dp-scroll-cue" in m.value]
+    assert cues == ['<p class="dp-scroll-cue">⟷ This table scrolls sideways.</p>']  # the wide one's, once

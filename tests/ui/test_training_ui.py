@@ -190,6 +190,13 @@ def test_confusion_figure_has_a_cell_per_pair_of_classes_in_the_datas_order():
     assert palette.colour_clashes(spec) == [] and palette.legend_problems(spec) == []
 
 
+def test_the_confusion_counts_grow_with_their_cells_for_a_projector_and_shrink_for_a_phone():
+    # a fixed 12 px count was small on a projector's 90 px cells and ran over its neighbours on a phone's 21 px ones
+    cm = pd.DataFrame([[119, 1], [2, 7]])
+    size = vega.spec(confusion_figure(cm))["layer"][1]["mark"]["fontSize"]
+    assert size == {"expr": "clamp(bandwidth('x') / 2, 9, 15)"}  # the x scale's band: one cell's width
+
+
 def test_split_history_moves_training_row_columns_to_the_diagnostics():
     main, diag = split_history(_history([0.1, 0.2]))
     assert not set(DIAGNOSTIC_COLUMNS) & set(main.columns)
