@@ -7,32 +7,20 @@ certainty, which no epsilon covers.
 """
 from __future__ import annotations
 
-import dataclasses
 import warnings
 
 import numpy as np
 import pytest
 
-from dpcore.datasets import train_test_split
 from dpcore.exceptions import DPValueError, PrivacyLeakWarning
 from dpcore.learners import get_learner
 from dpcore.models import PrivateERMClassifier
-
-
-def neighbours():
-    """iris's training part with class 2 reduced to one row, and the same with that row relabelled 1."""
-    split = train_test_split("iris", seed=0)
-    y = np.asarray(split.y_train).copy()
-    rows = np.flatnonzero(y == 2)
-    y[rows[1:]] = 1
-    other = y.copy()
-    other[rows[0]] = 1
-    return dataclasses.replace(split, y_train=y), dataclasses.replace(split, y_train=other)
+from tests.label_neighbours import one_label_apart
 
 
 @pytest.mark.parametrize("name", ["erm-output", "erm-objective"])
 def test_the_registered_learners_release_the_same_models_on_neighbours_differing_in_one_label(name):
-    a, b = neighbours()
+    a, b = one_label_apart()
     assert np.unique(a.y_train).size == 3 and np.unique(b.y_train).size == 2
     run = get_learner(name).run
     ra = run(a, epsilon=1.0, delta=0.0, seed=0, params={})
@@ -42,7 +30,7 @@ def test_the_registered_learners_release_the_same_models_on_neighbours_differing
 
 
 def test_declared_classes_fix_the_models_and_each_ones_budget():
-    a, b = neighbours()
+    a, b = one_label_apart()
     fits = [PrivateERMClassifier(epsilon=0.9, data_norm=20.0, classes=[0, 1, 2], random_state=0)
             .fit(s.X_train, s.y_train) for s in (a, b)]
     assert [f.coef_.shape for f in fits] == [(3, 4), (3, 4)]
@@ -51,7 +39,7 @@ def test_declared_classes_fix_the_models_and_each_ones_budget():
 
 
 def test_classes_read_from_the_private_labels_are_warned_and_labels_outside_the_declared_ones_refused():
-    a, _ = neighbours()
+    a, _ = one_label_apart()
     with pytest.warns(PrivacyLeakWarning, match="classes were not declared"):
         PrivateERMClassifier(epsilon=1.0, data_norm=20.0, random_state=0).fit(a.X_train, a.y_train)
     with warnings.catch_warnings():

@@ -8,28 +8,14 @@ number of teachers: every teacher's data changed at once.
 """
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
-from dpcore.datasets import train_test_split
 from dpcore.pate.learners import default_queries, default_query_mode, default_teachers
-
-
-def neighbours():
-    """Two training sets that differ in one label: class 2 has a single training row in the first, none in the
-    second (that row relabelled 1)."""
-    split = train_test_split("iris", seed=0)
-    y = np.asarray(split.y_train).copy()
-    rows = np.flatnonzero(y == 2)
-    y[rows[1:]] = 1
-    other = y.copy()
-    other[rows[0]] = 1
-    return dataclasses.replace(split, y_train=y), dataclasses.replace(split, y_train=other)
+from tests.label_neighbours import one_label_apart
 
 
 def test_neighbours_differing_in_one_label_get_the_same_default_teachers_and_queries():
-    a, b = neighbours()
+    a, b = one_label_apart()
     assert len(np.unique(a.y_train)) != len(np.unique(b.y_train))  # the labels do tell them apart
     assert default_teachers(a) == default_teachers(b)
     assert default_queries(a) == default_queries(b)
@@ -37,7 +23,7 @@ def test_neighbours_differing_in_one_label_get_the_same_default_teachers_and_que
 
 
 def test_the_default_counts_the_datasets_declared_classes():
-    a, _ = neighbours()
+    a, _ = one_label_apart()
     n = a.X_train.shape[0]
     private = n - round(0.2 * n)
     assert a.n_classes == 3
