@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import enum
 import math
-import warnings
 
 import dp_accounting
 
@@ -260,8 +259,9 @@ def restated_for_replaced(epsilon_at, epsilon: float, delta: float, relation) ->
     def curve(d: float) -> float:
         return epsilon if d == delta else epsilon_at(d)
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DPCoreWarning)
+    from ..runtime.thread_warnings import ignored  # this thread's only: a server runs other visitors' beside it
+
+    with ignored(DPCoreWarning):
         e, d = replace_one_within(curve, delta)
     return (e, d, Neighbouring.REPLACE_ONE) if math.isfinite(e) else (epsilon, delta, rel)
 

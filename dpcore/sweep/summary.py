@@ -4,7 +4,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Mapping, NamedTuple
 
@@ -401,12 +400,12 @@ def _event_curve(event_text: str):
     point share their event), or None for an event that cannot be read."""
     from ..accounting import PrivacyLedger, event_from_json
     from ..accounting.ledger import reasons_unsaid
+    from ..runtime.thread_warnings import ignored
 
     try:
         event = event_from_json(json.loads(event_text))
         ledger = PrivacyLedger(delta=DELTA)
-        with reasons_unsaid(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with reasons_unsaid(), ignored():  # this thread's only: a server runs other visitors' beside it
             ledger.spend(event)
     except (DPCoreError, ValueError, TypeError):
         return None
