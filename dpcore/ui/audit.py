@@ -476,13 +476,19 @@ def model_accuracy_metric(col, accuracy: Mapping[str, float | None], private_lab
                "of what the model learnt." if common else ""))
 
 
+#: Each exposed record's picture, in pixels: eight and their gaps (8 x 86 + 7 x 16 = 800) fit the main column at
+#: 1280 px with the sidebar open (820 px; at 96 px the eighth went to a row of its own), three on a phone.
+PICTURE_WIDTH = 86
+
+
 def _pictures(X, image_shape, captions) -> None:
     """Records as one strip of small pictures that wraps (3 a row on a phone), each scaled to its own range, each
     with its caption as alt text for a screen reader."""
     row = st.container(horizontal=True, wrap=True, gap="small")
     for img, cap in zip(X, captions):
         pic = np.clip((np.asarray(img).reshape(image_shape) - np.min(img)) / max(np.ptp(img), 1e-9), 0, 1)
-        row.container(width=96, gap=None).image(pic, caption=cap, alt=f"An exposed record: {cap}", width=96)
+        row.container(width=PICTURE_WIDTH, gap=None).image(pic, caption=cap, alt=f"An exposed record: {cap}",
+                                                           width=PICTURE_WIDTH)
 
 
 def show_exposed(audits: Mapping[str, Any], private_label: str, *, attack: str, image_shape,

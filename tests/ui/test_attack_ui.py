@@ -178,3 +178,12 @@ def test_the_tables_read_the_proven_epsilon_and_the_caught_rate_interval_at_the_
         assert "ε proven (90%)" in t.columns and "90% interval" in t.columns
         assert not any("95" in c for c in t.columns)
     assert proven_beside_chart({"DP-SGD": run}, "DP-SGD").startswith("**Proven (90%):**")
+
+
+def test_the_eight_exposed_pictures_fit_one_row_of_the_main_column_on_a_projector():
+    # at 1280 px with the sidebar open the main column is 820 px and Streamlit's "small" gap 16 px: at 96 px a
+    # picture, the eighth exposed record went to a row of its own (seen on a screenshot)
+    from dpcore.ui.audit import PICTURE_WIDTH
+
+    assert 8 * PICTURE_WIDTH + 7 * 16 <= 820
+    assert 3 * PICTURE_WIDTH + 2 * 16 <= 358  # three a row on a 390 px phone (16 px margins)
