@@ -14,6 +14,7 @@ import pytest
 
 import dpcore.models.erm as erm
 from dpcore.models import ERMClassifier, PrivateERMClassifier
+from tests.mechanism_spy import sensitivities_made
 
 
 def minimiser(X, y, *, model: str, lam: float) -> np.ndarray:
@@ -24,14 +25,7 @@ def minimiser(X, y, *, model: str, lam: float) -> np.ndarray:
 
 def calibrated_sensitivity(monkeypatch, X, y, *, model: str, lam: float) -> float:
     """The L2 sensitivity the private output-perturbation fit calibrates its noise to, on these rows."""
-    made = []
-
-    class Spy(erm.L2LaplaceVector):
-        def __init__(self, *, epsilon, sensitivity):
-            made.append(sensitivity)
-            super().__init__(epsilon=epsilon, sensitivity=sensitivity)
-
-    monkeypatch.setattr(erm, "L2LaplaceVector", Spy)
+    made = sensitivities_made(monkeypatch, erm, "L2LaplaceVector")
     PrivateERMClassifier(epsilon=1.0, regularization=lam, perturbation="output", model=model, huber_h=0.5,
                          data_norm=1.0, fit_intercept=False, random_state=0).fit(X, y)
     (sensitivity,) = made

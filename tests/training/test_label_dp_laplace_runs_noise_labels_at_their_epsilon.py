@@ -23,6 +23,7 @@ from dpcore.datasets import train_test_split
 from dpcore.exceptions import PrivacyLeakWarning
 from dpcore.learners import run_learner
 from dpcore.training.learners import laplace_labels
+from tests.mechanism_spy import sensitivities_made
 
 
 def _survival(k: int, epsilon: float) -> float:
@@ -59,14 +60,7 @@ def test_regression_labels_are_noised_for_their_whole_range_rounded_up(monkeypat
 
     import dpcore.training.learners as learners
 
-    made = []
-
-    class Spy(learners.Laplace):
-        def __init__(self, *, epsilon, sensitivity):
-            made.append(sensitivity)
-            super().__init__(epsilon=epsilon, sensitivity=sensitivity)
-
-    monkeypatch.setattr(learners, "Laplace", Spy)
+    made = sensitivities_made(monkeypatch, learners, "Laplace")
     lo, hi = label_range
     split = SimpleNamespace(task="regression", y_train=np.linspace(lo, hi, 7),
                             dataset=SimpleNamespace(label_range=label_range))
