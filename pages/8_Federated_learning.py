@@ -133,6 +133,7 @@ ref = run_guarded(cached_fedavg, data_arg(ds), non_private_twin(cfg), on_epoch=l
     bar, acc_slot, eps_slot, rounds=cfg.rounds, reference=None, private=private, chance=line,
     of_reference=True, metric=metric)) if private else None
 if private and ref is None:  # refused (the error is shown): the private run would be refused again, said twice
+    bar.empty()  # no "Training …" bar left standing above the refusal
     stop_page()
 if ref is not None:
     draw_reference(acc_slot, ref.history, rounds=cfg.rounds, chance=line, metric=metric)

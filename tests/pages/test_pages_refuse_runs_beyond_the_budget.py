@@ -27,6 +27,7 @@ def test_the_federated_page_refuses_500_rounds_of_100_local_epochs_on_adult_befo
     # in the page's words: its boxes' labels, not the library's parameter names (rounds=500 and local_epochs=100)
     assert re.search(r"“Rounds” = 500 and “Local epochs” = 100 ask for about \d+ seconds of work; at most 120 are "
                      r"allowed per run; use at most “Rounds” = \d+ or “Local epochs” = \d+", errors), errors
+    assert not at.get("progress")  # no "Training …" bar left standing above the refusal
 
 
 def test_the_classical_charts_refuse_20_seeds_of_100000_random_features_before_any_fit(monkeypatch):
