@@ -15,7 +15,7 @@ from ..datasets.transforms import scale_to_unit_interval
 from ..learners import register
 from ..learners.base import LearnerSpec, ReleasedModel, RunResult, TestOutputs, class_labels
 from ..learners.knobs import ACCOUNTANT_LABELS, ACCOUNTANT_PAGE_HELP, Knob, Wording, config_defaults
-from .fedavg import FedAvgConfig, train_fedavg_split
+from .config import FedAvgConfig
 
 #: FedAvgConfig's defaults: the knobs declare the same (one source for the library, the command line and the pages)
 _CONFIG = config_defaults(FedAvgConfig)
@@ -124,6 +124,8 @@ def fedavg_config(split, mode: str, *, epsilon, delta, seed, params, secure: boo
 
 def _runner(name: str, mode: str):
     def run(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResult:
+        from .fedavg import train_fedavg_split  # with torch: listing the learners does not load it
+
         cfg = fedavg_config(split, mode, epsilon=epsilon, delta=delta, seed=seed, params=params)
         r = train_fedavg_split(split, cfg, on_epoch=on_epoch)
         extras = {"client_sizes": r.client_sizes, "client_label_counts": r.client_label_counts,

@@ -16,8 +16,7 @@ import torch
 
 from ..exceptions import DPValueError
 from ..validation import check_int
-
-MODELS = {"softmax": "Softmax regression", "mlp": "Small neural network (one hidden ReLU layer)"}
+from .config import MODELS
 
 
 @dataclass(frozen=True)

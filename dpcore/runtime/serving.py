@@ -104,6 +104,10 @@ def cap_run_threads(threads: int) -> int:
     return threads
 
 
+#: What torch (and its OpenMP and MKL) read, when it loads, for the size of its thread pool.
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
 @contextlib.contextmanager
 def run_threads(threads: int) -> Iterator[int]:
     """Run the block with torch's intra-op threads and the BLAS pools capped at ``threads``, restored after.
@@ -112,11 +116,28 @@ def run_threads(threads: int) -> Iterator[int]:
     then gives the page's numbers on the same machine. Reductions split over a different number of threads add
     in another order, and over a whole training run those last-digit differences grow (a small CNN on MNIST 5k
     at epsilon 1 and learning rate 10: 0.538 on one thread, 0.495 on two).
+
+    Torch is not imported for this: a command that never trains a network (k-means, the classical models) does
+    not load it. Where it is not loaded yet, the block runs with ``OMP_NUM_THREADS`` and ``MKL_NUM_THREADS`` at
+    ``threads``, which torch reads when it loads, so a network trained inside the block gets the same threads.
     """
-    import torch
     from threadpoolctl import threadpool_limits
 
     threads = max(1, int(threads))
+    torch = sys.modules.get("torch")
+    if torch is None:
+        said = {name: os.environ.get(name) for name in _THREAD_VARIABLES}
+        os.environ.update({name: str(threads) for name in _THREAD_VARIABLES})
+        try:
+            with threadpool_limits(limits=threads):
+                yield threads
+        finally:
+            for name, value in said.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+        return
     before = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:

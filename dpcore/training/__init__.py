@@ -17,22 +17,50 @@ with hooks for audit canaries). The learners
 seeds and budgets; DP-SGD or non-private, SGD or Adam) train together as one batched computation with
 :func:`train_together` (:mod:`~dpcore.training.batched`), each equal to the run trained alone.
 """
-from .batched import TogetherRun, train_together, why_not_together
-from .clipping import CLIP_EPS, Clipper, clip_factors
-from .engine import (
-    SHUFFLE_CAVEAT,
-    TrainConfig,
-    TrainResult,
-    planned_steps,
-    resolve_noise_multiplier,
-    train,
-)
-from .ghost import DenseStackClipper, GhostClipper, LossFunction, make_clipper, per_sample_grad_norms
-from .models import ACTIVATIONS, MODELS, SUPPORTED_LAYERS, build_model
-from .preprocess import FEATURES, dct_features, hog_features, prepare_features
-from .presets import PRESETS, Preset, preset_for
-from .sampling import SAMPLINGS, PoissonSampler, ShuffleSampler, make_sampler
-from .step import ExtraGradients, PrivateGradient, StepObserver, private_gradient
+from .._lazy import lazy_names
+
+#: Each public name and the module that defines it, loaded on first use (PEP 562): the learners' menus and
+#: ``python -m dpcore train --help`` read :mod:`~dpcore.training.config` and the presets without loading torch.
+_WHERE = {
+    "TogetherRun": "batched",
+    "train_together": "batched",
+    "why_not_together": "batched",
+    "CLIP_EPS": "clipping",
+    "Clipper": "clipping",
+    "clip_factors": "clipping",
+    "SHUFFLE_CAVEAT": "config",
+    "TrainConfig": "config",
+    "TrainResult": "engine",
+    "planned_steps": "engine",
+    "resolve_noise_multiplier": "engine",
+    "train": "engine",
+    "DenseStackClipper": "ghost",
+    "GhostClipper": "ghost",
+    "LossFunction": "ghost",
+    "make_clipper": "ghost",
+    "per_sample_grad_norms": "ghost",
+    "ACTIVATIONS": "models",
+    "MODELS": "config",
+    "SUPPORTED_LAYERS": "models",
+    "build_model": "models",
+    "FEATURES": "preprocess",
+    "dct_features": "preprocess",
+    "hog_features": "preprocess",
+    "prepare_features": "preprocess",
+    "PRESETS": "presets",
+    "Preset": "presets",
+    "preset_for": "presets",
+    "PoissonSampler": "sampling",
+    "SAMPLINGS": "sampling",
+    "ShuffleSampler": "sampling",
+    "make_sampler": "sampling",
+    "ExtraGradients": "step",
+    "PrivateGradient": "step",
+    "StepObserver": "step",
+    "private_gradient": "step",
+}
+
+__getattr__, __dir__ = lazy_names(__name__, _WHERE)
 
 __all__ = [
     "ACTIVATIONS",

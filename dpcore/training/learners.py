@@ -14,7 +14,7 @@ import warnings
 import weakref
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import dp_accounting
 import numpy as np
@@ -33,12 +33,13 @@ from ..rng import as_generator, child_seed
 from ..runtime.thread_warnings import caught as caught_warnings
 from ..runtime.thread_warnings import ignored
 from ..validation import check_int
-from . import batched
-from .engine import OPTIMIZERS, SHUFFLE_CAVEAT, TrainConfig, TrainResult, train
-from .models import ACTIVATIONS, MODELS
+from .config import ACTIVATIONS, MODELS, OPTIMIZERS, SHUFFLE_CAVEAT, TrainConfig
 from .preprocess import FEATURES, dct_features, hog_features, prepare_features
 from .presets import LABEL_NOISE_DEFAULTS, NONPRIVATE_DEFAULTS, NONPRIVATE_MIN_STEPS, preset_for
 from .sampling import SAMPLINGS
+
+if TYPE_CHECKING:
+    from .engine import TrainResult
 
 
 def _preset(attr: str):
@@ -352,7 +353,11 @@ def _fit(split, y_train, *, private: bool, epsilon: float | None, delta: float, 
         lo, hi = _label_scale(split)
         on_epoch = functools.partial(_label_units_mse, on_epoch, (hi - lo) ** 2)
     # a sweep that trains its DP-SGD runs together (dpcore.sweep) first captures this run's problem, then hands
-    # back the result its batch trained (dpcore.training.batched); anywhere else both calls do nothing
+    # back the result its batch trained (dpcore.training.batched); anywhere else both calls do nothing. Imported
+    # here, with torch: listing the learners (their knobs, a command's --help) does not load it
+    from . import batched
+    from .engine import train
+
     fit_key = (split.dataset.name, split.X_train.shape, private, epsilon, delta, seed, sorted(params.items()),
                y_train is None)
     if (done := batched.served(fit_key)) is not None:

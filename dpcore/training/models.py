@@ -16,8 +16,9 @@ from torch import nn
 from ..exceptions import DPValueError
 from ..rng import torch_generator
 from ..validation import check_int
+from .config import ACTIVATIONS as ACTIVATION_NAMES
+from .config import MODELS
 
-MODELS = ("linear", "mlp", "cnn")
 #: The layer types that may hold trainable parameters in a model DP-SGD trains: the engine has a per-example
 #: gradient rule for each (:mod:`dpcore.training.ghost`). Any other layer with parameters is refused by name.
 SUPPORTED_LAYERS = (nn.Linear, nn.Conv2d, nn.LayerNorm, nn.GroupNorm, nn.Embedding)
@@ -33,7 +34,7 @@ _INSTEAD = {nn.InstanceNorm1d: "GroupNorm(C, C) (the same normalisation, per cha
             nn.InstanceNorm3d: "GroupNorm(C, C) (the same normalisation, per channel)",
             nn.Conv1d: "Conv2d with a (1, k) kernel on inputs of shape (B, C, 1, L) (the same convolution; "
                        "x.unsqueeze(2) before it, .squeeze(2) after)"}
-ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "sigmoid": nn.Sigmoid, "elu": nn.ELU}
+ACTIVATIONS = dict(zip(ACTIVATION_NAMES, (nn.ReLU, nn.Tanh, nn.Sigmoid, nn.ELU)))  # the layer of each name
 
 
 def _activation(name: str) -> nn.Module:

@@ -111,3 +111,33 @@ def test_a_plan_with_a_run_missing_from_the_cache_is_not_used(tmp_path, monkeypa
     (pathlib.Path(args.cache_dir) / first[:2] / f"{first}.json").unlink()
     assert sweep_cli._from_cache(args) is None  # one missing: the sweep runs as usual
     assert cache.clear() == len(config.runs()) - 1 and cache.get_plan(sweep_cli._plan_key(args)) is None
+
+
+def test_a_commands_help_lists_every_learner_knob_without_torch(tmp_path):
+    # the knobs come from the learners' declarations (their configs and presets), not from the code that trains
+    seen, proc = _probe(["train", "--help"], tmp_path)
+    assert seen["code"] == 0 and "torch" not in seen["loaded"]
+    assert "--clip-norm" in proc.stdout and "--rounds" in proc.stdout  # DP-SGD's and DP-FedAvg's knobs are there
+
+
+def test_k_means_runs_without_torch(tmp_path):
+    seen, proc = _probe(["cluster", "--dataset", "iris", "--algorithm", "dplloyd", "--seeds", "1"], tmp_path)
+    assert seen["code"] == 0, proc.stderr
+    assert "torch" not in seen["loaded"] and "accuracy" in proc.stdout
+
+
+def test_a_network_trained_by_a_command_gets_the_servers_threads_when_torch_loads_inside_the_run():
+    from dpcore.runtime.serving import run_threads
+
+    code = ("import sys, os\nfrom dpcore.runtime.serving import run_threads\nassert 'torch' not in sys.modules\n"
+            "with run_threads(1):\n    import torch\n    inside = torch.get_num_threads()\n"
+            "print(inside, os.environ.get('OMP_NUM_THREADS'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True,
+                         env={k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")})
+    assert out.stdout.split() == ["1", "None"]  # torch started with one thread; the variable was put back
+    import torch
+
+    before = torch.get_num_threads()
+    with run_threads(1):  # torch already loaded (a server, a test): set and restored directly
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
