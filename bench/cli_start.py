@@ -1,4 +1,5 @@
-"""Wall time of ``python -m dpcore`` commands that should answer at once: ``--help``, ``epsilon``, cached sweeps.
+"""Wall time of ``python -m dpcore`` commands that should answer at once: ``--help``, ``epsilon``, cached sweeps, and
+a k-means run, which trains no network.
 
 Usage:
 
@@ -28,6 +29,8 @@ MNIST = ("sweep --dataset mnist5k --algorithms dpsgd --axis epsilon --values 0.5
 #: (label, arguments, issue 44's figure on main in s or None, the target in s or None)
 COMMANDS = [
     ("--help", "--help", None, None),
+    ("train --help (every learner's knobs)", "train --help", None, None),
+    ("cluster iris dplloyd (k-means, no network)", "cluster --dataset iris --algorithm dplloyd --seeds 1", None, None),
     ("epsilon", "epsilon --noise-multiplier 1 --sample-rate 0.01 --steps 100", None, None),
     ("sweep breast_cancer (cached)", "sweep --dataset breast_cancer --out {out}", None, None),
     ("sweep mnist5k 24 runs (cached)", MNIST, 3.4, 1.0),
