@@ -133,3 +133,27 @@ def test_ssps_statistics_move_by_at_most_their_l2_sensitivities_when_a_record_is
     assert max(worst.values()) <= 1.0 + 1e-12  # (the sums' norms computed here in floating point)
     # the bounds are reached, but for the smallest eigenvalue, which moves by R^2 only along its own direction
     assert min(worst[k] for k in range(5)) > 0.8
+
+
+def test_input_perturbations_released_records_move_by_at_most_their_sensitivity_when_one_is_replaced(monkeypatch):
+    rng = np.random.default_rng(3)
+    worst = 0.0
+    for _ in range(40):
+        d = int(rng.integers(1, 6))
+        lo, hi = _box(rng, d)
+        X = rng.uniform(lo, hi, (20, d))
+        X2 = X.copy()
+        i = rng.integers(20)
+        X[i] = np.where(rng.random(d) < 0.5, lo, hi)  # a corner, replaced by the opposite one (or beyond it)
+        X2[i] = np.where(X[i] == lo, hi, lo) * rng.choice([1.0, 3.0], d)
+        runs = []
+        for data in (X, X2):
+            made = _recorded(monkeypatch, kmeans, "Laplace")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                kmeans.InputPerturbationKMeans(2, epsilon=1.0, bounds=(lo, hi), n_init=1, random_state=0).fit(data)
+            runs.append(made)
+        [(s, a)], [(_, b)] = runs
+        worst = max(worst, np.abs(a - b).sum() / s)
+    assert worst == pytest.approx(1.0)  # opposite corners: the whole L1 sensitivity 2 d, and never more
+    assert worst <= 1.0
