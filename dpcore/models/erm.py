@@ -796,7 +796,8 @@ def private_tune_regularization(
     (parallel composition) and z has sensitivity 1, so the output is epsilon-DP.
 
     Returns the chosen fitted estimator and a dict with ``lambdas``, ``mistakes``,
-    ``probabilities`` and ``chosen``.
+    ``probabilities`` and ``chosen``. Only the chosen estimator is the release epsilon covers: ``mistakes`` are exact
+    counts on the private held-out part, and ``probabilities`` a function of them, for the data owner alone.
     """
     eps = check_epsilon(epsilon)
     lambdas = [check_positive(v, "lambdas[i]") for v in lambdas]
