@@ -77,7 +77,7 @@ def clip_updates(updates: torch.Tensor, *, clip_norm: float) -> tuple[torch.Tens
     client's own data only, so the sensitivity, and the epsilon, stay as accounted.
 
     The updates are float32, and a row scaled by that factor has an exact norm up to a few units of 2**-24 above S
-    (2.3e-7 relative, on about half of the rows clipped: the norm, the factor and each product are rounded), above
+    (up to 2.7e-7 relative, on about half of the rows clipped: the norm, the factor and each product are rounded), above
     the sensitivity S the accounting's Gaussian is calibrated to. Every row is measured again in float64 and a row
     still above S is scaled a second time, to a margin inside the sphere that float32's rounding cannot cross.
 
