@@ -493,10 +493,14 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
         What the guarantee protects, one record replaced, as in the paper: ``PrivacyLedger.spend(clf)`` checks it
         against the ledger's relation (a ledger under add/remove refuses it).
     noise_norms_ : ndarray, the norm of each drawn noise vector b
+        For the data owner only, not covered by epsilon: beside the released weights it is a statistic of the rows
+        (output perturbation: the distance from the release to the exact minimiser; objective perturbation: ``||b||``,
+        which the released minimiser and the rows determine through its first-order condition).
     solver_gradient_norms_ : ndarray
         A certified bound on the objective's gradient norm at each model's solver point, at most
         :data:`SOLVER_GRADIENT_BOUND` for a private fit (its release covers the distance to the exact minimiser
-        that this leaves, Iyengar et al. 2019); NaN for the non-private fit.
+        that this leaves, Iyengar et al. 2019); NaN for the non-private fit. Computed from the rows at the point
+        before its output noise: for the data owner, not covered by epsilon.
     epsilon_prime_, extra_regularization_ : float (objective perturbation only)
 
     References
@@ -792,7 +796,8 @@ def private_tune_regularization(
     (parallel composition) and z has sensitivity 1, so the output is epsilon-DP.
 
     Returns the chosen fitted estimator and a dict with ``lambdas``, ``mistakes``,
-    ``probabilities`` and ``chosen``.
+    ``probabilities`` and ``chosen``. Only the chosen estimator is the release epsilon covers: ``mistakes`` are exact
+    counts on the private held-out part, and ``probabilities`` a function of them, for the data owner alone.
     """
     eps = check_epsilon(epsilon)
     lambdas = [check_positive(v, "lambdas[i]") for v in lambdas]

@@ -141,5 +141,9 @@ def test_dp_fedavg_clips_client_updates_with_the_same_rule():
     updates = torch.randn(20, 30, generator=g) * torch.logspace(-2, 1, 20)[:, None]
     clipped, norms = clip_updates(updates, clip_norm=0.5)
     assert torch.equal(norms, updates.norm(dim=1))
-    assert torch.equal(clipped, updates * clip_factors(norms, 0.5)[:, None])
-    assert (clipped.norm(dim=1) <= 0.5).all()
+    rule = updates * clip_factors(norms, 0.5)[:, None]
+    # a row the rule leaves a few float32 units above S is scaled once more, to within 2**-20 of the rule's
+    above = rule.double().norm(dim=1) > 0.5
+    assert torch.equal(clipped[~above], rule[~above])
+    assert torch.allclose(clipped[above], rule[above], rtol=2e-6, atol=0.0)
+    assert (clipped.double().norm(dim=1) <= 0.5).all()
