@@ -218,6 +218,9 @@ with st.expander("Non-private diagnostics of the clients' updates (NOT covered b
 shown = min(cfg.clients, HEATMAP_CLIENTS)
 with st.expander("Who holds what: class counts per client"
                  + ("" if shown == cfg.clients else f" (the first {shown} of {cfg.clients})"), expanded=cfg.non_iid):
+    st.caption("How this simulation dealt the training rows out to its clients, to explain the run: exact counts "
+               "of the data, NOT covered by ε. In a real federation each client's data stays with it and no one "
+               "would publish them.")
     st.plotly_chart(clients_figure(res.client_label_counts, ds.target_names), width="stretch")
 
 st.header("Accuracy against the clip norm and the noise level")

@@ -56,6 +56,9 @@ def test_federated_page_runs_and_reacts():
     # how many clients joined a round is not covered by the epsilon beside it (sampling amplifies only while who
     # joined stays secret): it is in the expander of what epsilon does not cover, not in the epsilon's table
     assert "Clients this round" not in hist
+    # each client's exact class counts (the simulation's deal) are exact counts of the data: said beside them
+    deal = next(e for e in at.expander if e.label.startswith("Who holds what"))
+    assert any("NOT covered by ε" in c.value for c in deal.caption)
     # 8 clients at q = 0.2: the noise swamps every step, and a caption says so with the numbers that ran
     private, reference = float(_metric(at, "Final test accuracy")), float(_metric(at, "Non-private FedAvg"))
     assert reference - private >= 0.05
