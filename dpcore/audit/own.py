@@ -248,6 +248,8 @@ def audit(
         attack = "loss-threshold"
     result = audit_from_scores(member_scores, nonmember_scores, attack=attack, epsilon=epsilon, delta=delta,
                                confidence=confidence, method=method, fprs=fprs, rng=rng)
+    if result.most_provable() <= 0.0:
+        raise DPValueError(_too_few_records(result))
     if note:
         result = dataclasses.replace(result, claim_note=note)
     if result.refutes_claim:
@@ -259,6 +261,26 @@ def audit(
                       "claim is refuted, unless the members and non-members were not chosen at random before "
                       f"training, which the bound assumes.{pure}", DPCoreWarning, stacklevel=user_stacklevel())
     return result
+
+
+def _too_few_records(result: AuditResult) -> str:
+    """Why an audit of ``result``'s size proves nothing whatever the model does, and how many records would: a
+    perfect attack's Clopper-Pearson bound (:meth:`AuditResult.most_provable`) is 0 at its sizes."""
+    from .result import _most_provable
+
+    def provable(n: int) -> bool:
+        return _most_provable(result.bound_method, n, n, float(result.delta), float(result.confidence)) > 0.0
+
+    lo, hi = 1, 2
+    while not provable(hi) and hi < 1 << 24:
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:  # the fewest of each that a perfect attack turns into a positive bound
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if provable(mid) else (mid, hi)
+    return (f"members and non_members are too few: with {result.n_members} member(s) and {result.n_nonmembers} "
+            f"non-member(s), even an attack that told every member from every non-member would prove no epsilon > 0 "
+            f"at {result.confidence:.0%} confidence (delta = {result.delta:g}), so the audit could only read 0; give "
+            f"at least {hi} of each (Jagielski, Ullman & Oprea 2020: the Clopper-Pearson bound needs enough trials)")
 
 
 def _run_of(model: Any) -> Any:
