@@ -327,6 +327,13 @@ def one_run_audit(
         significance a each, as the paper's experiments report it: not a valid bound at
         ``confidence`` when more than one rule is tried.
 
+    Raises
+    ------
+    DPValueError
+        Among others, where no rule could prove any eps > 0 even with all its guesses right (every rule abstains,
+        or guesses too few: r right of r has probability 2^-r at eps = 0), and where ``included`` has every canary
+        in or every one out (not fair coins).
+
     References
     ----------
     Steinke, Nasr, Jagielski. Privacy auditing with one (1) training run. NeurIPS 2023.

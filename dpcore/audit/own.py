@@ -218,6 +218,12 @@ def audit(
         ``auc``, ``tpr_at_fpr``, ``advantage`` and ``epsilon_lower_bound`` (the epsilon the attack proves with
         ``confidence``; a claimed epsilon below it is refuted: ``refutes_claim``, and a warning says so).
 
+    Raises
+    ------
+    DPValueError
+        Among others, where the members and non-members are too few for even a perfect attack to prove any
+        epsilon > 0 (the message says how many would do): such an audit could only read 0.
+
     References
     ----------
     Yeom, Giacomelli, Fredrikson, Jha. Privacy risk in machine learning: analyzing the connection to
@@ -272,15 +278,23 @@ def _too_few_records(result: AuditResult) -> str:
         return _most_provable(result.bound_method, n, n, float(result.delta), float(result.confidence)) > 0.0
 
     lo, hi = 1, 2
-    while not provable(hi) and hi < 1 << 24:
+    while not provable(hi) and hi < _MOST_RECORDS_SEARCHED:
         lo, hi = hi, hi * 2
-    while hi - lo > 1:  # the fewest of each that a perfect attack turns into a positive bound
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if provable(mid) else (mid, hi)
+    if provable(hi):
+        while hi - lo > 1:  # the fewest of each that a perfect attack turns into a positive bound
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if provable(mid) else (mid, hi)
+        enough = f"at least {hi:,} of each"
+    else:  # a delta near 1 leaves almost no room: only millions of records could show anything
+        enough = f"more than {hi:,} of each, or the delta the model was trained with if it is smaller"
     return (f"members and non_members are too few: with {result.n_members} member(s) and {result.n_nonmembers} "
             f"non-member(s), even an attack that told every member from every non-member would prove no epsilon > 0 "
-            f"at {result.confidence:.0%} confidence (delta = {result.delta:g}), so the audit could only read 0; give "
-            f"at least {hi} of each (Jagielski, Ullman & Oprea 2020: the Clopper-Pearson bound needs enough trials)")
+            f"at {result.confidence:.0%} confidence (delta = {result.delta!r}), so the audit could only read 0; give "
+            f"{enough} (Jagielski, Ullman & Oprea 2020: the Clopper-Pearson bound needs enough trials)")
+
+
+#: Where :func:`_too_few_records` stops doubling the records it asks a perfect attack about.
+_MOST_RECORDS_SEARCHED = 1 << 20
 
 
 def _run_of(model: Any) -> Any:
