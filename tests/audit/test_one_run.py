@@ -251,3 +251,25 @@ def test_canaries_all_on_one_side_are_refused_as_not_drawn_by_fair_coins(include
 def test_guess_counts_that_are_not_pairs_are_refused_by_name(rules):
     with pytest.raises(DPCoreError, match=r"guess_counts must hold \(k_pos, k_neg\) pairs"):
         one_run.one_run_audit(_SCORES, _HALF_IN, guess_counts=rules)
+
+
+@pytest.mark.parametrize("scores", [np.zeros(1000), (np.random.default_rng(0).random(1000) < 0.5).astype(float)],
+                         ids=["constant", "coin flips"])
+def test_scores_that_know_nothing_prove_nothing_when_the_members_are_listed_first(scores):
+    # the natural call lists the members, then the non-members; ties broken by position then settled every tie in the
+    # members' favour, so an attack that knows nothing "proved" eps >= 5.3 (constant) and 3.9 (coin flips). Theorem
+    # 5.2 needs guesses that depend on the scores alone, so the ties are broken in a random order
+    members_first = np.arange(1000) < 500
+    assert one_run.one_run_audit(scores, members_first).epsilon_lower_bound == 0.0
+    shuffled = np.random.default_rng(1).permutation(1000)
+    assert one_run.one_run_audit(scores[shuffled], members_first[shuffled]).epsilon_lower_bound == 0.0
+
+
+def test_the_tie_break_is_seeded_so_an_audit_repeats_and_a_continuous_score_needs_none():
+    rng = np.random.default_rng(5)
+    included = rng.random(2000) < 0.5
+    ties = np.where(rng.random(2000) < 0.8, included, ~included).astype(float)  # randomized response at eps ~ 1.39
+    first, again = one_run.one_run_audit(ties, included), one_run.one_run_audit(ties, included)
+    assert first == again and 0.9 < first.epsilon_lower_bound <= math.log(4)
+    smooth = ties + rng.normal(0.0, 1e-6, 2000)  # no ties: the order drawn changes nothing
+    assert one_run.one_run_audit(smooth, included, rng=1) == one_run.one_run_audit(smooth, included, rng=2)
