@@ -196,7 +196,10 @@ def audit(
         Records that were in the training set and records from the same distribution that were not, as ``(X, y)``
         pairs (or torch Datasets of ``(row, label)`` items) when a model is given, or score vectors when
         ``model_or_scores`` is None. Choose them before
-        training (e.g. a random half of a pool) for the bound to be valid.
+        training (e.g. a random half of a pool) for the bound to be valid. The Clopper-Pearson bound counts every
+        record as an independent trial, as Jagielski et al. (2020) count one training run per trial; for members
+        drawn by a fair coin each, :func:`~dpcore.audit.one_run_audit` on the scores gives the bound Steinke, Nasr
+        & Jagielski (2023, Theorem 5.2) prove for many records in one training run.
     epsilon, delta : float, optional
         The claim the model was trained under (``inf`` for a non-private model), recorded beside the bound. Left
         out, a run's result (``run_learner``'s, ``train``'s) is held to its own ``(epsilon, delta)``, and any other
