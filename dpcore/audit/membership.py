@@ -63,6 +63,10 @@ DEFAULT_POOL_SIZE = 1000
 #: LiRA's shadow models (Carlini et al. 2022) unless told otherwise: the Attack page's slider and ``audit --shadows``
 #: start from it.
 DEFAULT_SHADOWS = 16
+#: From this many shadow models LiRA fits each record's own IN and OUT variances (32 models each), below it one
+#: variance pooled over the records: Carlini et al. (2022) pool it ("fixed variance") when the shadow models are few
+#: (fewer than 64), and fit each example's own when they are many.
+LIRA_OWN_VARIANCE_SHADOWS = 64
 #: The smallest pool an attack is run on: about 25 members and 25 non-members. Below it the model is trained on a
 #: handful of rows and the attack's rates move in steps of several percent.
 MIN_POOL_SIZE = 50
@@ -303,6 +307,8 @@ def membership_audit(
     attack : {"loss", "lira-online", "lira-offline"}
     shadows : int
         LiRA's shadow models, an even number from 4 to 256 (ignored by the loss attack). Each record is IN for half.
+        Below :data:`LIRA_OWN_VARIANCE_SHADOWS` the Gaussians share one variance pooled over the records, from it on
+        each record has its own (Carlini et al. 2022).
     pool_size : int, optional
         Records in the attacker's universe (default: all training rows of the split).
     confidence : float
@@ -362,9 +368,10 @@ def membership_audit(
                           seed=substream_seed(seed, "shadow", k), params=params)
             stats[k] = example_statistic(res.test_outputs, y_pool)
             report({"stage": "shadow", "done": k + 2, "total": 1 + n_shadows})
-        # a fixed (pooled) variance: Carlini et al. recommend it below about 64 shadow models
+        # Carlini et al. fit one variance pooled over the records with few shadow models, each record's own from
+        # about 64 on, where it has enough IN and OUT models to estimate it
         score_fn = lira_online_scores if attack == "lira-online" else lira_offline_scores
-        scores = score_fn(stats, inside, target_stat, fixed_variance=True)
+        scores = score_fn(stats, inside, target_stat, fixed_variance=n_shadows < LIRA_OWN_VARIANCE_SHADOWS)
     scores = np.nan_to_num(np.asarray(scores, dtype=float), nan=0.0, posinf=1e300, neginf=-1e300)
     claimed, note = membership_claim(target, spec.private)
     result = _audit_result(scores, members, attack=attack, epsilon=claimed, delta=bound_delta(claimed, target, delta),

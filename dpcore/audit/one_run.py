@@ -30,6 +30,7 @@ Steinke, Nasr, Jagielski. Privacy auditing with one (1) training run. NeurIPS 20
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -37,7 +38,8 @@ import numpy as np
 from scipy import special, stats
 
 from ..exceptions import DPTypeError, DPValueError
-from ..types import ArrayLike
+from ..rng import as_generator
+from ..types import ArrayLike, RngLike
 from ..validation import check_delta, check_int, check_nonnegative
 from .bounds import check_confidence
 from .roc import check_scores
@@ -196,8 +198,8 @@ def one_run_epsilon_lower_bound(*, m: int, r: int, v: int, delta: float = 0.0, c
 def one_run_guesses(scores: ArrayLike, *, k_pos: int, k_neg: int) -> np.ndarray:
     """The auditor's guesses: +1 on the ``k_pos`` highest scores, -1 on the ``k_neg`` lowest, else 0.
 
-    Ties are broken by position (stable sort), which does not depend on the canaries'
-    membership.
+    Ties are broken by position (stable sort): valid only where the positions do not depend on
+    the canaries' membership; :func:`one_run_audit` shuffles the canaries first for that reason.
 
     References
     ----------
@@ -256,6 +258,37 @@ class OneRunAudit:
     correction: str
 
 
+def _check_rules(guess_counts, m: int) -> tuple[tuple[int, int], ...]:
+    """``guess_counts`` as (k_pos, k_neg) pairs of whole counts, default :func:`default_guess_counts`."""
+    if guess_counts is None:
+        return default_guess_counts(m)
+    rules = []
+    for rule in guess_counts:
+        if isinstance(rule, (str, bytes)) or not hasattr(rule, "__len__") or len(rule) != 2:
+            raise DPValueError(f"guess_counts must hold (k_pos, k_neg) pairs, e.g. [(100, 100), (50, 50)]; got "
+                               f"{rule!r} among them")
+        rules.append((check_int(rule[0], "k_pos", minimum=0), check_int(rule[1], "k_neg", minimum=0)))
+    if not rules:
+        raise DPValueError("guess_counts is empty; give at least one (k_pos, k_neg) pair")
+    return tuple(rules)
+
+
+def _nothing_provable(rules, m: int, level: float, confidence: float) -> str:
+    """Why no rule of ``rules`` can reject even eps = 0: r guesses all right have probability 2^-r under eps = 0,
+    which must fall below the rule's significance ``level``."""
+    most = max(k_pos + k_neg for k_pos, k_neg in rules)
+    need = max(1, math.ceil(math.log2(1.0 / level) + 1e-9))  # the fewest guesses whose all being right is rare enough
+    if most == 0:
+        what = "every guess rule in guess_counts abstains on every canary (k_pos + k_neg = 0)"
+    else:
+        what = (f"the most guesses any rule makes is {most}, and even all of them right would happen with "
+                f"probability 2^-{most} under eps = 0, not below the significance {level:.3g} each of the "
+                f"{len(rules)} rule(s) is tested at ({confidence:.0%} confidence)")
+    fix = (f"use at least {need} canaries (there are {m}) and guess on them" if need > m else
+           f"give guess_counts with at least {need} guesses (k_pos + k_neg) in a rule")
+    return f"this one-run audit cannot prove any eps > 0: {what}; {fix} (Steinke, Nasr & Jagielski 2023, Theorem 5.2)"
+
+
 def _check_included(included, m: int) -> np.ndarray:
     arr = np.asarray(included)
     if arr.shape != (m,):
@@ -275,6 +308,7 @@ def one_run_audit(
     confidence: float = 0.95,
     guess_counts: Sequence[tuple[int, int]] | None = None,
     correction: str = "bonferroni",
+    rng: RngLike = 0,
 ) -> OneRunAudit:
     """Steinke et al.'s one-run epsilon lower bound from canary scores.
 
@@ -294,6 +328,18 @@ def one_run_audit(
         best bound is valid at ``confidence``. ``"none"`` takes the best of the rules at
         significance a each, as the paper's experiments report it: not a valid bound at
         ``confidence`` when more than one rule is tried.
+    rng : int, numpy Generator or None
+        Breaks ties among equal scores: the canaries are put in a random order drawn from it before the highest
+        and lowest are taken, never in the order given (scores listed members first, as a caller naturally lists
+        them, would otherwise have every tie settled in the members' favour: a constant score, an attack that
+        knows nothing, "proved" eps >= 5.3 on 1000 canaries). Seeded by default, so an audit repeats exactly.
+
+    Raises
+    ------
+    DPValueError
+        Among others, where no rule could prove any eps > 0 even with all its guesses right (every rule abstains,
+        or guesses too few: r right of r has probability 2^-r at eps = 0), and where ``included`` has every canary
+        in or every one out (not fair coins).
 
     References
     ----------
@@ -306,7 +352,7 @@ def one_run_audit(
     >>> scores = np.where(rng.random(2000) < 0.88, included, ~included).astype(float)  # RR, eps = 2
     >>> audit = one_run_audit(scores, included, guess_counts=[(1000, 1000)])
     >>> round(audit.epsilon_lower_bound, 2), audit.guesses
-    (1.95, 2000)
+    (1.98, 2000)
     """
     values = check_scores(scores, "scores")
     member = _check_included(included, values.size)
@@ -314,11 +360,19 @@ def one_run_audit(
     significance = 1.0 - check_confidence(confidence)
     if correction not in CORRECTIONS:
         raise DPValueError(f"correction must be one of {CORRECTIONS}, got {correction!r}")
-    rules = tuple(guess_counts) if guess_counts is not None else default_guess_counts(values.size)
-    if not rules:
-        raise DPValueError("guess_counts is empty; give at least one (k_pos, k_neg) pair")
+    rules = _check_rules(guess_counts, values.size)
+    if member.all() or not member.any():  # fair coins leave every canary on one side with probability 2^(1 - m)
+        side = "in" if member.all() else "out"
+        raise DPValueError(f"included has every canary {side} ({values.size} of {values.size}): the bound needs each "
+                           "canary included by its own fair coin before training, which leaves some in and some out; "
+                           "draw included = rng.random(m) < 0.5 and train on the canaries it marks")
     level = significance / len(rules) if correction == "bonferroni" else significance
-    truth = np.where(member, 1, -1)
+    if all(_pure_bound(k_pos + k_neg, k_pos + k_neg, level) == 0.0 for k_pos, k_neg in rules):
+        raise DPValueError(_nothing_provable(rules, values.size, level, 1.0 - significance))
+    # the guesses must depend on the scores alone (and on randomness independent of the coins), not on where the
+    # caller put each canary: ties are broken in a random order (Steinke, Nasr & Jagielski 2023, Algorithm 1)
+    order = as_generator(rng).permutation(values.size)
+    values, truth = values[order], np.where(member, 1, -1)[order]
     best = None
     for k_pos, k_neg in rules:
         guesses = one_run_guesses(values, k_pos=k_pos, k_neg=k_neg)

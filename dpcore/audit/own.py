@@ -196,7 +196,10 @@ def audit(
         Records that were in the training set and records from the same distribution that were not, as ``(X, y)``
         pairs (or torch Datasets of ``(row, label)`` items) when a model is given, or score vectors when
         ``model_or_scores`` is None. Choose them before
-        training (e.g. a random half of a pool) for the bound to be valid.
+        training (e.g. a random half of a pool) for the bound to be valid. The Clopper-Pearson bound counts every
+        record as an independent trial, as Jagielski et al. (2020) count one training run per trial; for members
+        drawn by a fair coin each, :func:`~dpcore.audit.one_run_audit` on the scores gives the bound Steinke, Nasr
+        & Jagielski (2023, Theorem 5.2) prove for many records in one training run.
     epsilon, delta : float, optional
         The claim the model was trained under (``inf`` for a non-private model), recorded beside the bound. Left
         out, a run's result (``run_learner``'s, ``train``'s) is held to its own ``(epsilon, delta)``, and any other
@@ -217,6 +220,12 @@ def audit(
     AuditResult
         ``auc``, ``tpr_at_fpr``, ``advantage`` and ``epsilon_lower_bound`` (the epsilon the attack proves with
         ``confidence``; a claimed epsilon below it is refuted: ``refutes_claim``, and a warning says so).
+
+    Raises
+    ------
+    DPValueError
+        Among others, where the members and non-members are too few for even a perfect attack to prove any
+        epsilon > 0 (the message says how many would do): such an audit could only read 0.
 
     References
     ----------
@@ -248,6 +257,8 @@ def audit(
         attack = "loss-threshold"
     result = audit_from_scores(member_scores, nonmember_scores, attack=attack, epsilon=epsilon, delta=delta,
                                confidence=confidence, method=method, fprs=fprs, rng=rng)
+    if result.most_provable() <= 0.0:
+        raise DPValueError(_too_few_records(result))
     if note:
         result = dataclasses.replace(result, claim_note=note)
     if result.refutes_claim:
@@ -259,6 +270,34 @@ def audit(
                       "claim is refuted, unless the members and non-members were not chosen at random before "
                       f"training, which the bound assumes.{pure}", DPCoreWarning, stacklevel=user_stacklevel())
     return result
+
+
+def _too_few_records(result: AuditResult) -> str:
+    """Why an audit of ``result``'s size proves nothing whatever the model does, and how many records would: a
+    perfect attack's Clopper-Pearson bound (:meth:`AuditResult.most_provable`) is 0 at its sizes."""
+    from .result import _most_provable
+
+    def provable(n: int) -> bool:
+        return _most_provable(result.bound_method, n, n, float(result.delta), float(result.confidence)) > 0.0
+
+    lo, hi = 1, 2
+    while not provable(hi) and hi < _MOST_RECORDS_SEARCHED:
+        lo, hi = hi, hi * 2
+    if provable(hi):
+        while hi - lo > 1:  # the fewest of each that a perfect attack turns into a positive bound
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if provable(mid) else (mid, hi)
+        enough = f"at least {hi:,} of each"
+    else:  # a delta near 1 leaves almost no room: only millions of records could show anything
+        enough = f"more than {hi:,} of each, or the delta the model was trained with if it is smaller"
+    return (f"members and non_members are too few: with {result.n_members} member(s) and {result.n_nonmembers} "
+            f"non-member(s), even an attack that told every member from every non-member would prove no epsilon > 0 "
+            f"at {result.confidence:.0%} confidence (delta = {result.delta!r}), so the audit could only read 0; give "
+            f"{enough} (Jagielski, Ullman & Oprea 2020: the Clopper-Pearson bound needs enough trials)")
+
+
+#: Where :func:`_too_few_records` stops doubling the records it asks a perfect attack about.
+_MOST_RECORDS_SEARCHED = 1 << 20
 
 
 def _run_of(model: Any) -> Any:

@@ -169,11 +169,15 @@ def _most_provable(method: str, n_members: int, n_nonmembers: int, delta: float,
         return 0.0
     members, nonmembers = np.ones(n_members), np.zeros(n_nonmembers)
     if method == "one-run-coins":  # Steinke et al. 2023: membership by fair coins, one training run
+        from ..exceptions import DPValueError
         from .one_run import one_run_audit
 
         included = np.arange(n_members + n_nonmembers) < n_members
-        return float(one_run_audit(np.concatenate([members, nonmembers]), included, delta=delta,
-                                   confidence=confidence).epsilon_lower_bound)
+        try:
+            return float(one_run_audit(np.concatenate([members, nonmembers]), included, delta=delta,
+                                       confidence=confidence).epsilon_lower_bound)
+        except DPValueError:  # too few canaries for any guess to prove anything: the most provable is 0
+            return 0.0
     # a perfect attack's bound does not depend on which records a split draws
     return float(epsilon_lower_bound_from_scores(members, nonmembers, delta=delta, confidence=confidence,
                                                  method=method, rng=0).epsilon)

@@ -15,6 +15,7 @@ import sys
 
 from ..audit import DEFAULT_POOL_SIZE, MIN_POOL_SIZE, pool_capacity
 from ..audit.canaries import DEFAULT_CANARIES
+from ..audit.membership import LIRA_OWN_VARIANCE_SHADOWS
 from ..audit.run import (
     AUDIT_KINDS,
     DEFAULT_ATTACK,
@@ -52,7 +53,9 @@ def add_parser(sub) -> None:
                    help="with --attack canaries: do not also attack the learner's non-private twin")
     p.add_argument("--shadows", type=int, default=None,
                    help=f"LiRA's shadow models, an even number from 4 to 256 (default {DEFAULT_SHADOWS}, as on the "
-                        "Attack page)")
+                        f"Attack page); from {LIRA_OWN_VARIANCE_SHADOWS} on, each record's IN and OUT variances are "
+                        "its own, not pooled "
+                        "(Carlini et al. 2022)")
     p.add_argument("--canaries", type=int, default=None,
                    help=f"canaries (--attack canaries: default {STORY_CANARIES}, at most 40%% of the test rows; "
                         f"one-run: default {DEFAULT_CANARIES}, input canaries at most one per test row)")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -336,3 +337,21 @@ def test_a_data_frame_given_as_members_is_refused_with_how_to_split_off_its_labe
         audit(run, df.iloc[:60], df.iloc[60:])
     rest = df.drop(columns="label")
     assert 0 <= audit(run, (rest[:60], df.label[:60]), (rest[60:], df.label[60:]), rng=0).auc <= 1
+
+
+@pytest.mark.parametrize("method", ["bonferroni", "split"])
+def test_too_few_records_for_any_bound_are_refused_with_how_many_would_do(method):
+    # 8 members beside 8 non-members: even a perfect attack's Clopper-Pearson limits (Bonferroni over the thresholds)
+    # cannot separate, so the audit could only read 0 whatever the model did; the old code returned that 0 as a result
+    with pytest.raises(DPValueError, match=r"with 8 member\(s\) and 8 non-member\(s\), even an attack that told every "
+                                           r"member from every non-member would prove no epsilon > 0.*give at least "
+                                           r"\d+ of each"):
+        audit(None, np.ones(8), np.zeros(8), method=method, rng=0)
+    enough = int(re.search(r"at least (\d+) of each", _refusal(method)).group(1))
+    assert audit(None, np.ones(enough), np.zeros(enough), method=method, rng=0).epsilon_lower_bound > 0.0
+
+
+def _refusal(method: str) -> str:
+    with pytest.raises(DPValueError) as refused:
+        audit(None, [1.0, 2.0], [0.0, 0.5], method=method, rng=0)
+    return str(refused.value)

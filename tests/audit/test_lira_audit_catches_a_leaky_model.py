@@ -26,3 +26,24 @@ def test_lira_certifies_leakage_from_a_model_trained_without_privacy(attack):
     assert audit.shadows == 4 and audit.result.epsilon == float("inf")  # no claim: nothing it must stay under
     assert audit.result.auc > 0.65
     assert audit.result.epsilon_lower_bound > 0.3
+
+
+@pytest.mark.parametrize(("shadows", "pooled"), [(16, True), (62, True), (64, False)])
+def test_lira_pools_the_variance_over_the_records_only_when_the_shadow_models_are_few(monkeypatch, shadows, pooled):
+    # Carlini et al. 2022: one variance for all examples with few shadow models, each example's own with many (64
+    # shadows: every record IN for 32 and OUT for 32); the old code pooled it whatever the number
+    import dpcore.audit.membership as membership
+
+    asked = []
+    real = membership.lira_online_scores
+
+    def spy(*args, **kwargs):
+        asked.append(kwargs["fixed_variance"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(membership, "lira_online_scores", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        audit = membership_audit("non-private", "iris", epsilon=1.0, attack="lira-online", shadows=shadows,
+                                 params={"epochs": 1}, seed=0)
+    assert asked == [pooled] and audit.shadows == shadows

@@ -104,12 +104,13 @@ def test_guesses_take_the_top_and_bottom_scores():
 
 
 def test_audit_counts_guesses_and_correct_guesses():
-    scores = np.array([9.0, 8.0, 7.0, 1.0, 0.0, -1.0])
-    included = np.array([True, True, False, True, False, False])
-    audit = one_run.one_run_audit(scores, included, guess_counts=[(2, 2)])
-    assert (audit.guesses, audit.correct, audit.m) == (4, 4, 6)
+    # 3 + 3 guesses: fewer (2 + 2) could not prove anything even all right, and are refused (see below)
+    scores = np.array([9.0, 8.0, 7.5, 7.0, 1.0, 0.5, 0.0, -1.0])
+    included = np.array([True, True, True, False, True, False, False, True])
+    audit = one_run.one_run_audit(scores, included, guess_counts=[(3, 3)])
+    assert (audit.guesses, audit.correct, audit.m) == (6, 5, 8)
     assert audit.epsilon_lower_bound == pytest.approx(
-        one_run.one_run_epsilon_lower_bound(m=6, r=4, v=4), abs=1e-12
+        one_run.one_run_epsilon_lower_bound(m=8, r=6, v=5), abs=1e-12
     )
 
 
@@ -213,3 +214,62 @@ def test_a_broken_mechanism_is_caught_in_one_run():
 def test_bad_arguments_name_the_parameter(call, match):
     with pytest.raises(DPCoreError, match=match):
         call()
+
+
+_SCORES, _HALF_IN = np.arange(20.0), np.arange(20) % 2 == 0
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(guess_counts=[(0, 0)]), r"every guess rule in guess_counts abstains on every canary"),
+        (dict(guess_counts=[(0, 0), (0, 0)]), r"abstains on every canary"),
+        (dict(guess_counts=[(1, 1)]), r"most guesses any rule makes is 2.*at least 5 guesses"),
+        (dict(guess_counts=[(2, 2)] * 8), r"at least 8 guesses"),  # 8 rules: each at 0.05 / 8
+    ],
+)
+def test_guess_rules_that_cannot_prove_anything_even_all_right_are_refused(kwargs, match):
+    # r guesses all right happen with probability 2^-r at eps = 0: below the significance only from r > log2(1/a)
+    # (Steinke, Nasr & Jagielski 2023, Theorem 5.2 at eps = 0); the old code answered 0 as if the audit had run
+    with pytest.raises(DPCoreError, match=match):
+        one_run.one_run_audit(_SCORES, _HALF_IN, **kwargs)
+
+
+def test_too_few_canaries_for_any_bound_are_refused_with_how_many_would_do():
+    with pytest.raises(DPCoreError, match=r"use at least 5 canaries \(there are 4\)"):
+        one_run.one_run_audit(_SCORES[:4], _HALF_IN[:4])
+    assert one_run.one_run_audit(_SCORES[:5], np.array([0, 0, 0, 1, 1], bool)).epsilon_lower_bound > 0
+
+
+@pytest.mark.parametrize("included, side", [(np.ones(20, bool), "in"), (np.zeros(20, bool), "out")])
+def test_canaries_all_on_one_side_are_refused_as_not_drawn_by_fair_coins(included, side):
+    with pytest.raises(DPCoreError, match=rf"every canary {side} \(20 of 20\).*fair coin"):
+        one_run.one_run_audit(_SCORES, included)
+
+
+@pytest.mark.parametrize("rules", [[5], [(1, 2, 3)], ["ab"]])
+def test_guess_counts_that_are_not_pairs_are_refused_by_name(rules):
+    with pytest.raises(DPCoreError, match=r"guess_counts must hold \(k_pos, k_neg\) pairs"):
+        one_run.one_run_audit(_SCORES, _HALF_IN, guess_counts=rules)
+
+
+@pytest.mark.parametrize("scores", [np.zeros(1000), (np.random.default_rng(0).random(1000) < 0.5).astype(float)],
+                         ids=["constant", "coin flips"])
+def test_scores_that_know_nothing_prove_nothing_when_the_members_are_listed_first(scores):
+    # the natural call lists the members, then the non-members; ties broken by position then settled every tie in the
+    # members' favour, so an attack that knows nothing "proved" eps >= 5.3 (constant) and 3.9 (coin flips). Theorem
+    # 5.2 needs guesses that depend on the scores alone, so the ties are broken in a random order
+    members_first = np.arange(1000) < 500
+    assert one_run.one_run_audit(scores, members_first).epsilon_lower_bound == 0.0
+    shuffled = np.random.default_rng(1).permutation(1000)
+    assert one_run.one_run_audit(scores[shuffled], members_first[shuffled]).epsilon_lower_bound == 0.0
+
+
+def test_the_tie_break_is_seeded_so_an_audit_repeats_and_a_continuous_score_needs_none():
+    rng = np.random.default_rng(5)
+    included = rng.random(2000) < 0.5
+    ties = np.where(rng.random(2000) < 0.8, included, ~included).astype(float)  # randomized response at eps ~ 1.39
+    first, again = one_run.one_run_audit(ties, included), one_run.one_run_audit(ties, included)
+    assert first == again and 0.9 < first.epsilon_lower_bound <= math.log(4)
+    smooth = ties + rng.normal(0.0, 1e-6, 2000)  # no ties: the order drawn changes nothing
+    assert one_run.one_run_audit(smooth, included, rng=1) == one_run.one_run_audit(smooth, included, rng=2)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from dpcore.ui.audit import CAUGHT_AT_1, TAUGHT_PROBABILITY
 from tests.pages.conftest import page
 
@@ -276,3 +278,27 @@ def test_the_ladder_is_called_the_stronger_attacker_only_beside_a_weaker_one():
     assert "A stronger attacker than the one above" in ladder_intro("canaries")
     assert "A stronger attacker than the one above" not in ladder_intro("one-run")
     assert "made-up gradients, canaries" in ladder_intro("one-run")
+
+
+@pytest.mark.parametrize(("attack", "flags"), [("canaries", []), ("lira", ["--shadows", "4"])])
+def test_the_attack_page_shows_the_numbers_the_audit_command_prints_for_the_same_settings(cli, attack, flags):
+    import json
+
+    from dpcore.teaching.verdict import round_epsilon
+
+    at = page(PATH)
+    at.session_state["audit.dataset"] = "iris"
+    at.session_state["audit.attack"] = attack
+    at.session_state["audit.shadows"] = 4
+    at.run()
+    assert not at.exception, at.exception
+    table = at.table[0].value
+    done = cli("audit", "--dataset", "iris", "--attack", attack, *flags, "--json")
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout.strip().splitlines()[-1])
+    rows = [(table.iloc[0], printed)] + ([(table.iloc[1], printed["contrast"])] if attack == "canaries" else [])
+    for shown, said in rows:
+        assert shown["ε proven (95%)"] == round_epsilon(said["epsilon_lower_bound"], lower_bound=True)
+        assert shown["AUC"] == round(said["auc"], 3) and shown["Accuracy"] == round(said["model_accuracy"], 3)
+    said = next(m.value for m in at.markdown if "A curve is measured on" in m.value)
+    assert f"measured on {printed['n_members']:,} members and {printed['n_nonmembers']:,} non-members" in said
