@@ -53,9 +53,10 @@ DEFAULT_CONFIDENCE = 0.95
 STORY_CANARIES = 500
 #: How the non-private network is trained when it is the twin a private learner is attacked beside: as a network
 #: is trained without privacy, wide and until it fits its training rows (Adam, no averaging, 40 epochs). On MNIST 5k
-#: (seed 0, 500 canaries) it is right on 94.0 % of the held-out rows and gives its canaries away: AUC 0.967, 50.8 %
-#: caught at 1 % false alarms, ε proven 3.00; 256 units for 40 epochs cost a quarter of 512 units for 80 (94.0 % and
-#: 3.56), and 512 units for 40 epochs at a rate of 0.001 memorised too little (ε proven 1.86). bench/attack_story.py.
+#: (seed 0, 500 canaries) it is right on 95.2 % of the held-out rows and gives its canaries away: AUC 0.980, 54.5 %
+#: caught at 1 % false alarms, ε proven 3.32 (the Attack page's defaults, 2026-12-01). When it was chosen, 256 units
+#: for 40 epochs cost a quarter of 512 units for 80 for about the same leak, and 512 units for 40 epochs at a rate of
+#: 0.001 memorised too little. bench/attack_story.py.
 LEAKY_NETWORK = {"model": "mlp", "hidden": 256, "activation": "relu", "learning_rate": 0.003, "epochs": 40}
 LEAKY_BATCH = 128
 
