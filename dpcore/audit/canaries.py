@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
-import torch
 
 from ..datasets import Dataset, Split, load_dataset, train_test_split
 from ..datasets.registry import TEST_SIZE
@@ -234,6 +233,8 @@ def gradient_canary_audit(
     X_test = np.hstack([pb.X_test, np.zeros((pb.X_test.shape[0], extra), dtype=pb.X_test.dtype)])
     size = sum(p.numel() for p in _model_params(kwargs, d + extra))
     extras = ExtraGradients.diracs(coords[included], value=C, size=size)
+    import torch  # here, with the training it observes: 'audit --help' and the audits that train no network skip it
+
     sums = torch.zeros(m, dtype=torch.float64)
     where = torch.as_tensor(coords)
 

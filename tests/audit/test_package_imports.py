@@ -21,4 +21,5 @@ def test_every_public_name_of_the_audit_package_still_resolves():
 
     for name in audit.__all__:
         assert getattr(audit, name) is not None
-    assert "torch" in _modules_after("from dpcore.audit import run_audit")  # the audits that train still load it
+    # the audits that train load torch when they train, not when they are imported ('audit --help' is quick)
+    assert "torch" not in _modules_after("from dpcore.audit import run_audit")

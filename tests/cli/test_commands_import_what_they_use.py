@@ -113,11 +113,15 @@ def test_a_plan_with_a_run_missing_from_the_cache_is_not_used(tmp_path, monkeypa
     assert cache.clear() == len(config.runs()) - 1 and cache.get_plan(sweep_cli._plan_key(args)) is None
 
 
-def test_a_commands_help_lists_every_learner_knob_without_torch(tmp_path):
+@pytest.mark.parametrize("command", ["train", "audit"])
+def test_a_commands_help_lists_every_learner_knob_without_torch(tmp_path, command):
     # the knobs come from the learners' declarations (their configs and presets), not from the code that trains
-    seen, proc = _probe(["train", "--help"], tmp_path)
+    seen, proc = _probe([command, "--help"], tmp_path)
     assert seen["code"] == 0 and "torch" not in seen["loaded"]
-    assert "--clip-norm" in proc.stdout and "--rounds" in proc.stdout  # DP-SGD's and DP-FedAvg's knobs are there
+    if command == "train":
+        assert "--clip-norm" in proc.stdout and "--rounds" in proc.stdout  # DP-SGD's and DP-FedAvg's knobs
+    else:
+        assert "--canaries" in proc.stdout and "--shadows" in proc.stdout
 
 
 def test_k_means_runs_without_torch(tmp_path):
