@@ -258,10 +258,22 @@ def _compute_features(split, params: Mapping[str, Any] | None) -> tuple[np.ndarr
 
 
 def _label_scale(split) -> tuple[float, float]:
+    """The regression label's range: the declared one, or (read from the private labels, see
+    :func:`_warn_label_range_read`) the training labels' own minimum and maximum."""
     lo, hi = split.dataset.label_range or (float(np.min(split.y_train)), float(np.max(split.y_train)))
     if hi <= lo:
         hi = lo + 1.0
     return float(lo), float(hi)
+
+
+def _warn_label_range_read(split, how: str) -> None:
+    """Warn (a :class:`PrivacyLeakWarning`) when a private learner's regression labels have no declared range: the
+    range :func:`_label_scale` then gives is the private labels' own minimum and maximum, and ``how`` says what
+    depends on it, which no epsilon covers."""
+    if split.task == "regression" and split.dataset.label_range is None:
+        warnings.warn(f"the label range is not declared, so it is inferred from the training labels: {how} then "
+                      "depends on the private labels, which leaks privacy beyond the stated epsilon; declare the "
+                      "range the labels can take", PrivacyLeakWarning, stacklevel=user_stacklevel())
 
 
 def _label_width(lo: float, hi: float) -> float:
@@ -475,6 +487,8 @@ def run_dpsgd(split, *, epsilon, delta, seed, params, on_epoch=None) -> RunResul
     """
     if delta <= 0:
         raise DPValueError("DP-SGD needs delta > 0 (Gaussian noise); a common choice is 1e-5")
+    # the labels are trained on scaled into [0, 1] by their range, and the predictions scaled back by it
+    _warn_label_range_read(split, "the scale of the labels trained on and of every prediction")
     res, _, X_te = _fit(split, _train_labels(split), private=True, epsilon=epsilon, delta=delta, seed=seed,
                         params=params, on_epoch=on_epoch)
     return _result("dpsgd", split, res, _predict(split, res, X_te), epsilon=res.epsilon, delta=delta,
@@ -566,11 +580,7 @@ def laplace_labels(split, *, epsilon: float, rng, decode: str = "argmax") -> np.
             r[r.sum(1) == 0] = 1.0
             return r / r.sum(1, keepdims=True)
         raise DPValueError(f"decode must be 'argmax' or 'clamp-round', got {decode!r}")
-    if split.dataset.label_range is None:  # the sensitivity hi - lo would be the private labels' own spread
-        warnings.warn("the label range is not declared, so it is inferred from the training labels: the Laplace "
-                      "noise's sensitivity then depends on the private labels, which leaks privacy beyond the stated "
-                      "epsilon; declare the range the labels can take", PrivacyLeakWarning,
-                      stacklevel=user_stacklevel())
+    _warn_label_range_read(split, "the Laplace noise's sensitivity")  # hi - lo: the private labels' own spread
     lo, hi = _label_scale(split)
     y = np.clip(np.asarray(split.y_train, dtype=float), lo, hi)
     noisy = Laplace(epsilon=epsilon, sensitivity=_label_width(lo, hi)).randomise(y, rng=gen)

@@ -13,12 +13,18 @@ Checks, each with a false-alarm probability below 1e-7 (so the file's below 1e-6
   of M products of independent standard normals (variance M), held to 5.4 standard deviations (a normal tail of
   7e-8; the sum of thousands of such products is normal to well within that); noise drawn again from the same seed
   at every step correlates fully.
+
+A run given a target epsilon instead of sigma adds the noise of the least sigma that meets the target: that sigma is
+found here by bisection on dp_accounting's own RDP accountant for the run's event (Poisson rate q, its steps), and
+the run's sigma must meet the target by that accountant and lie within 1e-4 of the bisection's; its empty steps must
+carry noise of std sigma C (27,000 coordinates: a variance read to within 4.6 %, so noise of a sigma 5 % off fails).
 """
 from __future__ import annotations
 
 import math
 import warnings
 
+import dp_accounting
 import numpy as np
 import pytest
 import torch
@@ -104,3 +110,39 @@ def test_every_record_of_a_run_moves_its_steps_sum_by_at_most_the_clip_norm(toge
     # the clip bites: most one-record steps are a gradient far longer than C, cut to exactly C
     single = norms[b == 1]
     assert single.size >= 50 and np.mean(np.isclose(single, 0.5, rtol=1e-4)) > 0.5
+
+
+def _rdp_epsilon(sigma: float, q: float, steps: int, delta: float) -> float:
+    acc = dp_accounting.rdp.RdpAccountant()
+    acc.compose(dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), steps))
+    return acc.get_epsilon(delta)
+
+
+def _least_sigma(target: float, q: float, steps: int, delta: float) -> float:
+    """The least sigma whose event spends at most ``target`` by dp_accounting's RDP accountant (bisection in log
+    sigma to a relative width of 1e-6)."""
+    lo, hi = 0.1, 100.0
+    while hi / lo > 1 + 1e-6:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if _rdp_epsilon(mid, q, steps, delta) > target else (lo, mid)
+    return hi
+
+
+@pytest.mark.parametrize("together", [False, True])
+def test_a_run_calibrated_to_a_target_adds_the_noise_of_the_least_sigma_meeting_it(together, poisson_draws):
+    X, y = _data(d=100)
+    config = CONFIG.replace(noise_multiplier=None, target_epsilon=2.0)
+    sums: list[torch.Tensor] = []
+    if together:
+        (res,) = train_together([TogetherRun(X=X, y=y, config=config, n_outputs=2)],
+                                on_step=lambda step, runs, noisy: sums.append(noisy[0].detach().clone()))
+    else:
+        res = train(X, y, config, n_outputs=2, on_step=lambda i, s: sums.append(s.detach().clone()))
+    q, steps = 1 / 200, 400
+    assert res.sample_rate == pytest.approx(q) and res.steps == steps == len(sums) == len(_sizes(poisson_draws))
+    sigma = res.noise_multiplier
+    assert _rdp_epsilon(sigma, q, steps, res.delta) <= 2.0
+    assert sigma == pytest.approx(_least_sigma(2.0, q, steps, res.delta), rel=1e-4)
+    assert res.epsilon == pytest.approx(_rdp_epsilon(sigma, q, steps, res.delta), rel=1e-9) and res.epsilon <= 2.0
+    _check_pure_noise([s for s, b in zip(sums, _sizes(poisson_draws)) if b == 0], std=sigma * 0.5)
