@@ -6,6 +6,7 @@ import math
 import re
 import warnings
 
+import dp_accounting
 import numpy as np
 import pandas as pd
 import pytest
@@ -162,7 +163,7 @@ def test_the_selections_composition_says_the_delta_it_holds_at_the_sum_of_the_ru
     res.table["delta"] = np.where(res.table.role == "swept", 1e-5, 0.0)
     sel = judge(res, Need("at_least", "accuracy", 0.8)).selection
     assert sel["composition_delta"] == pytest.approx(9e-5)
-    assert "composes to ε = 33.3 at δ = 9e-05" in sel["note"]
+    assert "costs ε = 33.3 at δ = 9e-05" in sel["note"]
 
 
 def test_the_selections_composition_of_add_remove_and_replace_one_runs_is_stated_for_a_record_replaced():
@@ -179,7 +180,7 @@ def test_the_selections_composition_of_add_remove_and_replace_one_runs_is_stated
     sel = selection_note(pd.DataFrame({"learner": []}), table, learner=None, delta=1e-5)
     assert sel["composition_epsilon"] == pytest.approx(5.0)
     assert sel["composition_delta"] == pytest.approx(2 * (1 + math.exp(0.5)) * 1e-5)
-    assert "composes to ε = 5 at δ = 5.3e-05 for a record replaced" in sel["note"]
+    assert "costs ε = 5 at δ = 5.3e-05 for a record replaced" in sel["note"]
     # one relation throughout: the sum as it is
     same = table[table.learner == "erm-objective"]
     assert selection_note(pd.DataFrame({"learner": []}), same, learner=None, delta=1e-5)["composition_epsilon"] == 3.0
@@ -199,12 +200,12 @@ def test_the_selections_composition_protects_only_what_every_run_protects():
     none = pd.DataFrame({"learner": []})
     labels = selection_note(none, table.iloc[:2], learner=None, delta=1e-5)
     assert labels["composition_epsilon"] == pytest.approx(3.0) and labels["composition_unit"] == "labels"
-    assert "composes to ε = 3 for each record's label only" in labels["note"]
+    assert "costs ε = 3 for each record's label only" in labels["note"]
     records = selection_note(none, table.iloc[:1], learner=None, delta=1e-5)
     assert records["composition_unit"] == "records" and "only" not in records["note"].split(", far above")[0]
     mixed = selection_note(none, table.iloc[1:], learner=None, delta=1e-5)
     assert mixed["composition_epsilon"] == math.inf and mixed["composition_unit"] is None
-    assert "composes to ε = ∞ (no one guarantee covers them all: they protect different things" in mixed["note"]
+    assert "costs ε = ∞ (no one guarantee covers them all: they protect different things" in mixed["note"]
 
 
 def test_a_run_without_a_guarantee_among_those_looked_at_makes_the_selections_composition_infinite():
@@ -214,7 +215,7 @@ def test_a_run_without_a_guarantee_among_those_looked_at_makes_the_selections_co
     sel = judge(res, Need("at_least", "accuracy", 0.8)).selection
     # the finite runs summed to 3 * 1.1 + 2 * 10 = 23.3 and the infinite one was left out
     assert sel["runs_looked_at"] == 9 and sel["composition_epsilon"] == math.inf
-    assert "composes to ε = ∞" in sel["note"]
+    assert "costs ε = ∞" in sel["note"]
 
 
 def test_runs_that_leaked_privacy_among_those_looked_at_make_the_selection_have_no_guarantee():
@@ -224,7 +225,7 @@ def test_runs_that_leaked_privacy_among_those_looked_at_make_the_selection_have_
     res = _result({1.0: [0.85, 0.86, 0.84], 10.0: [0.9, 0.91, 0.9]}, [0.95, 0.95, 0.95])
     res.table.loc[res.table.role == "swept", "leaks_privacy"] = True
     sel = judge(res, Need("at_least", "accuracy", 0.8)).selection
-    assert sel["composition_epsilon"] == math.inf and "composes to ε = ∞" in sel["note"]
+    assert sel["composition_epsilon"] == math.inf and "costs ε = ∞" in sel["note"]
     assert math.isnan(sel["private_selection_epsilon"]) and sel["private_selection"] is None
 
 
@@ -772,16 +773,33 @@ def test_seeds_sharing_one_split_say_when_the_test_rows_luck_leaves_the_target_i
     assert not any("the same 100 test rows" in r for r in within.reasons)  # a gap: both models on the same rows
 
 
-def test_the_selections_composition_says_it_adds_the_epsilons_up_and_that_an_accountant_can_bound_them_tighter():
-    # 15 DP-SGD runs of a patients' file: the note said "Accounted strictly, ... composes to ε = 43.8" under a session
-    # total of ε = 19.69 for the same runs (dp_accounting's RDP accountant), as if the larger were the true cost
-    res = _result({0.1: [0.5, 0.52, 0.51], 1.0: [0.85, 0.86, 0.84], 10.0: [0.9, 0.91, 0.9]}, [0.95, 0.95, 0.95])
-    note = judge(res, Need("at_least", "accuracy", 0.8)).selection["note"]
-    assert "Accounted strictly" not in note
-    assert ("Added up (basic composition, Dwork & Roth 2014, Theorem 3.16), looking at all of them composes to "
-            "ε = ") in note
-    assert ("an upper bound: dp_accounting's Rényi accountant, which the pages' session total uses, can bound the same "
-            "runs tighter") in note
+def test_the_selections_composition_is_dp_accountings_composition_of_the_runs_mechanisms():
+    # 15 DP-SGD runs of a patients' file: the note said they compose to ε = 43.8 (their epsilons added up) under a
+    # session total of ε = 19.69 for the same runs (dp_accounting's RDP accountant), as if the larger were the true
+    # cost. Nine Gaussian runs here: the note's ε is dp_accounting's RDP composition of their events at the sum of
+    # their deltas, below their epsilons added up
+    import json
+
+    from dpcore.accounting import epsilon_of_event, event_to_json
+    from dpcore.decision.advisor import selection_note
+
+    sigmas = {0.5: 8.0, 1.0: 4.0, 2.0: 2.0}
+    events = {v: dp_accounting.PoissonSampledDpEvent(0.1, dp_accounting.GaussianDpEvent(s)) for v, s in sigmas.items()}
+    runs = [(v, seed) for v in sigmas for seed in range(3)]
+    table = pd.DataFrame({"learner": ["dpsgd"] * 9, "role": ["swept"] * 9, "value": [v for v, _ in runs],
+                          "seed": [seed for _, seed in runs],
+                          "epsilon": [epsilon_of_event(dp_accounting.SelfComposedDpEvent(events[v], 50), delta=1e-5)
+                                      for v, _ in runs],
+                          "delta": [1e-5] * 9, "neighbouring": ["add-remove"] * 9,
+                          "event": [json.dumps(event_to_json(dp_accounting.SelfComposedDpEvent(events[v], 50)))
+                                    for v, _ in runs]})
+    sel = selection_note(pd.DataFrame({"learner": []}), table, learner=None, delta=1e-5)
+    every = dp_accounting.rdp.RdpAccountant()
+    for v, _ in runs:
+        every.compose(dp_accounting.SelfComposedDpEvent(events[v], 50))
+    assert sel["composition_epsilon"] == pytest.approx(every.get_epsilon(9e-5), rel=1e-9)
+    assert sel["composition_epsilon"] < 0.7 * table.epsilon.sum()
+    assert "Added up" not in sel["note"] and "by dp_accounting's Rényi accountant" in sel["note"]
 
 
 def test_with_secure_noise_the_answer_says_another_run_of_the_same_inputs_can_answer_a_neighbouring_epsilon():

@@ -600,13 +600,12 @@ def selection_note(points: pd.DataFrame, table: pd.DataFrame, *, learner: str | 
 
     note = (
         f"Choosing ε from these curves is itself a release: the curves are {runs} models trained and scored on your "
-        "private rows, and the choice depends on them. Added up (basic composition, Dwork & Roth 2014, Theorem "
-        "3.16), looking at all of them composes to ε = "
+        "private rows, and the choice depends on them. Composed (their mechanisms by dp_accounting's Rényi "
+        "accountant, or their ε added up where that is smaller, Dwork & Roth 2014, Theorem 3.16), looking at all of "
+        "them costs ε = "
         f"{spent_text(composed)}{composition_delta_text(composed_delta) if math.isfinite(composed) else ''}"
         f"{REPLACED_TEXT if replaced and unit is not None else ''}{composition_unit_text(unit)}, far above "
         + ("the ε recommended" if learner is not None else "any one run's ε")
-        + (" (an upper bound: dp_accounting's Rényi accountant, which the pages' session total uses, can bound the "
-           "same runs tighter)" if math.isfinite(composed) else "")
         + ". Two remedies. (1) Choose on data whose exposure you "
         "accept: a "
         "public table of the same kind, or rows set aside for choosing and never released or trained on by the final "

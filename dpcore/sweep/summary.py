@@ -325,17 +325,24 @@ class Composition(NamedTuple):
 
 
 def composition(runs: pd.DataFrame) -> Composition:
-    """The ``runs`` released together, by basic composition (Dwork & Roth 2014, Theorem 3.16: the epsilons add up at
-    the sum of the deltas; :func:`~dpcore.accounting.compose_guarantees`).
+    """The ``runs`` released together: their stored mechanisms composed by dp_accounting's RDP accountant
+    (Mironov 2017; the session's total composes the same way, :class:`~dpcore.accounting.PrivacyLedger`), or added
+    up by basic composition (Dwork & Roth 2014, Theorem 3.16: the epsilons add up at the sum of the deltas;
+    :func:`~dpcore.accounting.compose_guarantees`) where that is smaller or a run's mechanism is not stored.
+
+    The total is stated at the sum of the runs' deltas either way, and is the smaller of the two bounds there (both
+    hold): twenty DP-SGD runs at ε 1 add up to 20 but compose to about 6. Pure ε-DP runs (Laplace, randomized
+    response) add up as they are. Runs of one relation compose in one accountant; runs that do not say theirs, or
+    whose ``event`` column is empty or absent (a table of an older version), are added up.
 
     Runs whose ``neighbouring`` column says different relations (DP-SGD a record added or removed, the ERMs a record
     replaced) have no sum under either as they are: a guarantee for a record replaced says nothing of one added or
-    removed. The bound is then stated for a record replaced (``replaced`` is True): each other run's (ε, δ) as
-    (2ε, (1 + e^ε)δ) (group privacy, :func:`~dpcore.accounting.replace_one_guarantee`), a run that does not say its
-    relation counted so too (never less than its own ε). An add/remove run whose ``event`` column holds its event is
-    read on its own privacy curve at the smaller δ′ that keeps (1 + e^ε)δ′ within its δ
-    (:func:`~dpcore.accounting.restated_for_replaced`): read at its own δ, ten runs at ε 8 and δ 1e-5 stretched
-    their deltas past 1 together, and the composition was infinite.
+    removed. The bound is then stated for a record replaced (``replaced`` is True): the add/remove runs' total read
+    on its own privacy curve at the smaller δ′ that keeps (1 + e^ε)δ′ within its δ and counted as (2ε, (1 + e^ε)δ′)
+    (:func:`~dpcore.accounting.restated_for_replaced`; read at its own δ, ten runs at ε 8 and δ 1e-5 stretched
+    their deltas past 1 together, and the composition was infinite), a run without a stored event restated alone
+    the same way, and a run that does not say its relation as (2ε, (1 + e^ε)δ) (group privacy,
+    :func:`~dpcore.accounting.replace_one_guarantee`: never less than its own ε).
 
     Runs whose ``unit`` column says they protect different things have a sum only for what every one of them protects
     (:func:`~dpcore.accounting.common_unit`): label DP beside whole records, each record's label; label DP beside
@@ -364,10 +371,17 @@ def composition(runs: pd.DataFrame) -> Composition:
     deltas = (pd.to_numeric(runs["delta"], errors="coerce").fillna(0.0).to_numpy(dtype=float) if "delta" in runs
               else np.zeros(len(runs)))
     said = runs["neighbouring"].fillna("").astype(str) if "neighbouring" in runs else [""] * len(runs)
-    rows = list(zip(epsilons, deltas, said))
+    texts = [t if isinstance(t, str) else "" for t in runs["event"]] if "event" in runs else [""] * len(runs)
     replaced = len({Neighbouring.of(r) for r in said if r}) > 1
-    if replaced and "event" in runs:  # an add/remove run's own curve restates it at its own delta (see above)
-        rows = [_restated(e, d, r, text) for (e, d, r), text in zip(rows, runs["event"])]
+    rows: list[tuple] = []
+    by_relation: dict = {}
+    for e, d, r, text in zip(epsilons, deltas, said, texts):
+        if r and text and math.isfinite(e):  # composed with the other runs of its relation
+            by_relation.setdefault(Neighbouring.of(r), []).append((e, d, text))
+        else:
+            rows.append(_restated(e, d, r, text) if replaced else (e, d, r))
+    for relation, group in by_relation.items():
+        rows.extend(_composed(relation, group, replaced=replaced))
     epsilon, delta, _ = compose_guarantees(rows)
     unit = common_unit(runs["unit"].fillna("").astype(str) if "unit" in runs else ())
     federations = runs["federation"].fillna("").astype(str) if "federation" in runs else pd.Series([""] * len(runs))
@@ -377,6 +391,41 @@ def composition(runs: pd.DataFrame) -> Composition:
     if unit is None:
         return Composition(math.inf, 1.0, replaced, None)
     return Composition(float(epsilon), float(delta), replaced, unit)
+
+
+def _composed(relation, group: list[tuple], *, replaced: bool) -> list[tuple]:
+    """The guarantees to add up for ``group``, runs ``(epsilon, delta, event text)`` of one ``relation``: one, their
+    events composed by the RDP accountant and read at the sum of their deltas where that is below their sum (and, for
+    a composition under both relations, an add/remove total restated for a record replaced on its curve); else the
+    runs as they are (each restated alone where needed, :func:`_restated`)."""
+    from ..accounting import Neighbouring, compose_guarantees, restated_for_replaced
+
+    basic_epsilon, basic_delta, _ = compose_guarantees([(e, d, relation) for e, d, _ in group])
+    curve = _events_curve(tuple(text for _, _, text in group), relation.value) if basic_delta > 0 else None
+    tight = curve(basic_delta) if curve is not None else math.inf
+    if curve is None or not tight < basic_epsilon:
+        return [_restated(e, d, relation.value, text) if replaced else (e, d, relation.value) for e, d, text in group]
+    if replaced and relation is Neighbouring.ADD_REMOVE:
+        return [restated_for_replaced(curve, tight, basic_delta, relation)]
+    return [(tight, basic_delta, relation.value)]
+
+
+@functools.lru_cache(maxsize=64)
+def _events_curve(texts: tuple[str, ...], relation: str):
+    """The ε-at-δ curve of the stored events ``texts`` composed under ``relation`` by the RDP accountant (the
+    seeds of one point share their event), or None where one cannot be read or composed."""
+    from ..accounting import PrivacyLedger, event_from_json
+    from ..accounting.ledger import reasons_unsaid
+    from ..runtime.thread_warnings import ignored
+
+    try:
+        ledger = PrivacyLedger(delta=DELTA, neighbouring=relation)
+        with reasons_unsaid(), ignored():  # this thread's only: a server runs other visitors' beside it
+            for text in texts:
+                ledger.spend(event_from_json(json.loads(text)))
+    except (DPCoreError, ValueError, TypeError):
+        return None
+    return ledger.epsilon_at
 
 
 def _restated(epsilon: float, delta: float, relation: str, event_text) -> tuple:
@@ -398,18 +447,7 @@ def _restated(epsilon: float, delta: float, relation: str, event_text) -> tuple:
 def _event_curve(event_text: str):
     """The ε-at-δ curve of a stored event under add/remove (its RDP composed once, read at any δ; the seeds of one
     point share their event), or None for an event that cannot be read."""
-    from ..accounting import PrivacyLedger, event_from_json
-    from ..accounting.ledger import reasons_unsaid
-    from ..runtime.thread_warnings import ignored
-
-    try:
-        event = event_from_json(json.loads(event_text))
-        ledger = PrivacyLedger(delta=DELTA)
-        with reasons_unsaid(), ignored():  # this thread's only: a server runs other visitors' beside it
-            ledger.spend(event)
-    except (DPCoreError, ValueError, TypeError):
-        return None
-    return ledger.epsilon_at
+    return _events_curve((event_text,), "add-remove")
 
 
 def leaked_runs(runs: pd.DataFrame) -> np.ndarray:
@@ -445,8 +483,8 @@ def composition_delta_text(delta: float) -> str:
 
 
 #: What :func:`composition` says of a bound it restated for a record replaced.
-REPLACED_TEXT = (" for a record replaced (the runs protect different neighbours: each run under add/remove counted at "
-                 "twice its ε, read at a δ′ that keeps (1 + e^ε)δ′ within its own δ, group privacy, Dwork & Roth "
+REPLACED_TEXT = (" for a record replaced (the runs protect different neighbours: those under add/remove counted at "
+                 "twice their ε, read at a δ′ that keeps (1 + e^ε)δ′ within their own δ, group privacy, Dwork & Roth "
                  "2014)")
 
 
@@ -455,10 +493,10 @@ def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:
 
     A sweep trains one model per candidate value and seed; choosing the best of K candidates on the
     private data spends more than one run. Released together, the runs compose: every run (each seed of a
-    candidate included, a model of its own) adds its epsilon under basic composition, the
-    ``composition_epsilon`` column, at the sum of their deltas (``composition_delta``). Papernot & Steinke
-    (2022) show that if the number of runs is itself random (Poisson with mean K) and only the best is
-    released, the whole search costs little more than one run: the ``search_epsilon`` column, from dp_accounting's
+    candidate included, a model of its own) counts, composed by dp_accounting's RDP accountant or added up
+    (:func:`composition`), the ``composition_epsilon`` column, at the sum of their deltas (``composition_delta``).
+    Papernot & Steinke (2022) show that if the number of runs is itself random (Poisson with mean K) and only the best
+    is released, the whole search costs little more than one run: the ``search_epsilon`` column, from dp_accounting's
     ``RepeatAndSelectDpEvent`` with the runs' own event. It needs every candidate to be
     the same mechanism (sweeping the clip norm or the learning rate changes no noise); when
     the candidates' events differ (sweeping epsilon, the noise or the epochs) the column is

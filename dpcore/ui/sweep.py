@@ -655,7 +655,7 @@ def display_tuning_tax(tax: pd.DataFrame) -> pd.DataFrame:
         "ε had the search been private (a random number of candidates, best kept)": tax["search_epsilon"].map(
             lambda v: DASH if pd.isna(v) else format_epsilon(v)),
         "ε if every run were released (composition)": tax["composition_epsilon"].map(format_epsilon),
-        # basic composition holds that ε at the sum of the runs' δ, not at one run's
+        # the composition holds that ε at the sum of the runs' δ, not at one run's
         "δ of that composition": tax["composition_delta"].map(lambda d: f"{round_epsilon(d, 2):.2g}"),
         "Note": tax["note"],
     })

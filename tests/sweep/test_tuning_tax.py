@@ -33,15 +33,27 @@ def test_choosing_the_best_clip_norm_costs_the_repeat_and_select_epsilon_of_the_
     acc.compose(dp_accounting.dp_event.RepeatAndSelectDpEvent(dp_accounting.SelfComposedDpEvent(event, 2), 3.0,
                                                               math.inf))
     assert tax.search_epsilon == pytest.approx(acc.get_epsilon(1e-5), rel=1e-9)
-    # every run released: 3 candidates x 2 seeds, each a model trained on the private rows with noise of its own
-    assert tax.run_epsilon < tax.search_epsilon < tax.composition_epsilon == pytest.approx(6 * tax.run_epsilon)
+    # every run released: 3 candidates x 2 seeds, each a model trained on the private rows with noise of its own,
+    # composed by dp_accounting's own RDP accountant at the sum of their deltas, far below adding them up (6 runs)
+    every = dp_accounting.rdp.RdpAccountant()
+    every.compose(event, 6)
+    assert tax.composition_epsilon == pytest.approx(every.get_epsilon(6e-5), rel=1e-9)
+    assert tax.composition_delta == pytest.approx(6e-5)
+    assert tax.run_epsilon < tax.search_epsilon < tax.composition_epsilon < 0.6 * (6 * tax.run_epsilon)
 
 
 def test_sweeping_epsilon_itself_is_not_one_mechanism_repeated(tmp_path, monkeypatch):
     monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))
     tax = tuning_tax(_sweep("epsilon", [0.5, 2.0]).table, delta=1e-5).iloc[0]
     assert math.isnan(tax.search_epsilon) and "different mechanisms" in tax.note
-    assert tax.composition_epsilon == pytest.approx(2 * (0.5 + 2.0), abs=1e-3)  # every run's epsilon, seeds too
+    # every run's mechanism, seeds too (2 x 2 runs), composed by dp_accounting's RDP accountant at their 4 deltas:
+    # below their sum, 5
+    table = _sweep("epsilon", [0.5, 2.0]).table
+    every = dp_accounting.rdp.RdpAccountant()
+    for text in table[table.role == "swept"].event:
+        every.compose(event_from_json(json.loads(text)))
+    assert tax.composition_epsilon == pytest.approx(every.get_epsilon(4e-5), rel=1e-9)
+    assert tax.composition_epsilon < 2 * (0.5 + 2.0)
 
 
 def test_every_run_released_counts_every_seed_of_a_candidate():
@@ -178,8 +190,15 @@ def test_runs_under_both_relations_compose_for_a_record_replaced_each_read_on_it
     total = composition(t)
     assert total.replaced and total.unit == "records"
     assert math.isfinite(total.epsilon) and total.delta <= 10 * delta * (1 + 1e-9)
-    one = (total.epsilon - 1.0) / 10  # each add/remove run's share, the replace-one run's ε 1 aside
-    mu = 2 / sigma
-    assert norm.cdf(-one / mu + mu / 2) - math.exp(one) * norm.cdf(-one / mu - mu / 2) <= delta
+    # the ten add/remove runs together, the replace-one run's ε 1 aside: against the exact curve of their composition
+    # for a record replaced, ten Gaussians of sensitivity 2 (mu = 2/sigma each, sqrt(10) of it together)
+    part = total.epsilon - 1.0
+    mu = 2 / sigma * math.sqrt(10)
+    assert norm.cdf(-part / mu + mu / 2) - math.exp(part) * norm.cdf(-part / mu - mu / 2) <= total.delta
+    # below each run restated on its own curve and the ten added up (326 there, 243 composed)
+    from dpcore.accounting import restated_for_replaced
+
+    alone, _, _ = restated_for_replaced(lambda d: epsilon_of_event(gauss, delta=d), eps, delta, "add-remove")
+    assert part < 0.8 * 10 * alone
     # without the events, each run is restated at its own delta, as before: no bound
     assert composition(t.drop(columns="event")).epsilon == math.inf
