@@ -11,10 +11,11 @@ import dp_accounting
 from ..exceptions import DPCoreWarning, DPTypeError, DPValueError, user_stacklevel
 from ..teaching.verdict import epsilon_text
 from ..validation import check_delta, check_epsilon, check_fraction, check_int, check_positive
-from .accountants import PLD_DISCRETIZATION, check_accountant, pld_discretization_for
+from .accountants import PLD_DISCRETIZATION, RDP_ORDERS, check_accountant, pld_discretization_for
 from .events import dpsgd_event, shuffled_dpsgd_event
 from .ledger import epsilon_of_event, reasons_unsaid
 from .neighbouring import Neighbouring
+from .trusted import RDP_STEP_ROUNDING, rdp_epsilon
 
 __all__ = ["NOISE_SEARCH_RANGE", "calibrate", "calibrate_noise_multiplier", "dpsgd_noise_multiplier"]
 
@@ -129,6 +130,15 @@ def calibrate(
             fine = spent(coarse, "pld", grid)
             x = coarse if not fine <= target * (1 - _NEAR) else min(coarse, solve("pld", grid, coarse, width=1e-3))
         else:
+            floor = _rdp_floor(delta)
+            if target < floor and not spent(upper, "rdp", grid) <= target:  # (pure events may go below it)
+                # not the noise's doing: "even 1e+07 does not reach it", after a search to it, sent the user to a
+                # larger noise
+                raise DPValueError(f"could not find a {name} for epsilon={target:g}, delta={delta:g}: the RDP "
+                                   "accountant's conversion to (epsilon, delta) states no epsilon below "
+                                   f"{epsilon_text(floor, digits=4)} at that delta, however large the noise (its "
+                                   f"largest Rényi order is {RDP_ORDERS[-1]:g}); use accountant='pld', or a larger "
+                                   "epsilon or delta")
             x = solve("rdp", grid, guess)
     for _ in range(_MAX_NUDGES):
         with reasons_unsaid():
@@ -152,6 +162,13 @@ def calibrate(
     raise DPValueError(f"could not find a {name} for epsilon={target:g}, delta={delta:g}: the search did not settle"
                        + (" (the PLD accountant cannot resolve so small an epsilon on its grid; use accountant='rdp' "
                           "or a larger epsilon)" if accountant == "pld" else ""))
+
+
+def _rdp_floor(delta: float) -> float:
+    """The least epsilon the RDP accountant states at ``delta`` for any mechanism run at least once: the conversion
+    (dp_accounting's ``compute_epsilon``, Balle et al. 2020, Proposition 12) of the least RDP curve it composes, each
+    step's rounding (:data:`~.trusted.RDP_STEP_ROUNDING`) at every order. Above 0 once delta is below about 1e-7."""
+    return rdp_epsilon(RDP_ORDERS, [RDP_STEP_ROUNDING] * len(RDP_ORDERS), delta)[0] if delta > 0 else 0.0
 
 
 def _warn_at_bound(name: str, target: float, delta: float, lower: float, spent: float) -> None:
