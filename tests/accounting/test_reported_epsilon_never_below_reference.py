@@ -15,12 +15,12 @@ from __future__ import annotations
 import math
 import warnings
 
+import dp_accounting
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import dp_accounting
 from dpcore.accounting import calibrate, calibrate_noise_multiplier, dpsgd_epsilon, dpsgd_event, epsilon_of_event
 from dpcore.accounting.accountants import RDP_ORDERS
 from dpcore.exceptions import DPCoreWarning, DPValueError
