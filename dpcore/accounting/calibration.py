@@ -13,7 +13,7 @@ from ..teaching.verdict import epsilon_text
 from ..validation import check_delta, check_epsilon, check_fraction, check_int, check_positive
 from .accountants import PLD_DISCRETIZATION, RDP_ORDERS, check_accountant, pld_discretization_for
 from .events import dpsgd_event, shuffled_dpsgd_event
-from .ledger import epsilon_of_event, reasons_unsaid
+from .ledger import _PLD_RESOLVES, PLD_DELTA_ROUNDING, epsilon_of_event, reasons_unsaid
 from .neighbouring import Neighbouring
 from .trusted import RDP_STEP_ROUNDING, rdp_epsilon
 
@@ -117,6 +117,19 @@ def calibrate(
     grid = check_positive(pld_discretization, "pld_discretization")
     with reasons_unsaid():  # why a trial's epsilon is infinity or RDP's: said below for the answer alone
         rdp_answer = None
+        # below the least epsilon RDP's conversion states at this delta, where RDP answers (a PLD does not resolve so
+        # small a delta), no noise reaches the target unless basic composition does (pure events): said at once, not
+        # after a search to the top noise that said "even 1e+07 does not reach it", as if a larger noise would
+        floor = _rdp_floor(delta)
+        rdp_answers = accountant == "rdp" or delta < _PLD_RESOLVES * PLD_DELTA_ROUNDING
+        if rdp_answers and target < floor and not spent(upper, accountant, grid) <= target:
+            why = ("" if accountant == "rdp" else f"the PLD accountant cannot resolve a delta below "
+                   f"{_PLD_RESOLVES * PLD_DELTA_ROUNDING:g} in double precision, and ")
+            raise DPValueError(f"could not find a {name} for epsilon={target:g}, delta={delta:g}: {why}the RDP "
+                               "accountant's conversion to (epsilon, delta) states no epsilon below "
+                               f"{epsilon_text(floor, digits=4)} at that delta, however large the noise (its largest "
+                               f"Rényi order is {RDP_ORDERS[-1]:g}); use a larger epsilon or delta"
+                               + (", or accountant='pld'" if accountant == "rdp" else ""))
         if accountant == "pld":
             try:  # RDP first: cheap at any x; a tiny x would make PLD allocate huge arrays
                 guess = rdp_answer = solve("rdp", grid, guess, width=0.05)  # a start for PLD: within 5 % is plenty
@@ -130,15 +143,6 @@ def calibrate(
             fine = spent(coarse, "pld", grid)
             x = coarse if not fine <= target * (1 - _NEAR) else min(coarse, solve("pld", grid, coarse, width=1e-3))
         else:
-            floor = _rdp_floor(delta)
-            if target < floor and not spent(upper, "rdp", grid) <= target:  # (pure events may go below it)
-                # not the noise's doing: "even 1e+07 does not reach it", after a search to it, sent the user to a
-                # larger noise
-                raise DPValueError(f"could not find a {name} for epsilon={target:g}, delta={delta:g}: the RDP "
-                                   "accountant's conversion to (epsilon, delta) states no epsilon below "
-                                   f"{epsilon_text(floor, digits=4)} at that delta, however large the noise (its "
-                                   f"largest Rényi order is {RDP_ORDERS[-1]:g}); use accountant='pld', or a larger "
-                                   "epsilon or delta")
             x = solve("rdp", grid, guess)
     for _ in range(_MAX_NUDGES):
         with reasons_unsaid():

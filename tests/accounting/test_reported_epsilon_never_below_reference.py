@@ -116,6 +116,10 @@ def test_a_calibration_the_rdp_conversion_cannot_reach_says_so_and_what_to_use()
     with pytest.raises(DPValueError, match=r"RDP accountant's conversion .* no epsilon below 0\.01476 .*"
                                            r"accountant='pld'"):
         calibrate_noise_multiplier(target_epsilon=0.01, delta=1e-10, sample_rate=0.01, steps=100)
+    # the PLD accountant hands a delta below 1e-11 to RDP: the same reason, said
+    with pytest.raises(DPValueError, match=r"PLD accountant cannot resolve a delta below 1e-11 .* no epsilon below "
+                                           r"0\.01926"):
+        calibrate_noise_multiplier(target_epsilon=0.01, delta=1e-12, sample_rate=0.01, steps=100, accountant="pld")
     # a pure epsilon-DP release gets below it by basic composition, which the ledger takes where it is smaller
     laplace = calibrate(lambda b: dp_accounting.LaplaceDpEvent(b), target_epsilon=0.01, delta=1e-10)
     assert 100.0 <= laplace < 100.001
