@@ -1064,8 +1064,15 @@ class PrivacyProfile:
         chain = self._state.pld_chain
         distribution, slack = _pld_chain_and_slack(chain) if chain else (
             pld.privacy_loss_distribution.identity(value_discretization_interval=self._state.discretization), 0.0)
-        with quiet():  # plus its FFTs' rounding, as the ledger reads it (_pld_chain_and_slack)
-            deltas = distribution.get_delta_for_epsilon(eps) + slack
+        # dp_accounting reads epsilons in ascending order only ("must be sorted", a ValueError for [1, 0]): read
+        # sorted, given back in the order asked; an epsilon nan is no number to read at, and its delta 1 (nothing)
+        flat = eps.reshape(-1)
+        order = np.flatnonzero(~np.isnan(flat))
+        order = order[np.argsort(flat[order], kind="stable")]
+        deltas = np.ones_like(flat)
+        if order.size:
+            with quiet():  # plus its FFTs' rounding, as the ledger reads it (_pld_chain_and_slack)
+                deltas[order] = np.asarray(distribution.get_delta_for_epsilon(flat[order]), dtype=float) + slack
         return trusted_delta(deltas).reshape(eps.shape)
 
 
