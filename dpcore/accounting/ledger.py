@@ -1113,6 +1113,17 @@ def privacy_profile(
     return PrivacyProfile(state)
 
 
+def _as_shape(shape) -> float:
+    """The shape of :func:`repeat_and_select_epsilon`'s number of runs: a number >= 0, infinity for Poisson."""
+    from ..validation import check_real
+
+    eta = check_real(shape, "shape")
+    if eta < 0:
+        raise DPValueError(f"shape must be >= 0 (0: logarithmic, 1: geometric, inf: Poisson number of runs; a "
+                           f"truncated negative binomial in between), got {eta:g}")
+    return eta
+
+
 def repeat_and_select_epsilon(event: dp_accounting.DpEvent, *, candidates: float, delta: float,
                               shape: float = math.inf) -> float:
     """Epsilon of a hyperparameter search: ``event`` run a random number of times (mean ``candidates``), best kept.
@@ -1136,5 +1147,9 @@ def repeat_and_select_epsilon(event: dp_accounting.DpEvent, *, candidates: float
     Papernot, Steinke. Hyperparameter tuning with Renyi differential privacy. ICLR 2022.
     """
     k = check_positive(candidates, "candidates")
+    if k < 1:  # dp_accounting's own words named no argument ("Mean of number of repetitions must be >=1")
+        raise DPValueError(f"candidates must be at least 1 (the mean number of runs the best is chosen from), got "
+                           f"{k:g}")
+    shape = _as_shape(shape)
     return epsilon_of_event(dp_accounting.dp_event.RepeatAndSelectDpEvent(event, float(k), float(shape)), delta=delta,
                             accountant="rdp")
