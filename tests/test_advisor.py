@@ -104,6 +104,18 @@ def test_the_recommended_epsilon_is_written_rounded_up_never_below_what_its_runs
     assert any("At ε = 4.65 a fresh run" in r for r in advice.reasons)
 
 
+@pytest.mark.parametrize("spent", [[math.nan, 0.5, 0.5], [math.nan] * 3])
+def test_a_point_whose_runs_epsilon_is_not_known_is_never_recommended(spent):
+    # a maximum that skipped the unknown (nan) epsilon said the other runs' 0.5, and a point whose runs' epsilons were
+    # all nan was recommended at the 0.5 it was given: an epsilon not known is no guarantee
+    res = _result({0.5: [0.85, 0.86, 0.87], 1.0: [0.9, 0.91, 0.92]}, [0.95, 0.95, 0.95])
+    t = res.table
+    t.loc[(t.role == "swept") & (t.value == 0.5), "epsilon"] = spent
+    advice = judge(res, Need("at_least", "accuracy", 0.8))
+    assert advice.recommended["epsilon"] == 1.0
+    assert any("spends more than the ε it is given" in r and "∞" in r for r in advice.instead + advice.reasons)
+
+
 def test_a_mean_that_meets_but_a_spread_that_does_not_is_not_enough():
     # mean 0.82 >= 0.8, but the seeds spread so that a fresh run falls below 0.8 too often
     res = _result({1.0: [0.70, 0.82, 0.94], 10.0: [0.90, 0.91, 0.90]}, [0.95, 0.95, 0.95])

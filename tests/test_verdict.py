@@ -221,3 +221,11 @@ def test_the_odds_sentence_says_an_epsilon_delta_bound_holds_apart_from_delta_an
     pure, approx = verdict(1.0).sentence(), verdict(1.0).sentence(delta=1e-5)
     assert "δ" not in pure and "change at most 2.72×; a 50 % guess can reach 73.2 %" in pure
     assert "change at most 2.72× (apart from outcomes of probability of the order of δ = 1e-05); a 50 % guess" in approx
+
+
+def test_an_epsilon_not_known_reads_as_no_guarantee_and_no_proof():
+    # epsilon_text(nan) raised "cannot convert float NaN to integer": a table's lost epsilon took a page down with it
+    from dpcore.teaching.verdict import epsilon_text
+
+    assert epsilon_text(float("nan")) == "∞" and epsilon_text(float("nan"), infinity="inf") == "inf"
+    assert epsilon_text(float("nan"), lower_bound=True) == "0"

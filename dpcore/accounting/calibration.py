@@ -11,10 +11,11 @@ import dp_accounting
 from ..exceptions import DPCoreWarning, DPTypeError, DPValueError, user_stacklevel
 from ..teaching.verdict import epsilon_text
 from ..validation import check_delta, check_epsilon, check_fraction, check_int, check_positive
-from .accountants import PLD_DISCRETIZATION, check_accountant, pld_discretization_for
+from .accountants import PLD_DISCRETIZATION, RDP_ORDERS, check_accountant, pld_discretization_for
 from .events import dpsgd_event, shuffled_dpsgd_event
-from .ledger import epsilon_of_event, reasons_unsaid
+from .ledger import _PLD_RESOLVES, PLD_DELTA_ROUNDING, epsilon_of_event, reasons_unsaid
 from .neighbouring import Neighbouring
+from .trusted import RDP_STEP_ROUNDING, rdp_epsilon
 
 __all__ = ["NOISE_SEARCH_RANGE", "calibrate", "calibrate_noise_multiplier", "dpsgd_noise_multiplier"]
 
@@ -116,6 +117,19 @@ def calibrate(
     grid = check_positive(pld_discretization, "pld_discretization")
     with reasons_unsaid():  # why a trial's epsilon is infinity or RDP's: said below for the answer alone
         rdp_answer = None
+        # below the least epsilon RDP's conversion states at this delta, where RDP answers (a PLD does not resolve so
+        # small a delta), no noise reaches the target unless basic composition does (pure events): said at once, not
+        # after a search to the top noise that said "even 1e+07 does not reach it", as if a larger noise would
+        floor = _rdp_floor(delta)
+        rdp_answers = accountant == "rdp" or delta < _PLD_RESOLVES * PLD_DELTA_ROUNDING
+        if rdp_answers and target < floor and not spent(upper, accountant, grid) <= target:
+            why = ("" if accountant == "rdp" else f"the PLD accountant cannot resolve a delta below "
+                   f"{_PLD_RESOLVES * PLD_DELTA_ROUNDING:g} in double precision, and ")
+            raise DPValueError(f"could not find a {name} for epsilon={target:g}, delta={delta:g}: {why}the RDP "
+                               "accountant's conversion to (epsilon, delta) states no epsilon below "
+                               f"{epsilon_text(floor, digits=4)} at that delta, however large the noise (its largest "
+                               f"Rényi order is {RDP_ORDERS[-1]:g}); use a larger epsilon or delta"
+                               + (", or accountant='pld'" if accountant == "rdp" else ""))
         if accountant == "pld":
             try:  # RDP first: cheap at any x; a tiny x would make PLD allocate huge arrays
                 guess = rdp_answer = solve("rdp", grid, guess, width=0.05)  # a start for PLD: within 5 % is plenty
@@ -152,6 +166,13 @@ def calibrate(
     raise DPValueError(f"could not find a {name} for epsilon={target:g}, delta={delta:g}: the search did not settle"
                        + (" (the PLD accountant cannot resolve so small an epsilon on its grid; use accountant='rdp' "
                           "or a larger epsilon)" if accountant == "pld" else ""))
+
+
+def _rdp_floor(delta: float) -> float:
+    """The least epsilon the RDP accountant states at ``delta`` for any mechanism run at least once: the conversion
+    (dp_accounting's ``compute_epsilon``, Balle et al. 2020, Proposition 12) of the least RDP curve it composes, each
+    step's rounding (:data:`~.trusted.RDP_STEP_ROUNDING`) at every order. Above 0 once delta is below about 1e-7."""
+    return rdp_epsilon(RDP_ORDERS, [RDP_STEP_ROUNDING] * len(RDP_ORDERS), delta)[0] if delta > 0 else 0.0
 
 
 def _warn_at_bound(name: str, target: float, delta: float, lower: float, spent: float) -> None:

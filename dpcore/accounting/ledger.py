@@ -1064,8 +1064,15 @@ class PrivacyProfile:
         chain = self._state.pld_chain
         distribution, slack = _pld_chain_and_slack(chain) if chain else (
             pld.privacy_loss_distribution.identity(value_discretization_interval=self._state.discretization), 0.0)
-        with quiet():  # plus its FFTs' rounding, as the ledger reads it (_pld_chain_and_slack)
-            deltas = distribution.get_delta_for_epsilon(eps) + slack
+        # dp_accounting reads epsilons in ascending order only ("must be sorted", a ValueError for [1, 0]): read
+        # sorted, given back in the order asked; an epsilon nan is no number to read at, and its delta 1 (nothing)
+        flat = eps.reshape(-1)
+        order = np.flatnonzero(~np.isnan(flat))
+        order = order[np.argsort(flat[order], kind="stable")]
+        deltas = np.ones_like(flat)
+        if order.size:
+            with quiet():  # plus its FFTs' rounding, as the ledger reads it (_pld_chain_and_slack)
+                deltas[order] = np.asarray(distribution.get_delta_for_epsilon(flat[order]), dtype=float) + slack
         return trusted_delta(deltas).reshape(eps.shape)
 
 
@@ -1106,6 +1113,17 @@ def privacy_profile(
     return PrivacyProfile(state)
 
 
+def _as_shape(shape) -> float:
+    """The shape of :func:`repeat_and_select_epsilon`'s number of runs: a number >= 0, infinity for Poisson."""
+    from ..validation import check_real
+
+    eta = check_real(shape, "shape")
+    if eta < 0:
+        raise DPValueError(f"shape must be >= 0 (0: logarithmic, 1: geometric, inf: Poisson number of runs; a "
+                           f"truncated negative binomial in between), got {eta:g}")
+    return eta
+
+
 def repeat_and_select_epsilon(event: dp_accounting.DpEvent, *, candidates: float, delta: float,
                               shape: float = math.inf) -> float:
     """Epsilon of a hyperparameter search: ``event`` run a random number of times (mean ``candidates``), best kept.
@@ -1129,5 +1147,9 @@ def repeat_and_select_epsilon(event: dp_accounting.DpEvent, *, candidates: float
     Papernot, Steinke. Hyperparameter tuning with Renyi differential privacy. ICLR 2022.
     """
     k = check_positive(candidates, "candidates")
+    if k < 1:  # dp_accounting's own words named no argument ("Mean of number of repetitions must be >=1")
+        raise DPValueError(f"candidates must be at least 1 (the mean number of runs the best is chosen from), got "
+                           f"{k:g}")
+    shape = _as_shape(shape)
     return epsilon_of_event(dp_accounting.dp_event.RepeatAndSelectDpEvent(event, float(k), float(shape)), delta=delta,
                             accountant="rdp")

@@ -481,7 +481,11 @@ def _points(table: pd.DataFrame, need: Need, lo: float, hi: float, confidence: f
                                                                     else bound < trivial)
         # a point drawn at ε = 0.1 whose runs spent 45 (output perturbation: ε per answer) keeps to no ε it would be
         # recommended at: it meets nothing
-        spent = float(g["epsilon"].max())
+        # an ε not known (nan: a run whose accounting is lost) is no guarantee, infinity, as summarize() reads it: a
+        # maximum that skipped it said the other runs' ε, and a point whose runs' ε were all nan was recommended at
+        # the ε it was given
+        spent = float(g["epsilon"].max(skipna=False))
+        spent = math.inf if math.isnan(spent) else spent
         over = bool(spent > OVERSPEND * float(value))
         rows.append({"learner": name, "epsilon": float(value), "mean": float(np.nanmean(vals)),
                      "std": float(np.nanstd(vals, ddof=1)) if len(vals) > 1 else 0.0, "n": int(len(vals)),

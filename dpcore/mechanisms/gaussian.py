@@ -67,11 +67,17 @@ def analytic_gaussian_delta(*, sigma: float, epsilon: float, sensitivity: float 
         first = math.exp(_log_phi(a - b))
     # e^eps Phi(-a-b) computed in log space so large epsilon does not overflow
     log_second = epsilon + _log_phi(-a - b)
-    if log_second > 700.0:  # e^eps Phi(-a-b) > e^700 > 1 >= Phi(a-b): the difference is below 0
-        return 0.0
-    second = math.exp(log_second)
     # the rounding of a, b and a -+ b moves Phi's argument by ~2**-53 (a + b), its log by that times |x| <= a + b
     spread = min((a + b) ** 2, 1e300) + 1.0 if a + b < 1e150 else 1e300  # (a + b)^2 overflows from 1e154
+    # log_second is epsilon less about (a + b)^2 / 2, both huge where epsilon is (a = b at epsilon 5.6e18): their
+    # difference, exactly -(a - b)^2 / 2 - ..., is known only to about 2**-53 (a + b)^2, which passes 700 from
+    # epsilon ~1e17. Read as certain, a value that rounded above 700 answered delta 0 where the exact one was 0.54
+    log_error = _ROUNDING_UNITS * 2.0**-53 * (spread + abs(log_second))
+    if log_second - log_error > 700.0:  # e^eps Phi(-a-b) > e^700 > 1 >= Phi(a-b): the difference is below 0
+        return 0.0
+    if log_second > 700.0:  # the second term may be anything from below 1 to beyond e^700: nothing is known
+        return 1.0
+    second = math.exp(log_second)
     error = _ROUNDING_UNITS * 2.0**-53 * ((spread * first if first else 0.0)
                                           + ((spread + abs(log_second)) * second if second else 0.0))
     if subnormal and first > 0:  # e^x below the least normal double is rounded to a multiple of the least one

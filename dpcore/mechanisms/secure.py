@@ -242,15 +242,29 @@ def discrete_gaussian_delta(sigma: float, epsilon: float, sensitivity: int) -> f
         return _discrete_gaussian_delta_bound(sigma, epsilon, sensitivity)
     reach = int(math.ceil(sigma * 40 + epsilon * sigma**2 / sensitivity + sensitivity))
     z = np.arange(-reach, reach + 1, dtype=float)
-    w = np.exp(-(z**2) / (2.0 * sigma**2))
+    exponent = z**2 / (2.0 * sigma**2)
+    w = np.exp(-exponent)
     w /= w.sum()
-    cut = epsilon * sigma**2 / sensitivity
-    first, second = w[z > cut - sensitivity / 2].sum(), math.exp(epsilon) * w[z > cut + sensitivity / 2].sum()
-    # the two tails nearly cancel at a small delta, and each carries the rounding of its exp and of numpy's pairwise
-    # sums (about log2(n) units of 2**-53 relative): that bound is added, as analytic_gaussian_delta adds its own, so
-    # the value is never below the exact delta (summed as it stands it fell up to 5e-13 relative below it)
-    error = _ROUNDING_UNITS * (math.log2(z.size) + 4.0) * 2.0**-53 * (first + second)
+    low, high = _first_integers_above(sigma, epsilon, sensitivity)
+    first, second = w[z >= low].sum(), math.exp(epsilon) * w[z >= high].sum()
+    # the two tails nearly cancel at a small delta, and each carries the rounding of numpy's pairwise sums (about
+    # log2(n) units of 2**-53 relative) and of its exp, whose argument z^2 / 2 sigma^2 is rounded by a unit of
+    # itself, a relative error of that many units in the term (z 52 at sigma 1.5: 600 units): that bound is added, as
+    # analytic_gaussian_delta adds its own, so the value is never below the exact delta (summed as it stands it fell
+    # up to 5e-13 relative below it; with the sums' rounding alone, 1.3e-3 below it at delta 7.6e-273)
+    units = w * (exponent + math.log2(z.size) + 4.0)
+    error = _ROUNDING_UNITS * 2.0**-53 * (units[z >= low].sum() + math.exp(epsilon) * units[z >= high].sum())
     return float(min(1.0, max(0.0, first - second) + error))
+
+
+def _first_integers_above(sigma: float, epsilon: float, sensitivity: int) -> tuple[int, int]:
+    """The least integers above εσ²/Δ - Δ/2 and above εσ²/Δ + Δ/2, the two tails' thresholds in Theorem 7 (Canonne
+    et al. 2020), from the exact rationals: computed in floating point, εσ²/Δ - Δ/2 rounded onto an integer m from
+    just below it (σ 1.5, Δ 3, ε 59.33333333333333: 42.9999999999999964 read as 43), and the first tail lost its
+    largest term P[X = m], a δ of 2.8105879e-188 where the exact one is 2.8105924e-188 (below it by 1.6e-6 of
+    itself, and by more the larger ε / Δ)."""
+    cut = Fraction(epsilon) * Fraction(sigma) ** 2 / sensitivity
+    return math.floor(cut - Fraction(sensitivity, 2)) + 1, math.floor(cut + Fraction(sensitivity, 2)) + 1
 
 
 def _discrete_gaussian_delta_bound(sigma: float, epsilon: float, sensitivity: int) -> float:
@@ -291,9 +305,9 @@ def _discrete_gaussian_delta_bound(sigma: float, epsilon: float, sensitivity: in
         low, high = tail(1 - m)
         return max(n_lo - high, 0.0), n_hi - low
 
-    cut = epsilon * sigma**2 / sensitivity
-    first = tail(math.floor(cut - sensitivity / 2) + 1)[1] / n_lo  # P[X > cut - Δ/2], from above
-    second = tail(math.floor(cut + sensitivity / 2) + 1)[0] / n_hi  # P[X > cut + Δ/2], from below
+    low, high = _first_integers_above(sigma, epsilon, sensitivity)
+    first = tail(low)[1] / n_lo  # P[X > cut - Δ/2], from above
+    second = tail(high)[0] / n_hi  # P[X > cut + Δ/2], from below
     # each term carries the rounding of erfc, exp and a few products and quotients (a few units of 2^-53 each):
     # widened by 1e-13 of itself, far above that, so the difference of two close terms never falls below the
     # exact one in floating point (the bound's own slack above is larger, but is the mathematics', not the floats')

@@ -205,7 +205,11 @@ def epsilon_text(epsilon: float, *, infinity: str = "∞", digits: int = 3, lowe
     ('2', '0.316', '6.032')
     >>> epsilon_text(1713.1222, digits=6), epsilon_text(1713.1, digits=6), epsilon_text(1713.1222, digits=4)
     ('1,713.13', '1,713.1', '1,714')
+    >>> epsilon_text(float("nan")), epsilon_text(float("nan"), lower_bound=True)  # not known: no guarantee, no proof
+    ('∞', '0')
     """
+    if math.isnan(epsilon):  # an ε not known: no guarantee (infinity), and proof of nothing for a lower bound
+        return "0" if lower_bound else infinity
     if math.isinf(epsilon):
         return infinity if epsilon > 0 else "-" + infinity
     rounded = round_epsilon(epsilon, digits, lower_bound=lower_bound)

@@ -301,3 +301,14 @@ def test_guarantees_composed_together_refuse_a_negative_part_by_name(part):
 
     with pytest.raises(DPValueError, match=r"every epsilon and delta must be >= 0"):
         compose_guarantees([(*part, None), (1.0, 1e-5, None)])
+
+
+@pytest.mark.parametrize("candidates,shape,words", [
+    (0.5, math.inf, "candidates must be at least 1"), (2.0, -1.0, "shape must be >= 0"), (2.0, math.nan, "shape"),
+])
+def test_a_hyperparameter_search_of_impossible_runs_is_refused_naming_the_parameter(candidates, shape, words):
+    # dp_accounting's ValueError named no argument: "Mean of number of repetitions must be >=1. Got 0.5."
+    from dpcore.accounting import repeat_and_select_epsilon
+
+    with pytest.raises(DPValueError, match=words):
+        repeat_and_select_epsilon(dp_accounting.GaussianDpEvent(2.0), candidates=candidates, delta=1e-5, shape=shape)

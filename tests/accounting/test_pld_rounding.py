@@ -78,3 +78,16 @@ def test_the_rounding_of_a_long_self_composition_is_not_lost_when_the_ledger_com
             ledger.spend(dpsgd_event(noise_multiplier=sigma, sample_rate=1.0, steps=steps // 10))
     assert exact_delta(mu, eps) <= delta
     assert exact_delta(mu, ledger.epsilon) <= delta
+
+
+def test_a_privacy_profile_reads_epsilons_in_any_order():
+    # dp_accounting reads them ascending only: [1, 0] raised "Epsilons in get_delta_for_epsilon must be sorted"
+    import dp_accounting
+    import numpy as np
+
+    profile = privacy_profile(dp_accounting.GaussianDpEvent(1.0), pld_discretization=1e-3)
+    ascending = profile.delta([-1.0, 0.0, 1.0, 2.0])
+    assert profile.delta([1.0, 0.0, 2.0, -1.0]).tolist() == ascending[[2, 1, 3, 0]].tolist()
+    assert profile.delta([[2.0, -1.0], [0.0, 1.0]]).tolist() == [[ascending[3], ascending[0]], ascending[1:3].tolist()]
+    assert profile.delta([float("nan"), 1.0]).tolist() == [1.0, ascending[2]]  # nan: no epsilon, no guarantee
+    assert np.all(np.diff(ascending) <= 0)
