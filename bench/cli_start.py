@@ -89,13 +89,13 @@ def main() -> None:
                  for label, cmd, _, _ in COMMANDS for name, tree in trees.items()}
     print(f"python -m dpcore wall time, median of {args.repeat} fresh interpreters (s); load average "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    head = f"{'command':32s} {'issue 44 (main)':>15s} {'target':>7s}" + "".join(f" {n:>10s}" for n in trees)
+    head = f"{'command':44s} {'issue 44 (main)':>15s} {'target':>7s}" + "".join(f" {n:>10s}" for n in trees)
     print(head + "  heavy imports (" + " / ".join(trees) + ")")
     for label, _, today, target in COMMANDS:
         cells = "".join(f" {statistics.median(times[(label, n)]):10.2f}" for n in trees)
         fig = f"{today:.1f}" if today is not None else "-"
         goal = f"<= {target:g}" if target is not None else "-"
-        print(f"{label:32s} {fig:>15s} {goal:>7s}{cells}  " + " / ".join(heavy[(label, n)] for n in trees))
+        print(f"{label:44s} {fig:>15s} {goal:>7s}{cells}  " + " / ".join(heavy[(label, n)] for n in trees))
 
 
 if __name__ == "__main__":
