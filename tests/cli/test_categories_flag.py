@@ -33,7 +33,7 @@ def test_train_on_a_file_with_a_declared_column_of_text_learns_from_it_and_leaks
     assert main(argv) == 2  # undeclared, the text column is refused, telling how to declare it
     err = capsys.readouterr().err
     assert "--categories on the command line" in err and not any(w in err for w in WARDS)
-    assert main([*argv, "--categories", "ward=Cardiology|Oncology|Surgery"]) == 0
+    assert main([*argv, "--categories", "ward=Cardiology|Oncology|Surgery, y=0|1"]) == 0
     out, err = _last_json(capsys)
     assert out["accuracy"] == 1.0  # the label is ward == Oncology: learnt from the 0/1 columns
     assert "read from the data itself" not in err and "leaks" not in err
@@ -53,7 +53,8 @@ def test_cluster_takes_the_declaration_on_a_file_without_a_label(wards_csv, caps
     (["--data", "{csv}", "--label", "y", "--categories", "wards=a|b"], "--categories name column(s) 'wards' that"),
     (["--data", "{csv}", "--label", "y", "--categories", "ward=Oncology|Oncology"],
      "--categories for 'ward': the value 'Oncology' is listed twice"),
-    (["--data", "{csv}", "--label", "y", "--categories", "y=0|1"], "--categories name the label column 'y'"),
+    (["--data", "{csv}", "--label", "y", "--task", "regression", "--categories", "y=0|1"],
+     "--categories name the label column 'y', which is a regression label here"),
     (["--data", "{csv}", "--label", "y", "--categories", "ward=A, ward=B"], "--categories: the column 'ward' is given "
                                                                              "twice"),
     (["--data", "{csv}", "--label", "y", "--categories", "ward, sex=F|F"], "2 mistakes in --categories: (1) cannot "
