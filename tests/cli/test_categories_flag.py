@@ -42,6 +42,24 @@ def test_train_on_a_file_with_a_declared_column_of_text_learns_from_it_and_leaks
     assert "none of their column's declared categories: 'ward' (" in err and "Oncology" not in err
 
 
+def test_the_labels_classes_read_from_the_file_are_said_to_leak_and_declared_ones_leak_nothing(wards_csv, capsys):
+    argv = ["train", "--data", str(wards_csv), "--label", "y", "--algorithm", "erm-objective", "--seed", "0",
+            "--bounds", "age=0:110"]
+    assert main([*argv, "--categories", "ward=Cardiology|Oncology|Surgery"]) == 0
+    captured = capsys.readouterr()
+    assert "warning: the classes of the label 'y' were read from the data itself" in captured.err
+    assert "e.g. y=CLASS|CLASS|CLASS" in captured.err
+    assert captured.out.strip().splitlines()[-1].startswith("guarantee: none: the epsilon above holds only once")
+    # declared (2 a class no row holds), nothing leaks
+    assert main([*argv, "--categories", "ward=Cardiology|Oncology|Surgery, y=0|1|2", "--json"]) == 0
+    _, err = _last_json(capsys)
+    assert "read from the data itself" not in err and "guarantee: none" not in err
+    assert main([*argv, "--categories", "ward=Cardiology|Oncology|Surgery, y=0|2"]) == 2  # no row may be none
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [next(e for e in err if e.startswith("error: "))]
+    assert "the label 'y' holds none of its declared classes in " in err[0]
+
+
 def test_cluster_takes_the_declaration_on_a_file_without_a_label(wards_csv, capsys):
     assert main(["cluster", "--data", str(wards_csv), "--drop", "y", "--bounds", "age=0:110", "--categories",
                  "ward=Cardiology|Oncology|Surgery", "--algorithm", "dplloyd", "--seed", "0", "--json"]) == 0
