@@ -117,6 +117,13 @@ def test_runs_on_classes_read_from_the_rows_are_marked_as_leaking_and_declared_o
     assert note.startswith("**Not yet a guarantee:** the classes of the label 'diagnosis' were read from its rows")
     assert "*Declared categories* box (diagnosis=CLASS|CLASS|" in note and "bounds" not in note
     assert leaks_bounds(read) and not leaks_bounds(declared) and inferred_bounds_note(declared) is None
+    # the decision report says whether the class list was declared, never a class
+    from dpcore.decision.report import data_shape
+
+    shapes = [data_shape(ds) for ds in (read, declared)]
+    assert shapes[0]["class_list"].startswith("read from the data (leaks")
+    assert shapes[1]["class_list"] == "declared by the data's owner"
+    assert not any(c in str(shapes) for c in ("healthy", "flu"))
 
 
 def test_a_label_none_of_the_declared_classes_is_refused_saying_the_column_and_how_many_rows():
