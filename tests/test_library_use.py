@@ -331,7 +331,7 @@ def test_true_false_columns_hold_zero_to_one_by_their_type_without_a_leak_warnin
     for data in (encoded, tmp_path / "encoded.csv"):
         with warnings.catch_warnings():
             warnings.simplefilter("error", dpcore.PrivacyLeakWarning)
-            ds = as_dataset(data, "buys", bounds=BOUNDS)
+            ds = as_dataset(data, "buys", bounds=BOUNDS, categories="buys=no|yes")
         assert ds.inferred_bounds == ()
         bools = [ds.feature_names.index(c) for c in ("smoker", "city_lyon", "city_paris")]
         assert ds.bounds[0][bools].tolist() == [0.0] * 3 and ds.bounds[1][bools].tolist() == [1.0] * 3

@@ -4,7 +4,8 @@
 A CSV is read exactly as the pages read an upload (:func:`dpcore.datasets.load_csv`: delimiter sniffing, decimal
 commas, refusals naming the column), so the same file gives the same dataset everywhere. ``--drop`` leaves columns
 out (an identifier, free text). ``--categories`` declares the values of a column of categories (each becomes one 0/1
-column, bounded 0:1), listed from what it means, never read from the rows. ``--class-shares`` declares how common
+column, bounded 0:1), listed from what it means, never read from the rows; declared for the label column, its
+values are the label's classes. ``--class-shares`` declares how common
 each class of the label is (public knowledge, never read from the rows:
 :attr:`~dpcore.datasets.Dataset.class_shares`). ``--bounds`` declares the range of its columns; a column left out
 gets the data's own min and max, which leaks privacy: that is said on standard error, naming the columns.
@@ -60,7 +61,10 @@ def add_data_flags(p, *, what: str = "registry name, e.g. digits (python -m dpco
                         "'ward=Cardiology|Oncology|Surgery,sex=F|M' (codes too: 'ward_code=1|2|3|4|5'). Each value "
                         "becomes one 0/1 column, bounded 0:1; a cell holding none of them is 0 in all of them (their "
                         "number said on standard error). A value with a comma, | or ; goes in double quotes "
-                        "('ward=Cardiology|\"Oncology, adult\"'); none holds a double quote")
+                        "('ward=Cardiology|\"Oncology, adult\"'); none holds a double quote. Declared for the "
+                        "--label column ('diagnosis=healthy|flu|covid'), the values are its classes, in that order, "
+                        "a class no row holds included (a row holding none of them is refused); without it the "
+                        "classes are read from the rows, which leaks which occur (said on standard error)")
 
 
 def add_noise_flags(p, *, seed_help: str = "seed of the train/test split and of the noise") -> None:

@@ -671,6 +671,8 @@ def numbers_read_as_classes(ds, label_column: str, *, how: str) -> str | None:
                and not isinstance(c, (bool, np.bool_))]
     if ds.task != "classification" or len(numbers) < 5 or len(numbers) != len(ds.classes):
         return None
+    if not getattr(ds, "inferred_classes", ()):  # the owner declared them as classes
+        return None
     k = len(numbers)
     return (f"the label {label_column!r} holds {k} different whole numbers, so it is read as {k} classes (each "
             "number a category, scored by accuracy: an answer one off counts as wrong). If it counts or measures "
@@ -763,10 +765,17 @@ def _class_name(value) -> str:
     return str(int(v)) if v.is_integer() else f"{v:g}"
 
 
-def _label_vector(labels: pd.Series, task: str, label_column: str) -> tuple[np.ndarray, tuple, tuple | None]:
-    """``(y, target_names, label_range)``: class indices and names, or checked real targets and their range.
+def _label_vector(labels: pd.Series, task: str, label_column: str, declared: tuple[str, ...] | None = None
+                  ) -> tuple[np.ndarray, tuple, tuple | None, tuple]:
+    """``(y, target_names, label_range, classes)``: class indices, their names and the classes as the data holds them
+    (numbers stay numbers), or checked real targets and their range.
 
-    The classes themselves, in the order of the indices, are :func:`_classes` of the same column."""
+    ``declared``: the label's classes as its owner declared them (``categories=``, :func:`parse_categories`): they are
+    the classes, in the order declared, a class no row holds included, and a row whose label is none of them is
+    refused. Without a declaration the classes are the distinct labels of the rows, sorted (which leaks:
+    :func:`_warn_of_read_classes`)."""
+    if task == "classification" and declared is not None:
+        return _declared_label_vector(labels, label_column, declared)
     if task == "classification":
         numeric = pd.api.types.is_numeric_dtype(labels) and not pd.api.types.is_bool_dtype(labels)
         # numbers in numeric order (0, 1, 2, ..., 10, 11), not as text (0, 1, 10, 11, 2, ...)
@@ -779,27 +788,70 @@ def _label_vector(labels: pd.Series, task: str, label_column: str) -> tuple[np.n
                 "load_csv, --label on the command line, 'Label column' on the pages), or use a file with rows of "
                 "more than one class"
             )
-        if classes.size > max(20, len(labels) / 2):  # mostly one-row classes: a split cannot stratify them
-            hint = ("; it looks like a number to predict: choose regression" if numeric
-                    else "; group them into fewer classes")
-            raise DatasetError(f"the label column {label_column!r} has {classes.size} distinct values in "
-                               f"{len(labels)} rows, too many classes to learn (each needs rows to train and to test "
-                               f"on){hint}")
-        return y.astype(np.int64), names, None
+        _refuse_too_many_classes(classes.size, len(labels), label_column, numeric)
+        return y.astype(np.int64), names, None, tuple(classes.tolist())
     if not pd.api.types.is_numeric_dtype(labels):
         raise DatasetError(f"a regression label column must be numeric; {label_column!r} is not")
     y = labels.to_numpy(dtype=float)
     if not np.all(np.isfinite(y)) or np.abs(y).max() > MAX_ABS_VALUE:
         raise DatasetError(f"the regression label column {label_column!r} holds infinite values or values beyond "
                            f"{MAX_ABS_VALUE:.0e} in magnitude; remove or rescale them")
-    return y, (), (float(y.min()), float(y.max()))
+    return y, (), (float(y.min()), float(y.max())), ()
 
 
-def _classes(labels: pd.Series) -> tuple:
-    """The distinct labels as the data holds them (numbers stay numbers), sorted as :func:`_label_vector` indexes
-    them."""
+def _warn_of_read_classes(label_column: str) -> None:
+    """Say that a label's classes were read from its rows: which classes occur is a fact about the private rows (a
+    class only one record holds appears or vanishes with that record, and with it the width of every model's
+    output), which no ε accounts for."""
+    warnings.warn(
+        f"the classes of the label {label_column!r} were read from the data itself, which leaks privacy (a class "
+        "only one record holds appears or vanishes with that record, and with it every model's output); declare "
+        "the classes the label can hold, from what it means, never from the rows (categories= in load_csv, "
+        "--categories on the command line, 'Declared categories' on the pages), e.g. "
+        f"{_as_typed(str(label_column))}=CLASS|CLASS|CLASS",
+        PrivacyLeakWarning,
+        stacklevel=user_stacklevel(),
+    )
+
+
+def _refuse_too_many_classes(k: int, n_rows: int, label_column: str, numeric: bool) -> None:
+    if k > max(20, n_rows / 2):  # mostly one-row classes: a split cannot stratify them
+        hint = ("; it looks like a number to predict: choose regression" if numeric
+                else "; group them into fewer classes")
+        raise DatasetError(f"the label column {label_column!r} has {k} distinct values in {n_rows} rows, too many "
+                           f"classes to learn (each needs rows to train and to test on){hint}")
+
+
+def _declared_label_vector(labels: pd.Series, label_column: str, declared: tuple[str, ...]
+                           ) -> tuple[np.ndarray, tuple, None, tuple]:
+    """:func:`_label_vector` of a label whose classes are declared: each cell matched to a declared class as
+    :func:`encode_categories` matches a feature's cell to a declared value (numbers by number, truth values by
+    truth, text by its text), and refused, with how many rows, when it is none of them."""
+    name = str(label_column)
+    if len(declared) < 2:
+        raise CategoriesError(f"categories for the label {name!r} declare a single class; a label needs at least "
+                              f"two: list every class it can hold ({_as_typed(name)}=CLASS|CLASS)")
     numeric = pd.api.types.is_numeric_dtype(labels) and not pd.api.types.is_bool_dtype(labels)
-    return tuple(np.unique(labels.to_numpy() if numeric else labels.astype(str).to_numpy()).tolist())
+    _refuse_too_many_classes(len(declared), len(labels), name, numeric)
+    hits, _ = encode_categories(labels.to_frame(name), {name: declared})
+    hits = hits.to_numpy()
+    if (off := int((hits.sum(axis=1) == 0).sum())) > 0:
+        raise CategoriesError(f"the label {name!r} holds none of its declared classes in {off} of {len(labels)} "
+                              "rows: every row's label must be one of them (a cell matches a declared class exactly, "
+                              "case and spelling included; only the spaces around it are dropped); declare every "
+                              f"class the label can hold ({_as_typed(name)}=CLASS|CLASS|...), or remove those rows")
+    y = hits.argmax(axis=1).astype(np.int64)
+    if np.unique(y).size < 2:  # the owner's own view of the file: nothing is released
+        raise DatasetError(f"every row of the label column {name!r} holds the same one of its {len(declared)} "
+                           "declared classes; a model needs rows of at least two classes to learn from")
+    if pd.api.types.is_bool_dtype(labels):  # as the data holds them: numbers stay numbers, truth values as text
+        classes = tuple(str(v.lower() == "true") for v in declared)
+    elif numeric:
+        numbers = [float(v) for v in declared]
+        classes = tuple(int(x) if pd.api.types.is_integer_dtype(labels) and x.is_integer() else x for x in numbers)
+    else:
+        classes = tuple(declared)
+    return y, tuple(declared), None, classes
 
 
 def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, name: str = "upload",
@@ -810,10 +862,11 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
     Parameters
     ----------
     label_column : str
-        The column to predict. Every other column must be numeric.
+        The column to predict. Every other column must be numeric or declared as categories; a classification
+        label's classes are declared in ``categories`` too.
     task : {"classification", "regression"} or None
-        ``None`` guesses: text labels, and whole numbers with at most 20 distinct values, are classification;
-        anything else regression.
+        ``None`` guesses: a label whose classes are declared, text labels, and whole numbers with at most 20
+        distinct values, are classification; anything else regression.
 
     bounds : mapping, text or pair, optional
         The range of each feature column (and of a regression label), declared from what the data can hold, not
@@ -839,6 +892,15 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
         declaration (:attr:`Dataset.categories`). A cell that is none of its column's values is encoded as 0 in
         every one of those features, with a :class:`DPCoreWarning` saying how many cells (never which values).
         A column of text that is not declared is refused.
+
+        Declared for the label column (``"diagnosis=healthy|flu|covid, ward=A|B"``), the values are the label's
+        classes (and the task is classification): exactly those, in the order declared, so every model has one
+        output per declared class, a class no row holds included, and which classes the rows hold is not given
+        away. A row whose label is none of them is refused, with how many rows. Without a declaration the classes
+        are the distinct labels of the rows, sorted, with a :class:`PrivacyLeakWarning` (a class only one record
+        holds appears or vanishes with that record, and with it the width of every model's output), and the
+        Dataset records it (:attr:`Dataset.inferred_classes`): runs on it are marked as leaking privacy, as for
+        bounds read from the rows.
     """
     declared = bounds_by_column(bounds, []) if bounds is None or isinstance(bounds, (str, Mapping)) else None
     declared_categories = parse_categories(categories)
@@ -850,6 +912,7 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
                            f"{', '.join(_as_typed(str(c)) for c in df.columns)}")
     left_out = _left_out(df, drop, label_column)
     _check_categories(df, declared_categories, left_out, label_column)
+    declared_classes = declared_categories.pop(str(label_column), None)  # the label's: its classes, not features
     df = df.drop(columns=list(left_out))
     if df.shape[1] < 2:
         raise DatasetError("the CSV needs at least one feature column besides the label column"
@@ -858,14 +921,18 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
     _refuse_missing(df, what, label_column)
     features = df.drop(columns=[label_column])
     labels = df[label_column]
-    task = _guess_task(labels) if task is None else task
+    task = ("classification" if declared_classes is not None else _guess_task(labels)) if task is None else task
     if task not in ("classification", "regression"):
         raise DatasetError(f"task must be 'classification' or 'regression', got {task!r}")
+    if declared_classes is not None and task == "regression":
+        raise CategoriesError(f"categories name the label column {label_column!r}, which is a regression label here: "
+                              "declared categories of the label are its classes; declare a regression label's range "
+                              f"in the bounds ({_as_typed(str(label_column))}=LOW:HIGH), or choose classification")
     if len(df) < 2:
         raise DatasetError(f"{what} needs at least two data rows")
     features = _encoded_features(features, declared_categories, what)
     X = _feature_matrix(features, what)
-    y, target_names, label_range = _label_vector(labels, task, label_column)
+    y, target_names, label_range, classes = _label_vector(labels, task, label_column, declared_classes)
     X, lo, hi, inferred, declared_label = _bounded_features(X, features, bounds, declared, left_out,
                                                              label_column=str(label_column), task=task,
                                                              categorical=category_columns(declared_categories))
@@ -880,6 +947,8 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
     if declared_label is not None:
         label_range = declared_label
         y = clip_to_bounds(y, declared_label[0], declared_label[1], name=f"the label {label_column!r}")
+    if task == "classification" and declared_classes is None:  # said once the file is read without a refusal
+        _warn_of_read_classes(str(label_column))
     return Dataset(
         name=name,
         title=f"Uploaded CSV ({name})",
@@ -888,18 +957,19 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
         y=_freeze(y),
         feature_names=tuple(str(c) for c in features.columns),
         target_names=target_names,
-        classes=_classes(labels) if task == "classification" else (),
+        classes=classes,
         bounds=(_freeze(lo), _freeze(hi)),
         label_range=label_range,
         description=f"{len(df)} rows uploaded by the user; label column {label_column!r}.",
         source="upload",
         inferred_bounds=inferred,
+        inferred_classes=(str(label_column),) if task == "classification" and declared_classes is None else (),
         categories=tuple(declared_categories.items()),
     ).with_class_shares(class_shares)
 
 
 def _check_categories(df: pd.DataFrame, categories: dict, left_out: tuple[str, ...], label_column: str | None) -> None:
-    """Refuse declared categories of a column the table does not have, of a column left out, or of the label."""
+    """Refuse declared categories of a column the table does not have, or of a column left out."""
     unknown = [c for c in categories if c not in df.columns]
     if unknown:
         raise CategoriesError(f"categories name column(s) {_names(unknown)} that the file does not have; its "
@@ -911,10 +981,6 @@ def _check_categories(df: pd.DataFrame, categories: dict, left_out: tuple[str, .
                               "line, 'Columns to leave out' on the pages) and declared as categories: a column left "
                               f"out is never read, a declared one becomes features; remove {'it' if one else 'them'} "
                               "from one of the two")
-    if label_column is not None and label_column in categories:
-        raise CategoriesError(f"categories name the label column {label_column!r}: its classes are what the models "
-                              "predict, read as classes without a declaration; declare categories of feature columns "
-                              "only")
 
 
 def _encoded_features(features: pd.DataFrame, categories: dict, what: str) -> pd.DataFrame:

@@ -56,7 +56,10 @@ def as_dataset(data: DataLike, label: ArrayLike | str | None = None, *, task: st
     categories : mapping or text, optional
         The values each column of categories can hold, declared from what it means, not read from its rows:
         ``{"ward": ["Cardiology", "Oncology", "Surgery"]}`` or ``"ward=Cardiology|Oncology|Surgery, sex=F|M"``;
-        each becomes one 0/1 feature per value, bounded 0:1 (:func:`~dpcore.datasets.load_csv`).
+        each becomes one 0/1 feature per value, bounded 0:1 (:func:`~dpcore.datasets.load_csv`). Declared for the
+        label (``"diagnosis=healthy|flu|covid"``; labels given as a vector are the column ``"label"``), the values
+        are its classes, in that order, a class no row holds included; undeclared, the classes are read from the
+        rows, with a PrivacyLeakWarning.
 
     Examples
     --------

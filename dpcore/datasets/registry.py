@@ -61,6 +61,10 @@ class Dataset:
     #: Columns (features, and a regression label) whose bounds were read from the rows themselves, not declared:
     #: an uploaded CSV's undeclared columns; those extremes are private values that no ε accounts for.
     inferred_bounds: tuple[str, ...] = ()
+    #: The label column, when an uploaded classification label's classes were read from its rows, not declared
+    #: (``categories=``): which classes occur is then a fact about the private rows (a class only one record holds
+    #: appears or vanishes with it, and with it the width of every model's output) that no ε accounts for.
+    inferred_classes: tuple[str, ...] = ()
     #: The class labels as the data holds them (numbers stay numbers), in the order of the indices in ``y``; empty
     #: for the registry's sets, whose ``target_names`` are their classes.
     classes: tuple = ()

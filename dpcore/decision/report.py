@@ -149,6 +149,9 @@ def data_shape(dataset) -> dict:
         out["declared_categories"] = CATEGORIES_NOTE
     if ds.task == "classification":
         out["classes"] = ds.n_classes
+        if upload:  # how many, never which: a class's name is a label value
+            out["class_list"] = ("read from the data (leaks: which classes occur is a fact of the rows)"
+                                 if getattr(ds, "inferred_classes", ()) else "declared by the data's owner")
         if getattr(ds, "class_shares", ()):  # declared public knowledge; listed without the classes they belong to
             shares = ", ".join(f"{v:.3g}" for v in sorted(ds.class_shares, reverse=True))
             out["class_shares"] = (f"declared by the data's owner, not read from the rows, and used: {shares} "
@@ -468,7 +471,8 @@ def _trivial_accuracy(advice: Advice) -> float | None:
 def _data_section(shape: dict) -> list[str]:
     """The "Your data" section: the data's shape and each column's bounds (no cell value: :func:`data_shape`)."""
     h = ["<h2>Your data</h2><table>"]
-    for k in ("name", "source", "task", "rows", "features", "classes", "class_shares", "label_bounds", "image_shape"):
+    for k in ("name", "source", "task", "rows", "features", "classes", "class_list", "class_shares", "label_bounds",
+              "image_shape"):
         if k in shape:
             h.append(f"<tr><th>{_e(k.replace('_', ' '))}</th><td>{_e(shape[k])}</td></tr>")
     h.append("</table>")

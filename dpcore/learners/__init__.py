@@ -219,8 +219,9 @@ def run_learner(
     ``data`` is a registry name (``"iris"``), a :class:`~dpcore.datasets.Dataset`, a
     :class:`~dpcore.datasets.Split`, a pandas DataFrame or a CSV file's path with the label column named by
     ``label``, a pair ``(X, y)``, or an array ``X`` with ``label=y``; ``bounds`` declares your data's ranges,
-    ``categories`` the values of its columns of categories, ``task`` its kind and ``drop`` the columns to leave out
-    (see :func:`dpcore.datasets.as_dataset`).
+    ``categories`` the values of its columns of categories and the classes of its label (``"diagnosis=healthy|flu|
+    covid"``: every model then has one output per declared class), ``task`` its kind and ``drop`` the columns to leave
+    out (see :func:`dpcore.datasets.as_dataset`).
     The split is deterministic in ``seed``; ``train_fraction`` keeps that share of the training rows (the test
     rows are unchanged).
 

@@ -120,6 +120,8 @@ def dataset_fingerprint(dataset: "str | Dataset") -> str:
     h = hashlib.sha256()
     h.update(json.dumps([dataset.name, dataset.task, list(dataset.target_names), dataset.label_range,
                          dataset.image_shape]).encode())
+    if getattr(dataset, "inferred_classes", ()):  # classes read from the rows: the runs leak (their rows say so)
+        h.update(json.dumps(["inferred_classes", list(dataset.inferred_classes)]).encode())
     if getattr(dataset, "class_shares", ()):  # the answers follow the declared shares: another cache entry
         h.update(json.dumps(["class_shares", list(dataset.class_shares)]).encode())
     for arr in (dataset.X, dataset.y) + tuple(dataset.bounds or ()):

@@ -236,6 +236,11 @@ def execute_run(run: RunSpec, *, limit_threads: bool = False) -> dict:
         seen.setdefault(f"the bounds of {_names(inferred, at_most=5)} were read from the uploaded rows, so the ε of "
                         "these runs is not a guarantee: declare the bounds",
                         f"{PrivacyLeakWarning.__module__}.PrivacyLeakWarning")
+    classes = getattr(run.dataset, "inferred_classes", ())
+    if classes and get_learner(run.learner).private:  # which classes occur is a fact of the rows, as bounds are
+        seen.setdefault(f"the classes of the label {_names(classes)} were read from the uploaded rows, so the ε of "
+                        "these runs is not a guarantee: declare the classes",
+                        f"{PrivacyLeakWarning.__module__}.PrivacyLeakWarning")
     row["_warnings"] = [[cat, msg] for msg, cat in seen.items()]
     return row
 

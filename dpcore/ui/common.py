@@ -463,6 +463,9 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
             k = sum(map(len, encoded.values()))
             c.caption(f"{_names(encoded)}: {k} declared categor{'y' if k == 1 else 'ies'}, each a 0/1 column "
                       "bounded 0:1 by the declaration.")
+        if ds.task == "classification" and not ds.inferred_classes:
+            c.caption(f"{_names([label])}: {ds.n_classes} declared classes, in the order declared; every model "
+                      "answers one of them, none is read from the rows.")
         off_list = [w for w in caught if issubclass(getattr(w, "category", type(None)), CategoriesWarning)]
         if warnings_into is None:
             for w in off_list:  # most often a mistyped declaration: said right under it, not folded away
@@ -515,7 +518,10 @@ CATEGORIES_HELP = (
     "what the column means (its codebook, the form that collected it), never copied from this file's rows: a value "
     f"only a rare record holds would give that record away. {CATEGORIES_SYNTAX}. Each value becomes one 0/1 "
     "column, bounded 0:1 by the declaration (no bounds to declare for it); a cell that is none of the values is 0 "
-    "in all of them, and a warning says how many cells (never which values).")
+    "in all of them, and a warning says how many cells (never which values). Declared for the label column "
+    "(diagnosis=healthy|flu|covid), the values are its classes, in that order: every model gives one answer per "
+    "class, a class no row holds included, and a row whose label is none of them is refused. A label without a "
+    "declaration gets the classes its rows hold, which leaks which classes occur (a warning says so).")
 #: The label of the upload's class shares box, also the parameter its messages name.
 SHARES_LABEL = "Declared class shares"
 SHARES_HELP = (

@@ -152,9 +152,10 @@ def train_with_baseline(dataset: Dataset, algorithm: str, params: dict, *, epsil
                           seed=None if secure else seed, secure=secure, params=params, on_epoch=on_epoch)
     for w in caught:
         warnings.warn(w.message, w.category, stacklevel=2)
-    # a run that leaked besides its ε (bounds read from an upload's rows, features standardised with the private rows'
-    # statistics) has no guarantee: the session's total counts it as none (dpcore.ui.ledger.release_of)
-    leaks = spec.private and (bool(getattr(dataset, "inferred_bounds", ())) or any(
+    # a run that leaked besides its ε (bounds or classes read from an upload's rows, features standardised with the
+    # private rows' statistics) has no guarantee: the session's total counts it as none (dpcore.ui.ledger.release_of)
+    leaks = spec.private and (bool(getattr(dataset, "inferred_bounds", ())) or bool(getattr(
+        dataset, "inferred_classes", ())) or any(
         isinstance(w.category, type) and issubclass(w.category, PrivacyLeakWarning) for w in caught))
     base = run_learner(spec.baseline or "non-private", split, delta=delta, seed=seed,
                        params=spec.shared_params(params))

@@ -108,17 +108,29 @@ def forget_upload() -> None:
 
 
 def inferred_bounds_note(dataset) -> str | None:
-    """What a page says above its results when bounds of ``dataset`` (an upload) were read from its own rows rather
-    than declared: an extra leak that no ε accounts for, so no ε shown on the page is a guarantee; None when every
-    bound was declared (or the data is the registry's)."""
+    """What a page says above its results when bounds of ``dataset`` (an upload), or its label's classes, were read
+    from its own rows rather than declared: an extra leak that no ε accounts for, so no ε shown on the page is a
+    guarantee; None when every bound and the classes were declared (or the data is the registry's)."""
     inferred = tuple(getattr(dataset, "inferred_bounds", ()) or ())
-    if not is_upload(dataset) or not inferred:
+    classes = tuple(getattr(dataset, "inferred_classes", ()) or ())
+    if not is_upload(dataset) or not (inferred or classes):
         return None
-    from ..datasets.csv_upload import _names
+    from ..datasets.csv_upload import _as_typed, _names
 
-    return (f"**Not yet a guarantee:** the bounds of {_names(inferred, at_most=5)} were read from your file's own "
-            "rows, an extra leak that no ε accounts for, so no ε shown on this page is a guarantee. Declare what each "
-            "column can hold (from what it measures, not from the rows) in the *Declared bounds* box.")
+    said = []
+    if inferred:
+        said.append(f"the bounds of {_names(inferred, at_most=5)} were read from your file's own rows")
+    if classes:
+        said.append(f"the classes of the label {_names(classes)} were read from its rows (which classes occur)")
+    todo = []
+    if inferred:
+        todo.append("what each column can hold (from what it measures, not from the rows) in the *Declared bounds* "
+                    "box")
+    if classes:
+        todo.append(f"the label's classes in the *Declared categories* box ({_as_typed(classes[0])}=CLASS|CLASS|…, "
+                    "from what the label means)")
+    return (f"**Not yet a guarantee:** {' and '.join(said)}, an extra leak that no ε accounts for, so no ε shown on "
+            f"this page is a guarantee. Declare {', and '.join(todo)}.")
 
 
 def leaks_bounds(dataset) -> bool:

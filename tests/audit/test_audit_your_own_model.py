@@ -247,7 +247,7 @@ def test_run_audit_reads_a_dataframe_s_column_of_text_by_its_declared_categories
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)  # the 0/1 columns are bounded by their declaration
         audit = run_audit("erm-objective", frame, label="y", bounds="age=0:110", epsilon=1, attack="loss",
-                          pool_size=50, categories={"ward": ["Cardiology", "Oncology", "Surgery"]})
+                          pool_size=50, categories={"ward": ["Cardiology", "Oncology", "Surgery"], "y": [0, 1]})
     assert audit.result.n_members + audit.result.n_nonmembers == 50
 
 

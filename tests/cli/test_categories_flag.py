@@ -33,13 +33,31 @@ def test_train_on_a_file_with_a_declared_column_of_text_learns_from_it_and_leaks
     assert main(argv) == 2  # undeclared, the text column is refused, telling how to declare it
     err = capsys.readouterr().err
     assert "--categories on the command line" in err and not any(w in err for w in WARDS)
-    assert main([*argv, "--categories", "ward=Cardiology|Oncology|Surgery"]) == 0
+    assert main([*argv, "--categories", "ward=Cardiology|Oncology|Surgery, y=0|1"]) == 0
     out, err = _last_json(capsys)
     assert out["accuracy"] == 1.0  # the label is ward == Oncology: learnt from the 0/1 columns
     assert "read from the data itself" not in err and "leaks" not in err
     assert main([*argv, "--categories", "ward=Cardiology|Surgery"]) == 0  # Oncology undeclared: all zeros, counted
     _, err = _last_json(capsys)
     assert "none of their column's declared categories: 'ward' (" in err and "Oncology" not in err
+
+
+def test_the_labels_classes_read_from_the_file_are_said_to_leak_and_declared_ones_leak_nothing(wards_csv, capsys):
+    argv = ["train", "--data", str(wards_csv), "--label", "y", "--algorithm", "erm-objective", "--seed", "0",
+            "--bounds", "age=0:110"]
+    assert main([*argv, "--categories", "ward=Cardiology|Oncology|Surgery"]) == 0
+    captured = capsys.readouterr()
+    assert "warning: the classes of the label 'y' were read from the data itself" in captured.err
+    assert "e.g. y=CLASS|CLASS|CLASS" in captured.err
+    assert captured.out.strip().splitlines()[-1].startswith("guarantee: none: the epsilon above holds only once")
+    # declared (2 a class no row holds), nothing leaks
+    assert main([*argv, "--categories", "ward=Cardiology|Oncology|Surgery, y=0|1|2", "--json"]) == 0
+    _, err = _last_json(capsys)
+    assert "read from the data itself" not in err and "guarantee: none" not in err
+    assert main([*argv, "--categories", "ward=Cardiology|Oncology|Surgery, y=0|2"]) == 2  # no row may be none
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [next(e for e in err if e.startswith("error: "))]
+    assert "the label 'y' holds none of its declared classes in " in err[0]
 
 
 def test_cluster_takes_the_declaration_on_a_file_without_a_label(wards_csv, capsys):
@@ -53,7 +71,8 @@ def test_cluster_takes_the_declaration_on_a_file_without_a_label(wards_csv, caps
     (["--data", "{csv}", "--label", "y", "--categories", "wards=a|b"], "--categories name column(s) 'wards' that"),
     (["--data", "{csv}", "--label", "y", "--categories", "ward=Oncology|Oncology"],
      "--categories for 'ward': the value 'Oncology' is listed twice"),
-    (["--data", "{csv}", "--label", "y", "--categories", "y=0|1"], "--categories name the label column 'y'"),
+    (["--data", "{csv}", "--label", "y", "--task", "regression", "--categories", "y=0|1"],
+     "--categories name the label column 'y', which is a regression label here"),
     (["--data", "{csv}", "--label", "y", "--categories", "ward=A, ward=B"], "--categories: the column 'ward' is given "
                                                                              "twice"),
     (["--data", "{csv}", "--label", "y", "--categories", "ward, sex=F|F"], "2 mistakes in --categories: (1) cannot "

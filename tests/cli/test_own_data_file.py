@@ -87,10 +87,10 @@ def test_cluster_sweep_and_audit_read_the_file_too_in_secure_mode_unless_seeded(
     (["--dataset", "iris", "--bounds", "a=0:1"], "go with --data"),
     (["--dataset", "iris", "--drop", "a"], "go with --data"),
     (["--dataset", "iris", "--class-shares", "0=0.3,1=0.3,2=0.4"], "go with --data"),
-    (["--data", "{csv}", "--label", "species", "--bounds", "*=0:8", "--class-shares", "0=0.5,1=0.5"],
-     "--class-shares: no share for the class '2'"),
-    (["--data", "{csv}", "--label", "species", "--bounds", "*=0:8", "--class-shares", "0=0.3,1=0.3,2=0,3=0.4"],
-     "2 mistakes in --class-shares"),
+    (["--data", "{csv}", "--label", "species", "--bounds", "*=0:8", "--categories", "species=0|1|2",
+      "--class-shares", "0=0.5,1=0.5"], "--class-shares: no share for the class '2'"),
+    (["--data", "{csv}", "--label", "species", "--bounds", "*=0:8", "--categories", "species=0|1|2",
+      "--class-shares", "0=0.3,1=0.3,2=0,3=0.4"], "2 mistakes in --class-shares"),
     (["--data", "{csv}", "--label", "species", "--drop", "petal width"], "--drop names column(s) 'petal width'"),
     (["--data", "{csv}", "--label", "species", "--drop", "species"], "--drop names the label column 'species'"),
     (["--data", "{csv}", "--label", "species", "--bounds", "petal width=0:3"], "'petal width' that the file"),
@@ -115,7 +115,7 @@ def test_declared_bounds_silence_the_leak_note_and_move_the_model_with_the_decla
     assert main(argv) == 0
     inferred, err = _last_json(capsys)
     assert "read from the data itself" in err
-    assert main([*argv, "--bounds", "*=0:8"]) == 0
+    assert main([*argv, "--bounds", "*=0:8", "--categories", "species=0|1|2"]) == 0
     declared, err = _last_json(capsys)
     assert "read from the data itself" not in err and "leaks" not in err
     assert declared["accuracy"] != inferred["accuracy"]  # the declared range, not the data's, scaled the features
@@ -195,7 +195,7 @@ def test_a_run_whose_bounds_were_read_from_the_file_ends_by_saying_its_epsilon_i
                    "read from the data itself" in line for line in last), (command, last)
     bounds = "sepal length (cm)=0:10,*=0:10"  # every bound declared: nothing leaked, nothing to add
     assert main(["train", "--algorithm", "dpsgd", "--epochs", "2", "--data", str(iris_csv), "--label", "species",
-                 "--seed", "0", "--bounds", bounds]) == 0
+                 "--seed", "0", "--bounds", bounds, "--categories", "species=0|1|2"]) == 0
     assert "guarantee: none" not in capsys.readouterr().out
     assert main(["train", "--algorithm", "logreg", "--data", str(iris_csv), "--label", "species",
                  "--seed", "0"]) == 0  # not private: its epsilon already says so

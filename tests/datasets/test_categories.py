@@ -25,11 +25,15 @@ TABLE = ("age,ward,code,y\n"
          "30,Oncology,1,0\n40,Cardiology,3,1\n50,Surgery,2,1\n60,Oncology,1,0\n70, Surgery ,3,1\n80,Cardiology,2,0\n")
 
 
-def _quiet_load(text=TABLE, **kw):
+def _quiet_load(text=TABLE, *, categories=None, **kw):
+    """The table read with the label's classes declared (y=0|1, unless ``categories`` declares them), so nothing is
+    read from the rows but what a test leaves undeclared: a PrivacyLeakWarning is an error."""
+    declared = parse_categories(categories)
+    declared.setdefault("y", ("0", "1"))
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*has only .* rows", category=DPCoreWarning)
         warnings.simplefilter("error", PrivacyLeakWarning)
-        return load_csv(text, label_column="y", **kw)
+        return load_csv(text, label_column="y", categories=declared, **kw)
 
 
 def test_each_declared_value_is_one_0_1_column_in_the_place_of_its_column():
@@ -122,8 +126,9 @@ def test_numbers_declared_as_categories_match_their_cells_by_number():
     (dict(categories="ward=Cardiology|Oncology|Surgery", drop=["ward"]), CategoriesError,
      r"^'ward' is both left out \(drop=, --drop on the command line, 'Columns to leave out' on the pages\) and "
      r"declared as categories: .* remove it from one of the two$"),
-    (dict(categories="y=0|1"), CategoriesError, r"^categories name the label column 'y': .*declare categories of "
-                                                r"feature columns only$"),
+    (dict(categories="y=0|1", task="regression"), CategoriesError,
+     r"^categories name the label column 'y', which is a regression label here: declared categories of the label are "
+     r"its classes; declare a regression label's range in the bounds \(y=LOW:HIGH\), or choose classification$"),
     (dict(categories="ward=Cardiology|Oncology|Surgery", bounds="ward=0:1"), BoundsError,
      r"^bounds name 'ward', declared as categories: each category is one 0/1 column, bounded 0:1 by the "
      r"declaration; remove those bounds$"),

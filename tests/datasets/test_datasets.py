@@ -246,8 +246,9 @@ BOUNDED = "age,hours,income\n25,40,1\n38,50,0\n52,45,1\n61,20,0\n"
 def test_declared_bounds_are_the_datasets_bounds_and_nothing_is_said_to_leak():
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
-        ds = load_csv(BOUNDED, label_column="income", bounds="age=17:90, hours=0:99")
+        ds = load_csv(BOUNDED, label_column="income", bounds="age=17:90, hours=0:99", categories="income=0|1")
     assert ds.bounds[0].tolist() == [17.0, 0.0] and ds.bounds[1].tolist() == [90.0, 99.0]
+    assert ds.inferred_bounds == () and ds.inferred_classes == ()
 
 
 def test_declared_bounds_do_not_move_with_one_private_rows_extreme_value_and_inferred_ones_do():
@@ -305,7 +306,7 @@ def test_a_column_whose_name_holds_a_comma_is_declared_in_double_quotes():
         load_csv(text, label_column="y", bounds="age=0:120")  # the hint quotes the name it asks for
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)  # every column declared: nothing read from the rows
-        ds = load_csv(text, label_column="y", bounds='age=0:120, "weight, kg"=30:200')
+        ds = load_csv(text, label_column="y", bounds='age=0:120, "weight, kg"=30:200', categories="y=0|1")
     assert not ds.inferred_bounds and list(ds.bounds[1]) == [120.0, 200.0]
 
 

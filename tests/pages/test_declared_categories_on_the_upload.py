@@ -7,7 +7,7 @@ import numpy as np
 from dpcore.ui.uploads import UPLOAD_KEY
 
 WARDS = ("Cardiology", "Oncology", "Surgery")
-DECLARED = "ward=Cardiology|Oncology|Surgery"
+DECLARED = "ward=Cardiology|Oncology|Surgery\nreadmitted=0|1"  # the label's classes too: nothing read from rows
 
 
 def _wards_csv() -> bytes:
@@ -30,7 +30,14 @@ def test_a_column_of_text_declared_in_the_box_is_read_and_the_declaration_holds_
     at.text_area(key="train.dataset.bounds.wards.csv").set_value("age=0:110").run()
     assert not at.exception and not at.error
     assert any(c.value.startswith("'ward': 3 declared categories, each a 0/1 column bounded 0:1") for c in at.caption)
-    assert not any("Not yet a guarantee" in w.value for w in at.warning)  # no bound read from the rows
+    assert any(c.value.startswith("'readmitted': 2 declared classes, in the order declared") for c in at.caption)
+    assert not any("Not yet a guarantee" in w.value for w in at.warning)  # no bound nor class read from the rows
+    box.set_value("ward=Cardiology|Oncology|Surgery\nreadmitted=1|2").run()  # the rows' 0 is no declared class
+    said = " ".join(e.value for e in at.error)
+    assert not at.exception and said.startswith("The declared categories cannot be used: the label 'readmitted' "
+                                                "holds none of its declared classes in ")
+    box.set_value(DECLARED).run()
+    assert not at.exception and not at.error
     assert at.session_state[UPLOAD_KEY]["categories"] == DECLARED
     for path, key in (("pages/9_Attack_the_model.py", "audit"), ("pages/7_PATE.py", "pate"),
                       ("pages/8_Federated_learning.py", "fed")):  # the pages whose settings are a form

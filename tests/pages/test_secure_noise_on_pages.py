@@ -118,6 +118,9 @@ def test_declared_bounds_on_an_upload_silence_the_leak_warning_and_a_bad_one_is_
     assert not at.exception  # the other three columns are still named, the declared one no more
     assert "'mean texture'" in texts(at.warning) and "'mean radius'" not in texts(at.warning)
     at.text_area(key="train.dataset.bounds.mine.csv").set_value("*=0:3000").run()
+    assert not at.exception and "the bounds of" not in texts(at.warning)
+    assert "the classes of the label 'target' were read" in texts(at.warning)  # the label's classes: still read
+    at.text_area(key="train.dataset.categories.mine.csv").set_value("target=0|1").run()
     assert not at.exception and "leaks privacy" not in texts(at.warning)
     assert "Bounds declared for all 4 feature column(s): none is read from the rows" in texts(at.sidebar.caption)
     at.button(key="train.run").click().run()

@@ -35,14 +35,15 @@ PAGES = [
 ]
 
 
-def _run_on_upload(path, picker, settings, button, *, bounds: str):
-    """The file uploaded on the Train page with ``bounds`` declared (they hold on every page of the session), then
-    ``path``'s run on it."""
+def _run_on_upload(path, picker, settings, button, *, bounds: str, categories: str = ""):
+    """The file uploaded on the Train page with ``bounds`` and ``categories`` declared (they hold on every page of the
+    session), then ``path``'s run on it."""
     at = page("app.py", timeout=600).run()
     at.switch_page("pages/2_Train_a_network.py").run()
     at.selectbox(key="train.dataset").set_value("upload").run()
     at.get("file_uploader")[0].set_value(("ward.csv", _csv(), "text/csv")).run()
     at.text_area(key="train.dataset.bounds.ward.csv").set_value(bounds).run()
+    at.text_area(key="train.dataset.categories.ward.csv").set_value(categories).run()
     at.switch_page(path).run()
     assert at.selectbox(key=picker).value == "upload"
     for key, value in settings.items():
@@ -66,6 +67,6 @@ def test_a_run_on_bounds_read_from_the_rows_makes_the_sessions_total_no_guarante
 
 @pytest.mark.parametrize("path, picker, settings, button", PAGES, ids=["pate", "federated", "attack"])
 def test_the_same_run_with_every_bound_declared_keeps_its_finite_total(path, picker, settings, button):
-    at = _run_on_upload(path, picker, settings, button, bounds="*=0:100")
+    at = _run_on_upload(path, picker, settings, button, bounds="*=0:100", categories="outcome=0|1")
     total = _session_total(at)
     assert NOT_PRIVATE not in total and "ε = " in total, total

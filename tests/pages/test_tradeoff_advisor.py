@@ -127,7 +127,9 @@ def test_a_link_to_an_upload_based_sweep_restores_the_view_and_the_advisors_need
     assert at.number_input(key="sweep.points.epsilon").value == 2
     assert at.number_input(key="sweep.seeds").value == 2
     assert at.text_area(key="sweep.dataset.bounds.customers.csv").value == "*=1000000:9999999"
-    assert not any(e.label.startswith("Privacy leak") for e in at.expander)  # every bound declared
+    # the address carries no class of the label (a class is a label value): declared again in the session
+    at.text_area(key="sweep.dataset.categories.customers.csv").set_value("churned=0|1").run()
+    assert not any(e.label.startswith("Privacy leak") for e in at.expander)  # every bound and class declared
     ms = next(m for m in at.multiselect if m.key.startswith("sweep.learners."))
     ms.set_value(["erm-objective"])
     at.number_input(key="sweep.jobs").set_value(1)

@@ -246,6 +246,7 @@ def test_a_file_whose_bounds_were_read_from_its_rows_is_said_not_a_guarantee_abo
         assert len(said) == 1, (path, [w.value for w in at.main.warning])
         assert "'spend', 'visits', 'tenure'" in said[0] and "Declared bounds" in said[0], path
     at.text_area(key="fed.dataset.bounds.customers.csv").set_value("*=1000000:10000000")
+    at.text_area(key="fed.dataset.categories.customers.csv").set_value("churned=0|1")
     next(b for b in at.button if b.proto.form_id).click().run()  # declared: the note goes
     assert not at.exception
     assert not [w.value for w in at.main.warning if "Not yet a guarantee" in w.value]
@@ -277,5 +278,6 @@ def test_the_train_page_says_whose_file_it_is_and_that_its_epsilon_is_no_guarant
     assert "'spend', 'visits', 'tenure'" in order[said[0]].value
     assert any("On your file **customers.csv**" in c.value for c in at.main.caption)
     at.text_area(key="train.dataset.bounds.customers.csv").set_value("*=1000000:10000000").run()
+    at.text_area(key="train.dataset.categories.customers.csv").set_value("churned=0|1").run()
     at.button(key="train.run").click().run()  # declared: the note goes
     assert not [w.value for w in at.main.warning if "Not yet a guarantee" in w.value]

@@ -131,7 +131,7 @@ def test_an_upload_whose_bounds_were_read_from_its_rows_flags_every_private_row_
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         inferred = load_csv("a,b,y\n" + rows, label_column="y")  # no bounds declared: min and max of the rows
-        declared = load_csv("a,b,y\n" + rows, label_column="y", bounds="*=0:1")
+        declared = load_csv("a,b,y\n" + rows, label_column="y", bounds="*=0:1", categories="y=0|1")
         cfg = SweepConfig(dataset=inferred, learners=["erm-objective"], values=[1.0], seeds=1,
                           params={"preprocess": "bounds"})
         t = run_sweep(cfg, n_jobs=1, cache_dir=cache_dir).table.set_index("learner")
@@ -155,7 +155,8 @@ def test_a_wide_uploads_leak_warning_names_five_columns_and_counts_the_rest_as_t
     rows = "\n".join(",".join(f"{v:.2f}" for v in r) + f",{int(r[0] > 0.5)}" for r in rng.random((120, 45)))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ds = load_csv(header + "\n" + rows, label_column="y")  # no bounds declared: min and max of the rows
+        # no bounds declared: min and max of the rows
+        ds = load_csv(header + "\n" + rows, label_column="y", categories="y=0|1")
         t = run_sweep(SweepConfig(dataset=ds, learners=["erm-objective"], values=[1.0], seeds=1), n_jobs=1,
                       cache_dir=cache_dir).table.set_index("learner")
     said = t.loc["erm-objective", "warnings"]

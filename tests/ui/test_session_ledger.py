@@ -359,8 +359,8 @@ def test_a_train_page_run_on_bounds_read_from_the_rows_makes_the_total_infinite(
     params = {"model": "linear", "epochs": 1}
     with pytest.warns(Warning):
         read = train_with_baseline(load_csv(df, label_column="y"), "dpsgd", params, epsilon=1.0, delta=1e-5, seed=0)
-    declared = train_with_baseline(load_csv(df, label_column="y", bounds="*=-5:5"), "dpsgd", params, epsilon=1.0,
-                                   delta=1e-5, seed=0)
+    declared = train_with_baseline(load_csv(df, label_column="y", bounds="*=-5:5", categories="y=0|1"), "dpsgd",
+                                   params, epsilon=1.0, delta=1e-5, seed=0)
     assert read["leaks_privacy"] and not declared["leaks_privacy"]
     store: dict = {}
     record_release("up", ("declared",), declared, store=store)
