@@ -17,6 +17,7 @@ from dpcore.models import (
     output_perturbation_beta,
     private_tune_regularization,
 )
+from tests.mechanism_spy import mechanisms_made
 
 rng0 = np.random.default_rng(0)
 X = rng0.normal(size=(300, 3)) / 3
@@ -403,15 +404,7 @@ def _mechanisms(monkeypatch):
     """Every L2LaplaceVector the ERM module makes, as (epsilon, sensitivity)."""
     import dpcore.models.erm as erm
 
-    made = []
-
-    class Spy(erm.L2LaplaceVector):
-        def __init__(self, *, epsilon, sensitivity):
-            made.append((epsilon, sensitivity))
-            super().__init__(epsilon=epsilon, sensitivity=sensitivity)
-
-    monkeypatch.setattr(erm, "L2LaplaceVector", Spy)
-    return made
+    return mechanisms_made(monkeypatch, erm, "L2LaplaceVector")
 
 
 def test_objective_perturbation_spends_one_percent_on_noise_covering_the_solvers_distance(monkeypatch):

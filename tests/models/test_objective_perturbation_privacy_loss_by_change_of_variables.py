@@ -16,6 +16,7 @@ import pytest
 
 import dpcore.models.erm as erm
 from dpcore.models.erm import PrivateERMClassifier
+from tests.mechanism_spy import mechanisms_made
 
 
 def _loss_derivatives(z: np.ndarray, model: str, h: float) -> tuple[np.ndarray, np.ndarray]:
@@ -42,14 +43,7 @@ def _log_density(F: np.ndarray, A: np.ndarray, *, reg: float, beta: float, model
     ("logreg", 4, 0.01, 1.0),  # logistic loss, c = 1/4
 ])
 def test_the_privacy_loss_of_a_replaced_row_is_at_most_algorithm_2s_epsilon(monkeypatch, model, n, lam, eps):
-    made = []
-
-    class Spy(erm.L2LaplaceVector):
-        def __init__(self, *, epsilon, sensitivity):
-            made.append((epsilon, sensitivity))
-            super().__init__(epsilon=epsilon, sensitivity=sensitivity)
-
-    monkeypatch.setattr(erm, "L2LaplaceVector", Spy)
+    made = mechanisms_made(monkeypatch, erm, "L2LaplaceVector")
     h = 0.5
     angles = np.random.default_rng(0).uniform(0, 2 * np.pi, n)
     X = np.c_[np.cos(angles), np.sin(angles)] * (1 - 1e-12)  # rows of norm (just below) 1, the theorem's bound
