@@ -316,7 +316,9 @@ def data_independent_rdp_epsilon(*, sigma: float, queries: int, delta: float,
         # RDP m alpha / sigma^2 is that of m Gaussians of noise multiplier sigma / sqrt(2) (alpha / (2 z^2))
         gnmax = dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(sigma / math.sqrt(2.0)), queries)
         return epsilon_of_event(gnmax, delta=delta, accountant="rdp")
-    return rdp_epsilon(lam, queries * lam / sigma**2, delta)[0]
+    # m alpha / sigma^2 in floating point: the square, the product and the quotient each round by up to half a unit,
+    # so the curve is taken a few units up, never below the exact one (which the conversion then reads)
+    return rdp_epsilon(lam, queries * lam / sigma**2 * (1.0 + 8 * 2.0**-52), delta)[0]
 
 
 __all__ = [

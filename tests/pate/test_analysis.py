@@ -168,3 +168,20 @@ def test_data_dependent_bound_three_classes_against_exact_divergence():
                 truth = np.logaddexp.reduce(logs, axis=1) / (lam - 1)
                 assert np.all(bound >= truth - 1e-7), (sigma, votes, a, b)
     assert active >= 10  # the data-dependent bound is in force for most of these orders
+
+
+def test_the_data_independent_epsilon_on_orders_of_ones_own_never_reads_a_curve_below_the_exact_one():
+    # m alpha / sigma^2 rounded in floating point fell below its exact value on about half of random cases, and the
+    # epsilon read from it one unit below the one the exact curve (rounded up) gives
+    from fractions import Fraction
+
+    from dpcore.accounting.trusted import rdp_epsilon
+
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        sigma, queries = float(rng.uniform(1, 100)), int(rng.integers(1, 5000))
+        orders = np.sort(rng.uniform(1.5, 200, 5))
+        exact = [Fraction(queries) * Fraction(float(a)) / Fraction(sigma) ** 2 for a in orders]
+        up = [float(e) if Fraction(float(e)) >= e else math.nextafter(float(e), math.inf) for e in exact]
+        assert (data_independent_rdp_epsilon(sigma=sigma, queries=queries, delta=1e-5, orders=orders)
+                >= rdp_epsilon(orders, np.array(up), 1e-5)[0])
