@@ -16,7 +16,14 @@ from torch import nn
 from ..accounting import PrivacyLedger, dpsgd_event, shuffled_dpsgd_event
 from ..accounting.accountants import pld_discretization_for
 from ..accounting.ahead import calibrated_shuffled_sigma, calibrated_sigma
-from ..exceptions import DPCoreWarning, DPTypeError, DPValueError, SingleClassWarning, user_stacklevel
+from ..exceptions import (
+    DPCoreWarning,
+    DPTypeError,
+    DPValueError,
+    PrivacyLeakWarning,
+    SingleClassWarning,
+    user_stacklevel,
+)
 from ..rng import as_generator, child_seed, torch_generator
 from ..runtime.workload import TORCH_THROUGHPUT, MemoryGuard, Work, check_work
 from ..types import ArrayLike
@@ -709,7 +716,8 @@ def train(
         Evaluation data for the per-epoch ``loss`` and ``accuracy`` (or a Dataset as ``X_test``, as for ``X``).
     n_outputs : int, optional
         Number of classes; inferred from ``y`` if omitted (that inference reads
-        private labels, so learners pass it from the dataset's declared classes).
+        private labels: a private run with a built-in model warns a :class:`PrivacyLeakWarning`, and the
+        learners pass it from the dataset's declared classes).
     image_shape : (int, int), optional
         Needed for ``model="cnn"``.
     on_epoch : callable, optional
@@ -803,6 +811,12 @@ def train(
     if loss is not None:
         loss = _one_loss_per_row(loss)
     data = _training_data(X, y, config.task, n_outputs, X_test, y_test)
+    if (config.private and model is None and n_outputs is None and config.task == "classification"
+            and np.ndim(y) == 1):  # the built-in model's width is then the private labels' largest class + 1
+        warnings.warn(f"n_outputs is not given, so the number of classes ({data.n_outputs}) is read from the training "
+                      "labels (the largest + 1): the model's width then shows whether a record of the last class is "
+                      "in the data, which no epsilon covers; give n_outputs, the number of classes the label can "
+                      "hold", PrivacyLeakWarning, stacklevel=user_stacklevel())
     if model is not None:
         if device is not None:
             model.to(device)
