@@ -139,6 +139,20 @@ def test_the_address_carries_no_declared_category_of_an_upload_which_stays_in_th
     assert at.text_area(key="train.dataset.categories.mine.csv").value == "ward=Burns|Oncology"
 
 
+def test_the_address_carries_no_declared_class_share_of_an_upload_whose_box_names_its_classes():
+    # a class is a value of the label (a rare diagnosis): the class shares box names each one, so it stays in the
+    # session as the categories box does
+    at = _open("pages/2_Train_a_network.py", {"train.dataset": '"upload"'})
+    at.get("file_uploader")[0].set_value(("mine.csv", b"a,b,diagnosis\n" + b"".join(
+        f"{i},{i % 7},{('healthy', 'Kahler')[i % 2]}\n".encode() for i in range(80)), "text/csv")).run()
+    at.text_area(key="train.dataset.categories.mine.csv").set_value("diagnosis=healthy|Kahler").run()
+    at.text_area(key="train.dataset.shares.mine.csv").set_value("healthy=0.9, Kahler=0.1").run()
+    assert not at.exception and not at.error
+    assert _param(at, "train.dataset.label") == '"diagnosis"'  # the page's view is in the address
+    assert not any("shares" in k or "Kahler" in str(v) for k, v in at.query_params.items())
+    assert at.text_area(key="train.dataset.shares.mine.csv").value == "healthy=0.9, Kahler=0.1"
+
+
 def test_the_address_carries_only_the_inputs_the_page_shows_now():
     at = page("app.py")
     at.switch_page("pages/2_Train_a_network.py").run()
