@@ -1025,12 +1025,14 @@ def shared_call(key: tuple, compute: Callable[[Callable[[Any], None]], Any], *,
     result comes from the store (a chart redrawn on every change of the page); ``done``: the verb of the
     caption for a joined run ("trained", "computed"). ``private``: the run is this session's alone, neither kept
     (memory or disk) nor joined by another session; by default, when ``key`` names an uploaded table
-    (:func:`dpcore.ui.uploads.holds_upload`: a visitor's file never leaves the session).
+    (:func:`dpcore.ui.uploads.holds_upload`: a visitor's file never leaves the session), and the server's log
+    names such a run's error by its kind only (its message may quote the file).
     """
     from ..runtime.serving import shared_runs
     from .uploads import holds_upload, private_key
 
-    if private if private is not None else holds_upload(key):
+    private = private if private is not None else holds_upload(key)
+    if private:
         key, keep = private_key(key), False
 
     settle()  # a link's value that does not fit is said now, before work is queued for the default in its place
@@ -1056,7 +1058,7 @@ def shared_call(key: tuple, compute: Callable[[Callable[[Any], None]], Any], *,
     asking.add(key)
     try:
         (value, said), how = shared_runs().get_or_run(key, work, on_progress=on_progress, on_queued=queued,
-                                                      keep=keep, here=here)
+                                                      keep=keep, here=here, private=private)
     finally:
         note.empty()
     asking.discard(key)  # answered (not in a finally: a rerun that stops this script leaves it asked)
