@@ -4,21 +4,22 @@ computed from the other's upload, nor told that another visitor asked for these 
 from __future__ import annotations
 
 import dpcore.ui.uploads as uploads
-from dpcore.runtime.serving import SharedRuns
+from dpcore.runtime.serving import shared_runs
 
 from .test_tradeoff_advisor import _upload_page
 
 
 def test_two_visitors_sweeping_the_same_file_ask_the_server_under_keys_of_their_own(tmp_path, monkeypatch):
     asked = []
-    real = SharedRuns.get_or_run
+    store = shared_runs()  # the server's one store, which every session asks
+    real = store.get_or_run
 
-    def spy(self, key, compute, **kwargs):
+    def spy(key, compute, **kwargs):
         if key and key[0] == "sweep":
             asked.append((key, kwargs.get("keep", True)))
-        return real(self, key, compute, **kwargs)
+        return real(key, compute, **kwargs)
 
-    monkeypatch.setattr(SharedRuns, "get_or_run", spy)
+    monkeypatch.setattr(store, "get_or_run", spy)
     for visitor in ("first visitor", "second visitor"):  # two visitors, one file, one sweep
         monkeypatch.setattr(uploads, "session_id", lambda v=visitor: v)  # AppTest gives every session one id
         at = _upload_page(tmp_path, monkeypatch)
