@@ -44,7 +44,7 @@ from dpcore.ui.training import (
     train_with_baseline,
     worse_than_mean_note,
 )
-from dpcore.ui.uploads import upload_in_view
+from dpcore.ui.uploads import is_upload, upload_in_view
 
 page_header(
     "Train a network privately",
@@ -122,7 +122,8 @@ if control_area(st).button("Train", type="primary", key="train.run"):
                 "Same inputs as an earlier run: showing its secure release (drawing fresh noise for the same data "
                 "would spend the budget again). Change any input to train anew.")
     else:
-        live = LiveProgress(get_learner(algo).title, headline_area())  # presenting: on the stage, where it ends
+        # presenting: on the stage, where it ends; on a visitor's file its charts are kept by no cache of the server
+        live = LiveProgress(get_learner(algo).title, headline_area(), shared=not is_upload(ds))
         def train(progress):
             return train_with_baseline(ds, algo, params, epsilon=epsilon, delta=delta, seed=seed, on_epoch=progress)
 
@@ -158,7 +159,7 @@ st.markdown(f"**{out['n_train']} training rows, {out['n_test']} test rows**; the
                f"Noise: **seeded demo** (seed {seed}): reproducible, not for a real release."))
 
 st.header("Training history")
-show_history_chart(out, headline_area())
+show_history_chart(out, headline_area(), shared=not is_upload(ds))
 history, diagnostics = split_history(out["history"])
 show_plain_table(history, labels=history_labels(out["task"]))
 if units := history_caption(out["task"]):
@@ -167,4 +168,4 @@ st.caption(spec.wording.history_note)
 show_diagnostics(out, algo, diagnostics)
 if "confusion" in out:
     st.header("Confusion matrix of the private model (test rows)")
-    show_confusion_chart(out["confusion"])
+    show_confusion_chart(out["confusion"], shared=not is_upload(ds))

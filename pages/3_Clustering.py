@@ -40,7 +40,7 @@ from dpcore.ui.models import (
 )
 from dpcore.ui.palette import GREY, epsilon_bands, legend_below, mark_epsilon
 from dpcore.ui.present import headline_area
-from dpcore.ui.uploads import data_arg, data_key, is_upload, upload_in_view
+from dpcore.ui.uploads import data_arg, data_key, is_upload, upload_in_view, widget_part
 
 page_header(
     "Private k-means clustering",
@@ -62,7 +62,7 @@ with st.sidebar:
     dataset, n_classes = data_arg(ds), ds.n_classes  # a registry name, or this session's own file
     # one k per dataset, starting at its number of classes (a stale k = 3 on a 2-class set would look like a bug)
     dplloyd = get_learner("dplloyd")  # k and the neighbouring relation are its declared knobs
-    k = knob_widget(dplloyd.knob("k"), key=f"cluster.k.{ds.name}{'.rows' if unlabelled else ''}",
+    k = knob_widget(dplloyd.knob("k"), key=f"cluster.k.{widget_part(ds.name)}{'.rows' if unlabelled else ''}",
                     value=DEFAULT_K if unlabelled else min(max(n_classes, 2), 20),
                     help=f"Default {DEFAULT_K}: your file has no classes to suggest k; try others." if unlabelled
                     else f"{ds.title} has {n_classes} classes.")

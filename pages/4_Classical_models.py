@@ -41,7 +41,7 @@ from dpcore.ui.models import (
 )
 from dpcore.ui.palette import epsilon_bands, legend_below, mark_epsilon
 from dpcore.ui.present import headline_area
-from dpcore.ui.uploads import data_arg, is_upload, upload_in_view
+from dpcore.ui.uploads import data_arg, is_upload, upload_in_view, widget_part
 
 page_header(
     "Classical private models",
@@ -80,7 +80,8 @@ with st.sidebar:
         else:
             lam = lam_mode
         preprocess = knob_widget(
-            erm.knob("preprocess"), key=f"classical.preprocess.{ds.name}", value=default_preprocess(ds.name),
+            erm.knob("preprocess"), key=f"classical.preprocess.{widget_part(ds.name)}",
+            value=default_preprocess(ds.name),
             help="Private options use only each feature's public bounds: the log scale spreads positive, skewed "
                  "features (sizes, areas) that the linear scale crowds near their lower bound; the default for "
                  "each dataset is the one that did better on validation rows (linear for iris). The last option "

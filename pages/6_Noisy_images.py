@@ -28,6 +28,7 @@ from dpcore.ui.common import bounded_number, format_epsilon, majority_accuracy
 from dpcore.ui.ledger import record_releases, run_key_of, show_data_total
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area
+from dpcore.ui.uploads import widget_part
 
 page_header(
     "Noisy images",
@@ -60,7 +61,7 @@ curve_kinds = tuple(k for k in kinds if delta > 0 or k not in NEEDS_DELTA)
 h, w = image_set.image_shape[:2]
 cell0 = 2 if min(h, w) <= 8 else 4 if min(h, w) <= 32 else 8
 cell = bounded_number(sb, "DP-Pix cell size b (pixels)", low=1, high=64, default=cell0, whole=True, value=cell0,
-                      key=f"images.cell.{image_set.name}", name="The cell size b")
+                      key=f"images.cell.{widget_part(image_set.name)}", name="The cell size b")
 m = bounded_number(sb, "DP-Pix m (pixels neighbours may differ in)", low=1, high=10_000, default=1, key="images.m",
                    name="m", whole=True, value=1)
 if mode == "mechanisms" and (note := ui.whole_image_note([k for k in chosen if k not in left_out], eps, delta,

@@ -496,3 +496,23 @@ def test_a_follower_sleeps_until_its_run_has_news_and_wakes_as_it_finishes():
     assert not follower.is_alive()
     assert out["value"] == (7, "computed") and seen == ["last"]
     assert looks_while_quiet <= 1  # at most once more, woken by the run's start
+
+
+def test_the_server_log_names_a_failed_run_on_a_visitors_own_data_by_its_error_kind_only():
+    # a run's error may quote the file (its name, a class of its label); the log is the operator's, often on disk
+    runs = SharedRuns(workers=1)
+    lines = []
+    runs.log = lines.append
+
+    def refuse(progress):
+        raise DPValueError("PATE labels queries by a vote over classes; 'ward-7-patients.csv' is regression")
+
+    with pytest.raises(DPValueError):
+        runs.get_or_run(("pate", "session", "s1", 1), refuse, keep=False, private=True)
+    with pytest.raises(DPValueError):
+        runs.get_or_run(("pate", "wine"), refuse)  # a registry dataset's: the whole message, for the operator
+    deadline = time.time() + 5  # each run's last line is written after its askers have their answer
+    while len(lines) < 4 and time.time() < deadline:
+        time.sleep(0.05)
+    assert "failed after" in lines[1] and "DPValueError" in lines[1] and "ward-7-patients.csv" not in lines[1]
+    assert "ward-7-patients.csv" in lines[3]

@@ -248,6 +248,7 @@ class _Run:
     followers: int = 0
     future: Any = None
     keep: bool = True  # kept when finished (memory and disk); else only joined while in flight
+    private: bool = False  # on a visitor's own data: the log names its error's kind, never its message
     here: bool = False  # on this machine even with a cluster (work that sends its own parts there)
 
 
@@ -288,7 +289,7 @@ class SharedRuns:
     def get_or_run(self, key: Hashable, compute: Callable[[Callable[[Any], None]], Any], *,
                    on_progress: Callable[[Any], None] | None = None,
                    on_queued: Callable[[int], None] | None = None,
-                   keep: bool = True, here: bool = False) -> tuple[Any, str]:
+                   keep: bool = True, here: bool = False, private: bool = False) -> tuple[Any, str]:
         """``(value, how)``; how is ``"cached"``, ``"joined"`` (someone else had asked first) or ``"computed"``.
 
         ``compute(progress)`` does the work on a worker thread, calling ``progress(event)`` as it goes. This
@@ -298,7 +299,9 @@ class SharedRuns:
         either (a visitor who left) stops this asker following; the run is cancelled if nobody else follows.
         ``keep=False``: the finished value is not stored (work with a cache of its own, or holding a visitor's
         upload); the run is still shared while in flight. ``here=True``: the work runs on this machine's worker
-        thread even when the store has a cluster (a sweep, which sends its own runs to the cluster).
+        thread even when the store has a cluster (a sweep, which sends its own runs to the cluster). ``private=True``:
+        the work is on a visitor's own data (an upload), whose error message may quote it (a file name, a class):
+        the server's log, which an operator may keep on disk, names the error's kind only.
         """
         with self._lock:
             if key in self._done:
@@ -311,7 +314,7 @@ class SharedRuns:
             run = self._runs.get(key)
             how = "joined" if run is not None else "computed"
             if run is None:
-                run = self._runs[key] = _Run(threading.Condition(self._lock), keep=keep, here=here)
+                run = self._runs[key] = _Run(threading.Condition(self._lock), keep=keep, here=here, private=private)
                 self._queue.append(key)
                 run.future = self._pool.submit(self._work, key, run, compute)
             run.followers += 1
@@ -366,7 +369,9 @@ class SharedRuns:
         if isinstance(run.error, RunCancelled):
             self._say(f"run {name} stopped after {took}: nobody follows it any more")
         elif run.error is not None:
-            self._say(f"run {name} failed after {took}: {type(run.error).__name__}: {run.error}")
+            said = ("(its message is not logged: the run is on a visitor's own data)" if run.private else
+                    f"{run.error}")
+            self._say(f"run {name} failed after {took}: {type(run.error).__name__}: {said}")
         else:
             self._say(f"run {name} finished in {took}, for {followers} visitor{'s' if followers != 1 else ''}")
 

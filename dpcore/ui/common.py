@@ -357,7 +357,7 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
     offers no label (:data:`NO_LABEL`, first, and chosen at first for a file whose last column is not classes),
     which gives a Dataset of task :data:`~dpcore.datasets.csv_upload.UNLABELLED`
     (:func:`~dpcore.datasets.csv_upload.load_csv_unlabelled`): the Clustering page's rows with no classes."""
-    from .uploads import UPLOAD_NOTE, fits, stored_upload
+    from .uploads import BOUNDS_BOX, UPLOAD_NOTE, fits, stored_upload
 
     def serves(entry: dict | None) -> bool:  # the stored file as last read can serve this page (without a label,
         return fits(entry, task) or (unlabelled and entry is not None)  # any file's rows can be clustered)
@@ -437,7 +437,7 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         st.session_state.setdefault(categories_key, stored.get("categories", ""))  # declared on another page: kept
         categories = c.text_area(CATEGORIES_LABEL + " (optional)", key=categories_key, height=100,
                                  placeholder="ward=Cardiology|Oncology|Surgery\nsex=F|M", help=CATEGORIES_HELP)
-        bounds_key = f"{key}.bounds.{name}"
+        bounds_key = f"{key}.{BOUNDS_BOX}"  # not named by the file: the address carries the box, never the name
         st.session_state.setdefault(bounds_key, stored.get("bounds", ""))  # declared on another page: kept
         bounds = c.text_area(  # one per file, as a file's other settings; a line per column fits a phone
             "Declared bounds (optional)", key=bounds_key, placeholder="age=17:90\nhours=1:99\n*=0:1",
@@ -1025,12 +1025,14 @@ def shared_call(key: tuple, compute: Callable[[Callable[[Any], None]], Any], *,
     result comes from the store (a chart redrawn on every change of the page); ``done``: the verb of the
     caption for a joined run ("trained", "computed"). ``private``: the run is this session's alone, neither kept
     (memory or disk) nor joined by another session; by default, when ``key`` names an uploaded table
-    (:func:`dpcore.ui.uploads.holds_upload`: a visitor's file never leaves the session).
+    (:func:`dpcore.ui.uploads.holds_upload`: a visitor's file never leaves the session), and the server's log
+    names such a run's error by its kind only (its message may quote the file).
     """
     from ..runtime.serving import shared_runs
     from .uploads import holds_upload, private_key
 
-    if private if private is not None else holds_upload(key):
+    private = private if private is not None else holds_upload(key)
+    if private:
         key, keep = private_key(key), False
 
     settle()  # a link's value that does not fit is said now, before work is queued for the default in its place
@@ -1056,7 +1058,7 @@ def shared_call(key: tuple, compute: Callable[[Callable[[Any], None]], Any], *,
     asking.add(key)
     try:
         (value, said), how = shared_runs().get_or_run(key, work, on_progress=on_progress, on_queued=queued,
-                                                      keep=keep, here=here)
+                                                      keep=keep, here=here, private=private)
     finally:
         note.empty()
     asking.discard(key)  # answered (not in a finally: a rerun that stops this script leaves it asked)

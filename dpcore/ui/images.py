@@ -1,4 +1,5 @@
-"""Cached wrappers and renderers for the Noisy images page (the only Streamlit code of the feature)."""
+"""Cached wrappers and renderers for the Noisy images page (the only Streamlit code of the feature): a built-in
+set's results cached for the whole server, an uploaded picture's kept in its visitor's session alone."""
 from __future__ import annotations
 
 import math
@@ -36,29 +37,84 @@ _STYLE = {kind: palette.line_and_marker(i) for i, kind in enumerate(IMAGE_MECHAN
 # A set is identified by plain values so st.cache_data can hash it:
 # (name, n_images, colour, upload bytes or None, upload file name)
 SetKey = tuple
+#: Session key of what was computed from this visitor's uploaded picture: kept in the session, never in
+#: ``st.cache_data``, which holds its entries for every visitor of the server after the session has ended (another
+#: visitor uploading the same bytes was handed the first one's noisy release, and the picture outlived the session)
+UPLOAD_RUNS = "images.upload_runs"
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+def _of_upload(key: SetKey) -> bool:
+    return key[0] == "upload"
+
+
+def _in_session(what: str, key: SetKey, args: tuple, compute):
+    """``compute()`` memoised in this session under the upload's digest (not its bytes) and ``args``."""
+    import hashlib
+
+    from .common import remembered
+
+    _, n, colour, data, filename = key
+    return remembered(UPLOAD_RUNS, (what, hashlib.sha256(data).hexdigest(), n, colour, filename, *args), compute,
+                      max_kept=64)
+
+
 def cached_set(key: SetKey) -> ImageSet:
+    """The image set of ``key``: shared by the server for a built-in set, this session's alone for an upload."""
+    if _of_upload(key):
+        return _in_session("set", key, (), lambda: _set_of(key))
+    return _shared_set(key)
+
+
+def _set_of(key: SetKey) -> ImageSet:
     name, n, colour, data, filename = key
     if name == "upload":
         return load_uploaded_image(data, name=filename, colour=colour)
     return load_image_set(name, n_images=n, colour=colour, max_side=240)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@st.cache_data(show_spinner=False, max_entries=16)
+def _shared_set(key: SetKey) -> ImageSet:
+    return _set_of(key)
+
+
 def cached_grid(key: SetKey, columns: tuple[tuple, ...], seed: int | None) -> GridResult:
+    """The noisy grid of ``key``'s images (see :func:`cached_set` for where it is kept)."""
+    if _of_upload(key):
+        return _in_session("grid", key, (columns, seed), lambda: _grid_of(key, columns, seed))
+    return _shared_grid(key, columns, seed)
+
+
+def _grid_of(key: SetKey, columns: tuple[tuple, ...], seed: int | None) -> GridResult:
     secure, seed = secure_or_seed(seed)
     with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
         return noisy_grid(cached_set(key), [ColumnSpec(*c) for c in columns], seed=seed)
 
 
-@st.cache_data(show_spinner=False, max_entries=512)
+@st.cache_data(show_spinner=False, max_entries=32)
+def _shared_grid(key: SetKey, columns: tuple[tuple, ...], seed: int | None) -> GridResult:
+    return _grid_of(key, columns, seed)
+
+
 def cached_curve_point(key: SetKey, kind: str, epsilon: float, delta: float, cell: int, m: int,
                        seed: int | None) -> pd.DataFrame:
+    """One point of the quality curve of ``key``'s images (see :func:`cached_set` for where it is kept)."""
+    if _of_upload(key):
+        return _in_session("curve", key, (kind, epsilon, delta, cell, m, seed),
+                           lambda: _curve_point_of(key, kind, epsilon, delta, cell, m, seed))
+    return _shared_curve_point(key, kind, epsilon, delta, cell, m, seed)
+
+
+def _curve_point_of(key: SetKey, kind: str, epsilon: float, delta: float, cell: int, m: int,
+                    seed: int | None) -> pd.DataFrame:
     secure, seed = secure_or_seed(seed)
     with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
         return quality_curve(cached_set(key), [kind], [epsilon], seed=seed, delta=delta, cell=cell, m=m)
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def _shared_curve_point(key: SetKey, kind: str, epsilon: float, delta: float, cell: int, m: int,
+                        seed: int | None) -> pd.DataFrame:
+    return _curve_point_of(key, kind, epsilon, delta, cell, m, seed)
 
 
 def curve_with_progress(key: SetKey, kinds: tuple[str, ...], delta: float, cell: int, m: int, seed: int | None):
@@ -78,12 +134,23 @@ def curve_with_progress(key: SetKey, kinds: tuple[str, ...], delta: float, cell:
     return pd.concat(parts, ignore_index=True)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
 def cached_labels(key: SetKey, epsilon: float, seed: int | None) -> pd.DataFrame:
+    """The label-noise view of ``key``'s images (see :func:`cached_set` for where it is kept)."""
+    if _of_upload(key):
+        return _in_session("labels", key, (epsilon, seed), lambda: _labels_of(key, epsilon, seed))
+    return _shared_labels(key, epsilon, seed)
+
+
+def _labels_of(key: SetKey, epsilon: float, seed: int | None) -> pd.DataFrame:
     secure, seed = secure_or_seed(seed)
     with noise_mode(secure):  # every draw from the OS inside; splits and inits still from the seed
         s = cached_set(key)
         return label_noise_view(s.labels, s.target_names, epsilon=epsilon, seed=seed)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _shared_labels(key: SetKey, epsilon: float, seed: int | None) -> pd.DataFrame:
+    return _labels_of(key, epsilon, seed)
 
 
 def image_set_picker(key: str) -> tuple[SetKey | None, ImageSet | None]:

@@ -5,7 +5,8 @@ range, a checkbox, a select box or radio with its labelled choices); :func:`knob
 draws a learner's knobs of one group in order, greys out the ones that do not apply to the
 values chosen so far (``Knob.when``), hides image-only knobs on tabular data, and returns the
 chosen values. Widget keys are ``f"{prefix}.{knob}.{dataset}"``, so each dataset starts from its own
-defaults and keeps what a visitor chose for it.
+defaults and keeps what a visitor chose for it (a visitor's file is named ``your_file`` there: the address carries
+the keys, never a file's name; :func:`dpcore.ui.uploads.widget_part`).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import streamlit as st
 from ..exceptions import DPValueError
 from ..learners import Knob, LearnerSpec, parse_value
 from .common import bounded_number
+from .uploads import KEPT_KNOBS, widget_part
 
 __all__ = ["knob_key", "knob_widget", "knob_widgets", "knobs_named", "other_knobs", "help_text", "when_text",
            "widget_spec"]
@@ -94,7 +96,7 @@ def knob_widget(knob: Knob, *, key: str, value: Any, container=None, disabled: b
 
 
 #: Where each knob widget's last value is kept for this visitor (see :func:`_restore`).
-_KEPT = "knobs.kept"
+_KEPT = KEPT_KNOBS
 
 
 def _restore(key: str) -> bool:
@@ -148,7 +150,7 @@ def when_text(spec: LearnerSpec, knob: Knob) -> str:
 def knob_key(prefix: str, name: str, dataset: str) -> str:
     """The session key of a knob's widget drawn by :func:`knob_widgets` (one per dataset), e.g. for a control drawn
     before it that depends on its value (Streamlit keeps the value from the last run)."""
-    return f"{prefix}.{name}.{dataset}"
+    return f"{prefix}.{name}.{widget_part(dataset)}"  # a visitor's file by a word, never by its name
 
 
 def knob_widgets(spec: LearnerSpec, knobs: Iterable[Knob], defaults: dict, *, prefix: str, dataset: str,

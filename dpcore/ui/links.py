@@ -41,10 +41,12 @@ WHOLE = "links.whole"
 _NOT_A_VIEW = {"trigger_value", "string_trigger_value", "json_trigger_value", "file_uploader_state_value",
                "chat_input_value"}
 #: Inputs that never go into a link, by a fragment of their key: the values declared for an uploaded file's columns
-#: of categories (the upload panel's box, ``train.dataset.categories.mine.csv``). A category is a cell value (a
-#: ward's name, which a rare record may be alone to hold) and a link is made to be passed on, so the address carries
-#: none, as the decision report names none; the declaration stays in the session for its other pages.
-OFF_LINKS = (".categories.",)
+#: of categories (the upload panel's box, ``train.dataset.categories.mine.csv``) and the shares declared for its
+#: label's classes (``train.dataset.shares.mine.csv``, which names every class). A category is a cell value (a
+#: ward's name, which a rare record may be alone to hold), so is a class (a rare diagnosis), and a link is made to be
+#: passed on, so the address carries none, as the decision report names none; the declarations stay in the session
+#: for its other pages.
+OFF_LINKS = (".categories.", ".shares.")
 
 
 def _plain(value: Any) -> bool:

@@ -137,7 +137,8 @@ def run_live(config: SweepConfig, *, n_jobs: int, scheduler: str | None, progres
     """Run the sweep, redrawing the progress bar and the chart as runs finish; errors become ``st.error``.
 
     The sweep is heavy work of the server: it waits its turn on the bounded run queue (:func:`shared_call`),
-    a visitor asking for the same sweep while it runs follows it instead of starting another, and it stops
+    a visitor asking for the same sweep while it runs follows it instead of starting another (never a sweep of an
+    upload, which is this session's alone: :func:`dpcore.ui.uploads.private_key`), and it stops
     when nobody waits for it (finished runs stay in the sweep's cache). Its parts go to the operator's cluster
     when there is one, so the queue runs it here (``here``) and does not keep it: the sweep's own cache does,
     and it may hold a visitor's upload. ``mark``: the class's ε, on the live chart as on the finished one."""
@@ -161,8 +162,10 @@ def run_live(config: SweepConfig, *, n_jobs: int, scheduler: str | None, progres
 
     try:
         with caught_warnings():  # the table carries the runs' warnings; the page shows them from it
+            # an upload's sweep is this session's alone: its key names the file by a digest only (not an
+            # UploadRef), so it is marked private here, else two visitors with one file would join one run
             res = shared_call(("sweep", config.fingerprint()), compute, on_progress=on_result, keep=False,
-                              here=True, done="computed")
+                              here=True, done="computed", private=from_upload(config))
     except Exception as exc:  # noqa: BLE001 - a person never sees a traceback
         chart_slot.empty()  # no half-drawn chart above the error
         st.error(str(exc) or type(exc).__name__)

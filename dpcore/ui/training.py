@@ -78,8 +78,9 @@ class LiveProgress:
     when done, as the finished chart takes the column (a "done" bar above it pushed the chart's foot off the screen).
     """
 
-    def __init__(self, label: str, container=None) -> None:
+    def __init__(self, label: str, container=None, *, shared: bool = True) -> None:
         where = st if container is None else container
+        self.shared = shared  # False on a visitor's file: its charts are built in this session, kept by no cache
         self._stage = where is not st
         self.bar = where.progress(0.0, text=label)
         self.chart = where.empty()
@@ -101,8 +102,8 @@ class LiveProgress:
         # (done(), then the page's chart), and drawing it would cost the server a figure for each visitor following
         # the run, and each of their browsers a chart, at the moment they are all finishing the page
         if not last and self._chart_due():
-            vega.show(shared_history_figure(pd.DataFrame(self.rows)), self.chart, key=f"train.live.{len(self.rows)}",
-                      alt_text=HISTORY_ALT)
+            vega.show(shared_history_figure(pd.DataFrame(self.rows), shared=self.shared), self.chart,
+                      key=f"train.live.{len(self.rows)}", alt_text=HISTORY_ALT)
 
     def done(self) -> None:
         if self._stage:
@@ -515,9 +516,10 @@ def held_budget(asked: float | None, spent: float) -> float | None:
 
 def shared_history_figure(history: pd.DataFrame, chance: float | None = None,
                           reference: float | None = None, budget: float | None = None,
-                          balanced: bool = False, final: float | None = None) -> dict:
+                          balanced: bool = False, final: float | None = None, *, shared: bool = True) -> dict:
     """:func:`history_figure`'s Vega-Lite spec, built once per history for the whole server and handed to every
-    visitor showing it.
+    visitor showing it; ``shared=False`` (a run on a visitor's file): built here, kept by no cache of the server,
+    which would hold the file's results after its session has ended.
 
     A class following one shared run shows the same history in every session, live and at the end; building a
     figure (the chart and the validation of its spec) took about a fifth of the interpreter while twenty visitors did
@@ -525,6 +527,9 @@ def shared_history_figure(history: pd.DataFrame, chance: float | None = None,
     is read, never changed, by :func:`dpcore.ui.vega.show` (it draws a copy with the page's text sizes; Streamlit
     copies it again before moving its data out), so one object serves every session.
     """
+    if not shared:
+        return vega.spec(history_figure(history, chance=chance, reference=reference, budget=budget, balanced=balanced,
+                                        final=final))
     return _history_figure_once(_frame_digest(history), history, None if chance is None else float(chance),
                                 None if reference is None else float(reference),
                                 None if budget is None else float(budget), bool(balanced),
@@ -546,9 +551,10 @@ def _history_figure_once(digest: str, _history: pd.DataFrame, chance: float | No
                                     final=final))
 
 
-def show_history_chart(out: dict, container=None) -> None:
-    """The finished run's history chart (the server's one spec for it), in ``container`` (the page by default),
-    in the metric the tiles read (:func:`headline_metric`): in balanced accuracy its chance line is 1/k."""
+def show_history_chart(out: dict, container=None, *, shared: bool = True) -> None:
+    """The finished run's history chart (the server's one spec for it; ``shared=False`` on a visitor's file: this
+    session's own), in ``container`` (the page by default), in the metric the tiles read (:func:`headline_metric`): in
+    balanced accuracy its chance line is 1/k."""
     balanced = headline_metric(out) == "balanced_accuracy" and "balanced_accuracy" in out["history"]
     if balanced:  # answering one class for every row scores 1/k in balanced accuracy
         chance = 1 / out["n_classes"] if out.get("n_classes") else None
@@ -558,7 +564,7 @@ def show_history_chart(out: dict, container=None) -> None:
     final = out.get("metrics", {}).get(headline_metric(out)) if out.get("task") == "classification" else None
     final = float(final) if final is not None and math.isfinite(float(final)) else None
     vega.show(shared_history_figure(out["history"], chance=chance, reference=reference_of(out),
-                                    budget=out.get("budget"), balanced=balanced, final=final),
+                                    budget=out.get("budget"), balanced=balanced, final=final, shared=shared),
               container, key="train.history_chart", alt_text=HISTORY_ALT)
     if "accuracy_without_noise" in out.get("extras", {}) and final is not None:
         # output perturbation's curve is its network before the noise on its answers (0.96 beside a tile of 0.17)
@@ -568,11 +574,13 @@ def show_history_chart(out: dict, container=None) -> None:
             f"score **{final:.3f}**, the private tile above; the dashed line is a network trained without privacy.")
 
 
-def show_confusion_chart(cm: pd.DataFrame) -> None:
+def show_confusion_chart(cm: pd.DataFrame, *, shared: bool = True) -> None:
     """The private model's confusion matrix on the test rows, its spec built once per matrix for the whole server
     (as the history chart's): building and validating it was half of each rerun of the finished Train page (35 of 70
-    ms, py-spy), which every session following a shared run pays as the run ends."""
-    vega.show(_confusion_figure_once(_frame_digest(cm), cm), key="train.confusion_chart", alt_text=CONFUSION_ALT)
+    ms, py-spy), which every session following a shared run pays as the run ends. ``shared=False`` (a run on a
+    visitor's file, whose classes are values of the data): built here, kept by no cache of the server."""
+    spec = _confusion_figure_once(_frame_digest(cm), cm) if shared else vega.spec(confusion_figure(cm))
+    vega.show(spec, key="train.confusion_chart", alt_text=CONFUSION_ALT)
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)

@@ -21,6 +21,16 @@ import streamlit as st
 #: Session key of the visitor's uploaded file: ``{"name", "data", "digest", "label", "kind", "bounds", "categories",
 #: "task"}``.
 UPLOAD_KEY = "upload.table"
+#: What stands for the session's file in the key of a widget kept per dataset (a knob, ``train.epochs.your_file``;
+#: the box of declared bounds, ``train.dataset.bounds.your_file``), where a registry dataset has its name: the page's
+#: address carries those widgets' values (a link restores them once the file is there), and a file's name, which
+#: may say whose data it is (``ward7_hiv_patients.csv``), never goes into the address. A new file, or the file taken
+#: out, empties these widgets (:func:`keep_upload`, :func:`forget_upload`): they were set for another file.
+FILE_PART = "your_file"
+#: Session key of the knobs' record of each knob widget's last value (:mod:`dpcore.ui.knobs`).
+KEPT_KNOBS = "knobs.kept"
+#: The last part of the key of each page's box of declared bounds for the session's file.
+BOUNDS_BOX = f"bounds.{FILE_PART}"
 #: What the pages say wherever an upload is used.
 UPLOAD_NOTE = ("stays in this session, for you alone: never written to disk, never shown to another visitor, gone when "
                "the session ends.")
@@ -98,13 +108,38 @@ def keep_upload(name: str, data: bytes) -> dict:
         return old
     entry = {"name": name, "data": bytes(data), "digest": digest, "label": None, "kind": "auto", "bounds": "",
              "categories": "", "task": None}
+    if old is not None:  # another file: the bounds and knobs set for the one before do not hold for it
+        _forget_file_widgets()
     st.session_state[UPLOAD_KEY] = entry
     return entry
 
 
 def forget_upload() -> None:
-    """Drop this session's file (and with it the pages' offer of it)."""
-    st.session_state.pop(UPLOAD_KEY, None)
+    """Drop this session's file (and with it the pages' offer of it, and the bounds and knobs set for it)."""
+    if st.session_state.pop(UPLOAD_KEY, None) is not None:
+        _forget_file_widgets()
+
+
+def widget_part(name: str) -> str:
+    """The part of a widget's key naming its dataset ``name``: the name of a registry dataset or image set, or
+    :data:`FILE_PART` for a visitor's file (whose name never goes into a key the address carries)."""
+    from ..datasets import REGISTRY
+    from ..images import IMAGE_SETS
+
+    return name if name in REGISTRY or name in IMAGE_SETS else FILE_PART
+
+
+def _forget_file_widgets() -> None:
+    """Forget what every page's widgets kept for the session's file hold (keys ending in :data:`FILE_PART`), and the
+    knobs' own record of them: they were set for another file. Called before a page draws them (an uploader's
+    callback, or the picker above them)."""
+    end = "." + FILE_PART
+    for key in [k for k in st.session_state.keys() if isinstance(k, str) and k.endswith(end)]:
+        del st.session_state[key]
+    kept = st.session_state.get(KEPT_KNOBS)
+    if isinstance(kept, dict):
+        for key in [k for k in kept if isinstance(k, str) and k.endswith(end)]:
+            del kept[key]
 
 
 def inferred_bounds_note(dataset) -> str | None:
@@ -161,6 +196,6 @@ def fits(entry: dict | None, task: str | None) -> bool:
     return entry is not None and (task is None or entry.get("task") in (None, task))
 
 
-__all__ = ["UPLOAD_KEY", "UPLOAD_NOTE", "UploadRef", "data_arg", "data_key", "fits", "forget_upload", "holds_upload",
-           "inferred_bounds_note", "is_upload", "keep_upload", "leaks_bounds", "private_key", "session_id",
-           "stored_upload", "upload_in_view"]
+__all__ = ["BOUNDS_BOX", "FILE_PART", "KEPT_KNOBS", "UPLOAD_KEY", "UPLOAD_NOTE", "UploadRef", "data_arg", "data_key",
+           "fits", "forget_upload", "holds_upload", "inferred_bounds_note", "is_upload", "keep_upload", "leaks_bounds",
+           "private_key", "session_id", "stored_upload", "upload_in_view", "widget_part"]

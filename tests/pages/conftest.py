@@ -60,7 +60,7 @@ def upload_rare_label(path: str, picker: str, *, rows: int, shift: float, bounds
     at = page(path).run()
     at.selectbox(key=picker).set_value("upload").run()
     at.get("file_uploader")[0].set_value(("ward.csv", text.encode(), "text/csv")).run()
-    at.text_area(key=f"{picker}.bounds.ward.csv").set_value(bounds).run()
+    at.text_area(key=f"{picker}.bounds.your_file").set_value(bounds).run()
     return at
 
 

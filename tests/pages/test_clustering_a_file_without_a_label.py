@@ -30,7 +30,7 @@ def _uploaded(data: bytes = b"", name: str = "shop.csv", bounds: str = "age=0:10
     at.selectbox(key=PICKER).set_value("upload").run()
     at.get("file_uploader")[0].set_value((name, data or _features_only(), "text/csv")).run()
     if bounds:
-        at.text_area(key=f"{PICKER}.bounds.{name}").set_value(bounds).run()
+        at.text_area(key=f"{PICKER}.bounds.your_file").set_value(bounds).run()
     assert not at.exception, at.exception
     return at
 
@@ -71,7 +71,7 @@ def test_a_file_of_features_only_is_clustered_without_classes_on_the_page():
     lloyd = centres[centres["Method"] == "Lloyd (non-private)"][["Age", "Spend"]].astype(float).to_numpy()
     assert np.allclose(sorted(map(tuple, np.round(lloyd, -1))), [(20, 50), (40, 80), (60, 20)])  # in the columns' units
     assert len(at.get("plotly_chart")) == 3  # the rows coloured by cluster, one picture per method
-    at.number_input(key=f"cluster.k.{'shop.csv'}.rows").set_value(4).run()
+    at.number_input(key="cluster.k.your_file.rows").set_value(4).run()
     centres = [d.value for d in at.dataframe if "Cluster" in d.value.columns][0]
     assert not at.exception and (centres["Method"] == "DPLloyd").sum() == 4
 

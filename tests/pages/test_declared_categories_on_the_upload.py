@@ -27,7 +27,7 @@ def test_a_column_of_text_declared_in_the_box_is_read_and_the_declaration_holds_
     box = at.text_area(key="train.dataset.categories.wards.csv")
     assert "never copied from this file's rows" in box.help and "ward=Cardiology|Oncology|Surgery" in box.help
     box.set_value(DECLARED).run()
-    at.text_area(key="train.dataset.bounds.wards.csv").set_value("age=0:110").run()
+    at.text_area(key="train.dataset.bounds.your_file").set_value("age=0:110").run()
     assert not at.exception and not at.error
     assert any(c.value.startswith("'ward': 3 declared categories, each a 0/1 column bounded 0:1") for c in at.caption)
     assert any(c.value.startswith("'readmitted': 2 declared classes, in the order declared") for c in at.caption)

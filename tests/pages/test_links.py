@@ -119,12 +119,44 @@ def test_a_waiting_link_value_that_fits_is_applied_without_a_warning():
 
 def test_a_link_carries_an_uploads_declared_bounds_and_restores_them_once_the_file_is_there():
     at = _open("pages/2_Train_a_network.py",
-               {"train.dataset": '"upload"', "train.dataset.bounds.mine.csv": '"*=0:100"'})
+               {"train.dataset": '"upload"', "train.dataset.bounds.your_file": '"*=0:100"'})
     at.get("file_uploader")[0].set_value(("mine.csv", b"a,b,label\n" + b"".join(
         f"{i},{i % 7},{i % 2}\n".encode() for i in range(80)), "text/csv")).run()
     assert not at.exception and not any("the bounds of" in w.value for w in at.warning)
-    assert at.text_area(key="train.dataset.bounds.mine.csv").value == "*=0:100"
-    assert _param(at, "train.dataset.bounds.mine.csv") == '"*=0:100"'
+    assert at.text_area(key="train.dataset.bounds.your_file").value == "*=0:100"
+    assert _param(at, "train.dataset.bounds.your_file") == '"*=0:100"'
+
+
+def test_the_address_carries_an_uploads_declared_bounds_but_never_the_files_name():
+    # a file's name may say whose data it is; the link keeps what was declared, for whichever file is uploaded
+    at = _open("pages/2_Train_a_network.py", {"train.dataset": '"upload"'})
+    at.get("file_uploader")[0].set_value(("ward7_hiv_patients.csv", b"a,b,label\n" + b"".join(
+        f"{i},{i % 7},{i % 2}\n".encode() for i in range(80)), "text/csv")).run()
+    assert not at.exception and not at.error
+    assert not any("ward7" in k or "ward7" in str(v) for k, v in at.query_params.items())
+    assert _param(at, "train.epochs.your_file")  # the knobs kept for the file are in the address all the same
+    at.text_area(key="train.dataset.bounds.your_file").set_value("*=0:100").run()
+    assert _param(at, "train.dataset.bounds.your_file") == '"*=0:100"'
+    assert not any("ward7" in k or "ward7" in str(v) for k, v in at.query_params.items())
+    assert "ward7" in " ".join(c.value for c in at.sidebar.caption)  # the owner's own view names their file
+
+
+def test_another_file_starts_from_an_empty_bounds_box_and_default_knobs_as_after_the_file_is_taken_out():
+    at = _open("pages/2_Train_a_network.py", {"train.dataset": '"upload"'})
+    rows = b"".join(f"{i},{i % 7},{i % 2}\n".encode() for i in range(80))
+    at.get("file_uploader")[0].set_value(("first.csv", b"a,b,label\n" + rows, "text/csv")).run()
+    at.text_area(key="train.dataset.bounds.your_file").set_value("*=0:100").run()
+    default_epochs = at.number_input(key="train.epochs.your_file").value
+    at.number_input(key="train.epochs.your_file").set_value(default_epochs + 7).run()
+    at.get("file_uploader")[0].set_value(("second.csv", b"c,d,label\n" + rows, "text/csv")).run()
+    assert not at.exception
+    assert at.text_area(key="train.dataset.bounds.your_file").value == ""  # not the first file's
+    assert at.number_input(key="train.epochs.your_file").value == default_epochs  # nor its knobs
+    at.text_area(key="train.dataset.bounds.your_file").set_value("*=0:50").run()
+    at.get("file_uploader")[0].set_value(None).run()  # the file's ✕
+    at.get("file_uploader")[0].set_value(("second.csv", b"c,d,label\n" + rows, "text/csv")).run()
+    assert not at.exception
+    assert at.text_area(key="train.dataset.bounds.your_file").value == ""
 
 
 def test_the_address_carries_no_declared_category_of_an_upload_which_stays_in_the_session():
@@ -137,6 +169,20 @@ def test_the_address_carries_no_declared_category_of_an_upload_which_stays_in_th
     assert _param(at, "train.dataset.label") == '"label"'  # the page's view is in the address
     assert not any("categories" in k or "Burns" in str(v) for k, v in at.query_params.items())
     assert at.text_area(key="train.dataset.categories.mine.csv").value == "ward=Burns|Oncology"
+
+
+def test_the_address_carries_no_declared_class_share_of_an_upload_whose_box_names_its_classes():
+    # a class is a value of the label (a rare diagnosis): the class shares box names each one, so it stays in the
+    # session as the categories box does
+    at = _open("pages/2_Train_a_network.py", {"train.dataset": '"upload"'})
+    at.get("file_uploader")[0].set_value(("mine.csv", b"a,b,diagnosis\n" + b"".join(
+        f"{i},{i % 7},{('healthy', 'Kahler')[i % 2]}\n".encode() for i in range(80)), "text/csv")).run()
+    at.text_area(key="train.dataset.categories.mine.csv").set_value("diagnosis=healthy|Kahler").run()
+    at.text_area(key="train.dataset.shares.mine.csv").set_value("healthy=0.9, Kahler=0.1").run()
+    assert not at.exception and not at.error
+    assert _param(at, "train.dataset.label") == '"diagnosis"'  # the page's view is in the address
+    assert not any("shares" in k or "Kahler" in str(v) for k, v in at.query_params.items())
+    assert at.text_area(key="train.dataset.shares.mine.csv").value == "healthy=0.9, Kahler=0.1"
 
 
 def test_the_address_carries_only_the_inputs_the_page_shows_now():

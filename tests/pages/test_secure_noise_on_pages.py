@@ -114,10 +114,10 @@ def test_declared_bounds_on_an_upload_silence_the_leak_warning_and_a_bad_one_is_
     at = _upload(_app())
     texts = lambda els: " ".join(e.value for e in els)  # noqa: E731
     assert "'mean radius'" in texts(at.warning) and "leaks privacy" in texts(at.warning)
-    at.text_area(key="train.dataset.bounds.mine.csv").set_value("mean radius=0:40").run()
+    at.text_area(key="train.dataset.bounds.your_file").set_value("mean radius=0:40").run()
     assert not at.exception  # the other three columns are still named, the declared one no more
     assert "'mean texture'" in texts(at.warning) and "'mean radius'" not in texts(at.warning)
-    at.text_area(key="train.dataset.bounds.mine.csv").set_value("*=0:3000").run()
+    at.text_area(key="train.dataset.bounds.your_file").set_value("*=0:3000").run()
     assert not at.exception and "the bounds of" not in texts(at.warning)
     assert "the classes of the label 'target' were read" in texts(at.warning)  # the label's classes: still read
     at.text_area(key="train.dataset.categories.mine.csv").set_value("target=0|1").run()
@@ -126,9 +126,9 @@ def test_declared_bounds_on_an_upload_silence_the_leak_warning_and_a_bad_one_is_
     at.button(key="train.run").click().run()
     assert not at.exception and at.session_state["train.results"]
     assert "covers the training only" not in texts(at.warning)  # every bound declared: no leak left to warn of
-    at.text_area(key="train.dataset.bounds.mine.csv").set_value("radius=0:40").run()
+    at.text_area(key="train.dataset.bounds.your_file").set_value("radius=0:40").run()
     assert not at.exception and "'radius' that the file does not have" in texts(at.error)
     assert "The declared bounds cannot be used" in texts(at.main.error)  # not blamed on the file, which is fine
     at.get("file_uploader")[0].set_value(("other.csv", _csv(), "text/csv")).run()
     assert not at.exception and not at.error  # another file starts without the first one's bounds
-    assert at.text_area(key="train.dataset.bounds.other.csv").value == ""
+    assert at.text_area(key="train.dataset.bounds.your_file").value == ""

@@ -42,7 +42,7 @@ def _run_on_upload(path, picker, settings, button, *, bounds: str, categories: s
     at.switch_page("pages/2_Train_a_network.py").run()
     at.selectbox(key="train.dataset").set_value("upload").run()
     at.get("file_uploader")[0].set_value(("ward.csv", _csv(), "text/csv")).run()
-    at.text_area(key="train.dataset.bounds.ward.csv").set_value(bounds).run()
+    at.text_area(key="train.dataset.bounds.your_file").set_value(bounds).run()
     at.text_area(key="train.dataset.categories.ward.csv").set_value(categories).run()
     at.switch_page(path).run()
     assert at.selectbox(key=picker).value == "upload"

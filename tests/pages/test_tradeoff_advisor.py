@@ -116,7 +116,7 @@ def test_a_link_to_an_upload_based_sweep_restores_the_view_and_the_advisors_need
     at.switch_page("pages/5_Tradeoff_explorer.py")
     params = {"sweep.dataset": '"upload"', "sweep.min.epsilon": "1.0", "sweep.max.epsilon": "10.0",
               "sweep.points.epsilon": "2", "sweep.seeds": "2", "sweep.advisor.kind": '"level"',
-              "sweep.advisor.level": "0.7", "sweep.dataset.bounds.customers.csv": '"*=1000000:9999999"'}
+              "sweep.advisor.level": "0.7", "sweep.dataset.bounds.your_file": '"*=1000000:9999999"'}
     for key, value in params.items():
         at.query_params[key] = value
     at.run()
@@ -126,7 +126,7 @@ def test_a_link_to_an_upload_based_sweep_restores_the_view_and_the_advisors_need
     assert at.number_input(key="sweep.min.epsilon").value == 1.0
     assert at.number_input(key="sweep.points.epsilon").value == 2
     assert at.number_input(key="sweep.seeds").value == 2
-    assert at.text_area(key="sweep.dataset.bounds.customers.csv").value == "*=1000000:9999999"
+    assert at.text_area(key="sweep.dataset.bounds.your_file").value == "*=1000000:9999999"
     # the address carries no class of the label (a class is a label value): declared again in the session
     at.text_area(key="sweep.dataset.categories.customers.csv").set_value("churned=0|1").run()
     assert not any(e.label.startswith("Privacy leak") for e in at.expander)  # every bound and class declared
@@ -166,7 +166,7 @@ def test_on_a_file_where_one_class_is_most_rows_the_chart_and_the_advisor_judge_
     at = AppTest.from_file(PAGE, default_timeout=300).run()
     at.selectbox(key="sweep.dataset").set_value("upload").run()
     at.get("file_uploader")[0].set_value(("sepsis.csv", ("\n".join(lines) + "\n").encode(), "text/csv")).run()
-    at.text_area(key="sweep.dataset.bounds.sepsis.csv").set_value("*=-4:4").run()
+    at.text_area(key="sweep.dataset.bounds.your_file").set_value("*=-4:4").run()
     _small_sweep(at)
     assert at.radio(key="sweep.metric").value == "balanced_accuracy"  # first of two
     assert at.radio(key="sweep.metric").options[0].startswith("Balanced accuracy") and len(

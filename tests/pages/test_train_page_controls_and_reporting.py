@@ -214,7 +214,7 @@ def test_a_twin_no_better_than_chance_is_not_a_yardstick_for_what_epsilon_costs(
     at = _app()
     at.selectbox(key="train.dataset").set_value("upload").run()
     at.get("file_uploader")[0].set_value(("noise.csv", text.encode(), "text/csv")).run()
-    at.text_area(key="train.dataset.bounds.noise.csv").set_value("*=0:10").run()
+    at.text_area(key="train.dataset.bounds.your_file").set_value("*=0:10").run()
     at.toggle(key="train.seed.secure_upload").set_value(False)  # seeded: the same picture every time
     at.number_input(key="train.epsilon").set_value(50.0).run()  # the private model as near its twin as it gets
     at.button(key="train.run").click().run()

@@ -36,7 +36,7 @@ def _uploaded(app_page):
     at.switch_page(PAGES[0][0]).run()
     at.selectbox(key="train.dataset").set_value("upload").run()
     at.get("file_uploader")[0].set_value(("customers.csv", _csv(), "text/csv")).run()
-    at.text_area(key="train.dataset.bounds.customers.csv").set_value("*=1000000:10000000").run()
+    at.text_area(key="train.dataset.bounds.your_file").set_value("*=1000000:10000000").run()
     assert not at.exception and not at.error
     return at
 
@@ -60,7 +60,7 @@ def test_a_file_uploaded_on_one_page_is_offered_with_its_bounds_on_every_page_of
         picker = at.selectbox(key=key)
         assert picker.value == "upload", path  # offered first: the file fits every one of these pages' task
         assert "Your file: customers.csv" in picker.options, path
-        assert at.text_area(key=f"{key}.bounds.customers.csv").value == "*=1000000:10000000", path
+        assert at.text_area(key=f"{key}.bounds.your_file").value == "*=1000000:10000000", path
         sidebar = " ".join(c.value for c in at.sidebar.caption)
         assert "stays in this session" in sidebar and "never written to disk" in sidebar, path
         assert not at.error, (path, [e.value for e in at.error])
@@ -245,7 +245,7 @@ def test_a_file_whose_bounds_were_read_from_its_rows_is_said_not_a_guarantee_abo
         said = [w.value for w in at.main.warning if "Not yet a guarantee" in w.value]
         assert len(said) == 1, (path, [w.value for w in at.main.warning])
         assert "'spend', 'visits', 'tenure'" in said[0] and "Declared bounds" in said[0], path
-    at.text_area(key="fed.dataset.bounds.customers.csv").set_value("*=1000000:10000000")
+    at.text_area(key="fed.dataset.bounds.your_file").set_value("*=1000000:10000000")
     at.text_area(key="fed.dataset.categories.customers.csv").set_value("churned=0|1")
     next(b for b in at.button if b.proto.form_id).click().run()  # declared: the note goes
     assert not at.exception
@@ -277,7 +277,7 @@ def test_the_train_page_says_whose_file_it_is_and_that_its_epsilon_is_no_guarant
     assert len(said) == 1 and said[0] < first_metric
     assert "'spend', 'visits', 'tenure'" in order[said[0]].value
     assert any("On your file **customers.csv**" in c.value for c in at.main.caption)
-    at.text_area(key="train.dataset.bounds.customers.csv").set_value("*=1000000:10000000").run()
+    at.text_area(key="train.dataset.bounds.your_file").set_value("*=1000000:10000000").run()
     at.text_area(key="train.dataset.categories.customers.csv").set_value("churned=0|1").run()
     at.button(key="train.run").click().run()  # declared: the note goes
     assert not [w.value for w in at.main.warning if "Not yet a guarantee" in w.value]

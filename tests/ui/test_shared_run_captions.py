@@ -67,3 +67,32 @@ def test_a_button_pressed_twice_does_not_say_another_visitor_started_the_run():
     assert not [c for c in at.caption if "Another visitor" in c.value]
     other = AppTest.from_function(_page_following_two_runs).run()  # a second session joining the same run is told
     assert [c for c in other.caption if "Another visitor" in c.value]
+
+
+def _page_running_on_an_upload():
+    from unittest import mock
+
+    import streamlit as st
+
+    from dpcore.ui.common import page_header, shared_call
+    from dpcore.ui.uploads import UploadRef
+
+    class Recording:  # the shared store, recording how each run is asked for
+        workers = 1
+
+        def get_or_run(self, key, work, **kwargs):
+            st.session_state.setdefault("asked", []).append((key, kwargs))
+            return work(lambda event: None), "computed"
+
+    page_header("One upload", "A page that runs on a visitor's file and on a registry dataset.")
+    with mock.patch("dpcore.runtime.serving.shared_runs", Recording):
+        shared_call(("train", UploadRef("ward.csv", "abc")), lambda progress: 1)
+        shared_call(("train", "wine"), lambda progress: 2)
+
+
+def test_a_run_on_a_visitors_file_is_asked_for_as_private_so_the_log_keeps_its_error_message_out():
+    at = AppTest.from_function(_page_running_on_an_upload).run()
+    assert not at.exception
+    (mine, how_mine), (registry, how_registry) = at.session_state["asked"]
+    assert mine[1] == "session" and how_mine["private"] and not how_mine["keep"]
+    assert registry == ("train", "wine") and not how_registry["private"]
