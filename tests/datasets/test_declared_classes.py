@@ -141,6 +141,22 @@ def test_a_label_none_of_the_declared_classes_is_refused_saying_the_column_and_h
         _load(_frame(), categories="diagnosis=Healthy|Flu, ward=A|B")
 
 
+def test_a_misspelt_declared_class_is_named_in_the_refusal_in_the_owner_s_words_never_a_row_s_value():
+    with pytest.raises(CategoriesError) as info:
+        _load(_frame(covid=3), categories="diagnosis=healthy|flue|covid, ward=A|B")
+    said = str(info.value)
+    assert "the declared class 'flue' matches no row: check its spelling and case" in said
+    assert "'flu'" not in said  # the cells the rows hold stay out of the message
+    with pytest.raises(CategoriesError) as info:
+        _load(_frame(), categories="diagnosis=Healthy|Flu|covid, ward=A|B")
+    assert "the declared classes 'Healthy', 'Flu' and 'covid' match no row: check their spelling and case" in str(
+        info.value)
+    # every declared class matched by some row, a class left out: nothing to name, the count says it
+    with pytest.raises(CategoriesError) as info:
+        _load(_frame(covid=3), categories="diagnosis=healthy|flu, ward=A|B")
+    assert "matches no row" not in str(info.value) and "match no row" not in str(info.value)
+
+
 @pytest.mark.parametrize("categories, error", [
     ("diagnosis=healthy, ward=A|B", r"^categories for the label 'diagnosis' declare a single class; a label needs "
                                     r"at least two"),
