@@ -217,6 +217,25 @@ def test_the_cost_of_choosing_is_said_first_beside_the_epsilon_recommended_and_h
     assert "far above any one run's ε: that is what your rows have given away" in none
 
 
+def test_the_cost_of_choosing_is_called_far_above_only_when_it_is():
+    """Two runs at ε 0.1 and 10 compose to about 10.1: 'far above the ε = 10 recommended' overstated it; one run
+    costs its own ε, the same as any one run's."""
+    from dpcore.decision.advisor import selection_note
+
+    table = pd.DataFrame({"learner": ["erm-objective"] * 2, "role": ["swept"] * 2, "value": [0.1, 10.0],
+                          "seed": [0, 0], "epsilon": [0.1, 10.0], "delta": [0.0, 0.0],
+                          "neighbouring": ["replace-one"] * 2, "event": [""] * 2})
+    points = pd.DataFrame({"learner": ["erm-objective"] * 2})
+    two = selection_note(points, table, learner="erm-objective", delta=1e-5, epsilon=10.0)["note"]
+    assert "Looking at both of them costs ε = 10.1, above the ε = 10 recommended:" in two
+    one = selection_note(pd.DataFrame({"learner": []}), table.iloc[:1], learner=None, delta=1e-5)["note"]
+    assert "the curves are 1 model trained" in one
+    assert "Looking at it costs ε = 0.1, the same as any one run's ε:" in one
+    ten = pd.concat([table.iloc[[1]]] * 10, ignore_index=True).assign(seed=range(10))
+    assert "costs ε = 100, far above the ε = 10 recommended:" in selection_note(
+        points, ten, learner="erm-objective", delta=1e-5, epsilon=10.0)["note"]
+
+
 def test_the_selections_composition_protects_only_what_every_run_protects():
     """Label DP (its ε protects each record's label; the features are used in the clear) beside whole-record runs
     summed to 1 + 2 = 3 "for each record", which the label runs do not back: the sum holds for each record's label
@@ -233,7 +252,7 @@ def test_the_selections_composition_protects_only_what_every_run_protects():
     assert labels["composition_epsilon"] == pytest.approx(3.0) and labels["composition_unit"] == "labels"
     assert "costs ε = 3 for each record's label only" in labels["note"]
     records = selection_note(none, table.iloc[:1], learner=None, delta=1e-5)
-    assert records["composition_unit"] == "records" and "only" not in records["note"].split(", far above")[0]
+    assert records["composition_unit"] == "records" and "only" not in records["note"].split(", the same as")[0]
     mixed = selection_note(none, table.iloc[1:], learner=None, delta=1e-5)
     assert mixed["composition_epsilon"] == math.inf and mixed["composition_unit"] is None
     assert "costs ε = ∞ (no one guarantee covers them all: they protect different things" in mixed["note"]
