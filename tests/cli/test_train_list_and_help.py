@@ -58,6 +58,13 @@ def test_a_command_missing_its_data_or_naming_an_unknown_dataset_says_so_before_
         assert needs in out.stderr and out.stderr.strip().endswith("2 False"), (argv, out.stderr)
 
 
+def test_cluster_missing_its_learner_says_a_file_needs_no_label_to_be_clustered(capsys):
+    assert main(["cluster", "--data", "rows.csv"]) == 2
+    err = capsys.readouterr().err
+    assert "cluster needs --algorithm," in err
+    assert "--data FILE.csv reads your own file, with --label COLUMN to score the clusters against its classes" in err
+
+
 def test_every_train_option_has_help_text():
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
