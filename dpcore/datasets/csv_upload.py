@@ -941,7 +941,9 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
     if declared_classes is not None and task == "regression":
         raise CategoriesError(f"categories name the label column {label_column!r}, which is a regression label here: "
                               "declared categories of the label are its classes; declare a regression label's range "
-                              f"in the bounds ({_as_typed(str(label_column))}=LOW:HIGH), or choose classification")
+                              f"in the bounds instead, e.g. {_as_typed(str(label_column))}=LOW:HIGH (bounds= in "
+                              "load_csv, --bounds on the command line, 'Declared bounds' on the pages), or make it "
+                              "classification (task= in load_csv, --task on the command line, 'Task' on the pages)")
     if len(df) < 2:
         raise DatasetError(f"{what} needs at least two data rows")
     features = _encoded_features(features, declared_categories, what)
