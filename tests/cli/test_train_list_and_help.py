@@ -86,3 +86,18 @@ def test_the_help_of_a_non_private_optimiser_knob_names_its_own_default():
     assert helps["batch_size"].endswith(f"(default without DP-SGD: {NONPRIVATE_DEFAULTS['batch_size']})")
     assert helps["momentum"].endswith("(default without DP-SGD: 0)")  # not the batch size and steps of the recipe
     assert "600 steps" in helps["epochs"] and "600 steps" not in helps["ema"]
+
+
+def test_a_knob_of_a_network_trained_without_dp_sgd_states_one_default_its_own():
+    """The non-private network's learning rate read "step size (default: the dataset preset's; the Small CNN starts
+    from its own, smaller one) (default without DP-SGD: 0.01)": two defaults, the first DP-SGD's. It trains at
+    0.01 (NONPRIVATE_DEFAULTS) whatever the preset, the CNN's included."""
+    from dpcore.learners import get_learner
+
+    for name, own in (("non-private", "(default without DP-SGD: 0.01)"), ("output-perturbation", "(default without "
+                      "DP-SGD: 0.01)"), ("label-dp-rr", "(default here: 0.003;")):
+        helps = {k.name: k.help for k in get_learner(name).knobs}
+        assert helps["learning_rate"].count("(default") == 1
+        assert own in helps["learning_rate"] and "preset" not in helps["learning_rate"], (name, helps)
+    # DP-SGD keeps its own: the dataset preset's
+    assert "(default: the dataset preset's;" in {k.name: k.help for k in get_learner("dpsgd").knobs}["learning_rate"]
