@@ -15,6 +15,7 @@ from dpcore.datasets import load_csv
 from dpcore.decision.advisor import Need, advise, judge, parse_need, prediction_bound
 from dpcore.exceptions import DPValueError
 from dpcore.sweep import SweepConfig, SweepResult
+from dpcore.sweep.summary import spent_text
 from tests.sweep_tables import sweep_with_references
 
 
@@ -192,10 +193,47 @@ def test_the_selections_composition_of_add_remove_and_replace_one_runs_is_stated
     sel = selection_note(pd.DataFrame({"learner": []}), table, learner=None, delta=1e-5)
     assert sel["composition_epsilon"] == pytest.approx(5.0)
     assert sel["composition_delta"] == pytest.approx(2 * (1 + math.exp(0.5)) * 1e-5)
-    assert "costs ε = 5 at δ = 5.3e-05 for a record replaced" in sel["note"]
+    assert "costs ε = 5 at δ = 5.3e-05 for a record replaced, far above any one run's ε" in sel["note"]
+    assert "so those protecting a record added or removed are counted at twice their ε for a record replaced" in sel[
+        "note"]
     # one relation throughout: the sum as it is
     same = table[table.learner == "erm-objective"]
     assert selection_note(pd.DataFrame({"learner": []}), same, learner=None, delta=1e-5)["composition_epsilon"] == 3.0
+
+
+def test_the_cost_of_choosing_is_said_first_beside_the_epsilon_recommended_and_how_it_is_counted_after():
+    """A data owner reads the figure and what it is set against before the accounting: 'Looking at all 9 of them
+    costs ε = 11.1 ..., far above the ε = 1 recommended', then what it means, then how it is counted (dp_accounting's
+    composition, Dwork & Roth 2014, Theorem 3.16)."""
+    res = _result({0.1: [0.5, 0.6, 0.55], 1.0: [0.85, 0.86, 0.84], 10.0: [0.9, 0.91, 0.9]}, [0.95, 0.95, 0.95])
+    advice = judge(res, Need("at_least", "accuracy", 0.8))
+    note, composed = advice.selection["note"], advice.selection["composition_epsilon"]
+    head = (f"Looking at all 9 of them costs ε = {spent_text(composed)}, far above the ε = 1 recommended: that is "
+            "what your rows have given away to whoever sees the curves, whatever the ε of the model you then release.")
+    assert head in note
+    assert note.index(head) < note.index("How it is counted: their mechanisms composed by dp_accounting's Rényi")
+    # no ε recommended: the cost is set against any one run's
+    none = judge(res, Need("at_least", "accuracy", 0.99)).selection["note"]
+    assert "far above any one run's ε: that is what your rows have given away" in none
+
+
+def test_the_cost_of_choosing_is_called_far_above_only_when_it_is():
+    """Two runs at ε 0.1 and 10 compose to about 10.1: 'far above the ε = 10 recommended' overstated it; one run
+    costs its own ε, the same as any one run's."""
+    from dpcore.decision.advisor import selection_note
+
+    table = pd.DataFrame({"learner": ["erm-objective"] * 2, "role": ["swept"] * 2, "value": [0.1, 10.0],
+                          "seed": [0, 0], "epsilon": [0.1, 10.0], "delta": [0.0, 0.0],
+                          "neighbouring": ["replace-one"] * 2, "event": [""] * 2})
+    points = pd.DataFrame({"learner": ["erm-objective"] * 2})
+    two = selection_note(points, table, learner="erm-objective", delta=1e-5, epsilon=10.0)["note"]
+    assert "Looking at both of them costs ε = 10.1, above the ε = 10 recommended:" in two
+    one = selection_note(pd.DataFrame({"learner": []}), table.iloc[:1], learner=None, delta=1e-5)["note"]
+    assert "the curves are 1 model trained" in one
+    assert "Looking at it costs ε = 0.1, the same as any one run's ε:" in one
+    ten = pd.concat([table.iloc[[1]]] * 10, ignore_index=True).assign(seed=range(10))
+    assert "costs ε = 100, far above the ε = 10 recommended:" in selection_note(
+        points, ten, learner="erm-objective", delta=1e-5, epsilon=10.0)["note"]
 
 
 def test_the_selections_composition_protects_only_what_every_run_protects():
@@ -214,7 +252,7 @@ def test_the_selections_composition_protects_only_what_every_run_protects():
     assert labels["composition_epsilon"] == pytest.approx(3.0) and labels["composition_unit"] == "labels"
     assert "costs ε = 3 for each record's label only" in labels["note"]
     records = selection_note(none, table.iloc[:1], learner=None, delta=1e-5)
-    assert records["composition_unit"] == "records" and "only" not in records["note"].split(", far above")[0]
+    assert records["composition_unit"] == "records" and "only" not in records["note"].split(", the same as")[0]
     mixed = selection_note(none, table.iloc[1:], learner=None, delta=1e-5)
     assert mixed["composition_epsilon"] == math.inf and mixed["composition_unit"] is None
     assert "costs ε = ∞ (no one guarantee covers them all: they protect different things" in mixed["note"]

@@ -67,6 +67,9 @@ def missing_message(command: str, missing: list[str]) -> str:
     """One line: what ``command`` needs, an example, and where to look."""
     hint = ("python -m dpcore train --list shows the learners; --data FILE.csv --label COLUMN trains on your own file"
             if command == "train" else
+            # cluster reads a file without a label too: its rows clustered, no accuracy to score
+            "python -m dpcore datasets lists the datasets; --data FILE.csv reads your own file, with --label COLUMN "
+            "to score the clusters against its classes" if command == "cluster" else
             "python -m dpcore datasets lists the datasets; --data FILE.csv --label COLUMN reads your own file")
     return f"{command} needs {' and '.join(missing)}, e.g. {_EXAMPLE[command]} ({hint})"
 

@@ -836,10 +836,18 @@ def _declared_label_vector(labels: pd.Series, label_column: str, declared: tuple
     hits, _ = encode_categories(labels.to_frame(name), {name: declared})
     hits = hits.to_numpy()
     if (off := int((hits.sum(axis=1) == 0).sum())) > 0:
+        # a declared class that no row matches is likely the misspelt one: named in the owner's own words, never a
+        # value of the rows (a rare one would then sit in an error message pasted anywhere)
+        unmatched = [v for v, hit in zip(declared, hits.any(axis=0)) if not hit]
+        one = len(unmatched) == 1
+        check = ("" if not unmatched else
+                 f"; the declared class{'' if one else 'es'} {_quoted_list(unmatched)} match{'es' if one else ''} "
+                 f"no row: check {'its' if one else 'their'} spelling and case")
         raise CategoriesError(f"the label {name!r} holds none of its declared classes in {off} of {len(labels)} "
                               "rows: every row's label must be one of them (a cell matches a declared class exactly, "
-                              "case and spelling included; only the spaces around it are dropped); declare every "
-                              f"class the label can hold ({_as_typed(name)}=CLASS|CLASS|...), or remove those rows")
+                              f"case and spelling included; only the spaces around it are dropped){check}; declare "
+                              f"every class the label can hold ({_as_typed(name)}=CLASS|CLASS|...), or remove those "
+                              "rows")
     y = hits.argmax(axis=1).astype(np.int64)
     if np.unique(y).size < 2:  # the owner's own view of the file: nothing is released
         raise DatasetError(f"every row of the label column {name!r} holds the same one of its {len(declared)} "
@@ -852,6 +860,12 @@ def _declared_label_vector(labels: pd.Series, label_column: str, declared: tuple
     else:
         classes = tuple(declared)
     return y, tuple(declared), None, classes
+
+
+def _quoted_list(values: Sequence[str]) -> str:
+    """``'a'``, ``'a' and 'b'``, ``'a', 'b' and 'c'``."""
+    quoted = [repr(str(v)) for v in values]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
 
 def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, name: str = "upload",
@@ -927,7 +941,9 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
     if declared_classes is not None and task == "regression":
         raise CategoriesError(f"categories name the label column {label_column!r}, which is a regression label here: "
                               "declared categories of the label are its classes; declare a regression label's range "
-                              f"in the bounds ({_as_typed(str(label_column))}=LOW:HIGH), or choose classification")
+                              f"in the bounds instead, e.g. {_as_typed(str(label_column))}=LOW:HIGH (bounds= in "
+                              "load_csv, --bounds on the command line, 'Declared bounds' on the pages), or make it "
+                              "classification (task= in load_csv, --task on the command line, 'Task' on the pages)")
     if len(df) < 2:
         raise DatasetError(f"{what} needs at least two data rows")
     features = _encoded_features(features, declared_categories, what)

@@ -566,11 +566,12 @@ def _mean_of(summ: pd.DataFrame, role: str, learner: str | None = None) -> tuple
     return str(rows.learner.iloc[0]), float(rows["mean"].iloc[0])
 
 
-def selection_note(points: pd.DataFrame, table: pd.DataFrame, *, learner: str | None, delta: float) -> dict:
-    """What choosing ε from these curves costs, and the remedies (see the module's docstring)."""
+def selection_note(points: pd.DataFrame, table: pd.DataFrame, *, learner: str | None, delta: float,
+                   epsilon: float | None = None) -> dict:
+    """What choosing ε from these curves costs, and the remedies (see the module's docstring). ``learner`` and
+    ``epsilon``: the learner and the ε recommended, the cost of looking set beside that ε."""
     from ..accounting import EpsilonDeltaDpEvent, event_from_json, repeat_and_select_epsilon
     from ..sweep.summary import (
-        REPLACED_TEXT,
         composition,
         composition_delta_text,
         composition_unit_text,
@@ -602,15 +603,30 @@ def selection_note(points: pd.DataFrame, table: pd.DataFrame, *, learner: str | 
                 # bound the best of a geometric number of ε-DP runs by 3ε
                 search, how = 3 * float(event.epsilon), "liu-talwar"
 
+    # the figure first, beside the ε it is set against, in words a data owner reads; how it is counted after it
+    against = ("any one run's ε" if learner is None else "the ε recommended" if epsilon is None
+               else f"the ε = {epsilon_text(float(epsilon))} recommended")
+    single = [float(e) for e in swept["epsilon"] if math.isfinite(float(e))] if runs else []
+    reference = float(epsilon) if learner is not None and epsilon is not None else max(single, default=math.nan)
+    # "far above" only where it is (two runs at ε 0.1 and 10 cost 10.1, not far above the 10 recommended)
+    how_far = ("far above" if not math.isfinite(composed) or not math.isfinite(reference)
+               or composed >= 2 * reference else "above" if spent_text(composed) != spent_text(reference)
+               else "the same as")
+    looking = ("Looking at it" if runs == 1 else "Looking at both of them" if runs == 2
+               else f"Looking at all {runs} of them")
+    counted = ("How it is counted: their mechanisms composed by dp_accounting's Rényi accountant, or their ε added "
+               "up where that is smaller (Dwork & Roth 2014, Theorem 3.16)")
+    if replaced and unit is not None:  # DP-SGD (add/remove) beside objective perturbation (replace-one)
+        counted += ("; the runs protect different neighbours, so those protecting a record added or removed are "
+                    "counted at twice their ε for a record replaced, read at a δ′ that keeps (1 + e^ε)δ′ within their "
+                    "own δ (group privacy, Dwork & Roth 2014)")
     note = (
-        f"Choosing ε from these curves is itself a release: the curves are {runs} models trained and scored on your "
-        "private rows, and the choice depends on them. Composed (their mechanisms by dp_accounting's Rényi "
-        "accountant, or their ε added up where that is smaller, Dwork & Roth 2014, Theorem 3.16), looking at all of "
-        "them costs ε = "
+        f"Choosing ε from these curves is itself a release: the curves are {runs} model{'' if runs == 1 else 's'} "
+        f"trained and scored on your private rows, and the choice depends on them. {looking} costs ε = "
         f"{spent_text(composed)}{composition_delta_text(composed_delta) if math.isfinite(composed) else ''}"
-        f"{REPLACED_TEXT if replaced and unit is not None else ''}{composition_unit_text(unit)}, far above "
-        + ("the ε recommended" if learner is not None else "any one run's ε")
-        + ". Two remedies. (1) Choose on data whose exposure you "
+        f"{' for a record replaced' if replaced and unit is not None else ''}{composition_unit_text(unit)}, "
+        f"{how_far} {against}: that is what your rows have given away to whoever sees the curves, whatever the ε of "
+        f"the model you then release. {counted}. Two remedies. (1) Choose on data whose exposure you "
         "accept: a "
         "public table of the same kind, or rows set aside for choosing and never released or trained on by the final "
         "model; then train once, at the chosen ε, on the rest (the final model's ε is then the one shown; the rows "
@@ -937,7 +953,7 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
     elif best is None and len(points) and (first := reference(str(points["learner"].iloc[0]))[0]) is not None:
         baseline = first
     selection = selection_note(points, table, learner=best.learner if best is not None else None,
-                               delta=config.delta)
+                               delta=config.delta, epsilon=recommended["epsilon"] if recommended else None)
     return Advice(need=need, epsilon_range=(float(lo), float(hi)), confidence=float(confidence), metric=need.metric,
                   target=float(target), baseline=baseline, trivial=trivial, points=points, recommended=recommended,
                   reasons=reasons, instead=instead, selection=selection, warnings=table_warnings(table),

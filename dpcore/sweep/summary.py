@@ -482,12 +482,6 @@ def composition_delta_text(delta: float) -> str:
     return f" at δ = {round_epsilon(delta, 2):.2g}" if delta > 0 else ""
 
 
-#: What :func:`composition` says of a bound it restated for a record replaced.
-REPLACED_TEXT = (" for a record replaced (the runs protect different neighbours: those under add/remove counted at "
-                 "twice their ε, read at a δ′ that keeps (1 + e^ε)δ′ within their own δ, group privacy, Dwork & Roth "
-                 "2014)")
-
-
 def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:
     """What picking the best point of a sweep costs in privacy, per swept private learner.
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import re
 import warnings
 import weakref
 from dataclasses import dataclass
@@ -730,11 +731,16 @@ def _nonprivate_optimiser(own: Mapping[str, Any] | None = None, why: str = "") -
     from the non-private one (applied by its runner), with ``why`` in their help. None has a declared default, so a
     page draws no optimiser widgets for them (a widget keyed by dataset would carry DP-SGD's value over)."""
     own = own or {}
+
+    def helped(k: Knob) -> str:
+        said = (f" (default here: {own[k.name]:g}; {why})" if k.name in own else
+                f" (default without DP-SGD: {d})" if (d := _nonprivate_default(k.name)) else "")
+        # DP-SGD's own default ("the dataset preset's") said beside this one read as two defaults for one knob
+        return (re.sub(r" \(default: [^()]*\)", "", k.help) if said else k.help) + said
+
     return tuple(
         Knob(k.name, k.kind, low=k.low, high=k.high, low_open=k.low_open, group=k.group, label=k.label, log=k.log,
-             advanced=k.advanced,
-             help=k.help + (f" (default here: {own[k.name]:g}; {why})" if k.name in own else
-                            f" (default without DP-SGD: {d})" if (d := _nonprivate_default(k.name)) else ""))
+             advanced=k.advanced, help=helped(k))
         for k in OPTIMISER_KNOBS)
 
 

@@ -94,3 +94,34 @@ def test_every_command_reading_a_file_offers_the_flag_with_an_example(command, c
         main([command, "--help"])
     said = " ".join(capsys.readouterr().out.split())
     assert "--categories SPEC" in said and "'ward=Cardiology|Oncology|Surgery,sex=F|M'" in said
+
+
+def test_the_task_s_help_says_how_the_task_is_guessed_as_the_loader_guesses_it(capsys):
+    """``--task``'s help: classes when --categories declares them (a label of 0.5 and 1.5, which alone is a
+    number to predict), when the label is text (however many values), true/false, or whole numbers with at most
+    20 values; regression otherwise. It said "integer or text labels with at most 20 values", silent on the
+    declaration, and ``--data`` said "numeric feature columns" beside a flag declaring text ones."""
+    import warnings
+
+    import pandas as pd
+
+    from dpcore.datasets import load_csv
+
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    assert ("(default: guessed: classes when --categories declares them, or when the label is text, true/false, or "
+            "whole numbers with at most 20 values; otherwise a number to predict, regression)") in said
+    assert "numeric feature columns (a column of text or codes declared in --categories)" in said
+    x = np.linspace(0, 1, 60)
+
+    def task(y, **kw):
+        with warnings.catch_warnings():  # the label's range or classes read from the rows: said, not checked here
+            warnings.simplefilter("ignore")
+            return load_csv(pd.DataFrame({"x": x, "y": y}), label_column="y", bounds="x=0:1", **kw).task
+
+    halves = np.where(x > 0.5, 1.5, 0.5)
+    assert task(halves) == "regression" and task(halves, categories="y=0.5|1.5") == "classification"
+    assert task([f"c{i % 25}" for i in range(60)]) == "classification"  # text: however many values
+    assert task(x > 0.5) == "classification" and task(np.arange(60) % 20) == "classification"
+    assert task(np.arange(60) % 21) == "regression"

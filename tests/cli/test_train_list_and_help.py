@@ -58,6 +58,13 @@ def test_a_command_missing_its_data_or_naming_an_unknown_dataset_says_so_before_
         assert needs in out.stderr and out.stderr.strip().endswith("2 False"), (argv, out.stderr)
 
 
+def test_cluster_missing_its_learner_says_a_file_needs_no_label_to_be_clustered(capsys):
+    assert main(["cluster", "--data", "rows.csv"]) == 2
+    err = capsys.readouterr().err
+    assert "cluster needs --algorithm," in err
+    assert "--data FILE.csv reads your own file, with --label COLUMN to score the clusters against its classes" in err
+
+
 def test_every_train_option_has_help_text():
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
@@ -79,3 +86,18 @@ def test_the_help_of_a_non_private_optimiser_knob_names_its_own_default():
     assert helps["batch_size"].endswith(f"(default without DP-SGD: {NONPRIVATE_DEFAULTS['batch_size']})")
     assert helps["momentum"].endswith("(default without DP-SGD: 0)")  # not the batch size and steps of the recipe
     assert "600 steps" in helps["epochs"] and "600 steps" not in helps["ema"]
+
+
+def test_a_knob_of_a_network_trained_without_dp_sgd_states_one_default_its_own():
+    """The non-private network's learning rate read "step size (default: the dataset preset's; the Small CNN starts
+    from its own, smaller one) (default without DP-SGD: 0.01)": two defaults, the first DP-SGD's. It trains at
+    0.01 (NONPRIVATE_DEFAULTS) whatever the preset, the CNN's included."""
+    from dpcore.learners import get_learner
+
+    for name, own in (("non-private", "(default without DP-SGD: 0.01)"), ("output-perturbation", "(default without "
+                      "DP-SGD: 0.01)"), ("label-dp-rr", "(default here: 0.003;")):
+        helps = {k.name: k.help for k in get_learner(name).knobs}
+        assert helps["learning_rate"].count("(default") == 1
+        assert own in helps["learning_rate"] and "preset" not in helps["learning_rate"], (name, helps)
+    # DP-SGD keeps its own: the dataset preset's
+    assert "(default: the dataset preset's;" in {k.name: k.help for k in get_learner("dpsgd").knobs}["learning_rate"]

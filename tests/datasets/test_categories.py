@@ -128,7 +128,9 @@ def test_numbers_declared_as_categories_match_their_cells_by_number():
      r"declared as categories: .* remove it from one of the two$"),
     (dict(categories="y=0|1", task="regression"), CategoriesError,
      r"^categories name the label column 'y', which is a regression label here: declared categories of the label are "
-     r"its classes; declare a regression label's range in the bounds \(y=LOW:HIGH\), or choose classification$"),
+     r"its classes; declare a regression label's range in the bounds instead, e.g. y=LOW:HIGH \(bounds= in load_csv, "
+     r"--bounds on the command line, 'Declared bounds' on the pages\), or make it classification \(task= in load_csv, "
+     r"--task on the command line, 'Task' on the pages\)$"),
     (dict(categories="ward=Cardiology|Oncology|Surgery", bounds="ward=0:1"), BoundsError,
      r"^bounds name 'ward', declared as categories: each category is one 0/1 column, bounded 0:1 by the "
      r"declaration; remove those bounds$"),

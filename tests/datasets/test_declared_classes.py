@@ -141,6 +141,39 @@ def test_a_label_none_of_the_declared_classes_is_refused_saying_the_column_and_h
         _load(_frame(), categories="diagnosis=Healthy|Flu, ward=A|B")
 
 
+def test_a_misspelt_declared_class_is_named_in_the_refusal_in_the_owner_s_words_never_a_row_s_value():
+    with pytest.raises(CategoriesError) as info:
+        _load(_frame(covid=3), categories="diagnosis=healthy|flue|covid, ward=A|B")
+    said = str(info.value)
+    assert "the declared class 'flue' matches no row: check its spelling and case" in said
+    assert "'flu'" not in said  # the cells the rows hold stay out of the message
+    with pytest.raises(CategoriesError) as info:
+        _load(_frame(), categories="diagnosis=Healthy|Flu|covid, ward=A|B")
+    assert "the declared classes 'Healthy', 'Flu' and 'covid' match no row: check their spelling and case" in str(
+        info.value)
+    # every declared class matched by some row, a class left out: nothing to name, the count says it
+    with pytest.raises(CategoriesError) as info:
+        _load(_frame(covid=3), categories="diagnosis=healthy|flu, ward=A|B")
+    assert "matches no row" not in str(info.value) and "match no row" not in str(info.value)
+
+
+def test_a_declared_label_forced_to_regression_is_refused_naming_where_to_set_its_range_or_its_task():
+    """The page said "declare a regression label's range in the bounds (...), or choose classification", naming
+    neither the page's boxes nor the command line's flags."""
+    from dpcore.ui.common import in_page_words
+
+    frame = _frame().assign(diagnosis=lambda d: np.where(d.diagnosis == "flu", 2, 1))
+    with pytest.raises(CategoriesError) as info:
+        _load(frame, categories="diagnosis=1|2, ward=A|B", task="regression")
+    said = str(info.value)
+    assert said.startswith("categories name the label column 'diagnosis', which is a regression label here")
+    assert ("e.g. diagnosis=LOW:HIGH (bounds= in load_csv, --bounds on the command line, 'Declared bounds' on the "
+            "pages), or make it classification (task= in load_csv, --task on the command line, 'Task' on the pages)"
+            ) in said
+    assert in_page_words(said).endswith("e.g. diagnosis=LOW:HIGH (the 'Declared bounds' box), or make it "
+                                        "classification (the 'Task' box)")
+
+
 @pytest.mark.parametrize("categories, error", [
     ("diagnosis=healthy, ward=A|B", r"^categories for the label 'diagnosis' declare a single class; a label needs "
                                     r"at least two"),
