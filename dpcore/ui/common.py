@@ -464,8 +464,9 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
             c.caption(f"{_names(encoded)}: {k} declared categor{'y' if k == 1 else 'ies'}, each a 0/1 column "
                       "bounded 0:1 by the declaration.")
         if ds.task == "classification" and not ds.inferred_classes:
-            c.caption(f"{_names([label])}: {ds.n_classes} declared classes, in the order declared; every model "
-                      "answers one of them, none is read from the rows.")
+            c.caption(f"{_names([label])}: {ds.n_classes} declared classes, in the order declared; "
+                      + ("the clusters are scored against them (each matched to one class), none is read from the "
+                         "rows." if unlabelled else "every model answers one of them, none is read from the rows."))
         off_list = [w for w in caught if issubclass(getattr(w, "category", type(None)), CategoriesWarning)]
         if warnings_into is None:
             for w in off_list:  # most often a mistyped declaration: said right under it, not folded away

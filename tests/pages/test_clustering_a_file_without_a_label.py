@@ -163,3 +163,13 @@ def test_a_file_of_one_column_is_clustered_without_a_label_not_refused_for_havin
     assert not at.error, [e.value for e in at.error]
     assert [m.label for m in at.metric][:3] == ["DPLloyd, ε 1", "Input perturbation, ε 1", "Lloyd, not private"]
     assert any(m.value.startswith("**Your rows (120 rows, 1 column) at ε = 1**") for m in at.markdown)
+
+
+def test_a_labels_declared_classes_are_said_to_score_the_clusters_not_to_be_answered():
+    rows = _features_only().decode().splitlines()
+    labelled = "\n".join([rows[0] + ",segment"] + [f"{r},{'abc'[i // 60]}" for i, r in enumerate(rows[1:])])
+    at = _uploaded(labelled.encode(), name="segments.csv")
+    at.text_area(key=f"{PICKER}.categories.segments.csv").set_value("segment=a|b|c").run()
+    said = " ".join(c.value for c in at.caption)
+    assert "3 declared classes, in the order declared; the clusters are scored against them" in said
+    assert "every model answers" not in said
