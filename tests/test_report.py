@@ -88,6 +88,8 @@ def test_the_report_holds_the_question_the_answer_and_the_evidence(made_report):
                   "1000000 to 9999999 (declared)"):
         assert words in html
     assert re.search(r"DpEvent\(", html)
+    # what choosing ε cost reads in paragraphs: the cost, how it is counted, the remedies
+    assert "<p>How it is counted: " in html and "<p>Two remedies. (1)" in html
 
 
 def test_the_report_opens_offline_chart_inside(made_report):

@@ -626,7 +626,7 @@ def selection_note(points: pd.DataFrame, table: pd.DataFrame, *, learner: str | 
         f"{spent_text(composed)}{composition_delta_text(composed_delta) if math.isfinite(composed) else ''}"
         f"{' for a record replaced' if replaced and unit is not None else ''}{composition_unit_text(unit)}, "
         f"{how_far} {against}: that is what your rows have given away to whoever sees the curves, whatever the ε of "
-        f"the model you then release. {counted}. Two remedies. (1) Choose on data whose exposure you "
+        f"the model you then release.\n\n{counted}.\n\nTwo remedies. (1) Choose on data whose exposure you "
         "accept: a "
         "public table of the same kind, or rows set aside for choosing and never released or trained on by the final "
         "model; then train once, at the chosen ε, on the rest (the final model's ε is then the one shown; the rows "

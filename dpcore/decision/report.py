@@ -564,7 +564,7 @@ def report_html(advice: Advice, *, dataset=None, question: dict | None = None, n
                  f"guessing and 1 for telling every member from every non-member).{_attacked_model(advice, att)} "
                  f"{_e(ATTACK_CAVEAT)}</p>")
     h.append("<h2>Choosing ε from these curves is a release</h2>")
-    h.append(f"<p>{_e(advice.selection['note'])}</p>")
+    h.extend(f"<p>{_e(part)}</p>" for part in advice.selection["note"].split("\n\n"))  # its paragraphs
     h += _data_section(shape)
     h.append("<h2>Every ε tried</h2><table><tr><th>learner</th><th>ε</th><th>mean</th><th>spread (sd)</th>"
              "<th>seeds</th><th>bound</th><th>target</th><th>meets</th><th>ε spent</th><th>dp_accounting event</th>"
