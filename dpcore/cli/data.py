@@ -39,9 +39,10 @@ def add_data_flags(p, *, what: str = "registry name, e.g. digits (python -m dpco
                                                       "label column named by --label")
     p.add_argument("--label", metavar="COLUMN", help="with --data: the column to predict")
     p.add_argument("--task", choices=("classification", "regression"), default=None,
-                   help="with --data: what the label is (default: guessed: classes when --categories declares "
-                        "them, or when the label is text, true/false, or whole numbers with at most 20 values; "
-                        "otherwise a number to predict, regression)")
+                   help="with --data: what the label is (default: classes when --categories declares them, a "
+                        "number to predict (regression) when --bounds declares its range; otherwise guessed: classes "
+                        "when the label is text, true/false, or whole numbers with at most 20 values; otherwise a "
+                        "number to predict, regression)")
     p.add_argument("--bounds", metavar="SPEC", default=None,
                    help="with --data: the range each feature column (and a regression label) can hold, declared "
                         "rather than read from the private rows, e.g. 'age=17:90,hours=1:99,*=0:1' (* is every "

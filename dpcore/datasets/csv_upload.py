@@ -879,8 +879,10 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
         The column to predict. Every other column must be numeric or declared as categories; a classification
         label's classes are declared in ``categories`` too.
     task : {"classification", "regression"} or None
-        ``None`` guesses: a label whose classes are declared, text labels, and whole numbers with at most 20
-        distinct values, are classification; anything else regression.
+        ``None``: a label whose classes are declared (``categories``) is classification, one whose range is declared
+        (``bounds``) regression; otherwise guessed from the rows: text labels, and whole numbers with at most 20
+        distinct values, are classification; anything else regression (a guess that reads the rows, as the classes
+        or the range it then needs are read from them, with a :class:`PrivacyLeakWarning`).
 
     bounds : mapping, text or pair, optional
         The range of each feature column (and of a regression label), declared from what the data can hold, not
@@ -935,7 +937,11 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
     _refuse_missing(df, what, label_column)
     features = df.drop(columns=[label_column])
     labels = df[label_column]
-    task = ("classification" if declared_classes is not None else _guess_task(labels)) if task is None else task
+    if task is None:  # declared: classes, or a range (a number to predict); else guessed from the rows, and then
+        # the classes or the range the guess needs are read from them too, which the Dataset records as a leak
+        ranged = declared is not None and str(label_column) in declared and declared_classes is None
+        task = ("classification" if declared_classes is not None else "regression" if ranged
+                else _guess_task(labels))
     if task not in ("classification", "regression"):
         raise DatasetError(f"task must be 'classification' or 'regression', got {task!r}")
     if declared_classes is not None and task == "regression":

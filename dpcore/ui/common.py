@@ -445,8 +445,8 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
             help="The range each column can hold, from what it measures rather than from the rows: "
                  f"{BOUNDS_SYNTAX}. Values outside are clipped; a range much wider than the data squeezes its "
                  "signal. A column left out gets its own smallest and largest value in the file, which leaks privacy "
-                 "(a warning names those columns). The label needs a range only for regression, and there it sets the "
-                 "noise: the wider the range, the more noise the same ε needs.")
+                 "(a warning names those columns). A range declared for the label makes it a number to predict "
+                 "(regression), and sets the noise: the wider the range, the more noise the same ε needs.")
         stored.update(label=label, bounds=bounds, drop=list(drop), categories=categories,
                       kind=kind if task is None and not none else stored.get("kind", "auto"))
         with caught_warnings() as caught:

@@ -110,8 +110,9 @@ def test_the_task_s_help_says_how_the_task_is_guessed_as_the_loader_guesses_it(c
     with pytest.raises(SystemExit):
         main(["train", "--help"])
     said = " ".join(capsys.readouterr().out.split())
-    assert ("(default: guessed: classes when --categories declares them, or when the label is text, true/false, or "
-            "whole numbers with at most 20 values; otherwise a number to predict, regression)") in said
+    assert ("(default: classes when --categories declares them, a number to predict (regression) when --bounds "
+            "declares its range; otherwise guessed: classes when the label is text, true/false, or whole numbers with "
+            "at most 20 values; otherwise a number to predict, regression)") in said
     assert "numeric feature columns (a column of text or codes declared in --categories)" in said
     x = np.linspace(0, 1, 60)
 
@@ -125,3 +126,11 @@ def test_the_task_s_help_says_how_the_task_is_guessed_as_the_loader_guesses_it(c
     assert task([f"c{i % 25}" for i in range(60)]) == "classification"  # text: however many values
     assert task(x > 0.5) == "classification" and task(np.arange(60) % 20) == "classification"
     assert task(np.arange(60) % 21) == "regression"
+    # a declared range says the label is a number to predict, whatever its rows hold: 20 whole values or 21 (the
+    # guess, which reads the rows, would have made the first classes, and the bounds then refused them)
+    for values in (np.arange(60) % 20, np.arange(60) % 21):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            declared = load_csv(pd.DataFrame({"x": x, "y": values}), label_column="y", bounds="x=0:1, y=0:20")
+        assert declared.task == "regression" and declared.label_range == (0.0, 20.0)
+        assert not declared.inferred_bounds and not declared.inferred_classes

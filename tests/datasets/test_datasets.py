@@ -292,12 +292,20 @@ def test_a_regression_labels_declared_range_is_its_label_range_and_clips_it():
     ("age=90:17", "low end 90 is not below the high end 17"),
     ("age=1:2, age=3:4", "'age' is given twice"),
     ("weight=0:200", "column\\(s\\) 'weight' that the file does not have; its columns: age, hours, income"),
-    ("income=0:1", "label column 'income' holds classes"),
     ({"age": (0, float("inf"))}, "must be finite"),
 ])
 def test_bad_declared_bounds_are_refused_naming_the_column(spec, match):
     with pytest.raises(DatasetError, match=match):
         load_csv(BOUNDED, label_column="income", bounds=spec)
+
+
+def test_a_declared_label_range_makes_the_label_a_number_to_predict_and_classes_refuse_it():
+    # the task is the declaration's, not a guess from the rows (whole numbers 0/1 would be guessed classes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert load_csv(BOUNDED, label_column="income", bounds="income=0:1").task == "regression"
+    with pytest.raises(DatasetError, match="label column 'income' holds classes"):
+        load_csv(BOUNDED, label_column="income", task="classification", bounds="income=0:1")
 
 
 def test_a_column_whose_name_holds_a_comma_is_declared_in_double_quotes():
