@@ -72,17 +72,18 @@ def analytic_gaussian_delta(*, sigma: float, epsilon: float, sensitivity: float 
     # log_second is epsilon less about (a + b)^2 / 2, both huge where epsilon is (a = b at epsilon 5.6e18): their
     # difference, exactly -(a - b)^2 / 2 - ..., is known only to about 2**-53 (a + b)^2, which passes 700 from
     # epsilon ~1e17. Read as certain, a value that rounded above 700 answered delta 0 where the exact one was 0.54
-    log_error = _ROUNDING_UNITS * 2.0**-53 * (spread + abs(log_second))
-    if log_second - log_error > 700.0:  # e^eps Phi(-a-b) > e^700 > 1 >= Phi(a-b): the difference is below 0
-        return 0.0
-    if log_second > 700.0:  # the second term may be anything from below 1 to beyond e^700: nothing is known
+    # Exactly, e^eps Phi(-a-b) <= Phi(a-b) <= 1, so log_second is at most 0: one above 700 is rounding alone, and
+    # says nothing of the difference (nothing is known: delta 1)
+    if log_second > 700.0:
         return 1.0
     second = math.exp(log_second)
     error = _ROUNDING_UNITS * 2.0**-53 * ((spread * first if first else 0.0)
                                           + ((spread + abs(log_second)) * second if second else 0.0))
     if subnormal and first > 0:  # e^x below the least normal double is rounded to a multiple of the least one
         error += 2 * math.ulp(0.0)
-    return float(min(1.0, max(first - second, 0.0) + error))
+    # never 0: the Gaussian mechanism is (eps, delta)-DP for no delta = 0 (both terms underflowing, at eps 1e308, left
+    # a difference of 0 where the exact delta is positive): the least positive double is above such a delta
+    return float(min(1.0, max(max(first - second, 0.0) + error, math.ulp(0.0))))
 
 
 def analytic_gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float = 1.0) -> float:

@@ -97,3 +97,10 @@ def test_a_discrete_gaussian_delta_is_never_below_canonne_kamath_and_steinke(sig
     exact = discrete_delta(sigma, epsilon, sensitivity)
     if exact > 1e-300:
         assert discrete_gaussian_delta(sigma, epsilon, sensitivity) >= exact
+
+
+@pytest.mark.parametrize("epsilon", [1e3, 1e10, 1e100, 1e308])
+def test_the_gaussians_delta_is_never_zero_however_large_epsilon(epsilon):
+    # no delta = 0 holds for the Gaussian mechanism: its exact delta is positive at every epsilon, and where both
+    # terms underflow the difference read 0 (a pure epsilon-DP claim); the least positive double is above it
+    assert analytic_gaussian_delta(sigma=1.0, epsilon=epsilon) > 0.0
