@@ -13,7 +13,7 @@ from ..teaching.verdict import epsilon_text
 from ..validation import check_delta, check_epsilon, check_fraction, check_int, check_positive
 from .accountants import PLD_DISCRETIZATION, RDP_ORDERS, check_accountant, pld_discretization_for
 from .events import dpsgd_event, shuffled_dpsgd_event
-from .ledger import _PLD_RESOLVES, PLD_DELTA_ROUNDING, epsilon_of_event, reasons_unsaid
+from .ledger import PLD_SMALLEST_DELTA, epsilon_of_event, reasons_unsaid
 from .neighbouring import Neighbouring
 from .trusted import RDP_STEP_ROUNDING, rdp_epsilon
 
@@ -121,10 +121,10 @@ def calibrate(
         # small a delta), no noise reaches the target unless basic composition does (pure events): said at once, not
         # after a search to the top noise that said "even 1e+07 does not reach it", as if a larger noise would
         floor = _rdp_floor(delta)
-        rdp_answers = accountant == "rdp" or delta < _PLD_RESOLVES * PLD_DELTA_ROUNDING
+        rdp_answers = accountant == "rdp" or delta < PLD_SMALLEST_DELTA
         if rdp_answers and target < floor and not spent(upper, accountant, grid) <= target:
             why = ("" if accountant == "rdp" else f"the PLD accountant cannot resolve a delta below "
-                   f"{_PLD_RESOLVES * PLD_DELTA_ROUNDING:g} in double precision, and ")
+                   f"{PLD_SMALLEST_DELTA:g} in double precision, and ")
             raise DPValueError(f"could not find a {name} for epsilon={target:g}, delta={delta:g}: {why}the RDP "
                                "accountant's conversion to (epsilon, delta) states no epsilon below "
                                f"{epsilon_text(floor, digits=4)} at that delta, however large the noise (its largest "

@@ -402,6 +402,8 @@ def _keep_prefix(prefix: tuple, kept: tuple) -> None:
 PLD_DELTA_ROUNDING = 1e-12
 #: A PLD answers a delta only from this many times its rounding up; below, the RDP accountant answers.
 _PLD_RESOLVES = 10.0
+#: The least delta a PLD answers with a fixed rounding (:data:`PLD_DELTA_ROUNDING`); below it the RDP accountant does.
+PLD_SMALLEST_DELTA = _PLD_RESOLVES * PLD_DELTA_ROUNDING
 
 
 def _fft_rounding(distribution) -> float:
@@ -729,7 +731,7 @@ class _Composition:
             return math.inf
         share = delta / len(groups)
         if any(not isinstance(acc, rdp.RdpAccountant) for acc in groups.values()) and (
-                share < _PLD_RESOLVES * PLD_DELTA_ROUNDING):
+                share < PLD_SMALLEST_DELTA):
             shared = (f" (delta={delta:g} shared between the {len(groups)} neighbouring relations composed)"
                       if len(groups) > 1 else "")
             self.note(f"{_small_delta_reason(share, instead=False)}{shared}: this epsilon is reported as infinity "
@@ -742,7 +744,7 @@ class _Composition:
         return sum(rdp_epsilon(acc.orders, trusted_step_rdp(acc.rdp, steps[rel]), share)[0]
                    if isinstance(acc, rdp.RdpAccountant)
                    else (trusted_epsilon(acc.get_epsilon(share - PLD_DELTA_ROUNDING))
-                         if share >= _PLD_RESOLVES * PLD_DELTA_ROUNDING else math.inf)
+                         if share >= PLD_SMALLEST_DELTA else math.inf)
                    for rel, acc in groups.items())
 
 
