@@ -130,16 +130,22 @@ def widget_part(name: str) -> str:
 
 
 def _forget_file_widgets() -> None:
-    """Forget what every page's widgets kept for the session's file hold (keys ending in :data:`FILE_PART`), and the
+    """Forget what every page's widgets kept for the session's file hold (keys naming :data:`FILE_PART`), and the
     knobs' own record of them: they were set for another file. Called before a page draws them (an uploader's
     callback, or the picker above them)."""
-    end = "." + FILE_PART
-    for key in [k for k in st.session_state.keys() if isinstance(k, str) and k.endswith(end)]:
+    for key in [k for k in st.session_state.keys() if _names_file(k)]:
         del st.session_state[key]
     kept = st.session_state.get(KEPT_KNOBS)
     if isinstance(kept, dict):
-        for key in [k for k in kept if isinstance(k, str) and k.endswith(end)]:
+        for key in [k for k in kept if _names_file(k)]:
             del kept[key]
+
+
+def _names_file(key) -> bool:
+    """True for a widget key kept for the session's file: :data:`FILE_PART` is one of its dot-separated parts
+    (``train.epochs.your_file``, and ``cluster.k.your_file.rows``, the number of clusters chosen for a file with no
+    label, which a new file kept when only keys ending in the word were forgotten)."""
+    return isinstance(key, str) and FILE_PART in key.split(".")
 
 
 def inferred_bounds_note(dataset) -> str | None:

@@ -173,3 +173,14 @@ def test_a_labels_declared_classes_are_said_to_score_the_clusters_not_to_be_answ
     said = " ".join(c.value for c in at.caption)
     assert "3 declared classes, in the order declared; the clusters are scored against them" in said
     assert "every model answers" not in said
+
+
+def test_a_new_file_starts_from_the_default_number_of_clusters_not_the_one_chosen_for_the_file_before():
+    at = _uploaded()
+    at.number_input(key="cluster.k.your_file.rows").set_value(5).run()
+    assert at.number_input(key="cluster.k.your_file.rows").value == 5
+    other = _features_only(40).decode().replace("age,spend", "height,weight")
+    at.get("file_uploader")[0].set_value(("other.csv", other.encode(), "text/csv")).run()
+    at.text_area(key=f"{PICKER}.bounds.your_file").set_value("height=0:100\nweight=0:100").run()
+    assert not at.exception, at.exception
+    assert at.number_input(key="cluster.k.your_file.rows").value == 3  # set for the file before: forgotten
