@@ -260,6 +260,75 @@ def test_weights_tied_between_two_layers_are_refused():
         train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=Tied(), n_outputs=5)
 
 
+class _TokenEmbedding(nn.Module):
+    def __init__(self, **options) -> None:
+        super().__init__()
+        self.embed, self.head = nn.Embedding(6, 3, **options), nn.Linear(6, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.embed(x.long()).flatten(1))
+
+
+def _tokens():
+    X = np.random.default_rng(0).integers(0, 6, size=(40, 2))
+    X[:2] = [[0, 1], [2, 3]]  # the first two rows share no index: the check of two rows' gradients cannot tell
+    return X, np.arange(40) % 2
+
+
+def test_an_embedding_scaling_its_gradient_by_the_batchs_counts_is_refused_by_name():
+    # torch divides an index's gradient by how many times the whole batch uses it, so one record's gradient moves
+    # with the others: it used to train on an unscaled gradient, silently, where two rows shared no index
+    X, y = _tokens()
+    with pytest.raises(DPValueError, match=r"layer 'embed': Embedding with scale_grad_by_freq=True .*whole batch.*"
+                                           "use scale_grad_by_freq=False"):
+        train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=_TokenEmbedding(
+            scale_grad_by_freq=True))
+    train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=_TokenEmbedding())
+
+
+def test_a_sparse_embedding_is_refused_with_what_to_use_not_torchs_error():
+    X, y = _tokens()  # it raised torch's "add(sparse, dense) is not supported" from inside the step
+    with pytest.raises(DPValueError, match=r"layer 'embed': Embedding with sparse=True.*use sparse=False"):
+        train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=_TokenEmbedding(sparse=True))
+
+
+@pytest.mark.parametrize("reparametrize, computed_from", [
+    (lambda m: nn.utils.weight_norm(m), "'weight_g', 'weight_v'"),
+    (lambda m: nn.utils.spectral_norm(m), "'weight_orig'")], ids=["weight_norm", "spectral_norm"])
+def test_a_layer_whose_weight_is_computed_from_other_parameters_is_refused_naming_the_reparametrization(
+        reparametrize, computed_from):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # torch's note that weight_norm moved
+        model = nn.Sequential(reparametrize(nn.Linear(3, 2)))
+    X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20) % 2
+    with pytest.raises(DPValueError) as err:  # it read "Linear layer has a frozen parameter: unfreeze it"
+        train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model)
+    msg = str(err.value)
+    assert f"layer '0' (Linear) computes its weight from the parameter(s) {computed_from}" in msg
+    assert "remove_weight_norm / remove_spectral_norm" in msg and "frozen" not in msg
+
+
+def test_a_parametrized_layer_is_refused_with_how_to_remove_the_parametrization():
+    model = nn.Sequential(nn.utils.parametrizations.weight_norm(nn.Linear(3, 2)))
+    X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20) % 2
+    with pytest.raises(DPValueError, match=r"layer '0' \(ParametrizedLinear\).*its weight is computed by a "
+                                           r"parametrization.*remove_parametrizations"):
+        train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model)
+
+
+def test_a_layer_half_frozen_is_refused_naming_it_and_both_ways_out():
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    model[2].weight.requires_grad_(False)
+    X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20) % 2
+    with pytest.raises(DPValueError, match=re.escape(  # it read "Linear layer has a frozen parameter", no name
+            "layer '2' (Linear) has its weight frozen and its bias trained: per-example clipping counts every "
+            "parameter of a trained layer; freeze the whole layer (model.2.requires_grad_(False)) or unfreeze "
+            "model.2.weight")):
+        train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model)
+    model[2].requires_grad_(False)
+    train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model)
+
+
 def test_a_layer_applied_twice_in_one_forward_pass_is_refused():
     class Twice(nn.Module):
         def __init__(self) -> None:
