@@ -519,6 +519,64 @@ def test_a_module_whose_row_outputs_depend_on_the_rest_of_the_batch_is_refused()
     train(X, y, TrainConfig(epochs=1, batch_size=10, private=False), model=model)  # a non-private baseline may
 
 
+class _RunningCentred(nn.Module):
+    """A user's own standardiser: a running mean of the rows it sees in training, kept as a buffer (as BatchNorm)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(4))
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        if self.training:
+            with torch.no_grad():
+                self.mean.mul_(0.9).add_(0.1 * x.mean(0))
+        return self.head(x - self.mean)
+
+
+class _CentredInTraining(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.head(x - x.mean(0, keepdim=True) if self.training else x)  # the batch's mean, training only
+
+
+class _NoisyInTraining(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.head, self.drop = nn.Linear(4, 2), nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.head(self.drop(x + 0.1 * torch.randn_like(x) if self.training else x))  # per row: allowed
+
+
+def test_a_module_keeping_a_running_statistic_of_the_rows_in_a_buffer_is_refused_and_left_as_it_was():
+    # it trained, reported its epsilon and released the buffer, a noiseless mean of the private rows
+    X, y = _rows()
+    model = _RunningCentred()
+    with pytest.raises(DPValueError, match=r"changes its buffer\(s\) 'mean' in a training forward pass.*without "
+                                           "noise"):
+        train(X + 3.0, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=model)
+    assert torch.equal(model.mean, torch.zeros(4)) and model.training  # the check put it back
+    train(X, y, TrainConfig(epochs=1, batch_size=10, private=False), model=model)  # a non-private baseline may
+
+
+def test_a_module_mixing_the_batch_only_in_training_mode_is_refused():
+    # the evaluation-mode check of two rows passed it, and every step mixed the examples of its batch
+    X, y = _rows()
+    with pytest.raises(DPValueError, match=r"changes with the other rows of its batch in training mode.*no "
+                                           "per-example clip bound"):
+        train(X, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=_CentredInTraining())
+
+
+def test_a_module_drawing_its_own_noise_per_row_in_training_is_not_taken_for_one_mixing_the_batch():
+    X, y = _rows()
+    res = train(X, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=_NoisyInTraining())
+    assert math.isfinite(res.epsilon)
+
+
 def test_a_dataframe_of_features_trains_without_torchs_read_only_warning():
     import warnings
 
