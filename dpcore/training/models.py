@@ -165,7 +165,7 @@ def trainable_layers(model: nn.Module) -> list[nn.Module]:
     of the private rows. A supported layer is refused where its rule would not be its gradient: an Embedding with
     ``max_norm`` (rewrites its rows in the forward pass), ``scale_grad_by_freq`` (scales by the batch's counts) or
     ``sparse=True``; a layer with one of its weight and bias frozen; a weight computed from other parameters
-    (``torch.nn.utils.weight_norm``, ``spectral_norm``, a parametrization).
+    (``torch.nn.utils.weight_norm``, ``spectral_norm``, ``prune``, a parametrization).
     """
     out = []
     supported = ", ".join(t.__name__ for t in SUPPORTED_LAYERS)
@@ -199,15 +199,16 @@ def trainable_layers(model: nn.Module) -> list[nn.Module]:
                     "its gradient is dense whatever the batch; use sparse=False")
             computed = [w for w in ("weight", "bias") if getattr(m, w, None) is not None
                         and not isinstance(getattr(m, w), nn.Parameter)]
-            if computed:  # torch.nn.utils.weight_norm / spectral_norm: the weight is recomputed from other
+            if computed:  # torch.nn.utils.weight_norm / spectral_norm / prune: the weight is recomputed from other
                 # parameters (weight_g and weight_v, weight_orig) before every call, outside the layer's rule
                 held = ", ".join(repr(n) for n, p in m.named_parameters(recurse=False)
                                  if p.requires_grad and n not in ("weight", "bias"))
                 raise DPValueError(
                     f"layer {name!r} ({type(m).__name__}) computes its {' and '.join(computed)} from the "
-                    f"parameter(s) {held} before every call (torch.nn.utils.weight_norm or spectral_norm): the "
-                    "engine's per-example rule is for the layer's own weight, not for what it is computed from. "
-                    "Remove the reparametrization (torch.nn.utils.remove_weight_norm / remove_spectral_norm)")
+                    f"parameter(s) {held} before every call (torch.nn.utils.weight_norm, spectral_norm or a prune "
+                    "method): the engine's per-example rule is for the layer's own weight, not for what it is "
+                    "computed from. Remove the reparametrization (torch.nn.utils.remove_weight_norm / "
+                    "remove_spectral_norm / prune.remove)")
             frozen = [w for w in ("weight", "bias") if isinstance(getattr(m, w, None), nn.Parameter)
                       and not getattr(m, w).requires_grad]
             if frozen:

@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call, grad, vmap
+from torch.nn.utils import prune
 
 from dpcore.accounting import dpsgd_epsilon
 from dpcore.exceptions import DPValueError
@@ -294,7 +295,9 @@ def test_a_sparse_embedding_is_refused_with_what_to_use_not_torchs_error():
 
 @pytest.mark.parametrize("reparametrize, computed_from", [
     (lambda m: nn.utils.weight_norm(m), "'weight_g', 'weight_v'"),
-    (lambda m: nn.utils.spectral_norm(m), "'weight_orig'")], ids=["weight_norm", "spectral_norm"])
+    (lambda m: nn.utils.spectral_norm(m), "'weight_orig'"),
+    (lambda m: prune.l1_unstructured(m, "weight", 0.5), "'weight_orig'")],
+    ids=["weight_norm", "spectral_norm", "prune"])
 def test_a_layer_whose_weight_is_computed_from_other_parameters_is_refused_naming_the_reparametrization(
         reparametrize, computed_from):
     with warnings.catch_warnings():
@@ -305,7 +308,7 @@ def test_a_layer_whose_weight_is_computed_from_other_parameters_is_refused_namin
         train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model)
     msg = str(err.value)
     assert f"layer '0' (Linear) computes its weight from the parameter(s) {computed_from}" in msg
-    assert "remove_weight_norm / remove_spectral_norm" in msg and "frozen" not in msg
+    assert "remove_weight_norm / remove_spectral_norm / prune.remove" in msg and "frozen" not in msg
 
 
 def test_a_parametrized_layer_is_refused_with_how_to_remove_the_parametrization():
