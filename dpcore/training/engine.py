@@ -821,6 +821,14 @@ def train(
     if model is not None:
         if device is not None:
             model.to(device)
+        half = sorted({str(p.dtype).replace("torch.", "") for p in model.parameters()
+                       if p.dtype.is_floating_point and p.dtype.itemsize < 4})
+        if config.private and half:  # the gradient check below would blame the rounding on a functional call
+            raise DPValueError(
+                f"model holds {' and '.join(half)} parameters: DP-SGD computes each example's gradient norm, the "
+                "clipped sum and the Gaussian noise in the parameters' precision, and at 8 to 11 significant bits the "
+                "norms miss the clip bound and the noise is rounded away from the Gaussian the accountant assumes "
+                "(the floating-point pitfall of Mironov 2012). Train it in float32 (model.float()) or float64")
         # before anything is costed or allocated: refused by what does not fit, and lazy layers sized
         _check_fits(model, data, config.task, loss, private=config.private)
         if not any(p.requires_grad for p in model.parameters()):  # after _check_fits: lazy layers are sized now

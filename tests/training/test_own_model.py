@@ -580,6 +580,19 @@ def test_a_module_drawing_its_own_noise_per_row_in_training_is_not_taken_for_one
     assert math.isfinite(res.epsilon)
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_a_half_precision_module_is_refused_for_its_precision_not_blamed_on_a_functional_call(dtype):
+    # it was refused as "a trained weight is used outside its layer's call": the per-example gradients of two rows,
+    # rounded to 8 or 11 significant bits, did not add up to torch's own
+    X, y = _rows()
+    model = nn.Sequential(nn.Linear(4, 8), nn.LayerNorm(8), nn.Tanh(), nn.Linear(8, 2)).to(dtype)
+    with pytest.raises(DPValueError, match=rf"model holds {str(dtype)[6:]} parameters.*Train it in float32 "
+                                           r"\(model\.float\(\)\)"):
+        train(X, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=model)
+    assert math.isfinite(train(X, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0),
+                               model=model.float()).epsilon)
+
+
 def test_a_dataframe_of_features_trains_without_torchs_read_only_warning():
     import warnings
 
