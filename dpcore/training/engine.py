@@ -743,11 +743,12 @@ def train(
         batch is refused (checked on rows of X before training, in evaluation and in training mode), and so is one
         that changes a buffer in a training forward pass (a running statistic of the rows, released without noise).
         So is one whose layer calls do not carry its whole gradient (a trained weight also used through
-        ``torch.nn.functional``, or a layer's input changed in place after the call): the engine's per-example
-        gradients of two rows are checked against torch's own before training. Training runs on the device of its
-        parameters (or ``device``): the rows are moved there, the noise is drawn there, and the result is brought
-        back to the CPU. The result's ``epsilon`` is this run's: a module that ``train`` trained before carries
-        those runs too, which a warning says (spend every result in one ``PrivacyLedger`` for the model's total).
+        ``torch.nn.functional``, or a layer's input changed in place after the call): the engine's per-example gradients
+        of two rows are checked against torch's own before training. A module in half precision (bfloat16, float16) is
+        refused: its norms and noise would be rounded (train it in float32). Training runs on the device of its
+        parameters (or ``device``): the rows are moved there, the noise is drawn there, and the result is brought back
+        to the CPU. The result's ``epsilon`` is this run's: a module that ``train`` trained before carries those runs
+        too, which a warning says (spend every result in one ``PrivacyLedger`` for the model's total).
     loss : callable, optional
         ``loss(output, y)``: your per-example loss, a tensor of shape ``(B,)``
         (``nn.CrossEntropyLoss(reduction="none")``, ...). Default: cross-entropy for classification, squared
