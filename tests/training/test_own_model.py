@@ -111,6 +111,39 @@ def test_one_records_clipped_contribution_is_at_most_c_and_the_noise_has_std_sig
     assert abs(float(draws.mean())) < 0.02 * sigma * C
 
 
+class _FrozenEmbeddingDropout(nn.Module):
+    """A fine-tuned module: a frozen embedding and first layer, dropout, a trained LayerNorm and head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed, self.body = nn.Embedding(7, 3), nn.Linear(5, 8)
+        self.embed.requires_grad_(False)
+        self.body.requires_grad_(False)
+        self.drop, self.ln, self.head = nn.Dropout(0.3), nn.LayerNorm(8 + 6), nn.Linear(8 + 6, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.cat([torch.tanh(self.body(x[:, 2:])), self.embed(x[:, :2].long()).flatten(1)], 1)
+        return self.head(self.ln(self.drop(h)))
+
+
+def test_one_records_clipped_contribution_is_at_most_c_with_frozen_layers_and_dropout_in_training_mode():
+    C = 0.05
+    torch.manual_seed(0)
+    model, loss = _FrozenEmbeddingDropout().double().train(), nn.CrossEntropyLoss(reduction="none")
+    X, y = _data(30)
+    x, t = torch.as_tensor(X), torch.as_tensor(y)
+    sums = []
+    step = PrivateGradient(model, GhostClipper(model, loss=loss), task="classification", clip_norm=C,
+                           noise_multiplier=0.0, expected_batch_size=1.0, generator=torch.Generator().manual_seed(0),
+                           on_step=lambda i, s: sums.append(s.clone()))
+    for i in range(30):
+        step(x[i:i + 1], t[i:i + 1])
+    contributions = torch.stack(sums).norm(dim=1)
+    assert sums[0].numel() == sum(p.numel() for p in model.parameters() if p.requires_grad)  # the trained ones only
+    assert float(contributions.max()) <= C * (1 + 1e-9)
+    assert int((contributions > C * (1 - 1e-4)).sum()) >= 5  # the bound binds: the check is not vacuous
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_train_runs_your_module_on_its_device_and_accounts_as_dpsgd(device):
     X, y = _data(200, seed=3)
