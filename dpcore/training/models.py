@@ -34,7 +34,13 @@ _INSTEAD = {nn.InstanceNorm1d: "GroupNorm(C, C) (the same normalisation, per cha
             nn.InstanceNorm2d: "GroupNorm(C, C) (the same normalisation, per channel)",
             nn.InstanceNorm3d: "GroupNorm(C, C) (the same normalisation, per channel)",
             nn.Conv1d: "Conv2d with a (1, k) kernel on inputs of shape (B, C, 1, L) (the same convolution; "
-                       "x.unsqueeze(2) before it, .squeeze(2) after)"}
+                       "x.unsqueeze(2) before it, .squeeze(2) after)",
+            nn.MultiheadAttention: "four Linear layers (query, key, value, output) around "
+                                   "torch.nn.functional.scaled_dot_product_attention (as Opacus's "
+                                   "DPMultiheadAttention does)",
+            nn.RNNBase: "a feed-forward model over the sequence (a Conv2d with a (1, k) kernel, or a Linear on the "
+                        "flattened sequence): a recurrent layer reuses its weights at every step, and a layer called "
+                        "more than once in a forward pass has no per-example rule here either"}
 ACTIVATIONS = dict(zip(ACTIVATION_NAMES, (nn.ReLU, nn.Tanh, nn.Sigmoid, nn.ELU)))  # the layer of each name
 
 

@@ -240,6 +240,37 @@ def test_a_layer_without_a_per_example_rule_is_refused_by_name_with_the_supporte
     train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model)
 
 
+class _Attention(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.attn, self.head = nn.MultiheadAttention(2, 1, batch_first=True), nn.Linear(4, 2)
+
+    def forward(self, x):
+        seq = x.reshape(x.shape[0], 2, 2)
+        return self.head(self.attn(seq, seq, seq)[0].flatten(1))
+
+
+class _Recurrent(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.rnn, self.head = nn.LSTM(1, 3, batch_first=True), nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.head(self.rnn(x.unsqueeze(-1))[0][:, -1])
+
+
+@pytest.mark.parametrize("make, named, advice", [
+    (_Attention, "layer 'attn' (MultiheadAttention)", "four Linear layers (query, key, value, output) around "
+                                                      "torch.nn.functional.scaled_dot_product_attention"),
+    (_Recurrent, "layer 'rnn' (LSTM)", "a feed-forward model over the sequence")], ids=["attention", "lstm"])
+def test_attention_and_recurrent_layers_are_refused_with_what_computes_them_here(make, named, advice):
+    # they were refused by name with the supported list only, and no way to write them
+    X, y = np.random.default_rng(0).normal(size=(20, 4)), np.arange(20) % 2
+    with pytest.raises(DPValueError) as err:
+        train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=make())
+    assert named in str(err.value) and advice in str(err.value)
+
+
 @pytest.mark.parametrize("make", [lambda: nn.BatchNorm1d(4), lambda: nn.BatchNorm1d(4, affine=False),
                                   lambda: nn.BatchNorm1d(4).requires_grad_(False)],
                          ids=["trainable", "affine=False", "frozen"])
