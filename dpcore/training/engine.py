@@ -1022,13 +1022,15 @@ def _check_training_mode(model: nn.Module, rows: torch.Tensor) -> None:
         return
     buffers = list(model.named_buffers())
     saved = [b.detach().clone() for _, b in buffers]
-    cuda = [rows.device.index if rows.device.index is not None else torch.cuda.current_device()] \
-        if rows.device.type == "cuda" else []
+    dev = rows.device  # its random state is forked too (CUDA, MPS ...): the CPU's always is
+    kind = None if dev.type == "cpu" else dev.type
+    forked = [] if kind is None else [dev.index if dev.index is not None
+                                      else getattr(torch.get_device_module(kind), "current_device", lambda: 0)()]
     was_training, outs, moved = model.training, [], []
     try:
         model.train()
         for pair in (rows[[0, 1]], rows[[0, 2]]):
-            with torch.random.fork_rng(devices=cuda), torch.no_grad():  # both calls start from one random state
+            with torch.random.fork_rng(devices=forked, device_type=kind), torch.no_grad():  # one random state
                 outs.append(model(pair))
             moved += [name for (name, b), before in zip(buffers, saved)
                       if name not in moved and not torch.equal(b.detach().nan_to_num(), before.nan_to_num())]
