@@ -468,6 +468,28 @@ def _autograd_per_example(model, X, y):
         F.cross_entropy(model(rows[i:i + 1]), target[i:i + 1]), params)]) for i in range(len(rows))]
 
 
+class _PartlyWithoutGradients(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.body, self.head = nn.Linear(4, 4), nn.Linear(4, 2)
+
+    def forward(self, x):
+        with torch.no_grad():
+            h = self.body(x)  # trainable, but run without a graph
+        return self.head(torch.tanh(h))
+
+
+def test_a_trained_layer_run_without_gradients_is_refused_by_name_with_both_ways_out():
+    # it read "the forward pass ran without gradients", naming no layer, while only one did
+    X, y = np.random.default_rng(0).normal(size=(40, 4)), np.arange(40) % 2
+    model = _PartlyWithoutGradients()
+    with pytest.raises(DPValueError, match=r"^layer\(s\) 'body' \(Linear\) ran without gradients.*freeze them with "
+                                           r"requires_grad_\(False\)"):
+        train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model)
+    model.body.requires_grad_(False)
+    assert math.isfinite(train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model).epsilon)
+
+
 def test_a_trained_weight_also_used_outside_its_layers_call_is_refused_before_training():
     X, y = _rows(d=3)
     with pytest.raises(DPValueError, match=r"per-example gradients of your model do not add up to torch's own "
