@@ -243,6 +243,9 @@ def check_device(device, name: str = "device"):
                            "GPU") from None
     if dev.type == "cpu":
         return dev
+    if dev.type == "meta":  # shapes without values: nothing can be trained or noised there
+        raise DPValueError(f"{name}={device!r} cannot be used: torch's meta device holds shapes, not values, so "
+                           f"nothing can be trained there; use {name}='cpu' (or a GPU's name)")
     backend = getattr(torch, dev.type, None)
     if dev.type == "cuda" and torch.version.cuda is None and torch.version.hip is None:
         why = f"this torch ({torch.__version__}) is a CPU-only build"

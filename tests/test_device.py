@@ -109,7 +109,8 @@ def test_a_gpu_this_machine_lacks_is_refused_with_the_reason_before_training(dev
 
 
 @pytest.mark.parametrize("device, error", [("gpu", "is not a device torch knows"), (1.5, "must be a device name"),
-                                           (True, "must be a device name")])
+                                           (True, "must be a device name"),
+                                           ("meta", "torch's meta device holds shapes, not values")])
 def test_a_device_that_is_not_one_is_refused_by_name(device, error):
     with pytest.raises(DPCoreError, match=error):
         check_device(device)

@@ -37,4 +37,9 @@ def test_every_python_block_of_the_library_section_runs(capsys):
     assert namespace["result"].epsilon <= 2.0 + 1e-9
     assert 0.0 <= namespace["report"].auc <= 1.0
     assert namespace["ledger"].epsilon > 0
+    # a pickled run predicts as before and a pickled ledger goes on spending it
+    assert namespace["again"].epsilon == namespace["mine"].epsilon
+    assert list(namespace["again"].model.predict(namespace["df"].drop(columns="buys").head(3))) == list(
+        namespace["mine"].model.predict(namespace["df"].drop(columns="buys").head(3)))
+    assert len(namespace["kept"].events) == 2 and namespace["kept"].epsilon > namespace["mine"].epsilon
     assert capsys.readouterr().out  # the examples print what they show

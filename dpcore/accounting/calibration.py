@@ -274,7 +274,9 @@ def calibrate_noise_multiplier(
     """Smallest DP-SGD noise multiplier whose epsilon after ``steps`` is <= ``target_epsilon``.
 
     :func:`calibrate` on :func:`~dpcore.accounting.dpsgd_event` (add/remove neighbours); ``pld_discretization``
-    is the PLD grid the run's epsilon will be reported on.
+    is the PLD grid the run's epsilon will be reported on. ``sample_rate`` and ``steps`` are as in
+    :func:`~dpcore.accounting.dpsgd_epsilon`: from a batch size and epochs over n records, ``q = batch_size / n``
+    and ``steps = ceil(epochs / q)``.
 
     Examples
     --------

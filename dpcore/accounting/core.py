@@ -22,10 +22,19 @@ def dpsgd_epsilon(
     """Epsilon spent by DP-SGD after ``steps`` (add/remove neighbours); ``pld_discretization`` is the PLD grid
     (the grid a noise was calibrated on, to check it: :func:`~dpcore.accounting.accountants.pld_discretization_for`).
 
+    ``noise_multiplier`` is sigma, the noise's standard deviation over the clip norm; ``sample_rate`` is q, the
+    probability that a record joins a step's batch (Poisson sampling, Abadi et al. 2016), the expected batch size
+    over the training records; ``steps`` counts the noisy steps. A run planned in batch size and epochs (as Opacus
+    and :func:`dpcore.train` plan one) has ``q = batch_size / n`` and ``steps = ceil(epochs / q)``. Fixed-size
+    shuffled batches are not Poisson samples: :func:`~dpcore.accounting.shuffled_dpsgd_event` accounts them.
+
     Examples
     --------
     >>> round(dpsgd_epsilon(noise_multiplier=1.5, sample_rate=0.04, steps=2250, delta=1e-5), 2)
     7.33
+    >>> q = 256 / 60_000  # a batch size of 256 out of 60,000 records, for 60 epochs
+    >>> round(dpsgd_epsilon(noise_multiplier=1.1, sample_rate=q, steps=math.ceil(60 / q), delta=1e-5), 3)
+    2.597
     """
     return dpsgd_accounting(noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps, delta=delta,
                             accountant=accountant, pld_discretization=pld_discretization)[0]

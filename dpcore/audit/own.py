@@ -120,7 +120,12 @@ def _class_indices(y: np.ndarray, classes: list) -> np.ndarray:
     """Each label's column among the model's ``classes`` (refusing, by value, labels the model does not know)."""
     missing = sorted({v for v in y.tolist() if v not in classes}, key=str)
     if missing:
-        raise DPValueError(f"labels {missing[:5]} are not among the model's classes {classes[:10]}")
+        values = y.tolist()
+        indices = (y.dtype.kind in "iu" and not any(isinstance(c, (int, np.integer)) for c in classes)
+                   and all(0 <= v < len(classes) for v in values))
+        hint = (f": they read as class indices (a Split's or Dataset's y is one); give the classes themselves, "
+                f"np.asarray({classes[:10]})[y]" if indices else "")
+        raise DPValueError(f"labels {missing[:5]} are not among the model's classes {classes[:10]}{hint}")
     return np.array([classes.index(v) for v in y.tolist()], dtype=np.int64)
 
 

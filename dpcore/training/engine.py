@@ -740,13 +740,15 @@ def train(
         any other layer with trainable parameters is refused by name (freeze it), and a BatchNorm even frozen or
         without parameters (it mixes the batch and keeps statistics of the rows: use a GroupNorm). Each row's
         output must come from that row alone: a module whose output for a row moves with the other rows of its
-        batch is refused (checked on two rows before training). So is one whose layer calls do not carry its
-        whole gradient (a trained weight also used through ``torch.nn.functional``, or a layer's input changed in
-        place after the call): the engine's per-example gradients of two rows are checked against torch's own
-        before training. Training runs on the device of its parameters
-        (or ``device``): the rows are moved there, the noise is drawn there, and the result is brought back to the
-        CPU. The result's ``epsilon`` is this run's: a module that ``train`` trained before carries those runs too,
-        which a warning says (spend every result in one ``PrivacyLedger`` for the model's total).
+        batch is refused (checked on rows of X before training, in evaluation and in training mode), and so is one
+        that changes a buffer in a training forward pass (a running statistic of the rows, released without noise).
+        So is one whose layer calls do not carry its whole gradient (a trained weight also used through
+        ``torch.nn.functional``, or a layer's input changed in place after the call): the engine's per-example gradients
+        of two rows are checked against torch's own before training. A module in half precision (bfloat16, float16) is
+        refused: its norms and noise would be rounded (train it in float32). Training runs on the device of its
+        parameters (or ``device``): the rows are moved there, the noise is drawn there, and the result is brought back
+        to the CPU. The result's ``epsilon`` is this run's: a module that ``train`` trained before carries those runs
+        too, which a warning says (spend every result in one ``PrivacyLedger`` for the model's total).
     loss : callable, optional
         ``loss(output, y)``: your per-example loss, a tensor of shape ``(B,)``
         (``nn.CrossEntropyLoss(reduction="none")``, ...). Default: cross-entropy for classification, squared
@@ -820,6 +822,14 @@ def train(
     if model is not None:
         if device is not None:
             model.to(device)
+        half = sorted({str(p.dtype).replace("torch.", "") for p in model.parameters()
+                       if p.dtype.is_floating_point and p.dtype.itemsize < 4})
+        if config.private and half:  # the gradient check below would blame the rounding on a functional call
+            raise DPValueError(
+                f"model holds {' and '.join(half)} parameters: DP-SGD computes each example's gradient norm, the "
+                "clipped sum and the Gaussian noise in the parameters' precision, and at 8 to 11 significant bits the "
+                "norms miss the clip bound and the noise is rounded away from the Gaussian the accountant assumes "
+                "(the floating-point pitfall of Mironov 2012). Train it in float32 (model.float()) or float64")
         # before anything is costed or allocated: refused by what does not fit, and lazy layers sized
         _check_fits(model, data, config.task, loss, private=config.private)
         if not any(p.requires_grad for p in model.parameters()):  # after _check_fits: lazy layers are sized now
@@ -977,6 +987,9 @@ def _check_fits(model: nn.Module, data: _Data, task: str, loss: LossFunction | N
                            "another statistic over dimension 0 in its forward pass): one record would move the "
                            "others' gradients and no per-example clip bound would hold. Compute every row's output "
                            "from that row alone")
+    if private and isinstance(out, torch.Tensor):
+        trainable_layers(model)  # a BatchNorm or a layer without a rule is refused by name first, and runs no batch
+        _check_training_mode(model, data.X[:3].to(rows.device, rows.dtype))
     if loss is not None and isinstance(out, torch.Tensor):
         _check_loss_per_row(loss, out, data.y[:2].to(out.device))
     if loss is not None or not isinstance(out, torch.Tensor):
@@ -993,6 +1006,53 @@ def _check_fits(model: nn.Module, data: _Data, task: str, loss: LossFunction | N
         raise DPValueError(f"your model gives outputs of shape {tuple(out.shape[1:])} per row for "
                            f"{data.y.shape[1]} target(s) per row: its last layer needs {data.y.shape[1]} output(s)"
                            f"{squeezed}, or give train() a loss of your own")
+
+
+def _check_training_mode(model: nn.Module, rows: torch.Tensor) -> None:
+    """Run your module in training mode, as DP-SGD's steps do, on rows (0, 1) and then (0, 2), each from the same
+    random state (a dropout draws the same masks) and the same buffers, and refuse it if a buffer moved or row 0's
+    output moved with the row beside it. Buffers are put back and nothing is trained.
+
+    A buffer a forward pass changes is computed from the rows (a running mean, as BatchNorm keeps) and released with
+    the model without noise; a statistic of the batch taken only in training mode (``if self.training: x = x -
+    x.mean(0)``) passes the evaluation-mode check but mixes the examples of every step, and no per-example clip
+    bound holds (Abadi et al. 2016 clip each example's own gradient).
+    """
+    if rows.shape[0] < 3:
+        return
+    buffers = list(model.named_buffers())
+    saved = [b.detach().clone() for _, b in buffers]
+    dev = rows.device  # its random state is forked too (CUDA, MPS ...): the CPU's always is
+    kind = None if dev.type == "cpu" else dev.type
+    forked = [] if kind is None else [dev.index if dev.index is not None
+                                      else getattr(torch.get_device_module(kind), "current_device", lambda: 0)()]
+    was_training, outs, moved = model.training, [], []
+    try:
+        model.train()
+        for pair in (rows[[0, 1]], rows[[0, 2]]):
+            with torch.random.fork_rng(devices=forked, device_type=kind), torch.no_grad():  # one random state
+                outs.append(model(pair))
+            moved += [name for (name, b), before in zip(buffers, saved)
+                      if name not in moved and not torch.equal(b.detach().nan_to_num(), before.nan_to_num())]
+            with torch.no_grad():
+                for (_, b), before in zip(buffers, saved):
+                    b.copy_(before)
+    except (RuntimeError, ValueError, IndexError, TypeError):
+        return  # the steps say what is wrong with it
+    finally:
+        model.train(was_training)
+    if moved:
+        raise DPValueError(
+            f"your model changes its buffer(s) {', '.join(map(repr, moved))} in a training forward pass: a "
+            "statistic of the rows it sees (a running mean, as BatchNorm keeps), released with the model without "
+            "noise and covered by no epsilon. Compute it from public values and keep it fixed in training")
+    a, b = outs
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape and not torch.allclose(
+            a[:1], b[:1], rtol=1e-4, atol=1e-5):
+        raise DPValueError("your model's output for a row changes with the other rows of its batch in training mode "
+                           "(a statistic over dimension 0 taken when model.training is True): one record would move "
+                           "the others' gradients and no per-example clip bound would hold. Compute every row's "
+                           "output from that row alone")
 
 
 def _check_loss_per_row(loss: LossFunction, out: torch.Tensor, y: torch.Tensor) -> None:

@@ -225,8 +225,10 @@ class GhostClipper:
         if not all(r.called for r in self.records):
             raise RuntimeError("run the forward pass inside clipper.capture() before asking for norms")
         if any(o is None for o in outs):
-            raise DPValueError("the forward pass ran without gradients (inside torch.no_grad() or "
-                               "torch.inference_mode()): per-example gradients need the graph; run it with them on")
+            shown = self._named([r.layer for r in self.records if r.out is None])
+            raise DPValueError(f"layer(s) {shown} ran without gradients (inside torch.no_grad() or "
+                               "torch.inference_mode()): per-example gradients need the graph; run them with "
+                               "gradients on, or freeze them with requires_grad_(False) if they are not to be trained")
         self._check_inputs_unchanged()
         grads = torch.autograd.grad(losses.sum(), outs, allow_unused=True)
         unused = [r.layer for r, b in zip(self.records, grads) if b is None]

@@ -12,6 +12,7 @@ import math
 
 import torch
 from torch import nn
+from torch.nn.utils import parametrize
 
 from ..exceptions import DPValueError
 from ..rng import torch_generator
@@ -33,7 +34,13 @@ _INSTEAD = {nn.InstanceNorm1d: "GroupNorm(C, C) (the same normalisation, per cha
             nn.InstanceNorm2d: "GroupNorm(C, C) (the same normalisation, per channel)",
             nn.InstanceNorm3d: "GroupNorm(C, C) (the same normalisation, per channel)",
             nn.Conv1d: "Conv2d with a (1, k) kernel on inputs of shape (B, C, 1, L) (the same convolution; "
-                       "x.unsqueeze(2) before it, .squeeze(2) after)"}
+                       "x.unsqueeze(2) before it, .squeeze(2) after)",
+            nn.MultiheadAttention: "four Linear layers (query, key, value, output) around "
+                                   "torch.nn.functional.scaled_dot_product_attention (as Opacus's "
+                                   "DPMultiheadAttention does)",
+            nn.RNNBase: "a feed-forward model over the sequence (a Conv2d with a (1, k) kernel, or a Linear on the "
+                        "flattened sequence): a recurrent layer reuses its weights at every step, and a layer called "
+                        "more than once in a forward pass has no per-example rule here either"}
 ACTIVATIONS = dict(zip(ACTIVATION_NAMES, (nn.ReLU, nn.Tanh, nn.Sigmoid, nn.ELU)))  # the layer of each name
 
 
@@ -161,7 +168,10 @@ def trainable_layers(model: nn.Module) -> list[nn.Module]:
     it (``requires_grad_(False)``) if it is not to be trained. A batch normalisation is refused even without
     trainable parameters (frozen, or ``affine=False``), and so is any layer that keeps running statistics
     (``track_running_stats=True``): the first mixes the examples of a batch, both release noiseless statistics
-    of the private rows.
+    of the private rows. A supported layer is refused where its rule would not be its gradient: an Embedding with
+    ``max_norm`` (rewrites its rows in the forward pass), ``scale_grad_by_freq`` (scales by the batch's counts) or
+    ``sparse=True``; a layer with one of its weight and bias frozen; a weight computed from other parameters
+    (``torch.nn.utils.weight_norm``, ``spectral_norm``, ``prune``, a parametrization).
     """
     out = []
     supported = ", ".join(t.__name__ for t in SUPPORTED_LAYERS)
@@ -184,6 +194,37 @@ def trainable_layers(model: nn.Module) -> list[nn.Module]:
             if isinstance(m, nn.Embedding) and m.max_norm is not None:
                 raise DPValueError(f"layer {name!r}: Embedding with max_norm rewrites its weights in the forward "
                                    "pass; use max_norm=None")
+            if isinstance(m, nn.Embedding) and m.scale_grad_by_freq:
+                raise DPValueError(
+                    f"layer {name!r}: Embedding with scale_grad_by_freq=True divides each index's gradient by how "
+                    "often the whole batch uses it, so one record's gradient moves with the other records and no "
+                    "per-example clip bound holds; use scale_grad_by_freq=False")
+            if isinstance(m, nn.Embedding) and m.sparse:
+                raise DPValueError(
+                    f"layer {name!r}: Embedding with sparse=True: DP-SGD adds noise to every row of the table, so "
+                    "its gradient is dense whatever the batch; use sparse=False")
+            computed = [w for w in ("weight", "bias") if getattr(m, w, None) is not None
+                        and not isinstance(getattr(m, w), nn.Parameter)]
+            if computed:  # torch.nn.utils.weight_norm / spectral_norm / prune: the weight is recomputed from other
+                # parameters (weight_g and weight_v, weight_orig) before every call, outside the layer's rule
+                held = ", ".join(repr(n) for n, p in m.named_parameters(recurse=False)
+                                 if p.requires_grad and n not in ("weight", "bias"))
+                raise DPValueError(
+                    f"layer {name!r} ({type(m).__name__}) computes its {' and '.join(computed)} from the "
+                    f"parameter(s) {held} before every call (torch.nn.utils.weight_norm, spectral_norm or a prune "
+                    "method): the engine's per-example rule is for the layer's own weight, not for what it is "
+                    "computed from. Remove the reparametrization (torch.nn.utils.remove_weight_norm / "
+                    "remove_spectral_norm / prune.remove)")
+            frozen = [w for w in ("weight", "bias") if isinstance(getattr(m, w, None), nn.Parameter)
+                      and not getattr(m, w).requires_grad]
+            if frozen:
+                path = "model." + (f"{name}." if name else "")
+                trained = [w for w in ("weight", "bias") if w not in frozen and getattr(m, w, None) is not None]
+                raise DPValueError(
+                    f"layer {name!r} ({type(m).__name__}) has its {' and '.join(frozen)} frozen and its "
+                    f"{' and '.join(trained)} trained: per-example clipping counts every parameter of a trained "
+                    f"layer; freeze the whole layer ({path[:-1]}.requires_grad_(False)) or unfreeze "
+                    f"{path}{frozen[0]}")
             out.append(m)
         elif own and not type(m).__module__.startswith("torch."):  # your own module holding a parameter itself
             held = [n for n, p in m.named_parameters(recurse=False) if p.requires_grad]
@@ -196,6 +237,10 @@ def trainable_layers(model: nn.Module) -> list[nn.Module]:
         elif own:
             instead = next((v for k, v in _INSTEAD.items() if isinstance(m, k)), None)
             why = f"; use {instead} instead" if instead else ""
+            if parametrize.is_parametrized(m):  # a ParametrizedLinear...: its weight is computed by other modules
+                why = (f"; its {', '.join(m.parametrizations)} is computed by a parametrization (torch.nn.utils."
+                       "parametrizations.weight_norm, spectral_norm, orthogonal ...), outside the layer's rule: "
+                       "remove it (torch.nn.utils.parametrize.remove_parametrizations)")
             raise DPValueError(
                 f"layer {name!r} ({type(m).__name__}) has trainable parameters but no per-example gradient rule; "
                 f"DP-SGD here trains {supported} layers{why}. Freeze it with requires_grad_(False) if it is not to "

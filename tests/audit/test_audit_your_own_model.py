@@ -186,6 +186,26 @@ def test_a_classifier_without_probabilities_takes_the_labels_it_was_fitted_on():
         audit(clf, (X[:2], np.array(["maybe", "yes"])), (X[60:], labels[60:]))
 
 
+def test_a_runs_model_given_class_indices_for_its_named_classes_says_how_to_give_the_names():
+    # a Split of your own DataFrame holds the label as class indices, the run's model answers the classes' names:
+    # the refusal named both and said nothing of how one becomes the other
+    from dpcore.datasets import train_test_split
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, size=(200, 2))
+    df = dpcore.as_dataset(X, label=np.where(X[:, 0] > 0.5, "yes", "no"), bounds=(0, 1), categories="label=no|yes")
+    split = train_test_split(df, test_size=0.5, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DPCoreWarning)  # one epoch at epsilon 1 may answer one class: not the point
+        run = dpcore.run_learner("dpsgd", split, epsilon=1.0, params={"model": "linear", "epochs": 1})
+    with pytest.raises(DPValueError, match=re.escape(
+            "labels [0, 1] are not among the model's classes ['no', 'yes']: they read as class indices (a Split's or "
+            "Dataset's y is one); give the classes themselves, np.asarray(['no', 'yes'])[y]")):
+        audit(run, (split.X_train, split.y_train), (split.X_test, split.y_test))
+    names = np.asarray(["no", "yes"])
+    assert audit(run, (split.X_train, names[split.y_train]), (split.X_test, names[split.y_test])).n_members == 100
+
+
 @pytest.mark.parametrize(("learner", "words"), [("erm-objective", "one record replaced"),
                                                 ("label-dp-rr", "only each record's label")])
 def test_a_run_whose_epsilon_protects_other_neighbours_is_audited_against_no_claim_and_says_why(learner, words):

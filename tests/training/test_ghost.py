@@ -264,7 +264,7 @@ def test_accumulate_clipped_sum_adds_to_what_the_buffer_holds():
 def test_frozen_parameter_is_rejected_with_a_clear_message():
     model = build_model("cnn", n_features=64, n_outputs=3, hidden=8, channels=4, image_shape=(8, 8))
     next(model.parameters()).requires_grad_(False)
-    with pytest.raises(DPValueError, match="frozen parameter"):
+    with pytest.raises(DPValueError, match=r"layer '1' \(Conv2d\) has its weight frozen and its bias trained"):
         GhostClipper(model)
 
 

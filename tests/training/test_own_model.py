@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call, grad, vmap
+from torch.nn.utils import prune
 
 from dpcore.accounting import dpsgd_epsilon
 from dpcore.exceptions import DPValueError
@@ -110,6 +111,39 @@ def test_one_records_clipped_contribution_is_at_most_c_and_the_noise_has_std_sig
     assert abs(float(draws.mean())) < 0.02 * sigma * C
 
 
+class _FrozenEmbeddingDropout(nn.Module):
+    """A fine-tuned module: a frozen embedding and first layer, dropout, a trained LayerNorm and head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed, self.body = nn.Embedding(7, 3), nn.Linear(5, 8)
+        self.embed.requires_grad_(False)
+        self.body.requires_grad_(False)
+        self.drop, self.ln, self.head = nn.Dropout(0.3), nn.LayerNorm(8 + 6), nn.Linear(8 + 6, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.cat([torch.tanh(self.body(x[:, 2:])), self.embed(x[:, :2].long()).flatten(1)], 1)
+        return self.head(self.ln(self.drop(h)))
+
+
+def test_one_records_clipped_contribution_is_at_most_c_with_frozen_layers_and_dropout_in_training_mode():
+    C = 0.05
+    torch.manual_seed(0)
+    model, loss = _FrozenEmbeddingDropout().double().train(), nn.CrossEntropyLoss(reduction="none")
+    X, y = _data(30)
+    x, t = torch.as_tensor(X), torch.as_tensor(y)
+    sums = []
+    step = PrivateGradient(model, GhostClipper(model, loss=loss), task="classification", clip_norm=C,
+                           noise_multiplier=0.0, expected_batch_size=1.0, generator=torch.Generator().manual_seed(0),
+                           on_step=lambda i, s: sums.append(s.clone()))
+    for i in range(30):
+        step(x[i:i + 1], t[i:i + 1])
+    contributions = torch.stack(sums).norm(dim=1)
+    assert sums[0].numel() == sum(p.numel() for p in model.parameters() if p.requires_grad)  # the trained ones only
+    assert float(contributions.max()) <= C * (1 + 1e-9)
+    assert int((contributions > C * (1 - 1e-4)).sum()) >= 5  # the bound binds: the check is not vacuous
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_train_runs_your_module_on_its_device_and_accounts_as_dpsgd(device):
     X, y = _data(200, seed=3)
@@ -206,6 +240,37 @@ def test_a_layer_without_a_per_example_rule_is_refused_by_name_with_the_supporte
     train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model)
 
 
+class _Attention(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.attn, self.head = nn.MultiheadAttention(2, 1, batch_first=True), nn.Linear(4, 2)
+
+    def forward(self, x):
+        seq = x.reshape(x.shape[0], 2, 2)
+        return self.head(self.attn(seq, seq, seq)[0].flatten(1))
+
+
+class _Recurrent(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.rnn, self.head = nn.LSTM(1, 3, batch_first=True), nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.head(self.rnn(x.unsqueeze(-1))[0][:, -1])
+
+
+@pytest.mark.parametrize("make, named, advice", [
+    (_Attention, "layer 'attn' (MultiheadAttention)", "four Linear layers (query, key, value, output) around "
+                                                      "torch.nn.functional.scaled_dot_product_attention"),
+    (_Recurrent, "layer 'rnn' (LSTM)", "a feed-forward model over the sequence")], ids=["attention", "lstm"])
+def test_attention_and_recurrent_layers_are_refused_with_what_computes_them_here(make, named, advice):
+    # they were refused by name with the supported list only, and no way to write them
+    X, y = np.random.default_rng(0).normal(size=(20, 4)), np.arange(20) % 2
+    with pytest.raises(DPValueError) as err:
+        train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=make())
+    assert named in str(err.value) and advice in str(err.value)
+
+
 @pytest.mark.parametrize("make", [lambda: nn.BatchNorm1d(4), lambda: nn.BatchNorm1d(4, affine=False),
                                   lambda: nn.BatchNorm1d(4).requires_grad_(False)],
                          ids=["trainable", "affine=False", "frozen"])
@@ -258,6 +323,77 @@ def test_weights_tied_between_two_layers_are_refused():
     X, y = np.arange(20)[:, None] % 5, np.arange(20) % 5
     with pytest.raises(DPValueError, match="weight tying"):
         train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=Tied(), n_outputs=5)
+
+
+class _TokenEmbedding(nn.Module):
+    def __init__(self, **options) -> None:
+        super().__init__()
+        self.embed, self.head = nn.Embedding(6, 3, **options), nn.Linear(6, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.embed(x.long()).flatten(1))
+
+
+def _tokens():
+    X = np.random.default_rng(0).integers(0, 6, size=(40, 2))
+    X[:2] = [[0, 1], [2, 3]]  # the first two rows share no index: the check of two rows' gradients cannot tell
+    return X, np.arange(40) % 2
+
+
+def test_an_embedding_scaling_its_gradient_by_the_batchs_counts_is_refused_by_name():
+    # torch divides an index's gradient by how many times the whole batch uses it, so one record's gradient moves
+    # with the others: it used to train on an unscaled gradient, silently, where two rows shared no index
+    X, y = _tokens()
+    with pytest.raises(DPValueError, match=r"layer 'embed': Embedding with scale_grad_by_freq=True .*whole batch.*"
+                                           "use scale_grad_by_freq=False"):
+        train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=_TokenEmbedding(
+            scale_grad_by_freq=True))
+    train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=_TokenEmbedding())
+
+
+def test_a_sparse_embedding_is_refused_with_what_to_use_not_torchs_error():
+    X, y = _tokens()  # it raised torch's "add(sparse, dense) is not supported" from inside the step
+    with pytest.raises(DPValueError, match=r"layer 'embed': Embedding with sparse=True.*use sparse=False"):
+        train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=_TokenEmbedding(sparse=True))
+
+
+@pytest.mark.parametrize("reparametrize, computed_from", [
+    (lambda m: nn.utils.weight_norm(m), "'weight_g', 'weight_v'"),
+    (lambda m: nn.utils.spectral_norm(m), "'weight_orig'"),
+    (lambda m: prune.l1_unstructured(m, "weight", 0.5), "'weight_orig'")],
+    ids=["weight_norm", "spectral_norm", "prune"])
+def test_a_layer_whose_weight_is_computed_from_other_parameters_is_refused_naming_the_reparametrization(
+        reparametrize, computed_from):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # torch's note that weight_norm moved
+        model = nn.Sequential(reparametrize(nn.Linear(3, 2)))
+    X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20) % 2
+    with pytest.raises(DPValueError) as err:  # it read "Linear layer has a frozen parameter: unfreeze it"
+        train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model)
+    msg = str(err.value)
+    assert f"layer '0' (Linear) computes its weight from the parameter(s) {computed_from}" in msg
+    assert "remove_weight_norm / remove_spectral_norm / prune.remove" in msg and "frozen" not in msg
+
+
+def test_a_parametrized_layer_is_refused_with_how_to_remove_the_parametrization():
+    model = nn.Sequential(nn.utils.parametrizations.weight_norm(nn.Linear(3, 2)))
+    X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20) % 2
+    with pytest.raises(DPValueError, match=r"layer '0' \(ParametrizedLinear\).*its weight is computed by a "
+                                           r"parametrization.*remove_parametrizations"):
+        train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model)
+
+
+def test_a_layer_half_frozen_is_refused_naming_it_and_both_ways_out():
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    model[2].weight.requires_grad_(False)
+    X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20) % 2
+    with pytest.raises(DPValueError, match=re.escape(  # it read "Linear layer has a frozen parameter", no name
+            "layer '2' (Linear) has its weight frozen and its bias trained: per-example clipping counts every "
+            "parameter of a trained layer; freeze the whole layer (model.2.requires_grad_(False)) or unfreeze "
+            "model.2.weight")):
+        train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model)
+    model[2].requires_grad_(False)
+    train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model)
 
 
 def test_a_layer_applied_twice_in_one_forward_pass_is_refused():
@@ -330,6 +466,28 @@ def _autograd_per_example(model, X, y):
     params = [p for p in model.parameters() if p.requires_grad]
     return [torch.cat([g.flatten() for g in torch.autograd.grad(
         F.cross_entropy(model(rows[i:i + 1]), target[i:i + 1]), params)]) for i in range(len(rows))]
+
+
+class _PartlyWithoutGradients(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.body, self.head = nn.Linear(4, 4), nn.Linear(4, 2)
+
+    def forward(self, x):
+        with torch.no_grad():
+            h = self.body(x)  # trainable, but run without a graph
+        return self.head(torch.tanh(h))
+
+
+def test_a_trained_layer_run_without_gradients_is_refused_by_name_with_both_ways_out():
+    # it read "the forward pass ran without gradients", naming no layer, while only one did
+    X, y = np.random.default_rng(0).normal(size=(40, 4)), np.arange(40) % 2
+    model = _PartlyWithoutGradients()
+    with pytest.raises(DPValueError, match=r"^layer\(s\) 'body' \(Linear\) ran without gradients.*freeze them with "
+                                           r"requires_grad_\(False\)"):
+        train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model)
+    model.body.requires_grad_(False)
+    assert math.isfinite(train(X, y, TrainConfig(epochs=1, batch_size=5, noise_multiplier=1.0), model=model).epsilon)
 
 
 def test_a_trained_weight_also_used_outside_its_layers_call_is_refused_before_training():
@@ -448,6 +606,77 @@ def test_a_module_whose_row_outputs_depend_on_the_rest_of_the_batch_is_refused()
     with torch.no_grad():
         assert not torch.allclose(model(rows)[:1], model(rows[:1]))
     train(X, y, TrainConfig(epochs=1, batch_size=10, private=False), model=model)  # a non-private baseline may
+
+
+class _RunningCentred(nn.Module):
+    """A user's own standardiser: a running mean of the rows it sees in training, kept as a buffer (as BatchNorm)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(4))
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        if self.training:
+            with torch.no_grad():
+                self.mean.mul_(0.9).add_(0.1 * x.mean(0))
+        return self.head(x - self.mean)
+
+
+class _CentredInTraining(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.head(x - x.mean(0, keepdim=True) if self.training else x)  # the batch's mean, training only
+
+
+class _NoisyInTraining(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.head, self.drop = nn.Linear(4, 2), nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.head(self.drop(x + 0.1 * torch.randn_like(x) if self.training else x))  # per row: allowed
+
+
+def test_a_module_keeping_a_running_statistic_of_the_rows_in_a_buffer_is_refused_and_left_as_it_was():
+    # it trained, reported its epsilon and released the buffer, a noiseless mean of the private rows
+    X, y = _rows()
+    model = _RunningCentred()
+    with pytest.raises(DPValueError, match=r"changes its buffer\(s\) 'mean' in a training forward pass.*without "
+                                           "noise"):
+        train(X + 3.0, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=model)
+    assert torch.equal(model.mean, torch.zeros(4)) and model.training  # the check put it back
+    train(X, y, TrainConfig(epochs=1, batch_size=10, private=False), model=model)  # a non-private baseline may
+
+
+def test_a_module_mixing_the_batch_only_in_training_mode_is_refused():
+    # the evaluation-mode check of two rows passed it, and every step mixed the examples of its batch
+    X, y = _rows()
+    with pytest.raises(DPValueError, match=r"changes with the other rows of its batch in training mode.*no "
+                                           "per-example clip bound"):
+        train(X, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=_CentredInTraining())
+
+
+def test_a_module_drawing_its_own_noise_per_row_in_training_is_not_taken_for_one_mixing_the_batch():
+    X, y = _rows()
+    res = train(X, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=_NoisyInTraining())
+    assert math.isfinite(res.epsilon)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_a_half_precision_module_is_refused_for_its_precision_not_blamed_on_a_functional_call(dtype):
+    # it was refused as "a trained weight is used outside its layer's call": the per-example gradients of two rows,
+    # rounded to 8 or 11 significant bits, did not add up to torch's own
+    X, y = _rows()
+    model = nn.Sequential(nn.Linear(4, 8), nn.LayerNorm(8), nn.Tanh(), nn.Linear(8, 2)).to(dtype)
+    with pytest.raises(DPValueError, match=rf"model holds {str(dtype)[6:]} parameters.*Train it in float32 "
+                                           r"\(model\.float\(\)\)"):
+        train(X, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0), model=model)
+    assert math.isfinite(train(X, y, TrainConfig(epochs=1, batch_size=10, noise_multiplier=1.0),
+                               model=model.float()).epsilon)
 
 
 def test_a_dataframe_of_features_trains_without_torchs_read_only_warning():
