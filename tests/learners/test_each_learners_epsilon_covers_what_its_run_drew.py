@@ -5,7 +5,8 @@ The accountants are checked against independent references elsewhere; these chec
 run it) is watched where its randomness is drawn (:func:`tests.mechanism_spy.draws_made`): every Laplace or Gaussian
 release with its scale and sensitivity, every noisy sum, every randomized-response draw, every Poisson batch with the
 rate it was drawn at, every shuffled epoch, every federated participation schedule. The epsilon of what was drawn is
-then computed here, from that record and the public facts of the data (its training rows, its pixel range), by
+then computed here (in the seeded mode, and for some in the secure mode, where every draw comes from the operating
+system's source), from that record and the public facts of the data (its training rows, its pixel range), by
 dp_accounting's RDP accountant on the project's orders (Mironov 2017; Mironov, Talwar & Zhang 2019 for the
 Poisson-subsampled Gaussian of DP-SGD, Abadi et al. 2016, and of DP-FedAvg, McMahan et al. 2018), by the exact
 composition of Gaussian mechanisms (Dong, Roth & Su 2019: mu-GDP; Balle & Wang 2018, Theorem 8, for its epsilon) or
@@ -260,16 +261,18 @@ CASES = {
 _RUNS: dict = {}
 
 
-def _run(case: str):
-    """The result of ``case`` and the record of what it drew (each run once per test process)."""
-    if case not in _RUNS:
+def _run(case: str, secure: bool = False):
+    """The result of ``case`` and the record of what it drew (each run once per test process); ``secure``: in the
+    secure mode, every draw from the operating system's source (the split at seed 0, as here)."""
+    if (case, secure) not in _RUNS:
         learner, data, params, _ = CASES[case]
         with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings():
             warnings.simplefilter("ignore")  # shuffled batches, a stop at max_epsilon: said, and known here
             drawn = draws_made(mp)
-            result = run_learner(learner, data, seed=SEED, delta=DELTA, params=params)
-        _RUNS[case] = (result, drawn)
-    return _RUNS[case]
+            result = run_learner(learner, data, seed=None if secure else SEED, delta=DELTA, params=params,
+                                 secure=secure)
+        _RUNS[case, secure] = (result, drawn)
+    return _RUNS[case, secure]
 
 
 def _covers(reported: float, floor: float, ceiling: float) -> bool:
@@ -282,6 +285,14 @@ def test_the_reported_epsilon_covers_what_the_run_drew(case):
     floor, ceiling = CASES[case][3](drawn, result, CASES[case][1], CASES[case][2])
     assert _covers(result.epsilon, floor, ceiling), (result.epsilon, floor, ceiling)
     assert result.delta in (0.0, DELTA)  # the delta asked for, or none (pure epsilon)
+
+
+@pytest.mark.parametrize("case", ["dpsgd-partial-epochs", "dpsgd-shuffled", "pate-confident", "dp-fedavg",
+                                  "fedavg-local-dp", "label-dp-rr", "ssp", "noisy-input-dppix"])
+def test_in_the_secure_mode_the_reported_epsilon_covers_what_the_run_drew(case):
+    result, drawn = _run(case, secure=True)
+    floor, ceiling = CASES[case][3](drawn, result, CASES[case][1], CASES[case][2])
+    assert _covers(result.epsilon, floor, ceiling), (result.epsilon, floor, ceiling)
 
 
 def test_a_run_stopped_at_max_epsilon_stopped_inside_it_after_whole_epochs():
