@@ -209,7 +209,7 @@ def _noisy_images(drawn, result, data: str, params: dict):
     ds = load_dataset(data)
     h, w = ds.image_shape
     lo, hi = ds.bounds
-    R = float(np.max(np.asarray(hi) - np.asarray(lo)))
+    R = float(np.max(hi) - np.min(lo))  # every pixel is clipped into the declared range before its noise
     n_train, _ = _rows(data)
     assert len(drawn.additive) == n_train
     ((kind, scale),) = {(kind, scale) for kind, scale, _, _ in drawn.additive}
