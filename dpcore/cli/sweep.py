@@ -232,6 +232,8 @@ def _answer(args, config) -> int:
         print(note.replace("`", ""), file=sys.stderr)
     if (note := overspent_note(result.table, markdown=False, wordings=config.wordings())) is not None:
         print(note, file=sys.stderr)  # a value of 0.1 beside an epsilon spent of 45: which one the run spent
+    if (note := released_together_note(result.table)) is not None:
+        print(note, file=sys.stderr)
     if args.out and args.out != "-":
         result.table.to_csv(args.out, index=False)
         metric = summary_metric(result)
@@ -248,6 +250,23 @@ def _answer(args, config) -> int:
     else:
         result.table.to_csv(sys.stdout, index=False)
     return 0
+
+
+def released_together_note(table) -> str | None:
+    """What the sweep's private runs on the data spend released together (None without any): each row of the
+    summary is one run's epsilon beside a mean over its seeds, and the sweep trained them all on the same rows. By
+    :func:`~dpcore.sweep.summary.composition`, the Trade-off explorer's "ε if every run were released"."""
+    from ..sweep.summary import composition, composition_delta_text, composition_unit_text, private_swept, spent_text
+
+    runs = private_swept(table)
+    if not len(runs):
+        return None
+    epsilon, delta, replaced, unit = composition(runs)
+    return (f"note: the {len(runs)} private runs of this sweep on the data, released together, spend ε = "
+            f"{spent_text(epsilon, infinity='inf')}{composition_delta_text(delta) if epsilon < float('inf') else ''}"
+            f"{' for a record replaced' if replaced and unit is not None else ''}{composition_unit_text(unit)} "
+            "(dp_accounting's Rényi composition, or their ε added up where smaller); each row's epsilon_spent is one "
+            "run's, and its mean reads its seeds' runs")
 
 
 def summary_metric(result) -> str:
