@@ -232,8 +232,6 @@ def _answer(args, config) -> int:
         print(note.replace("`", ""), file=sys.stderr)
     if (note := overspent_note(result.table, markdown=False, wordings=config.wordings())) is not None:
         print(note, file=sys.stderr)  # a value of 0.1 beside an epsilon spent of 45: which one the run spent
-    if (note := released_together_note(result.table)) is not None:
-        print(note, file=sys.stderr)
     if args.out and args.out != "-":
         result.table.to_csv(args.out, index=False)
         metric = summary_metric(result)
@@ -245,6 +243,8 @@ def _answer(args, config) -> int:
         spent = summary["epsilon_spent"].map(lambda e: round_epsilon(e, 6))  # up, never below the epsilon spent
         summary = summary.round(4).assign(epsilon_spent=spent)
         print(summary.to_string(index=False))
+        if (note := released_together_note(result.table)) is not None:  # the means read several runs each
+            print(note, file=sys.stderr)
         print(f"wrote {len(result.table)} runs to {args.out} ({result.n_computed} computed, "
               f"{result.n_cached} from the cache) in {result.seconds:.1f} s", file=sys.stderr)
     else:
@@ -253,8 +253,9 @@ def _answer(args, config) -> int:
 
 
 def released_together_note(table) -> str | None:
-    """What the sweep's private runs on the data spend released together (None without any): each row of the
-    summary is one run's epsilon beside a mean over its seeds, and the sweep trained them all on the same rows. By
+    """What the sweep's private runs on the data spend released together (None without any), said under the summary
+    ``--out`` prints: each of its rows is one run's epsilon beside a mean over its seeds, and the sweep trained them
+    all on the same rows (without ``--out`` every run is a row of its own). By
     :func:`~dpcore.sweep.summary.composition`, the Trade-off explorer's "ε if every run were released"."""
     from ..sweep.summary import composition, composition_delta_text, composition_unit_text, private_swept, spent_text
 
