@@ -9,7 +9,9 @@ random in the declared bounds (``random_centres_accuracy`` ± ``random_centres_a
 page's (DPLloyd on replace-one, as there), and so is its reading: ``--seeds`` (3) runs the same settings on seeds
 ``seed`` to ``seed + seeds - 1``, each its own split and noise, and prints ``accuracy_mean`` ± ``accuracy_sd`` over
 them beside random centres on the same splits (``random_centres_accuracy_mean``), the numbers the page's headline
-shows; ``accuracy`` stays the first seed's run, the one the page's pictures draw.
+shows; ``accuracy`` and ``epsilon`` stay the first seed's run, the one the page's pictures draw, and
+``epsilon_over_seeds`` is the seeds' runs together (basic composition on the one data set: the mean reads every run,
+as the page's session total counts every seed's release).
 
 ``--data FILE.csv`` without ``--label`` clusters a table with no label (every column not ``--drop``-ped a feature,
 ``--bounds`` as for any file): every row, one run (:func:`dpcore.models.cluster_rows.cluster_rows`), read without
@@ -20,11 +22,13 @@ columns' own units; no accuracy (``accuracy_note`` says why).
 """
 from __future__ import annotations
 
+import math
 import sys
 import warnings
 
 import numpy as np
 
+from ..accounting import PrivacyLedger
 from ..datasets import REGISTRY
 from ..datasets.csv_upload import UNLABELLED
 from ..defaults import EPSILON
@@ -35,6 +39,7 @@ from ..models.cluster_rows import METHODS as ROW_METHODS
 from ..models.kmeans import RandomCentresReference
 from ..models.learners import CLUSTER_COMPARISON_NEIGHBOURING, CLUSTER_SEEDS
 from ..rng import noise_mode
+from ..teaching.verdict import epsilon_text
 from ..validation import check_int
 from . import JSON_HELP, command_help, print_json
 from .data import add_data_flags, add_noise_flags, dataset_from_args, noise_from_args
@@ -62,7 +67,8 @@ def add_parser(sub) -> None:
                         "count_fraction=0.3 (repeatable; python -m dpcore train --help lists each learner's knobs)")
     p.add_argument("--seeds", type=int, default=CLUSTER_SEEDS,
                    help=f"how many seeds the accuracy is averaged over, each its own split and noise (default "
-                        f"{CLUSTER_SEEDS}, as on the Clustering page; the first seed's run is printed too)")
+                        f"{CLUSTER_SEEDS}, as on the Clustering page; the first seed's run is printed too, and the "
+                        "epsilon of every seed's run together, epsilon_over_seeds, which the mean reads)")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=_run)
 
@@ -122,6 +128,8 @@ def _run(args) -> int:
                      random_centres_accuracy_mean=round(ref.accuracy, 6),
                      random_centres_accuracy_sd_mean=round(ref.accuracy_sd, 6))
         extra["no_better_than_random_centres_over_seeds"] = bool(spec.private and ref.covers(float(scores.mean())))
+        if spec.private:  # the mean reads every seed's run on this data: its epsilon is theirs together
+            extra["epsilon_over_seeds"] = _over_seeds(runs)
         said, accuracy = f"its mean accuracy over {seeds} seeds", float(scores.mean())
     for w in told:
         message = str(w.message)
@@ -139,9 +147,26 @@ def _run(args) -> int:
               "looked at the data", file=sys.stderr)
     print_result(res, as_json=args.json, secure=secure, extra={**extra, "seed": seed})
     if seeds > 1 and not args.json:
+        spent = (f"; epsilon {epsilon_text(extra['epsilon_over_seeds'], digits=4)} for the {seeds} seeds' runs "
+                 "together (the mean reads them all)" if "epsilon_over_seeds" in extra else "")
         print(f"over seeds {first} to {first + seeds - 1}: accuracy {extra['accuracy_mean']:.4f} ± "
-              f"{extra['accuracy_sd']:.4f}; random centres {ref.accuracy:.4f} ± {ref.accuracy_sd:.4f}")
+              f"{extra['accuracy_sd']:.4f}; random centres {ref.accuracy:.4f} ± {ref.accuracy_sd:.4f}{spent}")
     return 0
+
+
+def _over_seeds(runs) -> float:
+    """The epsilon of the seeds' runs on one data set together, composed by a ledger under their relation (basic
+    composition of their pure releases, Dwork et al. 2006): a record in every seed's training rows is in all of
+    them, and the mean accuracy over the seeds reads every run. Infinity where a run leaked besides its noise
+    (bounds read from the rows), as the pages' session total counts it."""
+    from . import leaked
+
+    if leaked:
+        return math.inf
+    ledger = PrivacyLedger(delta=sum(float(r.delta) for r in runs), neighbouring=runs[0].neighbouring)
+    for r in runs:
+        ledger.spend(r)
+    return float(ledger.epsilon)
 
 
 #: The learners' judgement of one clustering run against random centres (dpcore.learners.judge_against_trivial).

@@ -243,11 +243,31 @@ def _answer(args, config) -> int:
         spent = summary["epsilon_spent"].map(lambda e: round_epsilon(e, 6))  # up, never below the epsilon spent
         summary = summary.round(4).assign(epsilon_spent=spent)
         print(summary.to_string(index=False))
+        if (note := released_together_note(result.table)) is not None:  # the means read several runs each
+            print(note, file=sys.stderr)
         print(f"wrote {len(result.table)} runs to {args.out} ({result.n_computed} computed, "
               f"{result.n_cached} from the cache) in {result.seconds:.1f} s", file=sys.stderr)
     else:
         result.table.to_csv(sys.stdout, index=False)
     return 0
+
+
+def released_together_note(table) -> str | None:
+    """What the sweep's private runs on the data spend released together (None without any), said under the summary
+    ``--out`` prints: each of its rows is one run's epsilon beside a mean over its seeds, and the sweep trained them
+    all on the same rows (without ``--out`` every run is a row of its own). By
+    :func:`~dpcore.sweep.summary.composition`, the Trade-off explorer's "ε if every run were released"."""
+    from ..sweep.summary import composition, composition_delta_text, composition_unit_text, private_swept, spent_text
+
+    runs = private_swept(table)
+    if not len(runs):
+        return None
+    epsilon, delta, replaced, unit = composition(runs)
+    return (f"note: the {len(runs)} private runs of this sweep on the data, released together, spend ε = "
+            f"{spent_text(epsilon, infinity='inf')}{composition_delta_text(delta) if epsilon < float('inf') else ''}"
+            f"{' for a record replaced' if replaced and unit is not None else ''}{composition_unit_text(unit)} "
+            "(dp_accounting's Rényi composition, or their ε added up where smaller); each row's epsilon_spent is one "
+            "run's, and its mean reads its seeds' runs")
 
 
 def summary_metric(result) -> str:
