@@ -235,7 +235,8 @@ def run_learner(
 
     The result's ``model``, for learners that release one, predicts on new rows in your data's units
     (``result.model.predict(X_new)``); its ``event`` is the run's dp_accounting event.
-    ``epsilon`` defaults to :data:`dpcore.defaults.EPSILON` for a private learner; a non-private one
+    ``epsilon`` defaults to the learner's own (``LearnerSpec.default_epsilon``: :data:`dpcore.defaults.EPSILON` for
+    most, 5 for PATE and 4 for federated learning, as the command line and the pages start); a non-private one
     (``logreg``, ``non-private`` ...) reports ε = ∞ and warns when given an epsilon. ``params`` that set the noise
     directly (DP-SGD's ``noise_multiplier``) make ε the run's outcome, not its target: an ``epsilon`` given with them
     is not used, and a warning says so where the run spent more.
@@ -278,7 +279,7 @@ def run_learner(
     params = dict(params or {})
     given_epsilon = epsilon
     if spec.private:
-        epsilon = check_epsilon(EPSILON if epsilon is None else epsilon)
+        epsilon = check_epsilon(spec.default_epsilon if epsilon is None else epsilon)
     elif epsilon is not None:  # an epsilon given to a learner that spends none: say so, it is not a private run
         reference = f"; its private counterpart is {spec.baseline!r}" if spec.baseline else ""
         private = [n for n, s in learners().items() if s.baseline == name]

@@ -142,3 +142,26 @@ def test_the_same_seed_gives_the_same_result(name):
     assert a.metrics == b.metrics
     if a.test_outputs is not None:
         np.testing.assert_array_equal(a.test_outputs.values, b.test_outputs.values)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, s in learners().items() if s.private))
+def test_without_an_epsilon_the_library_aims_at_the_budget_the_command_line_and_the_pages_start_from(name, monkeypatch):
+    spec = get_learner(name)
+    seen = []
+
+    def run(split, *, epsilon, **kwargs):
+        seen.append(epsilon)
+        raise _Stop
+
+    import dataclasses
+
+    import dpcore.learners as learners_module
+
+    monkeypatch.setattr(learners_module, "get_learner", lambda n: dataclasses.replace(spec, run=run))
+    with pytest.raises(_Stop):
+        run_learner(name, _dataset_for(spec))
+    assert seen == [spec.default_epsilon]  # PATE's 5 and federated learning's 4, not the 1 of most learners
+
+
+class _Stop(Exception):
+    pass
