@@ -62,10 +62,16 @@ def dpsgd_accounting(
 
 
 def steps_for(*, epochs: float, sample_rate: float) -> int:
-    """Number of steps in ``epochs`` passes at ``sample_rate`` (expected batch = q n)."""
+    """Number of steps in ``epochs`` passes at ``sample_rate`` (expected batch = q n), as DP-SGD's training loop
+    takes them: ``epochs / q`` rounded up, where a ratio within 1e-9 above a whole number is that number (an epoch at
+    q = 2 / 98 is the 49 steps training runs, not the 50 of 1 / (2 / 98) = 49.00000000000001 in floating point).
+
+    >>> steps_for(epochs=1, sample_rate=2 / 98), steps_for(epochs=2.5, sample_rate=0.3)
+    (49, 9)
+    """
     epochs = check_positive(epochs, "epochs")
     q = check_fraction(sample_rate, "sample_rate")
-    return max(1, int(math.ceil(epochs / q)))
+    return max(1, int(math.ceil(epochs / q - 1e-9)))
 
 
 def epsilon_curve(

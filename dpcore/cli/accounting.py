@@ -5,7 +5,7 @@ import argparse
 import math
 import sys
 
-from ..accounting import ACCOUNTANTS, DEFAULT_ACCOUNTANT, calibrate_noise_multiplier, dpsgd_accounting
+from ..accounting import ACCOUNTANTS, DEFAULT_ACCOUNTANT, calibrate_noise_multiplier, dpsgd_accounting, steps_for
 from ..accounting.accountants import pld_discretization_for
 from ..accounting.calibration import NOISE_SEARCH_RANGE
 from ..defaults import DELTA
@@ -59,7 +59,7 @@ def _sampling(args) -> None:
             raise DPValueError("give --steps, or --epochs (steps = ceil(epochs / q))")
         if not args.epochs > 0:
             raise DPValueError(f"--epochs must be > 0, got {args.epochs:g}")
-        args.steps = math.ceil(args.epochs / args.sample_rate - 1e-9)
+        args.steps = steps_for(epochs=args.epochs, sample_rate=args.sample_rate)  # as training takes them
     elif args.epochs is not None:
         raise DPValueError("give --steps or --epochs, not both")
     elif args.steps < 1:  # no step trains nothing and releases nothing: no run to account (noise has none to

@@ -13,7 +13,7 @@ import pandas as pd
 import torch
 from torch import nn
 
-from ..accounting import PrivacyLedger, dpsgd_event, shuffled_dpsgd_event
+from ..accounting import PrivacyLedger, dpsgd_event, shuffled_dpsgd_event, steps_for
 from ..accounting.accountants import pld_discretization_for
 from ..accounting.ahead import calibrated_shuffled_sigma, calibrated_sigma
 from ..exceptions import (
@@ -162,7 +162,7 @@ def planned_steps(config: TrainConfig, n: int) -> tuple[float, list[int]]:
         raise DPValueError(f"batch_size={config.batch_size} is larger than the {n} training records; use at most {n}")
     q = config.batch_size / n
     if config.sampling == "poisson":
-        ends = [int(math.ceil(e / q - 1e-9)) for e in range(1, config.epochs + 1)]
+        ends = [steps_for(epochs=e, sample_rate=q) for e in range(1, config.epochs + 1)]  # as the Accountant page
     else:
         per = shuffled_batches_per_epoch(n, config.batch_size)
         ends = [per * e for e in range(1, config.epochs + 1)]

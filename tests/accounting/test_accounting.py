@@ -384,3 +384,13 @@ def test_subsampling_amplification_and_its_per_step_delta_fail_closed(monkeypatc
             composition.dpsgd_composition_bound(noise_multiplier=1.1, sample_rate=q, steps=steps, delta=delta,
                                                 method=method)
             assert share * steps * Fraction(q) * Fraction(seen[-1]) <= Fraction(delta), (steps, q, method)
+
+
+def test_the_accountant_counts_the_steps_training_takes_for_whole_epochs_whose_ratio_rounds_above_a_whole_number():
+    from dpcore.training import TrainConfig
+    from dpcore.training.engine import planned_steps
+
+    for batch, n, epochs in ((10, 100, 3), (2, 98, 1), (3, 147, 4), (64, 640, 9)):
+        q, ends = planned_steps(TrainConfig(batch_size=batch, epochs=epochs, noise_multiplier=1.0), n)
+        assert ends[-1] == epochs * n // batch  # whole epochs of a batch dividing n: exactly n / batch steps each
+        assert steps_for(epochs=epochs, sample_rate=q) == ends[-1]  # 1 / (2 / 98) = 49.00000000000001: 49, not 50
