@@ -319,6 +319,9 @@ def test_every_number_of_the_report_s_table_and_attack_is_said_in_words():
               "confidence": 0.95, "caught_at_1pct": 0.002, "auc": 0.506, "pool": 200, "model_accuracy": 0.95}
     html = report_html(replace(advice, attack=attack))
     assert "AUC 0.506: the chance that the attack ranks a member above a non-member, 0.5 for guessing" in html
+    # read with the members known, which no epsilon covers, from one more run on the rows: said beside them
+    assert "measured knowing which of your records trained the attacked model (an attacker does not), so no ε" in html
+    assert "that model is one more run on your data, besides the ones counted below" in html
     for words in ("Mean: the score averaged over the seeds", "Spread (sd): the seeds&#x27; standard deviation",
                   "Bound: the score a fresh run reaches at least in 90% of cases", "Target: the score the need asks",
                   "ε spent: what the runs spent, computed by dp_accounting"):

@@ -40,6 +40,12 @@ ATTACK_CAVEAT = ("A lower bound of 0 says this attack proved no leak; it does no
                  "attacker can learn is bounded by the ε itself, once no privacy leak is among the warnings.")
 
 
+#: What the attack's own figures are: measured knowing which records were members, so no ε covers them.
+ATTACK_FIGURES_NOTE = ("These figures are measured knowing which of your records trained the attacked model (an "
+                       "attacker does not), so no ε covers them: like the curves, they describe your rows, for those "
+                       "who may see them; that model is one more run on your data, besides the ones counted below.")
+
+
 def software_versions() -> dict[str, str]:
     """Python, dpcore and the packages the numbers depend on."""
     import dpcore
@@ -562,7 +568,7 @@ def report_html(advice: Advice, *, dataset=None, question: dict | None = None, n
                     ", and has too few non-members to measure its catch at 1 % false alarms")
                  + f" (AUC {att['auc']:.3f}: the chance that the attack ranks a member above a non-member, 0.5 for "
                  f"guessing and 1 for telling every member from every non-member).{_attacked_model(advice, att)} "
-                 f"{_e(ATTACK_CAVEAT)}</p>")
+                 f"{_e(ATTACK_CAVEAT)} {_e(ATTACK_FIGURES_NOTE)}</p>")
     h.append("<h2>Choosing ε from these curves is a release</h2>")
     h.extend(f"<p>{_e(part)}</p>" for part in advice.selection["note"].split("\n\n"))  # its paragraphs
     h += _data_section(shape)
