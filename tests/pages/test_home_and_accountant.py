@@ -62,6 +62,19 @@ def test_home_draws_its_charts_with_vega_lite_only_so_a_browser_never_fetches_th
     assert all(c.proto.alt for c in charts)  # each with a text alternative for screen readers
 
 
+def test_every_light_charts_y_labels_sit_beside_their_own_values_not_flushed_inward(app_page):
+    # Streamlit's theme flushes an axis's end labels inward (labelFlush): the top y label sat under its grid line, so
+    # the Train page's dotted budget line at ε = 2 and its last epoch's point read above the label "2.0"; the same
+    # config draws every Vega-Lite chart of the home page and of the Train page (dpcore.ui.vega.show)
+    import json
+
+    at = app_page("app.py").run()
+    charts = at.get("vega_lite_chart")
+    assert charts
+    for chart in charts:
+        assert json.loads(chart.proto.spec)["config"]["axisY"]["labelFlush"] is False
+
+
 def test_home_gaussian_shows_delta_spent(app_page):
     at = app_page("app.py").run()
     at.radio(key="home.mech").set_value("gaussian").run()
