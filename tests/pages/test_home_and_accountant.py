@@ -267,3 +267,17 @@ def test_the_accountants_table_shows_every_column_whole_on_a_projector(app_page)
     table = at.dataframe[0].value
     assert list(table.columns) == ["Epochs", *(m.label for m in at.metric[:4])]  # the metrics' names above it
     assert sum(column_width([str(c), *map(str, table[c])]) for c in table.columns) <= 820
+
+
+def test_the_averaging_text_does_not_claim_the_mean_closed_in_beside_a_mean_far_from_the_count(app_page):
+    # at ε 0.05 with a budget of 0.1 two answers were released and the page read "the mean of many answers closes in
+    # on the exact count (-11.84 after 2 answers, against 3)"
+    at = app_page("app.py").run()
+    said = [m.value for m in at.markdown if "after 25 answers, against 3" in m.value]
+    assert said and "closes in on the exact count" in said[0]  # the default: 25 answers at ε 1, close to 3
+    at.slider(key="home.eps").set_value(0.05).run()
+    at.number_input(key="home.budget").set_value(0.1).run()
+    assert not at.exception
+    said = [m.value for m in at.markdown if "against 3" in m.value]
+    assert said and "too few to close in" in said[0] and "after 2 answers" in said[0]
+    assert "the mean of many answers closes in" not in said[0]
