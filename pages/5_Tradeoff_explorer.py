@@ -186,7 +186,9 @@ if result is None and clicked:
     stop_page()  # the error is shown above; no chart, no "press Run" box
 if result is None:
     warnings_notice(None, load_warnings_of(upload_warnings), slot=warn_box)
-    prompt_slot.info(f"Press **Run** to compute the {n_runs} runs ({n_to_compute(config)} not computed yet); " + (
+    # presenting: where the chart will come, beside Run (the stage's right half stood empty, the box under it)
+    prompt_box = chart_slot if presenting_stage() else prompt_slot
+    prompt_box.info(f"Press **Run** to compute the {n_runs} runs ({n_to_compute(config)} not computed yet); " + (
         "the results of your file stay in this session only, never on disk, and go when the session ends."
         if getattr(ds, "source", "") == "upload" else
         "finished runs are cached on disk, so reopening these settings later shows the curve at once."))

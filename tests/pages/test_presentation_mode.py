@@ -172,3 +172,16 @@ def test_presenting_the_train_page_before_a_run_says_where_its_chart_will_come()
     assert any("Press **Train** to run" in c.value for c in stage[1].caption)
     normal = page("pages/2_Train_a_network.py").run()
     assert any("Press **Train** to run" in c.value for c in normal.main.caption)
+
+
+def test_presenting_the_tradeoff_before_a_run_says_where_its_chart_will_come(tmp_path, monkeypatch):
+    # on the stage Run sat beside an empty right half, the "Press Run" box a screen below it
+    monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))  # nothing of these settings computed yet
+    at = page("pages/5_Tradeoff_explorer.py")
+    at.query_params["present"] = "1"
+    at.run()
+    assert not at.exception, at.exception
+    stage = at.main.columns  # the stage's two columns: the key control, then the headline chart
+    assert any(i.value.startswith("Press **Run** to compute") for i in stage[1].info)
+    normal = page("pages/5_Tradeoff_explorer.py").run()
+    assert any(i.value.startswith("Press **Run** to compute") for i in normal.main.info)
