@@ -185,3 +185,15 @@ def test_presenting_the_tradeoff_before_a_run_says_where_its_chart_will_come(tmp
     assert any(i.value.startswith("Press **Run** to compute") for i in stage[1].info)
     normal = page("pages/5_Tradeoff_explorer.py").run()
     assert any(i.value.startswith("Press **Run** to compute") for i in normal.main.info)
+
+
+def test_presenting_papers_before_a_run_says_where_its_chart_will_come():
+    # on the stage "Run it live" sat beside an empty right half, the box saying what it does a screen below it
+    at = page("pages/10_Papers_reproduced.py")
+    at.query_params["present"] = "1"
+    at.run()
+    assert not at.exception, at.exception
+    stage = at.main.columns  # the stage's two columns: the key control, then the headline chart
+    assert any(i.value.startswith("Press **Run it live**") for i in stage[1].info)
+    normal = page("pages/10_Papers_reproduced.py").run()
+    assert any(i.value.startswith("Press **Run it live**") for i in normal.main.info)
