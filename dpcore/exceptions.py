@@ -48,6 +48,11 @@ class SingleClassWarning(DPCoreWarning):
     anything learnt."""
 
 
+#: how a :class:`SingleClassWarning` of :func:`dpcore.training.train` begins (then the class's index), so that a caller
+#: that says the same by the class's name (:func:`dpcore.learners.run_learner`) drops it from the run's warnings
+SINGLE_CLASS_SAID = "the trained model answers class "
+
+
 class CategoriesWarning(DPCoreWarning):
     """Cells of a column of declared categories hold none of its declared values (often a typing mistake in the
     declaration: a whole column then reads as one value): the pages show it beside the declaration, not folded."""

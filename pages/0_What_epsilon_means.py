@@ -20,6 +20,7 @@ from dpcore.ui.accounting import (
 from dpcore.ui.common import bounded_number, format_epsilon, format_noise
 from dpcore.ui.explain import (
     averaging_charts,
+    averaging_text,
     belief_text,
     cached_float_attack,
     cached_repeated_answers,
@@ -143,22 +144,8 @@ with ask_tab:
                    "answers against the number of times the question was asked, with the exact count marked.")
         show_chart(spent_chart, key="home.spent", alt_text="The ε spent so far against the number of times the "
                    "question was asked" + (", with the budget marked." if capped else "."))
-        last = rep[rep.released].iloc[-1] if rep.released.any() else None
-        refused = int((~rep.released).sum())
-        if last is None:  # a budget below one ask's ε: nothing released, nothing to average
-            st.markdown(f"**No answer released:** the first alone would spend more than the budget of {budget:g}, so "
-                        f"all {refused} asks were refused. Raise the budget, or lower ε (what each ask costs), to "
-                        "see the answers average out.")
-        else:
-            st.markdown(
-                "Each answer is noisy, but **the mean of many answers closes in on the exact count**"
-                f" ({last.running_mean:.2f} after {int(last.ask)} answers, against {true_d}). That is why every "
-                "answer is charged: the accountant's ε grows with every ask"
-                + (" (k·ε for Laplace)" if mech == "laplace" else " (for the Gaussian, the RDP accountant's "
-                   "bound: a little above ε for one ask, as its conversion to (ε, δ) is not exact, then growing more "
-                   "slowly than k·ε)") + "."
-                + (f" **{refused} answer(s) refused**: they would have passed the budget of {budget:g}." if refused
-                   else ""))
+        st.markdown(averaging_text(rep, mechanism=mech, epsilon=eps, delta=delta, sensitivity=sens,
+                                   true_count=true_d, budget=float(budget) if capped else None))
 with belief_tab:
     prior = st.slider("Attacker's prior belief that Chandler has diabetes", 0.01, 0.99, 0.5, 0.01,
                       key="home.prior", format="%.2f")

@@ -74,7 +74,8 @@ ran = (name,) in store
 slot = control_area(st).empty()  # the button, gone once this entry's result is here
 if not ran and not slot.button("Run it live", type="primary", key="repro.run",
                                help="Seeded runs: the same numbers for every visitor, computed once per server."):
-    st.info("Press **Run it live** to reproduce this result (a few seconds to a minute on a laptop).")
+    # presenting: where the chart will come, beside the button (the stage's right half stood empty)
+    headline_area().info("Press **Run it live** to reproduce this result (a few seconds to a minute on a laptop).")
     overview()
     stop_page()
 

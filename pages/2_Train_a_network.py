@@ -136,7 +136,8 @@ if control_area(st).button("Train", type="primary", key="train.run"):
             remember(results, key, out)
 out = results.get(key)
 if out is None:
-    st.caption("Press **Train** to run (a few seconds with the defaults).")
+    # presenting: where the history chart will come, beside the Train button (the stage's right half stood empty)
+    headline_area().caption("Press **Train** to run (a few seconds with the defaults).")
     stop_page()
 
 for w in out["warnings"]:

@@ -26,7 +26,6 @@ from dpcore.ui import (
     run_guarded,
     show_frame,
     show_plain_table,
-    verdict_text,
 )
 from dpcore.ui.advisor import advisor_panel, load_warnings_of, warnings_notice
 from dpcore.ui.common import bounded_number, format_epsilon
@@ -54,6 +53,7 @@ from dpcore.ui.sweep import (
     run_live,
     sweep_figure,
     sweepable,
+    swept_range_verdict,
     swept_text,
     table_csv,
     title_of,
@@ -113,9 +113,7 @@ with st.sidebar:
         st.caption("No fixed ε when sweeping σ: each run spends the ε its σ gives with the learner's epochs and "
                    "batch size, shown in the **ε spent** columns below.")
     if axis == "epsilon" and 0 < lo <= hi:
-        control_area(st.sidebar, top=False).markdown(
-            f"From ε = {lo:g}: {verdict_text(lo, short=True)}  \nto ε = {hi:g}: {verdict_text(hi, short=True)}"
-            "  \nThe chart shades the bands along its ε axis.")
+        control_area(st.sidebar, top=False).markdown(swept_range_verdict(lo, hi, int(points)))
     mark = None
     if axis == "epsilon":  # the class's own ε on the curve: the lesson's link from the Attack page fills it in
         mark = bounded_number(st, "Your ε, marked on the chart", low=0.001, high=None, default=None, value=None,
@@ -188,7 +186,9 @@ if result is None and clicked:
     stop_page()  # the error is shown above; no chart, no "press Run" box
 if result is None:
     warnings_notice(None, load_warnings_of(upload_warnings), slot=warn_box)
-    prompt_slot.info(f"Press **Run** to compute the {n_runs} runs ({n_to_compute(config)} not computed yet); " + (
+    # presenting: where the chart will come, beside Run (the stage's right half stood empty, the box under it)
+    prompt_box = chart_slot if presenting_stage() else prompt_slot
+    prompt_box.info(f"Press **Run** to compute the {n_runs} runs ({n_to_compute(config)} not computed yet); " + (
         "the results of your file stay in this session only, never on disk, and go when the session ends."
         if getattr(ds, "source", "") == "upload" else
         "finished runs are cached on disk, so reopening these settings later shows the curve at once."))

@@ -145,6 +145,47 @@ def repeated_answers(*, mechanism: str, epsilon: float, delta: float = DELTA, se
     return pd.DataFrame(rows)
 
 
+def averaging_text(answers: pd.DataFrame, *, mechanism: str, epsilon: float, delta: float = DELTA,
+                   sensitivity: float = 1.0, true_count: float, budget: float | None = None) -> str:
+    """What the home page says under :func:`repeated_answers`' charts (markdown): how close the mean of the released
+    answers came to ``true_count``, and why every answer is charged.
+
+    The mean of k answers misses the count by about the noise's standard deviation over sqrt(k). Where that is a
+    person or more (a small ε, or a budget that let few answers through), the text says the answers were too few to
+    close in, with that typical miss, instead of claiming it beside a mean far from the count: at ε 0.05 and a
+    budget of 0.1 it read "the mean of many answers closes in on the exact count (-11.84 after 2 answers, against 3)".
+
+    >>> t = repeated_answers(mechanism="laplace", epsilon=0.05, true_count=3, asks=10, budget=0.1, seed=0)
+    >>> "too few to close in" in averaging_text(t, mechanism="laplace", epsilon=0.05, true_count=3, budget=0.1)
+    True
+    """
+    released = answers[answers.released]
+    refused = int((~answers.released).sum())
+    if released.empty:  # a budget below one ask's ε: nothing released, nothing to average
+        return (f"**No answer released:** the first alone would spend more than the budget of {budget:g}, so all "
+                f"{refused} asks were refused. Raise the budget, or lower ε (what each ask costs), to see the answers "
+                "average out.")
+    k = len(released)
+    mean = float(released.running_mean.iloc[-1])
+    spread = math.sqrt(_mechanism(mechanism, epsilon=epsilon, delta=delta, sensitivity=sensitivity).variance())
+    miss = spread / math.sqrt(k)
+    said = f"{mean:.2f} after {k} answer{'s' if k > 1 else ''}, against {true_count:g}"
+    if miss >= 1.0:
+        text = (f"Each answer is noisy, and the mean of k answers typically misses the exact count by the noise's "
+                f"spread over √k: here **{k} answer{'s were' if k > 1 else ' was'} too few to close in** ({said}; "
+                f"a typical miss of {miss:.2g} people). With many answers the mean does close in, which is why every "
+                "answer is charged")
+    else:
+        text = (f"Each answer is noisy, but **the mean of many answers closes in on the exact count** ({said}). That "
+                "is why every answer is charged")
+    return (text + ": the accountant's ε grows with every ask"
+            + (" (k·ε for Laplace)" if mechanism == "laplace" else " (for the Gaussian, the RDP accountant's bound: a "
+               "little above ε for one ask, as its conversion to (ε, δ) is not exact, then growing more slowly than "
+               "k·ε)") + "."
+            + (f" **{refused} answer(s) refused**: they would have passed the budget of {budget:g}." if refused
+               else ""))
+
+
 def posterior_bound(prior, *, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
     """The range an attacker's belief can reach after one epsilon-DP release, from a prior ``prior``.
 

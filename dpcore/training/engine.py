@@ -17,6 +17,7 @@ from ..accounting import PrivacyLedger, dpsgd_event, shuffled_dpsgd_event, steps
 from ..accounting.accountants import pld_discretization_for
 from ..accounting.ahead import calibrated_shuffled_sigma, calibrated_sigma
 from ..exceptions import (
+    SINGLE_CLASS_SAID,
     DPCoreWarning,
     DPTypeError,
     DPValueError,
@@ -895,7 +896,7 @@ def train(
                       f"max_epsilon={config.max_epsilon:g}")
         warnings.warn(caught[-1], DPCoreWarning, stacklevel=user_stacklevel())
     if config.task == "classification" and rows and (one := _one_answer(ema.current(model), data, shift)) is not None:
-        caught.append(f"the trained model answers class {one} for every evaluation row: its accuracy "
+        caught.append(f"{SINGLE_CLASS_SAID}{one} for every evaluation row: its accuracy "
                       f"{rows[-1]['accuracy']:.3f} is that class's share of the rows, not skill. Features on scales "
                       "far from [-1, 1] (scale each to a known range first, e.g. dpcore.BoundedScaler), a rare class, "
                       "or too much noise for the data (a larger epsilon, more rows) do this")

@@ -23,7 +23,7 @@ import numpy as np
 from .._lru import BytesLRU
 from ..accounting import Neighbouring, epsilon_of_event
 from ..datasets.registry import is_registered, split_rows
-from ..exceptions import DPValueError, PrivacyLeakWarning, SingleClassWarning, user_stacklevel
+from ..exceptions import SINGLE_CLASS_SAID, DPValueError, PrivacyLeakWarning, SingleClassWarning, user_stacklevel
 from ..learners.base import LearnerSpec, ReleasedModel, RunResult, TestOutputs, class_labels
 from ..learners.decision import NOISY_LABELS
 from ..learners.knobs import ACCOUNTANT_LABELS, ACCOUNTANT_PAGE_HELP, Knob, Wording
@@ -426,7 +426,10 @@ def _result(name: str, split, res: TrainResult, y_pred, *, epsilon: float, delta
         outputs = TestOutputs(res.predict_proba(X_te), "probability") if split.task == "classification" \
             else TestOutputs(np.asarray(y_pred, dtype=float), "value")
     ex = {"predictions": np.asarray(y_pred), "sample_rate": res.sample_rate, "steps": res.steps,
-          "stopped_early": res.stopped_early, "warnings": list(res.warnings), "config": res.config}
+          # the run's own single-class warning names the class by its index; run_learner says it by the class's
+          # name (judge_against_trivial), and a page listed both, the same fact twice ("class 1", "'versicolor'")
+          "stopped_early": res.stopped_early, "config": res.config,
+          "warnings": [w for w in res.warnings if not w.startswith(SINGLE_CLASS_SAID)]}
     if split.task == "classification":
         ex["confusion_matrix"] = confusion_matrix(split.y_test, y_pred, split.n_classes)
     ex.update(extras or {})

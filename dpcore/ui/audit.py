@@ -310,14 +310,17 @@ def ladder_figure(rungs) -> go.Figure:
     proven = [a.result.epsilon_lower_bound for _, a in rungs]
     finite = [e for e, _ in rungs if math.isfinite(e)]
     top = max(proven + finite + [1.0])
-    claims = [e if math.isfinite(e) else top for e, _ in rungs]
+    # the run without noise claims nothing: its bar runs off the top of the chart, above the axis's end, where drawn
+    # to the largest finite claim it stood as tall as the ε = 8 rung's, a claim of 8
+    shown = top * 1.2
+    claims = [e if math.isfinite(e) else shown * 2 for e, _ in rungs]
     fig = go.Figure()
     fig.add_trace(go.Bar(x=labels, y=claims, name="ε claimed (the guarantee)", marker_color="rgba(0,114,178,0.18)"))
     fig.add_trace(go.Bar(x=labels, y=proven, name=f"ε proven by the attack ({level(rungs[0][1].result.confidence)})"
                          if rungs else "ε proven by the attack", marker_color="#D55E00",
                          text=[format_epsilon(p, lower_bound=True) for p in proven], textposition="outside"))
     fig.update_layout(barmode="overlay", height=340, margin=dict(l=10, r=10, t=30, b=10),
-                      xaxis=dict(title="ε claimed", type="category"), yaxis_title="ε",
+                      xaxis=dict(title="ε claimed", type="category"), yaxis=dict(title="ε", range=[0, shown]),
                       # under the axis title, which the ∞ rung's two-line tick pushes down
                       legend=dict(orientation="h", y=-0.42, yanchor="top", x=0))
     return fig

@@ -10,6 +10,7 @@ import streamlit as st
 from ..audit.floating_point import FloatingPointAttack, floating_point_attack
 from ..mechanisms import Laplace
 from ..mechanisms.secure import SecureLaplace
+from ..teaching.explain import averaging_text as averaging_text  # re-exported for the home page
 from ..teaching.explain import posterior_bound, repeated_answers
 from ..teaching.verdict import belief_text as belief_text  # re-exported for the home page
 from ..teaching.verdict import epsilon_text, odds_factor, round_epsilon

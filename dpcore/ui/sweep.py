@@ -50,6 +50,20 @@ STATE = "sweep.results"
 ENGINE_COLUMNS = ID_COLUMNS + TAIL_COLUMNS
 
 
+
+def swept_range_verdict(low: float, high: float, points: int) -> str:
+    """The verdict band at each end of a swept ε range (markdown, for beside the sweep's knobs). One point sweeps the
+    minimum alone (:func:`dpcore.sweep.axes.value_range`): the text then names that ε alone, where it read "to ε = 10:
+    weak guarantee" beside a chart of ε = 0.1 only."""
+    from .common import verdict_text
+
+    if points <= 1 or low == high:
+        return (f"At ε = {low:g}: {verdict_text(low, short=True)}"
+                + ("  \nOne point: the sweep runs the minimum alone (raise *Points* to reach the maximum)."
+                   if low != high else ""))
+    return (f"From ε = {low:g}: {verdict_text(low, short=True)}  \nto ε = {high:g}: {verdict_text(high, short=True)}"
+            "  \nThe chart shades the bands along its ε axis.")
+
 def table_csv(table: pd.DataFrame, dataset) -> bytes:
     """The sweep's table as the CSV the page offers for download. On an upload its text columns (each run's warnings)
     are scrubbed as the downloaded reports are (:func:`dpcore.decision.report.scrub`): a learner's warning quotes the

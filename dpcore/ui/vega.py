@@ -114,6 +114,12 @@ def show(chart, container=None, *, key: str | None = None, alt_text: str | None 
     drawn["config"] = {**drawn.get("config", {}),
                        "axis": {"labelFontSize": size, "titleFontSize": size + 1, "labelColor": TEXT,
                                 "titleColor": TEXT, "tickCount": 8},
+                       # Streamlit's theme flushes every axis's end labels inward (labelFlush): on a y axis the top
+                       # label then sat under its grid line and the bottom one above it, so on the Train page's short
+                       # "ε spent" panel the dotted budget line at 2 and the last epoch's point read above "2.0", an
+                       # overspent budget; each label beside its own value (the x axis keeps its flush, inside the
+                       # chart's width)
+                       "axisY": {"labelFlush": False},
                        "legend": {"labelColor": TEXT, "labelFontSize": size + 1, "titleColor": TEXT},
                        "title": {"color": TEXT, "fontSize": size + 2},
                        "text": {"fontSize": size}}  # labels inside the chart ("budget", "exact count") too

@@ -62,6 +62,19 @@ def test_home_draws_its_charts_with_vega_lite_only_so_a_browser_never_fetches_th
     assert all(c.proto.alt for c in charts)  # each with a text alternative for screen readers
 
 
+def test_every_light_charts_y_labels_sit_beside_their_own_values_not_flushed_inward(app_page):
+    # Streamlit's theme flushes an axis's end labels inward (labelFlush): the top y label sat under its grid line, so
+    # the Train page's dotted budget line at ε = 2 and its last epoch's point read above the label "2.0"; the same
+    # config draws every Vega-Lite chart of the home page and of the Train page (dpcore.ui.vega.show)
+    import json
+
+    at = app_page("app.py").run()
+    charts = at.get("vega_lite_chart")
+    assert charts
+    for chart in charts:
+        assert json.loads(chart.proto.spec)["config"]["axisY"]["labelFlush"] is False
+
+
 def test_home_gaussian_shows_delta_spent(app_page):
     at = app_page("app.py").run()
     at.radio(key="home.mech").set_value("gaussian").run()
@@ -254,3 +267,17 @@ def test_the_accountants_table_shows_every_column_whole_on_a_projector(app_page)
     table = at.dataframe[0].value
     assert list(table.columns) == ["Epochs", *(m.label for m in at.metric[:4])]  # the metrics' names above it
     assert sum(column_width([str(c), *map(str, table[c])]) for c in table.columns) <= 820
+
+
+def test_the_averaging_text_does_not_claim_the_mean_closed_in_beside_a_mean_far_from_the_count(app_page):
+    # at ε 0.05 with a budget of 0.1 two answers were released and the page read "the mean of many answers closes in
+    # on the exact count (-11.84 after 2 answers, against 3)"
+    at = app_page("app.py").run()
+    said = [m.value for m in at.markdown if "after 25 answers, against 3" in m.value]
+    assert said and "closes in on the exact count" in said[0]  # the default: 25 answers at ε 1, close to 3
+    at.slider(key="home.eps").set_value(0.05).run()
+    at.number_input(key="home.budget").set_value(0.1).run()
+    assert not at.exception
+    said = [m.value for m in at.markdown if "against 3" in m.value]
+    assert said and "too few to close in" in said[0] and "after 2 answers" in said[0]
+    assert "the mean of many answers closes in" not in said[0]

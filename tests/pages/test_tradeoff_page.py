@@ -644,3 +644,18 @@ def test_points_that_spent_different_epsilons_off_the_epsilon_axis_keep_their_ow
     fig = sweep_figure(table, cfg, metric="accuracy")
     assert sorted(a.text for a in fig.layout.annotations if a.text.startswith("ε ")) == ["ε 1.5", "ε 4", "ε 9"]
     assert [t.name for t in fig.data if t.showlegend is not False] == ["DP-SGD (Abadi et al. 2016)"]
+
+
+def test_one_swept_point_names_its_epsilon_alone_not_the_range_maximum(tmp_path, monkeypatch):
+    # with Points = 1 the sweep runs the minimum alone, and beside its chart of ε = 0.1 the page read "to ε = 10:
+    # ●●○○ Weak guarantee"
+    monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state["sweep.dataset"] = "iris"
+    at.run()
+    said = [m.value for m in at.markdown if m.value.startswith("From ε = 0.1")]
+    assert said and "to ε = 10" in said[0]  # five points: both ends
+    at.number_input(key="sweep.points.epsilon").set_value(1).run()
+    assert not at.exception
+    said = [m.value for m in at.markdown if "ε = 0.1" in m.value and "Strong privacy" in m.value]
+    assert said and "ε = 10" not in said[0] and "minimum alone" in said[0]

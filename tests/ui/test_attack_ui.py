@@ -187,3 +187,20 @@ def test_the_eight_exposed_pictures_fit_one_row_of_the_main_column_on_a_projecto
 
     assert 8 * PICTURE_WIDTH + 7 * 16 <= 820
     assert 3 * PICTURE_WIDTH + 2 * 16 <= 358  # three a row on a 390 px phone (16 px margins)
+
+
+def test_the_ladders_run_without_noise_runs_off_the_chart_not_as_tall_as_the_largest_claim():
+    # the ∞ rung's claim bar was drawn to the largest finite claim, as tall as the ε = 8 rung's: a claim of 8
+    import math
+    from types import SimpleNamespace
+
+    from dpcore.ui.audit import ladder_figure
+
+    def rung(claimed, proven):
+        return claimed, SimpleNamespace(result=SimpleNamespace(epsilon_lower_bound=proven, confidence=0.95))
+
+    fig = ladder_figure([rung(1.0, 0.05), rung(8.0, 2.0), rung(math.inf, 4.53)])
+    claimed = next(t for t in fig.data if t.name.startswith("ε claimed"))
+    low, high = fig.layout.yaxis.range
+    assert low == 0 and 8.0 < high  # the largest finite claim inside the chart, with room for its label
+    assert claimed.y[-1] > high  # ∞: above the axis's end, cut by the chart's top
