@@ -824,7 +824,7 @@ class PrivacyLedger:
         self.accountant = check_accountant(accountant)
         self.neighbouring = Neighbouring.of(neighbouring)
         self.budget = None if budget is None else check_epsilon(budget, "budget")
-        if unit not in UNITS:
+        if not isinstance(unit, str) or unit not in UNITS:
             raise DPValueError(f"unit must be 'records' (whole records), 'labels' (each record's label alone), "
                                f"'images' (each record's image alone) or 'clients' (a client's whole data, federated "
                                f"learning), got {unit!r}")
