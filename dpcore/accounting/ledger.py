@@ -297,8 +297,11 @@ def _pld_of(atom, count: int, neighbouring: Neighbouring, discretization: float)
             ).self_compose(count)
     if (isinstance(atom, dp_accounting.PoissonSampledDpEvent) and isinstance(atom.event, dp_accounting.GaussianDpEvent)
             and atom.sampling_probability > 0 and atom.event.noise_multiplier > 0):
-        one = _poisson_gaussian_pld(atom.sampling_probability, atom.event.noise_multiplier, neighbouring,
-                                    discretization)
+        # a subnormal q is read as the least normal double (2.2e-308): dp_accounting's PLD fails on it (its log
+        # overflows: "a must be greater than b"), and the subsampled Gaussian's delta only grows with q, so a larger q
+        # bounds the epsilon from above (fail closed)
+        one = _poisson_gaussian_pld(max(atom.sampling_probability, sys.float_info.min), atom.event.noise_multiplier,
+                                    neighbouring, discretization)
         with quiet():
             return one.self_compose(count)
     acc = make_accountant("pld", neighbouring=neighbouring, pld_discretization=discretization)
