@@ -59,7 +59,14 @@ def _sampling(args) -> None:
             raise DPValueError("give --steps, or --epochs (steps = ceil(epochs / q))")
         if not args.epochs > 0:
             raise DPValueError(f"--epochs must be > 0, got {args.epochs:g}")
-        args.steps = math.ceil(args.epochs / args.sample_rate - 1e-9)
+        passes = args.epochs / args.sample_rate
+        if not math.isfinite(passes):  # ceil of infinity raised an OverflowError
+            raise DPValueError(f"--epochs {args.epochs:g} at q = {args.sample_rate:g} is more noisy steps than can be "
+                               "counted; give fewer --epochs (or --steps)")
+        args.steps = math.ceil(passes - 1e-9)
+        if args.steps < 1:
+            raise DPValueError(f"--epochs {args.epochs:g} at q = {args.sample_rate:g} is less than one noisy step; "
+                               "give more --epochs (or --steps)")
     elif args.epochs is not None:
         raise DPValueError("give --steps or --epochs, not both")
     elif args.steps < 1:  # no step trains nothing and releases nothing: no run to account (noise has none to

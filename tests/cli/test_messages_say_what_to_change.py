@@ -37,6 +37,17 @@ def test_zero_steps_are_refused_by_both_accounting_commands_naming_steps(command
     assert err.startswith("error: --steps must be at least 1") and "got 0" in err
 
 
+@pytest.mark.parametrize("command,given", [("epsilon", ["--noise-multiplier", "1"]), ("noise", ["--epsilon", "1"])])
+@pytest.mark.parametrize("epochs,says", [("inf", "more noisy steps than can be counted"),
+                                         ("1e308", "more noisy steps than can be counted"),
+                                         ("1e-320", "less than one noisy step")])
+def test_epochs_that_make_no_countable_steps_are_refused_naming_epochs(command, given, epochs, says, capsys):
+    # ceil(epochs / q) of infinity raised an OverflowError, worded only as "a value is too large or too small";
+    # a subnormal number of epochs made 0 steps, refused as "steps must be >= 1", a flag not given
+    err = _error([command, *given, "--sample-rate", "0.01", "--epochs", epochs], capsys)
+    assert err.startswith("error: --epochs") and says in err and "OverflowError" not in err
+
+
 def _tiny_csv(tmp_path) -> str:
     path = tmp_path / "tiny.csv"
     path.write_text("a,b,label\n1,2,0\n2,3,1\n3,1,0\n4,4,1\n")
