@@ -169,3 +169,15 @@ def test_a_knob_set_twice_with_two_values_is_refused_not_taken_from_the_last(cap
     with pytest.raises(DPValueError, match="fixed knobs give epochs twice"):
         parse_knobs("epochs=2\nepochs=3")
     assert parse_knobs("epochs=2, epochs=2") == {"epochs": 2}  # the same value twice says one thing
+
+
+@pytest.mark.parametrize("argv,flag", [
+    (["train", "--dataset", "iris", "--algorithm", "dpsgd", "--set", "epsilon=2"], "--epsilon"),
+    (["sweep", "--dataset", "iris", "--algorithms", "erm-output", "--values", "1", "--set", "delta=0.1"], "--delta"),
+    (["cluster", "--dataset", "iris", "--algorithm", "dplloyd", "--set", "seed=1"], "--seed"),
+])
+def test_set_of_epsilon_delta_or_seed_names_the_commands_own_flag(argv, flag, capsys):
+    # train said "learner 'dpsgd' does not take parameter(s) epsilon", sweep "set 'delta' with the sweep's own
+    # delta= argument", a library's wording with no flag to use
+    err = _error(argv, capsys)
+    assert err.startswith(f"error: --set {argv[-1].split('=')[0]}=") and f"give {flag}" in err
