@@ -239,6 +239,7 @@ def _library_calls():
     import pandas as pd
 
     import dpcore
+    from dpcore.audit import audit
     from dpcore.mechanisms import Gaussian, Laplace, RandomizedResponse, SecureGaussian, SecureLaplace
 
     df = pd.DataFrame({"a": np.arange(40.0) % 7, "b": np.arange(40.0) % 5, "y": np.arange(40) % 2})
@@ -267,6 +268,8 @@ def _library_calls():
         ("as-dataset-task-an-array", lambda: dpcore.as_dataset(df, label="y", task=np.array([1.0, 2.0])), "task"),
         ("load-dataset-a-list", lambda: dpcore.load_dataset(["iris"]), "dataset"),
         ("ledger-unit-an-array", lambda: dpcore.PrivacyLedger(delta=1e-5, unit=np.array([1.0, 2.0])), "unit"),
+        ("audit-confidence-whose-significance-is-1",
+         lambda: audit(None, np.arange(10.0) + 10, np.arange(10.0), confidence=1e-320), "confidence"),
     ]
 
 
