@@ -297,11 +297,8 @@ def _pld_of(atom, count: int, neighbouring: Neighbouring, discretization: float)
             ).self_compose(count)
     if (isinstance(atom, dp_accounting.PoissonSampledDpEvent) and isinstance(atom.event, dp_accounting.GaussianDpEvent)
             and atom.sampling_probability > 0 and atom.event.noise_multiplier > 0):
-        # a subnormal q is read as the least normal double (2.2e-308): dp_accounting's PLD fails on it (its log
-        # overflows: "a must be greater than b"), and the subsampled Gaussian's delta only grows with q, so a larger q
-        # bounds the epsilon from above (fail closed)
-        one = _poisson_gaussian_pld(max(atom.sampling_probability, sys.float_info.min), atom.event.noise_multiplier,
-                                    neighbouring, discretization)
+        one = _poisson_gaussian_pld(atom.sampling_probability, atom.event.noise_multiplier, neighbouring,
+                                    discretization)
         with quiet():
             return one.self_compose(count)
     acc = make_accountant("pld", neighbouring=neighbouring, pld_discretization=discretization)
@@ -605,6 +602,19 @@ class _Composition:
         elif self.accountant == "pld" and self.pld_chain is not None:
             total = sum(c for a, c, r in self.supported if a == atom and r == rel)
             points = pld_grid_points(atom, total, rel, self.discretization)
+            if (isinstance(atom, dp_accounting.PoissonSampledDpEvent)
+                    and 0 < atom.sampling_probability < sys.float_info.min):
+                # dp_accounting's PLD fails on a subnormal q (its logarithms overflow: "a must be greater than b")
+                if not all(_supports("rdp", r, a) for a, _, r in self.supported):
+                    raise DPValueError(
+                        f"the PLD accountant cannot hold a sample rate of {atom.sampling_probability:g}, below the "
+                        f"least normal double (2.2e-308), and RDP cannot compose it under {rel.spelling} neighbours; "
+                        "use a sample rate of at least 2.2e-308")
+                self.note(f"the PLD accountant cannot hold a sample rate of {atom.sampling_probability:g}, below the "
+                          "least normal double (2.2e-308); this epsilon comes from the RDP accountant instead (a valid "
+                          "upper bound, looser than PLD's)")
+                self._switch_to_rdp()
+                return
             if total > PLD_MAX_STEPS and all(_supports("rdp", r, a) for a, _, r in self.supported):
                 self.note(f"the PLD accountant composes at most {PLD_MAX_STEPS:,} steps of one mechanism (composing "
                           f"{total:,} of {_noise_of(atom)} would take minutes); this epsilon comes from the RDP "
