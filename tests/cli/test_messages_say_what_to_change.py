@@ -181,3 +181,10 @@ def test_set_of_epsilon_delta_or_seed_names_the_commands_own_flag(argv, flag, ca
     # delta= argument", a library's wording with no flag to use
     err = _error(argv, capsys)
     assert err.startswith(f"error: --set {argv[-1].split('=')[0]}=") and f"give {flag}" in err
+
+
+@pytest.mark.parametrize("value", ["-inf", "-Infinity", "-nan"])
+def test_minus_infinity_is_read_as_a_value_and_refused_by_its_flag(value, capsys):
+    # argparse read -inf as a flag: "argument --noise-multiplier: expected one argument"
+    err = _error(["epsilon", "--noise-multiplier", value, "--sample-rate", "0.1", "--steps", "10"], capsys)
+    assert "expected one argument" not in err and "noise_multiplier must be" in err
