@@ -879,3 +879,14 @@ def test_with_declared_class_shares_the_rarest_class_is_given_its_declared_share
     found = next(r for r in judge(res, Need("within", "balanced_accuracy", 0.05)).reasons
                  if r.startswith("The rarest class"))
     assert found.startswith("The rarest class (8% of the rows, as declared): at ε = 10 a fresh run")
+
+
+@pytest.mark.parametrize("confidence,says", [(0.5, "above 0.5 and below 1"), (1.0, "above 0.5 and below 1"),
+                                             ("abc", "confidence must be a real number"),
+                                             (float("nan"), "confidence must be a number")])
+def test_the_advisor_refuses_a_confidence_outside_its_open_range_by_name_before_any_run(confidence, says):
+    # 0.5 was refused as "must be between 0.5 and 1", which it is; a word failed in float() with Python's own error
+    from dpcore.exceptions import DPCoreError
+
+    with pytest.raises(DPCoreError, match=says):
+        advise("iris", confidence=confidence)

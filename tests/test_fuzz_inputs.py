@@ -231,3 +231,70 @@ def test_sizes_from_tiny_to_absurd_are_run_within_the_budget_or_refused_at_once(
     _assert_answered(code, err)
     if "--jobs" in case and code == 0 and a > (os.cpu_count() or 1):
         assert f"warning: n_jobs={a} (--jobs)" in err
+
+
+def _library_calls():
+    """(id, call, what the refusal must name): the public entry points given values they cannot use."""
+    import numpy as np
+    import pandas as pd
+
+    import dpcore
+    from dpcore.audit import audit
+    from dpcore.mechanisms import Gaussian, Laplace, RandomizedResponse, SecureGaussian, SecureLaplace
+
+    df = pd.DataFrame({"a": np.arange(40.0) % 7, "b": np.arange(40.0) % 5, "y": np.arange(40) % 2})
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    return [
+        ("laplace-word", lambda: Laplace(epsilon=1.0).randomise("abc"), "values"),
+        ("gaussian-empty-text", lambda: Gaussian(epsilon=1.0, delta=1e-5).randomise(""), "values"),
+        ("secure-laplace-word", lambda: SecureLaplace(epsilon=1.0).randomise("abc"), "values"),
+        ("randomized-response-none", lambda: RandomizedResponse(epsilon=1.0, k=3).randomise(None), "values"),
+        ("randomized-response-word", lambda: RandomizedResponse(epsilon=1.0, k=3).randomise("abc"), "values"),
+        ("randomized-response-ragged", lambda: RandomizedResponse(epsilon=1.0, k=3).randomise([1, [2]]), "values"),
+        ("gaussian-sensitivity-1e308", lambda: Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1e308), "sensitivity"),
+        ("gaussian-subnormal-sensitivity", lambda: Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1e-320),
+         "sensitivity"),
+        ("classic-gaussian-noise-beyond-1e100",
+         lambda: Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1e200, calibration="classic"), "sensitivity"),
+        ("secure-gaussian-noise-beyond-1e100", lambda: SecureGaussian(epsilon=0.5, delta=1e-5, sensitivity=1e300),
+         "sensitivity"),
+        ("secure-laplace-scale-beyond-doubles", lambda: SecureLaplace(epsilon=1e-320, sensitivity=1e-300), "epsilon"),
+        ("erm-subnormal-epsilon", lambda: dpcore.PrivateERMClassifier(epsilon=1e-320, random_state=0).fit(X, y),
+         "epsilon"),
+        ("run-learner-params-not-a-mapping", lambda: dpcore.run_learner("logreg", "iris", params=[1, 1]), "params"),
+        ("run-learner-params-a-word", lambda: dpcore.run_learner("logreg", "iris", params="abc"), "params"),
+        ("as-dataset-drop-a-number", lambda: dpcore.as_dataset(df, label="y", drop=-1), "drop"),
+        ("as-dataset-task-an-array", lambda: dpcore.as_dataset(df, label="y", task=np.array([1.0, 2.0])), "task"),
+        ("load-dataset-a-list", lambda: dpcore.load_dataset(["iris"]), "dataset"),
+        ("ledger-unit-an-array", lambda: dpcore.PrivacyLedger(delta=1e-5, unit=np.array([1.0, 2.0])), "unit"),
+        ("audit-confidence-whose-significance-is-1",
+         lambda: audit(None, np.arange(10.0) + 10, np.arange(10.0), confidence=1e-320), "confidence"),
+    ]
+
+
+@pytest.mark.parametrize("case", _library_calls(), ids=lambda case: case[0])
+def test_the_library_refuses_values_it_cannot_use_by_name_not_with_an_error_from_inside(case):
+    """A value the library's entry points cannot use is refused with a DPCoreError naming the parameter, not a bare
+    TypeError, ValueError, OverflowError or ZeroDivisionError from numpy, fractions or math (what to do is said too)."""
+    from dpcore.exceptions import DPCoreError
+
+    _name, call, names = case
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(DPCoreError) as refused:
+            call()
+    assert names in str(refused.value)
+
+
+def test_drop_none_leaves_no_column_out():
+    """drop=None reads as no column left out, as the default () does, rather than failing to iterate None."""
+    import numpy as np
+    import pandas as pd
+
+    import dpcore
+
+    df = pd.DataFrame({"a": np.arange(40.0) % 7, "b": np.arange(40.0) % 5, "y": np.arange(40) % 2})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert dpcore.as_dataset(df, label="y", drop=None, bounds="*=0:7").X.shape == (40, 2)

@@ -71,6 +71,9 @@ def steps_for(*, epochs: float, sample_rate: float) -> int:
     """
     epochs = check_positive(epochs, "epochs")
     q = check_fraction(sample_rate, "sample_rate")
+    if not math.isfinite(epochs / q):
+        raise DPValueError(f"epochs={epochs:g} at sample_rate={q:g} is more steps than can be counted; give fewer "
+                           "epochs")
     return max(1, int(math.ceil(epochs / q - 1e-9)))
 
 

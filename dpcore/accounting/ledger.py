@@ -602,6 +602,19 @@ class _Composition:
         elif self.accountant == "pld" and self.pld_chain is not None:
             total = sum(c for a, c, r in self.supported if a == atom and r == rel)
             points = pld_grid_points(atom, total, rel, self.discretization)
+            if (isinstance(atom, dp_accounting.PoissonSampledDpEvent)
+                    and 0 < atom.sampling_probability < sys.float_info.min):
+                # dp_accounting's PLD fails on a subnormal q (its logarithms overflow: "a must be greater than b")
+                if not all(_supports("rdp", r, a) for a, _, r in self.supported):
+                    raise DPValueError(
+                        f"the PLD accountant cannot hold a sample rate of {atom.sampling_probability:g}, below the "
+                        f"least normal double (2.2e-308), and RDP cannot compose it under {rel.spelling} neighbours; "
+                        "use a sample rate of at least 2.2e-308")
+                self.note(f"the PLD accountant cannot hold a sample rate of {atom.sampling_probability:g}, below the "
+                          "least normal double (2.2e-308); this epsilon comes from the RDP accountant instead (a valid "
+                          "upper bound, looser than PLD's)")
+                self._switch_to_rdp()
+                return
             if total > PLD_MAX_STEPS and all(_supports("rdp", r, a) for a, _, r in self.supported):
                 self.note(f"the PLD accountant composes at most {PLD_MAX_STEPS:,} steps of one mechanism (composing "
                           f"{total:,} of {_noise_of(atom)} would take minutes); this epsilon comes from the RDP "
@@ -824,7 +837,7 @@ class PrivacyLedger:
         self.accountant = check_accountant(accountant)
         self.neighbouring = Neighbouring.of(neighbouring)
         self.budget = None if budget is None else check_epsilon(budget, "budget")
-        if unit not in UNITS:
+        if not isinstance(unit, str) or unit not in UNITS:
             raise DPValueError(f"unit must be 'records' (whole records), 'labels' (each record's label alone), "
                                f"'images' (each record's image alone) or 'clients' (a client's whole data, federated "
                                f"learning), got {unit!r}")

@@ -68,6 +68,9 @@ def check_confidence(confidence) -> float:
     c = check_real(confidence, "confidence")
     if not 0.0 < c < 1.0:  # one message for 0, 1 and beyond (a probability check would say "in [0, 1]" for 1.5)
         raise DPValueError(f"confidence must be strictly between 0 and 1, got {c!r}; 0.95 is usual")
+    if 1.0 - c == 1.0:  # the significance reads 1: every epsilon is rejected, and the bound's search ran into inf
+        raise DPValueError(f"confidence={c!r} is so small that 1 - confidence is 1 in double precision: a bound "
+                           "at that confidence says nothing; 0.95 is usual")
     return c
 
 

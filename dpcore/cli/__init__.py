@@ -128,8 +128,9 @@ class _Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
-        # argparse's default only takes -1 or -.5 as a negative number: -1e-5 or -1,0 became "an option"
-        self._negative_number_matcher = re.compile(r"^-(\d|\.\d)[\d.eE+,-]*$")
+        # argparse's default only takes -1 or -.5 as a negative number: -1e-5 or -1,0 became "an option", and -inf
+        # "expected one argument" (a value that names no flag and says nothing of what to change)
+        self._negative_number_matcher = re.compile(r"^-((\d|\.\d)[\d.eE+,-]*|inf(inity)?|nan)$", re.IGNORECASE)
 
     def error(self, message: str):  # one line, exit 2
         self.exit(2, f"error: {message}\n")

@@ -59,6 +59,13 @@ def _sampling(args) -> None:
             raise DPValueError("give --steps, or --epochs (steps = ceil(epochs / q))")
         if not args.epochs > 0:
             raise DPValueError(f"--epochs must be > 0, got {args.epochs:g}")
+        passes = args.epochs / args.sample_rate
+        if not math.isfinite(passes):  # ceil of infinity raised an OverflowError
+            raise DPValueError(f"--epochs {args.epochs:g} at q = {args.sample_rate:g} is more noisy steps than can be "
+                               "counted; give fewer --epochs (or --steps)")
+        if passes <= 1e-9:  # no whole step: steps_for would count it as the one step a run takes at least
+            raise DPValueError(f"--epochs {args.epochs:g} at q = {args.sample_rate:g} is less than one noisy step; "
+                               "give more --epochs (or --steps)")
         args.steps = steps_for(epochs=args.epochs, sample_rate=args.sample_rate)  # as training takes them
     elif args.epochs is not None:
         raise DPValueError("give --steps or --epochs, not both")

@@ -8,6 +8,7 @@ processes. Bad input exits with status 2 and a one-line message.
 """
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
@@ -43,10 +44,10 @@ def add_parser(sub) -> None:
                    help="N values from MIN to MAX instead of --values (log-spaced for epsilon)")
     p.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help=f"repetitions per value (default {DEFAULT_SEEDS})")
     add_noise_flags(p, seed_help="first seed")
-    p.add_argument("--epsilon", type=float, default=EPSILON,
+    p.add_argument("--epsilon", type=float, default=EPSILON, action=_Given,
                    help=f"fixed epsilon when the axis is not epsilon (default {EPSILON:g})")
     p.add_argument("--delta", type=float, default=DELTA, help=f"delta of (epsilon, delta)-DP (default {DELTA:g})")
-    p.add_argument("--train-fraction", type=float, default=1.0,
+    p.add_argument("--train-fraction", type=float, default=1.0, action=_Given,
                    help="share of the training rows each run uses, in (0, 1] (default 1: all of them)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a fixed knob, given to every learner that takes it (repeatable)")
@@ -114,7 +115,30 @@ class _ProgressBar:
 
 #: Flags that change where a sweep's runs are computed or its table is written, not what it is: left out of the key
 #: under which the plan of its inputs is remembered.
-_NOT_IN_PLAN = ("func", "from_cache", "command", "jobs", "scheduler", "cache_dir", "no_cache", "out")
+_NOT_IN_PLAN = ("func", "from_cache", "command", "jobs", "scheduler", "cache_dir", "no_cache", "out", "given")
+
+
+class _Given(argparse.Action):
+    """Store the value and record that the flag was given (its default is then not what the run reads)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        namespace.given = (*getattr(namespace, "given", ()), self.dest)
+
+
+#: The flags that fix a value the axis of the same name sweeps: given with that axis they would be silently unused.
+_FIXED_BY_FLAG = {"epsilon": "--epsilon", "train_fraction": "--train-fraction"}
+
+
+def _fixed_values(args) -> None:
+    """Refuse a fixed value given for the quantity the axis sweeps: the axis's values replace it, so it would not be
+    used."""
+    axis = args.axis.replace("-", "_")
+    if axis in _FIXED_BY_FLAG and axis in getattr(args, "given", ()):
+        flag = _FIXED_BY_FLAG[axis]
+        raise DPValueError(f"{flag} fixes the {axis} when the axis is another one; along --axis {args.axis} the "
+                           f"{axis} values are --values (or --range), so {flag} {getattr(args, axis):g} would not "
+                           f"be used: drop it, or put it in --values")
 
 
 def _plan_key(args) -> str | None:
@@ -138,6 +162,7 @@ def _from_cache(args) -> int | None:
     run is cached; None otherwise, and the sweep runs as usual (:func:`_run`)."""
     from ..sweep import SweepCache, SweepConfig
 
+    _fixed_values(args)
     key = _plan_key(args)
     cache = SweepCache(args.cache_dir)
     plan = cache.get_plan(key) if key is not None else None
@@ -163,6 +188,7 @@ def _run(args) -> int:
     from ..sweep import SweepCache, SweepConfig
     from . import said
 
+    _fixed_values(args)
     key = _plan_key(args)  # before anything loads the learners
     data = dataset_from_args(args)
     axis = args.axis.replace("-", "_")

@@ -37,6 +37,11 @@ def knob_flags(spec_names=None) -> dict:
             for flag, texts in sorted(meanings.items())}
 
 
+#: What ``--set`` cannot carry: the run's privacy and seed, each given by a flag of the command's own.
+_NOT_KNOBS = {"epsilon": "--epsilon (--values or --range in a sweep along epsilon, --epsilon-range in report)",
+              "delta": "--delta", "seed": "--seed (or --secure)"}
+
+
 def parse_set(items: list[str]) -> dict:
     """Parse ``--set KEY=VALUE`` items (``-`` in KEY read as ``_``); values become int, float or bool when they can.
 
@@ -52,6 +57,9 @@ def parse_set(items: list[str]) -> dict:
         if not key:
             raise DPValueError(f"--set expects KEY=VALUE with a KEY, got {item!r}")
         value = parse_value(v.strip())
+        if key in _NOT_KNOBS:  # the learners' check would answer "does not take parameter(s) epsilon"
+            raise DPValueError(f"--set {key}=...: {key} is not a learner's knob but the command's own flag: give "
+                               f"{_NOT_KNOBS[key]} instead")
         if key in params and params[key] != value:  # neither may quietly win, as with a flag beside --set
             raise DPValueError(f"--set {key}={params[key]} and --set {item.strip()} disagree (the same knob); give "
                                "the value once")

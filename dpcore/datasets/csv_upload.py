@@ -6,7 +6,7 @@ import io
 import os
 import re
 import warnings
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -582,6 +582,11 @@ def _warn_constant(columns: list[str], X: np.ndarray, categorical: Mapping[str, 
 
 def _left_out(df: pd.DataFrame, drop: "str | Sequence[str]", label_column: str | None) -> tuple[str, ...]:
     """The columns of ``drop`` (one name or several), each checked to be a column of ``df`` other than the label."""
+    if drop is None:
+        drop = ()
+    if not isinstance(drop, str) and not (isinstance(drop, Iterable) and not isinstance(drop, Mapping)):
+        raise DatasetError(f"drop must be a column name or a list of them, such as ['patient_id', 'note'], got "
+                           f"{drop!r:.60}")
     names = (drop,) if isinstance(drop, str) else tuple(str(n) for n in drop)  # read as text, as a file's are
     unknown = [n for n in names if n not in df.columns]
     if unknown:
@@ -942,7 +947,7 @@ def load_csv(source: CsvSource, *, label_column: str, task: str | None = None, n
         ranged = declared is not None and str(label_column) in declared and declared_classes is None
         task = ("classification" if declared_classes is not None else "regression" if ranged
                 else _guess_task(labels))
-    if task not in ("classification", "regression"):
+    if not isinstance(task, str) or task not in ("classification", "regression"):
         raise DatasetError(f"task must be 'classification' or 'regression', got {task!r}")
     if declared_classes is not None and task == "regression":
         raise CategoriesError(f"categories name the label column {label_column!r}, which is a regression label here: "

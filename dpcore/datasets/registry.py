@@ -340,16 +340,24 @@ def dataset_names(task: str | None = None, *, images: bool | None = None) -> lis
     return out
 
 
-@functools.lru_cache(maxsize=None)
 def load_dataset(name: str) -> Dataset:
     """Load a registered dataset by name (cached; arrays are read-only).
 
     >>> load_dataset("iris").X.shape
     (150, 4)
     """
+    # checked before the cache, which would hash a list or an array given as the name and fail with a TypeError
     if not isinstance(name, str) or name not in _LOADERS:
-        raise DPValueError(f"unknown dataset {name!r}; choose one of {', '.join(REGISTRY)}")
+        raise DPValueError(f"unknown dataset {name!r:.60}; choose one of {', '.join(REGISTRY)}")
+    return _load_cached(name)
+
+
+@functools.lru_cache(maxsize=None)
+def _load_cached(name: str) -> Dataset:
     return _LOADERS[name]()
+
+
+load_dataset.cache_clear = _load_cached.cache_clear  # forget the loaded datasets (as an lru_cache's own)
 
 
 def is_registered(ds: Dataset) -> bool:

@@ -47,6 +47,7 @@ import pandas as pd
 from ..defaults import DELTA
 from ..exceptions import DPCoreError, DPValueError
 from ..teaching.verdict import comparison, epsilon_text, neighbours, verdict
+from ..validation import check_real
 
 #: The ε range an owner is offered first: the verdict's strong band up to the top of its weak one.
 ADVISOR_RANGE = (0.1, 10.0)
@@ -799,6 +800,13 @@ def _other_learners(config) -> list[str]:
     return out
 
 
+def _check_confidence(confidence) -> None:
+    """Refuse a confidence (how often a fresh run must meet the need) outside (0.5, 1), both ends excluded."""
+    if not 0.5 < check_real(confidence, "confidence") < 1:
+        raise DPValueError(f"confidence must be above 0.5 and below 1 (how often a fresh run must meet the need; "
+                           f"0.9 is usual), got {confidence!r}")
+
+
 def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = None,
           confidence: float = ADVISOR_CONFIDENCE) -> Advice:
     """The advice read off a finished ε sweep (no run is computed; the attack is :func:`attack_evidence`).
@@ -816,8 +824,7 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
     if need.metric not in table.columns:
         raise DPValueError(f"the sweep has no {need.metric!r} column; a {config.task} sweep is judged by "
                            f"{' or '.join(_METRICS[config.task])}")
-    if not 0.5 < float(confidence) < 1:
-        raise DPValueError(f"confidence must be between 0.5 and 1, got {confidence!r}")
+    _check_confidence(confidence)
     lo, hi = epsilon_range if epsilon_range is not None else (min(config.values), max(config.values))
     if not (0 < lo <= hi):
         raise DPValueError(f"the ε range must be 0 < low ≤ high, got {lo!r}, {hi!r}")
@@ -1305,8 +1312,7 @@ def advise(data, need: Need | str | None = None, *, epsilon_range: tuple[float, 
     """
     from ..sweep import DEFAULT_JOBS, run_sweep
 
-    if not 0.5 < float(confidence) < 1:  # before the sweep, not after it
-        raise DPValueError(f"confidence must be between 0.5 and 1, got {confidence!r}")
+    _check_confidence(confidence)  # before the sweep, not after it
     epsilon_range = _epsilon_range(epsilon_range)
     config = advice_config(data, learners=learners, epsilon_range=epsilon_range, points=points, seeds=seeds,
                            base_seed=base_seed, secure=secure, delta=delta, params=params)

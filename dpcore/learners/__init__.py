@@ -276,6 +276,9 @@ def run_learner(
         raise DPValueError("seed=None asks for unseeded noise: pass secure=True for the secure mode, or a seed "
                            "(an integer >= 0) for a reproducible demonstration")
     seed = check_int(seed, "seed", minimum=0)
+    if params is not None and not isinstance(params, Mapping):
+        raise DPValueError(f"params must be a mapping of knob names to values, such as {{'epochs': 5}}, got "
+                           f"{params!r:.60}")
     params = dict(params or {})
     given_epsilon = epsilon
     if spec.private:

@@ -68,17 +68,22 @@ class PureEpsilonMechanism(Mechanism):
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))
-        if not self.sensitivity / self.epsilon <= MAX_NOISE_SCALE:
-            raise DPValueError(
-                f"epsilon={self.epsilon:g} (what this one release spends) with sensitivity {self.sensitivity:g} asks "
-                f"for noise of scale sensitivity / epsilon = {self.sensitivity / self.epsilon:g}, beyond "
-                f"{MAX_NOISE_SCALE:g}: sums and "
-                "squares of such noise overflow double precision (the output would be inf or nan); use a larger "
-                "epsilon (or a smaller sensitivity)")
+        check_noise_scale(self.sensitivity / self.epsilon,
+                          f"epsilon={self.epsilon:g} (what this one release spends) with sensitivity "
+                          f"{self.sensitivity:g} asks for noise of scale sensitivity / epsilon")
 
 
-#: The largest noise scale (sensitivity / epsilon) a pure epsilon-DP mechanism adds: squares of larger noise overflow.
+#: The largest noise scale (sensitivity / epsilon, or a Gaussian's sigma) a mechanism adds: squares of larger noise
+#: overflow.
 MAX_NOISE_SCALE = 1e100
+
+
+def check_noise_scale(scale: float, asked: str) -> None:
+    """Refuse a noise ``scale`` beyond :data:`MAX_NOISE_SCALE` (or NaN); ``asked`` says what asked for it."""
+    if not scale <= MAX_NOISE_SCALE:
+        raise DPValueError(
+            f"{asked} = {scale:g}, beyond {MAX_NOISE_SCALE:g}: sums and squares of such noise overflow double "
+            "precision (the output would be inf or nan); use a larger epsilon (or a smaller sensitivity)")
 
 
 def _nearest(x: Fraction) -> float:
@@ -225,8 +230,13 @@ def pure_laplace_event(epsilon: float) -> "dp_accounting.LaplaceDpEvent":
 
 
 def as_float_array(values) -> tuple[np.ndarray, bool]:
-    """Return ``values`` as float array and whether the input was a scalar."""
-    arr = np.asarray(values, dtype=float)
+    """Return ``values`` as float array and whether the input was a scalar; values that are not numbers (a word, a
+    ragged list) are refused naming them, not with numpy's conversion error."""
+    try:
+        arr = np.asarray(values, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise DPValueError(f"values must be numbers (a number or an array of them) to add noise to, got "
+                           f"{values!r:.60}: {exc}") from None
     return arr, arr.ndim == 0
 
 

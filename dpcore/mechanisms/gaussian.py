@@ -13,7 +13,7 @@ from scipy import optimize, special
 from ..exceptions import DPValueError
 from ..validation import check_delta, check_epsilon, check_positive, warn_large_delta
 from .additive import add_noise
-from .base import Mechanism, log_up, round_down, round_up, sqrt_up
+from .base import Mechanism, check_noise_scale, log_up, round_down, round_up, sqrt_up
 
 
 def classic_gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
@@ -102,8 +102,18 @@ def analytic_gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float 
         return analytic_gaussian_delta(sigma=math.exp(log_s), epsilon=epsilon, sensitivity=sensitivity) - delta
 
     lo, hi = math.log(sensitivity) - 10.0, math.log(sensitivity) + 2.0
+    if math.exp(lo) == 0.0 or hi > math.log(sys.float_info.max):  # a subnormal sensitivity, or one near 1.8e308
+        raise DPValueError(
+            f"sensitivity={sensitivity:g} is too {'small' if sensitivity < 1 else 'large'} for the Gaussian "
+            "mechanism's noise (a multiple of it) to be computed in double precision: state the query in units where "
+            "its sensitivity lies between 1e-300 and 1e300")
     while f(hi) > 0:
         hi += 2.0
+        if hi > math.log(sys.float_info.max):  # the noise needed is beyond the largest double
+            raise DPValueError(
+                f"epsilon={epsilon:g} at delta={delta:g} with sensitivity={sensitivity:g} asks for Gaussian noise of "
+                "a standard deviation beyond the largest double (1.8e308): use a larger epsilon or delta (or state "
+                "the query in units where its sensitivity is smaller)")
     while f(lo) < 0:
         lo -= 2.0
         if math.exp(lo) < 1e-300:  # the noise needed is below what a double holds with any precision
@@ -204,6 +214,8 @@ class Gaussian(Mechanism):
         # (replace re-runs __post_init__), and pickling carries the solved value along.
         fn = analytic_gaussian_sigma if self.calibration == "analytic" else classic_gaussian_sigma
         object.__setattr__(self, "_sigma", fn(epsilon=self.epsilon, delta=self.delta, sensitivity=self.sensitivity))
+        check_noise_scale(self._sigma, f"epsilon={self.epsilon:g} at delta={self.delta:g} with sensitivity "
+                                       f"{self.sensitivity:g} asks for Gaussian noise of standard deviation")
 
     @property
     def sigma(self) -> float:

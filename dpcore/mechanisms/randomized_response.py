@@ -104,7 +104,12 @@ class RandomizedResponse(Mechanism):
 
     def randomise(self, values, *, rng=None):
         gen = noise_generator(rng)
-        arr = np.asarray(values)
+        try:
+            arr = np.asarray(values)
+        except ValueError:  # a ragged list
+            arr = np.asarray(None)
+        if not (np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)):
+            raise DPValueError(f"randomized response values must be integers in [0, {self.k}), got {values!r:.60}")
         if arr.size and (not np.issubdtype(arr.dtype, np.integer) or arr.min() < 0 or arr.max() >= self.k):
             if not np.all(np.equal(np.mod(arr, 1), 0)) or arr.min() < 0 or arr.max() >= self.k:
                 raise DPValueError(f"randomized response values must be integers in [0, {self.k}), got {arr}")

@@ -40,7 +40,7 @@ from ..exceptions import DPValueError
 from ..rng import SECURE, SecureRandom
 from ..validation import check_delta, check_epsilon, check_positive, warn_large_delta
 from .additive import DEFAULT_STEPS_PER_SENSITIVITY, MAX_GRID_STEPS
-from .base import Mechanism, PureEpsilonMechanism, as_float_array, round_up
+from .base import Mechanism, PureEpsilonMechanism, as_float_array, check_noise_scale, round_up
 from .gaussian import _ROUNDING_UNITS, analytic_gaussian_sigma
 
 
@@ -154,9 +154,9 @@ class SecureLaplace(PureEpsilonMechanism):
         if self.grid_scale > MAX_NOISE_STEPS:
             raise DPValueError(
                 f"epsilon={self.epsilon:g} with sensitivity {self.sensitivity:g} asks for discrete Laplace noise of "
-                f"scale {float(self.grid_scale):.3g} grid steps of {self.granularity:g}: beyond {MAX_NOISE_STEPS:.3g} "
-                "grid steps its draws leave the grid that doubles hold exactly (2**52 steps); use a larger epsilon, "
-                "or a coarser granularity")
+                f"scale {round_up(self.grid_scale):.3g} grid steps of {self.granularity:g}: beyond "
+                f"{MAX_NOISE_STEPS:.3g} grid steps its draws leave the grid that doubles hold exactly (2**52 steps); "
+                "use a larger epsilon, or a coarser granularity")
 
     @property
     def grid_sensitivity(self) -> int:
@@ -370,6 +370,9 @@ class SecureGaussian(Mechanism):
                 f"the discrete Gaussian for epsilon={self.epsilon:g}, delta={self.delta:g} on a grid of "
                 f"{self.granularity:g} was widened to σ = {steps:.4g} grid steps and its delta was still not met; "
                 "use a finer granularity or a larger delta")
+        check_noise_scale(steps * self.granularity, f"epsilon={self.epsilon:g} at delta={self.delta:g} with "
+                                                    f"sensitivity {self.sensitivity:g} asks for Gaussian noise of "
+                                                    "standard deviation")
         object.__setattr__(self, "_sigma_steps", steps)
 
     grid_sensitivity = SecureLaplace.grid_sensitivity

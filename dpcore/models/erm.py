@@ -678,7 +678,12 @@ class PrivateERMClassifier(ClassifierMixin, BaseEstimator):
             if not math.isfinite(eps_model):
                 return NONPRIVATE_AUTO_LAMBDA
             # never below the non-private model's: at epsilon 1e308 the formula underflows to 0 and 1/(n Lambda) fails
-            return max(auto_regularization(self.perturbation, n=n, d=d, epsilon=eps_model), NONPRIVATE_AUTO_LAMBDA)
+            lam = max(auto_regularization(self.perturbation, n=n, d=d, epsilon=eps_model), NONPRIVATE_AUTO_LAMBDA)
+            if not math.isfinite(lam):  # a subnormal epsilon: C sqrt(d) / (n epsilon) overflows
+                raise DPValueError(
+                    f"epsilon={self.epsilon:g} is too small for regularization='auto': its rule C sqrt(d) / (n "
+                    "epsilon) overflows double precision; use a larger epsilon (or give regularization a number)")
+            return lam
         return float(self.regularization)
 
     def _fit_binary(self, Z: np.ndarray, y: np.ndarray, eps: float, rng,

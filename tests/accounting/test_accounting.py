@@ -394,3 +394,8 @@ def test_the_accountant_counts_the_steps_training_takes_for_whole_epochs_whose_r
         q, ends = planned_steps(TrainConfig(batch_size=batch, epochs=epochs, noise_multiplier=1.0), n)
         assert ends[-1] == epochs * n // batch  # whole epochs of a batch dividing n: exactly n / batch steps each
         assert steps_for(epochs=epochs, sample_rate=q) == ends[-1]  # 1 / (2 / 98) = 49.00000000000001: 49, not 50
+
+
+def test_epochs_beyond_any_count_of_steps_are_refused_by_name():
+    with pytest.raises(DPCoreError, match="epochs=1e.308 at sample_rate=1e-10 is more steps than can be counted"):
+        steps_for(epochs=1e308, sample_rate=1e-10)

@@ -128,3 +128,21 @@ def test_more_steps_than_the_pld_accountant_composes_go_to_rdp_with_the_reason()
         pld = epsilon_of_event(fewer, delta=1e-5, accountant="pld", pld_discretization=1e-3)
     assert pld != epsilon_of_event(fewer, delta=1e-5, accountant="rdp")
     assert not any("steps of one mechanism" in str(w.message) for w in said)
+
+
+@pytest.mark.parametrize("q", [1e-310, 1e-320])
+def test_a_subnormal_sample_rate_goes_from_pld_to_rdp_with_the_reason(q):
+    """dp_accounting's PLD of a Poisson-subsampled Gaussian fails on a subnormal q ("a must be greater than b"): the
+    PLD ledger hands it to RDP, a valid upper bound, and says why; under replace-one neighbours, where RDP does not
+    compose it either, it is refused naming the sample rate."""
+    from dpcore.accounting import PrivacyLedger, dpsgd_event
+
+    def eps(accountant, neighbouring="add-remove"):
+        ledger = PrivacyLedger(delta=1e-5, accountant=accountant, neighbouring=neighbouring)
+        return ledger.spend(dpsgd_event(noise_multiplier=0.8, sample_rate=q, steps=100))
+
+    with pytest.warns(DPCoreWarning, match="cannot hold a sample rate"):
+        pld = eps("pld")
+    assert pld == eps("rdp")
+    with pytest.raises(DPValueError, match="sample rate"):
+        eps("pld", "replace-one")

@@ -37,6 +37,17 @@ def test_zero_steps_are_refused_by_both_accounting_commands_naming_steps(command
     assert err.startswith("error: --steps must be at least 1") and "got 0" in err
 
 
+@pytest.mark.parametrize("command,given", [("epsilon", ["--noise-multiplier", "1"]), ("noise", ["--epsilon", "1"])])
+@pytest.mark.parametrize("epochs,says", [("inf", "more noisy steps than can be counted"),
+                                         ("1e308", "more noisy steps than can be counted"),
+                                         ("1e-320", "less than one noisy step")])
+def test_epochs_that_make_no_countable_steps_are_refused_naming_epochs(command, given, epochs, says, capsys):
+    # ceil(epochs / q) of infinity raised an OverflowError, worded only as "a value is too large or too small";
+    # a subnormal number of epochs made 0 steps, refused as "steps must be >= 1", a flag not given
+    err = _error([command, *given, "--sample-rate", "0.01", "--epochs", epochs], capsys)
+    assert err.startswith("error: --epochs") and says in err and "OverflowError" not in err
+
+
 def _tiny_csv(tmp_path) -> str:
     path = tmp_path / "tiny.csv"
     path.write_text("a,b,label\n1,2,0\n2,3,1\n3,1,0\n4,4,1\n")
@@ -158,3 +169,22 @@ def test_a_knob_set_twice_with_two_values_is_refused_not_taken_from_the_last(cap
     with pytest.raises(DPValueError, match="fixed knobs give epochs twice"):
         parse_knobs("epochs=2\nepochs=3")
     assert parse_knobs("epochs=2, epochs=2") == {"epochs": 2}  # the same value twice says one thing
+
+
+@pytest.mark.parametrize("argv,flag", [
+    (["train", "--dataset", "iris", "--algorithm", "dpsgd", "--set", "epsilon=2"], "--epsilon"),
+    (["sweep", "--dataset", "iris", "--algorithms", "erm-output", "--values", "1", "--set", "delta=0.1"], "--delta"),
+    (["cluster", "--dataset", "iris", "--algorithm", "dplloyd", "--set", "seed=1"], "--seed"),
+])
+def test_set_of_epsilon_delta_or_seed_names_the_commands_own_flag(argv, flag, capsys):
+    # train said "learner 'dpsgd' does not take parameter(s) epsilon", sweep "set 'delta' with the sweep's own
+    # delta= argument", a library's wording with no flag to use
+    err = _error(argv, capsys)
+    assert err.startswith(f"error: --set {argv[-1].split('=')[0]}=") and f"give {flag}" in err
+
+
+@pytest.mark.parametrize("value", ["-inf", "-Infinity", "-nan"])
+def test_minus_infinity_is_read_as_a_value_and_refused_by_its_flag(value, capsys):
+    # argparse read -inf as a flag: "argument --noise-multiplier: expected one argument"
+    err = _error(["epsilon", "--noise-multiplier", value, "--sample-rate", "0.1", "--steps", "10"], capsys)
+    assert "expected one argument" not in err and "noise_multiplier must be" in err

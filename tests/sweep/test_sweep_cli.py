@@ -55,6 +55,9 @@ def test_cli_range_and_stdout(fakes, tmp_path, capsys):
         (["--axis", "clip_norm"], "'fake-fixed' does not take 'clip_norm'"),
         (["--set", "epochs"], "--set expects KEY=VALUE"),
         (["--range", "1,2,3"], "either --values or --range, not both"),
+        # a fixed value of the quantity the axis sweeps was silently unused
+        (["--epsilon", "2"], "--epsilon 2 would not be used"),
+        (["--axis", "train_fraction", "--train-fraction", "0.5"], "--train-fraction 0.5 would not be used"),
     ],
 )
 def test_cli_bad_input_exits_2_with_one_line(fakes, tmp_path, capsys, extra, message):
