@@ -39,6 +39,7 @@ from scipy import special, stats
 
 from ..exceptions import DPTypeError, DPValueError
 from ..rng import as_generator
+from ..teaching.verdict import confidence_text
 from ..types import ArrayLike, RngLike
 from ..validation import check_delta, check_int, check_nonnegative
 from .bounds import check_confidence
@@ -283,7 +284,7 @@ def _nothing_provable(rules, m: int, level: float, confidence: float) -> str:
     else:
         what = (f"the most guesses any rule makes is {most}, and even all of them right would happen with "
                 f"probability 2^-{most} under eps = 0, not below the significance {level:.3g} each of the "
-                f"{len(rules)} rule(s) is tested at ({confidence:.0%} confidence)")
+                f"{len(rules)} rule(s) is tested at ({confidence_text(confidence)} confidence)")
     fix = (f"use at least {need} canaries (there are {m}) and guess on them" if need > m else
            f"give guess_counts with at least {need} guesses (k_pos + k_neg) in a rule")
     return f"this one-run audit cannot prove any eps > 0: {what}; {fix} (Steinke, Nasr & Jagielski 2023, Theorem 5.2)"

@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..exceptions import DPCoreWarning, DPTypeError, DPValueError, user_stacklevel
-from ..teaching.verdict import epsilon_text
+from ..teaching.verdict import confidence_text, epsilon_text
 from ..types import ArrayLike, RngLike
 from .attacks import loss_threshold_scores
 from .result import AuditResult, audit_from_scores
@@ -270,7 +270,7 @@ def audit(
         pure = (" The claim was read as pure epsilon-DP (delta=0): give the delta the model was trained with, "
                 "whose bound is lower") if result.delta == 0 else ""
         proven = epsilon_text(result.epsilon_lower_bound, lower_bound=True)  # a lower bound rounds down
-        warnings.warn(f"the attack proves epsilon >= {proven} with {result.confidence:.0%} "
+        warnings.warn(f"the attack proves epsilon >= {proven} with {confidence_text(result.confidence)} "
                       f"confidence, above the claimed epsilon = {result.epsilon:g} (delta = {result.delta:g}): the "
                       "claim is refuted, unless the members and non-members were not chosen at random before "
                       f"training, which the bound assumes.{pure}", DPCoreWarning, stacklevel=user_stacklevel())
@@ -297,8 +297,8 @@ def _too_few_records(result: AuditResult) -> str:
         enough = f"more than {hi:,} of each, or the delta the model was trained with if it is smaller"
     return (f"members and non_members are too few: with {result.n_members} member(s) and {result.n_nonmembers} "
             f"non-member(s), even an attack that told every member from every non-member would prove no epsilon > 0 "
-            f"at {result.confidence:.0%} confidence (delta = {result.delta!r}), so the audit could only read 0; give "
-            f"{enough} (Jagielski, Ullman & Oprea 2020: the Clopper-Pearson bound needs enough trials)")
+            f"at {confidence_text(result.confidence)} confidence (delta = {result.delta!r}), so the audit could only "
+            f"read 0; give {enough} (Jagielski, Ullman & Oprea 2020: the Clopper-Pearson bound needs enough trials)")
 
 
 #: Where :func:`_too_few_records` stops doubling the records it asks a perfect attack about.

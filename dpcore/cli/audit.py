@@ -136,13 +136,13 @@ def _run(args) -> int:
     if other is not None:
         out["contrast"] = {"learner": other.learner, **other.result.to_json_dict(),
                            "model_accuracy": other.target_accuracy, **_balanced(other)}
-    from ..teaching.verdict import epsilon_text
+    from ..teaching.verdict import confidence_text, epsilon_text
     from . import said
 
     if not audit.result.epsilon_lower_bound > 0:  # the Attack page's "could not prove any leak", said here too
-        note = (f"epsilon_lower_bound 0 means this attack proved no leak at {out['confidence']:.0%} confidence; it "
-                "does not show the model is safe (a stronger attack, more canaries or a larger pool may prove more), "
-                "and against a non-private model it says the attack was too weak (on these "
+        note = (f"epsilon_lower_bound 0 means this attack proved no leak at {confidence_text(out['confidence'])} "
+                "confidence; it does not show the model is safe (a stronger attack, more canaries or a larger pool "
+                "may prove more), and against a non-private model it says the attack was too weak (on these "
                 f"{out['n_members'] + out['n_nonmembers']:,} records the most any attack can prove is "
                 f"{epsilon_text(out['most_provable'])}: most_provable)")
         print(f"note: {note}", file=sys.stderr)

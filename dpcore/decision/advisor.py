@@ -46,7 +46,7 @@ import pandas as pd
 
 from ..defaults import DELTA
 from ..exceptions import DPCoreError, DPValueError
-from ..teaching.verdict import comparison, epsilon_text, neighbours, verdict
+from ..teaching.verdict import comparison, confidence_text, epsilon_text, neighbours, verdict
 from ..validation import check_real
 
 #: The ε range an owner is offered first: the verdict's strong band up to the top of its weak one.
@@ -378,11 +378,11 @@ class Advice:
                     f"is not measured; run more seeds) (target {self.target:{_fmt(self.metric)}}{trivial}).")
         return (f"ε = {epsilon_text(r['epsilon'])} with {who}: {_LABEL[self.metric]} "
                 f"{r['mean']:.3f} on average over {r['n']} seeds, and at least {r['bound']:.3f} in "
-                f"{self.confidence:.0%} of fresh runs "
+                f"{confidence_text(self.confidence)} of fresh runs "
                 f"(target {self.target:.3f}{trivial}).") if self.need.higher_is_better else (
                 f"ε = {epsilon_text(r['epsilon'])} with {who}: {_LABEL[self.metric]} "
                 f"{r['mean']:.4g} on average over {r['n']} seeds, and at most {r['bound']:.4g} in "
-                f"{self.confidence:.0%} of fresh runs "
+                f"{confidence_text(self.confidence)} of fresh runs "
                 f"(target {self.target:.4g}{trivial}).")
 
     def to_json_dict(self) -> dict:
@@ -707,8 +707,8 @@ def _instead(points: pd.DataFrame, need: Need, target: float, *, baseline: float
                    f"{epsilon_text(h.epsilon)} ({name} {h['mean']:{f}} against the target {h.target:{f}}), but over "
                    f"its {int(h.n)} seed"
                    f"{'s' if h.n != 1 else ''} a fresh run is not sure to ({h.bound:{f}} at the "
-                   f"{points.attrs.get('confidence', ADVISOR_CONFIDENCE):.0%} bound); rerun with more seeds (or more "
-                   "rows) before choosing from it.")
+                   f"{confidence_text(points.attrs.get('confidence', ADVISOR_CONFIDENCE))} bound); rerun with more "
+                   "seeds (or more rows) before choosing from it.")
     if best.meets:  # it met somewhere, but a larger ε after it did not, even on average
         fails = points[(points.learner == best.learner) & (points.epsilon > best.epsilon) & ~points.holds]
         out.append(f"More seeds: {_title(best.learner)} met the target at ε = {epsilon_text(best.epsilon)} ({name} "
@@ -720,8 +720,8 @@ def _instead(points: pd.DataFrame, need: Need, target: float, *, baseline: float
         # "nearest at the bound", not "best": with few seeds a higher mean can have the lower bound
         out.append(f"A looser target: nearest the target at the bound is {_title(best.learner)} at ε = "
                    f"{epsilon_text(best.epsilon)}, {name} {best.mean:{f}} on average and {best.bound:{f}} at the "
-                   f"{points.attrs.get('confidence', ADVISOR_CONFIDENCE):.0%} bound, {short:.3g} short of the target "
-                   f"{target:{f}}; a need of "
+                   f"{confidence_text(points.attrs.get('confidence', ADVISOR_CONFIDENCE))} bound, {short:.3g} short "
+                   f"of the target {target:{f}}; a need of "
                    + (f"{name} within {need.amount + short:.3g} of the non-private model" if need.kind == "within"
                       else f"{name} {'≥' if need.higher_is_better else '≤'} {best.bound:{f}}") + " would be met there.")
     if baseline is not None and need.kind != "within" and not need.meets(baseline, target):
@@ -899,12 +899,13 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
                            f"{_LABEL[need.metric]} {best['mean']:{mf}}, against a target of {target:{mf}}"
                            + (f" (the non-private model's {own_base:{mf}} minus {need.amount:g})"
                               if need.kind == "within" and own_base is not None else "")
-                           + f"; with one seed nothing says how often a fresh run reaches it (the {confidence:.0%} "
-                             "asked for is not measured).")
+                           + "; with one seed nothing says how often a fresh run reaches it (the "
+                             f"{confidence_text(confidence)} asked for is not measured).")
         else:
             reasons.append(f"At ε = {epsilon_text(said)} a fresh run of {_title(best.learner)} reaches "
                            f"{_LABEL[need.metric]} "
-                           f"{cmp} {best.bound:{mf}} in {confidence:.0%} of cases (mean {best['mean']:{mf}}, spread "
+                           f"{cmp} {best.bound:{mf}} in {confidence_text(confidence)} of cases (mean "
+                           f"{best['mean']:{mf}}, spread "
                            f"{_spread(best['std'], best['mean']):.3g} over {int(best.n)} seeds; Student's t "
                            "prediction bound"
                            + ("; for a gap, on each seed's gap to the non-private model trained on the same split"
@@ -1142,7 +1143,7 @@ def _few_test_rows(ds, config, best: pd.Series, need: Need, confidence: float) -
     target = float(best.target)
     return (said + f": each row right or wrong moves accuracy by {1 / n_test:.3g}. On new rows of the same kind, a "
             f"model scoring {right}/{n_test} here has accuracy at least {math.floor(low * 1000) / 1000:.3f} with "
-            f"{confidence:.0%} confidence (Clopper & Pearson 1934's exact binomial bound)"
+            f"{confidence_text(confidence)} confidence (Clopper & Pearson 1934's exact binomial bound)"
             + (f", below the target of {target:.3f}: these rows cannot show that the need is met" if low < target
                else "") + ". More rows give a firmer answer.")
 
@@ -1168,9 +1169,9 @@ def _one_split_luck(ds, config, best: pd.Series, need: Need, confidence: float) 
     return (f"Caution: every seed was scored on the same {n_test} test rows (secure noise keeps one split), so the "
             "bound covers the noise, not the luck of which rows were tested. On new rows of the same kind, a model "
             f"scoring {right}/{n_test} here has accuracy at least {math.floor(low * 1000) / 1000:.3f} with "
-            f"{confidence:.0%} confidence (Clopper & Pearson 1934's exact binomial bound), below the target of "
-            f"{target:.3f}: these rows cannot show that the need is met; more rows, or a target further below the "
-            "scores seen, give a firmer answer.")
+            f"{confidence_text(confidence)} confidence (Clopper & Pearson 1934's exact binomial bound), below the "
+            f"target of {target:.3f}: these rows cannot show that the need is met; more rows, or a target further "
+            "below the scores seen, give a firmer answer.")
 
 
 def _delta_above_one_over_n(config, ds) -> str | None:

@@ -26,7 +26,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..teaching.verdict import epsilon_text
+from ..teaching.verdict import confidence_text, epsilon_text
 from .advisor import Advice, _spread, metric_name
 
 #: Okabe & Ito (2008) colours, as the pages use them (dpcore.ui.palette), in series order.
@@ -360,7 +360,8 @@ def question_of(advice: Advice) -> dict:
         "seeds per ε": f"{cfg.seeds} (runs at each ε, each on a fresh split of the rows with fresh noise)",
         "δ": f"{cfg.delta:g} (the small chance, allowed beside ε, that the guarantee does not hold; keep it well "
              "below 1/n for n records)",
-        "how sure": f"a fresh run meets the need in {advice.confidence:.0%} of cases (one-sided prediction bound)",
+        "how sure": f"a fresh run meets the need in {confidence_text(advice.confidence)} of cases (one-sided "
+                    "prediction bound)",
     }
 
 
@@ -544,9 +545,9 @@ def report_html(advice: Advice, *, dataset=None, question: dict | None = None, n
     h.append("<h2>The curves</h2>")
     h.append(curves_svg(advice))
     h.append(f'<p class="muted">Lines: the mean over seeds of each learner; shading: the two-sided '
-             f"{2 * advice.confidence - 1:.0%} prediction interval of one fresh run, whose lower edge (upper for MSE) "
-             f"is the {advice.confidence:.0%} bound the advisor uses; filled dots meet the need. Tints: the verdict "
-             "bands.</p>")
+             f"{confidence_text(2 * advice.confidence - 1)} prediction interval of one fresh run, whose lower edge "
+             f"(upper for MSE) is the {confidence_text(advice.confidence)} bound the advisor uses; filled dots meet "
+             "the need. Tints: the verdict bands.</p>")
     h.append("<h2>Risk at the recommended ε</h2>")
     if r:
         h.append(f"<p>{_band_html(r['band'], r['band_sentence'])}</p><p>{_e(r['deployments'])}</p>")
@@ -563,7 +564,8 @@ def report_html(advice: Advice, *, dataset=None, question: dict | None = None, n
         caught = att.get("caught_at_1pct")
         h.append(f"<p>The {_e(att['attack'])} on a model trained at ε = {epsilon_text(att['epsilon'])}, with a pool of "
                  f"{att['pool']} of your records (half of them in its training data): it proves ε ≥ "
-                 f"{epsilon_text(att['epsilon_lower_bound'], lower_bound=True)} at {att['confidence']:.0%} confidence"
+                 f"{epsilon_text(att['epsilon_lower_bound'], lower_bound=True)} at "
+                 f"{confidence_text(att['confidence'])} confidence"
                  + (f", and catches {caught:.1%} of the members at 1 % false alarms" if caught is not None else
                     ", and has too few non-members to measure its catch at 1 % false alarms")
                  + f" (AUC {att['auc']:.3f}: the chance that the attack ranks a member above a non-member, 0.5 for "
@@ -593,8 +595,8 @@ def _table_legend(advice: Advice) -> str:
     return ("ε: the budget each run was given. Mean: the score averaged over the seeds (each seed a fresh split of the "
             "rows and fresh noise). Spread (sd): the seeds' standard deviation around that mean. Seeds: the runs at "
             f"that ε. Bound: the score a fresh run reaches {'at least' if higher else 'at most'} in "
-            f"{advice.confidence:.0%} of cases (Student's t prediction bound over the seeds). Target: the score the "
-            "need asks for. Meets: whether the bound reaches the target (and why not, where it is above it). "
+            f"{confidence_text(advice.confidence)} of cases (Student's t prediction bound over the seeds). Target: the "
+            "score the need asks for. Meets: whether the bound reaches the target (and why not, where it is above it). "
             "ε spent: what the runs spent, computed by dp_accounting from the event beside it, which names the "
             "noise added and how often (the record of how the ε was counted).")
 
@@ -678,7 +680,7 @@ def attack_report_html(audits: Mapping[str, Any], *, dataset, question: Mapping[
         proven = m["epsilon_proven"]
         h.append(f'<div class="answer{"" if proven <= m["epsilon_claimed"] else " no"}">'
                  + _e(f"The attack proves that {m['model']} leaks at least ε = "  # the bound down, the claim up
-                      f"{epsilon_text(proven, lower_bound=True)} ({m['confidence']:.0%} confidence), "
+                      f"{epsilon_text(proven, lower_bound=True)} ({confidence_text(m['confidence'])} confidence), "
                       + (f"against the ε = {epsilon_text(m['epsilon_claimed'])} claimed." if not m["claim_note"]
                          else "with no claim about this question to hold it against.")
                       if proven > 0 else
@@ -698,7 +700,7 @@ def attack_report_html(audits: Mapping[str, Any], *, dataset, question: Mapping[
         claimed = (epsilon_text(m["epsilon_claimed"]) if math.isfinite(m["epsilon_claimed"]) else
                    "∞ (no claim for this question: see below)" if m["claim_note"] else "∞ (no privacy)")
         h.append(f"<tr><td>{_e(m['model'])}</td><td>{claimed}</td><td>{m['delta']:g}</td>"
-                 f"<td>{epsilon_text(m['epsilon_proven'], lower_bound=True)} ({m['confidence']:.0%})</td>"
+                 f"<td>{epsilon_text(m['epsilon_proven'], lower_bound=True)} ({confidence_text(m['confidence'])})</td>"
                  f"<td>{m['auc']:.3f}</td>"
                  f"<td>{_rate(m['caught_at_1pct'])}</td><td>{_rate(m['caught_at_0.1pct'])}</td>"
                  f"<td>{m['members']:,} / {m['non_members']:,}</td><td>{acc}</td></tr>")

@@ -220,6 +220,24 @@ def epsilon_text(epsilon: float, *, infinity: str = "∞", digits: int = 3, lowe
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
+def confidence_text(confidence: float) -> str:
+    """A confidence level (an audit's, a prediction bound's) as a percentage rounded DOWN, with the decimals it holds
+    (up to six): ``:.0%`` wrote 0.999 as "100%", a certainty no bound has, and 0.975 as "98%", more than was asked.
+
+    A difference of floating point noise from a short decimal is that decimal (``2 * 0.95 - 1`` is 0.8999999999999999:
+    "90%"), never 100 % for a level below it.
+
+    >>> [confidence_text(c) for c in (0.95, 0.9, 0.975, 0.999, 0.999999999, 0.5, 2 * 0.95 - 1, 1 - 1e-13)]
+    ['95%', '90%', '97.5%', '99.9%', '99.999999%', '50%', '90%', '99.999999%']
+    """
+    c = float(confidence)
+    tidy = round(c, 12)
+    percent = Decimal(repr(c if tidy >= 1 > c else tidy)) * 100
+    decimals = min(max(-percent.normalize().as_tuple().exponent, 0), 6)
+    shown = percent.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_FLOOR)
+    return f"{shown:f}%"
+
+
 def belief_text(p: "float | Decimal") -> str:
     """The belief a 50 % guess can reach, as a percentage rounded UP (it is a bound: "can reach 73.2 %", never a
     73 % the belief can pass), with one decimal, two above 99.5 %, more when ε is so small that the belief is

@@ -27,6 +27,7 @@ from ..decision.advisor import (
 from ..decision.report import ATTACK_CAVEAT
 from ..exceptions import DPCoreError, PrivacyLeakWarning
 from ..sweep import SweepResult, from_upload, table_warnings
+from ..teaching.verdict import confidence_text
 from .common import bounded_number, format_epsilon, in_page_words
 from .sweep import _where_raised, title_of
 
@@ -208,7 +209,7 @@ def advisor_panel(result: SweepResult, *, load: Sequence[tuple[str, bool]] = (),
                 st.markdown(f"**What an attacker learned at ε = {format_epsilon(r['epsilon'])}:** the loss-threshold "
                             "attack "
                             f"proves ε ≥ {format_epsilon(evidence['epsilon_lower_bound'], lower_bound=True)} at "
-                            f"{evidence['confidence']:.0%} "
+                            f"{confidence_text(evidence['confidence'])} "
                             "confidence" + (f" and catches {caught:.1%} of members at 1 % false alarms (a blind "
                                             "guess catches 1 %)" if caught is not None else " (too few non-members "
                                             "to measure its catch at 1 % false alarms)")

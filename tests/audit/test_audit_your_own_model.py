@@ -375,3 +375,10 @@ def _refusal(method: str) -> str:
     with pytest.raises(DPValueError) as refused:
         audit(None, [1.0, 2.0], [0.0, 0.5], method=method, rng=0)
     return str(refused.value)
+
+
+def test_a_confidence_level_is_written_rounded_down_never_as_a_certainty():
+    # at confidence 0.999 the refusal read "at 100% confidence", a certainty no Clopper-Pearson bound gives
+    with pytest.raises(DPValueError, match=r"at 99\.9% confidence") as refused:
+        audit(None, np.ones(8), np.zeros(8), confidence=0.999, rng=0)
+    assert "100%" not in str(refused.value)
