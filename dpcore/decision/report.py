@@ -637,7 +637,7 @@ def attack_report_json(audits: Mapping[str, Any], *, dataset, question: Mapping[
     band = None
     if math.isfinite(claim):
         v = verdict(claim)
-        said = v.sentence(delta=models[0]["delta"]).replace("**", "")  # the odds bound holds apart from δ
+        said = v.sentence(delta=models[0]["delta"]).replace("**", "")  # the odds bound plus an additive δ
         band = {"band": v.band.headline, "sentence": said, "deployments": comparison(claim)}
     unique = []
     for m, leak in warnings:

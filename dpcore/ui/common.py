@@ -232,8 +232,8 @@ def epsilon_input(key: str, *, default: float = EPSILON, container=None, label: 
     the ε it judges (the one last applied) rather than seeming to judge the number being typed. ``subject``: what an
     ε that does not protect whole records is about ("any one record's label"); the verdict then names it and is not
     compared with published deployments, whose ε protect whole records. ``delta_key``: the key of the page's δ box,
-    where the guarantee is (ε, δ): the verdict's odds bound then says it holds apart from outcomes of probability of
-    the order of that δ, as the run's verdict does (None: a pure ε guarantee, no δ named).
+    where the guarantee is (ε, δ): the verdict's odds bound then names that δ as an additive slack, as the run's
+    verdict does (None: a pure ε guarantee, no δ named).
     """
     return applied_epsilon_input(key, default=default, container=container, label=label, disabled=disabled,
                                  help=help, in_form=in_form, subject=subject, delta_key=delta_key)[0]
@@ -277,7 +277,7 @@ def verdict_text(epsilon: float, *, what: str | None = None, compare: bool = Tru
 
     ``short`` gives the band alone (for under a number in a narrow column); ``subject``: what the ε protects when it
     is not a whole record (then no comparison with published deployments, which protect whole records); ``delta``:
-    the δ the ε is stated at, where the page has one (the odds bound then says it holds apart from it).
+    the δ the ε is stated at, where the page has one (the odds bound then names it as an additive slack).
     """
     v = verdict(epsilon)
     compare = compare and subject is None

@@ -34,9 +34,8 @@ def test_accountant_judges_each_method_and_names_the_tightest():
     assert sum(v.startswith(tuple(b.icon for b in BANDS)) for v in found) >= 4
     assert any(v.startswith("The tightest accounting") for v in found)
     assert any("published deployment" in v for v in found)
-    # an (ε, δ) bound: its odds sentence says it holds apart from the page's δ (the sidebar's, 1e-5)
-    assert any(v.startswith("The tightest accounting") and "apart from outcomes of probability of the order of "
-               "δ = 1e-05" in v for v in found)
+    # an (ε, δ) bound: its odds sentence names the page's δ (the sidebar's, 1e-5) as an additive slack
+    assert any(v.startswith("The tightest accounting") and "up to an additive δ = 1e-05" in v for v in found)
 
 
 def test_the_band_follows_the_epsilon_box():
@@ -106,12 +105,12 @@ def _sidebar_verdicts(at) -> list[str]:
 
 
 def test_the_sidebar_verdict_of_an_epsilon_delta_guarantee_names_the_pages_delta():
-    # DP-SGD's guarantee is (ε, δ): its odds bound holds apart from outcomes of probability of the order of δ
-    # (Dwork & Roth 2014, Section 2.3), which the run's verdict said and the sidebar's, under the ε box, did not
+    # DP-SGD's guarantee is (ε, δ): its odds bound carries an additive δ (Dwork & Roth 2014, Definition 2.4), which
+    # the run's verdict said and the sidebar's, under the ε box, did not
     at = page("pages/2_Train_a_network.py").run()
     assert not at.exception
     said = _sidebar_verdicts(at)
-    assert said and all("apart from outcomes of probability of the order of δ = 1e-05" in v for v in said), said
+    assert said and all("up to an additive δ = 1e-05" in v for v in said), said
     at.number_input(key="train.delta").set_value(1e-6).run()  # the δ box sits under ε: its new value is named
     assert all("δ = 1e-06" in v for v in _sidebar_verdicts(at)), _sidebar_verdicts(at)
     attack = page("pages/9_Attack_the_model.py").run()  # a box in a form: "At the ε last applied", with its δ
