@@ -257,3 +257,19 @@ def test_an_epsilon_delta_sentence_gives_the_best_guess_accuracy_the_hypothesis_
     shown = verdict(epsilon).sentence(delta=delta).split("right at most ")[1].split(" %")[0]
     assert accuracy <= float(shown) / 100 <= accuracy + 0.001
     assert f"reach {belief_text(verdict(epsilon).max_belief)}" in verdict(epsilon).sentence()
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 5.0])
+def test_delta_is_taught_as_additive_slack_not_as_the_chance_the_epsilon_bound_fails(epsilon):
+    """"δ, roughly, the small chance that the ε bound fails" is the known misreading of (ε, δ)-DP: for the home page's
+    Gaussian the answers whose ratio passes e^ε have probability Pr_D[S] = δ + e^ε Pr_D'[S], above δ at every ε (and
+    16 δ at ε = 1). The glossary and the home page said it; they now say what δ bounds (Dwork & Roth 2014,
+    Definition 2.4)."""
+    from dpcore.teaching.explain import count_query_densities
+
+    _, summary = count_query_densities(mechanism="gaussian", epsilon=epsilon, delta=1e-5)
+    assert summary["mass_above"] > 1e-5  # where the ε bound "fails": likelier than δ
+    home = (ROOT / "pages" / "0_What_epsilon_means.py").read_text(encoding="utf-8")
+    for text in (define("δ"), define("ε"), re.sub(r'"\s*\n\s*"', "", home)):
+        assert not re.search(r"roughly[,)]? (the )?small chance that the (ε )?bound\s+fails", text), text[:200]
+    assert "It is not the chance that the ε bound fails" in define("δ")
