@@ -273,3 +273,13 @@ def test_delta_is_taught_as_additive_slack_not_as_the_chance_the_epsilon_bound_f
     for text in (define("δ"), define("ε"), re.sub(r'"\s*\n\s*"', "", home)):
         assert not re.search(r"roughly[,)]? (the )?small chance that the (ε )?bound\s+fails", text), text[:200]
     assert "It is not the chance that the ε bound fails" in define("δ")
+
+
+def test_the_glossarys_judging_line_gives_the_odds_bound_with_its_additive_delta():
+    """The bands judge (ε, δ) guarantees too (DP-SGD's, the Gaussian's), whose odds bound holds only up to an
+    additive δ in each outcome's probability (Dwork & Roth 2014, Definition 2.4); the glossary's line on judging ε
+    gave the bare e^ε."""
+    from dpcore.ui.navigation import glossary_markdown
+
+    judging = next(line for line in glossary_markdown().splitlines() if line.startswith("**Judging ε.**"))
+    assert "at most e^ε" in judging and "additive δ" in judging
