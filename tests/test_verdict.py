@@ -283,3 +283,12 @@ def test_the_glossarys_judging_line_gives_the_odds_bound_with_its_additive_delta
 
     judging = next(line for line in glossary_markdown().splitlines() if line.startswith("**Judging ε.**"))
     assert "at most e^ε" in judging and "additive δ" in judging
+
+
+def test_the_attack_page_says_a_proven_epsilon_bounds_the_training_not_one_run():
+    """ε is a property of the randomised training algorithm, not of one output: an audit of one run bounds the ε of
+    the training that made it (Steinke, Nasr & Jagielski 2023, Theorem 5.2), as the page's introduction says. The
+    proven-ε tile's help said "the true ε of this run"."""
+    page = re.sub(r'"\s*\n\s*f?"', "", (ROOT / "pages" / "9_Attack_the_model.py").read_text(encoding="utf-8"))
+    assert "true ε of this run" not in page
+    assert "The true ε of the training that made this model is at least this" in page
