@@ -51,7 +51,9 @@ with st.sidebar:
     mech = st.radio("Mechanism", ["laplace", "gaussian"], format_func=str.capitalize, key="home.mech",
                     help="Laplace gives pure ε-DP; Gaussian gives (ε, δ)-DP and composes better.")
     eps = control_area(st.sidebar).slider("Epsilon (ε)", 0.05, 5.0, EPSILON, 0.05, key="home.eps")
-    verdict_line(eps, container=control_area(st.sidebar))
+    # the Gaussian's guarantee is (ε, δ): its verdict names the δ box's value (drawn below it, read from the session)
+    verdict_line(eps, container=control_area(st.sidebar),
+                 delta=float(st.session_state.get("home.delta", DELTA)) if mech == "gaussian" else 0.0)
     # δ only for the Gaussian: a greyed-out δ under Laplace read below the 4.5:1 contrast a label needs
     if mech == "gaussian":
         delta = st.select_slider("Delta (δ)", [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2], value=DELTA,

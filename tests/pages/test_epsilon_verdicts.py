@@ -123,3 +123,17 @@ def test_the_sidebar_verdict_of_a_pure_epsilon_guarantee_names_no_delta():
     at = page("pages/3_Clustering.py").run()
     said = _sidebar_verdicts(at)
     assert said and not any("δ" in v for v in said), said
+
+
+def test_the_home_pages_sidebar_verdict_names_delta_for_the_gaussian_and_none_for_laplace():
+    # the Gaussian mechanism is (ε, δ)-DP: its outputs past e^ε have probability above δ (section 2's tails), so the
+    # pure-ε odds bound and the posterior e^ε / (1 + e^ε) the sidebar stated for it do not hold (Dwork & Roth 2014,
+    # Definition 2.4; Kairouz, Oh & Viswanath 2015)
+    at = page("pages/0_What_epsilon_means.py").run()
+    assert not at.exception
+    assert all("δ" not in v and "a 50 % guess can reach 73.2 %" in v for v in _sidebar_verdicts(at))
+    at.radio(key="home.mech").set_value("gaussian").run()
+    said = _sidebar_verdicts(at)
+    assert said and all("up to an additive δ = 1e-05" in v and "right at most 73.2 %" in v for v in said), said
+    at.select_slider(key="home.delta").set_value(1e-3).run()
+    assert all("δ = 1e-03" in v for v in _sidebar_verdicts(at)), _sidebar_verdicts(at)
