@@ -292,3 +292,15 @@ def test_the_attack_page_says_a_proven_epsilon_bounds_the_training_not_one_run()
     page = re.sub(r'"\s*\n\s*f?"', "", (ROOT / "pages" / "9_Attack_the_model.py").read_text(encoding="utf-8"))
     assert "true ε of this run" not in page
     assert "The true ε of the training that made this model is at least this" in page
+
+
+def test_the_delta_box_help_says_what_delta_bounds_not_a_failure_probability():
+    """Every page's δ box said "Roughly, the probability the ε guarantee may fail": for the Gaussian mechanism at
+    (1, 1e-5) the outputs past e^ε have probability about 16 δ, so δ is no such probability; it is the additive
+    slack beside e^ε (Dwork & Roth 2014, Definition 2.4)."""
+    from dpcore.teaching.explain import count_query_densities
+    from dpcore.ui.common import DELTA_HELP
+
+    _, summary = count_query_densities(mechanism="gaussian", epsilon=1.0, delta=1e-5)
+    assert summary["mass_above"] > 10 * 1e-5
+    assert "may fail" not in DELTA_HELP and "plus δ" in DELTA_HELP and "not the chance" in DELTA_HELP

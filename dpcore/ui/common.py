@@ -294,6 +294,12 @@ def verdict_line(epsilon: float, *, container=None, what: str | None = None, com
                                             delta=delta))
 
 
+#: The δ box's help: what δ bounds in (ε, δ)-DP (Dwork & Roth 2014, Definition 2.4), and not the misreading "the
+#: probability the ε guarantee may fail" it said (the Gaussian's outputs past e^ε are far likelier than δ).
+DELTA_HELP = ("The additive slack of (ε, δ)-DP: any outcome may be e^ε times as likely, plus δ (not the chance that "
+              "the ε bound fails), from 0 to 0.01; keep it well below 1/n (a warning appears when it is not).")
+
+
 def delta_input(key: str, *, default: float = DELTA, container=None, disabled: bool = False,
                 help: str | None = None) -> float:
     """δ box; ``disabled=True`` keeps it visible but greyed out (with ``help`` saying why)."""
@@ -301,8 +307,7 @@ def delta_input(key: str, *, default: float = DELTA, container=None, disabled: b
     return float(
         bounded_number(c, "Delta (δ)", low=0.0, high=0.01, default=float(default), key=key, name="δ",
                        value=float(default), format="%.1e", step=1e-6, disabled=disabled,
-                       help=help or "Roughly, the probability the ε guarantee may fail, from 0 to 0.01; keep it well "
-                                    "below 1/n (a warning appears when it is not).")
+                       help=help or DELTA_HELP)
     )
 
 
