@@ -304,3 +304,10 @@ def test_the_delta_box_help_says_what_delta_bounds_not_a_failure_probability():
     _, summary = count_query_densities(mechanism="gaussian", epsilon=1.0, delta=1e-5)
     assert summary["mass_above"] > 10 * 1e-5
     assert "may fail" not in DELTA_HELP and "plus δ" in DELTA_HELP and "not the chance" in DELTA_HELP
+
+
+def test_an_epsilon_delta_sentence_at_a_large_epsilon_reads_as_a_sentence():
+    # "a guess from even odds is right at most near-certainty (over 99.99 %) of the time" at ε = 12
+    text = verdict(12.0).sentence(delta=1e-5)
+    assert "at most near-certainty" not in text and "can be right nearly always" in text
+    assert (math.exp(12) + 1e-5) / (1 + math.exp(12)) > 0.9999

@@ -87,10 +87,12 @@ class Verdict:
                 "weak": " The bound is loose; real attacks often learn far less: audit the model.",
                 "nominal": " The bound alone promises next to nothing; only an audit can say what is protected."}
         if delta > 0:  # (ε, δ): the ratio bound plus an additive δ, and a guess's success rate, not a posterior
+            right = belief_text(_accuracy_up(self.epsilon, delta))
+            right = ("can be right nearly always (the bound allows over 99.99 % of the time)"
+                     if right.startswith("near") else f"is right at most {right} of the time")
             return (f"{b.icon} **{b.headline}** ({rng}): an attacker's odds about {subject} change at most "
                     f"{odds_factor(self.epsilon)}, up to an additive δ = {delta:.0e} in any outcome's probability "
-                    f"(not: except with probability δ); a guess from even odds is right at most "
-                    f"{belief_text(_accuracy_up(self.epsilon, delta))} of the time.{tail[b.name]}")
+                    f"(not: except with probability δ); a guess from even odds {right}.{tail[b.name]}")
         return (f"{b.icon} **{b.headline}** ({rng}): an attacker's odds about {subject} change at most "
                 f"{odds_factor(self.epsilon)}; a 50 % guess can reach "
                 f"{belief_text(_belief_up(self.epsilon))}.{tail[b.name]}")
