@@ -37,8 +37,9 @@ from dpcore.ui.vega import show as show_chart
 page_header(
     "What does ε mean?",
     "Differential privacy promises that **anything released looks almost the same whether or not one person's "
-    "record is in the data**. ε bounds *how* much the two can differ, δ (roughly) the small chance that the bound "
-    "fails. Play with a count query below, then visit the pages to see private machine learning trained live."
+    "record is in the data**. ε bounds *how* much the two can differ, δ a small amount of probability by which "
+    "they may differ beyond that bound. Play with a count query below, then visit the pages to see private machine "
+    "learning trained live."
 )
 
 with st.expander("For a teacher: the lesson plan, four stops on one dataset and one ε", icon=":material/school:"):
@@ -50,14 +51,17 @@ with st.sidebar:
     mech = st.radio("Mechanism", ["laplace", "gaussian"], format_func=str.capitalize, key="home.mech",
                     help="Laplace gives pure ε-DP; Gaussian gives (ε, δ)-DP and composes better.")
     eps = control_area(st.sidebar).slider("Epsilon (ε)", 0.05, 5.0, EPSILON, 0.05, key="home.eps")
-    verdict_line(eps, container=control_area(st.sidebar))
+    # the Gaussian's guarantee is (ε, δ): its verdict names the δ box's value (drawn below it, read from the session)
+    verdict_line(eps, container=control_area(st.sidebar),
+                 delta=float(st.session_state.get("home.delta", DELTA)) if mech == "gaussian" else 0.0)
     # δ only for the Gaussian: a greyed-out δ under Laplace read below the 4.5:1 contrast a label needs
     if mech == "gaussian":
         delta = st.select_slider("Delta (δ)", [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2], value=DELTA,
                                  key="home.delta", format_func=lambda d: f"{d:.0e}",
-                                 help="The Gaussian gives (ε, δ)-DP: δ is, roughly, the small chance that the ε bound "
-                                      "fails (precisely: how much probability may exceed e^ε times the other "
-                                      "side's; section 2's δ actually used).")
+                                 help="The Gaussian gives (ε, δ)-DP: δ is how much probability any set of answers may "
+                                      "have beyond e^ε times its probability on the other database (section 2's δ "
+                                      "actually used). It is not the chance that the ε bound fails: the answers "
+                                      "where the ratio passes e^ε are likelier than δ.")
     else:
         delta = DELTA
         st.caption("δ = 0: Laplace is pure ε-DP (choose the Gaussian to see δ).")

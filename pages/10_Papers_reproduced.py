@@ -46,7 +46,7 @@ right.markdown(f"**What runs here.** {entry.setup}")
 st.caption(f"**How the setup differs.** {entry.difference}")
 if entry.epsilon is not None:
     verdict_line(entry.epsilon, what=f"The headline result sits at ε = {entry.epsilon:g}"
-                 + (f" ({entry.epsilon_note})" if entry.epsilon_note else ""))
+                 + (f" ({entry.epsilon_note})" if entry.epsilon_note else ""), delta=entry.delta)
 
 store = st.session_state.setdefault("repro.results", {})
 

@@ -39,7 +39,7 @@ with st.sidebar:
     sigma = bounded_number(control_area(st.sidebar), "Noise multiplier σ", low=0.5, high=100.0, default=4.0,
                            key="acct.sigma", name="σ", value=4.0, step=0.1,
                            help="Noise standard deviation divided by the clip norm C, from 0.5 to 100. Below ~0.7 "
-                                "the guarantee is vacuous at these step counts (ε in the hundreds).")
+                                "the guarantee is nominal at the default 400 epochs (ε above 30, above 100 at 0.5).")
     delta = st.select_slider("δ", [1e-7, 1e-6, 1e-5, 1e-4, 1e-3], value=DELTA, key="acct.delta",
                              format_func=lambda d: f"{d:.0e}")
     max_epochs = bounded_number(st, "Epochs shown", low=1, high=500, default=400, key="acct.epochs", whole=True,

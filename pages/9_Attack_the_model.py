@@ -156,10 +156,10 @@ c[0].metric("ε claimed", format_epsilon(claim) if not note else "∞",  # the r
                  f"No claim for what this attack tests: {note}.")
 sure = level(main.result.confidence)  # "95%": the level the bound and the intervals below are read at
 c[1].metric(f"ε proven ({sure})", format_epsilon(main.result.epsilon_lower_bound, lower_bound=True),  # rounded down
-            help=f"The true ε of this run is at least this, with {sure} confidence (Steinke et al. 2023 for one "
-                 f"training run). A correct run exceeds its claim only by the {level(1 - main.result.confidence)} "
-                 "chance the confidence allows; a bound above the claim again on another seed means the "
-                 "implementation is broken.")
+            help=f"The true ε of the training that made this model is at least this, with {sure} confidence "
+                 f"(Steinke et al. 2023 for one training run). A correct training's bound passes its claim only by "
+                 f"the {level(1 - main.result.confidence)} chance the confidence allows; a bound above the claim "
+                 "again on another seed means the implementation is broken.")
 twin = next((a for k, a in audits.items() if k != private_label), None)
 if twin is not None:  # the contrast on the first screen: the same attack on the model trained without privacy
     c[2].metric("ε proven, no privacy", format_epsilon(twin.result.epsilon_lower_bound, lower_bound=True),

@@ -1,6 +1,7 @@
 """The home page's explainer: the privacy-loss ratio really is bounded by e^epsilon (or spends at most delta)."""
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -41,3 +42,20 @@ def test_bad_inputs():
         count_query_densities(mechanism="laplace", epsilon=1, sensitivity=1, count_d=5, count_d2=2)
     assert noisy_count(mechanism="laplace", epsilon=1, true_count=3, seed=1) == noisy_count(
         mechanism="laplace", epsilon=1, true_count=3, seed=1)
+
+
+@pytest.mark.parametrize("epsilon,prior", [(1.0, 0.5), (0.3, 0.2), (2.0, 0.9)])
+def test_the_posterior_legend_states_a_range_that_holds_the_bayes_bounds(epsilon, prior):
+    """The legend's "belief between a% and b%" gives the ends of the range ε-DP allows (Kasiviswanathan & Smith
+    2014): rounded to the nearest percent, ε = 1 from 50 % read "27% and 73%", an upper bound below the 73.1 % an
+    attacker can reach. Rounded outwards, the stated range holds the computed one."""
+    import re
+
+    from dpcore.teaching.explain import posterior_bound
+    from dpcore.ui.explain import posterior_figure
+
+    low, high = (float(v) for v in posterior_bound(prior, epsilon=epsilon))
+    legend = json.dumps(posterior_figure(epsilon=epsilon, prior=prior).to_dict())
+    shown = re.search(r"belief between ([0-9.]+)% and ([0-9.]+)%", legend)
+    assert shown, legend[:300]
+    assert float(shown[1]) / 100 <= low and high <= float(shown[2]) / 100

@@ -125,3 +125,15 @@ def test_the_attack_stops_kinds_of_attacker_are_in_the_glossary():
 
     assert "white-box" in (ROOT / "dpcore" / "ui" / "audit.py").read_text()
     assert "black-box" in define("Black-box") and "white-box" in define("Black-box")
+
+
+def test_the_attack_stop_says_a_proven_epsilon_passes_a_correct_claim_only_by_the_audits_chance():
+    """A lower bound at 95 % confidence exceeds the true ε with probability up to 5 % (Steinke, Nasr & Jagielski 2023,
+    Theorem 5.2, a bound at a significance level): the Attack stop told the room to point at a proven ε "never above
+    the claimed ε", which a correct training can show by chance. The stop names the audit's own confidence."""
+    from dpcore.audit.run import DEFAULT_CONFIDENCE
+
+    attack = next(s for s in STOPS if s.page == "pages/9_Attack_the_model.py")
+    assert "never above" not in attack.point_at
+    assert f"{1 - DEFAULT_CONFIDENCE:.0%} chance its {DEFAULT_CONFIDENCE:.0%} confidence".replace("%", " %") \
+        in attack.point_at

@@ -369,12 +369,15 @@ def test_a_quoted_class_name_in_parentheses_is_left_out_not_replaced_by_a_class(
 
 
 def test_the_question_says_what_delta_and_the_seeds_are():
-    # "δ 1e-05" and "seeds per ε 5" stood in the question with no word on what they are
+    # "δ 1e-05" and "seeds per ε 5" stood in the question with no word on what they are. δ is the additive slack of
+    # (ε, δ)-DP (Dwork & Roth 2014, Definition 2.4), not "the small chance that the guarantee does not hold" the
+    # report said: the Gaussian's outputs past e^ε are far likelier than δ
     from dpcore.decision.report import question_of
 
     advice, _ = _imbalanced_advice()
     q = question_of(advice)
-    assert q["δ"].startswith("1e-05 (the small chance") and "below 1/n" in q["δ"]
+    assert q["δ"].startswith("1e-05 (the additive slack beside ε") and "below 1/n" in q["δ"]
+    assert "not the chance that the ε bound fails" in q["δ"] and "guarantee does not hold" not in q["δ"]
     assert q["seeds per ε"].startswith("3 (runs at each ε, each on a fresh split")
 
 

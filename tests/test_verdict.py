@@ -10,7 +10,7 @@ import pytest
 
 from dpcore.exceptions import DPValueError
 from dpcore.teaching.glossary import GLOSSARY, define
-from dpcore.teaching.verdict import BANDS, DEPLOYMENTS, comparison, neighbours, verdict
+from dpcore.teaching.verdict import BANDS, DEPLOYMENTS, belief_text, comparison, neighbours, verdict
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -215,12 +215,12 @@ def test_an_epsilon_a_rounding_above_a_band_edge_is_banded_as_shown():
     assert verdict(1.000001).name == "moderate"
 
 
-def test_the_odds_sentence_says_an_epsilon_delta_bound_holds_apart_from_delta_and_a_pure_one_exactly():
-    # (ε, δ)-DP bounds each outcome's probability by e^ε times its neighbour's plus δ (Dwork & Roth 2014, Section
-    # 2.3): the odds bound holds apart from outcomes of probability of the order of δ
+def test_the_odds_sentence_names_the_additive_delta_of_an_epsilon_delta_bound_and_a_pure_one_exactly():
+    # (ε, δ)-DP bounds each outcome's probability by e^ε times its neighbour's plus δ (Dwork & Roth 2014, Definition
+    # 2.4): the odds bound carries an additive δ
     pure, approx = verdict(1.0).sentence(), verdict(1.0).sentence(delta=1e-5)
     assert "δ" not in pure and "change at most 2.72×; a 50 % guess can reach 73.2 %" in pure
-    assert "change at most 2.72× (apart from outcomes of probability of the order of δ = 1e-05); a 50 % guess" in approx
+    assert "change at most 2.72×, up to an additive δ = 1e-05 in any outcome's probability" in approx
 
 
 def test_an_epsilon_not_known_reads_as_no_guarantee_and_no_proof():
@@ -229,3 +229,85 @@ def test_an_epsilon_not_known_reads_as_no_guarantee_and_no_proof():
 
     assert epsilon_text(float("nan")) == "∞" and epsilon_text(float("nan"), infinity="inf") == "inf"
     assert epsilon_text(float("nan"), lower_bound=True) == "0"
+
+
+def test_an_epsilon_delta_sentence_states_the_additive_delta_not_a_failure_probability_of_order_delta():
+    """(ε, δ)-DP bounds every set of outcomes by e^ε times its neighbour's probability plus δ (Dwork & Roth 2014,
+    Definition 2.4); it is not "ε-DP except on outcomes of probability of the order of δ". For the Gaussian mechanism
+    calibrated to (1, 1e-5) the outputs whose ratio passes e^ε have probability about 16 δ on D, so the sentence must
+    not say the odds bound holds apart from outcomes of probability of the order of δ (it did)."""
+    from dpcore.teaching.explain import count_query_densities
+
+    _, summary = count_query_densities(mechanism="gaussian", epsilon=1.0, delta=1e-5)
+    assert summary["delta_actual"] == pytest.approx(1e-5, rel=1e-6)
+    assert summary["mass_above"] > 10 * 1e-5  # where the ratio leaves e^ε: an order of magnitude above δ
+    text = verdict(1.0).sentence(delta=1e-5)
+    assert "of the order of δ" not in text and "apart from" not in text
+    assert "additive δ = 1e-05" in text and "not: except with probability δ" in text
+
+
+@pytest.mark.parametrize("epsilon,delta", [(1.0, 1e-5), (0.01, 1e-2), (3.0, 1e-3)])
+def test_an_epsilon_delta_sentence_gives_the_best_guess_accuracy_the_hypothesis_test_bound_allows(epsilon, delta):
+    """Under (ε, δ) the posterior of a single output is not bounded (an outcome of probability δ can reveal the
+    record), so the sentence gives what is: from even odds, a membership test is right at most
+    (1 + TPR - FPR) / 2 ≤ (e^ε + δ) / (1 + e^ε) of the time (Kairouz, Oh & Viswanath 2015, Theorem 2.1:
+    TPR - FPR ≤ (e^ε - 1 + 2δ) / (e^ε + 1)), rounded up; the pure-ε sentence keeps the posterior e^ε / (1 + e^ε)."""
+    advantage = (math.exp(epsilon) - 1 + 2 * delta) / (math.exp(epsilon) + 1)
+    accuracy = (1 + advantage) / 2
+    shown = verdict(epsilon).sentence(delta=delta).split("right at most ")[1].split(" %")[0]
+    assert accuracy <= float(shown) / 100 <= accuracy + 0.001
+    assert f"reach {belief_text(verdict(epsilon).max_belief)}" in verdict(epsilon).sentence()
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 5.0])
+def test_delta_is_taught_as_additive_slack_not_as_the_chance_the_epsilon_bound_fails(epsilon):
+    """"δ, roughly, the small chance that the ε bound fails" is the known misreading of (ε, δ)-DP: for the home page's
+    Gaussian the answers whose ratio passes e^ε have probability Pr_D[S] = δ + e^ε Pr_D'[S], above δ at every ε (and
+    16 δ at ε = 1). The glossary and the home page said it; they now say what δ bounds (Dwork & Roth 2014,
+    Definition 2.4)."""
+    from dpcore.teaching.explain import count_query_densities
+
+    _, summary = count_query_densities(mechanism="gaussian", epsilon=epsilon, delta=1e-5)
+    assert summary["mass_above"] > 1e-5  # where the ε bound "fails": likelier than δ
+    home = (ROOT / "pages" / "0_What_epsilon_means.py").read_text(encoding="utf-8")
+    for text in (define("δ"), define("ε"), re.sub(r'"\s*\n\s*"', "", home)):
+        assert not re.search(r"roughly[,)]? (the )?small chance that the (ε )?bound\s+fails", text), text[:200]
+    assert "It is not the chance that the ε bound fails" in define("δ")
+
+
+def test_the_glossarys_judging_line_gives_the_odds_bound_with_its_additive_delta():
+    """The bands judge (ε, δ) guarantees too (DP-SGD's, the Gaussian's), whose odds bound holds only up to an
+    additive δ in each outcome's probability (Dwork & Roth 2014, Definition 2.4); the glossary's line on judging ε
+    gave the bare e^ε."""
+    from dpcore.ui.navigation import glossary_markdown
+
+    judging = next(line for line in glossary_markdown().splitlines() if line.startswith("**Judging ε.**"))
+    assert "at most e^ε" in judging and "additive δ" in judging
+
+
+def test_the_attack_page_says_a_proven_epsilon_bounds_the_training_not_one_run():
+    """ε is a property of the randomised training algorithm, not of one output: an audit of one run bounds the ε of
+    the training that made it (Steinke, Nasr & Jagielski 2023, Theorem 5.2), as the page's introduction says. The
+    proven-ε tile's help said "the true ε of this run"."""
+    page = re.sub(r'"\s*\n\s*f?"', "", (ROOT / "pages" / "9_Attack_the_model.py").read_text(encoding="utf-8"))
+    assert "true ε of this run" not in page
+    assert "The true ε of the training that made this model is at least this" in page
+
+
+def test_the_delta_box_help_says_what_delta_bounds_not_a_failure_probability():
+    """Every page's δ box said "Roughly, the probability the ε guarantee may fail": for the Gaussian mechanism at
+    (1, 1e-5) the outputs past e^ε have probability about 16 δ, so δ is no such probability; it is the additive
+    slack beside e^ε (Dwork & Roth 2014, Definition 2.4)."""
+    from dpcore.teaching.explain import count_query_densities
+    from dpcore.ui.common import DELTA_HELP
+
+    _, summary = count_query_densities(mechanism="gaussian", epsilon=1.0, delta=1e-5)
+    assert summary["mass_above"] > 10 * 1e-5
+    assert "may fail" not in DELTA_HELP and "plus δ" in DELTA_HELP and "not the chance" in DELTA_HELP
+
+
+def test_an_epsilon_delta_sentence_at_a_large_epsilon_reads_as_a_sentence():
+    # "a guess from even odds is right at most near-certainty (over 99.99 %) of the time" at ε = 12
+    text = verdict(12.0).sentence(delta=1e-5)
+    assert "at most near-certainty" not in text and "can be right nearly always" in text
+    assert (math.exp(12) + 1e-5) / (1 + math.exp(12)) > 0.9999

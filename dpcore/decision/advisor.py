@@ -854,7 +854,7 @@ def judge(result, need: Need, *, epsilon_range: tuple[float, float] | None = Non
         _, own_base = _mean_of(summ, "baseline", config.baseline_for(best.learner))
         target = float(best.target)
         v = verdict(said)
-        # the odds bound of an (ε, δ) learner holds apart from δ; a pure-ε learner's exactly
+        # the odds bound of an (ε, δ) learner carries an additive δ; a pure-ε learner's is exact
         from ..learners import get_learner
 
         apart = float(config.delta) if get_learner(best.learner).uses_delta else 0.0

@@ -358,8 +358,8 @@ def question_of(advice: Advice) -> dict:
         "ε values tried": ", ".join(epsilon_text(v) for v in cfg.values if lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9)),
         "learners": ", ".join(_title(n) for n in cfg.learners),
         "seeds per ε": f"{cfg.seeds} (runs at each ε, each on a fresh split of the rows with fresh noise)",
-        "δ": f"{cfg.delta:g} (the small chance, allowed beside ε, that the guarantee does not hold; keep it well "
-             "below 1/n for n records)",
+        "δ": f"{cfg.delta:g} (the additive slack beside ε: any outcome may be e^ε times as likely plus δ; not the "
+             "chance that the ε bound fails; keep it well below 1/n for n records)",
         "how sure": f"a fresh run meets the need in {confidence_text(advice.confidence)} of cases (one-sided "
                     "prediction bound)",
     }
@@ -639,7 +639,7 @@ def attack_report_json(audits: Mapping[str, Any], *, dataset, question: Mapping[
     band = None
     if math.isfinite(claim):
         v = verdict(claim)
-        said = v.sentence(delta=models[0]["delta"]).replace("**", "")  # the odds bound holds apart from δ
+        said = v.sentence(delta=models[0]["delta"]).replace("**", "")  # the odds bound plus an additive δ
         band = {"band": v.band.headline, "sentence": said, "deployments": comparison(claim)}
     unique = []
     for m, leak in warnings:

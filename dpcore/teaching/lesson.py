@@ -78,8 +78,9 @@ STOPS: tuple[Stop, ...] = (
          dataset_key="train.dataset", epsilon_key="train.epsilon", seed_key="train.seed"),
     Stop("pages/9_Attack_the_model.py", "Attack the model",
          point_at="the ROC curve of the non-private model above the diagonal, the private one near it, and the "
-                  "proven ε lower bound never above the claimed ε; then press *Climb the ladder* at the foot of the "
-                  "page: the same training attacked at growing ε and without noise",
+                  "proven ε lower bound below the claimed ε (a correct training passes it only by the 5 % chance "
+                  "its 95 % confidence leaves); then press *Climb the ladder* at the foot of the page: the same "
+                  "training attacked at growing ε and without noise",
          ask="Which training records can an attacker tell apart from records the model never saw, and at which ε "
              "does that stop?",
          dataset_key="audit.dataset", epsilon_key="audit.eps", seed_key="audit.seed"),

@@ -73,9 +73,12 @@ class Verdict:
         ``subject``: what the odds are about (a learner that protects labels only: "any one record's label").
 
         ``delta``: the δ the ε is stated at, where the page knows it. The odds bound is exact for pure ε-DP only; an
-        (ε, δ) guarantee bounds every outcome's probability by e^ε times its neighbour's plus δ, so the odds bound
-        holds apart from outcomes of small probability, of the order of δ (Dwork & Roth 2014, Section 2.3), which
-        the sentence then says."""
+        (ε, δ) guarantee bounds every set of outcomes' probability by e^ε times its neighbour's plus δ (Dwork & Roth
+        2014, Definition 2.4), which the sentence then says. That is not "ε-DP except with probability δ": the
+        outcomes where the ratio passes e^ε can be far more likely than δ (16 δ for the Gaussian mechanism at ε = 1,
+        δ = 1e-5). What δ adds to a guess from even odds is bounded: no membership test is right more often than
+        (e^ε + δ) / (1 + e^ε) (Kairouz, Oh & Viswanath 2015, Theorem 2.1: TPR - FPR ≤ (e^ε - 1 + 2δ) / (e^ε + 1)),
+        the figure the sentence gives then, in place of the pure-ε posterior e^ε / (1 + e^ε)."""
         b = self.band
         if b is NOT_PRIVATE:
             return f"{b.icon} **{b.headline}**: no guarantee; the output may reveal anyone's record."
@@ -83,9 +86,15 @@ class Verdict:
         tail = {"strong": "", "moderate": "",
                 "weak": " The bound is loose; real attacks often learn far less: audit the model.",
                 "nominal": " The bound alone promises next to nothing; only an audit can say what is protected."}
-        apart = f" (apart from outcomes of probability of the order of δ = {delta:.0e})" if delta > 0 else ""
+        if delta > 0:  # (ε, δ): the ratio bound plus an additive δ, and a guess's success rate, not a posterior
+            right = belief_text(_accuracy_up(self.epsilon, delta))
+            right = ("can be right nearly always (the bound allows over 99.99 % of the time)"
+                     if right.startswith("near") else f"is right at most {right} of the time")
+            return (f"{b.icon} **{b.headline}** ({rng}): an attacker's odds about {subject} change at most "
+                    f"{odds_factor(self.epsilon)}, up to an additive δ = {delta:.0e} in any outcome's probability "
+                    f"(not: except with probability δ); a guess from even odds {right}.{tail[b.name]}")
         return (f"{b.icon} **{b.headline}** ({rng}): an attacker's odds about {subject} change at most "
-                f"{odds_factor(self.epsilon)}{apart}; a 50 % guess can reach "
+                f"{odds_factor(self.epsilon)}; a 50 % guess can reach "
                 f"{belief_text(_belief_up(self.epsilon))}.{tail[b.name]}")
 
 
@@ -124,6 +133,18 @@ def _belief_up(epsilon: float) -> Decimal:
     with localcontext() as ctx:
         ctx.prec = _PREC
         return min(Decimal(1), (1 / (1 + Decimal(-float(epsilon)).exp())) * (1 + Decimal(10) ** -45))
+
+
+def _accuracy_up(epsilon: float, delta: float) -> Decimal:
+    """An upper bound on (e^ε + δ) / (1 + e^ε), the most often a membership guess from even odds can be right against
+    an (ε, δ)-DP output (Kairouz, Oh & Viswanath 2015: TPR - FPR ≤ (e^ε - 1 + 2δ) / (e^ε + 1)), in the decimal
+    arithmetic of :func:`_belief_up`."""
+    if epsilon >= 700:
+        return Decimal(1)
+    with localcontext() as ctx:
+        ctx.prec = _PREC
+        e = Decimal(float(epsilon)).exp()
+        return min(Decimal(1), (e + Decimal(float(delta))) / (1 + e) * (1 + Decimal(10) ** -45))
 
 
 def odds_factor(epsilon: float) -> str:

@@ -381,7 +381,7 @@ def twin_reading(audits: Mapping[str, Any], private_label: str) -> str:
 def proven_beside_chart(audits: Mapping[str, Any], private_label: str) -> str:
     """The proven ε of each attacked model in one line, for under the ROC chart when presenting: on the stage the
     metrics sit below the form that fills the left column, a screen or two down, while the lesson's Attack stop points
-    at "the proven ε lower bound never above the claimed ε" on the first screen (``dpcore.teaching.lesson``). One line,
+    at "the proven ε lower bound below the claimed ε" on the first screen (``dpcore.teaching.lesson``). One line,
     so that it stays on a 720-pixel projector's first screen."""
     main = audits[private_label].result
     proven = format_epsilon(main.epsilon_lower_bound, lower_bound=True)  # down, and the claim up: never shown crossed
@@ -554,8 +554,9 @@ def show_ladder(learner: str, dataset, *, delta: float, seed: int | None, same_a
                 + (" (white-box: it sees every noisy step of the training, not only the finished model, and slips "
                    "made-up gradients, canaries, into some of the steps; DP-SGD's guarantee is written for this "
                    "adversary)" if gradient else " (mislabelled canaries)")
-                + ", and ∞ the same run without noise. The proven ε climbs with the claim and never passes it; two "
-                  "rates whose intervals overlap are a tie."
+                + ", and ∞ the same run without noise. The proven ε climbs with the claim and stays below it (a "
+                  "correct training passes it only by the chance the bound's confidence leaves); two rates whose "
+                  "intervals overlap are a tie."
                 + (" A stronger attacker than the one above, it may prove a little more at the same ε." if gradient
                    and not same_attack_above else "")
                 + (" Each rung is a training of its own, its model widened by the canaries' extra weights, so its "

@@ -232,8 +232,8 @@ def epsilon_input(key: str, *, default: float = EPSILON, container=None, label: 
     the ε it judges (the one last applied) rather than seeming to judge the number being typed. ``subject``: what an
     ε that does not protect whole records is about ("any one record's label"); the verdict then names it and is not
     compared with published deployments, whose ε protect whole records. ``delta_key``: the key of the page's δ box,
-    where the guarantee is (ε, δ): the verdict's odds bound then says it holds apart from outcomes of probability of
-    the order of that δ, as the run's verdict does (None: a pure ε guarantee, no δ named).
+    where the guarantee is (ε, δ): the verdict's odds bound then names that δ as an additive slack, as the run's
+    verdict does (None: a pure ε guarantee, no δ named).
     """
     return applied_epsilon_input(key, default=default, container=container, label=label, disabled=disabled,
                                  help=help, in_form=in_form, subject=subject, delta_key=delta_key)[0]
@@ -277,7 +277,7 @@ def verdict_text(epsilon: float, *, what: str | None = None, compare: bool = Tru
 
     ``short`` gives the band alone (for under a number in a narrow column); ``subject``: what the ε protects when it
     is not a whole record (then no comparison with published deployments, which protect whole records); ``delta``:
-    the δ the ε is stated at, where the page has one (the odds bound then says it holds apart from it).
+    the δ the ε is stated at, where the page has one (the odds bound then names it as an additive slack).
     """
     v = verdict(epsilon)
     compare = compare and subject is None
@@ -294,6 +294,12 @@ def verdict_line(epsilon: float, *, container=None, what: str | None = None, com
                                             delta=delta))
 
 
+#: The δ box's help: what δ bounds in (ε, δ)-DP (Dwork & Roth 2014, Definition 2.4), and not the misreading "the
+#: probability the ε guarantee may fail" it said (the Gaussian's outputs past e^ε are far likelier than δ).
+DELTA_HELP = ("The additive slack of (ε, δ)-DP: any outcome may be e^ε times as likely, plus δ (not the chance that "
+              "the ε bound fails), from 0 to 0.01; keep it well below 1/n (a warning appears when it is not).")
+
+
 def delta_input(key: str, *, default: float = DELTA, container=None, disabled: bool = False,
                 help: str | None = None) -> float:
     """δ box; ``disabled=True`` keeps it visible but greyed out (with ``help`` saying why)."""
@@ -301,8 +307,7 @@ def delta_input(key: str, *, default: float = DELTA, container=None, disabled: b
     return float(
         bounded_number(c, "Delta (δ)", low=0.0, high=0.01, default=float(default), key=key, name="δ",
                        value=float(default), format="%.1e", step=1e-6, disabled=disabled,
-                       help=help or "Roughly, the probability the ε guarantee may fail, from 0 to 0.01; keep it well "
-                                    "below 1/n (a warning appears when it is not).")
+                       help=help or DELTA_HELP)
     )
 
 

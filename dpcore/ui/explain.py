@@ -2,6 +2,8 @@
 floating-point attack on textbook noise."""
 from __future__ import annotations
 
+import math
+
 import altair as alt
 import numpy as np
 import pandas as pd
@@ -89,8 +91,9 @@ def posterior_figure(*, epsilon: float, prior: float) -> alt.LayerChart:
     lo1, hi1 = (float(v) for v in posterior_bound(prior, epsilon=epsilon))
     series = [vega.Series(f"Beliefs reachable at ε = {epsilon:g}", palette.BLUE, symbol=None),
               vega.Series("No release: belief = prior", "#888888", "dash", symbol=None),
-              vega.Series(f"Prior {prior:.0%}: belief between {lo1:.0%} and {hi1:.0%}", palette.VERMILLION,
-                          symbol="diamond")]
+              # the range rounded outwards (its ends are bounds): at ε 1 from 50 %, "27% and 73%" left out 73.1 %
+              vega.Series(f"Prior {prior:.0%}: belief between {math.floor(lo1 * 1000) / 10:.1f}% and "
+                          f"{math.ceil(hi1 * 1000) / 10:.1f}%", palette.VERMILLION, symbol="diamond")]
     lines, marked = vega.series_encoding(series), vega.series_encoding(series, markers=True)
     percent = dict(format=".0%")
     x = alt.X("prior:Q", title="Attacker's belief before the release (prior)", axis=alt.Axis(**percent),

@@ -178,7 +178,8 @@ def glossary_markdown(find: str = "") -> str:
     terms = ["**Terms**", "", *([f"- **{term}**: {text}" for term, text in terms]
                                 or [f"No term mentions “{find.strip()}”."]), ""]
     judging = ["**Judging ε.** Every ε on these pages carries one of these bands; the band describes what the "
-               "guarantee bounds (an attacker's odds about anyone change by at most e^ε), not a legal threshold.", ""]
+               "guarantee bounds (an attacker's odds about anyone change by at most e^ε, plus an additive δ in any "
+               "outcome's probability for an (ε, δ) guarantee), not a legal threshold.", ""]
     judging += [f"- {b.icon} **{b.headline}**: {ranges[b.name]}" for b in BANDS]
     judging += [f"- {NOT_PRIVATE.icon} **{NOT_PRIVATE.headline}**: ε = ∞", "",
                 "**Published ε** (as each source states it; per-day budgets add up over days):", ""]

@@ -417,7 +417,7 @@ def points_apart(difference: float) -> str:
 def _epsilon_verdict(eps, label: str, subject: str | None = None, delta: float = 0.0) -> None:
     """The verdict band of the ε this run spent (nothing to judge when it was trained without privacy); ``subject``:
     what it protects when not a whole record; ``delta``: the run's δ (0 for a pure ε guarantee), which the odds
-    bound then holds apart from."""
+    bound then carries as an additive δ."""
     if eps is not None and math.isfinite(float(eps)):
         verdict_line(float(eps), what=label, subject=subject, delta=float(delta or 0.0))
     else:

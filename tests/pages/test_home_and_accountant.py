@@ -281,3 +281,17 @@ def test_the_averaging_text_does_not_claim_the_mean_closed_in_beside_a_mean_far_
     said = [m.value for m in at.markdown if "against 3" in m.value]
     assert said and "too few to close in" in said[0] and "after 2 answers" in said[0]
     assert "the mean of many answers closes in" not in said[0]
+
+
+def test_the_noise_multiplier_help_states_the_epsilons_the_accountant_computes(app_page):
+    # the help said "Below ~0.7 the guarantee is vacuous at these step counts (ε in the hundreds)": at the page's
+    # defaults (q = 600/60,000, 400 epochs, δ = 1e-5) σ = 0.7 costs ε ≈ 37 by RDP, in the hundreds only near 0.5
+    from dpcore.accounting import dpsgd_epsilon
+
+    at = app_page("pages/1_Accountant.py").run()
+    assert not at.exception
+    text = at.number_input(key="acct.sigma").help
+    at_07 = dpsgd_epsilon(noise_multiplier=0.7, sample_rate=0.01, steps=40_000, delta=1e-5)
+    at_05 = dpsgd_epsilon(noise_multiplier=0.5, sample_rate=0.01, steps=40_000, delta=1e-5)
+    assert "in the hundreds" not in text and "400 epochs" in text
+    assert at_07 > 30 and at_05 > 100 and "ε above 30, above 100 at 0.5" in text

@@ -151,3 +151,11 @@ def test_training_at_delta_0_does_not_speak_of_a_dp_sgd_it_did_not_train():
     assert any("DP-SGD was not trained" in w.value and "Set δ above 0" in w.value for w in at.warning)
     said = " ".join(c.value for c in at.caption)
     assert "Input noise protects the images only" in said and "DP-SGD's ε covers" not in said
+
+
+def test_the_training_races_verdict_names_the_delta_dp_sgd_is_stated_at():
+    # DP-SGD races the noisy-input classifier at the same ε: its guarantee is (ε, δ) at the sidebar's δ, and the
+    # verdict under "ε (requested)" gave the pure-ε odds bound and posterior (Dwork & Roth 2014, Definition 2.4)
+    at = _app()
+    said = [m.value for m in at.markdown if m.value.startswith("●") and "odds about anyone" in m.value]
+    assert said and all("up to an additive δ = 1e-05" in v for v in said), said

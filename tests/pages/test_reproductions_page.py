@@ -102,3 +102,16 @@ def test_a_published_number_on_the_chart_sits_on_a_white_ground_beside_its_marke
     notes = {a["text"]: a for a in spec["layout"]["annotations"] if a["text"] in ("1.26", "9.34")}
     assert set(notes) == {"1.26", "9.34"} and all(a["bgcolor"] and a["xanchor"] == "right" for a in notes.values())
     assert abs(notes["9.34"]["y"] - math.log10(9.34)) < 1e-9  # placed on the log axis where its marker is
+
+
+def test_a_papers_headline_verdict_names_its_delta_where_the_result_is_epsilon_delta():
+    # Abadi et al. 2016 state (1.26, 1e-5) and Papernot et al. 2017 (2.04, 1e-5): the verdict gave them the pure-ε
+    # odds bound and posterior, which an (ε, δ) guarantee does not give (Dwork & Roth 2014, Definition 2.4); the
+    # functional mechanism (Zhang et al. 2012) is pure ε and keeps them
+    at = page(PATH).run()
+    assert not at.exception
+    said = next(m.value for m in at.markdown if m.value.startswith("The headline result sits at ε = 1.26"))
+    assert "up to an additive δ = 1e-05" in said
+    at.selectbox(key="repro.name").set_value("zhang2012-functional").run()
+    said = next(m.value for m in at.markdown if m.value.startswith("The headline result sits at ε = 1"))
+    assert "δ" not in said and "a 50 % guess can reach 73.2 %" in said

@@ -204,3 +204,19 @@ def test_the_ladders_run_without_noise_runs_off_the_chart_not_as_tall_as_the_lar
     low, high = fig.layout.yaxis.range
     assert low == 0 and 8.0 < high  # the largest finite claim inside the chart, with room for its label
     assert claimed.y[-1] > high  # ∞: above the axis's end, cut by the chart's top
+
+
+def test_the_ladder_says_a_correct_trainings_proven_epsilon_passes_its_claim_only_by_chance():
+    # the ladder said "The proven ε climbs with the claim and never passes it": a lower bound at 95 % confidence
+    # passes the true ε with probability up to 5 % (Steinke, Nasr & Jagielski 2023, Theorem 5.2)
+    from streamlit.testing.v1 import AppTest
+
+    def page():
+        from dpcore.ui.audit import show_ladder
+
+        show_ladder("dpsgd", "mnist5k", delta=1e-5, seed=0)
+
+    at = AppTest.from_function(page).run()
+    assert not at.exception, at.exception
+    intro = next(m.value for m in at.markdown if "The same training at growing ε" in m.value)
+    assert "never passes" not in intro and "passes it only by the chance the bound's confidence leaves" in intro

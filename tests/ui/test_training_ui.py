@@ -401,11 +401,11 @@ def test_the_private_curve_is_named_at_its_end_with_the_score_its_tile_writes():
 
 
 @pytest.mark.parametrize("algorithm, delta, caveat", [("dpsgd", 1e-5, True), ("erm-objective", 0.0, False)])
-def test_a_runs_verdict_says_its_odds_bound_holds_apart_from_delta_only_for_an_epsilon_delta_guarantee(
+def test_a_runs_verdict_names_the_additive_delta_only_for_an_epsilon_delta_guarantee(
         algorithm, delta, caveat):
-    """e^ε bounds an attacker's odds exactly for pure ε-DP only; under (ε, δ) it holds apart from outcomes of
-    probability of the order of δ (Dwork & Roth 2014, Section 2.3). The run's own verdict said the bare odds for a
-    DP-SGD run."""
+    """e^ε bounds an attacker's odds exactly for pure ε-DP only; under (ε, δ) every outcome's probability is bounded
+    by e^ε times its neighbour's plus δ (Dwork & Roth 2014, Definition 2.4). The run's own verdict said the bare
+    odds for a DP-SGD run."""
     from streamlit.testing.v1 import AppTest
 
     def page(algorithm, delta):
@@ -418,4 +418,4 @@ def test_a_runs_verdict_says_its_odds_bound_holds_apart_from_delta_only_for_an_e
     at = AppTest.from_function(page, kwargs={"algorithm": algorithm, "delta": delta}).run()
     assert not at.exception, at.exception
     verdict = next(m.value for m in at.markdown if "odds" in m.value)
-    assert ("apart from outcomes of probability of the order of δ = 1e-05" in verdict) == caveat
+    assert ("up to an additive δ = 1e-05" in verdict) == caveat
