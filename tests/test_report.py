@@ -107,6 +107,13 @@ def test_the_report_says_at_its_top_that_it_is_not_covered_by_the_epsilon_it_rec
     assert ("and the attack's figures," in top) == (doc["attack"] is not None)
 
 
+def test_the_report_command_says_on_the_terminal_what_choosing_the_epsilon_cost(made_report):
+    """The terminal's answer comes with its price: the runs looked at to choose it, composed, as the report says."""
+    html, _, stderr, _, _ = made_report
+    said = re.search(r"Choosing ε from these curves is itself a release: .*? costs ε = [0-9.e+∞]+.*", stderr)
+    assert said and unescape(said.group(0)) in unescape(html)
+
+
 def test_the_report_opens_offline_chart_inside(made_report):
     html = made_report[0]
     assert "<svg" in html and "<polyline" in html
