@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import pathlib
 import re
+from html import unescape
 
 import numpy as np
 import pytest
@@ -90,6 +91,27 @@ def test_the_report_holds_the_question_the_answer_and_the_evidence(made_report):
     assert re.search(r"DpEvent\(", html)
     # what choosing ε cost reads in paragraphs: the cost, how it is counted, the remedies
     assert "<p>How it is counted: " in html and "<p>Two remedies. (1)" in html
+
+
+def test_the_report_says_at_its_top_that_it_is_not_covered_by_the_epsilon_it_recommends(made_report):
+    """The recommended ε covers one model trained at it; the report holds every curve looked at (their composed ε),
+    and the non-private and trivial scores and the attack, which no ε covers: a data owner is told before anything
+    else to keep it with those who may see the rows, the composed ε said there as in the section that counts it."""
+    html, stdout, _, _, _ = made_report
+    doc = json.loads(stdout.strip().splitlines()[-1])
+    top = unescape(html[:html.index("<h2>The question asked</h2>")])
+    assert "<strong>Who may read it.</strong> This report is not covered by the ε it recommends" in top
+    cost = re.search(r"Looking at (?:it|both of them|all \d+ of them) costs ε = ([0-9.e+∞]+)", html)
+    assert cost and f"Its curves cost ε = {cost.group(1)} " in top
+    assert "without noise, which no ε covers. Keep it with those allowed to see the data" in top
+    assert ("and the attack's figures," in top) == (doc["attack"] is not None)
+
+
+def test_the_report_command_says_on_the_terminal_what_choosing_the_epsilon_cost(made_report):
+    """The terminal's answer comes with its price: the runs looked at to choose it, composed, as the report says."""
+    html, _, stderr, _, _ = made_report
+    said = re.search(r"Choosing ε from these curves is itself a release: .*? costs ε = [0-9.e+∞]+.*", stderr)
+    assert said and unescape(said.group(0)) in unescape(html)
 
 
 def test_the_report_opens_offline_chart_inside(made_report):

@@ -114,6 +114,8 @@ def _run(args) -> int:
                     attack=not args.no_attack, n_jobs=args.jobs, use_cache=use_cache, cache_dir=args.cache_dir,
                     params=parse_set(args.set))
     print(advice.headline(), file=sys.stderr)
+    # what the answer cost, on the terminal too: every run behind it was trained and scored on the rows
+    print(advice.selection["note"].split("\n\n")[0], file=sys.stderr)
     if advice.recommended is None and advice.instead:  # what to change next, on the terminal too (not only in the file)
         print("What would meet it:\n" + "\n".join(f"  - {t}" for t in advice.instead), file=sys.stderr)
     if args.out:

@@ -94,8 +94,10 @@ class Dataset:
                 return self
             raise DPValueError(f"{parameter} describes the classes of a classification label; {self.name!r} is "
                                f"{self.task}: leave {parameter} out")
+        # classes read from an upload's rows are private: a mistake is said without naming them
         return dataclasses.replace(self, class_shares=parse_class_shares(shares, self.target_names,
-                                                                         parameter=parameter))
+                                                                         parameter=parameter,
+                                                                         named=not self.inferred_classes))
 
     @property
     def n_samples(self) -> int:

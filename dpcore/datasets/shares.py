@@ -52,7 +52,7 @@ def _entries(text: str, mistakes: list[str], parameter: str) -> dict[str, object
 
 
 def parse_class_shares(spec: "str | Mapping | None", classes: Sequence, *,
-                       parameter: str = "class_shares") -> tuple[float, ...]:
+                       parameter: str = "class_shares", named: bool = True) -> tuple[float, ...]:
     """Declared class shares, checked against the label's ``classes`` and scaled to sum to 1.
 
     Parameters
@@ -65,6 +65,10 @@ def parse_class_shares(spec: "str | Mapping | None", classes: Sequence, *,
         it is written there (numbers as text: ``"0"``, ``"1"``).
     parameter : str
         How the caller's users call this setting (``--class-shares`` on the command line), for the messages.
+    named : bool
+        Whether the messages may name the classes the caller did not type. False where the classes were read from
+        a private table's rows (an uploaded label whose classes were not declared): a class only a rare record holds
+        would give that record away, so a mistake is then said with the names typed and the number of classes only.
 
     Returns
     -------
@@ -103,7 +107,8 @@ def parse_class_shares(spec: "str | Mapping | None", classes: Sequence, *,
     shares: dict[str, float] = {}
     for name, value in items.items():
         if name not in names:
-            mistakes.append(f"{parameter}: {name!r} is not a class of the label; its classes are {listed}")
+            mistakes.append(f"{parameter}: {name!r} is not a class of the label"
+                            + (f"; its classes are {listed}" if named else ""))
             continue
         try:
             share = float(value)  # type: ignore[arg-type]
@@ -117,19 +122,26 @@ def parse_class_shares(spec: "str | Mapping | None", classes: Sequence, *,
         shares[name] = share
     missing = [n for n in names if n not in items]
     if missing:
-        mistakes.append(f"{parameter}: no share for the class{'es' if len(missing) > 1 else ''} "
-                        f"{', '.join(repr(n) for n in missing)}; declare one for every class of the label ({listed})")
+        which = (f"the class{'es' if len(missing) > 1 else ''} {', '.join(repr(n) for n in missing)}" if named else
+                 f"{len(missing)} of the label's {len(names)} classes")
+        mistakes.append(f"{parameter}: no share for {which}; declare one for every class of the label"
+                        + (f" ({listed})" if named else ""))
     if not mistakes:
         total = math.fsum(shares.values())
         if abs(total - 1.0) > SUM_TOLERANCE:
             hint = (" (percentages? divide each by 100)" if abs(total - 100.0) <= 100 * SUM_TOLERANCE else "")
             mistakes.append(f"{parameter}: the shares sum to {total:g}, not 1{hint}; declare each class's share of "
                             "the rows as a fraction, the fractions summing to 1")
+    unnamed = ("" if named or not (missing or set(items) - set(names)) else
+               f". The label's {len(names)} classes were read from the rows, so they are not named here: declare them "
+               "as categories (categories= in load_csv, --categories on the command line, 'Declared categories' on "
+               "the pages), LABEL=CLASS|CLASS|..., from what the label means")
     if len(mistakes) == 1:
-        raise DatasetError(mistakes[0])
+        raise DatasetError(mistakes[0] + unnamed)
     if mistakes:
         raise DatasetError(f"{len(mistakes)} mistakes in {parameter}: "
-                           + " ".join(f"({i}) {m.removeprefix(parameter + ': ')}." for i, m in enumerate(mistakes, 1)))
+                           + " ".join(f"({i}) {m.removeprefix(parameter + ': ')}." for i, m in enumerate(mistakes, 1))
+                           + (" " + unnamed.removeprefix(". ") + "." if unnamed else ""))
     total = math.fsum(shares.values())
     return tuple(shares[n] / total for n in names)
 

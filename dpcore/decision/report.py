@@ -508,6 +508,22 @@ def _computed_section(doc: dict) -> list[str]:
     return h
 
 
+def readers_note(advice: Advice) -> str:
+    """Who may read the decision report: the recommended ε covers a model trained once at it, not the report. Its
+    curves are every run looked at (their composed ε, :func:`~dpcore.decision.advisor.selection_note`), and the
+    non-private model's and the trivial predictor's scores, and an attack's figures, are read from the rows without
+    noise: no ε covers them (they fail closed to "none")."""
+    from ..sweep.summary import spent_text
+
+    composed = float(advice.selection.get("composition_epsilon", math.inf))
+    return ("This report is not covered by the ε it recommends, which protects a model trained once at that ε. Its "
+            f"curves cost ε = {spent_text(composed)} (see \"Choosing ε from these curves is a release\"), and the "
+            "scores of the non-private model and of the trivial predictor"
+            + (", and the attack's figures," if advice.attack else "")
+            + " are computed on your rows without noise, which no ε covers. Keep it with those allowed to see the "
+            "data; what you release is the model.")
+
+
 def report_html(advice: Advice, *, dataset=None, question: dict | None = None, noise: str | None = None,
                 load_warnings: Sequence[tuple[str, bool]] = (), created: _dt.datetime | None = None) -> str:
     """The decision report as one self-contained HTML document (see the module's docstring)."""
@@ -523,6 +539,7 @@ def report_html(advice: Advice, *, dataset=None, question: dict | None = None, n
     h.append(f"<h1>Which ε for {_e(shape['name'])}? A decision report</h1>")
     h.append(f'<p class="muted">Made {_e(doc["created"])} by dpcore {_e(doc["versions"]["dpcore"])}. Every number '
              "here was computed on the data named below; no record and no value of it is in this file.</p>")
+    h.append(f"<p><strong>Who may read it.</strong> {_e(readers_note(advice))}</p>")
     h.append("<h2>The question asked</h2><table>")
     for k, v in question.items():
         h.append(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>")
@@ -735,5 +752,5 @@ def attack_report_html(audits: Mapping[str, Any], *, dataset, question: Mapping[
 
 
 __all__ = ["attack_report_html", "attack_report_json", "curves_svg", "data_shape", "noise_of", "question_of",
-           "report_html", "report_json", "scrub",
+           "readers_note", "report_html", "report_json", "scrub",
            "software_versions"]

@@ -506,7 +506,7 @@ def dataset_picker(key: str, *, task: str | None = None, images: bool | None = N
         st.session_state[DATASET_PROBLEM] = ("error", said)
         return None
     except ClassSharesError as exc:  # the file is fine; what was typed in the class shares box is not
-        said = "The declared class shares cannot be used: " + str(exc).removeprefix(f"{SHARES_LABEL}: ")
+        said = "The declared class shares cannot be used: " + in_page_words(str(exc).removeprefix(f"{SHARES_LABEL}: "))
         st.error(said)
         st.session_state[DATASET_PROBLEM] = ("error", said)
         return None
@@ -552,7 +552,9 @@ def _class_shares_box(c, ds, shares_key: str, stored: dict):
     """The upload's class shares box for a classification label: ``ds`` with the shares declared there."""
     st.session_state.setdefault(shares_key, stored.get("shares", ""))  # declared on another page: kept
     text = c.text_area(SHARES_LABEL + " (optional)", key=shares_key, height=120, help=SHARES_HELP,
-                       placeholder="\n".join(f"{n}=…" for n in ds.target_names[:6]))
+                       # the classes named only where declared: read from the rows, they are private values
+                       placeholder="\n".join(f"{n}=…" for n in (
+                           ["CLASS"] * min(ds.n_classes, 6) if ds.inferred_classes else ds.target_names[:6])))
     stored["shares"] = text
     try:
         ds = ds.with_class_shares(text, parameter=SHARES_LABEL)

@@ -197,3 +197,27 @@ def test_numbers_declared_as_classes_stay_numbers_and_take_the_declared_order():
     # a declaration of the label makes it classes, whatever the guess would have been; a regression is refused
     with pytest.raises(CategoriesError, match=r"which is a regression label here"):
         as_dataset(frame, "stage", bounds="temp=30:45", categories="stage=0|1|2, ward=A|B", task="regression")
+
+
+def test_a_class_shares_mistake_names_no_class_read_from_an_uploads_rows():
+    """Classes read from the rows of a file (no declaration) are values of its records: a rare one points to a
+    person. A mistake in the class shares says what was typed and how many classes there are, never the others;
+    declared, the classes are the owner's words and are named."""
+    import io
+
+    import pytest
+
+    from dpcore.datasets import load_csv
+    from dpcore.exceptions import DPCoreError
+
+    text = "age,outcome\n" + "".join(f"{30 + i % 50},{'home' if i % 20 else 'icu_transfer'}\n" for i in range(200))
+    read = load_csv(io.StringIO(text), label_column="outcome", bounds="age=0:120")
+    with pytest.raises(DPCoreError) as exc:
+        read.with_class_shares("home=0.9, icu=0.1")
+    said = str(exc.value)
+    assert "'icu' is not a class" in said and "no share for 1 of the label's 2 classes" in said
+    assert "icu_transfer" not in said and "declare them as categories" in said
+    declared = load_csv(io.StringIO(text), label_column="outcome", bounds="age=0:120",
+                        categories="outcome=home|icu_transfer")
+    with pytest.raises(DPCoreError, match="its classes are 'home', 'icu_transfer'"):
+        declared.with_class_shares("home=0.9, icu=0.1")

@@ -20,11 +20,31 @@ def test_declared_shares_reach_the_train_pages_model_and_its_reference():
 
 def test_a_wrong_declaration_is_an_error_naming_the_box_and_what_to_do():
     at = upload_rare_label("pages/2_Train_a_network.py", "train.dataset", rows=300, shift=1.5, bounds="*=-5:7")
+    at.text_area(key="train.dataset.categories.ward.csv").set_value("outcome=no|yes").run()  # classes declared
     at.text_area(key="train.dataset.shares.ward.csv").set_value("no=0.95, maybe=0.05").run()
     errors = [e.value for e in at.error]
     assert any(e.startswith("The declared class shares cannot be used:") and "'maybe' is not a class" in e
                and "no share for the class 'yes'" in e for e in errors), errors
     assert not at.exception
+
+
+def test_classes_read_from_the_rows_are_never_named_by_the_shares_box():
+    """A label whose classes were not declared has the classes its rows hold: private values (a rare one points to
+    a record). The box's placeholder and its refusal of a mistake name only what was typed, say how many classes
+    there are and where to declare them; declared, the classes are named again."""
+    at = upload_rare_label("pages/2_Train_a_network.py", "train.dataset", rows=300, shift=1.5, bounds="*=-5:7")
+    box = at.text_area(key="train.dataset.shares.ward.csv")
+    assert box.placeholder == "CLASS=…\nCLASS=…"
+    box.set_value("no=0.95, maybe=0.05").run()
+    errors = sorted({e.value for e in at.error})  # one refusal (said in the sidebar and where a phone shows it)
+    assert len(errors) == 1 and "'maybe' is not a class" in errors[0], errors
+    assert "yes" not in errors[0].replace("'maybe'", ""), errors  # the rows' other class is not named
+    assert ("no share for 1 of the label's 2 classes" in errors[0] and "not named here" in errors[0]
+            and "(the 'Declared categories' box)" in errors[0]), errors
+    assert not at.exception
+    at.text_area(key="train.dataset.shares.ward.csv").set_value("").run()
+    at.text_area(key="train.dataset.categories.ward.csv").set_value("outcome=no|yes").run()
+    assert at.text_area(key="train.dataset.shares.ward.csv").placeholder == "no=…\nyes=…"
 
 
 def test_the_clustering_page_offers_no_class_shares():
