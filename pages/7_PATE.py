@@ -58,7 +58,7 @@ from dpcore.ui.pate import (
     votes_figure,
 )
 from dpcore.ui.present import control_area, headline_area, presenting_stage
-from dpcore.ui.uploads import class_names_shown, data_arg, data_key, is_upload, leaks_bounds, upload_in_view
+from dpcore.ui.uploads import data_arg, data_key, is_upload, leaks_bounds, upload_in_view
 
 page_header(
     "PATE: private aggregation of teacher ensembles",
@@ -194,8 +194,8 @@ left.markdown(f"Vote gap between the top two classes: **{sorted(res.votes[i])[-1
               + (" (this query was not answered: its check failed). " if res.noisy_labels[i] < 0 else ". ") +
               "Noise can push a count below zero: a noisy count is not a number of teachers, only which "
               "class has the largest one matters.")
-right.plotly_chart(votes_figure(res, i, class_names_shown(ds)), width="stretch")
-votes_shown = vote_table(res, i, class_names_shown(ds))  # Streamlit's own height: a fixed one overran on a phone
+right.plotly_chart(votes_figure(res, i, ds.target_names), width="stretch")
+votes_shown = vote_table(res, i, ds.target_names)  # Streamlit's own height: a fixed one overran on a phone
 show_frame(votes_shown, container=right, key="pate.votes", wide_from=5)  # four short columns fit a phone
 st.caption("Changing one private record retrains one teacher, which moves one vote: the histogram changes by 1 in two "
            "bins (L1 sensitivity 2, L2 √2). That is what the noise hides.")

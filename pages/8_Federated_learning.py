@@ -56,7 +56,7 @@ from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area
 from dpcore.ui.sweep import remembered as remembered_sweep
 from dpcore.ui.sweep import run_live, sweep_figure
-from dpcore.ui.uploads import class_names_shown, data_arg, data_key, is_upload, leaks_bounds, upload_in_view
+from dpcore.ui.uploads import data_arg, data_key, is_upload, leaks_bounds, upload_in_view
 
 page_header(
     "Federated learning with differential privacy",
@@ -221,7 +221,7 @@ with st.expander("Who holds what: class counts per client"
     st.caption("How this simulation dealt the training rows out to its clients, to explain the run: exact counts "
                "of the data, NOT covered by ε. In a real federation each client's data stays with it and no one "
                "would publish them.")
-    st.plotly_chart(clients_figure(res.client_label_counts, class_names_shown(ds)), width="stretch")
+    st.plotly_chart(clients_figure(res.client_label_counts, ds.target_names), width="stretch")
 
 st.header("Accuracy against the clip norm and the noise level")
 if not private:

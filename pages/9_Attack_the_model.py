@@ -53,7 +53,7 @@ from dpcore.ui.common import format_epsilon
 from dpcore.ui.ledger import record_release, show_data_total
 from dpcore.ui.links import stop_page
 from dpcore.ui.present import control_area, headline_area, presenting_stage, settings_fold
-from dpcore.ui.uploads import class_names_shown, data_arg, data_key, is_upload, leaks_bounds, upload_in_view
+from dpcore.ui.uploads import data_arg, data_key, is_upload, leaks_bounds, upload_in_view
 
 page_header(
     "Attack the model",
@@ -231,7 +231,7 @@ if any(a.result.tpr_measured("0.01") is None for a in audits.values()):  # the t
                   "a larger pool, on a larger dataset, measures it."))
 
 show_exposed(audits, private_label, attack=attack, image_shape=ds.image_shape if ds.is_image else None,
-             class_names=class_names_shown(ds))
+             class_names=ds.target_names)
 if spec.canary_kind == "gradient" or attack == "canaries":
     for claimed, rung in show_ladder(learner, data_arg(ds), delta=float(delta), seed=seed,
                                      same_attack_above=white_box) or ():

@@ -217,9 +217,7 @@ def cluster_demo_of(dataset, k: int, epsilon: float, iterations: int | None, see
                 run = {key: res.extras[key] for key in ("init", "rounds", "epsilon_init", "rows_clipped", "n_train",
                                                         "neighbouring")}
         pts, place = display_view(split.X_test, split.dataset.bounds)
-        from .uploads import class_names_shown
-
-        names = class_names_shown(split.dataset)  # classes read from an upload's rows are not named
+        names = split.dataset.target_names
 
         def cname(c: int) -> str:
             return UNMATCHED if c < 0 else (str(names[c]) if names else str(c))

@@ -183,9 +183,7 @@ def train_with_baseline(dataset: Dataset, algorithm: str, params: dict, *, epsil
                               res.epsilon),
     }
     if split.task == "classification":
-        from .uploads import class_names_shown
-
-        names = class_names_shown(dataset) or [str(i) for i in range(split.n_classes)]
+        names = list(dataset.target_names) or [str(i) for i in range(split.n_classes)]
         out["confusion"] = pd.DataFrame(res.extras["confusion_matrix"], index=names, columns=names)
         out["n_classes"] = int(split.n_classes)
         # chance level: always answering the training rows' most common class, scored on the same test rows

@@ -148,23 +148,6 @@ def _names_file(key) -> bool:
     return isinstance(key, str) and FILE_PART in key.split(".")
 
 
-def class_names_shown(dataset) -> list[str]:
-    """The names a page gives the label's classes (a confusion matrix's rows, a vote histogram's bars): the
-    declared classes, or a registry's, as they are; classes read from an upload's rows (none declared) are values of
-    its records, a rare one pointing to a person, so they are shown as "class 1", "class 2", ... in their order.
-
-    >>> from types import SimpleNamespace as D
-    >>> class_names_shown(D(target_names=["home", "icu"], inferred_classes=("outcome",)))
-    ['class 1', 'class 2']
-    >>> class_names_shown(D(target_names=["home", "icu"], inferred_classes=()))
-    ['home', 'icu']
-    """
-    names = [str(n) for n in (getattr(dataset, "target_names", None) or ())]
-    if getattr(dataset, "inferred_classes", ()):
-        return [f"class {i + 1}" for i in range(len(names))]
-    return names
-
-
 def inferred_bounds_note(dataset) -> str | None:
     """What a page says above its results when bounds of ``dataset`` (an upload), or its label's classes, were read
     from its own rows rather than declared: an extra leak that no ε accounts for, so no ε shown on the page is a
@@ -219,6 +202,6 @@ def fits(entry: dict | None, task: str | None) -> bool:
     return entry is not None and (task is None or entry.get("task") in (None, task))
 
 
-__all__ = ["BOUNDS_BOX", "FILE_PART", "KEPT_KNOBS", "UPLOAD_KEY", "UPLOAD_NOTE", "UploadRef", "class_names_shown",
-           "data_arg", "data_key", "fits", "forget_upload", "holds_upload", "inferred_bounds_note", "is_upload",
-           "keep_upload", "leaks_bounds", "private_key", "session_id", "stored_upload", "upload_in_view", "widget_part"]
+__all__ = ["BOUNDS_BOX", "FILE_PART", "KEPT_KNOBS", "UPLOAD_KEY", "UPLOAD_NOTE", "UploadRef", "data_arg", "data_key",
+           "fits", "forget_upload", "holds_upload", "inferred_bounds_note", "is_upload", "keep_upload", "leaks_bounds",
+           "private_key", "session_id", "stored_upload", "upload_in_view", "widget_part"]
