@@ -162,38 +162,19 @@ def test_presenting_the_attack_folds_its_settings_under_epsilon_and_keeps_them_w
     assert "audit.attack" in [w.key for w in normal.sidebar.radio]
 
 
-def test_presenting_the_train_page_before_a_run_says_where_its_chart_will_come():
-    # on the stage the Train button sat beside an empty right half, the "Press Train" line a screen below it
-    at = page("pages/2_Train_a_network.py")
-    at.query_params["present"] = "1"
-    at.run()
-    assert not at.exception
-    stage = at.main.columns  # the stage's two columns: the key control, then the headline chart
-    assert any("Press **Train** to run" in c.value for c in stage[1].caption)
-    normal = page("pages/2_Train_a_network.py").run()
-    assert any("Press **Train** to run" in c.value for c in normal.main.caption)
-
-
-def test_presenting_the_tradeoff_before_a_run_says_where_its_chart_will_come(tmp_path, monkeypatch):
-    # on the stage Run sat beside an empty right half, the "Press Run" box a screen below it
+@pytest.mark.parametrize("path, kind, prompt", [
+    ("pages/2_Train_a_network.py", "caption", "Press **Train** to run"),
+    ("pages/5_Tradeoff_explorer.py", "info", "Press **Run** to compute"),
+    ("pages/10_Papers_reproduced.py", "info", "Press **Run it live**"),
+])
+def test_presenting_a_page_before_its_run_says_where_its_chart_will_come(path, kind, prompt, tmp_path, monkeypatch):
+    # on the stage the run's button sat beside an empty right half, the line saying what it does a screen below it
     monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))  # nothing of these settings computed yet
-    at = page("pages/5_Tradeoff_explorer.py")
+    at = page(path)
     at.query_params["present"] = "1"
     at.run()
     assert not at.exception, at.exception
     stage = at.main.columns  # the stage's two columns: the key control, then the headline chart
-    assert any(i.value.startswith("Press **Run** to compute") for i in stage[1].info)
-    normal = page("pages/5_Tradeoff_explorer.py").run()
-    assert any(i.value.startswith("Press **Run** to compute") for i in normal.main.info)
-
-
-def test_presenting_papers_before_a_run_says_where_its_chart_will_come():
-    # on the stage "Run it live" sat beside an empty right half, the box saying what it does a screen below it
-    at = page("pages/10_Papers_reproduced.py")
-    at.query_params["present"] = "1"
-    at.run()
-    assert not at.exception, at.exception
-    stage = at.main.columns  # the stage's two columns: the key control, then the headline chart
-    assert any(i.value.startswith("Press **Run it live**") for i in stage[1].info)
-    normal = page("pages/10_Papers_reproduced.py").run()
-    assert any(i.value.startswith("Press **Run it live**") for i in normal.main.info)
+    assert any(e.value.startswith(prompt) for e in getattr(stage[1], kind))
+    normal = page(path).run()
+    assert any(e.value.startswith(prompt) for e in getattr(normal.main, kind))
