@@ -100,7 +100,9 @@ with st.sidebar:
                            whole=True, value=seeds0,
                             help="Each seed is a new train/test split and new noise; the charts show the mean "
                                  "and one standard deviation.")
-    epsilon = epsilon_input("classical.epsilon", label="ε for the training-size chart")
+    # on regression the chart holds Gaussian SSP, an (ε, δ) guarantee at the runs' δ: the verdict names it
+    epsilon = epsilon_input("classical.epsilon", label="ε for the training-size chart",
+                            delta=DELTA if task == "regression" else 0.0)
     seed = noise_mode_input("classical.seed", uploaded=is_upload(ds))
 
 epsilons = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0)

@@ -224,7 +224,7 @@ def bounded_number(c, label: str, *, low: float | None, high: float | None, defa
 
 def epsilon_input(key: str, *, default: float = EPSILON, container=None, label: str = "Epsilon (ε)",
                   disabled: bool = False, help: str | None = None, in_form: bool = False,
-                  subject: str | None = None, delta_key: str | None = None) -> float:
+                  subject: str | None = None, delta_key: str | None = None, delta: float = 0.0) -> float:
     """ε box with its verdict band under it; ``disabled=True`` keeps it visible but greyed out (``help`` says why).
 
     Without a ``container`` it goes to the sidebar, or to the stage beside the headline chart in presentation mode.
@@ -233,16 +233,17 @@ def epsilon_input(key: str, *, default: float = EPSILON, container=None, label: 
     ε that does not protect whole records is about ("any one record's label"); the verdict then names it and is not
     compared with published deployments, whose ε protect whole records. ``delta_key``: the key of the page's δ box,
     where the guarantee is (ε, δ): the verdict's odds bound then names that δ as an additive slack, as the run's
-    verdict does (None: a pure ε guarantee, no δ named).
+    verdict does (None: a pure ε guarantee, no δ named, unless ``delta``, a δ the page's runs are stated at without a
+    box of their own, is given).
     """
     return applied_epsilon_input(key, default=default, container=container, label=label, disabled=disabled,
-                                 help=help, in_form=in_form, subject=subject, delta_key=delta_key)[0]
+                                 help=help, in_form=in_form, subject=subject, delta_key=delta_key, delta=delta)[0]
 
 
 def applied_epsilon_input(key: str, *, button: str | None = None, button_key: str | None = None,
                           default: float = EPSILON, container=None, label: str = "Epsilon (ε)", disabled: bool = False,
                           help: str | None = None, in_form: bool = False, subject: str | None = None,
-                          delta_key: str | None = None) -> tuple[float, bool]:
+                          delta_key: str | None = None, delta: float = 0.0) -> tuple[float, bool]:
     """:func:`epsilon_input` with, in a form, a submit button labelled ``button`` right under the box and above its
     verdict: (ε, whether that button was pressed). The form's own button sits screens below ε at 1280x720 (in the
     sidebar, or on the stage when presenting), and under the verdict's few lines this one was off the first screen
@@ -255,7 +256,7 @@ def applied_epsilon_input(key: str, *, button: str | None = None, button_key: st
                                                                                 key=button_key))
     if not disabled:
         verdict_line(eps, container=c, what=f"At the ε last applied, {format_number(eps)}" if in_form else None,
-                     subject=subject, delta=0.0 if delta_key is None else _delta_in_box(delta_key))
+                     subject=subject, delta=delta if delta_key is None else _delta_in_box(delta_key))
     return eps, pressed
 
 

@@ -180,3 +180,13 @@ def test_the_epsilon_chart_names_the_sidebars_epsilon_in_its_legend_not_on_its_c
     lines = [sh for sh in spec["layout"]["shapes"] if sh["type"] == "line"]
     assert len(lines) == 1 and lines[0]["x0"] == lines[0]["x1"] == 1.0
     assert not [a for a in spec["layout"].get("annotations", []) if "your ε" in a.get("text", "")]
+
+
+def test_the_sidebar_verdict_names_delta_where_the_chart_holds_an_epsilon_delta_learner():
+    # on regression the training-size chart holds Gaussian SSP, (ε, δ = 1e-5): the verdict gave the pure-ε odds bound
+    at = _open("diabetes", seeds=1)
+    assert not at.exception
+    said = " ".join(m.value for m in at.sidebar.markdown)
+    assert f"up to an additive δ = {DELTA:g}" in said
+    classification = _open("breast_cancer", seeds=1)
+    assert "additive δ" not in " ".join(m.value for m in classification.sidebar.markdown)  # pure ε there
