@@ -263,10 +263,11 @@ elif len(tax):
     st.header("The tuning tax: what choosing the best point costs")
     st.markdown(
         "Picking the best value of this sweep looked at every candidate's result on the private data, so the "
-        "chosen model carries more than one run's ε. Released together, the runs cost the sum of their ε. If the "
-        "number of candidates tried is random (Poisson, with the mean shown) and only the best model is released, "
-        "Papernot & Steinke (2022) bound the whole search by little more than one run (dp_accounting's "
-        "repeat-and-select event). Seeds repeat a candidate: they are not extra candidates of the search, but each "
+        "chosen model carries more than one run's ε. Released together, the runs cost at most the sum of their ε. "
+        "If the number of candidates tried is random (Poisson, with the mean shown) and only the best model is "
+        "released, Papernot & Steinke (2022) bound the whole search by one run's Rényi DP plus a term that grows "
+        "only with the logarithm of that mean (dp_accounting's repeat-and-select event). Seeds repeat a candidate: "
+        "they are not extra candidates of the search, but each "
         "is a model of its own, so the search repeats a candidate with all its seeds (its score is their mean) and "
         "the composition of every run released counts them all.")
     show_frame(display_tuning_tax(tax), key="sweep.tuning")

@@ -166,6 +166,8 @@ def test_selection_is_said_to_be_a_release_with_its_composition_and_private_sele
     assert sel["runs_looked_at"] == 9 and sel["composition_epsilon"] == pytest.approx(3 * (0.1 + 1 + 10))
     assert "itself a release" in sel["note"] and "Papernot & Steinke 2022" in sel["note"]
     assert "Liu & Talwar 2019" in sel["note"]
+    # the random search's cost grows with the logarithm of the mean number of candidates: not "about one run"
+    assert "one run's Rényi DP plus a term growing with the logarithm of its mean" in sel["note"]
     assert sel["private_selection"] == "papernot-steinke" and 0 < sel["private_selection_epsilon"] < 3 * 10
 
 

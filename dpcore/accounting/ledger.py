@@ -1145,8 +1145,8 @@ def repeat_and_select_epsilon(event: dp_accounting.DpEvent, *, candidates: float
 
     Papernot & Steinke (2022) show that choosing the best of a random number of runs (a
     Poisson number for ``shape`` = inf, the default; geometric for 1; truncated negative
-    binomial in between) costs little more than one run, where a fixed number K of runs
-    costs K times as much under composition. The number comes from dp_accounting's RDP
+    binomial in between) costs one run's Rényi DP plus a term growing with the logarithm of its mean, where a fixed
+    number K of runs costs K times as much under composition. The number comes from dp_accounting's RDP
     accountant for its ``RepeatAndSelectDpEvent``.
 
     Examples

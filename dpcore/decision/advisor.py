@@ -634,7 +634,7 @@ def selection_note(points: pd.DataFrame, table: pd.DataFrame, *, learner: str | 
         "used to choose are not protected by the choice). (2) Private selection: run a random number of candidates "
         "and release only the best, each candidate's score measured privately or on held-out rows (Liu & Talwar "
         "2019: a geometric number of pure-ε candidates costs 3ε; Papernot & Steinke 2022: a Poisson number costs "
-        "little more than one run under Rényi DP).")
+        "one run's Rényi DP plus a term growing with the logarithm of its mean).")
     if math.isfinite(search) and how == "liu-talwar":
         note += (f" For {_title(learner)}, whose runs are pure ε-DP, a geometric number of candidates over the {k} ε "
                  f"values of this range, each at an ε drawn from the range, with the best released, costs ε = "

@@ -490,7 +490,8 @@ def tuning_tax(table: pd.DataFrame, *, delta: float) -> pd.DataFrame:
     candidate included, a model of its own) counts, composed by dp_accounting's RDP accountant or added up
     (:func:`composition`), the ``composition_epsilon`` column, at the sum of their deltas (``composition_delta``).
     Papernot & Steinke (2022) show that if the number of runs is itself random (Poisson with mean K) and only the best
-    is released, the whole search costs little more than one run: the ``search_epsilon`` column, from dp_accounting's
+    is released, the whole search costs one run's Rényi DP plus a term growing with log K: the ``search_epsilon``
+    column, from dp_accounting's
     ``RepeatAndSelectDpEvent`` with the runs' own event. It needs every candidate to be
     the same mechanism (sweeping the clip norm or the learning rate changes no noise); when
     the candidates' events differ (sweeping epsilon, the noise or the epochs) the column is
