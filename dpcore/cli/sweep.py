@@ -176,7 +176,7 @@ def _from_cache(args) -> int | None:
         return None
     if args.algorithms is None:
         _say_default_learners(config.learners)
-    return _answer(args, config)
+    return _answer(args, config, plan=plan, plan_key=key)
 
 
 def _say_default_learners(learners) -> None:
@@ -226,13 +226,16 @@ def _run(args) -> int:
     )
     if key is not None and len(said) == warned and (plan := config.plan()) is not None:
         SweepCache(args.cache_dir).put_plan(key, plan)  # a plan says no warnings: only quiet inputs are remembered
+        return _answer(args, config, plan=plan, plan_key=key)
     return _answer(args, config)
 
 
-def _answer(args, config) -> int:
+def _answer(args, config, *, plan: dict | None = None, plan_key: str | None = None) -> int:
     """Run (or read back) ``config`` with the progress bar and write its table: the same for a sweep that computes
-    and one answered from the cache."""
-    from ..sweep import run_sweep
+    and one answered from the cache. ``plan``: the sweep's stored plan, whose note on its runs released together
+    (kept there by the sweep that computed them, under ``plan_key``) a cached sweep prints without composing the
+    runs again (dp_accounting took half a second to import, the cached 24-run sweep's whole budget)."""
+    from ..sweep import SweepCache, run_sweep
 
     if config.sets_noise:
         print("note: noise_multiplier is set, so each run spends the epsilon its sigma gives (the epsilon column); "
@@ -269,13 +272,22 @@ def _answer(args, config) -> int:
         spent = summary["epsilon_spent"].map(lambda e: round_epsilon(e, 6))  # up, never below the epsilon spent
         summary = summary.round(4).assign(epsilon_spent=spent)
         print(summary.to_string(index=False))
-        if (note := released_together_note(result.table)) is not None:  # the means read several runs each
+        note = (plan or {}).get(RELEASED_TOGETHER)
+        if not isinstance(note, str):  # composed once, then kept with the plan: the same runs compose the same
+            note = released_together_note(result.table) or ""
+            if plan_key is not None and plan is not None and result.n_computed + result.n_cached == len(result.table):
+                SweepCache(args.cache_dir).put_plan(plan_key, {**plan, RELEASED_TOGETHER: note})
+        if note:  # the means read several runs each
             print(note, file=sys.stderr)
         print(f"wrote {len(result.table)} runs to {args.out} ({result.n_computed} computed, "
               f"{result.n_cached} from the cache) in {result.seconds:.1f} s", file=sys.stderr)
     else:
         result.table.to_csv(sys.stdout, index=False)
     return 0
+
+
+#: The key of a sweep plan's note on its runs released together (:func:`released_together_note`).
+RELEASED_TOGETHER = "released_together"
 
 
 def released_together_note(table) -> str | None:

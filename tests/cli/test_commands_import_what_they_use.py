@@ -65,6 +65,18 @@ def test_a_cached_sweep_answers_without_torch_or_scikit_learn_and_prints_the_sam
     assert len(progress) == 4 and all(ln.endswith("(cached)") for ln in progress)
 
 
+def test_a_cached_sweep_with_a_summary_says_its_runs_released_together_without_composing_them_again(tmp_path):
+    # --out prints the summary and what the runs spend released together: composed when the sweep trained, then
+    # kept with its plan, so that the cached answer still loads no dp_accounting (half a second to import)
+    out = ["--out", str(tmp_path / "runs.csv")]
+    first, cold = _probe([*SWEEP, *out], tmp_path)
+    assert first["code"] == 0, cold.stderr
+    second, warm = _probe([*SWEEP, *out], tmp_path)
+    assert second == {"code": 0, "loaded": []}, warm.stderr
+    said = [[ln for ln in p.stderr.splitlines() if "released together" in ln] for p in (cold, warm)]
+    assert len(said[0]) == 1 and said[0] == said[1]
+
+
 def _args(tmp_path, *extra):
     return build_parser("sweep").parse_args([*SWEEP, "--cache-dir", str(tmp_path / "cache"), *extra])
 
