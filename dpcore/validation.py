@@ -221,6 +221,25 @@ def _bad_columns(X, arr: np.ndarray) -> str:
     return f" in column(s) {_column_names(X, idx)} ({int(bad.any(axis=1).sum())} of {arr.shape[0]} rows)"
 
 
+def refuse_unknown_fields(cls, given) -> None:
+    """Refuse, by name, keyword arguments a config dataclass ``cls`` has no field for, with the nearest field names
+    (``TrainConfig(epsilon=1)``: its field is ``target_epsilon``); Python's own TypeError named the argument but not
+    the one meant. Called from the dataclass's ``__new__``, before its generated ``__init__``."""
+    import dataclasses
+    import difflib
+
+    names = [f.name for f in dataclasses.fields(cls) if f.init]
+    unknown = [k for k in given if k not in names]
+    if not unknown:
+        return
+    hints = {"epsilon": "target_epsilon", "sigma": "noise_multiplier", "lr": "learning_rate", "C": "clip_norm"}
+    said = []
+    for k in unknown:
+        near = [hints[k]] if hints.get(k) in names else difflib.get_close_matches(k, names, n=2, cutoff=0.6)
+        said.append(f"{k!r}" + (f" (did you mean {' or '.join(map(repr, near))}?)" if near else ""))
+    raise DPValueError(f"{cls.__name__} has no parameter {', '.join(said)}; its parameters: {', '.join(names)}")
+
+
 def check_device(device, name: str = "device"):
     """Return ``device`` (a name such as ``"cpu"``, ``"cuda:1"``, a ``torch.device`` or a GPU index) as a
     ``torch.device`` this machine has, or say why not: a name torch does not know, or a GPU torch cannot reach

@@ -8,6 +8,7 @@ the knob, before any work starts.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import math
@@ -298,3 +299,18 @@ def test_drop_none_leaves_no_column_out():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert dpcore.as_dataset(df, label="y", drop=None, bounds="*=0:7").X.shape == (40, 2)
+
+
+@pytest.mark.parametrize("typed, meant", [("epsilon", "target_epsilon"), ("lr", "learning_rate"),
+                                          ("clipnorm", "clip_norm"), ("sigma", "noise_multiplier")])
+def test_a_config_given_a_parameter_it_does_not_have_names_the_one_meant(typed, meant):
+    # Python's own TypeError named the argument ('unexpected keyword argument epsilon') but not target_epsilon
+    from dpcore.federated.config import FedAvgConfig
+    from dpcore.training import TrainConfig
+
+    for cls in (TrainConfig, FedAvgConfig):
+        if meant not in {f.name for f in dataclasses.fields(cls)}:
+            continue
+        with pytest.raises(DPValueError, match=rf"{cls.__name__} has no parameter '{typed}' \(did you mean "
+                                               rf"'{meant}'\?\)"):
+            cls(**{typed: 1.0})

@@ -13,7 +13,7 @@ import numpy as np
 from ..accounting import ACCOUNTANTS
 from ..defaults import DELTA
 from ..exceptions import DPValueError
-from ..validation import check_delta, check_epsilon, check_int, check_positive
+from ..validation import check_delta, check_epsilon, check_int, check_positive, refuse_unknown_fields
 from .accounting import check_client_fraction
 
 MODES = ("central", "local", "none")
@@ -81,6 +81,10 @@ class FedAvgConfig:
     seed: int = 0
     secure: bool = False
     class_shares: tuple = ()
+
+    def __new__(cls, *args, **kwargs):
+        refuse_unknown_fields(cls, kwargs)  # by name, with the field meant (epsilon: target_epsilon)
+        return super().__new__(cls)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:

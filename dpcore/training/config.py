@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from ..accounting.core import ACCOUNTANTS
 from ..defaults import DELTA
 from ..exceptions import DPValueError
-from ..validation import check_delta, check_epsilon, check_int, check_nonnegative, check_positive
+from ..validation import check_delta, check_epsilon, check_int, check_nonnegative, check_positive, refuse_unknown_fields
 from .sampling import SAMPLINGS
 
 #: The built-in networks (:func:`dpcore.training.models.build_model`) and their activations.
@@ -107,6 +107,10 @@ class TrainConfig:
     task: str = "classification"
     seed: int = 0
     class_shares: tuple = ()
+
+    def __new__(cls, *args, **kwargs):
+        refuse_unknown_fields(cls, kwargs)  # by name, with the field meant (epsilon: target_epsilon)
+        return super().__new__(cls)
 
     def __post_init__(self) -> None:
         if self.model not in MODELS:
