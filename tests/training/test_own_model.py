@@ -81,25 +81,30 @@ def test_per_example_norms_and_clipped_sum_of_layernorm_groupnorm_embedding_matc
                                atol=1e-12)
 
 
+def _one_record_steps(model, loss, C: float, x, t) -> list[torch.Tensor]:
+    """The noiseless clipped sum of each record alone (a batch of one per step), as the step releases it."""
+    sums: list[torch.Tensor] = []
+    step = PrivateGradient(model, GhostClipper(model, loss=loss), task="classification", clip_norm=C,
+                           noise_multiplier=0.0, expected_batch_size=1.0, generator=torch.Generator().manual_seed(0),
+                           on_step=lambda i, s: sums.append(s.clone()))
+    for i in range(len(x)):
+        step(x[i:i + 1], t[i:i + 1])
+    return sums
+
+
 def test_one_records_clipped_contribution_is_at_most_c_and_the_noise_has_std_sigma_c():
     C, sigma = 0.3, 2.0
     model, loss = _model(), nn.CrossEntropyLoss(reduction="none")
     X, y = _data(30)
     x, t = torch.as_tensor(X), torch.as_tensor(y)
-    sums = []
-    clean = PrivateGradient(model, GhostClipper(model, loss=loss), task="classification", clip_norm=C,
-                            noise_multiplier=0.0, expected_batch_size=1.0, generator=torch.Generator().manual_seed(0),
-                            on_step=lambda i, s: sums.append(s.clone()))
     raw = _vmap_grads(model, loss, x, t).norm(dim=1)
     assert (raw > C).sum() >= 5  # the bound binds for several records: the check is not vacuous
-    for i in range(30):
-        clean(x[i:i + 1], t[i:i + 1])
-    contributions = torch.stack(sums).norm(dim=1)
+    contributions = torch.stack(_one_record_steps(model, loss, C, x, t)).norm(dim=1)
     assert float(contributions.max()) <= C * (1 + 1e-9)
     torch.testing.assert_close(contributions, torch.minimum(raw, torch.tensor(C, dtype=raw.dtype)), rtol=1e-5,
                                atol=1e-9)
     # an empty batch releases pure noise N(0, sigma^2 C^2) on every parameter: its std, measured
-    sums.clear()
+    sums = []
     noisy = PrivateGradient(model, GhostClipper(model, loss=loss), task="classification", clip_norm=C,
                             noise_multiplier=sigma, expected_batch_size=1.0,
                             generator=torch.Generator().manual_seed(1), on_step=lambda i, s: sums.append(s.clone()))
@@ -132,12 +137,7 @@ def test_one_records_clipped_contribution_is_at_most_c_with_frozen_layers_and_dr
     model, loss = _FrozenEmbeddingDropout().double().train(), nn.CrossEntropyLoss(reduction="none")
     X, y = _data(30)
     x, t = torch.as_tensor(X), torch.as_tensor(y)
-    sums = []
-    step = PrivateGradient(model, GhostClipper(model, loss=loss), task="classification", clip_norm=C,
-                           noise_multiplier=0.0, expected_batch_size=1.0, generator=torch.Generator().manual_seed(0),
-                           on_step=lambda i, s: sums.append(s.clone()))
-    for i in range(30):
-        step(x[i:i + 1], t[i:i + 1])
+    sums = _one_record_steps(model, loss, C, x, t)
     contributions = torch.stack(sums).norm(dim=1)
     assert sums[0].numel() == sum(p.numel() for p in model.parameters() if p.requires_grad)  # the trained ones only
     assert float(contributions.max()) <= C * (1 + 1e-9)
