@@ -154,6 +154,8 @@ def odds_factor(epsilon: float) -> str:
 
     >>> [odds_factor(e) for e in (0.001, 0.05, 1.0, 3.0, 5.0, 10.5, 14.0)]
     ['1.0011×', '1.0513×', '2.72×', '20.1×', '149×', '36,316×', '10⁷×']
+    >>> odds_factor(1e-300)
+    '1.000000000000000000000000000001×'
     """
     if epsilon > 13.8:  # 10 with a raised exponent (10⁹×), as printed in a textbook, not a programmer's 10^9
         with localcontext() as ctx:  # the exponent n with 10^n >= e^ε, rounded up in decimal (a float quotient can
@@ -165,7 +167,9 @@ def odds_factor(epsilon: float) -> str:
         return "1×"
     x = _exp_up(epsilon)
     if x < Decimal("1.1"):  # a small ε: "1×" would read as no change at all, so enough decimals to show it
-        decimals = max(3, math.ceil(-math.log10(epsilon))) + 1
+        # at most 30 decimals: from ε about 1e-29 the factor reads 1.000…001×, still above e^ε (rounded up); at
+        # ε = 1e-300 the 301 decimals asked for overflowed the decimal context (InvalidOperation)
+        decimals = min(max(3, math.ceil(-math.log10(epsilon))) + 1, 30)
         return f"{_ceil(x, decimals):.{decimals}f}×"
     if x < 10:
         return f"{_ceil(x, 2):.2f}×"
