@@ -270,11 +270,15 @@ def belief_text(p: "float | Decimal") -> str:
 
     >>> belief_text(_belief_up(1.0)), belief_text(_belief_up(1e-16)), belief_text(0.5)
     ('73.2 %', '50.0001 %', '50.0 %')
+    >>> belief_text(_belief_up(1e-300))  # above one half, however little: never the "50.0 %" of no change
+    '50.0001 %'
     """
     exact = p if isinstance(p, Decimal) else Decimal(float(p))
     if exact >= 1 - Decimal("1e-4"):
         return "near-certainty (over 99.99 %)"
-    percent = 100 * exact
+    with localcontext() as ctx:  # exactly: in the default 28 digits, 0.5 + 5e-46 (ε = 1e-300) read as 50 %, below it
+        ctx.prec = _PREC + 10
+        percent = 100 * exact
     if exact >= Decimal("0.995"):
         return f"{_ceil(percent, 2):.2f} %"
     digits = 1  # a small ε moves a 50 % guess a little: 50.03 %, not a "50 %" that reads as no change at all
